@@ -1,0 +1,29 @@
+# The README's two set-up commands: `make demo` and `make test`. Both create .venv and
+# install what they need, so they work on a fresh clone with only Python present.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-slow bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test,demo]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) examples/figure1_mlp.py
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -m slow
+
+bench: $(STAMP)
+	TW_PYTHON=$(abspath $(PY)) ../shared/bench/side_by_side.sh
+
+clean:
+	rm -rf $(VENV) benchmarks/out

@@ -1,0 +1,49 @@
+"""tensorweave: the TensorFlow 1.x graph-mode programming model, in Python.
+
+`import tensorweave as tf` runs TF1 (`tensorflow.compat.v1`) graph-mode programs. This
+module only re-exports the public names; the code lives in the subpackages.
+"""
+__version__ = "0.1.0"
+VERSION = __version__
+GRAPH_DEF_VERSION = 1
+
+from tensorweave.framework import dtypes as _dtypes_module  # noqa: E402
+from tensorweave.framework.dtypes import (  # noqa: E402,F401
+    DType, as_dtype, bfloat16, bool, complex64, complex128, double, float16, float32,
+    float64, half, int8, int16, int32, int64, resource, string, uint8, uint16, uint32,
+    uint64, variant)
+from tensorweave.framework.shapes import Dimension, TensorShape, dimension_value  # noqa
+from tensorweave.framework.device_spec import DeviceSpec  # noqa: E402,F401
+from tensorweave.framework import errors  # noqa: E402,F401
+from tensorweave.framework.graph import (  # noqa: E402,F401
+    Graph, GraphKeys, Operation, Tensor, add_to_collection, add_to_collections,
+    colocate_with, control_dependencies, device, get_collection, get_collection_ref,
+    get_default_graph, get_name_scope, name_scope, reset_default_graph)
+from tensorweave.framework.op_builder import (  # noqa: E402,F401
+    convert_to_tensor, register_tensor_conversion_function)
+from tensorweave.framework.registry import not_differentiable as NotDifferentiable  # noqa
+from tensorweave.framework.registry import not_differentiable as NoGradient  # noqa
+from tensorweave.framework.tensor_util import get_static_value  # noqa: E402,F401
+from tensorweave.runtime.config import (  # noqa: E402,F401
+    ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata, RunOptions)
+from tensorweave.runtime.session import (  # noqa: E402,F401
+    InteractiveSession, Session, get_default_session)
+
+# --- op families ------------------------------------------------------------------------
+from tensorweave.ops.constant_op import constant, placeholder, placeholder_with_default  # noqa
+from tensorweave.ops.structure import (  # noqa: E402,F401
+    group, identity, no_op, stop_gradient, tuple, with_dependencies)
+
+from tensorweave import compat  # noqa: E402,F401
+
+
+def disable_v2_behavior() -> None:
+    """Accepted for compatibility: tensorweave always has TF1 graph-mode behaviour."""
+
+
+def disable_eager_execution() -> None:
+    """Accepted for compatibility: tensorweave has no eager mode."""
+
+
+def executing_eagerly() -> "bool":
+    return False

@@ -1,0 +1,868 @@
+"""The dataflow graph: Graph, Operation, Tensor, and the scopes that shape new ops.
+
+A Graph holds Operations; an Operation consumes Tensors (outputs of other ops) and
+produces Tensors. Scopes on the graph (names, devices, control dependencies,
+colocation, control-flow contexts) apply to ops created inside them. Every op records
+the file:line of the user code that created it, so run-time errors can point there.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+import threading
+from typing import Any, Callable, Dict, Iterable, List, Optional
+
+from tensorweave.framework import device_spec as _dev
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework.shapes import TensorShape, unknown_shape
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_VALID_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/>]*$")
+_VALID_SCOPE = re.compile(r"^[A-Za-z0-9_.\-/>]*$")
+
+
+def _user_location():
+    """(filename, lineno) of the innermost frame outside tensorweave; cheap."""
+    f = sys._getframe(2)
+    pkg = _PKG_DIR
+    while f is not None and f.f_code.co_filename.startswith(pkg):
+        f = f.f_back
+    if f is None:
+        return None
+    return (f.f_code.co_filename, f.f_lineno)
+
+
+class GraphKeys:
+    """Standard names of graph collections (TF1 `tf.GraphKeys`)."""
+
+    GLOBAL_VARIABLES = "variables"
+    LOCAL_VARIABLES = "local_variables"
+    METRIC_VARIABLES = "metric_variables"
+    MODEL_VARIABLES = "model_variables"
+    TRAINABLE_VARIABLES = "trainable_variables"
+    SUMMARIES = "summaries"
+    QUEUE_RUNNERS = "queue_runners"
+    TABLE_INITIALIZERS = "table_initializer"
+    ASSET_FILEPATHS = "asset_filepaths"
+    MOVING_AVERAGE_VARIABLES = "moving_average_variables"
+    REGULARIZATION_LOSSES = "regularization_losses"
+    CONCATENATED_VARIABLES = "concatenated_variables"
+    SAVERS = "savers"
+    WEIGHTS = "weights"
+    BIASES = "biases"
+    ACTIVATIONS = "activations"
+    UPDATE_OPS = "update_ops"
+    LOSSES = "losses"
+    SAVEABLE_OBJECTS = "saveable_objects"
+    RESOURCES = "resources"
+    LOCAL_RESOURCES = "local_resources"
+    TRAINABLE_RESOURCE_VARIABLES = "trainable_resource_variables"
+    INIT_OP = "init_op"
+    LOCAL_INIT_OP = "local_init_op"
+    READY_OP = "ready_op"
+    READY_FOR_LOCAL_INIT_OP = "ready_for_local_init_op"
+    SUMMARY_OP = "summary_op"
+    GLOBAL_STEP = "global_step"
+    EVAL_STEP = "eval_step"
+    TRAIN_OP = "train_op"
+    COND_CONTEXT = "cond_context"
+    WHILE_CONTEXT = "while_context"
+    VARIABLES = GLOBAL_VARIABLES
+
+
+class Tensor:
+    """A symbolic handle to one output of an Operation."""
+
+    __slots__ = ("_op", "_value_index", "_dtype", "_shape", "_consumers", "_id", "__weakref__")
+    # Tensors compare by identity in TF1 graph mode, so `==` never builds an op.
+    __array_priority__ = 100
+
+    def __init__(self, op: "Operation", value_index: int, dtype: _dt.DType):
+        self._op = op
+        self._value_index = value_index
+        self._dtype = dtype
+        self._shape = _UNKNOWN
+        self._consumers: List[Operation] = []
+        self._id = op._graph._next_id()
+
+    @property
+    def op(self) -> "Operation":
+        return self._op
+
+    @property
+    def value_index(self) -> int:
+        return self._value_index
+
+    @property
+    def dtype(self) -> _dt.DType:
+        return self._dtype
+
+    @property
+    def graph(self) -> "Graph":
+        return self._op._graph
+
+    @property
+    def name(self) -> str:
+        return "%s:%d" % (self._op._name, self._value_index)
+
+    @property
+    def device(self) -> str:
+        return self._op._device
+
+    @property
+    def shape(self) -> TensorShape:
+        return self._shape
+
+    def get_shape(self) -> TensorShape:
+        return self._shape
+
+    def set_shape(self, shape) -> None:
+        """Merges `shape` into the static shape; ValueError if incompatible."""
+        self._shape = self._shape.merge_with(shape)
+
+    def consumers(self) -> List["Operation"]:
+        return list(self._consumers)
+
+    def eval(self, feed_dict=None, session=None):
+        """Runs the graph to compute this tensor in `session` (or the default one)."""
+        from tensorweave.runtime.session import _run_using_default_session
+        return _run_using_default_session(self, feed_dict, self.graph, session)
+
+    def __repr__(self):
+        return "<tf.Tensor '%s' shape=%s dtype=%s>" % (self.name, self._shape, self._dtype.name)
+
+    __str__ = __repr__
+
+    def __hash__(self):
+        return self._id
+
+    def __eq__(self, other):
+        return self is other
+
+    def __ne__(self, other):
+        return self is not other
+
+    def __bool__(self):
+        raise TypeError("Using a `tf.Tensor` as a Python `bool` is not allowed. Use `if t is "
+                        "not None:` instead of `if t:` to test if a tensor is defined, and "
+                        "use TensorFlow ops such as tf.cond to execute subgraphs "
+                        "conditioned on the value of a tensor.")
+
+    __nonzero__ = __bool__
+
+    def __len__(self):
+        raise TypeError("len is not well defined for symbolic Tensors. (%s) Please call "
+                        "`x.shape` rather than `len(x)` for shape information." % self.name)
+
+    def __iter__(self):
+        shape = self._shape
+        if shape.ndims is None or shape.ndims == 0 or shape[0].value is None:
+            raise TypeError("Tensor objects are only iterable when the first dimension is "
+                            "known; tensor %s has shape %s" % (self.name, shape))
+        for i in range(shape[0].value):
+            yield self[i]
+
+    def __reduce__(self):
+        raise TypeError("Tensor objects cannot be pickled")
+
+    @staticmethod
+    def _override_operator(name: str, fn: Callable) -> None:
+        setattr(Tensor, name, fn)
+
+
+_UNKNOWN = unknown_shape()
+
+
+class _InputList(list):
+    """Operation.inputs (list-like, as TF's _InputList)."""
+
+
+class Operation:
+    """A node of the graph: an op type, named inputs/outputs and attrs."""
+
+    __slots__ = ("_graph", "_name", "_type", "_inputs", "_control_inputs", "_outputs",
+                 "_attrs", "_device", "_traceback", "_id", "_op_def", "_control_outputs",
+                 "_control_flow_context", "_colocation", "_gradient_override", "__weakref__")
+
+    def __init__(self, graph, op_type, name, inputs, output_dtypes, attrs, op_def,
+                 control_inputs, device, location):
+        self._graph = graph
+        self._type = op_type
+        self._name = name
+        self._inputs = list(inputs)
+        self._control_inputs = list(control_inputs)
+        self._attrs = attrs
+        self._device = device
+        self._traceback = location
+        self._op_def = op_def
+        self._control_outputs: List[Operation] = []
+        self._control_flow_context = None
+        self._colocation: List[str] = []
+        self._gradient_override = None
+        self._id = graph._next_id()
+        self._outputs = [Tensor(self, i, dt) for i, dt in enumerate(output_dtypes)]
+        for t in self._inputs:
+            t._consumers.append(self)
+        for c in self._control_inputs:
+            c._control_outputs.append(self)
+
+    # --- read access ----------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def type(self) -> str:
+        return self._type
+
+    @property
+    def graph(self) -> "Graph":
+        return self._graph
+
+    @property
+    def inputs(self) -> List[Tensor]:
+        return _InputList(self._inputs)
+
+    @property
+    def outputs(self) -> List[Tensor]:
+        return list(self._outputs)
+
+    def values(self):
+        return tuple(self._outputs)
+
+    @property
+    def control_inputs(self) -> List["Operation"]:
+        return list(self._control_inputs)
+
+    @property
+    def device(self) -> str:
+        return self._device
+
+    @property
+    def op_def(self):
+        return self._op_def
+
+    @property
+    def node_def(self):
+        from tensorweave.framework import serialize
+        return serialize.node_def_of(self)
+
+    @property
+    def traceback(self):
+        return [self._traceback] if self._traceback else []
+
+    @property
+    def traceback_location(self):
+        return self._traceback
+
+    def get_attr(self, name: str) -> Any:
+        try:
+            return self._attrs[name]
+        except KeyError:
+            raise ValueError("Operation '%s' has no attr named '%s'." % (self._name, name)) \
+                from None
+
+    @property
+    def attrs(self) -> Dict[str, Any]:
+        return dict(self._attrs)
+
+    def colocation_groups(self) -> List[bytes]:
+        if self._colocation:
+            return [("loc:@" + n).encode() for n in self._colocation]
+        return [("loc:@" + self._name).encode()]
+
+    def run(self, feed_dict=None, session=None) -> None:
+        """Runs this op in `session` (or the default session)."""
+        from tensorweave.runtime.session import _run_using_default_session
+        _run_using_default_session(self, feed_dict, self._graph, session)
+
+    def __repr__(self):
+        return "<tf.Operation '%s' type=%s>" % (self._name, self._type)
+
+    def __str__(self):
+        from tensorweave.framework import serialize
+        return serialize.describe_op(self)
+
+    def __reduce__(self):
+        raise TypeError("Operation objects cannot be pickled")
+
+    # --- mutation (graph construction helpers, e.g. control flow) -------------------
+    def _set_device(self, device) -> None:
+        self._device = _dev.canonical(device if isinstance(device, str) else str(device))
+        self._graph._bump()
+
+    def _set_attr(self, name: str, value) -> None:
+        self._attrs[name] = value
+        self._graph._bump()
+
+    def _add_control_input(self, op: "Operation") -> None:
+        if op not in self._control_inputs:
+            self._control_inputs.append(op)
+            op._control_outputs.append(self)
+            self._graph._bump()
+
+    def _add_control_inputs(self, ops: Iterable["Operation"]) -> None:
+        for op in ops:
+            self._add_control_input(op)
+
+    def _remove_all_control_inputs(self) -> None:
+        for op in self._control_inputs:
+            op._control_outputs.remove(self)
+        self._control_inputs = []
+        self._graph._bump()
+
+    def _add_input(self, tensor: Tensor) -> None:
+        self._inputs.append(tensor)
+        tensor._consumers.append(self)
+        self._graph._bump()
+
+    def _update_input(self, index: int, tensor: Tensor) -> None:
+        old = self._inputs[index]
+        old._consumers.remove(self)
+        self._inputs[index] = tensor
+        tensor._consumers.append(self)
+        self._graph._bump()
+
+
+class _ControlDependencies:
+    __slots__ = ("control_inputs", "seen")
+
+    def __init__(self, control_inputs):
+        self.control_inputs = control_inputs
+        self.seen: set = set()
+
+
+class Graph:
+    """A TensorFlow computation: Operations plus collections and scopes.
+
+    Graphs are not thread-safe for construction from several threads at once (as TF1);
+    running a finished graph from many threads is.
+    """
+
+    def __init__(self):
+        self._lock = threading.RLock()
+        self._ops: List[Operation] = []
+        self._ops_by_name: Dict[str, Operation] = {}
+        self._names_in_use: Dict[str, int] = {}
+        self._name_stack = ""
+        self._device_stack: List[Any] = []
+        self._control_stack: List[_ControlDependencies] = []
+        self._colocation_stack: List[Operation] = []
+        self._collections: Dict[str, list] = {}
+        self._finalized = False
+        self._seed = None
+        self._id_counter = 0
+        self._version = 0
+        self._mutations = 0
+        self._unfeedable: set = set()
+        self._unfetchable: set = set()
+        self._last_id = 0
+        self._control_flow_context = None
+        self._gradient_override_map: Dict[str, str] = {}
+        self._attr_scope: Dict[str, Any] = {}
+        self._building_function = False
+
+    # --- ids and versions -------------------------------------------------------------
+    def _next_id(self) -> int:
+        self._id_counter += 1
+        return self._id_counter
+
+    def _bump(self) -> None:
+        """Marks an existing op changed, so cached plans built on the graph are rebuilt.
+        (Adding ops does not: a plan only covers ops that existed when it was built.)"""
+        self._mutations += 1
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    @property
+    def seed(self):
+        return self._seed
+
+    @seed.setter
+    def seed(self, value):
+        self._seed = value
+
+    @property
+    def finalized(self) -> bool:
+        return self._finalized
+
+    def finalize(self) -> None:
+        self._finalized = True
+
+    def _unsafe_unfinalize(self) -> None:
+        self._finalized = False
+
+    @property
+    def building_function(self) -> bool:
+        return False
+
+    # --- default graph -------------------------------------------------------------
+    @contextlib.contextmanager
+    def as_default(self):
+        _default_graph_stack.push(self)
+        try:
+            yield self
+        finally:
+            _default_graph_stack.pop(self)
+
+    # --- op creation -----------------------------------------------------------------
+    def _create_op_raw(self, op_type: str, inputs: List[Tensor], output_dtypes, attrs,
+                       op_def=None, name: Optional[str] = None) -> Operation:
+        """Creates an op with all active scopes applied (no shape inference)."""
+        if self._finalized:
+            raise RuntimeError("Graph is finalized and cannot be modified.")
+        for t in inputs:
+            if t._op._graph is not self:
+                raise ValueError("Tensor %s must be from the same graph as the op %s being "
+                                 "created." % (t.name, name or op_type))
+        if name is None:
+            name = self.unique_name(op_type)
+        elif name.endswith("/"):
+            name = name[:-1]
+            self._check_name(name)
+        else:
+            name = self.unique_name(name)
+        control_inputs = self._current_control_inputs(inputs) if self._control_stack else ()
+        device = self._current_device_for_new_op(name, op_type, attrs) if (
+            self._device_stack or self._colocation_stack) else ""
+        op = Operation(self, op_type, name, inputs, output_dtypes, attrs, op_def,
+                       control_inputs, device, _user_location())
+        if self._colocation_stack:
+            op._colocation = [c._colocation[0] if c._colocation else c._name
+                              for c in self._colocation_stack[-1:]]
+            op._colocation = sorted(set(op._colocation))
+        if self._gradient_override_map:
+            mapped = self._gradient_override_map.get(op_type)
+            if mapped is not None:
+                op._gradient_override = mapped
+        self._add_op(op)
+        for c in self._control_stack:
+            c.seen.add(op)
+        ctx = self._control_flow_context
+        if ctx is not None:
+            op._control_flow_context = ctx
+            ctx.add_op(op)
+        return op
+
+    def create_op(self, op_type, inputs, dtypes=None, input_types=None, name=None,
+                  attrs=None, op_def=None, compute_shapes=True, compute_device=True):
+        """TF1's low-level Graph.create_op; prefer the op builders."""
+        from tensorweave.framework.op_builder import apply_op
+        if dtypes is None:
+            return apply_op(op_type, list(inputs), dict(attrs or {}), name=name)
+        op = self._create_op_raw(op_type, list(inputs), [_dt.as_dtype(d) for d in dtypes],
+                                 dict(attrs or {}), op_def, name)
+        return op
+
+    def _add_op(self, op: Operation) -> None:
+        self._ops.append(op)
+        self._ops_by_name[op._name] = op
+        self._last_id = len(self._ops)
+        self._version += 1
+
+    def _check_name(self, name: str) -> None:
+        if name in self._ops_by_name:
+            raise ValueError("Duplicate node name in graph: '%s'" % name)
+
+    def unique_name(self, name: str, mark_as_used: bool = True) -> str:
+        """`name` prefixed with the current name scope, made unique with `_N`."""
+        if self._name_stack:
+            name = self._name_stack + "/" + name
+        key = name.lower()
+        i = self._names_in_use.get(key, 0)
+        if mark_as_used:
+            self._names_in_use[key] = i + 1
+        if i > 0:
+            base = key
+            while True:
+                candidate = "%s_%d" % (base, i)
+                if candidate not in self._names_in_use:
+                    break
+                i += 1
+            if mark_as_used:
+                self._names_in_use[candidate] = 1
+            name = "%s_%d" % (name, i)
+        return name
+
+    def get_name_scope(self) -> str:
+        return self._name_stack
+
+    @contextlib.contextmanager
+    def name_scope(self, name):
+        """Pushes a name scope; "a/" (trailing slash) re-enters an absolute scope, and
+        None or "" resets to the top level."""
+        old = self._name_stack
+        if name:
+            if isinstance(name, str) and name.endswith("/"):
+                new = name[:-1]
+            else:
+                if not _VALID_SCOPE.match(str(name)):
+                    raise ValueError("'%s' is not a valid scope name" % name)
+                new = self.unique_name(str(name))
+        else:
+            new = ""
+        self._name_stack = new
+        try:
+            yield (new + "/") if new else ""
+        finally:
+            self._name_stack = old
+
+    # --- devices ------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def device(self, device_name_or_function):
+        """Sets the device of new ops: a spec string (merged with outer scopes), a
+        DeviceSpec, a function `op -> spec`, or None to clear."""
+        self._device_stack.append(device_name_or_function)
+        try:
+            yield
+        finally:
+            self._device_stack.pop()
+
+    def _current_device_for_new_op(self, name, op_type, attrs) -> str:
+        if self._colocation_stack:
+            return self._colocation_stack[-1]._device
+        spec = ""
+        probe = None
+        for entry in self._device_stack:
+            if entry is None:
+                spec = ""
+            elif callable(entry) and not isinstance(entry, (str, _dev.DeviceSpec)):
+                if probe is None:
+                    probe = _OpProbe(name, op_type, attrs, spec)
+                probe._device = spec
+                result = entry(probe)
+                spec = _dev.merge(spec, result.to_string() if isinstance(
+                    result, _dev.DeviceSpec) else (result or ""))
+            else:
+                spec = _dev.merge(spec, entry if isinstance(entry, str) else entry.to_string())
+        return spec
+
+    @contextlib.contextmanager
+    def colocate_with(self, op, ignore_existing: bool = False):
+        """Places new ops with `op` (a Tensor or Operation)."""
+        if op is None:
+            saved = self._colocation_stack
+            self._colocation_stack = []
+            try:
+                yield
+            finally:
+                self._colocation_stack = saved
+            return
+        if isinstance(op, Tensor):
+            op = op.op
+        elif hasattr(op, "op") and not isinstance(op, Operation):
+            op = op.op
+        saved = self._colocation_stack
+        if ignore_existing:
+            self._colocation_stack = []
+        self._colocation_stack = self._colocation_stack + [op]
+        saved_devs = self._device_stack
+        self._device_stack = []
+        try:
+            yield
+        finally:
+            self._colocation_stack = saved
+            self._device_stack = saved_devs
+
+    # --- control dependencies ---------------------------------------------------------
+    @contextlib.contextmanager
+    def control_dependencies(self, control_inputs):
+        """Ops created inside run after `control_inputs` (Operations or Tensors);
+        None clears the outer dependencies."""
+        if control_inputs is None:
+            saved = self._control_stack
+            self._control_stack = []
+            try:
+                yield
+            finally:
+                self._control_stack = saved
+            return
+        ops = []
+        for c in control_inputs:
+            if isinstance(c, Tensor):
+                c = c.op
+            elif not isinstance(c, Operation):
+                c = getattr(c, "op", None) if hasattr(c, "op") else c
+                if not isinstance(c, Operation):
+                    raise TypeError("Can not convert a %s into a Tensor or Operation."
+                                    % type(c).__name__)
+            if c._graph is not self:
+                raise ValueError("Control input %s must be from the same graph" % c.name)
+            if c not in ops:
+                ops.append(c)
+        self._control_stack.append(_ControlDependencies(ops))
+        try:
+            yield
+        finally:
+            self._control_stack.pop()
+
+    def _current_control_inputs(self, inputs) -> List[Operation]:
+        input_ops = {t._op for t in inputs}
+        out: List[Operation] = []
+        for c in self._control_stack:
+            if any(op in c.seen for op in input_ops):
+                continue  # already ordered after c through a data input
+            for op in c.control_inputs:
+                if op not in out and op not in input_ops:
+                    out.append(op)
+        return out
+
+    # --- gradient overrides -----------------------------------------------------------
+    @contextlib.contextmanager
+    def gradient_override_map(self, op_type_map: Dict[str, str]):
+        saved = dict(self._gradient_override_map)
+        self._gradient_override_map.update(op_type_map)
+        try:
+            yield
+        finally:
+            self._gradient_override_map = saved
+
+    # --- control flow contexts (used by ops/control_flow) ------------------------------
+    def _get_control_flow_context(self):
+        return self._control_flow_context
+
+    def _set_control_flow_context(self, ctx) -> None:
+        self._control_flow_context = ctx
+
+    # --- feeding and fetching -------------------------------------------------------
+    def prevent_feeding(self, tensor: Tensor) -> None:
+        self._unfeedable.add(tensor)
+
+    def is_feedable(self, tensor: Tensor) -> bool:
+        return tensor not in self._unfeedable
+
+    def prevent_fetching(self, op: Operation) -> None:
+        self._unfetchable.add(op)
+
+    def is_fetchable(self, tensor_or_op) -> bool:
+        op = tensor_or_op.op if isinstance(tensor_or_op, Tensor) else tensor_or_op
+        return op not in self._unfetchable
+
+    # --- lookups ------------------------------------------------------------------------
+    def get_operations(self) -> List[Operation]:
+        return list(self._ops)
+
+    def get_operation_by_name(self, name: str) -> Operation:
+        if not isinstance(name, str):
+            raise TypeError("Operation names are strings (or similar), not %s."
+                            % type(name).__name__)
+        return self.as_graph_element(name, allow_tensor=False, allow_operation=True)
+
+    def get_tensor_by_name(self, name: str) -> Tensor:
+        if not isinstance(name, str):
+            raise TypeError("Tensor names are strings (or similar), not %s."
+                            % type(name).__name__)
+        return self.as_graph_element(name, allow_tensor=True, allow_operation=False)
+
+    def as_graph_element(self, obj, allow_tensor: bool = True, allow_operation: bool = True):
+        """Resolves a Tensor, Operation or name ("op" or "op:0") in this graph."""
+        if isinstance(obj, Tensor) and allow_tensor:
+            if obj.graph is not self:
+                raise ValueError("Tensor %s is not an element of this graph." % obj)
+            return obj
+        if isinstance(obj, Operation) and allow_operation:
+            if obj._graph is not self:
+                raise ValueError("Operation %s is not an element of this graph." % obj)
+            return obj
+        if hasattr(obj, "_as_graph_element"):
+            return self.as_graph_element(obj._as_graph_element(), allow_tensor, allow_operation)
+        if isinstance(obj, str):
+            if ":" in obj:
+                if not allow_tensor:
+                    raise ValueError("Name '%s' appears to refer to a Tensor, not a Operation."
+                                     % obj)
+                op_name, idx = obj.rsplit(":", 1)
+                try:
+                    idx = int(idx)
+                except ValueError:
+                    raise ValueError("The name '%s' looks a like a Tensor name, but is not a "
+                                     "valid one." % obj) from None
+                op = self._ops_by_name.get(op_name)
+                if op is None:
+                    raise KeyError("The name '%s' refers to a Tensor which does not exist. The "
+                                   "operation, '%s', does not exist in the graph."
+                                   % (obj, op_name))
+                if idx >= len(op._outputs):
+                    raise KeyError("The name '%s' refers to a Tensor which does not exist. The "
+                                   "operation, '%s', exists but only has %d outputs."
+                                   % (obj, op_name, len(op._outputs)))
+                return op._outputs[idx]
+            if not allow_operation:
+                if obj in self._ops_by_name:
+                    raise ValueError("The name '%s' refers to an Operation, not a Tensor. "
+                                     "Tensor names must be of the form \"<op_name>:<output_"
+                                     "index>\"." % obj)
+                raise KeyError("The name '%s' refers to a Tensor which does not exist." % obj)
+            op = self._ops_by_name.get(obj)
+            if op is None:
+                raise KeyError("The name '%s' refers to an Operation not in the graph." % obj)
+            return op
+        types = []
+        if allow_tensor:
+            types.append("Tensor")
+        if allow_operation:
+            types.append("Operation")
+        raise TypeError("Can not convert a %s into a %s." % (type(obj).__name__,
+                                                              " or ".join(types)))
+
+    # --- collections --------------------------------------------------------------------
+    def add_to_collection(self, name: str, value) -> None:
+        self._collections.setdefault(name, []).append(value)
+
+    def add_to_collections(self, names, value) -> None:
+        names = (names,) if isinstance(names, str) else set(names)
+        for n in names:
+            self.add_to_collection(n, value)
+
+    def get_collection_ref(self, name: str) -> list:
+        return self._collections.setdefault(name, [])
+
+    def get_collection(self, name: str, scope: Optional[str] = None) -> list:
+        coll = self._collections.get(name)
+        if coll is None:
+            return []
+        if scope is None:
+            return list(coll)
+        regex = re.compile(scope)
+        return [item for item in coll
+                if hasattr(item, "name") and regex.match(item.name)]
+
+    def get_all_collection_keys(self) -> List[str]:
+        return [k for k, v in self._collections.items() if isinstance(v, list)]
+
+    def clear_collection(self, name: str) -> None:
+        self._collections.pop(name, None)
+
+    # --- serialization ----------------------------------------------------------------
+    def as_graph_def(self, from_version=None, add_shapes: bool = False):
+        from tensorweave.framework import serialize
+        return serialize.graph_to_graph_def(self, add_shapes=add_shapes)
+
+    @property
+    def graph_def_versions(self):
+        from tensorweave.framework import serialize
+        return serialize.versions()
+
+    def __reduce__(self):
+        raise TypeError("Graph objects cannot be pickled; use as_graph_def()")
+
+
+class _OpProbe:
+    """What a device function sees: the new op's name, type, attrs and current device."""
+
+    __slots__ = ("name", "type", "_attrs", "_device", "node_def")
+
+    def __init__(self, name, op_type, attrs, device):
+        self.name, self.type, self._attrs, self._device = name, op_type, attrs, device
+        self.node_def = self
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def op(self):
+        return self.type
+
+    def get_attr(self, name):
+        return self._attrs[name]
+
+
+class _DefaultGraphStack(threading.local):
+    def __init__(self):
+        self.stack: List[Graph] = []
+
+    def push(self, g):
+        self.stack.append(g)
+
+    def pop(self, g):
+        if self.stack and self.stack[-1] is g:
+            self.stack.pop()
+        elif g in self.stack:
+            self.stack.remove(g)
+
+
+_default_graph_stack = _DefaultGraphStack()
+_global_default_graph: Optional[Graph] = None
+_global_lock = threading.Lock()
+
+
+def get_default_graph() -> Graph:
+    """The innermost `as_default()` graph of this thread, else the global default."""
+    st = _default_graph_stack.stack
+    if st:
+        return st[-1]
+    global _global_default_graph
+    if _global_default_graph is None:
+        with _global_lock:
+            if _global_default_graph is None:
+                _global_default_graph = Graph()
+    return _global_default_graph
+
+
+def reset_default_graph() -> None:
+    """Replaces the global default graph with a new one (TF1 `tf.reset_default_graph`)."""
+    if _default_graph_stack.stack:
+        raise AssertionError("Do not use tf.reset_default_graph() to clear nested graphs. If "
+                             "you need a cleared graph, exit the nesting and create a new "
+                             "graph.")
+    global _global_default_graph
+    _global_default_graph = Graph()
+
+
+def _graph_of(values) -> Graph:
+    for v in values:
+        if isinstance(v, Tensor):
+            return v.graph
+        if isinstance(v, Operation):
+            return v.graph
+        g = getattr(v, "graph", None)
+        if isinstance(g, Graph):
+            return g
+    return get_default_graph()
+
+
+# --- module-level TF1 helpers operating on the default graph -----------------------------
+def name_scope(name, default_name=None, values=None):
+    """TF1 `tf.name_scope(name, default_name=None, values=None)`."""
+    n = name if name is not None else default_name
+    g = _graph_of(values) if values else get_default_graph()
+    if n is None and name is None and default_name is None:
+        return g.name_scope(None)
+    return g.name_scope(n)
+
+
+def device(device_name_or_function):
+    return get_default_graph().device(device_name_or_function)
+
+
+def control_dependencies(control_inputs):
+    return get_default_graph().control_dependencies(control_inputs)
+
+
+def colocate_with(op, ignore_existing: bool = False):
+    return get_default_graph().colocate_with(op, ignore_existing)
+
+
+def add_to_collection(name, value):
+    get_default_graph().add_to_collection(name, value)
+
+
+def add_to_collections(names, value):
+    get_default_graph().add_to_collections(names, value)
+
+
+def get_collection(key, scope=None):
+    return get_default_graph().get_collection(key, scope)
+
+
+def get_collection_ref(key):
+    return get_default_graph().get_collection_ref(key)
+
+
+def get_name_scope() -> str:
+    return get_default_graph().get_name_scope()

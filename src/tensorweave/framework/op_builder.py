@@ -1,0 +1,282 @@
+"""Building ops from their declarations: `apply_op` and `convert_to_tensor`.
+
+`apply_op` does for every op what TF's `_apply_op_helper` does: converts Python and
+NumPy inputs to tensors with the dtype the op's type attrs call for, infers and checks
+type and length attrs, fills attr defaults, creates the Operation under the current
+scopes and runs its shape function. A failing shape function leaves the graph as it was.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import registry as _reg
+from tensorweave.framework.graph import Operation, Tensor, get_default_graph, _graph_of
+from tensorweave.framework.shapes import TensorShape
+
+_constant_builder: Optional[Callable] = None  # set by ops/constant_op.py
+_conversion_functions: List[tuple] = []  # (type, fn(value, dtype, name, as_ref))
+
+
+def register_tensor_conversion_function(base_type, conversion_func, priority: int = 100):
+    """Registers `conversion_func(value, dtype=None, name=None, as_ref=False)` for
+    instances of `base_type` (TF1 `tf.register_tensor_conversion_function`)."""
+    _conversion_functions.append((priority, base_type, conversion_func))
+    _conversion_functions.sort(key=lambda e: e[0])
+
+
+def convert_to_tensor(value, dtype=None, name: Optional[str] = None,
+                      preferred_dtype=None, dtype_hint=None) -> Tensor:
+    """Converts Tensors, Variables, NumPy arrays, Python scalars and nested lists to a
+    Tensor.
+
+    Args:
+      value: the object to convert.
+      dtype: if set, the result must have this dtype (Python values are converted to
+        it; a Tensor of another dtype raises ValueError).
+      name: name of a new Const op, if one is created.
+      preferred_dtype: dtype to try when `dtype` is None (falls back silently).
+
+    Returns:
+      A Tensor.
+
+    Raises:
+      ValueError: a Tensor's dtype differs from `dtype`.
+      TypeError: the value cannot be converted.
+    """
+    if type(value) is Tensor:
+        if dtype is not None and value._dtype is not _dt.as_dtype(dtype):
+            raise ValueError("Tensor conversion requested dtype %s for Tensor with dtype %s: "
+                             "%r" % (_dt.as_dtype(dtype).name, value._dtype.name, value))
+        return value
+    preferred_dtype = preferred_dtype or dtype_hint
+    for _, base, fn in _conversion_functions:
+        if isinstance(value, base):
+            t = fn(value, dtype=dtype, name=name, as_ref=False)
+            if dtype is not None and t.dtype is not _dt.as_dtype(dtype):
+                raise ValueError("Tensor conversion requested dtype %s for Tensor with dtype "
+                                 "%s: %r" % (_dt.as_dtype(dtype).name, t.dtype.name, value))
+            return t
+    if isinstance(value, Operation):
+        raise TypeError("Can't convert Operation '%s' to Tensor (target dtype=%s, name=%s, "
+                        "as_ref=False)" % (value.name, dtype, name))
+    if isinstance(value, (list, tuple)) and any(_contains_tensor(v) for v in value):
+        return _pack_nested(value, dtype, name)
+    if dtype is None and preferred_dtype is not None:
+        try:
+            return _constant_builder(value, dtype=preferred_dtype, name=name or "Const",
+                                     allow_cast=False)
+        except (TypeError, ValueError):
+            pass
+    return _constant_builder(value, dtype=dtype, name=name or "Const", allow_cast=False)
+
+
+def _contains_tensor(v) -> bool:
+    if isinstance(v, Tensor) or hasattr(v, "_as_graph_element"):
+        return True
+    if isinstance(v, (list, tuple)):
+        return any(_contains_tensor(x) for x in v)
+    return False
+
+
+def _pack_nested(value, dtype, name):
+    from tensorweave.ops import array_ops
+    items = [(_pack_nested(v, dtype, None) if isinstance(v, (list, tuple)) else
+              convert_to_tensor(v, dtype=dtype)) for v in value]
+    dt = dtype
+    if dt is None:
+        for t in items:
+            dt = t.dtype if dt is None or t.dtype.is_floating else dt
+        items = [t if t.dtype is dt else array_ops.cast(t, dt) for t in items]
+    return array_ops.stack(items, name=name or "packed")
+
+
+def _dtype_hint(value):
+    """The dtype a value will convert to, if it is already tensor-like."""
+    if isinstance(value, Tensor):
+        return value._dtype
+    d = getattr(value, "dtype", None)
+    if isinstance(d, _dt.DType) and hasattr(value, "_as_graph_element"):
+        return d
+    return None
+
+
+def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = None,
+             name: Optional[str] = None) -> Operation:
+    """Creates an op of a registered type. See the module docstring.
+
+    Args:
+      op_type: registered op type.
+      inputs: one entry per declared input (a list for list inputs).
+      attrs: attr values; missing ones take their declared defaults.
+      name: the op's name (made unique; defaults to the op type).
+
+    Returns:
+      The new Operation.
+
+    Raises:
+      TypeError: wrong input dtype or missing attr.
+      ValueError: incompatible static shapes (from the shape function).
+    """
+    op_def = _reg.get_op_def(op_type)
+    attrs = dict(attrs) if attrs else {}
+    specs = op_def.inputs
+    if len(inputs) != len(specs):
+        raise TypeError("%s takes %d inputs, got %d" % (op_type, len(specs), len(inputs)))
+    # 1. bind type attrs from inputs that already have a dtype.
+    for spec, value in zip(specs, inputs):
+        ta = spec.type_attr
+        if ta is None or ta in attrs:
+            continue
+        if spec.number_attr is not None:
+            for v in value:
+                d = _dtype_hint(v)
+                if d is not None:
+                    attrs[ta] = d
+                    break
+        else:
+            d = _dtype_hint(value)
+            if d is not None:
+                attrs[ta] = d
+    # 2. convert every input.
+    flat: List[Tensor] = []
+    for spec, value in zip(specs, inputs):
+        if spec.number_attr is not None:
+            if not isinstance(value, (list, tuple)):
+                raise TypeError("Expected list for '%s' argument to '%s' Op, not %r."
+                                % (spec.name, op_type, value))
+            n = len(value)
+            if spec.number_attr in attrs and attrs[spec.number_attr] != n:
+                raise ValueError("List argument '%s' to '%s' Op with length %d must match "
+                                 "length %d of argument '%s'." % (spec.name, op_type, n,
+                                                                  attrs[spec.number_attr], ""))
+            attrs[spec.number_attr] = n
+            want = attrs.get(spec.type_attr) if spec.type_attr else spec.dtype
+            ts = [_convert_input(v, want, spec, op_type) for v in value]
+            if spec.type_attr:
+                _bind_type(attrs, spec.type_attr, ts, spec, op_type, op_def)
+            flat.extend(ts)
+        elif spec.type_list_attr is not None:
+            ts = [convert_to_tensor(v) for v in value]
+            attrs[spec.type_list_attr] = [t.dtype for t in ts]
+            flat.extend(ts)
+        else:
+            want = attrs.get(spec.type_attr) if spec.type_attr else spec.dtype
+            t = _convert_input(value, want, spec, op_type)
+            if spec.type_attr:
+                _bind_type(attrs, spec.type_attr, [t], spec, op_type, op_def)
+            flat.append(t)
+    # 3. attr defaults and checks.
+    for k, default in op_def.attrs.items():
+        if k in attrs:
+            continue
+        d = default.default if isinstance(default, (_reg.TypeAttr, _reg.TypeListAttr)) \
+            else default
+        if d is _reg.REQUIRED:
+            raise TypeError("Missing required attr '%s' for op %s" % (k, op_type))
+        attrs[k] = d
+    for k in op_def.type_attrs:
+        v = attrs[k]
+        if not isinstance(v, _dt.DType):
+            attrs[k] = v = _dt.as_dtype(v)
+        allowed = op_def.attrs[k].allowed
+        if allowed is not None and v not in allowed:
+            raise TypeError("Value passed to parameter '%s' has DataType %s not in list of "
+                            "allowed values: %s" % (_param_of(op_def, k), v.name,
+                                                    ", ".join(a.name for a in allowed)))
+    # 4. outputs.
+    out_dtypes: List[_dt.DType] = []
+    for spec in op_def.outputs:
+        if spec.number_attr is not None:
+            dt = attrs[spec.type_attr] if spec.type_attr else spec.dtype
+            out_dtypes.extend([dt] * attrs[spec.number_attr])
+        elif spec.type_list_attr is not None:
+            out_dtypes.extend(_dt.as_dtype(d) for d in attrs[spec.type_list_attr])
+        else:
+            out_dtypes.append(attrs[spec.type_attr] if spec.type_attr else spec.dtype)
+    g = _graph_of(flat) if flat else get_default_graph()
+    op = g._create_op_raw(op_type, flat, out_dtypes, attrs, op_def, name)
+    if op_def.shape_fn is not None:
+        try:
+            shapes = op_def.shape_fn(op)
+        except ValueError as e:
+            _remove_op(g, op)
+            raise ValueError("%s for '%s' (op: '%s') with input shapes: %s." % (
+                e, op.name, op_type, ", ".join(_shape_str(t.shape) for t in flat))) from None
+        if isinstance(shapes, TensorShape):
+            op._outputs[0]._shape = shapes
+        else:
+            for t, s in zip(op._outputs, shapes):
+                t._shape = s if isinstance(s, TensorShape) else TensorShape(s)
+    return op
+
+
+def _shape_str(s: TensorShape) -> str:
+    return "?" if s.ndims is None else "[%s]" % ",".join(
+        "?" if d is None else str(d) for d in s.as_list())
+
+
+def _param_of(op_def, attr):
+    for spec in op_def.inputs:
+        if spec.type_attr == attr:
+            return spec.name
+    return attr
+
+
+def _convert_input(value, want, spec, op_type):
+    try:
+        return convert_to_tensor(value, dtype=want)
+    except ValueError as e:
+        if isinstance(value, Tensor) or _dtype_hint(value) is not None:
+            raise TypeError("Input '%s' of '%s' Op has type %s that does not match expected "
+                            "type of %s." % (spec.name, op_type, _dtype_hint(value).name,
+                                             _dt.as_dtype(want).name)) from None
+        raise TypeError("Expected %s passed to parameter '%s' of op '%s', got %r of type "
+                        "'%s' instead. Error: %s" % (
+                            _dt.as_dtype(want).name if want else "a tensor", spec.name,
+                            op_type, value, type(value).__name__, e)) from None
+
+
+def _bind_type(attrs, type_attr, tensors, spec, op_type, op_def):
+    for t in tensors:
+        have = attrs.get(type_attr)
+        if have is None:
+            attrs[type_attr] = t.dtype
+        elif t.dtype is not have:
+            first = next(s.name for s in op_def.inputs if s.type_attr == type_attr)
+            raise TypeError("Input '%s' of '%s' Op has type %s that does not match type %s of "
+                            "argument '%s'." % (spec.name, op_type, t.dtype.name, have.name,
+                                                first))
+
+
+def _remove_op(g, op: Operation) -> None:
+    g._ops.remove(op)
+    g._ops_by_name.pop(op._name, None)
+    for t in op._inputs:
+        t._consumers.remove(op)
+    for c in op._control_inputs:
+        c._control_outputs.remove(op)
+    ctx = op._control_flow_context
+    if ctx is not None and hasattr(ctx, "remove_op"):
+        ctx.remove_op(op)
+    g._last_id = len(g._ops)
+    g._bump()
+
+
+def outputs_of(op: Operation):
+    """The single output Tensor of a one-output op, else the list of outputs."""
+    outs = op._outputs
+    return outs[0] if len(outs) == 1 else outs
+
+
+def as_numpy(value, dtype: _dt.DType):
+    """A NumPy array of `value` in `dtype` (strings become object arrays of bytes)."""
+    if dtype is _dt.string:
+        arr = np.asarray(value, dtype=object)
+        if arr.size and not isinstance(arr.flat[0], bytes):
+            arr = np.vectorize(lambda s: s.encode() if isinstance(s, str) else s,
+                               otypes=[object])(arr)
+        return arr
+    return np.asarray(value, dtype=dtype.as_numpy_dtype)

@@ -1,0 +1,215 @@
+"""The op, kernel and gradient registries.
+
+An op is declared once (`register_op`) with typed inputs and outputs, attrs with defaults
+and allowed values, a shape function and a stateful flag. Kernels are registered per
+(op type, device type); gradients per op type. Every registry names the place where an
+entry was first registered when a duplicate arrives.
+
+Argument specs follow TF's OpDef notation:
+  "x: T"           one tensor whose dtype is the type attr T
+  "values: N * T"  N tensors of type T (N is an int attr, inferred from the input list)
+  "shape: int32"   one tensor of a fixed dtype
+  "args: Tlist"    a list of tensors whose dtypes form the type-list attr Tlist
+"""
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from tensorweave.framework import dtypes as _dt
+
+REQUIRED = object()  # an attr without default
+
+
+class TypeAttr:
+    """A type attr; `allowed` limits it to some DTypes (None: any)."""
+
+    __slots__ = ("allowed", "default")
+
+    def __init__(self, allowed: Optional[Sequence[_dt.DType]] = None, default=REQUIRED):
+        self.allowed = None if allowed is None else tuple(allowed)
+        self.default = default
+
+
+class TypeListAttr:
+    __slots__ = ("default",)
+
+    def __init__(self, default=REQUIRED):
+        self.default = default
+
+
+class ArgSpec:
+    __slots__ = ("name", "type_attr", "dtype", "number_attr", "type_list_attr")
+
+    def __init__(self, spec: str):
+        m = re.fullmatch(r"\s*(\w+)\s*:\s*(?:(\w+)\s*\*\s*)?(\w+)\s*", spec)
+        if not m:
+            raise ValueError("bad argument spec %r" % spec)
+        self.name, self.number_attr, t = m.group(1), m.group(2), m.group(3)
+        self.type_attr = self.dtype = self.type_list_attr = None
+        try:
+            self.dtype = _dt.as_dtype(t)
+        except TypeError:
+            self.type_attr = t  # resolved to a type-list attr by OpDef if declared so
+
+    @property
+    def is_list(self) -> bool:
+        return self.number_attr is not None or self.type_list_attr is not None
+
+
+class OpDef:
+    """The declaration of one op type."""
+
+    def __init__(self, name, inputs, outputs, attrs, shape_fn, stateful, where):
+        self.name = name
+        self.inputs = [ArgSpec(s) for s in inputs]
+        self.outputs = [ArgSpec(s) for s in outputs]
+        self.attrs: Dict[str, Any] = dict(attrs or {})
+        self.shape_fn = shape_fn
+        self.stateful = stateful
+        self.where = where
+        for a in self.inputs + self.outputs:
+            if a.type_attr is not None and isinstance(self.attrs.get(a.type_attr), TypeListAttr):
+                a.type_list_attr, a.type_attr = a.type_attr, None
+            for attr in (a.type_attr, a.number_attr):
+                if attr is not None and attr not in self.attrs:
+                    self.attrs[attr] = TypeAttr() if attr is a.type_attr else REQUIRED
+        self.type_attrs = [k for k, v in self.attrs.items() if isinstance(v, TypeAttr)]
+        self.simple_outputs = not any(a.is_list for a in self.outputs)
+
+    def __repr__(self):
+        return "<OpDef %s>" % self.name
+
+
+_OPS: Dict[str, OpDef] = {}
+_KERNELS: Dict[Tuple[str, str], "KernelDef"] = {}
+_GRADIENTS: Dict[str, Tuple[Optional[Callable], str]] = {}
+
+
+def _caller(depth: int = 2) -> str:
+    f = sys._getframe(depth)
+    return "%s:%d" % (f.f_code.co_filename, f.f_lineno)
+
+
+def register_op(name: str, inputs: Sequence[str] = (), outputs: Sequence[str] = (),
+                attrs: Optional[Dict[str, Any]] = None, shape: Optional[Callable] = None,
+                stateful: bool = False) -> OpDef:
+    """Declares an op type.
+
+    Args:
+      name: the op type, e.g. "MatMul".
+      inputs, outputs: argument specs (see the module docstring).
+      attrs: attr name -> default value, `REQUIRED`, `TypeAttr(...)` or `TypeListAttr()`.
+      shape: shape function `fn(op) -> TensorShape | list[TensorShape]`; None means the
+        outputs have unknown shapes.
+      stateful: True if the op reads or writes state (never folded, merged or pruned
+        as a duplicate).
+
+    Returns:
+      The OpDef.
+
+    Raises:
+      ValueError: if `name` is already registered (the message names both places).
+    """
+    where = _caller()
+    if name in _OPS:
+        raise ValueError("Op %r registered twice: first at %s, again at %s"
+                         % (name, _OPS[name].where, where))
+    d = OpDef(name, inputs, outputs, attrs, shape, stateful, where)
+    _OPS[name] = d
+    return d
+
+
+def get_op_def(name: str) -> OpDef:
+    try:
+        return _OPS[name]
+    except KeyError:
+        raise ValueError("No op named %s registered" % name) from None
+
+
+def registered_ops() -> Dict[str, OpDef]:
+    return dict(_OPS)
+
+
+class KernelDef:
+    """A kernel: `fn(ctx, *inputs)` returning one array (single-output ops) or a
+    sequence of arrays. `cheap` kernels run inline on the scheduling thread; others may
+    go to the inter-op thread pool. `is_async` kernels take `(ctx, step, done, *inputs)`
+    and call `done(outputs_or_exception)` when finished instead of returning."""
+
+    __slots__ = ("op_type", "device_type", "fn", "cheap", "is_async", "where")
+
+    def __init__(self, op_type, device_type, fn, cheap, is_async, where):
+        self.op_type, self.device_type, self.fn = op_type, device_type, fn
+        self.cheap, self.is_async, self.where = cheap, is_async, where
+
+
+def kernel(op_type: str, devices: Sequence[str] = ("CPU",), cheap: bool = True,
+           is_async: bool = False) -> Callable:
+    """Decorator registering `fn` as the kernel of `op_type` on each device type."""
+    where = _caller()
+
+    def deco(fn):
+        for dev in devices:
+            key = (op_type, dev)
+            if key in _KERNELS:
+                raise ValueError("Kernel for %s on %s registered twice: first at %s, again at %s"
+                                 % (op_type, dev, _KERNELS[key].where, where))
+            _KERNELS[key] = KernelDef(op_type, dev, fn, cheap, is_async, where)
+        return fn
+    return deco
+
+
+def get_kernel(op_type: str, device_type: str = "CPU") -> KernelDef:
+    k = _KERNELS.get((op_type, device_type))
+    if k is None:
+        from tensorweave.framework import errors
+        have = sorted(d for (t, d) in _KERNELS if t == op_type)
+        raise errors.NotFoundError(
+            None, None, "No kernel registered for op %r on device type %s (kernels exist for: %s)"
+            % (op_type, device_type, ", ".join(have) or "no device"))
+    return k
+
+
+def has_kernel(op_type: str, device_type: str = "CPU") -> bool:
+    return (op_type, device_type) in _KERNELS
+
+
+def kernel_device_types(op_type: str) -> List[str]:
+    return sorted(d for (t, d) in _KERNELS if t == op_type)
+
+
+def gradient(op_type: str) -> Callable:
+    """Decorator registering the gradient function of `op_type`:
+    `fn(op, *output_grads) -> list of input grads (None where not differentiable)`."""
+    where = _caller()
+
+    def deco(fn):
+        if op_type in _GRADIENTS:
+            raise KeyError("Registering two gradient with name '%s'! (Previous registration "
+                           "was in %s)" % (op_type, _GRADIENTS[op_type][1]))
+        _GRADIENTS[op_type] = (fn, where)
+        return fn
+    return deco
+
+
+def not_differentiable(op_type: str) -> None:
+    """Declares that `op_type` has no gradient (its inputs get None)."""
+    where = _caller()
+    if op_type in _GRADIENTS:
+        raise KeyError("Registering two gradient with name '%s'! (Previous registration was "
+                       "in %s)" % (op_type, _GRADIENTS[op_type][1]))
+    _GRADIENTS[op_type] = (None, where)
+
+
+def get_gradient(op_type: str):
+    """(found, fn): fn is None for a not-differentiable op."""
+    entry = _GRADIENTS.get(op_type)
+    if entry is None:
+        return False, None
+    return True, entry[0]
+
+
+def has_gradient_entry(op_type: str) -> bool:
+    return op_type in _GRADIENTS

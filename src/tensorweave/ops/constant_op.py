@@ -1,0 +1,171 @@
+"""Const, Placeholder and PlaceholderWithDefault: where values enter the graph."""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors
+from tensorweave.framework import op_builder
+from tensorweave.framework import tensor_util
+from tensorweave.framework.op_builder import apply_op
+from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel, \
+    not_differentiable, register_op
+from tensorweave.framework.shapes import TensorShape, as_shape
+
+# --- Const -------------------------------------------------------------------------------
+register_op("Const", outputs=["output: dtype"], attrs={"value": REQUIRED, "dtype": TypeAttr()},
+            shape=lambda op: TensorShape(op.get_attr("value").shape))
+
+
+@kernel("Const")
+def _const_kernel(ctx):
+    return ctx.attrs["value"]
+
+
+not_differentiable("Const")
+
+
+@tensor_util.register_static_value("Const")
+def _const_value(op, index):
+    return op.get_attr("value")
+
+
+def _to_array(value, dtype: Optional[_dt.DType], allow_cast: bool) -> np.ndarray:
+    if dtype is None:
+        dtype = _dt.dtype_of_value(value)
+    if dtype is _dt.string:
+        return op_builder.as_numpy(value, dtype)
+    if isinstance(value, np.ndarray) and not allow_cast and value.dtype.kind in "fc" and \
+            (dtype.is_integer or dtype.is_bool) and value.size:
+        raise TypeError("Expected %s, got value of dtype %s instead." % (dtype.name,
+                                                                          value.dtype))
+    if not isinstance(value, np.ndarray) and not allow_cast and (dtype.is_integer or
+                                                                 dtype.is_bool):
+        flat = np.asarray(value, dtype=object).reshape(-1) if not np.isscalar(value) else \
+            [value]
+        for v in flat:
+            if isinstance(v, float) and not float(v).is_integer():
+                raise TypeError("Expected %s, got %r of type '%s' instead."
+                                % (dtype.name, v, type(v).__name__))
+            if isinstance(v, (str, bytes)):
+                raise TypeError("Expected %s, got %r of type '%s' instead."
+                                % (dtype.name, v, type(v).__name__))
+    try:
+        arr = np.asarray(value, dtype=dtype.as_numpy_dtype)
+    except (TypeError, ValueError) as e:
+        raise TypeError("Expected %s, got %r of type '%s' instead. (%s)"
+                        % (dtype.name, value, type(value).__name__, e)) from None
+    if dtype.is_integer and not isinstance(value, np.ndarray):
+        info = np.iinfo(dtype.as_numpy_dtype)
+        raw = np.asarray(value)
+        if raw.dtype.kind in "iu" and raw.size and (raw.min() < info.min or raw.max() > info.max):
+            raise TypeError("Value out of range for %s: %r" % (dtype.name, value))
+    return arr
+
+
+def constant(value, dtype=None, shape=None, name: str = "Const", verify_shape: bool = False,
+             allow_cast: bool = True):
+    """A constant tensor (TF1 `tf.constant`).
+
+    Args:
+      value: a Python scalar, nested list or NumPy array.
+      dtype: the element type; inferred from `value` when None.
+      shape: optional shape; a scalar (or one-element) value is broadcast to it, and a
+        value with the same number of elements is reshaped to it.
+      name: op name.
+      verify_shape: if True, `value` must already have `shape`.
+
+    Returns:
+      A Tensor.
+
+    Raises:
+      TypeError: `value` cannot be represented in `dtype`.
+      ValueError: `value` does not fit `shape`.
+    """
+    dtype = _dt.as_dtype(dtype) if dtype is not None else None
+    arr = _to_array(value, dtype, allow_cast)
+    if shape is not None:
+        shape = as_shape(shape).as_list() if not isinstance(shape, (list, tuple)) else \
+            [int(d) for d in shape]
+        n = int(np.prod(shape)) if shape else 1
+        if verify_shape and list(arr.shape) != list(shape):
+            raise TypeError("Expected Tensor's shape: %s, got %s." % (tuple(shape), arr.shape))
+        if arr.size == 1:
+            arr = np.full(shape, arr.reshape(()), dtype=arr.dtype) if \
+                arr.dtype != object else np.full(shape, arr.reshape(-1)[0], dtype=object)
+        elif arr.size == n:
+            arr = arr.reshape(shape)
+        else:
+            raise ValueError("Too many elements provided. Needed at most %d, but received %d"
+                             % (n, arr.size) if arr.size > n else
+                             "Expected %d elements for shape %s, got %d"
+                             % (n, shape, arr.size))
+    dt = dtype if dtype is not None else _dt.as_dtype(arr.dtype) if arr.dtype != object \
+        else _dt.string
+    arr.setflags(write=False)
+    return apply_op("Const", [], {"value": arr, "dtype": dt}, name=name).outputs[0]
+
+
+op_builder._constant_builder = constant
+
+# --- placeholders ------------------------------------------------------------------------
+register_op("Placeholder", outputs=["output: dtype"],
+            attrs={"dtype": TypeAttr(), "shape": TensorShape(None)},
+            shape=lambda op: op.get_attr("shape"))
+
+
+@kernel("Placeholder")
+def _placeholder_kernel(ctx):
+    shape = ctx.attrs["shape"]
+    raise errors.InvalidArgumentError(
+        None, ctx.op, "You must feed a value for placeholder tensor '%s' with dtype %s%s"
+        % (ctx.op.name, ctx.attrs["dtype"].name,
+           "" if shape.ndims is None else " and shape [%s]" % ",".join(
+               "?" if d is None else str(d) for d in shape.as_list())))
+
+
+not_differentiable("Placeholder")
+
+
+def placeholder(dtype, shape=None, name: Optional[str] = None):
+    """A tensor that must be fed (TF1 `tf.placeholder`).
+
+    Args:
+      dtype: element type.
+      shape: static shape (None: any shape; None entries: any size).
+      name: op name.
+
+    Returns:
+      A Tensor; running anything that needs it without feeding it raises
+      InvalidArgumentError naming it.
+    """
+    return apply_op("Placeholder", [], {"dtype": _dt.as_dtype(dtype),
+                                         "shape": as_shape(shape)},
+                    name=name or "Placeholder").outputs[0]
+
+
+register_op("PlaceholderWithDefault", inputs=["input: dtype"], outputs=["output: dtype"],
+            attrs={"dtype": TypeAttr(), "shape": REQUIRED},
+            shape=lambda op: op.get_attr("shape"))
+
+
+@kernel("PlaceholderWithDefault")
+def _placeholder_with_default_kernel(ctx, x):
+    return x
+
+
+def placeholder_with_default(input, shape, name: Optional[str] = None):  # noqa: A002
+    """The value of `input` unless fed (TF1 `tf.placeholder_with_default`)."""
+    x = op_builder.convert_to_tensor(input)
+    shape = as_shape(shape)
+    if not shape.is_compatible_with(x.shape):
+        raise ValueError("Shapes %s and %s are incompatible" % (x.shape, shape))
+    return apply_op("PlaceholderWithDefault", [x], {"shape": shape},
+                    name=name or "PlaceholderWithDefault").outputs[0]
+
+
+@gradient("PlaceholderWithDefault")
+def _placeholder_with_default_grad(op, grad):
+    return [grad]

@@ -1,0 +1,143 @@
+"""Ops that forward values or order execution: Identity, StopGradient, NoOp, group, tuple."""
+from __future__ import annotations
+
+import builtins
+from typing import Optional
+
+from tensorweave.framework import graph as _graph
+from tensorweave.framework.graph import Operation, Tensor
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import gradient, kernel, not_differentiable, register_op
+
+register_op("Identity", inputs=["input: T"], outputs=["output: T"],
+            shape=lambda op: op.inputs[0].shape)
+
+
+@kernel("Identity")
+def _identity_kernel(ctx, x):
+    return x
+
+
+@gradient("Identity")
+def _identity_grad(op, grad):
+    return [grad]
+
+
+def identity(input, name: Optional[str] = None) -> Tensor:  # noqa: A002
+    """Returns a tensor with the same value as `input` (TF1 `tf.identity`)."""
+    if hasattr(input, "_identity_for"):
+        return input._identity_for(name)
+    return apply_op("Identity", [input], name=name or "Identity")._outputs[0]
+
+
+register_op("StopGradient", inputs=["input: T"], outputs=["output: T"],
+            shape=lambda op: op.inputs[0].shape)
+
+
+@kernel("StopGradient")
+def _stop_gradient_kernel(ctx, x):
+    return x
+
+
+not_differentiable("StopGradient")
+
+
+def stop_gradient(input, name: Optional[str] = None) -> Tensor:  # noqa: A002
+    """Forwards `input`; gradients do not flow through it (TF1 `tf.stop_gradient`)."""
+    return apply_op("StopGradient", [input], name=name or "StopGradient")._outputs[0]
+
+
+register_op("NoOp")
+
+
+@kernel("NoOp")
+def _no_op_kernel(ctx):
+    return None
+
+
+not_differentiable("NoOp")
+
+
+def no_op(name: Optional[str] = None) -> Operation:
+    """An op that does nothing; useful as a control-dependency anchor."""
+    return apply_op("NoOp", [], name=name or "NoOp")
+
+
+def _as_op(x) -> Operation:
+    if isinstance(x, Operation):
+        return x
+    if isinstance(x, Tensor):
+        return x.op
+    if hasattr(x, "op"):
+        return x.op
+    raise TypeError("Expected a Tensor or Operation, got %r" % (x,))
+
+
+def group(*inputs, **kwargs) -> Operation:
+    """An op that runs after all `inputs` (TF1 `tf.group`); has no output.
+
+    Args:
+      *inputs: Tensors, Operations, or (nested) lists of them.
+      name: op name.
+
+    Raises:
+      TypeError: an unknown keyword argument.
+    """
+    name = kwargs.pop("name", None)
+    if kwargs:
+        raise TypeError("Unknown keyword arguments: " + ", ".join(kwargs))
+    flat = []
+
+    def walk(x):
+        if isinstance(x, (list, builtins.tuple)):
+            for y in x:
+                walk(y)
+        elif isinstance(x, dict):
+            for k in sorted(x):
+                walk(x[k])
+        elif x is not None:
+            flat.append(_as_op(x))
+    walk(inputs)
+    g = flat[0].graph if flat else _graph.get_default_graph()
+    with g.as_default(), g.name_scope(name or "group_deps") as scope:
+        seen = []
+        for op in flat:
+            if op not in seen:
+                seen.append(op)
+        # one NoOp per device, then one that depends on those (TF1's structure)
+        by_dev = {}
+        for op in seen:
+            by_dev.setdefault(op.device, []).append(op)
+        if len(by_dev) <= 1:
+            with g.control_dependencies(seen):
+                return no_op(name=scope)
+        deps = []
+        for dev in sorted(by_dev):
+            with g.device(dev or None), g.control_dependencies(by_dev[dev]):
+                deps.append(no_op(name="NoOp"))
+        with g.control_dependencies(deps):
+            return no_op(name=scope)
+
+
+def tuple(tensors, name: Optional[str] = None, control_inputs=None):  # noqa: A001
+    """Tensors with the same values that are only available after all of `tensors`
+    (and `control_inputs`) are computed (TF1 `tf.tuple`)."""
+    g = _graph.get_default_graph()
+    with g.name_scope(name or "tuple") as scope:
+        gating = group(*[t for t in tensors if t is not None] + list(control_inputs or []))
+        out = []
+        for t in tensors:
+            if t is None:
+                out.append(None)
+                continue
+            with g.control_dependencies([gating]):
+                out.append(identity(t) if isinstance(t, Tensor) else t)
+        return out
+
+
+def with_dependencies(dependencies, output_tensor, name: Optional[str] = None) -> Tensor:
+    """`output_tensor`, computed only after `dependencies`."""
+    g = _graph.get_default_graph()
+    with g.name_scope(name or "control_dependency"), g.control_dependencies(dependencies):
+        t = convert_to_tensor(output_tensor)
+        return identity(t)

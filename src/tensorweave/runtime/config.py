@@ -1,0 +1,165 @@
+"""Session and run configuration: ConfigProto, RunOptions, RunMetadata and friends.
+
+Plain classes accepting TF1's field names (keyword arguments or attribute assignment,
+nested messages created on access), so TF1 configuration code runs unchanged. Fields
+tensorweave has no use for are accepted and stored.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict
+
+
+class _Message:
+    """A protobuf-like record: declared fields with defaults, nested messages."""
+
+    _fields: Dict[str, Any] = {}
+
+    def __init__(self, **kwargs):
+        for k, default in self._fields.items():
+            if isinstance(default, type) and issubclass(default, _Message):
+                object.__setattr__(self, k, default())
+            elif isinstance(default, (list, dict)):
+                object.__setattr__(self, k, type(default)())
+            else:
+                object.__setattr__(self, k, default)
+        for k, v in kwargs.items():
+            setattr(self, k, v)
+
+    def __setattr__(self, k, v):
+        if k not in self._fields:
+            raise AttributeError("%s has no field named %r" % (type(self).__name__, k))
+        default = self._fields[k]
+        if isinstance(default, type) and issubclass(default, _Message) and isinstance(v, dict):
+            v = default(**v)
+        if isinstance(default, dict) and not isinstance(v, dict):
+            v = dict(v)
+        object.__setattr__(self, k, v)
+
+    def CopyFrom(self, other) -> None:  # noqa: N802 - protobuf API
+        for k in self._fields:
+            object.__setattr__(self, k, getattr(other, k))
+
+    def MergeFrom(self, other) -> None:  # noqa: N802
+        for k in self._fields:
+            v = getattr(other, k)
+            if v != type(self)._fields.get(k):
+                object.__setattr__(self, k, v)
+
+    def HasField(self, name) -> bool:  # noqa: N802
+        return getattr(self, name) != self._fields.get(name)
+
+    def __eq__(self, other):
+        return type(self) is type(other) and all(
+            getattr(self, k) == getattr(other, k) for k in self._fields)
+
+    def __repr__(self):
+        parts = ["%s=%r" % (k, getattr(self, k)) for k in self._fields
+                 if getattr(self, k) != self._fields[k] and not isinstance(
+                     getattr(self, k), _Message)]
+        return "%s(%s)" % (type(self).__name__, ", ".join(parts))
+
+
+class OptimizerOptions(_Message):
+    L1 = 0
+    L0 = -1
+    DEFAULT = 0
+    OFF = -1
+    ON_1 = 1
+    ON_2 = 2
+    _fields = {"do_common_subexpression_elimination": True, "do_constant_folding": True,
+               "opt_level": 0, "global_jit_level": 0, "do_function_inlining": True,
+               "max_folded_constant_in_bytes": 10 * 1024 * 1024}
+
+
+class RewriterConfig(_Message):
+    ON = 1
+    OFF = 2
+    DEFAULT = 0
+    AGGRESSIVE = 3
+    _fields = {"disable_meta_optimizer": False, "constant_folding": 0,
+               "dependency_optimization": 0, "arithmetic_optimization": 0,
+               "memory_optimization": 0, "layout_optimizer": 0, "remapping": 0,
+               "min_graph_nodes": 0}
+
+
+class GraphOptions(_Message):
+    _fields = {"optimizer_options": OptimizerOptions, "rewrite_options": RewriterConfig,
+               "enable_recv_scheduling": False, "build_cost_model": 0,
+               "infer_shapes": False, "place_pruned_graph": False,
+               "enable_bfloat16_sendrecv": False, "timeline_step": 0}
+
+
+class GPUOptions(_Message):
+    _fields = {"per_process_gpu_memory_fraction": 0.0, "allow_growth": False,
+               "allocator_type": "", "visible_device_list": "",
+               "force_gpu_compatible": False, "deferred_deletion_bytes": 0,
+               "polling_active_delay_usecs": 0}
+
+
+class ConfigProto(_Message):
+    """Session configuration (TF1 `tf.ConfigProto`).
+
+    Fields used: device_count (e.g. {'CPU': 2}), inter_op_parallelism_threads,
+    intra_op_parallelism_threads, graph_options.optimizer_options
+    (do_common_subexpression_elimination, do_constant_folding, opt_level),
+    graph_options.rewrite_options.disable_meta_optimizer, log_device_placement,
+    allow_soft_placement, operation_timeout_in_ms.
+    """
+
+    _fields = {"device_count": {}, "intra_op_parallelism_threads": 0,
+               "inter_op_parallelism_threads": 0, "use_per_session_threads": False,
+               "allow_soft_placement": False, "log_device_placement": False,
+               "graph_options": GraphOptions, "gpu_options": GPUOptions,
+               "operation_timeout_in_ms": 0, "isolate_session_state": False,
+               "device_filters": [], "placement_period": 0,
+               "share_cluster_devices_in_session": False, "experimental": None,
+               "session_inter_op_thread_pool": []}
+
+
+class RunOptions(_Message):
+    """Per-run options (TF1 `tf.RunOptions`): trace_level, timeout_in_ms,
+    output_partition_graphs, report_tensor_allocations_upon_oom."""
+
+    NO_TRACE = 0
+    SOFTWARE_TRACE = 1
+    HARDWARE_TRACE = 2
+    FULL_TRACE = 3
+    _fields = {"trace_level": 0, "timeout_in_ms": 0, "inter_op_thread_pool": 0,
+               "output_partition_graphs": False, "debug_options": None,
+               "report_tensor_allocations_upon_oom": False, "experimental": None}
+
+
+class NodeExecStats(_Message):
+    _fields = {"node_name": "", "all_start_micros": 0, "op_start_rel_micros": 0,
+               "op_end_rel_micros": 0, "all_end_rel_micros": 0, "timeline_label": "",
+               "output_bytes": 0, "thread_id": 0}
+
+
+class DeviceStepStats(_Message):
+    _fields = {"device": "", "node_stats": [], "peak_bytes": 0, "total_bytes": 0}
+
+
+class StepStats(_Message):
+    _fields = {"dev_stats": []}
+
+
+class RunMetadata(_Message):
+    """Filled by `Session.run(..., run_metadata=md)`: step_stats (per-device node timings
+    and allocator peaks when tracing) and partition_graphs when requested."""
+
+    _fields = {"step_stats": StepStats, "partition_graphs": [], "cost_graph": None,
+               "function_graphs": []}
+
+
+def optimizations_enabled(config) -> Dict[str, bool]:
+    """Which plan-time graph optimizations a ConfigProto asks for."""
+    if config is None:
+        return {"cse": True, "fold": True, "prune_noops": True}
+    go = config.graph_options
+    oo = go.optimizer_options
+    level_on = oo.opt_level != OptimizerOptions.L0
+    rewrite_on = not go.rewrite_options.disable_meta_optimizer
+    return {"cse": level_on and oo.do_common_subexpression_elimination,
+            "fold": level_on and oo.do_constant_folding,
+            "prune_noops": rewrite_on and go.rewrite_options.dependency_optimization
+            != RewriterConfig.OFF}

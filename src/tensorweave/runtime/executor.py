@@ -1,0 +1,237 @@
+"""Executing a Plan (OSDI §3.1, white paper §3.1).
+
+Two executors share the plan format:
+
+* `run_sequential` - the fast path for control-flow-free steps without overlapping heavy
+  kernels: the steps run in the plan's topological order on the calling thread, values
+  live in one flat list, and dead values are dropped right after their last reader.
+  Per node this is a tuple unpack, one call and a store.
+* `run_dataflow` - pending-count scheduling: cheap kernels run inline on the calling
+  thread, heavy ones on the session's inter-op pool (NumPy releases the GIL, so two big
+  matmuls overlap on two cores), asynchronous kernels call back when done. Values are
+  freed by per-slot use counts.
+
+The first error stops the step; it is raised with the failing op's name and the user
+line that created it. State is only changed by kernels that ran before the failure.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections import deque
+from typing import List, Optional
+
+from tensorweave.framework import errors
+from tensorweave.runtime.devices import nbytes_of
+
+
+def kernel_error(op, exc: BaseException) -> errors.OpError:
+    """The OpError to raise for `exc` thrown by the kernel of `op`."""
+    if isinstance(exc, errors.OpError):
+        if exc.op is not None and exc.op is not op:
+            return exc
+        return errors.with_op(exc, op) if op is not None else exc
+    if isinstance(exc, (ValueError, IndexError, TypeError, ZeroDivisionError, KeyError,
+                        FloatingPointError, OverflowError)):
+        cls = errors.InvalidArgumentError
+    elif isinstance(exc, MemoryError):
+        cls = errors.ResourceExhaustedError
+    else:
+        cls = errors.InternalError
+    msg = "%s: %s" % (type(exc).__name__, exc) if cls is errors.InternalError else str(exc)
+    if op is None:
+        return cls(None, None, msg)
+    return errors.with_op(cls(None, op, "%s (in op %s of type %s)" % (msg, op.name, op.type)),
+                          op)
+
+
+class StepStats:
+    """Per-step tracing: node timings and allocator accounting (RunMetadata)."""
+
+    def __init__(self):
+        self.nodes: List[tuple] = []
+        self.start = time.time()
+
+    def record(self, step, t0, t1, out_bytes):
+        self.nodes.append((step.op.name if step.op is not None else "<const>", t0, t1,
+                           out_bytes, threading.get_ident(), step.ctx.device))
+
+
+def run_sequential(plan, feed_values, stats: Optional[StepStats] = None) -> list:
+    vals = [None] * plan.n_slots
+    for s, v in zip(plan.feed_slots, feed_values):
+        vals[s] = v
+    if stats is not None:
+        return _run_sequential_traced(plan, vals, stats)
+    k = 0
+    try:
+        for fn, ctx, ins, out, n_out, free in plan.flat:
+            n = len(ins)
+            if n == 0:
+                r = fn(ctx)
+            elif n == 1:
+                r = fn(ctx, vals[ins[0]])
+            elif n == 2:
+                r = fn(ctx, vals[ins[0]], vals[ins[1]])
+            else:
+                r = fn(ctx, *[vals[i] for i in ins])
+            if n_out == 1:
+                vals[out] = r
+            elif n_out:
+                vals[out:out + n_out] = r
+            if free:
+                for i in free:
+                    vals[i] = None
+            k += 1
+    except BaseException as e:  # noqa: B036 - re-raised with op context
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise kernel_error(plan.steps[k].op, e) from e
+    return [vals[i] for i in plan.fetch_slots]
+
+
+def _run_sequential_traced(plan, vals, stats: StepStats) -> list:
+    clock = time.perf_counter
+    live = {}
+    for step in plan.steps:
+        alloc = step.ctx.device.allocator
+        t0 = clock()
+        try:
+            r = step.fn(step.ctx, *[vals[i] for i in step.ins])
+        except BaseException as e:  # noqa: B036
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                raise
+            for s, (a, b) in live.items():
+                a.deallocate(b)
+            raise kernel_error(step.op, e) from e
+        t1 = clock()
+        outs = [r] if step.n_out == 1 else (list(r) if step.n_out else [])
+        nb = 0
+        for j, v in enumerate(outs):
+            vals[step.out + j] = v
+            b = nbytes_of(v)
+            nb += b
+            alloc.allocate(b)
+            live[step.out + j] = (alloc, b)
+        for i in step.free:
+            vals[i] = None
+            e = live.pop(i, None)
+            if e is not None:
+                e[0].deallocate(e[1])
+        stats.record(step, t0, t1, nb)
+    result = [vals[i] for i in plan.fetch_slots]
+    for a, b in live.values():
+        a.deallocate(b)
+    return result
+
+
+class ThreadPool:
+    """A fixed pool of daemon threads for heavy kernels (inter_op_parallelism_threads)."""
+
+    def __init__(self, n: int):
+        self._q: "queue.SimpleQueue" = queue.SimpleQueue()
+        self._threads = []
+        for i in range(n):
+            t = threading.Thread(target=self._work, name="tw-inter-op-%d" % i, daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def _work(self):
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            fn, args = item
+            fn(*args)
+
+    def submit(self, fn, *args) -> None:
+        self._q.put((fn, args))
+
+    def shutdown(self) -> None:
+        for _ in self._threads:
+            self._q.put(None)
+
+
+def run_dataflow(plan, feed_values, pool: ThreadPool,
+                 stats: Optional[StepStats] = None) -> list:
+    steps = plan.steps
+    succ = plan.succ
+    vals = [None] * plan.n_slots
+    for s, v in zip(plan.feed_slots, feed_values):
+        vals[s] = v
+    pending = list(plan.pending0)
+    uses = list(plan.uses0)
+    keep = set(plan.fetch_slots)
+    ready = deque(k for k, p in enumerate(pending) if p == 0)
+    done_q: "queue.SimpleQueue" = queue.SimpleQueue()
+    outstanding = 0
+    error: Optional[errors.OpError] = None
+    clock = time.perf_counter
+
+    def run_remote(step, args):
+        t0 = clock()
+        try:
+            r = step.fn(step.ctx, *args)
+            done_q.put((step, r, None, t0, clock()))
+        except BaseException as e:  # noqa: B036 - handed to the scheduling thread
+            done_q.put((step, None, e, t0, clock()))
+
+    def complete(step, r, t0, t1):
+        if step.n_out == 1:
+            vals[step.out] = r
+        elif step.n_out:
+            vals[step.out:step.out + step.n_out] = r
+        if stats is not None:
+            stats.record(step, t0, t1, sum(nbytes_of(vals[step.out + j])
+                                           for j in range(step.n_out)))
+        for i in step.ins:
+            uses[i] -= 1
+            if uses[i] == 0 and i not in keep:
+                vals[i] = None
+        for j in succ[step.index]:
+            pending[j] -= 1
+            if pending[j] == 0:
+                ready.append(j)
+
+    while True:
+        while ready and error is None:
+            step = steps[ready.popleft()]
+            args = [vals[i] for i in step.ins]
+            if step.is_async:
+                outstanding += 1
+                step.fn(step.ctx, None, _async_done(done_q, step, clock), *args)
+            elif step.cheap:
+                t0 = clock()
+                try:
+                    r = step.fn(step.ctx, *args)
+                except BaseException as e:  # noqa: B036
+                    if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                        raise
+                    error = kernel_error(step.op, e)
+                    break
+                complete(step, r, t0, clock())
+            else:
+                outstanding += 1
+                pool.submit(run_remote, step, args)
+        if outstanding == 0:
+            break
+        step, r, exc, t0, t1 = done_q.get()
+        outstanding -= 1
+        if exc is not None:
+            if error is None:
+                error = kernel_error(step.op, exc)
+            continue
+        if error is None:
+            complete(step, r, t0, t1)
+    if error is not None:
+        raise error
+    return [vals[i] for i in plan.fetch_slots]
+
+
+def _async_done(done_q, step, clock):
+    t0 = clock()
+
+    def done(result=None, exc=None):
+        done_q.put((step, result, exc, t0, clock()))
+    return done

@@ -1,0 +1,210 @@
+"""Plan-time graph passes over the pruned step graph (OSDI §5).
+
+The passes work on `StepGraph`, a light copy of the pruned ops (the user's Graph is
+never changed), and are pure functions of (step graph, options). They never change
+results:
+  * `remove_dead_noops`  - NoOps and Identities that order nothing are removed
+                            (TF's dependency optimizer does the same);
+  * `eliminate_common_subexpressions` - identical stateless nodes are merged;
+  * `fold_constants`     - stateless nodes whose inputs are all constants are evaluated
+                            once, with the same kernels the executor would use.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from tensorweave.framework import registry as _reg
+
+# Ops never folded: their value depends on more than their inputs, or folding them
+# would only copy memory.
+_NO_FOLD = frozenset({"Placeholder", "PlaceholderWithDefault", "_Feed", "NoOp", "Const",
+                      "VarHandleOp", "ReadVariableOp", "Print", "PrintV2", "Assert",
+                      "CheckNumerics", "StopGradient_"})
+_MAX_FOLD_ELEMENTS = 1 << 20
+
+
+class Node:
+    """One op of the step graph. `inputs` are (Node, output index) pairs."""
+
+    __slots__ = ("op", "type", "attrs", "inputs", "control_inputs", "device", "n_out",
+                 "value", "name", "stateful", "feed_index", "keep")
+
+    def __init__(self, op, op_type, attrs, n_out, name, stateful, device=""):
+        self.op = op
+        self.type = op_type
+        self.attrs = attrs
+        self.inputs: List[Tuple["Node", int]] = []
+        self.control_inputs: List["Node"] = []
+        self.device = device
+        self.n_out = n_out
+        self.value = None      # folded constant outputs (a list), for type "Const"
+        self.name = name
+        self.stateful = stateful
+        self.feed_index = -1
+        self.keep = False      # fetched or targeted: never removed
+
+    def __repr__(self):
+        return "<Node %s %s>" % (self.type, self.name)
+
+
+class StepGraph:
+    """The pruned graph of one step: nodes in a topological order, fetch refs, targets."""
+
+    def __init__(self, nodes: List[Node], fetches: List[Tuple[Node, int]],
+                 targets: List[Node]):
+        self.nodes = nodes
+        self.fetches = fetches
+        self.targets = targets
+
+
+def topological_order(nodes: List[Node]) -> List[Node]:
+    """Kahn's algorithm, stable with respect to the input order."""
+    index = {id(n): i for i, n in enumerate(nodes)}
+    pending = [0] * len(nodes)
+    succ: List[List[int]] = [[] for _ in nodes]
+    for i, n in enumerate(nodes):
+        preds = {index[id(p)] for p, _ in n.inputs} | {index[id(c)] for c in n.control_inputs}
+        pending[i] = len(preds)
+        for p in preds:
+            succ[p].append(i)
+    ready = [i for i in range(len(nodes)) if pending[i] == 0]
+    ready.reverse()
+    out = []
+    while ready:
+        i = ready.pop()
+        out.append(nodes[i])
+        for s in reversed(succ[i]):
+            pending[s] -= 1
+            if pending[s] == 0:
+                ready.append(s)
+    if len(out) != len(nodes):
+        raise ValueError("The step graph has a cycle (control flow without a frame?)")
+    return out
+
+
+def _replace_refs(sg: StepGraph, mapping: Dict[Tuple[int, int], Tuple[Node, int]],
+                  ctrl_mapping: Dict[int, List[Node]]) -> None:
+    for n in sg.nodes:
+        if mapping:
+            n.inputs = [mapping.get((id(p), i), (p, i)) for p, i in n.inputs]
+        if ctrl_mapping:
+            new = []
+            for c in n.control_inputs:
+                for r in ctrl_mapping.get(id(c), (c,)):
+                    if r is not n and r not in new:
+                        new.append(r)
+            n.control_inputs = new
+    if mapping:
+        sg.fetches = [mapping.get((id(p), i), (p, i)) for p, i in sg.fetches]
+
+
+def remove_dead_noops(sg: StepGraph) -> StepGraph:
+    """Removes NoOps with no inputs (they order nothing) and forwards Identities that
+    are not fetched, have no control inputs and stay on their input's device."""
+    mapping: Dict[Tuple[int, int], Tuple[Node, int]] = {}
+    ctrl: Dict[int, List[Node]] = {}
+    kept = []
+    for n in sg.nodes:  # topological order: inputs were rewritten already
+        n.inputs = [mapping.get((id(p), i), (p, i)) for p, i in n.inputs]
+        new_ctrl: List[Node] = []
+        for c in n.control_inputs:
+            for r in ctrl.get(id(c), (c,)):
+                if r not in new_ctrl:
+                    new_ctrl.append(r)
+        n.control_inputs = new_ctrl
+        if n.keep:
+            kept.append(n)
+            continue
+        if n.type == "NoOp" and not n.inputs:
+            ctrl[id(n)] = list(n.control_inputs)
+            continue
+        if n.type == "Identity" and not n.control_inputs and n.inputs[0][0].device == n.device:
+            src = n.inputs[0]
+            mapping[(id(n), 0)] = src
+            ctrl[id(n)] = [src[0]]
+            continue
+        kept.append(n)
+    sg.nodes = kept
+    sg.fetches = [mapping.get((id(p), i), (p, i)) for p, i in sg.fetches]
+    return sg
+
+
+def _attrs_key(attrs) -> Optional[tuple]:
+    items = []
+    for k in sorted(attrs):
+        v = attrs[k]
+        if isinstance(v, np.ndarray):
+            if v.size > 64:
+                return None
+            v = (v.dtype.str, v.shape, v.tobytes() if v.dtype != object else repr(v.tolist()))
+        elif isinstance(v, list):
+            v = tuple(v) if all(isinstance(x, (int, float, str, bool)) for x in v) else repr(v)
+        try:
+            hash(v)
+        except TypeError:
+            return None
+        items.append((k, v))
+    return tuple(items)
+
+
+def eliminate_common_subexpressions(sg: StepGraph) -> StepGraph:
+    """Merges stateless nodes with the same type, inputs, attrs and device."""
+    seen: Dict[tuple, Node] = {}
+    mapping: Dict[Tuple[int, int], Tuple[Node, int]] = {}
+    ctrl: Dict[int, List[Node]] = {}
+    kept = []
+    for n in sg.nodes:
+        n.inputs = [mapping.get((id(p), i), (p, i)) for p, i in n.inputs]
+        if ctrl:
+            n.control_inputs = [ctrl.get(id(c), [c])[0] for c in n.control_inputs]
+        if n.stateful or n.type in ("_Feed", "Placeholder", "PlaceholderWithDefault"):
+            kept.append(n)
+            continue
+        ak = _attrs_key(n.attrs)
+        if ak is None:
+            kept.append(n)
+            continue
+        key = (n.type, n.device, tuple((id(p), i) for p, i in n.inputs),
+               tuple(sorted(id(c) for c in n.control_inputs)), ak)
+        first = seen.get(key)
+        if first is None or n.keep and first.keep:
+            seen.setdefault(key, n)
+            kept.append(n)
+            continue
+        if n.keep and not first.keep:
+            # keep the fetched/targeted node itself; the earlier one is redirected
+            seen[key] = n
+            kept.append(n)
+            continue
+        for i in range(n.n_out):
+            mapping[(id(n), i)] = (first, i)
+        ctrl[id(n)] = [first]
+    sg.nodes = kept
+    _replace_refs(sg, mapping, ctrl)
+    return sg
+
+
+def fold_constants(sg: StepGraph, run_kernel: Callable[[Node, list], list]) -> StepGraph:
+    """Evaluates stateless nodes whose data inputs are all constants; they become Const
+    nodes (keeping their control inputs, so ordering is unchanged)."""
+    for n in sg.nodes:
+        if n.type == "Const" and n.value is None:
+            n.value = [n.attrs["value"]]
+        if n.stateful or n.type in _NO_FOLD or not n.inputs or n.n_out == 0:
+            continue
+        if not all(p.type == "Const" and not p.control_inputs for p, _ in n.inputs):
+            continue
+        if not _reg.has_kernel(n.type, "CPU"):
+            continue
+        try:
+            outs = run_kernel(n, [p.value[i] for p, i in n.inputs])
+        except Exception:  # leave it to the executor to report at run time
+            continue
+        if any(getattr(o, "size", 0) > _MAX_FOLD_ELEMENTS for o in outs):
+            continue
+        n.type = "Const"
+        n.value = list(outs)
+        n.inputs = []
+    return sg

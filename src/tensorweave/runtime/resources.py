@@ -1,0 +1,53 @@
+"""The per-device resource manager: named containers of stateful resources.
+
+Variables, queues, TensorArrays and stacks live here, keyed by (container, name). The
+default container is "" (TF's "localhost" container); `Session.reset` clears containers.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Callable, Dict, Iterable, Optional, Tuple
+
+from tensorweave.framework import errors
+
+
+class ResourceManager:
+    """Thread-safe map (container, name) -> resource object."""
+
+    def __init__(self, device_name: str):
+        self.device_name = device_name
+        self._containers: Dict[str, Dict[str, object]] = {}
+        self._lock = threading.Lock()
+
+    def lookup_or_create(self, container: str, name: str, create: Callable[[], object]):
+        with self._lock:
+            c = self._containers.setdefault(container, {})
+            r = c.get(name)
+            if r is None:
+                r = c[name] = create()
+            return r
+
+    def lookup(self, container: str, name: str):
+        with self._lock:
+            r = self._containers.get(container, {}).get(name)
+        if r is None:
+            raise errors.NotFoundError(None, None, "Resource %s/%s does not exist."
+                                       % (container or "localhost", name))
+        return r
+
+    def delete(self, container: str, name: str) -> None:
+        with self._lock:
+            self._containers.get(container, {}).pop(name, None)
+
+    def clear(self, containers: Optional[Iterable[str]] = None) -> None:
+        """Drops the named containers (all when None)."""
+        with self._lock:
+            if containers is None:
+                self._containers.clear()
+            else:
+                for c in containers:
+                    self._containers.pop("" if c == "localhost" else c, None)
+
+    def items(self) -> Iterable[Tuple[str, str, object]]:
+        with self._lock:
+            return [(c, n, r) for c, d in self._containers.items() for n, r in d.items()]

@@ -1,0 +1,533 @@
+"""Session: runs parts of a graph, many times, from many threads (OSDI §3.2).
+
+`run(fetches, feed_dict)` maps the fetch structure to a flat list of tensors and target
+ops, looks up the cached Plan for (fetches, feeds, targets) and hands it to an executor.
+A repeated run does no graph work: it converts the feeds, runs the plan's steps and
+rebuilds the fetch structure.
+"""
+from __future__ import annotations
+
+import collections
+import os
+import threading
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors
+from tensorweave.framework.graph import Graph, Operation, Tensor, get_default_graph
+from tensorweave.runtime import executor as _ex
+from tensorweave.runtime import plan as _plan
+from tensorweave.runtime.config import ConfigProto, RunMetadata, optimizations_enabled
+from tensorweave.runtime.devices import DeviceManager
+
+
+# --- fetch structures ----------------------------------------------------------------
+class _FetchMapper:
+    """Flattens a nested fetch structure into unique graph elements and rebuilds it."""
+
+    def __init__(self, graph: Graph, fetches):
+        self.tensors: List[Tensor] = []
+        self.targets: List[Operation] = []
+        self._index: Dict[Any, int] = {}
+        self.build = self._compile(graph, fetches)
+        del self._index
+
+    __slots__ = ("tensors", "targets", "build", "_index")
+
+    def _leaf(self, graph, obj) -> Callable:
+        comps = getattr(obj, "_fetch_components", None)
+        if comps is not None and not isinstance(obj, (Tensor, Operation)):
+            parts = [self._leaf(graph, c) for c in comps()]
+            rebuild = obj._fetch_rebuild
+            return lambda vals: rebuild([p(vals) for p in parts])
+        try:
+            el = graph.as_graph_element(obj, allow_tensor=True, allow_operation=True)
+        except TypeError as e:
+            raise TypeError("Fetch argument %r has invalid type %r, must be a string or "
+                            "Tensor. (%s)" % (obj, type(obj), e)) from None
+        except ValueError as e:
+            raise ValueError("Fetch argument %r cannot be interpreted as a Tensor. (%s)"
+                             % (obj, e)) from None
+        except KeyError as e:
+            raise ValueError("Fetch argument %r cannot be interpreted as a Tensor. (%s)"
+                             % (obj, e.args[0])) from None
+        if isinstance(el, Operation):
+            if el not in self.targets:
+                self.targets.append(el)
+            return lambda vals: None
+        i = self._index.get(el)
+        if i is None:
+            i = self._index[el] = len(self.tensors)
+            self.tensors.append(el)
+        return lambda vals: vals[i]
+
+    def _compile(self, graph, f) -> Callable:
+        if f is None:
+            raise TypeError("Fetch argument None has invalid type <class 'NoneType'>")
+        if isinstance(f, (Tensor, Operation, str)) or hasattr(f, "_fetch_components") \
+                or hasattr(f, "_as_graph_element"):
+            return self._leaf(graph, f)
+        if isinstance(f, dict):
+            keys = list(f.keys())
+            subs = [self._compile(graph, f[k]) for k in keys]
+            cls = type(f)
+
+            def build_dict(vals):
+                d = cls() if cls is not collections.defaultdict else \
+                    collections.defaultdict(f.default_factory)
+                for k, s in zip(keys, subs):
+                    d[k] = s(vals)
+                return d
+            return build_dict
+        if isinstance(f, tuple) and hasattr(f, "_fields"):
+            subs = [self._compile(graph, x) for x in f]
+            cls = type(f)
+            return lambda vals: cls(*[s(vals) for s in subs])
+        if isinstance(f, (list, tuple)):
+            subs = [self._compile(graph, x) for x in f]
+            cls = type(f)
+            return lambda vals: cls(s(vals) for s in subs)
+        return self._leaf(graph, f)
+
+
+# --- default session -----------------------------------------------------------------
+class _DefaultSessionStack(threading.local):
+    def __init__(self):
+        self.stack: List["BaseSession"] = []
+
+
+_default_session = _DefaultSessionStack()
+
+
+def get_default_session() -> Optional["BaseSession"]:
+    """The innermost session made default by `with sess.as_default()` (or None)."""
+    st = _default_session.stack
+    return st[-1] if st else None
+
+
+def _run_using_default_session(obj, feed_dict, graph, session):
+    if session is None:
+        session = get_default_session()
+        if session is None:
+            raise ValueError("Cannot evaluate tensor using `eval()`: No default session is "
+                             "registered. Use `with sess.as_default()` or pass an explicit "
+                             "session to `eval(session=sess)`")
+        if session.graph is not graph:
+            raise ValueError("Cannot use the default session to evaluate tensor: the "
+                             "tensor's graph is different from the session's graph. Pass "
+                             "an explicit session to `eval(session=sess)`.")
+    elif session.graph is not graph:
+        raise ValueError("Cannot use the given session to evaluate tensor: the tensor's "
+                         "graph is different from the session's graph.")
+    return session.run(obj, feed_dict)
+
+
+# --- feeds ---------------------------------------------------------------------------
+def _feed_value(t: Tensor, value):
+    """`value` as an array of t's dtype and a compatible shape (ValueError if not)."""
+    if isinstance(value, Tensor):
+        raise TypeError("The value of a feed cannot be a tf.Tensor object. Acceptable feed "
+                        "values include Python scalars, strings, lists, numpy ndarrays, "
+                        "or TensorHandles. For reference, the tensor object was %s which "
+                        "was passed to the feed with key %s." % (value, t))
+    dt = t._dtype
+    if type(value) is np.ndarray and value.dtype == dt._np:
+        arr = value
+    elif dt is _dt.string:
+        from tensorweave.framework.op_builder import as_numpy
+        arr = as_numpy(value, dt)
+    else:
+        try:
+            arr = np.asarray(value, dtype=dt._np)
+        except (TypeError, ValueError) as e:
+            raise ValueError("Cannot feed value %r for Tensor '%s' of dtype %s: %s"
+                             % (value, t.name, dt.name, e)) from None
+        if isinstance(value, np.ndarray) and not _dt.as_dtype(value.dtype).is_compatible_with(
+                dt) and _lossy(value.dtype, dt):
+            raise ValueError("Cannot feed value of dtype %s for Tensor '%s' of dtype %s"
+                             % (value.dtype, t.name, dt.name))
+    shape = t._shape
+    if shape._dims is not None:
+        dims = shape._dims
+        if len(dims) != arr.ndim or any(d._value is not None and d._value != n
+                                        for d, n in zip(dims, arr.shape)):
+            raise ValueError("Cannot feed value of shape %r for Tensor '%s', which has shape "
+                             "'%s'" % (arr.shape, t.name, shape))
+    return arr
+
+
+def _lossy(np_from, to: _dt.DType) -> bool:
+    """Feeding floats into an integer tensor or complex into real truncates values."""
+    k = np.dtype(np_from).kind
+    return (k == "f" and (to.is_integer or to.is_bool)) or (k == "c" and not to.is_complex)
+
+
+class BaseSession:
+    """A session on the local runtime; see `Session`."""
+
+    def __init__(self, target: str = "", graph: Optional[Graph] = None,
+                 config: Optional[ConfigProto] = None):
+        if target not in ("", None) and not str(target).startswith("local"):
+            from tensorweave.framework.errors import UnimplementedError
+            raise UnimplementedError(None, None, "Session target %r: only the local runtime "
+                                     "('') is available in this build" % (target,))
+        self._graph = graph if graph is not None else get_default_graph()
+        if not isinstance(self._graph, Graph):
+            raise TypeError("graph must be a tf.Graph, but got %s" % type(self._graph))
+        self._config = config
+        self._target = target or ""
+        self._device_manager = DeviceManager(config.device_count if config else None)
+        self._allow_soft_placement = bool(config and config.allow_soft_placement)
+        threads = (config.inter_op_parallelism_threads if config else 0) or (os.cpu_count() or 1)
+        self._inter_op_threads = max(1, int(threads))
+        self._opts = optimizations_enabled(config)
+        self._plans: Dict[tuple, _plan.Plan] = {}
+        self._plan_lock = threading.Lock()
+        self._op_state: Dict[Operation, dict] = {}
+        self._pool: Optional[_ex.ThreadPool] = None
+        self._closed = False
+        self._partial_runs: Dict[str, dict] = {}
+        self._default_ctx = None
+
+    # --- properties ---------------------------------------------------------------
+    @property
+    def graph(self) -> Graph:
+        return self._graph
+
+    @property
+    def graph_def(self):
+        return self._graph.as_graph_def()
+
+    @property
+    def sess_str(self) -> str:
+        return self._target
+
+    def list_devices(self):
+        return [_DeviceAttributes(d.name, d.device_type) for d in
+                self._device_manager.devices]
+
+    # --- plans ------------------------------------------------------------------------
+    def _get_plan(self, fetches: tuple, targets: tuple, feeds: tuple) -> _plan.Plan:
+        key = (fetches, targets, feeds)
+        plan = self._plans.get(key)
+        if plan is not None and plan.stamp == self._graph._mutations:
+            return plan
+        with self._plan_lock:
+            plan = self._plans.get(key)
+            if plan is None or plan.stamp != self._graph._mutations:
+                for t in feeds:
+                    if not self._graph.is_feedable(t):
+                        raise ValueError("Tensor %s may not be fed." % t.name)
+                stamp = self._graph._mutations
+                plan = _plan.build_plan(self, fetches, targets, feeds, self._opts)
+                plan.stamp = stamp
+                if plan.parallel and self._pool is None:
+                    self._pool = _ex.ThreadPool(self._inter_op_threads)
+                self._plans[key] = plan
+        return plan
+
+    def _execute(self, plan: _plan.Plan, feed_values, options=None, run_metadata=None):
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        stats = None
+        if run_metadata is not None and options is not None and options.trace_level:
+            stats = _ex.StepStats()
+            for d in self._device_manager.devices:
+                d.allocator.reset_peak()
+        if plan.parallel:
+            out = _ex.run_dataflow(plan, feed_values, self._pool, stats)
+        else:
+            out = _ex.run_sequential(plan, feed_values, stats)
+        if stats is not None:
+            _fill_metadata(run_metadata, stats, self._device_manager)
+        if any(plan.copy_fetch):
+            out = [np.copy(v) if c and isinstance(v, np.ndarray) else v
+                   for v, c in zip(out, plan.copy_fetch)]
+        return out
+
+    def _feed_list(self, feed_dict) -> Tuple[tuple, list]:
+        if not feed_dict:
+            return (), []
+        g = self._graph
+        tensors = []
+        values = []
+        for k, v in feed_dict.items():
+            if type(k) is Tensor:
+                t = k
+                if t._op._graph is not g:
+                    raise ValueError("Cannot interpret feed_dict key as Tensor: Tensor %s is "
+                                     "not an element of this graph." % t)
+            else:
+                comps = getattr(k, "_feed_components", None)
+                if comps is not None:
+                    for t, sub in zip(comps(), k._split_feed(v)):
+                        tensors.append(t)
+                        values.append(_feed_value(t, sub))
+                    continue
+                try:
+                    t = g.as_graph_element(k, allow_tensor=True, allow_operation=False)
+                except (TypeError, ValueError, KeyError) as e:
+                    raise TypeError("Cannot interpret feed_dict key as Tensor: %s"
+                                    % (e.args[0] if e.args else e)) from None
+            tensors.append(t)
+            values.append(_feed_value(t, v))
+        return tuple(tensors), values
+
+    # --- run ----------------------------------------------------------------------------
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """Runs the ops and evaluates the tensors in `fetches`.
+
+        Args:
+          fetches: a graph element (Tensor, Operation, or name), or a nested list, tuple,
+            namedtuple or dict of them.
+          feed_dict: maps graph elements (tensors or names) to values that replace them.
+          options: a RunOptions.
+          run_metadata: a RunMetadata filled with step statistics when tracing.
+
+        Returns:
+          The fetched values in the structure of `fetches` (None for Operations).
+
+        Raises:
+          RuntimeError: the session is closed.
+          TypeError: a fetch or feed key of the wrong kind.
+          ValueError: a feed of the wrong shape or dtype (before anything runs).
+          OpError subclasses: an op failed while running (names the op and its line).
+        """
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        feeds, values = self._feed_list(feed_dict)
+        if type(fetches) is Tensor:
+            if fetches._op._graph is not self._graph:
+                raise ValueError("Fetch argument %r cannot be interpreted as a Tensor. "
+                                 "(Tensor %s is not an element of this graph.)"
+                                 % (fetches, fetches))
+            plan = self._get_plan((fetches,), (), feeds)
+            return self._execute(plan, values, options, run_metadata)[0]
+        if type(fetches) is Operation:
+            plan = self._get_plan((), (fetches,), feeds)
+            self._execute(plan, values, options, run_metadata)
+            return None
+        mapper = _FetchMapper(self._graph, fetches)
+        plan = self._get_plan(tuple(mapper.tensors), tuple(mapper.targets), feeds)
+        out = self._execute(plan, values, options, run_metadata)
+        return mapper.build(out)
+
+    def make_callable(self, fetches, feed_list=None, accept_options: bool = False):
+        """A function `f(*feed_values)` that runs `fetches` with a prebuilt plan."""
+        mapper = _FetchMapper(self._graph, fetches)
+        feeds = tuple(self._graph.as_graph_element(f, allow_tensor=True, allow_operation=False)
+                      for f in (feed_list or ()))
+        key = (tuple(mapper.tensors), tuple(mapper.targets), feeds)
+        single_tensor = type(fetches) is Tensor
+        single_op = type(fetches) is Operation
+
+        def call(*args, **kwargs):
+            options = kwargs.pop("options", None) if accept_options else None
+            run_metadata = kwargs.pop("run_metadata", None) if accept_options else None
+            if kwargs:
+                raise TypeError("unexpected keyword arguments %s" % sorted(kwargs))
+            if len(args) != len(feeds):
+                raise ValueError("Expected %d feed values, got %d" % (len(feeds), len(args)))
+            plan = self._get_plan(*key)
+            vals = [_feed_value(t, v) for t, v in zip(feeds, args)]
+            out = self._execute(plan, vals, options, run_metadata)
+            if single_tensor:
+                return out[0]
+            if single_op:
+                return None
+            return mapper.build(out)
+        return call
+
+    # --- partial runs -------------------------------------------------------------------
+    def partial_run_setup(self, fetches, feeds=None) -> str:
+        """Declares the fetches and feeds of a sequence of `partial_run` calls."""
+        mapper = _FetchMapper(self._graph, fetches)
+        feed_ts = [self._graph.as_graph_element(f, allow_tensor=True, allow_operation=False)
+                   for f in (feeds or [])]
+        handle = "pr_%d" % (len(self._partial_runs) + 1)
+        self._partial_runs[handle] = {
+            "fetches": set(mapper.tensors), "targets": set(mapper.targets),
+            "feeds": set(feed_ts), "fed": {}, "computed": {}, "done_targets": set()}
+        return handle
+
+    def partial_run(self, handle: str, fetches, feed_dict=None):
+        """Continues the partial run `handle`: feeds more values, fetches more results.
+        Values computed by earlier calls are reused, never recomputed."""
+        state = self._partial_runs.get(handle)
+        if state is None:
+            raise errors.InvalidArgumentError(None, None, "Unknown partial run handle %r"
+                                              % handle)
+        feeds, values = self._feed_list(feed_dict)
+        for t in feeds:
+            if t not in state["feeds"]:
+                raise errors.InvalidArgumentError(
+                    None, None, "Feed %s was not specified in partial_run_setup." % t.name)
+            if t in state["fed"]:
+                raise errors.InvalidArgumentError(
+                    None, None, "The feed %s has already been fed." % t.name)
+        mapper = _FetchMapper(self._graph, fetches)
+        for t in mapper.tensors:
+            if t not in state["fetches"]:
+                raise errors.InvalidArgumentError(
+                    None, None, "Fetch %s was not specified in partial_run_setup." % t.name)
+        for op in mapper.targets:
+            if op not in state["targets"]:
+                raise errors.InvalidArgumentError(
+                    None, None, "Fetch %s was not specified in partial_run_setup." % op.name)
+        state["fed"].update(zip(feeds, values))
+        known = dict(state["computed"])
+        known.update(state["fed"])
+        want = [t for t in mapper.tensors if t not in known]
+        targets = tuple(op for op in mapper.targets if op not in state["done_targets"])
+        if want or targets:
+            plan = self._get_plan(tuple(want), targets, tuple(known))
+            out = self._execute(plan, list(known.values()))
+            state["computed"].update(zip(want, out))
+            state["done_targets"].update(targets)
+        vals = [state["computed"].get(t, state["fed"].get(t)) for t in mapper.tensors]
+        return mapper.build(vals)
+
+    # --- lifecycle ----------------------------------------------------------------------
+    def close(self) -> None:
+        """Frees the session's resources; later runs raise RuntimeError."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+        self._plans.clear()
+        self._op_state.clear()
+        for d in self._device_manager.devices:
+            d.resources.clear()
+
+    def as_default(self):
+        return _SessionDefault(self, enter_graph=False)
+
+    def __enter__(self):
+        if self._default_ctx is None:
+            self._default_ctx = []
+        ctx = _SessionDefault(self, enter_graph=True)
+        self._default_ctx.append(ctx)
+        ctx.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self._default_ctx.pop().__exit__(exc_type, exc, tb)
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            if self._pool is not None:
+                self._pool.shutdown()
+        except Exception:  # interpreter shutdown
+            pass
+
+    def __reduce__(self):
+        raise TypeError("Session objects cannot be pickled")
+
+    @staticmethod
+    def reset(target, containers=None, config=None) -> None:
+        """Clears resource containers of sessions on `target` (local: all live
+        sessions' named containers)."""
+        for s in list(_LIVE_SESSIONS):
+            if s._target == (target or "") and not s._closed:
+                for d in s._device_manager.devices:
+                    d.resources.clear(containers)
+                s._plans.clear()
+
+
+class _SessionDefault:
+    def __init__(self, sess: BaseSession, enter_graph: bool):
+        self._sess = sess
+        self._graph_ctx = sess.graph.as_default() if enter_graph else None
+
+    def __enter__(self):
+        if self._graph_ctx is not None:
+            self._graph_ctx.__enter__()
+        _default_session.stack.append(self._sess)
+        return self._sess
+
+    def __exit__(self, *exc):
+        st = _default_session.stack
+        if st and st[-1] is self._sess:
+            st.pop()
+        elif self._sess in st:
+            st.remove(self._sess)
+        if self._graph_ctx is not None:
+            self._graph_ctx.__exit__(*exc)
+        return False
+
+
+class _DeviceAttributes:
+    def __init__(self, name, device_type, memory_limit_bytes=0):
+        self.name = name
+        self.device_type = device_type
+        self.memory_limit_bytes = memory_limit_bytes
+        self.incarnation = 0
+
+    def __repr__(self):
+        return "_DeviceAttributes(%s, %s, %d)" % (self.name, self.device_type,
+                                                  self.memory_limit_bytes)
+
+
+import weakref  # noqa: E402
+
+_LIVE_SESSIONS: "weakref.WeakSet[BaseSession]" = weakref.WeakSet()
+
+
+class Session(BaseSession):
+    """A TF1 session on the local runtime.
+
+    Args:
+      target: "" for the in-process runtime.
+      graph: the graph to run (default: the default graph).
+      config: a ConfigProto.
+
+    Use as a context manager to make it the default session and its graph the default
+    graph; `close()` frees its variables and other resources.
+    """
+
+    def __init__(self, target: str = "", graph: Optional[Graph] = None,
+                 config: Optional[ConfigProto] = None):
+        super().__init__(target, graph, config)
+        _LIVE_SESSIONS.add(self)
+
+
+class InteractiveSession(BaseSession):
+    """A session that installs itself as the default session on construction."""
+
+    def __init__(self, target: str = "", graph: Optional[Graph] = None,
+                 config: Optional[ConfigProto] = None):
+        super().__init__(target, graph, config)
+        _LIVE_SESSIONS.add(self)
+        self._interactive_ctx = _SessionDefault(self, enter_graph=True)
+        self._interactive_ctx.__enter__()
+
+    def close(self) -> None:
+        if not self._closed and self._interactive_ctx is not None:
+            self._interactive_ctx.__exit__(None, None, None)
+            self._interactive_ctx = None
+        super().close()
+
+
+def _fill_metadata(md: RunMetadata, stats: "_ex.StepStats", devices: DeviceManager) -> None:
+    from tensorweave.runtime.config import DeviceStepStats, NodeExecStats
+    per_dev: Dict[str, DeviceStepStats] = {}
+    base = stats.start
+    t_first = stats.nodes[0][1] if stats.nodes else 0.0
+    for name, t0, t1, nb, tid, dev in stats.nodes:
+        ds = per_dev.get(dev.name)
+        if ds is None:
+            ds = per_dev[dev.name] = DeviceStepStats(device=dev.name,
+                                                     peak_bytes=dev.allocator.peak_bytes)
+        start_us = int((base + (t0 - t_first)) * 1e6)
+        dur = int((t1 - t0) * 1e6)
+        ds.node_stats.append(NodeExecStats(node_name=name, all_start_micros=start_us,
+                                           op_start_rel_micros=0, op_end_rel_micros=dur,
+                                           all_end_rel_micros=dur, output_bytes=nb,
+                                           thread_id=tid))
+    md.step_stats.dev_stats = list(per_dev.values())

@@ -1,0 +1,70 @@
+import collections
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+
+
+def test_fetch_structures(graph, sess):
+    a = tf.constant(1.0)
+    b = tf.constant([2, 3])
+    Pair = collections.namedtuple("Pair", "x y")
+    out = sess.run({"a": a, "nested": [b, (a, Pair(a, b))], "name": "Const:0"})
+    assert out["a"] == 1.0
+    np.testing.assert_array_equal(out["nested"][0], [2, 3])
+    assert isinstance(out["nested"][1], tuple)
+    assert isinstance(out["nested"][1][1], Pair)
+    np.testing.assert_array_equal(out["nested"][1][1].y, [2, 3])
+    assert out["name"] == 1.0
+
+
+def test_operation_fetch_returns_none(graph, sess):
+    op = tf.no_op()
+    assert sess.run(op) is None
+    assert sess.run([op, tf.constant(3)])[0] is None
+
+
+def test_feed_cuts_graph_and_placeholder_errors(graph, sess):
+    x = tf.placeholder(tf.float32, [2], name="x")
+    y = tf.identity(x, name="y")
+    np.testing.assert_array_equal(sess.run(y, {x: [1, 2]}), [1, 2])
+    # feeding an intermediate tensor: x is not needed at all
+    np.testing.assert_array_equal(sess.run(y, {y: [5, 6]}), [5, 6])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must feed a value.*'x'"):
+        sess.run(y)
+    with pytest.raises(ValueError, match="Cannot feed value of shape"):
+        sess.run(y, {x: [1, 2, 3]})
+
+
+def test_error_names_user_line(graph, sess):
+    x = tf.placeholder(tf.float32, name="needs_feed")  # the line the error must name
+    with pytest.raises(tf.errors.InvalidArgumentError) as ei:
+        sess.run(x)
+    assert "test_session_core.py" in str(ei.value)
+    assert ei.value.op is x.op
+
+
+def test_run_after_close_raises(graph):
+    s = tf.Session(graph=graph)
+    c = tf.constant(1)
+    assert s.run(c) == 1
+    s.close()
+    with pytest.raises(RuntimeError, match="closed Session"):
+        s.run(c)
+
+
+def test_default_session_eval(graph):
+    c = tf.constant(7)
+    with pytest.raises(ValueError, match="No default session"):
+        c.eval()
+    with tf.Session(graph=graph) as s:
+        assert c.eval() == 7
+        assert tf.get_default_session() is s
+
+
+def test_fetched_constant_is_a_copy(graph, sess):
+    c = tf.constant([1.0, 2.0])
+    v = sess.run(c)
+    v[0] = 100.0
+    np.testing.assert_array_equal(sess.run(c), [1.0, 2.0])
