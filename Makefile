@@ -24,6 +24,8 @@ test-slow: $(STAMP)
 
 bench: $(STAMP)
 	TW_PYTHON=$(abspath $(PY)) ../shared/bench/side_by_side.sh
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) benchmarks/executor_raw.py benchmarks/out/extra_executor.json
+	$(PY) benchmarks/results.py benchmarks/out benchmarks/out/extra_executor.json
 
 clean:
 	rm -rf $(VENV) benchmarks/out

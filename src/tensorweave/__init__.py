@@ -34,6 +34,12 @@ from tensorweave.ops.constant_op import constant, placeholder, placeholder_with_
 from tensorweave.ops.structure import (  # noqa: E402,F401
     group, identity, no_op, stop_gradient, tuple, with_dependencies)
 
+from tensorweave.framework.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa
+from tensorweave.autodiff import (  # noqa: E402,F401
+    AggregationMethod, RegisterGradient, UnconnectedGradients, custom_gradient, gradients,
+    hessians)
+from tensorweave.autodiff.custom_gradient import is_tensor  # noqa: E402,F401
+from tensorweave import test  # noqa: E402,F401
 from tensorweave import compat  # noqa: E402,F401
 
 

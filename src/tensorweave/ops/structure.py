@@ -7,7 +7,8 @@ from typing import Optional
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
-from tensorweave.framework.registry import gradient, kernel, not_differentiable, register_op
+from tensorweave.framework.registry import (TypeListAttr, gradient, kernel, not_differentiable,
+                                             register_op)
 
 register_op("Identity", inputs=["input: T"], outputs=["output: T"],
             shape=lambda op: op.inputs[0].shape)
@@ -141,3 +142,23 @@ def with_dependencies(dependencies, output_tensor, name: Optional[str] = None) -
     with g.name_scope(name or "control_dependency"), g.control_dependencies(dependencies):
         t = convert_to_tensor(output_tensor)
         return identity(t)
+
+
+register_op("IdentityN", inputs=["input: T"], outputs=["output: T"],
+            attrs={"T": TypeListAttr()},
+            shape=lambda op: [t.shape for t in op.inputs])
+
+
+@kernel("IdentityN")
+def _identity_n_kernel(ctx, *xs):
+    return list(xs)
+
+
+@gradient("IdentityN")
+def _identity_n_grad(op, *grads):
+    return list(grads)
+
+
+def identity_n(input, name: Optional[str] = None) -> list:  # noqa: A002
+    """Returns a list of tensors with the same values as the tensors in `input`."""
+    return list(apply_op("IdentityN", [list(input)], name=name or "IdentityN")._outputs)

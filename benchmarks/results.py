@@ -1,0 +1,77 @@
+"""Writes benchmarks/RESULTS.md from one side-by-side run of ../shared/bench.
+
+Usage: python benchmarks/results.py OUT_DIR [EXTRA_JSON ...]
+OUT_DIR holds tensorflow.json and tensorweave.json from side_by_side.sh; extra JSON files
+come from our own benchmarks (executor_raw.py, parallel_matmul.py) and are appended.
+Ratios are tensorweave / TensorFlow of `best_block_median` (time: lower is better) from
+the same run; throughput targets are stated as such.
+"""
+import json
+import os
+import sys
+
+# workload -> (target ratio tw/tf of best_block_median, issue)
+TARGETS = {
+    "run_overhead": (0.5, 2), "feed_fetch": (0.5, 2), "null_ops_wide": (1.0, 2),
+    "identity_chain": (1.0, 2), "mlp_train": (1.1, 3), "cnn_train": (1.5, 3),
+    "embedding_sparse": (1.0, 3), "build_time": (1.0, 3), "while_trivial": (2.0, 4),
+    "lstm_while": (1.1, 4), "lstm_static": (1.1, 4), "while_grad_matmul": (1.2, 4),
+    "queue_roundtrip": (1.0, 5),
+}
+
+
+def _fmt(v):
+    if v is None:
+        return "-"
+    return "%.4g" % v
+
+
+def main(argv):
+    out = argv[1]
+    with open(os.path.join(out, "tensorflow.json")) as f:
+        tf = json.load(f)
+    with open(os.path.join(out, "tensorweave.json")) as f:
+        tw = json.load(f)
+    m = tf["machine"]
+    lines = ["# Benchmark results", "",
+             "Produced by `make bench` (= `../shared/bench/side_by_side.sh`, then "
+             "`python benchmarks/results.py benchmarks/out benchmarks/out/extra_*.json`).",
+             "", "Machine: %s cores (%s), Python %s, NumPy %s; TensorFlow %s; started %s." % (
+                 m.get("cores"), m.get("cpu_model"), m.get("python"), m.get("numpy_version"),
+                 m.get("impl_version"), m.get("started")), "",
+             "Ratio = tensorweave / TensorFlow `best_block_median` from this one run "
+             "(lower is better). TF raw = Grappler and L1 optimizations off.", "",
+             "| workload | unit | TF default | TF raw | tensorweave | ratio vs TF default "
+             "| target | met | issue |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, (target, issue) in TARGETS.items():
+        a = tf["workloads"].get(name, {})
+        b = tw["workloads"].get(name, {})
+        if "error" in b or not b:
+            err = b.get("error", "not run").splitlines()[0][:70] if b else "not run"
+            lines.append("| %s | %s | %s | %s | %s | - | %s | no | #%d |" % (
+                name, a.get("unit", ""), _fmt(a.get("best_block_median")),
+                _fmt((a.get("raw") or {}).get("best_block_median")), "error: " + err,
+                target, issue))
+            continue
+        ratio = b["best_block_median"] / a["best_block_median"]
+        lines.append("| %s | %s | %s | %s | %s | %.3f | %s | %s | #%d |" % (
+            name, a.get("unit", ""), _fmt(a.get("best_block_median")),
+            _fmt((a.get("raw") or {}).get("best_block_median")),
+            _fmt(b.get("best_block_median")), ratio, target,
+            "yes" if ratio <= target else "NO", issue))
+    imp_tf = tf["workloads"]["run_overhead"].get("rss_after_import_mb")
+    imp_tw = tw["workloads"]["run_overhead"].get("rss_after_import_mb")
+    lines += ["", "RSS right after import: TensorFlow %s MB, tensorweave %s MB (ratio %.3f, "
+              "target <= 0.25)." % (_fmt(imp_tf), _fmt(imp_tw), imp_tw / imp_tf)]
+    for path in argv[2:]:
+        with open(path) as f:
+            extra = json.load(f)
+        lines += ["", "## %s" % extra["title"], "", "Command: `%s`" % extra["command"], ""]
+        lines += ["- %s: %s" % (k, v) for k, v in extra["figures"].items()]
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,314 @@
+"""Reverse-mode differentiation of a graph: `tf.gradients` and `tf.hessians`.
+
+The algorithm is the one of OSDI 2016 §4.1: find the ops on a path from `xs` to `ys`,
+walk them backwards from `ys` in an order where every op runs after all its consumers
+have contributed, and call each op's registered gradient function to add gradient ops to
+the graph. Partial gradients of one tensor are summed (AddN for dense tensors,
+concatenation for IndexedSlices).
+
+Cost: the walk first collects the ancestors of `ys` and then only looks forward from
+`xs` through that set, so building gradients costs time in the size of the subgraph
+between `ys` and `xs`, not of the whole graph.
+
+Control flow plugs in through `_control_flow_hooks`: a control-flow context can register
+a hook that is told of every op before its gradient is built (EuroSys 2018 §5.1).
+"""
+from __future__ import annotations
+
+import enum
+from typing import Dict, List, Optional, Sequence
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import registry as _reg
+from tensorweave.framework.graph import Operation, Tensor, _graph_of, get_default_graph
+from tensorweave.framework.indexed_slices import IndexedSlices
+from tensorweave.framework.op_builder import convert_to_tensor
+
+_control_flow_hooks: List = []
+
+
+class UnconnectedGradients(enum.Enum):
+    """What `gradients` returns for an x that does not reach any y."""
+    NONE = "none"
+    ZERO = "zero"
+
+
+class AggregationMethod:
+    """How partial gradients are summed (TF1 names; all build one AddN here, which
+    frees its inputs as soon as it has run)."""
+    ADD_N = 0
+    DEFAULT = ADD_N
+    EXPERIMENTAL_TREE = 1
+    EXPERIMENTAL_ACCUMULATE_N = 2
+
+
+def _as_tensor_or_slices(x):
+    if isinstance(x, (Tensor, IndexedSlices)):
+        return x
+    return convert_to_tensor(x)
+
+
+def _differentiable(t: Tensor) -> bool:
+    d = t._dtype
+    return d.is_floating or d.is_complex or d is _dt.resource or d is _dt.variant
+
+
+def _between_ops(ys: Sequence[Tensor], xs: Sequence[Tensor],
+                 stop_ops: set) -> set:
+    """Ops on some path from an x to a y (excluding paths through stop ops)."""
+    ancestors = set()
+    stack = [y._op for y in ys]
+    while stack:
+        op = stack.pop()
+        if op in ancestors:
+            continue
+        ancestors.add(op)
+        if op in stop_ops:
+            continue
+        for t in op._inputs:
+            if t._op not in ancestors:
+                stack.append(t._op)
+    between = set()
+    stack = [x._op for x in xs if x._op in ancestors]
+    x_ops = set(stack)
+    while stack:
+        op = stack.pop()
+        if op in between:
+            continue
+        between.add(op)
+        if op in stop_ops and op not in x_ops:
+            continue
+        for out in op._outputs:
+            for c in out._consumers:
+                if c in ancestors and c not in between:
+                    stack.append(c)
+    return between
+
+
+def _aggregate(grads: list, name_hint: str):
+    """Sums the partial gradients of one tensor."""
+    grads = [g for g in grads if g is not None]
+    if not grads:
+        return None
+    if len(grads) == 1:
+        return grads[0]
+    from tensorweave.ops import array_ops, math_ops
+    if all(isinstance(g, IndexedSlices) for g in grads):
+        dense_shape = next((g.dense_shape for g in grads if g.dense_shape is not None), None)
+        return IndexedSlices(array_ops.concat([g.values for g in grads], 0),
+                             array_ops.concat([g.indices for g in grads], 0), dense_shape)
+    dense = [convert_to_tensor(g) for g in grads]
+    return math_ops.add_n(dense, name=name_hint)
+
+
+def _zeros_like_output(t: Tensor):
+    from tensorweave.ops import array_ops
+    return array_ops.zeros_like(t)
+
+
+def _grad_fn_for(op: Operation):
+    op_type = op._gradient_override or op._type
+    found, fn = _reg.get_gradient(op_type)
+    if not found:
+        raise LookupError("No gradient defined for operation '%s' (op type: %s)"
+                          % (op._name, op_type))
+    return fn
+
+
+def gradients(ys, xs, grad_ys=None, name: str = "gradients",
+              colocate_gradients_with_ops: bool = False, gate_gradients: bool = False,
+              aggregation_method=None, stop_gradients=None,
+              unconnected_gradients=UnconnectedGradients.NONE) -> list:
+    """Constructs symbolic derivatives of sum(`ys`) with respect to each x in `xs`.
+
+    Args:
+      ys: a Tensor or list of Tensors to differentiate.
+      xs: a Tensor, Variable, or list of them to differentiate with respect to.
+      grad_ys: optional list of Tensors of the shapes of `ys`, the initial gradients
+        (default: ones).
+      name: name scope for the gradient ops.
+      colocate_gradients_with_ops: place each gradient op with its forward op.
+      gate_gradients: if True, an op's input gradients are all computed before any is
+        used (adds a `tuple`).
+      aggregation_method: accepted for compatibility (`AggregationMethod`).
+      stop_gradients: Tensors held constant: no gradient flows through them.
+      unconnected_gradients: 'none' or 'zero': what to return for an x not reaching ys.
+
+    Returns:
+      A list with one entry per x: a Tensor, an IndexedSlices, or None.
+
+    Raises:
+      LookupError: an op on the path has no registered gradient.
+      ValueError: `grad_ys` does not match `ys`, or arguments are malformed.
+    """
+    ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
+    xs_in = list(xs) if isinstance(xs, (list, tuple)) else [xs]
+    xs_t = [_x_tensor(x) for x in xs_in]
+    ys = [convert_to_tensor(y) if not isinstance(y, Tensor) else y for y in ys]
+    if grad_ys is None:
+        grad_ys = [None] * len(ys)
+    else:
+        grad_ys = list(grad_ys) if isinstance(grad_ys, (list, tuple)) else [grad_ys]
+        if len(grad_ys) != len(ys):
+            raise ValueError("Passed %d grad_ys for %d ys" % (len(grad_ys), len(ys)))
+    unconnected = UnconnectedGradients(getattr(unconnected_gradients, "value",
+                                               unconnected_gradients))
+    stop_gradients = ([] if stop_gradients is None else list(stop_gradients)
+                      if isinstance(stop_gradients, (list, tuple)) else [stop_gradients])
+    stop_ops = {convert_to_tensor(s)._op for s in stop_gradients}
+    graph = _graph_of(ys + xs_t) or get_default_graph()
+    from tensorweave.framework import graph as _graph_mod
+    with graph.as_default(), _graph_mod.name_scope(name, "gradients", ys + xs_t) as scope:
+        grads: Dict[Tensor, list] = {}
+        for i, (y, gy) in enumerate(zip(ys, grad_ys)):
+            if gy is None:
+                if not _differentiable(y):
+                    raise TypeError("Gradients of %s (dtype %s) are not supported; ys must "
+                                    "be floating point." % (y.name, y.dtype.name))
+                gy = _ones_like(y, "grad_ys_%d" % i)
+            else:
+                gy = _as_tensor_or_slices(gy)
+                if isinstance(gy, Tensor) and gy.dtype.base_dtype is not y.dtype.base_dtype:
+                    raise TypeError("Gradient type %s generated for op %s does not match "
+                                    "the dtype %s of ys" % (gy.dtype.name, y.name,
+                                                            y.dtype.name))
+            grads.setdefault(y, []).append(gy)
+        between = _between_ops(ys, xs_t, stop_ops)
+        _backprop(graph, between, grads, stop_ops, set(xs_t),
+                  colocate_gradients_with_ops, gate_gradients)
+        results = []
+        for x in xs_t:
+            g = _aggregate(grads.get(x, []), "AddN")
+            if g is None and unconnected is UnconnectedGradients.ZERO:
+                g = _zeros_like_output(x)
+            results.append(g)
+    del scope
+    return results
+
+
+def _x_tensor(x) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    handle = getattr(x, "handle", None)  # resource variables: differentiate the handle
+    if isinstance(handle, Tensor):
+        return handle
+    return convert_to_tensor(x)
+
+
+def _ones_like(y: Tensor, name: str) -> Tensor:
+    from tensorweave.ops import array_ops
+    import numpy as np
+    from tensorweave.ops.constant_op import constant
+    if y.shape.is_fully_defined():
+        return constant(np.ones(y.shape.as_list(), dtype=y.dtype.as_numpy_dtype), name=name)
+    return array_ops.ones_like(y, name=name)
+
+
+def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
+              x_set: set, colocate: bool, gate: bool) -> None:
+    # Pending counts: how many consumers inside `between` still owe a gradient.
+    pending: Dict[Operation, int] = {}
+    for op in between:
+        for t in op._inputs:
+            if t._op in between:
+                pending[t._op] = pending.get(t._op, 0) + 1
+    ready = [op for op in between if pending.get(op, 0) == 0]
+    ready.sort(key=lambda o: -o._id)
+    from tensorweave.framework import graph as _graph_mod
+    from tensorweave.ops import structure
+    while ready:
+        op = ready.pop()
+        for hook in _control_flow_hooks:
+            hook(op)
+        out_grads = [_aggregate(grads.get(t, []), "AddN") if t in grads else None
+                     for t in op._outputs]
+        for t, g in zip(op._outputs, out_grads):
+            if t in grads:
+                grads[t] = [g] if g is not None else []
+        has_grad = any(g is not None for g in out_grads)
+        if has_grad and op not in stop_ops and any(t._op in between for t in op._inputs):
+            fn = _grad_fn_for(op)
+            if fn is not None:
+                out_grads = [g if g is not None else
+                             (_zeros_like_output(t) if _differentiable(t) else None)
+                             for t, g in zip(op._outputs, out_grads)]
+                ctx = _graph_mod.colocate_with(op) if colocate else _nullcontext()
+                with ctx, _graph_mod.name_scope(op._name + "_grad"):
+                    in_grads = fn(op, *out_grads)
+                    if not isinstance(in_grads, (list, tuple)):
+                        in_grads = [in_grads]
+                    in_grads = list(in_grads)
+                    if len(in_grads) != len(op._inputs):
+                        raise ValueError(
+                            "Num gradients %d generated for op %s do not match num inputs "
+                            "%d" % (len(in_grads), op._name, len(op._inputs)))
+                    if gate and sum(isinstance(g, Tensor) for g in in_grads) > 1:
+                        in_grads = _gate(in_grads, structure)
+                for t, g in zip(op._inputs, in_grads):
+                    if g is None or not _differentiable(t):
+                        continue
+                    if isinstance(g, Tensor) and t._dtype is not _dt.resource and \
+                            g._dtype.base_dtype is not t._dtype.base_dtype:
+                        raise TypeError("Gradient of %s has dtype %s, expected %s (op %s)"
+                                        % (t.name, g.dtype.name, t.dtype.name, op._name))
+                    grads.setdefault(t, []).append(g)
+        for t in op._inputs:
+            src = t._op
+            if src in pending:
+                pending[src] -= 1
+                if pending[src] == 0:
+                    ready.append(src)
+
+
+def _gate(in_grads, structure):
+    idx = [i for i, g in enumerate(in_grads) if isinstance(g, Tensor)]
+    gated = structure.tuple([in_grads[i] for i in idx])
+    out = list(in_grads)
+    for i, g in zip(idx, gated):
+        out[i] = g
+    return out
+
+
+class _nullcontext:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def hessians(ys, xs, name: str = "hessians", colocate_gradients_with_ops: bool = False,
+             gate_gradients: bool = False, aggregation_method=None) -> list:
+    """The Hessian of sum(`ys`) with respect to each x in `xs` (TF1 `tf.hessians`).
+
+    Each result has shape `x.shape + x.shape`. The x shapes must be fully defined (the
+    Hessian is built row by row from the gradient's elements).
+
+    Raises:
+      ValueError: an x has a shape that is not fully defined.
+    """
+    from tensorweave.ops import array_ops
+    xs = list(xs) if isinstance(xs, (list, tuple)) else [xs]
+    from tensorweave.framework import graph as _graph_mod
+    results = []
+    with _graph_mod.name_scope(name):
+        first = gradients(ys, xs, colocate_gradients_with_ops=colocate_gradients_with_ops,
+                          gate_gradients=gate_gradients)
+        for x, g in zip(xs, first):
+            x_t = _x_tensor(x)
+            if g is None:
+                results.append(None)
+                continue
+            shape = x_t.shape
+            if not shape.is_fully_defined():
+                raise ValueError("hessians requires a fully defined shape for %s, got %s"
+                                 % (x_t.name, shape))
+            n = shape.num_elements()
+            flat = array_ops.reshape(convert_to_tensor(g), [n])
+            rows = []
+            for i in range(n):
+                r = gradients(flat[i], x, unconnected_gradients="zero")[0]
+                rows.append(array_ops.reshape(convert_to_tensor(r), [n]))
+            h = array_ops.stack(rows)
+            results.append(array_ops.reshape(h, shape.as_list() + shape.as_list()))
+    return results
