@@ -7,6 +7,8 @@ __version__ = "0.1.0"
 VERSION = __version__
 GRAPH_DEF_VERSION = 1
 
+import sys as _sys  # noqa: E402
+
 from tensorweave.framework import dtypes as _dtypes_module  # noqa: E402
 from tensorweave.framework.dtypes import (  # noqa: E402,F401
     DType, as_dtype, bfloat16, bool, complex64, complex128, double, float16, float32,
@@ -15,6 +17,7 @@ from tensorweave.framework.dtypes import (  # noqa: E402,F401
 from tensorweave.framework.shapes import Dimension, TensorShape, dimension_value  # noqa
 from tensorweave.framework.device_spec import DeviceSpec  # noqa: E402,F401
 from tensorweave.framework import errors  # noqa: E402,F401
+from tensorweave.framework import serialize as _serialize  # noqa: E402,F401
 from tensorweave.framework.graph import (  # noqa: E402,F401
     Graph, GraphKeys, Operation, Tensor, add_to_collection, add_to_collections,
     colocate_with, control_dependencies, device, get_collection, get_collection_ref,
@@ -30,9 +33,17 @@ from tensorweave.runtime.session import (  # noqa: E402,F401
     InteractiveSession, Session, get_default_session)
 
 # --- op families ------------------------------------------------------------------------
+# Importing a family registers its ops, kernels and gradients and fills the export table
+# (framework/api_export.py); `_api.install` below puts the exported names in place.
+from tensorweave import ops as _ops  # noqa: E402
+from tensorweave import train  # noqa: E402
+
+_ops.load_all()
+train.load_all()
+from tensorweave.framework import meta_graph as _meta_graph  # noqa: E402,F401
 from tensorweave.ops.constant_op import constant, placeholder, placeholder_with_default  # noqa
 from tensorweave.ops.structure import (  # noqa: E402,F401
-    group, identity, no_op, stop_gradient, tuple, with_dependencies)
+    group, identity, identity_n, no_op, stop_gradient, tuple, with_dependencies)
 
 from tensorweave.framework.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa
 from tensorweave.autodiff import (  # noqa: E402,F401
@@ -41,6 +52,10 @@ from tensorweave.autodiff import (  # noqa: E402,F401
 from tensorweave.autodiff.custom_gradient import is_tensor  # noqa: E402,F401
 from tensorweave import test  # noqa: E402,F401
 from tensorweave import compat  # noqa: E402,F401
+from tensorweave import nn  # noqa: E402,F401
+from tensorweave.framework import api_export as _api  # noqa: E402
+
+_api.install(_sys.modules[__name__])
 
 
 def disable_v2_behavior() -> None:

@@ -56,9 +56,9 @@ def _jacobians(sess, x: Tensor, x_shape, y: Tensor, y_shape, x_value: np.ndarray
     for row in range(x_size):
         orig = flat[row]
         flat[row] = orig + delta
-        y_pos = np.asarray(sess.run(y, {**feed, x: flat.reshape(x_shape)}), dtype=np.float64)
+        y_pos = np.array(sess.run(y, {**feed, x: flat.reshape(x_shape)}), dtype=np.float64)
         flat[row] = orig - delta
-        y_neg = np.asarray(sess.run(y, {**feed, x: flat.reshape(x_shape)}), dtype=np.float64)
+        y_neg = np.array(sess.run(y, {**feed, x: flat.reshape(x_shape)}), dtype=np.float64)
         flat[row] = orig
         numeric[row, :] = ((y_pos - y_neg) / (2 * delta)).reshape(y_size)
     return theoretical, numeric

@@ -133,7 +133,8 @@ class Tensor:
     def __repr__(self):
         return "<tf.Tensor '%s' shape=%s dtype=%s>" % (self.name, self._shape, self._dtype.name)
 
-    __str__ = __repr__
+    def __str__(self):
+        return 'Tensor("%s", shape=%s, dtype=%s)' % (self.name, self._shape, self._dtype.name)
 
     def __hash__(self):
         return self._id

@@ -89,7 +89,8 @@ def _pack_nested(value, dtype, name):
     if dt is None:
         for t in items:
             dt = t.dtype if dt is None or t.dtype.is_floating else dt
-        items = [t if t.dtype is dt else array_ops.cast(t, dt) for t in items]
+        from tensorweave.ops import math_ops
+        items = [t if t.dtype is dt else math_ops.cast(t, dt) for t in items]
     return array_ops.stack(items, name=name or "packed")
 
 
@@ -149,12 +150,15 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
                                 % (spec.name, op_type, value))
             n = len(value)
             if spec.number_attr in attrs and attrs[spec.number_attr] != n:
+                first = next(s.name for s in specs if s.number_attr == spec.number_attr)
                 raise ValueError("List argument '%s' to '%s' Op with length %d must match "
                                  "length %d of argument '%s'." % (spec.name, op_type, n,
-                                                                  attrs[spec.number_attr], ""))
+                                                                  attrs[spec.number_attr],
+                                                                  first))
             attrs[spec.number_attr] = n
             want = attrs.get(spec.type_attr) if spec.type_attr else spec.dtype
-            ts = [_convert_input(v, want, spec, op_type) for v in value]
+            ts = [_convert_input(v, want, spec, op_type, _type_default(op_def, spec))
+                  for v in value]
             if spec.type_attr:
                 _bind_type(attrs, spec.type_attr, ts, spec, op_type, op_def)
             flat.extend(ts)
@@ -164,7 +168,7 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
             flat.extend(ts)
         else:
             want = attrs.get(spec.type_attr) if spec.type_attr else spec.dtype
-            t = _convert_input(value, want, spec, op_type)
+            t = _convert_input(value, want, spec, op_type, _type_default(op_def, spec))
             if spec.type_attr:
                 _bind_type(attrs, spec.type_attr, [t], spec, op_type, op_def)
             flat.append(t)
@@ -187,30 +191,44 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
                             "allowed values: %s" % (_param_of(op_def, k), v.name,
                                                     ", ".join(a.name for a in allowed)))
     # 4. outputs.
-    out_dtypes: List[_dt.DType] = []
+    g = _graph_of(flat) if flat else get_default_graph()
+    op = g._create_op_raw(op_type, flat, output_dtypes(op_def, attrs), attrs, op_def, name)
+    infer_shapes(op)
+    return op
+
+
+def output_dtypes(op_def, attrs: Dict[str, Any]) -> List[_dt.DType]:
+    """The output dtypes of an op of `op_def` with (complete) `attrs`."""
+    out: List[_dt.DType] = []
     for spec in op_def.outputs:
         if spec.number_attr is not None:
             dt = attrs[spec.type_attr] if spec.type_attr else spec.dtype
-            out_dtypes.extend([dt] * attrs[spec.number_attr])
+            out.extend([_dt.as_dtype(dt)] * attrs[spec.number_attr])
         elif spec.type_list_attr is not None:
-            out_dtypes.extend(_dt.as_dtype(d) for d in attrs[spec.type_list_attr])
+            out.extend(_dt.as_dtype(d) for d in attrs[spec.type_list_attr])
         else:
-            out_dtypes.append(attrs[spec.type_attr] if spec.type_attr else spec.dtype)
-    g = _graph_of(flat) if flat else get_default_graph()
-    op = g._create_op_raw(op_type, flat, out_dtypes, attrs, op_def, name)
-    if op_def.shape_fn is not None:
-        try:
-            shapes = op_def.shape_fn(op)
-        except ValueError as e:
-            _remove_op(g, op)
-            raise ValueError("%s for '%s' (op: '%s') with input shapes: %s." % (
-                e, op.name, op_type, ", ".join(_shape_str(t.shape) for t in flat))) from None
-        if isinstance(shapes, TensorShape):
-            op._outputs[0]._shape = shapes
-        else:
-            for t, s in zip(op._outputs, shapes):
-                t._shape = s if isinstance(s, TensorShape) else TensorShape(s)
-    return op
+            out.append(_dt.as_dtype(attrs[spec.type_attr]) if spec.type_attr else spec.dtype)
+    return out
+
+
+def infer_shapes(op: Operation) -> None:
+    """Runs the op's shape function; on ValueError removes the op and re-raises with the
+    op's name, type and input shapes (TF's message form)."""
+    fn = op._op_def.shape_fn if op._op_def is not None else None
+    if fn is None:
+        return
+    try:
+        shapes = fn(op)
+    except ValueError as e:
+        _remove_op(op._graph, op)
+        raise ValueError("%s for '%s' (op: '%s') with input shapes: %s." % (
+            e, op._name, op._type, ", ".join(_shape_str(t.shape) for t in op._inputs))) \
+            from None
+    if isinstance(shapes, TensorShape):
+        op._outputs[0]._shape = shapes
+    else:
+        for t, s in zip(op._outputs, shapes):
+            t._shape = s if isinstance(s, TensorShape) else TensorShape(s)
 
 
 def _shape_str(s: TensorShape) -> str:
@@ -225,9 +243,19 @@ def _param_of(op_def, attr):
     return attr
 
 
-def _convert_input(value, want, spec, op_type):
+def _type_default(op_def, spec):
+    """The declared default of the input's type attr: the preferred dtype for Python
+    values when no other input fixes the type (as TF's default_type_attr_map)."""
+    a = op_def.attrs.get(spec.type_attr) if spec.type_attr else None
+    if isinstance(a, _reg.TypeAttr) and a.default is not _reg.REQUIRED:
+        return a.default
+    return None
+
+
+def _convert_input(value, want, spec, op_type, preferred=None):
     try:
-        return convert_to_tensor(value, dtype=want)
+        return convert_to_tensor(value, dtype=want,
+                                 preferred_dtype=preferred if want is None else None)
     except ValueError as e:
         if isinstance(value, Tensor) or _dtype_hint(value) is not None:
             raise TypeError("Input '%s' of '%s' Op has type %s that does not match expected "

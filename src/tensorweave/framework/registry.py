@@ -40,7 +40,7 @@ class TypeListAttr:
 
 
 class ArgSpec:
-    __slots__ = ("name", "type_attr", "dtype", "number_attr", "type_list_attr")
+    __slots__ = ("name", "type_attr", "dtype", "number_attr", "type_list_attr", "token")
 
     def __init__(self, spec: str):
         m = re.fullmatch(r"\s*(\w+)\s*:\s*(?:(\w+)\s*\*\s*)?(\w+)\s*", spec)
@@ -48,6 +48,7 @@ class ArgSpec:
             raise ValueError("bad argument spec %r" % spec)
         self.name, self.number_attr, t = m.group(1), m.group(2), m.group(3)
         self.type_attr = self.dtype = self.type_list_attr = None
+        self.token = t
         try:
             self.dtype = _dt.as_dtype(t)
         except TypeError:
@@ -70,6 +71,9 @@ class OpDef:
         self.stateful = stateful
         self.where = where
         for a in self.inputs + self.outputs:
+            if a.dtype is not None and a.token in self.attrs:
+                # a declared attr wins over a dtype spelling ("U" is also NumPy's str code)
+                a.dtype, a.type_attr = None, a.token
             if a.type_attr is not None and isinstance(self.attrs.get(a.type_attr), TypeListAttr):
                 a.type_list_attr, a.type_attr = a.type_attr, None
             for attr in (a.type_attr, a.number_attr):

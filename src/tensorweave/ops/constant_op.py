@@ -41,16 +41,13 @@ def _to_array(value, dtype: Optional[_dt.DType], allow_cast: bool) -> np.ndarray
             (dtype.is_integer or dtype.is_bool) and value.size:
         raise TypeError("Expected %s, got value of dtype %s instead." % (dtype.name,
                                                                           value.dtype))
-    if not isinstance(value, np.ndarray) and not allow_cast and (dtype.is_integer or
-                                                                 dtype.is_bool):
+    if not isinstance(value, np.ndarray) and (dtype.is_integer or dtype.is_bool):
+        # TF converts no Python float (not even 1.0) or string to an integer or bool type
         flat = np.asarray(value, dtype=object).reshape(-1) if not np.isscalar(value) else \
             [value]
         for v in flat:
-            if isinstance(v, float) and not float(v).is_integer():
-                raise TypeError("Expected %s, got %r of type '%s' instead."
-                                % (dtype.name, v, type(v).__name__))
-            if isinstance(v, (str, bytes)):
-                raise TypeError("Expected %s, got %r of type '%s' instead."
+            if isinstance(v, (float, str, bytes)) or (dtype.is_bool and not isinstance(v, bool)):
+                raise TypeError("Expected %s, but got %r of type '%s'."
                                 % (dtype.name, v, type(v).__name__))
     try:
         arr = np.asarray(value, dtype=dtype.as_numpy_dtype)
@@ -104,6 +101,8 @@ def constant(value, dtype=None, shape=None, name: str = "Const", verify_shape: b
                              % (n, shape, arr.size))
     dt = dtype if dtype is not None else _dt.as_dtype(arr.dtype) if arr.dtype != object \
         else _dt.string
+    if isinstance(value, np.ndarray) and np.may_share_memory(arr, value):
+        arr = arr.copy()  # the graph owns its value; the caller's array stays writable
     arr.setflags(write=False)
     return apply_op("Const", [], {"value": arr, "dtype": dt}, name=name).outputs[0]
 

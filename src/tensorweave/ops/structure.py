@@ -139,9 +139,10 @@ def tuple(tensors, name: Optional[str] = None, control_inputs=None):  # noqa: A0
 def with_dependencies(dependencies, output_tensor, name: Optional[str] = None) -> Tensor:
     """`output_tensor`, computed only after `dependencies`."""
     g = _graph.get_default_graph()
-    with g.name_scope(name or "control_dependency"), g.control_dependencies(dependencies):
+    with g.name_scope(name or "control_dependency") as scope, \
+            g.control_dependencies(dependencies):
         t = convert_to_tensor(output_tensor)
-        return identity(t)
+        return identity(t, name=scope)
 
 
 register_op("IdentityN", inputs=["input: T"], outputs=["output: T"],

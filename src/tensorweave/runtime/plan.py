@@ -73,7 +73,6 @@ class Plan:
         self.n_slots = 0
         self.feed_slots: Tuple[int, ...] = ()
         self.fetch_slots: Tuple[int, ...] = ()
-        self.copy_fetch: Tuple[bool, ...] = ()
         self.parallel = False
         self.succ: Tuple[Tuple[int, ...], ...] = ()
         self.pending0: List[int] = []
@@ -242,7 +241,6 @@ def lower(session, sg: _opt.StepGraph) -> Plan:
     plan.n_slots = n_slots
     plan.feed_slots = tuple(feed_slots[i] for i in range(len(feed_slots)))
     plan.fetch_slots = tuple(slot_of[id(n)] + i for n, i in sg.fetches)
-    plan.copy_fetch = tuple(n.type == "Const" for n, _ in sg.fetches)
     fetch_set = set(plan.fetch_slots)
 
     run_nodes = [n for n in nodes if n.type != "_Feed"]

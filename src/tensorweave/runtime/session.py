@@ -158,6 +158,15 @@ def _feed_value(t: Tensor, value):
     return arr
 
 
+def _owned(v):
+    """`v`, or a copy of it when it may share memory with graph state: a read-only
+    array (constants, variable values) or a view (of a feed, a variable or another
+    output). A fetched value then belongs to the caller, as in TF."""
+    if type(v) is np.ndarray and (v.base is not None or not v.flags.writeable):
+        return v.copy()
+    return v
+
+
 def _lossy(np_from, to: _dt.DType) -> bool:
     """Feeding floats into an integer tensor or complex into real truncates values."""
     k = np.dtype(np_from).kind
@@ -242,10 +251,7 @@ class BaseSession:
             out = _ex.run_sequential(plan, feed_values, stats)
         if stats is not None:
             _fill_metadata(run_metadata, stats, self._device_manager)
-        if any(plan.copy_fetch):
-            out = [np.copy(v) if c and isinstance(v, np.ndarray) else v
-                   for v, c in zip(out, plan.copy_fetch)]
-        return out
+        return [_owned(v) for v in out]
 
     def _feed_list(self, feed_dict) -> Tuple[tuple, list]:
         if not feed_dict:

@@ -1,1 +1,11 @@
-"""tensorweave.train"""
+"""`tf.train`: optimizers, Saver, schedules and global-step helpers. Public names are
+filled from the export table (framework/api_export.py) by tensorweave's __init__."""
+import importlib
+
+MODULES = ("optimizer", "optimizers", "learning_rate_decay", "training_util",
+           "checkpoint_format", "saver")
+
+
+def load_all() -> None:
+    for name in MODULES:
+        importlib.import_module("tensorweave.train." + name)

@@ -1,0 +1,408 @@
+"""GraphDef: a graph as data, and back (`Graph.as_graph_def`, `tf.import_graph_def`).
+
+The wire and disk form is JSON (UTF-8), never pickle. Format, version 1:
+
+    {"format": "tensorweave.GraphDef", "versions": {"producer": 1, "min_consumer": 1},
+     "node": [{"name": "x", "op": "Const", "input": ["a:0", "b:1", "^c"],
+               "device": "/device:CPU:0", "attr": {"dtype": {"type": "float32"}, ...}}]}
+
+Inputs follow TF's notation: "op:i" for data inputs ("op" alone means "op:0"),
+"^op" for control inputs, which come last. Each attr value is a one-key object naming
+its kind:
+
+    {"type": "float32"}                    a DType
+    {"shape": [2, -1]} / {"shape": null}   a TensorShape (-1: unknown dim, null: rank)
+    {"tensor": {"dtype": "float32", "shape": [2], "content": "<base64>"}}
+                                           an array: raw little-endian bytes, or for
+                                           strings "string_val": [<base64>, ...]
+    {"b": true} {"i": 3} {"f": 0.5} {"f": "nan"} {"s": "SAME"} {"bytes": "<base64>"}
+    {"list": [<attr value>, ...]}          a list of any of these
+    {"none": true}                         an unset optional attr
+
+Colocation constraints are the attr "_class" (["loc:@op"]) as in TF.
+"""
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import math
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import registry as _reg
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import Graph, Operation, Tensor, get_default_graph
+from tensorweave.framework.shapes import TensorShape
+
+FORMAT = "tensorweave.GraphDef"
+PRODUCER = 1
+MIN_CONSUMER = 1
+
+
+def versions() -> "VersionDef":
+    return VersionDef(PRODUCER, MIN_CONSUMER)
+
+
+class VersionDef:
+    def __init__(self, producer: int = PRODUCER, min_consumer: int = MIN_CONSUMER):
+        self.producer = producer
+        self.min_consumer = min_consumer
+
+    def __repr__(self):
+        return "producer: %d\nmin_consumer: %d" % (self.producer, self.min_consumer)
+
+
+@tf_export("NodeDef")
+class NodeDef:
+    """One node of a GraphDef: name, op type, inputs, device and attrs (decoded values)."""
+
+    def __init__(self, name: str = "", op: str = "", input: Optional[List[str]] = None,  # noqa
+                 device: str = "", attr: Optional[Dict[str, Any]] = None):
+        self.name = name
+        self.op = op
+        self.input = list(input or [])
+        self.device = device
+        self.attr = dict(attr or {})
+
+    def _to_json(self) -> dict:
+        d = {"name": self.name, "op": self.op}
+        if self.input:
+            d["input"] = list(self.input)
+        if self.device:
+            d["device"] = self.device
+        if self.attr:
+            d["attr"] = {k: encode_attr(v, self.name, k) for k, v in sorted(self.attr.items())}
+        return d
+
+    @classmethod
+    def _from_json(cls, d: dict) -> "NodeDef":
+        try:
+            return cls(d["name"], d["op"], d.get("input", []), d.get("device", ""),
+                       {k: decode_attr(v) for k, v in d.get("attr", {}).items()})
+        except (KeyError, TypeError) as e:
+            raise ValueError("Malformed node in GraphDef: %r (%s)" % (d, e)) from None
+
+    def __eq__(self, other):
+        return isinstance(other, NodeDef) and self._to_json() == other._to_json()
+
+    def __repr__(self):
+        return json.dumps(self._to_json(), indent=2, sort_keys=True)
+
+
+@tf_export("GraphDef")
+class GraphDef:
+    """A serializable description of a graph (TF1 `tf.GraphDef`).
+
+    `SerializeToString()` gives the JSON bytes described in this module's docstring;
+    `GraphDef.FromString(b)` and `ParseFromString(b)` read them back.
+    """
+
+    def __init__(self, node: Optional[List[NodeDef]] = None,
+                 versions: Optional[VersionDef] = None):  # noqa: F811
+        self.node = list(node or [])
+        self.versions = versions or VersionDef()
+
+    def SerializeToString(self) -> bytes:  # noqa: N802 - TF's protobuf method name
+        return json.dumps(self._to_json(), sort_keys=True, separators=(",", ":")).encode()
+
+    def ParseFromString(self, data: bytes) -> None:  # noqa: N802
+        other = GraphDef.FromString(data)
+        self.node, self.versions = other.node, other.versions
+
+    @staticmethod
+    def FromString(data) -> "GraphDef":  # noqa: N802
+        try:
+            doc = json.loads(data.decode() if isinstance(data, (bytes, bytearray)) else data)
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise ValueError("Not a tensorweave GraphDef: %s" % e) from None
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise ValueError("Not a tensorweave GraphDef (expected format %r)" % FORMAT)
+        v = doc.get("versions", {})
+        producer = int(v.get("producer", 0))
+        min_consumer = int(v.get("min_consumer", 0))
+        if min_consumer > PRODUCER:
+            raise ValueError("GraphDef min_consumer %d is newer than this tensorweave "
+                             "(version %d); upgrade tensorweave to read it"
+                             % (min_consumer, PRODUCER))
+        return GraphDef([NodeDef._from_json(n) for n in doc.get("node", [])],
+                        VersionDef(producer, min_consumer))
+
+    def _to_json(self) -> dict:
+        return {"format": FORMAT,
+                "versions": {"producer": self.versions.producer,
+                             "min_consumer": self.versions.min_consumer},
+                "node": [n._to_json() for n in self.node]}
+
+    def ByteSize(self) -> int:  # noqa: N802
+        return len(self.SerializeToString())
+
+    def __eq__(self, other):
+        return isinstance(other, GraphDef) and self._to_json() == other._to_json()
+
+    def __repr__(self):
+        return json.dumps(self._to_json(), indent=2, sort_keys=True)
+
+
+# --- attr values -------------------------------------------------------------------------
+def _b64(b: bytes) -> str:
+    return base64.b64encode(b).decode("ascii")
+
+
+def encode_attr(v: Any, node: str = "?", key: str = "?") -> dict:
+    """The JSON form of one attr value (see the module docstring)."""
+    if v is None:
+        return {"none": True}
+    if isinstance(v, _dt.DType):
+        return {"type": v.name}
+    if isinstance(v, TensorShape):
+        return {"shape": None if v.ndims is None else
+                [-1 if d is None else d for d in v.as_list()]}
+    if isinstance(v, (bool, np.bool_)):
+        return {"b": bool(v)}
+    if isinstance(v, (int, np.integer)):
+        return {"i": int(v)}
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        return {"f": f if math.isfinite(f) else repr(f)}
+    if isinstance(v, str):
+        return {"s": v}
+    if isinstance(v, bytes):
+        return {"bytes": _b64(v)}
+    if isinstance(v, np.ndarray):
+        return {"tensor": _encode_array(v)}
+    if isinstance(v, (list, tuple)):
+        return {"list": [encode_attr(x, node, key) for x in v]}
+    raise ValueError("Cannot serialize attr '%s' of node '%s': values of type %s have no "
+                     "GraphDef form" % (key, node, type(v).__name__))
+
+
+def _encode_array(a: np.ndarray) -> dict:
+    dt = _dt.string if a.dtype == object else _dt.as_dtype(a.dtype)
+    out = {"dtype": dt.name, "shape": list(a.shape)}
+    if dt is _dt.string:
+        out["string_val"] = [_b64(x if isinstance(x, bytes) else str(x).encode())
+                             for x in a.reshape(-1)]
+    else:
+        le = np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<"), copy=False)
+        out["content"] = _b64(le.tobytes())
+    return out
+
+
+def decode_attr(d: dict) -> Any:
+    """The attr value of its JSON form."""
+    if not isinstance(d, dict) or len(d) != 1:
+        raise ValueError("Malformed attr value in GraphDef: %r" % (d,))
+    (kind, v), = d.items()
+    if kind == "none":
+        return None
+    if kind == "type":
+        return _dt.as_dtype(v)
+    if kind == "shape":
+        return TensorShape(None if v is None else [None if x < 0 else x for x in v])
+    if kind == "b":
+        return bool(v)
+    if kind == "i":
+        return int(v)
+    if kind == "f":
+        return float(v)
+    if kind == "s":
+        return str(v)
+    if kind == "bytes":
+        return base64.b64decode(v)
+    if kind == "tensor":
+        return _decode_array(v)
+    if kind == "list":
+        return [decode_attr(x) for x in v]
+    raise ValueError("Unknown attr kind %r in GraphDef" % kind)
+
+
+def _decode_array(d: dict) -> np.ndarray:
+    dt = _dt.as_dtype(d["dtype"])
+    shape = tuple(d["shape"])
+    if dt is _dt.string:
+        flat = np.empty(len(d["string_val"]), dtype=object)
+        flat[:] = [base64.b64decode(s) for s in d["string_val"]]
+        arr = flat.reshape(shape)
+    else:
+        np_dt = np.dtype(dt.as_numpy_dtype)
+        raw = np.frombuffer(base64.b64decode(d["content"]), dtype=np_dt.newbyteorder("<"))
+        arr = raw.astype(np_dt).reshape(shape)
+    arr.setflags(write=False)
+    return arr
+
+
+# --- graph -> GraphDef -------------------------------------------------------------------
+def _input_name(t: Tensor) -> str:
+    return t._op._name if t._value_index == 0 else "%s:%d" % (t._op._name, t._value_index)
+
+
+def node_def_of(op: Operation, add_shapes: bool = False) -> NodeDef:
+    attrs = dict(op._attrs)
+    if op._colocation:
+        attrs["_class"] = ["loc:@" + n for n in op._colocation]
+    if add_shapes:
+        attrs["_output_shapes"] = [t._shape for t in op._outputs]
+    inputs = [_input_name(t) for t in op._inputs] + ["^" + c._name for c in op._control_inputs]
+    return NodeDef(op._name, op._type, inputs, op._device, attrs)
+
+
+def graph_to_graph_def(graph: Graph, add_shapes: bool = False) -> GraphDef:
+    return GraphDef([node_def_of(op, add_shapes) for op in graph._ops], versions())
+
+
+def describe_op(op: Operation) -> str:
+    return repr(node_def_of(op))
+
+
+# --- GraphDef -> graph -------------------------------------------------------------------
+def _parse_input(s: str):
+    """("op", index) for a data input, ("op", None) for a control input."""
+    if s.startswith("^"):
+        return s[1:], None
+    name, _, idx = s.rpartition(":")
+    if name and idx.isdigit():
+        return name, int(idx)
+    return s, 0
+
+
+def _topological(nodes: List[NodeDef]) -> List[NodeDef]:
+    by_name = {n.name: n for n in nodes}
+    if len(by_name) != len(nodes):
+        seen = set()
+        for n in nodes:
+            if n.name in seen:
+                raise ValueError("Duplicate node name in GraphDef: '%s'" % n.name)
+            seen.add(n.name)
+    order: List[NodeDef] = []
+    state: Dict[str, int] = {}  # 1: on the stack, 2: emitted
+    for root in nodes:
+        if state.get(root.name):
+            continue
+        stack = [(root, False)]
+        while stack:
+            n, expanded = stack.pop()
+            if expanded:
+                state[n.name] = 2
+                order.append(n)
+                continue
+            if state.get(n.name) == 2:
+                continue
+            state[n.name] = 1
+            stack.append((n, True))
+            for s in n.input:
+                dep = by_name.get(_parse_input(s)[0])
+                if dep is None:
+                    continue
+                st = state.get(dep.name)
+                if st == 1:
+                    raise ValueError("GraphDef has a cycle through node '%s'; importing "
+                                     "graphs with loops is not supported" % dep.name)
+                if not st:
+                    stack.append((dep, False))
+    return order
+
+
+@tf_export("import_graph_def", "graph_util.import_graph_def")
+def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
+                     return_elements: Optional[List[str]] = None, name: Optional[str] = None,
+                     op_dict=None, producer_op_list=None):
+    """Imports the graph in `graph_def` into the default graph (TF1 `tf.import_graph_def`).
+
+    Args:
+      graph_def: a GraphDef (or its serialized bytes).
+      input_map: maps names in `graph_def` ("x:0", "x", or "^x" for control inputs) to
+        Tensors (or Operations) of the default graph that replace them.
+      return_elements: names in `graph_def` to return: "op" gives the Operation, "op:0"
+        the Tensor.
+      name: prefix for the imported names (default "import"; "" for none).
+      op_dict, producer_op_list: accepted for compatibility; unused.
+
+    Returns:
+      The list of `return_elements` (None when not given).
+
+    Raises:
+      ValueError: an unknown op type, an input naming a missing node, an input_map key
+        that names nothing in `graph_def`, or a malformed GraphDef.
+    """
+    from tensorweave.framework.op_builder import infer_shapes, output_dtypes
+    if isinstance(graph_def, (bytes, bytearray, str)):
+        graph_def = GraphDef.FromString(graph_def)
+    if not isinstance(graph_def, GraphDef):
+        raise TypeError("graph_def must be a GraphDef proto, got %s" % type(graph_def).__name__)
+    input_map = dict(input_map or {})
+    names = {n.name for n in graph_def.node}
+    for k in input_map:
+        base = _parse_input(k)[0]
+        if base not in names:
+            raise ValueError("Attempted to map inputs that were not found in graph_def: [%s]"
+                             % k)
+    g = get_default_graph()
+    created: Dict[str, Operation] = {}
+    with g.name_scope(name if name is not None else "import") as scope:
+        for nd in _topological(graph_def.node):
+            try:
+                op_def = _reg.get_op_def(nd.op)
+            except ValueError:
+                raise ValueError("Op type not registered '%s' in binary (node '%s')"
+                                 % (nd.op, nd.name)) from None
+            inputs, controls = [], []
+            for s in nd.input:
+                src, idx = _parse_input(s)
+                if idx is None:
+                    mapped = input_map.get(s)
+                    controls.append(mapped if mapped is not None else _lookup(created, src, nd))
+                    continue
+                key = "%s:%d" % (src, idx)
+                mapped = input_map.get(key, input_map.get(src) if idx == 0 else None)
+                if mapped is not None:
+                    from tensorweave.framework.op_builder import convert_to_tensor
+                    inputs.append(convert_to_tensor(mapped))
+                else:
+                    op = _lookup(created, src, nd)
+                    if idx >= len(op._outputs):
+                        raise ValueError("Node '%s': input '%s' names output %d of '%s', which "
+                                         "has %d outputs" % (nd.name, s, idx, src,
+                                                             len(op._outputs)))
+                    inputs.append(op._outputs[idx])
+            attrs = {k: v for k, v in nd.attr.items() if k not in ("_class", "_output_shapes")}
+            for k, default in op_def.attrs.items():
+                if k not in attrs:
+                    d = default.default if isinstance(default, (_reg.TypeAttr,
+                                                                _reg.TypeListAttr)) else default
+                    if d is _reg.REQUIRED:
+                        raise ValueError("Node '%s' (op %s) lacks required attr '%s'"
+                                         % (nd.name, nd.op, k))
+                    attrs[k] = d
+            full = scope + nd.name
+            with (g.control_dependencies(controls) if controls else contextlib.nullcontext()):
+                op = g._create_op_raw(nd.op, inputs, output_dtypes(op_def, attrs), attrs,
+                                      op_def, full + "/")
+            g._names_in_use.setdefault(full.lower(), 1)
+            if nd.device:
+                op._set_device(nd.device)
+            colocation = nd.attr.get("_class")
+            if colocation:
+                op._colocation = [scope + c[len("loc:@"):] for c in colocation
+                                  if c.startswith("loc:@")]
+            infer_shapes(op)
+            created[nd.name] = op
+    if return_elements is None:
+        return None
+    out = []
+    for r in return_elements:
+        src, idx = _parse_input(r)
+        op = created.get(src)
+        if op is None:
+            raise ValueError("Requested return_element %r not found in graph_def." % r)
+        out.append(op if ":" not in r else op._outputs[idx])
+    return out
+
+
+def _lookup(created: Dict[str, Operation], src: str, nd: NodeDef) -> Operation:
+    op = created.get(src)
+    if op is None:
+        raise ValueError("Node '%s': input '%s' is not a node of the GraphDef" % (nd.name, src))
+    return op

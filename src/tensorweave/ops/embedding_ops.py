@@ -1,0 +1,82 @@
+"""embedding_lookup (TF1 `tf.nn.embedding_lookup`) for unsharded parameters.
+
+For a Variable the rows are read with ResourceGather, whose gradient is an IndexedSlices
+w.r.t. the variable's handle, so optimizers update only the looked-up rows (see the
+copy-on-write / sole-owner rule in resource_variable_ops).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from tensorweave.framework import graph as _graph
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.op_builder import convert_to_tensor
+
+
+def _clip_rows(x, ids, max_norm):
+    """Scales each embedding of `x` (the trailing dims after ids' rank) down to L2 norm
+    at most `max_norm` (TF's `_clip`, via clip_by_norm)."""
+    from tensorweave.ops.resource_variable_ops import public
+    ids_rank, x_rank = ids.shape.ndims, x.shape.ndims
+    if ids_rank is None or x_rank is None:
+        raise ValueError("embedding_lookup with max_norm needs ids and params of known rank")
+    axes = list(range(ids_rank, x_rank))
+    if not axes:
+        return x
+    l2sum = public("reduce_sum")(x * x, axes, keepdims=True)
+    positive = l2sum > 0
+    # sqrt only where the sum is positive: its gradient at 0 would be inf
+    safe = public("where")(positive, l2sum, public("ones_like")(l2sum))
+    l2norm = public("where")(positive, public("sqrt")(safe), l2sum)
+    max_norm = convert_to_tensor(max_norm, dtype=x.dtype)
+    return x * max_norm / public("maximum")(l2norm, max_norm)
+
+
+@tf_export("nn.embedding_lookup")
+def embedding_lookup(params, ids, partition_strategy: str = "mod", name: Optional[str] = None,
+                     validate_indices: bool = True, max_norm=None):
+    """Looks up the rows `ids` of the embedding table `params` (TF1).
+
+    Args:
+      params: a Variable or Tensor of shape [vocab, ...], or a list holding exactly one
+        (sharded tables are not supported).
+      ids: int32/int64 Tensor of row indices, any shape.
+      partition_strategy: "mod" or "div"; only matters for sharded tables.
+      name: name scope of the ops.
+      validate_indices: accepted (indices are always checked on CPU).
+      max_norm: if set, each embedding is scaled down to L2 norm at most this.
+
+    Returns:
+      A Tensor of shape `ids.shape + params.shape[1:]`.
+
+    Raises:
+      ValueError: no params, a bad partition strategy, or more than one shard.
+      InvalidArgumentError (at run time): an id is out of range.
+    """
+    from tensorweave.ops import structure
+    from tensorweave.ops.variables import Variable
+    if partition_strategy not in ("mod", "div"):
+        raise ValueError("Unrecognized partition strategy: " + partition_strategy)
+    if params is None:
+        raise ValueError("params must be specified")
+    if isinstance(params, (list, tuple)):
+        if not params:
+            raise ValueError("Need at least one param")
+        if len(params) > 1:
+            raise ValueError("embedding_lookup over %d sharded params is not supported by "
+                             "tensorweave yet; pass a single Variable or Tensor."
+                             % len(params))
+        params = params[0]
+    with _graph.name_scope(name, "embedding_lookup", [params, ids]):
+        ids = convert_to_tensor(ids, name="ids")
+        if isinstance(params, Variable):
+            with _graph.colocate_with(params.op):
+                result = params.sparse_read(ids, name="Gather")
+        else:
+            from tensorweave.ops.resource_variable_ops import public
+            params = convert_to_tensor(params, name="params")
+            with _graph.colocate_with(params.op):
+                result = public("gather")(params, ids, name="Gather")
+        if max_norm is not None:
+            result = _clip_rows(result, ids, max_norm)
+        return structure.identity(result)

@@ -1,0 +1,426 @@
+"""Neural-network ops (`tf.nn`): the activations live here; the family continues in
+nn_softmax.py (Softmax, LogSoftmax, BiasAdd, InTopKV2), nn_impl.py (composites: dropout,
+moments, batch_normalization, l2_normalize, crelu, xw_plus_b) and nn_losses.py. Their
+builders are re-exported at the end of this module.
+
+Each activation has a kernel and a gradient op of TF's name (ReluGrad, EluGrad, ...)
+whose own gradient is registered too, so second derivatives work.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import Tensor
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
+from tensorweave.framework.shapes import TensorShape, unknown_shape
+
+_SELU_SCALE = 1.0507009873554804934193349852946
+_SELU_ALPHA = 1.6732632423543772848170429916717
+
+
+# --- shared helpers ------------------------------------------------------------------------
+def with_rank(shape: TensorShape, rank: int) -> TensorShape:
+    """`shape` checked to have `rank` (TF's shape-inference message); unknown rank
+    becomes `rank` unknown dims."""
+    if shape.ndims is None:
+        return unknown_shape(rank)
+    if shape.ndims != rank:
+        raise ValueError("Shape must be rank %d but is rank %d" % (rank, shape.ndims))
+    return shape
+
+
+def with_rank_at_least(shape: TensorShape, rank: int) -> TensorShape:
+    if shape.ndims is not None and shape.ndims < rank:
+        raise ValueError("Shape must be at least rank %d but is rank %d" % (rank, shape.ndims))
+    return shape
+
+
+def merge_dims(a, b):
+    """Merges two dimension values (None: unknown) the way TF's shape inference does."""
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    raise ValueError("Dimensions must be equal, but are %d and %d" % (a, b))
+
+
+def _merge_inputs_shape(op) -> TensorShape:
+    """Shape fn of the activation gradient ops: both inputs have the output's shape."""
+    a, b = op.inputs[0].shape, op.inputs[1].shape
+    if a.ndims is None:
+        return b
+    if b.ndims is None:
+        return a
+    if a.ndims != b.ndims:
+        raise ValueError("Shapes must be equal rank, but are %d and %d" % (a.ndims, b.ndims))
+    return TensorShape([merge_dims(x, y) for x, y in zip(a.as_list(), b.as_list())])
+
+
+def _same_shape(op) -> TensorShape:
+    return op.inputs[0].shape
+
+
+def compute_dtype(x: np.ndarray):
+    """The NumPy dtype to compute transcendental functions of `x` in: float32 for the
+    16-bit floats (float16, bfloat16), else x's own dtype."""
+    return np.float32 if x.dtype.itemsize == 2 and x.dtype.kind not in "iu" else x.dtype
+
+
+def _zero(x: np.ndarray):
+    # a NumPy scalar (not a 0-d array) so that CuPy arrays accept it as well
+    return x.dtype.type(0)
+
+
+def _unary(op_type: str, features, name: Optional[str]) -> Tensor:
+    return apply_op(op_type, [features], name=name or op_type).outputs[0]
+
+
+def _grad_op(op_type: str, gradients, features, attrs=None) -> Tensor:
+    return apply_op(op_type, [gradients, features], attrs, name=op_type).outputs[0]
+
+
+def _declare_activation(op_type: str, types) -> None:
+    register_op(op_type, inputs=["features: T"], outputs=["activations: T"],
+                attrs={"T": TypeAttr(types)}, shape=_same_shape)
+    register_op(op_type + "Grad", inputs=["gradients: T", "features: T"],
+                outputs=["backprops: T"], attrs={"T": TypeAttr(types)},
+                shape=_merge_inputs_shape)
+
+
+def _zeros_like(t: Tensor) -> Tensor:
+    from tensorweave.ops import array_ops
+    return array_ops.zeros_like(t)
+
+
+# --- Relu ------------------------------------------------------------------------------------
+_declare_activation("Relu", _dt.REAL_NUMBERS)
+
+
+@kernel("Relu")
+def _relu_kernel(ctx, x):
+    return ctx.xp.maximum(x, _zero(x))
+
+
+@kernel("ReluGrad")
+def _relu_grad_kernel(ctx, g, f):
+    return ctx.xp.where(f > 0, g, _zero(g))
+
+
+@gradient("Relu")
+def _relu_gradient(op, grad):
+    return [_grad_op("ReluGrad", grad, op.outputs[0])]
+
+
+@gradient("ReluGrad")
+def _relu_grad_gradient(op, grad):
+    features = op.inputs[1]
+    return [_grad_op("ReluGrad", grad, features), _zeros_like(features)]
+
+
+@tf_export("nn.relu")
+def relu(features, name: Optional[str] = None) -> Tensor:
+    """Rectified linear: `max(features, 0)`.
+
+    Args:
+      features: a Tensor of a real number type.
+      name: op name.
+
+    Returns:
+      A Tensor of the same type and shape.
+    """
+    return _unary("Relu", features, name)
+
+
+# --- Relu6 -----------------------------------------------------------------------------------
+_declare_activation("Relu6", _dt.REAL_NUMBERS)
+
+
+@kernel("Relu6")
+def _relu6_kernel(ctx, x):
+    return ctx.xp.minimum(ctx.xp.maximum(x, _zero(x)), x.dtype.type(6))
+
+
+@kernel("Relu6Grad")
+def _relu6_grad_kernel(ctx, g, f):
+    return ctx.xp.where((f > 0) & (f < 6), g, _zero(g))
+
+
+@gradient("Relu6")
+def _relu6_gradient(op, grad):
+    return [_grad_op("Relu6Grad", grad, op.outputs[0])]
+
+
+@gradient("Relu6Grad")
+def _relu6_grad_gradient(op, grad):
+    features = op.inputs[1]
+    return [_grad_op("Relu6Grad", grad, features), _zeros_like(features)]
+
+
+@tf_export("nn.relu6")
+def relu6(features, name: Optional[str] = None) -> Tensor:
+    """Rectified linear 6: `min(max(features, 0), 6)`.
+
+    Args:
+      features: a Tensor of a real number type.
+      name: op name.
+
+    Returns:
+      A Tensor of the same type and shape.
+    """
+    return _unary("Relu6", features, name)
+
+
+# --- Elu and Selu ----------------------------------------------------------------------------
+_declare_activation("Elu", _dt.FLOATS)
+_declare_activation("Selu", _dt.FLOATS)
+
+
+def _expm1_of_negative_part(xp, x):
+    work = x.astype(compute_dtype(x), copy=False)
+    return xp.expm1(xp.minimum(work, 0))
+
+
+@kernel("Elu")
+def _elu_kernel(ctx, x):
+    xp = ctx.xp
+    return xp.where(x < 0, _expm1_of_negative_part(xp, x), x).astype(x.dtype, copy=False)
+
+
+@kernel("EluGrad")
+def _elu_grad_kernel(ctx, g, y):
+    out = ctx.xp.where(y < 0, g * (y + y.dtype.type(1)), g)
+    return out.astype(g.dtype, copy=False)
+
+
+@kernel("Selu")
+def _selu_kernel(ctx, x):
+    xp = ctx.xp
+    neg = (_SELU_SCALE * _SELU_ALPHA) * _expm1_of_negative_part(xp, x)
+    return xp.where(x < 0, neg, _SELU_SCALE * x.astype(neg.dtype)).astype(x.dtype, copy=False)
+
+
+@kernel("SeluGrad")
+def _selu_grad_kernel(ctx, g, y):
+    work = compute_dtype(y)
+    g32, y32 = g.astype(work, copy=False), y.astype(work, copy=False)
+    out = ctx.xp.where(y32 < 0, g32 * (y32 + _SELU_SCALE * _SELU_ALPHA), g32 * _SELU_SCALE)
+    return out.astype(g.dtype, copy=False)
+
+
+@gradient("Elu")
+def _elu_gradient(op, grad):
+    return [_grad_op("EluGrad", grad, op.outputs[0])]
+
+
+@gradient("Selu")
+def _selu_gradient(op, grad):
+    return [_grad_op("SeluGrad", grad, op.outputs[0])]
+
+
+def _negative_part_grad_gradient(op, grad):
+    # d(backprop)/d(outputs) is `grad * gradients` where outputs < 0, else 0: that is
+    # ReluGrad(grad * gradients, -outputs).
+    from tensorweave.ops import math_binary, math_unary
+    gradients, outputs = op.inputs
+    d_outputs = _grad_op("ReluGrad", math_binary.multiply(grad, gradients),
+                         math_unary.negative(outputs))
+    return [_grad_op(op.type, grad, outputs), d_outputs]
+
+
+gradient("EluGrad")(_negative_part_grad_gradient)
+gradient("SeluGrad")(_negative_part_grad_gradient)
+
+
+@tf_export("nn.elu")
+def elu(features, name: Optional[str] = None) -> Tensor:
+    """Exponential linear unit: `features` if > 0, else `exp(features) - 1`.
+
+    Args:
+      features: a floating-point Tensor.
+      name: op name.
+
+    Returns:
+      A Tensor of the same type and shape.
+    """
+    return _unary("Elu", features, name)
+
+
+@tf_export("nn.selu")
+def selu(features, name: Optional[str] = None) -> Tensor:
+    """Scaled exponential linear unit: `scale * features` if > 0, else
+    `scale * alpha * (exp(features) - 1)`, with the constants of Klambauer et al. (2017).
+
+    Args:
+      features: a floating-point Tensor.
+      name: op name.
+
+    Returns:
+      A Tensor of the same type and shape.
+    """
+    return _unary("Selu", features, name)
+
+
+# --- LeakyRelu -------------------------------------------------------------------------------
+register_op("LeakyRelu", inputs=["features: T"], outputs=["activations: T"],
+            attrs={"T": TypeAttr(_dt.FLOATS, default=_dt.float32), "alpha": 0.2},
+            shape=_same_shape)
+register_op("LeakyReluGrad", inputs=["gradients: T", "features: T"],
+            outputs=["backprops: T"],
+            attrs={"T": TypeAttr(_dt.FLOATS, default=_dt.float32), "alpha": 0.2},
+            shape=_merge_inputs_shape)
+
+
+@kernel("LeakyRelu")
+def _leaky_relu_kernel(ctx, x):
+    alpha = x.dtype.type(ctx.attrs["alpha"])
+    return ctx.xp.where(x > 0, x, x * alpha)
+
+
+@kernel("LeakyReluGrad")
+def _leaky_relu_grad_kernel(ctx, g, f):
+    alpha = g.dtype.type(ctx.attrs["alpha"])
+    return ctx.xp.where(f > 0, g, g * alpha)
+
+
+@gradient("LeakyRelu")
+def _leaky_relu_gradient(op, grad):
+    return [_grad_op("LeakyReluGrad", grad, op.inputs[0], {"alpha": op.get_attr("alpha")})]
+
+
+@gradient("LeakyReluGrad")
+def _leaky_relu_grad_gradient(op, grad):
+    features = op.inputs[1]
+    return [_grad_op("LeakyReluGrad", grad, features, {"alpha": op.get_attr("alpha")}),
+            _zeros_like(features)]
+
+
+@tf_export("nn.leaky_relu")
+def leaky_relu(features, alpha=0.2, name: Optional[str] = None) -> Tensor:
+    """Leaky rectified linear: `features` if > 0, else `alpha * features`.
+
+    Args:
+      features: a Tensor; integer tensors are converted to float32 first (as TF does).
+      alpha: slope of the negative part (a Python number).
+      name: op name.
+
+    Returns:
+      A Tensor of the (floating) type and shape of `features`.
+    """
+    features = convert_to_tensor(features, name="features")
+    if features.dtype.is_integer:
+        from tensorweave.ops import math_ops
+        features = math_ops.cast(features, _dt.float32)
+    if isinstance(alpha, np.ndarray):
+        alpha = alpha.item()
+    return apply_op("LeakyRelu", [features], {"alpha": float(alpha)},
+                    name=name or "LeakyRelu").outputs[0]
+
+
+# --- Softplus and Softsign -------------------------------------------------------------------
+_declare_activation("Softplus", _dt.FLOATS)
+_declare_activation("Softsign", _dt.FLOATS)
+
+
+def _stable_sigmoid(xp, x):
+    return 0.5 * (1.0 + xp.tanh(0.5 * x))
+
+
+@kernel("Softplus")
+def _softplus_kernel(ctx, x):
+    work = x.astype(compute_dtype(x), copy=False)
+    return ctx.xp.logaddexp(work, work.dtype.type(0)).astype(x.dtype, copy=False)
+
+
+@kernel("SoftplusGrad")
+def _softplus_grad_kernel(ctx, g, f):
+    work = compute_dtype(f)
+    out = g.astype(work, copy=False) * _stable_sigmoid(ctx.xp, f.astype(work, copy=False))
+    return out.astype(g.dtype, copy=False)
+
+
+@kernel("Softsign")
+def _softsign_kernel(ctx, x):
+    xp = ctx.xp
+    return (x / (xp.abs(x) + x.dtype.type(1))).astype(x.dtype, copy=False)
+
+
+@kernel("SoftsignGrad")
+def _softsign_grad_kernel(ctx, g, f):
+    xp = ctx.xp
+    denom = xp.abs(f) + f.dtype.type(1)
+    return (g / (denom * denom)).astype(g.dtype, copy=False)
+
+
+@gradient("Softplus")
+def _softplus_gradient(op, grad):
+    return [_grad_op("SoftplusGrad", grad, op.inputs[0])]
+
+
+@gradient("SoftplusGrad")
+def _softplus_grad_gradient(op, grad):
+    # backprop = dy * sigmoid(x); d/dx sigmoid(x) = 1 / (exp(-x) + 2 + exp(x)).
+    from tensorweave.ops import math_binary, math_unary
+    dy, x = op.inputs
+    ddy = _grad_op("SoftplusGrad", grad, x)
+    denom = math_binary.add(math_binary.add(math_unary.exp(math_unary.negative(x)), 2.0),
+                            math_unary.exp(x))
+    d2x = math_binary.divide(math_binary.multiply(grad, dy), denom)
+    return [ddy, d2x]
+
+
+@gradient("Softsign")
+def _softsign_gradient(op, grad):
+    return [_grad_op("SoftsignGrad", grad, op.inputs[0])]
+
+
+@gradient("SoftsignGrad")
+def _softsign_grad_gradient(op, grad):
+    # backprop = dy / (1 + |x|)^2; d/dx = -2 dy sign(x) / (1 + |x|)^3.
+    from tensorweave.ops import math_binary, math_unary
+    dy, x = op.inputs
+    ddy = _grad_op("SoftsignGrad", grad, x)
+    one_plus_abs = math_binary.add(math_unary.abs(x), 1.0)
+    cube = math_binary.multiply(math_unary.square(one_plus_abs), one_plus_abs)
+    d2x = math_binary.divide(
+        math_binary.multiply(math_binary.multiply(grad, dy), math_unary.sign(x)), cube)
+    return [ddy, math_binary.multiply(d2x, -2.0)]
+
+
+@tf_export("nn.softplus", "math.softplus")
+def softplus(features, name: Optional[str] = None) -> Tensor:
+    """Softplus: `log(exp(features) + 1)`, computed without overflow.
+
+    Args:
+      features: a floating-point Tensor.
+      name: op name.
+
+    Returns:
+      A Tensor of the same type and shape.
+    """
+    return _unary("Softplus", features, name)
+
+
+@tf_export("nn.softsign", "math.softsign")
+def softsign(features, name: Optional[str] = None) -> Tensor:
+    """Softsign: `features / (abs(features) + 1)`.
+
+    Args:
+      features: a floating-point Tensor.
+      name: op name.
+
+    Returns:
+      A Tensor of the same type and shape.
+    """
+    return _unary("Softsign", features, name)
+
+
+# The rest of the family, re-exported so that `nn_ops.softmax` etc. work as in TF.
+from tensorweave.ops.nn_softmax import (  # noqa: E402,F401
+    bias_add, in_top_k, log_softmax, softmax)
+from tensorweave.ops.nn_impl import (  # noqa: E402,F401
+    batch_normalization, crelu, dropout, l2_normalize, moments, relu_layer, xw_plus_b)

@@ -1,0 +1,547 @@
+"""Random ops with TF1's graph-level and op-level seeds.
+
+Seeds follow TF1 exactly (`get_seed`): an op carries the attrs `seed` (graph seed) and
+`seed2` (op seed); both 0 means "nondeterministic". Each random op keeps one generator
+per (session, op) in `ctx.state`, keyed by (seed, seed2), so
+
+  * the same program with the same seeds gives the same values in every new session
+    and process,
+  * successive `Session.run` calls continue the sequence (different values),
+  * ops with different seeds draw different streams,
+  * concurrent runs of the same op draw disjoint values (the generator is locked).
+
+Random ops are stateful, so the optimizer never folds or merges them.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Optional, Tuple
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors, tensor_util
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import Tensor, get_default_graph, name_scope
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
+from tensorweave.framework.shapes import TensorShape
+
+DEFAULT_GRAPH_SEED = 87654321
+_MAXINT32 = 2 ** 31 - 1
+
+
+# --- seeds ---------------------------------------------------------------------------
+def _truncate_seed(seed: int) -> int:
+    return int(seed) % _MAXINT32
+
+
+@tf_export("get_seed", "random.get_seed")
+def get_seed(op_seed: Optional[int]) -> Tuple[Optional[int], Optional[int]]:
+    """Returns the (graph seed, op seed) pair a random op should use.
+
+    TF1 rules: with neither a graph seed (`tf.set_random_seed`) nor an op seed the op is
+    nondeterministic and `(None, None)` is returned. With only a graph seed, the op seed
+    is derived deterministically from the graph (the id of the last op created). With
+    only an op seed, the graph seed is `DEFAULT_GRAPH_SEED`. Both are reduced modulo
+    2**31 - 1, and (0, 0) becomes (0, 2**31 - 1) since (0, 0) means "nondeterministic"
+    to the kernels.
+
+    Args:
+      op_seed: the op-level seed, or None.
+
+    Returns:
+      A tuple `(graph_seed, op_seed)` of ints, or `(None, None)`.
+    """
+    graph = get_default_graph()
+    global_seed = graph.seed
+    if global_seed is not None:
+        if op_seed is None:
+            op_seed = graph._last_id
+        seeds = _truncate_seed(global_seed), _truncate_seed(op_seed)
+    elif op_seed is not None:
+        seeds = DEFAULT_GRAPH_SEED, _truncate_seed(op_seed)
+    else:
+        seeds = None, None
+    if seeds == (0, 0):
+        return 0, _MAXINT32
+    return seeds
+
+
+@tf_export("set_random_seed", "random.set_random_seed")
+def set_random_seed(seed: Optional[int]) -> None:
+    """Sets the graph-level random seed of the default graph (TF1 `tf.set_random_seed`).
+
+    Random ops created afterwards in this graph derive their seeds from it (see
+    `get_seed`), so a program that sets it produces the same random values in every
+    new session.
+
+    Args:
+      seed: an integer, or None to clear the graph seed.
+    """
+    get_default_graph().seed = seed
+
+
+def _seed_attrs(seed: Optional[int]) -> dict:
+    seed1, seed2 = get_seed(seed)
+    return {"seed": seed1 or 0, "seed2": seed2 or 0}
+
+
+# --- kernel helpers ----------------------------------------------------------------
+_INIT_LOCK = threading.Lock()
+
+
+def _generator(ctx):
+    """The (generator, lock) of this op in this session, created on first use."""
+    state = ctx.state
+    gen = state.get("gen")
+    if gen is None:
+        with _INIT_LOCK:
+            gen = state.get("gen")
+            if gen is None:
+                seed, seed2 = ctx.attrs["seed"], ctx.attrs["seed2"]
+                if seed == 0 and seed2 == 0:
+                    bitgen = np.random.Philox()  # OS entropy: nondeterministic
+                else:
+                    key = ((int(seed) & 0xFFFFFFFFFFFFFFFF) << 64) | \
+                        (int(seed2) & 0xFFFFFFFFFFFFFFFF)
+                    bitgen = np.random.Philox(key=key)
+                state["lock"] = threading.Lock()
+                state["gen"] = gen = np.random.Generator(bitgen)
+    return gen, state["lock"]
+
+
+def _shape_from(shape) -> Tuple[int, ...]:
+    shape = np.asarray(shape)
+    if shape.ndim != 1:
+        raise errors.InvalidArgumentError(
+            None, None, "shape must be a vector of {int32,int64}, got shape [%s]"
+            % ",".join(str(d) for d in shape.shape))
+    dims = tuple(int(d) for d in shape.tolist())
+    for d in dims:
+        if d < 0:
+            raise errors.InvalidArgumentError(None, None, "Dimension %d must be >= 0" % d)
+    return dims
+
+
+def _shape_input_fn(op) -> TensorShape:
+    """Output shape of ops whose input 0 is a 1-D shape tensor."""
+    s = op.inputs[0].shape
+    if s.ndims is not None and s.ndims != 1:
+        raise ValueError("Shape must be rank 1 but is rank %d" % s.ndims)
+    return tensor_util.constant_value_as_shape(op.inputs[0])
+
+
+def _check_scalar_input(op, index: int, what: str) -> None:
+    s = op.inputs[index].shape
+    if s.ndims is not None and s.ndims != 0:
+        raise ValueError("%s must be a scalar; got a tensor of shape [%s]"
+                         % (what, ",".join("?" if d is None else str(d) for d in s.as_list())))
+
+
+_FLOAT_TYPES = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
+_INT_TYPES = (_dt.int32, _dt.int64)
+_MANTISSA_BITS = {_dt.float16: 10, _dt.bfloat16: 7}
+
+
+def _uniform01(gen, dims, dtype: _dt.DType) -> np.ndarray:
+    """Uniform values in [0, 1) of `dtype` (exactly representable, never 1)."""
+    if dtype is _dt.float32:
+        return gen.random(dims, dtype=np.float32)
+    if dtype is _dt.float64:
+        return gen.random(dims)
+    bits = _MANTISSA_BITS[dtype]
+    k = gen.integers(0, 1 << bits, size=dims, dtype=np.int32)
+    return (k.astype(np.float32) * np.float32(2.0 ** -bits)).astype(dtype.as_numpy_dtype)
+
+
+def _standard_normal(gen, n: int, dtype: _dt.DType) -> np.ndarray:
+    """`n` standard normal draws in float32 or float64 (the working precision)."""
+    if dtype is _dt.float64:
+        return gen.standard_normal(n)
+    return gen.standard_normal(n, dtype=np.float32)
+
+
+# --- RandomUniform -------------------------------------------------------------------
+register_op("RandomUniform", inputs=["shape: T"], outputs=["output: dtype"],
+            attrs={"seed": 0, "seed2": 0, "dtype": TypeAttr(_FLOAT_TYPES),
+                   "T": TypeAttr(_INT_TYPES)},
+            shape=_shape_input_fn, stateful=True)
+
+
+@kernel("RandomUniform")
+def _random_uniform_kernel(ctx, shape):
+    dims = _shape_from(shape)
+    gen, lock = _generator(ctx)
+    with lock:
+        return _uniform01(gen, dims, ctx.attrs["dtype"])
+
+
+not_differentiable("RandomUniform")
+
+
+def _random_uniform_int_shape(op):
+    _check_scalar_input(op, 1, "minval")
+    _check_scalar_input(op, 2, "maxval")
+    return _shape_input_fn(op)
+
+
+register_op("RandomUniformInt", inputs=["shape: T", "minval: Tout", "maxval: Tout"],
+            outputs=["output: Tout"],
+            attrs={"seed": 0, "seed2": 0, "Tout": TypeAttr(_INT_TYPES),
+                   "T": TypeAttr(_INT_TYPES)},
+            shape=_random_uniform_int_shape, stateful=True)
+
+
+@kernel("RandomUniformInt")
+def _random_uniform_int_kernel(ctx, shape, minval, maxval):
+    dims = _shape_from(shape)
+    for what, v in (("minval", minval), ("maxval", maxval)):
+        if np.ndim(v) != 0:
+            raise errors.InvalidArgumentError(
+                None, None, "%s must be 0-D, got shape [%s]"
+                % (what, ",".join(str(d) for d in np.shape(v))))
+    lo, hi = int(minval), int(maxval)
+    n = int(np.prod(dims)) if dims else 1
+    if n > 0 and lo >= hi:
+        raise errors.InvalidArgumentError(None, None, "Need minval < maxval, got %d >= %d"
+                                          % (lo, hi))
+    out_np = ctx.attrs["Tout"].as_numpy_dtype
+    if n == 0:
+        return np.zeros(dims, dtype=out_np)
+    gen, lock = _generator(ctx)
+    with lock:
+        return gen.integers(lo, hi, size=dims, dtype=out_np)
+
+
+not_differentiable("RandomUniformInt")
+
+
+# --- RandomStandardNormal, TruncatedNormal ------------------------------------------
+register_op("RandomStandardNormal", inputs=["shape: T"], outputs=["output: dtype"],
+            attrs={"seed": 0, "seed2": 0, "dtype": TypeAttr(_FLOAT_TYPES),
+                   "T": TypeAttr(_INT_TYPES)},
+            shape=_shape_input_fn, stateful=True)
+
+
+@kernel("RandomStandardNormal")
+def _random_standard_normal_kernel(ctx, shape):
+    dims = _shape_from(shape)
+    dtype = ctx.attrs["dtype"]
+    n = int(np.prod(dims)) if dims else 1
+    gen, lock = _generator(ctx)
+    with lock:
+        x = _standard_normal(gen, n, dtype)
+    return x.reshape(dims).astype(dtype.as_numpy_dtype, copy=False)
+
+
+not_differentiable("RandomStandardNormal")
+
+register_op("TruncatedNormal", inputs=["shape: T"], outputs=["output: dtype"],
+            attrs={"seed": 0, "seed2": 0, "dtype": TypeAttr(_FLOAT_TYPES),
+                   "T": TypeAttr(_INT_TYPES)},
+            shape=_shape_input_fn, stateful=True)
+
+
+@kernel("TruncatedNormal")
+def _truncated_normal_kernel(ctx, shape):
+    dims = _shape_from(shape)
+    dtype = ctx.attrs["dtype"]
+    n = int(np.prod(dims)) if dims else 1
+    gen, lock = _generator(ctx)
+    with lock:
+        x = _standard_normal(gen, n, dtype)
+        # resample the draws beyond two standard deviations (about 4.6% each round)
+        bad = np.flatnonzero(np.abs(x) > 2.0)
+        while bad.size:
+            x[bad] = _standard_normal(gen, bad.size, dtype)
+            bad = bad[np.abs(x[bad]) > 2.0]
+    return x.reshape(dims).astype(dtype.as_numpy_dtype, copy=False)
+
+
+not_differentiable("TruncatedNormal")
+
+
+# --- RandomShuffle -------------------------------------------------------------------
+register_op("RandomShuffle", inputs=["value: T"], outputs=["output: T"],
+            attrs={"seed": 0, "seed2": 0}, shape=lambda op: op.inputs[0].shape,
+            stateful=True)
+
+
+@kernel("RandomShuffle")
+def _random_shuffle_kernel(ctx, value):
+    if np.ndim(value) == 0 or value.shape[0] <= 1:
+        return value
+    gen, lock = _generator(ctx)
+    with lock:
+        perm = gen.permutation(value.shape[0])
+    return value[perm]
+
+
+not_differentiable("RandomShuffle")
+
+
+# --- Multinomial ---------------------------------------------------------------------
+def _multinomial_shape(op):
+    logits, num = op.inputs[0].shape, op.inputs[1].shape
+    if logits.ndims is not None and logits.ndims != 2:
+        raise ValueError("Shape must be rank 2 but is rank %d" % logits.ndims)
+    if num.ndims is not None and num.ndims != 0:
+        raise ValueError("Shape must be rank 0 but is rank %d" % num.ndims)
+    batch = logits[0].value if logits.ndims is not None else None
+    n = tensor_util.constant_value(op.inputs[1])
+    if n is not None:
+        n = int(n)
+        if n < 0:
+            raise ValueError("Dimension size, given by scalar input 1, must be non-negative "
+                             "but is %d" % n)
+    return TensorShape([batch, n])
+
+
+register_op("Multinomial", inputs=["logits: T", "num_samples: int32"],
+            outputs=["output: output_dtype"],
+            attrs={"seed": 0, "seed2": 0, "T": TypeAttr(_dt.REAL_NUMBERS),
+                   "output_dtype": TypeAttr(_INT_TYPES, default=_dt.int64)},
+            shape=_multinomial_shape, stateful=True)
+
+
+@kernel("Multinomial")
+def _multinomial_kernel(ctx, logits, num_samples):
+    if logits.ndim != 2:
+        raise errors.InvalidArgumentError(None, None, "logits should be a matrix, got shape [%s]"
+                                          % ",".join(str(d) for d in logits.shape))
+    if np.ndim(num_samples) != 0:
+        raise errors.InvalidArgumentError(None, None, "num_samples should be a scalar.")
+    n = int(num_samples)
+    batch, classes = logits.shape
+    if n < 0:
+        raise errors.InvalidArgumentError(None, None, "num_samples should be nonnegative, "
+                                          "got %d" % n)
+    if batch > 0 and classes <= 0:
+        raise errors.InvalidArgumentError(None, None, "num_classes should be positive, got %d"
+                                          % classes)
+    out_np = ctx.attrs["output_dtype"].as_numpy_dtype
+    if batch == 0 or n == 0:
+        return np.zeros((batch, n), dtype=out_np)
+    lg = logits.astype(np.float64)
+    top = lg.max(axis=1, keepdims=True)
+    # rows without a finite logit sample uniformly rather than producing NaN
+    probs = np.exp(lg - np.where(np.isfinite(top), top, 0.0))
+    probs = np.where(np.isfinite(top), probs, 1.0)
+    cdf = np.cumsum(probs, axis=1)
+    cdf /= cdf[:, -1:]
+    gen, lock = _generator(ctx)
+    with lock:
+        u = gen.random((batch, n))
+    # one searchsorted for all rows: row i lives in the interval (i, i + 1]
+    offset = np.arange(batch, dtype=np.float64)[:, None]
+    flat = np.searchsorted((cdf + offset).ravel(), (u + offset).ravel(), side="right")
+    idx = flat.reshape(batch, n) - (np.arange(batch) * classes)[:, None]
+    return np.minimum(idx, classes - 1).astype(out_np)
+
+
+not_differentiable("Multinomial")
+
+
+# --- builders --------------------------------------------------------------------------
+def _shape_tensor(shape) -> Tensor:
+    """A 1-D int32 (int64 for huge dims) tensor from a shape-like value."""
+    if isinstance(shape, Tensor) or hasattr(shape, "_as_graph_element"):
+        return convert_to_tensor(shape)
+    if isinstance(shape, TensorShape):
+        shape = shape.as_list()
+    if isinstance(shape, (list, tuple)) and any(isinstance(d, Tensor) for d in shape):
+        return convert_to_tensor(shape, name="shape")
+    values = np.asarray(shape)
+    if values.size and values.dtype.kind in "iu" and int(np.max(np.abs(values))) > _MAXINT32:
+        return convert_to_tensor(values.astype(np.int64), name="shape")
+    return convert_to_tensor(shape, dtype=_dt.int32, name="shape")
+
+
+def _check_float(dtype: _dt.DType, what: str) -> None:
+    if dtype not in _FLOAT_TYPES:
+        raise TypeError("Value passed to parameter 'dtype' of %s has DataType %s not in list "
+                        "of allowed values: float16, bfloat16, float32, float64"
+                        % (what, dtype.name))
+
+
+def _is_python_int(v, value: int) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v == value
+
+
+@tf_export("random_uniform", "random.uniform")
+def random_uniform(shape, minval=0, maxval=None, dtype=_dt.float32, seed: Optional[int] = None,
+                   name: Optional[str] = None) -> Tensor:
+    """Outputs random values from a uniform distribution on [minval, maxval).
+
+    Args:
+      shape: a 1-D integer Tensor or Python list/tuple: the output shape.
+      minval: lower bound (inclusive), a scalar of `dtype`.
+      maxval: upper bound (exclusive); defaults to 1 for floats and is required for
+        integer dtypes.
+      dtype: float16, bfloat16, float32, float64, int32 or int64.
+      seed: op-level seed (see `tf.set_random_seed` for how it combines).
+      name: name scope of the ops.
+
+    Returns:
+      A Tensor of `shape` and `dtype`.
+
+    Raises:
+      ValueError: an integer dtype without `maxval`, or an unsupported dtype.
+    """
+    dtype = _dt.as_dtype(dtype)
+    accepted = _FLOAT_TYPES + _INT_TYPES
+    if dtype not in accepted:
+        raise ValueError("Argument `dtype` got invalid value %s. Accepted dtypes are (%s)."
+                         % (dtype, ", ".join(repr(d) for d in accepted)))
+    if maxval is None:
+        if dtype.is_integer:
+            raise ValueError("Must specify maxval for integer dtype %r" % dtype)
+        maxval = 1
+    with name_scope(name, "random_uniform", [shape, minval, maxval]) as scope:
+        shape_t = _shape_tensor(shape)
+        minval_is_zero = _is_python_int(minval, 0)
+        maxval_is_one = _is_python_int(maxval, 1)
+        if not minval_is_zero or not maxval_is_one or dtype.is_integer:
+            minval = convert_to_tensor(minval, dtype=dtype, name="min")
+            maxval = convert_to_tensor(maxval, dtype=dtype, name="max")
+        attrs = _seed_attrs(seed)
+        if dtype.is_integer:
+            return apply_op("RandomUniformInt", [shape_t, minval, maxval], attrs,
+                            name=scope).outputs[0]
+        attrs["dtype"] = dtype
+        rnd = apply_op("RandomUniform", [shape_t], attrs, name="RandomUniform").outputs[0]
+        if minval_is_zero:
+            if maxval_is_one:
+                return rnd
+            return apply_op("Mul", [rnd, maxval], name="Mul").outputs[0]
+        width = apply_op("Sub", [maxval, minval], name="sub").outputs[0]
+        scaled = apply_op("Mul", [rnd, width], name="mul").outputs[0]
+        return apply_op("AddV2", [scaled, minval], name=scope).outputs[0]
+
+
+def _normal_like(op_type: str, default_name: str, shape, mean, stddev, dtype, seed,
+                 name) -> Tensor:
+    dtype = _dt.as_dtype(dtype)
+    with name_scope(name, default_name, [shape, mean, stddev]) as scope:
+        shape_t = _shape_tensor(shape)
+        mean_t = convert_to_tensor(mean, dtype=dtype, name="mean")
+        stddev_t = convert_to_tensor(stddev, dtype=dtype, name="stddev")
+        _check_float(dtype, op_type)
+        attrs = _seed_attrs(seed)
+        attrs["dtype"] = dtype
+        rnd = apply_op(op_type, [shape_t], attrs, name=op_type).outputs[0]
+        scaled = apply_op("Mul", [rnd, stddev_t], name="mul").outputs[0]
+        return apply_op("AddV2", [scaled, mean_t], name=scope).outputs[0]
+
+
+@tf_export("random_normal", "random.normal")
+def random_normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed: Optional[int] = None,
+                  name: Optional[str] = None) -> Tensor:
+    """Outputs random values from a normal distribution.
+
+    Args:
+      shape: a 1-D integer Tensor or Python list/tuple: the output shape.
+      mean: the mean, a scalar (or broadcastable Tensor) of `dtype`.
+      stddev: the standard deviation, a scalar (or broadcastable Tensor) of `dtype`.
+      dtype: a floating dtype.
+      seed: op-level seed (see `tf.set_random_seed`).
+      name: name of the result (and scope of the ops).
+
+    Returns:
+      A Tensor of `shape`: `RandomStandardNormal * stddev + mean`.
+
+    Raises:
+      TypeError: `dtype` is not floating.
+    """
+    return _normal_like("RandomStandardNormal", "random_normal", shape, mean, stddev, dtype,
+                        seed, name)
+
+
+@tf_export("truncated_normal", "random.truncated_normal")
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32,
+                     seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
+    """Outputs random values from a truncated normal distribution.
+
+    Values more than two standard deviations from the mean are dropped and re-drawn.
+
+    Args:
+      shape: a 1-D integer Tensor or Python list/tuple: the output shape.
+      mean: the mean of the (untruncated) normal distribution.
+      stddev: its standard deviation.
+      dtype: a floating dtype.
+      seed: op-level seed (see `tf.set_random_seed`).
+      name: name of the result (and scope of the ops).
+
+    Returns:
+      A Tensor of `shape` with values in [mean - 2 stddev, mean + 2 stddev].
+
+    Raises:
+      TypeError: `dtype` is not floating.
+    """
+    return _normal_like("TruncatedNormal", "truncated_normal", shape, mean, stddev, dtype,
+                        seed, name)
+
+
+@tf_export("random_shuffle", "random.shuffle")
+def random_shuffle(value, seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
+    """Randomly shuffles a tensor along its first dimension.
+
+    Args:
+      value: a Tensor (of any dtype) to shuffle.
+      seed: op-level seed (see `tf.set_random_seed`).
+      name: op name.
+
+    Returns:
+      A Tensor of the same shape and dtype, its slices along dimension 0 permuted.
+    """
+    value = convert_to_tensor(value, name="value")
+    return apply_op("RandomShuffle", [value], _seed_attrs(seed),
+                    name=name or "RandomShuffle").outputs[0]
+
+
+def _multinomial(logits, num_samples, output_dtype, seed) -> Tensor:
+    logits = convert_to_tensor(logits, name="logits")
+    attrs = _seed_attrs(seed)
+    attrs["output_dtype"] = _dt.as_dtype(output_dtype) if output_dtype else _dt.int64
+    num = convert_to_tensor(num_samples, dtype=_dt.int32, name="num_samples")
+    return apply_op("Multinomial", [logits, num], attrs, name="Multinomial").outputs[0]
+
+
+@tf_export("multinomial", "random.multinomial")
+def multinomial(logits, num_samples, seed: Optional[int] = None, name: Optional[str] = None,
+                output_dtype=None) -> Tensor:
+    """Draws samples from a categorical distribution (deprecated alias of categorical).
+
+    Args:
+      logits: 2-D Tensor `[batch_size, num_classes]` of unnormalized log-probabilities.
+      num_samples: 0-D int: number of samples per row.
+      seed: op-level seed (see `tf.set_random_seed`).
+      name: name scope.
+      output_dtype: int32 or int64 (default int64).
+
+    Returns:
+      A `[batch_size, num_samples]` Tensor of class indices.
+    """
+    with name_scope(name, "multinomial", [logits]):
+        return _multinomial(logits, num_samples, output_dtype, seed)
+
+
+@tf_export("random.categorical")
+def categorical(logits, num_samples, dtype=None, seed: Optional[int] = None,
+                name: Optional[str] = None) -> Tensor:
+    """Draws samples from a categorical distribution.
+
+    Args:
+      logits: 2-D Tensor `[batch_size, num_classes]` of unnormalized log-probabilities.
+      num_samples: 0-D int: number of samples per row.
+      dtype: int32 or int64 (default int64) for the result.
+      seed: op-level seed (see `tf.set_random_seed`).
+      name: name scope.
+
+    Returns:
+      A `[batch_size, num_samples]` Tensor of class indices.
+    """
+    with name_scope(name, "categorical", [logits]):
+        return _multinomial(logits, num_samples, dtype, seed)
+

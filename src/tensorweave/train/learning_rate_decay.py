@@ -1,0 +1,2 @@
+"""Learning-rate schedules."""
+from tensorweave.framework.api_export import tf_export  # noqa: F401

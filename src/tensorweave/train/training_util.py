@@ -1,0 +1,2 @@
+"""global_step helpers."""
+from tensorweave.framework.api_export import tf_export  # noqa: F401

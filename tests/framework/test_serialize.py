@@ -1,0 +1,108 @@
+"""GraphDef round trips: names, attrs, devices, control inputs, values."""
+import json
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.framework import serialize
+
+
+def _roundtrip(g):
+    data = g.as_graph_def().SerializeToString()
+    g2 = tf.Graph()
+    with g2.as_default():
+        tf.import_graph_def(tf.GraphDef.FromString(data), name="")
+    return g2, data
+
+
+def test_format_is_versioned_json_not_pickle(graph):
+    tf.constant([1.0, 2.0], name="a")
+    doc = json.loads(graph.as_graph_def().SerializeToString())
+    assert doc["format"] == "tensorweave.GraphDef"
+    assert doc["versions"] == {"producer": 1, "min_consumer": 1}
+    assert doc["node"][0]["name"] == "a" and doc["node"][0]["op"] == "Const"
+
+
+def test_roundtrip_preserves_names_attrs_devices_and_control_inputs(graph):
+    with tf.device("/cpu:0"):
+        a = tf.constant(np.arange(6, dtype=np.int64).reshape(2, 3), name="a")
+    s = tf.constant([b"x", b"yz"], name="s")
+    p = tf.placeholder(tf.float16, [None, 3], name="p")
+    with tf.control_dependencies([a.op, s.op]):
+        c = tf.identity(p, name="c")
+    g2, _ = _roundtrip(graph)
+    assert [o.name for o in g2.get_operations()] == [o.name for o in graph.get_operations()]
+    for op in graph.get_operations():
+        op2 = g2.get_operation_by_name(op.name)
+        assert op2.type == op.type and op2.device == op.device
+        assert [t.name for t in op2.inputs] == [t.name for t in op.inputs]
+        assert [x.name for x in op2.control_inputs] == [x.name for x in op.control_inputs]
+        for t, t2 in zip(op.outputs, op2.outputs):
+            assert t2.dtype == t.dtype and t2.shape.as_list() == t.shape.as_list() \
+                if t.shape.ndims is not None else t2.shape.ndims is None
+    assert g2.get_tensor_by_name("p:0").shape.as_list() == [None, 3]
+    np.testing.assert_array_equal(g2.get_operation_by_name("a").get_attr("value"),
+                                  a.op.get_attr("value"))
+    assert list(g2.get_operation_by_name("s").get_attr("value")) == [b"x", b"yz"]
+    with tf.Session(graph=g2) as sess:
+        out = sess.run("c:0", {"p:0": np.ones((1, 3), np.float16)})
+    assert out.dtype == np.float16 and out.shape == (1, 3)
+
+
+def test_all_attr_kinds_roundtrip():
+    values = [tf.float32, tf.TensorShape([2, None]), tf.TensorShape(None), True, 3, 0.25,
+              float("inf"), float("nan"), "SAME", b"\x00\xff", [1, 2], [], None,
+              np.array([[1.5, -2.0]], np.float64), np.array(7, np.int32),
+              np.array([True, False]), np.array([1 + 2j], np.complex64)]
+    for v in values:
+        back = serialize.decode_attr(json.loads(json.dumps(serialize.encode_attr(v))))
+        if isinstance(v, np.ndarray):
+            assert back.dtype == v.dtype
+            np.testing.assert_array_equal(back, v)
+        elif isinstance(v, float) and v != v:
+            assert back != back
+        elif isinstance(v, tf.TensorShape):
+            assert back.ndims == v.ndims and (v.ndims is None or back.as_list() == v.as_list())
+        else:
+            assert back == v and type(back) is type(v)
+
+
+def test_unserializable_attr_names_node_and_attr():
+    with pytest.raises(ValueError, match="attr 'fn' of node 'n'"):
+        serialize.encode_attr(lambda: 0, "n", "fn")
+
+
+def test_input_map_and_return_elements(graph):
+    x = tf.placeholder(tf.float32, [2], name="x")
+    tf.identity(x, name="y")
+    gd = graph.as_graph_def()
+    g2 = tf.Graph()
+    with g2.as_default():
+        z = tf.constant([5.0, 6.0], name="z")
+        y, y_op = tf.import_graph_def(gd, input_map={"x:0": z}, return_elements=["y:0", "y"])
+        assert y.name == "import/y:0" and y_op is y.op
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(sess.run(y), [5.0, 6.0])
+        # importing twice uniquifies the prefix
+        (y2,) = tf.import_graph_def(gd, input_map={"x": z}, return_elements=["y:0"])
+        assert y2.name == "import_1/y:0"
+
+
+def test_bad_graph_defs_raise_value_error(graph):
+    with pytest.raises(ValueError, match="Not a tensorweave GraphDef"):
+        tf.GraphDef.FromString(b"\x80garbage")
+    bad = serialize.GraphDef([serialize.NodeDef("n", "NoSuchOp")])
+    with pytest.raises(ValueError, match="NoSuchOp"):
+        tf.import_graph_def(bad)
+    missing = serialize.GraphDef([serialize.NodeDef("n", "Identity", ["ghost"],
+                                                    attr={"T": tf.float32})])
+    with pytest.raises(ValueError, match="ghost"):
+        tf.import_graph_def(missing)
+    tf.constant(1.0, name="c")
+    with pytest.raises(ValueError, match="not found in graph_def"):
+        tf.import_graph_def(graph.as_graph_def(), input_map={"nope:0": tf.constant(1.0)})
+    newer = json.loads(graph.as_graph_def().SerializeToString())
+    newer["versions"]["min_consumer"] = 99
+    with pytest.raises(ValueError, match="upgrade"):
+        tf.GraphDef.FromString(json.dumps(newer).encode())
