@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(PY) examples/figure1_forward.py
+	$(PY) examples/figure1_mlp.py
 
 test: $(STAMP)
 	$(PY) -m pytest

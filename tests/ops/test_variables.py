@@ -173,7 +173,7 @@ def test_scalar_assign_add(graph, sess):
     v = tf.Variable(0.0)
     sess.run(v.initializer)
     out = sess.run(v.assign_add(2.5))
-    assert out == 2.5 and isinstance(out, np.ndarray) and out.shape == ()
+    assert out == 2.5 and type(out) is np.float32  # a 0-d fetch is a NumPy scalar, as in TF
 
 
 def test_assign_shape_validation(graph, sess):

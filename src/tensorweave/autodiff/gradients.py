@@ -242,8 +242,13 @@ def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
                         raise ValueError(
                             "Num gradients %d generated for op %s do not match num inputs "
                             "%d" % (len(in_grads), op._name, len(op._inputs)))
-                    if gate and sum(isinstance(g, Tensor) for g in in_grads) > 1:
-                        in_grads = _gate(in_grads, structure)
+                    if gate:
+                        # Gate only the gradients that are used: those of inputs on a
+                        # path to xs (gating the others would force computing them).
+                        in_grads = [g if t._op in between else None
+                                    for t, g in zip(op._inputs, in_grads)]
+                        if sum(isinstance(g, Tensor) for g in in_grads) > 1:
+                            in_grads = _gate(in_grads, structure)
                 for t, g in zip(op._inputs, in_grads):
                     if g is None or not _differentiable(t):
                         continue

@@ -7,6 +7,7 @@ scopes and runs its shape function. A failing shape function leaves the graph as
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
@@ -104,6 +105,15 @@ def _dtype_hint(value):
     return None
 
 
+def _array_dtype_hint(value):
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype != object:
+        try:
+            return _dt.as_dtype(value.dtype)
+        except TypeError:
+            return None
+    return None
+
+
 def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = None,
              name: Optional[str] = None) -> Operation:
     """Creates an op of a registered type. See the module docstring.
@@ -126,22 +136,57 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
     specs = op_def.inputs
     if len(inputs) != len(specs):
         raise TypeError("%s takes %d inputs, got %d" % (op_type, len(specs), len(inputs)))
-    # 1. bind type attrs from inputs that already have a dtype.
-    for spec, value in zip(specs, inputs):
-        ta = spec.type_attr
-        if ta is None or ta in attrs:
-            continue
-        if spec.number_attr is not None:
-            for v in value:
-                d = _dtype_hint(v)
+    # 1. bind type attrs from inputs that already have a dtype: tensors first, then
+    # NumPy arrays (whose dtype TF keeps rather than the attr's default).
+    for hint in (_dtype_hint, _array_dtype_hint):
+        for spec, value in zip(specs, inputs):
+            ta = spec.type_attr
+            if ta is None or ta in attrs:
+                continue
+            for v in (value if spec.number_attr is not None else (value,)):
+                d = hint(v)
                 if d is not None:
                     attrs[ta] = d
                     break
-        else:
-            d = _dtype_hint(value)
-            if d is not None:
-                attrs[ta] = d
-    # 2. convert every input.
+    # 2. convert every input. As in TF, Python values become constants named after the
+    # argument inside the op's own name scope ("mul/y"), and the op takes the scope name.
+    values = [v for spec, value in zip(specs, inputs)
+              for v in (value if spec.is_list and isinstance(value, (list, tuple))
+                        else [value])]
+    g = _graph_of(values)
+    scope = contextlib.nullcontext()
+    if any(_dtype_hint(v) is None for v in values):
+        if not (name and name.endswith("/")):  # "x/" is a scope the caller already opened
+            name = g.unique_name(name or op_type) + "/"
+        scope = g.name_scope(name)
+    with scope:
+        flat = _convert_inputs(op_type, op_def, specs, inputs, attrs)
+    # 3. attr defaults and checks.
+    for k, default in op_def.attrs.items():
+        if k in attrs:
+            continue
+        d = default.default if isinstance(default, (_reg.TypeAttr, _reg.TypeListAttr)) \
+            else default
+        if d is _reg.REQUIRED:
+            raise TypeError("Missing required attr '%s' for op %s" % (k, op_type))
+        attrs[k] = d
+    for k in op_def.type_attrs:
+        v = attrs[k]
+        if not isinstance(v, _dt.DType):
+            attrs[k] = v = _dt.as_dtype(v)
+        allowed = op_def.attrs[k].allowed
+        if allowed is not None and v not in allowed:
+            raise TypeError("Value passed to parameter '%s' has DataType %s not in list of "
+                            "allowed values: %s" % (_param_of(op_def, k), v.name,
+                                                    ", ".join(a.name for a in allowed)))
+    # 4. outputs.
+    op = g._create_op_raw(op_type, flat, output_dtypes(op_def, attrs), attrs, op_def, name)
+    infer_shapes(op)
+    return op
+
+
+def _convert_inputs(op_type, op_def, specs, inputs, attrs) -> List[Tensor]:
+    """Converts each declared input, inferring and checking length and type attrs."""
     flat: List[Tensor] = []
     for spec, value in zip(specs, inputs):
         if spec.number_attr is not None:
@@ -163,7 +208,7 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
                 _bind_type(attrs, spec.type_attr, ts, spec, op_type, op_def)
             flat.extend(ts)
         elif spec.type_list_attr is not None:
-            ts = [convert_to_tensor(v) for v in value]
+            ts = [convert_to_tensor(v, name=spec.name) for v in value]
             attrs[spec.type_list_attr] = [t.dtype for t in ts]
             flat.extend(ts)
         else:
@@ -172,29 +217,7 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
             if spec.type_attr:
                 _bind_type(attrs, spec.type_attr, [t], spec, op_type, op_def)
             flat.append(t)
-    # 3. attr defaults and checks.
-    for k, default in op_def.attrs.items():
-        if k in attrs:
-            continue
-        d = default.default if isinstance(default, (_reg.TypeAttr, _reg.TypeListAttr)) \
-            else default
-        if d is _reg.REQUIRED:
-            raise TypeError("Missing required attr '%s' for op %s" % (k, op_type))
-        attrs[k] = d
-    for k in op_def.type_attrs:
-        v = attrs[k]
-        if not isinstance(v, _dt.DType):
-            attrs[k] = v = _dt.as_dtype(v)
-        allowed = op_def.attrs[k].allowed
-        if allowed is not None and v not in allowed:
-            raise TypeError("Value passed to parameter '%s' has DataType %s not in list of "
-                            "allowed values: %s" % (_param_of(op_def, k), v.name,
-                                                    ", ".join(a.name for a in allowed)))
-    # 4. outputs.
-    g = _graph_of(flat) if flat else get_default_graph()
-    op = g._create_op_raw(op_type, flat, output_dtypes(op_def, attrs), attrs, op_def, name)
-    infer_shapes(op)
-    return op
+    return flat
 
 
 def output_dtypes(op_def, attrs: Dict[str, Any]) -> List[_dt.DType]:
@@ -254,7 +277,7 @@ def _type_default(op_def, spec):
 
 def _convert_input(value, want, spec, op_type, preferred=None):
     try:
-        return convert_to_tensor(value, dtype=want,
+        return convert_to_tensor(value, dtype=want, name=spec.name,
                                  preferred_dtype=preferred if want is None else None)
     except ValueError as e:
         if isinstance(value, Tensor) or _dtype_hint(value) is not None:

@@ -242,6 +242,13 @@ register_op("Reshape", inputs=["tensor: T", "shape: Tshape"], outputs=["output: 
 
 @kernel("Reshape")
 def _reshape_kernel(ctx, x, sizes):
+    if sizes.ndim == 1 and np.size(x):
+        # Fast path: for non-empty inputs NumPy accepts exactly the shapes TF does; the
+        # checks below only produce TF's messages (and TF's zero-size rules).
+        try:
+            return ctx.xp.reshape(x, sizes.tolist())
+        except ValueError:
+            pass
     if sizes.ndim > 1:
         raise _invalid(ctx, "sizes input must be 1-D, not %s" % _shape_text(sizes.shape))
     dims = [int(s) for s in sizes.reshape(-1).tolist()]

@@ -11,25 +11,25 @@ from typing import Optional
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.op_builder import convert_to_tensor
+from tensorweave.ops import array_ops, indexing_ops, math_binary, math_unary, reduction_ops  # noqa: E402 - loaded before this family
 
 
 def _clip_rows(x, ids, max_norm):
     """Scales each embedding of `x` (the trailing dims after ids' rank) down to L2 norm
     at most `max_norm` (TF's `_clip`, via clip_by_norm)."""
-    from tensorweave.ops.resource_variable_ops import public
     ids_rank, x_rank = ids.shape.ndims, x.shape.ndims
     if ids_rank is None or x_rank is None:
         raise ValueError("embedding_lookup with max_norm needs ids and params of known rank")
     axes = list(range(ids_rank, x_rank))
     if not axes:
         return x
-    l2sum = public("reduce_sum")(x * x, axes, keepdims=True)
+    l2sum = reduction_ops.reduce_sum(x * x, axes, keepdims=True)
     positive = l2sum > 0
     # sqrt only where the sum is positive: its gradient at 0 would be inf
-    safe = public("where")(positive, l2sum, public("ones_like")(l2sum))
-    l2norm = public("where")(positive, public("sqrt")(safe), l2sum)
+    safe = indexing_ops.where(positive, l2sum, array_ops.ones_like(l2sum))
+    l2norm = indexing_ops.where(positive, math_unary.sqrt(safe), l2sum)
     max_norm = convert_to_tensor(max_norm, dtype=x.dtype)
-    return x * max_norm / public("maximum")(l2norm, max_norm)
+    return x * max_norm / math_binary.maximum(l2norm, max_norm)
 
 
 @tf_export("nn.embedding_lookup")
@@ -73,10 +73,9 @@ def embedding_lookup(params, ids, partition_strategy: str = "mod", name: Optiona
             with _graph.colocate_with(params.op):
                 result = params.sparse_read(ids, name="Gather")
         else:
-            from tensorweave.ops.resource_variable_ops import public
             params = convert_to_tensor(params, name="params")
             with _graph.colocate_with(params.op):
-                result = public("gather")(params, ids, name="Gather")
+                result = indexing_ops.gather(params, ids, name="Gather")
         if max_norm is not None:
             result = _clip_rows(result, ids, max_norm)
         return structure.identity(result)

@@ -594,5 +594,9 @@ def _slice_helper(tensor, slice_spec, var=None):
 
 Tensor._override_operator("__getitem__", _slice_helper)
 
-# The other modules of the indexing family register their ops on import.
-from tensorweave.ops import indexing_gather, indexing_select  # noqa: E402,F401
+# The other modules of the indexing family register their ops on import; their builders
+# are reachable as indexing_ops.<name> like the rest of the family.
+from tensorweave.ops.indexing_gather import (  # noqa: E402,F401
+    gather, gather_nd, one_hot, scatter_nd)
+from tensorweave.ops.indexing_select import (  # noqa: E402,F401
+    boolean_mask, sequence_mask, top_k, unique, unique_with_counts, where, where_v2)

@@ -14,6 +14,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.api_export import tf_export
+from tensorweave.ops import array_ops, random_ops  # noqa: E402 - loaded before this family
 
 # stddev of a standard normal truncated to [-2, 2]: dividing by it gives a truncated
 # normal the variance the caller asked for.
@@ -56,8 +57,7 @@ class Zeros(Initializer):
         self.dtype = _dt.as_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops.resource_variable_ops import public
-        return public("zeros")(_shape_list(shape), dtype if dtype is not None else self.dtype)
+        return array_ops.zeros(_shape_list(shape), dtype if dtype is not None else self.dtype)
 
     def get_config(self):
         return {"dtype": self.dtype.name}
@@ -71,8 +71,7 @@ class Ones(Initializer):
         self.dtype = _dt.as_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops.resource_variable_ops import public
-        return public("ones")(_shape_list(shape), dtype if dtype is not None else self.dtype)
+        return array_ops.ones(_shape_list(shape), dtype if dtype is not None else self.dtype)
 
     def get_config(self):
         return {"dtype": self.dtype.name}
@@ -141,9 +140,8 @@ class RandomUniform(Initializer):
         self.dtype = _dt.as_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops.resource_variable_ops import public
         dtype = _dt.as_dtype(dtype) if dtype is not None else self.dtype
-        return public("random_uniform")(_shape_list(shape), self.minval, self.maxval, dtype,
+        return random_ops.random_uniform(_shape_list(shape), self.minval, self.maxval, dtype,
                                          seed=self.seed)
 
     def get_config(self):
@@ -162,9 +160,8 @@ class RandomNormal(Initializer):
         self.dtype = _float_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops.resource_variable_ops import public
         dtype = _float_dtype(dtype) if dtype is not None else self.dtype
-        return public("random_normal")(_shape_list(shape), self.mean, self.stddev, dtype,
+        return random_ops.random_normal(_shape_list(shape), self.mean, self.stddev, dtype,
                                         seed=self.seed)
 
     def get_config(self):
@@ -184,9 +181,8 @@ class TruncatedNormal(Initializer):
         self.dtype = _float_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops.resource_variable_ops import public
         dtype = _float_dtype(dtype) if dtype is not None else self.dtype
-        return public("truncated_normal")(_shape_list(shape), self.mean, self.stddev, dtype,
+        return random_ops.truncated_normal(_shape_list(shape), self.mean, self.stddev, dtype,
                                            seed=self.seed)
 
     def get_config(self):
@@ -205,7 +201,6 @@ class UniformUnitScaling(Initializer):
         self.dtype = _float_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops.resource_variable_ops import public
         dtype = _float_dtype(dtype) if dtype is not None else self.dtype
         shape = _shape_list(shape)
         scale_shape = _full_shape(shape, partition_info)
@@ -214,7 +209,7 @@ class UniformUnitScaling(Initializer):
             input_size *= float(d)
         input_size = max(input_size, 1.0)
         limit = math.sqrt(3 / input_size) * self.factor
-        return public("random_uniform")(shape, -limit, limit, dtype, seed=self.seed)
+        return random_ops.random_uniform(shape, -limit, limit, dtype, seed=self.seed)
 
     def get_config(self):
         return {"factor": self.factor, "seed": self.seed, "dtype": self.dtype.name}
@@ -275,7 +270,6 @@ class VarianceScaling(Initializer):
         self.dtype = _float_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from tensorweave.ops.resource_variable_ops import public
         dtype = _float_dtype(dtype) if dtype is not None else self.dtype
         shape = _shape_list(shape)
         fan_in, fan_out = _compute_fans(_full_shape(shape, partition_info))
@@ -288,12 +282,12 @@ class VarianceScaling(Initializer):
             scale /= max(1., (fan_in + fan_out) / 2.)
         if self.distribution in ("normal", "truncated_normal"):
             stddev = math.sqrt(scale) / _TRUNCATED_NORMAL_STDDEV
-            return public("truncated_normal")(shape, 0.0, stddev, dtype, seed=self.seed)
+            return random_ops.truncated_normal(shape, 0.0, stddev, dtype, seed=self.seed)
         if self.distribution == "untruncated_normal":
-            return public("random_normal")(shape, 0.0, math.sqrt(scale), dtype,
+            return random_ops.random_normal(shape, 0.0, math.sqrt(scale), dtype,
                                             seed=self.seed)
         limit = math.sqrt(3.0 * scale)
-        return public("random_uniform")(shape, -limit, limit, dtype, seed=self.seed)
+        return random_ops.random_uniform(shape, -limit, limit, dtype, seed=self.seed)
 
     def get_config(self):
         return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,

@@ -21,8 +21,7 @@ from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_diffe
     register_op
 from tensorweave.framework.shapes import broadcast_shapes
 from tensorweave.ops import math_unary
-from tensorweave.ops.math_unary import quiet
-from tensorweave.ops.math_grad_util import public_op, unbroadcast
+from tensorweave.ops.math_grad_util import unbroadcast
 
 FLOATS = _dt.FLOATS
 COMPLEX = _dt.COMPLEX
@@ -53,7 +52,7 @@ def _check_divisor(y):
         raise _IntegerDivisionByZero
 
 
-# --- NumPy computations (rows that can divide by zero run `quiet`) --------------------------
+# --- NumPy computations (the executor silences NumPy floating-point warnings) ------------
 def _truediv(x, y):
     if _is_int(x):
         return _truncatediv(x, y)
@@ -166,7 +165,8 @@ def _grad_floormod(op, grad):
 
 
 def _grad_pow(op, grad):
-    where = public_op("where")
+    from tensorweave.ops import array_ops, indexing_ops
+    where = indexing_ops.where
     x, y = op.inputs
     z = op.outputs[0]
     cx, cy, cz = _conj(x), _conj(y), _conj(z)
@@ -177,18 +177,19 @@ def _grad_pow(op, grad):
         mask = not_equal(x, convert_to_tensor(0, dtype=x.dtype))
     else:
         mask = greater(x, convert_to_tensor(0, dtype=x.dtype))
-    safe_x = where(mask, x, public_op("ones_like")(x))
-    log_x = where(mask, math_unary.log(safe_x), public_op("zeros_like")(x))
+    safe_x = where(mask, x, array_ops.ones_like(x))
+    log_x = where(mask, math_unary.log(safe_x), array_ops.zeros_like(x))
     _, gy = unbroadcast(multiply(grad, multiply(cz, _conj(log_x))), x, y)
     return [gx, gy]
 
 
 def _grad_max_min(select_x_fn):
     def grad_fn(op, grad):
+        from tensorweave.ops import array_ops, indexing_ops
         x, y = op.inputs
-        where = public_op("where")
+        where = indexing_ops.where
         xmask = select_x_fn(x, y)
-        zeros = public_op("zeros_like")(grad)
+        zeros = array_ops.zeros_like(grad)
         gx, _ = unbroadcast(where(xmask, grad, zeros), x, y)
         _, gy = unbroadcast(where(xmask, zeros, grad), x, y)
         return [gx, gy]
@@ -224,14 +225,14 @@ _TABLE = [
          (_dt.string,), _grad_add),
     _Row("Sub", np.subtract, NUMBERS, _grad_sub),
     _Row("Mul", np.multiply, NUMBERS, _grad_mul),
-    _Row("Div", quiet(_div), NUMBERS, _grad_realdiv),
-    _Row("RealDiv", quiet(_truediv), NUMBERS, _grad_realdiv),
-    _Row("DivNoNan", quiet(_div_no_nan), FLOAT_COMPLEX, _grad_div_no_nan),
-    _Row("FloorDiv", quiet(_floordiv), REAL, _grad_none2),
-    _Row("FloorMod", quiet(_floormod), REAL, _grad_floormod),
-    _Row("TruncateDiv", quiet(_truncatediv), REAL, _grad_none2),
-    _Row("TruncateMod", quiet(_truncatemod), FLOATS + (_dt.int32, _dt.int64), None),
-    _Row("Pow", quiet(_pow), FLOATS + (_dt.int8, _dt.int16, _dt.int32, _dt.int64) + COMPLEX,
+    _Row("Div", _div, NUMBERS, _grad_realdiv),
+    _Row("RealDiv", _truediv, NUMBERS, _grad_realdiv),
+    _Row("DivNoNan", _div_no_nan, FLOAT_COMPLEX, _grad_div_no_nan),
+    _Row("FloorDiv", _floordiv, REAL, _grad_none2),
+    _Row("FloorMod", _floormod, REAL, _grad_floormod),
+    _Row("TruncateDiv", _truncatediv, REAL, _grad_none2),
+    _Row("TruncateMod", _truncatemod, FLOATS + (_dt.int32, _dt.int64), None),
+    _Row("Pow", _pow, FLOATS + (_dt.int8, _dt.int16, _dt.int32, _dt.int64) + COMPLEX,
          _grad_pow),
     _Row("Maximum", np.maximum, REAL, _grad_max_min(lambda x, y: greater_equal(x, y))),
     _Row("Minimum", np.minimum, REAL, _grad_max_min(lambda x, y: less_equal(x, y))),

@@ -75,16 +75,6 @@ def broadcast_gradient_args(s0, s1, name: Optional[str] = None) -> Tuple[Tensor,
 
 
 # --- helpers ----------------------------------------------------------------------------
-def public_op(name: str):
-    """The builder exported as `tf.<name>` (e.g. "where", "zeros_like"), looked up when a
-    gradient is built, so math gradients do not depend on which module of another op
-    family defines it."""
-    from tensorweave.framework.api_export import exported
-    fn = exported().get(name)
-    if fn is None:
-        raise NotImplementedError("tf.%s is needed to build this gradient but is not "
-                                  "defined" % name)
-    return fn
 
 
 def _static_reduction_axes(shape: List[int], out: List[Optional[int]]) -> List[int]:

@@ -33,14 +33,6 @@ def _same_shape(op):
     return op.inputs[0].shape
 
 
-def quiet(fn: Callable) -> Callable:
-    """`fn` run with NumPy floating-point warnings off: TF returns inf/nan silently."""
-    def run(*args):
-        with np.errstate(all="ignore"):
-            return fn(*args)
-    return run
-
-
 # --- NumPy computations that are more than one ufunc -------------------------------------
 _TWO_OVER_SQRT_PI = 1.1283791670955126
 _SQRT_PI = 1.7724538509055159
@@ -142,8 +134,8 @@ def _grad_abs(op, grad):
 
 
 def _grad_sign(op, grad):
-    from tensorweave.ops.math_grad_util import public_op
-    return public_op("zeros_like")(op.inputs[0])
+    from tensorweave.ops import array_ops
+    return array_ops.zeros_like(op.inputs[0])
 
 
 def _grad_square(op, grad):
@@ -216,22 +208,22 @@ _TABLE = [
     _Row("Sign", _sign, SIGNED_COMPLEX, _grad_sign),
     _Row("Square", np.square, SIGNED_COMPLEX + (_dt.uint8, _dt.uint16, _dt.uint32,
                                                  _dt.uint64), _grad_square),
-    _Row("Sqrt", quiet(np.sqrt), FLOAT_COMPLEX, _fused_grad("SqrtGrad")),
-    _Row("Rsqrt", quiet(_rsqrt), FLOAT_COMPLEX, _fused_grad("RsqrtGrad")),
-    _Row("Exp", quiet(np.exp), FLOAT_COMPLEX, _grad_exp),
-    _Row("Expm1", quiet(np.expm1), FLOAT_COMPLEX, _grad_expm1),
-    _Row("Log", quiet(np.log), FLOAT_COMPLEX, _grad_log),
-    _Row("Log1p", quiet(np.log1p), FLOAT_COMPLEX, _grad_log1p),
-    _Row("Sin", quiet(np.sin), FLOAT_COMPLEX, _grad_sin),
-    _Row("Cos", quiet(np.cos), FLOAT_COMPLEX, _grad_cos),
-    _Row("Tan", quiet(np.tan), FLOAT_COMPLEX, _grad_tan),
-    _Row("Tanh", quiet(np.tanh), FLOAT_COMPLEX, _fused_grad("TanhGrad")),
-    _Row("Sigmoid", quiet(_sigmoid), FLOAT_COMPLEX, _fused_grad("SigmoidGrad")),
+    _Row("Sqrt", np.sqrt, FLOAT_COMPLEX, _fused_grad("SqrtGrad")),
+    _Row("Rsqrt", _rsqrt, FLOAT_COMPLEX, _fused_grad("RsqrtGrad")),
+    _Row("Exp", np.exp, FLOAT_COMPLEX, _grad_exp),
+    _Row("Expm1", np.expm1, FLOAT_COMPLEX, _grad_expm1),
+    _Row("Log", np.log, FLOAT_COMPLEX, _grad_log),
+    _Row("Log1p", np.log1p, FLOAT_COMPLEX, _grad_log1p),
+    _Row("Sin", np.sin, FLOAT_COMPLEX, _grad_sin),
+    _Row("Cos", np.cos, FLOAT_COMPLEX, _grad_cos),
+    _Row("Tan", np.tan, FLOAT_COMPLEX, _grad_tan),
+    _Row("Tanh", np.tanh, FLOAT_COMPLEX, _fused_grad("TanhGrad")),
+    _Row("Sigmoid", _sigmoid, FLOAT_COMPLEX, _fused_grad("SigmoidGrad")),
     _Row("Erf", _erf, FLOATS, _grad_erf),
     _Row("Floor", np.floor, FLOATS, _grad_none),
     _Row("Ceil", np.ceil, FLOATS, _grad_none),
     _Row("Round", _round, SIGNED_COMPLEX, _grad_none),
-    _Row("Reciprocal", quiet(_reciprocal), SIGNED_COMPLEX, _fused_grad("ReciprocalGrad")),
+    _Row("Reciprocal", _reciprocal, SIGNED_COMPLEX, _fused_grad("ReciprocalGrad")),
     _Row("Conj", np.conj, COMPLEX + (_dt.variant,), lambda op, grad: conj(grad)),
     _Row("IsNan", np.isnan, FLOATS, None, _dt.bool),
     _Row("IsInf", np.isinf, FLOATS, None, _dt.bool),

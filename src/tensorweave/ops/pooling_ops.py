@@ -100,7 +100,7 @@ def _first_max_masks(xp: np.ndarray, y: np.ndarray, wh: Window, ww: Window):
         np.equal(xp[:, rows, cols], y, out=hit)
         hit &= free
         yield rows, cols, hit
-        free &= ~hit
+        np.greater(free, hit, out=free)  # free &= ~hit, without a temporary
 
 
 def _unpad(xp: np.ndarray, shape, wh: Window, ww: Window) -> np.ndarray:
@@ -175,8 +175,11 @@ def _max_pool_grad_kernel(ctx, x, y, dy):
     # The maximum is recomputed from orig_input (as TF's CPU kernel), so ties and the
     # choice of window element do not depend on orig_output.
     pooled, xp = _max_pool_nhwc(xn, wh, ww)
-    dxp = np.zeros(xp.shape, dtype=dy.dtype)
     overlap = wh.stride < wh.k or ww.stride < ww.k
+    # windows that tile the input exactly write every element once: no zero fill needed
+    tiles = (wh.stride, ww.stride) == (wh.k, ww.k) and \
+        xp.shape[1:3] == (wh.out * wh.k, ww.out * ww.k)
+    dxp = (np.empty if tiles else np.zeros)(xp.shape, dtype=dy.dtype)
     # (multiplying by the mask is several times faster than np.where / copyto(where=))
     for rows, cols, mask in _first_max_masks(xp, pooled, wh, ww):
         if overlap:

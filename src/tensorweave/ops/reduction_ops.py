@@ -57,7 +57,8 @@ def _reduction_shape(op) -> TensorShape:
 def _kernel_axes(ctx, x, axes) -> tuple:
     """Normalised reduction axes of a kernel call; InvalidArgumentError like TF's."""
     rank = x.ndim
-    flat = np.asarray(axes).reshape(-1).tolist()
+    flat = axes.reshape(-1).tolist() if type(axes) is np.ndarray else \
+        np.asarray(axes).reshape(-1).tolist()
     out = []
     for a in flat:
         if a < -rank or a >= rank:
@@ -92,9 +93,10 @@ def _register_reduction(op_type: str, allowed, reduce_fn, input_dtype=None) -> N
 
 
 def _sum(xp, x, ax, keep):
+    # add.reduce is np.sum without its Python wrapper (a few microseconds per call)
     if x.dtype in _LOW_PRECISION:
-        return xp.sum(x, axis=ax, dtype=np.float32, keepdims=keep).astype(x.dtype)
-    return xp.sum(x, axis=ax, dtype=x.dtype, keepdims=keep)
+        return xp.add.reduce(x, axis=ax, dtype=np.float32, keepdims=keep).astype(x.dtype)
+    return xp.add.reduce(x, axis=ax, dtype=x.dtype, keepdims=keep)
 
 
 def _mean(xp, x, ax, keep):
@@ -113,7 +115,9 @@ def _mean(xp, x, ax, keep):
         shape = xp.sum(x, axis=ax, keepdims=keep).shape
         return xp.full(shape, np.nan, dtype=x.dtype)
     acc = np.float32 if x.dtype in _LOW_PRECISION else x.dtype
-    return xp.mean(x, axis=ax, dtype=acc, keepdims=keep).astype(x.dtype, copy=False)
+    # sum / count: the same value as xp.mean without its Python-level overhead
+    total = xp.add.reduce(x, axis=ax, dtype=acc, keepdims=keep)
+    return (total / count).astype(x.dtype, copy=False)  # a Python int keeps the dtype
 
 
 def _extreme(fn, initial_of):
@@ -288,12 +292,12 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name: Optional[str]
     Returns:
       The reduced tensor.
     """
-    from tensorweave.ops import array_ops, math_binary, math_unary, structure
+    from tensorweave.ops import array_ops, indexing_ops, math_binary, math_unary, structure
     axis, keep = _resolve(axis, reduction_indices, keepdims, keep_dims)
     with name_scope(name, "ReduceLogSumExp", [input_tensor]) as scope:
         x = convert_to_tensor(input_tensor)
         raw_max = reduce_max(x, axis, keepdims=True)
-        my_max = structure.stop_gradient(_public("where")(
+        my_max = structure.stop_gradient(indexing_ops.where(
             math_unary.is_finite(raw_max), raw_max, array_ops.zeros_like(raw_max)))
         result = math_unary.log(reduce_sum(math_unary.exp(math_binary.subtract(x, my_max)),
                                            axis, keepdims=keep))
@@ -331,12 +335,6 @@ def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=_dt.int64,
                                     False if x.dtype is _dt.bool else 0, dtype=x.dtype)
         nonzero = math_ops.cast(math_binary.not_equal(x, zero), _dt.int64)
         return math_ops.cast(reduce_sum(nonzero, axis=axis, keepdims=keep), dtype=dtype)
-
-
-def _public(name: str):
-    """A public builder of another family, looked up in the export table at call time."""
-    from tensorweave.framework import api_export
-    return api_export.exported("")[name]
 
 
 def _moments_input(input_tensor):

@@ -46,6 +46,7 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel, \
     not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, as_shape, unknown_shape
+from tensorweave.ops import array_ops  # noqa: E402 - loaded before this family
 
 _INDEX_TYPES = (_dt.int32, _dt.int64)
 
@@ -458,10 +459,10 @@ def _gather_grad(op, grad):
     if indices.shape.ndims == 1 and grad.shape.ndims is not None and \
             grad.shape.ndims == var_shape.ndims:
         return [IndexedSlices(grad, indices, dense_shape), None]
-    size = public("expand_dims")(public("size")(indices), 0)
-    values_shape = public("concat")([size, dense_shape[1:]], 0)
-    values = public("reshape")(grad, values_shape)
-    flat_indices = public("reshape")(indices, size)
+    size = array_ops.expand_dims(array_ops.size(indices), 0)
+    values_shape = array_ops.concat([size, dense_shape[1:]], 0)
+    values = array_ops.reshape(grad, values_shape)
+    flat_indices = array_ops.reshape(indices, size)
     return [IndexedSlices(values, flat_indices, dense_shape), None]
 
 
@@ -506,10 +507,35 @@ def _update_at(arr, idx, upd):
     arr[idx] = upd
 
 
+def _accumulate_at(ufunc):
+    """`ufunc.at(arr, idx, upd)` (a repeated index is applied again, in order), with the
+    first occurrence of each index done by fancy indexing: several times faster than
+    `ufunc.at` alone for an embedding update of a few hundred rows, and the same result
+    to the bit (each row still sees its updates in their original order)."""
+    def at(arr, idx, upd):
+        flat = idx.reshape(-1)
+        if flat.size < 2:
+            ufunc.at(arr, idx, upd)
+            return
+        rows = upd if upd.ndim == 0 else upd.reshape((flat.size,) + arr.shape[1:])
+        order = np.argsort(flat, kind="stable")
+        ordered = flat[order]
+        repeat = ordered[1:] == ordered[:-1]
+        if not repeat.any():
+            arr[flat] = ufunc(arr[flat], rows)
+            return
+        is_first = np.concatenate(([True], ~repeat))
+        first = order[is_first]
+        later = np.sort(order[~is_first])
+        arr[flat[first]] = ufunc(arr[flat[first]], rows if upd.ndim == 0 else rows[first])
+        ufunc.at(arr, flat[later], rows if upd.ndim == 0 else rows[later])
+    return at
+
+
 _SCATTER_FNS = {
     "ResourceScatterUpdate": _update_at,
-    "ResourceScatterAdd": np.add.at,
-    "ResourceScatterSub": np.subtract.at,
+    "ResourceScatterAdd": _accumulate_at(np.add),
+    "ResourceScatterSub": _accumulate_at(np.subtract),
     "ResourceScatterMul": np.multiply.at,
     "ResourceScatterDiv": _div_at,
     "ResourceScatterMin": np.minimum.at,

@@ -24,6 +24,7 @@ from tensorweave.framework.op_builder import convert_to_tensor, \
     register_tensor_conversion_function
 from tensorweave.framework.shapes import TensorShape, as_shape, unknown_shape
 from tensorweave.ops import resource_variable_ops as rv
+from tensorweave.ops import array_ops, indexing_ops, math_unary  # noqa: E402 - loaded before this family
 
 
 @tf_export("VariableSynchronization")
@@ -327,7 +328,7 @@ class Variable(metaclass=_VariableMeta):
 
     def gather_nd(self, indices, name: Optional[str] = None) -> Tensor:
         """`tf.gather_nd(self.value(), indices)`."""
-        return rv.public("gather_nd")(self.value(), indices, name=name)
+        return indexing_ops.gather_nd(self.value(), indices, name=name)
 
     def initialized_value(self) -> Tensor:
         """The variable's value if initialized, else its initial value; for initializing
@@ -751,8 +752,8 @@ def assert_variables_initialized(var_list=None):
             read = var.read_value()
             # the rank may be known statically: the read must still run (and fail)
             with _graph.control_dependencies([read]):
-                ranks.append(structure.identity(rv.public("rank")(read)))
-    return ranks[0] if len(ranks) == 1 else rv.public("stack")(ranks)
+                ranks.append(structure.identity(array_ops.rank(read)))
+    return ranks[0] if len(ranks) == 1 else array_ops.stack(ranks)
 
 
 @tf_export("report_uninitialized_variables")
@@ -768,7 +769,7 @@ def report_uninitialized_variables(var_list=None,
         with _graph.device("/cpu:0"):
             if not var_list:
                 return constant([], dtype=_dt.string)
-            mask = rv.public("logical_not")(rv.public("stack")(init_vars))
+            mask = math_unary.logical_not(array_ops.stack(init_vars))
             names = constant([v.op.name for v in var_list])
-            return rv.public("boolean_mask")(names, mask)
+            return indexing_ops.boolean_mask(names, mask)
 

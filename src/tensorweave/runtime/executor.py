@@ -22,6 +22,8 @@ import time
 from collections import deque
 from typing import List, Optional
 
+import numpy as np
+
 from tensorweave.framework import errors
 from tensorweave.runtime.devices import nbytes_of
 
@@ -138,6 +140,7 @@ class ThreadPool:
             self._threads.append(t)
 
     def _work(self):
+        np.seterr(all="ignore")  # this thread's own NumPy state: kernels compute silently
         while True:
             item = self._q.get()
             if item is None:

@@ -159,11 +159,15 @@ def _feed_value(t: Tensor, value):
 
 
 def _owned(v):
-    """`v`, or a copy of it when it may share memory with graph state: a read-only
-    array (constants, variable values) or a view (of a feed, a variable or another
-    output). A fetched value then belongs to the caller, as in TF."""
-    if type(v) is np.ndarray and (v.base is not None or not v.flags.writeable):
-        return v.copy()
+    """A fetched value as TF returns it: a 0-d result as a NumPy scalar (bytes for
+    strings), and an array that may share memory with graph state (a read-only
+    constant or variable value, or a view of a feed, a variable or another output)
+    copied, so the value belongs to the caller."""
+    if type(v) is np.ndarray:
+        if not v.ndim:
+            return v[()]
+        if v.base is not None or not v.flags.writeable:
+            return v.copy()
     return v
 
 
@@ -245,10 +249,12 @@ class BaseSession:
             stats = _ex.StepStats()
             for d in self._device_manager.devices:
                 d.allocator.reset_peak()
-        if plan.parallel:
-            out = _ex.run_dataflow(plan, feed_values, self._pool, stats)
-        else:
-            out = _ex.run_sequential(plan, feed_values, stats)
+        # TF kernels compute inf/NaN silently; NumPy would warn (once per step, not per op)
+        with np.errstate(all="ignore"):
+            if plan.parallel:
+                out = _ex.run_dataflow(plan, feed_values, self._pool, stats)
+            else:
+                out = _ex.run_sequential(plan, feed_values, stats)
         if stats is not None:
             _fill_metadata(run_metadata, stats, self._device_manager)
         return [_owned(v) for v in out]

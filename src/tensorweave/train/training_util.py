@@ -1,2 +1,99 @@
-"""global_step helpers."""
-from tensorweave.framework.api_export import tf_export  # noqa: F401
+"""global_step helpers: the int64 scalar Variable counting training steps (TF1)."""
+from __future__ import annotations
+
+import logging
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import graph as _graph
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import GraphKeys, Tensor
+
+_log = logging.getLogger("tensorweave")
+
+
+@tf_export("train.global_step")
+def global_step(sess, global_step_tensor) -> int:
+    """The value of the global step in `sess`, as a Python int.
+
+    Args:
+      sess: a Session.
+      global_step_tensor: the global step Variable or Tensor, or its name.
+    """
+    return int(sess.run(global_step_tensor))
+
+
+@tf_export("train.get_global_step")
+def get_global_step(graph=None):
+    """The global step of `graph` (default graph if None), or None.
+
+    It is the single entry of the GLOBAL_STEP collection, else the tensor named
+    'global_step:0'.
+
+    Raises:
+      TypeError: the global step found is not an integer scalar Variable or Tensor.
+    """
+    graph = graph or _graph.get_default_graph()
+    found = graph.get_collection(GraphKeys.GLOBAL_STEP)
+    if len(found) == 1:
+        step = found[0]
+    elif not found:
+        try:
+            step = graph.get_tensor_by_name("global_step:0")
+        except (KeyError, ValueError):
+            return None
+    else:
+        _log.error("Multiple tensors in global_step collection.")
+        return None
+    assert_global_step(step)
+    return step
+
+
+@tf_export("train.create_global_step")
+def create_global_step(graph=None):
+    """Creates the global step of `graph`: an int64 scalar Variable 'global_step'
+    initialized to 0, not trainable, in GLOBAL_VARIABLES and GLOBAL_STEP.
+
+    Raises:
+      ValueError: the graph already has a global step.
+    """
+    from tensorweave.ops import init_ops, variable_scope
+    from tensorweave.ops.variables import VariableAggregation
+    graph = graph or _graph.get_default_graph()
+    if get_global_step(graph) is not None:
+        raise ValueError('"global_step" already exists.')
+    with graph.as_default(), graph.name_scope(None):
+        return variable_scope.get_variable(
+            GraphKeys.GLOBAL_STEP, shape=[], dtype=_dt.int64,
+            initializer=init_ops.zeros_initializer(), trainable=False,
+            aggregation=VariableAggregation.ONLY_FIRST_REPLICA,
+            collections=[GraphKeys.GLOBAL_VARIABLES, GraphKeys.GLOBAL_STEP])
+
+
+@tf_export("train.get_or_create_global_step")
+def get_or_create_global_step(graph=None):
+    """The global step of `graph`, created if it does not exist yet."""
+    graph = graph or _graph.get_default_graph()
+    step = get_global_step(graph)
+    if step is None:
+        step = create_global_step(graph)
+    return step
+
+
+@tf_export("train.assert_global_step")
+def assert_global_step(global_step_tensor) -> None:
+    """Checks that `global_step_tensor` can be a global step: an integer scalar (or
+    shape-unknown) Variable or Tensor.
+
+    Raises:
+      TypeError: it is not.
+    """
+    from tensorweave.ops.variables import Variable
+    if not isinstance(global_step_tensor, (Variable, Tensor)):
+        raise TypeError('Existing "global_step" must be a Variable or Tensor: %s.'
+                        % (global_step_tensor,))
+    if not global_step_tensor.dtype.base_dtype.is_integer:
+        raise TypeError('Existing "global_step" does not have integer type: %s'
+                        % global_step_tensor.dtype)
+    shape = global_step_tensor.get_shape()
+    if shape.ndims != 0 and shape.is_fully_defined():
+        raise TypeError('Existing "global_step" is not scalar: %s' % shape)

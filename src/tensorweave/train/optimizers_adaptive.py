@@ -1,0 +1,311 @@
+"""RMSProp, Adam and FTRL, written from primitive ops and Variables (see `optimizers`).
+
+Adam's dense update uses the fused `ResourceApplyAdam` kernel of `training_ops` (measured
+faster than its composition of ~17 ops per variable); everything else here is composed
+of ordinary variable ops.
+"""
+from __future__ import annotations
+
+from tensorweave.framework import graph as _graph
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.op_builder import convert_to_tensor
+from tensorweave.train import training_ops
+from tensorweave.train.optimizer import Optimizer, _call_if_callable
+
+
+def _ops():
+    from tensorweave.train import optimizers
+    return optimizers
+
+
+# --- RMSProp ------------------------------------------------------------------------------
+@tf_export("train.RMSPropOptimizer")
+class RMSPropOptimizer(Optimizer):
+    """RMSProp (TF1):
+        ms = ms + (grad**2 - ms) * (1 - decay)
+        mom = momentum * mom + lr * grad / sqrt(ms + epsilon)
+        var -= mom
+    With `centered`, also `mg = mg + (grad - mg) * (1 - decay)` and the denominator is
+    sqrt(ms - mg**2 + epsilon). The 'rms' slot starts at ones.
+
+    Args:
+      learning_rate: a float, scalar Tensor, or callable.
+      decay: discounting factor for the history (default 0.9).
+      momentum: momentum factor (default 0.0).
+      epsilon: small value avoiding zero denominators (default 1e-10).
+      use_locking: use locks for the updates.
+      centered: normalize by the estimated variance of the gradient.
+      name: name of the ops (default "RMSProp").
+    """
+
+    def __init__(self, learning_rate, decay=0.9, momentum=0.0, epsilon=1e-10,
+                 use_locking: bool = False, centered: bool = False, name: str = "RMSProp"):
+        super().__init__(use_locking, name)
+        self._learning_rate = learning_rate
+        self._decay = decay
+        self._momentum = momentum
+        self._epsilon = epsilon
+        self._centered = centered
+
+    def _create_slots(self, var_list):
+        for v in var_list:
+            self._filled_slot(v, 1, "rms", self._name)
+            if self._centered:
+                self._zeros_slot(v, "mg", self._name)
+            self._zeros_slot(v, "momentum", self._name)
+
+    def _prepare(self):
+        self._learning_rate_tensor = convert_to_tensor(
+            _call_if_callable(self._learning_rate), name="learning_rate")
+        self._decay_tensor = convert_to_tensor(_call_if_callable(self._decay), name="decay")
+        self._momentum_tensor = convert_to_tensor(_call_if_callable(self._momentum),
+                                                  name="momentum")
+        self._epsilon_tensor = convert_to_tensor(_call_if_callable(self._epsilon),
+                                                 name="epsilon")
+
+    def _step(self, grad, var, ms, mg, mom):
+        """(new ms, new mg or None, new mom) from the old slot values."""
+        o = _ops()
+        lr, rho, momentum, eps = (o.hyper(t, var) for t in (
+            self._learning_rate_tensor, self._decay_tensor, self._momentum_tensor,
+            self._epsilon_tensor))
+        new_ms = ms + (grad * grad - ms) * (1.0 - rho)
+        denom = new_ms + eps
+        new_mg = None
+        if mg is not None:
+            new_mg = mg + (grad - mg) * (1.0 - rho)
+            denom = new_ms - new_mg * new_mg + eps
+        new_mom = mom * momentum + grad * lr / o._fn("sqrt")(denom)
+        return new_ms, new_mg, new_mom
+
+    def _slots_of(self, var):
+        return (self.get_slot(var, "rms"), self.get_slot(var, "mg"),
+                self.get_slot(var, "momentum"))
+
+    def _apply_dense(self, grad, var):
+        o = _ops()
+        ms, mg, mom = self._slots_of(var)
+        new_ms, new_mg, new_mom = self._step(grad, var, o.read(ms),
+                                             o.read(mg) if mg is not None else None,
+                                             o.read(mom))
+        updates = [o.assign(ms, new_ms), o.assign(mom, new_mom), o.assign_sub(var, new_mom)]
+        if mg is not None:
+            updates.append(o.assign(mg, new_mg))
+        return o.group(*updates)
+
+    def _resource_apply_sparse(self, grad, var, indices):
+        o = _ops()
+        ms, mg, mom = self._slots_of(var)
+        new_ms, new_mg, new_mom = self._step(
+            grad, var, o.gather(ms, indices),
+            o.gather(mg, indices) if mg is not None else None, o.gather(mom, indices))
+        updates = [o.scatter_update(ms, indices, new_ms),
+                   o.scatter_update(mom, indices, new_mom),
+                   o.scatter_sub(var, indices, new_mom)]
+        if mg is not None:
+            updates.append(o.scatter_update(mg, indices, new_mg))
+        return o.group(*updates)
+
+
+# --- Adam ---------------------------------------------------------------------------------
+@tf_export("train.AdamOptimizer")
+class AdamOptimizer(Optimizer):
+    """Adam (Kingma & Ba), as TF1 computes it:
+        lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t)
+        m = m + (grad - m) * (1 - beta1);  v = v + (grad**2 - v) * (1 - beta2)
+        var -= lr_t * m / (sqrt(v) + epsilon)
+    beta1^t and beta2^t are the non-slot variables 'beta1_power' and 'beta2_power',
+    multiplied by beta1 and beta2 after each apply. A sparse gradient decays all of m
+    and v and updates all of var (TF1's non-lazy Adam).
+
+    Args:
+      learning_rate: a float, scalar Tensor, or callable (default 0.001).
+      beta1: decay of the first moment (default 0.9).
+      beta2: decay of the second moment (default 0.999).
+      epsilon: small constant for numerical stability (default 1e-8).
+      use_locking: use locks for the updates.
+      name: name of the ops (default "Adam").
+      use_own_namescope_for_non_slot_vars: create beta1_power/beta2_power under the
+        name scope `name` instead of the current one.
+    """
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                 use_locking: bool = False, name: str = "Adam",
+                 use_own_namescope_for_non_slot_vars: bool = False):
+        super().__init__(use_locking, name)
+        self._lr, self._beta1, self._beta2, self._epsilon = learning_rate, beta1, beta2, \
+            epsilon
+        self._use_own_namescope = use_own_namescope_for_non_slot_vars
+
+    def _get_beta_accumulators(self):
+        g = _graph.get_default_graph()
+        return (self._get_non_slot_variable("beta1_power", graph=g),
+                self._get_non_slot_variable("beta2_power", graph=g))
+
+    def _create_slots(self, var_list):
+        first_var = min(var_list, key=lambda x: x.name)
+        if self._use_own_namescope:
+            with _graph.name_scope(self._name):
+                self._create_beta_powers(first_var)
+        else:
+            self._create_beta_powers(first_var)
+        for v in var_list:
+            self._zeros_slot(v, "m", self._name)
+            self._zeros_slot(v, "v", self._name)
+
+    def _create_beta_powers(self, first_var):
+        self._create_non_slot_variable(self._beta1, "beta1_power", first_var)
+        self._create_non_slot_variable(self._beta2, "beta2_power", first_var)
+
+    def _prepare(self):
+        self._lr_t = convert_to_tensor(_call_if_callable(self._lr), name="learning_rate")
+        self._beta1_t = convert_to_tensor(_call_if_callable(self._beta1), name="beta1")
+        self._beta2_t = convert_to_tensor(_call_if_callable(self._beta2), name="beta2")
+        self._epsilon_t = convert_to_tensor(_call_if_callable(self._epsilon), name="epsilon")
+        beta1_power, beta2_power = self._get_beta_accumulators()
+        self._beta1_power_t = beta1_power.value()
+        self._beta2_power_t = beta2_power.value()
+
+    def _hypers(self, var):
+        o = _ops()
+        return [o.hyper(t, var) for t in (self._beta1_power_t, self._beta2_power_t,
+                                          self._lr_t, self._beta1_t, self._beta2_t,
+                                          self._epsilon_t)]
+
+    def _apply_dense(self, grad, var):
+        b1p, b2p, lr, b1, b2, eps = self._hypers(var)
+        return training_ops.resource_apply_adam(
+            var.handle, self.get_slot(var, "m").handle, self.get_slot(var, "v").handle,
+            b1p, b2p, lr, b1, b2, eps, grad, use_locking=self._use_locking)
+
+    def _resource_apply_sparse(self, grad, var, indices):
+        o = _ops()
+        b1p, b2p, lr, b1, b2, eps = self._hypers(var)
+        lr = lr * o._fn("sqrt")(1.0 - b2p) / (1.0 - b1p)
+        m, v = self.get_slot(var, "m"), self.get_slot(var, "v")
+        m_decay = o.assign(m, o.read(m) * b1)
+        m_t = o.read(m, after=o.scatter_add_after(m, indices, grad * (1.0 - b1), m_decay))
+        v_decay = o.assign(v, o.read(v) * b2)
+        v_t = o.read(v, after=o.scatter_add_after(v, indices, grad * grad * (1.0 - b2),
+                                                  v_decay))
+        return o.assign_sub(var, lr * m_t / (o._fn("sqrt")(v_t) + eps))
+
+    def _finish(self, update_ops, name_scope):
+        o = _ops()
+        beta1_power, beta2_power = self._get_beta_accumulators()
+        g = beta1_power.graph
+        with g.control_dependencies(update_ops), g.colocate_with(beta1_power.op):
+            update_beta1 = o.assign(beta1_power, o.read(beta1_power) * self._beta1_t)
+            update_beta2 = o.assign(beta2_power, o.read(beta2_power) * self._beta2_t)
+        return o.group(*(list(update_ops) + [update_beta1, update_beta2]),
+                       name=name_scope)
+
+
+# --- FTRL ---------------------------------------------------------------------------------
+@tf_export("train.FtrlOptimizer")
+class FtrlOptimizer(Optimizer):
+    """FTRL-Proximal (McMahan et al. 2013), as TF1's ApplyFtrlV2 computes it:
+        g' = grad + 2 * l2_shrinkage * var
+        new_accum = accum + grad**2
+        linear += g' - (new_accum^(-p) - accum^(-p)) / lr * var
+        quadratic = new_accum^(-p) / lr + 2 * l2'
+        var = (sign(linear) * l1 - linear) / quadratic  if |linear| > l1  else 0
+        accum = new_accum
+    where p = learning_rate_power and l2' = l2 + beta / (2 * lr).
+
+    Args:
+      learning_rate: a float, scalar Tensor, or callable.
+      learning_rate_power: <= 0 (default -0.5).
+      initial_accumulator_value: >= 0 (default 0.1).
+      l1_regularization_strength, l2_regularization_strength: >= 0.
+      use_locking: use locks for the updates.
+      name: name of the ops and slots (default "Ftrl").
+      accum_name, linear_name: names of the slot variables (default: `name`).
+      l2_shrinkage_regularization_strength: >= 0; magnitude penalty on the gradient.
+      beta: optional float added to the L2 strength as beta / (2 * lr).
+
+    Raises:
+      ValueError: an argument is out of range.
+    """
+
+    def __init__(self, learning_rate, learning_rate_power=-0.5,
+                 initial_accumulator_value=0.1, l1_regularization_strength=0.0,
+                 l2_regularization_strength=0.0, use_locking: bool = False,
+                 name: str = "Ftrl", accum_name=None, linear_name=None,
+                 l2_shrinkage_regularization_strength=0.0, beta=None):
+        super().__init__(use_locking, name)
+        for value, what in ((initial_accumulator_value, "initial_accumulator_value"),
+                            (l1_regularization_strength, "l1_regularization_strength"),
+                            (l2_regularization_strength, "l2_regularization_strength"),
+                            (l2_shrinkage_regularization_strength,
+                             "l2_shrinkage_regularization_strength")):
+            if value < 0.0:
+                raise ValueError("%s %f needs to be positive or zero" % (what, value))
+        if learning_rate_power > 0.0:
+            raise ValueError("learning_rate_power %f needs to be negative or zero"
+                             % learning_rate_power)
+        self._learning_rate = learning_rate
+        self._learning_rate_power = learning_rate_power
+        self._initial_accumulator_value = initial_accumulator_value
+        self._l1 = l1_regularization_strength
+        self._l2 = l2_regularization_strength
+        self._l2_shrinkage = l2_shrinkage_regularization_strength
+        self._beta = 0.0 if beta is None else beta
+        self._accum_name = accum_name
+        self._linear_name = linear_name
+
+    def _create_slots(self, var_list):
+        for v in var_list:
+            self._filled_slot(v, self._initial_accumulator_value, "accum",
+                              self._accum_name or self._name)
+            self._zeros_slot(v, "linear", self._linear_name or self._name)
+
+    def _prepare(self):
+        self._learning_rate_tensor = convert_to_tensor(
+            _call_if_callable(self._learning_rate), name="learning_rate")
+        self._l1_tensor = convert_to_tensor(self._l1, name="l1_regularization_strength")
+        self._l2_tensor = convert_to_tensor(
+            self._l2 + self._beta / (2.0 * self._learning_rate)
+            if self._beta else self._l2, name="adjusted_l2_regularization_strength")
+        self._l2_shrinkage_tensor = convert_to_tensor(
+            self._l2_shrinkage, name="l2_shrinkage_regularization_strength")
+        self._lr_power_tensor = convert_to_tensor(self._learning_rate_power,
+                                                  name="learning_rate_power")
+
+    def _step(self, grad, var, w, accum, linear):
+        """(new var rows, new accum, new linear) from the old values."""
+        o = _ops()
+        lr, l1, l2, shrink = (o.hyper(t, var) for t in (
+            self._learning_rate_tensor, self._l1_tensor, self._l2_tensor,
+            self._l2_shrinkage_tensor))
+        g_shrunk = grad + 2.0 * shrink * w if self._l2_shrinkage > 0 else grad
+        new_accum = accum + grad * grad
+        if self._learning_rate_power == -0.5:
+            new_root, old_root = o._fn("sqrt")(new_accum), o._fn("sqrt")(accum)
+        else:
+            p = -o.hyper(self._lr_power_tensor, var)
+            new_root, old_root = o._fn("pow")(new_accum, p), o._fn("pow")(accum, p)
+        new_linear = linear + g_shrunk - (new_root - old_root) / lr * w
+        quadratic = new_root / lr + 2.0 * l2
+        x = (o._fn("sign")(new_linear) * l1 - new_linear) / quadratic
+        keep = o._fn("greater")(o._fn("abs")(new_linear), l1)
+        new_w = o._fn("where")(keep, x, o._fn("zeros_like")(x))
+        return new_w, new_accum, new_linear
+
+    def _apply_dense(self, grad, var):
+        o = _ops()
+        accum, linear = self.get_slot(var, "accum"), self.get_slot(var, "linear")
+        new_w, new_accum, new_linear = self._step(grad, var, o.read(var), o.read(accum),
+                                                  o.read(linear))
+        return o.group(o.assign(var, new_w), o.assign(accum, new_accum),
+                       o.assign(linear, new_linear))
+
+    def _resource_apply_sparse(self, grad, var, indices):
+        o = _ops()
+        accum, linear = self.get_slot(var, "accum"), self.get_slot(var, "linear")
+        new_w, new_accum, new_linear = self._step(
+            grad, var, o.gather(var, indices), o.gather(accum, indices),
+            o.gather(linear, indices))
+        return o.group(o.scatter_update(var, indices, new_w),
+                       o.scatter_update(accum, indices, new_accum),
+                       o.scatter_update(linear, indices, new_linear))
