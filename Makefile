@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench clean
+.PHONY: demo test bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,13 +19,12 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest
 
-test-slow: $(STAMP)
-	$(PY) -m pytest -m slow
-
 bench: $(STAMP)
 	TW_PYTHON=$(abspath $(PY)) ../shared/bench/side_by_side.sh
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) benchmarks/executor_raw.py benchmarks/out/extra_executor.json
-	$(PY) benchmarks/results.py benchmarks/out benchmarks/out/extra_executor.json
+	$(PY) benchmarks/build_time_mlp.py benchmarks/out/extra_build.json
+	$(PY) benchmarks/results.py benchmarks/out benchmarks/out/extra_executor.json \
+		benchmarks/out/extra_build.json
 
 clean:
 	rm -rf $(VENV) benchmarks/out

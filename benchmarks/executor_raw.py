@@ -83,7 +83,8 @@ def main(out_path):
             % (times[2] * 1e3, times[1] / times[2]),
     }
     doc = {"title": "Executor figures (issue #2)",
-           "command": "python benchmarks/executor_raw.py benchmarks/out/extra_executor.json",
+           "command": "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "
+                      "python benchmarks/executor_raw.py benchmarks/out/extra_executor.json",
            "figures": figures}
     with open(out_path, "w") as f:
         json.dump(doc, f, indent=1)

@@ -20,6 +20,14 @@ TARGETS = {
 }
 
 
+# Why a row has no figure yet, printed under the table.
+NOTES = {
+    "build_time": "the instrument builds the lstm_while graph first, which needs while_loop "
+                  "and TensorArray (issue #4); its mlp_train variant is measured by "
+                  "benchmarks/build_time_mlp.py (section below).",
+}
+
+
 def _fmt(v):
     if v is None:
         return "-"
@@ -34,8 +42,10 @@ def main(argv):
         tw = json.load(f)
     m = tf["machine"]
     lines = ["# Benchmark results", "",
-             "Produced by `make bench` (= `../shared/bench/side_by_side.sh`, then "
-             "`python benchmarks/results.py benchmarks/out benchmarks/out/extra_*.json`).",
+             "Produced by `make bench`: `../shared/bench/side_by_side.sh` (all workloads), "
+             "then `benchmarks/executor_raw.py`, `benchmarks/build_time_mlp.py` and "
+             "`python benchmarks/results.py benchmarks/out benchmarks/out/extra_*.json`.",
+             "", "Workloads in this run: %s." % ", ".join(tw["workloads"]),
              "", "Machine: %s cores (%s), Python %s, NumPy %s; TensorFlow %s; started %s." % (
                  m.get("cores"), m.get("cpu_model"), m.get("python"), m.get("numpy_version"),
                  m.get("impl_version"), m.get("started")), "",
@@ -59,6 +69,9 @@ def main(argv):
             _fmt((a.get("raw") or {}).get("best_block_median")),
             _fmt(b.get("best_block_median")), ratio, target,
             "yes" if ratio <= target else "NO", issue))
+    for name, note in NOTES.items():
+        if "error" in tw["workloads"].get(name, {"error": ""}):
+            lines += ["", "Note on %s: %s" % (name, note)]
     imp_tf = tf["workloads"]["run_overhead"].get("rss_after_import_mb")
     imp_tw = tw["workloads"]["run_overhead"].get("rss_after_import_mb")
     lines += ["", "RSS right after import: TensorFlow %s MB, tensorweave %s MB (ratio %.3f, "
