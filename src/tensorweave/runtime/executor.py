@@ -60,6 +60,51 @@ class StepStats:
                            out_bytes, threading.get_ident(), step.ctx.device))
 
 
+class StepState:
+    """What one running step shares with its asynchronous kernels: cancellation and
+    the deadline. A kernel that waits (a queue dequeue on an empty queue, an enqueue on a
+    full one) registers a callback with `add_cancel_callback`; when the step is cancelled
+    (Session.close, a deadline, another kernel's error) the callback must call that
+    kernel's `done(exc=...)` promptly, so the step can finish and free its caller.
+
+    Invariants: `cancel` runs every registered callback exactly once, outside the lock;
+    a callback added after cancellation runs at once.
+    """
+
+    __slots__ = ("_lock", "_callbacks", "_next", "cancelled", "deadline")
+
+    def __init__(self, deadline: Optional[float] = None):
+        self._lock = threading.Lock()
+        self._callbacks: dict = {}
+        self._next = 0
+        self.cancelled: Optional[errors.OpError] = None
+        self.deadline = deadline  # time.monotonic() value, or None
+
+    def add_cancel_callback(self, fn) -> int:
+        """Registers `fn(exc)` to run if the step is cancelled; returns a token."""
+        with self._lock:
+            if self.cancelled is None:
+                self._next += 1
+                self._callbacks[self._next] = fn
+                return self._next
+            exc = self.cancelled
+        fn(exc)
+        return 0
+
+    def remove_cancel_callback(self, token: int) -> None:
+        with self._lock:
+            self._callbacks.pop(token, None)
+
+    def cancel(self, exc: errors.OpError) -> None:
+        with self._lock:
+            if self.cancelled is not None:
+                return
+            self.cancelled = exc
+            callbacks, self._callbacks = list(self._callbacks.values()), {}
+        for fn in callbacks:
+            fn(exc)
+
+
 def run_sequential(plan, feed_values, stats: Optional[StepStats] = None) -> list:
     vals = [None] * plan.n_slots
     for s, v in zip(plan.feed_slots, feed_values):
@@ -156,8 +201,8 @@ class ThreadPool:
             self._q.put(None)
 
 
-def run_dataflow(plan, feed_values, pool: ThreadPool,
-                 stats: Optional[StepStats] = None) -> list:
+def run_dataflow(plan, feed_values, pool: ThreadPool, stats: Optional[StepStats] = None,
+                 state: Optional[StepState] = None) -> list:
     steps = plan.steps
     succ = plan.succ
     vals = [None] * plan.n_slots
@@ -171,6 +216,8 @@ def run_dataflow(plan, feed_values, pool: ThreadPool,
     outstanding = 0
     error: Optional[errors.OpError] = None
     clock = time.perf_counter
+    if state is None:
+        state = StepState()
 
     def run_remote(step, args):
         t0 = clock()
@@ -203,7 +250,7 @@ def run_dataflow(plan, feed_values, pool: ThreadPool,
             args = [vals[i] for i in step.ins]
             if step.is_async:
                 outstanding += 1
-                step.fn(step.ctx, None, _async_done(done_q, step, clock), *args)
+                step.fn(step.ctx, state, _async_done(done_q, step, clock), *args)
             elif step.cheap:
                 t0 = clock()
                 try:
@@ -217,9 +264,21 @@ def run_dataflow(plan, feed_values, pool: ThreadPool,
             else:
                 outstanding += 1
                 pool.submit(run_remote, step, args)
+        if error is None and state.cancelled is not None:
+            error = state.cancelled  # cancelled from outside (Session.close)
+        elif error is not None and state.cancelled is None:
+            # stop kernels still waiting (e.g. on a queue) so the step can end
+            state.cancel(errors.CancelledError(None, None, "Step cancelled: %s"
+                                               % error.message))
         if outstanding == 0:
             break
-        step, r, exc, t0, t1 = done_q.get()
+        item = _next_done(done_q, state)
+        if item is None:  # the deadline passed: cancel the waiting kernels, then finish
+            error = error or errors.DeadlineExceededError(
+                None, None, "Timed out waiting for notification")
+            state.cancel(error)
+            continue
+        step, r, exc, t0, t1 = item
         outstanding -= 1
         if exc is not None:
             if error is None:
@@ -230,6 +289,17 @@ def run_dataflow(plan, feed_values, pool: ThreadPool,
     if error is not None:
         raise error
     return [vals[i] for i in plan.fetch_slots]
+
+
+def _next_done(done_q, state: StepState):
+    """The next finished kernel, or None once the step's deadline has passed."""
+    if state.deadline is None or state.cancelled is not None:
+        return done_q.get()
+    remaining = state.deadline - time.monotonic()
+    try:
+        return done_q.get(timeout=remaining) if remaining > 0 else done_q.get_nowait()
+    except queue.Empty:
+        return None
 
 
 def _async_done(done_q, step, clock):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import os
 import threading
+import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -202,6 +203,9 @@ class BaseSession:
         self._pool: Optional[_ex.ThreadPool] = None
         self._closed = False
         self._partial_runs: Dict[str, dict] = {}
+        self._timeout_ms = int(config.operation_timeout_in_ms) if config else 0
+        self._live_steps: set = set()  # StepStates of running dataflow steps
+        self._steps_lock = threading.Lock()
         self._default_ctx = None
 
     # --- properties ---------------------------------------------------------------
@@ -252,12 +256,28 @@ class BaseSession:
         # TF kernels compute inf/NaN silently; NumPy would warn (once per step, not per op)
         with np.errstate(all="ignore"):
             if plan.parallel:
-                out = _ex.run_dataflow(plan, feed_values, self._pool, stats)
+                out = self._run_dataflow(plan, feed_values, options, stats)
             else:
                 out = _ex.run_sequential(plan, feed_values, stats)
         if stats is not None:
             _fill_metadata(run_metadata, stats, self._device_manager)
         return [_owned(v) for v in out]
+
+    def _run_dataflow(self, plan, feed_values, options, stats):
+        """A step that may wait (asynchronous kernels): it gets a StepState that
+        `close()` can cancel, with the deadline of RunOptions.timeout_in_ms or else
+        ConfigProto.operation_timeout_in_ms."""
+        ms = (options.timeout_in_ms if options is not None else 0) or self._timeout_ms
+        state = _ex.StepState(time.monotonic() + ms / 1000.0 if ms > 0 else None)
+        with self._steps_lock:
+            if self._closed:
+                raise RuntimeError("Attempted to use a closed Session.")
+            self._live_steps.add(state)
+        try:
+            return _ex.run_dataflow(plan, feed_values, self._pool, stats, state)
+        finally:
+            with self._steps_lock:
+                self._live_steps.discard(state)
 
     def _feed_list(self, feed_dict) -> Tuple[tuple, list]:
         if not feed_dict:
@@ -404,9 +424,13 @@ class BaseSession:
     # --- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
         """Frees the session's resources; later runs raise RuntimeError."""
-        if self._closed:
-            return
-        self._closed = True
+        with self._steps_lock:
+            if self._closed:
+                return
+            self._closed = True
+            steps = list(self._live_steps)
+        for state in steps:  # steps blocked in asynchronous kernels end with this error
+            state.cancel(errors.CancelledError(None, None, "Session has been closed."))
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
