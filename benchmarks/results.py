@@ -23,8 +23,8 @@ TARGETS = {
 # Why a row has no figure yet, printed under the table.
 NOTES = {
     "build_time": "the instrument builds the lstm_while graph first, which needs while_loop "
-                  "and TensorArray (issue #4); its mlp_train variant is measured by "
-                  "benchmarks/build_time_mlp.py (section below).",
+                  "and TensorArray (issue #4); its mlp_train and lstm_static variants are "
+                  "measured by benchmarks/build_time_variants.py (section below).",
 }
 
 
@@ -43,7 +43,7 @@ def main(argv):
     m = tf["machine"]
     lines = ["# Benchmark results", "",
              "Produced by `make bench`: `../shared/bench/side_by_side.sh` (all workloads), "
-             "then `benchmarks/executor_raw.py`, `benchmarks/build_time_mlp.py` and "
+             "then `benchmarks/executor_raw.py`, `benchmarks/build_time_variants.py` and "
              "`python benchmarks/results.py benchmarks/out benchmarks/out/extra_*.json`.",
              "", "Workloads in this run: %s." % ", ".join(tw["workloads"]),
              "", "Machine: %s cores (%s), Python %s, NumPy %s; TensorFlow %s; started %s." % (

@@ -106,3 +106,25 @@ def test_bad_graph_defs_raise_value_error(graph):
     newer["versions"]["min_consumer"] = 99
     with pytest.raises(ValueError, match="upgrade"):
         tf.GraphDef.FromString(json.dumps(newer).encode())
+
+
+def test_model_graph_roundtrip_runs_identically():
+    g = tf.Graph()
+    with g.as_default():
+        tf.set_random_seed(3)
+        x = tf.placeholder(tf.float32, [None, 4], name="x")
+        w = tf.Variable(tf.random_uniform([4, 3], -1.0, 1.0, seed=1), name="w")
+        b = tf.Variable(tf.zeros([3]), name="b")
+        logits = tf.nn.relu(tf.matmul(x, w) + b)
+        loss = tf.reduce_mean(tf.nn.softmax(logits)[:, 0], name="loss")
+        init = tf.global_variables_initializer()
+    data = np.random.RandomState(0).rand(5, 4).astype(np.float32)
+    with tf.Session(graph=g) as sess:
+        sess.run(init)
+        want = sess.run([logits, loss], {x: data})
+    g2, _ = _roundtrip(g)
+    with tf.Session(graph=g2) as sess:
+        sess.run(init.name)
+        got = sess.run([logits.name, "loss:0"], {"x:0": data})
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[1] == want[1]

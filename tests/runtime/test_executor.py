@@ -25,7 +25,8 @@ def test_independent_heavy_ops_run_on_the_pool(graph):
     with tf.Session(config=tf.ConfigProto(inter_op_parallelism_threads=2)) as sess:
         out = sess.run(total, {a: a_np, b: b_np})
         md = tf.RunMetadata()
-        sess.run(total, {a: a_np, b: b_np}, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+        sess.run(total, {a: a_np, b: b_np},
+                 options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
                  run_metadata=md)
         for ds in md.step_stats.dev_stats:
             for n in ds.node_stats:

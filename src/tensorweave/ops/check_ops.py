@@ -160,9 +160,15 @@ def _binary_assert(comparison: str, opname: str, x, y, data, summarize, message,
         return op
 
 
-def _binary_doc(sym: str):
+def _doc(template: str, sym: str):
+    """Decorator setting a family member's docstring: `template` with its comparison."""
     def deco(fn):
-        fn.__doc__ = """Asserts `x %s y` element-wise (with broadcasting).
+        fn.__doc__ = template % sym
+        return fn
+    return deco
+
+
+_BINARY_DOC = """Asserts `x %s y` element-wise (with broadcasting).
 
     Args:
       x: a Tensor.
@@ -179,13 +185,11 @@ def _binary_doc(sym: str):
       InvalidArgumentError: the condition fails and `x`, `y` are known at build time
         (else at run time).
       ValueError: `x` and `y` have incompatible static shapes.
-    """ % sym
-        return fn
-    return deco
+    """
 
 
 @tf_export("assert_equal", "debugging.assert_equal")
-@_binary_doc("==")
+@_doc(_BINARY_DOC, "==")
 def assert_equal(x, y, data=None, summarize=None, message=None, name=None) -> Operation:
     with name_scope(name, "assert_equal", [x, y, data]) as scope:
         if x is y:
@@ -194,33 +198,33 @@ def assert_equal(x, y, data=None, summarize=None, message=None, name=None) -> Op
 
 
 @tf_export("assert_none_equal", "debugging.assert_none_equal")
-@_binary_doc("!=")
+@_doc(_BINARY_DOC, "!=")
 def assert_none_equal(x, y, data=None, summarize=None, message=None, name=None) -> Operation:
     return _binary_assert("not_equal", "assert_none_equal", x, y, data, summarize, message,
                           name)
 
 
 @tf_export("assert_less", "debugging.assert_less")
-@_binary_doc("<")
+@_doc(_BINARY_DOC, "<")
 def assert_less(x, y, data=None, summarize=None, message=None, name=None) -> Operation:
     return _binary_assert("less", "assert_less", x, y, data, summarize, message, name)
 
 
 @tf_export("assert_less_equal", "debugging.assert_less_equal")
-@_binary_doc("<=")
+@_doc(_BINARY_DOC, "<=")
 def assert_less_equal(x, y, data=None, summarize=None, message=None, name=None) -> Operation:
     return _binary_assert("less_equal", "assert_less_equal", x, y, data, summarize, message,
                           name)
 
 
 @tf_export("assert_greater", "debugging.assert_greater")
-@_binary_doc(">")
+@_doc(_BINARY_DOC, ">")
 def assert_greater(x, y, data=None, summarize=None, message=None, name=None) -> Operation:
     return _binary_assert("greater", "assert_greater", x, y, data, summarize, message, name)
 
 
 @tf_export("assert_greater_equal", "debugging.assert_greater_equal")
-@_binary_doc(">=")
+@_doc(_BINARY_DOC, ">=")
 def assert_greater_equal(x, y, data=None, summarize=None, message=None,
                          name=None) -> Operation:
     return _binary_assert("greater_equal", "assert_greater_equal", x, y, data, summarize,
@@ -241,9 +245,7 @@ def _sign_assert(opname: str, sym: str, zero_first: bool, strict: bool, x, data,
         return compare(a, b, data=data, summarize=summarize)
 
 
-def _unary_doc(sym: str):
-    def deco(fn):
-        fn.__doc__ = """Asserts `x %s 0` element-wise.
+_SIGN_DOC = """Asserts `x %s 0` element-wise.
 
     Args:
       x: a numeric Tensor.
@@ -258,33 +260,31 @@ def _unary_doc(sym: str):
     Raises:
       InvalidArgumentError: the condition fails and `x` is known at build time (else at
         run time).
-    """ % sym
-        return fn
-    return deco
+    """
 
 
 @tf_export("assert_positive", "debugging.assert_positive")
-@_unary_doc(">")
+@_doc(_SIGN_DOC, ">")
 def assert_positive(x, data=None, summarize=None, message=None, name=None) -> Operation:
     return _sign_assert("assert_positive", ">", True, True, x, data, summarize, message, name)
 
 
 @tf_export("assert_negative", "debugging.assert_negative")
-@_unary_doc("<")
+@_doc(_SIGN_DOC, "<")
 def assert_negative(x, data=None, summarize=None, message=None, name=None) -> Operation:
     return _sign_assert("assert_negative", "<", False, True, x, data, summarize, message,
                         name)
 
 
 @tf_export("assert_non_negative", "debugging.assert_non_negative")
-@_unary_doc(">=")
+@_doc(_SIGN_DOC, ">=")
 def assert_non_negative(x, data=None, summarize=None, message=None, name=None) -> Operation:
     return _sign_assert("assert_non_negative", ">=", True, False, x, data, summarize,
                         message, name)
 
 
 @tf_export("assert_non_positive", "debugging.assert_non_positive")
-@_unary_doc("<=")
+@_doc(_SIGN_DOC, "<=")
 def assert_non_positive(x, data=None, summarize=None, message=None, name=None) -> Operation:
     return _sign_assert("assert_non_positive", "<=", False, False, x, data, summarize,
                         message, name)

@@ -11,7 +11,7 @@ from typing import Optional
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.op_builder import convert_to_tensor
-from tensorweave.ops import array_ops, indexing_ops, math_binary, math_unary, reduction_ops  # noqa: E402 - loaded before this family
+from tensorweave.ops import array_ops, indexing_ops, math_binary, math_unary, reduction_ops
 
 
 def _clip_rows(x, ids, max_norm):

@@ -8,13 +8,12 @@ graph seed plus op seed gives reproducible values.
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.api_export import tf_export
-from tensorweave.ops import array_ops, random_ops  # noqa: E402 - loaded before this family
+from tensorweave.ops import array_ops, random_ops
 
 # stddev of a standard normal truncated to [-2, 2]: dividing by it gives a truncated
 # normal the variance the caller asked for.
@@ -49,32 +48,31 @@ class Initializer:
         return cls(**config)
 
 
-@tf_export("zeros_initializer", "initializers.zeros")
-class Zeros(Initializer):
-    """Tensors of zeros (TF1 `tf.zeros_initializer`)."""
+class _Fill(Initializer):
+    """Tensors filled with one value: `_fill` is the builder (zeros or ones)."""
 
     def __init__(self, dtype=_dt.float32):
         self.dtype = _dt.as_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        return array_ops.zeros(_shape_list(shape), dtype if dtype is not None else self.dtype)
+        return self._fill(_shape_list(shape), dtype if dtype is not None else self.dtype)
 
     def get_config(self):
         return {"dtype": self.dtype.name}
+
+
+@tf_export("zeros_initializer", "initializers.zeros")
+class Zeros(_Fill):
+    """Tensors of zeros (TF1 `tf.zeros_initializer`)."""
+
+    _fill = staticmethod(array_ops.zeros)
 
 
 @tf_export("ones_initializer", "initializers.ones")
-class Ones(Initializer):
+class Ones(_Fill):
     """Tensors of ones (TF1 `tf.ones_initializer`)."""
 
-    def __init__(self, dtype=_dt.float32):
-        self.dtype = _dt.as_dtype(dtype)
-
-    def __call__(self, shape, dtype=None, partition_info=None):
-        return array_ops.ones(_shape_list(shape), dtype if dtype is not None else self.dtype)
-
-    def get_config(self):
-        return {"dtype": self.dtype.name}
+    _fill = staticmethod(array_ops.ones)
 
 
 @tf_export("constant_initializer", "initializers.constant")
@@ -149,9 +147,8 @@ class RandomUniform(Initializer):
                 "dtype": self.dtype.name}
 
 
-@tf_export("random_normal_initializer", "initializers.random_normal")
-class RandomNormal(Initializer):
-    """Normally distributed values (TF1 `tf.random_normal_initializer`)."""
+class _Normal(Initializer):
+    """Normal values of `mean` and `stddev`: `_sample` is the random op that draws them."""
 
     def __init__(self, mean=0.0, stddev=1.0, seed=None, dtype=_dt.float32):
         self.mean = mean
@@ -161,33 +158,26 @@ class RandomNormal(Initializer):
 
     def __call__(self, shape, dtype=None, partition_info=None):
         dtype = _float_dtype(dtype) if dtype is not None else self.dtype
-        return random_ops.random_normal(_shape_list(shape), self.mean, self.stddev, dtype,
-                                        seed=self.seed)
+        return self._sample(_shape_list(shape), self.mean, self.stddev, dtype, seed=self.seed)
 
     def get_config(self):
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed,
                 "dtype": self.dtype.name}
+
+
+@tf_export("random_normal_initializer", "initializers.random_normal")
+class RandomNormal(_Normal):
+    """Normally distributed values (TF1 `tf.random_normal_initializer`)."""
+
+    _sample = staticmethod(random_ops.random_normal)
 
 
 @tf_export("truncated_normal_initializer", "initializers.truncated_normal")
-class TruncatedNormal(Initializer):
+class TruncatedNormal(_Normal):
     """Normal values redrawn when more than two stddevs from the mean (TF1
     `tf.truncated_normal_initializer`)."""
 
-    def __init__(self, mean=0.0, stddev=1.0, seed=None, dtype=_dt.float32):
-        self.mean = mean
-        self.stddev = stddev
-        self.seed = seed
-        self.dtype = _float_dtype(dtype)
-
-    def __call__(self, shape, dtype=None, partition_info=None):
-        dtype = _float_dtype(dtype) if dtype is not None else self.dtype
-        return random_ops.truncated_normal(_shape_list(shape), self.mean, self.stddev, dtype,
-                                           seed=self.seed)
-
-    def get_config(self):
-        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed,
-                "dtype": self.dtype.name}
+    _sample = staticmethod(random_ops.truncated_normal)
 
 
 @tf_export("uniform_unit_scaling_initializer", "initializers.uniform_unit_scaling")
@@ -294,30 +284,31 @@ class VarianceScaling(Initializer):
                 "seed": self.seed, "dtype": self.dtype.name}
 
 
-@tf_export("glorot_uniform_initializer", "initializers.glorot_uniform")
-class GlorotUniform(VarianceScaling):
-    """Uniform in [-limit, limit], limit = sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio
-    2010; TF1 `tf.glorot_uniform_initializer`, get_variable's default for floats)."""
+class _Glorot(VarianceScaling):
+    """VarianceScaling with scale 1 over the average fan, in the distribution `_distribution`."""
 
     def __init__(self, seed=None, dtype=_dt.float32):
-        super().__init__(scale=1.0, mode="fan_avg", distribution="uniform", seed=seed,
-                         dtype=dtype)
-
-    def get_config(self):
-        return {"seed": self.seed, "dtype": self.dtype.name}
-
-
-@tf_export("glorot_normal_initializer", "initializers.glorot_normal")
-class GlorotNormal(VarianceScaling):
-    """Truncated normal with stddev sqrt(2 / (fan_in + fan_out)) (TF1
-    `tf.glorot_normal_initializer`)."""
-
-    def __init__(self, seed=None, dtype=_dt.float32):
-        super().__init__(scale=1.0, mode="fan_avg", distribution="truncated_normal",
+        super().__init__(scale=1.0, mode="fan_avg", distribution=self._distribution,
                          seed=seed, dtype=dtype)
 
     def get_config(self):
         return {"seed": self.seed, "dtype": self.dtype.name}
+
+
+@tf_export("glorot_uniform_initializer", "initializers.glorot_uniform")
+class GlorotUniform(_Glorot):
+    """Uniform in [-limit, limit], limit = sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio
+    2010; TF1 `tf.glorot_uniform_initializer`, get_variable's default for floats)."""
+
+    _distribution = "uniform"
+
+
+@tf_export("glorot_normal_initializer", "initializers.glorot_normal")
+class GlorotNormal(_Glorot):
+    """Truncated normal with stddev sqrt(2 / (fan_in + fan_out)) (TF1
+    `tf.glorot_normal_initializer`)."""
+
+    _distribution = "truncated_normal"
 
 
 @tf_export("initializers.identity")

@@ -138,22 +138,21 @@ def _grad_mul(op, grad):
     return [gx, gy]
 
 
-def _grad_realdiv(op, grad):
+def _grad_quotient(op, grad, divide: Callable):
+    """Gradient of the quotient x / y computed by `divide` (realdiv or div_no_nan)."""
     x, y = op.inputs
-    x, y = _conj(x), _conj(y)
-    gx, _ = unbroadcast(realdiv(grad, y), op.inputs[0], op.inputs[1])
-    _, gy = unbroadcast(multiply(grad, realdiv(realdiv(math_unary.negative(x), y), y)),
-                        op.inputs[0], op.inputs[1])
+    cx, cy = _conj(x), _conj(y)
+    gx, _ = unbroadcast(divide(grad, cy), x, y)
+    _, gy = unbroadcast(multiply(grad, divide(divide(math_unary.negative(cx), cy), cy)), x, y)
     return [gx, gy]
+
+
+def _grad_realdiv(op, grad):
+    return _grad_quotient(op, grad, realdiv)
 
 
 def _grad_div_no_nan(op, grad):
-    x, y = op.inputs
-    x, y = _conj(x), _conj(y)
-    gx, _ = unbroadcast(div_no_nan(grad, y), op.inputs[0], op.inputs[1])
-    _, gy = unbroadcast(multiply(grad, div_no_nan(div_no_nan(math_unary.negative(x), y), y)),
-                        op.inputs[0], op.inputs[1])
-    return [gx, gy]
+    return _grad_quotient(op, grad, div_no_nan)
 
 
 def _grad_floormod(op, grad):
@@ -407,6 +406,10 @@ squared_difference = tf_export("squared_difference", "math.squared_difference")(
 div_no_nan = tf_export("div_no_nan", "math.divide_no_nan")(
     _builder("DivNoNan", "div_no_nan", "x / y, 0 where y is 0", types="a float or complex "
                                                                        "type"))
+equal = tf_export("equal", "math.equal")(
+    _builder("Equal", "equal", "x == y", types="any dtype", **_BOOL_OUT))
+not_equal = tf_export("not_equal", "math.not_equal")(
+    _builder("NotEqual", "not_equal", "x != y", types="any dtype", **_BOOL_OUT))
 less = tf_export("less", "math.less")(_builder("Less", "less", "x < y", **_BOOL_OUT))
 less_equal = tf_export("less_equal", "math.less_equal")(
     _builder("LessEqual", "less_equal", "x <= y", **_BOOL_OUT))
@@ -418,45 +421,6 @@ logical_and = tf_export("logical_and", "math.logical_and")(
     _builder("LogicalAnd", "logical_and", "x AND y", types="bool", **_BOOL_OUT))
 logical_or = tf_export("logical_or", "math.logical_or")(
     _builder("LogicalOr", "logical_or", "x OR y", types="bool", **_BOOL_OUT))
-
-
-@tf_export("equal", "math.equal")
-def equal(x, y, name: Optional[str] = None) -> Tensor:
-    """Returns the truth value of (x == y) element-wise, with broadcasting (TF1 `tf.equal`).
-
-    Args:
-      x: a Tensor of any dtype.
-      y: a Tensor of the same dtype as `x`.
-      name: op name (default "Equal").
-
-    Returns:
-      A bool Tensor.
-
-    Raises:
-      TypeError: `x` and `y` have different dtypes.
-      ValueError: the shapes do not broadcast.
-    """
-    return _binary("Equal", x, y, name, "Equal")
-
-
-@tf_export("not_equal", "math.not_equal")
-def not_equal(x, y, name: Optional[str] = None) -> Tensor:
-    """Returns the truth value of (x != y) element-wise, with broadcasting (TF1
-    `tf.not_equal`).
-
-    Args:
-      x: a Tensor of any dtype.
-      y: a Tensor of the same dtype as `x`.
-      name: op name (default "NotEqual").
-
-    Returns:
-      A bool Tensor.
-
-    Raises:
-      TypeError: `x` and `y` have different dtypes.
-      ValueError: the shapes do not broadcast.
-    """
-    return _binary("NotEqual", x, y, name, "NotEqual")
 
 
 @tf_export("logical_xor", "math.logical_xor")
@@ -501,6 +465,15 @@ def _convert_pair(x, y):
     return x, y
 
 
+def _convert_same_dtype_pair(x, y):
+    """`_convert_pair`, with TF's TypeError when the two dtypes differ."""
+    x, y = _convert_pair(x, y)
+    if x.dtype is not y.dtype:
+        raise TypeError("`x` and `y` must have the same dtype, got %r != %r."
+                        % (x.dtype, y.dtype))
+    return x, y
+
+
 @tf_export("truediv", "math.truediv")
 def truediv(x, y, name: Optional[str] = None) -> Tensor:
     """Divides x / y elementwise with Python 3 semantics (TF1 `tf.truediv`).
@@ -521,10 +494,7 @@ def truediv(x, y, name: Optional[str] = None) -> Tensor:
     """
     g = _graph.get_default_graph()
     with g.name_scope(name or "truediv") as scope:
-        x, y = _convert_pair(x, y)
-        if x.dtype is not y.dtype:
-            raise TypeError("`x` and `y` must have the same dtype, got %r != %r."
-                            % (x.dtype, y.dtype))
+        x, y = _convert_same_dtype_pair(x, y)
         if not (x.dtype.is_floating or x.dtype.is_integer or x.dtype.is_complex):
             raise TypeError("Invalid dtype %r in __truediv__. Expected one of {%s}."
                             % (x.dtype, ", ".join(repr(d) for d in NUMBERS)))
@@ -572,9 +542,6 @@ def div(x, y, name: Optional[str] = None) -> Tensor:
     """
     g = _graph.get_default_graph()
     with g.name_scope(name or "div") as scope:
-        x, y = _convert_pair(x, y)
-        if x.dtype is not y.dtype:
-            raise TypeError("`x` and `y` must have the same dtype, got %r != %r."
-                            % (x.dtype, y.dtype))
+        x, y = _convert_same_dtype_pair(x, y)
         op_type = "RealDiv" if x.dtype.is_floating or x.dtype.is_complex else "FloorDiv"
         return apply_op(op_type, [x, y], name=scope).outputs[0]

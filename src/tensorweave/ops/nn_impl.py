@@ -39,6 +39,15 @@ def crelu(features, name: Optional[str] = None, axis: int = -1) -> Tensor:
         return relu(both)
 
 
+def _matmul_plus_bias(x, weights, biases, name: Optional[str] = None) -> Tensor:
+    """`bias_add(matmul(x, weights), biases)`, in the caller's name scope."""
+    from tensorweave.ops import matmul_ops
+    from tensorweave.ops.nn_softmax import bias_add
+    product = matmul_ops.matmul(convert_to_tensor(x, name="x"),
+                                convert_to_tensor(weights, name="weights"))
+    return bias_add(product, convert_to_tensor(biases, name="biases"), name=name)
+
+
 @tf_export("nn.xw_plus_b")
 def xw_plus_b(x, weights, biases, name: Optional[str] = None) -> Tensor:
     """`matmul(x, weights) + biases`.
@@ -52,34 +61,17 @@ def xw_plus_b(x, weights, biases, name: Optional[str] = None) -> Tensor:
     Returns:
       A 2-D Tensor [batch, out_units].
     """
-    from tensorweave.ops import matmul_ops
-    from tensorweave.ops.nn_softmax import bias_add
     with _graph.name_scope(name, "xw_plus_b", [x, weights, biases]) as scope:
-        product = matmul_ops.matmul(convert_to_tensor(x, name="x"),
-                                    convert_to_tensor(weights, name="weights"))
-        return bias_add(product, convert_to_tensor(biases, name="biases"), name=scope)
+        return _matmul_plus_bias(x, weights, biases, name=scope)
 
 
 @tf_export("nn.relu_layer")
 def relu_layer(x, weights, biases, name: Optional[str] = None) -> Tensor:
-    """`relu(matmul(x, weights) + biases)`.
-
-    Args:
-      x: a 2-D Tensor [batch, in_units].
-      weights: a 2-D Tensor [in_units, out_units].
-      biases: a 1-D Tensor [out_units].
-      name: name of the result (and scope of the ops).
-
-    Returns:
-      A 2-D Tensor [batch, out_units].
-    """
-    from tensorweave.ops import matmul_ops
+    """`relu(matmul(x, weights) + biases)`; the arguments and result are those of
+    `xw_plus_b`."""
     from tensorweave.ops.nn_ops import relu
-    from tensorweave.ops.nn_softmax import bias_add
     with _graph.name_scope(name, "relu_layer", [x, weights, biases]) as scope:
-        product = matmul_ops.matmul(convert_to_tensor(x, name="x"),
-                                    convert_to_tensor(weights, name="weights"))
-        return relu(bias_add(product, convert_to_tensor(biases, name="biases")), name=scope)
+        return relu(_matmul_plus_bias(x, weights, biases), name=scope)
 
 
 # --- dropout -------------------------------------------------------------------------------

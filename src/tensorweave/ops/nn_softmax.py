@@ -137,18 +137,7 @@ def softmax(logits, axis=None, name: Optional[str] = None, dim=None) -> Tensor:
 def log_softmax(logits, axis=None, name: Optional[str] = None, dim=None) -> Tensor:
     """Log softmax activations: `logits - log(reduce_sum(exp(logits), axis))`.
 
-    Args:
-      logits: a non-empty floating-point Tensor.
-      axis: the dimension log-softmax is computed over (default -1, the last).
-      name: op name.
-      dim: deprecated alias of `axis`.
-
-    Returns:
-      A Tensor of the type and shape of `logits`.
-
-    Raises:
-      InvalidArgumentError: `axis` is out of range for the rank of `logits`.
-      ValueError: both `axis` and `dim` are given, or `logits` is a scalar.
+    The arguments, result and errors are those of `softmax`.
     """
     return _on_axis("LogSoftmax", logits, axis_argument(axis, dim), name)
 

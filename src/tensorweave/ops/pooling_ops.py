@@ -126,24 +126,21 @@ def _half_to_float(dtype: np.dtype) -> np.dtype:
 # --- ops ---------------------------------------------------------------------------------
 _POOL_ATTRS = {"ksize": [1, 1, 1, 1], "strides": [1, 1, 1, 1], "padding": "VALID",
                "data_format": "NHWC"}
+_MAX_POOL_ATTRS = {"T": TypeAttr(_MAX_POOL_TYPES), **_POOL_ATTRS, "explicit_paddings": []}
+_AVG_POOL_ATTRS = {"T": TypeAttr(_AVG_POOL_TYPES), **_POOL_ATTRS}
 
-register_op("MaxPool", inputs=["input: T"], outputs=["output: T"],
-            attrs={"T": TypeAttr(_MAX_POOL_TYPES), **_POOL_ATTRS,
-                   "explicit_paddings": []},
+register_op("MaxPool", inputs=["input: T"], outputs=["output: T"], attrs=_MAX_POOL_ATTRS,
             shape=_pool_shape)
 register_op("MaxPoolGrad", inputs=["orig_input: T", "orig_output: T", "grad: T"],
-            outputs=["output: T"],
-            attrs={"T": TypeAttr(_MAX_POOL_TYPES), **_POOL_ATTRS,
-                   "explicit_paddings": []},
+            outputs=["output: T"], attrs=_MAX_POOL_ATTRS,
             shape=lambda op: TensorShape(rank4(op.inputs[0].shape)))
 register_op("MaxPoolGradGrad", inputs=["orig_input: T", "orig_output: T", "grad: T"],
-            outputs=["output: T"],
-            attrs={"T": TypeAttr(_MAX_POOL_TYPES), **_POOL_ATTRS, "explicit_paddings": []},
+            outputs=["output: T"], attrs=_MAX_POOL_ATTRS,
             shape=lambda op: _pool_shape(op).merge_with(op.inputs[1].shape))
-register_op("AvgPool", inputs=["value: T"], outputs=["output: T"],
-            attrs={"T": TypeAttr(_AVG_POOL_TYPES), **_POOL_ATTRS}, shape=_pool_shape)
+register_op("AvgPool", inputs=["value: T"], outputs=["output: T"], attrs=_AVG_POOL_ATTRS,
+            shape=_pool_shape)
 register_op("AvgPoolGrad", inputs=["orig_input_shape: int32", "grad: T"],
-            outputs=["output: T"], attrs={"T": TypeAttr(_AVG_POOL_TYPES), **_POOL_ATTRS},
+            outputs=["output: T"], attrs=_AVG_POOL_ATTRS,
             shape=lambda op: TensorShape(rank4(tensor_util.constant_value_as_shape(
                 op.inputs[0]))))
 
@@ -154,12 +151,19 @@ def _check_input(ctx, x) -> None:
                                           % list(x.shape))
 
 
-@kernel("MaxPool", cheap=False)
-def _max_pool_kernel(ctx, x):
+def _pooled_input(ctx, x):
+    """(data_format, `x` as NHWC, H window, W window) for the kernels of MaxPool and
+    AvgPool."""
     _check_input(ctx, x)
     fmt = ctx.attrs["data_format"]
     xn = to_nhwc(x, fmt)
     wh, ww = _pool_windows(ctx, xn.shape)
+    return fmt, xn, wh, ww
+
+
+@kernel("MaxPool", cheap=False)
+def _max_pool_kernel(ctx, x):
+    fmt, xn, wh, ww = _pooled_input(ctx, x)
     return from_nhwc(_max_pool_nhwc(xn, wh, ww)[0], fmt)
 
 
@@ -209,10 +213,7 @@ def _max_pool_grad_grad_kernel(ctx, x, y, ddx):
 
 @kernel("AvgPool", cheap=False)
 def _avg_pool_kernel(ctx, x):
-    _check_input(ctx, x)
-    fmt = ctx.attrs["data_format"]
-    xn = to_nhwc(x, fmt)
-    wh, ww = _pool_windows(ctx, xn.shape)
+    fmt, xn, wh, ww = _pooled_input(ctx, x)
     ct = _half_to_float(x.dtype)
     xp = pad_nhwc(xn.astype(ct, copy=False), wh, ww, 0)
     taps = _taps(wh, ww)
@@ -265,20 +266,21 @@ def _max_pool_grad(op, grad):
                      name="MaxPoolGrad").outputs[0]]
 
 
-@gradient("MaxPoolGrad")
-def _max_pool_grad_grad(op, grad):
-    x, y, _ = op.inputs
-    return [_zeros_like(x), _zeros_like(y),
-            apply_op("MaxPoolGradGrad", [x, y, grad], _pool_attrs(op),
-                     name="MaxPoolGradGrad").outputs[0]]
+# MaxPoolGrad (scatter each window's gradient to its first maximum) and MaxPoolGradGrad
+# (gather from there) are linear in `grad` and each other's adjoint; the routing is
+# piecewise constant in orig_input and orig_output, whose gradients are zero.
+_MAX_POOL_ADJOINT = {"MaxPoolGrad": "MaxPoolGradGrad", "MaxPoolGradGrad": "MaxPoolGrad"}
 
 
-@gradient("MaxPoolGradGrad")
-def _max_pool_grad_grad_grad(op, grad):
+def _max_pool_routing_gradient(op, grad):
     x, y, _ = op.inputs
+    adjoint = _MAX_POOL_ADJOINT[op.type]
     return [_zeros_like(x), _zeros_like(y),
-            apply_op("MaxPoolGrad", [x, y, grad], _pool_attrs(op),
-                     name="MaxPoolGrad").outputs[0]]
+            apply_op(adjoint, [x, y, grad], _pool_attrs(op), name=adjoint).outputs[0]]
+
+
+gradient("MaxPoolGrad")(_max_pool_routing_gradient)
+gradient("MaxPoolGradGrad")(_max_pool_routing_gradient)
 
 
 @gradient("AvgPool")

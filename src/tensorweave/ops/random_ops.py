@@ -162,11 +162,18 @@ def _standard_normal(gen, n: int, dtype: _dt.DType) -> np.ndarray:
     return gen.standard_normal(n, dtype=np.float32)
 
 
+def _declare_float_sampler(op_type: str) -> None:
+    """Declares a not-differentiable random op of TF's schema `shape: T -> output: dtype`,
+    floats of the shape given by the integer tensor `shape`."""
+    register_op(op_type, inputs=["shape: T"], outputs=["output: dtype"],
+                attrs={"seed": 0, "seed2": 0, "dtype": TypeAttr(_FLOAT_TYPES),
+                       "T": TypeAttr(_INT_TYPES)},
+                shape=_shape_input_fn, stateful=True)
+    not_differentiable(op_type)
+
+
 # --- RandomUniform -------------------------------------------------------------------
-register_op("RandomUniform", inputs=["shape: T"], outputs=["output: dtype"],
-            attrs={"seed": 0, "seed2": 0, "dtype": TypeAttr(_FLOAT_TYPES),
-                   "T": TypeAttr(_INT_TYPES)},
-            shape=_shape_input_fn, stateful=True)
+_declare_float_sampler("RandomUniform")
 
 
 @kernel("RandomUniform")
@@ -175,9 +182,6 @@ def _random_uniform_kernel(ctx, shape):
     gen, lock = _generator(ctx)
     with lock:
         return _uniform01(gen, dims, ctx.attrs["dtype"])
-
-
-not_differentiable("RandomUniform")
 
 
 def _random_uniform_int_shape(op):
@@ -218,48 +222,36 @@ not_differentiable("RandomUniformInt")
 
 
 # --- RandomStandardNormal, TruncatedNormal ------------------------------------------
-register_op("RandomStandardNormal", inputs=["shape: T"], outputs=["output: dtype"],
-            attrs={"seed": 0, "seed2": 0, "dtype": TypeAttr(_FLOAT_TYPES),
-                   "T": TypeAttr(_INT_TYPES)},
-            shape=_shape_input_fn, stateful=True)
+_declare_float_sampler("RandomStandardNormal")
+_declare_float_sampler("TruncatedNormal")
+
+
+def _normal_draws(ctx, shape, truncated: bool) -> np.ndarray:
+    """Standard normal values of the op's dtype; `truncated`: those beyond two standard
+    deviations are drawn again."""
+    dims = _shape_from(shape)
+    dtype = ctx.attrs["dtype"]
+    n = int(np.prod(dims)) if dims else 1
+    gen, lock = _generator(ctx)
+    with lock:
+        x = _standard_normal(gen, n, dtype)
+        if truncated:
+            # resample the draws beyond two standard deviations (about 4.6% each round)
+            bad = np.flatnonzero(np.abs(x) > 2.0)
+            while bad.size:
+                x[bad] = _standard_normal(gen, bad.size, dtype)
+                bad = bad[np.abs(x[bad]) > 2.0]
+    return x.reshape(dims).astype(dtype.as_numpy_dtype, copy=False)
 
 
 @kernel("RandomStandardNormal")
 def _random_standard_normal_kernel(ctx, shape):
-    dims = _shape_from(shape)
-    dtype = ctx.attrs["dtype"]
-    n = int(np.prod(dims)) if dims else 1
-    gen, lock = _generator(ctx)
-    with lock:
-        x = _standard_normal(gen, n, dtype)
-    return x.reshape(dims).astype(dtype.as_numpy_dtype, copy=False)
-
-
-not_differentiable("RandomStandardNormal")
-
-register_op("TruncatedNormal", inputs=["shape: T"], outputs=["output: dtype"],
-            attrs={"seed": 0, "seed2": 0, "dtype": TypeAttr(_FLOAT_TYPES),
-                   "T": TypeAttr(_INT_TYPES)},
-            shape=_shape_input_fn, stateful=True)
+    return _normal_draws(ctx, shape, truncated=False)
 
 
 @kernel("TruncatedNormal")
 def _truncated_normal_kernel(ctx, shape):
-    dims = _shape_from(shape)
-    dtype = ctx.attrs["dtype"]
-    n = int(np.prod(dims)) if dims else 1
-    gen, lock = _generator(ctx)
-    with lock:
-        x = _standard_normal(gen, n, dtype)
-        # resample the draws beyond two standard deviations (about 4.6% each round)
-        bad = np.flatnonzero(np.abs(x) > 2.0)
-        while bad.size:
-            x[bad] = _standard_normal(gen, bad.size, dtype)
-            bad = bad[np.abs(x[bad]) > 2.0]
-    return x.reshape(dims).astype(dtype.as_numpy_dtype, copy=False)
-
-
-not_differentiable("TruncatedNormal")
+    return _normal_draws(ctx, shape, truncated=True)
 
 
 # --- RandomShuffle -------------------------------------------------------------------

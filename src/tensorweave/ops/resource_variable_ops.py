@@ -46,7 +46,7 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel, \
     not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, as_shape, unknown_shape
-from tensorweave.ops import array_ops  # noqa: E402 - loaded before this family
+from tensorweave.ops import array_ops
 
 _INDEX_TYPES = (_dt.int32, _dt.int64)
 

@@ -24,7 +24,7 @@ from tensorweave.framework.op_builder import convert_to_tensor, \
     register_tensor_conversion_function
 from tensorweave.framework.shapes import TensorShape, as_shape, unknown_shape
 from tensorweave.ops import resource_variable_ops as rv
-from tensorweave.ops import array_ops, indexing_ops, math_unary  # noqa: E402 - loaded before this family
+from tensorweave.ops import array_ops, indexing_ops, math_unary
 
 
 @tf_export("VariableSynchronization")

@@ -32,11 +32,17 @@ def _require_step(global_step, what: str) -> None:
         raise ValueError("global_step is required for %s." % what)
 
 
-def _setup(learning_rate, global_step, decay_steps):
-    """(lr, step, decay_steps) as tensors of lr's dtype."""
+def _setup(learning_rate, global_step, decay_steps, *more):
+    """(lr, step, decay_steps, *more) as tensors of lr's dtype."""
     lr = convert_to_tensor(learning_rate, name="learning_rate")
     dtype = lr.dtype
-    return lr, _cast(global_step, dtype), _cast(decay_steps, dtype)
+    return (lr,) + tuple(_cast(v, dtype) for v in (global_step, decay_steps) + more)
+
+
+def _decay_ratio(step, steps, staircase: bool):
+    """`step / steps`, floored if `staircase` (decay at discrete intervals)."""
+    ratio = step / steps
+    return _fn("floor")(ratio) if staircase else ratio
 
 
 @tf_export("train.exponential_decay")
@@ -60,11 +66,8 @@ def exponential_decay(learning_rate, global_step, decay_steps, decay_rate,
     """
     _require_step(global_step, "exponential_decay")
     with _graph.name_scope(name or "ExponentialDecay") as scope:
-        lr, step, steps = _setup(learning_rate, global_step, decay_steps)
-        rate = _cast(decay_rate, lr.dtype)
-        p = step / steps
-        if staircase:
-            p = _fn("floor")(p)
+        lr, step, steps, rate = _setup(learning_rate, global_step, decay_steps, decay_rate)
+        p = _decay_ratio(step, steps, staircase)
         return _fn("multiply")(lr, _fn("pow")(rate, p), name=scope)
 
 
@@ -113,9 +116,8 @@ def polynomial_decay(learning_rate, global_step, decay_steps, end_learning_rate=
     """
     _require_step(global_step, "polynomial_decay")
     with _graph.name_scope(name or "PolynomialDecay") as scope:
-        lr, step, steps = _setup(learning_rate, global_step, decay_steps)
-        end = _cast(end_learning_rate, lr.dtype)
-        power = _cast(power, lr.dtype)
+        lr, step, steps, end, power = _setup(learning_rate, global_step, decay_steps,
+                                             end_learning_rate, power)
         if cycle:
             multiplier = _fn("where")(_fn("equal")(step, 0.0),
                                       _fn("ones_like")(step), _fn("ceil")(step / steps))
@@ -137,11 +139,8 @@ def natural_exp_decay(learning_rate, global_step, decay_steps, decay_rate,
     """
     _require_step(global_step, "natural_exp_decay")
     with _graph.name_scope(name or "ExponentialDecay") as scope:  # TF1 name
-        lr, step, steps = _setup(learning_rate, global_step, decay_steps)
-        rate = _cast(decay_rate, lr.dtype)
-        p = step / steps
-        if staircase:
-            p = _fn("floor")(p)
+        lr, step, steps, rate = _setup(learning_rate, global_step, decay_steps, decay_rate)
+        p = _decay_ratio(step, steps, staircase)
         return _fn("multiply")(lr, _fn("exp")(-rate * p), name=scope)
 
 
@@ -156,11 +155,8 @@ def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate,
     """
     _require_step(global_step, "inverse_time_decay")
     with _graph.name_scope(name or "InverseTimeDecay") as scope:
-        lr, step, steps = _setup(learning_rate, global_step, decay_steps)
-        rate = _cast(decay_rate, lr.dtype)
-        p = step / steps
-        if staircase:
-            p = _fn("floor")(p)
+        lr, step, steps, rate = _setup(learning_rate, global_step, decay_steps, decay_rate)
+        p = _decay_ratio(step, steps, staircase)
         return _fn("divide")(lr, 1.0 + rate * p, name=scope)
 
 
@@ -179,8 +175,7 @@ def cosine_decay(learning_rate, global_step, decay_steps, alpha=0.0,
     """
     _require_step(global_step, "cosine_decay")
     with _graph.name_scope(name or "CosineDecay") as scope:
-        lr, step, steps = _setup(learning_rate, global_step, decay_steps)
-        alpha = _cast(alpha, lr.dtype)
+        lr, step, steps, alpha = _setup(learning_rate, global_step, decay_steps, alpha)
         fraction = _fn("minimum")(step, steps) / steps
         decayed = (1.0 - alpha) * _cosine(fraction) + alpha
         return _fn("multiply")(lr, decayed, name=scope)
@@ -197,9 +192,8 @@ def cosine_decay_restarts(learning_rate, global_step, first_decay_steps, t_mul=2
     """
     _require_step(global_step, "cosine_decay_restarts")
     with _graph.name_scope(name or "SGDRDecay") as scope:
-        lr, step, steps = _setup(learning_rate, global_step, first_decay_steps)
-        dtype = lr.dtype
-        alpha, t_mul, m_mul = (_cast(v, dtype) for v in (alpha, t_mul, m_mul))
+        lr, step, steps, alpha, t_mul, m_mul = _setup(
+            learning_rate, global_step, first_decay_steps, alpha, t_mul, m_mul)
         fraction = step / steps
         # The number of completed periods and the fraction of the current one, for
         # t_mul == 1 (equal periods) and t_mul != 1 (geometric periods).

@@ -32,6 +32,12 @@ def _fn(name: str):
     return public(name)
 
 
+def hyper_tensor(value, name: str):
+    """A hyperparameter given as a number, a Tensor, or a callable returning one, as a
+    Tensor (what `_prepare` makes of each hyperparameter)."""
+    return convert_to_tensor(_call_if_callable(value), name=name)
+
+
 def hyper(value, var):
     """A hyperparameter Tensor in `var`'s dtype (a Cast only where the dtypes differ)."""
     from tensorweave.ops import math_ops
@@ -125,8 +131,7 @@ class GradientDescentOptimizer(Optimizer):
         self._learning_rate_tensor = None
 
     def _prepare(self):
-        self._learning_rate_tensor = convert_to_tensor(
-            _call_if_callable(self._learning_rate), name="learning_rate")
+        self._learning_rate_tensor = hyper_tensor(self._learning_rate, "learning_rate")
 
     def _apply_dense(self, grad, var):
         return assign_sub(var, grad * hyper(self._learning_rate_tensor, var))
@@ -165,10 +170,8 @@ class MomentumOptimizer(Optimizer):
             self._zeros_slot(v, "momentum", self._name)
 
     def _prepare(self):
-        self._learning_rate_tensor = convert_to_tensor(
-            _call_if_callable(self._learning_rate), name="learning_rate")
-        self._momentum_tensor = convert_to_tensor(_call_if_callable(self._momentum),
-                                                  name="momentum")
+        self._learning_rate_tensor = hyper_tensor(self._learning_rate, "learning_rate")
+        self._momentum_tensor = hyper_tensor(self._momentum, "momentum")
 
     def _apply_dense(self, grad, var):
         accum = self.get_slot(var, "momentum")
@@ -188,8 +191,29 @@ class MomentumOptimizer(Optimizer):
 
 
 # --- Adagrad ------------------------------------------------------------------------------
+class _AccumulatorOptimizer(Optimizer):
+    """What Adagrad and ProximalAdagrad share: a learning rate, and an 'accumulator' slot
+    per variable starting at `initial_accumulator_value` (which must be positive)."""
+
+    def __init__(self, learning_rate, initial_accumulator_value: float, use_locking: bool,
+                 name: str):
+        if initial_accumulator_value <= 0.0:
+            raise ValueError("initial_accumulator_value must be positive: %s"
+                             % initial_accumulator_value)
+        super().__init__(use_locking, name)
+        self._learning_rate = learning_rate
+        self._initial_accumulator_value = initial_accumulator_value
+
+    def _create_slots(self, var_list):
+        for v in var_list:
+            self._filled_slot(v, self._initial_accumulator_value, "accumulator", self._name)
+
+    def _prepare(self):
+        self._learning_rate_tensor = hyper_tensor(self._learning_rate, "learning_rate")
+
+
 @tf_export("train.AdagradOptimizer")
-class AdagradOptimizer(Optimizer):
+class AdagradOptimizer(_AccumulatorOptimizer):
     """Adagrad: `accum += grad**2; var -= lr * grad / sqrt(accum)` (TF1).
 
     Args:
@@ -204,20 +228,7 @@ class AdagradOptimizer(Optimizer):
 
     def __init__(self, learning_rate, initial_accumulator_value: float = 0.1,
                  use_locking: bool = False, name: str = "Adagrad"):
-        if initial_accumulator_value <= 0.0:
-            raise ValueError("initial_accumulator_value must be positive: %s"
-                             % initial_accumulator_value)
-        super().__init__(use_locking, name)
-        self._learning_rate = learning_rate
-        self._initial_accumulator_value = initial_accumulator_value
-
-    def _create_slots(self, var_list):
-        for v in var_list:
-            self._filled_slot(v, self._initial_accumulator_value, "accumulator", self._name)
-
-    def _prepare(self):
-        self._learning_rate_tensor = convert_to_tensor(
-            _call_if_callable(self._learning_rate), name="learning_rate")
+        super().__init__(learning_rate, initial_accumulator_value, use_locking, name)
 
     def _apply_dense(self, grad, var):
         accum = self.get_slot(var, "accumulator")
@@ -261,9 +272,9 @@ class AdadeltaOptimizer(Optimizer):
             self._zeros_slot(v, "accum_update", self._name)
 
     def _prepare(self):
-        self._lr_t = convert_to_tensor(_call_if_callable(self._lr), name="lr")
-        self._rho_t = convert_to_tensor(_call_if_callable(self._rho), name="rho")
-        self._epsilon_t = convert_to_tensor(_call_if_callable(self._epsilon), name="epsilon")
+        self._lr_t = hyper_tensor(self._lr, "lr")
+        self._rho_t = hyper_tensor(self._rho, "rho")
+        self._epsilon_t = hyper_tensor(self._epsilon, "epsilon")
 
     def _step(self, grad, var, accum, accum_update):
         """(new accum, new accum_update, var decrement) from the old slot values."""
@@ -313,8 +324,7 @@ class ProximalGradientDescentOptimizer(Optimizer):
         self._l2 = l2_regularization_strength
 
     def _prepare(self):
-        self._learning_rate_tensor = convert_to_tensor(
-            _call_if_callable(self._learning_rate), name="learning_rate")
+        self._learning_rate_tensor = hyper_tensor(self._learning_rate, "learning_rate")
 
     def _new_rows(self, rows, grad, var):
         alpha = hyper(self._learning_rate_tensor, var)
@@ -328,7 +338,7 @@ class ProximalGradientDescentOptimizer(Optimizer):
 
 
 @tf_export("train.ProximalAdagradOptimizer")
-class ProximalAdagradOptimizer(Optimizer):
+class ProximalAdagradOptimizer(_AccumulatorOptimizer):
     """Proximal Adagrad (TF1):
         accum += grad**2; alpha = lr / sqrt(accum)
         prox = var - alpha * grad
@@ -349,22 +359,9 @@ class ProximalAdagradOptimizer(Optimizer):
                  l1_regularization_strength: float = 0.0,
                  l2_regularization_strength: float = 0.0, use_locking: bool = False,
                  name: str = "ProximalAdagrad"):
-        if initial_accumulator_value <= 0.0:
-            raise ValueError("initial_accumulator_value must be positive: %s"
-                             % initial_accumulator_value)
-        super().__init__(use_locking, name)
-        self._learning_rate = learning_rate
-        self._initial_accumulator_value = initial_accumulator_value
+        super().__init__(learning_rate, initial_accumulator_value, use_locking, name)
         self._l1 = l1_regularization_strength
         self._l2 = l2_regularization_strength
-
-    def _create_slots(self, var_list):
-        for v in var_list:
-            self._filled_slot(v, self._initial_accumulator_value, "accumulator", self._name)
-
-    def _prepare(self):
-        self._learning_rate_tensor = convert_to_tensor(
-            _call_if_callable(self._learning_rate), name="learning_rate")
 
     def _new_rows(self, rows, accum_rows, grad, var):
         alpha = hyper(self._learning_rate_tensor, var) * _fn("math.rsqrt")(accum_rows)
