@@ -3,7 +3,6 @@ waiting step ends on a deadline, on Session.close, or when another kernel fails.
 import threading
 import time
 
-import numpy as np
 import pytest
 
 import tensorweave as tf
@@ -136,3 +135,21 @@ def test_error_elsewhere_cancels_the_waiting_kernel(graph, signal):
         with pytest.raises(tf.errors.InvalidArgumentError, match="never_fed"):
             sess.run([y, p * 2.0])
     signal.fire()
+
+
+register_op("TestAsyncRaises", inputs=["x: float32"], outputs=["y: float32"],
+            stateful=True, shape=lambda op: op.inputs[0].shape)
+not_differentiable("TestAsyncRaises")
+
+
+@kernel("TestAsyncRaises", is_async=True)
+def _raising_kernel(ctx, state, done, x):
+    raise ValueError("bad input for the async kernel")
+
+
+def test_async_kernel_raising_synchronously_is_reported_with_the_op(graph):
+    y = apply_op("TestAsyncRaises", [tf.constant(1.0)], name="raiser").outputs[0]
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="bad input.*raiser"):
+            sess.run(y)
+        assert sess.run(tf.constant(1.0) + 1.0) == 2.0

@@ -104,3 +104,18 @@ def test_optimizations_never_change_results(graph):
         r1, r2 = s1.run(fetch, feed), s2.run(fetch, feed)
     for u, v in zip(r1[:3], r2[:3]):
         np.testing.assert_array_equal(u, v)
+
+
+def test_list_output_op_with_one_output_fetches_the_value(graph):
+    from tensorweave.framework.op_builder import apply_op
+    from tensorweave.framework.registry import kernel, not_differentiable, register_op
+    register_op("TestSplitRows", inputs=["x: T"], outputs=["y: N * T"], attrs={"N": 1},
+                shape=lambda op: [op.inputs[0].shape[1:]] * op.get_attr("N"))
+    not_differentiable("TestSplitRows")
+    kernel("TestSplitRows")(lambda ctx, x: list(x))  # one array per row: a list
+    one = apply_op("TestSplitRows", [np.array([[1.0, 2.0]])], {"N": 1}).outputs
+    two = apply_op("TestSplitRows", [np.array([[1.0], [2.0]])], {"N": 2}).outputs
+    with tf.Session() as sess:
+        out = sess.run([one[0], two[0], two[1]])
+    np.testing.assert_array_equal(out[0], [1.0, 2.0])
+    assert out[1].tolist() == [1.0] and out[2].tolist() == [2.0]

@@ -16,7 +16,7 @@ a hook that is told of every op before its gradient is built (EuroSys 2018 §5.1
 from __future__ import annotations
 
 import enum
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Sequence
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import registry as _reg

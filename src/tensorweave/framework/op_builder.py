@@ -14,7 +14,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import registry as _reg
-from tensorweave.framework.graph import Operation, Tensor, get_default_graph, _graph_of
+from tensorweave.framework.graph import Operation, Tensor, _graph_of
 from tensorweave.framework.shapes import TensorShape
 
 _constant_builder: Optional[Callable] = None  # set by ops/constant_op.py

@@ -371,3 +371,38 @@ def broadcast_shapes(a: TensorShape, b: TensorShape) -> TensorShape:
 
 def shape_of(values: Iterable) -> TensorShape:
     return TensorShape(list(values))
+
+
+# --- checks with the messages of TF's C++ shape inference (InferenceContext) -------------
+def with_rank(shape: TensorShape, rank: int) -> TensorShape:
+    """`shape` checked to have `rank`; an unknown rank becomes `rank` unknown dims.
+
+    Raises:
+      ValueError: "Shape must be rank 2 but is rank 3" (TF's shape-function wording).
+    """
+    if shape.ndims is None:
+        return unknown_shape(rank)
+    if shape.ndims != rank:
+        raise ValueError("Shape must be rank %d but is rank %d" % (rank, shape.ndims))
+    return shape
+
+
+def with_rank_at_least(shape: TensorShape, rank: int) -> TensorShape:
+    if shape.ndims is not None and shape.ndims < rank:
+        raise ValueError("Shape must be at least rank %d but is rank %d" % (rank, shape.ndims))
+    return shape
+
+
+def with_rank_at_most(shape: TensorShape, rank: int) -> TensorShape:
+    if shape.ndims is not None and shape.ndims > rank:
+        raise ValueError("Shape must be at most rank %d but is rank %d" % (rank, shape.ndims))
+    return shape
+
+
+def merge_dim(a: Optional[int], b: Optional[int]) -> Optional[int]:
+    """Two dimension sizes (None: unknown) merged as TF's shape inference does."""
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    raise ValueError("Dimensions must be equal, but are %d and %d" % (a, b))

@@ -8,7 +8,8 @@ FAMILIES = (
     "constant_op", "structure", "math_grad_util", "math_unary", "math_binary", "math_ops",
     "reduction_ops", "matmul_ops", "array_ops", "indexing_ops", "segment_ops", "nn_ops",
     "nn_losses", "conv_ops", "random_ops", "debug_ops", "resource_variable_ops", "variables",
-    "init_ops", "variable_scope", "state_ops", "embedding_ops", "clip_ops", "io_ops")
+    "init_ops", "variable_scope", "state_ops", "embedding_ops", "clip_ops", "io_ops",
+    "queue_ops", "record_io", "reader_ops", "string_ops", "sparse_ops", "parsing_ops")
 
 
 def load_all() -> None:

@@ -12,6 +12,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import tensor_util
+from tensorweave.framework import shapes as _shapes
 from tensorweave.framework.shapes import TensorShape, unknown_shape
 
 # Integer index types accepted by the Tshape/Tidx/Tperm/... attrs.
@@ -109,22 +110,16 @@ def merge_shapes(a, b):
 
 def with_rank(dims, rank: int):
     """InferenceContext::WithRank on a dim list (None: unknown rank)."""
-    if dims is None:
-        return [None] * rank
-    if len(dims) != rank:
-        raise ValueError("Shape must be rank %d but is rank %d" % (rank, len(dims)))
-    return dims
+    return _shapes.with_rank(TensorShape(dims), rank).as_list()
 
 
 def with_rank_at_least(dims, rank: int):
-    if dims is not None and len(dims) < rank:
-        raise ValueError("Shape must be at least rank %d but is rank %d" % (rank, len(dims)))
+    _shapes.with_rank_at_least(TensorShape(dims), rank)
     return dims
 
 
 def with_rank_at_most(dims, rank: int):
-    if dims is not None and len(dims) > rank:
-        raise ValueError("Shape must be at most rank %d but is rank %d" % (rank, len(dims)))
+    _shapes.with_rank_at_most(TensorShape(dims), rank)
     return dims
 
 

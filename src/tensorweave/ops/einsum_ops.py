@@ -159,8 +159,7 @@ def _einsum_kernel(ctx, *xs):
 def _einsum_grad(op, grad):
     """The gradient of operand i is an einsum of `grad` with the other operands; labels
     found only in operand i are broadcast back, and broadcast ellipsis dims summed."""
-    from tensorweave.ops import array_ops, math_unary
-    from tensorweave.ops.reduction_ops import reduce_sum
+    from tensorweave.ops import math_unary
     ins, out = parse_equation(op.get_attr("equation"))
     xs = list(op.inputs)
     if grad.dtype.is_complex:

@@ -26,6 +26,7 @@ from tensorweave.framework.api_export import export, tf_export
 from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
+from tensorweave.framework import shapes as _shapes
 from tensorweave.framework.shapes import Dimension, TensorShape, unknown_shape
 
 newaxis = None
@@ -74,26 +75,12 @@ def merge_shapes(a: TensorShape, b: TensorShape) -> TensorShape:
     return TensorShape(dims)
 
 
-def with_rank(shape: TensorShape, rank: int) -> TensorShape:
-    """`shape` with rank `rank`, raising TF's shape-inference message otherwise."""
-    if shape.ndims is None:
-        return unknown_shape(rank)
-    if shape.ndims != rank:
-        raise ValueError("Shape must be rank %d but is rank %d" % (rank, shape.ndims))
-    return shape
-
-
-def with_rank_at_least(shape: TensorShape, rank: int) -> TensorShape:
-    if shape.ndims is not None and shape.ndims < rank:
-        raise ValueError("Shape must be at least rank %d but is rank %d" % (rank, shape.ndims))
-    return shape
+with_rank, with_rank_at_least = _shapes.with_rank, _shapes.with_rank_at_least
 
 
 def merge_dims(a: Dimension, b: Dimension) -> Dimension:
     """Merges two dimensions with TF's message for unequal ones."""
-    if a.value is not None and b.value is not None and a.value != b.value:
-        raise ValueError("Dimensions must be equal, but are %d and %d" % (a.value, b.value))
-    return a if a.value is not None else b
+    return Dimension(_shapes.merge_dim(a.value, b.value))
 
 
 def shape_tensor(t: Tensor, out_type=_dt.int32) -> Tensor:
@@ -528,8 +515,8 @@ def _slice_helper(tensor, slice_spec, var=None):
     if isinstance(slice_spec, bool) or (
             _is_tensor_like(slice_spec) and getattr(slice_spec, "dtype", None) == _dt.bool) or (
             isinstance(slice_spec, np.ndarray) and slice_spec.dtype == np.bool_):
-        from tensorweave.ops.indexing_select import boolean_mask
-        return boolean_mask(tensor, slice_spec)
+        from tensorweave.ops import indexing_select
+        return indexing_select.boolean_mask(tensor, slice_spec)
     if not isinstance(slice_spec, tuple):
         slice_spec = (slice_spec,)
     begin, end, strides = [], [], []

@@ -17,7 +17,6 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors, tensor_util
-from tensorweave.framework.api_export import tf_export  # noqa: F401
 from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import TypeListAttr, kernel, not_differentiable, \
     register_op

@@ -16,6 +16,7 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
+from tensorweave.framework import shapes as _shapes
 from tensorweave.framework.shapes import Dimension, TensorShape, unknown_shape
 
 MATMUL_TYPES = (_dt.bfloat16, _dt.float16, _dt.float32, _dt.float64, _dt.int32, _dt.int64,
@@ -39,13 +40,7 @@ def _size_str(shape) -> str:
 
 # --- MatMul -------------------------------------------------------------------------------
 def _with_rank(shape: TensorShape, rank: int, at_least: bool = False) -> TensorShape:
-    # TF's shape-inference wording ("Shape must be rank 2 but is rank 1")
-    if shape.ndims is None:
-        return TensorShape([None] * rank) if not at_least else shape
-    if shape.ndims != rank and not (at_least and shape.ndims > rank):
-        raise ValueError("Shape must be %srank %d but is rank %d"
-                         % ("at least " if at_least else "", rank, shape.ndims))
-    return shape
+    return (_shapes.with_rank_at_least if at_least else _shapes.with_rank)(shape, rank)
 
 
 def _matmul_shape(op) -> TensorShape:

@@ -18,36 +18,17 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel, register_op
-from tensorweave.framework.shapes import TensorShape, unknown_shape
+from tensorweave.framework import shapes as _shapes
+from tensorweave.framework.shapes import TensorShape
 
 _SELU_SCALE = 1.0507009873554804934193349852946
 _SELU_ALPHA = 1.6732632423543772848170429916717
 
 
 # --- shared helpers ------------------------------------------------------------------------
-def with_rank(shape: TensorShape, rank: int) -> TensorShape:
-    """`shape` checked to have `rank` (TF's shape-inference message); unknown rank
-    becomes `rank` unknown dims."""
-    if shape.ndims is None:
-        return unknown_shape(rank)
-    if shape.ndims != rank:
-        raise ValueError("Shape must be rank %d but is rank %d" % (rank, shape.ndims))
-    return shape
-
-
-def with_rank_at_least(shape: TensorShape, rank: int) -> TensorShape:
-    if shape.ndims is not None and shape.ndims < rank:
-        raise ValueError("Shape must be at least rank %d but is rank %d" % (rank, shape.ndims))
-    return shape
-
-
-def merge_dims(a, b):
-    """Merges two dimension values (None: unknown) the way TF's shape inference does."""
-    if a is None:
-        return b
-    if b is None or a == b:
-        return a
-    raise ValueError("Dimensions must be equal, but are %d and %d" % (a, b))
+# shared with other families; kept importable from here
+with_rank, with_rank_at_least, merge_dims = _shapes.with_rank, _shapes.with_rank_at_least, \
+    _shapes.merge_dim
 
 
 def _merge_inputs_shape(op) -> TensorShape:

@@ -124,7 +124,7 @@ def tuple(tensors, name: Optional[str] = None, control_inputs=None):  # noqa: A0
     """Tensors with the same values that are only available after all of `tensors`
     (and `control_inputs`) are computed (TF1 `tf.tuple`)."""
     g = _graph.get_default_graph()
-    with g.name_scope(name or "tuple") as scope:
+    with g.name_scope(name or "tuple"):
         gating = group(*[t for t in tensors if t is not None] + list(control_inputs or []))
         out = []
         for t in tensors:

@@ -12,7 +12,7 @@ import enum
 import functools
 import inspect
 import weakref
-from typing import Dict, Optional
+from typing import Dict
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import graph as _graph

@@ -250,7 +250,13 @@ def run_dataflow(plan, feed_values, pool: ThreadPool, stats: Optional[StepStats]
             args = [vals[i] for i in step.ins]
             if step.is_async:
                 outstanding += 1
-                step.fn(step.ctx, state, _async_done(done_q, step, clock), *args)
+                done = _async_done(done_q, step, clock)
+                try:
+                    step.fn(step.ctx, state, done, *args)
+                except BaseException as e:  # noqa: B036 - reported like a later failure
+                    if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                        raise
+                    done(exc=e)
             elif step.cheap:
                 t0 = clock()
                 try:

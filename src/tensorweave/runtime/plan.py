@@ -9,7 +9,7 @@ lives in the executor's per-run locals.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -199,7 +199,7 @@ def _run_for_folding(session, n: _opt.Node, ins: list) -> list:
         raise ValueError("async kernels are not folded")
     ctx = KernelContext(n.op, n.attrs, session._device_manager.default, session, {})
     with np.errstate(all="ignore"):  # as in the executor
-        r = k.fn(ctx, *ins)
+        r = _kernel_fn(k, n)(ctx, *ins)
     return [r] if n.n_out == 1 else list(r)
 
 
@@ -270,7 +270,7 @@ def lower(session, sg: _opt.StepGraph) -> Plan:
                                             else [n.attrs["value"]]), True, False
         else:
             kd = _reg.get_kernel(n.type, n.device.device_type)
-            fn, cheap, is_async = kd.fn, kd.cheap, kd.is_async
+            fn, cheap, is_async = _kernel_fn(kd, n), kd.cheap, kd.is_async
         state = states.setdefault(n.op, {}) if n.stateful and n.op is not None else {}
         ctx = KernelContext(n.op, n.attrs, n.device, session, state)
         ins = tuple(slot_of[id(p)] + i for p, i in n.inputs)
@@ -288,6 +288,28 @@ def lower(session, sg: _opt.StepGraph) -> Plan:
     plan.uses0 = uses
     plan.parallel = _wants_parallel(steps, plan.succ, pending0, session)
     return plan
+
+
+def _unwrap(r):
+    return r[0] if isinstance(r, (list, tuple)) else r
+
+
+def _kernel_fn(kd, n: _opt.Node):
+    """The kernel function the executor calls for node `n`."""
+    op_def = n.op._op_def if n.op is not None else None
+    if n.n_out == 1 and op_def is not None and not op_def.simple_outputs:
+        return _single_of_list(kd.fn, kd.is_async)
+    return kd.fn
+
+
+def _single_of_list(fn, is_async: bool):
+    """The kernel of an op with list outputs ("N * T") that has exactly one output in
+    this graph: the kernel returns a one-element list, the executor wants the value."""
+    if is_async:
+        def run_async(ctx, state, done, *args):
+            fn(ctx, state, lambda result=None, exc=None: done(_unwrap(result), exc), *args)
+        return run_async
+    return lambda ctx, *args: _unwrap(fn(ctx, *args))
 
 
 def _cost(n: _opt.Node) -> float:
@@ -315,11 +337,13 @@ _PARALLEL_MIN_FLOPS = 2e8
 def _wants_parallel(steps, succ, pending0, session) -> bool:
     """Use the dataflow executor with the thread pool only when two heavy kernels can
     overlap: heavy nodes at the same dataflow depth are independent of each other."""
+    if any(s.is_async for s in steps):
+        return True  # asynchronous kernels only run on the dataflow executor
     if session._inter_op_threads < 2:
         return False
-    heavy = [s.index for s in steps if s.cost >= _PARALLEL_MIN_FLOPS or s.is_async]
+    heavy = [s.index for s in steps if s.cost >= _PARALLEL_MIN_FLOPS]
     if len(heavy) < 2:
-        return any(s.is_async for s in steps)
+        return False
     depth = [0] * len(steps)
     for k in range(len(steps)):
         for j in succ[k]:

@@ -54,7 +54,6 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
-from tensorweave.framework.api_export import tf_export  # noqa: F401
 
 FORMAT = "tensorweave.checkpoint"
 VERSION = 1

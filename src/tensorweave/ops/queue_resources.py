@@ -1,0 +1,455 @@
+"""The run-time queues behind queue_ops.py: FIFO, padding FIFO, random shuffle, priority.
+
+A `QueueResource` holds elements (tuples of read-only arrays, one per component) and two
+FIFO lines of waiting requests: enqueuers (blocked while the queue is full) and dequeuers
+(blocked while it holds too few elements). Nothing ever blocks a thread: a request that
+cannot finish at once is parked as a `_Waiter` and finished later, by whichever thread
+changes the queue (an enqueue, a dequeue, a close) or cancels the waiting step.
+
+Invariants (all under `_lock`; callbacks are never called while holding it):
+  * requests are served strictly in arrival order within each line: the head waiter of a
+    line is served before any later request of that line, and a new request joins the
+    end of its line whenever the line is not empty.
+  * a waiter is `active` exactly while it sits in its line; it is removed from the line
+    under the lock by whoever finishes it (served, failed by close, or cancelled), so its
+    `done` is called exactly once.
+  * the head dequeuer may hold some elements in `taken` while it waits for the rest
+    (this is what lets dequeue_many(n) finish on a queue of capacity < n). If it then
+    fails or is cancelled, those elements go back to the front of the queue in their
+    order: a dequeue that does not finish consumes nothing.
+  * an enqueue_many larger than the free space enqueues element by element as space
+    appears (TF semantics); elements enqueued before a cancellation stay in the queue.
+  * stored arrays are immutable: enqueued values are copied unless they are already
+    read-only arrays owning their data (constants), so no caller can change an element.
+"""
+from __future__ import annotations
+
+import heapq
+import sys
+import threading
+from collections import deque
+from typing import Optional, Sequence
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors
+
+_UNBOUNDED = sys.maxsize
+
+
+def _frozen(arr) -> np.ndarray:
+    """`arr` as an array nobody else can change (a private read-only copy if needed)."""
+    if type(arr) is not np.ndarray:
+        arr = np.asarray(arr)
+    if arr.flags.writeable or not arr.flags.owndata:
+        arr = arr.copy()
+        arr.setflags(write=False)
+    return arr
+
+
+def _shape_str(shape) -> str:
+    return "[%s]" % ",".join("?" if d is None else str(d) for d in shape)
+
+
+class _Waiter:
+    """One parked request. Enqueuers use `items`/`pos`; dequeuers `need`/`n`/`taken`."""
+
+    __slots__ = ("state", "done", "token", "active", "is_enqueue", "items", "pos", "need",
+                 "n", "allow_small", "taken", "single")
+
+    def __init__(self, state, done):
+        self.state, self.done = state, done
+        self.token = 0
+        self.active = True
+        self.is_enqueue = False
+        self.items: list = []
+        self.pos = 0
+        self.need = 0
+        self.n: Optional[int] = None
+        self.allow_small = False
+        self.taken: list = []
+        self.single = False
+
+
+class QueueResource:
+    """A bounded multi-component queue shared by the steps of one session.
+
+    Public API (also used by readers and other resource kernels):
+      enqueue_async(state, components, done, many=False)
+      dequeue_async(state, done, n=None, allow_smaller=False)
+      close(cancel_pending_enqueues=False), size(), is_closed()
+    `done(result=[array per component])` or `done(exc=OpError)` is called exactly once,
+    possibly before the call returns, possibly later from another thread.
+    """
+
+    kind = "FIFOQueue"
+
+    def __init__(self, name: str, dtypes: Sequence[_dt.DType], shapes, capacity: int):
+        self.name = name
+        self.dtypes = list(dtypes)
+        # per component: None (any shape) or a tuple of dims (None = any size)
+        self.shapes = [None if s is None else tuple(s) for s in shapes] if shapes else \
+            [None] * len(self.dtypes)
+        self.capacity = capacity
+        self._cap = capacity if capacity >= 0 else _UNBOUNDED
+        self._lock = threading.Lock()
+        self._closed = False
+        self._enqueuers: deque = deque()
+        self._dequeuers: deque = deque()
+        self._fixed = [s if s is not None and None not in s else None for s in self.shapes]
+        self._init_storage()
+
+    # --- storage (overridden by the ordered variants) -----------------------------------
+    def _init_storage(self):
+        self._items: deque = deque()
+
+    def _size(self) -> int:
+        return len(self._items)
+
+    def _put(self, items: list) -> None:
+        self._items.extend(items)
+
+    def _take(self, k: int) -> list:
+        pop = self._items.popleft
+        return [pop() for _ in range(k)]
+
+    def _restore(self, items: list) -> None:
+        """Puts back elements a dequeue had taken (they were at the front)."""
+        self._items.extendleft(reversed(items))
+
+    def _reserve(self) -> int:
+        """Elements a dequeue must leave behind while the queue is open."""
+        return 0
+
+    # --- validation ---------------------------------------------------------------------
+    def _check_count(self, components) -> None:
+        if len(components) != len(self.dtypes):
+            raise errors.InvalidArgumentError(
+                None, None, "Wrong number of components in tuple. Expected %d, got %d"
+                % (len(self.dtypes), len(components)))
+
+    def _check_element_shape(self, i: int, shape: tuple, batch: Optional[int]) -> None:
+        want = self.shapes[i]
+        if want is None:
+            return
+        if len(shape) == len(want) and all(w is None or w == d for w, d in zip(want, shape)):
+            return
+        exp = want if batch is None else (batch,) + want
+        got = shape if batch is None else (batch,) + shape
+        raise errors.InvalidArgumentError(
+            None, None, "Shape mismatch in tuple component %d. Expected %s, got %s"
+            % (i, _shape_str(exp), _shape_str(got)))
+
+    def _elements(self, components, many: bool) -> list:
+        """The elements (tuples of frozen arrays) of one enqueue request."""
+        self._check_count(components)
+        comps = [_frozen(c) for c in components]
+        if not many:
+            for i, c in enumerate(comps):
+                if c.shape != self._fixed[i]:
+                    self._check_element_shape(i, c.shape, None)
+            return [tuple(comps)]
+        if comps[0].ndim == 0:
+            raise errors.InvalidArgumentError(
+                None, None, "Shape mismatch in tuple component 0. Expected [?%s], got []"
+                % "".join("," + ("?" if d is None else str(d)) for d in self.shapes[0] or ()))
+        b = comps[0].shape[0]
+        for i, c in enumerate(comps):
+            if c.ndim == 0 or c.shape[0] != b:
+                want = self.shapes[i]
+                exp = (b,) + (want if want is not None else c.shape[1:])
+                raise errors.InvalidArgumentError(
+                    None, None, "Shape mismatch in tuple component %d. Expected %s, got %s"
+                    % (i, _shape_str(exp), _shape_str(c.shape)))
+            self._check_element_shape(i, c.shape[1:], b)
+        # rows as 0-d or n-d array views of the frozen batch (`c[j, ...]`, never scalars)
+        if len(comps) == 1:
+            c = comps[0]
+            return [(c[j, ...],) for j in range(b)]
+        return list(zip(*[[c[j, ...] for j in range(b)] for c in comps]))
+
+    def _check_many(self) -> None:
+        if any(s is None or None in s for s in self.shapes):
+            raise errors.InvalidArgumentError(
+                None, None, "%s's DequeueMany and DequeueUpTo require the components to have "
+                "specified shapes." % self.kind)
+
+    # --- results ------------------------------------------------------------------------
+    def _batch(self, elements: list) -> list:
+        """One array per component: the elements stacked along a new first axis."""
+        if not elements:
+            return [np.zeros((0,) + s, dtype=d.as_numpy_dtype)
+                    for s, d in zip(self.shapes, self.dtypes)]
+        return [np.stack([e[i] for e in elements]) for i in range(len(self.dtypes))]
+
+    # --- the public API -----------------------------------------------------------------
+    def size(self) -> int:
+        with self._lock:
+            return self._size()
+
+    def is_closed(self) -> bool:
+        return self._closed
+
+    def enqueue_async(self, state, components, done, many: bool = False) -> None:
+        """Enqueues one element (`many`: a batch along the first axis of each component);
+        calls `done(result=None)` once all are in, or `done(exc=...)`."""
+        try:
+            items = self._elements(components, many)
+        except errors.OpError as e:
+            done(exc=e)
+            return
+        finished: list = []
+        w = None
+        with self._lock:
+            if self._closed:
+                finished.append((_Waiter(state, done), None, self._closed_error()))
+            elif not self._enqueuers and self._size() + len(items) <= self._cap:
+                self._put(items)  # the fast path: room for everything, nobody ahead
+                finished.append((_Waiter(state, done), None, None))
+                if self._dequeuers:
+                    self._flush(finished)
+            else:
+                w = _Waiter(state, done)
+                w.is_enqueue, w.items = True, items
+                self._enqueuers.append(w)
+                self._flush(finished)
+        self._finish_all(finished)
+        if w is not None and w.active:
+            self._wait_for_cancel(w)
+
+    def dequeue_async(self, state, done, n: Optional[int] = None,
+                      allow_smaller: bool = False) -> None:
+        """Dequeues one element (`n` None: `done(result=[array per component])`) or `n`
+        elements stacked along a new first axis (`allow_smaller`: fewer once closed)."""
+        self._dequeue(state, done, n, allow_smaller, False)
+
+    def _dequeue(self, state, done, n, allow_smaller, single) -> None:
+        """dequeue_async; `single` hands a one-component result as the array itself."""
+        if n is not None:
+            try:
+                self._check_many()
+            except errors.OpError as e:
+                done(exc=e)
+                return
+        need = 1 if n is None else n
+        finished: list = []
+        w = got = None
+        with self._lock:
+            if not self._dequeuers and self._size() - (
+                    0 if self._closed else self._reserve()) >= need:
+                got = self._take(need)  # the fast path: enough elements, nobody ahead
+                if self._enqueuers:
+                    self._flush(finished)
+            else:
+                w = _Waiter(state, done)
+                w.need, w.n, w.allow_small, w.single = need, n, allow_smaller, single
+                self._dequeuers.append(w)
+                self._flush(finished)
+        self._finish_all(finished)
+        if w is None:
+            done(result=self._result(got, n, single))
+        elif w.active:
+            self._wait_for_cancel(w)
+
+    def _result(self, elements: list, n: Optional[int], single: bool):
+        out = list(elements[0]) if n is None else self._batch(elements)
+        return out[0] if single else out
+
+    def close(self, cancel_pending_enqueues: bool = False) -> None:
+        """Closes the queue: later enqueues fail, dequeues that can no longer be satisfied
+        fail (dequeue_up_to gets what is left); `cancel_pending_enqueues` also fails the
+        enqueues still waiting for room."""
+        finished: list = []
+        with self._lock:
+            if self._closed and not cancel_pending_enqueues:
+                raise errors.CancelledError(None, None, "Queue '%s' is already closed."
+                                            % self.name)
+            self._closed = True
+            if cancel_pending_enqueues:
+                while self._enqueuers:
+                    w = self._enqueuers.popleft()
+                    w.active = False
+                    finished.append((w, None, self._closed_error()))
+            self._flush(finished)
+        self._finish_all(finished)
+
+    # --- waiting ------------------------------------------------------------------------
+    def _closed_error(self) -> errors.OpError:
+        return errors.CancelledError(None, None, "%s '%s' is closed." % (self.kind, self.name))
+
+    def _wait_for_cancel(self, w: _Waiter) -> None:
+        """Registers the step's cancellation for a waiter left waiting (lock not held;
+        the callback may run at once if the step is already cancelled)."""
+        w.token = w.state.add_cancel_callback(lambda exc: self._cancel(w, exc))
+
+    def _cancel(self, w: _Waiter, exc: errors.OpError) -> None:
+        finished: list = []
+        with self._lock:
+            if not w.active:
+                return  # already served or failed
+            w.active = False
+            line = self._enqueuers if w.is_enqueue else self._dequeuers
+            line.remove(w)
+            if w.taken:
+                self._restore(w.taken)
+                w.taken = []
+            self._flush(finished)  # the next waiter may proceed now
+        self._finish_all(finished)
+        w.done(exc=exc)
+
+    def _finish_all(self, finished: list) -> None:
+        """Calls the `done` of every finished waiter (outside the lock)."""
+        for w, got, exc in finished:
+            if w.token:
+                w.state.remove_cancel_callback(w.token)
+            if exc is not None:
+                w.done(exc=exc)
+            elif got is None:
+                w.done(result=None)
+            else:
+                w.done(result=self._result(got, w.n, w.single))
+
+    def _flush(self, finished: list) -> None:
+        """Serves waiters in order as far as the queue allows (under the lock); appends
+        (waiter, elements or None, exc or None) for every waiter it finishes."""
+        enq, deq = self._enqueuers, self._dequeuers
+        while True:
+            progress = False
+            while enq:
+                w = enq[0]
+                space = self._cap - self._size()
+                if space <= 0:
+                    break
+                k = min(space, len(w.items) - w.pos)
+                self._put(w.items[w.pos:w.pos + k])
+                w.pos += k
+                progress = True
+                if w.pos < len(w.items):
+                    break
+                enq.popleft()
+                w.active = False
+                finished.append((w, None, None))
+            while deq:
+                w = deq[0]
+                size = self._size()
+                missing = w.need - len(w.taken)
+                avail = size if self._closed else size - self._reserve()
+                if avail >= missing:
+                    got = w.taken + self._take(missing) if w.taken else self._take(missing)
+                elif self._closed and w.allow_small and (w.taken or size > 0):
+                    got = w.taken + self._take(size)
+                elif self._closed:
+                    if w.taken:
+                        self._restore(w.taken)
+                    got = None
+                else:
+                    if avail > 0:
+                        w.taken.extend(self._take(avail))
+                        progress = True
+                    break
+                deq.popleft()
+                w.active = False
+                w.taken = []
+                progress = True
+                if got is None:
+                    finished.append((w, None, errors.OutOfRangeError(
+                        None, None, "%s '%s' is closed and has insufficient elements "
+                        "(requested %d, current size %d)"
+                        % (self.kind, self.name, w.need, self._size()))))
+                else:
+                    finished.append((w, got, None))
+            if not progress:
+                return
+
+
+class PaddingFIFOQueueResource(QueueResource):
+    """A FIFO queue whose dequeue_many pads each component to the largest shape in the
+    batch (zeros, empty strings); component shapes may have unknown dimensions."""
+
+    kind = "PaddingFIFOQueue"
+
+    def _check_many(self) -> None:
+        pass  # every component has a known rank (checked when the queue is built)
+
+    def _batch(self, elements: list) -> list:
+        out = []
+        for i, d in enumerate(self.dtypes):
+            fixed = self._fixed[i]
+            if fixed is not None and elements:
+                out.append(np.stack([e[i] for e in elements]))
+                continue
+            parts = [e[i] for e in elements]
+            dims = tuple(max(p.shape[k] for p in parts) if parts else (s or 0)
+                         for k, s in enumerate(self.shapes[i]))
+            fill = b"" if d is _dt.string else 0
+            arr = np.full((len(parts),) + dims, fill, dtype=d.as_numpy_dtype)
+            for j, p in enumerate(parts):
+                arr[(j,) + tuple(slice(0, k) for k in p.shape)] = p
+            out.append(arr)
+        return out
+
+
+class RandomShuffleQueueResource(QueueResource):
+    """Dequeues uniformly random elements, and only while more than `min_after_dequeue`
+    elements would remain (unless closed). The order comes from a generator seeded by
+    (seed, seed2); (0, 0) means a nondeterministic seed."""
+
+    kind = "RandomShuffleQueue"
+
+    def __init__(self, name, dtypes, shapes, capacity, min_after_dequeue, seed, seed2):
+        super().__init__(name, dtypes, shapes, capacity)
+        self.min_after_dequeue = min_after_dequeue
+        self._rng = np.random.default_rng([seed, seed2] if seed or seed2 else None)
+
+    def _init_storage(self):
+        self._items: list = []
+
+    def _put(self, items: list) -> None:
+        self._items.extend(items)
+
+    def _take(self, k: int) -> list:
+        items = self._items
+        out = []
+        if k:
+            # one draw per element from the shrinking range, swap-remove
+            for r in self._rng.random(k):
+                j = int(r * len(items))
+                items[j], items[-1] = items[-1], items[j]
+                out.append(items.pop())
+        return out
+
+    def _restore(self, items: list) -> None:
+        self._items.extend(items)
+
+    def _reserve(self) -> int:
+        return self.min_after_dequeue
+
+
+class PriorityQueueResource(QueueResource):
+    """Dequeues the element with the smallest int64 priority (component 0) first; equal
+    priorities leave in arrival order."""
+
+    kind = "PriorityQueue"
+
+    def _init_storage(self):
+        self._items: list = []  # heap of (priority, sequence number, element)
+        self._seq = 0
+
+    def _size(self) -> int:
+        return len(self._items)
+
+    def _put(self, items: list) -> None:
+        for e in items:
+            self._seq += 1
+            heapq.heappush(self._items, (int(e[0]), self._seq, e))
+
+    def _take(self, k: int) -> list:
+        pop = heapq.heappop
+        return [pop(self._items)[2] for _ in range(k)]
+
+    def _restore(self, items: list) -> None:
+        # taken elements had the smallest keys: they come back ahead of equal priorities
+        for e in reversed(items):
+            self._seq += 1
+            heapq.heappush(self._items, (int(e[0]), -self._seq, e))

@@ -1,0 +1,415 @@
+"""The TFRecord file format and tf.python_io.
+
+A TFRecord file is a sequence of records, each laid out as
+
+    uint64 length            little-endian
+    uint32 masked_crc32c(length bytes)
+    byte   data[length]
+    uint32 masked_crc32c(data)
+
+where masked_crc(c) = ((c >> 15) | (c << 17)) + 0xa282ead8 (mod 2**32). A file may be
+compressed as a whole with ZLIB (zlib stream) or GZIP; record offsets then count bytes
+of the uncompressed stream. Files are byte-for-byte interchangeable with TensorFlow's.
+
+`RecordReader` is shared with the TFRecordReader op (reader_ops.py): files are read
+through a buffered stream (chunks), never re-opened per record. CRC32C comes from
+google-crc32c, imported on first use so `import tensorweave` stays fast.
+"""
+from __future__ import annotations
+
+import errno
+import io
+import struct
+import zlib
+from typing import Iterator, Optional, Union
+
+from tensorweave.framework import errors
+from tensorweave.framework.api_export import tf_export
+
+_MASK_DELTA = 0xA282EAD8
+_U32 = 0xFFFFFFFF
+_HEADER = struct.Struct("<QI")   # length, masked crc of length
+_CRC = struct.Struct("<I")
+_LEN = struct.Struct("<Q")
+_HEADER_SIZE = _HEADER.size      # 12
+_FOOTER_SIZE = _CRC.size         # 4
+_BUFFER_SIZE = 256 * 1024        # read/write chunk
+
+
+# --- CRC32C -------------------------------------------------------------------------------
+def _crc32c_fn():
+    global _crc32c_value
+    import google_crc32c  # lazy: keeps `import tensorweave` fast
+    _crc32c_value = google_crc32c.value
+    return _crc32c_value
+
+
+_crc32c_value = None
+
+
+def crc32c(data) -> int:
+    """The (unmasked) CRC32C of `data` (bytes-like)."""
+    fn = _crc32c_value or _crc32c_fn()
+    return fn(data if isinstance(data, bytes) else bytes(data))
+
+
+def mask_crc(crc: int) -> int:
+    """TFRecord's masked form of a CRC32C value."""
+    return ((((crc >> 15) | (crc << 17)) & _U32) + _MASK_DELTA) & _U32
+
+
+def unmask_crc(masked: int) -> int:
+    """Inverse of `mask_crc`."""
+    rot = (masked - _MASK_DELTA) & _U32
+    return ((rot >> 17) | (rot << 15)) & _U32
+
+
+def masked_crc32c(data) -> int:
+    """The masked CRC32C of `data`, as stored in TFRecord files."""
+    return mask_crc(crc32c(data))
+
+
+# --- options ------------------------------------------------------------------------------
+@tf_export("io.TFRecordCompressionType", "python_io.TFRecordCompressionType")
+class TFRecordCompressionType:
+    """The type of compression for the record."""
+    NONE = 0
+    ZLIB = 1
+    GZIP = 2
+
+
+@tf_export("io.TFRecordOptions", "python_io.TFRecordOptions")
+class TFRecordOptions:
+    """Options used for manipulating TFRecord files.
+
+    Args:
+      compression_type: "GZIP", "ZLIB", "" / None (no compression), or a
+        `TFRecordCompressionType` value.
+      flush_mode, input_buffer_size, output_buffer_size: zlib buffering knobs. They
+        tune performance only; the bytes written do not depend on them here.
+      window_bits: zlib window size log2 (8..15; default 15).
+      compression_level: 0..9, or -1 for zlib's default.
+      compression_method: only zlib.DEFLATED (8) exists.
+      mem_level: zlib memory level 1..9 (default 9, as TensorFlow).
+      compression_strategy: zlib strategy (default Z_DEFAULT_STRATEGY).
+
+    Raises:
+      ValueError: `compression_type` is not valid.
+    """
+
+    compression_type_map = {
+        TFRecordCompressionType.ZLIB: "ZLIB",
+        TFRecordCompressionType.GZIP: "GZIP",
+        TFRecordCompressionType.NONE: "",
+    }
+
+    def __init__(self, compression_type=None, flush_mode=None, input_buffer_size=None,
+                 output_buffer_size=None, window_bits=None, compression_level=None,
+                 compression_method=None, mem_level=None, compression_strategy=None):
+        if compression_type is not None:
+            _compression_string(compression_type)  # validates
+        self.compression_type = compression_type
+        self.flush_mode = flush_mode
+        self.input_buffer_size = input_buffer_size
+        self.output_buffer_size = output_buffer_size
+        self.window_bits = window_bits
+        self.compression_level = compression_level
+        self.compression_method = compression_method
+        self.mem_level = mem_level
+        self.compression_strategy = compression_strategy
+
+    @classmethod
+    def get_compression_type_string(cls, options) -> str:
+        """The compression type string ("", "ZLIB" or "GZIP") of `options`, which may
+        be a TFRecordOptions, a compression type value, a string or None."""
+        if not options:
+            return ""
+        if isinstance(options, TFRecordOptions):
+            return cls.get_compression_type_string(options.compression_type)
+        return _compression_string(options)
+
+
+def _compression_string(value) -> str:
+    if isinstance(value, int) and value in TFRecordOptions.compression_type_map:
+        return TFRecordOptions.compression_type_map[value]
+    if value in ("", "ZLIB", "GZIP"):
+        return value
+    raise ValueError('Not a valid compression_type: "%s"' % (value,))
+
+
+def _options_of(options) -> TFRecordOptions:
+    if isinstance(options, TFRecordOptions):
+        return options
+    return TFRecordOptions(TFRecordOptions.get_compression_type_string(options))
+
+
+def _window_bits(compression: str, window_bits: Optional[int]) -> int:
+    bits = zlib.MAX_WBITS if window_bits is None else int(window_bits)
+    return bits + 16 if compression == "GZIP" else bits
+
+
+# --- file errors --------------------------------------------------------------------------
+def file_error(exc: OSError, path) -> errors.OpError:
+    """The OpError TensorFlow raises for an OSError on `path` ("<path>; <reason>")."""
+    if isinstance(path, bytes):
+        path = path.decode("utf-8", "replace")
+    cls = {errno.ENOENT: errors.NotFoundError, errno.EACCES: errors.PermissionDeniedError,
+           errno.EPERM: errors.PermissionDeniedError, errno.EISDIR: errors.FailedPreconditionError,
+           errno.ENOTDIR: errors.FailedPreconditionError,
+           errno.ENOSPC: errors.ResourceExhaustedError}.get(exc.errno, errors.UnknownError)
+    return cls(None, None, "%s; %s" % (path, exc.strerror or exc))
+
+
+def _open(path, mode: str):
+    try:
+        return open(path, mode, buffering=_BUFFER_SIZE)
+    except OSError as e:
+        raise file_error(e, path) from None
+
+
+# --- reading ------------------------------------------------------------------------------
+class _InflateStream(io.RawIOBase):
+    """A raw stream of the decompressed bytes of a ZLIB or GZIP file (concatenated GZIP
+    members included); wrap it in io.BufferedReader. Inflates at most one request's
+    worth at a time, so memory stays bounded whatever the compression ratio.
+    Corruption raises DataLossError."""
+
+    def __init__(self, raw, wbits: int):
+        self._raw = raw
+        self._wbits = wbits
+        self._z = zlib.decompressobj(wbits)
+        self._input = b""     # compressed bytes not yet inflated
+        self._done = False    # the compressed file is exhausted
+        self._tail = b""      # inflated bytes left by the final flush
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        want = len(b)
+        if self._tail:
+            n = min(want, len(self._tail))
+            b[:n] = self._tail[:n]
+            self._tail = self._tail[n:]
+            return n
+        while want and not self._done:
+            if self._z.eof:   # end of one stream: another gzip member may follow
+                rest = self._z.unused_data or self._raw.read(_BUFFER_SIZE)
+                if not rest:
+                    self._done = True
+                    break
+                self._z = zlib.decompressobj(self._wbits)
+                self._input = rest
+            if not self._input:
+                self._input = self._raw.read(_BUFFER_SIZE)
+                if not self._input:   # cut short: what zlib holds is all there is
+                    self._done = True
+                    self._tail = self._call(self._z.flush)
+                    return self.readinto(b) if self._tail else 0
+            out = self._call(self._z.decompress, self._input, want)
+            self._input = self._z.unconsumed_tail
+            if out:
+                b[:len(out)] = out
+                return len(out)
+        return 0
+
+    @staticmethod
+    def _call(fn, *args) -> bytes:
+        try:
+            return fn(*args)
+        except zlib.error as e:
+            raise errors.DataLossError(None, None, _inflate_message(e)) from None
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+def _inflate_message(e: zlib.error) -> str:
+    # zlib says "Error -3 while decompressing data: incorrect header check"; TF says
+    # "inflate() failed with error -3: incorrect header check".
+    msg = str(e)
+    if msg.startswith("Error ") and " while decompressing data: " in msg:
+        code, _, reason = msg[len("Error "):].partition(" while decompressing data: ")
+        return "inflate() failed with error %s: %s" % (code, reason)
+    return "inflate() failed: %s" % msg
+
+
+def open_input(path, compression: str = "", window_bits: Optional[int] = None):
+    """A buffered binary stream of the (decompressed) contents of `path`.
+
+    Raises:
+      NotFoundError etc. (see `file_error`) if the file cannot be opened.
+    """
+    f = _open(path, "rb")
+    if not compression:
+        return f
+    raw = _InflateStream(f, _window_bits(compression, window_bits))
+    return io.BufferedReader(raw, buffer_size=_BUFFER_SIZE)
+
+
+class RecordReader:
+    """Reads the records of one TFRecord file in order; `offset` is the position (in
+    the uncompressed stream) of the next record."""
+
+    def __init__(self, path, compression: str = "", window_bits: Optional[int] = None):
+        self._stream = open_input(path, compression, window_bits)
+        self.offset = 0
+
+    def read(self) -> Optional[bytes]:
+        """The next record, or None at the end of the file.
+
+        Raises:
+          DataLossError: a corrupted or truncated record (as TensorFlow: a header cut
+            short at the end of the file is the end of the file; data cut short is not).
+        """
+        read = self._stream.read
+        crc = _crc32c_value or _crc32c_fn()
+        offset = self.offset
+        header = read(_HEADER_SIZE)
+        if len(header) < _HEADER_SIZE:
+            return None
+        length, masked = _HEADER.unpack(header)
+        if masked != mask_crc(crc(header[:8])):
+            raise errors.DataLossError(None, None, "corrupted record at %d%s" % (
+                offset, " (Is this even a TFRecord file?)" if offset == 0 else ""))
+        body = read(length + _FOOTER_SIZE)
+        if len(body) < length + _FOOTER_SIZE:
+            raise errors.DataLossError(None, None, "truncated record at %d' failed with "
+                                       "Read less bytes than requested" % offset)
+        data = body[:length]
+        if _CRC.unpack_from(body, length)[0] != mask_crc(crc(data)):
+            raise errors.DataLossError(None, None, "corrupted record at %d"
+                                       % (offset + _HEADER_SIZE))
+        self.offset = offset + _HEADER_SIZE + length + _FOOTER_SIZE
+        return data
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+def _record_iterator(reader: RecordReader) -> Iterator[bytes]:
+    try:
+        while True:
+            record = reader.read()
+            if record is None:
+                return
+            yield record
+    finally:
+        reader.close()
+
+
+@tf_export("io.tf_record_iterator", "python_io.tf_record_iterator")
+def tf_record_iterator(path, options: Union[TFRecordOptions, str, int, None] = None
+                       ) -> Iterator[bytes]:
+    """An iterator that reads the records from a TFRecords file.
+
+    Args:
+      path: the path to the TFRecords file.
+      options: (optional) a TFRecordOptions object or a compression type.
+
+    Returns:
+      An iterator of the serialized records (bytes).
+
+    Raises:
+      NotFoundError: `path` does not exist (raised at once).
+      DataLossError: while iterating, a corrupted or truncated record.
+    """
+    opts = _options_of(options)
+    compression = TFRecordOptions.get_compression_type_string(opts)
+    return _record_iterator(RecordReader(path, compression, opts.window_bits))
+
+
+# --- writing ------------------------------------------------------------------------------
+def encode_record(data: bytes) -> bytes:
+    """One record in TFRecord framing."""
+    length = _LEN.pack(len(data))
+    return b"".join((length, _CRC.pack(masked_crc32c(length)), data,
+                     _CRC.pack(masked_crc32c(data))))
+
+
+@tf_export("io.TFRecordWriter", "python_io.TFRecordWriter")
+class TFRecordWriter:
+    """A class to write records to a TFRecords file.
+
+    Args:
+      path: the path to the TFRecords file.
+      options: (optional) a TFRecordOptions object or a compression type string.
+
+    Raises:
+      NotFoundError etc.: the file cannot be created.
+      ValueError: `options` names an invalid compression type.
+    """
+
+    def __init__(self, path, options: Union[TFRecordOptions, str, int, None] = None):
+        opts = _options_of(options)
+        compression = TFRecordOptions.get_compression_type_string(opts)
+        self._compressor = None
+        if compression:
+            level = -1 if opts.compression_level is None else opts.compression_level
+            method = zlib.DEFLATED if opts.compression_method is None \
+                else opts.compression_method
+            mem = 9 if opts.mem_level is None else opts.mem_level
+            strategy = zlib.Z_DEFAULT_STRATEGY if opts.compression_strategy is None \
+                else opts.compression_strategy
+            try:
+                self._compressor = zlib.compressobj(
+                    level, method, _window_bits(compression, opts.window_bits), mem, strategy)
+            except (ValueError, zlib.error) as e:
+                raise errors.InvalidArgumentError(
+                    None, None, "Invalid zlib compression options: %s" % e) from None
+        self._path = path
+        self._file = _open(path, "wb")
+
+    def __enter__(self) -> "TFRecordWriter":
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self._file is None:
+            raise errors.FailedPreconditionError(None, None, "Writer is closed.")
+
+    def write(self, record: Union[bytes, str]) -> None:
+        """Writes a serialized record (bytes; a str is written as UTF-8)."""
+        self._check_open()
+        if isinstance(record, str):
+            record = record.encode("utf-8")
+        data = encode_record(bytes(record))
+        if self._compressor is not None:
+            data = self._compressor.compress(data)
+        self._write(data)
+
+    def flush(self) -> None:
+        """Flushes the file (compressed data up to a sync point, so readers see it)."""
+        self._check_open()
+        if self._compressor is not None:
+            self._write(self._compressor.flush(zlib.Z_SYNC_FLUSH))
+        try:
+            self._file.flush()
+        except OSError as e:
+            raise file_error(e, self._path) from None
+
+    def close(self) -> None:
+        """Flushes and closes the file; closing twice is harmless."""
+        if self._file is None:
+            return
+        f, compressor = self._file, self._compressor
+        self._file = self._compressor = None
+        try:
+            if compressor is not None:
+                data = compressor.flush(zlib.Z_FINISH)
+                if data:
+                    f.write(data)
+            f.close()
+        except OSError as e:
+            f.close()
+            raise file_error(e, self._path) from None
+
+    def _write(self, data: bytes) -> None:
+        if data:
+            try:
+                self._file.write(data)
+            except OSError as e:
+                raise file_error(e, self._path) from None
