@@ -21,7 +21,7 @@ from tensorweave.framework import serialize as _serialize  # noqa: E402,F401
 from tensorweave.framework import sparse_tensor as _sparse_tensor  # noqa: E402,F401
 from tensorweave.framework.graph import (  # noqa: E402,F401
     Graph, GraphKeys, Operation, Tensor, add_to_collection, add_to_collections,
-    colocate_with, control_dependencies, device, get_collection, get_collection_ref,
+    colocate_with, container, control_dependencies, device, get_collection, get_collection_ref,
     get_default_graph, get_name_scope, name_scope, reset_default_graph)
 from tensorweave.framework.op_builder import (  # noqa: E402,F401
     convert_to_tensor, register_tensor_conversion_function)

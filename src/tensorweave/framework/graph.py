@@ -364,6 +364,7 @@ class Graph:
         self._gradient_override_map: Dict[str, str] = {}
         self._attr_scope: Dict[str, Any] = {}
         self._building_function = False
+        self._container = ""  # resource container of new stateful ops (tf.container)
 
     # --- ids and versions -------------------------------------------------------------
     def _next_id(self) -> int:
@@ -611,6 +612,18 @@ class Graph:
                 if op not in out and op not in input_ops:
                     out.append(op)
         return out
+
+    # --- resource containers (white paper §4.7) -----------------------------------------
+    @contextlib.contextmanager
+    def container(self, container_name: str):
+        """Resource ops (variables, queues, readers) created inside get this container,
+        so `Session.reset(target, [container_name])` can clear them together."""
+        saved = self._container
+        self._container = container_name
+        try:
+            yield container_name
+        finally:
+            self._container = saved
 
     # --- gradient overrides -----------------------------------------------------------
     @contextlib.contextmanager
@@ -863,6 +876,11 @@ def get_collection(key, scope=None):
 
 def get_collection_ref(key):
     return get_default_graph().get_collection_ref(key)
+
+
+def container(container_name: str):
+    """`Graph.container` on the default graph (TF1 `tf.container`)."""
+    return get_default_graph().container(container_name)
 
 
 def get_name_scope() -> str:

@@ -161,7 +161,9 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
         scope = g.name_scope(name)
     with scope:
         flat = _convert_inputs(op_type, op_def, specs, inputs, attrs)
-    # 3. attr defaults and checks.
+    # 3. the container scope, then attr defaults and checks.
+    if g._container and "container" in op_def.attrs and not attrs.get("container"):
+        attrs["container"] = g._container
     for k, default in op_def.attrs.items():
         if k in attrs:
             continue

@@ -325,8 +325,18 @@ def _cost(n: _opt.Node) -> float:
             kk = a[0] if n.attrs.get("transpose_a") else a[1]
             nn = b[0] if n.attrs.get("transpose_b") else b[1]
             return 2.0 * m * kk * nn
-        out = op.outputs[0].shape.num_elements()
-        return float(out or 0) * 50.0
+        if n.type == "BatchMatMulV2":
+            return 2.0 * (op.outputs[0].shape.num_elements() or 0) * \
+                (op.inputs[0].shape.as_list()[-2 if n.attrs.get("adj_x") else -1] or 0)
+        # convolutions: 2 * (elements of the conv output) * (filter height * width * in)
+        if n.type == "Conv2DBackpropFilter":
+            filt, conv_out = op.outputs[0].shape, op.inputs[2].shape
+        elif n.type == "Conv2DBackpropInput":
+            filt, conv_out = op.inputs[1].shape, op.inputs[2].shape
+        else:
+            filt, conv_out = op.inputs[1].shape, op.outputs[0].shape
+        kh, kw, cin = filt.as_list()[:3]
+        return 2.0 * (conv_out.num_elements() or 0) * (kh or 0) * (kw or 0) * (cin or 0)
     except (TypeError, ValueError, IndexError):
         return 0.0
 

@@ -183,16 +183,17 @@ class BaseSession:
 
     def __init__(self, target: str = "", graph: Optional[Graph] = None,
                  config: Optional[ConfigProto] = None):
-        if target not in ("", None) and not str(target).startswith("local"):
+        if target not in ("", None) and not str(target).startswith("local://"):
             from tensorweave.framework.errors import UnimplementedError
-            raise UnimplementedError(None, None, "Session target %r: only the local runtime "
-                                     "('') is available in this build" % (target,))
+            raise UnimplementedError(None, None, "Session target %r: only the in-process "
+                                     "runtime ('' or 'local://NAME') is available in this "
+                                     "build" % (target,))
         self._graph = graph if graph is not None else get_default_graph()
         if not isinstance(self._graph, Graph):
             raise TypeError("graph must be a tf.Graph, but got %s" % type(self._graph))
         self._config = config
         self._target = target or ""
-        self._device_manager = DeviceManager(config.device_count if config else None)
+        self._device_manager = _devices_for_target(self._target, config)
         self._allow_soft_placement = bool(config and config.allow_soft_placement)
         threads = (config.inter_op_parallelism_threads if config else 0) or (os.cpu_count() or 1)
         self._inter_op_threads = max(1, int(threads))
@@ -436,8 +437,9 @@ class BaseSession:
             self._pool = None
         self._plans.clear()
         self._op_state.clear()
-        for d in self._device_manager.devices:
-            d.resources.clear()
+        if not self._target:  # a target's resources outlive its sessions, until reset
+            for d in self._device_manager.devices:
+                d.resources.clear()
 
     def as_default(self):
         return _SessionDefault(self, enter_graph=False)
@@ -467,13 +469,47 @@ class BaseSession:
 
     @staticmethod
     def reset(target, containers=None, config=None) -> None:
-        """Clears resource containers of sessions on `target` (local: all live
-        sessions' named containers)."""
+        """Resets resource containers on `target` and closes the sessions connected to
+        it (TF1 `tf.Session.reset`).
+
+        Args:
+          target: "local://NAME", an in-process target whose resources (variables,
+            queues, ...) are shared by all its sessions; for "" every live local
+            session's containers are cleared.
+          containers: names of the containers to clear ("" or "localhost" is the default
+            container); None clears all.
+          config: accepted for compatibility.
+        """
+        target = target or ""
         for s in list(_LIVE_SESSIONS):
-            if s._target == (target or "") and not s._closed:
-                for d in s._device_manager.devices:
-                    d.resources.clear(containers)
-                s._plans.clear()
+            if s._target == target and not s._closed:
+                if not target:
+                    for d in s._device_manager.devices:
+                        d.resources.clear(containers)
+                    s._plans.clear()
+                else:
+                    s.close()
+        devices = _TARGET_DEVICES.get(target) if target else None
+        if devices is not None:
+            for d in devices.devices:
+                d.resources.clear(containers)
+
+
+# In-process targets ("local://NAME") and their devices: like a TF server's, a target's
+# resources are shared by every session on it and outlive them until Session.reset.
+_TARGET_DEVICES: Dict[str, DeviceManager] = {}
+_TARGET_LOCK = threading.Lock()
+
+
+def _devices_for_target(target: str, config) -> DeviceManager:
+    device_count = config.device_count if config else None
+    if not target:
+        return DeviceManager(device_count)  # a direct session owns its devices
+    with _TARGET_LOCK:
+        devices = _TARGET_DEVICES.get(target)
+        if devices is None:
+            devices = _TARGET_DEVICES[target] = DeviceManager(device_count)
+        return devices
 
 
 class _SessionDefault:
