@@ -23,8 +23,9 @@ bench: $(STAMP)
 	TW_PYTHON=$(abspath $(PY)) ../shared/bench/side_by_side.sh
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) benchmarks/executor_raw.py benchmarks/out/extra_executor.json
 	$(PY) benchmarks/build_time_variants.py benchmarks/out/extra_build.json
+	$(PY) benchmarks/input_pipeline.py benchmarks/out/extra_pipeline.json
 	$(PY) benchmarks/results.py benchmarks/out benchmarks/out/extra_executor.json \
-		benchmarks/out/extra_build.json
+		benchmarks/out/extra_build.json benchmarks/out/extra_pipeline.json
 
 clean:
 	rm -rf $(VENV) benchmarks/out

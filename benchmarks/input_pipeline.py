@@ -2,9 +2,10 @@
 
 The same training step (an MLP 64-256-10 with Adagrad, batch 100) runs twice:
   * in-memory: batches fed from NumPy arrays with feed_dict;
-  * pipeline: CSV text files -> string_input_producer -> TextLineReader.read_up_to ->
+  * CSV pipeline: text files -> string_input_producer -> TextLineReader.read_up_to ->
     decode_csv -> shuffle_batch (2 preprocessing threads, QueueRunners) -> the step
-    takes its batch from the queue, while reading and decoding run concurrently.
+    takes its batch from the queue, while reading and decoding run concurrently;
+  * TFRecord pipeline: the same with TFRecordReader and decode_raw of float32 bytes.
 The figure of merit is the ratio of median step times (pipeline / in-memory): close to 1
 means decoding overlaps training. Writes an extra-figures JSON for results.py.
 
@@ -26,18 +27,22 @@ RECORDS_PER_FILE, FILES = 5000, 4
 STEPS, WARMUP = 300, 30
 
 
-def write_csv(directory: str) -> list:
+def write_files(directory: str):
+    """The same records as CSV text and as TFRecords (64 float32 features + the label)."""
     rs = np.random.RandomState(0)
-    paths = []
+    csv_paths, record_paths = [], []
     for k in range(FILES):
         x = rs.rand(RECORDS_PER_FILE, FEATURES).astype(np.float32)
         y = rs.randint(0, CLASSES, RECORDS_PER_FILE)
-        path = os.path.join(directory, "part-%d.csv" % k)
-        with open(path, "w") as f:
+        csv_paths.append(os.path.join(directory, "part-%d.csv" % k))
+        with open(csv_paths[-1], "w") as f:
             for row, label in zip(x, y):
                 f.write(",".join("%.5f" % v for v in row) + ",%d\n" % label)
-        paths.append(path)
-    return paths
+        record_paths.append(os.path.join(directory, "part-%d.tfrecord" % k))
+        with tf.python_io.TFRecordWriter(record_paths[-1]) as w:
+            for row, label in zip(x, y):
+                w.write(np.append(row, np.float32(label)).tobytes())
+    return csv_paths, record_paths
 
 
 def train_op(x, labels):
@@ -75,13 +80,22 @@ def in_memory() -> float:
             return median_step(lambda: sess.run(step, {x: xs, labels: ys}))
 
 
-def pipeline(paths: list) -> float:
+def decode_csv_records(filenames):
+    _, lines = tf.TextLineReader().read_up_to(filenames, 250)
+    columns = tf.decode_csv(lines, [[0.0]] * FEATURES + [[0]])
+    return tf.stack(columns[:FEATURES], axis=1), tf.cast(columns[FEATURES], tf.int64)
+
+
+def decode_raw_records(filenames):
+    _, records = tf.TFRecordReader().read_up_to(filenames, 250)
+    values = tf.reshape(tf.decode_raw(records, tf.float32), [-1, FEATURES + 1])
+    return values[:, :FEATURES], tf.cast(values[:, FEATURES], tf.int64)
+
+
+def pipeline(paths: list, decode) -> float:
     with tf.Graph().as_default():
         filenames = tf.train.string_input_producer(paths, shuffle=True, seed=3)
-        _, lines = tf.TextLineReader().read_up_to(filenames, 250)
-        columns = tf.decode_csv(lines, [[0.0]] * FEATURES + [[0]])
-        example = tf.stack(columns[:FEATURES], axis=1)
-        label = tf.cast(columns[FEATURES], tf.int64)
+        example, label = decode(filenames)
         x, labels = tf.train.shuffle_batch(
             [example, label], BATCH, capacity=20 * BATCH, min_after_dequeue=5 * BATCH,
             num_threads=2, seed=4, enqueue_many=True)
@@ -99,14 +113,16 @@ def pipeline(paths: list) -> float:
 
 def main(out_path: str) -> None:
     with tempfile.TemporaryDirectory() as d:
-        paths = write_csv(d)
+        csv_paths, record_paths = write_files(d)
         memory = in_memory()
-        piped = pipeline(paths)
+        from_csv = pipeline(csv_paths, decode_csv_records)
+        from_records = pipeline(record_paths, decode_raw_records)
     figures = {
         "step time, batches fed from memory": "%.3f ms" % (memory * 1e3),
-        "step time, batches from the CSV input pipeline": "%.3f ms" % (piped * 1e3),
-        "ratio pipeline / in-memory (close to 1: decoding overlaps training)":
-            "%.2f" % (piped / memory),
+        "step time, TFRecord + decode_raw pipeline": "%.3f ms (ratio to in-memory %.2f)"
+            % (from_records * 1e3, from_records / memory),
+        "step time, CSV + decode_csv pipeline": "%.3f ms (ratio to in-memory %.2f)"
+            % (from_csv * 1e3, from_csv / memory),
     }
     doc = {"title": "Input pipeline overlapping training (issue #5)",
            "command": "python benchmarks/input_pipeline.py benchmarks/out/extra_pipeline.json",

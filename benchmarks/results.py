@@ -43,7 +43,8 @@ def main(argv):
     m = tf["machine"]
     lines = ["# Benchmark results", "",
              "Produced by `make bench`: `../shared/bench/side_by_side.sh` (all workloads), "
-             "then `benchmarks/executor_raw.py`, `benchmarks/build_time_variants.py` and "
+             "then `benchmarks/executor_raw.py`, `benchmarks/build_time_variants.py`, "
+             "`benchmarks/input_pipeline.py` and "
              "`python benchmarks/results.py benchmarks/out benchmarks/out/extra_*.json`.",
              "", "Workloads in this run: %s." % ", ".join(tw["workloads"]),
              "", "Machine: %s cores (%s), Python %s, NumPy %s; TensorFlow %s; started %s." % (
@@ -72,6 +73,13 @@ def main(argv):
     for name, note in NOTES.items():
         if "error" in tw["workloads"].get(name, {"error": ""}):
             lines += ["", "Note on %s: %s" % (name, note)]
+    many = "enqueue_many/dequeue_many x100"
+    qa = tf["workloads"].get("queue_roundtrip", {}).get("variants", {}).get(many)
+    qb = tw["workloads"].get("queue_roundtrip", {}).get("variants", {}).get(many)
+    if qa and qb:  # elements per second from the best-block medians (us per 100 elements)
+        ea, eb = 1e8 / qa["best_block_median"], 1e8 / qb["best_block_median"]
+        lines += ["", "queue_roundtrip, %s: TensorFlow %.0f elements/s, tensorweave %.0f "
+                  "elements/s (ratio %.2f, target >= 1)." % (many, ea, eb, eb / ea)]
     imp_tf = tf["workloads"]["run_overhead"].get("rss_after_import_mb")
     imp_tw = tw["workloads"]["run_overhead"].get("rss_after_import_mb")
     lines += ["", "RSS right after import: TensorFlow %s MB, tensorweave %s MB (ratio %.3f, "
