@@ -38,7 +38,8 @@ class Initializer:
     """Base class of initializers: `__call__(shape, dtype=None, partition_info=None)`."""
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        raise NotImplementedError
+        raise NotImplementedError("%s is an initializer base class without __call__; use "
+                                  "a concrete initializer" % type(self).__name__)
 
     def get_config(self) -> dict:
         return {}

@@ -87,7 +87,8 @@ class ReaderResource:
 
     def read_records(self, limit: int) -> Tuple[List[bytes], List[bytes], bool]:
         """Up to `limit` records of the current work unit, and whether it is done."""
-        raise NotImplementedError
+        raise NotImplementedError("reader kind %s does not define read_records"
+                                  % type(self).__name__)
 
     def serialize(self) -> bytes:
         """The reader's state as TF's ReaderBaseState proto (readers that support it)."""
