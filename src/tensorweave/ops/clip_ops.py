@@ -13,14 +13,8 @@ from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_builder import convert_to_tensor
-
-
-def _fn(name: str):
-    """The public builder `name` (other op families are looked up when used)."""
-    from tensorweave.ops import constant_op, structure
-    from tensorweave.ops.resource_variable_ops import public
-    local = {"identity": structure.identity, "constant": constant_op.constant}
-    return local[name] if name in local else public(name)
+from tensorweave.ops import (array_ops, constant_op, indexing_ops, math_binary, math_ops,
+                             math_unary, nn_losses, reduction_ops, structure)
 
 
 def _values_of(t, name: str):
@@ -56,15 +50,15 @@ def clip_by_norm(t, clip_norm, axes=None, name: Optional[str] = None):
     """
     with _graph.name_scope(name or "clip_by_norm") as scope:
         values = _values_of(t, "t")
-        l2sum = _fn("reduce_sum")(values * values, axes, keepdims=True)
-        positive = _fn("greater")(l2sum, 0.0)
+        l2sum = reduction_ops.reduce_sum(values * values, axes, keepdims=True)
+        positive = math_binary.greater(l2sum, 0.0)
         # The double select keeps the gradient finite where the norm is 0.
-        safe = _fn("where")(positive, l2sum, _fn("ones_like")(l2sum))
-        l2norm = _fn("where")(positive, _fn("sqrt")(safe), l2sum)
+        safe = indexing_ops.where(positive, l2sum, array_ops.ones_like(l2sum))
+        l2norm = indexing_ops.where(positive, math_unary.sqrt(safe), l2sum)
         clip_norm = convert_to_tensor(clip_norm, dtype=values.dtype, name="clip_norm")
         scaled = values * clip_norm
         values.shape.merge_with(scaled.shape)
-        clipped = _fn("identity")(scaled / _fn("maximum")(l2norm, clip_norm), name=scope)
+        clipped = structure.identity(scaled / math_binary.maximum(l2norm, clip_norm), name=scope)
         if isinstance(t, IndexedSlices):
             return IndexedSlices(clipped, t.indices, t.dense_shape)
         return clipped
@@ -85,10 +79,10 @@ def global_norm(t_list, name: Optional[str] = None):
         for v in values:
             if v is not None:
                 with _graph.colocate_with(v.op):
-                    half_squared.append(_fn("nn.l2_loss")(v))
-        total = _fn("reduce_sum")(_fn("stack")(half_squared))
+                    half_squared.append(nn_losses.l2_loss(v))
+        total = reduction_ops.reduce_sum(array_ops.stack(half_squared))
         del scope
-        return _fn("sqrt")(total * _fn("constant")(2.0, dtype=total.dtype),
+        return math_unary.sqrt(total * constant_op.constant(2.0, dtype=total.dtype),
                            name="global_norm")
 
 
@@ -113,8 +107,8 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name: Optional[str] = 
     if use_norm is None:
         use_norm = global_norm(t_list, name)
     with _graph.name_scope(name or "clip_by_global_norm") as scope:
-        one = _fn("constant")(1.0, dtype=use_norm.dtype)
-        scale_for_finite = clip_norm * _fn("minimum")(1.0 / use_norm, one / clip_norm)
+        one = constant_op.constant(1.0, dtype=use_norm.dtype)
+        scale_for_finite = clip_norm * math_binary.minimum(1.0 / use_norm, one / clip_norm)
         scale = scale_for_finite + (use_norm - use_norm)  # NaN when the norm is not finite
         out = []
         for i, t in enumerate(t_list):
@@ -123,7 +117,7 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name: Optional[str] = 
                 out.append(None)
                 continue
             with _graph.colocate_with(v.op):
-                clipped = _fn("identity")(v * _fn("cast")(scale, v.dtype),
+                clipped = structure.identity(v * math_ops.cast(scale, v.dtype),
                                           name="%s_%d" % (scope, i))
             out.append(IndexedSlices(clipped, t.indices, t.dense_shape)
                        if isinstance(t, IndexedSlices) else clipped)
@@ -137,7 +131,8 @@ def clip_by_average_norm(t, clip_norm, name: Optional[str] = None):
     """
     with _graph.name_scope(name or "clip_by_average_norm") as scope:
         t = convert_to_tensor(t, name="t")
-        n = _fn("cast")(_fn("size")(t), _dt.float32)
-        inv_norm = _fn("math.rsqrt")(_fn("reduce_sum")(t * t, _fn("range")(_fn("rank")(t))))
-        return _fn("identity")(t * clip_norm * _fn("minimum")(
-            inv_norm * n, _fn("constant")(1.0) / clip_norm), name=scope)
+        n = math_ops.cast(array_ops.size(t), _dt.float32)
+        all_axes = math_ops.range(array_ops.rank(t))
+        inv_norm = math_unary.rsqrt(reduction_ops.reduce_sum(t * t, all_axes))
+        return structure.identity(t * clip_norm * math_binary.minimum(
+            inv_norm * n, constant_op.constant(1.0) / clip_norm), name=scope)

@@ -13,7 +13,7 @@ from typing import List, Optional
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import tensor_util
-from tensorweave.framework.api_export import exported, tf_export
+from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import get_default_graph
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.shapes import Dimension, TensorShape, as_shape, dimension_value, \
@@ -164,9 +164,9 @@ class QueueBase:
         if not all(names == q.names for q in queues[1:]):
             raise TypeError("Queues do not have matching component names.")
         shapes = [functools.reduce(_shape_common, s) for s in zip(*[q.shapes for q in queues])]
-        public = exported()  # other op families, by their TF names
-        refs = public["stack"]([q.queue_ref for q in queues])
-        selected = public["gather"](refs, index)
+        from tensorweave.ops import array_ops, indexing_ops
+        refs = array_ops.stack([q.queue_ref for q in queues])
+        selected = indexing_ops.gather(refs, index)
         return QueueBase(dtypes=dtypes, shapes=shapes, names=names, queue_ref=selected)
 
     @property

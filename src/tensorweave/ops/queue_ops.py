@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import itertools
 
+from typing import Optional
+
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
@@ -235,34 +237,21 @@ def _queue_of(ctx, handle) -> QueueResource:
     return q
 
 
-@kernel("QueueEnqueueV2", is_async=True)
-def _enqueue_kernel(ctx, state, done, handle, *components):
-    try:
+# The queue kernels only validate and hand over to the QueueResource, which calls `done`
+# now or when the queue is ready; a validation error raised here reaches the step through
+# the executor, like any asynchronous kernel's.
+def _register_enqueue(op_type: str, many: bool) -> None:
+    @kernel(op_type, is_async=True)
+    def _enqueue(ctx, state, done, handle, *components):
+        _queue_of(ctx, handle).enqueue_async(state, components, done, many=many)
+
+
+def _register_dequeue(op_type: str, what: Optional[str], allow_smaller: bool) -> None:
+    @kernel(op_type, is_async=True)
+    def _dequeue(ctx, state, done, handle, *n):
         q = _queue_of(ctx, handle)
-    except errors.OpError as e:
-        done(exc=e)
-        return
-    q.enqueue_async(state, components, done)
-
-
-@kernel("QueueEnqueueManyV2", is_async=True)
-def _enqueue_many_kernel(ctx, state, done, handle, *components):
-    try:
-        q = _queue_of(ctx, handle)
-    except errors.OpError as e:
-        done(exc=e)
-        return
-    q.enqueue_async(state, components, done, many=True)
-
-
-@kernel("QueueDequeueV2", is_async=True)
-def _dequeue_kernel(ctx, state, done, handle):
-    try:
-        q = _queue_of(ctx, handle)
-    except errors.OpError as e:
-        done(exc=e)
-        return
-    q._dequeue(state, done, None, False, len(q.dtypes) == 1)
+        count = _count(n[0], what) if n else None
+        q._dequeue(state, done, count, allow_smaller, len(q.dtypes) == 1)
 
 
 def _count(n, what: str) -> int:
@@ -273,26 +262,11 @@ def _count(n, what: str) -> int:
     return n
 
 
-@kernel("QueueDequeueManyV2", is_async=True)
-def _dequeue_many_kernel(ctx, state, done, handle, n):
-    try:
-        q = _queue_of(ctx, handle)
-        n = _count(n, "DequeueManyOp")
-    except errors.OpError as e:
-        done(exc=e)
-        return
-    q._dequeue(state, done, n, False, len(q.dtypes) == 1)
-
-
-@kernel("QueueDequeueUpToV2", is_async=True)
-def _dequeue_up_to_kernel(ctx, state, done, handle, n):
-    try:
-        q = _queue_of(ctx, handle)
-        n = _count(n, "DequeueUpToOp")
-    except errors.OpError as e:
-        done(exc=e)
-        return
-    q._dequeue(state, done, n, True, len(q.dtypes) == 1)
+_register_enqueue("QueueEnqueueV2", many=False)
+_register_enqueue("QueueEnqueueManyV2", many=True)
+_register_dequeue("QueueDequeueV2", None, allow_smaller=False)
+_register_dequeue("QueueDequeueManyV2", "DequeueManyOp", allow_smaller=False)
+_register_dequeue("QueueDequeueUpToV2", "DequeueUpToOp", allow_smaller=True)
 
 
 @kernel("QueueCloseV2")

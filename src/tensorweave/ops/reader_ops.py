@@ -148,17 +148,13 @@ not_differentiable("ReaderReadUpToV2")
 
 @kernel("ReaderReadUpToV2", is_async=True)
 def _read_up_to_kernel(ctx, state, done, reader_handle, queue_handle, num_records):
-    try:
-        n = np.asarray(num_records)
-        if n.ndim != 0:
-            raise errors.InvalidArgumentError(None, ctx.op, "num_records must be a scalar, "
-                                              "got shape %s" % (list(n.shape),))
-        if int(n) <= 0:
-            raise errors.InvalidArgumentError(None, ctx.op, "num_records must be > 0, got %d"
-                                              % int(n))
-    except errors.OpError as e:
-        done(exc=e)
-        return
+    n = np.asarray(num_records)  # a bad count raises here; the executor reports it
+    if n.ndim != 0:
+        raise errors.InvalidArgumentError(None, ctx.op, "num_records must be a scalar, "
+                                          "got shape %s" % (list(n.shape),))
+    if int(n) <= 0:
+        raise errors.InvalidArgumentError(None, ctx.op, "num_records must be > 0, got %d"
+                                          % int(n))
     _submit(ctx, state, done, reader_handle, "read_up_to", queue=queue_handle, limit=int(n))
 
 

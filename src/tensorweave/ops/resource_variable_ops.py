@@ -40,7 +40,6 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
-from tensorweave.framework.api_export import exported
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel, \
@@ -49,17 +48,6 @@ from tensorweave.framework.shapes import TensorShape, as_shape, unknown_shape
 from tensorweave.ops import array_ops
 
 _INDEX_TYPES = (_dt.int32, _dt.int64)
-
-
-def public(name: str):
-    """The public TF1 function `name` ("boolean_mask", "math.sqrt") from the export
-    table: builders of other op families are found by their TF name when used, whatever
-    module of that family defines them."""
-    ns, _, leaf = name.rpartition(".")
-    try:
-        return exported(ns)[leaf]
-    except KeyError:
-        raise NotImplementedError("tf.%s is not available in this build" % name) from None
 
 
 # --- run-time objects ---------------------------------------------------------------------

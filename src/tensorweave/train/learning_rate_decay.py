@@ -12,14 +12,7 @@ from typing import Optional
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.op_builder import convert_to_tensor
-
-
-def _fn(name: str):
-    """The public builder `name` (other op families are looked up when used)."""
-    from tensorweave.ops import constant_op, structure
-    from tensorweave.ops.resource_variable_ops import public
-    local = {"identity": structure.identity, "constant": constant_op.constant}
-    return local[name] if name in local else public(name)
+from tensorweave.ops import array_ops, indexing_ops, math_binary, math_unary, random_ops, structure
 
 
 def _cast(x, dtype):
@@ -42,7 +35,7 @@ def _setup(learning_rate, global_step, decay_steps, *more):
 def _decay_ratio(step, steps, staircase: bool):
     """`step / steps`, floored if `staircase` (decay at discrete intervals)."""
     ratio = step / steps
-    return _fn("floor")(ratio) if staircase else ratio
+    return math_unary.floor(ratio) if staircase else ratio
 
 
 @tf_export("train.exponential_decay")
@@ -68,7 +61,7 @@ def exponential_decay(learning_rate, global_step, decay_steps, decay_rate,
     with _graph.name_scope(name or "ExponentialDecay") as scope:
         lr, step, steps, rate = _setup(learning_rate, global_step, decay_steps, decay_rate)
         p = _decay_ratio(step, steps, staircase)
-        return _fn("multiply")(lr, _fn("pow")(rate, p), name=scope)
+        return math_binary.multiply(lr, math_binary.pow(rate, p), name=scope)
 
 
 @tf_export("train.piecewise_constant", "train.piecewise_constant_decay")
@@ -100,8 +93,8 @@ def piecewise_constant(x, boundaries, values, name: Optional[str] = None):
                                  "%s)." % (vals[0].dtype.base_dtype, v.dtype.base_dtype))
         result = vals[0]
         for b, v in zip(bounds, vals[1:]):
-            result = _fn("where")(_fn("greater")(x, b), v, result)
-        return _fn("identity")(result, name=scope)
+            result = indexing_ops.where(math_binary.greater(x, b), v, result)
+        return structure.identity(result, name=scope)
 
 
 @tf_export("train.polynomial_decay")
@@ -119,13 +112,13 @@ def polynomial_decay(learning_rate, global_step, decay_steps, end_learning_rate=
         lr, step, steps, end, power = _setup(learning_rate, global_step, decay_steps,
                                              end_learning_rate, power)
         if cycle:
-            multiplier = _fn("where")(_fn("equal")(step, 0.0),
-                                      _fn("ones_like")(step), _fn("ceil")(step / steps))
+            multiplier = indexing_ops.where(math_binary.equal(step, 0.0),
+                                      array_ops.ones_like(step), math_unary.ceil(step / steps))
             steps = steps * multiplier
         else:
-            step = _fn("minimum")(step, steps)
+            step = math_binary.minimum(step, steps)
         p = step / steps
-        return _fn("add")((lr - end) * _fn("pow")(1.0 - p, power), end, name=scope)
+        return math_binary.add((lr - end) * math_binary.pow(1.0 - p, power), end, name=scope)
 
 
 @tf_export("train.natural_exp_decay")
@@ -141,7 +134,7 @@ def natural_exp_decay(learning_rate, global_step, decay_steps, decay_rate,
     with _graph.name_scope(name or "ExponentialDecay") as scope:  # TF1 name
         lr, step, steps, rate = _setup(learning_rate, global_step, decay_steps, decay_rate)
         p = _decay_ratio(step, steps, staircase)
-        return _fn("multiply")(lr, _fn("exp")(-rate * p), name=scope)
+        return math_binary.multiply(lr, math_unary.exp(-rate * p), name=scope)
 
 
 @tf_export("train.inverse_time_decay")
@@ -157,11 +150,11 @@ def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate,
     with _graph.name_scope(name or "InverseTimeDecay") as scope:
         lr, step, steps, rate = _setup(learning_rate, global_step, decay_steps, decay_rate)
         p = _decay_ratio(step, steps, staircase)
-        return _fn("divide")(lr, 1.0 + rate * p, name=scope)
+        return math_binary.divide(lr, 1.0 + rate * p, name=scope)
 
 
 def _cosine(fraction):
-    return 0.5 * (1.0 + _fn("cos")(math.pi * fraction))
+    return 0.5 * (1.0 + math_unary.cos(math.pi * fraction))
 
 
 @tf_export("train.cosine_decay")
@@ -176,9 +169,9 @@ def cosine_decay(learning_rate, global_step, decay_steps, alpha=0.0,
     _require_step(global_step, "cosine_decay")
     with _graph.name_scope(name or "CosineDecay") as scope:
         lr, step, steps, alpha = _setup(learning_rate, global_step, decay_steps, alpha)
-        fraction = _fn("minimum")(step, steps) / steps
+        fraction = math_binary.minimum(step, steps) / steps
         decayed = (1.0 - alpha) * _cosine(fraction) + alpha
-        return _fn("multiply")(lr, decayed, name=scope)
+        return math_binary.multiply(lr, decayed, name=scope)
 
 
 @tf_export("train.cosine_decay_restarts")
@@ -197,20 +190,21 @@ def cosine_decay_restarts(learning_rate, global_step, first_decay_steps, t_mul=2
         fraction = step / steps
         # The number of completed periods and the fraction of the current one, for
         # t_mul == 1 (equal periods) and t_mul != 1 (geometric periods).
-        i_flat = _fn("floor")(fraction)
+        i_flat = math_unary.floor(fraction)
         frac_flat = fraction - i_flat
-        i_geo = _fn("floor")(_fn("log")(1.0 - fraction * (1.0 - t_mul)) / _fn("log")(t_mul))
-        done = (1.0 - _fn("pow")(t_mul, i_geo)) / (1.0 - t_mul)
-        frac_geo = (fraction - done) / _fn("pow")(t_mul, i_geo)
-        flat = _fn("equal")(t_mul, 1.0)
-        i_restart = _fn("where")(flat, i_flat, i_geo)
-        fraction = _fn("where")(flat, frac_flat, frac_geo)
-        decayed = (1.0 - alpha) * _fn("pow")(m_mul, i_restart) * _cosine(fraction) + alpha
-        return _fn("multiply")(lr, decayed, name=scope)
+        i_geo = math_unary.floor(
+            math_unary.log(1.0 - fraction * (1.0 - t_mul)) / math_unary.log(t_mul))
+        done = (1.0 - math_binary.pow(t_mul, i_geo)) / (1.0 - t_mul)
+        frac_geo = (fraction - done) / math_binary.pow(t_mul, i_geo)
+        flat = math_binary.equal(t_mul, 1.0)
+        i_restart = indexing_ops.where(flat, i_flat, i_geo)
+        fraction = indexing_ops.where(flat, frac_flat, frac_geo)
+        decayed = (1.0 - alpha) * math_binary.pow(m_mul, i_restart) * _cosine(fraction) + alpha
+        return math_binary.multiply(lr, decayed, name=scope)
 
 
 def _linear_cosine_parts(lr, step, steps, num_periods):
-    step = _fn("minimum")(step, steps)
+    step = math_binary.minimum(step, steps)
     linear = (steps - step) / steps
     fraction = step / steps
     cosine = _cosine(2.0 * _cast(num_periods, lr.dtype) * fraction)
@@ -232,7 +226,7 @@ def linear_cosine_decay(learning_rate, global_step, decay_steps, num_periods=0.5
         lr, step, steps = _setup(learning_rate, global_step, decay_steps)
         _, linear, cosine = _linear_cosine_parts(lr, step, steps, num_periods)
         value = (_cast(alpha, lr.dtype) + linear) * cosine + _cast(beta, lr.dtype)
-        return _fn("multiply")(lr, value, name=scope)
+        return math_binary.multiply(lr, value, name=scope)
 
 
 @tf_export("train.noisy_linear_cosine_decay")
@@ -250,9 +244,9 @@ def noisy_linear_cosine_decay(learning_rate, global_step, decay_steps,
         lr, step, steps = _setup(learning_rate, global_step, decay_steps)
         dtype = lr.dtype
         step, linear, cosine = _linear_cosine_parts(lr, step, steps, num_periods)
-        variance = _cast(initial_variance, dtype) / _fn("pow")(
+        variance = _cast(initial_variance, dtype) / math_binary.pow(
             1.0 + step, _cast(variance_decay, dtype))
-        noise = _fn("random_normal")(_fn("shape")(linear), stddev=_fn("sqrt")(variance),
+        noise = random_ops.random_normal(array_ops.shape(linear), stddev=math_unary.sqrt(variance),
                                      dtype=dtype)
         value = (_cast(alpha, dtype) + linear + noise) * cosine + _cast(beta, dtype)
-        return _fn("multiply")(lr, value, name=scope)
+        return math_binary.multiply(lr, value, name=scope)

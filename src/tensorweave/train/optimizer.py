@@ -34,9 +34,7 @@ def _deduplicate_indexed_slices(values: Tensor, indices: Tensor):
     indices), as TF1's optimizers do before a sparse update that is not linear in the
     gradient."""
     from tensorweave.ops import array_ops, indexing_ops, segment_ops
-    del indexing_ops
-    from tensorweave.ops.resource_variable_ops import public
-    unique_indices, positions = public("unique")(indices)
+    unique_indices, positions = indexing_ops.unique(indices)
     summed = segment_ops.unsorted_segment_sum(values, positions,
                                               array_ops.shape(unique_indices)[0])
     return summed, unique_indices
@@ -49,6 +47,12 @@ def _var_key(var):
 
 def _call_if_callable(x):
     return x() if callable(x) else x
+
+
+def hyper_tensor(value, name: str):
+    """A hyperparameter given as a number, a Tensor, or a callable returning one, as a
+    Tensor (what `_prepare` makes of each hyperparameter)."""
+    return convert_to_tensor(_call_if_callable(value), name=name)
 
 
 def _is_variable(v) -> bool:

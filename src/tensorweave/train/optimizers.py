@@ -16,26 +16,15 @@ from __future__ import annotations
 
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
-from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.train import training_ops
-from tensorweave.train.optimizer import Optimizer, _call_if_callable
+from tensorweave.train.optimizer import Optimizer, hyper_tensor
+from tensorweave.ops import math_binary, math_unary
 
 
 # --- building blocks of the composite updates ---------------------------------------------
 def _rv():
     from tensorweave.ops import resource_variable_ops
     return resource_variable_ops
-
-
-def _fn(name: str):
-    from tensorweave.ops.resource_variable_ops import public
-    return public(name)
-
-
-def hyper_tensor(value, name: str):
-    """A hyperparameter given as a number, a Tensor, or a callable returning one, as a
-    Tensor (what `_prepare` makes of each hyperparameter)."""
-    return convert_to_tensor(_call_if_callable(value), name=name)
 
 
 def hyper(value, var):
@@ -104,8 +93,8 @@ def prox_shrink(prox, alpha, l1, l2):
     gives the same result at l1 = 0)."""
     if isinstance(l1, (int, float)) and l1 <= 0:
         return prox / (1.0 + alpha * l2)
-    shrunk = _fn("maximum")(_fn("abs")(prox) - alpha * l1, 0.0)
-    return _fn("sign")(prox) * shrunk / (1.0 + alpha * l2)
+    shrunk = math_binary.maximum(math_unary.abs(prox) - alpha * l1, 0.0)
+    return math_unary.sign(prox) * shrunk / (1.0 + alpha * l2)
 
 
 def _check_positive(value, what: str) -> None:
@@ -241,7 +230,7 @@ class AdagradOptimizer(_AccumulatorOptimizer):
         lr = hyper(self._learning_rate_tensor, var)
         accum_update = scatter_add(accum, indices, grad * grad)
         rows = gather(accum, indices, after=accum_update)
-        return scatter_sub(var, indices, grad * lr * _fn("math.rsqrt")(rows))
+        return scatter_sub(var, indices, grad * lr * math_unary.rsqrt(rows))
 
 
 # --- Adadelta -----------------------------------------------------------------------------
@@ -280,7 +269,7 @@ class AdadeltaOptimizer(Optimizer):
         """(new accum, new accum_update, var decrement) from the old slot values."""
         lr, rho, eps = (hyper(t, var) for t in (self._lr_t, self._rho_t, self._epsilon_t))
         new_accum = accum * rho + grad * grad * (1.0 - rho)
-        update = _fn("sqrt")(accum_update + eps) * _fn("math.rsqrt")(new_accum + eps) * grad
+        update = math_unary.sqrt(accum_update + eps) * math_unary.rsqrt(new_accum + eps) * grad
         new_accum_update = accum_update * rho + update * update * (1.0 - rho)
         return new_accum, new_accum_update, update * lr
 
@@ -364,7 +353,7 @@ class ProximalAdagradOptimizer(_AccumulatorOptimizer):
         self._l2 = l2_regularization_strength
 
     def _new_rows(self, rows, accum_rows, grad, var):
-        alpha = hyper(self._learning_rate_tensor, var) * _fn("math.rsqrt")(accum_rows)
+        alpha = hyper(self._learning_rate_tensor, var) * math_unary.rsqrt(accum_rows)
         return prox_shrink(rows - alpha * grad, alpha, self._l1, self._l2)
 
     def _apply_dense(self, grad, var):

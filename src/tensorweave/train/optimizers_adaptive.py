@@ -10,7 +10,8 @@ from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.train import training_ops
-from tensorweave.train.optimizer import Optimizer, _call_if_callable
+from tensorweave.train.optimizer import Optimizer, hyper_tensor
+from tensorweave.ops import array_ops, indexing_ops, math_binary, math_unary
 
 
 def _ops():
@@ -55,13 +56,10 @@ class RMSPropOptimizer(Optimizer):
             self._zeros_slot(v, "momentum", self._name)
 
     def _prepare(self):
-        self._learning_rate_tensor = convert_to_tensor(
-            _call_if_callable(self._learning_rate), name="learning_rate")
-        self._decay_tensor = convert_to_tensor(_call_if_callable(self._decay), name="decay")
-        self._momentum_tensor = convert_to_tensor(_call_if_callable(self._momentum),
-                                                  name="momentum")
-        self._epsilon_tensor = convert_to_tensor(_call_if_callable(self._epsilon),
-                                                 name="epsilon")
+        self._learning_rate_tensor = hyper_tensor(self._learning_rate, "learning_rate")
+        self._decay_tensor = hyper_tensor(self._decay, "decay")
+        self._momentum_tensor = hyper_tensor(self._momentum, "momentum")
+        self._epsilon_tensor = hyper_tensor(self._epsilon, "epsilon")
 
     def _step(self, grad, var, ms, mg, mom):
         """(new ms, new mg or None, new mom) from the old slot values."""
@@ -75,7 +73,7 @@ class RMSPropOptimizer(Optimizer):
         if mg is not None:
             new_mg = mg + (grad - mg) * (1.0 - rho)
             denom = new_ms - new_mg * new_mg + eps
-        new_mom = mom * momentum + grad * lr / o._fn("sqrt")(denom)
+        new_mom = mom * momentum + grad * lr / math_unary.sqrt(denom)
         return new_ms, new_mg, new_mom
 
     def _slots_of(self, var):
@@ -158,10 +156,10 @@ class AdamOptimizer(Optimizer):
         self._create_non_slot_variable(self._beta2, "beta2_power", first_var)
 
     def _prepare(self):
-        self._lr_t = convert_to_tensor(_call_if_callable(self._lr), name="learning_rate")
-        self._beta1_t = convert_to_tensor(_call_if_callable(self._beta1), name="beta1")
-        self._beta2_t = convert_to_tensor(_call_if_callable(self._beta2), name="beta2")
-        self._epsilon_t = convert_to_tensor(_call_if_callable(self._epsilon), name="epsilon")
+        self._lr_t = hyper_tensor(self._lr, "learning_rate")
+        self._beta1_t = hyper_tensor(self._beta1, "beta1")
+        self._beta2_t = hyper_tensor(self._beta2, "beta2")
+        self._epsilon_t = hyper_tensor(self._epsilon, "epsilon")
         beta1_power, beta2_power = self._get_beta_accumulators()
         self._beta1_power_t = beta1_power.value()
         self._beta2_power_t = beta2_power.value()
@@ -181,14 +179,14 @@ class AdamOptimizer(Optimizer):
     def _resource_apply_sparse(self, grad, var, indices):
         o = _ops()
         b1p, b2p, lr, b1, b2, eps = self._hypers(var)
-        lr = lr * o._fn("sqrt")(1.0 - b2p) / (1.0 - b1p)
+        lr = lr * math_unary.sqrt(1.0 - b2p) / (1.0 - b1p)
         m, v = self.get_slot(var, "m"), self.get_slot(var, "v")
         m_decay = o.assign(m, o.read(m) * b1)
         m_t = o.read(m, after=o.scatter_add_after(m, indices, grad * (1.0 - b1), m_decay))
         v_decay = o.assign(v, o.read(v) * b2)
         v_t = o.read(v, after=o.scatter_add_after(v, indices, grad * grad * (1.0 - b2),
                                                   v_decay))
-        return o.assign_sub(var, lr * m_t / (o._fn("sqrt")(v_t) + eps))
+        return o.assign_sub(var, lr * m_t / (math_unary.sqrt(v_t) + eps))
 
     def _finish(self, update_ops, name_scope):
         o = _ops()
@@ -261,8 +259,7 @@ class FtrlOptimizer(Optimizer):
             self._zeros_slot(v, "linear", self._linear_name or self._name)
 
     def _prepare(self):
-        self._learning_rate_tensor = convert_to_tensor(
-            _call_if_callable(self._learning_rate), name="learning_rate")
+        self._learning_rate_tensor = hyper_tensor(self._learning_rate, "learning_rate")
         self._l1_tensor = convert_to_tensor(self._l1, name="l1_regularization_strength")
         self._l2_tensor = convert_to_tensor(
             self._l2 + self._beta / (2.0 * self._learning_rate)
@@ -281,15 +278,15 @@ class FtrlOptimizer(Optimizer):
         g_shrunk = grad + 2.0 * shrink * w if self._l2_shrinkage > 0 else grad
         new_accum = accum + grad * grad
         if self._learning_rate_power == -0.5:
-            new_root, old_root = o._fn("sqrt")(new_accum), o._fn("sqrt")(accum)
+            new_root, old_root = math_unary.sqrt(new_accum), math_unary.sqrt(accum)
         else:
             p = -o.hyper(self._lr_power_tensor, var)
-            new_root, old_root = o._fn("pow")(new_accum, p), o._fn("pow")(accum, p)
+            new_root, old_root = math_binary.pow(new_accum, p), math_binary.pow(accum, p)
         new_linear = linear + g_shrunk - (new_root - old_root) / lr * w
         quadratic = new_root / lr + 2.0 * l2
-        x = (o._fn("sign")(new_linear) * l1 - new_linear) / quadratic
-        keep = o._fn("greater")(o._fn("abs")(new_linear), l1)
-        new_w = o._fn("where")(keep, x, o._fn("zeros_like")(x))
+        x = (math_unary.sign(new_linear) * l1 - new_linear) / quadratic
+        keep = math_binary.greater(math_unary.abs(new_linear), l1)
+        new_w = indexing_ops.where(keep, x, array_ops.zeros_like(x))
         return new_w, new_accum, new_linear
 
     def _apply_dense(self, grad, var):

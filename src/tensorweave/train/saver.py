@@ -80,10 +80,10 @@ class _VariableSaveable:
                                                     name="Read/ReadVariableOp"), self.name)]
 
     def restore(self, restored_tensors, restored_shapes):
-        from tensorweave.ops import resource_variable_ops as rv
+        from tensorweave.ops import array_ops, resource_variable_ops as rv
         value = restored_tensors[0]
         if restored_shapes is not None:
-            value = rv.public("reshape")(value, restored_shapes[0])
+            value = array_ops.reshape(value, restored_shapes[0])
         return rv.assign_variable_op(self.var.handle, value,
                                      validate_shape=restored_shapes is None and
                                      self.var.shape.is_fully_defined(),
@@ -321,7 +321,7 @@ class Saver:
                         version=self._write_version)
 
     def _build_sharded(self, g, filename, saveables):
-        from tensorweave.ops import io_ops, resource_variable_ops as rv
+        from tensorweave.ops import array_ops, io_ops
         from tensorweave.ops.structure import group, with_dependencies
         groups = _device_groups(saveables)
         n = len(groups)
@@ -332,7 +332,7 @@ class Saver:
                 save = _add_save(g, prefix, svs)
                 shard_prefixes.append(with_dependencies([save], prefix))
         with g.device(groups[0][0]):
-            merge = io_ops.merge_v2_checkpoints(rv.public("stack")(shard_prefixes), filename,
+            merge = io_ops.merge_v2_checkpoints(array_ops.stack(shard_prefixes), filename,
                                                 delete_old_dirs=True)
             save_tensor = with_dependencies([merge], filename, name="control_dependency")
         for device, svs in groups:
