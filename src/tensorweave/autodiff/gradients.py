@@ -53,11 +53,20 @@ def _differentiable(t: Tensor) -> bool:
     return d.is_floating or d.is_complex or d is _dt.resource or d is _dt.variant
 
 
+def _node_of(op):
+    """`op`, or the whole while loop it belongs to (ops/control_flow_grad.py)."""
+    if op._control_flow_context is None:
+        return op
+    from tensorweave.ops.control_flow_grad import node_of
+    return node_of(op)
+
+
 def _between_ops(ys: Sequence[Tensor], xs: Sequence[Tensor],
                  stop_ops: set) -> set:
-    """Ops on some path from an x to a y (excluding paths through stop ops)."""
+    """Ops on some path from an x to a y (excluding paths through stop ops). A while
+    loop takes part as one node (its LoopNode)."""
     ancestors = set()
-    stack = [y._op for y in ys]
+    stack = [_node_of(y._op) for y in ys]
     while stack:
         op = stack.pop()
         if op in ancestors:
@@ -66,10 +75,11 @@ def _between_ops(ys: Sequence[Tensor], xs: Sequence[Tensor],
         if op in stop_ops:
             continue
         for t in op._inputs:
-            if t._op not in ancestors:
-                stack.append(t._op)
+            src = _node_of(t._op)
+            if src not in ancestors:
+                stack.append(src)
     between = set()
-    stack = [x._op for x in xs if x._op in ancestors]
+    stack = [_node_of(x._op) for x in xs if _node_of(x._op) in ancestors]
     x_ops = set(stack)
     while stack:
         op = stack.pop()
@@ -80,6 +90,7 @@ def _between_ops(ys: Sequence[Tensor], xs: Sequence[Tensor],
             continue
         for out in op._outputs:
             for c in out._consumers:
+                c = _node_of(c)
                 if c in ancestors and c not in between:
                     stack.append(c)
     return between
@@ -103,10 +114,14 @@ def _aggregate(grads: list, name_hint: str):
 
 def _zeros_like_output(t: Tensor):
     from tensorweave.ops import array_ops
-    return array_ops.zeros_like(t)
+    # inside control flow the zeros must share the deadness of `t` (not a constant)
+    return array_ops.zeros_like(t, optimize=t._op._control_flow_context is None and
+                                t._op._type != "Switch")
 
 
 def _grad_fn_for(op: Operation):
+    if not isinstance(op, Operation):
+        return op.grad_fn  # a LoopNode
     op_type = op._gradient_override or op._type
     found, fn = _reg.get_gradient(op_type)
     if not found:
@@ -210,8 +225,9 @@ def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
     pending: Dict[Operation, int] = {}
     for op in between:
         for t in op._inputs:
-            if t._op in between:
-                pending[t._op] = pending.get(t._op, 0) + 1
+            src = _node_of(t._op)
+            if src in between:
+                pending[src] = pending.get(src, 0) + 1
     ready = [op for op in between if pending.get(op, 0) == 0]
     ready.sort(key=lambda o: -o._id)
     from tensorweave.framework import graph as _graph_mod
@@ -226,13 +242,15 @@ def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
             if t in grads:
                 grads[t] = [g] if g is not None else []
         has_grad = any(g is not None for g in out_grads)
-        if has_grad and op not in stop_ops and any(t._op in between for t in op._inputs):
+        if has_grad and op not in stop_ops and any(_node_of(t._op) in between
+                                                   for t in op._inputs):
             fn = _grad_fn_for(op)
             if fn is not None:
                 out_grads = [g if g is not None else
                              (_zeros_like_output(t) if _differentiable(t) else None)
                              for t, g in zip(op._outputs, out_grads)]
-                ctx = _graph_mod.colocate_with(op) if colocate else _nullcontext()
+                ctx = _graph_mod.colocate_with(op) if colocate and \
+                    isinstance(op, Operation) else _nullcontext()
                 with ctx, _graph_mod.name_scope(op._name + "_grad"):
                     in_grads = fn(op, *out_grads)
                     if not isinstance(in_grads, (list, tuple)):
@@ -245,7 +263,7 @@ def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
                     if gate:
                         # Gate only the gradients that are used: those of inputs on a
                         # path to xs (gating the others would force computing them).
-                        in_grads = [g if t._op in between else None
+                        in_grads = [g if _node_of(t._op) in between else None
                                     for t, g in zip(op._inputs, in_grads)]
                         if sum(isinstance(g, Tensor) for g in in_grads) > 1:
                             in_grads = _gate(in_grads, structure)
@@ -258,7 +276,7 @@ def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
                                         % (t.name, g.dtype.name, t.dtype.name, op._name))
                     grads.setdefault(t, []).append(g)
         for t in op._inputs:
-            src = t._op
+            src = _node_of(t._op)
             if src in pending:
                 pending[src] -= 1
                 if pending[src] == 0:

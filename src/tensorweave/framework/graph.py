@@ -361,6 +361,12 @@ class Graph:
         self._unfetchable: set = set()
         self._last_id = 0
         self._control_flow_context = None
+        # control flow (ops/control_flow_ops.py): loops built so far, cond merges ->
+        # (pred, pivot_false, pivot_true), and whether any loop exists (enables the
+        # build-time check that loop values do not escape their loop)
+        self._while_contexts: list = []
+        self._cond_merges: Dict[Operation, tuple] = {}
+        self._has_while = False
         self._gradient_override_map: Dict[str, str] = {}
         self._attr_scope: Dict[str, Any] = {}
         self._building_function = False
@@ -421,6 +427,14 @@ class Graph:
             if t._op._graph is not self:
                 raise ValueError("Tensor %s must be from the same graph as the op %s being "
                                  "created." % (t.name, name or op_type))
+        ctx = self._control_flow_context
+        if ctx is not None:
+            inputs = ctx.resolve_inputs(inputs)
+        location = _user_location()
+        if self._has_while:
+            from tensorweave.ops.control_flow_ops import check_frame_of_input
+            for t in inputs:
+                check_frame_of_input(t, name or op_type, ctx, location)
         if name is None:
             name = self.unique_name(op_type)
         elif name.endswith("/"):
@@ -432,7 +446,7 @@ class Graph:
         device = self._current_device_for_new_op(name, op_type, attrs) if (
             self._device_stack or self._colocation_stack) else ""
         op = Operation(self, op_type, name, inputs, output_dtypes, attrs, op_def,
-                       control_inputs, device, _user_location())
+                       control_inputs, device, location)
         if self._colocation_stack:
             op._colocation = [c._colocation[0] if c._colocation else c._name
                               for c in self._colocation_stack[-1:]]
@@ -444,7 +458,6 @@ class Graph:
         self._add_op(op)
         for c in self._control_stack:
             c.seen.add(op)
-        ctx = self._control_flow_context
         if ctx is not None:
             op._control_flow_context = ctx
             ctx.add_op(op)

@@ -9,7 +9,8 @@ FAMILIES = (
     "reduction_ops", "matmul_ops", "array_ops", "indexing_ops", "segment_ops", "nn_ops",
     "nn_losses", "conv_ops", "random_ops", "debug_ops", "resource_variable_ops", "variables",
     "init_ops", "variable_scope", "state_ops", "embedding_ops", "clip_ops", "io_ops",
-    "queue_ops", "record_io", "reader_ops", "string_ops", "sparse_ops", "parsing_ops")
+    "queue_ops", "record_io", "reader_ops", "string_ops", "sparse_ops", "parsing_ops",
+    "control_flow_ops", "control_flow_grad", "tensor_array_ops", "stack_ops", "functional_ops")
 
 
 def load_all() -> None:

@@ -154,7 +154,9 @@ def _owned_copy(value: np.ndarray) -> np.ndarray:
 def handle_shape(handle) -> TensorShape:
     """The static shape of the variable a resource tensor names (unknown if not known)."""
     t = handle
-    while t.op.type == "Identity":
+    # forwarding ops, control flow included (a handle entered into a loop or switched
+    # into a cond branch names the same variable)
+    while t.op.type in ("Identity", "Enter", "Switch", "Merge", "Exit") and t.op.inputs:
         t = t.op.inputs[0]
     if t.op.type == "VarHandleOp":
         return t.op.get_attr("shape")

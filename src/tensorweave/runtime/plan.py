@@ -82,6 +82,8 @@ class Plan:
         self.stamp = 0
         self.n_nodes_before_opt = 0
         self.executor = None
+        self.dead_fetch: Tuple[int, ...] = ()  # fetches a cond may leave dead
+        self.tagged = None  # control-flow program of the tagged executor
 
 
 def prune(fetches: Sequence[Tensor], targets: Sequence[Operation],
@@ -175,11 +177,9 @@ def build_plan(session, fetches: Sequence[Tensor], targets: Sequence[Operation],
                feeds: Sequence[Tensor], opts: Dict[str, bool]) -> Plan:
     sg = prune(fetches, targets, feeds)
     n_before = len(sg.nodes)
-    if any(n.type in CONTROL_FLOW_OPS for n in sg.nodes):
-        raise errors.UnimplementedError(
-            None, None, "This step contains control-flow ops (Switch/Merge/Enter/...), which "
-            "the executor does not run yet.")
     place(sg, session._device_manager, session._allow_soft_placement)
+    if any(n.type in CONTROL_FLOW_OPS for n in sg.nodes):
+        return _build_control_flow_plan(session, sg, n_before)
     if opts.get("prune_noops"):
         sg = _opt.remove_dead_noops(sg)
     if opts.get("cse"):
@@ -191,6 +191,49 @@ def build_plan(session, fetches: Sequence[Tensor], targets: Sequence[Operation],
     plan = lower(session, sg)
     plan.n_nodes_before_opt = n_before
     return plan
+
+
+def _build_control_flow_plan(session, sg, n_before: int) -> Plan:
+    """Steps with control flow: the structured executor when the step is cheap and
+    synchronous, else the tagged executor (runtime/frames.py, runtime/tagged.py)."""
+    from tensorweave.runtime import frames, tagged
+
+    def make_step(n):
+        return _step_parts(session, n)
+    plan = None
+    if not _needs_tagged(session, sg):
+        try:
+            plan = frames.compile_structured(session, sg, make_step, Plan, Step)
+        except frames.NotStructured as e:
+            import os
+            if os.environ.get("TW_DEBUG_CF"):
+                print("not structured:", e)
+            plan = None
+    if plan is None:
+        plan = tagged.compile_tagged(session, sg, make_step, Plan)
+    plan.n_nodes_before_opt = n_before
+    return plan
+
+
+def _needs_tagged(session, sg) -> bool:
+    """Asynchronous kernels wait on the tagged executor; heavy kernels overlap there
+    (across loop iterations too) when there are threads to overlap them on."""
+    heavy = 0
+    for n in sg.nodes:
+        if n.type in ("_Feed", "Const") or n.type in CONTROL_FLOW_OPS:
+            continue
+        kd = _reg.get_kernel(n.type, n.device.device_type)
+        if kd.is_async:
+            return True
+        if _cost(n) >= _PARALLEL_MIN_FLOPS:
+            heavy += 1
+    return heavy >= 1 and session._inter_op_threads >= 2 and _frames_parallel(sg)
+
+
+def _frames_parallel(sg) -> bool:
+    # a heavy kernel inside a loop with parallel_iterations > 1 can overlap with itself
+    return any(n.type == "Enter" and int(n.attrs.get("parallel_iterations", 10)) > 1
+               for n in sg.nodes)
 
 
 def _run_for_folding(session, n: _opt.Node, ins: list) -> list:
@@ -260,19 +303,11 @@ def lower(session, sg: _opt.StepGraph) -> Plan:
         if s not in fetch_set:
             frees[k].append(s)
 
-    states = session._op_state
     steps = []
     succ: List[set] = [set() for _ in run_nodes]
     pending0 = [0] * len(run_nodes)
     for k, n in enumerate(run_nodes):
-        if n.type == "Const":
-            fn, cheap, is_async = _const_fn(n.value if n.value is not None
-                                            else [n.attrs["value"]]), True, False
-        else:
-            kd = _reg.get_kernel(n.type, n.device.device_type)
-            fn, cheap, is_async = _kernel_fn(kd, n), kd.cheap, kd.is_async
-        state = states.setdefault(n.op, {}) if n.stateful and n.op is not None else {}
-        ctx = KernelContext(n.op, n.attrs, n.device, session, state)
+        fn, ctx, cheap, is_async, cost = _step_parts(session, n)
         ins = tuple(slot_of[id(p)] + i for p, i in n.inputs)
         preds = {index[id(p)] for p, _ in n.inputs if id(p) in index}
         preds |= {index[id(c)] for c in n.control_inputs if id(c) in index}
@@ -280,7 +315,7 @@ def lower(session, sg: _opt.StepGraph) -> Plan:
         for p in preds:
             succ[p].add(k)
         steps.append(Step(k, fn, ctx, ins, slot_of[id(n)], n.n_out, tuple(frees[k]), cheap,
-                          is_async, n.op, _cost(n)))
+                          is_async, n.op, cost))
     plan.steps = tuple(steps)
     plan.flat = tuple((s.fn, s.ctx, s.ins, s.out, s.n_out, s.free) for s in steps)
     plan.succ = tuple(tuple(sorted(s)) for s in succ)
@@ -288,6 +323,20 @@ def lower(session, sg: _opt.StepGraph) -> Plan:
     plan.uses0 = uses
     plan.parallel = _wants_parallel(steps, plan.succ, pending0, session)
     return plan
+
+
+def _step_parts(session, n: _opt.Node):
+    """(kernel fn, KernelContext, cheap, is_async, FLOP estimate) of one node."""
+    if n.type == "Const":
+        fn, cheap, is_async = _const_fn(n.value if n.value is not None
+                                        else [n.attrs["value"]]), True, False
+    else:
+        kd = _reg.get_kernel(n.type, n.device.device_type)
+        fn, cheap, is_async = _kernel_fn(kd, n), kd.cheap, kd.is_async
+    state = session._op_state.setdefault(n.op, {}) if n.stateful and n.op is not None \
+        else {}
+    ctx = KernelContext(n.op, n.attrs, n.device, session, state)
+    return fn, ctx, cheap, is_async, _cost(n)
 
 
 def _unwrap(r):

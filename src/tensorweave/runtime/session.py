@@ -159,6 +159,15 @@ def _feed_value(t: Tensor, value):
     return arr
 
 
+def _check_live(plan, out) -> None:
+    from tensorweave.runtime.frames import DEAD
+    for k in plan.dead_fetch:
+        if out[k] is DEAD:
+            raise errors.InvalidArgumentError(
+                None, None, "Retval[%d] does not have value: the fetched tensor was not "
+                "computed because it is in a branch of tf.cond that was not taken." % k)
+
+
 def _owned(v):
     """A fetched value as TF returns it: a 0-d result as a NumPy scalar (bytes for
     strings), and an array that may share memory with graph state (a read-only
@@ -262,6 +271,8 @@ class BaseSession:
                 out = _ex.run_sequential(plan, feed_values, stats)
         if stats is not None:
             _fill_metadata(run_metadata, stats, self._device_manager)
+        if plan.dead_fetch:
+            _check_live(plan, out)
         return [_owned(v) for v in out]
 
     def _run_dataflow(self, plan, feed_values, options, stats):

@@ -1,0 +1,596 @@
+"""Lowering steps with control flow: frames, deadness, and the structured fast path.
+
+A step holding Switch/Merge/Enter/Exit/NextIteration ops is a dataflow graph with
+cycles. Values carry a tag (frame, iteration) and may be *dead* (EuroSys 2018 §4.3,
+Figure 5): a Switch sends its input to one output and a dead token to the other; a node
+with a dead input does not run and sends dead tokens on; Merge forwards whichever input
+is live; Enter moves a value into a child frame, NextIteration into the next iteration,
+Exit back to the parent frame.
+
+Two executions of that semantics share the analysis in this module:
+
+* the structured executor (this module): each loop frame becomes one compound step of
+  its parent frame, running its iterations one after another with the cond part, the
+  predicate test and the body as flat step lists over one value array; the loop
+  machinery (Merge/Switch/NextIteration/LoopCond, Identity forwarding) costs slot
+  aliasing at compile time and nothing per iteration. Dead tokens exist only where a
+  cond can make them (`DEAD` in a slot; steps downstream of a cond Switch check for it).
+  This is one valid schedule of the dataflow graph - iterations in order - and is the
+  fast path for steps of cheap synchronous kernels.
+* the tagged executor (runtime/tagged.py): the general token-passing executor with
+  per-frame, per-iteration state, `parallel_iterations`, non-strict iterations, the
+  thread pool and asynchronous kernels. Used when the step has heavy kernels that can
+  overlap or kernels that wait.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional
+
+from tensorweave.framework import errors
+
+
+class _Dead:
+    """The dead token: the value of a tensor on the side of a Switch not taken."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "DEAD"
+
+    def __bool__(self):
+        raise TypeError("a dead value has no truth value")
+
+
+DEAD = _Dead()
+
+
+class NotStructured(Exception):
+    """The graph has control flow the structured executor does not compile (the tagged
+    executor runs it)."""
+
+
+class Frame:
+    """A loop frame of the step (static): its name, parent, parallel_iterations and
+    the nodes whose values live in it."""
+
+    def __init__(self, name: str, parent: Optional["Frame"]):
+        self.name = name
+        self.parent = parent
+        self.depth = 0 if parent is None else parent.depth + 1
+        self.parallel_iterations = 10
+        self.members: list = []   # nodes whose outputs live in this frame, in DAG order
+        self.enters: list = []
+        self.exits: list = []
+        self.children: List["Frame"] = []
+
+    def __repr__(self):
+        return "<Frame %s>" % (self.name or "root")
+
+
+def is_back_edge(node, src) -> bool:
+    return node.type in ("Merge", "RefMerge") and src.type in ("NextIteration",
+                                                               "RefNextIteration")
+
+
+def analyze(nodes: list):
+    """(DAG order without back edges, {id(node): Frame}, root Frame).
+
+    Raises:
+      InvalidArgumentError: a node whose inputs come from different frames.
+    """
+    index = {id(n): i for i, n in enumerate(nodes)}
+    pending = [0] * len(nodes)
+    succ: List[List[int]] = [[] for _ in nodes]
+    for i, n in enumerate(nodes):
+        preds = {index[id(p)] for p, _ in n.inputs if not is_back_edge(n, p)}
+        preds |= {index[id(c)] for c in n.control_inputs}
+        pending[i] = len(preds)
+        for p in preds:
+            succ[p].append(i)
+    ready = [i for i in range(len(nodes)) if pending[i] == 0]
+    ready.reverse()
+    order = []
+    while ready:
+        i = ready.pop()
+        order.append(nodes[i])
+        for s in reversed(succ[i]):
+            pending[s] -= 1
+            if pending[s] == 0:
+                ready.append(s)
+    if len(order) != len(nodes):
+        raise errors.InvalidArgumentError(
+            None, None, "The step graph has a cycle that is not a while loop (a "
+            "NextIteration -> Merge back edge).")
+    root = Frame("", None)
+    children: Dict[tuple, Frame] = {}
+    frame_of: Dict[int, Frame] = {}
+    for n in order:
+        data = [p for p, _ in n.inputs if not is_back_edge(n, p)]
+        if n.type in ("Enter", "RefEnter"):
+            parent = frame_of[id(data[0])]
+            key = (id(parent), n.attrs["frame_name"])
+            f = children.get(key)
+            if f is None:
+                f = children[key] = Frame(n.attrs["frame_name"], parent)
+                f.parallel_iterations = int(n.attrs.get("parallel_iterations", 10))
+                parent.children.append(f)
+            f.enters.append(n)
+        elif n.type in ("Exit", "RefExit"):
+            inner = frame_of[id(data[0])]
+            if inner.parent is None:
+                raise errors.InvalidArgumentError(
+                    None, n.op, "Exit node %s is not inside a loop frame." % n.name)
+            f = inner.parent
+            inner.exits.append(n)
+        else:
+            srcs = data or list(n.control_inputs)
+            f = frame_of[id(srcs[0])] if srcs else root
+            if n.type not in ("Merge", "RefMerge", "ControlTrigger"):
+                for p in data[1:]:
+                    if frame_of[id(p)] is not f:
+                        raise errors.InvalidArgumentError(
+                            None, n.op, "%s has inputs from different frames: %s is in "
+                            "frame '%s' and %s in frame '%s'." % (
+                                n.name, data[0].name, f.name or "root", p.name,
+                                frame_of[id(p)].name or "root"))
+        frame_of[id(n)] = f
+        f.members.append(n)
+    return order, frame_of, root
+
+
+# --- the structured executor -------------------------------------------------------------
+
+
+def run_flat(flat, steps, vals) -> None:
+    """Runs flat steps over `vals` (the loop of runtime/executor.run_sequential)."""
+    k = 0
+    try:
+        for fn, ctx, ins, out, n_out in flat:
+            n = len(ins)
+            if n == 0:
+                r = fn(ctx)
+            elif n == 1:
+                r = fn(ctx, vals[ins[0]])
+            elif n == 2:
+                r = fn(ctx, vals[ins[0]], vals[ins[1]])
+            else:
+                r = fn(ctx, *[vals[i] for i in ins])
+            if n_out == 1:
+                vals[out] = r
+            elif n_out:
+                vals[out:out + n_out] = r
+            k += 1
+    except BaseException as e:  # noqa: B036 - re-raised with op context
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        from tensorweave.runtime.executor import kernel_error
+        raise kernel_error(steps[k], e) from e
+
+
+def dead_aware(fn, n_data: int, n_out: int, live_marker: bool):
+    """`fn` for a node that may receive dead inputs (data or control liveness values
+    after its `n_data` data inputs): dead in, dead out, and the kernel does not run."""
+    dead_out = DEAD if (n_out == 1 or live_marker) else (DEAD,) * n_out
+
+    def run(ctx, *args):
+        for a in args:
+            if a is DEAD:
+                return dead_out
+        r = fn(ctx, *args[:n_data]) if len(args) != n_data else fn(ctx, *args)
+        return True if live_marker else r
+    return run
+
+
+class LoopProgram:
+    """One loop frame compiled for the structured executor (immutable; runs are
+    re-entrant: each run has its own value array)."""
+
+    def __init__(self, frame: Frame):
+        self.frame = frame
+        self.n_slots = 0
+        self.presets: List[tuple] = []        # (slot, value) written at loop start
+        self.enter_slots: List[int] = []      # slot of each Enter, in super-step input order
+        self.merge_init: List[tuple] = []     # (merge slot, enter slot)
+        self.carry: List[tuple] = []          # (merge slot, NextIteration input slot)
+        self.cond_flat: tuple = ()
+        self.cond_ops: tuple = ()
+        self.body_flat: tuple = ()
+        self.body_ops: tuple = ()
+        self.pred_slot = -1
+        self.exit_slots: List[int] = []
+
+    def __call__(self, ctx, *enter_values):
+        vals = [None] * self.n_slots
+        for s, v in self.presets:
+            vals[s] = v
+        for s, v in zip(self.enter_slots, enter_values):
+            vals[s] = v
+        for m, e in self.merge_init:
+            vals[m] = vals[e]
+        cond_flat, cond_ops, body_flat, body_ops = (self.cond_flat, self.cond_ops,
+                                                    self.body_flat, self.body_ops)
+        pred_slot, carry = self.pred_slot, self.carry
+        if len(carry) == 1:
+            (m0, n0), = carry
+            while True:
+                run_flat(cond_flat, cond_ops, vals)
+                if not vals[pred_slot]:
+                    break
+                run_flat(body_flat, body_ops, vals)
+                vals[m0] = vals[n0]
+        else:
+            while True:
+                run_flat(cond_flat, cond_ops, vals)
+                if not vals[pred_slot]:
+                    break
+                run_flat(body_flat, body_ops, vals)
+                nxt = [vals[n] for _, n in carry]
+                for (m, _), v in zip(carry, nxt):
+                    vals[m] = v
+        out = tuple(vals[s] for s in self.exit_slots)
+        return out[0] if len(out) == 1 else out
+
+
+def _const_value(n):
+    vals = n.value if n.value is not None else [n.attrs["value"]]
+    return vals[0]
+
+
+class StructuredCompiler:
+    """Compiles the frames of one step into flat steps (see the module docstring)."""
+
+    def __init__(self, session, make_step, frame_of, root: Frame):
+        self.session = session
+        self.make_step = make_step   # node -> (fn, ctx, cheap, is_async, cost)
+        self.frame_of = frame_of
+        self.root = root
+        self.guard: Dict[int, frozenset] = {}
+
+    # -- helpers shared by the root frame and loop frames --
+    def _frame_items(self, frame: Frame):
+        """The frame's members with each child loop collapsed to one item, in a
+        topological order. Items: ("node", node) or ("loop", child Frame)."""
+        exit_owner = {}
+        for c in frame.children:
+            for x in c.exits:
+                exit_owner[id(x)] = c
+        inner_of = {}
+
+        def collect(f: Frame, owner: Frame):
+            for m in f.members:
+                inner_of[id(m)] = owner
+            for x in f.exits:
+                inner_of.setdefault(id(x), owner)
+            for c in f.children:
+                collect(c, owner)
+        for c in frame.children:
+            collect(c, c)
+        items = []
+        key_of = {}
+        for m in frame.members:
+            if id(m) in exit_owner:
+                continue
+            key_of[id(m)] = len(items)
+            items.append(("node", m))
+        for c in frame.children:
+            key_of[id(c)] = len(items)
+            items.append(("loop", c))
+
+        def item_of_src(p):
+            c = exit_owner.get(id(p))
+            if c is not None:
+                return key_of[id(c)]
+            if id(p) in key_of:
+                return key_of[id(p)]
+            if id(p) in inner_of:  # a node inside a child loop (its control input)
+                return None
+            return None
+        deps = [set() for _ in items]
+        for k, (kind, x) in enumerate(items):
+            if kind == "node":
+                srcs = [p for p, _ in x.inputs if not is_back_edge(x, p)] + \
+                    list(x.control_inputs)
+            else:
+                srcs = [e.inputs[0][0] for e in x.enters]
+                for sub in _all_nodes(x):
+                    for c in sub.control_inputs:
+                        if inner_of.get(id(c)) is not x:
+                            srcs.append(c)
+            for p in srcs:
+                j = item_of_src(p)
+                if j is not None and j != k:
+                    deps[k].add(j)
+        pending = [len(d) for d in deps]
+        succ = [[] for _ in items]
+        for k, d in enumerate(deps):
+            for j in d:
+                succ[j].append(k)
+        ready = [k for k in range(len(items)) if pending[k] == 0]
+        ready.reverse()
+        out = []
+        while ready:
+            k = ready.pop()
+            out.append(items[k])
+            for s in reversed(succ[k]):
+                pending[s] -= 1
+                if pending[s] == 0:
+                    ready.append(s)
+        if len(out) != len(items):
+            raise NotStructured("a loop's inputs depend on its own outputs")
+        return out, exit_owner
+
+    def compile_frame_steps(self, frame: Frame, items, slot_of, alloc, loop_roles):
+        """Flat steps for `items` of one frame. `slot_of` maps (id(node), port) -> slot;
+        `alloc(n)` reserves n contiguous slots. Returns a list of (step tuple, op, item).
+
+        `self.guard[slot]` is the set of (predicate slot, branch) conditions under which
+        the value in `slot` is live (absent: always live). Only steps with a non-empty
+        guard check for dead inputs; a Merge of both sides of one predicate is live again.
+        """
+        guard = self.guard
+        steps = []
+        for kind, x in items:
+            if kind == "loop":
+                prog = self.compile_loop(x)
+                base = alloc(len(x.exits))
+                for j, e in enumerate(x.exits):
+                    slot_of[(id(e), 0)] = base + j
+                ins = tuple(slot_of[(id(e.inputs[0][0]), e.inputs[0][1])] for e in x.enters)
+                g = _union(guard.get(s) for s in ins)
+                fn = prog
+                if g:
+                    fn = dead_aware(prog, len(ins), len(x.exits), False)
+                    for j in range(len(x.exits)):
+                        guard[base + j] = g
+                op = x.enters[0].op if x.enters else None
+                from tensorweave.runtime.plan import KernelContext
+                ctx = KernelContext(op, {}, self.session._device_manager.default,
+                                    self.session, {})
+                steps.append(((fn, ctx, ins, base, len(x.exits)), op, x))
+                continue
+            n = x
+            if loop_roles.get(id(n)) is not None:
+                continue  # loop machinery: handled by the LoopProgram
+            if n.type == "Identity" and not n.control_inputs:
+                src = n.inputs[0]
+                slot_of[(id(n), 0)] = slot_of[(id(src[0]), src[1])]
+                continue
+            ins = [slot_of[(id(p), i)] for p, i in n.inputs]
+            ctrl = []
+            for c in n.control_inputs:
+                cs = self._live_slot(c, slot_of)
+                if cs is not None and guard.get(cs):
+                    ctrl.append(cs)
+            fn, ctx, cheap, is_async, cost = self.make_step(n)
+            if is_async:
+                raise NotStructured("asynchronous kernel %s" % n.name)
+            n_out = n.n_out
+            if n.type in ("Merge", "RefMerge"):
+                base = alloc(n_out)
+                g = _merge_guard([guard.get(s) for s in ins])
+                if g:
+                    guard[base] = guard[base + 1] = g
+            elif n.type == "ControlTrigger":
+                base = alloc(max(n_out, 1))
+            else:
+                g = _union([guard.get(s) for s in ins] + [guard.get(s) for s in ctrl])
+                live = n_out == 0
+                base = alloc(max(n_out, 1))
+                if g:
+                    ins = ins + ctrl
+                    fn = dead_aware(fn, len(n.inputs), n_out, live)
+                    if live:
+                        n_out = 1
+                        slot_of[("live", id(n))] = base
+                    for j in range(max(n_out, 1)):
+                        guard[base + j] = g
+                if n.type in ("Switch", "RefSwitch"):
+                    p = ins[1]
+                    guard[base] = g | {(p, 0)}
+                    guard[base + 1] = g | {(p, 1)}
+            for j in range(n.n_out):
+                slot_of[(id(n), j)] = base + j
+            steps.append(((fn, ctx, tuple(ins), base, n_out), n.op, n))
+        return steps
+
+    def _live_slot(self, c, slot_of):
+        s = slot_of.get((id(c), 0))
+        if s is None:
+            s = slot_of.get(("live", id(c)))
+        return s
+
+    def compile_loop(self, frame: Frame) -> LoopProgram:
+        prog = LoopProgram(frame)
+        slot_of: Dict[tuple, int] = {}
+        counter = [0]
+
+        def alloc(n):
+            s = counter[0]
+            counter[0] += max(n, 0)
+            return s
+        saved_guard = self.guard
+        self.guard = {}
+        try:
+            for e in frame.enters:
+                s = alloc(1)
+                slot_of[(id(e), 0)] = s
+                prog.enter_slots.append(s)
+            loop_conds = [m for m in frame.members if m.type == "LoopCond"]
+            if len(loop_conds) != 1:
+                raise NotStructured("frame %s has %d LoopCond nodes" % (frame.name,
+                                                                      len(loop_conds)))
+            lc = loop_conds[0]
+            roles: Dict[int, str] = {id(lc): "loopcond"}
+            merges = []
+            for m in frame.members:
+                if m.type in ("Merge",) and len(m.inputs) == 2 and \
+                        m.inputs[0][0].type == "Enter" and not \
+                        m.inputs[0][0].attrs.get("is_constant") and \
+                        m.inputs[1][0].type == "NextIteration":
+                    roles[id(m)] = "merge"
+                    merges.append(m)
+                    s = alloc(2)
+                    slot_of[(id(m), 0)] = s
+                    slot_of[(id(m), 1)] = s + 1
+                    prog.merge_init.append((s, slot_of[(id(m.inputs[0][0]), 0)]))
+                    prog.presets.append((s + 1, None))
+            switches = [m for m in frame.members if m.type == "Switch" and
+                        m.inputs[1][0] is lc]
+            nexts = [m for m in frame.members if m.type == "NextIteration"]
+            for n in switches + nexts:
+                roles[id(n)] = "machinery"
+
+            def loop_live(c):  # live in every iteration the body runs
+                if roles.get(id(c)) in ("merge", "machinery", "loopcond", "enter"):
+                    return True
+                return c.type == "Identity" and not c.control_inputs and \
+                    roles.get(id(c.inputs[0][0])) == "machinery"
+            for m in frame.members:
+                if m.type == "Const" and all(loop_live(c) for c in m.control_inputs):
+                    s = alloc(1)
+                    slot_of[(id(m), 0)] = s
+                    prog.presets.append((s, _const_value(m)))
+                    roles[id(m)] = "const"
+            for e in frame.enters:
+                roles[id(e)] = "enter"
+            items, _ = self._frame_items(frame)
+            # the cond part: ancestors of the LoopCond input inside this frame
+            cond_nodes = set()
+            stack = [lc]
+            member_ids = {id(m) for m in frame.members}
+            while stack:
+                x = stack.pop()
+                for p, _ in x.inputs:
+                    if id(p) in member_ids and id(p) not in cond_nodes and \
+                            not is_back_edge(x, p) and roles.get(id(p)) != "merge":
+                        cond_nodes.add(id(p))
+                        stack.append(p)
+                for c in x.control_inputs:
+                    if id(c) in member_ids and id(c) not in cond_nodes and \
+                            roles.get(id(c)) != "merge":
+                        cond_nodes.add(id(c))
+                        stack.append(c)
+            if any(x.type == "Exit" for x in frame.members if id(x) in cond_nodes):
+                raise NotStructured("a loop inside the predicate of loop %s" % frame.name)
+            cond_items = [it for it in items if it[0] == "node" and id(it[1]) in cond_nodes]
+            body_items = [it for it in items if not (it[0] == "node" and
+                                                     id(it[1]) in cond_nodes)]
+            cond_steps = self.compile_frame_steps(frame, cond_items, slot_of, alloc, roles)
+            src = lc.inputs[0]
+            prog.pred_slot = slot_of[(id(src[0]), src[1])]
+            if self.guard.get(prog.pred_slot):
+                raise NotStructured("loop predicate may be dead")
+            slot_of[(id(lc), 0)] = prog.pred_slot
+            for sw in switches:
+                d = sw.inputs[0]
+                ds = slot_of[(id(d[0]), d[1])]
+                slot_of[(id(sw), 1)] = ds
+                slot_of[(id(sw), 0)] = ds
+            body_steps = self.compile_frame_steps(frame, body_items, slot_of, alloc, roles)
+            for m in merges:
+                nx = m.inputs[1][0]
+                src = nx.inputs[0]
+                prog.carry.append((slot_of[(id(m), 0)], slot_of[(id(src[0]), src[1])]))
+            for x in frame.exits:
+                p, port = x.inputs[0]
+                if roles.get(id(p)) != "machinery" or p.type != "Switch" or port != 0:
+                    raise NotStructured("Exit %s does not follow the loop Switch" % x.name)
+                prog.exit_slots.append(slot_of[(id(p), 0)])
+            if any(self.guard.get(s) for _, s in prog.carry):
+                raise NotStructured("a loop variable may be dead")
+            prog.cond_flat = tuple(s for s, _, _ in cond_steps)
+            prog.cond_ops = tuple(op for _, op, _ in cond_steps)
+            prog.body_flat = tuple(s for s, _, _ in body_steps)
+            prog.body_ops = tuple(op for _, op, _ in body_steps)
+            prog.n_slots = counter[0]
+        finally:
+            self.guard = saved_guard
+        return prog
+
+
+def _union(guards) -> frozenset:
+    out = frozenset()
+    for g in guards:
+        if g:
+            out = out | g
+    return out
+
+
+def _merge_guard(guards) -> frozenset:
+    """The guard of a Merge: live when any input is. Inputs that differ only in the
+    branch of one predicate (the two sides of a cond) merge back to their common guard;
+    anything else stays conservatively guarded by all of them."""
+    gs = [g or frozenset() for g in guards]
+    common = frozenset.intersection(*gs) if gs else frozenset()
+    rests = [g - common for g in gs]
+    if all(not r for r in rests):
+        return common
+    if all(len(r) == 1 for r in rests):
+        preds = {next(iter(r))[0] for r in rests}
+        branches = {next(iter(r))[1] for r in rests}
+        if len(preds) == 1 and branches == {0, 1}:
+            return common
+    return _union(gs)
+
+
+def _all_nodes(frame: Frame):
+    for m in frame.members:
+        yield m
+    for x in frame.exits:
+        yield x
+    for c in frame.children:
+        yield from _all_nodes(c)
+
+
+def compile_structured(session, sg, make_step, plan_cls, step_cls):
+    """The Plan of a control-flow step for run_sequential: the root frame's flat steps,
+    each loop one compound step (raises NotStructured when the tagged executor must run
+    it)."""
+    order, frame_of, root = analyze(sg.nodes)
+    comp = StructuredCompiler(session, make_step, frame_of, root)
+    slot_of: Dict[tuple, int] = {}
+    counter = [0]
+
+    def alloc(n):
+        s = counter[0]
+        counter[0] += max(n, 0)
+        return s
+    feed_slots = {}
+    for n in root.members:
+        if n.type == "_Feed":
+            s = alloc(1)
+            slot_of[(id(n), 0)] = s
+            feed_slots[n.feed_index] = s
+    for n in order:
+        if n.type == "_Feed" and frame_of[id(n)] is not root:
+            raise NotStructured("feed inside a loop")
+    items, _ = comp._frame_items(root)
+    items = [it for it in items if not (it[0] == "node" and it[1].type == "_Feed")]
+    steps = comp.compile_frame_steps(root, items, slot_of, alloc, {})
+    plan = plan_cls()
+    plan.n_slots = counter[0]
+    plan.feed_slots = tuple(feed_slots[i] for i in range(len(feed_slots)))
+    fetch_slots = []
+    for n, i in sg.fetches:
+        if frame_of[id(n)] is not root:
+            raise errors.InvalidArgumentError(
+                None, n.op, "Cannot fetch %s: it is computed inside the while loop '%s'; "
+                "fetch the loop's outputs instead." % (n.name + ":%d" % i,
+                                                       frame_of[id(n)].name))
+        fetch_slots.append(slot_of[(id(n), i)])
+    plan.fetch_slots = tuple(fetch_slots)
+    plan.dead_fetch = tuple(k for k, s in enumerate(fetch_slots) if comp.guard.get(s))
+    keep = set(fetch_slots)
+    last = {}
+    for k, (st, _, _) in enumerate(steps):
+        for i in st[2]:
+            last[i] = k
+    frees = [[] for _ in steps]
+    for s, k in last.items():
+        if s not in keep:
+            frees[k].append(s)
+    plan.steps = tuple(step_cls(k, st[0], st[1], st[2], st[3], st[4], tuple(frees[k]),
+                                True, False, op, 0.0) for k, (st, op, _) in enumerate(steps))
+    plan.flat = tuple((s.fn, s.ctx, s.ins, s.out, s.n_out, s.free) for s in plan.steps)
+    plan.parallel = False
+    return plan

@@ -1,0 +1,309 @@
+"""static_rnn / dynamic_rnn and their bidirectional forms against a NumPy unrolling of
+the cells (sequence_length masking included), TF1 scopes and static shapes, and
+gradients."""
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.autodiff.gradient_checker import compute_gradient_error
+
+rnn_cell = tf.nn.rnn_cell
+B, T, D, N = 3, 4, 2, 3
+INPUTS = np.random.RandomState(5).randn(B, T, D)
+LENGTHS = np.array([4, 1, 2], np.int32)
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def np_basic_lstm(x, state, kernel, bias):
+    c, h = state
+    i, j, f, o = np.split(np.concatenate([x, h], 1) @ kernel + bias, 4, axis=1)
+    new_c = c * sigmoid(f + 1.0) + sigmoid(i) * np.tanh(j)
+    new_h = np.tanh(new_c) * sigmoid(o)
+    return new_h, (new_c, new_h)
+
+
+def np_gru(x, h, gk, gb, ck, cb):
+    r, u = np.split(sigmoid(np.concatenate([x, h], 1) @ gk + gb), 2, axis=1)
+    c = np.tanh(np.concatenate([x, r * h], 1) @ ck + cb)
+    new_h = u * h + (1 - u) * c
+    return new_h, new_h
+
+
+def np_unroll(step, inputs, state, lengths=None):
+    """inputs [B, T, D] -> outputs [B, T, N], final state, with TF1's masking."""
+    outputs = []
+    for t in range(inputs.shape[1]):
+        out, new_state = step(inputs[:, t], state)
+        if lengths is not None:
+            done = (t >= lengths)[:, None]
+            out = np.where(done, 0.0, out)
+            new_state = tuple(np.where(done, s, n) for s, n in
+                              zip(_flat(state), _flat(new_state)))
+            new_state = new_state if isinstance(state, tuple) else new_state[0]
+        outputs.append(out)
+        state = new_state
+    return np.stack(outputs, 1), state
+
+
+def _flat(s):
+    return tuple(s) if isinstance(s, tuple) else (s,)
+
+
+def np_reverse(x, lengths):
+    out = x.copy()
+    for b, n in enumerate(lengths):
+        out[b, :n] = x[b, :n][::-1]
+    return out
+
+
+def randomize(sess, scale=0.7):
+    rng = np.random.RandomState(1)
+    values = {}
+    for v in tf.global_variables():
+        val = (scale * rng.randn(*v.shape.as_list())).astype(v.dtype.as_numpy_dtype)
+        sess.run(v.assign(val))
+        values[v.op.name] = val
+    return values
+
+
+def lstm_step(values, prefix):
+    return lambda x, s: np_basic_lstm(x, s, values[prefix + "kernel"], values[prefix + "bias"])
+
+
+def gru_step(values, prefix):
+    return lambda x, h: np_gru(x, h, values[prefix + "gates/kernel"],
+                               values[prefix + "gates/bias"],
+                               values[prefix + "candidate/kernel"],
+                               values[prefix + "candidate/bias"])
+
+
+ZERO_LSTM = (np.zeros((B, N)), np.zeros((B, N)))
+
+
+# -- static_rnn ---------------------------------------------------------------------------
+@pytest.mark.parametrize("with_lengths", [False, True])
+def test_static_rnn_lstm(sess, with_lengths):
+    x = tf.placeholder(tf.float64, [None, T, D])
+    cell = rnn_cell.BasicLSTMCell(N)
+    outputs, state = tf.nn.static_rnn(cell, tf.unstack(x, axis=1), dtype=tf.float64,
+                                      sequence_length=LENGTHS if with_lengths else None)
+    assert [v.op.name for v in tf.global_variables()] == ["rnn/basic_lstm_cell/kernel",
+                                                          "rnn/basic_lstm_cell/bias"]
+    assert len(outputs) == T and outputs[0].shape.as_list() == [None, N]
+    assert isinstance(state, rnn_cell.LSTMStateTuple)
+    assert state.c.shape.as_list() == [None, N]
+    v = randomize(sess)
+    want_out, want_state = np_unroll(lstm_step(v, "rnn/basic_lstm_cell/"), INPUTS,
+                                     ZERO_LSTM, LENGTHS if with_lengths else None)
+    got_out, got_state = sess.run([outputs, state], {x: INPUTS})
+    np.testing.assert_allclose(np.stack(got_out, 1), want_out, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got_state.c, want_state[0], rtol=1e-10)
+    np.testing.assert_allclose(got_state.h, want_state[1], rtol=1e-10)
+    if with_lengths:
+        assert np.all(np.stack(got_out, 1)[1, 1:] == 0)
+
+
+def test_static_rnn_initial_state_scope_and_errors(sess):
+    cell = rnn_cell.GRUCell(N)
+    inputs = [tf.constant(INPUTS[:, t]) for t in range(T)]
+    h0 = np.random.RandomState(9).randn(B, N)
+    outputs, state = tf.nn.static_rnn(cell, inputs, initial_state=tf.constant(h0),
+                                      scope="enc")
+    assert tf.global_variables()[0].op.name == "enc/gru_cell/gates/kernel"
+    assert outputs[0].shape.as_list() == [B, N]
+    v = randomize(sess)
+    want_out, want_state = np_unroll(gru_step(v, "enc/gru_cell/"), INPUTS, h0)
+    got_out, got_state = sess.run([outputs, state])
+    np.testing.assert_allclose(np.stack(got_out, 1), want_out, rtol=1e-10)
+    np.testing.assert_allclose(got_state, want_state, rtol=1e-10)
+    with pytest.raises(TypeError, match="inputs must be a sequence"):
+        tf.nn.static_rnn(cell, inputs[0], dtype=tf.float64)
+    with pytest.raises(ValueError, match="inputs must not be empty"):
+        tf.nn.static_rnn(cell, [], dtype=tf.float64)
+    with pytest.raises(ValueError, match="dtype must be specified"):
+        tf.nn.static_rnn(rnn_cell.GRUCell(2), inputs)
+    with pytest.raises(ValueError, match="must be accessible via shape inference"):
+        tf.nn.static_rnn(rnn_cell.GRUCell(2), [tf.placeholder(tf.float32, [2, None])],
+                         dtype=tf.float32)
+    with pytest.raises(ValueError, match="sequence_length must be a vector"):
+        tf.nn.static_rnn(rnn_cell.GRUCell(2), inputs, dtype=tf.float64,
+                         sequence_length=[[1]])
+    with pytest.raises(TypeError, match="is not an RNNCell"):
+        tf.nn.static_rnn(lambda a, b: a, inputs, dtype=tf.float64)
+
+
+def test_static_rnn_gradient_wrt_inputs(sess):
+    x = tf.constant(INPUTS[:2, :3])
+    cell = rnn_cell.BasicLSTMCell(2)
+    outputs, state = tf.nn.static_rnn(cell, tf.unstack(x, axis=1), dtype=tf.float64,
+                                      sequence_length=[3, 2])
+    loss = tf.reduce_sum(tf.stack(outputs) ** 2) + tf.reduce_sum(state.c)
+    randomize(sess)
+    err = compute_gradient_error(x, [2, 3, D], loss, [], x_init_value=INPUTS[:2, :3])
+    assert err < 1e-4
+
+
+@pytest.mark.parametrize("with_lengths", [False, True])
+def test_static_bidirectional_rnn(sess, with_lengths):
+    inputs = [tf.constant(INPUTS[:, t]) for t in range(T)]
+    lengths = LENGTHS if with_lengths else None
+    outputs, fw_state, bw_state = tf.nn.static_bidirectional_rnn(
+        rnn_cell.BasicLSTMCell(N), rnn_cell.GRUCell(2), inputs, dtype=tf.float64,
+        sequence_length=lengths)
+    assert [v.op.name for v in tf.global_variables()][:3] == [
+        "bidirectional_rnn/fw/basic_lstm_cell/kernel",
+        "bidirectional_rnn/fw/basic_lstm_cell/bias",
+        "bidirectional_rnn/bw/gru_cell/gates/kernel"]
+    assert outputs[0].shape.as_list() == [B, N + 2]
+    v = randomize(sess)
+    fw_out, fw_want = np_unroll(lstm_step(v, "bidirectional_rnn/fw/basic_lstm_cell/"),
+                                INPUTS, ZERO_LSTM, lengths)
+    rev = np_reverse(INPUTS, lengths if with_lengths else [T] * B)
+    bw_out, bw_want = np_unroll(gru_step(v, "bidirectional_rnn/bw/gru_cell/"), rev,
+                                np.zeros((B, 2)), lengths)
+    bw_out = np_reverse(bw_out, lengths if with_lengths else [T] * B)
+    got, got_fw, got_bw = sess.run([outputs, fw_state, bw_state])
+    np.testing.assert_allclose(np.stack(got, 1), np.concatenate([fw_out, bw_out], 2),
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got_fw.h, fw_want[1], rtol=1e-10)
+    np.testing.assert_allclose(got_bw, bw_want, rtol=1e-10)
+
+
+# -- dynamic_rnn --------------------------------------------------------------------------
+@pytest.mark.parametrize("time_major", [False, True])
+@pytest.mark.parametrize("with_lengths", [False, True])
+def test_dynamic_rnn_matches_static_rnn_and_numpy(sess, time_major, with_lengths):
+    x = tf.placeholder(tf.float64, [None, T, D])
+    lengths = LENGTHS if with_lengths else None
+    cell = rnn_cell.MultiRNNCell([rnn_cell.BasicLSTMCell(N), rnn_cell.GRUCell(2)])
+    dyn_in = tf.transpose(x, [1, 0, 2]) if time_major else x
+    outputs, state = tf.nn.dynamic_rnn(cell, dyn_in, sequence_length=lengths,
+                                       dtype=tf.float64, time_major=time_major)
+    names = [v.op.name for v in tf.global_variables()]
+    assert names[0] == "rnn/multi_rnn_cell/cell_0/basic_lstm_cell/kernel"
+    assert len(names) == 6
+    assert outputs.shape.as_list() == ([T, None, 2] if time_major else [None, T, 2])
+    assert state[0].c.shape.as_list() == [None, N]
+    assert state[1].shape.as_list() == [None, 2]
+    with tf.variable_scope("rnn", reuse=True):  # same variables through static_rnn
+        s_out, s_state = tf.nn.static_rnn(cell, tf.unstack(x, axis=1), dtype=tf.float64,
+                                          sequence_length=lengths, scope="rnn")
+    assert len(tf.global_variables()) == 6
+    v = randomize(sess)
+    p0, p1 = "rnn/multi_rnn_cell/cell_0/basic_lstm_cell/", "rnn/multi_rnn_cell/cell_1/gru_cell/"
+
+    def step(inp, st):
+        h0, s0 = lstm_step(v, p0)(inp, st[0])
+        h1, s1 = gru_step(v, p1)(h0, st[1])
+        return h1, (s0, s1)
+
+    def np_multi_unroll():
+        state = (ZERO_LSTM, np.zeros((B, 2)))
+        outs = []
+        for t in range(T):
+            out, new = step(INPUTS[:, t], state)
+            if lengths is not None:
+                done = (t >= lengths)[:, None]
+                out = np.where(done, 0.0, out)
+                new = ((np.where(done, state[0][0], new[0][0]),
+                        np.where(done, state[0][1], new[0][1])),
+                       np.where(done, state[1], new[1]))
+            outs.append(out)
+            state = new
+        return np.stack(outs, 1), state
+    want_out, want_state = np_multi_unroll()
+    got_out, got_state, st_out, st_state = sess.run([outputs, state, s_out, s_state],
+                                                    {x: INPUTS})
+    if time_major:
+        got_out = got_out.transpose(1, 0, 2)
+    np.testing.assert_allclose(got_out, want_out, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got_out, np.stack(st_out, 1), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(got_state[0].c, want_state[0][0], rtol=1e-10)
+    np.testing.assert_allclose(got_state[1], want_state[1], rtol=1e-10)
+    np.testing.assert_allclose(got_state[1], st_state[1], rtol=1e-12)
+
+
+def test_dynamic_rnn_all_lengths_short_and_static_shapes(sess):
+    cell = rnn_cell.BasicRNNCell(N)
+    x = tf.constant(INPUTS)
+    outputs, state = tf.nn.dynamic_rnn(cell, x, sequence_length=[1, 1, 2],
+                                       initial_state=tf.constant(np.ones((B, N))))
+    assert outputs.shape.as_list() == [B, T, N] and state.shape.as_list() == [B, N]
+    sess.run(tf.global_variables_initializer())
+    got = sess.run(outputs)
+    assert np.all(got[:, 2:] == 0) and np.all(got[:2, 1:] == 0)
+    assert np.all(got[:, 0] != 0)
+
+
+def test_dynamic_rnn_errors(graph):
+    cell = rnn_cell.GRUCell(2)
+    with pytest.raises(ValueError, match="you must give a dtype"):
+        tf.nn.dynamic_rnn(cell, tf.zeros([2, 3, 4]))
+    with pytest.raises(ValueError, match="sequence_length must be a vector"):
+        tf.nn.dynamic_rnn(cell, tf.zeros([2, 3, 4]), dtype=tf.float32,
+                          sequence_length=[[1, 2]])
+    with pytest.raises(ValueError, match="depth of inputs"):
+        tf.nn.dynamic_rnn(cell, tf.placeholder(tf.float32, [2, 3, None]), dtype=tf.float32)
+
+
+def test_dynamic_rnn_bad_sequence_length_at_run_time(sess):
+    x = tf.placeholder(tf.float32, [None, T, D])
+    outputs, _ = tf.nn.dynamic_rnn(rnn_cell.GRUCell(2), x, dtype=tf.float32,
+                                   sequence_length=tf.constant([1, 2], tf.int32))
+    sess.run(tf.global_variables_initializer())
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Expected shape for Tensor"):
+        sess.run(outputs, {x: INPUTS})
+
+
+@pytest.mark.parametrize("time_major", [False, True])
+def test_bidirectional_dynamic_rnn(sess, time_major):
+    x = tf.constant(INPUTS.transpose(1, 0, 2) if time_major else INPUTS)
+    (out_fw, out_bw), (st_fw, st_bw) = tf.nn.bidirectional_dynamic_rnn(
+        rnn_cell.BasicLSTMCell(N), rnn_cell.GRUCell(2), x, sequence_length=LENGTHS,
+        dtype=tf.float64, time_major=time_major)
+    names = [v.op.name for v in tf.global_variables()]
+    assert names[0] == "bidirectional_rnn/fw/basic_lstm_cell/kernel"
+    assert names[2] == "bidirectional_rnn/bw/gru_cell/gates/kernel"
+    assert out_fw.shape.as_list() == ([T, B, N] if time_major else [B, T, N])
+    assert out_bw.shape.as_list() == ([T, B, 2] if time_major else [B, T, 2])
+    v = randomize(sess)
+    fw_out, fw_want = np_unroll(lstm_step(v, "bidirectional_rnn/fw/basic_lstm_cell/"),
+                                INPUTS, ZERO_LSTM, LENGTHS)
+    bw_out, bw_want = np_unroll(gru_step(v, "bidirectional_rnn/bw/gru_cell/"),
+                                np_reverse(INPUTS, LENGTHS), np.zeros((B, 2)), LENGTHS)
+    bw_out = np_reverse(bw_out, LENGTHS)
+    g_fw, g_bw, g_sfw, g_sbw = sess.run([out_fw, out_bw, st_fw, st_bw])
+    if time_major:
+        g_fw, g_bw = g_fw.transpose(1, 0, 2), g_bw.transpose(1, 0, 2)
+    np.testing.assert_allclose(g_fw, fw_out, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(g_bw, bw_out, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(g_sfw.h, fw_want[1], rtol=1e-10)
+    np.testing.assert_allclose(g_sbw, bw_want, rtol=1e-10)
+
+
+def test_bidirectional_dynamic_rnn_without_lengths(sess):
+    x = tf.constant(INPUTS)
+    (out_fw, out_bw), _ = tf.nn.bidirectional_dynamic_rnn(
+        rnn_cell.BasicRNNCell(2), rnn_cell.BasicRNNCell(2), x, dtype=tf.float64,
+        scope="bi")
+    assert tf.global_variables()[2].op.name == "bi/bw/basic_rnn_cell/kernel"
+    v = randomize(sess)
+
+    def step(prefix):
+        return lambda a, h: (np.tanh(np.concatenate([a, h], 1) @ v[prefix + "kernel"]
+                                     + v[prefix + "bias"]),) * 2
+    bw_out, _ = np_unroll(step("bi/bw/basic_rnn_cell/"), INPUTS[:, ::-1], np.zeros((B, 2)))
+    np.testing.assert_allclose(sess.run(out_bw), bw_out[:, ::-1], rtol=1e-10)
+
+
+def test_dynamic_rnn_gradient_wrt_inputs(sess):
+    x = tf.constant(INPUTS[:2, :3])
+    cell = rnn_cell.GRUCell(2)
+    outputs, state = tf.nn.dynamic_rnn(cell, x, sequence_length=[3, 2], dtype=tf.float64)
+    loss = tf.reduce_sum(outputs ** 2) + tf.reduce_sum(state)
+    randomize(sess)
+    err = compute_gradient_error(x, [2, 3, D], loss, [], x_init_value=INPUTS[:2, :3])
+    assert err < 1e-4
