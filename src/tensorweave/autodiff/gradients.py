@@ -246,9 +246,10 @@ def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
                                                    for t in op._inputs):
             fn = _grad_fn_for(op)
             if fn is not None:
-                out_grads = [g if g is not None else
-                             (_zeros_like_output(t) if _differentiable(t) else None)
-                             for t, g in zip(op._outputs, out_grads)]
+                if op._type != "Switch":  # a Switch grad makes its own dead-aware zeros
+                    out_grads = [g if g is not None else
+                                 (_zeros_like_output(t) if _differentiable(t) else None)
+                                 for t, g in zip(op._outputs, out_grads)]
                 ctx = _graph_mod.colocate_with(op) if colocate and \
                     isinstance(op, Operation) else _nullcontext()
                 with ctx, _graph_mod.name_scope(op._name + "_grad"):

@@ -46,8 +46,10 @@ def _merge_grad(op: Operation, grad, _):
     ctx = op._graph._get_control_flow_context()
     if isinstance(ctx, cf.WhileContext) and ctx.forward is not None:
         # pops of forward values from this cond's branches run only on the side taken
-        ctx.cond_pivots[(pred, 0)] = g_false
-        ctx.cond_pivots[(pred, 1)] = g_true
+        # (through Identity pivots: a control edge carries its source's liveness, and
+        # only an Identity has the liveness of one Switch side)
+        ctx.cond_pivots[(pred, 0)] = cf._identity(g_false, "pivot_f")
+        ctx.cond_pivots[(pred, 1)] = cf._identity(g_true, "pivot_t")
     if len(op.inputs) != 2:
         return [g_true if i == 1 else g_false for i in range(len(op.inputs))]
     return [g_false, g_true]
@@ -58,11 +60,15 @@ def _switch_grad(op: Operation, g_false, g_true):
     from tensorweave.ops import array_ops
     if g_false is None and g_true is None:
         return [None, None]
-    # zeros computed from the switch output: dead exactly when that side is not taken
-    g_false = g_false if g_false is not None else array_ops.zeros_like(op.outputs[0],
-                                                                       optimize=False)
-    g_true = g_true if g_true is not None else array_ops.zeros_like(op.outputs[1],
-                                                                    optimize=False)
+    # zeros that are dead exactly when their side is not taken: computed from a new
+    # switch of the input (in a backward loop the input and predicate are popped, live
+    # in every iteration, rather than the forward side, which exists only when taken)
+    if g_false is None:
+        g_false = array_ops.zeros_like(cf.switch(op.inputs[0], op.inputs[1])[0],
+                                       optimize=False)
+    if g_true is None:
+        g_true = array_ops.zeros_like(cf.switch(op.inputs[0], op.inputs[1])[1],
+                                      optimize=False)
     from tensorweave.framework.op_builder import convert_to_tensor
     m, _ = cf.merge([convert_to_tensor(g_false), convert_to_tensor(g_true)])
     return [m, None]
@@ -150,8 +156,17 @@ def _outer_loop(ctx):
     return x
 
 
+def _source_of(t: Tensor) -> Tensor:
+    while t._op._type in ("Identity", "Enter", "Switch") and t._op._inputs:
+        t = t._op._inputs[0]
+    return t
+
+
 def _differentiable(t: Tensor) -> bool:
+    """Floating values, and handles of variables (their reads are differentiable)."""
     d = t._dtype.base_dtype
+    if d is _dt.resource:
+        return _source_of(t)._op._type == "VarHandleOp"
     return d.is_floating or d.is_complex
 
 
@@ -222,8 +237,13 @@ def pop_forward_value(bw: cf.WhileContext, t: Tensor) -> Tensor:
     handle = push_forward_value(loop, t)
     g = bw.graph
     guard = bw.pivot
+    if t._op._type == "Switch":  # a value captured into a cond branch
+        p = bw.cond_pivots.get((t._op._inputs[1], t._value_index))
+        if p is not None:
+            guard = p
     cond_ctx = t._op._control_flow_context
-    while cond_ctx is not None and not isinstance(cond_ctx, cf.WhileContext):
+    while guard is bw.pivot and cond_ctx is not None and \
+            not isinstance(cond_ctx, cf.WhileContext):
         if isinstance(cond_ctx, cf.CondContext):
             p = bw.cond_pivots.get((cond_ctx.pred, cond_ctx.branch))
             if p is not None:
@@ -243,10 +263,46 @@ def pop_forward_value(bw: cf.WhileContext, t: Tensor) -> Tensor:
     return v
 
 
+def _zeros_for(t: Tensor) -> Tensor:
+    """Zeros to accumulate the gradient of loop invariant `t` (a variable's value for a
+    resource handle)."""
+    from tensorweave.ops import array_ops, resource_variable_ops
+    if t._dtype is _dt.resource:
+        h = _source_of(t)
+        value = resource_variable_ops.read_variable_op(t, h._op.get_attr("dtype"))
+        return array_ops.zeros_like(value)
+    return array_ops.zeros_like(t)
+
+
+def _dense(g):
+    from tensorweave.framework.indexed_slices import IndexedSlices
+    from tensorweave.framework.op_builder import convert_to_tensor
+    if isinstance(g, IndexedSlices):  # an embedding lookup's gradient, accumulated densely
+        from tensorweave.ops import segment_ops
+        return segment_ops.unsorted_segment_sum(g.values, g.indices, g.dense_shape[0])
+    return convert_to_tensor(g)
+
+
+def _like(d, g: Tensor) -> Tensor:
+    """`d` as a dense tensor carrying the static shape of `g` (a gradient has the shape
+    of its value, which the loop's shape invariant needs)."""
+    d = _dense(d)
+    if d.shape.is_compatible_with(g.shape):
+        d.set_shape(g.shape)
+    return d
+
+
 def _while_grad(node: LoopNode, exit_grads: list) -> list:
     loop = node.ctx
     if not loop.back_prop:
         return [None] * len(node._inputs)
+    if loop.forward is not None:
+        # The backward loop reads forward values from stacks; differentiating it would
+        # need the pops' own gradients (pushes of the second-order loop). Until then,
+        # refuse rather than return a derivative missing those paths.
+        raise LookupError(
+            "Second-order gradients through tf.while_loop (differentiating the backward "
+            "loop %s) are not supported yet." % loop.name)
     from tensorweave.autodiff.gradients import gradients
     from tensorweave.ops import array_ops
     n_vars = len(loop.enters)
@@ -258,7 +314,7 @@ def _while_grad(node: LoopNode, exit_grads: list) -> list:
            else array_ops.zeros_like(loop.exits[k]) for k in var_idx]
     from tensorweave.framework.op_builder import convert_to_tensor
     gs0 = [convert_to_tensor(g) for g in gs0]
-    accs0 = [array_ops.zeros_like(node._inputs[k]) for k in inv_pos]
+    accs0 = [_zeros_for(node._inputs[k]) for k in inv_pos]
     inv_enters = [node.enter_ops[k]._outputs[0] for k in inv_pos]
     n_g = len(gs0)
 
@@ -276,9 +332,9 @@ def _while_grad(node: LoopNode, exit_grads: list) -> list:
                            stop_gradients=xs, name="body_grad")
         finally:
             _grad_frames.pop()
-        new_gs = [convert_to_tensor(d) if d is not None else array_ops.zeros_like(g)
+        new_gs = [_like(d, g) if d is not None else array_ops.zeros_like(g)
                   for d, g in zip(dx[:n_g], gs)]
-        new_accs = [a + convert_to_tensor(d) if d is not None else a
+        new_accs = [_like(a + _dense(d), a) if d is not None else a
                     for a, d in zip(accs, dx[n_g:])]
         sync = apply_op("ControlTrigger", [], name="b_sync")
         for p in bw.pops:

@@ -206,7 +206,8 @@ class ControlFlowContext:
     def add_op(self, op: Operation) -> None:
         """Called for every op created in this context: an op with no inputs gets a
         control input from the pivot, so it runs only when the context is active."""
-        if not op._inputs and not op._control_inputs and self.pivot is not None:
+        if not op._inputs and self.pivot is not None and \
+                self.pivot._op not in op._control_inputs:
             op._control_inputs.append(self.pivot._op)
             self.pivot._op._control_outputs.append(op)
 
@@ -223,7 +224,7 @@ class CondContext(ControlFlowContext):
         self.grad_pivots: Dict[object, Tensor] = {}  # backward loop -> pivot (gradients)
 
     def _import(self, t: Tensor) -> Tensor:
-        with _outer_context(self):
+        with _outer_context(self), self.graph.control_dependencies(None):
             return switch(t, self.pred, name="Switch")[self.branch]
 
 
@@ -298,7 +299,8 @@ class _outer_context:
 
 def enter(t: Tensor, ctx: WhileContext, is_constant: bool, name: str = "Enter") -> Tensor:
     """`t` (from ctx's outer context) entered into the frame of `ctx`."""
-    with _outer_context(ctx):
+    # control dependencies of the op being built do not apply to its captured inputs
+    with _outer_context(ctx), ctx.graph.control_dependencies(None):
         op = apply_op("Enter", [t], {"frame_name": ctx.name, "is_constant": is_constant,
                                      "parallel_iterations": ctx.parallel_iterations},
                       name=name)
@@ -446,8 +448,8 @@ def case(pred_fn_pairs, default: Callable = None, exclusive: bool = False,
         preds = [convert_to_tensor(p) for p, _ in pairs]
         deps = []
         if exclusive and len(preds) > 1:
-            from tensorweave.ops import check_ops, math_ops
-            count = math_ops.reduce_sum(math_ops.cast(_stack(preds), _dt.int32))
+            from tensorweave.ops import check_ops, math_ops, reduction_ops
+            count = reduction_ops.reduce_sum(math_ops.cast(_stack(preds), _dt.int32))
             deps.append(check_ops.assert_less_equal(
                 count, 1, message="Input error: exclusive=True: more than 1 conditions (%s) "
                 "evaluated as True:" % ", ".join(p.name for p in preds)))
@@ -540,7 +542,11 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
                 return math_binary.logical_and(i < max_it, c)
 
             def body(i, lv):  # noqa: F811
-                return i + 1, _call(user_body, lv)
+                r = _call(user_body, lv)
+                if isinstance(lv, (list, tuple)) and len(lv) == 1 and \
+                        not isinstance(r, (list, tuple)):
+                    r = [r]
+                return i + 1, r
             if shape_invariants is not None:
                 shape_invariants = (TensorShape([]), shape_invariants)
         flat, rebuild = _to_tensors(loop_vars, "loop_vars")

@@ -286,6 +286,9 @@ class BaseSession:
                 raise RuntimeError("Attempted to use a closed Session.")
             self._live_steps.add(state)
         try:
+            if plan.tagged is not None:
+                from tensorweave.runtime import tagged
+                return tagged.run_tagged(plan, feed_values, self._pool, stats, state)
             return _ex.run_dataflow(plan, feed_values, self._pool, stats, state)
         finally:
             with self._steps_lock:

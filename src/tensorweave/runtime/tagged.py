@@ -1,6 +1,478 @@
-"""(being written)"""
+"""The tagged-token executor (EuroSys 2018 §4.3, Figure 5) for steps with control flow.
+
+Every value in flight belongs to a frame instance and an iteration of it, and may be
+dead. The rules:
+
+* a node runs when all its inputs of one (frame, iteration) have arrived; a node with a
+  dead input does not run its kernel and sends dead values on (ControlTrigger excepted:
+  it is always live);
+* Merge runs as soon as one live data input has arrived (and its control inputs); it is
+  dead only when all its data inputs are;
+* Switch sends its data to output 1 when the predicate holds, else to output 0; the
+  other output is dead;
+* Enter sends its value into the child frame `frame_name` of the current iteration,
+  creating it on first use: to iteration 0, or with `is_constant` to every iteration
+  (a loop invariant, also delivered to iterations created later);
+* NextIteration sends its value to the next iteration of its frame (dead values are
+  dropped: the loop ends); at most `parallel_iterations` iterations of a frame are
+  alive, further NextIteration values wait until the oldest iteration completes;
+* Exit sends a live value to the parent frame; an Exit that saw no live value when its
+  frame completes sends a dead one (a loop inside a branch not taken).
+
+An iteration completes when nothing in it is running or pending, no child frame of it is
+alive, and (iteration 0) all the frame's Enters have arrived or (later ones) the previous
+iteration has completed; its state is dropped then. A frame completes with its last
+iteration. Nothing waits for a whole iteration: iteration i+1 starts as soon as a
+NextIteration value of iteration i exists (non-strict execution).
+
+All bookkeeping runs on the calling thread; heavy kernels run on the session's thread
+pool and asynchronous kernels call back, both through one completion queue, as in
+runtime/executor.run_dataflow.
+"""
+from __future__ import annotations
+
+import queue
+import time
+from collections import deque
+from typing import Dict, List, Optional
+
 from tensorweave.framework import errors
+from tensorweave.runtime import frames as _frames
+from tensorweave.runtime.executor import StepState, _next_done, kernel_error
+
+DEAD = _frames.DEAD
+
+NORMAL, SWITCH, MERGE, ENTER, EXIT, NEXT, TRIGGER, FEED, FORWARD = range(9)
+_KINDS = {"Switch": SWITCH, "RefSwitch": SWITCH, "Merge": MERGE, "RefMerge": MERGE,
+          "Enter": ENTER, "RefEnter": ENTER, "Exit": EXIT, "RefExit": EXIT,
+          "NextIteration": NEXT, "RefNextIteration": NEXT, "ControlTrigger": TRIGGER,
+          "_Feed": FEED, "LoopCond": FORWARD}
+
+
+class TaggedProgram:
+    """The static tables of one step (immutable, shared by concurrent runs)."""
+
+    def __init__(self):
+        self.kind: List[int] = []
+        self.fn: list = []
+        self.ctx: list = []
+        self.cheap: List[bool] = []
+        self.is_async: List[bool] = []
+        self.op: list = []
+        self.in_base: List[int] = []
+        self.n_data: List[int] = []
+        self.out_edges: List[List[List[tuple]]] = []  # [node][port] -> [(dst, slot)]
+        self.ctrl_out: List[List[int]] = []
+        self.pending0: List[int] = []
+        self.n_in_total = 0
+        self.frame_name: List[str] = []
+        self.is_constant: List[bool] = []
+        self.parallel_iterations: List[int] = []
+        self.n_enters: Dict[str, int] = {}      # static frame key -> number of Enters
+        self.frame_key: List[Optional[str]] = []  # Enter: key of the frame it enters
+        self.exits_of: Dict[str, List[int]] = {}
+        self.sources: Dict[str, List[int]] = {}  # frame key -> nodes without inputs
+        self.feeds: List[int] = []
+        self.fetch: List[tuple] = []             # (node, port) per fetch
 
 
 def compile_tagged(session, sg, make_step, plan_cls):
-    raise errors.UnimplementedError(None, None, "tagged executor not written yet")
+    """The Plan of a control-flow step for the tagged executor."""
+    order, frame_of, root = _frames.analyze(sg.nodes)
+    prog = TaggedProgram()
+    index = {id(n): k for k, n in enumerate(order)}
+    key_of_frame: Dict[int, str] = {}
+
+    def fkey(f):
+        k = key_of_frame.get(id(f))
+        if k is None:
+            k = key_of_frame[id(f)] = "%d:%s" % (len(key_of_frame), f.name)
+        return k
+    in_total = 0
+    for k, n in enumerate(order):
+        kind = _KINDS.get(n.type, NORMAL)
+        prog.kind.append(kind)
+        if kind in (NORMAL, TRIGGER, FORWARD, SWITCH, MERGE):
+            fn, ctx, cheap, is_async, _ = make_step(n) if n.type != "_Feed" else \
+                (None, None, True, False, 0.0)
+        else:
+            fn, ctx, cheap, is_async = None, None, True, False
+        prog.fn.append(fn)
+        prog.ctx.append(ctx)
+        prog.cheap.append(cheap)
+        prog.is_async.append(is_async)
+        prog.op.append(n.op)
+        prog.in_base.append(in_total)
+        prog.n_data.append(len(n.inputs))
+        in_total += len(n.inputs)
+        prog.out_edges.append([[] for _ in range(max(n.n_out, 1))])
+        prog.ctrl_out.append([])
+        prog.frame_name.append(n.attrs.get("frame_name", "") if kind == ENTER else "")
+        prog.is_constant.append(bool(n.attrs.get("is_constant")) if kind == ENTER else False)
+        prog.parallel_iterations.append(int(n.attrs.get("parallel_iterations", 10))
+                                        if kind == ENTER else 0)
+        prog.frame_key.append(fkey(frame_of[id(n)]) if kind == ENTER else None)
+        if kind == FEED:
+            prog.feeds.append(k)
+    prog.n_in_total = in_total
+    pending0 = [0] * len(order)
+    for k, n in enumerate(order):
+        for j, (p, port) in enumerate(n.inputs):
+            prog.out_edges[index[id(p)]][port].append((k, prog.in_base[k] + j))
+        for c in n.control_inputs:
+            prog.ctrl_out[index[id(c)]].append(k)
+        pending0[k] = len(n.control_inputs) + (0 if prog.kind[k] == MERGE else len(n.inputs))
+    prog.pending0 = pending0
+
+    def walk(f):
+        key = fkey(f)
+        prog.n_enters[key] = len(f.enters)
+        prog.exits_of[key] = [index[id(x)] for x in f.exits]
+        prog.sources[key] = [index[id(m)] for m in f.members
+                             if not m.inputs and not m.control_inputs
+                             and m.type not in ("_Feed",)]
+        for c in f.children:
+            walk(c)
+    walk(root)
+    prog.root_key = fkey(root)
+    for n, i in sg.fetches:
+        if frame_of[id(n)] is not root:
+            raise errors.InvalidArgumentError(
+                None, n.op, "Cannot fetch %s:%d: it is computed inside the while loop '%s'; "
+                "fetch the loop's outputs instead." % (n.name, i, frame_of[id(n)].name))
+        prog.fetch.append((index[id(n)], i))
+    plan = plan_cls()
+    plan.tagged = prog
+    plan.parallel = True
+    plan.dead_fetch = tuple(range(len(prog.fetch)))
+    plan.feed_slots = tuple(range(len(prog.feeds)))
+    plan.fetch_slots = tuple(range(len(prog.fetch)))
+    feed_nodes = {}
+    for k in prog.feeds:
+        feed_nodes[order[k].feed_index] = k
+    prog.feeds = [feed_nodes[i] for i in range(len(feed_nodes))]
+    return plan
+
+
+class _Iter:
+    __slots__ = ("frame", "number", "inputs", "pending", "dead", "merge_live",
+                 "merge_dead", "outstanding", "children", "n_children")
+
+    def __init__(self, frame: "_FrameState", number: int, prog: TaggedProgram):
+        self.frame = frame
+        self.number = number
+        self.inputs = [None] * prog.n_in_total
+        self.pending = list(prog.pending0)
+        self.dead: Dict[int, bool] = {}
+        self.merge_live: Dict[int, int] = {}   # merge -> index of its live input (or -1)
+        self.merge_dead: Dict[int, int] = {}
+        self.outstanding = 0
+        self.children: Dict[str, "_FrameState"] = {}
+        self.n_children = 0
+
+
+class _FrameState:
+    __slots__ = ("key", "parent_iter", "iters", "next_number", "live_iters", "pi",
+                 "invariants", "enters_left", "deferred", "exits_live")
+
+    def __init__(self, key: str, parent_iter: Optional[_Iter], pi: int, n_enters: int):
+        self.key = key
+        self.parent_iter = parent_iter
+        self.iters: Dict[int, _Iter] = {}
+        self.next_number = 0
+        self.live_iters = 0
+        self.pi = max(pi, 1)
+        self.invariants: List[tuple] = []
+        self.enters_left = n_enters
+        self.deferred: List[tuple] = []
+        self.exits_live: set = set()
+
+
+def run_tagged(plan, feed_values, pool, stats=None, state: Optional[StepState] = None):
+    prog: TaggedProgram = plan.tagged
+    kind, fns, ctxs, cheap, is_async, ops = (prog.kind, prog.fn, prog.ctx, prog.cheap,
+                                             prog.is_async, prog.op)
+    in_base, n_data, out_edges, ctrl_out = (prog.in_base, prog.n_data, prog.out_edges,
+                                            prog.ctrl_out)
+    state = state or StepState()
+    ready: deque = deque()
+    done_q: "queue.SimpleQueue" = queue.SimpleQueue()
+    fetched: Dict[tuple, object] = {}
+    fetch_set = set(prog.fetch)
+    outstanding_remote = [0]
+    error: List[Optional[errors.OpError]] = [None]
+
+    def new_iter(fs: _FrameState) -> _Iter:
+        it = _Iter(fs, fs.next_number, prog)
+        fs.iters[it.number] = it
+        fs.next_number += 1
+        fs.live_iters += 1
+        for k in prog.sources.get(fs.key, ()):
+            schedule(k, it)
+        for k, v in fs.invariants:
+            send(out_edges[k][0], it, v)
+        return it
+
+    def schedule(k, it):
+        it.outstanding += 1
+        ready.append((k, it))
+
+    def arrive(dst, it, slot, v):
+        if kind[dst] == MERGE:
+            if dst in it.merge_live:
+                return
+            if v is DEAD:
+                c = it.merge_dead.get(dst, 0) + 1
+                it.merge_dead[dst] = c
+                if c == n_data[dst] and it.pending[dst] == 0:
+                    it.merge_live[dst] = -1
+                    schedule(dst, it)
+                return
+            it.inputs[slot] = v
+            it.merge_live.setdefault(-dst - 1, slot - in_base[dst])  # first live input
+            if it.pending[dst] == 0:
+                it.merge_live[dst] = it.merge_live.pop(-dst - 1)
+                schedule(dst, it)
+            return
+        it.inputs[slot] = v
+        if v is DEAD:
+            it.dead[dst] = True
+        p = it.pending[dst] - 1
+        it.pending[dst] = p
+        if p == 0:
+            schedule(dst, it)
+
+    def send(edges, it, v):
+        for dst, slot in edges:
+            arrive(dst, it, slot, v)
+
+    def control(k, it, dead):
+        for dst in ctrl_out[k]:
+            if dead and kind[dst] not in (TRIGGER, MERGE):
+                it.dead[dst] = True
+            p = it.pending[dst] - 1
+            it.pending[dst] = p
+            if p == 0:
+                if kind[dst] == MERGE:
+                    if -dst - 1 in it.merge_live:
+                        it.merge_live[dst] = it.merge_live.pop(-dst - 1)
+                        schedule(dst, it)
+                    elif it.merge_dead.get(dst, 0) == n_data[dst]:
+                        it.merge_live[dst] = -1
+                        schedule(dst, it)
+                else:
+                    schedule(dst, it)
+
+    def child_frame(k, it) -> _FrameState:
+        name = prog.frame_key[k]
+        fs = it.children.get(name)
+        if fs is None:
+            fs = _FrameState(name, it, prog.parallel_iterations[k], prog.n_enters[name])
+            it.children[name] = fs
+            it.n_children += 1
+        return fs
+
+    def propagate(k, it, outs, dead_node):
+        kd = kind[k]
+        fs = it.frame
+        if kd == ENTER:
+            child = child_frame(k, it)
+            v = outs[0]
+            child.enters_left -= 1
+            if prog.is_constant[k]:
+                child.invariants.append((k, v))
+                for cit in list(child.iters.values()):
+                    send(out_edges[k][0], cit, v)
+            else:
+                cit = child.iters.get(0) or (new_iter(child) if child.next_number == 0
+                                             else None)
+                if cit is not None:
+                    send(out_edges[k][0], cit, v)
+            if child.enters_left == 0 and not child.iters and child.next_number == 0:
+                new_iter(child)  # every Enter was an invariant: one iteration runs
+            maybe_done(child, child.iters.get(0))
+            return
+        elif kd == EXIT:
+            if outs[0] is not DEAD:
+                pit = fs.parent_iter
+                fs.exits_live.add(k)
+                send(out_edges[k][0], pit, outs[0])
+                if pit.frame.parent_iter is None and (k, 0) in fetch_set:
+                    fetched[(k, 0)] = outs[0]
+                if ctrl_out[k]:
+                    control(k, pit, False)
+            return  # a dead Exit of a running loop is no event for the parent
+        elif kd == NEXT:
+            v = outs[0]
+            if v is not DEAD:
+                nxt = fs.iters.get(it.number + 1)
+                if nxt is None:
+                    if fs.live_iters < fs.pi and fs.next_number == it.number + 1:
+                        nxt = new_iter(fs)
+                    else:
+                        fs.deferred.append((k, v))
+                        nxt = None
+                if nxt is not None:
+                    send(out_edges[k][0], nxt, v)
+        else:
+            for port, edges in enumerate(out_edges[k]):
+                if edges:
+                    send(edges, it, outs[port] if port < len(outs) else None)
+            if fs.parent_iter is None and fetch_set:
+                for port in range(len(outs)):
+                    if (k, port) in fetch_set:
+                        fetched[(k, port)] = outs[port]
+        if ctrl_out[k]:
+            control(k, it, dead_node)
+
+    def maybe_done(fs: _FrameState, it: Optional[_Iter]):
+        while it is not None:
+            if it.outstanding or it.n_children:
+                return
+            if it.number == 0:
+                if fs.enters_left:
+                    return
+            elif (it.number - 1) in fs.iters:
+                return
+            del fs.iters[it.number]
+            fs.live_iters -= 1
+            if fs.deferred and fs.next_number not in fs.iters:
+                items, fs.deferred = fs.deferred, []
+                nit = new_iter(fs)
+                for k, v in items:
+                    send(out_edges[k][0], nit, v)
+            nxt = fs.iters.get(it.number + 1)
+            if nxt is None and not fs.iters and not fs.deferred and fs.enters_left == 0:
+                frame_done(fs)
+                return
+            it = nxt
+
+    def frame_done(fs: _FrameState):
+        pit = fs.parent_iter
+        if pit is None:
+            return
+        for x in prog.exits_of.get(fs.key, ()):
+            if x not in fs.exits_live:
+                send(out_edges[x][0], pit, DEAD)
+                if ctrl_out[x]:
+                    control(x, pit, True)
+        del pit.children[fs.key]
+        pit.n_children -= 1
+        maybe_done(pit.frame, pit)
+
+    def finish(k, it, outs, dead_node):
+        propagate(k, it, outs, dead_node)
+        it.outstanding -= 1
+        maybe_done(it.frame, it)
+
+    def run_remote(k, it, args):
+        t0 = time.perf_counter()
+        try:
+            done_q.put((k, it, fns[k](ctxs[k], *args), None, t0))
+        except BaseException as e:  # noqa: B036 - handed to the scheduling thread
+            done_q.put((k, it, None, e, t0))
+
+    def async_done(k, it):
+        def done(result=None, exc=None):
+            done_q.put((k, it, result, exc, 0.0))
+        return done
+
+    def outs_of(k, r):
+        n = len(out_edges[k])
+        return (r,) if n == 1 else tuple(r) if r is not None else (None,) * n
+
+    root = _FrameState(prog.root_key, None, 1, 0)
+    rit = new_iter(root)
+    for k, v in zip(prog.feeds, feed_values):
+        rit.outstanding += 1
+        finish(k, rit, (v,), False)
+
+    while True:
+        while ready and error[0] is None:
+            k, it = ready.popleft()
+            kd = kind[k]
+            base = in_base[k]
+            if kd == MERGE:
+                i = it.merge_live[k]
+                if i < 0:
+                    finish(k, it, (DEAD, DEAD), True)
+                else:
+                    finish(k, it, (it.inputs[base + i], _frames_index(i)), False)
+                continue
+            if kd != TRIGGER and it.dead.get(k):
+                finish(k, it, (DEAD,) * len(out_edges[k]), True)
+                continue
+            args = it.inputs[base:base + n_data[k]]
+            if kd == SWITCH:
+                finish(k, it, (DEAD, args[0]) if args[1] else (args[0], DEAD), False)
+            elif kd in (ENTER, EXIT, NEXT, FORWARD):
+                finish(k, it, (args[0],), False)
+            elif kd == TRIGGER:
+                finish(k, it, (None,), False)
+            elif is_async[k]:
+                outstanding_remote[0] += 1
+                try:
+                    fns[k](ctxs[k], state, async_done(k, it), *args)
+                except BaseException as e:  # noqa: B036 - reported like a later failure
+                    if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                        raise
+                    done_q.put((k, it, None, e, 0.0))
+            elif cheap[k]:
+                try:
+                    r = fns[k](ctxs[k], *args)
+                except BaseException as e:  # noqa: B036
+                    if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                        raise
+                    error[0] = kernel_error(ops[k], e)
+                    break
+                finish(k, it, outs_of(k, r), False)
+            else:
+                outstanding_remote[0] += 1
+                pool.submit(run_remote, k, it, args)
+        if error[0] is None and state.cancelled is not None:
+            error[0] = state.cancelled
+        elif error[0] is not None and state.cancelled is None:
+            state.cancel(errors.CancelledError(None, None, "Step cancelled: %s"
+                                               % error[0].message))
+        if outstanding_remote[0] == 0:
+            break
+        item = _next_done(done_q, state)
+        if item is None:
+            error[0] = error[0] or errors.DeadlineExceededError(
+                None, None, "Timed out waiting for notification")
+            state.cancel(error[0])
+            continue
+        k, it, r, exc, _ = item
+        outstanding_remote[0] -= 1
+        if exc is not None:
+            if error[0] is None:
+                error[0] = kernel_error(ops[k], exc)
+            continue
+        if error[0] is None:
+            finish(k, it, outs_of(k, r), False)
+    if error[0] is not None:
+        raise error[0]
+    if rit.outstanding or rit.n_children:
+        import os
+        if os.environ.get("TW_DEBUG_CF"):
+            def dump(it, ind=""):
+                print(ind, "iter", it.frame.key, it.number, "outstanding", it.outstanding)
+                for kk, p in enumerate(it.pending):
+                    if p and p != prog.pending0[kk]:
+                        print(ind, "  pending", ops[kk].name if ops[kk] else kk, p)
+                for kk, v in it.merge_live.items():
+                    print(ind, "  merge_live", kk, v)
+                for c in it.children.values():
+                    print(ind, " child", c.key, "enters_left", c.enters_left, "iters",
+                          list(c.iters), "deferred", len(c.deferred))
+                    for ci in c.iters.values():
+                        dump(ci, ind + "    ")
+            dump(rit)
+        raise errors.InternalError(None, None, "The step ended with work still pending "
+                                   "(a loop or cond that can never complete).")
+    return [fetched.get(f, DEAD) for f in prog.fetch]
+
+
+def _frames_index(i: int):
+    import numpy as np
+    return np.int32(i)
