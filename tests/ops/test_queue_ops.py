@@ -598,3 +598,84 @@ def test_empty_enqueue_many_behind_a_blocked_enqueue_can_time_out(sess):
     assert len(res._enqueuers) == 1
     assert sess.run(q.dequeue()) == 1 and blocked.join().error is None
     assert sess.run(q.dequeue()) == 2
+
+
+# --- block storage: batches stay arrays, dequeues slice and join them ---------------------
+def test_fifo_dequeue_many_spans_and_splits_enqueued_batches(sess):
+    q = tf.FIFOQueue(100, [tf.int32, tf.string], shapes=[[2], []])
+    x = tf.placeholder(tf.int32, [None, 2])
+    s = tf.placeholder(tf.string, [None])
+    enq = q.enqueue_many((x, s))
+    fed = np.arange(14, dtype=np.int32).reshape(7, 2)
+    sess.run(enq, {x: fed[:3], s: [b"a", b"b", b"c"]})
+    sess.run(enq, {x: fed[3:3], s: []})  # an empty batch adds nothing
+    sess.run(q.enqueue(([6, 7], "d")))
+    sess.run(enq, {x: fed[4:], s: [b"e", b"f", b"g"]})
+    fed[:] = -1  # the queue holds its own copy
+    ints, strs = sess.run(q.dequeue_many(2))
+    assert ints.tolist() == [[0, 1], [2, 3]] and strs.tolist() == [b"a", b"b"]
+    ints, strs = sess.run(q.dequeue_many(3))  # the rest of one batch, one element, more
+    assert ints.tolist() == [[4, 5], [6, 7], [8, 9]] and strs.tolist() == [b"c", b"d", b"e"]
+    ints[:] = 0  # a fetched value is the caller's
+    assert sess.run(q.size()) == 2
+    sess.run(q.close())
+    ints, strs = sess.run(q.dequeue_up_to(5))
+    assert ints.tolist() == [[10, 11], [12, 13]] and strs.tolist() == [b"f", b"g"]
+
+
+def test_partial_dequeue_many_goes_back_in_order_when_cancelled(sess):
+    q = tf.FIFOQueue(3, tf.int32, shapes=[[]])
+    res = _res(sess, q)
+    sess.run(q.enqueue_many([[1, 2, 3]]))
+    bg = _Bg(sess, q.dequeue_many(5), options=tf.RunOptions(timeout_in_ms=300))
+    _wait_until(lambda: len(res._dequeuers) == 1, "dequeue_many holding elements")
+    sess.run(q.enqueue(4))  # taken by the waiting dequeue, which still needs one more
+    assert bg.join().error is not None and isinstance(bg.error, tf.errors.DeadlineExceededError)
+    assert sess.run(q.dequeue_many(3)).tolist() == [1, 2, 3]
+    assert sess.run(q.dequeue()) == 4
+
+
+@pytest.mark.parametrize("shapes", [[[3], []], None])
+def test_random_shuffle_batches_are_permutations_of_what_went_in(sess, shapes):
+    # shapes given: contiguous arrays; shapes unknown: one-row blocks (single dequeues)
+    q = tf.RandomShuffleQueue(60, 10, [tf.float32, tf.string], shapes=shapes, seed=5)
+    x = tf.placeholder(tf.float32, [None, 3])
+    s = tf.placeholder(tf.string, [None])
+    enq = q.enqueue_many((x, s))
+    seen = []
+    deq = q.dequeue_many(7) if shapes else q.dequeue()
+    for start in range(0, 200, 25):
+        keys = np.arange(start, start + 25)
+        sess.run(enq, {x: np.stack([keys, keys * 2, -keys], 1).astype(np.float32),
+                       s: [b"%d" % k for k in keys]})
+        while sess.run(q.size()) >= 17 + (7 if shapes else 1):
+            vals, strs = sess.run(deq)
+            vals, strs = np.reshape(vals, (-1, 3)), np.reshape(strs, (-1,))
+            np.testing.assert_array_equal(vals[:, 1], vals[:, 0] * 2)  # rows stay whole
+            assert [int(t) for t in strs.tolist()] == vals[:, 0].astype(int).tolist()
+            seen += vals[:, 0].astype(int).tolist()
+    assert sess.run(q.size()) >= 10  # min_after_dequeue held back the rest
+    sess.run(q.close())
+    if shapes:
+        seen += sess.run(q.dequeue_up_to(100))[0][:, 0].astype(int).tolist()
+    else:
+        while sess.run(q.size()):
+            seen.append(int(sess.run(q.dequeue())[0][0]))
+    assert sorted(seen) == list(range(200)) and seen[:50] != list(range(50))
+
+
+def test_random_shuffle_dequeue_many_larger_than_capacity(sess):
+    q = tf.RandomShuffleQueue(4, 0, tf.int64, shapes=[[]], seed=2)
+    bg = _Bg(sess, q.dequeue_many(10))
+    for k in range(0, 10, 2):
+        sess.run(q.enqueue_many([[k, k + 1]]))
+    assert sorted(bg.join().result.tolist()) == list(range(10))
+
+
+def test_padding_fifo_pads_across_enqueued_batches(sess):
+    q = tf.PaddingFIFOQueue(10, [tf.int32, tf.float32], shapes=[[None], [2]])
+    sess.run(q.enqueue_many(([[1], [2]], [[1, 1], [2, 2]])))
+    sess.run(q.enqueue_many(([[3, 3, 3]], [[3, 3]])))
+    ints, floats = sess.run(q.dequeue_many(3))
+    assert ints.tolist() == [[1, 0, 0], [2, 0, 0], [3, 3, 3]]
+    assert floats.tolist() == [[1, 1], [2, 2], [3, 3]]

@@ -282,3 +282,40 @@ def test_exported_classes():
                  "IdentityReader", "WholeFileReader"):
         assert isinstance(getattr(tf, name), type)
     assert issubclass(tf.TFRecordReader, tf.ReaderBase)
+
+
+@pytest.mark.parametrize("content,lines", [
+    (b"a\n\r\nb", [b"a", b"", b"b"]),       # "\r\n" is an empty line; "\r" alone at the end
+    (b"a\n\r", [b"a"]),                      # is no line
+    (b"a\r\nb\r\n", [b"a", b"b"]),
+    (b"\n\n", [b"", b""]),
+    (b"x" * 300000 + b"\ny\n" + b"z" * 10, [b"x" * 300000, b"y", b"z" * 10]),  # > 1 chunk
+])
+def test_text_line_reader_read_up_to_cuts_lines_per_chunk(sess, tmp_path, content, lines):
+    p = tmp_path / "t.txt"
+    p.write_bytes(content)
+    q, setup = _queue([p])
+    k, v = tf.TextLineReader().read_up_to(q, 2)
+    for op in setup:
+        sess.run(op)
+    got = _read_all(sess, [k, v])
+    assert [x for _, vs in got for x in vs.tolist()] == lines
+    assert [x.decode() for ks, _ in got for x in ks.tolist()] == \
+        ["%s:%d" % (p, i + 1) for i in range(len(lines))]
+    assert all(len(vs) <= 2 for _, vs in got)
+
+
+def test_tf_record_reader_read_up_to_many(sess, tmp_path):
+    p = str(tmp_path / "r.tfr")
+    records = [b"%04d" % i for i in range(1000)] + [b"long" * 100, b""]
+    with tf.python_io.TFRecordWriter(p) as w:
+        for r in records:
+            w.write(r)
+    q, setup = _queue([p])
+    k, v = tf.TFRecordReader().read_up_to(q, 300)
+    for op in setup:
+        sess.run(op)
+    got = _read_all(sess, [k, v])
+    assert [len(vs) for _, vs in got] == [300, 300, 300, 102]
+    assert [x for _, vs in got for x in vs.tolist()] == records
+    assert got[1][0][0].decode() == "%s:%d" % (p, 300 * 20)

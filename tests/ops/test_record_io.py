@@ -191,3 +191,74 @@ def test_empty_file_has_no_records(tmp_path):
         p = str(tmp_path / ("e%s.tfr" % compression))
         _write(p, [], compression)
         assert _read(p, compression) == []
+
+
+# --- many records per call (RecordReader.read_many frames runs of records with NumPy) -----
+def _read_many(path, limit):
+    reader = record_io.RecordReader(path)
+    got = []
+    try:
+        while True:
+            offsets, records, at_end = reader.read_many(limit)
+            got += list(zip(offsets, records))
+            if at_end:
+                return got
+    finally:
+        reader.close()
+
+
+@pytest.mark.parametrize("limit", [1, 7, 1000])
+def test_read_many_matches_record_by_record(tmp_path, limit):
+    # runs of equal lengths (framed as matrices) broken by other lengths and empties
+    records = [bytes([k % 251]) * 40 for k in range(300)] + [b"", b"x", b""] + \
+        [bytes(range(256)) * 3000] + [b"%05d" % k for k in range(2000)]
+    p = str(tmp_path / "many.tfr")
+    _write(p, records)
+    got = _read_many(p, limit)
+    assert [r for _, r in got] == records
+    offsets, pos = [], 0
+    for r in records:
+        offsets.append(pos)
+        pos += 16 + len(r)
+    assert [o for o, _ in got] == offsets
+
+
+@pytest.mark.parametrize("where,message", [
+    ("data", "corrupted record at %d"), ("footer", "corrupted record at %d"),
+    ("length_crc", "corrupted record at %d"), ("length", "corrupted record at %d")])
+def test_read_many_finds_a_bad_record_inside_a_run(tmp_path, where, message):
+    records = [b"%08d" % k for k in range(100)]
+    p = str(tmp_path / "bad.tfr")
+    _write(p, records)
+    data = bytearray(open(p, "rb").read())
+    start = 37 * 24  # record 37 of 24-byte frames
+    flip = {"data": start + 13, "footer": start + 21, "length_crc": start + 9,
+            "length": start + 1}[where]
+    data[flip] ^= 4
+    open(p, "wb").write(bytes(data))
+    reader = record_io.RecordReader(p)
+    offsets, got, at_end = reader.read_many(30)
+    assert got == records[:30] and not at_end
+    with pytest.raises(tf.errors.DataLossError) as e:
+        reader.read_many(30)  # the records before the bad one are consumed, then the error
+    at = start + (12 if where in ("data", "footer") else 0)
+    assert e.value.message == message % at
+    assert reader.offset == start
+    reader.close()
+
+
+def test_read_many_truncated_and_compressed(tmp_path):
+    records = [b"%06d" % k for k in range(500)]
+    p = str(tmp_path / "cut.tfr")
+    _write(p, records)
+    data = open(p, "rb").read()
+    open(p, "wb").write(data[:-3])
+    reader = record_io.RecordReader(p)
+    with pytest.raises(tf.errors.DataLossError, match="truncated record at %d" % (499 * 22)):
+        reader.read_many(1000)
+    reader.close()
+    z = str(tmp_path / "z.tfr")
+    _write(z, records, "GZIP")
+    reader = record_io.RecordReader(z, "GZIP")
+    assert reader.read_many(1000) == (list(range(0, 500 * 22, 22)), records, True)
+    reader.close()

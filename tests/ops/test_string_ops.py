@@ -50,6 +50,42 @@ def test_decode_csv_na_value_delim_select_cols(sess):
     np.testing.assert_array_equal(out[0], _b('"a""b"'))
 
 
+def test_decode_csv_plain_numbers_batch_path(sess):
+    # plain decimals of every shape take the NumPy column parser; the values must be
+    # exactly what a per-field strtod/strtol gives, for every output dtype
+    rs = np.random.RandomState(3)
+    fields = ["%.*f" % (rs.randint(0, 9), v) for v in rs.uniform(-1e6, 1e6, 300)]
+    fields += [".5", "5.", "-.25", "+3", "-0", "0.000000000000001", "999999999999999",
+               "123456789012345.6"]
+    ints = [str(v) for v in rs.randint(-2 ** 31, 2 ** 31, len(fields))]
+    records = ["%s;%s;%s;%s;s%d" % (f, i, f, i, k)
+               for k, (f, i) in enumerate(zip(fields, ints))]
+    out = sess.run(tf.decode_csv(records, [[0.0], [0], tf.constant([0.0], tf.float64),
+                                           tf.constant([0], tf.int64), [""]],
+                                 field_delim=";"))
+    np.testing.assert_array_equal(out[0], np.array([float(f) for f in fields], np.float32))
+    np.testing.assert_array_equal(out[1], np.array([int(i) for i in ints], np.int32))
+    np.testing.assert_array_equal(out[2], np.array([float(f) for f in fields]))
+    np.testing.assert_array_equal(out[3], np.array([int(i) for i in ints], np.int64))
+    assert np.signbit(out[2][fields.index("-0")])
+    assert out[4].tolist() == [b"s%d" % k for k in range(len(fields))]
+    assert [o.dtype for o in out] == [np.float32, np.int32, np.float64, np.int64, object]
+
+
+@pytest.mark.parametrize("records,message", [
+    (["1,2", "3"], "Expect 2 fields but have 1 in record 1"),
+    (["1,2", "3,4,5"], "Expect 2 fields but have 3 in record 1"),
+    (["1,2", "1.5,4"], "Field 0 in record 1 is not a valid int32: 1.5"),
+    (["1,2", "3000000000,4"], "Field 0 in record 1 is not a valid int32: 3000000000"),
+    (["1,2", "1_0,4"], "Field 0 in record 1 is not a valid int32: 1_0"),
+    (["1,2", "4,2.5.1"], "Field 1 in record 1 is not a valid float: 2.5.1"),
+    (["1,", "4,5"], "Field 1 is required but missing in record 0!"),
+])
+def test_decode_csv_batch_path_leaves_errors_to_the_exact_path(sess, records, message):
+    with pytest.raises(IAE, match=message.replace(".", r"\.")):
+        sess.run(tf.decode_csv(records, [[0], tf.constant([], tf.float32)]))
+
+
 def test_decode_csv_shapes(sess):
     out = tf.decode_csv([["1,2"], ["3,4"]], [[0], [0.0]])
     assert out[0].shape.as_list() == [2, 1]

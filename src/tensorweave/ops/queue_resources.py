@@ -1,10 +1,18 @@
 """The run-time queues behind queue_ops.py: FIFO, padding FIFO, random shuffle, priority.
 
-A `QueueResource` holds elements (tuples of read-only arrays, one per component) and two
-FIFO lines of waiting requests: enqueuers (blocked while the queue is full) and dequeuers
-(blocked while it holds too few elements). Nothing ever blocks a thread: a request that
-cannot finish at once is parked as a `_Waiter` and finished later, by whichever thread
-changes the queue (an enqueue, a dequeue, a close) or cancels the waiting step.
+A `QueueResource` holds elements and two FIFO lines of waiting requests: enqueuers
+(blocked while the queue is full) and dequeuers (blocked while it holds too few elements).
+Nothing ever blocks a thread: a request that cannot finish at once is parked as a
+`_Waiter` and finished later, by whichever thread changes the queue (an enqueue, a
+dequeue, a close) or cancels the waiting step.
+
+Elements move in blocks, never one Python tuple per element: a *block* is a tuple of
+arrays, one per component, sharing a leading dimension with one row per element (an
+enqueue_many batch is one block; a single enqueue a block of one row), and a *run* is a
+list of blocks in order (what one dequeue took). The FIFO queues keep a deque of
+read-only blocks and hand out slices of them (a dequeue_many that falls inside one block
+is a view, no copy); the random shuffle queue copies its elements into one array per
+component and samples rows with NumPy; the priority queue keeps a heap of one-row blocks.
 
 Invariants (all under `_lock`; callbacks are never called while holding it):
   * requests are served strictly in arrival order within each line: the head waiter of a
@@ -13,14 +21,16 @@ Invariants (all under `_lock`; callbacks are never called while holding it):
   * a waiter is `active` exactly while it sits in its line; it is removed from the line
     under the lock by whoever finishes it (served, failed by close, or cancelled), so its
     `done` is called exactly once.
-  * the head dequeuer may hold some elements in `taken` while it waits for the rest
-    (this is what lets dequeue_many(n) finish on a queue of capacity < n). If it then
-    fails or is cancelled, those elements go back to the front of the queue in their
-    order: a dequeue that does not finish consumes nothing.
+  * the head dequeuer may hold some elements in `taken` (a run of `ntaken` rows) while it
+    waits for the rest (this is what lets dequeue_many(n) finish on a queue of capacity
+    < n). If it then fails or is cancelled, those elements go back to the front of the
+    queue in their order: a dequeue that does not finish consumes nothing.
   * an enqueue_many larger than the free space enqueues element by element as space
     appears (TF semantics); elements enqueued before a cancellation stay in the queue.
-  * stored arrays are immutable: enqueued values are copied unless they are already
-    read-only arrays owning their data (constants), so no caller can change an element.
+  * stored data is immutable: FIFO and priority blocks are read-only arrays (enqueued
+    values are copied unless they are already read-only arrays owning their data, and a
+    waiting enqueue owns its block), so a dequeue may hand out views of them; the random
+    shuffle queue copies elements into arrays only it writes and hands out fresh copies.
 """
 from __future__ import annotations
 
@@ -48,27 +58,41 @@ def _frozen(arr) -> np.ndarray:
     return arr
 
 
+def _rows(block: tuple) -> int:
+    return len(block[0])
+
+
+def _run_rows(run: list) -> int:
+    return sum(len(b[0]) for b in run)
+
+
+def _slice(block: tuple, start: int, stop: int) -> tuple:
+    return tuple(c[start:stop] for c in block)
+
+
 def _shape_str(shape) -> str:
     return "[%s]" % ",".join("?" if d is None else str(d) for d in shape)
 
 
 class _Waiter:
-    """One parked request. Enqueuers use `items`/`pos`; dequeuers `need`/`n`/`taken`."""
+    """One parked request. Enqueuers use `items` (a block) and `pos` (rows already in);
+    dequeuers `need`/`n`/`taken` (a run)/`ntaken` (its rows)."""
 
     __slots__ = ("state", "done", "token", "active", "is_enqueue", "items", "pos", "need",
-                 "n", "allow_small", "taken", "single")
+                 "n", "allow_small", "taken", "ntaken", "single")
 
     def __init__(self, state, done):
         self.state, self.done = state, done
         self.token = 0
         self.active = True
         self.is_enqueue = False
-        self.items: list = []
+        self.items: tuple = ()
         self.pos = 0
         self.need = 0
         self.n: Optional[int] = None
         self.allow_small = False
         self.taken: list = []
+        self.ntaken = 0
         self.single = False
 
 
@@ -84,6 +108,7 @@ class QueueResource:
     """
 
     kind = "FIFOQueue"
+    _copies_on_put = False   # True: `_put` copies, so enqueued values need no frozen copy
 
     def __init__(self, name: str, dtypes: Sequence[_dt.DType], shapes, capacity: int):
         self.name = name
@@ -102,21 +127,38 @@ class QueueResource:
 
     # --- storage (overridden by the ordered variants) -----------------------------------
     def _init_storage(self):
-        self._items: deque = deque()
+        self._blocks: deque = deque()   # read-only blocks, oldest first
+        self._count = 0                 # rows in _blocks
 
     def _size(self) -> int:
-        return len(self._items)
+        return self._count
 
-    def _put(self, items: list) -> None:
-        self._items.extend(items)
+    def _put(self, block: tuple) -> None:
+        if _rows(block):
+            self._blocks.append(block)
+            self._count += _rows(block)
 
     def _take(self, k: int) -> list:
-        pop = self._items.popleft
-        return [pop() for _ in range(k)]
+        """Removes the `k` next elements (k <= size); returns them as a run."""
+        run, blocks = [], self._blocks
+        self._count -= k
+        while k:
+            block = blocks[0]
+            rows = _rows(block)
+            if rows <= k:
+                blocks.popleft()
+                run.append(block)
+                k -= rows
+            else:
+                run.append(_slice(block, 0, k))
+                blocks[0] = _slice(block, k, rows)
+                k = 0
+        return run
 
-    def _restore(self, items: list) -> None:
+    def _restore(self, run: list) -> None:
         """Puts back elements a dequeue had taken (they were at the front)."""
-        self._items.extendleft(reversed(items))
+        self._blocks.extendleft(reversed(run))
+        self._count += _run_rows(run)
 
     def _reserve(self) -> int:
         """Elements a dequeue must leave behind while the queue is open."""
@@ -141,15 +183,17 @@ class QueueResource:
             None, None, "Shape mismatch in tuple component %d. Expected %s, got %s"
             % (i, _shape_str(exp), _shape_str(got)))
 
-    def _elements(self, components, many: bool) -> list:
-        """The elements (tuples of frozen arrays) of one enqueue request."""
+    def _elements(self, components, many: bool) -> tuple:
+        """The elements of one enqueue request as a block (frozen arrays, unless `_put`
+        copies them anyway)."""
         self._check_count(components)
-        comps = [_frozen(c) for c in components]
+        own = np.asarray if self._copies_on_put else _frozen
+        comps = [own(c) for c in components]
         if not many:
             for i, c in enumerate(comps):
                 if c.shape != self._fixed[i]:
                     self._check_element_shape(i, c.shape, None)
-            return [tuple(comps)]
+            return tuple(c[np.newaxis] for c in comps)
         if comps[0].ndim == 0:
             raise errors.InvalidArgumentError(
                 None, None, "Shape mismatch in tuple component 0. Expected [?%s], got []"
@@ -163,11 +207,7 @@ class QueueResource:
                     None, None, "Shape mismatch in tuple component %d. Expected %s, got %s"
                     % (i, _shape_str(exp), _shape_str(c.shape)))
             self._check_element_shape(i, c.shape[1:], b)
-        # rows as 0-d or n-d array views of the frozen batch (`c[j, ...]`, never scalars)
-        if len(comps) == 1:
-            c = comps[0]
-            return [(c[j, ...],) for j in range(b)]
-        return list(zip(*[[c[j, ...] for j in range(b)] for c in comps]))
+        return tuple(comps)
 
     def _check_many(self) -> None:
         if any(s is None or None in s for s in self.shapes):
@@ -176,12 +216,15 @@ class QueueResource:
                 "specified shapes." % self.kind)
 
     # --- results ------------------------------------------------------------------------
-    def _batch(self, elements: list) -> list:
-        """One array per component: the elements stacked along a new first axis."""
-        if not elements:
+    def _batch(self, run: list) -> list:
+        """One array per component: the rows of `run` along the first axis (views of
+        the stored block when the run is one block)."""
+        if not run:
             return [np.zeros((0,) + s, dtype=d.as_numpy_dtype)
                     for s, d in zip(self.shapes, self.dtypes)]
-        return [np.stack([e[i] for e in elements]) for i in range(len(self.dtypes))]
+        if len(run) == 1:
+            return list(run[0])
+        return [np.concatenate([b[i] for b in run]) for i in range(len(self.dtypes))]
 
     # --- the public API -----------------------------------------------------------------
     def size(self) -> int:
@@ -204,14 +247,16 @@ class QueueResource:
         with self._lock:
             if self._closed:
                 finished.append((_Waiter(state, done), None, self._closed_error()))
-            elif not self._enqueuers and self._size() + len(items) <= self._cap:
+            elif not self._enqueuers and self._size() + _rows(items) <= self._cap:
                 self._put(items)  # the fast path: room for everything, nobody ahead
                 finished.append((_Waiter(state, done), None, None))
                 if self._dequeuers:
                     self._flush(finished)
             else:
                 w = _Waiter(state, done)
-                w.is_enqueue, w.items = True, items
+                # a waiting block outlives the kernel call: it must be our own copy
+                w.is_enqueue = True
+                w.items = tuple(_frozen(c) for c in items) if self._copies_on_put else items
                 self._enqueuers.append(w)
                 self._flush(finished)
         self._finish_all(finished)
@@ -252,8 +297,9 @@ class QueueResource:
         elif w.active:
             self._wait_for_cancel(w)
 
-    def _result(self, elements: list, n: Optional[int], single: bool):
-        out = list(elements[0]) if n is None else self._batch(elements)
+    def _result(self, run: list, n: Optional[int], single: bool):
+        # one element: 0-d or n-d array views of its one-row block (`c[0, ...]`)
+        out = [c[0, ...] for c in run[0]] if n is None else self._batch(run)
         return out[0] if single else out
 
     def close(self, cancel_pending_enqueues: bool = False) -> None:
@@ -293,7 +339,7 @@ class QueueResource:
             line.remove(w)
             if w.taken:
                 self._restore(w.taken)
-                w.taken = []
+                w.taken, w.ntaken = [], 0
             self._flush(finished)  # the next waiter may proceed now
         self._finish_all(finished)
         w.done(exc=exc)
@@ -321,11 +367,12 @@ class QueueResource:
                 space = self._cap - self._size()
                 if space <= 0:
                     break
-                k = min(space, len(w.items) - w.pos)
-                self._put(w.items[w.pos:w.pos + k])
+                total = _rows(w.items)
+                k = min(space, total - w.pos)
+                self._put(w.items if k == total else _slice(w.items, w.pos, w.pos + k))
                 w.pos += k
                 progress = True
-                if w.pos < len(w.items):
+                if w.pos < total:
                     break
                 enq.popleft()
                 w.active = False
@@ -333,7 +380,7 @@ class QueueResource:
             while deq:
                 w = deq[0]
                 size = self._size()
-                missing = w.need - len(w.taken)
+                missing = w.need - w.ntaken
                 avail = size if self._closed else size - self._reserve()
                 if avail >= missing:
                     got = w.taken + self._take(missing) if w.taken else self._take(missing)
@@ -346,11 +393,12 @@ class QueueResource:
                 else:
                     if avail > 0:
                         w.taken.extend(self._take(avail))
+                        w.ntaken += avail
                         progress = True
                     break
                 deq.popleft()
                 w.active = False
-                w.taken = []
+                w.taken, w.ntaken = [], 0
                 progress = True
                 if got is None:
                     finished.append((w, None, errors.OutOfRangeError(
@@ -372,21 +420,110 @@ class PaddingFIFOQueueResource(QueueResource):
     def _check_many(self) -> None:
         pass  # every component has a known rank (checked when the queue is built)
 
-    def _batch(self, elements: list) -> list:
+    def _batch(self, run: list) -> list:
         out = []
+        total = _run_rows(run)
         for i, d in enumerate(self.dtypes):
-            fixed = self._fixed[i]
-            if fixed is not None and elements:
-                out.append(np.stack([e[i] for e in elements]))
+            parts = [b[i] for b in run]
+            if self._fixed[i] is not None and parts:
+                out.append(parts[0] if len(parts) == 1 else np.concatenate(parts))
                 continue
-            parts = [e[i] for e in elements]
-            dims = tuple(max(p.shape[k] for p in parts) if parts else (s or 0)
+            # every block has one shape; pad each block into the largest one
+            dims = tuple(max(p.shape[k + 1] for p in parts) if parts else (s or 0)
                          for k, s in enumerate(self.shapes[i]))
             fill = b"" if d is _dt.string else 0
-            arr = np.full((len(parts),) + dims, fill, dtype=d.as_numpy_dtype)
-            for j, p in enumerate(parts):
-                arr[(j,) + tuple(slice(0, k) for k in p.shape)] = p
+            arr = np.full((total,) + dims, fill, dtype=d.as_numpy_dtype)
+            row = 0
+            for p in parts:
+                arr[(slice(row, row + len(p)),) + tuple(slice(0, k) for k in p.shape[1:])] = p
+                row += len(p)
             out.append(arr)
+        return out
+
+
+def _draw(rng: np.random.Generator, n: int, k: int):
+    """`k` sequential draws from n rows, each uniform over the rows not drawn yet: the
+    swap-remove of TF's RandomShuffleQueue (take row j, move the last row into its
+    place), played on positions only. One double per draw, so the order depends on the
+    seed alone, not on how a dequeue's draws were split between calls.
+
+    Returns:
+      (rows drawn in order, holes, movers): moving row movers[i] into holes[i] then
+      leaves the remaining rows in the first n - k places.
+    """
+    moved: dict = {}  # position -> row now there, where they differ
+    drawn = []
+    for u in rng.random(k).tolist():
+        j = int(u * n)
+        n -= 1
+        drawn.append(moved.get(j, j))
+        last = moved.pop(n, n)
+        if j != n:
+            moved[j] = last
+    holes = np.fromiter(moved.keys(), np.intp, len(moved))
+    movers = np.fromiter(moved.values(), np.intp, len(moved))
+    return np.array(drawn, dtype=np.intp), holes, movers
+
+
+class _ShuffleArrays:
+    """Random-shuffle storage for fully defined shapes: one array per component, rows
+    [0, n) in use, grown by doubling up to the capacity; a take gathers the drawn rows
+    with NumPy and fills their places from the end."""
+
+    def __init__(self, dtypes, shapes, capacity: int):
+        self._dtypes = [np.dtype(d.as_numpy_dtype) for d in dtypes]
+        self._shapes = shapes
+        self._capacity = capacity
+        self._arrays = [np.empty((0,) + s, dt) for s, dt in zip(shapes, self._dtypes)]
+        self.n = 0
+
+    def put(self, block: tuple) -> None:
+        rows, n = _rows(block), self.n
+        if n + rows > len(self._arrays[0]):
+            size = max(n + rows, min(self._capacity, max(64, 2 * len(self._arrays[0]))))
+            grown = []
+            for a in self._arrays:
+                new = np.empty((size,) + a.shape[1:], a.dtype)
+                new[:n] = a[:n]
+                grown.append(new)
+            self._arrays = grown
+        for a, c in zip(self._arrays, block):
+            a[n:n + rows] = c
+        self.n = n + rows
+
+    def take(self, k: int, rng: np.random.Generator) -> list:
+        n = self.n
+        idx, holes, movers = _draw(rng, n, k)
+        out = tuple(a.take(idx, axis=0) for a in self._arrays)
+        keep = n - k
+        for a in self._arrays:
+            a[holes] = a[movers]
+            if a.dtype == object:
+                a[keep:n] = None  # drop references to the removed strings
+        self.n = keep
+        return [out]
+
+
+class _ShuffleRows:
+    """Random-shuffle storage for elements whose shapes may differ: one-row blocks in a
+    list, removed the same way as `_ShuffleArrays` removes rows."""
+
+    def __init__(self):
+        self._rows: list = []
+        self.n = 0
+
+    def put(self, block: tuple) -> None:
+        self._rows.extend(_slice(block, j, j + 1) for j in range(_rows(block)))
+        self.n = len(self._rows)
+
+    def take(self, k: int, rng: np.random.Generator) -> list:
+        rows = self._rows
+        idx, holes, movers = _draw(rng, len(rows), k)
+        out = [rows[j] for j in idx.tolist()]
+        for h, m in zip(holes.tolist(), movers.tolist()):
+            rows[h] = rows[m]
+        del rows[len(rows) - k:]
+        self.n = len(rows)
         return out
 
 
@@ -403,24 +540,27 @@ class RandomShuffleQueueResource(QueueResource):
         self._rng = np.random.default_rng([seed, seed2] if seed or seed2 else None)
 
     def _init_storage(self):
-        self._items: list = []
+        if all(s is not None for s in self._fixed):
+            self._copies_on_put = True
+            self._store = _ShuffleArrays(self.dtypes, self._fixed, self._cap)
+        else:
+            self._store = _ShuffleRows()
 
-    def _put(self, items: list) -> None:
-        self._items.extend(items)
+    def _size(self) -> int:
+        return self._store.n
+
+    def _put(self, block: tuple) -> None:
+        if _rows(block):
+            self._store.put(block)
 
     def _take(self, k: int) -> list:
-        items = self._items
-        out = []
-        if k:
-            # one draw per element from the shrinking range, swap-remove
-            for r in self._rng.random(k):
-                j = int(r * len(items))
-                items[j], items[-1] = items[-1], items[j]
-                out.append(items.pop())
-        return out
+        if not k:
+            return []
+        return self._store.take(k, self._rng)
 
-    def _restore(self, items: list) -> None:
-        self._items.extend(items)
+    def _restore(self, run: list) -> None:
+        for block in run:
+            self._store.put(block)
 
     def _reserve(self) -> int:
         return self.min_after_dequeue
@@ -433,23 +573,25 @@ class PriorityQueueResource(QueueResource):
     kind = "PriorityQueue"
 
     def _init_storage(self):
-        self._items: list = []  # heap of (priority, sequence number, element)
+        self._heap: list = []  # (priority, sequence number, one-row block)
         self._seq = 0
 
     def _size(self) -> int:
-        return len(self._items)
+        return len(self._heap)
 
-    def _put(self, items: list) -> None:
-        for e in items:
+    def _put(self, block: tuple) -> None:
+        for j, priority in enumerate(block[0].tolist()):
             self._seq += 1
-            heapq.heappush(self._items, (int(e[0]), self._seq, e))
+            heapq.heappush(self._heap, (priority, self._seq, _slice(block, j, j + 1)))
 
     def _take(self, k: int) -> list:
         pop = heapq.heappop
-        return [pop(self._items)[2] for _ in range(k)]
+        return [pop(self._heap)[2] for _ in range(k)]
 
-    def _restore(self, items: list) -> None:
+    def _restore(self, run: list) -> None:
         # taken elements had the smallest keys: they come back ahead of equal priorities
-        for e in reversed(items):
-            self._seq += 1
-            heapq.heappush(self._items, (int(e[0]), -self._seq, e))
+        for block in reversed(run):
+            for j in reversed(range(_rows(block))):
+                self._seq += 1
+                heapq.heappush(self._heap, (int(block[0][j]), -self._seq,
+                                            _slice(block, j, j + 1)))

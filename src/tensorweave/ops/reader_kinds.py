@@ -305,42 +305,54 @@ def _outputs(kind: str, keys: List[bytes], values: List[bytes]):
 
 # --- the kinds of reader ------------------------------------------------------------------
 class TextLineReaderResource(ReaderResource):
+    """Lines of text files; the file is read in chunks and a request's lines are cut
+    with one `bytes.split` (a trailing "\r" of a line is dropped, as TensorFlow does)."""
+
     type_name = "TextLineReader"
 
     def __init__(self, skip_header_lines: int):
         super().__init__()
         self.skip_header_lines = skip_header_lines
         self._file = None
+        self._buf = b""      # read, not yet returned
+        self._eof = False
         self._line = 0
 
     def on_work_started(self) -> None:
         self._file = record_io.open_input(self.work)
-        self._line = 0
-        for _ in range(self.skip_header_lines):
-            if not self._file.readline():
-                break  # a file shorter than its header has no records
-            self._line += 1
+        self._buf, self._eof, self._line = b"", False, 0
+        self._line = len(self._take_lines(self.skip_header_lines)[0])
 
     def on_work_finished(self) -> None:
         self._file.close()
         self._file = None
+        self._buf = b""
+
+    def _take_lines(self, n: int) -> Tuple[List[bytes], bool]:
+        """Up to `n` lines (without their "\n"; the last one of the file may lack it)
+        and whether the file is exhausted."""
+        while not self._eof and self._buf.count(b"\n") < n:
+            chunk = self._file.read(record_io._BUFFER_SIZE)
+            if chunk:
+                self._buf += chunk
+            else:
+                self._eof = True
+        lines = self._buf.split(b"\n", n) if n else [self._buf]
+        if len(lines) > n:
+            self._buf = lines.pop()
+            return lines, self._eof and not self._buf
+        self._buf = b""  # the file ended before n newlines
+        if lines[-1] in (b"", b"\r"):
+            lines.pop()  # as TF: an unterminated last line that is empty or "\r" is none
+        return lines, True
 
     def read_records(self, limit):
-        keys, values = [], []
-        readline, work = self._file.readline, self.work
-        for _ in range(limit):
-            line = readline()
-            if line.endswith(b"\n"):
-                line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
-            else:  # the last line (no newline); TF drops a final "\r" and an empty line
-                if line.endswith(b"\r"):
-                    line = line[:-1]
-                if not line:
-                    return keys, values, True
-            self._line += 1
-            keys.append(b"%s:%d" % (work, self._line))
-            values.append(line)
-        return keys, values, False
+        lines, at_end = self._take_lines(limit)
+        if b"\r" in b"".join(lines):
+            lines = [line[:-1] if line.endswith(b"\r") else line for line in lines]
+        first, prefix = self._line + 1, self.work + b":"
+        self._line += len(lines)
+        return [b"%s%d" % (prefix, k) for k in range(first, self._line + 1)], lines, at_end
 
 
 class FixedLengthRecordReaderResource(ReaderResource):
@@ -413,16 +425,9 @@ class TFRecordReaderResource(ReaderResource):
         self._reader = None
 
     def read_records(self, limit):
-        keys, values = [], []
-        reader, work = self._reader, self.work
-        for _ in range(limit):
-            offset = reader.offset
-            record = reader.read()
-            if record is None:
-                return keys, values, True
-            keys.append(b"%s:%d" % (work, offset))
-            values.append(record)
-        return keys, values, False
+        offsets, values, at_end = self._reader.read_many(limit)
+        prefix = self.work + b":"
+        return [b"%s%d" % (prefix, o) for o in offsets], values, at_end
 
 
 class WholeFileReaderResource(ReaderResource):

@@ -21,7 +21,7 @@ import errno
 import io
 import struct
 import zlib
-from typing import Iterator, Optional, Union
+from typing import Iterator, List, Optional, Tuple, Union
 
 from tensorweave.framework import errors
 from tensorweave.framework.api_export import tf_export
@@ -250,11 +250,46 @@ def open_input(path, compression: str = "", window_bits: Optional[int] = None):
 
 class RecordReader:
     """Reads the records of one TFRecord file in order; `offset` is the position (in
-    the uncompressed stream) of the next record."""
+    the uncompressed stream) of the next record.
+
+    The file is read in chunks into `_buf` (unread bytes from `_pos`), and `read_many`
+    frames whole runs of records with NumPy: a run of records of one length is a
+    matrix of rows (length, length CRC, data, data CRC), so its lengths and stored CRCs
+    are checked as columns and only the data CRCs are computed one record at a time
+    (in C, through `map`). Anything irregular goes through `read`, record by record.
+    """
 
     def __init__(self, path, compression: str = "", window_bits: Optional[int] = None):
         self._stream = open_input(path, compression, window_bits)
+        self._buf = b""
+        self._pos = 0
         self.offset = 0
+
+    def _fill(self, n: int) -> bool:
+        """Makes `n` unread bytes available in `_buf` if the file has them."""
+        have = len(self._buf) - self._pos
+        if have >= n:
+            return True
+        parts = [self._buf[self._pos:]]
+        while have < n:
+            chunk = self._stream.read(max(_BUFFER_SIZE, n - have))
+            if not chunk:
+                break
+            parts.append(chunk)
+            have += len(chunk)
+        self._buf = b"".join(parts)
+        self._pos = 0
+        return have >= n
+
+    def _length(self) -> int:
+        """The length in the header at `_pos` (12 bytes available), CRC-checked."""
+        length, masked = _HEADER.unpack_from(self._buf, self._pos)
+        crc = _crc32c_value or _crc32c_fn()
+        if masked != mask_crc(crc(self._buf[self._pos:self._pos + 8])):
+            offset = self.offset
+            raise errors.DataLossError(None, None, "corrupted record at %d%s" % (
+                offset, " (Is this even a TFRecord file?)" if offset == 0 else ""))
+        return length
 
     def read(self) -> Optional[bytes]:
         """The next record, or None at the end of the file.
@@ -263,26 +298,75 @@ class RecordReader:
           DataLossError: a corrupted or truncated record (as TensorFlow: a header cut
             short at the end of the file is the end of the file; data cut short is not).
         """
-        read = self._stream.read
-        crc = _crc32c_value or _crc32c_fn()
-        offset = self.offset
-        header = read(_HEADER_SIZE)
-        if len(header) < _HEADER_SIZE:
+        if not self._fill(_HEADER_SIZE):
             return None
-        length, masked = _HEADER.unpack(header)
-        if masked != mask_crc(crc(header[:8])):
-            raise errors.DataLossError(None, None, "corrupted record at %d%s" % (
-                offset, " (Is this even a TFRecord file?)" if offset == 0 else ""))
-        body = read(length + _FOOTER_SIZE)
-        if len(body) < length + _FOOTER_SIZE:
+        length = self._length()
+        offset = self.offset
+        if not self._fill(_HEADER_SIZE + length + _FOOTER_SIZE):
             raise errors.DataLossError(None, None, "truncated record at %d' failed with "
                                        "Read less bytes than requested" % offset)
-        data = body[:length]
-        if _CRC.unpack_from(body, length)[0] != mask_crc(crc(data)):
+        start = self._pos + _HEADER_SIZE
+        data = self._buf[start:start + length]
+        crc = _crc32c_value or _crc32c_fn()
+        if _CRC.unpack_from(self._buf, start + length)[0] != mask_crc(crc(data)):
             raise errors.DataLossError(None, None, "corrupted record at %d"
                                        % (offset + _HEADER_SIZE))
+        self._pos = start + length + _FOOTER_SIZE
         self.offset = offset + _HEADER_SIZE + length + _FOOTER_SIZE
         return data
+
+    def read_many(self, limit: int) -> Tuple[List[int], List[bytes], bool]:
+        """Up to `limit` records: (their offsets, the records, whether the file ended).
+
+        Raises:
+          DataLossError: as `read`, at the first bad record; the records before it are
+            consumed (as reading them one by one would).
+        """
+        offsets: List[int] = []
+        records: List[bytes] = []
+        while len(records) < limit:
+            if not self._fill(_HEADER_SIZE):
+                return offsets, records, True
+            stride = self._length() + _HEADER_SIZE + _FOOTER_SIZE
+            want = limit - len(records)
+            self._fill(min(want, max(1, _BUFFER_SIZE // stride)) * stride)
+            count = min(want, (len(self._buf) - self._pos) // stride)
+            if count > 1 and self._read_run(count, stride, offsets, records):
+                continue
+            record = self.read()  # one record, or the error of a bad one
+            if record is None:
+                return offsets, records, True
+            offsets.append(self.offset - len(record) - _HEADER_SIZE - _FOOTER_SIZE)
+            records.append(record)
+        return offsets, records, False
+
+    def _read_run(self, count: int, stride: int, offsets: list, records: list) -> int:
+        """Frames the longest good prefix of `count` buffered records that share the
+        first one's length; returns how many it appended (0: leave it to `read`)."""
+        import numpy as np  # lazy: keeps `import tensorweave` fast
+        buf, pos = self._buf, self._pos
+        length = stride - _HEADER_SIZE - _FOOTER_SIZE
+        rows = np.frombuffer(buf, np.uint8, count * stride, pos).reshape(count, stride)
+        lengths = np.ascontiguousarray(rows[:, :8]).view("<u8")[:, 0]
+        good = np.flatnonzero(lengths != length)
+        count = int(good[0]) if len(good) else count
+        header_crcs = np.ascontiguousarray(rows[:count, 8:12]).view("<u4")[:, 0]
+        good = np.flatnonzero(header_crcs != header_crcs[0])  # same length, same CRC
+        count = int(good[0]) if len(good) else count
+        start = pos + _HEADER_SIZE
+        data = [buf[i:i + length] for i in range(start, start + count * stride, stride)]
+        crcs = np.fromiter(map(_crc32c_value or _crc32c_fn(), data), np.uint32, count)
+        masked = ((crcs >> np.uint32(15)) | (crcs << np.uint32(17))) + np.uint32(_MASK_DELTA)
+        stored = np.ascontiguousarray(rows[:count, stride - 4:]).view("<u4")[:, 0]
+        good = np.flatnonzero(masked != stored)
+        if len(good):
+            count = int(good[0])
+            del data[count:]
+        offsets.extend(range(self.offset, self.offset + count * stride, stride))
+        records.extend(data)
+        self._pos = pos + count * stride
+        self.offset += count * stride
+        return count
 
     def close(self) -> None:
         self._stream.close()

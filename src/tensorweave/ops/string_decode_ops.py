@@ -188,6 +188,103 @@ def _decode_complete_rows(rows, defaults, na: bytes, shape):
     return outs
 
 
+_POW10_FLOAT = np.array([10.0 ** k for k in range(16)])  # exact powers of ten
+
+
+def _parse_plain_numbers(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                         np_dtype: np.dtype) -> Optional[np.ndarray]:
+    """Parses the fields buf[starts[i]:starts[i] + lengths[i]] (lengths >= 1) with NumPy
+    column arithmetic, or None unless every field is a plain decimal: `[+-]digits` for
+    integers, `[+-]digits[.digits]` (either side may be empty) for floats, at most 15
+    digits for floats (18 for integers). Those values are exact: the digits form an
+    integer below 2**53 and 10**k is exact for k <= 22, so one IEEE division gives the
+    correctly rounded double, as strtod would."""
+    width = int(lengths.max())
+    if width > 24:
+        return None
+    n, is_float = len(starts), np_dtype.kind == "f"
+    padded = np.concatenate((buf, np.zeros(width, np.uint8)))
+    mantissa = np.zeros(n, np.int64)
+    digits = np.zeros(n, np.int64)     # digits seen
+    fraction = np.zeros(n, np.int64)   # digits seen after the dot
+    dots = np.zeros(n, np.int64)
+    ok = np.ones(n, dtype=bool)
+    first = padded[starts]
+    negative = first == 45
+    for j in range(width):  # one place of every field at a time (Horner's scheme)
+        chars = first if j == 0 else padded[starts + j]
+        valid = lengths > j
+        digit = chars - np.uint8(48)  # wraps for bytes below "0"
+        is_digit = (digit < 10) & valid
+        mantissa = np.where(is_digit, mantissa * 10 + digit, mantissa)
+        digits += is_digit
+        allowed = is_digit | ~valid
+        if is_float:
+            is_dot = (chars == 46) & valid
+            fraction += is_digit & (dots > 0)
+            dots += is_dot
+            allowed |= is_dot
+        if j == 0:
+            allowed |= negative | (chars == 43)
+        ok &= allowed
+    if not ok.all() or digits.min() == 0 or digits.max() > (15 if is_float else 18):
+        return None
+    if not is_float:
+        values = np.where(negative, -mantissa, mantissa)
+        info = np.iinfo(np_dtype)
+        if values.min() < info.min or values.max() > info.max:
+            return None
+        return values.astype(np_dtype)
+    if dots.max() > 1:
+        return None
+    values = mantissa / _POW10_FLOAT[fraction]
+    return np.where(negative, -values, values).astype(np_dtype)
+
+
+def _decode_plain_records(flat: List[bytes], defaults, delim: bytes, na: bytes, shape):
+    """DecodeCSV without splitting records in Python: the fields are located in the
+    joined records with NumPy and numeric columns parsed by `_parse_plain_numbers`.
+    None when anything needs the general path (wrong field counts, missing or NA
+    fields, numbers in other notations, bad values and their messages)."""
+    ncols, nrec = len(defaults), len(flat)
+    text = delim.join(flat)
+    buf = np.frombuffer(text, dtype=np.uint8)
+    cuts = np.flatnonzero(buf == delim[0])
+    if len(cuts) != nrec * ncols - 1:
+        return None
+    joins = np.cumsum(np.fromiter(map(len, flat), np.intp, nrec) + 1)[:-1] - 1
+    if not np.array_equal(cuts[ncols - 1::ncols], joins):
+        return None  # some record has another number of fields
+    starts = np.concatenate(([0], cuts + 1)).reshape(nrec, ncols)
+    lengths = np.concatenate((cuts, [len(buf)])).reshape(nrec, ncols) - starts
+    if lengths.min() == 0:
+        return None
+    if na:
+        maybe = np.flatnonzero(lengths.ravel() == len(na))
+        if any(text[s:s + len(na)] == na for s in starts.ravel()[maybe].tolist()):
+            return None
+    outs = [None] * ncols
+    groups = {}
+    for c, d in enumerate(defaults):
+        groups.setdefault(d.dtype, []).append(c)
+    for np_dtype, cols in groups.items():
+        if np_dtype == object:
+            for c in cols:
+                values = np.empty(nrec, dtype=object)
+                values[:] = [text[s:s + n] for s, n in zip(starts[:, c].tolist(),
+                                                           lengths[:, c].tolist())]
+                outs[c] = values.reshape(shape)
+            continue
+        parsed = _parse_plain_numbers(buf, starts[:, cols].ravel(), lengths[:, cols].ravel(),
+                                      np_dtype)
+        if parsed is None:
+            return None
+        parsed = parsed.reshape(nrec, len(cols))
+        for j, c in enumerate(cols):
+            outs[c] = np.ascontiguousarray(parsed[:, j]).reshape(shape)
+    return outs
+
+
 @kernel("DecodeCSV")
 def _decode_csv_kernel(ctx, records, *defaults):
     attrs = ctx.attrs
@@ -206,6 +303,10 @@ def _decode_csv_kernel(ctx, records, *defaults):
     flat = records.reshape(-1).tolist()
     text = b"".join(flat)
     quoted = attrs["use_quote_delim"] and any(ch in text for ch in (b'"', b"\n", b"\r"))
+    if flat and not quoted and not select:
+        fast = _decode_plain_records(flat, defaults, delim, na, records.shape)
+        if fast is not None:
+            return fast[0] if len(fast) == 1 else fast
     rows = [(_split_quoted(ctx, r, delim) if quoted else r.split(delim)) if r else []
             for r in flat]
     if select:
@@ -329,16 +430,16 @@ def _decode_raw_kernel(ctx, data):
     np_dtype = np.dtype(dtype.as_numpy_dtype)
     flat = data.reshape(-1).tolist()
     size = len(flat[0]) if flat else 0
-    for i, s in enumerate(flat):
-        if len(s) != size:
-            raise errors.InvalidArgumentError(
-                None, ctx.op, "DecodeRaw requires input strings to all be the same size, but "
-                "element %d has size %d != %d" % (i, size, len(s)))
+    buf = b"".join(flat)
+    if len(buf) != size * len(flat) or len(set(map(len, flat))) > 1:
+        i = next(i for i, s in enumerate(flat) if len(s) != size)
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "DecodeRaw requires input strings to all be the same size, but "
+            "element %d has size %d != %d" % (i, size, len(flat[i])))
     if size % np_dtype.itemsize:
         raise errors.InvalidArgumentError(
             None, ctx.op, "Input to DecodeRaw has length %d that is not a multiple of %d, the "
             "size of %s" % (size, np_dtype.itemsize, dtype.name))
-    buf = b"".join(flat)
     if dtype is _dt.bool:
         out = np.frombuffer(buf, dtype=np.uint8) != 0
     else:
