@@ -115,8 +115,7 @@ def _aggregate(grads: list, name_hint: str):
 def _zeros_like_output(t: Tensor):
     from tensorweave.ops import array_ops
     # inside control flow the zeros must share the deadness of `t` (not a constant)
-    return array_ops.zeros_like(t, optimize=t._op._control_flow_context is None and
-                                t._op._type != "Switch")
+    return array_ops.zeros_like(t, optimize=t._op._control_flow_context is None)
 
 
 def _grad_fn_for(op: Operation):

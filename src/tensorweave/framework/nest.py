@@ -15,7 +15,8 @@ def is_sequence(x: Any) -> bool:
     return isinstance(x, (list, tuple, dict))
 
 
-def _children(x) -> list:
+def children(x) -> list:
+    """The direct children of a sequence (dict values in sorted key order)."""
     if isinstance(x, dict):
         return [x[k] for k in sorted(x)]
     return list(x)
@@ -31,7 +32,7 @@ def flatten(structure: Any) -> List[Any]:
     while stack:
         x = stack.pop()
         if is_sequence(x):
-            stack.extend(reversed(_children(x)))
+            stack.extend(reversed(children(x)))
         else:
             out.append(x)
     return out
@@ -68,7 +69,7 @@ def pack_sequence_as(structure: Any, flat_sequence) -> Any:
             v = flat_sequence[pos[0]]
             pos[0] += 1
             return v
-        return _rebuild(s, [build(c) for c in _children(s)])
+        return _rebuild(s, [build(c) for c in children(s)])
     return build(structure)
 
 
@@ -91,7 +92,7 @@ def assert_same_structure(a: Any, b: Any, check_types: bool = True) -> None:
         raise ValueError("The two dictionaries don't have the same set of keys. First "
                          "structure has keys %s, while second structure has keys %s."
                          % (sorted(a), sorted(b)))
-    ca, cb = _children(a), _children(b)
+    ca, cb = children(a), children(b)
     if len(ca) != len(cb):
         raise ValueError("The two structures don't have the same number of elements.\n\n"
                          "First structure: %s\n\nSecond structure: %s" % (a, b))
@@ -99,11 +100,11 @@ def assert_same_structure(a: Any, b: Any, check_types: bool = True) -> None:
         assert_same_structure(x, y, check_types)
 
 
-def map_structure(fn: Callable, *structures: Any) -> Any:
+def map_structure(fn: Callable, *structures: Any, check_types: bool = True) -> Any:
     """`fn` applied leaf-wise to structures of the same nesting."""
     if not structures:
         raise ValueError("Must provide at least one structure")
     for s in structures[1:]:
-        assert_same_structure(structures[0], s)
+        assert_same_structure(structures[0], s, check_types)
     flats = [flatten(s) for s in structures]
     return pack_sequence_as(structures[0], [fn(*xs) for xs in zip(*flats)])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import graph as _graph
-from tensorweave.framework.api_export import export, tf_export  # noqa: F401
+from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.framework.shapes import TensorShape, dimension_value
 from tensorweave.nn import rnn_cell_impl as _cells

@@ -16,7 +16,9 @@ from typing import Optional
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import graph as _graph
 from tensorweave.framework import tensor_util
-from tensorweave.framework.api_export import export, tf_export  # noqa: F401
+from tensorweave.framework import nest
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.nest import children, flatten, is_sequence, pack_sequence_as
 from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.framework.shapes import TensorShape, dimension_value
@@ -31,69 +33,14 @@ _ACTIVATIONS = {"tanh": math_unary.tanh, "sigmoid": math_unary.sigmoid,
                 "linear": lambda x: x}
 
 
-# -- nested structures (tuples, lists, namedtuples, dicts of Tensors or sizes) ---------
-def is_sequence(x) -> bool:
-    return isinstance(x, (tuple, list, dict))
-
-
-def children(x) -> list:
-    if isinstance(x, dict):
-        return [x[k] for k in sorted(x)]
-    return list(x)
-
-
-def flatten(x) -> list:
-    if not is_sequence(x):
-        return [x]
-    return [leaf for child in children(x) for leaf in flatten(child)]
-
-
-def _rebuild(like, values):
-    if isinstance(like, dict):
-        return type(like)(zip(sorted(like), values))
-    if hasattr(like, "_fields"):  # namedtuple
-        return type(like)(*values)
-    return type(like)(values)
-
-
-def pack_sequence_as(structure, flat_sequence):
-    """Packs `flat_sequence` into the nesting of `structure`."""
-    flat_sequence = list(flat_sequence)
-    if len(flatten(structure)) != len(flat_sequence):
-        raise ValueError("Could not pack sequence. Structure had %d elements, but "
-                         "flat_sequence had %d elements." % (len(flatten(structure)),
-                                                             len(flat_sequence)))
-
-    def pack(s, pos):
-        if not is_sequence(s):
-            return flat_sequence[pos], pos + 1
-        out = []
-        for child in children(s):
-            value, pos = pack(child, pos)
-            out.append(value)
-        return _rebuild(s, out), pos
-    return pack(structure, 0)[0]
-
-
+# nested structures (tuples, lists, namedtuples, dicts of Tensors or sizes): cells and
+# rnn.py accept a list where a tuple was given and back, as TF1 does
 def assert_same_structure(a, b) -> None:
-    if is_sequence(a) != is_sequence(b):
-        raise ValueError("The two structures don't have the same nested structure.\n\n"
-                         "First structure: %s\n\nSecond structure: %s" % (a, b))
-    if is_sequence(a):
-        ca, cb = children(a), children(b)
-        if len(ca) != len(cb):
-            raise ValueError("The two structures don't have the same sequence length. "
-                             "Input structure has length %d, while shallow structure has "
-                             "length %d." % (len(ca), len(cb)))
-        for x, y in zip(ca, cb):
-            assert_same_structure(x, y)
+    nest.assert_same_structure(a, b, check_types=False)
 
 
 def map_structure(fn, *structures):
-    for other in structures[1:]:
-        assert_same_structure(structures[0], other)
-    flats = [flatten(s) for s in structures]
-    return pack_sequence_as(structures[0], [fn(*leaves) for leaves in zip(*flats)])
+    return nest.map_structure(fn, *structures, check_types=False)
 
 
 def _activation(activation):

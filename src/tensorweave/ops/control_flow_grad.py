@@ -19,14 +19,14 @@ it can itself be differentiated (second-order gradients).
 """
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import List
 
 from tensorweave.framework import dtypes as _dt
-from tensorweave.framework import graph as _graph
 from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import gradient
 from tensorweave.ops import control_flow_ops as cf
+from tensorweave.ops import resource_variable_ops
 
 # the loops whose body is being differentiated, innermost last
 _grad_frames: List[cf.WhileContext] = []
@@ -96,8 +96,7 @@ class LoopNode:
 
     def __init__(self, ctx: cf.WhileContext):
         self.ctx = ctx
-        self.enter_ops = [op for op in ctx.graph._ops if op._type == "Enter"
-                          and op._control_flow_context is ctx]
+        self.enter_ops = list(ctx.enter_ops)
         self._inputs = [op._inputs[0] for op in self.enter_ops]
         self._outputs = list(ctx.exits)
         self._id = max(t._op._id for t in self._outputs)
@@ -111,18 +110,10 @@ class LoopNode:
         return _while_grad(self, list(exit_grads))
 
 
-def _loop_of(op: Operation):
-    """The WhileContext an op belongs to structurally (Enter/Exit: their loop)."""
-    ctx = op._control_flow_context
-    while ctx is not None and not isinstance(ctx, cf.WhileContext):
-        ctx = ctx.outer
-    return ctx
-
-
 def node_of(op: Operation):
     """`op`, or the LoopNode of the outermost loop containing it below the loop whose
     body is being differentiated now."""
-    loop = _loop_of(op)
+    loop = cf.enclosing_loop(op._control_flow_context)  # Enter/Exit: their own loop
     if loop is None:
         return op
     cur = _grad_frames[-1] if _grad_frames else None
@@ -132,41 +123,23 @@ def node_of(op: Operation):
     x = loop
     while x is not None and x is not cur:
         chain.append(x)
-        x = _outer_loop(x)
+        x = cf.enclosing_loop(x.outer)
     if x is not cur:
         return op  # outside the loop being differentiated
     top = chain[-1]
     if getattr(top, "forward", None) is not None and not top.exits:
         return op
     node = top.__dict__.get("_loop_node")
-    if node is None or len(node.enter_ops) != _count_enters(top):
+    if node is None or len(node.enter_ops) != len(top.enter_ops):  # gradients add Enters
         node = top._loop_node = LoopNode(top)
     return node
-
-
-def _count_enters(ctx) -> int:
-    return sum(1 for op in ctx.graph._ops if op._type == "Enter"
-               and op._control_flow_context is ctx)
-
-
-def _outer_loop(ctx):
-    x = ctx.outer
-    while x is not None and not isinstance(x, cf.WhileContext):
-        x = x.outer
-    return x
-
-
-def _source_of(t: Tensor) -> Tensor:
-    while t._op._type in ("Identity", "Enter", "Switch") and t._op._inputs:
-        t = t._op._inputs[0]
-    return t
 
 
 def _differentiable(t: Tensor) -> bool:
     """Floating values, and handles of variables (their reads are differentiable)."""
     d = t._dtype.base_dtype
     if d is _dt.resource:
-        return _source_of(t)._op._type == "VarHandleOp"
+        return resource_variable_ops.handle_source(t)._op._type == "VarHandleOp"
     return d.is_floating or d.is_complex
 
 
@@ -268,7 +241,7 @@ def _zeros_for(t: Tensor) -> Tensor:
     resource handle)."""
     from tensorweave.ops import array_ops, resource_variable_ops
     if t._dtype is _dt.resource:
-        h = _source_of(t)
+        h = resource_variable_ops.handle_source(t)
         value = resource_variable_ops.read_variable_op(t, h._op.get_attr("dtype"))
         return array_ops.zeros_like(value)
     return array_ops.zeros_like(t)

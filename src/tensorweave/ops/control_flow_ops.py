@@ -29,7 +29,7 @@ from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import REQUIRED, kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape, with_rank
-from tensorweave.runtime.frames import DEAD
+from tensorweave.runtime.frames import DEAD, merge_index
 
 # --- the primitives -------------------------------------------------------------------
 
@@ -80,7 +80,7 @@ def _merge_kernel(ctx, *inputs):
     # the executors call this only once a live input is there (or all are dead)
     for i, v in enumerate(inputs):
         if v is not DEAD:
-            return v, _INDEX[i] if i < len(_INDEX) else _np.int32(i)
+            return v, merge_index(i)
     return DEAD, DEAD
 
 
@@ -96,10 +96,6 @@ for _t in ("Enter", "Exit", "NextIteration", "LoopCond"):
 def _control_trigger_kernel(ctx):
     return None
 
-
-import numpy as _np  # noqa: E402
-
-_INDEX = tuple(_np.int32(i) for i in range(8))
 
 not_differentiable("LoopCond")
 not_differentiable("ControlTrigger")
@@ -129,15 +125,20 @@ def _context_chain_has(ctx, target) -> bool:
     return False
 
 
+def enclosing_loop(ctx):
+    """The innermost WhileContext of the context chain starting at `ctx` (or None)."""
+    while ctx is not None and not isinstance(ctx, WhileContext):
+        ctx = ctx.outer
+    return ctx
+
+
 def while_context_of(op: Operation):
     """The innermost WhileContext the value of `op` lives in (None: the root frame).
     An Exit's output lives outside its loop."""
     ctx = op._control_flow_context
-    if op._type == "Exit" and ctx is not None:
-        ctx = ctx.outer if isinstance(ctx, WhileContext) else ctx
-    while ctx is not None and not isinstance(ctx, WhileContext):
+    if op._type == "Exit" and isinstance(ctx, WhileContext):
         ctx = ctx.outer
-    return ctx
+    return enclosing_loop(ctx)
 
 
 def _location(op: Operation) -> str:
@@ -249,6 +250,7 @@ class WhileContext(ControlFlowContext):
         self.body_outputs: List[Tensor] = []  # NextIteration inputs
         self.exits: List[Tensor] = []
         self.invariants: Dict[Tensor, Tensor] = {}  # external tensor -> is_constant Enter
+        self.enter_ops: List[Operation] = []  # every Enter into this frame, in order
         # a backward loop (control_flow_grad.py): the forward loop it differentiates,
         # the pops it made, and the backward pivots of forward conds
         self.forward: Optional["WhileContext"] = None
@@ -305,6 +307,7 @@ def enter(t: Tensor, ctx: WhileContext, is_constant: bool, name: str = "Enter") 
                                      "parallel_iterations": ctx.parallel_iterations},
                       name=name)
     op._control_flow_context = ctx
+    ctx.enter_ops.append(op)
     return op._outputs[0]
 
 

@@ -12,7 +12,7 @@ from typing import Callable, Optional
 
 from tensorweave.framework import graph as _graph
 from tensorweave.framework import nest
-from tensorweave.framework.api_export import export, tf_export  # noqa: F401
+from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.framework.shapes import Dimension, TensorShape
 from tensorweave.ops.tensor_array_ops import TensorArray

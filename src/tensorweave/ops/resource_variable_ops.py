@@ -151,13 +151,19 @@ def _owned_copy(value: np.ndarray) -> np.ndarray:
 
 
 # --- static shapes ------------------------------------------------------------------------
-def handle_shape(handle) -> TensorShape:
-    """The static shape of the variable a resource tensor names (unknown if not known)."""
+def handle_source(handle):
+    """The tensor a resource handle was forwarded from, through Identity and control
+    flow (a handle entered into a loop or switched into a cond names the same
+    resource)."""
     t = handle
-    # forwarding ops, control flow included (a handle entered into a loop or switched
-    # into a cond branch names the same variable)
     while t.op.type in ("Identity", "Enter", "Switch", "Merge", "Exit") and t.op.inputs:
         t = t.op.inputs[0]
+    return t
+
+
+def handle_shape(handle) -> TensorShape:
+    """The static shape of the variable a resource tensor names (unknown if not known)."""
+    t = handle_source(handle)
     if t.op.type == "VarHandleOp":
         return t.op.get_attr("shape")
     return unknown_shape()

@@ -25,7 +25,6 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
-from tensorweave.framework.api_export import export, tf_export  # noqa: F401
 from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, \

@@ -26,7 +26,6 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
-from tensorweave.framework.api_export import export, tf_export  # noqa: F401
 from tensorweave.framework.registry import REQUIRED, TypeAttr, kernel, not_differentiable, \
     register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape

@@ -111,9 +111,17 @@ def run_sequential(plan, feed_values, stats: Optional[StepStats] = None) -> list
         vals[s] = v
     if stats is not None:
         return _run_sequential_traced(plan, vals, stats)
+    run_flat(plan.flat, plan.ops, vals)
+    return [vals[i] for i in plan.fetch_slots]
+
+
+def run_flat(flat, ops, vals: list) -> None:
+    """Runs lowered steps `(fn, ctx, ins, out, n_out, free)` in order over the value
+    list `vals`: per node a tuple unpack, one call and a store. Also the per-iteration
+    loop of the structured control-flow executor (runtime/frames.py)."""
     k = 0
     try:
-        for fn, ctx, ins, out, n_out, free in plan.flat:
+        for fn, ctx, ins, out, n_out, free in flat:
             n = len(ins)
             if n == 0:
                 r = fn(ctx)
@@ -134,8 +142,7 @@ def run_sequential(plan, feed_values, stats: Optional[StepStats] = None) -> list
     except BaseException as e:  # noqa: B036 - re-raised with op context
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
-        raise kernel_error(plan.steps[k].op, e) from e
-    return [vals[i] for i in plan.fetch_slots]
+        raise kernel_error(ops[k], e) from e
 
 
 def _run_sequential_traced(plan, vals, stats: StepStats) -> list:

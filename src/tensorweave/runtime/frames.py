@@ -26,7 +26,11 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
+import numpy as np
+
 from tensorweave.framework import errors
+from tensorweave.runtime import optimizer as _opt
+from tensorweave.runtime.executor import run_flat
 
 
 class _Dead:
@@ -42,6 +46,13 @@ class _Dead:
 
 
 DEAD = _Dead()
+
+_MERGE_INDEX = tuple(np.int32(i) for i in range(8))
+
+
+def merge_index(i: int):
+    """The value_index output of a Merge that forwarded input `i` (an int32 scalar)."""
+    return _MERGE_INDEX[i] if i < len(_MERGE_INDEX) else np.int32(i)
 
 
 class NotStructured(Exception):
@@ -79,28 +90,14 @@ def analyze(nodes: list):
       InvalidArgumentError: a node whose inputs come from different frames.
     """
     index = {id(n): i for i, n in enumerate(nodes)}
-    pending = [0] * len(nodes)
-    succ: List[List[int]] = [[] for _ in nodes]
-    for i, n in enumerate(nodes):
-        preds = {index[id(p)] for p, _ in n.inputs if not is_back_edge(n, p)}
-        preds |= {index[id(c)] for c in n.control_inputs}
-        pending[i] = len(preds)
-        for p in preds:
-            succ[p].append(i)
-    ready = [i for i in range(len(nodes)) if pending[i] == 0]
-    ready.reverse()
-    order = []
-    while ready:
-        i = ready.pop()
-        order.append(nodes[i])
-        for s in reversed(succ[i]):
-            pending[s] -= 1
-            if pending[s] == 0:
-                ready.append(s)
-    if len(order) != len(nodes):
+    idx = _opt.stable_topological_indices(
+        [{index[id(p)] for p, _ in n.inputs if not is_back_edge(n, p)}
+         | {index[id(c)] for c in n.control_inputs} for n in nodes])
+    if idx is None:
         raise errors.InvalidArgumentError(
             None, None, "The step graph has a cycle that is not a while loop (a "
             "NextIteration -> Merge back edge).")
+    order = [nodes[i] for i in idx]
     root = Frame("", None)
     children: Dict[tuple, Frame] = {}
     frame_of: Dict[int, Frame] = {}
@@ -139,32 +136,6 @@ def analyze(nodes: list):
 
 
 # --- the structured executor -------------------------------------------------------------
-
-
-def run_flat(flat, steps, vals) -> None:
-    """Runs flat steps over `vals` (the loop of runtime/executor.run_sequential)."""
-    k = 0
-    try:
-        for fn, ctx, ins, out, n_out in flat:
-            n = len(ins)
-            if n == 0:
-                r = fn(ctx)
-            elif n == 1:
-                r = fn(ctx, vals[ins[0]])
-            elif n == 2:
-                r = fn(ctx, vals[ins[0]], vals[ins[1]])
-            else:
-                r = fn(ctx, *[vals[i] for i in ins])
-            if n_out == 1:
-                vals[out] = r
-            elif n_out:
-                vals[out:out + n_out] = r
-            k += 1
-    except BaseException as e:  # noqa: B036 - re-raised with op context
-        if isinstance(e, (KeyboardInterrupt, SystemExit)):
-            raise
-        from tensorweave.runtime.executor import kernel_error
-        raise kernel_error(steps[k], e) from e
 
 
 def dead_aware(fn, n_data: int, n_out: int, live_marker: bool):
@@ -276,15 +247,6 @@ class StructuredCompiler:
             key_of[id(c)] = len(items)
             items.append(("loop", c))
 
-        def item_of_src(p):
-            c = exit_owner.get(id(p))
-            if c is not None:
-                return key_of[id(c)]
-            if id(p) in key_of:
-                return key_of[id(p)]
-            if id(p) in inner_of:  # a node inside a child loop (its control input)
-                return None
-            return None
         deps = [set() for _ in items]
         for k, (kind, x) in enumerate(items):
             if kind == "node":
@@ -297,27 +259,14 @@ class StructuredCompiler:
                         if inner_of.get(id(c)) is not x:
                             srcs.append(c)
             for p in srcs:
-                j = item_of_src(p)
+                c = exit_owner.get(id(p))
+                j = key_of.get(id(c) if c is not None else id(p))
                 if j is not None and j != k:
                     deps[k].add(j)
-        pending = [len(d) for d in deps]
-        succ = [[] for _ in items]
-        for k, d in enumerate(deps):
-            for j in d:
-                succ[j].append(k)
-        ready = [k for k in range(len(items)) if pending[k] == 0]
-        ready.reverse()
-        out = []
-        while ready:
-            k = ready.pop()
-            out.append(items[k])
-            for s in reversed(succ[k]):
-                pending[s] -= 1
-                if pending[s] == 0:
-                    ready.append(s)
-        if len(out) != len(items):
+        idx = _opt.stable_topological_indices(deps)
+        if idx is None:
             raise NotStructured("a loop's inputs depend on its own outputs")
-        return out, exit_owner
+        return [items[k] for k in idx], exit_owner
 
     def compile_frame_steps(self, frame: Frame, items, slot_of, alloc, loop_roles):
         """Flat steps for `items` of one frame. `slot_of` maps (id(node), port) -> slot;
@@ -498,14 +447,22 @@ class StructuredCompiler:
                 prog.exit_slots.append(slot_of[(id(p), 0)])
             if any(self.guard.get(s) for _, s in prog.carry):
                 raise NotStructured("a loop variable may be dead")
-            prog.cond_flat = tuple(s for s, _, _ in cond_steps)
+            prog.cond_flat = tuple(s + ((),) for s, _, _ in cond_steps)  # nothing freed
             prog.cond_ops = tuple(op for _, op, _ in cond_steps)
-            prog.body_flat = tuple(s for s, _, _ in body_steps)
+            prog.body_flat = tuple(s + ((),) for s, _, _ in body_steps)
             prog.body_ops = tuple(op for _, op, _ in body_steps)
             prog.n_slots = counter[0]
         finally:
             self.guard = saved_guard
         return prog
+
+
+def check_fetch_in_root(n, port: int, frame_of, root: Frame) -> None:
+    """Raises InvalidArgumentError for a fetch of a value computed inside a loop."""
+    if frame_of[id(n)] is not root:
+        raise errors.InvalidArgumentError(
+            None, n.op, "Cannot fetch %s:%d: it is computed inside the while loop '%s'; "
+            "fetch the loop's outputs instead." % (n.name, port, frame_of[id(n)].name))
 
 
 def _union(guards) -> frozenset:
@@ -542,7 +499,7 @@ def _all_nodes(frame: Frame):
         yield from _all_nodes(c)
 
 
-def compile_structured(session, sg, make_step, plan_cls, step_cls):
+def compile_structured(session, sg, make_step):
     """The Plan of a control-flow step for run_sequential: the root frame's flat steps,
     each loop one compound step (raises NotStructured when the tagged executor must run
     it)."""
@@ -567,30 +524,19 @@ def compile_structured(session, sg, make_step, plan_cls, step_cls):
     items, _ = comp._frame_items(root)
     items = [it for it in items if not (it[0] == "node" and it[1].type == "_Feed")]
     steps = comp.compile_frame_steps(root, items, slot_of, alloc, {})
-    plan = plan_cls()
+    from tensorweave.runtime import plan as plan_mod
+    plan = plan_mod.Plan()
     plan.n_slots = counter[0]
     plan.feed_slots = tuple(feed_slots[i] for i in range(len(feed_slots)))
     fetch_slots = []
     for n, i in sg.fetches:
-        if frame_of[id(n)] is not root:
-            raise errors.InvalidArgumentError(
-                None, n.op, "Cannot fetch %s: it is computed inside the while loop '%s'; "
-                "fetch the loop's outputs instead." % (n.name + ":%d" % i,
-                                                       frame_of[id(n)].name))
+        check_fetch_in_root(n, i, frame_of, root)
         fetch_slots.append(slot_of[(id(n), i)])
     plan.fetch_slots = tuple(fetch_slots)
     plan.dead_fetch = tuple(k for k, s in enumerate(fetch_slots) if comp.guard.get(s))
-    keep = set(fetch_slots)
-    last = {}
-    for k, (st, _, _) in enumerate(steps):
-        for i in st[2]:
-            last[i] = k
-    frees = [[] for _ in steps]
-    for s, k in last.items():
-        if s not in keep:
-            frees[k].append(s)
-    plan.steps = tuple(step_cls(k, st[0], st[1], st[2], st[3], st[4], tuple(frees[k]),
-                                True, False, op, 0.0) for k, (st, op, _) in enumerate(steps))
-    plan.flat = tuple((s.fn, s.ctx, s.ins, s.out, s.n_out, s.free) for s in plan.steps)
+    frees = plan_mod.free_lists([st[2] for st, _, _ in steps], set(fetch_slots))
+    plan_mod.set_steps(plan, [
+        plan_mod.Step(k, st[0], st[1], st[2], st[3], st[4], frees[k], True, False, op, 0.0)
+        for k, (st, op, _) in enumerate(steps)])
     plan.parallel = False
     return plan

@@ -59,29 +59,36 @@ class StepGraph:
         self.targets = targets
 
 
-def topological_order(nodes: List[Node]) -> List[Node]:
-    """Kahn's algorithm, stable with respect to the input order."""
-    index = {id(n): i for i, n in enumerate(nodes)}
-    pending = [0] * len(nodes)
-    succ: List[List[int]] = [[] for _ in nodes]
-    for i, n in enumerate(nodes):
-        preds = {index[id(p)] for p, _ in n.inputs} | {index[id(c)] for c in n.control_inputs}
-        pending[i] = len(preds)
-        for p in preds:
+def stable_topological_indices(preds: List[set]) -> Optional[List[int]]:
+    """Kahn's algorithm over items 0..n-1 given each item's predecessor set, stable with
+    respect to item order; None if the items form a cycle."""
+    pending = [len(p) for p in preds]
+    succ: List[List[int]] = [[] for _ in preds]
+    for i, ps in enumerate(preds):
+        for p in ps:
             succ[p].append(i)
-    ready = [i for i in range(len(nodes)) if pending[i] == 0]
+    ready = [i for i in range(len(preds)) if pending[i] == 0]
     ready.reverse()
     out = []
     while ready:
         i = ready.pop()
-        out.append(nodes[i])
+        out.append(i)
         for s in reversed(succ[i]):
             pending[s] -= 1
             if pending[s] == 0:
                 ready.append(s)
-    if len(out) != len(nodes):
+    return out if len(out) == len(preds) else None
+
+
+def topological_order(nodes: List[Node]) -> List[Node]:
+    """The nodes in a dataflow order, stable with respect to the input order."""
+    index = {id(n): i for i, n in enumerate(nodes)}
+    order = stable_topological_indices(
+        [{index[id(p)] for p, _ in n.inputs} | {index[id(c)] for c in n.control_inputs}
+         for n in nodes])
+    if order is None:
         raise ValueError("The step graph has a cycle (control flow without a frame?)")
-    return out
+    return [nodes[i] for i in order]
 
 
 def _replace_refs(sg: StepGraph, mapping: Dict[Tuple[int, int], Tuple[Node, int]],

@@ -73,6 +73,7 @@ class Plan:
     def __init__(self):
         self.steps: Tuple[Step, ...] = ()
         self.flat: tuple = ()
+        self.ops: tuple = ()  # the op of each step (error messages)
         self.n_slots = 0
         self.feed_slots: Tuple[int, ...] = ()
         self.fetch_slots: Tuple[int, ...] = ()
@@ -205,12 +206,11 @@ def _build_control_flow_plan(session, sg, n_before: int) -> Plan:
     forced = os.environ.get("TW_EXECUTOR") == "tagged"  # tests run both executors
     if not forced and not _needs_tagged(session, sg):
         try:
-            plan = frames.compile_structured(session, sg, make_step, Plan, Step)
-        except frames.NotStructured as e:
-            del e
+            plan = frames.compile_structured(session, sg, make_step)
+        except frames.NotStructured:
             plan = None
     if plan is None:
-        plan = tagged.compile_tagged(session, sg, make_step, Plan)
+        plan = tagged.compile_tagged(session, sg, make_step)
     plan.n_nodes_before_opt = n_before
     return plan
 
@@ -287,42 +287,54 @@ def lower(session, sg: _opt.StepGraph) -> Plan:
     plan.n_slots = n_slots
     plan.feed_slots = tuple(feed_slots[i] for i in range(len(feed_slots)))
     plan.fetch_slots = tuple(slot_of[id(n)] + i for n, i in sg.fetches)
-    fetch_set = set(plan.fetch_slots)
 
     run_nodes = [n for n in nodes if n.type != "_Feed"]
     index = {id(n): k for k, n in enumerate(run_nodes)}
-    last_reader: Dict[int, int] = {}
+    ins_of = [tuple(slot_of[id(p)] + i for p, i in n.inputs) for n in run_nodes]
     uses = [0] * n_slots
-    for k, n in enumerate(run_nodes):
-        for p, i in n.inputs:
-            s = slot_of[id(p)] + i
-            last_reader[s] = k
+    for ins in ins_of:
+        for s in ins:
             uses[s] += 1
-    frees: List[List[int]] = [[] for _ in run_nodes]
-    for s, k in last_reader.items():
-        if s not in fetch_set:
-            frees[k].append(s)
+    frees = free_lists(ins_of, set(plan.fetch_slots))
 
     steps = []
     succ: List[set] = [set() for _ in run_nodes]
     pending0 = [0] * len(run_nodes)
     for k, n in enumerate(run_nodes):
         fn, ctx, cheap, is_async, cost = _step_parts(session, n)
-        ins = tuple(slot_of[id(p)] + i for p, i in n.inputs)
         preds = {index[id(p)] for p, _ in n.inputs if id(p) in index}
         preds |= {index[id(c)] for c in n.control_inputs if id(c) in index}
         pending0[k] = len(preds)
         for p in preds:
             succ[p].add(k)
-        steps.append(Step(k, fn, ctx, ins, slot_of[id(n)], n.n_out, tuple(frees[k]), cheap,
+        steps.append(Step(k, fn, ctx, ins_of[k], slot_of[id(n)], n.n_out, frees[k], cheap,
                           is_async, n.op, cost))
-    plan.steps = tuple(steps)
-    plan.flat = tuple((s.fn, s.ctx, s.ins, s.out, s.n_out, s.free) for s in steps)
+    set_steps(plan, steps)
     plan.succ = tuple(tuple(sorted(s)) for s in succ)
     plan.pending0 = pending0
     plan.uses0 = uses
     plan.parallel = _wants_parallel(steps, plan.succ, pending0, session)
     return plan
+
+
+def free_lists(ins_per_step, keep: set) -> List[tuple]:
+    """For each step, the slots whose last reader it is (never those in `keep`)."""
+    last: Dict[int, int] = {}
+    for k, ins in enumerate(ins_per_step):
+        for s in ins:
+            last[s] = k
+    frees: List[list] = [[] for _ in ins_per_step]
+    for s, k in last.items():
+        if s not in keep:
+            frees[k].append(s)
+    return [tuple(f) for f in frees]
+
+
+def set_steps(plan: Plan, steps) -> None:
+    """Installs the lowered steps and the flat tuples the sequential loop walks."""
+    plan.steps = tuple(steps)
+    plan.flat = tuple((s.fn, s.ctx, s.ins, s.out, s.n_out, s.free) for s in plan.steps)
+    plan.ops = tuple(s.op for s in plan.steps)
 
 
 def _step_parts(session, n: _opt.Node):

@@ -76,7 +76,7 @@ class TaggedProgram:
         self.fetch: List[tuple] = []             # (node, port) per fetch
 
 
-def compile_tagged(session, sg, make_step, plan_cls):
+def compile_tagged(session, sg, make_step):
     """The Plan of a control-flow step for the tagged executor."""
     order, frame_of, root = _frames.analyze(sg.nodes)
     prog = TaggedProgram()
@@ -136,12 +136,10 @@ def compile_tagged(session, sg, make_step, plan_cls):
     walk(root)
     prog.root_key = fkey(root)
     for n, i in sg.fetches:
-        if frame_of[id(n)] is not root:
-            raise errors.InvalidArgumentError(
-                None, n.op, "Cannot fetch %s:%d: it is computed inside the while loop '%s'; "
-                "fetch the loop's outputs instead." % (n.name, i, frame_of[id(n)].name))
+        _frames.check_fetch_in_root(n, i, frame_of, root)
         prog.fetch.append((index[id(n)], i))
-    plan = plan_cls()
+    from tensorweave.runtime.plan import Plan
+    plan = Plan()
     plan.tagged = prog
     plan.parallel = True
     plan.dead_fetch = tuple(range(len(prog.fetch)))
@@ -397,7 +395,7 @@ def run_tagged(plan, feed_values, pool, stats=None, state: Optional[StepState] =
                 if i < 0:
                     finish(k, it, (DEAD, DEAD), True)
                 else:
-                    finish(k, it, (it.inputs[base + i], _frames_index(i)), False)
+                    finish(k, it, (it.inputs[base + i], _frames.merge_index(i)), False)
                 continue
             if kd != TRIGGER and it.dead.get(k):
                 finish(k, it, (DEAD,) * len(out_edges[k]), True)
@@ -453,26 +451,7 @@ def run_tagged(plan, feed_values, pool, stats=None, state: Optional[StepState] =
     if error[0] is not None:
         raise error[0]
     if rit.outstanding or rit.n_children:
-        import os
-        if os.environ.get("TW_DEBUG_CF"):
-            def dump(it, ind=""):
-                print(ind, "iter", it.frame.key, it.number, "outstanding", it.outstanding)
-                for kk, p in enumerate(it.pending):
-                    if p and p != prog.pending0[kk]:
-                        print(ind, "  pending", ops[kk].name if ops[kk] else kk, p)
-                for kk, v in it.merge_live.items():
-                    print(ind, "  merge_live", kk, v)
-                for c in it.children.values():
-                    print(ind, " child", c.key, "enters_left", c.enters_left, "iters",
-                          list(c.iters), "deferred", len(c.deferred))
-                    for ci in c.iters.values():
-                        dump(ci, ind + "    ")
-            dump(rit)
         raise errors.InternalError(None, None, "The step ended with work still pending "
                                    "(a loop or cond that can never complete).")
     return [fetched.get(f, DEAD) for f in prog.fetch]
 
-
-def _frames_index(i: int):
-    import numpy as np
-    return np.int32(i)
