@@ -554,27 +554,77 @@ def test_grad_back_prop_false(graph):
 
 
 # --- second order ---------------------------------------------------------------------------
+def _central(f, v, eps):
+    """Central differences of scalar f at the array v (the gradient, shape of v)."""
+    v = np.asarray(v, np.float64)
+    out = np.zeros_like(v)
+    for i in np.ndindex(v.shape):
+        d = np.zeros_like(v)
+        d[i] = eps
+        out[i] = (f(v + d) - f(v - d)) / (2 * eps)
+    return out
+
+
 def test_second_order_while(sess):
     x = tf.placeholder(tf.float64, [])
-    _, y = tf.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * x),
-                         [tf.constant(0), tf.constant(1.0, tf.float64)])
-    g = tf.gradients(y, x)[0]
-    np.testing.assert_allclose(sess.run([y, g], {x: 1.7}), [1.7 ** 3, 3 * 1.7 ** 2])
-    # second order through a loop is not supported yet: a clear error, never a
-    # derivative that misses the paths through the stacked forward values
-    with pytest.raises(LookupError, match="Second-order gradients through tf.while_loop"):
-        tf.gradients(g, x)
+    w = tf.placeholder(tf.float64, [])
+    _, y = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, tf.sin(a * w)), [0, x])
+    gx, gw = tf.gradients(y, [x, w])
+    hxx, hxw = tf.gradients(gx, [x, w])
+    hww = tf.gradients(gw, w)[0]
+
+    def f(xv, wv):
+        a = xv
+        for _ in range(3):
+            a = np.sin(a * wv)
+        return a
+    xv, wv = 0.9, 1.3
+    fx = lambda v: _central(lambda q: f(q, wv), v, 1e-5)  # noqa: E731
+    fw = lambda v: _central(lambda q: f(xv, q), v, 1e-5)  # noqa: E731
+    want = [fx(xv), fw(wv), _central(fx, xv, 1e-4), _central(lambda q: _central(
+        lambda p: f(p, q), xv, 1e-5), wv, 1e-4), _central(fw, wv, 1e-4)]
+    got = sess.run([gx, gw, hxx, hxw, hww], {x: xv, w: wv})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_third_order_while(sess):
+    # y = x^(3^n); the backward loops of backward loops exchange gradients of their pops
+    x = tf.placeholder(tf.float64, [])
+    _, y = tf.while_loop(lambda i, a: i < 2, lambda i, a: (i + 1, a * a * a), [0, x])
+    g1 = tf.gradients(y, x)[0]
+    g2 = tf.gradients(g1, x)[0]
+    g3 = tf.gradients(g2, x)[0]
+    xv = 0.9
+    np.testing.assert_allclose(sess.run([g1, g2, g3], {x: xv}),
+                               [9 * xv ** 8, 72 * xv ** 7, 504 * xv ** 6], rtol=1e-10)
+
+
+def test_second_order_matmul_loop_vector(sess):
+    # the Hessian-vector product of a matmul/tanh loop w.r.t. the weights
+    rs = np.random.RandomState(3)
+    x0, w0, v0 = rs.randn(2, 3), rs.randn(3, 3) * 0.5, rs.randn(3, 3)
+    x = tf.constant(x0)
+    w = tf.placeholder(tf.float64, [3, 3])
+    _, a = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, tf.tanh(tf.matmul(a, w))),
+                         [0, x])
+    gw = tf.gradients(tf.reduce_sum(a * a), w)[0]
+    hv = tf.gradients(tf.reduce_sum(gw * v0), w)[0]
+
+    def f(wv):
+        a = x0
+        for _ in range(3):
+            a = np.tanh(a @ wv)
+        return (a * a).sum()
+    want = _central(lambda q: (_central(f, q, 1e-6) * v0).sum(), w0, 1e-4)
+    np.testing.assert_allclose(sess.run(hv, {w: w0}), want, rtol=1e-5, atol=1e-6)
 
 
 def test_hessians_scan(sess):
     x = tf.placeholder(tf.float64, [3])
     s = tf.scan(lambda a, e: a * e + tf.sin(e), x, initializer=tf.constant(1.0, tf.float64))
     y = tf.reduce_sum(s * s)
-    with pytest.raises(LookupError, match="Second-order gradients through tf.while_loop"):
-        tf.hessians(y, x)
-    # the reference the Hessian must match once second order lands, checked here on
-    # the first derivative: the gradient of the scan against central differences
-    g = tf.gradients(y, x)[0]
+    h = tf.hessians(y, x)[0]
+    assert h.shape.as_list() == [3, 3]
     xv = np.array([0.3, -0.5, 0.9])
 
     def f(v):
@@ -583,7 +633,56 @@ def test_hessians_scan(sess):
             a = a * e + np.sin(e)
             out += a * a
         return out
-    eps = 1e-6
-    num = np.array([(f(xv + np.eye(3)[i] * eps) - f(xv - np.eye(3)[i] * eps)) / (2 * eps)
-                    for i in range(3)])
-    np.testing.assert_allclose(sess.run(g, {x: xv}), num, atol=1e-6)
+    want = np.array([_central(lambda q: _central(f, q, 1e-6)[i], xv, 1e-4)
+                     for i in range(3)])
+    got = sess.run(h, {x: xv})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got, got.T, rtol=1e-10)
+
+
+def test_two_gradient_loops_of_one_loop_in_one_step(sess):
+    # each backward loop pops its own stacks: fetching both in one run gives both right
+    x = tf.placeholder(tf.float64, [])
+    w = tf.constant(0.7, tf.float64)
+    _, y = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, tf.sin(a * w)), [0, x])
+    gx = tf.gradients(y, x)[0]
+    gw = tf.gradients(y, w)[0]
+    both = sess.run([gx, gw], {x: 1.5})
+    np.testing.assert_allclose(both, [sess.run(gx, {x: 1.5}), sess.run(gw, {x: 1.5})])
+
+    def f(xv, wv):
+        a = xv
+        for _ in range(3):
+            a = np.sin(a * wv)
+        return a
+    np.testing.assert_allclose(both, [_central(lambda q: f(q, 0.7), 1.5, 1e-6),
+                                      _central(lambda q: f(1.5, q), 0.7, 1e-6)], rtol=1e-6)
+
+
+def test_second_order_cond(sess):
+    # the Merge a Switch's gradient builds is itself differentiable
+    x = tf.placeholder(tf.float64, [])
+    p = tf.placeholder(tf.bool, [])
+    y = tf.cond(p, lambda: x ** 3, lambda: tf.sin(x))
+    g1 = tf.gradients(y, x)[0]
+    g2 = tf.gradients(g1, x)[0]
+    np.testing.assert_allclose(sess.run([g1, g2], {x: 0.5, p: True}), [0.75, 3.0])
+    np.testing.assert_allclose(sess.run([g1, g2], {x: 0.5, p: False}),
+                               [np.cos(0.5), -np.sin(0.5)])
+
+
+def test_second_order_unsupported_cases_raise(graph):
+    x = tf.placeholder(tf.float64, [])
+
+    def outer(i, a):
+        _, b = tf.while_loop(lambda k, b: k < 2, lambda k, b: (k + 1, tf.sin(b) * a), [0, a])
+        return i + 1, b
+    _, y = tf.while_loop(lambda i, a: i < 2, outer, [0, x])
+    g = tf.gradients(y, x)[0]
+    with pytest.raises(LookupError, match="nested tf.while_loops"):
+        tf.gradients(g, x)
+    _, z = tf.while_loop(lambda i, a: i < 2, lambda i, a: (i + 1, tf.cond(
+        a > 0, lambda: tf.sin(a), lambda: a * a)), [0, x])
+    gz = tf.gradients(z, x)[0]
+    with pytest.raises(LookupError, match="tf.cond inside tf.while_loop"):
+        tf.gradients(gz, x)

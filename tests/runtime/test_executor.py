@@ -119,3 +119,28 @@ def test_list_output_op_with_one_output_fetches_the_value(graph):
         out = sess.run([one[0], two[0], two[1]])
     np.testing.assert_array_equal(out[0], [1.0, 2.0])
     assert out[1].tolist() == [1.0] and out[2].tolist() == [2.0]
+
+
+def test_heavy_kernel_runs_inline_beside_an_async_one(graph):
+    # a dequeue (asynchronous) needs the dataflow executor, but with nothing heavy to
+    # overlap the matmul runs on the calling thread, not through the pool; with two
+    # independent heavy matmuls both go to the pool
+    q = tf.FIFOQueue(4, tf.float64, shapes=[[500, 500]])
+    x = q.dequeue()
+    y = tf.matmul(x, x)
+    z = tf.matmul(x, x, transpose_a=True) + tf.matmul(x, x, transpose_b=True)
+    a = np.random.RandomState(2).rand(500, 500)
+    with tf.Session(config=tf.ConfigProto(inter_op_parallelism_threads=2)) as sess:
+        sess.run(q.enqueue_many([np.stack([a, a])]))
+        np.testing.assert_allclose(sess.run(y), a @ a)
+        np.testing.assert_allclose(sess.run(z), a.T @ a + a @ a.T)
+        plans = [p for p in sess._plans.values() if p.parallel and
+                 any(s.op is not None and s.op.type == "MatMul" for s in p.steps)]
+    assert len(plans) == 2
+    by_fetch = {tuple(s.op.name for s in p.steps if s.op is not None and
+                      s.op.type == "MatMul"): p for p in plans}
+    one = by_fetch[(y.op.name,)]
+    assert [s.cheap for s in one.steps if s.op is y.op] == [True]
+    two = next(p for k, p in by_fetch.items() if len(k) == 2)
+    assert [s.cheap for s in two.steps if s.op is not None and s.op.type == "MatMul"] \
+        == [False, False]

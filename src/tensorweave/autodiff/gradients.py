@@ -26,6 +26,15 @@ from tensorweave.framework.op_builder import convert_to_tensor
 
 _control_flow_hooks: List = []
 
+# one dict per tf.gradients call in progress, innermost last: state that gradient
+# functions of one call share (second-order loop gradients, ops/control_flow_grad.py)
+_calls: List[dict] = []
+
+
+def current_call() -> dict:
+    """The shared state of the innermost tf.gradients call being built."""
+    return _calls[-1]
+
 
 class UnconnectedGradients(enum.Enum):
     """What `gradients` returns for an x that does not reach any y."""
@@ -188,8 +197,16 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients",
                                                             y.dtype.name))
             grads.setdefault(y, []).append(gy)
         between = _between_ops(ys, xs_t, stop_ops)
-        _backprop(graph, between, grads, stop_ops, set(xs_t),
-                  colocate_gradients_with_ops, gate_gradients)
+        # the TensorArray gradient source (TF's _GetGradSource): the name scope of the
+        # user's call, shared by the calls gradient functions make (loop bodies), whose
+        # scopes - and, in second-order gradients, whose forward op names - hold more
+        # "gradients" components
+        _calls.append({"source": _calls[-1]["source"] if _calls else scope.rstrip("/")})
+        try:
+            _backprop(graph, between, grads, stop_ops, set(xs_t),
+                      colocate_gradients_with_ops, gate_gradients)
+        finally:
+            _calls.pop()
         results = []
         for x in xs_t:
             g = _aggregate(grads.get(x, []), "AddN")
@@ -240,7 +257,8 @@ def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
         for t, g in zip(op._outputs, out_grads):
             if t in grads:
                 grads[t] = [g] if g is not None else []
-        has_grad = any(g is not None for g in out_grads)
+        has_grad = any(g is not None for g in out_grads) or \
+            (not isinstance(op, Operation) and op.has_pending_grads())
         if has_grad and op not in stop_ops and any(_node_of(t._op) in between
                                                    for t in op._inputs):
             fn = _grad_fn_for(op)

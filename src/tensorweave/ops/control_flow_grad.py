@@ -10,12 +10,21 @@ Its loop variables are an iteration counter (counting down from the forward loop
 count), the gradients of the loop variables, and accumulators for the gradients of loop
 invariants. Its body is tf.gradients of the forward body, built inside the backward
 loop's context; every forward value that body needs is pushed onto a stack in the
-forward loop and popped in the backward loop (`GradLoopState`). Control edges keep the
-order: a push runs after its iteration's counter value exists and before the counter
-advances (through a ControlTrigger, which is live even when the push sits in a cond
-branch not taken), pops likewise in the backward loop. Loop invariants are not pushed:
-the backward loop re-enters them. Because the backward loop is an ordinary while loop,
-it can itself be differentiated (second-order gradients).
+forward loop and popped in the backward loop (one stack per value and backward loop).
+Control edges keep the order: a push runs after its iteration's counter value exists
+and before the counter advances (through a ControlTrigger, which is live even when the
+push sits in a cond branch not taken), pops likewise in the backward loop. Loop
+invariants are not pushed: the backward loop re-enters them.
+
+Higher-order gradients (TF1 could not): a backward loop is an ordinary while loop, so
+it is differentiated the same way, except that its pops are inputs too. The gradient
+of a pop, computed per iteration in the backward loop's own backward loop, is pushed
+onto a gradient stack; that loop runs in the pushing loop's order, so the pushing
+loop's next backward loop pops the gradients in its own order and adds each to the
+gradient of the value that was pushed. tf.gradients meets the popping loop first (it
+consumes the pushing loop's iteration count), so the gradients are pushed by the time
+the pushing loop is differentiated. Not supported: loops nested in loops, and values
+inside a tf.cond in the loop (both raise a LookupError).
 """
 from __future__ import annotations
 
@@ -71,6 +80,10 @@ def _switch_grad(op: Operation, g_false, g_true):
                                       optimize=False)
     from tensorweave.framework.op_builder import convert_to_tensor
     m, _ = cf.merge([convert_to_tensor(g_false), convert_to_tensor(g_true)])
+    # differentiable again: on the predicate as seen here (in a backward loop, popped)
+    ctx = op._graph._get_control_flow_context()
+    pred = ctx.resolve(op._inputs[1]) if ctx is not None else op._inputs[1]
+    op._graph._cond_merges[m._op] = (pred, None, None)
     return [m, None]
 
 
@@ -98,7 +111,10 @@ class LoopNode:
         self.ctx = ctx
         self.enter_ops = list(ctx.enter_ops)
         self._inputs = [op._inputs[0] for op in self.enter_ops]
-        self._outputs = list(ctx.exits)
+        # the iteration count (once gradients added it) links the loop to its backward
+        # loops, which second-order gradients must find on paths from xs
+        counter = getattr(ctx, "counter_exit", None)
+        self._outputs = list(ctx.exits) + ([counter] if counter is not None else [])
         self._id = max(t._op._id for t in self._outputs)
         self._name = ctx.name
         self._control_inputs: list = []
@@ -108,6 +124,12 @@ class LoopNode:
 
     def grad_fn(self, node, *exit_grads):
         return _while_grad(self, list(exit_grads))
+
+    def has_pending_grads(self) -> bool:
+        """Whether this call has gradients of the loop's pushed values waiting (from the
+        second-order loop of its backward loop) even if its outputs have none."""
+        from tensorweave.autodiff.gradients import current_call
+        return ("pushed_grads", self.ctx) in current_call()
 
 
 def node_of(op: Operation):
@@ -178,9 +200,11 @@ def forward_counter(loop: cf.WhileContext):
     return loop.counter_exit
 
 
-def push_forward_value(loop: cf.WhileContext, t: Tensor) -> Tensor:
-    """The stack handle (in the loop's outer context) holding `t` of every iteration."""
-    st = loop.stacks.get(t)
+def push_forward_value(loop: cf.WhileContext, t: Tensor, bw: cf.WhileContext) -> Tensor:
+    """The stack handle (in the loop's outer context) holding `t` of every iteration for
+    the backward loop `bw` (each backward loop pops its own stack: two gradient loops of
+    one forward loop may run in the same step)."""
+    st = loop.stacks.get((bw, t))
     if st is not None:
         return st
     from tensorweave.ops import stack_ops
@@ -199,15 +223,22 @@ def push_forward_value(loop: cf.WhileContext, t: Tensor) -> Tensor:
     finally:
         g._set_control_flow_context(saved)
     loop.push_sync._add_control_input(push._op)
-    loop.stacks[t] = handle
+    loop.stacks[(bw, t)] = handle
     return handle
 
 
 def pop_forward_value(bw: cf.WhileContext, t: Tensor) -> Tensor:
     """`t` of the forward iteration matching the current backward one (bw's context)."""
+    v = _pop(bw, t, push_forward_value(bw.forward, t, bw), "_pop")
+    bw.popped[v] = (bw.forward, t)
+    return v
+
+
+def _pop(bw: cf.WhileContext, t: Tensor, handle: Tensor, suffix: str) -> Tensor:
+    """A pop from `handle` in the backward loop `bw`, of the value (or gradient) of the
+    forward value `t`: guarded like `t` (only on the cond side taken) and ordered with
+    the iteration counter by the backward loop's sync."""
     from tensorweave.ops import stack_ops
-    loop = bw.forward
-    handle = push_forward_value(loop, t)
     g = bw.graph
     guard = bw.pivot
     if t._op._type == "Switch":  # a value captured into a cond branch
@@ -228,7 +259,7 @@ def pop_forward_value(bw: cf.WhileContext, t: Tensor) -> Tensor:
     try:
         with g.control_dependencies(None), g.control_dependencies([guard]):
             v = stack_ops.stack_pop_v2(handle, t.dtype.base_dtype,
-                                       name=t._op._name.rsplit("/", 1)[-1] + "_pop")
+                                       name=t._op._name.rsplit("/", 1)[-1] + suffix)
     finally:
         g._set_control_flow_context(saved)
     v.set_shape(t.shape)
@@ -269,48 +300,63 @@ def _while_grad(node: LoopNode, exit_grads: list) -> list:
     loop = node.ctx
     if not loop.back_prop:
         return [None] * len(node._inputs)
-    if loop.forward is not None:
-        # The backward loop reads forward values from stacks; differentiating it would
-        # need the pops' own gradients (pushes of the second-order loop). Until then,
-        # refuse rather than return a derivative missing those paths.
-        raise LookupError(
-            "Second-order gradients through tf.while_loop (differentiating the backward "
-            "loop %s) are not supported yet." % loop.name)
-    from tensorweave.autodiff.gradients import gradients
+    from tensorweave.autodiff.gradients import current_call, gradients
+    from tensorweave.framework.op_builder import convert_to_tensor
     from tensorweave.ops import array_ops
+    call = current_call()
     n_vars = len(loop.enters)
     var_idx = [k for k in range(n_vars) if _differentiable(loop.exits[k])]
     inv_pos = [k for k, op in enumerate(node.enter_ops) if op._attrs.get("is_constant")
                and _differentiable(op._outputs[0])]
+    # gradients of this loop's pushed values, computed by the backward loops of the loops
+    # that popped them (built earlier in this call: each consumes our count)
+    pushed_grads, after = call.pop(("pushed_grads", loop), ([], []))
     count = forward_counter(loop)
+    for j_exit in after:
+        # those loops' counters exit at zero: adding them keeps the count and makes "pop
+        # only after every push" a data edge, which higher-order gradients walk
+        count = count + j_exit
     gs0 = [exit_grads[k] if exit_grads[k] is not None
            else array_ops.zeros_like(loop.exits[k]) for k in var_idx]
-    from tensorweave.framework.op_builder import convert_to_tensor
     gs0 = [convert_to_tensor(g) for g in gs0]
     accs0 = [_zeros_for(node._inputs[k]) for k in inv_pos]
     inv_enters = [node.enter_ops[k]._outputs[0] for k in inv_pos]
+    # a backward loop's pops are inputs of its body like its loop variables: their
+    # gradients go back to the forward loop through stacks of gradients
+    pops = [v for v in loop.popped if _differentiable(v)]
     n_g = len(gs0)
+    grad_pushes: list = []
 
     def body(j, *rest):
         bw = loop.graph._get_control_flow_context()
         gs, accs = list(rest[:n_g]), list(rest[n_g:])
+        ys = [loop.body_outputs[k] for k in var_idx]
+        grad_ys = list(gs)
+        for t, push in pushed_grads:
+            ys.append(t)
+            v = _pop(bw, t, push._inputs[0]._op._inputs[0], "_grad_pop")
+            bw.popped[v] = (push._control_flow_context, push._inputs[1])
+            grad_ys.append(v)
         _grad_frames.append(loop)
         try:
-            xs = [loop.body_inputs[k] for k in var_idx] + inv_enters
+            xs = [loop.body_inputs[k] for k in var_idx] + inv_enters + pops
             # the body's inputs bound the walk (behind them is the loop machinery)
             # (scope "body_grad", not "gradients...": TensorArray gradients name their
             # gradient arrays after the enclosing "gradients" scope, which must stay the
             # one of the user's tf.gradients call)
-            dx = gradients([loop.body_outputs[k] for k in var_idx], xs, grad_ys=gs,
-                           stop_gradients=xs, name="body_grad")
+            dx = gradients(ys, xs, grad_ys=grad_ys, stop_gradients=xs, name="body_grad")
         finally:
             _grad_frames.pop()
+        n_inv = len(inv_enters)
         new_gs = [_like(d, g) if d is not None else array_ops.zeros_like(g)
                   for d, g in zip(dx[:n_g], gs)]
         new_accs = [_like(a + _dense(d), a) if d is not None else a
-                    for a, d in zip(accs, dx[n_g:])]
+                    for a, d in zip(accs, dx[n_g:n_g + n_inv])]
+        for v, d in zip(pops, dx[n_g + n_inv:]):
+            if d is not None:
+                grad_pushes.append((v, _push_gradient(bw, loop.popped[v], v, d)))
         sync = apply_op("ControlTrigger", [], name="b_sync")
-        for p in bw.pops:
+        for p in bw.pops + [push for _, push in grad_pushes]:
             sync._add_control_input(p)
         with loop.graph.control_dependencies([sync]):
             j_next = j - 1
@@ -321,9 +367,62 @@ def _while_grad(node: LoopNode, exit_grads: list) -> list:
                         swap_memory=loop.swap_memory,
                         name=loop.name.rsplit("/", 1)[-1] + "_grad",
                         return_same_structure=True, _grad_of=loop)
+    pushers = {}
+    for v, push in grad_pushes:
+        pusher, t = loop.popped[v]
+        pushers.setdefault(pusher, []).append((t, push))
+    for pusher, items in pushers.items():
+        entry = call.setdefault(("pushed_grads", pusher), ([], []))
+        entry[0].extend(items)
+        entry[1].append(out[0])
     grads: list = [None] * len(node._inputs)
     for k, g in zip(var_idx, out[1:1 + n_g]):
         grads[k] = g
     for k, g in zip(inv_pos, out[1 + n_g:]):
         grads[k] = g
     return grads
+
+
+def _push_gradient(bw: cf.WhileContext, pushed: tuple, v: Tensor, d) -> tuple:
+    """Pushes `d`, the gradient of the pop `v` computed in this iteration of the backward
+    loop `bw`, onto a new stack beside the stack `v` came from; returns the push op
+    (inputs: the stack handle entered into `bw`, the gradient). `pushed` is (the loop that pushed `v`'s value, that value). `bw` runs in
+    the pushing loop's order, so that loop's own backward loop pops the gradients in its
+    (reverse) order and adds them to the pushed value's gradient."""
+    from tensorweave.ops import stack_ops
+    pusher, t = pushed
+    if cf.enclosing_loop(pusher.outer) is not None:
+        raise LookupError(
+            "Second-order gradients through nested tf.while_loops (%s inside %s) are "
+            "not supported." % (pusher.name, cf.enclosing_loop(pusher.outer).name))
+    if _in_cond(t._op, pusher):
+        raise LookupError(
+            "Second-order gradients through a tf.cond inside tf.while_loop %s (value %s) "
+            "are not supported." % (pusher.name, t.name))
+    g = bw.graph
+    saved = g._get_control_flow_context()
+    g._set_control_flow_context(pusher.outer)
+    try:
+        with g.control_dependencies(None):
+            handle = stack_ops.stack_v2(-1, t.dtype.base_dtype,
+                                        stack_name=t._op._name + "_grad_stack")
+    finally:
+        g._set_control_flow_context(bw)
+    try:
+        with g.control_dependencies(None), g.control_dependencies([bw.pivot]):
+            push = stack_ops.stack_push_v2(handle, _like(d, v), swap_memory=bw.swap_memory)
+    finally:
+        g._set_control_flow_context(saved)
+    return push._op
+
+
+def _in_cond(op: Operation, loop: cf.WhileContext) -> bool:
+    """Whether `op` sits in a cond branch of `loop` (or is a Switch of one)."""
+    if op._type == "Switch" and op._inputs[1] is not loop.pred:
+        return True
+    ctx = op._control_flow_context
+    while ctx is not None and ctx is not loop:
+        if isinstance(ctx, cf.CondContext):
+            return True
+        ctx = ctx.outer
+    return False

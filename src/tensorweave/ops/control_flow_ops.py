@@ -256,6 +256,9 @@ class WhileContext(ControlFlowContext):
         self.forward: Optional["WhileContext"] = None
         self.pops: List[Operation] = []
         self.cond_pivots: Dict[tuple, Tensor] = {}
+        # pop output -> (the loop that pushed it, the pushed value): forward values,
+        # and in higher-order gradients the gradients pushed by another backward loop
+        self.popped: Dict[Tensor, tuple] = {}
 
     def resolve(self, t: Tensor) -> Tensor:
         fwd = self.forward

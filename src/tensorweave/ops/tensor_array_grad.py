@@ -15,8 +15,12 @@ from tensorweave.framework.registry import gradient
 
 
 def _grad_source(grad) -> str:
-    """The gradient source: the current name scope (or the op name of `grad`) up to and
-    including its last component starting with "gradients" (TF's _GetGradSource)."""
+    """The gradient source: the name scope of the tf.gradients call being built; outside
+    one, the current name scope (or the op name of `grad`) up to and including its last
+    component starting with "gradients" (TF's _GetGradSource)."""
+    from tensorweave.autodiff.gradients import _calls
+    if _calls:
+        return _calls[-1]["source"]
     candidates = [_graph.get_default_graph().get_name_scope()]
     op = getattr(grad, "op", None)
     if op is not None:

@@ -297,23 +297,27 @@ def lower(session, sg: _opt.StepGraph) -> Plan:
             uses[s] += 1
     frees = free_lists(ins_of, set(plan.fetch_slots))
 
-    steps = []
+    parts = [_step_parts(session, n) for n in run_nodes]
     succ: List[set] = [set() for _ in run_nodes]
     pending0 = [0] * len(run_nodes)
     for k, n in enumerate(run_nodes):
-        fn, ctx, cheap, is_async, cost = _step_parts(session, n)
         preds = {index[id(p)] for p, _ in n.inputs if id(p) in index}
         preds |= {index[id(c)] for c in n.control_inputs if id(c) in index}
         pending0[k] = len(preds)
         for p in preds:
             succ[p].add(k)
-        steps.append(Step(k, fn, ctx, ins_of[k], slot_of[id(n)], n.n_out, frees[k], cheap,
-                          is_async, n.op, cost))
-    set_steps(plan, steps)
     plan.succ = tuple(tuple(sorted(s)) for s in succ)
     plan.pending0 = pending0
     plan.uses0 = uses
-    plan.parallel = _wants_parallel(steps, plan.succ, pending0, session)
+    overlap = _heavy_overlap([c[4] for c in parts], plan.succ, session)
+    # Without two heavy kernels that can overlap, the pool would only add a hand-off per
+    # heavy kernel (a step waiting on a queue still needs the dataflow executor, but its
+    # matmuls are cheaper run inline than sent to a worker).
+    set_steps(plan, [Step(k, fn, ctx, ins_of[k], slot_of[id(n)], n.n_out, frees[k],
+                          cheap or not overlap, is_async, n.op, cost)
+                     for k, (n, (fn, ctx, cheap, is_async, cost))
+                     in enumerate(zip(run_nodes, parts))])
+    plan.parallel = overlap or any(s.is_async for s in plan.steps)
     return plan
 
 
@@ -405,18 +409,16 @@ def _cost(n: _opt.Node) -> float:
 _PARALLEL_MIN_FLOPS = 2e8
 
 
-def _wants_parallel(steps, succ, pending0, session) -> bool:
-    """Use the dataflow executor with the thread pool only when two heavy kernels can
-    overlap: heavy nodes at the same dataflow depth are independent of each other."""
-    if any(s.is_async for s in steps):
-        return True  # asynchronous kernels only run on the dataflow executor
+def _heavy_overlap(costs, succ, session) -> bool:
+    """Whether two heavy kernels can overlap on the thread pool: heavy nodes at the same
+    dataflow depth are independent of each other."""
     if session._inter_op_threads < 2:
         return False
-    heavy = [s.index for s in steps if s.cost >= _PARALLEL_MIN_FLOPS]
+    heavy = [k for k, c in enumerate(costs) if c >= _PARALLEL_MIN_FLOPS]
     if len(heavy) < 2:
         return False
-    depth = [0] * len(steps)
-    for k in range(len(steps)):
+    depth = [0] * len(costs)
+    for k in range(len(costs)):
         for j in succ[k]:
             if depth[k] + 1 > depth[j]:
                 depth[j] = depth[k] + 1
