@@ -18,8 +18,8 @@ from tensorweave.nn import rnn_cell_impl as _cells
 from tensorweave.nn.rnn_cell_impl import (assert_like_rnncell, assert_same_structure,
                                           flatten, is_sequence, map_structure,
                                           pack_sequence_as)
-from tensorweave.ops import (array_ops, constant_op, indexing_gather, indexing_select, math_binary,
-                             math_ops, reduction_ops, structure)
+from tensorweave.ops import (array_ops, array_pad_ops, constant_op, indexing_select,
+                             math_binary, math_ops, reduction_ops, structure)
 from tensorweave.ops import variable_scope as vs
 
 
@@ -154,31 +154,13 @@ def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=Non
         return outputs, state
 
 
-def _reverse_time_major(x, lengths):
-    """Reverses the first `lengths[b]` steps of each sequence b of a time-major x
-    [T, B, ...], leaving the steps past each length in place (ReverseSequence)."""
-    shape = array_ops.shape(x)
-    steps = math_ops.range(shape[0])[:, None]                        # [T, 1]
-    lengths = math_ops.cast(lengths, _dt.int32)[None, :]            # [1, B]
-    source = indexing_select.where(
-        math_binary.less(steps + array_ops.zeros_like(lengths), lengths),
-        lengths - 1 - steps, steps + array_ops.zeros_like(lengths))  # [T, B]
-    batch = array_ops.zeros_like(source) + math_ops.range(shape[1])[None, :]
-    reversed_x = indexing_gather.gather_nd(x, array_ops.stack([source, batch], axis=2))
-    reversed_x.set_shape(x.shape)
-    return reversed_x
-
-
 def _reverse(x, lengths, time_axis):
     """Reverses x along its time axis (0 or 1; the batch is the other one), the first
     `lengths` steps only when given."""
     if lengths is None:
         return array_ops.reverse(x, axis=[time_axis])
-    with _graph.name_scope("ReverseSequence"):
-        if time_axis == 0:
-            return _reverse_time_major(x, lengths)
-        return _transpose_batch_time(_reverse_time_major(_transpose_batch_time(x),
-                                                         lengths))
+    return array_pad_ops.reverse_sequence(x, lengths, seq_axis=time_axis,
+                                          batch_axis=1 - time_axis)
 
 
 def _reverse_seq(input_seq, lengths):
@@ -192,7 +174,9 @@ def _reverse_seq(input_seq, lengths):
         for p in parts:
             static = static.merge_with(p.shape)
         stacked = array_ops.stack(list(parts))
-        flipped = array_ops.unstack(_reverse_time_major(stacked, lengths), num=len(parts))
+        flipped = array_ops.unstack(
+            array_pad_ops.reverse_sequence(stacked, lengths, seq_axis=0, batch_axis=1),
+            num=len(parts))
         for t in flipped:
             t.set_shape(static)
         flat_reversed.append(flipped)

@@ -1,5 +1,5 @@
 """Padding, broadcasting and reversing: Pad, PadV2, MirrorPad, MirrorPadGrad, BroadcastTo,
-ReverseV2."""
+ReverseV2, ReverseSequence."""
 from __future__ import annotations
 
 from typing import Optional
@@ -11,7 +11,7 @@ from tensorweave.framework import errors, tensor_util
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import apply_op
-from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
+from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
 from tensorweave.ops import array_util as _u
 
@@ -381,3 +381,140 @@ def reverse(tensor, axis, name: Optional[str] = None) -> Tensor:
     """
     return apply_op("ReverseV2", [tensor, axis], name=name or "ReverseV2").outputs[0]
 
+
+
+# --- ReverseSequence ----------------------------------------------------------------------
+def _reverse_sequence_shape(op):
+    x, lengths = op.inputs
+    length_dims = _u.with_rank(_u.dims_of(lengths.shape), 1)
+    dims = _u.dims_of(x.shape)
+    if dims is None:
+        return unknown_shape()
+    seq_dim, batch_dim = op.get_attr("seq_dim"), op.get_attr("batch_dim")
+    rank = len(dims)
+    if batch_dim >= rank:
+        raise ValueError("batch_dim must be < input rank: %d vs. %d" % (batch_dim, rank))
+    if seq_dim >= rank:
+        raise ValueError("seq_dim must be < input rank: %d vs. %d" % (seq_dim, rank))
+    if batch_dim < 0:
+        raise ValueError("batch_dim must be >=0, got %d" % batch_dim)
+    dims[batch_dim] = _u.merge_dim(dims[batch_dim], length_dims[0])
+    return TensorShape(dims)
+
+
+register_op("ReverseSequence", inputs=["input: T", "seq_lengths: Tlen"],
+            outputs=["output: T"],
+            attrs={"seq_dim": REQUIRED, "batch_dim": 0,
+                   "Tlen": TypeAttr(_u.INDEX_TYPES, default=_dt.int64)},
+            shape=_reverse_sequence_shape)
+
+
+def _check_reverse_sequence(ctx, x, lengths, seq_dim, batch_dim):
+    """TF's run-time checks, in TF's order."""
+    if batch_dim < 0:
+        raise _invalid(ctx, "Invalid batch_dim %d" % batch_dim)
+    if seq_dim < 0:
+        raise _invalid(ctx, "Invalid seq_dim %d" % seq_dim)
+    if np.ndim(lengths) != 1:
+        raise _invalid(ctx, "seq_lengths must be 1-dim, not %d" % np.ndim(lengths))
+    if batch_dim == seq_dim:
+        raise _invalid(ctx, "batch_dim == seq_dim == %d" % seq_dim)
+    rank = np.ndim(x)
+    if seq_dim >= rank:
+        raise _invalid(ctx, "seq_dim must be < input rank ( %d vs. %d)" % (seq_dim, rank))
+    if batch_dim >= rank:
+        raise _invalid(ctx, "batch_dim must be < input rank ( %d vs. %d)" % (batch_dim, rank))
+    if lengths.size != x.shape[batch_dim]:
+        raise _invalid(ctx, "Length of seq_lengths != input.dims(%d), (%d vs. %d)"
+                       % (batch_dim, lengths.size, x.shape[batch_dim]))
+    bad = np.flatnonzero((lengths < 0) | (lengths > x.shape[seq_dim]))
+    if bad.size:
+        i = int(bad[0])
+        if lengths[i] < 0:
+            raise _invalid(ctx, "seq_lens(%d) < 0" % i)
+        raise _invalid(ctx, "seq_lens(%d) > input.dims(%d)" % (i, seq_dim))
+
+
+@kernel("ReverseSequence")
+def _reverse_sequence_kernel(ctx, x, lengths):
+    seq_dim, batch_dim = ctx.attrs["seq_dim"], ctx.attrs["batch_dim"]
+    _check_reverse_sequence(ctx, x, lengths, seq_dim, batch_dim)
+    if lengths.size == 0 or lengths.max() <= 1:
+        return x  # nothing to reverse: every prefix has at most one step
+    xp = ctx.xp
+    steps = xp.arange(x.shape[seq_dim], dtype=lengths.dtype)[None, :]    # [1, T]
+    ends = lengths[:, None]                                                # [B, 1]
+    source = xp.where(steps < ends, ends - 1 - steps, steps)               # [B, T]
+    if batch_dim > seq_dim:
+        source = source.T
+    # Broadcast the [B, T] source steps over the other axes of x.
+    index_shape = [1] * x.ndim
+    index_shape[batch_dim], index_shape[seq_dim] = x.shape[batch_dim], x.shape[seq_dim]
+    return xp.take_along_axis(x, source.reshape(index_shape), axis=seq_dim)
+
+
+@gradient("ReverseSequence")
+def _reverse_sequence_grad(op, grad):
+    return [reverse_sequence(grad, op.inputs[1], seq_axis=op.get_attr("seq_dim"),
+                             batch_axis=op.get_attr("batch_dim")), None]
+
+
+def _int_attr(value, arg_name: str) -> int:
+    """TF's conversion of an int attr argument (floats truncate; None and strings fail)."""
+    if not isinstance(value, (str, bytes)):
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            pass
+    raise TypeError("Expected int for argument '%s' not %r." % (arg_name, value))
+
+
+def _renamed_arg(new_name: str, new_value, old_name: str, old_value):
+    if new_value is not None and old_value is not None:
+        raise ValueError("Cannot specify both '%s' and '%s'." % (old_name, new_name))
+    return old_value if new_value is None else new_value
+
+
+@tf_export("reverse_sequence")
+def reverse_sequence(input, seq_lengths, seq_axis: Optional[int] = None,  # noqa: A002
+                     batch_axis: Optional[int] = None, name: Optional[str] = None,
+                     seq_dim: Optional[int] = None,
+                     batch_dim: Optional[int] = None) -> Tensor:
+    """Reverses variable length slices (TF1 `tf.reverse_sequence`).
+
+    For each index b along `batch_axis`, the first `seq_lengths[b]` slices along
+    `seq_axis` are reversed; the slices past the length stay where they are.
+
+    Args:
+      input: a Tensor.
+      seq_lengths: 1-D int32/int64 of size `input.shape[batch_axis]`, each entry
+        in [0, input.shape[seq_axis]].
+      seq_axis: the (non-negative) axis that is partially reversed.
+      batch_axis: the (non-negative) axis along which the lengths vary (default 0).
+      name: op name.
+      seq_dim: deprecated alias of `seq_axis`.
+      batch_dim: deprecated alias of `batch_axis`.
+
+    Returns:
+      A Tensor with the shape and dtype of `input`.
+
+    Raises:
+      ValueError: an axis given under both names, or shapes that do not fit (an axis out
+        of range, lengths that are not a vector of the batch size).
+      TypeError: a missing or non-integer `seq_axis`, or lengths not int32/int64.
+    """
+    seq_axis = _renamed_arg("seq_axis", seq_axis, "seq_dim", seq_dim)
+    batch_axis = _renamed_arg("batch_axis", batch_axis, "batch_dim", batch_dim)
+    attrs = {"seq_dim": _int_attr(seq_axis, "seq_dim"),
+             "batch_dim": 0 if batch_axis is None else _int_attr(batch_axis, "batch_dim")}
+    if not isinstance(seq_lengths, Tensor) and not hasattr(seq_lengths, "dtype"):
+        # As TF: Python lengths keep their own inferred type (int32) when it is allowed,
+        # rather than taking the attr's default (int64).
+        try:
+            inferred = _dt.dtype_of_value(seq_lengths)
+        except (TypeError, ValueError):
+            inferred = None
+        if inferred in _u.INDEX_TYPES:
+            attrs["Tlen"] = inferred
+    return apply_op("ReverseSequence", [input, seq_lengths], attrs,
+                    name=name or "ReverseSequence").outputs[0]

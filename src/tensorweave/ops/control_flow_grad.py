@@ -304,6 +304,12 @@ def _while_grad(node: LoopNode, exit_grads: list) -> list:
     from tensorweave.framework.op_builder import convert_to_tensor
     from tensorweave.ops import array_ops
     call = current_call()
+    if loop.forward is not None and loop.cond_pivots:
+        # values of a backward cond exist only in the iterations that took its side,
+        # and pushes of them would not line up with unconditional pops
+        raise LookupError(
+            "Second-order gradients through a tf.cond inside tf.while_loop %s are not "
+            "supported." % loop.forward.name)
     n_vars = len(loop.enters)
     var_idx = [k for k in range(n_vars) if _differentiable(loop.exits[k])]
     inv_pos = [k for k, op in enumerate(node.enter_ops) if op._attrs.get("is_constant")
