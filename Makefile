@@ -24,8 +24,10 @@ bench: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) benchmarks/executor_raw.py benchmarks/out/extra_executor.json
 	$(PY) benchmarks/build_time_variants.py benchmarks/out/extra_build.json
 	$(PY) benchmarks/input_pipeline.py benchmarks/out/extra_pipeline.json
+	$(PY) benchmarks/parallel_iterations.py benchmarks/out/extra_parallel_iterations.json
 	$(PY) benchmarks/results.py benchmarks/out benchmarks/out/extra_executor.json \
-		benchmarks/out/extra_build.json benchmarks/out/extra_pipeline.json
+		benchmarks/out/extra_build.json benchmarks/out/extra_pipeline.json \
+		benchmarks/out/extra_parallel_iterations.json
 
 clean:
 	rm -rf $(VENV) benchmarks/out

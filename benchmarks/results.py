@@ -2,7 +2,8 @@
 
 Usage: python benchmarks/results.py OUT_DIR [EXTRA_JSON ...]
 OUT_DIR holds tensorflow.json and tensorweave.json from side_by_side.sh; extra JSON files
-come from our own benchmarks (executor_raw.py, parallel_matmul.py) and are appended.
+come from our own benchmarks (executor_raw.py, build_time_variants.py, input_pipeline.py,
+parallel_iterations.py) and are appended.
 Ratios are tensorweave / TensorFlow of `best_block_median` (time: lower is better) from
 the same run; throughput targets are stated as such.
 """
