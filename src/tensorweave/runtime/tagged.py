@@ -39,6 +39,7 @@ from typing import Dict, List, Optional
 from tensorweave.framework import errors
 from tensorweave.runtime import frames as _frames
 from tensorweave.runtime.executor import StepState, _next_done, kernel_error
+from tensorweave.runtime.plan import _PARALLEL_MIN_FLOPS
 
 DEAD = _frames.DEAD
 
@@ -93,8 +94,10 @@ def compile_tagged(session, sg, make_step):
         kind = _KINDS.get(n.type, NORMAL)
         prog.kind.append(kind)
         if kind in (NORMAL, TRIGGER, FORWARD, SWITCH, MERGE):
-            fn, ctx, cheap, is_async, _ = make_step(n) if n.type != "_Feed" else \
+            fn, ctx, cheap, is_async, cost = make_step(n) if n.type != "_Feed" else \
                 (None, None, True, False, 0.0)
+            # a kernel known to be small runs inline: a pool round trip costs more
+            cheap = cheap or 0.0 < cost < _PARALLEL_MIN_FLOPS
         else:
             fn, ctx, cheap, is_async = None, None, True, False
         prog.fn.append(fn)
