@@ -285,7 +285,15 @@ def _complex_abs_grad(op, grad):
 
 
 # --- fused gradient ops: GradOp(y, dy) where y is the forward output ---------------------
+_F32_F64 = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _tanh_grad(y, dy):
+    if type(y) is np.ndarray and type(dy) is np.ndarray and y.shape == dy.shape and \
+            y.ndim and y.dtype in _F32_F64 and dy.dtype is y.dtype:
+        z = y * y  # one temporary, updated in place (a hot op of RNN/loop gradients)
+        np.subtract(1, z, z)
+        return np.multiply(dy, z, z)
     return dy * (1 - y * y)
 
 
@@ -357,9 +365,10 @@ _FUSED = [
 
 
 def _make_fused_kernel(compute: Callable) -> Callable:
+    # the executors run kernels with floating-point errors ignored (as TF computes inf/NaN
+    # silently), so no errstate here: entering one costs more than the op at small sizes
     def run(ctx, y, dy):
-        with np.errstate(all="ignore"):
-            return np.asarray(compute(y, dy)).astype(y.dtype, copy=False)
+        return np.asarray(compute(y, dy)).astype(y.dtype, copy=False)
     return run
 
 

@@ -22,6 +22,7 @@ from tensorweave.framework.shapes import Dimension, TensorShape, unknown_shape
 MATMUL_TYPES = (_dt.bfloat16, _dt.float16, _dt.float32, _dt.float64, _dt.int32, _dt.int64,
                 _dt.uint8, _dt.uint16, _dt.uint32, _dt.uint64, _dt.complex64, _dt.complex128)
 LOW_PRECISION = (np.dtype(np.float16), np.dtype(_dt.bfloat16.as_numpy_dtype))
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
 def _merge_dim(a: Dimension, b: Dimension) -> Dimension:
@@ -66,8 +67,11 @@ def _matmul_kernel(ctx, a, b):
         raise errors.InvalidArgumentError(
             None, ctx.op, "Matrix size-incompatible: In[0]: %s, In[1]: %s"
             % (_size_str(a.shape), _size_str(b.shape)))
+    dt = a.dtype
+    if (dt is _F32 or dt is _F64) and b.dtype is dt and x.ndim == 2 == y.ndim:
+        return ctx.xp.dot(x, y)  # one BLAS call; dot has less dispatch overhead than matmul
     out = ctx.xp.matmul(_as_float32(x), _as_float32(y))
-    return out.astype(a.dtype, copy=False)
+    return out.astype(dt, copy=False)
 
 
 @gradient("MatMul")

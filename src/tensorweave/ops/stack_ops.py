@@ -65,23 +65,27 @@ class StackResource:
     def __repr__(self):
         return "<StackResource %s size=%d>" % (self.name, len(self.elements))
 
-    def _check_open(self, op) -> None:
-        if self.closed:
-            raise errors.InvalidArgumentError(
-                None, op, "Stack[%s] has already been closed." % self.name)
+    def _raise_closed(self, op) -> None:
+        raise errors.InvalidArgumentError(
+            None, op, "Stack[%s] has already been closed." % self.name)
 
     def push(self, op, value: np.ndarray, swap: bool, host_allocator=None) -> None:
-        nbytes = int(getattr(value, "nbytes", 0))
+        nbytes = value.nbytes if type(value) is np.ndarray else \
+            int(getattr(value, "nbytes", 0))
+        alloc = host_allocator if swap else None
         with self.lock:
-            self._check_open(op)
-            if 0 <= self.max_size <= len(self.elements):
+            if self.closed:
+                self._raise_closed(op)
+            elements = self.elements
+            if 0 <= self.max_size <= len(elements):
                 raise errors.InvalidArgumentError(
                     None, op, "Stack[%s] overflowed its max_size (%d)"
                     % (self.name, self.max_size))
-            alloc = host_allocator if swap else None
-            self.elements.append((value, nbytes, swap, alloc))
-            self.bytes_held += nbytes
-            self.peak_bytes = max(self.peak_bytes, self.bytes_held)
+            elements.append((value, nbytes, swap, alloc))
+            held = self.bytes_held + nbytes
+            self.bytes_held = held
+            if held > self.peak_bytes:
+                self.peak_bytes = held
             if swap:
                 self.swapped_bytes += nbytes
         if alloc is not None:
@@ -89,7 +93,8 @@ class StackResource:
 
     def pop(self, op) -> np.ndarray:
         with self.lock:
-            self._check_open(op)
+            if self.closed:
+                self._raise_closed(op)
             if not self.elements:
                 raise errors.InvalidArgumentError(
                     None, op, "Stack[%s] is empty when calling Pop()." % self.name)
@@ -152,26 +157,26 @@ def _stack_kernel(ctx, max_size):
 
 @kernel("StackPushV2")
 def _push_kernel(ctx, handle, elem):
-    stack = _lookup_stack(ctx.op, handle)
-    t = ctx.attrs["T"]
-    if t is not stack.elem_type:
+    stack = handle if type(handle) is StackResource else _lookup_stack(ctx.op, handle)
+    attrs = ctx.attrs
+    if attrs["T"] is not stack.elem_type:
         raise errors.InvalidArgumentError(
             None, ctx.op, "Must have type %s but got %s"
-            % (_tf_type_name(stack.elem_type), _tf_type_name(t)))
-    swap = ctx.attrs["swap_memory"]
-    host = getattr(ctx.device, "host_allocator", None) if swap else None
-    stack.push(ctx.op, elem, swap, host)
+            % (_tf_type_name(stack.elem_type), _tf_type_name(attrs["T"])))
+    if attrs["swap_memory"]:
+        stack.push(ctx.op, elem, True, getattr(ctx.device, "host_allocator", None))
+    else:
+        stack.push(ctx.op, elem, False)
     return elem
 
 
 @kernel("StackPopV2")
 def _pop_kernel(ctx, handle):
-    stack = _lookup_stack(ctx.op, handle)
-    want = ctx.attrs["elem_type"]
-    if want is not stack.elem_type:
+    stack = handle if type(handle) is StackResource else _lookup_stack(ctx.op, handle)
+    if ctx.attrs["elem_type"] is not stack.elem_type:
         raise errors.InvalidArgumentError(
             None, ctx.op, "Output 0 of type %s does not match declared output type %s"
-            % (_tf_type_name(stack.elem_type), _tf_type_name(want)))
+            % (_tf_type_name(stack.elem_type), _tf_type_name(ctx.attrs["elem_type"])))
     return stack.pop(ctx.op)
 
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.runtime import optimizer as _opt
-from tensorweave.runtime.executor import run_flat
+from tensorweave.runtime.executor import kernel_error
 
 
 class _Dead:
@@ -154,7 +154,14 @@ def dead_aware(fn, n_data: int, n_out: int, live_marker: bool):
 
 class LoopProgram:
     """One loop frame compiled for the structured executor (immutable; runs are
-    re-entrant: each run has its own value array)."""
+    re-entrant: each run has its own locals).
+
+    The whole loop - enter values, presets, the cond steps, the predicate test, the body
+    steps and the carry of loop variables - is compiled into one Python function whose
+    slots are local variables (`compile_runner`): per step one call and one store, no
+    interpretation of step tuples. A kernel error is attributed to its step's op from
+    the line of the generated code it was raised on.
+    """
 
     def __init__(self, frame: Frame):
         self.frame = frame
@@ -163,48 +170,104 @@ class LoopProgram:
         self.enter_slots: List[int] = []      # slot of each Enter, in super-step input order
         self.merge_init: List[tuple] = []     # (merge slot, enter slot)
         self.carry: List[tuple] = []          # (merge slot, NextIteration input slot)
-        self.cond_flat: tuple = ()
-        self.cond_ops: tuple = ()
-        self.body_flat: tuple = ()
-        self.body_ops: tuple = ()
+        self.cond_steps: tuple = ()           # (fn, ctx, ins, out, n_out)
+        self.body_steps: tuple = ()
+        self.ops: tuple = ()                  # op of each cond step, then each body step
         self.pred_slot = -1
         self.exit_slots: List[int] = []
+        self.run = None                       # fn(ctx, *enter_values) -> exit value(s)
+        self.source = ""                      # the generated code of `run`
 
     def __call__(self, ctx, *enter_values):
-        vals = [None] * self.n_slots
-        for s, v in self.presets:
-            vals[s] = v
-        for s, v in zip(self.enter_slots, enter_values):
-            vals[s] = v
+        return self.run(ctx, *enter_values)
+
+    def compile_runner(self) -> None:
+        """Generates `run` from the compiled parts (see the class docstring)."""
+        args: Dict[str, object] = {}
+        lines: List[str] = []
+        line_step: Dict[int, int] = {}
+        written = set(self.enter_slots) | {sl for sl, _ in self.presets} | \
+            {m for m, _ in self.merge_init}
+        read = set()
+
+        def emit_steps(steps, first: int, indent: str):
+            for k, (fn, ctx, ins, out, n_out) in enumerate(steps, first):
+                args["f%d" % k], args["c%d" % k] = fn, ctx
+                read.update(ins)
+                call = "f%d(c%d%s)" % (k, k, "".join(", v%d" % i for i in ins))
+                if n_out == 1:
+                    call = "v%d = %s" % (out, call)
+                elif n_out:
+                    call = "%s, = %s" % (", ".join("v%d" % (out + j) for j in range(n_out)),
+                                         call)
+                written.update(range(out, out + n_out))
+                lines.append(indent + call)
+                line_step[len(lines)] = k
+
+        enters = ["e%d" % j for j in range(len(self.enter_slots))]
+        lines.append("def make(%s):" % ", ".join(
+            ["_fail"] + ["p%d" % sl for sl, _ in self.presets] +
+            ["f%d, c%d" % (k, k) for k in range(len(self.ops))]))
+        lines.append("    def run(%s):" % ", ".join(["ctx"] + enters))
+        init_at = len(lines)
+        for sl, _ in self.presets:
+            lines.append("        v%d = p%d" % (sl, sl))
+        for sl, e in zip(self.enter_slots, enters):
+            lines.append("        v%d = %s" % (sl, e))
         for m, e in self.merge_init:
-            vals[m] = vals[e]
-        cond_flat, cond_ops, body_flat, body_ops = (self.cond_flat, self.cond_ops,
-                                                    self.body_flat, self.body_ops)
-        pred_slot, carry = self.pred_slot, self.carry
-        if len(carry) == 1:
-            (m0, n0), = carry
-            while True:
-                run_flat(cond_flat, cond_ops, vals)
-                if not vals[pred_slot]:
-                    break
-                run_flat(body_flat, body_ops, vals)
-                vals[m0] = vals[n0]
+            lines.append("        v%d = v%d" % (m, e))
+        lines.append("        try:")
+        lines.append("            while True:")
+        emit_steps(self.cond_steps, 0, " " * 16)
+        lines.append("                if not v%d:" % self.pred_slot)
+        lines.append("                    break")
+        emit_steps(self.body_steps, len(self.cond_steps), " " * 16)
+        if self.carry:
+            lines.append("                %s = %s" % (
+                ", ".join("v%d" % m for m, _ in self.carry),
+                ", ".join("v%d" % n for _, n in self.carry)))
+            read.update(n for _, n in self.carry)
+        lines.append("        except BaseException as e:")
+        lines.append("            err = _fail(e)")
+        lines.append("            if err is e:")
+        lines.append("                raise")
+        lines.append("            raise err from e")
+        read.update(self.exit_slots)
+        read.add(self.pred_slot)
+        if len(self.exit_slots) == 1:
+            lines.append("        return v%d" % self.exit_slots[0])
         else:
-            while True:
-                run_flat(cond_flat, cond_ops, vals)
-                if not vals[pred_slot]:
-                    break
-                run_flat(body_flat, body_ops, vals)
-                nxt = [vals[n] for _, n in carry]
-                for (m, _), v in zip(carry, nxt):
-                    vals[m] = v
-        out = tuple(vals[s] for s in self.exit_slots)
-        return out[0] if len(out) == 1 else out
+            lines.append("        return (%s)" % "".join("v%d, " % sl for sl in self.exit_slots))
+        lines.append("    return run")
+        # slots read but written by no step (e.g. a Merge's value_index) start as None
+        unset = ["        v%d = None" % sl for sl in sorted(read - written)]
+        lines[init_at:init_at] = unset
+        line_step = {ln + len(unset) if ln > init_at else ln: k
+                     for ln, k in line_step.items()}
+        ops = self.ops
+
+        def fail(e: BaseException) -> BaseException:
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                return e
+            k = line_step.get(e.__traceback__.tb_lineno)
+            return e if k is None else kernel_error(ops[k], e)
+        self.source = "\n".join(lines) + "\n"
+        ns: Dict[str, object] = {}
+        exec(compile(self.source, "<while loop %s>" % self.frame.name, "exec"), ns)
+        for sl, v in self.presets:
+            args["p%d" % sl] = v
+        self.run = ns["make"](fail, **args)
 
 
 def _const_value(n):
-    vals = n.value if n.value is not None else [n.attrs["value"]]
-    return vals[0]
+    """The value of a Const preset in a loop frame. A numeric scalar becomes a NumPy
+    scalar (what ufuncs return anyway): arithmetic on NumPy scalars takes NumPy's scalar
+    fast path, on 0-d arrays a full ufunc call (loop counters run such ops every
+    iteration)."""
+    v = (n.value if n.value is not None else [n.attrs["value"]])[0]
+    if type(v) is np.ndarray and v.ndim == 0 and v.dtype.kind in "biufc":
+        return v[()]
+    return v
 
 
 class StructuredCompiler:
@@ -286,9 +349,9 @@ class StructuredCompiler:
                     slot_of[(id(e), 0)] = base + j
                 ins = tuple(slot_of[(id(e.inputs[0][0]), e.inputs[0][1])] for e in x.enters)
                 g = _union(guard.get(s) for s in ins)
-                fn = prog
+                fn = prog.run
                 if g:
-                    fn = dead_aware(prog, len(ins), len(x.exits), False)
+                    fn = dead_aware(prog.run, len(ins), len(x.exits), False)
                     for j in range(len(x.exits)):
                         guard[base + j] = g
                 op = x.enters[0].op if x.enters else None
@@ -320,7 +383,10 @@ class StructuredCompiler:
                 if g:
                     guard[base] = guard[base + 1] = g
             elif n.type == "ControlTrigger":
-                base = alloc(max(n_out, 1))
+                # always live and does nothing: the step order already runs it after its
+                # control inputs and before its control outputs, so no step is emitted
+                alloc(max(n_out, 1))
+                continue
             else:
                 g = _union([guard.get(s) for s in ins] + [guard.get(s) for s in ctrl])
                 live = n_out == 0
@@ -390,7 +456,8 @@ class StructuredCompiler:
                 roles[id(n)] = "machinery"
 
             def loop_live(c):  # live in every iteration the body runs
-                if roles.get(id(c)) in ("merge", "machinery", "loopcond", "enter"):
+                if roles.get(id(c)) in ("merge", "machinery", "loopcond", "enter") or \
+                        c.type == "ControlTrigger":
                     return True
                 return c.type == "Identity" and not c.control_inputs and \
                     roles.get(id(c.inputs[0][0])) == "machinery"
@@ -447,11 +514,11 @@ class StructuredCompiler:
                 prog.exit_slots.append(slot_of[(id(p), 0)])
             if any(self.guard.get(s) for _, s in prog.carry):
                 raise NotStructured("a loop variable may be dead")
-            prog.cond_flat = tuple(s + ((),) for s, _, _ in cond_steps)  # nothing freed
-            prog.cond_ops = tuple(op for _, op, _ in cond_steps)
-            prog.body_flat = tuple(s + ((),) for s, _, _ in body_steps)
-            prog.body_ops = tuple(op for _, op, _ in body_steps)
+            prog.cond_steps = tuple(st for st, _, _ in cond_steps)
+            prog.body_steps = tuple(st for st, _, _ in body_steps)
+            prog.ops = tuple(op for _, op, _ in cond_steps + body_steps)
             prog.n_slots = counter[0]
+            prog.compile_runner()
         finally:
             self.guard = saved_guard
         return prog

@@ -1,0 +1,98 @@
+"""The structured executor's compiled loops (runtime/frames.py): each loop frame runs as
+one generated function; these tests pin what that compilation must keep."""
+import os
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.framework import errors
+from tensorweave.runtime import frames
+
+
+def _loop_programs(monkeypatch):
+    progs = []
+    orig = frames.StructuredCompiler.compile_loop
+
+    def spy(self, frame):
+        p = orig(self, frame)
+        progs.append(p)
+        return p
+    monkeypatch.setattr(frames.StructuredCompiler, "compile_loop", spy)
+    return progs
+
+
+def test_kernel_error_in_loop_body_names_its_op(sess):
+    x = tf.placeholder(tf.float32, None)
+    m = tf.placeholder(tf.float32, None)
+    _, a = tf.while_loop(lambda i, a: i < 3,
+                         lambda i, a: (i + 1, tf.matmul(a, m, name="body_mm")), [0, x])
+    ok = sess.run(a, {x: np.ones((2, 2), np.float32), m: np.ones((2, 2), np.float32)})
+    np.testing.assert_allclose(ok, np.full((2, 2), 8.0))
+    with pytest.raises(errors.InvalidArgumentError, match="Matrix size-incompatible") as e:
+        sess.run(a, {x: np.ones((2, 3), np.float32), m: np.ones((2, 2), np.float32)})
+    assert e.value.op.name == "while/body_mm"
+
+
+def test_kernel_error_in_cond_branch_of_nested_loop_names_its_op(sess):
+    x = tf.placeholder(tf.float32, None)
+    m = tf.placeholder(tf.float32, None)
+
+    def outer(i, a):
+        def inner(j, b):
+            return j + 1, tf.cond(j < 1, lambda: tf.matmul(b, m, name="mm"),
+                                  lambda: b * 2.0)
+        return i + 1, tf.while_loop(lambda j, b: j < 2, inner, [0, a])[1]
+    _, a = tf.while_loop(lambda i, a: i < 3, outer, [0, x])
+    ok = sess.run(a, {x: np.ones((2, 2), np.float32), m: np.ones((2, 2), np.float32)})
+    np.testing.assert_allclose(ok, np.full((2, 2), 64.0))
+    with pytest.raises(errors.InvalidArgumentError) as e:
+        sess.run(a, {x: np.ones((2, 3), np.float32), m: np.ones((2, 2), np.float32)})
+    assert e.value.op.name == "while/while/cond/mm"
+
+
+def test_loop_with_several_exits_and_zero_iterations(sess):
+    n = tf.placeholder(tf.int32, [])
+    i, s, p = tf.while_loop(lambda i, s, p: i < n,
+                            lambda i, s, p: (i + 1, s + tf.cast(i, tf.float32), p * 2.0),
+                            [0, tf.constant(0.0), tf.constant(1.0)])
+    assert sess.run([i, s, p], {n: 4}) == [4, 6.0, 16.0]
+    assert sess.run([i, s, p], {n: 0}) == [0, 0.0, 1.0]
+
+
+@pytest.mark.skipif(os.environ.get("TW_EXECUTOR") == "tagged",
+                    reason="inspects the structured executor's loop programs")
+def test_gradient_loop_runs_no_trigger_or_constant_steps(graph, monkeypatch):
+    # ControlTriggers only order pushes/pops (the step order already does) and
+    # constants are written once per loop run, not once per iteration
+    progs = _loop_programs(monkeypatch)
+    w = tf.Variable(tf.ones([3, 3]) * 0.1)
+    x = tf.placeholder(tf.float32, [3, 3])
+    _, a = tf.while_loop(lambda i, a: i < 5, lambda i, a: (i + 1, tf.tanh(tf.matmul(a, w))),
+                         [tf.constant(0), x])
+    gw = tf.gradients(tf.reduce_sum(a), w)[0]
+    with tf.Session(graph=graph) as s:
+        s.run(tf.global_variables_initializer())
+        xv = np.eye(3, dtype=np.float32)
+        got = s.run(gw, {x: xv})
+    assert len(progs) == 2
+    for p in progs:
+        types = [op.type for op in p.ops]
+        assert "ControlTrigger" not in types and "Const" not in types, types
+    wv = np.full((3, 3), 0.1, np.float32)
+    acts = [xv]
+    for _ in range(5):
+        acts.append(np.tanh(acts[-1] @ wv))
+    dy, want = np.ones((3, 3), np.float32), np.zeros((3, 3), np.float32)
+    for k in range(5, 0, -1):
+        dz = dy * (1 - acts[k] ** 2)
+        want += acts[k - 1].T @ dz
+        dy = dz @ wv.T
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_scalar_loop_constants_keep_dtype(sess):
+    i = tf.while_loop(lambda i: i < 10, lambda i: i + tf.constant(3, tf.int64),
+                      [tf.constant(0, tf.int64)])
+    r = sess.run(i)
+    assert r == 12 and r.dtype == np.int64
