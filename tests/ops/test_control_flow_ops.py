@@ -686,3 +686,43 @@ def test_second_order_unsupported_cases_raise(graph):
     gz = tf.gradients(z, x)[0]
     with pytest.raises(LookupError, match="tf.cond inside tf.while_loop"):
         tf.gradients(gz, x)
+
+
+# --- memory: swap_memory (EuroSys §5.3) -----------------------------------------------------
+@pytest.mark.parametrize("swap", [False, True])
+def test_swap_memory_moves_stacked_values_to_host_and_prefetches(sess, swap):
+    n, elem_bytes = 20, 32 * 32 * 8
+    rs = np.random.RandomState(4)
+    x0, w0 = rs.randn(32, 32) * 0.1, rs.randn(32, 32) * 0.2
+    x = tf.constant(x0)
+    w = tf.constant(w0)
+    _, a = tf.while_loop(lambda i, a: i < n, lambda i, a: (i + 1, tf.tanh(tf.matmul(a, w))),
+                         [0, x], swap_memory=swap)
+    gw = tf.gradients(tf.reduce_sum(a), w)[0]
+    stacks = [op.outputs[0] for op in tf.get_default_graph().get_operations()
+              if op.type == "StackV2"]
+    dev = sess._device_manager.default
+    sess.run(gw)
+    dev.allocator.reset_peak()
+    dev.host_allocator.reset_peak()
+    got, handles = sess.run([gw, stacks])
+
+    def f(wv):
+        v = x0
+        for _ in range(n):
+            v = np.tanh(v @ wv)
+        return v.sum()
+    eps = 1e-6
+    for i, j in [(0, 0), (3, 7), (31, 30)]:
+        d = np.zeros_like(w0)
+        d[i, j] = eps
+        assert abs(got[i, j] - (f(w0 + d) - f(w0 - d)) / (2 * eps)) < 1e-6
+    held = len(stacks) * n * elem_bytes  # every stack holds one 32x32 value per iteration
+    assert dev.allocator.bytes_in_use == 0 and dev.host_allocator.bytes_in_use == 0
+    if swap:
+        # everything waits on the host; a backward iteration finds its value prefetched
+        assert dev.host_allocator.peak_bytes == held
+        assert dev.allocator.peak_bytes <= 2 * len(stacks) * elem_bytes
+        assert all(h.sync_swap_ins == 1 and h.prefetches == n - 1 for h in handles)
+    else:
+        assert dev.allocator.peak_bytes == held and dev.host_allocator.peak_bytes == 0

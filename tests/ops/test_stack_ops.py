@@ -9,7 +9,7 @@ from tensorweave.framework import errors
 from tensorweave.ops import stack_ops
 from tensorweave.ops.stack_ops import StackResource, stack_close_v2, stack_pop_v2, \
     stack_push_v2, stack_v2
-from tensorweave.runtime.devices import Allocator
+from tensorweave.runtime.devices import Device
 
 
 def _after(dep, fn):
@@ -77,19 +77,42 @@ def test_dtype_mismatch_and_closed(sess):
         sess.run(late)
 
 
-def test_byte_accounting_and_swap():
-    s = StackResource("s", tf.float32, -1)
-    host = Allocator("host")
-    a = np.zeros(10, np.float32)
-    s.push(None, a, swap=True, host_allocator=host)
-    s.push(None, np.zeros(5, np.float32), swap=False)
-    assert s.bytes_held == 60 and s.peak_bytes == 60 and s.swapped_bytes == 40
-    assert host.bytes_in_use == 40
-    s.pop(None)
-    assert s.bytes_held == 40 and s.swapped_bytes == 40
+def test_byte_accounting_swap_and_prefetch():
+    dev = Device("CPU", 0)
+    s = StackResource("s", tf.float32, -1, dev)
+    a, b, c = (np.full(10, k, np.float32) for k in range(3))
+    for v in (a, b):
+        s.push(None, v, swap=True)
+    s.push(None, c[:5], swap=False)
+    assert s.bytes_held == 100 and s.peak_bytes == 100 and s.swapped_bytes == 80
+    assert dev.host_allocator.bytes_in_use == 80 and dev.allocator.bytes_in_use == 20
+    s.pop(None)  # the next element (b) comes back ahead of its pop
+    assert s.swapped_bytes == 40 and s.prefetches == 1 and s.sync_swap_ins == 0
+    assert dev.host_allocator.bytes_in_use == 40 and dev.allocator.bytes_in_use == 40
+    assert s.pop(None) is b
+    assert s.prefetches == 2 and dev.allocator.bytes_in_use == 40
     assert s.pop(None) is a
-    assert s.bytes_held == 0 and s.swapped_bytes == 0 and s.peak_bytes == 60
-    assert host.bytes_in_use == 0 and host.peak_bytes == 40
+    assert s.bytes_held == 0 and s.swapped_bytes == 0 and s.peak_bytes == 100
+    assert dev.host_allocator.bytes_in_use == 0 and dev.allocator.bytes_in_use == 0
+    assert dev.host_allocator.peak_bytes == 80
+
+
+def test_first_pop_of_a_swapped_element_swaps_it_in_itself():
+    dev = Device("CPU", 0)
+    s = StackResource("s", tf.float32, -1, dev)
+    s.push(None, np.zeros(4, np.float32), swap=True)
+    assert s.swapped_bytes == 16 and dev.host_allocator.bytes_in_use == 16
+    s.pop(None)
+    assert s.sync_swap_ins == 1 and dev.host_allocator.bytes_in_use == 0
+
+
+def test_dropped_stack_releases_its_memory():
+    dev = Device("CPU", 0)
+    s = StackResource("s", tf.float32, -1, dev)
+    s.push(None, np.zeros(4, np.float32), swap=True)
+    s.push(None, np.zeros(2, np.float32), swap=False)
+    del s
+    assert dev.host_allocator.bytes_in_use == 0 and dev.allocator.bytes_in_use == 0
 
 
 def test_swap_push_counts_swapped_bytes(sess):

@@ -6,11 +6,16 @@ of a StackV2 op creates a new `StackResource` and outputs it as the handle value
 concurrent steps never share a stack. All stack methods hold the stack's lock (loop
 iterations may run concurrently).
 
-Memory accounting (used for swap_memory, EuroSys §5.3): a stack tracks `bytes_held`
-(bytes of the elements it holds now) and `peak_bytes`. A push with `swap_memory=True`
-marks its element as swapped to host memory: it counts in `swapped_bytes`, and, when the
-kernel's device has a `host_allocator` (an Allocator), is allocated there until popped.
-The element array itself is kept as is (CPU arrays need no copy).
+Memory (EuroSys §5.3): a stack made on a device charges the elements it holds to that
+device's allocator. A push with `swap_memory=True` moves its element to host memory
+(`Device.swap_out`, charged to the device's `host_allocator` instead), and every pop
+prefetches the element the next pop will take back to the device (`Device.swap_in`), so
+a backward loop finds its values on the device while at most one swapped element is
+there ahead of its pop; only a first pop can find its element still on the host
+(`sync_swap_ins`). `bytes_held`/`peak_bytes` count the elements held, `swapped_bytes`
+those on the host now. On a CPU device both memories are one: the value stays where it
+is and only the accounting moves. Memory is released as the backward loop pops, and
+whatever a step leaves on a stack when the stack is dropped.
 
 The builders are internal (TF1 exports no stack API): stack_v2, stack_push_v2,
 stack_pop_v2, stack_close_v2.
@@ -45,34 +50,41 @@ def _tf_type_name(dtype: _dt.DType) -> str:
 class StackResource:
     """The run-time state of one stack.
 
-    Invariants (guarded by `lock`): `elements` holds (array, nbytes, host_allocator or
-    None) entries, last pushed last; `bytes_held` is the sum of their nbytes;
-    `swapped_bytes` the sum over swapped entries still held; `peak_bytes` the maximum
-    `bytes_held` seen; `max_size < 0` means unbounded.
+    Invariants (guarded by `lock`): `elements` holds [value, nbytes, on_host] entries,
+    last pushed last; `bytes_held` is the sum of their nbytes, `swapped_bytes` the sum
+    over entries on the host; `peak_bytes` the maximum `bytes_held` seen; with a
+    `device`, entries on the host are charged to its host allocator and the others to
+    its allocator; `max_size < 0` means unbounded.
     """
 
-    def __init__(self, name: str, elem_type: _dt.DType, max_size: int):
+    def __init__(self, name: str, elem_type: _dt.DType, max_size: int, device=None):
         self.lock = threading.Lock()
         self.name = name
         self.elem_type = elem_type
         self.max_size = max_size
-        self.elements: List[tuple] = []
+        self.device = device
+        self.elements: List[list] = []
         self.closed = False
         self.bytes_held = 0
         self.peak_bytes = 0
         self.swapped_bytes = 0
+        self.prefetches = 0      # swapped elements brought back ahead of their pop
+        self.sync_swap_ins = 0   # swapped elements a pop had to bring back itself
 
     def __repr__(self):
         return "<StackResource %s size=%d>" % (self.name, len(self.elements))
+
+    def __del__(self):
+        self._release(self.elements)
 
     def _raise_closed(self, op) -> None:
         raise errors.InvalidArgumentError(
             None, op, "Stack[%s] has already been closed." % self.name)
 
-    def push(self, op, value: np.ndarray, swap: bool, host_allocator=None) -> None:
+    def push(self, op, value: np.ndarray, swap: bool) -> None:
         nbytes = value.nbytes if type(value) is np.ndarray else \
             int(getattr(value, "nbytes", 0))
-        alloc = host_allocator if swap else None
+        dev = self.device
         with self.lock:
             if self.closed:
                 self._raise_closed(op)
@@ -81,30 +93,52 @@ class StackResource:
                 raise errors.InvalidArgumentError(
                     None, op, "Stack[%s] overflowed its max_size (%d)"
                     % (self.name, self.max_size))
-            elements.append((value, nbytes, swap, alloc))
+            if swap:
+                if dev is not None:
+                    value = dev.swap_out(value)
+                    dev.host_allocator.allocate(nbytes)
+                self.swapped_bytes += nbytes
+            elif dev is not None:
+                dev.allocator.allocate(nbytes)
+            elements.append([value, nbytes, swap])
             held = self.bytes_held + nbytes
             self.bytes_held = held
             if held > self.peak_bytes:
                 self.peak_bytes = held
-            if swap:
-                self.swapped_bytes += nbytes
-        if alloc is not None:
-            alloc.allocate(nbytes)
 
     def pop(self, op) -> np.ndarray:
+        dev = self.device
         with self.lock:
             if self.closed:
                 self._raise_closed(op)
-            if not self.elements:
+            elements = self.elements
+            if not elements:
                 raise errors.InvalidArgumentError(
                     None, op, "Stack[%s] is empty when calling Pop()." % self.name)
-            value, nbytes, swapped, alloc = self.elements.pop()
+            value, nbytes, on_host = elements.pop()
             self.bytes_held -= nbytes
-            if swapped:
+            if on_host:
+                self.sync_swap_ins += 1
                 self.swapped_bytes -= nbytes
-        if alloc is not None:
-            alloc.deallocate(nbytes)
+                if dev is not None:
+                    value = dev.swap_in(value)
+                    dev.host_allocator.deallocate(nbytes)
+            elif dev is not None:
+                dev.allocator.deallocate(nbytes)
+            if elements and elements[-1][2]:
+                self._prefetch(elements[-1])
         return value
+
+    def _prefetch(self, entry: list) -> None:
+        """Moves the element the next pop takes back to the device (lock held)."""
+        entry[2] = False
+        self.prefetches += 1
+        self.swapped_bytes -= entry[1]
+        dev = self.device
+        if dev is not None:
+            entry[0] = dev.swap_in(entry[0])
+            dev.host_allocator.deallocate(entry[1])
+            dev.allocator.allocate(entry[1])
 
     def size(self) -> int:
         with self.lock:
@@ -115,9 +149,14 @@ class StackResource:
             self.closed = True
             held, self.elements = self.elements, []
             self.bytes_held = self.swapped_bytes = 0
-        for _, nbytes, _, alloc in held:
-            if alloc is not None:
-                alloc.deallocate(nbytes)
+        self._release(held)
+
+    def _release(self, entries) -> None:
+        dev = self.device
+        if dev is None:
+            return
+        for _, nbytes, on_host in entries:
+            (dev.host_allocator if on_host else dev.allocator).deallocate(nbytes)
 
 
 def _lookup_stack(op, handle) -> StackResource:
@@ -152,7 +191,8 @@ def _stack_kernel(ctx, max_size):
     if m.ndim != 0:
         raise errors.InvalidArgumentError(None, ctx.op, "max_size must be a scalar")
     base = ctx.attrs["stack_name"] or ctx.op.name
-    return StackResource("%s_%d" % (base, next(_NAMES)), ctx.attrs["elem_type"], int(m))
+    return StackResource("%s_%d" % (base, next(_NAMES)), ctx.attrs["elem_type"], int(m),
+                         ctx.device)
 
 
 @kernel("StackPushV2")
@@ -163,10 +203,7 @@ def _push_kernel(ctx, handle, elem):
         raise errors.InvalidArgumentError(
             None, ctx.op, "Must have type %s but got %s"
             % (_tf_type_name(stack.elem_type), _tf_type_name(attrs["T"])))
-    if attrs["swap_memory"]:
-        stack.push(ctx.op, elem, True, getattr(ctx.device, "host_allocator", None))
-    else:
-        stack.push(ctx.op, elem, False)
+    stack.push(ctx.op, elem, attrs["swap_memory"])
     return elem
 
 
@@ -215,7 +252,7 @@ def stack_push_v2(handle, elem, swap_memory: bool = False,
     Args:
       handle: the stack handle.
       elem: the Tensor to push.
-      swap_memory: account the element as swapped to host memory.
+      swap_memory: move the element to host memory until a pop prefetches it back.
       name: a name for the op.
 
     Raises:
