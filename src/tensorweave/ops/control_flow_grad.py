@@ -207,22 +207,9 @@ def push_forward_value(loop: cf.WhileContext, t: Tensor, bw: cf.WhileContext) ->
     st = loop.stacks.get((bw, t))
     if st is not None:
         return st
-    from tensorweave.ops import stack_ops
-    g = loop.graph
-    saved = g._get_control_flow_context()
-    g._set_control_flow_context(loop.outer)
-    try:
-        with g.control_dependencies(None):
-            handle = stack_ops.stack_v2(-1, t.dtype.base_dtype,
-                                        stack_name=t._op._name + "_stack")
-    finally:
-        g._set_control_flow_context(loop)
-    try:
-        with g.control_dependencies(None), g.control_dependencies([loop.counter_ident]):
-            push = stack_ops.stack_push_v2(handle, t, swap_memory=loop.swap_memory)
-    finally:
-        g._set_control_flow_context(saved)
-    loop.push_sync._add_control_input(push._op)
+    handle, push = _new_stack_push(loop.outer, loop, t, t._op._name + "_stack",
+                                   loop.counter_ident, loop.swap_memory)
+    loop.push_sync._add_control_input(push)
     loop.stacks[(bw, t)] = handle
     return handle
 
@@ -395,7 +382,6 @@ def _push_gradient(bw: cf.WhileContext, pushed: tuple, v: Tensor, d) -> tuple:
     (inputs: the stack handle entered into `bw`, the gradient). `pushed` is (the loop that pushed `v`'s value, that value). `bw` runs in
     the pushing loop's order, so that loop's own backward loop pops the gradients in its
     (reverse) order and adds them to the pushed value's gradient."""
-    from tensorweave.ops import stack_ops
     pusher, t = pushed
     if cf.enclosing_loop(pusher.outer) is not None:
         raise LookupError(
@@ -405,21 +391,28 @@ def _push_gradient(bw: cf.WhileContext, pushed: tuple, v: Tensor, d) -> tuple:
         raise LookupError(
             "Second-order gradients through a tf.cond inside tf.while_loop %s (value %s) "
             "are not supported." % (pusher.name, t.name))
-    g = bw.graph
+    return _new_stack_push(pusher.outer, bw, _like(d, v), t._op._name + "_grad_stack",
+                           bw.pivot, bw.swap_memory)[1]
+
+
+def _new_stack_push(home, loop: cf.WhileContext, value: Tensor, name: str, after: Tensor,
+                    swap: bool) -> tuple:
+    """A new stack made in context `home` (outside `loop`) and a push of `value` onto it
+    in `loop`, after `after` (what orders the pushes of successive iterations); returns
+    (stack handle, push op)."""
+    from tensorweave.ops import stack_ops
+    g = loop.graph
     saved = g._get_control_flow_context()
-    g._set_control_flow_context(pusher.outer)
+    g._set_control_flow_context(home)
     try:
         with g.control_dependencies(None):
-            handle = stack_ops.stack_v2(-1, t.dtype.base_dtype,
-                                        stack_name=t._op._name + "_grad_stack")
-    finally:
-        g._set_control_flow_context(bw)
-    try:
-        with g.control_dependencies(None), g.control_dependencies([bw.pivot]):
-            push = stack_ops.stack_push_v2(handle, _like(d, v), swap_memory=bw.swap_memory)
+            handle = stack_ops.stack_v2(-1, value.dtype.base_dtype, stack_name=name)
+        g._set_control_flow_context(loop)
+        with g.control_dependencies(None), g.control_dependencies([after]):
+            push = stack_ops.stack_push_v2(handle, value, swap_memory=swap)
     finally:
         g._set_control_flow_context(saved)
-    return push._op
+    return handle, push._op
 
 
 def _in_cond(op: Operation, loop: cf.WhileContext) -> bool:
