@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+from results import write_extra  # benchmarks/results.py (this script's folder)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH_DIR = os.path.join(HERE, "..", "..", "shared", "bench")
@@ -59,13 +60,10 @@ def main(out_path: str, tf_python: str) -> None:
                 % (r[key], r["median"], r["first_build_ms"], r["num_ops"]))
         figures["%s, ratio tensorweave / TensorFlow (target <= 1.0)" % variant] = \
             "%.3f" % (tw_res[key] / tf_res[key])
-    doc = {"title": "build_time variants without control flow (graph + gradients + "
-                    "optimizer + init)",
-           "command": "python benchmarks/build_time_variants.py benchmarks/out/extra_build.json",
-           "figures": figures}
-    with open(out_path, "w") as f:
-        json.dump(doc, f, indent=1)
-    print(json.dumps(doc, indent=1))
+    write_extra(out_path, "build_time variants without control flow (graph + gradients + "
+                "optimizer + init)",
+                "python benchmarks/build_time_variants.py benchmarks/out/extra_build.json",
+                figures)
 
 
 if __name__ == "__main__":

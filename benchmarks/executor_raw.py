@@ -5,7 +5,6 @@
 - two independent 2000x2000 matmuls in one step vs. the same two in sequence.
 Writes a JSON file for benchmarks/results.py.  Usage: python benchmarks/executor_raw.py OUT
 """
-import json
 import os
 import statistics
 import subprocess
@@ -15,6 +14,7 @@ import time
 import numpy as np
 
 import tensorweave as tf
+from results import write_extra  # benchmarks/results.py (this script's folder)
 
 
 def _median_time(fn, reps):
@@ -82,13 +82,9 @@ def main(out_path):
         "the same, inter_op_parallelism_threads=2": "%.1f ms (speed-up %.2fx)"
             % (times[2] * 1e3, times[1] / times[2]),
     }
-    doc = {"title": "Executor figures (issue #2)",
-           "command": "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "
-                      "python benchmarks/executor_raw.py benchmarks/out/extra_executor.json",
-           "figures": figures}
-    with open(out_path, "w") as f:
-        json.dump(doc, f, indent=1)
-    print(json.dumps(doc, indent=1))
+    write_extra(out_path, "Executor figures (issue #2)",
+                "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "
+                "python benchmarks/executor_raw.py benchmarks/out/extra_executor.json", figures)
 
 
 if __name__ == "__main__":

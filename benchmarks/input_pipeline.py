@@ -1,17 +1,26 @@
 """Input pipeline overlapping training (OSDI §3.2, Figure 1 of that paper).
 
-The same training step (an MLP 64-256-10 with Adagrad, batch 100) runs twice:
+The same training step (an MLP 64-256-10 with Adagrad, batch 100) runs three ways:
   * in-memory: batches fed from NumPy arrays with feed_dict;
   * CSV pipeline: text files -> string_input_producer -> TextLineReader.read_up_to ->
     decode_csv -> shuffle_batch (2 preprocessing threads, QueueRunners) -> the step
     takes its batch from the queue, while reading and decoding run concurrently;
   * TFRecord pipeline: the same with TFRecordReader and decode_raw of float32 bytes.
-The figure of merit is the ratio of median step times (pipeline / in-memory): close to 1
-means decoding overlaps training. Writes an extra-figures JSON for results.py.
+
+The figure of merit is the ratio pipeline / in-memory of the step time: close to 1 means
+reading and decoding overlap training. To keep a busy machine's drift out of the ratio,
+the three workloads run interleaved: ROUNDS rounds, each one block per workload (in a
+rotating order), and a ratio is taken within each round; the figures are the medians
+over rounds. A block starts once every pipeline's queue is full again (its threads are
+idle, so no other workload's threads run during it), then runs WARMUP steps unmeasured
+(the pipeline reaches its steady state) and STEPS measured steps. Two ratios:
+  * median: of the block's median step time (a typical step);
+  * mean: of the block's mean step time, i.e. throughput: a pipeline that cannot keep up
+    shows here (steps that wait for data), not in the median.
+Writes an extra-figures JSON for results.py.
 
 Usage: python benchmarks/input_pipeline.py OUT_JSON
 """
-import json
 import os
 import statistics
 import sys
@@ -21,10 +30,12 @@ import time
 import numpy as np
 
 import tensorweave as tf
+from results import write_extra  # benchmarks/results.py (this script's folder)
 
 FEATURES, HIDDEN, CLASSES, BATCH = 64, 256, 10, 100
 RECORDS_PER_FILE, FILES = 5000, 4
-STEPS, WARMUP = 300, 30
+CAPACITY = 20 * BATCH
+ROUNDS, STEPS, WARMUP = 7, 150, 40
 
 
 def write_files(directory: str):
@@ -56,30 +67,6 @@ def train_op(x, labels):
     return tf.train.AdagradOptimizer(0.1).minimize(loss)
 
 
-def median_step(run) -> float:
-    for _ in range(WARMUP):
-        run()
-    times = []
-    for _ in range(STEPS):
-        t0 = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-def in_memory() -> float:
-    rs = np.random.RandomState(1)
-    xs = rs.rand(BATCH, FEATURES).astype(np.float32)
-    ys = rs.randint(0, CLASSES, BATCH).astype(np.int64)
-    with tf.Graph().as_default():
-        x = tf.placeholder(tf.float32, [BATCH, FEATURES])
-        labels = tf.placeholder(tf.int64, [BATCH])
-        step = train_op(x, labels)
-        with tf.Session() as sess:
-            sess.run(tf.global_variables_initializer())
-            return median_step(lambda: sess.run(step, {x: xs, labels: ys}))
-
-
 def decode_csv_records(filenames):
     _, lines = tf.TextLineReader().read_up_to(filenames, 250)
     columns = tf.decode_csv(lines, [[0.0]] * FEATURES + [[0]])
@@ -92,44 +79,110 @@ def decode_raw_records(filenames):
     return values[:, :FEATURES], tf.cast(values[:, FEATURES], tf.int64)
 
 
-def pipeline(paths: list, decode) -> float:
-    with tf.Graph().as_default():
+class Workload:
+    """One session running the training step; pipelines also own their threads."""
+
+    def __init__(self, name: str, build):
+        self.name = name
+        self.graph = tf.Graph()
+        self.coord = self.threads = self.size = None
+        with self.graph.as_default():
+            self.step, feeds, queue_size = build()
+            self.sess = tf.Session()
+            self.sess.run(tf.global_variables_initializer())
+            run = self.sess.make_callable(self.step, list(feeds))
+            values = list(feeds.values())
+            self.run = lambda: run(*values)
+            if queue_size is not None:
+                self.size = self.sess.make_callable(queue_size)
+                self.coord = tf.train.Coordinator()
+                self.threads = tf.train.start_queue_runners(self.sess, self.coord)
+
+    def wait_until_full(self, timeout: float = 10.0) -> None:
+        """Until the batch queue is full: the reading threads are blocked, idle."""
+        if self.size is None:
+            return
+        deadline = time.monotonic() + timeout
+        while self.size() < CAPACITY and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+    def block(self) -> tuple:
+        """(median, mean) step time of STEPS steps after WARMUP unmeasured ones."""
+        run = self.run
+        for _ in range(WARMUP):
+            run()
+        times = []
+        clock = time.perf_counter
+        for _ in range(STEPS):
+            t0 = clock()
+            run()
+            times.append(clock() - t0)
+        return statistics.median(times), statistics.mean(times)
+
+    def close(self) -> None:
+        if self.coord is not None:
+            self.coord.request_stop()
+            self.coord.join(self.threads, stop_grace_period_secs=10)
+        self.sess.close()
+
+
+def in_memory():
+    rs = np.random.RandomState(1)
+    xs = rs.rand(BATCH, FEATURES).astype(np.float32)
+    ys = rs.randint(0, CLASSES, BATCH).astype(np.int64)
+    x = tf.placeholder(tf.float32, [BATCH, FEATURES])
+    labels = tf.placeholder(tf.int64, [BATCH])
+    return train_op(x, labels), {x: xs, labels: ys}, None
+
+
+def pipeline(paths: list, decode):
+    def build():
         filenames = tf.train.string_input_producer(paths, shuffle=True, seed=3)
         example, label = decode(filenames)
         x, labels = tf.train.shuffle_batch(
-            [example, label], BATCH, capacity=20 * BATCH, min_after_dequeue=5 * BATCH,
+            [example, label], BATCH, capacity=CAPACITY, min_after_dequeue=5 * BATCH,
             num_threads=2, seed=4, enqueue_many=True)
-        step = train_op(x, labels)
-        with tf.Session() as sess:
-            sess.run(tf.global_variables_initializer())
-            coord = tf.train.Coordinator()
-            threads = tf.train.start_queue_runners(sess, coord)
-            try:
-                return median_step(lambda: sess.run(step))
-            finally:
-                coord.request_stop()
-                coord.join(threads, stop_grace_period_secs=10)
+        queue = tf.get_collection(tf.GraphKeys.QUEUE_RUNNERS)[-1].queue
+        return train_op(x, labels), {}, queue.size()
+    return build
 
 
 def main(out_path: str) -> None:
     with tempfile.TemporaryDirectory() as d:
         csv_paths, record_paths = write_files(d)
-        memory = in_memory()
-        from_csv = pipeline(csv_paths, decode_csv_records)
-        from_records = pipeline(record_paths, decode_raw_records)
+        loads = [Workload("memory", in_memory),
+                 Workload("tfrecord", pipeline(record_paths, decode_raw_records)),
+                 Workload("csv", pipeline(csv_paths, decode_csv_records))]
+        results = {w.name: [] for w in loads}
+        try:
+            for r in range(ROUNDS):
+                for w in loads[r % 3:] + loads[:r % 3]:
+                    for other in loads:
+                        other.wait_until_full()
+                    results[w.name].append(w.block())
+        finally:
+            for w in loads:
+                w.close()
+
+    def figure(name):
+        med = statistics.median(b[0] for b in results[name])
+        if name == "memory":
+            return "%.3f ms (mean %.3f ms)" % (
+                med * 1e3, statistics.median(b[1] for b in results[name]) * 1e3)
+        ratio = [statistics.median(p[k] / m[k] for p, m in zip(results[name],
+                                                               results["memory"]))
+                 for k in (0, 1)]
+        return "%.3f ms (ratio to in-memory %.2f; mean-step ratio %.2f)" % (
+            med * 1e3, ratio[0], ratio[1])
     figures = {
-        "step time, batches fed from memory": "%.3f ms" % (memory * 1e3),
-        "step time, TFRecord + decode_raw pipeline": "%.3f ms (ratio to in-memory %.2f)"
-            % (from_records * 1e3, from_records / memory),
-        "step time, CSV + decode_csv pipeline": "%.3f ms (ratio to in-memory %.2f)"
-            % (from_csv * 1e3, from_csv / memory),
+        "step time, batches fed from memory": figure("memory"),
+        "step time, TFRecord + decode_raw pipeline": figure("tfrecord"),
+        "step time, CSV + decode_csv pipeline": figure("csv"),
     }
-    doc = {"title": "Input pipeline overlapping training (issue #5)",
-           "command": "python benchmarks/input_pipeline.py benchmarks/out/extra_pipeline.json",
-           "figures": figures}
-    with open(out_path, "w") as f:
-        json.dump(doc, f, indent=1)
-    print(json.dumps(doc, indent=1))
+    write_extra(out_path, "Input pipeline overlapping training (issue #5)",
+                "python benchmarks/input_pipeline.py benchmarks/out/extra_pipeline.json",
+                figures, rounds={k: [[round(t * 1e3, 4) for t in b] for b in v]
+                                 for k, v in results.items()})
 
 
 if __name__ == "__main__":

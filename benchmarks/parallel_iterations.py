@@ -23,7 +23,6 @@ os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before NumPy loads its BLAS
 os.environ["OMP_NUM_THREADS"] = "1"
 os.environ["MKL_NUM_THREADS"] = "1"
 
-import json  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import threading  # noqa: E402
@@ -32,6 +31,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 import tensorweave as tf  # noqa: E402
+from results import write_extra  # noqa: E402 (benchmarks/ is the script's path)
 
 N, ITERS = 1000, 16
 THREADS = 2
@@ -145,13 +145,9 @@ def main(out_path: str) -> None:
                                           med[1] / med[pi])
     figures["speedup parallel_iterations=10 vs 1"] = "%.2fx (results identical to NumPy "\
         "in every setting)" % (med[1] / med[10])
-    doc = {"title": "Parallel loop iterations (EuroSys 2018 Figure 12)",
-           "command": "python benchmarks/parallel_iterations.py "
-                      "benchmarks/out/extra_parallel_iterations.json",
-           "figures": figures}
-    with open(out_path, "w") as f:
-        json.dump(doc, f, indent=1)
-    print(json.dumps(doc, indent=1))
+    write_extra(out_path, "Parallel loop iterations (EuroSys 2018 Figure 12)",
+                "python benchmarks/parallel_iterations.py "
+                "benchmarks/out/extra_parallel_iterations.json", figures)
 
 
 if __name__ == "__main__":

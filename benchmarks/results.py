@@ -95,5 +95,14 @@ def main(argv):
     print("\n".join(lines))
 
 
+def write_extra(out_path: str, title: str, command: str, figures: dict, **more) -> None:
+    """Writes one of our benchmarks' extra-figures JSON (read back by this script) and
+    prints its figures."""
+    doc = dict({"title": title, "command": command, "figures": figures}, **more)
+    with open(out_path, "w") as f:
+        json.dump(doc, f, indent=1)
+    print(json.dumps({"title": title, "figures": figures}, indent=1))
+
+
 if __name__ == "__main__":
     main(sys.argv)

@@ -452,12 +452,15 @@ def _draw(rng: np.random.Generator, n: int, k: int):
       leaves the remaining rows in the first n - k places.
     """
     moved: dict = {}  # position -> row now there, where they differ
-    drawn = []
-    for u in rng.random(k).tolist():
-        j = int(u * n)
+    get, pop = moved.get, moved.pop
+    drawn: list = []
+    append = drawn.append
+    # draw i takes position int(u_i * (n - i)): the same doubles and products as one
+    # Python multiplication per draw, computed at once
+    for j in (rng.random(k) * np.arange(n, n - k, -1)).astype(np.intp).tolist():
         n -= 1
-        drawn.append(moved.get(j, j))
-        last = moved.pop(n, n)
+        append(get(j, j))
+        last = pop(n, n)
         if j != n:
             moved[j] = last
     holes = np.fromiter(moved.keys(), np.intp, len(moved))

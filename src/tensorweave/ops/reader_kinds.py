@@ -305,8 +305,9 @@ def _outputs(kind: str, keys: List[bytes], values: List[bytes]):
 
 # --- the kinds of reader ------------------------------------------------------------------
 class TextLineReaderResource(ReaderResource):
-    """Lines of text files; the file is read in chunks and a request's lines are cut
-    with one `bytes.split` (a trailing "\r" of a line is dropped, as TensorFlow does)."""
+    """Lines of text files. The file is read in chunks and each chunk is cut into lines
+    once, with one `bytes.split`; requests then take slices of that list (a trailing
+    "\r" of a line is dropped, as TensorFlow does)."""
 
     type_name = "TextLineReader"
 
@@ -314,45 +315,60 @@ class TextLineReaderResource(ReaderResource):
         super().__init__()
         self.skip_header_lines = skip_header_lines
         self._file = None
-        self._buf = b""      # read, not yet returned
+        self._lines: List[bytes] = []   # complete lines read; those from _used on are unread
+        self._used = 0
+        self._tail = b""     # the unfinished line after the last "\n" read
+        self._cr = False     # some chunk held a "\r"
         self._eof = False
         self._line = 0
 
     def on_work_started(self) -> None:
         self._file = record_io.open_input(self.work)
-        self._buf, self._eof, self._line = b"", False, 0
+        self._lines, self._used, self._tail = [], 0, b""
+        self._cr = self._eof = False
+        self._line = 0
         self._line = len(self._take_lines(self.skip_header_lines)[0])
 
     def on_work_finished(self) -> None:
         self._file.close()
         self._file = None
-        self._buf = b""
+        self._lines, self._used, self._tail = [], 0, b""
 
     def _take_lines(self, n: int) -> Tuple[List[bytes], bool]:
         """Up to `n` lines (without their "\n"; the last one of the file may lack it)
         and whether the file is exhausted."""
-        while not self._eof and self._buf.count(b"\n") < n:
+        while not self._eof and len(self._lines) - self._used < n:
             chunk = self._file.read(record_io._BUFFER_SIZE)
-            if chunk:
-                self._buf += chunk
-            else:
+            if not chunk:
                 self._eof = True
-        lines = self._buf.split(b"\n", n) if n else [self._buf]
-        if len(lines) > n:
-            self._buf = lines.pop()
-            return lines, self._eof and not self._buf
-        self._buf = b""  # the file ended before n newlines
-        if lines[-1] in (b"", b"\r"):
-            lines.pop()  # as TF: an unterminated last line that is empty or "\r" is none
+                break
+            self._cr = self._cr or b"\r" in chunk
+            parts = chunk.split(b"\n")
+            parts[0] = self._tail + parts[0]
+            self._tail = parts.pop()
+            if self._used:
+                del self._lines[:self._used]
+                self._used = 0
+            self._lines += parts
+        start, stop = self._used, self._used + n
+        if stop <= len(self._lines):
+            self._used = stop
+            return self._lines[start:stop], (self._eof and stop == len(self._lines)
+                                             and not self._tail)
+        lines = self._lines[start:]  # the file ended before n newlines
+        if self._tail not in (b"", b"\r"):
+            lines.append(self._tail)  # as TF: an unterminated last line that is empty or
+        self._lines, self._used, self._tail = [], 0, b""  # "\r" is none
         return lines, True
 
     def read_records(self, limit):
         lines, at_end = self._take_lines(limit)
-        if b"\r" in b"".join(lines):
+        if self._cr:
             lines = [line[:-1] if line.endswith(b"\r") else line for line in lines]
-        first, prefix = self._line + 1, self.work + b":"
+        first = self._line + 1
         self._line += len(lines)
-        return [b"%s%d" % (prefix, k) for k in range(first, self._line + 1)], lines, at_end
+        key = self.work.replace(b"%", b"%%") + b":%d"
+        return list(map(key.__mod__, range(first, self._line + 1))), lines, at_end
 
 
 class FixedLengthRecordReaderResource(ReaderResource):
@@ -426,8 +442,8 @@ class TFRecordReaderResource(ReaderResource):
 
     def read_records(self, limit):
         offsets, values, at_end = self._reader.read_many(limit)
-        prefix = self.work + b":"
-        return [b"%s%d" % (prefix, o) for o in offsets], values, at_end
+        key = self.work.replace(b"%", b"%%") + b":%d"
+        return list(map(key.__mod__, offsets)), values, at_end
 
 
 class WholeFileReaderResource(ReaderResource):

@@ -18,6 +18,7 @@ google-crc32c, imported on first use so `import tensorweave` stays fast.
 from __future__ import annotations
 
 import errno
+import functools
 import io
 import struct
 import zlib
@@ -248,6 +249,16 @@ def open_input(path, compression: str = "", window_bits: Optional[int] = None):
     return io.BufferedReader(raw, buffer_size=_BUFFER_SIZE)
 
 
+@functools.lru_cache(maxsize=64)
+def _run_dtype(length: int):
+    """One framed record of `length` data bytes as a packed NumPy record."""
+    import numpy as np  # lazy: keeps `import tensorweave` fast
+    fields = [("length", "<u8"), ("length_crc", "<u4")]
+    if length:
+        fields.append(("data", "V%d" % length))
+    return np.dtype(fields + [("data_crc", "<u4")])
+
+
 class RecordReader:
     """Reads the records of one TFRecord file in order; `offset` is the position (in
     the uncompressed stream) of the next record.
@@ -270,7 +281,7 @@ class RecordReader:
         have = len(self._buf) - self._pos
         if have >= n:
             return True
-        parts = [self._buf[self._pos:]]
+        parts = [memoryview(self._buf)[self._pos:]]  # copied once, by the join
         while have < n:
             chunk = self._stream.read(max(_BUFFER_SIZE, n - have))
             if not chunk:
@@ -344,21 +355,19 @@ class RecordReader:
         """Frames the longest good prefix of `count` buffered records that share the
         first one's length; returns how many it appended (0: leave it to `read`)."""
         import numpy as np  # lazy: keeps `import tensorweave` fast
-        buf, pos = self._buf, self._pos
+        pos = self._pos
         length = stride - _HEADER_SIZE - _FOOTER_SIZE
-        rows = np.frombuffer(buf, np.uint8, count * stride, pos).reshape(count, stride)
-        lengths = np.ascontiguousarray(rows[:, :8]).view("<u8")[:, 0]
-        good = np.flatnonzero(lengths != length)
+        rows = np.ndarray((count,), _run_dtype(length), self._buf, pos)  # a view
+        good = np.flatnonzero(rows["length"] != length)
         count = int(good[0]) if len(good) else count
-        header_crcs = np.ascontiguousarray(rows[:count, 8:12]).view("<u4")[:, 0]
+        header_crcs = rows["length_crc"][:count]
         good = np.flatnonzero(header_crcs != header_crcs[0])  # same length, same CRC
         count = int(good[0]) if len(good) else count
-        start = pos + _HEADER_SIZE
-        data = [buf[i:i + length] for i in range(start, start + count * stride, stride)]
+        # one bytes object per record, cut by NumPy in one call
+        data = rows["data"][:count].tolist() if length else [b""] * count
         crcs = np.fromiter(map(_crc32c_value or _crc32c_fn(), data), np.uint32, count)
         masked = ((crcs >> np.uint32(15)) | (crcs << np.uint32(17))) + np.uint32(_MASK_DELTA)
-        stored = np.ascontiguousarray(rows[:count, stride - 4:]).view("<u4")[:, 0]
-        good = np.flatnonzero(masked != stored)
+        good = np.flatnonzero(masked != rows["data_crc"][:count])
         if len(good):
             count = int(good[0])
             del data[count:]

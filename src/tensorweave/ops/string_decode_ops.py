@@ -202,25 +202,29 @@ def _parse_plain_numbers(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarra
     width = int(lengths.max())
     if width > 24:
         return None
-    n, is_float = len(starts), np_dtype.kind == "f"
+    n, size, is_float = len(starts), len(buf), np_dtype.kind == "f"
     padded = np.concatenate((buf, np.zeros(width, np.uint8)))
+    lengths = lengths.astype(np.uint8)  # the counters are bytes too: less memory to stream
     mantissa = np.zeros(n, np.int64)
-    digits = np.zeros(n, np.int64)     # digits seen
-    fraction = np.zeros(n, np.int64)   # digits seen after the dot
-    dots = np.zeros(n, np.int64)
+    digits = np.zeros(n, np.uint8)      # digits seen
+    fraction = np.zeros(n, np.uint8)    # digits seen after the dot
+    dots = np.zeros(n, np.uint8)
     ok = np.ones(n, dtype=bool)
     first = padded[starts]
     negative = first == 45
     for j in range(width):  # one place of every field at a time (Horner's scheme)
-        chars = first if j == 0 else padded[starts + j]
+        chars = first if j == 0 else padded[j:j + size][starts]
         valid = lengths > j
         digit = chars - np.uint8(48)  # wraps for bytes below "0"
-        is_digit = (digit < 10) & valid
-        mantissa = np.where(is_digit, mantissa * 10 + digit, mantissa)
+        is_digit = digit < 10
+        is_digit &= valid
+        np.multiply(mantissa, 10, out=mantissa, where=is_digit)
+        np.add(mantissa, digit, out=mantissa, where=is_digit)
         digits += is_digit
         allowed = is_digit | ~valid
         if is_float:
-            is_dot = (chars == 46) & valid
+            is_dot = chars == 46
+            is_dot &= valid
             fraction += is_digit & (dots > 0)
             dots += is_dot
             allowed |= is_dot
@@ -275,13 +279,16 @@ def _decode_plain_records(flat: List[bytes], defaults, delim: bytes, na: bytes, 
                                                            lengths[:, c].tolist())]
                 outs[c] = values.reshape(shape)
             continue
-        parsed = _parse_plain_numbers(buf, starts[:, cols].ravel(), lengths[:, cols].ravel(),
+        # a run of adjacent columns is a slice (no gather)
+        pick = slice(cols[0], cols[-1] + 1) if cols[-1] - cols[0] + 1 == len(cols) else cols
+        parsed = _parse_plain_numbers(buf, starts[:, pick].ravel(), lengths[:, pick].ravel(),
                                       np_dtype)
         if parsed is None:
             return None
-        parsed = parsed.reshape(nrec, len(cols))
+        # one transposing copy: each column is then a contiguous row of `by_column`
+        by_column = np.ascontiguousarray(parsed.reshape(nrec, len(cols)).T)
         for j, c in enumerate(cols):
-            outs[c] = np.ascontiguousarray(parsed[:, j]).reshape(shape)
+            outs[c] = by_column[j].reshape(shape)
     return outs
 
 

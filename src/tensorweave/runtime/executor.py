@@ -9,7 +9,10 @@ Two executors share the plan format:
 * `run_dataflow` - pending-count scheduling: cheap kernels run inline on the calling
   thread, heavy ones on the session's inter-op pool (NumPy releases the GIL, so two big
   matmuls overlap on two cores), asynchronous kernels call back when done. Values are
-  freed by per-slot use counts.
+  freed by per-slot use counts. A plan without pool kernels first runs like
+  `run_sequential` while its asynchronous kernels finish inside their calls (a dequeue
+  from a queue that holds enough elements), and hands over to the scheduler at the
+  first kernel that waits.
 
 The first error stops the step; it is raised with the failing op's name and the user
 line that created it. State is only changed by kernels that ran before the failure.
@@ -208,23 +211,143 @@ class ThreadPool:
             self._q.put(None)
 
 
+class _Completion:
+    """The `done` handed to one call of an asynchronous kernel.
+
+    Most calls finish inside the kernel (a dequeue from a queue that holds enough
+    elements): `done` is then called before the kernel returns, and the executor
+    completes the node on the spot, with no round trip through the step's done queue.
+    After the call the executor `settle`s: if `done` has not been called yet, the
+    kernel is waiting, and the later call, from whatever thread, goes to the done
+    queue. The lock orders "called" against "settled", so the outcome is delivered
+    exactly once; a second call of `done` is ignored.
+    """
+
+    __slots__ = ("_lock", "_done_q", "step", "t0", "_state", "result", "exc")
+
+    _RUNNING, _FINISHED, _WAITING = 0, 1, 2
+
+    def __init__(self, done_q, step, t0: float):
+        self._lock = threading.Lock()
+        self._done_q, self.step, self.t0 = done_q, step, t0
+        self._state = self._RUNNING
+        self.result = self.exc = None
+
+    def __call__(self, result=None, exc=None) -> None:
+        with self._lock:
+            state, self._state = self._state, self._FINISHED
+            if state == self._RUNNING:
+                self.result, self.exc = result, exc
+            if state != self._WAITING:
+                return
+        self._done_q.put((self.step, result, exc, self.t0, time.perf_counter()))
+
+    def settle(self) -> bool:
+        """True if `done` was called during the kernel call (`result`/`exc` hold the
+        outcome); otherwise marks the kernel as waiting and returns False."""
+        with self._lock:
+            if self._state == self._FINISHED:
+                return True
+            self._state = self._WAITING
+            return False
+
+
 def run_dataflow(plan, feed_values, pool: ThreadPool, stats: Optional[StepStats] = None,
                  state: Optional[StepState] = None) -> list:
-    steps = plan.steps
-    succ = plan.succ
+    """Runs a step that may wait (asynchronous kernels) or overlap heavy kernels.
+
+    Without thread-pool kernels the steps first run in plan order on the calling
+    thread, as in `run_sequential`, as long as every asynchronous kernel finishes
+    inside its call; the first one that waits hands the rest of the step to the
+    pending-count scheduler (`_schedule`), which runs whatever does not depend on the
+    waiting kernel meanwhile. Either way a step runs each node once, in an order the
+    graph allows, with the same errors, cancellation and deadline.
+    """
+    if state is None:
+        state = StepState()
     vals = [None] * plan.n_slots
     for s, v in zip(plan.feed_slots, feed_values):
         vals[s] = v
+    seq = plan.inline_steps if stats is None else None
+    if seq is None:
+        return _schedule(plan, vals, pool, stats, state, 0, None)
+    waiting = _run_inline(seq, plan, vals, state)
+    if waiting is not None:
+        return _schedule(plan, vals, pool, stats, state, *waiting)
+    if state.cancelled is not None:
+        raise state.cancelled  # cancelled from outside while it ran (Session.close)
+    return [vals[i] for i in plan.fetch_slots]
+
+
+def _run_inline(seq, plan, vals: list, state: StepState):
+    """Runs `seq` in order over `vals` until an asynchronous kernel waits. Returns None
+    when every step ran, else `(k, completion)`: steps before k ran, step k waits."""
+    k = 0
+    try:
+        for fn, ctx, ins, out, n_out, free, is_async in seq:
+            if is_async:
+                done = _Completion(queue.SimpleQueue(), plan.steps[k], time.perf_counter())
+                try:
+                    fn(ctx, state, done, *[vals[i] for i in ins])
+                except BaseException as e:  # noqa: B036 - reported like a later failure
+                    if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                        raise
+                    done(exc=e)
+                if not done.settle():
+                    return k, done
+                if done.exc is not None:
+                    raise done.exc
+                r = done.result
+            else:
+                n = len(ins)
+                if n == 0:
+                    r = fn(ctx)
+                elif n == 1:
+                    r = fn(ctx, vals[ins[0]])
+                elif n == 2:
+                    r = fn(ctx, vals[ins[0]], vals[ins[1]])
+                else:
+                    r = fn(ctx, *[vals[i] for i in ins])
+            if n_out == 1:
+                vals[out] = r
+            elif n_out:
+                vals[out:out + n_out] = r
+            if free:
+                for i in free:
+                    vals[i] = None
+            k += 1
+    except BaseException as e:  # noqa: B036 - re-raised with op context
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise kernel_error(plan.ops[k], e) from e
+    return None
+
+
+def _schedule(plan, vals: list, pool: ThreadPool, stats: Optional[StepStats],
+              state: StepState, start: int, waiting: Optional[_Completion]) -> list:
+    """Pending-count scheduling of the steps from `start` on: steps before `start` have
+    run (their values are in `vals`, dead ones freed), and `waiting` (if any) is the
+    completion of step `start`, an asynchronous kernel still running."""
+    steps = plan.steps
+    succ = plan.succ
     pending = list(plan.pending0)
     uses = list(plan.uses0)
     keep = set(plan.fetch_slots)
-    ready = deque(k for k, p in enumerate(pending) if p == 0)
-    done_q: "queue.SimpleQueue" = queue.SimpleQueue()
-    outstanding = 0
+    if waiting is None:
+        done_q: "queue.SimpleQueue" = queue.SimpleQueue()
+        ready = deque(k for k, p in enumerate(pending) if p == 0)
+        outstanding = 0
+    else:
+        done_q = waiting._done_q
+        for k in range(start):
+            for j in succ[k]:
+                pending[j] -= 1
+            for i in steps[k].ins:
+                uses[i] -= 1
+        ready = deque(k for k in range(start + 1, len(steps)) if pending[k] == 0)
+        outstanding = 1
     error: Optional[errors.OpError] = None
     clock = time.perf_counter
-    if state is None:
-        state = StepState()
 
     def run_remote(step, args):
         t0 = clock()
@@ -256,14 +379,20 @@ def run_dataflow(plan, feed_values, pool: ThreadPool, stats: Optional[StepStats]
             step = steps[ready.popleft()]
             args = [vals[i] for i in step.ins]
             if step.is_async:
-                outstanding += 1
-                done = _async_done(done_q, step, clock)
+                done = _Completion(done_q, step, clock())
                 try:
                     step.fn(step.ctx, state, done, *args)
                 except BaseException as e:  # noqa: B036 - reported like a later failure
                     if isinstance(e, (KeyboardInterrupt, SystemExit)):
                         raise
                     done(exc=e)
+                if not done.settle():
+                    outstanding += 1
+                elif done.exc is not None:
+                    error = kernel_error(step.op, done.exc)
+                    break
+                else:
+                    complete(step, done.result, done.t0, clock())
             elif step.cheap:
                 t0 = clock()
                 try:
@@ -313,11 +442,3 @@ def _next_done(done_q, state: StepState):
         return done_q.get(timeout=remaining) if remaining > 0 else done_q.get_nowait()
     except queue.Empty:
         return None
-
-
-def _async_done(done_q, step, clock):
-    t0 = clock()
-
-    def done(result=None, exc=None):
-        done_q.put((step, result, exc, t0, clock()))
-    return done

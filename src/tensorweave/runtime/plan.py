@@ -10,7 +10,7 @@ lives in the executor's per-run locals.
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -86,6 +86,9 @@ class Plan:
         self.executor = None
         self.dead_fetch: Tuple[int, ...] = ()  # fetches a cond may leave dead
         self.tagged = None  # control-flow program of the tagged executor
+        # `flat` with each step's is_async, when no step goes to the thread pool: the
+        # dataflow executor then runs the steps in order until a kernel waits
+        self.inline_steps: Optional[tuple] = None
 
 
 def prune(fetches: Sequence[Tensor], targets: Sequence[Operation],
@@ -339,6 +342,8 @@ def set_steps(plan: Plan, steps) -> None:
     plan.steps = tuple(steps)
     plan.flat = tuple((s.fn, s.ctx, s.ins, s.out, s.n_out, s.free) for s in plan.steps)
     plan.ops = tuple(s.op for s in plan.steps)
+    plan.inline_steps = tuple(f + (s.is_async,) for f, s in zip(plan.flat, plan.steps)) \
+        if all(s.cheap or s.is_async for s in plan.steps) else None
 
 
 def _step_parts(session, n: _opt.Node):
