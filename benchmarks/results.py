@@ -23,9 +23,9 @@ TARGETS = {
 
 # Why a row has no figure yet, printed under the table.
 NOTES = {
-    "build_time": "the instrument builds the lstm_while graph first, which needs while_loop "
-                  "and TensorArray (issue #4); its mlp_train and lstm_static variants are "
-                  "measured by benchmarks/build_time_variants.py (section below).",
+    "build_time": "the instrument builds the lstm_while graph first; its mlp_train and "
+                  "lstm_static variants are measured by benchmarks/build_time_variants.py "
+                  "(section below).",
 }
 
 
@@ -45,7 +45,7 @@ def main(argv):
     lines = ["# Benchmark results", "",
              "Produced by `make bench`: `../shared/bench/side_by_side.sh` (all workloads), "
              "then `benchmarks/executor_raw.py`, `benchmarks/build_time_variants.py`, "
-             "`benchmarks/input_pipeline.py` and "
+             "`benchmarks/input_pipeline.py`, `benchmarks/parallel_iterations.py` and "
              "`python benchmarks/results.py benchmarks/out benchmarks/out/extra_*.json`.",
              "", "Workloads in this run: %s." % ", ".join(tw["workloads"]),
              "", "Machine: %s cores (%s), Python %s, NumPy %s; TensorFlow %s; started %s." % (
@@ -81,6 +81,11 @@ def main(argv):
         ea, eb = 1e8 / qa["best_block_median"], 1e8 / qb["best_block_median"]
         lines += ["", "queue_roundtrip, %s: TensorFlow %.0f elements/s, tensorweave %.0f "
                   "elements/s (ratio %.2f, target >= 1)." % (many, ea, eb, eb / ea)]
+    lw = tw["workloads"].get("lstm_while", {}).get("best_block_median")
+    ls = tw["workloads"].get("lstm_static", {}).get("best_block_median")
+    if lw and ls:  # the cost of dynamic control flow over static unrolling (EuroSys §6)
+        lines += ["", "lstm_while / lstm_static, tensorweave: %.3f (target <= 1.08)." % (
+            lw / ls)]
     imp_tf = tf["workloads"]["run_overhead"].get("rss_after_import_mb")
     imp_tw = tw["workloads"]["run_overhead"].get("rss_after_import_mb")
     lines += ["", "RSS right after import: TensorFlow %s MB, tensorweave %s MB (ratio %.3f, "
