@@ -15,9 +15,9 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.framework.shapes import TensorShape, dimension_value
 from tensorweave.nn import rnn_cell_impl as _cells
+from tensorweave.framework.nest import flatten, is_sequence, pack_sequence_as
 from tensorweave.nn.rnn_cell_impl import (assert_like_rnncell, assert_same_structure,
-                                          flatten, is_sequence, map_structure,
-                                          pack_sequence_as)
+                                          map_structure)
 from tensorweave.ops import (array_ops, array_pad_ops, constant_op, indexing_select,
                              math_binary, math_ops, reduction_ops, structure)
 from tensorweave.ops import variable_scope as vs
