@@ -671,6 +671,30 @@ def test_second_order_cond(sess):
                                [np.cos(0.5), -np.sin(0.5)])
 
 
+def test_a_gradient_runs_only_its_own_pushes(sess, monkeypatch):
+    # two gradient loops of one forward loop: fetching one does not push the values
+    # the other would pop (each has its own counter, pruned with it)
+    from tensorweave.ops import stack_ops
+    pushes = []
+    orig = stack_ops.StackResource.push
+
+    def counting(self, op, value, swap):
+        pushes.append(op.name)
+        return orig(self, op, value, swap)
+    monkeypatch.setattr(stack_ops.StackResource, "push", counting)
+    x = tf.placeholder(tf.float64, [])
+    w = tf.placeholder(tf.float64, [])
+    _, y = tf.while_loop(lambda i, a: i < 4, lambda i, a: (i + 1, tf.sin(a * w)), [0, x])
+    gx = tf.gradients(y, x)[0]
+    gw = tf.gradients(y, w)[0]
+    feed = {x: 0.4, w: 1.1}
+    sess.run(gx, feed)
+    only_x = len(pushes)
+    del pushes[:]
+    sess.run([gx, gw], feed)
+    assert only_x > 0 and len(pushes) == 2 * only_x
+
+
 def test_second_order_unsupported_cases_raise(graph):
     x = tf.placeholder(tf.float64, [])
 

@@ -113,8 +113,7 @@ class LoopNode:
         self._inputs = [op._inputs[0] for op in self.enter_ops]
         # the iteration count (once gradients added it) links the loop to its backward
         # loops, which second-order gradients must find on paths from xs
-        counter = getattr(ctx, "counter_exit", None)
-        self._outputs = list(ctx.exits) + ([counter] if counter is not None else [])
+        self._outputs = list(ctx.exits) + [c.exit for c in ctx.counters]
         self._id = max(t._op._id for t in self._outputs)
         self._name = ctx.name
         self._control_inputs: list = []
@@ -165,11 +164,23 @@ def _differentiable(t: Tensor) -> bool:
     return d.is_floating or d.is_complex
 
 
-def forward_counter(loop: cf.WhileContext):
-    """The forward loop's iteration count (its Exit), adding a counter loop variable
-    and the ControlTrigger that orders stack pushes on first use."""
-    if getattr(loop, "counter_exit", None) is not None:
-        return loop.counter_exit
+class ForwardCounter:
+    """An iteration counter loop variable of a forward loop, made for one backward loop:
+    `exit` is the iteration count, `ident` the count inside an iteration (pushes wait for
+    it), `sync` a ControlTrigger after the iteration's pushes that the count's increment
+    waits for, `stacks` the stack handle of each value pushed for that backward loop.
+    One counter per backward loop, so a step that runs one gradient does not push the
+    values another gradient of the same loop would pop (they are pruned with it)."""
+
+    __slots__ = ("exit", "ident", "sync", "stacks")
+
+    def __init__(self, exit_: Tensor, ident: Tensor, sync: Operation):
+        self.exit, self.ident, self.sync = exit_, ident, sync
+        self.stacks: dict = {}
+
+
+def forward_counter(loop: cf.WhileContext) -> ForwardCounter:
+    """A new counter loop variable of `loop` (see ForwardCounter)."""
     from tensorweave.ops import constant_op
     g = loop.graph
     saved = g._get_control_flow_context()
@@ -191,26 +202,25 @@ def forward_counter(loop: cf.WhileContext):
                                name="f_count/add")._outputs[0]
         nxt = apply_op("NextIteration", [nxt_val], name="f_count/NextIteration")._outputs[0]
         m._op._update_input(1, nxt)
-        loop.counter_exit = apply_op("Exit", [sw[0]], name="f_count/Exit")._outputs[0]
+        count = apply_op("Exit", [sw[0]], name="f_count/Exit")._outputs[0]
     finally:
         g._set_control_flow_context(saved)
-    loop.counter_ident = ident
-    loop.push_sync = sync
-    loop.stacks = {}
-    return loop.counter_exit
+    counter = ForwardCounter(count, ident, sync)
+    loop.counters.append(counter)
+    return counter
 
 
 def push_forward_value(loop: cf.WhileContext, t: Tensor, bw: cf.WhileContext) -> Tensor:
     """The stack handle (in the loop's outer context) holding `t` of every iteration for
-    the backward loop `bw` (each backward loop pops its own stack: two gradient loops of
-    one forward loop may run in the same step)."""
-    st = loop.stacks.get((bw, t))
+    the backward loop `bw` (each backward loop pops its own stacks)."""
+    counter = bw.counter
+    st = counter.stacks.get(t)
     if st is not None:
         return st
     handle, push = _new_stack_push(loop.outer, loop, t, t._op._name + "_stack",
-                                   loop.counter_ident, loop.swap_memory)
-    loop.push_sync._add_control_input(push)
-    loop.stacks[(bw, t)] = handle
+                                   counter.ident, loop.swap_memory)
+    counter.sync._add_control_input(push)
+    counter.stacks[t] = handle
     return handle
 
 
@@ -304,7 +314,8 @@ def _while_grad(node: LoopNode, exit_grads: list) -> list:
     # gradients of this loop's pushed values, computed by the backward loops of the loops
     # that popped them (built earlier in this call: each consumes our count)
     pushed_grads, after = call.pop(("pushed_grads", loop), ([], []))
-    count = forward_counter(loop)
+    counter = forward_counter(loop)
+    count = counter.exit
     for j_exit in after:
         # those loops' counters exit at zero: adding them keeps the count and makes "pop
         # only after every push" a data edge, which higher-order gradients walk
@@ -322,6 +333,7 @@ def _while_grad(node: LoopNode, exit_grads: list) -> list:
 
     def body(j, *rest):
         bw = loop.graph._get_control_flow_context()
+        bw.counter = counter
         gs, accs = list(rest[:n_g]), list(rest[n_g:])
         ys = [loop.body_outputs[k] for k in var_idx]
         grad_ys = list(gs)

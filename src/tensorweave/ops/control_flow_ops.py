@@ -259,6 +259,10 @@ class WhileContext(ControlFlowContext):
         # pop output -> (the loop that pushed it, the pushed value): forward values,
         # and in higher-order gradients the gradients pushed by another backward loop
         self.popped: Dict[Tensor, tuple] = {}
+        # iteration counters gradients added to this loop, one per backward loop of it;
+        # a backward loop's `counter` is the one of its forward loop that it counts down
+        self.counters: list = []
+        self.counter = None
 
     def resolve(self, t: Tensor) -> Tensor:
         fwd = self.forward
