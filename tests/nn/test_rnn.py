@@ -307,3 +307,23 @@ def test_dynamic_rnn_gradient_wrt_inputs(sess):
     randomize(sess)
     err = compute_gradient_error(x, [2, 3, D], loss, [], x_init_value=INPUTS[:2, :3])
     assert err < 1e-4
+
+
+def test_dynamic_rnn_second_order_gradient(sess):
+    # the gradient of a squared gradient through dynamic_rnn (a while_loop over
+    # TensorArrays with sequence_length masking) against central differences
+    x = tf.placeholder(tf.float64, [2, 3, 2])
+    cell = tf.nn.rnn_cell.BasicRNNCell(2)
+    out, _ = tf.nn.dynamic_rnn(cell, x, sequence_length=[3, 2], dtype=tf.float64)
+    g = tf.gradients(tf.reduce_sum(out * out), x)[0]
+    gg = tf.reduce_sum(g * g)
+    h = tf.gradients(gg, x)[0]
+    sess.run(tf.global_variables_initializer())
+    xv = np.random.RandomState(0).randn(2, 3, 2)
+    eps = 1e-5
+    num = np.zeros_like(xv)
+    for i in np.ndindex(xv.shape):
+        d = np.zeros_like(xv)
+        d[i] = eps
+        num[i] = (sess.run(gg, {x: xv + d}) - sess.run(gg, {x: xv - d})) / (2 * eps)
+    np.testing.assert_allclose(sess.run(h, {x: xv}), num, rtol=1e-6, atol=1e-7)
