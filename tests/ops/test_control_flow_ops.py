@@ -695,15 +695,72 @@ def test_a_gradient_runs_only_its_own_pushes(sess, monkeypatch):
     assert only_x > 0 and len(pushes) == 2 * only_x
 
 
+def test_second_order_nested_loops(sess):
+    # the inner loop's gradient stacks are made once per outer iteration; their handles
+    # travel from the outer backward loop's backward loop to the outer loop's second one
+    x = tf.placeholder(tf.float64, [])
+    w = tf.placeholder(tf.float64, [])
+
+    def outer(i, a):
+        _, b = tf.while_loop(lambda k, b: k < 3, lambda k, b: (k + 1, tf.sin(b * w) + a),
+                             [0, a])
+        return i + 1, b * 0.9
+    _, y = tf.while_loop(lambda i, a: i < 2, outer, [0, x])
+    gx, gw = tf.gradients(y, [x, w])
+    hxx, hxw = tf.gradients(gx, [x, w])
+    hww = tf.gradients(gw, w)[0]
+
+    def f(xv, wv):
+        a = xv
+        for _ in range(2):
+            b = a
+            for _ in range(3):
+                b = np.sin(b * wv) + a
+            a = b * 0.9
+        return a
+    xv, wv = 0.3, 0.8
+    fx = lambda v: _central(lambda q: f(q, wv), v, 1e-6)  # noqa: E731
+    fw = lambda v: _central(lambda q: f(xv, q), v, 1e-6)  # noqa: E731
+    want = [fx(xv), fw(wv), _central(fx, xv, 1e-4), _central(lambda q: _central(
+        lambda p: f(p, q), xv, 1e-6), wv, 1e-4), _central(fw, wv, 1e-4)]
+    np.testing.assert_allclose(sess.run([gx, gw, hxx, hxw, hww], {x: xv, w: wv}), want,
+                               rtol=1e-6, atol=1e-6)
+
+
+def test_hessians_map_fn_of_scan(sess):
+    e = tf.placeholder(tf.float64, [2, 3])
+    rows = tf.map_fn(lambda row: tf.reduce_sum(tf.scan(
+        lambda a, v: a * v + tf.sin(v), row, initializer=tf.constant(1.0, tf.float64)) ** 2),
+        e)
+    h = tf.hessians(tf.reduce_sum(rows), e)[0]
+
+    def f(v):
+        total = 0.0
+        for row in v:
+            a = 1.0
+            for q in row:
+                a = a * q + np.sin(q)
+                total += a * a
+        return total
+    ev = np.random.RandomState(1).rand(2, 3)
+    want = np.zeros((2, 3, 2, 3))
+    for i in np.ndindex(ev.shape):
+        want[i] = _central(lambda q: _central(f, q, 1e-6)[i], ev, 1e-4)
+    np.testing.assert_allclose(sess.run(h, {e: ev}), want, rtol=1e-5, atol=1e-5)
+
+
 def test_second_order_unsupported_cases_raise(graph):
     x = tf.placeholder(tf.float64, [])
 
+    def middle(j, b):
+        _, c = tf.while_loop(lambda k, c: k < 2, lambda k, c: (k + 1, tf.sin(c) * b), [0, b])
+        return j + 1, c
+
     def outer(i, a):
-        _, b = tf.while_loop(lambda k, b: k < 2, lambda k, b: (k + 1, tf.sin(b) * a), [0, a])
-        return i + 1, b
+        return i + 1, tf.while_loop(lambda j, b: j < 2, middle, [0, a])[1]
     _, y = tf.while_loop(lambda i, a: i < 2, outer, [0, x])
     g = tf.gradients(y, x)[0]
-    with pytest.raises(LookupError, match="nested tf.while_loops"):
+    with pytest.raises(LookupError, match="nested more than one deep"):
         tf.gradients(g, x)
     _, z = tf.while_loop(lambda i, a: i < 2, lambda i, a: (i + 1, tf.cond(
         a > 0, lambda: tf.sin(a), lambda: a * a)), [0, x])

@@ -36,6 +36,11 @@ def current_call() -> dict:
     return _calls[-1]
 
 
+def root_call() -> dict:
+    """The shared state of the user's tf.gradients call (the outermost being built)."""
+    return _calls[0]
+
+
 class UnconnectedGradients(enum.Enum):
     """What `gradients` returns for an x that does not reach any y."""
     NONE = "none"

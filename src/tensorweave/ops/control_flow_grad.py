@@ -23,8 +23,10 @@ onto a gradient stack; that loop runs in the pushing loop's order, so the pushin
 loop's next backward loop pops the gradients in its own order and adds each to the
 gradient of the value that was pushed. tf.gradients meets the popping loop first (it
 consumes the pushing loop's iteration count), so the gradients are pushed by the time
-the pushing loop is differentiated. Not supported: loops nested in loops, and values
-inside a tf.cond in the loop (both raise a LookupError).
+the pushing loop is differentiated. A loop nested in another runs once per outer
+iteration, so its gradient stacks are made per outer iteration too and their handles
+travel between the outer backward loops the same way (`_push_gradient`). Not supported
+(LookupError): nesting more than one deep, and values inside a tf.cond in the loop.
 """
 from __future__ import annotations
 
@@ -127,8 +129,8 @@ class LoopNode:
     def has_pending_grads(self) -> bool:
         """Whether this call has gradients of the loop's pushed values waiting (from the
         second-order loop of its backward loop) even if its outputs have none."""
-        from tensorweave.autodiff.gradients import current_call
-        return ("pushed_grads", self.ctx) in current_call()
+        from tensorweave.autodiff.gradients import root_call
+        return ("pushed_grads", self.ctx) in root_call()
 
 
 def node_of(op: Operation):
@@ -297,10 +299,12 @@ def _while_grad(node: LoopNode, exit_grads: list) -> list:
     loop = node.ctx
     if not loop.back_prop:
         return [None] * len(node._inputs)
-    from tensorweave.autodiff.gradients import current_call, gradients
+    from tensorweave.autodiff.gradients import gradients, root_call
     from tensorweave.framework.op_builder import convert_to_tensor
     from tensorweave.ops import array_ops
-    call = current_call()
+    # (a nested loop's gradients are built in nested tf.gradients calls: the pushed
+    # gradients are handed over in the user's call)
+    call = root_call()
     if loop.forward is not None and loop.cond_pivots:
         # values of a backward cond exist only in the iterations that took its side,
         # and pushes of them would not line up with unconditional pops
@@ -330,6 +334,7 @@ def _while_grad(node: LoopNode, exit_grads: list) -> list:
     pops = [v for v in loop.popped if _differentiable(v)]
     n_g = len(gs0)
     grad_pushes: list = []
+    built: list = []
 
     def body(j, *rest):
         bw = loop.graph._get_control_flow_context()
@@ -337,9 +342,11 @@ def _while_grad(node: LoopNode, exit_grads: list) -> list:
         gs, accs = list(rest[:n_g]), list(rest[n_g:])
         ys = [loop.body_outputs[k] for k in var_idx]
         grad_ys = list(gs)
-        for t, push in pushed_grads:
+        for t, push, handles in pushed_grads:
             ys.append(t)
-            v = _pop(bw, t, push._inputs[0]._op._inputs[0], "_grad_pop")
+            handle = push._inputs[0]._op._inputs[0] if handles is None else \
+                _received_handle(bw, handles)
+            v = _pop(bw, t, handle, "_grad_pop")
             bw.popped[v] = (push._control_flow_context, push._inputs[1])
             grad_ys.append(v)
         _grad_frames.append(loop)
@@ -359,9 +366,10 @@ def _while_grad(node: LoopNode, exit_grads: list) -> list:
                     for a, d in zip(accs, dx[n_g:n_g + n_inv])]
         for v, d in zip(pops, dx[n_g + n_inv:]):
             if d is not None:
-                grad_pushes.append((v, _push_gradient(bw, loop.popped[v], v, d)))
+                grad_pushes.append((v,) + _push_gradient(bw, loop.popped[v], v, d))
+        built.append(bw)
         sync = apply_op("ControlTrigger", [], name="b_sync")
-        for p in bw.pops + [push for _, push in grad_pushes]:
+        for p in bw.pops + bw.handle_pushes + [push for _, push, _ in grad_pushes]:
             sync._add_control_input(p)
         with loop.graph.control_dependencies([sync]):
             j_next = j - 1
@@ -373,13 +381,18 @@ def _while_grad(node: LoopNode, exit_grads: list) -> list:
                         name=loop.name.rsplit("/", 1)[-1] + "_grad",
                         return_same_structure=True, _grad_of=loop)
     pushers = {}
-    for v, push in grad_pushes:
+    for v, push, handles in grad_pushes:
         pusher, t = loop.popped[v]
-        pushers.setdefault(pusher, []).append((t, push))
+        pushers.setdefault(pusher, []).append((t, push, handles))
     for pusher, items in pushers.items():
         entry = call.setdefault(("pushed_grads", pusher), ([], []))
         entry[0].extend(items)
-        entry[1].append(out[0])
+        if cf.enclosing_loop(pusher.outer) is None:
+            entry[1].append(out[0])
+    # the loops that pop the gradient-stack handles this loop pushed wait for it; the
+    # pushing loops nested in them wait through them
+    for dest in built[0].handles_for:
+        call.setdefault(("pushed_grads", dest), ([], []))[1].append(out[0])
     grads: list = [None] * len(node._inputs)
     for k, g in zip(var_idx, out[1:1 + n_g]):
         grads[k] = g
@@ -390,21 +403,61 @@ def _while_grad(node: LoopNode, exit_grads: list) -> list:
 
 def _push_gradient(bw: cf.WhileContext, pushed: tuple, v: Tensor, d) -> tuple:
     """Pushes `d`, the gradient of the pop `v` computed in this iteration of the backward
-    loop `bw`, onto a new stack beside the stack `v` came from; returns the push op
-    (inputs: the stack handle entered into `bw`, the gradient). `pushed` is (the loop that pushed `v`'s value, that value). `bw` runs in
-    the pushing loop's order, so that loop's own backward loop pops the gradients in its
-    (reverse) order and adds them to the pushed value's gradient."""
+    loop `bw`, onto a new stack beside the stack `v` came from. Returns (the push op,
+    None), or, for a pushing loop nested in another loop, (the push op, a stack of the
+    gradient stacks' handles). `pushed` is (the loop that pushed `v`'s value, that value).
+    `bw` runs in the pushing loop's order, so that loop's own backward loop pops the
+    gradients in its (reverse) order and adds them to the pushed value's gradient.
+
+    A nested pushing loop L runs once per iteration of its outer loop M, and `bw` once
+    per iteration of the loop holding it (the backward loop of M's backward loop, which
+    runs in M's order): each of its iterations makes a gradient stack and pushes the
+    stack's handle, and the next backward loop of M (reverse order) pops the handles
+    and gives each to the matching run of L's next backward loop."""
     pusher, t = pushed
-    if cf.enclosing_loop(pusher.outer) is not None:
-        raise LookupError(
-            "Second-order gradients through nested tf.while_loops (%s inside %s) are "
-            "not supported." % (pusher.name, cf.enclosing_loop(pusher.outer).name))
     if _in_cond(t._op, pusher):
         raise LookupError(
             "Second-order gradients through a tf.cond inside tf.while_loop %s (value %s) "
             "are not supported." % (pusher.name, t.name))
-    return _new_stack_push(pusher.outer, bw, _like(d, v), t._op._name + "_grad_stack",
-                           bw.pivot, bw.swap_memory)[1]
+    outer = cf.enclosing_loop(pusher.outer)
+    grad = _like(d, v)
+    name = t._op._name + "_grad_stack"
+    if outer is None:
+        return _new_stack_push(pusher.outer, bw, grad, name, bw.pivot,
+                               bw.swap_memory)[1], None
+    host = cf.enclosing_loop(bw.outer)
+    if host is None or cf.enclosing_loop(outer.outer) is not None or \
+            cf.enclosing_loop(host.outer) is not None:
+        raise LookupError(
+            "Higher-order gradients through tf.while_loops nested more than one deep (%s "
+            "inside %s) are not supported." % (pusher.name, outer.name))
+    handle, push = _new_stack_push(bw.outer, bw, grad, name, bw.pivot, bw.swap_memory)
+    handles, handle_push = _new_stack_push(host.outer, host, handle, name + "_handles",
+                                           host.pivot, False)
+    host.handle_pushes.append(handle_push)
+    if outer not in host.handles_for:
+        host.handles_for.append(outer)
+    return push, handles
+
+
+def _received_handle(bw: cf.WhileContext, handles: Tensor) -> Tensor:
+    """In the backward loop holding `bw`, the handle of the gradient stack for this
+    iteration, popped from the stack of handles (once per loop)."""
+    from tensorweave.ops import stack_ops
+    host = cf.enclosing_loop(bw.outer)
+    got = host.received_handles.get(handles)
+    if got is None:
+        g = bw.graph
+        saved = g._get_control_flow_context()
+        g._set_control_flow_context(host)
+        try:
+            with g.control_dependencies(None), g.control_dependencies([host.pivot]):
+                got = stack_ops.stack_pop_v2(handles, _dt.resource, name="grad_stack_pop")
+        finally:
+            g._set_control_flow_context(saved)
+        host.pops.append(got._op)
+        host.received_handles[handles] = got
+    return got
 
 
 def _new_stack_push(home, loop: cf.WhileContext, value: Tensor, name: str, after: Tensor,

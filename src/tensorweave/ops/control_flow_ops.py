@@ -263,6 +263,11 @@ class WhileContext(ControlFlowContext):
         # a backward loop's `counter` is the one of its forward loop that it counts down
         self.counters: list = []
         self.counter = None
+        # higher-order gradients of loops nested in this backward loop: pushes of the
+        # handles of their gradient stacks, and the loops that pop those handles
+        self.handle_pushes: List[Operation] = []
+        self.handles_for: list = []
+        self.received_handles: Dict[Tensor, Tensor] = {}
 
     def resolve(self, t: Tensor) -> Tensor:
         fwd = self.forward
