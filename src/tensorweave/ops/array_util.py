@@ -76,13 +76,7 @@ def dim_add(a: Optional[int], b: Optional[int]) -> Optional[int]:
     return a + b
 
 
-def merge_dim(a: Optional[int], b: Optional[int]) -> Optional[int]:
-    """InferenceContext::Merge for dimensions."""
-    if a is None:
-        return b
-    if b is None or a == b:
-        return a
-    raise ValueError("Dimensions must be equal, but are %d and %d" % (a, b))
+merge_dim = _shapes.merge_dim  # InferenceContext::Merge for dimensions
 
 
 def shape_str(dims) -> str:

@@ -23,14 +23,23 @@ def _check_callable(fn) -> None:
         raise TypeError("fn must be callable.")
 
 
-def _structure_fns(template, is_seq: bool):
-    """(flatten, pack) for values nested like `template` (a bare value when not is_seq)."""
+def _structure_fns(template):
+    """(flatten, pack) for values nested like `template` (a bare value if not nested)."""
+    is_seq = nest.is_sequence(template)
+
     def flatten(x):
         return nest.flatten(x) if is_seq else [x]
 
     def pack(x):
         return nest.pack_sequence_as(template, x) if is_seq else x[0]
     return flatten, pack
+
+
+def _in_out_structure(elems, out_template):
+    """(flatten, pack) of the elements and of the results (nested like `out_template`,
+    or like `elems` when it is None)."""
+    in_fns = _structure_fns(elems)
+    return in_fns + (in_fns if out_template is None else _structure_fns(out_template))
 
 
 def _leading_size(elems_flat):
@@ -98,12 +107,7 @@ def map_fn(fn: Callable, elems, dtype=None, parallel_iterations: Optional[int] =
     from tensorweave.ops import control_flow_ops
     if parallel_iterations is None:
         parallel_iterations = 10
-    in_seq = nest.is_sequence(elems)
-    in_flatten, in_pack = _structure_fns(elems, in_seq)
-    if dtype is None:
-        out_flatten, out_pack = in_flatten, in_pack
-    else:
-        out_flatten, out_pack = _structure_fns(dtype, nest.is_sequence(dtype))
+    in_flatten, in_pack, out_flatten, out_pack = _in_out_structure(elems, dtype)
     elems_flat = in_flatten(elems)
     with _graph.name_scope(name, "map", elems_flat):
         elems_flat = [convert_to_tensor(e, name="elem") for e in elems_flat]
@@ -167,12 +171,7 @@ def scan(fn: Callable, elems, initializer=None, parallel_iterations: int = 10,
     """
     _check_callable(fn)
     from tensorweave.ops import control_flow_ops
-    in_seq = nest.is_sequence(elems)
-    in_flatten, in_pack = _structure_fns(elems, in_seq)
-    if initializer is None:
-        out_flatten, out_pack = in_flatten, in_pack
-    else:
-        out_flatten, out_pack = _structure_fns(initializer, nest.is_sequence(initializer))
+    in_flatten, in_pack, out_flatten, out_pack = _in_out_structure(elems, initializer)
     elems_flat = in_flatten(elems)
     with _graph.name_scope(name, "scan", elems_flat):
         elems_flat = [convert_to_tensor(e, name="elem") for e in elems_flat]

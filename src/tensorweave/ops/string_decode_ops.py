@@ -149,6 +149,21 @@ def _split_quoted(ctx, rec: bytes, delim: bytes) -> List[bytes]:
             return fields
 
 
+def _columns_by_dtype(defaults) -> dict:
+    """Column indices grouped by their default's dtype (each group parsed at once)."""
+    groups: dict = {}
+    for c, d in enumerate(defaults):
+        groups.setdefault(d.dtype, []).append(c)
+    return groups
+
+
+def _object_column(items: list, shape) -> np.ndarray:
+    """A string column of the output: an object array of `items`, shaped like records."""
+    values = np.empty(len(items), dtype=object)
+    values[:] = items
+    return values.reshape(shape)
+
+
 def _decode_complete_rows(rows, defaults, na: bytes, shape):
     """The common case in one NumPy parse per dtype instead of one per column: every
     field present, every number plain (the caller has ruled out quotes and "_"). None
@@ -160,15 +175,10 @@ def _decode_complete_rows(rows, defaults, na: bytes, shape):
     if raw.ndim != 2 or (raw == b"").any() or (na and (raw == na).any()):
         return None
     outs = [None] * len(defaults)
-    groups = {}
-    for c, d in enumerate(defaults):
-        groups.setdefault(d.dtype, []).append(c)
-    for np_dtype, cols in groups.items():
+    for np_dtype, cols in _columns_by_dtype(defaults).items():
         if np_dtype == object:
             for c in cols:
-                values = np.empty(len(rows), dtype=object)
-                values[:] = [r[c] for r in rows]
-                outs[c] = values.reshape(shape)
+                outs[c] = _object_column([r[c] for r in rows], shape)
             continue
         block = raw[:, cols]
         try:
@@ -268,16 +278,11 @@ def _decode_plain_records(flat: List[bytes], defaults, delim: bytes, na: bytes, 
         if any(text[s:s + len(na)] == na for s in starts.ravel()[maybe].tolist()):
             return None
     outs = [None] * ncols
-    groups = {}
-    for c, d in enumerate(defaults):
-        groups.setdefault(d.dtype, []).append(c)
-    for np_dtype, cols in groups.items():
+    for np_dtype, cols in _columns_by_dtype(defaults).items():
         if np_dtype == object:
             for c in cols:
-                values = np.empty(nrec, dtype=object)
-                values[:] = [text[s:s + n] for s, n in zip(starts[:, c].tolist(),
-                                                           lengths[:, c].tolist())]
-                outs[c] = values.reshape(shape)
+                outs[c] = _object_column([text[s:s + n] for s, n in zip(
+                    starts[:, c].tolist(), lengths[:, c].tolist())], shape)
             continue
         # a run of adjacent columns is a slice (no gather)
         pick = slice(cols[0], cols[-1] + 1) if cols[-1] - cols[0] + 1 == len(cols) else cols

@@ -7,7 +7,6 @@ a step (reported in RunMetadata step stats).
 """
 from __future__ import annotations
 
-import ctypes
 import os
 import sys
 import threading
@@ -139,6 +138,7 @@ def retain_freed_host_memory() -> None:
     if os.environ.get("TW_RETAIN_FREED_MEMORY", "1") == "0" or \
             not sys.platform.startswith("linux"):
         return
+    import ctypes  # here, not at import time: only sessions need it
     try:
         libc = ctypes.CDLL(None)
         mallopt = libc.mallopt

@@ -152,6 +152,20 @@ def dead_aware(fn, n_data: int, n_out: int, live_marker: bool):
     return run
 
 
+class _Slots:
+    """Value-list slots handed out in order: `alloc(n)` reserves n contiguous ones."""
+
+    __slots__ = ("n",)
+
+    def __init__(self):
+        self.n = 0
+
+    def alloc(self, n: int) -> int:
+        s = self.n
+        self.n += max(n, 0)
+        return s
+
+
 class LoopProgram:
     """One loop frame compiled for the structured executor (immutable; runs are
     re-entrant: each run has its own locals).
@@ -417,12 +431,8 @@ class StructuredCompiler:
     def compile_loop(self, frame: Frame) -> LoopProgram:
         prog = LoopProgram(frame)
         slot_of: Dict[tuple, int] = {}
-        counter = [0]
-
-        def alloc(n):
-            s = counter[0]
-            counter[0] += max(n, 0)
-            return s
+        slots = _Slots()
+        alloc = slots.alloc
         saved_guard = self.guard
         self.guard = {}
         try:
@@ -517,7 +527,7 @@ class StructuredCompiler:
             prog.cond_steps = tuple(st for st, _, _ in cond_steps)
             prog.body_steps = tuple(st for st, _, _ in body_steps)
             prog.ops = tuple(op for _, op, _ in cond_steps + body_steps)
-            prog.n_slots = counter[0]
+            prog.n_slots = slots.n
             prog.compile_runner()
         finally:
             self.guard = saved_guard
@@ -573,12 +583,8 @@ def compile_structured(session, sg, make_step):
     order, frame_of, root = analyze(sg.nodes)
     comp = StructuredCompiler(session, make_step, frame_of, root)
     slot_of: Dict[tuple, int] = {}
-    counter = [0]
-
-    def alloc(n):
-        s = counter[0]
-        counter[0] += max(n, 0)
-        return s
+    slots = _Slots()
+    alloc = slots.alloc
     feed_slots = {}
     for n in root.members:
         if n.type == "_Feed":
@@ -593,7 +599,7 @@ def compile_structured(session, sg, make_step):
     steps = comp.compile_frame_steps(root, items, slot_of, alloc, {})
     from tensorweave.runtime import plan as plan_mod
     plan = plan_mod.Plan()
-    plan.n_slots = counter[0]
+    plan.n_slots = slots.n
     plan.feed_slots = tuple(feed_slots[i] for i in range(len(feed_slots)))
     fetch_slots = []
     for n, i in sg.fetches:
