@@ -29,7 +29,7 @@ from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import REQUIRED, kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape, with_rank
-from tensorweave.runtime.frames import DEAD, merge_index
+from tensorweave.runtime.values import DEAD, merge_index
 
 # --- the primitives -------------------------------------------------------------------
 

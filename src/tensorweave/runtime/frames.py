@@ -31,28 +31,7 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.runtime import optimizer as _opt
 from tensorweave.runtime.executor import kernel_error
-
-
-class _Dead:
-    """The dead token: the value of a tensor on the side of a Switch not taken."""
-
-    __slots__ = ()
-
-    def __repr__(self):
-        return "DEAD"
-
-    def __bool__(self):
-        raise TypeError("a dead value has no truth value")
-
-
-DEAD = _Dead()
-
-_MERGE_INDEX = tuple(np.int32(i) for i in range(8))
-
-
-def merge_index(i: int):
-    """The value_index output of a Merge that forwarded input `i` (an int32 scalar)."""
-    return _MERGE_INDEX[i] if i < len(_MERGE_INDEX) else np.int32(i)
+from tensorweave.runtime.values import DEAD
 
 
 class NotStructured(Exception):

@@ -160,7 +160,7 @@ def _feed_value(t: Tensor, value):
 
 
 def _check_live(plan, out) -> None:
-    from tensorweave.runtime.frames import DEAD
+    from tensorweave.runtime.values import DEAD
     for k in plan.dead_fetch:
         if out[k] is DEAD:
             raise errors.InvalidArgumentError(

@@ -40,8 +40,8 @@ from tensorweave.framework import errors
 from tensorweave.runtime import frames as _frames
 from tensorweave.runtime.executor import StepState, _next_done, kernel_error
 from tensorweave.runtime.plan import _PARALLEL_MIN_FLOPS
+from tensorweave.runtime.values import DEAD, merge_index
 
-DEAD = _frames.DEAD
 
 NORMAL, SWITCH, MERGE, ENTER, EXIT, NEXT, TRIGGER, FEED, FORWARD = range(9)
 _KINDS = {"Switch": SWITCH, "RefSwitch": SWITCH, "Merge": MERGE, "RefMerge": MERGE,
@@ -398,7 +398,7 @@ def run_tagged(plan, feed_values, pool, stats=None, state: Optional[StepState] =
                 if i < 0:
                     finish(k, it, (DEAD, DEAD), True)
                 else:
-                    finish(k, it, (it.inputs[base + i], _frames.merge_index(i)), False)
+                    finish(k, it, (it.inputs[base + i], merge_index(i)), False)
                 continue
             if kd != TRIGGER and it.dead.get(k):
                 finish(k, it, (DEAD,) * len(out_edges[k]), True)
