@@ -41,9 +41,9 @@ from tensorweave import train  # noqa: E402
 
 _ops.load_all()
 train.load_all()
-from tensorweave.framework import meta_graph as _meta_graph  # noqa: E402,F401
-from tensorweave.ops.constant_op import constant, placeholder, placeholder_with_default  # noqa
-from tensorweave.ops.structure import (  # noqa: E402,F401
+from tensorweave.train import meta_graph as _meta_graph  # noqa: E402,F401
+from tensorweave.ops.array.constant_op import constant, placeholder, placeholder_with_default  # noqa
+from tensorweave.ops.control_flow.structure import (  # noqa: E402,F401
     group, identity, identity_n, no_op, stop_gradient, tuple, with_dependencies)
 
 from tensorweave.framework.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.train import checkpoint_format as fmt
+from tensorweave.ops.io import checkpoint_format as fmt
 from tensorweave.train import saver as saver_module
 
 VALUES = {

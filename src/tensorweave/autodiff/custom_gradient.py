@@ -53,7 +53,7 @@ def custom_gradient(f: Callable) -> Callable:
         if kwargs:
             raise ValueError("The custom_gradient decorator currently supports keywords "
                              "arguments only when eager execution is enabled.")
-        from tensorweave.ops.structure import identity_n
+        from tensorweave.ops.control_flow.structure import identity_n
         args = [convert_to_tensor(a) for a in args]
         result, grad_fn = f(*args)
         if "variables" in inspect.signature(grad_fn).parameters:

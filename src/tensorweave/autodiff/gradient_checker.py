@@ -33,7 +33,7 @@ def _dense(value, x_shape):
 def _jacobians(sess, x: Tensor, x_shape, y: Tensor, y_shape, x_value: np.ndarray,
                delta: float, feed: dict):
     from tensorweave.autodiff.gradients import gradients
-    from tensorweave.ops.constant_op import placeholder
+    from tensorweave.ops.array.constant_op import placeholder
     x_size = int(np.prod(x_shape))
     y_size = int(np.prod(y_shape))
     x_np_dtype = x.dtype.as_numpy_dtype

@@ -27,7 +27,7 @@ from tensorweave.framework.op_builder import convert_to_tensor
 _control_flow_hooks: List = []
 
 # one dict per tf.gradients call in progress, innermost last: state that gradient
-# functions of one call share (second-order loop gradients, ops/control_flow_grad.py)
+# functions of one call share (second-order loop gradients, ops/control_flow/control_flow_grad.py)
 _calls: List[dict] = []
 
 
@@ -68,10 +68,10 @@ def _differentiable(t: Tensor) -> bool:
 
 
 def _node_of(op):
-    """`op`, or the whole while loop it belongs to (ops/control_flow_grad.py)."""
+    """`op`, or the whole while loop it belongs to (ops/control_flow/control_flow_grad.py)."""
     if op._control_flow_context is None:
         return op
-    from tensorweave.ops.control_flow_grad import node_of
+    from tensorweave.ops.control_flow.control_flow_grad import node_of
     return node_of(op)
 
 
@@ -117,7 +117,8 @@ def _aggregate(grads: list, name_hint: str):
         return None
     if len(grads) == 1:
         return grads[0]
-    from tensorweave.ops import array_ops, math_ops
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.math import math_ops
     if all(isinstance(g, IndexedSlices) for g in grads):
         dense_shape = next((g.dense_shape for g in grads if g.dense_shape is not None), None)
         return IndexedSlices(array_ops.concat([g.values for g in grads], 0),
@@ -127,7 +128,7 @@ def _aggregate(grads: list, name_hint: str):
 
 
 def _zeros_like_output(t: Tensor):
-    from tensorweave.ops import array_ops
+    from tensorweave.ops.array import array_ops
     # inside control flow the zeros must share the deadness of `t` (not a constant)
     return array_ops.zeros_like(t, optimize=t._op._control_flow_context is None)
 
@@ -232,9 +233,9 @@ def _x_tensor(x) -> Tensor:
 
 
 def _ones_like(y: Tensor, name: str) -> Tensor:
-    from tensorweave.ops import array_ops
+    from tensorweave.ops.array import array_ops
     import numpy as np
-    from tensorweave.ops.constant_op import constant
+    from tensorweave.ops.array.constant_op import constant
     if y.shape.is_fully_defined():
         return constant(np.ones(y.shape.as_list(), dtype=y.dtype.as_numpy_dtype), name=name)
     return array_ops.ones_like(y, name=name)
@@ -252,7 +253,7 @@ def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
     ready = [op for op in between if pending.get(op, 0) == 0]
     ready.sort(key=lambda o: -o._id)
     from tensorweave.framework import graph as _graph_mod
-    from tensorweave.ops import structure
+    from tensorweave.ops.control_flow import structure
     while ready:
         op = ready.pop()
         for hook in _control_flow_hooks:
@@ -333,7 +334,7 @@ def hessians(ys, xs, name: str = "hessians", colocate_gradients_with_ops: bool =
     Raises:
       ValueError: an x has a shape that is not fully defined.
     """
-    from tensorweave.ops import array_ops
+    from tensorweave.ops.array import array_ops
     xs = list(xs) if isinstance(xs, (list, tuple)) else [xs]
     from tensorweave.framework import graph as _graph_mod
     results = []

@@ -361,7 +361,7 @@ class Graph:
         self._unfetchable: set = set()
         self._last_id = 0
         self._control_flow_context = None
-        # control flow (ops/control_flow_ops.py): loops built so far, cond merges ->
+        # control flow (ops/control_flow/control_flow_ops.py): loops built so far, cond merges ->
         # (pred, pivot_false, pivot_true), and whether any loop exists (enables the
         # build-time check that loop values do not escape their loop)
         self._while_contexts: list = []
@@ -432,7 +432,7 @@ class Graph:
             inputs = ctx.resolve_inputs(inputs)
         location = _user_location()
         if self._has_while:
-            from tensorweave.ops.control_flow_ops import check_frame_of_input
+            from tensorweave.ops.control_flow.control_flow_ops import check_frame_of_input
             for t in inputs:
                 check_frame_of_input(t, name or op_type, ctx, location)
         if name is None:

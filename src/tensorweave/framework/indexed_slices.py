@@ -60,7 +60,7 @@ class IndexedSlices:
         return IndexedSlicesValue(vals[0], vals[1], vals[2] if len(vals) > 2 else None)
 
     def __neg__(self):
-        from tensorweave.ops import math_ops
+        from tensorweave.ops.math import math_ops
         return IndexedSlices(math_ops.negative(self._values), self._indices, self._dense_shape)
 
     def __repr__(self):
@@ -90,7 +90,7 @@ class IndexedSlicesValue:
 
 def _indexed_slices_to_tensor(value: IndexedSlices, dtype=None, name=None, as_ref=False):
     from tensorweave.framework import tensor_util
-    from tensorweave.ops import segment_ops
+    from tensorweave.ops.math import segment_ops
     if dtype is not None and not _dt.as_dtype(dtype).is_compatible_with(value.dtype):
         raise ValueError("Tensor conversion requested dtype %s for IndexedSlices with dtype %s"
                          % (_dt.as_dtype(dtype).name, value.dtype.name))

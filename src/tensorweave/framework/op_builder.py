@@ -17,7 +17,7 @@ from tensorweave.framework import registry as _reg
 from tensorweave.framework.graph import Operation, Tensor, _graph_of
 from tensorweave.framework.shapes import TensorShape
 
-_constant_builder: Optional[Callable] = None  # set by ops/constant_op.py
+_constant_builder: Optional[Callable] = None  # set by ops/array/constant_op.py
 _conversion_functions: List[tuple] = []  # (type, fn(value, dtype, name, as_ref))
 
 
@@ -83,14 +83,14 @@ def _contains_tensor(v) -> bool:
 
 
 def _pack_nested(value, dtype, name):
-    from tensorweave.ops import array_ops
+    from tensorweave.ops.array import array_ops
     items = [(_pack_nested(v, dtype, None) if isinstance(v, (list, tuple)) else
               convert_to_tensor(v, dtype=dtype)) for v in value]
     dt = dtype
     if dt is None:
         for t in items:
             dt = t.dtype if dt is None or t.dtype.is_floating else dt
-        from tensorweave.ops import math_ops
+        from tensorweave.ops.math import math_ops
         items = [t if t.dtype is dt else math_ops.cast(t, dt) for t in items]
     return array_ops.stack(items, name=name or "packed")
 

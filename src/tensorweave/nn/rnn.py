@@ -18,9 +18,11 @@ from tensorweave.nn import rnn_cell_impl as _cells
 from tensorweave.framework.nest import flatten, is_sequence, pack_sequence_as
 from tensorweave.nn.rnn_cell_impl import (assert_like_rnncell, assert_same_structure,
                                           map_structure)
-from tensorweave.ops import (array_ops, array_pad_ops, constant_op, indexing_select,
-                             math_binary, math_ops, reduction_ops, structure)
-from tensorweave.ops import variable_scope as vs
+from tensorweave.ops.array import array_ops, array_pad_ops, constant_op
+from tensorweave.ops.indexing import indexing_select
+from tensorweave.ops.math import math_binary, math_ops, reduction_ops
+from tensorweave.ops.control_flow import structure
+from tensorweave.ops.state import variable_scope as vs
 
 
 def _infer_state_dtype(explicit_dtype, state):
@@ -326,8 +328,8 @@ def _dynamic_rnn_loop(cell, inputs, initial_state, parallel_iterations, swap_mem
                       sequence_length=None, dtype=None):
     """The while_loop of dynamic_rnn over time-major `inputs`; returns time-major
     outputs and the final state."""
-    from tensorweave.ops.control_flow_ops import while_loop
-    from tensorweave.ops.tensor_array_ops import TensorArray
+    from tensorweave.ops.control_flow.control_flow_ops import while_loop
+    from tensorweave.ops.data_flow.tensor_array_class import TensorArray
     state = initial_state
     flat_input = flatten(inputs)
     flat_output_size = flatten(cell.output_size)

@@ -21,9 +21,11 @@ from tensorweave.framework.nest import flatten
 from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.framework.shapes import TensorShape, dimension_value
-from tensorweave.ops import (array_ops, constant_op, indexing_ops, init_ops, math_binary,
-                             math_ops, math_unary, matmul_ops, nn_softmax,
-                             variable_scope as vs)
+from tensorweave.ops.array import array_ops, constant_op
+from tensorweave.ops.indexing import indexing_ops
+from tensorweave.ops.state import init_ops, variable_scope as vs
+from tensorweave.ops.math import math_binary, math_ops, math_unary, matmul_ops
+from tensorweave.ops.nn import nn_softmax
 
 _WEIGHTS_VARIABLE_NAME = "kernel"
 _BIAS_VARIABLE_NAME = "bias"
@@ -48,7 +50,7 @@ def _activation(activation):
         return math_unary.tanh
     if isinstance(activation, str):
         if activation == "relu":
-            from tensorweave.ops import nn_ops
+            from tensorweave.ops.nn import nn_ops
             return nn_ops.relu
         if activation not in _ACTIVATIONS:
             raise ValueError("Unknown activation function: %s" % activation)

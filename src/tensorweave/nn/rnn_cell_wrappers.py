@@ -14,8 +14,12 @@ from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.nn.rnn_cell_impl import (LSTMStateTuple, RNNCell, _concat,
                                           _zero_state_tensors, assert_like_rnncell,
                                           assert_same_structure, map_structure)
-from tensorweave.ops import (array_ops, indexing_ops, math_binary, math_unary, nn_impl,
-                             random_ops, variable_scope as vs)
+from tensorweave.ops.array import array_ops
+from tensorweave.ops.indexing import indexing_ops
+from tensorweave.ops.math import math_binary, math_unary
+from tensorweave.ops.nn import nn_impl
+from tensorweave.ops.random import random_ops
+from tensorweave.ops.state import variable_scope as vs
 
 @tf_export("nn.rnn_cell.MultiRNNCell")
 class MultiRNNCell(RNNCell):

@@ -1,16 +1,15 @@
-"""The op families: one module per family; each op declared once with its shape
-function, kernel(s) and gradient (DESIGN.md: one op, one place)."""
+"""The op families, one sub-package each (DESIGN.md: one op, one place): each module
+holds, for each of its ops, the declaration, shape function, builder, kernel(s) and
+gradient; a family's gradient helpers sit in a clearly named module beside them
+(`math_grad_util`, `reduction_grad`, `control_flow_grad`, `tensor_array_grad`).
+See docs/adding_an_op.md.
+"""
 import importlib
 
-# Import order matters only for registration speed, not correctness: families import
-# each other inside functions.
-FAMILIES = (
-    "constant_op", "structure", "math_grad_util", "math_unary", "math_binary", "math_ops",
-    "reduction_ops", "matmul_ops", "array_ops", "indexing_ops", "segment_ops", "nn_ops",
-    "nn_losses", "conv_ops", "random_ops", "debug_ops", "resource_variable_ops", "variables",
-    "init_ops", "variable_scope", "state_ops", "embedding_ops", "clip_ops", "io_ops",
-    "queue_ops", "record_io", "reader_ops", "string_ops", "sparse_ops", "parsing_ops",
-    "control_flow_ops", "control_flow_grad", "tensor_array_ops", "stack_ops", "functional_ops")
+# Families import each other's modules at the top or inside functions; the order here
+# only decides which registers first.
+FAMILIES = ("array", "control_flow", "math", "indexing", "nn", "random", "debug", "state",
+            "io", "data_flow", "string", "sparse")
 
 
 def load_all() -> None:

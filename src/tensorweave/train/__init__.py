@@ -2,8 +2,8 @@
 filled from the export table (framework/api_export.py) by tensorweave's __init__."""
 import importlib
 
-MODULES = ("optimizer", "optimizers", "learning_rate_decay", "training_util",
-           "checkpoint_format", "saver", "coordinator", "queue_runner", "input")
+MODULES = ("optimizer", "optimizers", "optimizers_adaptive", "learning_rate_decay",
+           "training_util", "meta_graph", "saver", "coordinator", "queue_runner", "input")
 
 
 def load_all() -> None:

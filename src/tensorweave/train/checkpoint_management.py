@@ -23,7 +23,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 import numpy as np
 
 from tensorweave.framework.api_export import tf_export
-from tensorweave.train import checkpoint_format as _fmt
+from tensorweave.ops.io import checkpoint_format as _fmt
 
 _log = logging.getLogger("tensorweave")
 _DEFAULT_STATE_FILE = "checkpoint"

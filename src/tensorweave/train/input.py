@@ -45,7 +45,9 @@ def limit_epochs(tensor, num_epochs: Optional[int] = None, name: Optional[str] =
         return tensor
     if num_epochs <= 0:
         raise ValueError("num_epochs must be > 0 not %d." % num_epochs)
-    from tensorweave.ops import constant_op, structure, variables
+    from tensorweave.ops.array import constant_op
+    from tensorweave.ops.control_flow import structure
+    from tensorweave.ops.state import variables
     with _graph.name_scope(name, "limit_epochs", [tensor]) as scope:
         zero64 = constant_op.constant(0, dtype=dtypes.int64)
         epochs = variables.Variable(zero64, name="epochs", trainable=False,
@@ -86,7 +88,8 @@ def input_producer(input_tensor, element_shape=None, num_epochs: Optional[int] =
     Raises:
       ValueError: the element shape is not fully known.
     """
-    from tensorweave.ops import queue_ops, random_ops
+    from tensorweave.ops.data_flow import queue_classes
+    from tensorweave.ops.random import random_ops
     with _graph.name_scope(name, "input_producer", [input_tensor]):
         input_tensor = convert_to_tensor(input_tensor, name="input_tensor")
         elem = input_tensor.shape[1:].merge_with(as_shape(element_shape))
@@ -96,7 +99,7 @@ def input_producer(input_tensor, element_shape=None, num_epochs: Optional[int] =
         if shuffle:
             input_tensor = random_ops.random_shuffle(input_tensor, seed=seed)
         input_tensor = limit_epochs(input_tensor, num_epochs)
-        queue = queue_ops.FIFOQueue(capacity=capacity,
+        queue = queue_classes.FIFOQueue(capacity=capacity,
                                     dtypes=[input_tensor.dtype.base_dtype], shapes=[elem],
                                     shared_name=shared_name, name=name)
         enqueue = queue.enqueue_many([input_tensor])
@@ -123,7 +126,10 @@ def string_input_producer(string_tensor, num_epochs: Optional[int] = None,
       ValueError: `string_tensor` is an empty list (an empty Tensor fails at run time
         with InvalidArgumentError).
     """
-    from tensorweave.ops import array_ops, debug_ops, math_binary, structure
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.debug import debug_ops
+    from tensorweave.ops.math import math_binary
+    from tensorweave.ops.control_flow import structure
     not_null_err = "string_input_producer requires a non-null input tensor"
     if not isinstance(string_tensor, Tensor) and not len(string_tensor):
         raise ValueError(not_null_err)
@@ -153,7 +159,7 @@ def range_input_producer(limit, num_epochs: Optional[int] = None, shuffle: bool 
     Returns:
       A FIFOQueue of int32 scalars, with its QueueRunner in QUEUE_RUNNERS.
     """
-    from tensorweave.ops import math_ops
+    from tensorweave.ops.math import math_ops
     with _graph.name_scope(name, "input_producer", [limit]) as scope:
         range_tensor = math_ops.range(limit)
         return input_producer(range_tensor, [], num_epochs, shuffle, seed, capacity,
@@ -180,7 +186,8 @@ def slice_input_producer(tensor_list, num_epochs: Optional[int] = None, shuffle:
     Raises:
       ValueError: `tensor_list` is empty.
     """
-    from tensorweave.ops import array_ops, indexing_gather
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.indexing import indexing_gather
     with _graph.name_scope(name, "input_producer", tensor_list):
         tensors = [convert_to_tensor(t) for t in tensor_list]
         if not tensors:
@@ -204,7 +211,8 @@ def match_filenames_once(pattern, name: Optional[str] = None):
     Returns:
       A string Variable (in LOCAL_VARIABLES) initialized to the matching file names.
     """
-    from tensorweave.ops import string_ops, variables
+    from tensorweave.ops.string import string_ops
+    from tensorweave.ops.state import variables
     with _graph.name_scope(name, "matching_filenames", [pattern]) as scope:
         return variables.Variable(string_ops.matching_files(pattern), name=scope,
                                   trainable=False, validate_shape=False,
@@ -314,14 +322,15 @@ def _shapes(tensor_list_list: List[List[Tensor]], shapes, enqueue_many: bool):
 
 
 def _which_queue(dynamic_pad: bool):
-    from tensorweave.ops import queue_ops
-    return queue_ops.PaddingFIFOQueue if dynamic_pad else queue_ops.FIFOQueue
+    from tensorweave.ops.data_flow import queue_classes
+    return queue_classes.PaddingFIFOQueue if dynamic_pad else queue_classes.FIFOQueue
 
 
 def _kept(tensors: List[Tensor], keep: Tensor, enqueue_many: bool) -> List[Tensor]:
     """The rows of `tensors` (a batch if `enqueue_many`, else one element made a batch
     of one) for which `keep` is True, as a batch for `enqueue_many`."""
-    from tensorweave.ops import array_fill_ops, array_ops, math_ops, segment_ops
+    from tensorweave.ops.array import array_fill_ops, array_ops
+    from tensorweave.ops.math import math_ops, segment_ops
     if not enqueue_many:
         tensors = [array_ops.expand_dims(t, 0) for t in tensors]
     if keep.shape.ndims == 0:  # one decision for the whole batch: repeat it per row
@@ -337,7 +346,7 @@ def _enqueue_op(queue, tensors: List[Tensor], enqueue_many: bool, keep: Tensor):
     False). A run-time `keep` selects the rows to enqueue with DynamicPartition, then
     enqueues that (possibly empty) batch: the same effect as TF's conditional enqueue.
     """
-    from tensorweave.ops import structure
+    from tensorweave.ops.control_flow import structure
     if keep.shape.ndims == 0:
         static = tensor_util.constant_value(keep)
         if static is not None:
@@ -406,7 +415,7 @@ def _check_capacity(capacity: int, min_after_dequeue: int) -> None:
 def _shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input,
                    num_threads=1, seed=None, enqueue_many=False, shapes=None,
                    allow_smaller_final_batch=False, shared_name=None, name=None):
-    from tensorweave.ops import queue_ops
+    from tensorweave.ops.data_flow import queue_classes
     tensor_list = _as_tensor_list(tensors)
     with _graph.name_scope(name, "shuffle_batch", tensor_list + [keep_input]) as scope:
         _check_capacity(capacity, min_after_dequeue)
@@ -414,7 +423,7 @@ def _shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input,
         keep_input = _validate_keep_input(keep_input, enqueue_many)
         types = _dtypes([tensor_list])
         shapes = _shapes([tensor_list], shapes, enqueue_many)
-        queue = queue_ops.RandomShuffleQueue(
+        queue = queue_classes.RandomShuffleQueue(
             capacity=capacity, min_after_dequeue=min_after_dequeue, seed=seed,
             dtypes=types, shapes=shapes, shared_name=shared_name)
         _enqueue(queue, tensor_list, num_threads, enqueue_many, keep_input)
@@ -425,7 +434,7 @@ def _shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input,
 def _shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, keep_input,
                         seed=None, enqueue_many=False, shapes=None,
                         allow_smaller_final_batch=False, shared_name=None, name=None):
-    from tensorweave.ops import queue_ops
+    from tensorweave.ops.data_flow import queue_classes
     tensor_list_list = _as_tensor_list_list(tensors_list)
     flat = [t for tl in tensor_list_list for t in tl]
     with _graph.name_scope(name, "shuffle_batch_join", flat + [keep_input]) as scope:
@@ -434,7 +443,7 @@ def _shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, k
         keep_input = _validate_keep_input(keep_input, enqueue_many)
         types = _dtypes(tensor_list_list)
         shapes = _shapes(tensor_list_list, shapes, enqueue_many)
-        queue = queue_ops.RandomShuffleQueue(
+        queue = queue_classes.RandomShuffleQueue(
             capacity=capacity, min_after_dequeue=min_after_dequeue, seed=seed,
             dtypes=types, shapes=shapes, shared_name=shared_name)
         _enqueue_join(queue, tensor_list_list, enqueue_many, keep_input)

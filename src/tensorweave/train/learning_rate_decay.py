@@ -12,11 +12,15 @@ from typing import Optional
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.op_builder import convert_to_tensor
-from tensorweave.ops import array_ops, indexing_ops, math_binary, math_unary, random_ops, structure
+from tensorweave.ops.array import array_ops
+from tensorweave.ops.indexing import indexing_select
+from tensorweave.ops.math import math_binary, math_unary
+from tensorweave.ops.random import random_ops
+from tensorweave.ops.control_flow import structure
 
 
 def _cast(x, dtype):
-    from tensorweave.ops import math_ops
+    from tensorweave.ops.math import math_ops
     return math_ops.cast(x, dtype)
 
 
@@ -93,7 +97,7 @@ def piecewise_constant(x, boundaries, values, name: Optional[str] = None):
                                  "%s)." % (vals[0].dtype.base_dtype, v.dtype.base_dtype))
         result = vals[0]
         for b, v in zip(bounds, vals[1:]):
-            result = indexing_ops.where(math_binary.greater(x, b), v, result)
+            result = indexing_select.where(math_binary.greater(x, b), v, result)
         return structure.identity(result, name=scope)
 
 
@@ -112,7 +116,7 @@ def polynomial_decay(learning_rate, global_step, decay_steps, end_learning_rate=
         lr, step, steps, end, power = _setup(learning_rate, global_step, decay_steps,
                                              end_learning_rate, power)
         if cycle:
-            multiplier = indexing_ops.where(math_binary.equal(step, 0.0),
+            multiplier = indexing_select.where(math_binary.equal(step, 0.0),
                                       array_ops.ones_like(step), math_unary.ceil(step / steps))
             steps = steps * multiplier
         else:
@@ -197,8 +201,8 @@ def cosine_decay_restarts(learning_rate, global_step, first_decay_steps, t_mul=2
         done = (1.0 - math_binary.pow(t_mul, i_geo)) / (1.0 - t_mul)
         frac_geo = (fraction - done) / math_binary.pow(t_mul, i_geo)
         flat = math_binary.equal(t_mul, 1.0)
-        i_restart = indexing_ops.where(flat, i_flat, i_geo)
-        fraction = indexing_ops.where(flat, frac_flat, frac_geo)
+        i_restart = indexing_select.where(flat, i_flat, i_geo)
+        fraction = indexing_select.where(flat, frac_flat, frac_geo)
         decayed = (1.0 - alpha) * math_binary.pow(m_mul, i_restart) * _cosine(fraction) + alpha
         return math_binary.multiply(lr, decayed, name=scope)
 

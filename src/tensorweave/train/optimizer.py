@@ -33,8 +33,10 @@ def _deduplicate_indexed_slices(values: Tensor, indices: Tensor):
     """Sums the rows of `values` that share an index: returns (summed values, unique
     indices), as TF1's optimizers do before a sparse update that is not linear in the
     gradient."""
-    from tensorweave.ops import array_ops, indexing_ops, segment_ops
-    unique_indices, positions = indexing_ops.unique(indices)
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.indexing import indexing_select
+    from tensorweave.ops.math import segment_ops
+    unique_indices, positions = indexing_select.unique(indices)
     summed = segment_ops.unsorted_segment_sum(values, positions,
                                               array_ops.shape(unique_indices)[0])
     return summed, unique_indices
@@ -56,7 +58,7 @@ def hyper_tensor(value, name: str):
 
 
 def _is_variable(v) -> bool:
-    from tensorweave.ops.variables import Variable
+    from tensorweave.ops.state.variables import Variable
     return isinstance(v, Variable)
 
 
@@ -64,7 +66,7 @@ def _is_variable(v) -> bool:
 def _slot_variable_name(primary, slot_name: str) -> str:
     """'W/Adagrad', made unique among the graph's names, under the current variable
     scope (TF1 creates slots in `variable_scope(None, default_name=...)`)."""
-    from tensorweave.ops import variable_scope
+    from tensorweave.ops.state import variable_scope
     g = primary.graph
     base = primary.op.name + "/" + slot_name
     scope = variable_scope.get_variable_scope().name
@@ -78,7 +80,7 @@ def create_slot_variable(primary, initial_value, slot_name: str, dtype=None,
                          validate_shape: bool = True):
     """A non-trainable Variable in GLOBAL_VARIABLES, colocated with `primary` and named
     '<primary>/<slot_name>', initialized with `initial_value` (a value or a callable)."""
-    from tensorweave.ops.variables import Variable
+    from tensorweave.ops.state.variables import Variable
     g = primary.graph
     name = _slot_variable_name(primary, slot_name)
     with g.as_default(), g.name_scope(None), g.control_dependencies(None), \
@@ -91,7 +93,7 @@ def create_slot_variable(primary, initial_value, slot_name: str, dtype=None,
 def _fill_initial_value(primary, value, dtype):
     """A callable giving `value` broadcast to `primary`'s shape (ones_like/zeros_like
     style when the shape is not fully defined)."""
-    from tensorweave.ops import array_ops
+    from tensorweave.ops.array import array_ops
     shape = primary.get_shape()
 
     def init():
@@ -103,7 +105,7 @@ def _fill_initial_value(primary, value, dtype):
 
 
 def _as_value(value, dtype):
-    from tensorweave.ops.constant_op import constant
+    from tensorweave.ops.array.constant_op import constant
     return constant(value, dtype=dtype)
 
 
@@ -200,8 +202,8 @@ class Optimizer:
           ValueError: no variables, bad `gate_gradients`, or a non-float dtype.
         """
         from tensorweave.autodiff.gradients import gradients
-        from tensorweave.ops import structure
-        from tensorweave.ops.variables import trainable_variables
+        from tensorweave.ops.control_flow import structure
+        from tensorweave.ops.state.variables import trainable_variables
         if callable(loss):
             loss = loss()
         if gate_gradients not in (Optimizer.GATE_NONE, Optimizer.GATE_OP,
@@ -336,7 +338,7 @@ class Optimizer:
 
     def _resource_apply_sparse(self, grad, var, indices):
         """The update of rows `indices` (unique) of `var` (default: `_apply_sparse`)."""
-        from tensorweave.ops import resource_variable_ops as rv
+        from tensorweave.ops.state import resource_variable_ops as rv
         return self._apply_sparse(IndexedSlices(grad, indices, rv.variable_shape(var.handle)),
                                   var)
 
@@ -360,7 +362,7 @@ class Optimizer:
 
     def _finish(self, update_ops, name_scope):
         """The op that completes an apply step (default: group the updates)."""
-        from tensorweave.ops import structure
+        from tensorweave.ops.control_flow import structure
         return structure.group(*update_ops, name=name_scope)
 
     # --- helpers for subclasses -------------------------------------------------------
@@ -409,7 +411,7 @@ class Optimizer:
     def _create_non_slot_variable(self, initial_value, name: str, colocate_with):
         """A variable of the optimizer not tied to one variable (Adam's beta powers),
         created once per graph, colocated with `colocate_with`."""
-        from tensorweave.ops.variables import Variable
+        from tensorweave.ops.state.variables import Variable
         g = colocate_with.graph
         key = (name, g)
         v = self._non_slot_dict.get(key)
@@ -486,7 +488,7 @@ def _shape_list(shape):
 
 def _increment(global_step, name: str):
     """global_step += 1, as one op named `name` (the train op)."""
-    from tensorweave.ops import resource_variable_ops as rv
-    from tensorweave.ops.constant_op import constant
+    from tensorweave.ops.state import resource_variable_ops as rv
+    from tensorweave.ops.array.constant_op import constant
     one = constant(1, dtype=global_step.dtype.base_dtype)
     return rv.assign_add_variable_op(global_step.handle, one, name=name)

@@ -18,18 +18,18 @@ from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
 from tensorweave.train import training_ops
 from tensorweave.train.optimizer import Optimizer, hyper_tensor
-from tensorweave.ops import math_binary, math_unary
+from tensorweave.ops.math import math_binary, math_unary
 
 
 # --- building blocks of the composite updates ---------------------------------------------
 def _rv():
-    from tensorweave.ops import resource_variable_ops
+    from tensorweave.ops.state import resource_variable_ops
     return resource_variable_ops
 
 
 def hyper(value, var):
     """A hyperparameter Tensor in `var`'s dtype (a Cast only where the dtypes differ)."""
-    from tensorweave.ops import math_ops
+    from tensorweave.ops.math import math_ops
     return math_ops.cast(value, var.dtype.base_dtype)
 
 
@@ -82,7 +82,7 @@ def scatter_update(var, indices, values):
 
 
 def group(*ops, name=None):
-    from tensorweave.ops import structure
+    from tensorweave.ops.control_flow import structure
     return structure.group(*ops, name=name)
 
 
@@ -369,6 +369,3 @@ class ProximalAdagradOptimizer(_AccumulatorOptimizer):
                                   gather(accum, indices, after=accum_update), grad, var)
         return scatter_update(var, indices, new_rows)
 
-
-from tensorweave.train.optimizers_adaptive import (  # noqa: E402,F401
-    AdamOptimizer, FtrlOptimizer, RMSPropOptimizer)

@@ -11,7 +11,9 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.train import training_ops
 from tensorweave.train.optimizer import Optimizer, hyper_tensor
-from tensorweave.ops import array_ops, indexing_ops, math_binary, math_unary
+from tensorweave.ops.array import array_ops
+from tensorweave.ops.indexing import indexing_select
+from tensorweave.ops.math import math_binary, math_unary
 
 
 def _ops():
@@ -286,7 +288,7 @@ class FtrlOptimizer(Optimizer):
         quadratic = new_root / lr + 2.0 * l2
         x = (math_unary.sign(new_linear) * l1 - new_linear) / quadratic
         keep = math_binary.greater(math_unary.abs(new_linear), l1)
-        new_w = indexing_ops.where(keep, x, array_ops.zeros_like(x))
+        new_w = indexing_select.where(keep, x, array_ops.zeros_like(x))
         return new_w, new_accum, new_linear
 
     def _apply_dense(self, grad, var):

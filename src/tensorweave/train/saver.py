@@ -31,9 +31,9 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors, tensor_util
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
-from tensorweave.framework.meta_graph import SaverDef
+from tensorweave.train.meta_graph import SaverDef
 from tensorweave.framework.shapes import TensorShape
-from tensorweave.train import checkpoint_format as _fmt
+from tensorweave.ops.io import checkpoint_format as _fmt
 from tensorweave.train import checkpoint_management as _cm
 
 _log = logging.getLogger("tensorweave")
@@ -74,13 +74,14 @@ class _VariableSaveable:
         self.specs = [_Spec(var, name)]
 
     def build_specs(self) -> None:
-        from tensorweave.ops import resource_variable_ops as rv
+        from tensorweave.ops.state import resource_variable_ops as rv
         with _graph.get_default_graph().device(self.var.device):
             self.specs = [_Spec(rv.read_variable_op(self.var.handle, self.var.dtype,
                                                     name="Read/ReadVariableOp"), self.name)]
 
     def restore(self, restored_tensors, restored_shapes):
-        from tensorweave.ops import array_ops, resource_variable_ops as rv
+        from tensorweave.ops.array import array_ops
+        from tensorweave.ops.state import resource_variable_ops as rv
         value = restored_tensors[0]
         if restored_shapes is not None:
             value = array_ops.reshape(value, restored_shapes[0])
@@ -115,7 +116,7 @@ class _ObjectSaveable:
 def _saveables(var_list) -> List:
     """The saveables of `var_list` (list or dict), sorted by name; ValueError on a name
     used twice."""
-    from tensorweave.ops.variables import Variable
+    from tensorweave.ops.state.variables import Variable
     if isinstance(var_list, dict):
         pairs = []
         for name, v in var_list.items():
@@ -152,12 +153,12 @@ def _saveables(var_list) -> List:
 
 # --- the graph ---------------------------------------------------------------------------
 def _string_vector(values: List[str], name: str):
-    from tensorweave.ops.constant_op import constant
+    from tensorweave.ops.array.constant_op import constant
     return constant(list(values), dtype=_dt.string, shape=[len(values)], name=name)
 
 
 def _add_save(g, filename, saveables, op_name: str = "SaveV2"):
-    from tensorweave.ops import io_ops
+    from tensorweave.ops.io import io_ops
     specs = [s for sv in saveables for s in sv.specs]
     with g.name_scope(op_name) as scope:
         names = _string_vector([s.name for s in specs], "tensor_names")
@@ -166,7 +167,7 @@ def _add_save(g, filename, saveables, op_name: str = "SaveV2"):
 
 
 def _add_restore(g, filename, saveables, reshape: bool, restore_sequentially: bool):
-    from tensorweave.ops import io_ops
+    from tensorweave.ops.io import io_ops
     specs = [s for sv in saveables for s in sv.specs]
     with g.name_scope("RestoreV2") as scope:
         names = _string_vector([s.name for s in specs], "tensor_names")
@@ -295,8 +296,8 @@ class Saver:
             _now() + self.saver_def.keep_checkpoint_every_n_hours * 3600)
 
     def _build_graph(self, g, saveables) -> SaverDef:
-        from tensorweave.ops.constant_op import constant, placeholder_with_default
-        from tensorweave.ops.structure import group, with_dependencies
+        from tensorweave.ops.array.constant_op import constant, placeholder_with_default
+        from tensorweave.ops.control_flow.structure import group, with_dependencies
         with g.as_default(), g.name_scope(self._name or "save") as scope:
             with g.name_scope("filename") as fscope:
                 default = constant(self._filename or "model", dtype=_dt.string, name="input")
@@ -321,8 +322,9 @@ class Saver:
                         version=self._write_version)
 
     def _build_sharded(self, g, filename, saveables):
-        from tensorweave.ops import array_ops, io_ops
-        from tensorweave.ops.structure import group, with_dependencies
+        from tensorweave.ops.array import array_ops
+        from tensorweave.ops.io import io_ops
+        from tensorweave.ops.control_flow.structure import group, with_dependencies
         groups = _device_groups(saveables)
         n = len(groups)
         shard_prefixes, restores = [], []
@@ -500,7 +502,7 @@ class Saver:
                           clear_devices: bool = False, clear_extraneous_savers: bool = False,
                           strip_default_attrs: bool = False, save_debug_info: bool = False):
         """`tf.train.export_meta_graph` of this Saver's graph, with its SaverDef."""
-        from tensorweave.framework import meta_graph
+        from tensorweave.train import meta_graph
         return meta_graph.export_meta_graph(
             filename=filename, graph_def=self._graph.as_graph_def(add_shapes=True),
             saver_def=self.saver_def, collection_list=collection_list, as_text=as_text,

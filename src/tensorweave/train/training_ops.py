@@ -28,12 +28,12 @@ from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable,
 _FLOATS = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
 
 
-_RV = None  # tensorweave.ops.resource_variable_ops, imported on first use
+_RV = None  # tensorweave.ops.state.resource_variable_ops, imported on first use
 
 
 def _load_rv():
     global _RV
-    from tensorweave.ops import resource_variable_ops
+    from tensorweave.ops.state import resource_variable_ops
     _RV = resource_variable_ops
     return _RV
 

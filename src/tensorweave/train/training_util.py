@@ -56,8 +56,8 @@ def create_global_step(graph=None):
     Raises:
       ValueError: the graph already has a global step.
     """
-    from tensorweave.ops import init_ops, variable_scope
-    from tensorweave.ops.variables import VariableAggregation
+    from tensorweave.ops.state import init_ops, variable_scope
+    from tensorweave.ops.state.variables import VariableAggregation
     graph = graph or _graph.get_default_graph()
     if get_global_step(graph) is not None:
         raise ValueError('"global_step" already exists.')
@@ -87,7 +87,7 @@ def assert_global_step(global_step_tensor) -> None:
     Raises:
       TypeError: it is not.
     """
-    from tensorweave.ops.variables import Variable
+    from tensorweave.ops.state.variables import Variable
     if not isinstance(global_step_tensor, (Variable, Tensor)):
         raise TypeError('Existing "global_step" must be a Variable or Tensor: %s.'
                         % (global_step_tensor,))

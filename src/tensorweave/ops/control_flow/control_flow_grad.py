@@ -1,0 +1,493 @@
+"""Gradients through control flow (EuroSys 2018 §5.1-5.2).
+
+cond: the gradient of a Merge switches the incoming gradient on the cond's predicate;
+the gradient of a Switch merges the gradients of its two sides. Each runs only on the
+side taken, exactly like the forward cond.
+
+while_loop: a loop is differentiated as a whole (a `LoopNode` to tf.gradients): its
+gradient is a backward while loop running as many iterations as the forward one did.
+Its loop variables are an iteration counter (counting down from the forward loop's
+count), the gradients of the loop variables, and accumulators for the gradients of loop
+invariants. Its body is tf.gradients of the forward body, built inside the backward
+loop's context; every forward value that body needs is pushed onto a stack in the
+forward loop and popped in the backward loop (one stack per value and backward loop).
+Control edges keep the order: a push runs after its iteration's counter value exists
+and before the counter advances (through a ControlTrigger, which is live even when the
+push sits in a cond branch not taken), pops likewise in the backward loop. Loop
+invariants are not pushed: the backward loop re-enters them.
+
+Higher-order gradients (TF1 could not): a backward loop is an ordinary while loop, so
+it is differentiated the same way, except that its pops are inputs too. The gradient
+of a pop, computed per iteration in the backward loop's own backward loop, is pushed
+onto a gradient stack; that loop runs in the pushing loop's order, so the pushing
+loop's next backward loop pops the gradients in its own order and adds each to the
+gradient of the value that was pushed. tf.gradients meets the popping loop first (it
+consumes the pushing loop's iteration count), so the gradients are pushed by the time
+the pushing loop is differentiated. A loop nested in another runs once per outer
+iteration, so its gradient stacks are made per outer iteration too and their handles
+travel between the outer backward loops the same way (`_push_gradient`). Not supported
+(LookupError): nesting more than one deep, and values inside a tf.cond in the loop.
+"""
+from __future__ import annotations
+
+from typing import List
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework.graph import Operation, Tensor
+from tensorweave.framework.op_builder import apply_op
+from tensorweave.framework.registry import gradient
+from tensorweave.ops.control_flow import control_flow_ops as cf
+from tensorweave.ops.state import resource_variable_ops
+
+# the loops whose body is being differentiated, innermost last
+_grad_frames: List[cf.WhileContext] = []
+
+
+# --- cond ---------------------------------------------------------------------------------
+
+
+@gradient("Merge")
+def _merge_grad(op: Operation, grad, _):
+    info = op._graph._cond_merges.get(op)
+    if info is None:
+        raise LookupError("Merge %s is not the output of a tf.cond; loops built from raw "
+                          "primitives cannot be differentiated (use tf.while_loop)." % op.name)
+    pred = info[0]
+    g_false, g_true = cf.switch(grad, pred)
+    ctx = op._graph._get_control_flow_context()
+    if isinstance(ctx, cf.WhileContext) and ctx.forward is not None:
+        # pops of forward values from this cond's branches run only on the side taken
+        # (through Identity pivots: a control edge carries its source's liveness, and
+        # only an Identity has the liveness of one Switch side)
+        ctx.cond_pivots[(pred, 0)] = cf._identity(g_false, "pivot_f")
+        ctx.cond_pivots[(pred, 1)] = cf._identity(g_true, "pivot_t")
+    if len(op.inputs) != 2:
+        return [g_true if i == 1 else g_false for i in range(len(op.inputs))]
+    return [g_false, g_true]
+
+
+@gradient("Switch")
+def _switch_grad(op: Operation, g_false, g_true):
+    from tensorweave.ops.array import array_ops
+    if g_false is None and g_true is None:
+        return [None, None]
+    # zeros that are dead exactly when their side is not taken: computed from a new
+    # switch of the input (in a backward loop the input and predicate are popped, live
+    # in every iteration, rather than the forward side, which exists only when taken)
+    if g_false is None:
+        g_false = array_ops.zeros_like(cf.switch(op.inputs[0], op.inputs[1])[0],
+                                       optimize=False)
+    if g_true is None:
+        g_true = array_ops.zeros_like(cf.switch(op.inputs[0], op.inputs[1])[1],
+                                      optimize=False)
+    from tensorweave.framework.op_builder import convert_to_tensor
+    m, _ = cf.merge([convert_to_tensor(g_false), convert_to_tensor(g_true)])
+    # differentiable again: on the predicate as seen here (in a backward loop, popped)
+    ctx = op._graph._get_control_flow_context()
+    pred = ctx.resolve(op._inputs[1]) if ctx is not None else op._inputs[1]
+    op._graph._cond_merges[m._op] = (pred, None, None)
+    return [m, None]
+
+
+def _no_gradient_outside_loop(op, *grads):
+    raise LookupError("%s (%s) is differentiated as part of its whole while loop; it "
+                      "cannot be differentiated alone (build loops with tf.while_loop)."
+                      % (op.name, op.type))
+
+
+for _t in ("Enter", "Exit", "NextIteration"):
+    gradient(_t)(_no_gradient_outside_loop)
+
+
+# --- while loops --------------------------------------------------------------------------
+
+
+class LoopNode:
+    """A whole while loop as one node of tf.gradients: inputs are the values entering
+    it (initial loop variables and invariants), outputs its Exit values."""
+
+    _gradient_override = None
+    _type = "While"
+
+    def __init__(self, ctx: cf.WhileContext):
+        self.ctx = ctx
+        self.enter_ops = list(ctx.enter_ops)
+        self._inputs = [op._inputs[0] for op in self.enter_ops]
+        # the iteration count (once gradients added it) links the loop to its backward
+        # loops, which second-order gradients must find on paths from xs
+        self._outputs = list(ctx.exits) + [c.exit for c in ctx.counters]
+        self._id = max(t._op._id for t in self._outputs)
+        self._name = ctx.name
+        self._control_inputs: list = []
+
+    def __repr__(self):
+        return "<LoopNode %s>" % self._name
+
+    def grad_fn(self, node, *exit_grads):
+        return _while_grad(self, list(exit_grads))
+
+    def has_pending_grads(self) -> bool:
+        """Whether this call has gradients of the loop's pushed values waiting (from the
+        second-order loop of its backward loop) even if its outputs have none."""
+        from tensorweave.autodiff.gradients import root_call
+        return ("pushed_grads", self.ctx) in root_call()
+
+
+def node_of(op: Operation):
+    """`op`, or the LoopNode of the outermost loop containing it below the loop whose
+    body is being differentiated now."""
+    loop = cf.enclosing_loop(op._control_flow_context)  # Enter/Exit: their own loop
+    if loop is None:
+        return op
+    cur = _grad_frames[-1] if _grad_frames else None
+    if loop is cur:
+        return op
+    chain = []
+    x = loop
+    while x is not None and x is not cur:
+        chain.append(x)
+        x = cf.enclosing_loop(x.outer)
+    if x is not cur:
+        return op  # outside the loop being differentiated
+    top = chain[-1]
+    if getattr(top, "forward", None) is not None and not top.exits:
+        return op
+    node = top.__dict__.get("_loop_node")
+    if node is None or len(node.enter_ops) != len(top.enter_ops):  # gradients add Enters
+        node = top._loop_node = LoopNode(top)
+    return node
+
+
+def _differentiable(t: Tensor) -> bool:
+    """Floating values, and handles of variables (their reads are differentiable)."""
+    d = t._dtype.base_dtype
+    if d is _dt.resource:
+        return resource_variable_ops.handle_source(t)._op._type == "VarHandleOp"
+    return d.is_floating or d.is_complex
+
+
+class ForwardCounter:
+    """An iteration counter loop variable of a forward loop, made for one backward loop:
+    `exit` is the iteration count, `ident` the count inside an iteration (pushes wait for
+    it), `sync` a ControlTrigger after the iteration's pushes that the count's increment
+    waits for, `stacks` the stack handle of each value pushed for that backward loop.
+    One counter per backward loop, so a step that runs one gradient does not push the
+    values another gradient of the same loop would pop (they are pruned with it)."""
+
+    __slots__ = ("exit", "ident", "sync", "stacks")
+
+    def __init__(self, exit_: Tensor, ident: Tensor, sync: Operation):
+        self.exit, self.ident, self.sync = exit_, ident, sync
+        self.stacks: dict = {}
+
+
+def forward_counter(loop: cf.WhileContext) -> ForwardCounter:
+    """A new counter loop variable of `loop` (see ForwardCounter)."""
+    from tensorweave.ops.array import constant_op
+    g = loop.graph
+    saved = g._get_control_flow_context()
+    g._set_control_flow_context(loop.outer)
+    try:
+        zero = constant_op.constant(0, name="f_count/init")
+    finally:
+        g._set_control_flow_context(saved)
+    e = cf.enter(zero, loop, is_constant=False, name="f_count")
+    g._set_control_flow_context(loop)
+    try:
+        m, _ = cf.merge([e, e], name="f_count/Merge")
+        sw = cf.switch(m, loop.pred, name="f_count/Switch")
+        ident = cf._identity(sw[1], "f_count/Identity")
+        sync = apply_op("ControlTrigger", [], name="f_count/sync")
+        sync._add_control_input(ident._op)
+        with g.control_dependencies([sync]):
+            nxt_val = apply_op("AddV2", [ident, constant_op.constant(1, name="f_count/one")],
+                               name="f_count/add")._outputs[0]
+        nxt = apply_op("NextIteration", [nxt_val], name="f_count/NextIteration")._outputs[0]
+        m._op._update_input(1, nxt)
+        count = apply_op("Exit", [sw[0]], name="f_count/Exit")._outputs[0]
+    finally:
+        g._set_control_flow_context(saved)
+    counter = ForwardCounter(count, ident, sync)
+    loop.counters.append(counter)
+    return counter
+
+
+def push_forward_value(loop: cf.WhileContext, t: Tensor, bw: cf.WhileContext) -> Tensor:
+    """The stack handle (in the loop's outer context) holding `t` of every iteration for
+    the backward loop `bw` (each backward loop pops its own stacks)."""
+    counter = bw.counter
+    st = counter.stacks.get(t)
+    if st is not None:
+        return st
+    handle, push = _new_stack_push(loop.outer, loop, t, t._op._name + "_stack",
+                                   counter.ident, loop.swap_memory)
+    counter.sync._add_control_input(push)
+    counter.stacks[t] = handle
+    return handle
+
+
+def pop_forward_value(bw: cf.WhileContext, t: Tensor) -> Tensor:
+    """`t` of the forward iteration matching the current backward one (bw's context)."""
+    v = _pop(bw, t, push_forward_value(bw.forward, t, bw), "_pop")
+    bw.popped[v] = (bw.forward, t)
+    return v
+
+
+def _pop(bw: cf.WhileContext, t: Tensor, handle: Tensor, suffix: str) -> Tensor:
+    """A pop from `handle` in the backward loop `bw`, of the value (or gradient) of the
+    forward value `t`: guarded like `t` (only on the cond side taken) and ordered with
+    the iteration counter by the backward loop's sync."""
+    from tensorweave.ops.data_flow import stack_ops
+    g = bw.graph
+    guard = bw.pivot
+    if t._op._type == "Switch":  # a value captured into a cond branch
+        p = bw.cond_pivots.get((t._op._inputs[1], t._value_index))
+        if p is not None:
+            guard = p
+    cond_ctx = t._op._control_flow_context
+    while guard is bw.pivot and cond_ctx is not None and \
+            not isinstance(cond_ctx, cf.WhileContext):
+        if isinstance(cond_ctx, cf.CondContext):
+            p = bw.cond_pivots.get((cond_ctx.pred, cond_ctx.branch))
+            if p is not None:
+                guard = p
+                break
+        cond_ctx = cond_ctx.outer
+    saved = g._get_control_flow_context()
+    g._set_control_flow_context(bw)
+    try:
+        with g.control_dependencies(None), g.control_dependencies([guard]):
+            v = stack_ops.stack_pop_v2(handle, t.dtype.base_dtype,
+                                       name=t._op._name.rsplit("/", 1)[-1] + suffix)
+    finally:
+        g._set_control_flow_context(saved)
+    v.set_shape(t.shape)
+    bw.pops.append(v._op)
+    return v
+
+
+def _zeros_for(t: Tensor) -> Tensor:
+    """Zeros to accumulate the gradient of loop invariant `t` (a variable's value for a
+    resource handle)."""
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.state import resource_variable_ops
+    if t._dtype is _dt.resource:
+        h = resource_variable_ops.handle_source(t)
+        value = resource_variable_ops.read_variable_op(t, h._op.get_attr("dtype"))
+        return array_ops.zeros_like(value)
+    return array_ops.zeros_like(t)
+
+
+def _dense(g):
+    from tensorweave.framework.indexed_slices import IndexedSlices
+    from tensorweave.framework.op_builder import convert_to_tensor
+    if isinstance(g, IndexedSlices):  # an embedding lookup's gradient, accumulated densely
+        from tensorweave.ops.math import segment_ops
+        return segment_ops.unsorted_segment_sum(g.values, g.indices, g.dense_shape[0])
+    return convert_to_tensor(g)
+
+
+def _like(d, g: Tensor) -> Tensor:
+    """`d` as a dense tensor carrying the static shape of `g` (a gradient has the shape
+    of its value, which the loop's shape invariant needs)."""
+    d = _dense(d)
+    if d.shape.is_compatible_with(g.shape):
+        d.set_shape(g.shape)
+    return d
+
+
+def _while_grad(node: LoopNode, exit_grads: list) -> list:
+    loop = node.ctx
+    if not loop.back_prop:
+        return [None] * len(node._inputs)
+    from tensorweave.autodiff.gradients import gradients, root_call
+    from tensorweave.framework.op_builder import convert_to_tensor
+    from tensorweave.ops.array import array_ops
+    # (a nested loop's gradients are built in nested tf.gradients calls: the pushed
+    # gradients are handed over in the user's call)
+    call = root_call()
+    if loop.forward is not None and loop.cond_pivots:
+        # values of a backward cond exist only in the iterations that took its side,
+        # and pushes of them would not line up with unconditional pops
+        raise LookupError(
+            "Second-order gradients through a tf.cond inside tf.while_loop %s are not "
+            "supported." % loop.forward.name)
+    n_vars = len(loop.enters)
+    var_idx = [k for k in range(n_vars) if _differentiable(loop.exits[k])]
+    inv_pos = [k for k, op in enumerate(node.enter_ops) if op._attrs.get("is_constant")
+               and _differentiable(op._outputs[0])]
+    # gradients of this loop's pushed values, computed by the backward loops of the loops
+    # that popped them (built earlier in this call: each consumes our count)
+    pushed_grads, after = call.pop(("pushed_grads", loop), ([], []))
+    counter = forward_counter(loop)
+    count = counter.exit
+    for j_exit in after:
+        # those loops' counters exit at zero: adding them keeps the count and makes "pop
+        # only after every push" a data edge, which higher-order gradients walk
+        count = count + j_exit
+    gs0 = [exit_grads[k] if exit_grads[k] is not None
+           else array_ops.zeros_like(loop.exits[k]) for k in var_idx]
+    gs0 = [convert_to_tensor(g) for g in gs0]
+    accs0 = [_zeros_for(node._inputs[k]) for k in inv_pos]
+    inv_enters = [node.enter_ops[k]._outputs[0] for k in inv_pos]
+    # a backward loop's pops are inputs of its body like its loop variables: their
+    # gradients go back to the forward loop through stacks of gradients
+    pops = [v for v in loop.popped if _differentiable(v)]
+    n_g = len(gs0)
+    grad_pushes: list = []
+    built: list = []
+
+    def body(j, *rest):
+        bw = loop.graph._get_control_flow_context()
+        bw.counter = counter
+        gs, accs = list(rest[:n_g]), list(rest[n_g:])
+        ys = [loop.body_outputs[k] for k in var_idx]
+        grad_ys = list(gs)
+        for t, push, handles in pushed_grads:
+            ys.append(t)
+            handle = push._inputs[0]._op._inputs[0] if handles is None else \
+                _received_handle(bw, handles)
+            v = _pop(bw, t, handle, "_grad_pop")
+            bw.popped[v] = (push._control_flow_context, push._inputs[1])
+            grad_ys.append(v)
+        _grad_frames.append(loop)
+        try:
+            xs = [loop.body_inputs[k] for k in var_idx] + inv_enters + pops
+            # the body's inputs bound the walk (behind them is the loop machinery)
+            # (scope "body_grad", not "gradients...": TensorArray gradients name their
+            # gradient arrays after the enclosing "gradients" scope, which must stay the
+            # one of the user's tf.gradients call)
+            dx = gradients(ys, xs, grad_ys=grad_ys, stop_gradients=xs, name="body_grad")
+        finally:
+            _grad_frames.pop()
+        n_inv = len(inv_enters)
+        new_gs = [_like(d, g) if d is not None else array_ops.zeros_like(g)
+                  for d, g in zip(dx[:n_g], gs)]
+        new_accs = [_like(a + _dense(d), a) if d is not None else a
+                    for a, d in zip(accs, dx[n_g:n_g + n_inv])]
+        for v, d in zip(pops, dx[n_g + n_inv:]):
+            if d is not None:
+                grad_pushes.append((v,) + _push_gradient(bw, loop.popped[v], v, d))
+        built.append(bw)
+        sync = apply_op("ControlTrigger", [], name="b_sync")
+        for p in bw.pops + bw.handle_pushes + [push for _, push, _ in grad_pushes]:
+            sync._add_control_input(p)
+        with loop.graph.control_dependencies([sync]):
+            j_next = j - 1
+        return [j_next] + new_gs + new_accs
+
+    out = cf.while_loop(lambda j, *rest: j > 0, body, [count] + gs0 + accs0,
+                        parallel_iterations=loop.parallel_iterations,
+                        swap_memory=loop.swap_memory,
+                        name=loop.name.rsplit("/", 1)[-1] + "_grad",
+                        return_same_structure=True, _grad_of=loop)
+    pushers = {}
+    for v, push, handles in grad_pushes:
+        pusher, t = loop.popped[v]
+        pushers.setdefault(pusher, []).append((t, push, handles))
+    for pusher, items in pushers.items():
+        entry = call.setdefault(("pushed_grads", pusher), ([], []))
+        entry[0].extend(items)
+        if cf.enclosing_loop(pusher.outer) is None:
+            entry[1].append(out[0])
+    # the loops that pop the gradient-stack handles this loop pushed wait for it; the
+    # pushing loops nested in them wait through them
+    for dest in built[0].handles_for:
+        call.setdefault(("pushed_grads", dest), ([], []))[1].append(out[0])
+    grads: list = [None] * len(node._inputs)
+    for k, g in zip(var_idx, out[1:1 + n_g]):
+        grads[k] = g
+    for k, g in zip(inv_pos, out[1 + n_g:]):
+        grads[k] = g
+    return grads
+
+
+def _push_gradient(bw: cf.WhileContext, pushed: tuple, v: Tensor, d) -> tuple:
+    """Pushes `d`, the gradient of the pop `v` computed in this iteration of the backward
+    loop `bw`, onto a new stack beside the stack `v` came from. Returns (the push op,
+    None), or, for a pushing loop nested in another loop, (the push op, a stack of the
+    gradient stacks' handles). `pushed` is (the loop that pushed `v`'s value, that value).
+    `bw` runs in the pushing loop's order, so that loop's own backward loop pops the
+    gradients in its (reverse) order and adds them to the pushed value's gradient.
+
+    A nested pushing loop L runs once per iteration of its outer loop M, and `bw` once
+    per iteration of the loop holding it (the backward loop of M's backward loop, which
+    runs in M's order): each of its iterations makes a gradient stack and pushes the
+    stack's handle, and the next backward loop of M (reverse order) pops the handles
+    and gives each to the matching run of L's next backward loop."""
+    pusher, t = pushed
+    if _in_cond(t._op, pusher):
+        raise LookupError(
+            "Second-order gradients through a tf.cond inside tf.while_loop %s (value %s) "
+            "are not supported." % (pusher.name, t.name))
+    outer = cf.enclosing_loop(pusher.outer)
+    grad = _like(d, v)
+    name = t._op._name + "_grad_stack"
+    if outer is None:
+        return _new_stack_push(pusher.outer, bw, grad, name, bw.pivot,
+                               bw.swap_memory)[1], None
+    host = cf.enclosing_loop(bw.outer)
+    if host is None or cf.enclosing_loop(outer.outer) is not None or \
+            cf.enclosing_loop(host.outer) is not None:
+        raise LookupError(
+            "Higher-order gradients through tf.while_loops nested more than one deep (%s "
+            "inside %s) are not supported." % (pusher.name, outer.name))
+    handle, push = _new_stack_push(bw.outer, bw, grad, name, bw.pivot, bw.swap_memory)
+    handles, handle_push = _new_stack_push(host.outer, host, handle, name + "_handles",
+                                           host.pivot, False)
+    host.handle_pushes.append(handle_push)
+    if outer not in host.handles_for:
+        host.handles_for.append(outer)
+    return push, handles
+
+
+def _received_handle(bw: cf.WhileContext, handles: Tensor) -> Tensor:
+    """In the backward loop holding `bw`, the handle of the gradient stack for this
+    iteration, popped from the stack of handles (once per loop)."""
+    from tensorweave.ops.data_flow import stack_ops
+    host = cf.enclosing_loop(bw.outer)
+    got = host.received_handles.get(handles)
+    if got is None:
+        g = bw.graph
+        saved = g._get_control_flow_context()
+        g._set_control_flow_context(host)
+        try:
+            with g.control_dependencies(None), g.control_dependencies([host.pivot]):
+                got = stack_ops.stack_pop_v2(handles, _dt.resource, name="grad_stack_pop")
+        finally:
+            g._set_control_flow_context(saved)
+        host.pops.append(got._op)
+        host.received_handles[handles] = got
+    return got
+
+
+def _new_stack_push(home, loop: cf.WhileContext, value: Tensor, name: str, after: Tensor,
+                    swap: bool) -> tuple:
+    """A new stack made in context `home` (outside `loop`) and a push of `value` onto it
+    in `loop`, after `after` (what orders the pushes of successive iterations); returns
+    (stack handle, push op)."""
+    from tensorweave.ops.data_flow import stack_ops
+    g = loop.graph
+    saved = g._get_control_flow_context()
+    g._set_control_flow_context(home)
+    try:
+        with g.control_dependencies(None):
+            handle = stack_ops.stack_v2(-1, value.dtype.base_dtype, stack_name=name)
+        g._set_control_flow_context(loop)
+        with g.control_dependencies(None), g.control_dependencies([after]):
+            push = stack_ops.stack_push_v2(handle, value, swap_memory=swap)
+    finally:
+        g._set_control_flow_context(saved)
+    return handle, push._op
+
+
+def _in_cond(op: Operation, loop: cf.WhileContext) -> bool:
+    """Whether `op` sits in a cond branch of `loop` (or is a Switch of one)."""
+    if op._type == "Switch" and op._inputs[1] is not loop.pred:
+        return True
+    ctx = op._control_flow_context
+    while ctx is not None and ctx is not loop:
+        if isinstance(ctx, cf.CondContext):
+            return True
+        ctx = ctx.outer
+    return False

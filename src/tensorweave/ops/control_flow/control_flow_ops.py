@@ -1,0 +1,658 @@
+"""In-graph dynamic control flow (EuroSys 2018 §4.1-4.2, OSDI 2016 §3.4).
+
+Five primitives carry all of it: Switch and Merge route one value by a predicate,
+Enter / Exit move a value into / out of a loop frame, and NextIteration hands a value to
+the next iteration. `tf.cond` and `tf.while_loop` compile to them exactly as in EuroSys
+Figure 4: a cond switches every captured tensor on the predicate and merges each output;
+a loop enters each loop variable, merges it with its NextIteration, and switches it on
+the LoopCond predicate into the body or out through an Exit.
+
+Every op created by a builder records its control-flow context (`op._control_flow_context`:
+a CondContext or WhileContext, nested through `outer`), so gradients, the executor and
+error messages know which construct an op belongs to. A context also rewrites the inputs
+of ops created inside it: a tensor from outside a cond branch goes through a Switch, one
+from outside a loop through an `is_constant` Enter (a loop invariant). Tensors from inside
+a loop can only leave it through the loop's outputs; anything else is a ValueError at
+build time naming both ops.
+
+The executor's view of these ops (deadness, frames, iterations) is in runtime/frames.py.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import graph as _graph
+from tensorweave.framework import nest
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import Operation, Tensor
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import REQUIRED, kernel, not_differentiable, register_op
+from tensorweave.framework.shapes import TensorShape, unknown_shape, with_rank
+from tensorweave.runtime.values import DEAD, merge_index
+
+# --- the primitives -------------------------------------------------------------------
+
+
+def _same_shape(op):
+    return op.inputs[0].shape
+
+
+def _switch_shape(op):
+    with_rank(op.inputs[1].shape, 0)
+    s = op.inputs[0].shape
+    return [s, s]
+
+
+def _merge_shape(op):
+    shapes = [t.shape for t in op.inputs]
+    out = shapes[0]
+    for s in shapes[1:]:
+        if out.rank is None or s.rank is None or out.rank != s.rank:
+            out = unknown_shape()
+            break
+        out = TensorShape([a if a == b else None for a, b in zip(out.as_list(),
+                                                                 s.as_list())])
+    return [out, TensorShape([])]
+
+
+register_op("Switch", inputs=["data: T", "pred: bool"],
+            outputs=["output_false: T", "output_true: T"], shape=_switch_shape)
+register_op("Merge", inputs=["inputs: N * T"], outputs=["output: T", "value_index: int32"],
+            shape=_merge_shape)
+register_op("Enter", inputs=["data: T"], outputs=["output: T"],
+            attrs={"frame_name": REQUIRED, "is_constant": False, "parallel_iterations": 10},
+            shape=_same_shape)
+register_op("Exit", inputs=["data: T"], outputs=["output: T"], shape=_same_shape)
+register_op("NextIteration", inputs=["data: T"], outputs=["output: T"], shape=_same_shape)
+register_op("LoopCond", inputs=["input: bool"], outputs=["output: bool"],
+            shape=lambda op: with_rank(op.inputs[0].shape, 0))
+register_op("ControlTrigger", stateful=True)
+
+
+@kernel("Switch")
+def _switch_kernel(ctx, data, pred):
+    return (DEAD, data) if pred else (data, DEAD)
+
+
+@kernel("Merge")
+def _merge_kernel(ctx, *inputs):
+    # the executors call this only once a live input is there (or all are dead)
+    for i, v in enumerate(inputs):
+        if v is not DEAD:
+            return v, merge_index(i)
+    return DEAD, DEAD
+
+
+def _forward(ctx, x):
+    return x
+
+
+for _t in ("Enter", "Exit", "NextIteration", "LoopCond"):
+    kernel(_t)(_forward)
+
+
+@kernel("ControlTrigger")
+def _control_trigger_kernel(ctx):
+    return None
+
+
+not_differentiable("LoopCond")
+not_differentiable("ControlTrigger")
+
+
+def switch(data, pred, name: Optional[str] = None):
+    """(output_false, output_true): `data` on the side `pred` selects; the other side
+    is dead (EuroSys §4.1)."""
+    op = apply_op("Switch", [data, pred], name=name or "Switch")
+    return op._outputs[0], op._outputs[1]
+
+
+def merge(inputs, name: Optional[str] = None):
+    """(output, value_index): forwards whichever input is live."""
+    op = apply_op("Merge", [list(inputs)], name=name or "Merge")
+    return op._outputs[0], op._outputs[1]
+
+
+# --- contexts ---------------------------------------------------------------------------
+
+
+def _context_chain_has(ctx, target) -> bool:
+    while ctx is not None:
+        if ctx is target:
+            return True
+        ctx = ctx.outer
+    return False
+
+
+def enclosing_loop(ctx):
+    """The innermost WhileContext of the context chain starting at `ctx` (or None)."""
+    while ctx is not None and not isinstance(ctx, WhileContext):
+        ctx = ctx.outer
+    return ctx
+
+
+def while_context_of(op: Operation):
+    """The innermost WhileContext the value of `op` lives in (None: the root frame).
+    An Exit's output lives outside its loop."""
+    ctx = op._control_flow_context
+    if op._type == "Exit" and isinstance(ctx, WhileContext):
+        ctx = ctx.outer
+    return enclosing_loop(ctx)
+
+
+def _location(op: Operation) -> str:
+    loc = op.traceback_location
+    return "%s:%s" % (loc[0], loc[1]) if loc else "<unknown>"
+
+
+def check_frame_of_input(t: Tensor, new_op_name: str, ctx, location) -> None:
+    """Raises ValueError when `t` comes from inside a loop that the new op is not in."""
+    src_loop = while_context_of(t._op)
+    if src_loop is None:
+        return
+    cur = ctx
+    while cur is not None:
+        if cur is src_loop:
+            return
+        cur = cur.outer
+    raise ValueError(
+        "Cannot use '%s' (created at %s) as an input of '%s' (created at %s): '%s' is "
+        "inside the while loop '%s' and '%s' is not. Values computed in a loop can only "
+        "leave it as outputs of tf.while_loop." % (
+            t._op._name, _location(t._op), new_op_name,
+            "%s:%s" % location if location else "<unknown>", t._op._name, src_loop.name,
+            new_op_name))
+
+
+class ControlFlowContext:
+    """Base of CondContext and WhileContext: nesting, entering, input rewriting."""
+
+    def __init__(self, graph):
+        self.graph = graph
+        self.outer = graph._get_control_flow_context()
+        self._values: Dict[Tensor, Tensor] = {}  # external tensor -> its value in here
+
+    def __enter__(self):
+        self._saved = self.graph._get_control_flow_context()
+        self.graph._set_control_flow_context(self)
+        return self
+
+    def __exit__(self, *exc):
+        self.graph._set_control_flow_context(self._saved)
+        return False
+
+    def contains(self, op: Operation) -> bool:
+        """True when `op` was created inside this context (or one nested in it)."""
+        return _context_chain_has(op._control_flow_context, self)
+
+    def resolve(self, t: Tensor) -> Tensor:
+        """The tensor to use inside this context for `t`."""
+        if self.contains(t._op):
+            return t
+        v = self._values.get(t)
+        if v is None:
+            outer_t = self.outer.resolve(t) if self.outer is not None else t
+            v = self._import(outer_t)
+            self._values[t] = v
+            self._values[v] = v
+        return v
+
+    def resolve_inputs(self, inputs: List[Tensor]) -> List[Tensor]:
+        return [self.resolve(t) for t in inputs]
+
+    def _import(self, t: Tensor) -> Tensor:
+        raise NotImplementedError("%s must say how a value enters it" % type(self).__name__)
+
+    def add_op(self, op: Operation) -> None:
+        """Called for every op created in this context: an op with no inputs gets a
+        control input from the pivot, so it runs only when the context is active."""
+        if not op._inputs and self.pivot is not None and \
+                self.pivot._op not in op._control_inputs:
+            op._control_inputs.append(self.pivot._op)
+            self.pivot._op._control_outputs.append(op)
+
+
+class CondContext(ControlFlowContext):
+    """One branch of a cond: `pred` selects it, `pivot` is live exactly when it is taken."""
+
+    def __init__(self, graph, pred: Tensor, pivot: Tensor, branch: int, name: str):
+        super().__init__(graph)
+        self.pred = pred
+        self.pivot = pivot
+        self.branch = branch
+        self.name = name
+        self.grad_pivots: Dict[object, Tensor] = {}  # backward loop -> pivot (gradients)
+
+    def _import(self, t: Tensor) -> Tensor:
+        with _outer_context(self), self.graph.control_dependencies(None):
+            return switch(t, self.pred, name="Switch")[self.branch]
+
+
+class WhileContext(ControlFlowContext):
+    """One while loop (one frame at run time). `pivot` is the body's first loop value;
+    `pred` the LoopCond output. Built by `while_loop`; gradients add a forward iteration
+    counter and stack pushes to it afterwards (control_flow_grad.py)."""
+
+    def __init__(self, graph, name: str, parallel_iterations: int, back_prop: bool,
+                 swap_memory: bool):
+        super().__init__(graph)
+        self.name = name
+        self.parallel_iterations = parallel_iterations
+        self.back_prop = back_prop
+        self.swap_memory = swap_memory
+        self.pivot: Optional[Tensor] = None
+        self.pred: Optional[Tensor] = None
+        self.enters: List[Tensor] = []       # loop-variable Enter outputs
+        self.merges: List[Tensor] = []
+        self.switches: List[tuple] = []
+        self.body_inputs: List[Tensor] = []  # Identity(switch true): what body() received
+        self.body_outputs: List[Tensor] = []  # NextIteration inputs
+        self.exits: List[Tensor] = []
+        self.invariants: Dict[Tensor, Tensor] = {}  # external tensor -> is_constant Enter
+        self.enter_ops: List[Operation] = []  # every Enter into this frame, in order
+        # a backward loop (control_flow_grad.py): the forward loop it differentiates,
+        # the pops it made, and the backward pivots of forward conds
+        self.forward: Optional["WhileContext"] = None
+        self.pops: List[Operation] = []
+        self.cond_pivots: Dict[tuple, Tensor] = {}
+        # pop output -> (the loop that pushed it, the pushed value): forward values,
+        # and in higher-order gradients the gradients pushed by another backward loop
+        self.popped: Dict[Tensor, tuple] = {}
+        # iteration counters gradients added to this loop, one per backward loop of it;
+        # a backward loop's `counter` is the one of its forward loop that it counts down
+        self.counters: list = []
+        self.counter = None
+        # higher-order gradients of loops nested in this backward loop: pushes of the
+        # handles of their gradient stacks, and the loops that pop those handles
+        self.handle_pushes: List[Operation] = []
+        self.handles_for: list = []
+        self.received_handles: Dict[Tensor, Tensor] = {}
+
+    def resolve(self, t: Tensor) -> Tensor:
+        fwd = self.forward
+        if fwd is not None and not self.contains(t._op) and \
+                while_context_of(t._op) is fwd:
+            v = self._values.get(t)
+            if v is None:
+                if t._op._type == "Enter" and t._op._attrs.get("is_constant"):
+                    v = self.resolve(t._op._inputs[0])  # a loop invariant: re-enter it
+                else:
+                    from tensorweave.ops.control_flow import control_flow_grad
+                    v = control_flow_grad.pop_forward_value(self, t)
+                self._values[t] = v
+            return v
+        return super().resolve(t)
+
+    def _import(self, t: Tensor) -> Tensor:
+        e = enter(t, self, is_constant=True)
+        self.invariants[t] = e
+        return e
+
+    def add_op(self, op: Operation) -> None:
+        if op._type in ("Enter",):
+            return
+        super().add_op(op)
+
+
+class _outer_context:
+    """Temporarily leaves `ctx` for its outer context (ops created in between belong
+    to the outer one)."""
+
+    def __init__(self, ctx: ControlFlowContext):
+        self.ctx = ctx
+
+    def __enter__(self):
+        self.saved = self.ctx.graph._get_control_flow_context()
+        self.ctx.graph._set_control_flow_context(self.ctx.outer)
+
+    def __exit__(self, *exc):
+        self.ctx.graph._set_control_flow_context(self.saved)
+        return False
+
+
+def enter(t: Tensor, ctx: WhileContext, is_constant: bool, name: str = "Enter") -> Tensor:
+    """`t` (from ctx's outer context) entered into the frame of `ctx`."""
+    # control dependencies of the op being built do not apply to its captured inputs
+    with _outer_context(ctx), ctx.graph.control_dependencies(None):
+        op = apply_op("Enter", [t], {"frame_name": ctx.name, "is_constant": is_constant,
+                                     "parallel_iterations": ctx.parallel_iterations},
+                      name=name)
+    op._control_flow_context = ctx
+    ctx.enter_ops.append(op)
+    return op._outputs[0]
+
+
+# --- cond and case -----------------------------------------------------------------------
+
+
+def _to_tensors(structure, what: str):
+    """Flat list of Tensors (TensorArrays become their flow) and a rebuild function."""
+    from tensorweave.ops.data_flow.tensor_array_class import TensorArray
+    flat = nest.flatten(structure)
+    tas = {}
+    out = []
+    for i, v in enumerate(flat):
+        if isinstance(v, TensorArray):
+            tas[i] = v
+            out.append(v.flow)
+        elif isinstance(v, Operation):
+            raise TypeError("%s must return Tensors, not the Operation %s; wrap it in "
+                            "tf.group or return a tensor with control dependencies on it."
+                            % (what, v.name))
+        else:
+            out.append(convert_to_tensor(v))
+
+    def rebuild(values):
+        vals = [tas[i]._with_flow(v) if i in tas else v for i, v in enumerate(values)]
+        return nest.pack_sequence_as(structure, vals)
+    return out, rebuild
+
+
+@tf_export("cond")
+def cond(pred, true_fn: Callable = None, false_fn: Callable = None, strict: bool = False,
+         name: Optional[str] = None, fn1: Callable = None, fn2: Callable = None):
+    """Returns `true_fn()` if `pred` is true else `false_fn()` (TF1 `tf.cond`).
+
+    Both branches are built into the graph; at run time only the taken one executes
+    (ops of the other branch, side effects included, receive dead values and do not
+    run). Tensors used inside a branch from outside are switched on `pred`.
+
+    Args:
+      pred: a scalar boolean tensor.
+      true_fn: callable returning the result when `pred` is true.
+      false_fn: callable returning the result when `pred` is false.
+      strict: if False, a single-element list/tuple result is unpacked.
+      name: name scope for the ops.
+      fn1, fn2: deprecated aliases of true_fn / false_fn.
+
+    Returns:
+      The nested structure the branches return, of merged tensors.
+
+    Raises:
+      TypeError: a branch is not callable or the branch structures differ in type.
+      ValueError: the branches return different structures or dtypes.
+    """
+    true_fn = true_fn if true_fn is not None else fn1
+    false_fn = false_fn if false_fn is not None else fn2
+    if not callable(true_fn):
+        raise TypeError("true_fn must be callable.")
+    if not callable(false_fn):
+        raise TypeError("false_fn must be callable.")
+    g = _graph.get_default_graph()
+    with _graph.name_scope(name, "cond", [pred]) as scope:
+        pred = convert_to_tensor(pred)
+        if pred.dtype.base_dtype is not _dt.bool:
+            raise TypeError("pred must be a bool tensor, got %s" % pred.dtype.name)
+        with_rank(pred.shape, 0)
+        p_false, p_true = switch(pred, pred)
+        pivot_t = _identity(p_true, "switch_t")
+        pivot_f = _identity(p_false, "switch_f")
+        pred_id = _identity(pred, "pred_id")
+        results = []
+        for branch, pivot, fn in ((1, pivot_t, true_fn), (0, pivot_f, false_fn)):
+            ctx = CondContext(g, pred_id, pivot, branch, scope + ("cond_true" if branch
+                                                                   else "cond_false"))
+            with ctx:
+                r = fn()
+                if r is None:
+                    r = []
+                flat, rebuild = _to_tensors(r, "true_fn" if branch else "false_fn")
+                # every output is produced inside the branch, so it is dead when not taken
+                flat = [_identity(ctx.resolve(t), None) for t in flat]
+            results.append((r, flat, rebuild))
+        (r_t, flat_t, rebuild), (r_f, flat_f, _) = results
+        try:
+            nest.assert_same_structure(r_t, r_f)
+        except (ValueError, TypeError) as e:
+            raise type(e)("true_fn and false_fn must return the same structure: %s" % e)
+        merged = []
+        for t, f in zip(flat_t, flat_f):
+            if t.dtype.base_dtype is not f.dtype.base_dtype:
+                raise ValueError("Outputs of true_fn and false_fn must have the same type: "
+                                 "%s, %s" % (t.dtype.name, f.dtype.name))
+            m, _ = merge([f, t], name="Merge")
+            g._cond_merges[m._op] = (pred_id, pivot_f, pivot_t)
+            merged.append(m)
+        if not merged:
+            return None if r_t in (None, [], ()) else r_t
+        out = rebuild(merged)
+        if not strict and isinstance(out, (list, tuple)) and len(out) == 1 and \
+                not hasattr(out, "_fields"):
+            return out[0]
+        return out
+
+
+def _identity(t: Tensor, name) -> Tensor:
+    return apply_op("Identity", [t], name=name or "Identity")._outputs[0]
+
+
+@tf_export("case")
+def case(pred_fn_pairs, default: Callable = None, exclusive: bool = False,
+         strict: bool = False, name: str = "case"):
+    """The result of the first callable whose predicate is true (TF1 `tf.case`).
+
+    Args:
+      pred_fn_pairs: list of (boolean scalar tensor, callable) pairs, or a dict.
+      default: callable for when no predicate holds (when None, the last pair's
+        callable is the default, as in TF1).
+      exclusive: if True, a run where more than one predicate holds fails with
+        InvalidArgumentError.
+      strict: as in `cond`.
+      name: name scope.
+
+    Returns:
+      The selected callable's result.
+
+    Raises:
+      TypeError: malformed pairs.
+    """
+    if isinstance(pred_fn_pairs, dict):
+        pred_fn_pairs = list(pred_fn_pairs.items())
+    pairs = list(pred_fn_pairs)
+    for p in pairs:
+        if not isinstance(p, tuple) or len(p) != 2:
+            raise TypeError("Each entry in pred_fn_pairs must be a 2-tuple")
+        if not callable(p[1]):
+            raise TypeError("fn for pred %s must be callable." % getattr(p[0], "name", p[0]))
+    if default is None:
+        if not pairs:
+            raise ValueError("pred_fn_pairs must not be empty when default is None")
+        pairs, default = pairs[:-1], pairs[-1][1]
+    with _graph.name_scope(name, "case", [p for p, _ in pairs]):
+        preds = [convert_to_tensor(p) for p, _ in pairs]
+        deps = []
+        if exclusive and len(preds) > 1:
+            from tensorweave.ops.debug import check_ops
+            from tensorweave.ops.math import math_ops, reduction_ops
+            count = reduction_ops.reduce_sum(math_ops.cast(_stack(preds), _dt.int32))
+            deps.append(check_ops.assert_less_equal(
+                count, 1, message="Input error: exclusive=True: more than 1 conditions (%s) "
+                "evaluated as True:" % ", ".join(p.name for p in preds)))
+        fn = default
+        for p, (_, f) in reversed(list(zip(preds, pairs))):
+            fn = _case_branch(p, f, fn, strict)
+        if deps:
+            with _graph.control_dependencies(deps):
+                return fn()
+        return fn()
+
+
+def _stack(ts):
+    from tensorweave.ops.array import array_ops
+    return array_ops.stack(ts)
+
+
+def _case_branch(pred, fn, otherwise, strict):
+    return lambda: cond(pred, fn, otherwise, strict=strict)
+
+
+# --- while_loop ----------------------------------------------------------------------------
+
+
+def _shape_less_specific_ok(body_shape: TensorShape, invariant: TensorShape) -> bool:
+    """True when each iteration's shape satisfies the invariant."""
+    if invariant.rank is None:
+        return True
+    if body_shape.rank is None or body_shape.rank != invariant.rank:
+        return False
+    return all(i is None or (b is not None and b == i)
+               for b, i in zip(body_shape.as_list(), invariant.as_list()))
+
+
+@tf_export("while_loop")
+def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
+               parallel_iterations: int = 10, back_prop: bool = True,
+               swap_memory: bool = False, name: Optional[str] = None,
+               maximum_iterations=None, return_same_structure: bool = False,
+               _grad_of=None):
+    """Repeats `body` while `cond` is true (TF1 `tf.while_loop`, EuroSys Figure 4).
+
+    Args:
+      cond: callable taking the loop variables, returning a boolean scalar tensor.
+      body: callable taking the loop variables, returning new values of the same
+        structure (Tensors or TensorArrays).
+      loop_vars: a (nested) list/tuple/dict of Tensors, TensorArrays or Python numbers.
+      shape_invariants: shapes the variables keep across iterations (default: their
+        initial shapes); use unknown dimensions for values that change shape.
+      parallel_iterations: the number of iterations allowed to run at once.
+      back_prop: whether gradients may flow through the loop.
+      swap_memory: move values kept for the gradient to host memory.
+      name: name scope (also the frame name).
+      maximum_iterations: optional bound on the number of iterations.
+      return_same_structure: if False, a single loop variable is returned unwrapped.
+      _grad_of: internal: the forward loop whose backward loop this is (its forward
+        values are popped from stacks, control_flow_grad.py).
+
+    Returns:
+      The loop variables after the last iteration, in the structure of `loop_vars`.
+
+    Raises:
+      TypeError: `cond` or `body` is not callable.
+      ValueError: empty loop_vars, parallel_iterations < 1, a structure mismatch, or a
+        variable whose shape changes beyond its shape invariant.
+    """
+    if not callable(cond):
+        raise TypeError("cond must be callable.")
+    if not callable(body):
+        raise TypeError("body must be callable.")
+    if parallel_iterations < 1:
+        raise TypeError("parallel_iterations must be a positive integer.")
+    if not nest.flatten(loop_vars) and not isinstance(loop_vars, (list, tuple, dict)):
+        raise ValueError("No loop variables provided")
+    g = _graph.get_default_graph()
+    with _graph.name_scope(name, "while", nest.flatten(loop_vars)) as scope:
+        user_vars = loop_vars
+        if maximum_iterations is not None:
+            counter = convert_to_tensor(0, dtype=_dt.int32, name="iteration_counter")
+            max_it = convert_to_tensor(maximum_iterations, name="maximum_iterations")
+            if max_it.dtype.base_dtype is not _dt.int32:
+                from tensorweave.ops.math import math_ops
+                max_it = math_ops.cast(max_it, _dt.int32)
+            loop_vars = (counter, user_vars)
+            user_cond, user_body = cond, body
+
+            def cond(i, lv):  # noqa: F811 - the bounded cond
+                from tensorweave.ops.math import math_binary
+                c = _call(user_cond, lv)
+                return math_binary.logical_and(i < max_it, c)
+
+            def body(i, lv):  # noqa: F811
+                r = _call(user_body, lv)
+                if isinstance(lv, (list, tuple)) and len(lv) == 1 and \
+                        not isinstance(r, (list, tuple)):
+                    r = [r]
+                return i + 1, r
+            if shape_invariants is not None:
+                shape_invariants = (TensorShape([]), shape_invariants)
+        flat, rebuild = _to_tensors(loop_vars, "loop_vars")
+        if not flat:
+            raise ValueError("No loop variables provided")
+        invariants = _flat_invariants(loop_vars, shape_invariants, flat)
+        ctx = WhileContext(g, scope[:-1] if scope.endswith("/") else scope,
+                           parallel_iterations, back_prop, swap_memory)
+        ctx.forward = _grad_of
+        g._has_while = True
+        ctx.enters = [enter(t, ctx, is_constant=False) for t in flat]
+        with ctx:
+            ctx.merges = []
+            for e, inv in zip(ctx.enters, invariants):
+                m, _ = merge([e, e], name="Merge")
+                _check_initial_shape(e, inv)
+                m._shape = inv
+                ctx.merges.append(m)
+            ctx.pivot = ctx.merges[0]  # ops without inputs in `cond` hang off it
+            c = convert_to_tensor(_call(cond, rebuild(ctx.merges)))
+            if c.dtype.base_dtype is not _dt.bool:
+                raise TypeError("cond must return a boolean tensor, got %s" % c.dtype.name)
+            ctx.pred = apply_op("LoopCond", [c], name="LoopCond")._outputs[0]
+            ctx.switches = [switch(m, ctx.pred, name="Switch") for m in ctx.merges]
+            ctx.body_inputs = [_identity(s[1], "Identity") for s in ctx.switches]
+            ctx.pivot = ctx.body_inputs[0]
+            result = _call(body, rebuild(ctx.body_inputs))
+            if isinstance(loop_vars, (list, tuple)) and len(flat) == 1 and \
+                    not isinstance(result, (list, tuple)):
+                result = [result]
+            try:
+                nest.assert_same_structure(_structure_of(loop_vars), _structure_of(result),
+                                           check_types=False)
+            except (ValueError, TypeError) as e:
+                raise ValueError("The body of tf.while_loop must return the same structure "
+                                 "as loop_vars: %s" % e) from None
+            out_flat, _ = _to_tensors(result, "body")
+            ctx.body_outputs = [ctx.resolve(t) for t in out_flat]
+            for m, b, e in zip(ctx.merges, ctx.body_outputs, ctx.enters):
+                if b.dtype.base_dtype is not m.dtype.base_dtype:
+                    raise ValueError("Loop variable %s enters the loop with type %s, but "
+                                     "has type %s after one iteration." % (
+                                         e._op.inputs[0].name, m.dtype.name, b.dtype.name))
+                if not _shape_less_specific_ok(b.shape, m.shape):
+                    raise ValueError(
+                        "Input tensor '%s' enters the loop with shape %s, but has shape %s "
+                        "after one iteration. To allow the shape to vary across iterations, "
+                        "use the `shape_invariants` argument of tf.while_loop to specify a "
+                        "less-specific shape." % (e._op.inputs[0].name, m.shape, b.shape))
+                nxt = apply_op("NextIteration", [b], name="NextIteration")._outputs[0]
+                m._op._update_input(1, nxt)
+            # an Exit belongs to the loop's context; its output lives outside the loop
+            ctx.exits = [apply_op("Exit", [s[0]], name="Exit")._outputs[0]
+                         for s in ctx.switches]
+        g._while_contexts.append(ctx)
+        out = rebuild(ctx.exits)
+        if maximum_iterations is not None:
+            out = out[1]
+        if not return_same_structure and isinstance(out, (list, tuple)) and len(out) == 1 \
+                and not hasattr(out, "_fields"):
+            return out[0]
+        return out
+
+
+def _call(fn, args):
+    if isinstance(args, (list, tuple)) and not hasattr(args, "_fields"):
+        return fn(*args)
+    return fn(args)
+
+
+def _structure_of(x):
+    return nest.map_structure(lambda v: 0, x) if nest.is_sequence(x) else 0
+
+
+def _flat_invariants(loop_vars, shape_invariants, flat) -> List[TensorShape]:
+    if shape_invariants is None:
+        return [t.shape for t in flat]
+    from tensorweave.ops.data_flow.tensor_array_class import TensorArray
+    lv = nest.flatten(loop_vars)
+    inv = nest.flatten(shape_invariants)
+    if len(inv) != len(lv):
+        raise ValueError("shape_invariants must have the same structure as loop_vars: %d "
+                         "shapes for %d loop variables" % (len(inv), len(lv)))
+    return [TensorShape([]) if isinstance(v, TensorArray) else TensorShape(s)
+            for v, s in zip(lv, inv)]
+
+
+def _check_initial_shape(e: Tensor, inv: TensorShape) -> None:
+    if not _shape_less_specific_ok(e.shape, inv) and e.shape.rank is not None:
+        raise ValueError("The shape invariant specified for %s is not compatible with the "
+                         "initial shape of the loop variable. It enters the loop with shape "
+                         "%s, but the specified shape invariant is %s." % (
+                             e._op.inputs[0].name, e.shape, inv))

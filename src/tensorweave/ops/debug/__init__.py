@@ -1,0 +1,6 @@
+"""Print, check_numerics and the assert_* family.
+
+Importing the package registers every op of the family (its modules, in order).
+"""
+from tensorweave.ops.debug import (  # noqa: F401
+    debug_ops, check_ops)

@@ -1,0 +1,6 @@
+"""Indexing ops: slicing (and Tensor.__getitem__), gathers and scatters, selections.
+
+Importing the package registers every op of the family (its modules, in order).
+"""
+from tensorweave.ops.indexing import (  # noqa: F401
+    indexing_ops, indexing_gather, indexing_select)

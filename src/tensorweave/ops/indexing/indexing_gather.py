@@ -1,0 +1,447 @@
+"""Gathers and scatters: GatherV2, GatherNd, ScatterNd, OneHot (part of the indexing
+family)."""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import tensor_util
+from tensorweave.framework import graph as _graph
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import Tensor
+from tensorweave.framework.indexed_slices import IndexedSlices
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_differentiable, \
+    register_op
+from tensorweave.framework.shapes import TensorShape, unknown_shape
+from tensorweave.ops.indexing.indexing_ops import (debug_index, invalid, merge_shapes, partial_shape_str,
+                                          shape_str, shape_tensor, with_rank,
+                                          with_rank_at_least)
+
+_GATHER_INDEX_TYPES = (_dt.int16, _dt.int32, _dt.int64)
+_INDEX_TYPES = (_dt.int32, _dt.int64)
+
+
+def _first_bad(bad: np.ndarray) -> int:
+    return int(np.flatnonzero(bad.reshape(-1))[0])
+
+
+# --- GatherV2 ----------------------------------------------------------------------------
+def _gather_shape(op):
+    params, indices, axis = op.inputs
+    with_rank(axis.shape, 0)
+    p, i = params.shape, indices.shape
+    a = tensor_util.constant_value(axis)
+    if a is None:
+        with_rank_at_least(p, 1)
+        if p.ndims is None or i.ndims is None:
+            return unknown_shape()
+        return unknown_shape(p.ndims + i.ndims - 1)
+    a = int(a)
+    with_rank_at_least(p, a + 1 if a >= 0 else -a)
+    if p.ndims is None or i.ndims is None:
+        return unknown_shape()
+    a = a % p.ndims
+    return TensorShape(p.as_list()[:a] + i.as_list() + p.as_list()[a + 1:])
+
+
+register_op("GatherV2", inputs=["params: Tparams", "indices: Tindices", "axis: Taxis"],
+            outputs=["output: Tparams"],
+            attrs={"Tparams": TypeAttr(), "Tindices": TypeAttr(_GATHER_INDEX_TYPES),
+                   "Taxis": TypeAttr(_INDEX_TYPES), "batch_dims": 0},
+            shape=_gather_shape)
+
+
+@kernel("GatherV2")
+def _gather_kernel(ctx, params, indices, axis):
+    a, r = int(axis), params.ndim
+    if not -r <= a < r:
+        raise invalid(ctx, "Shape must be at least rank %d but is rank %d"
+                      % (a + 1 if a >= 0 else -a, r))
+    a %= r
+    limit = params.shape[a]
+    if indices.size and (indices.min() < 0 or indices.max() >= limit):
+        bad = (indices < 0) | (indices >= limit)
+        k = _first_bad(bad)
+        raise invalid(ctx, "indices%s = %d is not in [0, %d)" % (
+            debug_index(indices.shape, k), indices.reshape(-1)[k], limit))
+    return ctx.xp.take(params, indices, axis=a)
+
+
+@gradient("GatherV2")
+def _gather_grad(op, grad):
+    params, indices, axis = op.inputs
+    a = tensor_util.constant_value(axis)
+    if a is None:
+        raise ValueError("The gradient of gather needs a constant axis; op %s has a computed "
+                         "axis." % op.name)
+    a = int(a)
+    p = params.shape
+    if a < 0:
+        if p.ndims is None:
+            raise ValueError("The gradient of gather with a negative axis needs params of known "
+                             "rank (op %s)." % op.name)
+        a += p.ndims
+    params_shape = shape_tensor(params)
+    if a == 0:
+        values, flat_indices = grad, indices
+        if indices.shape.ndims != 1:
+            from tensorweave.ops.array import array_ops
+            flat_indices = array_ops.reshape(indices, [-1])
+            values = array_ops.reshape(grad, _merged_shape(params, 0, params_shape))
+        return [IndexedSlices(values, flat_indices, params_shape), None, None]
+    # Other axes: move the gathered axis to the front, sum rows with the same index, move
+    # it back.
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.math.segment_ops import unsorted_segment_sum
+    if p.ndims is None:
+        raise ValueError("The gradient of gather along axis %d needs params of known rank "
+                         "(op %s)." % (a, op.name))
+    rank = p.ndims
+    values = array_ops.reshape(grad, _merged_shape(params, a, params_shape))
+    perm = [a] + list(range(a)) + list(range(a + 1, rank))
+    values = array_ops.transpose(values, perm)
+    flat_indices = indices if indices.shape.ndims == 1 else array_ops.reshape(indices, [-1])
+    num = p[a].value if p[a].value is not None else params_shape[a]
+    summed = unsorted_segment_sum(values, flat_indices, num)
+    inverse = list(range(1, a + 1)) + [0] + list(range(a + 1, rank))
+    return [array_ops.transpose(summed, inverse), None, None]
+
+
+def _merged_shape(params: Tensor, a: int, params_shape: Tensor):
+    """params.shape with dimension `a` replaced by -1, as a constant when known."""
+    p = params.shape
+    if p.ndims is not None:
+        dims = p.as_list()
+        rest = dims[:a] + dims[a + 1:]
+        if all(d is not None for d in rest):
+            return np.asarray(dims[:a] + [-1] + dims[a + 1:], dtype=np.int32)
+    from tensorweave.ops.array import array_ops
+    return array_ops.concat([params_shape[:a], [-1], params_shape[a + 1:]], 0)
+
+
+@tf_export("gather")
+def gather(params, indices, validate_indices=None, name: Optional[str] = None, axis=None,
+           batch_dims: int = 0) -> Tensor:
+    """Gathers slices of `params` along `axis` at `indices` (TF1 `tf.gather`).
+
+    The output has shape params.shape[:axis] + indices.shape + params.shape[axis + 1:].
+
+    Args:
+      params: the Tensor to gather from (rank >= axis + 1).
+      indices: int32/int64 Tensor of indices in [0, params.shape[axis]).
+      validate_indices: deprecated, ignored (indices are always validated).
+      name: op name.
+      axis: the axis to gather along (default 0); may be negative.
+      batch_dims: must be 0 (batched gathers are not supported).
+
+    Returns:
+      A Tensor of the type of `params`.
+
+    Raises:
+      ValueError: `batch_dims` is not 0, or the axis is out of range of params' rank.
+      InvalidArgumentError (at run time): an index out of range.
+    """
+    del validate_indices
+    if batch_dims != 0:
+        raise ValueError("gather with batch_dims=%r is not supported (only batch_dims=0)"
+                         % (batch_dims,))
+    if axis is None:
+        axis = 0
+    if tensor_util.constant_value(axis) == 0 and hasattr(params, "sparse_read"):
+        return params.sparse_read(indices, name=name)
+    return apply_op("GatherV2", [params, indices, axis], name=name or "GatherV2").outputs[0]
+
+
+# --- GatherNd ----------------------------------------------------------------------------
+def _gather_nd_shape(op):
+    params, indices = op.inputs
+    p, i = params.shape, with_rank_at_least(indices.shape, 1)
+    if p.ndims is None or i.ndims is None or i[-1].value is None:
+        return unknown_shape()
+    k = i[-1].value
+    if k > p.ndims:
+        raise ValueError("indices.shape[-1] must be <= params.rank, but saw indices shape: %s "
+                         "and params shape: %s" % (partial_shape_str(i), partial_shape_str(p)))
+    return TensorShape(i.as_list()[:-1] + p.as_list()[k:])
+
+
+register_op("GatherNd", inputs=["params: Tparams", "indices: Tindices"],
+            outputs=["output: Tparams"],
+            attrs={"Tparams": TypeAttr(), "Tindices": TypeAttr(_GATHER_INDEX_TYPES)},
+            shape=_gather_nd_shape)
+
+
+def _check_nd_indices(ctx, idx: np.ndarray, batch_shape, limits, what: str, shape) -> None:
+    """Raises TF's error for the first row of `idx` outside `limits`."""
+    if not idx.size:
+        return
+    bad = ((idx < 0) | (idx >= np.asarray(limits, dtype=np.int64))).any(axis=1)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise invalid(ctx, "indices%s = [%s] does not index into %s %s" % (
+            debug_index(batch_shape, k), ", ".join(str(int(v)) for v in idx[k]), what,
+            shape_str(shape)) + (", node name: %s" % ctx.op.name if what == "param shape"
+                                 and ctx.op is not None else ""))
+
+
+def _flat_rows(idx: np.ndarray, limits) -> np.ndarray:
+    """Row numbers of the index tuples `idx` [n, k] in an array whose first k dims are
+    `limits`."""
+    if idx.shape[1] == 0:
+        return np.zeros(idx.shape[0], dtype=np.intp)
+    return np.ravel_multi_index(tuple(idx.T), tuple(limits))
+
+
+@kernel("GatherNd")
+def _gather_nd_kernel(ctx, params, indices):
+    if indices.ndim < 1:
+        raise invalid(ctx, "indices must be at least a vector")
+    k = indices.shape[-1]
+    if k > params.ndim:
+        raise invalid(ctx, "index innermost dimension length must be <= params rank; saw: %d "
+                      "vs. %d" % (k, params.ndim))
+    batch_shape = indices.shape[:-1]
+    idx = indices.reshape(int(np.prod(batch_shape, dtype=np.int64)), k)
+    limits = params.shape[:k]
+    _check_nd_indices(ctx, idx, batch_shape, limits, "param shape", params.shape)
+    inner = params.shape[k:]
+    rows = _flat_rows(idx, limits)
+    out = params.reshape((-1,) + inner)[rows]
+    return out.reshape(batch_shape + inner)
+
+
+@gradient("GatherNd")
+def _gather_nd_grad(op, grad):
+    params, indices = op.inputs
+    return [scatter_nd(indices, grad, shape_tensor(params, indices.dtype)), None]
+
+
+@tf_export("gather_nd", "manip.gather_nd")
+def gather_nd(params, indices, name: Optional[str] = None, batch_dims: int = 0) -> Tensor:
+    """Gathers slices of `params` named by the index tuples in `indices` (TF1
+    `tf.gather_nd`).
+
+    `indices` has shape [..., K]; each K-tuple indexes the first K dimensions of params.
+    The output has shape indices.shape[:-1] + params.shape[K:].
+
+    Args:
+      params: the Tensor to gather from.
+      indices: int32/int64 Tensor of index tuples.
+      name: op name.
+      batch_dims: must be 0 (batched gathers are not supported).
+
+    Returns:
+      A Tensor of the type of `params`.
+
+    Raises:
+      ValueError: indices.shape[-1] > rank(params), or batch_dims != 0.
+      InvalidArgumentError (at run time): an index tuple out of range.
+    """
+    if batch_dims != 0:
+        raise ValueError("gather_nd with batch_dims=%r is not supported (only batch_dims=0)"
+                         % (batch_dims,))
+    return apply_op("GatherNd", [params, indices], name=name or "GatherNd").outputs[0]
+
+
+# --- ScatterNd ---------------------------------------------------------------------------
+def _scatter_nd_shape(op):
+    indices, updates, shape = op.inputs
+    i = with_rank_at_least(indices.shape, 1)
+    u = updates.shape
+    with_rank(shape.shape, 1)
+    out = tensor_util.constant_value_as_shape(shape)
+    if i.ndims is None or u.ndims is None or out.ndims is None or i[-1].value is None:
+        return out
+    outer = i.ndims - 1
+    k = i[-1].value
+    try:
+        merge_shapes(i[:outer], u[:outer])
+    except ValueError as e:
+        raise ValueError("Dimensions [0,%d) of indices[shape=%s] = %s must match dimensions "
+                         "[0,%d) of updates[shape=%s] = %s: %s" % (
+                             outer, partial_shape_str(i), partial_shape_str(i[:outer]), outer,
+                             partial_shape_str(u), partial_shape_str(u[:outer]), e)) from None
+    try:
+        merge_shapes(out[k:], u[outer:])
+    except ValueError as e:
+        raise ValueError("Dimensions [%d,%d) of input[shape=%s] = %s must match dimensions "
+                         "[%d,%d) of updates[shape=%s] = %s: %s" % (
+                             k, out.ndims, partial_shape_str(out), partial_shape_str(out[k:]),
+                             outer, u.ndims, partial_shape_str(u), partial_shape_str(u[outer:]),
+                             e)) from None
+    return out
+
+
+register_op("ScatterNd", inputs=["indices: Tindices", "updates: T", "shape: Tindices"],
+            outputs=["output: T"],
+            attrs={"T": TypeAttr(_dt.NUMBERS), "Tindices": TypeAttr(_GATHER_INDEX_TYPES)},
+            shape=_scatter_nd_shape)
+
+
+@kernel("ScatterNd")
+def _scatter_nd_kernel(ctx, indices, updates, shape):
+    shape = tuple(int(d) for d in shape.tolist())
+    if indices.ndim < 1:
+        raise invalid(ctx, "Indices shape must have rank at least one. Found:%s"
+                      % shape_str(indices.shape))
+    k = indices.shape[-1]
+    outer = indices.ndim - 1
+    if updates.shape[:outer] != indices.shape[:outer]:
+        raise invalid(ctx, "Dimensions [0,%d) of indices[shape=%s] must match dimensions [0,%d) "
+                      "of updates[shape=%s]" % (outer, shape_str(indices.shape), outer,
+                                                shape_str(updates.shape)))
+    if k > len(shape) or updates.shape[outer:] != shape[k:]:
+        raise invalid(ctx, "Dimensions [%d,%d) of input[shape=%s] must match dimensions [%d,%d) "
+                      "of updates[shape=%s]" % (k, len(shape), shape_str(shape), outer,
+                                                updates.ndim, shape_str(updates.shape)))
+    idx = indices.reshape(int(np.prod(indices.shape[:-1], dtype=np.int64)), k)
+    _check_nd_indices(ctx, idx, indices.shape[:-1], shape[:k], "shape", shape)
+    inner = shape[k:]
+    out = ctx.xp.zeros(shape, dtype=updates.dtype)
+    ctx.xp.add.at(out.reshape((-1,) + inner), _flat_rows(idx, shape[:k]),
+                  updates.reshape((-1,) + inner))
+    return out
+
+
+@gradient("ScatterNd")
+def _scatter_nd_grad(op, grad):
+    indices = op.inputs[0]
+    return [None, gather_nd(grad, indices), None]
+
+
+@tf_export("scatter_nd", "manip.scatter_nd")
+def scatter_nd(indices, updates, shape, name: Optional[str] = None) -> Tensor:
+    """Scatters `updates` into a zero tensor of `shape` at `indices` (TF1 `tf.scatter_nd`).
+
+    Updates that land on the same position are added.
+
+    Args:
+      indices: int32/int64 Tensor of shape [..., K] of index tuples.
+      updates: Tensor of shape indices.shape[:-1] + shape[K:].
+      shape: 1-D Tensor (same type as indices), the output shape.
+      name: op name.
+
+    Returns:
+      A Tensor of the type of `updates` and shape `shape`.
+
+    Raises:
+      ValueError: static shapes that do not fit together.
+      InvalidArgumentError (at run time): an index tuple out of range.
+    """
+    if not isinstance(shape, Tensor):
+        idx_dtype = indices.dtype if isinstance(indices, Tensor) else None
+        shape = convert_to_tensor(shape, dtype=idx_dtype)
+    return apply_op("ScatterNd", [indices, updates, shape], name=name or "ScatterNd").outputs[0]
+
+
+# --- OneHot ------------------------------------------------------------------------------
+def _one_hot_shape(op):
+    indices, depth, on_value, off_value = op.inputs
+    axis = op.get_attr("axis")
+    if axis < -1:
+        raise ValueError("axis must be >= -1")
+    with_rank(depth.shape, 0)
+    d = tensor_util.constant_value(depth)
+    if d is not None and int(d) < 0:
+        raise ValueError("Dimension size, given by scalar input 1, must be non-negative but "
+                         "is %d" % int(d))
+    i = indices.shape
+    if i.ndims is None:
+        return unknown_shape()
+    if axis > i.ndims:
+        raise ValueError("Expected axis to be -1 or between [0, %d).  But received: %d"
+                         % (i.ndims + 1, axis))
+    at = i.ndims if axis == -1 else axis
+    dims = i.as_list()
+    return TensorShape(dims[:at] + [None if d is None else int(d)] + dims[at:])
+
+
+register_op("OneHot", inputs=["indices: TI", "depth: int32", "on_value: T", "off_value: T"],
+            outputs=["output: T"],
+            attrs={"T": TypeAttr(), "TI": TypeAttr((_dt.uint8, _dt.int8, _dt.int32, _dt.int64),
+                                                   default=_dt.int64), "axis": -1},
+            shape=_one_hot_shape)
+
+
+@kernel("OneHot")
+def _one_hot_kernel(ctx, indices, depth, on_value, off_value):
+    xp = ctx.xp
+    depth = int(depth)
+    if depth < 0:
+        raise invalid(ctx, "depth must be non-negative, got: %d" % depth)
+    axis = ctx.attrs["axis"]
+    if not -1 <= axis <= indices.ndim:
+        raise invalid(ctx, "Expected axis to be -1 or between [0, %d).  But received: %d"
+                      % (indices.ndim + 1, axis))
+    if on_value.ndim != 0:
+        raise invalid(ctx, "on_value must be a scalar, but got: %s" % shape_str(on_value.shape))
+    if off_value.ndim != 0:
+        raise invalid(ctx, "off_value must be a scalar, but got: %s"
+                      % shape_str(off_value.shape))
+    hot = indices[..., None] == xp.arange(depth, dtype=indices.dtype)
+    out = xp.where(hot, on_value, off_value)
+    if axis != -1 and axis != indices.ndim:
+        out = xp.moveaxis(out, -1, axis)
+    return out
+
+
+not_differentiable("OneHot")
+
+
+@tf_export("one_hot")
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None,
+            name: Optional[str] = None) -> Tensor:
+    """A one-hot tensor (TF1 `tf.one_hot`).
+
+    Position `indices[...]` along the new axis of size `depth` holds `on_value`, every
+    other position `off_value`; indices outside [0, depth) give an all-`off_value` row.
+
+    Args:
+      indices: uint8/int8/int32/int64 Tensor.
+      depth: scalar int, the size of the new axis.
+      on_value: scalar, default 1.
+      off_value: scalar, default 0.
+      axis: where the new axis goes (default -1, the end).
+      dtype: the output type; default: the type of on_value/off_value, else float32.
+      name: op name.
+
+    Returns:
+      A Tensor of rank rank(indices) + 1.
+
+    Raises:
+      TypeError: on_value, off_value and dtype disagree.
+      ValueError: axis < -1.
+    """
+    with _graph.name_scope(name, "one_hot", [indices, depth, on_value, off_value]) as scope:
+        dtype = _dt.as_dtype(dtype) if dtype is not None else None
+        on_exists, off_exists = on_value is not None, off_value is not None
+        if on_exists:
+            on_value = convert_to_tensor(on_value, dtype_hint=dtype)
+        if off_exists:
+            off_value = convert_to_tensor(off_value, dtype_hint=dtype)
+        if on_exists or off_exists:
+            if dtype is not None:
+                for exists, value, what in ((on_exists, on_value, "on_value"),
+                                            (off_exists, off_value, "off_value")):
+                    if exists and value.dtype != dtype:
+                        raise TypeError("dtype <dtype: '%s'> of %s does not match dtype "
+                                        "parameter <dtype: '%s'>" % (value.dtype.name, what,
+                                                                    dtype.name))
+            else:
+                dtype = on_value.dtype if on_exists else off_value.dtype
+            if on_exists and off_exists and on_value.dtype != off_value.dtype:
+                raise TypeError("dtype <dtype: '%s'> of on_value does not match dtype "
+                                "<dtype: '%s'> of off_value" % (on_value.dtype.name,
+                                                                off_value.dtype.name))
+        elif dtype is None:
+            dtype = _dt.float32
+        if not on_exists:
+            on_value = convert_to_tensor(1, dtype, name="on_value")
+        if not off_exists:
+            off_value = convert_to_tensor(0, dtype, name="off_value")
+        attrs = {"axis": -1 if axis is None else int(axis)}
+        return apply_op("OneHot", [indices, depth, on_value, off_value], attrs,
+                        name=scope).outputs[0]

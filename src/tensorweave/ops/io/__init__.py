@@ -1,0 +1,7 @@
+"""I/O: the checkpoint format and SaveV2/RestoreV2, TFRecord files, readers, and
+tf.train.Example parsing.
+
+Importing the package registers every op of the family (its modules, in order).
+"""
+from tensorweave.ops.io import (  # noqa: F401
+    checkpoint_format, io_ops, record_io, reader_kinds, reader_ops, parsing_ops)

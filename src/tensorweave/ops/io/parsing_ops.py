@@ -1,0 +1,426 @@
+"""tf.train.Example parsing: ParseExample and ParseSingleExample, the feature
+descriptions FixedLenFeature and VarLenFeature, and the tf.train.Example protos.
+
+The proto classes (tf.train.Example, Features, Feature, BytesList, FloatList, Int64List,
+FeatureList, FeatureLists, SequenceExample) are declared in example_proto.py, which
+imports protobuf; to keep `import tensorweave` fast the names exported here are light
+placeholders that load it on first use and then behave as the message classes
+(construction, class attributes such as FromString, isinstance).
+"""
+from __future__ import annotations
+
+import collections
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import name_scope
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import REQUIRED, TypeListAttr, kernel, \
+    not_differentiable, register_op
+from tensorweave.framework.shapes import TensorShape, as_shape
+from tensorweave.framework.sparse_tensor import SparseTensor
+
+
+# --- the protos, loaded on first use ---------------------------------------------------
+def _messages() -> Dict[str, type]:
+    from tensorweave.ops.io import example_proto
+    return example_proto.MESSAGES
+
+
+class _LazyProtoClass(type):
+    """Metaclass of the placeholders: everything is forwarded to the real class."""
+
+    def _real(cls) -> type:
+        return _messages()[cls.__name__]
+
+    def __call__(cls, *args, **kwargs):
+        return cls._real()(*args, **kwargs)
+
+    def __getattr__(cls, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(cls._real(), name)
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, cls._real())
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return sub is cls or issubclass(sub, cls._real())
+
+
+def _lazy(name: str, doc: str) -> type:
+    return _LazyProtoClass(name, (), {"__doc__": doc, "__module__": "tensorweave.train"})
+
+
+BytesList = tf_export("train.BytesList")(_lazy("BytesList", "repeated bytes value = 1."))
+FloatList = tf_export("train.FloatList")(_lazy("FloatList", "repeated float value = 1."))
+Int64List = tf_export("train.Int64List")(_lazy("Int64List", "repeated int64 value = 1."))
+Feature = tf_export("train.Feature")(_lazy(
+    "Feature", "oneof kind: bytes_list = 1, float_list = 2, int64_list = 3."))
+Features = tf_export("train.Features")(_lazy("Features",
+                                             "map<string, Feature> feature = 1."))
+FeatureList = tf_export("train.FeatureList")(_lazy("FeatureList",
+                                                   "repeated Feature feature = 1."))
+FeatureLists = tf_export("train.FeatureLists")(_lazy(
+    "FeatureLists", "map<string, FeatureList> feature_list = 1."))
+Example = tf_export("train.Example")(_lazy("Example", "Features features = 1."))
+SequenceExample = tf_export("train.SequenceExample")(_lazy(
+    "SequenceExample", "Features context = 1; FeatureLists feature_lists = 2."))
+
+
+# --- feature descriptions ----------------------------------------------------------------
+@tf_export("FixedLenFeature", "io.FixedLenFeature")
+class FixedLenFeature(collections.namedtuple("FixedLenFeature",
+                                             ["shape", "dtype", "default_value"])):
+    """A feature with a fixed number of values, parsed to a dense tensor (TF1).
+
+    Args:
+      shape: the shape of the feature in one example.
+      dtype: float32, int64 or string.
+      default_value: used when an example lacks the feature; None makes it required.
+    """
+
+    def __new__(cls, shape, dtype, default_value=None):
+        return super().__new__(cls, shape, dtype, default_value)
+
+
+@tf_export("VarLenFeature", "io.VarLenFeature")
+class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
+    """A feature with any number of values, parsed to a SparseTensor (TF1).
+
+    Args:
+      dtype: float32, int64 or string.
+    """
+
+
+_PARSE_TYPES = (_dt.float32, _dt.int64, _dt.string)
+_KIND = {_dt.float32: "float_list", _dt.int64: "int64_list", _dt.string: "bytes_list"}
+_KIND_NAME = {"float_list": "float", "int64_list": "int64", "bytes_list": "string",
+              None: "unknown"}
+_VALUE_NAME = {"float_list": "float", "int64_list": "int64", "bytes_list": "bytes"}
+
+
+# --- the shared parser ---------------------------------------------------------------------
+def _shape_str(dims) -> str:
+    return "[%s]" % ",".join(str(int(d)) for d in dims)
+
+
+class _Spec:
+    """What a kernel needs to know of its features (from the op's attrs)."""
+
+    def __init__(self, sparse_keys, sparse_types, dense_keys, dense_types, dense_shapes):
+        self.sparse = [(k.decode() if isinstance(k, bytes) else k, t)
+                       for k, t in zip(sparse_keys, sparse_types)]
+        self.dense = [(k.decode() if isinstance(k, bytes) else k, t, as_shape(s))
+                      for k, t, s in zip(dense_keys, dense_types, dense_shapes)]
+
+
+def _parse_batch(ctx, spec: _Spec, serialized: List[bytes], names: List[bytes],
+                 defaults, single: bool):
+    """Parses serialized Examples; returns the flat op outputs (sparse indices, sparse
+    values, sparse shapes, dense values)."""
+    example_cls = _messages()["Example"]
+    from google.protobuf.message import DecodeError
+
+    def where(i):  # the prefix of TF's error messages
+        if single:
+            return ""
+        name = names[i].decode("utf-8", "replace") if names else "<unknown>"
+        return "Name: %s, " % name
+
+    def key_where(i, key):
+        return ("Key: %s.  " % key) if single else "%sKey: %s, Index: %d.  " % (where(i),
+                                                                                key, i)
+    sparse_vals = [[] for _ in spec.sparse]
+    dense_vals = [[] for _ in spec.dense]
+    for i, s in enumerate(serialized):
+        try:
+            fmap = example_cls.FromString(s).features.feature
+        except DecodeError:
+            raise errors.InvalidArgumentError(
+                None, ctx.op, "Could not parse example input, value: '%s'"
+                % s.decode("utf-8", "backslashreplace")) from None
+        for j, (key, dtype) in enumerate(spec.sparse):
+            kind = _KIND[dtype]
+            f = fmap[key] if key in fmap else None
+            have = f.WhichOneof("kind") if f is not None else None
+            if have is None:
+                sparse_vals[j].append(())
+                continue
+            if have != kind:
+                raise errors.InvalidArgumentError(
+                    None, ctx.op, "%sData types don't match. Expected type: %s, Actual "
+                    "type: %s" % (key_where(i, key), dtype.name, _KIND_NAME[have]))
+            sparse_vals[j].append(getattr(f, kind).value)
+        for j, (key, dtype, shape) in enumerate(spec.dense):
+            kind = _KIND[dtype]
+            f = fmap[key] if key in fmap else None
+            have = f.WhichOneof("kind") if f is not None else None
+            if have is None:
+                if defaults[j].size == 0:
+                    raise errors.InvalidArgumentError(
+                        None, ctx.op, "%sFeature: %s (data type: %s) is required but could "
+                        "not be found." % (where(i), key, _KIND_NAME[kind]))
+                dense_vals[j].append(None)
+                continue
+            if have != kind:
+                raise errors.InvalidArgumentError(
+                    None, ctx.op, "%sData types don't match. Data type: %s but expected "
+                    "type: %s" % (key_where(i, key), _KIND_NAME[have], dtype.name))
+            values = getattr(f, kind).value
+            if len(values) != shape.num_elements():
+                raise errors.InvalidArgumentError(
+                    None, ctx.op, "%sNumber of %s values != expected.  Values size: %d but "
+                    "output shape: %s" % (key_where(i, key), _VALUE_NAME[kind], len(values),
+                                          _shape_str(shape.as_list())))
+            dense_vals[j].append(values)
+    batch = len(serialized)
+    outs_idx, outs_val, outs_shape = [], [], []
+    for (key, dtype), rows in zip(spec.sparse, sparse_vals):
+        counts = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+        total = int(counts.sum())
+        values = _values_array([v for r in rows for v in r], dtype, total)
+        pos = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+        longest = int(counts.max()) if batch else 0
+        if single:
+            outs_idx.append(pos.reshape(-1, 1))
+            outs_shape.append(np.array([longest], np.int64))
+        else:
+            rows_i = np.repeat(np.arange(batch, dtype=np.int64), counts)
+            outs_idx.append(np.stack([rows_i, pos], axis=1) if total else
+                            np.zeros((0, 2), np.int64))
+            outs_shape.append(np.array([batch, longest], np.int64))
+        outs_val.append(values)
+    dense_out = []
+    for (key, dtype, shape), rows, default in zip(spec.dense, dense_vals, defaults):
+        dims = shape.as_list()
+        n = shape.num_elements()
+        out = np.empty((batch, n), dtype=dtype.as_numpy_dtype) if dtype is not _dt.string \
+            else np.empty((batch, n), dtype=object)
+        flat_default = np.asarray(default).reshape(-1)
+        for i, r in enumerate(rows):
+            out[i] = flat_default if r is None else r
+        dense_out.append(out.reshape(dims if single else [batch] + dims))
+    outs = outs_idx + outs_val + outs_shape + dense_out
+    return outs[0] if len(outs) == 1 else outs  # the executor takes one output bare
+
+
+def _values_array(items, dtype, total) -> np.ndarray:
+    if dtype is _dt.string:
+        out = np.empty(total, dtype=object)
+        out[:] = items
+        return out
+    return np.array(items, dtype=dtype.as_numpy_dtype).reshape(total)
+
+
+# --- ParseExample ---------------------------------------------------------------------------
+def _outputs_shapes(op, batch_shape: TensorShape, single: bool):
+    nsparse = len(op.get_attr("sparse_types"))
+    dense_shapes = [as_shape(s) for s in op.get_attr("dense_shapes")]
+    rank = 1 if single else 2
+    return ([TensorShape([None, rank])] * nsparse + [TensorShape([None])] * nsparse +
+            [TensorShape([rank])] * nsparse +
+            [batch_shape.concatenate(s) for s in dense_shapes])
+
+
+def _parse_example_shape(op):
+    serialized = op.inputs[0].shape.with_rank(1)
+    op.inputs[1].shape.with_rank_at_most(1)
+    return _outputs_shapes(op, serialized, single=False)
+
+
+register_op("ParseExample",
+            inputs=["serialized: string", "names: string", "sparse_keys: Nsparse * string",
+                    "dense_keys: Ndense * string", "dense_defaults: Tdense"],
+            outputs=["sparse_indices: Nsparse * int64", "sparse_values: sparse_types",
+                     "sparse_shapes: Nsparse * int64", "dense_values: Tdense"],
+            attrs={"Nsparse": REQUIRED, "Ndense": REQUIRED, "sparse_types": TypeListAttr(),
+                   "Tdense": TypeListAttr(), "dense_shapes": REQUIRED},
+            shape=_parse_example_shape)
+not_differentiable("ParseExample")
+
+
+def _scalar_bytes(x) -> bytes:
+    return x.reshape(()).item() if isinstance(x, np.ndarray) else x
+
+
+@kernel("ParseExample", cheap=False)
+def _parse_example_kernel(ctx, serialized, names, *rest):
+    a = ctx.attrs
+    ns, nd = a["Nsparse"], a["Ndense"]
+    sparse_keys = [_scalar_bytes(k) for k in rest[:ns]]
+    dense_keys = [_scalar_bytes(k) for k in rest[ns:ns + nd]]
+    defaults = rest[ns + nd:]
+    spec = _Spec(sparse_keys, a["sparse_types"], dense_keys, a["Tdense"], a["dense_shapes"])
+    if serialized.ndim != 1:
+        raise errors.InvalidArgumentError(None, ctx.op, "Expected serialized to be a vector, "
+                                          "got shape: %s" % _shape_str(serialized.shape))
+    names_l = names.reshape(-1).tolist()
+    if names_l and len(names_l) != serialized.shape[0]:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "Expected len(names) == len(serialized), but got: %d vs. %d"
+            % (len(names_l), serialized.shape[0]))
+    return _parse_batch(ctx, spec, serialized.tolist(), names_l, defaults, single=False)
+
+
+register_op("ParseSingleExample",
+            inputs=["serialized: string", "dense_defaults: Tdense"],
+            outputs=["sparse_indices: num_sparse * int64", "sparse_values: sparse_types",
+                     "sparse_shapes: num_sparse * int64", "dense_values: Tdense"],
+            attrs={"num_sparse": REQUIRED, "sparse_keys": REQUIRED, "dense_keys": REQUIRED,
+                   "sparse_types": TypeListAttr(), "Tdense": TypeListAttr(),
+                   "dense_shapes": REQUIRED},
+            shape=lambda op: (op.inputs[0].shape.with_rank(0),
+                              _outputs_shapes(op, TensorShape([]), single=True))[1])
+not_differentiable("ParseSingleExample")
+
+
+@kernel("ParseSingleExample", cheap=False)
+def _parse_single_example_kernel(ctx, serialized, *defaults):
+    a = ctx.attrs
+    spec = _Spec(a["sparse_keys"], a["sparse_types"], a["dense_keys"], a["Tdense"],
+                 a["dense_shapes"])
+    if serialized.ndim != 0:
+        raise errors.InvalidArgumentError(None, ctx.op, "Expected serialized to be a scalar, "
+                                          "got shape: %s" % _shape_str(serialized.shape))
+    return _parse_batch(ctx, spec, [_scalar_bytes(serialized)], [], defaults, single=True)
+
+
+# --- builders -------------------------------------------------------------------------------
+def _split_features(features):
+    """(sparse [(key, dtype)], dense [(key, dtype, shape, default-or-None)]) sorted by key."""
+    if not features:
+        raise ValueError("Argument `features` cannot be None or falsy. Got %s" % (features,))
+    sparse, dense = [], []
+    for key in sorted(features):
+        f = features[key]
+        if isinstance(f, VarLenFeature):
+            dtype = _dt.as_dtype(f.dtype)
+            if dtype not in _PARSE_TYPES:
+                raise TypeError("Value passed to parameter 'sparse_types' has DataType %s not "
+                                "in list of allowed values: float32, int64, string"
+                                % dtype.name)
+            sparse.append((key, dtype))
+        elif isinstance(f, FixedLenFeature):
+            dtype = _dt.as_dtype(f.dtype)
+            if dtype not in _PARSE_TYPES:
+                raise TypeError("Value passed to parameter 'dense_defaults' has DataType %s "
+                                "not in list of allowed values: float32, int64, string"
+                                % dtype.name)
+            shape = as_shape(f.shape)
+            if not shape.is_fully_defined():
+                raise ValueError("First dimension of shape for feature %s unknown. Consider "
+                                 "using FixedLenSequenceFeature. Received feature=%s."
+                                 % (key, f))
+            dense.append((key, dtype, shape, f.default_value))
+        else:
+            raise ValueError("Unsupported %s %s for key '%s' (tensorweave parses "
+                             "FixedLenFeature and VarLenFeature)" % (type(f).__name__, f, key))
+    return sparse, dense
+
+
+def _dense_default(key, dtype, shape: TensorShape, value):
+    """The default input of one dense feature: its value reshaped to `shape`, or an empty
+    tensor meaning "required"."""
+    if value is None:
+        return convert_to_tensor(np.zeros([0], dtype=object if dtype is _dt.string
+                                          else dtype.as_numpy_dtype), dtype=dtype,
+                                 name="key_" + key.replace("/", "_"))
+    if hasattr(value, "op") and hasattr(value, "dtype"):  # already a Tensor
+        from tensorweave.ops.array import array_ops
+        return array_ops.reshape(value, shape.as_list())
+    t = convert_to_tensor(value, dtype=dtype, name="key_" + key.replace("/", "_"))
+    n = t.shape.num_elements()
+    want = shape.num_elements()
+    if n is not None and n != want:
+        raise ValueError("Cannot reshape a tensor with %d elements to shape %s (%d elements) "
+                         "for the default value of feature %s" % (n, shape.as_list(), want, key))
+    if t.shape != shape:
+        from tensorweave.ops.array import array_ops
+        t = array_ops.reshape(t, shape.as_list())
+    return t
+
+
+def _results(sparse, dense, outputs) -> dict:
+    ns = len(sparse)
+    result = {}
+    for j, (key, _) in enumerate(sparse):
+        result[key] = SparseTensor(outputs[j], outputs[ns + j], outputs[2 * ns + j])
+    for j, (key, _, _, _) in enumerate(dense):
+        result[key] = outputs[3 * ns + j]
+    return result
+
+
+@tf_export("parse_example", "io.parse_example")
+def parse_example(serialized, features, name: Optional[str] = None, example_names=None):
+    """Parses a batch of serialized tf.train.Example protos (TF1 `tf.io.parse_example`).
+
+    Args:
+      serialized: 1-D string tensor of serialized Examples.
+      features: dict key -> FixedLenFeature (dense [batch] + shape result) or
+        VarLenFeature (SparseTensor [batch, max values] result).
+      name: name scope.
+      example_names: optional 1-D string tensor naming the examples in error messages.
+
+    Returns:
+      A dict key -> Tensor or SparseTensor.
+
+    Raises:
+      ValueError / TypeError: bad feature descriptions.
+      InvalidArgumentError (at run time): unparsable bytes, a required feature missing, a
+        feature of the wrong type or length.
+    """
+    sparse, dense = _split_features(features)
+    with name_scope(name, "ParseExample", [serialized, example_names]):
+        serialized = convert_to_tensor(serialized, dtype=_dt.string, name="serialized")
+        names = convert_to_tensor([] if example_names is None else example_names,
+                                  dtype=_dt.string, name="names")
+        defaults = [_dense_default(k, t, s, v) for k, t, s, v in dense]
+        sparse_keys = [convert_to_tensor(k, dtype=_dt.string, name="sparse_keys")
+                       for k, _ in sparse]
+        dense_keys = [convert_to_tensor(k, dtype=_dt.string, name="dense_keys")
+                      for k, _, _, _ in dense]
+        op = apply_op("ParseExample", [serialized, names, sparse_keys, dense_keys, defaults],
+                      {"sparse_types": [t for _, t in sparse],
+                       "dense_shapes": [s for _, _, s, _ in dense]},
+                      name="ParseExample")
+    return _results(sparse, dense, op.outputs)
+
+
+@tf_export("parse_single_example", "io.parse_single_example")
+def parse_single_example(serialized, features, name: Optional[str] = None,
+                         example_names=None):
+    """Parses one serialized tf.train.Example (TF1 `tf.io.parse_single_example`).
+
+    Like `parse_example` for a scalar `serialized`: dense results have the feature's
+    shape, sparse ones are 1-D SparseTensors.
+
+    Args:
+      serialized: scalar string tensor.
+      features: dict key -> FixedLenFeature or VarLenFeature.
+      name: name scope.
+      example_names: accepted for compatibility (a scalar name).
+
+    Returns:
+      A dict key -> Tensor or SparseTensor.
+
+    Raises:
+      ValueError: `serialized` is not a scalar, or bad feature descriptions.
+    """
+    sparse, dense = _split_features(features)
+    with name_scope(name, "ParseSingleExample", [serialized, example_names]):
+        serialized = convert_to_tensor(serialized, dtype=_dt.string, name="serialized")
+        if serialized.shape.ndims is not None and serialized.shape.ndims != 0:
+            raise ValueError("Input serialized must be a scalar")
+        defaults = [_dense_default(k, t, s, v) for k, t, s, v in dense]
+        op = apply_op("ParseSingleExample", [serialized, defaults],
+                      {"num_sparse": len(sparse), "sparse_keys": [k for k, _ in sparse],
+                       "dense_keys": [k for k, _, _, _ in dense],
+                       "sparse_types": [t for _, t in sparse],
+                       "dense_shapes": [s for _, _, s, _ in dense]},
+                      name="ParseSingleExample")
+    return _results(sparse, dense, op.outputs)

@@ -1,0 +1,367 @@
+"""tensordot (composite) and einsum (the Einsum op) (part of the matmul family)."""
+from __future__ import annotations
+
+import functools
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+from tensorweave.framework import errors
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import Tensor, name_scope
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
+from tensorweave.framework.shapes import Dimension, TensorShape, unknown_shape
+from tensorweave.ops.math.matmul_ops import MATMUL_TYPES, _as_float32, _broadcast_batch, \
+    _merge_dim, matmul
+
+_ELL = "..."
+
+
+# --- equations ----------------------------------------------------------------------------
+@functools.lru_cache(maxsize=256)
+def parse_equation(equation: str) -> Tuple[Tuple[Tuple[str, ...], ...], Tuple[str, ...]]:
+    """(input subscripts, output subscripts), each a tuple of labels ("..." is one label).
+
+    Raises:
+      ValueError: a malformed equation.
+    """
+    eq = equation.replace(" ", "")
+    if eq.count("->") > 1:
+        raise ValueError("Einsum equation %r has more than one '->'." % equation)
+    lhs, arrow, rhs = eq.partition("->")
+    ins = tuple(_labels(s, equation) for s in lhs.split(","))
+    if arrow:
+        out = _labels(rhs, equation)
+    else:  # implicit mode: labels that appear once, in alphabetical order
+        counts = {}
+        for sub in ins:
+            for lab in sub:
+                counts[lab] = counts.get(lab, 0) + 1
+        out = ((_ELL,) if _ELL in counts else ()) + tuple(
+            sorted(lab for lab, c in counts.items() if c == 1 and lab != _ELL))
+    seen = {lab for sub in ins for lab in sub}
+    for lab in out:
+        if lab != _ELL and lab not in seen:
+            raise ValueError("Output subscripts contain the label %s not present in the input "
+                             "subscripts." % lab)
+    if _ELL in out and _ELL not in seen:
+        raise ValueError("Output subscripts of einsum equation %r contain an ellipsis but no "
+                         "input does." % equation)
+    if len(set(out)) != len(out):
+        raise ValueError("Output subscripts of einsum equation %r contain a label more than "
+                         "once." % equation)
+    return ins, out
+
+
+def _labels(sub: str, equation: str) -> Tuple[str, ...]:
+    if sub.count(_ELL) > 1:
+        raise ValueError("Einsum subscript %r of equation %r has more than one ellipsis."
+                         % (sub, equation))
+    head, ell, tail = sub.partition(_ELL)
+    for c in head + tail:
+        if not c.isalpha():
+            raise ValueError("Invalid character %r in einsum equation %r." % (c, equation))
+    return tuple(head) + ((_ELL,) if ell else ()) + tuple(tail)
+
+
+def _format(subs) -> str:
+    return "".join(subs)
+
+
+def _split_dims(subs, dims, index: int):
+    """(label -> [dims], ellipsis dims or None) for one operand of known rank."""
+    n_labels = sum(1 for s in subs if s != _ELL)
+    if (_ELL not in subs and len(dims) != n_labels) or len(dims) < n_labels:
+        raise ValueError("Input %d of Einsum has rank %d but its subscripts %r name %d "
+                         "dimensions" % (index, len(dims), _format(subs), n_labels))
+    ell_rank = len(dims) - n_labels
+    out, ell, pos = [], None, 0
+    for s in subs:
+        if s == _ELL:
+            ell = dims[pos:pos + ell_rank]
+            pos += ell_rank
+        else:
+            out.append((s, dims[pos]))
+            pos += 1
+    return out, ell
+
+
+# --- the op -------------------------------------------------------------------------------
+def _einsum_shape(op) -> TensorShape:
+    ins, out = parse_equation(op.get_attr("equation"))
+    if len(ins) != len(op.inputs):
+        raise ValueError("Got %d inputs for equation \"%s\", expecting %d"
+                         % (len(op.inputs), op.get_attr("equation"), len(ins)))
+    sizes = {}
+    ell_shape: Optional[TensorShape] = TensorShape([])
+    for i, (subs, t) in enumerate(zip(ins, op.inputs)):
+        shape = t.shape
+        if shape.ndims is None:
+            if _ELL in subs:
+                ell_shape = None
+            continue
+        pairs, ell = _split_dims(subs, shape.dims, i)
+        for lab, d in pairs:
+            sizes[lab] = _merge_dim(sizes.get(lab, Dimension(None)), d)
+        if ell is not None and ell_shape is not None:
+            ell_shape = _broadcast_batch(ell_shape, TensorShape(ell))
+    if _ELL in out and ell_shape is None:
+        return unknown_shape()
+    dims = []
+    for lab in out:
+        if lab == _ELL:
+            dims.extend(ell_shape.dims)
+        else:
+            dims.append(sizes.get(lab, Dimension(None)))
+    return TensorShape(dims)
+
+
+register_op("Einsum", inputs=["inputs: N * T"], outputs=["output: T"],
+            attrs={"T": TypeAttr(MATMUL_TYPES), "equation": "", "N": 1},
+            shape=_einsum_shape)
+
+
+@kernel("Einsum", cheap=False)
+def _einsum_kernel(ctx, *xs):
+    equation = ctx.attrs["equation"]
+    ins, out = parse_equation(equation)
+    sizes = {}
+    for i, (subs, x) in enumerate(zip(ins, xs)):
+        try:
+            pairs, _ = _split_dims(subs, x.shape, i)
+        except ValueError as e:
+            raise errors.InvalidArgumentError(None, ctx.op, str(e)) from None
+        for axis, (lab, d) in enumerate(pairs):
+            have = sizes.setdefault(lab, d)
+            if have != d:
+                raise errors.InvalidArgumentError(
+                    None, ctx.op, "Expected dimension %d for label %s at input %d of Einsum "
+                    "(shape [%s]) but got dimension %d"
+                    % (have, lab, i, ",".join(str(s) for s in x.shape), d))
+    dtype = xs[0].dtype
+    args = [_as_float32(x) for x in xs]
+    if any(_ELL in sub for sub in ins) and _ELL not in out:
+        # NumPy cannot sum ellipsis dims away: keep them in front, then sum them
+        eq = ",".join(_format(sub) for sub in ins) + "->..." + _format(out)
+        result = np.einsum(eq, *args, optimize=len(xs) > 1)
+        lead = tuple(range(result.ndim - len(out)))
+        result = result.sum(axis=lead, dtype=result.dtype) if lead else result
+    else:
+        result = np.einsum(equation.replace(" ", ""), *args, optimize=len(xs) > 1)
+    if len(xs) == 1 and np.may_share_memory(result, xs[0]):
+        result = result.copy()  # a transpose or diagonal view: do not alias the input
+    return ctx.xp.asarray(result).astype(dtype, copy=False)
+
+
+@gradient("Einsum")
+def _einsum_grad(op, grad):
+    """The gradient of operand i is an einsum of `grad` with the other operands; labels
+    found only in operand i are broadcast back, and broadcast ellipsis dims summed."""
+    from tensorweave.ops.math import math_unary
+    ins, out = parse_equation(op.get_attr("equation"))
+    xs = list(op.inputs)
+    if grad.dtype.is_complex:
+        xs = [math_unary.conj(x) for x in xs]
+    result = []
+    for i, subs in enumerate(ins):
+        letters = [s for s in subs if s != _ELL]
+        if len(set(letters)) != len(letters):
+            raise ValueError(
+                "The gradient of einsum %r is not supported: operand %d repeats a label "
+                "(%s); take diagonals with tf.linalg.diag_part first"
+                % (op.get_attr("equation"), i, _format(subs)))
+        others = [j for j in range(len(ins)) if j != i]
+        avail = set(out).union(*[set(ins[j]) for j in others]) if others else set(out)
+        kept = [s for s in subs if s in avail]
+        eq = ",".join([_format(out)] + [_format(ins[j]) for j in others]) + "->" + \
+            _format(kept)
+        g = einsum(eq, grad, *[xs[j] for j in others]) if (others or kept != list(out)) \
+            else grad
+        result.append(_restore_operand_shape(g, kept, subs, op.inputs[i], op))
+    return result
+
+
+def _restore_operand_shape(g, kept, subs, x: Tensor, op):
+    """Brings `g` (labelled `kept`, with the output's ellipsis dims) to the shape of the
+    operand `x` (labelled `subs`): inserts the labels summed only inside `x`, sums the
+    ellipsis dims that broadcasting added and broadcasts back what was summed away."""
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.math.reduction_ops import reduce_sum
+    equation = op.get_attr("equation")
+    if _ELL in subs and (x.shape.ndims is None or g.shape.ndims is None):
+        raise ValueError("The gradient of einsum %r needs the ranks of its operands and "
+                         "output at graph-build time" % equation)
+    g_ell = g.shape.ndims - (len(kept) - 1) if _ELL in kept else 0
+    x_ell = x.shape.ndims - (len(subs) - 1) if _ELL in subs else 0
+    pos = 0
+    for s in subs:  # insert the labels that only x has, as dims of length 1
+        if s == _ELL:
+            pos += g_ell
+            continue
+        if s not in kept:
+            g = array_ops.expand_dims(g, pos)
+        pos += 1
+    needs_broadcast = len(kept) != len(subs)
+    if _ELL in subs:
+        start = subs.index(_ELL)
+        lead = g_ell - x_ell
+        if lead < 0:
+            if start != 0:
+                raise ValueError("The gradient of einsum %r is not supported: operand "
+                                 "%s has a non-leading ellipsis that the output lacks"
+                                 % (equation, _format(subs)))
+            needs_broadcast = True
+        else:
+            keep_axes = []
+            for k in range(x_ell):
+                xd, gd = x.shape[start + k].value, g.shape[start + lead + k].value
+                if xd == 1 and gd != 1:
+                    keep_axes.append(start + lead + k)
+                elif xd is None and gd != xd:
+                    raise ValueError("The gradient of einsum %r needs static shapes for "
+                                     "broadcast ellipsis dimensions" % equation)
+            if keep_axes:
+                g = reduce_sum(g, keep_axes, keepdims=True)
+            if lead:
+                g = reduce_sum(g, list(range(start, start + lead)))
+    if needs_broadcast:
+        shape = x.shape.as_list() if x.shape.is_fully_defined() else array_ops.shape(x)
+        g = array_ops.broadcast_to(g, shape)
+    return g
+
+
+# --- builders -----------------------------------------------------------------------------
+@tf_export("einsum", "linalg.einsum")
+def einsum(equation: str, *inputs, **kwargs) -> Tensor:
+    """A generalized contraction between tensors, in Einstein summation notation (TF
+    `tf.einsum`).
+
+    `equation` names each dimension of each input with a letter ("ij,jk->ik" is a matrix
+    product); labels missing from the output are summed; "..." stands for broadcast
+    leading dimensions. Without "->", the output holds the labels that appear once, in
+    alphabetical order.
+
+    Args:
+      equation: the equation string.
+      *inputs: the operands, all of one numeric dtype.
+      name: (keyword) a name for the operation.
+
+    Returns:
+      The contracted tensor.
+
+    Raises:
+      ValueError: a malformed equation, the wrong number of inputs, or incompatible
+        static dimensions.
+      TypeError: an unknown keyword argument or mismatched dtypes.
+    """
+    name = kwargs.pop("name", None)
+    kwargs.pop("optimize", None)
+    if kwargs:
+        raise TypeError("Invalid keyword arguments for this function: %s"
+                        % ", ".join(sorted(kwargs)))
+    ins, _ = parse_equation(equation)
+    if len(ins) != len(inputs):
+        raise ValueError("Got %d inputs for equation \"%s\", expecting %d"
+                         % (len(inputs), equation, len(ins)))
+    with name_scope(name, "einsum", list(inputs)):
+        ts = [convert_to_tensor(x) for x in inputs]
+        dts = [t.dtype for t in ts]
+        if any(d is not dts[0] for d in dts):
+            raise TypeError("Tensors in list passed to 'inputs' of 'Einsum' Op have types "
+                            "[%s] that don't all match." % ", ".join(d.name for d in dts))
+        return apply_op("Einsum", [ts], {"equation": equation.replace(" ", "")},
+                        name="Einsum").outputs[0]
+
+
+def _tensordot_axes(a: Tensor, axes) -> Tuple[List[int], List[int]]:
+    if isinstance(axes, (int, np.integer)):
+        axes = int(axes)
+        if axes < 0:
+            raise ValueError("`axes` must be at least 0. Received: %d." % axes)
+        rank = a.shape.ndims
+        if rank is None:
+            raise ValueError("tensordot with an integer `axes` needs the rank of `a` at "
+                             "graph-build time")
+        if axes > rank:
+            raise ValueError("`axes` must not be larger than the number of dimensions of "
+                             "tensor %s.  Received %d, vs tensor dimensions %d."
+                             % (a, axes, rank))
+        return list(range(rank - axes, rank)), list(range(axes))
+    if isinstance(axes, Tensor):
+        raise ValueError("tensordot needs `axes` as Python ints or lists at graph-build time")
+    axes = list(axes)
+    if len(axes) != 2:
+        raise ValueError("`axes` must be an integer or have length 2. Received %s." % axes)
+    a_axes, b_axes = axes
+    a_axes = [int(a_axes)] if isinstance(a_axes, (int, np.integer)) else \
+        [int(v) for v in a_axes]
+    b_axes = [int(b_axes)] if isinstance(b_axes, (int, np.integer)) else \
+        [int(v) for v in b_axes]
+    if len(a_axes) != len(b_axes):
+        raise ValueError("Different number of contraction axes `a` and `b`, %d != %d."
+                         % (len(a_axes), len(b_axes)))
+    return a_axes, b_axes
+
+
+def _tensordot_operand(t: Tensor, axes: List[int], flipped: bool):
+    """t transposed and reshaped to a matrix: [free, contracted] (or the flip)."""
+    from tensorweave.ops.array import array_ops
+    dims = t.shape.as_list()
+    rank = len(dims)
+    axes = [a + rank if a < 0 else a for a in axes]
+    free = [i for i in range(rank) if i not in axes]
+    n_free = int(np.prod([dims[i] for i in free], dtype=np.int64))
+    n_axes = int(np.prod([dims[i] for i in axes], dtype=np.int64))
+    perm = axes + free if flipped else free + axes
+    new_shape = [n_axes, n_free] if flipped else [n_free, n_axes]
+    if perm != list(range(rank)):
+        t = array_ops.transpose(t, perm)
+    if t.shape.as_list() != new_shape:
+        t = array_ops.reshape(t, new_shape)
+    return t, [dims[i] for i in free]
+
+
+@tf_export("tensordot", "linalg.tensordot")
+def tensordot(a, b, axes, name: Optional[str] = None) -> Tensor:
+    """Tensor contraction of `a` and `b` over the given axes (TF1 `tf.tensordot`).
+
+    Args:
+      a: a float or int tensor.
+      b: a tensor of the same type.
+      axes: an int N (contract the last N axes of `a` with the first N of `b`), or a
+        pair of lists (or ints) of the axes of `a` and of `b` to contract.
+      name: a name for the operation.
+
+    Returns:
+      A tensor with the free axes of `a` followed by the free axes of `b`.
+
+    Raises:
+      ValueError: bad `axes`, or contracted dimensions that differ.
+    """
+    from tensorweave.ops.array import array_ops
+    with name_scope(name, "Tensordot", [a, b, axes]) as scope:
+        a = convert_to_tensor(a, name="a")
+        b = convert_to_tensor(b, name="b", preferred_dtype=a.dtype)
+        a_axes, b_axes = _tensordot_axes(a, axes)
+        if a.shape.is_fully_defined() and b.shape.is_fully_defined():
+            a_mat, a_free = _tensordot_operand(a, a_axes, False)
+            b_mat, b_free = _tensordot_operand(b, b_axes, True)
+            product = matmul(a_mat, b_mat)
+            return array_ops.reshape(product, a_free + b_free, name=scope)
+        # unknown dimensions: the same contraction as an einsum over known ranks
+        if a.shape.ndims is None or b.shape.ndims is None:
+            raise ValueError("tensordot needs the ranks of `a` and `b` at graph-build time "
+                             "(got shapes %s and %s)" % (a.shape, b.shape))
+        letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+        ra, rb = a.shape.ndims, b.shape.ndims
+        if ra + rb > len(letters):
+            raise ValueError("tensordot supports at most %d dimensions in all" % len(letters))
+        sa = list(letters[:ra])
+        sb = list(letters[ra:ra + rb])
+        for i, j in zip(a_axes, b_axes):
+            sb[j + rb if j < 0 else j] = sa[i + ra if i < 0 else i]
+        contracted = {sa[i + ra if i < 0 else i] for i in a_axes}
+        out = [s for s in sa if s not in contracted] + [s for s in sb if s not in contracted]
+        return apply_op("Einsum", [[a, b]], {"equation": "%s,%s->%s" % (
+            "".join(sa), "".join(sb), "".join(out))}, name=scope).outputs[0]

@@ -1,0 +1,526 @@
+"""Elementwise unary math ops.
+
+One table row per op: (op type, NumPy computation, allowed dtypes, gradient). The rows
+register the op, its kernel and its gradient; the public builders (TF1 names) are made
+from the same table. Ops whose gradient TF computes with a fused "...Grad" op (Tanh,
+Sigmoid, Sqrt, Rsqrt, Reciprocal) have those fused ops here too, with their own
+gradients, so higher derivatives work.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Callable, NamedTuple, Optional, Sequence
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors
+from tensorweave.framework.api_export import tf_export  # noqa: F401
+from tensorweave.framework.graph import Tensor
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_differentiable, \
+    register_op
+
+FLOATS = _dt.FLOATS
+COMPLEX = _dt.COMPLEX
+FLOAT_COMPLEX = FLOATS + COMPLEX
+SIGNED_INTS = (_dt.int8, _dt.int16, _dt.int32, _dt.int64)
+SIGNED = FLOATS + SIGNED_INTS
+SIGNED_COMPLEX = SIGNED + COMPLEX
+
+
+def _same_shape(op):
+    return op.inputs[0].shape
+
+
+# --- NumPy computations that are more than one ufunc -------------------------------------
+_TWO_OVER_SQRT_PI = 1.1283791670955126
+_SQRT_PI = 1.7724538509055159
+
+
+def _erf_float64(x: np.ndarray) -> np.ndarray:
+    """erf in float64 to ~1e-15 relative error, vectorised.
+
+    |x| < 2.5: erf(x) = 2x/sqrt(pi) exp(-x^2) sum_n (2x^2)^n / (2n+1)!!, a series of
+    positive terms (no cancellation). |x| >= 2.5: erf = 1 - erfc with erfc from its
+    Laplace continued fraction, evaluated backward with a fixed depth.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    out = np.empty_like(x)
+    ax = np.abs(x)
+    small = ax < 2.5
+    if small.any():
+        xs = x[small]
+        x2 = xs * xs
+        two_x2 = 2.0 * x2
+        term = np.ones_like(xs)
+        total = np.ones_like(xs)
+        for n in builtins.range(1, 90):
+            term = term * (two_x2 / (2 * n + 1))
+            total = total + term
+            if n % 8 == 0 and np.all(term <= 1e-17 * total):
+                break
+        out[small] = _TWO_OVER_SQRT_PI * xs * np.exp(-x2) * total
+    big = ~small
+    if big.any():
+        xb = ax[big]
+        frac = np.zeros_like(xb)
+        for k in builtins.range(60, 0, -1):
+            frac = (0.5 * k) / (xb + frac)
+        erfc = np.exp(-xb * xb) / ((xb + frac) * _SQRT_PI)
+        out[big] = np.copysign(1.0 - erfc, x[big])
+    return out
+
+
+def _erf(x):
+    if x.dtype == np.float64:
+        return _erf_float64(x)
+    return _erf_float64(x).astype(x.dtype)
+
+
+def _sigmoid(x):
+    if x.dtype.kind == "c":
+        return 1.0 / (1.0 + np.exp(-x))
+    # exp(-|x|) never overflows; this form keeps full relative precision for x << 0.
+    e = np.exp(-np.abs(x))
+    r = 1 / (1 + e)
+    return np.where(x >= 0, r, e * r).astype(x.dtype, copy=False)
+
+
+def _round(x):
+    if x.dtype.kind == "c":
+        return np.rint(x.real) + 1j * np.rint(x.imag)
+    if x.dtype.kind in "iu":
+        return x
+    return np.rint(x)  # half to even, as TF's Round
+
+
+def _reciprocal(x):
+    if x.dtype.kind in "iu":
+        if np.any(x == 0):
+            raise ZeroDivisionError
+        # integer 1/x truncates: 1 and -1 stay, every other value becomes 0
+        return np.where(np.abs(x) == 1, x, np.zeros((), x.dtype))
+    return np.reciprocal(x)
+
+
+def _rsqrt(x):
+    return (1 / np.sqrt(x)).astype(x.dtype, copy=False)
+
+
+def _sign(x):
+    return np.sign(x)  # complex: x / |x| (0 for 0), as TF
+
+
+# --- gradients ----------------------------------------------------------------------------
+def _conj(t):
+    if t.dtype.is_complex:
+        return conj(t)
+    return t
+
+
+def _mb():
+    from tensorweave.ops.math import math_binary
+    return math_binary
+
+
+def _grad_neg(op, grad):
+    return negative(grad)
+
+
+def _grad_abs(op, grad):
+    from tensorweave.ops.math import math_binary
+    return math_binary.multiply(grad, sign(op.inputs[0]))
+
+
+def _grad_sign(op, grad):
+    from tensorweave.ops.array import array_ops
+    return array_ops.zeros_like(op.inputs[0])
+
+
+def _grad_square(op, grad):
+    mb = _mb()
+    x = op.inputs[0]
+    two = convert_to_tensor(2, dtype=x.dtype)
+    return mb.multiply(grad, mb.multiply(two, _conj(x)))
+
+
+def _grad_exp(op, grad):
+    return _mb().multiply(grad, _conj(op.outputs[0]))
+
+
+def _grad_expm1(op, grad):
+    return _mb().multiply(grad, _conj(exp(op.inputs[0])))
+
+
+def _grad_log(op, grad):
+    return _mb().multiply(grad, reciprocal(_conj(op.inputs[0])))
+
+
+def _grad_log1p(op, grad):
+    mb = _mb()
+    x = op.inputs[0]
+    return mb.multiply(grad, reciprocal(mb.add(convert_to_tensor(1, dtype=x.dtype),
+                                               _conj(x))))
+
+
+def _grad_sin(op, grad):
+    return _mb().multiply(grad, _conj(cos(op.inputs[0])))
+
+
+def _grad_cos(op, grad):
+    return negative(_mb().multiply(grad, _conj(sin(op.inputs[0]))))
+
+
+def _grad_tan(op, grad):
+    return _mb().multiply(grad, square(reciprocal(_conj(cos(op.inputs[0])))))
+
+
+def _grad_erf(op, grad):
+    mb = _mb()
+    x = op.inputs[0]
+    c = convert_to_tensor(_TWO_OVER_SQRT_PI, dtype=x.dtype)
+    return mb.multiply(grad, mb.multiply(c, exp(negative(square(x)))))
+
+
+def _grad_none(op, grad):
+    return None
+
+
+def _fused_grad(grad_op_type: str) -> Callable:
+    """Gradient computed by a fused op of the forward output: GradOp(y, dy)."""
+    def grad_fn(op, grad):
+        return apply_op(grad_op_type, [_conj(op.outputs[0]), grad]).outputs[0]
+    return grad_fn
+
+
+class _Row(NamedTuple):
+    op_type: str
+    compute: Callable
+    allowed: Sequence[_dt.DType]
+    grad: Optional[Callable]  # None: not differentiable
+    out: Optional[_dt.DType] = None  # fixed output dtype (bool for predicates)
+
+
+_TABLE = [
+    _Row("Neg", np.negative, SIGNED_COMPLEX, _grad_neg),
+    _Row("Abs", np.abs, SIGNED, _grad_abs),
+    _Row("Sign", _sign, SIGNED_COMPLEX, _grad_sign),
+    _Row("Square", np.square, SIGNED_COMPLEX + (_dt.uint8, _dt.uint16, _dt.uint32,
+                                                 _dt.uint64), _grad_square),
+    _Row("Sqrt", np.sqrt, FLOAT_COMPLEX, _fused_grad("SqrtGrad")),
+    _Row("Rsqrt", _rsqrt, FLOAT_COMPLEX, _fused_grad("RsqrtGrad")),
+    _Row("Exp", np.exp, FLOAT_COMPLEX, _grad_exp),
+    _Row("Expm1", np.expm1, FLOAT_COMPLEX, _grad_expm1),
+    _Row("Log", np.log, FLOAT_COMPLEX, _grad_log),
+    _Row("Log1p", np.log1p, FLOAT_COMPLEX, _grad_log1p),
+    _Row("Sin", np.sin, FLOAT_COMPLEX, _grad_sin),
+    _Row("Cos", np.cos, FLOAT_COMPLEX, _grad_cos),
+    _Row("Tan", np.tan, FLOAT_COMPLEX, _grad_tan),
+    _Row("Tanh", np.tanh, FLOAT_COMPLEX, _fused_grad("TanhGrad")),
+    _Row("Sigmoid", _sigmoid, FLOAT_COMPLEX, _fused_grad("SigmoidGrad")),
+    _Row("Erf", _erf, FLOATS, _grad_erf),
+    _Row("Floor", np.floor, FLOATS, _grad_none),
+    _Row("Ceil", np.ceil, FLOATS, _grad_none),
+    _Row("Round", _round, SIGNED_COMPLEX, _grad_none),
+    _Row("Reciprocal", _reciprocal, SIGNED_COMPLEX, _fused_grad("ReciprocalGrad")),
+    _Row("Conj", np.conj, COMPLEX + (_dt.variant,), lambda op, grad: conj(grad)),
+    _Row("IsNan", np.isnan, FLOATS, None, _dt.bool),
+    _Row("IsInf", np.isinf, FLOATS, None, _dt.bool),
+    _Row("IsFinite", np.isfinite, FLOATS, None, _dt.bool),
+    _Row("LogicalNot", np.logical_not, None, None, _dt.bool),
+]
+
+
+def _make_kernel(compute: Callable) -> Callable:
+    def run(ctx, x):
+        try:
+            return compute(x)
+        except ZeroDivisionError:
+            raise errors.InvalidArgumentError(None, ctx.op, "Integer division by zero") \
+                from None
+    return run
+
+
+def _make_grad(fn: Callable) -> Callable:
+    def run(op, grad):
+        return [fn(op, grad)]
+    return run
+
+
+for _row in _TABLE:
+    if _row.out is _dt.bool and _row.allowed is None:
+        register_op(_row.op_type, inputs=["x: bool"], outputs=["y: bool"], shape=_same_shape)
+    elif _row.out is _dt.bool:
+        register_op(_row.op_type, inputs=["x: T"], outputs=["y: bool"],
+                    attrs={"T": TypeAttr(_row.allowed)}, shape=_same_shape)
+    else:
+        register_op(_row.op_type, inputs=["x: T"], outputs=["y: T"],
+                    attrs={"T": TypeAttr(_row.allowed)}, shape=_same_shape)
+    kernel(_row.op_type)(_make_kernel(_row.compute))
+    if _row.grad is None:
+        not_differentiable(_row.op_type)
+    else:
+        gradient(_row.op_type)(_make_grad(_row.grad))
+
+# --- ComplexAbs: |x| of a complex tensor is real ------------------------------------------
+register_op("ComplexAbs", inputs=["x: T"], outputs=["y: Tout"],
+            attrs={"T": TypeAttr(COMPLEX, default=_dt.complex64),
+                   "Tout": TypeAttr((_dt.float32, _dt.float64), default=_dt.float32)},
+            shape=_same_shape)
+
+
+@kernel("ComplexAbs")
+def _complex_abs_kernel(ctx, x):
+    return np.abs(x)
+
+
+@gradient("ComplexAbs")
+def _complex_abs_grad(op, grad):
+    # d|x| = Re(conj(x)/|x| dx): the gradient is grad * x / |x| (0 where x == 0).
+    from tensorweave.ops.math import math_binary, math_ops
+    x, y = op.inputs[0], op.outputs[0]
+    return [math_binary.div_no_nan(math_binary.multiply(math_ops.cast(grad, x.dtype), x),
+                                   math_ops.cast(y, x.dtype))]
+
+
+# --- fused gradient ops: GradOp(y, dy) where y is the forward output ---------------------
+_F32_F64 = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _tanh_grad(y, dy):
+    if type(y) is np.ndarray and type(dy) is np.ndarray and y.shape == dy.shape and \
+            y.ndim and y.dtype in _F32_F64 and dy.dtype is y.dtype:
+        z = y * y  # one temporary, updated in place (a hot op of RNN/loop gradients)
+        np.subtract(1, z, z)
+        return np.multiply(dy, z, z)
+    return dy * (1 - y * y)
+
+
+def _sigmoid_grad(y, dy):
+    return dy * (y * (1 - y))
+
+
+def _sqrt_grad(y, dy):
+    return dy * (0.5 / y)
+
+
+def _rsqrt_grad(y, dy):
+    return dy * (-0.5 * (y * y * y))
+
+
+def _reciprocal_grad(y, dy):
+    return -dy * (y * y)
+
+
+def _tanh_grad_grad(op, grad):
+    mb = _mb()
+    y, dy = op.inputs
+    two = convert_to_tensor(-2, dtype=y.dtype)
+    return [mb.multiply(grad, mb.multiply(two, mb.multiply(dy, _conj(y)))),
+            tanh_grad(y, grad)]
+
+
+def _sigmoid_grad_grad(op, grad):
+    mb = _mb()
+    y, dy = op.inputs
+    # d/dy [dy*y*(1-y)] = dy*(1-2y)
+    one = convert_to_tensor(1, dtype=y.dtype)
+    two = convert_to_tensor(2, dtype=y.dtype)
+    gy = mb.multiply(grad, mb.multiply(dy, mb.subtract(one, mb.multiply(two, _conj(y)))))
+    return [gy, sigmoid_grad(y, grad)]
+
+
+def _sqrt_grad_grad(op, grad):
+    mb = _mb()
+    y = op.inputs[0]
+    z = op.outputs[0]
+    # d/dy [0.5*dy/y] = -z/y
+    return [negative(mb.multiply(grad, _conj(mb.realdiv(z, y)))), sqrt_grad(y, grad)]
+
+
+def _rsqrt_grad_grad(op, grad):
+    mb = _mb()
+    y, dy = op.inputs
+    c = convert_to_tensor(-1.5, dtype=y.dtype)
+    gy = mb.multiply(grad, _conj(mb.multiply(c, mb.multiply(dy, square(y)))))
+    return [gy, rsqrt_grad(y, grad)]
+
+
+def _reciprocal_grad_grad(op, grad):
+    mb = _mb()
+    y, dy = op.inputs
+    c = convert_to_tensor(-2, dtype=y.dtype)
+    gy = mb.multiply(grad, _conj(mb.multiply(c, mb.multiply(dy, y))))
+    return [gy, reciprocal_grad(y, grad)]
+
+
+_FUSED = [
+    ("TanhGrad", _tanh_grad, _tanh_grad_grad),
+    ("SigmoidGrad", _sigmoid_grad, _sigmoid_grad_grad),
+    ("SqrtGrad", _sqrt_grad, _sqrt_grad_grad),
+    ("RsqrtGrad", _rsqrt_grad, _rsqrt_grad_grad),
+    ("ReciprocalGrad", _reciprocal_grad, _reciprocal_grad_grad),
+]
+
+
+def _make_fused_kernel(compute: Callable) -> Callable:
+    # the executors run kernels with floating-point errors ignored (as TF computes inf/NaN
+    # silently), so no errstate here: entering one costs more than the op at small sizes
+    def run(ctx, y, dy):
+        return np.asarray(compute(y, dy)).astype(y.dtype, copy=False)
+    return run
+
+
+for _name, _compute, _grad_fn in _FUSED:
+    register_op(_name, inputs=["y: T", "dy: T"], outputs=["z: T"],
+                attrs={"T": TypeAttr(FLOAT_COMPLEX)}, shape=_same_shape)
+    kernel(_name)(_make_fused_kernel(_compute))
+    gradient(_name)(_grad_fn)
+
+
+def _fused_builder(op_type: str) -> Callable:
+    def build(y, dy, name: Optional[str] = None) -> Tensor:
+        return apply_op(op_type, [y, dy], name=name or op_type).outputs[0]
+    build.__name__ = op_type
+    build.__doc__ = "The gradient of the forward op from its output `y` and `dy` (%s)." \
+        % op_type
+    return build
+
+
+tanh_grad = _fused_builder("TanhGrad")
+sigmoid_grad = _fused_builder("SigmoidGrad")
+sqrt_grad = _fused_builder("SqrtGrad")
+rsqrt_grad = _fused_builder("RsqrtGrad")
+reciprocal_grad = _fused_builder("ReciprocalGrad")
+
+
+# --- builders -----------------------------------------------------------------------------
+_DOC = """Computes {what} element-wise (TF1 `tf.{tf_name}`).
+
+    Args:
+      x: a Tensor (or value convertible to one) of type {types}.
+      name: op name (default "{op_type}").
+
+    Returns:
+      A Tensor of {out} with the shape of `x`.
+
+    Raises:
+      TypeError: `x` has a dtype the op does not support.
+    """
+
+
+def _builder(op_type: str, tf_name: str, what: str) -> Callable:
+    row = next(r for r in _TABLE if r.op_type == op_type)
+
+    def build(x, name: Optional[str] = None) -> Tensor:
+        return apply_op(op_type, [x], name=name or op_type).outputs[0]
+    build.__name__ = build.__qualname__ = tf_name
+    build.__doc__ = _DOC.format(
+        what=what, tf_name=tf_name, op_type=op_type,
+        types="bool" if row.allowed is None else ", ".join(d.name for d in row.allowed),
+        out="bool" if row.out is _dt.bool else "the dtype of `x`")
+    return build
+
+
+negative = tf_export("negative", "math.negative")(_builder("Neg", "negative", "-x"))
+sign = tf_export("sign", "math.sign")(_builder("Sign", "sign", "the sign of x (x/|x| "
+                                                               "for complex)"))
+square = tf_export("square", "math.square")(_builder("Square", "square", "x * x"))
+sqrt = tf_export("sqrt", "math.sqrt")(_builder("Sqrt", "sqrt", "the square root of x"))
+rsqrt = tf_export("rsqrt", "math.rsqrt")(_builder("Rsqrt", "rsqrt", "1 / sqrt(x)"))
+exp = tf_export("exp", "math.exp")(_builder("Exp", "exp", "e ** x"))
+expm1 = tf_export("expm1", "math.expm1")(_builder("Expm1", "expm1", "e ** x - 1"))
+log = tf_export("log", "math.log")(_builder("Log", "log", "the natural logarithm of x"))
+log1p = tf_export("log1p", "math.log1p")(_builder("Log1p", "log1p", "log(1 + x)"))
+sin = tf_export("sin", "math.sin")(_builder("Sin", "sin", "the sine of x"))
+cos = tf_export("cos", "math.cos")(_builder("Cos", "cos", "the cosine of x"))
+tan = tf_export("tan", "math.tan")(_builder("Tan", "tan", "the tangent of x"))
+tanh = tf_export("tanh", "math.tanh", "nn.tanh")(
+    _builder("Tanh", "tanh", "the hyperbolic tangent of x"))
+sigmoid = tf_export("sigmoid", "math.sigmoid", "nn.sigmoid")(
+    _builder("Sigmoid", "sigmoid", "1 / (1 + exp(-x))"))
+erf = tf_export("erf", "math.erf")(_builder("Erf", "erf", "the Gauss error function of x"))
+floor = tf_export("floor", "math.floor")(_builder("Floor", "floor", "the largest integer "
+                                                                    "not greater than x"))
+ceil = tf_export("ceil", "math.ceil")(_builder("Ceil", "ceil", "the smallest integer not "
+                                                               "less than x"))
+reciprocal = tf_export("reciprocal", "math.reciprocal")(
+    _builder("Reciprocal", "reciprocal", "1 / x"))
+is_nan = tf_export("is_nan", "math.is_nan", "debugging.is_nan")(
+    _builder("IsNan", "is_nan", "whether x is NaN"))
+is_inf = tf_export("is_inf", "math.is_inf", "debugging.is_inf")(_builder("IsInf", "is_inf",
+                                                     "whether x is +inf or -inf"))
+is_finite = tf_export("is_finite", "math.is_finite", "debugging.is_finite")(
+    _builder("IsFinite", "is_finite", "whether x is finite (not NaN or inf)"))
+logical_not = tf_export("logical_not", "math.logical_not")(
+    _builder("LogicalNot", "logical_not", "NOT x"))
+_conj_op = _builder("Conj", "conj", "the complex conjugate of x")
+
+
+@tf_export("conj", "math.conj")
+def conj(x, name: Optional[str] = None) -> Tensor:
+    """Returns the complex conjugate of `x` element-wise (TF1 `tf.conj`).
+
+    Real tensors are returned unchanged, as in TF.
+
+    Args:
+      x: a Tensor.
+      name: op name (default "Conj").
+
+    Returns:
+      A Tensor of the dtype and shape of `x`.
+
+    Raises:
+      TypeError: `x` is neither numeric nor variant.
+    """
+    x = convert_to_tensor(x, name="x")
+    if x.dtype.is_complex or x.dtype is _dt.variant:
+        return _conj_op(x, name=name)
+    if x.dtype.is_floating or x.dtype.is_integer:
+        return x
+    raise TypeError("Expected numeric or variant tensor, got dtype %r" % x.dtype)
+
+
+@tf_export("abs", "math.abs")
+def abs(x, name: Optional[str] = None) -> Tensor:  # noqa: A001 - TF's public name
+    """Computes the absolute value of a tensor (TF1 `tf.abs`).
+
+    For complex `x` the result is the real magnitude sqrt(re^2 + im^2) (op ComplexAbs).
+
+    Args:
+      x: a Tensor of a signed number type or complex type.
+      name: op name (default "Abs").
+
+    Returns:
+      A Tensor of the shape of `x`; its dtype is that of `x`, or float32/float64 for
+      complex64/complex128.
+
+    Raises:
+      TypeError: `x` has an unsupported dtype.
+    """
+    x = convert_to_tensor(x, name="x")
+    if x.dtype.is_complex:
+        return apply_op("ComplexAbs", [x], {"Tout": x.dtype.real_dtype},
+                        name=name or "Abs").outputs[0]
+    return apply_op("Abs", [x], name=name or "Abs").outputs[0]
+
+
+@tf_export("round", "math.round")
+def round(x, name: Optional[str] = None) -> Tensor:  # noqa: A001 - TF's public name
+    """Rounds `x` element-wise to the nearest integer, half to even (TF1 `tf.round`).
+
+    Integer tensors are returned unchanged (no op is added), as in TF.
+
+    Args:
+      x: a Tensor of a float, signed integer or complex type.
+      name: op name (default "Round").
+
+    Returns:
+      A Tensor of the dtype and shape of `x`.
+    """
+    x = convert_to_tensor(x, name="x")
+    if x.dtype.is_integer:
+        return x
+    return apply_op("Round", [x], name=name or "Round").outputs[0]
+

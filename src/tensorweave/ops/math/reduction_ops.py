@@ -1,0 +1,406 @@
+"""Reductions (Sum, Mean, Max, Min, Prod, Any, All and their composites), ArgMax/ArgMin,
+Cumsum/Cumprod.
+
+Every reduction op has the inputs (input: T, reduction_indices: Tidx) and the attr
+keep_dims, one shape function and one axis check in the kernels. Gradients broadcast the
+output gradient back over the reduced axes; the shape with reduced axes kept as 1 is
+computed statically when the rank and the axes are known at build time (the common case)
+and with a few int32 ops otherwise.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors, tensor_util
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import Tensor, name_scope
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, \
+    register_op
+from tensorweave.framework.shapes import TensorShape, unknown_shape
+
+_INDEX_TYPES = (_dt.int32, _dt.int64)
+# half-precision inputs are accumulated in float32, as TF's kernels do
+_LOW_PRECISION = (np.dtype(np.float16), np.dtype(_dt.bfloat16.as_numpy_dtype))
+
+
+# --- shared: axes, shape function, kernels -----------------------------------------------
+def _reduction_shape(op) -> TensorShape:
+    x_shape = op.inputs[0].shape
+    idx = op.inputs[1]
+    if idx.shape.ndims is not None and idx.shape.ndims > 1:
+        raise ValueError("Shape must be at most rank 1 but is rank %d" % idx.shape.ndims)
+    keep = op.get_attr("keep_dims")
+    axes = tensor_util.constant_value(idx)
+    rank = x_shape.ndims
+    if axes is None or rank is None:
+        return unknown_shape(rank) if keep and rank is not None else unknown_shape()
+    reduced = set()
+    for a in np.asarray(axes).reshape(-1).tolist():
+        if a < -rank or a >= rank:
+            raise ValueError("Invalid reduction dimension %d for input with %d dimensions."
+                             % (a, rank))
+        reduced.add(a % rank)
+    dims = []
+    for i, d in enumerate(x_shape.as_list()):
+        if i in reduced:
+            if keep:
+                dims.append(1)
+        else:
+            dims.append(d)
+    return TensorShape(dims)
+
+
+def _kernel_axes(ctx, x, axes) -> tuple:
+    """Normalised reduction axes of a kernel call; InvalidArgumentError like TF's."""
+    rank = x.ndim
+    flat = axes.reshape(-1).tolist() if type(axes) is np.ndarray else \
+        np.asarray(axes).reshape(-1).tolist()
+    out = []
+    for a in flat:
+        if a < -rank or a >= rank:
+            raise errors.InvalidArgumentError(
+                None, ctx.op, "Invalid reduction dimension (%d for input with %d dimension(s)"
+                % (a, rank))
+        a = a % rank
+        if a in out:
+            raise errors.InvalidArgumentError(
+                None, ctx.op, "Invalid reduction arguments: Axes contains duplicate "
+                "dimension: %d" % a)
+        out.append(a)
+    return tuple(out)
+
+
+def _register_reduction(op_type: str, allowed, reduce_fn, input_dtype=None) -> None:
+    if input_dtype is None:
+        inputs = ["input: T", "reduction_indices: Tidx"]
+        attrs = {"T": TypeAttr(allowed), "Tidx": TypeAttr(_INDEX_TYPES, default=_dt.int32),
+                 "keep_dims": False}
+    else:
+        inputs = ["input: bool", "reduction_indices: Tidx"]
+        attrs = {"Tidx": TypeAttr(_INDEX_TYPES, default=_dt.int32), "keep_dims": False}
+    register_op(op_type, inputs=inputs,
+                outputs=["output: T" if input_dtype is None else "output: bool"],
+                attrs=attrs, shape=_reduction_shape)
+
+    def _kernel(ctx, x, axes):
+        ax = _kernel_axes(ctx, x, axes)
+        return ctx.xp.asarray(reduce_fn(ctx.xp, x, ax, ctx.attrs["keep_dims"]))
+    kernel(op_type)(_kernel)
+
+
+def _sum(xp, x, ax, keep):
+    # add.reduce is np.sum without its Python wrapper (a few microseconds per call)
+    if x.dtype in _LOW_PRECISION:
+        return xp.add.reduce(x, axis=ax, dtype=np.float32, keepdims=keep).astype(x.dtype)
+    return xp.add.reduce(x, axis=ax, dtype=x.dtype, keepdims=keep)
+
+
+def _mean(xp, x, ax, keep):
+    count = 1
+    for a in ax:
+        count *= x.shape[a]
+    if x.dtype.kind in "iu":
+        total = xp.sum(x, axis=ax, dtype=x.dtype, keepdims=keep)
+        if count == 0:
+            return total
+        q = total // x.dtype.type(count)
+        if x.dtype.kind == "i":  # C++ integer division truncates toward zero
+            q = q + ((total % x.dtype.type(count) != 0) & (total < 0)).astype(x.dtype)
+        return q
+    if count == 0:  # the mean of nothing is NaN (without NumPy's warning)
+        shape = xp.sum(x, axis=ax, keepdims=keep).shape
+        return xp.full(shape, np.nan, dtype=x.dtype)
+    acc = np.float32 if x.dtype in _LOW_PRECISION else x.dtype
+    # sum / count: the same value as xp.mean without its Python-level overhead
+    total = xp.add.reduce(x, axis=ax, dtype=acc, keepdims=keep)
+    return (total / count).astype(x.dtype, copy=False)  # a Python int keeps the dtype
+
+
+def _extreme(fn, initial_of):
+    def reduce(xp, x, ax, keep):
+        if x.size == 0:
+            return fn(x, axis=ax, keepdims=keep, initial=initial_of(x.dtype))
+        return fn(x, axis=ax, keepdims=keep)
+    return reduce
+
+
+def _lowest(dtype):
+    return -np.inf if dtype.kind == "f" or dtype in _LOW_PRECISION else np.iinfo(dtype).min
+
+
+def _highest(dtype):
+    return np.inf if dtype.kind == "f" or dtype in _LOW_PRECISION else np.iinfo(dtype).max
+
+
+def _prod(xp, x, ax, keep):
+    if x.dtype in _LOW_PRECISION:
+        return xp.prod(x, axis=ax, dtype=np.float32, keepdims=keep).astype(x.dtype)
+    return xp.prod(x, axis=ax, dtype=x.dtype, keepdims=keep)
+
+
+_register_reduction("Sum", _dt.NUMBERS, _sum)
+_register_reduction("Mean", _dt.NUMBERS, _mean)
+_register_reduction("Prod", _dt.NUMBERS, _prod)
+_register_reduction("Max", _dt.REAL_NUMBERS, _extreme(np.max, _lowest))
+_register_reduction("Min", _dt.REAL_NUMBERS, _extreme(np.min, _highest))
+_register_reduction("Any", None, lambda xp, x, ax, keep: xp.any(x, axis=ax, keepdims=keep),
+                    input_dtype=_dt.bool)
+_register_reduction("All", None, lambda xp, x, ax, keep: xp.all(x, axis=ax, keepdims=keep),
+                    input_dtype=_dt.bool)
+not_differentiable("Any")
+not_differentiable("All")
+
+
+# --- builders -----------------------------------------------------------------------------
+def _resolve(axis, reduction_indices, keepdims, keep_dims):
+    if axis is not None and reduction_indices is not None:
+        raise ValueError("Cannot specify both 'reduction_indices' and 'axis'.")
+    if keepdims is not None and keep_dims is not None:
+        raise ValueError("Cannot specify both 'keep_dims' and 'keepdims'.")
+    axis = reduction_indices if axis is None else axis
+    keep = keep_dims if keepdims is None else keepdims
+    return axis, bool(keep) if keep is not None else False
+
+
+def _axis_tensor(x: Tensor, axis):
+    """The reduction_indices input: all axes when `axis` is None."""
+    if axis is None:
+        rank = x.shape.ndims
+        if rank is not None:
+            return np.arange(rank, dtype=np.int32)
+        from tensorweave.ops.array import array_ops
+        from tensorweave.ops.math import math_ops
+        return math_ops.range(0, array_ops.rank(x))
+    if isinstance(axis, Tensor) or hasattr(axis, "_as_graph_element"):
+        return axis
+    arr = np.asarray(axis)
+    if arr.size == 0:
+        return np.zeros(arr.shape, dtype=np.int32)
+    if arr.dtype.kind in "iu" and arr.dtype != np.int64:
+        return arr.astype(np.int32)
+    return axis
+
+
+def _reduce(op_type: str, input_tensor, axis, keepdims, name, reduction_indices,
+            keep_dims) -> Tensor:
+    axis, keep = _resolve(axis, reduction_indices, keepdims, keep_dims)
+    x = convert_to_tensor(input_tensor)
+    out = apply_op(op_type, [x, _axis_tensor(x, axis)], {"keep_dims": keep},
+                   name=name or op_type).outputs[0]
+    return _may_reduce_to_scalar(keep, axis, out)
+
+
+def _may_reduce_to_scalar(keep: bool, axis, out: Tensor) -> Tensor:
+    # with axis=None and no keepdims the result is a scalar even when the rank is unknown
+    if axis is None and not keep and not out.shape.is_fully_defined():
+        out.set_shape(TensorShape([]))
+    return out
+
+
+def _reduction_doc(fn, what: str):
+    fn.__doc__ = """Computes the %s of elements across dimensions of a tensor (TF1
+    `tf.%s`).
+
+    Reduces `input_tensor` along the dimensions in `axis`. Unless `keepdims` is true the
+    rank drops by one for each entry of `axis`; otherwise reduced dimensions are kept with
+    length 1. With `axis=None` all dimensions are reduced.
+
+    Args:
+      input_tensor: the tensor to reduce.
+      axis: the dimensions to reduce (int, list of ints or int32/int64 Tensor), in
+        `[-rank(input_tensor), rank(input_tensor))`. None reduces all dimensions.
+      keepdims: if true, keep reduced dimensions with length 1.
+      name: a name for the operation.
+      reduction_indices: the old (deprecated) name for `axis`.
+      keep_dims: the old (deprecated) name for `keepdims`.
+
+    Returns:
+      The reduced tensor.
+
+    Raises:
+      ValueError: both an argument and its deprecated alias are given, or an axis is out
+        of range at build time.
+      TypeError: the input has a dtype the reduction does not support.
+    """ % (what, fn.__name__)
+    return fn
+
+
+@tf_export("reduce_sum", "math.reduce_sum")
+def reduce_sum(input_tensor, axis=None, keepdims=None, name: Optional[str] = None,
+               reduction_indices=None, keep_dims=None) -> Tensor:
+    return _reduce("Sum", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+
+
+@tf_export("reduce_mean", "math.reduce_mean")
+def reduce_mean(input_tensor, axis=None, keepdims=None, name: Optional[str] = None,
+                reduction_indices=None, keep_dims=None) -> Tensor:
+    return _reduce("Mean", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+
+
+@tf_export("reduce_max", "math.reduce_max")
+def reduce_max(input_tensor, axis=None, keepdims=None, name: Optional[str] = None,
+               reduction_indices=None, keep_dims=None) -> Tensor:
+    return _reduce("Max", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+
+
+@tf_export("reduce_min", "math.reduce_min")
+def reduce_min(input_tensor, axis=None, keepdims=None, name: Optional[str] = None,
+               reduction_indices=None, keep_dims=None) -> Tensor:
+    return _reduce("Min", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+
+
+@tf_export("reduce_prod", "math.reduce_prod")
+def reduce_prod(input_tensor, axis=None, keepdims=None, name: Optional[str] = None,
+                reduction_indices=None, keep_dims=None) -> Tensor:
+    return _reduce("Prod", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+
+
+@tf_export("reduce_any", "math.reduce_any")
+def reduce_any(input_tensor, axis=None, keepdims=None, name: Optional[str] = None,
+               reduction_indices=None, keep_dims=None) -> Tensor:
+    return _reduce("Any", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+
+
+@tf_export("reduce_all", "math.reduce_all")
+def reduce_all(input_tensor, axis=None, keepdims=None, name: Optional[str] = None,
+               reduction_indices=None, keep_dims=None) -> Tensor:
+    return _reduce("All", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+
+
+for _fn, _what in ((reduce_sum, "sum"), (reduce_mean, "mean"), (reduce_max, "maximum"),
+                   (reduce_min, "minimum"), (reduce_prod, "product"),
+                   (reduce_any, "logical or"), (reduce_all, "logical and")):
+    _reduction_doc(_fn, _what)
+
+
+@tf_export("reduce_logsumexp", "math.reduce_logsumexp")
+def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name: Optional[str] = None,
+                     reduction_indices=None, keep_dims=None) -> Tensor:
+    """Computes log(sum(exp(elements))) across dimensions, without overflow (TF1
+    `tf.reduce_logsumexp`).
+
+    The maximum along `axis` (zero where it is not finite) is subtracted before the
+    exponentials and added back after the log; it is held constant for gradients.
+
+    Args:
+      input_tensor: a floating-point tensor.
+      axis, keepdims, name, reduction_indices, keep_dims: as for `reduce_sum`.
+
+    Returns:
+      The reduced tensor.
+    """
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.indexing import indexing_select
+    from tensorweave.ops.math import math_binary, math_unary
+    from tensorweave.ops.control_flow import structure
+    axis, keep = _resolve(axis, reduction_indices, keepdims, keep_dims)
+    with name_scope(name, "ReduceLogSumExp", [input_tensor]) as scope:
+        x = convert_to_tensor(input_tensor)
+        raw_max = reduce_max(x, axis, keepdims=True)
+        my_max = structure.stop_gradient(indexing_select.where(
+            math_unary.is_finite(raw_max), raw_max, array_ops.zeros_like(raw_max)))
+        result = math_unary.log(reduce_sum(math_unary.exp(math_binary.subtract(x, my_max)),
+                                           axis, keepdims=keep))
+        if not keep:
+            my_max = array_ops.reshape(my_max, array_ops.shape(result))
+        result = math_binary.add(result, my_max, name=scope)
+    return _may_reduce_to_scalar(keep, axis, result)
+
+
+@tf_export("count_nonzero", "math.count_nonzero")
+def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=_dt.int64,
+                  name: Optional[str] = None, reduction_indices=None, keep_dims=None,
+                  input=None) -> Tensor:  # noqa: A002
+    """Computes the number of nonzero elements across dimensions (TF1
+    `tf.count_nonzero`).
+
+    Args:
+      input_tensor: a numeric, bool or string tensor (strings count when non-empty).
+      axis, keepdims, reduction_indices, keep_dims: as for `reduce_sum`.
+      dtype: the output dtype (default int64).
+      name: a name for the operation.
+      input: the old name of `input_tensor`.
+
+    Returns:
+      The count, of type `dtype`.
+    """
+    from tensorweave.ops.array import constant_op
+    from tensorweave.ops.math import math_binary, math_ops
+    if input is not None and input_tensor is not None:
+        raise ValueError("Cannot specify both 'input' and 'input_tensor'.")
+    input_tensor = input if input_tensor is None else input_tensor
+    axis, keep = _resolve(axis, reduction_indices, keepdims, keep_dims)
+    with name_scope(name, "count_nonzero", [input_tensor]):
+        x = convert_to_tensor(input_tensor, name="input")
+        zero = constant_op.constant(b"" if x.dtype is _dt.string else
+                                    False if x.dtype is _dt.bool else 0, dtype=x.dtype)
+        nonzero = math_ops.cast(math_binary.not_equal(x, zero), _dt.int64)
+        return math_ops.cast(reduce_sum(nonzero, axis=axis, keepdims=keep), dtype=dtype)
+
+
+def _moments_input(input_tensor):
+    x = convert_to_tensor(input_tensor)
+    if x.dtype.is_integer or x.dtype.is_bool:
+        raise TypeError("Input must be either real or complex. Received integer type %s."
+                        % x.dtype.name)
+    return x
+
+
+@tf_export("math.reduce_variance")
+def reduce_variance(input_tensor, axis=None, keepdims: bool = False,
+                    name: Optional[str] = None) -> Tensor:
+    """Computes the variance of elements across dimensions (TF `tf.math.reduce_variance`):
+    mean(|x - mean(x)|^2) over `axis`.
+
+    Args:
+      input_tensor: a floating-point or complex tensor.
+      axis: dimensions to reduce; None reduces all.
+      keepdims: keep reduced dimensions with length 1.
+      name: a name for the operation.
+
+    Returns:
+      The variance; real for complex input.
+
+    Raises:
+      TypeError: integer or bool input.
+    """
+    from tensorweave.ops.math import math_binary, math_unary
+    with name_scope(name, "reduce_variance", [input_tensor]):
+        x = _moments_input(input_tensor)
+        means = reduce_mean(x, axis=axis, keepdims=True)
+        squared = math_unary.square(math_unary.abs(math_binary.subtract(x, means)))
+        return reduce_mean(squared, axis=axis, keepdims=keepdims)
+
+
+@tf_export("math.reduce_std")
+def reduce_std(input_tensor, axis=None, keepdims: bool = False,
+               name: Optional[str] = None) -> Tensor:
+    """Computes the standard deviation of elements across dimensions (TF
+    `tf.math.reduce_std`): sqrt(reduce_variance(...)).
+
+    Args and Returns: as for `reduce_variance`.
+    """
+    from tensorweave.ops.math import math_unary
+    with name_scope(name, "reduce_std", [input_tensor]):
+        return math_unary.sqrt(reduce_variance(input_tensor, axis=axis, keepdims=keepdims))
+
+
+@tf_export("math.reduce_euclidean_norm")
+def reduce_euclidean_norm(input_tensor, axis=None, keepdims: bool = False,
+                          name: Optional[str] = None) -> Tensor:
+    """Computes sqrt(sum(|x|^2)) across dimensions (TF `tf.math.reduce_euclidean_norm`).
+
+    Composite: for complex input the result is the (complex-typed) norm, like TF's.
+    """
+    from tensorweave.ops.math import math_binary, math_unary
+    with name_scope(name, "reduce_euclidean_norm", [input_tensor]):
+        x = convert_to_tensor(input_tensor)
+        sq = math_binary.multiply(math_unary.conj(x) if x.dtype.is_complex else x, x)
+        return math_unary.sqrt(reduce_sum(sq, axis=axis, keepdims=keepdims))
+
+
+# make the reduction gradients and arg/scan ops (split for size) part of this family

@@ -1,0 +1,7 @@
+"""Neural-network ops (`tf.nn`): activations, softmax, losses, convolution, pooling,
+embeddings and the nn composites.
+
+Importing the package registers every op of the family (its modules, in order).
+"""
+from tensorweave.ops.nn import (  # noqa: F401
+    nn_ops, nn_softmax, nn_impl, nn_losses, conv_ops, pooling_ops, embedding_ops)

@@ -1,0 +1,423 @@
+"""2-D pooling: MaxPool, AvgPool and their gradient ops (MaxPoolGrad, MaxPoolGradGrad,
+AvgPoolGrad).
+
+Kernels loop over the kh*kw taps of the window, each tap a strided slice of the padded
+NHWC input covering every output position at once (4 slices for a 2x2 pool).
+Max pooling pads with the lowest value so padding never wins; its gradient goes to the
+first maximum of each window in row-major window order, as TF's CPU kernel does.
+Average pooling with SAME padding divides by the number of real (unpadded) elements of
+each window.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors, tensor_util
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import Tensor
+from tensorweave.framework.op_builder import apply_op
+from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
+from tensorweave.framework.shapes import TensorShape
+from tensorweave.ops.nn.conv_ops import (Window, _check_enum, _convert_padding, _get_sequence,
+                                      _spatial_axes, check_window_attrs, explicit_pairs,
+                                      from_nhwc, lookup_renamed, make_window, nhwc_shape,
+                                      pad_nhwc, rank4, shape_tensor, to_nhwc,
+                                      window_output_size)
+
+_MAX_POOL_TYPES = _dt.REAL_NUMBERS
+_AVG_POOL_TYPES = _dt.FLOATS
+
+
+# --- geometry ----------------------------------------------------------------------------
+def _pool_shape_of(op, input_shape: TensorShape) -> TensorShape:
+    """The pooled shape of `input_shape`: every dimension is windowed (as TF infers)."""
+    padding, fmt = check_window_attrs(op, names=("ksize", "strides"))
+    dims = rank4(input_shape)
+    ksize, strides = op.get_attr("ksize"), op.get_attr("strides")
+    pads = [(0, 0)] * 4
+    if padding == "EXPLICIT":
+        flat = list(op.get_attr("explicit_paddings"))
+        pads = [(flat[2 * a], flat[2 * a + 1]) for a in range(4)]
+    return TensorShape([window_output_size(d, k, s, 1, padding, p)
+                        for d, k, s, p in zip(dims, ksize, strides, pads)])
+
+
+def _pool_shape(op):
+    return _pool_shape_of(op, op.inputs[0].shape)
+
+
+def _pool_windows(ctx, in_nhwc):
+    """The H and W windows of a pooling kernel; batch/depth pooling is rejected."""
+    attrs = ctx.attrs
+    fmt = attrs["data_format"]
+    ksize, strides = list(attrs["ksize"]), list(attrs["strides"])
+    h_ax, w_ax = _spatial_axes(fmt)
+    d_ax = 1 if fmt == "NCHW" else 3
+    if ksize[0] != 1 or strides[0] != 1:
+        raise errors.UnimplementedError(None, ctx.op, "Pooling is not yet supported on the "
+                                        "batch dimension.")
+    if ksize[d_ax] != 1 or strides[d_ax] != 1:
+        raise errors.UnimplementedError(None, ctx.op, "Pooling across the depth dimension "
+                                        "is not supported by tensorweave (ksize %s, strides "
+                                        "%s)" % (ksize, strides))
+    ph, pw = explicit_pairs(attrs, fmt) if attrs.get("padding") == "EXPLICIT" else \
+        ((0, 0), (0, 0))
+    pad = attrs["padding"]
+    wh = make_window(in_nhwc[1], ksize[h_ax], strides[h_ax], 1, pad, ph)
+    ww = make_window(in_nhwc[2], ksize[w_ax], strides[w_ax], 1, pad, pw)
+    return wh, ww
+
+
+def _taps(wh: Window, ww: Window):
+    """(index, row slice, column slice) of every window tap, in row-major window order."""
+    return [(i * ww.k + j, wh.tap(i), ww.tap(j)) for i in range(wh.k) for j in range(ww.k)]
+
+
+def _lowest(dtype: np.dtype):
+    return -np.inf if dtype.kind == "f" or dtype.name == "bfloat16" else \
+        np.iinfo(dtype).min
+
+
+def _max_pool_nhwc(x: np.ndarray, wh: Window, ww: Window):
+    """(pooled, padded input)."""
+    xp = pad_nhwc(x, wh, ww, _lowest(x.dtype))
+    taps = _taps(wh, ww)
+    fmax = np.fmax if x.dtype.kind == "f" else np.maximum  # fmax: NaN never wins, as TF
+    out = xp[:, taps[0][1], taps[0][2]].copy()
+    for _, rows, cols in taps[1:]:
+        fmax(out, xp[:, rows, cols], out=out)
+    return out, xp
+
+
+def _first_max_masks(xp: np.ndarray, y: np.ndarray, wh: Window, ww: Window):
+    """Yields (rows, cols, mask): mask marks the outputs whose first maximum is this tap."""
+    free = np.ones(y.shape, dtype=bool)
+    hit = np.empty(y.shape, dtype=bool)
+    for _, rows, cols in _taps(wh, ww):
+        np.equal(xp[:, rows, cols], y, out=hit)
+        hit &= free
+        yield rows, cols, hit
+        np.greater(free, hit, out=free)  # free &= ~hit, without a temporary
+
+
+def _unpad(xp: np.ndarray, shape, wh: Window, ww: Window) -> np.ndarray:
+    n, h, w, c = shape
+    if xp.shape == tuple(shape):
+        return xp
+    return np.ascontiguousarray(xp[:, wh.pad_before:wh.pad_before + h,
+                                   ww.pad_before:ww.pad_before + w])
+
+
+def _window_counts(wh: Window, ww: Window, dtype) -> np.ndarray:
+    """[OH, OW, 1]: the number of real input elements in each window."""
+    def per_dim(win: Window):
+        start = np.arange(win.out) * win.stride - win.pad_before
+        return np.minimum(start + win.k, win.size) - np.maximum(start, 0)
+    return np.outer(per_dim(wh), per_dim(ww)).astype(dtype)[:, :, None]
+
+
+def _half_to_float(dtype: np.dtype) -> np.dtype:
+    return np.dtype(np.float32) if dtype.itemsize < 4 else dtype
+
+
+# --- ops ---------------------------------------------------------------------------------
+_POOL_ATTRS = {"ksize": [1, 1, 1, 1], "strides": [1, 1, 1, 1], "padding": "VALID",
+               "data_format": "NHWC"}
+_MAX_POOL_ATTRS = {"T": TypeAttr(_MAX_POOL_TYPES), **_POOL_ATTRS, "explicit_paddings": []}
+_AVG_POOL_ATTRS = {"T": TypeAttr(_AVG_POOL_TYPES), **_POOL_ATTRS}
+
+register_op("MaxPool", inputs=["input: T"], outputs=["output: T"], attrs=_MAX_POOL_ATTRS,
+            shape=_pool_shape)
+register_op("MaxPoolGrad", inputs=["orig_input: T", "orig_output: T", "grad: T"],
+            outputs=["output: T"], attrs=_MAX_POOL_ATTRS,
+            shape=lambda op: TensorShape(rank4(op.inputs[0].shape)))
+register_op("MaxPoolGradGrad", inputs=["orig_input: T", "orig_output: T", "grad: T"],
+            outputs=["output: T"], attrs=_MAX_POOL_ATTRS,
+            shape=lambda op: _pool_shape(op).merge_with(op.inputs[1].shape))
+register_op("AvgPool", inputs=["value: T"], outputs=["output: T"], attrs=_AVG_POOL_ATTRS,
+            shape=_pool_shape)
+register_op("AvgPoolGrad", inputs=["orig_input_shape: int32", "grad: T"],
+            outputs=["output: T"], attrs=_AVG_POOL_ATTRS,
+            shape=lambda op: TensorShape(rank4(tensor_util.constant_value_as_shape(
+                op.inputs[0]))))
+
+
+def _check_input(ctx, x) -> None:
+    if x.ndim != 4:
+        raise errors.InvalidArgumentError(None, ctx.op, "input must be 4-dimensional: %s"
+                                          % list(x.shape))
+
+
+def _pooled_input(ctx, x):
+    """(data_format, `x` as NHWC, H window, W window) for the kernels of MaxPool and
+    AvgPool."""
+    _check_input(ctx, x)
+    fmt = ctx.attrs["data_format"]
+    xn = to_nhwc(x, fmt)
+    wh, ww = _pool_windows(ctx, xn.shape)
+    return fmt, xn, wh, ww
+
+
+@kernel("MaxPool", cheap=False)
+def _max_pool_kernel(ctx, x):
+    fmt, xn, wh, ww = _pooled_input(ctx, x)
+    return from_nhwc(_max_pool_nhwc(xn, wh, ww)[0], fmt)
+
+
+@kernel("MaxPoolGrad", cheap=False)
+def _max_pool_grad_kernel(ctx, x, y, dy):
+    _check_input(ctx, x)
+    fmt = ctx.attrs["data_format"]
+    xn, dyn = to_nhwc(x, fmt), to_nhwc(dy, fmt)
+    wh, ww = _pool_windows(ctx, xn.shape)
+    if dyn.shape[1:3] != (wh.out, ww.out) or dyn.shape[0] != xn.shape[0]:
+        raise errors.InvalidArgumentError(None, ctx.op, "Expected grad shape to be %s, but "
+                                          "got %s" % (list(y.shape), list(dy.shape)))
+    # The maximum is recomputed from orig_input (as TF's CPU kernel), so ties and the
+    # choice of window element do not depend on orig_output.
+    pooled, xp = _max_pool_nhwc(xn, wh, ww)
+    overlap = wh.stride < wh.k or ww.stride < ww.k
+    # windows that tile the input exactly write every element once: no zero fill needed
+    tiles = (wh.stride, ww.stride) == (wh.k, ww.k) and \
+        xp.shape[1:3] == (wh.out * wh.k, ww.out * ww.k)
+    dxp = (np.empty if tiles else np.zeros)(xp.shape, dtype=dy.dtype)
+    # (multiplying by the mask is several times faster than np.where / copyto(where=))
+    for rows, cols, mask in _first_max_masks(xp, pooled, wh, ww):
+        if overlap:
+            dxp[:, rows, cols] += dyn * mask
+        else:
+            np.multiply(dyn, mask, out=dxp[:, rows, cols])
+    return from_nhwc(_unpad(dxp, xn.shape, wh, ww), fmt)
+
+
+@kernel("MaxPoolGradGrad", cheap=False)
+def _max_pool_grad_grad_kernel(ctx, x, y, ddx):
+    _check_input(ctx, x)
+    fmt = ctx.attrs["data_format"]
+    xn, ddxn = to_nhwc(x, fmt), to_nhwc(ddx, fmt)
+    if ddxn.shape != xn.shape:
+        raise errors.InvalidArgumentError(None, ctx.op, "grad must have the shape of "
+                                          "orig_input: %s vs %s" % (list(ddx.shape),
+                                                                    list(x.shape)))
+    wh, ww = _pool_windows(ctx, xn.shape)
+    pooled, xp = _max_pool_nhwc(xn, wh, ww)
+    gp = pad_nhwc(ddxn, wh, ww, 0)
+    out = np.zeros(pooled.shape, dtype=ddx.dtype)
+    for rows, cols, mask in _first_max_masks(xp, pooled, wh, ww):
+        out += gp[:, rows, cols] * mask
+    return from_nhwc(out, fmt)
+
+
+@kernel("AvgPool", cheap=False)
+def _avg_pool_kernel(ctx, x):
+    fmt, xn, wh, ww = _pooled_input(ctx, x)
+    ct = _half_to_float(x.dtype)
+    xp = pad_nhwc(xn.astype(ct, copy=False), wh, ww, 0)
+    taps = _taps(wh, ww)
+    out = xp[:, taps[0][1], taps[0][2]].copy()
+    for _, rows, cols in taps[1:]:
+        out += xp[:, rows, cols]
+    out /= _window_counts(wh, ww, ct)
+    return from_nhwc(out.astype(x.dtype, copy=False), fmt)
+
+
+@kernel("AvgPoolGrad", cheap=False)
+def _avg_pool_grad_kernel(ctx, orig_input_shape, dy):
+    fmt = ctx.attrs["data_format"]
+    shape = np.asarray(orig_input_shape).reshape(-1)
+    if shape.size != 4:
+        raise errors.InvalidArgumentError(None, ctx.op, "orig_input_shape must be a "
+                                          "4-element vector, got %s" % shape.tolist())
+    in_shape = nhwc_shape(shape, fmt)
+    dyn = to_nhwc(dy, fmt)
+    wh, ww = _pool_windows(ctx, in_shape)
+    if dyn.shape != (in_shape[0], wh.out, ww.out, in_shape[3]):
+        raise errors.InvalidArgumentError(None, ctx.op, "grad shape %s does not match the "
+                                          "pooled shape of %s" % (list(dy.shape),
+                                                                  shape.tolist()))
+    ct = _half_to_float(dy.dtype)
+    share = dyn.astype(ct) / _window_counts(wh, ww, ct)
+    dxp = np.zeros((in_shape[0], wh.padded, ww.padded, in_shape[3]), dtype=ct)
+    for _, rows, cols in _taps(wh, ww):
+        dxp[:, rows, cols] += share
+    return from_nhwc(_unpad(dxp, in_shape, wh, ww).astype(dy.dtype, copy=False), fmt)
+
+
+# --- gradients ---------------------------------------------------------------------------
+def _pool_attrs(op, explicit: bool = True) -> dict:
+    keys = ["ksize", "strides", "padding", "data_format"]
+    attrs = {k: op.get_attr(k) for k in keys}
+    if explicit:
+        attrs["explicit_paddings"] = op.get_attr("explicit_paddings")
+    return attrs
+
+
+def _zeros_like(t: Tensor) -> Tensor:
+    from tensorweave.ops.array.array_fill_ops import zeros_like
+    return zeros_like(t)
+
+
+@gradient("MaxPool")
+def _max_pool_grad(op, grad):
+    return [apply_op("MaxPoolGrad", [op.inputs[0], op.outputs[0], grad], _pool_attrs(op),
+                     name="MaxPoolGrad").outputs[0]]
+
+
+# MaxPoolGrad (scatter each window's gradient to its first maximum) and MaxPoolGradGrad
+# (gather from there) are linear in `grad` and each other's adjoint; the routing is
+# piecewise constant in orig_input and orig_output, whose gradients are zero.
+_MAX_POOL_ADJOINT = {"MaxPoolGrad": "MaxPoolGradGrad", "MaxPoolGradGrad": "MaxPoolGrad"}
+
+
+def _max_pool_routing_gradient(op, grad):
+    x, y, _ = op.inputs
+    adjoint = _MAX_POOL_ADJOINT[op.type]
+    return [_zeros_like(x), _zeros_like(y),
+            apply_op(adjoint, [x, y, grad], _pool_attrs(op), name=adjoint).outputs[0]]
+
+
+gradient("MaxPoolGrad")(_max_pool_routing_gradient)
+gradient("MaxPoolGradGrad")(_max_pool_routing_gradient)
+
+
+@gradient("AvgPool")
+def _avg_pool_grad(op, grad):
+    return [apply_op("AvgPoolGrad", [shape_tensor(op.inputs[0]), grad],
+                     _pool_attrs(op, explicit=False), name="AvgPoolGrad").outputs[0]]
+
+
+@gradient("AvgPoolGrad")
+def _avg_pool_grad_grad(op, grad):
+    return [None, apply_op("AvgPool", [grad], _pool_attrs(op, explicit=False),
+                           name="AvgPool").outputs[0]]
+
+
+# --- builders ----------------------------------------------------------------------------
+def _pool(op_type: str, default_name: str, value, ksize, strides, padding, data_format,
+          name, explicit_ok: bool) -> Tensor:
+    from tensorweave.framework.graph import name_scope
+    with name_scope(name, default_name, [value]) as scope:
+        if data_format is None:
+            data_format = "NHWC"
+        channel_index = 1 if str(data_format).startswith("NC") else 3
+        ksize = _get_sequence(ksize, 2, channel_index, "ksize")
+        strides = _get_sequence(strides, 2, channel_index, "strides")
+        if any(k == 0 for k in ksize):
+            raise ValueError("`ksize` cannot be zero. Received: ksize=%s" % ksize)
+        padding, explicit = _convert_padding(padding)
+        _check_enum(op_type, "padding", padding,
+                    ("SAME", "VALID", "EXPLICIT") if explicit_ok else ("SAME", "VALID"))
+        _check_enum(op_type, "data_format", data_format, ("NHWC", "NCHW"))
+        attrs = {"ksize": ksize, "strides": strides, "padding": padding,
+                 "data_format": data_format}
+        if explicit_ok:
+            attrs["explicit_paddings"] = explicit
+        return apply_op(op_type, [value], attrs, name=scope).outputs[0]
+
+
+@tf_export("nn.max_pool")
+def max_pool(value, ksize, strides, padding, data_format: str = "NHWC",
+             name: Optional[str] = None, input=None) -> Tensor:  # noqa: A002
+    """Max pooling over 2-D windows of a 4-D input (TF1 `tf.nn.max_pool`).
+
+    Args:
+      value: a 4-D Tensor (NHWC or NCHW) of a real number type.
+      ksize: an int or a list of 1, 2 or 4 ints: the window size per dimension.
+      strides: an int or a list of 1, 2 or 4 ints: the window step per dimension.
+      padding: "SAME", "VALID" or a list of 4 [before, after] pairs.
+      data_format: "NHWC" (default) or "NCHW".
+      name: name scope of the op.
+      input: alias of `value`.
+
+    Returns:
+      A Tensor of the type of `value` holding each window's maximum.
+
+    Raises:
+      ValueError: a zero `ksize`, a bad padding or data_format, an input of rank other
+        than 4, or a VALID window larger than the input.
+    """
+    value = lookup_renamed("input", input, "value", value)
+    return _pool("MaxPool", "MaxPool", value, ksize, strides, padding, data_format, name,
+                 explicit_ok=True)
+
+
+@tf_export("nn.max_pool2d")
+def max_pool2d(input, ksize, strides, padding, data_format: str = "NHWC",  # noqa: A002
+               name: Optional[str] = None) -> Tensor:
+    """Max pooling over 2-D windows (TF1 `tf.nn.max_pool2d`); see `max_pool`."""
+    return _pool("MaxPool", "MaxPool2d", input, ksize, strides, padding, data_format,
+                 name, explicit_ok=True)
+
+
+@tf_export("nn.max_pool_v2")
+def max_pool_v2(input, ksize, strides, padding, data_format: Optional[str] = None,  # noqa
+                name: Optional[str] = None) -> Tensor:
+    """Max pooling (TF1 `tf.nn.max_pool_v2`); 4-D inputs only (2-D pooling).
+
+    Raises:
+      ValueError: an input whose rank is known and not 4 (1-D and 3-D pooling are not
+        supported by tensorweave).
+    """
+    _require_2d_pooling(input, "max_pool_v2")
+    return _pool("MaxPool", "MaxPool2d", input, ksize, strides, padding, data_format,
+                 name, explicit_ok=True)
+
+
+@tf_export("nn.avg_pool")
+def avg_pool(value, ksize, strides, padding, data_format: str = "NHWC",
+             name: Optional[str] = None, input=None) -> Tensor:  # noqa: A002
+    """Average pooling over 2-D windows of a 4-D input (TF1 `tf.nn.avg_pool`).
+
+    With SAME padding each output is the mean of the real input elements of its window
+    (padding is not counted).
+
+    Args:
+      value: a 4-D Tensor of half, bfloat16, float32 or float64.
+      ksize: an int or a list of 1, 2 or 4 ints.
+      strides: an int or a list of 1, 2 or 4 ints.
+      padding: "SAME" or "VALID".
+      data_format: "NHWC" (default) or "NCHW".
+      name: name scope of the op.
+      input: alias of `value`.
+
+    Returns:
+      A Tensor of the type of `value`.
+
+    Raises:
+      ValueError: as `max_pool`.
+      TypeError: an integer input.
+    """
+    value = lookup_renamed("input", input, "value", value)
+    return _pool("AvgPool", "AvgPool", value, ksize, strides, padding, data_format, name,
+                 explicit_ok=False)
+
+
+@tf_export("nn.avg_pool2d")
+def avg_pool2d(value, ksize, strides, padding, data_format: str = "NHWC",
+               name: Optional[str] = None, input=None) -> Tensor:  # noqa: A002
+    """Average pooling over 2-D windows (TF1 `tf.nn.avg_pool2d`); see `avg_pool`."""
+    value = lookup_renamed("input", input, "value", value)
+    return _pool("AvgPool", "AvgPool", value, ksize, strides, padding, data_format, name,
+                 explicit_ok=False)
+
+
+@tf_export("nn.avg_pool_v2")
+def avg_pool_v2(input, ksize, strides, padding, data_format: Optional[str] = None,  # noqa
+                name: Optional[str] = None) -> Tensor:
+    """Average pooling (TF1 `tf.nn.avg_pool_v2`); 4-D inputs only (2-D pooling)."""
+    _require_2d_pooling(input, "avg_pool_v2")
+    return _pool("AvgPool", "AvgPool", input, ksize, strides, padding, data_format, name,
+                 explicit_ok=False)
+
+
+def _require_2d_pooling(value, what: str) -> None:
+    ndims = getattr(getattr(value, "shape", None), "ndims", None)
+    if ndims is None and not isinstance(value, Tensor):
+        ndims = np.ndim(value)
+    if ndims is not None and ndims != 4:
+        raise ValueError("%s: only 4-D inputs (2-D pooling) are supported by tensorweave; "
+                         "got rank %d" % (what, ndims))
+

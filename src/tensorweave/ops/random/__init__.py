@@ -1,0 +1,6 @@
+"""Random ops with TF1's graph-level and op-level seeds.
+
+Importing the package registers every op of the family (its modules, in order).
+"""
+from tensorweave.ops.random import (  # noqa: F401
+    random_ops)

@@ -1,0 +1,144 @@
+"""State helpers: tf.assign and friends, the function forms of Variable updates.
+
+Each takes a Variable (or a resource handle tensor) and returns what TF1 returns for a
+resource variable: a Tensor holding the value after the update (a read ordered after
+it).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from tensorweave.framework import graph as _graph
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.op_builder import convert_to_tensor
+from tensorweave.ops.state import resource_variable_ops as rv
+
+
+def _variable(ref, fn_name: str):
+    from tensorweave.ops.state.variables import Variable
+    if isinstance(ref, Variable):
+        return ref
+    raise TypeError("%s requires a tf.Variable as `ref`, got %r (tensorweave has no "
+                    "reference tensors)" % (fn_name, ref))
+
+
+@tf_export("assign")
+def assign(ref, value, validate_shape: Optional[bool] = None, use_locking=None,
+           name: Optional[str] = None):
+    """Assigns `value` to the variable `ref` (TF1 `tf.assign`).
+
+    Args:
+      ref: a Variable.
+      value: the new value, of the variable's dtype.
+      validate_shape: if False, the value may have a different shape than the variable
+        (the variable takes the new shape). Default True.
+      use_locking: accepted; resource updates are always atomic.
+      name: name of the assign op.
+
+    Returns:
+      A Tensor with the value after the assignment.
+
+    Raises:
+      ValueError: static shapes conflict (with validate_shape).
+      TypeError: `ref` is not a Variable.
+    """
+    v = _variable(ref, "assign")
+    return v._assign(value, validate_shape is not False, name, True)
+
+
+@tf_export("assign_add")
+def assign_add(ref, value, use_locking=None, name: Optional[str] = None):
+    """Adds `value` to the variable `ref`, atomically; returns the new value."""
+    return _variable(ref, "assign_add").assign_add(value, use_locking=use_locking, name=name)
+
+
+@tf_export("assign_sub")
+def assign_sub(ref, value, use_locking=None, name: Optional[str] = None):
+    """Subtracts `value` from the variable `ref`, atomically; returns the new value."""
+    return _variable(ref, "assign_sub").assign_sub(value, use_locking=use_locking, name=name)
+
+
+def _scatter(fn_name, builder):
+    def scatter(ref, indices, updates, use_locking: bool = True,
+                name: Optional[str] = None):
+        v = _variable(ref, fn_name)
+        updates = convert_to_tensor(updates, dtype=v.dtype)
+        return v._lazy_read(builder(v.handle, indices, updates, name=name))
+    scatter.__name__ = fn_name
+    scatter.__qualname__ = fn_name
+    return scatter
+
+
+_SCATTER_DOC = """%s the rows `indices` of the variable `ref` with `updates` (TF1 `tf.%s`).
+
+    Args:
+      ref: a Variable with at least one dimension.
+      indices: int32/int64 Tensor of row indices (any shape; must be in range).
+      updates: Tensor of shape `indices.shape + ref.shape[1:]`, or a scalar.
+      use_locking: accepted; resource updates are always atomic.
+      name: name of the op.
+
+    Returns:
+      A Tensor with the value of `ref` after the update.
+
+    Raises:
+      ValueError: static shapes conflict.
+      InvalidArgumentError (at run time): an index is out of range.
+    """
+
+scatter_update = _scatter("scatter_update", rv.resource_scatter_update)
+scatter_add = _scatter("scatter_add", rv.resource_scatter_add)
+scatter_sub = _scatter("scatter_sub", rv.resource_scatter_sub)
+scatter_mul = _scatter("scatter_mul", rv.resource_scatter_mul)
+scatter_div = _scatter("scatter_div", rv.resource_scatter_div)
+scatter_min = _scatter("scatter_min", rv.resource_scatter_min)
+scatter_max = _scatter("scatter_max", rv.resource_scatter_max)
+for _fn, _verb in ((scatter_update, "Sets"), (scatter_add, "Adds to"),
+                   (scatter_sub, "Subtracts from"), (scatter_mul, "Multiplies"),
+                   (scatter_div, "Divides"), (scatter_min, "Takes the minimum of"),
+                   (scatter_max, "Takes the maximum of")):
+    _fn.__doc__ = _SCATTER_DOC % (_verb, _fn.__name__)
+    tf_export(_fn.__name__)(_fn)
+
+
+def _scatter_nd(fn_name, builder):
+    def scatter_nd(ref, indices, updates, use_locking: bool = True,
+                   name: Optional[str] = None):
+        v = _variable(ref, fn_name)
+        updates = convert_to_tensor(updates, dtype=v.dtype)
+        return v._lazy_read(builder(v.handle, indices, updates, use_locking=use_locking,
+                                    name=name))
+    scatter_nd.__name__ = fn_name
+    scatter_nd.__qualname__ = fn_name
+    scatter_nd.__doc__ = """Applies sparse updates at n-d `indices` of the variable `ref`
+    (TF1 `tf.%s`): `indices` has shape [..., K], `updates` shape
+    `indices.shape[:-1] + ref.shape[K:]`. Returns the value after the update.""" % fn_name
+    return tf_export(fn_name)(scatter_nd)
+
+
+scatter_nd_update = _scatter_nd("scatter_nd_update", rv.resource_scatter_nd_update)
+scatter_nd_add = _scatter_nd("scatter_nd_add", rv.resource_scatter_nd_add)
+scatter_nd_sub = _scatter_nd("scatter_nd_sub", rv.resource_scatter_nd_sub)
+
+
+@tf_export("count_up_to")
+def count_up_to(ref, limit: int, name: Optional[str] = None):
+    """Increments the integer scalar variable `ref` until it reaches `limit`.
+
+    Returns:
+      A Tensor with the value before the increment.
+
+    Raises:
+      OutOfRangeError (at run time): the variable already equals `limit`.
+    """
+    v = _variable(ref, "count_up_to")
+    with _graph.name_scope(name, "CountUpTo"):
+        return rv.resource_count_up_to(v.handle, limit, T=v.dtype)
+
+
+@tf_export("batch_scatter_update")
+def batch_scatter_update(ref, indices, updates, use_locking: bool = True,
+                         name: Optional[str] = None):
+    """Not supported yet: raises NotImplementedError (use `scatter_nd_update`)."""
+    raise NotImplementedError("tf.batch_scatter_update is not supported by tensorweave yet; "
+                              "use tf.scatter_nd_update with explicit n-d indices.")

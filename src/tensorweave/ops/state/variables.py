@@ -1,0 +1,777 @@
+"""tf.Variable: resource variables in the session's resource manager.
+
+A Variable is a VarHandleOp (the variable's name, e.g. 'v'), an initializer
+(AssignVariableOp 'v/Assign' of the initial value), and reads (ReadVariableOp). Every
+`value()` builds a new read, so a read inside `tf.control_dependencies` is ordered
+after the dependencies; `sess.run(v)` fetches the read 'v/Read/ReadVariableOp' made at
+construction. All tensorweave variables are resource variables, whatever `use_resource`
+says; TF1's reference-variable dtypes (`float32_ref`) do not exist.
+"""
+from __future__ import annotations
+
+import contextlib
+import enum
+import inspect
+import weakref
+from typing import List, Optional
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import graph as _graph
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import GraphKeys, Operation, Tensor
+from tensorweave.framework.indexed_slices import IndexedSlices
+from tensorweave.framework.op_builder import convert_to_tensor, \
+    register_tensor_conversion_function
+from tensorweave.framework.shapes import TensorShape, as_shape, unknown_shape
+from tensorweave.ops.state import resource_variable_ops as rv
+from tensorweave.ops.array import array_ops
+from tensorweave.ops.indexing import indexing_gather, indexing_select
+from tensorweave.ops.math import math_unary
+
+
+@tf_export("VariableSynchronization")
+class VariableSynchronization(enum.Enum):
+    """When a distributed variable is aggregated (TF1 `tf.VariableSynchronization`)."""
+    AUTO = 0
+    NONE = 1
+    ON_WRITE = 2
+    ON_READ = 3
+
+
+@tf_export("VariableAggregation")
+class VariableAggregation(enum.Enum):
+    """How a distributed variable is aggregated (TF1 `tf.VariableAggregation`)."""
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3
+    ONLY_FIRST_TOWER = 3  # TF1 alias
+
+
+class VariableDef:
+    """The fields of TF's VariableDef proto that name a variable's graph elements."""
+
+    def __init__(self, variable_name="", initial_value_name="", initializer_name="",
+                 snapshot_name="", trainable=True, is_resource=True):
+        self.variable_name = variable_name
+        self.initial_value_name = initial_value_name
+        self.initializer_name = initializer_name
+        self.snapshot_name = snapshot_name
+        self.trainable = trainable
+        self.is_resource = is_resource
+
+    def __repr__(self):
+        return "VariableDef(%s)" % ", ".join("%s=%r" % kv for kv in vars(self).items())
+
+
+def _prepend_scope(name: str, import_scope: Optional[str]) -> str:
+    return "%s/%s" % (import_scope, name) if import_scope else name
+
+
+# graph -> the creators of enclosing `variable_creator_scope`s, outermost first
+_CREATOR_STACKS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+class _VariableMeta(type):
+    """Routes `Variable(...)` through the active `variable_creator_scope` creators."""
+
+    def __call__(cls, *args, **kwargs):
+        stack = _CREATOR_STACKS.get(_graph.get_default_graph())
+        if cls is not Variable or not stack:
+            return super().__call__(*args, **kwargs)
+        bound = inspect.signature(cls.__init__).bind(None, *args, **kwargs)
+        bound.apply_defaults()
+        params = dict(bound.arguments)
+        params.pop("self")
+
+        def getter(**kw):
+            return type.__call__(cls, **kw)
+        for creator in stack:
+            getter = _chain(creator, getter)
+        return getter(**params)
+
+
+def _chain(creator, next_creator):
+    def getter(**kwargs):
+        return creator(next_creator, **kwargs)
+    return getter
+
+
+@tf_export("variable_creator_scope")
+@contextlib.contextmanager
+def variable_creator_scope(variable_creator):
+    """Routes Variable creation in the default graph through `variable_creator(
+    next_creator, **kwargs)`, which may change the arguments and must call
+    `next_creator(**kwargs)` (or return a Variable itself). Scopes nest; the innermost
+    creator runs first."""
+    g = _graph.get_default_graph()
+    stack = _CREATOR_STACKS.setdefault(g, [])
+    stack.append(variable_creator)
+    try:
+        yield
+    finally:
+        stack.remove(variable_creator)
+
+
+@tf_export("Variable")
+class Variable(metaclass=_VariableMeta):
+    """A variable: state that persists across `Session.run` calls (TF1 `tf.Variable`).
+
+    Args:
+      initial_value: a Tensor or value convertible to one, or a callable of no arguments
+        returning one, that gives the variable its value when its initializer runs.
+      trainable: add it to TRAINABLE_VARIABLES (default True; False for ON_READ
+        synchronization) so optimizers update it.
+      collections: graph collections to add it to (default [GLOBAL_VARIABLES]).
+      validate_shape: if False, the variable's shape is unknown and may change.
+      caching_device: device of a cached copy returned by `value()`.
+      name: the variable's name (made unique: 'v', 'v_1', ...).
+      variable_def: a VariableDef naming existing graph elements to wrap.
+      dtype: the dtype of the initial value (converted to it).
+      expected_shape: ignored (deprecated in TF1).
+      import_scope: prefix for the names in `variable_def`.
+      constraint: a function applied to the variable after optimizer updates.
+      use_resource: ignored; every tensorweave variable is a resource variable.
+      synchronization, aggregation: for distribution strategies (recorded only).
+      shape: the variable's static shape (must be compatible with the initial value).
+
+    Raises:
+      ValueError: no initial value, or shapes are incompatible.
+    """
+
+    __array_priority__ = 100
+
+    def __init__(self, initial_value=None, trainable=None, collections=None,
+                 validate_shape: bool = True, caching_device=None, name: Optional[str] = None,
+                 variable_def=None, dtype=None, expected_shape=None, import_scope=None,
+                 constraint=None, use_resource=None,
+                 synchronization=VariableSynchronization.AUTO,
+                 aggregation=VariableAggregation.NONE, shape=None):
+        self._save_slice_info = None
+        if variable_def is not None:
+            if initial_value is not None:
+                raise ValueError("variable_def and initial_value are mutually exclusive.")
+            self._init_from_def(variable_def, import_scope)
+            return
+        synchronization, aggregation, trainable = _validate_sync_agg_trainable(
+            synchronization, aggregation, trainable, name)
+        if initial_value is None:
+            raise ValueError("initial_value must be specified.")
+        if constraint is not None and not callable(constraint):
+            raise ValueError("The `constraint` argument must be a callable.")
+        if collections is None:
+            collections = [GraphKeys.GLOBAL_VARIABLES]
+        if not isinstance(collections, (list, tuple, set)):
+            raise ValueError("collections argument to Variable constructor must be a list, "
+                             "tuple, or set. Got %s of type %s" % (collections,
+                                                                  type(collections)))
+        collections = list(collections)
+        if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:
+            collections.append(GraphKeys.TRAINABLE_VARIABLES)
+        init_from_fn = callable(initial_value)
+        g = _graph.get_default_graph() if init_from_fn else \
+            _graph._graph_of([initial_value])
+        self._trainable = bool(trainable)
+        self._synchronization = synchronization
+        self._aggregation = aggregation
+        self._constraint = constraint
+        self._caching_device = caching_device
+        with g.as_default(), _init_scope(g):
+            with g.name_scope(name or "Variable") as scope:
+                handle_name = scope[:-1]
+                with g.name_scope("Initializer"):
+                    value = initial_value() if init_from_fn else initial_value
+                    if isinstance(value, Variable):
+                        value = value.initialized_value()
+                    value = convert_to_tensor(value, dtype=dtype, name="initial_value")
+                self._initial_value = value
+                if shape is not None:
+                    shape = as_shape(shape)
+                    if not value.shape.is_compatible_with(shape):
+                        raise ValueError(
+                            "The initial value's shape (%s) is not compatible with the "
+                            "explicitly supplied `shape` argument (%s)." % (value.shape, shape))
+                else:
+                    shape = value.shape if validate_shape else unknown_shape()
+                self._shape = shape
+                self._dtype = value.dtype
+                self._handle = rv.var_handle_op(self._dtype, shape, shared_name=handle_name,
+                                                name=scope)
+                with g.name_scope("IsInitialized"):
+                    self._is_initialized_op = rv.var_is_initialized_op(self._handle)
+                with g.name_scope("Initializer"):
+                    guarded = _guard_uninitialized_dependencies(value)
+                with g.name_scope("Assign") as assign_scope:
+                    self._initializer_op = rv.assign_variable_op(
+                        self._handle, guarded, validate_shape=validate_shape, name=assign_scope)
+                with g.name_scope("Read"):
+                    self._graph_element = rv.read_variable_op(self._handle, self._dtype)
+                self._cached_value = None
+                if caching_device is not None:
+                    from tensorweave.ops.control_flow import structure
+                    with g.device(caching_device):
+                        self._cached_value = structure.identity(self._graph_element)
+        _VARIABLE_OF_HANDLE_OP[self._handle.op] = self
+        g.add_to_collections(collections, self)
+
+    def _init_from_def(self, variable_def, import_scope) -> None:
+        g = _graph.get_default_graph()
+
+        def lookup(name):
+            return g.as_graph_element(_prepend_scope(name, import_scope))
+        self._handle = lookup(variable_def.variable_name)
+        if not isinstance(self._handle, Tensor):
+            self._handle = self._handle.outputs[0]
+        self._initializer_op = lookup(variable_def.initializer_name) \
+            if variable_def.initializer_name else None
+        self._initial_value = lookup(variable_def.initial_value_name) \
+            if variable_def.initial_value_name else None
+        self._graph_element = lookup(variable_def.snapshot_name) \
+            if variable_def.snapshot_name else rv.read_variable_op(
+                self._handle, self._handle.op.get_attr("dtype"))
+        self._dtype = self._handle.op.get_attr("dtype")
+        self._shape = self._handle.op.get_attr("shape")
+        self._trainable = bool(getattr(variable_def, "trainable", True))
+        self._synchronization = VariableSynchronization.AUTO
+        self._aggregation = VariableAggregation.NONE
+        self._constraint = None
+        self._caching_device = None
+        self._cached_value = None
+        self._is_initialized_op = None
+
+    # --- properties -------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._handle.name
+
+    @property
+    def op(self) -> Operation:
+        return self._handle.op
+
+    @property
+    def handle(self) -> Tensor:
+        return self._handle
+
+    @property
+    def dtype(self) -> _dt.DType:
+        return self._dtype
+
+    @property
+    def shape(self) -> TensorShape:
+        return self._shape
+
+    def get_shape(self) -> TensorShape:
+        return self._shape
+
+    def set_shape(self, shape) -> None:
+        """Merges `shape` into the static shape (ValueError if incompatible)."""
+        self._shape = self._shape.merge_with(as_shape(shape))
+
+    @property
+    def initializer(self) -> Operation:
+        return self._initializer_op
+
+    @property
+    def initial_value(self) -> Tensor:
+        return self._initial_value
+
+    @property
+    def graph(self):
+        return self._handle.graph
+
+    @property
+    def device(self) -> str:
+        return self._handle.device
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @property
+    def constraint(self):
+        return self._constraint
+
+    @property
+    def synchronization(self):
+        return self._synchronization
+
+    @property
+    def aggregation(self):
+        return self._aggregation
+
+    @property
+    def _shared_name(self) -> str:
+        return self._handle.op.get_attr("shared_name")
+
+    def _as_graph_element(self) -> Tensor:
+        return self._graph_element
+
+    def __repr__(self):
+        return "<tf.Variable '%s' shape=%s dtype=%s>" % (self.name, self._shape,
+                                                        self._dtype.name)
+
+    # --- reads ------------------------------------------------------------------------
+    def value(self) -> Tensor:
+        """A Tensor with the variable's current value (a new read each call)."""
+        if self._cached_value is not None:
+            return self._cached_value
+        with _graph.colocate_with(None, ignore_existing=True):
+            return rv.read_variable_op(self._handle, self._dtype)
+
+    def read_value(self) -> Tensor:
+        """Reads the variable's value now (a new read, ordered by control deps)."""
+        with _graph.name_scope("Read"):
+            return rv.read_variable_op(self._handle, self._dtype)
+
+    def sparse_read(self, indices, name: Optional[str] = None) -> Tensor:
+        """Rows `indices` of the variable (its gradient is an IndexedSlices)."""
+        with _graph.name_scope("Gather" if name is None else name) as scope:
+            return rv.resource_gather(self._handle, indices, self._dtype, name=scope)
+
+    def gather_nd(self, indices, name: Optional[str] = None) -> Tensor:
+        """`tf.gather_nd(self.value(), indices)`."""
+        return indexing_gather.gather_nd(self.value(), indices, name=name)
+
+    def initialized_value(self) -> Tensor:
+        """The variable's value if initialized, else its initial value; for initializing
+        one variable from another."""
+        g = self.graph
+        initial = self._initializer_op.inputs[1] if self._initializer_op is not None \
+            else self._initial_value
+        with g.as_default(), _init_scope(g):
+            return rv.read_variable_or_default(self._handle, initial)
+
+    def eval(self, session=None):
+        """The variable's value in `session` (or the default session)."""
+        return self._graph_element.eval(session=session)
+
+    def load(self, value, session=None) -> None:
+        """Sets the variable to `value` by running its initializer with the initial value
+        fed (no new ops)."""
+        from tensorweave.runtime.session import _run_using_default_session
+        _run_using_default_session(self._initializer_op,
+                                   {self._initializer_op.inputs[1]: value}, self.graph,
+                                   session)
+
+    def is_initialized(self, name: Optional[str] = None) -> Tensor:
+        return rv.var_is_initialized_op(self._handle, name=name)
+
+    # --- updates ----------------------------------------------------------------------
+    def _lazy_read(self, update_op: Operation) -> Tensor:
+        """The value after `update_op`: a read ordered after it."""
+        with _graph.control_dependencies([update_op]):
+            return rv.read_variable_op(self._handle, self._dtype)
+
+    def _assign(self, value, validate_shape: bool, name, read_value: bool):
+        value_tensor = convert_to_tensor(value, dtype=self._dtype)
+        if validate_shape and not self._shape.is_compatible_with(value_tensor.shape):
+            raise ValueError("Cannot assign value to variable ' %s': Shape mismatch.The "
+                             "variable shape %s, and the assigned value shape %s are "
+                             "incompatible." % (self.name, self._shape, value_tensor.shape))
+        op = rv.assign_variable_op(self._handle, value_tensor, validate_shape=validate_shape,
+                                   name=name)
+        return self._lazy_read(op) if read_value else op
+
+    def assign(self, value, use_locking=None, name: Optional[str] = None,
+               read_value: bool = True):
+        """Assigns `value` to the variable.
+
+        Args:
+          value: a Tensor (or convertible value) of the variable's dtype and shape.
+          use_locking: accepted; resource updates are always atomic.
+          name: name of the assign op.
+          read_value: if True, return a Tensor with the new value (a read ordered after
+            the assignment); else return the assign Operation.
+
+        Raises:
+          ValueError: `value`'s static shape is incompatible with the variable's.
+        """
+        return self._assign(value, True, name, read_value)
+
+    def _update(self, builder, delta, name, read_value):
+        delta = convert_to_tensor(delta, dtype=self._dtype)
+        if not self._shape.is_compatible_with(delta.shape):
+            raise ValueError("Cannot update variable '%s' of shape %s with a value of shape %s"
+                             % (self.name, self._shape, delta.shape))
+        op = builder(self._handle, delta, name=name)
+        return self._lazy_read(op) if read_value else op
+
+    def assign_add(self, delta, use_locking=None, name: Optional[str] = None,
+                   read_value: bool = True):
+        """Adds `delta` to the variable, atomically (see `assign` for the result)."""
+        return self._update(rv.assign_add_variable_op, delta, name, read_value)
+
+    def assign_sub(self, delta, use_locking=None, name: Optional[str] = None,
+                   read_value: bool = True):
+        """Subtracts `delta` from the variable, atomically (see `assign`)."""
+        return self._update(rv.assign_sub_variable_op, delta, name, read_value)
+
+    def _scatter(self, builder, sparse_delta, name):
+        if not isinstance(sparse_delta, IndexedSlices):
+            raise TypeError("sparse_delta is not IndexedSlices: %s" % (sparse_delta,))
+        values = convert_to_tensor(sparse_delta.values, dtype=self._dtype)
+        return self._lazy_read(builder(self._handle, sparse_delta.indices, values, name=name))
+
+    def scatter_update(self, sparse_delta, use_locking: bool = False,
+                       name: Optional[str] = None) -> Tensor:
+        """Sets rows `sparse_delta.indices` to `sparse_delta.values`; returns the new
+        value."""
+        return self._scatter(rv.resource_scatter_update, sparse_delta, name)
+
+    def scatter_add(self, sparse_delta, use_locking: bool = False,
+                    name: Optional[str] = None) -> Tensor:
+        """Adds an IndexedSlices to the variable; returns the new value."""
+        return self._scatter(rv.resource_scatter_add, sparse_delta, name)
+
+    def scatter_sub(self, sparse_delta, use_locking: bool = False,
+                    name: Optional[str] = None) -> Tensor:
+        """Subtracts an IndexedSlices from the variable; returns the new value."""
+        return self._scatter(rv.resource_scatter_sub, sparse_delta, name)
+
+    def scatter_mul(self, sparse_delta, use_locking: bool = False,
+                    name: Optional[str] = None) -> Tensor:
+        return self._scatter(rv.resource_scatter_mul, sparse_delta, name)
+
+    def scatter_div(self, sparse_delta, use_locking: bool = False,
+                    name: Optional[str] = None) -> Tensor:
+        return self._scatter(rv.resource_scatter_div, sparse_delta, name)
+
+    def scatter_min(self, sparse_delta, use_locking: bool = False,
+                    name: Optional[str] = None) -> Tensor:
+        return self._scatter(rv.resource_scatter_min, sparse_delta, name)
+
+    def scatter_max(self, sparse_delta, use_locking: bool = False,
+                    name: Optional[str] = None) -> Tensor:
+        return self._scatter(rv.resource_scatter_max, sparse_delta, name)
+
+    def _scatter_nd(self, builder, indices, updates, name):
+        updates = convert_to_tensor(updates, dtype=self._dtype)
+        return self._lazy_read(builder(self._handle, indices, updates, name=name))
+
+    def scatter_nd_update(self, indices, updates, name: Optional[str] = None) -> Tensor:
+        """Sets the elements or slices at n-d `indices` to `updates`."""
+        return self._scatter_nd(rv.resource_scatter_nd_update, indices, updates, name)
+
+    def scatter_nd_add(self, indices, updates, name: Optional[str] = None) -> Tensor:
+        return self._scatter_nd(rv.resource_scatter_nd_add, indices, updates, name)
+
+    def scatter_nd_sub(self, indices, updates, name: Optional[str] = None) -> Tensor:
+        return self._scatter_nd(rv.resource_scatter_nd_sub, indices, updates, name)
+
+    def batch_scatter_update(self, sparse_delta, use_locking: bool = False,
+                             name: Optional[str] = None):
+        raise NotImplementedError("Variable.batch_scatter_update is not supported by "
+                                  "tensorweave yet; use scatter_nd_update with explicit "
+                                  "n-d indices.")
+
+    def count_up_to(self, limit: int) -> Tensor:
+        """Increments the (integer scalar) variable until `limit`; returns the value
+        before the increment; OutOfRangeError once it reaches `limit`."""
+        return rv.resource_count_up_to(self._handle, limit, T=self._dtype)
+
+    # --- serialization ----------------------------------------------------------------
+    def to_proto(self, export_scope: Optional[str] = None) -> Optional[VariableDef]:
+        """A VariableDef naming this variable's graph elements (None if outside
+        `export_scope`)."""
+        def strip(name):
+            if not export_scope:
+                return name
+            if not name.startswith(export_scope + "/"):
+                return None
+            return name[len(export_scope) + 1:]
+        var_name = strip(self._handle.name)
+        if var_name is None:
+            return None
+        return VariableDef(
+            variable_name=var_name,
+            initial_value_name=strip(self._initial_value.name)
+            if self._initial_value is not None else "",
+            initializer_name=strip(self._initializer_op.name)
+            if self._initializer_op is not None else "",
+            snapshot_name=strip(self._graph_element.name), trainable=self._trainable)
+
+    @staticmethod
+    def from_proto(variable_def, import_scope: Optional[str] = None) -> "Variable":
+        return Variable(variable_def=variable_def, import_scope=import_scope)
+
+    def _get_save_slice_info(self):
+        return self._save_slice_info
+
+    def _set_save_slice_info(self, save_slice_info) -> None:
+        self._save_slice_info = save_slice_info
+
+    def experimental_ref(self):
+        return self.ref()
+
+    def ref(self):
+        """A hashable reference to this variable (identity based)."""
+        return _VariableRef(self)
+
+    # --- Python protocol --------------------------------------------------------------
+    def __iter__(self):
+        raise TypeError("'Variable' object is not iterable.")
+
+    def __bool__(self):
+        return bool(self.value())
+
+    def __reduce__(self):
+        raise TypeError("Variable objects cannot be pickled")
+
+
+# VarHandleOp -> its Variable, to find the variables an initial value reads.
+_VARIABLE_OF_HANDLE_OP: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _guard_uninitialized_dependencies(value: Tensor) -> Tensor:
+    """`value` with every read of another Variable replaced by that variable's
+    `initialized_value()` (TF1 does the same), so one initializer step initializes
+    variables whose initial values read each other, in any order. The ops between the
+    reads and `value` are copied; without such reads `value` is returned as is."""
+    def variable_read(op):
+        if op.type != "ReadVariableOp":
+            return None
+        return _VARIABLE_OF_HANDLE_OP.get(op.inputs[0].op)
+
+    needs = {}  # op -> whether it depends on a variable read
+    order = []  # ops to copy, inputs first
+    stack = [(value.op, False)]
+    while stack:
+        op, expanded = stack.pop()
+        if expanded:
+            needs[op] = variable_read(op) is not None or any(
+                needs.get(t.op, False) for t in op.inputs)
+            if needs[op]:
+                order.append(op)
+            continue
+        if op in needs:
+            continue
+        needs[op] = False
+        stack.append((op, True))
+        if variable_read(op) is None:
+            stack.extend((t.op, False) for t in op.inputs if t.op not in needs)
+    if not order:
+        return value
+    g = value.graph
+    copies = {}
+    for op in order:
+        var = variable_read(op)
+        if var is not None:
+            copies[op.outputs[0]] = var.initialized_value()
+            continue
+        new = g._create_op_raw(op.type, [copies.get(t, t) for t in op.inputs],
+                               [t.dtype for t in op.outputs], dict(op._attrs), op.op_def,
+                               op.name.rsplit("/", 1)[-1])
+        new._add_control_inputs(op.control_inputs)
+        for old_t, new_t in zip(op.outputs, new.outputs):
+            new_t._shape = old_t.shape
+            copies[old_t] = new_t
+    return copies[value]
+
+
+class _VariableRef:
+    __slots__ = ("_var",)
+
+    def __init__(self, var):
+        self._var = var
+
+    def deref(self):
+        return self._var
+
+    def __hash__(self):
+        return id(self._var)
+
+    def __eq__(self, other):
+        return isinstance(other, _VariableRef) and other._var is self._var
+
+
+# Operators act on the current value: each delegates to the Tensor operator of the same
+# name on `self.value()` (written once, by the math family). `==`/`!=` stay identity, as
+# TF1 graph-mode Variables compare.
+_DELEGATED_OPERATORS = (
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+    "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__",
+    "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__abs__", "__invert__", "__and__",
+    "__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__lt__", "__le__", "__gt__",
+    "__ge__", "__getitem__", "__div__", "__rdiv__")
+
+
+def _delegate(op_name: str):
+    def method(self, *args):
+        fn = getattr(Tensor, op_name, None)
+        if fn is None:
+            return NotImplemented
+        return fn(self.value(), *args)
+    method.__name__ = op_name
+    return method
+
+
+for _op_name in _DELEGATED_OPERATORS:
+    setattr(Variable, _op_name, _delegate(_op_name))
+
+
+def _variable_to_tensor(v, dtype=None, name=None, as_ref=False):
+    if dtype is not None and not _dt.as_dtype(dtype).is_compatible_with(v.dtype):
+        raise ValueError("Incompatible type conversion requested to type '%s' for variable "
+                         "of type '%s'" % (_dt.as_dtype(dtype).name, v.dtype.name))
+    if as_ref:
+        return v.handle
+    return v.value()
+
+
+register_tensor_conversion_function(Variable, _variable_to_tensor)
+
+
+class _init_scope:
+    """Lifts variable creation out of control-dependency and control-flow contexts
+    (TF1's `ops.init_scope` in graph mode)."""
+
+    def __init__(self, g):
+        self._g = g
+
+    def __enter__(self):
+        self._deps = self._g.control_dependencies(None)
+        self._deps.__enter__()
+        self._ctx = self._g._get_control_flow_context()
+        self._g._set_control_flow_context(None)
+
+    def __exit__(self, *exc):
+        self._g._set_control_flow_context(self._ctx)
+        self._deps.__exit__(*exc)
+        return False
+
+
+def _validate_sync_agg_trainable(synchronization, aggregation, trainable, name):
+    synchronization = VariableSynchronization(
+        getattr(synchronization, "value", synchronization) if synchronization is not None
+        else 0)
+    aggregation = VariableAggregation(getattr(aggregation, "value", aggregation)
+                                      if aggregation is not None else 0)
+    if trainable is None:
+        trainable = synchronization is not VariableSynchronization.ON_READ
+    elif trainable and synchronization is VariableSynchronization.ON_READ:
+        raise ValueError("Synchronization value can be set to VariableSynchronization.ON_READ "
+                         "only for non-trainable variables. You have specified trainable=True "
+                         "and synchronization=VariableSynchronization.ON_READ.")
+    return synchronization, aggregation, trainable
+
+
+# --- collections --------------------------------------------------------------------------
+@tf_export("global_variables")
+def global_variables(scope: Optional[str] = None) -> List[Variable]:
+    """The variables in GLOBAL_VARIABLES (names filtered by the regex `scope`)."""
+    return _graph.get_collection(GraphKeys.GLOBAL_VARIABLES, scope)
+
+
+@tf_export("all_variables")
+def all_variables() -> List[Variable]:
+    """Deprecated alias of `global_variables()`."""
+    return global_variables()
+
+
+@tf_export("trainable_variables")
+def trainable_variables(scope: Optional[str] = None) -> List[Variable]:
+    """The variables in TRAINABLE_VARIABLES (names filtered by the regex `scope`)."""
+    return _graph.get_collection(GraphKeys.TRAINABLE_VARIABLES, scope)
+
+
+@tf_export("local_variables")
+def local_variables(scope: Optional[str] = None) -> List[Variable]:
+    """The variables in LOCAL_VARIABLES (names filtered by the regex `scope`)."""
+    return _graph.get_collection(GraphKeys.LOCAL_VARIABLES, scope)
+
+
+@tf_export("model_variables")
+def model_variables(scope: Optional[str] = None) -> List[Variable]:
+    """The variables in MODEL_VARIABLES (names filtered by the regex `scope`)."""
+    return _graph.get_collection(GraphKeys.MODEL_VARIABLES, scope)
+
+
+@tf_export("moving_average_variables")
+def moving_average_variables(scope: Optional[str] = None) -> List[Variable]:
+    """The variables in MOVING_AVERAGE_VARIABLES (names filtered by the regex `scope`)."""
+    return _graph.get_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, scope)
+
+
+# --- initializers -------------------------------------------------------------------------
+@tf_export("variables_initializer", "initializers.variables")
+def variables_initializer(var_list, name: str = "init") -> Operation:
+    """An op that runs the initializers of `var_list` (a NoOp when it is empty)."""
+    from tensorweave.ops.control_flow import structure
+    if var_list:
+        return structure.group(*[v.initializer for v in var_list], name=name)
+    return structure.no_op(name=name)
+
+
+@tf_export("initialize_variables")
+def initialize_variables(var_list, name: str = "init") -> Operation:
+    """Deprecated alias of `variables_initializer`."""
+    return variables_initializer(var_list, name=name)
+
+
+@tf_export("global_variables_initializer", "initializers.global_variables")
+def global_variables_initializer() -> Operation:
+    """An op that initializes all global variables (TF1 `tf.global_variables_initializer`)."""
+    return variables_initializer(global_variables())
+
+
+@tf_export("initialize_all_variables")
+def initialize_all_variables() -> Operation:
+    """Deprecated alias of `global_variables_initializer`."""
+    return global_variables_initializer()
+
+
+@tf_export("local_variables_initializer", "initializers.local_variables")
+def local_variables_initializer() -> Operation:
+    """An op that initializes all local variables."""
+    return variables_initializer(local_variables())
+
+
+@tf_export("initialize_local_variables")
+def initialize_local_variables() -> Operation:
+    """Deprecated alias of `local_variables_initializer`."""
+    return local_variables_initializer()
+
+
+@tf_export("is_variable_initialized")
+def is_variable_initialized(variable, name: Optional[str] = None) -> Tensor:
+    """A scalar bool Tensor: whether `variable` is initialized."""
+    return rv.var_is_initialized_op(rv._as_handle(variable), name=name)
+
+
+@tf_export("assert_variables_initialized")
+def assert_variables_initialized(var_list=None):
+    """A tensor whose evaluation fails with FailedPreconditionError if a variable of
+    `var_list` (default: global and local variables) is uninitialized; None if there
+    are no variables."""
+    from tensorweave.ops.control_flow import structure
+    if var_list is None:
+        var_list = global_variables() + local_variables()
+    if not var_list:
+        return None
+    ranks = []
+    for var in var_list:
+        with _graph.colocate_with(var.op):
+            read = var.read_value()
+            # the rank may be known statically: the read must still run (and fail)
+            with _graph.control_dependencies([read]):
+                ranks.append(structure.identity(array_ops.rank(read)))
+    return ranks[0] if len(ranks) == 1 else array_ops.stack(ranks)
+
+
+@tf_export("report_uninitialized_variables")
+def report_uninitialized_variables(var_list=None,
+                                   name: str = "report_uninitialized_variables") -> Tensor:
+    """A 1-D string Tensor with the names of the uninitialized variables of `var_list`
+    (default: global and local variables); empty when all are initialized."""
+    from tensorweave.ops.array.constant_op import constant
+    if var_list is None:
+        var_list = global_variables() + local_variables()
+    with _graph.name_scope(name):
+        init_vars = [is_variable_initialized(v) for v in var_list]
+        with _graph.device("/cpu:0"):
+            if not var_list:
+                return constant([], dtype=_dt.string)
+            mask = math_unary.logical_not(array_ops.stack(init_vars))
+            names = constant([v.op.name for v in var_list])
+            return indexing_select.boolean_mask(names, mask)
+

@@ -1,0 +1,480 @@
+"""MetaGraphDef: a graph with what a program needs to use it again (`export_meta_graph`,
+`import_meta_graph`), written next to each checkpoint as "<prefix>.meta".
+
+The disk form is JSON (UTF-8), never pickle; `as_text=True` indents it. Format,
+version 1:
+
+    {"format": "tensorweave.MetaGraphDef", "version": 1,
+     "meta_info_def": {"meta_graph_version": "", "tensorflow_version": "0.1.0",
+                       "stripped_op_list": ["Const", "VarHandleOp", ...], "tags": []},
+     "graph_def": <the GraphDef document of framework/serialize.py>,
+     "saver_def": {"filename_tensor_name": "save/Const:0",
+                   "save_tensor_name": "save/control_dependency:0",
+                   "restore_op_name": "save/restore_all", "max_to_keep": 5,
+                   "sharded": false, "keep_checkpoint_every_n_hours": 10000.0,
+                   "version": 2} | null,
+     "collection_def": {"<collection key>": {"kind": K, "value": [...]}}}
+
+Collection kinds: "node_list" (tensor and operation names), "variables" (one VariableDef
+object per variable: variable_name, initial_value_name, initializer_name, snapshot_name,
+trainable, is_resource), "savers" (SaverDef objects), "int64_list", "float_list",
+"bytes_list" (base64). A collection whose items have none of these forms is left out
+with a warning, as TF does.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import math
+import os
+import re
+from typing import Any, Dict, List, Optional
+
+from tensorweave.framework import graph as _graph
+from tensorweave.framework import registry as _reg
+from tensorweave.framework import serialize as _ser
+from tensorweave.framework.api_export import tf_export
+
+FORMAT = "tensorweave.MetaGraphDef"
+VERSION = 1
+_log = logging.getLogger("tensorweave")
+
+
+def _json_float(f: float):
+    return f if math.isfinite(f) else repr(f)
+
+
+@tf_export("train.SaverDef")
+class SaverDef:
+    """The names a Saver runs (TF1 `tf.train.SaverDef`): feed `filename_tensor_name`
+    with a checkpoint prefix, then fetch `save_tensor_name` to save or run
+    `restore_op_name` to restore."""
+
+    class CheckpointFormatVersion:
+        LEGACY = 0
+        V1 = 1
+        V2 = 2
+
+    LEGACY, V1, V2 = 0, 1, 2
+    _FIELDS = ("filename_tensor_name", "save_tensor_name", "restore_op_name", "max_to_keep",
+               "sharded", "keep_checkpoint_every_n_hours", "version")
+
+    def __init__(self, filename_tensor_name: str = "", save_tensor_name: str = "",
+                 restore_op_name: str = "", max_to_keep: int = 0, sharded: bool = False,
+                 keep_checkpoint_every_n_hours: float = 0.0, version: int = 2):
+        self.filename_tensor_name = filename_tensor_name
+        self.save_tensor_name = save_tensor_name
+        self.restore_op_name = restore_op_name
+        self.max_to_keep = max_to_keep
+        self.sharded = sharded
+        self.keep_checkpoint_every_n_hours = keep_checkpoint_every_n_hours
+        self.version = version
+
+    def _to_json(self) -> dict:
+        d = {k: getattr(self, k) for k in self._FIELDS}
+        d["keep_checkpoint_every_n_hours"] = _json_float(float(
+            self.keep_checkpoint_every_n_hours))
+        return d
+
+    @classmethod
+    def _from_json(cls, d: dict) -> "SaverDef":
+        kw = {k: d[k] for k in cls._FIELDS if k in d}
+        if "keep_checkpoint_every_n_hours" in kw:
+            kw["keep_checkpoint_every_n_hours"] = float(kw["keep_checkpoint_every_n_hours"])
+        return cls(**kw)
+
+    def SerializeToString(self) -> bytes:  # noqa: N802 - TF's protobuf method name
+        return json.dumps(self._to_json(), sort_keys=True).encode()
+
+    @classmethod
+    def FromString(cls, data) -> "SaverDef":  # noqa: N802
+        return cls._from_json(json.loads(data))
+
+    def CopyFrom(self, other: "SaverDef") -> None:  # noqa: N802
+        for k in self._FIELDS:
+            setattr(self, k, getattr(other, k))
+
+    def __eq__(self, other):
+        return isinstance(other, SaverDef) and self._to_json() == other._to_json()
+
+    def __repr__(self):
+        version = {0: "LEGACY", 1: "V1", 2: "V2"}.get(self.version, self.version)
+        return ('filename_tensor_name: "%s"\nsave_tensor_name: "%s"\nrestore_op_name: "%s"\n'
+                "max_to_keep: %d\nsharded: %s\nkeep_checkpoint_every_n_hours: %g\n"
+                "version: %s\n" % (self.filename_tensor_name, self.save_tensor_name,
+                                   self.restore_op_name, self.max_to_keep,
+                                   str(bool(self.sharded)).lower(),
+                                   self.keep_checkpoint_every_n_hours, version))
+
+
+class CollectionDef:
+    """One exported collection: `kind` (see the module docstring) and its `value` list."""
+
+    KINDS = ("node_list", "variables", "savers", "int64_list", "float_list", "bytes_list")
+
+    def __init__(self, kind: str, value: List[Any]):
+        if kind not in self.KINDS:
+            raise ValueError("Unknown collection kind %r in MetaGraphDef" % kind)
+        self.kind = kind
+        self.value = list(value)
+
+    def _to_json(self) -> dict:
+        if self.kind == "bytes_list":
+            value = [base64.b64encode(v).decode("ascii") for v in self.value]
+        elif self.kind == "float_list":
+            value = [_json_float(float(v)) for v in self.value]
+        else:
+            value = self.value
+        return {"kind": self.kind, "value": value}
+
+    @classmethod
+    def _from_json(cls, d: dict) -> "CollectionDef":
+        kind, value = d["kind"], list(d["value"])
+        if kind == "bytes_list":
+            value = [base64.b64decode(v) for v in value]
+        elif kind == "float_list":
+            value = [float(v) for v in value]
+        return cls(kind, value)
+
+    def __repr__(self):
+        return "CollectionDef(%s, %r)" % (self.kind, self.value)
+
+
+class MetaInfoDef:
+    def __init__(self, meta_graph_version: str = "", tensorflow_version: str = "",
+                 stripped_op_list: Optional[List[str]] = None, tags: Optional[List[str]] = None,
+                 any_info: Optional[str] = None):
+        self.meta_graph_version = meta_graph_version
+        self.tensorflow_version = tensorflow_version
+        self.stripped_op_list = list(stripped_op_list or [])
+        self.tags = list(tags or [])
+        self.any_info = any_info
+
+    def _to_json(self) -> dict:
+        d = {"meta_graph_version": self.meta_graph_version,
+             "tensorflow_version": self.tensorflow_version,
+             "stripped_op_list": self.stripped_op_list, "tags": self.tags}
+        if self.any_info is not None:
+            d["any_info"] = self.any_info
+        return d
+
+    @classmethod
+    def _from_json(cls, d: dict) -> "MetaInfoDef":
+        return cls(d.get("meta_graph_version", ""), d.get("tensorflow_version", ""),
+                   d.get("stripped_op_list"), d.get("tags"), d.get("any_info"))
+
+
+@tf_export("MetaGraphDef")
+class MetaGraphDef:
+    """A graph, its saver and its collections (TF1 `tf.MetaGraphDef`)."""
+
+    def __init__(self, meta_info_def: Optional[MetaInfoDef] = None,
+                 graph_def: Optional[_ser.GraphDef] = None,
+                 saver_def: Optional[SaverDef] = None,
+                 collection_def: Optional[Dict[str, CollectionDef]] = None):
+        self.meta_info_def = meta_info_def or MetaInfoDef()
+        self.graph_def = graph_def or _ser.GraphDef()
+        self.saver_def = saver_def
+        self.collection_def = dict(collection_def or {})
+
+    def HasField(self, field: str) -> bool:  # noqa: N802
+        return getattr(self, field, None) is not None
+
+    def _to_json(self) -> dict:
+        return {"format": FORMAT, "version": VERSION,
+                "meta_info_def": self.meta_info_def._to_json(),
+                "graph_def": self.graph_def._to_json(),
+                "saver_def": None if self.saver_def is None else self.saver_def._to_json(),
+                "collection_def": {k: v._to_json() for k, v in
+                                   sorted(self.collection_def.items())}}
+
+    def SerializeToString(self, as_text: bool = False) -> bytes:  # noqa: N802
+        if as_text:
+            return json.dumps(self._to_json(), indent=1, sort_keys=False).encode()
+        return json.dumps(self._to_json(), separators=(",", ":")).encode()
+
+    @classmethod
+    def FromString(cls, data) -> "MetaGraphDef":  # noqa: N802
+        try:
+            doc = json.loads(data.decode() if isinstance(data, (bytes, bytearray)) else data)
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise ValueError("Not a tensorweave MetaGraphDef: %s" % e) from None
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise ValueError("Not a tensorweave MetaGraphDef (expected format %r)" % FORMAT)
+        if int(doc.get("version", 0)) > VERSION:
+            raise ValueError("MetaGraphDef version %s is newer than this tensorweave reads "
+                             "(%d)" % (doc.get("version"), VERSION))
+        graph_def = _ser.GraphDef.FromString(json.dumps(doc["graph_def"]))
+        saver = doc.get("saver_def")
+        return cls(MetaInfoDef._from_json(doc.get("meta_info_def", {})), graph_def,
+                   None if saver is None else SaverDef._from_json(saver),
+                   {k: CollectionDef._from_json(v)
+                    for k, v in doc.get("collection_def", {}).items()})
+
+    def ParseFromString(self, data) -> None:  # noqa: N802
+        other = MetaGraphDef.FromString(data)
+        self.__dict__.update(other.__dict__)
+
+    def __eq__(self, other):
+        return isinstance(other, MetaGraphDef) and self._to_json() == other._to_json()
+
+    def __repr__(self):
+        return json.dumps(self._to_json(), indent=1)
+
+
+def read_meta_graph_file(filename: str) -> MetaGraphDef:
+    """The MetaGraphDef stored in `filename` (IOError if it does not exist)."""
+    if not os.path.isfile(filename):
+        raise IOError("File %s does not exist." % filename)
+    with open(filename, "rb") as f:
+        return MetaGraphDef.FromString(f.read())
+
+
+# --- export ------------------------------------------------------------------------------
+def _strip_scope(name: str, scope: Optional[str]) -> Optional[str]:
+    """`name` without `scope/` (None when outside the scope); handles "^op"."""
+    if not scope:
+        return name
+    caret = name.startswith("^")
+    body = name[1:] if caret else name
+    if not body.startswith(scope + "/"):
+        return None
+    return ("^" if caret else "") + body[len(scope) + 1:]
+
+
+def _scoped_graph_def(graph_def: _ser.GraphDef, scope: Optional[str], clear_devices: bool,
+                      strip_default_attrs: bool, drop=None) -> _ser.GraphDef:
+    nodes = []
+    for nd in graph_def.node:
+        if drop is not None and drop(nd.name):
+            continue
+        name = _strip_scope(nd.name, scope)
+        if name is None:
+            continue
+        inputs = []
+        for s in nd.input:
+            stripped = _strip_scope(s, scope)
+            if stripped is None:
+                raise ValueError("Node '%s' in export_scope '%s' has input '%s' outside the "
+                                 "scope; export a scope that holds all of its inputs"
+                                 % (nd.name, scope, s))
+            inputs.append(stripped)
+        attrs = dict(nd.attr)
+        if scope and "_class" in attrs:
+            attrs["_class"] = ["loc:@" + (_strip_scope(c[5:], scope) or c[5:])
+                               for c in attrs["_class"]]
+        if strip_default_attrs:
+            attrs = _without_defaults(nd.op, attrs)
+        nodes.append(_ser.NodeDef(name, nd.op, inputs, "" if clear_devices else nd.device,
+                                  attrs))
+    return _ser.GraphDef(nodes, graph_def.versions)
+
+
+def _without_defaults(op_type: str, attrs: dict) -> dict:
+    try:
+        op_def = _reg.get_op_def(op_type)
+    except ValueError:
+        return attrs
+    out = {}
+    for k, v in attrs.items():
+        default = op_def.attrs.get(k, _reg.REQUIRED)
+        if isinstance(default, (_reg.TypeAttr, _reg.TypeListAttr)):
+            default = default.default
+        if default is not _reg.REQUIRED and type(default) is type(v) and default == v:
+            continue
+        out[k] = v
+    return out
+
+
+def _collection_def(key: str, items: list, scope: Optional[str]) -> Optional[CollectionDef]:
+    from tensorweave.ops.state.variables import Variable
+    if not items:
+        return None
+    if all(isinstance(x, Variable) for x in items):
+        defs = [x.to_proto(export_scope=scope) for x in items]
+        return CollectionDef("variables", [vars(d) for d in defs if d is not None])
+    if all(isinstance(x, (_graph.Tensor, _graph.Operation)) for x in items):
+        names = [_strip_scope(x.name, scope) for x in items]
+        return CollectionDef("node_list", [n for n in names if n is not None])
+    if all(hasattr(x, "to_proto") and hasattr(x, "saver_def") for x in items):
+        return CollectionDef("savers", [x.to_proto(export_scope=scope)._to_json()
+                                        for x in items])
+    if all(isinstance(x, int) and not isinstance(x, bool) for x in items):
+        return CollectionDef("int64_list", items)
+    if all(isinstance(x, float) for x in items):
+        return CollectionDef("float_list", items)
+    if all(isinstance(x, (bytes, str)) for x in items):
+        return CollectionDef("bytes_list", [x.encode() if isinstance(x, str) else x
+                                            for x in items])
+    _log.warning("Issue encountered when serializing %s.\nType is unsupported, or the types "
+                 "of the items don't match field type in CollectionDef. Note this is a "
+                 "warning and probably safe to ignore.\n'%s' items have no MetaGraphDef form",
+                 key, type(items[0]).__name__)
+    return None
+
+
+@tf_export("train.export_meta_graph")
+def export_meta_graph(filename: Optional[str] = None, meta_info_def=None, graph_def=None,
+                      saver_def=None, collection_list=None, as_text: bool = False,
+                      graph=None, export_scope: Optional[str] = None,
+                      clear_devices: bool = False, clear_extraneous_savers: bool = False,
+                      strip_default_attrs: bool = False, save_debug_info: bool = False,
+                      **kwargs) -> MetaGraphDef:
+    """Returns a MetaGraphDef of `graph` (default: the default graph), and writes it to
+    `filename` if given (TF1 `tf.train.export_meta_graph`).
+
+    Args:
+      filename: where to write it (JSON; see the module docstring).
+      meta_info_def: a MetaInfoDef to use (default: versions and the op types used).
+      graph_def: the GraphDef to export (default: `graph.as_graph_def(add_shapes=True)`).
+      saver_def: a SaverDef to include.
+      collection_list: the collection keys to export (default: all).
+      as_text: write indented JSON.
+      graph: the graph to export.
+      export_scope: export only the nodes under this name scope, with the scope removed
+        from their names.
+      clear_devices: drop device assignments.
+      clear_extraneous_savers: drop the ops of other Savers than `saver_def`'s.
+      strip_default_attrs: omit attrs whose value is the op's default.
+      save_debug_info: not supported (raises NotImplementedError when True).
+
+    Returns:
+      The MetaGraphDef.
+
+    Raises:
+      ValueError: `graph_def` and `graph` both given, or a node in `export_scope` has an
+        input outside it.
+    """
+    if kwargs:
+        raise ValueError("Unrecognized keyword arguments: %s" % sorted(kwargs))
+    if save_debug_info:
+        raise NotImplementedError("export_meta_graph(save_debug_info=True) is not supported "
+                                  "by tensorweave: GraphDebugInfo files are not written")
+    if graph is not None and graph_def is not None:
+        raise ValueError("Cannot specify both graph and graph_def")
+    g = graph or _graph.get_default_graph()
+    if graph_def is None:
+        graph_def = g.as_graph_def(add_shapes=True)
+    elif isinstance(graph_def, (bytes, str)):
+        graph_def = _ser.GraphDef.FromString(graph_def)
+    drop = None
+    if clear_extraneous_savers and saver_def is not None:
+        keep = saver_def.filename_tensor_name.split("/")[0]
+        pattern = re.compile(r"save(_\d+)?$")
+
+        def drop(name):
+            top = name.split("/")[0]
+            return bool(pattern.match(top)) and top != keep
+    graph_def = _scoped_graph_def(graph_def, export_scope, clear_devices, strip_default_attrs,
+                                  drop)
+    if meta_info_def is None:
+        import tensorweave
+        meta_info_def = MetaInfoDef(tensorflow_version=tensorweave.__version__,
+                                    stripped_op_list=sorted({n.op for n in graph_def.node}))
+    if saver_def is not None and export_scope:
+        saver_def = SaverDef(**{k: getattr(saver_def, k) for k in SaverDef._FIELDS})
+        for field in ("filename_tensor_name", "save_tensor_name", "restore_op_name"):
+            stripped = _strip_scope(getattr(saver_def, field), export_scope)
+            setattr(saver_def, field, stripped if stripped is not None
+                    else getattr(saver_def, field))
+    collections = {}
+    keys = collection_list if collection_list is not None else g.get_all_collection_keys()
+    for key in keys:
+        items = g.get_collection(key)
+        if clear_extraneous_savers and key == _graph.GraphKeys.SAVERS:
+            continue
+        try:
+            cd = _collection_def(key, items, export_scope)
+        except (ValueError, TypeError, AttributeError) as e:
+            _log.warning("Issue encountered when serializing %s.\n%s", key, e)
+            cd = None
+        if cd is not None:
+            collections[key] = cd
+    mg = MetaGraphDef(meta_info_def, graph_def, saver_def, collections)
+    if filename:
+        from tensorweave.ops.io import checkpoint_format
+        checkpoint_format.write_atomic(filename, mg.SerializeToString(as_text=as_text))
+    return mg
+
+
+# --- import ------------------------------------------------------------------------------
+def _prefixed(name: str, scope: Optional[str]) -> str:
+    return "%s/%s" % (scope, name) if scope else name
+
+
+@tf_export("train.import_meta_graph")
+def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
+                      import_scope: Optional[str] = None, **kwargs):
+    """Recreates a graph saved by `export_meta_graph` in the default graph, with its
+    collections (Variables become `tf.Variable` objects again), and returns a Saver built
+    from its SaverDef (TF1 `tf.train.import_meta_graph`).
+
+    Args:
+      meta_graph_or_file: a MetaGraphDef or the path of a file holding one.
+      clear_devices: ignore the device assignments of the imported nodes.
+      import_scope: a name scope to put the imported nodes under.
+      **kwargs: `input_map` and `return_elements` (as for `import_graph_def`).
+
+    Returns:
+      A Saver (from the SaverDef, or a new one when the graph has variables but no
+      SaverDef), or None when there is nothing to save; with `return_elements`, the pair
+      (saver, imported elements).
+    """
+    from tensorweave.ops.state.variables import Variable, VariableDef
+    from tensorweave.train.saver import Saver
+    input_map = kwargs.pop("input_map", None)
+    return_elements = kwargs.pop("return_elements", None)
+    if kwargs:
+        raise ValueError("Unrecognized keyword arguments: %s" % sorted(kwargs))
+    mg = meta_graph_or_file
+    if not isinstance(mg, MetaGraphDef):
+        mg = read_meta_graph_file(mg)
+    graph_def = mg.graph_def
+    if clear_devices:
+        graph_def = _scoped_graph_def(graph_def, None, True, False)
+    g = _graph.get_default_graph()
+    elements = _ser.import_graph_def(graph_def, input_map=input_map,
+                                     return_elements=return_elements,
+                                     name=import_scope or "")
+    variables_by_name: Dict[str, Variable] = {}
+    for key, cd in sorted(mg.collection_def.items()):
+        try:
+            items = _import_collection(g, cd, import_scope, variables_by_name, Variable,
+                                       VariableDef, Saver)
+        except (KeyError, ValueError) as e:
+            _log.warning("Cannot import collection %s: %s", key, e)
+            continue
+        for item in items:
+            g.add_to_collection(key, item)
+    saver = None
+    if mg.saver_def is not None:
+        saver = Saver(saver_def=mg.saver_def, name=import_scope)
+    elif g.get_collection(_graph.GraphKeys.GLOBAL_VARIABLES) or \
+            g.get_collection(_graph.GraphKeys.SAVEABLE_OBJECTS):
+        saver = Saver()
+    else:
+        _log.info("Saver not created because there are no variables in the graph to "
+                  "restore")
+    if return_elements is not None:
+        return saver, elements
+    return saver
+
+
+def _import_collection(g, cd: CollectionDef, scope, variables_by_name, Variable,
+                       VariableDef, Saver) -> list:
+    if cd.kind == "node_list":
+        return [g.as_graph_element(_prefixed(n, scope)) for n in cd.value]
+    if cd.kind == "variables":
+        out = []
+        for d in cd.value:
+            key = _prefixed(d["variable_name"], scope)
+            var = variables_by_name.get(key)
+            if var is None:
+                var = Variable.from_proto(VariableDef(**d), import_scope=scope)
+                variables_by_name[key] = var
+            out.append(var)
+        return out
+    if cd.kind == "savers":
+        return [Saver(saver_def=SaverDef._from_json(d), name=scope) for d in cd.value]
+    return list(cd.value)

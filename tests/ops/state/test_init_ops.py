@@ -1,0 +1,182 @@
+"""Initializers: values, statistics, fans, argument checks."""
+import math
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.ops.state import init_ops
+
+
+def _run(sess, init, shape, dtype=None):
+    return sess.run(init(shape, dtype=dtype) if dtype is not None else init(shape))
+
+
+def test_exported_names():
+    assert tf.zeros_initializer is tf.initializers.zeros is init_ops.Zeros
+    assert tf.ones_initializer is tf.initializers.ones
+    assert tf.constant_initializer is tf.initializers.constant
+    assert tf.random_uniform_initializer is tf.initializers.random_uniform
+    assert tf.random_normal_initializer is tf.initializers.random_normal
+    assert tf.truncated_normal_initializer is tf.initializers.truncated_normal
+    assert tf.glorot_uniform_initializer is tf.initializers.glorot_uniform
+    assert tf.glorot_normal_initializer is tf.initializers.glorot_normal
+    assert tf.variance_scaling_initializer is tf.initializers.variance_scaling
+    assert tf.uniform_unit_scaling_initializer is tf.initializers.uniform_unit_scaling
+    assert tf.orthogonal_initializer is tf.initializers.orthogonal
+    for name in ("he_normal", "he_uniform", "lecun_normal", "lecun_uniform", "identity"):
+        assert callable(getattr(tf.initializers, name))
+
+
+def test_zeros_ones(graph, sess):
+    z = _run(sess, tf.zeros_initializer(), [2, 3])
+    assert z.dtype == np.float32 and z.shape == (2, 3) and not z.any()
+    o = _run(sess, tf.ones_initializer(dtype=tf.int64), [4])
+    assert o.dtype == np.int64 and o.tolist() == [1, 1, 1, 1]
+    o16 = _run(sess, tf.ones_initializer(), [2], dtype=tf.float16)
+    assert o16.dtype == np.float16
+    assert tf.zeros_initializer().get_config() == {"dtype": "float32"}
+
+
+def test_constant(graph, sess):
+    c = _run(sess, tf.constant_initializer(7), [2, 2])
+    assert c.tolist() == [[7, 7], [7, 7]] and c.dtype == np.float32
+    c = _run(sess, tf.constant_initializer([1, 2, 3, 4, 5, 6]), [2, 3])
+    assert c.tolist() == [[1, 2, 3], [4, 5, 6]]
+    # TF1: a short list is padded with its last value
+    c = _run(sess, tf.constant_initializer([1, 2, 3]), [2, 3])
+    assert c.tolist() == [[1, 2, 3], [3, 3, 3]]
+    c = _run(sess, tf.constant_initializer(np.array([[1, 2]])), [1, 2], dtype=tf.int32)
+    assert c.dtype == np.int32 and c.tolist() == [[1, 2]]
+    with pytest.raises(ValueError, match="Too many elements"):
+        tf.constant_initializer([1, 2, 3])([2])
+    with pytest.raises(TypeError, match="Expected Tensor's shape"):
+        tf.constant_initializer([1, 2, 3], verify_shape=True)([2, 3])
+    with pytest.raises(TypeError, match="Invalid type for initial value"):
+        tf.constant_initializer({"a": 1})
+
+
+def test_random_uniform(graph, sess):
+    x = _run(sess, tf.random_uniform_initializer(-2.0, 3.0, seed=1), [20000])
+    assert x.dtype == np.float32 and x.min() >= -2.0 and x.max() < 3.0
+    assert abs(x.mean() - 0.5) < 0.05
+    assert abs(x.std() - 5.0 / math.sqrt(12)) < 0.05
+    d = _run(sess, tf.random_uniform_initializer(seed=1), [1000], dtype=tf.float64)
+    assert d.dtype == np.float64 and d.min() >= 0.0 and d.max() < 1.0
+    i = _run(sess, tf.random_uniform_initializer(0, 5, dtype=tf.int32, seed=2), [1000])
+    assert i.dtype == np.int32 and set(np.unique(i).tolist()) <= {0, 1, 2, 3, 4}
+
+
+def test_random_normal_and_truncated(graph, sess):
+    x = _run(sess, tf.random_normal_initializer(1.0, 2.0, seed=3), [40000])
+    assert abs(x.mean() - 1.0) < 0.05 and abs(x.std() - 2.0) < 0.05
+    t = _run(sess, tf.truncated_normal_initializer(0.5, 0.1, seed=4), [40000])
+    assert t.min() >= 0.3 - 1e-6 and t.max() <= 0.7 + 1e-6
+    assert abs(t.mean() - 0.5) < 0.01
+    # stddev of a normal truncated at 2 sigma
+    assert abs(t.std() - 0.1 * 0.87962566) < 0.005
+    with pytest.raises(ValueError, match="floating point"):
+        tf.random_normal_initializer(dtype=tf.int32)
+    with pytest.raises(ValueError, match="floating point"):
+        tf.truncated_normal_initializer()([2], dtype=tf.int32)
+
+
+def test_seeded_initializers_repeat(graph, sess):
+    a = sess.run(tf.random_normal_initializer(seed=7)([5]))
+    b = sess.run(tf.random_normal_initializer(seed=7)([5]))
+    np.testing.assert_array_equal(a, b)
+
+
+def test_compute_fans():
+    fans = init_ops._compute_fans
+    assert fans([]) == (1, 1)
+    assert fans([5]) == (5, 5)
+    assert fans([3, 7]) == (3, 7)
+    assert fans([2, 3, 4, 5]) == (24, 30)  # 3x3 conv-like: receptive field 6
+
+
+def test_glorot_uniform_limits(graph, sess):
+    shape = [200, 300]
+    x = _run(sess, tf.glorot_uniform_initializer(seed=1), shape)
+    limit = math.sqrt(6.0 / (200 + 300))
+    assert x.min() >= -limit and x.max() <= limit
+    assert x.max() > 0.95 * limit and x.min() < -0.95 * limit
+    assert abs(x.var() - limit ** 2 / 3) < 0.03 * limit ** 2
+    conv = _run(sess, tf.glorot_uniform_initializer(seed=2), [3, 3, 16, 32])
+    climit = math.sqrt(6.0 / (9 * 16 + 9 * 32))
+    assert conv.max() <= climit and conv.max() > 0.9 * climit
+
+
+def test_glorot_normal(graph, sess):
+    x = _run(sess, tf.glorot_normal_initializer(seed=1), [300, 500])
+    std = math.sqrt(2.0 / 800)
+    assert abs(x.std() - std) < 0.03 * std
+    assert np.abs(x).max() <= 2 * std / 0.87962566103423978 + 1e-6
+
+
+@pytest.mark.parametrize("mode,n", [("fan_in", 100), ("fan_out", 400), ("fan_avg", 250)])
+def test_variance_scaling_modes(graph, sess, mode, n):
+    shape = [100, 400]
+    u = _run(sess, tf.variance_scaling_initializer(2.0, mode, "uniform", seed=1), shape)
+    limit = math.sqrt(3.0 * 2.0 / n)
+    assert u.max() <= limit and u.max() > 0.95 * limit
+    assert abs(u.var() - 2.0 / n) < 0.05 * 2.0 / n
+    t = _run(sess, tf.variance_scaling_initializer(2.0, mode, "truncated_normal", seed=2), shape)
+    assert abs(t.var() - 2.0 / n) < 0.05 * 2.0 / n  # the 0.8796 correction
+    assert np.abs(t).max() <= 2 * math.sqrt(2.0 / n) / 0.87962566103423978 + 1e-6
+    nrm = _run(sess, tf.variance_scaling_initializer(2.0, mode, "normal", seed=2), shape)
+    np.testing.assert_array_equal(nrm, t)  # TF1: "normal" is the truncated normal
+    un = _run(sess, tf.variance_scaling_initializer(2.0, mode, "untruncated_normal", seed=3),
+              shape)
+    assert abs(un.var() - 2.0 / n) < 0.05 * 2.0 / n
+    assert np.abs(un).max() > 2.5 * math.sqrt(2.0 / n)  # not truncated
+
+
+def test_variance_scaling_arguments():
+    with pytest.raises(ValueError, match="positive"):
+        tf.variance_scaling_initializer(scale=0.0)
+    with pytest.raises(ValueError, match="mode"):
+        tf.variance_scaling_initializer(mode="fan_x")
+    with pytest.raises(ValueError, match="distribution"):
+        tf.variance_scaling_initializer(distribution="cauchy")
+    init = tf.variance_scaling_initializer(distribution="UNIFORM")
+    assert init.distribution == "uniform"
+    assert init.get_config() == {"scale": 1.0, "mode": "fan_in", "distribution": "uniform",
+                                 "seed": None, "dtype": "float32"}
+    again = tf.variance_scaling_initializer.from_config(init.get_config())
+    assert again.mode == "fan_in" and again.dtype == tf.float32
+
+
+def test_he_lecun(graph, sess):
+    shape = [400, 50]
+    he = _run(sess, tf.initializers.he_uniform(seed=1), shape)
+    assert he.max() <= math.sqrt(6.0 / 400) and he.max() > 0.95 * math.sqrt(6.0 / 400)
+    hn = _run(sess, tf.initializers.he_normal(seed=1), shape)
+    assert abs(hn.var() - 2.0 / 400) < 0.05 * 2.0 / 400
+    lu = _run(sess, tf.initializers.lecun_uniform(seed=1), shape)
+    assert lu.max() <= math.sqrt(3.0 / 400)
+    ln = _run(sess, tf.initializers.lecun_normal(seed=1), shape)
+    assert abs(ln.var() - 1.0 / 400) < 0.05 * 1.0 / 400
+
+
+def test_uniform_unit_scaling(graph, sess):
+    x = _run(sess, tf.uniform_unit_scaling_initializer(factor=2.0, seed=1), [4, 5, 100])
+    limit = math.sqrt(3.0 / 20) * 2.0
+    assert x.max() <= limit and x.max() > 0.95 * limit
+
+
+def test_identity_and_orthogonal(graph, sess):
+    x = _run(sess, tf.initializers.identity(gain=2.0), [2, 3])
+    assert x.tolist() == [[2, 0, 0], [0, 2, 0]]
+    with pytest.raises(ValueError, match="2D"):
+        tf.initializers.identity()([2, 2, 2])
+    with pytest.raises(NotImplementedError, match="orthogonal"):
+        tf.orthogonal_initializer()([2, 2])
+
+
+def test_initializer_as_variable_initial_value(graph, sess):
+    v = tf.Variable(tf.constant_initializer([1.0, 2.0])([2]))
+    w = tf.get_variable("w", [3], initializer=tf.ones_initializer())
+    sess.run(tf.global_variables_initializer())
+    assert sess.run(v).tolist() == [1.0, 2.0] and sess.run(w).tolist() == [1.0, 1.0, 1.0]
+    assert w.initial_value.op.name.startswith("w/Initializer/")
