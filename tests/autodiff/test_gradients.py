@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.autodiff.gradient_call import GradientCall
 
 # the module, not the function tf.gradients that the package exports under that name
 gradients_mod = importlib.import_module("tensorweave.autodiff.gradients")
@@ -130,7 +131,8 @@ def test_cost_grows_with_subgraph_not_graph(graph):
     for _ in range(2000):  # unrelated ops downstream of x and elsewhere
         tf.identity(x)
         tf.constant(0.0)
-    between = gradients_mod._between_ops([y], [x], set())
+    call = GradientCall("gradients")
+    between = gradients_mod._between_ops([y], [x], set(), call)
     assert {op.name for op in between} == {x.op.name, y.op.name}
 
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.runtime.plan import DataflowPlan
 
 
 def _raw_config(**kw):
@@ -15,24 +16,43 @@ def _raw_config(**kw):
 
 
 def test_independent_heavy_ops_run_on_the_pool(graph):
+    # 2 * 500**3 = 2.5e8 FLOPs each: heavy (policy.DEFAULT_HEAVY_FLOPS is 2e8), and the
+    # four products are independent, so with two threads they go to the pool
     rng = np.random.RandomState(0)
-    a_np, b_np = rng.rand(400, 400), rng.rand(400, 400)
+    a_np, b_np = rng.rand(500, 500), rng.rand(500, 500)
     # fed, not constant: constant folding would compute the products at plan time
-    a, b = tf.placeholder(tf.float64, [400, 400]), tf.placeholder(tf.float64, [400, 400])
+    a, b = tf.placeholder(tf.float64, [500, 500]), tf.placeholder(tf.float64, [500, 500])
     products = [tf.matmul(a, b), tf.matmul(b, a), tf.matmul(a, a), tf.matmul(b, b)]
     total = tf.add_n(products)
-    seen = set()
     with tf.Session(config=tf.ConfigProto(inter_op_parallelism_threads=2)) as sess:
         out = sess.run(total, {a: a_np, b: b_np})
         md = tf.RunMetadata()
         sess.run(total, {a: a_np, b: b_np},
                  options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
                  run_metadata=md)
-        for ds in md.step_stats.dev_stats:
-            for n in ds.node_stats:
-                seen.add(n.node_name)
+        thread_names = {t.ident: t.name for t in threading.enumerate()}
     np.testing.assert_allclose(out, a_np @ b_np + b_np @ a_np + a_np @ a_np + b_np @ b_np)
-    assert {p.op.name for p in products} <= seen
+    ran_on = {n.node_name: thread_names.get(n.thread_id, "?")
+              for ds in md.step_stats.dev_stats for n in ds.node_stats}
+    for p in products:
+        assert ran_on[p.op.name].startswith("tw-inter-op-"), ran_on
+    # cheap kernels stay on the calling thread
+    assert ran_on[total.op.name] == threading.current_thread().name
+
+
+def test_heavy_ops_without_a_second_thread_run_on_the_caller(graph):
+    a = tf.placeholder(tf.float64, [500, 500])
+    products = [tf.matmul(a, a), tf.matmul(a, a, transpose_a=True)]
+    total = tf.add_n(products)
+    a_np = np.random.RandomState(0).rand(500, 500)
+    with tf.Session(config=tf.ConfigProto(inter_op_parallelism_threads=1)) as sess:
+        md = tf.RunMetadata()
+        out = sess.run(total, {a: a_np},
+                       options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                       run_metadata=md)
+    np.testing.assert_allclose(out, a_np @ a_np + a_np.T @ a_np)
+    tids = {n.thread_id for ds in md.step_stats.dev_stats for n in ds.node_stats}
+    assert tids == {threading.get_ident()}
 
 
 def test_results_independent_of_thread_count(graph):
@@ -134,13 +154,15 @@ def test_heavy_kernel_runs_inline_beside_an_async_one(graph):
         sess.run(q.enqueue_many([np.stack([a, a])]))
         np.testing.assert_allclose(sess.run(y), a @ a)
         np.testing.assert_allclose(sess.run(z), a.T @ a + a @ a.T)
-        plans = [p for p in sess._plans.values() if p.parallel and
+        plans = [p for p in sess._plans.values() if isinstance(p, DataflowPlan) and
                  any(s.op is not None and s.op.type == "MatMul" for s in p.steps)]
     assert len(plans) == 2
     by_fetch = {tuple(s.op.name for s in p.steps if s.op is not None and
                       s.op.type == "MatMul"): p for p in plans}
     one = by_fetch[(y.op.name,)]
-    assert [s.cheap for s in one.steps if s.op is y.op] == [True]
+    assert [s.on_pool for s in one.steps if s.op is y.op] == [False]
+    assert one.inline and not one.needs_pool
     two = next(p for k, p in by_fetch.items() if len(k) == 2)
-    assert [s.cheap for s in two.steps if s.op is not None and s.op.type == "MatMul"] \
-        == [False, False]
+    assert [s.on_pool for s in two.steps if s.op is not None and s.op.type == "MatMul"] \
+        == [True, True]
+    assert not two.inline and two.needs_pool

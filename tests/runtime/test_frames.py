@@ -96,3 +96,41 @@ def test_scalar_loop_constants_keep_dtype(sess):
                       [tf.constant(0, tf.int64)])
     r = sess.run(i)
     assert r == 12 and r.dtype == np.int64
+
+
+@pytest.mark.skipif(os.environ.get("TW_EXECUTOR") == "tagged",
+                    reason="inspects the structured executor's generated code")
+def test_traceback_through_a_compiled_loop_shows_its_source_lines(sess):
+    import linecache
+    import traceback
+    x = tf.placeholder(tf.float32, None)
+    m = tf.placeholder(tf.float32, None)
+    _, a = tf.while_loop(lambda i, a: i < 3,
+                         lambda i, a: (i + 1, tf.matmul(a, m, name="body_mm")), [0, x])
+    with pytest.raises(errors.InvalidArgumentError) as e:
+        sess.run(a, {x: np.ones((2, 3), np.float32), m: np.ones((2, 2), np.float32)})
+    # the kernel's own exception (the cause) was raised through the generated function
+    frames_ = traceback.extract_tb(e.value.__cause__.__traceback__)
+    generated = [f for f in frames_ if f.filename.startswith("<tensorweave while loop")]
+    assert generated, [f.filename for f in frames_]
+    call = generated[-1]
+    assert call.line.startswith("v") and "= f" in call.line, call.line  # "v7 = f2(c2, ...)"
+    text = "".join(traceback.format_exception(e.value.__cause__))
+    assert call.line in text
+    assert linecache.getline(call.filename, call.lineno).strip() == call.line
+
+
+@pytest.mark.skipif(os.environ.get("TW_EXECUTOR") == "tagged",
+                    reason="inspects the structured executor's generated code")
+def test_generated_source_leaves_linecache_with_its_program(graph):
+    import gc
+    import linecache
+    i = tf.while_loop(lambda i: i < 3, lambda i: i + 1, [0])
+    with tf.Session() as s:
+        assert s.run(i) == 3
+        names = [k for k in linecache.cache if k.startswith("<tensorweave while loop")]
+        assert names
+    del s
+    gc.collect()
+    left = [k for k in linecache.cache if k.startswith("<tensorweave while loop")]
+    assert not set(names) & set(left)

@@ -89,7 +89,15 @@ def test_exception_after_a_plain_stop_is_not_recorded():
     coord = tf.train.Coordinator()
     coord.request_stop()
     coord.request_stop(ValueError("late"))
-    coord.join([])  # the stop was already requested without an error
+    assert coord.should_stop()
+    coord.join([])  # the stop was already requested without an error: no ValueError
+    assert coord.joined
+    assert coord.raise_requested_exception() is None  # nothing was recorded to raise
+    # the same error without the earlier plain stop is recorded and raised
+    recorded = tf.train.Coordinator()
+    recorded.request_stop(ValueError("late"))
+    with pytest.raises(ValueError, match="late"):
+        recorded.join([])
 
 
 def test_request_stop_accepts_exc_info_tuple():

@@ -2,7 +2,9 @@
 
 The theoretical Jacobian is built from the graph's gradient ops, one row of `y` at a
 time by seeding `grad_ys` with a one-hot tensor; the numeric Jacobian by central
-differences on fed values of `x`. Both have shape [x_size, y_size] as in TF1.
+differences on fed values of `x`. Both have shape [x_size, y_size] as in TF1; a complex
+tensor counts as twice as many reals (its real and imaginary parts, interleaved), so
+complex gradients are checked against TF's convention for them.
 """
 from __future__ import annotations
 
@@ -32,35 +34,42 @@ def _dense(value, x_shape):
 
 def _jacobians(sess, x: Tensor, x_shape, y: Tensor, y_shape, x_value: np.ndarray,
                delta: float, feed: dict):
+    """(theoretical, numeric) Jacobians of y with respect to x; a complex x or y counts
+    as twice as many reals (real and imaginary parts interleaved), as in TF1."""
     from tensorweave.autodiff.gradients import gradients
     from tensorweave.ops.array.constant_op import placeholder
-    x_size = int(np.prod(x_shape))
-    y_size = int(np.prod(y_shape))
-    x_np_dtype = x.dtype.as_numpy_dtype
-    y_np_dtype = y.dtype.as_numpy_dtype
+    x_real = x.dtype.real_dtype.as_numpy_dtype
+    y_real = y.dtype.real_dtype.as_numpy_dtype
+    x_size = int(np.prod(x_shape)) * (2 if x.dtype.is_complex else 1)
+    y_size = int(np.prod(y_shape)) * (2 if y.dtype.is_complex else 1)
     dy = placeholder(y.dtype, shape=y_shape, name="compute_gradient_dy")
     dx = gradients(y, x, grad_ys=dy)[0]
-    theoretical = np.zeros((x_size, y_size), dtype=x_np_dtype)
+    theoretical = np.zeros((x_size, y_size), dtype=x_real)
     if dx is not None:
         fetch = dx if isinstance(dx, Tensor) else [dx.values, dx.indices]
-        seed = np.zeros(y_size, dtype=y_np_dtype)
+        seed = np.zeros(y_shape, dtype=y.dtype.as_numpy_dtype)
+        seed_flat = seed.reshape(-1).view(y_real)  # a real view: imaginary parts too
         for col in range(y_size):
-            seed[:] = 0
-            seed[col] = 1
-            out = sess.run(fetch, {**feed, x: x_value, dy: seed.reshape(y_shape)})
+            seed_flat[:] = 0
+            seed_flat[col] = 1
+            out = sess.run(fetch, {**feed, x: x_value, dy: seed})
             if isinstance(dx, IndexedSlices):
                 out = _dense(IndexedSlices(out[0], out[1]), x_shape)
-            theoretical[:, col] = np.asarray(out).reshape(x_size)
-    numeric = np.zeros((x_size, y_size), dtype=x_np_dtype)
-    flat = x_value.reshape(x_size).copy()
+            out = np.ascontiguousarray(out, dtype=x.dtype.as_numpy_dtype)
+            theoretical[:, col] = out.reshape(-1).view(x_real)
+    numeric = np.zeros((x_size, y_size), dtype=x_real)
+    x_work = np.array(x_value, dtype=x.dtype.as_numpy_dtype).reshape(x_shape)
+    flat = x_work.reshape(-1).view(x_real)
+    wide = np.complex128 if y.dtype.is_complex else np.float64
     for row in range(x_size):
         orig = flat[row]
         flat[row] = orig + delta
-        y_pos = np.array(sess.run(y, {**feed, x: flat.reshape(x_shape)}), dtype=np.float64)
+        y_pos = np.array(sess.run(y, {**feed, x: x_work.copy()}), dtype=wide)
         flat[row] = orig - delta
-        y_neg = np.array(sess.run(y, {**feed, x: flat.reshape(x_shape)}), dtype=np.float64)
+        y_neg = np.array(sess.run(y, {**feed, x: x_work.copy()}), dtype=wide)
         flat[row] = orig
-        numeric[row, :] = ((y_pos - y_neg) / (2 * delta)).reshape(y_size)
+        diff = ((y_pos - y_neg) / (2 * delta)).reshape(-1)
+        numeric[row, :] = diff.view(np.float64) if y.dtype.is_complex else diff
     return theoretical, numeric
 
 

@@ -10,36 +10,23 @@ Cost: the walk first collects the ancestors of `ys` and then only looks forward 
 `xs` through that set, so building gradients costs time in the size of the subgraph
 between `ys` and `xs`, not of the whole graph.
 
-Control flow plugs in through `_control_flow_hooks`: a control-flow context can register
-a hook that is told of every op before its gradient is built (EuroSys 2018 §5.1).
+Control flow (EuroSys 2018 §5.1-5.2, ops/control_flow/control_flow_grad.py): a while
+loop takes part in the walk as one node, whose gradient is a backward loop built by
+walking the loop's body in a nested walk. The bookkeeping those walks share is one
+`GradientCall` (gradient_call.py) made here for the user's call and passed explicitly:
+to the nested walks and to the gradient functions registered with `needs_call=True`.
 """
 from __future__ import annotations
 
 import enum
 from typing import Dict, List, Sequence
 
+from tensorweave.autodiff.gradient_call import GradientCall
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import registry as _reg
 from tensorweave.framework.graph import Operation, Tensor, _graph_of, get_default_graph
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_builder import convert_to_tensor
-
-_control_flow_hooks: List = []
-
-# one dict per tf.gradients call in progress, innermost last: state that gradient
-# functions of one call share (second-order loop gradients, ops/control_flow/control_flow_grad.py)
-_calls: List[dict] = []
-
-
-def current_call() -> dict:
-    """The shared state of the innermost tf.gradients call being built."""
-    return _calls[-1]
-
-
-def root_call() -> dict:
-    """The shared state of the user's tf.gradients call (the outermost being built)."""
-    return _calls[0]
-
 
 class UnconnectedGradients(enum.Enum):
     """What `gradients` returns for an x that does not reach any y."""
@@ -67,20 +54,20 @@ def _differentiable(t: Tensor) -> bool:
     return d.is_floating or d.is_complex or d is _dt.resource or d is _dt.variant
 
 
-def _node_of(op):
+def _node_of(op, call: GradientCall):
     """`op`, or the whole while loop it belongs to (ops/control_flow/control_flow_grad.py)."""
     if op._control_flow_context is None:
         return op
     from tensorweave.ops.control_flow.control_flow_grad import node_of
-    return node_of(op)
+    return node_of(op, call)
 
 
-def _between_ops(ys: Sequence[Tensor], xs: Sequence[Tensor],
-                 stop_ops: set) -> set:
+def _between_ops(ys: Sequence[Tensor], xs: Sequence[Tensor], stop_ops: set,
+                 call: GradientCall) -> set:
     """Ops on some path from an x to a y (excluding paths through stop ops). A while
     loop takes part as one node (its LoopNode)."""
     ancestors = set()
-    stack = [_node_of(y._op) for y in ys]
+    stack = [_node_of(y._op, call) for y in ys]
     while stack:
         op = stack.pop()
         if op in ancestors:
@@ -89,11 +76,11 @@ def _between_ops(ys: Sequence[Tensor], xs: Sequence[Tensor],
         if op in stop_ops:
             continue
         for t in op._inputs:
-            src = _node_of(t._op)
+            src = _node_of(t._op, call)
             if src not in ancestors:
                 stack.append(src)
     between = set()
-    stack = [_node_of(x._op) for x in xs if _node_of(x._op) in ancestors]
+    stack = [_node_of(x._op, call) for x in xs if _node_of(x._op, call) in ancestors]
     x_ops = set(stack)
     while stack:
         op = stack.pop()
@@ -104,7 +91,7 @@ def _between_ops(ys: Sequence[Tensor], xs: Sequence[Tensor],
             continue
         for out in op._outputs:
             for c in out._consumers:
-                c = _node_of(c)
+                c = _node_of(c, call)
                 if c in ancestors and c not in between:
                     stack.append(c)
     return between
@@ -134,14 +121,15 @@ def _zeros_like_output(t: Tensor):
 
 
 def _grad_fn_for(op: Operation):
+    """(the gradient function of `op`, whether it takes the GradientCall)."""
     if not isinstance(op, Operation):
-        return op.grad_fn  # a LoopNode
+        return op.grad_fn, True  # a LoopNode
     op_type = op._gradient_override or op._type
     found, fn = _reg.get_gradient(op_type)
     if not found:
         raise LookupError("No gradient defined for operation '%s' (op type: %s)"
                           % (op._name, op_type))
-    return fn
+    return fn, _reg.gradient_needs_call(op_type)
 
 
 def gradients(ys, xs, grad_ys=None, name: str = "gradients",
@@ -170,6 +158,43 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients",
       LookupError: an op on the path has no registered gradient.
       ValueError: `grad_ys` does not match `ys`, or arguments are malformed.
     """
+    ys, xs_t, grad_ys, stop_ops = _arguments(ys, xs, grad_ys, stop_gradients)
+    unconnected = UnconnectedGradients(getattr(unconnected_gradients, "value",
+                                               unconnected_gradients))
+    graph = _graph_of(ys + xs_t) or get_default_graph()
+    from tensorweave.framework import graph as _graph_mod
+    with graph.as_default(), _graph_mod.name_scope(name, "gradients", ys + xs_t) as scope:
+        grads = _seed_gradients(ys, grad_ys)
+        # the TensorArray gradient source (TF's _GetGradSource) is the name scope of the
+        # user's call: the walks of loop bodies, whose scopes - and, in second-order
+        # gradients, whose forward op names - hold more "gradients" components, keep it
+        call = GradientCall(scope.rstrip("/"))
+        # (the walk is called from here, not from a helper shared with `nested_gradients`:
+        # every op built finds its user's line by walking up the stack, frame by frame)
+        _backprop(graph, _between_ops(ys, xs_t, stop_ops, call), grads, stop_ops,
+                  colocate_gradients_with_ops, gate_gradients, call)
+        return _results(grads, xs_t, unconnected)
+
+
+def nested_gradients(call: GradientCall, ys: List[Tensor], xs: List[Tensor],
+                     grad_ys: list, name: str) -> list:
+    """The gradients of `ys`, seeded with `grad_ys`, with respect to `xs`, built as part
+    of `call`: the walk of a loop body (control_flow_grad._while_grad, with
+    `call.backward_loop` set). `xs` also stop the walk: behind a loop body's inputs lies
+    the loop machinery."""
+    graph = _graph_of(ys + xs) or get_default_graph()
+    from tensorweave.framework import graph as _graph_mod
+    with graph.as_default(), _graph_mod.name_scope(name, "gradients", ys + xs):
+        grads = _seed_gradients(ys, grad_ys)
+        stop_ops = {x._op for x in xs}
+        _backprop(graph, _between_ops(ys, xs, stop_ops, call), grads, stop_ops, False,
+                  False, call)
+        return _results(grads, xs, UnconnectedGradients.NONE)
+
+
+def _arguments(ys, xs, grad_ys, stop_gradients) -> tuple:
+    """`gradients`' arguments as (ys, xs, grad_ys: lists of Tensors (None for a default
+    grad_y), the ops of stop_gradients)."""
     ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
     xs_in = list(xs) if isinstance(xs, (list, tuple)) else [xs]
     xs_t = [_x_tensor(x) for x in xs_in]
@@ -180,46 +205,39 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients",
         grad_ys = list(grad_ys) if isinstance(grad_ys, (list, tuple)) else [grad_ys]
         if len(grad_ys) != len(ys):
             raise ValueError("Passed %d grad_ys for %d ys" % (len(grad_ys), len(ys)))
-    unconnected = UnconnectedGradients(getattr(unconnected_gradients, "value",
-                                               unconnected_gradients))
     stop_gradients = ([] if stop_gradients is None else list(stop_gradients)
                       if isinstance(stop_gradients, (list, tuple)) else [stop_gradients])
-    stop_ops = {convert_to_tensor(s)._op for s in stop_gradients}
-    graph = _graph_of(ys + xs_t) or get_default_graph()
-    from tensorweave.framework import graph as _graph_mod
-    with graph.as_default(), _graph_mod.name_scope(name, "gradients", ys + xs_t) as scope:
-        grads: Dict[Tensor, list] = {}
-        for i, (y, gy) in enumerate(zip(ys, grad_ys)):
-            if gy is None:
-                if not _differentiable(y):
-                    raise TypeError("Gradients of %s (dtype %s) are not supported; ys must "
-                                    "be floating point." % (y.name, y.dtype.name))
-                gy = _ones_like(y, "grad_ys_%d" % i)
-            else:
-                gy = _as_tensor_or_slices(gy)
-                if isinstance(gy, Tensor) and gy.dtype.base_dtype is not y.dtype.base_dtype:
-                    raise TypeError("Gradient type %s generated for op %s does not match "
-                                    "the dtype %s of ys" % (gy.dtype.name, y.name,
-                                                            y.dtype.name))
-            grads.setdefault(y, []).append(gy)
-        between = _between_ops(ys, xs_t, stop_ops)
-        # the TensorArray gradient source (TF's _GetGradSource): the name scope of the
-        # user's call, shared by the calls gradient functions make (loop bodies), whose
-        # scopes - and, in second-order gradients, whose forward op names - hold more
-        # "gradients" components
-        _calls.append({"source": _calls[-1]["source"] if _calls else scope.rstrip("/")})
-        try:
-            _backprop(graph, between, grads, stop_ops, set(xs_t),
-                      colocate_gradients_with_ops, gate_gradients)
-        finally:
-            _calls.pop()
-        results = []
-        for x in xs_t:
-            g = _aggregate(grads.get(x, []), "AddN")
-            if g is None and unconnected is UnconnectedGradients.ZERO:
-                g = _zeros_like_output(x)
-            results.append(g)
-    del scope
+    return ys, xs_t, grad_ys, {convert_to_tensor(s)._op for s in stop_gradients}
+
+
+def _seed_gradients(ys: List[Tensor], grad_ys: list) -> Dict[Tensor, list]:
+    """The gradients the walk starts from: `grad_ys`, ones where None."""
+    grads: Dict[Tensor, list] = {}
+    for i, (y, gy) in enumerate(zip(ys, grad_ys)):
+        if gy is None:
+            if not _differentiable(y):
+                raise TypeError("Gradients of %s (dtype %s) are not supported; ys must "
+                                "be floating point." % (y.name, y.dtype.name))
+            gy = _ones_like(y, "grad_ys_%d" % i)
+        else:
+            gy = _as_tensor_or_slices(gy)
+            if isinstance(gy, Tensor) and gy.dtype.base_dtype is not y.dtype.base_dtype:
+                raise TypeError("Gradient type %s generated for op %s does not match "
+                                "the dtype %s of ys" % (gy.dtype.name, y.name,
+                                                        y.dtype.name))
+        grads.setdefault(y, []).append(gy)
+    return grads
+
+
+def _results(grads: Dict[Tensor, list], xs: List[Tensor],
+             unconnected: UnconnectedGradients) -> list:
+    """The summed gradient of each x (None or zeros where none reached it)."""
+    results = []
+    for x in xs:
+        g = _aggregate(grads.get(x, []), "AddN")
+        if g is None and unconnected is UnconnectedGradients.ZERO:
+            g = _zeros_like_output(x)
+        results.append(g)
     return results
 
 
@@ -242,12 +260,12 @@ def _ones_like(y: Tensor, name: str) -> Tensor:
 
 
 def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
-              x_set: set, colocate: bool, gate: bool) -> None:
+              colocate: bool, gate: bool, call: GradientCall) -> None:
     # Pending counts: how many consumers inside `between` still owe a gradient.
     pending: Dict[Operation, int] = {}
     for op in between:
         for t in op._inputs:
-            src = _node_of(t._op)
+            src = _node_of(t._op, call)
             if src in between:
                 pending[src] = pending.get(src, 0) + 1
     ready = [op for op in between if pending.get(op, 0) == 0]
@@ -256,18 +274,16 @@ def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
     from tensorweave.ops.control_flow import structure
     while ready:
         op = ready.pop()
-        for hook in _control_flow_hooks:
-            hook(op)
         out_grads = [_aggregate(grads.get(t, []), "AddN") if t in grads else None
                      for t in op._outputs]
         for t, g in zip(op._outputs, out_grads):
             if t in grads:
                 grads[t] = [g] if g is not None else []
         has_grad = any(g is not None for g in out_grads) or \
-            (not isinstance(op, Operation) and op.has_pending_grads())
-        if has_grad and op not in stop_ops and any(_node_of(t._op) in between
+            (not isinstance(op, Operation) and op.has_pending_grads(call))
+        if has_grad and op not in stop_ops and any(_node_of(t._op, call) in between
                                                    for t in op._inputs):
-            fn = _grad_fn_for(op)
+            fn, needs_call = _grad_fn_for(op)
             if fn is not None:
                 if op._type != "Switch":  # a Switch grad makes its own dead-aware zeros
                     out_grads = [g if g is not None else
@@ -276,7 +292,8 @@ def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
                 ctx = _graph_mod.colocate_with(op) if colocate and \
                     isinstance(op, Operation) else _nullcontext()
                 with ctx, _graph_mod.name_scope(op._name + "_grad"):
-                    in_grads = fn(op, *out_grads)
+                    in_grads = fn(op, *out_grads, call=call) if needs_call else \
+                        fn(op, *out_grads)
                     if not isinstance(in_grads, (list, tuple)):
                         in_grads = [in_grads]
                     in_grads = list(in_grads)
@@ -287,7 +304,7 @@ def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
                     if gate:
                         # Gate only the gradients that are used: those of inputs on a
                         # path to xs (gating the others would force computing them).
-                        in_grads = [g if _node_of(t._op) in between else None
+                        in_grads = [g if _node_of(t._op, call) in between else None
                                     for t, g in zip(op._inputs, in_grads)]
                         if sum(isinstance(g, Tensor) for g in in_grads) > 1:
                             in_grads = _gate(in_grads, structure)
@@ -300,7 +317,7 @@ def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
                                         % (t.name, g.dtype.name, t.dtype.name, op._name))
                     grads.setdefault(t, []).append(g)
         for t in op._inputs:
-            src = _node_of(t._op)
+            src = _node_of(t._op, call)
             if src in pending:
                 pending[src] -= 1
                 if pending[src] == 0:

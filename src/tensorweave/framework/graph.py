@@ -185,7 +185,8 @@ class Operation:
 
     __slots__ = ("_graph", "_name", "_type", "_inputs", "_control_inputs", "_outputs",
                  "_attrs", "_device", "_traceback", "_id", "_op_def", "_control_outputs",
-                 "_control_flow_context", "_colocation", "_gradient_override", "__weakref__")
+                 "_control_flow_context", "_colocation", "_gradient_override", "_cond_pred",
+                 "__weakref__")
 
     def __init__(self, graph, op_type, name, inputs, output_dtypes, attrs, op_def,
                  control_inputs, device, location):
@@ -202,6 +203,9 @@ class Operation:
         self._control_flow_context = None
         self._colocation: List[str] = []
         self._gradient_override = None
+        # a Merge that is a cond's output (ops/control_flow): the cond's predicate,
+        # which the Merge's gradient switches on; None for every other op
+        self._cond_pred = None
         self._id = graph._next_id()
         self._outputs = [Tensor(self, i, dt) for i, dt in enumerate(output_dtypes)]
         for t in self._inputs:
@@ -361,11 +365,10 @@ class Graph:
         self._unfetchable: set = set()
         self._last_id = 0
         self._control_flow_context = None
-        # control flow (ops/control_flow/control_flow_ops.py): loops built so far, cond merges ->
-        # (pred, pivot_false, pivot_true), and whether any loop exists (enables the
-        # build-time check that loop values do not escape their loop)
+        # control flow (ops/control_flow/control_flow_ops.py): loops built so far, and
+        # whether any loop exists (enables the build-time check that loop values do not
+        # escape their loop)
         self._while_contexts: list = []
-        self._cond_merges: Dict[Operation, tuple] = {}
         self._has_while = False
         self._gradient_override_map: Dict[str, str] = {}
         self._attr_scope: Dict[str, Any] = {}

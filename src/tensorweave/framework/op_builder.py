@@ -318,12 +318,6 @@ def _remove_op(g, op: Operation) -> None:
     g._bump()
 
 
-def outputs_of(op: Operation):
-    """The single output Tensor of a one-output op, else the list of outputs."""
-    outs = op._outputs
-    return outs[0] if len(outs) == 1 else outs
-
-
 def as_numpy(value, dtype: _dt.DType):
     """A NumPy array of `value` in `dtype` (strings become object arrays of bytes)."""
     if dtype is _dt.string:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from tensorweave.framework import dtypes as _dt
 
@@ -89,6 +89,7 @@ class OpDef:
 _OPS: Dict[str, OpDef] = {}
 _KERNELS: Dict[Tuple[str, str], "KernelDef"] = {}
 _GRADIENTS: Dict[str, Tuple[Optional[Callable], str]] = {}
+_NEEDS_CALL: set = set()  # op types whose gradient takes the GradientCall (`gradient`)
 
 
 def _caller(depth: int = 2) -> str:
@@ -180,13 +181,14 @@ def has_kernel(op_type: str, device_type: str = "CPU") -> bool:
     return (op_type, device_type) in _KERNELS
 
 
-def kernel_device_types(op_type: str) -> List[str]:
-    return sorted(d for (t, d) in _KERNELS if t == op_type)
-
-
-def gradient(op_type: str) -> Callable:
+def gradient(op_type: str, needs_call: bool = False) -> Callable:
     """Decorator registering the gradient function of `op_type`:
-    `fn(op, *output_grads) -> list of input grads (None where not differentiable)`."""
+    `fn(op, *output_grads) -> list of input grads (None where not differentiable)`.
+
+    With `needs_call`, tf.gradients also passes `call=` the GradientCall being built
+    (autodiff/gradient_call.py): the control-flow bookkeeping of that computation, which
+    the gradients of Merge, Switch and TensorArray ops need; every other gradient stays
+    a pure function of the op and its output gradients."""
     where = _caller()
 
     def deco(fn):
@@ -194,6 +196,8 @@ def gradient(op_type: str) -> Callable:
             raise KeyError("Registering two gradient with name '%s'! (Previous registration "
                            "was in %s)" % (op_type, _GRADIENTS[op_type][1]))
         _GRADIENTS[op_type] = (fn, where)
+        if needs_call:
+            _NEEDS_CALL.add(op_type)
         return fn
     return deco
 
@@ -213,6 +217,11 @@ def get_gradient(op_type: str):
     if entry is None:
         return False, None
     return True, entry[0]
+
+
+def gradient_needs_call(op_type: str) -> bool:
+    """Whether the gradient of `op_type` was registered with `needs_call=True`."""
+    return op_type in _NEEDS_CALL
 
 
 def has_gradient_entry(op_type: str) -> bool:

@@ -5,7 +5,7 @@ A shape may have unknown rank (``TensorShape(None)``) or unknown dimensions
 """
 from __future__ import annotations
 
-from typing import Iterable, List, Optional
+from typing import List, Optional
 
 
 class Dimension:
@@ -367,10 +367,6 @@ def broadcast_shapes(a: TensorShape, b: TensorShape) -> TensorShape:
             raise ValueError("Dimensions must be equal, but are %d and %d for shapes %s and %s"
                              % (x, y, a, b))
     return TensorShape(out)
-
-
-def shape_of(values: Iterable) -> TensorShape:
-    return TensorShape(list(values))
 
 
 # --- checks with the messages of TF's C++ shape inference (InferenceContext) -------------

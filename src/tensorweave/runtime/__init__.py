@@ -1,1 +1,49 @@
-"""tensorweave.runtime"""
+"""tensorweave.runtime: running steps of a graph in this process.
+
+How a `Session.run` runs (the map; DESIGN.md has the why):
+
+  session.py   Session.run -> _get_plan (cached per (fetches, targets, feeds)) ->
+               plan.run(feed_values, env, options, trace). Nothing else decides anything
+               per run.
+  plan.py      build_plan: prune -> place -> optimize (optimizer.py, steps without
+               control flow) -> policy.choose_executor -> lower into the plan type of
+               that executor. KernelBinder binds nodes to kernels and KernelContexts.
+  policy.py    ExecutionPolicy (threads, heavy threshold, TW_EXECUTOR override; built once
+               per session from ConfigProto and the environment), choose_executor (THE
+               decision, with its rules in its docstring) and kernel_weight (THE
+               definition of a cheap kernel). Change scheduling here.
+
+Which executor runs what (one plan type each, each with its own `run`):
+
+  executor       plan type        runs                                    code
+  SEQUENTIAL     SequentialPlan   no control flow, no waits, nothing to   executor.run_steps
+                                  overlap: plan order, calling thread
+  DATAFLOW       DataflowPlan     no control flow; asynchronous kernels   executor.run_dataflow
+                                  (queues) or heavy kernels that overlap
+                                  on the inter-op pool. Without pool
+                                  kernels it runs like SEQUENTIAL until a
+                                  kernel waits, then schedules
+  STRUCTURED     StructuredPlan   control flow of cheap synchronous       frames.py (LoopProgram:
+                                  kernels: each while loop is one          one generated Python
+                                  generated function, iterations in order  function per loop)
+  TAGGED         TaggedPlan       control flow with waits or heavy        tagged.run_tagged
+                                  kernels overlapping across iterations
+                                  (parallel_iterations); tagged tokens
+
+  TW_EXECUTOR=tagged runs every step with control flow on TAGGED (tests use it to run
+  both control-flow executors).
+
+Where to change things:
+  * which executor a step gets, which kernels go to the pool: policy.py;
+  * the per-step kernel call and the dataflow scheduler: executor.py (run_steps is the
+    one hot loop; keep per-step work there to a tuple unpack, a call and a store);
+  * loop compilation and the generated code: frames.py (LoopProgram._generate);
+  * tracing: every executor records into executor.StepTrace (a record per kernel
+    execution, with frame name and iteration inside loops; nothing runs when tracing is
+    off, and a loop's traced variant is generated on first use); session._fill_metadata
+    turns the records into RunMetadata (fields documented on config.NodeExecStats).
+
+Other modules: config.py (ConfigProto, RunOptions, RunMetadata), devices.py (devices and
+byte-counting allocators), resources.py (per-device resource containers), values.py (the
+dead token of control flow), optimizer.py (plan-time graph passes).
+"""

@@ -130,9 +130,21 @@ class RunOptions(_Message):
 
 
 class NodeExecStats(_Message):
+    """One kernel execution of a traced run (TF's NodeExecStats field names).
+
+    node_name: the op's name. all_start_micros: wall-clock start (µs since the epoch).
+    op_start_rel_micros / op_end_rel_micros / all_end_rel_micros: start (0) and end of
+    the kernel relative to all_start_micros. timeline_label: "name = Type(inputs...)" as
+    in TF. output_bytes: bytes of the outputs. thread_id: the thread that ran the kernel
+    (`threading.get_ident()`; pool threads are named tw-inter-op-N).
+    Fields tensorweave adds: frame_name, the name of the while-loop frame the kernel ran
+    in ("" outside loops), and iteration, the iteration of that frame (0 outside loops);
+    a kernel inside a loop gets one record per iteration it ran in.
+    """
+
     _fields = {"node_name": "", "all_start_micros": 0, "op_start_rel_micros": 0,
                "op_end_rel_micros": 0, "all_end_rel_micros": 0, "timeline_label": "",
-               "output_bytes": 0, "thread_id": 0}
+               "output_bytes": 0, "thread_id": 0, "frame_name": "", "iteration": 0}
 
 
 class DeviceStepStats(_Message):

@@ -1,18 +1,22 @@
-"""Executing a Plan (OSDI §3.1, white paper §3.1).
+"""Executing the plans of steps without control flow (OSDI §3.1, white paper §3.1), and
+what every executor shares: tracing, step state, the error of a failed kernel.
 
-Two executors share the plan format:
-
-* `run_sequential` - the fast path for control-flow-free steps without overlapping heavy
-  kernels: the steps run in the plan's topological order on the calling thread, values
-  live in one flat list, and dead values are dropped right after their last reader.
-  Per node this is a tuple unpack, one call and a store.
-* `run_dataflow` - pending-count scheduling: cheap kernels run inline on the calling
-  thread, heavy ones on the session's inter-op pool (NumPy releases the GIL, so two big
-  matmuls overlap on two cores), asynchronous kernels call back when done. Values are
-  freed by per-slot use counts. A plan without pool kernels first runs like
-  `run_sequential` while its asynchronous kernels finish inside their calls (a dequeue
-  from a queue that holds enough elements), and hands over to the scheduler at the
-  first kernel that waits.
+* `run_steps` - the one per-step kernel call: lowered steps `(fn, ctx, ins, out, n_out,
+  free)` in plan order over one flat value list; per node a tuple unpack, one call and a
+  store, dead values dropped right after their last reader. SequentialPlan.run (and the
+  structured executor's root frame) is this loop; so is the first phase of a dataflow
+  step.
+* `run_dataflow` - pending-count scheduling (`_schedule`): cheap kernels run inline on
+  the calling thread, pool kernels on the session's inter-op pool (NumPy releases the
+  GIL, so two big matmuls overlap on two cores), asynchronous kernels call back when
+  done. Values are freed by per-slot use counts. A plan without pool kernels first runs
+  its steps with `run_steps`: each asynchronous kernel is wrapped (`_inline_async`) as a
+  synchronous step that returns its result when the kernel finished inside its call (a
+  dequeue from a queue that holds enough elements) and otherwise raises `_Waiting`,
+  which hands the rest of the step over to the scheduler.
+* `run_sequential_traced` - the traced run of sequential and structured plans; the
+  traced runs of the other executors record from their own loops. Every record is made
+  through `StepTrace.record`, and nothing of it runs when tracing is off.
 
 The first error stops the step; it is raised with the failing op's name and the user
 line that created it. State is only changed by kernels that ran before the failure.
@@ -29,6 +33,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.runtime.devices import nbytes_of
+from tensorweave.runtime.values import DEAD
 
 
 def kernel_error(op, exc: BaseException) -> errors.OpError:
@@ -51,16 +56,36 @@ def kernel_error(op, exc: BaseException) -> errors.OpError:
                           op)
 
 
-class StepStats:
-    """Per-step tracing: node timings and allocator accounting (RunMetadata)."""
+class StepTrace:
+    """The records of one traced run (RunOptions.trace_level > 0), filled by every
+    executor and turned into RunMetadata.step_stats by the session.
+
+    `records` holds one tuple per kernel execution (per iteration inside loops):
+    (op, device, start, end, output bytes, thread id, frame name, iteration); start and
+    end are time.perf_counter() values, `wall0`/`perf0` relate them to the wall clock.
+    The frame name is "" and the iteration 0 outside loops. Appends come from the
+    scheduling thread only, so the list needs no lock.
+    """
+
+    __slots__ = ("records", "wall0", "perf0")
 
     def __init__(self):
-        self.nodes: List[tuple] = []
-        self.start = time.time()
+        self.records: List[tuple] = []
+        self.wall0 = time.time()
+        self.perf0 = time.perf_counter()
 
-    def record(self, step, t0, t1, out_bytes):
-        self.nodes.append((step.op.name if step.op is not None else "<const>", t0, t1,
-                           out_bytes, threading.get_ident(), step.ctx.device))
+    def record(self, op, device, t0: float, t1: float, out_bytes: int,
+               frame_name: str = "", iteration: int = 0, thread_id: Optional[int] = None):
+        self.records.append((op, device, t0, t1, out_bytes,
+                             threading.get_ident() if thread_id is None else thread_id,
+                             frame_name, iteration))
+
+
+def outputs_nbytes(r, n_out: int) -> int:
+    """Bytes of a kernel result `r` of a node with `n_out` outputs."""
+    if n_out == 1:
+        return nbytes_of(r)
+    return sum(nbytes_of(v) for v in r) if n_out else 0
 
 
 class StepState:
@@ -108,20 +133,55 @@ class StepState:
             fn(exc)
 
 
-def run_sequential(plan, feed_values, stats: Optional[StepStats] = None) -> list:
-    vals = [None] * plan.n_slots
-    for s, v in zip(plan.feed_slots, feed_values):
-        vals[s] = v
-    if stats is not None:
-        return _run_sequential_traced(plan, vals, stats)
-    run_flat(plan.flat, plan.ops, vals)
-    return [vals[i] for i in plan.fetch_slots]
+class RunEnv:
+    """What a running plan needs from its session (one per session): the inter-op
+    thread pool (created by the session when a plan needs it), the default deadline, and
+    the running steps that `close` cancels.
+
+    Invariants: a step is registered by `begin_step` and removed by `end_step`; after
+    `close`, `begin_step` raises and every registered step has been cancelled.
+    """
+
+    __slots__ = ("pool", "timeout_ms", "closed", "_live", "_lock")
+
+    def __init__(self, timeout_ms: int = 0):
+        self.pool: Optional[ThreadPool] = None
+        self.timeout_ms = timeout_ms
+        self.closed = False
+        self._live: set = set()
+        self._lock = threading.Lock()
+
+    def begin_step(self, options=None) -> StepState:
+        """A registered StepState with the deadline of RunOptions.timeout_in_ms, else
+        ConfigProto.operation_timeout_in_ms."""
+        ms = (options.timeout_in_ms if options is not None else 0) or self.timeout_ms
+        state = StepState(time.monotonic() + ms / 1000.0 if ms > 0 else None)
+        with self._lock:
+            if self.closed:
+                raise RuntimeError("Attempted to use a closed Session.")
+            self._live.add(state)
+        return state
+
+    def end_step(self, state: StepState) -> None:
+        with self._lock:
+            self._live.discard(state)
+
+    def close(self, exc: errors.OpError) -> None:
+        """Cancels the running steps with `exc` and refuses new ones; stops the pool."""
+        with self._lock:
+            self.closed = True
+            steps, self._live = list(self._live), set()
+        for state in steps:  # steps blocked in asynchronous kernels end with this error
+            state.cancel(exc)
+        if self.pool is not None:
+            self.pool.shutdown()
+            self.pool = None
 
 
-def run_flat(flat, ops, vals: list) -> None:
+def run_steps(flat, ops, vals: list) -> None:
     """Runs lowered steps `(fn, ctx, ins, out, n_out, free)` in order over the value
-    list `vals`: per node a tuple unpack, one call and a store. Also the per-iteration
-    loop of the structured control-flow executor (runtime/frames.py)."""
+    list `vals`: per node a tuple unpack, one call and a store. The one per-step kernel
+    call of the untraced sequential and dataflow executors."""
     k = 0
     try:
         for fn, ctx, ins, out, n_out, free in flat:
@@ -143,25 +203,41 @@ def run_flat(flat, ops, vals: list) -> None:
                     vals[i] = None
             k += 1
     except BaseException as e:  # noqa: B036 - re-raised with op context
-        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+        if isinstance(e, (KeyboardInterrupt, SystemExit, _Waiting)):
             raise
-        raise kernel_error(ops[k], e) from e
+        err = kernel_error(ops[k], e)
+        if err is e:  # already names its op (e.g. raised inside a compiled loop)
+            raise
+        raise err from e
 
 
-def _run_sequential_traced(plan, vals, stats: StepStats) -> list:
+def run_sequential_traced(plan, feed_values, trace: StepTrace) -> list:
+    """`run_steps` over `plan.steps` with a record per kernel, and allocator accounting
+    of the live values (peak bytes). A loop step of the structured executor runs its
+    traced variant, which records each op of each iteration (runtime/frames.py)."""
+    vals = [None] * plan.n_slots
+    for s, v in zip(plan.feed_slots, feed_values):
+        vals[s] = v
     clock = time.perf_counter
     live = {}
     for step in plan.steps:
         alloc = step.ctx.device.allocator
+        args = [vals[i] for i in step.ins]
         t0 = clock()
         try:
-            r = step.fn(step.ctx, *[vals[i] for i in step.ins])
+            if step.loop is not None:
+                r = step.loop.call_traced(step.ctx, trace, args, step.guarded)
+            else:
+                r = step.fn(step.ctx, *args)
         except BaseException as e:  # noqa: B036
             if isinstance(e, (KeyboardInterrupt, SystemExit)):
                 raise
-            for s, (a, b) in live.items():
+            for a, b in live.values():
                 a.deallocate(b)
-            raise kernel_error(step.op, e) from e
+            err = kernel_error(step.op, e)
+            if err is e:
+                raise
+            raise err from e
         t1 = clock()
         outs = [r] if step.n_out == 1 else (list(r) if step.n_out else [])
         nb = 0
@@ -176,7 +252,8 @@ def _run_sequential_traced(plan, vals, stats: StepStats) -> list:
             e = live.pop(i, None)
             if e is not None:
                 e[0].deallocate(e[1])
-        stats.record(step, t0, t1, nb)
+        if step.loop is None and not (step.guarded and all(v is DEAD for v in outs)):
+            trace.record(step.op, step.ctx.device, t0, t1, nb)
     result = [vals[i] for i in plan.fetch_slots]
     for a, b in live.values():
         a.deallocate(b)
@@ -211,25 +288,34 @@ class ThreadPool:
             self._q.put(None)
 
 
+class _Waiting(Exception):
+    """Raised by an inline asynchronous step whose kernel waits: step `index` has not
+    finished, `completion` will receive its outcome (run_dataflow hands over)."""
+
+    def __init__(self, index: int, completion: "_Completion"):
+        super().__init__(index)
+        self.index, self.completion = index, completion
+
+
 class _Completion:
     """The `done` handed to one call of an asynchronous kernel.
 
     Most calls finish inside the kernel (a dequeue from a queue that holds enough
     elements): `done` is then called before the kernel returns, and the executor
-    completes the node on the spot, with no round trip through the step's done queue.
-    After the call the executor `settle`s: if `done` has not been called yet, the
-    kernel is waiting, and the later call, from whatever thread, goes to the done
-    queue. The lock orders "called" against "settled", so the outcome is delivered
-    exactly once; a second call of `done` is ignored.
+    completes the node on the spot, with no round trip through a done queue. After the
+    call the executor `settle`s: if `done` has not been called yet, the kernel is
+    waiting, and the later call, from whatever thread, goes to the done queue (created
+    then, if the call was inline). The lock orders "called" against "settled", so the
+    outcome is delivered exactly once; a second call of `done` is ignored.
     """
 
-    __slots__ = ("_lock", "_done_q", "step", "t0", "_state", "result", "exc")
+    __slots__ = ("_lock", "done_q", "step", "t0", "_state", "result", "exc")
 
     _RUNNING, _FINISHED, _WAITING = 0, 1, 2
 
     def __init__(self, done_q, step, t0: float):
         self._lock = threading.Lock()
-        self._done_q, self.step, self.t0 = done_q, step, t0
+        self.done_q, self.step, self.t0 = done_q, step, t0
         self._state = self._RUNNING
         self.result = self.exc = None
 
@@ -240,7 +326,7 @@ class _Completion:
                 self.result, self.exc = result, exc
             if state != self._WAITING:
                 return
-        self._done_q.put((self.step, result, exc, self.t0, time.perf_counter()))
+        self.done_q.put((self.step, result, exc, self.t0, time.perf_counter(), None))
 
     def settle(self) -> bool:
         """True if `done` was called during the kernel call (`result`/`exc` hold the
@@ -248,82 +334,86 @@ class _Completion:
         with self._lock:
             if self._state == self._FINISHED:
                 return True
+            if self.done_q is None:
+                self.done_q = queue.SimpleQueue()
             self._state = self._WAITING
             return False
 
 
-def run_dataflow(plan, feed_values, pool: ThreadPool, stats: Optional[StepStats] = None,
-                 state: Optional[StepState] = None) -> list:
-    """Runs a step that may wait (asynchronous kernels) or overlap heavy kernels.
+def inline_async(step):
+    """The asynchronous kernel of `step` as a synchronous step function for
+    `run_steps`: `fn(ctx, state, *inputs)` (the StepState comes from the plan's state
+    slot) returns the result when the kernel finished inside its call, raises its error,
+    or raises `_Waiting` when it waits."""
+    fn = step.fn
+    index = step.index
 
-    Without thread-pool kernels the steps first run in plan order on the calling
-    thread, as in `run_sequential`, as long as every asynchronous kernel finishes
-    inside its call; the first one that waits hands the rest of the step to the
-    pending-count scheduler (`_schedule`), which runs whatever does not depend on the
-    waiting kernel meanwhile. Either way a step runs each node once, in an order the
+    def run(ctx, state, *args):
+        done = _Completion(None, step, 0.0)  # untraced: no start time needed
+        try:
+            fn(ctx, state, done, *args)
+        except BaseException as e:  # noqa: B036 - reported like a later failure
+            _failed_inside(done, e)
+        if done.settle():
+            if done.exc is None:
+                return done.result
+            raise done.exc
+        raise _Waiting(index, done)
+    return run
+
+
+def _failed_inside(done: "_Completion", exc: BaseException) -> None:
+    """An asynchronous kernel raised instead of calling `done`: its failure."""
+    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        raise exc
+    done(exc=exc)
+
+
+def run_dataflow(plan, feed_values, env: RunEnv, options=None,
+                 trace: Optional[StepTrace] = None) -> list:
+    """Runs a DataflowPlan as one step registered with `env` (see `_run_dataflow`)."""
+    # RunEnv.begin_step and end_step, inline: this is the hot path of queue steps
+    ms = (options.timeout_in_ms if options is not None else 0) or env.timeout_ms
+    state = StepState(time.monotonic() + ms / 1000.0 if ms > 0 else None)
+    with env._lock:
+        if env.closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        env._live.add(state)
+    try:
+        return _run_dataflow(plan, feed_values, env.pool, trace, state)
+    finally:
+        with env._lock:
+            env._live.discard(state)
+
+
+def _run_dataflow(plan, feed_values, pool: "ThreadPool", trace: Optional[StepTrace],
+                  state: StepState) -> list:
+    """Runs a DataflowPlan: a step that may wait (asynchronous kernels) or overlap
+    heavy kernels on the pool.
+
+    Without pool kernels (`plan.inline`) and untraced, the steps first run in plan order
+    on the calling thread (`run_steps` over `plan.flat`) as long as every asynchronous
+    kernel finishes inside its call; the first one that waits hands the rest of the step
+    to the pending-count scheduler (`_schedule`), which runs whatever does not depend on
+    the waiting kernel meanwhile. Either way a step runs each node once, in an order the
     graph allows, with the same errors, cancellation and deadline.
     """
-    if state is None:
-        state = StepState()
     vals = [None] * plan.n_slots
     for s, v in zip(plan.feed_slots, feed_values):
         vals[s] = v
-    seq = plan.inline_steps if stats is None else None
-    if seq is None:
-        return _schedule(plan, vals, pool, stats, state, 0, None)
-    waiting = _run_inline(seq, plan, vals, state)
-    if waiting is not None:
-        return _schedule(plan, vals, pool, stats, state, *waiting)
+    if trace is not None or not plan.inline:
+        return _schedule(plan, vals, pool, trace, state, 0, None)
+    vals[plan.state_slot] = state
+    try:
+        run_steps(plan.flat, plan.ops, vals)
+    except _Waiting as w:
+        return _schedule(plan, vals, pool, None, state, w.index, w.completion)
     if state.cancelled is not None:
         raise state.cancelled  # cancelled from outside while it ran (Session.close)
     return [vals[i] for i in plan.fetch_slots]
 
 
-def _run_inline(seq, plan, vals: list, state: StepState):
-    """Runs `seq` in order over `vals` until an asynchronous kernel waits. Returns None
-    when every step ran, else `(k, completion)`: steps before k ran, step k waits."""
-    k = 0
-    try:
-        for fn, ctx, ins, out, n_out, free, is_async in seq:
-            if is_async:
-                done = _Completion(queue.SimpleQueue(), plan.steps[k], time.perf_counter())
-                try:
-                    fn(ctx, state, done, *[vals[i] for i in ins])
-                except BaseException as e:  # noqa: B036 - reported like a later failure
-                    if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                        raise
-                    done(exc=e)
-                if not done.settle():
-                    return k, done
-                if done.exc is not None:
-                    raise done.exc
-                r = done.result
-            else:
-                n = len(ins)
-                if n == 0:
-                    r = fn(ctx)
-                elif n == 1:
-                    r = fn(ctx, vals[ins[0]])
-                elif n == 2:
-                    r = fn(ctx, vals[ins[0]], vals[ins[1]])
-                else:
-                    r = fn(ctx, *[vals[i] for i in ins])
-            if n_out == 1:
-                vals[out] = r
-            elif n_out:
-                vals[out:out + n_out] = r
-            if free:
-                for i in free:
-                    vals[i] = None
-            k += 1
-    except BaseException as e:  # noqa: B036 - re-raised with op context
-        if isinstance(e, (KeyboardInterrupt, SystemExit)):
-            raise
-        raise kernel_error(plan.ops[k], e) from e
-    return None
-
-
-def _schedule(plan, vals: list, pool: ThreadPool, stats: Optional[StepStats],
+def _schedule(plan, vals: list, pool: "ThreadPool", trace: Optional[StepTrace],
               state: StepState, start: int, waiting: Optional[_Completion]) -> list:
     """Pending-count scheduling of the steps from `start` on: steps before `start` have
     run (their values are in `vals`, dead ones freed), and `waiting` (if any) is the
@@ -338,7 +428,7 @@ def _schedule(plan, vals: list, pool: ThreadPool, stats: Optional[StepStats],
         ready = deque(k for k, p in enumerate(pending) if p == 0)
         outstanding = 0
     else:
-        done_q = waiting._done_q
+        done_q = waiting.done_q
         for k in range(start):
             for j in succ[k]:
                 pending[j] -= 1
@@ -348,23 +438,24 @@ def _schedule(plan, vals: list, pool: ThreadPool, stats: Optional[StepStats],
         outstanding = 1
     error: Optional[errors.OpError] = None
     clock = time.perf_counter
+    get_ident = threading.get_ident
 
     def run_remote(step, args):
         t0 = clock()
         try:
             r = step.fn(step.ctx, *args)
-            done_q.put((step, r, None, t0, clock()))
+            done_q.put((step, r, None, t0, clock(), get_ident()))
         except BaseException as e:  # noqa: B036 - handed to the scheduling thread
-            done_q.put((step, None, e, t0, clock()))
+            done_q.put((step, None, e, t0, clock(), get_ident()))
 
-    def complete(step, r, t0, t1):
+    def complete(step, r, t0, t1, tid=None):
         if step.n_out == 1:
             vals[step.out] = r
         elif step.n_out:
             vals[step.out:step.out + step.n_out] = r
-        if stats is not None:
-            stats.record(step, t0, t1, sum(nbytes_of(vals[step.out + j])
-                                           for j in range(step.n_out)))
+        if trace is not None:
+            trace.record(step.op, step.ctx.device, t0, t1, outputs_nbytes(r, step.n_out),
+                         thread_id=tid)
         for i in step.ins:
             uses[i] -= 1
             if uses[i] == 0 and i not in keep:
@@ -393,7 +484,7 @@ def _schedule(plan, vals: list, pool: ThreadPool, stats: Optional[StepStats],
                     break
                 else:
                     complete(step, done.result, done.t0, clock())
-            elif step.cheap:
+            elif not step.on_pool:
                 t0 = clock()
                 try:
                     r = step.fn(step.ctx, *args)
@@ -420,14 +511,14 @@ def _schedule(plan, vals: list, pool: ThreadPool, stats: Optional[StepStats],
                 None, None, "Timed out waiting for notification")
             state.cancel(error)
             continue
-        step, r, exc, t0, t1 = item
+        step, r, exc, t0, t1, tid = item
         outstanding -= 1
         if exc is not None:
             if error is None:
                 error = kernel_error(step.op, exc)
             continue
         if error is None:
-            complete(step, r, t0, t1)
+            complete(step, r, t0, t1, tid)
     if error is not None:
         raise error
     return [vals[i] for i in plan.fetch_slots]

@@ -16,7 +16,9 @@ Two executions of that semantics share the analysis in this module:
   aliasing at compile time and nothing per iteration. Dead tokens exist only where a
   cond can make them (`DEAD` in a slot; steps downstream of a cond Switch check for it).
   This is one valid schedule of the dataflow graph - iterations in order - and is the
-  fast path for steps of cheap synchronous kernels.
+  fast path for steps of cheap synchronous kernels. A traced run uses a second variant
+  of each loop function, compiled the first time a traced run needs it, that records
+  every op of every iteration with its frame name and iteration number.
 * the tagged executor (runtime/tagged.py): the general token-passing executor with
   per-frame, per-iteration state, `parallel_iterations`, non-strict iterations, the
   thread pool and asynchronous kernels. Used when the step has heavy kernels that can
@@ -24,12 +26,18 @@ Two executions of that semantics share the analysis in this module:
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+import itertools
+import linecache
+import threading
+import time
+import weakref
+from typing import Dict, List, NamedTuple, Optional
 
 import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.runtime import optimizer as _opt
+from tensorweave.runtime.devices import nbytes_of
 from tensorweave.runtime.executor import kernel_error
 from tensorweave.runtime.values import DEAD
 
@@ -145,6 +153,19 @@ class _Slots:
         return s
 
 
+class LoweredStep(NamedTuple):
+    """One compiled step of a frame: `step` is `(fn, ctx, ins, out, n_out)`; `loop` the
+    LoopProgram when the step runs a child loop; `guarded` whether the step may receive
+    dead inputs (then `fn` skips the kernel and returns dead outputs)."""
+    step: tuple
+    op: object
+    loop: Optional["LoopProgram"]
+    guarded: bool
+
+
+_loop_ids = itertools.count(1)
+
+
 class LoopProgram:
     """One loop frame compiled for the structured executor (immutable; runs are
     re-entrant: each run has its own locals).
@@ -153,7 +174,11 @@ class LoopProgram:
     steps and the carry of loop variables - is compiled into one Python function whose
     slots are local variables (`compile_runner`): per step one call and one store, no
     interpretation of step tuples. A kernel error is attributed to its step's op from
-    the line of the generated code it was raised on.
+    the line of the generated code it was raised on. The generated source is registered
+    with `linecache` (under `filename`), so tracebacks through it show its lines.
+
+    `run_traced`, the traced variant (a record per op per iteration, nested loops
+    traced too), is generated the first time a traced run needs it.
     """
 
     def __init__(self, frame: Frame):
@@ -166,16 +191,45 @@ class LoopProgram:
         self.cond_steps: tuple = ()           # (fn, ctx, ins, out, n_out)
         self.body_steps: tuple = ()
         self.ops: tuple = ()                  # op of each cond step, then each body step
+        self.loops: tuple = ()                # per step: the child LoopProgram or None
+        self.guarded: tuple = ()              # per step: may receive dead inputs
         self.pred_slot = -1
         self.exit_slots: List[int] = []
         self.run = None                       # fn(ctx, *enter_values) -> exit value(s)
         self.source = ""                      # the generated code of `run`
+        self.filename = ""                    # its name in tracebacks and linecache
+        self._traced = None                   # fn(ctx, trace, *enter_values), lazily
+        self._traced_lock = threading.Lock()
 
     def __call__(self, ctx, *enter_values):
         return self.run(ctx, *enter_values)
 
     def compile_runner(self) -> None:
         """Generates `run` from the compiled parts (see the class docstring)."""
+        self.run, self.source, self.filename = self._generate(traced=False)
+
+    def run_traced(self, ctx, trace, *enter_values):
+        """`run` recording each op of each iteration into `trace` (a StepTrace)."""
+        fn = self._traced
+        if fn is None:
+            with self._traced_lock:
+                if self._traced is None:
+                    self._traced = self._generate(traced=True)[0]
+                fn = self._traced
+        return fn(ctx, trace, *enter_values)
+
+    def call_traced(self, ctx, trace, args, guarded: bool):
+        """The loop step's traced call: dead outputs for a dead input when `guarded`
+        (as `dead_aware` does for `run`), else `run_traced`."""
+        if guarded:
+            for a in args:
+                if a is DEAD:
+                    n = len(self.exit_slots)
+                    return DEAD if n == 1 else (DEAD,) * n
+        return self.run_traced(ctx, trace, *args)
+
+    def _generate(self, traced: bool):
+        """(run function, source, filename) of the untraced or traced variant."""
         args: Dict[str, object] = {}
         lines: List[str] = []
         line_step: Dict[int, int] = {}
@@ -187,21 +241,32 @@ class LoopProgram:
             for k, (fn, ctx, ins, out, n_out) in enumerate(steps, first):
                 args["f%d" % k], args["c%d" % k] = fn, ctx
                 read.update(ins)
-                call = "f%d(c%d%s)" % (k, k, "".join(", v%d" % i for i in ins))
+                outs = ", ".join("v%d" % (out + j) for j in range(n_out))
+                child = self.loops[k] if traced else None
+                if child is not None:
+                    args["f%d" % k] = _traced_loop_step(child, self.guarded[k])
+                    call = "f%d(c%d, _tr%s)" % (k, k, "".join(", v%d" % i for i in ins))
+                else:
+                    call = "f%d(c%d%s)" % (k, k, "".join(", v%d" % i for i in ins))
                 if n_out == 1:
                     call = "v%d = %s" % (out, call)
                 elif n_out:
-                    call = "%s, = %s" % (", ".join("v%d" % (out + j) for j in range(n_out)),
-                                         call)
+                    call = "%s, = %s" % (outs, call)
                 written.update(range(out, out + n_out))
+                if traced and child is None:
+                    lines.append(indent + "_t = _clock()")
                 lines.append(indent + call)
                 line_step[len(lines)] = k
+                if traced and child is None:
+                    lines.append(indent + "_rec(_tr, %d, _t, _clock(), (%s), _it)"
+                                 % (k, outs + "," if outs else ""))
 
         enters = ["e%d" % j for j in range(len(self.enter_slots))]
         lines.append("def make(%s):" % ", ".join(
-            ["_fail"] + ["p%d" % sl for sl, _ in self.presets] +
+            ["_fail", "_clock", "_rec"] + ["p%d" % sl for sl, _ in self.presets] +
             ["f%d, c%d" % (k, k) for k in range(len(self.ops))]))
-        lines.append("    def run(%s):" % ", ".join(["ctx"] + enters))
+        lines.append("    def run(%s):" % ", ".join(["ctx"] + (["_tr"] if traced else [])
+                                                    + enters))
         init_at = len(lines)
         for sl, _ in self.presets:
             lines.append("        v%d = p%d" % (sl, sl))
@@ -209,6 +274,8 @@ class LoopProgram:
             lines.append("        v%d = %s" % (sl, e))
         for m, e in self.merge_init:
             lines.append("        v%d = v%d" % (m, e))
+        if traced:
+            lines.append("        _it = 0")
         lines.append("        try:")
         lines.append("            while True:")
         emit_steps(self.cond_steps, 0, " " * 16)
@@ -220,6 +287,8 @@ class LoopProgram:
                 ", ".join("v%d" % m for m, _ in self.carry),
                 ", ".join("v%d" % n for _, n in self.carry)))
             read.update(n for _, n in self.carry)
+        if traced:
+            lines.append("                _it += 1")
         lines.append("        except BaseException as e:")
         lines.append("            err = _fail(e)")
         lines.append("            if err is e:")
@@ -244,12 +313,43 @@ class LoopProgram:
                 return e
             k = line_step.get(e.__traceback__.tb_lineno)
             return e if k is None else kernel_error(ops[k], e)
-        self.source = "\n".join(lines) + "\n"
+        source = "\n".join(lines) + "\n"
+        filename = "<tensorweave while loop %s #%d%s>" % (
+            self.frame.name, next(_loop_ids), " traced" if traced else "")
+        _register_source(self, filename, source)
         ns: Dict[str, object] = {}
-        exec(compile(self.source, "<while loop %s>" % self.frame.name, "exec"), ns)
+        exec(compile(source, filename, "exec"), ns)
         for sl, v in self.presets:
             args["p%d" % sl] = v
-        self.run = ns["make"](fail, **args)
+        rec = _recorder(self) if traced else None
+        return ns["make"](fail, time.perf_counter, rec, **args), source, filename
+
+
+def _register_source(owner, filename: str, source: str) -> None:
+    """Makes `source` the text of `filename` for tracebacks (linecache) while `owner`
+    lives. linecache.checkcache keeps entries whose mtime is None."""
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    weakref.finalize(owner, linecache.cache.pop, filename, None)
+
+
+def _recorder(prog: LoopProgram):
+    """The traced loop's `_rec(trace, k, t0, t1, outputs, iteration)`: one record for
+    step k of `prog` unless it was skipped for a dead input."""
+    ops, guarded, name = prog.ops, prog.guarded, prog.frame.name
+    devices = tuple(st[1].device for st in prog.cond_steps + prog.body_steps)
+
+    def rec(trace, k, t0, t1, outs, iteration):
+        if guarded[k] and all(v is DEAD for v in outs):
+            return
+        trace.record(ops[k], devices[k], t0, t1, sum(nbytes_of(v) for v in outs), name,
+                     iteration)
+    return rec
+
+
+def _traced_loop_step(child: LoopProgram, guarded: bool):
+    def run(ctx, trace, *args):
+        return child.call_traced(ctx, trace, args, guarded)
+    return run
 
 
 def _const_value(n):
@@ -266,9 +366,8 @@ def _const_value(n):
 class StructuredCompiler:
     """Compiles the frames of one step into flat steps (see the module docstring)."""
 
-    def __init__(self, session, make_step, frame_of, root: Frame):
-        self.session = session
-        self.make_step = make_step   # node -> (fn, ctx, cheap, is_async, cost)
+    def __init__(self, binder, frame_of, root: Frame):
+        self.binder = binder   # plan.KernelBinder: node -> (fn, ctx, kernel def)
         self.frame_of = frame_of
         self.root = root
         self.guard: Dict[int, frozenset] = {}
@@ -326,7 +425,7 @@ class StructuredCompiler:
 
     def compile_frame_steps(self, frame: Frame, items, slot_of, alloc, loop_roles):
         """Flat steps for `items` of one frame. `slot_of` maps (id(node), port) -> slot;
-        `alloc(n)` reserves n contiguous slots. Returns a list of (step tuple, op, item).
+        `alloc(n)` reserves n contiguous slots. Returns a list of LoweredStep.
 
         `self.guard[slot]` is the set of (predicate slot, branch) conditions under which
         the value in `slot` is live (absent: always live). Only steps with a non-empty
@@ -348,10 +447,9 @@ class StructuredCompiler:
                     for j in range(len(x.exits)):
                         guard[base + j] = g
                 op = x.enters[0].op if x.enters else None
-                from tensorweave.runtime.plan import KernelContext
-                ctx = KernelContext(op, {}, self.session._device_manager.default,
-                                    self.session, {})
-                steps.append(((fn, ctx, ins, base, len(x.exits)), op, x))
+                ctx = self.binder.context(op)
+                steps.append(LoweredStep((fn, ctx, ins, base, len(x.exits)), op, prog,
+                                         bool(g)))
                 continue
             n = x
             if loop_roles.get(id(n)) is not None:
@@ -366,8 +464,8 @@ class StructuredCompiler:
                 cs = self._live_slot(c, slot_of)
                 if cs is not None and guard.get(cs):
                     ctrl.append(cs)
-            fn, ctx, cheap, is_async, cost = self.make_step(n)
-            if is_async:
+            fn, ctx, kd = self.binder.bind(n)
+            if kd is not None and kd.is_async:
                 raise NotStructured("asynchronous kernel %s" % n.name)
             n_out = n.n_out
             if n.type in ("Merge", "RefMerge"):
@@ -398,7 +496,8 @@ class StructuredCompiler:
                     guard[base + 1] = g | {(p, 1)}
             for j in range(n.n_out):
                 slot_of[(id(n), j)] = base + j
-            steps.append(((fn, ctx, tuple(ins), base, n_out), n.op, n))
+            steps.append(LoweredStep((fn, ctx, tuple(ins), base, n_out), n.op, None,
+                                     bool(g) and n.type not in ("Merge", "RefMerge")))
         return steps
 
     def _live_slot(self, c, slot_of):
@@ -503,9 +602,11 @@ class StructuredCompiler:
                 prog.exit_slots.append(slot_of[(id(p), 0)])
             if any(self.guard.get(s) for _, s in prog.carry):
                 raise NotStructured("a loop variable may be dead")
-            prog.cond_steps = tuple(st for st, _, _ in cond_steps)
-            prog.body_steps = tuple(st for st, _, _ in body_steps)
-            prog.ops = tuple(op for _, op, _ in cond_steps + body_steps)
+            prog.cond_steps = tuple(s.step for s in cond_steps)
+            prog.body_steps = tuple(s.step for s in body_steps)
+            prog.ops = tuple(s.op for s in cond_steps + body_steps)
+            prog.loops = tuple(s.loop for s in cond_steps + body_steps)
+            prog.guarded = tuple(s.guarded for s in cond_steps + body_steps)
             prog.n_slots = slots.n
             prog.compile_runner()
         finally:
@@ -555,12 +656,21 @@ def _all_nodes(frame: Frame):
         yield from _all_nodes(c)
 
 
-def compile_structured(session, sg, make_step):
-    """The Plan of a control-flow step for run_sequential: the root frame's flat steps,
+class StructuredParts(NamedTuple):
+    """What compile_structured returns (plan.py makes a StructuredPlan of it)."""
+    steps: List[LoweredStep]     # the root frame's steps, loops as single steps
+    n_slots: int
+    feed_slots: tuple
+    fetch_slots: tuple
+    dead_fetch: tuple            # fetch indices a cond may leave dead
+
+
+def compile_structured(sg, binder) -> StructuredParts:
+    """The root frame of a control-flow step as flat steps for the sequential loop,
     each loop one compound step (raises NotStructured when the tagged executor must run
-    it)."""
+    it). `binder` (plan.KernelBinder) supplies each node's kernel and context."""
     order, frame_of, root = analyze(sg.nodes)
-    comp = StructuredCompiler(session, make_step, frame_of, root)
+    comp = StructuredCompiler(binder, frame_of, root)
     slot_of: Dict[tuple, int] = {}
     slots = _Slots()
     alloc = slots.alloc
@@ -576,19 +686,11 @@ def compile_structured(session, sg, make_step):
     items, _ = comp._frame_items(root)
     items = [it for it in items if not (it[0] == "node" and it[1].type == "_Feed")]
     steps = comp.compile_frame_steps(root, items, slot_of, alloc, {})
-    from tensorweave.runtime import plan as plan_mod
-    plan = plan_mod.Plan()
-    plan.n_slots = slots.n
-    plan.feed_slots = tuple(feed_slots[i] for i in range(len(feed_slots)))
     fetch_slots = []
     for n, i in sg.fetches:
         check_fetch_in_root(n, i, frame_of, root)
         fetch_slots.append(slot_of[(id(n), i)])
-    plan.fetch_slots = tuple(fetch_slots)
-    plan.dead_fetch = tuple(k for k, s in enumerate(fetch_slots) if comp.guard.get(s))
-    frees = plan_mod.free_lists([st[2] for st, _, _ in steps], set(fetch_slots))
-    plan_mod.set_steps(plan, [
-        plan_mod.Step(k, st[0], st[1], st[2], st[3], st[4], frees[k], True, False, op, 0.0)
-        for k, (st, op, _) in enumerate(steps)])
-    plan.parallel = False
-    return plan
+    return StructuredParts(
+        steps, slots.n, tuple(feed_slots[i] for i in range(len(feed_slots))),
+        tuple(fetch_slots),
+        tuple(k for k, s in enumerate(fetch_slots) if comp.guard.get(s)))

@@ -1,29 +1,37 @@
-"""Compiling one step signature (fetches, feeds, targets) into an immutable Plan.
+"""Compiling one step signature (fetches, feeds, targets) into an immutable plan.
 
 build_plan: prune (§3.2: only what the fetches and targets need, feeds cut the graph)
--> place (devices, colocation with resources) -> optimize (runtime/optimizer.py) ->
-lower into flat arrays the executor walks without touching the graph.
+-> place (devices, colocation with resources) -> optimize (runtime/optimizer.py; steps
+without control flow) -> choose the executor (runtime/policy.choose_executor) -> lower
+into the plan type of that executor, flat arrays it walks without touching the graph:
 
-A Plan is immutable and shared by concurrent runs; everything mutable during a run
-lives in the executor's per-run locals.
+  SequentialPlan  steps in topological order over one value list (run_steps)
+  StructuredPlan  the same, with each while loop one step (a frames.LoopProgram)
+  DataflowPlan    the steps plus successor lists and pending/use counts (run_dataflow)
+  TaggedPlan      a tagged.TaggedProgram (run_tagged)
+
+Each has `run(feed_values, env, options, trace) -> fetched values`. A plan is immutable
+and shared by concurrent runs; everything mutable during a run lives in the executor's
+per-run locals (and the StepState of a dataflow or tagged step).
 """
 from __future__ import annotations
 
-import os
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.framework import registry as _reg
 from tensorweave.framework.graph import Operation, Tensor
+from tensorweave.runtime import executor as _ex
+from tensorweave.runtime import frames as _frames
 from tensorweave.runtime import optimizer as _opt
+from tensorweave.runtime import policy as _policy
+from tensorweave.runtime import tagged as _tagged
 from tensorweave.runtime.devices import Device, DeviceManager
+from tensorweave.runtime.executor import run_steps
 
-# Control-flow op types: a plan holding any of them runs on the tagged executor.
-CONTROL_FLOW_OPS = frozenset({"Switch", "Merge", "Enter", "Exit", "NextIteration",
-                              "LoopCond", "RefSwitch", "RefMerge", "RefEnter",
-                              "RefNextIteration", "ControlTrigger"})
+CONTROL_FLOW_OPS = _policy.CONTROL_FLOW_OPS
 
 
 class KernelContext:
@@ -48,47 +56,172 @@ class KernelContext:
 
 
 class Step:
-    """One lowered node (immutable)."""
+    """One lowered node (immutable).
+
+    `fn(ctx, *inputs)` (asynchronous kernels: `fn(ctx, state, done, *inputs)`) reads
+    slots `ins` and writes slots [out, out + n_out); `free` lists the slots whose last
+    reader it is. `cheap` is policy.kernel_weight(...) == CHEAP; `on_pool` says whether a
+    dataflow or tagged executor sends it to the thread pool. `loop` is the LoopProgram
+    of a structured plan's loop step (None otherwise); `guarded` says whether the step
+    may receive dead inputs (it then returns dead outputs without running).
+    """
 
     __slots__ = ("index", "fn", "ctx", "ins", "out", "n_out", "free", "cheap", "is_async",
-                 "op", "cost")
+                 "on_pool", "op", "loop", "guarded")
 
-    def __init__(self, index, fn, ctx, ins, out, n_out, free, cheap, is_async, op, cost):
+    def __init__(self, index, fn, ctx, ins, out, n_out, free, op, cheap=True,
+                 is_async=False, on_pool=False, loop=None, guarded=False):
         self.index, self.fn, self.ctx, self.ins, self.out = index, fn, ctx, ins, out
-        self.n_out, self.free, self.cheap, self.is_async = n_out, free, cheap, is_async
-        self.op, self.cost = op, cost
+        self.n_out, self.free, self.op = n_out, free, op
+        self.cheap, self.is_async, self.on_pool = cheap, is_async, on_pool
+        self.loop, self.guarded = loop, guarded
 
 
 class Plan:
-    """The compiled form of one step signature.
+    """What the session needs of every plan. `executor` names the executor
+    (policy.SEQUENTIAL, ...); `dead_fetch` lists fetch indices a cond may leave dead;
+    `needs_pool` whether a step may run on the session's thread pool."""
+
+    executor = ""
+
+    def __init__(self):
+        self.stamp = 0
+        self.n_nodes_before_opt = 0
+        self.dead_fetch: Tuple[int, ...] = ()
+        self.needs_pool = False
+
+    def run(self, feed_values, env: _ex.RunEnv, options=None, trace=None) -> list:
+        """The fetched values of one run (`trace`: a StepTrace to fill, or None)."""
+        raise NotImplementedError
+
+
+class _FlatPlan(Plan):
+    """A plan over one flat value list.
 
     Invariants:
       * `steps` is a topological order; step i reads only slots written by earlier
         steps or feed slots, and writes slots [out, out + n_out).
       * `free` of a step lists the slots whose last reader is that step (never fetch
-        slots), so the sequential executor drops dead values right away.
-      * `succ`/`pending0`/`uses0` describe the same graph for the dataflow executor.
+        slots), so the sequential loop drops dead values right away.
+      * `flat` holds each step as the tuple run_steps walks, `ops` each step's op.
     """
 
-    def __init__(self):
-        self.steps: Tuple[Step, ...] = ()
-        self.flat: tuple = ()
-        self.ops: tuple = ()  # the op of each step (error messages)
-        self.n_slots = 0
-        self.feed_slots: Tuple[int, ...] = ()
-        self.fetch_slots: Tuple[int, ...] = ()
-        self.parallel = False
-        self.succ: Tuple[Tuple[int, ...], ...] = ()
-        self.pending0: List[int] = []
-        self.uses0: List[int] = []
-        self.stamp = 0
-        self.n_nodes_before_opt = 0
-        self.executor = None
-        self.dead_fetch: Tuple[int, ...] = ()  # fetches a cond may leave dead
-        self.tagged = None  # control-flow program of the tagged executor
-        # `flat` with each step's is_async, when no step goes to the thread pool: the
-        # dataflow executor then runs the steps in order until a kernel waits
-        self.inline_steps: Optional[tuple] = None
+    def __init__(self, steps, n_slots: int, feed_slots: tuple, fetch_slots: tuple):
+        Plan.__init__(self)
+        self.steps: Tuple[Step, ...] = tuple(steps)
+        self.n_slots = n_slots
+        self.feed_slots = feed_slots
+        self.fetch_slots = fetch_slots
+        self.flat = tuple((s.fn, s.ctx, s.ins, s.out, s.n_out, s.free) for s in self.steps)
+        self.ops = tuple(s.op for s in self.steps)
+
+
+class SequentialPlan(_FlatPlan):
+    """Steps without control flow, nothing to wait for or to overlap: run in plan order
+    on the calling thread."""
+
+    executor = _policy.SEQUENTIAL
+
+    def run(self, feed_values, env, options=None, trace=None) -> list:
+        if trace is not None:
+            return _ex.run_sequential_traced(self, feed_values, trace)
+        vals = [None] * self.n_slots
+        for s, v in zip(self.feed_slots, feed_values):
+            vals[s] = v
+        run_steps(self.flat, self.ops, vals)
+        return [vals[i] for i in self.fetch_slots]
+
+
+class StructuredPlan(SequentialPlan):
+    """A control-flow step on the structured executor: the root frame's steps run like
+    a SequentialPlan's, each while loop is one step calling its compiled LoopProgram
+    (runtime/frames.py); values a cond leaves dead are `values.DEAD`."""
+
+    executor = _policy.STRUCTURED
+
+
+class DataflowPlan(_FlatPlan):
+    """Steps that may wait (asynchronous kernels) or overlap heavy kernels on the pool.
+
+    Invariants (beyond _FlatPlan's): `succ[i]` are the steps that depend on step i,
+    `pending0[i]` the number of steps step i depends on, `uses0[s]` the number of
+    readers of slot s. `inline` (no step on the pool): `flat` is runnable by run_steps,
+    each asynchronous step wrapped by executor.inline_async with the StepState read from
+    slot `state_slot` as its first input.
+    """
+
+    executor = _policy.DATAFLOW
+
+    def __init__(self, steps, n_slots, feed_slots, fetch_slots, succ, pending0, uses0):
+        _FlatPlan.__init__(self, steps, n_slots + 1, feed_slots, fetch_slots)
+        self.state_slot = n_slots
+        self.succ: Tuple[Tuple[int, ...], ...] = succ
+        self.pending0: List[int] = pending0
+        self.uses0: List[int] = uses0
+        self.needs_pool = any(s.on_pool for s in self.steps)
+        self.inline = not self.needs_pool
+        self.flat = tuple(
+            (_ex.inline_async(s), s.ctx, (self.state_slot,) + s.ins, s.out, s.n_out, s.free)
+            if s.is_async else f for f, s in zip(self.flat, self.steps))
+
+    # run(feed_values, env, options=None, trace=None): executor.run_dataflow itself is
+    # the method (no extra call per run: queue steps are on input pipelines' hot path)
+    run = _ex.run_dataflow
+
+
+class TaggedPlan(Plan):
+    """A control-flow step on the tagged-token executor (runtime/tagged.py)."""
+
+    executor = _policy.TAGGED
+
+    def __init__(self, program):
+        Plan.__init__(self)
+        self.program = program
+        self.dead_fetch = tuple(range(len(program.fetch)))
+        self.needs_pool = program.uses_pool
+
+    def run(self, feed_values, env, options=None, trace=None) -> list:
+        state = env.begin_step(options)
+        try:
+            return _tagged.run_tagged(self.program, feed_values, env.pool, trace, state)
+        finally:
+            env.end_step(state)
+
+
+class KernelBinder:
+    """Binds step-graph nodes to kernels for one session: the kernel function, and a
+    KernelContext holding the session's per-op state (e.g. RNG state) and device. This is
+    all that lowering needs of the session."""
+
+    def __init__(self, session, devices: DeviceManager):
+        self.session = session
+        self.devices = devices
+        self._op_state = session._op_state
+
+    def bind(self, n: _opt.Node):
+        """(kernel fn, KernelContext, KernelDef or None for a constant) of node `n`."""
+        if n.type == "Const":
+            fn, kd = _const_fn(n.value if n.value is not None else [n.attrs["value"]]), None
+        else:
+            kd = _reg.get_kernel(n.type, n.device.device_type)
+            fn = _kernel_fn(kd, n)
+        state = self._op_state.setdefault(n.op, {}) if n.stateful and n.op is not None \
+            else {}
+        return fn, KernelContext(n.op, n.attrs, n.device, self.session, state), kd
+
+    def context(self, op) -> KernelContext:
+        """A context on the default device with no state (a structured loop's step)."""
+        return KernelContext(op, {}, self.devices.default, self.session, {})
+
+    def run_for_folding(self, n: _opt.Node, ins: list) -> list:
+        """Runs the CPU kernel of `n` on constant inputs (constant folding)."""
+        k = _reg.get_kernel(n.type, "CPU")
+        if k.is_async:
+            raise ValueError("async kernels are not folded")
+        ctx = KernelContext(n.op, n.attrs, self.devices.default, self.session, {})
+        with np.errstate(all="ignore"):  # as in the executor
+            r = _kernel_fn(k, n)(ctx, *ins)
+        return [r] if n.n_out == 1 else list(r)
 
 
 def prune(fetches: Sequence[Tensor], targets: Sequence[Operation],
@@ -178,75 +311,49 @@ def place(sg: _opt.StepGraph, devices: DeviceManager, allow_soft_placement: bool
                 n.device = p.device
 
 
-def build_plan(session, fetches: Sequence[Tensor], targets: Sequence[Operation],
-               feeds: Sequence[Tensor], opts: Dict[str, bool]) -> Plan:
+def build_plan(fetches: Sequence[Tensor], targets: Sequence[Operation],
+               feeds: Sequence[Tensor], binder: KernelBinder, policy: _policy.ExecutionPolicy,
+               opts: Dict[str, bool], allow_soft_placement: bool = False) -> Plan:
+    """The plan of one step signature (see the module docstring); `opts` are the graph
+    optimizations to run (config.optimizations_enabled)."""
     sg = prune(fetches, targets, feeds)
     n_before = len(sg.nodes)
-    place(sg, session._device_manager, session._allow_soft_placement)
-    if any(n.type in CONTROL_FLOW_OPS for n in sg.nodes):
-        return _build_control_flow_plan(session, sg, n_before)
-    if opts.get("prune_noops"):
-        sg = _opt.remove_dead_noops(sg)
-    if opts.get("cse"):
-        sg = _opt.eliminate_common_subexpressions(sg)
-    if opts.get("fold"):
-        sg = _opt.fold_constants(sg, lambda n, ins: _run_for_folding(session, n, ins))
+    place(sg, binder.devices, allow_soft_placement)
+    if not any(n.type in CONTROL_FLOW_OPS for n in sg.nodes):
         if opts.get("prune_noops"):
-            sg = _drop_unused(sg)
-    plan = lower(session, sg)
+            sg = _opt.remove_dead_noops(sg)
+        if opts.get("cse"):
+            sg = _opt.eliminate_common_subexpressions(sg)
+        if opts.get("fold"):
+            sg = _opt.fold_constants(sg, binder.run_for_folding)
+            if opts.get("prune_noops"):
+                sg = _drop_unused(sg)
+    executor = _policy.choose_executor(sg, policy)
+    if executor in (_policy.SEQUENTIAL, _policy.DATAFLOW):
+        plan = lower(sg, binder, policy, executor)
+    else:
+        plan = _lower_control_flow(sg, binder, policy, executor)
     plan.n_nodes_before_opt = n_before
     return plan
 
 
-def _build_control_flow_plan(session, sg, n_before: int) -> Plan:
-    """Steps with control flow: the structured executor when the step is cheap and
-    synchronous, else the tagged executor (runtime/frames.py, runtime/tagged.py)."""
-    from tensorweave.runtime import frames, tagged
-
-    def make_step(n):
-        return _step_parts(session, n)
-    plan = None
-    forced = os.environ.get("TW_EXECUTOR") == "tagged"  # tests run both executors
-    if not forced and not _needs_tagged(session, sg):
+def _lower_control_flow(sg, binder, policy, executor: str) -> Plan:
+    if executor == _policy.STRUCTURED:
         try:
-            plan = frames.compile_structured(session, sg, make_step)
-        except frames.NotStructured:
-            plan = None
-    if plan is None:
-        plan = tagged.compile_tagged(session, sg, make_step)
-    plan.n_nodes_before_opt = n_before
+            return _structured_plan(_frames.compile_structured(sg, binder))
+        except _frames.NotStructured:
+            pass  # the tagged executor runs every graph
+    return TaggedPlan(_tagged.compile_tagged(sg, binder, policy))
+
+
+def _structured_plan(parts) -> StructuredPlan:
+    frees = free_lists([s.step[2] for s in parts.steps], set(parts.fetch_slots))
+    plan = StructuredPlan(
+        [Step(k, s.step[0], s.step[1], s.step[2], s.step[3], s.step[4], frees[k], s.op,
+              loop=s.loop, guarded=s.guarded) for k, s in enumerate(parts.steps)],
+        parts.n_slots, parts.feed_slots, parts.fetch_slots)
+    plan.dead_fetch = parts.dead_fetch
     return plan
-
-
-def _needs_tagged(session, sg) -> bool:
-    """Asynchronous kernels wait on the tagged executor; heavy kernels overlap there
-    (across loop iterations too) when there are threads to overlap them on."""
-    heavy = 0
-    for n in sg.nodes:
-        if n.type in ("_Feed", "Const") or n.type in CONTROL_FLOW_OPS:
-            continue
-        kd = _reg.get_kernel(n.type, n.device.device_type)
-        if kd.is_async:
-            return True
-        if _cost(n) >= _PARALLEL_MIN_FLOPS:
-            heavy += 1
-    return heavy >= 1 and session._inter_op_threads >= 2 and _frames_parallel(sg)
-
-
-def _frames_parallel(sg) -> bool:
-    # a heavy kernel inside a loop with parallel_iterations > 1 can overlap with itself
-    return any(n.type == "Enter" and int(n.attrs.get("parallel_iterations", 10)) > 1
-               for n in sg.nodes)
-
-
-def _run_for_folding(session, n: _opt.Node, ins: list) -> list:
-    k = _reg.get_kernel(n.type, "CPU")
-    if k.is_async:
-        raise ValueError("async kernels are not folded")
-    ctx = KernelContext(n.op, n.attrs, session._device_manager.default, session, {})
-    with np.errstate(all="ignore"):  # as in the executor
-        r = _kernel_fn(k, n)(ctx, *ins)
-    return [r] if n.n_out == 1 else list(r)
 
 
 def _drop_unused(sg: _opt.StepGraph) -> _opt.StepGraph:
@@ -263,22 +370,11 @@ def _drop_unused(sg: _opt.StepGraph) -> _opt.StepGraph:
     return sg
 
 
-def _const_fn(values):
-    if len(values) == 1:
-        v = values[0]
-        return lambda ctx: v
-    vs = tuple(values)
-    return lambda ctx: vs
-
-
-def _feed_fn(ctx):  # never called: feed slots are written by the executor
-    raise AssertionError("feed nodes do not run")
-
-
-def lower(session, sg: _opt.StepGraph) -> Plan:
-    """Flattens the step graph into slots and steps (see Plan's invariants)."""
+def lower(sg: _opt.StepGraph, binder: KernelBinder, policy: _policy.ExecutionPolicy,
+          executor: str = _policy.SEQUENTIAL) -> Plan:
+    """Flattens a step graph without control flow into slots and steps: a SequentialPlan
+    or a DataflowPlan (see their invariants)."""
     nodes = _opt.topological_order(sg.nodes)
-    plan = Plan()
     slot_of: Dict[int, int] = {}
     n_slots = 0
     feed_slots: Dict[int, int] = {}
@@ -287,20 +383,30 @@ def lower(session, sg: _opt.StepGraph) -> Plan:
         if n.type == "_Feed":
             feed_slots[n.feed_index] = n_slots
         n_slots += n.n_out
-    plan.n_slots = n_slots
-    plan.feed_slots = tuple(feed_slots[i] for i in range(len(feed_slots)))
-    plan.fetch_slots = tuple(slot_of[id(n)] + i for n, i in sg.fetches)
+    feeds = tuple(feed_slots[i] for i in range(len(feed_slots)))
+    fetch_slots = tuple(slot_of[id(n)] + i for n, i in sg.fetches)
 
     run_nodes = [n for n in nodes if n.type != "_Feed"]
-    index = {id(n): k for k, n in enumerate(run_nodes)}
     ins_of = [tuple(slot_of[id(p)] + i for p, i in n.inputs) for n in run_nodes]
+    frees = free_lists(ins_of, set(fetch_slots))
+    bound = [binder.bind(n) for n in run_nodes]
+    weights = [_policy.kernel_weight(kd, _policy.static_cost(n), policy)
+               for n, (_, _, kd) in zip(run_nodes, bound)]
+    # the pool is used only where heavy kernels can overlap; otherwise a step waiting on
+    # a queue still needs the dataflow executor, but its heavy kernels run inline
+    pool = executor == _policy.DATAFLOW and _policy.uses_thread_pool(run_nodes, weights,
+                                                                      policy)
+    steps = [Step(k, fn, ctx, ins_of[k], slot_of[id(n)], n.n_out, frees[k], n.op,
+                  cheap=w == _policy.CHEAP, is_async=kd is not None and kd.is_async,
+                  on_pool=pool and w != _policy.CHEAP)
+             for k, (n, (fn, ctx, kd), w) in enumerate(zip(run_nodes, bound, weights))]
+    if executor == _policy.SEQUENTIAL:
+        return SequentialPlan(steps, n_slots, feeds, fetch_slots)
+    index = {id(n): k for k, n in enumerate(run_nodes)}
     uses = [0] * n_slots
     for ins in ins_of:
         for s in ins:
             uses[s] += 1
-    frees = free_lists(ins_of, set(plan.fetch_slots))
-
-    parts = [_step_parts(session, n) for n in run_nodes]
     succ: List[set] = [set() for _ in run_nodes]
     pending0 = [0] * len(run_nodes)
     for k, n in enumerate(run_nodes):
@@ -309,19 +415,8 @@ def lower(session, sg: _opt.StepGraph) -> Plan:
         pending0[k] = len(preds)
         for p in preds:
             succ[p].add(k)
-    plan.succ = tuple(tuple(sorted(s)) for s in succ)
-    plan.pending0 = pending0
-    plan.uses0 = uses
-    overlap = _heavy_overlap([c[4] for c in parts], plan.succ, session)
-    # Without two heavy kernels that can overlap, the pool would only add a hand-off per
-    # heavy kernel (a step waiting on a queue still needs the dataflow executor, but its
-    # matmuls are cheaper run inline than sent to a worker).
-    set_steps(plan, [Step(k, fn, ctx, ins_of[k], slot_of[id(n)], n.n_out, frees[k],
-                          cheap or not overlap, is_async, n.op, cost)
-                     for k, (n, (fn, ctx, cheap, is_async, cost))
-                     in enumerate(zip(run_nodes, parts))])
-    plan.parallel = overlap or any(s.is_async for s in plan.steps)
-    return plan
+    return DataflowPlan(steps, n_slots, feeds, fetch_slots,
+                        tuple(tuple(sorted(s)) for s in succ), pending0, uses)
 
 
 def free_lists(ins_per_step, keep: set) -> List[tuple]:
@@ -337,27 +432,12 @@ def free_lists(ins_per_step, keep: set) -> List[tuple]:
     return [tuple(f) for f in frees]
 
 
-def set_steps(plan: Plan, steps) -> None:
-    """Installs the lowered steps and the flat tuples the sequential loop walks."""
-    plan.steps = tuple(steps)
-    plan.flat = tuple((s.fn, s.ctx, s.ins, s.out, s.n_out, s.free) for s in plan.steps)
-    plan.ops = tuple(s.op for s in plan.steps)
-    plan.inline_steps = tuple(f + (s.is_async,) for f, s in zip(plan.flat, plan.steps)) \
-        if all(s.cheap or s.is_async for s in plan.steps) else None
-
-
-def _step_parts(session, n: _opt.Node):
-    """(kernel fn, KernelContext, cheap, is_async, FLOP estimate) of one node."""
-    if n.type == "Const":
-        fn, cheap, is_async = _const_fn(n.value if n.value is not None
-                                        else [n.attrs["value"]]), True, False
-    else:
-        kd = _reg.get_kernel(n.type, n.device.device_type)
-        fn, cheap, is_async = _kernel_fn(kd, n), kd.cheap, kd.is_async
-    state = session._op_state.setdefault(n.op, {}) if n.stateful and n.op is not None \
-        else {}
-    ctx = KernelContext(n.op, n.attrs, n.device, session, state)
-    return fn, ctx, cheap, is_async, _cost(n)
+def _const_fn(values):
+    if len(values) == 1:
+        v = values[0]
+        return lambda ctx: v
+    vs = tuple(values)
+    return lambda ctx: vs
 
 
 def _unwrap(r):
@@ -380,52 +460,3 @@ def _single_of_list(fn, is_async: bool):
             fn(ctx, state, lambda result=None, exc=None: done(_unwrap(result), exc), *args)
         return run_async
     return lambda ctx, *args: _unwrap(fn(ctx, *args))
-
-
-def _cost(n: _opt.Node) -> float:
-    """Rough FLOP estimate from static shapes (0 when unknown or trivial)."""
-    op = n.op
-    if op is None or n.type not in ("MatMul", "BatchMatMulV2", "Conv2D",
-                                    "Conv2DBackpropInput", "Conv2DBackpropFilter"):
-        return 0.0
-    try:
-        if n.type == "MatMul":
-            a, b = op.inputs[0].shape.as_list(), op.inputs[1].shape.as_list()
-            m = a[1] if n.attrs.get("transpose_a") else a[0]
-            kk = a[0] if n.attrs.get("transpose_a") else a[1]
-            nn = b[0] if n.attrs.get("transpose_b") else b[1]
-            return 2.0 * m * kk * nn
-        if n.type == "BatchMatMulV2":
-            return 2.0 * (op.outputs[0].shape.num_elements() or 0) * \
-                (op.inputs[0].shape.as_list()[-2 if n.attrs.get("adj_x") else -1] or 0)
-        # convolutions: 2 * (elements of the conv output) * (filter height * width * in)
-        if n.type == "Conv2DBackpropFilter":
-            filt, conv_out = op.outputs[0].shape, op.inputs[2].shape
-        elif n.type == "Conv2DBackpropInput":
-            filt, conv_out = op.inputs[1].shape, op.inputs[2].shape
-        else:
-            filt, conv_out = op.inputs[1].shape, op.outputs[0].shape
-        kh, kw, cin = filt.as_list()[:3]
-        return 2.0 * (conv_out.num_elements() or 0) * (kh or 0) * (kw or 0) * (cin or 0)
-    except (TypeError, ValueError, IndexError):
-        return 0.0
-
-
-_PARALLEL_MIN_FLOPS = 2e8
-
-
-def _heavy_overlap(costs, succ, session) -> bool:
-    """Whether two heavy kernels can overlap on the thread pool: heavy nodes at the same
-    dataflow depth are independent of each other."""
-    if session._inter_op_threads < 2:
-        return False
-    heavy = [k for k, c in enumerate(costs) if c >= _PARALLEL_MIN_FLOPS]
-    if len(heavy) < 2:
-        return False
-    depth = [0] * len(costs)
-    for k in range(len(costs)):
-        for j in succ[k]:
-            if depth[k] + 1 > depth[j]:
-                depth[j] = depth[k] + 1
-    levels = [depth[k] for k in heavy]
-    return len(set(levels)) < len(levels)

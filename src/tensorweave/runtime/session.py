@@ -1,16 +1,15 @@
 """Session: runs parts of a graph, many times, from many threads (OSDI §3.2).
 
 `run(fetches, feed_dict)` maps the fetch structure to a flat list of tensors and target
-ops, looks up the cached Plan for (fetches, feeds, targets) and hands it to an executor.
-A repeated run does no graph work: it converts the feeds, runs the plan's steps and
-rebuilds the fetch structure.
+ops, looks up the cached plan for (fetches, feeds, targets) and calls its `run` (the plan
+type is the executor, chosen once when the plan is built: runtime/policy.py). A repeated
+run does no graph work: it converts the feeds, runs the plan's steps and rebuilds the
+fetch structure.
 """
 from __future__ import annotations
 
 import collections
-import os
 import threading
-import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -22,6 +21,7 @@ from tensorweave.runtime import executor as _ex
 from tensorweave.runtime import plan as _plan
 from tensorweave.runtime.config import ConfigProto, RunMetadata, optimizations_enabled
 from tensorweave.runtime.devices import DeviceManager
+from tensorweave.runtime.policy import ExecutionPolicy
 
 
 # --- fetch structures ----------------------------------------------------------------
@@ -204,18 +204,16 @@ class BaseSession:
         self._target = target or ""
         self._device_manager = _devices_for_target(self._target, config)
         self._allow_soft_placement = bool(config and config.allow_soft_placement)
-        threads = (config.inter_op_parallelism_threads if config else 0) or (os.cpu_count() or 1)
-        self._inter_op_threads = max(1, int(threads))
+        self._policy = ExecutionPolicy.from_config(config)
         self._opts = optimizations_enabled(config)
         self._plans: Dict[tuple, _plan.Plan] = {}
         self._plan_lock = threading.Lock()
         self._op_state: Dict[Operation, dict] = {}
-        self._pool: Optional[_ex.ThreadPool] = None
+        self._binder = _plan.KernelBinder(self, self._device_manager)
+        self._env = _ex.RunEnv(int(config.operation_timeout_in_ms) if config else 0)
         self._closed = False
+        self._close_lock = threading.Lock()
         self._partial_runs: Dict[str, dict] = {}
-        self._timeout_ms = int(config.operation_timeout_in_ms) if config else 0
-        self._live_steps: set = set()  # StepStates of running dataflow steps
-        self._steps_lock = threading.Lock()
         self._default_ctx = None
 
     # --- properties ---------------------------------------------------------------
@@ -248,51 +246,30 @@ class BaseSession:
                     if not self._graph.is_feedable(t):
                         raise ValueError("Tensor %s may not be fed." % t.name)
                 stamp = self._graph._mutations
-                plan = _plan.build_plan(self, fetches, targets, feeds, self._opts)
+                plan = _plan.build_plan(fetches, targets, feeds, self._binder, self._policy,
+                                        self._opts, self._allow_soft_placement)
                 plan.stamp = stamp
-                if plan.parallel and self._pool is None:
-                    self._pool = _ex.ThreadPool(self._inter_op_threads)
+                if plan.needs_pool and self._env.pool is None and not self._env.closed:
+                    self._env.pool = _ex.ThreadPool(self._policy.inter_op_threads)
                 self._plans[key] = plan
         return plan
 
     def _execute(self, plan: _plan.Plan, feed_values, options=None, run_metadata=None):
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        stats = None
+        trace = None
         if run_metadata is not None and options is not None and options.trace_level:
-            stats = _ex.StepStats()
+            trace = _ex.StepTrace()
             for d in self._device_manager.devices:
                 d.allocator.reset_peak()
         # TF kernels compute inf/NaN silently; NumPy would warn (once per step, not per op)
         with np.errstate(all="ignore"):
-            if plan.parallel:
-                out = self._run_dataflow(plan, feed_values, options, stats)
-            else:
-                out = _ex.run_sequential(plan, feed_values, stats)
-        if stats is not None:
-            _fill_metadata(run_metadata, stats, self._device_manager)
+            out = plan.run(feed_values, self._env, options, trace)
+        if trace is not None:
+            _fill_metadata(run_metadata, trace, self._device_manager)
         if plan.dead_fetch:
             _check_live(plan, out)
         return [_owned(v) for v in out]
-
-    def _run_dataflow(self, plan, feed_values, options, stats):
-        """A step that may wait (asynchronous kernels): it gets a StepState that
-        `close()` can cancel, with the deadline of RunOptions.timeout_in_ms or else
-        ConfigProto.operation_timeout_in_ms."""
-        ms = (options.timeout_in_ms if options is not None else 0) or self._timeout_ms
-        state = _ex.StepState(time.monotonic() + ms / 1000.0 if ms > 0 else None)
-        with self._steps_lock:
-            if self._closed:
-                raise RuntimeError("Attempted to use a closed Session.")
-            self._live_steps.add(state)
-        try:
-            if plan.tagged is not None:
-                from tensorweave.runtime import tagged
-                return tagged.run_tagged(plan, feed_values, self._pool, stats, state)
-            return _ex.run_dataflow(plan, feed_values, self._pool, stats, state)
-        finally:
-            with self._steps_lock:
-                self._live_steps.discard(state)
 
     def _feed_list(self, feed_dict) -> Tuple[tuple, list]:
         if not feed_dict:
@@ -439,16 +416,12 @@ class BaseSession:
     # --- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
         """Frees the session's resources; later runs raise RuntimeError."""
-        with self._steps_lock:
+        with self._close_lock:
             if self._closed:
                 return
             self._closed = True
-            steps = list(self._live_steps)
-        for state in steps:  # steps blocked in asynchronous kernels end with this error
-            state.cancel(errors.CancelledError(None, None, "Session has been closed."))
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        # steps blocked in asynchronous kernels end with this error; the pool stops
+        self._env.close(errors.CancelledError(None, None, "Session has been closed."))
         self._plans.clear()
         self._op_state.clear()
         if not self._target:  # a target's resources outlive its sessions, until reset
@@ -473,9 +446,10 @@ class BaseSession:
 
     def __del__(self):
         try:
-            if self._pool is not None:
-                self._pool.shutdown()
-        except Exception:  # interpreter shutdown
+            pool = self._env.pool
+            if pool is not None:
+                pool.shutdown()
+        except Exception:  # interpreter shutdown (or a session that failed to start)
             pass
 
     def __reduce__(self):
@@ -600,20 +574,32 @@ class InteractiveSession(BaseSession):
         super().close()
 
 
-def _fill_metadata(md: RunMetadata, stats: "_ex.StepStats", devices: DeviceManager) -> None:
+def _fill_metadata(md: RunMetadata, trace: "_ex.StepTrace", devices: DeviceManager) -> None:
+    """RunMetadata.step_stats from the records of a traced run: per device, one
+    NodeExecStats per kernel execution (see config.NodeExecStats)."""
     from tensorweave.runtime.config import DeviceStepStats, NodeExecStats
     per_dev: Dict[str, DeviceStepStats] = {}
-    base = stats.start
-    t_first = stats.nodes[0][1] if stats.nodes else 0.0
-    for name, t0, t1, nb, tid, dev in stats.nodes:
+    labels: Dict[Any, str] = {}
+    for op, dev, t0, t1, nb, tid, frame_name, iteration in trace.records:
         ds = per_dev.get(dev.name)
         if ds is None:
             ds = per_dev[dev.name] = DeviceStepStats(device=dev.name,
                                                      peak_bytes=dev.allocator.peak_bytes)
-        start_us = int((base + (t0 - t_first)) * 1e6)
+        label = labels.get(op)
+        if label is None:
+            label = labels[op] = _timeline_label(op)
         dur = int((t1 - t0) * 1e6)
-        ds.node_stats.append(NodeExecStats(node_name=name, all_start_micros=start_us,
-                                           op_start_rel_micros=0, op_end_rel_micros=dur,
-                                           all_end_rel_micros=dur, output_bytes=nb,
-                                           thread_id=tid))
+        ds.node_stats.append(NodeExecStats(
+            node_name=op.name if op is not None else "<const>",
+            all_start_micros=int((trace.wall0 + (t0 - trace.perf0)) * 1e6),
+            op_start_rel_micros=0, op_end_rel_micros=dur, all_end_rel_micros=dur,
+            timeline_label=label, output_bytes=nb, thread_id=tid, frame_name=frame_name,
+            iteration=iteration))
     md.step_stats.dev_stats = list(per_dev.values())
+
+
+def _timeline_label(op) -> str:
+    """TF's timeline label of a node: "name = Type(input, ...)"."""
+    if op is None:
+        return "<const> = Const()"
+    return "%s = %s(%s)" % (op.name, op.type, ", ".join(t.name for t in op.inputs))

@@ -25,21 +25,24 @@ iteration has completed; its state is dropped then. A frame completes with its l
 iteration. Nothing waits for a whole iteration: iteration i+1 starts as soon as a
 NextIteration value of iteration i exists (non-strict execution).
 
-All bookkeeping runs on the calling thread; heavy kernels run on the session's thread
-pool and asynchronous kernels call back, both through one completion queue, as in
-runtime/executor.run_dataflow.
+All bookkeeping runs on the calling thread; kernels that are not cheap
+(policy.kernel_weight) run on the session's thread pool and asynchronous kernels call
+back, both through one completion queue, as in runtime/executor.run_dataflow. A traced
+run records each kernel execution with its frame name and iteration number.
 """
 from __future__ import annotations
 
 import queue
+import threading
 import time
 from collections import deque
 from typing import Dict, List, Optional
 
 from tensorweave.framework import errors
 from tensorweave.runtime import frames as _frames
-from tensorweave.runtime.executor import StepState, _next_done, kernel_error
-from tensorweave.runtime.plan import _PARALLEL_MIN_FLOPS
+from tensorweave.runtime import policy as _policy
+from tensorweave.runtime.executor import StepState, StepTrace, _next_done, kernel_error
+from tensorweave.runtime.executor import outputs_nbytes
 from tensorweave.runtime.values import DEAD, merge_index
 
 
@@ -57,7 +60,7 @@ class TaggedProgram:
         self.kind: List[int] = []
         self.fn: list = []
         self.ctx: list = []
-        self.cheap: List[bool] = []
+        self.cheap: List[bool] = []             # policy.kernel_weight(...) == CHEAP
         self.is_async: List[bool] = []
         self.op: list = []
         self.in_base: List[int] = []
@@ -75,10 +78,19 @@ class TaggedProgram:
         self.sources: Dict[str, List[int]] = {}  # frame key -> nodes without inputs
         self.feeds: List[int] = []
         self.fetch: List[tuple] = []             # (node, port) per fetch
+        self.frame_names: Dict[str, str] = {}    # frame key -> the loop's frame name
+        self.root_key = ""
+
+    @property
+    def uses_pool(self) -> bool:
+        """Whether a node may run on the thread pool."""
+        return not all(self.cheap)
 
 
-def compile_tagged(session, sg, make_step):
-    """The Plan of a control-flow step for the tagged executor."""
+def compile_tagged(sg, binder, policy) -> TaggedProgram:
+    """The program of a control-flow step for the tagged executor. `binder`
+    (plan.KernelBinder) supplies each node's kernel and context, `policy` decides which
+    kernels are cheap."""
     order, frame_of, root = _frames.analyze(sg.nodes)
     prog = TaggedProgram()
     index = {id(n): k for k, n in enumerate(order)}
@@ -88,16 +100,17 @@ def compile_tagged(session, sg, make_step):
         k = key_of_frame.get(id(f))
         if k is None:
             k = key_of_frame[id(f)] = "%d:%s" % (len(key_of_frame), f.name)
+            prog.frame_names[k] = f.name
         return k
     in_total = 0
     for k, n in enumerate(order):
         kind = _KINDS.get(n.type, NORMAL)
         prog.kind.append(kind)
         if kind in (NORMAL, TRIGGER, FORWARD, SWITCH, MERGE):
-            fn, ctx, cheap, is_async, cost = make_step(n) if n.type != "_Feed" else \
-                (None, None, True, False, 0.0)
-            # a kernel known to be small runs inline: a pool round trip costs more
-            cheap = cheap or 0.0 < cost < _PARALLEL_MIN_FLOPS
+            fn, ctx, kd = binder.bind(n) if n.type != "_Feed" else (None, None, None)
+            cheap = _policy.kernel_weight(kd, _policy.static_cost(n), policy) == \
+                _policy.CHEAP
+            is_async = kd is not None and kd.is_async
         else:
             fn, ctx, cheap, is_async = None, None, True, False
         prog.fn.append(fn)
@@ -141,18 +154,11 @@ def compile_tagged(session, sg, make_step):
     for n, i in sg.fetches:
         _frames.check_fetch_in_root(n, i, frame_of, root)
         prog.fetch.append((index[id(n)], i))
-    from tensorweave.runtime.plan import Plan
-    plan = Plan()
-    plan.tagged = prog
-    plan.parallel = True
-    plan.dead_fetch = tuple(range(len(prog.fetch)))
-    plan.feed_slots = tuple(range(len(prog.feeds)))
-    plan.fetch_slots = tuple(range(len(prog.fetch)))
     feed_nodes = {}
     for k in prog.feeds:
         feed_nodes[order[k].feed_index] = k
     prog.feeds = [feed_nodes[i] for i in range(len(feed_nodes))]
-    return plan
+    return prog
 
 
 class _Iter:
@@ -173,11 +179,13 @@ class _Iter:
 
 
 class _FrameState:
-    __slots__ = ("key", "parent_iter", "iters", "next_number", "live_iters", "pi",
+    __slots__ = ("key", "name", "parent_iter", "iters", "next_number", "live_iters", "pi",
                  "invariants", "enters_left", "deferred", "exits_live")
 
-    def __init__(self, key: str, parent_iter: Optional[_Iter], pi: int, n_enters: int):
+    def __init__(self, key: str, name: str, parent_iter: Optional[_Iter], pi: int,
+                 n_enters: int):
         self.key = key
+        self.name = name
         self.parent_iter = parent_iter
         self.iters: Dict[int, _Iter] = {}
         self.next_number = 0
@@ -189,8 +197,9 @@ class _FrameState:
         self.exits_live: set = set()
 
 
-def run_tagged(plan, feed_values, pool, stats=None, state: Optional[StepState] = None):
-    prog: TaggedProgram = plan.tagged
+def run_tagged(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTrace] = None,
+               state: Optional[StepState] = None) -> list:
+    """Runs one step of `prog`; `trace` (if any) gets a record per kernel execution."""
     kind, fns, ctxs, cheap, is_async, ops = (prog.kind, prog.fn, prog.ctx, prog.cheap,
                                              prog.is_async, prog.op)
     in_base, n_data, out_edges, ctrl_out = (prog.in_base, prog.n_data, prog.out_edges,
@@ -268,7 +277,8 @@ def run_tagged(plan, feed_values, pool, stats=None, state: Optional[StepState] =
         name = prog.frame_key[k]
         fs = it.children.get(name)
         if fs is None:
-            fs = _FrameState(name, it, prog.parallel_iterations[k], prog.n_enters[name])
+            fs = _FrameState(name, prog.frame_names[name], it, prog.parallel_iterations[k],
+                             prog.n_enters[name])
             it.children[name] = fs
             it.n_children += 1
         return fs
@@ -366,23 +376,31 @@ def run_tagged(plan, feed_values, pool, stats=None, state: Optional[StepState] =
         it.outstanding -= 1
         maybe_done(it.frame, it)
 
-    def run_remote(k, it, args):
-        t0 = time.perf_counter()
-        try:
-            done_q.put((k, it, fns[k](ctxs[k], *args), None, t0))
-        except BaseException as e:  # noqa: B036 - handed to the scheduling thread
-            done_q.put((k, it, None, e, t0))
+    clock = time.perf_counter
+    get_ident = threading.get_ident
 
-    def async_done(k, it):
+    def run_remote(k, it, args):
+        t0 = clock()
+        try:
+            r = fns[k](ctxs[k], *args)
+            done_q.put((k, it, r, None, t0, clock(), get_ident()))
+        except BaseException as e:  # noqa: B036 - handed to the scheduling thread
+            done_q.put((k, it, None, e, t0, clock(), get_ident()))
+
+    def async_done(k, it, t0):
         def done(result=None, exc=None):
-            done_q.put((k, it, result, exc, 0.0))
+            done_q.put((k, it, result, exc, t0, clock(), None))
         return done
+
+    def record(k, it, r, t0, t1, tid=None):
+        nb = 0 if r is None else outputs_nbytes(r, len(out_edges[k]))
+        trace.record(ops[k], ctxs[k].device, t0, t1, nb, it.frame.name, it.number, tid)
 
     def outs_of(k, r):
         n = len(out_edges[k])
         return (r,) if n == 1 else tuple(r) if r is not None else (None,) * n
 
-    root = _FrameState(prog.root_key, None, 1, 0)
+    root = _FrameState(prog.root_key, "", None, 1, 0)
     rit = new_iter(root)
     for k, v in zip(prog.feeds, feed_values):
         rit.outstanding += 1
@@ -412,13 +430,16 @@ def run_tagged(plan, feed_values, pool, stats=None, state: Optional[StepState] =
                 finish(k, it, (None,), False)
             elif is_async[k]:
                 outstanding_remote[0] += 1
+                t0 = clock()
                 try:
-                    fns[k](ctxs[k], state, async_done(k, it), *args)
+                    fns[k](ctxs[k], state, async_done(k, it, t0), *args)
                 except BaseException as e:  # noqa: B036 - reported like a later failure
                     if isinstance(e, (KeyboardInterrupt, SystemExit)):
                         raise
-                    done_q.put((k, it, None, e, 0.0))
+                    done_q.put((k, it, None, e, t0, clock(), None))
             elif cheap[k]:
+                if trace is not None:
+                    t0 = clock()
                 try:
                     r = fns[k](ctxs[k], *args)
                 except BaseException as e:  # noqa: B036
@@ -426,6 +447,8 @@ def run_tagged(plan, feed_values, pool, stats=None, state: Optional[StepState] =
                         raise
                     error[0] = kernel_error(ops[k], e)
                     break
+                if trace is not None:
+                    record(k, it, r, t0, clock())
                 finish(k, it, outs_of(k, r), False)
             else:
                 outstanding_remote[0] += 1
@@ -443,13 +466,15 @@ def run_tagged(plan, feed_values, pool, stats=None, state: Optional[StepState] =
                 None, None, "Timed out waiting for notification")
             state.cancel(error[0])
             continue
-        k, it, r, exc, _ = item
+        k, it, r, exc, t0, t1, tid = item
         outstanding_remote[0] -= 1
         if exc is not None:
             if error[0] is None:
                 error[0] = kernel_error(ops[k], exc)
             continue
         if error[0] is None:
+            if trace is not None:
+                record(k, it, r, t0, t1, tid)
             finish(k, it, outs_of(k, r), False)
     if error[0] is not None:
         raise error[0]

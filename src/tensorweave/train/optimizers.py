@@ -97,11 +97,6 @@ def prox_shrink(prox, alpha, l1, l2):
     return math_unary.sign(prox) * shrunk / (1.0 + alpha * l2)
 
 
-def _check_positive(value, what: str) -> None:
-    if not callable(value) and not hasattr(value, "dtype") and value <= 0.0:
-        raise ValueError("%s must be positive: %s" % (what, value))
-
-
 # --- GradientDescent ----------------------------------------------------------------------
 @tf_export("train.GradientDescentOptimizer")
 class GradientDescentOptimizer(Optimizer):

@@ -1,6 +1,7 @@
 """Elementwise binary ops: values vs NumPy, broadcasting, dtype rules, errors, gradients."""
 import warnings
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -133,6 +134,20 @@ def test_string_add_concatenates(sess):
     assert z.op.type == "Add" and z.dtype == tf.string
     assert sess.run(z).tolist() == [b"ac", b"bc"]
     assert tf.add(tf.constant([1.0]), 1.0).op.type == "AddV2"
+
+
+@pytest.mark.parametrize("dtype", FLOATS + INTS + COMPLEX + [ml_dtypes.bfloat16, np.uint8])
+def test_raw_add_op_adds_numbers_in_their_dtype(sess, dtype):
+    # the Add op (imported graphs; tf.add builds AddV2 for numbers) is numeric addition
+    from tensorweave.framework.op_builder import apply_op
+    x = np.array([[1, 2, 3], [4, 5, 6]]).astype(dtype)
+    y = np.array([10, 20, 30]).astype(dtype)
+    z = apply_op("Add", [x, y], {}, name="Add").outputs[0]
+    out = sess.run(z)
+    assert out.dtype == np.dtype(dtype) and out.shape == (2, 3)
+    np.testing.assert_array_equal(out, x + y)
+    s = apply_op("Add", [np.array([b"a", b"b"], dtype=object), b"c"], {}).outputs[0]
+    assert sess.run(s).tolist() == [b"ac", b"bc"]
 
 
 def test_static_shapes_broadcast_with_unknown_dims(graph):
@@ -424,6 +439,20 @@ def test_non_differentiable_binary_ops(graph):
     assert tf.gradients(tf.floordiv(x, y), [x, y]) == [None, None]
     assert tf.gradients(tf.truncatediv(x, y), [x, y]) == [None, None]
     assert tf.gradients(tf.cast(tf.less(x, y), tf.float64), [x, y]) == [None, None]
+    # as in TF: gradient functions giving None (not NotDifferentiable), like Floor's
+    from tensorweave.framework import registry
+    for op_type in ("FloorDiv", "TruncateDiv"):
+        found, fn = registry.get_gradient(op_type)
+        assert found and fn is not None
+
+
+def test_truncatemod_gradient(sess):
+    # TF1 has none (LookupError); it is FloorMod's with truncation: d/dy = -trunc(x / y)
+    x = tf.constant([-3.5, 3.5, 7.25], tf.float64)
+    y = tf.constant([2.0, -2.0, 2.0], tf.float64)
+    gx, gy = sess.run(tf.gradients(tf.truncatemod(x, y), [x, y]))
+    assert gx.tolist() == [1.0, 1.0, 1.0]
+    assert gy.tolist() == [1.0, 1.0, -3.0]
 
 
 def test_complex_multiply_gradient(sess):

@@ -2,6 +2,7 @@
 references, with TF1's static shapes, error messages and numeric gradients."""
 import re
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -43,7 +44,8 @@ SORTED = [("sum", tf.segment_sum), ("mean", tf.segment_mean), ("max", tf.segment
 
 # --- sorted segment reductions -----------------------------------------------------------
 @pytest.mark.parametrize("kind,fn", SORTED)
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, ml_dtypes.bfloat16,
+                                   np.int32, np.int64])
 def test_sorted_segments_match_reference(sess, kind, fn, dtype):
     data = (np.random.rand(7, 3) * 20 - 10).astype(dtype)
     ids = np.array([0, 0, 2, 2, 2, 5, 5])  # segments 1, 3 and 4 are empty
@@ -54,7 +56,7 @@ def test_sorted_segments_match_reference(sess, kind, fn, dtype):
         want = _reference(kind, data, ids, 6, 0)
         assert out.dtype == dtype
         np.testing.assert_allclose(out.astype(np.float64), want.astype(np.float64),
-                                   rtol=1e-2 if dtype == np.float16 else 1e-6)
+                                   rtol=1e-2 if np.dtype(dtype).itemsize == 2 else 1e-6)
 
 
 def test_segment_mean_int_truncates_and_empty_is_zero(sess):
@@ -110,20 +112,21 @@ UNSORTED = [("sum", tf.unsorted_segment_sum, 0),
 
 
 @pytest.mark.parametrize("kind,fn,empty", UNSORTED)
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint8])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, ml_dtypes.bfloat16,
+                                   np.int32, np.int64, np.uint8])
 def test_unsorted_segments_match_reference(sess, kind, fn, empty, dtype):
     data = (np.random.rand(4, 3, 2) * 20).astype(dtype)
     ids = np.array([[3, -1, 0], [0, 3, 5], [-2, 3, 0], [5, 5, 0]])  # negatives dropped
-    if empty == "lowest":
-        empty = np.finfo(dtype).min if dtype().dtype.kind == "f" else np.iinfo(dtype).min
-    elif empty == "highest":
-        empty = np.finfo(dtype).max if dtype().dtype.kind == "f" else np.iinfo(dtype).max
+    info = np.iinfo(dtype) if np.dtype(dtype).kind in "iu" else ml_dtypes.finfo(dtype)
+    empty = {"lowest": info.min, "highest": info.max}.get(empty, empty)
     for num in (7, tf.constant(7, tf.int64)):
         t = fn(data, ids, num)
         assert _shape(t) == [7, 2]
         out = sess.run(t)
         assert out.dtype == dtype
-        np.testing.assert_allclose(out, _reference(kind, data, ids, 7, empty), rtol=1e-6)
+        want = _reference(kind, data, ids, 7, empty)
+        np.testing.assert_allclose(out.astype(np.float64), want.astype(np.float64),
+                                   rtol=1e-2 if kind == "sum" and info.bits == 16 else 1e-6)
 
 
 def test_unsorted_segment_max_empty_is_lowest_like_tf(sess):

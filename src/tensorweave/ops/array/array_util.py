@@ -134,9 +134,3 @@ def scalar_axis(t, rank: Optional[int]) -> Optional[int]:
 
 def to_shape(dims) -> TensorShape:
     return unknown_shape() if dims is None else TensorShape(dims)
-
-
-def index_dtype_of(value, default=_dt.int32):
-    """The dtype an index-like argument will have: its own if it is a tensor."""
-    d = getattr(value, "dtype", None)
-    return d if isinstance(d, _dt.DType) else default

@@ -27,11 +27,18 @@ the pushing loop is differentiated. A loop nested in another runs once per outer
 iteration, so its gradient stacks are made per outer iteration too and their handles
 travel between the outer backward loops the same way (`_push_gradient`). Not supported
 (LookupError): nesting more than one deep, and values inside a tf.cond in the loop.
+
+State: what one gradient computation shares (the backward loop being built, the LoopNodes,
+pushed gradients waiting for their loop) is its GradientCall (autodiff/gradient_call.py),
+passed to the gradient functions here that declare `needs_call=True`; what describes the
+graph is recorded on it: a cond's Merge carries its predicate, a forward loop lists its
+backward loops, and a backward loop's WhileContext holds its BackwardLoop record.
 """
 from __future__ import annotations
 
-from typing import List
+from typing import Dict, List, Optional
 
+from tensorweave.autodiff.gradient_call import GradientCall
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.framework.op_builder import apply_op
@@ -39,35 +46,31 @@ from tensorweave.framework.registry import gradient
 from tensorweave.ops.control_flow import control_flow_ops as cf
 from tensorweave.ops.state import resource_variable_ops
 
-# the loops whose body is being differentiated, innermost last
-_grad_frames: List[cf.WhileContext] = []
-
 
 # --- cond ---------------------------------------------------------------------------------
 
 
-@gradient("Merge")
-def _merge_grad(op: Operation, grad, _):
-    info = op._graph._cond_merges.get(op)
-    if info is None:
+@gradient("Merge", needs_call=True)
+def _merge_grad(op: Operation, grad, _, *, call: Optional[GradientCall] = None):
+    pred = op._cond_pred
+    if pred is None:
         raise LookupError("Merge %s is not the output of a tf.cond; loops built from raw "
                           "primitives cannot be differentiated (use tf.while_loop)." % op.name)
-    pred = info[0]
     g_false, g_true = cf.switch(grad, pred)
-    ctx = op._graph._get_control_flow_context()
-    if isinstance(ctx, cf.WhileContext) and ctx.forward is not None:
-        # pops of forward values from this cond's branches run only on the side taken
-        # (through Identity pivots: a control edge carries its source's liveness, and
-        # only an Identity has the liveness of one Switch side)
-        ctx.cond_pivots[(pred, 0)] = cf._identity(g_false, "pivot_f")
-        ctx.cond_pivots[(pred, 1)] = cf._identity(g_true, "pivot_t")
+    bw = call.backward_loop if call is not None else None
+    if bw is not None:
+        # built in a backward loop: pops of forward values from this cond's branches run
+        # only on the side taken (through Identity pivots: a control edge carries its
+        # source's liveness, and only an Identity has the liveness of one Switch side)
+        bw.cond_pivots[(pred, 0)] = cf._identity(g_false, "pivot_f")
+        bw.cond_pivots[(pred, 1)] = cf._identity(g_true, "pivot_t")
     if len(op.inputs) != 2:
         return [g_true if i == 1 else g_false for i in range(len(op.inputs))]
     return [g_false, g_true]
 
 
-@gradient("Switch")
-def _switch_grad(op: Operation, g_false, g_true):
+@gradient("Switch", needs_call=True)
+def _switch_grad(op: Operation, g_false, g_true, *, call: Optional[GradientCall] = None):
     from tensorweave.ops.array import array_ops
     if g_false is None and g_true is None:
         return [None, None]
@@ -83,9 +86,8 @@ def _switch_grad(op: Operation, g_false, g_true):
     from tensorweave.framework.op_builder import convert_to_tensor
     m, _ = cf.merge([convert_to_tensor(g_false), convert_to_tensor(g_true)])
     # differentiable again: on the predicate as seen here (in a backward loop, popped)
-    ctx = op._graph._get_control_flow_context()
-    pred = ctx.resolve(op._inputs[1]) if ctx is not None else op._inputs[1]
-    op._graph._cond_merges[m._op] = (pred, None, None)
+    bw = call.backward_loop if call is not None else None
+    m._op._cond_pred = bw.loop.resolve(op._inputs[1]) if bw is not None else op._inputs[1]
     return [m, None]
 
 
@@ -104,7 +106,8 @@ for _t in ("Enter", "Exit", "NextIteration"):
 
 class LoopNode:
     """A whole while loop as one node of tf.gradients: inputs are the values entering
-    it (initial loop variables and invariants), outputs its Exit values."""
+    it (initial loop variables and invariants), outputs its Exit values. Made per
+    GradientCall (`node_of`)."""
 
     _gradient_override = None
     _type = "While"
@@ -115,7 +118,7 @@ class LoopNode:
         self._inputs = [op._inputs[0] for op in self.enter_ops]
         # the iteration count (once gradients added it) links the loop to its backward
         # loops, which second-order gradients must find on paths from xs
-        self._outputs = list(ctx.exits) + [c.exit for c in ctx.counters]
+        self._outputs = list(ctx.exits) + [b.counter.exit for b in ctx.backward_loops]
         self._id = max(t._op._id for t in self._outputs)
         self._name = ctx.name
         self._control_inputs: list = []
@@ -123,23 +126,22 @@ class LoopNode:
     def __repr__(self):
         return "<LoopNode %s>" % self._name
 
-    def grad_fn(self, node, *exit_grads):
-        return _while_grad(self, list(exit_grads))
+    def grad_fn(self, node, *exit_grads, call: GradientCall) -> list:
+        return _while_grad(self, list(exit_grads), call)
 
-    def has_pending_grads(self) -> bool:
-        """Whether this call has gradients of the loop's pushed values waiting (from the
+    def has_pending_grads(self, call: GradientCall) -> bool:
+        """Whether `call` has gradients of the loop's pushed values waiting (from the
         second-order loop of its backward loop) even if its outputs have none."""
-        from tensorweave.autodiff.gradients import root_call
-        return ("pushed_grads", self.ctx) in root_call()
+        return self.ctx in call.pushed_grads
 
 
-def node_of(op: Operation):
+def node_of(op: Operation, call: GradientCall):
     """`op`, or the LoopNode of the outermost loop containing it below the loop whose
-    body is being differentiated now."""
+    body `call` is differentiating now."""
     loop = cf.enclosing_loop(op._control_flow_context)  # Enter/Exit: their own loop
     if loop is None:
         return op
-    cur = _grad_frames[-1] if _grad_frames else None
+    cur = call.frame
     if loop is cur:
         return op
     chain = []
@@ -150,11 +152,11 @@ def node_of(op: Operation):
     if x is not cur:
         return op  # outside the loop being differentiated
     top = chain[-1]
-    if getattr(top, "forward", None) is not None and not top.exits:
-        return op
-    node = top.__dict__.get("_loop_node")
+    if top.grad_state is not None and not top.exits:
+        return op  # a backward loop still being built
+    node = call.loop_nodes.get(top)
     if node is None or len(node.enter_ops) != len(top.enter_ops):  # gradients add Enters
-        node = top._loop_node = LoopNode(top)
+        node = call.loop_nodes[top] = LoopNode(top)
     return node
 
 
@@ -181,19 +183,61 @@ class ForwardCounter:
         self.stacks: dict = {}
 
 
+class BackwardLoop:
+    """A backward loop as gradients record it: its WhileContext's `grad_state`, and an
+    entry of its forward loop's `backward_loops`. It describes the graph, so it outlives
+    the tf.gradients call that built the loop: the gradients of the loop, built in later
+    calls, read it.
+
+    Fields:
+      forward: the loop it differentiates.
+      counter: the ForwardCounter added to `forward` for it (the count it counts down,
+        and the stacks `forward` pushes its values on for it).
+      loop: its own WhileContext (set by while_loop as soon as the loop exists).
+      pops: the pops made in it; its iteration counter waits for them.
+      cond_pivots: (forward cond's predicate, branch) -> a backward pivot live exactly
+        in the iterations that took that side: pops of values from that side wait for it.
+      popped: pop output -> (the loop that pushed it, the pushed value): forward values,
+        and in higher-order gradients the gradients pushed by another backward loop.
+      handle_pushes, handles_for, received_handles: as the loop holding the backward
+        loops of nested loops (higher-order gradients): pushes of the handles of their
+        gradient stacks, the loops that pop those handles, and handle stack -> the
+        handle popped from it here.
+    """
+
+    __slots__ = ("forward", "counter", "loop", "pops", "cond_pivots", "popped",
+                 "handle_pushes", "handles_for", "received_handles")
+
+    def __init__(self, forward: cf.WhileContext, counter: "ForwardCounter"):
+        self.forward = forward
+        self.counter = counter
+        self.loop: Optional[cf.WhileContext] = None
+        self.pops: List[Operation] = []
+        self.cond_pivots: Dict[tuple, Tensor] = {}
+        self.popped: Dict[Tensor, tuple] = {}
+        self.handle_pushes: List[Operation] = []
+        self.handles_for: List[cf.WhileContext] = []
+        self.received_handles: Dict[Tensor, Tensor] = {}
+
+    def __repr__(self):
+        return "<BackwardLoop of %s>" % self.forward.name
+
+    def pop_forward_value(self, t: Tensor) -> Tensor:
+        """`t`, a value of the forward loop, of the forward iteration matching the current
+        backward one (WhileContext.resolve, in this loop's context)."""
+        v = _pop(self, t, _push_forward_value(self, t), "_pop")
+        self.popped[v] = (self.forward, t)
+        return v
+
+
 def forward_counter(loop: cf.WhileContext) -> ForwardCounter:
     """A new counter loop variable of `loop` (see ForwardCounter)."""
     from tensorweave.ops.array import constant_op
     g = loop.graph
-    saved = g._get_control_flow_context()
-    g._set_control_flow_context(loop.outer)
-    try:
+    with cf.building_in(g, loop.outer):
         zero = constant_op.constant(0, name="f_count/init")
-    finally:
-        g._set_control_flow_context(saved)
     e = cf.enter(zero, loop, is_constant=False, name="f_count")
-    g._set_control_flow_context(loop)
-    try:
+    with cf.building_in(g, loop):
         m, _ = cf.merge([e, e], name="f_count/Merge")
         sw = cf.switch(m, loop.pred, name="f_count/Switch")
         ident = cf._identity(sw[1], "f_count/Identity")
@@ -205,17 +249,13 @@ def forward_counter(loop: cf.WhileContext) -> ForwardCounter:
         nxt = apply_op("NextIteration", [nxt_val], name="f_count/NextIteration")._outputs[0]
         m._op._update_input(1, nxt)
         count = apply_op("Exit", [sw[0]], name="f_count/Exit")._outputs[0]
-    finally:
-        g._set_control_flow_context(saved)
-    counter = ForwardCounter(count, ident, sync)
-    loop.counters.append(counter)
-    return counter
+    return ForwardCounter(count, ident, sync)
 
 
-def push_forward_value(loop: cf.WhileContext, t: Tensor, bw: cf.WhileContext) -> Tensor:
-    """The stack handle (in the loop's outer context) holding `t` of every iteration for
-    the backward loop `bw` (each backward loop pops its own stacks)."""
-    counter = bw.counter
+def _push_forward_value(bw: BackwardLoop, t: Tensor) -> Tensor:
+    """The stack handle (in the forward loop's outer context) holding `t` of every
+    iteration for the backward loop `bw` (each backward loop pops its own stacks)."""
+    loop, counter = bw.forward, bw.counter
     st = counter.stacks.get(t)
     if st is not None:
         return st
@@ -226,26 +266,20 @@ def push_forward_value(loop: cf.WhileContext, t: Tensor, bw: cf.WhileContext) ->
     return handle
 
 
-def pop_forward_value(bw: cf.WhileContext, t: Tensor) -> Tensor:
-    """`t` of the forward iteration matching the current backward one (bw's context)."""
-    v = _pop(bw, t, push_forward_value(bw.forward, t, bw), "_pop")
-    bw.popped[v] = (bw.forward, t)
-    return v
-
-
-def _pop(bw: cf.WhileContext, t: Tensor, handle: Tensor, suffix: str) -> Tensor:
+def _pop(bw: BackwardLoop, t: Tensor, handle: Tensor, suffix: str) -> Tensor:
     """A pop from `handle` in the backward loop `bw`, of the value (or gradient) of the
     forward value `t`: guarded like `t` (only on the cond side taken) and ordered with
     the iteration counter by the backward loop's sync."""
     from tensorweave.ops.data_flow import stack_ops
-    g = bw.graph
-    guard = bw.pivot
+    loop = bw.loop
+    g = loop.graph
+    guard = loop.pivot
     if t._op._type == "Switch":  # a value captured into a cond branch
         p = bw.cond_pivots.get((t._op._inputs[1], t._value_index))
         if p is not None:
             guard = p
     cond_ctx = t._op._control_flow_context
-    while guard is bw.pivot and cond_ctx is not None and \
+    while guard is loop.pivot and cond_ctx is not None and \
             not isinstance(cond_ctx, cf.WhileContext):
         if isinstance(cond_ctx, cf.CondContext):
             p = bw.cond_pivots.get((cond_ctx.pred, cond_ctx.branch))
@@ -253,14 +287,10 @@ def _pop(bw: cf.WhileContext, t: Tensor, handle: Tensor, suffix: str) -> Tensor:
                 guard = p
                 break
         cond_ctx = cond_ctx.outer
-    saved = g._get_control_flow_context()
-    g._set_control_flow_context(bw)
-    try:
-        with g.control_dependencies(None), g.control_dependencies([guard]):
-            v = stack_ops.stack_pop_v2(handle, t.dtype.base_dtype,
-                                       name=t._op._name.rsplit("/", 1)[-1] + suffix)
-    finally:
-        g._set_control_flow_context(saved)
+    with cf.building_in(g, loop), g.control_dependencies(None), \
+            g.control_dependencies([guard]):
+        v = stack_ops.stack_pop_v2(handle, t.dtype.base_dtype,
+                                   name=t._op._name.rsplit("/", 1)[-1] + suffix)
     v.set_shape(t.shape)
     bw.pops.append(v._op)
     return v
@@ -296,31 +326,31 @@ def _like(d, g: Tensor) -> Tensor:
     return d
 
 
-def _while_grad(node: LoopNode, exit_grads: list) -> list:
+def _while_grad(node: LoopNode, exit_grads: list, call: GradientCall) -> list:
     loop = node.ctx
     if not loop.back_prop:
         return [None] * len(node._inputs)
-    from tensorweave.autodiff.gradients import gradients, root_call
+    from tensorweave.autodiff.gradients import nested_gradients
     from tensorweave.framework.op_builder import convert_to_tensor
     from tensorweave.ops.array import array_ops
-    # (a nested loop's gradients are built in nested tf.gradients calls: the pushed
-    # gradients are handed over in the user's call)
-    call = root_call()
-    if loop.forward is not None and loop.cond_pivots:
+    own = loop.grad_state  # set when `loop` is itself a backward loop
+    if own is not None and own.cond_pivots:
         # values of a backward cond exist only in the iterations that took its side,
         # and pushes of them would not line up with unconditional pops
         raise LookupError(
             "Second-order gradients through a tf.cond inside tf.while_loop %s are not "
-            "supported." % loop.forward.name)
+            "supported." % own.forward.name)
     n_vars = len(loop.enters)
     var_idx = [k for k in range(n_vars) if _differentiable(loop.exits[k])]
     inv_pos = [k for k, op in enumerate(node.enter_ops) if op._attrs.get("is_constant")
                and _differentiable(op._outputs[0])]
     # gradients of this loop's pushed values, computed by the backward loops of the loops
-    # that popped them (built earlier in this call: each consumes our count)
-    pushed_grads, after = call.pop(("pushed_grads", loop), ([], []))
-    counter = forward_counter(loop)
-    count = counter.exit
+    # that popped them (built earlier in this call: each consumes our count; a nested
+    # loop's are built in nested walks, and handed over in the call they all share)
+    pushed_grads, after = call.pushed_grads.pop(loop, ([], []))
+    state = BackwardLoop(loop, forward_counter(loop))
+    loop.backward_loops.append(state)
+    count = state.counter.exit
     for j_exit in after:
         # those loops' counters exit at zero: adding them keeps the count and makes "pop
         # only after every push" a data edge, which higher-order gradients walk
@@ -332,34 +362,31 @@ def _while_grad(node: LoopNode, exit_grads: list) -> list:
     inv_enters = [node.enter_ops[k]._outputs[0] for k in inv_pos]
     # a backward loop's pops are inputs of its body like its loop variables: their
     # gradients go back to the forward loop through stacks of gradients
-    pops = [v for v in loop.popped if _differentiable(v)]
+    popped = own.popped if own is not None else {}
+    pops = [v for v in popped if _differentiable(v)]
     n_g = len(gs0)
     grad_pushes: list = []
-    built: list = []
 
     def body(j, *rest):
-        bw = loop.graph._get_control_flow_context()
-        bw.counter = counter
         gs, accs = list(rest[:n_g]), list(rest[n_g:])
         ys = [loop.body_outputs[k] for k in var_idx]
         grad_ys = list(gs)
         for t, push, handles in pushed_grads:
             ys.append(t)
             handle = push._inputs[0]._op._inputs[0] if handles is None else \
-                _received_handle(bw, handles)
-            v = _pop(bw, t, handle, "_grad_pop")
-            bw.popped[v] = (push._control_flow_context, push._inputs[1])
+                _received_handle(state, handles)
+            v = _pop(state, t, handle, "_grad_pop")
+            state.popped[v] = (push._control_flow_context, push._inputs[1])
             grad_ys.append(v)
-        _grad_frames.append(loop)
+        outer = call.backward_loop
+        call.backward_loop = state
         try:
             xs = [loop.body_inputs[k] for k in var_idx] + inv_enters + pops
-            # the body's inputs bound the walk (behind them is the loop machinery)
-            # (scope "body_grad", not "gradients...": TensorArray gradients name their
-            # gradient arrays after the enclosing "gradients" scope, which must stay the
-            # one of the user's tf.gradients call)
-            dx = gradients(ys, xs, grad_ys=grad_ys, stop_gradients=xs, name="body_grad")
+            # (scope "body_grad", not "gradients...": TensorArray gradients take their
+            # source from the call, which stays the one of the user's tf.gradients call)
+            dx = nested_gradients(call, ys, xs, grad_ys, "body_grad")
         finally:
-            _grad_frames.pop()
+            call.backward_loop = outer
         n_inv = len(inv_enters)
         new_gs = [_like(d, g) if d is not None else array_ops.zeros_like(g)
                   for d, g in zip(dx[:n_g], gs)]
@@ -367,10 +394,9 @@ def _while_grad(node: LoopNode, exit_grads: list) -> list:
                     for a, d in zip(accs, dx[n_g:n_g + n_inv])]
         for v, d in zip(pops, dx[n_g + n_inv:]):
             if d is not None:
-                grad_pushes.append((v,) + _push_gradient(bw, loop.popped[v], v, d))
-        built.append(bw)
+                grad_pushes.append((v,) + _push_gradient(state, popped[v], v, d))
         sync = apply_op("ControlTrigger", [], name="b_sync")
-        for p in bw.pops + bw.handle_pushes + [push for _, push, _ in grad_pushes]:
+        for p in state.pops + state.handle_pushes + [push for _, push, _ in grad_pushes]:
             sync._add_control_input(p)
         with loop.graph.control_dependencies([sync]):
             j_next = j - 1
@@ -380,20 +406,20 @@ def _while_grad(node: LoopNode, exit_grads: list) -> list:
                         parallel_iterations=loop.parallel_iterations,
                         swap_memory=loop.swap_memory,
                         name=loop.name.rsplit("/", 1)[-1] + "_grad",
-                        return_same_structure=True, _grad_of=loop)
-    pushers = {}
+                        return_same_structure=True, _grad_state=state)
+    pushers: dict = {}
     for v, push, handles in grad_pushes:
-        pusher, t = loop.popped[v]
+        pusher, t = popped[v]
         pushers.setdefault(pusher, []).append((t, push, handles))
     for pusher, items in pushers.items():
-        entry = call.setdefault(("pushed_grads", pusher), ([], []))
+        entry = call.pushed_grads.setdefault(pusher, ([], []))
         entry[0].extend(items)
         if cf.enclosing_loop(pusher.outer) is None:
             entry[1].append(out[0])
     # the loops that pop the gradient-stack handles this loop pushed wait for it; the
     # pushing loops nested in them wait through them
-    for dest in built[0].handles_for:
-        call.setdefault(("pushed_grads", dest), ([], []))[1].append(out[0])
+    for dest in state.handles_for:
+        call.pushed_grads.setdefault(dest, ([], []))[1].append(out[0])
     grads: list = [None] * len(node._inputs)
     for k, g in zip(var_idx, out[1:1 + n_g]):
         grads[k] = g
@@ -402,7 +428,7 @@ def _while_grad(node: LoopNode, exit_grads: list) -> list:
     return grads
 
 
-def _push_gradient(bw: cf.WhileContext, pushed: tuple, v: Tensor, d) -> tuple:
+def _push_gradient(bw: BackwardLoop, pushed: tuple, v: Tensor, d) -> tuple:
     """Pushes `d`, the gradient of the pop `v` computed in this iteration of the backward
     loop `bw`, onto a new stack beside the stack `v` came from. Returns (the push op,
     None), or, for a pushing loop nested in another loop, (the push op, a stack of the
@@ -423,41 +449,43 @@ def _push_gradient(bw: cf.WhileContext, pushed: tuple, v: Tensor, d) -> tuple:
     outer = cf.enclosing_loop(pusher.outer)
     grad = _like(d, v)
     name = t._op._name + "_grad_stack"
+    loop = bw.loop
     if outer is None:
-        return _new_stack_push(pusher.outer, bw, grad, name, bw.pivot,
-                               bw.swap_memory)[1], None
-    host = cf.enclosing_loop(bw.outer)
+        return _new_stack_push(pusher.outer, loop, grad, name, loop.pivot,
+                               loop.swap_memory)[1], None
+    host = cf.enclosing_loop(loop.outer)
     if host is None or cf.enclosing_loop(outer.outer) is not None or \
             cf.enclosing_loop(host.outer) is not None:
         raise LookupError(
             "Higher-order gradients through tf.while_loops nested more than one deep (%s "
             "inside %s) are not supported." % (pusher.name, outer.name))
-    handle, push = _new_stack_push(bw.outer, bw, grad, name, bw.pivot, bw.swap_memory)
+    # `host` is the backward loop of M's backward loop: the gradients of `bw`'s body,
+    # M's nested loop included, are built in it
+    hosting = host.grad_state
+    handle, push = _new_stack_push(loop.outer, loop, grad, name, loop.pivot,
+                                   loop.swap_memory)
     handles, handle_push = _new_stack_push(host.outer, host, handle, name + "_handles",
                                            host.pivot, False)
-    host.handle_pushes.append(handle_push)
-    if outer not in host.handles_for:
-        host.handles_for.append(outer)
+    hosting.handle_pushes.append(handle_push)
+    if outer not in hosting.handles_for:
+        hosting.handles_for.append(outer)
     return push, handles
 
 
-def _received_handle(bw: cf.WhileContext, handles: Tensor) -> Tensor:
+def _received_handle(bw: BackwardLoop, handles: Tensor) -> Tensor:
     """In the backward loop holding `bw`, the handle of the gradient stack for this
     iteration, popped from the stack of handles (once per loop)."""
     from tensorweave.ops.data_flow import stack_ops
-    host = cf.enclosing_loop(bw.outer)
-    got = host.received_handles.get(handles)
+    host = cf.enclosing_loop(bw.loop.outer)
+    hosting = host.grad_state  # the next backward loop of M, holding L's (see above)
+    got = hosting.received_handles.get(handles)
     if got is None:
-        g = bw.graph
-        saved = g._get_control_flow_context()
-        g._set_control_flow_context(host)
-        try:
-            with g.control_dependencies(None), g.control_dependencies([host.pivot]):
-                got = stack_ops.stack_pop_v2(handles, _dt.resource, name="grad_stack_pop")
-        finally:
-            g._set_control_flow_context(saved)
-        host.pops.append(got._op)
-        host.received_handles[handles] = got
+        g = host.graph
+        with cf.building_in(g, host), g.control_dependencies(None), \
+                g.control_dependencies([host.pivot]):
+            got = stack_ops.stack_pop_v2(handles, _dt.resource, name="grad_stack_pop")
+        hosting.pops.append(got._op)
+        hosting.received_handles[handles] = got
     return got
 
 
@@ -468,16 +496,11 @@ def _new_stack_push(home, loop: cf.WhileContext, value: Tensor, name: str, after
     (stack handle, push op)."""
     from tensorweave.ops.data_flow import stack_ops
     g = loop.graph
-    saved = g._get_control_flow_context()
-    g._set_control_flow_context(home)
-    try:
-        with g.control_dependencies(None):
-            handle = stack_ops.stack_v2(-1, value.dtype.base_dtype, stack_name=name)
-        g._set_control_flow_context(loop)
-        with g.control_dependencies(None), g.control_dependencies([after]):
-            push = stack_ops.stack_push_v2(handle, value, swap_memory=swap)
-    finally:
-        g._set_control_flow_context(saved)
+    with cf.building_in(g, home), g.control_dependencies(None):
+        handle = stack_ops.stack_v2(-1, value.dtype.base_dtype, stack_name=name)
+    with cf.building_in(g, loop), g.control_dependencies(None), \
+            g.control_dependencies([after]):
+        push = stack_ops.stack_push_v2(handle, value, swap_memory=swap)
     return handle, push._op
 
 

@@ -222,7 +222,6 @@ class CondContext(ControlFlowContext):
         self.pivot = pivot
         self.branch = branch
         self.name = name
-        self.grad_pivots: Dict[object, Tensor] = {}  # backward loop -> pivot (gradients)
 
     def _import(self, t: Tensor) -> Tensor:
         with _outer_context(self), self.graph.control_dependencies(None):
@@ -232,7 +231,13 @@ class CondContext(ControlFlowContext):
 class WhileContext(ControlFlowContext):
     """One while loop (one frame at run time). `pivot` is the body's first loop value;
     `pred` the LoopCond output. Built by `while_loop`; gradients add a forward iteration
-    counter and stack pushes to it afterwards (control_flow_grad.py)."""
+    counter and stack pushes to it afterwards (control_flow_grad.py).
+
+    What gradients record about a loop describes the graph and outlives any one
+    tf.gradients call: `backward_loops` lists the backward loops built for this loop
+    (each with the iteration counter gradients added to this loop for it), and a
+    backward loop's `grad_state` is its BackwardLoop record (None for every other loop).
+    """
 
     def __init__(self, graph, name: str, parallel_iterations: int, back_prop: bool,
                  swap_memory: bool):
@@ -251,35 +256,21 @@ class WhileContext(ControlFlowContext):
         self.exits: List[Tensor] = []
         self.invariants: Dict[Tensor, Tensor] = {}  # external tensor -> is_constant Enter
         self.enter_ops: List[Operation] = []  # every Enter into this frame, in order
-        # a backward loop (control_flow_grad.py): the forward loop it differentiates,
-        # the pops it made, and the backward pivots of forward conds
-        self.forward: Optional["WhileContext"] = None
-        self.pops: List[Operation] = []
-        self.cond_pivots: Dict[tuple, Tensor] = {}
-        # pop output -> (the loop that pushed it, the pushed value): forward values,
-        # and in higher-order gradients the gradients pushed by another backward loop
-        self.popped: Dict[Tensor, tuple] = {}
-        # iteration counters gradients added to this loop, one per backward loop of it;
-        # a backward loop's `counter` is the one of its forward loop that it counts down
-        self.counters: list = []
-        self.counter = None
-        # higher-order gradients of loops nested in this backward loop: pushes of the
-        # handles of their gradient stacks, and the loops that pop those handles
-        self.handle_pushes: List[Operation] = []
-        self.handles_for: list = []
-        self.received_handles: Dict[Tensor, Tensor] = {}
+        self.backward_loops: list = []  # BackwardLoop records of this loop's gradients
+        self.grad_state = None  # a backward loop's own BackwardLoop record
 
     def resolve(self, t: Tensor) -> Tensor:
-        fwd = self.forward
-        if fwd is not None and not self.contains(t._op) and \
-                while_context_of(t._op) is fwd:
+        state = self.grad_state
+        if state is not None and not self.contains(t._op) and \
+                while_context_of(t._op) is state.forward:
+            # a forward value read in its backward loop: the value of the matching
+            # forward iteration, popped from the stack the forward loop pushes it on
             v = self._values.get(t)
             if v is None:
                 if t._op._type == "Enter" and t._op._attrs.get("is_constant"):
                     v = self.resolve(t._op._inputs[0])  # a loop invariant: re-enter it
                 else:
-                    from tensorweave.ops.control_flow import control_flow_grad
-                    v = control_flow_grad.pop_forward_value(self, t)
+                    v = state.pop_forward_value(t)
                 self._values[t] = v
             return v
         return super().resolve(t)
@@ -295,20 +286,27 @@ class WhileContext(ControlFlowContext):
         super().add_op(op)
 
 
-class _outer_context:
-    """Temporarily leaves `ctx` for its outer context (ops created in between belong
-    to the outer one)."""
+class building_in:
+    """Ops created inside `with building_in(graph, ctx):` belong to the control-flow
+    context `ctx` (None: no context); the current context comes back on exit. Nestable,
+    unlike entering a context with `with ctx:`, which keeps what it replaced on `ctx`."""
 
-    def __init__(self, ctx: ControlFlowContext):
-        self.ctx = ctx
+    def __init__(self, graph, ctx: Optional[ControlFlowContext]):
+        self.graph, self.ctx = graph, ctx
 
     def __enter__(self):
-        self.saved = self.ctx.graph._get_control_flow_context()
-        self.ctx.graph._set_control_flow_context(self.ctx.outer)
+        self.saved = self.graph._get_control_flow_context()
+        self.graph._set_control_flow_context(self.ctx)
 
     def __exit__(self, *exc):
-        self.ctx.graph._set_control_flow_context(self.saved)
+        self.graph._set_control_flow_context(self.saved)
         return False
+
+
+def _outer_context(ctx: ControlFlowContext) -> building_in:
+    """Temporarily leaves `ctx` for its outer context (ops created in between belong
+    to the outer one)."""
+    return building_in(ctx.graph, ctx.outer)
 
 
 def enter(t: Tensor, ctx: WhileContext, is_constant: bool, name: str = "Enter") -> Tensor:
@@ -412,7 +410,7 @@ def cond(pred, true_fn: Callable = None, false_fn: Callable = None, strict: bool
                 raise ValueError("Outputs of true_fn and false_fn must have the same type: "
                                  "%s, %s" % (t.dtype.name, f.dtype.name))
             m, _ = merge([f, t], name="Merge")
-            g._cond_merges[m._op] = (pred_id, pivot_f, pivot_t)
+            m._op._cond_pred = pred_id  # what the Merge's gradient switches on
             merged.append(m)
         if not merged:
             return None if r_t in (None, [], ()) else r_t
@@ -505,7 +503,7 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
                parallel_iterations: int = 10, back_prop: bool = True,
                swap_memory: bool = False, name: Optional[str] = None,
                maximum_iterations=None, return_same_structure: bool = False,
-               _grad_of=None):
+               _grad_state=None):
     """Repeats `body` while `cond` is true (TF1 `tf.while_loop`, EuroSys Figure 4).
 
     Args:
@@ -521,8 +519,8 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
       name: name scope (also the frame name).
       maximum_iterations: optional bound on the number of iterations.
       return_same_structure: if False, a single loop variable is returned unwrapped.
-      _grad_of: internal: the forward loop whose backward loop this is (its forward
-        values are popped from stacks, control_flow_grad.py).
+      _grad_state: internal: the BackwardLoop record when this is the backward loop of
+        another loop (its forward values are popped from stacks, control_flow_grad.py).
 
     Returns:
       The loop variables after the last iteration, in the structure of `loop_vars`.
@@ -571,7 +569,8 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
         invariants = _flat_invariants(loop_vars, shape_invariants, flat)
         ctx = WhileContext(g, scope[:-1] if scope.endswith("/") else scope,
                            parallel_iterations, back_prop, swap_memory)
-        ctx.forward = _grad_of
+        if _grad_state is not None:
+            ctx.grad_state, _grad_state.loop = _grad_state, ctx
         g._has_while = True
         ctx.enters = [enter(t, ctx, is_constant=False) for t in flat]
         with ctx:

@@ -11,7 +11,7 @@ TF1 exports these ops only as `tf.raw_ops`; their builders here are internal
 from __future__ import annotations
 
 import errno
-from typing import List, Optional, Sequence
+from typing import List, Optional
 
 import numpy as np
 
@@ -277,10 +277,3 @@ def sharded_filename(basename, shard, num_shards, name: Optional[str] = None):
     """"<basename>-<shard:05d>-of-<num_shards:05d>" (TF raw op ShardedFilename)."""
     return apply_op("ShardedFilename", [basename, shard, num_shards],
                     name=name or "ShardedFilename").outputs[0]
-
-
-def string_constant(values: Sequence[str], name: str):
-    """A constant string vector (tensor_names, shape_and_slices)."""
-    from tensorweave.ops.array.constant_op import constant
-    return constant(list(values), dtype=_dt.string, name=name)
-

@@ -114,8 +114,11 @@ def _div_no_nan(x, y):
     return np.where(y == 0, np.zeros((), x.dtype), np.true_divide(x, safe))
 
 
-def _string_add(x, y):
-    return np.add(np.asarray(x, dtype=object), np.asarray(y, dtype=object))
+def _add(x, y):
+    # Add (the op of imported graphs; tf.add builds AddV2) also concatenates strings
+    if np.asarray(x).dtype.kind in "OSU":
+        return np.add(np.asarray(x, dtype=object), np.asarray(y, dtype=object))
+    return operator.add(x, y)
 
 
 # --- gradients ----------------------------------------------------------------------------
@@ -201,9 +204,21 @@ def _grad_max_min(select_x_fn):
 def _grad_squared_difference(op, grad):
     x, y = op.inputs
     two = convert_to_tensor(2, dtype=grad.dtype)
-    d = multiply(multiply(two, grad), _conj(subtract(x, y)))
+    if grad.dtype.is_complex:
+        # the output |x - y|^2 is real: only the real part of its gradient counts
+        # (TF multiplies by the whole complex gradient, which is right only when it is real)
+        grad = multiply(convert_to_tensor(0.5, dtype=grad.dtype), add(grad, _conj(grad)))
+    d = multiply(multiply(two, grad), subtract(x, y))
     gx, gy = unbroadcast(d, x, y)
     return [gx, math_unary.negative(gy)]
+
+
+def _grad_truncatemod(op, grad):
+    # x mod y = x - trunc(x / y) * y (TF1 has no gradient for TruncateMod: LookupError)
+    x, y = op.inputs
+    gx, _ = unbroadcast(grad, x, y)
+    _, gy = unbroadcast(multiply(grad, math_unary.negative(truncatediv(x, y))), x, y)
+    return [gx, gy]
 
 
 def _grad_none2(op, grad):
@@ -225,9 +240,9 @@ _COMPARABLE = REAL
 # than a ufunc call.
 _TABLE = [
     _Row("AddV2", operator.add, NUMBERS, _grad_add),
-    _Row("Add", _string_add, (_dt.bfloat16, _dt.float16, _dt.float32, _dt.float64, _dt.uint8,
-                              _dt.int8, _dt.int16, _dt.int32, _dt.int64) + COMPLEX +
-         (_dt.string,), _grad_add),
+    _Row("Add", _add, (_dt.bfloat16, _dt.float16, _dt.float32, _dt.float64, _dt.uint8,
+                       _dt.int8, _dt.int16, _dt.int32, _dt.int64) + COMPLEX + (_dt.string,),
+         _grad_add),
     _Row("Sub", operator.sub, NUMBERS, _grad_sub),
     _Row("Mul", operator.mul, NUMBERS, _grad_mul),
     _Row("Div", _div, NUMBERS, _grad_realdiv),
@@ -236,7 +251,7 @@ _TABLE = [
     _Row("FloorDiv", _floordiv, REAL, _grad_none2),
     _Row("FloorMod", _floormod, REAL, _grad_floormod),
     _Row("TruncateDiv", _truncatediv, REAL, _grad_none2),
-    _Row("TruncateMod", _truncatemod, FLOATS + (_dt.int32, _dt.int64), None),
+    _Row("TruncateMod", _truncatemod, FLOATS + (_dt.int32, _dt.int64), _grad_truncatemod),
     _Row("Pow", _pow, FLOATS + (_dt.int8, _dt.int16, _dt.int32, _dt.int64) + COMPLEX,
          _grad_pow),
     _Row("Maximum", np.maximum, REAL, _grad_max_min(lambda x, y: greater_equal(x, y))),

@@ -285,6 +285,8 @@ def _complex_abs_grad(op, grad):
 
 
 # --- fused gradient ops: GradOp(y, dy) where y is the forward output ---------------------
+# z = GradOp(y, dy) is holomorphic in both inputs, so (TF's convention for complex
+# gradients) each input's gradient is grad * conj(dz/dinput): conj(y) and conj(dy) below.
 _F32_F64 = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -315,19 +317,18 @@ def _reciprocal_grad(y, dy):
 
 def _tanh_grad_grad(op, grad):
     mb = _mb()
-    y, dy = op.inputs
+    y, dy = _conj(op.inputs[0]), _conj(op.inputs[1])
     two = convert_to_tensor(-2, dtype=y.dtype)
-    return [mb.multiply(grad, mb.multiply(two, mb.multiply(dy, _conj(y)))),
-            tanh_grad(y, grad)]
+    return [mb.multiply(grad, mb.multiply(two, mb.multiply(dy, y))), tanh_grad(y, grad)]
 
 
 def _sigmoid_grad_grad(op, grad):
     mb = _mb()
-    y, dy = op.inputs
+    y, dy = _conj(op.inputs[0]), _conj(op.inputs[1])
     # d/dy [dy*y*(1-y)] = dy*(1-2y)
     one = convert_to_tensor(1, dtype=y.dtype)
     two = convert_to_tensor(2, dtype=y.dtype)
-    gy = mb.multiply(grad, mb.multiply(dy, mb.subtract(one, mb.multiply(two, _conj(y)))))
+    gy = mb.multiply(grad, mb.multiply(dy, mb.subtract(one, mb.multiply(two, y))))
     return [gy, sigmoid_grad(y, grad)]
 
 
@@ -336,7 +337,7 @@ def _sqrt_grad_grad(op, grad):
     y = op.inputs[0]
     z = op.outputs[0]
     # d/dy [0.5*dy/y] = -z/y
-    return [negative(mb.multiply(grad, _conj(mb.realdiv(z, y)))), sqrt_grad(y, grad)]
+    return [negative(mb.multiply(grad, _conj(mb.realdiv(z, y)))), sqrt_grad(_conj(y), grad)]
 
 
 def _rsqrt_grad_grad(op, grad):
@@ -344,7 +345,7 @@ def _rsqrt_grad_grad(op, grad):
     y, dy = op.inputs
     c = convert_to_tensor(-1.5, dtype=y.dtype)
     gy = mb.multiply(grad, _conj(mb.multiply(c, mb.multiply(dy, square(y)))))
-    return [gy, rsqrt_grad(y, grad)]
+    return [gy, rsqrt_grad(_conj(y), grad)]
 
 
 def _reciprocal_grad_grad(op, grad):
@@ -352,7 +353,7 @@ def _reciprocal_grad_grad(op, grad):
     y, dy = op.inputs
     c = convert_to_tensor(-2, dtype=y.dtype)
     gy = mb.multiply(grad, _conj(mb.multiply(c, mb.multiply(dy, y))))
-    return [gy, reciprocal_grad(y, grad)]
+    return [gy, reciprocal_grad(_conj(y), grad)]
 
 
 _FUSED = [

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import List, Optional
 
+import ml_dtypes
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
@@ -56,11 +57,9 @@ def _segment_reduce(kind: str, ids: np.ndarray, rows: np.ndarray, num: int) -> n
             out = np.zeros(size, dtype=dtype)
             np.add.at(out, flat_ids, values)
     else:
-        info = np.finfo(dtype) if dtype.kind == "f" or dtype.name == "bfloat16" else \
-            np.iinfo(dtype)
-        if dtype.name == "bfloat16":
-            import ml_dtypes
-            info = ml_dtypes.finfo(dtype)
+        # ml_dtypes.finfo knows bfloat16 (np.finfo does not) and the NumPy floats alike
+        info = ml_dtypes.finfo(dtype) if dtype.kind == "f" or dtype.name == "bfloat16" \
+            else np.iinfo(dtype)
         out = np.full(size, info.min if kind == "max" else info.max, dtype=dtype)
         (np.maximum if kind == "max" else np.minimum).at(out, flat_ids, values)
     return out.reshape((num,) + inner)

@@ -743,11 +743,6 @@ def destroy_resource_op(resource, ignore_lookup_error: bool = True,
                     name=name or "DestroyResourceOp")
 
 
-def is_resource_variable(var) -> bool:
-    """True for tensorweave Variables (all are resource variables)."""
-    return hasattr(var, "handle") and hasattr(var, "_graph_element")
-
-
 def _as_handle(ref):
     handle = getattr(ref, "handle", None)
     if handle is not None:

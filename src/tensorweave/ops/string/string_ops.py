@@ -23,7 +23,7 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, broadcast_shapes, unknown_shape
 from tensorweave.framework.sparse_tensor import SparseTensor
-from tensorweave.ops.string.string_decode_ops import decode_csv, decode_raw, parse_numbers  # noqa
+from tensorweave.ops.string.string_decode_ops import parse_numbers
 
 _INT_TYPES = (_dt.int32, _dt.int64)
 
@@ -32,10 +32,6 @@ def _obj_array(items, shape) -> np.ndarray:
     out = np.empty(len(items), dtype=object)
     out[:] = items
     return out.reshape(shape)
-
-
-def _as_bytes(s) -> bytes:
-    return s.encode("utf-8") if isinstance(s, str) else bytes(s)
 
 
 # --- StringSplit / StringSplitV2 ----------------------------------------------------------

@@ -1,0 +1,125 @@
+"""Plan-time graph passes (runtime/optimizer.py): pure functions of a step graph that
+remove, merge or precompute nodes without changing results."""
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.runtime import optimizer as opt
+from tensorweave.runtime import plan as plan_module
+
+
+def step_graph(fetches, targets=(), feeds=()):
+    return plan_module.prune(list(fetches), list(targets), list(feeds))
+
+
+def types(sg):
+    return sorted(n.type for n in sg.nodes)
+
+
+def fold(sg, sess):
+    return opt.fold_constants(sg, sess._binder.run_for_folding)
+
+
+def test_stable_topological_indices():
+    assert opt.stable_topological_indices([set(), set(), set()]) == [0, 1, 2]
+    assert opt.stable_topological_indices([{2}, set(), set()]) == [1, 2, 0]
+    order = opt.stable_topological_indices([set(), set(), {0}, {1, 2}])
+    assert sorted(order) == [0, 1, 2, 3] and order.index(2) < order.index(3)
+    assert opt.stable_topological_indices([{1}, {0}]) is None
+
+
+def test_topological_order_rejects_cycles(graph):
+    a = opt.Node(None, "NoOp", {}, 0, "a", False)
+    b = opt.Node(None, "NoOp", {}, 0, "b", False)
+    a.control_inputs, b.control_inputs = [b], [a]
+    with pytest.raises(ValueError, match="cycle"):
+        opt.topological_order([a, b])
+    b.control_inputs = []
+    assert opt.topological_order([a, b]) == [b, a]
+
+
+def test_remove_dead_noops_forwards_identities_and_control_edges(graph):
+    x = tf.placeholder(tf.float32, name="x")
+    y = tf.identity(tf.identity(x * 2.0, name="i1"), name="i2")
+    gate = tf.no_op(name="gate")
+    with tf.control_dependencies([gate]):
+        z = tf.add(y, 1.0, name="z")
+    fetched_identity = tf.identity(x, name="fetched")
+    sg = step_graph([z, fetched_identity], feeds=[x])
+    sg = opt.remove_dead_noops(sg)
+    names = {n.name for n in sg.nodes}
+    assert {"i1", "i2", "gate"}.isdisjoint(names)   # forwarded / ordering nothing
+    assert "fetched" in names                       # fetched: kept
+    z_node = next(n for n in sg.nodes if n.name == "z")
+    assert z_node.inputs[0][0].type == "Mul"
+
+
+def test_noop_with_control_inputs_passes_them_on(graph):
+    x = tf.placeholder(tf.float32, name="x")
+    bump = tf.exp(tf.constant(1.0), name="bump")
+    with tf.control_dependencies([bump]):
+        gate = tf.no_op(name="gate")
+    with tf.control_dependencies([gate]):
+        out = tf.add(x, 1.0, name="out")
+    sg = opt.remove_dead_noops(step_graph([out], feeds=[x]))
+    ordered = [n for n in sg.nodes if n.control_inputs]  # what `gate` ordered
+    assert ordered and all([c.op for c in n.control_inputs] == [bump.op] for n in ordered)
+    assert "gate" not in {n.name for n in sg.nodes}
+
+
+def test_cse_merges_identical_stateless_nodes_only(graph):
+    x = tf.placeholder(tf.float32, name="x")
+    a, b = tf.exp(x, name="a"), tf.exp(x, name="b")
+    c = tf.sin(x, name="c")
+    r1 = tf.random_uniform([2], seed=1, name="r1")
+    r2 = tf.random_uniform([2], seed=1, name="r2")
+    total = tf.add_n([a, b, c], name="total")
+    sg = opt.eliminate_common_subexpressions(step_graph([total, r1, r2], feeds=[x]))
+    assert types(sg).count("Exp") == 1 and types(sg).count("Sin") == 1
+    assert types(sg).count("RandomUniform") == 2  # stateful: never merged
+    add = next(n for n in sg.nodes if n.name == "total")
+    assert add.inputs[0][0] is add.inputs[1][0]
+
+
+def test_cse_keeps_a_fetched_duplicate(graph):
+    x = tf.placeholder(tf.float32, name="x")
+    a, b = tf.exp(x, name="a"), tf.exp(x, name="b")
+    sg = opt.eliminate_common_subexpressions(step_graph([a, b], feeds=[x]))
+    assert sorted(n.name for n in sg.nodes if n.type == "Exp") == ["a", "b"]
+
+
+def test_fold_constants(sess):
+    a = tf.constant([1.0, 2.0], name="a")
+    e = tf.exp(a, name="e")
+    p = tf.placeholder(tf.float32, [2], name="p")
+    y = tf.add(e, p, name="y")
+    sg = fold(step_graph([y], feeds=[p]), sess)
+    e_node = next(n for n in sg.nodes if n.name == "e")
+    assert e_node.type == "Const" and not e_node.inputs
+    np.testing.assert_allclose(e_node.value[0], np.exp([1.0, 2.0]), rtol=1e-6)
+    assert next(n for n in sg.nodes if n.name == "y").type == "AddV2"
+
+
+def test_fold_leaves_stateful_failing_and_placeholder_nodes(sess):
+    bad = tf.gather(tf.constant([1.0, 2.0]), 5, name="bad")  # index out of range
+    rnd = tf.random_uniform([2], seed=3, name="rnd")
+    sg = fold(step_graph([bad, rnd]), sess)
+    kinds = {n.name: n.type for n in sg.nodes}
+    assert kinds["bad"] == "GatherV2"      # its error is the executor's to report
+    assert kinds["rnd/RandomUniform"] == "RandomUniform"  # stateful
+    assert kinds[rnd.op.name] != "Const"   # depends on a stateful node
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        sess.run(bad)
+
+
+def test_passes_never_change_results(graph):
+    a = tf.constant(np.arange(6, dtype=np.float32).reshape(2, 3))
+    p = tf.placeholder(tf.float32, [2, 3])
+    fetch = [tf.exp(a) + p, tf.exp(a) + p, tf.reduce_sum(a * 2.0)]
+    cfg = tf.ConfigProto()
+    cfg.graph_options.optimizer_options.opt_level = tf.OptimizerOptions.L0
+    cfg.graph_options.rewrite_options.disable_meta_optimizer = True
+    feed = {p: np.ones((2, 3), np.float32)}
+    with tf.Session() as s1, tf.Session(config=cfg) as s2:
+        for u, v in zip(s1.run(fetch, feed), s2.run(fetch, feed)):
+            np.testing.assert_array_equal(u, v)

@@ -1,0 +1,118 @@
+"""The tagged-token executor (runtime/tagged.py): the steps it gets (waiting kernels in
+loops, heavy loops, what the structured compiler leaves), its frame tables, deadness
+across frames, errors, deadlines and cancellation."""
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.runtime import plan as plan_module
+from tensorweave.runtime import policy as P
+from tensorweave.runtime import tagged
+
+
+@pytest.fixture(autouse=True)
+def _no_override(monkeypatch):
+    monkeypatch.delenv("TW_EXECUTOR", raising=False)
+
+
+def executors(sess):
+    return [p.executor for p in sess._plans.values()]
+
+
+def test_program_tables(graph, sess):
+    i, s = tf.while_loop(lambda i, s: i < 3, lambda i, s: (i + 1, s * 2.0), [0, 1.0],
+                         parallel_iterations=4)
+    frame = next(op.get_attr("frame_name") for op in graph.get_operations()
+                 if op.type == "Enter")
+    sg = plan_module.prune([s], [], [])
+    plan_module.place(sg, sess._device_manager, False)
+    prog = tagged.compile_tagged(sg, sess._binder, P.ExecutionPolicy(2))
+    assert sorted(prog.frame_names.values()) == ["", frame]
+    assert set(prog.parallel_iterations) == {0, 4}
+    assert not prog.uses_pool and all(prog.cheap)
+    assert len(prog.fetch) == 1 and prog.feeds == []
+    assert tagged.run_tagged(prog, [], None) == [8.0]
+
+
+def test_waiting_kernel_in_a_loop_runs_tagged(graph):
+    q = tf.FIFOQueue(10, tf.float32, shapes=[[]])
+    n = tf.placeholder(tf.int32, [])
+    _, total = tf.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s + q.dequeue()),
+                             [0, 0.0])
+    with tf.Session() as sess:
+        sess.run(q.enqueue_many([[1.0, 2.0, 3.0]]))
+        assert sess.run(total, {n: 2}) == 3.0
+        assert P.TAGGED in executors(sess)
+        # one element left: the loop waits in its second iteration until the deadline
+        with pytest.raises(tf.errors.DeadlineExceededError):
+            sess.run(total, {n: 2}, options=tf.RunOptions(timeout_in_ms=100))
+
+
+def test_close_cancels_a_loop_waiting_on_a_queue(graph):
+    q = tf.FIFOQueue(10, tf.float32, shapes=[[]])
+    _, total = tf.while_loop(lambda i, s: i < 2, lambda i, s: (i + 1, s + q.dequeue()),
+                             [0, 0.0])
+    sess = tf.Session()
+    caught = []
+
+    def step():
+        try:
+            sess.run(total)
+        except tf.errors.OpError as e:
+            caught.append(e)
+    t = threading.Thread(target=step)
+    t.start()
+    time.sleep(0.2)
+    sess.close()
+    t.join(10)
+    assert not t.is_alive()
+    assert len(caught) == 1 and isinstance(caught[0], tf.errors.CancelledError)
+
+
+def test_heavy_loop_with_parallel_iterations_runs_tagged(graph):
+    x = tf.placeholder(tf.float64, [500, 500])
+    _, y = tf.while_loop(lambda i, a: i < 2, lambda i, a: (i + 1, tf.matmul(a, x) * 1e-3),
+                         [0, x])
+    xv = np.random.RandomState(1).rand(500, 500)
+    with tf.Session(config=tf.ConfigProto(inter_op_parallelism_threads=2)) as sess:
+        out = sess.run(y, {x: xv})
+        (plan,) = sess._plans.values()
+        assert plan.executor == P.TAGGED and plan.needs_pool
+    np.testing.assert_allclose(out, ((xv @ xv) * 1e-3 @ xv) * 1e-3, rtol=1e-10)
+
+
+def test_graphs_the_structured_compiler_leaves_run_tagged(graph, sess):
+    # a while loop inside the predicate of another loop
+    def cond(i):
+        inner = tf.while_loop(lambda j: j < i, lambda j: j + 1, [0])
+        return inner < 4
+    i = tf.while_loop(cond, lambda i: i + 1, [0])
+    assert sess.run(i) == 4
+    assert executors(sess) == [P.TAGGED]
+
+
+def test_loop_in_an_untaken_branch_sends_dead_exits(graph, sess):
+    p = tf.placeholder(tf.bool, [])
+    y = tf.cond(p, lambda: tf.while_loop(lambda i: i < 5, lambda i: i + 1, [0]),
+                lambda: tf.constant(-1))
+    sg = plan_module.prune([y], [], [p])
+    plan_module.place(sg, sess._device_manager, False)
+    prog = tagged.compile_tagged(sg, sess._binder, P.ExecutionPolicy(1))
+    assert tagged.run_tagged(prog, [np.bool_(False)], None) == [-1]
+    assert tagged.run_tagged(prog, [np.bool_(True)], None) == [5]
+
+
+def test_kernel_error_in_a_loop_names_its_op(graph, monkeypatch):
+    monkeypatch.setenv("TW_EXECUTOR", "tagged")
+    x = tf.placeholder(tf.float32, None)
+    m = tf.placeholder(tf.float32, None)
+    _, a = tf.while_loop(lambda i, a: i < 3,
+                         lambda i, a: (i + 1, tf.matmul(a, m, name="body_mm")), [0, x])
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError) as e:
+            sess.run(a, {x: np.ones((2, 3), np.float32), m: np.ones((2, 2), np.float32)})
+        assert executors(sess) == [P.TAGGED]
+    assert e.value.op.name == "while/body_mm"
