@@ -21,7 +21,7 @@ from tensorweave.framework import registry as _reg
 # would only copy memory.
 _NO_FOLD = frozenset({"Placeholder", "PlaceholderWithDefault", "_Feed", "NoOp", "Const",
                       "VarHandleOp", "ReadVariableOp", "Print", "PrintV2", "Assert",
-                      "CheckNumerics", "StopGradient_"})
+                      "CheckNumerics"})
 _MAX_FOLD_ELEMENTS = 1 << 20
 
 
