@@ -1,9 +1,12 @@
 """Writes benchmarks/RESULTS.md from one side-by-side run of ../shared/bench.
 
-Usage: python benchmarks/results.py OUT_DIR [EXTRA_JSON ...]
+Usage: python benchmarks/results.py OUT_DIR [--before BEFORE_DIR] [EXTRA_JSON ...]
 OUT_DIR holds tensorflow.json and tensorweave.json from side_by_side.sh; extra JSON files
 come from our own benchmarks (executor_raw.py, build_time_variants.py, input_pipeline.py,
-parallel_iterations.py) and are appended.
+parallel_iterations.py, api_coverage.py) and are appended. With --before, BEFORE_DIR
+holds tensorweave.json and the same extra files measured on an earlier commit in the
+same session, and a before/after table is added (a change that must not slow anything
+down shows it there).
 Ratios are tensorweave / TensorFlow of `best_block_median` (time: lower is better) from
 the same run; throughput targets are stated as such.
 """
@@ -37,6 +40,9 @@ def _fmt(v):
 
 def main(argv):
     out = argv[1]
+    before = None
+    if len(argv) > 3 and argv[2] == "--before":
+        before, argv = argv[3], argv[:2] + argv[4:]
     with open(os.path.join(out, "tensorflow.json")) as f:
         tf = json.load(f)
     with open(os.path.join(out, "tensorweave.json")) as f:
@@ -90,6 +96,8 @@ def main(argv):
     imp_tw = tw["workloads"]["run_overhead"].get("rss_after_import_mb")
     lines += ["", "RSS right after import: TensorFlow %s MB, tensorweave %s MB (ratio %.3f, "
               "target <= 0.25)." % (_fmt(imp_tf), _fmt(imp_tw), imp_tw / imp_tf)]
+    if before is not None:
+        lines += _before_after(before, tw, argv[2:])
     for path in argv[2:]:
         with open(path) as f:
             extra = json.load(f)
@@ -98,6 +106,47 @@ def main(argv):
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+
+def _before_after(before_dir: str, tw: dict, extra_paths) -> list:
+    """Rows comparing tensorweave now with tensorweave at an earlier commit (same run)."""
+    with open(os.path.join(before_dir, "tensorweave.json")) as f:
+        old = json.load(f)
+    lines = ["", "## Before and after (%s)" % old.get("label", before_dir), "",
+             "tensorweave at the earlier commit (before) and now (after), measured back to "
+             "back in this session: after/before above 1 is slower for times, faster for "
+             "throughputs (ops/s, elements/s, speed-ups).", "",
+             "| workload | unit | before | after | after/before |", "|---|---|---|---|---|"]
+    for name in TARGETS:
+        a = old["workloads"].get(name, {}).get("best_block_median")
+        b = tw["workloads"].get(name, {}).get("best_block_median")
+        if a and b:
+            lines.append("| %s | %s | %s | %s | %.3f |" % (
+                name, tw["workloads"][name].get("unit", ""), _fmt(a), _fmt(b), b / a))
+    for path in extra_paths:
+        old_path = os.path.join(before_dir, os.path.basename(path))
+        if not os.path.exists(old_path):
+            continue
+        with open(old_path) as f:
+            a_fig = json.load(f)["figures"]
+        with open(path) as f:
+            b_fig = json.load(f)["figures"]
+        for key, b in b_fig.items():
+            a = a_fig.get(key)
+            na, nb = _leading_number(a), _leading_number(b)
+            if na and nb:
+                lines.append("| %s | | %s | %s | %.3f |" % (key, a, b, nb / na))
+    return lines
+
+
+def _leading_number(v):
+    """The number a figure starts with ("0.746 ms (mean ...)" -> 0.746), else None."""
+    if isinstance(v, (int, float)):
+        return float(v)
+    try:
+        return float(str(v).split()[0])
+    except (ValueError, IndexError):
+        return None
 
 
 def write_extra(out_path: str, title: str, command: str, figures: dict, **more) -> None:
