@@ -42,6 +42,7 @@ from tensorweave import train  # noqa: E402
 _ops.load_all()
 train.load_all()
 from tensorweave.train import meta_graph as _meta_graph  # noqa: E402,F401
+from tensorweave.framework import graph_util as _graph_util  # noqa: E402,F401
 from tensorweave.ops.array.constant_op import constant, placeholder, placeholder_with_default  # noqa
 from tensorweave.ops.control_flow.structure import (  # noqa: E402,F401
     group, identity, identity_n, no_op, stop_gradient, tuple, with_dependencies)
@@ -54,9 +55,30 @@ from tensorweave.autodiff.custom_gradient import is_tensor  # noqa: E402,F401
 from tensorweave import test  # noqa: E402,F401
 from tensorweave import compat  # noqa: E402,F401
 from tensorweave import nn  # noqa: E402,F401
+from tensorweave import platform as _platform  # noqa: E402,F401
+from tensorweave import summary  # noqa: E402,F401
 from tensorweave.framework import api_export as _api  # noqa: E402
 
 _api.install(_sys.modules[__name__])
+
+# Namespaces that are libraries built on the ops, imported on first access so that
+# `import tensorweave` stays fast; each exports only into its own namespace.
+_LAZY_NAMESPACES = ("layers", "losses", "metrics")
+
+
+def __getattr__(name: str):
+    if name in _LAZY_NAMESPACES:
+        import importlib
+        module = importlib.import_module("tensorweave." + name)
+        _api.install(_sys.modules[__name__])
+        return module
+    if name in summary._PROTO_CLASSES:  # tf.Summary, tf.Event, ...: TensorBoard's protos
+        return summary._proto_class(name)
+    raise AttributeError("module 'tensorweave' has no attribute %r" % name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_NAMESPACES) | set(summary._PROTO_CLASSES))
 
 
 def disable_v2_behavior() -> None:

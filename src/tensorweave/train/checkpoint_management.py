@@ -18,12 +18,11 @@ import logging
 import os
 import re
 import time
-from typing import Dict, Iterator, List, Optional, Tuple
-
-import numpy as np
+from typing import Iterator, List, Optional
 
 from tensorweave.framework.api_export import tf_export
 from tensorweave.ops.io import checkpoint_format as _fmt
+from tensorweave.platform import file_io
 
 _log = logging.getLogger("tensorweave")
 _DEFAULT_STATE_FILE = "checkpoint"
@@ -110,10 +109,10 @@ def generate_checkpoint_state_proto(save_dir: str, model_checkpoint_path: str,
         raise ValueError("Checkpoint timestamps, if provided, must match checkpoint paths "
                          "(got paths %r and timestamps %r)"
                          % (paths, all_model_checkpoint_timestamps))
-    if not os.path.isabs(save_dir):
-        if not os.path.isabs(model_checkpoint_path):
+    if not file_io.isabs(save_dir):
+        if not file_io.isabs(model_checkpoint_path):
             model_checkpoint_path = os.path.relpath(model_checkpoint_path, save_dir)
-        paths = [p if os.path.isabs(p) else os.path.relpath(p, save_dir) for p in paths]
+        paths = [p if file_io.isabs(p) else os.path.relpath(p, save_dir) for p in paths]
     return CheckpointState(model_checkpoint_path, paths, all_model_checkpoint_timestamps,
                            last_preserved_timestamp)
 
@@ -143,7 +142,7 @@ def update_checkpoint_state_internal(save_dir, model_checkpoint_path,
     path = _state_path(save_dir, latest_filename)
     if save_relative_paths:
         def rel(p):
-            return os.path.relpath(p, save_dir) if os.path.isabs(p) else p
+            return os.path.relpath(p, save_dir) if file_io.isabs(p) else p
         model_checkpoint_path = rel(model_checkpoint_path)
         all_model_checkpoint_paths = [rel(p) for p in all_model_checkpoint_paths or []]
     state = generate_checkpoint_state_proto(save_dir, model_checkpoint_path,
@@ -168,17 +167,16 @@ def get_checkpoint_state(checkpoint_dir: str, latest_filename: Optional[str] = N
       ValueError: the state file exists but cannot be parsed or names no checkpoint.
     """
     path = _state_path(checkpoint_dir, latest_filename)
-    if not os.path.isfile(path):
+    if not file_io.isfile(path):
         return None
-    with open(path, "r", encoding="utf-8") as f:
-        text = f.read()
+    text = file_io.read_bytes(path).decode("utf-8")
     state = CheckpointState.parse(text, path)
     if not state.model_checkpoint_path:
         raise ValueError("Invalid checkpoint state loaded from %s" % checkpoint_dir)
-    if not os.path.isabs(state.model_checkpoint_path):
+    if not file_io.isabs(state.model_checkpoint_path):
         state.model_checkpoint_path = os.path.join(checkpoint_dir, state.model_checkpoint_path)
     state.all_model_checkpoint_paths = [
-        p if os.path.isabs(p) else os.path.join(checkpoint_dir, p)
+        p if file_io.isabs(p) else os.path.join(checkpoint_dir, p)
         for p in state.all_model_checkpoint_paths]
     return state
 
@@ -189,8 +187,7 @@ def checkpoint_exists(checkpoint_prefix: str) -> bool:
     pattern, any file matching it)."""
     if _fmt.checkpoint_exists(checkpoint_prefix):
         return True
-    return bool(glob.glob(checkpoint_prefix)) and any(
-        os.path.isfile(p) for p in glob.glob(checkpoint_prefix))
+    return any(file_io.isfile(p) for p in file_io.glob(checkpoint_prefix))
 
 
 @tf_export("train.latest_checkpoint")
@@ -206,13 +203,19 @@ def latest_checkpoint(checkpoint_dir: str, latest_filename: Optional[str] = None
     return None
 
 
+def _mtime(path: str) -> float:
+    if "://" not in path:
+        return os.stat(path).st_mtime
+    return file_io.stat(path)[1] / 1e9
+
+
 @tf_export("train.get_checkpoint_mtimes")
 def get_checkpoint_mtimes(checkpoint_prefixes) -> List[float]:
     """The modification times of the checkpoints that exist among `checkpoint_prefixes`."""
     out = []
     for p in checkpoint_prefixes:
         try:
-            out.append(os.stat(_fmt.index_file(p)).st_mtime)
+            out.append(_mtime(_fmt.index_file(p)))
         except OSError:
             pass
     return out
@@ -224,10 +227,10 @@ def remove_checkpoint(checkpoint_prefix: str, checkpoint_format_version: int = 2
     """Deletes the files of the checkpoint `checkpoint_prefix` (index, data, meta graph)."""
     paths = [_fmt.index_file(checkpoint_prefix),
              "%s.%s" % (checkpoint_prefix, meta_graph_suffix)]
-    paths += glob.glob(glob.escape(checkpoint_prefix) + ".data-?????-of-?????")
+    paths += file_io.glob(glob.escape(checkpoint_prefix) + ".data-?????-of-?????")
     for p in paths:
         try:
-            os.remove(p)
+            file_io.remove(p)
         except FileNotFoundError:
             pass
         except OSError as e:
@@ -271,68 +274,3 @@ def _wait_for_new_checkpoint(checkpoint_dir, last, seconds_to_sleep=1, timeout=N
         if stop is not None and time.time() + seconds_to_sleep > stop:
             return None
         time.sleep(seconds_to_sleep)
-
-
-# --- readers -----------------------------------------------------------------------------
-class CheckpointReader:
-    """TF's `tf.train.NewCheckpointReader` object: names, shapes, dtypes and values of
-    the tensors of one checkpoint."""
-
-    def __init__(self, filepattern: str):
-        self._reader = _fmt.CheckpointReader(filepattern)
-
-    def get_variable_to_shape_map(self) -> Dict[str, List[int]]:
-        return self._reader.variable_to_shape_map()
-
-    def get_variable_to_dtype_map(self):
-        return self._reader.variable_to_dtype_map()
-
-    def has_tensor(self, tensor_str: str) -> bool:
-        return self._reader.has_tensor(tensor_str)
-
-    def get_tensor(self, tensor_str: str) -> np.ndarray:
-        """The value of tensor `tensor_str` (NotFoundError naming close matches)."""
-        value = self._reader.read(tensor_str)
-        return value[()] if value.ndim == 0 else value
-
-    def debug_string(self) -> bytes:
-        return self._reader.debug_string().encode()
-
-
-@tf_export("train.NewCheckpointReader")
-def NewCheckpointReader(filepattern: str) -> CheckpointReader:  # noqa: N802 - TF's name
-    """A reader of the checkpoint `filepattern` (NotFoundError when there is none)."""
-    return CheckpointReader(filepattern)
-
-
-def _checkpoint_prefix(ckpt_dir_or_file: str) -> str:
-    if os.path.isdir(ckpt_dir_or_file):
-        path = latest_checkpoint(ckpt_dir_or_file)
-        if path is None:
-            raise ValueError("Couldn't find 'checkpoint' file or checkpoints in given "
-                             "directory %s" % ckpt_dir_or_file)
-        return path
-    return ckpt_dir_or_file
-
-
-@tf_export("train.load_checkpoint")
-def load_checkpoint(ckpt_dir_or_file: str) -> CheckpointReader:
-    """A reader of the checkpoint `ckpt_dir_or_file` (a prefix, or a directory: its latest
-    checkpoint)."""
-    return CheckpointReader(_checkpoint_prefix(ckpt_dir_or_file))
-
-
-@tf_export("train.load_variable")
-def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
-    """The value of the variable `name` ("W" or "W:0") in the checkpoint."""
-    if name.endswith(":0"):
-        name = name[:-2]
-    return load_checkpoint(ckpt_dir_or_file).get_tensor(name)
-
-
-@tf_export("train.list_variables")
-def list_variables(ckpt_dir_or_file: str) -> List[Tuple[str, List[int]]]:
-    """[(name, shape)] of the checkpoint's tensors, sorted by name."""
-    shapes = load_checkpoint(ckpt_dir_or_file).get_variable_to_shape_map()
-    return [(k, shapes[k]) for k in sorted(shapes)]
-

@@ -37,9 +37,14 @@ into place with ``os.replace`` and the index last, and the directory is fsync'ed
 index is the commit point: a prefix without an index is not a checkpoint, so a crash
 during a save leaves only temporary files and never touches other checkpoints. (Saving
 again to the *same* prefix has a short window between the two renames; a crash inside it
-is detected on open by the data file size and by the checksums.)
+is detected on open by the data file size and by the checksums.) A prefix may also be a
+URL (``memory://``, ``s3://``, ... through fsspec, as tf.gfile): the same steps run with
+the filesystem's own move, without fsync, as atomic as that store makes a move.
 
 Nothing here is pickled; a reader needs only ``json`` and ``numpy``.
+
+TensorFlow's own V2 format (a "tensor bundle") is read and written by tensor_bundle.py;
+this format stays the Saver's default, for the reasons given there.
 """
 from __future__ import annotations
 
@@ -54,6 +59,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
+from tensorweave.platform import file_io
 
 FORMAT = "tensorweave.checkpoint"
 VERSION = 1
@@ -75,7 +81,7 @@ def sharded_filename(basename: str, shard: int, num_shards: int) -> str:
 
 
 def checkpoint_exists(prefix: str) -> bool:
-    return os.path.isfile(index_file(prefix))
+    return file_io.isfile(index_file(prefix))
 
 
 # --- slice specs -------------------------------------------------------------------------
@@ -174,11 +180,12 @@ def _write_temp(path: str, chunks: Iterable[bytes]) -> str:
     """Writes `chunks` to a fsync'ed temporary file next to `path`; returns its name."""
     tmp = _temp_name(path)
     try:
-        with open(tmp, "wb") as f:
+        with file_io.open_file(tmp, "wb") as f:
             for c in chunks:
                 f.write(c)
             f.flush()
-            os.fsync(f.fileno())
+            if file_io.can_fsync(f):
+                os.fsync(f.fileno())
     except BaseException:
         _remove_quietly(tmp)
         raise
@@ -187,12 +194,14 @@ def _write_temp(path: str, chunks: Iterable[bytes]) -> str:
 
 def _remove_quietly(path: str) -> None:
     try:
-        os.remove(path)
+        file_io.remove(path)
     except OSError:
         pass
 
 
 def _fsync_dir(directory: str) -> None:
+    if not file_io.is_local(directory):
+        return
     try:
         fd = os.open(directory or ".", os.O_RDONLY)
     except OSError:
@@ -211,7 +220,7 @@ def commit(moves: Sequence[Tuple[str, str]]) -> None:
     done = 0
     try:
         for tmp, final in moves:
-            os.replace(tmp, final)
+            file_io.replace(tmp, final)
             done += 1
     finally:
         for tmp, _ in moves[done:]:
@@ -228,7 +237,7 @@ def write_atomic(path: str, data: bytes) -> None:
 # --- writing -----------------------------------------------------------------------------
 def _check_writable(prefix: str) -> None:
     parent = os.path.dirname(prefix) or "."
-    if not os.path.isdir(parent):
+    if not file_io.parent_dir_usable(parent):
         raise errors.NotFoundError(None, None, "Failed to create a checkpoint at %s: parent "
                                    "directory %s does not exist" % (prefix, parent))
 
@@ -318,13 +327,13 @@ def merge(source_prefixes: Sequence[str], destination: str,
     _check_writable(destination)
     tmp_index = _write_temp(index_file(destination), [_index_bytes(shards, tensors)])
     for src, final in moves:
-        os.replace(src, final)
+        file_io.replace(src, final)
     commit([(tmp_index, index_file(destination))])
     for r in readers:
         _remove_quietly(index_file(r.prefix))
         if delete_old_dirs:
             try:
-                os.rmdir(os.path.dirname(r.prefix) or ".")
+                file_io.rmdir(os.path.dirname(r.prefix) or ".")
             except OSError:
                 pass
 
@@ -342,8 +351,7 @@ class CheckpointReader:
         self.prefix = prefix
         path = index_file(prefix)
         try:
-            with open(path, "rb") as f:
-                raw = f.read()
+            raw = file_io.read_bytes(path)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             raise errors.NotFoundError(None, None, "Unsuccessful TensorSliceReader "
                                        "constructor: Failed to find any matching files "
@@ -411,9 +419,9 @@ class CheckpointReader:
                                                      len(self._shards)))
         path = self._shard_path(shard)
         try:
-            with open(path, "rb") as f:
+            with file_io.open_file(path, "rb") as f:
                 if shard not in self._checked_sizes:
-                    size = os.fstat(f.fileno()).st_size
+                    size = file_io.size_of(f)
                     if size != self._shards[shard]["size"]:
                         raise errors.DataLossError(
                             None, None, "Checkpoint %s: data file %s has %d bytes, the index "
@@ -438,6 +446,12 @@ class CheckpointReader:
                 % (int(piece["crc32"]), crc, name, self.prefix))
         return buf
 
+    @staticmethod
+    def _decode(buf: bytes, dt: _dt.DType, shape, what: str, piece: dict) -> np.ndarray:
+        """The array of a slice's bytes (already checked by _read_bytes here; a subclass
+        for another format checks and decodes them its way)."""
+        return decode(buf, dt, shape, what)
+
     def read(self, name: str, shape_and_slice: str = "") -> np.ndarray:
         """The value of tensor `name` (or of the slice `shape_and_slice` of it).
 
@@ -461,7 +475,8 @@ class CheckpointReader:
         for piece in pieces:
             if _extents_of(piece["slice"], full) == list(want):
                 lengths = [n for _, n in want]
-                return decode(self._read_bytes(name, piece), dt, lengths, what)
+                return self._decode(self._read_bytes(name, piece), dt, lengths, what,
+                                    piece)
         return self._assemble(name, dt, full, want, pieces, what)
 
     def _assemble(self, name, dt, full, want, pieces, what) -> np.ndarray:
@@ -474,7 +489,8 @@ class CheckpointReader:
             hi = [min(a + m, b + n) for (a, m), (b, n) in zip(ext, want)]
             if any(h <= l for l, h in zip(lo, hi)):
                 continue
-            arr = decode(self._read_bytes(name, piece), dt, [n for _, n in ext], what)
+            arr = self._decode(self._read_bytes(name, piece), dt, [n for _, n in ext], what,
+                               piece)
             src = tuple(slice(l - a, h - a) for l, h, (a, _) in zip(lo, hi, ext))
             dst = tuple(slice(l - b, h - b) for l, h, (b, _) in zip(lo, hi, want))
             out[dst] = arr[src]

@@ -20,12 +20,14 @@ from __future__ import annotations
 import errno
 import functools
 import io
+import os
 import struct
 import zlib
 from typing import Iterator, List, Optional, Tuple, Union
 
 from tensorweave.framework import errors
 from tensorweave.framework.api_export import tf_export
+from tensorweave.platform import file_io
 
 _MASK_DELTA = 0xA282EAD8
 _U32 = 0xFFFFFFFF
@@ -162,8 +164,12 @@ def file_error(exc: OSError, path) -> errors.OpError:
 
 
 def _open(path, mode: str):
+    """A binary file: builtin open for a local path, fsspec for a URL (tf.gfile's)."""
     try:
-        return open(path, mode, buffering=_BUFFER_SIZE)
+        name = os.fsdecode(path)
+        if "://" not in name and "::" not in name:
+            return open(path, mode, buffering=_BUFFER_SIZE)
+        return file_io.open_file(name, mode, buffering=_BUFFER_SIZE)
     except OSError as e:
         raise file_error(e, path) from None
 

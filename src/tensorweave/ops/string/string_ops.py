@@ -7,9 +7,7 @@ Strings are NumPy object arrays of bytes; kernels work on flat Python lists of b
 """
 from __future__ import annotations
 
-import glob as _glob
 import os
-import sys
 from typing import List, Optional
 
 import numpy as np
@@ -24,6 +22,7 @@ from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable,
 from tensorweave.framework.shapes import TensorShape, broadcast_shapes, unknown_shape
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.ops.string.string_decode_ops import parse_numbers
+from tensorweave.platform import file_io
 
 _INT_TYPES = (_dt.int32, _dt.int64)
 
@@ -599,8 +598,7 @@ not_differentiable("ReadFile")
 def _read_file_kernel(ctx, filename):
     path = _path(filename)
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = file_io.read_bytes(path)   # a local path, or a URL via fsspec
     except OSError as e:
         raise _os_error(ctx, e, path) from None
     return _obj_array([data], ())
@@ -632,8 +630,8 @@ def _write_file_kernel(ctx, filename, contents):
     try:
         parent = os.path.dirname(path)
         if parent:
-            os.makedirs(parent, exist_ok=True)
-        with open(path, "wb") as f:
+            file_io.makedirs(parent)
+        with file_io.open_file(path, "wb") as f:
             f.write(data)
     except OSError as e:
         raise _os_error(ctx, e, path) from None
@@ -669,10 +667,9 @@ def _matching_files_kernel(ctx, pattern):
         raise errors.InvalidArgumentError(None, ctx.op, "Input pattern tensor must be a scalar "
                                           "or a vector, but had shape: [%s]"
                                           % ",".join(map(str, pattern.shape)))
-    extra = {"include_hidden": True} if sys.version_info >= (3, 11) else {}
     found = []
     for p in pattern.reshape(-1).tolist():
-        found.extend(_glob.glob(os.fsdecode(p), **extra))
+        found.extend(file_io.glob(os.fsdecode(p)))
     return _obj_array(sorted(os.fsencode(f) for f in found), (len(found),))
 
 
