@@ -97,7 +97,10 @@ class GraphDef:
     """A serializable description of a graph (TF1 `tf.GraphDef`).
 
     `SerializeToString()` gives the JSON bytes described in this module's docstring;
-    `GraphDef.FromString(b)` and `ParseFromString(b)` read them back.
+    `GraphDef.FromString(b)` and `ParseFromString(b)` read them back, and also read
+    TensorFlow's GraphDef protobuf (binary or text; framework/graph_def_proto.py), so
+    `gd = tf.GraphDef(); gd.ParseFromString(open("frozen.pb", "rb").read())` works.
+    (`Graph.as_graph_def()` returns TF's protobuf message itself.)
     """
 
     def __init__(self, node: Optional[List[NodeDef]] = None,
@@ -114,6 +117,11 @@ class GraphDef:
 
     @staticmethod
     def FromString(data) -> "GraphDef":  # noqa: N802
+        from tensorweave.framework import graph_def_proto
+        return graph_def_proto.parse_graph_def(data)
+
+    @staticmethod
+    def _from_json(data) -> "GraphDef":
         try:
             doc = json.loads(data.decode() if isinstance(data, (bytes, bytearray)) else data)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -294,7 +302,7 @@ def _topological(nodes: List[NodeDef]) -> List[NodeDef]:
             stack.append((n, True))
             for s in n.input:
                 dep = by_name.get(_parse_input(s)[0])
-                if dep is None:
+                if dep is None or _is_back_edge(n, dep):
                     continue
                 st = state.get(dep.name)
                 if st == 1:
@@ -305,6 +313,12 @@ def _topological(nodes: List[NodeDef]) -> List[NodeDef]:
     return order
 
 
+def _is_back_edge(node: NodeDef, dep: Optional[NodeDef]) -> bool:
+    """Whether the edge dep -> node closes a while loop (NextIteration -> Merge): the
+    Merge is created first and the edge set once the NextIteration exists."""
+    return node.op == "Merge" and dep is not None and dep.op == "NextIteration"
+
+
 @tf_export("import_graph_def", "graph_util.import_graph_def")
 def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
                      return_elements: Optional[List[str]] = None, name: Optional[str] = None,
@@ -312,7 +326,8 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
     """Imports the graph in `graph_def` into the default graph (TF1 `tf.import_graph_def`).
 
     Args:
-      graph_def: a GraphDef (or its serialized bytes).
+      graph_def: a GraphDef: ours, TensorFlow's GraphDef protobuf message, or the
+        serialized bytes of either (binary or text protobuf, or our JSON).
       input_map: maps names in `graph_def` ("x:0", "x", or "^x" for control inputs) to
         Tensors (or Operations) of the default graph that replace them.
       return_elements: names in `graph_def` to return: "op" gives the Operation, "op:0"
@@ -320,18 +335,26 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
       name: prefix for the imported names (default "import"; "" for none).
       op_dict, producer_op_list: accepted for compatibility; unused.
 
+    TF1 reference variables (VariableV2, Assign, Apply*, ...) import as the resource
+    variables that compute the same (framework/ref_variables.py). Graphs with TF1 while
+    loops import: a Merge's input from a NextIteration (the loop's back edge) is set
+    once the loop body exists. Any other cycle is an error.
+
     Returns:
       The list of `return_elements` (None when not given).
 
     Raises:
-      ValueError: an unknown op type, an input naming a missing node, an input_map key
-        that names nothing in `graph_def`, or a malformed GraphDef.
+      ValueError: an unknown op type, a cycle that is not a while loop, an input naming
+        a missing node, an input_map key that names nothing in `graph_def`, a reference
+        variable use with no resource form, or a malformed GraphDef.
     """
     from tensorweave.framework.op_builder import infer_shapes, output_dtypes
-    if isinstance(graph_def, (bytes, bytearray, str)):
-        graph_def = GraphDef.FromString(graph_def)
     if not isinstance(graph_def, GraphDef):
-        raise TypeError("graph_def must be a GraphDef proto, got %s" % type(graph_def).__name__)
+        from tensorweave.framework import graph_def_proto
+        graph_def = graph_def_proto.as_graph_def_object(graph_def)
+    if any(n.op in ("VariableV2", "Variable") for n in graph_def.node):
+        from tensorweave.framework import ref_variables
+        graph_def = ref_variables.to_resource_variables(graph_def)
     input_map = dict(input_map or {})
     names = {n.name for n in graph_def.node}
     for k in input_map:
@@ -341,6 +364,8 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
                              % k)
     g = get_default_graph()
     created: Dict[str, Operation] = {}
+    by_name = {n.name: n for n in graph_def.node}
+    back_edges = []  # (Merge op, input index, NextIteration node, output index)
     with g.name_scope(name if name is not None else "import") as scope:
         for nd in _topological(graph_def.node):
             try:
@@ -348,7 +373,7 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
             except ValueError:
                 raise ValueError("Op type not registered '%s' in binary (node '%s')"
                                  % (nd.op, nd.name)) from None
-            inputs, controls = [], []
+            inputs, controls, loop_inputs = [], [], []
             for s in nd.input:
                 src, idx = _parse_input(s)
                 if idx is None:
@@ -360,6 +385,9 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
                 if mapped is not None:
                     from tensorweave.framework.op_builder import convert_to_tensor
                     inputs.append(convert_to_tensor(mapped))
+                elif src not in created and _is_back_edge(nd, by_name.get(src)):
+                    loop_inputs.append((len(inputs), src, idx))
+                    inputs.append(None)  # set below, once the loop body exists
                 else:
                     op = _lookup(created, src, nd)
                     if idx >= len(op._outputs):
@@ -376,6 +404,11 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
                         raise ValueError("Node '%s' (op %s) lacks required attr '%s'"
                                          % (nd.name, nd.op, k))
                     attrs[k] = d
+            if loop_inputs:  # a stand-in of the same dtype until then
+                stand_in = next((t for t in inputs if t is not None), None)
+                if stand_in is None:
+                    raise ValueError("Merge node '%s' has only NextIteration inputs" % nd.name)
+                inputs = [stand_in if t is None else t for t in inputs]
             full = scope + nd.name
             with (g.control_dependencies(controls) if controls else contextlib.nullcontext()):
                 op = g._create_op_raw(nd.op, inputs, output_dtypes(op_def, attrs), attrs,
@@ -388,7 +421,12 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
                 op._colocation = [scope + c[len("loc:@"):] for c in colocation
                                   if c.startswith("loc:@")]
             infer_shapes(op)
+            if loop_inputs:  # the value changes each iteration: unknown, as TF imports it
+                op._outputs[0]._shape = TensorShape(None)
             created[nd.name] = op
+            back_edges.extend((op, i, src, idx) for i, src, idx in loop_inputs)
+        for op, i, src, idx in back_edges:
+            op._update_input(i, _lookup(created, src, by_name[src])._outputs[idx])
     if return_elements is None:
         return None
     out = []

@@ -1,8 +1,12 @@
 """MetaGraphDef: a graph with what a program needs to use it again (`export_meta_graph`,
 `import_meta_graph`), written next to each checkpoint as "<prefix>.meta".
 
-The disk form is JSON (UTF-8), never pickle; `as_text=True` indents it. Format,
-version 1:
+On disk it is TensorFlow's `MetaGraphDef` protocol buffer (the message classes that the
+`tensorboard` package ships): binary, or the protobuf text format with `as_text=True`,
+so TensorFlow reads our .meta files and we read TF's. In memory it is the MetaGraphDef
+class below, whose graph_def is the GraphDef of framework/serialize.py (decoded attrs);
+`to_proto()` / `from_proto()` convert. The older tensorweave JSON form (below) is still
+read, and `repr()` shows it, as the readable debug form:
 
     {"format": "tensorweave.MetaGraphDef", "version": 1,
      "meta_info_def": {"meta_graph_version": "", "tensorflow_version": "0.1.0",
@@ -19,7 +23,11 @@ Collection kinds: "node_list" (tensor and operation names), "variables" (one Var
 object per variable: variable_name, initial_value_name, initializer_name, snapshot_name,
 trainable, is_resource), "savers" (SaverDef objects), "int64_list", "float_list",
 "bytes_list" (base64). A collection whose items have none of these forms is left out
-with a warning, as TF does.
+with a warning, as TF does. In the protobuf, "variables" and "savers" collections are
+`bytes_list`s of serialized VariableDef / SaverDef messages, as TF writes them; on
+reading, TF's variable collection keys (variables, trainable_variables, global_step,
+...) and "savers" are decoded, and collections of protos tensorweave has no form for
+(queue_runners, cond_context, while_context) are skipped with a warning.
 """
 from __future__ import annotations
 
@@ -32,6 +40,7 @@ import re
 from typing import Any, Dict, List, Optional
 
 from tensorweave.framework import graph as _graph
+from tensorweave.framework import graph_def_proto as _gp
 from tensorweave.framework import registry as _reg
 from tensorweave.framework import serialize as _ser
 from tensorweave.framework.api_export import tf_export
@@ -39,6 +48,19 @@ from tensorweave.framework.api_export import tf_export
 FORMAT = "tensorweave.MetaGraphDef"
 VERSION = 1
 _log = logging.getLogger("tensorweave")
+# Collections whose bytes_list items TF writes as serialized VariableDef messages.
+_VARIABLE_KEYS = ("variables", "trainable_variables", "local_variables", "model_variables",
+                  "moving_average_variables", "metric_variables", "global_step",
+                  "concatenated_variables")
+_UNSUPPORTED_PROTO_KEYS = ("queue_runners", "cond_context", "while_context")
+_VARIABLE_FIELDS = ("variable_name", "initial_value_name", "initializer_name",
+                    "snapshot_name", "trainable", "is_resource")
+
+
+def _pbs():
+    from tensorboard.compat.proto import meta_graph_pb2, saver_pb2, variable_pb2
+    return meta_graph_pb2, saver_pb2, variable_pb2
+
 
 
 def _json_float(f: float):
@@ -84,12 +106,29 @@ class SaverDef:
             kw["keep_checkpoint_every_n_hours"] = float(kw["keep_checkpoint_every_n_hours"])
         return cls(**kw)
 
+    def to_proto(self):
+        """The `SaverDef` protobuf message."""
+        proto = _pbs()[1].SaverDef()
+        for k in self._FIELDS:
+            setattr(proto, k, getattr(self, k))
+        return proto
+
+    @classmethod
+    def from_proto(cls, proto) -> "SaverDef":
+        return cls(**{k: getattr(proto, k) for k in cls._FIELDS})
+
     def SerializeToString(self) -> bytes:  # noqa: N802 - TF's protobuf method name
-        return json.dumps(self._to_json(), sort_keys=True).encode()
+        """TF's binary `SaverDef`."""
+        return self.to_proto().SerializeToString()
 
     @classmethod
     def FromString(cls, data) -> "SaverDef":  # noqa: N802
-        return cls._from_json(json.loads(data))
+        """A SaverDef from TF's binary `SaverDef` (or our older JSON form)."""
+        if bytes(data[:1]) in (b"{", "{"):
+            return cls._from_json(json.loads(data))
+        proto = _pbs()[1].SaverDef()
+        proto.ParseFromString(bytes(data))
+        return cls.from_proto(proto)
 
     def CopyFrom(self, other: "SaverDef") -> None:  # noqa: N802
         for k in self._FIELDS:
@@ -189,15 +228,108 @@ class MetaGraphDef:
                 "collection_def": {k: v._to_json() for k, v in
                                    sorted(self.collection_def.items())}}
 
+    def to_proto(self):
+        """The `MetaGraphDef` protobuf message (see the module docstring)."""
+        meta_graph_pb2, _, variable_pb2 = _pbs()
+        proto = meta_graph_pb2.MetaGraphDef()
+        info, mi = self.meta_info_def, proto.meta_info_def
+        mi.meta_graph_version = info.meta_graph_version
+        mi.tensorflow_version = info.tensorflow_version
+        mi.tags.extend(info.tags)
+        for op_type in info.stripped_op_list:
+            mi.stripped_op_list.op.add().name = op_type
+        proto.graph_def.CopyFrom(_gp.graph_def_to_proto(self.graph_def))
+        if self.saver_def is not None:
+            proto.saver_def.CopyFrom(self.saver_def.to_proto())
+        for key, cd in self.collection_def.items():
+            out = proto.collection_def[key]
+            if cd.kind == "node_list":
+                out.node_list.value.extend(cd.value)
+            elif cd.kind == "int64_list":
+                out.int64_list.value.extend(cd.value)
+            elif cd.kind == "float_list":
+                out.float_list.value.extend(cd.value)
+            elif cd.kind == "bytes_list":
+                out.bytes_list.value.extend(cd.value)
+            elif cd.kind == "variables":
+                out.bytes_list.value.extend(
+                    variable_pb2.VariableDef(**{k: d[k] for k in _VARIABLE_FIELDS if k in d})
+                    .SerializeToString() for d in cd.value)
+            else:  # savers
+                out.bytes_list.value.extend(SaverDef._from_json(d).SerializeToString()
+                                            for d in cd.value)
+        return proto
+
+    @classmethod
+    def from_proto(cls, proto) -> "MetaGraphDef":
+        """Our MetaGraphDef of a `MetaGraphDef` protobuf message (written by TF or us).
+
+        Raises:
+          ValueError: the graph holds a function library, or a value with no
+            tensorweave form.
+        """
+        _, saver_pb2, variable_pb2 = _pbs()
+        mi = proto.meta_info_def
+        info = MetaInfoDef(mi.meta_graph_version, mi.tensorflow_version,
+                           [op.name for op in mi.stripped_op_list.op], list(mi.tags))
+        saver = SaverDef.from_proto(proto.saver_def) if proto.HasField("saver_def") else None
+        collections = {}
+        for key, cd in proto.collection_def.items():
+            kind = cd.WhichOneof("kind")
+            if kind is None:
+                continue
+            if kind == "any_list" or key in _UNSUPPORTED_PROTO_KEYS:
+                _log.warning("Skipping collection %s of the MetaGraphDef: tensorweave has no "
+                             "form for its items (%s)", key, kind)
+                continue
+            values = list(getattr(cd, kind).value)
+            if kind == "bytes_list" and key in _VARIABLE_KEYS:
+                defs = []
+                for b in values:
+                    vd = variable_pb2.VariableDef.FromString(b)
+                    defs.append({k: getattr(vd, k) for k in _VARIABLE_FIELDS})
+                collections[key] = CollectionDef("variables", defs)
+            elif kind == "bytes_list" and key == "savers":
+                collections[key] = CollectionDef("savers", [
+                    SaverDef.from_proto(saver_pb2.SaverDef.FromString(b))._to_json()
+                    for b in values])
+            else:
+                collections[key] = CollectionDef(kind, values)
+        return cls(info, _gp.graph_def_from_proto(proto.graph_def), saver, collections)
+
     def SerializeToString(self, as_text: bool = False) -> bytes:  # noqa: N802
+        """TF's binary `MetaGraphDef`, or its protobuf text form with `as_text`."""
+        proto = self.to_proto()
         if as_text:
-            return json.dumps(self._to_json(), indent=1, sort_keys=False).encode()
-        return json.dumps(self._to_json(), separators=(",", ":")).encode()
+            from google.protobuf import text_format
+            return text_format.MessageToString(proto).encode()
+        return proto.SerializeToString()
 
     @classmethod
     def FromString(cls, data) -> "MetaGraphDef":  # noqa: N802
+        """A MetaGraphDef of serialized bytes: TF's binary or text protobuf, or our older
+        JSON form."""
+        if isinstance(data, str):
+            data = data.encode()
+        data = bytes(data)
+        if data.lstrip()[:1] == b"{":
+            return cls._from_json_bytes(data)
+        from google.protobuf import message, text_format
+        proto = _pbs()[0].MetaGraphDef()
         try:
-            doc = json.loads(data.decode() if isinstance(data, (bytes, bytearray)) else data)
+            proto.ParseFromString(data)
+        except message.DecodeError:
+            try:
+                text_format.Parse(data.decode("utf-8"), proto)
+            except (UnicodeDecodeError, text_format.ParseError) as e:
+                raise ValueError("Not a tensorweave MetaGraphDef nor a TensorFlow "
+                                 "MetaGraphDef protobuf: %s" % e) from None
+        return cls.from_proto(proto)
+
+    @classmethod
+    def _from_json_bytes(cls, data: bytes) -> "MetaGraphDef":
+        try:
+            doc = json.loads(data.decode())
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise ValueError("Not a tensorweave MetaGraphDef: %s" % e) from None
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
@@ -205,7 +337,7 @@ class MetaGraphDef:
         if int(doc.get("version", 0)) > VERSION:
             raise ValueError("MetaGraphDef version %s is newer than this tensorweave reads "
                              "(%d)" % (doc.get("version"), VERSION))
-        graph_def = _ser.GraphDef.FromString(json.dumps(doc["graph_def"]))
+        graph_def = _ser.GraphDef._from_json(json.dumps(doc["graph_def"]))
         saver = doc.get("saver_def")
         return cls(MetaInfoDef._from_json(doc.get("meta_info_def", {})), graph_def,
                    None if saver is None else SaverDef._from_json(saver),
@@ -217,7 +349,8 @@ class MetaGraphDef:
         self.__dict__.update(other.__dict__)
 
     def __eq__(self, other):
-        return isinstance(other, MetaGraphDef) and self._to_json() == other._to_json()
+        """Equal when their `MetaGraphDef` protobufs are."""
+        return isinstance(other, MetaGraphDef) and self.to_proto() == other.to_proto()
 
     def __repr__(self):
         return json.dumps(self._to_json(), indent=1)
@@ -225,10 +358,10 @@ class MetaGraphDef:
 
 def read_meta_graph_file(filename: str) -> MetaGraphDef:
     """The MetaGraphDef stored in `filename` (IOError if it does not exist)."""
-    if not os.path.isfile(filename):
+    from tensorweave.platform import file_io  # local disk, or a URL via fsspec
+    if not file_io.isfile(filename):
         raise IOError("File %s does not exist." % filename)
-    with open(filename, "rb") as f:
-        return MetaGraphDef.FromString(f.read())
+    return MetaGraphDef.FromString(file_io.read_bytes(filename))
 
 
 # --- export ------------------------------------------------------------------------------
@@ -325,12 +458,13 @@ def export_meta_graph(filename: Optional[str] = None, meta_info_def=None, graph_
     `filename` if given (TF1 `tf.train.export_meta_graph`).
 
     Args:
-      filename: where to write it (JSON; see the module docstring).
+      filename: where to write it: TF's MetaGraphDef protobuf (see the module docstring).
       meta_info_def: a MetaInfoDef to use (default: versions and the op types used).
-      graph_def: the GraphDef to export (default: `graph.as_graph_def(add_shapes=True)`).
+      graph_def: the GraphDef to export, ours or TF's protobuf message (default:
+        `graph.as_graph_def(add_shapes=True)`).
       saver_def: a SaverDef to include.
       collection_list: the collection keys to export (default: all).
-      as_text: write indented JSON.
+      as_text: write the protobuf text format instead of binary.
       graph: the graph to export.
       export_scope: export only the nodes under this name scope, with the scope removed
         from their names.
@@ -355,9 +489,9 @@ def export_meta_graph(filename: Optional[str] = None, meta_info_def=None, graph_
         raise ValueError("Cannot specify both graph and graph_def")
     g = graph or _graph.get_default_graph()
     if graph_def is None:
-        graph_def = g.as_graph_def(add_shapes=True)
-    elif isinstance(graph_def, (bytes, str)):
-        graph_def = _ser.GraphDef.FromString(graph_def)
+        graph_def = _ser.graph_to_graph_def(g, add_shapes=True)
+    elif not isinstance(graph_def, _ser.GraphDef):
+        graph_def = _gp.as_graph_def_object(graph_def)
     drop = None
     if clear_extraneous_savers and saver_def is not None:
         keep = saver_def.filename_tensor_name.split("/")[0]
@@ -411,7 +545,8 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
     from its SaverDef (TF1 `tf.train.import_meta_graph`).
 
     Args:
-      meta_graph_or_file: a MetaGraphDef or the path of a file holding one.
+      meta_graph_or_file: a MetaGraphDef (ours or TF's protobuf message), or the path of
+        a file holding one (written by TensorFlow or by us).
       clear_devices: ignore the device assignments of the imported nodes.
       import_scope: a name scope to put the imported nodes under.
       **kwargs: `input_map` and `return_elements` (as for `import_graph_def`).
@@ -428,7 +563,9 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
     if kwargs:
         raise ValueError("Unrecognized keyword arguments: %s" % sorted(kwargs))
     mg = meta_graph_or_file
-    if not isinstance(mg, MetaGraphDef):
+    if _gp.is_message(mg, "MetaGraphDef"):
+        mg = MetaGraphDef.from_proto(mg)
+    elif not isinstance(mg, MetaGraphDef):
         mg = read_meta_graph_file(mg)
     graph_def = mg.graph_def
     if clear_devices:

@@ -1,0 +1,396 @@
+"""TensorFlow's GraphDef protocol buffer, both ways.
+
+`graph_to_proto` writes a graph as `tensorflow.GraphDef` (the message class that the
+`tensorboard` package ships as `tensorboard.compat.proto.graph_pb2.GraphDef`): TF's op
+types and attr names, attr values as `AttrValue`s (dtypes as `DataType` enums, shapes as
+`TensorShapeProto`, arrays as `TensorProto`: raw little-endian `tensor_content` for
+numbers, `string_val` for strings), inputs as "op", "op:i" and "^op", devices, and the
+"_class" colocation attr, so TensorFlow and TensorBoard read it as one of their own.
+
+`graph_def_from_proto` turns such a message (written by TF or by us) into the GraphDef
+of `framework/serialize.py`, whose nodes carry decoded attr values; `import_graph_def`
+and `graph_from_proto` import from there. The JSON form of serialize.py stays the
+readable debug form.
+
+The protobuf modules are imported inside functions: `import tensorweave` does not load
+them.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import registry as _reg
+from tensorweave.framework import serialize as _ser
+from tensorweave.framework.shapes import TensorShape
+
+# The GraphDef version of TensorFlow 1.15, the last TF1 release: what TF reads our
+# graphs as. (Our own importer does not depend on it.)
+TF_PRODUCER = 134
+TF_MIN_CONSUMER = 0
+_REF_OFFSET = 100  # DT_FLOAT_REF = DT_FLOAT + 100 and so on
+
+
+def _pb():
+    from tensorboard.compat.proto import (attr_value_pb2, graph_pb2, node_def_pb2,
+                                          tensor_pb2, tensor_shape_pb2, versions_pb2)
+    return graph_pb2, node_def_pb2, attr_value_pb2, tensor_pb2, tensor_shape_pb2, versions_pb2
+
+
+def is_graph_def_proto(obj) -> bool:
+    """Whether `obj` is a GraphDef message: tensorboard's copy of the proto (package
+    "tensorboard") or TensorFlow's own ("tensorflow"); both have the same wire form."""
+    return is_message(obj, "GraphDef")
+
+
+def is_message(obj, name: str) -> bool:
+    """Whether `obj` is a `name` protobuf message, TF's or tensorboard's copy."""
+    if isinstance(obj, type):
+        return False
+    desc = getattr(obj, "DESCRIPTOR", None)
+    return getattr(desc, "full_name", None) in ("tensorflow." + name, "tensorboard." + name)
+
+
+class FuncAttr:
+    """A function-valued attr (TF's `NameAttrList`): a function name and its attrs."""
+
+    def __init__(self, name: str, attr: Optional[dict] = None):
+        self.name = name
+        self.attr = dict(attr or {})
+
+    def __eq__(self, other):
+        return isinstance(other, FuncAttr) and (self.name, self.attr) == (other.name,
+                                                                            other.attr)
+
+    def __repr__(self):
+        return "FuncAttr(%r, %r)" % (self.name, self.attr)
+
+
+# --- dtypes, shapes, tensors -------------------------------------------------------------
+def dtype_from_enum(enum: int) -> _dt.DType:
+    """The DType of a `DataType` enum value; reference types (DT_*_REF) give their base."""
+    if enum > _REF_OFFSET:
+        enum -= _REF_OFFSET
+    try:
+        return _dt.as_dtype(enum)
+    except (TypeError, ValueError, KeyError):
+        raise ValueError("GraphDef uses DataType enum %d, which tensorweave does not "
+                         "support" % enum) from None
+
+
+def shape_to_proto(shape: TensorShape, proto) -> None:
+    """Fills a `TensorShapeProto` (unknown dims are -1, unknown rank `unknown_rank`)."""
+    proto.SetInParent()  # a scalar shape sets no field, but is set
+    if shape.ndims is None:
+        proto.unknown_rank = True
+        return
+    for d in shape.as_list():
+        proto.dim.add().size = -1 if d is None else d
+
+
+def shape_from_proto(proto) -> TensorShape:
+    if proto.unknown_rank:
+        return TensorShape(None)
+    return TensorShape([None if d.size < 0 else d.size for d in proto.dim])
+
+
+# DataType -> the repeated field that holds its values when tensor_content is empty
+_VAL_FIELDS = {
+    "float32": "float_val", "float64": "double_val", "int32": "int_val", "int16": "int_val",
+    "int8": "int_val", "uint8": "int_val", "uint16": "int_val", "int64": "int64_val",
+    "bool": "bool_val", "string": "string_val", "float16": "half_val",
+    "bfloat16": "half_val", "uint32": "uint32_val", "uint64": "uint64_val",
+    "complex64": "scomplex_val", "complex128": "dcomplex_val",
+}
+
+
+def array_to_tensor_proto(arr: np.ndarray, proto) -> None:
+    """Fills a `TensorProto` with `arr`."""
+    arr = np.asarray(arr)
+    dt = _dt.string if arr.dtype == object or arr.dtype.kind in "SU" else _dt.as_dtype(
+        arr.dtype)
+    proto.dtype = dt.as_datatype_enum
+    for d in arr.shape:
+        proto.tensor_shape.dim.add().size = d
+    if dt is _dt.string:
+        proto.string_val.extend(x if isinstance(x, bytes) else str(x).encode()
+                                for x in arr.reshape(-1))
+        return
+    np_dt = np.dtype(dt.as_numpy_dtype)
+    proto.tensor_content = np.ascontiguousarray(arr, dtype=np_dt.newbyteorder("<")).tobytes()
+
+
+def tensor_proto_to_array(proto) -> np.ndarray:
+    """The (read-only) array a `TensorProto` holds: from `tensor_content`, or from the
+    typed value fields, where fewer values than elements repeat the last one (as TF)."""
+    dt = dtype_from_enum(proto.dtype)
+    shape = tuple(d.size for d in proto.tensor_shape.dim)
+    size = int(np.prod(shape, dtype=np.int64))
+    if dt is _dt.string:
+        vals = list(proto.string_val)
+        flat = np.empty(size, dtype=object)
+        flat[:] = _filled(vals, size, b"")
+        arr = flat.reshape(shape)
+    else:
+        np_dt = np.dtype(dt.as_numpy_dtype)
+        if proto.tensor_content:
+            raw = np.frombuffer(proto.tensor_content, dtype=np_dt.newbyteorder("<"))
+            if raw.size != size:
+                raise ValueError("TensorProto holds %d values of %s for shape %s"
+                                 % (raw.size, dt.name, list(shape)))
+            arr = raw.astype(np_dt).reshape(shape)
+        else:
+            field = _VAL_FIELDS.get(dt.name)
+            if field is None:
+                raise ValueError("TensorProto of dtype %s has no tensorweave form" % dt.name)
+            vals = np.asarray(list(getattr(proto, field)))
+            if field == "half_val":
+                vals = vals.astype(np.uint16).view(np_dt)
+            elif field in ("scomplex_val", "dcomplex_val"):
+                vals = vals.reshape(-1, 2) if vals.size else vals.reshape(0, 2)
+                vals = vals[:, 0] + 1j * vals[:, 1]
+            arr = _filled(vals.astype(np_dt), size, np_dt.type(0)).astype(np_dt).reshape(shape)
+    arr.setflags(write=False)
+    return arr
+
+
+def _filled(vals, size: int, zero):
+    if len(vals) == size:
+        return vals
+    if len(vals) > size:
+        raise ValueError("TensorProto holds %d values for %d elements" % (len(vals), size))
+    if isinstance(vals, np.ndarray):
+        fill = vals[-1] if len(vals) else zero
+        return np.concatenate([vals, np.full(size - len(vals), fill, vals.dtype)])
+    return list(vals) + [vals[-1] if vals else zero] * (size - len(vals))
+
+
+# --- attr values -------------------------------------------------------------------------
+def attr_to_proto(v: Any, av, node: str = "?", key: str = "?") -> None:
+    """Sets the `AttrValue` `av` to the attr value `v` (None leaves it unset)."""
+    if v is None:
+        return
+    if isinstance(v, _dt.DType):
+        av.type = v.as_datatype_enum
+    elif isinstance(v, TensorShape):
+        shape_to_proto(v, av.shape)
+    elif isinstance(v, (bool, np.bool_)):
+        av.b = bool(v)
+    elif isinstance(v, (int, np.integer)):
+        av.i = int(v)
+    elif isinstance(v, (float, np.floating)):
+        av.f = float(v)
+    elif isinstance(v, str):
+        av.s = v.encode()
+    elif isinstance(v, bytes):
+        av.s = v
+    elif isinstance(v, np.ndarray):
+        array_to_tensor_proto(v, av.tensor)
+    elif isinstance(v, FuncAttr):
+        av.func.name = v.name
+        for k, x in v.attr.items():
+            attr_to_proto(x, av.func.attr[k], node, key)
+    elif isinstance(v, (list, tuple)):
+        _list_to_proto(v, av.list, node, key)
+    else:
+        raise ValueError("Cannot serialize attr '%s' of node '%s': values of type %s have "
+                         "no GraphDef form" % (key, node, type(v).__name__))
+
+
+def _list_to_proto(values, lst, node, key) -> None:
+    lst.SetInParent()
+    for x in values:
+        if isinstance(x, _dt.DType):
+            lst.type.append(x.as_datatype_enum)
+        elif isinstance(x, TensorShape):
+            shape_to_proto(x, lst.shape.add())
+        elif isinstance(x, (bool, np.bool_)):
+            lst.b.append(bool(x))
+        elif isinstance(x, (int, np.integer)):
+            lst.i.append(int(x))
+        elif isinstance(x, (float, np.floating)):
+            lst.f.append(float(x))
+        elif isinstance(x, (str, bytes)):
+            lst.s.append(x.encode() if isinstance(x, str) else x)
+        elif isinstance(x, np.ndarray):
+            array_to_tensor_proto(x, lst.tensor.add())
+        elif isinstance(x, FuncAttr):
+            f = lst.func.add()
+            f.name = x.name
+            for k, y in x.attr.items():
+                attr_to_proto(y, f.attr[k], node, key)
+        else:
+            raise ValueError("Cannot serialize attr '%s' of node '%s': list items of type %s "
+                             "have no GraphDef form" % (key, node, type(x).__name__))
+
+
+def _text(s: bytes, as_bytes: bool):
+    if as_bytes:
+        return s
+    try:
+        return s.decode("utf-8")
+    except UnicodeDecodeError:
+        return s
+
+
+def attr_from_proto(av, as_bytes: bool = False) -> Any:
+    """The attr value an `AttrValue` holds. Strings decode to `str` when they are UTF-8
+    (unless `as_bytes`: the op declares a bytes attr); an unset value gives None."""
+    kind = av.WhichOneof("value")
+    if kind is None or kind == "placeholder":
+        return None
+    if kind == "type":
+        return dtype_from_enum(av.type)
+    if kind == "shape":
+        return shape_from_proto(av.shape)
+    if kind == "s":
+        return _text(av.s, as_bytes)
+    if kind == "tensor":
+        return tensor_proto_to_array(av.tensor)
+    if kind == "func":
+        return FuncAttr(av.func.name, {k: attr_from_proto(x) for k, x in av.func.attr.items()})
+    if kind == "list":
+        lst = av.list
+        for field in ("s", "i", "f", "b", "type", "shape", "tensor", "func"):
+            items = getattr(lst, field)
+            if len(items):
+                break
+        else:
+            return []
+        if field == "s":
+            return [_text(x, as_bytes) for x in items]
+        if field == "type":
+            return [dtype_from_enum(x) for x in items]
+        if field == "shape":
+            return [shape_from_proto(x) for x in items]
+        if field == "tensor":
+            return [tensor_proto_to_array(x) for x in items]
+        if field == "func":
+            return [FuncAttr(f.name, {k: attr_from_proto(x) for k, x in f.attr.items()})
+                    for f in items]
+        return [bool(x) if field == "b" else x for x in items]
+    return getattr(av, kind)  # i, f, b
+
+
+# --- GraphDef <-> proto ------------------------------------------------------------------
+def node_def_to_proto(nd: "_ser.NodeDef", proto) -> None:
+    """Fills a `NodeDef` message from one of our NodeDefs."""
+    proto.name = nd.name
+    proto.op = nd.op
+    proto.input.extend(nd.input)
+    if nd.device:
+        proto.device = nd.device
+    for k, v in nd.attr.items():
+        if v is None:
+            continue
+        attr_to_proto(v, proto.attr[k], nd.name, k)
+
+
+def graph_def_to_proto(graph_def: "_ser.GraphDef"):
+    """The `tensorflow.GraphDef` message of one of our GraphDefs."""
+    graph_pb2 = _pb()[0]
+    out = graph_pb2.GraphDef()
+    out.versions.producer = TF_PRODUCER
+    out.versions.min_consumer = TF_MIN_CONSUMER
+    for nd in graph_def.node:
+        node_def_to_proto(nd, out.node.add())
+    return out
+
+
+def graph_to_proto(graph, from_version: Optional[int] = None, add_shapes: bool = False):
+    """The `tensorflow.GraphDef` message of `graph`.
+
+    Args:
+      graph: a Graph.
+      from_version: only the ops created after the graph's `version` was this.
+      add_shapes: add each node's output shapes as the attr "_output_shapes".
+
+    Returns:
+      A `tensorboard.compat.proto.graph_pb2.GraphDef`.
+    """
+    graph_pb2 = _pb()[0]
+    out = graph_pb2.GraphDef()
+    out.versions.producer = TF_PRODUCER
+    out.versions.min_consumer = TF_MIN_CONSUMER
+    ops = graph._ops if from_version is None else [op for op in graph._ops
+                                                   if op._id > from_version]
+    for op in ops:
+        node_def_to_proto(_ser.node_def_of(op, add_shapes), out.node.add())
+    return out
+
+
+def _bytes_attrs(op_type: str) -> frozenset:
+    """The attrs of `op_type` whose default is bytes (kept as bytes on import)."""
+    try:
+        attrs = _reg.get_op_def(op_type).attrs
+    except ValueError:
+        return frozenset()
+    return frozenset(k for k, d in attrs.items() if isinstance(d, bytes))
+
+
+def node_def_from_proto(proto) -> "_ser.NodeDef":
+    as_bytes = _bytes_attrs(proto.op)
+    attrs = {k: attr_from_proto(v, k in as_bytes) for k, v in proto.attr.items()}
+    return _ser.NodeDef(proto.name, proto.op, list(proto.input), proto.device, attrs)
+
+
+def graph_def_from_proto(proto) -> "_ser.GraphDef":
+    """Our GraphDef (decoded attrs) of a `tensorflow.GraphDef` message.
+
+    Raises:
+      ValueError: the GraphDef holds a function library (not supported) or a value with
+        no tensorweave form.
+    """
+    if len(proto.library.function):
+        raise ValueError("GraphDef has a function library (%s); graphs with functions are "
+                         "not supported by tensorweave"
+                         % ", ".join(f.signature.name for f in proto.library.function))
+    return _ser.GraphDef([node_def_from_proto(n) for n in proto.node],
+                         _ser.VersionDef(proto.versions.producer,
+                                         proto.versions.min_consumer))
+
+
+def parse_graph_def(data) -> "_ser.GraphDef":
+    """Our GraphDef of serialized bytes: tensorweave JSON, a binary `tensorflow.GraphDef`
+    or its protobuf text form."""
+    from google.protobuf import message, text_format
+    if isinstance(data, str):
+        data = data.encode()
+    data = bytes(data)
+    if data.lstrip()[:1] == b"{":
+        return _ser.GraphDef._from_json(data)
+    graph_pb2 = _pb()[0]
+    proto = graph_pb2.GraphDef()
+    try:
+        proto.ParseFromString(data)
+    except message.DecodeError:
+        try:
+            text_format.Parse(data.decode("utf-8"), proto)
+        except (UnicodeDecodeError, text_format.ParseError) as e:
+            raise ValueError("Not a tensorweave GraphDef nor a TensorFlow GraphDef protobuf "
+                             "(binary or text): %s" % e) from None
+    return graph_def_from_proto(proto)
+
+
+def as_graph_def_object(graph_def) -> "_ser.GraphDef":
+    """Our GraphDef of whatever `import_graph_def` accepts: ours, a `tensorflow.GraphDef`
+    message, or serialized bytes of either."""
+    if isinstance(graph_def, _ser.GraphDef):
+        return graph_def
+    if is_graph_def_proto(graph_def):
+        return graph_def_from_proto(graph_def)
+    if isinstance(graph_def, (bytes, bytearray, str)):
+        return parse_graph_def(graph_def)
+    raise TypeError("graph_def must be a GraphDef proto, got %s" % type(graph_def).__name__)
+
+
+def graph_from_proto(graph_def):
+    """A new Graph holding the nodes of `graph_def` (a `tensorflow.GraphDef` message, our
+    GraphDef, or serialized bytes), with their names unchanged."""
+    from tensorweave.framework.graph import Graph
+    g = Graph()
+    with g.as_default():
+        _ser.import_graph_def(as_graph_def_object(graph_def), name="")
+    return g

@@ -1,0 +1,183 @@
+"""Importing graphs that TensorFlow 1.x wrote with reference variables (VariableV2).
+
+tensorweave has resource variables only (ops/state/variables.py): TF1's reference dtypes
+(`float32_ref`) do not exist here. `to_resource_variables` rewrites a GraphDef that uses
+reference variables into the resource-variable graph that computes the same, keeping
+every node name, so input_map, return_elements, collections and SaverDefs still name the
+right things:
+
+    VariableV2 / Variable W            -> VarHandleOp W (same dtype, shape, container,
+                                          shared_name)
+    Identity(W)  (TF's "W/read")       -> ReadVariableOp
+    IsVariableInitialized(W)           -> VarIsInitializedOp
+    Assign / AssignAdd / AssignSub A   -> the resource update "A/update", and A a
+                                          ReadVariableOp after it: A's output is the new
+                                          value, as TF's ref output is
+    Apply<X> / SparseApply<X> A        -> ResourceApply<X> / ResourceSparseApply<X>
+                                          "A/update" and A a read of its first variable
+    Scatter<Update|Add|...> A          -> ResourceScatter<...> "A/update" and A a read
+    any other op C reading W           -> C reads W through a ReadVariableOp "C/read_W<i>"
+                                          that carries C's control inputs, so it reads
+                                          when C would have read the reference
+
+What has no such form raises ValueError naming the node: a reference passed on through
+control flow (RefSwitch, RefEnter, ...), an update whose resource op tensorweave lacks,
+or a node taking a reference from an update's output.
+"""
+from __future__ import annotations
+
+from typing import List, Set
+
+from tensorweave.framework import registry as _reg
+from tensorweave.framework import serialize as _ser
+
+REF_VARIABLE_OPS = frozenset(("VariableV2", "Variable"))
+_ASSIGNS = {"Assign": "AssignVariableOp", "AssignAdd": "AssignAddVariableOp",
+            "AssignSub": "AssignSubVariableOp"}
+_SCATTERS = ("ScatterUpdate", "ScatterAdd", "ScatterSub", "ScatterMul", "ScatterDiv",
+             "ScatterMin", "ScatterMax")
+_REF_FLOW = ("RefSwitch", "RefEnter", "RefExit", "RefMerge", "RefNextIteration",
+             "RefIdentity", "RefSelect")
+
+
+def uses_ref_variables(graph_def: "_ser.GraphDef") -> bool:
+    return any(n.op in REF_VARIABLE_OPS for n in graph_def.node)
+
+
+def _split(s: str):
+    """(node name, output index) of a data input "n" / "n:i"."""
+    name, _, idx = s.rpartition(":")
+    if name and idx.isdigit():
+        return name, int(idx)
+    return s, 0
+
+
+def _resource_op(op_type: str):
+    """The resource op that does what the reference op `op_type` does, or None."""
+    if op_type in _ASSIGNS:
+        return _ASSIGNS[op_type]
+    if op_type in _SCATTERS:
+        return "Resource" + op_type
+    if op_type.startswith(("Apply", "SparseApply")):
+        return "Resource" + op_type
+    return None
+
+
+def _resource_positions(op_type: str) -> int:
+    """How many leading inputs of `op_type` are resources."""
+    n = 0
+    for arg in _reg.get_op_def(op_type).inputs:
+        if arg.dtype is None or arg.dtype.name != "resource":
+            break
+        n += 1
+    return n
+
+
+class _Names:
+    def __init__(self, nodes):
+        self.used: Set[str] = {n.name for n in nodes}
+
+    def fresh(self, name: str) -> str:
+        out, i = name, 1
+        while out in self.used:
+            out = "%s_%d" % (name, i)
+            i += 1
+        self.used.add(out)
+        return out
+
+
+def to_resource_variables(graph_def: "_ser.GraphDef") -> "_ser.GraphDef":
+    """`graph_def` with its reference variables made resource variables (see the module
+    docstring). Node names are kept; helper nodes get new names under the node they
+    serve.
+
+    Raises:
+      ValueError: a use of a reference variable with no resource-variable form here.
+    """
+    variables = {n.name: n for n in graph_def.node if n.op in REF_VARIABLE_OPS}
+    if not variables:
+        return graph_def
+    names = _Names(graph_def.node)
+    updates = set()  # names of rewritten updates: their output is a value now
+    out: List[_ser.NodeDef] = []
+
+    def read(var: str, name: str, controls: List[str]) -> str:
+        v = variables[var]
+        out.append(_ser.NodeDef(names.fresh(name), "ReadVariableOp", [var] + controls,
+                                v.device, {"dtype": v.attr["dtype"]}))
+        return out[-1].name
+
+    for nd in graph_def.node:
+        controls = [s for s in nd.input if s.startswith("^")]
+        data = [s for s in nd.input if not s.startswith("^")]
+        var_inputs = [i for i, s in enumerate(data) if _split(s)[0] in variables]
+        for s in data:
+            if _split(s)[0] in updates and (nd.op in _ASSIGNS or nd.op in _SCATTERS or
+                                            _resource_op(nd.op) is not None):
+                raise ValueError("Cannot import node '%s' (op %s): it updates the reference "
+                                 "output of '%s', which tensorweave has no form for"
+                                 % (nd.name, nd.op, _split(s)[0]))
+        if nd.op in REF_VARIABLE_OPS:
+            attrs = {k: nd.attr[k] for k in ("dtype", "shape", "container", "shared_name")
+                     if k in nd.attr}
+            attrs.setdefault("shared_name", nd.name)
+            if not attrs["shared_name"]:
+                attrs["shared_name"] = nd.name
+            out.append(_ser.NodeDef(nd.name, "VarHandleOp", controls, nd.device, attrs))
+            continue
+        if not var_inputs:
+            out.append(nd)
+            continue
+        if nd.op in _REF_FLOW:
+            raise ValueError("Cannot import node '%s' (op %s): reference variables passed "
+                             "through control flow have no tensorweave form" % (nd.name,
+                                                                                nd.op))
+        if nd.op == "Identity" and len(data) == 1:
+            out.append(_ser.NodeDef(nd.name, "ReadVariableOp", [data[0]] + controls,
+                                    nd.device, {"dtype": nd.attr.get("T")}))
+            continue
+        if nd.op == "IsVariableInitialized":
+            out.append(_ser.NodeDef(nd.name, "VarIsInitializedOp", [data[0]] + controls,
+                                    nd.device, {}))
+            continue
+        new_op = _resource_op(nd.op)
+        if new_op is not None and 0 in var_inputs:
+            try:
+                n_res = _resource_positions(new_op)
+            except ValueError:
+                raise ValueError("Cannot import node '%s': its reference-variable op %s "
+                                 "needs %s, which tensorweave does not have"
+                                 % (nd.name, nd.op, new_op)) from None
+            inputs = []
+            for i, s in enumerate(data):
+                if i < n_res:
+                    if _split(s)[0] not in variables:
+                        raise ValueError("Cannot import node '%s' (op %s): input %d must "
+                                         "be a variable, got '%s'" % (nd.name, nd.op, i, s))
+                    inputs.append(_split(s)[0])
+                elif _split(s)[0] in variables:
+                    inputs.append(read(_split(s)[0], "%s/read_%s" % (nd.name, i), controls))
+                else:
+                    inputs.append(s)
+            attrs = dict(nd.attr)
+            if nd.op in _ASSIGNS or nd.op in _SCATTERS:
+                attrs = {"dtype": nd.attr.get("T")}
+                if nd.op == "Assign":
+                    attrs["validate_shape"] = bool(nd.attr.get("validate_shape", True))
+                if nd.op in _SCATTERS and "Tindices" in nd.attr:
+                    attrs["Tindices"] = nd.attr["Tindices"]
+            update = _ser.NodeDef(names.fresh(nd.name + "/update"), new_op,
+                                  inputs + controls, nd.device, attrs)
+            out.append(update)
+            var = inputs[0]
+            v = variables[var]
+            out.append(_ser.NodeDef(nd.name, "ReadVariableOp", [var, "^" + update.name],
+                                    v.device, {"dtype": v.attr["dtype"]}))
+            updates.add(nd.name)
+            continue
+        inputs = list(data)
+        for i in var_inputs:
+            inputs[i] = read(_split(data[i])[0], "%s/read_%s" % (nd.name, i), controls)
+        out.append(_ser.NodeDef(nd.name, nd.op, inputs + controls, nd.device, nd.attr))
+    return _ser.GraphDef(out, graph_def.versions)
+

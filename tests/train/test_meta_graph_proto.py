@@ -1,0 +1,224 @@
+"""MetaGraphDef as TensorFlow's protobuf (train/meta_graph.py): .meta files written by real
+TensorFlow 1.x (tests/fixtures/tf1, made by make_graph_fixtures.py) imported and trained
+here as in TF, and ours parsed by the protobuf classes and checked field by field."""
+import json
+import logging
+import os
+
+import numpy as np
+import pytest
+from google.protobuf import text_format
+from tensorboard.compat.proto import meta_graph_pb2, saver_pb2, types_pb2, variable_pb2
+
+import tensorweave as tf
+from tensorweave.train import meta_graph
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "tf1")
+
+
+@pytest.fixture(scope="module")
+def expected():
+    with np.load(os.path.join(FIXTURES, "graph_expected.npz")) as d:
+        return dict(d)
+
+
+def test_tf_written_resource_meta_graph_imports_and_trains_like_tf(expected):
+    with tf.Graph().as_default() as g:
+        saver = tf.train.import_meta_graph(os.path.join(FIXTURES, "linear_resource.meta"))
+        assert isinstance(saver, tf.train.Saver)
+        sd = saver.as_saver_def()
+        assert (sd.filename_tensor_name, sd.save_tensor_name, sd.restore_op_name) == (
+            "save/Const:0", "save/control_dependency:0", "save/restore_all")
+        assert sd.max_to_keep == 5 and sd.version == tf.train.SaverDef.V2
+        assert [v.name for v in tf.trainable_variables()] == ["W:0", "b:0"]
+        assert [v.name for v in tf.global_variables()] == [
+            "W:0", "b:0", "global_step:0", "W/Momentum:0", "b/Momentum:0"]
+        (gs,) = tf.get_collection(tf.GraphKeys.GLOBAL_STEP)
+        assert gs is tf.global_variables()[2] and gs.dtype.base_dtype == tf.int64
+        (train,) = tf.get_collection(tf.GraphKeys.TRAIN_OP)
+        assert isinstance(train, tf.Operation)
+        (loss,) = tf.get_collection(tf.GraphKeys.LOSSES)
+        assert loss.name == "loss:0" and loss.shape.as_list() == []
+        assert g.get_tensor_by_name("y:0").shape.as_list() == [None, 2]
+        feed = {"x:0": expected["res_x"], "y_true:0": expected["res_y_true"]}
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            np.testing.assert_allclose(sess.run("y:0", feed), expected["res_y0"], rtol=1e-6)
+            sess.run(train, feed)
+            sess.run(train, feed)
+            w, b = sess.run(tf.trainable_variables())
+            assert sess.run(gs) == 2
+            got_loss = sess.run(loss, feed)
+    np.testing.assert_allclose(w, expected["res_W2"], rtol=1e-5)
+    np.testing.assert_allclose(b, expected["res_b2"], rtol=1e-5)
+    np.testing.assert_allclose(got_loss, expected["res_loss2"], rtol=1e-5)
+
+
+def test_tf_meta_graph_message_with_import_scope(expected):
+    with open(os.path.join(FIXTURES, "linear_resource.meta"), "rb") as f:
+        proto = meta_graph_pb2.MetaGraphDef.FromString(f.read())
+    with tf.Graph().as_default():
+        saver = tf.train.import_meta_graph(proto, import_scope="net")
+        assert saver.as_saver_def().restore_op_name == "net/save/restore_all"
+        assert tf.get_collection("outputs")[0].name == "net/y:0"
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            got = sess.run("net/y:0", {"net/x:0": expected["res_x"]})
+    np.testing.assert_allclose(got, expected["res_y0"], rtol=1e-6)
+
+
+def test_tf_ref_variable_meta_graph_imports_and_trains_like_tf(expected):
+    with tf.Graph().as_default() as g:
+        tf.train.import_meta_graph(os.path.join(FIXTURES, "linear_ref.meta"))
+        assert g.get_operation_by_name("W").type == "VarHandleOp"  # was VariableV2
+        assert g.get_operation_by_name("W/read").type == "ReadVariableOp"
+        assert [v.name for v in tf.trainable_variables()] == ["W:0", "b:0"]
+        (train,) = tf.get_collection(tf.GraphKeys.TRAIN_OP)
+        gs = tf.train.get_global_step()
+        feed = {"x:0": expected["ref_x"], "y_true:0": expected["ref_y_true"]}
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            np.testing.assert_allclose(sess.run("y:0", feed), expected["ref_y0"], rtol=1e-6)
+            sess.run(train, feed)
+            sess.run(train, feed)
+            assert sess.run(gs) == 2
+            w, b = sess.run(tf.trainable_variables())
+            got_loss = sess.run("loss:0", feed)
+    np.testing.assert_allclose(w, expected["ref_W2"], rtol=1e-5)
+    np.testing.assert_allclose(b, expected["ref_b2"], rtol=1e-5)
+    np.testing.assert_allclose(got_loss, expected["ref_loss2"], rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["resource", "ref"])
+def test_tf_meta_graph_restores_tf_checkpoint(expected, kind):
+    prefix = {"resource": "res", "ref": "ref"}[kind]
+    with tf.Graph().as_default():
+        saver = tf.train.import_meta_graph(os.path.join(FIXTURES, "linear_%s.meta" % kind))
+        with tf.Session() as sess:
+            saver.restore(sess, os.path.join(FIXTURES, "linear_%s_ckpt" % kind))
+            got = sess.run("y:0", {"x:0": expected[prefix + "_x"]})
+            assert sess.run(tf.train.get_global_step()) == 2
+    np.testing.assert_allclose(got, expected[prefix + "_y2"], rtol=1e-6)
+
+
+def _model():
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    w = tf.Variable(np.arange(6, dtype=np.float32).reshape(3, 2), name="W")
+    gs = tf.train.get_or_create_global_step()
+    y = tf.matmul(x, w, name="y")
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(y), global_step=gs,
+                                                           name="train")
+    tf.add_to_collection("numbers", 7)
+    tf.add_to_collection("ratios", 0.5)
+    tf.add_to_collection("labels", "cat")
+    return x, w, y, train
+
+
+def test_our_meta_file_field_by_field(tmp_path):
+    with tf.Graph().as_default():
+        _model()
+        saver = tf.train.Saver(max_to_keep=3)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            saver.save(sess, str(tmp_path / "model"))
+    proto = meta_graph_pb2.MetaGraphDef.FromString((tmp_path / "model.meta").read_bytes())
+    assert proto.meta_info_def.tensorflow_version == tf.__version__
+    ops = [op.name for op in proto.meta_info_def.stripped_op_list.op]
+    assert "VarHandleOp" in ops and "SaveV2" in ops and ops == sorted(ops)
+    sd = proto.saver_def
+    assert sd.filename_tensor_name == "save/Const:0"
+    assert sd.restore_op_name == "save/restore_all" and sd.max_to_keep == 3
+    assert sd.version == saver_pb2.SaverDef.V2
+    nodes = {n.name: n for n in proto.graph_def.node}
+    handle = nodes["W"]
+    assert handle.op == "VarHandleOp" and handle.attr["dtype"].type == types_pb2.DT_FLOAT
+    assert [d.size for d in handle.attr["shape"].shape.dim] == [3, 2]
+    assert handle.attr["shared_name"].s == b"W"
+    assert nodes["y"].attr["_output_shapes"].list.shape[0].dim[0].size == -1
+    cds = proto.collection_def
+    assert cds["train_op"].node_list.value == ["train"]
+    assert list(cds["numbers"].int64_list.value) == [7]
+    assert list(cds["ratios"].float_list.value) == [0.5]
+    assert list(cds["labels"].bytes_list.value) == [b"cat"]
+    var_defs = [variable_pb2.VariableDef.FromString(b)
+                for b in cds["variables"].bytes_list.value]
+    assert [v.variable_name for v in var_defs] == ["W:0", "global_step:0"]
+    w_def = var_defs[0]
+    assert w_def.is_resource and w_def.trainable
+    assert w_def.initializer_name in nodes and nodes[w_def.initializer_name].op == \
+        "AssignVariableOp"
+    assert w_def.snapshot_name.split(":")[0] in nodes
+    assert w_def.initial_value_name.split(":")[0] in nodes
+    assert not var_defs[1].trainable
+    trainable = [variable_pb2.VariableDef.FromString(b).variable_name
+                 for b in cds["trainable_variables"].bytes_list.value]
+    assert trainable == ["W:0"]
+
+
+def test_as_text_meta_graph_and_round_trips(tmp_path):
+    with tf.Graph().as_default():
+        _model()
+        saver = tf.train.Saver()
+        mg = saver.export_meta_graph(str(tmp_path / "a.meta"), as_text=True)
+    text = (tmp_path / "a.meta").read_text()
+    proto = text_format.Parse(text, meta_graph_pb2.MetaGraphDef())
+    assert proto == mg.to_proto()
+    assert meta_graph.MetaGraphDef.from_proto(proto) == mg
+    again = tf.MetaGraphDef.FromString(proto.SerializeToString())
+    assert again == mg and again.collection_def["variables"].kind == "variables"
+    assert again.collection_def["variables"].value[0] == {
+        "variable_name": "W:0", "initial_value_name": mg.collection_def["variables"]
+        .value[0]["initial_value_name"], "initializer_name": "W/Assign",
+        "snapshot_name": mg.collection_def["variables"].value[0]["snapshot_name"],
+        "trainable": True, "is_resource": True}
+    sd = saver.as_saver_def()
+    assert tf.train.SaverDef.FromString(sd.SerializeToString()) == sd
+    assert saver_pb2.SaverDef.FromString(sd.SerializeToString()).restore_op_name == \
+        "save/restore_all"
+    with tf.Graph().as_default():  # the text file imports and trains
+        tf.train.import_meta_graph(str(tmp_path / "a.meta"))
+        (train,) = tf.get_collection(tf.GraphKeys.TRAIN_OP)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train, {"x:0": np.ones((1, 3), np.float32)})
+            np.testing.assert_allclose(sess.run(tf.global_variables()[0]),
+                                       np.arange(6).reshape(3, 2) - 0.1, rtol=1e-6)
+            assert sess.run(tf.train.get_global_step()) == 1
+
+
+def test_older_json_meta_files_still_import(tmp_path):
+    with tf.Graph().as_default():
+        _model()
+        mg = tf.train.export_meta_graph()
+    (tmp_path / "old.meta").write_text(json.dumps(mg._to_json()))
+    with tf.Graph().as_default():
+        tf.train.import_meta_graph(str(tmp_path / "old.meta"))
+        assert [v.name for v in tf.global_variables()] == ["W:0", "global_step:0"]
+    with pytest.raises(ValueError, match="Not a tensorweave MetaGraphDef nor a TensorFlow"):
+        tf.MetaGraphDef.FromString(b"\x80\x04pickle")
+
+
+def test_collections_without_a_form_are_skipped_with_a_warning(caplog):
+    proto = meta_graph_pb2.MetaGraphDef()
+    proto.graph_def.node.add(name="c", op="NoOp")
+    proto.collection_def["while_context"].bytes_list.value.append(b"\x0a\x01w")
+    proto.collection_def["extras"].any_list.value.add()
+    proto.collection_def["ops"].node_list.value.append("c")
+    with caplog.at_level(logging.WARNING, logger="tensorweave"):
+        mg = meta_graph.MetaGraphDef.from_proto(proto)
+    assert sorted(mg.collection_def) == ["ops"]
+    assert "Skipping collection while_context" in caplog.text
+    assert "Skipping collection extras" in caplog.text
+    with tf.Graph().as_default():
+        assert tf.train.import_meta_graph(proto) is None
+        assert tf.get_collection("ops")[0].name == "c"
+
+
+def test_export_meta_graph_of_a_graph_def_proto(graph):
+    _model()
+    mg = tf.train.export_meta_graph(graph_def=graph.as_graph_def(), export_scope=None,
+                                    clear_devices=True)
+    assert [n.name for n in mg.graph_def.node] == [op.name for op in graph.get_operations()]
+    handle = [n for n in mg.graph_def.node if n.name == "W"][0]
+    assert handle.attr["dtype"] == tf.float32 and handle.attr["shape"].as_list() == [3, 2]
+    assert mg.to_proto().graph_def == graph.as_graph_def()
