@@ -3,7 +3,8 @@ filled from the export table (framework/api_export.py) by tensorweave's __init__
 import importlib
 
 MODULES = ("optimizer", "optimizers", "optimizers_adaptive", "learning_rate_decay",
-           "training_util", "meta_graph", "saver", "coordinator", "queue_runner", "input")
+           "training_util", "meta_graph", "checkpoint_utils", "saver", "coordinator", "queue_runner", "input",
+           "moving_averages")
 
 
 def load_all() -> None:

@@ -34,7 +34,9 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.train.meta_graph import SaverDef
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.ops.io import checkpoint_format as _fmt
+from tensorweave.ops.io import tensor_bundle as _bundle
 from tensorweave.train import checkpoint_management as _cm
+from tensorweave.train import checkpoint_utils as _cu
 
 _log = logging.getLogger("tensorweave")
 
@@ -157,13 +159,14 @@ def _string_vector(values: List[str], name: str):
     return constant(list(values), dtype=_dt.string, shape=[len(values)], name=name)
 
 
-def _add_save(g, filename, saveables, op_name: str = "SaveV2"):
+def _add_save(g, filename, saveables, op_name: str = "SaveV2", checkpoint_format=None):
     from tensorweave.ops.io import io_ops
     specs = [s for sv in saveables for s in sv.specs]
     with g.name_scope(op_name) as scope:
         names = _string_vector([s.name for s in specs], "tensor_names")
         slices = _string_vector([s.slice_spec for s in specs], "shape_and_slices")
-        return io_ops.save_v2(filename, names, slices, [s.tensor for s in specs], name=scope)
+        return io_ops.save_v2(filename, names, slices, [s.tensor for s in specs], name=scope,
+                              checkpoint_format=checkpoint_format)
 
 
 def _add_restore(g, filename, saveables, reshape: bool, restore_sequentially: bool):
@@ -215,7 +218,10 @@ class Saver:
       builder: not supported (must be None).
       defer_build: build the ops only when `build()` is called.
       allow_empty: with no variables, build a Saver that does nothing instead of raising.
-      write_version: 2 (TF's V1 format is not supported).
+      write_version: None (the default): tensorweave's checkpoint format
+        (ops/io/checkpoint_format.py); tf.train.SaverDef.V2: TensorFlow's V2 format (a
+        tensor bundle, which real TensorFlow restores). Both are read back by `restore`.
+        TF's V1 format is not supported.
       pad_step_number: name checkpoints "<prefix>-00000100" instead of "<prefix>-100".
       save_relative_paths: write paths relative to the directory in the state file.
       filename: the default prefix when none is fed (TF's; `save` always feeds one).
@@ -229,13 +235,13 @@ class Saver:
                  max_to_keep: Optional[int] = 5, keep_checkpoint_every_n_hours: float = 10000.0,
                  name: Optional[str] = None, restore_sequentially: bool = False,
                  saver_def: Optional[SaverDef] = None, builder=None, defer_build: bool = False,
-                 allow_empty: bool = False, write_version: int = SaverDef.V2,
+                 allow_empty: bool = False, write_version: Optional[int] = None,
                  pad_step_number: bool = False, save_relative_paths: bool = False,
                  filename: Optional[str] = None):
         if builder is not None:
             raise NotImplementedError("Saver(builder=...) is not supported by tensorweave; "
                                       "the save/restore graph is built from SaveV2/RestoreV2")
-        if write_version != SaverDef.V2:
+        if write_version not in (None, SaverDef.V2):
             raise NotImplementedError("Only checkpoint format V2 (write_version=2) is "
                                       "supported; got write_version=%r" % (write_version,))
         if defer_build and var_list is not None:
@@ -252,7 +258,8 @@ class Saver:
         self._pad_step_number = pad_step_number
         self._save_relative_paths = save_relative_paths
         self._filename = filename
-        self._write_version = write_version
+        self._write_version = SaverDef.V2
+        self._checkpoint_format = None if write_version is None else _bundle.BUNDLE_FORMAT
         self.saver_def = saver_def
         self._is_built = False
         self._is_empty = False
@@ -308,7 +315,8 @@ class Saver:
             if self._sharded:
                 save_tensor, restore_op = self._build_sharded(g, filename, saveables)
             else:
-                save = _add_save(g, filename, saveables)
+                save = _add_save(g, filename, saveables,
+                                 checkpoint_format=self._checkpoint_format)
                 save_tensor = with_dependencies([save], filename, name="control_dependency")
                 assigns = _add_restore(g, filename, saveables, self._reshape,
                                        self._restore_sequentially)
@@ -331,7 +339,7 @@ class Saver:
         for i, (device, svs) in enumerate(groups):
             with g.device(device):
                 prefix = io_ops.sharded_filename(filename, i, n)
-                save = _add_save(g, prefix, svs)
+                save = _add_save(g, prefix, svs, checkpoint_format=self._checkpoint_format)
                 shard_prefixes.append(with_dependencies([save], prefix))
         with g.device(groups[0][0]):
             merge = io_ops.merge_v2_checkpoints(array_ops.stack(shard_prefixes), filename,
@@ -473,7 +481,8 @@ class Saver:
         if self._is_empty:
             return None
         save_path_parent = os.path.dirname(save_path)
-        if not os.path.isdir(save_path_parent or "."):
+        from tensorweave.platform import file_io  # local disk, or a URL via fsspec
+        if not file_io.parent_dir_usable(save_path_parent or "."):
             raise ValueError("Parent directory of %s doesn't exist, can't save." % save_path)
         sd = self.saver_def
         model_checkpoint_path = sess.run(sd.save_tensor_name,
@@ -502,9 +511,10 @@ class Saver:
                           clear_devices: bool = False, clear_extraneous_savers: bool = False,
                           strip_default_attrs: bool = False, save_debug_info: bool = False):
         """`tf.train.export_meta_graph` of this Saver's graph, with its SaverDef."""
+        from tensorweave.framework import serialize as _ser
         from tensorweave.train import meta_graph
         return meta_graph.export_meta_graph(
-            filename=filename, graph_def=self._graph.as_graph_def(add_shapes=True),
+            filename=filename, graph_def=_ser.graph_to_graph_def(self._graph, add_shapes=True),
             saver_def=self.saver_def, collection_list=collection_list, as_text=as_text,
             export_scope=export_scope, clear_devices=clear_devices,
             clear_extraneous_savers=clear_extraneous_savers,
@@ -530,7 +540,7 @@ class Saver:
         if not _cm.checkpoint_exists(save_path):
             raise ValueError("The passed save_path is not a valid checkpoint: " + save_path)
         _log.info("Restoring parameters from %s", save_path)
-        self._check_against(_fmt.CheckpointReader(save_path))
+        self._check_against(_bundle.open_checkpoint(save_path))
         sd = self.saver_def
         try:
             sess.run(sd.restore_op_name, {sd.filename_tensor_name: save_path})
@@ -637,14 +647,14 @@ def _text(x) -> str:
     return x.decode("utf-8") if isinstance(x, bytes) else str(x)
 
 
-# The checkpoint helpers (exported as tf.train.* by checkpoint_management), reachable
-# from this module too, as from TF's saver module.
+# The checkpoint helpers (exported as tf.train.* by checkpoint_management and
+# checkpoint_utils), reachable from this module too, as from TF's saver module.
 CheckpointState = _cm.CheckpointState
 latest_checkpoint = _cm.latest_checkpoint
 get_checkpoint_state = _cm.get_checkpoint_state
 update_checkpoint_state = _cm.update_checkpoint_state
 checkpoint_exists = _cm.checkpoint_exists
-list_variables = _cm.list_variables
-load_variable = _cm.load_variable
-load_checkpoint = _cm.load_checkpoint
-NewCheckpointReader = _cm.NewCheckpointReader
+list_variables = _cu.list_variables
+load_variable = _cu.load_variable
+load_checkpoint = _cu.load_checkpoint
+NewCheckpointReader = _cu.NewCheckpointReader

@@ -1,7 +1,8 @@
-"""I/O: the checkpoint format and SaveV2/RestoreV2, TFRecord files, readers, and
-tf.train.Example parsing.
+"""I/O: the checkpoint formats (tensorweave's and TF's tensor bundle) and
+SaveV2/RestoreV2, TFRecord files, readers, and tf.train.Example parsing.
 
 Importing the package registers every op of the family (its modules, in order).
 """
 from tensorweave.ops.io import (  # noqa: F401
-    checkpoint_format, io_ops, record_io, reader_kinds, reader_ops, parsing_ops)
+    checkpoint_format, sstable, tensor_bundle, io_ops, record_io, reader_kinds, reader_ops,
+    parsing_ops)

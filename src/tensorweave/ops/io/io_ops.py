@@ -3,7 +3,10 @@
 "Save writes one or more tensors to a checkpoint file, and Restore reads one or more
 tensors from a checkpoint file" (§4.3): checkpointing is ordinary dataflow, so a Saver
 (train/saver.py) is a subgraph the client runs periodically. The file format and its
-guarantees (checksums, atomic writes) are in train/checkpoint_format.py.
+guarantees (checksums, atomic writes) are in ops/io/checkpoint_format.py (tensorweave's
+format, the default) and ops/io/tensor_bundle.py (TF's V2 format, written when the
+SaveV2 op has the attr `_checkpoint_format: "tensor_bundle"`); RestoreV2 and
+MergeV2Checkpoints take either.
 
 TF1 exports these ops only as `tf.raw_ops`; their builders here are internal
 (`save_v2`, `restore_v2`, `merge_v2_checkpoints`, `sharded_filename`).
@@ -22,6 +25,7 @@ from tensorweave.framework.registry import TypeListAttr, kernel, not_differentia
     register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
 from tensorweave.ops.io import checkpoint_format as _fmt
+from tensorweave.ops.io import tensor_bundle as _bundle
 
 
 # --- helpers -----------------------------------------------------------------------------
@@ -97,6 +101,10 @@ def _save_v2_kernel(ctx, prefix, tensor_names, shape_and_slices, *tensors):
         raise errors.InvalidArgumentError(
             None, ctx.op, "Got %d tensor names, %d shape_and_slices and %d tensors; they must "
             "be equal in number" % (len(names), len(specs), len(tensors)))
+    try:
+        fmt = _bundle.write_format(ctx.attrs)
+    except ValueError as e:
+        raise errors.InvalidArgumentError(None, ctx.op, str(e)) from None
     entries = []
     for name, spec, value, dt in zip(names, specs, tensors, ctx.attrs["dtypes"]):
         try:
@@ -105,7 +113,10 @@ def _save_v2_kernel(ctx, prefix, tensor_names, shape_and_slices, *tensors):
             raise errors.InvalidArgumentError(None, ctx.op, str(e)) from None
         entries.append((name, spec, np.asarray(value), _dt.as_dtype(dt)))
     try:
-        _fmt.write(prefix, entries)
+        if fmt == _bundle.BUNDLE_FORMAT:
+            _bundle.write(prefix, entries)
+        else:
+            _fmt.write(prefix, entries)
     except OSError as e:
         raise os_error(e, "Failed to write checkpoint %s" % prefix) from None
     return []
@@ -115,7 +126,7 @@ not_differentiable("SaveV2")
 
 
 def save_v2(prefix, tensor_names, shape_and_slices, tensors,
-            name: Optional[str] = None):
+            name: Optional[str] = None, checkpoint_format: Optional[str] = None):
     """Saves `tensors` under `tensor_names` to the checkpoint `prefix` (TF raw op SaveV2).
 
     Args:
@@ -124,12 +135,18 @@ def save_v2(prefix, tensor_names, shape_and_slices, tensors,
       shape_and_slices: string vector [N]; "" saves a whole tensor, else TF's slice spec.
       tensors: N tensors of any saveable dtype.
       name: name of the op.
+      checkpoint_format: None writes tensorweave's format; "tensor_bundle" TF's V2
+        bundle (kept as the op's attr `_checkpoint_format`, which TF ignores).
 
     Returns:
       The SaveV2 Operation.
     """
+    attrs = {}
+    if checkpoint_format is not None:
+        attrs[_bundle.FORMAT_ATTR] = checkpoint_format
+        _bundle.write_format(attrs)
     return apply_op("SaveV2", [prefix, tensor_names, shape_and_slices, list(tensors)],
-                    name=name or "SaveV2")
+                    attrs, name=name or "SaveV2")
 
 
 # --- RestoreV2 ---------------------------------------------------------------------------
@@ -192,9 +209,10 @@ not_differentiable("RestoreV2")
 
 
 def open_reader(prefix: str) -> _fmt.CheckpointReader:
-    """A reader of the checkpoint `prefix` (NotFoundError if there is none)."""
+    """A reader of the checkpoint `prefix`, in either format (NotFoundError if there is
+    none)."""
     try:
-        return _fmt.CheckpointReader(prefix)
+        return _bundle.open_checkpoint(prefix)
     except OSError as e:
         raise os_error(e, "Failed to open checkpoint %s" % prefix) from None
 
@@ -238,7 +256,7 @@ def _merge_kernel(ctx, checkpoint_prefixes, destination_prefix):
     if ctx.attrs["allow_missing_files"]:
         sources = [p for p in sources if _fmt.checkpoint_exists(p)]
     try:
-        _fmt.merge(sources, dest, delete_old_dirs=ctx.attrs["delete_old_dirs"])
+        _bundle.merge(sources, dest, delete_old_dirs=ctx.attrs["delete_old_dirs"])
     except OSError as e:
         raise os_error(e, "Failed to merge checkpoints into %s" % dest) from None
     return []
