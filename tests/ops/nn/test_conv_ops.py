@@ -282,8 +282,8 @@ def test_build_errors(graph):
         tf.nn.max_pool(P(tf.float32, [4, 4, 1]), 2, 2, "SAME")
     with pytest.raises(TypeError, match="int32 not in list of allowed values"):
         tf.nn.avg_pool(P(tf.int32, [1, 4, 4, 1]), 2, 2, "VALID")
-    with pytest.raises(ValueError, match="only 4-D inputs"):
-        tf.nn.max_pool_v2(P(tf.float32, [1, 4, 1]), 2, 2, "VALID")
+    with pytest.raises(ValueError, match="`input.shape.rank` must be 3, 4 or 5"):
+        tf.nn.max_pool_v2(P(tf.float32, [1, 4, 4, 4, 4, 1]), 2, 2, "VALID")
     # a failing shape function leaves no op behind
     assert not [op for op in graph.get_operations() if op.type == "Conv2D"]
 

@@ -6,7 +6,8 @@ NHWC input covering every output position at once (4 slices for a 2x2 pool).
 Max pooling pads with the lowest value so padding never wins; its gradient goes to the
 first maximum of each window in row-major window order, as TF's CPU kernel does.
 Average pooling with SAME padding divides by the number of real (unpadded) elements of
-each window.
+each window. max_pool_v2/avg_pool_v2 dispatch on the input's rank to the 1-D and 3-D
+builders of pooling_nd_ops.py.
 """
 from __future__ import annotations
 
@@ -355,15 +356,13 @@ def max_pool2d(input, ksize, strides, padding, data_format: str = "NHWC",  # noq
 @tf_export("nn.max_pool_v2")
 def max_pool_v2(input, ksize, strides, padding, data_format: Optional[str] = None,  # noqa
                 name: Optional[str] = None) -> Tensor:
-    """Max pooling (TF1 `tf.nn.max_pool_v2`); 4-D inputs only (2-D pooling).
+    """Max pooling over N-d windows, N = rank - 2 in 1..3 (TF1 `tf.nn.max_pool_v2`):
+    max_pool1d, max_pool or max_pool3d.
 
     Raises:
-      ValueError: an input whose rank is known and not 4 (1-D and 3-D pooling are not
-        supported by tensorweave).
+      ValueError: an input of unknown rank or of a rank other than 3, 4 or 5.
     """
-    _require_2d_pooling(input, "max_pool_v2")
-    return _pool("MaxPool", "MaxPool2d", input, ksize, strides, padding, data_format,
-                 name, explicit_ok=True)
+    return _pool_v2("max", input, ksize, strides, padding, data_format, name)
 
 
 @tf_export("nn.avg_pool")
@@ -407,17 +406,30 @@ def avg_pool2d(value, ksize, strides, padding, data_format: str = "NHWC",
 @tf_export("nn.avg_pool_v2")
 def avg_pool_v2(input, ksize, strides, padding, data_format: Optional[str] = None,  # noqa
                 name: Optional[str] = None) -> Tensor:
-    """Average pooling (TF1 `tf.nn.avg_pool_v2`); 4-D inputs only (2-D pooling)."""
-    _require_2d_pooling(input, "avg_pool_v2")
-    return _pool("AvgPool", "AvgPool", input, ksize, strides, padding, data_format, name,
-                 explicit_ok=False)
+    """Average pooling over N-d windows, N = rank - 2 in 1..3 (TF1 `tf.nn.avg_pool_v2`):
+    avg_pool1d, avg_pool or avg_pool3d."""
+    return _pool_v2("avg", input, ksize, strides, padding, data_format, name)
 
 
-def _require_2d_pooling(value, what: str) -> None:
-    ndims = getattr(getattr(value, "shape", None), "ndims", None)
-    if ndims is None and not isinstance(value, Tensor):
-        ndims = np.ndim(value)
-    if ndims is not None and ndims != 4:
-        raise ValueError("%s: only 4-D inputs (2-D pooling) are supported by tensorweave; "
-                         "got rank %d" % (what, ndims))
-
+def _pool_v2(kind: str, input, ksize, strides, padding, data_format, name):  # noqa: A002
+    """Dispatches max_pool_v2/avg_pool_v2 on the static rank of `input`."""
+    from tensorweave.framework.op_builder import convert_to_tensor
+    from tensorweave.ops.nn import pooling_nd_ops
+    input = convert_to_tensor(input, name="input")  # noqa: A001
+    if input.shape.ndims is None:
+        raise ValueError("Cannot take the length of shape with unknown rank.")
+    n = input.shape.ndims - 2
+    if not 1 <= n <= 3:
+        raise ValueError("`input.shape.rank` must be 3, 4 or 5. Received: input.shape=%s of "
+                         "rank %d." % (input.shape, n + 2))
+    channel_index = n + 1 if data_format is None or not str(data_format).startswith("NC") \
+        else 1
+    ksize = _get_sequence(ksize, n, channel_index, "ksize")
+    strides = _get_sequence(strides, n, channel_index, "strides")
+    if n == 2:
+        return _pool("MaxPool" if kind == "max" else "AvgPool",
+                     "MaxPool2d" if kind == "max" else "AvgPool", input, ksize, strides,
+                     padding, data_format, name, explicit_ok=kind == "max")
+    fn = getattr(pooling_nd_ops, "%s_pool%dd" % (kind, n))
+    fmt = data_format or ("NWC" if n == 1 else "NDHWC")
+    return fn(input, ksize, strides, padding, data_format=fmt, name=name)

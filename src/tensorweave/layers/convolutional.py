@@ -1,0 +1,382 @@
+"""`tf.layers` convolution layers: Conv1D/2D/3D, Conv2DTranspose, Conv3DTranspose,
+SeparableConv1D/2D and their functions.
+
+Variables, as TF1: `kernel` [*kernel_size, in_channels, filters] (transposed layers:
+[*kernel_size, filters, in_channels]), `depthwise_kernel` / `pointwise_kernel` for the
+separable layers, and `bias` [filters].
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.shapes import TensorShape
+from tensorweave.layers.base import InputSpec, Layer
+from tensorweave.layers.core import normalize_data_format
+from tensorweave.ops.array import array_ops
+from tensorweave.ops.array.array_join_ops import stack
+from tensorweave.ops.nn.conv_nd_ops import conv1d, conv3d, conv3d_transpose
+from tensorweave.ops.nn.conv_ops import conv2d, conv2d_transpose
+from tensorweave.ops.nn.nn_softmax import bias_add
+from tensorweave.ops.state import init_ops
+
+
+# --- argument helpers (Keras' conv_utils rules) ---------------------------------------------
+def normalize_tuple(value, n: int, name: str) -> tuple:
+    if isinstance(value, int):
+        return (value,) * n
+    try:
+        values = tuple(value)
+    except TypeError:
+        raise ValueError("The `%s` argument must be a tuple of %d integers. Received: %s"
+                         % (name, n, value)) from None
+    if len(values) != n or not all(isinstance(v, int) for v in values):
+        raise ValueError("The `%s` argument must be a tuple of %d integers. Received: %s"
+                         % (name, n, value))
+    return values
+
+
+def normalize_padding(value) -> str:
+    padding = str(value).lower()
+    if padding == "causal":
+        raise ValueError("padding='causal' is not supported by tensorweave's tf.layers")
+    if padding not in ("valid", "same"):
+        raise ValueError('The `padding` argument must be one of "valid", "same". Received: '
+                         '%s' % value)
+    return padding
+
+
+def conv_output_length(length, k: int, padding: str, stride: int, dilation: int = 1):
+    if length is None:
+        return None
+    eff = (k - 1) * dilation + 1
+    out = length if padding == "same" else length - eff + 1
+    return (out + stride - 1) // stride
+
+
+def deconv_output_length(length, k: int, padding: str, stride: int):
+    if length is None:
+        return None
+    return length * stride + (max(k - stride, 0) if padding == "valid" else 0)
+
+
+def _spatial_format(rank: int, channels_first: bool) -> str:
+    return {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}[rank][
+        int(channels_first)]
+
+
+class _Conv(Layer):
+    """The N-d convolution layer (rank 1, 2 or 3) that Conv1D/2D/3D specialise."""
+
+    def __init__(self, rank: int, filters, kernel_size, strides=1, padding="valid",
+                 data_format="channels_last", dilation_rate=1, activation=None,
+                 use_bias: bool = True, kernel_initializer=None,
+                 bias_initializer=init_ops.zeros_initializer(), kernel_regularizer=None,
+                 bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                 bias_constraint=None, trainable: bool = True, name: Optional[str] = None,
+                 **kwargs):
+        super().__init__(trainable=trainable, name=name,
+                         activity_regularizer=activity_regularizer, **kwargs)
+        self.rank = rank
+        self.filters = int(filters)
+        self.kernel_size = normalize_tuple(kernel_size, rank, "kernel_size")
+        self.strides = normalize_tuple(strides, rank, "strides")
+        self.padding = normalize_padding(padding)
+        self.data_format = normalize_data_format(data_format)
+        self.dilation_rate = normalize_tuple(dilation_rate, rank, "dilation_rate")
+        self.activation = activation
+        self.use_bias = use_bias
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer
+        self.kernel_regularizer = kernel_regularizer
+        self.bias_regularizer = bias_regularizer
+        self.kernel_constraint = kernel_constraint
+        self.bias_constraint = bias_constraint
+        self.input_spec = InputSpec(ndim=rank + 2)
+
+    @property
+    def _channel_axis(self) -> int:
+        return 1 if self.data_format == "channels_first" else -1
+
+    def _input_channels(self, input_shape) -> int:
+        dims = TensorShape(input_shape).as_list()
+        channels = dims[self._channel_axis]
+        if channels is None:
+            raise ValueError("The channel dimension of the inputs should be defined. Found "
+                             "`None`.")
+        return channels
+
+    def _kernel_shape(self, channels: int) -> tuple:
+        return self.kernel_size + (channels, self.filters)
+
+    def build(self, input_shape):
+        channels = self._input_channels(input_shape)
+        self.kernel = self.add_weight("kernel", shape=self._kernel_shape(channels),
+                                      initializer=self.kernel_initializer or
+                                      init_ops.glorot_uniform_initializer(),
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint, trainable=True,
+                                      dtype=self._dtype)
+        self._build_bias()
+        self.input_spec = InputSpec(ndim=self.rank + 2,
+                                    axes={self._channel_axis: channels})
+        self.built = True
+
+    def _build_bias(self):
+        if self.use_bias:
+            self.bias = self.add_weight("bias", shape=(self.filters,),
+                                        initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer,
+                                        constraint=self.bias_constraint, trainable=True,
+                                        dtype=self._dtype)
+        else:
+            self.bias = None
+
+    def _convolve(self, inputs):
+        first = self.data_format == "channels_first"
+        fmt = _spatial_format(self.rank, first)
+        padding = self.padding.upper()
+        if self.rank == 1:
+            return conv1d(inputs, self.kernel, list(self.strides), padding, data_format=fmt,
+                          dilations=list(self.dilation_rate))
+        if self.rank == 2:
+            return conv2d(inputs, self.kernel, list(self.strides), padding, data_format=fmt,
+                          dilations=list(self.dilation_rate), name="Conv2D")
+        return conv3d(inputs, self.kernel, list(self.strides), padding, data_format=fmt,
+                      dilations=list(self.dilation_rate), name="Conv3D")
+
+    def _finish(self, outputs):
+        if self.use_bias:
+            if self.data_format == "channels_first":
+                if self.rank == 2:
+                    outputs = bias_add(outputs, self.bias, data_format="NCHW")
+                else:
+                    shape = [1, self.filters] + [1] * self.rank
+                    outputs = outputs + array_ops.reshape(self.bias, shape)
+            else:
+                outputs = bias_add(outputs, self.bias, data_format="NHWC")
+        if self.activation is not None:
+            return self.activation(outputs)
+        return outputs
+
+    def call(self, inputs):
+        return self._finish(self._convolve(inputs))
+
+    def compute_output_shape(self, input_shape):
+        dims = TensorShape(input_shape).with_rank(self.rank + 2).as_list()
+        first = self.data_format == "channels_first"
+        spatial = dims[2:] if first else dims[1:-1]
+        out = [conv_output_length(d, k, self.padding, s, r) for d, k, s, r in
+               zip(spatial, self.kernel_size, self.strides, self.dilation_rate)]
+        return TensorShape([dims[0], self.filters] + out if first else
+                           [dims[0]] + out + [self.filters])
+
+
+_CONV_DOC = """A {rank}-D convolution layer (TF1 `tf.layers.{cls}`):
+    `activation(conv(inputs, kernel) + bias)`.
+
+    Args:
+      filters: the number of output channels.
+      kernel_size: an int or a tuple of {rank} ints.
+      strides: an int or a tuple of {rank} ints.
+      padding: "valid" or "same" (case-insensitive).
+      data_format: "channels_last" (default) or "channels_first".
+      dilation_rate: an int or a tuple of {rank} ints.
+      activation: a callable applied to the output, or None.
+      use_bias: whether to add a bias.
+      kernel_initializer: default glorot_uniform; bias_initializer: default zeros.
+      kernel_regularizer, bias_regularizer, activity_regularizer: fn -> loss, or None.
+      kernel_constraint, bias_constraint: fn(value) -> value, or None.
+      trainable: whether the variables are trainable.
+      name: the layer's name (its variable scope).
+    """
+
+
+def _conv_class(rank: int, cls_name: str):
+    defaults = (1,) * rank
+
+    class Conv(_Conv):
+        def __init__(self, filters, kernel_size, strides=defaults, padding="valid",
+                     data_format="channels_last", dilation_rate=defaults, activation=None,
+                     use_bias: bool = True, kernel_initializer=None,
+                     bias_initializer=init_ops.zeros_initializer(), kernel_regularizer=None,
+                     bias_regularizer=None, activity_regularizer=None,
+                     kernel_constraint=None, bias_constraint=None, trainable: bool = True,
+                     name: Optional[str] = None, **kwargs):
+            super().__init__(rank, filters, kernel_size, strides=strides, padding=padding,
+                             data_format=data_format, dilation_rate=dilation_rate,
+                             activation=activation, use_bias=use_bias,
+                             kernel_initializer=kernel_initializer,
+                             bias_initializer=bias_initializer,
+                             kernel_regularizer=kernel_regularizer,
+                             bias_regularizer=bias_regularizer,
+                             activity_regularizer=activity_regularizer,
+                             kernel_constraint=kernel_constraint,
+                             bias_constraint=bias_constraint, trainable=trainable, name=name,
+                             **kwargs)
+
+    Conv.__name__ = Conv.__qualname__ = cls_name
+    Conv.__doc__ = _CONV_DOC.format(rank=rank, cls=cls_name)
+    return tf_export("layers." + cls_name)(Conv)
+
+
+Conv1D = _conv_class(1, "Conv1D")
+Conv2D = _conv_class(2, "Conv2D")
+Conv3D = _conv_class(3, "Conv3D")
+
+
+def _conv_function(cls, rank: int, fn_name: str):
+    defaults = (1,) * rank
+
+    def fn(inputs, filters, kernel_size, strides=defaults, padding="valid",
+           data_format="channels_last", dilation_rate=defaults, activation=None,
+           use_bias: bool = True, kernel_initializer=None,
+           bias_initializer=init_ops.zeros_initializer(), kernel_regularizer=None,
+           bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+           bias_constraint=None, trainable: bool = True, name: Optional[str] = None,
+           reuse=None):
+        layer = cls(filters=filters, kernel_size=kernel_size, strides=strides,
+                    padding=padding, data_format=data_format, dilation_rate=dilation_rate,
+                    activation=activation, use_bias=use_bias,
+                    kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
+                    kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+                    activity_regularizer=activity_regularizer,
+                    kernel_constraint=kernel_constraint, bias_constraint=bias_constraint,
+                    trainable=trainable, name=name, _scope=name, _reuse=reuse)
+        return layer.apply(inputs)
+
+    fn.__name__ = fn.__qualname__ = fn_name
+    fn.__doc__ = ("Functional interface of `%s` (TF1 `tf.layers.%s`); `name` is the "
+                  "variable scope, `reuse` reuses its variables. Returns the output Tensor."
+                  % (cls.__name__, fn_name))
+    return tf_export("layers." + fn_name)(fn)
+
+
+conv1d_layer = _conv_function(Conv1D, 1, "conv1d")
+conv2d_layer = _conv_function(Conv2D, 2, "conv2d")
+conv3d_layer = _conv_function(Conv3D, 3, "conv3d")
+
+
+# --- transposed convolutions ----------------------------------------------------------------
+class _ConvTranspose(_Conv):
+    """Conv2DTranspose / Conv3DTranspose: the transpose (input gradient) of a convolution;
+    kernel [*kernel_size, filters, in_channels]."""
+
+    def __init__(self, rank, filters, kernel_size, strides=1, padding="valid",
+                 data_format="channels_last", **kwargs):
+        super().__init__(rank, filters, kernel_size, strides=strides, padding=padding,
+                         data_format=data_format, **kwargs)
+
+    def _kernel_shape(self, channels: int) -> tuple:
+        return self.kernel_size + (self.filters, channels)
+
+    def _convolve(self, inputs):
+        first = self.data_format == "channels_first"
+        spatial_axes = list(range(2, self.rank + 2)) if first else \
+            list(range(1, self.rank + 1))
+        dims = inputs.shape.as_list()
+        dynamic = array_ops.shape(inputs)
+        out = []
+        for i, axis in enumerate(spatial_axes):
+            size = dims[axis]
+            k, s = self.kernel_size[i], self.strides[i]
+            if size is not None:
+                out.append(deconv_output_length(size, k, self.padding, s))
+            else:
+                extra = max(k - s, 0) if self.padding == "valid" else 0
+                out.append(dynamic[axis] * s + extra)
+        batch = dims[0] if dims[0] is not None else dynamic[0]
+        parts = [batch, self.filters] + out if first else [batch] + out + [self.filters]
+        output_shape = stack(parts)
+        fmt = _spatial_format(self.rank, first)
+        strides = [1, 1] + list(self.strides) if first else [1] + list(self.strides) + [1]
+        transpose = conv2d_transpose if self.rank == 2 else conv3d_transpose
+        outputs = transpose(inputs, self.kernel, output_shape, strides,
+                            padding=self.padding.upper(), data_format=fmt)
+        outputs.set_shape(self.compute_output_shape(inputs.shape))
+        return outputs
+
+    def compute_output_shape(self, input_shape):
+        dims = TensorShape(input_shape).with_rank(self.rank + 2).as_list()
+        first = self.data_format == "channels_first"
+        spatial = dims[2:] if first else dims[1:-1]
+        out = [deconv_output_length(d, k, self.padding, s)
+               for d, k, s in zip(spatial, self.kernel_size, self.strides)]
+        return TensorShape([dims[0], self.filters] + out if first else
+                           [dims[0]] + out + [self.filters])
+
+
+_TRANSPOSE_DOC = """A transposed {rank}-D convolution layer (TF1 `tf.layers.{cls}`), the
+    learned upsampling that is the gradient of a convolution with respect to its input.
+
+    Args:
+      filters: the number of output channels.
+      kernel_size: an int or a tuple of {rank} ints.
+      strides: an int or a tuple of {rank} ints (the upsampling factors).
+      padding: "valid" or "same".
+      data_format: "channels_last" (default) or "channels_first".
+      activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+      bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint,
+      trainable, name: as the convolution layers.
+    """
+
+
+def _transpose_class(rank: int, cls_name: str):
+    defaults = (1,) * rank
+
+    class ConvTranspose(_ConvTranspose):
+        def __init__(self, filters, kernel_size, strides=defaults, padding="valid",
+                     data_format="channels_last", activation=None, use_bias: bool = True,
+                     kernel_initializer=None, bias_initializer=init_ops.zeros_initializer(),
+                     kernel_regularizer=None, bias_regularizer=None,
+                     activity_regularizer=None, kernel_constraint=None,
+                     bias_constraint=None, trainable: bool = True,
+                     name: Optional[str] = None, **kwargs):
+            super().__init__(rank, filters, kernel_size, strides=strides, padding=padding,
+                             data_format=data_format, activation=activation,
+                             use_bias=use_bias, kernel_initializer=kernel_initializer,
+                             bias_initializer=bias_initializer,
+                             kernel_regularizer=kernel_regularizer,
+                             bias_regularizer=bias_regularizer,
+                             activity_regularizer=activity_regularizer,
+                             kernel_constraint=kernel_constraint,
+                             bias_constraint=bias_constraint, trainable=trainable, name=name,
+                             **kwargs)
+
+    ConvTranspose.__name__ = ConvTranspose.__qualname__ = cls_name
+    ConvTranspose.__doc__ = _TRANSPOSE_DOC.format(rank=rank, cls=cls_name)
+    return tf_export("layers." + cls_name)(ConvTranspose)
+
+
+Conv2DTranspose = _transpose_class(2, "Conv2DTranspose")
+Conv3DTranspose = _transpose_class(3, "Conv3DTranspose")
+
+
+def _transpose_function(cls, rank: int, fn_name: str):
+    defaults = (1,) * rank
+
+    def fn(inputs, filters, kernel_size, strides=defaults, padding="valid",
+           data_format="channels_last", activation=None, use_bias: bool = True,
+           kernel_initializer=None, bias_initializer=init_ops.zeros_initializer(),
+           kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+           kernel_constraint=None, bias_constraint=None, trainable: bool = True,
+           name: Optional[str] = None, reuse=None):
+        layer = cls(filters=filters, kernel_size=kernel_size, strides=strides,
+                    padding=padding, data_format=data_format, activation=activation,
+                    use_bias=use_bias, kernel_initializer=kernel_initializer,
+                    bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                    bias_regularizer=bias_regularizer,
+                    activity_regularizer=activity_regularizer,
+                    kernel_constraint=kernel_constraint, bias_constraint=bias_constraint,
+                    trainable=trainable, name=name, _scope=name, _reuse=reuse)
+        return layer.apply(inputs)
+
+    fn.__name__ = fn.__qualname__ = fn_name
+    fn.__doc__ = ("Functional interface of `%s` (TF1 `tf.layers.%s`); `name` is the "
+                  "variable scope, `reuse` reuses its variables. Returns the output Tensor."
+                  % (cls.__name__, fn_name))
+    return tf_export("layers." + fn_name)(fn)
+
+
+conv2d_transpose_layer = _transpose_function(Conv2DTranspose, 2, "conv2d_transpose")
+conv3d_transpose_layer = _transpose_function(Conv3DTranspose, 3, "conv3d_transpose")

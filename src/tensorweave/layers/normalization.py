@@ -1,0 +1,271 @@
+"""`tf.layers.BatchNormalization` and `tf.layers.batch_normalization`.
+
+Variables, in TF1's order: `gamma` (scale), `beta` (center), `moving_mean`,
+`moving_variance` (not trainable). In training the batch's moments normalize the input
+and the moving averages are updated, `moving -= (moving - batch) * (1 - momentum)`, by
+ops added to UPDATE_OPS (run them with the train op, as TF1 programs do). With
+`training` a bool tensor both paths are built and picked at run time (tf.cond); with
+`training=False` no update is built. As TF1's fused kernel (the default for 4-D inputs
+normalized over axis 1 or 3), the fused path updates the moving variance with the
+unbiased (Bessel-corrected) batch variance; the non-fused path with the biased one.
+The fused path is computed with the same elementwise ops (there is no FusedBatchNorm op).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import name_scope
+from tensorweave.framework.op_builder import convert_to_tensor
+from tensorweave.framework.shapes import TensorShape
+from tensorweave.layers.base import InputSpec, Layer, constant_bool, smart_cond
+from tensorweave.ops.array import array_ops
+from tensorweave.ops.control_flow.structure import identity
+from tensorweave.ops.math.math_ops import cast
+from tensorweave.ops.nn.nn_impl import batch_normalization as nn_batch_normalization
+from tensorweave.ops.nn.nn_impl import moments
+from tensorweave.ops.state import init_ops
+from tensorweave.ops.state.variables import VariableAggregation, VariableSynchronization
+
+
+def _unsupported(what: str):
+    raise NotImplementedError("tf.layers.BatchNormalization: %s is not supported by "
+                              "tensorweave" % what)
+
+
+@tf_export("layers.BatchNormalization")
+class BatchNormalization(Layer):
+    """Batch normalization (TF1 `tf.layers.BatchNormalization`):
+    `gamma * (x - mean) / sqrt(variance + epsilon) + beta` over the axes other than
+    `axis`, with batch moments in training and moving averages in inference.
+
+    Args:
+      axis: the feature axis (int or list of ints), normally the channels.
+      momentum: the moving averages' momentum.
+      epsilon: added to the variance.
+      center: add the `beta` offset.
+      scale: multiply by `gamma`.
+      beta_initializer, gamma_initializer, moving_mean_initializer,
+      moving_variance_initializer: defaults zeros, ones, zeros, ones.
+      beta_regularizer, gamma_regularizer: fn(variable) -> loss, or None.
+      beta_constraint, gamma_constraint: fn(value) -> value, or None.
+      renorm, renorm_clipping, renorm_momentum: batch renormalization (renorm=True is not
+        supported: NotImplementedError).
+      fused: None (fused when the input is 4-D and axis is 1 or 3), True or False.
+      trainable: whether gamma and beta are trainable.
+      virtual_batch_size, adjustment: not supported (NotImplementedError when set).
+      name: the layer's name.
+    """
+
+    def __init__(self, axis=-1, momentum: float = 0.99, epsilon: float = 1e-3,
+                 center: bool = True, scale: bool = True,
+                 beta_initializer=init_ops.zeros_initializer(),
+                 gamma_initializer=init_ops.ones_initializer(),
+                 moving_mean_initializer=init_ops.zeros_initializer(),
+                 moving_variance_initializer=init_ops.ones_initializer(),
+                 beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
+                 gamma_constraint=None, renorm: bool = False, renorm_clipping=None,
+                 renorm_momentum: float = 0.99, fused=None, trainable: bool = True,
+                 virtual_batch_size=None, adjustment=None, name: Optional[str] = None,
+                 **kwargs):
+        super().__init__(name=name, trainable=trainable, **kwargs)
+        if renorm:
+            _unsupported("renorm=True (batch renormalization)")
+        if virtual_batch_size is not None:
+            _unsupported("virtual_batch_size")
+        if adjustment is not None:
+            _unsupported("adjustment")
+        if isinstance(axis, (list, tuple)):
+            self.axis = [int(a) for a in axis]
+        elif isinstance(axis, int):
+            self.axis = axis
+        else:
+            raise TypeError("axis must be int or list, type given: %s" % type(axis))
+        self.momentum = momentum
+        self.epsilon = epsilon
+        self.center = center
+        self.scale = scale
+        self.beta_initializer = beta_initializer
+        self.gamma_initializer = gamma_initializer
+        self.moving_mean_initializer = moving_mean_initializer
+        self.moving_variance_initializer = moving_variance_initializer
+        self.beta_regularizer = beta_regularizer
+        self.gamma_regularizer = gamma_regularizer
+        self.beta_constraint = beta_constraint
+        self.gamma_constraint = gamma_constraint
+        self.renorm = renorm
+        self.renorm_clipping = renorm_clipping
+        self.renorm_momentum = renorm_momentum
+        self.fused = fused
+
+    def build(self, input_shape):
+        input_shape = TensorShape(input_shape)
+        if input_shape.ndims is None:
+            raise ValueError("Input has undefined rank.")
+        ndims = input_shape.ndims
+        axes = self.axis if isinstance(self.axis, list) else [self.axis]
+        axes = [a + ndims if a < 0 else a for a in axes]
+        for a in axes:
+            if a < 0 or a >= ndims:
+                raise ValueError("Invalid axis: %d" % a)
+        if len(axes) != len(set(axes)):
+            raise ValueError("Duplicate axis: %s" % axes)
+        self.axis = axes
+        if self.fused is None:
+            self.fused = ndims == 4 and axes in ([1], [3])
+        elif self.fused:
+            if ndims != 4:
+                raise ValueError("Batch normalization layers with fused=True only support "
+                                 "4D input tensors.")
+            if axes not in ([1], [3]):
+                raise ValueError("Unsupported axis, fused batch norm only supports axis == "
+                                 "[1] or axis == [3]")
+        dims = input_shape.as_list()
+        for a in axes:
+            if dims[a] is None:
+                raise ValueError("Input has undefined `axis` dimension. Input shape: %s"
+                                 % input_shape)
+        self.input_spec = InputSpec(ndim=ndims, axes={a: dims[a] for a in axes})
+        # one axis: a vector; several: a shape that broadcasts against the input (TF1)
+        param_shape = [dims[axes[0]]] if len(axes) == 1 else \
+            [dims[i] if i in axes else 1 for i in range(ndims)]
+        param_dtype = self._dtype
+        if param_dtype in (_dt.float16, _dt.bfloat16):
+            param_dtype = _dt.float32
+        self._param_dtype = param_dtype
+        if self.scale:
+            self.gamma = self.add_weight("gamma", shape=param_shape, dtype=param_dtype,
+                                         initializer=self.gamma_initializer,
+                                         regularizer=self.gamma_regularizer,
+                                         constraint=self.gamma_constraint, trainable=True)
+        else:
+            self.gamma = None
+        if self.center:
+            self.beta = self.add_weight("beta", shape=param_shape, dtype=param_dtype,
+                                        initializer=self.beta_initializer,
+                                        regularizer=self.beta_regularizer,
+                                        constraint=self.beta_constraint, trainable=True)
+        else:
+            self.beta = None
+        moving = dict(dtype=param_dtype, trainable=False,
+                      synchronization=VariableSynchronization.ON_READ,
+                      aggregation=VariableAggregation.MEAN)
+        self.moving_mean = self.add_weight("moving_mean", shape=param_shape,
+                                           initializer=self.moving_mean_initializer,
+                                           **moving)
+        self.moving_variance = self.add_weight("moving_variance", shape=param_shape,
+                                               initializer=self.moving_variance_initializer,
+                                               **moving)
+        self.built = True
+
+    def _assign_moving_average(self, variable, value):
+        with name_scope(None, "AssignMovingAvg", [variable, value]) as scope:
+            decay = convert_to_tensor(1.0 - self.momentum, name="decay")
+            if decay.dtype.base_dtype != variable.dtype.base_dtype:
+                decay = cast(decay, variable.dtype.base_dtype)
+            delta = (variable - cast(value, variable.dtype.base_dtype)) * decay
+            return variable.assign_sub(delta, name=scope)
+
+    def call(self, inputs, training=False):
+        """`training`: a Python bool or a scalar bool tensor."""
+        training_value = constant_bool(training)
+        ndims = inputs.shape.ndims
+        axes = self.axis
+        reduction = [i for i in range(ndims) if i not in axes]
+        # a vector parameter broadcasts against the input unless it is on the last axis
+        broadcast = None
+        if len(axes) == 1 and axes[0] != ndims - 1:
+            broadcast = [inputs.shape.as_list()[axes[0]] if i == axes[0] else 1
+                         for i in range(ndims)]
+
+        def shaped(v):
+            if v is None or broadcast is None:
+                return v
+            return array_ops.reshape(v, broadcast)
+
+        x = inputs
+        if x.dtype.base_dtype != self._param_dtype:
+            x = cast(x, self._param_dtype)
+        moving_mean = identity(self.moving_mean)
+        moving_variance = identity(self.moving_variance)
+        if training_value is False:
+            mean, variance = moving_mean, moving_variance
+        else:
+            batch_mean, batch_variance = moments(x, reduction, keep_dims=len(axes) > 1)
+            update_variance = batch_variance
+            if self.fused:
+                sample = cast(array_ops.size(x) // array_ops.size(batch_variance),
+                              batch_variance.dtype)
+                update_variance = batch_variance * sample / (sample - 1.0)
+            mean = smart_cond(training, lambda: batch_mean, lambda: moving_mean)
+            variance = smart_cond(training, lambda: batch_variance, lambda: moving_variance)
+            if training_value:
+                self.add_update([self._assign_moving_average(self.moving_mean, batch_mean),
+                                 self._assign_moving_average(self.moving_variance,
+                                                             update_variance)])
+            else:
+                self.add_update([
+                    smart_cond(training,
+                               lambda: self._assign_moving_average(self.moving_mean,
+                                                                   batch_mean),
+                               lambda: identity(self.moving_mean)),
+                    smart_cond(training,
+                               lambda: self._assign_moving_average(self.moving_variance,
+                                                                   update_variance),
+                               lambda: identity(self.moving_variance))])
+        outputs = nn_batch_normalization(x, shaped(mean), shaped(variance),
+                                         shaped(self.beta), shaped(self.gamma),
+                                         self.epsilon)
+        if outputs.dtype.base_dtype != inputs.dtype.base_dtype:
+            outputs = cast(outputs, inputs.dtype.base_dtype)
+        outputs.set_shape(inputs.shape)
+        return outputs
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+
+@tf_export("layers.batch_normalization")
+def batch_normalization(inputs, axis=-1, momentum: float = 0.99, epsilon: float = 1e-3,
+                        center: bool = True, scale: bool = True,
+                        beta_initializer=init_ops.zeros_initializer(),
+                        gamma_initializer=init_ops.ones_initializer(),
+                        moving_mean_initializer=init_ops.zeros_initializer(),
+                        moving_variance_initializer=init_ops.ones_initializer(),
+                        beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
+                        gamma_constraint=None, training=False, trainable: bool = True,
+                        name: Optional[str] = None, reuse=None, renorm: bool = False,
+                        renorm_clipping=None, renorm_momentum: float = 0.99, fused=None,
+                        virtual_batch_size=None, adjustment=None):
+    """Functional interface of `BatchNormalization` (TF1 `tf.layers.batch_normalization`).
+
+    The moving-average updates go to `tf.GraphKeys.UPDATE_OPS`; run them with the train
+    op (`with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS))`).
+
+    Args:
+      inputs: a Tensor of known rank.
+      training: a Python bool or a scalar bool tensor: batch statistics (and updates)
+        when true, moving averages when false.
+      name: the variable scope; reuse: reuse its variables.
+      (the others: as `BatchNormalization`.)
+
+    Returns:
+      The normalized Tensor, of the shape and type of `inputs`.
+
+    Raises:
+      ValueError: an unknown rank or feature dimension, a bad axis, fused=True on an
+        input it cannot fuse.
+      NotImplementedError: renorm, virtual_batch_size or adjustment.
+    """
+    layer = BatchNormalization(
+        axis=axis, momentum=momentum, epsilon=epsilon, center=center, scale=scale,
+        beta_initializer=beta_initializer, gamma_initializer=gamma_initializer,
+        moving_mean_initializer=moving_mean_initializer,
+        moving_variance_initializer=moving_variance_initializer,
+        beta_regularizer=beta_regularizer, gamma_regularizer=gamma_regularizer,
+        beta_constraint=beta_constraint, gamma_constraint=gamma_constraint, renorm=renorm,
+        renorm_clipping=renorm_clipping, renorm_momentum=renorm_momentum, fused=fused,
+        trainable=trainable, virtual_batch_size=virtual_batch_size, adjustment=adjustment,
+        name=name, _reuse=reuse, _scope=name)
+    return layer.apply(inputs, training=training)

@@ -1,0 +1,566 @@
+"""N-d convolution: Conv3D, Conv3DBackpropInputV2, Conv3DBackpropFilterV2, and the
+composite builders conv1d, conv3d_transpose and convolution.
+
+The kernels work channels-last with any number of spatial dimensions and lower the
+convolution to one matrix product, as conv_ops.py does in 2-D: the im2col matrix is a
+strided view of the padded input (one row per output position, one column per
+(tap, in_channel)), the input gradient adds each tap's product into a strided slice of
+the padded input gradient. The helpers here (windows, padding, patches, taps) are shared
+with depthwise_ops.py and pooling_nd_ops.py.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors, tensor_util
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import Tensor, name_scope
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
+from tensorweave.framework.shapes import TensorShape
+from tensorweave.ops.nn.conv_ops import (Window, _check_enum, _compute_dtype, _get_sequence,
+                                         conv2d, lookup_renamed, make_window, shape_tensor,
+                                         window_output_size)
+
+_CONV3D_TYPES = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
+_FORMATS_3D = ("NDHWC", "NCDHW")
+
+
+# --- N-d helpers (channels-last arrays: [batch, *spatial, channels]) -----------------------
+def channels_last(x: np.ndarray, data_format: str) -> np.ndarray:
+    return np.moveaxis(x, 1, -1) if data_format.startswith("NC") else x
+
+
+def channels_back(y: np.ndarray, data_format: str) -> np.ndarray:
+    return np.ascontiguousarray(np.moveaxis(y, -1, 1)) if data_format.startswith("NC") else y
+
+
+def channels_last_shape(shape, data_format: str) -> Tuple[int, ...]:
+    shape = tuple(int(d) for d in shape)
+    return (shape[0],) + shape[2:] + (shape[1],) if data_format.startswith("NC") else shape
+
+
+def spatial_axes(data_format: str, rank: int) -> List[int]:
+    """The axes of the spatial dimensions of a tensor of `rank` in `data_format`."""
+    return list(range(2, rank)) if data_format.startswith("NC") else list(range(1, rank - 1))
+
+
+def pad_nd(x: np.ndarray, wins: Sequence[Window], value=0) -> np.ndarray:
+    """x padded in every spatial dimension by its window's pads."""
+    if not any(w.pad_before or w.pad_after for w in wins):
+        return x
+    out = np.full((x.shape[0],) + tuple(w.padded for w in wins) + (x.shape[-1],), value,
+                  dtype=x.dtype)
+    out[(slice(None),) + tuple(slice(w.pad_before, w.pad_before + w.size)
+                               for w in wins)] = x
+    return out
+
+
+def unpad_nd(xp: np.ndarray, wins: Sequence[Window]) -> np.ndarray:
+    if not any(w.pad_before or w.pad_after for w in wins):
+        return xp
+    return np.ascontiguousarray(xp[(slice(None),) + tuple(
+        slice(w.pad_before, w.pad_before + w.size) for w in wins)])
+
+
+def patches(xp: np.ndarray, wins: Sequence[Window]) -> np.ndarray:
+    """A read-only view [batch, *outs, *ks, channels] of every window of padded `xp`."""
+    st = xp.strides
+    shape = (xp.shape[0],) + tuple(w.out for w in wins) + tuple(w.k for w in wins) + \
+        (xp.shape[-1],)
+    strides = (st[0],) + tuple(st[i + 1] * w.stride for i, w in enumerate(wins)) + \
+        tuple(st[i + 1] * w.dilation for i, w in enumerate(wins)) + (st[-1],)
+    return as_strided(xp, shape, strides, writeable=False)
+
+
+def taps(wins: Sequence[Window]):
+    """(flat tap index, index tuple into a padded array) for every tap, row-major."""
+    for flat, ks in enumerate(itertools.product(*(range(w.k) for w in wins))):
+        yield flat, (slice(None),) + tuple(w.tap(k) for w, k in zip(wins, ks))
+
+
+def conv_nd(x: np.ndarray, w: np.ndarray, wins: Sequence[Window]) -> np.ndarray:
+    """Channels-last convolution of x [n, *sp, ci] with w [*ks, ci, co]."""
+    ci, co = w.shape[-2:]
+    cols = patches(pad_nd(x, wins), wins).reshape(-1, w[..., 0].size)
+    out = np.matmul(cols, w.reshape(-1, co))
+    return out.reshape((x.shape[0],) + tuple(win.out for win in wins) + (co,))
+
+
+def conv_nd_backprop_filter(x: np.ndarray, filter_shape, dy: np.ndarray,
+                            wins: Sequence[Window]) -> np.ndarray:
+    co = filter_shape[-1]
+    cols = patches(pad_nd(x, wins), wins).reshape(-1, int(np.prod(filter_shape[:-1])))
+    return np.matmul(cols.T, dy.reshape(-1, co)).reshape(tuple(filter_shape))
+
+
+def conv_nd_backprop_input(input_shape, w: np.ndarray, dy: np.ndarray,
+                           wins: Sequence[Window]) -> np.ndarray:
+    ci, co = w.shape[-2:]
+    n = input_shape[0]
+    dxp = np.zeros((n,) + tuple(win.padded for win in wins) + (ci,), dtype=dy.dtype)
+    dy2 = dy.reshape(-1, co)
+    w_taps = w.reshape(-1, ci, co)
+    outs = (n,) + tuple(win.out for win in wins) + (ci,)
+    for flat, index in taps(wins):
+        dxp[index] += np.matmul(dy2, w_taps[flat].T).reshape(outs)
+    return unpad_nd(dxp, wins)
+
+
+# --- attrs and shapes ---------------------------------------------------------------------
+def check_nd_attrs(op, rank: int, formats, names=("strides", "dilations")) -> Tuple[str, str]:
+    padding, fmt = op.get_attr("padding"), op.get_attr("data_format")
+    _check_enum(op.type, "padding", padding, ("SAME", "VALID"))
+    _check_enum(op.type, "data_format", fmt, formats)
+    for name in names:
+        value = op.get_attr(name)
+        if len(value) != rank:
+            raise ValueError("%s requires the %s attribute to contain %d values, but got: %d"
+                             % (op.type, name, rank, len(value)))
+        if any(int(v) < 1 for v in value):
+            raise ValueError("%s: all %s values must be positive, got %s"
+                             % (op.type, name, list(value)))
+        other = (0, 1 if fmt.startswith("NC") else rank - 1)
+        if any(int(value[a]) != 1 for a in other):
+            raise ValueError("%s: %s in the batch and depth dimensions must be 1, got %s"
+                             % (op.type, name, list(value)))
+    return padding, fmt
+
+
+def dims_of_rank(shape: TensorShape, rank: int) -> List[Optional[int]]:
+    if shape.ndims is None:
+        return [None] * rank
+    if shape.ndims != rank:
+        raise ValueError("Shape must be rank %d but is rank %d" % (rank, shape.ndims))
+    return shape.as_list()
+
+
+def _conv3d_shape(op):
+    padding, fmt = check_nd_attrs(op, 5, _FORMATS_3D)
+    x = dims_of_rank(op.inputs[0].shape, 5)
+    f = dims_of_rank(op.inputs[1].shape, 5)
+    axes = spatial_axes(fmt, 5)
+    c = x[1] if fmt == "NCDHW" else x[4]
+    if c is not None and f[3] is not None and (f[3] == 0 or c % f[3]):
+        raise ValueError("Depth of input (%d) is not a multiple of input depth of filter (%d)"
+                         % (c, f[3]))
+    strides, dilations = op.get_attr("strides"), op.get_attr("dilations")
+    outs = [window_output_size(x[a], f[i], strides[a], dilations[a], padding)
+            for i, a in enumerate(axes)]
+    return TensorShape([x[0], f[4]] + outs if fmt == "NCDHW" else [x[0]] + outs + [f[4]])
+
+
+def _conv3d_backprop_input_shape(op):
+    check_nd_attrs(op, 5, _FORMATS_3D)
+    dims = dims_of_rank(tensor_util.constant_value_as_shape(op.inputs[0]), 5)
+    return TensorShape(dims)
+
+
+def _conv3d_backprop_filter_shape(op):
+    check_nd_attrs(op, 5, _FORMATS_3D)
+    return TensorShape(dims_of_rank(tensor_util.constant_value_as_shape(op.inputs[1]), 5))
+
+
+_CONV3D_ATTRS = {"T": TypeAttr(_CONV3D_TYPES), "strides": [1] * 5, "padding": "VALID",
+                 "data_format": "NDHWC", "dilations": [1] * 5}
+
+register_op("Conv3D", inputs=["input: T", "filter: T"], outputs=["output: T"],
+            attrs=dict(_CONV3D_ATTRS), shape=_conv3d_shape)
+register_op("Conv3DBackpropInputV2",
+            inputs=["input_sizes: Tshape", "filter: T", "out_backprop: T"],
+            outputs=["output: T"],
+            attrs={**_CONV3D_ATTRS, "Tshape": TypeAttr((_dt.int32, _dt.int64), _dt.int32)},
+            shape=_conv3d_backprop_input_shape)
+register_op("Conv3DBackpropFilterV2",
+            inputs=["input: T", "filter_sizes: int32", "out_backprop: T"],
+            outputs=["output: T"], attrs=dict(_CONV3D_ATTRS),
+            shape=_conv3d_backprop_filter_shape)
+
+
+# --- kernels ------------------------------------------------------------------------------
+def check_rank(ctx, what: str, arr, rank: int) -> None:
+    if arr.ndim != rank:
+        raise errors.InvalidArgumentError(None, ctx.op, "%s must be %d-dimensional: %s"
+                                          % (what, rank, list(arr.shape)))
+
+
+def sizes_arg(ctx, value, rank: int, what: str) -> Tuple[int, ...]:
+    v = np.asarray(value).reshape(-1)
+    if v.size != rank:
+        raise errors.InvalidArgumentError(None, ctx.op, "%s must be a %d-element vector, got "
+                                          "shape %s" % (what, rank, list(np.shape(value))))
+    if (v < 0).any():
+        raise errors.InvalidArgumentError(None, ctx.op, "%s must be non-negative: %s"
+                                          % (what, v.tolist()))
+    return tuple(int(d) for d in v)
+
+
+def conv_windows(ctx, in_cl, ks: Sequence[int]) -> List[Window]:
+    """The windows of a channels-last input of shape `in_cl` for a filter of spatial
+    sizes `ks`, from the op's strides/dilations/padding attrs."""
+    attrs = ctx.attrs
+    axes = spatial_axes(attrs["data_format"], len(in_cl))
+    strides, dilations = attrs["strides"], attrs.get("dilations") or [1] * len(in_cl)
+    return [make_window(in_cl[i + 1], int(k), int(strides[a]), int(dilations[a]),
+                        attrs["padding"]) for i, (a, k) in enumerate(zip(axes, ks))]
+
+
+def check_out_backprop(ctx, dy_cl, wins: Sequence[Window], batch: int, depth: int) -> None:
+    expected = (batch,) + tuple(w.out for w in wins) + (depth,)
+    if tuple(dy_cl) != expected:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "Size of out_backprop doesn't match computed: actual = %s, "
+            "computed = %s" % (list(dy_cl), list(expected)))
+
+
+def _check_depth(ctx, in_depth: int, filter_in: int) -> None:
+    if in_depth != filter_in:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "Input depth must be equal to filter in depth: %d vs %d (grouped "
+            "convolution is not supported)" % (in_depth, filter_in))
+
+
+@kernel("Conv3D", cheap=False)
+def _conv3d_kernel(ctx, x, w):
+    check_rank(ctx, "input", x, 5)
+    check_rank(ctx, "filter", w, 5)
+    fmt = ctx.attrs["data_format"]
+    xc = channels_last(x, fmt)
+    _check_depth(ctx, xc.shape[-1], w.shape[3])
+    wins = conv_windows(ctx, xc.shape, w.shape[:3])
+    ct = _compute_dtype(x.dtype)
+    out = conv_nd(xc.astype(ct, copy=False), w.astype(ct, copy=False), wins)
+    return channels_back(out.astype(x.dtype, copy=False), fmt)
+
+
+@kernel("Conv3DBackpropInputV2", cheap=False)
+def _conv3d_backprop_input_kernel(ctx, input_sizes, w, dy):
+    check_rank(ctx, "filter", w, 5)
+    check_rank(ctx, "out_backprop", dy, 5)
+    fmt = ctx.attrs["data_format"]
+    in_cl = channels_last_shape(sizes_arg(ctx, input_sizes, 5, "input_sizes"), fmt)
+    _check_depth(ctx, in_cl[-1], w.shape[3])
+    dyc = channels_last(dy, fmt)
+    wins = conv_windows(ctx, in_cl, w.shape[:3])
+    check_out_backprop(ctx, dyc.shape, wins, in_cl[0], w.shape[4])
+    ct = _compute_dtype(dy.dtype)
+    dx = conv_nd_backprop_input(in_cl, w.astype(ct, copy=False), dyc.astype(ct, copy=False),
+                                wins)
+    return channels_back(dx.astype(dy.dtype, copy=False), fmt)
+
+
+@kernel("Conv3DBackpropFilterV2", cheap=False)
+def _conv3d_backprop_filter_kernel(ctx, x, filter_sizes, dy):
+    check_rank(ctx, "input", x, 5)
+    check_rank(ctx, "out_backprop", dy, 5)
+    fmt = ctx.attrs["data_format"]
+    f_shape = sizes_arg(ctx, filter_sizes, 5, "filter_sizes")
+    xc, dyc = channels_last(x, fmt), channels_last(dy, fmt)
+    _check_depth(ctx, xc.shape[-1], f_shape[3])
+    wins = conv_windows(ctx, xc.shape, f_shape[:3])
+    check_out_backprop(ctx, dyc.shape, wins, xc.shape[0], f_shape[4])
+    ct = _compute_dtype(x.dtype)
+    dw = conv_nd_backprop_filter(xc.astype(ct, copy=False), f_shape,
+                                 dyc.astype(ct, copy=False), wins)
+    return dw.astype(x.dtype, copy=False)
+
+
+# --- gradients ----------------------------------------------------------------------------
+def _conv3d_attrs(op) -> dict:
+    return {k: op.get_attr(k) for k in ("strides", "padding", "data_format", "dilations")}
+
+
+@gradient("Conv3D")
+def _conv3d_grad(op, grad):
+    x, w = op.inputs
+    attrs = _conv3d_attrs(op)
+    return [apply_op("Conv3DBackpropInputV2", [shape_tensor(x), w, grad], attrs,
+                     name="Conv3DBackpropInputV2").outputs[0],
+            apply_op("Conv3DBackpropFilterV2", [x, shape_tensor(w), grad], attrs,
+                     name="Conv3DBackpropFilterV2").outputs[0]]
+
+
+@gradient("Conv3DBackpropInputV2")
+def _conv3d_backprop_input_grad(op, grad):
+    _, w, dy = op.inputs
+    attrs = _conv3d_attrs(op)
+    return [None,
+            apply_op("Conv3DBackpropFilterV2", [grad, shape_tensor(w), dy], attrs,
+                     name="Conv3DBackpropFilterV2").outputs[0],
+            apply_op("Conv3D", [grad, w], attrs, name="Conv3D").outputs[0]]
+
+
+@gradient("Conv3DBackpropFilterV2")
+def _conv3d_backprop_filter_grad(op, grad):
+    x, _, dy = op.inputs
+    attrs = _conv3d_attrs(op)
+    return [apply_op("Conv3DBackpropInputV2", [shape_tensor(x), grad, dy], attrs,
+                     name="Conv3DBackpropInputV2").outputs[0],
+            None,
+            apply_op("Conv3D", [x, grad], attrs, name="Conv3D").outputs[0]]
+
+
+# --- builders -----------------------------------------------------------------------------
+def _conv3d_builder_attrs(strides, padding, data_format, dilations) -> dict:
+    if data_format is None:
+        data_format = "NDHWC"
+    if isinstance(padding, bytes):
+        padding = padding.decode()
+    channel_index = 1 if str(data_format).startswith("NC") else 4
+    _check_enum("Conv3D", "padding", padding, ("SAME", "VALID"))
+    _check_enum("Conv3D", "data_format", data_format, _FORMATS_3D)
+    return {"strides": _get_sequence(strides, 3, channel_index, "strides"),
+            "padding": padding, "data_format": data_format,
+            "dilations": _get_sequence(dilations, 3, channel_index, "dilations")}
+
+
+@tf_export("nn.conv3d")
+def conv3d(input, filter=None, strides=None, padding=None,  # noqa: A002
+           data_format: str = "NDHWC", dilations=[1, 1, 1, 1, 1],  # noqa: B006
+           name: Optional[str] = None, filters=None) -> Tensor:
+    """Computes a 3-D convolution of a 5-D `input` with a 5-D `filter` (TF1 `tf.nn.conv3d`).
+
+    Args:
+      input: [batch, in_depth, in_height, in_width, in_channels] (NDHWC) or
+        [batch, in_channels, in_depth, in_height, in_width] (NCDHW); half, bfloat16,
+        float32 or float64.
+      filter: [filter_depth, filter_height, filter_width, in_channels, out_channels].
+      strides: an int or a list of 1, 3 or 5 ints.
+      padding: "SAME" or "VALID".
+      data_format: "NDHWC" (default) or "NCDHW".
+      dilations: an int or a list of 1, 3 or 5 ints.
+      name: op name.
+      filters: alias of `filter`.
+
+    Returns:
+      A Tensor of the type of `input`.
+
+    Raises:
+      ValueError: bad padding, data_format, strides or ranks; a VALID window larger than
+        the input.
+    """
+    filter = lookup_renamed("filters", filters, "filter", filter)  # noqa: A001
+    attrs = _conv3d_builder_attrs(strides, padding, data_format, dilations)
+    return apply_op("Conv3D", [input, filter], attrs, name=name or "Conv3D").outputs[0]
+
+
+@tf_export("nn.conv3d_backprop_filter_v2", "nn.conv3d_backprop_filter")
+def conv3d_backprop_filter_v2(input, filter_sizes, out_backprop, strides,  # noqa: A002
+                              padding, data_format: str = "NDHWC",
+                              dilations=[1, 1, 1, 1, 1],  # noqa: B006
+                              name: Optional[str] = None) -> Tensor:
+    """The gradient of conv3d with respect to its filter (TF1
+    `tf.nn.conv3d_backprop_filter_v2`).
+
+    Args:
+      input: the convolution's 5-D input.
+      filter_sizes: an int32 vector of 5, the filter's shape.
+      out_backprop: the gradient of the convolution's output.
+      strides: a list of 5 ints.
+      padding: "SAME" or "VALID".
+      data_format: "NDHWC" or "NCDHW".
+      dilations: a list of 5 ints.
+      name: op name.
+
+    Returns:
+      A Tensor of shape `filter_sizes` and the type of `input`.
+    """
+    attrs = _conv3d_builder_attrs(strides, padding, data_format, dilations)
+    return apply_op("Conv3DBackpropFilterV2", [input, filter_sizes, out_backprop], attrs,
+                    name=name or "Conv3DBackpropFilterV2").outputs[0]
+
+
+@tf_export("nn.conv3d_transpose")
+def conv3d_transpose(value, filter=None, output_shape=None, strides=None,  # noqa: A002
+                     padding: str = "SAME", data_format: str = "NDHWC",
+                     name: Optional[str] = None, input=None, filters=None,  # noqa: A002
+                     dilations=None) -> Tensor:
+    """The transpose of conv3d (TF1 `tf.nn.conv3d_transpose`).
+
+    Args:
+      value: a 5-D Tensor whose channels are the filter's last dimension.
+      filter: [depth, height, width, output_channels, in_channels].
+      output_shape: a 1-D int32 tensor or list of 5, the shape of the result.
+      strides: an int or a list of 1, 3 or 5 ints.
+      padding: "SAME" or "VALID".
+      data_format: "NDHWC" or "NCDHW".
+      name: name scope of the op.
+      input: alias of `value`.
+      filters: alias of `filter`.
+      dilations: an int or a list of 1, 3 or 5 ints.
+
+    Returns:
+      A Tensor of shape `output_shape` and the type of `value`.
+    """
+    value = lookup_renamed("input", input, "value", value)
+    filter = lookup_renamed("filters", filters, "filter", filter)  # noqa: A001
+    with name_scope(name, "conv3d_transpose", [value, filter, output_shape]) as scope:
+        attrs = _conv3d_builder_attrs(strides, padding, data_format, dilations)
+        sizes = output_shape if isinstance(output_shape, Tensor) else convert_to_tensor(
+            output_shape, dtype=_dt.int32, name="input_sizes")
+        return apply_op("Conv3DBackpropInputV2", [sizes, filter, value], attrs,
+                        name=scope).outputs[0]
+
+
+@tf_export("nn.conv1d")
+def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu=None,
+           data_format: Optional[str] = None, name: Optional[str] = None,
+           input=None, dilations=None) -> Tensor:  # noqa: A002
+    """A 1-D convolution (TF1 `tf.nn.conv1d`): the input gets a height of 1 and goes
+    through Conv2D.
+
+    Args:
+      value: a 3-D Tensor [batch, in_width, in_channels] (NWC) or
+        [batch, in_channels, in_width] (NCW).
+      filters: [filter_width, in_channels, out_channels].
+      stride: an int or a list of 1 or 3 ints.
+      padding: "SAME" or "VALID".
+      use_cudnn_on_gpu: accepted for compatibility.
+      data_format: "NWC" (default) or "NCW".
+      name: name scope of the ops.
+      input: alias of `value`.
+      dilations: an int or a list of 1 or 3 ints.
+
+    Returns:
+      A 3-D Tensor of the type of `value`.
+
+    Raises:
+      ValueError: a data_format other than NWC/NCW (or NHWC/NCHW).
+    """
+    from tensorweave.ops.array.array_ops import expand_dims, squeeze
+    value = lookup_renamed("input", input, "value", value)
+    with name_scope(name, "conv1d", [value, filters]) as scope:
+        if data_format is None or data_format in ("NHWC", "NWC"):
+            fmt, spatial_start, channel_index = "NHWC", -3, 2
+        elif data_format in ("NCHW", "NCW"):
+            fmt, spatial_start, channel_index = "NCHW", -2, 1
+        else:
+            raise ValueError("`data_format` must be 'NWC' or 'NCW'. Received: "
+                             "data_format=%s" % data_format)
+        strides = [1] + _get_sequence(stride, 1, channel_index, "stride")
+        dilations = [1] + _get_sequence(dilations, 1, channel_index, "dilations")
+        value = expand_dims(value, spatial_start)
+        filters = expand_dims(filters, 0)
+        result = conv2d(value, filters, strides, padding,
+                        use_cudnn_on_gpu=True if use_cudnn_on_gpu is None else
+                        use_cudnn_on_gpu, data_format=fmt, dilations=dilations, name=scope)
+        return squeeze(result, [spatial_start])
+
+
+@tf_export("nn.convolution")
+def convolution(input, filter=None, padding=None, strides=None,  # noqa: A002
+                dilation_rate=None, name: Optional[str] = None,
+                data_format: Optional[str] = None, filters=None, dilations=None) -> Tensor:
+    """An N-d convolution, N = 1, 2 or 3 from the rank of `input` (TF1
+    `tf.nn.convolution`).
+
+    Args:
+      input: a Tensor of rank N+2 (its rank must be known at build time).
+      filter: a Tensor of rank N+2, [*spatial, in_channels, out_channels].
+      padding: "SAME" or "VALID".
+      strides: a list of N ints (default ones).
+      dilation_rate: a list of N ints (default ones).
+      name: name scope of the op.
+      data_format: channels-last ("NWC", "NHWC", "NDHWC", the default) or channels-first.
+      filters: alias of `filter`.
+      dilations: alias of `dilation_rate`.
+
+    Returns:
+      A Tensor of rank N+2 and the type of `input`.
+
+    Raises:
+      ValueError: an unknown input rank, N not in 1..3, both strides and dilation rates
+        above 1, or a bad padding.
+    """
+    filter = lookup_renamed("filters", filters, "filter", filter)  # noqa: A001
+    dilation_rate = lookup_renamed("dilations", dilations, "dilation_rate", dilation_rate)
+    with name_scope(name, "convolution", [input, filter]) as scope:
+        input = convert_to_tensor(input, name="input")  # noqa: A001
+        rank = input.shape.ndims
+        if rank is None:
+            filter_rank = convert_to_tensor(filter).shape.ndims
+            rank = filter_rank
+        if rank is None:
+            raise ValueError("tf.nn.convolution needs the rank of `input` or `filter` to "
+                             "be known at build time")
+        n = rank - 2
+        if n not in (1, 2, 3):
+            raise ValueError("`input.shape.rank` must be 3, 4 or 5. Received: input.shape=%s"
+                             % input.shape)
+        strides = [1] * n if strides is None else [int(s) for s in np.reshape(strides, -1)]
+        rates = [1] * n if dilation_rate is None else \
+            [int(r) for r in np.reshape(dilation_rate, -1)]
+        if len(strides) != n or len(rates) != n:
+            raise ValueError("strides and dilation_rate must have %d entries; got %s and %s"
+                             % (n, strides, rates))
+        if any(s > 1 for s in strides) and any(r > 1 for r in rates):
+            raise ValueError("`strides > 1` not supported in conjunction with "
+                             "`dilation_rate > 1`. Received: strides=%s and "
+                             "dilation_rate=%s" % (strides, rates))
+        channels_first = data_format is not None and str(data_format).startswith("NC")
+        if n == 1:
+            return conv1d(input, filter, strides, padding,
+                          data_format="NCW" if channels_first else "NWC",
+                          dilations=rates, name=scope)
+        if n == 2:
+            return conv2d(input, filter, strides, padding,
+                          data_format="NCHW" if channels_first else "NHWC",
+                          dilations=rates, name=scope)
+        return conv3d(input, filter, strides, padding,
+                      data_format="NCDHW" if channels_first else "NDHWC",
+                      dilations=rates, name=scope)
+
+
+@tf_export("nn.conv1d_transpose")
+def conv1d_transpose(input, filters, output_shape, strides,  # noqa: A002
+                     padding: str = "SAME", data_format: str = "NWC", dilations=None,
+                     name: Optional[str] = None) -> Tensor:
+    """The transpose of conv1d (TF1 `tf.nn.conv1d_transpose`), through
+    Conv2DBackpropInput with a height of 1.
+
+    Args:
+      input: a 3-D Tensor [batch, width, in_channels] (NWC) or [batch, in_channels,
+        width] (NCW); its channels are the filter's last dimension.
+      filters: [filter_width, output_channels, in_channels].
+      output_shape: a 1-D tensor or list of 3, the shape of the result.
+      strides: an int or a list of 1 or 3 ints.
+      padding: "SAME" or "VALID".
+      data_format: "NWC" (default) or "NCW".
+      dilations: an int or a list of 1 or 3 ints.
+      name: name scope of the ops.
+
+    Returns:
+      A 3-D Tensor of shape `output_shape` and the type of `input`.
+
+    Raises:
+      ValueError: a data_format other than NWC/NCW.
+    """
+    from tensorweave.ops.array.array_join_ops import concat
+    from tensorweave.ops.array.array_ops import expand_dims, squeeze
+    with name_scope(name, "conv1d_transpose", [input, filters, output_shape]) as scope:
+        if data_format is None or data_format == "NWC":
+            fmt, spatial_start, channel_index = "NHWC", 1, 2
+        elif data_format == "NCW":
+            fmt, spatial_start, channel_index = "NCHW", 2, 1
+        else:
+            raise ValueError("`data_format` must be 'NWC' or 'NCW'. Received: "
+                             "data_format=%s" % data_format)
+        strides = [1] + _get_sequence(strides, 1, channel_index, "stride")
+        dilations = [1] + _get_sequence(dilations, 1, channel_index, "dilations")
+        input = expand_dims(input, spatial_start)  # noqa: A001
+        filters = expand_dims(filters, 0)
+        if isinstance(output_shape, Tensor):
+            sizes = concat([output_shape[:spatial_start], [1], output_shape[spatial_start:]],
+                           0)
+        else:
+            dims = [int(d) for d in np.reshape(output_shape, -1)]
+            sizes = dims[:spatial_start] + [1] + dims[spatial_start:]
+        from tensorweave.ops.nn.conv_ops import conv2d_backprop_input
+        result = conv2d_backprop_input(sizes, filters, input, strides, padding,
+                                       data_format=fmt, dilations=dilations, name=scope)
+        return squeeze(result, [spatial_start])

@@ -1,0 +1,408 @@
+"""3-D pooling (MaxPool3D, AvgPool3D and their gradient ops), 1-D pooling through the
+2-D ops, and `tf.nn.pool`.
+
+The 3-D kernels loop over the taps of the window, each tap a strided slice of the padded
+channels-last input covering every output position at once, as the 2-D kernels of
+pooling_ops.py do: max pooling pads with the lowest value and routes its gradient to the
+first maximum of each window (row-major window order); average pooling divides by the
+number of real (unpadded) elements of each window.
+"""
+from __future__ import annotations
+
+from functools import reduce
+from typing import Optional
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors, tensor_util
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import Tensor, name_scope
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
+from tensorweave.framework.shapes import TensorShape
+from tensorweave.ops.nn.conv_nd_ops import (channels_back, channels_last, channels_last_shape,
+                                            check_nd_attrs, check_rank, dims_of_rank, pad_nd,
+                                            sizes_arg, spatial_axes, taps, unpad_nd)
+from tensorweave.ops.nn.conv_ops import (_check_enum, _get_sequence, make_window,
+                                         shape_tensor, window_output_size)
+from tensorweave.ops.nn.pooling_ops import _half_to_float, _lowest, avg_pool, max_pool
+
+_TYPES = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
+_FORMATS_3D = ("NDHWC", "NCDHW")
+
+
+# --- ops ----------------------------------------------------------------------------------
+def _pool3d_shape_of(op, input_shape) -> TensorShape:
+    padding, fmt = check_nd_attrs(op, 5, _FORMATS_3D, names=("ksize", "strides"))
+    dims = dims_of_rank(input_shape, 5)
+    ksize, strides = op.get_attr("ksize"), op.get_attr("strides")
+    return TensorShape([d if a not in spatial_axes(fmt, 5) else
+                        window_output_size(d, k, s, 1, padding)
+                        for a, (d, k, s) in enumerate(zip(dims, ksize, strides))])
+
+
+_POOL3D_ATTRS = {"ksize": [1] * 5, "strides": [1] * 5, "padding": "VALID",
+                 "data_format": "NDHWC"}
+
+register_op("MaxPool3D", inputs=["input: T"], outputs=["output: T"],
+            attrs={"T": TypeAttr(_TYPES), **_POOL3D_ATTRS},
+            shape=lambda op: _pool3d_shape_of(op, op.inputs[0].shape))
+register_op("MaxPool3DGrad",
+            inputs=["orig_input: TInput", "orig_output: TInput", "grad: T"],
+            outputs=["output: T"],
+            attrs={"T": TypeAttr(_TYPES, _dt.float32), "TInput": TypeAttr(_TYPES, _dt.float32),
+                   **_POOL3D_ATTRS},
+            shape=lambda op: TensorShape(dims_of_rank(op.inputs[0].shape, 5)))
+register_op("MaxPool3DGradGrad",
+            inputs=["orig_input: T", "orig_output: T", "grad: T"], outputs=["output: T"],
+            attrs={"T": TypeAttr(_dt.REAL_NUMBERS), **_POOL3D_ATTRS},
+            shape=lambda op: _pool3d_shape_of(op, op.inputs[0].shape).merge_with(
+                op.inputs[1].shape))
+register_op("AvgPool3D", inputs=["input: T"], outputs=["output: T"],
+            attrs={"T": TypeAttr(_TYPES), **_POOL3D_ATTRS},
+            shape=lambda op: _pool3d_shape_of(op, op.inputs[0].shape))
+register_op("AvgPool3DGrad", inputs=["orig_input_shape: int32", "grad: T"],
+            outputs=["output: T"], attrs={"T": TypeAttr(_TYPES), **_POOL3D_ATTRS},
+            shape=lambda op: TensorShape(dims_of_rank(
+                tensor_util.constant_value_as_shape(op.inputs[0]), 5)))
+
+
+# --- kernels ------------------------------------------------------------------------------
+def _windows(ctx, in_cl):
+    attrs = ctx.attrs
+    fmt = attrs["data_format"]
+    ksize, strides = list(attrs["ksize"]), list(attrs["strides"])
+    d_ax = 1 if fmt.startswith("NC") else 4
+    if ksize[0] != 1 or strides[0] != 1 or ksize[d_ax] != 1 or strides[d_ax] != 1:
+        raise errors.UnimplementedError(None, ctx.op, "Pooling is not yet supported on the "
+                                        "batch nor channel dimension.")
+    return [make_window(in_cl[i + 1], ksize[a], strides[a], 1, attrs["padding"])
+            for i, a in enumerate(spatial_axes(fmt, 5))]
+
+
+def _max_pool_nd(x, wins):
+    """(pooled, padded input) of a channels-last array."""
+    xp = pad_nd(x, wins, _lowest(x.dtype))
+    fmax = np.fmax if x.dtype.kind == "f" else np.maximum  # NaN never wins, as TF
+    out = None
+    for _, index in taps(wins):
+        out = xp[index].copy() if out is None else fmax(out, xp[index], out=out)
+    return out, xp
+
+
+def _first_max_masks(xp, y, wins):
+    """Yields (index, mask): mask marks the outputs whose first maximum is this tap."""
+    free = np.ones(y.shape, dtype=bool)
+    for _, index in taps(wins):
+        hit = (xp[index] == y) & free
+        yield index, hit
+        free &= ~hit
+
+
+def _window_counts(wins, dtype):
+    """[*outs, 1]: the number of real input elements in each window."""
+    def per_dim(w):
+        start = np.arange(w.out) * w.stride - w.pad_before
+        return np.minimum(start + w.k, w.size) - np.maximum(start, 0)
+    counts = reduce(np.multiply.outer, [per_dim(w) for w in wins])
+    return counts.astype(dtype)[..., None]
+
+
+def _pooled_input(ctx, x):
+    check_rank(ctx, "input", x, 5)
+    fmt = ctx.attrs["data_format"]
+    xc = channels_last(x, fmt)
+    return fmt, xc, _windows(ctx, xc.shape)
+
+
+@kernel("MaxPool3D", cheap=False)
+def _max_pool3d_kernel(ctx, x):
+    fmt, xc, wins = _pooled_input(ctx, x)
+    ct = _half_to_float(x.dtype) if x.dtype.kind == "f" else x.dtype
+    return channels_back(_max_pool_nd(xc.astype(ct, copy=False), wins)[0].astype(
+        x.dtype, copy=False), fmt)
+
+
+@kernel("MaxPool3DGrad", cheap=False)
+def _max_pool3d_grad_kernel(ctx, x, y, dy):
+    fmt, xc, wins = _pooled_input(ctx, x)
+    dyc = channels_last(dy, fmt)
+    if dyc.shape != (xc.shape[0],) + tuple(w.out for w in wins) + (xc.shape[-1],):
+        raise errors.InvalidArgumentError(None, ctx.op, "Expected grad shape to be %s, but "
+                                          "got %s" % (list(y.shape), list(dy.shape)))
+    pooled, xp = _max_pool_nd(xc, wins)
+    dxp = np.zeros(xp.shape, dtype=dy.dtype)
+    for index, mask in _first_max_masks(xp, pooled, wins):
+        dxp[index] += dyc * mask
+    return channels_back(unpad_nd(dxp, wins), fmt)
+
+
+@kernel("MaxPool3DGradGrad", cheap=False)
+def _max_pool3d_grad_grad_kernel(ctx, x, y, ddx):
+    fmt, xc, wins = _pooled_input(ctx, x)
+    ddxc = channels_last(ddx, fmt)
+    if ddxc.shape != xc.shape:
+        raise errors.InvalidArgumentError(None, ctx.op, "grad must have the shape of "
+                                          "orig_input: %s vs %s" % (list(ddx.shape),
+                                                                    list(x.shape)))
+    pooled, xp = _max_pool_nd(xc, wins)
+    gp = pad_nd(ddxc, wins, 0)
+    out = np.zeros(pooled.shape, dtype=ddx.dtype)
+    for index, mask in _first_max_masks(xp, pooled, wins):
+        out += gp[index] * mask
+    return channels_back(out, fmt)
+
+
+@kernel("AvgPool3D", cheap=False)
+def _avg_pool3d_kernel(ctx, x):
+    fmt, xc, wins = _pooled_input(ctx, x)
+    ct = _half_to_float(x.dtype)
+    xp = pad_nd(xc.astype(ct, copy=False), wins, 0)
+    out = None
+    for _, index in taps(wins):
+        out = xp[index].copy() if out is None else np.add(out, xp[index], out=out)
+    out /= _window_counts(wins, ct)
+    return channels_back(out.astype(x.dtype, copy=False), fmt)
+
+
+@kernel("AvgPool3DGrad", cheap=False)
+def _avg_pool3d_grad_kernel(ctx, orig_input_shape, dy):
+    fmt = ctx.attrs["data_format"]
+    in_cl = channels_last_shape(sizes_arg(ctx, orig_input_shape, 5, "orig_input_shape"), fmt)
+    dyc = channels_last(dy, fmt)
+    wins = _windows(ctx, in_cl)
+    if dyc.shape != (in_cl[0],) + tuple(w.out for w in wins) + (in_cl[-1],):
+        raise errors.InvalidArgumentError(None, ctx.op, "grad shape %s does not match the "
+                                          "pooled shape of %s" % (list(dy.shape),
+                                                                  list(in_cl)))
+    ct = _half_to_float(dy.dtype)
+    share = dyc.astype(ct) / _window_counts(wins, ct)
+    dxp = np.zeros((in_cl[0],) + tuple(w.padded for w in wins) + (in_cl[-1],), dtype=ct)
+    for _, index in taps(wins):
+        dxp[index] += share
+    return channels_back(unpad_nd(dxp, wins).astype(dy.dtype, copy=False), fmt)
+
+
+# --- gradients ----------------------------------------------------------------------------
+def _attrs(op) -> dict:
+    return {k: op.get_attr(k) for k in ("ksize", "strides", "padding", "data_format")}
+
+
+def _zeros_like(t: Tensor) -> Tensor:
+    from tensorweave.ops.array.array_fill_ops import zeros_like
+    return zeros_like(t)
+
+
+@gradient("MaxPool3D")
+def _max_pool3d_grad(op, grad):
+    return [apply_op("MaxPool3DGrad", [op.inputs[0], op.outputs[0], grad], _attrs(op),
+                     name="MaxPool3DGrad").outputs[0]]
+
+
+@gradient("MaxPool3DGrad")
+def _max_pool3d_grad_grad(op, grad):
+    x, y, _ = op.inputs
+    return [_zeros_like(x), _zeros_like(y),
+            apply_op("MaxPool3DGradGrad", [x, y, grad], _attrs(op),
+                     name="MaxPool3DGradGrad").outputs[0]]
+
+
+@gradient("MaxPool3DGradGrad")
+def _max_pool3d_grad_grad_grad(op, grad):
+    x, y, _ = op.inputs
+    return [_zeros_like(x), _zeros_like(y),
+            apply_op("MaxPool3DGrad", [x, y, grad], _attrs(op),
+                     name="MaxPool3DGrad").outputs[0]]
+
+
+@gradient("AvgPool3D")
+def _avg_pool3d_grad(op, grad):
+    return [apply_op("AvgPool3DGrad", [shape_tensor(op.inputs[0]), grad], _attrs(op),
+                     name="AvgPool3DGrad").outputs[0]]
+
+
+@gradient("AvgPool3DGrad")
+def _avg_pool3d_grad_grad(op, grad):
+    return [None, apply_op("AvgPool3D", [grad], _attrs(op), name="AvgPool3D").outputs[0]]
+
+
+# --- builders -----------------------------------------------------------------------------
+def _pool3d(op_type, input, ksize, strides, padding, data_format, name):  # noqa: A002
+    if data_format is None:
+        data_format = "NDHWC"
+    if isinstance(padding, bytes):
+        padding = padding.decode()
+    _check_enum(op_type, "padding", padding, ("SAME", "VALID"))
+    _check_enum(op_type, "data_format", data_format, _FORMATS_3D)
+    channel_index = 1 if data_format.startswith("NC") else 4
+    attrs = {"ksize": _get_sequence(ksize, 3, channel_index, "ksize"),
+             "strides": _get_sequence(strides, 3, channel_index, "strides"),
+             "padding": padding, "data_format": data_format}
+    return apply_op(op_type, [input], attrs, name=name or op_type).outputs[0]
+
+
+@tf_export("nn.max_pool3d")
+def max_pool3d(input, ksize, strides, padding, data_format: str = "NDHWC",  # noqa: A002
+               name: Optional[str] = None) -> Tensor:
+    """Max pooling over 3-D windows of a 5-D input (TF1 `tf.nn.max_pool3d`).
+
+    Args:
+      input: a 5-D Tensor (NDHWC or NCDHW) of half, bfloat16, float32 or float64.
+      ksize: an int or a list of 1, 3 or 5 ints.
+      strides: an int or a list of 1, 3 or 5 ints.
+      padding: "SAME" or "VALID".
+      data_format: "NDHWC" (default) or "NCDHW".
+      name: op name.
+
+    Returns:
+      A Tensor of the type of `input`.
+
+    Raises:
+      ValueError: bad attrs, a rank other than 5, pooling over batch or channels.
+    """
+    return _pool3d("MaxPool3D", input, ksize, strides, padding, data_format, name)
+
+
+@tf_export("nn.avg_pool3d")
+def avg_pool3d(input, ksize, strides, padding, data_format: str = "NDHWC",  # noqa: A002
+               name: Optional[str] = None) -> Tensor:
+    """Average pooling over 3-D windows of a 5-D input (TF1 `tf.nn.avg_pool3d`); with SAME
+    padding each window's mean counts only its real elements.
+
+    Args:
+      input: a 5-D Tensor (NDHWC or NCDHW) of half, bfloat16, float32 or float64.
+      ksize: an int or a list of 1, 3 or 5 ints.
+      strides: an int or a list of 1, 3 or 5 ints.
+      padding: "SAME" or "VALID".
+      data_format: "NDHWC" (default) or "NCDHW".
+      name: op name.
+
+    Returns:
+      A Tensor of the type of `input`.
+    """
+    return _pool3d("AvgPool3D", input, ksize, strides, padding, data_format, name)
+
+
+def _pool1d(pool2d, default_name, input, ksize, strides, padding, data_format,  # noqa: A002
+            name):
+    from tensorweave.ops.array.array_ops import expand_dims, squeeze
+    with name_scope(name, default_name, [input]) as scope:
+        if data_format is None or data_format == "NWC":
+            fmt, expanding_dim = "NHWC", 1
+        elif data_format == "NCW":
+            fmt, expanding_dim = "NCHW", 2
+        else:
+            raise ValueError("`data_format` must be 'NWC' or 'NCW'. Received: "
+                             "data_format=%s" % data_format)
+        channel_index = 1 if fmt == "NCHW" else 2
+        ksize = [1] + _get_sequence(ksize, 1, channel_index, "ksize")
+        strides = [1] + _get_sequence(strides, 1, channel_index, "strides")
+        expanded = expand_dims(input, expanding_dim)
+        result = pool2d(expanded, ksize, strides, padding, data_format=fmt, name=scope)
+        return squeeze(result, expanding_dim)
+
+
+@tf_export("nn.max_pool1d")
+def max_pool1d(input, ksize, strides, padding, data_format: str = "NWC",  # noqa: A002
+               name: Optional[str] = None) -> Tensor:
+    """Max pooling over 1-D windows of a 3-D input (TF1 `tf.nn.max_pool1d`), through the
+    2-D MaxPool with a height of 1.
+
+    Args:
+      input: a 3-D Tensor [batch, width, channels] (NWC) or [batch, channels, width] (NCW).
+      ksize: an int or a list of 1 or 3 ints.
+      strides: an int or a list of 1 or 3 ints.
+      padding: "SAME", "VALID" or a list of 3 [before, after] pairs.
+      data_format: "NWC" (default) or "NCW".
+      name: name scope of the ops.
+
+    Returns:
+      A 3-D Tensor of the type of `input`.
+    """
+    return _pool1d(max_pool, "MaxPool1d", input, ksize, strides, padding, data_format, name)
+
+
+@tf_export("nn.avg_pool1d")
+def avg_pool1d(input, ksize, strides, padding, data_format: str = "NWC",  # noqa: A002
+               name: Optional[str] = None) -> Tensor:
+    """Average pooling over 1-D windows of a 3-D input (TF1 `tf.nn.avg_pool1d`), through
+    the 2-D AvgPool with a height of 1.
+
+    Args:
+      input: a 3-D Tensor (NWC or NCW) of half, bfloat16, float32 or float64.
+      ksize: an int or a list of 1 or 3 ints.
+      strides: an int or a list of 1 or 3 ints.
+      padding: "SAME" or "VALID".
+      data_format: "NWC" (default) or "NCW".
+      name: name scope of the ops.
+
+    Returns:
+      A 3-D Tensor of the type of `input`.
+    """
+    return _pool1d(avg_pool, "AvgPool1D", input, ksize, strides, padding, data_format, name)
+
+
+@tf_export("nn.pool")
+def pool(input, window_shape, pooling_type, padding, dilation_rate=None,  # noqa: A002
+         strides=None, name: Optional[str] = None, data_format: Optional[str] = None,
+         dilations=None) -> Tensor:
+    """N-d max or average pooling, N = 1, 2 or 3 from `window_shape` (TF1 `tf.nn.pool`).
+
+    Args:
+      input: a Tensor of rank N+2.
+      window_shape: a list of N ints.
+      pooling_type: "MAX" or "AVG".
+      padding: "SAME" or "VALID".
+      dilation_rate: a list of N ints; only ones are supported by tensorweave.
+      strides: a list of N ints (default ones).
+      name: name scope of the op.
+      data_format: channels-last (default) or channels-first ("NCW", "NCHW", "NCDHW").
+      dilations: alias of `dilation_rate`.
+
+    Returns:
+      A Tensor of rank N+2.
+
+    Raises:
+      ValueError: a bad pooling_type, N outside 1..3, mismatched lengths, or strides
+        above 1 with dilation above 1.
+      NotImplementedError: a dilation rate above 1 (dilated pooling is not supported by
+        tensorweave).
+    """
+    from tensorweave.ops.nn.conv_ops import lookup_renamed
+    dilation_rate = lookup_renamed("dilations", dilations, "dilation_rate", dilation_rate)
+    with name_scope(name, "%s_pool" % str(pooling_type).lower(), [input]) as scope:
+        input = convert_to_tensor(input, name="input")  # noqa: A001
+        window_shape = [int(k) for k in np.reshape(window_shape, -1)]
+        n = len(window_shape)
+        if n not in (1, 2, 3):
+            raise ValueError("`len(window_shape)` must be 1, 2, or 3. Received: "
+                             "window_shape=%s of length %d" % (window_shape, n))
+        if pooling_type not in ("MAX", "AVG"):
+            raise ValueError("`pooling_type` must be 'MAX' or 'AVG'. Received: "
+                             "pooling_type=%s" % pooling_type)
+        input.shape.with_rank(n + 2)
+        rates = [1] * n if dilation_rate is None else \
+            [int(r) for r in np.reshape(dilation_rate, -1)]
+        strides = [1] * n if strides is None else [int(s) for s in np.reshape(strides, -1)]
+        if len(rates) != n or len(strides) != n:
+            raise ValueError("dilation_rate and strides must have %d entries; got %s and %s"
+                             % (n, rates, strides))
+        if any(r > 1 for r in rates):
+            if any(s > 1 for s in strides):
+                raise ValueError("strides > 1 not supported in conjunction with "
+                                 "dilation_rate > 1")
+            raise NotImplementedError("tf.nn.pool: dilation_rate > 1 (dilated pooling) is "
+                                      "not supported by tensorweave; got %s" % rates)
+        first = data_format is not None and str(data_format).startswith("NC")
+        if n == 1:
+            fn = max_pool1d if pooling_type == "MAX" else avg_pool1d
+            return fn(input, window_shape, strides, padding,
+                      data_format="NCW" if first else "NWC", name=scope)
+        if n == 2:
+            fn = max_pool if pooling_type == "MAX" else avg_pool
+            return fn(input, window_shape, strides, padding,
+                      data_format="NCHW" if first else "NHWC", name=scope)
+        fn = max_pool3d if pooling_type == "MAX" else avg_pool3d
+        return fn(input, window_shape, strides, padding,
+                  data_format="NCDHW" if first else "NDHWC", name=scope)

@@ -1,0 +1,134 @@
+"""tf.layers batch normalization: variables, training vs inference, moving-average
+updates in UPDATE_OPS (fused: Bessel-corrected variance, as TF1), `training` as a tensor,
+axes, errors and gradients."""
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.autodiff.gradient_checker import compute_gradient_error
+
+
+def _ref(x, axes, mean, var, gamma=1.0, beta=0.0, eps=1e-3):
+    return (x - mean) / np.sqrt(var + eps) * gamma + beta
+
+
+def test_variables_and_collections(graph):
+    x = tf.placeholder(tf.float32, [None, 5])
+    tf.layers.batch_normalization(x)
+    tf.layers.batch_normalization(x, center=False, name="bn")
+    assert [(v.name, v.shape.as_list()) for v in tf.global_variables()] == [
+        ("batch_normalization/gamma:0", [5]), ("batch_normalization/beta:0", [5]),
+        ("batch_normalization/moving_mean:0", [5]),
+        ("batch_normalization/moving_variance:0", [5]),
+        ("bn/gamma:0", [5]), ("bn/moving_mean:0", [5]), ("bn/moving_variance:0", [5])]
+    assert [v.name for v in tf.trainable_variables()] == [
+        "batch_normalization/gamma:0", "batch_normalization/beta:0", "bn/gamma:0"]
+    assert tf.get_collection(tf.GraphKeys.UPDATE_OPS) == []  # training=False: no updates
+
+
+def test_training_and_updates_non_fused(sess):
+    x0 = np.random.randn(6, 4) * 3 + 1
+    layer = tf.layers.BatchNormalization(momentum=0.9, epsilon=1e-3,
+                                         gamma_initializer=tf.constant_initializer(2.0),
+                                         beta_initializer=tf.constant_initializer(0.5))
+    y = layer(tf.constant(x0), training=True)
+    assert not layer.fused and len(layer.updates) == 2
+    assert tf.get_collection(tf.GraphKeys.UPDATE_OPS) == layer.updates
+    sess.run(tf.global_variables_initializer())
+    mean, var = x0.mean(0), x0.var(0)
+    np.testing.assert_allclose(sess.run(y), _ref(x0, 0, mean, var, 2.0, 0.5), rtol=1e-10)
+    sess.run(layer.updates)
+    mm, mv = sess.run([layer.moving_mean, layer.moving_variance])
+    # the decay 1 - momentum is a float32 constant cast to the variable's dtype, as TF1
+    np.testing.assert_allclose(mm, 0.1 * mean, rtol=1e-6)
+    np.testing.assert_allclose(mv, 0.9 + 0.1 * var, rtol=1e-6)
+    # inference with the same layer uses the moving averages
+    z = layer(tf.constant(x0), training=False)
+    np.testing.assert_allclose(sess.run(z), _ref(x0, 0, mm, mv, 2.0, 0.5), rtol=1e-10)
+
+
+def test_fused_default_for_4d_uses_bessel_corrected_update(sess):
+    x0 = np.random.randn(2, 3, 3, 4)
+    layer = tf.layers.BatchNormalization(momentum=0.5)
+    y = layer(tf.constant(x0), training=True)
+    assert layer.fused and layer.axis == [3]
+    sess.run(tf.global_variables_initializer())
+    mean, var = x0.mean((0, 1, 2)), x0.var((0, 1, 2))
+    np.testing.assert_allclose(sess.run(y), _ref(x0, 3, mean, var), rtol=1e-10)
+    sess.run(tf.get_collection(tf.GraphKeys.UPDATE_OPS))
+    n = 18
+    np.testing.assert_allclose(sess.run(layer.moving_variance),
+                               0.5 + 0.5 * var * n / (n - 1), rtol=1e-10)
+
+
+def test_training_as_a_tensor(sess):
+    x0 = np.random.randn(8, 3)
+    flag = tf.placeholder(tf.bool, [])
+    y = tf.layers.batch_normalization(tf.constant(x0), training=flag, momentum=0.0)
+    updates = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
+    assert len(updates) == 2
+    mean_var = [v for v in tf.global_variables() if "moving" in v.name]
+    sess.run(tf.global_variables_initializer())
+    np.testing.assert_allclose(sess.run(y, {flag: False}), _ref(x0, 0, 0.0, 1.0),
+                               rtol=1e-10)
+    sess.run(updates, {flag: False})  # no update in inference
+    np.testing.assert_allclose(sess.run(mean_var), [np.zeros(3), np.ones(3)])
+    np.testing.assert_allclose(sess.run(y, {flag: True}),
+                               _ref(x0, 0, x0.mean(0), x0.var(0)), rtol=1e-10)
+    sess.run(updates, {flag: True})
+    np.testing.assert_allclose(sess.run(mean_var), [x0.mean(0), x0.var(0)], rtol=1e-10)
+
+
+def test_axis_channels_first_and_multiple_axes(sess):
+    x0 = np.random.randn(4, 3, 2, 2)
+    y = tf.layers.batch_normalization(tf.constant(x0), axis=1, training=True, fused=False)
+    mean, var = x0.mean((0, 2, 3), keepdims=True), x0.var((0, 2, 3), keepdims=True)
+    sess.run(tf.global_variables_initializer())
+    np.testing.assert_allclose(sess.run(y), _ref(x0, 1, mean, var), rtol=1e-10)
+    layer = tf.layers.BatchNormalization(axis=[1, 2])
+    z = layer(tf.constant(x0), training=True)
+    assert layer.gamma.shape.as_list() == [1, 3, 2, 1]
+    sess.run(tf.global_variables_initializer())
+    mean, var = x0.mean((0, 3), keepdims=True), x0.var((0, 3), keepdims=True)
+    np.testing.assert_allclose(sess.run(z), _ref(x0, None, mean, var), rtol=1e-10)
+
+
+def test_float16_input_keeps_float32_parameters(sess):
+    x0 = np.random.randn(4, 3).astype(np.float16)
+    layer = tf.layers.BatchNormalization()
+    y = layer(tf.constant(x0), training=True)
+    assert y.dtype == tf.float16 and layer.gamma.dtype.base_dtype == tf.float32
+    sess.run(tf.global_variables_initializer())
+    x = x0.astype(np.float64)
+    np.testing.assert_allclose(sess.run(y), _ref(x, 0, x.mean(0), x.var(0)), atol=1e-2)
+
+
+def test_reuse_and_errors(graph):
+    x = tf.placeholder(tf.float32, [None, 4])
+    tf.layers.batch_normalization(x, name="bn")
+    tf.layers.batch_normalization(x, name="bn", reuse=True, training=True)
+    assert len(tf.global_variables()) == 4
+    with pytest.raises(NotImplementedError, match="renorm"):
+        tf.layers.batch_normalization(x, renorm=True)
+    with pytest.raises(NotImplementedError, match="virtual_batch_size"):
+        tf.layers.BatchNormalization(virtual_batch_size=2)
+    with pytest.raises(ValueError, match="fused=True only support 4D"):
+        tf.layers.batch_normalization(x, fused=True)
+    with pytest.raises(ValueError, match="undefined rank"):
+        tf.layers.batch_normalization(tf.placeholder(tf.float32))
+    with pytest.raises(ValueError, match="undefined `axis` dimension"):
+        tf.layers.batch_normalization(tf.placeholder(tf.float32, [2, None]))
+    with pytest.raises(ValueError, match="Invalid axis"):
+        tf.layers.batch_normalization(x, axis=3)
+
+
+def test_gradients(graph):
+    x0 = np.random.randn(5, 3)
+    x = tf.constant(x0)
+    y = tf.layers.batch_normalization(x, training=True,
+                                      beta_initializer=tf.constant_initializer(0.3))
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        assert compute_gradient_error(x, [5, 3], y * y, [5, 3], x_init_value=x0) < 1e-5
+        gamma = tf.global_variables()[0]
+        assert compute_gradient_error(gamma, [3], y * y, [5, 3]) < 1e-5

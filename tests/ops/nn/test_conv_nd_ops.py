@@ -1,0 +1,331 @@
+"""Conv3D, depthwise, 3-D/1-D pooling and the composite convolutions against direct
+NumPy references (explicit loops over output positions), with numeric gradients."""
+import itertools
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.autodiff.gradient_checker import compute_gradient_error
+
+
+# --- references ------------------------------------------------------------------------
+def _geometry(size, k, stride, rate, padding):
+    eff = (k - 1) * rate + 1
+    if padding == "SAME":
+        out = -(-size // stride)
+        total = max((out - 1) * stride + eff - size, 0)
+        return out, total // 2
+    return (size - eff) // stride + 1, 0
+
+
+def ref_conv(x, w, strides, padding, rates=None, depthwise=False):
+    """Channels-last N-d convolution by explicit loops over output positions."""
+    nsp = x.ndim - 2
+    rates = rates or [1] * nsp
+    geo = [_geometry(x.shape[i + 1], w.shape[i], strides[i], rates[i], padding)
+           for i in range(nsp)]
+    ci = x.shape[-1]
+    co = ci * w.shape[-1] if depthwise else w.shape[-1]
+    out = np.zeros((x.shape[0],) + tuple(g[0] for g in geo) + (co,))
+    for pos in itertools.product(*(range(g[0]) for g in geo)):
+        acc = np.zeros((x.shape[0], co))
+        for tap in itertools.product(*(range(k) for k in w.shape[:nsp])):
+            idx = [pos[i] * strides[i] + tap[i] * rates[i] - geo[i][1] for i in range(nsp)]
+            if any(j < 0 or j >= x.shape[i + 1] for i, j in enumerate(idx)):
+                continue
+            v = x[(slice(None),) + tuple(idx)]  # [n, ci]
+            if depthwise:
+                acc += (v[:, :, None] * w[tap][None]).reshape(x.shape[0], -1)
+            else:
+                acc += v @ w[tap]
+        out[(slice(None),) + pos] = acc
+    return out
+
+
+def ref_pool(x, ks, strides, padding, op):
+    nsp = x.ndim - 2
+    geo = [_geometry(x.shape[i + 1], ks[i], strides[i], 1, padding) for i in range(nsp)]
+    out = np.zeros((x.shape[0],) + tuple(g[0] for g in geo) + (x.shape[-1],))
+    for pos in itertools.product(*(range(g[0]) for g in geo)):
+        sl = []
+        for i in range(nsp):
+            a = pos[i] * strides[i] - geo[i][1]
+            sl.append(slice(max(a, 0), min(a + ks[i], x.shape[i + 1])))
+        win = x[(slice(None),) + tuple(sl)].reshape(x.shape[0], -1, x.shape[-1])
+        out[(slice(None),) + pos] = win.max(1) if op == "max" else win.mean(1)
+    return out
+
+
+RNG = np.random.RandomState(0)
+
+
+# --- Conv3D ----------------------------------------------------------------------------
+@pytest.mark.parametrize("padding,strides,rates", [("SAME", [1, 1, 1], [1, 1, 1]),
+                                                   ("VALID", [2, 1, 2], [1, 1, 1]),
+                                                   ("SAME", [1, 1, 1], [2, 1, 2])])
+def test_conv3d_matches_reference(sess, padding, strides, rates):
+    x = RNG.randn(2, 5, 4, 6, 3)
+    w = RNG.randn(2, 3, 2, 3, 4)
+    y = tf.nn.conv3d(x.astype(np.float32), w.astype(np.float32), [1] + strides + [1],
+                     padding, dilations=[1] + rates + [1])
+    expected = ref_conv(x, w, strides, padding, rates)
+    assert y.dtype == tf.float32 and y.shape.as_list() == list(expected.shape)
+    np.testing.assert_allclose(sess.run(y), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_conv3d_ncdhw_and_unknown_dims(sess):
+    x = RNG.randn(1, 4, 4, 4, 2)
+    w = RNG.randn(2, 2, 2, 2, 3)
+    p = tf.placeholder(tf.float64, [None, 2, None, 4, 4])
+    y = tf.nn.conv3d(p, w, [1, 1, 1, 1, 1], "VALID", data_format="NCDHW")
+    assert y.shape.as_list() == [None, 3, None, 3, 3]
+    got = sess.run(y, {p: np.moveaxis(x, -1, 1)})
+    np.testing.assert_allclose(np.moveaxis(got, 1, -1), ref_conv(x, w, [1] * 3, "VALID"))
+
+
+def test_conv3d_errors(sess):
+    with pytest.raises(ValueError, match="rank 5"):
+        tf.nn.conv3d(tf.zeros([1, 2, 2, 2]), tf.zeros([1, 1, 1, 2, 2]), [1] * 5, "SAME")
+    with pytest.raises(ValueError, match="Negative dimension size"):
+        tf.nn.conv3d(tf.zeros([1, 2, 2, 2, 1]), tf.zeros([3, 1, 1, 1, 1]), [1] * 5, "VALID")
+    with pytest.raises(ValueError, match="padding"):
+        tf.nn.conv3d(tf.zeros([1, 2, 2, 2, 1]), tf.zeros([1, 1, 1, 1, 1]), [1] * 5, "FULL")
+    p = tf.placeholder(tf.float32, [1, 2, 2, 2, None])
+    y = tf.nn.conv3d(p, tf.zeros([1, 1, 1, 2, 2]), [1] * 5, "SAME")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="filter in depth"):
+        sess.run(y, {p: np.zeros([1, 2, 2, 2, 3], np.float32)})
+
+
+def test_conv3d_gradients(graph):
+    x0, w0 = RNG.randn(1, 3, 4, 3, 2), RNG.randn(2, 2, 2, 2, 3)
+    x = tf.constant(x0)
+    w = tf.constant(w0)
+    y = tf.nn.conv3d(x, w, [1, 2, 1, 1, 1], "SAME")
+    with tf.Session():
+        assert compute_gradient_error([x, w], [x0.shape, w0.shape], y,
+                                      y.shape.as_list(), x_init_value=[x0, w0]) < 1e-6
+
+
+def test_conv3d_transpose_is_the_input_gradient(sess):
+    dy = RNG.randn(2, 2, 3, 2, 4)
+    w = RNG.randn(2, 2, 2, 3, 4)
+    y = tf.nn.conv3d_transpose(dy, w, [2, 4, 6, 4, 3], [1, 2, 2, 2, 1], "SAME")
+    assert y.shape.as_list() == [2, 4, 6, 4, 3]
+    # <conv3d(x), dy> == <x, conv3d_transpose(dy)> for every x
+    x = RNG.randn(2, 4, 6, 4, 3)
+    fwd = ref_conv(x, w, [2, 2, 2], "SAME")
+    np.testing.assert_allclose(np.sum(fwd * dy), np.sum(x * sess.run(y)), rtol=1e-10)
+
+
+def test_conv3d_backprop_filter_v2(sess):
+    x, dy = RNG.randn(1, 3, 3, 3, 2), RNG.randn(1, 2, 2, 2, 3)
+    dw = tf.nn.conv3d_backprop_filter_v2(x, [2, 2, 2, 2, 3], dy, [1] * 5, "VALID")
+    assert dw.shape.as_list() == [2, 2, 2, 2, 3]
+    w = RNG.randn(2, 2, 2, 2, 3)
+    np.testing.assert_allclose(np.sum(ref_conv(x, w, [1] * 3, "VALID") * dy),
+                               np.sum(w * sess.run(dw)), rtol=1e-10)
+    assert tf.nn.conv3d_backprop_filter is tf.nn.conv3d_backprop_filter_v2
+
+
+# --- depthwise / separable / atrous ------------------------------------------------------
+@pytest.mark.parametrize("padding,stride,rate", [("SAME", 1, 1), ("VALID", 2, 1),
+                                                 ("SAME", 1, 2)])
+def test_depthwise_conv2d(sess, padding, stride, rate):
+    x, w = RNG.randn(2, 7, 6, 3), RNG.randn(3, 2, 3, 2)
+    y = tf.nn.depthwise_conv2d(x.astype(np.float32), w.astype(np.float32),
+                               [1, stride, stride, 1], padding, rate=[rate, rate])
+    expected = ref_conv(x, w, [stride] * 2, padding, [rate] * 2, depthwise=True)
+    assert y.op.type == "DepthwiseConv2dNative" and y.op.name == "depthwise"
+    assert y.shape.as_list() == list(expected.shape)
+    np.testing.assert_allclose(sess.run(y), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_depthwise_native_nchw_and_backprops(sess):
+    x, w = RNG.randn(1, 5, 5, 2), RNG.randn(3, 3, 2, 2)
+    y = tf.nn.depthwise_conv2d_native(np.moveaxis(x, -1, 1), w, [1, 1, 1, 1], "SAME",
+                                      data_format="NCHW")
+    assert y.shape.as_list() == [1, 4, 5, 5]
+    expected = ref_conv(x, w, [1, 1], "SAME", depthwise=True)
+    np.testing.assert_allclose(np.moveaxis(sess.run(y), 1, -1), expected)
+    dy = RNG.randn(*expected.shape)
+    dx = tf.nn.depthwise_conv2d_native_backprop_input([1, 5, 5, 2], w, dy, [1, 1, 1, 1],
+                                                      "SAME")
+    dw = tf.nn.depthwise_conv2d_native_backprop_filter(x, [3, 3, 2, 2], dy, [1, 1, 1, 1],
+                                                       "SAME")
+    dxv, dwv = sess.run([dx, dw])
+    x2, w2 = RNG.randn(*x.shape), RNG.randn(*w.shape)
+    np.testing.assert_allclose(np.sum(ref_conv(x2, w, [1, 1], "SAME", depthwise=True) * dy),
+                               np.sum(x2 * dxv), rtol=1e-10)
+    np.testing.assert_allclose(np.sum(ref_conv(x, w2, [1, 1], "SAME", depthwise=True) * dy),
+                               np.sum(w2 * dwv), rtol=1e-10)
+
+
+def test_depthwise_errors(graph):
+    with pytest.raises(ValueError, match="Dimensions must be equal"):
+        tf.nn.depthwise_conv2d_native(tf.zeros([1, 4, 4, 3]), tf.zeros([2, 2, 2, 1]),
+                                      [1, 1, 1, 1], "SAME")
+    with pytest.raises(ValueError, match="strides"):
+        tf.nn.depthwise_conv2d(tf.zeros([1, 4, 4, 3]), tf.zeros([2, 2, 3, 1]),
+                               [1, 2, 2, 1], "SAME", rate=2)
+
+
+def test_depthwise_gradients(graph):
+    x0, w0 = RNG.randn(1, 4, 5, 2), RNG.randn(2, 3, 2, 2)
+    x, w = tf.constant(x0), tf.constant(w0)
+    y = tf.nn.depthwise_conv2d(x, w, [1, 2, 1, 1], "SAME")
+    with tf.Session():
+        assert compute_gradient_error([x, w], [x0.shape, w0.shape], y,
+                                      y.shape.as_list(), x_init_value=[x0, w0]) < 1e-6
+
+
+def test_separable_conv2d(sess):
+    x, dw, pw = RNG.randn(2, 5, 5, 3), RNG.randn(3, 3, 3, 2), RNG.randn(1, 1, 6, 4)
+    y = tf.nn.separable_conv2d(x, dw, pw, [1, 1, 1, 1], "VALID")
+    assert y.op.name == "separable_conv2d" and y.shape.as_list() == [2, 3, 3, 4]
+    mid = ref_conv(x, dw, [1, 1], "VALID", depthwise=True)
+    np.testing.assert_allclose(sess.run(y), mid @ pw[0, 0], rtol=1e-10)
+    with pytest.raises(ValueError, match=r"\[1, 1"):
+        tf.nn.separable_conv2d(x, dw, RNG.randn(2, 1, 6, 4), [1, 1, 1, 1], "VALID")
+
+
+def test_atrous_conv2d_and_convolution(sess):
+    x, w = RNG.randn(1, 7, 7, 2), RNG.randn(3, 3, 2, 3)
+    y = tf.nn.atrous_conv2d(x, w, 2, "SAME")
+    np.testing.assert_allclose(sess.run(y), ref_conv(x, w, [1, 1], "SAME", [2, 2]),
+                               rtol=1e-10)
+    with pytest.raises(ValueError, match="less than one"):
+        tf.nn.atrous_conv2d(x, w, 0, "SAME")
+    x1, w1 = RNG.randn(2, 9, 3), RNG.randn(3, 3, 4)
+    y1 = tf.nn.convolution(x1, w1, "VALID", strides=[2])
+    np.testing.assert_allclose(sess.run(y1), ref_conv(x1, w1, [2], "VALID"), rtol=1e-10)
+    x3, w3 = RNG.randn(1, 4, 4, 4, 1), RNG.randn(2, 2, 2, 1, 2)
+    y3 = tf.nn.convolution(x3, w3, "SAME", dilation_rate=[1, 2, 1])
+    np.testing.assert_allclose(sess.run(y3), ref_conv(x3, w3, [1] * 3, "SAME", [1, 2, 1]),
+                               rtol=1e-10)
+    with pytest.raises(ValueError, match="dilation_rate"):
+        tf.nn.convolution(x1, w1, "VALID", strides=[2], dilation_rate=[2])
+
+
+def test_conv1d(sess):
+    x, w = RNG.randn(2, 9, 3), RNG.randn(3, 3, 4)
+    y = tf.nn.conv1d(x, w, 2, "SAME")
+    assert y.op.name == "conv1d/Squeeze" and y.op.inputs[0].op.type == "Conv2D"
+    np.testing.assert_allclose(sess.run(y), ref_conv(x, w, [2], "SAME"), rtol=1e-10)
+    yc = tf.nn.conv1d(np.moveaxis(x, -1, 1), w, 1, "VALID", data_format="NCW")
+    np.testing.assert_allclose(np.moveaxis(sess.run(yc), 1, -1),
+                               ref_conv(x, w, [1], "VALID"), rtol=1e-10)
+    with pytest.raises(ValueError, match="data_format"):
+        tf.nn.conv1d(x, w, 1, "SAME", data_format="NHCW")
+
+
+# --- pooling ---------------------------------------------------------------------------
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_pool3d(sess, padding):
+    x = RNG.randn(2, 5, 4, 3, 2).astype(np.float32)
+    mx = tf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 2, 1, 2, 1], padding)
+    av = tf.nn.avg_pool3d(x, 2, [2, 1, 2], padding)
+    for t, op in ((mx, "max"), (av, "avg")):
+        expected = ref_pool(x.astype(np.float64), [2, 2, 2], [2, 1, 2], padding, op)
+        assert t.dtype == tf.float32 and t.shape.as_list() == list(expected.shape)
+        np.testing.assert_allclose(sess.run(t), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_pool3d_ncdhw(sess):
+    x = RNG.randn(1, 4, 4, 4, 3)
+    y = tf.nn.max_pool3d(np.moveaxis(x, -1, 1), 2, 2, "VALID", data_format="NCDHW")
+    assert y.shape.as_list() == [1, 3, 2, 2, 2]
+    np.testing.assert_allclose(np.moveaxis(sess.run(y), 1, -1),
+                               ref_pool(x, [2] * 3, [2] * 3, "VALID", "max"))
+    with pytest.raises(ValueError, match="depth"):
+        tf.nn.max_pool3d(x, [1, 1, 1, 1, 2], 1, "VALID")
+
+
+def test_pool3d_gradients(graph):
+    x0 = RNG.permutation(48).reshape(1, 4, 3, 4, 1) / 10.0  # distinct: no max ties
+    x = tf.constant(x0)
+    with tf.Session():
+        for fn in (tf.nn.max_pool3d, tf.nn.avg_pool3d):
+            y = fn(x, 2, [1, 2, 1, 2, 1], "SAME")
+            assert compute_gradient_error(x, x0.shape, y, y.shape.as_list(),
+                                          x_init_value=x0) < 1e-6
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_pool1d(sess, padding):
+    x = RNG.randn(2, 7, 3)
+    mx = tf.nn.max_pool1d(x, 3, 2, padding)
+    av = tf.nn.avg_pool1d(x, [3], [2], padding)
+    assert mx.op.name == "MaxPool1d/Squeeze" and av.op.name == "AvgPool1D/Squeeze"
+    np.testing.assert_allclose(sess.run(mx), ref_pool(x, [3], [2], padding, "max"))
+    np.testing.assert_allclose(sess.run(av), ref_pool(x, [3], [2], padding, "avg"))
+    yc = tf.nn.max_pool1d(np.moveaxis(x, -1, 1), 3, 2, padding, data_format="NCW")
+    np.testing.assert_allclose(np.moveaxis(sess.run(yc), 1, -1),
+                               ref_pool(x, [3], [2], padding, "max"))
+
+
+def test_pool(sess):
+    x2 = RNG.randn(1, 5, 5, 2)
+    y = tf.nn.pool(x2, [2, 2], "MAX", "SAME", strides=[2, 2])
+    assert y.op.name == "max_pool" and y.op.type == "MaxPool"
+    np.testing.assert_allclose(sess.run(y), ref_pool(x2, [2, 2], [2, 2], "SAME", "max"))
+    x1 = RNG.randn(2, 6, 3)
+    np.testing.assert_allclose(sess.run(tf.nn.pool(x1, [2], "AVG", "VALID")),
+                               ref_pool(x1, [2], [1], "VALID", "avg"))
+    x3 = RNG.randn(1, 4, 4, 4, 1)
+    np.testing.assert_allclose(sess.run(tf.nn.pool(x3, [2, 2, 2], "AVG", "VALID",
+                                                   strides=[2, 2, 2])),
+                               ref_pool(x3, [2] * 3, [2] * 3, "VALID", "avg"))
+    with pytest.raises(ValueError, match="pooling_type"):
+        tf.nn.pool(x2, [2, 2], "MIN", "SAME")
+    with pytest.raises(NotImplementedError, match="dilation_rate"):
+        tf.nn.pool(x2, [2, 2], "MAX", "SAME", dilation_rate=[2, 2])
+
+
+def test_conv1d_transpose_is_the_input_gradient(sess):
+    dy, w = RNG.randn(2, 5, 4), RNG.randn(3, 3, 4)
+    y = tf.nn.conv1d_transpose(dy, w, [2, 10, 3], 2, "SAME")
+    assert y.shape.as_list() == [2, 10, 3] and y.op.name == "conv1d_transpose/Squeeze"
+    x = RNG.randn(2, 10, 3)
+    np.testing.assert_allclose(np.sum(ref_conv(x, w, [2], "SAME") * dy),
+                               np.sum(x * sess.run(y)), rtol=1e-10)
+    shape = tf.placeholder(tf.int32, [3])
+    yd = tf.nn.conv1d_transpose(np.moveaxis(dy, -1, 1), w, shape, 2, "SAME",
+                                data_format="NCW")
+    got = sess.run(yd, {shape: [2, 3, 10]})
+    np.testing.assert_allclose(np.moveaxis(got, 1, -1), sess.run(y), rtol=1e-10)
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_atrous_conv2d_transpose_is_the_input_gradient(sess, padding):
+    w = RNG.randn(3, 2, 2, 4)
+    out = [1, 7, 6, 2]
+    fwd_shape = ref_conv(np.zeros(out), w, [1, 1], padding, [2, 2]).shape
+    dy = RNG.randn(*fwd_shape)
+    y = tf.nn.atrous_conv2d_transpose(dy, w, out, 2, padding)
+    x = RNG.randn(*out)
+    np.testing.assert_allclose(np.sum(ref_conv(x, w, [1, 1], padding, [2, 2]) * dy),
+                               np.sum(x * sess.run(y)), rtol=1e-10)
+    with pytest.raises(ValueError, match="rate"):
+        tf.nn.atrous_conv2d_transpose(dy, w, out, 0, padding)
+    with pytest.raises(ValueError, match="channel count"):
+        tf.nn.atrous_conv2d_transpose(RNG.randn(1, 7, 6, 3), w, out, 2, padding)
+
+
+def test_pool_v2_dispatches_on_rank(sess):
+    x1, x3 = RNG.randn(2, 6, 3), RNG.randn(1, 4, 4, 4, 2)
+    m1 = tf.nn.max_pool_v2(x1, 2, 2, "VALID")
+    a3 = tf.nn.avg_pool_v2(x3, 2, 2, "VALID")
+    assert m1.op.name == "MaxPool1d/Squeeze" and a3.op.type == "AvgPool3D"
+    np.testing.assert_allclose(sess.run(m1), ref_pool(x1, [2], [2], "VALID", "max"))
+    np.testing.assert_allclose(sess.run(a3), ref_pool(x3, [2] * 3, [2] * 3, "VALID", "avg"))
+    with pytest.raises(ValueError, match="unknown rank"):
+        tf.nn.max_pool_v2(tf.placeholder(tf.float32), 2, 2, "VALID")
+
+
+def test_depthwise_explicit_padding(sess):
+    x, w = RNG.randn(1, 4, 5, 2), RNG.randn(3, 3, 2, 1)
+    pads = [[0, 0], [1, 1], [1, 1], [0, 0]]  # as SAME for a 3x3 window at stride 1
+    y = tf.nn.depthwise_conv2d_native(x, w, [1, 1, 1, 1], pads)
+    assert y.op.get_attr("padding") == "EXPLICIT" and y.shape.as_list() == [1, 4, 5, 2]
+    np.testing.assert_allclose(sess.run(y), ref_conv(x, w, [1, 1], "SAME", depthwise=True))
