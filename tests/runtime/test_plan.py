@@ -167,3 +167,21 @@ def test_closed_env_refuses_steps_that_can_wait(sess):
     with pytest.raises(RuntimeError, match="closed Session"):
         build(sess, [q.dequeue()]).run([], env)
     assert plan.run([], env) == [0]  # a sequential plan needs nothing of the env
+
+
+def test_control_edges_of_a_fed_placeholder_come_from_its_feed(graph, sess):
+    # TF1's feed rewrite: a fed Placeholder's outgoing control edges start at the feed,
+    # so an op that waits on the placeholder runs without the placeholder's kernel
+    x = tf.placeholder(tf.float32, [2], name="x")
+    with tf.control_dependencies([x]):
+        y = tf.constant([1.0, 2.0]) * 3.0
+    np.testing.assert_allclose(sess.run(y, {x: [0.0, 0.0]}), [3.0, 6.0])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must feed a value"):
+        sess.run(y)  # not fed: the placeholder itself runs and fails
+    # other ops keep their control edges: waiting on a fed Identity still runs it
+    z = tf.placeholder(tf.float32, [], name="z")
+    w = tf.identity(z, name="w")
+    with tf.control_dependencies([w]):
+        v = tf.constant(5.0) + 0.0
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must feed a value"):
+        sess.run(v, {w: 1.0})

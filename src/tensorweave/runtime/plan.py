@@ -250,6 +250,13 @@ def prune(fetches: Sequence[Tensor], targets: Sequence[Operation],
             return fn, 0
         return node_for(t._op), t._value_index
 
+    def fed_placeholder(op: Operation):
+        """The feed node replacing a fed Placeholder, which TF1 also puts in place of
+        the Placeholder's outgoing control edges; None for any other op."""
+        if op._type in ("Placeholder", "PlaceholderV2"):
+            return feed_nodes.get(op._outputs[0])
+        return None
+
     # iterative post-order DFS so deep graphs do not hit the recursion limit
     roots = [t._op for t in fetches if t not in feed_nodes] + list(targets)
     visited = set()
@@ -262,7 +269,8 @@ def prune(fetches: Sequence[Tensor], targets: Sequence[Operation],
             if expanded:
                 n = node_for(op)
                 n.inputs = [ref(t) for t in op._inputs]
-                n.control_inputs = [node_for(c) for c in op._control_inputs]
+                n.control_inputs = [fed_placeholder(c) or node_for(c)
+                                    for c in op._control_inputs]
                 order.append(n)
                 continue
             if op in visited:
@@ -270,7 +278,7 @@ def prune(fetches: Sequence[Tensor], targets: Sequence[Operation],
             visited.add(op)
             stack.append((op, True))
             for c in reversed(op._control_inputs):
-                if c not in visited:
+                if c not in visited and fed_placeholder(c) is None:
                     stack.append((c, False))
             for t in reversed(op._inputs):
                 if t not in feed_nodes and t._op not in visited:
