@@ -435,11 +435,13 @@ def test_prod_gradient_with_zeros(sess):
     assert compute_gradient_error(x, [3, 3], tf.reduce_prod(x, 0), [3], x_init_value=v) < 1e-6
 
 
-def test_prod_gradient_needs_static_axes(graph):
+def test_prod_gradient_with_axes_computed_at_run_time(sess):
+    # more cases in test_reduction_grad.py
     x = tf.placeholder(tf.float64, [2, 3])
     ax = tf.placeholder(tf.int32)
-    with pytest.raises(NotImplementedError, match="reduce_prod"):
-        tf.gradients(tf.reduce_prod(x, ax), x)
+    (g,) = tf.gradients(tf.reduce_prod(x, ax), x)
+    x0 = np.arange(1.0, 7.0).reshape(2, 3)
+    np.testing.assert_allclose(sess.run(g, {x: x0, ax: 1}), x0.prod(1, keepdims=True) / x0)
 
 
 def test_logsumexp_and_variance_gradients(graph):

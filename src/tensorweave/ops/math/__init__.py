@@ -5,4 +5,5 @@ Importing the package registers every op of the family (its modules, in order).
 """
 from tensorweave.ops.math import (  # noqa: F401
     math_grad_util, math_unary, math_binary, math_ops, reduction_ops, reduction_grad,
-    scan_ops, matmul_ops, einsum_ops, segment_ops, clip_ops)
+    scan_ops, matmul_ops, einsum_ops, segment_ops, clip_ops, confusion_matrix,
+    special_math_ops, complex_ops, misc_math_ops, incomplete_special_ops)

@@ -48,8 +48,9 @@ def _is_int(a) -> bool:
     return a.dtype.kind in "iu"
 
 
-def _check_divisor(y):
-    if np.any(y == 0):
+def _check_divisor(x, y):
+    # as TF, only divisions that are computed fail: an empty result divides nothing
+    if np.any(y == 0) and np.size(x) != 0:
         raise _IntegerDivisionByZero
 
 
@@ -62,21 +63,21 @@ def _truediv(x, y):
 
 def _floordiv(x, y):
     if _is_int(x):
-        _check_divisor(y)
+        _check_divisor(x, y)
         return np.floor_divide(x, y)
     return np.floor(np.true_divide(x, y))  # TF: floor(x / y), 1/0 -> inf
 
 
 def _floormod(x, y):
     if _is_int(x):
-        _check_divisor(y)
+        _check_divisor(x, y)
     return np.remainder(x, y)
 
 
 def _truncatediv(x, y):
     if not _is_int(x):
         return np.trunc(np.true_divide(x, y))
-    _check_divisor(y)
+    _check_divisor(x, y)
     q = np.floor_divide(x, y)
     if x.dtype.kind == "u":
         return q
@@ -87,7 +88,7 @@ def _truncatediv(x, y):
 
 def _truncatemod(x, y):
     if _is_int(x):
-        _check_divisor(y)
+        _check_divisor(x, y)
     return np.fmod(x, y)
 
 
@@ -112,6 +113,17 @@ def _squared_difference(x, y):
 def _div_no_nan(x, y):
     safe = np.where(y == 0, np.ones((), y.dtype), y)
     return np.where(y == 0, np.zeros((), x.dtype), np.true_divide(x, safe))
+
+
+def _zero_where_x_zero(fn):
+    """fn(x, y) where x != 0, else 0 (even where fn(x, y) is NaN or inf): Xlogy, Xdivy..."""
+    def compute(x, y):
+        return np.where(x == 0, np.zeros((), x.dtype), fn(x, y)).astype(x.dtype, copy=False)
+    return compute
+
+
+def _mul_no_nan(x, y):
+    return np.where(y == 0, np.zeros((), x.dtype), x * y).astype(x.dtype, copy=False)
 
 
 def _add(x, y):
@@ -221,6 +233,46 @@ def _grad_truncatemod(op, grad):
     return [gx, gy]
 
 
+def _grad_xlog(op, grad, fn, dfn_dy):
+    """Gradient of fn(x, y) = x * f(y) (0 where x == 0), f' given as dfn_dy(x, y)."""
+    from tensorweave.ops.math import math_ops
+    x, y = op.inputs
+    not_zero_x = math_ops.cast(not_equal(x, convert_to_tensor(0, dtype=x.dtype)), x.dtype)
+    gx, _ = unbroadcast(multiply(grad, _conj(fn(not_zero_x, y))), x, y)
+    _, gy = unbroadcast(multiply(grad, _conj(dfn_dy(x, y))), x, y)
+    return [gx, gy]
+
+
+def _grad_xlogy(op, grad):
+    return _grad_xlog(op, grad, xlogy, xdivy)
+
+
+def _grad_xlog1py(op, grad):
+    return _grad_xlog(op, grad, xlog1py,
+                      lambda x, y: xdivy(x, add(y, convert_to_tensor(1, dtype=y.dtype))))
+
+
+def _grad_xdivy(op, grad):
+    return _grad_xlog(op, grad, xdivy,
+                      lambda x, y: xdivy(math_unary.negative(x), math_unary.square(y)))
+
+
+def _grad_mul_no_nan(op, grad):
+    x, y = op.inputs
+    gx, _ = unbroadcast(_binary("MulNoNan", grad, _conj(y), None, "MulNoNan"), x, y)
+    _, gy = unbroadcast(_binary("MulNoNan", _conj(x), grad, None, "MulNoNan"), x, y)
+    return [gx, gy]
+
+
+def _grad_atan2(op, grad):
+    # atan2(y, x): d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2)
+    y, x = op.inputs
+    grad_inv = realdiv(grad, add(math_unary.square(x), math_unary.square(y)))
+    gy, _ = unbroadcast(multiply(x, grad_inv), y, x)
+    _, gx = unbroadcast(multiply(math_unary.negative(y), grad_inv), y, x)
+    return [gy, gx]
+
+
 def _grad_none2(op, grad):
     return [None, None]
 
@@ -258,6 +310,13 @@ _TABLE = [
     _Row("Minimum", np.minimum, REAL, _grad_max_min(lambda x, y: less_equal(x, y))),
     _Row("SquaredDifference", _squared_difference,
          FLOATS + (_dt.int32, _dt.int64) + COMPLEX, _grad_squared_difference),
+    _Row("Atan2", np.arctan2, FLOATS, _grad_atan2),
+    _Row("Xlogy", _zero_where_x_zero(lambda x, y: x * np.log(y)), FLOAT_COMPLEX, _grad_xlogy),
+    _Row("Xdivy", _zero_where_x_zero(lambda x, y: x / y), FLOAT_COMPLEX, _grad_xdivy),
+    _Row("Xlog1py", _zero_where_x_zero(lambda x, y: x * np.log1p(y)), FLOAT_COMPLEX,
+         _grad_xlog1py),
+    _Row("MulNoNan", _mul_no_nan, FLOAT_COMPLEX, _grad_mul_no_nan),
+    _Row("NextAfter", np.nextafter, (_dt.float32, _dt.float64), None),
     _Row("Equal", np.equal, None, None, _dt.bool, {"incompatible_shape_error": True}),
     _Row("NotEqual", np.not_equal, None, None, _dt.bool, {"incompatible_shape_error": True}),
     _Row("Less", operator.lt, _COMPARABLE, None, _dt.bool),
@@ -408,6 +467,14 @@ def _builder(op_type: str, tf_name: str, what: str, default_name: Optional[str] 
 
 
 _BOOL_OUT = {"out": "bool"}
+xlogy = tf_export("math.xlogy")(_builder("Xlogy", "math.xlogy", "x * log(y), 0 where x == 0",
+                                         types="a float or complex type"))
+xdivy = tf_export("math.xdivy")(_builder("Xdivy", "math.xdivy", "x / y, 0 where x == 0",
+                                         types="a float or complex type"))
+xlog1py = tf_export("math.xlog1py")(_builder("Xlog1py", "math.xlog1py",
+                                             "x * log1p(y), 0 where x == 0",
+                                             types="a float or complex type"))
+
 subtract = tf_export("subtract", "math.subtract")(_builder("Sub", "subtract", "x - y"))
 multiply = tf_export("multiply", "math.multiply")(_builder("Mul", "multiply", "x * y"))
 realdiv = tf_export("realdiv")(_builder("RealDiv", "realdiv", "x / y (ints truncate)"))
@@ -566,3 +633,86 @@ def div(x, y, name: Optional[str] = None) -> Tensor:
         x, y = _convert_same_dtype_pair(x, y)
         op_type = "RealDiv" if x.dtype.is_floating or x.dtype.is_complex else "FloorDiv"
         return apply_op(op_type, [x, y], name=scope).outputs[0]
+
+
+@tf_export("atan2", "math.atan2")
+def atan2(y, x, name: Optional[str] = None) -> Tensor:
+    """Computes the arctangent of y / x element-wise, in the quadrant of (x, y)
+    (TF1 `tf.atan2`).
+
+    Args:
+      y: a float Tensor.
+      x: a Tensor of the dtype of `y` (a Python value converts to it).
+      name: op name (default "Atan2").
+
+    Returns:
+      A Tensor of the dtype of `y`, in [-pi, pi].
+
+    Raises:
+      TypeError: `y` and `x` have different or non-float dtypes.
+      ValueError: the shapes do not broadcast.
+    """
+    return _binary("Atan2", y, x, name, "Atan2")
+
+
+@tf_export("math.multiply_no_nan")
+def multiply_no_nan(x, y, name: Optional[str] = None) -> Tensor:
+    """Computes x * y element-wise, 0 where y is 0 even if x is NaN or infinite
+    (TF1 `tf.math.multiply_no_nan`).
+
+    Args:
+      x: a float or complex Tensor.
+      y: a Tensor of the dtype of `x`.
+      name: op name (default "multiply_no_nan").
+
+    Returns:
+      A Tensor of the dtype of `x`.
+
+    Raises:
+      TypeError: `x` and `y` have different or unsupported dtypes.
+      ValueError: the shapes do not broadcast.
+    """
+    return _binary("MulNoNan", x, y, name, "multiply_no_nan")
+
+
+@tf_export("math.reciprocal_no_nan")
+def reciprocal_no_nan(x, name: Optional[str] = None) -> Tensor:
+    """Computes 1 / x element-wise, 0 where x is 0 (TF1 `tf.math.reciprocal_no_nan`).
+
+    Args:
+      x: a float or complex Tensor.
+      name: op name (default "reciprocal_no_nan").
+
+    Returns:
+      A Tensor of the dtype and shape of `x`.
+
+    Raises:
+      TypeError: `x` is not a float or complex tensor.
+    """
+    x = convert_to_tensor(x, name="x")
+    if not (x.dtype.is_floating or x.dtype.is_complex):
+        raise TypeError("Value passed to parameter 'x' has DataType %s not in list of "
+                        "allowed values: float16, float32, bfloat16, float64, complex64, "
+                        "complex128" % x.dtype.name)
+    return div_no_nan(convert_to_tensor(1, dtype=x.dtype), x,
+                      name=name or "reciprocal_no_nan")
+
+
+@tf_export("math.nextafter")
+def nextafter(x1, x2, name: Optional[str] = None) -> Tensor:
+    """Returns the next representable value of `x1` in the direction of `x2`, element-wise
+    (TF1 `tf.math.nextafter`).
+
+    Args:
+      x1: a float32 or float64 Tensor.
+      x2: a Tensor of the dtype of `x1`.
+      name: op name (default "NextAfter").
+
+    Returns:
+      A Tensor of the dtype of `x1` and the broadcast shape.
+
+    Raises:
+      TypeError: unsupported or mismatched dtypes.
+      ValueError: the shapes do not broadcast.
+    """
+    return _binary("NextAfter", x1, x2, name, "NextAfter")

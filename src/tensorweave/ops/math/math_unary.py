@@ -176,6 +176,51 @@ def _grad_tan(op, grad):
     return _mb().multiply(grad, square(reciprocal(_conj(cos(op.inputs[0])))))
 
 
+def _rsqrt_one_minus_square(x):
+    mb = _mb()
+    return rsqrt(mb.subtract(convert_to_tensor(1, dtype=x.dtype), square(x)))
+
+
+def _grad_asin(op, grad):
+    return _mb().multiply(grad, _conj(_rsqrt_one_minus_square(op.inputs[0])))
+
+
+def _grad_acos(op, grad):
+    return negative(_mb().multiply(grad, _conj(_rsqrt_one_minus_square(op.inputs[0]))))
+
+
+def _grad_atan(op, grad):
+    mb = _mb()
+    x = op.inputs[0]
+    return mb.multiply(grad, _conj(reciprocal(mb.add(convert_to_tensor(1, dtype=x.dtype),
+                                                     square(x)))))
+
+
+def _grad_sinh(op, grad):
+    return _mb().multiply(grad, _conj(cosh(op.inputs[0])))
+
+
+def _grad_cosh(op, grad):
+    return _mb().multiply(grad, _conj(sinh(op.inputs[0])))
+
+
+def _grad_asinh(op, grad):
+    # d asinh(x) = 1 / cosh(asinh(x))
+    return _mb().multiply(grad, _conj(reciprocal(cosh(op.outputs[0]))))
+
+
+def _grad_acosh(op, grad):
+    # d acosh(x) = 1 / sinh(acosh(x))
+    return _mb().multiply(grad, _conj(reciprocal(sinh(op.outputs[0]))))
+
+
+def _grad_atanh(op, grad):
+    mb = _mb()
+    x = op.inputs[0]
+    return mb.multiply(grad, _conj(reciprocal(
+        mb.subtract(convert_to_tensor(1, dtype=x.dtype), square(x)))))
+
+
 def _grad_erf(op, grad):
     mb = _mb()
     x = op.inputs[0]
@@ -217,12 +262,21 @@ _TABLE = [
     _Row("Sin", np.sin, FLOAT_COMPLEX, _grad_sin),
     _Row("Cos", np.cos, FLOAT_COMPLEX, _grad_cos),
     _Row("Tan", np.tan, FLOAT_COMPLEX, _grad_tan),
+    _Row("Asin", np.arcsin, FLOAT_COMPLEX, _grad_asin),
+    _Row("Acos", np.arccos, FLOAT_COMPLEX, _grad_acos),
+    _Row("Atan", np.arctan, FLOAT_COMPLEX, _grad_atan),
+    _Row("Sinh", np.sinh, FLOAT_COMPLEX, _grad_sinh),
+    _Row("Cosh", np.cosh, FLOAT_COMPLEX, _grad_cosh),
+    _Row("Asinh", np.arcsinh, FLOAT_COMPLEX, _grad_asinh),
+    _Row("Acosh", np.arccosh, FLOAT_COMPLEX, _grad_acosh),
+    _Row("Atanh", np.arctanh, FLOAT_COMPLEX, _grad_atanh),
     _Row("Tanh", np.tanh, FLOAT_COMPLEX, _fused_grad("TanhGrad")),
     _Row("Sigmoid", _sigmoid, FLOAT_COMPLEX, _fused_grad("SigmoidGrad")),
     _Row("Erf", _erf, FLOATS, _grad_erf),
     _Row("Floor", np.floor, FLOATS, _grad_none),
     _Row("Ceil", np.ceil, FLOATS, _grad_none),
     _Row("Round", _round, SIGNED_COMPLEX, _grad_none),
+    _Row("Rint", np.rint, FLOATS, _grad_none),  # half to even
     _Row("Reciprocal", _reciprocal, SIGNED_COMPLEX, _fused_grad("ReciprocalGrad")),
     _Row("Conj", np.conj, COMPLEX + (_dt.variant,), lambda op, grad: conj(grad)),
     _Row("IsNan", np.isnan, FLOATS, None, _dt.bool),
@@ -248,20 +302,26 @@ def _make_grad(fn: Callable) -> Callable:
     return run
 
 
-for _row in _TABLE:
-    if _row.out is _dt.bool and _row.allowed is None:
-        register_op(_row.op_type, inputs=["x: bool"], outputs=["y: bool"], shape=_same_shape)
-    elif _row.out is _dt.bool:
-        register_op(_row.op_type, inputs=["x: T"], outputs=["y: bool"],
-                    attrs={"T": TypeAttr(_row.allowed)}, shape=_same_shape)
-    else:
-        register_op(_row.op_type, inputs=["x: T"], outputs=["y: T"],
-                    attrs={"T": TypeAttr(_row.allowed)}, shape=_same_shape)
-    kernel(_row.op_type)(_make_kernel(_row.compute))
-    if _row.grad is None:
-        not_differentiable(_row.op_type)
-    else:
-        gradient(_row.op_type)(_make_grad(_row.grad))
+def register_rows(rows: Sequence[_Row]) -> None:
+    """Registers each row's op, kernel and gradient (or not_differentiable)."""
+    for row in rows:
+        if row.out is _dt.bool and row.allowed is None:
+            register_op(row.op_type, inputs=["x: bool"], outputs=["y: bool"],
+                        shape=_same_shape)
+        elif row.out is _dt.bool:
+            register_op(row.op_type, inputs=["x: T"], outputs=["y: bool"],
+                        attrs={"T": TypeAttr(row.allowed)}, shape=_same_shape)
+        else:
+            register_op(row.op_type, inputs=["x: T"], outputs=["y: T"],
+                        attrs={"T": TypeAttr(row.allowed)}, shape=_same_shape)
+        kernel(row.op_type)(_make_kernel(row.compute))
+        if row.grad is None:
+            not_differentiable(row.op_type)
+        else:
+            gradient(row.op_type)(_make_grad(row.grad))
+
+
+register_rows(_TABLE)
 
 # --- ComplexAbs: |x| of a complex tensor is real ------------------------------------------
 register_op("ComplexAbs", inputs=["x: T"], outputs=["y: Tout"],
@@ -411,8 +471,10 @@ _DOC = """Computes {what} element-wise (TF1 `tf.{tf_name}`).
     """
 
 
-def _builder(op_type: str, tf_name: str, what: str) -> Callable:
-    row = next(r for r in _TABLE if r.op_type == op_type)
+def make_builder(op_type: str, tf_name: str, what: str,
+                 table: Sequence[_Row] = _TABLE) -> Callable:
+    """The TF1 builder `tf_name(x, name=None)` of the row of `table` for `op_type`."""
+    row = next(r for r in table if r.op_type == op_type)
 
     def build(x, name: Optional[str] = None) -> Tensor:
         return apply_op(op_type, [x], name=name or op_type).outputs[0]
@@ -424,39 +486,54 @@ def _builder(op_type: str, tf_name: str, what: str) -> Callable:
     return build
 
 
-negative = tf_export("negative", "math.negative")(_builder("Neg", "negative", "-x"))
-sign = tf_export("sign", "math.sign")(_builder("Sign", "sign", "the sign of x (x/|x| "
+negative = tf_export("negative", "math.negative")(make_builder("Neg", "negative", "-x"))
+sign = tf_export("sign", "math.sign")(make_builder("Sign", "sign", "the sign of x (x/|x| "
                                                                "for complex)"))
-square = tf_export("square", "math.square")(_builder("Square", "square", "x * x"))
-sqrt = tf_export("sqrt", "math.sqrt")(_builder("Sqrt", "sqrt", "the square root of x"))
-rsqrt = tf_export("rsqrt", "math.rsqrt")(_builder("Rsqrt", "rsqrt", "1 / sqrt(x)"))
-exp = tf_export("exp", "math.exp")(_builder("Exp", "exp", "e ** x"))
-expm1 = tf_export("expm1", "math.expm1")(_builder("Expm1", "expm1", "e ** x - 1"))
-log = tf_export("log", "math.log")(_builder("Log", "log", "the natural logarithm of x"))
-log1p = tf_export("log1p", "math.log1p")(_builder("Log1p", "log1p", "log(1 + x)"))
-sin = tf_export("sin", "math.sin")(_builder("Sin", "sin", "the sine of x"))
-cos = tf_export("cos", "math.cos")(_builder("Cos", "cos", "the cosine of x"))
-tan = tf_export("tan", "math.tan")(_builder("Tan", "tan", "the tangent of x"))
+square = tf_export("square", "math.square")(make_builder("Square", "square", "x * x"))
+sqrt = tf_export("sqrt", "math.sqrt")(make_builder("Sqrt", "sqrt", "the square root of x"))
+rsqrt = tf_export("rsqrt", "math.rsqrt")(make_builder("Rsqrt", "rsqrt", "1 / sqrt(x)"))
+exp = tf_export("exp", "math.exp")(make_builder("Exp", "exp", "e ** x"))
+expm1 = tf_export("expm1", "math.expm1")(make_builder("Expm1", "expm1", "e ** x - 1"))
+log = tf_export("log", "math.log")(make_builder("Log", "log", "the natural logarithm of x"))
+log1p = tf_export("log1p", "math.log1p")(make_builder("Log1p", "log1p", "log(1 + x)"))
+sin = tf_export("sin", "math.sin")(make_builder("Sin", "sin", "the sine of x"))
+cos = tf_export("cos", "math.cos")(make_builder("Cos", "cos", "the cosine of x"))
+tan = tf_export("tan", "math.tan")(make_builder("Tan", "tan", "the tangent of x"))
+asin = tf_export("asin", "math.asin")(make_builder("Asin", "asin", "the arcsine of x"))
+acos = tf_export("acos", "math.acos")(make_builder("Acos", "acos", "the arccosine of x"))
+atan = tf_export("atan", "math.atan")(make_builder("Atan", "atan", "the arctangent of x"))
+sinh = tf_export("sinh", "math.sinh")(make_builder("Sinh", "sinh",
+                                                   "the hyperbolic sine of x"))
+cosh = tf_export("cosh", "math.cosh")(make_builder("Cosh", "cosh",
+                                                   "the hyperbolic cosine of x"))
+asinh = tf_export("asinh", "math.asinh")(make_builder("Asinh", "asinh",
+                                                      "the inverse hyperbolic sine of x"))
+acosh = tf_export("acosh", "math.acosh")(make_builder("Acosh", "acosh",
+                                                      "the inverse hyperbolic cosine of x"))
+atanh = tf_export("atanh", "math.atanh")(make_builder("Atanh", "atanh",
+                                                      "the inverse hyperbolic tangent of x"))
+rint = tf_export("rint", "math.rint")(make_builder("Rint", "rint", "the nearest integer "
+                                                   "to x, half to even"))
 tanh = tf_export("tanh", "math.tanh", "nn.tanh")(
-    _builder("Tanh", "tanh", "the hyperbolic tangent of x"))
+    make_builder("Tanh", "tanh", "the hyperbolic tangent of x"))
 sigmoid = tf_export("sigmoid", "math.sigmoid", "nn.sigmoid")(
-    _builder("Sigmoid", "sigmoid", "1 / (1 + exp(-x))"))
-erf = tf_export("erf", "math.erf")(_builder("Erf", "erf", "the Gauss error function of x"))
-floor = tf_export("floor", "math.floor")(_builder("Floor", "floor", "the largest integer "
+    make_builder("Sigmoid", "sigmoid", "1 / (1 + exp(-x))"))
+erf = tf_export("erf", "math.erf")(make_builder("Erf", "erf", "the Gauss error function of x"))
+floor = tf_export("floor", "math.floor")(make_builder("Floor", "floor", "the largest integer "
                                                                     "not greater than x"))
-ceil = tf_export("ceil", "math.ceil")(_builder("Ceil", "ceil", "the smallest integer not "
+ceil = tf_export("ceil", "math.ceil")(make_builder("Ceil", "ceil", "the smallest integer not "
                                                                "less than x"))
 reciprocal = tf_export("reciprocal", "math.reciprocal")(
-    _builder("Reciprocal", "reciprocal", "1 / x"))
+    make_builder("Reciprocal", "reciprocal", "1 / x"))
 is_nan = tf_export("is_nan", "math.is_nan", "debugging.is_nan")(
-    _builder("IsNan", "is_nan", "whether x is NaN"))
-is_inf = tf_export("is_inf", "math.is_inf", "debugging.is_inf")(_builder("IsInf", "is_inf",
+    make_builder("IsNan", "is_nan", "whether x is NaN"))
+is_inf = tf_export("is_inf", "math.is_inf", "debugging.is_inf")(make_builder("IsInf", "is_inf",
                                                      "whether x is +inf or -inf"))
 is_finite = tf_export("is_finite", "math.is_finite", "debugging.is_finite")(
-    _builder("IsFinite", "is_finite", "whether x is finite (not NaN or inf)"))
+    make_builder("IsFinite", "is_finite", "whether x is finite (not NaN or inf)"))
 logical_not = tf_export("logical_not", "math.logical_not")(
-    _builder("LogicalNot", "logical_not", "NOT x"))
-_conj_op = _builder("Conj", "conj", "the complex conjugate of x")
+    make_builder("LogicalNot", "logical_not", "NOT x"))
+_conj_op = make_builder("Conj", "conj", "the complex conjugate of x")
 
 
 @tf_export("conj", "math.conj")

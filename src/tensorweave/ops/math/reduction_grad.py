@@ -125,11 +125,7 @@ def _prod_grad(op, grad):
     x = op.inputs[0]
     axes = _static_axes(x, op.inputs[1])
     if axes is None:
-        raise NotImplementedError(
-            "The gradient of reduce_prod needs the input rank and the reduction axes at "
-            "graph-build time (op %s has %s)" % (op.name, "an unknown input rank"
-                                                 if x.shape.ndims is None
-                                                 else "axes computed at run time"))
+        return [_prod_grad_dynamic(op, grad), None]
     rank = x.shape.ndims
     dims = x.shape.as_list()
     other = [i for i in range(rank) if i not in axes]
@@ -153,6 +149,34 @@ def _prod_grad(op, grad):
     if not identity_perm:
         others = array_ops.transpose(others, list(np.argsort(perm)))
     return [math_binary.multiply(_broadcast_grad(op, grad), others), None]
+
+
+def _prod_grad_dynamic(op, grad):
+    """_prod_grad when the rank or the axes are known only at run time: the permutation
+    putting the reduced axes first is computed in the graph."""
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.array.array_sort_ops import setdiff1d
+    from tensorweave.ops.indexing.indexing_gather import gather
+    from tensorweave.ops.math import math_binary, math_ops, math_unary
+    from tensorweave.ops.math.reduction_ops import reduce_prod
+    from tensorweave.ops.math.scan_ops import cumprod
+    x = op.inputs[0]
+    shape = array_ops.shape(x)
+    rank = array_ops.rank(x)
+    reduced = math_binary.floormod(
+        array_ops.reshape(math_ops.cast(op.inputs[1], _dt.int32), [-1]), rank)
+    other, _ = setdiff1d(math_ops.range(0, rank), reduced)
+    perm = array_ops.concat([reduced, other], 0)
+    permuted = array_ops.transpose(x, perm)
+    flat = array_ops.reshape(permuted, array_ops.stack([reduce_prod(gather(shape, reduced)),
+                                                        reduce_prod(gather(shape, other))]))
+    left = cumprod(flat, axis=0, exclusive=True)
+    right = cumprod(flat, axis=0, exclusive=True, reverse=True)
+    if x.dtype.is_complex:
+        left, right = math_unary.conj(left), math_unary.conj(right)
+    others = array_ops.reshape(math_binary.multiply(left, right), array_ops.shape(permuted))
+    others = array_ops.transpose(others, array_ops.invert_permutation(perm))
+    return math_binary.multiply(_broadcast_grad(op, grad), others)
 
 
 def _product(dims) -> Optional[int]:

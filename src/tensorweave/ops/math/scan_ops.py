@@ -147,9 +147,9 @@ def _scan_shape(op) -> TensorShape:
     return op.inputs[0].shape
 
 
-def _register_scan(op_type: str, np_fn, identity) -> None:
+def _register_scan(op_type: str, np_fn, identity, types=_dt.NUMBERS) -> None:
     register_op(op_type, inputs=["x: T", "axis: Tidx"], outputs=["out: T"],
-                attrs={"T": TypeAttr(_dt.NUMBERS),
+                attrs={"T": TypeAttr(types),
                        "Tidx": TypeAttr(_INDEX_TYPES, default=_dt.int32),
                        "exclusive": False, "reverse": False},
                 shape=_scan_shape)
@@ -191,6 +191,9 @@ def _register_scan(op_type: str, np_fn, identity) -> None:
 
 _register_scan("Cumsum", np.cumsum, 0)
 _register_scan("Cumprod", np.cumprod, 1)
+# log(sum(exp)) scan: logaddexp never overflows; the empty sum is log(0) = -inf
+_register_scan("CumulativeLogsumexp", np.logaddexp.accumulate, -np.inf,
+               (_dt.float16, _dt.float32, _dt.float64))
 
 
 def _scan(op_type, x, axis, exclusive, reverse, name):
@@ -253,3 +256,56 @@ def _cumprod_grad(op, grad):
     out = cumsum(math_binary.multiply(prod, grad), axis, exclusive=exclusive,
                  reverse=not reverse)
     return [math_binary.divide(out, math_unary._conj(x)), None]
+
+
+@tf_export("math.cumulative_logsumexp")
+def cumulative_logsumexp(x, axis=0, exclusive: bool = False, reverse: bool = False,
+                         name: Optional[str] = None) -> Tensor:
+    """Computes log(cumsum(exp(x))) along `axis` without overflow
+    (TF1 `tf.math.cumulative_logsumexp`).
+
+    `exclusive=True` shifts the results by one (the first output is -inf);
+    `reverse=True` scans from the end.
+
+    Args:
+      x: a float16/float32/float64 tensor.
+      axis: a scalar int32/int64 axis in `[-rank(x), rank(x))`; default 0.
+      exclusive: exclusive scan.
+      reverse: scan in the opposite direction.
+      name: a name for the operation.
+
+    Returns:
+      A tensor of the shape and dtype of `x`.
+
+    Raises:
+      TypeError: `x` is not a float16/float32/float64 tensor.
+    """
+    return _scan("CumulativeLogsumexp", x, axis, exclusive, reverse, name)
+
+
+@gradient("CumulativeLogsumexp")
+def _cumulative_logsumexp_grad(op, grad):
+    # y_i = log sum_{j in scan(i)} exp(x_j), so dx_j = exp(x_j) sum_{i: j in scan(i)}
+    # grad_i exp(-y_i): a reversed scan, done in log space separately for the positive
+    # and the negative part of grad so that nothing overflows.
+    from tensorweave.ops.indexing import indexing_select
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.math import math_binary, math_unary
+    x, axis = op.inputs[0], op.inputs[1]
+    y = op.outputs[0]
+    exclusive, reverse = op.get_attr("exclusive"), op.get_attr("reverse")
+    zero = convert_to_tensor(0, dtype=grad.dtype)
+    minus_inf = array_ops.fill(array_ops.shape(grad), convert_to_tensor(-np.inf,
+                                                                        dtype=grad.dtype))
+    # an output of -inf (an empty exclusive prefix) depends on no finite input
+    empty = math_binary.equal(y, convert_to_tensor(-np.inf, dtype=y.dtype))
+    parts = []
+    for mask, magnitude in ((math_binary.greater(grad, zero), grad),
+                            (math_binary.less(grad, zero), math_unary.negative(grad))):
+        safe = indexing_select.where(mask, magnitude, array_ops.ones_like(grad))
+        log_g = indexing_select.where(mask, math_unary.log(safe), minus_inf)
+        log_g = indexing_select.where(empty, minus_inf, math_binary.subtract(log_g, y))
+        scanned = cumulative_logsumexp(log_g, axis,
+                                       exclusive=exclusive, reverse=not reverse)
+        parts.append(math_unary.exp(math_binary.add(scanned, x)))
+    return [math_binary.subtract(parts[0], parts[1]), None]

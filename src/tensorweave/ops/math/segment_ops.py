@@ -33,8 +33,8 @@ def _segment_reduce(kind: str, ids: np.ndarray, rows: np.ndarray, num: int) -> n
     """Combines rows[i] into out[ids[i]] for ids in [0, num).
 
     Args:
-      kind: "sum", "max" or "min"; empty segments hold 0, the lowest or the highest
-        value of the dtype.
+      kind: "sum", "prod", "max" or "min"; empty segments hold 0, 1, the lowest or the
+        highest value of the dtype.
       ids: 1-D integer ids, all in [0, num).
       rows: [len(ids), ...] data.
 
@@ -56,6 +56,9 @@ def _segment_reduce(kind: str, ids: np.ndarray, rows: np.ndarray, num: int) -> n
         else:
             out = np.zeros(size, dtype=dtype)
             np.add.at(out, flat_ids, values)
+    elif kind == "prod":
+        out = np.ones(size, dtype=dtype)
+        np.multiply.at(out, flat_ids, values)
     else:
         # ml_dtypes.finfo knows bfloat16 (np.finfo does not) and the NumPy floats alike
         info = ml_dtypes.finfo(dtype) if dtype.kind == "f" or dtype.name == "bfloat16" \
@@ -121,6 +124,7 @@ def _divide_by_counts(total: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 _register_segment("SegmentSum", "sum", _dt.NUMBERS)
 _register_segment("SegmentMean", "mean", _dt.NUMBERS)
+_register_segment("SegmentProd", "prod", _dt.NUMBERS)
 _register_segment("SegmentMax", "max", _dt.REAL_NUMBERS)
 _register_segment("SegmentMin", "min", _dt.REAL_NUMBERS)
 
@@ -166,6 +170,34 @@ gradient("SegmentMax")(_segment_min_or_max_grad)
 gradient("SegmentMin")(_segment_min_or_max_grad)
 
 
+def _prod_grad(data, output, grad, segment_sum_fn, segment_prod_fn, gather_fn):
+    """Gradient of a segment product: the product of the other elements of the segment.
+
+    Zeros are handled without dividing by them: where a segment holds one zero, that
+    element's derivative is the product of the non-zero elements, the others' is 0; with
+    two or more zeros every derivative is 0.
+    """
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.math import math_binary, math_ops
+    zero = convert_to_tensor(np.zeros((), data.dtype.as_numpy_dtype))
+    is_zero = math_binary.equal(data, zero)
+    num_zeros = segment_sum_fn(math_ops.cast(is_zero, _dt.int32))
+    grad = where_v2(math_binary.greater(num_zeros, 1), array_ops.zeros_like(grad), grad)
+    non_zero_data = where_v2(is_zero, array_ops.ones_like(data), data)
+    non_zero_prod = segment_prod_fn(non_zero_data)
+    prod_divided_by_el = math_binary.divide(gather_fn(output), non_zero_data)
+    partial = where_v2(is_zero, gather_fn(non_zero_prod), prod_divided_by_el)
+    from tensorweave.ops.math import math_unary
+    return math_binary.multiply(gather_fn(grad), math_unary._conj(partial))
+
+
+@gradient("SegmentProd")
+def _segment_prod_grad(op, grad):
+    data, ids = op.inputs
+    return [_prod_grad(data, op.outputs[0], grad, lambda v: segment_sum(v, ids),
+                       lambda v: segment_prod(v, ids), lambda v: gather(v, ids)), None]
+
+
 def _segment_builder(op_type: str, data, segment_ids, name) -> Tensor:
     return apply_op(op_type, [data, segment_ids], name=name or op_type).outputs[0]
 
@@ -194,6 +226,13 @@ def segment_mean(data, segment_ids, name: Optional[str] = None) -> Tensor:
     """The mean of the rows of `data` that share a segment id (TF1
     `tf.math.segment_mean`); empty segments give 0. See `segment_sum`."""
     return _segment_builder("SegmentMean", data, segment_ids, name)
+
+
+@tf_export("segment_prod", "math.segment_prod")
+def segment_prod(data, segment_ids, name: Optional[str] = None) -> Tensor:
+    """The product of the rows of `data` that share a segment id (TF1
+    `tf.math.segment_prod`); empty segments give 1. See `segment_sum`."""
+    return _segment_builder("SegmentProd", data, segment_ids, name)
 
 
 @tf_export("segment_max", "math.segment_max")
@@ -251,6 +290,7 @@ def _register_unsorted(op_type: str, kind: str, types) -> None:
 
 
 _register_unsorted("UnsortedSegmentSum", "sum", _dt.NUMBERS)
+_register_unsorted("UnsortedSegmentProd", "prod", _dt.NUMBERS)
 _register_unsorted("UnsortedSegmentMax", "max", _dt.REAL_NUMBERS)
 _register_unsorted("UnsortedSegmentMin", "min", _dt.REAL_NUMBERS)
 
@@ -306,6 +346,22 @@ gradient("UnsortedSegmentMax")(_unsorted_segment_min_or_max_grad)
 gradient("UnsortedSegmentMin")(_unsorted_segment_min_or_max_grad)
 
 
+@gradient("UnsortedSegmentProd")
+def _unsorted_segment_prod_grad(op, grad):
+    data, ids, num = op.inputs
+    clipped = []
+
+    def gather_fn(v):  # gather that gives 0 for negative (dropped) ids
+        if not clipped:
+            out, z, mask = _gather_drop_negatives(v, ids)
+            clipped.extend([z, mask])
+            return out
+        return _gather_drop_negatives(v, None, *clipped)[0]
+    return [_prod_grad(data, op.outputs[0], grad,
+                       lambda v: unsorted_segment_sum(v, ids, num),
+                       lambda v: unsorted_segment_prod(v, ids, num), gather_fn), None, None]
+
+
 def _unsorted_builder(op_type, data, segment_ids, num_segments, name) -> Tensor:
     return apply_op(op_type, [data, segment_ids, num_segments],
                     name=name or op_type).outputs[0]
@@ -346,6 +402,64 @@ def unsorted_segment_min(data, segment_ids, num_segments, name: Optional[str] = 
     `tf.math.unsorted_segment_min`); empty segments hold the highest value of the dtype.
     See `unsorted_segment_sum`."""
     return _unsorted_builder("UnsortedSegmentMin", data, segment_ids, num_segments, name)
+
+
+@tf_export("unsorted_segment_prod", "math.unsorted_segment_prod")
+def unsorted_segment_prod(data, segment_ids, num_segments,
+                          name: Optional[str] = None) -> Tensor:
+    """The product of the entries of `data` that share a segment id (TF1
+    `tf.math.unsorted_segment_prod`); empty segments hold 1. See `unsorted_segment_sum`."""
+    return _unsorted_builder("UnsortedSegmentProd", data, segment_ids, num_segments, name)
+
+
+def _unsorted_segment_count(data: Tensor, segment_ids: Tensor, num_segments) -> Tensor:
+    """The number of entries of each segment (at least 1), shaped to broadcast against
+    unsorted_segment_sum(data, segment_ids, num_segments)."""
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.math import math_binary
+    num_segments = convert_to_tensor(num_segments)
+    ones = array_ops.ones(shape_tensor(segment_ids), dtype=data.dtype)
+    n = unsorted_segment_sum(ones, segment_ids, num_segments)
+    if data.shape.ndims is not None and segment_ids.shape.ndims is not None:
+        extra = data.shape.ndims - segment_ids.shape.ndims  # static: keeps the shape known
+        trailing = convert_to_tensor(np.ones([extra], num_segments.dtype.as_numpy_dtype))
+    else:
+        trailing = array_ops.ones(array_ops.expand_dims(
+            array_ops.rank(data) - array_ops.rank(segment_ids), 0), dtype=num_segments.dtype)
+    n = array_ops.reshape(n, array_ops.concat(
+        [array_ops.expand_dims(num_segments, 0), trailing], 0))
+    return math_binary.maximum(n, convert_to_tensor(1, dtype=data.dtype))
+
+
+@tf_export("unsorted_segment_mean", "math.unsorted_segment_mean")
+def unsorted_segment_mean(data, segment_ids, num_segments,
+                          name: Optional[str] = None) -> Tensor:
+    """The mean of the entries of `data` that share a segment id (TF1
+    `tf.math.unsorted_segment_mean`); empty segments hold 0. See `unsorted_segment_sum`.
+    """
+    from tensorweave.framework import graph as _graph
+    from tensorweave.ops.math import math_binary
+    with _graph.name_scope(name, "UnsortedSegmentMean"):
+        data = convert_to_tensor(data, name="data")
+        segment_ids = convert_to_tensor(segment_ids, name="segment_ids")
+        n = _unsorted_segment_count(data, segment_ids, num_segments)
+        return math_binary.divide(unsorted_segment_sum(data, segment_ids, num_segments), n)
+
+
+@tf_export("unsorted_segment_sqrt_n", "math.unsorted_segment_sqrt_n")
+def unsorted_segment_sqrt_n(data, segment_ids, num_segments,
+                            name: Optional[str] = None) -> Tensor:
+    """The sum of the entries of `data` that share a segment id divided by the square
+    root of their number (TF1 `tf.math.unsorted_segment_sqrt_n`); empty segments hold 0.
+    See `unsorted_segment_sum`."""
+    from tensorweave.framework import graph as _graph
+    from tensorweave.ops.math import math_binary, math_unary
+    with _graph.name_scope(name, "UnsortedSegmentSqrtN"):
+        data = convert_to_tensor(data, name="data")
+        segment_ids = convert_to_tensor(segment_ids, name="segment_ids")
+        n = _unsorted_segment_count(data, segment_ids, num_segments)
+        return math_binary.divide(unsorted_segment_sum(data, segment_ids, num_segments),
+                                  math_unary.sqrt(n))
 
 
 # --- DynamicPartition --------------------------------------------------------------------
