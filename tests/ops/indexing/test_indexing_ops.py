@@ -429,8 +429,6 @@ def test_gather_static_shapes_like_tf(graph):
         tf.gather(tf.constant(1.0), [0])
     with pytest.raises(TypeError, match="DataType float32 not in list of allowed values"):
         tf.gather(q, [0.5])
-    with pytest.raises(ValueError, match="batch_dims=1 is not supported"):
-        tf.gather(q, i2, batch_dims=1)
 
 
 def test_gather_run_time_errors(sess):

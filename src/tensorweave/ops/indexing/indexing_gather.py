@@ -34,6 +34,8 @@ def _gather_shape(op):
     with_rank(axis.shape, 0)
     p, i = params.shape, indices.shape
     a = tensor_util.constant_value(axis)
+    if op.get_attr("batch_dims") != 0:
+        return _batch_gather_shape(p, i, a, op.get_attr("batch_dims"))
     if a is None:
         with_rank_at_least(p, 1)
         if p.ndims is None or i.ndims is None:
@@ -45,6 +47,51 @@ def _gather_shape(op):
         return unknown_shape()
     a = a % p.ndims
     return TensorShape(p.as_list()[:a] + i.as_list() + p.as_list()[a + 1:])
+
+
+def _batch_gather_shape(p, i, a, batch_dims):
+    if a is None or p.ndims is None or i.ndims is None:
+        return unknown_shape()
+    b = _normalized_batch_dims(batch_dims, i.ndims, ValueError)
+    a = _normalized_axis(int(a), p.ndims, b, ValueError)
+    return TensorShape(p.as_list()[:a] + i.as_list()[b:] + p.as_list()[a + 1:])
+
+
+def _normalized_batch_dims(batch_dims: int, indices_rank: int, error) -> int:
+    b = batch_dims + indices_rank if batch_dims < 0 else batch_dims
+    if not 0 <= b <= indices_rank:
+        raise error("batch_dims (%d) must be in [-%d, %d] (the rank of indices)"
+                    % (batch_dims, indices_rank, indices_rank))
+    return b
+
+
+def _normalized_axis(a: int, params_rank: int, b: int, error) -> int:
+    if not -params_rank <= a < params_rank:
+        raise error("axis (%d) must be in [-%d, %d) (the rank of params)"
+                    % (a, params_rank, params_rank))
+    a %= params_rank
+    if a < b:
+        raise error("batch_dims (%d) must be less than or equal to axis (%d)" % (b, a))
+    return a
+
+
+def _batch_gather(ctx, params, indices, a: int, b: int):
+    """params[B..., M..., indices[B..., I...], R...] -> shape B + M + I + R, where B are the
+    first b dimensions (shared), M the dimensions between them and the axis."""
+    xp = ctx.xp
+    batch = params.shape[:b]
+    k = int(np.prod(batch, dtype=np.int64))
+    mid, rest = params.shape[b:a], params.shape[a + 1:]
+    idx_shape = indices.shape[b:]
+    p = params.reshape((k,) + params.shape[b:])
+    p = xp.moveaxis(p, 1 + len(mid), 1)  # [K, N, M..., R...]
+    idx = indices.reshape((k,) + idx_shape)
+    rows = xp.arange(k).reshape((k,) + (1,) * len(idx_shape))
+    out = p[rows, idx]  # [K, I..., M..., R...]
+    n_i, n_m = len(idx_shape), len(mid)
+    perm = [0] + list(range(1 + n_i, 1 + n_i + n_m)) + list(range(1, 1 + n_i)) + \
+        list(range(1 + n_i + n_m, out.ndim))
+    return out.transpose(perm).reshape(batch + mid + idx_shape + rest)
 
 
 register_op("GatherV2", inputs=["params: Tparams", "indices: Tindices", "axis: Taxis"],
@@ -61,12 +108,24 @@ def _gather_kernel(ctx, params, indices, axis):
         raise invalid(ctx, "Shape must be at least rank %d but is rank %d"
                       % (a + 1 if a >= 0 else -a, r))
     a %= r
+    batch_dims = ctx.attrs["batch_dims"]
+    if batch_dims != 0:
+        def error(message):
+            return invalid(ctx, message)
+        b = _normalized_batch_dims(batch_dims, indices.ndim, error)
+        _normalized_axis(a, r, b, error)
+        for d in range(b):
+            if params.shape[d] != indices.shape[d]:
+                raise invalid(ctx, "params.shape[%d]: %d should be equal to indices.shape[%d]: "
+                              "%d" % (d, params.shape[d], d, indices.shape[d]))
     limit = params.shape[a]
     if indices.size and (indices.min() < 0 or indices.max() >= limit):
         bad = (indices < 0) | (indices >= limit)
         k = _first_bad(bad)
         raise invalid(ctx, "indices%s = %d is not in [0, %d)" % (
             debug_index(indices.shape, k), indices.reshape(-1)[k], limit))
+    if batch_dims != 0:
+        return _batch_gather(ctx, params, indices, a, b)
     return ctx.xp.take(params, indices, axis=a)
 
 
@@ -78,6 +137,8 @@ def _gather_grad(op, grad):
         raise ValueError("The gradient of gather needs a constant axis; op %s has a computed "
                          "axis." % op.name)
     a = int(a)
+    if op.get_attr("batch_dims") != 0:
+        return [_batch_gather_grad(op, grad, a), None, None]
     p = params.shape
     if a < 0:
         if p.ndims is None:
@@ -110,6 +171,51 @@ def _gather_grad(op, grad):
     return [array_ops.transpose(summed, inverse), None, None]
 
 
+def _batch_gather_grad(op, grad, a: int) -> Tensor:
+    """Dense gradient of a batched gather: the gathered axis is moved next to the batch
+    dimensions, (batch, index) pairs become rows of the flattened params, and the rows of
+    the output gradient are summed into them."""
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.math import reduction_ops
+    from tensorweave.ops.math.segment_ops import unsorted_segment_sum
+    params, indices = op.inputs[0], op.inputs[1]
+    p_rank, i_rank = params.shape.ndims, indices.shape.ndims
+    if p_rank is None or i_rank is None:
+        raise ValueError("The gradient of gather with batch_dims needs params and indices of "
+                         "known rank (op %s)." % op.name)
+    b = _normalized_batch_dims(op.get_attr("batch_dims"), i_rank, ValueError)
+    a = _normalized_axis(a, p_rank, b, ValueError)
+    n_m, n_i, n_r = a - b, i_rank - b, p_rank - a - 1
+    # grad: B + M + I + R  ->  B + I + M + R
+    perm = list(range(b)) + list(range(b + n_m, b + n_m + n_i)) + \
+        list(range(b, b + n_m)) + list(range(b + n_m + n_i, b + n_m + n_i + n_r))
+    values = array_ops.transpose(grad, perm)
+    params_shape = shape_tensor(params)
+    # params moved to B + [N] + M + R
+    moved = list(range(b)) + [a] + list(range(b, a)) + list(range(a + 1, p_rank))
+    moved_shape = gather(params_shape, moved)
+    k = reduction_ops.reduce_prod(params_shape[:b]) if b else 1
+    n = params_shape[a]
+    tail = moved_shape[b + 1:]
+    values = array_ops.reshape(values, array_ops.concat([[-1], tail], 0))
+    idx = array_ops.reshape(_batch_rows(indices, k, n), [-1])
+    summed = unsorted_segment_sum(values, idx, k * n)
+    dense = array_ops.reshape(summed, moved_shape)
+    inverse = [moved.index(d) for d in range(p_rank)]
+    return array_ops.transpose(dense, inverse)
+
+
+def _batch_rows(indices: Tensor, k, n) -> Tensor:
+    """indices + (batch entry) * n: int32 row numbers in the params flattened to
+    [k * n, ...] (k batch entries of n rows each)."""
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.math import math_ops
+    idx = math_ops.cast(indices, _dt.int32)
+    flat = array_ops.reshape(idx, array_ops.stack([k, -1]))
+    offsets = array_ops.reshape(math_ops.range(0, k) * n, [-1, 1])
+    return array_ops.reshape(flat + offsets, shape_tensor(idx))
+
+
 def _merged_shape(params: Tensor, a: int, params_shape: Tensor):
     """params.shape with dimension `a` replaced by -1, as a constant when known."""
     p = params.shape
@@ -135,24 +241,28 @@ def gather(params, indices, validate_indices=None, name: Optional[str] = None, a
       validate_indices: deprecated, ignored (indices are always validated).
       name: op name.
       axis: the axis to gather along (default 0); may be negative.
-      batch_dims: must be 0 (batched gathers are not supported).
+      batch_dims: the number of leading dimensions params and indices share (negative:
+        counted from the rank of indices); each batch entry gathers from its own slice.
+        The output then has shape params.shape[:axis] + indices.shape[batch_dims:] +
+        params.shape[axis + 1:]; `axis` defaults to `batch_dims`.
 
     Returns:
       A Tensor of the type of `params`.
 
     Raises:
-      ValueError: `batch_dims` is not 0, or the axis is out of range of params' rank.
-      InvalidArgumentError (at run time): an index out of range.
+      ValueError: the axis is out of range of params' rank, or batch_dims out of range
+        of indices' rank or above the axis.
+      InvalidArgumentError (at run time): an index out of range, or batch dimensions that
+        differ.
     """
     del validate_indices
-    if batch_dims != 0:
-        raise ValueError("gather with batch_dims=%r is not supported (only batch_dims=0)"
-                         % (batch_dims,))
     if axis is None:
-        axis = 0
-    if tensor_util.constant_value(axis) == 0 and hasattr(params, "sparse_read"):
+        axis = batch_dims
+    if batch_dims == 0 and tensor_util.constant_value(axis) == 0 and \
+            hasattr(params, "sparse_read"):
         return params.sparse_read(indices, name=name)
-    return apply_op("GatherV2", [params, indices, axis], name=name or "GatherV2").outputs[0]
+    return apply_op("GatherV2", [params, indices, axis], {"batch_dims": int(batch_dims)},
+                    name=name or "GatherV2").outputs[0]
 
 
 # --- GatherNd ----------------------------------------------------------------------------

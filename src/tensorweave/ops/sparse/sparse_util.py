@@ -1,0 +1,88 @@
+"""Helpers shared by the SparseTensor op modules: argument conversion, the checks TF's
+sparse kernels make, and index-row lookups."""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorweave.framework import errors
+from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
+
+
+def to_sparse(sp_input, what: str = "Input") -> SparseTensor:
+    """`sp_input` as a SparseTensor (a SparseTensorValue is converted); TypeError else."""
+    if isinstance(sp_input, SparseTensorValue):
+        return SparseTensor.from_value(sp_input)
+    if not isinstance(sp_input, SparseTensor):
+        raise TypeError("%s must be a SparseTensor." % what)
+    return sp_input
+
+
+def make_sparse(indices, values, dense_shape, static_shape=None) -> SparseTensor:
+    """A SparseTensor of three tensors, with `static_shape` (a TensorShape) merged into its
+    static dense shape."""
+    out = SparseTensor(indices, values, dense_shape)
+    if static_shape is not None and static_shape.ndims is not None:
+        out._dense_shape_default = static_shape
+    return out
+
+
+def invalid(ctx, message: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, ctx.op, message)
+
+
+def shape_str(dims) -> str:
+    return "[%s]" % ",".join(str(int(d)) for d in dims)
+
+
+def check_sparse(ctx, indices, values, shape, prefix: str = "") -> None:
+    """TF's checks of one (indices, values, shape) triple."""
+    if indices.ndim != 2:
+        raise invalid(ctx, "%sInput indices should be a matrix but received shape %s"
+                      % (prefix, shape_str(indices.shape)))
+    if values.ndim != 1:
+        raise invalid(ctx, "%sInput values should be a vector but received shape %s"
+                      % (prefix, shape_str(values.shape)))
+    if np.ndim(shape) != 1:
+        raise invalid(ctx, "%sInput shape should be a vector but received shape %s"
+                      % (prefix, shape_str(np.shape(shape))))
+    if indices.shape[0] != values.shape[0]:
+        raise invalid(ctx, "%sExpected %d non-empty input values, got %d"
+                      % (prefix, indices.shape[0], values.shape[0]))
+    if indices.shape[1] != np.size(shape):
+        raise invalid(ctx, "%sInput indices and shape have different ranks: %d and %d"
+                      % (prefix, indices.shape[1], np.size(shape)))
+
+
+def row_ids(*blocks: np.ndarray):
+    """One id per distinct index row across `blocks` (each [n_i, rank]): equal rows get
+    equal ids. Returns one id array per block."""
+    rank = blocks[0].shape[1]
+    rows = np.concatenate([np.asarray(b, dtype=np.int64).reshape(-1, rank) for b in blocks])
+    if rows.shape[0] == 0:
+        return [np.zeros(0, np.int64) for _ in blocks]
+    if rank == 0:
+        inverse = np.zeros(rows.shape[0], np.int64)
+    else:
+        _, inverse = np.unique(rows, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    out, start = [], 0
+    for b in blocks:
+        out.append(inverse[start:start + b.shape[0]])
+        start += b.shape[0]
+    return out
+
+
+def lookup_rows(keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """For each row of `queries`, its position in `keys` (rows assumed distinct), or -1."""
+    key_ids, query_ids = row_ids(keys, queries)
+    table = np.full(int(max(key_ids.max(initial=-1), query_ids.max(initial=-1))) + 1, -1,
+                    dtype=np.int64)
+    table[key_ids] = np.arange(keys.shape[0])
+    return table[query_ids]
+
+
+def lexsort_rows(indices: np.ndarray) -> np.ndarray:
+    """The stable order that sorts index rows lexicographically (row-major)."""
+    if indices.shape[0] < 2 or indices.shape[1] == 0:
+        return np.arange(indices.shape[0])
+    return np.lexsort(indices.T[::-1])

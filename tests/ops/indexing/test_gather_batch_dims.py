@@ -1,0 +1,82 @@
+"""tf.gather(..., batch_dims=) (ops/indexing/indexing_gather.py): values against a loop
+over the batch entries, TF1's static shapes, errors and the gradient."""
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.test import compute_gradient_error
+
+
+def _reference(params, indices, b, a):
+    out = np.empty(params.shape[:a] + indices.shape[b:] + params.shape[a + 1:], params.dtype)
+    for entry in np.ndindex(*params.shape[:b]):
+        out[entry] = np.take(params[entry], indices[entry], axis=a - b)
+    return out
+
+
+# batch_dims, axis, indices shape, index bound (params are [2, 3, 4, 5])
+CASES = [(1, 1, (2, 6), 3), (1, 2, (2, 3, 2), 4), (2, 2, (2, 3, 7), 4), (2, 3, (2, 3), 5),
+         (1, 3, (2,), 5), (-1, 2, (2, 3, 2), 4), (0, 1, (3,), 3)]
+
+
+@pytest.mark.parametrize("b,a,ishape,bound", CASES)
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_values_and_shapes(sess, b, a, ishape, bound, index_dtype):
+    rng = np.random.RandomState(0)
+    params = rng.randn(2, 3, 4, 5).astype(np.float32)
+    indices = rng.randint(0, bound, ishape).astype(index_dtype)
+    y = tf.gather(params, indices, batch_dims=b, axis=a)
+    out = sess.run(y)
+    nb = b + len(ishape) if b < 0 else b
+    want = _reference(params, indices, nb, a)
+    assert y.shape.as_list() == list(want.shape)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("b,a,ishape,bound", CASES)
+def test_gradient(graph, b, a, ishape, bound):
+    rng = np.random.RandomState(1)
+    x0 = rng.randn(2, 3, 4, 5)
+    indices = rng.randint(0, bound, ishape)  # repeated indices: their gradients add up
+    x = tf.placeholder(tf.float64, x0.shape)
+    y = tf.gather(x, indices, batch_dims=b, axis=a)
+    with tf.Session():
+        err = compute_gradient_error(x, list(x0.shape), y, y.shape.as_list(),
+                                     x_init_value=x0)
+    assert err < 1e-6
+
+
+def test_axis_defaults_to_batch_dims(sess):
+    params = np.arange(24).reshape(2, 3, 4)
+    indices = np.array([[2, 0], [1, 1]])
+    y = tf.gather(params, indices, batch_dims=1)
+    assert y.op.get_attr("batch_dims") == 1
+    np.testing.assert_array_equal(sess.run(y), [params[0, [2, 0]], params[1, [1, 1]]])
+
+
+def test_static_shapes_with_unknown_dims(graph):
+    p = tf.placeholder(tf.float32, [2, 3, 4, 5])
+    i = tf.placeholder(tf.int32, [2, 3, 6])
+    assert tf.gather(p, i, batch_dims=-1).shape.as_list() == [2, 3, 4, 6]  # axis -1
+    assert tf.gather(p, i, batch_dims=1, axis=-1).shape.as_list() == [2, 3, 4, 3, 6]
+    pu = tf.placeholder(tf.float32, [None, 3, 4])
+    iu = tf.placeholder(tf.int32, [2, None])
+    assert tf.gather(pu, iu, batch_dims=1).shape.as_list() == [None, None, 4]
+    assert tf.gather(tf.placeholder(tf.float32), iu, batch_dims=1).shape.ndims is None
+
+
+def test_errors(sess):
+    p = tf.placeholder(tf.float32, [2, 3, 4])
+    with pytest.raises(ValueError, match="must be less than or equal to axis"):
+        tf.gather(p, tf.zeros([2, 3, 1], tf.int32), batch_dims=2, axis=1)
+    with pytest.raises(ValueError, match="batch_dims"):
+        tf.gather(p, tf.zeros([2, 3], tf.int32), batch_dims=3)
+    pu = tf.placeholder(tf.float32, [None, 3, 4])
+    iu = tf.placeholder(tf.int32, [2, None])
+    y = tf.gather(pu, iu, batch_dims=1)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"params.shape\[0\]: 3 should be equal to indices.shape\[0\]: 2"):
+        sess.run(y, {pu: np.zeros([3, 3, 4]), iu: np.zeros([2, 1], np.int32)})
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[1,0\] = 3 is not in"):
+        sess.run(y, {pu: np.zeros([2, 3, 4]), iu: [[0], [3]]})

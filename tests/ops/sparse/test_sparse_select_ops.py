@@ -1,0 +1,70 @@
+"""sparse.fill_empty_rows, retain, mask, merge, to_indicator and eye (values checked with
+TF 2.21)."""
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.test import compute_gradient_error
+
+
+def test_fill_empty_rows(sess):
+    sp = tf.SparseTensor([[1, 0], [3, 2], [1, 1]], [1.0, 2.0, 3.0], [5, 3])
+    out, empty = tf.sparse.fill_empty_rows(sp, -1.0)
+    assert isinstance(out, tf.SparseTensor) and out.shape.as_list() == [5, 3]
+    o, e = sess.run([out, empty])
+    assert o.indices.tolist() == [[0, 0], [1, 0], [1, 1], [2, 0], [3, 2], [4, 0]]
+    assert o.values.tolist() == [-1.0, 1.0, 3.0, -1.0, 2.0, -1.0]
+    assert e.tolist() == [True, False, True, False, True]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="is invalid"):
+        sess.run(tf.sparse_fill_empty_rows(tf.SparseTensor([[7, 0]], [1.0], [5, 3]), 0.0)[0])
+
+
+def test_fill_empty_rows_gradient(graph):
+    v = tf.placeholder(tf.float64, [3])
+    d = tf.placeholder(tf.float64, [])
+    out, _ = tf.sparse.fill_empty_rows(tf.SparseTensor([[1, 0], [3, 2], [1, 1]], v, [5, 3]), d)
+    y = out.values * np.arange(1.0, 7.0)
+    assert compute_gradient_error([v, d], [[3], []], y, [6]) < 1e-8
+
+
+def test_retain(sess):
+    sp = tf.SparseTensor([[0, 0], [0, 2], [1, 1]], [1.0, 2.0, 3.0], [2, 3])
+    r = tf.sparse.retain(sp, [True, False, True])
+    assert r.shape.as_list() == [2, 3]
+    v = sess.run(r)
+    assert v.indices.tolist() == [[0, 0], [1, 1]] and v.values.tolist() == [1.0, 3.0]
+    with pytest.raises(ValueError):
+        tf.sparse_retain(sp, [True, False])
+
+
+def test_mask(sess):
+    a = tf.IndexedSlices(tf.constant([[1.0], [2.0], [3.0]]), tf.constant([0, 4, 7]),
+                         tf.constant([10, 1]))
+    m = tf.sparse.mask(a, [4])
+    assert isinstance(m, tf.IndexedSlices)
+    v = sess.run(m)
+    assert v.indices.tolist() == [0, 7] and v.values.tolist() == [[1.0], [3.0]]
+    assert tf.sparse_mask is tf.sparse.mask
+
+
+def test_merge_and_to_indicator(sess):
+    ids = tf.SparseTensor([[0, 0], [0, 1], [1, 0]], tf.constant([2, 0, 3], tf.int64), [2, 2])
+    vals = tf.SparseTensor([[0, 0], [0, 1], [1, 0]], [0.5, 0.6, 0.7], [2, 2])
+    m = sess.run(tf.sparse.merge(ids, vals, 4))
+    assert m.indices.tolist() == [[0, 0], [0, 2], [1, 3]]
+    np.testing.assert_allclose(m.values, [0.6, 0.5, 0.7])
+    assert m.dense_shape.tolist() == [2, 4]
+    ind = tf.sparse_to_indicator(ids, 4)
+    assert ind.dtype == tf.bool
+    assert sess.run(ind).tolist() == [[True, False, True, False], [False, False, False, True]]
+    with pytest.raises(TypeError, match="not an integer type"):
+        tf.sparse.merge(vals, vals, 4)
+
+
+def test_eye(sess):
+    e = tf.sparse.eye(2, 3, dtype=tf.int32)
+    assert e.dtype == tf.int32
+    v = sess.run(e)
+    assert v.indices.tolist() == [[0, 0], [1, 1]] and v.values.tolist() == [1, 1]
+    assert v.dense_shape.tolist() == [2, 3]
+    assert sess.run(tf.sparse.eye(3)).values.tolist() == [1.0, 1.0, 1.0]
