@@ -618,6 +618,17 @@ class Graph:
         finally:
             self._control_stack.pop()
 
+    def _not_dominating(self, op: Operation) -> None:
+        """Ops that consume `op` still get the active control dependencies themselves.
+
+        Normally an op whose input was made inside the same `control_dependencies` block
+        skips those dependencies (it is ordered after them through the input). A read that
+        stands in for a TF1 reference variable is not such an input: in TF1 the consumer
+        takes the variable's tensor directly and carries the dependencies itself.
+        """
+        for c in self._control_stack:
+            c.seen.discard(op)
+
     def _current_control_inputs(self, inputs) -> List[Operation]:
         input_ops = {t._op for t in inputs}
         out: List[Operation] = []
@@ -769,8 +780,12 @@ class Graph:
 
     # --- serialization ----------------------------------------------------------------
     def as_graph_def(self, from_version=None, add_shapes: bool = False):
-        from tensorweave.framework import serialize
-        return serialize.graph_to_graph_def(self, add_shapes=add_shapes)
+        """TensorFlow's `GraphDef` protobuf message of this graph (only the ops created
+        after `version` was `from_version`, if given; with `add_shapes`, each node's
+        output shapes as the attr "_output_shapes"). Our readable JSON form is
+        `framework.serialize.graph_to_graph_def`."""
+        from tensorweave.framework import graph_def_proto
+        return graph_def_proto.graph_to_proto(self, from_version, add_shapes)
 
     @property
     def graph_def_versions(self):

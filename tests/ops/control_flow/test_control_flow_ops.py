@@ -210,7 +210,8 @@ def test_while_nested_structures(sess):
 
 
 def test_while_namedtuple_single(sess):
-    out = tf.while_loop(lambda p: p.x < 5, lambda p: Pair(p.x + 1, p.y * 2),
+    # as TF1, cond and body receive the namedtuple's fields as arguments
+    out = tf.while_loop(lambda x, y: x < 5, lambda x, y: Pair(x + 1, y * 2),
                         Pair(tf.constant(0), tf.constant(1)))
     assert isinstance(out, Pair)
     assert sess.run(out) == Pair(5, 32)

@@ -519,6 +519,7 @@ def test_variable_creator_scope(graph):
 
 
 def test_resource_variable_toggles():
-    tf.disable_resource_variables()
     tf.enable_resource_variables()
     assert tf.resource_variables_enabled()
+    tf.disable_resource_variables()  # TF1's default, restored for the other tests
+    assert not tf.resource_variables_enabled()

@@ -519,11 +519,15 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
       name: name scope (also the frame name).
       maximum_iterations: optional bound on the number of iterations.
       return_same_structure: if False, a single loop variable is returned unwrapped.
+        As in TF1, `cond` and `body` receive a list, tuple or namedtuple of loop variables
+        as separate arguments, and a body returning one tensor for a list/tuple of loop
+        variables returns a one-element list.
       _grad_state: internal: the BackwardLoop record when this is the backward loop of
         another loop (its forward values are popped from stacks, control_flow_grad.py).
 
     Returns:
-      The loop variables after the last iteration, in the structure of `loop_vars`.
+      The loop variables after the last iteration, in the structure the body returned
+      (as TF1: a tuple for a body returning a tuple, whatever `loop_vars` was).
 
     Raises:
       TypeError: `cond` or `body` is not callable.
@@ -547,21 +551,28 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
             if max_it.dtype.base_dtype is not _dt.int32:
                 from tensorweave.ops.math import math_ops
                 max_it = math_ops.cast(max_it, _dt.int32)
-            loop_vars = (counter, user_vars)
+            # as TF1: one loop variable (not return_same_structure) is carried unwrapped,
+            # so the body's own result comes back as it is
+            pack = isinstance(user_vars, (list, tuple)) and len(user_vars) == 1 and \
+                not return_same_structure
+            loop_vars = (counter, user_vars[0] if pack else user_vars)
             user_cond, user_body = cond, body
+            call = (lambda fn, lv: fn(lv)) if pack else _call
 
             def cond(i, lv):  # noqa: F811 - the bounded cond
                 from tensorweave.ops.math import math_binary
-                c = _call(user_cond, lv)
+                c = call(user_cond, lv)
                 return math_binary.logical_and(i < max_it, c)
 
             def body(i, lv):  # noqa: F811
-                r = _call(user_body, lv)
-                if isinstance(lv, (list, tuple)) and len(lv) == 1 and \
-                        not isinstance(r, (list, tuple)):
+                r = call(user_body, lv)
+                if isinstance(lv, (list, tuple)) and not nest.is_sequence(r):
                     r = [r]
                 return i + 1, r
             if shape_invariants is not None:
+                if pack and isinstance(shape_invariants, (list, tuple)) and \
+                        len(shape_invariants) == 1:
+                    shape_invariants = shape_invariants[0]  # TF1 wants it unwrapped too
                 shape_invariants = (TensorShape([]), shape_invariants)
         flat, rebuild = _to_tensors(loop_vars, "loop_vars")
         if not flat:
@@ -589,16 +600,16 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
             ctx.body_inputs = [_identity(s[1], "Identity") for s in ctx.switches]
             ctx.pivot = ctx.body_inputs[0]
             result = _call(body, rebuild(ctx.body_inputs))
-            if isinstance(loop_vars, (list, tuple)) and len(flat) == 1 and \
-                    not isinstance(result, (list, tuple)):
-                result = [result]
+            if isinstance(loop_vars, (list, tuple)) and not nest.is_sequence(result):
+                result = [result]  # as TF1: a lone result is a one-element list
             try:
                 nest.assert_same_structure(_structure_of(loop_vars), _structure_of(result),
                                            check_types=False)
             except (ValueError, TypeError) as e:
                 raise ValueError("The body of tf.while_loop must return the same structure "
                                  "as loop_vars: %s" % e) from None
-            out_flat, _ = _to_tensors(result, "body")
+            # as TF1, the results come back in the structure the body returned
+            out_flat, rebuild_result = _to_tensors(result, "body")
             ctx.body_outputs = [ctx.resolve(t) for t in out_flat]
             for m, b, e in zip(ctx.merges, ctx.body_outputs, ctx.enters):
                 if b.dtype.base_dtype is not m.dtype.base_dtype:
@@ -617,17 +628,18 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
             ctx.exits = [apply_op("Exit", [s[0]], name="Exit")._outputs[0]
                          for s in ctx.switches]
         g._while_contexts.append(ctx)
-        out = rebuild(ctx.exits)
+        out = rebuild_result(ctx.exits)
         if maximum_iterations is not None:
-            out = out[1]
+            return out[1]  # the body's own result, as TF1 returns it
         if not return_same_structure and isinstance(out, (list, tuple)) and len(out) == 1 \
-                and not hasattr(out, "_fields"):
+                and len(flat) == 1:
             return out[0]
         return out
 
 
 def _call(fn, args):
-    if isinstance(args, (list, tuple)) and not hasattr(args, "_fields"):
+    # TF1 calls cond and body with the loop variables unpacked (namedtuples included)
+    if isinstance(args, (list, tuple)):
         return fn(*args)
     return fn(args)
 

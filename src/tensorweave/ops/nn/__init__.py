@@ -1,7 +1,8 @@
 """Neural-network ops (`tf.nn`): activations, softmax, losses, convolution, pooling,
-embeddings and the nn composites.
+embeddings, normalization (LRN, fused batch norm), CTC and the nn composites.
 
 Importing the package registers every op of the family (its modules, in order).
 """
 from tensorweave.ops.nn import (  # noqa: F401
-    nn_ops, nn_softmax, nn_impl, nn_losses, conv_ops, pooling_ops, embedding_ops)
+    nn_ops, nn_softmax, nn_impl, nn_losses, conv_ops, pooling_ops, embedding_ops,
+    conv_nd_ops, depthwise_ops, pooling_nd_ops, norm_ops, ctc_ops)

@@ -35,19 +35,26 @@ export(AUTO_REUSE, "AUTO_REUSE")
 
 @tf_export("enable_resource_variables")
 def enable_resource_variables() -> None:
-    """Accepted for compatibility: every tensorweave variable is a resource variable."""
+    """Makes variables created without `use_resource` behave as TF1 resource variables.
+
+    Every tensorweave variable is a resource variable; the one visible difference is
+    feeding: feeding a reference variable replaces all its reads, feeding a resource
+    variable only the read `sess.run(v)` fetches.
+    """
+    _variables._set_use_resource_default(True)
 
 
 @tf_export("disable_resource_variables")
 def disable_resource_variables() -> None:
-    """Accepted for compatibility: tensorweave has only resource variables (TF1's
-    reference variables do not exist), so this changes nothing."""
+    """Makes variables created without `use_resource` behave as TF1 reference variables
+    (the TF1 default): feeding one replaces all its reads."""
+    _variables._set_use_resource_default(False)
 
 
 @tf_export("resource_variables_enabled")
 def resource_variables_enabled() -> bool:
-    """Always True: every tensorweave variable is a resource variable."""
-    return True
+    """Whether variables created without `use_resource` act as resource variables."""
+    return _variables._use_resource_default()
 
 
 @tf_export("no_regularizer")
@@ -90,7 +97,8 @@ class _VariableStore:
                 regularizer=regularizer, reuse=reuse, trainable=trainable,
                 collections=collections, caching_device=caching_device,
                 validate_shape=validate_shape, constraint=constraint,
-                synchronization=synchronization, aggregation=aggregation)
+                synchronization=synchronization, aggregation=aggregation,
+                use_resource=use_resource)
 
         synchronization, aggregation, trainable = _variables._validate_sync_agg_trainable(
             synchronization, aggregation, trainable, name)
@@ -109,7 +117,7 @@ class _VariableStore:
     def _get_single_variable(self, name, shape=None, dtype=_dt.float32, initializer=None,
                              regularizer=None, reuse=None, trainable=None, collections=None,
                              caching_device=None, validate_shape=True, constraint=None,
-                             synchronization=None, aggregation=None):
+                             synchronization=None, aggregation=None, use_resource=None):
         initializing_from_value = initializer is not None and not callable(initializer)
         if shape is not None and initializing_from_value:
             raise ValueError("If initializer is a constant, do not specify shape.")
@@ -155,7 +163,7 @@ class _VariableStore:
                                 collections=collections, caching_device=caching_device,
                                 dtype=variable_dtype, validate_shape=validate_shape,
                                 constraint=constraint, synchronization=synchronization,
-                                aggregation=aggregation)
+                                aggregation=aggregation, use_resource=use_resource)
         self._vars[name] = v
         if regularizer:
             with _graph.colocate_with(v.op), _graph.name_scope(name + "/Regularizer/"):
@@ -286,6 +294,8 @@ class VariableScope:
             custom_getter = self._custom_getter
         if reuse is None:
             reuse = self._reuse
+        if use_resource is None:
+            use_resource = self._use_resource
         full_name = self._name + "/" + name if self._name else name
         # Variable names depend only on variable scopes: reset the name scope.
         with _graph.name_scope(None):
@@ -378,7 +388,8 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
       caching_device, validate_shape, constraint, synchronization, aggregation: as for
         `tf.Variable`.
       partitioner: not supported (raises NotImplementedError for non-scalars).
-      use_resource: ignored (all variables are resource variables).
+      use_resource: all variables are resource variables; if not True, feeding the
+        variable replaces its reads as feeding a TF1 reference variable does.
       custom_getter: fn(getter, name, *args, **kwargs) wrapping the creation.
 
     Returns:

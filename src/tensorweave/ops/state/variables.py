@@ -5,7 +5,10 @@ A Variable is a VarHandleOp (the variable's name, e.g. 'v'), an initializer
 `value()` builds a new read, so a read inside `tf.control_dependencies` is ordered
 after the dependencies; `sess.run(v)` fetches the read 'v/Read/ReadVariableOp' made at
 construction. All tensorweave variables are resource variables, whatever `use_resource`
-says; TF1's reference-variable dtypes (`float32_ref`) do not exist.
+says; TF1's reference-variable dtypes (`float32_ref`) do not exist. What `use_resource`
+changes is feeding: feeding a variable made as a TF1 reference variable (the default)
+feeds every plain read of it, as feeding TF1's `float32_ref` tensor does; feeding a
+resource variable feeds only the read `sess.run(v)` fetches (`_feed_components`).
 """
 from __future__ import annotations
 
@@ -131,7 +134,9 @@ class Variable(metaclass=_VariableMeta):
       expected_shape: ignored (deprecated in TF1).
       import_scope: prefix for the names in `variable_def`.
       constraint: a function applied to the variable after optimizer updates.
-      use_resource: ignored; every tensorweave variable is a resource variable.
+      use_resource: every tensorweave variable is a resource variable; unless True
+        (or `tf.enable_resource_variables()` was called), feeding the variable replaces
+        all its reads, as feeding a TF1 reference variable does.
       synchronization, aggregation: for distribution strategies (recorded only).
       shape: the variable's static shape (must be compatible with the initial value).
 
@@ -176,6 +181,9 @@ class Variable(metaclass=_VariableMeta):
         self._aggregation = aggregation
         self._constraint = constraint
         self._caching_device = caching_device
+        self._feeds_reads = not (_use_resource_default() if use_resource is None
+                                 else use_resource)
+        self._update_reads = set()  # reads made by assign(): they see the update
         with g.as_default(), _init_scope(g):
             with g.name_scope(name or "Variable") as scope:
                 handle_name = scope[:-1]
@@ -238,6 +246,8 @@ class Variable(metaclass=_VariableMeta):
         self._caching_device = None
         self._cached_value = None
         self._is_initialized_op = None
+        self._feeds_reads = False
+        self._update_reads = set()
 
     # --- properties -------------------------------------------------------------------
     @property
@@ -306,6 +316,26 @@ class Variable(metaclass=_VariableMeta):
     def _as_graph_element(self) -> Tensor:
         return self._graph_element
 
+    def _feed_components(self) -> List[Tensor]:
+        """The tensors a feed of this variable replaces (Session's feed protocol).
+
+        A TF1 reference variable is one tensor that all its readers consume, so feeding
+        it changes every read; here every plain read (ReadVariableOp of the handle, not
+        one made by an update to return the new value) outside control flow is fed.
+        """
+        if not self._feeds_reads:
+            return [self._graph_element]
+        reads = [self._graph_element]
+        for op in self._handle.consumers():
+            if op.type == "ReadVariableOp" and op.outputs[0] is not self._graph_element \
+                    and op.name not in self._update_reads \
+                    and op._control_flow_context is None:
+                reads.append(op.outputs[0])
+        return reads
+
+    def _split_feed(self, value) -> list:
+        return [value] * len(self._feed_components())
+
     def __repr__(self):
         return "<tf.Variable '%s' shape=%s dtype=%s>" % (self.name, self._shape,
                                                         self._dtype.name)
@@ -316,7 +346,11 @@ class Variable(metaclass=_VariableMeta):
         if self._cached_value is not None:
             return self._cached_value
         with _graph.colocate_with(None, ignore_existing=True):
-            return rv.read_variable_op(self._handle, self._dtype)
+            read = rv.read_variable_op(self._handle, self._dtype)
+        if self._feeds_reads:
+            # as TF1's reference variable, whose consumers carry control dependencies
+            read.graph._not_dominating(read.op)
+        return read
 
     def read_value(self) -> Tensor:
         """Reads the variable's value now (a new read, ordered by control deps)."""
@@ -360,7 +394,9 @@ class Variable(metaclass=_VariableMeta):
     def _lazy_read(self, update_op: Operation) -> Tensor:
         """The value after `update_op`: a read ordered after it."""
         with _graph.control_dependencies([update_op]):
-            return rv.read_variable_op(self._handle, self._dtype)
+            read = rv.read_variable_op(self._handle, self._dtype)
+        self._update_reads.add(read.op.name)
+        return read
 
     def _assign(self, value, validate_shape: bool, name, read_value: bool):
         value_tensor = convert_to_tensor(value, dtype=self._dtype)
@@ -566,6 +602,17 @@ def _guard_uninitialized_dependencies(value: Tensor) -> Tensor:
             new_t._shape = old_t.shape
             copies[old_t] = new_t
     return copies[value]
+
+
+_USE_RESOURCE_DEFAULT = [False]  # TF1's default: variables act as reference variables
+
+
+def _use_resource_default() -> bool:
+    return _USE_RESOURCE_DEFAULT[0]
+
+
+def _set_use_resource_default(value: bool) -> None:
+    _USE_RESOURCE_DEFAULT[0] = bool(value)
 
 
 class _VariableRef:

@@ -1,0 +1,480 @@
+"""Image codecs through Pillow: DecodeJpeg, DecodePng, DecodeBmp, DecodeGif, DecodeImage,
+EncodeJpeg, EncodePng (part of the image family).
+
+As TF 2's kernels do, every decoder reads any of the formats (the format is taken from
+the data, not the op). Channel conversions follow TF: RGB to gray with TF's integer
+weights (libjpeg's own luma for JPEG), 8-bit to 16-bit by multiplying by 257, 16-bit to
+8-bit by dropping the low byte. Pillow is imported inside the kernels, so importing
+tensorweave does not load it. JPEG pixels come from Pillow's libjpeg and can differ by a
+few levels from TF's build of libjpeg-turbo.
+"""
+from __future__ import annotations
+
+import io
+from typing import Optional
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors
+from tensorweave.framework import graph as _graph
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import Tensor
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
+from tensorweave.framework.shapes import TensorShape, unknown_shape, with_rank
+
+_UNKNOWN_FORMAT = "Unknown image file format. One of JPEG, PNG, GIF, BMP required."
+_SIGNATURES = ((b"\xff\xd8\xff", "JPEG"), (b"\x89PNG\r\n\x1a\n", "PNG"), (b"GIF87a", "GIF"),
+               (b"GIF89a", "GIF"), (b"BM", "BMP"))
+
+
+def _invalid(ctx, message: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, ctx.op, message)
+
+
+def _contents(ctx, contents) -> bytes:
+    value = contents.item() if isinstance(contents, np.ndarray) else contents
+    if isinstance(contents, np.ndarray) and contents.ndim != 0:
+        raise _invalid(ctx, "contents must be scalar, got shape %s" % (list(contents.shape),))
+    return value.encode() if isinstance(value, str) else bytes(value)
+
+
+def _format_of(data: bytes) -> Optional[str]:
+    for signature, fmt in _SIGNATURES:
+        if data.startswith(signature):
+            return fmt
+    return None
+
+
+def _gray(pixels: np.ndarray) -> np.ndarray:
+    """TF's RGB to gray for PNG/BMP/GIF: (299 r + 587 g + 114 b) / 1000, truncated."""
+    rgb = pixels[..., :3].astype(np.int64)
+    gray = (299 * rgb[..., 0] + 587 * rgb[..., 1] + 114 * rgb[..., 2]) // 1000
+    return gray.astype(pixels.dtype)[..., None]
+
+
+def _to_channels(pixels: np.ndarray, channels: int) -> np.ndarray:
+    """[h, w, c] pixels converted to `channels` (0: as they are)."""
+    have = pixels.shape[-1]
+    if channels == 0 or channels == have:
+        return pixels
+    opaque = np.iinfo(pixels.dtype).max
+    color = pixels[..., :3] if have >= 3 else np.repeat(pixels[..., :1], 3, axis=-1)
+    alpha = pixels[..., -1:] if have in (2, 4) else np.full(pixels.shape[:-1] + (1,), opaque,
+                                                             pixels.dtype)
+    gray = _gray(pixels) if have >= 3 else pixels[..., :1]
+    if channels == 1:
+        return gray
+    if channels == 2:
+        return np.concatenate([gray, alpha], axis=-1)
+    if channels == 3:
+        return color
+    return np.concatenate([color, alpha], axis=-1)
+
+
+def _pixels(image) -> np.ndarray:
+    """A Pillow image as [h, w, c] uint8 (or uint16 for 16-bit grayscale) pixels."""
+    mode = image.mode
+    if mode in ("I;16", "I;16B", "I;16L", "I"):
+        return np.asarray(image, dtype=np.uint16)[..., None]
+    if mode in ("1", "L"):
+        return np.asarray(image.convert("L"))[..., None]
+    if mode in ("LA", "La"):
+        return np.asarray(image.convert("LA"))
+    if mode in ("RGBA", "RGBa", "PA") or (mode == "P" and "transparency" in image.info):
+        return np.asarray(image.convert("RGBA"))
+    return np.asarray(image.convert("RGB"))
+
+
+def _decode(ctx, data: bytes, channels: int, dtype: np.dtype, animations: bool,
+            ratio: int = 1) -> np.ndarray:
+    from PIL import Image, UnidentifiedImageError
+    if channels not in (0, 1, 2, 3, 4):
+        raise _invalid(ctx, "channels must be 0, 1, 2, 3 or 4, got %d" % channels)
+    fmt = _format_of(data)
+    if fmt is None:
+        raise _invalid(ctx, _UNKNOWN_FORMAT)
+    if fmt == "BMP" and channels not in (0, 3, 4):
+        raise _invalid(ctx, "`channels` must be 0, 3 or 4 for BMP, but got %d" % channels)
+    if fmt == "GIF" and channels not in (0, 3):
+        raise _invalid(ctx, "`channels` must be 0 or 3 for GIF, but got %d" % channels)
+    try:
+        image = Image.open(io.BytesIO(data))
+        if fmt == "JPEG" and (ratio != 1 or channels == 1):
+            # libjpeg's own downscaling and luma, as TF's decoder uses
+            image.draft("L" if channels == 1 else image.mode,
+                        (max(1, image.size[0] // ratio), max(1, image.size[1] // ratio)))
+        frames = []
+        n_frames = getattr(image, "n_frames", 1) if fmt == "GIF" and animations else 1
+        for i in range(n_frames):
+            image.seek(i)
+            frame = image.convert("RGB") if fmt == "GIF" else image
+            frames.append(_pixels(frame))
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as e:
+        reason = str(e).split(" <")[0]  # without the repr of Pillow's buffer
+        raise _invalid(ctx, "Invalid %s data: %s" % (fmt, reason)) from None
+    out = []
+    for pixels in frames:
+        if fmt == "JPEG" and channels == 1 and pixels.shape[-1] != 1:
+            pixels = np.asarray(Image.fromarray(pixels).convert("L"))[..., None]
+        pixels = _to_channels(pixels, channels)
+        if dtype == np.uint16 and pixels.dtype == np.uint8:
+            pixels = pixels.astype(np.uint16) * np.uint16(257)
+        elif dtype == np.uint8 and pixels.dtype == np.uint16:
+            pixels = (pixels >> 8).astype(np.uint8)
+        elif dtype == np.float32:
+            scale = np.float32(1.0 / np.iinfo(pixels.dtype).max)
+            pixels = pixels.astype(np.float32) * scale
+        out.append(np.ascontiguousarray(pixels))
+    if fmt == "GIF" and animations:
+        return np.stack(out)
+    return out[0]
+
+
+def _decode_shape(op):
+    with_rank(op.inputs[0].shape, 0)
+    channels = op.get_attr("channels")
+    return TensorShape([None, None, channels or None])
+
+
+register_op("DecodeJpeg", inputs=["contents: string"], outputs=["image: uint8"],
+            attrs={"channels": 0, "ratio": 1, "fancy_upscaling": True,
+                   "try_recover_truncated": False, "acceptable_fraction": 1.0,
+                   "dct_method": ""},
+            shape=_decode_shape)
+register_op("DecodePng", inputs=["contents: string"], outputs=["image: dtype"],
+            attrs={"channels": 0, "dtype": TypeAttr((_dt.uint8, _dt.uint16), default=_dt.uint8)},
+            shape=_decode_shape)
+register_op("DecodeBmp", inputs=["contents: string"], outputs=["image: uint8"],
+            attrs={"channels": 0}, shape=_decode_shape)
+register_op("DecodeGif", inputs=["contents: string"], outputs=["image: uint8"],
+            shape=lambda op: (with_rank(op.inputs[0].shape, 0),
+                              TensorShape([None, None, None, 3]))[1])
+
+
+def _decode_image_shape(op):
+    with_rank(op.inputs[0].shape, 0)
+    if op.get_attr("expand_animations"):
+        return unknown_shape()
+    return TensorShape([None, None, op.get_attr("channels") or None])
+
+
+register_op("DecodeImage", inputs=["contents: string"], outputs=["image: dtype"],
+            attrs={"channels": 0, "expand_animations": True,
+                   "dtype": TypeAttr((_dt.uint8, _dt.uint16, _dt.float32), default=_dt.uint8)},
+            shape=_decode_image_shape)
+
+
+@kernel("DecodeJpeg")
+def _decode_jpeg_kernel(ctx, contents):
+    ratio = ctx.attrs["ratio"]
+    if ratio not in (1, 2, 4, 8):
+        raise _invalid(ctx, "ratio must be 1, 2, 4 or 8, got %d" % ratio)
+    return _decode(ctx, _contents(ctx, contents), ctx.attrs["channels"], np.uint8, False,
+                   ratio)
+
+
+@kernel("DecodePng")
+def _decode_png_kernel(ctx, contents):
+    return _decode(ctx, _contents(ctx, contents), ctx.attrs["channels"],
+                   ctx.attrs["dtype"].as_numpy_dtype, False)
+
+
+@kernel("DecodeBmp")
+def _decode_bmp_kernel(ctx, contents):
+    return _decode(ctx, _contents(ctx, contents), ctx.attrs["channels"], np.uint8, False)
+
+
+@kernel("DecodeGif")
+def _decode_gif_kernel(ctx, contents):
+    frames = _decode(ctx, _contents(ctx, contents), 3, np.uint8, True)
+    return frames if frames.ndim == 4 else frames[None]
+
+
+@kernel("DecodeImage")
+def _decode_image_kernel(ctx, contents):
+    return _decode(ctx, _contents(ctx, contents), ctx.attrs["channels"],
+                   ctx.attrs["dtype"].as_numpy_dtype, ctx.attrs["expand_animations"])
+
+
+# --- encoders -------------------------------------------------------------------------------
+def _encode_shape(op):
+    image = op.inputs[0].shape
+    if image.ndims is None:
+        return unknown_shape()
+    if image.ndims < 3:
+        raise ValueError("Shape must be at least rank 3 but is rank %d" % image.ndims)
+    return TensorShape(image.as_list()[:-3])
+
+
+register_op("EncodePng", inputs=["image: T"], outputs=["contents: string"],
+            attrs={"T": TypeAttr((_dt.uint8, _dt.uint16), default=_dt.uint8),
+                   "compression": -1},
+            shape=_encode_shape)
+register_op("EncodeJpeg", inputs=["image: uint8"], outputs=["contents: string"],
+            attrs={"format": "", "quality": 95, "progressive": False, "optimize_size": False,
+                   "chroma_downsampling": True, "density_unit": "in", "x_density": 300,
+                   "y_density": 300, "xmp_metadata": ""},
+            shape=_encode_shape)
+
+
+def _each_image(image: np.ndarray, encode) -> np.ndarray:
+    """encode() of every [h, w, c] image of `image`, as an object array of bytes."""
+    lead = image.shape[:-3]
+    flat = image.reshape((-1,) + image.shape[-3:])
+    out = np.empty(len(flat), dtype=object)
+    for i, one in enumerate(flat):
+        out[i] = encode(one)
+    return out.reshape(lead) if lead else out[0]
+
+
+@kernel("EncodePng")
+def _encode_png_kernel(ctx, image):
+    from PIL import Image
+    if image.ndim < 3:
+        raise _invalid(ctx, "image must be at least 3-dimensional, got %s"
+                       % (list(image.shape),))
+    channels = image.shape[-1]
+    if channels not in (1, 2, 3, 4):
+        raise _invalid(ctx, "image must have 1, 2, 3, or 4 channels, got %d" % channels)
+    level = ctx.attrs["compression"]
+    if not -1 <= level <= 9:
+        raise _invalid(ctx, "compression should be in [-1,9], got %d" % level)
+    if image.dtype == np.uint16 and channels != 1:
+        raise errors.UnimplementedError(
+            None, ctx.op, "encode_png of uint16 images is supported for 1 channel only "
+            "(Pillow writes no 16-bit color PNG); got %d channels" % channels)
+    mode = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}[channels]
+
+    def encode(one):
+        buf = io.BytesIO()
+        if one.dtype == np.uint16:
+            picture = Image.fromarray(np.ascontiguousarray(one[..., 0], dtype=np.uint16))
+        else:
+            picture = Image.fromarray(np.ascontiguousarray(one if channels > 1
+                                                           else one[..., 0]), mode)
+        picture.save(buf, format="PNG", compress_level=6 if level == -1 else level)
+        return buf.getvalue()
+    return _each_image(image, encode)
+
+
+@kernel("EncodeJpeg")
+def _encode_jpeg_kernel(ctx, image):
+    from PIL import Image
+    if image.ndim != 3:
+        raise _invalid(ctx, "image must be 3-dimensional[%s]" % ",".join(map(str, image.shape)))
+    attrs = ctx.attrs
+    fmt = attrs["format"]
+    channels = {"": image.shape[-1], "grayscale": 1, "rgb": 3}.get(fmt)
+    if channels is None:
+        raise _invalid(ctx, "format must be '', 'grayscale' or 'rgb', got %s" % fmt)
+    if image.shape[-1] != channels or channels not in (1, 3):
+        raise _invalid(ctx, "image must have 1 or 3 channels, got [%s]"
+                       % ",".join(map(str, image.shape)))
+    quality = attrs["quality"]
+    if not 0 <= quality <= 100:
+        raise _invalid(ctx, "quality must be in [0,100], got %d" % quality)
+    unit = attrs["density_unit"]
+    if unit not in ("in", "cm"):
+        raise _invalid(ctx, "density_unit must be 'in' or 'cm', got %s" % unit)
+    per_inch = 2.54 if unit == "cm" else 1.0
+    picture = Image.fromarray(np.ascontiguousarray(image[..., 0] if channels == 1 else image),
+                              "L" if channels == 1 else "RGB")
+    options = {"quality": quality, "progressive": attrs["progressive"],
+               "optimize": attrs["optimize_size"],
+               "dpi": (round(attrs["x_density"] * per_inch),
+                       round(attrs["y_density"] * per_inch))}
+    if channels == 3:
+        options["subsampling"] = 2 if attrs["chroma_downsampling"] else 0
+    if attrs["xmp_metadata"]:
+        options["xmp"] = attrs["xmp_metadata"].encode()
+    buf = io.BytesIO()
+    picture.save(buf, format="JPEG", **options)
+    return np.array(buf.getvalue(), dtype=object)
+
+
+for _op in ("DecodeJpeg", "DecodePng", "DecodeBmp", "DecodeGif", "DecodeImage",
+            "EncodePng", "EncodeJpeg"):
+    not_differentiable(_op)
+
+
+# --- builders --------------------------------------------------------------------------------
+@tf_export("image.decode_jpeg", "io.decode_jpeg")
+def decode_jpeg(contents, channels: int = 0, ratio: int = 1, fancy_upscaling: bool = True,
+                try_recover_truncated: bool = False, acceptable_fraction: float = 1,
+                dct_method: str = "", name: Optional[str] = None) -> Tensor:
+    """Decodes a JPEG (or PNG, GIF's first frame, BMP) image to uint8 [h, w, channels].
+
+    Args:
+      contents: a scalar string Tensor, the encoded image.
+      channels: 0 (as stored), 1 (grayscale) or 3 (RGB).
+      ratio: downscaling by 1, 2, 4 or 8 while decoding.
+      fancy_upscaling: must be True (libjpeg's smooth chroma upsampling).
+      try_recover_truncated: must be False (truncated data is an error).
+      acceptable_fraction: unused unless try_recover_truncated.
+      dct_method: "" or "INTEGER_ACCURATE" (libjpeg's default).
+      name: op name.
+
+    Returns:
+      A uint8 Tensor [height, width, channels].
+
+    Raises:
+      NotImplementedError: options Pillow's decoder cannot honour.
+    """
+    if not fancy_upscaling or try_recover_truncated or \
+            dct_method not in ("", "INTEGER_ACCURATE"):
+        raise NotImplementedError(
+            "decode_jpeg decodes through Pillow, which supports only fancy_upscaling=True, "
+            "try_recover_truncated=False and dct_method '' or 'INTEGER_ACCURATE'")
+    return apply_op("DecodeJpeg", [contents],
+                    {"channels": int(channels), "ratio": int(ratio),
+                     "fancy_upscaling": True, "try_recover_truncated": False,
+                     "acceptable_fraction": float(acceptable_fraction),
+                     "dct_method": dct_method}, name=name or "DecodeJpeg").outputs[0]
+
+
+@tf_export("image.decode_png", "io.decode_png")
+def decode_png(contents, channels: int = 0, dtype=_dt.uint8,
+               name: Optional[str] = None) -> Tensor:
+    """Decodes a PNG (or other supported format) image to [h, w, channels].
+
+    Args:
+      contents: a scalar string Tensor, the encoded image.
+      channels: 0 (as stored), 1 (gray), 2 (gray + alpha), 3 (RGB) or 4 (RGBA).
+      dtype: uint8 or uint16.
+      name: op name.
+
+    Returns:
+      A Tensor of `dtype` [height, width, channels].
+    """
+    return apply_op("DecodePng", [contents], {"channels": int(channels),
+                                              "dtype": _dt.as_dtype(dtype)},
+                    name=name or "DecodePng").outputs[0]
+
+
+@tf_export("image.decode_bmp", "io.decode_bmp")
+def decode_bmp(contents, channels: int = 0, name: Optional[str] = None) -> Tensor:
+    """Decodes a BMP (or other supported format) image to uint8 [h, w, channels].
+
+    Args:
+      contents: a scalar string Tensor, the encoded image.
+      channels: 0 (as stored), 1, 3 or 4.
+      name: op name.
+
+    Returns:
+      A uint8 Tensor [height, width, channels].
+    """
+    return apply_op("DecodeBmp", [contents], {"channels": int(channels)},
+                    name=name or "DecodeBmp").outputs[0]
+
+
+@tf_export("image.decode_gif", "io.decode_gif")
+def decode_gif(contents, name: Optional[str] = None) -> Tensor:
+    """Decodes every frame of a GIF to uint8 RGB [frames, h, w, 3].
+
+    Args:
+      contents: a scalar string Tensor, the encoded image.
+      name: op name.
+
+    Returns:
+      A uint8 Tensor [num_frames, height, width, 3].
+    """
+    return apply_op("DecodeGif", [contents], name=name or "DecodeGif").outputs[0]
+
+
+@tf_export("image.decode_image", "io.decode_image")
+def decode_image(contents, channels=None, dtype=_dt.uint8, name: Optional[str] = None,
+                 expand_animations: bool = True) -> Tensor:
+    """Decodes a JPEG, PNG, GIF or BMP image, whatever the format.
+
+    Args:
+      contents: a scalar string Tensor, the encoded image.
+      channels: None/0 (as stored) or 1, 2, 3, 4.
+      dtype: the result type; integer and float images are scaled as
+        convert_image_dtype does.
+      name: name scope.
+      expand_animations: GIFs give all frames [frames, h, w, 3] (so the static rank is
+        unknown); if False, the first frame only.
+
+    Returns:
+      A Tensor of `dtype`: [h, w, channels], or [frames, h, w, 3] for an animated GIF.
+    """
+    dtype = _dt.as_dtype(dtype)
+    with _graph.name_scope(name, "decode_image", [contents]):
+        contents = convert_to_tensor(contents, dtype=_dt.string, name="contents")
+        native = dtype if dtype in (_dt.uint8, _dt.uint16, _dt.float32) else _dt.uint8
+        image = apply_op("DecodeImage", [contents],
+                         {"channels": int(channels or 0), "dtype": native,
+                          "expand_animations": bool(expand_animations)},
+                         name="DecodeImage").outputs[0]
+        if native != dtype:
+            from tensorweave.ops.image.color_ops import convert_image_dtype
+            image = convert_image_dtype(image, dtype)
+        return image
+
+
+@tf_export("image.encode_png", "io.encode_png")
+def encode_png(image, compression: int = -1, name: Optional[str] = None) -> Tensor:
+    """Encodes a uint8 or uint16 image [h, w, channels] (or a batch) as PNG.
+
+    Args:
+      image: a uint8 or uint16 Tensor with 1 to 4 channels (uint16: 1 channel).
+      compression: zlib level 0-9, or -1 for the default.
+      name: op name.
+
+    Returns:
+      A string Tensor (one PNG per image).
+    """
+    return apply_op("EncodePng", [image], {"compression": int(compression)},
+                    name=name or "EncodePng").outputs[0]
+
+
+@tf_export("image.encode_jpeg", "io.encode_jpeg")
+def encode_jpeg(image, format: str = "", quality: int = 95,  # noqa: A002
+                progressive: bool = False, optimize_size: bool = False,
+                chroma_downsampling: bool = True, density_unit: str = "in",
+                x_density: int = 300, y_density: int = 300, xmp_metadata: str = "",
+                name: Optional[str] = None) -> Tensor:
+    """Encodes a uint8 image [h, w, 1 or 3] as JPEG.
+
+    Args:
+      image: a uint8 Tensor with 1 or 3 channels.
+      format: "" (from the channels), "grayscale" or "rgb".
+      quality: 0-100.
+      progressive: a progressive JPEG.
+      optimize_size: optimize the Huffman tables.
+      chroma_downsampling: 4:2:0 chroma (else 4:4:4).
+      density_unit: "in" or "cm" (stored as dots per inch).
+      x_density, y_density: the pixel density.
+      xmp_metadata: an XMP packet to embed.
+      name: op name.
+
+    Returns:
+      A scalar string Tensor.
+    """
+    return apply_op("EncodeJpeg", [image],
+                    {"format": format, "quality": int(quality),
+                     "progressive": bool(progressive), "optimize_size": bool(optimize_size),
+                     "chroma_downsampling": bool(chroma_downsampling),
+                     "density_unit": density_unit, "x_density": int(x_density),
+                     "y_density": int(y_density), "xmp_metadata": xmp_metadata},
+                    name=name or "EncodeJpeg").outputs[0]
+
+
+@tf_export("image.is_jpeg", "io.is_jpeg")
+def is_jpeg(contents, name: Optional[str] = None) -> Tensor:
+    """Whether `contents` starts with the JPEG signature (a scalar bool Tensor).
+
+    Args:
+      contents: a scalar string Tensor.
+      name: name scope.
+
+    Returns:
+      A scalar bool Tensor.
+    """
+    from tensorweave.ops.math import math_binary
+    from tensorweave.ops.string import string_ops
+    with _graph.name_scope(name, "is_jpeg", [contents]):
+        head = string_ops.substr(contents, 0, 3)
+        return math_binary.equal(head, b"\xff\xd8\xff", name="is_jpeg")

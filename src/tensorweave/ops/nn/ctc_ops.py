@@ -1,0 +1,359 @@
+"""Connectionist temporal classification: CTCLoss and CTCGreedyDecoder (part of the nn
+family).
+
+The loss runs the forward-backward recursions of Graves et al. (2006) in log space,
+one time step at a time, each step vectorized over the batch and the label positions
+(the "extended" label sequence: blank, l1, blank, l2, ..., blank). The blank is the last
+class. The op returns the loss and its gradient with respect to the logits, as TF's
+does; the registered gradient scales that by the gradient of the loss.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import Tensor
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_differentiable, \
+    register_op
+from tensorweave.framework.shapes import TensorShape
+from tensorweave.framework.sparse_tensor import SparseTensor
+from tensorweave.ops.nn.nn_ops import merge_dims, with_rank
+
+
+def _invalid(ctx, message: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, ctx.op, message)
+
+
+def _check_sequence_length(ctx, seq_len: np.ndarray, batch: int, max_time: int) -> None:
+    if seq_len.ndim != 1:
+        raise _invalid(ctx, "sequence_length is not a vector")
+    if seq_len.shape[0] != batch:
+        raise _invalid(ctx, "len(sequence_length) != batch_size.  len(sequence_length):  %d "
+                            "batch_size: %d" % (seq_len.shape[0], batch))
+    bad = np.nonzero((seq_len > max_time) | (seq_len < 0))[0]
+    if bad.size:
+        raise _invalid(ctx, "sequence_length(%d) <= %d" % (bad[0], max_time))
+
+
+# --- CTCLoss -------------------------------------------------------------------------------
+def _ctc_loss_shape(op):
+    inputs = with_rank(op.inputs[0].shape, 3)
+    with_rank(op.inputs[1].shape, 2)
+    values = with_rank(op.inputs[2].shape, 1)
+    seq_len = with_rank(op.inputs[3].shape, 1)
+    merge_dims(op.inputs[1].shape.as_list()[0] if op.inputs[1].shape.ndims else None,
+               values.as_list()[0])
+    dims = inputs.as_list() if inputs.ndims is not None else [None, None, None]
+    batch = merge_dims(dims[1], seq_len.as_list()[0])
+    return [TensorShape([batch]), TensorShape([dims[0], batch, dims[2]])]
+
+
+register_op("CTCLoss",
+            inputs=["inputs: T", "labels_indices: int64", "labels_values: int32",
+                    "sequence_length: int32"],
+            outputs=["loss: T", "gradient: T"],
+            attrs={"T": TypeAttr((_dt.float32, _dt.float64), default=_dt.float32),
+                   "preprocess_collapse_repeated": False, "ctc_merge_repeated": True,
+                   "ignore_longer_outputs_than_inputs": False},
+            shape=_ctc_loss_shape)
+
+
+def _dense_labels(ctx, indices, values, batch: int, collapse: bool):
+    """The label sequences as a [batch, max_len] array (padded) and their lengths."""
+    if indices.ndim != 2 or indices.shape[1] != 2:
+        raise _invalid(ctx, "labels_indices must be a 2-D matrix of [batch, time] pairs")
+    if values.ndim != 1 or values.shape[0] != indices.shape[0]:
+        raise _invalid(ctx, "labels_indices and labels_values must contain the same number "
+                            "of rows, but saw shapes: %s vs. %s"
+                       % (list(indices.shape), list(values.shape)))
+    rows, cols = indices[:, 0], indices[:, 1]
+    max_col = int(cols.max()) + 1 if cols.size else 0
+    bad = np.nonzero((rows < 0) | (rows >= batch) | (cols < 0))[0]
+    if bad.size:
+        i = int(bad[0])
+        raise _invalid(ctx, "label SparseTensor is not valid: indices[%d] = [%d,%d] is out of "
+                            "bounds: need 0 <= index < [%d,%d]"
+                       % (i, rows[i], cols[i], batch, max_col))
+    order = np.lexsort((cols, rows))
+    rows, vals = rows[order], values[order]
+    if collapse and rows.size:
+        keep = np.ones(rows.shape[0], dtype=bool)
+        keep[1:] = (rows[1:] != rows[:-1]) | (vals[1:] != vals[:-1])
+        rows, vals = rows[keep], vals[keep]
+    lengths = np.bincount(rows, minlength=batch).astype(np.int64)
+    starts = np.cumsum(lengths) - lengths
+    position = np.arange(rows.shape[0]) - starts[rows]
+    labels = np.zeros((batch, int(lengths.max()) if batch else 0), dtype=np.int64)
+    labels[rows, position] = vals
+    return labels, lengths
+
+
+def _logsumexp(*terms: np.ndarray) -> np.ndarray:
+    top = np.maximum.reduce(terms)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    total = sum(np.exp(t - safe) for t in terms)
+    with np.errstate(divide="ignore"):
+        return np.log(total) + safe
+
+
+def _shift(a: np.ndarray, k: int) -> np.ndarray:
+    """a shifted right by k along the last axis, -inf filled (state u takes u - k)."""
+    out = np.full_like(a, -np.inf)
+    out[..., k:] = a[..., :a.shape[-1] - k]
+    return out
+
+
+def _forward_backward(log_probs, labels, lengths, seq_len, merge_repeated: bool):
+    """log p(labels | inputs) per batch entry and the posteriors of the classes
+    ([time, batch, classes]), from the log-softmax `log_probs` [time, batch, classes]."""
+    max_time, batch, classes = log_probs.shape
+    blank = classes - 1
+    states = 2 * labels.shape[1] + 1
+    ext = np.full((batch, states), blank, dtype=np.int64)  # blank, l1, blank, l2, ...
+    ext[:, 1::2] = labels
+    n_states = 2 * lengths + 1
+    valid = np.arange(states)[None, :] < n_states[:, None]
+    is_blank = ext == blank
+    stay = np.broadcast_to(merge_repeated | is_blank, (batch, states))
+    skip = np.zeros((batch, states), dtype=bool)
+    skip[:, 2:] = ~is_blank[:, 2:] & ~(merge_repeated & (ext[:, 2:] == ext[:, :-2]))
+    emit = np.take_along_axis(log_probs, np.broadcast_to(ext, (max_time, batch, states)),
+                              axis=2)
+    emit = np.where(valid[None], emit, -np.inf)
+    neg_inf = np.full((batch, states), -np.inf)
+
+    alpha = np.empty((max_time, batch, states))
+    if max_time:
+        alpha[0] = neg_inf
+        alpha[0, :, :2] = emit[0, :, :2]
+    for t in range(1, max_time):
+        prev = alpha[t - 1]
+        alpha[t] = emit[t] + _logsumexp(np.where(stay, prev, -np.inf), _shift(prev, 1),
+                                        np.where(skip, _shift(prev, 2), -np.inf))
+    beta = np.empty((max_time, batch, states))
+    last_t = seq_len.astype(np.int64) - 1
+    end = neg_inf.copy()
+    end[valid & (np.arange(states)[None, :] >= n_states[:, None] - 2)] = 0.0
+    skip_back = np.zeros((batch, states), dtype=bool)
+    skip_back[:, :-2] = skip[:, 2:]
+    for t in range(max_time - 1, -1, -1):
+        if t == max_time - 1:
+            rec = neg_inf
+        else:
+            nxt = beta[t + 1] + emit[t + 1]
+            rec = _logsumexp(np.where(stay, nxt, -np.inf), _shift(nxt[:, ::-1], 1)[:, ::-1],
+                             np.where(skip_back, _shift(nxt[:, ::-1], 2)[:, ::-1], -np.inf))
+        here = (last_t == t)[:, None]
+        beta[t] = np.where(here, end, np.where((t < last_t)[:, None], rec, -np.inf))
+
+    rows = np.arange(batch)
+    t_end = np.maximum(last_t, 0)
+    final = alpha[t_end, rows] if max_time else np.full((batch, states), -np.inf)
+    last = final[rows, n_states - 1]
+    second = np.where(n_states >= 2, final[rows, np.maximum(n_states - 2, 0)], -np.inf)
+    log_p = _logsumexp(last, second)
+    log_p = np.where(seq_len == 0, np.where(lengths == 0, 0.0, -np.inf), log_p)
+    # posterior of state u at t, summed over the states of each class
+    with np.errstate(invalid="ignore"):
+        gamma = np.exp(alpha + beta - np.where(np.isfinite(log_p), log_p, 0.0)[None, :, None])
+    gamma = np.where(np.isfinite(log_p)[None, :, None], gamma, 0.0)
+    posterior = np.zeros((max_time, batch, classes))
+    one_hot = np.zeros((batch, states, classes))
+    one_hot[rows[:, None], np.arange(states)[None, :], ext] = valid
+    posterior = np.einsum("tbu,buc->tbc", np.nan_to_num(gamma), one_hot)
+    return log_p, posterior
+
+
+@kernel("CTCLoss", cheap=False)
+def _ctc_loss_kernel(ctx, inputs, indices, values, seq_len):
+    if inputs.ndim != 3:
+        raise _invalid(ctx, "inputs is not a 3-Tensor")
+    max_time, batch, classes = inputs.shape
+    _check_sequence_length(ctx, seq_len, batch, max_time)
+    if classes < 1:
+        raise _invalid(ctx, "num_classes cannot be 0.")
+    labels, lengths = _dense_labels(ctx, np.asarray(indices), np.asarray(values), batch,
+                                    ctx.attrs["preprocess_collapse_repeated"])
+    empty = np.nonzero(lengths == 0)[0]
+    if empty.size:
+        raise _invalid(ctx, "Labels length is zero in batch %d" % empty[0])
+    out_of_range = (labels < 0) | (labels >= classes - 1)
+    out_of_range &= np.arange(labels.shape[1])[None, :] < lengths[:, None]
+    if out_of_range.any():
+        b, i = np.argwhere(out_of_range)[0]
+        raise _invalid(ctx, "Label values must be in [0, num_classes - 1) = [0, %d) (the last "
+                            "class is the blank), got %d in batch %d"
+                       % (classes - 1, labels[b, i], b))
+    too_long = lengths > seq_len
+    ignore = ctx.attrs["ignore_longer_outputs_than_inputs"]
+    if too_long.any() and not ignore:
+        b = int(np.nonzero(too_long)[0][0])
+        raise _invalid(ctx, "Not enough time for target transition sequence (required: %d, "
+                            "available: %d)%d, You can turn this error into a warning by "
+                            "using the flag ignore_longer_outputs_than_inputs"
+                       % (lengths[b], seq_len[b], b))
+    work = inputs.astype(np.float64)
+    shifted = work - work.max(axis=2, keepdims=True) if work.size else work
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=2, keepdims=True))
+    log_p, posterior = _forward_backward(log_probs, labels, lengths, seq_len,
+                                         ctx.attrs["ctc_merge_repeated"])
+    grad = np.exp(log_probs) - posterior
+    in_sequence = np.arange(max_time)[:, None] < seq_len[None, :]
+    keep = in_sequence & ~too_long[None, :]
+    grad = np.where(keep[:, :, None], grad, 0.0)
+    loss = np.where(too_long, 0.0, -log_p)
+    return loss.astype(inputs.dtype), grad.astype(inputs.dtype)
+
+
+# PreventGradient (TF's op): an identity whose gradient fails, for values such as the
+# CTCLoss gradient output that cannot be differentiated again
+register_op("PreventGradient", inputs=["input: T"], outputs=["output: T"],
+            attrs={"T": TypeAttr(), "message": ""}, shape=lambda op: op.inputs[0].shape)
+
+
+@kernel("PreventGradient")
+def _prevent_gradient_kernel(ctx, x):
+    return x
+
+
+@gradient("PreventGradient")
+def _prevent_gradient_grad(op, grad):
+    raise LookupError("Gradient explicitly disabled. Reason: %s" % op.get_attr("message"))
+
+
+@gradient("CTCLoss")
+def _ctc_loss_grad(op, grad_loss, _):
+    from tensorweave.ops.array import array_ops
+    fused = apply_op("PreventGradient", [op.outputs[1]],
+                     {"message": "Currently there is no way to take the second derivative "
+                                 "of ctc_loss due to the fused implementation's "
+                                 "interaction with tf.gradients()"},
+                     name="PreventGradient").outputs[0]
+    return [array_ops.reshape(grad_loss, [1, -1, 1]) * fused, None, None, None]
+
+
+@tf_export("nn.ctc_loss")
+def ctc_loss(labels, inputs=None, sequence_length=None, preprocess_collapse_repeated=False,
+             ctc_merge_repeated=True, ignore_longer_outputs_than_inputs=False,
+             time_major=True, logits=None) -> Tensor:
+    """The CTC loss (negative log probability of the labels) of each batch entry.
+
+    Args:
+      labels: an int32 SparseTensor of shape [batch, max_label_length]; values in
+        [0, num_classes - 1) (the last class is the blank).
+      inputs: logits (unnormalized), float32 or float64, of shape
+        [max_time, batch, num_classes] ([batch, max_time, num_classes] if not
+        `time_major`).
+      sequence_length: an int32 vector [batch] of the sequence lengths (<= max_time).
+      preprocess_collapse_repeated: merge repeated labels before computing the loss.
+      ctc_merge_repeated: if False, repeated non-blank labels are not merged in the
+        paths (each emission is a separate label).
+      ignore_longer_outputs_than_inputs: give 0 loss and gradient to entries whose
+        labels are longer than their sequence, instead of failing.
+      time_major: the layout of `inputs`.
+      logits: alias of `inputs`.
+
+    Returns:
+      A 1-D Tensor [batch] of losses.
+
+    Raises:
+      TypeError: `labels` is not a SparseTensor.
+    """
+    if not isinstance(labels, SparseTensor):
+        raise TypeError("Expected argument `labels` to be a SparseTensor. Received "
+                        "labels=%s of type: %s" % (labels, type(labels).__name__))
+    if inputs is not None and logits is not None:
+        raise ValueError("Cannot specify both 'logits' and 'inputs'")
+    inputs = convert_to_tensor(logits if inputs is None else inputs, name="logits")
+    if not time_major:
+        from tensorweave.ops.array import array_ops
+        inputs = array_ops.transpose(inputs, [1, 0, 2])
+    op = apply_op("CTCLoss", [inputs, labels.indices, labels.values, sequence_length],
+                  {"preprocess_collapse_repeated": bool(preprocess_collapse_repeated),
+                   "ctc_merge_repeated": bool(ctc_merge_repeated),
+                   "ignore_longer_outputs_than_inputs":
+                       bool(ignore_longer_outputs_than_inputs)},
+                  name="CTCLoss")
+    return op.outputs[0]
+
+
+# --- CTCGreedyDecoder ----------------------------------------------------------------------
+def _greedy_shape(op):
+    inputs = with_rank(op.inputs[0].shape, 3)
+    seq_len = with_rank(op.inputs[1].shape, 1)
+    batch = merge_dims(inputs.as_list()[1] if inputs.ndims else None, seq_len.as_list()[0])
+    return [TensorShape([None, 2]), TensorShape([None]), TensorShape([2]),
+            TensorShape([batch, 1])]
+
+
+register_op("CTCGreedyDecoder", inputs=["inputs: T", "sequence_length: int32"],
+            outputs=["decoded_indices: int64", "decoded_values: int64",
+                     "decoded_shape: int64", "log_probability: T"],
+            attrs={"T": TypeAttr((_dt.float32, _dt.float64), default=_dt.float32),
+                   "merge_repeated": False, "blank_index": -1},
+            shape=_greedy_shape)
+
+
+@kernel("CTCGreedyDecoder")
+def _greedy_kernel(ctx, inputs, seq_len):
+    if inputs.ndim != 3:
+        raise _invalid(ctx, "inputs is not a 3-Tensor")
+    max_time, batch, classes = inputs.shape
+    _check_sequence_length(ctx, seq_len, batch, max_time)
+    blank = ctx.attrs["blank_index"]
+    blank = blank + classes if blank < 0 else blank
+    best = np.argmax(inputs, axis=2) if classes else np.zeros((max_time, batch), np.int64)
+    in_sequence = np.arange(max_time)[:, None] < seq_len[None, :]
+    top = inputs.max(axis=2) if classes else np.zeros((max_time, batch), inputs.dtype)
+    log_prob = -np.where(in_sequence, top, 0).sum(axis=0, dtype=inputs.dtype)
+    keep = in_sequence & (best != blank)
+    if ctx.attrs["merge_repeated"]:
+        repeat = np.zeros_like(keep)
+        repeat[1:] = best[1:] == best[:-1]
+        keep &= ~repeat
+    b, t = np.nonzero(keep.T)  # batch-major order
+    lengths = np.bincount(b, minlength=batch)
+    starts = np.cumsum(lengths) - lengths
+    position = np.arange(b.shape[0]) - starts[b]
+    indices = np.stack([b, position], axis=1).astype(np.int64).reshape(-1, 2)
+    values = best[t, b].astype(np.int64)
+    shape = np.array([batch, lengths.max() if batch else 0], dtype=np.int64)
+    return indices, values, shape, log_prob.reshape(batch, 1).astype(inputs.dtype)
+
+
+not_differentiable("CTCGreedyDecoder")
+
+
+@tf_export("nn.ctc_greedy_decoder")
+def ctc_greedy_decoder(inputs, sequence_length, merge_repeated: bool = True,
+                       blank_index: Optional[int] = None
+                       ) -> Tuple[List[SparseTensor], Tensor]:
+    """Greedy (best path) decoding of CTC logits.
+
+    At each step the most likely class is taken; with `merge_repeated`, repeats of the
+    same class in consecutive steps count once; blanks are then dropped.
+
+    Args:
+      inputs: float32 or float64 logits [max_time, batch, num_classes].
+      sequence_length: an int32 vector [batch] of the sequence lengths.
+      merge_repeated: merge repeated classes in the output.
+      blank_index: the class of the blank (default: num_classes - 1; negative counts
+        from the end).
+      name: none (TF1 has no name argument).
+
+    Returns:
+      A tuple (decoded, neg_sum_logits): `decoded` a list of one int64 SparseTensor of
+      shape [batch, max_decoded_length]; `neg_sum_logits` a [batch, 1] Tensor holding,
+      for each sequence, the negated sum over time of the largest logit of each step.
+    """
+    op = apply_op("CTCGreedyDecoder", [inputs, sequence_length],
+                  {"merge_repeated": bool(merge_repeated),
+                   "blank_index": -1 if blank_index is None else int(blank_index)},
+                  name="CTCGreedyDecoder")
+    decoded = SparseTensor(op.outputs[0], op.outputs[1], op.outputs[2])
+    return [decoded], op.outputs[3]

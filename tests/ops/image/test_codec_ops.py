@@ -1,0 +1,117 @@
+"""Image codecs (ops/image/codec_ops.py) against files written and decoded by real
+TensorFlow (fixtures/, made by fixtures/make_fixtures.py)."""
+import os
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+EXPECTED = np.load(os.path.join(FIXTURES, "expected.npz"))
+IMAGE = EXPECTED["image"]
+# Pillow's libjpeg and TF's libjpeg-turbo may round a few pixels differently
+JPEG_TOLERANCE = 6
+
+
+def _read(name):
+    with open(os.path.join(FIXTURES, name), "rb") as f:
+        return f.read()
+
+
+@pytest.mark.parametrize("name", ["rgb.png", "rgba.png", "gray16.png", "rgb.bmp", "rgb.jpg",
+                                  "gray.jpg", "anim.gif"])
+def test_decode_image_like_tf(sess, name):
+    key = name.replace(".", "_")
+    data = _read(name)
+    channel_options = [None] if name.endswith("gif") else \
+        ([None, 3] if name.endswith("bmp") else [None, 1, 3])
+    for channels in channel_options:
+        want = EXPECTED[key if channels is None else "%s_c%d" % (key, channels)]
+        got = sess.run(tf.image.decode_image(data, channels=channels))
+        assert got.dtype == np.uint8 and got.shape == want.shape
+        tolerance = JPEG_TOLERANCE if name.endswith("jpg") else 0
+        assert np.abs(got.astype(int) - want.astype(int)).max() <= tolerance, (name, channels)
+
+
+def test_decoders_read_any_format_and_static_shapes(sess):
+    png, jpg = _read("rgb.png"), _read("rgb.jpg")
+    assert tf.image.decode_jpeg(jpg).shape.as_list() == [None, None, None]
+    assert tf.image.decode_jpeg(jpg, channels=3).shape.as_list() == [None, None, 3]
+    assert tf.image.decode_png(png, channels=4).shape.as_list() == [None, None, 4]
+    assert tf.image.decode_bmp(png).shape.as_list() == [None, None, None]
+    assert tf.image.decode_gif(png).shape.as_list() == [None, None, None, 3]
+    assert tf.image.decode_image(png).shape.ndims is None
+    assert tf.image.decode_image(png, expand_animations=False).shape.as_list() == \
+        [None, None, None]
+    assert tf.io.decode_png is tf.image.decode_png
+    np.testing.assert_array_equal(sess.run(tf.image.decode_png(png)), IMAGE)
+    np.testing.assert_array_equal(sess.run(tf.image.decode_jpeg(png)), IMAGE)  # as TF 2
+    assert sess.run(tf.image.decode_gif(_read("anim.gif"))).shape == (3, 4, 5, 3)
+    first = sess.run(tf.image.decode_image(_read("anim.gif"), expand_animations=False))
+    np.testing.assert_array_equal(first, EXPECTED["anim_gif"][0])
+
+
+def test_sixteen_bit_png(sess):
+    png16, png = _read("gray16.png"), _read("rgb.png")
+    out = sess.run(tf.image.decode_png(png16, dtype=tf.uint16))
+    assert out.dtype == np.uint16
+    np.testing.assert_array_equal(out, EXPECTED["gray16_png_u16"])
+    np.testing.assert_array_equal(sess.run(tf.image.decode_png(png, dtype=tf.uint16)),
+                                  EXPECTED["rgb_png_u16"])
+    back = sess.run(tf.image.decode_png(sess.run(tf.image.encode_png(out)), dtype=tf.uint16))
+    np.testing.assert_array_equal(back, out)
+
+
+def test_decode_image_to_float(sess):
+    out = sess.run(tf.image.decode_image(_read("rgb.png"), dtype=tf.float32))
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, IMAGE / 255.0, rtol=1e-6)
+    out = sess.run(tf.image.decode_image(_read("rgb.png"), dtype=tf.float64))
+    assert out.dtype == np.float64
+
+
+def test_png_round_trip_and_batch(sess):
+    encoded = tf.image.encode_png(IMAGE, compression=9)
+    assert encoded.shape.as_list() == [] and encoded.dtype == tf.string
+    data = sess.run(encoded)
+    assert isinstance(data, bytes) and data.startswith(b"\x89PNG")
+    np.testing.assert_array_equal(sess.run(tf.image.decode_png(data)), IMAGE)
+    batch = tf.image.encode_png(np.stack([IMAGE, IMAGE[::-1]]))
+    assert batch.shape.as_list() == [2]
+    out = sess.run(batch)
+    np.testing.assert_array_equal(sess.run(tf.image.decode_png(out[1])), IMAGE[::-1])
+
+
+@pytest.mark.parametrize("chroma", [True, False])
+def test_jpeg_round_trip(sess, chroma):
+    # a smooth image: JPEG keeps it within a few levels
+    rows, cols = np.meshgrid(np.arange(6), np.arange(7), indexing="ij")
+    smooth = np.stack([rows * 40, cols * 30, rows * 10 + cols * 10], -1).astype(np.uint8)
+    data = sess.run(tf.image.encode_jpeg(smooth, quality=100, chroma_downsampling=chroma,
+                                         progressive=True, density_unit="cm"))
+    assert sess.run(tf.image.is_jpeg(data)) and not sess.run(tf.image.is_jpeg(_read("rgb.png")))
+    out = sess.run(tf.image.decode_jpeg(data))
+    assert out.shape == smooth.shape
+    assert np.abs(out.astype(int) - smooth).max() <= (32 if chroma else 4)
+    gray = sess.run(tf.image.decode_jpeg(sess.run(tf.image.encode_jpeg(IMAGE[..., :1]))))
+    assert gray.shape == (6, 7, 1)
+    half = sess.run(tf.image.decode_jpeg(data, ratio=2))
+    assert half.shape == (3, 4, 3)
+
+
+def test_errors(sess):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Unknown image file format"):
+        sess.run(tf.image.decode_png(b"garbage"))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Invalid PNG data"):
+        sess.run(tf.image.decode_png(_read("rgb.png")[:40]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must be 0, 3 or 4 for BMP"):
+        sess.run(tf.image.decode_image(_read("rgb.bmp"), channels=1))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="image must have 1 or 3 channels"):
+        sess.run(tf.image.encode_jpeg(np.zeros([2, 2, 2], np.uint8)))
+    with pytest.raises(ValueError, match="rank 3"):
+        tf.image.encode_png(np.zeros([2, 2], np.uint8))
+    with pytest.raises(NotImplementedError, match="fancy_upscaling"):
+        tf.image.decode_jpeg(b"", fancy_upscaling=False)
+    with pytest.raises(TypeError):
+        tf.image.encode_jpeg(np.zeros([2, 2, 3], np.float32))
