@@ -406,7 +406,7 @@ def test_convert_variables_to_constants_resource_variables(caplog):
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             want = sess.run(y, {x: feed})
-            with caplog.at_level(logging.INFO, logger="tensorweave"):
+            with caplog.at_level(logging.INFO, logger="tensorflow"):
                 frozen = tf.graph_util.convert_variables_to_constants(
                     sess, sess.graph_def, ["y"])
             partly = tf.graph_util.convert_variables_to_constants(

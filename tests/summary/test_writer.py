@@ -252,7 +252,7 @@ def test_close_reopen(tmp_path, caplog):
     w.add_summary(tf.Summary(value=[tf.Summary.Value(tag="a", simple_value=1.0)]), 1)
     w.close()
     w.close()  # harmless
-    with caplog.at_level(logging.WARNING, logger="tensorweave"):
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
         w.add_summary(tf.Summary(value=[tf.Summary.Value(tag="lost", simple_value=1.0)]), 2)
     assert "Attempting to use a closed FileWriter" in caplog.text
     w.reopen()

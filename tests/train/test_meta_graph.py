@@ -98,7 +98,7 @@ def test_meta_graph_def_round_trip_and_text(tmp_path):
 def test_unserializable_collection_is_skipped_with_warning(graph, caplog):
     tf.Variable(1.0, name="v")
     graph.add_to_collection("weird", object())
-    with caplog.at_level(logging.WARNING, logger="tensorweave"):
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
         mg = tf.train.export_meta_graph()
     assert "weird" not in mg.collection_def
     assert "Issue encountered when serializing weird" in caplog.text

@@ -204,7 +204,7 @@ def test_collections_without_a_form_are_skipped_with_a_warning(caplog):
     proto.collection_def["while_context"].bytes_list.value.append(b"\x0a\x01w")
     proto.collection_def["extras"].any_list.value.add()
     proto.collection_def["ops"].node_list.value.append("c")
-    with caplog.at_level(logging.WARNING, logger="tensorweave"):
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
         mg = meta_graph.MetaGraphDef.from_proto(proto)
     assert sorted(mg.collection_def) == ["ops"]
     assert "Skipping collection while_context" in caplog.text

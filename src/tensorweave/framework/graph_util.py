@@ -16,7 +16,7 @@ from tensorweave.framework import graph_def_proto as _gp
 from tensorweave.framework import serialize as _ser
 from tensorweave.framework.api_export import tf_export
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")
 _VARIABLE_OPS = ("Variable", "VariableV2", "AutoReloadVariable", "VarHandleOp")
 
 

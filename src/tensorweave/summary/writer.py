@@ -16,7 +16,7 @@ from typing import Dict, Iterator, Optional
 from tensorweave.framework.api_export import tf_export
 from tensorweave.summary import event_file_writer as _efw
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")
 
 
 def _is_proto(obj, message: str) -> bool:

@@ -24,7 +24,7 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.ops.io import checkpoint_format as _fmt
 from tensorweave.platform import file_io
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")
 _DEFAULT_STATE_FILE = "checkpoint"
 
 

@@ -18,7 +18,7 @@ from typing import Iterable, Optional
 from tensorweave.framework import errors
 from tensorweave.framework.api_export import tf_export
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")
 
 # join() wakes up this often while waiting for threads to end or for a stop request.
 _POLL_SECS = 0.05

@@ -47,7 +47,7 @@ from tensorweave.framework.api_export import tf_export
 
 FORMAT = "tensorweave.MetaGraphDef"
 VERSION = 1
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")
 # Collections whose bytes_list items TF writes as serialized VariableDef messages.
 _VARIABLE_KEYS = ("variables", "trainable_variables", "local_variables", "model_variables",
                   "moving_average_variables", "metric_variables", "global_step",

@@ -17,7 +17,7 @@ from tensorweave.framework import errors
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")
 
 
 def _prepend_scope(name: str, import_scope: Optional[str]) -> str:

@@ -38,7 +38,7 @@ from tensorweave.ops.io import tensor_bundle as _bundle
 from tensorweave.train import checkpoint_management as _cm
 from tensorweave.train import checkpoint_utils as _cu
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")
 
 _NOT_FOUND_PREFIX = (
     "Restoring from checkpoint failed. This is most likely due to a Variable name or other "

@@ -8,7 +8,7 @@ from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import GraphKeys, Tensor
 
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")
 
 
 @tf_export("train.global_step")

@@ -245,7 +245,7 @@ def _print_v2_kernel(ctx, value):
         out.write(text)
         out.flush()
     elif stream in _LOG_LEVELS:
-        logging.getLogger("tensorweave").log(_LOG_LEVELS[stream], text.rstrip("\n"))
+        logging.getLogger("tensorflow").log(_LOG_LEVELS[stream], text.rstrip("\n"))
     elif stream.startswith("file://"):
         with _FILE_LOCK, open(stream[len("file://"):], "a") as f:
             f.write(text)
@@ -260,7 +260,7 @@ def _stream_name(output_stream) -> str:
         return "stderr"
     if output_stream is sys.stdout or output_stream is sys.__stdout__:
         return "stdout"
-    logger = logging.getLogger("tensorweave")
+    logger = logging.getLogger("tensorflow")
     for level, fn in (("log(info)", logger.info), ("log(warning)", logger.warning),
                       ("log(error)", logger.error), ("log(info)", logging.info),
                       ("log(warning)", logging.warning), ("log(error)", logging.error)):

@@ -19,7 +19,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.graph import GraphKeys, Tensor, name_scope
 
 _INVALID_TAG_CHARACTERS = re.compile(r"[^-/\w\.]")
-_log = logging.getLogger("tensorweave")
+_log = logging.getLogger("tensorflow")
 
 
 def summary_pb2():
