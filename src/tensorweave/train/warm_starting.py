@@ -1,0 +1,222 @@
+"""Initializing variables from a checkpoint: tf.train.init_from_checkpoint, warm_start
+and VocabInfo.
+
+init_from_checkpoint replaces a variable's initializer by an assignment of the tensor
+read (RestoreV2) from the checkpoint, so the usual `global_variables_initializer()`
+(created afterwards) loads the checkpoint's values.
+"""
+from __future__ import annotations
+
+import collections
+
+from tensorweave.framework import graph as _graph
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import GraphKeys
+from tensorweave.platform import tf_logging as logging
+
+
+def _is_variable(obj) -> bool:
+    from tensorweave.ops.state.variables import Variable
+    return isinstance(obj, Variable)
+
+
+def _store_variables() -> dict:
+    from tensorweave.ops.state.variable_scope import _get_default_variable_store
+    return _get_default_variable_store()._vars
+
+
+def _set_checkpoint_initializer(variable, ckpt_file: str, tensor_name: str) -> None:
+    """Makes `variable`'s initializer assign it the checkpoint's `tensor_name`."""
+    from tensorweave.ops.array.constant_op import constant
+    from tensorweave.ops.io.io_ops import restore_v2
+    from tensorweave.ops.state import resource_variable_ops as rv
+    g = variable.graph
+    with g.as_default(), g.device(variable.device), g.device("/cpu:0"):
+        restored = restore_v2(constant(ckpt_file), constant([tensor_name]), constant([""]),
+                              [variable.dtype.base_dtype], name="checkpoint_initializer")[0]
+        restored.set_shape(variable.shape)
+        init_op = rv.assign_variable_op(variable.handle, restored, name="AssignVariableOp")
+    variable._initializer_op = init_op
+    variable._initial_value = restored
+
+
+def _init_one(variable, ckpt_file, ckpt_dir_or_file, tensor_name, variable_map) -> None:
+    if tensor_name not in variable_map:
+        raise ValueError("Tensor %s is not found in %s checkpoint %s"
+                         % (tensor_name, ckpt_dir_or_file, variable_map))
+    if not variable.get_shape().is_compatible_with(variable_map[tensor_name]):
+        raise ValueError("Shape of variable %s (%s) doesn't match with shape of tensor %s "
+                         "(%s) from checkpoint reader."
+                         % (variable.name, variable.get_shape(), tensor_name,
+                            variable_map[tensor_name]))
+    _set_checkpoint_initializer(variable, ckpt_file, tensor_name)
+    logging.debug("Initialize variable %s from checkpoint %s with %s", variable.name,
+                  ckpt_dir_or_file, tensor_name)
+
+
+@tf_export("train.init_from_checkpoint")
+def init_from_checkpoint(ckpt_dir_or_file, assignment_map) -> None:
+    """Overrides variables' initializers so they load values from a checkpoint.
+
+    `assignment_map` maps checkpoint names to current variables:
+      - 'ckpt_scope/var': 'scope/var' (a name of `tf.get_variable`'s store) or a
+        Variable: one variable;
+      - 'ckpt_scope/': 'scope/': every variable under scope/, from the same relative
+        names under ckpt_scope/ ('/' names the root on either side).
+
+    Call it before creating the init op (`global_variables_initializer()`).
+
+    Args:
+      ckpt_dir_or_file: a checkpoint prefix, or a directory (its latest checkpoint).
+      assignment_map: the dict described above.
+
+    Raises:
+      ValueError: a name not in the checkpoint, shapes that differ, or a variable name
+        mapped from a scope.
+    """
+    from tensorweave.train.checkpoint_utils import _checkpoint_prefix, load_checkpoint
+    ckpt_file = _checkpoint_prefix(ckpt_dir_or_file)
+    variable_map = load_checkpoint(ckpt_dir_or_file).get_variable_to_shape_map()
+    store_vars = _store_variables()
+    for tensor_name, current in sorted(assignment_map.items(), key=lambda kv: kv[0]):
+        if _is_variable(current):
+            _init_one(current, ckpt_file, ckpt_dir_or_file, tensor_name, variable_map)
+            continue
+        if isinstance(current, (list, tuple)) and current and all(map(_is_variable,
+                                                                      current)):
+            raise NotImplementedError("init_from_checkpoint: partitioned variables (a list "
+                                      "of Variables for %r) are not supported"
+                                      % tensor_name)
+        var = store_vars.get(current)
+        if var is not None:
+            _init_one(var, ckpt_file, ckpt_dir_or_file, tensor_name, variable_map)
+            continue
+        scopes = current[:current.rindex("/")] if "/" in current else ""
+        if not tensor_name.endswith("/"):
+            raise ValueError("Assignment map with scope only name {} should map to scope "
+                             "only {}. Should be 'scope/': 'other_scope/'."
+                             .format(scopes, tensor_name))
+        for var_name in sorted(n for n in store_vars
+                               if not scopes or n.startswith(scopes + "/")):
+            relative = var_name[len(scopes):]
+            if current != "/":
+                relative = relative[1:]
+            full_name = relative if tensor_name == "/" else tensor_name + relative
+            full_name = full_name.rstrip("/")
+            if full_name not in variable_map:
+                raise ValueError("Tensor %s (%s in %s) is not found in %s checkpoint"
+                                 % (full_name, var_name[len(scopes) + 1:], tensor_name,
+                                    ckpt_dir_or_file))
+            _init_one(store_vars[var_name], ckpt_file, ckpt_dir_or_file, full_name,
+                      variable_map)
+
+
+@tf_export("train.VocabInfo")
+class VocabInfo(collections.namedtuple("VocabInfo", [
+        "new_vocab", "new_vocab_size", "num_oov_buckets", "old_vocab", "old_vocab_size",
+        "backup_initializer", "axis"])):
+    """How to warm-start an embedding or output layer whose rows (axis=0) or columns
+    (axis=1) follow a vocabulary file.
+
+    tensorweave warm-starts such a variable only when nothing needs remapping: the same
+    vocabulary entries, the same size and no OOV buckets; otherwise warm_start raises
+    NotImplementedError (vocabulary remapping is unsupported).
+    """
+
+    def __new__(cls, new_vocab, new_vocab_size, num_oov_buckets, old_vocab,
+                old_vocab_size=-1, backup_initializer=None, axis=0):
+        if axis not in (0, 1):
+            raise ValueError("The only supported values for the axis argument are 0 and 1. "
+                             " Provided axis: {}".format(axis))
+        return super().__new__(cls, new_vocab, new_vocab_size, num_oov_buckets, old_vocab,
+                               old_vocab_size, backup_initializer, axis)
+
+
+def _vocab_lines(path, size):
+    from tensorweave.platform import gfile
+    with gfile.GFile(path, "r") as f:
+        lines = f.read().splitlines()
+    return lines if size in (None, -1) else lines[:size]
+
+
+def _needs_remapping(info: VocabInfo) -> bool:
+    """False when the new vocabulary is the old one (same first entries, no OOV
+    buckets): rows or columns then stay where they are."""
+    if info.num_oov_buckets:
+        return True
+    new = _vocab_lines(info.new_vocab, info.new_vocab_size)
+    old = _vocab_lines(info.old_vocab, info.old_vocab_size)
+    return new != old or len(new) != info.new_vocab_size
+
+
+def _variables_to_warm_start(vars_to_warm_start, var_name_to_vocab_info) -> dict:
+    """The variables selected by warm_start's `vars_to_warm_start`, by op name."""
+    if isinstance(vars_to_warm_start, str):
+        found = _graph.get_collection(GraphKeys.TRAINABLE_VARIABLES, scope=vars_to_warm_start)
+    elif isinstance(vars_to_warm_start, (list, tuple)):
+        if all(isinstance(v, str) for v in vars_to_warm_start):
+            found = []
+            for scope in vars_to_warm_start:
+                found += _graph.get_collection(GraphKeys.GLOBAL_VARIABLES, scope=scope)
+        elif all(_is_variable(v) for v in vars_to_warm_start):
+            found = list(vars_to_warm_start)
+        else:
+            raise ValueError("If `vars_to_warm_start` is a list, it must be all `Variable` "
+                             "or all `str`.  Given types are {}"
+                             .format([type(v) for v in vars_to_warm_start]))
+    elif vars_to_warm_start is None:
+        found = [v for v in _graph.get_collection(GraphKeys.TRAINABLE_VARIABLES)
+                 if v.op.name in var_name_to_vocab_info]
+    else:
+        raise ValueError("vars_to_warm_start must be a str, a list or None; got %s"
+                         % type(vars_to_warm_start).__name__)
+    return {v.op.name: v for v in found}
+
+
+@tf_export("train.warm_start")
+def warm_start(ckpt_to_initialize_from, vars_to_warm_start=".*",
+               var_name_to_vocab_info=None, var_name_to_prev_var_name=None) -> None:
+    """Warm-starts variables from a checkpoint (through init_from_checkpoint).
+
+    Args:
+      ckpt_to_initialize_from: a checkpoint prefix or directory.
+      vars_to_warm_start: a regex over TRAINABLE_VARIABLES, a list of regexes over
+        GLOBAL_VARIABLES, a list of Variables, or None (only those of
+        var_name_to_vocab_info).
+      var_name_to_vocab_info: variable name -> VocabInfo.
+      var_name_to_prev_var_name: variable name -> its name in the checkpoint.
+
+    Raises:
+      ValueError: entries of the two dicts that name no selected variable.
+      NotImplementedError: a VocabInfo that needs vocabulary remapping.
+    """
+    logging.info("Warm-starting from: %s", ckpt_to_initialize_from)
+    var_name_to_vocab_info = var_name_to_vocab_info or {}
+    var_name_to_prev_var_name = var_name_to_prev_var_name or {}
+    selected = _variables_to_warm_start(vars_to_warm_start, var_name_to_vocab_info)
+    assignment = {}
+    for name, variable in selected.items():
+        info = var_name_to_vocab_info.get(name)
+        if info is not None and _needs_remapping(info):
+            raise NotImplementedError(
+                "warm_start of %s: vocabulary remapping unsupported (new vocab %s of size "
+                "%s with %s OOV buckets, old vocab %s of size %s); only an unchanged "
+                "vocabulary can be warm-started" % (name, info.new_vocab, info.new_vocab_size,
+                                                    info.num_oov_buckets, info.old_vocab,
+                                                    info.old_vocab_size))
+        assignment[var_name_to_prev_var_name.get(name, name)] = variable
+    unused_prev = set(var_name_to_prev_var_name) - set(selected)
+    unused_vocab = set(var_name_to_vocab_info) - set(selected)
+    if unused_prev:
+        raise ValueError("You provided the following variables in var_name_to_prev_var_name "
+                         "that were not used: {0}.  Perhaps you misspelled them?  Here is "
+                         "the list of viable variable names: {1}"
+                         .format(unused_prev, list(selected)))
+    if unused_vocab:
+        raise ValueError("You provided the following variables in var_name_to_vocab_info "
+                         "that were not used: {0}.  Perhaps you misspelled them?  Here is "
+                         "the list of viable variable names: {1}"
+                         .format(unused_vocab, list(selected)))
+    if assignment:
+        init_from_checkpoint(ckpt_to_initialize_from, assignment)
+    logging.info("Warm-started %d variables.", len(assignment))
