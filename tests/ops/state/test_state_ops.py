@@ -137,8 +137,6 @@ def test_embedding_lookup_variable(graph, sess):
 
 def test_embedding_lookup_errors(graph):
     v = tf.Variable(np.zeros([4, 3], np.float32))
-    with pytest.raises(ValueError, match="sharded"):
-        tf.nn.embedding_lookup([v, v], [0])
     with pytest.raises(ValueError):
         tf.nn.embedding_lookup([], [0])
     with pytest.raises(ValueError):

@@ -146,6 +146,11 @@ def _gather_grad(op, grad):
                              "rank (op %s)." % op.name)
         a += p.ndims
     params_shape = shape_tensor(params)
+    if isinstance(grad, IndexedSlices):  # a gather of this gather's rows
+        if a == 0 and indices.shape.ndims == 1:
+            return [IndexedSlices(grad.values, gather(indices, grad.indices), params_shape),
+                    None, None]
+        grad = convert_to_tensor(grad)
     if a == 0:
         values, flat_indices = grad, indices
         if indices.shape.ndims != 1:

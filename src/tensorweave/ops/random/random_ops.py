@@ -299,6 +299,12 @@ register_op("Multinomial", inputs=["logits: T", "num_samples: int32"],
 
 @kernel("Multinomial")
 def _multinomial_kernel(ctx, logits, num_samples):
+    return _categorical_draws(ctx, logits, num_samples, lambda: _generator(ctx))
+
+
+def _categorical_draws(ctx, logits, num_samples, generator):
+    """`[batch, num_samples]` class indices drawn from the rows of `logits` (the
+    Multinomial kernels); `generator()` gives the (generator, lock) to draw with."""
     if logits.ndim != 2:
         raise errors.InvalidArgumentError(None, None, "logits should be a matrix, got shape [%s]"
                                           % ",".join(str(d) for d in logits.shape))
@@ -322,7 +328,7 @@ def _multinomial_kernel(ctx, logits, num_samples):
     probs = np.where(np.isfinite(top), probs, 1.0)
     cdf = np.cumsum(probs, axis=1)
     cdf /= cdf[:, -1:]
-    gen, lock = _generator(ctx)
+    gen, lock = generator()
     with lock:
         u = gen.random((batch, n))
     # one searchsorted for all rows: row i lives in the interval (i, i + 1]

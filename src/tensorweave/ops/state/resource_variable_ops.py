@@ -452,6 +452,12 @@ def _gather_grad(op, grad):
     handle, indices = op.inputs
     var_shape = handle_shape(handle)
     dense_shape = variable_shape(handle)
+    if isinstance(grad, IndexedSlices):  # a gather of the gathered rows
+        if indices.shape.ndims == 1:
+            from tensorweave.ops.indexing.indexing_gather import gather
+            return [IndexedSlices(grad.values, gather(indices, grad.indices), dense_shape),
+                    None]
+        grad = convert_to_tensor(grad)
     if indices.shape.ndims == 1 and grad.shape.ndims is not None and \
             grad.shape.ndims == var_shape.ndims:
         return [IndexedSlices(grad, indices, dense_shape), None]

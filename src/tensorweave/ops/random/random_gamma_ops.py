@@ -1,0 +1,180 @@
+"""Gamma and Poisson sampling ops (TF1 `tf.random_gamma`, `tf.random_poisson`).
+
+Both follow the seeds and per-session generators of `random_ops`: the samples come from
+NumPy's Philox stream, so the distributions equal TF's but the values do not. Output
+shape = `shape + alpha.shape` (`shape + lam.shape`).
+
+The gamma sample is differentiable with respect to `alpha` by implicit
+reparameterization (TF's RandomGammaGrad): a sample x = F^-1(u; alpha) with u held
+fixed moves by dx/dalpha = -(dF/dalpha) / (dF/dx), F the gamma CDF P(alpha, x).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import Tensor, name_scope
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_differentiable, \
+    register_op
+from tensorweave.framework.shapes import TensorShape, broadcast_shapes
+from tensorweave.ops.random.random_ops import _INT_TYPES, _generator, _seed_attrs, \
+    _shape_from, _shape_input_fn
+
+_GAMMA_TYPES = (_dt.float16, _dt.float32, _dt.float64)
+_POISSON_TYPES = (_dt.float16, _dt.float32, _dt.float64, _dt.int32, _dt.int64)
+
+
+def _sample_shape(op) -> TensorShape:
+    """`shape + input(1).shape` (unknown where either is)."""
+    shape = op.inputs[0].shape
+    if shape.ndims is not None and shape.ndims != 1:
+        raise ValueError("Shape must be rank 1 but is rank %d" % shape.ndims)
+    return _shape_input_fn(op).concatenate(op.inputs[1].shape)
+
+
+# --- RandomGamma ---------------------------------------------------------------------------
+register_op("RandomGamma", inputs=["shape: S", "alpha: T"], outputs=["output: T"],
+            attrs={"seed": 0, "seed2": 0, "S": TypeAttr(_INT_TYPES),
+                   "T": TypeAttr(_GAMMA_TYPES)},
+            shape=_sample_shape, stateful=True)
+
+
+@kernel("RandomGamma")
+def _random_gamma_kernel(ctx, shape, alpha):
+    dims = _shape_from(shape) + tuple(alpha.shape)
+    gen, lock = _generator(ctx)
+    a = np.broadcast_to(alpha.astype(np.float64), dims)
+    with lock, np.errstate(invalid="ignore"):
+        # alpha <= 0 gives NaN, as TF's kernel does
+        x = gen.standard_gamma(np.where(a > 0, a, 1.0))
+    x = np.where(a > 0, x, np.nan)
+    return x.astype(alpha.dtype, copy=False)
+
+
+register_op("RandomGammaGrad", inputs=["alpha: T", "sample: T"], outputs=["output: T"],
+            attrs={"T": TypeAttr((_dt.float32, _dt.float64))},
+            shape=lambda op: broadcast_shapes(op.inputs[0].shape, op.inputs[1].shape))
+not_differentiable("RandomGammaGrad")
+
+
+@kernel("RandomGammaGrad", cheap=False)
+def _random_gamma_grad_kernel(ctx, alpha, sample):
+    from tensorweave.ops.math.incomplete_special_ops import _igamma_grad_a
+    from tensorweave.ops.math.special_math_ops import _lgamma
+    a, x = np.broadcast_arrays(alpha.astype(np.float64), sample.astype(np.float64))
+    with np.errstate(all="ignore"):
+        log_density = (a - 1.0) * np.log(x) - x - _lgamma(a)
+        out = -_igamma_grad_a(a, x) / np.exp(log_density)
+    return out.astype(alpha.dtype, copy=False)
+
+
+@gradient("RandomGamma")
+def _random_gamma_grad(op, grad):
+    from tensorweave.ops.array import array_join_ops, array_ops
+    from tensorweave.ops.array.array_fill_ops import ones
+    from tensorweave.ops.math import math_ops, reduction_ops
+    shape, alpha = op.inputs
+    sample = op.outputs[0]
+    n_sample_dims = array_ops.shape(shape)[0]
+    # alpha with one leading unit dimension per sample dimension, to broadcast
+    lead = ones(array_ops.expand_dims(n_sample_dims, 0), dtype=_dt.int32)
+    alpha_b = array_ops.reshape(alpha, array_join_ops.concat([lead, array_ops.shape(alpha)], 0))
+    partial = apply_op("RandomGammaGrad", [alpha_b, sample]).outputs[0]
+    return [None, reduction_ops.reduce_sum(grad * partial, math_ops.range(n_sample_dims))]
+
+
+@tf_export("random_gamma", "random.gamma")
+def random_gamma(shape, alpha, beta=None, dtype=_dt.float32, seed: Optional[int] = None,
+                 name: Optional[str] = None) -> Tensor:
+    """Draws samples from Gamma(alpha, beta) distributions (beta the inverse scale).
+
+    Args:
+      shape: a 1-D integer Tensor or Python list: the shape of the samples drawn for
+        each distribution.
+      alpha: the concentration (shape) parameters, a Tensor of `dtype`.
+      beta: the inverse scale (rate) parameters, broadcastable with `alpha`; default 1.
+      dtype: float16, float32 or float64.
+      seed: op-level seed (see `tf.set_random_seed`).
+      name: name scope of the ops.
+
+    Returns:
+      A Tensor of `dtype` and shape `shape + broadcast(alpha.shape, beta.shape)`;
+      values are at least the smallest positive normal number of `dtype`.
+    """
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.array.array_pad_ops import broadcast_to
+    from tensorweave.ops.array.array_shape_ops import broadcast_dynamic_shape
+    from tensorweave.ops.math import math_binary
+    from tensorweave.ops.random.random_ops import _shape_tensor
+    dtype = _dt.as_dtype(dtype)
+    with name_scope(name, "random_gamma", [shape, alpha, beta]):
+        shape_t = _shape_tensor(shape)
+        alpha = convert_to_tensor(alpha, name="alpha", dtype=dtype)
+        beta = convert_to_tensor(beta if beta is not None else 1, name="beta", dtype=dtype)
+        both = broadcast_dynamic_shape(array_ops.shape(alpha), array_ops.shape(beta))
+        alpha_b = broadcast_to(alpha, both)
+        alpha_b.set_shape(broadcast_shapes(alpha.shape, beta.shape))
+        attrs = _seed_attrs(seed)
+        sample = apply_op("RandomGamma", [shape_t, alpha_b], attrs,
+                          name="RandomGamma").outputs[0]
+        tiny = convert_to_tensor(np.finfo(dtype.as_numpy_dtype).tiny, dtype=dtype)
+        result = math_binary.maximum(tiny, math_binary.truediv(sample, beta))
+        result.set_shape(sample.shape)
+        return result
+
+
+# --- RandomPoissonV2 -----------------------------------------------------------------------
+register_op("RandomPoissonV2", inputs=["shape: S", "rate: R"], outputs=["output: dtype"],
+            attrs={"seed": 0, "seed2": 0, "S": TypeAttr(_INT_TYPES),
+                   "R": TypeAttr(_POISSON_TYPES, default=_dt.float64),
+                   "dtype": TypeAttr(_POISSON_TYPES, default=_dt.int64)},
+            shape=_sample_shape, stateful=True)
+not_differentiable("RandomPoissonV2")
+
+
+@kernel("RandomPoissonV2")
+def _random_poisson_kernel(ctx, shape, rate):
+    dims = _shape_from(shape) + tuple(rate.shape)
+    lam = np.broadcast_to(rate.astype(np.float64), dims)
+    ok = lam >= 0
+    gen, lock = _generator(ctx)
+    with lock:
+        x = gen.poisson(np.where(ok, lam, 0.0)).astype(np.float64)
+    out_dtype = ctx.attrs["dtype"]
+    if out_dtype.is_integer:
+        if not np.all(ok):
+            raise errors.InvalidArgumentError(None, ctx.op, "rate must be non-negative for "
+                                              "integer outputs")
+        return x.astype(out_dtype.as_numpy_dtype)
+    return np.where(ok, x, np.nan).astype(out_dtype.as_numpy_dtype)
+
+
+@tf_export("random_poisson", "random.poisson")
+def random_poisson(lam, shape, dtype=_dt.float32, seed: Optional[int] = None,
+                   name: Optional[str] = None) -> Tensor:
+    """Draws samples from Poisson distributions with rates `lam`.
+
+    Args:
+      lam: a Tensor of rates (float16/32/64, int32 or int64).
+      shape: a 1-D integer Tensor or Python list: the shape of the samples drawn for
+        each rate.
+      dtype: the output type: float16, float32, float64, int32 or int64.
+      seed: op-level seed (see `tf.set_random_seed`).
+      name: name scope of the ops.
+
+    Returns:
+      A Tensor of `dtype` and shape `shape + lam.shape`.
+    """
+    from tensorweave.ops.random.random_ops import _shape_tensor
+    with name_scope(name, "random_poisson", [lam, shape]):
+        shape_t = _shape_tensor(shape)
+        lam = convert_to_tensor(lam, name="lam")
+        attrs = _seed_attrs(seed)
+        attrs["dtype"] = _dt.as_dtype(dtype)
+        return apply_op("RandomPoissonV2", [shape_t, lam], attrs,
+                        name="RandomPoissonV2").outputs[0]

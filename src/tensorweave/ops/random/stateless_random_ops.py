@@ -1,0 +1,576 @@
+"""Stateless random ops (TF1 `tf.random.stateless_*`, `fold_in`, `split`).
+
+Each op is a pure function of its inputs: the values are determined by the int32/int64
+`seed` tensor of shape [2] (and the shape and parameters), so the same seed gives the
+same values in every run, session and process, and different seeds give independent
+streams. The ops are not stateful: the optimizer may fold or merge them.
+
+The bits come from NumPy's Philox generator keyed by the two seed values. TF also uses
+Philox but draws and transforms its bits differently, so the values are not equal to
+TF's bit for bit; the distributions are the same.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Optional
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import Tensor, name_scope
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
+from tensorweave.ops.random.random_ops import _FLOAT_TYPES, _INT_TYPES, _categorical_draws, \
+    _multinomial_shape, _shape_from, _shape_input_fn, _shape_tensor, _standard_normal, \
+    _uniform01
+
+_FULL_INT_TYPES = (_dt.int32, _dt.int64, _dt.uint32, _dt.uint64)
+_PARAM_TYPES = (_dt.float16, _dt.float32, _dt.float64, _dt.int32, _dt.int64)
+
+
+# --- seeds ---------------------------------------------------------------------------------
+def _check_seed_shape(op, index: int) -> None:
+    s = op.inputs[index].shape
+    if s.ndims is not None:
+        if s.ndims != 1:
+            raise ValueError("Shape must be rank 1 but is rank %d" % s.ndims)
+        if s[0].value is not None and s[0].value != 2:
+            raise ValueError("Dimension must be 2 but is %d" % s[0].value)
+
+
+def _seeded(ctx, seed):
+    """A (generator, lock) pair keyed by the seed tensor, fresh for every call."""
+    seed = np.asarray(seed)
+    if seed.shape != (2,):
+        raise errors.InvalidArgumentError(None, ctx.op, "seed must have shape [2], not [%s]"
+                                          % ",".join(str(d) for d in seed.shape))
+    lo, hi = (int(v) & 0xFFFFFFFFFFFFFFFF for v in seed.tolist())
+    return np.random.Generator(np.random.Philox(key=(lo << 64) | hi)), threading.Lock()
+
+
+def _shaped(seed_index: int):
+    def shape_fn(op):
+        _check_seed_shape(op, seed_index)
+        return _shape_input_fn(op)
+    return shape_fn
+
+
+def _declare(op_type: str, inputs, types, default=None, param_attr=None, shape_attr="T"):
+    """A stateless op `(shape, seed, *inputs) -> output: dtype` of the given shape, with
+    TF's attr names: `shape_attr` types the shape, `param_attr` the float-or-int
+    parameter inputs."""
+    attrs = {"dtype": TypeAttr(types, default=default) if default else TypeAttr(types),
+             shape_attr: TypeAttr(_INT_TYPES),
+             "Tseed": TypeAttr(_INT_TYPES, default=_dt.int64)}
+    if param_attr:
+        attrs[param_attr] = TypeAttr(_PARAM_TYPES)
+    register_op(op_type, inputs=["shape: %s" % shape_attr, "seed: Tseed"] + inputs,
+                outputs=["output: dtype"], attrs=attrs, shape=_shaped(1))
+    not_differentiable(op_type)
+
+
+# --- uniform, normal, truncated normal, integers -------------------------------------------
+_declare("StatelessRandomUniform", [], _FLOAT_TYPES, default=_dt.float32)
+_declare("StatelessRandomNormal", [], _FLOAT_TYPES, default=_dt.float32)
+_declare("StatelessTruncatedNormal", [], _FLOAT_TYPES, default=_dt.float32)
+_declare("StatelessRandomUniformInt", ["minval: dtype", "maxval: dtype"], _INT_TYPES)
+_declare("StatelessRandomUniformFullInt", [], _FULL_INT_TYPES, default=_dt.uint64)
+
+
+@kernel("StatelessRandomUniform")
+def _uniform_kernel(ctx, shape, seed):
+    gen, _ = _seeded(ctx, seed)
+    return _uniform01(gen, _shape_from(shape), ctx.attrs["dtype"])
+
+
+def _normal(ctx, shape, seed, truncated: bool):
+    dims = _shape_from(shape)
+    dtype = ctx.attrs["dtype"]
+    gen, _ = _seeded(ctx, seed)
+    x = _standard_normal(gen, int(np.prod(dims)), dtype)
+    if truncated:
+        bad = np.flatnonzero(np.abs(x) > 2.0)
+        while bad.size:
+            x[bad] = _standard_normal(gen, bad.size, dtype)
+            bad = bad[np.abs(x[bad]) > 2.0]
+    return x.reshape(dims).astype(dtype.as_numpy_dtype, copy=False)
+
+
+@kernel("StatelessRandomNormal")
+def _normal_kernel(ctx, shape, seed):
+    return _normal(ctx, shape, seed, truncated=False)
+
+
+@kernel("StatelessTruncatedNormal")
+def _truncated_normal_kernel(ctx, shape, seed):
+    return _normal(ctx, shape, seed, truncated=True)
+
+
+@kernel("StatelessRandomUniformInt")
+def _uniform_int_kernel(ctx, shape, seed, minval, maxval):
+    dims = _shape_from(shape)
+    if np.ndim(minval) != 0 or np.ndim(maxval) != 0:
+        raise errors.InvalidArgumentError(None, ctx.op, "minval and maxval must be scalars")
+    out_np = ctx.attrs["dtype"].as_numpy_dtype
+    if int(np.prod(dims)) == 0:
+        return np.zeros(dims, out_np)
+    if int(minval) >= int(maxval):
+        raise errors.InvalidArgumentError(None, ctx.op, "Need minval < maxval, got %d >= %d"
+                                          % (int(minval), int(maxval)))
+    gen, _ = _seeded(ctx, seed)
+    return gen.integers(int(minval), int(maxval), size=dims, dtype=out_np)
+
+
+@kernel("StatelessRandomUniformFullInt")
+def _full_int_kernel(ctx, shape, seed):
+    gen, _ = _seeded(ctx, seed)
+    bits = gen.bit_generator.random_raw(_shape_from(shape))  # uint64, wrapped to the dtype
+    return bits.astype(ctx.attrs["dtype"].as_numpy_dtype)
+
+
+# --- categorical -------------------------------------------------------------------------
+def _stateless_multinomial_shape(op):
+    _check_seed_shape(op, 2)
+    return _multinomial_shape(op)
+
+
+register_op("StatelessMultinomial", inputs=["logits: T", "num_samples: int32", "seed: Tseed"],
+            outputs=["output: output_dtype"],
+            attrs={"T": TypeAttr(_dt.REAL_NUMBERS),
+                   "Tseed": TypeAttr(_INT_TYPES, default=_dt.int64),
+                   "output_dtype": TypeAttr(_INT_TYPES, default=_dt.int64)},
+            shape=_stateless_multinomial_shape)
+not_differentiable("StatelessMultinomial")
+
+
+@kernel("StatelessMultinomial")
+def _multinomial_kernel(ctx, logits, num_samples, seed):
+    pair = _seeded(ctx, seed)
+    return _categorical_draws(ctx, logits, num_samples, lambda: pair)
+
+
+# --- parameterized distributions: values of `shape`, parameters broadcast to it ---------------
+def _broadcast_params(ctx, dims, *params):
+    try:
+        return [np.broadcast_to(np.asarray(p, np.float64), dims) for p in params]
+    except ValueError:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "Shape passed in must end with broadcasted shape: [%s] vs "
+            "parameters of shapes %s" % (",".join(str(d) for d in dims),
+                                         [list(np.shape(p)) for p in params])) from None
+
+
+_declare("StatelessRandomBinomial", ["counts: T", "probs: T"], _PARAM_TYPES,
+         default=_dt.int64, param_attr="T", shape_attr="S")
+_declare("StatelessRandomGammaV2", ["alpha: dtype"], (_dt.float16, _dt.float32, _dt.float64))
+_declare("StatelessRandomPoisson", ["lam: Rtype"], _PARAM_TYPES, param_attr="Rtype")
+_declare("StatelessParameterizedTruncatedNormal",
+         ["means: dtype", "stddevs: dtype", "minvals: dtype", "maxvals: dtype"],
+         (_dt.float16, _dt.float32, _dt.float64), shape_attr="S")
+
+
+@kernel("StatelessRandomBinomial")
+def _binomial_kernel(ctx, shape, seed, counts, probs):
+    dims = _shape_from(shape)
+    n, p = _broadcast_params(ctx, dims, counts, probs)
+    if np.any(n < 0) or np.any((p < 0) | (p > 1)):
+        raise errors.InvalidArgumentError(None, ctx.op, "counts must be >= 0 and probs in "
+                                          "[0, 1]")
+    gen, _ = _seeded(ctx, seed)
+    return gen.binomial(np.floor(n).astype(np.int64), p).astype(
+        ctx.attrs["dtype"].as_numpy_dtype)
+
+
+@kernel("StatelessRandomGammaV2")
+def _gamma_kernel(ctx, shape, seed, alpha):
+    dims = _shape_from(shape)
+    (a,) = _broadcast_params(ctx, dims, alpha)
+    gen, _ = _seeded(ctx, seed)
+    x = gen.standard_gamma(np.where(a > 0, a, 1.0))
+    return np.where(a > 0, x, np.nan).astype(ctx.attrs["dtype"].as_numpy_dtype)
+
+
+@kernel("StatelessRandomPoisson")
+def _poisson_kernel(ctx, shape, seed, lam):
+    dims = _shape_from(shape)
+    (rate,) = _broadcast_params(ctx, dims, lam)
+    if np.any(rate < 0):
+        raise errors.InvalidArgumentError(None, ctx.op, "lam must be non-negative")
+    gen, _ = _seeded(ctx, seed)
+    return gen.poisson(rate).astype(ctx.attrs["dtype"].as_numpy_dtype)
+
+
+@kernel("StatelessParameterizedTruncatedNormal")
+def _param_truncated_normal_kernel(ctx, shape, seed, means, stddevs, minvals, maxvals):
+    """Inverse-CDF sampling of N(mean, stddev) restricted to [minval, maxval]; intervals
+    on the positive side are mirrored to the negative one, where the CDF is accurate."""
+    from tensorweave.ops.math.special_math_ops import _erfc, _ndtri
+    dims = _shape_from(shape)
+    mu, sd, lo, hi = _broadcast_params(ctx, dims, means, stddevs, minvals, maxvals)
+    if np.any(sd <= 0) or np.any(lo >= hi):
+        raise errors.InvalidArgumentError(None, ctx.op, "stddevs must be positive and "
+                                          "minvals < maxvals")
+    a, b = (lo - mu) / sd, (hi - mu) / sd
+    flip = a > 0
+    a, b = np.where(flip, -b, a), np.where(flip, -a, b)
+
+    def cdf(x):
+        return 0.5 * _erfc(-x / np.sqrt(2.0))
+
+    gen, _ = _seeded(ctx, seed)
+    ca, cb = cdf(a), cdf(b)
+    z = _ndtri(ca + gen.random(dims) * (cb - ca))
+    z = np.clip(z, a, b)
+    z = np.where(flip, -z, z)
+    return (mu + sd * z).astype(ctx.attrs["dtype"].as_numpy_dtype)
+
+
+# --- builders ------------------------------------------------------------------------------
+def _seed_tensor(seed) -> Tensor:
+    seed = convert_to_tensor(seed, name="seed")
+    if seed.dtype not in _INT_TYPES:
+        seed = convert_to_tensor(seed, dtype=_dt.int64)
+    return seed
+
+
+@tf_export("random.stateless_uniform")
+def stateless_random_uniform(shape, seed, minval=0, maxval=None, dtype=_dt.float32,
+                             name: Optional[str] = None, alg="auto_select") -> Tensor:
+    """Deterministic uniform values in [minval, maxval) from a seed of shape [2].
+
+    For integer dtypes `maxval` is required, and `minval = maxval = None` gives the full
+    range of the dtype. Values are not TF's bit for bit (see the module docstring).
+
+    Args:
+      shape: 1-D integer Tensor or Python list: the output shape.
+      seed: int32/int64 Tensor of shape [2].
+      minval: lower bound (inclusive).
+      maxval: upper bound (exclusive); default 1 for floats.
+      dtype: float16, bfloat16, float32, float64, int32, int64 (uint32/uint64 for the
+        full range).
+      name: name scope of the ops.
+      alg: accepted for compatibility ("auto_select", "philox", "threefry"); one
+        algorithm is used.
+
+    Returns:
+      A Tensor of `shape` and `dtype`.
+
+    Raises:
+      ValueError: an integer dtype with only one of minval/maxval given.
+    """
+    del alg
+    dtype = _dt.as_dtype(dtype)
+    with name_scope(name, "stateless_random_uniform", [shape, seed, minval, maxval]) as scope:
+        shape_t, seed = _shape_tensor(shape), _seed_tensor(seed)
+        if dtype.is_integer:
+            if minval is None and maxval is None:
+                return apply_op("StatelessRandomUniformFullInt", [shape_t, seed],
+                                {"dtype": dtype}, name=scope).outputs[0]
+            if minval is None or maxval is None:
+                raise ValueError("For integer dtype {}, minval and maxval must be both "
+                                 "`None` or both non-`None`; got minval={} and maxval={}."
+                                 .format(dtype, minval, maxval))
+            lo = convert_to_tensor(minval, dtype=dtype, name="min")
+            hi = convert_to_tensor(maxval, dtype=dtype, name="max")
+            return apply_op("StatelessRandomUniformInt", [shape_t, seed, lo, hi],
+                            {"dtype": dtype}, name=scope).outputs[0]
+        maxval = 1 if maxval is None else maxval
+        rnd = apply_op("StatelessRandomUniform", [shape_t, seed], {"dtype": dtype},
+                       name="StatelessRandomUniform").outputs[0]
+        lo = convert_to_tensor(minval, dtype=dtype, name="min")
+        hi = convert_to_tensor(maxval, dtype=dtype, name="max")
+        return apply_op("AddV2", [rnd * (hi - lo), lo], name=scope).outputs[0]
+
+
+def _scaled(op_type, default_name, shape, seed, mean, stddev, dtype, name) -> Tensor:
+    dtype = _dt.as_dtype(dtype)
+    with name_scope(name, default_name, [shape, seed, mean, stddev]) as scope:
+        shape_t, seed = _shape_tensor(shape), _seed_tensor(seed)
+        mean = convert_to_tensor(mean, dtype=dtype, name="mean")
+        stddev = convert_to_tensor(stddev, dtype=dtype, name="stddev")
+        rnd = apply_op(op_type, [shape_t, seed], {"dtype": dtype}, name=op_type).outputs[0]
+        return apply_op("AddV2", [rnd * stddev, mean], name=scope).outputs[0]
+
+
+@tf_export("random.stateless_normal")
+def stateless_random_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dt.float32,
+                            name: Optional[str] = None, alg="auto_select") -> Tensor:
+    """Deterministic normal values from a seed of shape [2] (not TF's bit for bit).
+
+    Args:
+      shape: 1-D integer Tensor or Python list: the output shape.
+      seed: int32/int64 Tensor of shape [2].
+      mean: the mean.
+      stddev: the standard deviation.
+      dtype: a floating dtype.
+      name: name scope of the ops.
+      alg: accepted for compatibility.
+
+    Returns:
+      A Tensor of `shape` and `dtype`.
+    """
+    del alg
+    return _scaled("StatelessRandomNormal", "stateless_random_normal", shape, seed, mean,
+                   stddev, dtype, name)
+
+
+@tf_export("random.stateless_truncated_normal")
+def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dt.float32,
+                               name: Optional[str] = None, alg="auto_select") -> Tensor:
+    """Deterministic normal values within two standard deviations of the mean, from a
+    seed of shape [2] (not TF's bit for bit).
+
+    Args:
+      shape: 1-D integer Tensor or Python list: the output shape.
+      seed: int32/int64 Tensor of shape [2].
+      mean: the mean of the untruncated normal.
+      stddev: its standard deviation.
+      dtype: a floating dtype.
+      name: name scope of the ops.
+      alg: accepted for compatibility.
+
+    Returns:
+      A Tensor of `shape` and `dtype`.
+    """
+    del alg
+    return _scaled("StatelessTruncatedNormal", "stateless_truncated_normal", shape, seed,
+                   mean, stddev, dtype, name)
+
+
+def _stateless_categorical(logits, num_samples, seed, dtype, name, default_name):
+    with name_scope(name, default_name, [logits, seed]):
+        logits = convert_to_tensor(logits, name="logits")
+        num = convert_to_tensor(num_samples, dtype=_dt.int32, name="num_samples")
+        attrs = {"output_dtype": _dt.as_dtype(dtype) if dtype else _dt.int64}
+        return apply_op("StatelessMultinomial", [logits, num, _seed_tensor(seed)], attrs,
+                        name="StatelessMultinomial").outputs[0]
+
+
+@tf_export("random.stateless_categorical")
+def stateless_categorical(logits, num_samples, seed, dtype=_dt.int64,
+                          name: Optional[str] = None) -> Tensor:
+    """Deterministic draws from categorical distributions, from a seed of shape [2].
+
+    Args:
+      logits: 2-D Tensor `[batch_size, num_classes]` of unnormalized log-probabilities.
+      num_samples: 0-D int: the number of samples per row.
+      seed: int32/int64 Tensor of shape [2].
+      dtype: int32 or int64, the type of the result.
+      name: name scope of the ops.
+
+    Returns:
+      A `[batch_size, num_samples]` Tensor of class indices.
+    """
+    return _stateless_categorical(logits, num_samples, seed, dtype, name,
+                                  "stateless_categorical")
+
+
+@tf_export("random.stateless_multinomial")
+def stateless_multinomial(logits, num_samples, seed, output_dtype=_dt.int64,
+                          name: Optional[str] = None) -> Tensor:
+    """Deprecated alias of `stateless_categorical` (argument `output_dtype`).
+
+    Args:
+      logits: 2-D Tensor `[batch_size, num_classes]` of unnormalized log-probabilities.
+      num_samples: 0-D int: the number of samples per row.
+      seed: int32/int64 Tensor of shape [2].
+      output_dtype: int32 or int64.
+      name: name scope of the ops.
+
+    Returns:
+      A `[batch_size, num_samples]` Tensor of class indices.
+    """
+    return _stateless_categorical(logits, num_samples, seed, output_dtype, name,
+                                  "stateless_multinomial")
+
+
+@tf_export("random.stateless_binomial")
+def stateless_random_binomial(shape, seed, counts, probs, output_dtype=_dt.int32,
+                              name: Optional[str] = None) -> Tensor:
+    """Deterministic binomial draws (number of successes of `counts` trials with success
+    probability `probs`), from a seed of shape [2].
+
+    Args:
+      shape: 1-D integer Tensor or Python list: the output shape; `counts` and `probs`
+        broadcast to it.
+      seed: int32/int64 Tensor of shape [2].
+      counts: the numbers of trials (float or int).
+      probs: the success probabilities, of the type of `counts`.
+      output_dtype: the type of the result (float16/32/64, int32, int64).
+      name: name scope of the ops.
+
+    Returns:
+      A Tensor of `shape` and `output_dtype`.
+    """
+    with name_scope(name, "stateless_random_binomial", [shape, seed, counts, probs]) as scope:
+        counts = convert_to_tensor(counts, name="counts")
+        probs = convert_to_tensor(probs, dtype=counts.dtype, name="probs")
+        return apply_op("StatelessRandomBinomial",
+                        [_shape_tensor(shape), _seed_tensor(seed), counts, probs],
+                        {"dtype": _dt.as_dtype(output_dtype)}, name=scope).outputs[0]
+
+
+@tf_export("random.stateless_gamma")
+def stateless_random_gamma(shape, seed, alpha, beta=None, dtype=_dt.float32,
+                           name: Optional[str] = None) -> Tensor:
+    """Deterministic Gamma(alpha, beta) draws, from a seed of shape [2].
+
+    Args:
+      shape: 1-D integer Tensor or Python list: the output shape; `alpha` and `beta`
+        broadcast to it (their shapes must be a suffix of it).
+      seed: int32/int64 Tensor of shape [2].
+      alpha: the concentrations.
+      beta: the inverse scales (rates); default 1.
+      dtype: float16, float32 or float64.
+      name: name scope of the ops.
+
+    Returns:
+      A Tensor of `shape` and `dtype`.
+    """
+    from tensorweave.ops.math import math_binary
+    dtype = _dt.as_dtype(dtype)
+    with name_scope(name, "stateless_random_gamma", [shape, seed, alpha, beta]):
+        alpha = convert_to_tensor(alpha, dtype=dtype, name="alpha")
+        sample = apply_op("StatelessRandomGammaV2",
+                          [_shape_tensor(shape), _seed_tensor(seed), alpha],
+                          {"dtype": dtype}, name="StatelessRandomGammaV2").outputs[0]
+        if beta is not None:
+            beta = convert_to_tensor(beta, dtype=dtype, name="beta")
+            sample = math_binary.truediv(sample, beta)
+        tiny = convert_to_tensor(np.finfo(dtype.as_numpy_dtype).tiny, dtype=dtype)
+        result = math_binary.maximum(tiny, sample)
+        result.set_shape(sample.shape)
+        return result
+
+
+@tf_export("random.stateless_poisson")
+def stateless_random_poisson(shape, seed, lam, dtype=_dt.int32,
+                             name: Optional[str] = None) -> Tensor:
+    """Deterministic Poisson draws with rates `lam`, from a seed of shape [2].
+
+    Args:
+      shape: 1-D integer Tensor or Python list: the output shape; `lam` broadcasts to it.
+      seed: int32/int64 Tensor of shape [2].
+      lam: the rates (float or int).
+      dtype: the type of the result (float16/32/64, int32, int64).
+      name: name scope of the ops.
+
+    Returns:
+      A Tensor of `shape` and `dtype`.
+    """
+    with name_scope(name, "stateless_random_poisson", [shape, seed, lam]) as scope:
+        lam = convert_to_tensor(lam, name="lam")
+        return apply_op("StatelessRandomPoisson",
+                        [_shape_tensor(shape), _seed_tensor(seed), lam],
+                        {"dtype": _dt.as_dtype(dtype)}, name=scope).outputs[0]
+
+
+@tf_export("random.stateless_parameterized_truncated_normal")
+def stateless_parameterized_truncated_normal(shape, seed, means=0.0, stddevs=1.0,
+                                             minvals=-2.0, maxvals=2.0,
+                                             name: Optional[str] = None) -> Tensor:
+    """Deterministic draws of N(means, stddevs) restricted to [minvals, maxvals], from a
+    seed of shape [2].
+
+    Args:
+      shape: 1-D integer Tensor or Python list: the output shape; the parameters
+        broadcast to it.
+      seed: int32/int64 Tensor of shape [2].
+      means, stddevs, minvals, maxvals: float Tensors (the dtype of `means`).
+      name: name scope of the ops.
+
+    Returns:
+      A Tensor of `shape` and the dtype of `means`.
+    """
+    with name_scope(name, "stateless_parameterized_truncated_normal",
+                    [shape, means, stddevs, minvals, maxvals]) as scope:
+        means = convert_to_tensor(means, name="means")
+        params = [means] + [convert_to_tensor(v, dtype=means.dtype, name=n) for v, n in
+                            ((stddevs, "stddevs"), (minvals, "minvals"), (maxvals, "maxvals"))]
+        return apply_op("StatelessParameterizedTruncatedNormal",
+                        [_shape_tensor(shape), _seed_tensor(seed)] + params,
+                        {"dtype": means.dtype}, name=scope).outputs[0]
+
+
+# --- seed arithmetic -------------------------------------------------------------------------
+@tf_export("random.split")
+def split(seed, num: int = 2, alg="auto_select") -> Tensor:
+    """Splits a seed into `num` new seeds, deterministically.
+
+    Args:
+      seed: int32/int64 Tensor of shape [2].
+      num: the number of seeds to make.
+      alg: accepted for compatibility.
+
+    Returns:
+      A Tensor `[num, 2]` of the dtype of `seed`.
+    """
+    del alg
+    seed = _seed_tensor(seed)
+    return stateless_random_uniform([num, 2], seed=seed, dtype=seed.dtype, minval=None,
+                                    maxval=None)
+
+
+@tf_export("random.fold_in")
+def fold_in(seed, data, alg="auto_select") -> Tensor:
+    """Folds the integer `data` into `seed`: a new seed, deterministic in both.
+
+    Args:
+      seed: int32/int64 Tensor of shape [2].
+      data: an int32/int64 scalar.
+      alg: accepted for compatibility.
+
+    Returns:
+      A Tensor `[2]` of the dtype of `seed`.
+    """
+    from tensorweave.ops.array.array_join_ops import stack
+    from tensorweave.ops.math.math_ops import cast
+    del alg
+    seed = _seed_tensor(seed)
+    first = stateless_random_uniform([1], seed=seed, dtype=seed.dtype, minval=None,
+                                     maxval=None)[0]
+    data = cast(convert_to_tensor(data, name="data"), seed.dtype)
+    return stateless_random_uniform([2], seed=stack([first, data]), dtype=seed.dtype,
+                                    minval=None, maxval=None)
+
+
+_STATE_SIZES = {1: 3, 2: 2, "philox": 3, "threefry": 2}
+
+
+@tf_export("random.create_rng_state")
+def create_rng_state(seed, alg) -> np.ndarray:
+    """The RNG state array TF's generators start from for an integer `seed`: the seed
+    split into 64-bit words, padded with zeros to the state size of `alg` (3 for Philox,
+    2 for ThreeFry).
+
+    Args:
+      seed: a Python int (or list of ints, taken as 64-bit words).
+      alg: 1 or "philox", 2 or "threefry".
+
+    Returns:
+      A 1-D int64 NumPy array.
+
+    Raises:
+      ValueError: an unknown algorithm or a seed with too many words.
+    """
+    key = alg.lower() if isinstance(alg, str) else getattr(alg, "value", alg)
+    if key not in _STATE_SIZES:
+        raise ValueError("Unsupported algorithm id: %s" % (alg,))
+    size = _STATE_SIZES[key]
+    if isinstance(seed, (list, tuple, np.ndarray)):
+        words = [int(s) for s in seed]
+    else:
+        seed, words = int(seed), []
+        if seed < 0:
+            raise ValueError("Seed must be non-negative, got %d" % seed)
+        while seed:
+            words.append(seed & 0xFFFFFFFFFFFFFFFF)
+            seed >>= 64
+    if len(words) > size:
+        raise ValueError("The size of the seeds is %d, larger than the state size %d"
+                         % (len(words), size))
+    words += [0] * (size - len(words))
+    return np.array(words, dtype=np.uint64).astype(np.int64)
+
