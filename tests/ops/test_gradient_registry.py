@@ -256,6 +256,20 @@ TABLE = {
     "Real": Row(tf.math.real, [(2, 3)]),
     "Imag": Row(tf.math.imag, [(2, 3)]),
     "Angle": Row(tf.math.angle, [(2, 3)], _nonzero),
+    # FFTs (ops/math/spectral_fft_ops.py); the real ones crop or pad their input
+    "FFT": Row(tf.signal.fft, [(2, 3)], type_attr="Tcomplex"),
+    "IFFT": Row(tf.signal.ifft, [(2, 3)], type_attr="Tcomplex"),
+    "FFT2D": Row(tf.signal.fft2d, [(2, 3, 2)], type_attr="Tcomplex"),
+    "IFFT2D": Row(tf.signal.ifft2d, [(2, 3, 2)], type_attr="Tcomplex"),
+    "FFT3D": Row(tf.signal.fft3d, [(2, 2, 3)], type_attr="Tcomplex"),
+    "IFFT3D": Row(tf.signal.ifft3d, [(2, 2, 3)], type_attr="Tcomplex"),
+    "RFFT": Row(lambda x: tf.signal.rfft(x, [4]), [(2, 5)], type_attr="Treal"),
+    "IRFFT": Row(lambda x: tf.signal.irfft(x, [5]), [(2, 4)], type_attr="Tcomplex"),
+    "RFFT2D": Row(lambda x: tf.signal.rfft2d(x, [3, 6]), [(2, 4)], type_attr="Treal"),
+    "IRFFT2D": Row(lambda x: tf.signal.irfft2d(x, [2, 6]), [(3, 4)], type_attr="Tcomplex"),
+    "RFFT3D": Row(tf.signal.rfft3d, [(2, 2, 3)], type_attr="Treal"),
+    "IRFFT3D": Row(lambda x: tf.signal.irfft3d(x, [2, 2, 4]), [(2, 2, 3)],
+                   type_attr="Tcomplex"),
     # linalg (ops/linalg): well-conditioned matrices; Hermitian inputs built as a a^H + 3I
     "MatrixInverse": Row(lambda a: tf.linalg.inv(a, adjoint=True), [(2, 3, 3)], _wellcond),
     "MatrixDeterminant": Row(tf.linalg.det, [(2, 3, 3)], _wellcond),
@@ -463,6 +477,15 @@ TABLE = {
                       dtypes=(tf.float16, tf.bfloat16, tf.float32)),
     "ResizeNearestNeighbor": Row(lambda x: tf.image.resize_nearest_neighbor(x, [3, 5]),
                                  [(1, 2, 3, 1)]),
+    # crops and patches (ops/image/crop_patch_ops.py); the boxes' gradient of
+    # CropAndResize is checked in tests/ops/image/test_crop_patch_ops.py
+    "CropAndResize": Row(lambda x: tf.image.crop_and_resize(
+        x, [[0.1, 0.2, 0.83, 0.71], [0.9, 0.05, 0.3, 0.66]], [0, 1], [3, 4]),
+        [(2, 4, 5, 2)], dtypes=(tf.float32,)),
+    "ExtractImagePatches": Row(lambda x: tf.image.extract_patches(
+        x, [1, 2, 3, 1], [1, 2, 1, 1], [1, 1, 2, 1], "SAME"), [(2, 4, 5, 2)]),
+    "ExtractVolumePatches": Row(lambda x: tf.extract_volume_patches(
+        x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "SAME"), [(1, 3, 3, 2, 2)]),
     "ResizeBilinearGrad": Row(lambda g: _raw("ResizeBilinearGrad", [
         tf.cast(g, tf.float32), tf.zeros([1, 2, 3, 1], g.dtype)]), [(1, 3, 5, 1)],
         dtypes=(tf.float32,)),
@@ -555,6 +578,10 @@ TABLE = {
 
 # op type -> (why it is not in TABLE, tests that check its gradient numerically there)
 EXCLUDED = {
+    "RandomGamma": ("each run draws new samples; its gradient (RandomGammaGrad) is checked "
+                    "against central differences of the inverse CDF",
+                    ["ops/random/test_random_gamma_ops.py::"
+                     "test_random_gamma_grad_is_the_derivative_of_the_inverse_cdf"]),
     "Merge": ("differentiable only as the output of a tf.cond",
               ["ops/control_flow/test_control_flow_grad.py::test_grad_cond_both_branches",
                "ops/control_flow/test_control_flow_grad.py::test_grad_cond_in_while"]),

@@ -46,18 +46,11 @@ def accumulator(logdir):
 def fixture_graph():
     sys.path.insert(0, DATA)
     try:
-        from summary_inputs import inputs
+        from summary_inputs import build_summaries, inputs
     finally:
         sys.path.remove(DATA)
-    ph = {k: tf.placeholder(tf.as_dtype(v.dtype), np.shape(v), name=k)
-          for k, v in inputs(0).items()}
-    tf.summary.scalar("loss", ph["loss"])
-    tf.summary.histogram("weights", ph["weights"], family="params")
-    tf.summary.image("images", ph["images"], max_outputs=2)
-    tf.summary.image("gray", ph["gray"], max_outputs=1)
-    tf.summary.audio("audio", ph["audio"], 8000.0, max_outputs=1)
-    tf.summary.text("note", tf.constant(["hello", "world"]))
-    return ph, inputs, tf.summary.merge_all()
+    ph, merged = build_summaries(tf)
+    return ph, inputs, merged
 
 
 # --- the file -------------------------------------------------------------------------------

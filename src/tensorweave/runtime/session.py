@@ -25,17 +25,23 @@ from tensorweave.runtime.policy import ExecutionPolicy
 
 
 # --- fetch structures ----------------------------------------------------------------
+# ops whose fetched value is not their output as it is: a persistent tensor's handle
+# (ops/data_flow/session_ops.py) and a variable's handle (a TF1 reference variable's value)
+_HANDLE_OPS = frozenset(("GetSessionHandle", "VarHandleOp"))
+
+
 class _FetchMapper:
     """Flattens a nested fetch structure into unique graph elements and rebuilds it."""
 
-    def __init__(self, graph: Graph, fetches):
+    def __init__(self, graph: Graph, fetches, session=None):
         self.tensors: List[Tensor] = []
         self.targets: List[Operation] = []
         self._index: Dict[Any, int] = {}
+        self._session = session  # turns fetched session handles into TensorHandles
         self.build = self._compile(graph, fetches)
         del self._index
 
-    __slots__ = ("tensors", "targets", "build", "_index")
+    __slots__ = ("tensors", "targets", "build", "_index", "_session")
 
     def _leaf(self, graph, obj) -> Callable:
         comps = getattr(obj, "_fetch_components", None)
@@ -58,10 +64,19 @@ class _FetchMapper:
             if el not in self.targets:
                 self.targets.append(el)
             return lambda vals: None
+        if el._op._type == "VarHandleOp":
+            from tensorweave.ops.state.variables import fetched_value_of_handle
+            value = fetched_value_of_handle(el._op)
+            if value is not None:
+                el = value
         i = self._index.get(el)
         if i is None:
             i = self._index[el] = len(self.tensors)
             self.tensors.append(el)
+        if el._op._type == "GetSessionHandle" and self._session is not None:
+            from tensorweave.ops.data_flow.session_ops import TensorHandle
+            dtype, session = el._op.inputs[0].dtype, self._session
+            return lambda vals: TensorHandle(vals[i], dtype, session)
         return lambda vals: vals[i]
 
     def _compile(self, graph, f) -> Callable:
@@ -136,6 +151,8 @@ def _feed_value(t: Tensor, value):
     dt = t._dtype
     if type(value) is np.ndarray and value.dtype == dt._np:
         arr = value
+    elif hasattr(value, "_tw_feed_value"):  # a TensorHandle: its handle or its value
+        return _feed_value(t, value._tw_feed_value(dt))
     elif dt is _dt.string:
         from tensorweave.framework.op_builder import as_numpy
         arr = as_numpy(value, dt)
@@ -215,6 +232,17 @@ class BaseSession:
         self._close_lock = threading.Lock()
         self._partial_runs: Dict[str, dict] = {}
         self._default_ctx = None
+        self._session_tensors = None  # persistent tensors, made on first use
+
+    @property
+    def session_tensors(self):
+        """The persistent tensors of this session (`tf.get_session_handle`)."""
+        if self._session_tensors is None:
+            from tensorweave.ops.data_flow.session_ops import SessionTensorStore
+            with self._plan_lock:
+                if self._session_tensors is None:
+                    self._session_tensors = SessionTensorStore()
+        return self._session_tensors
 
     # --- properties ---------------------------------------------------------------
     @property
@@ -322,7 +350,7 @@ class BaseSession:
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
         feeds, values = self._feed_list(feed_dict)
-        if type(fetches) is Tensor:
+        if type(fetches) is Tensor and fetches._op._type not in _HANDLE_OPS:
             if fetches._op._graph is not self._graph:
                 raise ValueError("Fetch argument %r cannot be interpreted as a Tensor. "
                                  "(Tensor %s is not an element of this graph.)"
@@ -333,18 +361,18 @@ class BaseSession:
             plan = self._get_plan((), (fetches,), feeds)
             self._execute(plan, values, options, run_metadata)
             return None
-        mapper = _FetchMapper(self._graph, fetches)
+        mapper = _FetchMapper(self._graph, fetches, self)
         plan = self._get_plan(tuple(mapper.tensors), tuple(mapper.targets), feeds)
         out = self._execute(plan, values, options, run_metadata)
         return mapper.build(out)
 
     def make_callable(self, fetches, feed_list=None, accept_options: bool = False):
         """A function `f(*feed_values)` that runs `fetches` with a prebuilt plan."""
-        mapper = _FetchMapper(self._graph, fetches)
+        mapper = _FetchMapper(self._graph, fetches, self)
         feeds = tuple(self._graph.as_graph_element(f, allow_tensor=True, allow_operation=False)
                       for f in (feed_list or ()))
         key = (tuple(mapper.tensors), tuple(mapper.targets), feeds)
-        single_tensor = type(fetches) is Tensor
+        single_tensor = type(fetches) is Tensor and fetches._op._type not in _HANDLE_OPS
         single_op = type(fetches) is Operation
 
         def call(*args, **kwargs):
@@ -424,6 +452,8 @@ class BaseSession:
         self._env.close(errors.CancelledError(None, None, "Session has been closed."))
         self._plans.clear()
         self._op_state.clear()
+        if self._session_tensors is not None:
+            self._session_tensors.clear()
         if not self._target:  # a target's resources outlive its sessions, until reset
             for d in self._device_manager.devices:
                 d.resources.clear()

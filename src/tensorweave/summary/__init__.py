@@ -20,6 +20,10 @@ _PROTO_CLASSES = {
     "SessionLog": ("event_pb2", "SessionLog"),
     "TaggedRunMetadata": ("event_pb2", "TaggedRunMetadata"),
     "LogMessage": ("event_pb2", "LogMessage"),
+    # other protos TF1 exposes at the top level (tf.AttrValue, ...), served the same way
+    "AttrValue": ("attr_value_pb2", "AttrValue"),
+    "NameAttrList": ("attr_value_pb2", "NameAttrList"),
+    "TensorInfo": ("meta_graph_pb2", "TensorInfo"),
 }
 # the ones TF1 has in tf.summary; the others are top-level names only (tf.SummaryMetadata)
 _IN_THIS_NAMESPACE = ("Summary", "SummaryDescription", "Event", "SessionLog",

@@ -107,3 +107,17 @@ def test_control_dependencies_order_the_read(graph, sess):
         out = tf.identity(v)
     assert sess.run(out) == 2.0
     assert sess.run(out) == 3.0
+
+
+def test_fetching_a_variable_by_its_tensor_name_gives_its_value(graph, sess):
+    # TF1: "w:0" names the reference variable itself, and fetching it gives the value
+    w = tf.Variable([1.0, 2.0], name="w")
+    r = tf.Variable([3.0], name="r", use_resource=True)
+    sess.run(tf.global_variables_initializer())
+    np.testing.assert_allclose(sess.run("w:0"), [1.0, 2.0])
+    np.testing.assert_allclose(sess.run(graph.get_tensor_by_name("w:0")), [1.0, 2.0])
+    np.testing.assert_allclose(sess.run(["w:0", w])[0], [1.0, 2.0])
+    sess.run(w.assign([5.0, 6.0]))
+    np.testing.assert_allclose(sess.run({"v": "w:0"})["v"], [5.0, 6.0])
+    # a resource variable's handle is the handle, as in TF
+    assert not isinstance(sess.run("r:0"), np.ndarray) or sess.run("r:0").dtype == object

@@ -3,36 +3,27 @@
     ~/.cache/tensorweave-bench-tf/bin/python make_tf_events.py
 
 One event file (renamed events.out.tfevents.fixture) holding, at steps 0..2, the
-summaries built in main() from summary_inputs.py's inputs (the tests feed tensorweave
+summaries of summary_inputs.build_summaries fed summary_inputs.inputs (the tests feed tensorweave
 the same ones), then a SessionLog STOP at step 3.
 """
 import os
 import shutil
 import sys
 
-import numpy as np
 import tensorflow.compat.v1 as tf
 
 tf.disable_v2_behavior()
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from summary_inputs import inputs  # noqa: E402
+from summary_inputs import build_summaries, inputs  # noqa: E402
 
 
 def main():
     out = os.path.join(HERE, "tf_events")
     shutil.rmtree(out, ignore_errors=True)
     with tf.Graph().as_default():
-        ph = {k: tf.placeholder(tf.as_dtype(v.dtype), np.shape(v), name=k)
-              for k, v in inputs(0).items()}
-        tf.summary.scalar("loss", ph["loss"])
-        tf.summary.histogram("weights", ph["weights"], family="params")
-        tf.summary.image("images", ph["images"], max_outputs=2)
-        tf.summary.image("gray", ph["gray"], max_outputs=1)
-        tf.summary.audio("audio", ph["audio"], 8000.0, max_outputs=1)
-        tf.summary.text("note", tf.constant(["hello", "world"]))
-        merged = tf.summary.merge_all()
+        ph, merged = build_summaries(tf)
         writer = tf.summary.FileWriter(out, filename_suffix=".tf")
         with tf.Session() as sess:
             for step in range(3):

@@ -480,6 +480,7 @@ multiply = tf_export("multiply", "math.multiply")(_builder("Mul", "multiply", "x
 realdiv = tf_export("realdiv")(_builder("RealDiv", "realdiv", "x / y (ints truncate)"))
 floordiv = tf_export("floordiv", "math.floordiv")(
     _builder("FloorDiv", "floordiv", "floor(x / y)", "floordiv"))
+floor_div = tf_export("floor_div")(_builder("FloorDiv", "floor_div", "floor(x / y)"))
 floormod = tf_export("floormod", "math.floormod", "mod", "math.mod")(
     _builder("FloorMod", "floormod", "x - floor(x / y) * y (the result has the sign of y)"))
 truncatediv = tf_export("truncatediv")(

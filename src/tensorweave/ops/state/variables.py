@@ -558,6 +558,16 @@ class Variable(metaclass=_VariableMeta):
 _VARIABLE_OF_HANDLE_OP: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+def fetched_value_of_handle(op: Operation) -> Optional[Tensor]:
+    """What fetching the output of the VarHandleOp `op` returns in TF1: the variable's
+    value for a variable made as a TF1 reference variable (its handle tensor `v:0` is
+    TF1's `float32_ref` tensor), None (the handle itself) for a resource variable."""
+    var = _VARIABLE_OF_HANDLE_OP.get(op)
+    if var is None or not var._feeds_reads:
+        return None
+    return var._graph_element
+
+
 def _guard_uninitialized_dependencies(value: Tensor) -> Tensor:
     """`value` with every read of another Variable replaced by that variable's
     `initialized_value()` (TF1 does the same), so one initializer step initializes

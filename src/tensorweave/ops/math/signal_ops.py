@@ -1,0 +1,292 @@
+"""`tf.signal` beyond the FFTs: framing (frame, overlap_and_add), raised-cosine windows
+(hann_window, hamming_window) and the short-time Fourier transform (stft,
+inverse_stft). All are compositions of gathers, segment sums and the FFT ops, so their
+gradients come from those ops.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Optional
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import Tensor, name_scope
+from tensorweave.framework.op_builder import convert_to_tensor
+from tensorweave.framework.tensor_util import constant_value
+from tensorweave.ops.math import spectral_fft_ops
+
+
+def _static_int(x) -> Optional[int]:
+    v = constant_value(x) if isinstance(x, Tensor) else x
+    return None if v is None else int(np.asarray(v))
+
+
+def _frame_indices(length, frame_length, frame_step, pad_end: bool):
+    """([num_frames, frame_length] indices, padded length) as NumPy when everything is
+    known, else as tensors."""
+    fl, fs, n = (_static_int(v) for v in (frame_length, frame_step, length))
+    if None not in (fl, fs, n):
+        frames = -(-n // fs) if pad_end else max(0, 1 + (n - fl) // fs)
+        idx = np.arange(frames)[:, None] * fs + np.arange(fl)[None, :]
+        padded = max(n, (frames - 1) * fs + fl) if pad_end and frames else n
+        return idx.astype(np.int32), padded
+    from tensorweave.ops.math import math_binary, math_ops
+    length = math_ops.cast(length, _dt.int32)
+    fl_t = convert_to_tensor(frame_length, dtype=_dt.int32)
+    fs_t = convert_to_tensor(frame_step, dtype=_dt.int32)
+    if pad_end:
+        frames = -math_binary.floordiv(-length, fs_t)
+        padded = math_binary.maximum(length, (frames - 1) * fs_t + fl_t)
+    else:
+        frames = math_binary.maximum(0, 1 + math_binary.floordiv(length - fl_t, fs_t))
+        padded = length
+    from tensorweave.ops.array import array_ops
+    idx = array_ops.reshape(math_ops.range(frames) * fs_t, [-1, 1]) + \
+        array_ops.reshape(math_ops.range(fl_t), [1, -1])
+    return idx, padded
+
+
+@tf_export("signal.frame")
+def frame(signal, frame_length, frame_step, pad_end: bool = False, pad_value=0,
+          axis: int = -1, name: Optional[str] = None) -> Tensor:
+    """Splits `axis` of `signal` into overlapping frames of `frame_length` samples taken
+    every `frame_step` samples.
+
+    Args:
+      signal: a Tensor of rank >= 1.
+      frame_length: an int (or int32 scalar), the samples per frame.
+      frame_step: an int (or int32 scalar), the hop between frame starts.
+      pad_end: pad the end with `pad_value` so the last samples start frames too.
+      pad_value: the padding value.
+      axis: the axis to frame.
+      name: name scope.
+
+    Returns:
+      A Tensor whose `axis` is replaced by [num_frames, frame_length].
+
+    Raises:
+      ValueError: `signal` is a scalar.
+    """
+    from tensorweave.ops.array import array_ops, array_pad_ops
+    from tensorweave.ops.indexing import indexing_gather
+    with name_scope(name, "frame", [signal, frame_length, frame_step, pad_value]):
+        signal = convert_to_tensor(signal, name="signal")
+        rank = signal.shape.ndims
+        if rank == 0:
+            raise ValueError("Shape must be at least rank 1 but is rank 0")
+        if rank is None:
+            raise ValueError("frame needs a signal of known rank")
+        axis = axis % rank
+        dims = signal.shape.as_list()
+        static_len = signal.shape.dims[axis].value
+        length = static_len if static_len is not None else array_ops.shape(signal)[axis]
+        idx, padded = _frame_indices(length, frame_length, frame_step, pad_end)
+        if pad_end:
+            extra = padded - length  # an int, or a tensor when a size is unknown
+            if not isinstance(extra, int) or extra > 0:
+                signal = array_pad_ops.pad(signal, _pad_spec(rank, axis, extra),
+                                           constant_values=pad_value)
+        result = indexing_gather.gather(signal, idx, axis=axis)
+        frames = idx.shape[0] if isinstance(idx, np.ndarray) else None
+        result.set_shape(dims[:axis] + [frames, _static_int(frame_length)] + dims[axis + 1:])
+        return result
+
+
+def _pad_spec(rank: int, axis: int, extra):
+    from tensorweave.ops.array import array_join_ops
+    rows = []
+    for i in range(rank):
+        rows.append([0, extra] if i == axis else [0, 0])
+    if all(isinstance(v, int) for r in rows for v in r):
+        return rows
+    return array_join_ops.stack([array_join_ops.stack(r) for r in rows])
+
+
+def _raised_cosine(window_length, periodic, dtype, a: float, b: float, scope: str,
+                   name: Optional[str]) -> Tensor:
+    """a - b cos(2 pi n / N) for n < window_length; N is window_length when `periodic`
+    and the length is even, window_length - 1 otherwise (as TF); [1] for length 1."""
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.control_flow import control_flow_ops
+    from tensorweave.ops.math import math_binary, math_ops, math_unary
+    dtype = _dt.as_dtype(dtype)
+    if not dtype.is_floating:
+        raise ValueError("dtype must be a floating point type. Found %s" % dtype)
+    with name_scope(name, scope, [window_length, periodic]):
+        n = _static_int(window_length)
+        p = periodic if isinstance(periodic, (bool, np.bool_)) else constant_value(periodic)
+        if n is not None and p is not None:
+            if n == 1:
+                return convert_to_tensor(np.ones([1], dtype.as_numpy_dtype))
+            denom = n if (bool(p) and n % 2 == 0) else n - 1
+            k = np.arange(n, dtype=np.float64)
+            w = a - b * np.cos(2.0 * math.pi * k / denom)
+            return convert_to_tensor(w.astype(dtype.as_numpy_dtype))
+        length = convert_to_tensor(window_length, dtype=_dt.int32, name="window_length")
+        periodic = math_ops.cast(convert_to_tensor(periodic, dtype=_dt.bool), _dt.int32)
+        even = 1 - math_binary.floormod(length, 2)
+        denom = math_ops.cast(length + periodic * even - 1, dtype)
+        count = math_ops.cast(math_ops.range(length), dtype)
+        window = a - b * math_unary.cos(2.0 * math.pi * count / denom)
+        return control_flow_ops.cond(math_binary.equal(length, 1),
+                                     lambda: array_ops.ones([1], dtype),
+                                     lambda: window)
+
+
+@tf_export("signal.hann_window")
+def hann_window(window_length, periodic=True, dtype=_dt.float32,
+                name: Optional[str] = None) -> Tensor:
+    """The Hann window 0.5 - 0.5 cos(2 pi n / N).
+
+    Args:
+      window_length: an int (or int32 scalar), the number of samples.
+      periodic: True for a periodic window (for spectral analysis), False for a
+        symmetric one (for filter design).
+      dtype: a floating-point DType.
+      name: name scope.
+
+    Returns:
+      A Tensor [window_length] of `dtype`.
+
+    Raises:
+      ValueError: `dtype` is not floating-point.
+    """
+    return _raised_cosine(window_length, periodic, dtype, 0.5, 0.5, "hann_window", name)
+
+
+@tf_export("signal.hamming_window")
+def hamming_window(window_length, periodic=True, dtype=_dt.float32,
+                   name: Optional[str] = None) -> Tensor:
+    """The Hamming window 0.54 - 0.46 cos(2 pi n / N).
+
+    Args:
+      window_length: an int (or int32 scalar), the number of samples.
+      periodic: True for a periodic window, False for a symmetric one.
+      dtype: a floating-point DType.
+      name: name scope.
+
+    Returns:
+      A Tensor [window_length] of `dtype`.
+
+    Raises:
+      ValueError: `dtype` is not floating-point.
+    """
+    return _raised_cosine(window_length, periodic, dtype, 0.54, 0.46, "hamming_window", name)
+
+
+def _enclosing_power_of_two(n: int) -> int:
+    return 1 << max(int(n) - 1, 0).bit_length()
+
+
+@tf_export("signal.stft")
+def stft(signals, frame_length: int, frame_step: int, fft_length: Optional[int] = None,
+         window_fn: Optional[Callable] = hann_window, pad_end: bool = False,
+         name: Optional[str] = None) -> Tensor:
+    """The short-time Fourier transform of real signals along their last axis.
+
+    Args:
+      signals: a float32/float64 Tensor [..., samples].
+      frame_length: the window length in samples (an int).
+      frame_step: the hop in samples (an int).
+      fft_length: the FFT size (default: the smallest power of 2 >= frame_length).
+      window_fn: called as window_fn(frame_length, dtype=...) to window each frame, or
+        None for no window.
+      pad_end: pad the signal end with zeros so its last samples start frames.
+      name: name scope.
+
+    Returns:
+      A complex Tensor [..., frames, fft_length // 2 + 1].
+
+    Raises:
+      ValueError: a non-integer frame_length/frame_step/fft_length.
+    """
+    with name_scope(name, "stft", [signals]):
+        signals = convert_to_tensor(signals, name="signals")
+        frame_length, frame_step = int(frame_length), int(frame_step)
+        if fft_length is None:
+            fft_length = _enclosing_power_of_two(frame_length)
+        framed = frame(signals, frame_length, frame_step, pad_end=pad_end)
+        if window_fn is not None:
+            framed = framed * window_fn(frame_length, dtype=framed.dtype)
+        return spectral_fft_ops.rfft(framed, [int(fft_length)])
+
+
+@tf_export("signal.overlap_and_add")
+def overlap_and_add(signal, frame_step: int, name: Optional[str] = None) -> Tensor:
+    """Adds overlapping frames back into a signal: the inverse of `frame` up to the
+    window's overlap sum.
+
+    Args:
+      signal: a Tensor [..., frames, frame_length] of rank >= 2.
+      frame_step: the hop between frame starts (an int <= frame_length).
+      name: name scope.
+
+    Returns:
+      A Tensor [..., (frames - 1) * frame_step + frame_length].
+
+    Raises:
+      ValueError: rank < 2.
+    """
+    from tensorweave.ops.array import array_join_ops, array_ops
+    from tensorweave.ops.math import math_ops, segment_ops
+    with name_scope(name, "overlap_and_add", [signal, frame_step]):
+        signal = convert_to_tensor(signal, name="signal")
+        rank = signal.shape.ndims
+        if rank is not None and rank < 2:
+            raise ValueError("Shape must be at least rank 2 but is rank %d" % rank)
+        if rank is None:
+            raise ValueError("overlap_and_add needs a signal of known rank")
+        step = int(frame_step)
+        shape = array_ops.shape(signal)
+        frames, length = shape[-2], shape[-1]
+        out_len = (frames - 1) * step + length
+        ids = array_ops.reshape(array_ops.reshape(math_ops.range(frames) * step, [-1, 1]) +
+                                array_ops.reshape(math_ops.range(length), [1, -1]), [-1])
+        perm = [rank - 2, rank - 1] + list(range(rank - 2))
+        moved = array_ops.transpose(signal, perm)
+        flat = array_ops.reshape(moved, array_join_ops.concat([[-1], shape[:-2]], 0))
+        summed = segment_ops.unsorted_segment_sum(flat, ids, out_len)
+        back = list(range(1, rank - 1)) + [0]
+        result = array_ops.transpose(summed, back)
+        s = signal.shape.as_list()
+        if s[-2] is not None and s[-1] is not None:
+            result.set_shape(s[:-2] + [(s[-2] - 1) * step + s[-1]])
+        return result
+
+
+@tf_export("signal.inverse_stft")
+def inverse_stft(stfts, frame_length: int, frame_step: int,
+                 fft_length: Optional[int] = None, window_fn: Optional[Callable] = hann_window,
+                 name: Optional[str] = None) -> Tensor:
+    """The inverse of `stft`: inverse FFT of each frame, windowed, overlapped and added.
+    (For perfect reconstruction pass a window_fn that undoes the analysis window's
+    overlap sum, as TF's inverse_stft_window_fn does.)
+
+    Args:
+      stfts: a complex Tensor [..., frames, fft_length // 2 + 1].
+      frame_length: the window length in samples (an int).
+      frame_step: the hop in samples (an int).
+      fft_length: the FFT size (default: the smallest power of 2 >= frame_length).
+      window_fn: the synthesis window function, or None.
+      name: name scope.
+
+    Returns:
+      A real Tensor [..., samples].
+    """
+    from tensorweave.ops.array import array_pad_ops
+    with name_scope(name, "inverse_stft", [stfts]):
+        stfts = convert_to_tensor(stfts, name="stfts")
+        frame_length, frame_step = int(frame_length), int(frame_step)
+        if fft_length is None:
+            fft_length = _enclosing_power_of_two(frame_length)
+        frames = spectral_fft_ops.irfft(stfts, [int(fft_length)])
+        frames = frames[..., :frame_length]
+        if int(fft_length) < frame_length:
+            rank = frames.shape.ndims
+            frames = array_pad_ops.pad(frames, [[0, 0]] * (rank - 1) +
+                                       [[0, frame_length - int(fft_length)]])
+        if window_fn is not None:
+            frames = frames * window_fn(frame_length, dtype=stfts.dtype.real_dtype)
+        return overlap_and_add(frames, frame_step)

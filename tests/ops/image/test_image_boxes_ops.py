@@ -1,0 +1,201 @@
+"""Non-max suppression, drawing boxes and sampling crops (ops/image/image_boxes_ops.py)
+against plain-Python references of the documented algorithms (the outputs for the
+random cases were also checked against reference TF when written)."""
+import numpy as np
+import pytest
+
+import tensorweave as tf
+
+_RNG = np.random.RandomState(0)
+_N = 40
+_Y, _X = _RNG.uniform(0, 1, _N), _RNG.uniform(0, 1, _N)
+_BOXES = np.stack([_Y, _X, _Y + _RNG.uniform(-0.3, 0.3, _N),
+                   _X + _RNG.uniform(-0.3, 0.3, _N)], 1).astype(np.float32)
+_SCORES = _RNG.uniform(0, 1, _N).astype(np.float32)
+_SCORES[5] = _SCORES[7]  # a tie: the lower index goes first
+
+
+def _iou(a, b):
+    ay0, ay1 = sorted([a[0], a[2]])
+    ax0, ax1 = sorted([a[1], a[3]])
+    by0, by1 = sorted([b[0], b[2]])
+    bx0, bx1 = sorted([b[1], b[3]])
+    area_a, area_b = (ay1 - ay0) * (ax1 - ax0), (by1 - by0) * (bx1 - bx0)
+    if area_a <= 0 or area_b <= 0:
+        return 0.0
+    inter = max(min(ay1, by1) - max(ay0, by0), 0) * max(min(ax1, bx1) - max(ax0, bx0), 0)
+    return inter / (area_a + area_b - inter)
+
+
+def _reference_nms(boxes, scores, n, thr, score_thr=-np.inf, sim=None):
+    sim = sim or (lambda i, j: _iou(boxes[i], boxes[j]))
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    selected = []
+    for i in order:
+        if len(selected) == n or scores[i] <= score_thr:
+            break
+        if all(sim(i, j) <= thr for j in selected):
+            selected.append(i)
+    return selected
+
+
+def _reference_soft_nms(boxes, scores, n, score_thr, sigma):
+    scores = [float(s) for s in scores]
+    live = {i: s for i, s in enumerate(scores) if s > score_thr}
+    selected, sel_scores = [], []
+    while live and len(selected) < n:
+        i = min(live, key=lambda k: (-live[k], k))
+        s = live.pop(i)
+        selected.append(i)
+        sel_scores.append(s)
+        for k in list(live):
+            live[k] *= np.exp(-0.5 * _iou(boxes[i], boxes[k]) ** 2 / sigma)
+            if live[k] <= score_thr:
+                del live[k]
+    return selected, sel_scores
+
+
+def test_non_max_suppression(sess):
+    out = tf.image.non_max_suppression(_BOXES, _SCORES, 15, 0.4)
+    thr = tf.image.non_max_suppression(_BOXES, _SCORES, 15, 0.4, score_threshold=0.3)
+    assert out.shape.as_list() == [None] and out.dtype == tf.int32
+    o, t = sess.run([out, thr])
+    assert o.tolist() == _reference_nms(_BOXES, _SCORES, 15, 0.4)
+    assert t.tolist() == _reference_nms(_BOXES, _SCORES, 15, 0.4, 0.3)
+    assert all(_SCORES[i] > 0.3 for i in t)
+
+
+def test_documented_example(sess):
+    boxes = [[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, -0.1, 1, 0.9], [0, 10, 1, 11],
+             [0, 10.1, 1, 11.1], [0, 100, 1, 101]]
+    scores = [0.9, 0.75, 0.6, 0.95, 0.5, 0.3]
+    assert sess.run(tf.image.non_max_suppression(boxes, scores, 3, 0.5)).tolist() == [3, 0, 5]
+
+
+def test_with_scores_hard_and_soft(sess):
+    hard_i, hard_s = tf.image.non_max_suppression_with_scores(_BOXES, _SCORES, 15, 0.4)
+    soft_i, soft_s = tf.image.non_max_suppression_with_scores(
+        _BOXES, _SCORES, 15, 0.4, score_threshold=0.2, soft_nms_sigma=0.3)
+    assert soft_s.dtype == tf.float32 and soft_s.shape.as_list() == [None]
+    hi, hs, si, ss = sess.run([hard_i, hard_s, soft_i, soft_s])
+    assert hi.tolist() == _reference_nms(_BOXES, _SCORES, 15, 0.4)
+    np.testing.assert_array_equal(hs, _SCORES[hi])
+    ref_i, ref_s = _reference_soft_nms(_BOXES, _SCORES, 15, 0.2, 0.3)
+    assert si.tolist() == ref_i
+    np.testing.assert_allclose(ss, ref_s, rtol=1e-5)
+
+
+def test_overlaps_and_padded(sess):
+    ov = _RNG.uniform(0, 1, (_N, _N)).astype(np.float32)
+    o = sess.run(tf.image.non_max_suppression_overlaps(ov, _SCORES, 10, 0.6))
+    assert o.tolist() == _reference_nms(None, _SCORES, 10, 0.6, sim=lambda i, j: ov[i, j])
+    idx, valid = tf.image.non_max_suppression_padded(_BOXES, _SCORES, 30, 0.3,
+                                                     pad_to_max_output_size=True)
+    assert idx.shape.as_list() == [30] and valid.shape.as_list() == []
+    few, nfew = tf.image.non_max_suppression_padded(_BOXES, _SCORES, 30, 0.3,
+                                                    score_threshold=0.8,
+                                                    pad_to_max_output_size=True)
+    iv, vv, fv, nv = sess.run([idx, valid, few, nfew])
+    assert iv.tolist() == _reference_nms(_BOXES, _SCORES, 30, 0.3) and vv == 30
+    ref = _reference_nms(_BOXES, _SCORES, 30, 0.3, 0.8)
+    assert nv == len(ref) and fv[:nv].tolist() == ref and not fv[nv:].any()
+    with pytest.raises(ValueError, match="batched"):
+        tf.image.non_max_suppression_padded(tf.zeros([2, 3, 4]), tf.zeros([2, 3]), 2)
+
+
+def test_nms_errors(sess):
+    with pytest.raises(ValueError):
+        tf.image.non_max_suppression(tf.zeros([3, 5]), tf.zeros([3]), 2)
+    with pytest.raises(ValueError):
+        tf.image.non_max_suppression(tf.zeros([3, 4]), tf.zeros([4]), 2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"iou_threshold must be in"):
+        sess.run(tf.image.non_max_suppression(_BOXES, _SCORES, 2, 1.5))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="soft_nms_sigma"):
+        sess.run(tf.image.non_max_suppression_with_scores(_BOXES, _SCORES, 2,
+                                                          soft_nms_sigma=-1.0))
+    i = tf.image.non_max_suppression(_BOXES, _SCORES, 3)
+    assert tf.gradients(tf.cast(i, tf.float32), tf.constant(1.0)) == [None]
+
+
+def test_combined_non_max_suppression(sess):
+    boxes = _RNG.uniform(0, 1, (2, 30, 3, 4)).astype(np.float32)
+    boxes[..., 2:] = boxes[..., :2] + 0.3
+    scores = _RNG.uniform(0, 1, (2, 30, 3)).astype(np.float32)
+    out = tf.image.combined_non_max_suppression(boxes, scores, 4, 7, 0.5, 0.1)
+    assert [t.shape.as_list() for t in out] == [[2, 7, 4], [2, 7], [2, 7], [2]]
+    padded = tf.image.combined_non_max_suppression(boxes, scores, 2, 20, 0.5, 0.1,
+                                                   pad_per_class=True, clip_boxes=False)
+    assert padded[0].shape.as_list() == [2, 6, 4]
+    nb, ns, nc, nv = sess.run(out)
+    for b in range(2):
+        found = []
+        for c in range(3):
+            for i in _reference_nms(boxes[b, :, c], scores[b, :, c], 4, 0.5, 0.1):
+                found.append((scores[b, i, c], c, boxes[b, i, c]))
+        found.sort(key=lambda r: -r[0])
+        found = found[:7]
+        assert nv[b] == len(found)
+        np.testing.assert_array_equal(ns[b, :len(found)], [f[0] for f in found])
+        np.testing.assert_array_equal(nc[b, :len(found)], [f[1] for f in found])
+        np.testing.assert_array_equal(nb[b, :len(found)],
+                                      np.clip([f[2] for f in found], 0, 1))
+    pb = sess.run(padded[0])
+    assert pb.max() > 1.0  # not clipped
+
+
+def test_draw_bounding_boxes(sess):
+    img = np.zeros([1, 5, 6, 3], np.float32)
+    boxes = np.array([[[0.0, 0.0, 0.5, 0.4], [0.5, 0.5, 1.0, 1.0]]], np.float32)
+    out = tf.image.draw_bounding_boxes(img, boxes)
+    assert out.shape.as_list() == [1, 5, 6, 3]
+    v = sess.run(out)[0]
+    # box 0: rows 0..2, cols 0..2, TF's first palette color (yellow)
+    yellow, blue = [1, 1, 0], [0, 0, 1]
+    for r, c in [(0, 0), (0, 2), (2, 0), (1, 0), (1, 2), (0, 1), (2, 1)]:
+        np.testing.assert_array_equal(v[r, c], yellow)
+    np.testing.assert_array_equal(v[2, 2], blue)  # box 1 (rows 2..4, cols 2..5) is drawn last
+    np.testing.assert_array_equal(v[1, 1], [0, 0, 0])  # inside is untouched
+    np.testing.assert_array_equal(v[4, 5], blue)
+    np.testing.assert_array_equal(v[2, 5], blue)
+    grey = sess.run(tf.image.draw_bounding_boxes(img[..., :1], boxes,
+                                                 colors=[[0.25, 0, 0, 1]]))
+    assert grey[0, 0, 0, 0] == 0.25 and grey[0, 4, 5, 0] == 0.25
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Channel depth"):
+        sess.run(tf.image.draw_bounding_boxes(np.zeros([1, 2, 2, 2], np.float32), boxes))
+
+
+def test_sample_distorted_bounding_box(graph, sess):
+    graph.seed = 7
+    box = [[[0.1, 0.2, 0.5, 0.6]]]
+    begin, size, bbox = tf.image.sample_distorted_bounding_box(
+        [60, 80, 3], box, min_object_covered=0.5, area_range=[0.1, 1.0])
+    assert begin.dtype == tf.int32 and begin.shape.as_list() == [3]
+    assert bbox.shape.as_list() == [1, 1, 4]
+    for _ in range(20):
+        b, s, bb = sess.run([begin, size, bbox])
+        assert b[2] == 0 and s[2] == -1
+        assert 0 <= b[0] and b[0] + s[0] <= 60 and 0 <= b[1] and b[1] + s[1] <= 80
+        assert s[0] * s[1] >= 0.1 * 60 * 80 * 0.99
+        np.testing.assert_allclose(bb[0, 0], [b[0] / 60, b[1] / 80, (b[0] + s[0]) / 60,
+                                              (b[1] + s[1]) / 80], rtol=1e-6)
+        ih = max(min(b[0] + s[0], 30) - max(b[0], 6), 0)
+        iw = max(min(b[1] + s[1], 48) - max(b[1], 16), 0)
+        assert ih * iw / (24 * 32) >= 0.5 or (s[0], s[1]) == (60, 80)
+    whole = tf.image.sample_distorted_bounding_box(
+        [10, 10, 1], np.zeros([1, 0, 4], np.float32), use_image_if_no_bounding_boxes=True,
+        min_object_covered=2.0)  # impossible: the whole image
+    assert sess.run(whole[1]).tolist() == [10, 10, -1]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="No bounding boxes"):
+        sess.run(tf.image.sample_distorted_bounding_box([10, 10, 1],
+                                                        np.zeros([1, 0, 4], np.float32)))
+
+
+def test_sample_distorted_bounding_box_is_seeded():
+    def run():
+        with tf.Graph().as_default() as g:
+            g.seed = 11
+            out = tf.image.sample_distorted_bounding_box([50, 50, 3], [[[0, 0, 1, 1]]],
+                                                         seed=4)
+            with tf.Session() as s:
+                return [s.run(out[1]).tolist() for _ in range(3)]
+    assert run() == run()
