@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.shapes import TensorShape
-from tensorweave.layers.base import InputSpec, Layer
-from tensorweave.layers.core import normalize_data_format
+from tensorweave.layers.base import InputSpec
+from tensorweave.layers.core import (FUNCTION_DOC, KernelLayer, export_layer,
+                                      normalize_data_format)
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.array.array_join_ops import stack
 from tensorweave.ops.nn.conv_nd_ops import conv1d, conv3d, conv3d_transpose
@@ -23,6 +23,8 @@ from tensorweave.ops.state import init_ops
 
 # --- argument helpers (Keras' conv_utils rules) ---------------------------------------------
 def normalize_tuple(value, n: int, name: str) -> tuple:
+    """`value` (an int, or an iterable of `n` ints) as a tuple of `n` ints; ValueError
+    naming the argument `name` otherwise."""
     if isinstance(value, int):
         return (value,) * n
     try:
@@ -37,6 +39,8 @@ def normalize_tuple(value, n: int, name: str) -> tuple:
 
 
 def normalize_padding(value) -> str:
+    """A padding argument of any case as "valid" or "same"; ValueError for anything else
+    ("causal" included: tensorweave's layers do not support it)."""
     padding = str(value).lower()
     if padding == "causal":
         raise ValueError("padding='causal' is not supported by tensorweave's tf.layers")
@@ -47,6 +51,7 @@ def normalize_padding(value) -> str:
 
 
 def conv_output_length(length, k: int, padding: str, stride: int, dilation: int = 1):
+    """The output length of a convolution or pooling along one axis (None: unknown)."""
     if length is None:
         return None
     eff = (k - 1) * dilation + 1
@@ -55,17 +60,34 @@ def conv_output_length(length, k: int, padding: str, stride: int, dilation: int 
 
 
 def deconv_output_length(length, k: int, padding: str, stride: int):
+    """The output length of a transposed convolution along one axis (None: unknown)."""
     if length is None:
         return None
     return length * stride + (max(k - stride, 0) if padding == "valid" else 0)
 
 
-def _spatial_format(rank: int, channels_first: bool) -> str:
+def spatial_format(rank: int, channels_first: bool) -> str:
+    """The ops' data_format string of an N-d layer ("NHWC", "NCDHW", ...)."""
     return {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}[rank][
         int(channels_first)]
 
 
-class _Conv(Layer):
+def spatial_output_shape(input_shape, rank: int, data_format: str, channels,
+                         length) -> TensorShape:
+    """The output shape of an N-d layer of a [batch, *spatial, channels] (or
+    channels_first) input: `length(i, size)` for the i-th spatial dimension, `channels`
+    output channels (None: the input's)."""
+    dims = TensorShape(input_shape).with_rank(rank + 2).as_list()
+    first = data_format == "channels_first"
+    spatial = dims[2:] if first else dims[1:-1]
+    if channels is None:
+        channels = dims[1] if first else dims[-1]
+    out = [length(i, d) for i, d in enumerate(spatial)]
+    return TensorShape([dims[0], channels] + out if first else
+                       [dims[0]] + out + [channels])
+
+
+class _Conv(KernelLayer):
     """The N-d convolution layer (rank 1, 2 or 3) that Conv1D/2D/3D specialise."""
 
     def __init__(self, rank: int, filters, kernel_size, strides=1, padding="valid",
@@ -75,8 +97,15 @@ class _Conv(Layer):
                  bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
                  bias_constraint=None, trainable: bool = True, name: Optional[str] = None,
                  **kwargs):
-        super().__init__(trainable=trainable, name=name,
-                         activity_regularizer=activity_regularizer, **kwargs)
+        super().__init__(activation=activation, use_bias=use_bias,
+                         kernel_initializer=kernel_initializer,
+                         bias_initializer=bias_initializer,
+                         kernel_regularizer=kernel_regularizer,
+                         bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer,
+                         kernel_constraint=kernel_constraint,
+                         bias_constraint=bias_constraint, trainable=trainable, name=name,
+                         **kwargs)
         self.rank = rank
         self.filters = int(filters)
         self.kernel_size = normalize_tuple(kernel_size, rank, "kernel_size")
@@ -84,14 +113,6 @@ class _Conv(Layer):
         self.padding = normalize_padding(padding)
         self.data_format = normalize_data_format(data_format)
         self.dilation_rate = normalize_tuple(dilation_rate, rank, "dilation_rate")
-        self.activation = activation
-        self.use_bias = use_bias
-        self.kernel_initializer = kernel_initializer
-        self.bias_initializer = bias_initializer
-        self.kernel_regularizer = kernel_regularizer
-        self.bias_regularizer = bias_regularizer
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
         self.input_spec = InputSpec(ndim=rank + 2)
 
     @property
@@ -111,30 +132,15 @@ class _Conv(Layer):
 
     def build(self, input_shape):
         channels = self._input_channels(input_shape)
-        self.kernel = self.add_weight("kernel", shape=self._kernel_shape(channels),
-                                      initializer=self.kernel_initializer or
-                                      init_ops.glorot_uniform_initializer(),
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint, trainable=True,
-                                      dtype=self._dtype)
-        self._build_bias()
+        self._build_kernel(self._kernel_shape(channels))
+        self._build_bias((self.filters,))
         self.input_spec = InputSpec(ndim=self.rank + 2,
                                     axes={self._channel_axis: channels})
         self.built = True
 
-    def _build_bias(self):
-        if self.use_bias:
-            self.bias = self.add_weight("bias", shape=(self.filters,),
-                                        initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer,
-                                        constraint=self.bias_constraint, trainable=True,
-                                        dtype=self._dtype)
-        else:
-            self.bias = None
-
     def _convolve(self, inputs):
         first = self.data_format == "channels_first"
-        fmt = _spatial_format(self.rank, first)
+        fmt = spatial_format(self.rank, first)
         padding = self.padding.upper()
         if self.rank == 1:
             return conv1d(inputs, self.kernel, list(self.strides), padding, data_format=fmt,
@@ -155,21 +161,16 @@ class _Conv(Layer):
                     outputs = outputs + array_ops.reshape(self.bias, shape)
             else:
                 outputs = bias_add(outputs, self.bias, data_format="NHWC")
-        if self.activation is not None:
-            return self.activation(outputs)
-        return outputs
+        return self._activate(outputs)
 
     def call(self, inputs):
         return self._finish(self._convolve(inputs))
 
     def compute_output_shape(self, input_shape):
-        dims = TensorShape(input_shape).with_rank(self.rank + 2).as_list()
-        first = self.data_format == "channels_first"
-        spatial = dims[2:] if first else dims[1:-1]
-        out = [conv_output_length(d, k, self.padding, s, r) for d, k, s, r in
-               zip(spatial, self.kernel_size, self.strides, self.dilation_rate)]
-        return TensorShape([dims[0], self.filters] + out if first else
-                           [dims[0]] + out + [self.filters])
+        return spatial_output_shape(
+            input_shape, self.rank, self.data_format, self.filters,
+            lambda i, d: conv_output_length(d, self.kernel_size[i], self.padding,
+                                            self.strides[i], self.dilation_rate[i]))
 
 
 _CONV_DOC = """A {rank}-D convolution layer (TF1 `tf.layers.{cls}`):
@@ -215,9 +216,7 @@ def _conv_class(rank: int, cls_name: str):
                              bias_constraint=bias_constraint, trainable=trainable, name=name,
                              **kwargs)
 
-    Conv.__name__ = Conv.__qualname__ = cls_name
-    Conv.__doc__ = _CONV_DOC.format(rank=rank, cls=cls_name)
-    return tf_export("layers." + cls_name)(Conv)
+    return export_layer(Conv, cls_name, _CONV_DOC.format(rank=rank, cls=cls_name))
 
 
 Conv1D = _conv_class(1, "Conv1D")
@@ -245,11 +244,7 @@ def _conv_function(cls, rank: int, fn_name: str):
                     trainable=trainable, name=name, _scope=name, _reuse=reuse)
         return layer.apply(inputs)
 
-    fn.__name__ = fn.__qualname__ = fn_name
-    fn.__doc__ = ("Functional interface of `%s` (TF1 `tf.layers.%s`); `name` is the "
-                  "variable scope, `reuse` reuses its variables. Returns the output Tensor."
-                  % (cls.__name__, fn_name))
-    return tf_export("layers." + fn_name)(fn)
+    return export_layer(fn, fn_name, FUNCTION_DOC % (cls.__name__, fn_name))
 
 
 conv1d_layer = _conv_function(Conv1D, 1, "conv1d")
@@ -288,7 +283,7 @@ class _ConvTranspose(_Conv):
         batch = dims[0] if dims[0] is not None else dynamic[0]
         parts = [batch, self.filters] + out if first else [batch] + out + [self.filters]
         output_shape = stack(parts)
-        fmt = _spatial_format(self.rank, first)
+        fmt = spatial_format(self.rank, first)
         strides = [1, 1] + list(self.strides) if first else [1] + list(self.strides) + [1]
         transpose = conv2d_transpose if self.rank == 2 else conv3d_transpose
         outputs = transpose(inputs, self.kernel, output_shape, strides,
@@ -297,13 +292,10 @@ class _ConvTranspose(_Conv):
         return outputs
 
     def compute_output_shape(self, input_shape):
-        dims = TensorShape(input_shape).with_rank(self.rank + 2).as_list()
-        first = self.data_format == "channels_first"
-        spatial = dims[2:] if first else dims[1:-1]
-        out = [deconv_output_length(d, k, self.padding, s)
-               for d, k, s in zip(spatial, self.kernel_size, self.strides)]
-        return TensorShape([dims[0], self.filters] + out if first else
-                           [dims[0]] + out + [self.filters])
+        return spatial_output_shape(
+            input_shape, self.rank, self.data_format, self.filters,
+            lambda i, d: deconv_output_length(d, self.kernel_size[i], self.padding,
+                                              self.strides[i]))
 
 
 _TRANSPOSE_DOC = """A transposed {rank}-D convolution layer (TF1 `tf.layers.{cls}`), the
@@ -343,9 +335,7 @@ def _transpose_class(rank: int, cls_name: str):
                              bias_constraint=bias_constraint, trainable=trainable, name=name,
                              **kwargs)
 
-    ConvTranspose.__name__ = ConvTranspose.__qualname__ = cls_name
-    ConvTranspose.__doc__ = _TRANSPOSE_DOC.format(rank=rank, cls=cls_name)
-    return tf_export("layers." + cls_name)(ConvTranspose)
+    return export_layer(ConvTranspose, cls_name, _TRANSPOSE_DOC.format(rank=rank, cls=cls_name))
 
 
 Conv2DTranspose = _transpose_class(2, "Conv2DTranspose")
@@ -371,11 +361,7 @@ def _transpose_function(cls, rank: int, fn_name: str):
                     trainable=trainable, name=name, _scope=name, _reuse=reuse)
         return layer.apply(inputs)
 
-    fn.__name__ = fn.__qualname__ = fn_name
-    fn.__doc__ = ("Functional interface of `%s` (TF1 `tf.layers.%s`); `name` is the "
-                  "variable scope, `reuse` reuses its variables. Returns the output Tensor."
-                  % (cls.__name__, fn_name))
-    return tf_export("layers." + fn_name)(fn)
+    return export_layer(fn, fn_name, FUNCTION_DOC % (cls.__name__, fn_name))
 
 
 conv2d_transpose_layer = _transpose_function(Conv2DTranspose, 2, "conv2d_transpose")

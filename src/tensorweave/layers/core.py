@@ -19,8 +19,66 @@ from tensorweave.ops.nn.nn_softmax import bias_add
 from tensorweave.ops.state import init_ops
 
 
+class KernelLayer(Layer):
+    """What Dense and the convolution layers share: `activation(op(inputs, kernel) +
+    bias)`, with the kernel's and the bias's arguments kept as given."""
+
+    def __init__(self, activation=None, use_bias: bool = True, kernel_initializer=None,
+                 bias_initializer=init_ops.zeros_initializer(), kernel_regularizer=None,
+                 bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                 bias_constraint=None, trainable: bool = True, name: Optional[str] = None,
+                 **kwargs):
+        super().__init__(trainable=trainable, name=name,
+                         activity_regularizer=activity_regularizer, **kwargs)
+        self.activation = activation
+        self.use_bias = use_bias
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer
+        self.kernel_regularizer = kernel_regularizer
+        self.bias_regularizer = bias_regularizer
+        self.kernel_constraint = kernel_constraint
+        self.bias_constraint = bias_constraint
+
+    def _build_kernel(self, shape) -> None:
+        """Creates `self.kernel` (default initializer glorot_uniform)."""
+        self.kernel = self.add_weight("kernel", shape=shape,
+                                      initializer=self.kernel_initializer or
+                                      init_ops.glorot_uniform_initializer(),
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint, dtype=self._dtype,
+                                      trainable=True)
+
+    def _build_bias(self, shape) -> None:
+        """Creates `self.bias` when `use_bias`, else sets it to None."""
+        if self.use_bias:
+            self.bias = self.add_weight("bias", shape=shape,
+                                        initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer,
+                                        constraint=self.bias_constraint, dtype=self._dtype,
+                                        trainable=True)
+        else:
+            self.bias = None
+
+    def _activate(self, outputs):
+        if self.activation is not None:
+            return self.activation(outputs)
+        return outputs
+
+
+FUNCTION_DOC = ("Functional interface of `%s` (TF1 `tf.layers.%s`); `name` is the variable "
+                "scope, `reuse` reuses its variables. Returns the output Tensor.")
+
+
+def export_layer(obj, name: str, doc: str):
+    """Names a layer class or function made by a factory `name`, documents it and exports
+    it as `tf.layers.<name>`."""
+    obj.__name__ = obj.__qualname__ = name
+    obj.__doc__ = doc
+    return tf_export("layers." + name)(obj)
+
+
 @tf_export("layers.Dense")
-class Dense(Layer):
+class Dense(KernelLayer):
     """A densely connected layer (TF1 `tf.layers.Dense`):
     `activation(inputs @ kernel + bias)` over the last axis of `inputs`.
 
@@ -42,17 +100,16 @@ class Dense(Layer):
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, trainable: bool = True,
                  name: Optional[str] = None, **kwargs):
-        super().__init__(trainable=trainable, name=name,
-                         activity_regularizer=activity_regularizer, **kwargs)
+        super().__init__(activation=activation, use_bias=use_bias,
+                         kernel_initializer=kernel_initializer,
+                         bias_initializer=bias_initializer,
+                         kernel_regularizer=kernel_regularizer,
+                         bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer,
+                         kernel_constraint=kernel_constraint,
+                         bias_constraint=bias_constraint, trainable=trainable, name=name,
+                         **kwargs)
         self.units = int(units)
-        self.activation = activation
-        self.use_bias = use_bias
-        self.kernel_initializer = kernel_initializer
-        self.bias_initializer = bias_initializer
-        self.kernel_regularizer = kernel_regularizer
-        self.bias_regularizer = bias_regularizer
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
         self.input_spec = InputSpec(min_ndim=2)
 
     def build(self, input_shape):
@@ -62,20 +119,8 @@ class Dense(Layer):
             raise ValueError("The last dimension of the inputs to `Dense` should be defined. "
                              "Found `None`.")
         self.input_spec = InputSpec(min_ndim=2, axes={-1: last})
-        self.kernel = self.add_weight("kernel", shape=[last, self.units],
-                                      initializer=self.kernel_initializer or
-                                      init_ops.glorot_uniform_initializer(),
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint, dtype=self._dtype,
-                                      trainable=True)
-        if self.use_bias:
-            self.bias = self.add_weight("bias", shape=[self.units],
-                                        initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer,
-                                        constraint=self.bias_constraint, dtype=self._dtype,
-                                        trainable=True)
-        else:
-            self.bias = None
+        self._build_kernel([last, self.units])
+        self._build_bias([self.units])
         self.built = True
 
     def call(self, inputs):
@@ -89,9 +134,7 @@ class Dense(Layer):
             outputs = matmul(inputs, self.kernel)
         if self.use_bias:
             outputs = bias_add(outputs, self.bias)
-        if self.activation is not None:
-            return self.activation(outputs)
-        return outputs
+        return self._activate(outputs)
 
     def compute_output_shape(self, input_shape):
         input_shape = TensorShape(input_shape).with_rank_at_least(2)
@@ -234,6 +277,8 @@ def flatten(inputs, name: Optional[str] = None, data_format: str = "channels_las
 
 
 def normalize_data_format(value) -> str:
+    """The data_format argument as "channels_first" or "channels_last" (None: the latter);
+    ValueError for anything else."""
     fmt = "channels_last" if value is None else str(value).lower()
     if fmt not in ("channels_first", "channels_last"):
         raise ValueError('The `data_format` argument must be one of "channels_first", '

@@ -134,20 +134,8 @@ class BatchNormalization(Layer):
         if param_dtype in (_dt.float16, _dt.bfloat16):
             param_dtype = _dt.float32
         self._param_dtype = param_dtype
-        if self.scale:
-            self.gamma = self.add_weight("gamma", shape=param_shape, dtype=param_dtype,
-                                         initializer=self.gamma_initializer,
-                                         regularizer=self.gamma_regularizer,
-                                         constraint=self.gamma_constraint, trainable=True)
-        else:
-            self.gamma = None
-        if self.center:
-            self.beta = self.add_weight("beta", shape=param_shape, dtype=param_dtype,
-                                        initializer=self.beta_initializer,
-                                        regularizer=self.beta_regularizer,
-                                        constraint=self.beta_constraint, trainable=True)
-        else:
-            self.beta = None
+        self.gamma = self._affine_weight("gamma", self.scale, param_shape, param_dtype)
+        self.beta = self._affine_weight("beta", self.center, param_shape, param_dtype)
         moving = dict(dtype=param_dtype, trainable=False,
                       synchronization=VariableSynchronization.ON_READ,
                       aggregation=VariableAggregation.MEAN)
@@ -159,6 +147,16 @@ class BatchNormalization(Layer):
                                                **moving)
         self.built = True
 
+    def _affine_weight(self, name: str, wanted: bool, shape, dtype):
+        """The trainable `gamma` or `beta` variable, made with its `<name>_initializer`,
+        `_regularizer` and `_constraint`; None when the layer does not scale or center."""
+        if not wanted:
+            return None
+        return self.add_weight(name, shape=shape, dtype=dtype,
+                               initializer=getattr(self, name + "_initializer"),
+                               regularizer=getattr(self, name + "_regularizer"),
+                               constraint=getattr(self, name + "_constraint"), trainable=True)
+
     def _assign_moving_average(self, variable, value):
         with name_scope(None, "AssignMovingAvg", [variable, value]) as scope:
             decay = convert_to_tensor(1.0 - self.momentum, name="decay")
@@ -166,6 +164,12 @@ class BatchNormalization(Layer):
                 decay = cast(decay, variable.dtype.base_dtype)
             delta = (variable - cast(value, variable.dtype.base_dtype)) * decay
             return variable.assign_sub(delta, name=scope)
+
+    def _update_if_training(self, training, variable, value):
+        """The moving-average update of `variable` when the bool tensor `training` is true
+        at run time, else its value."""
+        return smart_cond(training, lambda: self._assign_moving_average(variable, value),
+                          lambda: identity(variable))
 
     def call(self, inputs, training=False):
         """`training`: a Python bool or a scalar bool tensor."""
@@ -205,15 +209,10 @@ class BatchNormalization(Layer):
                                  self._assign_moving_average(self.moving_variance,
                                                              update_variance)])
             else:
-                self.add_update([
-                    smart_cond(training,
-                               lambda: self._assign_moving_average(self.moving_mean,
-                                                                   batch_mean),
-                               lambda: identity(self.moving_mean)),
-                    smart_cond(training,
-                               lambda: self._assign_moving_average(self.moving_variance,
-                                                                   update_variance),
-                               lambda: identity(self.moving_variance))])
+                self.add_update([self._update_if_training(training, self.moving_mean,
+                                                          batch_mean),
+                                 self._update_if_training(training, self.moving_variance,
+                                                          update_variance)])
         outputs = nn_batch_normalization(x, shaped(mean), shaped(variance),
                                          shaped(self.beta), shaped(self.gamma),
                                          self.epsilon)

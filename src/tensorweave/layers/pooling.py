@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tensorweave.framework.api_export import tf_export
-from tensorweave.framework.shapes import TensorShape
 from tensorweave.layers.base import InputSpec, Layer
 from tensorweave.layers.convolutional import (conv_output_length, normalize_padding,
-                                              normalize_tuple)
-from tensorweave.layers.core import normalize_data_format
+                                              normalize_tuple, spatial_format,
+                                              spatial_output_shape)
+from tensorweave.layers.core import export_layer, normalize_data_format
 from tensorweave.ops.nn.pooling_nd_ops import (avg_pool1d, avg_pool3d, max_pool1d,
                                                max_pool3d)
 from tensorweave.ops.nn.pooling_ops import avg_pool, max_pool
 
-_FORMATS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
 _FUNCTIONS = {("max", 1): max_pool1d, ("max", 2): max_pool, ("max", 3): max_pool3d,
               ("avg", 1): avg_pool1d, ("avg", 2): avg_pool, ("avg", 3): avg_pool3d}
 
@@ -35,7 +33,7 @@ class _Pooling(Layer):
 
     def call(self, inputs):
         first = self.data_format == "channels_first"
-        fmt = _FORMATS[self.rank][int(first)]
+        fmt = spatial_format(self.rank, first)
         if self.rank == 2:
             ksize = [1, 1] + list(self.pool_size) if first else \
                 [1] + list(self.pool_size) + [1]
@@ -47,12 +45,10 @@ class _Pooling(Layer):
         return fn(inputs, ksize, strides, self.padding.upper(), data_format=fmt)
 
     def compute_output_shape(self, input_shape):
-        dims = TensorShape(input_shape).with_rank(self.rank + 2).as_list()
-        first = self.data_format == "channels_first"
-        spatial = dims[2:] if first else dims[1:-1]
-        out = [conv_output_length(d, k, self.padding, s)
-               for d, k, s in zip(spatial, self.pool_size, self.strides)]
-        return TensorShape(dims[:2] + out if first else [dims[0]] + out + [dims[-1]])
+        return spatial_output_shape(
+            input_shape, self.rank, self.data_format, None,
+            lambda i, d: conv_output_length(d, self.pool_size[i], self.padding,
+                                            self.strides[i]))
 
 
 _DOC = """{what} pooling over {rank}-D windows (TF1 `tf.layers.{cls}`).
@@ -73,10 +69,8 @@ def _pool_class(kind: str, rank: int, cls_name: str):
             super().__init__(kind, rank, pool_size, strides, padding=padding,
                              data_format=data_format, name=name, **kwargs)
 
-    Pooling.__name__ = Pooling.__qualname__ = cls_name
-    Pooling.__doc__ = _DOC.format(what="Max" if kind == "max" else "Average", rank=rank,
-                                  cls=cls_name)
-    return tf_export("layers." + cls_name)(Pooling)
+    return export_layer(Pooling, cls_name, _DOC.format(
+        what="Max" if kind == "max" else "Average", rank=rank, cls=cls_name))
 
 
 def _pool_function(cls, fn_name: str):
@@ -86,10 +80,8 @@ def _pool_function(cls, fn_name: str):
                     data_format=data_format, name=name)
         return layer.apply(inputs)
 
-    fn.__name__ = fn.__qualname__ = fn_name
-    fn.__doc__ = ("Functional interface of `%s` (TF1 `tf.layers.%s`). Returns the pooled "
-                  "Tensor." % (cls.__name__, fn_name))
-    return tf_export("layers." + fn_name)(fn)
+    return export_layer(fn, fn_name, "Functional interface of `%s` (TF1 `tf.layers.%s`). "
+                        "Returns the pooled Tensor." % (cls.__name__, fn_name))
 
 
 MaxPooling1D = _pool_class("max", 1, "MaxPooling1D")

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tensorweave.framework.api_export import tf_export
 from tensorweave.layers.base import InputSpec
 from tensorweave.layers.convolutional import _Conv
+from tensorweave.layers.core import FUNCTION_DOC, export_layer
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.nn.depthwise_ops import separable_conv2d
 from tensorweave.ops.state import init_ops
@@ -54,7 +54,7 @@ class _SeparableConv(_Conv):
             initializer=self.pointwise_initializer or glorot(),
             regularizer=self.pointwise_regularizer, constraint=self.pointwise_constraint,
             trainable=True, dtype=self._dtype)
-        self._build_bias()
+        self._build_bias((self.filters,))
         self.input_spec = InputSpec(ndim=self.rank + 2, axes={self._channel_axis: channels})
         self.built = True
 
@@ -126,9 +126,7 @@ def _separable_class(rank: int, cls_name: str):
                              bias_constraint=bias_constraint, trainable=trainable,
                              name=name, **kwargs)
 
-    SeparableConv.__name__ = SeparableConv.__qualname__ = cls_name
-    SeparableConv.__doc__ = _DOC.format(rank=rank, cls=cls_name)
-    return tf_export("layers." + cls_name)(SeparableConv)
+    return export_layer(SeparableConv, cls_name, _DOC.format(rank=rank, cls=cls_name))
 
 
 SeparableConv1D = _separable_class(1, "SeparableConv1D")
@@ -162,11 +160,7 @@ def _separable_function(cls, rank: int, fn_name: str):
                     _scope=name, _reuse=reuse)
         return layer.apply(inputs)
 
-    fn.__name__ = fn.__qualname__ = fn_name
-    fn.__doc__ = ("Functional interface of `%s` (TF1 `tf.layers.%s`); `name` is the "
-                  "variable scope, `reuse` reuses its variables. Returns the output Tensor."
-                  % (cls.__name__, fn_name))
-    return tf_export("layers." + fn_name)(fn)
+    return export_layer(fn, fn_name, FUNCTION_DOC % (cls.__name__, fn_name))
 
 
 separable_conv1d = _separable_function(SeparableConv1D, 1, "separable_conv1d")

@@ -140,6 +140,27 @@ def _float_pair(labels, predictions) -> Tuple[Tensor, Tensor]:
     return labels, predictions
 
 
+def _labels_like_logits(labels, logits) -> Tuple[Tensor, Tensor]:
+    logits = convert_to_tensor(logits)
+    labels = math_ops.cast(labels, logits.dtype)
+    logits.shape.assert_is_compatible_with(labels.shape)
+    return labels, logits
+
+
+def _weighted_loss(default_name: str, per_element, names: Tuple[str, str], labels,
+                   predictions, weights, scope, loss_collection, reduction,
+                   convert=_float_pair) -> Tensor:
+    """The frame every elementwise loss shares: the None checks (errors naming the
+    arguments `names`), the name scope `scope` (default `default_name`), and
+    `compute_weighted_loss` of `per_element(*convert(labels, predictions))` built inside
+    it (`convert`: _float_pair, or _labels_like_logits for the cross-entropies)."""
+    _check_not_none(**{names[0]: labels, names[1]: predictions})
+    with _graph.name_scope(scope, default_name, (predictions, labels, weights)) as scope:
+        losses = per_element(*convert(labels, predictions))
+        return compute_weighted_loss(losses, weights, scope, loss_collection,
+                                     reduction=reduction)
+
+
 @tf_export("losses.absolute_difference")
 def absolute_difference(labels, predictions, weights=1.0, scope: Optional[str] = None,
                         loss_collection=GraphKeys.LOSSES,
@@ -157,13 +178,11 @@ def absolute_difference(labels, predictions, weights=1.0, scope: Optional[str] =
     Raises:
       ValueError: None arguments, incompatible shapes, or weights not broadcastable.
     """
-    _check_not_none(labels=labels, predictions=predictions)
-    with _graph.name_scope(scope, "absolute_difference",
-                           (predictions, labels, weights)) as scope:
-        labels, predictions = _float_pair(labels, predictions)
-        losses = math_unary.abs(math_binary.subtract(predictions, labels))
-        return compute_weighted_loss(losses, weights, scope, loss_collection,
-                                     reduction=reduction)
+    def per_element(labels, predictions):
+        return math_unary.abs(math_binary.subtract(predictions, labels))
+
+    return _weighted_loss("absolute_difference", per_element, ("labels", "predictions"),
+                          labels, predictions, weights, scope, loss_collection, reduction)
 
 
 @tf_export("losses.cosine_distance")
@@ -190,15 +209,14 @@ def cosine_distance(labels, predictions, axis=None, weights=1.0,
         axis = dim
     if axis is None:
         raise ValueError("You must specify argument `axis`.")
-    _check_not_none(labels=labels, predictions=predictions)
-    with _graph.name_scope(scope, "cosine_distance_loss",
-                           (predictions, labels, weights)) as scope:
-        labels, predictions = _float_pair(labels, predictions)
+
+    def per_element(labels, predictions):
         products = math_binary.multiply(predictions, labels)
-        losses = math_binary.subtract(
+        return math_binary.subtract(
             1.0, reduction_ops.reduce_sum(products, axis=(axis,), keepdims=True))
-        return compute_weighted_loss(losses, weights, scope, loss_collection,
-                                     reduction=reduction)
+
+    return _weighted_loss("cosine_distance_loss", per_element, ("labels", "predictions"),
+                          labels, predictions, weights, scope, loss_collection, reduction)
 
 
 @tf_export("losses.hinge_loss")
@@ -212,15 +230,14 @@ def hinge_loss(labels, logits, weights=1.0, scope: Optional[str] = None,
     Raises:
       ValueError: None arguments, incompatible shapes, or weights not broadcastable.
     """
-    _check_not_none(labels=labels, logits=logits)
-    with _graph.name_scope(scope, "hinge_loss", (logits, labels, weights)) as scope:
-        labels, logits = _float_pair(labels, logits)
+    def per_element(labels, logits):
         all_ones = array_fill_ops.ones_like(labels)
         signs = math_binary.subtract(math_binary.multiply(2.0, labels), all_ones)
-        losses = nn_ops.relu(math_binary.subtract(all_ones,
-                                                  math_binary.multiply(signs, logits)))
-        return compute_weighted_loss(losses, weights, scope, loss_collection,
-                                     reduction=reduction)
+        return nn_ops.relu(math_binary.subtract(all_ones,
+                                                math_binary.multiply(signs, logits)))
+
+    return _weighted_loss("hinge_loss", per_element, ("labels", "logits"),
+                          labels, logits, weights, scope, loss_collection, reduction)
 
 
 @tf_export("losses.huber_loss")
@@ -236,18 +253,17 @@ def huber_loss(labels, predictions, weights=1.0, delta: float = 1.0,
     Raises:
       ValueError: None arguments, incompatible shapes, or weights not broadcastable.
     """
-    _check_not_none(labels=labels, predictions=predictions)
-    with _graph.name_scope(scope, "huber_loss", (predictions, labels, weights)) as scope:
-        labels, predictions = _float_pair(labels, predictions)
+    def per_element(labels, predictions):
         abs_error = math_unary.abs(math_binary.subtract(predictions, labels))
-        delta = convert_to_tensor(delta, dtype=_dt.float32)
-        quadratic = math_binary.minimum(abs_error, delta)
+        delta_t = convert_to_tensor(delta, dtype=_dt.float32)
+        quadratic = math_binary.minimum(abs_error, delta_t)
         linear = math_binary.subtract(abs_error, quadratic)
-        losses = math_binary.add(
+        return math_binary.add(
             math_binary.multiply(0.5, math_binary.multiply(quadratic, quadratic)),
-            math_binary.multiply(delta, linear))
-        return compute_weighted_loss(losses, weights, scope, loss_collection,
-                                     reduction=reduction)
+            math_binary.multiply(delta_t, linear))
+
+    return _weighted_loss("huber_loss", per_element, ("labels", "predictions"),
+                          labels, predictions, weights, scope, loss_collection, reduction)
 
 
 @tf_export("losses.log_loss")
@@ -262,18 +278,17 @@ def log_loss(labels, predictions, weights=1.0, epsilon: float = 1e-7,
     Raises:
       ValueError: None arguments, incompatible shapes, or weights not broadcastable.
     """
-    _check_not_none(labels=labels, predictions=predictions)
-    with _graph.name_scope(scope, "log_loss", (predictions, labels, weights)) as scope:
-        labels, predictions = _float_pair(labels, predictions)
+    def per_element(labels, predictions):
         pos = math_binary.multiply(labels, math_unary.log(
             math_binary.add(predictions, epsilon)))
         neg = math_binary.multiply(
             math_binary.subtract(1.0, labels),
             math_unary.log(math_binary.add(math_binary.subtract(1.0, predictions),
                                            epsilon)))
-        losses = math_binary.subtract(math_unary.negative(pos), neg)
-        return compute_weighted_loss(losses, weights, scope, loss_collection,
-                                     reduction=reduction)
+        return math_binary.subtract(math_unary.negative(pos), neg)
+
+    return _weighted_loss("log_loss", per_element, ("labels", "predictions"),
+                          labels, predictions, weights, scope, loss_collection, reduction)
 
 
 @tf_export("losses.mean_pairwise_squared_error")
@@ -336,13 +351,11 @@ def mean_squared_error(labels, predictions, weights=1.0, scope: Optional[str] = 
     Raises:
       ValueError: None arguments, incompatible shapes, or weights not broadcastable.
     """
-    _check_not_none(labels=labels, predictions=predictions)
-    with _graph.name_scope(scope, "mean_squared_error",
-                           (predictions, labels, weights)) as scope:
-        labels, predictions = _float_pair(labels, predictions)
-        losses = math_binary.squared_difference(predictions, labels)
-        return compute_weighted_loss(losses, weights, scope, loss_collection,
-                                     reduction=reduction)
+    def per_element(labels, predictions):
+        return math_binary.squared_difference(predictions, labels)
+
+    return _weighted_loss("mean_squared_error", per_element, ("labels", "predictions"),
+                          labels, predictions, weights, scope, loss_collection, reduction)
 
 
 @tf_export("losses.sigmoid_cross_entropy")
@@ -359,19 +372,17 @@ def sigmoid_cross_entropy(multi_class_labels, logits, weights=1.0,
     Raises:
       ValueError: None arguments, incompatible shapes, or weights not broadcastable.
     """
-    _check_not_none(multi_class_labels=multi_class_labels, logits=logits)
-    with _graph.name_scope(scope, "sigmoid_cross_entropy_loss",
-                           (logits, multi_class_labels, weights)) as scope:
-        logits = convert_to_tensor(logits)
-        labels = math_ops.cast(multi_class_labels, logits.dtype)
-        logits.shape.assert_is_compatible_with(labels.shape)
+    def per_element(labels, logits):
         if label_smoothing > 0:
             labels = math_binary.add(math_binary.multiply(labels, 1 - label_smoothing),
                                      0.5 * label_smoothing)
-        losses = nn_losses.sigmoid_cross_entropy_with_logits(
+        return nn_losses.sigmoid_cross_entropy_with_logits(
             labels=labels, logits=logits, name="xentropy")
-        return compute_weighted_loss(losses, weights, scope, loss_collection,
-                                     reduction=reduction)
+
+    return _weighted_loss("sigmoid_cross_entropy_loss", per_element,
+                          ("multi_class_labels", "logits"), multi_class_labels, logits,
+                          weights, scope, loss_collection, reduction,
+                          convert=_labels_like_logits)
 
 
 @tf_export("losses.softmax_cross_entropy")
@@ -389,12 +400,7 @@ def softmax_cross_entropy(onehot_labels, logits, weights=1.0,
     Raises:
       ValueError: None arguments, incompatible shapes, or weights not broadcastable.
     """
-    _check_not_none(onehot_labels=onehot_labels, logits=logits)
-    with _graph.name_scope(scope, "softmax_cross_entropy_loss",
-                           (logits, onehot_labels, weights)) as scope:
-        logits = convert_to_tensor(logits)
-        labels = math_ops.cast(onehot_labels, logits.dtype)
-        logits.shape.assert_is_compatible_with(labels.shape)
+    def per_element(labels, logits):
         if label_smoothing > 0:
             num_classes = math_ops.cast(array_ops.shape(labels)[-1], logits.dtype)
             labels = math_binary.add(
@@ -402,10 +408,12 @@ def softmax_cross_entropy(onehot_labels, logits, weights=1.0,
                 math_binary.truediv(convert_to_tensor(label_smoothing, logits.dtype),
                                     num_classes))
         labels = structure.stop_gradient(labels, name="labels_stop_gradient")
-        losses = nn_losses.softmax_cross_entropy_with_logits_v2(
+        return nn_losses.softmax_cross_entropy_with_logits_v2(
             labels=labels, logits=logits, name="xentropy")
-        return compute_weighted_loss(losses, weights, scope, loss_collection,
-                                     reduction=reduction)
+
+    return _weighted_loss("softmax_cross_entropy_loss", per_element,
+                          ("onehot_labels", "logits"), onehot_labels, logits, weights, scope,
+                          loss_collection, reduction, convert=_labels_like_logits)
 
 
 def _remove_squeezable_dimensions(labels, predictions, weights=None,

@@ -40,6 +40,14 @@ def add_to(collections, value) -> None:
         _graph.add_to_collections(collections, value)
 
 
+def collected(value: Tensor, update_op: Tensor, metrics_collections,
+              updates_collections) -> Tuple[Tensor, Tensor]:
+    """Adds a metric's value and update op to their collections; returns the pair."""
+    add_to(metrics_collections, value)
+    add_to(updates_collections, update_op)
+    return value, update_op
+
+
 def read_variable(var, collections) -> Tensor:
     """The value tensor of a metric that is one accumulator."""
     value = structure.identity(var)

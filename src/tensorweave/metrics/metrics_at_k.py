@@ -19,7 +19,7 @@ from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.losses.weights_broadcast import assert_broadcastable, broadcast_weights
-from tensorweave.metrics.metric_utils import add_to, metric_variable
+from tensorweave.metrics.metric_utils import collected, metric_variable
 from tensorweave.ops.array import array_fill_ops, array_ops
 from tensorweave.ops.control_flow import control_flow_ops
 from tensorweave.ops.indexing import indexing_select
@@ -192,9 +192,7 @@ def _ratio_at_top_k(kind: str, other: str, labels, predictions_idx, k, class_id,
         value = math_binary.divide(tp, math_binary.add(tp, rest), name=scope)
         update = math_binary.divide(tp_update, math_binary.add(tp_update, rest_update),
                                     name="update")
-        add_to(metrics_collections, value)
-        add_to(updates_collections, update)
-        return value, update
+        return collected(value, update, metrics_collections, updates_collections)
 
 
 _AT_K_ARGS = """
@@ -234,17 +232,25 @@ def recall_at_top_k(labels, predictions_idx, k=None, class_id=None, weights=None
                            metrics_collections, updates_collections, name)
 
 
+def _of_top_k(kind: str, at_top_k, labels, predictions, k, class_id, weights,
+              metrics_collections, updates_collections, name) -> Metric:
+    """`at_top_k` (precision_at_top_k or recall_at_top_k) of the ids of the `k` largest
+    `predictions`, in the name scope "<kind>_at_<k>[_class<class_id>]"."""
+    with _graph.name_scope(name, _at_k_name(kind, k, class_id),
+                           (predictions, labels, weights)) as scope:
+        top_k_idx = _top_k_indices(predictions, k)
+        return at_top_k(labels, top_k_idx, k=k, class_id=class_id, weights=weights,
+                        metrics_collections=metrics_collections,
+                        updates_collections=updates_collections, name=scope)
+
+
 @tf_export("metrics.precision_at_k")
 def precision_at_k(labels, predictions, k, class_id=None, weights=None,
                    metrics_collections=None, updates_collections=None,
                    name: Optional[str] = None) -> Metric:
     """Streaming precision of the top `k` predictions against `labels`."""
-    with _graph.name_scope(name, _at_k_name("precision", k, class_id),
-                           (predictions, labels, weights)) as scope:
-        top_k_idx = _top_k_indices(predictions, k)
-        return precision_at_top_k(labels, top_k_idx, k=k, class_id=class_id,
-                                  weights=weights, metrics_collections=metrics_collections,
-                                  updates_collections=updates_collections, name=scope)
+    return _of_top_k("precision", precision_at_top_k, labels, predictions, k, class_id,
+                     weights, metrics_collections, updates_collections, name)
 
 
 @tf_export("metrics.sparse_precision_at_k")
@@ -262,12 +268,8 @@ def recall_at_k(labels, predictions, k, class_id=None, weights=None,
                 metrics_collections=None, updates_collections=None,
                 name: Optional[str] = None) -> Metric:
     """Streaming recall of the top `k` predictions against `labels`."""
-    with _graph.name_scope(name, _at_k_name("recall", k, class_id),
-                           (predictions, labels, weights)) as scope:
-        top_k_idx = _top_k_indices(predictions, k)
-        return recall_at_top_k(labels, top_k_idx, k=k, class_id=class_id,
-                               weights=weights, metrics_collections=metrics_collections,
-                               updates_collections=updates_collections, name=scope)
+    return _of_top_k("recall", recall_at_top_k, labels, predictions, k, class_id, weights,
+                     metrics_collections, updates_collections, name)
 
 
 for _f in (precision_at_top_k, recall_at_top_k, precision_at_k, recall_at_k):
@@ -357,9 +359,7 @@ def average_precision_at_k(labels, predictions, k, weights=None,
             total_update = state_ops.assign_add(total_var, batch_total, name="update")
         value = math_binary.div_no_nan(total_var, max_var, name="mean")
         update = math_binary.div_no_nan(total_update, max_update, name=scope)
-        add_to(metrics_collections, value)
-        add_to(updates_collections, update)
-        return value, update
+        return collected(value, update, metrics_collections, updates_collections)
 
 
 @tf_export("metrics.sparse_average_precision_at_k")

@@ -13,7 +13,7 @@ from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor
 from tensorweave.metrics.metric_utils import (
-    add_to, confusion_at_thresholds, metric_variable, read_variable,
+    add_to, collected, confusion_at_thresholds, metric_variable, read_variable,
     remove_squeezable_dimensions)
 from tensorweave.ops.array import array_fill_ops, array_ops
 from tensorweave.ops.debug import check_ops
@@ -145,9 +145,7 @@ def _precision_or_recall(default_name: str, other_metric, labels, predictions, w
         other, other_update = other_metric(labels, predictions, weights)
         value = _ratio_or_zero(tp, other, "value")
         update_op = _ratio_or_zero(tp_update, other_update, "update_op")
-        add_to(metrics_collections, value)
-        add_to(updates_collections, update_op)
-        return value, update_op
+        return collected(value, update_op, metrics_collections, updates_collections)
 
 
 @tf_export("metrics.precision")
@@ -187,9 +185,7 @@ def _ratio_at_thresholds(default_name: str, other_key: str, labels, predictions,
                                                           other), name=prefix + suffix)
         value = ratio(values["tp"], values[other_key], "value")
         update_op = ratio(updates["tp"], updates[other_key], "update_op")
-        add_to(metrics_collections, value)
-        add_to(updates_collections, update_op)
-        return value, update_op
+        return collected(value, update_op, metrics_collections, updates_collections)
 
 
 @tf_export("metrics.precision_at_thresholds")
@@ -325,9 +321,7 @@ def auc(labels, predictions, weights=None, num_thresholds: int = 200,
         update_op = _auc_from_counts(updates["tp"], updates["fn"], updates["tn"],
                                      updates["fp"], num_thresholds, curve,
                                      summation_method, "update_op")
-        add_to(metrics_collections, value)
-        add_to(updates_collections, update_op)
-        return value, update_op
+        return collected(value, update_op, metrics_collections, updates_collections)
 
 
 def _rate_at_fixed(default_name: str, fixed_arg: str, fixed: float, labels, predictions,
@@ -364,9 +358,7 @@ def _rate_at_fixed(default_name: str, fixed_arg: str, fixed: float, labels, pred
 
         value = compute(values, "value")
         update_op = compute(updates, "update_op")
-        add_to(metrics_collections, value)
-        add_to(updates_collections, update_op)
-        return value, update_op
+        return collected(value, update_op, metrics_collections, updates_collections)
 
 
 @tf_export("metrics.sensitivity_at_specificity")

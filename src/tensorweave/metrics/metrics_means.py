@@ -14,7 +14,7 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.metrics.metric_utils import (
-    add_to, float_weights_like, metric_variable, remove_squeezable_dimensions, safe_div)
+    collected, float_weights_like, metric_variable, remove_squeezable_dimensions, safe_div)
 from tensorweave.ops.array import array_fill_ops, array_ops
 from tensorweave.ops.indexing import indexing_ops, indexing_select
 from tensorweave.ops.math import (
@@ -23,6 +23,41 @@ from tensorweave.ops.state import state_ops
 from tensorweave.ops.state.variable_scope import variable_scope
 
 Metric = Tuple[Tensor, Tensor]
+
+
+def _weighted(values: Tensor, weights) -> Tuple[Tensor, Tensor]:
+    """`values * weights` and the float32 weights broadcast to `values`."""
+    values, _, weights = remove_squeezable_dimensions(values, None, weights)
+    weights = float_weights_like(weights, values)
+    return math_binary.multiply(values, weights), weights
+
+
+def _streamed_mean(total, count, values: Tensor, batch_total: Tensor, batch_count: Tensor,
+                   metrics_collections, updates_collections) -> Metric:
+    """Adds a batch's total and count to the accumulators (the count once `values` are
+    computed) and gives (total / count, its value after the update)."""
+    update_total = state_ops.assign_add(total, batch_total)
+    with _graph.control_dependencies([values]):
+        update_count = state_ops.assign_add(count, batch_count)
+    return collected(safe_div(total, count, "value"),
+                     safe_div(update_total, update_count, "update_op"),
+                     metrics_collections, updates_collections)
+
+
+def _transformed(metric: Metric, fn, metrics_collections, updates_collections) -> Metric:
+    """`fn` of a metric's value and of its update op, added to the collections."""
+    value, update_op = metric
+    return collected(fn(value), fn(update_op), metrics_collections, updates_collections)
+
+
+def _mean_of_pairs(per_element, default_name: str, labels, predictions, weights,
+                   metrics_collections, updates_collections, name) -> Metric:
+    """The streaming mean of `per_element(labels, predictions)`, after squeezing the
+    dimensions of size 1 the inputs differ by."""
+    predictions, labels, weights = remove_squeezable_dimensions(predictions, labels,
+                                                                weights)
+    return mean(per_element(labels, predictions), weights, metrics_collections,
+                updates_collections, name or default_name)
 
 
 @tf_export("metrics.mean")
@@ -52,18 +87,10 @@ def mean(values, weights=None, metrics_collections=None, updates_collections=Non
         if weights is None:
             num_values = math_ops.cast(array_ops.size(values), _dt.float32)
         else:
-            values, _, weights = remove_squeezable_dimensions(values, None, weights)
-            weights = float_weights_like(weights, values)
-            values = math_binary.multiply(values, weights)
+            values, weights = _weighted(values, weights)
             num_values = reduction_ops.reduce_sum(weights)
-        update_total = state_ops.assign_add(total, reduction_ops.reduce_sum(values))
-        with _graph.control_dependencies([values]):
-            update_count = state_ops.assign_add(count, num_values)
-        mean_t = safe_div(total, count, "value")
-        add_to(metrics_collections, mean_t)
-        update_op = safe_div(update_total, update_count, "update_op")
-        add_to(updates_collections, update_op)
-        return mean_t, update_op
+        return _streamed_mean(total, count, values, reduction_ops.reduce_sum(values),
+                              num_values, metrics_collections, updates_collections)
 
 
 @tf_export("metrics.mean_tensor")
@@ -92,18 +119,10 @@ def mean_tensor(values, weights=None, metrics_collections=None, updates_collecti
         count = metric_variable(values.shape.as_list(), _dt.float32, name="count_tensor")
         num_values = array_fill_ops.ones_like(values)
         if weights is not None:
-            values, _, weights = remove_squeezable_dimensions(values, None, weights)
-            weights = float_weights_like(weights, values)
-            values = math_binary.multiply(values, weights)
+            values, weights = _weighted(values, weights)
             num_values = math_binary.multiply(num_values, weights)
-        update_total = state_ops.assign_add(total, values)
-        with _graph.control_dependencies([values]):
-            update_count = state_ops.assign_add(count, num_values)
-        mean_t = safe_div(total, count, "value")
-        add_to(metrics_collections, mean_t)
-        update_op = safe_div(update_total, update_count, "update_op")
-        add_to(updates_collections, update_op)
-        return mean_t, update_op
+        return _streamed_mean(total, count, values, values, num_values,
+                              metrics_collections, updates_collections)
 
 
 @tf_export("metrics.accuracy")
@@ -117,14 +136,14 @@ def accuracy(labels, predictions, weights=None, metrics_collections=None,
     Raises:
       ValueError: shapes of labels and predictions are incompatible, or bad weights.
     """
-    predictions, labels, weights = remove_squeezable_dimensions(predictions, labels,
-                                                                weights)
-    predictions.shape.assert_is_compatible_with(labels.shape)
-    if labels.dtype != predictions.dtype:
-        predictions = math_ops.cast(predictions, labels.dtype)
-    is_correct = math_ops.cast(math_binary.equal(predictions, labels), _dt.float32)
-    return mean(is_correct, weights, metrics_collections, updates_collections,
-                name or "accuracy")
+    def is_correct(labels, predictions):
+        predictions.shape.assert_is_compatible_with(labels.shape)
+        if labels.dtype != predictions.dtype:
+            predictions = math_ops.cast(predictions, labels.dtype)
+        return math_ops.cast(math_binary.equal(predictions, labels), _dt.float32)
+
+    return _mean_of_pairs(is_correct, "accuracy", labels, predictions, weights,
+                          metrics_collections, updates_collections, name)
 
 
 @tf_export("metrics.mean_absolute_error")
@@ -135,11 +154,11 @@ def mean_absolute_error(labels, predictions, weights=None, metrics_collections=N
     Returns:
       (mean_absolute_error, update_op): float32 scalars.
     """
-    predictions, labels, weights = remove_squeezable_dimensions(predictions, labels,
-                                                                weights)
-    errors = math_unary.abs(math_binary.subtract(predictions, labels))
-    return mean(errors, weights, metrics_collections, updates_collections,
-                name or "mean_absolute_error")
+    def absolute_error(labels, predictions):
+        return math_unary.abs(math_binary.subtract(predictions, labels))
+
+    return _mean_of_pairs(absolute_error, "mean_absolute_error", labels, predictions,
+                          weights, metrics_collections, updates_collections, name)
 
 
 @tf_export("metrics.mean_squared_error")
@@ -150,11 +169,9 @@ def mean_squared_error(labels, predictions, weights=None, metrics_collections=No
     Returns:
       (mean_squared_error, update_op): float32 scalars.
     """
-    predictions, labels, weights = remove_squeezable_dimensions(predictions, labels,
-                                                                weights)
-    errors = math_binary.squared_difference(labels, predictions)
-    return mean(errors, weights, metrics_collections, updates_collections,
-                name or "mean_squared_error")
+    return _mean_of_pairs(math_binary.squared_difference, "mean_squared_error", labels,
+                          predictions, weights, metrics_collections, updates_collections,
+                          name)
 
 
 @tf_export("metrics.root_mean_squared_error")
@@ -168,13 +185,9 @@ def root_mean_squared_error(labels, predictions, weights=None, metrics_collectio
     """
     predictions, labels, weights = remove_squeezable_dimensions(predictions, labels,
                                                                 weights)
-    mse, update_mse = mean_squared_error(labels, predictions, weights, None, None,
-                                         name or "root_mean_squared_error")
-    rmse = math_unary.sqrt(mse)
-    add_to(metrics_collections, rmse)
-    update_op = math_unary.sqrt(update_mse)
-    add_to(updates_collections, update_op)
-    return rmse, update_op
+    mse = mean_squared_error(labels, predictions, weights, None, None,
+                             name or "root_mean_squared_error")
+    return _transformed(mse, math_unary.sqrt, metrics_collections, updates_collections)
 
 
 @tf_export("metrics.mean_relative_error")
@@ -213,13 +226,9 @@ def mean_cosine_distance(labels, predictions, dim, weights=None, metrics_collect
                                                                 weights)
     radial = reduction_ops.reduce_sum(math_binary.multiply(predictions, labels),
                                       axis=[dim], keepdims=True)
-    mean_distance, update_op = mean(radial, weights, None, None,
-                                    name or "mean_cosine_distance")
-    mean_distance = math_binary.subtract(1.0, mean_distance)
-    update_op = math_binary.subtract(1.0, update_op)
-    add_to(metrics_collections, mean_distance)
-    add_to(updates_collections, update_op)
-    return mean_distance, update_op
+    return _transformed(mean(radial, weights, None, None, name or "mean_cosine_distance"),
+                        lambda t: math_binary.subtract(1.0, t), metrics_collections,
+                        updates_collections)
 
 
 @tf_export("metrics.percentage_below")
@@ -304,9 +313,7 @@ def mean_iou(labels, predictions, num_classes, weights=None, metrics_collections
             math_binary.greater(num_valid, 0.0),
             math_binary.divide(reduction_ops.reduce_sum(iou, name="mean_iou"), num_valid),
             array_fill_ops.zeros_like(num_valid))
-        add_to(metrics_collections, value)
-        add_to(updates_collections, update_op)
-        return value, update_op
+        return collected(value, update_op, metrics_collections, updates_collections)
 
 
 @tf_export("metrics.mean_per_class_accuracy")
@@ -342,7 +349,5 @@ def mean_per_class_accuracy(labels, predictions, num_classes, weights=None,
         update_count = state_ops.scatter_add(count, labels, is_correct)
         value = reduction_ops.reduce_mean(safe_div(count, total, None),
                                           name="mean_accuracy")
-        add_to(metrics_collections, value)
-        update_op = safe_div(update_count, update_total, "update_op")
-        add_to(updates_collections, update_op)
-        return value, update_op
+        return collected(value, safe_div(update_count, update_total, "update_op"),
+                         metrics_collections, updates_collections)

@@ -62,6 +62,7 @@ def isabs(path: str) -> bool:
 
 
 def join(path: str, *paths: str) -> str:
+    """`path` joined with `paths`, with "/" for remote (URL) paths."""
     if is_local(path):
         return os.path.join(path, *paths)
     out = path
@@ -133,30 +134,28 @@ def size_of(f) -> int:
 
 
 def read_bytes(path: str) -> bytes:
+    """The whole content of the file `path`."""
     with open_file(path, "rb") as f:
         return f.read()
 
 
 # --- queries -----------------------------------------------------------------------------
-def exists(path: str) -> bool:
-    if is_local(path):
-        return os.path.exists(_local(path))
-    fs, p = remote(path)
-    return fs.exists(p)
+def _query(local, remote_method: str, doc: str):
+    """A bool query of a path: `local(path)` on the local filesystem, the fsspec
+    filesystem's `remote_method` on a remote one."""
+    def query(path: str) -> bool:
+        if is_local(path):
+            return local(_local(path))
+        fs, p = remote(path)
+        return getattr(fs, remote_method)(p)
+    query.__name__ = query.__qualname__ = remote_method
+    query.__doc__ = doc
+    return query
 
 
-def isfile(path: str) -> bool:
-    if is_local(path):
-        return os.path.isfile(_local(path))
-    fs, p = remote(path)
-    return fs.isfile(p)
-
-
-def isdir(path: str) -> bool:
-    if is_local(path):
-        return os.path.isdir(_local(path))
-    fs, p = remote(path)
-    return fs.isdir(p)
+exists = _query(os.path.exists, "exists", "Whether `path` exists.")
+isfile = _query(os.path.isfile, "isfile", "Whether `path` is a file.")
+isdir = _query(os.path.isdir, "isdir", "Whether `path` is a directory.")
 
 
 def parent_dir_usable(directory: str) -> bool:
@@ -241,6 +240,7 @@ def walk(top: str, topdown: bool = True) -> Iterator[Tuple[str, List[str], List[
 
 # --- changes -----------------------------------------------------------------------------
 def makedirs(path: str) -> None:
+    """Creates the directory `path` and its missing parents (no error if it exists)."""
     if is_local(path):
         os.makedirs(_local(path), exist_ok=True)
         return

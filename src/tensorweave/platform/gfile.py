@@ -348,9 +348,20 @@ def DeleteRecursively(dirname) -> None:
         raise _tf_error(e, path) from None
 
 
-def _check_target(path: str, overwrite: bool) -> None:
-    if not overwrite and file_io.exists(path):
-        raise errors.AlreadyExistsError(None, None, "file already exists")
+def _transfer(move_or_copy, source, target, overwrite: bool) -> None:
+    """`move_or_copy(source, target)` (file_io.replace or file_io.copy) with TF's errors:
+    AlreadyExistsError for an existing target unless `overwrite`, NotFoundError for a
+    missing source."""
+    old, new = _path(source), _path(target)
+    try:
+        if not overwrite and file_io.exists(new):
+            raise errors.AlreadyExistsError(None, None, "file already exists")
+        move_or_copy(old, new)
+    except FileNotFoundError:
+        raise errors.NotFoundError(None, None, "%s; No such file or directory" % old
+                                   ) from None
+    except OSError as e:
+        raise _tf_error(e, old) from None
 
 
 @tf_export("gfile.Rename")
@@ -361,15 +372,7 @@ def Rename(oldname, newname, overwrite: bool = False) -> None:
       AlreadyExistsError: `newname` exists and `overwrite` is False.
       NotFoundError: `oldname` does not exist.
     """
-    old, new = _path(oldname), _path(newname)
-    try:
-        _check_target(new, overwrite)
-        file_io.replace(old, new)
-    except FileNotFoundError:
-        raise errors.NotFoundError(None, None, "%s; No such file or directory" % old
-                                   ) from None
-    except OSError as e:
-        raise _tf_error(e, old) from None
+    _transfer(file_io.replace, oldname, newname, overwrite)
 
 
 @tf_export("gfile.Copy")
@@ -380,15 +383,7 @@ def Copy(oldpath, newpath, overwrite: bool = False) -> None:
       AlreadyExistsError: `newpath` exists and `overwrite` is False.
       NotFoundError: `oldpath` does not exist.
     """
-    old, new = _path(oldpath), _path(newpath)
-    try:
-        _check_target(new, overwrite)
-        file_io.copy(old, new)
-    except FileNotFoundError:
-        raise errors.NotFoundError(None, None, "%s; No such file or directory" % old
-                                   ) from None
-    except OSError as e:
-        raise _tf_error(e, old) from None
+    _transfer(file_io.copy, oldpath, newpath, overwrite)
 
 
 @tf_export("gfile.Stat")

@@ -28,6 +28,7 @@ _lock = threading.Lock()
 _counts: Dict[Tuple[str, int], int] = {}
 
 
+@tf_export("get_logger")
 def get_logger() -> _logging.Logger:
     """The "tensorflow" logger, given a stderr handler on first use when the root
     logger has none (stdout and level INFO in an interactive session, as TF1)."""
@@ -48,47 +49,33 @@ def get_logger() -> _logging.Logger:
     return _logger
 
 
-@tf_export("logging.log")
-def log(level: int, msg, *args, **kwargs) -> None:
-    """Logs `msg % args` at `level`."""
-    get_logger().log(level, msg, *args, stacklevel=2, **kwargs)
+def _logging_function(name: str, method: str, with_level: bool, doc: str):
+    """A `tf.logging.<name>` function calling the logger's `method`; records name the
+    caller of the function (stacklevel 2)."""
+    if with_level:
+        def fn(level: int, msg, *args, **kwargs) -> None:
+            getattr(get_logger(), method)(level, msg, *args, stacklevel=2, **kwargs)
+    else:
+        def fn(msg, *args, **kwargs) -> None:
+            getattr(get_logger(), method)(msg, *args, stacklevel=2, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return tf_export("logging." + name)(fn)
 
 
-@tf_export("logging.debug")
-def debug(msg, *args, **kwargs) -> None:
-    get_logger().debug(msg, *args, stacklevel=2, **kwargs)
-
-
-@tf_export("logging.info")
-def info(msg, *args, **kwargs) -> None:
-    get_logger().info(msg, *args, stacklevel=2, **kwargs)
-
-
-@tf_export("logging.warning")
-def warning(msg, *args, **kwargs) -> None:
-    get_logger().warning(msg, *args, stacklevel=2, **kwargs)
-
-
-@tf_export("logging.warn")
-def warn(msg, *args, **kwargs) -> None:
-    get_logger().warning(msg, *args, stacklevel=2, **kwargs)
-
-
-@tf_export("logging.error")
-def error(msg, *args, **kwargs) -> None:
-    get_logger().error(msg, *args, stacklevel=2, **kwargs)
-
-
-@tf_export("logging.fatal")
-def fatal(msg, *args, **kwargs) -> None:
-    """Logs at FATAL; like TF1 it does not stop the program."""
-    get_logger().fatal(msg, *args, stacklevel=2, **kwargs)
-
-
-@tf_export("logging.vlog")
-def vlog(level: int, msg, *args, **kwargs) -> None:
-    """Logs `msg % args` at `level` (TF1's verbose log: a plain log call)."""
-    get_logger().log(level, msg, *args, stacklevel=2, **kwargs)
+log = _logging_function("log", "log", True, "Logs `msg % args` at `level`.")
+debug = _logging_function("debug", "debug", False, "Logs `msg % args` at DEBUG.")
+info = _logging_function("info", "info", False, "Logs `msg % args` at INFO.")
+warning = _logging_function("warning", "warning", False, "Logs `msg % args` at WARNING.")
+warn = _logging_function("warn", "warning", False,
+                         "Logs `msg % args` at WARNING (TF1's alias of `warning`).")
+error = _logging_function("error", "error", False, "Logs `msg % args` at ERROR.")
+fatal = _logging_function("fatal", "fatal", False,
+                          "Logs `msg % args` at FATAL; like TF1 it does not stop the "
+                          "program.")
+vlog = _logging_function("vlog", "log", True,
+                         "Logs `msg % args` at `level` (TF1's verbose log: a plain log "
+                         "call).")
 
 
 def _next_count(depth: int) -> int:

@@ -95,6 +95,15 @@ def _channels(images: Tensor):
     return array_ops.unstack(images, num=3, axis=-1)
 
 
+def _float_channels(images):
+    """`images` as a Tensor, checked to be floating point with 3 channels, and its
+    three channels."""
+    images = convert_to_tensor(images, name="images")
+    _check_float(images)
+    _check_rgb(images)
+    return images, _channels(images)
+
+
 @tf_export("image.rgb_to_hsv")
 def rgb_to_hsv(images, name: Optional[str] = None) -> Tensor:
     """RGB images to HSV (hue, saturation and value all in [0, 1]).
@@ -107,10 +116,7 @@ def rgb_to_hsv(images, name: Optional[str] = None) -> Tensor:
       A Tensor of the shape and type of `images`.
     """
     with _graph.name_scope(name, "RGBToHSV", [images]):
-        images = convert_to_tensor(images, name="images")
-        _check_float(images)
-        _check_rgb(images)
-        r, g, b = _channels(images)
+        images, (r, g, b) = _float_channels(images)
         value = reduction_ops.reduce_max(images, axis=-1)
         span = value - reduction_ops.reduce_min(images, axis=-1)
         zero = array_ops.zeros_like(value)
@@ -140,10 +146,7 @@ def hsv_to_rgb(images, name: Optional[str] = None) -> Tensor:
       A Tensor of the shape and type of `images`.
     """
     with _graph.name_scope(name, "HSVToRGB", [images]):
-        images = convert_to_tensor(images, name="images")
-        _check_float(images)
-        _check_rgb(images)
-        hue, saturation, value = _channels(images)
+        _, (hue, saturation, value) = _float_channels(images)
         return _hsv_to_rgb(hue, saturation, value)
 
 

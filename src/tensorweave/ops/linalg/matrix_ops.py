@@ -10,7 +10,7 @@ diagonal d in row upper - d, shorter diagonals padded on the side named by `alig
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -90,6 +90,27 @@ def _static_int(t: Tensor) -> Optional[int]:
 
 
 # --- MatrixDiagV3 ---------------------------------------------------------------------------
+def _diag_matrix_size(rows: int, cols: int, max_len: int, lower: int,
+                      upper: int) -> Tuple[int, int, Optional[str]]:
+    """MatrixDiag's output [rows, cols] for diagonals lower..upper of length max_len
+    (-1: the smallest size that holds them), and what is wrong with the sizes given:
+    "rows" or "cols" (too small), "inconsistent", or None."""
+    min_rows, min_cols = max_len - min(upper, 0), max_len + max(lower, 0)
+    if rows == -1 and cols == -1:
+        rows = cols = max(min_rows, min_cols)
+    elif rows == -1:
+        rows = min_rows
+    elif cols == -1:
+        cols = min_cols
+    if rows < min_rows:
+        return rows, cols, "rows"
+    if cols < min_cols:
+        return rows, cols, "cols"
+    if rows != min_rows and cols != min_cols:
+        return rows, cols, "inconsistent"
+    return rows, cols, None
+
+
 def _matrix_diag_shape(op):
     diag = op.inputs[0].shape
     k = _static_k(op.inputs[1])
@@ -105,24 +126,14 @@ def _matrix_diag_shape(op):
                          "diagonals implied from `d_lower` and `d_upper`.\nnum_diags = %d, "
                          "d_lower = %d, d_upper = %d" % (dims[-2], lower, upper))
     rows, cols = _static_int(op.inputs[2]), _static_int(op.inputs[3])
-    if max_len is None:
+    if max_len is None or rows is None or cols is None:
         return TensorShape(batch + [None, None])
-    min_rows, min_cols = max_len - min(upper, 0), max_len + max(lower, 0)
-    if rows is None or cols is None:
-        return TensorShape(batch + [None, None])
-    if rows == -1 and cols == -1:
-        rows = cols = max(min_rows, min_cols)
-    elif rows == -1:
-        rows = min_rows
-    elif cols == -1:
-        cols = min_cols
-    if rows < min_rows:
-        raise ValueError("num_rows is too small")
-    if cols < min_cols:
-        raise ValueError("num_cols is too small")
-    if rows != min_rows and cols != min_cols:
-        raise ValueError("num_rows and num_cols are not consistent with d_lower, d_upper, "
-                         "and diagonal")
+    rows, cols, problem = _diag_matrix_size(rows, cols, max_len, lower, upper)
+    if problem is not None:
+        raise ValueError({"rows": "num_rows is too small",
+                          "cols": "num_cols is too small",
+                          "inconsistent": "num_rows and num_cols are not consistent with "
+                                          "d_lower, d_upper, and diagonal"}[problem])
     return TensorShape(batch + [rows, cols])
 
 
@@ -145,22 +156,16 @@ def _matrix_diag_kernel(ctx, diagonal, k, num_rows, num_cols, padding_value):
         raise _invalid(ctx, "The number of diagonals provided in the input does not match "
                        "the lower_diag_index and upper_diag_index range.")
     max_len = packed.shape[-1]
-    min_rows, min_cols = max_len - min(upper, 0), max_len + max(lower, 0)
-    rows, cols = int(num_rows), int(num_cols)
-    if rows == -1 and cols == -1:
-        rows = cols = max(min_rows, min_cols)
-    elif rows == -1:
-        rows = min_rows
-    elif cols == -1:
-        cols = min_cols
-    if rows < min_rows:
-        raise _invalid(ctx, "The number of rows is too small.")
-    if cols < min_cols:
-        raise _invalid(ctx, "The number of columns is too small.")
-    if (rows != min_rows and cols != min_cols) or \
-            _max_diag_len(rows, cols, lower, upper) != max_len:
-        raise _invalid(ctx, "The number of rows or columns is not consistent with the "
-                       "specified d_lower, d_upper, and diagonal.")
+    rows, cols, problem = _diag_matrix_size(int(num_rows), int(num_cols), max_len, lower,
+                                            upper)
+    if problem is None and _max_diag_len(rows, cols, lower, upper) != max_len:
+        problem = "inconsistent"
+    if problem is not None:
+        raise _invalid(ctx, {"rows": "The number of rows is too small.",
+                             "cols": "The number of columns is too small.",
+                             "inconsistent": "The number of rows or columns is not "
+                                             "consistent with the specified d_lower, "
+                                             "d_upper, and diagonal."}[problem])
     in_band, diag_row, pos = _band_layout(rows, cols, lower, upper, ctx.attrs["align"])
     values = packed[..., diag_row, pos]
     return np.where(in_band, values, padding_value).astype(diagonal.dtype, copy=False)
@@ -205,15 +210,21 @@ def _check_band(ctx, rows: int, cols: int, lower: int, upper: int) -> None:
                        "and %d" % (lower, upper, -rows, cols))
 
 
-@kernel("MatrixDiagPartV3")
-def _matrix_diag_part_kernel(ctx, x, k, padding_value):
+def _matrix_band(ctx, x, k) -> Tuple[int, int, int, int, int]:
+    """Checks a matrix input and its diagonals `k` at run time; returns (lower, upper,
+    rows, cols, the longest diagonal's length)."""
     if x.ndim < 2:
         raise _invalid(ctx, "input must be at least 2-dim, received shape: [%s]"
                        % ",".join(map(str, x.shape)))
     lower, upper = _k_pair(ctx, k)
     rows, cols = x.shape[-2:]
     _check_band(ctx, rows, cols, lower, upper)
-    max_len = max(_max_diag_len(rows, cols, lower, upper), 0)
+    return lower, upper, rows, cols, max(_max_diag_len(rows, cols, lower, upper), 0)
+
+
+@kernel("MatrixDiagPartV3")
+def _matrix_diag_part_kernel(ctx, x, k, padding_value):
+    lower, upper, rows, cols, max_len = _matrix_band(ctx, x, k)
     align = ctx.attrs["align"]
     d = upper - np.arange(upper - lower + 1)[:, None]  # [num_diags, 1]
     t = np.arange(max_len)[None, :]
@@ -255,13 +266,7 @@ register_op("MatrixSetDiagV3", inputs=["input: T", "diagonal: T", "k: int32"],
 
 @kernel("MatrixSetDiagV3")
 def _matrix_set_diag_kernel(ctx, x, diagonal, k):
-    if x.ndim < 2:
-        raise _invalid(ctx, "input must be at least 2-dim, received shape: [%s]"
-                       % ",".join(map(str, x.shape)))
-    lower, upper = _k_pair(ctx, k)
-    rows, cols = x.shape[-2:]
-    _check_band(ctx, rows, cols, lower, upper)
-    max_len = max(_max_diag_len(rows, cols, lower, upper), 0)
+    lower, upper, rows, cols, max_len = _matrix_band(ctx, x, k)
     expected = x.shape[:-2] + ((max_len,) if lower == upper
                                else (upper - lower + 1, max_len))
     if diagonal.shape != expected:

@@ -21,10 +21,12 @@ from tensorweave.framework import errors, tensor_util
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
-from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
+from tensorweave.framework.registry import TypeAttr, kernel, register_op
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.ops.nn.conv_ops import (Window, _check_enum, _compute_dtype, _get_sequence,
-                                         conv2d, lookup_renamed, make_window, shape_tensor,
+                                         channels_back, channels_last, channels_last_shape,
+                                         conv2d, lookup_renamed, make_window,
+                                         register_conv_gradients,
                                          window_output_size)
 
 _CONV3D_TYPES = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
@@ -32,19 +34,6 @@ _FORMATS_3D = ("NDHWC", "NCDHW")
 
 
 # --- N-d helpers (channels-last arrays: [batch, *spatial, channels]) -----------------------
-def channels_last(x: np.ndarray, data_format: str) -> np.ndarray:
-    return np.moveaxis(x, 1, -1) if data_format.startswith("NC") else x
-
-
-def channels_back(y: np.ndarray, data_format: str) -> np.ndarray:
-    return np.ascontiguousarray(np.moveaxis(y, -1, 1)) if data_format.startswith("NC") else y
-
-
-def channels_last_shape(shape, data_format: str) -> Tuple[int, ...]:
-    shape = tuple(int(d) for d in shape)
-    return (shape[0],) + shape[2:] + (shape[1],) if data_format.startswith("NC") else shape
-
-
 def spatial_axes(data_format: str, rank: int) -> List[int]:
     """The axes of the spatial dimensions of a tensor of `rank` in `data_format`."""
     return list(range(2, rank)) if data_format.startswith("NC") else list(range(1, rank - 1))
@@ -62,6 +51,7 @@ def pad_nd(x: np.ndarray, wins: Sequence[Window], value=0) -> np.ndarray:
 
 
 def unpad_nd(xp: np.ndarray, wins: Sequence[Window]) -> np.ndarray:
+    """The inverse of pad_nd: the unpadded window of a padded [N, *spatial, C] array."""
     if not any(w.pad_before or w.pad_after for w in wins):
         return xp
     return np.ascontiguousarray(xp[(slice(None),) + tuple(
@@ -94,6 +84,7 @@ def conv_nd(x: np.ndarray, w: np.ndarray, wins: Sequence[Window]) -> np.ndarray:
 
 def conv_nd_backprop_filter(x: np.ndarray, filter_shape, dy: np.ndarray,
                             wins: Sequence[Window]) -> np.ndarray:
+    """The filter gradient of conv_nd: patches of the padded input times `dy`."""
     co = filter_shape[-1]
     cols = patches(pad_nd(x, wins), wins).reshape(-1, int(np.prod(filter_shape[:-1])))
     return np.matmul(cols.T, dy.reshape(-1, co)).reshape(tuple(filter_shape))
@@ -101,6 +92,8 @@ def conv_nd_backprop_filter(x: np.ndarray, filter_shape, dy: np.ndarray,
 
 def conv_nd_backprop_input(input_shape, w: np.ndarray, dy: np.ndarray,
                            wins: Sequence[Window]) -> np.ndarray:
+    """The input gradient of conv_nd: each tap's `dy @ w[tap].T` added into a strided
+    slice of the padded input gradient, then unpadded."""
     ci, co = w.shape[-2:]
     n = input_shape[0]
     dxp = np.zeros((n,) + tuple(win.padded for win in wins) + (ci,), dtype=dy.dtype)
@@ -114,6 +107,8 @@ def conv_nd_backprop_input(input_shape, w: np.ndarray, dy: np.ndarray,
 
 # --- attrs and shapes ---------------------------------------------------------------------
 def check_nd_attrs(op, rank: int, formats, names=("strides", "dilations")) -> Tuple[str, str]:
+    """Checks an N-d op's padding, data_format and `names` list attrs (rank entries,
+    1 on the batch and channel dimensions) at build time; returns (padding, data_format)."""
     padding, fmt = op.get_attr("padding"), op.get_attr("data_format")
     _check_enum(op.type, "padding", padding, ("SAME", "VALID"))
     _check_enum(op.type, "data_format", fmt, formats)
@@ -133,6 +128,7 @@ def check_nd_attrs(op, rank: int, formats, names=("strides", "dilations")) -> Tu
 
 
 def dims_of_rank(shape: TensorShape, rank: int) -> List[Optional[int]]:
+    """The dims of `shape` as a list of `rank` entries (all None when its rank is unknown)."""
     if shape.ndims is None:
         return [None] * rank
     if shape.ndims != rank:
@@ -184,12 +180,15 @@ register_op("Conv3DBackpropFilterV2",
 
 # --- kernels ------------------------------------------------------------------------------
 def check_rank(ctx, what: str, arr, rank: int) -> None:
+    """Raises InvalidArgumentError unless the kernel input `arr` has rank `rank`."""
     if arr.ndim != rank:
         raise errors.InvalidArgumentError(None, ctx.op, "%s must be %d-dimensional: %s"
                                           % (what, rank, list(arr.shape)))
 
 
 def sizes_arg(ctx, value, rank: int, what: str) -> Tuple[int, ...]:
+    """A kernel's shape input (input_sizes, filter_sizes) as a tuple of `rank` non-negative
+    ints."""
     v = np.asarray(value).reshape(-1)
     if v.size != rank:
         raise errors.InvalidArgumentError(None, ctx.op, "%s must be a %d-element vector, got "
@@ -211,6 +210,8 @@ def conv_windows(ctx, in_cl, ks: Sequence[int]) -> List[Window]:
 
 
 def check_out_backprop(ctx, dy_cl, wins: Sequence[Window], batch: int, depth: int) -> None:
+    """Raises InvalidArgumentError unless `dy_cl` (channels last) is the output shape the
+    windows give."""
     expected = (batch,) + tuple(w.out for w in wins) + (depth,)
     if tuple(dy_cl) != expected:
         raise errors.InvalidArgumentError(
@@ -271,38 +272,8 @@ def _conv3d_backprop_filter_kernel(ctx, x, filter_sizes, dy):
 
 
 # --- gradients ----------------------------------------------------------------------------
-def _conv3d_attrs(op) -> dict:
-    return {k: op.get_attr(k) for k in ("strides", "padding", "data_format", "dilations")}
-
-
-@gradient("Conv3D")
-def _conv3d_grad(op, grad):
-    x, w = op.inputs
-    attrs = _conv3d_attrs(op)
-    return [apply_op("Conv3DBackpropInputV2", [shape_tensor(x), w, grad], attrs,
-                     name="Conv3DBackpropInputV2").outputs[0],
-            apply_op("Conv3DBackpropFilterV2", [x, shape_tensor(w), grad], attrs,
-                     name="Conv3DBackpropFilterV2").outputs[0]]
-
-
-@gradient("Conv3DBackpropInputV2")
-def _conv3d_backprop_input_grad(op, grad):
-    _, w, dy = op.inputs
-    attrs = _conv3d_attrs(op)
-    return [None,
-            apply_op("Conv3DBackpropFilterV2", [grad, shape_tensor(w), dy], attrs,
-                     name="Conv3DBackpropFilterV2").outputs[0],
-            apply_op("Conv3D", [grad, w], attrs, name="Conv3D").outputs[0]]
-
-
-@gradient("Conv3DBackpropFilterV2")
-def _conv3d_backprop_filter_grad(op, grad):
-    x, _, dy = op.inputs
-    attrs = _conv3d_attrs(op)
-    return [apply_op("Conv3DBackpropInputV2", [shape_tensor(x), grad, dy], attrs,
-                     name="Conv3DBackpropInputV2").outputs[0],
-            None,
-            apply_op("Conv3D", [x, grad], attrs, name="Conv3D").outputs[0]]
+register_conv_gradients("Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2",
+                        ("strides", "padding", "data_format", "dilations"))
 
 
 # --- builders -----------------------------------------------------------------------------

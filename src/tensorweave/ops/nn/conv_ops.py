@@ -161,17 +161,20 @@ def pad_nhwc(x: np.ndarray, wh: Window, ww: Window, value=0) -> np.ndarray:
     return out
 
 
-def to_nhwc(x: np.ndarray, data_format: str) -> np.ndarray:
-    return x.transpose(0, 2, 3, 1) if data_format == "NCHW" else x
+def channels_last(x: np.ndarray, data_format: str) -> np.ndarray:
+    """`x` ([N, C, ...] or [N, ..., C] as `data_format` says) as [N, ..., C] (a view)."""
+    return np.moveaxis(x, 1, -1) if data_format.startswith("NC") else x
 
 
-def from_nhwc(y: np.ndarray, data_format: str) -> np.ndarray:
-    return np.ascontiguousarray(y.transpose(0, 3, 1, 2)) if data_format == "NCHW" else y
+def channels_back(y: np.ndarray, data_format: str) -> np.ndarray:
+    """The inverse of channels_last: [N, ..., C] back in `data_format` (contiguous)."""
+    return np.ascontiguousarray(np.moveaxis(y, -1, 1)) if data_format.startswith("NC") else y
 
 
-def nhwc_shape(shape, data_format: str) -> Tuple[int, ...]:
+def channels_last_shape(shape, data_format: str) -> Tuple[int, ...]:
+    """A shape in `data_format` as the [N, ..., C] shape of channels_last."""
     shape = tuple(int(d) for d in shape)
-    return (shape[0], shape[2], shape[3], shape[1]) if data_format == "NCHW" else shape
+    return (shape[0],) + shape[2:] + (shape[1],) if data_format.startswith("NC") else shape
 
 
 def explicit_pairs(attrs, data_format: str):
@@ -213,6 +216,7 @@ def _batch_chunks(xp: np.ndarray, wh: Window, ww: Window):
 
 
 def conv2d_nhwc(x: np.ndarray, w: np.ndarray, wh: Window, ww: Window) -> np.ndarray:
+    """The 2-D convolution of NHWC `x` with `w` [kh, kw, ci, co] over the windows `wh`, `ww`."""
     kh, kw, ci, co = w.shape
     n = x.shape[0]
     xp = pad_nhwc(x, wh, ww)
@@ -226,6 +230,7 @@ def conv2d_nhwc(x: np.ndarray, w: np.ndarray, wh: Window, ww: Window) -> np.ndar
 
 def conv2d_backprop_filter_nhwc(x: np.ndarray, filter_shape, dy: np.ndarray, wh: Window,
                                 ww: Window) -> np.ndarray:
+    """The filter gradient of conv2d_nhwc, of shape `filter_shape`."""
     kh, kw, ci, co = filter_shape
     xp = pad_nhwc(x, wh, ww)
     dw = None
@@ -239,6 +244,7 @@ def conv2d_backprop_filter_nhwc(x: np.ndarray, filter_shape, dy: np.ndarray, wh:
 
 def conv2d_backprop_input_nhwc(input_shape, w: np.ndarray, dy: np.ndarray, wh: Window,
                                ww: Window) -> np.ndarray:
+    """The input gradient of conv2d_nhwc, of the NHWC shape `input_shape`."""
     n, h, wd, ci = input_shape
     kh, kw, _, co = w.shape
     dxp = np.zeros((n, wh.padded, ww.padded, ci), dtype=dy.dtype)
@@ -418,11 +424,11 @@ def _conv2d_kernel(ctx, x, w):
     _check_rank4(ctx, "input", x)
     _check_rank4(ctx, "filter", w)
     fmt = ctx.attrs["data_format"]
-    xn = to_nhwc(x, fmt)
+    xn = channels_last(x, fmt)
     wh, ww = _conv_windows(ctx, xn.shape, w.shape)
     ct = _compute_dtype(x.dtype)
     out = conv2d_nhwc(xn.astype(ct, copy=False), w.astype(ct, copy=False), wh, ww)
-    return from_nhwc(out.astype(x.dtype, copy=False), fmt)
+    return channels_back(out.astype(x.dtype, copy=False), fmt)
 
 
 @kernel("Conv2DBackpropInput", cheap=False)
@@ -430,8 +436,8 @@ def _conv2d_backprop_input_kernel(ctx, input_sizes, w, dy):
     _check_rank4(ctx, "filter", w)
     _check_rank4(ctx, "out_backprop", dy)
     fmt = ctx.attrs["data_format"]
-    in_shape = nhwc_shape(_sizes_arg(ctx, input_sizes, "input_sizes"), fmt)
-    dyn = to_nhwc(dy, fmt)
+    in_shape = channels_last_shape(_sizes_arg(ctx, input_sizes, "input_sizes"), fmt)
+    dyn = channels_last(dy, fmt)
     if in_shape[3] != w.shape[2]:
         raise errors.InvalidArgumentError(
             None, ctx.op, "Conv2DCustomBackpropInput: input and filter must have the same "
@@ -442,7 +448,7 @@ def _conv2d_backprop_input_kernel(ctx, input_sizes, w, dy):
     ct = _compute_dtype(dy.dtype)
     dx = conv2d_backprop_input_nhwc(in_shape, w.astype(ct, copy=False),
                                     dyn.astype(ct, copy=False), wh, ww)
-    return from_nhwc(dx.astype(dy.dtype, copy=False), fmt)
+    return channels_back(dx.astype(dy.dtype, copy=False), fmt)
 
 
 @kernel("Conv2DBackpropFilter", cheap=False)
@@ -451,7 +457,7 @@ def _conv2d_backprop_filter_kernel(ctx, x, filter_sizes, dy):
     _check_rank4(ctx, "out_backprop", dy)
     fmt = ctx.attrs["data_format"]
     f_shape = _sizes_arg(ctx, filter_sizes, "filter_sizes")
-    xn, dyn = to_nhwc(x, fmt), to_nhwc(dy, fmt)
+    xn, dyn = channels_last(x, fmt), channels_last(dy, fmt)
     wh, ww = _conv_windows(ctx, xn.shape, f_shape)
     _check_out_backprop(ctx, "Conv2DCustomBackpropFilter", dyn.shape, wh, ww, xn.shape,
                         f_shape)
@@ -471,41 +477,48 @@ def shape_tensor(t: Tensor) -> Tensor:
     return array_ops.shape(t)
 
 
-def _same_attrs(op) -> dict:
-    return {k: op.get_attr(k) for k in ("strides", "padding", "explicit_paddings",
-                                         "data_format", "dilations", "use_cudnn_on_gpu")}
+def register_conv_gradients(forward: str, backprop_input: str, backprop_filter: str,
+                            attr_names: Sequence[str]) -> None:
+    """Registers the gradients of a convolution op and of its two backprop ops, which are
+    each other's adjoints: `y = forward(x, w)`, `dx = backprop_input(shape(x), w, dy)`,
+    `dw = backprop_filter(x, shape(w), dy)`, all sharing the attrs `attr_names`.
+
+    backprop_input is linear in w and dy: d/d(dy) is forward(grad, w), d/dw the filter
+    gradient of that convolution with grad as its input (likewise for backprop_filter).
+    """
+    def attrs(op) -> dict:
+        return {k: op.get_attr(k) for k in attr_names}
+
+    def grad_input(x, w, dy, op):
+        return apply_op(backprop_input, [x, w, dy], attrs(op), name=backprop_input).outputs[0]
+
+    def grad_filter(x, w, dy, op):
+        return apply_op(backprop_filter, [x, w, dy], attrs(op),
+                        name=backprop_filter).outputs[0]
+
+    def conv(x, w, op):
+        return apply_op(forward, [x, w], attrs(op), name=forward).outputs[0]
+
+    @gradient(forward)
+    def _forward_grad(op, grad):
+        x, w = op.inputs
+        return [grad_input(shape_tensor(x), w, grad, op),
+                grad_filter(x, shape_tensor(w), grad, op)]
+
+    @gradient(backprop_input)
+    def _backprop_input_grad(op, grad):
+        _, w, dy = op.inputs
+        return [None, grad_filter(grad, shape_tensor(w), dy, op), conv(grad, w, op)]
+
+    @gradient(backprop_filter)
+    def _backprop_filter_grad(op, grad):
+        x, _, dy = op.inputs
+        return [grad_input(shape_tensor(x), grad, dy, op), None, conv(x, grad, op)]
 
 
-@gradient("Conv2D")
-def _conv2d_grad(op, grad):
-    x, w = op.inputs
-    attrs = _same_attrs(op)
-    return [apply_op("Conv2DBackpropInput", [shape_tensor(x), w, grad], attrs,
-                     name="Conv2DBackpropInput").outputs[0],
-            apply_op("Conv2DBackpropFilter", [x, shape_tensor(w), grad], attrs,
-                     name="Conv2DBackpropFilter").outputs[0]]
-
-
-@gradient("Conv2DBackpropInput")
-def _conv2d_backprop_input_grad(op, grad):
-    # input = conv2d_transpose(dy, w): d/d(dy) is conv2d(grad, w), d/dw is the filter
-    # gradient of that convolution with grad as its input.
-    _, w, dy = op.inputs
-    attrs = _same_attrs(op)
-    return [None,
-            apply_op("Conv2DBackpropFilter", [grad, shape_tensor(w), dy], attrs,
-                     name="Conv2DBackpropFilter").outputs[0],
-            apply_op("Conv2D", [grad, w], attrs, name="Conv2D").outputs[0]]
-
-
-@gradient("Conv2DBackpropFilter")
-def _conv2d_backprop_filter_grad(op, grad):
-    x, _, dy = op.inputs
-    attrs = _same_attrs(op)
-    return [apply_op("Conv2DBackpropInput", [shape_tensor(x), grad, dy], attrs,
-                     name="Conv2DBackpropInput").outputs[0],
-            None,
-            apply_op("Conv2D", [x, grad], attrs, name="Conv2D").outputs[0]]
+register_conv_gradients("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter",
+                        ("strides", "padding", "explicit_paddings", "data_format",
+                         "dilations", "use_cudnn_on_gpu"))
 
 
 # --- builders ----------------------------------------------------------------------------

@@ -18,13 +18,14 @@ from tensorweave.framework import errors, tensor_util
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
-from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
+from tensorweave.framework.registry import TypeAttr, kernel, register_op
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.ops.nn.conv_nd_ops import (channels_back, channels_last, channels_last_shape,
                                             check_rank, pad_nd, sizes_arg, taps, unpad_nd)
 from tensorweave.ops.nn.conv_ops import (_compute_dtype, _conv_attrs, _spatial_axes,
                                          check_window_attrs, conv2d, explicit_pairs,
-                                         lookup_renamed, make_window, rank4, shape_tensor,
+                                         lookup_renamed, make_window, rank4,
+                                         register_conv_gradients,
                                          window_output_size)
 
 _TYPES = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
@@ -160,41 +161,10 @@ def _depthwise_backprop_filter_kernel(ctx, x, filter_sizes, dy):
 
 
 # --- gradients ----------------------------------------------------------------------------
-def _attrs(op) -> dict:
-    return {k: op.get_attr(k) for k in ("strides", "padding", "explicit_paddings",
-                                         "data_format", "dilations")}
-
-
-@gradient("DepthwiseConv2dNative")
-def _depthwise_grad(op, grad):
-    x, w = op.inputs
-    attrs = _attrs(op)
-    return [apply_op("DepthwiseConv2dNativeBackpropInput", [shape_tensor(x), w, grad], attrs,
-                     name="DepthwiseConv2dNativeBackpropInput").outputs[0],
-            apply_op("DepthwiseConv2dNativeBackpropFilter", [x, shape_tensor(w), grad],
-                     attrs, name="DepthwiseConv2dNativeBackpropFilter").outputs[0]]
-
-
-@gradient("DepthwiseConv2dNativeBackpropInput")
-def _depthwise_backprop_input_grad(op, grad):
-    _, w, dy = op.inputs
-    attrs = _attrs(op)
-    return [None,
-            apply_op("DepthwiseConv2dNativeBackpropFilter", [grad, shape_tensor(w), dy],
-                     attrs, name="DepthwiseConv2dNativeBackpropFilter").outputs[0],
-            apply_op("DepthwiseConv2dNative", [grad, w], attrs,
-                     name="DepthwiseConv2dNative").outputs[0]]
-
-
-@gradient("DepthwiseConv2dNativeBackpropFilter")
-def _depthwise_backprop_filter_grad(op, grad):
-    x, _, dy = op.inputs
-    attrs = _attrs(op)
-    return [apply_op("DepthwiseConv2dNativeBackpropInput", [shape_tensor(x), grad, dy],
-                     attrs, name="DepthwiseConv2dNativeBackpropInput").outputs[0],
-            None,
-            apply_op("DepthwiseConv2dNative", [x, grad], attrs,
-                     name="DepthwiseConv2dNative").outputs[0]]
+register_conv_gradients("DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput",
+                        "DepthwiseConv2dNativeBackpropFilter",
+                        ("strides", "padding", "explicit_paddings", "data_format",
+                         "dilations"))
 
 
 # --- builders -----------------------------------------------------------------------------

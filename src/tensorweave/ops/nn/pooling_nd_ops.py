@@ -26,7 +26,8 @@ from tensorweave.ops.nn.conv_nd_ops import (channels_back, channels_last, channe
                                             sizes_arg, spatial_axes, taps, unpad_nd)
 from tensorweave.ops.nn.conv_ops import (_check_enum, _get_sequence, make_window,
                                          shape_tensor, window_output_size)
-from tensorweave.ops.nn.pooling_ops import _half_to_float, _lowest, avg_pool, max_pool
+from tensorweave.ops.nn.pooling_ops import (_half_to_float, _lowest, avg_pool, max_pool,
+                                            register_max_pool_routing_gradients)
 
 _TYPES = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
 _FORMATS_3D = ("NDHWC", "NCDHW")
@@ -189,31 +190,13 @@ def _attrs(op) -> dict:
     return {k: op.get_attr(k) for k in ("ksize", "strides", "padding", "data_format")}
 
 
-def _zeros_like(t: Tensor) -> Tensor:
-    from tensorweave.ops.array.array_fill_ops import zeros_like
-    return zeros_like(t)
-
-
 @gradient("MaxPool3D")
 def _max_pool3d_grad(op, grad):
     return [apply_op("MaxPool3DGrad", [op.inputs[0], op.outputs[0], grad], _attrs(op),
                      name="MaxPool3DGrad").outputs[0]]
 
 
-@gradient("MaxPool3DGrad")
-def _max_pool3d_grad_grad(op, grad):
-    x, y, _ = op.inputs
-    return [_zeros_like(x), _zeros_like(y),
-            apply_op("MaxPool3DGradGrad", [x, y, grad], _attrs(op),
-                     name="MaxPool3DGradGrad").outputs[0]]
-
-
-@gradient("MaxPool3DGradGrad")
-def _max_pool3d_grad_grad_grad(op, grad):
-    x, y, _ = op.inputs
-    return [_zeros_like(x), _zeros_like(y),
-            apply_op("MaxPool3DGrad", [x, y, grad], _attrs(op),
-                     name="MaxPool3DGrad").outputs[0]]
+register_max_pool_routing_gradients("MaxPool3DGrad", "MaxPool3DGradGrad", _attrs)
 
 
 @gradient("AvgPool3D")

@@ -11,22 +11,22 @@ builders of pooling_nd_ops.py.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors, tensor_util
 from tensorweave.framework.api_export import tf_export
-from tensorweave.framework.graph import Tensor
+from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.ops.nn.conv_ops import (Window, _check_enum, _convert_padding, _get_sequence,
-                                      _spatial_axes, check_window_attrs, explicit_pairs,
-                                      from_nhwc, lookup_renamed, make_window, nhwc_shape,
-                                      pad_nhwc, rank4, shape_tensor, to_nhwc,
-                                      window_output_size)
+                                      _spatial_axes, channels_back, channels_last,
+                                      channels_last_shape, check_window_attrs, explicit_pairs,
+                                      lookup_renamed, make_window, pad_nhwc, rank4,
+                                      shape_tensor, window_output_size)
 
 _MAX_POOL_TYPES = _dt.REAL_NUMBERS
 _AVG_POOL_TYPES = _dt.FLOATS
@@ -157,7 +157,7 @@ def _pooled_input(ctx, x):
     AvgPool."""
     _check_input(ctx, x)
     fmt = ctx.attrs["data_format"]
-    xn = to_nhwc(x, fmt)
+    xn = channels_last(x, fmt)
     wh, ww = _pool_windows(ctx, xn.shape)
     return fmt, xn, wh, ww
 
@@ -165,14 +165,14 @@ def _pooled_input(ctx, x):
 @kernel("MaxPool", cheap=False)
 def _max_pool_kernel(ctx, x):
     fmt, xn, wh, ww = _pooled_input(ctx, x)
-    return from_nhwc(_max_pool_nhwc(xn, wh, ww)[0], fmt)
+    return channels_back(_max_pool_nhwc(xn, wh, ww)[0], fmt)
 
 
 @kernel("MaxPoolGrad", cheap=False)
 def _max_pool_grad_kernel(ctx, x, y, dy):
     _check_input(ctx, x)
     fmt = ctx.attrs["data_format"]
-    xn, dyn = to_nhwc(x, fmt), to_nhwc(dy, fmt)
+    xn, dyn = channels_last(x, fmt), channels_last(dy, fmt)
     wh, ww = _pool_windows(ctx, xn.shape)
     if dyn.shape[1:3] != (wh.out, ww.out) or dyn.shape[0] != xn.shape[0]:
         raise errors.InvalidArgumentError(None, ctx.op, "Expected grad shape to be %s, but "
@@ -191,14 +191,14 @@ def _max_pool_grad_kernel(ctx, x, y, dy):
             dxp[:, rows, cols] += dyn * mask
         else:
             np.multiply(dyn, mask, out=dxp[:, rows, cols])
-    return from_nhwc(_unpad(dxp, xn.shape, wh, ww), fmt)
+    return channels_back(_unpad(dxp, xn.shape, wh, ww), fmt)
 
 
 @kernel("MaxPoolGradGrad", cheap=False)
 def _max_pool_grad_grad_kernel(ctx, x, y, ddx):
     _check_input(ctx, x)
     fmt = ctx.attrs["data_format"]
-    xn, ddxn = to_nhwc(x, fmt), to_nhwc(ddx, fmt)
+    xn, ddxn = channels_last(x, fmt), channels_last(ddx, fmt)
     if ddxn.shape != xn.shape:
         raise errors.InvalidArgumentError(None, ctx.op, "grad must have the shape of "
                                           "orig_input: %s vs %s" % (list(ddx.shape),
@@ -209,7 +209,7 @@ def _max_pool_grad_grad_kernel(ctx, x, y, ddx):
     out = np.zeros(pooled.shape, dtype=ddx.dtype)
     for rows, cols, mask in _first_max_masks(xp, pooled, wh, ww):
         out += gp[:, rows, cols] * mask
-    return from_nhwc(out, fmt)
+    return channels_back(out, fmt)
 
 
 @kernel("AvgPool", cheap=False)
@@ -222,7 +222,7 @@ def _avg_pool_kernel(ctx, x):
     for _, rows, cols in taps[1:]:
         out += xp[:, rows, cols]
     out /= _window_counts(wh, ww, ct)
-    return from_nhwc(out.astype(x.dtype, copy=False), fmt)
+    return channels_back(out.astype(x.dtype, copy=False), fmt)
 
 
 @kernel("AvgPoolGrad", cheap=False)
@@ -232,8 +232,8 @@ def _avg_pool_grad_kernel(ctx, orig_input_shape, dy):
     if shape.size != 4:
         raise errors.InvalidArgumentError(None, ctx.op, "orig_input_shape must be a "
                                           "4-element vector, got %s" % shape.tolist())
-    in_shape = nhwc_shape(shape, fmt)
-    dyn = to_nhwc(dy, fmt)
+    in_shape = channels_last_shape(shape, fmt)
+    dyn = channels_last(dy, fmt)
     wh, ww = _pool_windows(ctx, in_shape)
     if dyn.shape != (in_shape[0], wh.out, ww.out, in_shape[3]):
         raise errors.InvalidArgumentError(None, ctx.op, "grad shape %s does not match the "
@@ -244,7 +244,7 @@ def _avg_pool_grad_kernel(ctx, orig_input_shape, dy):
     dxp = np.zeros((in_shape[0], wh.padded, ww.padded, in_shape[3]), dtype=ct)
     for _, rows, cols in _taps(wh, ww):
         dxp[:, rows, cols] += share
-    return from_nhwc(_unpad(dxp, in_shape, wh, ww).astype(dy.dtype, copy=False), fmt)
+    return channels_back(_unpad(dxp, in_shape, wh, ww).astype(dy.dtype, copy=False), fmt)
 
 
 # --- gradients ---------------------------------------------------------------------------
@@ -267,21 +267,26 @@ def _max_pool_grad(op, grad):
                      name="MaxPoolGrad").outputs[0]]
 
 
-# MaxPoolGrad (scatter each window's gradient to its first maximum) and MaxPoolGradGrad
-# (gather from there) are linear in `grad` and each other's adjoint; the routing is
-# piecewise constant in orig_input and orig_output, whose gradients are zero.
-_MAX_POOL_ADJOINT = {"MaxPoolGrad": "MaxPoolGradGrad", "MaxPoolGradGrad": "MaxPoolGrad"}
+def register_max_pool_routing_gradients(grad_type: str, grad_grad_type: str,
+                                        attrs: Callable[[Operation], dict]) -> None:
+    """Registers the gradients of a max pool's gradient op and of its gradient-of-gradient
+    op: MaxPoolGrad (scatter each window's gradient to its first maximum) and
+    MaxPoolGradGrad (gather from there) are linear in `grad` and each other's adjoint;
+    the routing is piecewise constant in orig_input and orig_output, whose gradients are
+    zero. `attrs(op)` gives the attrs both ops take."""
+    adjoints = {grad_type: grad_grad_type, grad_grad_type: grad_type}
+
+    def routing_gradient(op, grad):
+        x, y, _ = op.inputs
+        adjoint = adjoints[op.type]
+        return [_zeros_like(x), _zeros_like(y),
+                apply_op(adjoint, [x, y, grad], attrs(op), name=adjoint).outputs[0]]
+
+    gradient(grad_type)(routing_gradient)
+    gradient(grad_grad_type)(routing_gradient)
 
 
-def _max_pool_routing_gradient(op, grad):
-    x, y, _ = op.inputs
-    adjoint = _MAX_POOL_ADJOINT[op.type]
-    return [_zeros_like(x), _zeros_like(y),
-            apply_op(adjoint, [x, y, grad], _pool_attrs(op), name=adjoint).outputs[0]]
-
-
-gradient("MaxPoolGrad")(_max_pool_routing_gradient)
-gradient("MaxPoolGradGrad")(_max_pool_routing_gradient)
+register_max_pool_routing_gradients("MaxPoolGrad", "MaxPoolGradGrad", _pool_attrs)
 
 
 @gradient("AvgPool")

@@ -75,10 +75,12 @@ def _strip_kernel(ctx, x):
     return _map_strings(x, bytes.strip)  # ASCII whitespace, as absl::StripAsciiWhitespace
 
 
-def _check_encoding(encoding: str) -> str:
+def _change_case(op_type: str, input, encoding: str, name) -> Tensor:  # noqa: A002
+    """StringLower or StringUpper of `input`; `encoding` is "" or "utf-8"."""
     if encoding not in ("", "utf-8", "UTF-8", "utf8"):
         raise ValueError("encoding must be '' or 'utf-8', got %r" % (encoding,))
-    return encoding
+    return apply_op(op_type, [convert_to_tensor(input, dtype=_dt.string)],
+                    {"encoding": encoding}, name=name or op_type).outputs[0]
 
 
 @tf_export("strings.lower")
@@ -93,9 +95,7 @@ def lower(input, encoding: str = "", name: Optional[str] = None) -> Tensor:  # n
     Returns:
       A string Tensor of the shape of `input`.
     """
-    return apply_op("StringLower", [convert_to_tensor(input, dtype=_dt.string)],
-                    {"encoding": _check_encoding(encoding)},
-                    name=name or "StringLower").outputs[0]
+    return _change_case("StringLower", input, encoding, name)
 
 
 @tf_export("strings.upper")
@@ -111,9 +111,7 @@ def upper(input, encoding: str = "", name: Optional[str] = None) -> Tensor:  # n
     Returns:
       A string Tensor of the shape of `input`.
     """
-    return apply_op("StringUpper", [convert_to_tensor(input, dtype=_dt.string)],
-                    {"encoding": _check_encoding(encoding)},
-                    name=name or "StringUpper").outputs[0]
+    return _change_case("StringUpper", input, encoding, name)
 
 
 @tf_export("strings.strip", "string_strip")

@@ -239,7 +239,7 @@ def ngrams(data, ngram_width, separator: str = " ", pad_values=None, padding_wid
       ValueError: bad padding arguments, or `data` of rank 0.
     """
     from tensorweave.ops.array import array_ops
-    from tensorweave.ops.math import math_ops, reduction_ops
+    from tensorweave.ops.string.string_unicode_ops import uniform_rows
     if pad_values is None:
         left = right = ""
     elif isinstance(pad_values, (list, tuple)):
@@ -260,11 +260,7 @@ def ngrams(data, ngram_width, separator: str = " ", pad_values=None, padding_wid
         data = convert_to_tensor(data, dtype=_dt.string, name="data")
         if data.shape.ndims == 0:
             raise ValueError("Data must have rank>0")
-        shape = array_ops.shape(data, out_type=_dt.int64)
-        row_len = shape[-1]
-        flat = array_ops.reshape(data, [-1])
-        rows = reduction_ops.reduce_prod(shape[:-1])
-        splits = math_ops.range(rows + 1) * row_len
+        flat, splits, shape = uniform_rows(data)
         op = apply_op("StringNGrams", [flat, splits],
                       {"separator": separator, "ngram_widths": widths,
                        "left_pad": left, "right_pad": right,

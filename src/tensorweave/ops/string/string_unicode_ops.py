@@ -292,17 +292,13 @@ def unicode_encode(input, output_encoding: str, errors: str = "replace",  # noqa
       ValueError: a bad encoding or `errors`, or a scalar input.
     """
     from tensorweave.ops.array import array_ops
-    from tensorweave.ops.math import math_ops, reduction_ops
     _check_args(errors, output_encoding)
     with name_scope(name, "UnicodeEncode", [input]):
         x = convert_to_tensor(input, dtype=_dt.int32, name="input")
         if x.shape.ndims == 0:
             raise ValueError("Rank of input_tensor must be statically known and >= 1.")
-        shape = array_ops.shape(x, out_type=_dt.int64)
-        width = shape[-1]
-        rows = reduction_ops.reduce_prod(shape[:-1])
-        splits = math_ops.range(rows + 1) * width
-        out = apply_op("UnicodeEncode", [array_ops.reshape(x, [-1]), splits],
+        flat, splits, shape = uniform_rows(x)
+        out = apply_op("UnicodeEncode", [flat, splits],
                        {"errors": errors, "output_encoding": output_encoding,
                         "replacement_char": int(replacement_char)},
                        name="UnicodeEncode").outputs[0]
@@ -310,6 +306,18 @@ def unicode_encode(input, output_encoding: str, errors: str = "replace",  # noqa
         if x.shape.ndims is not None:
             out.set_shape(x.shape[:-1])
         return out
+
+
+def uniform_rows(x: Tensor):
+    """A Tensor [..., width] of rank >= 1 as rows of one length: (its values flattened,
+    the int64 row splits [0, width, 2 * width, ...], its int64 shape)."""
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.math import math_ops, reduction_ops
+    shape = array_ops.shape(x, out_type=_dt.int64)
+    width = shape[-1]
+    rows = reduction_ops.reduce_prod(shape[:-1])
+    splits = math_ops.range(rows + 1) * width
+    return array_ops.reshape(x, [-1]), splits, shape
 
 
 # --- unicode_split --------------------------------------------------------------------------
