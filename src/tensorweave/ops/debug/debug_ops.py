@@ -485,3 +485,31 @@ def Assert(condition, data, summarize: Optional[int] = None,
         return apply_op("Assert", [condition, xs],
                         {"summarize": 3 if summarize is None else int(summarize)},
                         name="Assert")
+
+
+# --- Timestamp ---------------------------------------------------------------------------
+register_op("Timestamp", inputs=[], outputs=["ts: float64"], stateful=True,
+            shape=lambda op: TensorShape([]))
+
+
+@kernel("Timestamp")
+def _timestamp_kernel(ctx):
+    import time
+    return np.float64(time.time())
+
+
+not_differentiable("Timestamp")
+
+
+@tf_export("timestamp")
+def timestamp(name: Optional[str] = None) -> Tensor:
+    """The time when the op runs, in seconds since the Unix epoch (float64 scalar; TF1
+    `tf.timestamp`). Stateful: each run reads the clock again.
+
+    Args:
+      name: op name.
+
+    Returns:
+      A float64 scalar Tensor.
+    """
+    return apply_op("Timestamp", [], {}, name=name or "Timestamp").outputs[0]

@@ -132,6 +132,10 @@ to_double = tf_export("to_double")(_cast_alias("to_double", _dt.float64, "ToDoub
 to_int32 = tf_export("to_int32")(_cast_alias("to_int32", _dt.int32, "ToInt32"))
 to_int64 = tf_export("to_int64")(_cast_alias("to_int64", _dt.int64, "ToInt64"))
 to_bfloat16 = tf_export("to_bfloat16")(_cast_alias("to_bfloat16", _dt.bfloat16, "ToBFloat16"))
+to_complex64 = tf_export("to_complex64")(
+    _cast_alias("to_complex64", _dt.complex64, "ToComplex64"))
+to_complex128 = tf_export("to_complex128")(
+    _cast_alias("to_complex128", _dt.complex128, "ToComplex128"))
 
 
 def _saturation_bounds(src: _dt.DType, dst: _dt.DType):

@@ -182,6 +182,29 @@ def _unbroadcast_batch(util, g: Tensor, x: Tensor):
 
 
 # --- builders -----------------------------------------------------------------------------
+@tf_export("sparse_matmul")
+def sparse_matmul(a, b, transpose_a: bool = False, transpose_b: bool = False,
+                  a_is_sparse: bool = False, b_is_sparse: bool = False,
+                  name: Optional[str] = None) -> Tensor:
+    """Multiplies matrix `a` by matrix `b` (TF1 `tf.sparse_matmul`, deprecated).
+
+    TF1 kept a separate kernel for inputs with many zeros; the `*_is_sparse` flags are
+    only hints, so this is `tf.matmul` (a MatMul op) with the same arguments.
+
+    Args:
+      a, b: rank-2 tensors of the same float type.
+      transpose_a, transpose_b: transpose the matrices before multiplying.
+      a_is_sparse, b_is_sparse: hints; they change nothing.
+      name: op name.
+
+    Returns:
+      The product, a Tensor of the inputs' type.
+    """
+    return matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b,
+                  a_is_sparse=a_is_sparse, b_is_sparse=b_is_sparse,
+                  name=name or "SparseMatMul")
+
+
 @tf_export("matmul", "linalg.matmul")
 def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False,
            adjoint_a: bool = False, adjoint_b: bool = False, a_is_sparse: bool = False,

@@ -789,6 +789,28 @@ def initialize_local_variables() -> Operation:
     return local_variables_initializer()
 
 
+@tf_export("tables_initializer", "initializers.tables_initializer")
+def tables_initializer(name: str = "init_all_tables") -> Operation:
+    """An op that runs every initializer in GraphKeys.TABLE_INITIALIZERS (TF1
+    `tf.tables_initializer`); a NoOp when there are none, as in TF1.
+
+    Args:
+      name: the op's name.
+
+    Returns:
+      An Operation.
+    """
+    from tensorweave.ops.control_flow.structure import group, no_op
+    inits = _graph.get_collection(_graph.GraphKeys.TABLE_INITIALIZERS)
+    return group(*inits, name=name) if inits else no_op(name=name)
+
+
+@tf_export("initialize_all_tables")
+def initialize_all_tables(name: str = "init_all_tables") -> Operation:
+    """Deprecated alias of `tables_initializer`."""
+    return tables_initializer(name)
+
+
 @tf_export("is_variable_initialized")
 def is_variable_initialized(variable, name: Optional[str] = None) -> Tensor:
     """A scalar bool Tensor: whether `variable` is initialized."""
