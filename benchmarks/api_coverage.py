@@ -1,0 +1,179 @@
+"""Share of `tensorflow.compat.v1`'s public names that tensorweave has (issue 13).
+
+Two steps, since TensorFlow and tensorweave live in different environments:
+
+    TF_PYTHON benchmarks/api_coverage.py dump benchmarks/out/tf_v1_names.json
+    .venv/bin/python benchmarks/api_coverage.py check benchmarks/out/tf_v1_names.json \
+        benchmarks/out/extra_api_coverage.json
+
+`dump` lists the public non-module names of tf.compat.v1's top level and of the
+namespaces below (NAMESPACES); `check` looks each one up in tensorweave (a name counts
+when the attribute exists; tf.newaxis is None in both) and writes the share per namespace, the
+names missing, and for each missing name the reason it is left out (REASONS: the first
+matching rule): the figures go to the extra JSON that benchmarks/results.py prints into
+RESULTS.md, the list of missing names to benchmarks/API_COVERAGE.md.
+"""
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import sys
+from typing import Dict, List
+
+NAMESPACES = ("", "nn", "train", "losses", "metrics", "summary", "math", "linalg", "image",
+              "io", "gfile", "app", "logging", "flags", "sparse", "strings", "random")
+
+# (namespace pattern, name pattern, reason): why a missing name is left out. Names that
+# match no rule are reported as "not yet implemented".
+REASONS = [
+    ("*", "*_v2", "TF2-only variant kept in compat.v1; TF1 programs use the v1 name"),
+    ("", "enable_*", "switches TF2 behaviour on; tensorweave is TF1 graph mode only"),
+    ("", "disable_*", "switches TF2 behaviour off; tensorweave is TF1 graph mode only"),
+    ("", "*eager*", "eager execution: tensorweave is graph mode only"),
+    ("", "py_func", "runs Python inside a step; not yet implemented"),
+    ("", "numpy_function", "runs Python inside a step; not yet implemented"),
+    ("", "py_function", "runs Python inside a step (eager tensors); not supported"),
+    ("", "*distribut*", "distribution strategies (TF2 API; issues 15-16 cover TF1's)"),
+    ("", "Module", "tf.Module is a TF2 object-based API"),
+    ("", "function", "tf.function traces Python into graphs (TF2 API)"),
+    ("", "autograph", "AutoGraph converts Python control flow (TF2 API)"),
+    ("", "*Spec", "TypeSpecs belong to TF2's composite tensors"),
+    ("", "RaggedTensor*", "ragged tensors are not implemented"),
+    ("", "ragged*", "ragged tensors are not implemented"),
+    ("", "*Optional*", "tf.data optionals (tf.data is not implemented)"),
+    ("*", "*ConditionalAccumulator*", "accumulators of synchronous replication: issue 16"),
+    ("", "*partition*", "partitioned variables: issue 16"),
+    ("", "q*int*", "quantized types are not implemented"),
+    ("", "QUANTIZED_DTYPES", "quantized types are not implemented"),
+    ("", "fake_quant*", "quantized ops are not implemented"),
+    ("", "*hash_bucket*", "hash schemes TF never documented (FarmHash, SipHash)"),
+    ("", "fingerprint", "hash schemes TF never documented (FarmHash, SipHash)"),
+    ("", "GradientTape", "eager execution: tensorweave is graph mode only"),
+    ("", "wrap_function", "TF2 functions (tf.function) are not implemented"),
+    ("", "type_spec_from_value", "TypeSpecs belong to TF2's composite tensors"),
+    ("", "control_flow_v2_enabled", "control flow v2 (functional If/While) is a TF2 design"),
+    ("", "*fftnd", "N-d FFTs TF added after 2.x; the 1-3-D FFTs are there"),
+    ("*", "approx_*", "TPU-oriented approximate top-k"),
+    ("linalg", "LinearOperator*", "the LinearOperator class library is not implemented"),
+    ("random", "Algorithm", "TF2 eager random generators"),
+    ("random", "*Generator*", "TF2 eager random generators"),
+    ("random", "*_generator", "TF2 eager random generators"),
+    ("summary", "*", "TF2 summary writer ops"),
+    ("train", "ClusterDef", "distributed runtime: issue 15"),
+    ("train", "JobDef", "distributed runtime: issue 15"),
+    ("*", "*webp", "codecs TF added in 2.x (WebP, JPEG XL) are not implemented"),
+    ("*", "*jxl", "codecs TF added in 2.x (WebP, JPEG XL) are not implemented"),
+    ("sparse", "cross_hashed", "hash schemes TF never documented (FarmHash, SipHash)"),
+    ("", "TensorArraySpec", "TypeSpecs belong to TF2's composite tensors"),
+    ("", "load_*_library", "loads compiled TensorFlow kernels; no C++ ABI here"),
+    ("", "load_library", "loads compiled TensorFlow kernels; no C++ ABI here"),
+    ("", "*quantiz*", "quantized ops are not implemented"),
+    ("", "*Quantiz*", "quantized ops are not implemented"),
+    ("", "*tpu*", "TPU-specific"),
+    ("nn", "*quantized*", "quantized ops are not implemented"),
+    ("nn", "ctc_beam_search*", "beam search CTC decoder is not implemented"),
+    ("train", "*Strategy*", "distribution strategies (TF2 API)"),
+    ("train", "Checkpoint*", "object-based checkpoints (TF2 API)"),
+    ("train", "*Scaffold*", "MonitoredSession family: not yet implemented"),
+    ("train", "*Monitored*", "MonitoredSession family: not yet implemented"),
+    ("train", "*Hook*", "MonitoredSession hooks: not yet implemented"),
+    ("train", "*Sync*", "synchronous replication: issue 16"),
+    ("train", "*Server*", "distributed runtime: issue 15"),
+    ("train", "ClusterSpec", "distributed runtime: issue 15"),
+    ("train", "*device_setter*", "distributed runtime: issue 15"),
+    ("image", "*jpeg*", "JPEG variants beyond decode/encode: not yet implemented"),
+    ("io", "*TF*Record*Options*", "TFRecord options variants"),
+    ("strings", "*unicode*", "Unicode scripts and ICU-backed ops are not implemented"),
+    ("strings", "to_hash_bucket*", "hash schemes TF never documented (FarmHash, SipHash)"),
+    ("*", "*", "not yet implemented"),
+]
+
+
+def dump(path: str) -> None:
+    """Writes namespace -> sorted public names of tf.compat.v1 (run with TensorFlow)."""
+    import types
+
+    import tensorflow.compat.v1 as tf
+    names: Dict[str, List[str]] = {}
+    for ns in NAMESPACES:
+        mod = tf
+        for part in filter(None, ns.split(".")):
+            mod = getattr(mod, part)
+        names[ns] = sorted(n for n in dir(mod) if not n.startswith("_") and
+                           not isinstance(getattr(mod, n, None), types.ModuleType))
+    with open(path, "w") as f:
+        json.dump({"tensorflow": tf.__version__ if hasattr(tf, "__version__") else "",
+                   "names": names}, f, indent=1)
+
+
+def _reason(ns: str, name: str) -> str:
+    for ns_pat, name_pat, why in REASONS:
+        if fnmatch.fnmatchcase(ns, ns_pat) and fnmatch.fnmatchcase(name, name_pat):
+            return why
+    return "not yet implemented"
+
+
+def check(names_path: str, out_path: str) -> dict:
+    """Looks every dumped name up in tensorweave; writes and returns the figures."""
+    import tensorweave as tw
+    with open(names_path) as f:
+        listed = json.load(f)["names"]
+    per_ns, missing, have_total, total = {}, {}, 0, 0
+    for ns, names in listed.items():
+        mod = tw
+        for part in filter(None, ns.split(".")):
+            mod = getattr(mod, part, None)
+        have = [n for n in names if mod is not None and hasattr(mod, n)]
+        gone = sorted(set(names) - set(have))
+        per_ns[ns or "(top level)"] = {"have": len(have), "total": len(names)}
+        missing[ns or "(top level)"] = {n: _reason(ns, n) for n in gone}
+        have_total += len(have)
+        total += len(names)
+    result = {"share": have_total / max(total, 1), "have": have_total, "total": total,
+              "per_namespace": per_ns, "missing": missing}
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from results import write_extra
+    figures = {"names present (target >= 85%)": "%.1f%% (%d of %d)" % (
+        100 * result["share"], have_total, total)}
+    for ns, c in per_ns.items():
+        figures["tf.%s" % ns if ns != "(top level)" else "top level"] = "%d of %d" % (
+            c["have"], c["total"])
+    write_extra(out_path, "tf.compat.v1 names in tensorweave (issue 13)",
+                "benchmarks/api_coverage.py dump|check (see its docstring); missing names "
+                "and why: benchmarks/API_COVERAGE.md", figures)
+    _write_missing(result)
+    return result
+
+
+def _write_missing(result: dict) -> None:
+    lines = ["# tf.compat.v1 names tensorweave does not have", "",
+             "Written by `benchmarks/api_coverage.py check`: %d of %d names present (%.1f%%)."
+             % (result["have"], result["total"], 100 * result["share"]), "",
+             "Grouped by the reason they are left out.", ""]
+    for ns, names in result["missing"].items():
+        if not names:
+            continue
+        lines += ["## %s" % ("tf" if ns == "(top level)" else "tf." + ns), ""]
+        by_reason: Dict[str, List[str]] = {}
+        for n, why in names.items():
+            by_reason.setdefault(why, []).append(n)
+        for why, ns_names in sorted(by_reason.items()):
+            lines.append("- %s: %s" % (why, ", ".join("`%s`" % n for n in ns_names)))
+        lines.append("")
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "API_COVERAGE.md"), "w") as f:
+        f.write("\n".join(lines))
+
+
+def main(argv: List[str]) -> None:
+    if len(argv) >= 3 and argv[1] == "dump":
+        dump(argv[2])
+    elif len(argv) >= 4 and argv[1] == "check":
+        check(argv[2], argv[3])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
