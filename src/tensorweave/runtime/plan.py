@@ -92,7 +92,8 @@ class Plan:
 
     def run(self, feed_values, env: _ex.RunEnv, options=None, trace=None) -> list:
         """The fetched values of one run (`trace`: a StepTrace to fill, or None)."""
-        raise NotImplementedError
+        raise NotImplementedError("%s does not define run(): every plan type runs its "
+                                  "own executor" % type(self).__name__)
 
 
 class _FlatPlan(Plan):

@@ -398,7 +398,8 @@ class _WrappedSession:
         return self._sess.graph
 
     def _check_stop(self) -> bool:
-        raise NotImplementedError
+        raise NotImplementedError("%s does not define _check_stop(): each wrapped "
+                                  "session says when it must stop" % type(self).__name__)
 
     def should_stop(self) -> bool:
         if self._check_stop():
