@@ -197,8 +197,22 @@ class SessionCreator:
                                   % type(self).__name__)
 
 
+class _ScaffoldSessionCreator(SessionCreator):
+    """A creator whose SessionManager is made, on first use, from its Scaffold's ops."""
+
+    def _get_session_manager(self):
+        if self._session_manager is None:
+            self._session_manager = SessionManager(
+                local_init_op=self._scaffold.local_init_op,
+                local_init_feed_dict=self._scaffold.local_init_feed_dict,
+                ready_op=self._scaffold.ready_op,
+                ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
+                graph=_graph.get_default_graph())
+        return self._session_manager
+
+
 @tf_export("train.ChiefSessionCreator")
-class ChiefSessionCreator(SessionCreator):
+class ChiefSessionCreator(_ScaffoldSessionCreator):
     """Creates a session that it initializes, or restores from `checkpoint_dir` (or
     `checkpoint_filename_with_path`) when a checkpoint exists."""
 
@@ -211,16 +225,6 @@ class ChiefSessionCreator(SessionCreator):
         self._master = master
         self._config = config
 
-    def _get_session_manager(self):
-        if self._session_manager is None:
-            self._session_manager = SessionManager(
-                local_init_op=self._scaffold.local_init_op,
-                local_init_feed_dict=self._scaffold.local_init_feed_dict,
-                ready_op=self._scaffold.ready_op,
-                ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
-                graph=_graph.get_default_graph())
-        return self._session_manager
-
     def create_session(self):
         self._scaffold.finalize()
         return self._get_session_manager().prepare_session(
@@ -231,7 +235,7 @@ class ChiefSessionCreator(SessionCreator):
 
 
 @tf_export("train.WorkerSessionCreator")
-class WorkerSessionCreator(SessionCreator):
+class WorkerSessionCreator(_ScaffoldSessionCreator):
     """Creates a session that waits (up to max_wait_secs) until the chief made the
     model ready."""
 
@@ -241,16 +245,6 @@ class WorkerSessionCreator(SessionCreator):
         self._master = master
         self._config = config
         self._max_wait_secs = max_wait_secs
-
-    def _get_session_manager(self):
-        if self._session_manager is None:
-            self._session_manager = SessionManager(
-                local_init_op=self._scaffold.local_init_op,
-                local_init_feed_dict=self._scaffold.local_init_feed_dict,
-                ready_op=self._scaffold.ready_op,
-                ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
-                graph=_graph.get_default_graph())
-        return self._session_manager
 
     def create_session(self):
         self._scaffold.finalize()
