@@ -35,3 +35,76 @@ def test_duplicate_registrations_name_the_first_place():
 def test_missing_kernel_names_op_device_and_what_exists():
     with pytest.raises(tf.errors.NotFoundError, match=r"'Identity' on device type GPU.*CPU"):
         registry.get_kernel("Identity", "GPU")
+
+
+# --- kernels by device type: the simulated accelerator reuses the CPU bodies ------------
+
+def _kernel_module(op_type):
+    return registry.get_kernel(op_type, "CPU").fn.__module__
+
+
+def test_cpu_kernels_serve_the_accelerator_except_host_only_ops():
+    assert registry.kernel_device_types("MatMul") == ["SIM", "CPU"]
+    assert registry.has_kernel("MatMul", "SIM")
+    sim, cpu = registry.get_kernel("MatMul", "SIM"), registry.get_kernel("MatMul", "CPU")
+    assert sim.fn is cpu.fn and sim.device_type == "SIM" and cpu.device_type == "CPU"
+    assert (sim.cheap, sim.is_async) == (cpu.cheap, cpu.is_async)
+    # TensorArrays and stacks live in device memory, as on a TF GPU
+    for op_type in ("TensorArrayV3", "TensorArrayWriteV3", "StackPushV2", "StackPopV2",
+                    "Conv2D", "CheckNumerics", "Switch", "Merge"):
+        assert registry.has_kernel(op_type, "SIM"), op_type
+    for op_type in ("StringJoin", "Print", "PrintV2", "Assert", "QueueDequeueV2",
+                    "FIFOQueueV2", "PyFunc", "ParseExample", "DecodeJpeg",
+                    "TFRecordReaderV2", "SaveV2", "RestoreV2", "ScalarSummary"):
+        assert registry.has_kernel(op_type, "CPU"), op_type
+        assert not registry.has_kernel(op_type, "SIM"), op_type
+        assert registry.kernel_device_types(op_type) == ["CPU"], op_type
+    assert not registry.has_kernel("MatMul", "GPU")  # only listed accelerators mirror
+
+
+def test_missing_accelerator_kernel_says_why():
+    with pytest.raises(tf.errors.NotFoundError,
+                       match=r"'StringJoin' on device type SIM \(kernels exist for: CPU\)"
+                             r"; string ops run on the host"):
+        registry.get_kernel("StringJoin", "SIM")
+    with pytest.raises(tf.errors.NotFoundError, match="queues live in host memory"):
+        registry.get_kernel("QueueDequeueV2", "SIM")
+
+
+def test_host_only_table_matches_the_registry():
+    kernels = [(t, d) for (t, d) in registry._KERNELS if d == "CPU"]
+    modules = {_kernel_module(t) for t, _ in kernels}
+    for prefix in registry.HOST_ONLY_MODULES:  # every row names kernels that exist
+        assert any(m == prefix or m.startswith(prefix + ".") for m in modules), prefix
+    for op_type in registry.HOST_ONLY_OPS:
+        assert registry.has_kernel(op_type, "CPU"), op_type
+        assert not registry.has_kernel(op_type, "SIM"), op_type
+    for op_type, _ in kernels:  # the rest of the CPU kernels all serve SIM
+        expected = registry.host_only_reason(op_type) is None
+        assert registry.has_kernel(op_type, "SIM") == expected, op_type
+
+
+def test_preferred_device_types_put_the_accelerator_first():
+    assert registry.preferred_device_types("MatMul", ["CPU", "SIM"]) == ["SIM", "CPU"]
+    assert registry.preferred_device_types("MatMul", ["SIM", "CPU", "SIM"]) == ["SIM", "CPU"]
+    assert registry.preferred_device_types("MatMul", ["CPU"]) == ["CPU"]
+    assert registry.preferred_device_types("StringJoin", ["CPU", "SIM"]) == ["CPU"]
+    assert registry.preferred_device_types("StringJoin", ["SIM"]) == []
+    assert registry.preferred_device_types("NoSuchOp", ["CPU", "SIM"]) == []
+
+
+def test_explicit_accelerator_kernel_wins_over_the_mirrored_one():
+    registry.register_op("TestDeviceTypesOp", inputs=["x: float"], outputs=["y: float"])
+
+    @registry.kernel("TestDeviceTypesOp")
+    def _cpu(ctx, x):
+        return x
+
+    assert registry.get_kernel("TestDeviceTypesOp", "SIM").fn is _cpu
+
+    @registry.kernel("TestDeviceTypesOp", devices=("SIM",))
+    def _sim(ctx, x):
+        return x
+
+    assert registry.get_kernel("TestDeviceTypesOp", "SIM").fn is _sim
+    assert registry.kernel_device_types("TestDeviceTypesOp") == ["SIM", "CPU"]

@@ -21,6 +21,7 @@ from tensorweave.framework.shapes import TensorShape, unknown_shape
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _VALID_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/>]*$")
 _VALID_SCOPE = re.compile(r"^[A-Za-z0-9_.\-/>]*$")
+_CLEAR_DEVICE = object()  # the device-stack entry of `tf.device(None)`
 
 
 def _user_location():
@@ -263,6 +264,8 @@ class Operation:
         return self._traceback
 
     def get_attr(self, name: str) -> Any:
+        if name == "_class" and self._colocation:
+            return [("loc:@" + n).encode() for n in self._colocation]
         try:
             return self._attrs[name]
         except KeyError:
@@ -295,7 +298,7 @@ class Operation:
 
     # --- mutation (graph construction helpers, e.g. control flow) -------------------
     def _set_device(self, device) -> None:
-        self._device = _dev.canonical(device if isinstance(device, str) else str(device))
+        self._device = _dev.spec_string(device)
         self._graph._bump()
 
     def _set_attr(self, name: str, value) -> None:
@@ -446,14 +449,12 @@ class Graph:
         else:
             name = self.unique_name(name)
         control_inputs = self._current_control_inputs(inputs) if self._control_stack else ()
-        device = self._current_device_for_new_op(name, op_type, attrs) if (
-            self._device_stack or self._colocation_stack) else ""
         op = Operation(self, op_type, name, inputs, output_dtypes, attrs, op_def,
-                       control_inputs, device, location)
+                       control_inputs, "", location)
+        if self._device_stack:
+            op._device = self._device_for_new_op(op)
         if self._colocation_stack:
-            op._colocation = [c._colocation[0] if c._colocation else c._name
-                              for c in self._colocation_stack[-1:]]
-            op._colocation = sorted(set(op._colocation))
+            self._colocate_new_op(op)
         if self._gradient_override_map:
             mapped = self._gradient_override_map.get(op_type)
             if mapped is not None:
@@ -532,53 +533,77 @@ class Graph:
     # --- devices ------------------------------------------------------------------------
     @contextlib.contextmanager
     def device(self, device_name_or_function):
-        """Sets the device of new ops: a spec string (merged with outer scopes), a
-        DeviceSpec, a function `op -> spec`, or None to clear."""
-        self._device_stack.append(device_name_or_function)
+        """Sets the device of new ops (TF1 `Graph.device`).
+
+        Args:
+          device_name_or_function: a spec string or DeviceSpec, merged with the outer
+            scopes (the fields it sets win), "" (no change), None (ignores every outer
+            scope), or a device function `op -> spec` (a string, kept as written, a
+            DeviceSpec, or None for ""), whose result replaces the device the inner
+            scopes gave the op.
+
+        Raises:
+          ValueError: if a spec string does not parse.
+        """
+        entry = device_name_or_function
+        if entry is None:
+            entry = _CLEAR_DEVICE
+        elif isinstance(entry, (str, _dev.DeviceSpec)) or not callable(entry):
+            entry = _dev.spec_string(entry)  # parsed here: a bad spec fails at the scope
+        self._device_stack.append(entry)
         try:
             yield
         finally:
             self._device_stack.pop()
 
-    def _current_device_for_new_op(self, name, op_type, attrs) -> str:
-        if self._colocation_stack:
-            return self._colocation_stack[-1]._device
-        spec = ""
-        probe = None
-        for entry in self._device_stack:
-            if entry is None:
-                spec = ""
-            elif callable(entry) and not isinstance(entry, (str, _dev.DeviceSpec)):
-                if probe is None:
-                    probe = _OpProbe(name, op_type, attrs, spec)
-                probe._device = spec
-                result = entry(probe)
-                spec = _dev.merge(spec, result.to_string() if isinstance(
-                    result, _dev.DeviceSpec) else (result or ""))
+    def _device_for_new_op(self, op: "Operation") -> str:
+        """The device string of `op` from the device scopes, as TF1 computes it: from the
+        innermost scope outwards, a spec merges under the device so far (the inner
+        fields win), a function replaces it, None stops the walk."""
+        device = ""
+        for entry in reversed(self._device_stack):
+            if entry is _CLEAR_DEVICE:
+                break
+            if isinstance(entry, str):
+                if entry:
+                    device = _dev.merge(entry, device)
             else:
-                spec = _dev.merge(spec, entry if isinstance(entry, str) else entry.to_string())
-        return spec
+                op._device = device
+                result = entry(op)
+                # a string result is kept as written (TF1 does not canonicalize it)
+                device = result if isinstance(result, str) else _dev.spec_string(result)
+        return device
+
+    def _colocate_new_op(self, op: "Operation") -> None:
+        """Gives `op` the colocation groups of every op on the colocation stack (its
+        `_class` attr) and the device of the innermost one that has a device."""
+        groups = set()
+        device_set = False
+        for c in reversed(self._colocation_stack):
+            groups.update(c._colocation or (c._name,))
+            if c._device and not device_set:
+                op._device = c._device
+                device_set = True
+        op._colocation = sorted(groups)
 
     @contextlib.contextmanager
     def colocate_with(self, op, ignore_existing: bool = False):
-        """Places new ops with `op` (a Tensor or Operation)."""
-        if op is None:
-            saved = self._colocation_stack
-            self._colocation_stack = []
-            try:
-                yield
-            finally:
-                self._colocation_stack = saved
-            return
+        """Places new ops with `op` (a Tensor, Operation or variable): they get its
+        colocation groups and its device; device scopes outside are ignored inside.
+
+        Raises:
+          ValueError: if `op` is None and `ignore_existing` is False.
+        """
+        if op is None and not ignore_existing:
+            raise ValueError("Trying to reset colocation (op is None) but ignore_existing "
+                             "is not True")
         if isinstance(op, Tensor):
             op = op.op
-        elif hasattr(op, "op") and not isinstance(op, Operation):
+        elif op is not None and hasattr(op, "op") and not isinstance(op, Operation):
             op = op.op
-        saved = self._colocation_stack
-        if ignore_existing:
-            self._colocation_stack = []
-        self._colocation_stack = self._colocation_stack + [op]
-        saved_devs = self._device_stack
+        saved, saved_devs = self._colocation_stack, self._device_stack
+        stack = [] if ignore_existing else saved
+        self._colocation_stack = stack + [op] if op is not None else stack
         self._device_stack = []
         try:
             yield
@@ -794,27 +819,6 @@ class Graph:
 
     def __reduce__(self):
         raise TypeError("Graph objects cannot be pickled; use as_graph_def()")
-
-
-class _OpProbe:
-    """What a device function sees: the new op's name, type, attrs and current device."""
-
-    __slots__ = ("name", "type", "_attrs", "_device", "node_def")
-
-    def __init__(self, name, op_type, attrs, device):
-        self.name, self.type, self._attrs, self._device = name, op_type, attrs, device
-        self.node_def = self
-
-    @property
-    def device(self):
-        return self._device
-
-    @property
-    def op(self):
-        return self.type
-
-    def get_attr(self, name):
-        return self._attrs[name]
 
 
 class _DefaultGraphStack(threading.local):

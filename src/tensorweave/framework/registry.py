@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from tensorweave.framework import dtypes as _dt
 
@@ -162,23 +162,127 @@ def kernel(op_type: str, devices: Sequence[str] = ("CPU",), cheap: bool = True,
                 raise ValueError("Kernel for %s on %s registered twice: first at %s, again at %s"
                                  % (op_type, dev, _KERNELS[key].where, where))
             _KERNELS[key] = KernelDef(op_type, dev, fn, cheap, is_async, where)
+            for acc in ACCELERATOR_TYPES:
+                _MIRRORED.pop((op_type, acc), None)
         return fn
     return deco
 
 
+# --- kernels by device type ------------------------------------------------------------
+# A kernel body is written against `ctx.xp`, so every kernel registered for "CPU" also
+# serves the simulated accelerator (NumPy-backed, runtime/devices.py), as one TF kernel
+# body is compiled for CPU and GPU (OSDI §3.3) -- except the ops a TF GPU has no kernel
+# for because their work is on the host. This is the one place that says which those
+# are: by the module the kernel is written in (a package prefix covers its modules), and
+# by op type for the host-only ops of mixed modules.
+ACCELERATOR_TYPES = ("SIM",)  # device types that reuse the CPU kernel bodies
+
+HOST_ONLY_MODULES: Dict[str, str] = {
+    "tensorweave.ops.string": "string ops run on the host",
+    "tensorweave.ops.io": "file, reader, TFRecord, checkpoint and parsing ops run on the "
+                          "host",
+    "tensorweave.ops.summary": "summaries run on the host",
+    "tensorweave.ops.image.codec_ops": "image codecs run on the host",
+    "tensorweave.ops.data_flow.queue_ops": "queues live in host memory",
+    "tensorweave.ops.data_flow.session_ops": "session tensor handles live in host memory",
+    "tensorweave.ops.control_flow.script_ops": "Python functions run on the host",
+    "tensorweave.ops.sparse.sparse_serialize_ops": "serialized SparseTensors are strings",
+}
+
+HOST_ONLY_OPS: Dict[str, str] = {
+    "Print": "printing runs on the host",
+    "PrintV2": "printing runs on the host",
+    "StringFormat": "string ops run on the host",
+    "Timestamp": "the clock is read on the host",
+    "Assert": "assertions run on the host",
+    "_AssertCompare": "assertions run on the host",
+    "_AssertNear": "assertions run on the host",
+    "_AssertRank": "assertions run on the host",
+}
+
+# TF's device priorities: kernel selection prefers the accelerator when both exist
+_DEVICE_PRIORITY = {"GPU": 210, "SIM": 200, "CPU": 100}
+
+_MIRRORED: Dict[Tuple[str, str], Optional["KernelDef"]] = {}
+
+
+def host_only_reason(op_type: str) -> Optional[str]:
+    """Why `op_type` has no accelerator kernel (None if its CPU kernel also runs on the
+    accelerator types, or it has no CPU kernel)."""
+    reason = HOST_ONLY_OPS.get(op_type)
+    if reason is not None:
+        return reason
+    k = _KERNELS.get((op_type, "CPU"))
+    if k is None:
+        return None
+    module = getattr(k.fn, "__module__", "") or ""
+    for prefix, reason in HOST_ONLY_MODULES.items():
+        if module == prefix or module.startswith(prefix + "."):
+            return reason
+    return None
+
+
+def _mirrored_kernel(op_type: str, device_type: str) -> Optional["KernelDef"]:
+    """The CPU kernel of `op_type` serving accelerator `device_type`, or None."""
+    key = (op_type, device_type)
+    try:
+        return _MIRRORED[key]
+    except KeyError:
+        pass
+    k = _KERNELS.get((op_type, "CPU"))
+    mirrored = None
+    if k is not None and device_type in ACCELERATOR_TYPES and \
+            host_only_reason(op_type) is None:
+        mirrored = KernelDef(op_type, device_type, k.fn, k.cheap, k.is_async, k.where)
+    _MIRRORED[key] = mirrored
+    return mirrored
+
+
 def get_kernel(op_type: str, device_type: str = "CPU") -> KernelDef:
-    k = _KERNELS.get((op_type, device_type))
+    """The kernel of `op_type` on `device_type`.
+
+    Raises:
+      NotFoundError: naming the op, the device type and the types that have a kernel.
+    """
+    k = _KERNELS.get((op_type, device_type)) or _mirrored_kernel(op_type, device_type)
     if k is None:
         from tensorweave.framework import errors
-        have = sorted(d for (t, d) in _KERNELS if t == op_type)
+        have = kernel_device_types(op_type)
+        reason = host_only_reason(op_type) if device_type in ACCELERATOR_TYPES else None
         raise errors.NotFoundError(
-            None, None, "No kernel registered for op %r on device type %s (kernels exist for: %s)"
-            % (op_type, device_type, ", ".join(have) or "no device"))
+            None, None, "No kernel registered for op %r on device type %s (kernels exist "
+            "for: %s)%s" % (op_type, device_type, ", ".join(have) or "no device",
+                            "; " + reason if reason else ""))
     return k
 
 
 def has_kernel(op_type: str, device_type: str = "CPU") -> bool:
-    return (op_type, device_type) in _KERNELS
+    """Whether `op_type` has a kernel on `device_type` (registered, or its CPU kernel
+    serving an accelerator type)."""
+    return (op_type, device_type) in _KERNELS or \
+        _mirrored_kernel(op_type, device_type) is not None
+
+
+def _priority(device_type: str) -> int:
+    return _DEVICE_PRIORITY.get(device_type, 50)
+
+
+def kernel_device_types(op_type: str) -> List[str]:
+    """The device types with a kernel for `op_type`, the preferred first (accelerators
+    before CPU, as TF1 ranks devices)."""
+    types = {d for (t, d) in _KERNELS if t == op_type}
+    types.update(d for d in ACCELERATOR_TYPES if _mirrored_kernel(op_type, d) is not None)
+    return sorted(types, key=lambda d: (-_priority(d), d))
+
+
+def preferred_device_types(op_type: str, available_types: Sequence[str]) -> List[str]:
+    """The types of `available_types` that have a kernel for `op_type`, in TF1's order
+    of preference: an accelerator before the CPU; ties keep the order given."""
+    seen = []
+    for d in available_types:
+        if d not in seen and has_kernel(op_type, d):
+            seen.append(d)
+    return sorted(seen, key=lambda d: -_priority(d))
 
 
 def gradient(op_type: str, needs_call: bool = False) -> Callable:

@@ -89,31 +89,81 @@ class GraphOptions(_Message):
                "enable_bfloat16_sendrecv": False, "timeline_step": 0}
 
 
+class _VirtualDevices(_Message):
+    """GPUOptions.Experimental.VirtualDevices: the memory limits (MB) of the virtual
+    devices one physical accelerator is split into."""
+
+    _fields = {"memory_limit_mb": [], "priority": [], "device_ordinal": []}
+
+
+class _GPUExperimental(_Message):
+    """GPUOptions.Experimental. tensorweave reads `virtual_devices`: the memory_limit_mb
+    lists of its entries, flattened, are the limits of SIM:0, SIM:1, ..."""
+
+    VirtualDevices = _VirtualDevices
+    _fields = {"virtual_devices": [], "use_unified_memory": False,
+               "num_dev_to_dev_copy_streams": 0, "collective_ring_order": "",
+               "timestamped_allocator": False, "kernel_tracker_max_interval": 0,
+               "kernel_tracker_max_bytes": 0, "kernel_tracker_max_pending": 0,
+               "internal_fragmentation_fraction": 0.0, "use_cuda_malloc_async": False,
+               "disallow_retry_on_allocation_failure": False}
+
+    def __setattr__(self, k, v):
+        if k == "virtual_devices":
+            v = [_VirtualDevices(**e) if isinstance(e, dict) else e for e in v]
+        _Message.__setattr__(self, k, v)
+
+
 class GPUOptions(_Message):
+    """GPU options (TF1 `tf.GPUOptions`); `experimental.virtual_devices` sets the memory
+    limits of the simulated accelerators (runtime/devices.py)."""
+
+    Experimental = _GPUExperimental
     _fields = {"per_process_gpu_memory_fraction": 0.0, "allow_growth": False,
                "allocator_type": "", "visible_device_list": "",
                "force_gpu_compatible": False, "deferred_deletion_bytes": 0,
-               "polling_active_delay_usecs": 0}
+               "polling_active_delay_usecs": 0, "experimental": _GPUExperimental}
+
+
+class _ConfigExperimental(_Message):
+    """ConfigProto.Experimental. tensorweave reads `placement`, a field of its own: the
+    placement strategy of unconstrained ops, "default" (TF1's rule: the first device of
+    the preferred type) or "cost_model" (white paper §3.2: greedy earliest-finish
+    simulation over the devices; runtime/placer.py), e.g.
+    ConfigProto(experimental={'placement': 'cost_model'})."""
+
+    _fields = {"collective_group_leader": "", "executor_type": "", "recv_buf_max_chunk": 0,
+               "use_numa_affinity": False, "disable_thread_spinning": False,
+               "share_cluster_devices_in_session": False, "session_metadata": None,
+               "optimize_for_static_graph": False, "disable_output_partition_graphs": False,
+               "placement": ""}
 
 
 class ConfigProto(_Message):
     """Session configuration (TF1 `tf.ConfigProto`).
 
-    Fields used: device_count (e.g. {'CPU': 2}), inter_op_parallelism_threads,
-    intra_op_parallelism_threads, graph_options.optimizer_options
-    (do_common_subexpression_elimination, do_constant_folding, opt_level),
-    graph_options.rewrite_options.disable_meta_optimizer, log_device_placement,
-    allow_soft_placement, operation_timeout_in_ms.
+    Fields used: device_count (e.g. {'CPU': 2, 'SIM': 1}: CPU devices and simulated
+    accelerators), inter_op_parallelism_threads, intra_op_parallelism_threads,
+    graph_options.optimizer_options (do_common_subexpression_elimination,
+    do_constant_folding, opt_level), graph_options.rewrite_options.disable_meta_optimizer,
+    log_device_placement, allow_soft_placement, operation_timeout_in_ms,
+    gpu_options.experimental.virtual_devices (memory limits of SIM devices).
+    Fields of tensorweave's own (TF1 has no such setting): device_memory_limit_mb, a dict
+    device type -> MB limiting each device of that type (e.g. {'CPU': 64}), and
+    sim_copy_latency_ms, a delay added to each host<->SIM copy (for tests).
     """
 
+    Experimental = _ConfigExperimental
     _fields = {"device_count": {}, "intra_op_parallelism_threads": 0,
                "inter_op_parallelism_threads": 0, "use_per_session_threads": False,
                "allow_soft_placement": False, "log_device_placement": False,
                "graph_options": GraphOptions, "gpu_options": GPUOptions,
                "operation_timeout_in_ms": 0, "isolate_session_state": False,
                "device_filters": [], "placement_period": 0,
-               "share_cluster_devices_in_session": False, "experimental": None,
-               "session_inter_op_thread_pool": []}
+               "share_cluster_devices_in_session": False,
+               "experimental": _ConfigExperimental,
+               "session_inter_op_thread_pool": [], "device_memory_limit_mb": {},
+               "sim_copy_latency_ms": 0.0}
 
 
 class RunOptions(_Message):

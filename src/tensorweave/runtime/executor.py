@@ -213,8 +213,10 @@ def run_steps(flat, ops, vals: list) -> None:
 
 def run_sequential_traced(plan, feed_values, trace: StepTrace) -> list:
     """`run_steps` over `plan.steps` with a record per kernel, and allocator accounting
-    of the live values (peak bytes). A loop step of the structured executor runs its
-    traced variant, which records each op of each iteration (runtime/frames.py)."""
+    of the live values (peak bytes) on devices whose allocator does not track values
+    itself (a tracking allocator already charges every output, devices.py). A loop step
+    of the structured executor runs its traced variant, which records each op of each
+    iteration (runtime/frames.py)."""
     vals = [None] * plan.n_slots
     for s, v in zip(plan.feed_slots, feed_values):
         vals[s] = v
@@ -245,8 +247,9 @@ def run_sequential_traced(plan, feed_values, trace: StepTrace) -> list:
             vals[step.out + j] = v
             b = nbytes_of(v)
             nb += b
-            alloc.allocate(b)
-            live[step.out + j] = (alloc, b)
+            if not alloc.tracking:
+                alloc.allocate(b)
+                live[step.out + j] = (alloc, b)
         for i in step.free:
             vals[i] = None
             e = live.pop(i, None)
