@@ -6,8 +6,9 @@ How a `Session.run` runs (the map; DESIGN.md has the why):
                plan.run(feed_values, env, options, trace). Nothing else decides anything
                per run.
   plan.py      build_plan: prune -> place -> optimize (optimizer.py, steps without
-               control flow) -> policy.choose_executor -> lower into the plan type of
-               that executor. KernelBinder binds nodes to kernels and KernelContexts.
+               control flow) -> partition (several devices) -> policy.choose_executor
+               -> lower into the plan type of that executor. KernelBinder binds nodes
+               to kernels and KernelContexts.
   policy.py    ExecutionPolicy (threads, heavy threshold, TW_EXECUTOR override; built once
                per session from ConfigProto and the environment), choose_executor (THE
                decision, with its rules in its docstring) and kernel_weight (THE
@@ -30,6 +31,11 @@ Which executor runs what (one plan type each, each with its own `run`):
                                   kernels overlapping across iterations
                                   (parallel_iterations); tagged tokens
 
+  A step placed on several devices: partition.py splits it into one step graph per
+  device (_Send/_Recv pairs on cross-device edges, send_recv_ops.py, exchanging values
+  through the step's rendezvous.py), each lowered into one of the plans above;
+  partitioned_plan.PartitionedPlan runs them concurrently (steps without control flow).
+
   TW_EXECUTOR=tagged runs every step with control flow on TAGGED (tests use it to run
   both control-flow executors).
 
@@ -43,7 +49,9 @@ Where to change things:
     off, and a loop's traced variant is generated on first use); session._fill_metadata
     turns the records into RunMetadata (fields documented on config.NodeExecStats).
 
-Other modules: config.py (ConfigProto, RunOptions, RunMetadata), devices.py (devices and
-byte-counting allocators), resources.py (per-device resource containers), values.py (the
-dead token of control flow), optimizer.py (plan-time graph passes).
+Other modules: config.py (ConfigProto, RunOptions, RunMetadata), placer.py (which device
+runs each node: colocation groups, merged requests, kernels per device type, TF1's
+default rule or the opt-in cost model), devices.py (devices and byte-counting
+allocators), resources.py (per-device resource containers), values.py (the dead token of
+control flow), optimizer.py (plan-time graph passes).
 """

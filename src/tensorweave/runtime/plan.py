@@ -10,6 +10,10 @@ into the plan type of that executor, flat arrays it walks without touching the g
   DataflowPlan    the steps plus successor lists and pending/use counts (run_dataflow)
   TaggedPlan      a tagged.TaggedProgram (run_tagged)
 
+A step whose nodes are on several devices is partitioned instead (runtime/partition.py,
+one step graph per device with _Send/_Recv between them) into a PartitionedPlan
+(runtime/partitioned_plan.py) holding one of the plans above per device.
+
 Each has `run(feed_values, env, options, trace) -> fetched values`. A plan is immutable
 and shared by concurrent runs; everything mutable during a run lives in the executor's
 per-run locals (and the StepState of a dataflow or tagged step).
@@ -26,6 +30,7 @@ from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.runtime import executor as _ex
 from tensorweave.runtime import frames as _frames
 from tensorweave.runtime import optimizer as _opt
+from tensorweave.runtime import placer as _placer
 from tensorweave.runtime import policy as _policy
 from tensorweave.runtime import tagged as _tagged
 from tensorweave.runtime.devices import Device, DeviceManager
@@ -89,6 +94,12 @@ class Plan:
         self.n_nodes_before_opt = 0
         self.dead_fetch: Tuple[int, ...] = ()
         self.needs_pool = False
+        self.step_graphs: tuple = ()  # the step graph of each partition (one per device)
+
+    def partition_graphs(self) -> list:
+        """One `tensorflow.GraphDef` per partition (RunOptions.output_partition_graphs)."""
+        from tensorweave.runtime.partition import graph_def_of
+        return [graph_def_of(g) for g in self.step_graphs]
 
     def run(self, feed_values, env: _ex.RunEnv, options=None, trace=None) -> list:
         """The fetched values of one run (`trace`: a StepTrace to fill, or None)."""
@@ -205,7 +216,9 @@ class KernelBinder:
             fn, kd = _const_fn(n.value if n.value is not None else [n.attrs["value"]]), None
         else:
             kd = _reg.get_kernel(n.type, n.device.device_type)
-            fn = _kernel_fn(kd, n)
+            # a device that counts its memory (a limit, an accelerator) wraps the kernel;
+            # any other device returns `fn` itself and costs nothing per run
+            fn = n.device.bind_kernel(_kernel_fn(kd, n), n.op, n.n_out, kd.is_async)
         state = self._op_state.setdefault(n.op, {}) if n.stateful and n.op is not None \
             else {}
         return fn, KernelContext(n.op, n.attrs, n.device, self.session, state), kd
@@ -293,31 +306,11 @@ def prune(fetches: Sequence[Tensor], targets: Sequence[Operation],
     return _opt.StepGraph(order, fetch_refs, target_nodes)
 
 
-def place(sg: _opt.StepGraph, devices: DeviceManager, allow_soft_placement: bool) -> None:
-    """Assigns each node a device of the session; raises InvalidArgumentError for a
-    constraint no device meets (unless soft placement)."""
-    for n in sg.nodes:
-        spec = n.device
-        if not spec:
-            n.device = devices.default
-            continue
-        found = devices.find(spec)
-        if not found:
-            # a resource user follows its resource; otherwise soft placement may rescue
-            if allow_soft_placement:
-                n.device = devices.default
-                continue
-            raise errors.InvalidArgumentError(
-                None, n.op, "Cannot assign a device for operation %s: Operation was "
-                "explicitly assigned to %s but available devices are [ %s ]. Make sure the "
-                "device specification refers to a valid device." % (
-                    n.name, spec, ", ".join(d.name for d in devices.devices)))
-        n.device = found[0]
-    # ops consuming a resource handle run where the resource lives
-    for n in sg.nodes:
-        for p, _ in n.inputs:
-            if p.type in ("VarHandleOp",) and p.device is not n.device:
-                n.device = p.device
+def place(sg: _opt.StepGraph, devices: DeviceManager, allow_soft_placement: bool,
+          log_device_placement: bool = False, strategy: str = "default") -> None:
+    """Assigns each node a Device of the session: runtime/placer.place (colocation
+    groups, merged requests, kernels per device type, the strategy for the rest)."""
+    _placer.place(sg, devices, allow_soft_placement, log_device_placement, strategy)
 
 
 def build_plan(fetches: Sequence[Tensor], targets: Sequence[Operation],
@@ -327,7 +320,8 @@ def build_plan(fetches: Sequence[Tensor], targets: Sequence[Operation],
     optimizations to run (config.optimizations_enabled)."""
     sg = prune(fetches, targets, feeds)
     n_before = len(sg.nodes)
-    place(sg, binder.devices, allow_soft_placement)
+    place(sg, binder.devices, allow_soft_placement,
+          *_placer.placement_options(getattr(binder.session, "_config", None)))
     if not any(n.type in CONTROL_FLOW_OPS for n in sg.nodes):
         if opts.get("prune_noops"):
             sg = _opt.remove_dead_noops(sg)
@@ -337,12 +331,19 @@ def build_plan(fetches: Sequence[Tensor], targets: Sequence[Operation],
             sg = _opt.fold_constants(sg, binder.run_for_folding)
             if opts.get("prune_noops"):
                 sg = _drop_unused(sg)
+    devices = {id(n.device) for n in sg.nodes}
+    if len(devices) > 1:  # one step graph per device, Send/Recv between them
+        from tensorweave.runtime import partitioned_plan as _pp
+        plan = _pp.build_partitioned_plan(sg, binder, policy)
+        plan.n_nodes_before_opt = n_before
+        return plan
     executor = _policy.choose_executor(sg, policy)
     if executor in (_policy.SEQUENTIAL, _policy.DATAFLOW):
         plan = lower(sg, binder, policy, executor)
     else:
         plan = _lower_control_flow(sg, binder, policy, executor)
     plan.n_nodes_before_opt = n_before
+    plan.step_graphs = (sg,)
     return plan
 
 

@@ -258,8 +258,10 @@ class BaseSession:
         return self._target
 
     def list_devices(self):
-        return [_DeviceAttributes(d.name, d.device_type) for d in
-                self._device_manager.devices]
+        """The devices of this session, as TF1's `_DeviceAttributes` (name, device_type,
+        memory_limit_bytes, incarnation)."""
+        return [_DeviceAttributes(d.name, d.device_type, d.memory_limit_bytes,
+                                  d.incarnation) for d in self._device_manager.devices]
 
     # --- plans ------------------------------------------------------------------------
     def _get_plan(self, fetches: tuple, targets: tuple, feeds: tuple) -> _plan.Plan:
@@ -293,8 +295,11 @@ class BaseSession:
         # TF kernels compute inf/NaN silently; NumPy would warn (once per step, not per op)
         with np.errstate(all="ignore"):
             out = plan.run(feed_values, self._env, options, trace)
-        if trace is not None:
-            _fill_metadata(run_metadata, trace, self._device_manager)
+        if run_metadata is not None:  # one test when no metadata is asked for
+            if trace is not None:
+                _fill_metadata(run_metadata, trace, self._device_manager)
+            if options is not None and options.output_partition_graphs:
+                run_metadata.partition_graphs = plan.partition_graphs()
         if plan.dead_fetch:
             _check_live(plan, out)
         return [_owned(v) for v in out]
@@ -520,13 +525,12 @@ _TARGET_LOCK = threading.Lock()
 
 
 def _devices_for_target(target: str, config) -> DeviceManager:
-    device_count = config.device_count if config else None
     if not target:
-        return DeviceManager(device_count)  # a direct session owns its devices
+        return DeviceManager.from_config(config)  # a direct session owns its devices
     with _TARGET_LOCK:
         devices = _TARGET_DEVICES.get(target)
         if devices is None:
-            devices = _TARGET_DEVICES[target] = DeviceManager(device_count)
+            devices = _TARGET_DEVICES[target] = DeviceManager.from_config(config)
         return devices
 
 
@@ -553,15 +557,33 @@ class _SessionDefault:
 
 
 class _DeviceAttributes:
-    def __init__(self, name, device_type, memory_limit_bytes=0):
-        self.name = name
-        self.device_type = device_type
-        self.memory_limit_bytes = memory_limit_bytes
-        self.incarnation = 0
+    """One entry of `Session.list_devices()` (TF1's session._DeviceAttributes)."""
+
+    def __init__(self, name, device_type, memory_limit_bytes=0, incarnation=0):
+        self._name = name
+        self._device_type = device_type
+        self._memory_limit_bytes = memory_limit_bytes
+        self._incarnation = incarnation
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def device_type(self) -> str:
+        return self._device_type
+
+    @property
+    def memory_limit_bytes(self) -> int:
+        return self._memory_limit_bytes
+
+    @property
+    def incarnation(self) -> int:
+        return self._incarnation
 
     def __repr__(self):
-        return "_DeviceAttributes(%s, %s, %d)" % (self.name, self.device_type,
-                                                  self.memory_limit_bytes)
+        return "_DeviceAttributes(%s, %s, %d, %d)" % (
+            self._name, self._device_type, self._memory_limit_bytes, self._incarnation)
 
 
 import weakref  # noqa: E402

@@ -1,0 +1,296 @@
+"""Partitioning a placed step graph into one step graph per device (OSDI §3.3).
+
+`partition(sg)` is a pure pass over the pruned, placed and optimized StepGraph of a step
+without control flow (the user's graph and `sg` are not changed). For each device that
+holds nodes it builds a StepGraph of copies of that device's nodes, and replaces every
+edge between devices by a pair of transfer nodes sharing a rendezvous key
+(runtime/rendezvous.py):
+
+  * a data edge p:i -> n (p on device A, n on device B) becomes `_Send` on A reading p:i
+    and `_Recv` on B feeding n; there is ONE Recv per (tensor, destination device),
+    however many nodes of B read the tensor (white paper §3.2);
+  * a control edge c -> n across devices is carried by an empty value: a dummy Const on
+    c's device with a control input from c, sent to n's device; n gets a control input
+    from the Recv. When B already receives a tensor of c, that Recv orders n instead.
+
+Feeds stay with the partition of their feed node (where the fed tensor was placed) and
+are renumbered per partition; each fetch and target belongs to the partition of its
+node. `Partitions` records the mapping back to the step's feed and fetch indices.
+
+Transfer nodes have no Operation of the user's graph; a `TransferOp` stands in for it
+(name, type, device and rendezvous key), so errors, traces and partition graphs name
+them like any op.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Tuple
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.runtime import optimizer as _opt
+from tensorweave.runtime import send_recv_ops as _sr
+from tensorweave.runtime.rendezvous import create_key
+
+
+class _InputName:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+class TransferOp:
+    """What a node that partitioning added has instead of an Operation: its name, type
+    and device (a device name), the rendezvous key of a `_Send`/`_Recv` ("" for the
+    dummy Const of a control edge), and `inputs` naming what it reads."""
+
+    __slots__ = ("name", "type", "device", "rendezvous_key", "inputs", "copy")
+
+    traceback_location = None  # not created by a user line
+    _op_def = None             # single-output kernels: the executor calls them as they are
+    node_def = None
+
+    def __init__(self, name: str, op_type: str, device: str, rendezvous_key: str = "",
+                 inputs: Tuple[str, ...] = ()):
+        self.name, self.type, self.device = name, op_type, device
+        self.rendezvous_key = rendezvous_key
+        self.inputs = tuple(_InputName(i) for i in inputs)
+        self.copy = None  # a Recv's copy between memory spaces (None: pass the reference)
+
+    def __repr__(self):
+        return "<TransferOp %s %s on %s>" % (self.type, self.name, self.device)
+
+
+class Partition:
+    """The step graph of one device.
+
+    `graph.nodes` are in a topological order; `feed_indices[j]` is the step's feed index
+    of the partition's feed j (its `_Feed` node has feed_index j); `fetch_indices[j]` the
+    step's fetch index of `graph.fetches[j]`.
+    """
+
+    def __init__(self, device, graph: _opt.StepGraph, feed_indices: Tuple[int, ...],
+                 fetch_indices: Tuple[int, ...]):
+        self.device = device
+        self.graph = graph
+        self.feed_indices = feed_indices
+        self.fetch_indices = fetch_indices
+
+    @property
+    def sends(self) -> List[_opt.Node]:
+        return [n for n in self.graph.nodes if n.type == "_Send"]
+
+    @property
+    def recvs(self) -> List[_opt.Node]:
+        return [n for n in self.graph.nodes if n.type == "_Recv"]
+
+
+class Partitions:
+    """The partitions of one step, in order of the devices' first nodes, and
+    `fetch_map[i]` = (partition index, index among that partition's fetches) of the
+    step's fetch i."""
+
+    def __init__(self, parts: List[Partition], fetch_map: Tuple[Tuple[int, int], ...]):
+        self.parts = parts
+        self.fetch_map = fetch_map
+
+    @property
+    def devices(self) -> list:
+        return [p.device for p in self.parts]
+
+
+def devices_of(sg: _opt.StepGraph) -> list:
+    """The distinct devices of `sg`'s nodes, in order of first appearance."""
+    seen: Dict[int, object] = {}
+    for n in sg.nodes:
+        if id(n.device) not in seen:
+            seen[id(n.device)] = n.device
+    return list(seen.values())
+
+
+def _copy(n: _opt.Node) -> _opt.Node:
+    c = _opt.Node(n.op, n.type, n.attrs, n.n_out, n.name, n.stateful, n.device)
+    c.value, c.feed_index, c.keep = n.value, n.feed_index, n.keep
+    return c
+
+
+def tensor_name(p: _opt.Node, i: int) -> str:
+    """The name of output i of step-graph node p (a feed node is named by its tensor)."""
+    return p.name if p.type == "_Feed" else "%s:%d" % (p.name, i)
+
+
+def _dtype_of(p: _opt.Node, i: int) -> _dt.DType:
+    op = p.op
+    if op is None or isinstance(op, TransferOp):
+        return _dt.as_dtype(p.value[i].dtype)
+    if p.type == "_Feed":
+        for t in op.outputs:
+            if t.name == p.name:
+                return t.dtype
+    return op.outputs[i].dtype
+
+
+def _copy_between(src, dst):
+    """How a value on `src` reaches `dst`: None between host-memory (CPU) devices, which
+    share memory (the reference is passed); otherwise a copy to the host and from
+    there into `dst`'s memory (each an identity on a CPU device), e.g. the explicit
+    copies of the simulated accelerator (runtime/devices.py)."""
+    if src.device_type == "CPU" and dst.device_type == "CPU":
+        return None
+    to_host, from_host = src.copy_to_host, dst.copy_from_host
+    return lambda value: from_host(to_host(value))
+
+
+def _short(device) -> str:
+    return "%s_%d" % (device.device_type, device.index)
+
+
+class _Builder:
+    """The state of one `partition` call."""
+
+    def __init__(self):
+        self.copies: Dict[int, _opt.Node] = {}
+        self.nodes: Dict[int, List[_opt.Node]] = {}
+        self.recvs: Dict[Tuple[int, int, int], _opt.Node] = {}  # (src, output, dst)
+        self.ctrl_recvs: Dict[Tuple[int, int], _opt.Node] = {}  # (src, dst)
+        self.data_recv_of_src: Dict[Tuple[int, int], _opt.Node] = {}
+
+    def add(self, n: _opt.Node) -> None:
+        self.nodes.setdefault(id(n.device), []).append(n)
+
+    def transfer(self, src: _opt.Node, i: int, dtype: _dt.DType, dst, name: str,
+                 is_control: bool) -> _opt.Node:
+        """A Send of output i of `src` (a copy, on its device) and its Recv on `dst`;
+        returns the Recv."""
+        dev = src.device
+        key = create_key(dev.name, getattr(dev, "incarnation", 0), dst.name, name)
+        attrs = {"tensor_name": name, "send_device": dev.name,
+                 "send_device_incarnation": getattr(dev, "incarnation", 0),
+                 "recv_device": dst.name, "client_terminated": False}
+        base = name.replace(":", "_")
+        send_name = "%s/_send_to_%s" % (base, _short(dst))
+        recv_name = "%s/_recv_from_%s" % (base, _short(dev))
+        send = _opt.Node(TransferOp(send_name, "_Send", dev.name, key, (name,)), "_Send",
+                         dict(attrs, T=dtype), 0, send_name, False, dev)
+        send.inputs = [(src, i)]
+        self.add(send)
+        recv_op = TransferOp(recv_name, "_Recv", dst.name, key)
+        recv_op.copy = _copy_between(dev, dst)
+        recv = _opt.Node(recv_op, "_Recv", dict(attrs, tensor_type=dtype), 1, recv_name,
+                         False, dst)
+        self.add(recv)
+        if not is_control:
+            self.data_recv_of_src.setdefault((id(src), id(dst)), recv)
+        return recv
+
+    def data_recv(self, p: _opt.Node, i: int, dst) -> _opt.Node:
+        key = (id(p), i, id(dst))
+        r = self.recvs.get(key)
+        if r is None:
+            r = self.recvs[key] = self.transfer(self.copies[id(p)], i, _dtype_of(p, i), dst,
+                                                tensor_name(p, i), False)
+        return r
+
+    def control_recv(self, c: _opt.Node, dst) -> _opt.Node:
+        r = self.data_recv_of_src.get((id(self.copies[id(c)]), id(dst)))
+        if r is not None:
+            return r
+        key = (id(c), id(dst))
+        r = self.ctrl_recvs.get(key)
+        if r is None:
+            src = self.copies[id(c)]
+            name = "%s/_control_to_%s" % (c.name.replace(":", "_"), _short(dst))
+            dummy = _opt.Node(TransferOp(name, "Const", src.device.name), "Const",
+                              {"dtype": _dt.float32, "value": _sr.CONTROL_VALUE}, 1, name,
+                              False, src.device)
+            dummy.value = [_sr.CONTROL_VALUE]
+            dummy.control_inputs = [src]
+            self.add(dummy)
+            r = self.ctrl_recvs[key] = self.transfer(dummy, 0, _dt.float32, dst,
+                                                     name + ":0", True)
+        return r
+
+
+def partition(sg: _opt.StepGraph) -> Partitions:
+    """The per-device step graphs of `sg` (see the module docstring). `sg` must be
+    placed (every node's `device` a Device) and hold no control-flow ops."""
+    b = _Builder()
+    order = _opt.topological_order(sg.nodes)
+    for n in order:
+        c = b.copies[id(n)] = _copy(n)
+        b.add(c)
+    for n in order:
+        c = b.copies[id(n)]
+        dev = n.device
+        c.inputs = [(b.copies[id(p)], i) if p.device is dev else (b.data_recv(p, i, dev), 0)
+                    for p, i in n.inputs]
+        ctrl: List[_opt.Node] = []
+        for x in n.control_inputs:
+            r = b.copies[id(x)] if x.device is dev else b.control_recv(x, dev)
+            if r not in ctrl:
+                ctrl.append(r)
+        c.control_inputs = ctrl
+    devices = devices_of(sg)
+    index = {id(d): k for k, d in enumerate(devices)}
+    fetches: List[list] = [[] for _ in devices]
+    fetch_idx: List[list] = [[] for _ in devices]
+    fetch_map = []
+    for g, (p, i) in enumerate(sg.fetches):
+        k = index[id(p.device)]
+        fetch_map.append((k, len(fetches[k])))
+        fetches[k].append((b.copies[id(p)], i))
+        fetch_idx[k].append(g)
+    targets: List[list] = [[] for _ in devices]
+    for t in sg.targets:
+        targets[index[id(t.device)]].append(b.copies[id(t)])
+    parts = []
+    for k, d in enumerate(devices):
+        nodes = _opt.topological_order(b.nodes[id(d)])
+        feeds = sorted((n for n in nodes if n.type == "_Feed"), key=lambda n: n.feed_index)
+        feed_indices = tuple(n.feed_index for n in feeds)
+        for j, n in enumerate(feeds):
+            n.feed_index = j
+        parts.append(Partition(d, _opt.StepGraph(nodes, fetches[k], targets[k]),
+                               feed_indices, tuple(fetch_idx[k])))
+    return Partitions(parts, tuple(fetch_map))
+
+
+# --- partition graphs (RunOptions.output_partition_graphs) ------------------------------
+def _node_name(n: _opt.Node) -> str:
+    if n.type == "_Feed":  # TF's call frame: feeds are _Arg nodes
+        return "_arg_%s_%d" % (n.name.replace(":", "_"), n.feed_index)
+    return n.name
+
+
+def graph_def_of(sg: _opt.StepGraph):
+    """The `tensorflow.GraphDef` message of a (partition's) step graph: op types
+    (including `_Send`/`_Recv`), inputs, devices and attrs; feeds appear as `_Arg` and
+    fetches as `_Retval` nodes, as in TF1's partition graphs."""
+    import numpy as np
+
+    from tensorweave.framework import graph_def_proto as _gdp
+    from tensorweave.framework import serialize as _ser
+
+    def ref(p, i):
+        return _node_name(p) if i == 0 else "%s:%d" % (_node_name(p), i)
+
+    out = []
+    for n in sg.nodes:
+        dev = n.device.name if hasattr(n.device, "name") else str(n.device or "")
+        if n.type == "_Feed":
+            attrs = {"T": _dtype_of(n, 0), "index": n.feed_index}
+            out.append(_ser.NodeDef(_node_name(n), "_Arg", [], dev, attrs))
+            continue
+        attrs = dict(n.attrs)
+        if n.type == "Const" and n.value is not None:
+            value = np.asarray(n.value[0])
+            attrs = {"dtype": _dt.as_dtype(value.dtype), "value": value}
+        inputs = [ref(p, i) for p, i in n.inputs] + ["^" + _node_name(c)
+                                                     for c in n.control_inputs]
+        out.append(_ser.NodeDef(n.name, n.type, inputs, dev, attrs))
+    for j, (p, i) in enumerate(sg.fetches):
+        dev = p.device.name if hasattr(p.device, "name") else ""
+        out.append(_ser.NodeDef("_retval_%s_%d_%d" % (p.name.replace(":", "_"), i, j),
+                                "_Retval", [ref(p, i)], dev,
+                                {"T": _dtype_of(p, i), "index": j}))
+    proto = _gdp.graph_def_to_proto(_ser.GraphDef(out))
+    return proto

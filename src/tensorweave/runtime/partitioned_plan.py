@@ -1,0 +1,237 @@
+"""The plan of a step whose nodes are on more than one device (OSDI §3.3).
+
+`build_partitioned_plan` partitions the placed step graph (runtime/partition.py) and
+lowers each partition with `plan.lower` into the plan type of its own executor (a
+partition holding a `_Send` or `_Recv` is a DataflowPlan: transfers are asynchronous
+kernels). `PartitionedPlan.run` runs the partitions concurrently as one step:
+
+  * one LocalRendezvous per run, shared by the partitions through their common
+    `TransferStepState`, which is registered with the session (Session.close cancels it)
+    and carries the deadline of RunOptions.timeout_in_ms;
+  * when every kernel is cheap, the only kernels that wait are Recvs and the
+    partitions depend on each other without a cycle (`inline_order`), they run one
+    after another on the calling thread, each Send before its Recv: concurrency buys
+    nothing there (the GIL), and a two-device step then costs about 10 us instead of
+    about 70 us with a thread hand-off (2-core machine);
+  * otherwise the first partition runs on the calling thread, the others on
+    `_RUNNERS`, threads kept for partitions only (a new thread per partition per run
+    costs about twice as much; a partition that waits for a Recv holds its thread,
+    so it must not take one of the kernel pool's threads: that could starve the heavy
+    kernels the other partitions wait for);
+  * the first error cancels the step state, which aborts the rendezvous: every pending
+    Recv (and queue wait) of every partition finishes with a CancelledError, so no
+    partition hangs; the error raised is the first failure that was not such a
+    cancellation, naming the failing op and its device.
+
+Steps with control flow are not partitioned yet: a control-flow step over several
+devices raises UnimplementedError (the EuroSys Figure 6 state machine comes next).
+"""
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from typing import List
+
+import numpy as np
+
+from tensorweave.framework import errors
+from tensorweave.runtime import executor as _ex
+from tensorweave.runtime import optimizer as _opt
+from tensorweave.runtime import partition as _part
+from tensorweave.runtime import policy as _policy
+from tensorweave.runtime.plan import DataflowPlan, Plan, lower
+from tensorweave.runtime.rendezvous import LocalRendezvous
+from tensorweave.runtime.send_recv_ops import TransferStepState
+
+PARTITIONED = "partitioned"
+
+
+class _Runners:
+    """Threads that run partitions: an idle one takes the next partition; when none is
+    idle a new one starts; one idle for `idle_s` seconds ends. Cheaper than a thread
+    per partition per run, and unbounded, so waiting partitions never starve others."""
+
+    def __init__(self, idle_s: float = 30.0):
+        self._idle: List[queue.SimpleQueue] = []
+        self._lock = threading.Lock()
+        self._idle_s = idle_s
+
+    def submit(self, fn, *args) -> None:
+        with self._lock:
+            q = self._idle.pop() if self._idle else None
+        if q is None:
+            q = queue.SimpleQueue()
+            threading.Thread(target=self._work, args=(q,), name="tw-partition",
+                             daemon=True).start()
+        q.put((fn, args))
+
+    def _work(self, q: queue.SimpleQueue) -> None:
+        np.seterr(all="ignore")  # kernels compute silently, as on the calling thread
+        while True:
+            try:
+                fn, args = q.get(timeout=self._idle_s)
+            except queue.Empty:
+                with self._lock:
+                    if q in self._idle:
+                        self._idle.remove(q)
+                        return
+                continue  # taken by submit just now: its work is on the way
+            fn(*args)
+            with self._lock:
+                self._idle.append(q)
+
+
+_RUNNERS = _Runners()
+
+
+class PartitionedPlan(Plan):
+    """The per-device plans of one step and how feeds and fetches map onto them.
+
+    Invariants: `plans[k]` runs partition k (device `devices[k]`) and reads the step's
+    feeds `feed_indices[k]`; the step's fetch i is output `fetch_map[i][1]` of plan
+    `fetch_map[i][0]`. Immutable, shared by concurrent runs; each run has its own
+    rendezvous and step state.
+    """
+
+    executor = PARTITIONED
+
+    def __init__(self, plans, devices, feed_indices, fetch_map, graphs, inline_order=None):
+        Plan.__init__(self)
+        self.plans = tuple(plans)
+        self.devices = tuple(devices)
+        self.feed_indices = tuple(tuple(f) for f in feed_indices)
+        self.fetch_map = tuple(fetch_map)
+        self.needs_pool = any(p.needs_pool for p in self.plans)
+        self.step_graphs = tuple(graphs)
+        self._dataflow = tuple(isinstance(p, DataflowPlan) for p in self.plans)
+        # partitions in Send-before-Recv order, when they run on the calling thread
+        self.inline_order = inline_order
+
+    def run(self, feed_values, env: _ex.RunEnv, options=None, trace=None) -> list:
+        ms = (options.timeout_in_ms if options is not None else 0) or env.timeout_ms
+        rendezvous = LocalRendezvous()
+        state = TransferStepState(rendezvous, time.monotonic() + ms / 1000.0
+                                  if ms > 0 else None)
+        state.add_cancel_callback(rendezvous.abort)
+        with env._lock:  # RunEnv.begin_step, with the state this step needs
+            if env.closed:
+                raise RuntimeError("Attempted to use a closed Session.")
+            env._live.add(state)
+        n = len(self.plans)
+        results: list = [None] * n
+        failures: list = []  # (partition, exception)
+        try:
+            if self.inline_order is not None:
+                for k in self.inline_order:
+                    self._run_one(k, feed_values, env, options, trace, state, results,
+                                  failures)
+                    if failures:
+                        break
+            else:
+                finished = threading.Semaphore(0)
+                for k in range(1, n):
+                    _RUNNERS.submit(self._run_on_runner, k, feed_values, env, options,
+                                    trace, state, results, failures, finished)
+                self._run_one(0, feed_values, env, options, trace, state, results, failures)
+                for _ in range(1, n):
+                    finished.acquire()
+        finally:
+            with env._lock:
+                env._live.discard(state)
+        if failures:
+            raise self._step_error(failures)
+        return [results[k][j] for k, j in self.fetch_map]
+
+    def _run_one(self, k, feed_values, env, options, trace, state, results, failures):
+        """Runs partition k; a failure is recorded and cancels the step."""
+        try:
+            feeds = [feed_values[g] for g in self.feed_indices[k]]
+            if self._dataflow[k]:
+                results[k] = _ex._run_dataflow(self.plans[k], feeds, env.pool, trace, state)
+            else:
+                results[k] = self.plans[k].run(feeds, env, options, trace)
+        except BaseException as e:  # noqa: B036 - raised by the calling thread
+            failures.append((k, e))
+            state.cancel(errors.CancelledError(
+                None, None, "Step cancelled: %s" % getattr(e, "message", e)))
+
+    def _run_on_runner(self, k, feed_values, env, options, trace, state, results, failures,
+                       finished):
+        try:
+            self._run_one(k, feed_values, env, options, trace, state, results, failures)
+        finally:
+            finished.release()
+
+    def _step_error(self, failures: list) -> BaseException:
+        """The error to raise: the first failure that is not the cancellation another
+        partition's failure caused, naming its device."""
+        first = None
+        for k, f in failures:
+            if not isinstance(f, errors.OpError):
+                return f
+            if first is None or (isinstance(first[1], errors.CancelledError) and
+                                 not isinstance(f, errors.CancelledError)):
+                first = (k, f)
+        k, err = first
+        device = self.devices[k].name
+        if device in err.message:
+            return err
+        return type(err)(err.node_def, err.op, "%s\n\t [[partition on device %s]]"
+                         % (err.message, device))
+
+
+def check_no_control_flow(sg: _opt.StepGraph, devices: list) -> None:
+    """Raises UnimplementedError for a step with control flow over several devices,
+    naming its loops and conds and the devices."""
+    if not any(n.type in _policy.CONTROL_FLOW_OPS for n in sg.nodes):
+        return
+    loops = sorted({str(n.attrs.get("frame_name", n.name)) for n in sg.nodes
+                    if n.type in ("Enter", "RefEnter")})
+    # a loop's own Switches are part of the loop: conds are named only without loops
+    conds = [] if loops else sorted(n.name for n in sg.nodes
+                                    if n.type in ("Switch", "RefSwitch"))
+    what = []
+    if loops:
+        what.append("while loop%s %s" % ("s" if len(loops) > 1 else "",
+                                          ", ".join("'%s'" % f for f in loops)))
+    if conds:
+        what.append("cond%s at %s" % ("s" if len(conds) > 1 else "",
+                                       ", ".join("'%s'" % c for c in conds[:5])))
+    if not what:
+        what.append("control-flow ops")
+    raise errors.UnimplementedError(
+        None, None, "Running %s in a step placed on several devices (%s) is not supported "
+        "yet: control flow split across devices needs the control-loop state machine of "
+        "EuroSys 2018 Figure 6. Place the step's ops on one device (tf.device) to run it."
+        % (" and ".join(what), ", ".join(d.name for d in devices)))
+
+
+def build_partitioned_plan(sg: _opt.StepGraph, binder,
+                           policy: _policy.ExecutionPolicy) -> PartitionedPlan:
+    """The PartitionedPlan of the placed, optimized step graph `sg`, whose nodes are on
+    more than one device."""
+    check_no_control_flow(sg, _part.devices_of(sg))
+    parts = _part.partition(sg)
+    plans = []
+    for p in parts.parts:
+        executor = _policy.choose_executor(p.graph, policy)
+        plans.append(lower(p.graph, binder, policy, executor))
+    return PartitionedPlan(plans, parts.devices, [p.feed_indices for p in parts.parts],
+                           parts.fetch_map, [p.graph for p in parts.parts],
+                           _inline_order(parts, plans))
+
+
+def _inline_order(parts: _part.Partitions, plans: list):
+    """The partitions in an order where every Recv comes after its Send, when running
+    them one after another on the calling thread costs nothing: every kernel is cheap
+    (no heavy kernel could overlap with another partition's) and the only kernels that
+    wait are Recvs. None otherwise (the partitions then run on threads)."""
+    for plan in plans:
+        for step in plan.steps:
+            if not step.cheap or (step.is_async and step.op.type not in ("_Send", "_Recv")):
+                return None
+    sender = {n.op.rendezvous_key: k for k, p in enumerate(parts.parts) for n in p.sends}
+    preds = [{sender[n.op.rendezvous_key] for n in p.recvs} for p in parts.parts]
+    order = _opt.stable_topological_indices(preds)
+    return tuple(order) if order is not None else None
