@@ -492,3 +492,23 @@ def test_a_group_without_a_common_device_type_is_reported(graph):
                              r"for: CPU.*TestPlacerSimOnly \(TestPlacerSimOnly\) has kernels"
                              r" for: SIM"):
         _placed([y], devices=_cpu_and_sim(), soft=True)
+
+
+def test_a_device_function_that_places_only_variables_keeps_their_ops_with_them(graph):
+    # replica_device_setter style: only the variable op is sent to another device; its
+    # initializer, reads and optimizer updates follow it (TF1 colocates them)
+    def only_variables(op):
+        return "/cpu:1" if op.type == "VarHandleOp" else "/cpu:0"
+    with tf.device(only_variables):
+        x = tf.placeholder(tf.float32, [None, 3])
+        w = tf.Variable(tf.ones([3, 2]), name="W")
+        loss = tf.reduce_sum(tf.matmul(x, w))
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    own = [op for op in graph.get_operations() if op.name.startswith("W")]
+    assert {op.device for op in own} == {"/cpu:1"}
+    assert loss.op.device == "/cpu:0"  # the computation stays where the function says
+    with tf.Session(config=tf.ConfigProto(device_count={"CPU": 2})) as sess:
+        sess.run(w.initializer)
+        out = sess.run([train, loss], {x: np.ones((2, 3), np.float32)})[1]
+        np.testing.assert_allclose(out, 12.0)
+        np.testing.assert_allclose(sess.run(w), np.full((3, 2), 0.8), rtol=1e-6)

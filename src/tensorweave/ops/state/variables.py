@@ -205,14 +205,21 @@ class Variable(metaclass=_VariableMeta):
                 self._dtype = value.dtype
                 self._handle = rv.var_handle_op(self._dtype, shape, shared_name=handle_name,
                                                 name=scope)
-                with g.name_scope("IsInitialized"):
+                # the variable's own ops go where its handle goes, whatever device
+                # functions say (TF1 builds a variable's assign and read under
+                # colocate_with(variable)): a device function that places only the
+                # variables, like replica_device_setter, must not split them
+                with g.name_scope("IsInitialized"), \
+                        g.colocate_with(self._handle.op, ignore_existing=True):
                     self._is_initialized_op = rv.var_is_initialized_op(self._handle)
                 with g.name_scope("Initializer"):
                     guarded = _guard_uninitialized_dependencies(value)
-                with g.name_scope("Assign") as assign_scope:
+                with g.name_scope("Assign") as assign_scope, \
+                        g.colocate_with(self._handle.op, ignore_existing=True):
                     self._initializer_op = rv.assign_variable_op(
                         self._handle, guarded, validate_shape=validate_shape, name=assign_scope)
-                with g.name_scope("Read"):
+                with g.name_scope("Read"), \
+                        g.colocate_with(self._handle.op, ignore_existing=True):
                     self._graph_element = rv.read_variable_op(self._handle, self._dtype)
                 self._cached_value = None
                 if caching_device is not None:
@@ -345,7 +352,7 @@ class Variable(metaclass=_VariableMeta):
         """A Tensor with the variable's current value (a new read each call)."""
         if self._cached_value is not None:
             return self._cached_value
-        with _graph.colocate_with(None, ignore_existing=True):
+        with _graph.colocate_with(self._handle.op, ignore_existing=True):
             read = rv.read_variable_op(self._handle, self._dtype)
         if self._feeds_reads:
             # as TF1's reference variable, whose consumers carry control dependencies
