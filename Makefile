@@ -25,13 +25,15 @@ bench: $(STAMP)
 	$(PY) benchmarks/build_time_variants.py benchmarks/out/extra_build.json
 	$(PY) benchmarks/input_pipeline.py benchmarks/out/extra_pipeline.json
 	$(PY) benchmarks/parallel_iterations.py benchmarks/out/extra_parallel_iterations.json
+	$(PY) benchmarks/devices.py benchmarks/out/extra_devices.json
 	$${TF_PYTHON:-$$HOME/.cache/tensorweave-bench-tf/bin/python} benchmarks/api_coverage.py \
 		dump benchmarks/out/tf_v1_names.json
 	$(PY) benchmarks/api_coverage.py check benchmarks/out/tf_v1_names.json \
 		benchmarks/out/extra_api_coverage.json
 	$(PY) benchmarks/results.py benchmarks/out benchmarks/out/extra_executor.json \
 		benchmarks/out/extra_build.json benchmarks/out/extra_pipeline.json \
-		benchmarks/out/extra_parallel_iterations.json benchmarks/out/extra_api_coverage.json
+		benchmarks/out/extra_parallel_iterations.json benchmarks/out/extra_api_coverage.json \
+		benchmarks/out/extra_devices.json
 
 clean:
 	rm -rf $(VENV) benchmarks/out

@@ -21,3 +21,108 @@ def sess(graph):
 @pytest.fixture(autouse=True)
 def _seeded():
     np.random.seed(0)
+
+
+# --- the spread suite (issue 14): every test's ops spread over several devices ----------
+# `--spread-devices=cpu3` (or TW_TEST_SPREAD=cpu3) makes every Session use 3 CPU devices
+# and every Graph give its ops without a device one of them in turn (a round-robin device
+# function at the bottom of the device stack: scopes and colocation still win);
+# `--spread-devices=sim` does the same over CPU:0 and the simulated accelerator SIM:0.
+# Sessions get allow_soft_placement. Kept on device 0 (host memory): control flow (the
+# ops of a cond or loop context, control-flow ops, and what reads a value that may be
+# dead, up to a cond's Merge at the root), ops that make or use resources or refs (so
+# the placer's colocation groups never conflict). tests/runtime/test_spread_programs.py
+# runs curated test modules this way; tests that cannot hold under spreading (they
+# assert op.device, placement, or a one-device plan) carry @pytest.mark.no_spread.
+_SPREADS = {"cpu3": ({"CPU": 3}, ("/device:CPU:0", "/device:CPU:1", "/device:CPU:2")),
+            "sim": ({"CPU": 1, "SIM": 1}, ("/device:CPU:0", "/device:SIM:0"))}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--spread-devices", choices=sorted(_SPREADS), default=None,
+                     help="run every test with its ops spread round-robin over several "
+                     "devices (also TW_TEST_SPREAD=cpu3|sim)")
+
+
+def _spread_mode(config):
+    import os
+    return config.getoption("--spread-devices") or os.environ.get("TW_TEST_SPREAD") or None
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "no_spread: the test cannot hold with its ops "
+                            "spread over devices (skipped by --spread-devices)")
+    mode = _spread_mode(config)
+    if mode:
+        if mode not in _SPREADS:
+            raise pytest.UsageError("TW_TEST_SPREAD must be one of %s" % sorted(_SPREADS))
+        _install_spread(*_SPREADS[mode])
+
+
+def pytest_collection_modifyitems(config, items):
+    if not _spread_mode(config):
+        return
+    skip = pytest.mark.skip(reason="cannot hold with ops spread over devices")
+    for item in items:
+        if item.get_closest_marker("no_spread") is not None:
+            item.add_marker(skip)
+
+
+class _RoundRobin:
+    """The device function of a spread Graph (see above)."""
+
+    _LIVE_AT_ROOT = ("Merge", "RefMerge", "Exit", "RefExit")
+
+    def __init__(self, devices):
+        self.devices = devices
+        self.next = 0
+        self.pinned = set()  # names of ops kept on device 0 whose readers follow them
+
+    def _keep_on_first(self, op) -> bool:
+        from tensorweave.runtime.policy import CONTROL_FLOW_OPS
+        if op.type in CONTROL_FLOW_OPS or op._graph._control_flow_context is not None:
+            return True
+        for t in list(op.inputs) + list(op.outputs):
+            dt = t.dtype
+            if dt.base_dtype in (tf.resource, tf.variant) or getattr(dt, "is_ref_dtype",
+                                                                      False):
+                return True
+        for src in [t.op for t in op.inputs] + list(op.control_inputs):
+            if src.name in self.pinned and not (
+                    src.type in self._LIVE_AT_ROOT and src._control_flow_context is None):
+                return True
+        return False
+
+    def __call__(self, op):
+        if op.device:
+            return op.device
+        if self._keep_on_first(op):
+            self.pinned.add(op.name)
+            return self.devices[0]
+        d = self.devices[self.next % len(self.devices)]
+        self.next += 1
+        return d
+
+
+def _install_spread(device_count, devices):
+    from tensorweave.framework import graph as _graph
+    from tensorweave.runtime import session as _session
+
+    graph_init = _graph.Graph.__init__
+    session_init = _session.BaseSession.__init__
+
+    def spread_graph_init(self, *args, **kwargs):
+        graph_init(self, *args, **kwargs)
+        if type(self) is _graph.Graph:
+            self._device_stack.append(_RoundRobin(devices))
+
+    def spread_session_init(self, target="", graph=None, config=None):
+        c = tf.ConfigProto()
+        if config is not None:
+            c.CopyFrom(config)
+        c.device_count = dict(device_count)
+        c.allow_soft_placement = True
+        session_init(self, target, graph, c)
+
+    _graph.Graph.__init__ = spread_graph_init
+    _session.BaseSession.__init__ = spread_session_init

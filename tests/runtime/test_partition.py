@@ -345,10 +345,13 @@ def test_concurrent_runs_from_several_threads(graph):
 
 
 def test_control_flow_over_several_devices_is_unimplemented(graph):
-    with tf.device("/cpu:1"):
-        n = tf.placeholder(tf.int32, [], name="n")
+    n = tf.placeholder(tf.int32, [], name="n")
+
+    def body(i):
+        with tf.device("/cpu:1"):  # the loop's body split from its condition
+            return i + 1
     with tf.device("/cpu:0"):
-        r = tf.while_loop(lambda i: i < n, lambda i: i + 1, [0])
+        r = tf.while_loop(lambda i: i < n, body, [0])
     with tf.Session(config=_config(2)) as sess:
         with pytest.raises(tf.errors.UnimplementedError) as info:
             sess.run(r, {n: 3})

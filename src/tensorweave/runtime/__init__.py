@@ -33,8 +33,11 @@ Which executor runs what (one plan type each, each with its own `run`):
 
   A step placed on several devices: partition.py splits it into one step graph per
   device (_Send/_Recv pairs on cross-device edges, send_recv_ops.py, exchanging values
-  through the step's rendezvous.py), each lowered into one of the plans above;
-  partitioned_plan.PartitionedPlan runs them concurrently (steps without control flow).
+  through the step's rendezvous.py), each lowered into one of the plans above, with
+  Recvs started as late as their consumers allow (recv_scheduling.py);
+  partitioned_plan.PartitionedPlan runs them concurrently. Control flow stays on one
+  device: its partition runs on TAGGED, and only live root-frame values cross devices
+  (partitioned_plan.check_control_flow; a loop split across devices is Unimplemented).
 
   TW_EXECUTOR=tagged runs every step with control flow on TAGGED (tests use it to run
   both control-flow executors).

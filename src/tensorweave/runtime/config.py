@@ -130,13 +130,16 @@ class _ConfigExperimental(_Message):
     placement strategy of unconstrained ops, "default" (TF1's rule: the first device of
     the preferred type) or "cost_model" (white paper §3.2: greedy earliest-finish
     simulation over the devices; runtime/placer.py), e.g.
-    ConfigProto(experimental={'placement': 'cost_model'})."""
+    ConfigProto(experimental={'placement': 'cost_model'}); and `transfer_compression`,
+    also its own: "" (the default: off), "bfloat16" or "float16", the type float32
+    tensors travel as between devices (lossy, white paper §5.5: narrowed by the `_Send`,
+    widened back to float32 by the `_Recv`; runtime/send_recv_ops.py)."""
 
     _fields = {"collective_group_leader": "", "executor_type": "", "recv_buf_max_chunk": 0,
                "use_numa_affinity": False, "disable_thread_spinning": False,
                "share_cluster_devices_in_session": False, "session_metadata": None,
                "optimize_for_static_graph": False, "disable_output_partition_graphs": False,
-               "placement": ""}
+               "placement": "", "transfer_compression": ""}
 
 
 class ConfigProto(_Message):

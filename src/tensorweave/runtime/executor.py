@@ -451,6 +451,9 @@ def _schedule(plan, vals: list, pool: "ThreadPool", trace: Optional[StepTrace],
         except BaseException as e:  # noqa: B036 - handed to the scheduling thread
             done_q.put((step, None, e, t0, clock(), get_ident()))
 
+    # traced: allocator accounting of the live values (as run_sequential_traced does)
+    live: Optional[dict] = {} if trace is not None else None
+
     def complete(step, r, t0, t1, tid=None):
         if step.n_out == 1:
             vals[step.out] = r
@@ -459,10 +462,20 @@ def _schedule(plan, vals: list, pool: "ThreadPool", trace: Optional[StepTrace],
         if trace is not None:
             trace.record(step.op, step.ctx.device, t0, t1, outputs_nbytes(r, step.n_out),
                          thread_id=tid)
+            alloc = step.ctx.device.allocator
+            if not alloc.tracking:
+                for j in range(step.n_out):
+                    b = nbytes_of(vals[step.out + j])
+                    alloc.allocate(b)
+                    live[step.out + j] = (alloc, b)
         for i in step.ins:
             uses[i] -= 1
             if uses[i] == 0 and i not in keep:
                 vals[i] = None
+                if live:
+                    e = live.pop(i, None)
+                    if e is not None:
+                        e[0].deallocate(e[1])
         for j in succ[step.index]:
             pending[j] -= 1
             if pending[j] == 0:
@@ -522,6 +535,9 @@ def _schedule(plan, vals: list, pool: "ThreadPool", trace: Optional[StepTrace],
             continue
         if error is None:
             complete(step, r, t0, t1, tid)
+    if live:
+        for a, b in live.values():
+            a.deallocate(b)
     if error is not None:
         raise error
     return [vals[i] for i in plan.fetch_slots]

@@ -1,7 +1,8 @@
 """Partitioning a placed step graph into one step graph per device (OSDI §3.3).
 
 `partition(sg)` is a pure pass over the pruned, placed and optimized StepGraph of a step
-without control flow (the user's graph and `sg` are not changed). For each device that
+(its control flow, if any, on one device: partitioned_plan.check_control_flow; the
+user's graph and `sg` are not changed). For each device that
 holds nodes it builds a StepGraph of copies of that device's nodes, and replaces every
 edge between devices by a pair of transfer nodes sharing a rendezvous key
 (runtime/rendezvous.py):
@@ -17,13 +18,17 @@ Feeds stay with the partition of their feed node (where the fed tensor was place
 are renumbered per partition; each fetch and target belongs to the partition of its
 node. `Partitions` records the mapping back to the step's feed and fetch indices.
 
+With lossy transfer compression on (`partition(sg, compression)`, a 16-bit DType), each
+pair carrying a float32 tensor gets the attr `_transfer_dtype` (visible in partition
+graphs): its Send narrows the value and its Recv widens it back (send_recv_ops.py).
+
 Transfer nodes have no Operation of the user's graph; a `TransferOp` stands in for it
 (name, type, device and rendezvous key), so errors, traces and partition graphs name
 them like any op.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.runtime import optimizer as _opt
@@ -43,7 +48,7 @@ class TransferOp:
     and device (a device name), the rendezvous key of a `_Send`/`_Recv` ("" for the
     dummy Const of a control edge), and `inputs` naming what it reads."""
 
-    __slots__ = ("name", "type", "device", "rendezvous_key", "inputs", "copy")
+    __slots__ = ("name", "type", "device", "rendezvous_key", "inputs", "copy", "narrow")
 
     traceback_location = None  # not created by a user line
     _op_def = None             # single-output kernels: the executor calls them as they are
@@ -55,6 +60,7 @@ class TransferOp:
         self.rendezvous_key = rendezvous_key
         self.inputs = tuple(_InputName(i) for i in inputs)
         self.copy = None  # a Recv's copy between memory spaces (None: pass the reference)
+        self.narrow = None  # a compressing Send's narrowing of the value (None: none)
 
     def __repr__(self):
         return "<TransferOp %s %s on %s>" % (self.type, self.name, self.device)
@@ -107,6 +113,20 @@ def devices_of(sg: _opt.StepGraph) -> list:
     return list(seen.values())
 
 
+def dataflow_order(nodes: List[_opt.Node]) -> List[_opt.Node]:
+    """`nodes` in a dataflow order, stable with respect to their order, ignoring the
+    NextIteration -> Merge back edges of while loops (a loop stays on one device)."""
+    index = {id(n): i for i, n in enumerate(nodes)}
+    order = _opt.stable_topological_indices(
+        [{index[id(p)] for p, _ in n.inputs if id(p) in index and not (
+            n.type in ("Merge", "RefMerge") and
+            p.type in ("NextIteration", "RefNextIteration"))}
+         | {index[id(c)] for c in n.control_inputs if id(c) in index} for n in nodes])
+    if order is None:
+        raise ValueError("The step graph has a cycle that is not a while loop")
+    return [nodes[i] for i in order]
+
+
 def _copy(n: _opt.Node) -> _opt.Node:
     c = _opt.Node(n.op, n.type, n.attrs, n.n_out, n.name, n.stateful, n.device)
     c.value, c.feed_index, c.keep = n.value, n.feed_index, n.keep
@@ -147,7 +167,8 @@ def _short(device) -> str:
 class _Builder:
     """The state of one `partition` call."""
 
-    def __init__(self):
+    def __init__(self, compression: Optional[_dt.DType] = None):
+        self.compression = compression
         self.copies: Dict[int, _opt.Node] = {}
         self.nodes: Dict[int, List[_opt.Node]] = {}
         self.recvs: Dict[Tuple[int, int, int], _opt.Node] = {}  # (src, output, dst)
@@ -166,6 +187,10 @@ class _Builder:
         attrs = {"tensor_name": name, "send_device": dev.name,
                  "send_device_incarnation": getattr(dev, "incarnation", 0),
                  "recv_device": dst.name, "client_terminated": False}
+        compress = (self.compression is not None and not is_control
+                    and dtype.base_dtype == _dt.float32)
+        if compress:
+            attrs["_transfer_dtype"] = self.compression
         base = name.replace(":", "_")
         send_name = "%s/_send_to_%s" % (base, _short(dst))
         recv_name = "%s/_recv_from_%s" % (base, _short(dev))
@@ -175,6 +200,9 @@ class _Builder:
         self.add(send)
         recv_op = TransferOp(recv_name, "_Recv", dst.name, key)
         recv_op.copy = _copy_between(dev, dst)
+        if compress:
+            send.op.narrow = _sr.narrowing(self.compression)
+            recv_op.copy = _sr.widening(recv_op.copy)
         recv = _opt.Node(recv_op, "_Recv", dict(attrs, tensor_type=dtype), 1, recv_name,
                          False, dst)
         self.add(recv)
@@ -210,11 +238,13 @@ class _Builder:
         return r
 
 
-def partition(sg: _opt.StepGraph) -> Partitions:
+def partition(sg: _opt.StepGraph, compression: Optional[_dt.DType] = None) -> Partitions:
     """The per-device step graphs of `sg` (see the module docstring). `sg` must be
-    placed (every node's `device` a Device) and hold no control-flow ops."""
-    b = _Builder()
-    order = _opt.topological_order(sg.nodes)
+    placed (every node's `device` a Device); its control flow, if any, on one device
+    with only live root-frame values crossing devices (partitioned_plan checks it);
+    `compression` is the 16-bit DType float32 transfers travel as, or None."""
+    b = _Builder(compression)
+    order = dataflow_order(sg.nodes)
     for n in order:
         c = b.copies[id(n)] = _copy(n)
         b.add(c)
@@ -244,7 +274,7 @@ def partition(sg: _opt.StepGraph) -> Partitions:
         targets[index[id(t.device)]].append(b.copies[id(t)])
     parts = []
     for k, d in enumerate(devices):
-        nodes = _opt.topological_order(b.nodes[id(d)])
+        nodes = dataflow_order(b.nodes[id(d)])
         feeds = sorted((n for n in nodes if n.type == "_Feed"), key=lambda n: n.feed_index)
         feed_indices = tuple(n.feed_index for n in feeds)
         for j, n in enumerate(feeds):

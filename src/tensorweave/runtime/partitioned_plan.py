@@ -23,8 +23,11 @@ kernels). `PartitionedPlan.run` runs the partitions concurrently as one step:
     partition hangs; the error raised is the first failure that was not such a
     cancellation, naming the failing op and its device.
 
-Steps with control flow are not partitioned yet: a control-flow step over several
-devices raises UnimplementedError (the EuroSys Figure 6 state machine comes next).
+A step with control flow is partitioned when its control flow is on one device and only
+live root-frame values cross devices (`check_control_flow`): that partition runs on the
+tagged executor with the step's TransferStepState (a structured one when it has no
+transfers); control flow split across devices raises UnimplementedError (the EuroSys
+Figure 6 state machine comes next).
 """
 from __future__ import annotations
 
@@ -40,9 +43,12 @@ from tensorweave.runtime import executor as _ex
 from tensorweave.runtime import optimizer as _opt
 from tensorweave.runtime import partition as _part
 from tensorweave.runtime import policy as _policy
-from tensorweave.runtime.plan import DataflowPlan, Plan, lower
+from tensorweave.runtime import recv_scheduling as _recv_scheduling
+from tensorweave.runtime import tagged as _tagged
+from tensorweave.runtime.plan import DataflowPlan, Plan, TaggedPlan, _FlatPlan, \
+    _lower_control_flow, lower
 from tensorweave.runtime.rendezvous import LocalRendezvous
-from tensorweave.runtime.send_recv_ops import TransferStepState
+from tensorweave.runtime.send_recv_ops import TransferStepState, transfer_compression
 
 PARTITIONED = "partitioned"
 
@@ -105,6 +111,10 @@ class PartitionedPlan(Plan):
         self.needs_pool = any(p.needs_pool for p in self.plans)
         self.step_graphs = tuple(graphs)
         self._dataflow = tuple(isinstance(p, DataflowPlan) for p in self.plans)
+        self._tagged = tuple(isinstance(p, TaggedPlan) for p in self.plans)
+        # the step's fetches that may be dead (fetched from a control-flow partition)
+        self.dead_fetch = tuple(g for g, (k, j) in enumerate(self.fetch_map)
+                                if j in getattr(self.plans[k], "dead_fetch", ()))
         # partitions in Send-before-Recv order, when they run on the calling thread
         self.inline_order = inline_order
 
@@ -149,6 +159,9 @@ class PartitionedPlan(Plan):
             feeds = [feed_values[g] for g in self.feed_indices[k]]
             if self._dataflow[k]:
                 results[k] = _ex._run_dataflow(self.plans[k], feeds, env.pool, trace, state)
+            elif self._tagged[k]:
+                results[k] = _tagged.run_tagged(self.plans[k].program, feeds, env.pool,
+                                                trace, state)
             else:
                 results[k] = self.plans[k].run(feeds, env, options, trace)
         except BaseException as e:  # noqa: B036 - raised by the calling thread
@@ -181,11 +194,66 @@ class PartitionedPlan(Plan):
                          % (err.message, device))
 
 
-def check_no_control_flow(sg: _opt.StepGraph, devices: list) -> None:
-    """Raises UnimplementedError for a step with control flow over several devices,
-    naming its loops and conds and the devices."""
-    if not any(n.type in _policy.CONTROL_FLOW_OPS for n in sg.nodes):
+def _maybe_dead_or_in_frame(sg: _opt.StepGraph, frame_of, root) -> set:
+    """The ids of the nodes of `sg` whose value may be dead or belongs to a loop frame:
+    every node inside a loop frame, and what a root-frame Switch's outputs reach, up to
+    a Merge of the root (a cond's Merge built outside any cond: live)."""
+    from tensorweave.runtime import frames as _frames
+    out = {id(n) for n in sg.nodes if frame_of[id(n)] is not root}
+    succ: dict = {}
+    for n in sg.nodes:
+        for p, _ in n.inputs:
+            if not _frames.is_back_edge(n, p):
+                succ.setdefault(id(p), []).append(n)
+        for c in n.control_inputs:
+            succ.setdefault(id(c), []).append(n)
+    stack = [n for n in sg.nodes if n.type in ("Switch", "RefSwitch")]
+    seen = {id(n) for n in stack}
+    while stack:
+        n = stack.pop()
+        out.add(id(n))
+        for m in succ.get(id(n), ()):
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
+            if m.type in ("Merge", "RefMerge") and frame_of[id(m)] is root and \
+                    getattr(m.op, "_control_flow_context", None) is None:
+                continue  # a cond's Merge at the root: its value is live
+            stack.append(m)
+    return out
+
+
+def check_control_flow(sg: _opt.StepGraph, devices: list) -> None:
+    """A step with control flow over several devices runs when its control flow is on
+    one device and only live values of the root frame cross devices: every
+    control-flow op is on one device, and no value that may be dead or that belongs
+    to a loop frame crosses devices (a loop's Enter may read from another device).
+    The partition holding the control flow runs on a control-flow executor with its
+    Sends and Recvs in the root frame; the others never see a dead value. Otherwise
+    raises UnimplementedError naming the loops, conds or edge and the devices (a loop
+    or cond split across devices needs the control-loop state machine of EuroSys 2018
+    Figure 6)."""
+    cf = [n for n in sg.nodes if n.type in _policy.CONTROL_FLOW_OPS]
+    if not cf:
         return
+    split = len({id(n.device) for n in cf}) > 1
+    edge = None
+    if not split:
+        from tensorweave.runtime import frames as _frames
+        _, frame_of, root = _frames.analyze(sg.nodes)
+        bad = _maybe_dead_or_in_frame(sg, frame_of, root)
+        for n in sg.nodes:
+            into_frame = frame_of[id(n)] is not root and n.type not in ("Enter",
+                                                                         "RefEnter")
+            srcs = [p for p, _ in n.inputs if not _frames.is_back_edge(n, p)]
+            for p in srcs + list(n.control_inputs):
+                if p.device is not n.device and (id(p) in bad or into_frame):
+                    edge = (p, n)
+                    break
+            if edge is not None:
+                break
+        if edge is None:
+            return
     loops = sorted({str(n.attrs.get("frame_name", n.name)) for n in sg.nodes
                     if n.type in ("Enter", "RefEnter")})
     # a loop's own Switches are part of the loop: conds are named only without loops
@@ -200,23 +268,33 @@ def check_no_control_flow(sg: _opt.StepGraph, devices: list) -> None:
                                        ", ".join("'%s'" % c for c in conds[:5])))
     if not what:
         what.append("control-flow ops")
+    where = ("its control-flow ops are on several devices" if split else
+             "%s (on %s) feeds %s (on %s) across devices from inside the control flow"
+             % (edge[0].name, edge[0].device.name, edge[1].name, edge[1].device.name))
     raise errors.UnimplementedError(
-        None, None, "Running %s in a step placed on several devices (%s) is not supported "
-        "yet: control flow split across devices needs the control-loop state machine of "
-        "EuroSys 2018 Figure 6. Place the step's ops on one device (tf.device) to run it."
-        % (" and ".join(what), ", ".join(d.name for d in devices)))
+        None, None, "Running %s split across the devices of a step (%s) is not supported "
+        "yet: %s. Control flow split across devices needs the control-loop state "
+        "machine of EuroSys 2018 Figure 6. Place the control flow and the ops it "
+        "feeds on one device (tf.device) to run it."
+        % (" and ".join(what), ", ".join(d.name for d in devices), where))
 
 
 def build_partitioned_plan(sg: _opt.StepGraph, binder,
                            policy: _policy.ExecutionPolicy) -> PartitionedPlan:
     """The PartitionedPlan of the placed, optimized step graph `sg`, whose nodes are on
-    more than one device."""
-    check_no_control_flow(sg, _part.devices_of(sg))
-    parts = _part.partition(sg)
+    more than one device; float32 transfers are compressed when the session's ConfigProto
+    asks for it (experimental.transfer_compression, send_recv_ops.py)."""
+    check_control_flow(sg, _part.devices_of(sg))
+    parts = _part.partition(sg, transfer_compression(getattr(binder.session, "_config",
+                                                              None)))
+    _recv_scheduling.schedule_recvs_late(parts)  # white paper §5.2
     plans = []
     for p in parts.parts:
         executor = _policy.choose_executor(p.graph, policy)
-        plans.append(lower(p.graph, binder, policy, executor))
+        if executor in (_policy.SEQUENTIAL, _policy.DATAFLOW):
+            plans.append(lower(p.graph, binder, policy, executor))
+        else:  # the partition holding the step's control flow
+            plans.append(_lower_control_flow(p.graph, binder, policy, executor))
     return PartitionedPlan(plans, parts.devices, [p.feed_indices for p in parts.parts],
                            parts.fetch_map, [p.graph for p in parts.parts],
                            _inline_order(parts, plans))
@@ -228,6 +306,8 @@ def _inline_order(parts: _part.Partitions, plans: list):
     (no heavy kernel could overlap with another partition's) and the only kernels that
     wait are Recvs. None otherwise (the partitions then run on threads)."""
     for plan in plans:
+        if not isinstance(plan, _FlatPlan):
+            return None  # control flow: its executor may wait on its own
         for step in plan.steps:
             if not step.cheap or (step.is_async and step.op.type not in ("_Send", "_Recv")):
                 return None

@@ -12,11 +12,23 @@ the value arrives, or with the rendezvous's error when the step is aborted. Betw
 devices the value is passed by reference; a Recv on or from another device type copies
 it through host memory (`TransferOp.copy`, the devices' copy_to_host/copy_from_host). A dead value
 travels as `is_dead` (EuroSys §4.4), so a Recv on an untaken branch finishes dead.
+
+Lossy transfer compression (white paper §5.5), off by default: with
+`ConfigProto(experimental={'transfer_compression': 'bfloat16'})` (or 'float16'),
+partitioning marks each cross-device pair carrying a float32 tensor with a
+`_transfer_dtype` attr; that `_Send` narrows the value to the 16-bit type
+(`TransferOp.narrow`) and the `_Recv` widens it back to float32 on arrival (composed into
+`TransferOp.copy`). Other dtypes, dead values and control edges are untouched. bfloat16
+keeps float32's range and 8 significant bits (relative error <= 2**-8); float16 keeps
+11 bits (relative error <= 2**-11) within its normal range (6.1e-5 <= |x| <= 65504;
+|x| >= 65520 becomes inf, |x| <= 2**-25 becomes 0). When off, the kernels pay one
+attribute test.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.registry import REQUIRED, TypeAttr, kernel, not_differentiable, \
     register_op
@@ -30,6 +42,9 @@ TRANSFER_DEVICE_TYPES = ("CPU", "GPU", "SIM")
 # The value a control edge sends across devices (TF sends an empty dummy constant too).
 CONTROL_VALUE = np.zeros((0,), dtype=np.float32)
 
+# ConfigProto.experimental.transfer_compression values -> the type float32 travels as
+COMPRESSION_TYPES = {"bfloat16": _dt.bfloat16, "float16": _dt.float16}
+
 _ATTRS = {"tensor_name": REQUIRED, "send_device": REQUIRED,
           "send_device_incarnation": 0, "recv_device": REQUIRED, "client_terminated": False}
 
@@ -39,6 +54,49 @@ register_op("_Recv", outputs=["tensor: tensor_type"],
             shape=lambda op: unknown_shape())
 not_differentiable("_Send")
 not_differentiable("_Recv")
+
+
+def transfer_compression(config):
+    """The 16-bit DType that cross-device float32 transfers travel as under the session
+    ConfigProto `config` (`experimental.transfer_compression`), or None (off: the
+    default, also for `config` None or the empty string).
+
+    Raises:
+      InvalidArgumentError: the field names no supported type.
+    """
+    experimental = getattr(config, "experimental", None)
+    name = getattr(experimental, "transfer_compression", "") if experimental is not None \
+        else ""
+    if not name:
+        return None
+    dtype = COMPRESSION_TYPES.get(name) if isinstance(name, str) else None
+    if dtype is None:
+        raise errors.InvalidArgumentError(
+            None, None, "ConfigProto.experimental.transfer_compression must be one of "
+            "'', 'bfloat16' or 'float16', got %r" % (name,))
+    return dtype
+
+
+def narrowing(dtype: _dt.DType):
+    """The function a compressing `_Send` applies to a float32 value: its rounding
+    (to nearest, ties to even) to `dtype`."""
+    np_type = dtype.as_numpy_dtype
+
+    def narrow(value):
+        return value.astype(np_type)
+    return narrow
+
+
+def widening(copy=None):
+    """The function a compressing `_Recv` applies to an arriving value: `copy` (the
+    copy between memory spaces, None for none), then the widening back to float32."""
+    if copy is None:
+        def widen(value):
+            return value.astype(np.float32)
+    else:
+        def widen(value):
+            return copy(value).astype(np.float32)
+    return widen
 
 
 class TransferStepState(StepState):
@@ -61,13 +119,16 @@ def _rendezvous_of(ctx, state):
 
 @kernel("_Send", devices=TRANSFER_DEVICE_TYPES, is_async=True)
 def _send_kernel(ctx, state, done, value):
+    narrow = ctx.op.narrow  # None unless the transfer is compressed
+    if narrow is not None and value is not DEAD:
+        value = narrow(value)
     _rendezvous_of(ctx, state).send(ctx.op.rendezvous_key, value, value is DEAD)
     done()
 
 
 @kernel("_Recv", devices=TRANSFER_DEVICE_TYPES, is_async=True)
 def _recv_kernel(ctx, state, done):
-    copy = ctx.op.copy  # None between devices sharing host memory
+    copy = ctx.op.copy  # None between devices sharing host memory, uncompressed
 
     def arrived(value, is_dead, error):
         if error is not None:

@@ -17,6 +17,14 @@ those on the host now. On a CPU device both memories are one: the value stays wh
 is and only the accounting moves. Memory is released as the backward loop pops, and
 whatever a step leaves on a stack when the stack is dropped.
 
+On a device whose allocator tracks values itself (`Allocator.tracking`: every simulated
+accelerator, and a device with a memory limit) the elements on the device are charged by
+`track` for as long as their arrays live, never also explicitly: a pushed kernel output
+is already tracked, and an element prefetched back from the host is tracked when it
+arrives (its ResourceExhaustedError names the pop). Host copies are charged explicitly
+to `host_allocator` either way, and swaps go through the device's copy path
+(`SimDevice.swap_out`/`swap_in`: real copies, counted in its `copy_stats`).
+
 The builders are internal (TF1 exports no stack API): stack_v2, stack_push_v2,
 stack_pop_v2, stack_close_v2.
 """
@@ -63,6 +71,8 @@ class StackResource:
         self.elem_type = elem_type
         self.max_size = max_size
         self.device = device
+        # the device allocator charges arrays while they live: no explicit accounting
+        self._tracked = device is not None and device.allocator.tracking
         self.elements: List[list] = []
         self.closed = False
         self.bytes_held = 0
@@ -98,6 +108,8 @@ class StackResource:
                     value = dev.swap_out(value)
                     dev.host_allocator.allocate(nbytes)
                 self.swapped_bytes += nbytes
+            elif self._tracked:
+                dev.allocator.track(value, op)
             elif dev is not None:
                 dev.allocator.allocate(nbytes)
             elements.append([value, nbytes, swap])
@@ -123,13 +135,15 @@ class StackResource:
                 if dev is not None:
                     value = dev.swap_in(value)
                     dev.host_allocator.deallocate(nbytes)
-            elif dev is not None:
+                    if self._tracked:
+                        dev.allocator.track(value, op)
+            elif dev is not None and not self._tracked:
                 dev.allocator.deallocate(nbytes)
             if elements and elements[-1][2]:
-                self._prefetch(elements[-1])
+                self._prefetch(elements[-1], op)
         return value
 
-    def _prefetch(self, entry: list) -> None:
+    def _prefetch(self, entry: list, op=None) -> None:
         """Moves the element the next pop takes back to the device (lock held)."""
         entry[2] = False
         self.prefetches += 1
@@ -138,7 +152,10 @@ class StackResource:
         if dev is not None:
             entry[0] = dev.swap_in(entry[0])
             dev.host_allocator.deallocate(entry[1])
-            dev.allocator.allocate(entry[1])
+            if self._tracked:
+                dev.allocator.track(entry[0], op)
+            else:
+                dev.allocator.allocate(entry[1])
 
     def size(self) -> int:
         with self.lock:
@@ -156,7 +173,10 @@ class StackResource:
         if dev is None:
             return
         for _, nbytes, on_host in entries:
-            (dev.host_allocator if on_host else dev.allocator).deallocate(nbytes)
+            if on_host:
+                dev.host_allocator.deallocate(nbytes)
+            elif not self._tracked:  # tracked arrays are released when they die
+                dev.allocator.deallocate(nbytes)
 
 
 def _lookup_stack(op, handle) -> StackResource:

@@ -1,0 +1,85 @@
+"""The spread suite (issue 14): existing training, control-flow and queue test programs
+run with their ops spread round-robin over 3 CPU devices, and over CPU:0 and the
+simulated accelerator, and still pass (tests/conftest.py, --spread-devices).
+
+Each mode runs the curated modules in one pytest subprocess (about 13 s each on the
+2-core development machine) (the option patches Session
+and Graph for the whole process). `test_spreading_is_active` is part of each run: it
+proves the programs really ran partitioned."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.dirname(HERE)
+ROOT = os.path.dirname(TESTS)
+
+PROGRAMS = [
+    "tests/train/test_optimizers.py",
+    "tests/train/test_saver.py",
+    "tests/train/test_input.py",
+    "tests/train/test_monitored_session.py",
+    "tests/train/test_moving_averages.py",
+    "tests/train/test_queue_runner.py",
+    "tests/ops/data_flow/test_queue_ops.py",
+    "tests/ops/data_flow/test_stack_ops.py",
+    "tests/ops/data_flow/test_tensor_array_ops.py",
+    "tests/ops/control_flow/test_control_flow_ops.py",
+    "tests/ops/control_flow/test_control_flow_grad.py",
+    "tests/ops/control_flow/test_while_loop_structure.py",
+    "tests/examples",
+]
+
+
+def _spread_mode(request):
+    return request.config.getoption("--spread-devices") or os.environ.get("TW_TEST_SPREAD")
+
+
+def test_spreading_is_active(request):
+    """Runs inside the spread subprocesses: ops get devices in turn, loops stay on one
+    device and the step is partitioned."""
+    mode = _spread_mode(request)
+    if not mode:
+        pytest.skip("only with --spread-devices")
+    from tensorweave.runtime.partitioned_plan import PartitionedPlan
+    with tf.Graph().as_default() as g:
+        x = tf.placeholder(tf.float32, [3], name="x")
+        y = tf.square(x) + 1.0
+        r = tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * 2.0), [0, y])[1]
+        z = tf.reduce_sum(r * x)
+        with tf.Session() as sess:
+            assert sess.run(z, {x: [1.0, 2.0, 3.0]}) == np.float32(8 * (2 + 10 + 30))
+            plan = sess._get_plan((z,), (), (x,))
+            want = 3 if mode == "cpu3" else 2
+            assert isinstance(plan, PartitionedPlan) and len(plan.plans) >= want - 1
+            assert len(sess.list_devices()) == want
+    devices = {op.device for op in g.get_operations()}
+    assert len(devices) == want
+    loop = {op.device for op in g.get_operations() if op._control_flow_context is not None}
+    assert loop == {"/device:CPU:0"}
+
+
+def _run(mode):
+    env = dict(os.environ, TW_TEST_SPREAD="", PYTHONDONTWRITEBYTECODE="1")
+    env.pop("TW_EXECUTOR", None)
+    cmd = [sys.executable, "-m", "pytest", "-o", "addopts=", "-q", "-rs", "-p",
+           "no:cacheprovider", "-x", "-m", "not slow and not tensorboard_browser",
+           "--spread-devices=%s" % mode,
+           "tests/runtime/test_spread_programs.py::test_spreading_is_active"] + PROGRAMS
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+    return proc.returncode, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("mode", ["cpu3", "sim"])
+def test_programs_pass_with_their_ops_spread(mode, request):
+    if _spread_mode(request):
+        pytest.skip("already spread (the subprocess itself)")
+    rc, out = _run(mode)
+    assert rc == 0, out
+    assert " passed" in out and "test_spread_programs" not in out, out  # probe ran
