@@ -28,9 +28,9 @@ def _seeded():
 # and every Graph give its ops without a device one of them in turn (a round-robin device
 # function at the bottom of the device stack: scopes and colocation still win);
 # `--spread-devices=sim` does the same over CPU:0 and the simulated accelerator SIM:0.
-# Sessions get allow_soft_placement. Kept on device 0 (host memory): control flow (the
-# ops of a cond or loop context, control-flow ops, and what reads a value that may be
-# dead, up to a cond's Merge at the root), ops that make or use resources or refs (so
+# Sessions get allow_soft_placement. Kept on device 0 (host memory): control-flow ops
+# (the ops inside conds and loops are spread: loops and conds run split across devices,
+# EuroSys 2018 §4.4), and ops that make or use resources or refs and what reads them (so
 # the placer's colocation groups never conflict). tests/runtime/test_spread_programs.py
 # runs curated test modules this way; tests that cannot hold under spreading (they
 # assert op.device, placement, or a one-device plan) carry @pytest.mark.no_spread.
@@ -71,7 +71,9 @@ def pytest_collection_modifyitems(config, items):
 class _RoundRobin:
     """The device function of a spread Graph (see above)."""
 
-    _LIVE_AT_ROOT = ("Merge", "RefMerge", "Exit", "RefExit")
+    _CONTROL_FLOW = frozenset({"Switch", "Merge", "Enter", "Exit", "NextIteration",
+                               "LoopCond", "RefSwitch", "RefMerge", "RefEnter",
+                               "RefNextIteration", "ControlTrigger"})
 
     def __init__(self, devices):
         self.devices = devices
@@ -80,7 +82,7 @@ class _RoundRobin:
 
     def _keep_on_first(self, op) -> bool:
         from tensorweave.runtime.policy import CONTROL_FLOW_OPS
-        if op.type in CONTROL_FLOW_OPS or op._graph._control_flow_context is not None:
+        if op.type in CONTROL_FLOW_OPS:
             return True
         for t in list(op.inputs) + list(op.outputs):
             dt = t.dtype
@@ -88,8 +90,7 @@ class _RoundRobin:
                                                                       False):
                 return True
         for src in [t.op for t in op.inputs] + list(op.control_inputs):
-            if src.name in self.pinned and not (
-                    src.type in self._LIVE_AT_ROOT and src._control_flow_context is None):
+            if src.name in self.pinned:
                 return True
         return False
 
@@ -97,7 +98,8 @@ class _RoundRobin:
         if op.device:
             return op.device
         if self._keep_on_first(op):
-            self.pinned.add(op.name)
+            if op.type not in self._CONTROL_FLOW:  # control flow's readers are spread
+                self.pinned.add(op.name)
             return self.devices[0]
         d = self.devices[self.next % len(self.devices)]
         self.next += 1

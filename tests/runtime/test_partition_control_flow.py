@@ -1,5 +1,7 @@
-"""A step with control flow over several devices: the control flow on one device, live
-root-frame values crossing devices (partitioned_plan.check_control_flow)."""
+"""A step with control flow over several devices: the control flow on one device with
+live root-frame values crossing devices, and loops and conds split across devices
+(EuroSys 2018 §4.4: deadness over Send/Recv, keys tagged with frame and iteration, the
+control-loop state machine of Figure 6 on every device of a split loop)."""
 import numpy as np
 import pytest
 
@@ -59,20 +61,28 @@ def test_loop_cond_and_gradient_equal_one_device_bit_for_bit(n_value):
     assert devices == {DEV % 0, DEV % 1, DEV % 2}
 
 
-def test_a_dead_value_crossing_devices_is_unimplemented(graph):
+@pytest.mark.parametrize("pred", [True, False])
+def test_a_cond_whose_branches_sit_on_different_devices(graph, pred):
     p = tf.placeholder(tf.bool, [], name="p")
     x = tf.placeholder(tf.float32, [], name="x")
 
-    def branch():
+    def true_branch():
         with tf.device("/cpu:1"):
-            return tf.identity(x * 3.0, name="in_branch")
+            return tf.identity(x * 3.0, name="in_true")
+
+    def false_branch():
+        with tf.device("/cpu:2"):
+            return tf.identity(x - 1.0, name="in_false")
     with tf.device("/cpu:0"):
-        r = tf.cond(p, branch, lambda: x)
-    with tf.Session(config=tf.ConfigProto(device_count={"CPU": 2})) as sess:
-        with pytest.raises(tf.errors.UnimplementedError) as info:
-            sess.run(r, {p: True, x: 1.0})
-    msg = str(info.value)
-    assert "cond" in msg and "across devices" in msg and DEV % 1 in msg
+        r = tf.cond(p, true_branch, false_branch)
+    with tf.Session(config=tf.ConfigProto(device_count={"CPU": 3})) as sess:
+        # the untaken branch's device receives a dead value and finishes: no hang
+        out = sess.run(r, {p: pred, x: 2.0},
+                       options=tf.RunOptions(timeout_in_ms=20000))
+        assert type(out) is np.float32 and out == (6.0 if pred else 1.0)
+        plan = sess._get_plan((r,), (), (p, x))
+        assert isinstance(plan, PartitionedPlan) and len(plan.plans) == 3
+        assert all(isinstance(q, TaggedPlan) for q in plan.plans)
 
 
 def test_an_untaken_branch_fetched_from_the_control_flow_partition(graph):
@@ -106,3 +116,266 @@ def test_a_failing_partition_cancels_the_control_flow_partition(graph):
         assert sess.run(r, {x: 1.0})[1] == 3.0
         with pytest.raises(tf.errors.InvalidArgumentError, match="no nan here"):
             sess.run(r, {x: np.nan})
+
+
+def _config(n):
+    return tf.ConfigProto(device_count={"CPU": n})
+
+
+_OPTS = dict(options=tf.RunOptions(timeout_in_ms=20000))
+
+
+def _matmul_loop(width, spread=True, parallel_iterations=10, unsized=False):
+    """A loop whose counter is on CPU:0 and whose body's width-1 matmuls sit on CPU:1..
+    CPU:width-1 (all on the default device unless `spread`); with `unsized` the
+    matmuls' shapes are unknown (kernels that may be heavy: the thread pool)."""
+    d = (lambda k: "/cpu:%d" % k) if spread else (lambda k: "")
+    rng = np.random.RandomState(0)
+    with tf.device(d(0)):
+        w = tf.constant(rng.randn(6, 6).astype(np.float32) / 3, name="w")
+        x0 = tf.constant(rng.randn(3, 6).astype(np.float32), name="x0")
+        if unsized:
+            x0 = tf.placeholder_with_default(x0, [None, 6])
+        n = tf.placeholder(tf.int32, [], name="n")
+
+        def body(i, x):
+            y = x
+            for k in range(1, width):
+                with tf.device(d(k % width)):
+                    y = tf.tanh(tf.matmul(y, w)) + tf.cast(i, tf.float32) * 0.01
+            return i + 1, y
+        r = tf.while_loop(lambda i, x: i < n, body, [0, x0],
+                          parallel_iterations=parallel_iterations)
+    return n, r
+
+
+@pytest.mark.parametrize("width", [2, 3])
+@pytest.mark.parametrize("n_iter", [0, 1, 5])
+@pytest.mark.parametrize("unsized", [False, True])
+def test_a_loop_body_spanning_devices_equals_one_device_bit_for_bit(width, n_iter, unsized):
+    with tf.Graph().as_default():
+        n, r = _matmul_loop(width, spread=False, unsized=unsized)
+        with tf.Session(config=_config(width)) as sess:
+            want = sess.run(r, {n: n_iter})
+            assert not isinstance(sess._get_plan(tuple(r), (), (n,)), PartitionedPlan)
+    with tf.Graph().as_default():
+        n, r = _matmul_loop(width, unsized=unsized)
+        cfg = _config(width)
+        cfg.inter_op_parallelism_threads = 2
+        with tf.Session(config=cfg) as sess:
+            got = sess.run(r, {n: n_iter}, **_OPTS)
+            again = sess.run(r, {n: n_iter}, **_OPTS)
+            plan = sess._get_plan(tuple(r), (), (n,))
+    assert isinstance(plan, PartitionedPlan) and len(plan.plans) == width
+    assert all(isinstance(q, TaggedPlan) for q in plan.plans)
+    # cheap kernels: the partitions take turns on the calling thread; kernels that may
+    # be heavy: each partition on its own thread, heavy kernels on the pool
+    assert plan.interleaved is not unsized
+    for out in (got, again):
+        assert type(out) is tuple and len(out) == 2
+        assert out[0] == want[0] == n_iter
+        assert out[1].dtype == np.float32 and np.array_equal(out[1], want[1])
+
+
+def test_iterations_in_flight_never_mix(graph):
+    """With many iterations in flight at once, each Recv takes its own iteration's value
+    (the keys carry frame and iteration)."""
+    with tf.device("/cpu:0"):
+        n = tf.placeholder(tf.int32, [], name="n")
+
+        def body(i, acc):
+            with tf.device("/cpu:1"):
+                sq = tf.cast(i * i, tf.float32)  # independent of the previous iteration
+            return i + 1, acc + sq
+        r = tf.while_loop(lambda i, acc: i < n, body, [0, 0.0], parallel_iterations=32)
+    with tf.Session(config=_config(2)) as sess:
+        for k in (0, 1, 7, 40):
+            out = sess.run(r, {n: k}, **_OPTS)
+            assert out[0] == k and out[1] == float(sum(i * i for i in range(k)))
+
+
+@pytest.mark.parametrize("pred", [True, False])
+def test_a_split_loop_inside_a_cond_and_a_cond_inside_a_split_loop(graph, pred):
+    with tf.device("/cpu:0"):
+        p = tf.placeholder(tf.bool, [], name="p")
+        x = tf.placeholder(tf.float32, [], name="x")
+
+        def looping():
+            def body(i, v):
+                with tf.device("/cpu:1"):
+                    v = tf.cond(v > 4.0, lambda: v - 3.0, lambda: v * 2.0)
+                return i + 1, v
+            return tf.while_loop(lambda i, v: i < 5, body, [0, x])[1]
+        r = tf.cond(p, looping, lambda: x + 100.0)
+    want = 1.0
+    for _ in range(5):
+        want = want - 3.0 if want > 4.0 else want * 2.0
+    with tf.Session(config=_config(2)) as sess:
+        out = sess.run(r, {p: pred, x: 1.0}, **_OPTS)
+        assert out == (want if pred else 101.0)
+
+
+def test_nested_loops_across_devices_equal_one_device():
+    def build(spread):
+        d = (lambda k: "/cpu:%d" % k) if spread else (lambda k: "")
+        with tf.device(d(0)):
+            n = tf.placeholder(tf.int32, [], name="n")
+            x0 = tf.constant(np.linspace(-1, 1, 4).astype(np.float32))
+
+            def outer(i, x):
+                def inner(j, y):
+                    with tf.device(d(1)):
+                        z = tf.sin(y) * 1.5 + tf.cast(j, tf.float32)
+                    with tf.device(d(2)):
+                        z = z * 0.5
+                    return j + 1, z
+                _, y = tf.while_loop(lambda j, y: j < i, inner, [0, x])
+                with tf.device(d(1)):
+                    y = y - 0.25
+                return i + 1, y
+            return n, tf.while_loop(lambda i, x: i < n, outer, [0, x0])
+    results = []
+    for spread in (False, True):
+        with tf.Graph().as_default():
+            n, r = build(spread)
+            with tf.Session(config=_config(3)) as sess:
+                results.append([sess.run(r, {n: k}, **_OPTS) for k in (0, 1, 4)])
+    for want, got in zip(*results):
+        assert got[0] == want[0] and got[1].dtype == np.float32
+        assert np.array_equal(got[1], want[1])
+
+
+def test_the_gradient_of_a_loop_spanning_devices_equals_one_device():
+    def build(spread):
+        d = (lambda k: "/cpu:%d" % k) if spread else (lambda k: "")
+        with tf.device(d(0)):
+            x = tf.placeholder(tf.float32, [3, 4], name="x")
+            w = tf.constant(np.random.RandomState(1).randn(4, 4).astype(np.float32) / 2)
+
+            def body(i, y):
+                with tf.device(d(1)):
+                    y = tf.tanh(tf.matmul(y, w))
+                return i + 1, y
+            _, y = tf.while_loop(lambda i, y: i < 4, body, [0, x])
+            loss = tf.reduce_sum(y * y)
+            g = tf.gradients(loss, [x, w])
+        return x, loss, g
+    feed = np.random.RandomState(2).randn(3, 4).astype(np.float32)
+    outs, plans = [], []
+    for spread in (False, True):
+        with tf.Graph().as_default():
+            x, loss, g = build(spread)
+            with tf.Session(config=_config(2)) as sess:
+                outs.append(sess.run([loss, g], {x: feed}, **_OPTS))
+                plans.append(sess._get_plan((loss, g[0], g[1]), (), (x,)))
+    assert not isinstance(plans[0], PartitionedPlan)
+    assert isinstance(plans[1], PartitionedPlan)
+    (l1, g1), (l2, g2) = outs
+    assert l1 == l2
+    for a, b in zip(g1, g2):
+        assert a.dtype == b.dtype == np.float32 and np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("threaded", [False, True])
+def test_an_error_in_one_partitions_loop_body_aborts_the_others(graph, threaded):
+    with tf.device("/cpu:0"):
+        x = tf.placeholder(tf.float32, [], name="x")
+        n = tf.placeholder(tf.int32, [], name="n")
+        shape = [None, None] if threaded else [1, 1]
+        m = tf.placeholder_with_default(tf.ones([1, 1]), shape)
+
+        def body(i, v):
+            with tf.device("/cpu:1"):
+                # nan from the third iteration on when x is nan
+                bad = tf.check_numerics(tf.where(i >= 2, x, 1.0), "no nan in the body")
+                one = tf.reduce_sum(tf.matmul(m, m))  # unsized when threaded: the pool
+            return i + 1, v + bad * one
+        r = tf.while_loop(lambda i, v: i < n, body, [0, 0.0])
+    cfg = _config(2)
+    cfg.inter_op_parallelism_threads = 2
+    with tf.Session(config=cfg) as sess:
+        plan = sess._get_plan(tuple(r), (), (x, n))
+        assert plan.interleaved is not threaded
+        assert sess.run(r, {x: np.nan, n: 2}, **_OPTS) == (2, 2.0)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="no nan in the body"):
+            sess.run(r, {x: np.nan, n: 10}, **_OPTS)
+        assert sess.run(r, {x: 1.0, n: 10}, **_OPTS) == (10, 10.0)
+
+
+def test_partition_graphs_show_the_replicated_control_loop(graph):
+    with tf.device("/cpu:0"):
+        n = tf.placeholder(tf.int32, [], name="n")
+
+        def body(i, v):
+            with tf.device("/cpu:1"):
+                v = v * 2.0
+            return i + 1, v
+        r = tf.while_loop(lambda i, v: i < n, body, [0, 1.0], parallel_iterations=7,
+                          name="loop")
+    with tf.Session(config=_config(2)) as sess:
+        md = tf.RunMetadata()
+        assert sess.run(r, {n: 3}, options=tf.RunOptions(
+            output_partition_graphs=True, trace_level=tf.RunOptions.FULL_TRACE,
+            timeout_in_ms=20000), run_metadata=md) == (3, 8.0)
+    stats = {d.device: [x.node_name for x in d.node_stats] for d in md.step_stats.dev_stats}
+    assert sorted(stats) == [DEV % 0, DEV % 1]
+    # the body's multiply ran once per iteration on CPU:1
+    assert sum(1 for x in stats[DEV % 1] if x == "loop/mul") == 3
+    by_dev = {}
+    for g in md.partition_graphs:
+        devs = {x.device for x in g.node}
+        assert len(devs) == 1
+        by_dev[devs.pop()] = list(g.node)
+    assert sorted(by_dev) == [DEV % 0, DEV % 1]
+    cond_dev, body_dev = by_dev[DEV % 0], by_dev[DEV % 1]
+    for nodes in (cond_dev, body_dev):
+        types = {x.op for x in nodes}
+        assert {"Enter", "Merge", "Switch", "NextIteration", "Exit"} <= types
+        enters = [x for x in nodes if x.op == "Enter"]
+        assert {x.attr["parallel_iterations"].i for x in enters} == {7}
+    frames = {x.attr["frame_name"].s for nodes in (cond_dev, body_dev) for x in nodes
+              if x.op == "Enter"}
+    assert len(frames) == 1
+    # the body's device has no LoopCond: it receives the predicate of each iteration
+    assert "LoopCond" in {x.op for x in cond_dev}
+    assert "LoopCond" not in {x.op for x in body_dev}
+    loop_cond = [x for x in cond_dev if x.op == "LoopCond"][0].name
+    recvs = [x for x in body_dev if x.op == "_Recv"]
+    assert any(x.attr["tensor_name"].s == ("%s:0" % loop_cond).encode() for x in recvs)
+    sends = [x for x in cond_dev if x.op == "_Send"]
+    assert any(x.attr["tensor_name"].s == ("%s:0" % loop_cond).encode() for x in sends)
+    cloop = [x for x in body_dev if "_cloop_" in x.name]
+    assert {x.op for x in cloop} >= {"Enter", "Merge", "Switch", "Identity",
+                                     "NextIteration", "Exit"}
+
+
+def test_frame_keys():
+    from tensorweave.runtime.rendezvous import create_key, parse_key
+    from tensorweave.runtime.send_recv_ops import frame_key
+    k = create_key("/device:CPU:0", 1, "/device:CPU:1", "a:0")
+    tagged = frame_key(k, 12345, 7)
+    parsed = parse_key(tagged)
+    assert (parsed.frame_id, parsed.iter_id) == (12345, 7)
+    assert parsed.tensor_name == "a:0" and tagged.startswith(k[:-3])
+
+
+@pytest.mark.parametrize("pred", [True, False])
+def test_a_dead_control_edge_across_devices_keeps_its_target_dead(graph, pred):
+    from tensorweave.ops.control_flow import control_flow_ops
+    with tf.device("/cpu:0"):
+        p = tf.placeholder(tf.bool, [], name="p")
+        x = tf.placeholder(tf.float32, [], name="x")
+        sw_f, sw_t = control_flow_ops.switch(x, p)
+    with tf.device("/cpu:1"):
+        pivot_f = tf.identity(sw_f, name="pivot_f")  # dead when p is true
+    with tf.device("/cpu:0"):
+        with tf.control_dependencies([pivot_f]):
+            c = tf.constant(42.0, name="only_if_false")
+        r = control_flow_ops.merge([c, tf.identity(sw_t)])[0]
+    with tf.Session(config=_config(2)) as sess:
+        assert sess.run(r, {p: pred, x: 3.0}, **_OPTS) == (3.0 if pred else 42.0)
+        if pred:  # the constant ordered after a dead value is dead: it has no value
+            with pytest.raises(tf.errors.InvalidArgumentError, match="does not have value"):
+                sess.run(c, {p: pred, x: 3.0}, **_OPTS)
+        else:
+            assert sess.run(c, {p: pred, x: 3.0}, **_OPTS) == 42.0

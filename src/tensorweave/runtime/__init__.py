@@ -35,9 +35,13 @@ Which executor runs what (one plan type each, each with its own `run`):
   device (_Send/_Recv pairs on cross-device edges, send_recv_ops.py, exchanging values
   through the step's rendezvous.py), each lowered into one of the plans above, with
   Recvs started as late as their consumers allow (recv_scheduling.py);
-  partitioned_plan.PartitionedPlan runs them concurrently. Control flow stays on one
-  device: its partition runs on TAGGED, and only live root-frame values cross devices
-  (partitioned_plan.check_control_flow; a loop split across devices is Unimplemented).
+  partitioned_plan.PartitionedPlan runs them concurrently. Control flow on one device
+  with only live root-frame values crossing: its partition runs on TAGGED. Control flow
+  spanning devices (partitioned_plan.check_control_flow): every partition runs on
+  TAGGED, dead values travel over Send/Recv, keys carry frame and iteration
+  (send_recv_ops.InFrameState), and each device of a split loop gets the control-loop
+  state machine of EuroSys Figure 6 (partition._add_control_loops); partitions of cheap
+  kernels then take turns on the calling thread (PartitionedPlan.interleaved).
 
   TW_EXECUTOR=tagged runs every step with control flow on TAGGED (tests use it to run
   both control-flow executors).

@@ -1,8 +1,7 @@
 """Partitioning a placed step graph into one step graph per device (OSDI §3.3).
 
 `partition(sg)` is a pure pass over the pruned, placed and optimized StepGraph of a step
-(its control flow, if any, on one device: partitioned_plan.check_control_flow; the
-user's graph and `sg` are not changed). For each device that
+(the user's graph and `sg` are not changed). For each device that
 holds nodes it builds a StepGraph of copies of that device's nodes, and replaces every
 edge between devices by a pair of transfer nodes sharing a rendezvous key
 (runtime/rendezvous.py):
@@ -13,6 +12,19 @@ edge between devices by a pair of transfer nodes sharing a rendezvous key
   * a control edge c -> n across devices is carried by an empty value: a dummy Const on
     c's device with a control input from c, sent to n's device; n gets a control input
     from the Recv. When B already receives a tensor of c, that Recv orders n instead.
+
+Control flow spanning devices (EuroSys 2018 §4.4): a Send inside a loop frame sends the
+value of its own frame instance and iteration (the executor tags the key, runtime/
+tagged.py), and a dead value travels as dead. Each loop frame whose nodes (or nested
+frames, or Exits) sit on several devices gets, on each of those devices, a replica of
+its control structure: Enter -> Merge -> Switch -> Identity -> NextIteration, Exit
+(Figure 6), switching on the loop's LoopCond value, which the LoopCond's device sends to
+the others every iteration. Its Enter reads the value one of the loop's own Enters
+reads, so each replica starts when the loop does, and not at all in an untaken branch
+or the final (dead) iteration of an enclosing loop. Every Recv inside a frame gets a
+control input from its device's replica Merge, which places it in that frame and runs
+it once per iteration (the last one receives a dead value). The frame name and
+parallel_iterations are those of the loop; no device coordinates the others.
 
 Feeds stay with the partition of their feed node (where the fed tensor was placed) and
 are renumbered per partition; each fetch and target belongs to the partition of its
@@ -33,6 +45,7 @@ from typing import Dict, List, Optional, Tuple
 from tensorweave.framework import dtypes as _dt
 from tensorweave.runtime import optimizer as _opt
 from tensorweave.runtime import send_recv_ops as _sr
+from tensorweave.runtime.policy import CONTROL_FLOW_OPS as _CONTROL_FLOW_OPS
 from tensorweave.runtime.rendezvous import create_key
 
 
@@ -115,7 +128,7 @@ def devices_of(sg: _opt.StepGraph) -> list:
 
 def dataflow_order(nodes: List[_opt.Node]) -> List[_opt.Node]:
     """`nodes` in a dataflow order, stable with respect to their order, ignoring the
-    NextIteration -> Merge back edges of while loops (a loop stays on one device)."""
+    NextIteration -> Merge back edges of while loops."""
     index = {id(n): i for i, n in enumerate(nodes)}
     order = _opt.stable_topological_indices(
         [{index[id(p)] for p, _ in n.inputs if id(p) in index and not (
@@ -174,6 +187,7 @@ class _Builder:
         self.recvs: Dict[Tuple[int, int, int], _opt.Node] = {}  # (src, output, dst)
         self.ctrl_recvs: Dict[Tuple[int, int], _opt.Node] = {}  # (src, dst)
         self.data_recv_of_src: Dict[Tuple[int, int], _opt.Node] = {}
+        self.recv_source: Dict[int, _opt.Node] = {}  # id(Recv) -> the node it carries
 
     def add(self, n: _opt.Node) -> None:
         self.nodes.setdefault(id(n.device), []).append(n)
@@ -216,6 +230,7 @@ class _Builder:
         if r is None:
             r = self.recvs[key] = self.transfer(self.copies[id(p)], i, _dtype_of(p, i), dst,
                                                 tensor_name(p, i), False)
+            self.recv_source[id(r)] = p
         return r
 
     def control_recv(self, c: _opt.Node, dst) -> _opt.Node:
@@ -235,14 +250,114 @@ class _Builder:
             self.add(dummy)
             r = self.ctrl_recvs[key] = self.transfer(dummy, 0, _dt.float32, dst,
                                                      name + ":0", True)
+            self.recv_source[id(r)] = c
         return r
+
+    def added(self, name: str, op_type: str, device, attrs: dict, n_out: int,
+              inputs=(), control_inputs=()) -> _opt.Node:
+        """A node that partitioning adds on `device` (a TransferOp stands for its op)."""
+        n = _opt.Node(TransferOp(name, op_type, device.name), op_type, attrs, n_out, name,
+                      False, device)
+        n.inputs = list(inputs)
+        n.control_inputs = list(control_inputs)
+        self.add(n)
+        return n
+
+    def control_loop(self, frame, device, pred, gate, dtype) -> _opt.Node:
+        """The control-loop state machine of `frame` on `device` (EuroSys 2018 Figure 6):
+        Enter (of `gate`, on `device`: the value one of the loop's own Enters reads, so
+        the replica starts exactly when the loop does, and stays idle, dead, in an
+        untaken branch or the last iteration of an enclosing loop) -> Merge -> Switch on
+        `pred` (the LoopCond value, or its Recv) -> Identity -> NextIteration -> Merge,
+        and Exit of the Switch's false side. Its Merge, live in every iteration of the
+        frame on `device`, is returned: the Recvs of the frame there depend on it."""
+        base = "%s/_cloop_%s/" % (frame.name, _short(device))
+        t = {"T": dtype}
+        enter = self.added(base + "Enter", "Enter", device,
+                           {"T": dtype, "frame_name": frame.name, "is_constant": False,
+                            "parallel_iterations": frame.parallel_iterations}, 1, [gate])
+        merge = self.added(base + "Merge", "Merge", device, {"T": dtype, "N": 2}, 2)
+        switch = self.added(base + "Switch", "Switch", device, t, 2, [(merge, 0), pred])
+        ident = self.added(base + "Identity", "Identity", device, t, 1, [(switch, 1)])
+        nxt = self.added(base + "NextIteration", "NextIteration", device, t, 1,
+                         [(ident, 0)])
+        self.added(base + "Exit", "Exit", device, t, 1, [(switch, 0)])
+        merge.inputs = [(enter, 0), (nxt, 0)]
+        return merge
+
+
+def frame_devices(sg: _opt.StepGraph, frame_of) -> Dict[int, list]:
+    """{id(frame): the devices holding its nodes, its Exits or its nested frames' nodes},
+    each list in the order of `devices_of(sg)`."""
+    order = {id(d): k for k, d in enumerate(devices_of(sg))}
+    sets: Dict[int, dict] = {}
+
+    def add(f, d):
+        while f is not None:
+            sets.setdefault(id(f), {})[id(d)] = d
+            f = f.parent
+    for n in sg.nodes:
+        add(frame_of[id(n)], n.device)
+        if n.type in ("Exit", "RefExit"):
+            for p, _ in n.inputs:
+                add(frame_of[id(p)], n.device)
+    return {k: sorted(v.values(), key=lambda d: order[id(d)]) for k, v in sets.items()}
+
+
+def loop_cond_of(frame):
+    """The LoopCond node of loop `frame` (a frames.Frame), or None."""
+    for n in frame.members:
+        if n.type == "LoopCond":
+            return n
+    return None
+
+
+def _add_control_loops(sg: _opt.StepGraph, b: _Builder) -> None:
+    """Gives every loop frame split across devices its control-loop state machine on
+    each of its devices (EuroSys 2018 §4.4, Figure 6): the LoopCond's device sends the
+    predicate of each iteration to the others (one Recv per device, shared with any
+    other reader there), each device's replica switches on it, and every Recv inside a
+    frame depends on its device's replica Merge, so it runs once in each iteration of
+    its frame instance (and receives a dead value in the last one)."""
+    from tensorweave.runtime import frames as _frames
+    _, frame_of, root = _frames.analyze(sg.nodes)
+    devices = frame_devices(sg, frame_of)
+    merges: Dict[Tuple[int, int], _opt.Node] = {}
+
+    def walk(f):
+        devs = devices.get(id(f), [])
+        if f is not root and len(devs) > 1:
+            cond = loop_cond_of(f)
+            entry = next((e for e in f.enters if not e.attrs.get("is_constant")),
+                         f.enters[0])
+            src, i = entry.inputs[0]
+            for d in devs:
+                pred = (b.copies[id(cond)], 0) if cond.device is d else \
+                    (b.data_recv(cond, 0, d), 0)
+                gate = (b.copies[id(src)], i) if src.device is d else \
+                    (b.data_recv(src, i, d), 0)
+                merges[(id(f), id(d))] = b.control_loop(f, d, pred, gate,
+                                                        _dtype_of(src, i))
+        for c in f.children:
+            walk(c)
+    walk(root)
+    if not merges:
+        return
+    for dev_nodes in b.nodes.values():
+        for r in dev_nodes:
+            src = b.recv_source.get(id(r))
+            if src is None:
+                continue
+            f = frame_of[id(src)]
+            if f is not root:
+                r.control_inputs.append(merges[(id(f), id(r.device))])
 
 
 def partition(sg: _opt.StepGraph, compression: Optional[_dt.DType] = None) -> Partitions:
     """The per-device step graphs of `sg` (see the module docstring). `sg` must be
-    placed (every node's `device` a Device); its control flow, if any, on one device
-    with only live root-frame values crossing devices (partitioned_plan checks it);
-    `compression` is the 16-bit DType float32 transfers travel as, or None."""
+    placed (every node's `device` a Device); a loop split across devices must have a
+    LoopCond (partitioned_plan.check_control_flow checks it); `compression` is the
+    16-bit DType float32 transfers travel as, or None."""
     b = _Builder(compression)
     order = dataflow_order(sg.nodes)
     for n in order:
@@ -259,6 +374,8 @@ def partition(sg: _opt.StepGraph, compression: Optional[_dt.DType] = None) -> Pa
             if r not in ctrl:
                 ctrl.append(r)
         c.control_inputs = ctrl
+    if any(n.type in _CONTROL_FLOW_OPS for n in sg.nodes):
+        _add_control_loops(sg, b)
     devices = devices_of(sg)
     index = {id(d): k for k, d in enumerate(devices)}
     fetches: List[list] = [[] for _ in devices]

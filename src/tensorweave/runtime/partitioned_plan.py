@@ -13,6 +13,11 @@ kernels). `PartitionedPlan.run` runs the partitions concurrently as one step:
     after another on the calling thread, each Send before its Recv: concurrency buys
     nothing there (the GIL), and a two-device step then costs about 10 us instead of
     about 70 us with a thread hand-off (2-core machine);
+  * when every partition is a tagged program of cheap kernels whose only waiting
+    kernels are Sends and Recvs (a loop split across devices, `interleaved`), they
+    take turns on the calling thread (tagged.tagged_steps yields when it would wait):
+    a split loop's iterations cost no thread hand-off (about 60 us instead of 100 us
+    per iteration of a two-device loop);
   * otherwise the first partition runs on the calling thread, the others on
     `_RUNNERS`, threads kept for partitions only (a new thread per partition per run
     costs about twice as much; a partition that waits for a Recv holds its thread,
@@ -23,11 +28,14 @@ kernels). `PartitionedPlan.run` runs the partitions concurrently as one step:
     partition hangs; the error raised is the first failure that was not such a
     cancellation, naming the failing op and its device.
 
-A step with control flow is partitioned when its control flow is on one device and only
-live root-frame values cross devices (`check_control_flow`): that partition runs on the
-tagged executor with the step's TransferStepState (a structured one when it has no
-transfers); control flow split across devices raises UnimplementedError (the EuroSys
-Figure 6 state machine comes next).
+A step with control flow over several devices: when its control flow is on one device
+and only live root-frame values cross devices, that partition runs on the tagged
+executor with the step's TransferStepState (a structured one when it has no transfers)
+and the others as usual. When control flow spans devices (`check_control_flow`), every
+partition runs on the tagged executor, so deadness travels over Send/Recv and keys
+carry frame and iteration, and each split loop has the control-loop state machine of
+EuroSys 2018 Figure 6 on each of its devices (partition.py); Recvs are then not
+rescheduled (a gate that may be dead would make its Recv dead).
 """
 from __future__ import annotations
 
@@ -117,6 +125,10 @@ class PartitionedPlan(Plan):
                                 if j in getattr(self.plans[k], "dead_fetch", ()))
         # partitions in Send-before-Recv order, when they run on the calling thread
         self.inline_order = inline_order
+        # tagged partitions of cheap kernels, interleaved on the calling thread
+        self.interleaved = inline_order is None and len(self.plans) > 1 and all(
+            isinstance(p, TaggedPlan) and _tagged.cooperative(p.program)
+            for p in self.plans)
 
     def run(self, feed_values, env: _ex.RunEnv, options=None, trace=None) -> list:
         ms = (options.timeout_in_ms if options is not None else 0) or env.timeout_ms
@@ -132,7 +144,9 @@ class PartitionedPlan(Plan):
         results: list = [None] * n
         failures: list = []  # (partition, exception)
         try:
-            if self.inline_order is not None:
+            if self.interleaved:
+                self._run_interleaved(feed_values, env, trace, state, results, failures)
+            elif self.inline_order is not None:
                 for k in self.inline_order:
                     self._run_one(k, feed_values, env, options, trace, state, results,
                                   failures)
@@ -168,6 +182,42 @@ class PartitionedPlan(Plan):
             failures.append((k, e))
             state.cancel(errors.CancelledError(
                 None, None, "Step cancelled: %s" % getattr(e, "message", e)))
+
+    def _run_interleaved(self, feed_values, env, trace, state, results, failures):
+        """Runs the tagged partitions in turn on the calling thread: each runs until it
+        waits for a Recv (a Send in another partition completes it on this thread);
+        when none can go on, the first waits (deadline, abort). No thread hand-off per
+        transfer: a loop split across devices costs what its kernels cost."""
+        n = len(self.plans)
+        queues = [queue.SimpleQueue() for _ in range(n)]
+        gens = {}
+        for k in range(n):
+            feeds = [feed_values[g] for g in self.feed_indices[k]]
+            gens[k] = _tagged.tagged_steps(self.plans[k].program, feeds, env.pool, trace,
+                                           state, queues[k])
+        started = set()
+        block = None
+        while gens:
+            for k in list(gens):
+                if block is not None and k != block:
+                    continue
+                try:
+                    if k in started:
+                        gens[k].send(block == k)
+                    else:
+                        started.add(k)
+                        next(gens[k])
+                except StopIteration as stop:
+                    results[k] = stop.value
+                    del gens[k]
+                except BaseException as e:  # noqa: B036 - raised by the calling thread
+                    del gens[k]
+                    failures.append((k, e))
+                    state.cancel(errors.CancelledError(
+                        None, None, "Step cancelled: %s" % getattr(e, "message", e)))
+            block = None
+            if gens and all(queues[k].empty() for k in gens):
+                block = next(iter(gens))  # nothing to do: it waits for its next event
 
     def _run_on_runner(self, k, feed_values, env, options, trace, state, results, failures,
                        finished):
@@ -223,60 +273,58 @@ def _maybe_dead_or_in_frame(sg: _opt.StepGraph, frame_of, root) -> set:
     return out
 
 
-def check_control_flow(sg: _opt.StepGraph, devices: list) -> None:
-    """A step with control flow over several devices runs when its control flow is on
-    one device and only live values of the root frame cross devices: every
-    control-flow op is on one device, and no value that may be dead or that belongs
-    to a loop frame crosses devices (a loop's Enter may read from another device).
-    The partition holding the control flow runs on a control-flow executor with its
-    Sends and Recvs in the root frame; the others never see a dead value. Otherwise
-    raises UnimplementedError naming the loops, conds or edge and the devices (a loop
-    or cond split across devices needs the control-loop state machine of EuroSys 2018
-    Figure 6)."""
+def check_control_flow(sg: _opt.StepGraph, devices: list) -> bool:
+    """Whether the step's control flow spans devices: control-flow ops on several
+    devices, or a value that may be dead or that belongs to a loop frame crossing
+    devices (a loop's Enter may read a live root-frame value from another device
+    without it). Such a step runs every partition on the tagged executor: deadness
+    travels over Send/Recv, keys carry frame and iteration, and each loop split across
+    devices gets the control-loop state machine of EuroSys 2018 Figure 6 on each of its
+    devices (partition.py).
+
+    Raises:
+      UnimplementedError: a loop split across devices whose frame has no LoopCond, or
+        whose control flow uses reference (Ref*) control-flow ops.
+    """
     cf = [n for n in sg.nodes if n.type in _policy.CONTROL_FLOW_OPS]
     if not cf:
-        return
+        return False
+    from tensorweave.runtime import frames as _frames
+    _, frame_of, root = _frames.analyze(sg.nodes)
     split = len({id(n.device) for n in cf}) > 1
-    edge = None
     if not split:
-        from tensorweave.runtime import frames as _frames
-        _, frame_of, root = _frames.analyze(sg.nodes)
         bad = _maybe_dead_or_in_frame(sg, frame_of, root)
         for n in sg.nodes:
             into_frame = frame_of[id(n)] is not root and n.type not in ("Enter",
                                                                          "RefEnter")
             srcs = [p for p, _ in n.inputs if not _frames.is_back_edge(n, p)]
-            for p in srcs + list(n.control_inputs):
-                if p.device is not n.device and (id(p) in bad or into_frame):
-                    edge = (p, n)
-                    break
-            if edge is not None:
+            if any(p.device is not n.device and (id(p) in bad or into_frame)
+                   for p in srcs + list(n.control_inputs)):
+                split = True
                 break
-        if edge is None:
-            return
-    loops = sorted({str(n.attrs.get("frame_name", n.name)) for n in sg.nodes
-                    if n.type in ("Enter", "RefEnter")})
-    # a loop's own Switches are part of the loop: conds are named only without loops
-    conds = [] if loops else sorted(n.name for n in sg.nodes
-                                    if n.type in ("Switch", "RefSwitch"))
-    what = []
-    if loops:
-        what.append("while loop%s %s" % ("s" if len(loops) > 1 else "",
-                                          ", ".join("'%s'" % f for f in loops)))
-    if conds:
-        what.append("cond%s at %s" % ("s" if len(conds) > 1 else "",
-                                       ", ".join("'%s'" % c for c in conds[:5])))
-    if not what:
-        what.append("control-flow ops")
-    where = ("its control-flow ops are on several devices" if split else
-             "%s (on %s) feeds %s (on %s) across devices from inside the control flow"
-             % (edge[0].name, edge[0].device.name, edge[1].name, edge[1].device.name))
-    raise errors.UnimplementedError(
-        None, None, "Running %s split across the devices of a step (%s) is not supported "
-        "yet: %s. Control flow split across devices needs the control-loop state "
-        "machine of EuroSys 2018 Figure 6. Place the control flow and the ops it "
-        "feeds on one device (tf.device) to run it."
-        % (" and ".join(what), ", ".join(d.name for d in devices), where))
+        if not split:
+            return False
+    frame_devices = _part.frame_devices(sg, frame_of)
+    problems = []
+
+    def walk(f):
+        devs = frame_devices.get(id(f), [])
+        if f is not root and len(devs) > 1:
+            refs = sorted({n.type for n in f.members if n.type.startswith("Ref") and
+                           n.type in _policy.CONTROL_FLOW_OPS})
+            if _part.loop_cond_of(f) is None:
+                problems.append("while loop '%s' has no LoopCond" % f.name)
+            elif refs:
+                problems.append("while loop '%s' uses %s" % (f.name, ", ".join(refs)))
+        for c in f.children:
+            walk(c)
+    walk(root)
+    if problems:
+        raise errors.UnimplementedError(
+            None, None, "Running control flow split across the devices of a step (%s) is "
+            "not supported here: %s. Place the loop on one device (tf.device) to run it."
+            % (", ".join(d.name for d in devices), "; ".join(problems)))
+    return True
 
 
 def build_partitioned_plan(sg: _opt.StepGraph, binder,
@@ -284,12 +332,16 @@ def build_partitioned_plan(sg: _opt.StepGraph, binder,
     """The PartitionedPlan of the placed, optimized step graph `sg`, whose nodes are on
     more than one device; float32 transfers are compressed when the session's ConfigProto
     asks for it (experimental.transfer_compression, send_recv_ops.py)."""
-    check_control_flow(sg, _part.devices_of(sg))
+    spanning = check_control_flow(sg, _part.devices_of(sg))
     parts = _part.partition(sg, transfer_compression(getattr(binder.session, "_config",
                                                               None)))
-    _recv_scheduling.schedule_recvs_late(parts)  # white paper §5.2
+    if not spanning:  # a gate that may be dead would make its Recv dead
+        _recv_scheduling.schedule_recvs_late(parts)  # white paper §5.2
     plans = []
     for p in parts.parts:
+        if spanning:  # dead and in-frame values cross devices: every partition is tagged
+            plans.append(TaggedPlan(_tagged.compile_tagged(p.graph, binder, policy)))
+            continue
         executor = _policy.choose_executor(p.graph, policy)
         if executor in (_policy.SEQUENTIAL, _policy.DATAFLOW):
             plans.append(lower(p.graph, binder, policy, executor))

@@ -109,6 +109,32 @@ class TransferStepState(StepState):
         self.rendezvous = rendezvous
 
 
+class InFrameState:
+    """What a `_Send`/`_Recv` inside a loop frame gets as its step state (tagged
+    executor): the step's rendezvous and the tag of the frame instance and iteration it
+    runs in, which its rendezvous key carries so that iterations never mix."""
+
+    __slots__ = ("step", "rendezvous", "frame_id", "iter_id")
+
+    def __init__(self, step: StepState, frame_id: int, iter_id: int):
+        self.step = step
+        self.rendezvous = getattr(step, "rendezvous", None)
+        self.frame_id, self.iter_id = frame_id, iter_id
+
+
+def frame_key(key: str, frame_id: int, iter_id: int) -> str:
+    """`key` (a rendezvous key made for the root frame, "...;0:0") for the frame
+    instance `frame_id` and its iteration `iter_id`."""
+    return "%s;%d:%d" % (key.rpartition(";")[0], frame_id, iter_id)
+
+
+def _key_of(ctx, state) -> str:
+    key = ctx.op.rendezvous_key
+    if type(state) is InFrameState:
+        return frame_key(key, state.frame_id, state.iter_id)
+    return key
+
+
 def _rendezvous_of(ctx, state):
     rdv = getattr(state, "rendezvous", None)
     if rdv is None:
@@ -122,7 +148,7 @@ def _send_kernel(ctx, state, done, value):
     narrow = ctx.op.narrow  # None unless the transfer is compressed
     if narrow is not None and value is not DEAD:
         value = narrow(value)
-    _rendezvous_of(ctx, state).send(ctx.op.rendezvous_key, value, value is DEAD)
+    _rendezvous_of(ctx, state).send(_key_of(ctx, state), value, value is DEAD)
     done()
 
 
@@ -142,4 +168,4 @@ def _recv_kernel(ctx, state, done):
                 done(copy(value))
             except Exception as e:  # noqa: BLE001 - e.g. the destination is out of memory
                 done(exc=e)
-    _rendezvous_of(ctx, state).recv_async(ctx.op.rendezvous_key, arrived)
+    _rendezvous_of(ctx, state).recv_async(_key_of(ctx, state), arrived)

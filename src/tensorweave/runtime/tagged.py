@@ -18,6 +18,11 @@ dead. The rules:
   alive, further NextIteration values wait until the oldest iteration completes;
 * Exit sends a live value to the parent frame; an Exit that saw no live value when its
   frame completes sends a dead one (a loop inside a branch not taken).
+* `_Send` and `_Recv` (a partitioned step) run even when dead (EuroSys 2018 §4.4): a
+  Send sends a dead value on, a Recv with a dead input receives and is dead, so no Recv
+  is left waiting; inside a loop frame their rendezvous key carries the frame
+  instance (`_FrameState.tag_id`, a hash of the loop names and parent iteration numbers
+  from the root, the same in every partition) and the iteration number.
 
 An iteration completes when nothing in it is running or pending, no child frame of it is
 alive, and (iteration 0) all the frame's Enters have arrived or (later ones) the previous
@@ -35,22 +40,24 @@ from __future__ import annotations
 import queue
 import threading
 import time
+import zlib
 from collections import deque
 from typing import Dict, List, Optional
 
 from tensorweave.framework import errors
 from tensorweave.runtime import frames as _frames
 from tensorweave.runtime import policy as _policy
+from tensorweave.runtime import send_recv_ops as _sr
 from tensorweave.runtime.executor import StepState, StepTrace, _next_done, kernel_error
 from tensorweave.runtime.executor import outputs_nbytes
 from tensorweave.runtime.values import DEAD, merge_index
 
 
-NORMAL, SWITCH, MERGE, ENTER, EXIT, NEXT, TRIGGER, FEED, FORWARD = range(9)
+NORMAL, SWITCH, MERGE, ENTER, EXIT, NEXT, TRIGGER, FEED, FORWARD, SEND, RECV = range(11)
 _KINDS = {"Switch": SWITCH, "RefSwitch": SWITCH, "Merge": MERGE, "RefMerge": MERGE,
           "Enter": ENTER, "RefEnter": ENTER, "Exit": EXIT, "RefExit": EXIT,
           "NextIteration": NEXT, "RefNextIteration": NEXT, "ControlTrigger": TRIGGER,
-          "_Feed": FEED, "LoopCond": FORWARD}
+          "_Feed": FEED, "LoopCond": FORWARD, "_Send": SEND, "_Recv": RECV}
 
 
 class TaggedProgram:
@@ -106,7 +113,7 @@ def compile_tagged(sg, binder, policy) -> TaggedProgram:
     for k, n in enumerate(order):
         kind = _KINDS.get(n.type, NORMAL)
         prog.kind.append(kind)
-        if kind in (NORMAL, TRIGGER, FORWARD, SWITCH, MERGE):
+        if kind in (NORMAL, TRIGGER, FORWARD, SWITCH, MERGE, SEND, RECV):
             fn, ctx, kd = binder.bind(n) if n.type != "_Feed" else (None, None, None)
             cheap = _policy.kernel_weight(kd, _policy.static_cost(n), policy) == \
                 _policy.CHEAP
@@ -180,7 +187,7 @@ class _Iter:
 
 class _FrameState:
     __slots__ = ("key", "name", "parent_iter", "iters", "next_number", "live_iters", "pi",
-                 "invariants", "enters_left", "deferred", "exits_live")
+                 "invariants", "enters_left", "deferred", "exits_live", "path", "tag_id")
 
     def __init__(self, key: str, name: str, parent_iter: Optional[_Iter], pi: int,
                  n_enters: int):
@@ -195,18 +202,53 @@ class _FrameState:
         self.enters_left = n_enters
         self.deferred: List[tuple] = []
         self.exits_live: set = set()
+        # the frame instance's identity, the same in every partition of a step: the
+        # loop names and parent iteration numbers from the root (rendezvous keys)
+        if parent_iter is None:
+            self.path, self.tag_id = "", 0
+        else:
+            self.path = "%s/%d/%s" % (parent_iter.frame.path, parent_iter.number, name)
+            self.tag_id = zlib.crc32(self.path.encode()) % 0x7FFFFFFF + 1
 
 
 def run_tagged(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTrace] = None,
                state: Optional[StepState] = None) -> list:
     """Runs one step of `prog`; `trace` (if any) gets a record per kernel execution."""
+    steps = tagged_steps(prog, feed_values, pool, trace, state, None)
+    try:
+        next(steps)
+    except StopIteration as stop:
+        return stop.value
+    raise errors.InternalError(None, None, "The tagged executor yielded outside a "
+                               "cooperative run")
+
+
+def cooperative(prog: TaggedProgram) -> bool:
+    """Whether `prog` can run interleaved with other partitions on one thread
+    (`tagged_steps` with a done queue): every kernel is cheap and the only ones that
+    wait are `_Send`/`_Recv`."""
+    return not prog.uses_pool and all(
+        prog.kind[k] in (SEND, RECV) for k, a in enumerate(prog.is_async) if a)
+
+
+def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTrace],
+                 state: Optional[StepState], done_q: Optional["queue.SimpleQueue"]):
+    """A generator that runs one step of `prog` and returns its fetched values.
+
+    With `done_q` None it never yields (run_tagged). Given a `done_q` (the queue its
+    asynchronous kernels report to: the caller watches it), it yields instead of
+    waiting when nothing is ready and `done_q` is empty, so that one thread can run
+    several partitions in turn (partitioned_plan); resumed with `send(True)` it waits
+    for the next completion, with `send(False)` it looks again."""
     kind, fns, ctxs, cheap, is_async, ops = (prog.kind, prog.fn, prog.ctx, prog.cheap,
                                              prog.is_async, prog.op)
     in_base, n_data, out_edges, ctrl_out = (prog.in_base, prog.n_data, prog.out_edges,
                                             prog.ctrl_out)
     state = state or StepState()
     ready: deque = deque()
-    done_q: "queue.SimpleQueue" = queue.SimpleQueue()
+    interleaved = done_q is not None
+    if done_q is None:
+        done_q = queue.SimpleQueue()
     fetched: Dict[tuple, object] = {}
     fetch_set = set(prog.fetch)
     outstanding_remote = [0]
@@ -419,9 +461,14 @@ def run_tagged(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTrace
                     finish(k, it, (it.inputs[base + i], merge_index(i)), False)
                 continue
             if kd != TRIGGER and it.dead.get(k):
-                finish(k, it, (DEAD,) * len(out_edges[k]), True)
-                continue
-            args = it.inputs[base:base + n_data[k]]
+                if kd < SEND:
+                    finish(k, it, (DEAD,) * len(out_edges[k]), True)
+                    continue
+                # a transfer runs dead (EuroSys §4.4): a Send sends the dead value on,
+                # a Recv receives (its output is dead), so no Recv is left waiting
+                args = [DEAD] * n_data[k]
+            else:
+                args = it.inputs[base:base + n_data[k]]
             if kd == SWITCH:
                 finish(k, it, (DEAD, args[0]) if args[1] else (args[0], DEAD), False)
             elif kd in (ENTER, EXIT, NEXT, FORWARD):
@@ -431,8 +478,11 @@ def run_tagged(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTrace
             elif is_async[k]:
                 outstanding_remote[0] += 1
                 t0 = clock()
+                st = state
+                if kd >= SEND and it.frame.tag_id:  # keys carry frame and iteration
+                    st = _sr.InFrameState(state, it.frame.tag_id, it.number)
                 try:
-                    fns[k](ctxs[k], state, async_done(k, it, t0), *args)
+                    fns[k](ctxs[k], st, async_done(k, it, t0), *args)
                 except BaseException as e:  # noqa: B036 - reported like a later failure
                     if isinstance(e, (KeyboardInterrupt, SystemExit)):
                         raise
@@ -460,6 +510,9 @@ def run_tagged(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTrace
                                                % error[0].message))
         if outstanding_remote[0] == 0:
             break
+        if interleaved and done_q.empty():
+            if not (yield):
+                continue
         item = _next_done(done_q, state)
         if item is None:
             error[0] = error[0] or errors.DeadlineExceededError(
@@ -475,7 +528,12 @@ def run_tagged(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTrace
         if error[0] is None:
             if trace is not None:
                 record(k, it, r, t0, t1, tid)
-            finish(k, it, outs_of(k, r), False)
+            if kind[k] == RECV and (r is DEAD or it.dead.get(k)):
+                # a dead value received, or a Recv with a dead control input: dead,
+                # also for what it orders
+                finish(k, it, (DEAD,), True)
+            else:
+                finish(k, it, outs_of(k, r), False)
     if error[0] is not None:
         raise error[0]
     if rit.outstanding or rit.n_children:
