@@ -349,6 +349,41 @@ def test_partition_graphs_show_the_replicated_control_loop(graph):
                                      "NextIteration", "Exit"}
 
 
+def test_no_replica_or_pivot_transfer_where_the_loop_has_its_own(graph):
+    # the LoopCond's device Recvs depend on the loop's own Merge (no replica there), and
+    # the body's constants on other devices take their control edge from the pivot
+    # from their device's replica (no transfer of the control edge)
+    with tf.device("/cpu:0"):
+        n = tf.placeholder(tf.int32, [], name="n")
+
+        def body(i, *xs):
+            out = []
+            for k, x in enumerate(xs):
+                with tf.device("/cpu:%d" % k):
+                    out.append(tf.add(x, 1.0) * 3.0)
+            return [i + 1] + out
+        r = tf.while_loop(lambda i, *xs: i < n, body, [0, 1.0, 2.0, 3.0], name="loop")
+    with tf.Session(config=_config(3)) as sess:
+        for k in (0, 1, 4):
+            want = [float(v) for v in (1.0, 2.0, 3.0)]
+            for _ in range(k):
+                want = [(v + 1.0) * 3.0 for v in want]
+            assert sess.run(r, {n: k}, **_OPTS) == [k] + want
+        md = tf.RunMetadata()
+        sess.run(r, {n: 3}, options=tf.RunOptions(
+            output_partition_graphs=True, trace_level=tf.RunOptions.FULL_TRACE,
+            timeout_in_ms=20000), run_metadata=md)
+    by_dev = {g.node[0].device: [x.name for x in g.node] for g in md.partition_graphs}
+    assert sorted(by_dev) == [DEV % 0, DEV % 1, DEV % 2]
+    assert not [x for x in by_dev[DEV % 0] if "_cloop_" in x]
+    for d in (DEV % 1, DEV % 2):
+        assert "loop/_cloop_CPU_%s/Identity" % d[-1] in by_dev[d]
+    assert not [x for names in by_dev.values() for x in names if "_control_to_" in x]
+    # each device's body constants ran once per iteration
+    stats = {d.device: [x.node_name for x in d.node_stats] for d in md.step_stats.dev_stats}
+    assert stats[DEV % 2].count("loop/mul_2/y") == 3
+
+
 def test_frame_keys():
     from tensorweave.runtime.rendezvous import create_key, parse_key
     from tensorweave.runtime.send_recv_ops import frame_key

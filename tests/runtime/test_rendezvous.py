@@ -127,3 +127,23 @@ def test_the_interface_names_what_an_implementation_lacks():
         Half().recv_async("k", _Got())
     with pytest.raises(NotImplementedError, match="abort"):
         Half().abort(None)
+
+
+def test_take_removes_a_sent_value_and_leaves_the_rest_alone():
+    r = LocalRendezvous()
+    v = np.arange(3)
+    assert r.take("k") is None  # nothing sent: nothing changes
+    got = []
+    r.recv_async("w", lambda *a: got.append(a))
+    assert r.take("w") is None  # a waiting receive stays waiting
+    r.send("k", v, False)
+    r.send("d", None, True)
+    entry = r.take("k")
+    assert entry[0] is v and entry[1] is False
+    assert r.take("k") is None
+    assert r.take("d") == (None, True)
+    assert r.pending_keys() == ["w"]
+    r.send("w", 5)
+    assert got == [(5, False, None)]
+    r.abort(tf.errors.CancelledError(None, None, "stop"))
+    assert r.take("k") is None

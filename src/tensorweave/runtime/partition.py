@@ -188,6 +188,8 @@ class _Builder:
         self.ctrl_recvs: Dict[Tuple[int, int], _opt.Node] = {}  # (src, dst)
         self.data_recv_of_src: Dict[Tuple[int, int], _opt.Node] = {}
         self.recv_source: Dict[int, _opt.Node] = {}  # id(Recv) -> the node it carries
+        self.pivot_edges: list = []  # (copy of n, frame, n's device, x): see pivot_control
+        self.pivots: Dict[Tuple[int, int], _opt.Node] = {}  # (frame, device) -> Identity
 
     def add(self, n: _opt.Node) -> None:
         self.nodes.setdefault(id(n.device), []).append(n)
@@ -253,6 +255,23 @@ class _Builder:
             self.recv_source[id(r)] = c
         return r
 
+    def pivot_control(self, x: _opt.Node, n: _opt.Node, frame_of) -> bool:
+        """Whether the control edge x -> n (x on another device) can be taken from n's
+        device's control-loop replica instead of a transfer: x is the pivot of n's loop
+        frame (the Identity of the true side of a Switch on the frame's LoopCond), live
+        exactly when the replica's Identity is. Such edges are recorded in
+        `pivot_edges` and connected by _add_control_loops."""
+        f = frame_of[id(x)]
+        if f is None or f is not frame_of[id(n)] or f.parent is None or \
+                x.type != "Identity" or len(x.inputs) != 1:
+            return False
+        sw, port = x.inputs[0]
+        if sw.type != "Switch" or port != 1 or sw.inputs[1][0].type != "LoopCond" or \
+                frame_of[id(sw.inputs[1][0])] is not f:
+            return False
+        self.pivot_edges.append((self.copies[id(n)], f, n.device, x))
+        return True
+
     def added(self, name: str, op_type: str, device, attrs: dict, n_out: int,
               inputs=(), control_inputs=()) -> _opt.Node:
         """A node that partitioning adds on `device` (a TransferOp stands for its op)."""
@@ -283,6 +302,7 @@ class _Builder:
                          [(ident, 0)])
         self.added(base + "Exit", "Exit", device, t, 1, [(switch, 0)])
         merge.inputs = [(enter, 0), (nxt, 0)]
+        self.pivots[(id(frame), id(device))] = ident
         return merge
 
 
@@ -312,15 +332,31 @@ def loop_cond_of(frame):
     return None
 
 
-def _add_control_loops(sg: _opt.StepGraph, b: _Builder) -> None:
+def _loop_merge_on(frame, device):
+    """A Merge of loop `frame`'s own loop variables on `device` (reading a non-constant
+    Enter of the frame on `device` and a NextIteration), or None. Like a control-loop
+    replica's Merge it is live in every iteration of the frame that runs (dead in an
+    untaken branch), so on the LoopCond's device the frame's Recvs depend on it and no
+    replica is needed there."""
+    enters = {id(e) for e in frame.enters if not e.attrs.get("is_constant")}
+    for m in frame.members:
+        if m.type == "Merge" and m.device is device and len(m.inputs) == 2 and \
+                id(m.inputs[0][0]) in enters and m.inputs[0][0].device is device and \
+                m.inputs[1][0].type == "NextIteration":
+            return m
+    return None
+
+
+def _add_control_loops(sg: _opt.StepGraph, b: _Builder, analyzed=None) -> None:
     """Gives every loop frame split across devices its control-loop state machine on
     each of its devices (EuroSys 2018 §4.4, Figure 6): the LoopCond's device sends the
     predicate of each iteration to the others (one Recv per device, shared with any
-    other reader there), each device's replica switches on it, and every Recv inside a
-    frame depends on its device's replica Merge, so it runs once in each iteration of
+    other reader there), each device's replica switches on it (the LoopCond's device needs
+    none when one of the loop's own Merges is there: `_loop_merge_on`), and every Recv
+    inside a frame depends on its device's replica Merge, so it runs once in each iteration of
     its frame instance (and receives a dead value in the last one)."""
     from tensorweave.runtime import frames as _frames
-    _, frame_of, root = _frames.analyze(sg.nodes)
+    _, frame_of, root = analyzed or _frames.analyze(sg.nodes)
     devices = frame_devices(sg, frame_of)
     merges: Dict[Tuple[int, int], _opt.Node] = {}
 
@@ -332,6 +368,10 @@ def _add_control_loops(sg: _opt.StepGraph, b: _Builder) -> None:
                          f.enters[0])
             src, i = entry.inputs[0]
             for d in devs:
+                own = _loop_merge_on(f, d) if cond.device is d else None
+                if own is not None:  # the loop's own Merge there is live in each iteration
+                    merges[(id(f), id(d))] = b.copies[id(own)]
+                    continue
                 pred = (b.copies[id(cond)], 0) if cond.device is d else \
                     (b.data_recv(cond, 0, d), 0)
                 gate = (b.copies[id(src)], i) if src.device is d else \
@@ -341,6 +381,11 @@ def _add_control_loops(sg: _opt.StepGraph, b: _Builder) -> None:
         for c in f.children:
             walk(c)
     walk(root)
+    for c, f, d, x in b.pivot_edges:  # control edges from a loop's pivot
+        ident = b.pivots.get((id(f), id(d)))
+        r = ident if ident is not None else b.control_recv(x, d)
+        if r not in c.control_inputs:
+            c.control_inputs.append(r)
     if not merges:
         return
     for dev_nodes in b.nodes.values():
@@ -360,6 +405,10 @@ def partition(sg: _opt.StepGraph, compression: Optional[_dt.DType] = None) -> Pa
     16-bit DType float32 transfers travel as, or None."""
     b = _Builder(compression)
     order = dataflow_order(sg.nodes)
+    analyzed = None
+    if any(n.type in _CONTROL_FLOW_OPS for n in sg.nodes):
+        from tensorweave.runtime import frames as _frames
+        analyzed = _frames.analyze(sg.nodes)
     for n in order:
         c = b.copies[id(n)] = _copy(n)
         b.add(c)
@@ -370,12 +419,17 @@ def partition(sg: _opt.StepGraph, compression: Optional[_dt.DType] = None) -> Pa
                     for p, i in n.inputs]
         ctrl: List[_opt.Node] = []
         for x in n.control_inputs:
-            r = b.copies[id(x)] if x.device is dev else b.control_recv(x, dev)
+            if x.device is dev:
+                r = b.copies[id(x)]
+            elif analyzed is not None and b.pivot_control(x, n, analyzed[1]):
+                continue  # taken from the replica's pivot (_add_control_loops)
+            else:
+                r = b.control_recv(x, dev)
             if r not in ctrl:
                 ctrl.append(r)
         c.control_inputs = ctrl
-    if any(n.type in _CONTROL_FLOW_OPS for n in sg.nodes):
-        _add_control_loops(sg, b)
+    if analyzed is not None:
+        _add_control_loops(sg, b, analyzed)
     devices = devices_of(sg)
     index = {id(d): k for k, d in enumerate(devices)}
     fetches: List[list] = [[] for _ in devices]

@@ -139,6 +139,17 @@ class LocalRendezvous(Rendezvous):
             return
         done_callback(entry[0], entry[1], None)
 
+    def take(self, key: str):
+        """The `(value, is_dead)` sent under `key`, removed as a receive removes it, or
+        None when nothing was sent under it (yet): then nothing changes, and a
+        `recv_async` waits for it (or reports the abort or duplicate)."""
+        with self._lock:
+            entry = self._table.get(key)
+            if entry is None or type(entry) is _Waiter:
+                return None
+            del self._table[key]
+            return entry
+
     def abort(self, error: errors.OpError) -> None:
         with self._lock:
             if self._error is not None:

@@ -114,12 +114,13 @@ class InFrameState:
     executor): the step's rendezvous and the tag of the frame instance and iteration it
     runs in, which its rendezvous key carries so that iterations never mix."""
 
-    __slots__ = ("step", "rendezvous", "frame_id", "iter_id")
+    __slots__ = ("step", "rendezvous", "frame_id", "iter_id", "suffix")
 
     def __init__(self, step: StepState, frame_id: int, iter_id: int):
         self.step = step
         self.rendezvous = getattr(step, "rendezvous", None)
         self.frame_id, self.iter_id = frame_id, iter_id
+        self.suffix = ";%d:%d" % (frame_id, iter_id)  # what frame_key puts after the prefix
 
 
 def frame_key(key: str, frame_id: int, iter_id: int) -> str:
@@ -128,10 +129,19 @@ def frame_key(key: str, frame_id: int, iter_id: int) -> str:
     return "%s;%d:%d" % (key.rpartition(";")[0], frame_id, iter_id)
 
 
+# rendezvous key -> the key without its ";frame:iter" (keys of a session's steps)
+_PREFIXES: dict = {}
+
+
 def _key_of(ctx, state) -> str:
     key = ctx.op.rendezvous_key
     if type(state) is InFrameState:
-        return frame_key(key, state.frame_id, state.iter_id)
+        prefix = _PREFIXES.get(key)
+        if prefix is None:
+            if len(_PREFIXES) > 100000:
+                _PREFIXES.clear()
+            prefix = _PREFIXES[key] = key.rpartition(";")[0]
+        return prefix + state.suffix
     return key
 
 

@@ -50,6 +50,7 @@ from tensorweave.runtime import policy as _policy
 from tensorweave.runtime import send_recv_ops as _sr
 from tensorweave.runtime.executor import StepState, StepTrace, _next_done, kernel_error
 from tensorweave.runtime.executor import outputs_nbytes
+from tensorweave.runtime.rendezvous import LocalRendezvous
 from tensorweave.runtime.values import DEAD, merge_index
 
 
@@ -87,6 +88,15 @@ class TaggedProgram:
         self.fetch: List[tuple] = []             # (node, port) per fetch
         self.frame_names: Dict[str, str] = {}    # frame key -> the loop's frame name
         self.root_key = ""
+        # for the executor's fast paths: cheap synchronous kernels (NORMAL), all False,
+        # the end of each node's inputs, the readers of each port of two-output nodes
+        self.fast: List[bool] = []
+        self.slow: List[bool] = []
+        self.in_end: List[int] = []
+        self.two_ports: List[Optional[tuple]] = []
+        # a `_Send` that does not narrow, a `_Recv` that does not copy: its rendezvous
+        # key less the ";frame:iter" (the executor runs them itself), else None
+        self.xfer: List[Optional[str]] = []
 
     @property
     def uses_pool(self) -> bool:
@@ -146,6 +156,16 @@ def compile_tagged(sg, binder, policy) -> TaggedProgram:
             prog.ctrl_out[index[id(c)]].append(k)
         pending0[k] = len(n.control_inputs) + (0 if prog.kind[k] == MERGE else len(n.inputs))
     prog.pending0 = pending0
+    prog.fast = [prog.kind[k] == NORMAL and prog.cheap[k] and not prog.is_async[k]
+                 for k in range(len(order))]
+    prog.slow = [False] * len(order)
+    prog.in_end = [prog.in_base[k] + prog.n_data[k] for k in range(len(order))]
+    prog.two_ports = [tuple(e) if len(e) == 2 else None for e in prog.out_edges]
+    for k, n in enumerate(order):
+        op = n.op
+        plain = (prog.kind[k] == SEND and getattr(op, "narrow", 0) is None) or \
+            (prog.kind[k] == RECV and getattr(op, "copy", 0) is None)
+        prog.xfer.append(op.rendezvous_key.rpartition(";")[0] if plain else None)
 
     def walk(f):
         key = fkey(f)
@@ -170,7 +190,7 @@ def compile_tagged(sg, binder, policy) -> TaggedProgram:
 
 class _Iter:
     __slots__ = ("frame", "number", "inputs", "pending", "dead", "merge_live",
-                 "merge_dead", "outstanding", "children", "n_children")
+                 "merge_dead", "outstanding", "children", "n_children", "xstate", "xkey")
 
     def __init__(self, frame: "_FrameState", number: int, prog: TaggedProgram):
         self.frame = frame
@@ -183,6 +203,8 @@ class _Iter:
         self.outstanding = 0
         self.children: Dict[str, "_FrameState"] = {}
         self.n_children = 0
+        self.xstate = None  # the InFrameState its transfers get (made on first use)
+        self.xkey = None  # what its transfers' keys end with (";frame:iter", ditto)
 
 
 class _FrameState:
@@ -296,7 +318,20 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
 
     def send(edges, it, v):
         for dst, slot in edges:
-            arrive(dst, it, slot, v)
+            kd = kind[dst]
+            if kd == MERGE:
+                arrive(dst, it, slot, v)
+                continue
+            it.inputs[slot] = v
+            p = it.pending[dst] - 1
+            it.pending[dst] = p
+            if v is DEAD:
+                it.dead[dst] = True
+                if kd == EXIT:
+                    continue  # a dead Exit of a running loop does nothing (propagate)
+            if p == 0:
+                it.outstanding += 1
+                ready.append((dst, it))
 
     def control(k, it, dead):
         for dst in ctrl_out[k]:
@@ -416,10 +451,26 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
     def finish(k, it, outs, dead_node):
         propagate(k, it, outs, dead_node)
         it.outstanding -= 1
-        maybe_done(it.frame, it)
+        if not it.outstanding and not it.n_children:
+            maybe_done(it.frame, it)
+
+    def finish_one(k, it, v):
+        """finish() of a live single-output node of a kind without frame effects."""
+        edges = out_edges[k][0]
+        if edges:
+            send(edges, it, v)
+        if fetch_set and it.frame.parent_iter is None and (k, 0) in fetch_set:
+            fetched[(k, 0)] = v
+        if ctrl_out[k]:
+            control(k, it, False)
+        it.outstanding -= 1
+        if not it.outstanding and not it.n_children:
+            maybe_done(it.frame, it)
 
     clock = time.perf_counter
     get_ident = threading.get_ident
+    caller = get_ident()
+    timed = trace is not None  # times are taken for the trace only
 
     def run_remote(k, it, args):
         t0 = clock()
@@ -429,10 +480,35 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
         except BaseException as e:  # noqa: B036 - handed to the scheduling thread
             done_q.put((k, it, None, e, t0, clock(), get_ident()))
 
-    def async_done(k, it, t0):
+    def async_done(k, it, t0, box):
+        # `box` is [in the call, result, exc]: a call back on this thread while the
+        # kernel runs (a Send, a Recv whose value is there) completes inline
         def done(result=None, exc=None):
+            if box[0] and get_ident() == caller:
+                box[0] = False
+                box[1], box[2] = result, exc
+                box.append(clock() if timed else 0.0)
+                return
             done_q.put((k, it, result, exc, t0, clock(), None))
         return done
+
+    def completed(k, it, r, exc, t0, t1, tid):
+        """An asynchronous kernel's completion (on this thread)."""
+        if exc is not None:
+            if error[0] is None:
+                error[0] = kernel_error(ops[k], exc)
+            return
+        if error[0] is None:
+            if trace is not None:
+                record(k, it, r, t0, t1, tid)
+            if kind[k] == RECV and (r is DEAD or it.dead.get(k)):
+                # a dead value received, or a Recv with a dead control input: dead,
+                # also for what it orders
+                finish(k, it, (DEAD,), True)
+            elif len(out_edges[k]) == 1:
+                finish_one(k, it, r)
+            else:
+                finish(k, it, outs_of(k, r), False)
 
     def record(k, it, r, t0, t1, tid=None):
         nb = 0 if r is None else outputs_nbytes(r, len(out_edges[k]))
@@ -448,9 +524,52 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
         rit.outstanding += 1
         finish(k, rit, (v,), False)
 
+    # cheap synchronous kernels, untraced: the common case, run first
+    fast = prog.fast if trace is None else prog.slow
+    rdv = getattr(state, "rendezvous", None)
+    # plain transfers through an in-process rendezvous, untraced: run here (no kernel)
+    xfer = prog.xfer if trace is None and type(rdv) is LocalRendezvous else prog.slow
+    in_end, two_ports = prog.in_end, prog.two_ports
+    popleft = ready.popleft
+
+    def xkey_of(it):
+        fs = it.frame
+        it.xkey = ";%d:%d" % (fs.tag_id, it.number) if fs.tag_id else ";0:0"
+        return it.xkey
+
+    def finish_two(k, it, v0, v1):
+        """finish() of a live Switch or Merge (no frame effects)."""
+        e0, e1 = two_ports[k]
+        if e0:
+            send(e0, it, v0)
+        if e1:
+            send(e1, it, v1)
+        if fetch_set and it.frame.parent_iter is None:
+            if (k, 0) in fetch_set:
+                fetched[(k, 0)] = v0
+            if (k, 1) in fetch_set:
+                fetched[(k, 1)] = v1
+        if ctrl_out[k]:
+            control(k, it, False)
+        it.outstanding -= 1
+        if not it.outstanding and not it.n_children:
+            maybe_done(it.frame, it)
     while True:
         while ready and error[0] is None:
-            k, it = ready.popleft()
+            k, it = popleft()
+            if fast[k] and not it.dead:
+                try:
+                    r = fns[k](ctxs[k], *it.inputs[in_base[k]:in_end[k]])
+                except BaseException as e:  # noqa: B036
+                    if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                        raise
+                    error[0] = kernel_error(ops[k], e)
+                    break
+                if len(out_edges[k]) == 1:
+                    finish_one(k, it, r)
+                else:
+                    finish(k, it, outs_of(k, r), False)
+                continue
             kd = kind[k]
             base = in_base[k]
             if kd == MERGE:
@@ -458,7 +577,14 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
                 if i < 0:
                     finish(k, it, (DEAD, DEAD), True)
                 else:
-                    finish(k, it, (it.inputs[base + i], merge_index(i)), False)
+                    finish_two(k, it, it.inputs[base + i], merge_index(i))
+                continue
+            if kd == SWITCH and not it.dead:
+                v = it.inputs[base]
+                if it.inputs[base + 1]:
+                    finish_two(k, it, DEAD, v)
+                else:
+                    finish_two(k, it, v, DEAD)
                 continue
             if kd != TRIGGER and it.dead.get(k):
                 if kd < SEND:
@@ -475,18 +601,51 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
                 finish(k, it, (args[0],), False)
             elif kd == TRIGGER:
                 finish(k, it, (None,), False)
+            elif xfer[k] and kd == SEND:
+                # what the `_Send` kernel does, without its call back; keys carry the
+                # frame instance and iteration
+                v = args[0]
+                try:
+                    rdv.send(xfer[k] + (it.xkey or xkey_of(it)), v, v is DEAD)
+                except BaseException as e:  # noqa: B036
+                    if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                        raise
+                    error[0] = kernel_error(ops[k], e)
+                    break
+                finish_one(k, it, None)
+            elif xfer[k] and (entry := rdv.take(xfer[k] + (it.xkey or xkey_of(it)))) \
+                    is not None:
+                # a `_Recv` whose value is there (else its kernel waits for it)
+                if entry[1] or it.dead.get(k):
+                    finish(k, it, (DEAD,), True)
+                else:
+                    finish_one(k, it, entry[0])
             elif is_async[k]:
-                outstanding_remote[0] += 1
-                t0 = clock()
+                t0 = clock() if timed else 0.0
                 st = state
                 if kd >= SEND and it.frame.tag_id:  # keys carry frame and iteration
-                    st = _sr.InFrameState(state, it.frame.tag_id, it.number)
+                    st = it.xstate
+                    if st is None:
+                        st = it.xstate = _sr.InFrameState(state, it.frame.tag_id,
+                                                          it.number)
+                box = [True, None, None]
                 try:
-                    fns[k](ctxs[k], st, async_done(k, it, t0), *args)
+                    fns[k](ctxs[k], st, async_done(k, it, t0, box), *args)
                 except BaseException as e:  # noqa: B036 - reported like a later failure
                     if isinstance(e, (KeyboardInterrupt, SystemExit)):
                         raise
-                    done_q.put((k, it, None, e, t0, clock(), None))
+                    if box[0]:
+                        box[0] = False
+                        box[1], box[2] = None, e
+                        box.append(clock())
+                    else:  # it called back already: a failure after its completion
+                        outstanding_remote[0] += 1
+                        done_q.put((k, it, None, e, t0, clock(), None))
+                if box[0]:
+                    box[0] = False  # completes later (through done_q)
+                    outstanding_remote[0] += 1
+                else:
+                    completed(k, it, box[1], box[2], t0, box[3], None)
             elif cheap[k]:
                 if trace is not None:
                     t0 = clock()
@@ -499,7 +658,10 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
                     break
                 if trace is not None:
                     record(k, it, r, t0, clock())
-                finish(k, it, outs_of(k, r), False)
+                if len(out_edges[k]) == 1:
+                    finish_one(k, it, r)
+                else:
+                    finish(k, it, outs_of(k, r), False)
             else:
                 outstanding_remote[0] += 1
                 pool.submit(run_remote, k, it, args)
@@ -519,21 +681,8 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
                 None, None, "Timed out waiting for notification")
             state.cancel(error[0])
             continue
-        k, it, r, exc, t0, t1, tid = item
         outstanding_remote[0] -= 1
-        if exc is not None:
-            if error[0] is None:
-                error[0] = kernel_error(ops[k], exc)
-            continue
-        if error[0] is None:
-            if trace is not None:
-                record(k, it, r, t0, t1, tid)
-            if kind[k] == RECV and (r is DEAD or it.dead.get(k)):
-                # a dead value received, or a Recv with a dead control input: dead,
-                # also for what it orders
-                finish(k, it, (DEAD,), True)
-            else:
-                finish(k, it, outs_of(k, r), False)
+        completed(*item)
     if error[0] is not None:
         raise error[0]
     if rit.outstanding or rit.n_children:
