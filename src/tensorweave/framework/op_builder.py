@@ -132,6 +132,7 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
       ValueError: incompatible static shapes (from the shape function).
     """
     op_def = _reg.get_op_def(op_type)
+    given_attrs = attrs
     attrs = dict(attrs) if attrs else {}
     specs = op_def.inputs
     if len(inputs) != len(specs):
@@ -160,7 +161,13 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
             name = g.unique_name(name or op_type) + "/"
         scope = g.name_scope(name)
     with scope:
-        flat = _convert_inputs(op_type, op_def, specs, inputs, attrs)
+        try:
+            flat = _convert_inputs(op_type, op_def, specs, inputs, attrs)
+        except TypeError:
+            read = _read_reference_tensors(inputs)
+            if read is None:
+                raise
+            return apply_op(op_type, read, given_attrs, name=name)
     # 3. the container scope, then attr defaults and checks.
     if g._container and "container" in op_def.attrs and not attrs.get("container"):
         attrs["container"] = g._container
@@ -178,6 +185,11 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
             attrs[k] = v = _dt.as_dtype(v)
         allowed = op_def.attrs[k].allowed
         if allowed is not None and v not in allowed:
+            # a TF1 reference tensor (`g.get_tensor_by_name("w:0")`) used as a value:
+            # read its variable, as TF1 dereferences a ref input (off the hot path)
+            read = _read_reference_tensors(inputs) if v is _dt.resource else None
+            if read is not None:
+                return apply_op(op_type, read, given_attrs, name=name)
             raise TypeError("Value passed to parameter '%s' has DataType %s not in list of "
                             "allowed values: %s" % (_param_of(op_def, k), v.name,
                                                     ", ".join(a.name for a in allowed)))
@@ -185,6 +197,23 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
     op = g._create_op_raw(op_type, flat, output_dtypes(op_def, attrs), attrs, op_def, name)
     infer_shapes(op)
     return op
+
+
+def _read_reference_tensors(inputs: list) -> Optional[list]:
+    """`inputs` with each handle tensor of a variable made as a TF1 reference variable
+    replaced by a read of the variable; None when there is none."""
+    from tensorweave.ops.state.variables import variable_of_ref_tensor
+    found = False
+
+    def read(v):
+        nonlocal found
+        var = variable_of_ref_tensor(v)
+        if var is None:
+            return v
+        found = True
+        return var.value()
+    out = [[read(x) for x in v] if isinstance(v, (list, tuple)) else read(v) for v in inputs]
+    return out if found else None
 
 
 def _convert_inputs(op_type, op_def, specs, inputs, attrs) -> List[Tensor]:

@@ -121,3 +121,22 @@ def test_fetching_a_variable_by_its_tensor_name_gives_its_value(graph, sess):
     np.testing.assert_allclose(sess.run({"v": "w:0"})["v"], [5.0, 6.0])
     # a resource variable's handle is the handle, as in TF
     assert not isinstance(sess.run("r:0"), np.ndarray) or sess.run("r:0").dtype == object
+
+
+def test_a_variable_tensor_by_name_reads_as_a_tf1_reference_tensor(graph, sess):
+    # TF1 programs look variables up by name ("w:0", the reference tensor) and use them
+    # as values or as `ref` of tf.assign
+    w = tf.Variable([[1.0, 2.0], [3.0, 4.0]], name="w")
+    t = graph.get_tensor_by_name("w:0")
+    product = tf.matmul(t, t)
+    reset = tf.assign(t, np.eye(2, dtype=np.float32))
+    sess.run(tf.global_variables_initializer())
+    np.testing.assert_allclose(sess.run(product), [[7.0, 10.0], [15.0, 22.0]])
+    sess.run(reset)
+    np.testing.assert_allclose(sess.run(w), np.eye(2))
+    np.testing.assert_allclose(sess.run(product), np.eye(2))
+    # a resource variable's handle stays a handle: using it as a value is a TypeError
+    r = tf.Variable([1.0], name="r", use_resource=True)
+    with pytest.raises(TypeError, match="resource"):
+        tf.matmul(graph.get_tensor_by_name("r:0"), [[1.0]])
+    assert r.dtype == tf.float32

@@ -15,9 +15,12 @@ from tensorweave.ops.state import resource_variable_ops as rv
 
 
 def _variable(ref, fn_name: str):
-    from tensorweave.ops.state.variables import Variable
+    from tensorweave.ops.state.variables import Variable, variable_of_ref_tensor
     if isinstance(ref, Variable):
         return ref
+    var = variable_of_ref_tensor(ref)
+    if var is not None:  # `g.get_tensor_by_name("w:0")`: TF1's reference tensor of `w`
+        return var
     raise TypeError("%s requires a tf.Variable as `ref`, got %r (tensorweave has no "
                     "reference tensors)" % (fn_name, ref))
 

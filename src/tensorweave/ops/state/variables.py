@@ -565,6 +565,15 @@ class Variable(metaclass=_VariableMeta):
 _VARIABLE_OF_HANDLE_OP: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+def variable_of_ref_tensor(t) -> Optional["Variable"]:
+    """The variable made as a TF1 reference variable whose handle tensor is `t` (what
+    TF1 names `v:0`, its `float32_ref` tensor), else None."""
+    if not isinstance(t, Tensor) or t._op._type != "VarHandleOp":
+        return None
+    var = _VARIABLE_OF_HANDLE_OP.get(t._op)
+    return var if var is not None and var._feeds_reads else None
+
+
 def fetched_value_of_handle(op: Operation) -> Optional[Tensor]:
     """What fetching the output of the VarHandleOp `op` returns in TF1: the variable's
     value for a variable made as a TF1 reference variable (its handle tensor `v:0` is
