@@ -363,11 +363,60 @@ def test_cost_model_estimates(graph):
     nodes = {n.name: n for n in sg.nodes}
     assert model.compute_seconds(nodes["y"]) == pytest.approx(
         model.op_overhead_s + 2 * 128 * 64 * 32 / model.flops_per_second)
+    # elementwise work: output elements at the elementwise rate, not FLOPs
     assert model.compute_seconds(nodes["z"]) == pytest.approx(
-        model.op_overhead_s + 128 * 32 / model.flops_per_second)
+        model.op_overhead_s + 128 * 32 / model.elements_per_second)
     assert model.edge_bytes(nodes["y"], 0) == 128 * 32 * 4
-    assert model.transfer_seconds(4000) == pytest.approx(
-        model.transfer_latency_s + 4000 / model.transfer_bytes_per_second)
+    # host to host: references pass, latency only, whatever the size
+    assert model.transfer_seconds(4000) == model.transfer_seconds(4 << 20, "CPU", "CPU") \
+        == model.host_transfer_latency_s
+    # a device end copies: latency + bytes / rate, once per accelerator end
+    one_copy = model.device_transfer_latency_s + 4000 / model.device_bytes_per_second
+    assert model.transfer_seconds(4000, "CPU", "SIM") == pytest.approx(one_copy)
+    assert model.transfer_seconds(4000, "SIM", "CPU") == pytest.approx(one_copy)
+    assert model.transfer_seconds(4000, "SIM", "SIM") == pytest.approx(2 * one_copy)
+    assert model.cheap_below_s == min(model.host_transfer_latency_s,
+                                      model.device_transfer_latency_s)
+    custom = placer.CostModel(flops_per_second=1e9, elements_per_second=1e6,
+                              op_overhead_s=0.0)
+    assert custom.compute_seconds(nodes["z"]) == pytest.approx(128 * 32 / 1e6)
+
+
+def test_cost_model_defaults_are_the_calibrated_constants():
+    # fitted by benchmarks/calibrate_cost_model.py (CostModel's docstring)
+    model = placer.CostModel()
+    assert (model.flops_per_second, model.op_overhead_s, model.elements_per_second,
+            model.host_transfer_latency_s, model.device_transfer_latency_s,
+            model.device_bytes_per_second) == (1.27e11, 4.1e-7, 5.3e9, 3.2e-6, 8.2e-6,
+                                               2.4e10)
+    assert "calibrate_cost_model.py" in placer.CostModel.__doc__
+
+
+def test_calibrated_defaults_split_towers_and_keep_a_large_elementwise_chain(graph):
+    model = placer.CostModel()
+    x, out = _two_towers()
+    got = _placed([out], feeds=[x], strategy="cost_model", cost_model=model)
+    a = {got["mm_a%d" % k] for k in range(3)}
+    b = {got["mm_b%d" % k] for k in range(3)}
+    assert len(a) == 1 and len(b) == 1 and a != b, got
+    # a chain of elementwise ops on 512 x 512 tensors (~50 us each: not cheap) reads a
+    # matmul whose device then runs another matmul; the chain moves to the idle device
+    # as a whole (one transfer), never op by op
+    n = 512
+    x2 = tf.placeholder(tf.float32, [n, n], name="x2")
+    w = tf.constant(np.eye(n, dtype=np.float32), name="w2")
+    y2 = tf.matmul(x2, w, name="y2")
+    y1 = tf.matmul(y2, w, name="y1")
+    h, chain = y2, []
+    for k in range(8):
+        h = tf.sin(h, name="e%d" % k) if k % 2 else tf.multiply(h, 2.0, name="e%d" % k)
+        chain.append(h.op.name)
+    total = tf.add(y1, h, name="total")
+    nodes = {nd.name: nd for nd in plan_module.prune([total], [], [x2]).nodes}
+    assert model.compute_seconds(nodes["e0"]) > model.cheap_below_s
+    got = _placed([total], feeds=[x2], strategy="cost_model", cost_model=model)
+    assert got["y1"] == got["y2"]
+    assert {got[c] for c in chain} == {"CPU:0", "CPU:1"} - {got["y2"]}, got
 
 
 def test_placement_options_from_config():

@@ -280,35 +280,65 @@ class CostModel:
     """The estimates of the cost-model placer (white paper §3.2): compute seconds of a
     node and transfer seconds of an edge, from static shapes.
 
-    compute = op_overhead_s + FLOPs / flops_per_second, FLOPs from policy.static_cost
-    (matmuls, convolutions), else one per output element (elementwise work);
-    transfer = transfer_latency_s + bytes / transfer_bytes_per_second, bytes from the
-    static shape and dtype (unknown dimensions count `unknown_dim` elements).
-    An op is cheap when its compute costs less than one transfer's latency: the
-    placer never moves a cheap op away from its inputs' device.
+    compute = op_overhead_s + FLOPs / flops_per_second for the ops policy.static_cost
+    counts (matmuls, convolutions), else op_overhead_s + output elements /
+    elements_per_second (elementwise work, bound by memory, not by FLOPs);
+    transfer between two host devices (CPU to CPU in one process: references pass) =
+    host_transfer_latency_s; an edge with an accelerator end (its values cross by
+    copies) = device_transfer_latency_s + bytes / device_bytes_per_second per
+    accelerator end. Bytes come from the static shape and dtype (unknown dimensions
+    count `unknown_dim` elements).
+    An op is cheap when its compute costs less than the cheapest transfer's latency:
+    the placer never moves a cheap op away from its inputs' device.
+
+    The defaults are fitted on the 2-core development machine (OpenBLAS, NumPy 2.x) by
+    `python benchmarks/calibrate_cost_model.py OUT_JSON`, through Session.run (best of
+    repetitions, warm): the per-op slope of a chain of small adds; the one-BLAS-thread
+    float32 matmul rate (the simulated devices run side by side, one core each; the
+    library's default threads measured 0.9e11 to 2.2e11 FLOP/s); the rate of an add of
+    4M float32 elements; the Send/Recv cost between CPU:0 and CPU:1 (the same for 4 B
+    and 4 MB); the copy to the simulated accelerator SIM:0 (4 B and 4 MB).
     """
 
-    def __init__(self, flops_per_second: float = 2e10, op_overhead_s: float = 2e-6,
-                 transfer_latency_s: float = 5e-5,
-                 transfer_bytes_per_second: float = 4e9, unknown_dim: int = 32):
+    def __init__(self, flops_per_second: float = 1.27e11, op_overhead_s: float = 4.1e-7,
+                 elements_per_second: float = 5.3e9,
+                 host_transfer_latency_s: float = 3.2e-6,
+                 device_transfer_latency_s: float = 8.2e-6,
+                 device_bytes_per_second: float = 2.4e10, unknown_dim: int = 32):
         self.flops_per_second = flops_per_second
         self.op_overhead_s = op_overhead_s
-        self.transfer_latency_s = transfer_latency_s
-        self.transfer_bytes_per_second = transfer_bytes_per_second
+        self.elements_per_second = elements_per_second
+        self.host_transfer_latency_s = host_transfer_latency_s
+        self.device_transfer_latency_s = device_transfer_latency_s
+        self.device_bytes_per_second = device_bytes_per_second
         self.unknown_dim = unknown_dim
+
+    @property
+    def cheap_below_s(self) -> float:
+        """The compute time under which an op is cheap: the cheapest transfer."""
+        return min(self.host_transfer_latency_s, self.device_transfer_latency_s)
 
     def compute_seconds(self, n: Node) -> float:
         if n.type in _RUN_ANYWHERE or n.op is None:
             return 0.0
-        flops = static_cost(n) or sum(self._elements(t) for t in n.op._outputs[:n.n_out])
-        return self.op_overhead_s + flops / self.flops_per_second
+        flops = static_cost(n)
+        if flops:
+            return self.op_overhead_s + flops / self.flops_per_second
+        elements = sum(self._elements(t) for t in n.op._outputs[:n.n_out])
+        return self.op_overhead_s + elements / self.elements_per_second
 
     def edge_bytes(self, producer: Node, index: int) -> int:
         t = _tensor_of(producer, index)
         return self._elements(t) * max(1, t._dtype.size) if t is not None else 0
 
-    def transfer_seconds(self, nbytes: int) -> float:
-        return self.transfer_latency_s + nbytes / self.transfer_bytes_per_second
+    def transfer_seconds(self, nbytes: int, src_type: str = "CPU",
+                         dst_type: str = "CPU") -> float:
+        """Seconds to move `nbytes` from a device of type `src_type` to `dst_type`."""
+        copies = (src_type != "CPU") + (dst_type != "CPU")
+        if not copies:
+            return self.host_transfer_latency_s
+        return copies * (self.device_transfer_latency_s +
+                         nbytes / self.device_bytes_per_second)
 
     def _elements(self, t) -> int:
         dims = t.shape.as_list() if t.shape.rank is not None else None
@@ -370,7 +400,7 @@ class _CostModelPlacer:
     def _simulate(self, n: Node) -> None:
         g = self.group_of[id(n)]
         cost = self.model.compute_seconds(n)
-        cheap = cost < self.model.transfer_latency_s
+        cheap = cost < self.model.cheap_below_s
         placed = [(p, i) for p, i in n.inputs if self._device_of(p) is not None]
         if g.device is None and cheap and not placed:
             self.floating.add(id(n))
@@ -399,7 +429,8 @@ class _CostModelPlacer:
             if where is not d and not joins:
                 nbytes = self.model.edge_bytes(p, i)
                 moved += nbytes
-                at += self.model.transfer_seconds(nbytes)
+                src = where or self.group_of[id(p)].candidates[0]
+                at += self.model.transfer_seconds(nbytes, src.device_type, d.device_type)
             start = max(start, at)
         for c in n.control_inputs:
             start = max(start, self.finish.get(id(c), 0.0))
