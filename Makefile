@@ -27,6 +27,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/parallel_iterations.py benchmarks/out/extra_parallel_iterations.json
 	$(PY) benchmarks/devices.py benchmarks/out/extra_devices.json
 	$(PY) benchmarks/distributed_loop.py benchmarks/out/extra_distributed_loop.json
+	$(PY) benchmarks/parallel_iterations_devices.py benchmarks/out/extra_parallel_iterations_devices.json
 	$${TF_PYTHON:-$$HOME/.cache/tensorweave-bench-tf/bin/python} benchmarks/api_coverage.py \
 		dump benchmarks/out/tf_v1_names.json
 	$(PY) benchmarks/api_coverage.py check benchmarks/out/tf_v1_names.json \
@@ -34,7 +35,8 @@ bench: $(STAMP)
 	$(PY) benchmarks/results.py benchmarks/out benchmarks/out/extra_executor.json \
 		benchmarks/out/extra_build.json benchmarks/out/extra_pipeline.json \
 		benchmarks/out/extra_parallel_iterations.json benchmarks/out/extra_api_coverage.json \
-		benchmarks/out/extra_devices.json benchmarks/out/extra_distributed_loop.json
+		benchmarks/out/extra_devices.json benchmarks/out/extra_distributed_loop.json \
+		benchmarks/out/extra_parallel_iterations_devices.json
 
 clean:
 	rm -rf $(VENV) benchmarks/out
