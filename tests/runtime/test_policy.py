@@ -109,6 +109,31 @@ def test_rules_for_control_flow(graph):
     assert _choice([waits[1]], threads=1) == P.TAGGED
 
 
+def test_rule_tagged_for_heavy_kernels_that_overlap_within_an_iteration(graph):
+    # parallel_iterations=1, but each iteration holds two independent heavy matmuls:
+    # they can overlap on the pool (EuroSys Figure 12 with pi=1)
+    x = tf.placeholder(tf.float32, [500, 500])
+    y = tf.placeholder(tf.float32, [500, 500])
+
+    def body(i, a, b):
+        return i + 1, tf.matmul(a, x), tf.matmul(b, y)
+    pair = tf.while_loop(lambda i, a, b: i < 3, body, [0, x, y], parallel_iterations=1)
+    assert _choice([pair[1], pair[2]], threads=2) == P.TAGGED
+    assert _choice([pair[1], pair[2]], threads=1) == P.STRUCTURED
+    # a chain of heavy matmuls in one iteration cannot overlap
+    chain = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, tf.matmul(tf.matmul(a, x), y)),
+                          [0, x], parallel_iterations=1)
+    assert _choice([chain[1]], threads=2) == P.STRUCTURED
+    xs = np.random.RandomState(0).rand(500, 500).astype(np.float32) / 500
+    with tf.Session(config=tf.ConfigProto(inter_op_parallelism_threads=2)) as sess:
+        got = sess.run([pair[1], pair[2]], {x: xs, y: xs.T})
+    want_a, want_b = xs, xs.T
+    for _ in range(3):
+        want_a, want_b = want_a @ xs, want_b @ xs.T
+    np.testing.assert_allclose(got[0], want_a, rtol=1e-4)
+    np.testing.assert_allclose(got[1], want_b, rtol=1e-4)
+
+
 def test_missing_kernel_is_reported_by_the_decision(graph):
     registry.register_op("TestPolicyNoKernel", inputs=["x: float32"],
                          outputs=["y: float32"], shape=lambda op: op.inputs[0].shape)

@@ -117,8 +117,10 @@ def choose_executor(sg, policy: ExecutionPolicy) -> str:
     with control flow (any op of CONTROL_FLOW_OPS):
       1. TAGGED if the policy forces it (TW_EXECUTOR=tagged);
       2. TAGGED if a kernel is asynchronous (it must be able to wait);
-      3. TAGGED if there are >= 2 threads, a HEAVY kernel and a loop with
-         parallel_iterations > 1 (the heavy kernels of iterations can overlap);
+      3. TAGGED if there are >= 2 threads, a HEAVY kernel, and either a loop with
+         parallel_iterations > 1 (the heavy kernels of iterations can overlap) or two
+         HEAVY kernels at the same dataflow depth (independent within one iteration,
+         as in rule 6; loop back edges do not count);
       4. otherwise STRUCTURED (plan.build_plan falls back to TAGGED for the few graphs
          the structured compiler does not handle, frames.NotStructured);
     without control flow:
@@ -134,16 +136,17 @@ def choose_executor(sg, policy: ExecutionPolicy) -> str:
     if any(n.type in CONTROL_FLOW_OPS for n in nodes):
         if policy.forced_executor == TAGGED:
             return TAGGED
-        heavy = False
+        weights = []
         for n in nodes:
             if n.type in CONTROL_FLOW_OPS or n.type in ("_Feed", "Const"):
+                weights.append(CHEAP)
                 continue
             if is_async_node(n):
                 return TAGGED
-            heavy = heavy or node_weight(n, policy) == HEAVY
-        if heavy and policy.inter_op_threads >= 2 and any(
-                n.type == "Enter" and int(n.attrs.get("parallel_iterations", 10)) > 1
-                for n in nodes):
+            weights.append(node_weight(n, policy))
+        if HEAVY in weights and policy.inter_op_threads >= 2 and (
+                any(n.type == "Enter" and int(n.attrs.get("parallel_iterations", 10)) > 1
+                    for n in nodes) or heavy_kernels_can_overlap(nodes, weights)):
             return TAGGED
         return STRUCTURED
     weights = []
