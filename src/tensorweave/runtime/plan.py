@@ -24,7 +24,6 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
-from tensorweave.framework import errors
 from tensorweave.framework import registry as _reg
 from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.runtime import executor as _ex

@@ -35,7 +35,6 @@ import base64
 import json
 import logging
 import math
-import os
 import re
 from typing import Any, Dict, List, Optional
 
