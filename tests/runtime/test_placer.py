@@ -98,7 +98,20 @@ def test_colocate_with_places_ops_with_the_named_op(graph):
         c = tf.identity(b, name="c")
     got = _placed([c, a])
     assert got["c"] == got["a"] == "CPU:1"
-    assert got["b"] == "CPU:0"
+    assert got["b"] == "CPU:1"  # a constant follows its only consumer (TF's heuristic A)
+
+
+def test_a_constant_follows_its_consumers_only_when_they_agree(graph):
+    k = tf.constant(2.0, name="k")
+    k2 = tf.constant(3.0, name="k2")
+    with tf.device("/cpu:1"):
+        a = tf.identity(k, name="a")
+        b = tf.identity(k2, name="b")
+    with tf.device("/cpu:2"):
+        c = tf.identity(k2, name="c")
+    got = _placed([a, b, c], devices=DeviceManager({"CPU": 3}))
+    assert got["k"] == "CPU:1"
+    assert got["k2"] == "CPU:0"  # consumers on two devices: the default choice
 
 
 def test_the_named_op_constrains_its_group_even_when_not_in_the_step(graph):

@@ -88,9 +88,13 @@ def place(sg: StepGraph, devices: DeviceManager, allow_soft_placement: bool,
     if strategy == COST_MODEL and len(devices.devices) > 1 and \
             not any(n.type in CONTROL_FLOW_OPS for n in sg.nodes):
         _CostModelPlacer(sg, groups, group_of, cost_model or CostModel()).run()
+    generators = _generators(sg, groups)
+    for g in groups:
+        if g.device is None and id(g) not in generators:
+            g.device = _default_choice(g)
     for g in groups:
         if g.device is None:
-            g.device = _default_choice(g)
+            g.device = _generator_choice(g, generators[id(g)], group_of)
     for n in sg.nodes:
         n.device = group_of[id(n)].device
     if log_device_placement:
@@ -208,6 +212,22 @@ class ColocationGroup:
         return out
 
 
+def _colocated_with(graph) -> Dict[str, list]:
+    """{op name: the ops of `graph` that ask to be colocated with it}, cached on the
+    graph until it changes."""
+    stamp = (graph._version, graph._mutations)  # ops added, ops changed
+    cached = getattr(graph, "_tw_colocated_with", None)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    out: Dict[str, list] = {}
+    for op in graph._ops_by_name.values():
+        if op._colocation or "_class" in op._attrs:
+            for name in _colocation_names(op):
+                out.setdefault(name, []).append(op)
+    graph._tw_colocated_with = (stamp, out)
+    return out
+
+
 def colocation_groups(sg: StepGraph):
     """(groups, {id(node): group}) of the step graph (module docstring, step 1). Keys of
     the union-find are Operations (feed nodes: the Node itself) and "loc:@name" for a
@@ -229,12 +249,16 @@ def colocation_groups(sg: StepGraph):
             parent.setdefault(ra, ra)
 
     stack = [n.op for n in sg.nodes if n.type != "_Feed" and n.op is not None]
+    named_by = _colocated_with(stack[0]._graph) if stack else {}
     seen: Set[int] = set()
     while stack:  # follow resource edges and colocation names through the whole graph
         op = stack.pop()
         if id(op) in seen:
             continue
         seen.add(id(op))
+        for c in named_by.get(op._name, ()):  # ops colocated with this one, both ways,
+            union(op, c)                       # so every step sees the same group
+            stack.append(c)
         if op._colocation or "_class" in op._attrs:
             for name in _colocation_names(op):
                 target = op._graph._ops_by_name.get(name)
@@ -492,6 +516,38 @@ def _registered_types(op_type: str) -> List[str]:
 
 def _has_any_kernel(op_type: str) -> bool:
     return op_type in _RUN_ANYWHERE or bool(_registered_types(op_type))
+
+
+def _generators(sg: StepGraph, groups: Sequence[ColocationGroup]) -> Dict[int, list]:
+    """{id(group): the consumers of its node} for the groups TF's placer calls
+    generators: one unconstrained node with no inputs and one output (a constant, a
+    feed), which follows its consumers (TF1 placer's "heuristic A")."""
+    out: Dict[int, list] = {}
+    for g in groups:
+        if g.device is None and len(g.nodes) == 1 and len(g.ops) <= 1 and \
+                not g.requested_by:
+            n = g.nodes[0]
+            if not n.inputs and not n.control_inputs and n.n_out == 1:
+                out[id(g)] = []
+    if out:
+        by_node = {id(g.nodes[0]): g for g in groups if id(g) in out}
+        for n in sg.nodes:
+            for p in [p for p, _ in n.inputs] + list(n.control_inputs):
+                g = by_node.get(id(p))
+                if g is not None:
+                    out[id(g)].append(n)
+    return out
+
+
+def _generator_choice(g: ColocationGroup, consumers: list, group_of) -> Device:
+    """The device of a generator's consumers when they all share one it may take;
+    otherwise the default choice."""
+    devices = {id(group_of[id(c)].device): group_of[id(c)].device for c in consumers}
+    if len(devices) == 1:
+        (d,) = devices.values()
+        if d in g.candidates:
+            return d
+    return _default_choice(g)
 
 
 def _default_choice(g: ColocationGroup) -> Device:
