@@ -574,3 +574,13 @@ def test_a_device_function_that_places_only_variables_keeps_their_ops_with_them(
         out = sess.run([train, loss], {x: np.ones((2, 3), np.float32)})[1]
         np.testing.assert_allclose(out, 12.0)
         np.testing.assert_allclose(sess.run(w), np.full((3, 2), 0.8), rtol=1e-6)
+
+
+def test_an_op_colocated_with_a_variable_joins_its_group_in_every_step(graph):
+    v = tf.Variable(1.0, use_resource=True, name="v")
+    with tf.colocate_with(v.op):
+        s = tf.strings.as_string(v.read_value(), name="s")  # host-only: no SIM kernel
+    devices = DeviceManager({"CPU": 1, "SIM": 1})
+    init = _placed(targets=[v.initializer], devices=devices)  # `s` is not in this step
+    run = _placed([s], devices=devices)
+    assert init["v"] == run["v"] == run["s"] == "CPU:0"
