@@ -1,7 +1,14 @@
+import os
+
 import numpy as np
 import pytest
 
-import tensorweave as tf
+# The suite runs on the CPU devices, as CI does, also on a machine with CuPy and a GPU;
+# TW_TEST_GPU=1 gives sessions the GPU (tests/runtime/test_gpu_device.py needs it).
+if os.environ.get("TW_TEST_GPU") != "1":
+    os.environ["TW_DISABLE_GPU"] = "1"
+
+import tensorweave as tf  # noqa: E402
 
 
 @pytest.fixture

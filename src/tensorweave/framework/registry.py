@@ -169,13 +169,16 @@ def kernel(op_type: str, devices: Sequence[str] = ("CPU",), cheap: bool = True,
 
 
 # --- kernels by device type ------------------------------------------------------------
-# A kernel body is written against `ctx.xp`, so every kernel registered for "CPU" also
-# serves the simulated accelerator (NumPy-backed, runtime/devices.py), as one TF kernel
-# body is compiled for CPU and GPU (OSDI §3.3) -- except the ops a TF GPU has no kernel
-# for because their work is on the host. This is the one place that says which those
-# are: by the module the kernel is written in (a package prefix covers its modules), and
-# by op type for the host-only ops of mixed modules.
-ACCELERATOR_TYPES = ("SIM",)  # device types that reuse the CPU kernel bodies
+# A kernel body is written against `ctx.xp` (or NumPy functions, which dispatch to CuPy
+# for CuPy arrays), so a kernel registered for "CPU" also serves the accelerators, as one
+# TF kernel body is compiled for CPU and GPU (OSDI §3.3): every CPU kernel serves the
+# simulated accelerator (NumPy-backed, runtime/devices.py) and the kernels listed in
+# framework/gpu_kernels.py (those seen to run on CuPy arrays) serve the CuPy GPU --
+# except the ops a TF GPU has no kernel for because their work is on the host. This is
+# the one place that says which those are: by the module the kernel is written in (a
+# package prefix covers its modules), and by op type for the host-only ops of mixed
+# modules.
+ACCELERATOR_TYPES = ("GPU", "SIM")  # device types that reuse the CPU kernel bodies
 
 HOST_ONLY_MODULES: Dict[str, str] = {
     "tensorweave.ops.string": "string ops run on the host",
@@ -232,10 +235,16 @@ def _mirrored_kernel(op_type: str, device_type: str) -> Optional["KernelDef"]:
     k = _KERNELS.get((op_type, "CPU"))
     mirrored = None
     if k is not None and device_type in ACCELERATOR_TYPES and \
-            host_only_reason(op_type) is None:
+            host_only_reason(op_type) is None and \
+            (device_type != "GPU" or op_type in _gpu_kernel_ops()):
         mirrored = KernelDef(op_type, device_type, k.fn, k.cheap, k.is_async, k.where)
     _MIRRORED[key] = mirrored
     return mirrored
+
+
+def _gpu_kernel_ops() -> frozenset:
+    from tensorweave.framework import gpu_kernels
+    return gpu_kernels.GPU_KERNEL_OPS
 
 
 def get_kernel(op_type: str, device_type: str = "CPU") -> KernelDef:
@@ -249,6 +258,9 @@ def get_kernel(op_type: str, device_type: str = "CPU") -> KernelDef:
         from tensorweave.framework import errors
         have = kernel_device_types(op_type)
         reason = host_only_reason(op_type) if device_type in ACCELERATOR_TYPES else None
+        if reason is None and device_type == "GPU" and (op_type, "CPU") in _KERNELS:
+            reason = "its CPU kernel is not among those that run on CuPy arrays " \
+                     "(tensorweave/framework/gpu_kernels.py)"
         raise errors.NotFoundError(
             None, None, "No kernel registered for op %r on device type %s (kernels exist "
             "for: %s)%s" % (op_type, device_type, ", ".join(have) or "no device",

@@ -59,6 +59,8 @@ Where to change things:
 Other modules: config.py (ConfigProto, RunOptions, RunMetadata), placer.py (which device
 runs each node: colocation groups, merged requests, kernels per device type, TF1's
 default rule or the opt-in cost model), devices.py (devices and byte-counting
-allocators), resources.py (per-device resource containers), values.py (the dead token of
+allocators), gpu.py (the CuPy GPU device; framework/gpu_kernels.py lists the CPU kernel
+bodies that serve it; feeds and fetches on it are copied by the session, per
+Plan.feeds_to_device/fetches_to_host), resources.py (per-device resource containers), values.py (the dead token of
 control flow), optimizer.py (plan-time graph passes).
 """

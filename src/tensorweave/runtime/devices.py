@@ -186,6 +186,8 @@ class Device:
     """
 
     tracks_memory = False  # whether its allocator charges every kernel output
+    # whether its values are host (NumPy) values: feeds and fetches need no copy
+    host_memory = True
 
     def __init__(self, device_type: str, index: int, task: str = LOCAL_TASK,
                  memory_limit_bytes: Optional[int] = None):
@@ -239,6 +241,10 @@ class Device:
         def tracked(ctx, *args):
             return charge(fn(ctx, *args))
         return tracked
+
+    def device_constant(self, value):
+        """`value` (a constant's host value) as this device keeps it."""
+        return value
 
     def copy_to_host(self, value, op=None):
         """`value` in host memory (a CPU device's memory is host memory)."""
@@ -354,8 +360,9 @@ def _limits_from_config(config) -> tuple:
 class DeviceManager:
     """The devices of one session: `device_count['CPU']` CPU devices (at least one) and
     `device_count['SIM']` simulated accelerators (see the module docstring for memory
-    limits and copy latency). A 'GPU' count is accepted and gives no device (no GPU
-    here), as TF1 gives fewer GPUs than asked for when there are fewer."""
+    limits and copy latency), and the CuPy GPUs (runtime/gpu.py): all that CuPy sees
+    unless `device_count['GPU']` asks for fewer; asking for more gives those there are,
+    as TF1 does."""
 
     def __init__(self, device_count: Dict[str, int] = None,
                  memory_limits: Optional[Dict[str, int]] = None,
@@ -369,6 +376,12 @@ class DeviceManager:
         n_sim = counts.get("SIM", len(sim_limits))
         self.devices: List[Device] = [Device("CPU", i, memory_limit_bytes=limits.get("CPU"))
                                       for i in range(n_cpu)]
+        n_gpu = counts.get("GPU", None)
+        if n_gpu is None or n_gpu > 0:
+            from tensorweave.runtime import gpu as _gpu
+            available = _gpu.gpu_count()
+            for i in range(available if n_gpu is None else min(n_gpu, available)):
+                self.devices.append(_gpu.GPUDevice(i, memory_limit_bytes=limits.get("GPU")))
         for i in range(n_sim):
             limit = sim_limits[i] if i < len(sim_limits) else limits.get("SIM")
             self.devices.append(SimDevice(i, memory_limit_bytes=limit,

@@ -94,6 +94,10 @@ class Plan:
         self.dead_fetch: Tuple[int, ...] = ()
         self.needs_pool = False
         self.step_graphs: tuple = ()  # the step graph of each partition (one per device)
+        # (index, copy) of the feeds and fetches on devices that are not host memory
+        # (the GPU): feeds are copied in before a run, fetches out after it
+        self.feeds_to_device: tuple = ()
+        self.fetches_to_host: tuple = ()
 
     def partition_graphs(self) -> list:
         """One `tensorflow.GraphDef` per partition (RunOptions.output_partition_graphs)."""
@@ -212,7 +216,10 @@ class KernelBinder:
     def bind(self, n: _opt.Node):
         """(kernel fn, KernelContext, KernelDef or None for a constant) of node `n`."""
         if n.type == "Const":
-            fn, kd = _const_fn(n.value if n.value is not None else [n.attrs["value"]]), None
+            values = n.value if n.value is not None else [n.attrs["value"]]
+            if not n.device.host_memory:  # e.g. a constant on the GPU: copied there once
+                values = [n.device.device_constant(v) for v in values]
+            fn, kd = _const_fn(values), None
         else:
             kd = _reg.get_kernel(n.type, n.device.device_type)
             # a device that counts its memory (a limit, an accelerator) wraps the kernel;
@@ -334,15 +341,19 @@ def build_plan(fetches: Sequence[Tensor], targets: Sequence[Operation],
     if len(devices) > 1:  # one step graph per device, Send/Recv between them
         from tensorweave.runtime import partitioned_plan as _pp
         plan = _pp.build_partitioned_plan(sg, binder, policy)
-        plan.n_nodes_before_opt = n_before
-        return plan
-    executor = _policy.choose_executor(sg, policy)
-    if executor in (_policy.SEQUENTIAL, _policy.DATAFLOW):
-        plan = lower(sg, binder, policy, executor)
     else:
-        plan = _lower_control_flow(sg, binder, policy, executor)
+        executor = _policy.choose_executor(sg, policy)
+        if executor in (_policy.SEQUENTIAL, _policy.DATAFLOW):
+            plan = lower(sg, binder, policy, executor)
+        else:
+            plan = _lower_control_flow(sg, binder, policy, executor)
+        plan.step_graphs = (sg,)
     plan.n_nodes_before_opt = n_before
-    plan.step_graphs = (sg,)
+    plan.feeds_to_device = tuple((n.feed_index, n.device.copy_from_host) for n in sg.nodes
+                                 if n.type == "_Feed" and not n.device.host_memory)
+    plan.fetches_to_host = tuple((i, p.device.copy_to_host)
+                                 for i, (p, _) in enumerate(sg.fetches)
+                                 if not p.device.host_memory)
     return plan
 
 

@@ -293,8 +293,16 @@ class BaseSession:
             for d in self._device_manager.devices:
                 d.allocator.reset_peak()
         # TF kernels compute inf/NaN silently; NumPy would warn (once per step, not per op)
+        if plan.feeds_to_device:  # feeds of ops on the GPU
+            feed_values = list(feed_values)
+            for i, copy in plan.feeds_to_device:
+                feed_values[i] = copy(feed_values[i])
         with np.errstate(all="ignore"):
             out = plan.run(feed_values, self._env, options, trace)
+        if plan.fetches_to_host:
+            out = list(out)
+            for i, copy in plan.fetches_to_host:
+                out[i] = copy(out[i])
         if run_metadata is not None:  # one test when no metadata is asked for
             if trace is not None:
                 _fill_metadata(run_metadata, trace, self._device_manager)

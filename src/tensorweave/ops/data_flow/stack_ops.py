@@ -207,7 +207,7 @@ register_op("StackCloseV2", inputs=["handle: resource"], outputs=[],
 
 @kernel("StackV2")
 def _stack_kernel(ctx, max_size):
-    m = np.asarray(max_size)
+    m = max_size if hasattr(max_size, "ndim") else np.asarray(max_size)
     if m.ndim != 0:
         raise errors.InvalidArgumentError(None, ctx.op, "max_size must be a scalar")
     base = ctx.attrs["stack_name"] or ctx.op.name

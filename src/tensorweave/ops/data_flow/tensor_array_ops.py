@@ -245,7 +245,7 @@ def lookup_tensor_array(op, handle) -> TensorArrayResource:
 
 
 def _scalar_int(op, t, what: str) -> int:
-    a = np.asarray(t)
+    a = t if hasattr(t, "ndim") else np.asarray(t)  # a host or GPU array, or a scalar
     if a.ndim != 0:
         raise errors.InvalidArgumentError(None, op, "%s must be a scalar, got shape %s"
                                           % (what, _dims_str(a.shape)))
@@ -385,7 +385,7 @@ def _check_read_dtype(ctx, ta: TensorArrayResource) -> None:
 def _write_kernel(ctx, handle, index, value, flow):
     ta = lookup_tensor_array(ctx.op, handle)
     _check_write_dtype(ctx, ta)
-    ta.write(ctx.op, _scalar_int(ctx.op, index, "index"), np.asarray(value))
+    ta.write(ctx.op, _scalar_int(ctx.op, index, "index"), ctx.xp.asarray(value))
     return flow
 
 
@@ -418,7 +418,7 @@ def _stack_elements(ctx, ta: TensorArrayResource, elements, lead_shape) -> np.nd
 def _gather_kernel(ctx, handle, indices, flow):
     ta = lookup_tensor_array(ctx.op, handle)
     _check_read_dtype(ctx, ta)
-    idx = np.asarray(indices)
+    idx = ctx.xp.asarray(indices)
     if idx.ndim != 1:
         raise errors.InvalidArgumentError(None, ctx.op, "indices must be a vector, but "
                                           "saw shape: %s" % _dims_str(idx.shape))
@@ -429,8 +429,8 @@ def _gather_kernel(ctx, handle, indices, flow):
 def _scatter_kernel(ctx, handle, indices, value, flow):
     ta = lookup_tensor_array(ctx.op, handle)
     _check_write_dtype(ctx, ta)
-    idx = np.asarray(indices)
-    value = np.asarray(value)
+    idx = ctx.xp.asarray(indices)
+    value = ctx.xp.asarray(value)
     if idx.ndim != 1:
         raise errors.InvalidArgumentError(None, ctx.op, "Expected indices to be a vector, "
                                           "but received shape: %s" % _dims_str(idx.shape))
@@ -485,8 +485,8 @@ def _concat_kernel(ctx, handle, flow):
 def _split_kernel(ctx, handle, value, lengths, flow):
     ta = lookup_tensor_array(ctx.op, handle)
     _check_write_dtype(ctx, ta)
-    value = np.asarray(value)
-    lengths = np.asarray(lengths)
+    value = ctx.xp.asarray(value)
+    lengths = ctx.xp.asarray(lengths)
     if value.ndim == 0:
         raise errors.InvalidArgumentError(None, ctx.op, "Expected value to be at least a "
                                           "vector, but received shape: []")

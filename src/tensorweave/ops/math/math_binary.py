@@ -128,7 +128,7 @@ def _mul_no_nan(x, y):
 
 def _add(x, y):
     # Add (the op of imported graphs; tf.add builds AddV2) also concatenates strings
-    if np.asarray(x).dtype.kind in "OSU":
+    if getattr(x, "dtype", None) is None or x.dtype.kind in "OSU":
         return np.add(np.asarray(x, dtype=object), np.asarray(y, dtype=object))
     return operator.add(x, y)
 

@@ -429,7 +429,7 @@ def _make_fused_kernel(compute: Callable) -> Callable:
     # the executors run kernels with floating-point errors ignored (as TF computes inf/NaN
     # silently), so no errstate here: entering one costs more than the op at small sizes
     def run(ctx, y, dy):
-        return np.asarray(compute(y, dy)).astype(y.dtype, copy=False)
+        return ctx.xp.asarray(compute(y, dy)).astype(y.dtype, copy=False)
     return run
 
 

@@ -92,11 +92,18 @@ def _register_reduction(op_type: str, allowed, reduce_fn, input_dtype=None) -> N
     kernel(op_type)(_kernel)
 
 
+def _add_reduce(xp, x, ax, acc, keep):
+    # NumPy's add.reduce is np.sum without its Python wrapper (a few microseconds per
+    # call); other array modules (CuPy) have sum
+    if xp is np:
+        return np.add.reduce(x, axis=ax, dtype=acc, keepdims=keep)
+    return xp.sum(x, axis=ax, dtype=acc, keepdims=keep)
+
+
 def _sum(xp, x, ax, keep):
-    # add.reduce is np.sum without its Python wrapper (a few microseconds per call)
     if x.dtype in _LOW_PRECISION:
-        return xp.add.reduce(x, axis=ax, dtype=np.float32, keepdims=keep).astype(x.dtype)
-    return xp.add.reduce(x, axis=ax, dtype=x.dtype, keepdims=keep)
+        return _add_reduce(xp, x, ax, np.float32, keep).astype(x.dtype)
+    return _add_reduce(xp, x, ax, x.dtype, keep)
 
 
 def _mean(xp, x, ax, keep):
@@ -116,7 +123,7 @@ def _mean(xp, x, ax, keep):
         return xp.full(shape, np.nan, dtype=x.dtype)
     acc = np.float32 if x.dtype in _LOW_PRECISION else x.dtype
     # sum / count: the same value as xp.mean without its Python-level overhead
-    total = xp.add.reduce(x, axis=ax, dtype=acc, keepdims=keep)
+    total = _add_reduce(xp, x, ax, acc, keep)
     return (total / count).astype(x.dtype, copy=False)  # a Python int keeps the dtype
 
 

@@ -88,14 +88,27 @@ class VariableResource:
         the resource is its only owner, else a private copy. Pass it to `publish`."""
         if self.sole_owner() and self.value.flags.owndata:
             arr = self.value
-            arr.setflags(write=True)
+            _set_writeable(arr, True)
             return arr
-        return np.array(self.value, copy=True)
+        return _copy(self.value)
 
     def publish(self, arr: np.ndarray) -> None:
         """Installs `arr` (read-only from now on) as the value (call under `lock`)."""
-        arr.setflags(write=False)
+        _set_writeable(arr, False)
         self.value = arr
+
+
+def _copy(value):
+    """A private copy of an array in its own memory (host or GPU)."""
+    if type(value) is np.ndarray or not hasattr(value, "__cuda_array_interface__"):
+        return np.array(value, copy=True)
+    return value.copy()  # a CuPy array
+
+
+def _set_writeable(arr, flag: bool) -> None:
+    # only NumPy arrays can be made read-only; a GPU value is guarded by contract alone
+    if isinstance(arr, np.ndarray) and not hasattr(arr, "__cuda_array_interface__"):
+        arr.setflags(write=flag)
 
 
 def lookup_variable(handle: ResourceHandle, op) -> VariableResource:
@@ -145,8 +158,8 @@ def _owned_copy(value: np.ndarray) -> np.ndarray:
     private copy (a fed array stays the caller's)."""
     if isinstance(value, np.ndarray) and not value.flags.writeable and value.flags.owndata:
         return value
-    arr = np.array(value, copy=True)
-    arr.setflags(write=False)
+    arr = _copy(value)
+    _set_writeable(arr, False)
     return arr
 
 
@@ -383,7 +396,7 @@ def _make_update_kernel(op_type: str, ufunc):
                 arr = var.writable_value()
                 ufunc(arr, value, out=arr)
             else:
-                arr = np.asarray(ufunc(var.value, value))
+                arr = ctx.xp.asarray(ufunc(var.value, value))
             var.publish(arr)
         return None
     return _update_kernel
