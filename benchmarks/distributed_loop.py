@@ -17,6 +17,12 @@ time, in iterations per second. Each child first checks the loop's result and co
 the _Send nodes of its partition graphs. Target: tensorweave's rate at least
 TensorFlow's at each width.
 
+tensorweave runs such a loop, split across CPU devices of one process, as one compiled
+program (partitioned_plan.runs_fused: the devices share host memory, so the partitions'
+Send/Recv would pass references); the figure of its partitioned machinery (Send/Recv of
+the predicate each iteration, the Figure 6 state machine per device, which a remote
+partition needs) is measured too, with TW_FUSE_HOST_PARTITIONS=0.
+
 Usage: [TF_PYTHON=...] python benchmarks/distributed_loop.py OUT_JSON
 """
 import json
@@ -82,10 +88,11 @@ print(json.dumps(out))
 """
 
 
-def measure(python: str, impl: str, iters: int, steps: int, rounds: int) -> dict:
+def measure(python: str, impl: str, iters: int, steps: int, rounds: int,
+            **environ) -> dict:
     code = _CHILD.format(bench=BENCH_DIR, src=SRC, impl=impl, iters=iters, steps=steps,
                          rounds=rounds, widths=WIDTHS)
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", **environ)
     out = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env)
     if out.returncode != 0:
         raise RuntimeError("%s child failed:\n%s" % (impl, out.stderr[-3000:]))
@@ -95,21 +102,27 @@ def measure(python: str, impl: str, iters: int, steps: int, rounds: int) -> dict
 def main(out_path: str, tf_python: str, iters: int = 1000, steps: int = 20,
          rounds: int = 5) -> None:
     res = {"TensorFlow": measure(tf_python, "tensorflow", iters, steps, rounds),
-           "tensorweave": measure(sys.executable, "tensorweave", iters, steps, rounds)}
+           "tensorweave": measure(sys.executable, "tensorweave", iters, steps, rounds),
+           "tensorweave partitioned": measure(sys.executable, "tensorweave", iters, steps,
+                                              rounds, TW_FUSE_HOST_PARTITIONS="0")}
     tf_r, tw_r = res["TensorFlow"], res["tensorweave"]
+    part_r = res["tensorweave partitioned"]
     figures = {"setup": "ConfigProto(device_count={'CPU': 4}, inter_op_parallelism_threads="
                         "%d) for both; TensorFlow %s; %d iterations per step, %d steps in "
                         "%d rounds, best-block median" % (tw_r["threads"], tf_r["impl"],
                                                           iters, steps, rounds)}
     for w in WIDTHS:
         a, b = tf_r["widths"][str(w)], tw_r["widths"][str(w)]
+        c = part_r["widths"][str(w)]
         ratio = b["iterations_per_s"] / a["iterations_per_s"]
         figures["body over %d device%s" % (w, "s" if w > 1 else "")] = (
             "TensorFlow %.0f iterations/s (%d partitions, %d _Send), tensorweave %.0f "
-            "iterations/s (%d partitions, %d _Send): ratio %.2f (%s)"
+            "iterations/s (%d partitions, %d _Send): ratio %.2f (%s); tensorweave "
+            "partitioned (TW_FUSE_HOST_PARTITIONS=0) %.0f iterations/s: ratio %.2f"
             % (a["iterations_per_s"], a["partitions"], a["sends"], b["iterations_per_s"],
                b["partitions"], b["sends"], ratio,
-               "target met" if ratio >= 1.0 else "target NOT met"))
+               "target met" if ratio >= 1.0 else "target NOT met", c["iterations_per_s"],
+               c["iterations_per_s"] / a["iterations_per_s"]))
     write_extra(out_path, "Distributed-loop overhead, side by side with TensorFlow "
                 "(issue #14, EuroSys Figure 11 in miniature)",
                 "TF_PYTHON=~/.cache/tensorweave-bench-tf/bin/python python "

@@ -114,6 +114,10 @@ class _RoundRobin:
 
 
 def _install_spread(device_count, devices):
+    import os
+    # spread programs exercise the partitions and their Send/Recv, which a step whose
+    # control flow spans CPU devices would otherwise skip (partitioned_plan.runs_fused)
+    os.environ["TW_FUSE_HOST_PARTITIONS"] = "0"
     from tensorweave.framework import graph as _graph
     from tensorweave.runtime import session as _session
 

@@ -12,6 +12,14 @@ from tensorweave.runtime.plan import TaggedPlan
 DEV = "/job:localhost/replica:0/task:0/device:CPU:%d"
 
 
+@pytest.fixture(autouse=True)
+def _partitioned(monkeypatch):
+    """These tests are of the partitioned machinery, which a step spanning CPU devices
+    of one process skips by default (partitioned_plan.runs_fused; tested in
+    test_fused_partitions.py)."""
+    monkeypatch.setenv("TW_FUSE_HOST_PARTITIONS", "0")
+
+
 def _model(spread):
     d = (lambda k: "/cpu:%d" % k) if spread else (lambda k: "")
     with tf.device(d(1)):

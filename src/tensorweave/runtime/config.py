@@ -133,13 +133,16 @@ class _ConfigExperimental(_Message):
     ConfigProto(experimental={'placement': 'cost_model'}); and `transfer_compression`,
     also its own: "" (the default: off), "bfloat16" or "float16", the type float32
     tensors travel as between devices (lossy, white paper §5.5: narrowed by the `_Send`,
-    widened back to float32 by the `_Recv`; runtime/send_recv_ops.py)."""
+    widened back to float32 by the `_Recv`; runtime/send_recv_ops.py); and
+    `fuse_host_partitions`, its own too: True (the default) runs a step whose control
+    flow spans CPU devices of this process as one compiled program, False as
+    partitions exchanging Send/Recv (runtime/partitioned_plan.runs_fused)."""
 
     _fields = {"collective_group_leader": "", "executor_type": "", "recv_buf_max_chunk": 0,
                "use_numa_affinity": False, "disable_thread_spinning": False,
                "share_cluster_devices_in_session": False, "session_metadata": None,
                "optimize_for_static_graph": False, "disable_output_partition_graphs": False,
-               "placement": "", "transfer_compression": ""}
+               "placement": "", "transfer_compression": "", "fuse_host_partitions": True}
 
 
 class ConfigProto(_Message):

@@ -327,6 +327,28 @@ def check_control_flow(sg: _opt.StepGraph, devices: list) -> bool:
     return True
 
 
+def runs_fused(sg: _opt.StepGraph, binder, policy: _policy.ExecutionPolicy) -> bool:
+    """Whether the step graph `sg`, placed on several devices, runs as ONE compiled
+    program instead of partitions: its control flow spans devices, every device is a
+    CPU device of this process without a memory limit (host memory shared by all: a
+    Send/Recv between them would pass a reference), no transfer compression changes the
+    values, and the whole step is of cheap synchronous kernels that the structured
+    executor compiles. A loop split across such devices then costs what it costs on one
+    device (its kernels still run with their own device's context and resources),
+    instead of a Send/Recv of the predicate per iteration and device (EuroSys Figure
+    6); `RunOptions.output_partition_graphs` still reports the partitions it stands for.
+    Off with `policy.fuse_host_partitions` False."""
+    if not policy.fuse_host_partitions or \
+            transfer_compression(getattr(binder.session, "_config", None)) is not None:
+        return False
+    for d in _part.devices_of(sg):
+        if d.device_type != "CPU" or not d.host_memory or d.allocator.tracking:
+            return False
+    if not any(n.type in _policy.CONTROL_FLOW_OPS for n in sg.nodes):
+        return False  # no control flow: partitions already run inline or overlap
+    return _policy.choose_executor(sg, policy) == _policy.STRUCTURED
+
+
 def build_partitioned_plan(sg: _opt.StepGraph, binder,
                            policy: _policy.ExecutionPolicy) -> PartitionedPlan:
     """The PartitionedPlan of the placed, optimized step graph `sg`, whose nodes are on

@@ -94,15 +94,21 @@ class Plan:
         self.dead_fetch: Tuple[int, ...] = ()
         self.needs_pool = False
         self.step_graphs: tuple = ()  # the step graph of each partition (one per device)
+        # one program for a step spanning CPU devices (partitioned_plan.runs_fused)
+        self.fused = False
         # (index, copy) of the feeds and fetches on devices that are not host memory
         # (the GPU): feeds are copied in before a run, fetches out after it
         self.feeds_to_device: tuple = ()
         self.fetches_to_host: tuple = ()
 
     def partition_graphs(self) -> list:
-        """One `tensorflow.GraphDef` per partition (RunOptions.output_partition_graphs)."""
-        from tensorweave.runtime.partition import graph_def_of
-        return [graph_def_of(g) for g in self.step_graphs]
+        """One `tensorflow.GraphDef` per partition (RunOptions.output_partition_graphs);
+        a fused plan reports the partitions its one program stands for."""
+        from tensorweave.runtime.partition import graph_def_of, partition
+        graphs = self.step_graphs
+        if self.fused:
+            graphs = [p.graph for p in partition(self.step_graphs[0]).parts]
+        return [graph_def_of(g) for g in graphs]
 
     def run(self, feed_values, env: _ex.RunEnv, options=None, trace=None) -> list:
         """The fetched values of one run (`trace`: a StepTrace to fill, or None)."""
@@ -337,9 +343,12 @@ def build_plan(fetches: Sequence[Tensor], targets: Sequence[Operation],
             sg = _opt.fold_constants(sg, binder.run_for_folding)
             if opts.get("prune_noops"):
                 sg = _drop_unused(sg)
-    devices = {id(n.device) for n in sg.nodes}
-    if len(devices) > 1:  # one step graph per device, Send/Recv between them
+    fused = False
+    if len({id(n.device) for n in sg.nodes}) > 1:
         from tensorweave.runtime import partitioned_plan as _pp
+        fused = _pp.runs_fused(sg, binder, policy)
+    if len({id(n.device) for n in sg.nodes}) > 1 and not fused:
+        # one step graph per device, Send/Recv between them
         plan = _pp.build_partitioned_plan(sg, binder, policy)
     else:
         executor = _policy.choose_executor(sg, policy)
@@ -348,6 +357,7 @@ def build_plan(fetches: Sequence[Tensor], targets: Sequence[Operation],
         else:
             plan = _lower_control_flow(sg, binder, policy, executor)
         plan.step_graphs = (sg,)
+        plan.fused = fused
     plan.n_nodes_before_opt = n_before
     plan.feeds_to_device = tuple((n.feed_index, n.device.copy_from_host) for n in sg.nodes
                                  if n.type == "_Feed" and not n.device.host_memory)

@@ -49,21 +49,28 @@ class ExecutionPolicy:
       forced_executor: TAGGED when the environment sets TW_EXECUTOR=tagged (steps with
         control flow then always run on the tagged executor; tests use it to run both
         control-flow executors), else None.
+      fuse_host_partitions: whether a step whose control flow spans CPU devices of
+        this process runs as one compiled program (partitioned_plan.runs_fused) rather
+        than as partitions exchanging Send/Recv; on by default, off with
+        ConfigProto(experimental={'fuse_host_partitions': False}) or
+        TW_FUSE_HOST_PARTITIONS=0 (tests of the partitioned machinery use it).
 
     Tracing (RunOptions.trace_level) is per run and never changes the executor: every
     plan type has a traced run.
     """
 
-    __slots__ = ("inter_op_threads", "heavy_flops", "forced_executor")
+    __slots__ = ("inter_op_threads", "heavy_flops", "forced_executor",
+                 "fuse_host_partitions")
 
     def __init__(self, inter_op_threads: int = 1, heavy_flops: float = DEFAULT_HEAVY_FLOPS,
-                 forced_executor: Optional[str] = None):
+                 forced_executor: Optional[str] = None, fuse_host_partitions: bool = True):
         if forced_executor not in (None, TAGGED):
             raise ValueError("forced_executor must be None or %r, got %r"
                              % (TAGGED, forced_executor))
         object.__setattr__(self, "inter_op_threads", max(1, int(inter_op_threads)))
         object.__setattr__(self, "heavy_flops", float(heavy_flops))
         object.__setattr__(self, "forced_executor", forced_executor)
+        object.__setattr__(self, "fuse_host_partitions", bool(fuse_host_partitions))
 
     def __setattr__(self, name, value):
         raise AttributeError("ExecutionPolicy is immutable")
@@ -76,7 +83,11 @@ class ExecutionPolicy:
         threads = (config.inter_op_parallelism_threads if config else 0) or \
             (os.cpu_count() or 1)
         forced = TAGGED if environ.get("TW_EXECUTOR") == "tagged" else None
-        return cls(inter_op_threads=threads, forced_executor=forced)
+        fuse = environ.get("TW_FUSE_HOST_PARTITIONS", "1") != "0"
+        if config is not None:
+            fuse = fuse and bool(config.experimental.fuse_host_partitions)
+        return cls(inter_op_threads=threads, forced_executor=forced,
+                   fuse_host_partitions=fuse)
 
     def __repr__(self):
         return "ExecutionPolicy(inter_op_threads=%d, heavy_flops=%g, forced_executor=%r)" % (
