@@ -58,6 +58,10 @@ def test_reset_clears_named_containers_and_closes_sessions(graph, target):
             fresh.run(b)
 
 
-def test_unknown_target_is_unimplemented():
-    with pytest.raises(tf.errors.UnimplementedError, match="in-process"):
-        tf.Session("grpc://localhost:2222")
+def test_unknown_targets_are_refused():
+    with pytest.raises(tf.errors.InvalidArgumentError, match="grpc://host:port"):
+        tf.Session("tcp://localhost:2222")
+    from tensorweave.distribute.server import free_port
+    config = tf.ConfigProto(operation_timeout_in_ms=300)  # nothing listens there
+    with pytest.raises(tf.errors.UnavailableError, match="did not answer"):
+        tf.Session("grpc://localhost:%d" % free_port(), config=config)

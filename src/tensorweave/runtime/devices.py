@@ -367,36 +367,35 @@ class DeviceManager:
     def __init__(self, device_count: Dict[str, int] = None,
                  memory_limits: Optional[Dict[str, int]] = None,
                  sim_memory_limits: Optional[List[int]] = None,
-                 copy_latency_s: float = 0.0):
+                 copy_latency_s: float = 0.0, task: str = LOCAL_TASK):
         retain_freed_host_memory()
         counts = {k.upper(): int(v) for k, v in (device_count or {}).items()}
         limits = memory_limits or {}
         sim_limits = list(sim_memory_limits or [])
         n_cpu = max(counts.get("CPU", 1), 1)
         n_sim = counts.get("SIM", len(sim_limits))
-        self.devices: List[Device] = [Device("CPU", i, memory_limit_bytes=limits.get("CPU"))
+        self.devices: List[Device] = [Device("CPU", i, task, limits.get("CPU"))
                                       for i in range(n_cpu)]
         n_gpu = counts.get("GPU", None)
         if n_gpu is None or n_gpu > 0:
             from tensorweave.runtime import gpu as _gpu
             available = _gpu.gpu_count()
             for i in range(available if n_gpu is None else min(n_gpu, available)):
-                self.devices.append(_gpu.GPUDevice(i, memory_limit_bytes=limits.get("GPU")))
+                self.devices.append(_gpu.GPUDevice(i, task, limits.get("GPU")))
         for i in range(n_sim):
             limit = sim_limits[i] if i < len(sim_limits) else limits.get("SIM")
-            self.devices.append(SimDevice(i, memory_limit_bytes=limit,
-                                          copy_latency_s=copy_latency_s))
+            self.devices.append(SimDevice(i, task, limit, copy_latency_s))
         self.by_name = {d.name: d for d in self.devices}
         self.default = self.devices[0]
 
     @classmethod
-    def from_config(cls, config) -> "DeviceManager":
-        """The devices a ConfigProto (or None) asks for."""
+    def from_config(cls, config, task: str = LOCAL_TASK) -> "DeviceManager":
+        """The devices a ConfigProto (or None) asks for, named under `task`."""
         if config is None:
-            return cls()
+            return cls(task=task)
         per_type, sim = _limits_from_config(config)
         latency_ms = getattr(config, "sim_copy_latency_ms", 0.0) or 0.0
-        return cls(config.device_count, per_type, sim, latency_ms / 1000.0)
+        return cls(config.device_count, per_type, sim, latency_ms / 1000.0, task)
 
     @property
     def device_types(self) -> List[str]:

@@ -130,9 +130,12 @@ class PartitionedPlan(Plan):
             isinstance(p, TaggedPlan) and _tagged.cooperative(p.program)
             for p in self.plans)
 
-    def run(self, feed_values, env: _ex.RunEnv, options=None, trace=None) -> list:
+    def run(self, feed_values, env: _ex.RunEnv, options=None, trace=None,
+            rendezvous=None) -> list:
+        """The step's fetches (`rendezvous`: the step's, when a cluster task runs its
+        partitions of a step; a new LocalRendezvous otherwise)."""
         ms = (options.timeout_in_ms if options is not None else 0) or env.timeout_ms
-        rendezvous = LocalRendezvous()
+        rendezvous = rendezvous if rendezvous is not None else LocalRendezvous()
         state = TransferStepState(rendezvous, time.monotonic() + ms / 1000.0
                                   if ms > 0 else None)
         state.add_cancel_callback(rendezvous.abort)
@@ -349,29 +352,54 @@ def runs_fused(sg: _opt.StepGraph, binder, policy: _policy.ExecutionPolicy) -> b
     return _policy.choose_executor(sg, policy) == _policy.STRUCTURED
 
 
-def build_partitioned_plan(sg: _opt.StepGraph, binder,
-                           policy: _policy.ExecutionPolicy) -> PartitionedPlan:
+def build_partitioned_plan(sg: _opt.StepGraph, binder, policy: _policy.ExecutionPolicy,
+                           local=None) -> PartitionedPlan:
     """The PartitionedPlan of the placed, optimized step graph `sg`, whose nodes are on
     more than one device; float32 transfers are compressed when the session's ConfigProto
-    asks for it (experimental.transfer_compression, send_recv_ops.py)."""
+    asks for it (experimental.transfer_compression, send_recv_ops.py).
+
+    `local(device) -> bool`, when given, keeps only the partitions of the devices it
+    accepts (a task of a cluster runs its own; the others run in other processes and
+    meet these through a remote rendezvous): the plan's fetch_map then lists only the
+    step's fetches those partitions produce, as (step fetch index, (k, j)) pairs in
+    `local_fetches`, and its partitions always run on threads."""
     spanning = check_control_flow(sg, _part.devices_of(sg))
     parts = _part.partition(sg, transfer_compression(getattr(binder.session, "_config",
                                                               None)))
     if not spanning:  # a gate that may be dead would make its Recv dead
         _recv_scheduling.schedule_recvs_late(parts)  # white paper §5.2
-    plans = []
-    for p in parts.parts:
-        if spanning:  # dead and in-frame values cross devices: every partition is tagged
-            plans.append(TaggedPlan(_tagged.compile_tagged(p.graph, binder, policy)))
-            continue
-        executor = _policy.choose_executor(p.graph, policy)
-        if executor in (_policy.SEQUENTIAL, _policy.DATAFLOW):
-            plans.append(lower(p.graph, binder, policy, executor))
-        else:  # the partition holding the step's control flow
-            plans.append(_lower_control_flow(p.graph, binder, policy, executor))
+    if local is not None:
+        return _local_plan(parts, spanning, binder, policy, local)
+    plans = [_lower_part(p, spanning, binder, policy) for p in parts.parts]
     return PartitionedPlan(plans, parts.devices, [p.feed_indices for p in parts.parts],
                            parts.fetch_map, [p.graph for p in parts.parts],
                            _inline_order(parts, plans))
+
+
+def _lower_part(p, spanning: bool, binder, policy):
+    if spanning:  # dead and in-frame values cross devices: every partition is tagged
+        return TaggedPlan(_tagged.compile_tagged(p.graph, binder, policy))
+    executor = _policy.choose_executor(p.graph, policy)
+    if executor in (_policy.SEQUENTIAL, _policy.DATAFLOW):
+        return lower(p.graph, binder, policy, executor)
+    return _lower_control_flow(p.graph, binder, policy, executor)
+
+
+def _local_plan(parts: _part.Partitions, spanning: bool, binder, policy, local):
+    keep = [k for k, p in enumerate(parts.parts) if local(p.device)]
+    index = {k: i for i, k in enumerate(keep)}
+    plans = [_lower_part(parts.parts[k], spanning, binder, policy) for k in keep]
+    fetch_map, local_fetches = [], []
+    for g, (k, j) in enumerate(parts.fetch_map):
+        if k in index:
+            local_fetches.append(g)
+            fetch_map.append((index[k], j))
+    plan = PartitionedPlan(plans, [parts.parts[k].device for k in keep],
+                           [parts.parts[k].feed_indices for k in keep], fetch_map,
+                           [parts.parts[k].graph for k in keep], None)
+    plan.interleaved = False  # a Recv may wait on another process: partitions on threads
+    plan.local_fetches = tuple(local_fetches)
+    return plan
 
 
 def _inline_order(parts: _part.Partitions, plans: list):

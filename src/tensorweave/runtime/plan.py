@@ -334,15 +334,7 @@ def build_plan(fetches: Sequence[Tensor], targets: Sequence[Operation],
     n_before = len(sg.nodes)
     place(sg, binder.devices, allow_soft_placement,
           *_placer.placement_options(getattr(binder.session, "_config", None)))
-    if not any(n.type in CONTROL_FLOW_OPS for n in sg.nodes):
-        if opts.get("prune_noops"):
-            sg = _opt.remove_dead_noops(sg)
-        if opts.get("cse"):
-            sg = _opt.eliminate_common_subexpressions(sg)
-        if opts.get("fold"):
-            sg = _opt.fold_constants(sg, binder.run_for_folding)
-            if opts.get("prune_noops"):
-                sg = _drop_unused(sg)
+    sg = optimize(sg, binder, opts)
     fused = False
     if len({id(n.device) for n in sg.nodes}) > 1:
         from tensorweave.runtime import partitioned_plan as _pp
@@ -365,6 +357,23 @@ def build_plan(fetches: Sequence[Tensor], targets: Sequence[Operation],
                                  for i, (p, _) in enumerate(sg.fetches)
                                  if not p.device.host_memory)
     return plan
+
+
+def optimize(sg: _opt.StepGraph, binder: KernelBinder, opts: Dict[str, bool]):
+    """The placed step graph `sg` after the graph optimizations `opts` asks for (steps
+    without control flow only). Deterministic: tasks that optimize the same placed step
+    graph get the same nodes and names (distributed workers rely on it)."""
+    if any(n.type in CONTROL_FLOW_OPS for n in sg.nodes):
+        return sg
+    if opts.get("prune_noops"):
+        sg = _opt.remove_dead_noops(sg)
+    if opts.get("cse"):
+        sg = _opt.eliminate_common_subexpressions(sg)
+    if opts.get("fold"):
+        sg = _opt.fold_constants(sg, binder.run_for_folding)
+        if opts.get("prune_noops"):
+            sg = _drop_unused(sg)
+    return sg
 
 
 def _lower_control_flow(sg, binder, policy, executor: str) -> Plan:

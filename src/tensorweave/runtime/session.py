@@ -209,17 +209,23 @@ class BaseSession:
 
     def __init__(self, target: str = "", graph: Optional[Graph] = None,
                  config: Optional[ConfigProto] = None):
-        if target not in ("", None) and not str(target).startswith("local://"):
-            from tensorweave.framework.errors import UnimplementedError
-            raise UnimplementedError(None, None, "Session target %r: only the in-process "
-                                     "runtime ('' or 'local://NAME') is available in this "
-                                     "build" % (target,))
+        target = target.decode() if isinstance(target, bytes) else (target or "")
+        self._master = None
+        if target.startswith("grpc://"):  # a cluster: the master plans, tasks run
+            from tensorweave.distribute.master import Master
+            self._master = Master(target, config)
+        elif target and not target.startswith("local://"):
+            from tensorweave.framework.errors import InvalidArgumentError
+            raise InvalidArgumentError(None, None, "Session target %r: expected '' or "
+                                       "'local://NAME' (this process) or 'grpc://host:port'"
+                                       " (a task of a cluster)" % (target,))
         self._graph = graph if graph is not None else get_default_graph()
         if not isinstance(self._graph, Graph):
             raise TypeError("graph must be a tf.Graph, but got %s" % type(self._graph))
         self._config = config
-        self._target = target or ""
-        self._device_manager = _devices_for_target(self._target, config)
+        self._target = target
+        self._device_manager = self._master.devices if self._master is not None else \
+            _devices_for_target(self._target, config)
         self._allow_soft_placement = bool(config and config.allow_soft_placement)
         self._policy = ExecutionPolicy.from_config(config)
         self._opts = optimizations_enabled(config)
@@ -276,8 +282,13 @@ class BaseSession:
                     if not self._graph.is_feedable(t):
                         raise ValueError("Tensor %s may not be fed." % t.name)
                 stamp = self._graph._mutations
-                plan = _plan.build_plan(fetches, targets, feeds, self._binder, self._policy,
-                                        self._opts, self._allow_soft_placement)
+                if self._master is not None:
+                    plan = self._master.build_plan(self._graph, fetches, targets, feeds,
+                                                   self._allow_soft_placement)
+                else:
+                    plan = _plan.build_plan(fetches, targets, feeds, self._binder,
+                                            self._policy, self._opts,
+                                            self._allow_soft_placement)
                 plan.stamp = stamp
                 if plan.needs_pool and self._env.pool is None and not self._env.closed:
                     self._env.pool = _ex.ThreadPool(self._policy.inter_op_threads)
@@ -467,7 +478,9 @@ class BaseSession:
         self._op_state.clear()
         if self._session_tensors is not None:
             self._session_tensors.clear()
-        if not self._target:  # a target's resources outlive its sessions, until reset
+        if self._master is not None:
+            self._master.close()
+        elif not self._target:  # a target's resources outlive its sessions, until reset
             for d in self._device_manager.devices:
                 d.resources.clear()
 
@@ -511,7 +524,10 @@ class BaseSession:
             container); None clears all.
           config: accepted for compatibility.
         """
-        target = target or ""
+        target = target.decode() if isinstance(target, bytes) else (target or "")
+        if target.startswith("grpc://"):
+            from tensorweave.distribute.master import Master
+            Master.reset(target, containers, config)
         for s in list(_LIVE_SESSIONS):
             if s._target == target and not s._closed:
                 if not target:

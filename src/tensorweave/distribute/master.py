@@ -1,0 +1,261 @@
+"""The master of a session on a cluster (`Session("grpc://host:port")`, OSDI 2016 §3.3).
+
+It runs in the client's process. On creation it asks the target task for the cluster
+and every task for its devices (waiting for tasks that are not up yet, within the
+session's operation timeout or 60 s). For each step signature it prunes the step and
+places it over the devices of the whole cluster (runtime/placer.py: job/task/device
+constraints, colocation, TF1's default rule, where unconstrained ops go to the target
+task), registers the graph with each participating task (again when the graph has
+grown) and the signature with the placement; the tasks derive the same partitions
+(distribute/worker.py). A step is then one RunGraph call per participating task,
+carrying that task's feeds and returning its fetches; the first failure aborts the step
+on every other task (AbortStep), so a step never hangs on a lost peer.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+import uuid
+from typing import Dict, List, Optional
+
+from tensorweave.distribute import wire
+from tensorweave.distribute.cluster import ClusterSpec
+from tensorweave.distribute.server import Channels, parse_task
+from tensorweave.distribute.worker import ClusterDevices, task_of
+from tensorweave.framework import errors
+from tensorweave.runtime import placer as _placer
+from tensorweave.runtime import plan as _plan
+
+CONNECT_TIMEOUT_S = 60.0
+
+
+def _address_of(target: str) -> str:
+    if not target.startswith("grpc://"):
+        raise errors.InvalidArgumentError(None, None, "Not a gRPC target: %r" % target)
+    return target[len("grpc://"):]
+
+
+def _status(channels: Channels, task: str, deadline: float) -> dict:
+    """GetStatus of `task`, waiting for it to come up until `deadline`."""
+    import grpc
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            fut = channels._stub(task, "GetStatus").future(
+                wire.pack({}), timeout=max(0.1, min(left, 5.0)), wait_for_ready=True,
+                metadata=channels._metadata)
+            meta, _ = wire.unpack(fut.result())
+            wire.raise_error(meta, task)
+            return meta
+        except grpc.RpcError as e:
+            if e.code() in (grpc.StatusCode.UNAUTHENTICATED,
+                            grpc.StatusCode.PERMISSION_DENIED):
+                from tensorweave.distribute.server import rpc_error
+                raise rpc_error(task, e) from None
+            if time.monotonic() >= deadline:
+                raise errors.UnavailableError(
+                    None, None, "Task %s did not answer within the session's connect "
+                    "timeout: %s" % (task, e.details() if hasattr(e, "details") else e)) \
+                    from None
+
+
+class Master:
+    """The master of one client session on the cluster of `target`."""
+
+    def __init__(self, target: str, config=None):
+        self.config = config
+        timeout_ms = int(config.operation_timeout_in_ms) if config else 0
+        deadline = time.monotonic() + (timeout_ms / 1000.0 if timeout_ms
+                                       else CONNECT_TIMEOUT_S)
+        address = _address_of(target)
+        boot = Channels(ClusterSpec({"target": [address]}))
+        try:
+            status = _status(boot, "/job:target/replica:0/task:0", deadline)
+        finally:
+            boot.close()
+        self.cluster = ClusterSpec(status["cluster"])
+        self.target_task = status["task"]
+        self.channels = Channels(self.cluster)
+        tasks = [self.target_task] + sorted(
+            (t for t in self._all_tasks() if t != self.target_task), key=parse_task)
+        tasks = [t for t in tasks if t == self.target_task or self._wanted(t)]
+        listed: List[dict] = []
+        for t in tasks:
+            listed.extend(_status(self.channels, t, deadline)["devices"])
+        self.device_list = listed
+        self.devices = ClusterDevices(listed)
+        self.handle = uuid.uuid4().hex
+        self._graph_version = None   # (graph._version, graph._mutations) registered
+        self._version = 0            # the number the tasks know that graph by
+        self._registered: Dict[str, int] = {}  # task -> version registered there
+        self._done: Dict[str, List[int]] = {}  # task -> finished step ids to report
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def _all_tasks(self) -> List[str]:
+        return ["/job:%s/replica:0/task:%d" % (job, i) for job in self.cluster.jobs
+                for i in self.cluster.task_indices(job)]
+
+    def _wanted(self, task: str) -> bool:
+        filters = list(getattr(self.config, "device_filters", None) or []) \
+            if self.config is not None else []
+        if not filters:
+            return True
+        from tensorweave.framework.device_spec import DeviceSpec
+        job, index = parse_task(task)
+        for f in filters:
+            spec = DeviceSpec.from_string(f)
+            if spec.job in (None, job) and spec.task in (None, index):
+                return True
+        return False
+
+    # --- plans --------------------------------------------------------------------------
+    def build_plan(self, graph, fetches, targets, feeds, allow_soft_placement: bool):
+        """The RemotePlan of one step signature."""
+        sg = _plan.prune(fetches, targets, feeds)
+        _placer.place(sg, self.devices, allow_soft_placement,
+                      *_placer.placement_options(self.config))
+        assignment = {n.name: n.device.name for n in sg.nodes}
+        tasks = sorted({task_of(d) for d in assignment.values()}, key=parse_task)
+        version = self._register(graph, tasks)
+        sig = uuid.uuid4().hex
+        fetch_task: Dict[int, tuple] = {}
+        meta = {"handle": self.handle, "version": version, "step": sig,
+                "fetches": [t.name for t in fetches], "targets": [o.name for o in targets],
+                "feeds": [t.name for t in feeds], "assignment": assignment}
+        for t in tasks:
+            out, _ = self.channels.call(t, "RegisterStep", meta)
+            for j, g in enumerate(out["fetches"]):
+                fetch_task[g] = (t, j)
+        feed_task: Dict[str, List[int]] = {t: [] for t in tasks}
+        for n in sg.nodes:
+            if n.type == "_Feed":
+                feed_task[task_of(n.device.name)].append(n.feed_index)
+        plan = RemotePlan(self, sig, version, tasks, feed_task,
+                          [fetch_task[i] for i in range(len(fetches))])
+        plan.n_nodes_before_opt = len(sg.nodes)
+        return plan
+
+    def _register(self, graph, tasks: List[str]) -> int:
+        """The version number of `graph` on the tasks, registering it where needed."""
+        from tensorweave.framework import graph_def_proto
+        with self._lock:
+            key = (graph._version, graph._mutations)
+            if key != self._graph_version:
+                self._graph_version = key
+                self._version += 1
+                self._graph_bytes = graph_def_proto.graph_to_proto(graph).SerializeToString()
+            version = self._version
+            todo = [t for t in tasks if self._registered.get(t) != version]
+            data = self._graph_bytes
+        for t in todo:
+            self.channels.call(t, "RegisterGraph", {
+                "handle": self.handle, "version": version, "devices": self.device_list,
+                "optimize": True}, [data])
+            with self._lock:
+                self._registered[t] = version
+        return version
+
+    def take_done(self, task: str) -> List[int]:
+        with self._lock:
+            return self._done.pop(task, [])
+
+    def add_done(self, tasks, step_id: int) -> None:
+        with self._lock:
+            for t in tasks:
+                self._done.setdefault(t, []).append(step_id)
+
+    def close(self) -> None:
+        """Forgets this session's graph on every task it registered it with."""
+        if self._closed:
+            return
+        self._closed = True
+        for t in list(self._registered):
+            try:
+                self.channels.call(t, "CloseGraph", {"handle": self.handle}, timeout=5.0)
+                done = self.take_done(t)
+                if done:
+                    self.channels.call(t, "CleanupSteps", {"step_ids": done}, timeout=5.0)
+            except errors.OpError:
+                pass  # a lost task holds nothing for us any more
+        self.channels.close()
+
+    @staticmethod
+    def reset(target: str, containers=None, config=None) -> None:
+        """Clears resource containers on every task of the cluster of `target`."""
+        master = Master(target, config)
+        try:
+            for t in master._all_tasks():
+                master.channels.call(t, "Reset", {"containers": list(containers or [])},
+                                     timeout=10.0)
+        finally:
+            master.close()
+
+
+class RemotePlan(_plan.Plan):
+    """One step signature on a cluster: the tasks that run it, which feeds go to which
+    task, and which task returns each fetch."""
+
+    executor = "remote"
+
+    def __init__(self, master: Master, sig: str, version: int, tasks: List[str],
+                 feed_task: Dict[str, List[int]], fetch_task: List[tuple]):
+        _plan.Plan.__init__(self)
+        self.master, self.sig, self.version = master, sig, version
+        self.tasks = tasks
+        self.feed_task = feed_task
+        self.fetch_task = fetch_task
+
+    def run(self, feed_values, env, options=None, trace=None) -> list:
+        m = self.master
+        step_id = int.from_bytes(os.urandom(8), "little") >> 1
+        timeout_ms = (options.timeout_in_ms if options is not None else 0) or \
+            (int(m.config.operation_timeout_in_ms) if m.config else 0)
+        timeout = timeout_ms / 1000.0 if timeout_ms else None
+        done: "queue.SimpleQueue" = queue.SimpleQueue()
+        for t in self.tasks:
+            idx = self.feed_task[t]
+            meta = {"handle": m.handle, "version": self.version, "step": self.sig,
+                    "step_id": step_id, "feed_indices": idx, "timeout_ms": timeout_ms,
+                    "done_steps": m.take_done(t)}
+            fut = m.channels.call_async(t, "RunGraph", wire.pack(
+                meta, [wire.encode_tensor(feed_values[i]) for i in idx]), timeout)
+            fut.add_done_callback(lambda f, t=t: done.put((t, f)))
+        outputs: Dict[str, list] = {}
+        failures = []
+        for _ in self.tasks:
+            t, fut = done.get()
+            try:
+                meta, tensors = wire.unpack(m.channels.result(t, fut))
+                wire.raise_error(meta, t)
+                outputs[t] = [wire.decode_tensor(b)[0] for b in tensors]
+            except errors.OpError as e:
+                if not failures:
+                    self._abort(step_id, t, e)
+                failures.append(e)
+        m.add_done(self.tasks, step_id)
+        if failures:
+            raise _first_cause(failures)
+        return [outputs[t][j] for t, j in self.fetch_task]
+
+    def _abort(self, step_id: int, failed: str, error: errors.OpError) -> None:
+        """Tells every other task that the step failed, so that none waits for a value
+        from the failed one."""
+        for t in self.tasks:
+            if t != failed:
+                try:
+                    self.master.channels.call_async(t, "AbortStep", wire.pack(
+                        {"step_id": step_id, "class": "AbortedError",
+                         "message": "Step aborted: %s" % error.message}), 5.0)
+                except Exception:  # noqa: BLE001 -- best effort: the task may be gone
+                    pass
+
+
+def _first_cause(failures: List[errors.OpError]) -> errors.OpError:
+    """The failure that caused the others (not an abort or cancellation it caused)."""
+    for e in failures:
+        if not isinstance(e, (errors.AbortedError, errors.CancelledError)):
+            return e
+    return failures[0]

@@ -1,0 +1,278 @@
+"""`tf.train.Server`: one task of a cluster, serving the worker service over gRPC.
+
+gRPC with generic handlers carries the messages of distribute/wire.py as raw bytes
+(service "tensorweave.Worker", one unary method per handler of WorkerService). A server
+binds the address the cluster spec gives its task; "localhost" binds 127.0.0.1 only.
+With TW_CLUSTER_TOKEN set, every call must carry the same token (metadata
+"tw-token"): a call without it is refused (UNAUTHENTICATED) and logged.
+
+`Channels` is the client side, shared by a task's worker (Recvs from other tasks) and a
+client's master: one gRPC channel per task, gRPC failures mapped to TF's error classes
+naming the task.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import os
+import socket
+import threading
+from typing import Dict, Optional
+
+from tensorweave.distribute import wire
+from tensorweave.distribute.cluster import ClusterSpec
+from tensorweave.framework import errors
+from tensorweave.framework.api_export import tf_export
+
+logger = logging.getLogger("tensorflow")
+
+SERVICE = "tensorweave.Worker"
+_OPTIONS = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
+_TOKEN_KEY = "tw-token"
+
+
+def _token() -> Optional[str]:
+    return os.environ.get("TW_CLUSTER_TOKEN") or None
+
+
+def task_name(job: str, index: int) -> str:
+    return "/job:%s/replica:0/task:%d" % (job, index)
+
+
+def parse_task(task: str):
+    """("ps", 1) of "/job:ps/replica:0/task:1"."""
+    parts = dict(p.split(":", 1) for p in task.strip("/").split("/"))
+    return parts["job"], int(parts["task"])
+
+
+def bind_address(address: str) -> str:
+    """Where a server for `address` listens: "localhost" means 127.0.0.1 only."""
+    host, _, port = address.rpartition(":")
+    if host in ("", "localhost"):
+        host = "127.0.0.1"
+    return "%s:%s" % (host, port)
+
+
+class Channels:
+    """gRPC channels to the tasks of `cluster`, made on first use."""
+
+    def __init__(self, cluster: ClusterSpec):
+        self.cluster = cluster
+        self._stubs: Dict[tuple, object] = {}
+        self._channels: Dict[str, object] = {}
+        self._lock = threading.Lock()
+        token = _token()
+        self._metadata = ((_TOKEN_KEY, token),) if token else None
+
+    def _stub(self, task: str, method: str):
+        key = (task, method)
+        stub = self._stubs.get(key)
+        if stub is None:
+            import grpc
+            with self._lock:
+                channel = self._channels.get(task)
+                if channel is None:
+                    job, index = parse_task(task)
+                    channel = self._channels[task] = grpc.insecure_channel(
+                        self.cluster.task_address(job, index), options=_OPTIONS)
+                stub = self._stubs[key] = channel.unary_unary("/%s/%s" % (SERVICE, method))
+        return stub
+
+    def call_async(self, task: str, method: str, payload: bytes,
+                   timeout: Optional[float] = None):
+        """A gRPC future of `method` on `task`."""
+        return self._stub(task, method).future(payload, timeout=timeout,
+                                               metadata=self._metadata)
+
+    def result(self, task: str, future) -> bytes:
+        """The response of `future`; gRPC failures raise TF's error classes."""
+        import grpc
+        try:
+            return future.result()
+        except grpc.FutureCancelledError:
+            raise errors.CancelledError(None, None, "Call to task %s was cancelled"
+                                        % task) from None
+        except grpc.RpcError as e:
+            raise rpc_error(task, e) from None
+
+    def call(self, task: str, method: str, meta: dict, tensors=None,
+             timeout: Optional[float] = None):
+        """(meta, tensors) of a synchronous call; an error the task sends is raised."""
+        out = self.result(task, self.call_async(task, method, wire.pack(meta, tensors),
+                                                timeout))
+        meta, tensors = wire.unpack(out)
+        wire.raise_error(meta, task)
+        return meta, tensors
+
+    def close(self) -> None:
+        with self._lock:
+            for c in self._channels.values():
+                c.close()
+            self._channels.clear()
+            self._stubs.clear()
+
+
+def rpc_error(task: str, e) -> errors.OpError:
+    """TF's error for a failed gRPC call to `task`."""
+    import grpc
+    code = e.code() if hasattr(e, "code") else None
+    detail = e.details() if hasattr(e, "details") else str(e)
+    cls = {grpc.StatusCode.UNAVAILABLE: errors.UnavailableError,
+           grpc.StatusCode.DEADLINE_EXCEEDED: errors.DeadlineExceededError,
+           grpc.StatusCode.CANCELLED: errors.CancelledError,
+           grpc.StatusCode.UNAUTHENTICATED: errors.UnauthenticatedError,
+           grpc.StatusCode.PERMISSION_DENIED: errors.PermissionDeniedError,
+           }.get(code, errors.InternalError)
+    return cls(None, None, "Task %s: %s" % (task, detail))
+
+
+def _handler(worker, method_fn, name: str):
+    token = _token()
+
+    def handle(request: bytes, context) -> bytes:
+        if token is not None:
+            sent = dict(context.invocation_metadata()).get(_TOKEN_KEY)
+            if sent != token:
+                logger.warning("Refused a %s call from %s: wrong cluster token", name,
+                               context.peer())
+                import grpc
+                context.abort(grpc.StatusCode.UNAUTHENTICATED, "wrong cluster token")
+        meta, tensors = wire.unpack(request)
+        try:
+            return method_fn(worker, meta, tensors)
+        except errors.OpError as e:
+            return wire.pack(wire.error_meta(e))
+        except Exception as e:  # noqa: BLE001 -- reported to the caller, logged here
+            logger.exception("%s failed on %s", name, worker.task)
+            return wire.pack(wire.error_meta(e))
+    return handle
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 free right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@tf_export("train.Server")
+class Server:
+    """An in-process server of one task of a cluster (TF1 `tf.train.Server`).
+
+    Args:
+      server_or_cluster_def: a `tf.train.ClusterSpec`, a dict for one, or a ClusterDef.
+      job_name: this task's job (may be omitted when the cluster has one job).
+      task_index: this task's index in the job (may be omitted when the job has one
+        task).
+      protocol: "grpc" (the default; the only protocol).
+      config: a ConfigProto for the task's devices (device_count, ...).
+      start: whether to start serving now.
+
+    Raises:
+      ValueError: the job or task cannot be determined, or an unknown protocol.
+      UnavailableError: the address cannot be bound.
+    """
+
+    def __init__(self, server_or_cluster_def, job_name: Optional[str] = None,
+                 task_index: Optional[int] = None, protocol: Optional[str] = None,
+                 config=None, start: bool = True):
+        import grpc
+        from tensorweave.distribute.worker import WorkerService
+        if protocol not in (None, "grpc"):
+            raise ValueError("Unsupported protocol %r: tensorweave servers speak 'grpc'"
+                             % protocol)
+        cluster = ClusterSpec(server_or_cluster_def)
+        if job_name is None:
+            if len(cluster.jobs) != 1:
+                raise ValueError("Must specify an explicit `job_name`.")
+            job_name = cluster.jobs[0]
+        if task_index is None:
+            indices = cluster.task_indices(job_name)
+            if len(indices) != 1:
+                raise ValueError("Must specify an explicit `task_index`.")
+            task_index = indices[0]
+        address = cluster.task_address(job_name, task_index)
+        self._grpc = grpc.server(concurrent.futures.ThreadPoolExecutor(
+            max_workers=64, thread_name_prefix="tw-server"), options=_OPTIONS)
+        port = self._grpc.add_insecure_port(bind_address(address))
+        if not port:
+            raise errors.UnavailableError(None, None, "Could not bind %s" % address)
+        host = address.rpartition(":")[0]
+        if address.endswith(":0"):  # a port chosen by the system (create_local_server)
+            address = "%s:%d" % (host, port)
+            spec = cluster.as_dict()
+            tasks = spec[job_name]
+            if isinstance(tasks, list):
+                tasks[task_index] = address
+            else:
+                tasks[task_index] = address
+            cluster = ClusterSpec(spec)
+        self._cluster = cluster
+        self._job, self._index = job_name, task_index
+        self._address = address
+        self._channels = Channels(cluster)
+        self._worker = WorkerService(task_name(job_name, task_index), cluster, config,
+                                     self._channels)
+        handlers = {name: grpc.unary_unary_rpc_method_handler(
+            _handler(self._worker, fn, name)) for name, fn in WorkerService.HANDLERS.items()}
+        self._grpc.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+            SERVICE, handlers),))
+        self._started = False
+        self._stopped = threading.Event()
+        if start:
+            self.start()
+
+    @property
+    def target(self) -> str:
+        """The address a Session connects to: "grpc://host:port"."""
+        return "grpc://" + self._address
+
+    @property
+    def cluster_spec(self) -> ClusterSpec:
+        return self._cluster
+
+    @property
+    def worker(self):
+        """This task's worker service (its devices and their resources)."""
+        return self._worker
+
+    def start(self) -> None:
+        """Starts serving (a second call does nothing)."""
+        if not self._started:
+            self._grpc.start()
+            self._started = True
+
+    def join(self) -> None:
+        """Blocks until the server stops."""
+        self._stopped.wait()
+
+    def stop(self, grace: Optional[float] = None) -> None:
+        """Stops serving (ours: TF1 servers run until their process ends)."""
+        self._grpc.stop(grace).wait()
+        self._channels.close()
+        self._stopped.set()
+
+    @staticmethod
+    def create_local_server(config=None, start: bool = True) -> "Server":
+        """A one-task server on 127.0.0.1 and a free port."""
+        return Server({"localhost": ["localhost:0"]}, protocol="grpc", config=config,
+                      start=start)
+
+
+@tf_export("test.create_local_cluster")
+def create_local_cluster(num_workers: int, num_ps: int, protocol: str = "grpc",
+                         worker_config=None, ps_config=None):
+    """Starts a cluster of `num_workers` workers and `num_ps` ps tasks in this process,
+    each on 127.0.0.1 and a free port.
+
+    Returns:
+      (workers, ps_servers): lists of started `tf.train.Server`s.
+    """
+    spec = {"worker": ["localhost:%d" % free_port() for _ in range(num_workers)]}
+    if num_ps:
+        spec["ps"] = ["localhost:%d" % free_port() for _ in range(num_ps)]
+    cluster = ClusterSpec(spec)
+    workers = [Server(cluster, "worker", i, protocol, worker_config)
+               for i in range(num_workers)]
+    ps = [Server(cluster, "ps", i, protocol, ps_config) for i in range(num_ps)]
+    return workers, ps

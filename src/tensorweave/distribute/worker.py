@@ -1,0 +1,324 @@
+"""The worker service of one task (OSDI 2016 §3.3): it holds the task's devices and their
+resources (variables on a PS task live here, shared by every client and session), the
+graphs clients register, and runs its partitions of each step.
+
+A client's master (distribute/master.py) registers its graph (a GraphDef, again when
+the graph grows) and each step signature: fetches, targets, feeds, and the device the
+master's placer chose for every node of the pruned step. Every task then derives the
+same partitions from those (pruning, the given placement, the deterministic graph
+optimizations and partitioning are pure functions of them, runtime/plan.py and
+runtime/partition.py), so Send/Recv pairs agree on their rendezvous keys without the
+master shipping per-task graphs; each task lowers and runs only its own devices'
+partitions. A step costs one RunGraph call per participating task.
+
+Transfers: a `_Send` leaves its value in its own task's rendezvous of the step; a
+`_Recv` whose sender is on another task asks that task for the key (RecvTensor), which
+answers when the value is there. The step's rendezvous of a task lives from the first
+touch (RunGraph or RecvTensor) until the master reports the step done (with a later
+RunGraph, or CleanupSteps) or aborts it (AbortStep).
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from tensorweave.distribute import wire
+from tensorweave.framework import errors
+from tensorweave.framework.graph import Graph
+from tensorweave.runtime import executor as _ex
+from tensorweave.runtime import plan as _plan
+from tensorweave.runtime import policy as _policy
+from tensorweave.runtime.config import optimizations_enabled
+from tensorweave.runtime.devices import Device, DeviceManager
+from tensorweave.runtime.rendezvous import LocalRendezvous, Rendezvous
+
+logger = logging.getLogger("tensorflow")
+
+STEP_TTL_S = 600.0  # a step's rendezvous no master reported done is dropped after this
+KEEP_VERSIONS = 4  # versions of a client's graph a task keeps
+
+
+def task_of(device_name: str) -> str:
+    """"/job:ps/replica:0/task:1" of "/job:ps/replica:0/task:1/device:CPU:0"."""
+    return device_name.rsplit("/device:", 1)[0]
+
+
+class RemoteRendezvous(Rendezvous):
+    """The rendezvous of one step on one task: sends and local receives go through the
+    task's LocalRendezvous of the step; a receive of a value sent on another task asks
+    that task (RecvTensor) without blocking a thread."""
+
+    def __init__(self, local: LocalRendezvous, step_id: int, task: str, channels,
+                 timeout_s: Optional[float]):
+        self.local, self.step_id, self.task = local, step_id, task
+        self.channels, self.timeout_s = channels, timeout_s
+        self._calls: List = []
+        self._lock = threading.Lock()
+        self._error = None
+
+    def send(self, key: str, value, is_dead: bool = False) -> None:
+        self.local.send(key, value, is_dead)
+
+    def recv_async(self, key: str, done_callback) -> None:
+        src_task = task_of(key.split(";", 1)[0])
+        if src_task == self.task:
+            self.local.recv_async(key, done_callback)
+            return
+        with self._lock:
+            if self._error is not None:
+                done_callback(None, False, self._error)
+                return
+            call = self.channels.call_async(src_task, "RecvTensor", wire.pack(
+                {"step_id": self.step_id, "key": key,
+                 "timeout_ms": int(self.timeout_s * 1000) if self.timeout_s else 0}),
+                self.timeout_s)
+            self._calls.append(call)
+
+        def arrived(future):
+            try:
+                meta, tensors = wire.unpack(self.channels.result(src_task, future))
+                wire.raise_error(meta, src_task)
+                value, dead = wire.decode_tensor(tensors[0])
+            except errors.OpError as e:
+                done_callback(None, False, e)
+                return
+            done_callback(value, dead, None)
+        call.add_done_callback(arrived)
+
+    def abort(self, error) -> None:
+        with self._lock:
+            self._error = error
+            calls, self._calls = self._calls, []
+        for c in calls:
+            c.cancel()
+        self.local.abort(error)
+
+
+class _TaskSession:
+    """What the kernel binder needs of a session, on a task: per-op state and config."""
+
+    def __init__(self, graph: Graph, config):
+        self._graph = graph
+        self._config = config
+        self._op_state: Dict = {}
+        self._session_tensors = None
+
+    @property
+    def session_tensors(self):
+        if self._session_tensors is None:
+            from tensorweave.ops.data_flow.session_ops import SessionTensorStore
+            self._session_tensors = SessionTensorStore()
+        return self._session_tensors
+
+
+class _RegisteredGraph:
+    def __init__(self, graph: Graph, version: int, devices: "ClusterDevices", binder, opts):
+        self.graph, self.version, self.devices = graph, version, devices
+        self.binder, self.opts = binder, opts
+        self.steps: Dict[str, object] = {}  # step signature id -> _TaskStep
+
+
+class _TaskStep:
+    """This task's part of one step signature: its partitions' plan and how the step's
+    feeds and fetches map onto it."""
+
+    def __init__(self, plan, n_feeds: int, local_fetches: tuple):
+        self.plan, self.n_feeds, self.local_fetches = plan, n_feeds, local_fetches
+
+
+class ClusterDevices(DeviceManager):
+    """Every device of a cluster as one DeviceManager: this task's own devices (when
+    `local` is given) and stand-ins for the others (named, typed, with the incarnation
+    their task reported; never run here). The placer and the partitioner see the
+    cluster through it; `default` is the first device listed."""
+
+    def __init__(self, listed: List[dict], local: Optional[DeviceManager] = None):
+        own = {d.name: d for d in local.devices} if local is not None else {}
+        self.devices = []
+        for entry in listed:
+            d = own.get(entry["name"])
+            if d is None:
+                spec_task = task_of(entry["name"])
+                d = Device(entry["type"], int(entry["name"].rsplit(":", 1)[1]), spec_task)
+                d.incarnation = int(entry["incarnation"])
+            self.devices.append(d)
+        self.by_name = {d.name: d for d in self.devices}
+        self.default = self.devices[0]
+
+
+class WorkerService:
+    """The handlers of one task's worker service (server.py serves them over gRPC)."""
+
+    def __init__(self, task: str, cluster_spec, config, channels):
+        self.task = task
+        self.cluster_spec = cluster_spec
+        self.config = config
+        self.channels = channels
+        self.devices = DeviceManager.from_config(config, task)
+        self.policy = _policy.ExecutionPolicy.from_config(config)
+        self.env = _ex.RunEnv(int(config.operation_timeout_in_ms) if config else 0)
+        self._graphs: Dict[tuple, _RegisteredGraph] = {}  # (handle, version) ->
+        self._steps: Dict[int, tuple] = {}  # step id -> (LocalRendezvous, created)
+        self._lock = threading.Lock()
+
+    # --- status -------------------------------------------------------------------------
+    def get_status(self, meta: dict, tensors) -> bytes:
+        return wire.pack({"task": self.task, "cluster": self.cluster_spec.as_dict(),
+                          "devices": [{"name": d.name, "type": d.device_type,
+                                       "incarnation": d.incarnation,
+                                       "memory_limit": d.memory_limit_bytes}
+                                      for d in self.devices.devices]})
+
+    # --- graphs -------------------------------------------------------------------------
+    def register_graph(self, meta: dict, tensors) -> bytes:
+        """Imports a client's GraphDef under its handle (replacing an older version)."""
+        from tensorweave.framework import serialize
+        handle, version = meta["handle"], int(meta["version"])
+        graph = Graph()
+        with graph.as_default():
+            serialize.import_graph_def(bytes(tensors[0]), name="")
+        cluster = ClusterDevices(meta["devices"], self.devices)
+        session = _TaskSession(graph, self.config)
+        binder = _plan.KernelBinder(session, cluster)
+        opts = optimizations_enabled(self.config) if meta.get("optimize", True) else {}
+        with self._lock:
+            self._graphs[(handle, version)] = _RegisteredGraph(graph, version, cluster,
+                                                               binder, opts)
+            # plans of older versions stay valid (ops were only added): keep a few
+            old = sorted(v for h, v in self._graphs if h == handle)[:-KEEP_VERSIONS]
+            for v in old:
+                del self._graphs[(handle, v)]
+        return wire.pack({"ok": True})
+
+    def register_step(self, meta: dict, tensors) -> bytes:
+        """Builds this task's partitions of a step signature."""
+        reg = self._graph(meta["handle"], meta["version"])
+        g = reg.graph
+        fetches = [g.as_graph_element(n, allow_tensor=True, allow_operation=False)
+                   for n in meta["fetches"]]
+        targets = [g.get_operation_by_name(n) for n in meta["targets"]]
+        feeds = [g.as_graph_element(n, allow_tensor=True, allow_operation=False)
+                 for n in meta["feeds"]]
+        sg = _plan.prune(fetches, targets, feeds)
+        assignment = meta["assignment"]
+        for n in sg.nodes:
+            try:
+                n.device = reg.devices.by_name[assignment[n.name]]
+            except KeyError:
+                raise errors.InternalError(None, n.op, "The master placed no device for %s"
+                                           % n.name) from None
+        sg = _plan.optimize(sg, reg.binder, reg.opts)
+        from tensorweave.runtime import partitioned_plan as _pp
+        mine = {id(d) for d in self.devices.devices}
+        plan = _pp.build_partitioned_plan(sg, reg.binder, self.policy,
+                                          local=lambda d: id(d) in mine)
+        if plan.needs_pool and self.env.pool is None:
+            self.env.pool = _ex.ThreadPool(self.policy.inter_op_threads)
+        with self._lock:
+            reg.steps[meta["step"]] = _TaskStep(plan, len(feeds), plan.local_fetches)
+        return wire.pack({"fetches": list(plan.local_fetches)})
+
+    def _graph(self, handle: str, version) -> _RegisteredGraph:
+        reg = self._graphs.get((handle, int(version)))
+        if reg is None:
+            raise errors.AbortedError(None, None, "Graph %s (version %s) is not registered "
+                                      "on task %s (it may have restarted)"
+                                      % (handle, version, self.task))
+        return reg
+
+    # --- steps --------------------------------------------------------------------------
+    def _step_rendezvous(self, step_id: int) -> LocalRendezvous:
+        with self._lock:
+            entry = self._steps.get(step_id)
+            if entry is None:
+                entry = self._steps[step_id] = (LocalRendezvous(), time.monotonic())
+            return entry[0]
+
+    def _drop_steps(self, step_ids) -> None:
+        now = time.monotonic()
+        with self._lock:
+            for s in step_ids:
+                self._steps.pop(int(s), None)
+            stale = [s for s, (_, t) in self._steps.items() if now - t > STEP_TTL_S]
+            for s in stale:
+                del self._steps[s]
+
+    def run_graph(self, meta: dict, tensors) -> bytes:
+        """Runs this task's partitions of one step; returns its local fetches."""
+        self._drop_steps(meta.get("done_steps", ()))
+        reg = self._graph(meta["handle"], meta["version"])
+        step = reg.steps.get(meta["step"])
+        if step is None:
+            raise errors.AbortedError(None, None, "Step %s is not registered on task %s"
+                                      % (meta["step"], self.task))
+        feeds: list = [None] * step.n_feeds
+        for i, buf in zip(meta["feed_indices"], tensors):
+            feeds[i] = wire.decode_tensor(buf)[0]
+        step_id = int(meta["step_id"])
+        timeout_ms = int(meta.get("timeout_ms") or 0)
+        rendezvous = RemoteRendezvous(self._step_rendezvous(step_id), step_id, self.task,
+                                      self.channels,
+                                      timeout_ms / 1000.0 if timeout_ms else None)
+        options = None
+        if timeout_ms:
+            from tensorweave.runtime.config import RunOptions
+            options = RunOptions(timeout_in_ms=timeout_ms)
+        with np.errstate(all="ignore"):
+            out = step.plan.run(feeds, self.env, options, None, rendezvous)
+        return wire.pack({"fetches": list(step.local_fetches)},
+                         [wire.encode_tensor(v) for v in out])
+
+    def recv_tensor(self, meta: dict, tensors) -> bytes:
+        """Answers a Recv on another task: the value sent under `key` in step `step_id`
+        on this task, when it is there."""
+        rdv = self._step_rendezvous(int(meta["step_id"]))
+        got = threading.Event()
+        box = []
+
+        def arrived(value, is_dead, error):
+            box.append((value, is_dead, error))
+            got.set()
+        rdv.recv_async(meta["key"], arrived)
+        timeout_ms = int(meta.get("timeout_ms") or 0)
+        if not got.wait(timeout_ms / 1000.0 if timeout_ms else STEP_TTL_S):
+            raise errors.DeadlineExceededError(None, None, "Timed out waiting for %s on "
+                                               "task %s" % (meta["key"], self.task))
+        value, is_dead, error = box[0]
+        if error is not None:
+            raise error
+        return wire.pack({}, [wire.encode_tensor(value, is_dead)])
+
+    def abort_step(self, meta: dict, tensors) -> bytes:
+        """Aborts a step on this task: its pending receives fail with the error."""
+        rdv = self._step_rendezvous(int(meta["step_id"]))
+        cls = getattr(errors, meta.get("class", ""), None)
+        if not (isinstance(cls, type) and issubclass(cls, errors.OpError)):
+            cls = errors.AbortedError
+        rdv.abort(cls(None, None, meta.get("message", "Step aborted")))
+        return wire.pack({"ok": True})
+
+    def cleanup_steps(self, meta: dict, tensors) -> bytes:
+        self._drop_steps(meta.get("step_ids", ()))
+        return wire.pack({"ok": True})
+
+    def close_graph(self, meta: dict, tensors) -> bytes:
+        with self._lock:
+            for key in [k for k in self._graphs if k[0] == meta["handle"]]:
+                del self._graphs[key]
+        return wire.pack({"ok": True})
+
+    def reset(self, meta: dict, tensors) -> bytes:
+        """Clears the resource containers named (all, when none are) on every device."""
+        containers = meta.get("containers") or None
+        for d in self.devices.devices:
+            d.resources.clear(containers)
+        return wire.pack({"ok": True})
+
+    HANDLERS = {"GetStatus": get_status, "RegisterGraph": register_graph,
+                "RegisterStep": register_step, "RunGraph": run_graph,
+                "RecvTensor": recv_tensor, "AbortStep": abort_step,
+                "CleanupSteps": cleanup_steps, "CloseGraph": close_graph, "Reset": reset}
