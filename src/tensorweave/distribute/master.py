@@ -221,7 +221,7 @@ class RemotePlan(_plan.Plan):
                     "step_id": step_id, "feed_indices": idx, "timeout_ms": timeout_ms,
                     "done_steps": m.take_done(t)}
             fut = m.channels.call_async(t, "RunGraph", wire.pack(
-                meta, [wire.encode_tensor(feed_values[i]) for i in idx]), timeout)
+                meta, [wire.tensor_parts(feed_values[i]) for i in idx]), timeout)
             fut.add_done_callback(lambda f, t=t: done.put((t, f)))
         outputs: Dict[str, list] = {}
         failures = []

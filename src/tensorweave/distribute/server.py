@@ -28,6 +28,11 @@ logger = logging.getLogger("tensorflow")
 
 SERVICE = "tensorweave.Worker"
 _OPTIONS = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
+# a task that comes back (restarted on its address) is reached again within a second:
+# gRPC's default reconnect backoff grows to two minutes while calls keep failing
+_CHANNEL_OPTIONS = _OPTIONS + [("grpc.initial_reconnect_backoff_ms", 100),
+                               ("grpc.min_reconnect_backoff_ms", 100),
+                               ("grpc.max_reconnect_backoff_ms", 1000)]
 _TOKEN_KEY = "tw-token"
 
 
@@ -74,7 +79,7 @@ class Channels:
                 if channel is None:
                     job, index = parse_task(task)
                     channel = self._channels[task] = grpc.insecure_channel(
-                        self.cluster.task_address(job, index), options=_OPTIONS)
+                        self.cluster.task_address(job, index), options=_CHANNEL_OPTIONS)
                 stub = self._stubs[key] = channel.unary_unary("/%s/%s" % (SERVICE, method))
         return stub
 

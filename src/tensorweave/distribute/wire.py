@@ -49,8 +49,14 @@ def encode_tensor(value, is_dead: bool = False) -> bytes:
       InvalidArgumentError: the value is not an array (e.g. a resource handle, which
         never leaves the task holding its resource).
     """
+    return b"".join(tensor_parts(value, is_dead))
+
+
+def tensor_parts(value, is_dead: bool = False) -> List:
+    """The wire form of one value as buffers to concatenate: an array's data is not
+    copied here (`pack` copies it once, into the message)."""
     if is_dead:
-        return b"\x01\x00\x00"
+        return [b"\x01\x00\x00"]
     if isinstance(value, (bytes, str)):
         value = np.array(value, dtype=object)
     elif not isinstance(value, np.ndarray):
@@ -69,8 +75,9 @@ def encode_tensor(value, is_dead: bool = False) -> bytes:
             b = s.encode() if isinstance(s, str) else bytes(s)
             parts.append(_U32.pack(len(b)))
             parts.append(b)
-        return b"".join(parts)
-    return head + np.ascontiguousarray(value).tobytes()
+        return parts
+    data = np.ascontiguousarray(value).reshape(-1).view(np.uint8)
+    return [head, data]
 
 
 def decode_tensor(buf) -> Tuple[object, bool]:
@@ -99,13 +106,18 @@ def decode_tensor(buf) -> Tuple[object, bool]:
     return arr.reshape(shape), False
 
 
-def pack(meta: dict, tensors: Optional[List[bytes]] = None) -> bytes:
-    """A message: the JSON object `meta` and the encoded `tensors`."""
+def pack(meta: dict, tensors: Optional[List] = None) -> bytes:
+    """A message: the JSON object `meta` and the tensors, each the bytes of
+    `encode_tensor` or the buffers of `tensor_parts`."""
     head = json.dumps(meta, separators=(",", ":")).encode()
     parts = [_U32.pack(len(head)), head, _U32.pack(len(tensors or ()))]
     for t in tensors or ():
-        parts.append(_U64.pack(len(t)))
-        parts.append(t)
+        if isinstance(t, list):
+            parts.append(_U64.pack(sum(memoryview(p).nbytes for p in t)))
+            parts.extend(t)
+        else:
+            parts.append(_U64.pack(len(t)))
+            parts.append(t)
     return b"".join(parts)
 
 

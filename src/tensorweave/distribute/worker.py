@@ -163,6 +163,7 @@ class WorkerService:
         self.env = _ex.RunEnv(int(config.operation_timeout_in_ms) if config else 0)
         self._graphs: Dict[tuple, _RegisteredGraph] = {}  # (handle, version) ->
         self._steps: Dict[int, tuple] = {}  # step id -> (LocalRendezvous, created)
+        self._running: Dict[int, RemoteRendezvous] = {}  # steps RunGraph is running
         self._lock = threading.Lock()
 
     # --- status -------------------------------------------------------------------------
@@ -263,14 +264,20 @@ class WorkerService:
         rendezvous = RemoteRendezvous(self._step_rendezvous(step_id), step_id, self.task,
                                       self.channels,
                                       timeout_ms / 1000.0 if timeout_ms else None)
+        with self._lock:
+            self._running[step_id] = rendezvous
         options = None
         if timeout_ms:
             from tensorweave.runtime.config import RunOptions
             options = RunOptions(timeout_in_ms=timeout_ms)
-        with np.errstate(all="ignore"):
-            out = step.plan.run(feeds, self.env, options, None, rendezvous)
+        try:
+            with np.errstate(all="ignore"):
+                out = step.plan.run(feeds, self.env, options, None, rendezvous)
+        finally:
+            with self._lock:
+                self._running.pop(step_id, None)
         return wire.pack({"fetches": list(step.local_fetches)},
-                         [wire.encode_tensor(v) for v in out])
+                         [wire.tensor_parts(v) for v in out])
 
     def recv_tensor(self, meta: dict, tensors) -> bytes:
         """Answers a Recv on another task: the value sent under `key` in step `step_id`
@@ -290,15 +297,19 @@ class WorkerService:
         value, is_dead, error = box[0]
         if error is not None:
             raise error
-        return wire.pack({}, [wire.encode_tensor(value, is_dead)])
+        return wire.pack({}, [wire.tensor_parts(value, is_dead)])
 
     def abort_step(self, meta: dict, tensors) -> bytes:
         """Aborts a step on this task: its pending receives fail with the error."""
-        rdv = self._step_rendezvous(int(meta["step_id"]))
+        step_id = int(meta["step_id"])
         cls = getattr(errors, meta.get("class", ""), None)
         if not (isinstance(cls, type) and issubclass(cls, errors.OpError)):
             cls = errors.AbortedError
-        rdv.abort(cls(None, None, meta.get("message", "Step aborted")))
+        error = cls(None, None, meta.get("message", "Step aborted"))
+        with self._lock:
+            running = self._running.get(step_id)
+        # the step's receives from other tasks too: a lost peer never answers them
+        (running if running is not None else self._step_rendezvous(step_id)).abort(error)
         return wire.pack({"ok": True})
 
     def cleanup_steps(self, meta: dict, tensors) -> bytes:
