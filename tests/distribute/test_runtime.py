@@ -206,3 +206,28 @@ def test_a_wrong_cluster_token_is_refused(make_cluster, monkeypatch):
     g = tf.Graph()
     with g.as_default(), tf.Session(c.target()) as sess:
         assert sess.run(tf.constant(4.0) + 1.0) == 5.0
+
+
+def test_a_session_goes_on_after_a_task_restarts(make_cluster):
+    c = make_cluster({"ps": 1, "worker": 1})
+    g = tf.Graph()
+    with g.as_default():
+        with tf.device("/job:ps/task:0"):
+            v = tf.Variable(3.0, name="v")
+        with tf.device("/job:worker/task:0"):
+            y = v * 2.0
+    with tf.Session(c.target(), graph=g) as sess:
+        sess.run(v.initializer)
+        assert sess.run(y) == 6.0
+        c.kill("ps", 0)
+        c.start_task("ps", 0)
+        from conftest import _wait_ready
+        _wait_ready(c.spec["ps"][0], c.procs[("ps", 0)])
+        # the step in flight fails; the master then registers again with the new task
+        with pytest.raises((tf.errors.AbortedError, tf.errors.UnavailableError)):
+            sess.run(y)
+        # the restarted task lost its variables, as a TF1 PS does
+        with pytest.raises(tf.errors.FailedPreconditionError):
+            sess.run(y)
+        sess.run(v.initializer)
+        assert sess.run(y) == 6.0

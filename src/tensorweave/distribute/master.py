@@ -84,8 +84,10 @@ class Master:
         listed: List[dict] = []
         for t in tasks:
             listed.extend(_status(self.channels, t, deadline)["devices"])
+        self.tasks = tasks
         self.device_list = listed
         self.devices = ClusterDevices(listed)
+        self.epoch = 0  # bumped when a task came back as a new incarnation
         self.handle = uuid.uuid4().hex
         self._graph_version = None   # (graph._version, graph._mutations) registered
         self._version = 0            # the number the tasks know that graph by
@@ -93,6 +95,26 @@ class Master:
         self._done: Dict[str, List[int]] = {}  # task -> finished step ids to report
         self._lock = threading.Lock()
         self._closed = False
+
+    def refresh(self, timeout_s: float = 2.0) -> bool:
+        """Re-reads every task's devices; when one came back as a new incarnation (a
+        restarted task), forgets every registration, so that plans register again with
+        the new incarnations (RemotePlan.run rebuilds itself). False when a task does not
+        answer within `timeout_s`."""
+        deadline = time.monotonic() + timeout_s
+        try:
+            listed = [d for t in self.tasks
+                      for d in _status(self.channels, t, deadline)["devices"]]
+        except errors.OpError:
+            return False
+        if listed != self.device_list:
+            with self._lock:
+                self.device_list = listed
+                self.devices = ClusterDevices(listed)
+                self._graph_version = None
+                self._registered.clear()
+                self.epoch += 1
+        return True
 
     def _all_tasks(self) -> List[str]:
         return ["/job:%s/replica:0/task:%d" % (job, i) for job in self.cluster.jobs
@@ -136,6 +158,8 @@ class Master:
         plan = RemotePlan(self, sig, version, tasks, feed_task,
                           [fetch_task[i] for i in range(len(fetches))])
         plan.n_nodes_before_opt = len(sg.nodes)
+        plan.signature = (graph, fetches, targets, feeds, allow_soft_placement)
+        plan.epoch = self.epoch
         return plan
 
     def _register(self, graph, tasks: List[str]) -> int:
@@ -207,9 +231,16 @@ class RemotePlan(_plan.Plan):
         self.tasks = tasks
         self.feed_task = feed_task
         self.fetch_task = fetch_task
+        self.signature: tuple = ()  # what Master.build_plan made it of
+        self.epoch = 0
 
     def run(self, feed_values, env, options=None, trace=None) -> list:
         m = self.master
+        if self.epoch != m.epoch:  # a task restarted since: register this step again
+            fresh = m.build_plan(*self.signature)
+            self.sig, self.version, self.tasks = fresh.sig, fresh.version, fresh.tasks
+            self.feed_task, self.fetch_task, self.epoch = (fresh.feed_task,
+                                                           fresh.fetch_task, fresh.epoch)
         step_id = int.from_bytes(os.urandom(8), "little") >> 1
         timeout_ms = (options.timeout_in_ms if options is not None else 0) or \
             (int(m.config.operation_timeout_in_ms) if m.config else 0)
@@ -233,24 +264,26 @@ class RemotePlan(_plan.Plan):
                 outputs[t] = [wire.decode_tensor(b)[0] for b in tensors]
             except errors.OpError as e:
                 if not failures:
-                    self._abort(step_id, t, e)
+                    self._abort(step_id, e)
                 failures.append(e)
         m.add_done(self.tasks, step_id)
         if failures:
+            if any(isinstance(e, (errors.AbortedError, errors.UnavailableError))
+                   for e in failures):
+                m.refresh()  # a task may have restarted: the next step re-registers
             raise _first_cause(failures)
         return [outputs[t][j] for t, j in self.fetch_task]
 
-    def _abort(self, step_id: int, failed: str, error: errors.OpError) -> None:
-        """Tells every other task that the step failed, so that none waits for a value
-        from the failed one."""
-        for t in self.tasks:
-            if t != failed:
-                try:
-                    self.master.channels.call_async(t, "AbortStep", wire.pack(
-                        {"step_id": step_id, "class": "AbortedError",
-                         "message": "Step aborted: %s" % error.message}), 5.0)
-                except Exception:  # noqa: BLE001 -- best effort: the task may be gone
-                    pass
+    def _abort(self, step_id: int, error: errors.OpError) -> None:
+        """Tells every task that the step failed, so that none waits for a value from
+        the failed one."""
+        for t in self.tasks:  # the failed one too: it may hold receives of the step
+            try:
+                self.master.channels.send_async(t, "AbortStep", wire.pack(
+                    {"step_id": step_id, "class": "AbortedError",
+                     "message": "Step aborted: %s" % error.message}), 5.0)
+            except Exception:  # noqa: BLE001 -- best effort: the task may be gone
+                pass
 
 
 def _first_cause(failures: List[errors.OpError]) -> errors.OpError:

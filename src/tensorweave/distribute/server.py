@@ -65,6 +65,7 @@ class Channels:
         self.cluster = cluster
         self._stubs: Dict[tuple, object] = {}
         self._channels: Dict[str, object] = {}
+        self._pending: set = set()  # futures of send_async calls in flight
         self._lock = threading.Lock()
         token = _token()
         self._metadata = ((_TOKEN_KEY, token),) if token else None
@@ -88,6 +89,19 @@ class Channels:
         """A gRPC future of `method` on `task`."""
         return self._stub(task, method).future(payload, timeout=timeout,
                                                metadata=self._metadata)
+
+    def send_async(self, task: str, method: str, payload: bytes,
+                   timeout: Optional[float] = None) -> None:
+        """Calls `method` on `task` without waiting for the answer (gRPC cancels a call
+        whose future is collected, so the future is kept until it is done)."""
+        fut = self.call_async(task, method, payload, timeout)
+        with self._lock:
+            self._pending.add(fut)
+
+        def forget(f):
+            with self._lock:
+                self._pending.discard(f)
+        fut.add_done_callback(forget)
 
     def result(self, task: str, future) -> bytes:
         """The response of `future`; gRPC failures raise TF's error classes."""

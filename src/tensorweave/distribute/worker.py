@@ -69,8 +69,9 @@ class RemoteRendezvous(Rendezvous):
             self.local.recv_async(key, done_callback)
             return
         with self._lock:
-            if self._error is not None:
-                done_callback(None, False, self._error)
+            error = self._error or self.local.aborted  # aborted before the step ran here
+            if error is not None:
+                done_callback(None, False, error)
                 return
             call = self.channels.call_async(src_task, "RecvTensor", wire.pack(
                 {"step_id": self.step_id, "key": key,
