@@ -27,6 +27,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/parallel_iterations.py benchmarks/out/extra_parallel_iterations.json
 	$(PY) benchmarks/devices.py benchmarks/out/extra_devices.json
 	$(PY) benchmarks/distributed_loop.py benchmarks/out/extra_distributed_loop.json
+	$(PY) benchmarks/distributed.py benchmarks/out/extra_distributed.json
 	$(PY) benchmarks/parallel_iterations_devices.py benchmarks/out/extra_parallel_iterations_devices.json
 	$${TF_PYTHON:-$$HOME/.cache/tensorweave-bench-tf/bin/python} benchmarks/api_coverage.py \
 		dump benchmarks/out/tf_v1_names.json

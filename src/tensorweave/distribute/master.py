@@ -88,6 +88,7 @@ class Master:
         self.device_list = listed
         self.devices = ClusterDevices(listed)
         self.epoch = 0  # bumped when a task came back as a new incarnation
+        self._refreshing: Optional[threading.Thread] = None
         self.handle = uuid.uuid4().hex
         self._graph_version = None   # (graph._version, graph._mutations) registered
         self._version = 0            # the number the tasks know that graph by
@@ -105,7 +106,7 @@ class Master:
         try:
             listed = [d for t in self.tasks
                       for d in _status(self.channels, t, deadline)["devices"]]
-        except errors.OpError:
+        except (errors.OpError, ValueError):  # ValueError: the session closed meanwhile
             return False
         if listed != self.device_list:
             with self._lock:
@@ -115,6 +116,27 @@ class Master:
                 self._registered.clear()
                 self.epoch += 1
         return True
+
+    def refresh_async(self) -> None:
+        """`refresh` on a thread (a failed step raises at once); the next step waits
+        for it."""
+        with self._lock:
+            if self._refreshing is None:
+                self._refreshing = threading.Thread(target=self._refresh_once,
+                                                    name="tw-master-refresh", daemon=True)
+                self._refreshing.start()
+
+    def _refresh_once(self) -> None:
+        try:
+            self.refresh()
+        finally:
+            with self._lock:
+                self._refreshing = None
+
+    def wait_refresh(self) -> None:
+        t = self._refreshing
+        if t is not None:
+            t.join()
 
     def _all_tasks(self) -> List[str]:
         return ["/job:%s/replica:0/task:%d" % (job, i) for job in self.cluster.jobs
@@ -196,6 +218,7 @@ class Master:
         if self._closed:
             return
         self._closed = True
+        self.wait_refresh()
         for t in list(self._registered):
             try:
                 self.channels.call(t, "CloseGraph", {"handle": self.handle}, timeout=5.0)
@@ -236,6 +259,7 @@ class RemotePlan(_plan.Plan):
 
     def run(self, feed_values, env, options=None, trace=None) -> list:
         m = self.master
+        m.wait_refresh()
         if self.epoch != m.epoch:  # a task restarted since: register this step again
             fresh = m.build_plan(*self.signature)
             self.sig, self.version, self.tasks = fresh.sig, fresh.version, fresh.tasks
@@ -270,7 +294,7 @@ class RemotePlan(_plan.Plan):
         if failures:
             if any(isinstance(e, (errors.AbortedError, errors.UnavailableError))
                    for e in failures):
-                m.refresh()  # a task may have restarted: the next step re-registers
+                m.refresh_async()  # a task may have restarted: the next step re-registers
             raise _first_cause(failures)
         return [outputs[t][j] for t, j in self.fetch_task]
 
