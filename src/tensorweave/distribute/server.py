@@ -65,7 +65,7 @@ class Channels:
         self.cluster = cluster
         self._stubs: Dict[tuple, object] = {}
         self._channels: Dict[str, object] = {}
-        self._pending: set = set()  # futures of send_async calls in flight
+        self._pool: Optional[concurrent.futures.ThreadPoolExecutor] = None
         self._lock = threading.Lock()
         token = _token()
         self._metadata = ((_TOKEN_KEY, token),) if token else None
@@ -86,29 +86,34 @@ class Channels:
 
     def call_async(self, task: str, method: str, payload: bytes,
                    timeout: Optional[float] = None):
-        """A gRPC future of `method` on `task`."""
-        return self._stub(task, method).future(payload, timeout=timeout,
-                                               metadata=self._metadata)
+        """A future (concurrent.futures) of `method` on `task`: a blocking gRPC call on
+        one of the channels' threads. (gRPC's own futures start a thread per call, which
+        costs more than the call itself.)"""
+        stub = self._stub(task, method)
+        return self._calls().submit(stub, payload, timeout=timeout,
+                                    metadata=self._metadata)
+
+    def _calls(self) -> concurrent.futures.ThreadPoolExecutor:
+        pool = self._pool
+        if pool is None:
+            with self._lock:
+                if self._pool is None:
+                    self._pool = concurrent.futures.ThreadPoolExecutor(
+                        max_workers=64, thread_name_prefix="tw-rpc")
+                pool = self._pool
+        return pool
 
     def send_async(self, task: str, method: str, payload: bytes,
                    timeout: Optional[float] = None) -> None:
-        """Calls `method` on `task` without waiting for the answer (gRPC cancels a call
-        whose future is collected, so the future is kept until it is done)."""
-        fut = self.call_async(task, method, payload, timeout)
-        with self._lock:
-            self._pending.add(fut)
-
-        def forget(f):
-            with self._lock:
-                self._pending.discard(f)
-        fut.add_done_callback(forget)
+        """Calls `method` on `task` without waiting for the answer."""
+        self.call_async(task, method, payload, timeout)
 
     def result(self, task: str, future) -> bytes:
         """The response of `future`; gRPC failures raise TF's error classes."""
         import grpc
         try:
             return future.result()
-        except grpc.FutureCancelledError:
+        except (grpc.FutureCancelledError, concurrent.futures.CancelledError):
             raise errors.CancelledError(None, None, "Call to task %s was cancelled"
                                         % task) from None
         except grpc.RpcError as e:
@@ -124,6 +129,10 @@ class Channels:
         return meta, tensors
 
     def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
         with self._lock:
             for c in self._channels.values():
                 c.close()

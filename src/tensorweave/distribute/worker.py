@@ -56,7 +56,7 @@ class RemoteRendezvous(Rendezvous):
                  timeout_s: Optional[float]):
         self.local, self.step_id, self.task = local, step_id, task
         self.channels, self.timeout_s = channels, timeout_s
-        self._calls: List = []
+        self._pending: Dict[str, object] = {}  # key -> callback of a remote receive
         self._lock = threading.Lock()
         self._error = None
 
@@ -73,13 +73,16 @@ class RemoteRendezvous(Rendezvous):
             if error is not None:
                 done_callback(None, False, error)
                 return
+            self._pending[key] = done_callback
             call = self.channels.call_async(src_task, "RecvTensor", wire.pack(
                 {"step_id": self.step_id, "key": key,
                  "timeout_ms": int(self.timeout_s * 1000) if self.timeout_s else 0}),
                 self.timeout_s)
-            self._calls.append(call)
 
         def arrived(future):
+            with self._lock:  # an abort may have answered this receive already
+                if self._pending.pop(key, None) is None:
+                    return
             try:
                 meta, tensors = wire.unpack(self.channels.result(src_task, future))
                 wire.raise_error(meta, src_task)
@@ -91,11 +94,13 @@ class RemoteRendezvous(Rendezvous):
         call.add_done_callback(arrived)
 
     def abort(self, error) -> None:
+        """Fails the step's pending receives here (those from other tasks at once: the
+        call to a lost task may take its deadline to fail)."""
         with self._lock:
             self._error = error
-            calls, self._calls = self._calls, []
-        for c in calls:
-            c.cancel()
+            pending, self._pending = self._pending, {}
+        for callback in pending.values():
+            callback(None, False, error)
         self.local.abort(error)
 
 
