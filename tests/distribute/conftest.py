@@ -60,6 +60,10 @@ class Cluster:
             _wait_ready(self.spec[job][i], p)
         return self
 
+    def wait_task(self, job: str, index: int) -> None:
+        """Waits until task (job, index) answers."""
+        _wait_ready(self.spec[job][index], self.procs[(job, index)])
+
     def kill(self, job: str, index: int) -> None:
         p = self.procs.pop((job, index))
         p.kill()

@@ -221,8 +221,7 @@ def test_a_session_goes_on_after_a_task_restarts(make_cluster):
         assert sess.run(y) == 6.0
         c.kill("ps", 0)
         c.start_task("ps", 0)
-        from conftest import _wait_ready
-        _wait_ready(c.spec["ps"][0], c.procs[("ps", 0)])
+        c.wait_task("ps", 0)
         # the step in flight fails; the master then registers again with the new task
         with pytest.raises((tf.errors.AbortedError, tf.errors.UnavailableError)):
             sess.run(y)
@@ -231,3 +230,28 @@ def test_a_session_goes_on_after_a_task_restarts(make_cluster):
             sess.run(y)
         sess.run(v.initializer)
         assert sess.run(y) == 6.0
+
+
+def test_a_frozen_task_is_found_by_health_checks(make_cluster):
+    import os
+    import signal
+    from tensorweave.distribute.master import HEALTH_CHECK_S
+    c = make_cluster({"ps": 1, "worker": 1})
+    g = tf.Graph()
+    with g.as_default():
+        with tf.device("/job:ps/task:0"):
+            v = tf.Variable(3.0, name="v")
+        with tf.device("/job:worker/task:0"):
+            y = v * 2.0
+    with tf.Session(c.target(), graph=g) as sess:
+        sess.run(v.initializer)
+        assert sess.run(y) == 6.0
+        ps = c.procs[("ps", 0)]
+        os.kill(ps.pid, signal.SIGSTOP)  # alive, connections open, answers nothing
+        try:
+            t0 = time.monotonic()
+            with pytest.raises(tf.errors.UnavailableError, match="health check"):
+                sess.run(y)  # no deadline of its own
+            assert time.monotonic() - t0 < 3 * HEALTH_CHECK_S + 5
+        finally:
+            os.kill(ps.pid, signal.SIGCONT)

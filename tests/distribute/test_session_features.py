@@ -48,3 +48,22 @@ def test_make_callable_on_a_cluster(ps_workers):
         f = sess.make_callable(y, [x])
         assert f(np.array([1.0, 2.0, 3.0], np.float32)) == 14.0
         assert f(np.array([0.0, 0.0, 2.0], np.float32)) == 4.0
+
+
+@pytest.mark.parametrize("compression, tolerance", [("", 0.0), ("bfloat16", 2.0 ** -8)])
+def test_lossy_transfers_between_tasks(ps_workers, compression, tolerance):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [5])
+        with tf.device("/job:worker/task:1"):
+            y = x * 1.0
+        with tf.device("/job:worker/task:0"):
+            z = y + 0.0
+    values = np.array([1.0, 1.0 / 3.0, -2.5e3, 7.1e-3, 123.456], np.float32)
+    config = tf.ConfigProto(experimental={"transfer_compression": compression})
+    with tf.Session(ps_workers.target(), graph=g, config=config) as sess:
+        got = sess.run(z, {x: values})
+    err = np.abs(got - values) / np.abs(values)
+    assert err.max() <= tolerance
+    if compression:
+        assert err.max() > 0  # really narrowed on the way

@@ -29,6 +29,8 @@ from tensorweave.runtime import placer as _placer
 from tensorweave.runtime import plan as _plan
 
 CONNECT_TIMEOUT_S = 60.0
+# a step that has not ended after this long checks that its tasks answer, as often
+HEALTH_CHECK_S = 5.0
 
 
 def _address_of(target: str) -> str:
@@ -88,6 +90,8 @@ class Master:
         self.device_list = listed
         self.devices = ClusterDevices(listed)
         self.epoch = 0  # bumped when a task came back as a new incarnation
+        experimental = getattr(config, "experimental", None)
+        self._compression = str(getattr(experimental, "transfer_compression", "") or "")
         self._refreshing: Optional[threading.Thread] = None
         self.handle = uuid.uuid4().hex
         self._graph_version = None   # (graph._version, graph._mutations) registered
@@ -199,7 +203,7 @@ class Master:
         for t in todo:
             self.channels.call(t, "RegisterGraph", {
                 "handle": self.handle, "version": version, "devices": self.device_list,
-                "optimize": True}, [data])
+                "optimize": True, "transfer_compression": self._compression}, [data])
             with self._lock:
                 self._registered[t] = version
         return version
@@ -280,8 +284,25 @@ class RemotePlan(_plan.Plan):
             fut.add_done_callback(lambda f, t=t: done.put((t, f)))
         outputs: Dict[str, list] = {}
         failures = []
-        for _ in self.tasks:
-            t, fut = done.get()
+        waiting = set(self.tasks)
+        while waiting:
+            try:
+                t, fut = done.get(timeout=HEALTH_CHECK_S)
+            except queue.Empty:
+                # a task may be alive but frozen (its connections open, nothing
+                # answered): the tasks still running must answer a health check
+                lost = self._unhealthy(waiting)
+                if lost is None:
+                    continue
+                e = errors.UnavailableError(None, None, "Task %s did not answer a health "
+                                            "check within %g s during the step"
+                                            % (lost, HEALTH_CHECK_S))
+                if not failures:
+                    self._abort(step_id, e)
+                failures.append(e)
+                waiting.discard(lost)  # its RunGraph is abandoned
+                continue
+            waiting.discard(t)
             try:
                 meta, tensors = wire.unpack(m.channels.result(t, fut))
                 wire.raise_error(meta, t)
@@ -297,6 +318,17 @@ class RemotePlan(_plan.Plan):
                 m.refresh_async()  # a task may have restarted: the next step re-registers
             raise _first_cause(failures)
         return [outputs[t][j] for t, j in self.fetch_task]
+
+    def _unhealthy(self, tasks) -> Optional[str]:
+        """The first of `tasks` that does not answer GetStatus within HEALTH_CHECK_S."""
+        calls = {t: self.master.channels.call_async(t, "GetStatus", wire.pack({}),
+                                                    HEALTH_CHECK_S) for t in tasks}
+        for t, call in calls.items():
+            try:
+                self.master.channels.result(t, call)
+            except errors.OpError:
+                return t
+        return None
 
     def _abort(self, step_id: int, error: errors.OpError) -> None:
         """Tells every task that the step failed, so that none waits for a value from

@@ -189,7 +189,10 @@ class WorkerService:
         with graph.as_default():
             serialize.import_graph_def(bytes(tensors[0]), name="")
         cluster = ClusterDevices(meta["devices"], self.devices)
-        session = _TaskSession(graph, self.config)
+        # the client's choice of lossy transfers holds for every task of its steps
+        from tensorweave.runtime.config import ConfigProto
+        session = _TaskSession(graph, ConfigProto(experimental={
+            "transfer_compression": meta.get("transfer_compression", "")}))
         binder = _plan.KernelBinder(session, cluster)
         opts = optimizations_enabled(self.config) if meta.get("optimize", True) else {}
         with self._lock:
