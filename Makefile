@@ -37,7 +37,7 @@ bench: $(STAMP)
 		benchmarks/out/extra_build.json benchmarks/out/extra_pipeline.json \
 		benchmarks/out/extra_parallel_iterations.json benchmarks/out/extra_api_coverage.json \
 		benchmarks/out/extra_devices.json benchmarks/out/extra_distributed_loop.json \
-		benchmarks/out/extra_parallel_iterations_devices.json
+		benchmarks/out/extra_parallel_iterations_devices.json benchmarks/out/extra_distributed.json
 
 clean:
 	rm -rf $(VENV) benchmarks/out
