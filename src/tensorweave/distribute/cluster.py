@@ -138,6 +138,24 @@ def _address(job, address) -> str:
     return address
 
 
+def read_tf_config(environ: Optional[Mapping[str, str]] = None) -> dict:
+    """The TF_CONFIG of `environ` (default os.environ) as a dict ({} when unset).
+
+    Raises:
+      ValueError: TF_CONFIG is not a JSON object.
+    """
+    raw = (os.environ if environ is None else environ).get("TF_CONFIG")
+    if not raw:
+        return {}
+    try:
+        config = json.loads(raw)
+    except ValueError as e:
+        raise ValueError("TF_CONFIG is not valid JSON: %s" % e) from None
+    if not isinstance(config, dict):
+        raise ValueError("TF_CONFIG must be a JSON object, got %r" % raw)
+    return config
+
+
 @tf_export("distribute.cluster_resolver.TFConfigClusterResolver")
 class TFConfigClusterResolver:
     """The cluster, task and RPC layer of this process from the TF_CONFIG environment
@@ -155,16 +173,7 @@ class TFConfigClusterResolver:
 
     @staticmethod
     def _config() -> dict:
-        raw = os.environ.get("TF_CONFIG")
-        if not raw:
-            return {}
-        try:
-            config = json.loads(raw)
-        except ValueError as e:
-            raise ValueError("TF_CONFIG is not valid JSON: %s" % e) from None
-        if not isinstance(config, dict):
-            raise ValueError("TF_CONFIG must be a JSON object, got %r" % raw)
-        return config
+        return read_tf_config()
 
     def cluster_spec(self) -> ClusterSpec:
         """The "cluster" of TF_CONFIG (an empty ClusterSpec without it)."""

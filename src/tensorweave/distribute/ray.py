@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 __all__ = ["RayCluster"]
@@ -85,17 +84,9 @@ def _pick_addresses(host: Optional[str], count: int) -> Tuple[str, List[int]]:
     defaults to the IP Ray reports for the node. The sockets are held until all are
     picked, so the ports differ."""
     import ray
+    from tensorweave.distribute.launch import free_ports
     host = host or ray.util.get_node_ip_address()
-    sockets: List[socket.socket] = []
-    try:
-        for _ in range(count):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sockets.append(s)
-            s.bind((host, 0))
-        return host, [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
+    return host, free_ports(count, host)
 
 
 class _TaskActor:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import os
-import socket
 import threading
 from typing import Dict, Optional
 
@@ -178,9 +177,8 @@ def _handler(worker, method_fn, name: str):
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 free right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    from tensorweave.distribute.launch import free_ports
+    return free_ports(1)[0]
 
 
 @tf_export("train.Server")

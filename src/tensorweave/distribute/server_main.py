@@ -59,15 +59,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _tf_config(environ: Mapping[str, str]) -> dict:
-    raw = environ.get("TF_CONFIG")
-    if not raw:
-        return {}
-    try:
-        config = json.loads(raw)
-    except ValueError as e:
-        raise ValueError("TF_CONFIG is not valid JSON: %s" % e) from None
-    if not isinstance(config, dict):
-        raise ValueError("TF_CONFIG must be a JSON object, got %r" % raw)
+    from tensorweave.distribute.cluster import read_tf_config
+    config = read_tf_config(environ)
     task = config.get("task", {})
     if not isinstance(task, dict):
         raise ValueError("TF_CONFIG's \"task\" must be a JSON object, got %r" % (task,))
