@@ -16,10 +16,16 @@ _TASK = ("import json, sys; sys.path.insert(0, %r); import tensorweave as tf; "
          "config=config).join()" % SRC)
 
 
-def _wait_ready(address: str, proc, timeout: float = 30.0) -> None:
+def _wait_ready(address: str, proc, timeout: float = 30.0, ca: str = None) -> None:
     import grpc
     deadline = time.monotonic() + timeout
-    with grpc.insecure_channel(address) as channel:
+    if ca:
+        with open(ca, "rb") as f:
+            creds = grpc.ssl_channel_credentials(root_certificates=f.read())
+        channel = grpc.secure_channel(address, creds)
+    else:
+        channel = grpc.insecure_channel(address)
+    with channel:
         while True:
             try:
                 grpc.channel_ready_future(channel).result(timeout=0.5)
@@ -57,12 +63,13 @@ class Cluster:
             for i in range(len(addrs)):
                 self.start_task(job, i)
         for (job, i), p in self.procs.items():
-            _wait_ready(self.spec[job][i], p)
+            _wait_ready(self.spec[job][i], p, ca=self.env.get("TW_TLS_CERT"))
         return self
 
     def wait_task(self, job: str, index: int) -> None:
         """Waits until task (job, index) answers."""
-        _wait_ready(self.spec[job][index], self.procs[(job, index)])
+        _wait_ready(self.spec[job][index], self.procs[(job, index)],
+                    ca=self.env.get("TW_TLS_CERT"))
 
     def kill(self, job: str, index: int) -> None:
         p = self.procs.pop((job, index))

@@ -4,7 +4,9 @@ gRPC with generic handlers carries the messages of distribute/wire.py as raw byt
 (service "tensorweave.Worker", one unary method per handler of WorkerService). A server
 binds the address the cluster spec gives its task; "localhost" binds 127.0.0.1 only.
 With TW_CLUSTER_TOKEN set, every call must carry the same token (metadata
-"tw-token"): a call without it is refused (UNAUTHENTICATED) and logged.
+"tw-token"): a call without it is refused (UNAUTHENTICATED) and logged. With
+TW_TLS_CERT and TW_TLS_KEY (PEM files) a server speaks TLS only, and channels verify
+the tasks against TW_TLS_CA (default: TW_TLS_CERT).
 
 `Channels` is the client side, shared by a task's worker (Recvs from other tasks) and a
 client's master: one gRPC channel per task, gRPC failures mapped to TF's error classes
@@ -37,6 +39,31 @@ _TOKEN_KEY = "tw-token"
 
 def _token() -> Optional[str]:
     return os.environ.get("TW_CLUSTER_TOKEN") or None
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def server_credentials():
+    """TLS credentials of a server when TW_TLS_CERT and TW_TLS_KEY name PEM files (its
+    certificate chain and key), else None (plain connections)."""
+    cert, key = os.environ.get("TW_TLS_CERT"), os.environ.get("TW_TLS_KEY")
+    if not (cert and key):
+        return None
+    import grpc
+    return grpc.ssl_server_credentials(((_read(key), _read(cert)),))
+
+
+def channel_credentials():
+    """TLS credentials of the channels to tasks when TW_TLS_CA (or TW_TLS_CERT) names
+    the PEM certificate that signs the tasks' certificates, else None."""
+    ca = os.environ.get("TW_TLS_CA") or os.environ.get("TW_TLS_CERT")
+    if not ca:
+        return None
+    import grpc
+    return grpc.ssl_channel_credentials(root_certificates=_read(ca))
 
 
 def task_name(job: str, index: int) -> str:
@@ -78,8 +105,11 @@ class Channels:
                 channel = self._channels.get(task)
                 if channel is None:
                     job, index = parse_task(task)
+                    address = self.cluster.task_address(job, index)
+                    creds = channel_credentials()
                     channel = self._channels[task] = grpc.insecure_channel(
-                        self.cluster.task_address(job, index), options=_CHANNEL_OPTIONS)
+                        address, options=_CHANNEL_OPTIONS) if creds is None else \
+                        grpc.secure_channel(address, creds, options=_CHANNEL_OPTIONS)
                 stub = self._stubs[key] = channel.unary_unary("/%s/%s" % (SERVICE, method))
         return stub
 
@@ -220,7 +250,9 @@ class Server:
         address = cluster.task_address(job_name, task_index)
         self._grpc = grpc.server(concurrent.futures.ThreadPoolExecutor(
             max_workers=64, thread_name_prefix="tw-server"), options=_OPTIONS)
-        port = self._grpc.add_insecure_port(bind_address(address))
+        creds = server_credentials()
+        port = self._grpc.add_insecure_port(bind_address(address)) if creds is None else \
+            self._grpc.add_secure_port(bind_address(address), creds)
         if not port:
             raise errors.UnavailableError(None, None, "Could not bind %s" % address)
         host = address.rpartition(":")[0]
