@@ -67,3 +67,19 @@ def test_lossy_transfers_between_tasks(ps_workers, compression, tolerance):
     assert err.max() <= tolerance
     if compression:
         assert err.max() > 0  # really narrowed on the way
+
+
+def test_a_large_tensor_streams_between_tasks_in_chunks(ps_workers):
+    from tensorweave.distribute.worker import CHUNK_BYTES
+    n = 3 * CHUNK_BYTES // 4 + 123  # float32: three chunks and a bit
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [n])
+        with tf.device("/job:worker/task:1"):
+            y = x * 2.0
+        with tf.device("/job:worker/task:0"):
+            z = y[-5:] + y[:5]
+    values = np.arange(n, dtype=np.float32)
+    with tf.Session(ps_workers.target(), graph=g) as sess:
+        got = sess.run(z, {x: values})
+    np.testing.assert_array_equal(got, 2 * values[-5:] + 2 * values[:5])

@@ -96,7 +96,7 @@ class Channels:
         token = _token()
         self._metadata = ((_TOKEN_KEY, token),) if token else None
 
-    def _stub(self, task: str, method: str):
+    def _stub(self, task: str, method: str, streaming: bool = False):
         key = (task, method)
         stub = self._stubs.get(key)
         if stub is None:
@@ -110,8 +110,21 @@ class Channels:
                     channel = self._channels[task] = grpc.insecure_channel(
                         address, options=_CHANNEL_OPTIONS) if creds is None else \
                         grpc.secure_channel(address, creds, options=_CHANNEL_OPTIONS)
-                stub = self._stubs[key] = channel.unary_unary("/%s/%s" % (SERVICE, method))
+                path = "/%s/%s" % (SERVICE, method)
+                stub = self._stubs[key] = channel.unary_stream(path) if streaming else \
+                    channel.unary_unary(path)
         return stub
+
+    def stream(self, task: str, method: str, payload: bytes,
+               timeout: Optional[float] = None):
+        """The messages of the server-streaming `method` on `task`; gRPC failures raise
+        TF's error classes."""
+        import grpc
+        try:
+            yield from self._stub(task, method, streaming=True)(
+                payload, timeout=timeout, metadata=self._metadata)
+        except grpc.RpcError as e:
+            raise rpc_error(task, e) from None
 
     def call_async(self, task: str, method: str, payload: bytes,
                    timeout: Optional[float] = None):
@@ -205,6 +218,24 @@ def _handler(worker, method_fn, name: str):
     return handle
 
 
+def _stream_handler(worker, method_fn, name: str):
+    token = _token()
+
+    def handle(request: bytes, context):
+        import grpc
+        if token is not None and \
+                dict(context.invocation_metadata()).get(_TOKEN_KEY) != token:
+            logger.warning("Refused a %s call from %s: wrong cluster token", name,
+                           context.peer())
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "wrong cluster token")
+        meta, tensors = wire.unpack(request)
+        try:
+            yield from method_fn(worker, meta, tensors)
+        except errors.OpError as e:  # a stream has no message for it: its status does
+            context.abort(grpc.StatusCode.ABORTED, e.message)
+    return handle
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 free right now."""
     from tensorweave.distribute.launch import free_ports
@@ -273,6 +304,9 @@ class Server:
                                      self._channels)
         handlers = {name: grpc.unary_unary_rpc_method_handler(
             _handler(self._worker, fn, name)) for name, fn in WorkerService.HANDLERS.items()}
+        handlers.update({name: grpc.unary_stream_rpc_method_handler(
+            _stream_handler(self._worker, fn, name))
+            for name, fn in WorkerService.STREAM_HANDLERS.items()})
         self._grpc.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
             SERVICE, handlers),))
         self._started = False

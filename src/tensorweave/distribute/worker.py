@@ -40,6 +40,7 @@ logger = logging.getLogger("tensorflow")
 
 STEP_TTL_S = 600.0  # a step's rendezvous no master reported done is dropped after this
 KEEP_VERSIONS = 4  # versions of a client's graph a task keeps
+CHUNK_BYTES = 4 << 20  # tensors above this travel as a stream of chunks this big
 
 
 def task_of(device_name: str) -> str:
@@ -86,12 +87,31 @@ class RemoteRendezvous(Rendezvous):
             try:
                 meta, tensors = wire.unpack(self.channels.result(src_task, future))
                 wire.raise_error(meta, src_task)
-                value, dead = wire.decode_tensor(tensors[0])
+                if "chunked" in meta:
+                    value, dead = self._read_chunks(src_task, meta), False
+                else:
+                    value, dead = wire.decode_tensor(tensors[0])
             except errors.OpError as e:
                 done_callback(None, False, e)
                 return
             done_callback(value, dead, None)
         call.add_done_callback(arrived)
+
+    def _read_chunks(self, src_task: str, meta: dict) -> np.ndarray:
+        """A large tensor streamed by `src_task`, assembled in place."""
+        out = np.empty(meta["shape"], dtype=np.dtype(meta["dtype"]))
+        flat = memoryview(out.reshape(-1).view(np.uint8))
+        pos = 0
+        for chunk in self.channels.stream(src_task, "ReadChunks",
+                                          wire.pack({"token": meta["chunked"]}),
+                                          self.timeout_s):
+            flat[pos:pos + len(chunk)] = chunk
+            pos += len(chunk)
+        if pos != len(flat):
+            raise errors.DataLossError(None, None, "Tensor %s from task %s ended after %d "
+                                       "of %d bytes" % (meta["chunked"], src_task, pos,
+                                                        len(flat)))
+        return out
 
     def abort(self, error) -> None:
         """Fails the step's pending receives here (those from other tasks at once: the
@@ -170,6 +190,7 @@ class WorkerService:
         self._graphs: Dict[tuple, _RegisteredGraph] = {}  # (handle, version) ->
         self._steps: Dict[int, tuple] = {}  # step id -> (LocalRendezvous, created)
         self._running: Dict[int, RemoteRendezvous] = {}  # steps RunGraph is running
+        self._outgoing: Dict[str, tuple] = {}  # token -> (large tensor, since) to stream
         self._lock = threading.Lock()
 
     # --- status -------------------------------------------------------------------------
@@ -306,7 +327,30 @@ class WorkerService:
         value, is_dead, error = box[0]
         if error is not None:
             raise error
+        if not is_dead and isinstance(value, np.ndarray) and value.dtype.kind not in "OSU" \
+                and value.nbytes > CHUNK_BYTES:
+            # a large tensor: its header now, its data streamed in chunks (ReadChunks)
+            token = "%s/%d" % (meta["key"], int(meta["step_id"]))
+            with self._lock:
+                self._outgoing[token] = (np.ascontiguousarray(value), time.monotonic())
+            return wire.pack({"chunked": token, "dtype": value.dtype.str,
+                              "shape": list(value.shape)})
         return wire.pack({}, [wire.tensor_parts(value, is_dead)])
+
+    def read_chunks(self, meta: dict, tensors):
+        """The data of a large tensor RecvTensor announced, in chunks of CHUNK_BYTES."""
+        with self._lock:
+            entry = self._outgoing.pop(meta["token"], None)
+            stale = [k for k, (_, t) in self._outgoing.items()
+                     if time.monotonic() - t > STEP_TTL_S]
+            for k in stale:
+                del self._outgoing[k]
+        if entry is None:
+            raise errors.AbortedError(None, None, "No tensor %s waits on task %s"
+                                      % (meta["token"], self.task))
+        data = memoryview(entry[0].reshape(-1).view(np.uint8))
+        for start in range(0, len(data), CHUNK_BYTES):
+            yield bytes(data[start:start + CHUNK_BYTES])
 
     def abort_step(self, meta: dict, tensors) -> bytes:
         """Aborts a step on this task: its pending receives fail with the error."""
@@ -338,6 +382,7 @@ class WorkerService:
             d.resources.clear(containers)
         return wire.pack({"ok": True})
 
+    STREAM_HANDLERS = {"ReadChunks": read_chunks}
     HANDLERS = {"GetStatus": get_status, "RegisterGraph": register_graph,
                 "RegisterStep": register_step, "RunGraph": run_graph,
                 "RecvTensor": recv_tensor, "AbortStep": abort_step,
