@@ -272,23 +272,36 @@ class RemotePlan(_plan.Plan):
         step_id = int.from_bytes(os.urandom(8), "little") >> 1
         timeout_ms = (options.timeout_in_ms if options is not None else 0) or \
             (int(m.config.operation_timeout_in_ms) if m.config else 0)
-        timeout = timeout_ms / 1000.0 if timeout_ms else None
+        # the tasks end a step at its deadline themselves (naming the op); a second
+        # later the master stops waiting whatever they do
+        deadline = time.monotonic() + timeout_ms / 1000.0 + 1.0 if timeout_ms else None
         done: "queue.SimpleQueue" = queue.SimpleQueue()
         for t in self.tasks:
             idx = self.feed_task[t]
             meta = {"handle": m.handle, "version": self.version, "step": self.sig,
                     "step_id": step_id, "feed_indices": idx, "timeout_ms": timeout_ms,
                     "done_steps": m.take_done(t)}
-            fut = m.channels.call_async(t, "RunGraph", wire.pack(
-                meta, [wire.tensor_parts(feed_values[i]) for i in idx]), timeout)
-            fut.add_done_callback(lambda f, t=t: done.put((t, f)))
+            m.channels.request(t, "RunGraphs", meta,
+                               lambda meta, tensors, error, t=t: done.put(
+                                   (t, meta, tensors, error)),
+                               [wire.tensor_parts(feed_values[i]) for i in idx])
         outputs: Dict[str, list] = {}
         failures = []
         waiting = set(self.tasks)
         while waiting:
+            wait = HEALTH_CHECK_S if deadline is None else \
+                max(0.0, min(HEALTH_CHECK_S, deadline - time.monotonic()))
             try:
-                t, fut = done.get(timeout=HEALTH_CHECK_S)
+                t, meta, tensors, error = done.get(timeout=wait)
             except queue.Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    e = errors.DeadlineExceededError(
+                        None, None, "Timed out waiting for tasks %s to finish the step"
+                        % ", ".join(sorted(waiting)))
+                    if not failures:
+                        self._abort(step_id, e)
+                    failures.append(e)
+                    break
                 # a task may be alive but frozen (its connections open, nothing
                 # answered): the tasks still running must answer a health check
                 lost = self._unhealthy(waiting)
@@ -304,7 +317,8 @@ class RemotePlan(_plan.Plan):
                 continue
             waiting.discard(t)
             try:
-                meta, tensors = wire.unpack(m.channels.result(t, fut))
+                if error is not None:
+                    raise error
                 wire.raise_error(meta, t)
                 outputs[t] = [wire.decode_tensor(b)[0] for b in tensors]
             except errors.OpError as e:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import os
+import queue
 import threading
 from typing import Dict, Optional
 
@@ -84,6 +85,66 @@ def bind_address(address: str) -> str:
     return "%s:%s" % (host, port)
 
 
+class _RequestStream:
+    """One open bidirectional stream of requests to a task, answered in any order:
+    each request carries an id its answer repeats. Cheaper than a call per request
+    (a round trip on an open stream costs about half a unary call here)."""
+
+    def __init__(self, channels: "Channels", task: str, method: str):
+        import grpc
+        self.task = task
+        self._grpc = grpc
+        self._requests: "queue.SimpleQueue" = queue.SimpleQueue()
+        self._pending: Dict[int, object] = {}
+        self._lock = threading.Lock()
+        self._next_id = 0
+        self.broken: Optional[errors.OpError] = None
+        stub = channels._stub(task, method, kind="stream_stream")
+        self._responses = stub(self._outgoing(), metadata=channels._metadata)
+        threading.Thread(target=self._read, name="tw-stream", daemon=True).start()
+
+    def _outgoing(self):
+        while True:
+            m = self._requests.get()
+            if m is None:
+                return
+            yield m
+
+    def request(self, meta: dict, callback, tensors=None) -> bool:
+        """Sends a request; `callback(meta, tensors, error)` gets its answer. False
+        when the stream is broken (nothing sent)."""
+        with self._lock:
+            if self.broken is not None:
+                return False
+            self._next_id += 1
+            meta["id"] = self._next_id
+            self._pending[self._next_id] = callback
+        self._requests.put(wire.pack(meta, tensors))
+        return True
+
+    def _read(self) -> None:
+        error = None
+        try:
+            for message in self._responses:
+                meta, tensors = wire.unpack(message)
+                with self._lock:
+                    callback = self._pending.pop(meta.get("id"), None)
+                if callback is not None:
+                    callback(meta, tensors, None)
+        except self._grpc.RpcError as e:
+            error = rpc_error(self.task, e)
+        with self._lock:
+            self.broken = error or errors.UnavailableError(
+                None, None, "Task %s: the stream of requests ended" % self.task)
+            pending, self._pending = self._pending, {}
+        for callback in pending.values():
+            callback(None, None, self.broken)
+
+    def close(self) -> None:
+        self._requests.put(None)
+        self._responses.cancel()
+
+
 class Channels:
     """gRPC channels to the tasks of `cluster`, made on first use."""
 
@@ -92,11 +153,27 @@ class Channels:
         self._stubs: Dict[tuple, object] = {}
         self._channels: Dict[str, object] = {}
         self._pool: Optional[concurrent.futures.ThreadPoolExecutor] = None
+        self._streams: Dict[tuple, _RequestStream] = {}
         self._lock = threading.Lock()
         token = _token()
         self._metadata = ((_TOKEN_KEY, token),) if token else None
 
-    def _stub(self, task: str, method: str, streaming: bool = False):
+    def request(self, task: str, method: str, meta: dict, callback, tensors=None) -> None:
+        """Sends `meta` (and `tensors`) on the open request stream `method` to `task`
+        (opened on first use, and again after it broke); `callback(meta, tensors,
+        error)` gets the answer."""
+        for _ in range(2):
+            with self._lock:
+                stream = self._streams.get((task, method))
+            if stream is None or stream.broken is not None:
+                stream = _RequestStream(self, task, method)
+                with self._lock:
+                    self._streams[(task, method)] = stream
+            if stream.request(meta, callback, tensors):
+                return
+        callback(None, None, stream.broken)
+
+    def _stub(self, task: str, method: str, kind: str = "unary_unary"):
         key = (task, method)
         stub = self._stubs.get(key)
         if stub is None:
@@ -111,8 +188,7 @@ class Channels:
                         address, options=_CHANNEL_OPTIONS) if creds is None else \
                         grpc.secure_channel(address, creds, options=_CHANNEL_OPTIONS)
                 path = "/%s/%s" % (SERVICE, method)
-                stub = self._stubs[key] = channel.unary_stream(path) if streaming else \
-                    channel.unary_unary(path)
+                stub = self._stubs[key] = getattr(channel, kind)(path)
         return stub
 
     def stream(self, task: str, method: str, payload: bytes,
@@ -121,7 +197,7 @@ class Channels:
         TF's error classes."""
         import grpc
         try:
-            yield from self._stub(task, method, streaming=True)(
+            yield from self._stub(task, method, kind="unary_stream")(
                 payload, timeout=timeout, metadata=self._metadata)
         except grpc.RpcError as e:
             raise rpc_error(task, e) from None
@@ -173,6 +249,9 @@ class Channels:
     def close(self) -> None:
         with self._lock:
             pool, self._pool = self._pool, None
+            streams, self._streams = list(self._streams.values()), {}
+        for stream in streams:
+            stream.close()
         if pool is not None:
             pool.shutdown(wait=False)
         with self._lock:
@@ -233,6 +312,40 @@ def _stream_handler(worker, method_fn, name: str):
             yield from method_fn(worker, meta, tensors)
         except errors.OpError as e:  # a stream has no message for it: its status does
             context.abort(grpc.StatusCode.ABORTED, e.message)
+    return handle
+
+
+def _bidi_handler(worker, method_fn, name: str):
+    """A stream of requests, each answered when ready: `method_fn(worker, meta,
+    tensors, reply)` calls `reply(message)` once, from any thread."""
+    token = _token()
+
+    def handle(request_iterator, context):
+        import grpc
+        if token is not None and \
+                dict(context.invocation_metadata()).get(_TOKEN_KEY) != token:
+            logger.warning("Refused a %s call from %s: wrong cluster token", name,
+                           context.peer())
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "wrong cluster token")
+        answers: "queue.SimpleQueue" = queue.SimpleQueue()
+
+        def read():
+            try:
+                for request in request_iterator:
+                    meta, tensors = wire.unpack(request)
+                    try:
+                        method_fn(worker, meta, tensors, answers.put)
+                    except Exception as e:  # noqa: BLE001 -- answered in the stream
+                        answers.put(wire.pack(dict(wire.error_meta(e), id=meta.get("id"))))
+            except Exception:  # noqa: BLE001 -- the client went away
+                pass
+            answers.put(None)
+        threading.Thread(target=read, name="tw-stream-in", daemon=True).start()
+        while True:
+            message = answers.get()
+            if message is None:
+                return
+            yield message
     return handle
 
 
@@ -307,6 +420,9 @@ class Server:
         handlers.update({name: grpc.unary_stream_rpc_method_handler(
             _stream_handler(self._worker, fn, name))
             for name, fn in WorkerService.STREAM_HANDLERS.items()})
+        handlers.update({name: grpc.stream_stream_rpc_method_handler(
+            _bidi_handler(self._worker, fn, name))
+            for name, fn in WorkerService.BIDI_HANDLERS.items()})
         self._grpc.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
             SERVICE, handlers),))
         self._started = False

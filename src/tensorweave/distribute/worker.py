@@ -11,14 +11,20 @@ runtime/partition.py), so Send/Recv pairs agree on their rendezvous keys without
 master shipping per-task graphs; each task lowers and runs only its own devices'
 partitions. A step costs one RunGraph call per participating task.
 
+Calls: RunGraph and RecvTensor travel on one open gRPC stream per pair of tasks each
+(RunGraphs, RecvTensors: a request carries an id its answer repeats; a round trip on an
+open stream costs about half a unary call), the rest are unary calls.
+
 Transfers: a `_Send` leaves its value in its own task's rendezvous of the step; a
 `_Recv` whose sender is on another task asks that task for the key (RecvTensor), which
-answers when the value is there. The step's rendezvous of a task lives from the first
+answers when the value is there; a tensor over CHUNK_BYTES is answered with its header
+and its data follows as a stream of chunks (ReadChunks). The step's rendezvous of a task lives from the first
 touch (RunGraph or RecvTensor) until the master reports the step done (with a later
 RunGraph, or CleanupSteps) or aborts it (AbortStep).
 """
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import threading
 import time
@@ -75,27 +81,35 @@ class RemoteRendezvous(Rendezvous):
                 done_callback(None, False, error)
                 return
             self._pending[key] = done_callback
-            call = self.channels.call_async(src_task, "RecvTensor", wire.pack(
-                {"step_id": self.step_id, "key": key,
-                 "timeout_ms": int(self.timeout_s * 1000) if self.timeout_s else 0}),
-                self.timeout_s)
 
-        def arrived(future):
+        def answered(meta, tensors, error):
             with self._lock:  # an abort may have answered this receive already
                 if self._pending.pop(key, None) is None:
                     return
+            if error is None and meta is not None and "chunked" in meta:
+                # a large tensor: its chunks are read off this stream's thread
+                self.channels._calls().submit(self._finish_chunked, src_task, meta,
+                                              done_callback)
+                return
             try:
-                meta, tensors = wire.unpack(self.channels.result(src_task, future))
+                if error is not None:
+                    raise error
                 wire.raise_error(meta, src_task)
-                if "chunked" in meta:
-                    value, dead = self._read_chunks(src_task, meta), False
-                else:
-                    value, dead = wire.decode_tensor(tensors[0])
+                value, dead = wire.decode_tensor(tensors[0])
             except errors.OpError as e:
                 done_callback(None, False, e)
                 return
             done_callback(value, dead, None)
-        call.add_done_callback(arrived)
+        self.channels.request(src_task, "RecvTensors",
+                              {"step_id": self.step_id, "key": key}, answered)
+
+    def _finish_chunked(self, src_task: str, meta: dict, done_callback) -> None:
+        try:
+            value = self._read_chunks(src_task, meta)
+        except errors.OpError as e:
+            done_callback(None, False, e)
+            return
+        done_callback(value, False, None)
 
     def _read_chunks(self, src_task: str, meta: dict) -> np.ndarray:
         """A large tensor streamed by `src_task`, assembled in place."""
@@ -191,6 +205,8 @@ class WorkerService:
         self._steps: Dict[int, tuple] = {}  # step id -> (LocalRendezvous, created)
         self._running: Dict[int, RemoteRendezvous] = {}  # steps RunGraph is running
         self._outgoing: Dict[str, tuple] = {}  # token -> (large tensor, since) to stream
+        self._step_threads = concurrent.futures.ThreadPoolExecutor(
+            max_workers=32, thread_name_prefix="tw-step")
         self._lock = threading.Lock()
 
     # --- status -------------------------------------------------------------------------
@@ -306,36 +322,47 @@ class WorkerService:
         finally:
             with self._lock:
                 self._running.pop(step_id, None)
-        return wire.pack({"fetches": list(step.local_fetches)},
+        head = {"id": meta["id"]} if "id" in meta else {}
+        return wire.pack(dict(head, fetches=list(step.local_fetches)),
                          [wire.tensor_parts(v) for v in out])
 
-    def recv_tensor(self, meta: dict, tensors) -> bytes:
-        """Answers a Recv on another task: the value sent under `key` in step `step_id`
-        on this task, when it is there."""
+    def run_graphs(self, meta: dict, tensors, reply) -> None:
+        """RunGraph on a stream of requests: each step runs on the task's step threads
+        and is answered (`reply`) when it ends."""
+        def run():
+            try:
+                answer = self.run_graph(meta, tensors)
+            except Exception as e:  # noqa: BLE001 -- answered in the stream
+                answer = wire.pack(dict(wire.error_meta(e), id=meta.get("id")))
+            reply(answer)
+        self._step_threads.submit(run)
+
+    def recv_tensors(self, meta: dict, tensors, reply) -> None:
+        """RecvTensor on a stream of requests: answers (`reply`) when the value is
+        sent here, with the request's id; no thread waits meanwhile."""
         rdv = self._step_rendezvous(int(meta["step_id"]))
-        got = threading.Event()
-        box = []
 
         def arrived(value, is_dead, error):
-            box.append((value, is_dead, error))
-            got.set()
+            try:
+                if error is not None:
+                    raise error
+                reply(self._answer(meta, value, is_dead))
+            except Exception as e:  # noqa: BLE001 -- answered in the stream
+                reply(wire.pack(dict(wire.error_meta(e), id=meta.get("id"))))
         rdv.recv_async(meta["key"], arrived)
-        timeout_ms = int(meta.get("timeout_ms") or 0)
-        if not got.wait(timeout_ms / 1000.0 if timeout_ms else STEP_TTL_S):
-            raise errors.DeadlineExceededError(None, None, "Timed out waiting for %s on "
-                                               "task %s" % (meta["key"], self.task))
-        value, is_dead, error = box[0]
-        if error is not None:
-            raise error
+
+    def _answer(self, meta: dict, value, is_dead: bool) -> bytes:
+        """The answer to a receive of `value`: the tensor, or for a large one its
+        header, its data to be streamed in chunks (ReadChunks)."""
+        head = {"id": meta["id"]} if "id" in meta else {}
         if not is_dead and isinstance(value, np.ndarray) and value.dtype.kind not in "OSU" \
                 and value.nbytes > CHUNK_BYTES:
-            # a large tensor: its header now, its data streamed in chunks (ReadChunks)
             token = "%s/%d" % (meta["key"], int(meta["step_id"]))
             with self._lock:
                 self._outgoing[token] = (np.ascontiguousarray(value), time.monotonic())
-            return wire.pack({"chunked": token, "dtype": value.dtype.str,
-                              "shape": list(value.shape)})
-        return wire.pack({}, [wire.tensor_parts(value, is_dead)])
+            return wire.pack(dict(head, chunked=token, dtype=value.dtype.str,
+                                  shape=list(value.shape)))
+        return wire.pack(head, [wire.tensor_parts(value, is_dead)])
 
     def read_chunks(self, meta: dict, tensors):
         """The data of a large tensor RecvTensor announced, in chunks of CHUNK_BYTES."""
@@ -383,7 +410,7 @@ class WorkerService:
         return wire.pack({"ok": True})
 
     STREAM_HANDLERS = {"ReadChunks": read_chunks}
+    BIDI_HANDLERS = {"RecvTensors": recv_tensors, "RunGraphs": run_graphs}
     HANDLERS = {"GetStatus": get_status, "RegisterGraph": register_graph,
-                "RegisterStep": register_step, "RunGraph": run_graph,
-                "RecvTensor": recv_tensor, "AbortStep": abort_step,
+                "RegisterStep": register_step, "AbortStep": abort_step,
                 "CleanupSteps": cleanup_steps, "CloseGraph": close_graph, "Reset": reset}
