@@ -158,15 +158,21 @@ def test_an_error_on_one_task_fails_the_step_everywhere(ps_workers):
         np.testing.assert_array_equal(sess.run(y, {x: [1.0, 2.0]}), [2.0, 4.0])
 
 
-@pytest.mark.timeout(60)
-def test_a_lost_task_fails_the_step_with_unavailable(make_cluster):
-    c = make_cluster({"ps": 1, "worker": 1})
+def _ps_variable_read_on_worker():
+    """(graph, v, y): a variable (3.0) on ps:0 and y = 2 v computed on worker:0."""
     g = tf.Graph()
     with g.as_default():
         with tf.device("/job:ps/task:0"):
             v = tf.Variable(3.0, name="v")
         with tf.device("/job:worker/task:0"):
             y = v * 2.0
+    return g, v, y
+
+
+@pytest.mark.timeout(60)
+def test_a_lost_task_fails_the_step_with_unavailable(make_cluster):
+    c = make_cluster({"ps": 1, "worker": 1})
+    g, v, y = _ps_variable_read_on_worker()
     with tf.Session(c.target(), graph=g) as sess:
         sess.run(v.initializer)
         assert sess.run(y) == 6.0
@@ -207,12 +213,7 @@ def test_a_wrong_cluster_token_is_refused(make_cluster, monkeypatch):
 
 def test_a_session_goes_on_after_a_task_restarts(make_cluster):
     c = make_cluster({"ps": 1, "worker": 1})
-    g = tf.Graph()
-    with g.as_default():
-        with tf.device("/job:ps/task:0"):
-            v = tf.Variable(3.0, name="v")
-        with tf.device("/job:worker/task:0"):
-            y = v * 2.0
+    g, v, y = _ps_variable_read_on_worker()
     with tf.Session(c.target(), graph=g) as sess:
         sess.run(v.initializer)
         assert sess.run(y) == 6.0
@@ -234,12 +235,7 @@ def test_a_frozen_task_is_found_by_health_checks(make_cluster):
     import os
     import signal
     c = make_cluster({"ps": 1, "worker": 1})
-    g = tf.Graph()
-    with g.as_default():
-        with tf.device("/job:ps/task:0"):
-            v = tf.Variable(3.0, name="v")
-        with tf.device("/job:worker/task:0"):
-            y = v * 2.0
+    g, v, y = _ps_variable_read_on_worker()
     with tf.Session(c.target(), graph=g) as sess:
         sess.run(v.initializer)
         assert sess.run(y) == 6.0

@@ -115,7 +115,7 @@ class Master:
         if listed != self.device_list:
             with self._lock:
                 self.device_list = listed
-                self.devices = ClusterDevices(listed)
+                self.devices.update(listed)  # the session lists these devices too
                 self._graph_version = None
                 self._registered.clear()
                 self.epoch += 1

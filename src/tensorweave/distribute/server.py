@@ -275,17 +275,20 @@ def rpc_error(task: str, e) -> errors.OpError:
     return cls(None, None, "Task %s: %s" % (task, detail))
 
 
+def _check_token(token: Optional[str], context, name: str) -> None:
+    """Refuses (UNAUTHENTICATED) and logs a call without the cluster token, if any."""
+    if token is not None and dict(context.invocation_metadata()).get(_TOKEN_KEY) != token:
+        import grpc
+        logger.warning("Refused a %s call from %s: wrong cluster token", name,
+                       context.peer())
+        context.abort(grpc.StatusCode.UNAUTHENTICATED, "wrong cluster token")
+
+
 def _handler(worker, method_fn, name: str):
     token = _token()
 
     def handle(request: bytes, context) -> bytes:
-        if token is not None:
-            sent = dict(context.invocation_metadata()).get(_TOKEN_KEY)
-            if sent != token:
-                logger.warning("Refused a %s call from %s: wrong cluster token", name,
-                               context.peer())
-                import grpc
-                context.abort(grpc.StatusCode.UNAUTHENTICATED, "wrong cluster token")
+        _check_token(token, context, name)
         meta, tensors = wire.unpack(request)
         try:
             return method_fn(worker, meta, tensors)
@@ -302,11 +305,7 @@ def _stream_handler(worker, method_fn, name: str):
 
     def handle(request: bytes, context):
         import grpc
-        if token is not None and \
-                dict(context.invocation_metadata()).get(_TOKEN_KEY) != token:
-            logger.warning("Refused a %s call from %s: wrong cluster token", name,
-                           context.peer())
-            context.abort(grpc.StatusCode.UNAUTHENTICATED, "wrong cluster token")
+        _check_token(token, context, name)
         meta, tensors = wire.unpack(request)
         try:
             yield from method_fn(worker, meta, tensors)
@@ -321,12 +320,7 @@ def _bidi_handler(worker, method_fn, name: str):
     token = _token()
 
     def handle(request_iterator, context):
-        import grpc
-        if token is not None and \
-                dict(context.invocation_metadata()).get(_TOKEN_KEY) != token:
-            logger.warning("Refused a %s call from %s: wrong cluster token", name,
-                           context.peer())
-            context.abort(grpc.StatusCode.UNAUTHENTICATED, "wrong cluster token")
+        _check_token(token, context, name)
         answers: "queue.SimpleQueue" = queue.SimpleQueue()
 
         def read():

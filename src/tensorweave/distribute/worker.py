@@ -177,6 +177,11 @@ class ClusterDevices(DeviceManager):
     cluster through it; `default` is the first device listed."""
 
     def __init__(self, listed: List[dict], local: Optional[DeviceManager] = None):
+        self.update(listed, local)
+
+    def update(self, listed: List[dict], local: Optional[DeviceManager] = None) -> None:
+        """Lists the devices of `listed` (e.g. again, with the incarnations of restarted
+        tasks), in place: holders of this object see the change."""
         own = {d.name: d for d in local.devices} if local is not None else {}
         self.devices = []
         for entry in listed:

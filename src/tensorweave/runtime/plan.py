@@ -336,11 +336,11 @@ def build_plan(fetches: Sequence[Tensor], targets: Sequence[Operation],
           *_placer.placement_options(getattr(binder.session, "_config", None)))
     sg = optimize(sg, binder, opts)
     fused = False
-    if len({id(n.device) for n in sg.nodes}) > 1:
+    partitioned = len({id(n.device) for n in sg.nodes}) > 1
+    if partitioned:
         from tensorweave.runtime import partitioned_plan as _pp
         fused = _pp.runs_fused(sg, binder, policy)
-    if len({id(n.device) for n in sg.nodes}) > 1 and not fused:
-        # one step graph per device, Send/Recv between them
+    if partitioned and not fused:  # one step graph per device, Send/Recv between them
         plan = _pp.build_partitioned_plan(sg, binder, policy)
     else:
         executor = _policy.choose_executor(sg, policy)
