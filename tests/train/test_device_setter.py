@@ -338,3 +338,19 @@ def test_importable_places_and_not_exported():
     assert not hasattr(tf.train, "byte_size_load_fn")
     assert tf.train.replica_device_setter is rds
     assert rds.__module__ == "tensorweave.train.device_setter"
+
+
+def test_variables_inside_colocate_with_still_advance_the_round_robin(graph):
+    # TF1's variables are made under init_scope, which brings back the device functions
+    # colocate_with sets aside: the setter is called (its round robin moves on), then
+    # the variable takes the device of the op it is colocated with.
+    with tf.device(tf.train.replica_device_setter(ps_tasks=3)):
+        a = tf.Variable(1.0, name="a")          # ps 0
+        with tf.colocate_with(a):
+            b = tf.Variable(2.0, name="b")      # counted (ps 1), placed with a
+        c = tf.Variable(3.0, name="c")          # ps 2
+        with tf.init_scope():
+            d = tf.Variable(4.0, name="d")      # ps 0
+    assert [v.op.device for v in (a, b, c, d)] == [
+        "/job:ps/task:0", "/job:ps/task:0", "/job:ps/task:2", "/job:ps/task:0"]
+    assert b.op.colocation_groups() == [b"loc:@a"]

@@ -111,14 +111,15 @@ class _RequestStream:
             yield m
 
     def request(self, meta: dict, callback, tensors=None) -> bool:
-        """Sends a request; `callback(meta, tensors, error)` gets its answer. False
-        when the stream is broken (nothing sent)."""
+        """Sends a request; `callback(meta, tensors, error)` gets its answer (None: a
+        message that has none). False when the stream is broken (nothing sent)."""
         with self._lock:
             if self.broken is not None:
                 return False
-            self._next_id += 1
-            meta["id"] = self._next_id
-            self._pending[self._next_id] = callback
+            if callback is not None:
+                self._next_id += 1
+                meta["id"] = self._next_id
+                self._pending[self._next_id] = callback
         self._requests.put(wire.pack(meta, tensors))
         return True
 
@@ -162,6 +163,17 @@ class Channels:
         """Sends `meta` (and `tensors`) on the open request stream `method` to `task`
         (opened on first use, and again after it broke); `callback(meta, tensors,
         error)` gets the answer."""
+        stream = self._send(task, method, meta, callback, tensors)
+        if stream is not None:
+            callback(None, None, stream.broken)
+
+    def notify(self, task: str, method: str, meta: dict, tensors=None) -> bool:
+        """Sends a message that gets no answer on the open stream `method` to `task`.
+        False when the stream could not take it."""
+        return self._send(task, method, meta, None, tensors) is None
+
+    def _send(self, task: str, method: str, meta: dict, callback, tensors):
+        """None once sent; else the stream that was broken twice."""
         for _ in range(2):
             with self._lock:
                 stream = self._streams.get((task, method))
@@ -170,8 +182,8 @@ class Channels:
                 with self._lock:
                     self._streams[(task, method)] = stream
             if stream.request(meta, callback, tensors):
-                return
-        callback(None, None, stream.broken)
+                return None
+        return stream
 
     def _stub(self, task: str, method: str, kind: str = "unary_unary"):
         key = (task, method)

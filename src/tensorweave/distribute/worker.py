@@ -11,16 +11,17 @@ runtime/partition.py), so Send/Recv pairs agree on their rendezvous keys without
 master shipping per-task graphs; each task lowers and runs only its own devices'
 partitions. A step costs one RunGraph call per participating task.
 
-Calls: RunGraph and RecvTensor travel on one open gRPC stream per pair of tasks each
-(RunGraphs, RecvTensors: a request carries an id its answer repeats; a round trip on an
-open stream costs about half a unary call), the rest are unary calls.
+Calls: RunGraph requests travel on one open gRPC stream per pair of tasks (RunGraphs:
+a request carries an id its answer repeats; a round trip on an open stream costs about
+half a unary call), values on another (PushTensors, unanswered), the rest are unary.
 
-Transfers: a `_Send` leaves its value in its own task's rendezvous of the step; a
-`_Recv` whose sender is on another task asks that task for the key (RecvTensor), which
-answers when the value is there; a tensor over CHUNK_BYTES is answered with its header
-and its data follows as a stream of chunks (ReadChunks). The step's rendezvous of a task lives from the first
-touch (RunGraph or RecvTensor) until the master reports the step done (with a later
-RunGraph, or CleanupSteps) or aborts it (AbortStep).
+Transfers: a `_Send` whose receiver is on another task pushes its value there at once
+(TF's RecvTensor instead waits for the receiver to ask: a request and an answer where
+one message will do); the receiving task leaves it in its rendezvous of the step, where
+the `_Recv` finds it. A tensor over CHUNK_BYTES is pushed as its header, and the
+receiver reads its data as a stream of chunks (ReadChunks). The step's rendezvous of a
+task lives from the first touch (RunGraph or a pushed value) until the master reports
+the step done (with a later RunGraph, or CleanupSteps) or aborts it (AbortStep).
 """
 from __future__ import annotations
 
@@ -55,86 +56,31 @@ def task_of(device_name: str) -> str:
 
 
 class RemoteRendezvous(Rendezvous):
-    """The rendezvous of one step on one task: sends and local receives go through the
-    task's LocalRendezvous of the step; a receive of a value sent on another task asks
-    that task (RecvTensor) without blocking a thread."""
+    """The rendezvous of one step on one task. A value sent to a device of another task
+    is pushed there at once (PushTensors) into that task's rendezvous of the step, so
+    every receive waits on its own task's LocalRendezvous and a transfer costs one
+    message, not a request and an answer (TF's RecvTensor pulls; a loop spanning tasks
+    pays that round trip every iteration)."""
 
     def __init__(self, local: LocalRendezvous, step_id: int, task: str, channels,
-                 timeout_s: Optional[float]):
+                 outgoing):
         self.local, self.step_id, self.task = local, step_id, task
-        self.channels, self.timeout_s = channels, timeout_s
-        self._pending: Dict[str, object] = {}  # key -> callback of a remote receive
-        self._lock = threading.Lock()
-        self._error = None
+        self.channels, self._outgoing = channels, outgoing
 
     def send(self, key: str, value, is_dead: bool = False) -> None:
-        self.local.send(key, value, is_dead)
+        dst_task = task_of(key.split(";", 3)[2])
+        if dst_task == self.task:
+            self.local.send(key, value, is_dead)
+            return
+        meta, tensors = self._outgoing(key, self.step_id, value, is_dead)
+        if not self.channels.notify(dst_task, "PushTensors", meta, tensors):
+            self.abort(errors.UnavailableError(
+                None, None, "Task %s cannot be reached to send %s" % (dst_task, key)))
 
     def recv_async(self, key: str, done_callback) -> None:
-        src_task = task_of(key.split(";", 1)[0])
-        if src_task == self.task:
-            self.local.recv_async(key, done_callback)
-            return
-        with self._lock:
-            error = self._error or self.local.aborted  # aborted before the step ran here
-            if error is not None:
-                done_callback(None, False, error)
-                return
-            self._pending[key] = done_callback
-
-        def answered(meta, tensors, error):
-            with self._lock:  # an abort may have answered this receive already
-                if self._pending.pop(key, None) is None:
-                    return
-            if error is None and meta is not None and "chunked" in meta:
-                # a large tensor: its chunks are read off this stream's thread
-                self.channels._calls().submit(self._finish_chunked, src_task, meta,
-                                              done_callback)
-                return
-            try:
-                if error is not None:
-                    raise error
-                wire.raise_error(meta, src_task)
-                value, dead = wire.decode_tensor(tensors[0])
-            except errors.OpError as e:
-                done_callback(None, False, e)
-                return
-            done_callback(value, dead, None)
-        self.channels.request(src_task, "RecvTensors",
-                              {"step_id": self.step_id, "key": key}, answered)
-
-    def _finish_chunked(self, src_task: str, meta: dict, done_callback) -> None:
-        try:
-            value = self._read_chunks(src_task, meta)
-        except errors.OpError as e:
-            done_callback(None, False, e)
-            return
-        done_callback(value, False, None)
-
-    def _read_chunks(self, src_task: str, meta: dict) -> np.ndarray:
-        """A large tensor streamed by `src_task`, assembled in place."""
-        out = np.empty(meta["shape"], dtype=np.dtype(meta["dtype"]))
-        flat = memoryview(out.reshape(-1).view(np.uint8))
-        pos = 0
-        for chunk in self.channels.stream(src_task, "ReadChunks",
-                                          wire.pack({"token": meta["chunked"]}),
-                                          self.timeout_s):
-            flat[pos:pos + len(chunk)] = chunk
-            pos += len(chunk)
-        if pos != len(flat):
-            raise errors.DataLossError(None, None, "Tensor %s from task %s ended after %d "
-                                       "of %d bytes" % (meta["chunked"], src_task, pos,
-                                                        len(flat)))
-        return out
+        self.local.recv_async(key, done_callback)
 
     def abort(self, error) -> None:
-        """Fails the step's pending receives here (those from other tasks at once: the
-        call to a lost task may take its deadline to fail)."""
-        with self._lock:
-            self._error = error
-            pending, self._pending = self._pending, {}
-        for callback in pending.values():
-            callback(None, False, error)
         self.local.abort(error)
 
 
@@ -313,8 +259,7 @@ class WorkerService:
         step_id = int(meta["step_id"])
         timeout_ms = int(meta.get("timeout_ms") or 0)
         rendezvous = RemoteRendezvous(self._step_rendezvous(step_id), step_id, self.task,
-                                      self.channels,
-                                      timeout_ms / 1000.0 if timeout_ms else None)
+                                      self.channels, self._push_message)
         with self._lock:
             self._running[step_id] = rendezvous
         options = None
@@ -342,32 +287,49 @@ class WorkerService:
             reply(answer)
         self._step_threads.submit(run)
 
-    def recv_tensors(self, meta: dict, tensors, reply) -> None:
-        """RecvTensor on a stream of requests: answers (`reply`) when the value is
-        sent here, with the request's id; no thread waits meanwhile."""
+    def push_tensors(self, meta: dict, tensors, reply) -> None:
+        """A value another task sent to a device of this one (PushTensors, unanswered):
+        it goes into this task's rendezvous of the step, which the first touch makes
+        (the value may come before the step's RunGraph). A large one was announced
+        with its header: its chunks are read off the stream's thread (ReadChunks)."""
         rdv = self._step_rendezvous(int(meta["step_id"]))
+        if "chunked" in meta:
+            self.channels._calls().submit(self._receive_chunked, rdv, meta)
+            return
+        value, dead = wire.decode_tensor(tensors[0])
+        rdv.send(meta["key"], value, dead)
 
-        def arrived(value, is_dead, error):
-            try:
-                if error is not None:
-                    raise error
-                reply(self._answer(meta, value, is_dead))
-            except Exception as e:  # noqa: BLE001 -- answered in the stream
-                reply(wire.pack(dict(wire.error_meta(e), id=meta.get("id"))))
-        rdv.recv_async(meta["key"], arrived)
+    def _receive_chunked(self, rdv: LocalRendezvous, meta: dict) -> None:
+        src_task = task_of(meta["key"].split(";", 1)[0])
+        out = np.empty(meta["shape"], dtype=np.dtype(meta["dtype"]))
+        flat = memoryview(out.reshape(-1).view(np.uint8))
+        pos = 0
+        try:
+            for chunk in self.channels.stream(src_task, "ReadChunks",
+                                              wire.pack({"token": meta["chunked"]})):
+                flat[pos:pos + len(chunk)] = chunk
+                pos += len(chunk)
+            if pos != len(flat):
+                raise errors.DataLossError(None, None, "Tensor %s from task %s ended after "
+                                           "%d of %d bytes" % (meta["chunked"], src_task,
+                                                                pos, len(flat)))
+        except errors.OpError as e:
+            rdv.abort(e)
+            return
+        rdv.send(meta["key"], out, False)
 
-    def _answer(self, meta: dict, value, is_dead: bool) -> bytes:
-        """The answer to a receive of `value`: the tensor, or for a large one its
-        header, its data to be streamed in chunks (ReadChunks)."""
-        head = {"id": meta["id"]} if "id" in meta else {}
+    def _push_message(self, key: str, step_id: int, value, is_dead: bool):
+        """(meta, tensors) that push `value` under `key`: the tensor, or for a large one
+        its header, its data kept here to be streamed in chunks (ReadChunks)."""
+        meta = {"step_id": step_id, "key": key}
         if not is_dead and isinstance(value, np.ndarray) and value.dtype.kind not in "OSU" \
                 and value.nbytes > CHUNK_BYTES:
-            token = "%s/%d" % (meta["key"], int(meta["step_id"]))
+            token = "%s/%d" % (key, step_id)
             with self._lock:
                 self._outgoing[token] = (np.ascontiguousarray(value), time.monotonic())
-            return wire.pack(dict(head, chunked=token, dtype=value.dtype.str,
-                                  shape=list(value.shape)))
-        return wire.pack(head, [wire.tensor_parts(value, is_dead)])
+            meta.update(chunked=token, dtype=value.dtype.str, shape=list(value.shape))
+            return meta, None
+        return meta, [wire.tensor_parts(value, is_dead)]
 
     def read_chunks(self, meta: dict, tensors):
         """The data of a large tensor RecvTensor announced, in chunks of CHUNK_BYTES."""
@@ -415,7 +377,7 @@ class WorkerService:
         return wire.pack({"ok": True})
 
     STREAM_HANDLERS = {"ReadChunks": read_chunks}
-    BIDI_HANDLERS = {"RecvTensors": recv_tensors, "RunGraphs": run_graphs}
+    BIDI_HANDLERS = {"PushTensors": push_tensors, "RunGraphs": run_graphs}
     HANDLERS = {"GetStatus": get_status, "RegisterGraph": register_graph,
                 "RegisterStep": register_step, "AbortStep": abort_step,
                 "CleanupSteps": cleanup_steps, "CloseGraph": close_graph, "Reset": reset}

@@ -70,7 +70,7 @@ def init_scope():
     saved = g._get_control_flow_context()
     g._set_control_flow_context(None)
     try:
-        with g.control_dependencies(None):
+        with g.control_dependencies(None), g._device_functions_for_init():
             yield
     finally:
         g._set_control_flow_context(saved)

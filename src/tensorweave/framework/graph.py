@@ -356,6 +356,7 @@ class Graph:
         self._names_in_use: Dict[str, int] = {}
         self._name_stack = ""
         self._device_stack: List[Any] = []
+        self._hidden_device_stacks: List[List[Any]] = []  # set aside by colocate_with
         self._control_stack: List[_ControlDependencies] = []
         self._colocation_stack: List[Operation] = []
         self._collections: Dict[str, list] = {}
@@ -605,11 +606,30 @@ class Graph:
         stack = [] if ignore_existing else saved
         self._colocation_stack = stack + [op] if op is not None else stack
         self._device_stack = []
+        self._hidden_device_stacks.append(saved_devs)
         try:
             yield
         finally:
+            self._hidden_device_stacks.pop()
             self._colocation_stack = saved
             self._device_stack = saved_devs
+
+    @contextlib.contextmanager
+    def _device_functions_for_init(self):
+        """Inside colocate_with, brings back the device scopes it set aside, as TF1's
+        init_scope does: a variable created there still calls the device functions
+        (e.g. advancing replica_device_setter's round robin), then takes the device
+        of the op it is colocated with."""
+        saved = self._device_stack
+        if not saved:
+            for devs in reversed(self._hidden_device_stacks):
+                if devs:
+                    self._device_stack = devs
+                    break
+        try:
+            yield
+        finally:
+            self._device_stack = saved
 
     # --- control dependencies ---------------------------------------------------------
     @contextlib.contextmanager

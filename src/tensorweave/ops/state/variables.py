@@ -706,8 +706,11 @@ class _init_scope:
         self._deps.__enter__()
         self._ctx = self._g._get_control_flow_context()
         self._g._set_control_flow_context(None)
+        self._devs = self._g._device_functions_for_init()
+        self._devs.__enter__()
 
     def __exit__(self, *exc):
+        self._devs.__exit__(*exc)
         self._g._set_control_flow_context(self._ctx)
         self._deps.__exit__(*exc)
         return False
