@@ -594,3 +594,17 @@ def test_every_nn_op_is_complete():
         assert registry.get_op_def(op_type).shape_fn is not None, op_type
         assert registry.has_kernel(op_type), op_type
         assert registry.has_gradient_entry(op_type), op_type
+
+
+def test_relu_grads_multiply_by_the_mask_as_tensorflow(sess):
+    # TF computes ReluGrad as gradients * (features > 0): an inf or NaN gradient where
+    # the feature is not positive gives NaN (values recorded from TensorFlow 2.21)
+    from tensorweave.framework.op_builder import apply_op
+    g = np.array([1, np.inf, np.nan, 2], np.float32)
+    f = np.array([1, -1, 0, 3], np.float32)
+    relu = sess.run(apply_op("ReluGrad", [tf.constant(g), tf.constant(f)]).outputs[0])
+    f6 = np.array([1, -1, 0, 7], np.float32)
+    relu6 = sess.run(apply_op("Relu6Grad", [tf.constant(g), tf.constant(f6)]).outputs[0])
+    np.testing.assert_array_equal(relu, [1, np.nan, np.nan, 2])
+    np.testing.assert_array_equal(relu6, [1, np.nan, np.nan, 0])
+    assert relu.dtype == np.float32

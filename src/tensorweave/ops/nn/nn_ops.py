@@ -73,7 +73,9 @@ def _relu_kernel(ctx, x):
 
 
 def _relu_grad_kernel(ctx, g, f):
-    return ctx.xp.where(f > 0, g, _zero(g))
+    # TF multiplies by the mask (an inf or NaN gradient at f <= 0 gives NaN, as there);
+    # also several times faster than a select on data whose sign is random
+    return ctx.xp.multiply(g, f > 0, dtype=g.dtype)
 
 
 def _relu6_kernel(ctx, x):
@@ -81,7 +83,7 @@ def _relu6_kernel(ctx, x):
 
 
 def _relu6_grad_kernel(ctx, g, f):
-    return ctx.xp.where((f > 0) & (f < 6), g, _zero(g))
+    return ctx.xp.multiply(g, (f > 0) & (f < 6), dtype=g.dtype)
 
 
 def _leaky_relu_kernel(ctx, x):
