@@ -36,6 +36,7 @@ _CHANNEL_OPTIONS = _OPTIONS + [("grpc.initial_reconnect_backoff_ms", 100),
                                ("grpc.min_reconnect_backoff_ms", 100),
                                ("grpc.max_reconnect_backoff_ms", 1000)]
 _TOKEN_KEY = "tw-token"
+BATCH_BYTES = 1 << 20  # messages queued for one stream go as one batch up to this size
 
 
 def _token() -> Optional[str]:
@@ -104,11 +105,23 @@ class _RequestStream:
         threading.Thread(target=self._read, name="tw-stream", daemon=True).start()
 
     def _outgoing(self):
+        """The messages to send; those that queued up while gRPC sent the last one go
+        as one batch message (the receiver unpacks it), so a burst of small requests
+        (e.g. the values one loop iteration sends a task) costs one gRPC message."""
+        requests = self._requests
         while True:
-            m = self._requests.get()
+            m = requests.get()
             if m is None:
                 return
-            yield m
+            batch, size = [m], len(m)
+            while size < BATCH_BYTES and not requests.empty():
+                m = requests.get_nowait()
+                if m is None:
+                    requests.put(None)  # ends the stream after this batch
+                    break
+                batch.append(m)
+                size += len(m)
+            yield batch[0] if len(batch) == 1 else wire.pack({"batch": len(batch)}, batch)
 
     def request(self, meta: dict, callback, tensors=None) -> bool:
         """Sends a request; `callback(meta, tensors, error)` gets its answer (None: a
@@ -339,10 +352,14 @@ def _bidi_handler(worker, method_fn, name: str):
             try:
                 for request in request_iterator:
                     meta, tensors = wire.unpack(request)
-                    try:
-                        method_fn(worker, meta, tensors, answers.put)
-                    except Exception as e:  # noqa: BLE001 -- answered in the stream
-                        answers.put(wire.pack(dict(wire.error_meta(e), id=meta.get("id"))))
+                    batch = [wire.unpack(m) for m in tensors] if "batch" in meta else \
+                        [(meta, tensors)]
+                    for meta, tensors in batch:
+                        try:
+                            method_fn(worker, meta, tensors, answers.put)
+                        except Exception as e:  # noqa: BLE001 -- answered in the stream
+                            answers.put(wire.pack(dict(wire.error_meta(e),
+                                                       id=meta.get("id"))))
             except Exception:  # noqa: BLE001 -- the client went away
                 pass
             answers.put(None)
