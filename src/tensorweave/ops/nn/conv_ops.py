@@ -30,6 +30,7 @@ from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape
+from tensorweave.ops.math.blas import large_product
 
 _CONV_TYPES = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64, _dt.int32)
 _PADDINGS = ("SAME", "VALID", "EXPLICIT")
@@ -223,8 +224,9 @@ def conv2d_nhwc(x: np.ndarray, w: np.ndarray, wh: Window, ww: Window) -> np.ndar
     w2 = w.reshape(kh * kw * ci, co)
     per_image = wh.out * ww.out
     out = np.empty((n * per_image, co), dtype=np.result_type(x, w))
-    for a, b in _batch_chunks(xp, wh, ww):
-        np.matmul(_im2col(xp[a:b], wh, ww), w2, out=out[a * per_image:b * per_image])
+    with large_product(n * per_image * w2.size):
+        for a, b in _batch_chunks(xp, wh, ww):
+            np.matmul(_im2col(xp[a:b], wh, ww), w2, out=out[a * per_image:b * per_image])
     return out.reshape(n, wh.out, ww.out, co)
 
 
@@ -234,9 +236,10 @@ def conv2d_backprop_filter_nhwc(x: np.ndarray, filter_shape, dy: np.ndarray, wh:
     kh, kw, ci, co = filter_shape
     xp = pad_nhwc(x, wh, ww)
     dw = None
-    for a, b in _batch_chunks(xp, wh, ww):
-        part = np.matmul(_im2col(xp[a:b], wh, ww).T, dy[a:b].reshape(-1, co))
-        dw = part if dw is None else np.add(dw, part, out=dw)
+    with large_product(dy.size * kh * kw * ci):
+        for a, b in _batch_chunks(xp, wh, ww):
+            part = np.matmul(_im2col(xp[a:b], wh, ww).T, dy[a:b].reshape(-1, co))
+            dw = part if dw is None else np.add(dw, part, out=dw)
     if dw is None:  # empty batch
         dw = np.zeros((kh * kw * ci, co), dtype=np.result_type(x, dy))
     return dw.reshape(kh, kw, ci, co)
@@ -251,11 +254,12 @@ def conv2d_backprop_input_nhwc(input_shape, w: np.ndarray, dy: np.ndarray, wh: W
     dy2 = dy.reshape(-1, co)
     taps = w.reshape(kh * kw, ci, co)
     buf = np.empty((dy2.shape[0], ci), dtype=dy.dtype)
-    for i in range(kh):
-        rows = wh.tap(i)
-        for j in range(kw):
-            np.matmul(dy2, taps[i * kw + j].T, out=buf)
-            dxp[:, rows, ww.tap(j)] += buf.reshape(n, wh.out, ww.out, ci)
+    with large_product(dy2.size * kh * kw * ci):
+        for i in range(kh):
+            rows = wh.tap(i)
+            for j in range(kw):
+                np.matmul(dy2, taps[i * kw + j].T, out=buf)
+                dxp[:, rows, ww.tap(j)] += buf.reshape(n, wh.out, ww.out, ci)
     if dxp.shape[1:3] == (h, wd):
         return dxp
     return np.ascontiguousarray(dxp[:, wh.pad_before:wh.pad_before + h,
