@@ -29,6 +29,8 @@ bench: $(STAMP)
 	$(PY) benchmarks/distributed_loop.py benchmarks/out/extra_distributed_loop.json
 	$(PY) benchmarks/distributed.py benchmarks/out/extra_distributed.json
 	$(PY) benchmarks/parallel_iterations_devices.py benchmarks/out/extra_parallel_iterations_devices.json
+	$(PY) benchmarks/tagged_loop.py benchmarks/out/extra_tagged_loop.json
+	$(PY) benchmarks/lm_softmax.py benchmarks/out/extra_lm_softmax.json
 	$${TF_PYTHON:-$$HOME/.cache/tensorweave-bench-tf/bin/python} benchmarks/api_coverage.py \
 		dump benchmarks/out/tf_v1_names.json
 	$(PY) benchmarks/api_coverage.py check benchmarks/out/tf_v1_names.json \
@@ -37,7 +39,8 @@ bench: $(STAMP)
 		benchmarks/out/extra_build.json benchmarks/out/extra_pipeline.json \
 		benchmarks/out/extra_parallel_iterations.json benchmarks/out/extra_api_coverage.json \
 		benchmarks/out/extra_devices.json benchmarks/out/extra_distributed_loop.json \
-		benchmarks/out/extra_parallel_iterations_devices.json benchmarks/out/extra_distributed.json
+		benchmarks/out/extra_parallel_iterations_devices.json benchmarks/out/extra_distributed.json \
+		benchmarks/out/extra_tagged_loop.json benchmarks/out/extra_lm_softmax.json
 
 clean:
 	rm -rf $(VENV) benchmarks/out

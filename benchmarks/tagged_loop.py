@@ -1,0 +1,119 @@
+"""The general (tagged-token) loop executor against TensorFlow (issue #18).
+
+Two loops, each implementation in its own interpreter (TensorFlow under TF_PYTHON,
+default ~/.cache/tensorweave-bench-tf/bin/python, skipped if missing):
+
+1. A trivial while_loop of ITERS iterations (i + 1, a + 1.0) that runs on tensorweave's
+   tagged executor (TW_EXECUTOR=tagged in its interpreter: what a loop with an
+   asynchronous kernel, or one partitioned across devices or tasks, runs on). The figure
+   is microseconds per iteration; the same loop on the structured executor (the default
+   for it) is shown for reference.
+2. A loop of small matmuls with parallel_iterations=10: LOOP_N iterations, each writing
+   reduce_sum(matmul(x, w + i)) of 64x64 float32 matrices into a TensorArray (iterations
+   are independent, so they can overlap); tensorweave's choice of executor for it is its
+   own (the default policy). The figure is the step time.
+
+Medians over REPS runs after one untimed run (the shared instrument's time_loop and
+summarize); ratios tensorweave / TensorFlow (lower is better; the issue's targets are
+at most 1.0 for both).
+
+Usage: [TF_PYTHON=...] python benchmarks/tagged_loop.py [OUT_JSON] [--iters N]
+"""
+import json
+import os
+import subprocess
+import sys
+
+from results import write_extra  # benchmarks/results.py (this script's folder)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BENCH_DIR = os.path.join(HERE, "..", "..", "shared", "bench")
+SRC = os.path.join(HERE, "..", "src")
+ITERS, LOOP_N, REPS = 100000, 1000, 5
+
+_CHILD = r"""
+import json, sys
+P = json.loads(sys.argv[1])
+sys.path.insert(0, P["bench"]); sys.path.insert(0, P["src"])
+import numpy as np
+import bench
+tf, info = bench.import_impl(P["impl"])
+out = dict(info)
+
+g = tf.Graph()
+with g.as_default():
+    n = tf.placeholder(tf.int32, [], name="n")
+    r = tf.while_loop(lambda i, a: i < n, lambda i, a: (i + 1, a + 1.0),
+                      [tf.constant(0), tf.constant(0.0)])
+with tf.Session(graph=g) as sess:
+    got = sess.run(r, {n: 1000})
+    bench.check(int(got[0]) == 1000 and float(got[1]) == 1000.0, "trivial loop result")
+    res = bench.summarize(bench.time_loop(lambda: sess.run(r, {n: P["iters"]}), P["reps"], 1), "s")
+    out["trivial_us_per_iteration"] = res["median"] / P["iters"] * 1e6
+
+rs = np.random.RandomState(0)
+xv = rs.rand(64, 64).astype(np.float32)
+wv = (rs.rand(64, 64).astype(np.float32) - 0.5) * 0.1
+g = tf.Graph()
+with g.as_default():
+    x = tf.constant(xv)
+    w = tf.constant(wv)
+    ta = tf.TensorArray(tf.float32, size=P["loop_n"])
+
+    def body(i, ta):
+        return i + 1, ta.write(i, tf.reduce_sum(tf.matmul(x, w + tf.cast(i, tf.float32))))
+    _, ta = tf.while_loop(lambda i, ta: i < P["loop_n"], body, [tf.constant(0), ta],
+                          parallel_iterations=10)
+    sums = ta.stack()
+with tf.Session(graph=g) as sess:
+    got = sess.run(sums)
+    want = np.array([(xv @ (wv + np.float32(k))).sum() for k in range(P["loop_n"])])
+    bench.check(np.allclose(got, want, rtol=1e-4), "matmul loop result")
+    res = bench.summarize(bench.time_loop(lambda: sess.run(sums), P["reps"] * 4, 1), "ms")
+    out["matmul_loop_ms"] = res["median"]
+print("@@" + json.dumps(out))
+"""
+
+
+def run_child(python: str, impl: str, params: dict, env=None) -> dict:
+    p = subprocess.run([python, "-c", _CHILD, json.dumps(dict(params, impl=impl))],
+                       capture_output=True, text=True, timeout=900,
+                       env=dict(os.environ, **(env or {})))
+    lines = [line for line in p.stdout.splitlines() if line.startswith("@@")]
+    if p.returncode != 0 or not lines:
+        raise RuntimeError("%s child failed (%s):\n%s" % (impl, p.returncode, p.stderr[-3000:]))
+    return json.loads(lines[-1][2:])
+
+
+def main(argv) -> None:
+    out_path = argv[1] if len(argv) > 1 and not argv[1].startswith("--") else None
+    iters = int(argv[argv.index("--iters") + 1]) if "--iters" in argv else ITERS
+    params = {"bench": BENCH_DIR, "src": SRC, "iters": iters, "loop_n": LOOP_N, "reps": REPS}
+    tagged = run_child(sys.executable, "tensorweave", params, {"TW_EXECUTOR": "tagged"})
+    default = run_child(sys.executable, "tensorweave", params)
+    tf_python = os.environ.get("TF_PYTHON", os.path.expanduser(
+        "~/.cache/tensorweave-bench-tf/bin/python"))
+    ref = run_child(tf_python, "tensorflow", params) if os.path.exists(tf_python) else None
+    figures = {"setup": "%d iterations (trivial loop), %d matmul iterations; medians of %d "
+                        "runs" % (iters, LOOP_N, REPS)}
+    a = ref["trivial_us_per_iteration"] if ref else None
+    figures["trivial while_loop, tagged executor"] = (
+        "tensorweave %.2f us/iteration (structured executor %.2f)%s" % (
+            tagged["trivial_us_per_iteration"], default["trivial_us_per_iteration"],
+            ", TensorFlow %.2f: ratio %.2f (target <= 1.0)" % (
+                a, tagged["trivial_us_per_iteration"] / a) if ref else ""))
+    b = ref["matmul_loop_ms"] if ref else None
+    figures["loop of 64x64 matmuls, parallel_iterations=10"] = (
+        "tensorweave %.2f ms (forced tagged %.2f ms)%s" % (
+            default["matmul_loop_ms"], tagged["matmul_loop_ms"],
+            ", TensorFlow %.2f ms: ratio %.2f (target <= 1.0)" % (
+                b, default["matmul_loop_ms"] / b) if ref else ""))
+    write_extra(out_path or os.devnull,
+                "The tagged-token loop executor, side by side with TensorFlow (issue 18)",
+                "TF_PYTHON=~/.cache/tensorweave-bench-tf/bin/python python "
+                "benchmarks/tagged_loop.py benchmarks/out/extra_tagged_loop.json",
+                figures, results={"tagged": tagged, "default": default, "TensorFlow": ref})
+
+
+if __name__ == "__main__":
+    main(sys.argv)
