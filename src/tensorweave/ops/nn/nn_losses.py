@@ -260,10 +260,17 @@ def _sparse_xent_kernel(ctx, features, labels):
                 None, ctx.op, "Received a label value of %d which is outside the valid range "
                 "of [0, %d).  Label values: %s" % (low if low < 0 else high, classes,
                                                    " ".join(str(v) for v in labels.tolist())))
-    log_probs = _log_softmax_rows(xp, features.astype(compute_dtype(features), copy=False))
+    # softmax in place in one temporary (a language model's [batch, vocabulary] logits
+    # are the largest tensor of its step): loss = log(sum(exp(f - max))) - (f - max)[label]
+    work = features.astype(compute_dtype(features), copy=False)
+    top = work.max(axis=-1, keepdims=True)
+    backprop = work - top
     rows = xp.arange(batch)
-    loss = -log_probs[rows, labels]
-    backprop = xp.exp(log_probs)
+    picked = backprop[rows, labels]
+    xp.exp(backprop, out=backprop)
+    total = backprop.sum(axis=-1, keepdims=True)
+    loss = xp.log(total[:, 0]) - picked
+    backprop /= total
     backprop[rows, labels] -= 1
     return loss.astype(features.dtype, copy=False), backprop.astype(features.dtype, copy=False)
 
