@@ -161,19 +161,36 @@ def test_partial_requests_of_a_group_are_merged(graph):
 
 # --- conflicts and infeasible requests -------------------------------------------------
 
+def test_an_op_using_a_resource_gives_way_to_the_resources_device(graph):
+    # TF1 ignores the request of an op across a resource edge ("Ignoring device
+    # specification ... is a reference connection"): TensorFlow 2.21 runs this assign on
+    # CPU:0 and this enqueue on CPU:1, with their resources
+    with tf.device("/cpu:0"):
+        v = tf.Variable(1.0, name="v", use_resource=True)
+    with tf.device("/cpu:1"):
+        add = v.assign_add(2.0, name="add")
+        q = tf.FIFOQueue(3, tf.float32, name="q")
+    with tf.device("/cpu:0"):
+        enqueue = q.enqueue(1.0, name="enqueue")
+    placed = _placed(targets=[add.op, enqueue])
+    assert placed["add"] == placed["v"] == "CPU:0"
+    assert placed["enqueue"] == placed["q"] == "CPU:1"
+
+
 def test_conflicting_requests_in_a_group_name_both_ops_and_their_lines(graph):
     with tf.device("/cpu:0"):
-        v = tf.Variable(1.0, name="v", use_resource=True); line_v = _line()  # noqa: E702
+        a = tf.constant(1.0, name="a"); line_a = _line()  # noqa: E702
     with tf.device("/cpu:1"):
-        add = v.assign_add(2.0, name="add"); line_add = _line()  # noqa: E702
+        c = tf.identity(2.0, name="c"); line_c = _line()  # noqa: E702
+    c.op._colocation = ["a"]  # as a _class attr of an imported graph would say
     with pytest.raises(tf.errors.InvalidArgumentError) as e:
-        _placed(targets=[add.op])
+        _placed([c])
     msg = str(e.value)
-    assert "Cannot colocate nodes v and add" in msg
+    assert "Cannot colocate nodes a and c" in msg
     assert "incompatible ids: '/device:CPU:0' and '/device:CPU:1'" in msg
-    assert "test_placer.py:%d" % line_v in msg and "test_placer.py:%d" % line_add in msg
-    assert "v (VarHandleOp) requested /device:CPU:0" in msg
-    assert "add (AssignAddVariableOp) requested /device:CPU:1" in msg
+    assert "test_placer.py:%d" % line_a in msg and "test_placer.py:%d" % line_c in msg
+    assert "a (Const) requested /device:CPU:0" in msg
+    assert "c (Identity) requested /device:CPU:1" in msg
 
 
 def test_conflicting_colocate_with_requests_raise(graph):

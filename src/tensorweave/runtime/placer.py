@@ -40,6 +40,8 @@ from __future__ import annotations
 import heapq
 from typing import Dict, List, Optional, Sequence, Set
 
+import logging
+
 from tensorweave.framework import device_spec as _dev
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
@@ -57,6 +59,7 @@ _FIELDS = ("job", "replica", "task", "device_type", "device_index")
 _FIELD_WORDS = {"job": "jobs", "replica": "replicas", "task": "tasks",
                 "device_type": "types", "device_index": "ids"}
 _RESOURCE = _dtypes.resource
+logger = logging.getLogger("tensorflow")
 
 
 def place(sg: StepGraph, devices: DeviceManager, allow_soft_placement: bool,
@@ -133,6 +136,17 @@ class ColocationGroup:
             if not requested:
                 continue
             spec = _dev.DeviceSpec.from_string(requested)
+            if _uses_resource(o) and not _produces_resource(o) and any(
+                    getattr(spec, f) is not None and getattr(self.request, f)
+                    not in (None, getattr(spec, f)) for f in _FIELDS):
+                # TF1: across a resource edge the consumer's request gives way to the
+                # resource's ("Ignoring device specification ... because the input
+                # edge from ... is a reference connection"), e.g. an assign or an
+                # enqueue built under another device scope than its variable or queue
+                logger.info("Ignoring device specification %s for node '%s' because its "
+                            "input is a resource placed by %s", requested, _name(o),
+                            self.request.to_string())
+                continue
             for field in _FIELDS:
                 value = getattr(spec, field)
                 if value is None:
@@ -619,6 +633,10 @@ def _where(o) -> str:
 def _order(o) -> int:
     op = _op(o)
     return op._id if op is not None else -1
+
+
+def _uses_resource(o) -> bool:
+    return not isinstance(o, Node) and any(t._dtype is _RESOURCE for t in o._inputs)
 
 
 def _produces_resource(o) -> bool:
