@@ -8,8 +8,10 @@ constraints, colocation, TF1's default rule, where unconstrained ops go to the t
 task), registers the graph with each participating task (again when the graph has
 grown) and the signature with the placement; the tasks derive the same partitions
 (distribute/worker.py). A step is then one RunGraph call per participating task,
-carrying that task's feeds and returning its fetches; the first failure aborts the step
-on every other task (AbortStep), so a step never hangs on a lost peer.
+carrying that task's feeds and returning its fetches (and, for a traced run, the task's
+step stats, which the session merges into RunMetadata: runtime/step_stats.py); the first
+failure aborts the step on every other task (AbortStep), so a step never hangs on a
+lost peer.
 """
 from __future__ import annotations
 
@@ -260,6 +262,9 @@ class RemotePlan(_plan.Plan):
         self.fetch_task = fetch_task
         self.signature: tuple = ()  # what Master.build_plan made it of
         self.epoch = 0
+        # the tasks' partition graphs (the same for every run of this plan), fetched
+        # with the first run that asks for them (RunOptions.output_partition_graphs)
+        self._graphs: list = []
 
     def run(self, feed_values, env, options=None, trace=None) -> list:
         m = self.master
@@ -269,6 +274,7 @@ class RemotePlan(_plan.Plan):
             self.sig, self.version, self.tasks = fresh.sig, fresh.version, fresh.tasks
             self.feed_task, self.fetch_task, self.epoch = (fresh.feed_task,
                                                            fresh.fetch_task, fresh.epoch)
+            self._graphs = []
         step_id = int.from_bytes(os.urandom(8), "little") >> 1
         timeout_ms = (options.timeout_in_ms if options is not None else 0) or \
             (int(m.config.operation_timeout_in_ms) if m.config else 0)
@@ -276,11 +282,18 @@ class RemotePlan(_plan.Plan):
         # later the master stops waiting whatever they do
         deadline = time.monotonic() + timeout_ms / 1000.0 + 1.0 if timeout_ms else None
         done: "queue.SimpleQueue" = queue.SimpleQueue()
+        want_graphs = (options is not None and options.output_partition_graphs
+                       and not self._graphs)
+        graphs: Dict[str, list] = {}
         for t in self.tasks:
             idx = self.feed_task[t]
             meta = {"handle": m.handle, "version": self.version, "step": self.sig,
                     "step_id": step_id, "feed_indices": idx, "timeout_ms": timeout_ms,
                     "done_steps": m.take_done(t)}
+            if trace is not None:  # each task returns its step stats (with its times)
+                meta["trace"] = True
+            if want_graphs:
+                meta["partition_graphs"] = True
             m.channels.request(t, "RunGraphs", meta,
                                lambda meta, tensors, error, t=t: done.put(
                                    (t, meta, tensors, error)),
@@ -320,7 +333,13 @@ class RemotePlan(_plan.Plan):
                 if error is not None:
                     raise error
                 wire.raise_error(meta, t)
-                outputs[t] = [wire.decode_tensor(b)[0] for b in tensors]
+                n_graphs = meta.get("n_graphs", 0)
+                n_out = len(tensors) - n_graphs
+                outputs[t] = [wire.decode_tensor(b)[0] for b in tensors[:n_out]]
+                if n_graphs:
+                    graphs[t] = [bytes(b) for b in tensors[n_out:]]
+                if trace is not None:
+                    trace.remote.extend(meta.get("step_stats", ()))
             except errors.OpError as e:
                 if not failures:
                     self._abort(step_id, e)
@@ -331,7 +350,16 @@ class RemotePlan(_plan.Plan):
                    for e in failures):
                 m.refresh_async()  # a task may have restarted: the next step re-registers
             raise _first_cause(failures)
+        if want_graphs:
+            from tensorboard.compat.proto import graph_pb2
+            self._graphs = [graph_pb2.GraphDef.FromString(b)
+                            for t in self.tasks for b in graphs.get(t, ())]
         return [outputs[t][j] for t, j in self.fetch_task]
+
+    def partition_graphs(self) -> list:
+        """The partition graphs of the step's tasks, in order of the tasks (filled by
+        the first run with RunOptions.output_partition_graphs)."""
+        return list(self._graphs)
 
     def _unhealthy(self, tasks) -> Optional[str]:
         """The first of `tasks` that does not answer GetStatus within HEALTH_CHECK_S."""

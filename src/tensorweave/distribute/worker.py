@@ -266,15 +266,28 @@ class WorkerService:
         if timeout_ms:
             from tensorweave.runtime.config import RunOptions
             options = RunOptions(timeout_in_ms=timeout_ms)
+        trace = None
+        if meta.get("trace"):  # the master's run is traced: return this task's stats
+            trace = _ex.StepTrace()
+            for d in self.devices.devices:
+                d.allocator.reset_peak()
         try:
             with np.errstate(all="ignore"):
-                out = step.plan.run(feeds, self.env, options, None, rendezvous)
+                out = step.plan.run(feeds, self.env, options, trace, rendezvous)
         finally:
             with self._lock:
                 self._running.pop(step_id, None)
         head = {"id": meta["id"]} if "id" in meta else {}
-        return wire.pack(dict(head, fetches=list(step.local_fetches)),
-                         [wire.tensor_parts(v) for v in out])
+        answer = dict(head, fetches=list(step.local_fetches))
+        parts = [wire.tensor_parts(v) for v in out]
+        if trace is not None:
+            from tensorweave.runtime import step_stats
+            answer["step_stats"] = step_stats.to_wire(step_stats.device_step_stats(trace))
+        if meta.get("partition_graphs"):  # serialized GraphDefs after the fetches
+            graphs = [g.SerializeToString() for g in step.plan.partition_graphs()]
+            answer["n_graphs"] = len(graphs)
+            parts.extend(graphs)
+        return wire.pack(answer, parts)
 
     def run_graphs(self, meta: dict, tensors, reply) -> None:
         """RunGraph on a stream of requests: each step runs on the task's step threads

@@ -53,8 +53,13 @@ Where to change things:
   * loop compilation and the generated code: frames.py (LoopProgram._generate);
   * tracing: every executor records into executor.StepTrace (a record per kernel
     execution, with frame name and iteration inside loops; nothing runs when tracing is
-    off, and a loop's traced variant is generated on first use); session._fill_metadata
-    turns the records into RunMetadata (fields documented on config.NodeExecStats).
+    off, and a loop's traced variant is generated on first use); step_stats.py turns
+    the records into RunMetadata.step_stats (fields documented on config.NodeExecStats);
+    a cluster's tasks return theirs with RunGraph (distribute/worker.py).
+
+The deterministic mode (ConfigProto experimental deterministic, TF_DETERMINISTIC_OPS=1):
+determinism.py says what it fixes and where; everything is decided when plans are built
+(policy.kernel_weight, plan.KernelBinder.bind), never per kernel call.
 
 Other modules: config.py (ConfigProto, RunOptions, RunMetadata), placer.py (which device
 runs each node: colocation groups, merged requests, kernels per device type, TF1's

@@ -136,13 +136,21 @@ class _ConfigExperimental(_Message):
     widened back to float32 by the `_Recv`; runtime/send_recv_ops.py); and
     `fuse_host_partitions`, its own too: True (the default) runs a step whose control
     flow spans CPU devices of this process as one compiled program, False as
-    partitions exchanging Send/Recv (runtime/partitioned_plan.runs_fused)."""
+    partitions exchanging Send/Recv (runtime/partitioned_plan.runs_fused); and
+    `deterministic`, its own: True makes scheduling order, queue draws and unseeded
+    random ops reproducible, so two runs of a concurrent training program give
+    bit-identical variables (runtime/determinism.py; also on with the environment
+    variable TF_DETERMINISTIC_OPS=1 or TW_DETERMINISTIC=1); and `record_inputs`, its
+    own: a directory where the session records its external inputs (feeds, reader
+    contents, seeds) for `tensorweave.replay.replay` (tensorweave/replay.py; implies
+    `deterministic`)."""
 
     _fields = {"collective_group_leader": "", "executor_type": "", "recv_buf_max_chunk": 0,
                "use_numa_affinity": False, "disable_thread_spinning": False,
                "share_cluster_devices_in_session": False, "session_metadata": None,
                "optimize_for_static_graph": False, "disable_output_partition_graphs": False,
-               "placement": "", "transfer_compression": "", "fuse_host_partitions": True}
+               "placement": "", "transfer_compression": "", "fuse_host_partitions": True,
+               "deterministic": False, "record_inputs": ""}
 
 
 class ConfigProto(_Message):
@@ -185,26 +193,81 @@ class RunOptions(_Message):
                "report_tensor_allocations_upon_oom": False, "experimental": None}
 
 
+class AllocationDescription(_Message):
+    """The bytes of one output and the allocator that counted them (TF's fields)."""
+
+    _fields = {"requested_bytes": 0, "allocated_bytes": 0, "allocator_name": "",
+               "allocation_id": 0, "has_single_reference": False, "ptr": 0}
+
+
+class TensorShapeProto(_Message):
+    """A shape as TF's TensorShapeProto: `dim` is a list of Dim(size=...)."""
+
+    class Dim(_Message):
+        _fields = {"size": 0, "name": ""}
+
+    _fields = {"dim": [], "unknown_rank": False}
+
+
+class TensorDescription(_Message):
+    """An output's dtype (the TF DataType enum, e.g. 1 for float32), shape and bytes."""
+
+    _fields = {"dtype": 0, "shape": TensorShapeProto,
+               "allocation_description": AllocationDescription}
+
+
+class NodeOutput(_Message):
+    _fields = {"slot": 0, "tensor_description": TensorDescription}
+
+
+class AllocatorMemoryUsed(_Message):
+    """A kernel's use of its device's allocator: total_bytes/peak_bytes/live_bytes are
+    the bytes of its outputs, allocator_bytes_in_use what the allocator counted in use
+    when the kernel ended."""
+
+    _fields = {"allocator_name": "", "total_bytes": 0, "peak_bytes": 0, "live_bytes": 0,
+               "allocation_records": [], "allocator_bytes_in_use": 0}
+
+
+class MemoryStats(_Message):
+    _fields = {"temp_memory_size": 0, "persistent_memory_size": 0,
+               "persistent_tensor_alloc_ids": [], "device_temp_memory_size": 0,
+               "device_persistent_memory_size": 0,
+               "device_persistent_tensor_alloc_ids": []}
+
+
 class NodeExecStats(_Message):
     """One kernel execution of a traced run (TF's NodeExecStats field names).
 
-    node_name: the op's name. all_start_micros: wall-clock start (µs since the epoch).
-    op_start_rel_micros / op_end_rel_micros / all_end_rel_micros: start (0) and end of
-    the kernel relative to all_start_micros. timeline_label: "name = Type(inputs...)" as
-    in TF. output_bytes: bytes of the outputs. thread_id: the thread that ran the kernel
-    (`threading.get_ident()`; pool threads are named tw-inter-op-N).
-    Fields tensorweave adds: frame_name, the name of the while-loop frame the kernel ran
-    in ("" outside loops), and iteration, the iteration of that frame (0 outside loops);
-    a kernel inside a loop gets one record per iteration it ran in.
+    node_name: the op's name. all_start_micros: wall-clock start (µs since the epoch,
+    comparable across the tasks of a cluster on one machine). op_start_rel_micros /
+    op_end_rel_micros / all_end_rel_micros: start (0) and end of the kernel relative to
+    all_start_micros. timeline_label: "name = Type(inputs...)" as in TF (a `_Send` or
+    `_Recv`: "name = _Send(tensor_name @recv_device)", "... = _Recv(tensor_name
+    @send_device)"). output: one NodeOutput per live output (slot, dtype, shape,
+    bytes). memory: one AllocatorMemoryUsed for the device's allocator. thread_id: the
+    thread that ran the kernel (`threading.get_ident()`; pool threads are named
+    tw-inter-op-N, see DeviceStepStats.thread_names).
+    Fields tensorweave adds: output_bytes (the outputs' bytes), frame_name, the name of
+    the while-loop frame the kernel ran in ("" outside loops), and iteration, the
+    iteration of that frame (0 outside loops); a kernel inside a loop gets one record
+    per iteration it ran in.
     """
 
     _fields = {"node_name": "", "all_start_micros": 0, "op_start_rel_micros": 0,
                "op_end_rel_micros": 0, "all_end_rel_micros": 0, "timeline_label": "",
+               "output": [], "memory": [], "memory_stats": MemoryStats,
+               "scheduled_micros": 0, "referenced_tensor": [],
                "output_bytes": 0, "thread_id": 0, "frame_name": "", "iteration": 0}
 
 
 class DeviceStepStats(_Message):
-    _fields = {"device": "", "node_stats": [], "peak_bytes": 0, "total_bytes": 0}
+    """The records of one device: `thread_names` maps the thread ids of its records
+    to the threads' names. Fields tensorweave adds: peak_bytes (the allocator's peak
+    during the step) and total_bytes (bytes it counted during the step)."""
+
+    _fields = {"device": "", "node_stats": [], "thread_names": {}, "peak_bytes": 0,
+               "total_bytes": 0}
 
 
 class StepStats(_Message):

@@ -32,16 +32,22 @@ from typing import List, Optional
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.runtime import provenance as _provenance
 from tensorweave.runtime.devices import nbytes_of
 from tensorweave.runtime.values import DEAD
 
 
-def kernel_error(op, exc: BaseException) -> errors.OpError:
-    """The OpError to raise for `exc` thrown by the kernel of `op`."""
+def kernel_error(op, exc: BaseException, iterations=()) -> errors.OpError:
+    """The OpError to raise for `exc` thrown by the kernel of `op`: it names the op, the
+    user line that created it and the control flow around it, with `iterations`
+    ((frame name, iteration) of each enclosing loop, innermost first) as the executor
+    knew them when the kernel failed (runtime/provenance.py)."""
     if isinstance(exc, errors.OpError):
-        if exc.op is not None and exc.op is not op:
+        if exc.op is not None and (exc.op is not op or hasattr(exc, "_tw_base")):
             return exc
-        return errors.with_op(exc, op) if op is not None else exc
+        if op is None:
+            return exc
+        return _provenance.with_context(errors.with_op(exc, op), op, iterations)
     if isinstance(exc, (ValueError, IndexError, TypeError, ZeroDivisionError, KeyError,
                         FloatingPointError, OverflowError)):
         cls = errors.InvalidArgumentError
@@ -52,40 +58,55 @@ def kernel_error(op, exc: BaseException) -> errors.OpError:
     msg = "%s: %s" % (type(exc).__name__, exc) if cls is errors.InternalError else str(exc)
     if op is None:
         return cls(None, None, msg)
-    return errors.with_op(cls(None, op, "%s (in op %s of type %s)" % (msg, op.name, op.type)),
-                          op)
+    err = errors.with_op(cls(None, op, "%s (in op %s of type %s)" % (msg, op.name, op.type)),
+                         op)
+    return _provenance.with_context(err, op, iterations)
 
 
 class StepTrace:
     """The records of one traced run (RunOptions.trace_level > 0), filled by every
-    executor and turned into RunMetadata.step_stats by the session.
+    executor and turned into RunMetadata.step_stats by the session
+    (runtime/step_stats.py).
 
     `records` holds one tuple per kernel execution (per iteration inside loops):
-    (op, device, start, end, output bytes, thread id, frame name, iteration); start and
-    end are time.perf_counter() values, `wall0`/`perf0` relate them to the wall clock.
-    The frame name is "" and the iteration 0 outside loops. Appends come from the
-    scheduling thread only, so the list needs no lock.
+    (op, device, start, end, outputs, thread id, frame name, iteration, allocator bytes
+    in use at the end); start and end are time.perf_counter() values, `wall0_us`/`perf0`
+    relate them to the wall clock (µs since the epoch); `outputs` describes each output
+    as (slot, dtype, shape, bytes) (dtype and shape None for a value that is not an
+    array; dead outputs are left out). The frame name is "" and the iteration 0 outside
+    loops. Appends are single list appends (atomic), so partitions running on several
+    threads share one trace without a lock. `remote` holds the step stats that the tasks
+    of a cluster returned (dicts in step_stats.to_wire form), merged by the session.
     """
 
-    __slots__ = ("records", "wall0", "perf0")
+    __slots__ = ("records", "wall0_us", "perf0", "remote")
 
     def __init__(self):
         self.records: List[tuple] = []
-        self.wall0 = time.time()
         self.perf0 = time.perf_counter()
+        self.wall0_us = time.time_ns() // 1000
+        self.remote: List[dict] = []
 
-    def record(self, op, device, t0: float, t1: float, out_bytes: int,
+    def record(self, op, device, t0: float, t1: float, outputs=(),
                frame_name: str = "", iteration: int = 0, thread_id: Optional[int] = None):
-        self.records.append((op, device, t0, t1, out_bytes,
+        """Records one kernel execution; `outputs` are its output values."""
+        self.records.append((op, device, t0, t1, describe_outputs(outputs),
                              threading.get_ident() if thread_id is None else thread_id,
-                             frame_name, iteration))
+                             frame_name, iteration, device.allocator.bytes_in_use))
 
 
-def outputs_nbytes(r, n_out: int) -> int:
-    """Bytes of a kernel result `r` of a node with `n_out` outputs."""
-    if n_out == 1:
-        return nbytes_of(r)
-    return sum(nbytes_of(v) for v in r) if n_out else 0
+def describe_outputs(outputs) -> tuple:
+    """(slot, dtype, shape, bytes) of each live output value (see StepTrace)."""
+    out = []
+    for slot, v in enumerate(outputs):
+        if v is DEAD:
+            continue
+        dtype = getattr(v, "dtype", None)
+        if isinstance(dtype, np.dtype):  # NumPy (or CuPy) arrays and scalars
+            out.append((slot, dtype, tuple(v.shape), nbytes_of(v)))
+        else:  # bytes, handles, TensorArray flows: no array description
+            out.append((slot, None, None, nbytes_of(v)))
+    return tuple(out)
 
 
 class StepState:
@@ -242,21 +263,19 @@ def run_sequential_traced(plan, feed_values, trace: StepTrace) -> list:
             raise err from e
         t1 = clock()
         outs = [r] if step.n_out == 1 else (list(r) if step.n_out else [])
-        nb = 0
         for j, v in enumerate(outs):
             vals[step.out + j] = v
-            b = nbytes_of(v)
-            nb += b
             if not alloc.tracking:
+                b = nbytes_of(v)
                 alloc.allocate(b)
                 live[step.out + j] = (alloc, b)
+        if step.loop is None and not (step.guarded and all(v is DEAD for v in outs)):
+            trace.record(step.op, step.ctx.device, t0, t1, outs)
         for i in step.free:
             vals[i] = None
             e = live.pop(i, None)
             if e is not None:
                 e[0].deallocate(e[1])
-        if step.loop is None and not (step.guarded and all(v is DEAD for v in outs)):
-            trace.record(step.op, step.ctx.device, t0, t1, nb)
     result = [vals[i] for i in plan.fetch_slots]
     for a, b in live.values():
         a.deallocate(b)
@@ -460,14 +479,14 @@ def _schedule(plan, vals: list, pool: "ThreadPool", trace: Optional[StepTrace],
         elif step.n_out:
             vals[step.out:step.out + step.n_out] = r
         if trace is not None:
-            trace.record(step.op, step.ctx.device, t0, t1, outputs_nbytes(r, step.n_out),
-                         thread_id=tid)
             alloc = step.ctx.device.allocator
             if not alloc.tracking:
                 for j in range(step.n_out):
                     b = nbytes_of(vals[step.out + j])
                     alloc.allocate(b)
                     live[step.out + j] = (alloc, b)
+            trace.record(step.op, step.ctx.device, t0, t1,
+                         vals[step.out:step.out + step.n_out], thread_id=tid)
         for i in step.ins:
             uses[i] -= 1
             if uses[i] == 0 and i not in keep:

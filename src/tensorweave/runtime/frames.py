@@ -37,7 +37,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.runtime import optimizer as _opt
-from tensorweave.runtime.devices import nbytes_of
+from tensorweave.runtime import provenance as _provenance
 from tensorweave.runtime.executor import kernel_error
 from tensorweave.runtime.values import DEAD
 
@@ -174,7 +174,8 @@ class LoopProgram:
     steps and the carry of loop variables - is compiled into one Python function whose
     slots are local variables (`compile_runner`): per step one call and one store, no
     interpretation of step tuples. A kernel error is attributed to its step's op from
-    the line of the generated code it was raised on. The generated source is registered
+    the line of the generated code it was raised on, with the iteration it failed in
+    (`_it`, one local increment per iteration; runtime/provenance.py). The generated source is registered
     with `linecache` (under `filename`), so tracebacks through it show its lines.
 
     `run_traced`, the traced variant (a record per op per iteration, nested loops
@@ -274,8 +275,7 @@ class LoopProgram:
             lines.append("        v%d = %s" % (sl, e))
         for m, e in self.merge_init:
             lines.append("        v%d = v%d" % (m, e))
-        if traced:
-            lines.append("        _it = 0")
+        lines.append("        _it = 0")  # the iteration, for errors (and the trace)
         lines.append("        try:")
         lines.append("            while True:")
         emit_steps(self.cond_steps, 0, " " * 16)
@@ -287,10 +287,9 @@ class LoopProgram:
                 ", ".join("v%d" % m for m, _ in self.carry),
                 ", ".join("v%d" % n for _, n in self.carry)))
             read.update(n for _, n in self.carry)
-        if traced:
-            lines.append("                _it += 1")
+        lines.append("                _it += 1")
         lines.append("        except BaseException as e:")
-        lines.append("            err = _fail(e)")
+        lines.append("            err = _fail(e, _it)")
         lines.append("            if err is e:")
         lines.append("                raise")
         lines.append("            raise err from e")
@@ -306,13 +305,19 @@ class LoopProgram:
         lines[init_at:init_at] = unset
         line_step = {ln + len(unset) if ln > init_at else ln: k
                      for ln, k in line_step.items()}
-        ops = self.ops
+        ops, loops, frame_name = self.ops, self.loops, self.frame.name
 
-        def fail(e: BaseException) -> BaseException:
+        def fail(e: BaseException, iteration: int) -> BaseException:
+            # the failing step's op, with this loop's iteration (runtime/provenance.py);
+            # an error of a nested loop gets this loop's level added
             if isinstance(e, (KeyboardInterrupt, SystemExit)):
                 return e
             k = line_step.get(e.__traceback__.tb_lineno)
-            return e if k is None else kernel_error(ops[k], e)
+            if k is None:
+                return e
+            if loops[k] is not None:
+                return _provenance.add_loop_level(e, frame_name, iteration)
+            return kernel_error(ops[k], e, ((frame_name, iteration),))
         source = "\n".join(lines) + "\n"
         filename = "<tensorweave while loop %s #%d%s>" % (
             self.frame.name, next(_loop_ids), " traced" if traced else "")
@@ -341,8 +346,7 @@ def _recorder(prog: LoopProgram):
     def rec(trace, k, t0, t1, outs, iteration):
         if guarded[k] and all(v is DEAD for v in outs):
             return
-        trace.record(ops[k], devices[k], t0, t1, sum(nbytes_of(v) for v in outs), name,
-                     iteration)
+        trace.record(ops[k], devices[k], t0, t1, outs, name, iteration)
     return rec
 
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from tensorweave.framework import registry as _reg
 from tensorweave.framework.graph import Operation, Tensor
+from tensorweave.runtime import determinism as _determinism
 from tensorweave.runtime import executor as _ex
 from tensorweave.runtime import frames as _frames
 from tensorweave.runtime import optimizer as _opt
@@ -218,6 +219,9 @@ class KernelBinder:
         self.session = session
         self.devices = devices
         self._op_state = session._op_state
+        # the deterministic mode (runtime/determinism.py): asynchronous kernels are
+        # waited for inside their call, so no completion can reorder a step
+        self._deterministic = _determinism.of_session(session)
 
     def bind(self, n: _opt.Node):
         """(kernel fn, KernelContext, KernelDef or None for a constant) of node `n`."""
@@ -231,6 +235,13 @@ class KernelBinder:
             # a device that counts its memory (a limit, an accelerator) wraps the kernel;
             # any other device returns `fn` itself and costs nothing per run
             fn = n.device.bind_kernel(_kernel_fn(kd, n), n.op, n.n_out, kd.is_async)
+            if self._deterministic:
+                if kd.is_async and n.type not in ("_Send", "_Recv"):
+                    # (a Recv must not block: partitions may take turns on one thread)
+                    fn = _determinism.blocking_async(fn)
+                recorder = getattr(self.session, "_tw_recorder", None)
+                if recorder is not None:  # a session recording its inputs (replay.py)
+                    fn = recorder.bind_kernel(fn, n, kd.is_async)
         state = self._op_state.setdefault(n.op, {}) if n.stateful and n.op is not None \
             else {}
         return fn, KernelContext(n.op, n.attrs, n.device, self.session, state), kd

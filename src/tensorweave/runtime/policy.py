@@ -22,6 +22,7 @@ import os
 from typing import List, Optional
 
 from tensorweave.framework import registry as _reg
+from tensorweave.runtime import determinism as _determinism
 
 SEQUENTIAL, DATAFLOW, STRUCTURED, TAGGED = "sequential", "dataflow", "structured", "tagged"
 EXECUTORS = (SEQUENTIAL, DATAFLOW, STRUCTURED, TAGGED)
@@ -54,23 +55,31 @@ class ExecutionPolicy:
         than as partitions exchanging Send/Recv; on by default, off with
         ConfigProto(experimental={'fuse_host_partitions': False}) or
         TW_FUSE_HOST_PARTITIONS=0 (tests of the partitioned machinery use it).
+      deterministic: the deterministic mode (runtime/determinism.py), on with
+        ConfigProto(experimental={'deterministic': True}) (or a `record_inputs`
+        directory) or TF_DETERMINISTIC_OPS=1 / TW_DETERMINISTIC=1: one inter-op thread,
+        every kernel CHEAP (`kernel_weight`), asynchronous kernels waited for inside
+        their call (plan.KernelBinder).
 
     Tracing (RunOptions.trace_level) is per run and never changes the executor: every
     plan type has a traced run.
     """
 
     __slots__ = ("inter_op_threads", "heavy_flops", "forced_executor",
-                 "fuse_host_partitions")
+                 "fuse_host_partitions", "deterministic")
 
     def __init__(self, inter_op_threads: int = 1, heavy_flops: float = DEFAULT_HEAVY_FLOPS,
-                 forced_executor: Optional[str] = None, fuse_host_partitions: bool = True):
+                 forced_executor: Optional[str] = None, fuse_host_partitions: bool = True,
+                 deterministic: bool = False):
         if forced_executor not in (None, TAGGED):
             raise ValueError("forced_executor must be None or %r, got %r"
                              % (TAGGED, forced_executor))
-        object.__setattr__(self, "inter_op_threads", max(1, int(inter_op_threads)))
+        object.__setattr__(self, "inter_op_threads",
+                           1 if deterministic else max(1, int(inter_op_threads)))
         object.__setattr__(self, "heavy_flops", float(heavy_flops))
         object.__setattr__(self, "forced_executor", forced_executor)
         object.__setattr__(self, "fuse_host_partitions", bool(fuse_host_partitions))
+        object.__setattr__(self, "deterministic", bool(deterministic))
 
     def __setattr__(self, name, value):
         raise AttributeError("ExecutionPolicy is immutable")
@@ -84,14 +93,18 @@ class ExecutionPolicy:
             (os.cpu_count() or 1)
         forced = TAGGED if environ.get("TW_EXECUTOR") == "tagged" else None
         fuse = environ.get("TW_FUSE_HOST_PARTITIONS", "1") != "0"
+        deterministic = _determinism.from_environment(environ)
         if config is not None:
             fuse = fuse and bool(config.experimental.fuse_host_partitions)
+            deterministic = deterministic or bool(config.experimental.deterministic) or \
+                bool(config.experimental.record_inputs)
         return cls(inter_op_threads=threads, forced_executor=forced,
-                   fuse_host_partitions=fuse)
+                   fuse_host_partitions=fuse, deterministic=deterministic)
 
     def __repr__(self):
-        return "ExecutionPolicy(inter_op_threads=%d, heavy_flops=%g, forced_executor=%r)" % (
-            self.inter_op_threads, self.heavy_flops, self.forced_executor)
+        return ("ExecutionPolicy(inter_op_threads=%d, heavy_flops=%g, forced_executor=%r, "
+                "deterministic=%r)" % (self.inter_op_threads, self.heavy_flops,
+                                       self.forced_executor, self.deterministic))
 
 
 def kernel_weight(kernel_def, cost: float, policy: ExecutionPolicy) -> str:
@@ -101,9 +114,11 @@ def kernel_weight(kernel_def, cost: float, policy: ExecutionPolicy) -> str:
     its static cost is known and below the heavy threshold; HEAVY if its static cost is
     at least the threshold; UNSIZED otherwise (registered heavy, shapes unknown). Only
     HEAVY kernels justify an executor with a thread pool (`choose_executor`); on such an
-    executor both HEAVY and UNSIZED kernels run on the pool.
+    executor both HEAVY and UNSIZED kernels run on the pool. In the deterministic mode
+    every kernel is CHEAP: nothing runs on the pool.
     """
-    if kernel_def is None or kernel_def.cheap or 0.0 < cost < policy.heavy_flops:
+    if kernel_def is None or kernel_def.cheap or 0.0 < cost < policy.heavy_flops or \
+            policy.deterministic:
         return CHEAP
     return HEAVY if cost >= policy.heavy_flops else UNSIZED
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import threading
+import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -142,30 +143,38 @@ def _run_using_default_session(obj, feed_dict, graph, session):
 
 # --- feeds ---------------------------------------------------------------------------
 def _feed_value(t: Tensor, value):
-    """`value` as an array of t's dtype and a compatible shape (ValueError if not)."""
-    if isinstance(value, Tensor):
+    """`value` as an array of t's dtype and a compatible shape, converted as TF1's
+    Session.run converts feeds: a Python int that the dtype cannot hold exactly raises
+    TypeError; anything else goes through `np.asarray(value).astype(dtype)` (so floats
+    fed to an integer tensor are truncated, as in TF), whose TypeError or ValueError is
+    raised as is; a string feed whose elements are not str or bytes raises
+    InternalError("Unsupported object type ..."), as TF's conversion does."""
+    dt = t._dtype
+    if type(value) is np.ndarray and value.dtype == dt._np and dt is not _dt.string:
+        arr = value
+    elif isinstance(value, Tensor):
         raise TypeError("The value of a feed cannot be a tf.Tensor object. Acceptable feed "
                         "values include Python scalars, strings, lists, numpy ndarrays, "
                         "or TensorHandles. For reference, the tensor object was %s which "
                         "was passed to the feed with key %s." % (value, t))
-    dt = t._dtype
-    if type(value) is np.ndarray and value.dtype == dt._np:
-        arr = value
     elif hasattr(value, "_tw_feed_value"):  # a TensorHandle: its handle or its value
         return _feed_value(t, value._tw_feed_value(dt))
-    elif dt is _dt.string:
-        from tensorweave.framework.op_builder import as_numpy
-        arr = as_numpy(value, dt)
     else:
-        try:
-            arr = np.asarray(value, dtype=dt._np)
-        except (TypeError, ValueError) as e:
-            raise ValueError("Cannot feed value %r for Tensor '%s' of dtype %s: %s"
-                             % (value, t.name, dt.name, e)) from None
-        if isinstance(value, np.ndarray) and not _dt.as_dtype(value.dtype).is_compatible_with(
-                dt) and _lossy(value.dtype, dt):
-            raise ValueError("Cannot feed value of dtype %s for Tensor '%s' of dtype %s"
-                             % (value.dtype, t.name, dt.name))
+        if isinstance(value, int) and not _int_fits(value, dt):
+            raise TypeError("Type of feed value %s with type %s is not compatible with "
+                            "Tensor type %s. Try explicitly setting the type of the feed "
+                            "tensor to a larger type (e.g. int64)."
+                            % (value, type(value), dt.as_numpy_dtype))
+        if dt is _dt.string:
+            arr = _string_feed(value)
+        else:
+            try:
+                with np.errstate(all="ignore"):  # TF casts out-of-range values silently
+                    arr = np.asarray(value).astype(dt._np, copy=False)
+            except (TypeError, ValueError) as e:
+                cls = TypeError if isinstance(e, TypeError) else ValueError
+                raise cls("Cannot feed value %r for Tensor '%s' of dtype %s: %s"
+                          % (value, t.name, dt.name, e)) from None
     shape = t._shape
     if shape._dims is not None:
         dims = shape._dims
@@ -174,6 +183,39 @@ def _feed_value(t: Tensor, value):
             raise ValueError("Cannot feed value of shape %r for Tensor '%s', which has shape "
                              "'%s'" % (arr.shape, t.name, shape))
     return arr
+
+
+def _int_fits(value: int, dt: _dt.DType) -> bool:
+    """Whether the Python int (or bool) `value` survives conversion to `dt` (TF's test:
+    the value cast to the dtype compares equal; never for a string tensor)."""
+    if dt is _dt.string:
+        return False
+    with np.errstate(all="ignore"):
+        return bool(np.array(value).astype(dt._np)[()] == value)
+
+
+def _string_feed(value) -> np.ndarray:
+    """An object array of bytes from `value`: `value` itself when it is one, else a new
+    array (str elements UTF-8 encoded; the caller's array is never changed)."""
+    arr = np.asarray(value, dtype=object)
+    items = list(arr.flat)
+    changed = False
+    for i, x in enumerate(items):
+        if type(x) is not bytes:
+            if isinstance(x, str):
+                items[i] = x.encode()
+            elif isinstance(x, bytes):
+                items[i] = bytes(x)
+            else:
+                name = type(x).__qualname__ if type(x).__module__ == "builtins" else \
+                    "%s.%s" % (type(x).__module__, type(x).__qualname__)
+                raise errors.InternalError(None, None, "Unsupported object type %s" % name)
+            changed = True
+    if not changed:
+        return arr
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out.reshape(arr.shape)
 
 
 def _check_live(plan, out) -> None:
@@ -196,12 +238,6 @@ def _owned(v):
         if v.base is not None or not v.flags.writeable:
             return v.copy()
     return v
-
-
-def _lossy(np_from, to: _dt.DType) -> bool:
-    """Feeding floats into an integer tensor or complex into real truncates values."""
-    k = np.dtype(np_from).kind
-    return (k == "f" and (to.is_integer or to.is_bool)) or (k == "c" and not to.is_complex)
 
 
 class BaseSession:
@@ -228,11 +264,20 @@ class BaseSession:
             _devices_for_target(self._target, config)
         self._allow_soft_placement = bool(config and config.allow_soft_placement)
         self._policy = ExecutionPolicy.from_config(config)
+        # a session recording its inputs for a replay (tensorweave/replay.py): plans
+        # built by it record each of their runs
+        self._tw_recorder = None
+        if config is not None and config.experimental.record_inputs:
+            from tensorweave.replay import Recorder
+            self._tw_recorder = Recorder.for_session(self, config.experimental.record_inputs)
         self._opts = optimizations_enabled(config)
         self._plans: Dict[tuple, _plan.Plan] = {}
         self._plan_lock = threading.Lock()
         self._op_state: Dict[Operation, dict] = {}
-        self._binder = _plan.KernelBinder(self, self._device_manager)
+        # kernels reach the session through a weak proxy: the plans the session caches
+        # hold kernel contexts, and a strong reference back would make every session a
+        # reference cycle, freed (and its pool threads stopped) only by a gc pass
+        self._binder = _plan.KernelBinder(weakref.proxy(self), self._device_manager)
         self._env = _ex.RunEnv(int(config.operation_timeout_in_ms) if config else 0)
         self._closed = False
         self._close_lock = threading.Lock()
@@ -290,8 +335,13 @@ class BaseSession:
                                             self._policy, self._opts,
                                             self._allow_soft_placement)
                 plan.stamp = stamp
+                if self._tw_recorder is not None:
+                    plan = self._tw_recorder.recording_plan(plan, fetches, targets, feeds)
                 if plan.needs_pool and self._env.pool is None and not self._env.closed:
-                    self._env.pool = _ex.ThreadPool(self._policy.inter_op_threads)
+                    pool = self._env.pool = _ex.ThreadPool(self._policy.inter_op_threads)
+                    # a session dropped without close() stops its threads once it is
+                    # unreachable (the threads hold the pool, never the session)
+                    weakref.finalize(self, pool.shutdown)
                 self._plans[key] = plan
         return plan
 
@@ -300,7 +350,8 @@ class BaseSession:
             raise RuntimeError("Attempted to use a closed Session.")
         trace = None
         if run_metadata is not None and options is not None and options.trace_level:
-            trace = _ex.StepTrace()
+            # a watch (tensorweave.debug) passes a RunMetadata that makes its own trace
+            trace = getattr(run_metadata, "_tw_step_trace", _ex.StepTrace)()
             for d in self._device_manager.devices:
                 d.allocator.reset_peak()
         # TF kernels compute inf/NaN silently; NumPy would warn (once per step, not per op)
@@ -333,8 +384,8 @@ class BaseSession:
             if type(k) is Tensor:
                 t = k
                 if t._op._graph is not g:
-                    raise ValueError("Cannot interpret feed_dict key as Tensor: Tensor %s is "
-                                     "not an element of this graph." % t)
+                    raise TypeError("Cannot interpret feed_dict key as Tensor: Tensor %s is "
+                                    "not an element of this graph." % t)
             else:
                 comps = getattr(k, "_feed_components", None)
                 if comps is not None:
@@ -500,14 +551,6 @@ class BaseSession:
         self.close()
         return False
 
-    def __del__(self):
-        try:
-            pool = self._env.pool
-            if pool is not None:
-                pool.shutdown()
-        except Exception:  # interpreter shutdown (or a session that failed to start)
-            pass
-
     def __reduce__(self):
         raise TypeError("Session objects cannot be pickled")
 
@@ -610,8 +653,6 @@ class _DeviceAttributes:
             self._name, self._device_type, self._memory_limit_bytes, self._incarnation)
 
 
-import weakref  # noqa: E402
-
 _LIVE_SESSIONS: "weakref.WeakSet[BaseSession]" = weakref.WeakSet()
 
 
@@ -651,31 +692,7 @@ class InteractiveSession(BaseSession):
 
 
 def _fill_metadata(md: RunMetadata, trace: "_ex.StepTrace", devices: DeviceManager) -> None:
-    """RunMetadata.step_stats from the records of a traced run: per device, one
-    NodeExecStats per kernel execution (see config.NodeExecStats)."""
-    from tensorweave.runtime.config import DeviceStepStats, NodeExecStats
-    per_dev: Dict[str, DeviceStepStats] = {}
-    labels: Dict[Any, str] = {}
-    for op, dev, t0, t1, nb, tid, frame_name, iteration in trace.records:
-        ds = per_dev.get(dev.name)
-        if ds is None:
-            ds = per_dev[dev.name] = DeviceStepStats(device=dev.name,
-                                                     peak_bytes=dev.allocator.peak_bytes)
-        label = labels.get(op)
-        if label is None:
-            label = labels[op] = _timeline_label(op)
-        dur = int((t1 - t0) * 1e6)
-        ds.node_stats.append(NodeExecStats(
-            node_name=op.name if op is not None else "<const>",
-            all_start_micros=int((trace.wall0 + (t0 - trace.perf0)) * 1e6),
-            op_start_rel_micros=0, op_end_rel_micros=dur, all_end_rel_micros=dur,
-            timeline_label=label, output_bytes=nb, thread_id=tid, frame_name=frame_name,
-            iteration=iteration))
-    md.step_stats.dev_stats = list(per_dev.values())
-
-
-def _timeline_label(op) -> str:
-    """TF's timeline label of a node: "name = Type(input, ...)"."""
-    if op is None:
-        return "<const> = Const()"
-    return "%s = %s(%s)" % (op.name, op.type, ", ".join(t.name for t in op.inputs))
+    """RunMetadata.step_stats from the records of a traced run: per device (and per
+    task on a cluster), one NodeExecStats per kernel execution (runtime/step_stats.py)."""
+    from tensorweave.runtime.step_stats import device_step_stats
+    md.step_stats.dev_stats = device_step_stats(trace)

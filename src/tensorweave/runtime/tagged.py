@@ -49,7 +49,6 @@ from tensorweave.runtime import frames as _frames
 from tensorweave.runtime import policy as _policy
 from tensorweave.runtime import send_recv_ops as _sr
 from tensorweave.runtime.executor import StepState, StepTrace, _next_done, kernel_error
-from tensorweave.runtime.executor import outputs_nbytes
 from tensorweave.runtime.rendezvous import LocalRendezvous
 from tensorweave.runtime.values import DEAD, merge_index
 
@@ -231,6 +230,16 @@ class _FrameState:
         else:
             self.path = "%s/%d/%s" % (parent_iter.frame.path, parent_iter.number, name)
             self.tag_id = zlib.crc32(self.path.encode()) % 0x7FFFFFFF + 1
+
+
+def loop_iterations(it: _Iter) -> tuple:
+    """(frame name, iteration) of `it` and of each enclosing loop iteration, innermost
+    first (an error's provenance, runtime/provenance.py); () in the root frame."""
+    out = []
+    while it.frame.parent_iter is not None:
+        out.append((it.frame.name, it.number))
+        it = it.frame.parent_iter
+    return tuple(out)
 
 
 def run_tagged(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTrace] = None,
@@ -496,7 +505,7 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
         """An asynchronous kernel's completion (on this thread)."""
         if exc is not None:
             if error[0] is None:
-                error[0] = kernel_error(ops[k], exc)
+                error[0] = kernel_error(ops[k], exc, loop_iterations(it))
             return
         if error[0] is None:
             if trace is not None:
@@ -511,8 +520,8 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
                 finish(k, it, outs_of(k, r), False)
 
     def record(k, it, r, t0, t1, tid=None):
-        nb = 0 if r is None else outputs_nbytes(r, len(out_edges[k]))
-        trace.record(ops[k], ctxs[k].device, t0, t1, nb, it.frame.name, it.number, tid)
+        outs = () if r is None or not out_edges[k] else outs_of(k, r)
+        trace.record(ops[k], ctxs[k].device, t0, t1, outs, it.frame.name, it.number, tid)
 
     def outs_of(k, r):
         n = len(out_edges[k])
@@ -563,7 +572,7 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
                 except BaseException as e:  # noqa: B036
                     if isinstance(e, (KeyboardInterrupt, SystemExit)):
                         raise
-                    error[0] = kernel_error(ops[k], e)
+                    error[0] = kernel_error(ops[k], e, loop_iterations(it))
                     break
                 if len(out_edges[k]) == 1:
                     finish_one(k, it, r)
@@ -610,7 +619,7 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
                 except BaseException as e:  # noqa: B036
                     if isinstance(e, (KeyboardInterrupt, SystemExit)):
                         raise
-                    error[0] = kernel_error(ops[k], e)
+                    error[0] = kernel_error(ops[k], e, loop_iterations(it))
                     break
                 finish_one(k, it, None)
             elif xfer[k] and (entry := rdv.take(xfer[k] + (it.xkey or xkey_of(it)))) \
@@ -654,7 +663,7 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
                 except BaseException as e:  # noqa: B036
                     if isinstance(e, (KeyboardInterrupt, SystemExit)):
                         raise
-                    error[0] = kernel_error(ops[k], e)
+                    error[0] = kernel_error(ops[k], e, loop_iterations(it))
                     break
                 if trace is not None:
                     record(k, it, r, t0, clock())

@@ -80,16 +80,9 @@ def _run_metadata_proto(run_metadata):
         raise TypeError("run_metadata must be a RunMetadata, saw type: %s"
                         % type(run_metadata))
     from tensorboard.compat.proto import config_pb2
+    from tensorweave.runtime.step_stats import fill_proto
     out = config_pb2.RunMetadata()
-    for dev in run_metadata.step_stats.dev_stats:
-        dev_out = out.step_stats.dev_stats.add(device=dev.device)
-        for ns in dev.node_stats:
-            dev_out.node_stats.add(
-                node_name=ns.node_name, all_start_micros=ns.all_start_micros,
-                op_start_rel_micros=ns.op_start_rel_micros,
-                op_end_rel_micros=ns.op_end_rel_micros,
-                all_end_rel_micros=ns.all_end_rel_micros, timeline_label=ns.timeline_label,
-                thread_id=ns.thread_id & 0xFFFFFFFF)
+    fill_proto(out.step_stats, run_metadata.step_stats)
     for g in run_metadata.partition_graphs:
         out.partition_graphs.add().CopyFrom(_graph_def_proto(g, None))
     return out

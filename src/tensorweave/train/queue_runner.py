@@ -4,7 +4,8 @@ A QueueRunner holds a queue and the enqueue ops that fill it. `create_threads` s
 Python thread per enqueue op, each running its op in a loop as concurrent steps of the
 same session (paper §3.2): the I/O and preprocessing subgraphs of Figure 1. The queue's
 blocking gives backpressure; closing it ends the consumers with OutOfRangeError once it
-is drained.
+is drained. In the deterministic mode (runtime/determinism.py) the threads of one runner
+take turns in a fixed round-robin order, one run of their enqueue op per turn.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import List, Optional
 from tensorweave.framework import errors
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
+from tensorweave.runtime import determinism as _determinism
 
 _log = logging.getLogger("tensorflow")
 
@@ -157,15 +159,24 @@ class QueueRunner:
         return self._queue.name
 
     # --- threads ------------------------------------------------------------------------
-    def _run(self, sess, enqueue_op, coord) -> None:
+    def _run(self, sess, enqueue_op, coord, turns=None, index: int = 0) -> None:
         """Body of one enqueue thread: runs `enqueue_op` until the queue closes, the
-        coordinator stops, or an error; the last thread to end closes the queue."""
+        coordinator stops, or an error; the last thread to end closes the queue. With
+        `turns` (a determinism.Turnstile: the session's deterministic mode) the threads
+        of this runner take turns, each turn one run of its enqueue op."""
         counted = True  # this thread is still counted in _runs_per_session[sess]
+        if turns is not None:
+            _determinism.set_stream((self.name, index))
         try:
             enqueue = sess.make_callable(enqueue_op)
             while not (coord is not None and coord.should_stop()):
                 try:
-                    enqueue()
+                    if turns is None:
+                        enqueue()
+                    else:
+                        turns.enter(index)
+                        enqueue()
+                        turns.exit(index)
                 except self._queue_closed_exception_types:
                     with self._lock:
                         self._runs_per_session[sess] -= 1
@@ -185,6 +196,8 @@ class QueueRunner:
                     self._exceptions_raised.append(e)
                 raise
         finally:
+            if turns is not None:
+                turns.leave(index)
             if counted:
                 with self._lock:
                     self._runs_per_session[sess] -= 1
@@ -192,6 +205,7 @@ class QueueRunner:
     def _close_on_stop(self, sess, coord) -> None:
         """Body of the extra thread: on a stop request, cancels the queue so enqueue
         threads blocked on a full queue wake up and end."""
+        _determinism.set_stream((self.name, -1))  # not replayed (tensorweave/replay.py)
         coord.wait_for_stop()
         try:
             sess.run(self._cancel_op)
@@ -220,9 +234,12 @@ class QueueRunner:
                 return []
             self._runs_per_session[sess] = len(self._enqueue_ops)
             self._exceptions_raised = []
-        threads = [threading.Thread(target=self._run, args=(sess, op, coord),
+        # the deterministic mode: the threads take turns in a fixed order
+        turns = _determinism.Turnstile(len(self._enqueue_ops)) \
+            if _determinism.of_session(sess) else None
+        threads = [threading.Thread(target=self._run, args=(sess, op, coord, turns, i),
                                     name="QueueRunnerThread-%s-%s" % (self.name, op.name))
-                   for op in self._enqueue_ops]
+                   for i, op in enumerate(self._enqueue_ops)]
         if coord is not None:
             threads.append(threading.Thread(
                 target=self._close_on_stop, args=(sess, coord),

@@ -29,6 +29,7 @@ from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import REQUIRED, kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape, with_rank
+from tensorweave.ops.control_flow import cond_side_effects as _cond_side_effects
 from tensorweave.runtime.values import DEAD, merge_index
 
 # --- the primitives -------------------------------------------------------------------
@@ -258,6 +259,8 @@ class WhileContext(ControlFlowContext):
         self.enter_ops: List[Operation] = []  # every Enter into this frame, in order
         self.backward_loops: list = []  # BackwardLoop records of this loop's gradients
         self.grad_state = None  # a backward loop's own BackwardLoop record
+        # graph ids (lo, hi] of the ops `cond` built: error texts say while/cond for them
+        self.cond_ids: Optional[tuple] = None
 
     def resolve(self, t: Tensor) -> Tensor:
         state = self.grad_state
@@ -388,9 +391,11 @@ def cond(pred, true_fn: Callable = None, false_fn: Callable = None, strict: bool
         pivot_f = _identity(p_false, "switch_f")
         pred_id = _identity(pred, "pred_id")
         results = []
+        built = []  # (context, ops created for the branch): the side-effect check
         for branch, pivot, fn in ((1, pivot_t, true_fn), (0, pivot_f, false_fn)):
             ctx = CondContext(g, pred_id, pivot, branch, scope + ("cond_true" if branch
                                                                    else "cond_false"))
+            first_op = len(g._ops)
             with ctx:
                 r = fn()
                 if r is None:
@@ -399,6 +404,8 @@ def cond(pred, true_fn: Callable = None, false_fn: Callable = None, strict: bool
                 # every output is produced inside the branch, so it is dead when not taken
                 flat = [_identity(ctx.resolve(t), None) for t in flat]
             results.append((r, flat, rebuild))
+            built.append((ctx, g._ops[first_op:]))
+        _cond_side_effects.check(scope.rstrip("/"), pred_id, built)
         (r_t, flat_t, rebuild), (r_f, flat_f, _) = results
         try:
             nest.assert_same_structure(r_t, r_f)
@@ -592,10 +599,12 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
                 m._shape = inv
                 ctx.merges.append(m)
             ctx.pivot = ctx.merges[0]  # ops without inputs in `cond` hang off it
+            first_id = g._id_counter
             c = convert_to_tensor(_call(cond, rebuild(ctx.merges)))
             if c.dtype.base_dtype is not _dt.bool:
                 raise TypeError("cond must return a boolean tensor, got %s" % c.dtype.name)
             ctx.pred = apply_op("LoopCond", [c], name="LoopCond")._outputs[0]
+            ctx.cond_ids = (first_id, g._id_counter)
             ctx.switches = [switch(m, ctx.pred, name="Switch") for m in ctx.merges]
             ctx.body_inputs = [_identity(s[1], "Identity") for s in ctx.switches]
             ctx.pivot = ctx.body_inputs[0]

@@ -39,6 +39,7 @@ from tensorweave.framework.registry import REQUIRED, TypeListAttr, kernel, \
 from tensorweave.framework.shapes import TensorShape, unknown_shape
 from tensorweave.ops.data_flow.queue_resources import PaddingFIFOQueueResource, \
     PriorityQueueResource, QueueResource, RandomShuffleQueueResource
+from tensorweave.runtime import determinism as _determinism
 
 __all__ = ["QueueHandle", "QueueResource", "lookup_queue"]
 
@@ -166,8 +167,13 @@ def _handle_kernel(factory):
         made = []
 
         def create():
-            made.append(factory(name, a, ctx.op))
-            return made[0]
+            q = factory(name, a, ctx.op)
+            if isinstance(q, RandomShuffleQueueResource) and \
+                    _determinism.of_session(ctx.session):
+                q.draw_when_full(*(_determinism.name_seed(ctx.op.name)
+                                   if not (a["seed"] or a["seed2"]) else (0, 0)))
+            made.append(q)
+            return q
         q = mgr.lookup_or_create(a["container"], name, create)
         h = st.get("handle")
         if h is not None and h.queue is q and h.manager is mgr:

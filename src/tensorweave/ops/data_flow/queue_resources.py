@@ -568,6 +568,19 @@ class RandomShuffleQueueResource(QueueResource):
     def _reserve(self) -> int:
         return self.min_after_dequeue
 
+    def draw_when_full(self, seed: int, seed2: int) -> None:
+        """The deterministic mode (runtime/determinism.py): dequeues draw only while the
+        queue is full (at capacity) or closed, so the elements a draw picks from are a
+        function of the sequence of enqueues; an unseeded queue (`seed`, `seed2` both 0)
+        draws with the generator seeded by (seed, seed2). Called once, on creation."""
+        if seed or seed2:
+            self._rng = np.random.default_rng([seed, seed2])
+        mad = self.min_after_dequeue
+        store = self._store
+        cap = self._cap
+        # below capacity every element is reserved: nothing can be drawn until it fills
+        self._reserve = lambda: mad if store.n >= cap else store.n
+
 
 class PriorityQueueResource(QueueResource):
     """Dequeues the element with the smallest int64 priority (component 0) first; equal

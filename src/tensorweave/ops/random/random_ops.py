@@ -8,7 +8,9 @@ per (session, op) in `ctx.state`, keyed by (seed, seed2), so
     and process,
   * successive `Session.run` calls continue the sequence (different values),
   * ops with different seeds draw different streams,
-  * concurrent runs of the same op draw disjoint values (the generator is locked).
+  * concurrent runs of the same op draw disjoint values (the generator is locked),
+  * in the deterministic mode (runtime/determinism.py) an op with no seeds at all is
+    seeded by its name instead of OS entropy.
 
 Random ops are stateful, so the optimizer never folds or merges them.
 """
@@ -26,6 +28,7 @@ from tensorweave.framework.graph import Tensor, get_default_graph, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape
+from tensorweave.runtime import determinism as _determinism
 
 DEFAULT_GRAPH_SEED = 87654321
 _MAXINT32 = 2 ** 31 - 1
@@ -100,6 +103,9 @@ def _generator(ctx):
             gen = state.get("gen")
             if gen is None:
                 seed, seed2 = ctx.attrs["seed"], ctx.attrs["seed2"]
+                if seed == 0 and seed2 == 0 and _determinism.of_session(ctx.session):
+                    # the deterministic mode: seeded by the op's name
+                    seed, seed2 = _determinism.name_seed(ctx.op.name)
                 if seed == 0 and seed2 == 0:
                     bitgen = np.random.Philox()  # OS entropy: nondeterministic
                 else:
