@@ -347,12 +347,19 @@ def _remove_op(g, op: Operation) -> None:
     g._bump()
 
 
+def _encode_str(s):
+    return s.encode() if isinstance(s, str) else s
+
+
+# made once: every np.frompyfunc (also inside np.vectorize) leaks a little memory
+_ENCODE_STRS = np.frompyfunc(_encode_str, 1, 1)
+
+
 def as_numpy(value, dtype: _dt.DType):
     """A NumPy array of `value` in `dtype` (strings become object arrays of bytes)."""
     if dtype is _dt.string:
         arr = np.asarray(value, dtype=object)
         if arr.size and not isinstance(arr.flat[0], bytes):
-            arr = np.vectorize(lambda s: s.encode() if isinstance(s, str) else s,
-                               otypes=[object])(arr)
+            arr = np.asarray(_ENCODE_STRS(arr), dtype=object)
         return arr
     return np.asarray(value, dtype=dtype.as_numpy_dtype)

@@ -228,6 +228,10 @@ def remove_checkpoint(checkpoint_prefix: str, checkpoint_format_version: int = 2
     paths = [_fmt.index_file(checkpoint_prefix),
              "%s.%s" % (checkpoint_prefix, meta_graph_suffix)]
     paths += file_io.glob(glob.escape(checkpoint_prefix) + ".data-?????-of-?????")
+    # the previous checkpoint an interrupted save kept (ops/io/checkpoint_format.py)
+    backup = _fmt.backup_prefix(checkpoint_prefix)
+    paths += [_fmt.index_file(backup)]
+    paths += file_io.glob(glob.escape(backup) + ".data-?????-of-?????")
     for p in paths:
         try:
             file_io.remove(p)

@@ -53,3 +53,8 @@ def test_guarantee_const(graph, sess):
     assert g.op.type == "GuaranteeConst" and g.shape.as_list() == [3]
     np.testing.assert_array_equal(sess.run(g, {x: [1, 2, 3]}), [1, 2, 3])
     assert tf.gradients(g, x) == [None]
+
+
+def test_bitcast_of_a_scalar_is_a_scalar(sess):
+    got = sess.run(tf.bitcast(tf.constant(1.0), tf.int32))
+    assert np.shape(got) == () and got == 1065353216  # TF: np.int32(1065353216)

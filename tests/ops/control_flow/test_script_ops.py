@@ -141,3 +141,9 @@ def test_not_callable():
     with tf.Graph().as_default():
         with pytest.raises(TypeError, match="callable"):
             tf.py_func(3, [], tf.float32)
+
+
+def test_a_scalar_result_stays_a_scalar(sess):
+    y = tf.py_func(lambda x: x * 2, [tf.constant(1.0)], tf.float32)
+    got = sess.run(y)
+    assert np.shape(got) == () and got == np.float32(2.0)  # TF: np.float32(2.0)

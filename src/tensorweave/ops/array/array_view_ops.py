@@ -50,7 +50,7 @@ not_differentiable("Bitcast")
 def _bitcast_kernel(ctx, x):
     src = np.dtype(x.dtype)
     dst = np.dtype(_dt.as_dtype(ctx.attrs["type"]).as_numpy_dtype)
-    x = ctx.xp.ascontiguousarray(x)
+    x = ctx.xp.asarray(x, order="C")  # keeps a 0-d value 0-d (ascontiguousarray does not)
     if src.itemsize == dst.itemsize:
         return x.view(dst)
     if src.itemsize > dst.itemsize:

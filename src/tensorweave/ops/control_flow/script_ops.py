@@ -16,8 +16,7 @@ from __future__ import annotations
 import itertools
 import threading
 import traceback
-import weakref
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -36,8 +35,9 @@ for _op_type, _stateful in (("PyFunc", True), ("PyFuncStateless", False)):
                 shape=lambda op: [unknown_shape() for _ in op.outputs], stateful=_stateful)
     not_differentiable(_op_type)
 
-# Graph -> token -> function. Weak on the graph: the functions go with their graph.
-_FUNCS: "weakref.WeakKeyDictionary[Graph, Dict[str, Callable]]" = weakref.WeakKeyDictionary()
+# A graph's functions (token -> function) live on the graph (`_py_funcs`), so they go
+# with it: a module-level map keyed by graph would keep alive every graph that one of
+# its functions reaches.
 _LOCK = threading.Lock()
 _COUNTER = itertools.count()
 
@@ -53,14 +53,18 @@ def _cpp_name(dtype: _dt.DType) -> str:
 def _register(graph: Graph, func: Callable) -> str:
     with _LOCK:
         token = "pyfunc_%d" % next(_COUNTER)
-        _FUNCS.setdefault(graph, {})[token] = func
+        funcs = graph.__dict__.get("_py_funcs")
+        if funcs is None:
+            funcs = graph._py_funcs = {}
+        funcs[token] = func
     return token
 
 
 def _lookup(ctx) -> Callable:
     token = ctx.attrs["token"]
     graph = ctx.op.graph if ctx.op is not None else None
-    func = _FUNCS.get(graph, {}).get(token) if graph is not None else None
+    funcs = graph.__dict__.get("_py_funcs") if graph is not None else None
+    func = funcs.get(token) if funcs else None
     if func is None:
         raise errors.NotFoundError(
             None, ctx.op, "Function %s is not registered in this graph (a py_func's Python "
@@ -95,7 +99,7 @@ def _to_output(value: Any, want: _dt.DType, index: int, token: str, op) -> np.nd
     else:
         arr = np.asarray(value)
         if arr.dtype == want.as_numpy_dtype:
-            return np.ascontiguousarray(arr)
+            return np.asarray(arr, order="C")  # ascontiguousarray makes a 0-d value 1-d
         try:
             got = _cpp_name(_dt.as_dtype(arr.dtype))
         except TypeError:

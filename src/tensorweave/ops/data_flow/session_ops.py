@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-import weakref
 from typing import Optional, Tuple
 
 import numpy as np
@@ -112,14 +111,16 @@ class SessionTensorStore:
         return len(self._values)
 
 
-# per graph: dtype -> (holder, reader) built once for TensorHandle.eval
-_READERS: "weakref.WeakKeyDictionary[Graph, dict]" = weakref.WeakKeyDictionary()
+# per graph (kept on the graph as `_session_tensor_readers`, so it goes with the graph):
+# dtype -> (holder, reader) built once for TensorHandle.eval
 _READERS_LOCK = threading.Lock()
 
 
 def _reader(graph: Graph, dtype: _dt.DType) -> Tuple[Tensor, Tensor]:
     with _READERS_LOCK:
-        readers = _READERS.setdefault(graph, {})
+        readers = graph.__dict__.get("_session_tensor_readers")
+        if readers is None:
+            readers = graph._session_tensor_readers = {}
         if dtype not in readers:
             with graph.as_default(), graph.control_dependencies(None), \
                     graph.name_scope(None):

@@ -16,8 +16,11 @@ Index, format version 1::
                           "crc32": 2893432211}]},
         ...}}
 
-* ``shards[i].file`` is a file name relative to the index's directory (a checkpoint can
-  be moved as a whole); ``size`` is its length in bytes, checked when it is opened.
+* ``shards[i].file`` is the shard's file name when it was written (for people); as in
+  TF, readers find shard i at ``<prefix>.data-<i>-of-<n>`` of the prefix they open, so
+  a checkpoint can be moved to another directory or renamed to another prefix as a
+  whole (index and data files together). ``size`` is the file's length in bytes,
+  checked when it is first read.
 * ``dtype`` is a tensorweave dtype name; ``shape`` is the full shape of the tensor.
 * ``slices`` lists the stored pieces of the tensor: ``slice`` is TF's slice spec (``""``:
   the whole tensor; else one ``start,length`` or ``-`` (whole extent) per dimension,
@@ -32,14 +35,26 @@ Tensor bytes, per slice, in C (row-major) order:
 * strings: for each element, its length as a little-endian uint64, then its bytes.
 
 Writes are atomic. Every file is first written in full to a temporary file in the same
-directory (``<name>.tempstate<random hex>``) and fsync'ed; then the data files are moved
-into place with ``os.replace`` and the index last, and the directory is fsync'ed. The
-index is the commit point: a prefix without an index is not a checkpoint, so a crash
-during a save leaves only temporary files and never touches other checkpoints. (Saving
-again to the *same* prefix has a short window between the two renames; a crash inside it
-is detected on open by the data file size and by the checksums.) A prefix may also be a
-URL (``memory://``, ``s3://``, ... through fsspec, as tf.gfile): the same steps run with
-the filesystem's own move, without fsync, as atomic as that store makes a move.
+directory (``<name>.tempstate<16 hex digits>``) and fsync'ed; then the data files are
+moved into place with ``os.replace`` and the index last, and the directory is fsync'ed.
+The index is the commit point: a prefix without an index is not a checkpoint, so a crash
+during a save leaves only temporary files and never touches other checkpoints. A save
+removes the temporaries that killed saves to its prefix left behind.
+
+Saving again to the *same* prefix keeps TF's file names and stays atomic (commit_files):
+between the data rename and the index rename the old index would name the new data. So
+before the renames the current pair is hard-linked to the *backup* prefix
+``<prefix>.tw-previous`` (data first, its index last: the backup index is the backup's
+commit point), and the backup is removed (index first) once the new index is in place.
+A reader opening a prefix whose index is the same file as its backup's index (a save
+was interrupted before its index rename: the data may already be new) reads the
+backup, the previous checkpoint, instead (readable_prefix); once the new index is in
+place the two differ and the prefix itself is read. Where hard links are not available
+(and for URLs) the previous checkpoint is not kept, and a crash between the two renames
+leaves a mismatched pair, caught on open by the checksums. A prefix may also be a URL
+(``memory://``, ``s3://``, ... through fsspec, as tf.gfile): the same steps run with the
+filesystem's own move, without fsync, as atomic as that store makes a move. One writer
+per prefix at a time (as in TF); saves within one process are serialized.
 
 Nothing here is pickled; a reader needs only ``json`` and ``numpy``.
 
@@ -51,7 +66,9 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import secrets
+import threading
 import zlib
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -214,6 +231,111 @@ def _fsync_dir(directory: str) -> None:
         os.close(fd)
 
 
+_WRITE_LOCK = threading.RLock()  # serializes checkpoint writes within the process
+_TEMP_SUFFIX = re.compile(r"\.tempstate[0-9a-f]{16}$")
+BACKUP_SUFFIX = ".tw-previous"
+
+
+def backup_prefix(prefix: str) -> str:
+    """Where a save to `prefix` keeps the previous checkpoint until its index is in."""
+    return prefix + BACKUP_SUFFIX
+
+
+def _data_files(prefix: str) -> List[str]:
+    import glob as _glob
+    return file_io.glob(_glob.escape(prefix) + ".data-?????-of-?????")
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(file_io._local(a), file_io._local(b))
+    except OSError:
+        return False
+
+
+def readable_prefix(prefix: str) -> str:
+    """The prefix to read for the checkpoint `prefix`: its backup while a save to it is
+    between its data and index renames (see the module docstring), else `prefix`."""
+    if not file_io.is_local(prefix):
+        return prefix
+    backup = index_file(backup_prefix(prefix))
+    if os.path.isfile(file_io._local(backup)) and _same_file(index_file(prefix), backup):
+        return backup_prefix(prefix)
+    return prefix
+
+
+def _remove_stale_temps(paths: Sequence[str], prefix: Optional[str] = None) -> None:
+    """Removes the temporaries of `paths` (and of any file of checkpoint `prefix`) that
+    killed writes left behind. Call with _WRITE_LOCK held, before writing temporaries."""
+    dirs: Dict[str, List[str]] = {}
+    for p in paths:
+        dirs.setdefault(os.path.dirname(p), []).append(os.path.basename(p))
+    if prefix is not None:
+        dirs.setdefault(os.path.dirname(prefix), [])
+    for d, bases in dirs.items():
+        try:
+            names = file_io.listdir(d or ".")
+        except OSError:
+            continue
+        own = re.compile(r"%s\.(index|data-\d{5}-of-\d{5})$"
+                         % re.escape(os.path.basename(prefix))) \
+            if prefix is not None and os.path.dirname(prefix) == d else None
+        for name in names:
+            m = _TEMP_SUFFIX.search(name)
+            if m is None:
+                continue
+            final = name[:m.start()]
+            if final in bases or (own is not None and own.match(final)):
+                _remove_quietly(os.path.join(d, name) if d else name)
+
+
+def _remove_backup(backup: str) -> None:
+    _remove_quietly(index_file(backup))   # the backup's commit point goes first
+    for p in _data_files(backup):
+        _remove_quietly(p)
+
+
+def _keep_previous(prefix: str) -> Optional[str]:
+    """Hard-links the checkpoint at `prefix` to its backup prefix (see the module
+    docstring); the backup prefix, or None when there is nothing to keep or no links."""
+    index = index_file(prefix)
+    if not file_io.is_local(prefix) or not os.path.isfile(file_io._local(index)):
+        return None
+    backup = backup_prefix(prefix)
+    if os.path.isfile(file_io._local(index_file(backup))):
+        if _same_file(index, index_file(backup)):
+            return backup  # an interrupted save's backup: still the readable checkpoint
+        _remove_backup(backup)  # left over after its save's index was in place
+    for p in _data_files(backup):
+        _remove_quietly(p)
+    try:
+        for p in _data_files(prefix):
+            os.link(file_io._local(p), file_io._local(backup + p[len(prefix):]))
+        os.link(file_io._local(index), file_io._local(index_file(backup)))
+    except OSError:  # no hard links here: the previous checkpoint is not kept
+        _remove_backup(backup)
+        return None
+    _fsync_dir(os.path.dirname(prefix))
+    return backup
+
+
+def commit_files(prefix: str, data_moves: Sequence[Tuple[str, str]], tmp_index: str) -> None:
+    """Moves the data files (`data_moves`: (source, final) pairs) and then the index
+    `tmp_index` of checkpoint `prefix` into place, keeping the checkpoint it replaces
+    readable until the new index is in (see the module docstring)."""
+    with _WRITE_LOCK:
+        try:
+            backup = _keep_previous(prefix)
+        except BaseException:
+            for tmp in [src for src, _ in data_moves] + [tmp_index]:
+                if _TEMP_SUFFIX.search(tmp):
+                    _remove_quietly(tmp)
+            raise
+        commit(list(data_moves) + [(tmp_index, index_file(prefix))])
+        if backup is not None:
+            _remove_backup(backup)
+
+
 def commit(moves: Sequence[Tuple[str, str]]) -> None:
     """Moves each (temporary, final) pair into place in order (the index must be last),
     then syncs the directory. On failure the remaining temporaries are removed."""
@@ -224,14 +346,18 @@ def commit(moves: Sequence[Tuple[str, str]]) -> None:
             done += 1
     finally:
         for tmp, _ in moves[done:]:
-            _remove_quietly(tmp)
+            if _TEMP_SUFFIX.search(tmp):  # not the shards a merge moves
+                _remove_quietly(tmp)
     for d in {os.path.dirname(final) for _, final in moves}:
         _fsync_dir(d)
 
 
 def write_atomic(path: str, data: bytes) -> None:
-    """Replaces `path` by `data` atomically (temporary file, fsync, os.replace)."""
-    commit([(_write_temp(path, [data]), path)])
+    """Replaces `path` by `data` atomically (temporary file, fsync, os.replace); removes
+    the temporaries of `path` that killed writes left behind."""
+    with _WRITE_LOCK:
+        _remove_stale_temps([path])
+        commit([(_write_temp(path, [data]), path)])
 
 
 # --- writing -----------------------------------------------------------------------------
@@ -295,13 +421,32 @@ def write(prefix: str, entries: Sequence[Tuple[str, str, np.ndarray, _dt.DType]]
     chunks, tensors, size = _build(prefix, entries)
     data_path = data_file(prefix)
     index = _index_bytes([{"file": os.path.basename(data_path), "size": size}], tensors)
-    tmp_data = _write_temp(data_path, chunks)
-    try:
-        tmp_index = _write_temp(index_file(prefix), [index])
-    except BaseException:
-        _remove_quietly(tmp_data)
-        raise
-    commit([(tmp_data, data_path), (tmp_index, index_file(prefix))])
+    write_files(prefix, [(data_path, chunks)], index)
+
+
+def write_files(prefix: str, data: Sequence[Tuple[str, Iterable[bytes]]],
+                index: bytes) -> None:
+    """Writes checkpoint `prefix` from its data files ((path, chunks) pairs) and index
+    bytes: stale temporaries removed, temporaries written and fsync'ed, committed."""
+    with _WRITE_LOCK:
+        _remove_stale_temps([p for p, _ in data] + [index_file(prefix)], prefix)
+        moves = []
+        try:
+            for path, chunks in data:
+                moves.append((_write_temp(path, chunks), path))
+            tmp_index = _write_temp(index_file(prefix), [index])
+        except BaseException:
+            for tmp, _ in moves:
+                _remove_quietly(tmp)
+            raise
+        commit_files(prefix, moves, tmp_index)
+
+
+def _joinable_slices(a: dict, b: dict) -> bool:
+    """Whether entries `a` and `b` are slices of one tensor (same dtype and full shape,
+    no whole-tensor piece), which a merge joins."""
+    return (a["dtype"] == b["dtype"] and list(a["shape"]) == list(b["shape"]) and
+            all(s["slice"] for s in a["slices"] + b["slices"]))
 
 
 def merge(source_prefixes: Sequence[str], destination: str,
@@ -320,15 +465,20 @@ def merge(source_prefixes: Sequence[str], destination: str,
         shards.append({"file": os.path.basename(final), "size": r._shards[0]["size"]})
         moves.append((r._shard_path(0), final))
         for name, entry in r._tensors.items():
-            if name in tensors:
+            pieces = [dict(s, shard=i) for s in entry["slices"]]
+            old = tensors.get(name)
+            if old is not None and _joinable_slices(old, entry):
+                old["slices"].extend(pieces)   # a partitioned variable saved per device
+                continue
+            if old is not None:
                 raise errors.InvalidArgumentError(None, None, "MergeV2Checkpoints: tensor '%s' "
                                                   "is in more than one source" % name)
-            tensors[name] = dict(entry, slices=[dict(s, shard=i) for s in entry["slices"]])
+            tensors[name] = dict(entry, slices=pieces)
     _check_writable(destination)
-    tmp_index = _write_temp(index_file(destination), [_index_bytes(shards, tensors)])
-    for src, final in moves:
-        file_io.replace(src, final)
-    commit([(tmp_index, index_file(destination))])
+    with _WRITE_LOCK:
+        _remove_stale_temps([index_file(destination)], destination)
+        tmp_index = _write_temp(index_file(destination), [_index_bytes(shards, tensors)])
+        commit_files(destination, moves, tmp_index)
     for r in readers:
         _remove_quietly(index_file(r.prefix))
         if delete_old_dirs:
@@ -409,7 +559,13 @@ class CheckpointReader:
 
     # --- data ----------------------------------------------------------------------
     def _shard_path(self, shard: int) -> str:
-        return os.path.join(os.path.dirname(self.prefix), self._shards[shard]["file"])
+        # relative to the prefix opened, as in TF: a checkpoint may be moved or renamed
+        return data_file(self.prefix, shard, len(self._shards))
+
+    def _missing(self, path: str, name: str) -> errors.NotFoundError:
+        return errors.NotFoundError(None, None, "%s; No such file or directory (data file "
+                                    "of checkpoint %s, needed for tensor '%s')"
+                                    % (path, self.prefix, name))
 
     def _read_bytes(self, name: str, piece: dict) -> bytes:
         shard = int(piece["shard"])
@@ -432,9 +588,7 @@ class CheckpointReader:
                 f.seek(int(piece["offset"]))
                 buf = f.read(int(piece["length"]))
         except FileNotFoundError:
-            raise errors.DataLossError(None, None, "Checkpoint %s: data file %s is missing "
-                                       "(needed for tensor '%s')" % (self.prefix, path, name)
-                                       ) from None
+            raise self._missing(path, name) from None
         if len(buf) != int(piece["length"]):
             raise errors.DataLossError(None, None, "Checkpoint %s: data file %s is truncated "
                                        "(tensor '%s')" % (self.prefix, path, name))

@@ -216,7 +216,10 @@ def is_bundle(prefix: str) -> bool:
 
 
 def open_checkpoint(prefix: str):
-    """A reader of the checkpoint `prefix` in either format (NotFoundError if none)."""
+    """A reader of the checkpoint `prefix` in either format (NotFoundError if none); of
+    the checkpoint a save to `prefix` replaces while that save is being committed
+    (checkpoint_format.readable_prefix)."""
+    prefix = _fmt.readable_prefix(prefix)
     return BundleReader(prefix) if is_bundle(prefix) else _fmt.CheckpointReader(prefix)
 
 
@@ -334,9 +337,7 @@ class BundleReader(_fmt.CheckpointReader):
                 f.seek(piece["offset"])
                 buf = f.read(piece["length"])
         except FileNotFoundError:
-            raise errors.DataLossError(None, None, "Checkpoint %s: data file %s is missing "
-                                       "(needed for tensor '%s')" % (self.prefix, path, name)
-                                       ) from None
+            raise self._missing(path, name) from None
         if len(buf) != piece["length"]:
             raise errors.DataLossError(None, None, "Checkpoint %s: data file %s is truncated "
                                        "(tensor '%s')" % (self.prefix, path, name))
@@ -467,15 +468,7 @@ def write(prefix: str, entries: Sequence[Tuple[str, str, np.ndarray, _dt.DType]]
     """
     _fmt._check_writable(prefix)
     table, chunks, _ = _build(entries)
-    index = _index_bytes(table, 1)
-    data_path = _fmt.data_file(prefix)
-    tmp_data = _fmt._write_temp(data_path, chunks)
-    try:
-        tmp_index = _fmt._write_temp(_fmt.index_file(prefix), [index])
-    except BaseException:
-        _fmt._remove_quietly(tmp_data)
-        raise
-    _fmt.commit([(tmp_data, data_path), (tmp_index, _fmt.index_file(prefix))])
+    _fmt.write_files(prefix, [(_fmt.data_file(prefix), chunks)], _index_bytes(table, 1))
 
 
 def merge(source_prefixes: Sequence[str], destination: str,
@@ -511,10 +504,10 @@ def merge(source_prefixes: Sequence[str], destination: str,
                 e.shard_id = i
             table[key] = e
     _fmt._check_writable(destination)
-    tmp_index = _fmt._write_temp(_fmt.index_file(destination), [_index_bytes(table, n)])
-    for src, final in moves:
-        file_io.replace(src, final)
-    _fmt.commit([(tmp_index, _fmt.index_file(destination))])
+    with _fmt._WRITE_LOCK:
+        _fmt._remove_stale_temps([_fmt.index_file(destination)], destination)
+        tmp_index = _fmt._write_temp(_fmt.index_file(destination), [_index_bytes(table, n)])
+        _fmt.commit_files(destination, moves, tmp_index)
     for r in readers:
         _fmt._remove_quietly(_fmt.index_file(r.prefix))
         if delete_old_dirs:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import enum
 import inspect
-import weakref
 from typing import List, Optional
 
 from tensorweave.framework import dtypes as _dt
@@ -71,15 +70,33 @@ def _prepend_scope(name: str, import_scope: Optional[str]) -> str:
     return "%s/%s" % (import_scope, name) if import_scope else name
 
 
-# graph -> the creators of enclosing `variable_creator_scope`s, outermost first
-_CREATOR_STACKS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# Per-graph state lives ON the graph, never in a module-level map keyed by graph or op:
+# a WeakKeyDictionary whose values reach their own key (a Variable reaches its graph)
+# keeps every such graph alive for the life of the process.
+
+
+def _creator_stack(g) -> list:
+    """The creators of the enclosing `variable_creator_scope`s of `g`, outermost first."""
+    stack = g.__dict__.get("_variable_creator_stack")
+    if stack is None:
+        stack = g._variable_creator_stack = []
+    return stack
+
+
+def _variables_of_handle_ops(g) -> dict:
+    """VarHandleOp -> its Variable, for the variables of `g` (to find the variables an
+    initial value reads)."""
+    found = g.__dict__.get("_variable_of_handle_op")
+    if found is None:
+        found = g._variable_of_handle_op = {}
+    return found
 
 
 class _VariableMeta(type):
     """Routes `Variable(...)` through the active `variable_creator_scope` creators."""
 
     def __call__(cls, *args, **kwargs):
-        stack = _CREATOR_STACKS.get(_graph.get_default_graph())
+        stack = _graph.get_default_graph().__dict__.get("_variable_creator_stack")
         if cls is not Variable or not stack:
             return super().__call__(*args, **kwargs)
         bound = inspect.signature(cls.__init__).bind(None, *args, **kwargs)
@@ -108,7 +125,7 @@ def variable_creator_scope(variable_creator):
     `next_creator(**kwargs)` (or return a Variable itself). Scopes nest; the innermost
     creator runs first."""
     g = _graph.get_default_graph()
-    stack = _CREATOR_STACKS.setdefault(g, [])
+    stack = _creator_stack(g)
     stack.append(variable_creator)
     try:
         yield
@@ -226,7 +243,7 @@ class Variable(metaclass=_VariableMeta):
                     from tensorweave.ops.control_flow import structure
                     with g.device(caching_device):
                         self._cached_value = structure.identity(self._graph_element)
-        _VARIABLE_OF_HANDLE_OP[self._handle.op] = self
+        _variables_of_handle_ops(self._handle.op._graph)[self._handle.op] = self
         g.add_to_collections(collections, self)
 
     def _init_from_def(self, variable_def, import_scope) -> None:
@@ -561,8 +578,9 @@ class Variable(metaclass=_VariableMeta):
         raise TypeError("Variable objects cannot be pickled")
 
 
-# VarHandleOp -> its Variable, to find the variables an initial value reads.
-_VARIABLE_OF_HANDLE_OP: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+def _variable_of_handle_op(op) -> Optional["Variable"]:
+    found = op._graph.__dict__.get("_variable_of_handle_op")
+    return found.get(op) if found else None
 
 
 def variable_of_ref_tensor(t) -> Optional["Variable"]:
@@ -570,7 +588,7 @@ def variable_of_ref_tensor(t) -> Optional["Variable"]:
     TF1 names `v:0`, its `float32_ref` tensor), else None."""
     if not isinstance(t, Tensor) or t._op._type != "VarHandleOp":
         return None
-    var = _VARIABLE_OF_HANDLE_OP.get(t._op)
+    var = _variable_of_handle_op(t._op)
     return var if var is not None and var._feeds_reads else None
 
 
@@ -578,7 +596,7 @@ def fetched_value_of_handle(op: Operation) -> Optional[Tensor]:
     """What fetching the output of the VarHandleOp `op` returns in TF1: the variable's
     value for a variable made as a TF1 reference variable (its handle tensor `v:0` is
     TF1's `float32_ref` tensor), None (the handle itself) for a resource variable."""
-    var = _VARIABLE_OF_HANDLE_OP.get(op)
+    var = _variable_of_handle_op(op)
     if var is None or not var._feeds_reads:
         return None
     return var._graph_element
@@ -592,7 +610,7 @@ def _guard_uninitialized_dependencies(value: Tensor) -> Tensor:
     def variable_read(op):
         if op.type != "ReadVariableOp":
             return None
-        return _VARIABLE_OF_HANDLE_OP.get(op.inputs[0].op)
+        return _variable_of_handle_op(op.inputs[0].op)
 
     needs = {}  # op -> whether it depends on a variable read
     order = []  # ops to copy, inputs first
