@@ -66,20 +66,23 @@ class _Spec:
 
 
 class _VariableSaveable:
-    """A Variable saved under `name`: its read is saved, an assign restores it."""
+    """A Variable saved under `name`: its read is saved, an assign restores it. A shard
+    of a partitioned variable is saved as the slice `slice_spec` of tensor `name`."""
 
-    def __init__(self, var, name: str):
+    def __init__(self, var, name: str, slice_spec: str = ""):
         self.var = var
         self.name = name
+        self.slice_spec = slice_spec
         self.op = var.op
         self.device = var.device
-        self.specs = [_Spec(var, name)]
+        self.specs = [_Spec(var, name, slice_spec)]
 
     def build_specs(self) -> None:
         from tensorweave.ops.state import resource_variable_ops as rv
         with _graph.get_default_graph().device(self.var.device):
             self.specs = [_Spec(rv.read_variable_op(self.var.handle, self.var.dtype,
-                                                    name="Read/ReadVariableOp"), self.name)]
+                                                    name="Read/ReadVariableOp"), self.name,
+                                self.slice_spec)]
 
     def restore(self, restored_tensors, restored_shapes):
         from tensorweave.ops.array import array_ops
@@ -115,39 +118,70 @@ class _ObjectSaveable:
         return self.obj.restore(restored_tensors, restored_shapes)
 
 
+def _slice_pairs(name: Optional[str], shards) -> List[Tuple[str, object, str]]:
+    """(name, shard, slice spec) of the shards of one partitioned variable (a
+    PartitionedVariable or a list of shards); `name` None: their full name."""
+    out = []
+    for v in shards:
+        info = v._get_save_slice_info() if hasattr(v, "_get_save_slice_info") else None
+        if info is None:
+            raise ValueError("Slices must all be from the same tensor: %s is not a slice"
+                             % (getattr(v, "name", v),))
+        if name is None:
+            name = info.full_name
+        elif out and info.full_name != out[0][1]._get_save_slice_info().full_name:
+            raise ValueError("Slices must all be from the same tensor: %s != %s"
+                             % (out[0][1]._get_save_slice_info().full_name, info.full_name))
+        out.append((name, v, info.spec))
+    return out
+
+
 def _saveables(var_list) -> List:
     """The saveables of `var_list` (list or dict), sorted by name; ValueError on a name
-    used twice."""
+    used twice (the shards of a partitioned variable share its name, each with its slice
+    spec)."""
+    from tensorweave.ops.state.partitioned_variables import PartitionedVariable
     from tensorweave.ops.state.variables import Variable
+    pairs = []   # (name, object, slice spec)
     if isinstance(var_list, dict):
-        pairs = []
         for name, v in var_list.items():
             if not isinstance(name, str):
                 raise TypeError("var_list keys must be strings (checkpoint names), got %r"
                                 % (name,))
-            pairs.append((name, v))
+            if isinstance(v, (PartitionedVariable, list, tuple)):
+                pairs.extend(_slice_pairs(name, v))
+            else:        # one shard named here is saved whole, as TF1 does
+                pairs.append((name, v, ""))
     else:
-        pairs = []
         for v in var_list:
-            if isinstance(v, Variable):
-                pairs.append((v.op.name, v))
+            if isinstance(v, PartitionedVariable):
+                pairs.extend(_slice_pairs(None, v))
+            elif isinstance(v, Variable) and v._get_save_slice_info() is not None:
+                info = v._get_save_slice_info()
+                pairs.append((info.full_name, v, info.spec))
+            elif isinstance(v, Variable):
+                pairs.append((v.op.name, v, ""))
             elif hasattr(v, "specs") and hasattr(v, "restore"):
-                pairs.append((v.name, v))
+                pairs.append((v.name, v, ""))
             else:
                 raise TypeError("Variable to save is not a Variable: %s" % (v,))
+    sliced = {name for name, _, spec in pairs if spec}
+    if any(name in sliced and not spec for name, _, spec in pairs):
+        raise ValueError("Mixing slices and non-slices with the same name: %s"
+                         % next(n for n, _, spec in pairs if n in sliced and not spec))
     out, seen, seen_objs = [], set(), set()
-    for name, v in pairs:
+    for name, v, spec in pairs:
         if isinstance(v, Variable):
-            s = _VariableSaveable(v, name)
+            s = _VariableSaveable(v, name, spec)
         elif hasattr(v, "specs") and hasattr(v, "restore"):
             s = _ObjectSaveable(v, name)
         else:
             raise TypeError("Variable to save is not a Variable: %s" % (v,))
-        if name in seen:
+        if (name, spec) in seen:
             raise ValueError("At least two variables have the same name: %s" % name)
         if id(v) in seen_objs:
             raise ValueError("The same saveable will be restored with two names: %s" % name)
-        seen.add(name)
+        seen.add((name, spec))
         seen_objs.add(id(v))
         out.append(s)
     return sorted(out, key=lambda s: s.name)
@@ -207,7 +241,10 @@ class Saver:
     Args:
       var_list: the variables to save: a list (saved under their op names, "W" for a
         variable named "W:0") or a dict name -> Variable (saved under other names). Default:
-        all global variables and SAVEABLE_OBJECTS.
+        all global variables and SAVEABLE_OBJECTS. The shards of a partitioned variable
+        (or the PartitionedVariable, or a dict value listing its shards) are saved as
+        slices of one tensor under its full name, so they restore into any other
+        partitioning or into one variable of the full shape.
       reshape: allow restoring into a variable of another shape with as many elements.
       sharded: one SaveV2 per device holding variables, merged into one checkpoint.
       max_to_keep: how many recent checkpoints to keep (None or 0: all).
@@ -568,7 +605,13 @@ class Saver:
             stored = reader.shape(key)
             if spec:
                 full, extents = _fmt.parse_shape_and_slice(spec)
-                stored = [n for _, n in extents] if full == stored else stored
+                if full != stored:
+                    raise errors.InvalidArgumentError(
+                        None, None, _MISMATCH_PREFIX + "tensor_name = %s; shape in "
+                        "shape_and_slice spec %s does not match the shape stored in "
+                        "checkpoint: %s (variable '%s')"
+                        % (key, _shape_text(full), _shape_text(stored), var_name))
+                stored = [n for _, n in extents]
             if shape is None or shape.ndims is None:
                 continue
             if reshaped:

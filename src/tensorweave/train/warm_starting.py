@@ -25,14 +25,17 @@ def _store_variables() -> dict:
     return _get_default_variable_store()._vars
 
 
-def _set_checkpoint_initializer(variable, ckpt_file: str, tensor_name: str) -> None:
-    """Makes `variable`'s initializer assign it the checkpoint's `tensor_name`."""
+def _set_checkpoint_initializer(variable, ckpt_file: str, tensor_name: str,
+                                slice_spec: str = "") -> None:
+    """Makes `variable`'s initializer assign it the checkpoint's `tensor_name` (the slice
+    `slice_spec` of it, for a shard of a partitioned variable)."""
     from tensorweave.ops.array.constant_op import constant
     from tensorweave.ops.io.io_ops import restore_v2
     from tensorweave.ops.state import resource_variable_ops as rv
     g = variable.graph
     with g.as_default(), g.device(variable.device), g.device("/cpu:0"):
-        restored = restore_v2(constant(ckpt_file), constant([tensor_name]), constant([""]),
+        restored = restore_v2(constant(ckpt_file), constant([tensor_name]),
+                              constant([slice_spec]),
                               [variable.dtype.base_dtype], name="checkpoint_initializer")[0]
         restored.set_shape(variable.shape)
         init_op = rv.assign_variable_op(variable.handle, restored, name="AssignVariableOp")
@@ -40,7 +43,31 @@ def _set_checkpoint_initializer(variable, ckpt_file: str, tensor_name: str) -> N
     variable._initial_value = restored
 
 
+def _partitioned_shards(name: str, store_vars: dict):
+    """The shards "<name>/part_<i>" of partitioned variable `name` in the store, or
+    None."""
+    shards = []
+    while "%s/part_%d" % (name, len(shards)) in store_vars:
+        shards.append(store_vars["%s/part_%d" % (name, len(shards))])
+    return shards or None
+
+
 def _init_one(variable, ckpt_file, ckpt_dir_or_file, tensor_name, variable_map) -> None:
+    if isinstance(variable, (list, tuple)) or hasattr(variable, "_get_variable_list"):
+        shards = list(variable)                       # a partitioned variable
+        full_shape = shards[0]._get_save_slice_info().full_shape
+        if tensor_name not in variable_map:
+            raise ValueError("Tensor %s is not found in %s checkpoint %s"
+                             % (tensor_name, ckpt_dir_or_file, variable_map))
+        if list(full_shape) != list(variable_map[tensor_name]):
+            raise ValueError("Shape of variable %s (%s) doesn't match with shape of tensor "
+                             "%s (%s) from checkpoint reader."
+                             % (shards[0]._get_save_slice_info().full_name, full_shape,
+                                tensor_name, variable_map[tensor_name]))
+        for shard in shards:
+            _set_checkpoint_initializer(shard, ckpt_file, tensor_name,
+                                        shard._get_save_slice_info().spec)
+        return
     if tensor_name not in variable_map:
         raise ValueError("Tensor %s is not found in %s checkpoint %s"
                          % (tensor_name, ckpt_dir_or_file, variable_map))
@@ -60,7 +87,8 @@ def init_from_checkpoint(ckpt_dir_or_file, assignment_map) -> None:
 
     `assignment_map` maps checkpoint names to current variables:
       - 'ckpt_scope/var': 'scope/var' (a name of `tf.get_variable`'s store) or a
-        Variable: one variable;
+        Variable: one variable; a partitioned variable (its name, the
+        PartitionedVariable or the list of its shards) loads each shard's slice;
       - 'ckpt_scope/': 'scope/': every variable under scope/, from the same relative
         names under ckpt_scope/ ('/' names the root on either side).
 
@@ -82,12 +110,14 @@ def init_from_checkpoint(ckpt_dir_or_file, assignment_map) -> None:
         if _is_variable(current):
             _init_one(current, ckpt_file, ckpt_dir_or_file, tensor_name, variable_map)
             continue
-        if isinstance(current, (list, tuple)) and current and all(map(_is_variable,
-                                                                      current)):
-            raise NotImplementedError("init_from_checkpoint: partitioned variables (a list "
-                                      "of Variables for %r) are not supported"
-                                      % tensor_name)
+        if hasattr(current, "_get_variable_list") or (
+                isinstance(current, (list, tuple)) and current and
+                all(map(_is_variable, current))):
+            _init_one(current, ckpt_file, ckpt_dir_or_file, tensor_name, variable_map)
+            continue
         var = store_vars.get(current)
+        if var is None and isinstance(current, str):
+            var = _partitioned_shards(current, store_vars)
         if var is not None:
             _init_one(var, ckpt_file, ckpt_dir_or_file, tensor_name, variable_map)
             continue
@@ -96,8 +126,9 @@ def init_from_checkpoint(ckpt_dir_or_file, assignment_map) -> None:
             raise ValueError("Assignment map with scope only name {} should map to scope "
                              "only {}. Should be 'scope/': 'other_scope/'."
                              .format(scopes, tensor_name))
-        for var_name in sorted(n for n in store_vars
-                               if not scopes or n.startswith(scopes + "/")):
+        names = {n[:n.index("/part_")] if "/part_" in n else n for n in store_vars
+                 if not scopes or n.startswith(scopes + "/")}
+        for var_name in sorted(names):
             relative = var_name[len(scopes):]
             if current != "/":
                 relative = relative[1:]
@@ -107,8 +138,10 @@ def init_from_checkpoint(ckpt_dir_or_file, assignment_map) -> None:
                 raise ValueError("Tensor %s (%s in %s) is not found in %s checkpoint"
                                  % (full_name, var_name[len(scopes) + 1:], tensor_name,
                                     ckpt_dir_or_file))
-            _init_one(store_vars[var_name], ckpt_file, ckpt_dir_or_file, full_name,
-                      variable_map)
+            var = store_vars.get(var_name)
+            if var is None:
+                var = _partitioned_shards(var_name, store_vars)
+            _init_one(var, ckpt_file, ckpt_dir_or_file, full_name, variable_map)
 
 
 @tf_export("train.VocabInfo")

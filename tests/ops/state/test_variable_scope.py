@@ -205,10 +205,11 @@ def test_custom_getter(graph):
         tf.get_variable("x", [1], custom_getter=3)
 
 
-def test_partitioner_is_rejected_clearly(graph):
-    with pytest.raises(NotImplementedError, match="Partitioned variables.*p/v"):
-        with tf.variable_scope("p", partitioner=lambda shape, dtype: [2, 1]):
-            tf.get_variable("v", [4, 2])
+def test_scope_partitioner_makes_partitioned_variables(graph):
+    # the details: tests/ops/state/test_partitioned_variables.py
+    with tf.variable_scope("p", partitioner=lambda shape, dtype: [2, 1]):
+        v = tf.get_variable("v", [4, 2])
+    assert [s.name for s in v] == ["p/v/part_0:0", "p/v/part_1:0"]
 
 
 def test_local_variable_and_collections(graph):

@@ -297,6 +297,13 @@ def _reshape_kernel(ctx, x, sizes):
 
 @gradient("Reshape")
 def _reshape_grad(op, grad):
+    from tensorweave.framework.indexed_slices import IndexedSlices
+    if isinstance(grad, IndexedSlices):
+        # densified without the memory warning, as TF1's reshape gradient does (a sharded
+        # embedding lookup's result is reshaped: its rows, not the table, are densified)
+        from tensorweave.ops.math import segment_ops
+        grad = segment_ops.unsorted_segment_sum(grad.values, grad.indices,
+                                                grad.dense_shape[0])
     return [reshape(grad, shape(op.inputs[0])), None]
 
 

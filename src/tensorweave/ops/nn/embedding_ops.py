@@ -100,7 +100,9 @@ def embedding_lookup(params, ids, partition_strategy: str = "mod", name: Optiona
 
     Args:
       params: a Variable or Tensor of shape [vocab, ...], or a list of them: the shards
-        of one table split along dimension 0 by `partition_strategy`.
+        of one table split along dimension 0 by `partition_strategy` (a
+        PartitionedVariable counts as the list of its shards). Each shard's rows are
+        gathered on the shard's device (colocated with it).
       ids: int32/int64 Tensor of row indices, any shape.
       partition_strategy: for sharded tables: "mod" puts id `i` in shard `i % n` (row
         `i // n`); "div" gives each shard a contiguous range of ids, the first
@@ -117,11 +119,14 @@ def embedding_lookup(params, ids, partition_strategy: str = "mod", name: Optiona
       InvalidArgumentError (at run time): an id is out of range.
     """
     from tensorweave.ops.control_flow import structure
+    from tensorweave.ops.state.partitioned_variables import PartitionedVariable
     from tensorweave.ops.state.variables import Variable
     if partition_strategy not in ("mod", "div"):
         raise ValueError("Unrecognized partition strategy: " + partition_strategy)
     if params is None:
         raise ValueError("params must be specified")
+    if isinstance(params, PartitionedVariable):
+        params = list(params)         # its shards, each read where it lives
     if isinstance(params, (list, tuple)):
         if not params:
             raise ValueError("Need at least one param")

@@ -44,8 +44,10 @@ def _compute_sampled_logits(weights, biases, labels, inputs, num_sampled: int,
     from tensorweave.ops.random import candidate_sampling_ops as sampling
     from tensorweave.ops.sparse.sparse_ops import sparse_to_dense
     weights = _as_shard_list(weights)
+    if hasattr(biases, "_get_variable_list"):       # a partitioned variable
+        biases = list(biases._get_variable_list())
     with _graph.name_scope(name, "compute_sampled_logits",
-                           weights + [biases, inputs, labels]):
+                           weights + _as_shard_list(biases) + [inputs, labels]):
         labels = convert_to_tensor(labels, name="labels")
         if labels.dtype != _dt.int64:
             labels = math_ops.cast(labels, _dt.int64)
@@ -109,7 +111,8 @@ _LOSS_ARGS = """
     Args:
       weights: a Tensor or Variable `[num_classes, dim]`, or a list of shards of it (or a
         partitioned variable), split along dimension 0 by `partition_strategy`.
-      biases: a Tensor or Variable `[num_classes]`: the class biases.
+      biases: a Tensor or Variable `[num_classes]`: the class biases (or a list of
+        shards of it, or a partitioned variable, split as `weights`).
       labels: an int64 Tensor `[batch_size, num_true]`: the target classes.
       inputs: a float Tensor `[batch_size, dim]`: the forward activations.
       num_sampled: int, the number of classes sampled per batch.

@@ -11,7 +11,6 @@ from __future__ import annotations
 import enum
 import functools
 import inspect
-import weakref
 from typing import Dict
 
 from tensorweave.framework import dtypes as _dt
@@ -21,6 +20,7 @@ from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.framework.shapes import as_shape
 from tensorweave.ops.state import init_ops
+from tensorweave.ops.state import partitioned_variables as _partitioned
 from tensorweave.ops.state import variables as _variables
 
 
@@ -68,6 +68,7 @@ class _VariableStore:
 
     def __init__(self):
         self._vars: Dict[str, _variables.Variable] = {}
+        self._partitioned_vars: Dict[str, _partitioned.PartitionedVariable] = {}
 
     def get_variable(self, name, shape=None, dtype=_dt.float32, initializer=None,
                      regularizer=None, reuse=None, trainable=None, collections=None,
@@ -87,11 +88,24 @@ class _VariableStore:
                          synchronization=_variables.VariableSynchronization.AUTO,
                          aggregation=_variables.VariableAggregation.NONE):
             is_scalar = shape is not None and isinstance(shape, (list, tuple)) and not shape
+            partitioned_kwargs = dict(
+                name=name, shape=shape, dtype=dtype, initializer=initializer,
+                regularizer=regularizer, reuse=reuse, trainable=trainable,
+                collections=collections, caching_device=caching_device,
+                validate_shape=validate_shape, use_resource=use_resource,
+                constraint=constraint, synchronization=synchronization,
+                aggregation=aggregation)
             if partitioner is not None and not is_scalar:
-                raise NotImplementedError(
-                    "Partitioned variables are not supported by tensorweave: variable %s "
-                    "was requested with partitioner=%r. Create it without a partitioner."
-                    % (name, partitioner))
+                if not callable(partitioner):
+                    raise ValueError("Partitioner must be callable, but received: %s"
+                                     % (partitioner,))
+                with _graph.name_scope(None):
+                    return _partitioned.get_partitioned_variable(
+                        self, partitioner=partitioner, **partitioned_kwargs)
+            if reuse is True and partitioner is None and name in self._partitioned_vars:
+                # reusing a partitioned variable needs no partitioner (TF1)
+                return _partitioned.get_partitioned_variable(self, partitioner=None,
+                                                             **partitioned_kwargs)
             return self._get_single_variable(
                 name=name, shape=shape, dtype=dtype, initializer=initializer,
                 regularizer=regularizer, reuse=reuse, trainable=trainable,
@@ -117,7 +131,8 @@ class _VariableStore:
     def _get_single_variable(self, name, shape=None, dtype=_dt.float32, initializer=None,
                              regularizer=None, reuse=None, trainable=None, collections=None,
                              caching_device=None, validate_shape=True, constraint=None,
-                             synchronization=None, aggregation=None, use_resource=None):
+                             synchronization=None, aggregation=None, use_resource=None,
+                             partition_info=None):
         initializing_from_value = initializer is not None and not callable(initializer)
         if shape is not None and initializing_from_value:
             raise ValueError("If initializer is a constant, do not specify shape.")
@@ -151,6 +166,8 @@ class _VariableStore:
                 initializer = initializer()
             if shape.is_fully_defined():
                 init_val = functools.partial(initializer, shape.as_list(), dtype=dtype)
+                if partition_info is not None:
+                    init_val = functools.partial(init_val, partition_info=partition_info)
                 variable_dtype = dtype.base_dtype
             elif _needs_no_arguments(initializer):
                 init_val, variable_dtype = initializer, None
@@ -341,14 +358,14 @@ class _ScopeStore:
         return self.variable_scopes_count.get(scope_name, 0)
 
 
-_STORES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def _stores(g=None):
+    """The (variable store, scope store) of graph `g` (default: the default graph). They
+    live on the graph itself: a module-level map keyed by graph would keep every graph
+    with a variable alive forever, since the stored variables reach their graph."""
     g = g if g is not None else _graph.get_default_graph()
-    s = _STORES.get(g)
+    s = g.__dict__.get("_variable_stores")
     if s is None:
-        s = _STORES[g] = (_VariableStore(), _ScopeStore())
+        s = g._variable_stores = (_VariableStore(), _ScopeStore())
     return s
 
 
@@ -387,13 +404,15 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
       collections: its collections (default [GLOBAL_VARIABLES]).
       caching_device, validate_shape, constraint, synchronization, aggregation: as for
         `tf.Variable`.
-      partitioner: not supported (raises NotImplementedError for non-scalars).
+      partitioner: fn(shape, dtype) -> partition counts (see
+        `tf.fixed_size_partitioner`): the variable is made of shards "<name>/part_<i>"
+        and a PartitionedVariable is returned (a scalar is never partitioned).
       use_resource: all variables are resource variables; if not True, feeding the
         variable replaces its reads as feeding a TF1 reference variable does.
       custom_getter: fn(getter, name, *args, **kwargs) wrapping the creation.
 
     Returns:
-      The Variable.
+      The Variable (a PartitionedVariable when partitioned).
 
     Raises:
       ValueError: creating an existing variable without reuse, reusing one that does
