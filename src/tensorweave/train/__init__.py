@@ -5,7 +5,8 @@ import importlib
 MODULES = ("optimizer", "optimizers", "optimizers_adaptive", "learning_rate_decay",
            "training_util", "meta_graph", "checkpoint_utils", "saver", "coordinator", "queue_runner", "input",
            "moving_averages", "session_run_hook", "basic_session_run_hooks", "session_manager",
-           "monitored_session", "supervisor", "warm_starting", "device_setter")
+           "monitored_session", "supervisor", "warm_starting", "device_setter",
+           "sync_replicas_optimizer")
 
 
 def load_all() -> None:
