@@ -247,6 +247,9 @@ def _x_tensor(x) -> Tensor:
     handle = getattr(x, "handle", None)  # resource variables: differentiate the handle
     if isinstance(handle, Tensor):
         return handle
+    if hasattr(x, "_get_variable_list"):  # TF1 converts xs as references, which a
+        raise NotImplementedError(         # PartitionedVariable refuses
+            "PartitionedVariable doesn't support being used as a reference.")
     return convert_to_tensor(x)
 
 

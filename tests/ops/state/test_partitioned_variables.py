@@ -372,3 +372,13 @@ def test_sharded_saver_joins_the_slices_saved_on_each_device(tmp_path, write_ver
     assert os.path.exists(prefix + ".data-00001-of-00002")       # one data file per device
     whole, _ = _restore(prefix, 2)
     np.testing.assert_array_equal(whole, FULL)
+
+
+def test_gradients_with_respect_to_a_partitioned_variable_raise_as_in_tf1(graph):
+    pv = tf.get_variable("pv", [6, 2], partitioner=tf.fixed_size_partitioner(2))
+    loss = tf.reduce_sum(pv.as_tensor())
+    with pytest.raises(NotImplementedError, match="PartitionedVariable doesn't support "
+                                                  "being used as a reference"):
+        tf.gradients(loss, pv)
+    grads = tf.gradients(loss, list(pv))  # its shards are what one differentiates
+    assert len(grads) == 2 and all(g is not None for g in grads)
