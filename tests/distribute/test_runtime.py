@@ -3,6 +3,8 @@ between processes (in loops and conds too), resources shared across sessions, er
 that abort a step everywhere. Each result is checked against the same graph run in
 this process."""
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -150,11 +152,15 @@ def test_an_error_on_one_task_fails_the_step_everywhere(ps_workers):
         x = tf.placeholder(tf.float32, [2])
         with tf.device("/job:worker/task:1"):
             checked = tf.debugging.check_numerics(x, "bad input")
+            line = inspect.currentframe().f_lineno - 1
         with tf.device("/job:worker/task:0"):
             y = checked * 2.0
     with tf.Session(ps_workers.target(), graph=g) as sess:
-        with pytest.raises(tf.errors.InvalidArgumentError, match="bad input"):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="bad input") as e:
             sess.run(y, {x: [1.0, np.nan]})
+        # the line is the client's, where the op was built (the task only imported it)
+        assert "(defined at %s:%d)" % (__file__, line) in e.value.message
+        assert e.value.op is checked.op
         np.testing.assert_array_equal(sess.run(y, {x: [1.0, 2.0]}), [2.0, 4.0])
 
 

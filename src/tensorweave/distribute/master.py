@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import threading
 import time
 import uuid
@@ -349,7 +350,7 @@ class RemotePlan(_plan.Plan):
             if any(isinstance(e, (errors.AbortedError, errors.UnavailableError))
                    for e in failures):
                 m.refresh_async()  # a task may have restarted: the next step re-registers
-            raise _first_cause(failures)
+            raise _with_client_lines(_first_cause(failures), self.signature[0])
         if want_graphs:
             from tensorboard.compat.proto import graph_pb2
             self._graphs = [graph_pb2.GraphDef.FromString(b)
@@ -390,3 +391,24 @@ def _first_cause(failures: List[errors.OpError]) -> errors.OpError:
         if not isinstance(e, (errors.AbortedError, errors.CancelledError)):
             return e
     return failures[0]
+
+
+_NODE_LINE = re.compile(r"\[\[node (\S+) \(defined at [^)]*\) \]\]")
+
+
+def _with_client_lines(error: errors.OpError, graph) -> errors.OpError:
+    """`error` from a task naming the lines that created its ops in the client's graph
+    (a task only has the GraphDef, whose ops it created itself) and carrying the first
+    such op, as TF1's client interpolates its own tracebacks into remote errors."""
+    first = []
+
+    def line(match):
+        op = graph._ops_by_name.get(match.group(1))
+        if op is None:
+            return match.group(0)
+        first.append(op)
+        return "[[node %s (defined at %s) ]]" % (op.name, errors.op_location(op))
+    message = _NODE_LINE.sub(line, error.message)
+    if not first:
+        return error
+    return type(error)(None, first[0], message)
