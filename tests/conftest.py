@@ -25,6 +25,21 @@ def sess(graph):
         yield s
 
 
+@pytest.fixture
+def where(request):
+    """where(marker): "<this test file>:<line>" of the line of the requesting test's file
+    that ends with "# marker" (for checking the user lines errors and warnings name)."""
+    path = str(request.fspath)
+
+    def find(marker: str) -> str:
+        with open(path) as f:
+            for n, text in enumerate(f, 1):
+                if text.rstrip().endswith("# " + marker):
+                    return "%s:%d" % (path, n)
+        raise AssertionError("no line marked # %s in %s" % (marker, path))
+    return find
+
+
 @pytest.fixture(autouse=True)
 def _seeded():
     np.random.seed(0)

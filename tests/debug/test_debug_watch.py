@@ -10,16 +10,6 @@ import tensorweave.debug as twdbg
 from tensorweave.framework import errors
 from tensorweave.runtime import executor as _ex
 
-HERE = __file__
-
-
-def _line(marker: str) -> int:
-    with open(HERE) as f:
-        for n, text in enumerate(f, 1):
-            if text.rstrip().endswith("# " + marker):
-                return n
-    raise AssertionError(marker)
-
 
 @pytest.fixture(params=["structured", "tagged"])
 def executor(request, monkeypatch):
@@ -109,7 +99,7 @@ def test_on_error_dumps_only_failing_runs_and_keeps_the_error(graph, tmp_path, e
 
 
 def test_has_inf_or_nan_names_first_op_iteration_and_input_ranges(graph, tmp_path,
-                                                                   executor):
+                                                                   executor, where):
     x, total = _countdown_log(graph)
     with twdbg.watch(tf.Session(), dump_root=str(tmp_path),
                      when=twdbg.has_inf_or_nan) as sess:
@@ -122,9 +112,9 @@ def test_has_inf_or_nan_names_first_op_iteration_and_input_ranges(graph, tmp_pat
     assert str(err) == (
         "The tensor 'accumulate/Log:0' (output 0 of op 'accumulate/Log' of type Log) has a "
         "non-finite value: float32[4]: 1 -Inf, finite min 0.693147 max 1.609438\n"
-        "\t [[node accumulate/Log (defined at %s:%d) ]]\n"
+        "\t [[node accumulate/Log (defined at %s) ]]\n"
         "\t in while/body at iteration 3 of loop \"accumulate\"\n"
-        "\t input 0 'accumulate/sub:0': float32[4]: min 0 max 5" % (HERE, _line("log")))
+        "\t input 0 'accumulate/sub:0': float32[4]: min 0 max 5" % where("log"))
     assert err.datum.tensor_name == "accumulate/Log:0" and err.datum.iteration == 3
     assert err.op is graph.get_operation_by_name("accumulate/Log")
     first = err.dump.find(twdbg.has_inf_or_nan, first_n=1)

@@ -6,22 +6,6 @@ import pytest
 import tensorweave as tf
 from tensorweave.framework import errors
 
-HERE = __file__
-
-
-def _line(marker: str) -> int:
-    """The line of this file holding `# <marker>`."""
-    with open(HERE) as f:
-        for n, text in enumerate(f, 1):
-            if text.rstrip().endswith("# " + marker):
-                return n
-    raise AssertionError(marker)
-
-
-def _where(marker: str) -> str:
-    return "%s:%d" % (HERE, _line(marker))
-
-
 EXECUTORS = ["structured", "tagged", "structured-traced", "tagged-traced", "partitioned"]
 
 
@@ -62,7 +46,7 @@ def _rnn_loop(second_device: bool):
         return tf.while_loop(lambda i, a: i < 20, body, [tf.constant(0), tf.constant(0.0)])
 
 
-def test_shape_error_at_iteration_17_names_op_line_and_iteration(run_on):
+def test_shape_error_at_iteration_17_names_op_line_and_iteration(run_on, where):
     g = tf.Graph()
     with g.as_default():
         out = _rnn_loop(run_on.kind == "partitioned")
@@ -77,14 +61,14 @@ def test_shape_error_at_iteration_17_names_op_line_and_iteration(run_on):
         "multiple of 4\n"
         "\t [[node rnn/while/Reshape (defined at %s) ]]\n"
         "\t in while/body at iteration 17 of loop \"rnn/while\"%s" % (
-            _where("reshape17"), partition if run_on.kind == "partitioned" else ""))
+            where("reshape17"), partition if run_on.kind == "partitioned" else ""))
 
 
 def _helper_reshape(x, n):
     return tf.reshape(x, tf.stack([n, -1]))  # helper
 
 
-def test_nested_loops_and_cond_branch_name_every_level(run_on):
+def test_nested_loops_and_cond_branch_name_every_level(run_on, where):
     g = tf.Graph()
     with g.as_default():
         k = tf.placeholder(tf.int32, [], name="k")
@@ -107,10 +91,10 @@ def test_nested_loops_and_cond_branch_name_every_level(run_on):
         "\t [[node outer/inner/cond/Reshape (defined at %s) ]]\n"
         "\t in the true branch of cond \"outer/inner/cond\"\n"
         "\t in while/body at iteration 3 of loop \"outer/inner\"\n"
-        "\t in while/body at iteration 2 of loop \"outer\"" % _where("helper"))
+        "\t in while/body at iteration 2 of loop \"outer\"" % where("helper"))
 
 
-def test_op_of_the_loop_predicate_is_in_while_cond(run_on):
+def test_op_of_the_loop_predicate_is_in_while_cond(run_on, where):
     g = tf.Graph()
     with g.as_default():
         k = tf.placeholder(tf.int32, [], name="k")
@@ -123,11 +107,11 @@ def test_op_of_the_loop_predicate_is_in_while_cond(run_on):
         run_on(g, out, {k: 3})
     assert str(info.value).endswith(
         "\t [[node while/Reshape (defined at %s) ]]\n"
-        "\t in while/cond at iteration 5 of loop \"while\"" % _where("in_cond"))
+        "\t in while/cond at iteration 5 of loop \"while\"" % where("in_cond"))
 
 
 @pytest.mark.parametrize("taken", [True, False])
-def test_cond_branch_without_loops(sess, taken):
+def test_cond_branch_without_loops(sess, taken, where):
     p = tf.placeholder(tf.bool, [])
     k = tf.placeholder(tf.int32, [])
     out = tf.cond(p, lambda: _helper_reshape(tf.ones([6]), k),
@@ -137,20 +121,20 @@ def test_cond_branch_without_loops(sess, taken):
     op_name = "cond/Reshape" if taken else "cond/Reshape_1"
     assert str(info.value).endswith(
         "\t [[node %s (defined at %s) ]]\n"
-        "\t in the %s branch of cond \"cond\"" % (op_name, _where("helper"),
+        "\t in the %s branch of cond \"cond\"" % (op_name, where("helper"),
                                                   "true" if taken else "false"))
 
 
-def test_root_frame_error_has_no_control_flow_lines(sess):
+def test_root_frame_error_has_no_control_flow_lines(sess, where):
     k = tf.placeholder(tf.int32, [])
     out = tf.reshape(tf.ones([6]), tf.stack([k, -1]))  # root_reshape
     with pytest.raises(errors.InvalidArgumentError) as info:
         sess.run(out, {k: 4})
     assert str(info.value).endswith(
-        "\t [[node Reshape (defined at %s) ]]" % _where("root_reshape"))
+        "\t [[node Reshape (defined at %s) ]]" % where("root_reshape"))
 
 
-def test_kernel_raising_its_own_op_error_keeps_class_and_message(run_on):
+def test_kernel_raising_its_own_op_error_keeps_class_and_message(run_on, where):
     g = tf.Graph()
     with g.as_default():
         def body(i, acc):
@@ -162,7 +146,7 @@ def test_kernel_raising_its_own_op_error_keeps_class_and_message(run_on):
     assert str(info.value) == (
         "log of the countdown : Tensor had Inf values\n"
         "\t [[node while/CheckNumerics (defined at %s) ]]\n"
-        "\t in while/body at iteration 3 of loop \"while\"" % _where("checked"))
+        "\t in while/body at iteration 3 of loop \"while\"" % where("checked"))
 
 
 def test_other_error_classes_are_kept(sess):
@@ -187,7 +171,7 @@ def test_loops_run_unchanged_without_errors(run_on):
     assert run_on(g, out, {k: 3}) == (20, 120.0)
 
 
-def test_imported_graph_names_loop_frames_by_name(run_on):
+def test_imported_graph_names_loop_frames_by_name(run_on, where):
     built = tf.Graph()
     with built.as_default():
         k = tf.placeholder(tf.int32, [], name="k")
@@ -203,4 +187,4 @@ def test_imported_graph_names_loop_frames_by_name(run_on):
         run_on(g, "loop/Exit_1:0", {"k:0": 4})
     # no control-flow contexts after an import: the executor's frame names remain
     assert "\t [[node loop/Reshape (defined at %s) ]]\n" \
-           "\t in loop frame \"loop\" at iteration 2" % _where("imported") in str(info.value)
+           "\t in loop frame \"loop\" at iteration 2" % where("imported") in str(info.value)

@@ -9,16 +9,6 @@ import tensorweave as tf
 import tensorweave.debug as twdbg
 from tensorweave.ops.control_flow import cond_side_effects
 
-HERE = __file__
-
-
-def _line(marker: str) -> int:
-    with open(HERE) as f:
-        for n, text in enumerate(f, 1):
-            if text.rstrip().endswith("# " + marker):
-                return n
-    raise AssertionError(marker)
-
 
 @pytest.fixture(autouse=True)
 def _default_mode(monkeypatch):
@@ -35,7 +25,7 @@ def _caught(build):
     return [x for x in w if issubclass(x.category, twdbg.CondSideEffectWarning)]
 
 
-def test_assign_outside_used_in_one_branch_warns_with_both_lines(graph):
+def test_assign_outside_used_in_one_branch_warns_with_both_lines(graph, where):
     v = tf.Variable(0.0)
     p = tf.placeholder(tf.bool, [])
     bump = tf.assign_add(v, 1.0)  # created
@@ -44,14 +34,14 @@ def test_assign_outside_used_in_one_branch_warns_with_both_lines(graph):
         tf.cond(p, lambda: bump, lambda: v.read_value())  # used
     w = _caught(build)
     assert len(w) == 1
-    assert w[0].filename == HERE and w[0].lineno == _line("used")
+    assert "%s:%d" % (w[0].filename, w[0].lineno) == where("used")
     assert str(w[0].message) == (
         "tf.cond \"cond\": the op 'AssignAddVariableOp' (AssignAddVariableOp, created at "
-        "%s:%d) is used only in the true branch (by 'cond/Identity' at %s:%d), but it runs "
+        "%s) is used only in the true branch (by 'cond/Identity' at %s), but it runs "
         "whatever the predicate is: what a branch uses from outside is computed before the "
         "cond. Create it inside the branch function to make it conditional. "
         "(TW_COND_SIDE_EFFECTS=error makes this an error, =ignore silences it.)"
-        % (HERE, _line("created"), HERE, _line("used")))
+        % (where("created"), where("used")))
 
 
 def test_the_warned_side_effect_does_run_on_the_other_branch(graph):
@@ -68,7 +58,7 @@ def test_the_warned_side_effect_does_run_on_the_other_branch(graph):
         assert s.run(v) == 1.0
 
 
-def test_control_dependency_on_outside_print_in_false_branch(graph):
+def test_control_dependency_on_outside_print_in_false_branch(graph, where):
     p = tf.placeholder(tf.bool, [])
     printed = tf.print("hello")  # print_created
 
@@ -79,10 +69,9 @@ def test_control_dependency_on_outside_print_in_false_branch(graph):
     w = _caught(lambda: tf.cond(p, lambda: tf.constant(2), false_fn, name="pick"))
     assert len(w) == 1
     msg = str(w[0].message)
-    assert msg.startswith("tf.cond \"pick\": the op '%s' (PrintV2, created at %s:%d) is used "
-                          "only in the false branch (by 'pick/Const_1' at %s:%d)"
-                          % (printed.name, HERE, _line("print_created"), HERE,
-                             _line("print_used")))
+    assert msg.startswith("tf.cond \"pick\": the op '%s' (PrintV2, created at %s) is used "
+                          "only in the false branch (by 'pick/Const_1' at %s)"
+                          % (printed.name, where("print_created"), where("print_used")))
 
 
 def test_queue_dequeue_outside_warns(graph):
