@@ -20,6 +20,7 @@ test: $(STAMP)
 	$(PY) -m pytest
 
 bench: $(STAMP)
+	$(PY) -m pip install -q -e '.[bench]'
 	TW_PYTHON=$(abspath $(PY)) ../shared/bench/side_by_side.sh
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) benchmarks/executor_raw.py benchmarks/out/extra_executor.json
 	$(PY) benchmarks/build_time_variants.py benchmarks/out/extra_build.json
@@ -31,6 +32,9 @@ bench: $(STAMP)
 	$(PY) benchmarks/parallel_iterations_devices.py benchmarks/out/extra_parallel_iterations_devices.json
 	$(PY) benchmarks/tagged_loop.py benchmarks/out/extra_tagged_loop.json
 	$(PY) benchmarks/lm_softmax.py benchmarks/out/extra_lm_softmax.json
+	$(PY) benchmarks/embedding_step.py benchmarks/out/extra_embedding.json --ps
+	$(PY) benchmarks/sync_replicas.py --json benchmarks/out/extra_sync_replicas.json
+	$(PY) benchmarks/deterministic_cost.py
 	$${TF_PYTHON:-$$HOME/.cache/tensorweave-bench-tf/bin/python} benchmarks/api_coverage.py \
 		dump benchmarks/out/tf_v1_names.json
 	$(PY) benchmarks/api_coverage.py check benchmarks/out/tf_v1_names.json \
@@ -40,7 +44,8 @@ bench: $(STAMP)
 		benchmarks/out/extra_parallel_iterations.json benchmarks/out/extra_api_coverage.json \
 		benchmarks/out/extra_devices.json benchmarks/out/extra_distributed_loop.json \
 		benchmarks/out/extra_parallel_iterations_devices.json benchmarks/out/extra_distributed.json \
-		benchmarks/out/extra_tagged_loop.json benchmarks/out/extra_lm_softmax.json
+		benchmarks/out/extra_tagged_loop.json benchmarks/out/extra_lm_softmax.json \
+		benchmarks/out/extra_embedding.json
 
 clean:
 	rm -rf $(VENV) benchmarks/out
