@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/embedding_step.py benchmarks/out/extra_embedding.json --ps
 	$(PY) benchmarks/sync_replicas.py --json benchmarks/out/extra_sync_replicas.json
 	$(PY) benchmarks/deterministic_cost.py
+	$(PY) benchmarks/plot_figures.py benchmarks/out
 	$${TF_PYTHON:-$$HOME/.cache/tensorweave-bench-tf/bin/python} benchmarks/api_coverage.py \
 		dump benchmarks/out/tf_v1_names.json
 	$(PY) benchmarks/api_coverage.py check benchmarks/out/tf_v1_names.json \
