@@ -267,13 +267,18 @@ def _run_dtype(length: int):
 
 class RecordReader:
     """Reads the records of one TFRecord file in order; `offset` is the position (in
-    the uncompressed stream) of the next record.
+    the uncompressed stream) of the next record not framed yet.
 
     The file is read in chunks into `_buf` (unread bytes from `_pos`), and `read_many`
     frames whole runs of records with NumPy: a run of records of one length is a
     matrix of rows (length, length CRC, data, data CRC), so its lengths and stored CRCs
     are checked as columns and only the data CRCs are computed one record at a time
-    (in C, through `map`). Anything irregular goes through `read`, record by record.
+    (in C, through `map`). A run takes every record of one length the buffer holds,
+    not only those a request asks for: the checked records it has not handed out wait
+    in `_ahead` (so the NumPy work is paid once per chunk, not once per request). They
+    are handed out first, by `read_many` and `read` alike, so records and errors come
+    in file order as if read one by one. Anything irregular goes through `read`,
+    record by record.
     """
 
     def __init__(self, path, compression: str = "", window_bits: Optional[int] = None):
@@ -281,6 +286,10 @@ class RecordReader:
         self._buf = b""
         self._pos = 0
         self.offset = 0
+        self._ahead: List[bytes] = []   # framed and checked records from _ahead_at on
+        self._ahead_at = 0
+        self._ahead_offset = 0          # the offset of _ahead[0]
+        self._ahead_stride = 0          # all of them have one length
 
     def _fill(self, n: int) -> bool:
         """Makes `n` unread bytes available in `_buf` if the file has them."""
@@ -315,6 +324,10 @@ class RecordReader:
           DataLossError: a corrupted or truncated record (as TensorFlow: a header cut
             short at the end of the file is the end of the file; data cut short is not).
         """
+        if self._ahead:
+            record = self._ahead[self._ahead_at]
+            self._hand_out(1, None, None)
+            return record
         if not self._fill(_HEADER_SIZE):
             return None
         length = self._length()
@@ -342,13 +355,16 @@ class RecordReader:
         offsets: List[int] = []
         records: List[bytes] = []
         while len(records) < limit:
+            if self._ahead:
+                self._hand_out(limit - len(records), offsets, records)
+                continue
             if not self._fill(_HEADER_SIZE):
                 return offsets, records, True
             stride = self._length() + _HEADER_SIZE + _FOOTER_SIZE
             want = limit - len(records)
             self._fill(min(want, max(1, _BUFFER_SIZE // stride)) * stride)
-            count = min(want, (len(self._buf) - self._pos) // stride)
-            if count > 1 and self._read_run(count, stride, offsets, records):
+            count = (len(self._buf) - self._pos) // stride
+            if count > 1 and self._read_run(count, stride):
                 continue
             record = self.read()  # one record, or the error of a bad one
             if record is None:
@@ -357,9 +373,24 @@ class RecordReader:
             records.append(record)
         return offsets, records, False
 
-    def _read_run(self, count: int, stride: int, offsets: list, records: list) -> int:
+    def _hand_out(self, n: int, offsets: Optional[list], records: Optional[list]) -> None:
+        """Moves up to `n` records from `_ahead` to `records` and their offsets to
+        `offsets` (None: drops them)."""
+        at, stride = self._ahead_at, self._ahead_stride
+        stop = min(at + n, len(self._ahead))
+        if records is not None:
+            records.extend(self._ahead[at:stop])
+            first = self._ahead_offset + at * stride
+            offsets.extend(range(first, first + (stop - at) * stride, stride))
+        if stop == len(self._ahead):
+            self._ahead, self._ahead_at = [], 0
+        else:
+            self._ahead_at = stop
+
+    def _read_run(self, count: int, stride: int) -> int:
         """Frames the longest good prefix of `count` buffered records that share the
-        first one's length; returns how many it appended (0: leave it to `read`)."""
+        first one's length into `_ahead` (empty before); returns how many (0: leave it
+        to `read`)."""
         import numpy as np  # lazy: keeps `import tensorweave` fast
         pos = self._pos
         length = stride - _HEADER_SIZE - _FOOTER_SIZE
@@ -377,13 +408,14 @@ class RecordReader:
         if len(good):
             count = int(good[0])
             del data[count:]
-        offsets.extend(range(self.offset, self.offset + count * stride, stride))
-        records.extend(data)
+        self._ahead, self._ahead_at = data, 0
+        self._ahead_offset, self._ahead_stride = self.offset, stride
         self._pos = pos + count * stride
         self.offset += count * stride
         return count
 
     def close(self) -> None:
+        self._ahead, self._ahead_at = [], 0
         self._stream.close()
 
 

@@ -4,11 +4,13 @@ the number parser shared with StringToNumber.
 Strings are NumPy object arrays of bytes. Kernels parse whole columns with NumPy where
 the input allows it (no quotes, no underscores, plain decimal numbers) and fall back to
 a strict per-element parser only to handle the rest and to name the first bad entry.
+Every path parses floats to float64 first; float32 results are then rounded as if from
+the decimal itself (`_to_float`), as TensorFlow's strtof does.
 """
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 import numpy as np
 
@@ -47,6 +49,55 @@ def _parse_one(s: bytes, np_dtype: np.dtype):
         return None
 
 
+_LOW29 = np.uint64((1 << 29) - 1)   # the float64 significand bits float32 drops
+_HALF29 = np.uint64(1 << 28)        # ... when they are exactly half a float32 ulp
+
+
+def _nearest_float32(text: bytes, guess: np.float32) -> np.float32:
+    """The float32 nearest the decimal `text` (ties to even), `guess` being at most an
+    ulp away; `guess` itself for text Fraction does not read (hex floats) and for an
+    overflow (inf, as before)."""
+    from fractions import Fraction  # lazy: needed only for the rare halfway values
+    if not np.isfinite(guess):
+        return guess
+    try:
+        exact = Fraction(text.decode("ascii").strip())
+    except (ValueError, UnicodeDecodeError, ZeroDivisionError):
+        return guess
+    best = None
+    for c in (np.nextafter(guess, np.float32(-np.inf)), guess,
+              np.nextafter(guess, np.float32(np.inf))):
+        if np.isfinite(c):
+            key = (abs(Fraction(float(c)) - exact), int(np.float32(c).view(np.uint32)) & 1)
+            if best is None or key < best[0]:
+                best = (key, c)
+    return guess if best is None else best[1]
+
+
+def _to_float(values: np.ndarray, np_dtype: np.dtype, text_at: Callable[[int], bytes],
+              tiny: bool = True) -> np.ndarray:
+    """`values` (float64: the double nearest each decimal) as `np_dtype`. For float32
+    that rounds twice, decimal -> float64 -> float32, which differs from rounding the
+    decimal once (strtof, as TensorFlow does) only where the double lies exactly
+    halfway between two float32 values (or in float32's subnormal range, unless `tiny`
+    is False: the caller knows no value lies there): those few are rounded again from
+    their exact decimal, `text_at(flat index)`."""
+    with np.errstate(over="ignore"):
+        out = values.astype(np_dtype, order="C")
+    if np_dtype != np.float32 or not out.size:
+        return out
+    v = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)  # flat: C order
+    halfway = (v.view(np.uint64) & _LOW29) == _HALF29
+    if tiny:
+        mag = np.abs(v)
+        halfway |= (mag < 2.0 ** -126) & (mag > 0)
+    suspect = np.flatnonzero(halfway)
+    flat = out.reshape(-1)  # a view: `out` is C-contiguous
+    for i in suspect.tolist():
+        flat[i] = _nearest_float32(text_at(i), flat[i])
+    return out
+
+
 def parse_numbers(items: List[bytes], np_dtype) -> Tuple[np.ndarray, Optional[int]]:
     """Parses `items` as numbers of `np_dtype`.
 
@@ -70,18 +121,18 @@ def parse_numbers(items: List[bytes], np_dtype) -> Tuple[np.ndarray, Optional[in
                 else:
                     return wide, None
             else:
-                with np.errstate(over="ignore"):
-                    return raw.astype(np.float64).astype(np_dtype), None
+                return _to_float(raw.astype(np.float64), np_dtype, items.__getitem__), None
         except (ValueError, OverflowError):
             pass
-    out = np.zeros(n, np_dtype)
+    is_float = np_dtype.kind == "f"
+    out = np.zeros(n, np.float64 if is_float else np_dtype)
     for i, s in enumerate(items):
         v = _parse_one(s, np_dtype)
         if v is None:
-            return out, i
-        with np.errstate(over="ignore"):
-            out[i] = v
-    return out, None
+            with np.errstate(over="ignore"):
+                return out.astype(np_dtype), i
+        out[i] = v
+    return (_to_float(out, np_dtype, items.__getitem__) if is_float else out), None
 
 
 # --- DecodeCSV ----------------------------------------------------------------------------
@@ -189,8 +240,7 @@ def _decode_complete_rows(rows, defaults, na: bytes, shape):
                     return None
                 parsed = wide.astype(np_dtype)
             else:
-                with np.errstate(over="ignore"):
-                    parsed = block.astype(np.float64).astype(np_dtype)
+                parsed = _to_float(block.astype(np.float64), np_dtype, block.flat.__getitem__)
         except (ValueError, OverflowError):
             return None
         for j, c in enumerate(cols):
@@ -252,7 +302,9 @@ def _parse_plain_numbers(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarra
     if dots.max() > 1:
         return None
     values = mantissa / _POW10_FLOAT[fraction]
-    return np.where(negative, -values, values).astype(np_dtype)
+    # at most 15 digits: a value that is not 0 is at least 1e-15, far from subnormal
+    return _to_float(np.where(negative, -values, values), np_dtype,
+                     lambda i: buf[starts[i]:starts[i] + lengths[i]].tobytes(), tiny=False)
 
 
 def _decode_plain_records(flat: List[bytes], defaults, delim: bytes, na: bytes, shape):
@@ -290,10 +342,13 @@ def _decode_plain_records(flat: List[bytes], defaults, delim: bytes, na: bytes, 
                                       np_dtype)
         if parsed is None:
             return None
-        # one transposing copy: each column is then a contiguous row of `by_column`
+        # one transposing copy: each column is then a contiguous row of `by_column`,
+        # and the rows, shaped like the records, are cut in one call (list of an array)
         by_column = np.ascontiguousarray(parsed.reshape(nrec, len(cols)).T)
-        for j, c in enumerate(cols):
-            outs[c] = by_column[j].reshape(shape)
+        columns = list(by_column.reshape((len(cols),) + shape)) if shape else \
+            [row.reshape(shape) for row in by_column]   # 0-d arrays, not NumPy scalars
+        for c, column in zip(cols, columns):
+            outs[c] = column
     return outs
 
 
