@@ -22,12 +22,15 @@ read, and `repr()` shows it, as the readable debug form:
 Collection kinds: "node_list" (tensor and operation names), "variables" (one VariableDef
 object per variable: variable_name, initial_value_name, initializer_name, snapshot_name,
 trainable, is_resource), "savers" (SaverDef objects), "int64_list", "float_list",
-"bytes_list" (base64). A collection whose items have none of these forms is left out
-with a warning, as TF does. In the protobuf, "variables" and "savers" collections are
-`bytes_list`s of serialized VariableDef / SaverDef messages, as TF writes them; on
-reading, TF's variable collection keys (variables, trainable_variables, global_step,
-...) and "savers" are decoded, and collections of protos tensorweave has no form for
-(queue_runners, cond_context, while_context) are skipped with a warning.
+"bytes_list" (base64), "queue_runners" (one QueueRunnerDef object per QueueRunner:
+queue_name, enqueue_op_name, close_op_name, cancel_op_name,
+queue_closed_exception_types). A collection whose items have none of these forms is
+left out with a warning, as TF does. In the protobuf, "variables", "savers" and
+"queue_runners" collections are `bytes_list`s of serialized VariableDef / SaverDef /
+QueueRunnerDef messages, as TF writes them; on reading, TF's variable collection keys
+(variables, trainable_variables, global_step, ...), "savers" and "queue_runners" are
+decoded, and collections of protos tensorweave has no form for (cond_context,
+while_context) are skipped with a warning.
 """
 from __future__ import annotations
 
@@ -43,6 +46,7 @@ from tensorweave.framework import graph_def_proto as _gp
 from tensorweave.framework import registry as _reg
 from tensorweave.framework import serialize as _ser
 from tensorweave.framework.api_export import tf_export
+from tensorweave.train.queue_runner import QueueRunner, QueueRunnerDef
 
 FORMAT = "tensorweave.MetaGraphDef"
 VERSION = 1
@@ -51,7 +55,7 @@ _log = logging.getLogger("tensorflow")
 _VARIABLE_KEYS = ("variables", "trainable_variables", "local_variables", "model_variables",
                   "moving_average_variables", "metric_variables", "global_step",
                   "concatenated_variables")
-_UNSUPPORTED_PROTO_KEYS = ("queue_runners", "cond_context", "while_context")
+_UNSUPPORTED_PROTO_KEYS = ("cond_context", "while_context")
 _VARIABLE_FIELDS = ("variable_name", "initial_value_name", "initializer_name",
                     "snapshot_name", "trainable", "is_resource")
 
@@ -149,7 +153,8 @@ class SaverDef:
 class CollectionDef:
     """One exported collection: `kind` (see the module docstring) and its `value` list."""
 
-    KINDS = ("node_list", "variables", "savers", "int64_list", "float_list", "bytes_list")
+    KINDS = ("node_list", "variables", "savers", "queue_runners", "int64_list", "float_list",
+             "bytes_list")
 
     def __init__(self, kind: str, value: List[Any]):
         if kind not in self.KINDS:
@@ -250,6 +255,9 @@ class MetaGraphDef:
                 out.float_list.value.extend(cd.value)
             elif cd.kind == "bytes_list":
                 out.bytes_list.value.extend(cd.value)
+            elif cd.kind == "queue_runners":
+                out.bytes_list.value.extend(QueueRunnerDef(**d).SerializeToString()
+                                            for d in cd.value)
             elif cd.kind == "variables":
                 out.bytes_list.value.extend(
                     variable_pb2.VariableDef(**{k: d[k] for k in _VARIABLE_FIELDS if k in d})
@@ -288,6 +296,9 @@ class MetaGraphDef:
                     vd = variable_pb2.VariableDef.FromString(b)
                     defs.append({k: getattr(vd, k) for k in _VARIABLE_FIELDS})
                 collections[key] = CollectionDef("variables", defs)
+            elif kind == "bytes_list" and key == "queue_runners":
+                collections[key] = CollectionDef("queue_runners", [
+                    vars(QueueRunnerDef.FromString(b)) for b in values])
             elif kind == "bytes_list" and key == "savers":
                 collections[key] = CollectionDef("savers", [
                     SaverDef.from_proto(saver_pb2.SaverDef.FromString(b))._to_json()
@@ -429,6 +440,9 @@ def _collection_def(key: str, items: list, scope: Optional[str]) -> Optional[Col
     if all(isinstance(x, (_graph.Tensor, _graph.Operation)) for x in items):
         names = [_strip_scope(x.name, scope) for x in items]
         return CollectionDef("node_list", [n for n in names if n is not None])
+    if all(isinstance(x, QueueRunner) for x in items):
+        defs = [x.to_proto(export_scope=scope) for x in items]
+        return CollectionDef("queue_runners", [vars(d) for d in defs if d is not None])
     if all(hasattr(x, "to_proto") and hasattr(x, "saver_def") for x in items):
         return CollectionDef("savers", [x.to_proto(export_scope=scope)._to_json()
                                         for x in items])
@@ -613,4 +627,7 @@ def _import_collection(g, cd: CollectionDef, scope, variables_by_name, Variable,
         return out
     if cd.kind == "savers":
         return [Saver(saver_def=SaverDef._from_json(d), name=scope) for d in cd.value]
+    if cd.kind == "queue_runners":
+        return [QueueRunner.from_proto(QueueRunnerDef(**d), import_scope=scope)
+                for d in cd.value]
     return list(cd.value)
