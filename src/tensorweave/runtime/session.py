@@ -398,6 +398,16 @@ class BaseSession:
                 except (TypeError, ValueError, KeyError) as e:
                     raise TypeError("Cannot interpret feed_dict key as Tensor: %s"
                                     % (e.args[0] if e.args else e)) from None
+            if t._op._type == "VarHandleOp":
+                # "v:0" of a variable made as a TF1 reference variable is its ref tensor:
+                # feeding it feeds every read, as feeding the variable does
+                from tensorweave.ops.state.variables import variable_of_ref_tensor
+                var = variable_of_ref_tensor(t)
+                if var is not None:
+                    for c, sub in zip(var._feed_components(), var._split_feed(v)):
+                        tensors.append(c)
+                        values.append(_feed_value(c, sub))
+                    continue
             tensors.append(t)
             values.append(_feed_value(t, v))
         return tuple(tensors), values

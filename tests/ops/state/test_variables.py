@@ -523,3 +523,14 @@ def test_resource_variable_toggles():
     assert tf.resource_variables_enabled()
     tf.disable_resource_variables()  # TF1's default, restored for the other tests
     assert not tf.resource_variables_enabled()
+
+
+def test_feeding_the_ref_tensor_name_feeds_every_read_as_tf1(graph, sess):
+    # TF 2.21 (compat.v1, reference variables): both give [20.0, 20.0]
+    v = tf.Variable(3.0, name="v")
+    y, z = v.read_value() * 2, v * 2
+    sess.run(v.initializer)
+    assert sess.run([y, z], {"v:0": 10.0}) == [20.0, 20.0]
+    assert sess.run([y, z], {v.op.outputs[0]: 10.0}) == [20.0, 20.0]
+    assert sess.run(y) == 6.0  # the variable itself is unchanged
+
