@@ -63,16 +63,16 @@ class RemoteRendezvous(Rendezvous):
     pays that round trip every iteration)."""
 
     def __init__(self, local: LocalRendezvous, step_id: int, task: str, channels,
-                 outgoing):
+                 push_message):
         self.local, self.step_id, self.task = local, step_id, task
-        self.channels, self._outgoing = channels, outgoing
+        self.channels, self._push_message = channels, push_message
 
     def send(self, key: str, value, is_dead: bool = False) -> None:
         dst_task = task_of(key.split(";", 3)[2])
         if dst_task == self.task:
             self.local.send(key, value, is_dead)
             return
-        meta, tensors = self._outgoing(key, self.step_id, value, is_dead)
+        meta, tensors = self._push_message(key, self.step_id, value, is_dead)
         if not self.channels.notify(dst_task, "PushTensors", meta, tensors):
             self.abort(errors.UnavailableError(
                 None, None, "Task %s cannot be reached to send %s" % (dst_task, key)))
@@ -154,7 +154,6 @@ class WorkerService:
         self.env = _ex.RunEnv(int(config.operation_timeout_in_ms) if config else 0)
         self._graphs: Dict[tuple, _RegisteredGraph] = {}  # (handle, version) ->
         self._steps: Dict[int, tuple] = {}  # step id -> (LocalRendezvous, created)
-        self._running: Dict[int, RemoteRendezvous] = {}  # steps RunGraph is running
         self._outgoing: Dict[str, tuple] = {}  # token -> (large tensor, since) to stream
         self._step_threads = concurrent.futures.ThreadPoolExecutor(
             max_workers=32, thread_name_prefix="tw-step")
@@ -260,8 +259,6 @@ class WorkerService:
         timeout_ms = int(meta.get("timeout_ms") or 0)
         rendezvous = RemoteRendezvous(self._step_rendezvous(step_id), step_id, self.task,
                                       self.channels, self._push_message)
-        with self._lock:
-            self._running[step_id] = rendezvous
         options = None
         if timeout_ms:
             from tensorweave.runtime.config import RunOptions
@@ -271,12 +268,8 @@ class WorkerService:
             trace = _ex.StepTrace()
             for d in self.devices.devices:
                 d.allocator.reset_peak()
-        try:
-            with np.errstate(all="ignore"):
-                out = step.plan.run(feeds, self.env, options, trace, rendezvous)
-        finally:
-            with self._lock:
-                self._running.pop(step_id, None)
+        with np.errstate(all="ignore"):
+            out = step.plan.run(feeds, self.env, options, trace, rendezvous)
         head = {"id": meta["id"]} if "id" in meta else {}
         answer = dict(head, fetches=list(step.local_fetches))
         parts = [wire.tensor_parts(v) for v in out]
@@ -366,10 +359,9 @@ class WorkerService:
         if not (isinstance(cls, type) and issubclass(cls, errors.OpError)):
             cls = errors.AbortedError
         error = cls(None, None, meta.get("message", "Step aborted"))
-        with self._lock:
-            running = self._running.get(step_id)
-        # the step's receives from other tasks too: a lost peer never answers them
-        (running if running is not None else self._step_rendezvous(step_id)).abort(error)
+        # every receive of the step here waits on this rendezvous, those of values
+        # from other tasks too (a lost peer never pushes them)
+        self._step_rendezvous(step_id).abort(error)
         return wire.pack({"ok": True})
 
     def cleanup_steps(self, meta: dict, tensors) -> bytes:

@@ -9,6 +9,7 @@ take turns in a fixed round-robin order, one run of their enqueue op per turn.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import weakref
@@ -48,6 +49,9 @@ class QueueRunnerDef:
     def __eq__(self, other):
         return isinstance(other, QueueRunnerDef) and vars(self) == vars(other)
 
+    def __repr__(self):
+        return "QueueRunnerDef(%s)" % ", ".join("%s=%r" % kv for kv in vars(self).items())
+
     def SerializeToString(self) -> bytes:  # noqa: N802 (protobuf's name)
         """TF's `QueueRunnerDef` message, as a MetaGraphDef's "queue_runners" holds it."""
         return _queue_runner_message()(**vars(self)).SerializeToString()
@@ -59,39 +63,32 @@ class QueueRunnerDef:
                    m.queue_closed_exception_types)
 
 
-_MESSAGE = []
-
-
+@functools.lru_cache(maxsize=None)
 def _queue_runner_message():
     """The protobuf class of tensorflow/core/protobuf/queue_runner.proto's
     QueueRunnerDef, made from its schema (the `tensorboard` package, whose message
     classes the rest of our formats use, does not ship this one). Its
     queue_closed_exception_types field is TF's error-code enum; a packed repeated int32
     has the same wire form."""
-    if not _MESSAGE:
-        from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-        f = descriptor_pb2.FileDescriptorProto(
-            name="tensorweave/queue_runner.proto", package="tensorflow", syntax="proto3")
-        m = f.message_type.add(name="QueueRunnerDef")
-        fields = descriptor_pb2.FieldDescriptorProto
-        for number, name, kind, label in (
-                (1, "queue_name", fields.TYPE_STRING, fields.LABEL_OPTIONAL),
-                (2, "enqueue_op_name", fields.TYPE_STRING, fields.LABEL_REPEATED),
-                (3, "close_op_name", fields.TYPE_STRING, fields.LABEL_OPTIONAL),
-                (4, "cancel_op_name", fields.TYPE_STRING, fields.LABEL_OPTIONAL),
-                (5, "queue_closed_exception_types", fields.TYPE_INT32,
-                 fields.LABEL_REPEATED)):
-            m.field.add(name=name, number=number, type=kind, label=label)
-        pool = descriptor_pool.DescriptorPool()
-        pool.Add(f)
-        desc = pool.FindMessageTypeByName("tensorflow.QueueRunnerDef")
-        get = getattr(message_factory, "GetMessageClass", None)
-        _MESSAGE.append(get(desc) if get is not None else
-                        message_factory.MessageFactory(pool).GetPrototype(desc))
-    return _MESSAGE[0]
-
-    def __repr__(self):
-        return "QueueRunnerDef(%s)" % ", ".join("%s=%r" % kv for kv in vars(self).items())
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    f = descriptor_pb2.FileDescriptorProto(
+        name="tensorweave/queue_runner.proto", package="tensorflow", syntax="proto3")
+    m = f.message_type.add(name="QueueRunnerDef")
+    fields = descriptor_pb2.FieldDescriptorProto
+    for number, name, kind, label in (
+            (1, "queue_name", fields.TYPE_STRING, fields.LABEL_OPTIONAL),
+            (2, "enqueue_op_name", fields.TYPE_STRING, fields.LABEL_REPEATED),
+            (3, "close_op_name", fields.TYPE_STRING, fields.LABEL_OPTIONAL),
+            (4, "cancel_op_name", fields.TYPE_STRING, fields.LABEL_OPTIONAL),
+            (5, "queue_closed_exception_types", fields.TYPE_INT32,
+             fields.LABEL_REPEATED)):
+        m.field.add(name=name, number=number, type=kind, label=label)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(f)
+    desc = pool.FindMessageTypeByName("tensorflow.QueueRunnerDef")
+    get = getattr(message_factory, "GetMessageClass", None)
+    return get(desc) if get is not None else \
+        message_factory.MessageFactory(pool).GetPrototype(desc)
 
 
 @tf_export("train.QueueRunner", "train.queue_runner.QueueRunner")
