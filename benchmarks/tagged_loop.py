@@ -1,21 +1,27 @@
 """The general (tagged-token) loop executor against TensorFlow (issue #18).
 
-Two loops, each implementation in its own interpreter (TensorFlow under TF_PYTHON,
+Three loops, each implementation in its own interpreter (TensorFlow under TF_PYTHON,
 default ~/.cache/tensorweave-bench-tf/bin/python, skipped if missing):
 
-1. A trivial while_loop of ITERS iterations (i + 1, a + 1.0) that runs on tensorweave's
-   tagged executor (TW_EXECUTOR=tagged in its interpreter: what a loop with an
-   asynchronous kernel, or one partitioned across devices or tasks, runs on). The figure
+1. A while_loop of ITERS iterations whose body dequeues one element of a FIFOQueue
+   (filled before each timed run): a kernel that may wait, so TensorFlow runs it on its
+   general executor, and tensorweave did on its tagged executor until its structured
+   executor learned to wait in place (policy.waits_in_place). The figure is
+   microseconds per iteration, by default and with TW_EXECUTOR=tagged.
+2. A trivial while_loop of ITERS iterations (i + 1, a + 1.0) that runs on tensorweave's
+   tagged executor (TW_EXECUTOR=tagged in its interpreter: what a loop partitioned
+   across tasks, or one with a kernel that cannot wait in place, runs on). The figure
    is microseconds per iteration; the same loop on the structured executor (the default
    for it) is shown for reference.
-2. A loop of small matmuls with parallel_iterations=10: LOOP_N iterations, each writing
+3. A loop of small matmuls with parallel_iterations=10: LOOP_N iterations, each writing
    reduce_sum(matmul(x, w + i)) of 64x64 float32 matrices into a TensorArray (iterations
    are independent, so they can overlap); tensorweave's choice of executor for it is its
    own (the default policy). The figure is the step time.
 
 Medians over REPS runs after one untimed run (the shared instrument's time_loop and
-summarize); ratios tensorweave / TensorFlow (lower is better; the issue's targets are
-at most 1.0 for both).
+summarize; the dequeue loop: the median of REPS of REPS + 1 timed runs, the slowest
+dropped); ratios tensorweave / TensorFlow (lower is better; the issue's targets are
+at most 1.0).
 
 Usage: [TF_PYTHON=...] python benchmarks/tagged_loop.py [OUT_JSON] [--iters N]
 """
@@ -32,7 +38,7 @@ SRC = os.path.join(HERE, "..", "src")
 ITERS, LOOP_N, REPS = 100000, 1000, 5
 
 _CHILD = r"""
-import json, sys
+import json, sys, time
 P = json.loads(sys.argv[1])
 sys.path.insert(0, P["bench"]); sys.path.insert(0, P["src"])
 import numpy as np
@@ -50,6 +56,28 @@ with tf.Session(graph=g) as sess:
     bench.check(int(got[0]) == 1000 and float(got[1]) == 1000.0, "trivial loop result")
     res = bench.summarize(bench.time_loop(lambda: sess.run(r, {n: P["iters"]}), P["reps"], 1), "s")
     out["trivial_us_per_iteration"] = res["median"] / P["iters"] * 1e6
+
+g = tf.Graph()
+with g.as_default():
+    q = tf.FIFOQueue(P["iters"] + 10, [tf.float32], shapes=[[]])
+    vals = tf.placeholder(tf.float32, [None])
+    fill = q.enqueue_many([vals])
+    n = tf.placeholder(tf.int32, [])
+    r = tf.while_loop(lambda i, a: i < n, lambda i, a: (i + 1, a + q.dequeue()),
+                      [tf.constant(0), tf.constant(0.0)])
+with tf.Session(graph=g) as sess:
+    ones = np.ones(P["iters"], np.float32)
+
+    def timed():
+        sess.run(fill, {vals: ones})  # refilled outside the timed run
+        t0 = time.perf_counter()
+        got = sess.run(r, {n: P["iters"]})
+        t1 = time.perf_counter()
+        bench.check(int(got[0]) == P["iters"] and float(got[1]) == P["iters"],
+                    "dequeue loop result")
+        return t1 - t0
+    times = sorted(timed() for _ in range(P["reps"] + 1))[:-1]  # the slowest dropped
+    out["dequeue_us_per_iteration"] = times[len(times) // 2] / P["iters"] * 1e6
 
 rs = np.random.RandomState(0)
 xv = rs.rand(64, 64).astype(np.float32)
@@ -96,6 +124,12 @@ def main(argv) -> None:
     ref = run_child(tf_python, "tensorflow", params) if os.path.exists(tf_python) else None
     figures = {"setup": "%d iterations (trivial loop), %d matmul iterations; medians of %d "
                         "runs" % (iters, LOOP_N, REPS)}
+    d = ref["dequeue_us_per_iteration"] if ref else None
+    figures["while_loop with a dequeue in its body (a kernel that may wait)"] = (
+        "tensorweave %.2f us/iteration (forced tagged %.2f)%s" % (
+            default["dequeue_us_per_iteration"], tagged["dequeue_us_per_iteration"],
+            ", TensorFlow %.2f: ratio %.2f (target <= 1.0)" % (
+                d, default["dequeue_us_per_iteration"] / d) if ref else ""))
     a = ref["trivial_us_per_iteration"] if ref else None
     figures["trivial while_loop, tagged executor"] = (
         "tensorweave %.2f us/iteration (structured executor %.2f)%s" % (

@@ -10,14 +10,14 @@ from tensorweave.runtime import policy as P
 from tensorweave.runtime.devices import DeviceManager
 
 
-def _step_graph(fetches, feeds=()):
-    sg = plan_module.prune(list(fetches), [], list(feeds))
+def _step_graph(fetches, feeds=(), targets=()):
+    sg = plan_module.prune(list(fetches), list(targets), list(feeds))
     plan_module.place(sg, DeviceManager(), False)
     return sg
 
 
-def _choice(fetches, threads=2, feeds=(), forced=None):
-    return P.choose_executor(_step_graph(fetches, feeds),
+def _choice(fetches, threads=2, feeds=(), forced=None, targets=()):
+    return P.choose_executor(_step_graph(fetches, feeds, targets),
                              P.ExecutionPolicy(threads, forced_executor=forced))
 
 
@@ -103,10 +103,20 @@ def test_rules_for_control_flow(graph):
     serial = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, tf.matmul(a, x)),
                            [0, x], parallel_iterations=1)
     assert _choice([serial[1]], threads=2) == P.STRUCTURED
+
+def test_one_waiting_kernel_waits_in_place_unless_the_step_could_end_a_wait(graph):
     q = tf.FIFOQueue(3, tf.float32, shapes=[[]])
     waits = tf.while_loop(lambda i, s: i < 2, lambda i, s: (i + 1, s + q.dequeue()),
                           [0, 0.0])
-    assert _choice([waits[1]], threads=1) == P.TAGGED
+    # one dequeue, nothing in the step can feed any queue: it may wait in place
+    assert _choice([waits[1]], threads=1) == P.STRUCTURED
+    assert _choice([waits[1]], forced=P.TAGGED) == P.TAGGED
+    # an enqueue and a dequeue of one step: the tagged executor runs the one while the
+    # other waits
+    feed = q.enqueue(1.0)
+    assert _choice([waits[1]], targets=[feed], threads=1) == P.TAGGED
+    # a close in the same step could end another step's wait
+    assert _choice([waits[1]], targets=[q.close()], threads=1) == P.TAGGED
 
 
 def test_rule_tagged_for_heavy_kernels_that_overlap_within_an_iteration(graph):

@@ -37,7 +37,12 @@ def test_program_tables(graph, sess):
     assert tagged.run_tagged(prog, [], None) == [8.0]
 
 
-def test_waiting_kernel_in_a_loop_runs_tagged(graph):
+@pytest.mark.parametrize("forced", [None, "tagged"])
+def test_waiting_kernel_in_a_loop(graph, monkeypatch, forced):
+    # one dequeue and nothing else that could end a wait: it waits in place on the
+    # structured executor (policy.waits_in_place); forced, the tagged executor runs it
+    if forced:
+        monkeypatch.setenv("TW_EXECUTOR", forced)
     q = tf.FIFOQueue(10, tf.float32, shapes=[[]])
     n = tf.placeholder(tf.int32, [])
     _, total = tf.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s + q.dequeue()),
@@ -45,13 +50,35 @@ def test_waiting_kernel_in_a_loop_runs_tagged(graph):
     with tf.Session() as sess:
         sess.run(q.enqueue_many([[1.0, 2.0, 3.0]]))
         assert sess.run(total, {n: 2}) == 3.0
-        assert P.TAGGED in executors(sess)
-        # one element left: the loop waits in its second iteration until the deadline
+        assert (P.TAGGED if forced else P.STRUCTURED) in executors(sess)
+        # exactly one dequeue per iteration the body runs (the dequeue hangs off the
+        # loop's pivot, as in TF): one element is left
+        assert sess.run(q.size()) == 1
+        # so the loop waits in its second iteration until the deadline
         with pytest.raises(tf.errors.DeadlineExceededError):
             sess.run(total, {n: 2}, options=tf.RunOptions(timeout_in_ms=100))
 
 
-def test_close_cancels_a_loop_waiting_on_a_queue(graph):
+def test_loop_with_an_enqueue_and_a_dequeue_runs_tagged(graph):
+    # the body's dequeue waits for the enqueue of a later iteration of the same step:
+    # waiting in place would never end, the tagged executor overlaps them
+    q = tf.FIFOQueue(10, tf.float32, shapes=[[]])
+
+    def body(i, s):
+        got = q.dequeue()
+        with tf.control_dependencies([q.enqueue(tf.cast(i, tf.float32) + 1.0)]):
+            return i + 1, s + got
+    _, total = tf.while_loop(lambda i, s: i < 3, body, [0, 0.0])
+    with tf.Session() as sess:
+        sess.run(q.enqueue(10.0))
+        assert sess.run(total) == 10.0 + 1.0 + 2.0
+        assert P.TAGGED in executors(sess)
+
+
+@pytest.mark.parametrize("forced", [None, "tagged"])
+def test_close_cancels_a_loop_waiting_on_a_queue(graph, monkeypatch, forced):
+    if forced:
+        monkeypatch.setenv("TW_EXECUTOR", forced)
     q = tf.FIFOQueue(10, tf.float32, shapes=[[]])
     _, total = tf.while_loop(lambda i, s: i < 2, lambda i, s: (i + 1, s + q.dequeue()),
                              [0, 0.0])
@@ -66,6 +93,7 @@ def test_close_cancels_a_loop_waiting_on_a_queue(graph):
     t = threading.Thread(target=step)
     t.start()
     time.sleep(0.2)
+    assert (P.TAGGED if forced else P.STRUCTURED) in executors(sess)
     sess.close()
     t.join(10)
     assert not t.is_alive()

@@ -50,11 +50,10 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 import zlib
 from typing import Optional, Tuple
 
-from tensorweave.framework import errors
+from tensorweave.runtime import executor as _executor
 
 ENV_VARS = ("TF_DETERMINISTIC_OPS", "TW_DETERMINISTIC")
 _TRUE = ("1", "true", "True", "TRUE", "yes")
@@ -90,24 +89,12 @@ def blocking_async(fn):
     apply: the wait ends when the step is cancelled (the kernel's cancel callback calls
     back with the error) or its deadline passes (the step is then cancelled)."""
     def run(ctx, state, done, *args):
-        outcome = []
-        event = threading.Event()
-
-        def finished(result=None, exc=None):
-            if not outcome:
-                outcome.append((result, exc))
-                event.set()
-        fn(ctx, state, finished, *args)
-        if not event.is_set():
-            deadline = getattr(state, "deadline", None)
-            while not event.wait(None if deadline is None
-                                 else max(0.0, deadline - time.monotonic())):
-                # the deadline passed: cancelling the step makes the kernel call back
-                state.cancel(errors.DeadlineExceededError(
-                    None, None, "Timed out waiting for notification"))
-                deadline = None
-        result, exc = outcome[0]
-        done(result=result, exc=exc)
+        try:
+            result = _executor.call_and_wait(fn, ctx, state, args)
+        except Exception as e:  # the kernel's error, delivered as its outcome
+            done(result=None, exc=e)
+            return
+        done(result=result, exc=None)
     return run
 
 

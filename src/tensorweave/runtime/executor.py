@@ -384,6 +384,54 @@ def inline_async(step):
     return run
 
 
+def call_and_wait(fn, ctx, state: StepState, args):
+    """Calls the asynchronous kernel `fn(ctx, state, done, *args)` and waits on the
+    calling thread for its outcome: returns its result or raises its error.
+
+    The step's cancellation ends the wait (the kernel's cancel callback calls `done`
+    with the error), and so does its deadline: when it passes, the step is cancelled."""
+    done = _Completion(None, None, 0.0)
+    try:
+        fn(ctx, state, done, *args)
+    except BaseException as e:  # noqa: B036 - reported like a later failure
+        _failed_inside(done, e)
+    if not done.settle():
+        deadline = getattr(state, "deadline", None)
+        while True:
+            try:
+                _, done.result, done.exc = done.done_q.get(
+                    timeout=None if deadline is None
+                    else max(0.0, deadline - time.monotonic()))[:3]
+                break
+            except queue.Empty:  # the deadline passed: the kernel calls back cancelled
+                state.cancel(errors.DeadlineExceededError(
+                    None, None, "Timed out waiting for notification"))
+                deadline = None
+    if done.exc is not None:
+        raise done.exc
+    return done.result
+
+
+class _RunningStep(threading.local):
+    """The StepState of the step a structured plan runs on this thread (None when
+    none), for its asynchronous kernels that wait in place (`waiting_in_place`)."""
+    state: Optional[StepState] = None
+
+
+running_step = _RunningStep()
+
+
+def waiting_in_place(fn):
+    """The asynchronous kernel `fn(ctx, state, done, *inputs)` as a synchronous kernel
+    `fn(ctx, *inputs)` of a compiled step: it waits on the calling thread
+    (`call_and_wait`) under the StepState its plan published in `running_step`. Only
+    for steps where waiting cannot hold back what it waits for
+    (policy.waits_in_place)."""
+    def run(ctx, *args):
+        return call_and_wait(fn, ctx, running_step.state, args)
+    return run
+
+
 def _failed_inside(done: "_Completion", exc: BaseException) -> None:
     """An asynchronous kernel raised instead of calling `done`: its failure."""
     if isinstance(exc, (KeyboardInterrupt, SystemExit)):

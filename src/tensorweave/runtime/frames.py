@@ -38,6 +38,7 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.runtime import optimizer as _opt
 from tensorweave.runtime import provenance as _provenance
+from tensorweave.runtime import executor as _ex
 from tensorweave.runtime.executor import kernel_error
 from tensorweave.runtime.values import DEAD
 
@@ -375,6 +376,8 @@ class StructuredCompiler:
         self.frame_of = frame_of
         self.root = root
         self.guard: Dict[int, frozenset] = {}
+        self.waits = False     # an asynchronous kernel waits in place (the plan's run
+        # then registers its step and publishes its StepState: executor.running_step)
 
     # -- helpers shared by the root frame and loop frames --
     def _frame_items(self, frame: Frame):
@@ -470,7 +473,12 @@ class StructuredCompiler:
                     ctrl.append(cs)
             fn, ctx, kd = self.binder.bind(n)
             if kd is not None and kd.is_async:
-                raise NotStructured("asynchronous kernel %s" % n.name)
+                if n.type in ("_Send", "_Recv"):
+                    raise NotStructured("partition transfer %s" % n.name)
+                # the policy let this step's one asynchronous kernel wait in place
+                # (policy.waits_in_place); the plan publishes the step's StepState
+                fn = _ex.waiting_in_place(fn)
+                self.waits = True
             n_out = n.n_out
             if n.type in ("Merge", "RefMerge"):
                 base = alloc(n_out)
@@ -667,6 +675,7 @@ class StructuredParts(NamedTuple):
     feed_slots: tuple
     fetch_slots: tuple
     dead_fetch: tuple            # fetch indices a cond may leave dead
+    waits: bool                  # an asynchronous kernel waits in place
 
 
 def compile_structured(sg, binder) -> StructuredParts:
@@ -697,4 +706,4 @@ def compile_structured(sg, binder) -> StructuredParts:
     return StructuredParts(
         steps, slots.n, tuple(feed_slots[i] for i in range(len(feed_slots))),
         tuple(fetch_slots),
-        tuple(k for k, s in enumerate(fetch_slots) if comp.guard.get(s)))
+        tuple(k for k, s in enumerate(fetch_slots) if comp.guard.get(s)), comp.waits)

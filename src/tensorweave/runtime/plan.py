@@ -160,6 +160,24 @@ class StructuredPlan(SequentialPlan):
     (runtime/frames.py); values a cond leaves dead are `values.DEAD`."""
 
     executor = _policy.STRUCTURED
+    waits = False  # an asynchronous kernel waits in place (frames.StructuredParts.waits)
+
+    def run(self, feed_values, env, options=None, trace=None) -> list:
+        if not self.waits:
+            return SequentialPlan.run(self, feed_values, env, options, trace)
+        # registered, so that Session.close and the deadline end a wait; published on
+        # this thread for the kernels that wait in place (executor.waiting_in_place)
+        state = env.begin_step(options)
+        running = _ex.running_step
+        outer, running.state = running.state, state
+        try:
+            out = SequentialPlan.run(self, feed_values, env, options, trace)
+        finally:
+            running.state = outer
+            env.end_step(state)
+        if state.cancelled is not None:
+            raise state.cancelled  # cancelled from outside while it ran (Session.close)
+        return out
 
 
 class DataflowPlan(_FlatPlan):
@@ -403,6 +421,7 @@ def _structured_plan(parts) -> StructuredPlan:
               loop=s.loop, guarded=s.guarded) for k, s in enumerate(parts.steps)],
         parts.n_slots, parts.feed_slots, parts.fetch_slots)
     plan.dead_fetch = parts.dead_fetch
+    plan.waits = parts.waits
     return plan
 
 

@@ -142,7 +142,8 @@ def choose_executor(sg, policy: ExecutionPolicy) -> str:
 
     with control flow (any op of CONTROL_FLOW_OPS):
       1. TAGGED if the policy forces it (TW_EXECUTOR=tagged);
-      2. TAGGED if a kernel is asynchronous (it must be able to wait);
+      2. TAGGED if a kernel is asynchronous (it must be able to wait), unless the step
+         is one whose asynchronous kernel can wait in place (`waits_in_place`);
       3. TAGGED if there are >= 2 threads, a HEAVY kernel, and either a loop with
          parallel_iterations > 1 (the heavy kernels of iterations can overlap) or two
          HEAVY kernels at the same dataflow depth (independent within one iteration,
@@ -163,13 +164,16 @@ def choose_executor(sg, policy: ExecutionPolicy) -> str:
         if policy.forced_executor == TAGGED:
             return TAGGED
         weights = []
+        waiting = []
         for n in nodes:
             if n.type in CONTROL_FLOW_OPS or n.type in ("_Feed", "Const"):
                 weights.append(CHEAP)
                 continue
             if is_async_node(n):
-                return TAGGED
+                waiting.append(n)
             weights.append(node_weight(n, policy))
+        if waiting and not waits_in_place(nodes, waiting):
+            return TAGGED
         if HEAVY in weights and policy.inter_op_threads >= 2 and (
                 any(n.type == "Enter" and int(n.attrs.get("parallel_iterations", 10)) > 1
                     for n in nodes) or heavy_kernels_can_overlap(nodes, weights)):
@@ -183,6 +187,31 @@ def choose_executor(sg, policy: ExecutionPolicy) -> str:
     if uses_thread_pool(nodes, weights, policy):
         return DATAFLOW
     return SEQUENTIAL
+
+
+# Synchronous ops that can end another step's wait: a queue's close ends its dequeues,
+# an accumulator's apply or global step a take of it.
+WAKERS = frozenset({"QueueCloseV2", "QueueClose", "AccumulatorApplyGradient",
+                    "ResourceAccumulatorApplyGradient", "SparseAccumulatorApplyGradient",
+                    "AccumulatorSetGlobalStep", "ResourceAccumulatorSetGlobalStep"})
+
+
+def waits_in_place(nodes: list, waiting: list) -> bool:
+    """Whether the asynchronous kernels `waiting` of a control-flow step may wait on the
+    step's own thread (the structured executor then runs the step, frames.py).
+
+    The tagged executor runs the rest of a step while one of its kernels waits; waiting
+    in place holds that rest back. That cannot change the outcome when the step has one
+    asynchronous kernel and nothing else of the step can end a wait of any step: a
+    dequeue waits only for other steps' enqueues then (held-back work of this step
+    could not have fed it, nor freed another step to feed it). A step with two of them
+    (an enqueue and a dequeue of one queue), with a close or an accumulator apply, or
+    with a Send/Recv of a partition (partitions may take turns on one thread) stays on
+    the tagged executor.
+    """
+    if len(waiting) != 1 or waiting[0].type in ("_Send", "_Recv"):
+        return False
+    return not any(n.type in WAKERS for n in nodes)
 
 
 def uses_thread_pool(nodes: list, weights: List[str], policy: ExecutionPolicy) -> bool:

@@ -287,6 +287,16 @@ class WhileContext(ControlFlowContext):
         if op._type in ("Enter",):
             return
         super().add_op(op)
+        # an op whose inputs are all loop invariants would be enabled by them in every
+        # iteration the frame starts, the last one (whose predicate is false) included:
+        # as in TF, a control input from the pivot runs it only where the body (or the
+        # predicate) runs. (A dequeue in a body would otherwise take one element too
+        # many on an executor that runs iterations as dataflow.)
+        if op._inputs and not op._control_inputs and self.pivot is not None and all(
+                t._op._type in ("Enter", "RefEnter") and t._op._attrs.get("is_constant")
+                for t in op._inputs):
+            op._control_inputs.append(self.pivot._op)
+            self.pivot._op._control_outputs.append(op)
 
 
 class building_in:
