@@ -35,14 +35,17 @@ register_op("Cast", inputs=["x: SrcT"], outputs=["y: DstT"],
 def _cast_array(x, dst: _dt.DType):
     """`x` converted to `dst` as TF's Cast: complex to real drops the imaginary part,
     float to int truncates toward zero (NaN and out-of-range values as the C cast)."""
-    np_dst = np.dtype(dst.as_numpy_dtype)
+    np_dst = dst.as_numpy_dtype
+    kind = x.dtype.kind
     if x.dtype == np_dst:
         return x
-    if dst is _dt.string or x.dtype == object:
+    if dst is _dt.string or kind == "O":
         raise NotImplementedError("Cast %s to %s is not supported"
                                   % (_dt.as_dtype(x.dtype).name, dst.name))
     if dst is _dt.bool:
         return x != 0
+    if kind in "biu":  # integers and bools convert without floating-point errors
+        return x.astype(np_dst)
     if x.dtype.kind == "c" and not dst.is_complex:
         x = x.real
     with np.errstate(all="ignore"):
