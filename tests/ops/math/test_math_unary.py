@@ -150,6 +150,37 @@ def test_sigmoid_extremes_are_accurate_and_quiet(sess):
     np.testing.assert_allclose(out16.astype(np.float64), [0.0, 0.5, 1.0], atol=1e-3)
 
 
+@pytest.mark.parametrize("dtype,rtol", [(np.float32, 3e-7), (np.float64, 1e-15)])
+def test_sigmoid_of_many_values_of_random_sign(sess, dtype, rtol):
+    # float32/float64 take a branch-free path; every value must stay correctly rounded
+    # (within an ulp or so) against an extended-precision reference, specials included
+    special = [-745, -740, -100, -88, -30, -1e-30, -0.0, 0.0, 1e-30, 30, 88, 100,
+               np.inf, -np.inf, np.nan]
+    x = np.concatenate([np.random.RandomState(3).randn(6000) * 25, special]).astype(dtype)
+    y = tf.sigmoid(tf.constant(x.reshape(-1, 3)))
+    got = sess.run(y)
+    assert type(got) is np.ndarray and got.dtype == dtype and got.shape == (2005, 3)
+    assert y.shape.as_list() == [2005, 3]
+    xl = x.astype(np.longdouble)
+    want = (np.exp(np.minimum(xl, 0)) / (1 + np.exp(-np.abs(xl)))).astype(dtype)
+    got = got.reshape(-1)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=np.finfo(dtype).tiny * 4)
+    assert np.isnan(got[-1]) and got[-2] == 0 and got[-3] == 1
+    assert got[-9] == got[-8] == 0.5
+
+
+def test_sigmoid_of_strided_and_0d_inputs():
+    from tensorweave.ops.math.math_unary import _sigmoid
+    x = np.random.RandomState(4).randn(40, 30).astype(np.float32) * 8
+    keep = x.copy()
+    for v in (x.T, x[:, ::3], np.asarray(x[1, 2])):
+        got = _sigmoid(v)
+        want = (1 / (1 + np.exp(-v.astype(np.float64)))).astype(np.float32)
+        assert type(got) is np.ndarray and got.shape == v.shape and got.dtype == np.float32
+        np.testing.assert_allclose(got, want, rtol=3e-7)
+    np.testing.assert_array_equal(x, keep)
+
+
 def test_domain_errors_give_nan_inf_without_warnings(sess):
     with warnings.catch_warnings():
         warnings.simplefilter("error")

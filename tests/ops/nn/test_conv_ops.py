@@ -309,6 +309,87 @@ def test_run_time_errors(sess):
         sess.run(tf.nn.conv2d(np.ones((1, 6, 6, 8), np.float32), w, 1, "SAME"))
 
 
+# --- one input channel (grayscale images: the kernels build their columns transposed) ---
+ONE_CHANNEL_CASES = [
+    ((3, 9, 8, 1), (5, 5, 1, 4), (1, 1), "SAME", (1, 1)),
+    ((2, 9, 8, 1), (3, 2, 1, 3), (2, 3), "VALID", (1, 1)),
+    ((2, 10, 9, 1), (2, 3, 1, 2), (1, 2), "SAME", (2, 2)),
+    ((2, 5, 6, 1), (3, 3, 1, 2), (2, 1), [[1, 2], [0, 3]], (1, 1)),
+]
+
+
+@pytest.mark.parametrize("chunk_bytes", [None, 256])  # 256 bytes: one image per chunk
+@pytest.mark.parametrize("xs,ws,strides,padding,dilations", ONE_CHANNEL_CASES)
+def test_one_input_channel_matches_direct_loops(sess, monkeypatch, chunk_bytes, xs, ws,
+                                                strides, padding, dilations):
+    from tensorweave.ops.nn import conv_ops
+    if chunk_bytes:
+        monkeypatch.setattr(conv_ops, "_IM2COL_CHUNK_BYTES", chunk_bytes)
+    x = np.random.randn(*xs)
+    w = np.random.randn(*ws)
+    oh, ow = _out_hw(xs[1:3], ws[:2], strides, dilations, padding)
+    dy = np.random.randn(xs[0], oh, ow, ws[3])
+    pad_arg = [[0, 0]] + padding + [[0, 0]] if isinstance(padding, list) else padding
+    s4, d4 = [1, *strides, 1], [1, *dilations, 1]
+    want_y = ref_conv(x, w, strides, padding, dilations)
+    want_dx, want_dw = ref_conv_backprop(xs, w, dy, strides, padding, dilations, x=x)
+    for dtype, tol in ((np.float64, 1e-10), (np.float32, 1e-4)):
+        xd, wd, dyd = x.astype(dtype), w.astype(dtype), dy.astype(dtype)
+        y = tf.nn.conv2d(xd, wd, strides=s4, padding=pad_arg, dilations=d4)
+        bf = tf.nn.conv2d_backprop_filter(xd, list(ws), dyd, s4, pad_arg, dilations=d4)
+        bi = tf.nn.conv2d_backprop_input(list(xs), wd, dyd, s4, pad_arg, dilations=d4)
+        got_y, got_dw, got_dx = _run(sess, [y, bf, bi])
+        for got, want in ((got_y, want_y), (got_dw, want_dw), (got_dx, want_dx)):
+            assert type(got) is np.ndarray and got.dtype == dtype and got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_one_input_channel_nchw_and_half(sess):
+    x = np.random.randn(2, 7, 6, 1)
+    w = np.random.randn(3, 3, 1, 4)
+    dy = np.random.randn(2, 4, 3, 4)
+    t = (0, 3, 1, 2)
+    y = tf.nn.conv2d(x.transpose(t), w, [1, 1, 2, 2], "SAME", data_format="NCHW")
+    bf = tf.nn.conv2d_backprop_filter(x.transpose(t), [3, 3, 1, 4], dy.transpose(t),
+                                      [1, 1, 2, 2], "SAME", data_format="NCHW")
+    got_y, got_dw = _run(sess, [y, bf])
+    np.testing.assert_allclose(got_y, ref_conv(x, w, (2, 2)).transpose(t), rtol=1e-10,
+                               atol=1e-10)
+    np.testing.assert_allclose(got_dw, ref_conv_backprop(x.shape, w, dy, (2, 2), x=x)[1],
+                               rtol=1e-10, atol=1e-10)
+    yh = _run(sess, tf.nn.conv2d(x.astype(np.float16), w.astype(np.float16), 1, "VALID"))
+    assert yh.dtype == np.float16
+    np.testing.assert_allclose(yh, ref_conv(x.astype(np.float16).astype(np.float64),
+                                            w.astype(np.float16).astype(np.float64),
+                                            padding="VALID"), rtol=2e-2, atol=2e-2)
+    bf16 = tf.bfloat16.as_numpy_dtype
+    yb = _run(sess, tf.nn.conv2d(x.astype(bf16), w.astype(bf16), 1, "SAME"))
+    assert yb.dtype == bf16
+    np.testing.assert_allclose(yb.astype(np.float64),
+                               ref_conv(x.astype(bf16).astype(np.float64),
+                                        w.astype(bf16).astype(np.float64)),
+                               rtol=5e-2, atol=5e-2)
+    xi = np.random.randint(-3, 4, (2, 6, 5, 1)).astype(np.int32)
+    wi = np.random.randint(-3, 4, (3, 2, 1, 3)).astype(np.int32)
+    yi = _run(sess, tf.nn.conv2d(xi, wi, [1, 2, 1, 1], "SAME"))
+    assert yi.dtype == np.int32
+    np.testing.assert_array_equal(yi, ref_conv(xi, wi, (2, 1)).astype(np.int32))
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+def test_im2col_rows_are_window_taps(channels):
+    from tensorweave.ops.nn.conv_ops import _im2col, make_window, pad_nhwc
+    x = np.random.randn(2, 6, 7, channels).astype(np.float32)
+    wh, ww = make_window(6, 3, 2, 1, "SAME"), make_window(7, 2, 1, 2, "VALID")
+    xp = pad_nhwc(x, wh, ww)
+    got = _im2col(xp, wh, ww)
+    want = np.array([[xp[n, i * 2 + a, j + b * 2, c] for a in range(3) for b in range(2)
+                      for c in range(channels)]
+                     for n in range(2) for i in range(wh.out) for j in range(ww.out)])
+    assert got.shape == want.shape and got.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+
+
 # --- backprop ops and conv2d_transpose ----------------------------------------------------
 BACKPROP_CASES = [CONV_CASES[i] for i in (1, 2, 4, 6, 7)]
 

@@ -99,6 +99,36 @@ def test_relu_propagates_nan(sess):
     assert np.isnan(out[0]) and out[1] == 0 and out[2] == 2
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("shape", [(3, 4097), (2, 4096), (5000,), (3, 50, 60), (4096,)])
+def test_relu_large_inputs_match_numpy(sess, dtype, shape):
+    # large float32/float64 inputs take the kernel's blocked path (whole 4096-blocks, then
+    # the rest); its results must equal NumPy's maximum(x, 0), NaN and signed zeros included
+    x = np.random.randn(*shape).astype(dtype)
+    x.flat[[0, 1, 7, x.size - 1]] = [np.nan, np.inf, -0.0, -np.inf]
+    y = tf.nn.relu(x)
+    got = sess.run(y)
+    assert type(got) is np.ndarray and got.dtype == dtype and got.shape == shape
+    assert y.shape.as_list() == list(shape)
+    want = np.maximum(x, dtype(0))
+    np.testing.assert_array_equal(got, want)
+    assert np.isnan(got.flat[0]) and got.flat[x.size - 1] == 0
+
+
+def test_relu_kernel_on_strided_input_leaves_it_unchanged():
+    from tensorweave.ops.nn import nn_ops
+
+    class _Ctx:
+        xp = np
+    x = np.random.randn(80, 120).astype(np.float32)
+    keep = x.copy()
+    for view in (x, x.T, x[:, ::2]):
+        got = nn_ops._relu_kernel(_Ctx(), view)
+        np.testing.assert_array_equal(got, np.maximum(view, 0))
+        assert got.shape == view.shape and got.dtype == np.float32
+    np.testing.assert_array_equal(x, keep)
+
+
 # --- softmax / log_softmax -------------------------------------------------------------------
 def _np_softmax(x, axis=-1):
     x = np.asarray(x, np.float64)

@@ -17,7 +17,7 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
 from tensorweave.framework import shapes as _shapes
 from tensorweave.framework.shapes import Dimension, TensorShape, unknown_shape
-from tensorweave.ops.math.blas import large_product
+from tensorweave.ops.math.blas import LARGE_PRODUCT_MACS, large_product
 
 MATMUL_TYPES = (_dt.bfloat16, _dt.float16, _dt.float32, _dt.float64, _dt.int32, _dt.int64,
                 _dt.uint8, _dt.uint16, _dt.uint32, _dt.uint64, _dt.complex64, _dt.complex128)
@@ -68,9 +68,15 @@ def _matmul_kernel(ctx, a, b):
             None, ctx.op, "Matrix size-incompatible: In[0]: %s, In[1]: %s"
             % (_size_str(a.shape), _size_str(b.shape)))
     dt = a.dtype
-    with large_product(x.shape[0] * x.shape[1] * y.shape[1]):
-        if (dt is _F32 or dt is _F64) and b.dtype is dt and x.ndim == 2 == y.ndim:
-            return ctx.xp.dot(x, y)  # one BLAS call: less dispatch overhead than matmul
+    macs = x.shape[0] * x.shape[1] * y.shape[1]
+    if (dt is _F32 or dt is _F64) and b.dtype is dt and x.ndim == 2 == y.ndim:
+        # one BLAS call: less dispatch overhead than matmul; a small product (the hot
+        # case of loops over small matrices) skips even the no-op context
+        if macs < LARGE_PRODUCT_MACS:
+            return ctx.xp.dot(x, y)
+        with large_product(macs):
+            return ctx.xp.dot(x, y)
+    with large_product(macs):
         out = ctx.xp.matmul(_as_float32(x), _as_float32(y))
     return out.astype(dt, copy=False)
 

@@ -193,8 +193,21 @@ def _compute_dtype(dtype: np.dtype) -> np.dtype:
 
 # --- kernels' core (NHWC NumPy) ----------------------------------------------------------
 def _im2col(xp: np.ndarray, wh: Window, ww: Window) -> np.ndarray:
-    """[N*OH*OW, KH*KW*C]: row (n, oh, ow) holds every tap of that output's window."""
+    """[N*OH*OW, KH*KW*C]: row (n, oh, ow) holds every tap of that output's window.
+
+    With several channels the rows are copied from one strided view (runs of C
+    contiguous values). With one channel (grayscale images) those runs are single values
+    and the copy crawls, so the matrix is built transposed instead, one tap at a time
+    (runs of OW values, ~3x faster), and returned as the transpose of that copy: BLAS
+    reads either order without another copy."""
     n, _, _, c = xp.shape
+    if c == 1:
+        cols = np.empty((wh.k, ww.k, n, wh.out, ww.out), dtype=xp.dtype)
+        for i in range(wh.k):
+            rows = wh.tap(i)
+            for j in range(ww.k):
+                cols[i, j] = xp[:, rows, ww.tap(j), 0]
+        return cols.reshape(wh.k * ww.k, n * wh.out * ww.out).T
     s0, s1, s2, s3 = xp.strides
     view = as_strided(xp, (n, wh.out, ww.out, wh.k, ww.k, c),
                       (s0, s1 * wh.stride, s2 * ww.stride, s1 * wh.dilation,
