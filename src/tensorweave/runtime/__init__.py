@@ -24,10 +24,14 @@ Which executor runs what (one plan type each, each with its own `run`):
                                   on the inter-op pool. Without pool
                                   kernels it runs like SEQUENTIAL until a
                                   kernel waits, then schedules
-  STRUCTURED     StructuredPlan   control flow of cheap synchronous       frames.py (LoopProgram:
-                                  kernels: each while loop is one          one generated Python
-                                  generated function, iterations in order  function per loop)
-  TAGGED         TaggedPlan       control flow with waits or heavy        tagged.run_tagged
+  STRUCTURED     StructuredPlan   control flow of cheap kernels: each     frames.py (LoopProgram:
+                                  while loop is one generated function,    one generated Python
+                                  iterations in order; a step's one        function per loop)
+                                  asynchronous kernel waits in place when
+                                  nothing in the step can feed it
+                                  (policy.waits_in_place)
+  TAGGED         TaggedPlan       control flow with kernels that must     tagged.run_tagged
+                                  wait while others run, or heavy
                                   kernels overlapping across iterations
                                   (parallel_iterations); tagged tokens
 

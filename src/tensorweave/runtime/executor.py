@@ -390,26 +390,38 @@ def call_and_wait(fn, ctx, state: StepState, args):
 
     The step's cancellation ends the wait (the kernel's cancel callback calls `done`
     with the error), and so does its deadline: when it passes, the step is cancelled."""
-    done = _Completion(None, None, 0.0)
+    # No lock on the common path (the kernel calls `done` inside its call): `done`
+    # appends the outcome, then wakes a waiter if one is registered; the caller
+    # registers its waiter, then looks for the outcome again. Under the GIL one of the
+    # two always sees the other's write.
+    outcome: list = []
+    waiter: list = []
+
+    def done(result=None, exc=None):
+        if not outcome:
+            outcome.append((result, exc))
+            if waiter:
+                waiter[0].set()
     try:
         fn(ctx, state, done, *args)
     except BaseException as e:  # noqa: B036 - reported like a later failure
-        _failed_inside(done, e)
-    if not done.settle():
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        done(exc=e)
+    if not outcome:
+        event = threading.Event()
+        waiter.append(event)
         deadline = getattr(state, "deadline", None)
-        while True:
-            try:
-                _, done.result, done.exc = done.done_q.get(
-                    timeout=None if deadline is None
-                    else max(0.0, deadline - time.monotonic()))[:3]
-                break
-            except queue.Empty:  # the deadline passed: the kernel calls back cancelled
-                state.cancel(errors.DeadlineExceededError(
-                    None, None, "Timed out waiting for notification"))
-                deadline = None
-    if done.exc is not None:
-        raise done.exc
-    return done.result
+        while not outcome and not event.wait(
+                None if deadline is None else max(0.0, deadline - time.monotonic())):
+            # the deadline passed: cancelling the step makes the kernel call back
+            state.cancel(errors.DeadlineExceededError(
+                None, None, "Timed out waiting for notification"))
+            deadline = None
+    result, exc = outcome[0]
+    if exc is not None:
+        raise exc
+    return result
 
 
 class _RunningStep(threading.local):

@@ -16,13 +16,16 @@ Two executions of that semantics share the analysis in this module:
   aliasing at compile time and nothing per iteration. Dead tokens exist only where a
   cond can make them (`DEAD` in a slot; steps downstream of a cond Switch check for it).
   This is one valid schedule of the dataflow graph - iterations in order - and is the
-  fast path for steps of cheap synchronous kernels. A traced run uses a second variant
-  of each loop function, compiled the first time a traced run needs it, that records
-  every op of every iteration with its frame name and iteration number.
+  fast path for steps of cheap kernels. A step's one asynchronous kernel (a dequeue in
+  a loop body, or feeding a loop) waits in place, on the calling thread, when the
+  policy found that nothing else in the step could end its wait
+  (policy.waits_in_place). A traced run uses a second variant of each loop function,
+  compiled the first time a traced run needs it, that records every op of every
+  iteration with its frame name and iteration number.
 * the tagged executor (runtime/tagged.py): the general token-passing executor with
   per-frame, per-iteration state, `parallel_iterations`, non-strict iterations, the
   thread pool and asynchronous kernels. Used when the step has heavy kernels that can
-  overlap or kernels that wait.
+  overlap or kernels that must wait while others of the step run.
 """
 from __future__ import annotations
 
