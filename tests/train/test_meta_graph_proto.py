@@ -265,3 +265,53 @@ def test_our_queue_runners_travel_as_tf_queue_runner_defs(tmp_path):
         (qr,) = tf.get_collection(tf.GraphKeys.QUEUE_RUNNERS)
         assert [op.name for op in qr.enqueue_ops] == ["enq"]
     assert _first_dequeues(g, 2) == [5.0, 5.0]
+
+
+def test_fetching_a_reference_variable_by_name_after_import_gives_its_value(tmp_path):
+    # TF1's "w:0" of a reference variable is its float32_ref tensor: fetching it gives
+    # the value, also after import_meta_graph (the common `sess.run("w:0")` after a
+    # restore); a resource variable's "r:0" is its handle, as in TF
+    prefix = str(tmp_path / "model")
+    with tf.Graph().as_default():
+        tf.Variable([[1.0, 2.0]], name="w")
+        tf.get_variable("v", initializer=tf.constant(3.0))
+        tf.get_variable("r", initializer=tf.constant(4.0), use_resource=True)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            tf.train.Saver().save(sess, prefix)
+        graph_def = tf.get_default_graph().as_graph_def()
+    with tf.Graph().as_default():
+        saver = tf.train.import_meta_graph(prefix + ".meta")
+        with tf.Session() as sess:
+            saver.restore(sess, prefix)
+            np.testing.assert_array_equal(sess.run("w:0"), [[1.0, 2.0]])
+            assert sess.run("v:0") == 3.0
+            assert not isinstance(sess.run("r:0"), np.ndarray)  # the handle
+            w = tf.global_variables()[0]
+            sess.run(w.assign([[5.0, 6.0]]))
+            np.testing.assert_array_equal(sess.run(w), [[5.0, 6.0]])
+    # a bare GraphDef import (no Variable objects): the snapshot read is fetched
+    with tf.Graph().as_default():
+        tf.import_graph_def(graph_def, name="")
+        with tf.Session() as sess:
+            sess.run("w/Assign")
+            np.testing.assert_array_equal(sess.run("w:0"), [[1.0, 2.0]])
+
+
+def test_fetching_a_tf_written_reference_variable_gives_its_value():
+    with tf.Graph().as_default():
+        saver = tf.train.import_meta_graph(os.path.join(FIXTURES, "linear_ref.meta"))
+        with tf.Session() as sess:
+            saver.restore(sess, os.path.join(FIXTURES, "linear_ref_ckpt"))
+            w = sess.run("W:0")
+            np.testing.assert_array_equal(w, sess.run("W/read:0"))
+            assert w.dtype == np.float32 and w.ndim == 2
+        meta = meta_graph_pb2.MetaGraphDef()
+        with open(os.path.join(FIXTURES, "linear_ref.meta"), "rb") as f:
+            meta.ParseFromString(f.read())
+    with tf.Graph().as_default():
+        tf.import_graph_def(meta.graph_def, name="")
+        with tf.Session() as sess:
+            sess.run("W/Assign")
+            np.testing.assert_array_equal(sess.run("W:0"), sess.run("W/read:0"))
+            assert sess.run("W:0").ndim == 2

@@ -7,7 +7,7 @@ every node name, so input_map, return_elements, collections and SaverDefs still 
 right things:
 
     VariableV2 / Variable W            -> VarHandleOp W (same dtype, shape, container,
-                                          shared_name)
+                                          shared_name; REF_VARIABLE_ATTR)
     Identity(W)  (TF's "W/read")       -> ReadVariableOp
     IsVariableInitialized(W)           -> VarIsInitializedOp
     Assign / AssignAdd / AssignSub A   -> the resource update "A/update", and A a
@@ -32,6 +32,12 @@ from tensorweave.framework import registry as _reg
 from tensorweave.framework import serialize as _ser
 
 REF_VARIABLE_OPS = frozenset(("VariableV2", "Variable"))
+# The attr of a VarHandleOp that stands for a TF1 reference variable (one imported from
+# a VariableV2, or made by tf.Variable / get_variable without use_resource): its output
+# is TF1's "W:0", the `float32_ref` tensor, whose fetch is the variable's value. Leading
+# underscore: TensorFlow's importer accepts such attrs on any op, so our graphs still
+# import there.
+REF_VARIABLE_ATTR = "_ref_variable"
 _ASSIGNS = {"Assign": "AssignVariableOp", "AssignAdd": "AssignAddVariableOp",
             "AssignSub": "AssignSubVariableOp"}
 _SCATTERS = ("ScatterUpdate", "ScatterAdd", "ScatterSub", "ScatterMul", "ScatterDiv",
@@ -123,6 +129,7 @@ def to_resource_variables(graph_def: "_ser.GraphDef") -> "_ser.GraphDef":
             attrs.setdefault("shared_name", nd.name)
             if not attrs["shared_name"]:
                 attrs["shared_name"] = nd.name
+            attrs[REF_VARIABLE_ATTR] = True  # fetching "W:0" gives W's value, as in TF1
             out.append(_ser.NodeDef(nd.name, "VarHandleOp", controls, nd.device, attrs))
             continue
         if not var_inputs:

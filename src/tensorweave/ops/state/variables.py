@@ -22,6 +22,7 @@ from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import GraphKeys, Operation, Tensor
 from tensorweave.framework.indexed_slices import IndexedSlices
+from tensorweave.framework.ref_variables import REF_VARIABLE_ATTR
 from tensorweave.framework.op_builder import convert_to_tensor, \
     register_tensor_conversion_function
 from tensorweave.framework.shapes import TensorShape, as_shape, unknown_shape
@@ -222,6 +223,8 @@ class Variable(metaclass=_VariableMeta):
                 self._dtype = value.dtype
                 self._handle = rv.var_handle_op(self._dtype, shape, shared_name=handle_name,
                                                 name=scope)
+                if self._feeds_reads:  # travels with the graph: "v:0" fetches the value
+                    self._handle.op._attrs[REF_VARIABLE_ATTR] = True
                 # the variable's own ops go where its handle goes, whatever device
                 # functions say (TF1 builds a variable's assign and read under
                 # colocate_with(variable)): a device function that places only the
@@ -270,8 +273,13 @@ class Variable(metaclass=_VariableMeta):
         self._caching_device = None
         self._cached_value = None
         self._is_initialized_op = None
-        self._feeds_reads = False
+        # a TF1 reference variable: TF wrote it as one (is_resource false), or we did
+        # (the handle's REF_VARIABLE_ATTR: our VariableDefs say is_resource so that
+        # TensorFlow imports our VarHandleOps)
+        self._feeds_reads = bool(self._handle.op._attrs.get(REF_VARIABLE_ATTR)) or \
+            not getattr(variable_def, "is_resource", True)
         self._update_reads = set()
+        _variables_of_handle_ops(g)[self._handle.op] = self
 
     # --- properties -------------------------------------------------------------------
     @property
@@ -597,9 +605,19 @@ def fetched_value_of_handle(op: Operation) -> Optional[Tensor]:
     value for a variable made as a TF1 reference variable (its handle tensor `v:0` is
     TF1's `float32_ref` tensor), None (the handle itself) for a resource variable."""
     var = _variable_of_handle_op(op)
-    if var is None or not var._feeds_reads:
+    if var is not None:
+        return var._graph_element if var._feeds_reads else None
+    if not op._attrs.get(REF_VARIABLE_ATTR):
         return None
-    return var._graph_element
+    # an imported graph without its Variable objects (import_graph_def): the snapshot
+    # read TF1 names "W/read" (ours "W/Read/ReadVariableOp"), else a plain read
+    reads = [c for c in op._outputs[0].consumers() if c._type == "ReadVariableOp" and
+             not c._control_inputs and c._control_flow_context is None]
+    for want in (op._name + "/read", op._name + "/Read/ReadVariableOp"):
+        for c in reads:
+            if c._name == want:
+                return c._outputs[0]
+    return reads[0]._outputs[0] if reads else None
 
 
 def _guard_uninitialized_dependencies(value: Tensor) -> Tensor:
