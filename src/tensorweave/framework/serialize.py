@@ -427,6 +427,10 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
             back_edges.extend((op, i, src, idx) for i, src, idx in loop_inputs)
         for op, i, src, idx in back_edges:
             op._update_input(i, _lookup(created, src, by_name[src])._outputs[idx])
+    if any(op._type in ("Enter", "RefEnter", "Merge", "RefMerge") for op in created.values()):
+        # loops and conds differentiate again (their contexts, from the graph's shape)
+        from tensorweave.ops.control_flow import imported_contexts
+        imported_contexts.rebuild_contexts(g, list(created.values()))
     if return_elements is None:
         return None
     out = []
