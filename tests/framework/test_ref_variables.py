@@ -94,11 +94,23 @@ def test_rewritten_graph_runs_like_reference_variables():
             np.testing.assert_array_equal(sess.run("v/read:0"), [12, 4, 26])
 
 
-def test_uses_without_a_resource_form_raise():
+def test_apply_gradient_descent_becomes_its_resource_form():
     with tf.Graph().as_default():
-        with pytest.raises(ValueError, match="'sgd'.*ApplyGradientDescent needs "
-                                             "ResourceApplyGradientDescent"):
-            tf.import_graph_def(_ref_graph())
+        tf.import_graph_def(_ref_graph(), name="")
+        assert tf.get_default_graph().get_operation_by_name("sgd/update").type == \
+            "ResourceApplyGradientDescent"
+        with tf.Session() as sess:
+            sess.run("v/Assign:0")
+            np.testing.assert_array_equal(sess.run("sgd:0"), [0.5, 1.0, 1.5])
+
+
+def test_uses_without_a_resource_form_raise():
+    gd = _ref_graph()
+    gd.node[-1].op = "ApplyAdadelta"  # tensorweave has no ResourceApplyAdadelta
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match="'sgd'.*ApplyAdadelta needs "
+                                             "ResourceApplyAdadelta"):
+            tf.import_graph_def(gd)
     gd = graph_pb2.GraphDef()
     _node(gd, "v", "VariableV2", dtype=types_pb2.DT_FLOAT, shape=[])
     _node(gd, "p", "Const", dtype=types_pb2.DT_BOOL)

@@ -37,7 +37,7 @@ def test_a_variable_its_reads_assigns_and_optimizer_updates_share_its_device(gra
     handle_users = [op.name for op in graph.get_operations()
                     if any(t.dtype == tf.resource for t in op.inputs)]
     assert {"w", "w/Assign", "AssignAddVariableOp", "Read/ReadVariableOp",
-            "GradientDescent/update_w/AssignSubVariableOp"} <= set(got)
+            "GradientDescent/update_w/ResourceApplyGradientDescent"} <= set(got)
     for name in handle_users + ["w"]:
         if name in got:
             assert got[name] == "CPU:1", name

@@ -635,6 +635,86 @@ def _fused_case(graph, sess, build_fused, build_composite, slots):
         np.testing.assert_allclose(a, b, rtol=2e-6, atol=1e-6)
 
 
+def test_fused_gradient_descent_equals_composite(graph, sess):
+    _fused_case(graph, sess,
+                lambda h, g: training_ops.resource_apply_gradient_descent(h[0], 0.1, g),
+                lambda v, g: v[0].assign_sub(0.1 * g), 0)
+
+
+def test_gradient_descent_builds_tf1_fused_op(graph, sess):
+    W = tf.Variable(W0, name="W")
+    train = tf.train.GradientDescentOptimizer(0.5).minimize(tf.reduce_sum(W * W))
+    op = graph.get_operation_by_name("GradientDescent/update_W/ResourceApplyGradientDescent")
+    assert op.type == "ResourceApplyGradientDescent" and op.outputs == []
+    assert op.get_attr("T") == tf.float32 and op.get_attr("use_locking") is False
+    assert [t.dtype for t in op.inputs] == [tf.resource, tf.float32, tf.float32]
+    assert not [o for o in graph.get_operations() if o.type == "AssignSubVariableOp"]
+    sess.run(tf.global_variables_initializer())
+    sess.run(train)
+    np.testing.assert_allclose(sess.run(W), W0 - 0.5 * 2 * W0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float64])
+def test_fused_gradient_descent_dtypes(graph, sess, dtype):
+    v = tf.Variable(W0.astype(dtype))
+    g = np.full(W0.shape, 0.25, dtype)
+    op = training_ops.resource_apply_gradient_descent(v.handle, tf.constant(2.0, dtype), g)
+    assert op.get_attr("T") == tf.as_dtype(dtype)
+    sess.run(tf.global_variables_initializer())
+    sess.run(op)
+    got = sess.run(v)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, W0.astype(dtype) - dtype(2.0) * g)
+
+
+def test_fused_gradient_descent_keeps_a_read_snapshot(graph, sess):
+    # the update is in place when the variable owns its array alone; a value read in
+    # the same step before the update keeps what it read
+    v = tf.Variable(np.ones((2, 3), np.float32))
+    before = v.read_value()
+    with tf.control_dependencies([before]):
+        upd = training_ops.resource_apply_gradient_descent(v.handle, 1.0,
+                                                           np.ones((2, 3), np.float32))
+    sess.run(tf.global_variables_initializer())
+    got, _ = sess.run([before, upd])
+    np.testing.assert_array_equal(got, np.ones((2, 3)))
+    np.testing.assert_array_equal(sess.run(v), np.zeros((2, 3)))
+    held = sess.run(v)
+    sess.run(upd)
+    np.testing.assert_array_equal(held, np.zeros((2, 3)))  # a fetched value is never reused
+    np.testing.assert_array_equal(sess.run(v), -np.ones((2, 3)))
+
+
+def test_fused_gradient_descent_errors(graph, sess):
+    v = tf.Variable(np.ones((2, 2), np.float32))
+    with pytest.raises(ValueError, match="compatible"):
+        training_ops.resource_apply_gradient_descent(v.handle, 0.1, np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="rank 0"):
+        training_ops.resource_apply_gradient_descent(v.handle, [0.1, 0.2],
+                                                     np.ones((2, 2), np.float32))
+    with pytest.raises(TypeError):
+        training_ops.resource_apply_gradient_descent(v.handle, 0.1, np.ones((2, 2), np.int32))
+    g = tf.placeholder(tf.float32)
+    a = tf.placeholder(tf.float32)
+    op = training_ops.resource_apply_gradient_descent(v.handle, a, g)
+    ones = np.ones((2, 2), np.float32)
+    with pytest.raises(errors.FailedPreconditionError, match="uninitialized"):
+        sess.run(op, {a: 0.1, g: ones})
+    sess.run(tf.global_variables_initializer())
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"var and delta do not have the same shape\[2,2\] \[3\]"):
+        sess.run(op, {a: 0.1, g: np.ones((3,), np.float32)})
+    with pytest.raises(errors.InvalidArgumentError, match=r"alpha is not a scalar: \[2\]"):
+        sess.run(op, {a: [0.1, 0.2], g: ones})
+    np.testing.assert_array_equal(sess.run(v), ones)  # unchanged
+    d = tf.Variable(np.ones((2, 2), np.float64))
+    wrong = training_ops.resource_apply_gradient_descent(d.handle, 0.1, ones)
+    sess.run(d.initializer)
+    with pytest.raises(errors.InvalidArgumentError,
+                       match="wrong dtype. Expected float64 got float32"):
+        sess.run(wrong)
+
+
 def test_fused_adagrad_equals_composite(graph, sess):
     def composite(v, g):
         acc = v[1].assign_add(g * g)
@@ -688,9 +768,10 @@ def test_fused_kernel_errors(graph, sess):
 
 def test_use_locking_reaches_fused_kernels(graph):
     W = tf.Variable(W0, name="W")
-    for cls, args in [(tf.train.MomentumOptimizer, (0.1, 0.9)),
+    for cls, args in [(tf.train.GradientDescentOptimizer, (0.1,)),
+                      (tf.train.MomentumOptimizer, (0.1, 0.9)),
                       (tf.train.AdagradOptimizer, (0.1,)), (tf.train.AdamOptimizer, ())]:
         for locking in (False, True):
             cls(*args, use_locking=locking).minimize(tf.reduce_sum(W * W))
     fused = [op for op in graph.get_operations() if op.type.startswith("ResourceApply")]
-    assert [op.get_attr("use_locking") for op in fused] == [False, True] * 3
+    assert [op.get_attr("use_locking") for op in fused] == [False, True] * 4

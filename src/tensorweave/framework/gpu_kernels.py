@@ -29,7 +29,8 @@ MOVES_VALUES = frozenset({
     "TensorArrayScatterV3", "TensorArrayConcatV3", "TensorArraySplitV3",
     "TensorArraySizeV3", "TensorArrayCloseV3", "TensorArrayGradV3",
     # what the GPU tests train with
-    "ResourceApplyMomentum", "ResourceApplyAdam", "ResourceApplyAdagrad",
+    "ResourceApplyGradientDescent", "ResourceApplyMomentum", "ResourceApplyAdam",
+    "ResourceApplyAdagrad",
     "RandomUniform", "RandomStandardNormal", "TruncatedNormal",
 })
 

@@ -4,10 +4,10 @@ Each optimizer follows the update formulas of TF1's training kernels (ApplyAdagr
 ApplyMomentum, ...). Updates are compositions of the ordinary variable ops: in-place
 AssignAdd/AssignSub for dense gradients, ResourceGather + ResourceScatter* for
 IndexedSlices gradients, so a sparse update touches only the rows named by the gradient
-(the variable is never copied). The dense updates of Momentum, Adagrad and Adam use the
-fused kernels of `training_ops` instead, where one op measured faster than the
-composition (see that module). Resource updates always lock the variable, so
-`use_locking` only reaches the fused kernels' attr.
+(the variable is never copied). The dense updates of GradientDescent, Momentum, Adagrad
+and Adam use the fused kernels of `training_ops` instead (the op types TF1 builds), where
+one op measured faster than the composition (see that module). Resource updates always
+lock the variable, so `use_locking` only reaches the fused kernels' attr.
 
 This module holds the first-order and Adagrad-family optimizers; RMSProp, Adam and FTRL
 are in `optimizers_adaptive`.
@@ -118,7 +118,9 @@ class GradientDescentOptimizer(Optimizer):
         self._learning_rate_tensor = hyper_tensor(self._learning_rate, "learning_rate")
 
     def _apply_dense(self, grad, var):
-        return assign_sub(var, grad * hyper(self._learning_rate_tensor, var))
+        return training_ops.resource_apply_gradient_descent(
+            var.handle, hyper(self._learning_rate_tensor, var), grad,
+            use_locking=self._use_locking)
 
     def _resource_apply_sparse_duplicate_indices(self, grad, var, indices):
         # Linear in the gradient: duplicates add up in the scatter itself.

@@ -359,3 +359,36 @@ def test_not_differentiable_registrations():
               "TensorArrayScatterV3", "TensorArrayConcatV3", "TensorArraySplitV3"):
         found, fn = get_gradient(t)
         assert found and fn is not None
+
+
+def test_write_checks_partial_element_shapes(sess):
+    # the write kernel's fast path (element shape equal to the value's) and its loop
+    # (unknown dimensions) accept and reject the same shapes
+    p = tf.placeholder(tf.float32, [None, None])
+    ta = tf.TensorArray(tf.float32, size=2, element_shape=[None, 2], infer_shape=False)
+    ta = ta.write(0, p[:1]).write(1, p)
+    np.testing.assert_array_equal(
+        sess.run(ta.concat(), {p: np.arange(6, dtype=np.float32).reshape(3, 2)}),
+        [[0, 1], [0, 1], [2, 3], [4, 5]])
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"index 0 because the value shape is \[1,3\] which is "
+                             r"incompatible with the TensorArray's inferred element shape: "
+                             r"\[\?,2\]"):
+        sess.run(ta.flow, {p: np.ones((3, 3), np.float32)})
+    fixed = tf.TensorArray(tf.float32, size=2).write(0, p)  # the first write fixes it
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"value shape is \[2,2\] .* element shape: \[1,2\]"):
+        sess.run(fixed.write(1, tf.ones([2, 2])).flow, {p: np.ones((1, 2), np.float32)})
+
+
+def test_write_index_forms(sess):
+    i = tf.placeholder(tf.int32)
+    ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True, element_shape=[2])
+    w = ta.write(i, [1.0, 2.0])
+    assert sess.run(w.size(), {i: 4}) == 5
+    assert sess.run(w.size(), {i: np.int32(0)}) == 1
+    with pytest.raises(errors.InvalidArgumentError, match=r"index must be a scalar, got "
+                                                          r"shape \[1\]"):
+        sess.run(w.flow, {i: [1]})
+    with pytest.raises(errors.InvalidArgumentError, match="Tried to write to index -1"):
+        sess.run(w.flow, {i: -1})

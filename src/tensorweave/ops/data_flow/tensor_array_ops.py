@@ -57,7 +57,7 @@ def _dims_str(dims) -> str:
 
 
 def _compatible(dims, shape: tuple) -> bool:
-    if dims is None:
+    if dims is None or dims == shape:  # the common cases, without the loop below
         return True
     return len(dims) == len(shape) and all(d is None or d == s for d, s in zip(dims, shape))
 
@@ -131,7 +131,8 @@ class TensorArrayResource:
         if index < 0 or (index >= size and not self.dynamic_size):
             self._fail(op, "Tried to write to index %d but array is not resizeable and size "
                        "is: %d" % (index, size))
-        self._grow(index + 1)
+        if index >= size:
+            self._grow(index + 1)
         if not _compatible(self.element_shape, value.shape):
             self._fail(op, "Could not write to TensorArray index %d because the value shape "
                        "is %s which is incompatible with the TensorArray's inferred element "
@@ -245,6 +246,8 @@ def lookup_tensor_array(op, handle) -> TensorArrayResource:
 
 
 def _scalar_int(op, t, what: str) -> int:
+    if type(t) is np.ndarray and t.ndim == 0:  # the common case, checked first
+        return int(t)
     a = t if hasattr(t, "ndim") else np.asarray(t)  # a host or GPU array, or a scalar
     if a.ndim != 0:
         raise errors.InvalidArgumentError(None, op, "%s must be a scalar, got shape %s"
@@ -385,7 +388,9 @@ def _check_read_dtype(ctx, ta: TensorArrayResource) -> None:
 def _write_kernel(ctx, handle, index, value, flow):
     ta = lookup_tensor_array(ctx.op, handle)
     _check_write_dtype(ctx, ta)
-    ta.write(ctx.op, _scalar_int(ctx.op, index, "index"), ctx.xp.asarray(value))
+    if type(value) is not np.ndarray or ctx.xp is not np:
+        value = ctx.xp.asarray(value)
+    ta.write(ctx.op, _scalar_int(ctx.op, index, "index"), value)
     return flow
 
 

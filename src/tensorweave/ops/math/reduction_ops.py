@@ -54,13 +54,26 @@ def _reduction_shape(op) -> TensorShape:
     return TensorShape(dims)
 
 
+# (rank, axis, axis, ...) -> the normalised axes tuple, for axes that passed the checks
+# below; bounded, since a program uses few distinct reduction axes
+_AXES_CACHE: dict = {}
+_AXES_CACHE_LIMIT = 4096
+
+
 def _kernel_axes(ctx, x, axes) -> tuple:
     """Normalised reduction axes of a kernel call; InvalidArgumentError like TF's."""
     rank = x.ndim
-    flat = axes.reshape(-1).tolist() if type(axes) is np.ndarray else \
-        np.asarray(axes).reshape(-1).tolist()
+    if type(axes) is not np.ndarray:
+        axes = np.asarray(axes)
+    if axes.ndim == 1:
+        key = (rank, *axes.tolist())
+    else:
+        key = (rank, *axes.reshape(-1).tolist())
+    out = _AXES_CACHE.get(key)
+    if out is not None:
+        return out
     out = []
-    for a in flat:
+    for a in key[1:]:
         if a < -rank or a >= rank:
             raise errors.InvalidArgumentError(
                 None, ctx.op, "Invalid reduction dimension (%d for input with %d dimension(s)"
@@ -71,7 +84,10 @@ def _kernel_axes(ctx, x, axes) -> tuple:
                 None, ctx.op, "Invalid reduction arguments: Axes contains duplicate "
                 "dimension: %d" % a)
         out.append(a)
-    return tuple(out)
+    out = tuple(out)
+    if len(_AXES_CACHE) < _AXES_CACHE_LIMIT:
+        _AXES_CACHE[key] = out
+    return out
 
 
 def _register_reduction(op_type: str, allowed, reduce_fn, input_dtype=None) -> None:
@@ -87,17 +103,58 @@ def _register_reduction(op_type: str, allowed, reduce_fn, input_dtype=None) -> N
                 attrs=attrs, shape=_reduction_shape)
 
     def _kernel(ctx, x, axes):
-        ax = _kernel_axes(ctx, x, axes)
-        return ctx.xp.asarray(reduce_fn(ctx.xp, x, ax, ctx.attrs["keep_dims"]))
+        out = reduce_fn(ctx.xp, x, _kernel_axes(ctx, x, axes), ctx.attrs["keep_dims"])
+        # a full reduction gives a NumPy scalar: the kernel returns arrays
+        return out if type(out) is np.ndarray else ctx.xp.asarray(out)
     kernel(op_type)(_kernel)
 
 
 def _add_reduce(xp, x, ax, acc, keep):
-    # NumPy's add.reduce is np.sum without its Python wrapper (a few microseconds per
-    # call); other array modules (CuPy) have sum
     if xp is np:
+        if 0 < len(ax) < x.ndim and x.size >= _BLOCKED_MIN_SIZE and x.flags.c_contiguous:
+            blocked = _blocked_leading_sum(x, ax, acc, keep)
+            if blocked is not None:
+                return blocked
+        # NumPy's add.reduce is np.sum without its Python wrapper (a few microseconds per
+        # call); other array modules (CuPy) have sum
         return np.add.reduce(x, axis=ax, dtype=acc, keepdims=keep)
     return xp.sum(x, axis=ax, dtype=acc, keepdims=keep)
+
+
+# Blocked sums over leading axes (the bias gradients of NHWC activations: [N, H, W, C] ->
+# [C]). NumPy reduces the leading axes of a [rows, K] array one row at a time, one
+# inner loop of K elements per row: for small K the loop overhead dominates (a
+# [64, 28, 28, 32] -> [32] sum took 0.83 ms). Summing blocks of m rows as one long
+# row first ([rows/m, m*K] -> [m*K]), then the m partial rows ([m, K] -> [K]), runs
+# about sqrt(rows) short loops instead of `rows` (0.13 ms there) and is more accurate
+# (a two-level sum rather than one running sum).
+_BLOCKED_MIN_SIZE = 1 << 15   # below this the plain reduction costs a few microseconds
+_BLOCKED_MAX_ROW = 1 << 10    # rows at least this long already reduce at full speed
+
+
+def _blocked_leading_sum(x, ax, acc, keep):
+    """The sum of C-contiguous `x` over `ax` when `ax` are its leading axes and the kept
+    part is short; None otherwise (the caller then reduces the usual way)."""
+    k = len(ax)
+    if sorted(ax) != list(range(k)):
+        return None
+    kept = x.shape[k:]
+    row = 1
+    for d in kept:
+        row *= d
+    # (x has at least _BLOCKED_MIN_SIZE elements: row > 0); a row of 1 is one contiguous
+    # run, which NumPy already sums at full speed
+    if row >= _BLOCKED_MAX_ROW or row == 1:
+        return None
+    rows = x.size // row
+    m = max(2, int(rows ** 0.5))  # m rows per block, about rows/m blocks
+    blocks = rows // m
+    flat = x.reshape(rows, row)
+    partial = np.add.reduce(flat[:blocks * m].reshape(blocks, m * row), axis=0, dtype=acc)
+    out = np.add.reduce(partial.reshape(m, row), axis=0, dtype=acc)
+    if blocks * m < rows:
+        out += np.add.reduce(flat[blocks * m:], axis=0, dtype=acc)
+    return out.reshape((1,) * k + kept if keep else kept)
 
 
 def _sum(xp, x, ax, keep):
