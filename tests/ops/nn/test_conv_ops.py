@@ -318,6 +318,17 @@ ONE_CHANNEL_CASES = [
 ]
 
 
+def _backprop_case(xs, ws, strides, padding, dilations):
+    """Random input, filter and output gradient of one case, and its padding, strides
+    and dilations as the ops take them."""
+    x = np.random.randn(*xs)
+    w = np.random.randn(*ws)
+    oh, ow = _out_hw(xs[1:3], ws[:2], strides, dilations, padding)
+    dy = np.random.randn(xs[0], oh, ow, ws[3])
+    pad_arg = [[0, 0]] + padding + [[0, 0]] if isinstance(padding, list) else padding
+    return x, w, dy, pad_arg, [1, *strides, 1], [1, *dilations, 1]
+
+
 @pytest.mark.parametrize("chunk_bytes", [None, 256])  # 256 bytes: one image per chunk
 @pytest.mark.parametrize("xs,ws,strides,padding,dilations", ONE_CHANNEL_CASES)
 def test_one_input_channel_matches_direct_loops(sess, monkeypatch, chunk_bytes, xs, ws,
@@ -325,12 +336,7 @@ def test_one_input_channel_matches_direct_loops(sess, monkeypatch, chunk_bytes, 
     from tensorweave.ops.nn import conv_ops
     if chunk_bytes:
         monkeypatch.setattr(conv_ops, "_IM2COL_CHUNK_BYTES", chunk_bytes)
-    x = np.random.randn(*xs)
-    w = np.random.randn(*ws)
-    oh, ow = _out_hw(xs[1:3], ws[:2], strides, dilations, padding)
-    dy = np.random.randn(xs[0], oh, ow, ws[3])
-    pad_arg = [[0, 0]] + padding + [[0, 0]] if isinstance(padding, list) else padding
-    s4, d4 = [1, *strides, 1], [1, *dilations, 1]
+    x, w, dy, pad_arg, s4, d4 = _backprop_case(xs, ws, strides, padding, dilations)
     want_y = ref_conv(x, w, strides, padding, dilations)
     want_dx, want_dw = ref_conv_backprop(xs, w, dy, strides, padding, dilations, x=x)
     for dtype, tol in ((np.float64, 1e-10), (np.float32, 1e-4)):
@@ -396,12 +402,7 @@ BACKPROP_CASES = [CONV_CASES[i] for i in (1, 2, 4, 6, 7)]
 
 @pytest.mark.parametrize("xs,ws,strides,padding,dilations", BACKPROP_CASES)
 def test_backprop_ops_match_direct_loops(sess, xs, ws, strides, padding, dilations):
-    x = np.random.randn(*xs)
-    w = np.random.randn(*ws)
-    oh, ow = _out_hw(xs[1:3], ws[:2], strides, dilations, padding)
-    dy = np.random.randn(xs[0], oh, ow, ws[3])
-    pad_arg = [[0, 0]] + padding + [[0, 0]] if isinstance(padding, list) else padding
-    s4, d4 = [1, *strides, 1], [1, *dilations, 1]
+    x, w, dy, pad_arg, s4, d4 = _backprop_case(xs, ws, strides, padding, dilations)
     bi = tf.nn.conv2d_backprop_input(list(xs), w, dy, s4, pad_arg, dilations=d4)
     bf = tf.nn.conv2d_backprop_filter(x, list(ws), dy, s4, pad_arg, dilations=d4)
     got_dx, got_dw = _run(sess, [bi, bf])
