@@ -359,7 +359,7 @@ class Recorder:
         # collections with no MetaGraphDef form here (queue runners, control-flow
         # contexts) are left out: the replay needs none of them
         keys = [k for k in self.graph.get_all_collection_keys()
-                if k not in meta_graph._UNSUPPORTED_PROTO_KEYS]
+                if k not in meta_graph._CONTEXT_KEYS]
         meta_graph.export_meta_graph(tmp, graph=self.graph, collection_list=keys)
         os.replace(tmp, os.path.join(self.directory, GRAPH))
         index = {"format_version": FORMAT_VERSION, "graph": GRAPH, "calls": CALLS,

@@ -29,8 +29,11 @@ left out with a warning, as TF does. In the protobuf, "variables", "savers" and
 "queue_runners" collections are `bytes_list`s of serialized VariableDef / SaverDef /
 QueueRunnerDef messages, as TF writes them; on reading, TF's variable collection keys
 (variables, trainable_variables, global_step, ...), "savers" and "queue_runners" are
-decoded, and collections of protos tensorweave has no form for (cond_context,
-while_context) are skipped with a warning.
+decoded. TF's cond_context and while_context collections are not needed: importing the
+graph rebuilds every loop's and cond's context from the graph itself
+(ops/control_flow/imported_contexts.py), so gradients through them work; they are
+skipped silently (other collections of protos tensorweave has no form for, with a
+warning).
 """
 from __future__ import annotations
 
@@ -55,7 +58,7 @@ _log = logging.getLogger("tensorflow")
 _VARIABLE_KEYS = ("variables", "trainable_variables", "local_variables", "model_variables",
                   "moving_average_variables", "metric_variables", "global_step",
                   "concatenated_variables")
-_UNSUPPORTED_PROTO_KEYS = ("cond_context", "while_context")
+_CONTEXT_KEYS = ("cond_context", "while_context")
 _VARIABLE_FIELDS = ("variable_name", "initial_value_name", "initializer_name",
                     "snapshot_name", "trainable", "is_resource")
 
@@ -285,7 +288,9 @@ class MetaGraphDef:
             kind = cd.WhichOneof("kind")
             if kind is None:
                 continue
-            if kind == "any_list" or key in _UNSUPPORTED_PROTO_KEYS:
+            if key in _CONTEXT_KEYS:
+                continue  # rebuilt from the graph on import (imported_contexts.py)
+            if kind == "any_list":
                 _log.warning("Skipping collection %s of the MetaGraphDef: tensorweave has no "
                              "form for its items (%s)", key, kind)
                 continue
