@@ -379,8 +379,8 @@ class StructuredCompiler:
         self.frame_of = frame_of
         self.root = root
         self.guard: Dict[int, frozenset] = {}
-        self.waits = False     # an asynchronous kernel waits in place (the plan's run
-        # then registers its step and publishes its StepState: executor.running_step)
+        self.waits = False     # an asynchronous kernel waits in place (the plan is then
+        # a plan.WaitingStructuredPlan)
 
     # -- helpers shared by the root frame and loop frames --
     def _frame_items(self, frame: Frame):

@@ -160,13 +160,15 @@ class StructuredPlan(SequentialPlan):
     (runtime/frames.py); values a cond leaves dead are `values.DEAD`."""
 
     executor = _policy.STRUCTURED
-    waits = False  # an asynchronous kernel waits in place (frames.StructuredParts.waits)
+
+
+class WaitingStructuredPlan(StructuredPlan):
+    """A StructuredPlan whose one asynchronous kernel waits in place
+    (policy.waits_in_place): each run is a step registered with the session, so that
+    Session.close and the deadline end a wait, and its StepState is published on the
+    running thread for that kernel (executor.waiting_in_place)."""
 
     def run(self, feed_values, env, options=None, trace=None) -> list:
-        if not self.waits:
-            return SequentialPlan.run(self, feed_values, env, options, trace)
-        # registered, so that Session.close and the deadline end a wait; published on
-        # this thread for the kernels that wait in place (executor.waiting_in_place)
         state = env.begin_step(options)
         running = _ex.running_step
         outer, running.state = running.state, state
@@ -416,12 +418,11 @@ def _lower_control_flow(sg, binder, policy, executor: str) -> Plan:
 
 def _structured_plan(parts) -> StructuredPlan:
     frees = free_lists([s.step[2] for s in parts.steps], set(parts.fetch_slots))
-    plan = StructuredPlan(
+    plan = (WaitingStructuredPlan if parts.waits else StructuredPlan)(
         [Step(k, s.step[0], s.step[1], s.step[2], s.step[3], s.step[4], frees[k], s.op,
               loop=s.loop, guarded=s.guarded) for k, s in enumerate(parts.steps)],
         parts.n_slots, parts.feed_slots, parts.fetch_slots)
     plan.dead_fetch = parts.dead_fetch
-    plan.waits = parts.waits
     return plan
 
 
