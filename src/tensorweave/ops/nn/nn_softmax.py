@@ -55,10 +55,11 @@ def _log_softmax_kernel(ctx, logits):
 @gradient("Softmax")
 def _softmax_gradient(op, grad):
     # dx = (grad - sum(grad * softmax, -1)) * softmax
-    from tensorweave.ops.math import math_binary, reduction_ops
+    # (the operators, as TF writes it: the ops are named mul, Sum, sub, mul_1 as in TF)
+    from tensorweave.ops.math import reduction_ops
     sm = op.outputs[0]
-    dot = reduction_ops.reduce_sum(math_binary.multiply(grad, sm), -1, keepdims=True)
-    return [math_binary.multiply(math_binary.subtract(grad, dot), sm)]
+    dot = reduction_ops.reduce_sum(grad * sm, -1, keepdims=True)
+    return [(grad - dot) * sm]
 
 
 @gradient("LogSoftmax")
