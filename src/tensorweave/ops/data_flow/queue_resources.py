@@ -11,8 +11,9 @@ arrays, one per component, sharing a leading dimension with one row per element 
 enqueue_many batch is one block; a single enqueue a block of one row), and a *run* is a
 list of blocks in order (what one dequeue took). The FIFO queues keep a deque of
 read-only blocks and hand out slices of them (a dequeue_many that falls inside one block
-is a view, no copy); the random shuffle queue copies its elements into one array per
-component and samples rows with NumPy; the priority queue keeps a heap of one-row blocks.
+is a view, no copy); the random shuffle queue copies its elements into rows of one
+array per component, draws row numbers in Python and gathers the drawn rows with NumPy;
+the priority queue keeps a heap of one-row blocks.
 
 Invariants (all under `_lock`; callbacks are never called while holding it):
   * requests are served strictly in arrival order within each line: the head waiter of a
@@ -441,75 +442,82 @@ class PaddingFIFOQueueResource(QueueResource):
         return out
 
 
-def _draw(rng: np.random.Generator, n: int, k: int):
-    """`k` sequential draws from n rows, each uniform over the rows not drawn yet: the
-    swap-remove of TF's RandomShuffleQueue (take row j, move the last row into its
-    place), played on positions only. One double per draw, so the order depends on the
-    seed alone, not on how a dequeue's draws were split between calls.
-
-    Returns:
-      (rows drawn in order, holes, movers): moving row movers[i] into holes[i] then
-      leaves the remaining rows in the first n - k places.
+def _draw(rng: np.random.Generator, items: list, k: int) -> list:
+    """Removes `k` items from `items` by TF's RandomShuffleQueue draws: each draw takes
+    the item at a uniform position j among those left and moves the last item into
+    its place. One double per draw, so the order depends on the seed alone, not on
+    how a dequeue's draws were split between calls. Returns the items drawn, in order.
     """
-    moved: dict = {}  # position -> row now there, where they differ
-    get, pop = moved.get, moved.pop
+    n = len(items)
     drawn: list = []
-    append = drawn.append
+    append, pop = drawn.append, items.pop
     # draw i takes position int(u_i * (n - i)): the same doubles and products as one
     # Python multiplication per draw, computed at once
     for j in (rng.random(k) * np.arange(n, n - k, -1)).astype(np.intp).tolist():
-        n -= 1
-        append(get(j, j))
-        last = pop(n, n)
-        if j != n:
-            moved[j] = last
-    holes = np.fromiter(moved.keys(), np.intp, len(moved))
-    movers = np.fromiter(moved.values(), np.intp, len(moved))
-    return np.array(drawn, dtype=np.intp), holes, movers
+        append(items[j])
+        items[j] = items[-1]
+        pop()
+    return drawn
 
 
 class _ShuffleArrays:
-    """Random-shuffle storage for fully defined shapes: one array per component, rows
-    [0, n) in use, grown by doubling up to the capacity; a take gathers the drawn rows
-    with NumPy and fills their places from the end."""
+    """Random-shuffle storage for fully defined shapes: one array per component, whose
+    rows (slots) never move. `_slots` lists the slots in use in queue order (the
+    positions the draws pick from) and `_free` the slots to reuse, so a draw moves one
+    Python int, not a row; the arrays grow by doubling up to the capacity."""
 
     def __init__(self, dtypes, shapes, capacity: int):
         self._dtypes = [np.dtype(d.as_numpy_dtype) for d in dtypes]
-        self._shapes = shapes
         self._capacity = capacity
         self._arrays = [np.empty((0,) + s, dt) for s, dt in zip(shapes, self._dtypes)]
+        self._objects = any(dt == object for dt in self._dtypes)
+        self._slots: list = []
+        self._free: list = []   # slots not in use; the next ones used are at the end
         self.n = 0
 
+    def _grow(self, rows: int) -> None:
+        size = len(self._arrays[0])
+        new_size = max(size + rows, min(self._capacity, max(64, 2 * size)))
+        grown = []
+        for a in self._arrays:
+            new = np.empty((new_size,) + a.shape[1:], a.dtype)
+            new[:size] = a
+            grown.append(new)
+        self._arrays = grown
+        self._free += range(new_size - 1, size - 1, -1)
+
     def put(self, block: tuple) -> None:
-        rows, n = _rows(block), self.n
-        if n + rows > len(self._arrays[0]):
-            size = max(n + rows, min(self._capacity, max(64, 2 * len(self._arrays[0]))))
-            grown = []
-            for a in self._arrays:
-                new = np.empty((size,) + a.shape[1:], a.dtype)
-                new[:n] = a[:n]
-                grown.append(new)
-            self._arrays = grown
+        rows, free = _rows(block), self._free
+        if len(free) < rows:
+            self._grow(rows - len(free))
+        slots = free[len(free) - rows:]
+        del free[len(free) - rows:]
+        slots.reverse()
+        # fresh slots are consecutive (a slice assignment); reused ones are scattered
+        first = slots[0]
+        where = slice(first, first + rows) if slots[-1] == first + rows - 1 and \
+            slots == list(range(first, first + rows)) else np.array(slots, np.intp)
         for a, c in zip(self._arrays, block):
-            a[n:n + rows] = c
-        self.n = n + rows
+            a[where] = c
+        self._slots += slots
+        self.n += rows
 
     def take(self, k: int, rng: np.random.Generator) -> list:
-        n = self.n
-        idx, holes, movers = _draw(rng, n, k)
+        drawn = _draw(rng, self._slots, k)
+        idx = np.array(drawn, np.intp)
         out = tuple(a.take(idx, axis=0) for a in self._arrays)
-        keep = n - k
-        for a in self._arrays:
-            a[holes] = a[movers]
-            if a.dtype == object:
-                a[keep:n] = None  # drop references to the removed strings
-        self.n = keep
+        if self._objects:
+            for a in self._arrays:
+                if a.dtype == object:
+                    a[idx] = None  # drop references to the removed strings
+        self._free += drawn
+        self.n -= k
         return [out]
 
 
 class _ShuffleRows:
     """Random-shuffle storage for elements whose shapes may differ: one-row blocks in a
-    list, removed the same way as `_ShuffleArrays` removes rows."""
+    list, drawn the same way as `_ShuffleArrays` draws slots."""
 
     def __init__(self):
         self._rows: list = []
@@ -520,13 +528,8 @@ class _ShuffleRows:
         self.n = len(self._rows)
 
     def take(self, k: int, rng: np.random.Generator) -> list:
-        rows = self._rows
-        idx, holes, movers = _draw(rng, len(rows), k)
-        out = [rows[j] for j in idx.tolist()]
-        for h, m in zip(holes.tolist(), movers.tolist()):
-            rows[h] = rows[m]
-        del rows[len(rows) - k:]
-        self.n = len(rows)
+        out = _draw(rng, self._rows, k)
+        self.n = len(self._rows)
         return out
 
 

@@ -249,61 +249,111 @@ def _decode_complete_rows(rows, defaults, na: bytes, shape):
 
 
 _POW10_FLOAT = np.array([10.0 ** k for k in range(16)])  # exact powers of ten
+_POW10_INT = np.array([10 ** k for k in range(9)], np.uint64)
+_U64 = np.dtype("<u8")   # byte k of a word is the k-th character (on any host)
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+_NIBBLES = np.uint64(0x0F0F0F0F0F0F0F0F)
+
+
+def _field_words(buf: np.ndarray, starts: np.ndarray, count: int) -> List[np.ndarray]:
+    """Word w (w < count) of every field: its bytes 8w..8w+7 as a little-endian uint64,
+    zero past the end of the text; one gather of unaligned words per w."""
+    padded = np.zeros(len(buf) + 8 * count, np.uint8)
+    padded[:len(buf)] = buf
+    words = np.ndarray((len(padded) - 7,), _U64, padded, 0, (1,))  # a word at every byte
+    return [words[starts + 8 * w] for w in range(count)]
+
+
+def _as_word(flags: np.ndarray) -> np.ndarray:
+    """An [n, 8] bool matrix as n words with byte k 0x01 where flags[:, k]."""
+    return flags.view(np.uint8).reshape(-1).view(_U64)
+
+
+def _eight_digits(v: np.ndarray) -> np.ndarray:
+    """The integer spelled by the digit values in the bytes of `v` (byte 0 the most
+    significant), in three multiplications of pairs of lanes."""
+    v = ((v & _NIBBLES) * np.uint64(10 * 256 + 1)) >> np.uint64(8)
+    v = ((v & np.uint64(0x00FF00FF00FF00FF)) * np.uint64(100 * 65536 + 1)) >> np.uint64(16)
+    return ((v & np.uint64(0x0000FFFF0000FFFF)) * np.uint64(10000 * 2 ** 32 + 1)) >> \
+        np.uint64(32)
 
 
 def _parse_plain_numbers(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
                          np_dtype: np.dtype) -> Optional[np.ndarray]:
     """Parses the fields buf[starts[i]:starts[i] + lengths[i]] (lengths >= 1) with NumPy
-    column arithmetic, or None unless every field is a plain decimal: `[+-]digits` for
+    word arithmetic, or None unless every field is a plain decimal: `[+-]digits` for
     integers, `[+-]digits[.digits]` (either side may be empty) for floats, at most 15
     digits for floats (18 for integers). Those values are exact: the digits form an
     integer below 2**53 and 10**k is exact for k <= 22, so one IEEE division gives the
-    correctly rounded double, as strtod would."""
+    correctly rounded double, as strtod would.
+
+    Each field is cut into 8-byte words (at most 3). Bytes are classified as a [n, 8]
+    matrix per word; then, within each word, the digit values are packed together (the
+    sign and the dot squeezed out), aligned to the word's end and read as one integer
+    by lane arithmetic; the words' integers are then joined."""
     width = int(lengths.max())
     if width > 24:
         return None
-    n, size, is_float = len(starts), len(buf), np_dtype.kind == "f"
-    padded = np.concatenate((buf, np.zeros(width, np.uint8)))
-    lengths = lengths.astype(np.uint8)  # the counters are bytes too: less memory to stream
-    mantissa = np.zeros(n, np.int64)
-    digits = np.zeros(n, np.uint8)      # digits seen
-    fraction = np.zeros(n, np.uint8)    # digits seen after the dot
-    dots = np.zeros(n, np.uint8)
-    ok = np.ones(n, dtype=bool)
-    first = padded[starts]
-    negative = first == 45
-    for j in range(width):  # one place of every field at a time (Horner's scheme)
-        chars = first if j == 0 else padded[j:j + size][starts]
-        valid = lengths > j
-        digit = chars - np.uint8(48)  # wraps for bytes below "0"
-        is_digit = digit < 10
+    n, is_float = len(starts), np_dtype.kind == "f"
+    words = _field_words(buf, starts, -(-width // 8))
+    sizes = lengths.astype(np.uint64)
+    counts, digit_words, dot_words = [], [], []
+    for w, word in enumerate(words):
+        chars = word.view(np.uint8).reshape(n, 8)
+        # 0xFF in the bytes of the field: a shift of 64 or more gives 0 in NumPy
+        left = np.uint64(8 * (w + 1)) - np.minimum(sizes, np.uint64(8 * (w + 1)))
+        valid = (_ALL >> (left * np.uint64(8))).astype(_U64).view(np.uint8).reshape(n, 8)
+        valid = valid != 0
+        is_digit = chars - np.uint8(48) < 10   # wraps for bytes below "0"
         is_digit &= valid
-        np.multiply(mantissa, 10, out=mantissa, where=is_digit)
-        np.add(mantissa, digit, out=mantissa, where=is_digit)
-        digits += is_digit
         allowed = is_digit | ~valid
+        if w == 0:
+            first = chars[:, 0]
+            negative = first == 45
+            allowed[:, 0] |= negative | (first == 43)
         if is_float:
             is_dot = chars == 46
             is_dot &= valid
-            fraction += is_digit & (dots > 0)
-            dots += is_dot
             allowed |= is_dot
-        if j == 0:
-            allowed |= negative | (chars == 43)
-        ok &= allowed
-    if not ok.all() or digits.min() == 0 or digits.max() > (15 if is_float else 18):
+            dot_words.append(_as_word(is_dot))
+        if not allowed.all():
+            return None
+        digit_words.append(_as_word(is_digit))
+        counts.append(np.bitwise_count(digit_words[-1]))
+    ndigits = counts[0] if len(counts) == 1 else sum(counts)
+    if ndigits.min() == 0 or ndigits.max() > (15 if is_float else 18):
         return None
+    if is_float and (sum(np.bitwise_count(d) for d in dot_words)).max() > 1:
+        return None
+    mantissa = fraction = None
+    sign_bits = (negative | (first == 43)).astype(np.uint64) * np.uint64(8)
+    for w, word in enumerate(words):
+        digits = digit_words[w]
+        value = word & (digits * np.uint64(0xFF))   # the digits' bytes, others 0
+        if is_float:  # squeeze out the dot: the bytes after it move down by one
+            dot = dot_words[w]
+            below = dot - np.uint64(1)   # bytes before the dot; all if there is none
+            value = (value & below) | ((value >> np.uint64(8)) & ~below)
+            after = np.bitwise_count(digits & ~below)   # this word's digits after it
+            fraction = after if w == 0 else fraction + after + \
+                np.where(seen, counts[w], np.uint8(0))
+            seen = dot != 0 if w == 0 else seen | (dot != 0)
+        if w == 0:
+            value >>= sign_bits   # squeeze out the sign
+        value <<= (np.uint64(8) - counts[w].astype(np.uint64)) * np.uint64(8)
+        value = _eight_digits(value)
+        mantissa = value if w == 0 else mantissa * _POW10_INT[counts[w]] + value
     if not is_float:
-        values = np.where(negative, -mantissa, mantissa)
+        values = mantissa.astype(np.int64)
+        np.negative(values, out=values, where=negative)
         info = np.iinfo(np_dtype)
         if values.min() < info.min or values.max() > info.max:
             return None
         return values.astype(np_dtype)
-    if dots.max() > 1:
-        return None
     values = mantissa / _POW10_FLOAT[fraction]
+    np.negative(values, out=values, where=negative)
     # at most 15 digits: a value that is not 0 is at least 1e-15, far from subnormal
-    return _to_float(np.where(negative, -values, values), np_dtype,
+    return _to_float(values, np_dtype,
                      lambda i: buf[starts[i]:starts[i] + lengths[i]].tobytes(), tiny=False)
 
 
