@@ -129,7 +129,8 @@ class QueueResource:
     # --- storage (overridden by the ordered variants) -----------------------------------
     def _init_storage(self):
         self._blocks: deque = deque()   # read-only blocks, oldest first
-        self._count = 0                 # rows in _blocks
+        self._front = 0                 # rows of _blocks[0] already taken
+        self._count = 0                 # rows in _blocks, less _front
 
     def _size(self) -> int:
         return self._count
@@ -141,23 +142,28 @@ class QueueResource:
 
     def _take(self, k: int) -> list:
         """Removes the `k` next elements (k <= size); returns them as a run."""
-        run, blocks = [], self._blocks
+        run, blocks, front = [], self._blocks, self._front
         self._count -= k
         while k:
             block = blocks[0]
-            rows = _rows(block)
+            rows = _rows(block) - front
             if rows <= k:
                 blocks.popleft()
-                run.append(block)
+                run.append(_slice(block, front, front + rows) if front else block)
                 k -= rows
-            else:
-                run.append(_slice(block, 0, k))
-                blocks[0] = _slice(block, k, rows)
+                front = 0
+            else:  # the rest of the block stays where it is: no view of it is made
+                run.append(_slice(block, front, front + k))
+                front += k
                 k = 0
+        self._front = front
         return run
 
     def _restore(self, run: list) -> None:
         """Puts back elements a dequeue had taken (they were at the front)."""
+        if self._front:  # what is left of the first block becomes a block of its own
+            self._blocks[0] = _slice(self._blocks[0], self._front, _rows(self._blocks[0]))
+            self._front = 0
         self._blocks.extendleft(reversed(run))
         self._count += _run_rows(run)
 
