@@ -8,23 +8,6 @@ import tensorweave as tf
 from tensorweave.ops.data_flow.queue_resources import _draw
 
 
-def _reference(seed, seed2, script):
-    """The elements dequeued by `script` (("enqueue", keys) / ("dequeue", k)): draw
-    j = int(u * size), take rows[j], move the last row into its place."""
-    rng = np.random.default_rng([seed, seed2])
-    rows, out = [], []
-    for kind, arg in script:
-        if kind == "enqueue":
-            rows.extend(arg)
-            continue
-        for _ in range(arg):
-            j = int(rng.random() * len(rows))
-            out.append(rows[j])
-            rows[j] = rows[-1]
-            rows.pop()
-    return out
-
-
 def _script(rng, steps):
     """Random enqueue_many/dequeue_many sizes that keep 0 <= size <= 300."""
     script, size, key = [], 0, 0
@@ -41,7 +24,7 @@ def _script(rng, steps):
 
 
 @pytest.mark.parametrize("trial", range(3))
-def test_interleaved_batches_follow_the_draw_order(graph, trial):
+def test_interleaved_batches_follow_the_draw_order(graph, trial, swap_remove_order):
     rng = np.random.default_rng(trial)
     q = tf.RandomShuffleQueue(300, 0, [tf.int64, tf.string, tf.float32],
                               shapes=[[], [], [3]], seed=5 + trial)
@@ -72,7 +55,7 @@ def test_interleaved_batches_follow_the_draw_order(graph, trial):
         assert all(strings[i] is None for i in range(len(strings)) if i not in in_use)
         assert len(in_use) == store.n == sum(
             len(a) if kind == "enqueue" else -a for kind, a in script)
-    assert got == _reference(seed, seed2, script)
+    assert got == swap_remove_order(seed, seed2, script)
 
 
 def test_draw_swaps_the_last_item_into_the_drawn_place():

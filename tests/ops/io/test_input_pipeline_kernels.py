@@ -12,30 +12,13 @@ from tensorweave.ops.string.string_decode_ops import _parse_plain_numbers
 
 
 # --- RandomShuffleQueue order ---------------------------------------------------------------
-def _reference_order(seed, seed2, script):
-    """Swap-remove on a list: draw j = int(u * size) for each element, take rows[j] and
-    move the last row into its place."""
-    rng = np.random.default_rng([seed, seed2])
-    rows, out = [], []
-    for kind, arg in script:
-        if kind == "enqueue":
-            rows.extend(arg)
-            continue
-        for _ in range(arg):
-            j = int(rng.random() * len(rows))
-            out.append(rows[j])
-            rows[j] = rows[-1]
-            rows.pop()
-    return out
-
-
 _SCRIPT = [("enqueue", range(0, 30)), ("dequeue", 7), ("enqueue", range(30, 33)),
            ("dequeue", 1), ("dequeue", 12), ("enqueue", range(33, 90)), ("dequeue", 40),
            ("dequeue", 1), ("enqueue", range(90, 95)), ("dequeue", 29)]
 
 
 @pytest.mark.parametrize("shapes", [[[2], []], None])
-def test_random_shuffle_order_is_tf_draw_and_swap(graph, shapes):
+def test_random_shuffle_order_is_tf_draw_and_swap(graph, shapes, swap_remove_order):
     q = tf.RandomShuffleQueue(100, 5, [tf.int64, tf.int64], shapes=shapes, seed=11)
     seed, seed2 = q.queue_ref.op.get_attr("seed"), q.queue_ref.op.get_attr("seed2")
     x = tf.placeholder(tf.int64, [None, 2])
@@ -58,7 +41,7 @@ def test_random_shuffle_order_is_tf_draw_and_swap(graph, shapes):
                 a, b = sess.run(many[arg])
                 assert a[:, 0].tolist() == (b // 10).tolist() == (-a[:, 1]).tolist()
                 got += a[:, 0].tolist()
-    assert got == _reference_order(seed, seed2, _SCRIPT)
+    assert got == swap_remove_order(seed, seed2, _SCRIPT)
 
 
 # --- DecodeCSV's parser of plain decimals ---------------------------------------------------
