@@ -115,8 +115,10 @@ def test_one_waiting_kernel_waits_in_place_unless_the_step_could_end_a_wait(grap
     # other waits
     feed = q.enqueue(1.0)
     assert _choice([waits[1]], targets=[feed], threads=1) == P.TAGGED
-    # a close in the same step could end another step's wait
+    # a close in the same step could end another step's wait, and so could a py_func
     assert _choice([waits[1]], targets=[q.close()], threads=1) == P.TAGGED
+    signal = tf.py_func(lambda: np.int64(1), [], tf.int64)
+    assert _choice([waits[1], signal], threads=1) == P.TAGGED
 
 
 def test_rule_tagged_for_heavy_kernels_that_overlap_within_an_iteration(graph):

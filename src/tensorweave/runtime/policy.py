@@ -190,10 +190,12 @@ def choose_executor(sg, policy: ExecutionPolicy) -> str:
 
 
 # Synchronous ops that can end another step's wait: a queue's close ends its dequeues,
-# an accumulator's apply or global step a take of it.
+# an accumulator's apply or global step a take of it, and a stateful py_func may do
+# anything (signal a thread that then enqueues).
 WAKERS = frozenset({"QueueCloseV2", "QueueClose", "AccumulatorApplyGradient",
                     "ResourceAccumulatorApplyGradient", "SparseAccumulatorApplyGradient",
-                    "AccumulatorSetGlobalStep", "ResourceAccumulatorSetGlobalStep"})
+                    "AccumulatorSetGlobalStep", "ResourceAccumulatorSetGlobalStep",
+                    "PyFunc"})
 
 
 def waits_in_place(nodes: list, waiting: list) -> bool:

@@ -95,3 +95,24 @@ def test_imported_loop_keeps_its_structure_for_the_executor(tmp_path):
         with tf.Session() as sess:
             xv = np.array([0.3, 0.2, 0.1])
             assert sess.run("imp/z:0", {"imp/x:0": xv}) == pytest.approx(_forward(xv))
+
+
+def test_a_frame_without_the_while_loop_shape_gets_no_contexts():
+    with tf.Graph().as_default() as g:
+        x = tf.placeholder(tf.float32, [], name="x")
+        _, y = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * x),
+                             [0, tf.constant(1.0)])
+        tf.identity(y, name="y")
+        graph_def = g.as_graph_def()
+    for node in graph_def.node:  # the body's inputs no longer come through Identity
+        if node.op == "Identity" and node.name.startswith("while/Identity"):
+            node.op = "StopGradient"
+    with tf.Graph().as_default() as g:
+        tf.import_graph_def(graph_def, name="")
+        assert not g._while_contexts
+        assert all(op._control_flow_context is None for op in g.get_operations())
+        x, y = g.get_tensor_by_name("x:0"), g.get_tensor_by_name("y:0")
+        with tf.Session() as sess:
+            assert sess.run(y, {x: 2.0}) == 8.0
+        with pytest.raises(LookupError, match="differentiated as part of its whole"):
+            tf.gradients(y, x)

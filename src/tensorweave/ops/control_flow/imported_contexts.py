@@ -14,9 +14,9 @@ which TF's while_loop and cond build exactly as ours do:
     cond: Switch(x, pred_id)[branch] -> ... -> Identity -> Merge(false, true)
 
 An op belongs to the frame of its first data input (an Enter's output is in the
-Enter's frame, an Exit's in the parent's), or of its first control input. Graphs from
-raw control-flow primitives that do not have these shapes get no context and stay
-non-differentiable, as before.
+Enter's frame, an Exit's in the parent's), or of its first control input. A graph with a
+frame that does not have this shape (raw control-flow primitives, a pruned loop) gets
+no loop contexts at all and stays non-differentiable, as before.
 """
 from __future__ import annotations
 
@@ -36,9 +36,17 @@ def rebuild_contexts(graph, ops: List[Operation]) -> None:
     aside) their while-loop contexts and the cond Merges their predicates."""
     if not any(op._type in _ENTERS or op._type in _MERGES for op in ops):
         return
+    before = [(op, op._control_flow_context) for op in ops]
     contexts = _assign_frames(graph, ops)
-    for ctx, members in contexts:
-        _fill_loop(graph, ctx, members)
+    if not all(_fill_loop(ctx, members) for ctx, members in contexts):
+        # a frame that is not a tf.while_loop's shape: no loop gets a context (as
+        # before this module), so nothing half-built reaches the gradient code
+        for op, ctx in before:
+            op._control_flow_context = ctx
+    else:
+        for ctx, _ in contexts:
+            graph._while_contexts.append(ctx)
+        graph._has_while = graph._has_while or bool(contexts)
     for op in ops:
         if op._type in _MERGES and op._cond_pred is None and len(op._inputs) == 2 and \
                 op._inputs[1]._op._type not in _NEXTS:
@@ -88,12 +96,12 @@ def _assign_frames(graph, ops: List[Operation]) -> list:
     return [(ctx, members[id(ctx)]) for ctx in made.values()]
 
 
-def _fill_loop(graph, ctx: cf.WhileContext, members: List[Operation]) -> None:
-    """The tensors of `ctx` from its ops (see the module docstring); a frame that is not
-    a tf.while_loop keeps them empty (its Exits stay non-differentiable)."""
+def _fill_loop(ctx: cf.WhileContext, members: List[Operation]) -> bool:
+    """Sets the tensors of `ctx` from its ops (see the module docstring); False when the
+    frame does not have a tf.while_loop's shape."""
     conds = [op for op in members if op._type == "LoopCond"]
     if len(conds) != 1:
-        return
+        return False
     pred = conds[0]._outputs[0]
     switches = [op for op in members if op._type in ("Switch", "RefSwitch") and
                 op._inputs[1] is pred]
@@ -103,18 +111,18 @@ def _fill_loop(graph, ctx: cf.WhileContext, members: List[Operation]) -> None:
         if m._op._type not in _MERGES or len(m._op._inputs) != 2 or \
                 m._op._inputs[0]._op._type not in _ENTERS or \
                 m._op._inputs[1]._op._type not in _NEXTS:
-            return
+            return False
         ident = [c for c in sw._outputs[1].consumers() if c._type == "Identity"]
         exit_ops = [c for c in sw._outputs[0].consumers() if c._type in _EXITS]
         if not ident or len(exit_ops) != 1:
-            return
+            return False
         merges.append(m)
         enters.append(m._op._inputs[0])
         body_inputs.append(ident[0]._outputs[0])
         body_outputs.append(m._op._inputs[1]._op._inputs[0])
         exits.append(exit_ops[0]._outputs[0])
     if not switches:
-        return
+        return False
     ctx.pred, ctx.merges, ctx.enters = pred, merges, enters
     ctx.switches = [(sw._outputs[0], sw._outputs[1]) for sw in switches]
     ctx.body_inputs, ctx.body_outputs, ctx.exits = body_inputs, body_outputs, exits
@@ -125,8 +133,7 @@ def _fill_loop(graph, ctx: cf.WhileContext, members: List[Operation]) -> None:
             ctx.invariants[outer_t] = inner_t
             ctx._values[outer_t] = inner_t
             ctx._values[inner_t] = inner_t
-    graph._while_contexts.append(ctx)
-    graph._has_while = True
+    return True
 
 
 def _cond_predicate(merge: Operation) -> Optional[Tensor]:
