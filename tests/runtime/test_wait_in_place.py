@@ -113,3 +113,24 @@ def test_two_waiting_kernels_stay_on_the_tagged_executor(graph):
         sess.run([a.enqueue_many([[1.0, 2.0]]), b.enqueue_many([[3.0, 5.0]])])
         assert sess.run(total) == 13.0
         assert P.TAGGED in executors(sess)
+
+
+def test_a_failing_partition_ends_another_partitions_wait_in_place(graph):
+    # CPU:1's partition waits in place on an empty queue inside a loop; CPU:0's fails:
+    # the partitioned step's cancellation reaches the wait (no hang, the failure raised)
+    with tf.device("/cpu:1"):
+        q = tf.FIFOQueue(10, tf.float32, shapes=[[]])
+        _, total = tf.while_loop(lambda i, s: i < 2,
+                                 lambda i, s: (i + 1, s + q.dequeue()), [0, 0.0])
+    with tf.device("/cpu:0"):
+        k = tf.placeholder(tf.int32, [])
+        bad = tf.reshape(tf.ones([6]), tf.stack([k, -1]))
+    config = tf.ConfigProto(device_count={"CPU": 2},
+                            experimental={"fuse_host_partitions": False})
+    with tf.Session(config=config) as sess:
+        t0 = time.monotonic()
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            sess.run([total, bad], {k: 4}, options=tf.RunOptions(timeout_in_ms=20000))
+        assert time.monotonic() - t0 < 10
+        (plan,) = [p for p in sess._plans.values() if p.executor == "partitioned"]
+        assert any(type(p).__name__ == "WaitingStructuredPlan" for p in plan.plans)

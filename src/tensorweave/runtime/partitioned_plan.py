@@ -53,8 +53,8 @@ from tensorweave.runtime import partition as _part
 from tensorweave.runtime import policy as _policy
 from tensorweave.runtime import recv_scheduling as _recv_scheduling
 from tensorweave.runtime import tagged as _tagged
-from tensorweave.runtime.plan import DataflowPlan, Plan, TaggedPlan, _FlatPlan, \
-    _lower_control_flow, lower
+from tensorweave.runtime.plan import DataflowPlan, Plan, TaggedPlan, \
+    WaitingStructuredPlan, _FlatPlan, _lower_control_flow, lower
 from tensorweave.runtime.rendezvous import LocalRendezvous
 from tensorweave.runtime.send_recv_ops import TransferStepState, transfer_compression
 
@@ -179,6 +179,8 @@ class PartitionedPlan(Plan):
             elif self._tagged[k]:
                 results[k] = _tagged.run_tagged(self.plans[k].program, feeds, env.pool,
                                                 trace, state)
+            elif isinstance(self.plans[k], WaitingStructuredPlan):
+                results[k] = self.plans[k].run_in_step(feeds, state, trace)
             else:
                 results[k] = self.plans[k].run(feeds, env, options, trace)
         except BaseException as e:  # noqa: B036 - raised by the calling thread
@@ -408,7 +410,7 @@ def _inline_order(parts: _part.Partitions, plans: list):
     (no heavy kernel could overlap with another partition's) and the only kernels that
     wait are Recvs. None otherwise (the partitions then run on threads)."""
     for plan in plans:
-        if not isinstance(plan, _FlatPlan):
+        if not isinstance(plan, _FlatPlan) or isinstance(plan, WaitingStructuredPlan):
             return None  # control flow: its executor may wait on its own
         for step in plan.steps:
             if not step.cheap or (step.is_async and step.op.type not in ("_Send", "_Recv")):

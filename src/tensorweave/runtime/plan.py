@@ -170,13 +170,20 @@ class WaitingStructuredPlan(StructuredPlan):
 
     def run(self, feed_values, env, options=None, trace=None) -> list:
         state = env.begin_step(options)
+        try:
+            return self.run_in_step(feed_values, state, trace)
+        finally:
+            env.end_step(state)
+
+    def run_in_step(self, feed_values, state: _ex.StepState, trace=None) -> list:
+        """A run under the registered `state` (a partitioned step's: its cancellation,
+        by another partition's failure too, ends the wait)."""
         running = _ex.running_step
         outer, running.state = running.state, state
         try:
-            out = SequentialPlan.run(self, feed_values, env, options, trace)
+            out = SequentialPlan.run(self, feed_values, None, None, trace)
         finally:
             running.state = outer
-            env.end_step(state)
         if state.cancelled is not None:
             raise state.cancelled  # cancelled from outside while it ran (Session.close)
         return out
