@@ -124,24 +124,22 @@ def main(argv) -> None:
     ref = run_child(tf_python, "tensorflow", params) if os.path.exists(tf_python) else None
     figures = {"setup": "%d iterations (trivial loop), %d matmul iterations; medians of %d "
                         "runs" % (iters, LOOP_N, REPS)}
-    d = ref["dequeue_us_per_iteration"] if ref else None
-    figures["while_loop with a dequeue in its body (a kernel that may wait)"] = (
-        "tensorweave %.2f us/iteration (forced tagged %.2f)%s" % (
-            default["dequeue_us_per_iteration"], tagged["dequeue_us_per_iteration"],
-            ", TensorFlow %.2f: ratio %.2f (target <= 1.0)" % (
-                d, default["dequeue_us_per_iteration"] / d) if ref else ""))
-    a = ref["trivial_us_per_iteration"] if ref else None
-    figures["trivial while_loop, tagged executor"] = (
-        "tensorweave %.2f us/iteration (structured executor %.2f)%s" % (
-            tagged["trivial_us_per_iteration"], default["trivial_us_per_iteration"],
-            ", TensorFlow %.2f: ratio %.2f (target <= 1.0)" % (
-                a, tagged["trivial_us_per_iteration"] / a) if ref else ""))
-    b = ref["matmul_loop_ms"] if ref else None
-    figures["loop of 64x64 matmuls, parallel_iterations=10"] = (
-        "tensorweave %.2f ms (forced tagged %.2f ms)%s" % (
-            default["matmul_loop_ms"], tagged["matmul_loop_ms"],
-            ", TensorFlow %.2f ms: ratio %.2f (target <= 1.0)" % (
-                b, default["matmul_loop_ms"] / b) if ref else ""))
+    def figure(key, unit, ours, other, other_name):
+        """"tensorweave X unit (other_name Y), TensorFlow Z: ratio X/Z"."""
+        text = "tensorweave %.2f %s (%s %.2f)" % (ours[key], unit, other_name,
+                                                   other[key])
+        if unit == "ms":
+            text = text[:-1] + " ms)"
+        if ref:
+            text += ", TensorFlow %.2f: ratio %.2f (target <= 1.0)" % (
+                ref[key], ours[key] / ref[key])
+        return text
+    figures["while_loop with a dequeue in its body (a kernel that may wait)"] = figure(
+        "dequeue_us_per_iteration", "us/iteration", default, tagged, "forced tagged")
+    figures["trivial while_loop, tagged executor"] = figure(
+        "trivial_us_per_iteration", "us/iteration", tagged, default, "structured executor")
+    figures["loop of 64x64 matmuls, parallel_iterations=10"] = figure(
+        "matmul_loop_ms", "ms", default, tagged, "forced tagged")
     write_extra(out_path or os.devnull,
                 "The tagged-token loop executor, side by side with TensorFlow (issue 18)",
                 "TF_PYTHON=~/.cache/tensorweave-bench-tf/bin/python python "
