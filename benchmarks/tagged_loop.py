@@ -126,10 +126,8 @@ def main(argv) -> None:
                         "runs" % (iters, LOOP_N, REPS)}
     def figure(key, unit, ours, other, other_name):
         """"tensorweave X unit (other_name Y), TensorFlow Z: ratio X/Z"."""
-        text = "tensorweave %.2f %s (%s %.2f)" % (ours[key], unit, other_name,
-                                                   other[key])
-        if unit == "ms":
-            text = text[:-1] + " ms)"
+        text = "tensorweave %.2f %s (%s %.2f%s)" % (
+            ours[key], unit, other_name, other[key], " ms" if unit == "ms" else "")
         if ref:
             text += ", TensorFlow %.2f: ratio %.2f (target <= 1.0)" % (
                 ref[key], ours[key] / ref[key])
