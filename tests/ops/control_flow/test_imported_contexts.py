@@ -116,3 +116,25 @@ def test_a_frame_without_the_while_loop_shape_gets_no_contexts():
             assert sess.run(y, {x: 2.0}) == 8.0
         with pytest.raises(LookupError, match="differentiated as part of its whole"):
             tf.gradients(y, x)
+
+
+def test_gradients_through_a_tf_written_rnn_loop_with_tensor_arrays():
+    # TF's .meta holds the forward loop (TensorArrays, a reference variable read in the
+    # body, the iteration counter TF's gradients added) and TF's own backward loop:
+    # that one runs as TF built it; ours, built here, gives TF's gradient too
+    expected = np.load(os.path.join(FIXTURES, "rnn_loop_expected.npz"))
+    with tf.Graph().as_default() as g:
+        saver = tf.train.import_meta_graph(os.path.join(FIXTURES, "rnn_loop.meta"))
+        (kernel,) = tf.trainable_variables()
+        loss = g.get_tensor_by_name("loss:0")
+        ours = tf.gradients(loss, kernel)[0]
+        with tf.Session() as sess:
+            saver.restore(sess, os.path.join(FIXTURES, "rnn_loop_ckpt"))
+            # (in separate steps: both gradients use the TensorArray gradient source
+            # "gradients", as they do in TF, so one step would share their arrays)
+            feed = {"x:0": expected["x"]}
+            got_loss, got = sess.run([loss, ours], feed)
+            tf_built = sess.run(str(expected["grad_name"]), feed)
+    assert got_loss == pytest.approx(float(expected["loss"]), rel=1e-6)
+    np.testing.assert_allclose(tf_built, expected["grad"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got, expected["grad"], rtol=1e-5, atol=1e-6)

@@ -14,9 +14,10 @@ which TF's while_loop and cond build exactly as ours do:
     cond: Switch(x, pred_id)[branch] -> ... -> Identity -> Merge(false, true)
 
 An op belongs to the frame of its first data input (an Enter's output is in the
-Enter's frame, an Exit's in the parent's), or of its first control input. A graph with a
-frame that does not have this shape (raw control-flow primitives, a pruned loop) gets
-no loop contexts at all and stays non-differentiable, as before.
+Enter's frame, an Exit's in the parent's), or of its first control input. A frame that
+does not have this shape (raw control-flow primitives, a pruned loop, the backward loop
+TF's gradients built) gets no context, nor do the frames nested in it: those loops stay
+non-differentiable, as before; the others of the graph differentiate.
 """
 from __future__ import annotations
 
@@ -36,21 +37,32 @@ def rebuild_contexts(graph, ops: List[Operation]) -> None:
     aside) their while-loop contexts and the cond Merges their predicates."""
     if not any(op._type in _ENTERS or op._type in _MERGES for op in ops):
         return
-    before = [(op, op._control_flow_context) for op in ops]
+    before = {id(op): op._control_flow_context for op in ops}
     contexts = _assign_frames(graph, ops)
-    if not all(_fill_loop(ctx, members) for ctx, members in contexts):
-        # a frame that is not a tf.while_loop's shape: no loop gets a context (as
-        # before this module), so nothing half-built reaches the gradient code
-        for op, ctx in before:
-            op._control_flow_context = ctx
-    else:
-        for ctx, _ in contexts:
+    failed = {id(ctx) for ctx, members in contexts if not _fill_loop(ctx, members)}
+    for ctx, members in contexts:
+        if _within(ctx, failed):
+            # not a tf.while_loop's shape (or inside such a frame): its ops get no
+            # context, as before this module, so nothing half-built reaches the
+            # gradient code; the other loops of the graph keep theirs
+            for op in members:
+                op._control_flow_context = before[id(op)]
+        else:
             graph._while_contexts.append(ctx)
-        graph._has_while = graph._has_while or bool(contexts)
+            graph._has_while = True
     for op in ops:
         if op._type in _MERGES and op._cond_pred is None and len(op._inputs) == 2 and \
                 op._inputs[1]._op._type not in _NEXTS:
             op._cond_pred = _cond_predicate(op)
+
+
+def _within(ctx, failed: set) -> bool:
+    """Whether `ctx` or a loop it is nested in is one of the `failed` frames."""
+    while isinstance(ctx, cf.WhileContext):
+        if id(ctx) in failed:
+            return True
+        ctx = ctx.outer
+    return False
 
 
 def _context_of(t: Tensor):
@@ -114,11 +126,12 @@ def _fill_loop(ctx: cf.WhileContext, members: List[Operation]) -> bool:
             return False
         ident = [c for c in sw._outputs[1].consumers() if c._type == "Identity"]
         exit_ops = [c for c in sw._outputs[0].consumers() if c._type in _EXITS]
-        if not ident or len(exit_ops) != 1:
+        if len(exit_ops) != 1 or (not ident and not merges):
             return False
         merges.append(m)
         enters.append(m._op._inputs[0])
-        body_inputs.append(ident[0]._outputs[0])
+        # a counter TF's gradients added to the loop reads its Switch directly
+        body_inputs.append(ident[0]._outputs[0] if ident else sw._outputs[1])
         body_outputs.append(m._op._inputs[1]._op._inputs[0])
         exits.append(exit_ops[0]._outputs[0])
     if not switches:
