@@ -33,7 +33,9 @@ decoded. TF's cond_context and while_context collections are not needed: importi
 graph rebuilds every loop's and cond's context from the graph itself
 (ops/control_flow/imported_contexts.py), so gradients through them work; they are
 skipped silently (other collections of protos tensorweave has no form for, with a
-warning).
+warning). On export, the while loops are written to "while_context" as TF's
+WhileContextDef messages (ops/control_flow/context_protos.py), which TensorFlow needs to
+differentiate the loops of a graph it imports from us.
 """
 from __future__ import annotations
 
@@ -543,6 +545,12 @@ def export_meta_graph(filename: Optional[str] = None, meta_info_def=None, graph_
             cd = None
         if cd is not None:
             collections[key] = cd
+    if g._while_contexts and (collection_list is None or
+                              _graph.GraphKeys.WHILE_CONTEXT in collection_list):
+        from tensorweave.ops.control_flow import context_protos
+        defs = context_protos.while_context_defs(g, export_scope)
+        if defs:  # TF differentiates the loops of the graph it imports through these
+            collections[_graph.GraphKeys.WHILE_CONTEXT] = CollectionDef("bytes_list", defs)
     mg = MetaGraphDef(meta_info_def, graph_def, saver_def, collections)
     if filename:
         from tensorweave.ops.io import checkpoint_format
