@@ -70,7 +70,7 @@ def _queue_runner_message():
     classes the rest of our formats use, does not ship this one). Its
     queue_closed_exception_types field is TF's error-code enum; a packed repeated int32
     has the same wire form."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from google.protobuf import descriptor_pb2
     f = descriptor_pb2.FileDescriptorProto(
         name="tensorweave/queue_runner.proto", package="tensorflow", syntax="proto3")
     m = f.message_type.add(name="QueueRunnerDef")
@@ -83,12 +83,8 @@ def _queue_runner_message():
             (5, "queue_closed_exception_types", fields.TYPE_INT32,
              fields.LABEL_REPEATED)):
         m.field.add(name=name, number=number, type=kind, label=label)
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(f)
-    desc = pool.FindMessageTypeByName("tensorflow.QueueRunnerDef")
-    get = getattr(message_factory, "GetMessageClass", None)
-    return get(desc) if get is not None else \
-        message_factory.MessageFactory(pool).GetPrototype(desc)
+    from tensorweave.framework.proto_classes import message_classes
+    return message_classes([f], ["tensorflow.QueueRunnerDef"])["tensorflow.QueueRunnerDef"]
 
 
 @tf_export("train.QueueRunner", "train.queue_runner.QueueRunner")

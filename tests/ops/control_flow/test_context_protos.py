@@ -50,14 +50,30 @@ def test_nested_loops_are_written_as_tf_writes_them(graph):
             assert outside in ctx.values_def.values
 
 
-def test_a_loop_with_a_cond_inside_is_left_out_and_the_collection_can_be_chosen(graph):
+def test_a_cond_in_a_loop_is_nested_in_its_def_and_the_collection_can_be_chosen(graph):
     x = tf.placeholder(tf.float32, [], name="x")
     tf.while_loop(lambda i, a: i < 3,
                   lambda i, a: (i + 1, tf.cond(a > 0, lambda: a * x, lambda: a - x)),
                   [0, tf.constant(1.0)])
-    tf.while_loop(lambda i: i < 2, lambda i: i + 1, [0], name="plain")
+    tf.cond(x > 0, lambda: x, lambda: -x)  # outside every loop: not written
     (d,) = _defs(tf.train.export_meta_graph())
-    assert d.context_name.startswith("plain")
+    get = graph.get_tensor_by_name
+    conds = [c.cond_ctxt for c in d.nested_contexts]
+    assert sorted(c.branch for c in conds) == [0, 1]
+    for c in conds:
+        assert get(c.pred_name).dtype == tf.bool
+        pivot = get(c.pivot_name).op
+        assert pivot.type == "Identity" and pivot.inputs[0].op.type == "Switch"
+        assert pivot.inputs[0].value_index == c.branch
+        # what a branch takes in comes through a Switch on its side
+        assert c.values_def.external_values
+        for outside, inside in c.values_def.external_values.items():
+            assert get(inside).op.type == "Switch"
+            assert get(inside).value_index == c.branch
+            assert outside in c.values_def.values
+        # the branch's own ops are its values, not the loop's
+        own = [n for n in c.values_def.values if n not in c.values_def.external_values]
+        assert own and not set(own) & set(d.values_def.values)
     assert "while_context" not in tf.train.export_meta_graph(
         collection_list=[]).collection_def
 

@@ -13,79 +13,117 @@ nested in it are
 its `nested_contexts`. The collection lists the outermost loops. Our own import does not
 read it: imported_contexts.py rebuilds contexts from the graph.
 
-Left out (not written): a loop whose body holds a tf.cond. TF would need the cond's own
-CondContextDef nested in the loop's, which this module does not write; TensorFlow then
-imports the graph as before, without that loop's context.
+A tf.cond inside a loop is written as TF's CondContextDef nested in the loop's (its
+predicate, pivot, branch, values, and the values it takes in through its Switches), one
+per branch. Left out: conds outside every loop (TensorFlow differentiates them without
+their contexts), loops inside such a cond, and a loop that names a tensor outside the
+exported scope.
 """
 from __future__ import annotations
 
 import functools
 from typing import Dict, List, Optional
 
+from tensorweave.framework.proto_classes import message_classes
 from tensorweave.ops.control_flow import control_flow_ops as cf
 
 
 def while_context_defs(graph, export_scope: Optional[str] = None) -> List[bytes]:
-    """The serialized WhileContextDef of each outermost while loop of `graph` that can
-    be written (see the module docstring), names relative to `export_scope`."""
-    members: Dict[int, list] = {}
-    has_cond = set()
+    """The serialized WhileContextDef of each outermost while loop of `graph`, with the
+    loops and conds nested in it (see the module docstring), names relative to
+    `export_scope`; a loop naming a tensor outside the scope is left out."""
+    members: Dict[int, list] = {}    # context -> the ops it holds
+    contexts: Dict[int, object] = {}
     for op in graph.get_operations():
         ctx = op._control_flow_context
-        if isinstance(ctx, cf.WhileContext):
+        if isinstance(ctx, (cf.WhileContext, cf.CondContext)):
             members.setdefault(id(ctx), []).append(op)
-        elif isinstance(ctx, cf.CondContext):
-            while ctx is not None and not isinstance(ctx, cf.WhileContext):
+            while ctx is not None and id(ctx) not in contexts:
+                contexts[id(ctx)] = ctx
                 ctx = ctx.outer
-            if ctx is not None:
-                has_cond.add(id(ctx))
-    loops = [c for c in graph._while_contexts if c.pred is not None and c.exits]
-    children: Dict[int, list] = {}
-    for c in loops:
-        if isinstance(c.outer, cf.WhileContext):
-            children.setdefault(id(c.outer), []).append(c)
-    message = _messages()
+    children: Dict[int, list] = {}   # context -> the contexts nested in it, in order
+    switched = set()                 # the Switch ops by which conds take in values
+    for ctx in contexts.values():
+        if ctx.outer is not None:
+            children.setdefault(id(ctx.outer), []).append(ctx)
+        if isinstance(ctx, cf.CondContext):
+            switched.update(id(v._op) for k, v in ctx._values.items() if k is not v)
 
-    def blocked(ctx) -> bool:  # a cond somewhere in it or in a loop nested in it
-        return id(ctx) in has_cond or any(blocked(c) for c in children.get(id(ctx), ()))
+    def name_of(tensor_name: str) -> str:
+        n = _strip(tensor_name, export_scope)
+        if n is None:
+            raise _OutsideScope(tensor_name)
+        return n
 
-    def fill(proto, ctx) -> bool:
-        names = [_strip(t.name, export_scope) for t in
-                 [ctx.pred, ctx.merges[0], ctx.pivot] + list(ctx.exits) + list(ctx.enters)]
-        if any(n is None for n in names):
-            return False
+    def name(t) -> str:
+        return name_of(t.name)
+
+    def values_of(ctx) -> set:
+        out = {t.name for op in members.get(id(ctx), ()) if id(op) not in switched
+               for t in op._outputs}
+        for child in children.get(id(ctx), ()):  # a nested loop's results live here
+            if isinstance(child, cf.WhileContext):
+                out.update(t.name for t in child.exits)
+        return out
+
+    def fill_nested(proto, ctx) -> None:
+        for child in children.get(id(ctx), ()):
+            if isinstance(child, cf.WhileContext):
+                fill_while(proto.nested_contexts.add().while_ctxt, child)
+            else:
+                fill_cond(proto.nested_contexts.add().cond_ctxt, child)
+
+    def fill_while(proto, ctx) -> None:
+        if ctx.pred is None or not ctx.exits:
+            raise _OutsideScope(ctx.name)  # not a finished tf.while_loop
         proto.context_name = _strip(ctx.name, export_scope) or ctx.name
         proto.parallel_iterations = ctx.parallel_iterations
         proto.back_prop = bool(ctx.back_prop)
         proto.swap_memory = bool(ctx.swap_memory)
-        proto.pivot_name, proto.pivot_for_pred_name, proto.pivot_for_body_name = names[:3]
-        proto.loop_exit_names.extend(names[3:3 + len(ctx.exits)])
-        proto.loop_enter_names.extend(names[3 + len(ctx.exits):])
-        values = set()
-        for op in members.get(id(ctx), ()):
-            values.update(t.name for t in op._outputs)
-        for child in children.get(id(ctx), ()):  # a nested loop's results live here
-            values.update(t.name for t in child.exits)
+        proto.pivot_name = name(ctx.pred)
+        proto.pivot_for_pred_name = name(ctx.merges[0])
+        proto.pivot_for_body_name = name(ctx.pivot)
+        proto.loop_exit_names.extend(name(t) for t in ctx.exits)
+        proto.loop_enter_names.extend(name(t) for t in ctx.enters)
+        values = values_of(ctx)
         for e in ctx.enter_ops:  # the loop invariants, as TF's AddValue records them:
             if e._attrs.get("is_constant"):  # keyed by the tensor outside every loop
-                outer, inner = _outside_loops(e._inputs[0]).name, e._outputs[0].name
-                values.add(outer)
-                proto.values_def.external_values[_strip(outer, export_scope) or outer] = \
-                    _strip(inner, export_scope) or inner
-        proto.values_def.values.extend(sorted(
-            v for v in (_strip(n, export_scope) for n in values) if v is not None))
-        for child in children.get(id(ctx), ()):
-            if not fill(proto.nested_contexts.add().while_ctxt, child):
-                return False
-        return True
+                outside = _outside_loops(e._inputs[0])
+                values.add(outside.name)
+                proto.values_def.external_values[name(outside)] = name(e._outputs[0])
+        proto.values_def.values.extend(sorted(name_of(n) for n in values))
+        fill_nested(proto, ctx)
+
+    def fill_cond(proto, ctx) -> None:
+        proto.context_name = _strip(ctx.name, export_scope) or ctx.name
+        proto.pred_name = name(ctx.pred)
+        proto.pivot_name = name(ctx.pivot)
+        proto.branch = ctx.branch
+        values = values_of(ctx)
+        for outside, inside in ctx._values.items():  # taken in through a Switch
+            if outside is not inside:
+                values.update((outside.name, inside.name))
+                proto.values_def.external_values[name(outside)] = name(inside)
+        proto.values_def.values.extend(sorted(name_of(n) for n in values))
+        fill_nested(proto, ctx)
+
+    message = _messages()
     out = []
-    for ctx in loops:
-        if isinstance(ctx.outer, cf.WhileContext) or blocked(ctx):
-            continue
+    for ctx in graph._while_contexts:
+        if ctx.outer is not None:
+            continue  # written inside the loop (or left out with the cond) holding it
         proto = message()
-        if fill(proto, ctx):
-            out.append(proto.SerializeToString())
+        try:
+            fill_while(proto, ctx)
+        except _OutsideScope:
+            continue
+        out.append(proto.SerializeToString())
     return out
+
+
+class _OutsideScope(Exception):
+    """A loop names a tensor outside the exported scope (or is not finished): left
+    out."""
 
 
 def _outside_loops(t):
@@ -107,7 +145,7 @@ def _messages():
     """The WhileContextDef class of tensorflow/core/protobuf/control_flow.proto, made
     from its schema (the `tensorboard` package does not ship it), with ValuesDef,
     CondContextDef and ControlFlowContextDef (for nested contexts)."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from google.protobuf import descriptor_pb2
     fd = descriptor_pb2.FieldDescriptorProto
     f = descriptor_pb2.FileDescriptorProto(
         name="tensorweave/control_flow.proto", package="tensorflow", syntax="proto3")
@@ -153,9 +191,4 @@ def _messages():
                (11, "maximum_iterations_name", fd.TYPE_STRING, opt, None),
                (12, "nested_contexts", fd.TYPE_MESSAGE, rep,
                 ".tensorflow.ControlFlowContextDef")])
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(f)
-    desc = pool.FindMessageTypeByName("tensorflow.WhileContextDef")
-    get = getattr(message_factory, "GetMessageClass", None)
-    return get(desc) if get is not None else \
-        message_factory.MessageFactory(pool).GetPrototype(desc)
+    return message_classes([f], ["tensorflow.WhileContextDef"])["tensorflow.WhileContextDef"]

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from typing import Dict
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import descriptor_pb2
+
+from tensorweave.framework.proto_classes import message_classes
 
 _F = descriptor_pb2.FieldDescriptorProto
 
@@ -79,16 +81,11 @@ def _example_file() -> descriptor_pb2.FileDescriptorProto:
 
 
 def _build() -> Dict[str, type]:
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(_feature_file())
-    pool.Add(_example_file())
-    get = getattr(message_factory, "GetMessageClass", None)
-    if get is None:  # protobuf < 4.22
-        factory = message_factory.MessageFactory(pool)
-        get = factory.GetPrototype
     names = ("BytesList", "FloatList", "Int64List", "Feature", "Features", "FeatureList",
              "FeatureLists", "Example", "SequenceExample")
-    return {n: get(pool.FindMessageTypeByName("tensorflow." + n)) for n in names}
+    classes = message_classes([_feature_file(), _example_file()],
+                              ["tensorflow." + n for n in names])
+    return {n: classes["tensorflow." + n] for n in names}
 
 
 MESSAGES: Dict[str, type] = _build()
