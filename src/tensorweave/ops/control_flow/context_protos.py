@@ -52,7 +52,7 @@ def while_context_defs(graph, export_scope: Optional[str] = None) -> List[bytes]
     def name_of(tensor_name: str) -> str:
         n = _strip(tensor_name, export_scope)
         if n is None:
-            raise _OutsideScope(tensor_name)
+            raise _NotWritten(tensor_name)
         return n
 
     def name(t) -> str:
@@ -75,7 +75,7 @@ def while_context_defs(graph, export_scope: Optional[str] = None) -> List[bytes]
 
     def fill_while(proto, ctx) -> None:
         if ctx.pred is None or not ctx.exits:
-            raise _OutsideScope(ctx.name)  # not a finished tf.while_loop
+            raise _NotWritten(ctx.name)
         proto.context_name = _strip(ctx.name, export_scope) or ctx.name
         proto.parallel_iterations = ctx.parallel_iterations
         proto.back_prop = bool(ctx.back_prop)
@@ -115,15 +115,15 @@ def while_context_defs(graph, export_scope: Optional[str] = None) -> List[bytes]
         proto = message()
         try:
             fill_while(proto, ctx)
-        except _OutsideScope:
+        except _NotWritten:
             continue
         out.append(proto.SerializeToString())
     return out
 
 
-class _OutsideScope(Exception):
-    """A loop names a tensor outside the exported scope (or is not finished): left
-    out."""
+class _NotWritten(Exception):
+    """A loop that is not written: it names a tensor outside the exported scope, or it
+    is not a finished tf.while_loop."""
 
 
 def _outside_loops(t):
