@@ -25,7 +25,8 @@ _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
 
 
-def _dtype_str(dtype: np.dtype) -> str:
+def dtype_code(dtype: np.dtype) -> str:
+    """The wire name of a NumPy dtype ("<f4", "bfloat16", "O" for strings)."""
     if dtype.kind in "OSU":
         return "O"
     if dtype.name == "bfloat16":
@@ -33,7 +34,8 @@ def _dtype_str(dtype: np.dtype) -> str:
     return dtype.str
 
 
-def _dtype_of(code: str) -> np.dtype:
+def code_dtype(code: str) -> np.dtype:
+    """The NumPy dtype a wire name (`dtype_code`) stands for."""
     if code == "O":
         return np.dtype(object)
     if code == "bfloat16":
@@ -66,7 +68,7 @@ def tensor_parts(value, is_dead: bool = False) -> List:
             raise errors.InvalidArgumentError(
                 None, None, "Cannot send a value of type %s to another task: only tensors "
                 "travel between tasks" % type(value).__name__)
-    code = _dtype_str(value.dtype).encode("ascii")
+    code = dtype_code(value.dtype).encode("ascii")
     head = bytes([0, len(code)]) + code + bytes([value.ndim]) + \
         struct.pack("<%dq" % value.ndim, *value.shape)
     if value.dtype.kind in "OSU":
@@ -86,7 +88,7 @@ def decode_tensor(buf) -> Tuple[object, bool]:
     if mv[0] == 1:
         return None, True
     n = mv[1]
-    dtype = _dtype_of(bytes(mv[2:2 + n]).decode("ascii"))
+    dtype = code_dtype(bytes(mv[2:2 + n]).decode("ascii"))
     pos = 2 + n
     rank = mv[pos]
     pos += 1

@@ -183,6 +183,13 @@ class RunEnv:
             self._live.add(state)
         return state
 
+    def begin_service(self) -> StepState:
+        """A registered StepState without a deadline, for work that spans many steps of
+        the session (an input worker's feeder): Session.close cancels it like a step."""
+        state = self.begin_step()
+        state.deadline = None
+        return state
+
     def end_step(self, state: StepState) -> None:
         with self._lock:
             self._live.discard(state)

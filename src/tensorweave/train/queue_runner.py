@@ -5,7 +5,9 @@ Python thread per enqueue op, each running its op in a loop as concurrent steps 
 same session (paper §3.2): the I/O and preprocessing subgraphs of Figure 1. The queue's
 blocking gives backpressure; closing it ends the consumers with OutOfRangeError once it
 is drained. In the deterministic mode (runtime/determinism.py) the threads of one runner
-take turns in a fixed round-robin order, one run of their enqueue op per turn.
+take turns in a fixed round-robin order, one run of their enqueue op per turn. An enqueue
+op fed by a reader may have its reading and decoding run in a worker process
+(input_processes.py); its thread then only enqueues what the worker makes.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from tensorweave.framework import errors
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
 from tensorweave.runtime import determinism as _determinism
+from tensorweave.train import input_processes as _input_processes
 
 _log = logging.getLogger("tensorflow")
 
@@ -200,10 +203,13 @@ class QueueRunner:
         `turns` (a determinism.Turnstile: the session's deterministic mode) the threads
         of this runner take turns, each turn one run of its enqueue op."""
         counted = True  # this thread is still counted in _runs_per_session[sess]
+        feeder = None
         if turns is not None:
             _determinism.set_stream((self.name, index))
         try:
-            enqueue = sess.make_callable(enqueue_op)
+            # the reading and decoding may run in a worker process (input_processes.py)
+            feeder = _input_processes.feeder_for(sess, enqueue_op)
+            enqueue = feeder.step if feeder is not None else sess.make_callable(enqueue_op)
             while not (coord is not None and coord.should_stop()):
                 try:
                     if turns is None:
@@ -231,6 +237,8 @@ class QueueRunner:
                     self._exceptions_raised.append(e)
                 raise
         finally:
+            if feeder is not None:
+                feeder.close()
             if turns is not None:
                 turns.leave(index)
             if counted:

@@ -1,0 +1,280 @@
+"""QueueRunner threads whose reading and decoding run in input worker processes
+(train/input_processes.py, train/input_worker.py): the same records as the threads of
+TF1, the same end of input and errors, and no process left behind."""
+import os
+import time
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.train import input_processes
+from tensorweave.train import queue_runner as queue_runner_module
+
+JOIN = 20.0
+RUN = tf.RunOptions(timeout_in_ms=20000)
+
+
+def _csv_files(directory, files=3, rows=10):
+    paths = []
+    for k in range(files):
+        path = os.path.join(str(directory), "part-%d.csv" % k)
+        with open(path, "w") as f:
+            for i in range(rows):
+                f.write("%d,%d.5\n" % (100 * k + i, i))
+        paths.append(path)
+    return paths
+
+
+def _feeders(monkeypatch):
+    """Records each ProcessFeeder made, to check its worker process."""
+    made = []
+    original = input_processes.feeder_for
+
+    def spy(sess, op):
+        feeder = original(sess, op)
+        if feeder is not None:
+            made.append(feeder)
+        return feeder
+    monkeypatch.setattr(queue_runner_module._input_processes, "feeder_for", spy)
+    return made
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open("/proc/%d/stat" % pid) as f:  # a zombie is not alive
+        return f.read().split(") ")[-1][0] != "Z"
+
+
+def _drain(sess, fetch):
+    out = []
+    try:
+        while True:
+            out.append(sess.run(fetch, options=RUN))
+    except tf.errors.OutOfRangeError:
+        pass
+    return out
+
+
+def test_records_and_end_of_input_match_the_thread(tmp_path, monkeypatch):
+    """One thread, `read` + decode_csv + batch: every record of both epochs in file
+    order, then OutOfRangeError, from a worker process."""
+    made = _feeders(monkeypatch)
+    paths = _csv_files(tmp_path)
+    with tf.Graph().as_default():
+        files = tf.train.string_input_producer(paths, shuffle=False, num_epochs=2)
+        _, line = tf.TextLineReader().read(files)
+        ids, halves = tf.decode_csv(line, [[0], [0.0]])
+        batch = tf.train.batch([ids, halves], 7, num_threads=1,
+                               allow_smaller_final_batch=True)
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess, coord)
+            got = _drain(sess, batch)
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=JOIN)
+    assert len(made) == 1
+    ids = np.concatenate([b[0] for b in got])
+    halves = np.concatenate([b[1] for b in got])
+    expected = [100 * k + i for k in range(3) for i in range(10)] * 2
+    np.testing.assert_array_equal(ids, expected)
+    np.testing.assert_array_equal(halves, np.array(expected) % 100 + 0.5)
+    assert not _alive(made[0].pid)
+
+
+def test_read_up_to_batches_with_two_threads(tmp_path, monkeypatch):
+    """`read_up_to` + enqueue_many, two threads (two workers): every record exactly once."""
+    made = _feeders(monkeypatch)
+    paths = _csv_files(tmp_path, files=4, rows=50)
+    with tf.Graph().as_default():
+        files = tf.train.string_input_producer(paths, shuffle=True, seed=1, num_epochs=1)
+        _, lines = tf.TextLineReader().read_up_to(files, 16)
+        ids, halves = tf.decode_csv(lines, [[0], [0.0]])
+        batch = tf.train.shuffle_batch([ids, halves * 2.0], 10, capacity=100,
+                                       min_after_dequeue=20, num_threads=2, seed=2,
+                                       enqueue_many=True, allow_smaller_final_batch=True)
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess, coord)
+            got = _drain(sess, batch)
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=JOIN)
+    assert len(made) == 2
+    ids = np.concatenate([b[0] for b in got])
+    doubled = np.concatenate([b[1] for b in got])
+    assert sorted(ids.tolist()) == [100 * k + i for k in range(4) for i in range(50)]
+    np.testing.assert_allclose(doubled, (ids % 100 + 0.5) * 2.0)
+    assert not any(_alive(f.pid) for f in made)
+
+
+def _tfrecords(path, values):
+    with tf.python_io.TFRecordWriter(path) as w:
+        for v in values:
+            w.write(np.asarray(v, np.float32).tobytes())
+
+
+def test_a_corrupt_record_reports_data_loss_naming_our_op(tmp_path, monkeypatch):
+    made = _feeders(monkeypatch)
+    good = str(tmp_path / "good.tfrecord")
+    _tfrecords(good, [[1.0, 2.0], [3.0, 4.0]])
+    bad = str(tmp_path / "bad.tfrecord")
+    with open(good, "rb") as f:
+        data = bytearray(f.read())
+    data[14] ^= 0xFF  # a byte of the first record's data: its CRC no longer matches
+    with open(bad, "wb") as f:
+        f.write(bytes(data))
+    with tf.Graph().as_default():
+        files = tf.train.string_input_producer([bad], shuffle=False, num_epochs=1)
+        _, record = tf.TFRecordReader(name="records").read(files)
+        values = tf.reshape(tf.decode_raw(record, tf.float32), [2])
+        batch = tf.train.batch([values], 1)
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess, coord)
+            with pytest.raises(tf.errors.DataLossError) as info:
+                coord.join(threads, stop_grace_period_secs=JOIN)
+    assert len(made) == 1
+    assert info.value.op is not None and info.value.op.type == "ReaderReadV2"
+    assert info.value.op.graph is batch.graph
+    assert "corrupted record" in info.value.message.lower() or \
+        "checksum" in info.value.message.lower()
+
+
+def test_stop_request_and_session_close_end_the_workers(tmp_path, monkeypatch):
+    """An endless pipeline (no num_epochs): a coordinator stop ends threads and workers;
+    a session closed under running workers ends them too."""
+    made = _feeders(monkeypatch)
+    paths = _csv_files(tmp_path)
+    for close_first in (False, True):
+        del made[:]
+        with tf.Graph().as_default():
+            files = tf.train.string_input_producer(paths)
+            _, line = tf.TextLineReader().read(files)
+            ids, _ = tf.decode_csv(line, [[0], [0.0]])
+            batch = tf.train.shuffle_batch([ids], 5, capacity=50, min_after_dequeue=10,
+                                           num_threads=2)
+            sess = tf.Session()
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess, coord)
+            for _ in range(5):
+                assert sess.run(batch, options=RUN).shape == (5,)
+            assert len(made) == 2 and all(_alive(f.pid) for f in made)
+            if close_first:
+                sess.close()
+                coord.request_stop()
+                _join_quietly(coord, threads)
+            else:
+                coord.request_stop()
+                coord.join(threads, stop_grace_period_secs=JOIN)
+                sess.close()
+        deadline = time.monotonic() + JOIN
+        while any(_alive(f.pid) for f in made) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_alive(f.pid) for f in made)
+        assert not any(t.is_alive() for t in threads)
+
+
+def _join_quietly(coord, threads):
+    try:
+        coord.join(threads, stop_grace_period_secs=JOIN)
+    except (tf.errors.CancelledError, RuntimeError):
+        pass  # a closed session's steps fail; the threads must end all the same
+
+
+def test_a_killed_worker_is_reported(tmp_path, monkeypatch):
+    made = _feeders(monkeypatch)
+    paths = _csv_files(tmp_path)
+    with tf.Graph().as_default():
+        files = tf.train.string_input_producer(paths)
+        _, line = tf.TextLineReader().read(files)
+        ids, _ = tf.decode_csv(line, [[0], [0.0]])
+        batch = tf.train.batch([ids], 5, capacity=10)
+        with tf.Session() as sess:
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess, coord)
+            sess.run(batch, options=RUN)
+            os.kill(made[0].pid, 9)
+            with pytest.raises(tf.errors.InternalError, match="exited with code -9"):
+                coord.join(threads, stop_grace_period_secs=JOIN)
+
+
+def _pipeline_with(extra):
+    """A TFRecord pipeline; `extra(reader, values)` adds what should keep it in-process."""
+    files = tf.train.string_input_producer(["unused"])
+    reader = tf.TFRecordReader()
+    _, record = reader.read(files)
+    values = tf.decode_raw(record, tf.float32)
+    values = extra(reader, values)
+    tf.train.batch([tf.reshape(values, [2])], 1)
+    return tf.get_collection(tf.GraphKeys.QUEUE_RUNNERS)[-1].enqueue_ops[0]
+
+
+@pytest.mark.parametrize("extra", [
+    lambda r, v: v + tf.cast(r.num_records_produced(), tf.float32),   # reader counters
+    lambda r, v: v + tf.Variable(1.0).read_value(),                   # a variable
+    lambda r, v: v + tf.random_uniform([2]),                          # a random op
+    lambda r, v: v + tf.py_func(lambda a: a, [v], tf.float32),        # py_func
+], ids=["reader_counter", "variable", "random", "py_func"])
+def test_subgraphs_using_other_state_stay_in_this_process(extra):
+    with tf.Graph().as_default():
+        assert input_processes.producer_of(_pipeline_with(extra)) is None
+
+
+def test_pure_subgraph_qualifies_and_the_switch_turns_it_off(monkeypatch):
+    with tf.Graph().as_default():
+        op = _pipeline_with(lambda r, v: tf.check_numerics(v * 2.0, "v"))
+        producer = input_processes.producer_of(op)
+        assert producer is not None and not producer.many
+        assert producer.fetches == [t.name for t in op.inputs[1:]]
+        with tf.Session() as sess:
+            monkeypatch.setenv(input_processes.ENV, "0")
+            assert input_processes.feeder_for(sess, op) is None
+
+
+def test_a_worker_that_cannot_build_hands_the_op_back(tmp_path, monkeypatch, caplog):
+    """The worker fails to import the subgraph: the thread runs the op itself and the
+    records still arrive."""
+    made = _feeders(monkeypatch)
+    monkeypatch.setattr(input_processes, "_subgraph", lambda op, q: b"not a graph")
+    path = str(tmp_path / "r.tfrecord")
+    _tfrecords(path, [[1.0, 2.0], [3.0, 4.0]])
+    with tf.Graph().as_default():
+        files = tf.train.string_input_producer([path], shuffle=False, num_epochs=1)
+        _, record = tf.TFRecordReader().read(files)
+        values = tf.reshape(tf.decode_raw(record, tf.float32), [2])
+        batch = tf.train.batch([values], 1)
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess, coord)
+            got = _drain(sess, batch)
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=JOIN)
+    assert len(made) == 1
+    np.testing.assert_array_equal(np.concatenate(got), [[1.0, 2.0], [3.0, 4.0]])
+    assert "running it in this process" in caplog.text
+
+
+def test_channel_round_trips_numbers_strings_and_empty_arrays():
+    from tensorweave.train.process_channel import Channel, ChannelClosed
+    r, w = os.pipe()
+    a = Channel(open(r, "rb", buffering=0), open(w, "wb", buffering=0))
+    values = [np.arange(12, dtype=np.float32).reshape(3, 4),
+              np.array([b"ab", b"", "\u00e9".encode()], dtype=object),
+              np.zeros((0, 5), np.int64), np.array(7, np.int8)]
+    a.send({"kind": "data", "n": 1}, values)
+    meta, got = a.recv()
+    assert meta == {"kind": "data", "n": 1}
+    for x, y in zip(values, got):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        assert x.tolist() == y.tolist()
+        assert not y.flags.writeable and (y.dtype == object or y.flags.owndata)
+    a._writer.close()
+    with pytest.raises(ChannelClosed):
+        a.recv()
