@@ -278,3 +278,28 @@ def test_channel_round_trips_numbers_strings_and_empty_arrays():
     a._writer.close()
     with pytest.raises(ChannelClosed):
         a.recv()
+
+
+def test_threads_beyond_the_worker_cap_run_in_this_process(tmp_path, monkeypatch):
+    """One worker allowed: of two threads one has a worker, the other runs the op here;
+    every record arrives once, and the worker's place is given back at the end."""
+    import threading
+    made = _feeders(monkeypatch)
+    cap = threading.BoundedSemaphore(1)
+    monkeypatch.setattr(input_processes, "_WORKERS", cap)
+    paths = _csv_files(tmp_path, files=4, rows=30)
+    with tf.Graph().as_default():
+        files = tf.train.string_input_producer(paths, shuffle=False, num_epochs=1)
+        _, line = tf.TextLineReader().read(files)
+        ids, _ = tf.decode_csv(line, [[0], [0.0]])
+        batch = tf.train.batch([ids], 8, num_threads=2, allow_smaller_final_batch=True)
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess, coord)
+            got = np.concatenate(_drain(sess, batch))
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=JOIN)
+    assert len(made) == 1
+    assert sorted(got.tolist()) == [100 * k + i for k in range(4) for i in range(30)]
+    assert cap.acquire(blocking=False)

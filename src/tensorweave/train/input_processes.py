@@ -20,8 +20,8 @@ What differs: each thread of a runner has a reader of its own (in its worker), l
 process do not move; single elements arrive in batches of up to `_MAX_ROWS`. A subgraph
 that uses any other state (variables, tables, random ops, py_func), a reader whose
 handle has other users (its counters, serialize_state), a shared reader, a session on a
-cluster target and the deterministic mode keep the thread. `TW_INPUT_PROCESSES=0` turns
-the worker processes off.
+cluster target and the deterministic mode keep the thread, as do the threads beyond one
+worker per core (`_WORKERS`). `TW_INPUT_PROCESSES=0` turns the worker processes off.
 """
 from __future__ import annotations
 
@@ -52,6 +52,9 @@ _HARMLESS = frozenset({"Assert", "_AssertCompare", "_AssertNear", "_AssertRank",
                        "CheckNumerics", "Print", "PrintV2", "ControlTrigger",
                        "GuaranteeConst", "Timestamp"})
 _HARMLESS_PREFIXES = ("TensorArray", "Stack")
+# Worker processes alive at once in this process (each holds its own interpreter, some
+# 50 MB): a runner's threads beyond it run their op in this process, as before.
+_WORKERS = threading.BoundedSemaphore(max(2, os.cpu_count() or 1))
 _MAX_ROWS = 64       # single elements stacked per message
 _MAX_WAIT = 0.02     # seconds a started batch of single elements may wait for more
 _PIPE_BYTES = 1 << 20
@@ -147,9 +150,18 @@ def feeder_for(sess, enqueue_op) -> Optional["ProcessFeeder"]:
     if determinism.of_session(sess):
         return None
     producer = producer_of(enqueue_op)
-    if producer is None:
+    if producer is None or not _WORKERS.acquire(blocking=False):
         return None
-    return ProcessFeeder(sess, producer)
+    try:
+        return ProcessFeeder(sess, producer)
+    except BaseException as e:
+        _WORKERS.release()
+        if not isinstance(e, OSError):
+            raise
+        # no way to start a process here: the thread runs the op
+        _log.warning("Could not start an input worker process for %s (%s); running it "
+                     "in this process.", enqueue_op.name, e)
+        return None
 
 
 def _worker_env() -> dict:
@@ -183,10 +195,10 @@ class ProcessFeeder:
         target, units = sess.run([producer.target, producer.work_queue.outputs[0]])
         self._target, self._units = target.queue, units.queue
         self._work_error: Optional[errors.OpError] = None
-        self._state = sess._env.begin_service()
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "tensorweave.train.input_worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, env=_worker_env())
+        self._state = sess._env.begin_service()
         _grow_pipe(self._proc.stdout)
         self._chan = Channel(self._proc.stdout, self._proc.stdin)
         self._state.add_cancel_callback(lambda exc: self._stop_worker())
@@ -288,6 +300,7 @@ class ProcessFeeder:
         self._stop_worker()
         self._chan.close()
         self._sess._env.end_step(self._state)
+        _WORKERS.release()
 
 
 def _grow_pipe(f) -> None:
