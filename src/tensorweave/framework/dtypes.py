@@ -166,6 +166,15 @@ COMPLEX = (complex64, complex128)
 REAL_NUMBERS = FLOATS + INTEGERS
 NUMBERS = REAL_NUMBERS + COMPLEX
 
+# TF's DataTypeString (its C++ spelling, in error messages) where it differs from the name
+_TYPE_STRINGS = {"float32": "float", "float64": "double", "float16": "half"}
+
+
+def type_string(dtype: DType) -> str:
+    """TF's DataTypeString of `dtype`: "float", "double", "half", else its name."""
+    return _TYPE_STRINGS.get(dtype.name, dtype.name)
+
+
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({"half": float16, "double": float64, "float": float32, "int": int32,
                  "long": int64, "str": string, "bytes": string})

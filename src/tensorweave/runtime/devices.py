@@ -137,17 +137,13 @@ class Allocator:
         return errors.ResourceExhaustedError(None, None, msg)
 
 
-# TF's DataTypeString spellings where they differ from the dtype's name
-_TF_TYPE_STRINGS = {"float32": "float", "float64": "double", "float16": "half"}
-
-
 def _dtype_name(value) -> str:
+    """TF's DataTypeString of `value`'s dtype."""
     from tensorweave.framework import dtypes as _dt
     try:
-        name = _dt.as_dtype(value.dtype).name
+        return _dt.type_string(_dt.as_dtype(value.dtype))
     except TypeError:
-        name = str(value.dtype)
-    return _TF_TYPE_STRINGS.get(name, name)
+        return str(value.dtype)
 
 
 def nbytes_of(value) -> int:

@@ -115,7 +115,7 @@ def _apply_in_place(ctx, handles, names, grad, scalars, update) -> None:
             if r.dtype is not dtype:
                 raise errors.InvalidArgumentError(
                     None, ctx.op, "Trying to update variable with wrong dtype. Expected %s "
-                    "got %s" % (r.dtype.name, dtype.name))
+                    "got %s" % (_dt.type_string(r.dtype), _dt.type_string(dtype)))
             if r.value.shape != grad.shape:
                 raise errors.InvalidArgumentError(
                     None, ctx.op, "var and %s do not have the same shape%s %s"
@@ -150,7 +150,7 @@ def _apply_gradient_descent_kernel(ctx, var, alpha, delta):
         if r.dtype is not ctx.attrs["T"]:
             raise errors.InvalidArgumentError(
                 None, ctx.op, "Trying to update variable with wrong dtype. Expected %s "
-                "got %s" % (r.dtype.name, ctx.attrs["T"].name))
+                "got %s" % (_dt.type_string(r.dtype), _dt.type_string(ctx.attrs["T"])))
         if r.value.shape != delta.shape:
             raise errors.InvalidArgumentError(
                 None, ctx.op, "var and delta do not have the same shape%s %s"

@@ -479,7 +479,9 @@ def test_read_with_wrong_dtype(graph, sess):
     from tensorweave.ops.state import resource_variable_ops as rv
     v = tf.Variable(1.0)
     sess.run(v.initializer)
-    with pytest.raises(errors.InvalidArgumentError, match="wrong dtype"):
+    # TF's DataTypeString spellings: "float" for float32
+    with pytest.raises(errors.InvalidArgumentError,
+                       match="wrong dtype. Expected float got int32"):
         sess.run(rv.read_variable_op(v.handle, tf.int32))
 
 

@@ -155,13 +155,6 @@ def broadcast_static_shape(shape_x, shape_y) -> TensorShape:
 
 
 # --- TensorProto: make_tensor_proto, make_ndarray, SerializeTensor, ParseTensor -----------
-_TF_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
-
-
-def _tf_type_name(dtype: _dt.DType) -> str:
-    return _TF_TYPE_NAMES.get(dtype.name, dtype.name)
-
-
 def _tensor_pb2():
     from tensorboard.compat.proto import tensor_pb2
     return tensor_pb2
@@ -294,7 +287,7 @@ def _parse_tensor_kernel(ctx, serialized):
         raise _invalid(ctx, str(e)) from None
     if got != want:
         raise _invalid(ctx, "Type mismatch between parsed tensor (%s) and dtype (%s)"
-                       % (_tf_type_name(got), _tf_type_name(want)))
+                       % (_dt.type_string(got), _dt.type_string(want)))
     try:
         arr = tensor_proto_to_array(proto)
     except ValueError as e:

@@ -41,15 +41,6 @@ for _op_type, _stateful in (("PyFunc", True), ("PyFuncStateless", False)):
 _LOCK = threading.Lock()
 _COUNTER = itertools.count()
 
-# TF's C++ names of dtypes, used in its py_func error messages ("is double, but expects
-# float").
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
-
-
-def _cpp_name(dtype: _dt.DType) -> str:
-    return _CPP_NAMES.get(dtype.name, dtype.name)
-
-
 def _register(graph: Graph, func: Callable) -> str:
     with _LOCK:
         token = "pyfunc_%d" % next(_COUNTER)
@@ -101,12 +92,12 @@ def _to_output(value: Any, want: _dt.DType, index: int, token: str, op) -> np.nd
         if arr.dtype == want.as_numpy_dtype:
             return np.asarray(arr, order="C")  # ascontiguousarray makes a 0-d value 1-d
         try:
-            got = _cpp_name(_dt.as_dtype(arr.dtype))
+            got = _dt.type_string(_dt.as_dtype(arr.dtype))
         except TypeError:
             got = "string" if arr.dtype.kind in "SUO" else arr.dtype.name
     raise errors.InvalidArgumentError(
         None, op, "%d-th value returned by %s is %s, but expects %s"
-        % (index, token, got, _cpp_name(want)))
+        % (index, token, got, _dt.type_string(want)))
 
 
 def _py_func_kernel(ctx, *inputs):

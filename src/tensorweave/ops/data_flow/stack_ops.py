@@ -48,13 +48,6 @@ __all__ = ["StackResource", "stack_v2", "stack_push_v2", "stack_pop_v2", "stack_
 
 _NAMES = itertools.count(1)
 
-_TF_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
-
-
-def _tf_type_name(dtype: _dt.DType) -> str:
-    return _TF_TYPE_NAMES.get(dtype.name, dtype.name)
-
-
 class StackResource:
     """The run-time state of one stack.
 
@@ -222,7 +215,7 @@ def _push_kernel(ctx, handle, elem):
     if attrs["T"] is not stack.elem_type:
         raise errors.InvalidArgumentError(
             None, ctx.op, "Must have type %s but got %s"
-            % (_tf_type_name(stack.elem_type), _tf_type_name(attrs["T"])))
+            % (_dt.type_string(stack.elem_type), _dt.type_string(attrs["T"])))
     stack.push(ctx.op, elem, attrs["swap_memory"])
     return elem
 
@@ -233,7 +226,7 @@ def _pop_kernel(ctx, handle):
     if ctx.attrs["elem_type"] is not stack.elem_type:
         raise errors.InvalidArgumentError(
             None, ctx.op, "Output 0 of type %s does not match declared output type %s"
-            % (_tf_type_name(stack.elem_type), _tf_type_name(ctx.attrs["elem_type"])))
+            % (_dt.type_string(stack.elem_type), _dt.type_string(ctx.attrs["elem_type"])))
     return stack.pop(ctx.op)
 
 

@@ -37,14 +37,6 @@ _NAMES = itertools.count()  # TF names an unnamed array "TensorArray_<n>"
 # per-element states
 _UNWRITTEN, _WRITTEN, _READ, _CLEARED = 0, 1, 2, 3
 
-# TF's DataTypeString for the dtypes whose NumPy-style name differs
-_TF_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
-
-
-def _tf_type_name(dtype: _dt.DType) -> str:
-    return _TF_TYPE_NAMES.get(dtype.name, dtype.name)
-
-
 def _dims_of(shape: TensorShape) -> Optional[Tuple[Optional[int], ...]]:
     """A TensorShape as a tuple of ints/None, or None for unknown rank."""
     return None if shape.ndims is None else tuple(shape.as_list())
@@ -373,7 +365,7 @@ def _check_write_dtype(ctx, ta: TensorArrayResource) -> None:
     if t is not ta.dtype:
         raise errors.InvalidArgumentError(
             None, ctx.op, "TensorArray dtype is %s but Op is trying to write dtype %s."
-            % (_tf_type_name(ta.dtype), _tf_type_name(t)))
+            % (_dt.type_string(ta.dtype), _dt.type_string(t)))
 
 
 def _check_read_dtype(ctx, ta: TensorArrayResource) -> None:
@@ -381,7 +373,7 @@ def _check_read_dtype(ctx, ta: TensorArrayResource) -> None:
     if t is not ta.dtype:
         raise errors.InvalidArgumentError(
             None, ctx.op, "TensorArray dtype is %s but Op requested dtype %s."
-            % (_tf_type_name(ta.dtype), _tf_type_name(t)))
+            % (_dt.type_string(ta.dtype), _dt.type_string(t)))
 
 
 @kernel("TensorArrayWriteV3")

@@ -137,7 +137,7 @@ def _check_dtype(var: VariableResource, want: _dt.DType, op, what: str) -> None:
     if var.dtype is not want:
         raise errors.InvalidArgumentError(
             None, op, "Trying to %s variable with wrong dtype. Expected %s got %s"
-            % (what, var.dtype.name, want.name))
+            % (what, _dt.type_string(var.dtype), _dt.type_string(want)))
 
 
 def current_value(var: VariableResource, handle: ResourceHandle, op) -> np.ndarray:

@@ -465,8 +465,7 @@ def _decode_csv_kernel(ctx, records, *defaults):
         else:
             values, bad = parse_numbers(col, out_np)
             if bad is not None:
-                name = _dt.as_dtype(out_np).name.replace("float32", "float").replace(
-                    "float64", "double")
+                name = _dt.type_string(_dt.as_dtype(out_np))
                 err = (bad, c, "Field %d in record %d is not a valid %s: %s"
                        % (c, bad, name, col[bad].decode("utf-8", "replace")))
                 first_error = min(first_error or err, err)
