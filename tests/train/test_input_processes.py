@@ -26,6 +26,25 @@ def _csv_files(directory, files=3, rows=10):
     return paths
 
 
+@pytest.fixture(autouse=True)
+def _places_for_workers(monkeypatch):
+    """Workers on any machine (by default a 2-core one, like CI's, gets none)."""
+    import threading
+    monkeypatch.setattr(input_processes, "_WORKERS", threading.BoundedSemaphore(4))
+
+
+def test_places_for_workers_by_cores_and_setting(monkeypatch):
+    monkeypatch.delenv(input_processes.ENV, raising=False)
+    for cores, places in ((1, 0), (2, 0), (4, 2), (16, 14)):
+        monkeypatch.setattr(os, "cpu_count", lambda: cores)
+        assert input_processes._worker_places() == places
+    monkeypatch.setenv(input_processes.ENV, "1")
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert input_processes._worker_places() == 2
+    monkeypatch.setenv(input_processes.ENV, "0")
+    assert input_processes._worker_places() == 0 and not input_processes.enabled()
+
+
 def _feeders(monkeypatch):
     """Records each ProcessFeeder made, to check its worker process."""
     made = []

@@ -20,8 +20,10 @@ What differs: each thread of a runner has a reader of its own (in its worker), l
 process do not move; single elements arrive in batches of up to `_MAX_ROWS`. A subgraph
 that uses any other state (variables, tables, random ops, py_func), a reader whose
 handle has other users (its counters, serialize_state), a shared reader, a session on a
-cluster target and the deterministic mode keep the thread, as do the threads beyond one
-worker per core (`_WORKERS`). `TW_INPUT_PROCESSES=0` turns the worker processes off.
+cluster target and the deterministic mode keep the thread, as do the threads beyond the
+places for workers: by default one per core beyond the two the training process keeps
+busy (`_worker_places`; none on a 2-core machine, where they did not pay).
+`TW_INPUT_PROCESSES=1` allows them on any machine, `=0` turns them off.
 """
 from __future__ import annotations
 
@@ -52,9 +54,10 @@ _HARMLESS = frozenset({"Assert", "_AssertCompare", "_AssertNear", "_AssertRank",
                        "CheckNumerics", "Print", "PrintV2", "ControlTrigger",
                        "GuaranteeConst", "Timestamp"})
 _HARMLESS_PREFIXES = ("TensorArray", "Stack")
-# Worker processes alive at once in this process (each holds its own interpreter, some
-# 50 MB): a runner's threads beyond it run their op in this process, as before.
-_WORKERS = threading.BoundedSemaphore(max(2, os.cpu_count() or 1))
+# Places for worker processes alive at once in this process (made on first use; see
+# `_worker_places`): a runner's threads beyond them run their op in this process.
+_WORKERS: Optional[threading.BoundedSemaphore] = None
+_WORKERS_LOCK = threading.Lock()
 _MAX_ROWS = 64       # single elements stacked per message
 _MAX_WAIT = 0.02     # seconds a started batch of single elements may wait for more
 _PIPE_BYTES = 1 << 20
@@ -62,7 +65,34 @@ _PIPE_BYTES = 1 << 20
 
 def enabled() -> bool:
     """Whether enqueue ops may run their reading in worker processes (TW_INPUT_PROCESSES)."""
-    return os.environ.get(ENV, "1") != "0"
+    return os.environ.get(ENV, "") != "0"
+
+
+def _worker_places() -> int:
+    """How many worker processes may run at once. A worker pays for itself only with a
+    core of its own: the training process keeps two busy (its steps, and NumPy's BLAS
+    threads, which spin between products). On a 2-core machine the in-process threads
+    were as fast or faster (TFRecord mean-step ratio 1.64 against 1.84 with workers,
+    CSV 3.02 against 3.12); on 16 cores the workers won (1.40 against 1.74, and 1.58
+    against 3.81; benchmarks/RESULTS.md). So by default one per core beyond two;
+    TW_INPUT_PROCESSES=1 allows one per core (at least two) whatever the machine, =0
+    none."""
+    cores = os.cpu_count() or 1
+    setting = os.environ.get(ENV, "")
+    if setting == "0":
+        return 0
+    if setting == "1":
+        return max(2, cores)
+    return max(0, cores - 2)
+
+
+def _take_place() -> bool:
+    global _WORKERS
+    if _WORKERS is None:
+        with _WORKERS_LOCK:
+            if _WORKERS is None:
+                _WORKERS = threading.BoundedSemaphore(_worker_places())
+    return _WORKERS.acquire(blocking=False)
 
 
 class Producer:
@@ -150,7 +180,7 @@ def feeder_for(sess, enqueue_op) -> Optional["ProcessFeeder"]:
     if determinism.of_session(sess):
         return None
     producer = producer_of(enqueue_op)
-    if producer is None or not _WORKERS.acquire(blocking=False):
+    if producer is None or not _take_place():
         return None
     try:
         return ProcessFeeder(sess, producer)
