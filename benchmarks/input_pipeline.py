@@ -17,9 +17,13 @@ idle, so no other workload's threads run during it), then runs WARMUP steps unme
   * median: of the block's median step time (a typical step);
   * mean: of the block's mean step time, i.e. throughput: a pipeline that cannot keep up
     shows here (steps that wait for data), not in the median.
+Side by side: the same program then runs under TensorFlow (TF_PYTHON, default
+~/.cache/tensorweave-bench-tf/bin/python; skipped if missing) in its own interpreter,
+with `tensorflow.compat.v1` in place of tensorweave, and the figures add TensorFlow's
+ratios and tensorweave's mean step over TensorFlow's for each pipeline.
 Writes an extra-figures JSON for results.py.
 
-Usage: python benchmarks/input_pipeline.py OUT_JSON
+Usage: [TF_PYTHON=...] python benchmarks/input_pipeline.py OUT_JSON
 """
 import os
 import statistics
@@ -27,10 +31,20 @@ import sys
 import tempfile
 import time
 
+import json
+import subprocess
+
 import numpy as np
 
-import tensorweave as tf
 from results import write_extra  # benchmarks/results.py (this script's folder)
+
+# INPUT_PIPELINE_IMPL=tensorflow: this same program under TensorFlow (the child run)
+if os.environ.get("INPUT_PIPELINE_IMPL") == "tensorflow":
+    import tensorflow.compat.v1 as tf
+    tf.disable_v2_behavior()
+    tf.logging.set_verbosity(tf.logging.ERROR)
+else:
+    import tensorweave as tf
 
 FEATURES, HIDDEN, CLASSES, BATCH = 64, 256, 10, 100
 RECORDS_PER_FILE, FILES = 5000, 4
@@ -147,7 +161,8 @@ def pipeline(paths: list, decode):
     return build
 
 
-def main(out_path: str) -> None:
+def measure() -> dict:
+    """{workload: [(median, mean) per round]} of this interpreter's implementation."""
     with tempfile.TemporaryDirectory() as d:
         csv_paths, record_paths = write_files(d)
         loads = [Workload("memory", in_memory),
@@ -163,22 +178,53 @@ def main(out_path: str) -> None:
         finally:
             for w in loads:
                 w.close()
+    return results
+
+
+def tensorflow_results() -> dict:
+    """measure() under TensorFlow in its own interpreter, or {} without one."""
+    python = os.environ.get("TF_PYTHON", os.path.expanduser(
+        "~/.cache/tensorweave-bench-tf/bin/python"))
+    if not os.path.exists(python):
+        return {}
+    env = dict(os.environ, INPUT_PIPELINE_IMPL="tensorflow", TF_CPP_MIN_LOG_LEVEL="2")
+    out = subprocess.run([python, os.path.abspath(__file__), "--measure-only"], env=env,
+                         capture_output=True, text=True, timeout=600, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _ratio(results: dict, name: str, k: int) -> float:
+    """The median over rounds of pipeline / in-memory (k 0: median step, 1: mean)."""
+    return statistics.median(p[k] / m[k] for p, m in zip(results[name], results["memory"]))
+
+
+def main(out_path: str) -> None:
+    results = measure()
+    theirs = tensorflow_results()
 
     def figure(name):
         med = statistics.median(b[0] for b in results[name])
         if name == "memory":
             return "%.3f ms (mean %.3f ms)" % (
                 med * 1e3, statistics.median(b[1] for b in results[name]) * 1e3)
-        ratio = [statistics.median(p[k] / m[k] for p, m in zip(results[name],
-                                                               results["memory"]))
-                 for k in (0, 1)]
-        return "%.3f ms (ratio to in-memory %.2f; mean-step ratio %.2f)" % (
-            med * 1e3, ratio[0], ratio[1])
+        text = "%.3f ms (ratio to in-memory %.2f; mean-step ratio %.2f)" % (
+            med * 1e3, _ratio(results, name, 0), _ratio(results, name, 1))
+        if theirs:
+            mean = statistics.median(b[1] for b in results[name])
+            tf_mean = statistics.median(b[1] for b in theirs[name])
+            text += ("; TensorFlow: mean-step ratio %.2f, mean step %.3f ms; "
+                     "tensorweave / TensorFlow mean step %.2f"
+                     % (_ratio(theirs, name, 1), tf_mean * 1e3, mean / tf_mean))
+        return text
     figures = {
         "step time, batches fed from memory": figure("memory"),
         "step time, TFRecord + decode_raw pipeline": figure("tfrecord"),
         "step time, CSV + decode_csv pipeline": figure("csv"),
     }
+    if theirs:
+        figures["TensorFlow, batches fed from memory"] = "%.3f ms (mean %.3f ms)" % (
+            statistics.median(b[0] for b in theirs["memory"]) * 1e3,
+            statistics.median(b[1] for b in theirs["memory"]) * 1e3)
     write_extra(out_path, "Input pipeline overlapping training (issue #5)",
                 "python benchmarks/input_pipeline.py benchmarks/out/extra_pipeline.json",
                 figures, rounds={k: [[round(t * 1e3, 4) for t in b] for b in v]
@@ -186,4 +232,7 @@ def main(out_path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1:] == ["--measure-only"]:
+        print(json.dumps(measure()))
+    else:
+        main(sys.argv[1])
