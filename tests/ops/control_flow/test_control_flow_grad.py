@@ -342,6 +342,34 @@ def test_a_gradient_runs_only_its_own_pushes(sess, monkeypatch):
     assert only_x > 0 and len(pushes) == 2 * only_x
 
 
+def test_nested_loop_stacks_are_shared_by_every_run_as_in_tf(sess):
+    """An inner loop's values go on one stack per value, made outside both loops and
+    used by every run of the inner loop (TF's layout: TF's Grappler drops the pushes onto
+    a stack it sees no pop of, so a stack made per outer iteration, whose handle is
+    itself pushed, loses that push there). The runs of the inner loop do not depend on
+    each other here, so with parallel outer iterations they could overlap on the tagged
+    executor: the counters keep one run's pushes, and pops, after the previous run's."""
+    x = tf.placeholder(tf.float64, [3])
+
+    def outer(i, acc):
+        s = tf.cast(i + 1, tf.float64)
+        _, b = tf.while_loop(lambda j, b: j < 3, lambda j, b: (j + 1, tf.sin(b) * s + x),
+                             [0, x * s])
+        return i + 1, acc + b
+    _, y = tf.while_loop(lambda i, a: i < 4, outer, [0, tf.zeros_like(x)],
+                         parallel_iterations=10)
+    loss = tf.reduce_sum(y * y)
+    tf.gradients(loss, x)
+    ops = sess.graph.get_operations()
+    stacks = [op for op in ops if op.type == "StackV2"]
+    assert stacks and all(op._control_flow_context is None for op in stacks)
+    assert all(op.inputs[1].dtype != tf.resource for op in ops if op.type == "StackPushV2")
+    xv = np.array([0.3, -0.2, 0.5])
+    with sess.as_default():
+        err = compute_gradient_error(x, [3], loss, [], x_init_value=xv, delta=1e-6)
+    assert err < 1e-5
+
+
 def test_second_order_nested_loops(sess):
     # the inner loop's gradient stacks are made once per outer iteration; their handles
     # travel from the outer backward loop's backward loop to the outer loop's second one

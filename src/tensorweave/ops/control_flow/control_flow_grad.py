@@ -14,7 +14,11 @@ forward loop and popped in the backward loop (one stack per value and backward l
 Control edges keep the order: a push runs after its iteration's counter value exists
 and before the counter advances (through a ControlTrigger, which is live even when the
 push sits in a cond branch not taken), pops likewise in the backward loop. Loop
-invariants are not pushed: the backward loop re-enters them.
+invariants are not pushed: the backward loop re-enters them. A loop nested in another
+pushes the values of all its runs onto the same stacks, made outside both loops as TF
+makes them (`_stack_home`); its next run starts counting only after the outer counter
+has seen this run's pushes, and the outer backward loop's counter waits for each run of
+the inner backward loop, so the runs push, and pop, one after another.
 
 Higher-order gradients (TF1 could not): a backward loop is an ordinary while loop, so
 it is differentiated the same way, except that its pops are inputs too. The gradient
@@ -195,6 +199,9 @@ class BackwardLoop:
         and the stacks `forward` pushes its values on for it).
       loop: its own WhileContext (set by while_loop as soon as the loop exists).
       pops: the pops made in it; its iteration counter waits for them.
+      nested_done: the counter exits of the backward loops nested in it whose forward
+        loops push onto stacks shared by all their runs (_stack_home): its counter waits
+        for them too, so one run pops only after the run before it has finished.
       cond_pivots: (forward cond's predicate, branch) -> a backward pivot live exactly
         in the iterations that took that side: pops of values from that side wait for it.
       popped: pop output -> (the loop that pushed it, the pushed value): forward values,
@@ -205,14 +212,15 @@ class BackwardLoop:
         handle popped from it here.
     """
 
-    __slots__ = ("forward", "counter", "loop", "pops", "cond_pivots", "popped",
-                 "handle_pushes", "handles_for", "received_handles")
+    __slots__ = ("forward", "counter", "loop", "pops", "nested_done", "cond_pivots",
+                 "popped", "handle_pushes", "handles_for", "received_handles")
 
     def __init__(self, forward: cf.WhileContext, counter: "ForwardCounter"):
         self.forward = forward
         self.counter = counter
         self.loop: Optional[cf.WhileContext] = None
         self.pops: List[Operation] = []
+        self.nested_done: List[Operation] = []
         self.cond_pivots: Dict[tuple, Tensor] = {}
         self.popped: Dict[Tensor, tuple] = {}
         self.handle_pushes: List[Operation] = []
@@ -230,12 +238,20 @@ class BackwardLoop:
         return v
 
 
-def forward_counter(loop: cf.WhileContext) -> ForwardCounter:
-    """A new counter loop variable of `loop` (see ForwardCounter)."""
+def forward_counter(loop: cf.WhileContext,
+                    enclosing: Optional["BackwardLoop"] = None) -> ForwardCounter:
+    """A new counter loop variable of `loop` (see ForwardCounter). `enclosing`: the
+    backward loop being built around this one's, if any."""
     from tensorweave.ops.array import constant_op
     g = loop.graph
     with cf.building_in(g, loop.outer):
         zero = constant_op.constant(0, name="f_count/init")
+    if enclosing is not None and enclosing.forward is cf.enclosing_loop(loop.outer):
+        # A loop nested in the forward loop of `enclosing` pushes onto the same stacks in
+        # every run (see _stack_home): its run in the next outer iteration starts counting
+        # only once this one's pushes are done (the outer counter waits for them), as TF
+        # orders them.
+        zero._op._add_control_input(enclosing.counter.ident._op)
     e = cf.enter(zero, loop, is_constant=False, name="f_count")
     with cf.building_in(g, loop):
         m, _ = cf.merge([e, e], name="f_count/Merge")
@@ -259,11 +275,29 @@ def _push_forward_value(bw: BackwardLoop, t: Tensor) -> Tensor:
     st = counter.stacks.get(t)
     if st is not None:
         return st
-    handle, push = _new_stack_push(loop.outer, loop, t, t._op._name + "_stack",
+    handle, push = _new_stack_push(_stack_home(bw), loop, t, t._op._name + "_stack",
                                    counter.ident, loop.swap_memory)
     counter.sync._add_control_input(push)
     counter.stacks[t] = handle
     return handle
+
+
+def _stack_home(bw: BackwardLoop):
+    """The context to make the stacks of `bw`'s forward values in: outside the forward
+    loop, and outside every forward loop around it whose backward loop holds `bw`, as
+    TF makes them (in the context of the tf.gradients call). A loop nested in another
+    thus pushes the values of all its runs onto one stack, entered into both loops, and
+    its backward loop, which runs in reverse outer order, pops them all from there (no
+    stack per outer iteration whose handle would itself be stacked: TF's Grappler drops
+    pushes onto a stack it sees no pop of, and would drop those of such a handle)."""
+    home = bw.forward.outer
+    while True:
+        around = cf.enclosing_loop(home)
+        host = cf.enclosing_loop(bw.loop.outer)
+        hosting = host.grad_state if host is not None else None
+        if around is None or hosting is None or hosting.forward is not around:
+            return home
+        home, bw = around.outer, hosting
 
 
 def _pop(bw: BackwardLoop, t: Tensor, handle: Tensor, suffix: str) -> Tensor:
@@ -348,7 +382,7 @@ def _while_grad(node: LoopNode, exit_grads: list, call: GradientCall) -> list:
     # that popped them (built earlier in this call: each consumes our count; a nested
     # loop's are built in nested walks, and handed over in the call they all share)
     pushed_grads, after = call.pushed_grads.pop(loop, ([], []))
-    state = BackwardLoop(loop, forward_counter(loop))
+    state = BackwardLoop(loop, forward_counter(loop, call.backward_loop))
     loop.backward_loops.append(state)
     count = state.counter.exit
     for j_exit in after:
@@ -396,7 +430,8 @@ def _while_grad(node: LoopNode, exit_grads: list, call: GradientCall) -> list:
             if d is not None:
                 grad_pushes.append((v,) + _push_gradient(state, popped[v], v, d))
         sync = apply_op("ControlTrigger", [], name="b_sync")
-        for p in state.pops + state.handle_pushes + [push for _, push, _ in grad_pushes]:
+        for p in state.pops + state.nested_done + state.handle_pushes + \
+                [push for _, push, _ in grad_pushes]:
             sync._add_control_input(p)
         with loop.graph.control_dependencies([sync]):
             j_next = j - 1
@@ -407,6 +442,9 @@ def _while_grad(node: LoopNode, exit_grads: list, call: GradientCall) -> list:
                         swap_memory=loop.swap_memory,
                         name=loop.name.rsplit("/", 1)[-1] + "_grad",
                         return_same_structure=True, _grad_state=state)
+    enclosing = call.backward_loop
+    if enclosing is not None and enclosing.forward is cf.enclosing_loop(loop.outer):
+        enclosing.nested_done.append(out[0]._op)
     pushers: dict = {}
     for v, push, handles in grad_pushes:
         pusher, t = popped[v]
