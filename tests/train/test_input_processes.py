@@ -78,6 +78,19 @@ def _drain(sess, fetch):
     return out
 
 
+def _run_to_the_end(batch) -> list:
+    """Every value of `batch` until the end of input, with the queue runners started
+    and stopped around it."""
+    with tf.Session() as sess:
+        sess.run(tf.local_variables_initializer())
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess, coord)
+        got = _drain(sess, batch)
+        coord.request_stop()
+        coord.join(threads, stop_grace_period_secs=JOIN)
+    return got
+
+
 def test_records_and_end_of_input_match_the_thread(tmp_path, monkeypatch):
     """One thread, `read` + decode_csv + batch: every record of both epochs in file
     order, then OutOfRangeError, from a worker process."""
@@ -89,13 +102,7 @@ def test_records_and_end_of_input_match_the_thread(tmp_path, monkeypatch):
         ids, halves = tf.decode_csv(line, [[0], [0.0]])
         batch = tf.train.batch([ids, halves], 7, num_threads=1,
                                allow_smaller_final_batch=True)
-        with tf.Session() as sess:
-            sess.run(tf.local_variables_initializer())
-            coord = tf.train.Coordinator()
-            threads = tf.train.start_queue_runners(sess, coord)
-            got = _drain(sess, batch)
-            coord.request_stop()
-            coord.join(threads, stop_grace_period_secs=JOIN)
+        got = _run_to_the_end(batch)
     assert len(made) == 1
     ids = np.concatenate([b[0] for b in got])
     halves = np.concatenate([b[1] for b in got])
@@ -116,13 +123,7 @@ def test_read_up_to_batches_with_two_threads(tmp_path, monkeypatch):
         batch = tf.train.shuffle_batch([ids, halves * 2.0], 10, capacity=100,
                                        min_after_dequeue=20, num_threads=2, seed=2,
                                        enqueue_many=True, allow_smaller_final_batch=True)
-        with tf.Session() as sess:
-            sess.run(tf.local_variables_initializer())
-            coord = tf.train.Coordinator()
-            threads = tf.train.start_queue_runners(sess, coord)
-            got = _drain(sess, batch)
-            coord.request_stop()
-            coord.join(threads, stop_grace_period_secs=JOIN)
+        got = _run_to_the_end(batch)
     assert len(made) == 2
     ids = np.concatenate([b[0] for b in got])
     doubled = np.concatenate([b[1] for b in got])
@@ -268,13 +269,7 @@ def test_a_worker_that_cannot_build_hands_the_op_back(tmp_path, monkeypatch, cap
         _, record = tf.TFRecordReader().read(files)
         values = tf.reshape(tf.decode_raw(record, tf.float32), [2])
         batch = tf.train.batch([values], 1)
-        with tf.Session() as sess:
-            sess.run(tf.local_variables_initializer())
-            coord = tf.train.Coordinator()
-            threads = tf.train.start_queue_runners(sess, coord)
-            got = _drain(sess, batch)
-            coord.request_stop()
-            coord.join(threads, stop_grace_period_secs=JOIN)
+        got = _run_to_the_end(batch)
     assert len(made) == 1
     np.testing.assert_array_equal(np.concatenate(got), [[1.0, 2.0], [3.0, 4.0]])
     assert "running it in this process" in caplog.text
@@ -312,13 +307,7 @@ def test_threads_beyond_the_worker_cap_run_in_this_process(tmp_path, monkeypatch
         _, line = tf.TextLineReader().read(files)
         ids, _ = tf.decode_csv(line, [[0], [0.0]])
         batch = tf.train.batch([ids], 8, num_threads=2, allow_smaller_final_batch=True)
-        with tf.Session() as sess:
-            sess.run(tf.local_variables_initializer())
-            coord = tf.train.Coordinator()
-            threads = tf.train.start_queue_runners(sess, coord)
-            got = np.concatenate(_drain(sess, batch))
-            coord.request_stop()
-            coord.join(threads, stop_grace_period_secs=JOIN)
+        got = np.concatenate(_run_to_the_end(batch))
     assert len(made) == 1
     assert sorted(got.tolist()) == [100 * k + i for k in range(4) for i in range(30)]
     assert cap.acquire(blocking=False)
