@@ -273,6 +273,8 @@ def test_a_worker_that_cannot_build_hands_the_op_back(tmp_path, monkeypatch, cap
     assert len(made) == 1
     np.testing.assert_array_equal(np.concatenate(got), [[1.0, 2.0], [3.0, 4.0]])
     assert "running it in this process" in caplog.text
+    places = input_processes._WORKERS  # its place was given back: all 4 are free
+    assert all(places.acquire(blocking=False) for _ in range(4))
 
 
 def test_channel_round_trips_numbers_strings_and_empty_arrays():

@@ -149,14 +149,21 @@ def error_meta(exc: BaseException) -> dict:
                       "message": "%s: %s" % (type(exc).__name__, exc)}}
 
 
+def error_class(err: dict) -> type:
+    """The OpError class an in-message error (`error_meta`'s "error") names;
+    InternalError for any other name."""
+    cls = getattr(errors, err.get("class", ""), None)
+    if not (isinstance(cls, type) and issubclass(cls, errors.OpError)):
+        cls = errors.InternalError
+    return cls
+
+
 def raise_error(meta: dict, where: str = "") -> None:
     """Raises the error a message carries, if any (`where` names the task)."""
     err = meta.get("error")
     if not err:
         return
-    cls = getattr(errors, err.get("class", ""), None)
-    if not (isinstance(cls, type) and issubclass(cls, errors.OpError)):
-        cls = errors.InternalError
+    cls = error_class(err)
     message = err.get("message", "")
     if where and where not in message:
         message = "%s\n\t [[task %s]]" % (message, where)

@@ -222,6 +222,7 @@ class ProcessFeeder:
         self._sess = sess
         self._op = producer.enqueue_op
         self._fallback = None
+        self._holds_place = True  # one of _WORKERS, taken by feeder_for
         target, units = sess.run([producer.target, producer.work_queue.outputs[0]])
         self._target, self._units = target.queue, units.queue
         self._work_error: Optional[errors.OpError] = None
@@ -264,6 +265,7 @@ class ProcessFeeder:
                              "in this process.", self._op.name, meta["error"]["class"],
                              meta["error"]["message"])
                 self._stop_worker()
+                self._give_place_back()
                 self._fallback = self._sess.make_callable(self._op)
                 return self._fallback()
 
@@ -290,10 +292,9 @@ class ProcessFeeder:
             raise type(box[0])(None, self._op, box[0].message)
 
     def _raise_end(self, meta: dict) -> None:
+        from tensorweave.distribute import wire
         err = meta.get("error") or {}
-        cls = getattr(errors, err.get("class", ""), None)
-        if not (isinstance(cls, type) and issubclass(cls, errors.OpError)):
-            cls = errors.InternalError
+        cls = wire.error_class(err)
         if cls is errors.OutOfRangeError and self._work_error is not None and \
                 not isinstance(self._work_error, errors.OutOfRangeError):
             # the filename queue failed otherwise (a cancelled step): report that
@@ -330,7 +331,12 @@ class ProcessFeeder:
         self._stop_worker()
         self._chan.close()
         self._sess._env.end_step(self._state)
-        _WORKERS.release()
+        self._give_place_back()
+
+    def _give_place_back(self) -> None:
+        if self._holds_place:
+            self._holds_place = False
+            _WORKERS.release()
 
 
 def _grow_pipe(f) -> None:
