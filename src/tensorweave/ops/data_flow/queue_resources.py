@@ -455,14 +455,18 @@ def _draw(rng: np.random.Generator, items: list, k: int) -> list:
     how a dequeue's draws were split between calls. Returns the items drawn, in order.
     """
     n = len(items)
-    drawn: list = []
-    append, pop = drawn.append, items.pop
     # draw i takes position int(u_i * (n - i)): the same doubles and products as one
-    # Python multiplication per draw, computed at once
+    # Python multiplication per draw, computed at once. Swapping the drawn item with the
+    # last one still in play leaves the same items in play as moving the last one into
+    # its place, and the drawn ones at the end in reverse order (one swap per draw:
+    # 7.1 -> 6.3 us for 100 draws).
+    last = n - 1
     for j in (rng.random(k) * np.arange(n, n - k, -1)).astype(np.intp).tolist():
-        append(items[j])
-        items[j] = items[-1]
-        pop()
+        items[j], items[last] = items[last], items[j]
+        last -= 1
+    drawn = items[n - k:]
+    drawn.reverse()
+    del items[n - k:]
     return drawn
 
 
