@@ -313,3 +313,27 @@ def test_threads_beyond_the_worker_cap_run_in_this_process(tmp_path, monkeypatch
     assert len(made) == 1
     assert sorted(got.tolist()) == [100 * k + i for k in range(4) for i in range(30)]
     assert cap.acquire(blocking=False)
+
+
+def test_string_elements_and_dynamic_padding_cross_intact(tmp_path, monkeypatch):
+    """Raw records (strings) and variable-length elements for a padding queue: the
+    worker sends runs of equal shapes, and batch(dynamic_pad=True) pads as in TF."""
+    made = _feeders(monkeypatch)
+    path = str(tmp_path / "r.tfrecord")
+    records = [b"a", b"", b"xyz\x00\xff", b"longer record"] * 3
+    with tf.python_io.TFRecordWriter(path) as w:
+        for r in records:
+            w.write(r)
+    with tf.Graph().as_default():
+        files = tf.train.string_input_producer([path], shuffle=False, num_epochs=1)
+        _, record = tf.TFRecordReader().read(files)
+        raw, chars = tf.train.batch([record, tf.decode_raw(record, tf.uint8)], 5,
+                                    dynamic_pad=True, allow_smaller_final_batch=True)
+        got = _run_to_the_end([raw, chars])
+    assert len(made) == 1
+    assert [r for b in got for r in b[0].tolist()] == records
+    for raws, padded in got:
+        width = max(len(r) for r in raws)
+        assert padded.shape == (len(raws), width) and padded.dtype == np.uint8
+        for r, row in zip(raws, padded):
+            assert bytes(row[:len(r)]) == r and not row[len(r):].any()
