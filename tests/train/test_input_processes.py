@@ -9,7 +9,6 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.train import input_processes
-from tensorweave.train import queue_runner as queue_runner_module
 
 JOIN = 20.0
 RUN = tf.RunOptions(timeout_in_ms=20000)
@@ -55,7 +54,7 @@ def _feeders(monkeypatch):
         if feeder is not None:
             made.append(feeder)
         return feeder
-    monkeypatch.setattr(queue_runner_module._input_processes, "feeder_for", spy)
+    monkeypatch.setattr(input_processes, "feeder_for", spy)
     return made
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
 import sys
 import threading
 from typing import List, Optional
@@ -218,6 +217,7 @@ class ProcessFeeder:
     """
 
     def __init__(self, sess, producer: Producer):
+        import subprocess  # here: `import tensorweave` does not need it
         from tensorweave.train.process_channel import Channel
         self._sess = sess
         self._op = producer.enqueue_op
@@ -316,6 +316,7 @@ class ProcessFeeder:
                                    "with code %s" % (self._op.name, code))
 
     def _stop_worker(self) -> None:
+        import subprocess
         try:
             self._proc.stdin.close()  # the worker exits when its stdin closes
         except OSError:

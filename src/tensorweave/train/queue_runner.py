@@ -21,7 +21,6 @@ from tensorweave.framework import errors
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
 from tensorweave.runtime import determinism as _determinism
-from tensorweave.train import input_processes as _input_processes
 
 _log = logging.getLogger("tensorflow")
 
@@ -207,8 +206,10 @@ class QueueRunner:
         if turns is not None:
             _determinism.set_stream((self.name, index))
         try:
-            # the reading and decoding may run in a worker process (input_processes.py)
-            feeder = _input_processes.feeder_for(sess, enqueue_op)
+            # the reading and decoding may run in a worker process (imported here:
+            # subprocess is not needed by `import tensorweave`)
+            from tensorweave.train import input_processes
+            feeder = input_processes.feeder_for(sess, enqueue_op)
             enqueue = feeder.step if feeder is not None else sess.make_callable(enqueue_op)
             while not (coord is not None and coord.should_stop()):
                 try:
