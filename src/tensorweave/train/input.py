@@ -199,7 +199,7 @@ def slice_input_producer(tensor_list, num_epochs: Optional[int] = None, shuffle:
         return [indexing_gather.gather(t, index) for t in tensors]
 
 
-@tf_export("train.match_filenames_once")
+@tf_export("train.match_filenames_once", "io.match_filenames_once")
 def match_filenames_once(pattern, name: Optional[str] = None):
     """A local variable holding the file names matching the glob `pattern`, computed
     once when `tf.local_variables_initializer()` runs.

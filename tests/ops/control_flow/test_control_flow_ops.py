@@ -170,6 +170,78 @@ def test_case_dict_input(sess):
     assert sess.run(y, {x: 0.0}) == 42.0
 
 
+# --- switch_case ----------------------------------------------------------------------------
+def test_switch_case_selects_by_index_with_default_and_last_key(sess):
+    i = tf.placeholder(tf.int32, [])
+    with_default = tf.switch_case(i, {0: lambda: tf.constant(17), 1: lambda: tf.constant(31)},
+                                  default=lambda: tf.constant(-1))
+    # a list of (key, fn) pairs in any order; no default: the largest key's branch
+    pairs = tf.switch_case(i, [(1, lambda: tf.constant(31)), (0, lambda: tf.constant(17))])
+    listed = tf.switch_case(tf.cast(i, tf.int64), [lambda: tf.constant(5.0),
+                                                   lambda: tf.constant(6.0),
+                                                   lambda: tf.constant(7.0)])
+    assert with_default.name.startswith("switch_case/")
+    for v, want in ((0, (17, 17, 5.0)), (1, (31, 31, 6.0)), (2, (-1, 31, 7.0)),
+                    (7, (-1, 31, 7.0)), (-3, (-1, 31, 7.0))):
+        assert tuple(sess.run([with_default, pairs, listed], {i: v})) == want
+
+
+def test_switch_case_runs_one_branch_and_keeps_structures(sess):
+    i = tf.placeholder(tf.int32, [])
+    counts = tf.Variable([0, 0, 0])
+    sess.run(counts.initializer)
+
+    def branch(k):
+        def fn():
+            bump = tf.scatter_add(counts, [k], [1])
+            with tf.control_dependencies([bump]):
+                return {"k": tf.constant(k), "pair": (tf.constant(float(k)), tf.constant([k]))}
+        return fn
+    out = tf.switch_case(i, [branch(0), branch(1), branch(2)])
+    assert sorted(out) == ["k", "pair"] and isinstance(out["pair"], tuple)
+    got = sess.run(out, {i: 1})
+    assert got["k"] == 1 and got["pair"][0] == 1.0 and got["pair"][1].tolist() == [1]
+    sess.run(out, {i: 2})
+    sess.run(out, {i: 9})
+    assert sess.run(counts).tolist() == [0, 1, 2]
+
+
+def test_switch_case_gradient(sess):
+    from tensorweave.test import compute_gradient_error
+    i = tf.placeholder(tf.int32, [])
+    x = tf.placeholder(tf.float64, [3])
+    y = tf.switch_case(i, [lambda: tf.sin(x) * x, lambda: x * x * x])
+    for v, want in ((0, lambda a: np.cos(a) * a + np.sin(a)), (1, lambda a: 3 * a * a)):
+        xv = np.array([0.3, -1.2, 2.0])
+        g = sess.run(tf.gradients(tf.reduce_sum(y), x)[0], {i: v, x: xv})
+        np.testing.assert_allclose(g, want(xv), rtol=1e-12)
+        with sess.as_default():
+            err = compute_gradient_error(x, [3], y, [3], x_init_value=xv,
+                                         extra_feed_dict={i: v})
+        assert err < 1e-6
+
+
+def test_switch_case_argument_errors(graph):
+    i = tf.placeholder(tf.int32, [])
+    one = lambda: tf.constant(1)  # noqa: E731
+    with pytest.raises(TypeError, match="'branch_index' must be a Tensor"):
+        tf.switch_case(1, [one])
+    with pytest.raises(TypeError, match="must be an integer Tensor"):
+        tf.switch_case(tf.placeholder(tf.float32, []), [one])
+    with pytest.raises(ValueError, match="at least one item"):
+        tf.switch_case(i, [])
+    with pytest.raises(TypeError, match="must be a list, tuple, or dict"):
+        tf.switch_case(i, one)
+    with pytest.raises(TypeError, match="must be a 2-tuple"):
+        tf.switch_case(i, [(0, one), one])
+    with pytest.raises(TypeError, match="key must be a Python `int`"):
+        tf.switch_case(i, {"a": one})
+    with pytest.raises(TypeError, match="fn for key 0 must be callable"):
+        tf.switch_case(i, [(0, 5)])
+    with pytest.raises(ValueError, match=r"contiguous range of \[0 to 2\) but found \{0,2\}"):
+        tf.switch_case(i, {0: one, 2: one})
+
+
 # --- while_loop -----------------------------------------------------------------------------
 def test_while_counting(sess):
     i = tf.while_loop(lambda i: i < 10, lambda i: i + 1, [tf.constant(0)])

@@ -493,6 +493,71 @@ def case(pred_fn_pairs, default: Callable = None, exclusive: bool = False,
         return fn()
 
 
+@tf_export("switch_case")
+def switch_case(branch_index, branch_fns, default: Optional[Callable] = None,
+                name: str = "switch_case"):
+    """The result of the callable `branch_index` selects (TF's `tf.switch_case`).
+
+    Exactly one branch runs. TF builds its functional Case op for it (a control flow v2
+    op, which tensorweave does not have); here it is a chain of conds on
+    `branch_index == key`, with the same results, gradients and side effects.
+
+    Args:
+      branch_index: an integer scalar Tensor.
+      branch_fns: a dict from int to callable, a list of (int, callable) pairs, or a
+        list of callables (keyed by position); the keys must be 0 to len - 1.
+      default: the callable for an index outside the keys (None: the callable of the
+        largest key).
+      name: name scope.
+
+    Returns:
+      The selected callable's result.
+
+    Raises:
+      TypeError: `branch_index` is not an integer Tensor, or `branch_fns` is malformed.
+      ValueError: no branches, or keys that are not 0 to len - 1.
+    """
+    if not isinstance(branch_index, Tensor):
+        raise TypeError("'branch_index' must be a Tensor, got %s" % type(branch_index))
+    if not branch_index.dtype.is_integer:
+        raise TypeError("'branch_index' must be an integer Tensor, got %s"
+                        % branch_index.dtype)
+    actions = _indexed_branches(branch_fns)
+    if default is not None:
+        actions.append(default)
+    from tensorweave.ops.math import math_binary
+    with _graph.name_scope(name, "switch_case", [branch_index]):
+        fn = actions[-1]  # an index matching no key (or the last key) runs this one
+        for key in reversed(range(len(actions) - 1)):
+            fn = _case_branch(math_binary.equal(branch_index, key), actions[key], fn, False)
+        return fn()
+
+
+def _indexed_branches(branch_fns) -> list:
+    """The callables of `switch_case`'s `branch_fns`, in key order (TF's checks)."""
+    if not branch_fns:
+        raise ValueError("Must provide at least one item in 'branch_fns'")
+    if not isinstance(branch_fns, (list, tuple, dict)):
+        raise TypeError("'branch_fns' must be a list, tuple, or dict")
+    pairs = list(branch_fns.items()) if isinstance(branch_fns, dict) else list(branch_fns)
+    if all(callable(fn) for fn in pairs):
+        pairs = list(enumerate(pairs))
+    for pair in pairs:
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise TypeError("Each entry in 'branch_fns' must be a 2-tuple. Received %s."
+                            % (pair,))
+        key, fn = pair
+        if not isinstance(key, int):
+            raise TypeError("key must be a Python `int`, got %s" % type(key))
+        if not callable(fn):
+            raise TypeError("fn for key %s must be callable." % key)
+    keys = [k for k, _ in pairs]
+    if min(keys) < 0 or max(keys) >= len(keys) or len(set(keys)) != len(keys):
+        raise ValueError("branch indices (keys) must form contiguous range of [0 to %d) "
+                         "but found {%s}" % (len(keys), ",".join(map(str, sorted(keys)))))
+    return [fn for _, fn in sorted(pairs, key=lambda p: p[0])]
+
+
 def _stack(ts):
     from tensorweave.ops.array import array_ops
     return array_ops.stack(ts)
