@@ -50,8 +50,8 @@ from tensorweave.ops.control_flow.structure import (  # noqa: E402,F401
 
 from tensorweave.framework.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa
 from tensorweave.autodiff import (  # noqa: E402,F401
-    AggregationMethod, RegisterGradient, UnconnectedGradients, custom_gradient, gradients,
-    hessians)
+    AggregationMethod, RegisterGradient, UnconnectedGradients, custom_gradient,
+    grad_pass_through, gradients, hessians)
 from tensorweave.autodiff.custom_gradient import is_tensor  # noqa: E402,F401
 from tensorweave import test  # noqa: E402,F401
 from tensorweave import compat  # noqa: E402,F401

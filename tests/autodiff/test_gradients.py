@@ -166,3 +166,25 @@ def test_gradient_checker_detects_a_wrong_gradient(graph):
     y2 = tf.square(x)
     err2 = tf.test.compute_gradient_error(x, [3], y2, [3], x_init_value=np.array([1., 2, 3]))
     assert err2 < 1e-6
+
+
+def test_grad_pass_through(sess):
+    """TF's example: the assignment runs, and the gradient passes through it unchanged;
+    several arguments each get their own output's gradient (straight-through rounding)."""
+    x = tf.Variable(1.0, name="x")
+    z = tf.Variable(3.0, name="z")
+    y = tf.grad_pass_through(x.assign)(z ** 2)
+    gz = tf.gradients(y, z)[0]
+    sess.run(tf.global_variables_initializer())
+    assert sess.run([y, gz]) == [9.0, 6.0] and sess.run(x) == 9.0
+
+    def quantize(a, b):
+        return tf.round(a), tf.floor(b)
+    wrapped = tf.grad_pass_through(quantize)
+    assert wrapped.__name__ == "quantize"
+    a = tf.constant([0.4, 1.6])
+    b = tf.constant([2.5, -0.5])
+    qa, qb = wrapped(a, b)
+    ga, gb = tf.gradients(qa * tf.constant([2.0, 3.0]) + 5.0 * qb, [a, b])
+    got = sess.run([qa, qb, ga, gb])
+    assert [v.tolist() for v in got] == [[0.0, 2.0], [2.0, -1.0], [2.0, 3.0], [5.0, 5.0]]

@@ -82,6 +82,30 @@ def custom_gradient(f: Callable) -> Callable:
     return decorated
 
 
+def grad_pass_through(f: Callable) -> Callable:
+    """`f` with an identity gradient (TF1 `tf.grad_pass_through`): the wrapped call
+    computes `f(*args)`, and tf.gradients passes each output's gradient straight to the
+    argument in the same position, as if `f` were the identity. Variables `f` uses get
+    no gradient through it.
+
+    Example: `y = tf.grad_pass_through(x.assign)(z ** 2)` assigns z ** 2 to x, and the
+    gradient of y with respect to z is 2 z.
+
+    Args:
+      f: a function of tensors returning as many tensors as it takes.
+
+    Returns:
+      The wrapped function.
+    """
+    @functools.wraps(f)
+    def wrapped(*args):
+        @custom_gradient
+        def _pass_through(*xs):
+            return f(*xs), lambda *dys: dys
+        return _pass_through(*args)
+    return wrapped
+
+
 def is_tensor(x) -> bool:
     """True if `x` is a graph tensor-like object (TF1 `tf.is_tensor`)."""
     return isinstance(x, Tensor) or hasattr(x, "_as_graph_element")
