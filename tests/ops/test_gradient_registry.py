@@ -374,6 +374,19 @@ TABLE = {
         lambda g: _raw("MaxPoolGradGrad", [_c(_POOL_INPUT, g.dtype),
                                                tf.nn.max_pool(_c(_POOL_INPUT, g.dtype), **_POOL),
                                                g], _POOL), [(1, 4, 4, 1)]),
+    "MaxPoolWithArgmax": Row(
+        lambda x: tf.nn.max_pool_with_argmax(x, [1, 2, 2, 1], [1, 1, 1, 1], "SAME")[0],
+        [(1, 3, 3, 2)], _distinct),
+    "MaxPoolGradWithArgmax": Row(
+        lambda g: _raw("MaxPoolGradWithArgmax", [
+            _c(_POOL_INPUT, g.dtype), g,
+            tf.nn.max_pool_with_argmax(_c(_POOL_INPUT, g.dtype), **_POOL)[1]], _POOL),
+        [(1, 2, 2, 1)]),
+    "MaxPoolGradGradWithArgmax": Row(
+        lambda g: _raw("MaxPoolGradGradWithArgmax", [
+            _c(_POOL_INPUT, g.dtype), g,
+            tf.nn.max_pool_with_argmax(_c(_POOL_INPUT, g.dtype), **_POOL)[1]], _POOL),
+        [(1, 4, 4, 1)]),
     # N-d and depthwise convolution, 3-D pooling (ops/nn/conv_nd_ops, depthwise_ops,
     # pooling_nd_ops)
     "Conv3D": Row(lambda x, f: tf.nn.conv3d(x, f, [1, 1, 1, 1, 1], "VALID"),
