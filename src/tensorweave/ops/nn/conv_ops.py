@@ -351,12 +351,8 @@ def rank4(shape: TensorShape) -> List[Optional[int]]:
     return shape.as_list()
 
 
-def check_window_attrs(op, names=("strides", "dilations")) -> Tuple[str, str]:
-    """Build-time checks of padding/data_format/list attrs; returns (padding, format)."""
-    padding, fmt = op.get_attr("padding"), op.get_attr("data_format")
-    allowed = _PADDINGS if "explicit_paddings" in op._attrs else _PADDINGS[:2]
-    _check_enum(op.type, "padding", padding, allowed)
-    _check_enum(op.type, "data_format", fmt, _FORMATS)
+def check_four_positive(op, names) -> None:
+    """Build-time check that each list attr in `names` holds 4 positive values."""
     for name in names:
         value = op.get_attr(name)
         if len(value) != 4:
@@ -365,6 +361,15 @@ def check_window_attrs(op, names=("strides", "dilations")) -> Tuple[str, str]:
         if any(int(v) < 1 for v in value):
             raise ValueError("%s: all %s values must be positive, got %s"
                              % (op.type, name, list(value)))
+
+
+def check_window_attrs(op, names=("strides", "dilations")) -> Tuple[str, str]:
+    """Build-time checks of padding/data_format/list attrs; returns (padding, format)."""
+    padding, fmt = op.get_attr("padding"), op.get_attr("data_format")
+    allowed = _PADDINGS if "explicit_paddings" in op._attrs else _PADDINGS[:2]
+    _check_enum(op.type, "padding", padding, allowed)
+    _check_enum(op.type, "data_format", fmt, _FORMATS)
+    check_four_positive(op, names)
     if padding == "EXPLICIT":
         flat = list(op.get_attr("explicit_paddings"))
         if len(flat) != 8:

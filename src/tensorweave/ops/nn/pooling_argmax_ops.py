@@ -22,7 +22,8 @@ from tensorweave.framework.graph import name_scope
 from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape
-from tensorweave.ops.nn.conv_ops import make_window, rank4, window_output_size
+from tensorweave.ops.nn.conv_ops import check_four_positive, make_window, rank4, \
+    window_output_size
 from tensorweave.ops.nn.pooling_ops import _first_max_masks, _max_pool_nhwc
 
 _ARGMAX_TYPES = (_dt.int32, _dt.int64)
@@ -34,14 +35,8 @@ def _pooled_shape(op, input_shape: TensorShape) -> TensorShape:
     padding = op.get_attr("padding")
     if padding not in ("SAME", "VALID"):
         raise ValueError("%s: padding must be SAME or VALID, got %r" % (op.type, padding))
+    check_four_positive(op, ("ksize", "strides"))
     ksize, strides = op.get_attr("ksize"), op.get_attr("strides")
-    for name, value in (("ksize", ksize), ("strides", strides)):
-        if len(value) != 4:
-            raise ValueError("%s requires the %s attribute to contain 4 values, but got: %d"
-                             % (op.type, name, len(value)))
-        if any(int(v) < 1 for v in value):
-            raise ValueError("%s: all %s values must be positive, got %s"
-                             % (op.type, name, list(value)))
     dims = rank4(input_shape)
     return TensorShape([window_output_size(d, k, s, 1, padding, (0, 0))
                         for d, k, s in zip(dims, ksize, strides)])
