@@ -329,3 +329,50 @@ def test_depthwise_explicit_padding(sess):
     y = tf.nn.depthwise_conv2d_native(x, w, [1, 1, 1, 1], pads)
     assert y.op.get_attr("padding") == "EXPLICIT" and y.shape.as_list() == [1, 4, 5, 2]
     np.testing.assert_allclose(sess.run(y), ref_conv(x, w, [1, 1], "SAME", depthwise=True))
+
+
+def _transpose_reference(x, f, out_shape, stride, padding):
+    """conv_transpose, channels last, one input element at a time: each scatters
+    x * filter into the output window the forward convolution would have read."""
+    n = x.ndim - 2
+    out = np.zeros(out_shape)
+    k = f.shape[:n]
+    pads = [max((x.shape[1 + a] - 1) * stride + k[a] - out_shape[1 + a], 0) // 2
+            if padding == "SAME" else 0 for a in range(n)]
+    for b in range(x.shape[0]):
+        for p in np.ndindex(*x.shape[1:1 + n]):
+            for d in np.ndindex(*k):
+                q = tuple(p[a] * stride + d[a] - pads[a] for a in range(n))
+                if all(0 <= q[a] < out_shape[1 + a] for a in range(n)):
+                    out[(b,) + q] += f[d] @ x[(b,) + p]
+    return out
+
+
+@pytest.mark.parametrize("x_shape,f_shape,out_shape,padding", [
+    ((1, 3, 2), (2, 4, 2), (1, 6, 4), "VALID"),
+    ((2, 3, 3, 2), (3, 2, 4, 2), (2, 6, 6, 4), "SAME"),
+    ((1, 2, 3, 2, 2), (2, 2, 2, 3, 2), (1, 4, 6, 4, 3), "SAME"),
+])
+def test_conv_transpose_dispatches_on_the_output_rank(sess, x_shape, f_shape, out_shape,
+                                                      padding):
+    rs = np.random.RandomState(len(x_shape))
+    x, f = rs.rand(*x_shape), rs.rand(*f_shape)
+    y = tf.nn.conv_transpose(x, f, list(out_shape), 2, padding=padding)
+    assert y.name.startswith("conv_transpose") and y.shape.as_list() == list(out_shape)
+    np.testing.assert_allclose(sess.run(y), _transpose_reference(x, f, out_shape, 2, padding),
+                               rtol=1e-12)
+    shaped = tf.nn.conv_transpose(x, f, tf.constant(out_shape), [2] * (len(out_shape) - 2),
+                                  padding=padding)
+    np.testing.assert_allclose(sess.run(shaped), sess.run(y))
+
+
+def test_conv_transpose_errors_and_depthwise_backprop_names(graph):
+    x = tf.zeros([1, 3, 3, 2])
+    with pytest.raises(ValueError, match="must be of length 3, 4 or 5"):
+        tf.nn.conv_transpose(x, tf.zeros([2, 2, 4, 2]), [1, 6], 2)
+    with pytest.raises(ValueError, match="must be a tensor or sized collection"):
+        tf.nn.conv_transpose(x, tf.zeros([2, 2, 4, 2]), 5, 2)
+    assert tf.nn.depthwise_conv2d_backprop_input is \
+        tf.nn.depthwise_conv2d_native_backprop_input
+    assert tf.nn.depthwise_conv2d_backprop_filter is \
+        tf.nn.depthwise_conv2d_native_backprop_filter

@@ -535,3 +535,52 @@ def conv1d_transpose(input, filters, output_shape, strides,  # noqa: A002
         result = conv2d_backprop_input(sizes, filters, input, strides, padding,
                                        data_format=fmt, dilations=dilations, name=scope)
         return squeeze(result, [spatial_start])
+
+
+@tf_export("nn.conv_transpose")
+def conv_transpose(input, filters, output_shape, strides, padding: str = "SAME",  # noqa: A002
+                   data_format: Optional[str] = None, dilations=None,
+                   name: Optional[str] = None) -> Tensor:
+    """The transpose of a 1-D, 2-D or 3-D convolution, chosen by the length of
+    `output_shape` (TF1 `tf.nn.conv_transpose`).
+
+    Args:
+      input: a Tensor of rank N + 2.
+      filters: [spatial dims..., output_channels, in_channels].
+      output_shape: a list or 1-D tensor of N + 2 values, the shape of the result.
+      strides: an int or a list of 1, N or N + 2 ints.
+      padding: "SAME" or "VALID".
+      data_format: the channels-last format (default NWC, NHWC or NDHWC) or the
+        channels-first one.
+      dilations: an int or a list of 1, N or N + 2 ints.
+      name: name scope of the ops.
+
+    Returns:
+      A Tensor of shape `output_shape`.
+
+    Raises:
+      ValueError: an `output_shape` that is not sized or not of 3, 4 or 5 values.
+    """
+    with name_scope(name, "conv_transpose", [input, filters, output_shape]) as scope:
+        if isinstance(output_shape, Tensor):
+            n = output_shape.shape.as_list()[0] - 2
+        elif hasattr(output_shape, "__len__"):
+            n = len(output_shape) - 2
+        else:
+            raise ValueError("`output_shape` must be a tensor or sized collection. Received: "
+                             "output_shape=%s" % (output_shape,))
+        if not 1 <= n <= 3:
+            raise ValueError("`output_shape` must be of length 3, 4 or 5. Received: "
+                             "output_shape=%s of length %d." % (output_shape, n + 2))
+        fmt = data_format or ("NWC", "NHWC", "NDHWC")[n - 1]
+        channel_index = 1 if fmt.startswith("NC") else n + 1
+        strides = _get_sequence(strides, n, channel_index, "strides")
+        if dilations is not None:
+            dilations = _get_sequence(dilations, n, channel_index, "dilations")
+        if n == 1:
+            return conv1d_transpose(input, filters, output_shape, strides, padding=padding,
+                                    data_format=fmt, dilations=dilations, name=scope)
+        from tensorweave.ops.nn.conv_ops import conv2d_transpose
+        build = conv2d_transpose if n == 2 else conv3d_transpose
+        return build(input, filters, output_shape, strides, padding=padding, data_format=fmt,
+                     dilations=dilations, name=scope)

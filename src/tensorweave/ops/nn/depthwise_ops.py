@@ -206,7 +206,7 @@ def depthwise_conv2d_native(input, filter, strides, padding,  # noqa: A002
                     name=name or "DepthwiseConv2dNative").outputs[0]
 
 
-@tf_export("nn.depthwise_conv2d_native_backprop_input")
+@tf_export("nn.depthwise_conv2d_native_backprop_input", "nn.depthwise_conv2d_backprop_input")
 def depthwise_conv2d_native_backprop_input(input_sizes, filter, out_backprop,  # noqa: A002
                                            strides, padding, data_format: str = "NHWC",
                                            dilations=[1, 1, 1, 1],  # noqa: B006
@@ -229,7 +229,7 @@ def depthwise_conv2d_native_backprop_input(input_sizes, filter, out_backprop,  #
                     attrs, name=name or "DepthwiseConv2dNativeBackpropInput").outputs[0]
 
 
-@tf_export("nn.depthwise_conv2d_native_backprop_filter")
+@tf_export("nn.depthwise_conv2d_native_backprop_filter", "nn.depthwise_conv2d_backprop_filter")
 def depthwise_conv2d_native_backprop_filter(input, filter_sizes, out_backprop,  # noqa: A002
                                             strides, padding, data_format: str = "NHWC",
                                             dilations=[1, 1, 1, 1],  # noqa: B006
