@@ -114,8 +114,8 @@ def _build(meta: dict, graph_bytes: bytes, ask):
         queue_op = graph.get_operation_by_name(meta["work_queue"])
         shapes = [None if s.dims is None else tuple(s.as_list())
                   for s in queue_op.get_attr("shapes")]
-        units = _WorkUnits(meta["work_queue_name"], shapes,
-                                    queue_op.get_attr("capacity"), ask)
+        units = _WorkUnits(meta["work_queue_name"], shapes, queue_op.get_attr("capacity"),
+                           ask)
         sess = tf.Session(graph=graph)
         for device in sess._device_manager.devices:
             device.resources.lookup_or_create("", WORK_QUEUE_NAME, lambda: units)
