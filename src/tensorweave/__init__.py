@@ -51,7 +51,7 @@ from tensorweave.ops.control_flow.structure import (  # noqa: E402,F401
 from tensorweave.framework.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa
 from tensorweave.autodiff import (  # noqa: E402,F401
     AggregationMethod, RegisterGradient, UnconnectedGradients, custom_gradient,
-    grad_pass_through, gradients, hessians)
+    grad_pass_through, gradients, hessians, recompute_grad)
 from tensorweave.autodiff.custom_gradient import is_tensor  # noqa: E402,F401
 from tensorweave import test  # noqa: E402,F401
 from tensorweave import compat  # noqa: E402,F401

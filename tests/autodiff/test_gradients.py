@@ -188,3 +188,74 @@ def test_grad_pass_through(sess):
     ga, gb = tf.gradients(qa * tf.constant([2.0, 3.0]) + 5.0 * qb, [a, b])
     got = sess.run([qa, qb, ga, gb])
     assert [v.tolist() for v in got] == [[0.0, 2.0], [2.0, -1.0], [2.0, 3.0], [5.0, 5.0]]
+
+
+def test_custom_gradient_with_variables(sess):
+    """TF1's rules: a grad_fn of a function reading variables takes `variables` and
+    returns their gradients too; the variables an argument brings do not count."""
+    w = tf.get_variable("w", initializer=np.array([2.0, 3.0], np.float32),
+                        use_resource=True)
+
+    @tf.custom_gradient
+    def scaled(x):
+        def grad(dy, variables=None):
+            assert variables == [w]
+            return dy * 10.0, [dy * 100.0]
+        return x * w, grad
+    x = tf.constant([1.0, 1.0])
+    y = scaled(x)
+    gx, gw = tf.gradients(tf.reduce_sum(y), [x, w])
+    sess.run(tf.global_variables_initializer())
+    assert [v.tolist() for v in sess.run([y, gx, gw])] == [[2.0, 3.0], [10.0, 10.0],
+                                                          [100.0, 100.0]]
+
+    @tf.custom_gradient
+    def no_variables_arg(x):
+        return x * w, lambda dy: dy
+    with pytest.raises(TypeError, match="must accept keyword argument 'variables', since "
+                                        "function uses variables: \\[<tf.Variable 'w:0'"):
+        no_variables_arg(x)
+
+    @tf.custom_gradient
+    def through_argument(v):  # the variable comes in as an argument: no `variables`
+        return v * 2.0, lambda dy: dy * 3.0
+    assert sess.run(tf.gradients(through_argument(w), w)[0]).tolist() == [3.0, 3.0]
+
+    @tf.custom_gradient
+    def makes_a_ref_variable(x):
+        v = tf.get_variable("v", [2])
+        return x * v, lambda dy, variables=None: (dy, [None])
+    with pytest.raises(TypeError, match="must be `ResourceVariable`s"):
+        makes_a_ref_variable(x)
+
+    @tf.custom_gradient
+    def too_few(x):
+        return x * w, lambda dy, variables=None: (dy, [])
+    with pytest.raises(ValueError, match="gradient for each variable"):
+        tf.gradients(too_few(x), x)
+
+
+def test_recompute_grad_matches_the_plain_gradient(sess):
+    w = tf.get_variable("w", initializer=np.array([[0.5, -1.0], [2.0, 0.3]]),
+                        use_resource=True)
+
+    def block(x):
+        return tf.tanh(tf.matmul(x, w)) * x
+    x = tf.constant([[1.0, 2.0], [0.5, -0.3]], tf.float64)
+    recomputed = tf.recompute_grad(block)
+    assert recomputed.__name__ == "block"
+    y = recomputed(x)
+    matmuls = len([op for op in sess.graph.get_operations() if op.type == "MatMul"])
+    g = tf.gradients(tf.reduce_sum(y * y), [x, w])
+    # the gradient runs the block again: one more forward MatMul beside its own
+    assert len([op for op in sess.graph.get_operations() if op.type == "MatMul"]) == \
+        matmuls + 1 + 2
+    plain = tf.gradients(tf.reduce_sum(block(x) ** 2), [x, w])
+    sess.run(tf.global_variables_initializer())
+    for a, b in zip(sess.run(g), sess.run(plain)):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    from tensorweave.autodiff.gradient_checker import compute_gradient_error
+    with sess.as_default():
+        err = compute_gradient_error(x, [2, 2], y, [2, 2],
+                                     x_init_value=np.array([[1.0, 2.0], [0.5, -0.3]]))
+    assert err < 1e-6
