@@ -327,3 +327,81 @@ def test_dynamic_rnn_second_order_gradient(sess):
         d[i] = eps
         num[i] = (sess.run(gg, {x: xv + d}) - sess.run(gg, {x: xv - d})) / (2 * eps)
     np.testing.assert_allclose(sess.run(h, {x: xv}), num, rtol=1e-6, atol=1e-7)
+
+
+def _raw_rnn_inputs(lengths):
+    rs = np.random.RandomState(0)
+    xs = rs.rand(5, len(lengths), 2).astype(np.float32)
+    return xs, np.array(lengths, np.int32)
+
+
+def test_raw_rnn_as_documented_against_numpy(sess):
+    """TF1's documented loop_fn over an unstacked input, lengths 5, 2 and 0: finished
+    entries emit zeros and keep their state; no cond warning for reading the input."""
+    import warnings
+    xs, lengths = _raw_rnn_inputs([5, 2, 0])
+    batch = len(lengths)
+    cell = tf.nn.rnn_cell.BasicRNNCell(4)
+    inputs_ta = tf.TensorArray(tf.float32, size=5).unstack(tf.constant(xs))
+    seq = tf.constant(lengths)
+
+    def loop_fn(time, cell_output, cell_state, loop_state):
+        state = cell.zero_state(batch, tf.float32) if cell_output is None else cell_state
+        finished = time >= seq
+        nxt = tf.cond(tf.reduce_all(finished), lambda: tf.zeros([batch, 2]),
+                      lambda: inputs_ta.read(time))
+        return finished, nxt, state, cell_output, None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        emit_ta, final, loop_state = tf.nn.raw_rnn(cell, loop_fn)
+    assert loop_state is None
+    sess.run(tf.global_variables_initializer())
+    out, fin = sess.run([emit_ta.stack(), final])
+    k, b = sess.run(cell.weights)
+    h, want, done, t = np.zeros((batch, 4), np.float32), [], lengths <= 0, 0
+    while not done.all():
+        nh = np.tanh(np.concatenate([xs[t], h], 1) @ k + b)
+        want.append(np.where(done[:, None], 0.0, nh))
+        h = np.where(done[:, None], h, nh)
+        t += 1
+        done = done | (t >= lengths)
+    np.testing.assert_allclose(out, np.stack(want), rtol=1e-6)
+    np.testing.assert_allclose(fin, h, rtol=1e-6)
+
+
+def test_raw_rnn_emit_structure_and_loop_state(sess):
+    xs, lengths = _raw_rnn_inputs([3, 1])
+    cell = tf.nn.rnn_cell.BasicRNNCell(2)
+    inputs_ta = tf.TensorArray(tf.float32, size=5).unstack(tf.constant(xs))
+
+    def loop_fn(time, cell_output, cell_state, loop_state):
+        finished = time >= tf.constant(lengths)
+        if cell_output is None:  # time 0: what to emit, and a step counter
+            emit = (tf.zeros([2], tf.float32), tf.zeros([], tf.int32))
+            return finished, inputs_ta.read(0), cell.zero_state(2, tf.float32), emit, \
+                tf.constant(0)
+        emit = (tf.reduce_sum(cell_output, axis=1), tf.fill([2], time))
+        nxt = inputs_ta.read(tf.minimum(time, 4))
+        return finished, nxt, cell_state, emit, loop_state + 1
+    emit_ta, _, steps = tf.nn.raw_rnn(cell, loop_fn, scope="custom")
+    assert isinstance(emit_ta, tuple) and emit_ta[1].dtype == tf.int32
+    assert all(v.name.startswith("custom/") for v in tf.trainable_variables())
+    sess.run(tf.global_variables_initializer())
+    sums, times, n = sess.run([emit_ta[0].stack(), emit_ta[1].stack(), steps])
+    assert n == 3 and sums.shape == (3, 2)
+    assert times.tolist() == [[1, 1], [2, 0], [3, 0]]  # finished entries emit zeros
+    assert sums[1:, 1].tolist() == [0.0, 0.0] and (sums[:, 0] != 0).all()
+
+
+def test_raw_rnn_all_finished_at_start_and_bad_loop_fn(sess):
+    cell = tf.nn.rnn_cell.BasicRNNCell(3)
+
+    def loop_fn(time, cell_output, cell_state, loop_state):
+        state = tf.ones([2, 3]) if cell_state is None else cell_state
+        return tf.constant([True, True]), tf.zeros([2, 1]), state, cell_output, None
+    emit_ta, final, _ = tf.nn.raw_rnn(cell, loop_fn)
+    sess.run(tf.global_variables_initializer())
+    assert sess.run(emit_ta.size()) == 0
+    assert sess.run(final).tolist() == [[1.0] * 3] * 2
+    with pytest.raises(TypeError, match="loop_fn must be a callable"):
+        tf.nn.raw_rnn(cell, 5)

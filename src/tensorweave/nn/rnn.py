@@ -20,7 +20,7 @@ from tensorweave.nn.rnn_cell_impl import (assert_like_rnncell, assert_same_struc
                                           map_structure)
 from tensorweave.ops.array import array_ops, array_pad_ops, constant_op
 from tensorweave.ops.indexing import indexing_select
-from tensorweave.ops.math import math_binary, math_ops, reduction_ops
+from tensorweave.ops.math import math_binary, math_ops, math_unary, reduction_ops
 from tensorweave.ops.control_flow import structure
 from tensorweave.ops.state import variable_scope as vs
 
@@ -58,17 +58,21 @@ def _rnn_step(time, sequence_length, zero_output, state, call_cell):
     assert_same_structure(zero_output, new_output)
     assert_same_structure(state, new_state)
     finished = math_binary.greater_equal(time, sequence_length)
-
-    def select(old, new):
-        if type(old).__name__ == "TensorArray" or old.shape.ndims == 0:
-            return new
-        picked = indexing_select.where(finished, old, new)
-        picked.set_shape(old.shape)
-        return picked
-    output = map_structure(select, zero_output, new_output)
-    state = pack_sequence_as(state, [select(o, n) for o, n in
+    output = map_structure(lambda o, n: _copy_through(finished, o, n), zero_output,
+                           new_output)
+    state = pack_sequence_as(state, [_copy_through(finished, o, n) for o, n in
                                      zip(flatten(state), flatten(new_state))])
     return output, state
+
+
+def _copy_through(finished, old, new):
+    """`new`, except `old` in the batch entries that are `finished` (TensorArrays and
+    scalars are taken from `new` whole)."""
+    if type(old).__name__ == "TensorArray" or old.shape.ndims == 0:
+        return new
+    picked = indexing_select.where(finished, old, new)
+    picked.set_shape(old.shape)
+    return picked
 
 
 def _zero_output(output_size, batch_size, static_batch, dtype):
@@ -449,3 +453,96 @@ def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None,
                 time_major=time_major, scope=bw_scope)
     output_bw = map_structure(lambda x: _reverse(x, sequence_length, time_axis), tmp)
     return (output_fw, output_bw), (state_fw, state_bw)
+
+
+@tf_export("nn.raw_rnn")
+def raw_rnn(cell, loop_fn, parallel_iterations=None, swap_memory: bool = False,
+            scope=None):
+    """An RNN whose every step `loop_fn` drives (TF1 `tf.nn.raw_rnn`).
+
+    `loop_fn(time, cell_output, cell_state, loop_state)` returns `(finished, next_input,
+    next_cell_state, emit_output, next_loop_state)`: at time 0 (called with None for the
+    last three) the initial input and state, and the structure to emit (None: the
+    cell's output); after each cell call, what comes next. The loop runs while any batch
+    entry is unfinished; a finished entry emits zeros and keeps its state.
+
+    Args:
+      cell: an RNNCell.
+      loop_fn: the callable above.
+      parallel_iterations: of the while_loop (default 32).
+      swap_memory: of the while_loop.
+      scope: variable scope (default "rnn").
+
+    Returns:
+      (emit_ta, final_state, final_loop_state): TensorArrays of the emitted values per
+      step (in the structure of the emit output), the final cell state, and the final
+      loop state (None if `loop_fn` returned none at time 0).
+
+    Raises:
+      TypeError: `cell` is not an RNNCell or `loop_fn` not callable.
+    """
+    from tensorweave.ops.control_flow.control_flow_ops import while_loop
+    from tensorweave.ops.data_flow.tensor_array_class import TensorArray
+    assert_like_rnncell("cell", cell)
+    if not callable(loop_fn):
+        raise TypeError("loop_fn must be a callable")
+    parallel_iterations = parallel_iterations or 32
+    with vs.variable_scope(scope or "rnn"):
+        time = constant_op.constant(0, dtype=_dt.int32)
+        finished, next_input, initial_state, emit_structure, init_loop_state = loop_fn(
+            time=time, cell_output=None, cell_state=None, loop_state=None)
+        flat_input = flatten(next_input)
+        loop_state = init_loop_state if init_loop_state is not None else \
+            constant_op.constant(0, dtype=_dt.int32)
+        static_batch = TensorShape(None)
+        for x in flat_input:
+            static_batch = static_batch.merge_with(x.shape.with_rank_at_least(1)[:1])
+        batch_size = dimension_value(static_batch[0]) if static_batch.rank else None
+        if batch_size is None:
+            batch_size = array_ops.shape(flat_input[0])[0]
+        assert_same_structure(initial_state, cell.state_size)
+        if emit_structure is not None:
+            flat_emit = flatten(emit_structure)
+            sizes = [e.shape[1:] if e.shape[1:].is_fully_defined() else
+                     array_ops.shape(e)[1:] for e in flat_emit]
+            dtypes = [e.dtype for e in flat_emit]
+        else:
+            emit_structure = cell.output_size
+            sizes = flatten(cell.output_size)
+            dtypes = [flatten(initial_state)[0].dtype] * len(sizes)
+        emit_ta = pack_sequence_as(emit_structure, [
+            TensorArray(dtype=dt, dynamic_size=True, size=0, name="rnn_output_%d" % i)
+            for i, dt in enumerate(dtypes)])
+        zero_emit = pack_sequence_as(emit_structure, [
+            array_ops.zeros(array_ops.stack(_cells._concat(batch_size, size)), dtype=dt)
+            for size, dt in zip(sizes, dtypes)])
+
+        def condition(unused_time, finished, *unused):
+            return math_unary.logical_not(reduction_ops.reduce_all(finished))
+
+        def body(time, finished, current_input, emit_ta, state, loop_state):
+            output, cell_state = cell(current_input, state)
+            assert_same_structure(state, cell_state)
+            assert_same_structure(cell.output_size, output)
+            next_time = time + 1
+            next_finished, next_input, next_state, emit, next_loop_state = loop_fn(
+                next_time, output, cell_state, loop_state)
+            assert_same_structure(state, next_state)
+            assert_same_structure(current_input, next_input)
+            assert_same_structure(emit_ta, emit)
+            if next_loop_state is not None:
+                loop_state = next_loop_state
+            emit = map_structure(lambda z, e: _copy_through(finished, z, e), zero_emit,
+                                 emit)
+            next_state = map_structure(lambda o, n: _copy_through(finished, o, n), state,
+                                       next_state)
+            emit_ta = map_structure(lambda ta, e: ta.write(time, e), emit_ta, emit)
+            return (next_time, math_binary.logical_or(finished, next_finished), next_input,
+                    emit_ta, next_state, loop_state)
+
+        out = while_loop(condition, body,
+                         [time, finished, next_input, emit_ta, initial_state, loop_state],
+                         parallel_iterations=parallel_iterations, swap_memory=swap_memory)
+        emit_ta, final_state, final_loop_state = out[-3:]
+        return emit_ta, final_state, (final_loop_state if init_loop_state is not None
+                                      else None)
