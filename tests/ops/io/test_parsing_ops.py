@@ -252,3 +252,34 @@ def test_feature_descriptions():
     assert f.default_value is None and f._fields == ("shape", "dtype", "default_value")
     assert tf.FixedLenFeature is tf.io.FixedLenFeature
     assert tf.VarLenFeature(tf.int64).dtype == tf.int64
+
+
+def test_sparse_feature_merges_its_index_and_value_features(sess):
+    """The results of TensorFlow 2.21 for the same Examples (checked by hand): one
+    SparseTensor of dense shape [batch, size], the index and value features gone unless
+    asked for, unsorted indices sorted."""
+    def example(ix, val):
+        return tf.train.Example(features=tf.train.Features(feature={
+            "ix": tf.train.Feature(int64_list=tf.train.Int64List(value=ix)),
+            "val": tf.train.Feature(float_list=tf.train.FloatList(value=val))}
+        )).SerializeToString()
+    data = [example([3, 0], [1.5, 2.5]), example([], []), example([1], [7.0])]
+    feats = {"sp": tf.io.SparseFeature("ix", "val", tf.float32, 5)}
+    assert tf.SparseFeature is tf.io.SparseFeature
+    assert tf.io.SparseFeature("a", "b", tf.int64, 3).already_sorted is False
+    batch = tf.io.parse_example(data, feats)
+    both = tf.io.parse_example(data, dict(feats, ix=tf.io.VarLenFeature(tf.int64)))
+    single = tf.io.parse_single_example(data[0], feats)
+    assert sorted(batch) == ["sp"] and sorted(both) == ["ix", "sp"]
+    got = sess.run(batch["sp"])
+    assert got.indices.tolist() == [[0, 0], [0, 3], [2, 1]]
+    assert got.values.tolist() == [2.5, 1.5, 7.0] and got.dense_shape.tolist() == [3, 5]
+    one = sess.run(single["sp"])
+    assert one.indices.tolist() == [[0], [3]] and one.dense_shape.tolist() == [5]
+    assert sess.run(both["ix"]).values.tolist() == [3, 0, 1]
+    with pytest.raises(ValueError, match="Conflicting type <dtype: 'float32'> vs "
+                                         "<dtype: 'int64'> for feature ix"):
+        tf.io.parse_example(data, dict(feats, ix=tf.io.VarLenFeature(tf.float32)))
+    with pytest.raises(ValueError, match="one index_key"):
+        tf.io.parse_example(data, {"sp": tf.io.SparseFeature(["ix", "ix"], "val",
+                                                             tf.float32, [5, 5])})

@@ -97,6 +97,60 @@ class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
     """
 
 
+@tf_export("SparseFeature", "io.SparseFeature")
+class SparseFeature(collections.namedtuple(
+        "SparseFeature", ["index_key", "value_key", "dtype", "size", "already_sorted"])):
+    """A sparse feature stored as two features of the Example, its indices and its
+    values, parsed to one SparseTensor of dense shape [batch, size] (TF1).
+
+    Args:
+      index_key: the name of the int64 feature holding the indices.
+      value_key: the name of the feature holding the values.
+      dtype: the values' type (float32, int64 or string).
+      size: the size of the sparse dimension.
+      already_sorted: the indices are sorted within each example (skips the reorder).
+    """
+
+    def __new__(cls, index_key, value_key, dtype, size, already_sorted=False):
+        return super().__new__(cls, index_key, value_key, dtype, size, already_sorted)
+
+
+def _with_sparse_features(features) -> tuple:
+    """(the plain features to parse, {key: SparseFeature}): each SparseFeature's index
+    and value features join the plain ones, as VarLenFeatures."""
+    if not features:
+        return features, {}
+    plain = {k: f for k, f in features.items() if not isinstance(f, SparseFeature)}
+    composite = {k: f for k, f in features.items() if isinstance(f, SparseFeature)}
+    for key, f in composite.items():
+        if not isinstance(f.index_key, str):
+            raise ValueError("SparseFeature %s: tensorweave supports one index_key (a "
+                             "string), got %r" % (key, f.index_key))
+        for k, want in ((f.index_key, VarLenFeature(_dt.int64)),
+                        (f.value_key, VarLenFeature(_dt.as_dtype(f.dtype)))):
+            have = plain.setdefault(k, want)
+            if have != want:
+                raise ValueError("Conflicting type %s vs %s for feature %s."
+                                 % (getattr(have, "dtype", have), want.dtype, k))
+    return plain, composite
+
+
+def _merge_sparse_features(result: dict, features, composite: dict) -> dict:
+    """`result` with each SparseFeature built from its parsed index and value features
+    (which stay only if asked for themselves)."""
+    if not composite:
+        return result
+    from tensorweave.ops.sparse.sparse_select_ops import sparse_merge
+    for key, f in composite.items():
+        result[key] = sparse_merge(result[f.index_key], result[f.value_key], f.size,
+                                   already_sorted=f.already_sorted)
+    for f in composite.values():
+        for k in (f.index_key, f.value_key):
+            if k not in features:
+                result.pop(k, None)
+    return result
+
+
 _PARSE_TYPES = (_dt.float32, _dt.int64, _dt.string)
 _KIND = {_dt.float32: "float_list", _dt.int64: "int64_list", _dt.string: "bytes_list"}
 _KIND_NAME = {"float_list": "float", "int64_list": "int64", "bytes_list": "string",
@@ -361,8 +415,9 @@ def parse_example(serialized, features, name: Optional[str] = None, example_name
 
     Args:
       serialized: 1-D string tensor of serialized Examples.
-      features: dict key -> FixedLenFeature (dense [batch] + shape result) or
-        VarLenFeature (SparseTensor [batch, max values] result).
+      features: dict key -> FixedLenFeature (dense [batch] + shape result),
+        VarLenFeature (SparseTensor [batch, max values] result) or SparseFeature
+        (SparseTensor [batch, size] result).
       name: name scope.
       example_names: optional 1-D string tensor naming the examples in error messages.
 
@@ -374,7 +429,8 @@ def parse_example(serialized, features, name: Optional[str] = None, example_name
       InvalidArgumentError (at run time): unparsable bytes, a required feature missing, a
         feature of the wrong type or length.
     """
-    sparse, dense = _split_features(features)
+    plain, composite = _with_sparse_features(features)
+    sparse, dense = _split_features(plain)
     with name_scope(name, "ParseExample", [serialized, example_names]):
         serialized = convert_to_tensor(serialized, dtype=_dt.string, name="serialized")
         names = convert_to_tensor([] if example_names is None else example_names,
@@ -388,7 +444,8 @@ def parse_example(serialized, features, name: Optional[str] = None, example_name
                       {"sparse_types": [t for _, t in sparse],
                        "dense_shapes": [s for _, _, s, _ in dense]},
                       name="ParseExample")
-    return _results(sparse, dense, op.outputs)
+        return _merge_sparse_features(_results(sparse, dense, op.outputs), features,
+                                      composite)
 
 
 @tf_export("parse_single_example", "io.parse_single_example")
@@ -401,7 +458,7 @@ def parse_single_example(serialized, features, name: Optional[str] = None,
 
     Args:
       serialized: scalar string tensor.
-      features: dict key -> FixedLenFeature or VarLenFeature.
+      features: dict key -> FixedLenFeature, VarLenFeature or SparseFeature.
       name: name scope.
       example_names: accepted for compatibility (a scalar name).
 
@@ -411,7 +468,8 @@ def parse_single_example(serialized, features, name: Optional[str] = None,
     Raises:
       ValueError: `serialized` is not a scalar, or bad feature descriptions.
     """
-    sparse, dense = _split_features(features)
+    plain, composite = _with_sparse_features(features)
+    sparse, dense = _split_features(plain)
     with name_scope(name, "ParseSingleExample", [serialized, example_names]):
         serialized = convert_to_tensor(serialized, dtype=_dt.string, name="serialized")
         if serialized.shape.ndims is not None and serialized.shape.ndims != 0:
@@ -423,4 +481,5 @@ def parse_single_example(serialized, features, name: Optional[str] = None,
                        "sparse_types": [t for _, t in sparse],
                        "dense_shapes": [s for _, _, s, _ in dense]},
                       name="ParseSingleExample")
-    return _results(sparse, dense, op.outputs)
+        return _merge_sparse_features(_results(sparse, dense, op.outputs), features,
+                                      composite)
