@@ -374,6 +374,9 @@ TABLE = {
         lambda g: _raw("MaxPoolGradGrad", [_c(_POOL_INPUT, g.dtype),
                                                tf.nn.max_pool(_c(_POOL_INPUT, g.dtype), **_POOL),
                                                g], _POOL), [(1, 4, 4, 1)]),
+    "Dilation2D": Row(
+        lambda x, k: tf.nn.dilation2d(x, k, [1, 1, 1, 1], [1, 1, 1, 1], "SAME"),
+        [(1, 3, 3, 2), (2, 2, 2)], _distinct),
     "MaxPoolWithArgmax": Row(
         lambda x: tf.nn.max_pool_with_argmax(x, [1, 2, 2, 1], [1, 1, 1, 1], "SAME")[0],
         [(1, 3, 3, 2)], _distinct),
