@@ -175,3 +175,29 @@ def test_greedy_decoder(sess, merge_repeated, blank_index):
     assert value.values.dtype == np.int64
     np.testing.assert_array_equal(value.dense_shape, [3, max(len(w) for w in want)])
     np.testing.assert_allclose(lp, want_lp, rtol=1e-6)
+
+
+def test_collapse_repeated(sess):
+    """TF 2.21's result for the first case (checked by hand), then random cases against
+    itertools.groupby."""
+    import itertools
+    labels = np.array([[1, 1, 2, 2, 3], [4, 4, 4, 0, 0], [5, 6, 6, 5, 7], [2, 2, 2, 2, 2]],
+                      np.int32)
+    out, lengths = tf.nn.collapse_repeated(labels, np.array([5, 2, 4, 0], np.int64))
+    assert out.shape.as_list() == [4, None] and lengths.dtype == tf.int64
+    got, n = sess.run([out, lengths])
+    assert got.tolist() == [[1, 2, 3], [4, 0, 0], [5, 6, 5], [0, 0, 0]]
+    assert n.tolist() == [3, 1, 3, 0]
+    rs = np.random.RandomState(0)
+    lab = tf.placeholder(tf.int32, [None, None])
+    seq = tf.placeholder(tf.int32, [None])
+    collapsed = tf.nn.collapse_repeated(lab, seq)
+    for _ in range(5):
+        values = rs.randint(0, 3, (3, 7))
+        length = rs.randint(0, 8, 3)
+        got, n = sess.run(collapsed, {lab: values, seq: length})
+        want = [[k for k, _ in itertools.groupby(row[:m])] for row, m in zip(values, length)]
+        assert n.tolist() == [len(w) for w in want]
+        assert got.shape == (3, max(n.max(), 0))
+        for row, w in zip(got, want):
+            assert row[:len(w)].tolist() == w and not row[len(w):].any()

@@ -357,3 +357,46 @@ def ctc_greedy_decoder(inputs, sequence_length, merge_repeated: bool = True,
                   name="CTCGreedyDecoder")
     decoded = SparseTensor(op.outputs[0], op.outputs[1], op.outputs[2])
     return [decoded], op.outputs[3]
+
+
+@tf_export("nn.collapse_repeated")
+def collapse_repeated(labels, seq_length, name: Optional[str] = None) -> tuple:
+    """Each sequence with runs of a repeated label merged into one label (TF1
+    `tf.nn.collapse_repeated`).
+
+    Args:
+      labels: an int Tensor [batch, max_length].
+      seq_length: an int Tensor [batch], each sequence's length.
+      name: name scope.
+
+    Returns:
+      (collapsed labels [batch, new max length], left-aligned and padded with zeros; the
+      new lengths, of `seq_length`'s type).
+    """
+    from tensorweave.framework.graph import name_scope
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.array.array_fill_ops import ones_like
+    from tensorweave.ops.array.array_join_ops import concat
+    from tensorweave.ops.indexing.indexing_gather import gather_nd, scatter_nd
+    from tensorweave.ops.indexing.indexing_select import sequence_mask, where
+    from tensorweave.ops.math import math_binary, math_ops, reduction_ops
+    from tensorweave.ops.math.scan_ops import cumsum
+    with name_scope(name, "collapse_repeated_labels", [labels, seq_length]):
+        labels = convert_to_tensor(labels, name="labels")
+        seq_length = convert_to_tensor(seq_length, name="seq_length")
+        # a label starts a run where it differs from the one before it
+        starts = concat([ones_like(labels[:, :1], dtype=_dt.bool),
+                         math_binary.not_equal(labels[:, 1:], labels[:, :-1])], axis=1)
+        kept = math_binary.logical_and(
+            starts, sequence_mask(seq_length, array_ops.shape(labels)[1]))
+        counts = math_ops.cast(kept, _dt.int32)
+        new_length = reduction_ops.reduce_sum(counts, axis=1)
+        at = where(kept)  # [kept, 2]: (row, column) in the input
+        column = gather_nd(cumsum(counts, axis=1) - 1, at)
+        out = scatter_nd(
+            array_ops.stack([math_ops.cast(at[:, 0], _dt.int32), column], axis=1),
+            gather_nd(labels, at),
+            array_ops.stack([array_ops.shape(labels)[0],
+                             reduction_ops.reduce_max(new_length)]))
+        out.set_shape(TensorShape([labels.shape.with_rank(2)[0], None]))
+        return out, math_ops.cast(new_length, seq_length.dtype)
