@@ -376,3 +376,35 @@ def test_conv_transpose_errors_and_depthwise_backprop_names(graph):
         tf.nn.depthwise_conv2d_native_backprop_input
     assert tf.nn.depthwise_conv2d_backprop_filter is \
         tf.nn.depthwise_conv2d_native_backprop_filter
+
+
+@pytest.mark.parametrize("padding,rate,data_format", [
+    ("SAME", [2, 3], None), ("VALID", [2, 3], None), ("SAME", [1, 1], None),
+    ("VALID", [2, 1], None), ("SAME", [2, 2], "NCHW")])
+def test_with_space_to_batch_is_the_dilated_op(sess, padding, rate, data_format):
+    """A VALID convolution run through with_space_to_batch at a rate is the convolution
+    dilated by that rate (TF's definition of atrous convolution)."""
+    rs = np.random.RandomState(0)
+    x = rs.rand(2, 3, 9, 8) if data_format else rs.rand(2, 9, 8, 3)
+    f = rs.rand(3, 2, 3, 4)
+    calls = []
+
+    def op(inp, num_spatial_dims, pad):
+        calls.append((num_spatial_dims, pad))
+        return tf.nn.convolution(inp, f, pad, data_format=data_format)
+    y = tf.nn.with_space_to_batch(x, rate, padding, op, filter_shape=f.shape,
+                                  data_format=data_format)
+    want = tf.nn.convolution(x, f, padding, dilation_rate=rate, data_format=data_format)
+    assert calls == [(2, padding if rate == [1, 1] else "VALID")]
+    np.testing.assert_allclose(sess.run(y), sess.run(want), rtol=1e-12)
+
+
+def test_with_space_to_batch_errors(graph):
+    x = tf.zeros([1, 4, 4, 1])
+    op = lambda inp, n, pad: inp  # noqa: E731
+    with pytest.raises(ValueError, match="filter_shape must be specified"):
+        tf.nn.with_space_to_batch(x, [2, 2], "SAME", op)
+    with pytest.raises(ValueError, match="Invalid padding"):
+        tf.nn.with_space_to_batch(x, [2, 2], "FULL", op)
+    with pytest.raises(ValueError, match="monotonically increasing"):
+        tf.nn.with_space_to_batch(x, [2, 2], "VALID", op, spatial_dims=[2, 1])

@@ -584,3 +584,82 @@ def conv_transpose(input, filters, output_shape, strides, padding: str = "SAME",
         build = conv2d_transpose if n == 2 else conv3d_transpose
         return build(input, filters, output_shape, strides, padding=padding, data_format=fmt,
                      dilations=dilations, name=scope)
+
+
+@tf_export("nn.with_space_to_batch")
+def with_space_to_batch(input, dilation_rate, padding: str, op,  # noqa: A002
+                        filter_shape=None, spatial_dims=None,
+                        data_format: Optional[str] = None) -> Tensor:
+    """Runs `op` at a dilation rate through space-to-batch (TF1
+    `tf.nn.with_space_to_batch`): the input is padded and split into `prod(rate)` batches
+    of its interleaved positions, `op(converted, num_spatial_dims, "VALID")` runs on them,
+    and the result is put back together and cropped. With every rate 1, it is
+    `op(input, num_spatial_dims, padding)`.
+
+    Args:
+      input: a Tensor of rank at least max(spatial_dims) + 1.
+      dilation_rate: an int32 vector of num_spatial_dims values.
+      padding: "VALID" or "SAME" (then `filter_shape` is needed).
+      op: a function `op(input, num_spatial_dims, padding)`.
+      filter_shape: the filter's shape, its first num_spatial_dims values spatial.
+      spatial_dims: increasing dimensions of `input` (at least 1) that are spatial;
+        default 1..N, or 2..N+1 for a channels-first `data_format`.
+      data_format: "NC..." for channels first; otherwise channels last.
+
+    Returns:
+      What `op` returns, at the input's positions.
+
+    Raises:
+      ValueError: a bad padding, a missing filter_shape for SAME, or bad spatial_dims.
+    """
+    from tensorweave.ops.array import array_rearrange_ops as rearrange
+    from tensorweave.ops.array.array_join_ops import concat
+    from tensorweave.ops.array.array_ops import shape as shape_of, stack
+    with name_scope(None, "with_space_to_batch", [input]):
+        input = convert_to_tensor(input, name="input")  # noqa: A001
+        rate = convert_to_tensor(dilation_rate, _dt.int32, name="dilation_rate")
+        num = rate.shape.with_rank(1).as_list()[0]
+        if num is None:
+            raise ValueError("rate must have known shape")
+        if padding not in ("SAME", "VALID"):
+            raise ValueError("Invalid padding method %r" % padding)
+        if spatial_dims is None:
+            first = 2 if data_format is not None and data_format.startswith("NC") else 1
+            spatial_dims = list(range(first, first + num))
+        spatial_dims = [int(d) for d in spatial_dims]
+        if len(spatial_dims) != num or spatial_dims[0] < 1 or \
+                any(b <= a for a, b in zip(spatial_dims, spatial_dims[1:])):
+            raise ValueError("spatial_dims must be a monotonically increasing sequence of "
+                             "positive integers")
+        const_rate = tensor_util.constant_value(rate)
+        if const_rate is not None and np.all(np.asarray(const_rate) == 1):
+            return op(input, num, padding)
+        if padding == "SAME":
+            if filter_shape is None:
+                raise ValueError("filter_shape must be specified for SAME padding")
+            spatial_filter = convert_to_tensor(filter_shape, _dt.int32)[:num]
+            extra = (spatial_filter - 1) * rate
+            base = stack([extra // 2, extra - extra // 2], axis=1)
+        else:
+            base = np.zeros([num, 2], np.int32)
+        spatial_shape = stack([shape_of(input)[d] for d in spatial_dims])
+        paddings, crops = rearrange.required_space_to_batch_paddings(
+            spatial_shape, rate, base_paddings=base)
+        # dimensions between the batch and the last spatial one that are not spatial get
+        # a block of 1 and no padding
+        block, pads, cuts = [], [], []
+        k = 0
+        for d in range(1, spatial_dims[-1] + 1):
+            if d in spatial_dims:
+                block.append(rate[k])
+                pads.append(paddings[k])
+                cuts.append(crops[k])
+                k += 1
+            else:
+                block.append(1)
+                pads.append([0, 0])
+                cuts.append([0, 0])
+        block, pads, cuts = stack(block), stack(pads), stack(cuts)
+        converted = rearrange.space_to_batch_nd(input, block, pads)
+        result = op(converted, num, "VALID")
+        return rearrange.batch_to_space_nd(result, block, cuts)
