@@ -775,3 +775,39 @@ def test_use_locking_reaches_fused_kernels(graph):
             cls(*args, use_locking=locking).minimize(tf.reduce_sum(W * W))
     fused = [op for op in graph.get_operations() if op.type.startswith("ResourceApply")]
     assert [op.get_attr("use_locking") for op in fused] == [False, True] * 4
+
+
+def test_adagrad_da_dense_and_sparse_against_numpy(sess):
+    """TF1's ApplyAdagradDA / SparseApplyAdagradDA: with T = global step + 1,
+    var = -lr * shrink(g, l1 T) / (l2 T lr + sqrt(gg)) (figures equal to TF 2.21's for
+    the same program, checked by hand)."""
+    lr, l1, l2, gg0 = 0.5, 0.05, 0.2, 0.1
+    step = tf.train.get_or_create_global_step()
+    v = tf.Variable([1.0, -2.0, 0.5], use_resource=True)
+    e = tf.Variable(np.zeros((4, 2), np.float32), use_resource=True)
+    dense_grad = np.array([0.3, -0.7, 0.1], np.float32)
+    loss = tf.reduce_sum(v * dense_grad) + tf.reduce_sum(tf.gather(e, [1, 3, 1]) * 0.5)
+    opt = tf.train.AdagradDAOptimizer(lr, step, initial_gradient_squared_accumulator_value=gg0,
+                                      l1_regularization_strength=l1,
+                                      l2_regularization_strength=l2)
+    train = opt.minimize(loss, global_step=step)
+    assert opt.get_slot(v, "gradient_accumulator").name == "Variable/AdagradDA:0"
+    assert opt.get_slot(v, "gradient_squared_accumulator").name == "Variable/AdagradDA_1:0"
+    sess.run(tf.global_variables_initializer())
+
+    def update(g, gg, t):
+        shrunk = np.sign(g) * np.maximum(np.abs(g) - l1 * t, 0)
+        return -lr * shrunk / (l2 * t * lr + np.sqrt(gg))
+    rows = np.array([1.0, 0.5], np.float32)  # row 1 gathered twice: its gradients add up
+    g_d, gg_d = np.zeros(3), np.full(3, gg0)
+    g_s, gg_s = np.zeros(2), np.full(2, gg0)
+    for t in (1, 2, 3):
+        sess.run(train)
+        g_d, gg_d = g_d + dense_grad, gg_d + dense_grad ** 2
+        g_s, gg_s = g_s + rows, gg_s + rows ** 2
+        np.testing.assert_allclose(sess.run(v), update(g_d, gg_d, t), rtol=1e-5)
+        got = sess.run(e)
+        np.testing.assert_allclose(got[[1, 3], 0], update(g_s, gg_s, t), rtol=1e-5)
+        assert not got[[0, 2]].any()
+    with pytest.raises(ValueError, match="must be positive"):
+        tf.train.AdagradDAOptimizer(0.1, step, initial_gradient_squared_accumulator_value=0.0)

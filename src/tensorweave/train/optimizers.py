@@ -366,3 +366,76 @@ class ProximalAdagradOptimizer(_AccumulatorOptimizer):
                                   gather(accum, indices, after=accum_update), grad, var)
         return scatter_update(var, indices, new_rows)
 
+
+
+# --- AdagradDA ----------------------------------------------------------------------------
+@tf_export("train.AdagradDAOptimizer")
+class AdagradDAOptimizer(Optimizer):
+    """Adagrad Dual Averaging (TF1), for sparse linear models: with g the gradient
+    accumulator, gg the squared-gradient one and T the global step + 1,
+        g += grad; gg += grad**2
+        var = -lr * shrink(g, l1 * T) / (l2 * T * lr + sqrt(gg))
+    where shrink(g, t) = sign(g) * max(|g| - t, 0) (g itself when l1 is 0).
+
+    Args:
+      learning_rate: a float, scalar Tensor, or callable.
+      global_step: the global step variable (or an int64 Tensor); T is its value + 1.
+      initial_gradient_squared_accumulator_value: starting value of gg (> 0).
+      l1_regularization_strength, l2_regularization_strength: floats >= 0.
+      use_locking: use locks for the updates.
+      name: name of the ops and slots (default "AdagradDA").
+
+    Raises:
+      ValueError: `initial_gradient_squared_accumulator_value` is not positive.
+    """
+
+    def __init__(self, learning_rate, global_step,
+                 initial_gradient_squared_accumulator_value: float = 0.1,
+                 l1_regularization_strength: float = 0.0,
+                 l2_regularization_strength: float = 0.0, use_locking: bool = False,
+                 name: str = "AdagradDA"):
+        if initial_gradient_squared_accumulator_value <= 0.0:
+            raise ValueError("initial_gradient_squared_accumulator_value must be positive: "
+                             "%s" % initial_gradient_squared_accumulator_value)
+        super().__init__(use_locking, name)
+        self._learning_rate = learning_rate
+        self._global_step = global_step
+        self._initial_gg = initial_gradient_squared_accumulator_value
+        self._l1 = l1_regularization_strength
+        self._l2 = l2_regularization_strength
+
+    def _create_slots(self, var_list):
+        for v in var_list:
+            self._zeros_slot(v, "gradient_accumulator", self._name)
+            self._filled_slot(v, self._initial_gg, "gradient_squared_accumulator",
+                              self._name)
+
+    def _prepare(self):
+        from tensorweave.ops.control_flow.structure import identity
+        self._learning_rate_tensor = hyper_tensor(self._learning_rate, "learning_rate")
+        self._global_step_on_worker = identity(self._global_step) + 1
+
+    def _new_rows(self, g, gg, var):
+        lr = hyper(self._learning_rate_tensor, var)
+        steps = hyper(self._global_step_on_worker, var)
+        if isinstance(self._l1, (int, float)) and self._l1 <= 0:
+            shrunk = g
+        else:
+            shrunk = math_unary.sign(g) * math_binary.maximum(
+                math_unary.abs(g) - hyper(self._l1, var) * steps, 0.0)
+        return -lr * shrunk / (hyper(self._l2, var) * steps * lr + math_unary.sqrt(gg))
+
+    def _apply_dense(self, grad, var):
+        g = self.get_slot(var, "gradient_accumulator")
+        gg = self.get_slot(var, "gradient_squared_accumulator")
+        g_update, gg_update = assign_add(g, grad), assign_add(gg, grad * grad)
+        return assign(var, self._new_rows(read(g, after=g_update),
+                                          read(gg, after=gg_update), var))
+
+    def _resource_apply_sparse(self, grad, var, indices):
+        g = self.get_slot(var, "gradient_accumulator")
+        gg = self.get_slot(var, "gradient_squared_accumulator")
+        g_update = scatter_add(g, indices, grad)
+        gg_update = scatter_add(gg, indices, grad * grad)
+        return scatter_update(var, indices, self._new_rows(
+            gather(g, indices, after=g_update), gather(gg, indices, after=gg_update), var))
