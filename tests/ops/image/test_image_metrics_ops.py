@@ -104,3 +104,20 @@ def test_sobel_edges(sess):
 
 def test_resize_with_crop_or_pad_alias():
     assert tf.image.resize_with_crop_or_pad is tf.image.resize_image_with_crop_or_pad
+
+
+def test_ssim_multiscale_matches_tensorflow(sess):
+    """TensorFlow 2.21's values for these images (odd sizes: the repeated last row and
+    column), default and custom scales; identical images give 1."""
+    rs = np.random.RandomState(0)
+    a = rs.rand(2, 181, 177, 3).astype(np.float32)
+    b = np.clip(a + rs.normal(0, 0.1, a.shape), 0, 1).astype(np.float32)
+    default = tf.image.ssim_multiscale(a, b, 1.0)
+    custom = tf.image.ssim_multiscale(a * 255, b * 255, 255.0, power_factors=(0.5, 0.5),
+                                      filter_size=7)
+    same = tf.image.ssim_multiscale(a, a, 1.0)
+    assert default.shape.as_list() == [2]
+    got = sess.run([default, custom, same])
+    np.testing.assert_allclose(got[0], [0.9553699, 0.9524891], rtol=2e-5)
+    np.testing.assert_allclose(got[1], [0.94685745, 0.94615966], rtol=2e-5)
+    np.testing.assert_allclose(got[2], [1.0, 1.0], rtol=1e-5)

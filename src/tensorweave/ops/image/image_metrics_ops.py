@@ -245,3 +245,65 @@ def sobel_edges(image) -> Tensor:
 def _tile_channels(kernel, channels):
     from tensorweave.ops.array import array_join_ops
     return array_join_ops.tile(kernel, array_join_ops.stack([1, 1, channels, 1]))
+
+
+_MSSSIM_WEIGHTS = (0.0448, 0.2856, 0.3001, 0.2363, 0.1333)  # Wang et al. 2003, as TF's
+
+
+@tf_export("image.ssim_multiscale")
+def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_size: int = 11,
+                    filter_sigma: float = 1.5, k1: float = 0.01, k2: float = 0.03) -> Tensor:
+    """Multi-scale structural similarity (Wang, Simoncelli and Bovik 2003), as TF1's
+    `tf.image.ssim_multiscale`: at each scale the images are halved (2x2 average, after
+    repeating the last row or column of an odd size); the result is the product over
+    scales of the mean contrast-structure term (the mean SSIM at the last scale), each
+    clipped at 0 and raised to its power factor, averaged over channels.
+
+    Args:
+      img1, img2: images [..., height, width, depth] of the same type and shape, at least
+        filter_size * 2**(len(power_factors) - 1) high and wide.
+      max_val: the dynamic range of the images.
+      power_factors: one exponent per scale.
+      filter_size, filter_sigma, k1, k2: as for `ssim`.
+
+    Returns:
+      A float32 Tensor of the batch shape.
+
+    Raises:
+      ValueError: the shapes are incompatible.
+    """
+    from tensorweave.ops.array import array_join_ops, array_ops, array_pad_ops
+    from tensorweave.ops.math import math_binary, math_ops, reduction_ops
+    from tensorweave.ops.nn import nn_ops, pooling_ops
+    with name_scope(None, "MS-SSIM", [img1, img2]):
+        x, y, max_val, checks = _as_float_images(img1, img2, max_val)
+        with control_dependencies(checks):
+            shape = array_ops.shape(x)
+        heads, tails = shape[:-3], shape[-3:]
+        imgs = [x, y]
+        terms = []
+        for k in range(len(power_factors)):
+            with name_scope(None, "Scale%d" % k, imgs):
+                if k > 0:
+                    flat = [array_ops.reshape(t, array_join_ops.concat([[-1], tails], 0))
+                            for t in imgs]
+                    odd = math_binary.floormod(tails, [2, 2, 1])
+                    pads = array_pad_ops.pad(array_ops.stack(
+                        [array_ops.zeros_like(odd), odd], axis=-1), [[1, 0], [0, 0]])
+                    halved = [pooling_ops.avg_pool(
+                        array_pad_ops.pad(t, pads, mode="SYMMETRIC"), [1, 2, 2, 1],
+                        [1, 2, 2, 1], "VALID") for t in flat]
+                    tails = array_ops.shape(halved[0])[1:]
+                    imgs = [array_ops.reshape(t, array_join_ops.concat([heads, tails], 0))
+                            for t in halved]
+                ssim_map, cs_map = _ssim_maps(imgs[0], imgs[1], max_val, filter_size,
+                                              filter_sigma, k1, k2)
+                terms.append(nn_ops.relu(reduction_ops.reduce_mean(cs_map, [-3, -2])))
+        terms[-1] = nn_ops.relu(reduction_ops.reduce_mean(ssim_map, [-3, -2]))
+        scales = array_ops.stack(terms, axis=-1)
+        per_channel = reduction_ops.reduce_prod(
+            math_binary.pow(scales, math_ops.cast(list(power_factors), scales.dtype)), [-1])
+        result = reduction_ops.reduce_mean(per_channel, [-1])
+        if x.shape.ndims is not None:
+            result.set_shape(x.shape[:-3])
+        return result
