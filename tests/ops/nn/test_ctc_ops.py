@@ -201,3 +201,21 @@ def test_collapse_repeated(sess):
         assert got.shape == (3, max(n.max(), 0))
         for row, w in zip(got, want):
             assert row[:len(w)].tolist() == w and not row[len(w):].any()
+
+
+def test_ctc_unique_labels(sess):
+    """TF's documented example and TF 2.21's result for these rows (checked by hand),
+    then random rows against a NumPy reference."""
+    labels = np.array([[3, 4, 4, 3], [1, 1, 1, 0], [5, 6, 7, 8]], np.int32)
+    unique, index = tf.nn.ctc_unique_labels(labels)
+    assert unique.dtype == tf.int64 and index.dtype == tf.int32
+    assert index.shape.as_list() == [3, 4]
+    u, i = sess.run([unique, index])
+    assert u.tolist() == [[3, 4, 0, 0], [1, 0, 0, 0], [5, 6, 7, 8]]
+    assert i.tolist() == [[0, 1, 1, 0], [0, 0, 0, 1], [0, 1, 2, 3]]
+    rows = np.random.RandomState(0).randint(0, 4, (5, 6))
+    u, i = sess.run(tf.nn.ctc_unique_labels(rows))
+    for row, got_u, got_i in zip(rows, u, i):
+        first = list(dict.fromkeys(row.tolist()))
+        assert got_u.tolist() == first + [0] * (len(row) - len(first))
+        assert got_i.tolist() == [first.index(v) for v in row]

@@ -400,3 +400,33 @@ def collapse_repeated(labels, seq_length, name: Optional[str] = None) -> tuple:
                              reduction_ops.reduce_max(new_length)]))
         out.set_shape(TensorShape([labels.shape.with_rank(2)[0], None]))
         return out, math_ops.cast(new_length, seq_length.dtype)
+
+
+@tf_export("nn.ctc_unique_labels")
+def ctc_unique_labels(labels, name: Optional[str] = None) -> tuple:
+    """Each row's distinct labels in order of first appearance, and where each label
+    falls among them (TF1 `tf.nn.ctc_unique_labels`; e.g. [3, 4, 4, 3] gives
+    [3, 4, 0, 0] and [0, 1, 1, 0]).
+
+    Args:
+      labels: an int Tensor [batch, max_label_length], padded with 0.
+      name: name scope.
+
+    Returns:
+      (the unique labels, int64 [batch, max_label_length], padded with 0; the indices
+      into them, int32 [batch, max_label_length]).
+    """
+    from tensorweave.framework.graph import name_scope
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.array.array_pad_ops import pad
+    from tensorweave.ops.indexing.indexing_select import unique
+    from tensorweave.ops.control_flow.functional_ops import map_fn
+    from tensorweave.ops.math import math_ops
+    with name_scope(name, "ctc_unique_labels", [labels]):
+        labels = convert_to_tensor(labels, name="labels")
+
+        def row(x):
+            values, where = unique(x)
+            padded = pad(values, [[0, array_ops.shape(x)[0] - array_ops.shape(values)[0]]])
+            return [math_ops.cast(padded, _dt.int64), where]
+        return tuple(map_fn(row, labels, dtype=[_dt.int64, _dt.int32]))
