@@ -883,6 +883,19 @@ def reset_default_graph() -> None:
     _global_default_graph = Graph()
 
 
+def upstream_ops(ops) -> set:
+    """`ops` and every op they depend on, through data and control inputs."""
+    seen, stack = set(), list(ops)
+    while stack:
+        op = stack.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        stack.extend(t._op for t in op._inputs)
+        stack.extend(op._control_inputs)
+    return seen
+
+
 def _graph_of(values) -> Graph:
     for v in values:
         if isinstance(v, Tensor):

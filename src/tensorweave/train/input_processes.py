@@ -38,6 +38,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework import registry as _reg
+from tensorweave.framework.graph import upstream_ops
 
 _log = logging.getLogger("tensorflow")
 
@@ -114,25 +115,12 @@ class Producer:
         self.many = many
 
 
-def _ancestors(tensors) -> list:
-    seen, order, stack = set(), [], [t.op for t in tensors]
-    while stack:
-        op = stack.pop()
-        if op in seen:
-            continue
-        seen.add(op)
-        order.append(op)
-        stack.extend(t.op for t in op.inputs)
-        stack.extend(op.control_inputs)
-    return order
-
-
 def producer_of(enqueue_op) -> Optional[Producer]:
     """The Producer of `enqueue_op` if a worker process can run its inputs, else None."""
     many = _ENQUEUES.get(enqueue_op.type)
     if many is None or enqueue_op.control_inputs or len(enqueue_op.inputs) < 2:
         return None
-    ops = _ancestors(enqueue_op.inputs[1:])
+    ops = upstream_ops([t.op for t in enqueue_op.inputs[1:]])
     reads = [op for op in ops if op.type in _READS]
     if len(reads) != 1:
         return None

@@ -106,19 +106,6 @@ def _side_effects_behind(op, found: Dict[object, None], seen: set) -> None:
             stack.extend(t._op for t in o._inputs)
 
 
-def _ancestors(op) -> set:
-    """`op` and every op it depends on (data and control inputs)."""
-    seen, stack = set(), [op]
-    while stack:
-        o = stack.pop()
-        if o in seen:
-            continue
-        seen.add(o)
-        stack.extend(t._op for t in o._inputs)
-        stack.extend(o._control_inputs)
-    return seen
-
-
 def _location(op) -> str:
     loc = op.traceback_location
     return "%s:%d" % loc if loc else "<unknown>"
@@ -159,7 +146,8 @@ def check(cond_name: str, pred, branches) -> None:
         per_branch.append((ctx, effects))
     if not any(effects for _, effects in per_branch):
         return
-    needed_by_pred = _ancestors(pred._op)
+    from tensorweave.framework.graph import upstream_ops
+    needed_by_pred = upstream_ops([pred._op])
     problems: List[str] = []
     for i, (ctx, effects) in enumerate(per_branch):
         others = [e for j, (_, e) in enumerate(per_branch) if j != i]
