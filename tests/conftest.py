@@ -50,6 +50,10 @@ def _seeded():
 # and every Graph give its ops without a device one of them in turn (a round-robin device
 # function at the bottom of the device stack: scopes and colocation still win);
 # `--spread-devices=sim` does the same over CPU:0 and the simulated accelerator SIM:0.
+# `--spread-devices=accelerator` spreads nothing: sessions get CPU:0 and SIM:0, and ops
+# go where the placer puts them, as on a machine with a GPU: on SIM:0, which keeps a
+# GPU's memory rules strictly (runtime/devices.py), so missing host-to-device copies
+# show without a GPU; loops and conds run whole on the accelerator.
 # Sessions get allow_soft_placement. Kept on device 0 (host memory): control-flow ops
 # (the ops inside conds and loops are spread: loops and conds run split across devices,
 # EuroSys 2018 §4.4), and ops that make or use resources or refs and what reads them (so
@@ -57,13 +61,15 @@ def _seeded():
 # runs curated test modules this way; tests that cannot hold under spreading (they
 # assert op.device, placement, or a one-device plan) carry @pytest.mark.no_spread.
 _SPREADS = {"cpu3": ({"CPU": 3}, ("/device:CPU:0", "/device:CPU:1", "/device:CPU:2")),
-            "sim": ({"CPU": 1, "SIM": 1}, ("/device:CPU:0", "/device:SIM:0"))}
+            "sim": ({"CPU": 1, "SIM": 1}, ("/device:CPU:0", "/device:SIM:0")),
+            "accelerator": ({"CPU": 1, "SIM": 1}, None)}
 
 
 def pytest_addoption(parser):
     parser.addoption("--spread-devices", choices=sorted(_SPREADS), default=None,
                      help="run every test with its ops spread round-robin over several "
-                     "devices (also TW_TEST_SPREAD=cpu3|sim)")
+                     "devices, or on the simulated accelerator (also "
+                     "TW_TEST_SPREAD=cpu3|sim|accelerator)")
 
 
 def _spread_mode(config):
@@ -141,7 +147,7 @@ def _install_spread(device_count, devices):
 
     def spread_graph_init(self, *args, **kwargs):
         graph_init(self, *args, **kwargs)
-        if type(self) is _graph.Graph:
+        if type(self) is _graph.Graph and devices is not None:
             self._device_stack.append(_RoundRobin(devices))
 
     def spread_session_init(self, target="", graph=None, config=None):

@@ -223,36 +223,58 @@ def test_bound_kernels_are_charged_and_limited(graph):
     x = tf.placeholder(tf.float32, [16, 16], name="x")
     y = tf.matmul(x, x, name="mm")
     pair = tf.identity_n([x, x], name="pair")
-    d = SimDevice(0, memory_limit_bytes=3000)
+    d = SimDevice(0, memory_limit_bytes=4000)
     mm = d.bind_kernel(registry.get_kernel("MatMul", "SIM").fn, y.op, 1)
     ctx = _Ctx(y.op)
     ctx.attrs = {"transpose_a": False, "transpose_b": False}
-    a = np.ones((16, 16), np.float32)  # 1 KiB
+    a = d.copy_from_host(np.ones((16, 16), np.float32))  # 1 KiB in the device's memory
+    assert d.allocator.bytes_in_use == 1024
     r = mm(ctx, a, a)
     np.testing.assert_array_equal(r, a @ a)
-    assert d.allocator.bytes_in_use == 1024
-    r2 = mm(ctx, a, a)
     assert d.allocator.bytes_in_use == 2048
+    r2 = mm(ctx, a, a)
+    assert d.allocator.bytes_in_use == 3072
     with pytest.raises(tf.errors.ResourceExhaustedError, match=r"op mm of type MatMul"):
         mm(ctx, a, a)
     del r, r2
     gc.collect()
     two = d.bind_kernel(lambda ctx, u, v: (u + 1, v + 1), pair[0].op, 2)
-    outs = two(ctx, np.ones(4), np.ones(4))
-    assert len(outs) == 2 and d.allocator.bytes_in_use == 64
+    u = d.copy_from_host(np.ones(4))
+    outs = two(ctx, u, u[:])  # a view of a value in the device's memory is in it too
+    assert len(outs) == 2 and d.allocator.bytes_in_use == 1024 + 32 + 64
+
+
+def test_a_host_array_given_to_a_sim_kernel_is_refused(graph):
+    """The simulated accelerator keeps a GPU's rules: a numeric host array reaches its
+    kernels only through a copy (a GPU kernel would get a NumPy array); int32 values,
+    which a GPU keeps in host memory, strings and NumPy scalars pass."""
+    x = tf.placeholder(tf.float32, [4], name="x")
+    y = tf.add(x, x, name="twice")
+    d = SimDevice(0)
+    add = d.bind_kernel(registry.get_kernel("AddV2", "SIM").fn, y.op, 1)
+    ctx = _Ctx(y.op)
+    host = np.ones(4, np.float32)
+    with pytest.raises(tf.errors.InternalError,
+                       match=r"input 1 \(float of shape \[4\]\) of op twice of type AddV2 "
+                             r"reached .*device:SIM:0 without a copy"):
+        add(ctx, d.copy_from_host(host), host)
+    np.testing.assert_array_equal(add(ctx, d.copy_from_host(host), np.float32(2)), host + 2)
+    ints = np.arange(4, dtype=np.int32)
+    np.testing.assert_array_equal(add(ctx, ints, ints), ints * 2)
 
 
 def test_bound_async_kernels_report_oom_through_done():
-    d = SimDevice(0, memory_limit_bytes=16)
+    d = SimDevice(0, memory_limit_bytes=40)
     got = []
 
     def kernel(ctx, state, done, v):
-        done(v + 1)
+        done(np.concatenate([v, v, v]))
 
     bound = d.bind_kernel(kernel, _FakeOp(), 1, is_async=True)
-    bound(None, None, lambda result=None, exc=None: got.append((result, exc)), np.ones(1))
-    assert got[0][1] is None and d.allocator.bytes_in_use == 8
-    bound(None, None, lambda result=None, exc=None: got.append((result, exc)), np.ones(4))
+    one = d.copy_from_host(np.ones(1))
+    bound(None, None, lambda result=None, exc=None: got.append((result, exc)), one)
+    assert got[0][1] is None and d.allocator.bytes_in_use == 32
+    bound(None, None, lambda result=None, exc=None: got.append((result, exc)), one)
     assert got[1][0] is None
     assert isinstance(got[1][1], tf.errors.ResourceExhaustedError)
 
@@ -335,3 +357,52 @@ def test_memory_limit_is_checked_on_every_run_path(graph, monkeypatch, executor)
                 assert _TASK + "/device:CPU:0" in str(e)
             else:
                 raise AssertionError("no ResourceExhaustedError for %s" % op_name)
+
+
+@pytest.mark.parametrize("executor", ["", "tagged"])
+def test_constants_inside_loops_on_an_accelerator_are_in_its_memory(graph, monkeypatch,
+                                                                   executor):
+    """A constant in a loop body is copied to the accelerator once, as one outside loops
+    is: the compiled loop presets it, and a preset host array reached the GPU's kernels
+    as a NumPy array (a nested loop's gradient starts its inner loop from a constant
+    zeros array). The simulated accelerator refuses such a value as a GPU would."""
+    if executor:
+        monkeypatch.setenv("TW_EXECUTOR", executor)
+    with tf.device("/device:SIM:0"):
+        x = tf.placeholder(tf.float64, [3], name="x")
+        step = tf.constant([0.5, -1.0, 2.0], tf.float64)
+        _, looped = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * 0.5 + step),
+                                  [0, x])
+
+        def outer(i, acc):
+            s = tf.cast(i + 1, tf.float64)
+            _, b = tf.while_loop(lambda j, b: j < 2, lambda j, b: (j + 1, tf.sin(b) * s + x),
+                                 [0, x * s])
+            return i + 1, acc + b
+        _, y = tf.while_loop(lambda i, a: i < 3, outer, [0, tf.zeros_like(x)])
+        gx = tf.gradients(tf.reduce_sum(y * y), x)[0]
+    xv = np.array([0.3, -0.2, 0.5])
+
+    def f(v):
+        acc = np.zeros_like(v)
+        for i in range(3):
+            b = v * (i + 1)
+            for _ in range(2):
+                b = np.sin(b) * (i + 1) + v
+            acc = acc + b
+        return np.sum(acc * acc)
+    eps = 1e-6
+    want_g = [(f(xv + eps * e) - f(xv - eps * e)) / (2 * eps) for e in np.eye(3)]
+    want_loop = xv
+    for _ in range(3):
+        want_loop = want_loop * 0.5 + np.array([0.5, -1.0, 2.0])
+    config = tf.ConfigProto(device_count={"SIM": 1})
+    with tf.Session(graph=graph, config=config) as sess:
+        got_loop, got_g = sess.run([looped, gx], {x: xv})
+        sim = [d for d in sess._device_manager.devices if d.device_type == "SIM"][0]
+        copies = sim.copy_stats["from_host"]
+        sess.run([looped, gx], {x: xv})
+        # constants were copied in when the step was lowered: a run copies the feed only
+        assert sim.copy_stats["from_host"] == copies + 1
+    np.testing.assert_allclose(got_loop, want_loop, rtol=1e-12)
+    np.testing.assert_allclose(got_g, want_g, rtol=1e-6)

@@ -93,3 +93,19 @@ def test_a_session_in_use_keeps_its_pool(every_kernel_heavy):
     finally:
         sess.close()
     assert sess._env.pool is None
+
+
+def test_idle_pool_threads_keep_no_values_of_the_last_step(every_kernel_heavy):
+    """A pool thread waiting for work holds nothing of the kernel it ran last: the step's
+    values are freed when the step ends, not when the thread next works."""
+    g, x, branches, loop, init = _graph()
+    sess = tf.Session(graph=g, config=tf.ConfigProto(inter_op_parallelism_threads=2))
+    try:
+        fed = np.ones((4, 8), np.float32)
+        assert sess.run(branches, {x: fed}) == np.float32(4 * 8 * 8 * 3)
+        ref = weakref.ref(fed)
+        del fed
+        gc.collect()
+        assert ref() is None
+    finally:
+        sess.close()

@@ -43,7 +43,8 @@ def _spread_mode(request):
 def test_spreading_is_active(request):
     """Runs inside the spread subprocesses: ops get devices in turn, a loop's body is
     split across devices (its control-flow ops on device 0) and the step is
-    partitioned."""
+    partitioned; in the accelerator mode the whole step, loop included, runs on the
+    simulated accelerator, its feed copied in and its fetch copied out."""
     mode = _spread_mode(request)
     if not mode:
         pytest.skip("only with --spread-devices")
@@ -56,6 +57,14 @@ def test_spreading_is_active(request):
         with tf.Session() as sess:
             assert sess.run(z, {x: [1.0, 2.0, 3.0]}) == np.float32(8 * (2 + 10 + 30))
             plan = sess._get_plan((z,), (), (x,))
+            if mode == "accelerator":
+                sim = [d for d in sess.list_devices() if d.device_type == "SIM"]
+                placed = {n.device.name for sg in plan.step_graphs for n in sg.nodes}
+                assert [d.name for d in sim] == list(placed) and \
+                    placed.pop().endswith("/device:SIM:0")
+                dev = sess._device_manager.by_name[sim[0].name]
+                assert dev.copy_stats["from_host"] >= 1 and dev.copy_stats["to_host"] >= 1
+                return
             want = 3 if mode == "cpu3" else 2
             assert isinstance(plan, PartitionedPlan) and len(plan.plans) >= want - 1
             assert len(sess.list_devices()) == want
@@ -80,7 +89,7 @@ def _run(mode):
     return proc.returncode, proc.stdout[-4000:] + proc.stderr[-2000:]
 
 
-@pytest.mark.parametrize("mode", ["cpu3", "sim"])
+@pytest.mark.parametrize("mode", ["cpu3", "sim", "accelerator"])
 def test_programs_pass_with_their_ops_spread(mode, request):
     if _spread_mode(request):
         pytest.skip("already spread (the subprocess itself)")

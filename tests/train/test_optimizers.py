@@ -583,7 +583,14 @@ def test_unsupported_var_list_entry(graph):
 
 # --- sparse updates ------------------------------------------------------------------------
 def _resource(sess, var):
-    return sess._device_manager.default.resources.lookup("", var.op.get_attr("shared_name"))
+    """The variable's resource, on whichever device of the session holds it."""
+    name = var.op.get_attr("shared_name")
+    for d in sess._device_manager.devices:
+        try:
+            return d.resources.lookup("", name)
+        except tf.errors.NotFoundError:
+            pass
+    raise AssertionError("no device holds %s" % name)
 
 
 @pytest.mark.parametrize("name", ["gd", "adagrad", "momentum", "rmsprop", "ftrl", "adadelta",

@@ -27,7 +27,11 @@ The simulated accelerator (`/device:SIM:i`) runs the CPU kernel bodies (NumPy) i
 own memory space: values enter and leave it through explicit copies (`copy_from_host`,
 `copy_to_host`, real NumPy copies charged to the destination's allocator, each waiting
 `ConfigProto.sim_copy_latency_ms` when set, for tests), and swap_memory moves stack
-elements through the same copies (`swap_out`, `swap_in`).
+elements through the same copies (`swap_out`, `swap_in`). Its feeds, fetches and
+constants are copied as a GPU's are, and it keeps a GPU's rules strictly: a kernel on it
+given a host array that never entered its memory (anything numeric but int32, which a
+GPU keeps in host memory) fails with InternalError, so CPU-only runs catch a missing
+host-to-device copy that on a real GPU would hand a NumPy array to CuPy.
 """
 from __future__ import annotations
 
@@ -99,9 +103,7 @@ class Allocator:
         """
         if not isinstance(value, np.ndarray):
             return  # scalars, strings, handles, DEAD: host objects or transient
-        root = value
-        while isinstance(root.base, np.ndarray):
-            root = root.base
+        root = _memory_block(value)
         key = id(root)
         nbytes = int(root.nbytes)
         with self._lock:
@@ -121,6 +123,10 @@ class Allocator:
             raise self._oom(value, op, nbytes, in_use, limit)
         weakref.finalize(root, self._release, key)
 
+    def holds(self, value: np.ndarray) -> bool:
+        """Whether the memory block of array `value` is charged here (`track`)."""
+        return id(_memory_block(value)) in self._tracked
+
     def _release(self, key: int) -> None:
         with self._lock:
             nbytes = self._tracked.pop(key, 0)
@@ -135,6 +141,13 @@ class Allocator:
             msg += " (op %s of type %s)" % (op.name, op.type)
             return errors.with_op(errors.ResourceExhaustedError(None, op, msg), op)
         return errors.ResourceExhaustedError(None, None, msg)
+
+
+def _memory_block(value: np.ndarray) -> np.ndarray:
+    """The array owning the memory of `value` (itself, or the base of a view)."""
+    while isinstance(value.base, np.ndarray):
+        value = value.base
+    return value
 
 
 def _dtype_name(value) -> str:
@@ -272,6 +285,7 @@ class SimDevice(Device):
     """
 
     tracks_memory = True
+    host_memory = False
 
     def __init__(self, index: int, task: str = LOCAL_TASK,
                  memory_limit_bytes: Optional[int] = None, copy_latency_s: float = 0.0):
@@ -289,6 +303,45 @@ class SimDevice(Device):
             self.copy_stats[direction] += 1
             self.copy_stats["bytes_" + direction] += _total_nbytes(value)
         return out
+
+    def bind_kernel(self, fn, op, n_out: int, is_async: bool = False):
+        """`fn` charging its outputs to this device (Device.bind_kernel), and refusing
+        inputs that are host arrays (`check_resident`)."""
+        charged = Device.bind_kernel(self, fn, op, n_out, is_async)
+        check = self.check_resident
+        if is_async:
+            def resident_async(ctx, state, done, *args):
+                check(args, op)
+                return charged(ctx, state, done, *args)
+            return resident_async
+
+        def resident(ctx, *args):
+            check(args, op)
+            return charged(ctx, *args)
+        return resident
+
+    def check_resident(self, args, op) -> None:
+        """Raises InternalError if an argument is a host array that is not in this
+        device's memory: a NumPy array (not int32, strings or objects) whose memory
+        block the allocator does not hold. On a GPU such a value would reach a CuPy
+        kernel as a NumPy array."""
+        holds = self.allocator.holds
+        for j, v in enumerate(args):
+            if type(v) is not np.ndarray or v.dtype.kind not in "biufc" or \
+                    v.dtype == np.int32:
+                continue
+            if not holds(v):
+                what = "op %s of type %s" % (op.name, op.type) if op is not None else \
+                    "a kernel"
+                msg = ("input %d (%s of shape %s) of %s reached %s without a copy into "
+                       "its memory" % (j, _dtype_name(v), list(v.shape), what, self.name))
+                if op is None:
+                    raise errors.InternalError(None, None, msg)
+                raise errors.with_op(errors.InternalError(None, op, msg), op)
+
+    def device_constant(self, value):
+        """A constant's copy in this device's memory (made once, as a GPU's)."""
+        return self.copy_from_host(value)
 
     def copy_to_host(self, value, op=None):
         """A copy of `value` in host memory, charged to `host_allocator` while it lives.

@@ -308,6 +308,8 @@ class ThreadPool:
                 return
             fn, args = item
             fn(*args)
+            # an idle thread must not keep its last kernel's inputs and outputs alive
+            del item, fn, args
 
     def submit(self, fn, *args) -> None:
         self._q.put((fn, args))

@@ -361,11 +361,12 @@ def _traced_loop_step(child: LoopProgram, guarded: bool):
 
 
 def _const_value(n):
-    """The value of a Const preset in a loop frame. A numeric scalar becomes a NumPy
-    scalar (what ufuncs return anyway): arithmetic on NumPy scalars takes NumPy's scalar
-    fast path, on 0-d arrays a full ufunc call (loop counters run such ops every
-    iteration)."""
-    v = (n.value if n.value is not None else [n.attrs["value"]])[0]
+    """The value of a Const preset in a loop frame, as its device keeps it
+    (Node.device_values: a GPU's copy, not the host value). A numeric scalar on a
+    host-memory device becomes a NumPy scalar (what ufuncs return anyway): arithmetic
+    on NumPy scalars takes NumPy's scalar fast path, on 0-d arrays a full ufunc call
+    (loop counters run such ops every iteration)."""
+    v = n.device_values()[0]
     if type(v) is np.ndarray and v.ndim == 0 and v.dtype.kind in "biufc":
         return v[()]
     return v

@@ -48,6 +48,16 @@ class Node:
     def __repr__(self):
         return "<Node %s %s>" % (self.type, self.name)
 
+    def device_values(self) -> list:
+        """The values of a Const node as its device keeps them. A device whose memory
+        is not host memory (a GPU, the simulated accelerator) gets its copy once, when
+        the step is lowered, so every executor (a Const kernel, a value preset in a
+        compiled loop) hands the kernels the same device-resident value."""
+        values = self.value if self.value is not None else [self.attrs["value"]]
+        if not self.device.host_memory:
+            values = [self.device.device_constant(v) for v in values]
+        return values
+
 
 class StepGraph:
     """The pruned graph of one step: nodes in a topological order, fetch refs, targets."""

@@ -92,6 +92,8 @@ class _Runners:
                         return
                 continue  # taken by submit just now: its work is on the way
             fn(*args)
+            # an idle thread must not keep its last partition's plan (and graph) alive
+            del fn, args
             with self._lock:
                 self._idle.append(q)
 

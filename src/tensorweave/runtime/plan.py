@@ -253,10 +253,7 @@ class KernelBinder:
     def bind(self, n: _opt.Node):
         """(kernel fn, KernelContext, KernelDef or None for a constant) of node `n`."""
         if n.type == "Const":
-            values = n.value if n.value is not None else [n.attrs["value"]]
-            if not n.device.host_memory:  # e.g. a constant on the GPU: copied there once
-                values = [n.device.device_constant(v) for v in values]
-            fn, kd = _const_fn(values), None
+            fn, kd = _const_fn(n.device_values()), None
         else:
             kd = _reg.get_kernel(n.type, n.device.device_type)
             # a device that counts its memory (a limit, an accelerator) wraps the kernel;

@@ -445,6 +445,7 @@ def test_second_order_unsupported_cases_raise(graph):
 
 
 # --- memory: swap_memory (EuroSys §5.3) -----------------------------------------------------
+@pytest.mark.no_spread  # counts the memory of CPU:0 (tests/ops/data_flow/ has the SIM's)
 @pytest.mark.parametrize("swap", [False, True])
 def test_swap_memory_moves_stacked_values_to_host_and_prefetches(sess, swap):
     n, elem_bytes = 20, 32 * 32 * 8
