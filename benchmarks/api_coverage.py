@@ -22,7 +22,8 @@ import sys
 from typing import Dict, List
 
 NAMESPACES = ("", "nn", "train", "losses", "metrics", "summary", "math", "linalg", "image",
-              "io", "gfile", "app", "logging", "flags", "sparse", "strings", "random")
+              "io", "gfile", "app", "logging", "flags", "sparse", "strings", "random",
+              "saved_model")
 
 # (namespace pattern, name pattern, reason): why a missing name is left out. Names that
 # match no rule are reported as "not yet implemented".
@@ -86,6 +87,11 @@ REASONS = [
     ("io", "*TF*Record*Options*", "TFRecord options variants"),
     ("strings", "*unicode*", "Unicode scripts and ICU-backed ops are not implemented"),
     ("strings", "to_hash_bucket*", "hash schemes TF never documented (FarmHash, SipHash)"),
+    ("saved_model", "save", "object-based SavedModels of tf.Module/tf.function (TF2 API)"),
+    ("saved_model", "load_v2", "object-based SavedModels of tf.Module/tf.function (TF2 API)"),
+    ("saved_model", "Asset", "object-based SavedModels of tf.Module/tf.function (TF2 API)"),
+    ("saved_model", "SaveOptions", "object-based SavedModels of tf.Module/tf.function "
+     "(TF2 API)"),
     ("*", "*", "not yet implemented"),
 ]
 

@@ -198,21 +198,30 @@ def test_older_json_meta_files_still_import(tmp_path):
         tf.MetaGraphDef.FromString(b"\x80\x04pickle")
 
 
-def test_collections_without_a_form_are_skipped_with_a_warning(caplog):
+def test_any_list_collections_round_trip_and_loop_contexts_are_skipped(caplog):
+    """A collection of protobuf `Any` messages (a SavedModel's assets) is kept: imported
+    into the graph's collection as the messages, exported again as an any_list; TF's
+    loop contexts are rebuilt from the graph instead (imported_contexts.py)."""
     proto = meta_graph_pb2.MetaGraphDef()
     proto.graph_def.node.add(name="c", op="NoOp")
     proto.collection_def["while_context"].bytes_list.value.append(b"\x0a\x01w")
-    proto.collection_def["extras"].any_list.value.add()
+    asset = meta_graph_pb2.AssetFileDef(filename="vocab.txt")
+    asset.tensor_info.name = "c:0"
+    proto.collection_def["extras"].any_list.value.add().Pack(asset)
     proto.collection_def["ops"].node_list.value.append("c")
     with caplog.at_level(logging.WARNING, logger="tensorflow"):
         mg = meta_graph.MetaGraphDef.from_proto(proto)
-    assert sorted(mg.collection_def) == ["ops"]
-    # TF's loop contexts are rebuilt from the graph (imported_contexts.py): no warning
-    assert "while_context" not in caplog.text
-    assert "Skipping collection extras" in caplog.text
-    with tf.Graph().as_default():
+    assert sorted(mg.collection_def) == ["extras", "ops"]
+    assert "while_context" not in caplog.text and not caplog.text
+    assert meta_graph.MetaGraphDef.FromString(repr(mg)).to_proto() == mg.to_proto()
+    with tf.Graph().as_default() as g:
         assert tf.train.import_meta_graph(proto) is None
         assert tf.get_collection("ops")[0].name == "c"
+        (item,) = tf.get_collection("extras")
+        unpacked = meta_graph_pb2.AssetFileDef()
+        assert item.Unpack(unpacked) and unpacked == asset
+        again = tf.train.export_meta_graph(graph=g).to_proto()
+    assert again.collection_def["extras"] == proto.collection_def["extras"]
 
 
 def test_export_meta_graph_of_a_graph_def_proto(graph):

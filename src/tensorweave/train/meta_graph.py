@@ -71,6 +71,25 @@ def _pbs():
 
 
 
+def _any(type_url: str, value: bytes):
+    """A protobuf `Any` message (an any_list collection's item)."""
+    from google.protobuf import any_pb2
+    return any_pb2.Any(type_url=type_url, value=value)
+
+
+def _is_any(obj) -> bool:
+    """Whether `obj` is a protobuf `Any` message."""
+    return getattr(getattr(obj, "DESCRIPTOR", None), "full_name", None) == \
+        "google.protobuf.Any"
+
+
+def _copied(message):
+    """A copy of protobuf `message` that belongs to no parent message."""
+    out = type(message)()
+    out.CopyFrom(message)
+    return out
+
+
 def _json_float(f: float):
     return f if math.isfinite(f) else repr(f)
 
@@ -159,7 +178,7 @@ class CollectionDef:
     """One exported collection: `kind` (see the module docstring) and its `value` list."""
 
     KINDS = ("node_list", "variables", "savers", "queue_runners", "int64_list", "float_list",
-             "bytes_list")
+             "bytes_list", "any_list")
 
     def __init__(self, kind: str, value: List[Any]):
         if kind not in self.KINDS:
@@ -170,6 +189,9 @@ class CollectionDef:
     def _to_json(self) -> dict:
         if self.kind == "bytes_list":
             value = [base64.b64encode(v).decode("ascii") for v in self.value]
+        elif self.kind == "any_list":
+            value = [{"type_url": v.type_url,
+                      "value": base64.b64encode(v.value).decode("ascii")} for v in self.value]
         elif self.kind == "float_list":
             value = [_json_float(float(v)) for v in self.value]
         else:
@@ -181,6 +203,8 @@ class CollectionDef:
         kind, value = d["kind"], list(d["value"])
         if kind == "bytes_list":
             value = [base64.b64decode(v) for v in value]
+        elif kind == "any_list":
+            value = [_any(v["type_url"], base64.b64decode(v["value"])) for v in value]
         elif kind == "float_list":
             value = [float(v) for v in value]
         return cls(kind, value)
@@ -215,27 +239,40 @@ class MetaInfoDef:
 
 @tf_export("MetaGraphDef")
 class MetaGraphDef:
-    """A graph, its saver and its collections (TF1 `tf.MetaGraphDef`)."""
+    """A graph, its saver and its collections (TF1 `tf.MetaGraphDef`), and for a
+    SavedModel its signatures and assets: `signature_def` maps a key to a `SignatureDef`
+    protobuf message, `asset_file_def` lists `AssetFileDef` messages (saved_model/)."""
 
     def __init__(self, meta_info_def: Optional[MetaInfoDef] = None,
                  graph_def: Optional[_ser.GraphDef] = None,
                  saver_def: Optional[SaverDef] = None,
-                 collection_def: Optional[Dict[str, CollectionDef]] = None):
+                 collection_def: Optional[Dict[str, CollectionDef]] = None,
+                 signature_def: Optional[Dict[str, Any]] = None,
+                 asset_file_def: Optional[List[Any]] = None):
         self.meta_info_def = meta_info_def or MetaInfoDef()
         self.graph_def = graph_def or _ser.GraphDef()
         self.saver_def = saver_def
         self.collection_def = dict(collection_def or {})
+        self.signature_def = dict(signature_def or {})
+        self.asset_file_def = list(asset_file_def or [])
 
     def HasField(self, field: str) -> bool:  # noqa: N802
         return getattr(self, field, None) is not None
 
     def _to_json(self) -> dict:
-        return {"format": FORMAT, "version": VERSION,
-                "meta_info_def": self.meta_info_def._to_json(),
-                "graph_def": self.graph_def._to_json(),
-                "saver_def": None if self.saver_def is None else self.saver_def._to_json(),
-                "collection_def": {k: v._to_json() for k, v in
-                                   sorted(self.collection_def.items())}}
+        doc = {"format": FORMAT, "version": VERSION,
+               "meta_info_def": self.meta_info_def._to_json(),
+               "graph_def": self.graph_def._to_json(),
+               "saver_def": None if self.saver_def is None else self.saver_def._to_json(),
+               "collection_def": {k: v._to_json() for k, v in
+                                  sorted(self.collection_def.items())}}
+        if self.signature_def or self.asset_file_def:
+            from google.protobuf import json_format
+            doc["signature_def"] = {k: json_format.MessageToDict(v)
+                                    for k, v in sorted(self.signature_def.items())}
+            doc["asset_file_def"] = [json_format.MessageToDict(a)
+                                     for a in self.asset_file_def]
+        return doc
 
     def to_proto(self):
         """The `MetaGraphDef` protobuf message (see the module docstring)."""
@@ -260,6 +297,8 @@ class MetaGraphDef:
                 out.float_list.value.extend(cd.value)
             elif cd.kind == "bytes_list":
                 out.bytes_list.value.extend(cd.value)
+            elif cd.kind == "any_list":
+                out.any_list.value.extend(cd.value)
             elif cd.kind == "queue_runners":
                 out.bytes_list.value.extend(QueueRunnerDef(**d).SerializeToString()
                                             for d in cd.value)
@@ -270,6 +309,10 @@ class MetaGraphDef:
             else:  # savers
                 out.bytes_list.value.extend(SaverDef._from_json(d).SerializeToString()
                                             for d in cd.value)
+        for key, sig in self.signature_def.items():
+            proto.signature_def[key].CopyFrom(sig)
+        for asset in self.asset_file_def:
+            proto.asset_file_def.add().CopyFrom(asset)
         return proto
 
     @classmethod
@@ -292,11 +335,9 @@ class MetaGraphDef:
                 continue
             if key in _CONTEXT_KEYS:
                 continue  # rebuilt from the graph on import (imported_contexts.py)
-            if kind == "any_list":
-                _log.warning("Skipping collection %s of the MetaGraphDef: tensorweave has no "
-                             "form for its items (%s)", key, kind)
-                continue
             values = list(getattr(cd, kind).value)
+            if kind == "any_list":
+                values = [_copied(v) for v in values]
             if kind == "bytes_list" and key in _VARIABLE_KEYS:
                 defs = []
                 for b in values:
@@ -312,7 +353,9 @@ class MetaGraphDef:
                     for b in values])
             else:
                 collections[key] = CollectionDef(kind, values)
-        return cls(info, _gp.graph_def_from_proto(proto.graph_def), saver, collections)
+        return cls(info, _gp.graph_def_from_proto(proto.graph_def), saver, collections,
+                   {k: _copied(v) for k, v in proto.signature_def.items()},
+                   [_copied(a) for a in proto.asset_file_def])
 
     def SerializeToString(self, as_text: bool = False) -> bytes:  # noqa: N802
         """TF's binary `MetaGraphDef`, or its protobuf text form with `as_text`."""
@@ -356,10 +399,18 @@ class MetaGraphDef:
                              "(%d)" % (doc.get("version"), VERSION))
         graph_def = _ser.GraphDef._from_json(json.dumps(doc["graph_def"]))
         saver = doc.get("saver_def")
+        signatures, assets = {}, []
+        if doc.get("signature_def") or doc.get("asset_file_def"):
+            from google.protobuf import json_format
+            meta_graph_pb2 = _pbs()[0]
+            signatures = {k: json_format.ParseDict(v, meta_graph_pb2.SignatureDef())
+                          for k, v in doc.get("signature_def", {}).items()}
+            assets = [json_format.ParseDict(a, meta_graph_pb2.AssetFileDef())
+                      for a in doc.get("asset_file_def", [])]
         return cls(MetaInfoDef._from_json(doc.get("meta_info_def", {})), graph_def,
                    None if saver is None else SaverDef._from_json(saver),
                    {k: CollectionDef._from_json(v)
-                    for k, v in doc.get("collection_def", {}).items()})
+                    for k, v in doc.get("collection_def", {}).items()}, signatures, assets)
 
     def ParseFromString(self, data) -> None:  # noqa: N802
         other = MetaGraphDef.FromString(data)
@@ -460,6 +511,8 @@ def _collection_def(key: str, items: list, scope: Optional[str]) -> Optional[Col
     if all(isinstance(x, (bytes, str)) for x in items):
         return CollectionDef("bytes_list", [x.encode() if isinstance(x, str) else x
                                             for x in items])
+    if all(_is_any(x) for x in items):  # e.g. a SavedModel's assets
+        return CollectionDef("any_list", items)
     _log.warning("Issue encountered when serializing %s.\nType is unsupported, or the types "
                  "of the items don't match field type in CollectionDef. Note this is a "
                  "warning and probably safe to ignore.\n'%s' items have no MetaGraphDef form",
