@@ -12,6 +12,7 @@ import tensorweave as tf
 HERE = os.path.dirname(os.path.abspath(__file__))
 TF_MODEL = os.path.join(os.path.dirname(HERE), "fixtures", "tf1", "saved_model")
 FEED_X = np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]], np.float32)
+FEED_WORDS = np.array([b"cat", b"dog", b"emu", b"fish"], dtype=object)
 W0 = np.arange(6, dtype=np.float32).reshape(3, 2) / 4
 B0 = np.array([0.5, -1.0], np.float32)
 
@@ -31,10 +32,16 @@ def test_a_saved_model_written_by_tensorflow_loads_and_serves(tmp_path):
         x = tf.saved_model.utils.get_tensor_from_tensor_info(sig.inputs["x"])
         assert x.shape.as_list() == [None, 3] and x.dtype == tf.float32
         y = tf.saved_model.get_tensor_from_tensor_info(sig.outputs["y"], sess.graph)
-        got, greeting = sess.run([y, sig.outputs["greeting"].name], {x: FEED_X})
+        got, greeting, ids, sizes = sess.run(
+            [y] + [sig.outputs[k].name for k in ("greeting", "ids", "sizes")],
+            {x: FEED_X, sig.inputs["words"].name: FEED_WORDS})
     np.testing.assert_array_equal(got, expected["y"])
     np.testing.assert_allclose(got, FEED_X @ W0 + B0, rtol=1e-6)
     assert greeting == b"hello from the assets\n"  # the main op read the moved asset
+    # TF's tables: one read from the vocabulary asset, one from constants
+    np.testing.assert_array_equal(ids, expected["ids"])
+    assert ids.tolist() == [0, 1, -1, 2]
+    np.testing.assert_array_equal(sizes, expected["sizes"])
 
 
 def test_the_other_tag_set_under_an_import_scope(graph, tmp_path):

@@ -13,10 +13,30 @@ from typing import Dict, Sequence
 def message_classes(files: Sequence, names: Sequence[str]) -> Dict[str, type]:
     """{full name: message class} of the messages `names` ("tensorflow.Example") of the
     `FileDescriptorProto`s `files`, added in order to a fresh descriptor pool."""
-    from google.protobuf import descriptor_pool, message_factory
+    from google.protobuf import descriptor_pool
     pool = descriptor_pool.DescriptorPool()
     for f in files:
         pool.Add(f)
+    return _classes(pool, names)
+
+
+def default_pool_message_classes(files: Sequence, names: Sequence[str]) -> Dict[str, type]:
+    """`message_classes` for schemas that use messages the `tensorboard` package ships
+    (MetaGraphDef, TensorShapeProto, ...): `files` go to protobuf's default pool, where
+    those live, once (a file already there by name is kept), so a field of such a type
+    holds that package's own class."""
+    from google.protobuf import descriptor_pool
+    pool = descriptor_pool.Default()
+    for f in files:
+        try:
+            pool.FindFileByName(f.name)
+        except KeyError:
+            pool.Add(f)
+    return _classes(pool, names)
+
+
+def _classes(pool, names: Sequence[str]) -> Dict[str, type]:
+    from google.protobuf import message_factory
     get = getattr(message_factory, "GetMessageClass", None)
     if get is None:  # protobuf < 4.22
         get = message_factory.MessageFactory(pool).GetPrototype

@@ -20,26 +20,22 @@ def saved_model_class():
     """The `SavedModel` protobuf message class."""
     global _message_class
     if _message_class is None:
-        from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+        from google.protobuf import descriptor_pb2
         from tensorboard.compat.proto import meta_graph_pb2
+        from tensorweave.framework.proto_classes import default_pool_message_classes
         package = meta_graph_pb2.DESCRIPTOR.package
-        pool = descriptor_pool.Default()
-        name = "tensorweave/saved_model/saved_model.proto"
-        try:
-            pool.FindFileByName(name)
-        except KeyError:
-            F = descriptor_pb2.FieldDescriptorProto
-            f = descriptor_pb2.FileDescriptorProto(name=name, package=package,
-                                                   syntax="proto3")
-            f.dependency.append(meta_graph_pb2.DESCRIPTOR.name)
-            m = f.message_type.add(name="SavedModel")
-            m.field.add(name="saved_model_schema_version", number=1, type=F.TYPE_INT64,
-                        label=F.LABEL_OPTIONAL)
-            m.field.add(name="meta_graphs", number=2, type=F.TYPE_MESSAGE,
-                        label=F.LABEL_REPEATED, type_name=".%s.MetaGraphDef" % package)
-            pool.Add(f)
-        _message_class = message_factory.GetMessageClass(
-            pool.FindMessageTypeByName(package + ".SavedModel"))
+        F = descriptor_pb2.FieldDescriptorProto
+        f = descriptor_pb2.FileDescriptorProto(
+            name="tensorweave/saved_model/saved_model.proto", package=package,
+            syntax="proto3")
+        f.dependency.append(meta_graph_pb2.DESCRIPTOR.name)
+        m = f.message_type.add(name="SavedModel")
+        m.field.add(name="saved_model_schema_version", number=1, type=F.TYPE_INT64,
+                    label=F.LABEL_OPTIONAL)
+        m.field.add(name="meta_graphs", number=2, type=F.TYPE_MESSAGE,
+                    label=F.LABEL_REPEATED, type_name=".%s.MetaGraphDef" % package)
+        name = package + ".SavedModel"
+        _message_class = default_pool_message_classes([f], [name])[name]
     return _message_class
 
 

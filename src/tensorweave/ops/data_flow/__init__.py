@@ -1,7 +1,8 @@
-"""Data-flow resources shared by steps: queues, TensorArrays, stacks and accumulators.
+"""Data-flow resources shared by steps: queues, TensorArrays, stacks, accumulators and
+lookup tables.
 
 Importing the package registers every op of the family (its modules, in order).
 """
 from tensorweave.ops.data_flow import (  # noqa: F401
     queue_resources, queue_ops, queue_classes, tensor_array_ops, tensor_array_class,
-    tensor_array_grad, stack_ops, session_ops, accumulator_ops)
+    tensor_array_grad, stack_ops, session_ops, accumulator_ops, lookup_ops)

@@ -63,55 +63,51 @@ def protos():
 
 
 def _build_protos():
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from google.protobuf import descriptor_pb2
     from tensorboard.compat.proto import tensor_shape_pb2, types_pb2, versions_pb2
-    pool = descriptor_pool.Default()
-    name = "tensorweave/ops/io/tensor_bundle.proto"
-    try:
-        pool.FindFileByName(name)
-    except KeyError:
-        F = descriptor_pb2.FieldDescriptorProto
-        f = descriptor_pb2.FileDescriptorProto(name=name, package="tensorweave.bundle",
-                                               syntax="proto3")
-        f.dependency.extend([tensor_shape_pb2.DESCRIPTOR.name, types_pb2.DESCRIPTOR.name,
-                             versions_pb2.DESCRIPTOR.name])
+    from tensorweave.framework.proto_classes import default_pool_message_classes
+    F = descriptor_pb2.FieldDescriptorProto
+    f = descriptor_pb2.FileDescriptorProto(name="tensorweave/ops/io/tensor_bundle.proto",
+                                           package="tensorweave.bundle", syntax="proto3")
+    f.dependency.extend([tensor_shape_pb2.DESCRIPTOR.name, types_pb2.DESCRIPTOR.name,
+                         versions_pb2.DESCRIPTOR.name])
 
-        def field(msg, fname, number, ftype, type_name=None, repeated=False, oneof=None):
-            fd = msg.field.add(name=fname, number=number, type=ftype,
-                               label=F.LABEL_REPEATED if repeated else F.LABEL_OPTIONAL)
-            if type_name:
-                fd.type_name = type_name
-            if oneof is not None:
-                fd.oneof_index = oneof
+    def field(msg, fname, number, ftype, type_name=None, repeated=False, oneof=None):
+        fd = msg.field.add(name=fname, number=number, type=ftype,
+                           label=F.LABEL_REPEATED if repeated else F.LABEL_OPTIONAL)
+        if type_name:
+            fd.type_name = type_name
+        if oneof is not None:
+            fd.oneof_index = oneof
 
-        sl = f.message_type.add(name="TensorSliceProto")
-        ext = sl.nested_type.add(name="Extent")
-        ext.oneof_decl.add(name="has_length")
-        field(ext, "start", 1, F.TYPE_INT64)
-        field(ext, "length", 2, F.TYPE_INT64, oneof=0)
-        field(sl, "extent", 1, F.TYPE_MESSAGE, ".tensorweave.bundle.TensorSliceProto.Extent",
-              repeated=True)
-        header = f.message_type.add(name="BundleHeaderProto")
-        endian = header.enum_type.add(name="Endianness")
-        endian.value.add(name="LITTLE", number=0)
-        endian.value.add(name="BIG", number=1)
-        field(header, "num_shards", 1, F.TYPE_INT32)
-        field(header, "endianness", 2, F.TYPE_ENUM,
-              ".tensorweave.bundle.BundleHeaderProto.Endianness")
-        field(header, "version", 3, F.TYPE_MESSAGE, ".tensorboard.VersionDef")
-        entry = f.message_type.add(name="BundleEntryProto")
-        field(entry, "dtype", 1, F.TYPE_ENUM, ".tensorboard.DataType")
-        field(entry, "shape", 2, F.TYPE_MESSAGE, ".tensorboard.TensorShapeProto")
-        field(entry, "shard_id", 3, F.TYPE_INT32)
-        field(entry, "offset", 4, F.TYPE_INT64)
-        field(entry, "size", 5, F.TYPE_INT64)
-        field(entry, "crc32c", 6, F.TYPE_FIXED32)
-        field(entry, "slices", 7, F.TYPE_MESSAGE, ".tensorweave.bundle.TensorSliceProto",
-              repeated=True)
-        pool.Add(f)
-    get = message_factory.GetMessageClass
-    return tuple(get(pool.FindMessageTypeByName("tensorweave.bundle." + n))
-                 for n in ("BundleHeaderProto", "BundleEntryProto", "TensorSliceProto"))
+    sl = f.message_type.add(name="TensorSliceProto")
+    ext = sl.nested_type.add(name="Extent")
+    ext.oneof_decl.add(name="has_length")
+    field(ext, "start", 1, F.TYPE_INT64)
+    field(ext, "length", 2, F.TYPE_INT64, oneof=0)
+    field(sl, "extent", 1, F.TYPE_MESSAGE, ".tensorweave.bundle.TensorSliceProto.Extent",
+          repeated=True)
+    header = f.message_type.add(name="BundleHeaderProto")
+    endian = header.enum_type.add(name="Endianness")
+    endian.value.add(name="LITTLE", number=0)
+    endian.value.add(name="BIG", number=1)
+    field(header, "num_shards", 1, F.TYPE_INT32)
+    field(header, "endianness", 2, F.TYPE_ENUM,
+          ".tensorweave.bundle.BundleHeaderProto.Endianness")
+    field(header, "version", 3, F.TYPE_MESSAGE, ".tensorboard.VersionDef")
+    entry = f.message_type.add(name="BundleEntryProto")
+    field(entry, "dtype", 1, F.TYPE_ENUM, ".tensorboard.DataType")
+    field(entry, "shape", 2, F.TYPE_MESSAGE, ".tensorboard.TensorShapeProto")
+    field(entry, "shard_id", 3, F.TYPE_INT32)
+    field(entry, "offset", 4, F.TYPE_INT64)
+    field(entry, "size", 5, F.TYPE_INT64)
+    field(entry, "crc32c", 6, F.TYPE_FIXED32)
+    field(entry, "slices", 7, F.TYPE_MESSAGE, ".tensorweave.bundle.TensorSliceProto",
+          repeated=True)
+    names = ["tensorweave.bundle." + n for n in ("BundleHeaderProto", "BundleEntryProto",
+                                                 "TensorSliceProto")]
+    classes = default_pool_message_classes([f], names)
+    return tuple(classes[n] for n in names)
 
 
 # --- slice keys (LevelDB OrderedCode) ----------------------------------------------------

@@ -1,0 +1,167 @@
+"""Lookup tables (tf.lookup): static tables from tensors and text files, mutable tables
+and their checkpoints, with TF's errors (checked against TF 2.21 by hand)."""
+import os
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+
+
+def test_static_table_from_tensors(sess):
+    init = tf.lookup.KeyValueTensorInitializer(["a", "b", "c"], [1, 2, 3],
+                                               value_dtype=tf.int64)
+    table = tf.lookup.StaticHashTable(init, -1)
+    assert (table.key_dtype, table.value_dtype, table.name) == (tf.string, tf.int64,
+                                                                "hash_table")
+    keys = tf.constant([["a", "z"], ["c", "b"]])
+    found = table.lookup(keys)
+    assert found.shape.as_list() == [2, 2] and found.dtype == tf.int64
+    with pytest.raises(tf.errors.FailedPreconditionError, match="Table not initialized"):
+        sess.run(found)
+    assert tf.get_collection(tf.GraphKeys.TABLE_INITIALIZERS) == [table.initializer]
+    sess.run(tf.tables_initializer())
+    ref = {b"a": 1, b"b": 2, b"c": 3}
+    want = [[ref.get(k, -1) for k in row] for row in [[b"a", b"z"], [b"c", b"b"]]]
+    assert sess.run(found).tolist() == want
+    assert sess.run(table.size()) == 3
+    sess.run(table.initializer)  # again, with the same data: nothing changes
+    k, v = sess.run(table.export())
+    assert dict(zip(k.tolist(), v.tolist())) == ref
+    sparse = sess.run(table.lookup(tf.SparseTensor([[0, 0], [1, 2]], ["b", "zz"], [2, 3])))
+    assert sparse.values.tolist() == [2, -1] and sparse.dense_shape.tolist() == [2, 3]
+
+
+def test_numeric_keys_and_values(sess):
+    table = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+        tf.constant([1, 5], tf.int64), tf.constant([0.5, 1.5])), 0.0)
+    sess.run(table.initializer)
+    assert sess.run(table.lookup(tf.constant([5, 2, 1], tf.int64))).tolist() == [1.5, 0.0,
+                                                                                  0.5]
+
+
+def test_static_table_errors(sess):
+    table = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(["a"], [1]), -1)
+    with pytest.raises(TypeError, match="Dtype of argument `keys` must be <dtype: 'string'>,"
+                       " received: <dtype: 'int32'>"):
+        table.lookup(tf.constant([1, 2]))
+    with pytest.raises(ValueError, match=r"Shapes \(2,\) and \(\)"):
+        tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(["a"], [1]), [1, 2])
+    dup = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(["a", "a"], [1, 2]),
+                                    -1)
+    with pytest.raises(tf.errors.FailedPreconditionError, match="HashTable has different "
+                       "value for same key. Key a has 1 and trying to add value 2"):
+        sess.run(dup.initializer)
+
+
+@pytest.fixture
+def vocab(tmp_path):
+    path = str(tmp_path / "vocab.txt")
+    with open(path, "w") as f:
+        f.write("cat\t3\ndog\t5\r\nfish\t7\n")
+    return path
+
+
+def test_text_file_tables(sess, vocab):
+    idx = tf.lookup.TextFileIndex
+    by_column = tf.lookup.StaticHashTable(
+        tf.lookup.TextFileInitializer(vocab, tf.string, 0, tf.int64, 1), -1)
+    by_line = tf.lookup.StaticHashTable(
+        tf.lookup.TextFileInitializer(vocab, tf.string, idx.WHOLE_LINE, tf.int64,
+                                      idx.LINE_NUMBER, value_index_offset=10), -1)
+    first_two = tf.lookup.StaticHashTable(
+        tf.lookup.TextFileInitializer(vocab, tf.string, 0, tf.int64, idx.LINE_NUMBER,
+                                      vocab_size=2), -1)
+    numbers = tf.lookup.StaticHashTable(
+        tf.lookup.TextFileInitializer(vocab, tf.int64, idx.LINE_NUMBER, tf.float32, 1), -1.0)
+    assert [t.op.name for t in tf.get_collection(tf.GraphKeys.ASSET_FILEPATHS)] == [
+        "asset_path", "asset_path_1", "asset_path_2", "asset_path_3"]
+    sess.run(tf.tables_initializer())
+    words = tf.constant(["dog", "x", "fish"])
+    assert sess.run(by_column.lookup(words)).tolist() == [5, -1, 7]
+    assert sess.run(by_line.lookup(tf.constant(["fish\t7", "dog\t5", "dog"]))).tolist() == [
+        12, 11, -1]
+    assert sess.run(first_two.lookup(words)).tolist() == [1, -1, -1]
+    assert sess.run(numbers.lookup(tf.constant([2, 0, 9], tf.int64))).tolist() == [7.0, 3.0,
+                                                                                  -1.0]
+
+
+def test_text_file_errors(sess, vocab, tmp_path):
+    with pytest.raises(ValueError, match="`key_dtype` must be int64 if `key_index` is -1"):
+        tf.lookup.TextFileInitializer(vocab, tf.string, tf.lookup.TextFileIndex.LINE_NUMBER,
+                                      tf.int64, 1)
+    too_many = tf.lookup.StaticHashTable(
+        tf.lookup.TextFileInitializer(vocab, tf.string, 0, tf.int64, 1, vocab_size=5), -1)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Invalid vocab_size in .*: "
+                       "expected 5 but got 3"):
+        sess.run(too_many.initializer)
+    not_int = tf.lookup.StaticHashTable(
+        tf.lookup.TextFileInitializer(vocab, tf.string, 0, tf.int64, 0), -1)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Field cat in line 0 is not a "
+                       "valid int64"):
+        sess.run(not_int.initializer)
+    missing = tf.lookup.StaticHashTable(tf.lookup.TextFileInitializer(
+        str(tmp_path / "nope.txt"), tf.string, 0, tf.int64, 1), -1)
+    with pytest.raises(tf.errors.NotFoundError, match="nope.txt"):
+        sess.run(missing.initializer)
+
+
+def test_mutable_tables(sess):
+    table = tf.lookup.experimental.MutableHashTable(tf.string, tf.int64, -1)
+    sess.run(table.insert(["x", "y", "z"], tf.constant([10, 20, 30], tf.int64)))
+    sess.run(table.remove(tf.constant(["x", "absent"])))
+    keys = tf.constant(["x", "y", "z"])
+    assert sess.run(table.lookup(keys)).tolist() == [-1, 20, 30]
+    assert sess.run(table.lookup(keys, dynamic_default_values=tf.constant(
+        [7, 8, 9], tf.int64)[0])).tolist() == [7, 20, 30]
+    assert sess.run(table.size()) == 2
+    sess.run(table.insert(["y"], tf.constant([21], tf.int64)))  # replaces
+    k, v = sess.run(table.export())
+    assert dict(zip(k.tolist(), v.tolist())) == {b"y": 21, b"z": 30}
+    vectors = tf.lookup.experimental.MutableHashTable(tf.int64, tf.float32, [0.0, -1.0],
+                                                      name="vectors")
+    assert vectors.resource_handle.op.type == "MutableHashTableOfTensorsV2"
+    sess.run(vectors.insert(tf.constant([4], tf.int64), [[1.5, 2.5]]))
+    got = sess.run(vectors.lookup(tf.constant([[4, 5]], tf.int64)))
+    assert got.shape == (1, 2, 2) and got.tolist() == [[[1.5, 2.5], [0.0, -1.0]]]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Expected shape"):
+        sess.run(vectors.insert(tf.constant([4], tf.int64), [1.0]))
+
+
+def test_mutable_tables_are_checkpointed(tmp_path):
+    prefix = str(tmp_path / "ckpt")
+    with tf.Graph().as_default():
+        table = tf.lookup.experimental.MutableHashTable(tf.string, tf.float32, 0.0,
+                                                        name="counts")
+        insert = table.insert(["a", "b"], [1.5, 2.5])
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run(insert)
+            saver.save(sess, prefix)
+        assert sorted(n for n, _ in tf.train.list_variables(prefix)) == [
+            "counts-keys", "counts-values"]
+    with tf.Graph().as_default():
+        table = tf.lookup.experimental.MutableHashTable(tf.string, tf.float32, 0.0,
+                                                        name="counts")
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            saver.restore(sess, prefix)
+            assert sess.run(table.lookup(tf.constant(["b", "a", "c"]))).tolist() == [
+                2.5, 1.5, 0.0]
+
+
+def test_a_table_travels_in_a_saved_model(tmp_path, vocab):
+    export = str(tmp_path / "model")
+    with tf.Graph().as_default():
+        words = tf.placeholder(tf.string, [None], name="words")
+        table = tf.lookup.StaticHashTable(
+            tf.lookup.TextFileInitializer(vocab, tf.string, 0, tf.int64, 1), -1)
+        ids = tf.identity(table.lookup(words), name="ids")
+        with tf.Session() as sess:
+            sess.run(tf.tables_initializer())
+            tf.saved_model.simple_save(sess, export, {"words": words}, {"ids": ids},
+                                       legacy_init_op=tf.tables_initializer())
+    os.remove(vocab)  # the SavedModel's copy is read
+    with tf.Session(graph=tf.Graph()) as sess:
+        tf.saved_model.load(sess, ["serve"], export)
+        assert sess.run("ids:0", {"words:0": ["fish", "cat", "?"]}).tolist() == [7, 3, -1]
