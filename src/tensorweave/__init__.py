@@ -62,6 +62,8 @@ from tensorweave.distribute import cluster as _cluster  # noqa: E402,F401
 from tensorweave.distribute import server as _server  # noqa: E402,F401
 from tensorweave.framework import api_export as _api  # noqa: E402
 
+_api.export(VERSION, "version.VERSION")
+_api.export(GRAPH_DEF_VERSION, "version.GRAPH_DEF_VERSION")
 _api.install(_sys.modules[__name__])
 
 # Namespaces that are libraries built on the ops, imported on first access so that

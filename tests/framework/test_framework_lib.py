@@ -14,6 +14,10 @@ def test_version_constants():
                  "GRAPH_DEF_VERSION_MIN_CONSUMER", "GRAPH_DEF_VERSION_MIN_PRODUCER"):
         assert isinstance(getattr(tf, name), int)
     assert tf.GRAPH_DEF_VERSION_MIN_CONSUMER <= tf.GRAPH_DEF_VERSION
+    for name in ("VERSION", "GIT_VERSION", "COMPILER_VERSION", "GRAPH_DEF_VERSION",
+                 "GRAPH_DEF_VERSION_MIN_CONSUMER", "GRAPH_DEF_VERSION_MIN_PRODUCER"):
+        assert getattr(tf.version, name) == getattr(tf, name)  # tf.version, TF 1.14+
+    assert tf.version.VERSION == tf.__version__
 
 
 def test_aliases():

@@ -34,6 +34,9 @@ for _name in ("GIT_VERSION", "COMPILER_VERSION", "CXX11_ABI_FLAG", "CXX_VERSION"
               "MONOLITHIC_BUILD", "GRAPH_DEF_VERSION_MIN_CONSUMER",
               "GRAPH_DEF_VERSION_MIN_PRODUCER"):
     export(globals()[_name], _name)
+for _name in ("GIT_VERSION", "COMPILER_VERSION", "GRAPH_DEF_VERSION_MIN_CONSUMER",
+              "GRAPH_DEF_VERSION_MIN_PRODUCER"):
+    export(globals()[_name], "version." + _name)
 
 export(errors.OpError, "OpError")
 export(not_differentiable, "no_gradient")

@@ -277,7 +277,7 @@ def _grad_none2(op, grad):
     return [None, None]
 
 
-class _Row(NamedTuple):
+class Row(NamedTuple):
     op_type: str
     compute: Callable
     allowed: Optional[Sequence[_dt.DType]]  # None: any type
@@ -291,40 +291,40 @@ _COMPARABLE = REAL
 # on NumPy scalars (loop counters, scalar bookkeeping) the scalar fast path is ~15x cheaper
 # than a ufunc call.
 _TABLE = [
-    _Row("AddV2", operator.add, NUMBERS, _grad_add),
-    _Row("Add", _add, (_dt.bfloat16, _dt.float16, _dt.float32, _dt.float64, _dt.uint8,
+    Row("AddV2", operator.add, NUMBERS, _grad_add),
+    Row("Add", _add, (_dt.bfloat16, _dt.float16, _dt.float32, _dt.float64, _dt.uint8,
                        _dt.int8, _dt.int16, _dt.int32, _dt.int64) + COMPLEX + (_dt.string,),
          _grad_add),
-    _Row("Sub", operator.sub, NUMBERS, _grad_sub),
-    _Row("Mul", operator.mul, NUMBERS, _grad_mul),
-    _Row("Div", _div, NUMBERS, _grad_realdiv),
-    _Row("RealDiv", _truediv, NUMBERS, _grad_realdiv),
-    _Row("DivNoNan", _div_no_nan, FLOAT_COMPLEX, _grad_div_no_nan),
-    _Row("FloorDiv", _floordiv, REAL, _grad_none2),
-    _Row("FloorMod", _floormod, REAL, _grad_floormod),
-    _Row("TruncateDiv", _truncatediv, REAL, _grad_none2),
-    _Row("TruncateMod", _truncatemod, FLOATS + (_dt.int32, _dt.int64), _grad_truncatemod),
-    _Row("Pow", _pow, FLOATS + (_dt.int8, _dt.int16, _dt.int32, _dt.int64) + COMPLEX,
+    Row("Sub", operator.sub, NUMBERS, _grad_sub),
+    Row("Mul", operator.mul, NUMBERS, _grad_mul),
+    Row("Div", _div, NUMBERS, _grad_realdiv),
+    Row("RealDiv", _truediv, NUMBERS, _grad_realdiv),
+    Row("DivNoNan", _div_no_nan, FLOAT_COMPLEX, _grad_div_no_nan),
+    Row("FloorDiv", _floordiv, REAL, _grad_none2),
+    Row("FloorMod", _floormod, REAL, _grad_floormod),
+    Row("TruncateDiv", _truncatediv, REAL, _grad_none2),
+    Row("TruncateMod", _truncatemod, FLOATS + (_dt.int32, _dt.int64), _grad_truncatemod),
+    Row("Pow", _pow, FLOATS + (_dt.int8, _dt.int16, _dt.int32, _dt.int64) + COMPLEX,
          _grad_pow),
-    _Row("Maximum", np.maximum, REAL, _grad_max_min(lambda x, y: greater_equal(x, y))),
-    _Row("Minimum", np.minimum, REAL, _grad_max_min(lambda x, y: less_equal(x, y))),
-    _Row("SquaredDifference", _squared_difference,
+    Row("Maximum", np.maximum, REAL, _grad_max_min(lambda x, y: greater_equal(x, y))),
+    Row("Minimum", np.minimum, REAL, _grad_max_min(lambda x, y: less_equal(x, y))),
+    Row("SquaredDifference", _squared_difference,
          FLOATS + (_dt.int32, _dt.int64) + COMPLEX, _grad_squared_difference),
-    _Row("Atan2", np.arctan2, FLOATS, _grad_atan2),
-    _Row("Xlogy", _zero_where_x_zero(lambda x, y: x * np.log(y)), FLOAT_COMPLEX, _grad_xlogy),
-    _Row("Xdivy", _zero_where_x_zero(lambda x, y: x / y), FLOAT_COMPLEX, _grad_xdivy),
-    _Row("Xlog1py", _zero_where_x_zero(lambda x, y: x * np.log1p(y)), FLOAT_COMPLEX,
+    Row("Atan2", np.arctan2, FLOATS, _grad_atan2),
+    Row("Xlogy", _zero_where_x_zero(lambda x, y: x * np.log(y)), FLOAT_COMPLEX, _grad_xlogy),
+    Row("Xdivy", _zero_where_x_zero(lambda x, y: x / y), FLOAT_COMPLEX, _grad_xdivy),
+    Row("Xlog1py", _zero_where_x_zero(lambda x, y: x * np.log1p(y)), FLOAT_COMPLEX,
          _grad_xlog1py),
-    _Row("MulNoNan", _mul_no_nan, FLOAT_COMPLEX, _grad_mul_no_nan),
-    _Row("NextAfter", np.nextafter, (_dt.float32, _dt.float64), None),
-    _Row("Equal", np.equal, None, None, _dt.bool, {"incompatible_shape_error": True}),
-    _Row("NotEqual", np.not_equal, None, None, _dt.bool, {"incompatible_shape_error": True}),
-    _Row("Less", operator.lt, _COMPARABLE, None, _dt.bool),
-    _Row("LessEqual", operator.le, _COMPARABLE, None, _dt.bool),
-    _Row("Greater", operator.gt, _COMPARABLE, None, _dt.bool),
-    _Row("GreaterEqual", operator.ge, _COMPARABLE, None, _dt.bool),
-    _Row("LogicalAnd", np.logical_and, (), None, _dt.bool),
-    _Row("LogicalOr", np.logical_or, (), None, _dt.bool),
+    Row("MulNoNan", _mul_no_nan, FLOAT_COMPLEX, _grad_mul_no_nan),
+    Row("NextAfter", np.nextafter, (_dt.float32, _dt.float64), None),
+    Row("Equal", np.equal, None, None, _dt.bool, {"incompatible_shape_error": True}),
+    Row("NotEqual", np.not_equal, None, None, _dt.bool, {"incompatible_shape_error": True}),
+    Row("Less", operator.lt, _COMPARABLE, None, _dt.bool),
+    Row("LessEqual", operator.le, _COMPARABLE, None, _dt.bool),
+    Row("Greater", operator.gt, _COMPARABLE, None, _dt.bool),
+    Row("GreaterEqual", operator.ge, _COMPARABLE, None, _dt.bool),
+    Row("LogicalAnd", np.logical_and, (), None, _dt.bool),
+    Row("LogicalOr", np.logical_or, (), None, _dt.bool),
 ]
 
 
@@ -379,24 +379,29 @@ def _make_equality_kernel(compute: Callable) -> Callable:
     return run
 
 
-for _row in _TABLE:
-    _attrs = dict(_row.attrs or {})
-    if _row.allowed == ():
-        register_op(_row.op_type, inputs=["x: bool", "y: bool"], outputs=["z: bool"],
-                    shape=_broadcast_shape)
-    else:
-        _attrs["T"] = TypeAttr(_row.allowed)
-        register_op(_row.op_type, inputs=["x: T", "y: T"],
-                    outputs=["z: bool" if _row.out is _dt.bool else "z: T"], attrs=_attrs,
-                    shape=_equality_shape if _row.attrs else _broadcast_shape)
-    if _row.attrs:
-        kernel(_row.op_type)(_make_equality_kernel(_row.compute))
-    else:
-        kernel(_row.op_type)(_make_kernel(_row.compute))
-    if _row.grad is None:
-        not_differentiable(_row.op_type)
-    else:
-        gradient(_row.op_type)(_row.grad)
+def register_rows(rows: Sequence[Row]) -> None:
+    """Registers each row's op, kernel and gradient (or not_differentiable)."""
+    for row in rows:
+        attrs = dict(row.attrs or {})
+        if row.allowed == ():
+            register_op(row.op_type, inputs=["x: bool", "y: bool"], outputs=["z: bool"],
+                        shape=_broadcast_shape)
+        else:
+            attrs["T"] = TypeAttr(row.allowed)
+            register_op(row.op_type, inputs=["x: T", "y: T"],
+                        outputs=["z: bool" if row.out is _dt.bool else "z: T"], attrs=attrs,
+                        shape=_equality_shape if row.attrs else _broadcast_shape)
+        if row.attrs:
+            kernel(row.op_type)(_make_equality_kernel(row.compute))
+        else:
+            kernel(row.op_type)(_make_kernel(row.compute))
+        if row.grad is None:
+            not_differentiable(row.op_type)
+        else:
+            gradient(row.op_type)(row.grad)
+
+
+register_rows(_TABLE)
 
 
 # --- builders -----------------------------------------------------------------------------

@@ -252,7 +252,7 @@ def _fused_grad(grad_op_type: str) -> Callable:
     return grad_fn
 
 
-class _Row(NamedTuple):
+class Row(NamedTuple):
     op_type: str
     compute: Callable
     allowed: Sequence[_dt.DType]
@@ -261,41 +261,41 @@ class _Row(NamedTuple):
 
 
 _TABLE = [
-    _Row("Neg", np.negative, SIGNED_COMPLEX, _grad_neg),
-    _Row("Abs", np.abs, SIGNED, _grad_abs),
-    _Row("Sign", _sign, SIGNED_COMPLEX, _grad_sign),
-    _Row("Square", np.square, SIGNED_COMPLEX + (_dt.uint8, _dt.uint16, _dt.uint32,
+    Row("Neg", np.negative, SIGNED_COMPLEX, _grad_neg),
+    Row("Abs", np.abs, SIGNED, _grad_abs),
+    Row("Sign", _sign, SIGNED_COMPLEX, _grad_sign),
+    Row("Square", np.square, SIGNED_COMPLEX + (_dt.uint8, _dt.uint16, _dt.uint32,
                                                  _dt.uint64), _grad_square),
-    _Row("Sqrt", np.sqrt, FLOAT_COMPLEX, _fused_grad("SqrtGrad")),
-    _Row("Rsqrt", _rsqrt, FLOAT_COMPLEX, _fused_grad("RsqrtGrad")),
-    _Row("Exp", np.exp, FLOAT_COMPLEX, _grad_exp),
-    _Row("Expm1", np.expm1, FLOAT_COMPLEX, _grad_expm1),
-    _Row("Log", np.log, FLOAT_COMPLEX, _grad_log),
-    _Row("Log1p", np.log1p, FLOAT_COMPLEX, _grad_log1p),
-    _Row("Sin", np.sin, FLOAT_COMPLEX, _grad_sin),
-    _Row("Cos", np.cos, FLOAT_COMPLEX, _grad_cos),
-    _Row("Tan", np.tan, FLOAT_COMPLEX, _grad_tan),
-    _Row("Asin", np.arcsin, FLOAT_COMPLEX, _grad_asin),
-    _Row("Acos", np.arccos, FLOAT_COMPLEX, _grad_acos),
-    _Row("Atan", np.arctan, FLOAT_COMPLEX, _grad_atan),
-    _Row("Sinh", np.sinh, FLOAT_COMPLEX, _grad_sinh),
-    _Row("Cosh", np.cosh, FLOAT_COMPLEX, _grad_cosh),
-    _Row("Asinh", np.arcsinh, FLOAT_COMPLEX, _grad_asinh),
-    _Row("Acosh", np.arccosh, FLOAT_COMPLEX, _grad_acosh),
-    _Row("Atanh", np.arctanh, FLOAT_COMPLEX, _grad_atanh),
-    _Row("Tanh", np.tanh, FLOAT_COMPLEX, _fused_grad("TanhGrad")),
-    _Row("Sigmoid", _sigmoid, FLOAT_COMPLEX, _fused_grad("SigmoidGrad")),
-    _Row("Erf", _erf, FLOATS, _grad_erf),
-    _Row("Floor", np.floor, FLOATS, _grad_none),
-    _Row("Ceil", np.ceil, FLOATS, _grad_none),
-    _Row("Round", _round, SIGNED_COMPLEX, _grad_none),
-    _Row("Rint", np.rint, FLOATS, _grad_none),  # half to even
-    _Row("Reciprocal", _reciprocal, SIGNED_COMPLEX, _fused_grad("ReciprocalGrad")),
-    _Row("Conj", np.conj, COMPLEX + (_dt.variant,), lambda op, grad: conj(grad)),
-    _Row("IsNan", np.isnan, FLOATS, None, _dt.bool),
-    _Row("IsInf", np.isinf, FLOATS, None, _dt.bool),
-    _Row("IsFinite", np.isfinite, FLOATS, None, _dt.bool),
-    _Row("LogicalNot", np.logical_not, None, None, _dt.bool),
+    Row("Sqrt", np.sqrt, FLOAT_COMPLEX, _fused_grad("SqrtGrad")),
+    Row("Rsqrt", _rsqrt, FLOAT_COMPLEX, _fused_grad("RsqrtGrad")),
+    Row("Exp", np.exp, FLOAT_COMPLEX, _grad_exp),
+    Row("Expm1", np.expm1, FLOAT_COMPLEX, _grad_expm1),
+    Row("Log", np.log, FLOAT_COMPLEX, _grad_log),
+    Row("Log1p", np.log1p, FLOAT_COMPLEX, _grad_log1p),
+    Row("Sin", np.sin, FLOAT_COMPLEX, _grad_sin),
+    Row("Cos", np.cos, FLOAT_COMPLEX, _grad_cos),
+    Row("Tan", np.tan, FLOAT_COMPLEX, _grad_tan),
+    Row("Asin", np.arcsin, FLOAT_COMPLEX, _grad_asin),
+    Row("Acos", np.arccos, FLOAT_COMPLEX, _grad_acos),
+    Row("Atan", np.arctan, FLOAT_COMPLEX, _grad_atan),
+    Row("Sinh", np.sinh, FLOAT_COMPLEX, _grad_sinh),
+    Row("Cosh", np.cosh, FLOAT_COMPLEX, _grad_cosh),
+    Row("Asinh", np.arcsinh, FLOAT_COMPLEX, _grad_asinh),
+    Row("Acosh", np.arccosh, FLOAT_COMPLEX, _grad_acosh),
+    Row("Atanh", np.arctanh, FLOAT_COMPLEX, _grad_atanh),
+    Row("Tanh", np.tanh, FLOAT_COMPLEX, _fused_grad("TanhGrad")),
+    Row("Sigmoid", _sigmoid, FLOAT_COMPLEX, _fused_grad("SigmoidGrad")),
+    Row("Erf", _erf, FLOATS, _grad_erf),
+    Row("Floor", np.floor, FLOATS, _grad_none),
+    Row("Ceil", np.ceil, FLOATS, _grad_none),
+    Row("Round", _round, SIGNED_COMPLEX, _grad_none),
+    Row("Rint", np.rint, FLOATS, _grad_none),  # half to even
+    Row("Reciprocal", _reciprocal, SIGNED_COMPLEX, _fused_grad("ReciprocalGrad")),
+    Row("Conj", np.conj, COMPLEX + (_dt.variant,), lambda op, grad: conj(grad)),
+    Row("IsNan", np.isnan, FLOATS, None, _dt.bool),
+    Row("IsInf", np.isinf, FLOATS, None, _dt.bool),
+    Row("IsFinite", np.isfinite, FLOATS, None, _dt.bool),
+    Row("LogicalNot", np.logical_not, None, None, _dt.bool),
 ]
 
 
@@ -315,7 +315,7 @@ def _make_grad(fn: Callable) -> Callable:
     return run
 
 
-def register_rows(rows: Sequence[_Row]) -> None:
+def register_rows(rows: Sequence[Row]) -> None:
     """Registers each row's op, kernel and gradient (or not_differentiable)."""
     for row in rows:
         if row.out is _dt.bool and row.allowed is None:
@@ -485,7 +485,7 @@ _DOC = """Computes {what} element-wise (TF1 `tf.{tf_name}`).
 
 
 def make_builder(op_type: str, tf_name: str, what: str,
-                 table: Sequence[_Row] = _TABLE) -> Callable:
+                 table: Sequence[Row] = _TABLE) -> Callable:
     """The TF1 builder `tf_name(x, name=None)` of the row of `table` for `op_type`."""
     row = next(r for r in table if r.op_type == op_type)
 

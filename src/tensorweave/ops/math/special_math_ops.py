@@ -29,7 +29,7 @@ from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_
 from tensorweave.framework.shapes import broadcast_shapes
 from tensorweave.ops.math import math_binary, math_unary
 from tensorweave.ops.math.math_grad_util import unbroadcast
-from tensorweave.ops.math.math_unary import _Row, make_builder
+from tensorweave.ops.math.math_unary import Row, make_builder
 
 _SQRT_PI = 1.7724538509055159
 _HALF_LOG_2PI = 0.91893853320467274
@@ -320,13 +320,13 @@ def _grad_bessel_i1e(op, grad):
 
 
 _TABLE = [
-    _Row("Erfc", _in_float64(_erfc), _dt.FLOATS, _grad_erfc),
-    _Row("Lgamma", _in_float64(_lgamma), _dt.FLOATS, _grad_lgamma),
-    _Row("Digamma", _in_float64(_digamma), _dt.FLOATS, _grad_digamma),
-    _Row("Erfinv", _in_float64(_erfinv), _dt.FLOATS, _grad_erfinv),
-    _Row("Ndtri", _in_float64(_ndtri), _dt.FLOATS, _grad_ndtri),
-    _Row("BesselI0e", _in_float64(lambda x: _bessel_ie(0, x)), _dt.FLOATS, _grad_bessel_i0e),
-    _Row("BesselI1e", _in_float64(lambda x: _bessel_ie(1, x)), _dt.FLOATS, _grad_bessel_i1e),
+    Row("Erfc", _in_float64(_erfc), _dt.FLOATS, _grad_erfc),
+    Row("Lgamma", _in_float64(_lgamma), _dt.FLOATS, _grad_lgamma),
+    Row("Digamma", _in_float64(_digamma), _dt.FLOATS, _grad_digamma),
+    Row("Erfinv", _in_float64(_erfinv), _dt.FLOATS, _grad_erfinv),
+    Row("Ndtri", _in_float64(_ndtri), _dt.FLOATS, _grad_ndtri),
+    Row("BesselI0e", _in_float64(lambda x: _bessel_ie(0, x)), _dt.FLOATS, _grad_bessel_i0e),
+    Row("BesselI1e", _in_float64(lambda x: _bessel_ie(1, x)), _dt.FLOATS, _grad_bessel_i1e),
 ]
 math_unary.register_rows(_TABLE)
 

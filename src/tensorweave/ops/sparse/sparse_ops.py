@@ -16,12 +16,10 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from tensorweave.ops.sparse.sparse_util import check_sorted_in_bounds
+from tensorweave.ops.sparse.sparse_util import shape_str as _shape_str
 
 _INDEX_TYPES = (_dt.int32, _dt.int64)
-
-
-def _shape_str(dims) -> str:
-    return "[%s]" % ",".join(str(int(d)) for d in dims)
 
 
 # --- SparseToDense ----------------------------------------------------------------------
@@ -41,36 +39,6 @@ register_op("SparseToDense",
             attrs={"T": TypeAttr(), "Tindices": TypeAttr(_INDEX_TYPES),
                    "validate_indices": True},
             shape=_sparse_to_dense_shape)
-
-
-def _check_sorted_in_bounds(ctx, idx: np.ndarray, shape: np.ndarray) -> None:
-    """Raises TF's error for the first index row that is out of bounds, repeated or
-    out of lexicographic order (rows are checked in order, bounds first)."""
-    n = idx.shape[0]
-    bad_bounds = np.flatnonzero(((idx < 0) | (idx >= shape)).any(axis=1))
-    first_bad = int(bad_bounds[0]) if bad_bounds.size else n
-    if n > 1 and first_bad > 1:
-        rows = idx[:first_bad]
-        # compare consecutive rows lexicographically: first differing column decides
-        diff = rows[1:] - rows[:-1]
-        nz = diff != 0
-        has = nz.any(axis=1)
-        first_col = np.argmax(nz, axis=1)
-        sign = np.where(has, np.sign(diff[np.arange(diff.shape[0]), first_col]), 0)
-        bad_order = np.flatnonzero(sign <= 0)
-        if bad_order.size:
-            i = int(bad_order[0]) + 1
-            if sign[i - 1] == 0:
-                raise errors.InvalidArgumentError(
-                    None, ctx.op, "indices[%d] = %s is repeated" % (i, _shape_str(idx[i])))
-            raise errors.InvalidArgumentError(
-                None, ctx.op, "indices[%d] = %s is out of order. Many sparse ops require "
-                "sorted indices.\n    Use `tf.sparse.reorder` to create a correctly ordered "
-                "copy.\n\n" % (i, _shape_str(idx[i])))
-    if first_bad < n:
-        raise errors.InvalidArgumentError(
-            None, ctx.op, "indices[%d] = %s is out of bounds: need 0 <= index < %s"
-            % (first_bad, _shape_str(idx[first_bad]), _shape_str(shape)))
 
 
 @kernel("SparseToDense")
@@ -101,7 +69,7 @@ def _sparse_to_dense_kernel(ctx, indices, output_shape, values, default):
         raise errors.InvalidArgumentError(None, ctx.op, "Dimension %d must be non-negative"
                                           % int(np.flatnonzero(shape < 0)[0]))
     if ctx.attrs["validate_indices"]:
-        _check_sorted_in_bounds(ctx, idx, shape)
+        check_sorted_in_bounds(ctx, idx, shape)
     elif n and ((idx < 0) | (idx >= shape)).any():
         raise errors.InvalidArgumentError(None, ctx.op, "Indices are not valid (out of "
                                           "bounds).  Shape: %s" % _shape_str(shape))

@@ -53,6 +53,36 @@ def check_sparse(ctx, indices, values, shape, prefix: str = "") -> None:
                       % (prefix, indices.shape[1], np.size(shape)))
 
 
+def check_sorted_in_bounds(ctx, idx: np.ndarray, shape: np.ndarray) -> None:
+    """Raises TF's error for the first index row that is out of bounds, repeated or
+    out of lexicographic order (rows are checked in order, bounds first)."""
+    n = idx.shape[0]
+    bad_bounds = np.flatnonzero(((idx < 0) | (idx >= shape)).any(axis=1))
+    first_bad = int(bad_bounds[0]) if bad_bounds.size else n
+    if n > 1 and first_bad > 1:
+        rows = idx[:first_bad]
+        # compare consecutive rows lexicographically: first differing column decides
+        diff = rows[1:] - rows[:-1]
+        nz = diff != 0
+        has = nz.any(axis=1)
+        first_col = np.argmax(nz, axis=1)
+        sign = np.where(has, np.sign(diff[np.arange(diff.shape[0]), first_col]), 0)
+        bad_order = np.flatnonzero(sign <= 0)
+        if bad_order.size:
+            i = int(bad_order[0]) + 1
+            if sign[i - 1] == 0:
+                raise errors.InvalidArgumentError(
+                    None, ctx.op, "indices[%d] = %s is repeated" % (i, shape_str(idx[i])))
+            raise errors.InvalidArgumentError(
+                None, ctx.op, "indices[%d] = %s is out of order. Many sparse ops require "
+                "sorted indices.\n    Use `tf.sparse.reorder` to create a correctly ordered "
+                "copy.\n\n" % (i, shape_str(idx[i])))
+    if first_bad < n:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "indices[%d] = %s is out of bounds: need 0 <= index < %s"
+            % (first_bad, shape_str(idx[first_bad]), shape_str(shape)))
+
+
 def row_ids(*blocks: np.ndarray):
     """One id per distinct index row across `blocks` (each [n_i, rank]): equal rows get
     equal ids. Returns one id array per block."""
