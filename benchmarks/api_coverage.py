@@ -23,7 +23,8 @@ from typing import Dict, List
 
 NAMESPACES = ("", "nn", "train", "losses", "metrics", "summary", "math", "linalg", "image",
               "io", "gfile", "app", "logging", "flags", "sparse", "strings", "random",
-              "saved_model")
+              "saved_model", "lookup", "lookup.experimental", "bitwise", "sets", "nest",
+              "version", "audio")
 
 # (namespace pattern, name pattern, reason): why a missing name is left out. Names that
 # match no rule are reported as "not yet implemented".
@@ -87,6 +88,8 @@ REASONS = [
     ("io", "*TF*Record*Options*", "TFRecord options variants"),
     ("strings", "*unicode*", "Unicode scripts and ICU-backed ops are not implemented"),
     ("strings", "to_hash_bucket*", "hash schemes TF never documented (FarmHash, SipHash)"),
+    ("lookup", "StaticVocabularyTable", "its out-of-vocabulary buckets hash keys with "
+     "FarmHash's Fingerprint64 (hash schemes TF never documented)"),
     ("saved_model", "save", "object-based SavedModels of tf.Module/tf.function (TF2 API)"),
     ("saved_model", "load_v2", "object-based SavedModels of tf.Module/tf.function (TF2 API)"),
     ("saved_model", "Asset", "object-based SavedModels of tf.Module/tf.function (TF2 API)"),

@@ -165,3 +165,35 @@ def test_a_table_travels_in_a_saved_model(tmp_path, vocab):
     with tf.Session(graph=tf.Graph()) as sess:
         tf.saved_model.load(sess, ["serve"], export)
         assert sess.run("ids:0", {"words:0": ["fish", "cat", "?"]}).tolist() == [7, 3, -1]
+
+
+def test_dense_hash_tables_reserve_two_keys(sess):
+    table = tf.lookup.experimental.DenseHashTable(tf.int64, tf.float32, default_value=-1.0,
+                                                  empty_key=0, deleted_key=-1)
+    assert table.resource_handle.op.type == "MutableDenseHashTableV2"
+    sess.run(table.insert(tf.constant([5, 7], tf.int64), tf.constant([0.5, 0.7])))
+    sess.run(table.insert_or_assign(tf.constant([5], tf.int64), tf.constant([1.5])))
+    sess.run(table.erase(tf.constant([7, 9], tf.int64)))
+    assert sess.run(table.lookup(tf.constant([5, 7, 3], tf.int64))).tolist() == [1.5, -1.0,
+                                                                                 -1.0]
+    assert sess.run(table.size()) == 1
+    for build, which in ((lambda: table.insert(tf.constant([0], tf.int64), [1.0]), "empty"),
+                         (lambda: table.lookup(tf.constant([-1], tf.int64)), "deleted"),
+                         (lambda: table.erase(tf.constant([0], tf.int64)), "empty")):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Using the %s_key as a table "
+                           "key is not allowed" % which):
+            sess.run(build())
+    same = tf.lookup.experimental.DenseHashTable(tf.int64, tf.float32, -1.0, empty_key=3,
+                                                 deleted_key=3, name="same")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must have different values"):
+        sess.run(same.size())
+    # TF's export lists every bucket, empty ones holding empty_key: an import skips them
+    sess.run(_import(table, [0, 4, -1, 0], [0.0, 4.5, 0.0, 0.0]))
+    assert sess.run(table.lookup(tf.constant([4, 5], tf.int64))).tolist() == [4.5, -1.0]
+
+
+def _import(table, keys, values):
+    from tensorweave.framework.op_builder import apply_op
+    return apply_op("LookupTableImportV2", [table.resource_handle,
+                                            tf.constant(keys, tf.int64),
+                                            tf.constant(values, tf.float32)])

@@ -1,7 +1,8 @@
 """Lookup tables: key -> value maps held by a device as resources (TF1 `tf.lookup`).
 
 Ops: HashTableV2 (a table filled once by an initializer op), MutableHashTableV2 and
-MutableHashTableOfTensorsV2 (filled by inserts; values of one shape), the initializers
+MutableHashTableOfTensorsV2 (filled by inserts; values of one shape),
+MutableDenseHashTableV2 (the same, with two reserved keys), the initializers
 InitializeTableV2 / LookupTableImportV2 (keys and values tensors) and
 InitializeTableFromTextFileV2 (a text file), LookupTableFindV2, LookupTableSizeV2,
 LookupTableExportV2, LookupTableInsertV2, LookupTableRemoveV2.
@@ -19,8 +20,11 @@ key). A text file gives one entry per line: the key and the value are the whole 
 `delimiter`, converted to the table's dtype.
 
 The Python classes are TF1's `tf.lookup.StaticHashTable`, `KeyValueTensorInitializer`,
-`TextFileInitializer`, `TextFileIndex` and `tf.lookup.experimental.MutableHashTable`
-(checkpointed by a Saver through its export, as TF's).
+`TextFileInitializer`, `TextFileIndex`, `tf.lookup.experimental.MutableHashTable` and
+`DenseHashTable` (checkpointed by a Saver through their export, as TF's). TF's dense
+table is open addressing over buckets, and its export lists every bucket (empty ones
+hold `empty_key`); here it is the same map as the others, so its export lists the
+entries only, and importing TF's bucket arrays skips the reserved keys.
 """
 from __future__ import annotations
 
@@ -40,7 +44,7 @@ from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable,
 from tensorweave.framework.shapes import TensorShape, unknown_shape
 
 __all__ = ["TableResource", "StaticHashTable", "KeyValueTensorInitializer",
-           "TextFileInitializer", "TextFileIndex", "MutableHashTable"]
+           "TextFileInitializer", "TextFileIndex", "MutableHashTable", "DenseHashTable"]
 
 _UNIQUE = itertools.count()
 
@@ -55,7 +59,7 @@ class TableResource:
     """
 
     def __init__(self, key_dtype: _dt.DType, value_dtype: _dt.DType, mutable: bool,
-                 value_shape=()):
+                 value_shape=(), reserved: Optional[Dict[object, str]] = None):
         self.lock = threading.Lock()
         self.key_dtype = key_dtype
         self.value_dtype = value_dtype
@@ -63,6 +67,17 @@ class TableResource:
         self.mutable = mutable
         self.initialized = mutable
         self.entries: Dict[object, object] = {}
+        # a dense table's empty and deleted keys -> their names: never keys
+        self.reserved: Dict[object, str] = dict(reserved or {})
+
+    def check_reserved(self, op, keys: np.ndarray) -> None:
+        if not self.reserved:
+            return
+        for k in keys.reshape(-1).tolist():
+            what = self.reserved.get(k)
+            if what is not None:
+                raise errors.InvalidArgumentError(None, op, "Using the %s as a table key is "
+                                                  "not allowed" % what)
 
     # -- checks --
     def check_dtypes(self, op, keys: np.ndarray, values: Optional[np.ndarray] = None) -> None:
@@ -108,6 +123,7 @@ class TableResource:
 
     def insert(self, op, keys: np.ndarray, values: np.ndarray) -> None:
         self.check_dtypes(op, keys, values)
+        self.check_reserved(op, keys)
         ks, vs = self._rows(op, keys, values)
         with self.lock:
             self.entries.update(zip(ks, vs))
@@ -120,11 +136,12 @@ class TableResource:
             return
         self.check_dtypes(op, keys, values)
         ks, vs = self._rows(op, keys, values)
-        with self.lock:
-            self.entries = dict(zip(ks, vs))
+        with self.lock:  # (TF's dense-table exports hold empty and deleted buckets)
+            self.entries = {k: v for k, v in zip(ks, vs) if k not in self.reserved}
 
     def remove(self, op, keys: np.ndarray) -> None:
         self.check_dtypes(op, keys)
+        self.check_reserved(op, keys)
         with self.lock:
             for k in keys.reshape(-1).tolist():
                 self.entries.pop(k, None)
@@ -132,6 +149,7 @@ class TableResource:
     # -- reads --
     def find(self, op, keys: np.ndarray, default: np.ndarray) -> np.ndarray:
         self.check_dtypes(op, keys)
+        self.check_reserved(op, keys)
         if _dt.as_dtype(default.dtype) != self.value_dtype:
             raise errors.InvalidArgumentError(
                 None, op, "Default value must be type %s but got %s"
@@ -233,10 +251,16 @@ register_op("MutableHashTableV2", outputs=["table_handle: resource"],
 register_op("MutableHashTableOfTensorsV2", outputs=["table_handle: resource"],
             attrs=dict(_TABLE_ATTRS, value_shape=TensorShape([])), shape=_scalar,
             stateful=True)
+register_op("MutableDenseHashTableV2", inputs=["empty_key: key_dtype",
+                                               "deleted_key: key_dtype"],
+            outputs=["table_handle: resource"],
+            attrs=dict(_TABLE_ATTRS, value_shape=TensorShape([]),
+                       initial_num_buckets=131072, max_load_factor=0.8),
+            shape=_scalar, stateful=True)
 
 
 def _handle_kernel(mutable: bool):
-    def run(ctx):
+    def run(ctx, *reserved_keys):
         a, st = ctx.attrs, ctx.state
         name = st.get("name")
         if name is None:
@@ -245,9 +269,16 @@ def _handle_kernel(mutable: bool):
             st["name"] = name
         shape = a.get("value_shape")
         shape = () if shape is None else tuple(shape.as_list())
+        reserved = {}
+        if reserved_keys:  # a dense table's empty and deleted keys
+            empty, deleted = (np.asarray(k).item() for k in reserved_keys)
+            if empty == deleted:
+                raise errors.InvalidArgumentError(None, ctx.op, "Empty and deleted keys "
+                                                  "must have different values")
+            reserved = {empty: "empty_key", deleted: "deleted_key"}
 
         def create():
-            return TableResource(a["key_dtype"], a["value_dtype"], mutable, shape)
+            return TableResource(a["key_dtype"], a["value_dtype"], mutable, shape, reserved)
         table = ctx.resources.lookup_or_create(a["container"], name, create)
         if not isinstance(table, TableResource):
             raise errors.InvalidArgumentError(None, ctx.op, "Resource %s/%s is not a lookup "
@@ -268,6 +299,7 @@ def _handle_kernel(mutable: bool):
 kernel("HashTableV2")(_handle_kernel(False))
 kernel("MutableHashTableV2")(_handle_kernel(True))
 kernel("MutableHashTableOfTensorsV2")(_handle_kernel(True))
+kernel("MutableDenseHashTableV2")(_handle_kernel(True))
 
 _KV = {"Tkey": TypeAttr(), "Tval": TypeAttr()}
 register_op("InitializeTableV2", inputs=["table_handle: resource", "keys: Tkey",
@@ -399,6 +431,7 @@ def _export_kernel(ctx, handle):
 
 
 for _op in ("HashTableV2", "MutableHashTableV2", "MutableHashTableOfTensorsV2",
+            "MutableDenseHashTableV2",
             "InitializeTableV2", "LookupTableImportV2", "LookupTableInsertV2",
             "LookupTableRemoveV2", "InitializeTableFromTextFileV2", "LookupTableFindV2",
             "LookupTableSizeV2", "LookupTableExportV2"):
@@ -657,23 +690,24 @@ class MutableHashTable(_Table):
                  name: str = "MutableHashTable", checkpoint: bool = True,
                  experimental_is_anonymous: bool = False):
         if experimental_is_anonymous:
-            raise NotImplementedError("MutableHashTable(experimental_is_anonymous=True) is a "
-                                      "TF2 eager feature; tensorweave tables are graph "
-                                      "resources")
+            raise NotImplementedError("%s(experimental_is_anonymous=True) is a TF2 eager "
+                                      "feature; tensorweave tables are graph resources"
+                                      % type(self).__name__)
         super().__init__(key_dtype, value_dtype, default_value, name)
         shape = self._default_value.get_shape()
         attrs = {"key_dtype": self._key_dtype, "value_dtype": self._value_dtype,
                  "shared_name": "" if not checkpoint else "%s_%d" % (name, next(_UNIQUE)),
                  "use_node_name_sharing": checkpoint}
-        if shape.ndims:
-            attrs["value_shape"] = shape
-            op_type = "MutableHashTableOfTensorsV2"
-        else:
-            op_type = "MutableHashTableV2"
-        self._handle = apply_op(op_type, [], attrs, name=name).outputs[0]
+        self._handle = self._create_handle(attrs, shape, name)
         if checkpoint:
             _graph.add_to_collection(_graph.GraphKeys.SAVEABLE_OBJECTS, _TableSaveable(
                 self, self._handle.op.name))
+
+    def _create_handle(self, attrs: dict, value_shape: TensorShape, name: str):
+        if value_shape.ndims:
+            attrs["value_shape"] = value_shape
+            return apply_op("MutableHashTableOfTensorsV2", [], attrs, name=name).outputs[0]
+        return apply_op("MutableHashTableV2", [], attrs, name=name).outputs[0]
 
     def insert(self, keys, values, name: Optional[str] = None) -> _graph.Operation:
         """Adds or replaces entries.
@@ -706,6 +740,48 @@ class MutableHashTable(_Table):
         default = self._default_value if dynamic_default_values is None else \
             convert_to_tensor(dynamic_default_values, dtype=self._value_dtype)
         return self._find(keys, default, name)
+
+
+@tf_export("lookup.experimental.DenseHashTable")
+class DenseHashTable(MutableHashTable):
+    """A mutable table with two reserved keys, which may never be inserted, looked up or
+    erased (InvalidArgumentError): `empty_key` and `deleted_key`, as TF's open-addressing
+    table needs them (see the module docstring for its export).
+
+    Args:
+      key_dtype, value_dtype, default_value: as MutableHashTable's.
+      empty_key, deleted_key: the reserved keys (different values).
+      initial_num_buckets: TF's bucket count hint (kept as the op's attr).
+      name: the name of the table op (default "MutableDenseHashTable").
+      checkpoint: whether Savers save and restore the table.
+      experimental_is_anonymous: not supported (raises NotImplementedError when True).
+    """
+
+    def __init__(self, key_dtype, value_dtype, default_value, empty_key, deleted_key,
+                 initial_num_buckets: Optional[int] = None,
+                 name: str = "MutableDenseHashTable", checkpoint: bool = True,
+                 experimental_is_anonymous: bool = False):
+        self._reserved = (empty_key, deleted_key)
+        self._initial_num_buckets = initial_num_buckets
+        super().__init__(key_dtype, value_dtype, default_value, name, checkpoint,
+                         experimental_is_anonymous)
+
+    def _create_handle(self, attrs: dict, value_shape: TensorShape, name: str):
+        empty, deleted = (convert_to_tensor(k, dtype=self._key_dtype, name=n)
+                          for k, n in zip(self._reserved, ("empty_key", "deleted_key")))
+        attrs["value_shape"] = value_shape
+        if self._initial_num_buckets is not None:
+            attrs["initial_num_buckets"] = int(self._initial_num_buckets)
+        return apply_op("MutableDenseHashTableV2", [empty, deleted], attrs,
+                        name=name).outputs[0]
+
+    def insert_or_assign(self, keys, values, name: Optional[str] = None):
+        """`insert` (TF2's name)."""
+        return self.insert(keys, values, name)
+
+    def erase(self, keys, name: Optional[str] = None):
+        """`remove` (TF2's name)."""
+        return self.remove(keys, name)
 
 
 class _TableSaveable:
