@@ -26,6 +26,26 @@ def test_cast_matches_numpy(sess, src, dst):
     np.testing.assert_array_equal(out, x.astype(dst))
 
 
+@pytest.mark.parametrize("dst", [np.float16, ml_dtypes.bfloat16, np.float32, np.float64])
+def test_cast_of_integer_scalars_in_a_loop(sess, dst):
+    """Loop counters are NumPy scalars in the compiled loop: their cast to a float (its
+    own fast path) equals NumPy's astype, overflow to inf included."""
+    big = 2 ** 40 + 1
+    _, acc = tf.while_loop(
+        lambda i, a: i < 3,
+        lambda i, a: (i + 1, tf.concat([a, [tf.cast(i * 70000, dst),
+                                            tf.cast(tf.constant(big, tf.int64), dst),
+                                            tf.cast(i > 0, dst)]], 0)),
+        [tf.constant(0), tf.zeros([0], dst)], shape_invariants=[tf.TensorShape([]),
+                                                                 tf.TensorShape([None])])
+    out = sess.run(acc)
+    want = np.concatenate([np.array([np.int32(i * 70000), np.int64(big), i > 0]).astype(
+        np.float64) for i in range(3)])
+    assert out.dtype == np.dtype(dst)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(out, want.astype(dst))
+
+
 def test_cast_semantics(sess):
     # float -> int truncates toward zero; NaN/inf/out of range give INT_MIN like TF (x86)
     f = tf.constant([np.nan, np.inf, -np.inf, 3e10, -1.7, 1.7])
