@@ -264,3 +264,41 @@ def test_main_ops_initialize_variables(graph):
     with tf.Session() as sess:
         sess.run(init)
         assert sess.run([g, local]) == [2.0, 5.0]
+
+
+def test_method_name_updater(tmp_path):
+    export = str(tmp_path / "m")
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None], name="x")
+        y = tf.identity(x, name="y")
+        with tf.Session() as sess:
+            b = tf.saved_model.Builder(export)
+            sig = tf.saved_model.predict_signature_def({"x": x}, {"y": y})
+            b.add_meta_graph_and_variables(sess, ["serve"], signature_def_map={"s": sig})
+            b.add_meta_graph(["other"], signature_def_map={"s": sig})
+            b.save()
+    updater = tf.saved_model.signature_def_utils.MethodNameUpdater(export)
+    updater.replace_method_name("s", "tensorflow/serving/regress", tags="serve")
+    with pytest.raises(ValueError, match="does not have a signature_def with key: 'nope'"):
+        updater.replace_method_name("nope", "m")
+    with pytest.raises(ValueError, match="could not be found in SavedModel"):
+        updater.replace_method_name("s", "m", tags=["absent"])
+    with pytest.raises(ValueError, match="`method_name` must be defined"):
+        updater.replace_method_name("s", "")
+    updater.save()
+    methods = {}
+    for tags in (["serve"], ["other"]):
+        with tf.Session(graph=tf.Graph()) as sess:
+            mg = tf.saved_model.load(sess, tags, export)
+            methods[tags[0]] = mg.signature_def["s"].method_name
+    assert methods == {"serve": "tensorflow/serving/regress",
+                       "other": "tensorflow/serving/predict"}
+
+
+def test_build_tensor_info_of_a_variable(graph):
+    v = tf.Variable(np.zeros([2, 3], np.float32), name="v")
+    info = tf.saved_model.build_tensor_info(v)
+    assert info.name == v.name and info.dtype == tf.float32.as_datatype_enum
+    assert [d.size for d in info.tensor_shape.dim] == [2, 3]
+    with pytest.raises(TypeError, match="expects a Tensor or SparseTensor"):
+        tf.saved_model.build_tensor_info(3.0)

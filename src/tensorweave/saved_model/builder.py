@@ -300,3 +300,67 @@ def main_op_with_restore(restore_op_name):
         restore = _graph.get_default_graph().as_graph_element(file_io.fspath(restore_op_name))
     with control_dependencies([main_op()]):
         return group(restore)
+
+
+@tf_export("saved_model.signature_def_utils.MethodNameUpdater")
+class MethodNameUpdater:
+    """Changes the method names of signatures of an existing SavedModel.
+
+    Args:
+      export_dir: the SavedModel directory.
+
+    Raises:
+      IOError: no SavedModel there, or it does not parse.
+    """
+
+    def __init__(self, export_dir):
+        self._export_dir = file_io.fspath(export_dir)
+        self._saved_model = _file.read(self._export_dir)
+
+    def replace_method_name(self, signature_key: str, method_name: str, tags=None) -> None:
+        """Sets the method name of signature `signature_key` in the MetaGraphDef tagged
+        `tags` (a tag or a list of tags), or in every MetaGraphDef when `tags` is None.
+
+        Raises:
+          ValueError: a missing key or name, no MetaGraphDef with these tags, or one
+            without the signature.
+        """
+        if not signature_key:
+            raise ValueError("`signature_key` must be defined.")
+        if not method_name:
+            raise ValueError("`method_name` must be defined.")
+        if tags is not None and not isinstance(tags, list):
+            tags = [tags]
+        found = False
+        for mg in self._saved_model.meta_graphs:
+            if tags is None or set(tags) == set(mg.meta_info_def.tags):
+                if signature_key not in mg.signature_def:
+                    raise ValueError(
+                        "MetaGraphDef associated with tags %s does not have a signature_def "
+                        "with key: '%s'. This means either you specified the wrong "
+                        "signature key or forgot to put the signature_def with the "
+                        "corresponding key in your SavedModel." % (tags, signature_key))
+                mg.signature_def[signature_key].method_name = method_name
+                found = True
+        if not found:
+            raise ValueError("MetaGraphDef associated with tags %s could not be found in "
+                             "SavedModel. This means either you specified invalid tags or "
+                             "your SavedModel does not have a MetaGraphDef with the "
+                             "specified tags." % (tags,))
+
+    def save(self, new_export_dir=None) -> None:
+        """Writes the SavedModel message, in the form it was read (binary or text), to
+        `new_export_dir` (default: over the original). As TF's, it writes that file only:
+        variables and assets stay where they are."""
+        directory = file_io.fspath(new_export_dir) if new_export_dir else self._export_dir
+        from tensorweave.ops.io import checkpoint_format
+        if file_io.isfile(_file.join(self._export_dir, _c.SAVED_MODEL_FILENAME_PBTXT)) and \
+                not file_io.isfile(_file.join(self._export_dir, _c.SAVED_MODEL_FILENAME_PB)):
+            from google.protobuf import text_format
+            checkpoint_format.write_atomic(
+                _file.join(directory, _c.SAVED_MODEL_FILENAME_PBTXT),
+                text_format.MessageToString(self._saved_model).encode())
+        else:
+            checkpoint_format.write_atomic(
+                _file.join(directory, _c.SAVED_MODEL_FILENAME_PB),
+                self._saved_model.SerializeToString(deterministic=True))

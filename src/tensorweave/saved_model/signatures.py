@@ -40,7 +40,8 @@ def build_tensor_info(tensor):
         info.coo_sparse.indices_tensor_name = tensor.indices.name
         info.coo_sparse.dense_shape_tensor_name = tensor.dense_shape.name
         dtype, shape = tensor.dtype, tensor.get_shape()
-    elif isinstance(tensor, _graph.Tensor):
+    elif isinstance(tensor, _graph.Tensor) or hasattr(tensor, "read_value"):
+        # a Variable is named by its tensor, as TF reads `name` of whatever it gets
         info.name = tensor.name
         dtype, shape = tensor.dtype, tensor.get_shape()
     else:
