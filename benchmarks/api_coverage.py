@@ -24,7 +24,7 @@ from typing import Dict, List
 NAMESPACES = ("", "nn", "train", "losses", "metrics", "summary", "math", "linalg", "image",
               "io", "gfile", "app", "logging", "flags", "sparse", "strings", "random",
               "saved_model", "lookup", "lookup.experimental", "bitwise", "sets", "nest",
-              "version", "audio")
+              "version", "audio", "distributions")
 
 # (namespace pattern, name pattern, reason): why a missing name is left out. Names that
 # match no rule are reported as "not yet implemented".

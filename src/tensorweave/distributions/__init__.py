@@ -1,0 +1,12 @@
+"""tf.distributions: TF1's (deprecated in favour of TensorFlow Probability, still used by
+TF1 programs) probability distributions, built on the ops.
+
+  distribution.py  Distribution, reparameterization types, kl_divergence / RegisterKL
+  continuous.py    Normal, Laplace, Uniform, Gamma, Exponential, Beta, StudentT
+  discrete.py      Bernoulli, Categorical
+  multivariate.py  Dirichlet, Multinomial, DirichletMultinomial
+
+Imported on first access of `tf.distributions` (tensorweave/__init__.py).
+"""
+from tensorweave.distributions import (  # noqa: F401
+    continuous, discrete, distribution, multivariate)
