@@ -24,7 +24,7 @@ from typing import Dict, List
 NAMESPACES = ("", "nn", "train", "losses", "metrics", "summary", "math", "linalg", "image",
               "io", "gfile", "app", "logging", "flags", "sparse", "strings", "random",
               "saved_model", "lookup", "lookup.experimental", "bitwise", "sets", "nest",
-              "version", "audio", "distributions")
+              "version", "audio", "distributions", "data")
 
 # (namespace pattern, name pattern, reason): why a missing name is left out. Names that
 # match no rule are reported as "not yet implemented".
@@ -46,7 +46,7 @@ REASONS = [
     ("", "*Spec", "TypeSpecs belong to TF2's composite tensors"),
     ("", "RaggedTensor*", "ragged tensors are not implemented"),
     ("", "ragged*", "ragged tensors are not implemented"),
-    ("", "*Optional*", "tf.data optionals (tf.data is not implemented)"),
+    ("", "*Optional*", "tf.data optionals (TF2 iterators' get_next_as_optional)"),
     ("*", "*ConditionalAccumulator*", "accumulators of synchronous replication: issue 16"),
     ("", "*partition*", "partitioned variables: issue 16"),
     ("", "q*int*", "quantized types are not implemented"),
@@ -88,6 +88,10 @@ REASONS = [
     ("io", "*TF*Record*Options*", "TFRecord options variants"),
     ("strings", "*unicode*", "Unicode scripts and ICU-backed ops are not implemented"),
     ("strings", "to_hash_bucket*", "hash schemes TF never documented (FarmHash, SipHash)"),
+    ("data", "*Spec", "TypeSpecs belong to TF2's composite tensors"),
+    ("data", "NumpyIterator", "iterates a dataset eagerly (TF2)"),
+    ("data", "*Options", "dataset options (TF2's with_options): tensorweave runs a "
+     "pipeline in order, on the host"),
     ("lookup", "StaticVocabularyTable", "its out-of-vocabulary buckets hash keys with "
      "FarmHash's Fingerprint64 (hash schemes TF never documented)"),
     ("saved_model", "save", "object-based SavedModels of tf.Module/tf.function (TF2 API)"),

@@ -188,6 +188,7 @@ HOST_ONLY_MODULES: Dict[str, str] = {
     "tensorweave.ops.image.codec_ops": "image codecs run on the host",
     "tensorweave.ops.data_flow.queue_ops": "queues live in host memory",
     "tensorweave.ops.data_flow.lookup_ops": "lookup tables live in host memory",
+    "tensorweave.data": "tf.data pipelines run on the host",
     "tensorweave.ops.data_flow.session_ops": "session tensor handles live in host memory",
     "tensorweave.ops.control_flow.script_ops": "Python functions run on the host",
     "tensorweave.ops.sparse.sparse_serialize_ops": "serialized SparseTensors are strings",

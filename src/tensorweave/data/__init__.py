@@ -1,0 +1,10 @@
+"""tf.data in graph mode (TF1 1.4-1.15 programs): datasets as ops whose values describe a
+pipeline, iterators as device resources.
+
+  dataset_ops.py   Dataset (sources and transformations), TFRecordDataset,
+                   TextLineDataset, functions traced for map/filter
+  iterator_ops.py  Iterator, make_one_shot_iterator, make_initializable_iterator
+
+Imported on first access of `tf.data` (tensorweave/__init__.py).
+"""
+from tensorweave.data import dataset_ops, iterator_ops  # noqa: F401

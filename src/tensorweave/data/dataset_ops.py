@@ -1,0 +1,734 @@
+"""tf.data datasets in graph mode: each Dataset is an op whose (variant) value describes
+the pipeline, built when an iterator is initialized, and read element by element by
+IteratorGetNext (iterator_ops.py).
+
+An element is a nested structure (a tensor, tuple or dict) of components; a dataset
+carries the structure with the dtypes and static shapes of its components
+(`output_types`, `output_shapes`, `output_classes`). The ops and what their values yield:
+
+  TensorSliceDataset / TensorDataset  slices of the components along their first
+                          dimension / the components once (evaluated when the iterator
+                          is initialized: a placeholder is fed to the initializer, as in
+                          TF1)
+  RangeDataset            start, start + step, ... < stop (int64)
+  TFRecordDataset / TextLineDataset  the records / lines (without line ends) of the
+                          files, in order
+  ZipDataset, ConcatenateDataset, RepeatDataset (count < 0: forever), TakeDataset,
+  SkipDataset, PrefetchDataset (the elements as they are)
+  BatchDatasetV2          consecutive elements stacked (the last batch may be short
+                          unless drop_remainder)
+  ShuffleDataset          TF's buffer shuffle: fill a buffer, then yield a random buffer
+                          element and put the next input element in its place; a new
+                          order each epoch of an enclosing repeat when
+                          reshuffle_each_iteration
+  MapDataset / FilterDataset  `map_func` / `predicate` applied to each element
+
+A function (`map_func`, `predicate`) is traced once when the dataset is built, into ops
+of the same graph that read placeholders for the element's components; the kernel runs
+them per element with a nested `Session.run` of the session running the pipeline. So a
+function may use what the graph holds (lookup tables, variables, constants); values that
+depend on feeds of the step are not visible to it.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Callable, List, Optional
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors
+from tensorweave.framework import graph as _graph
+from tensorweave.framework import nest
+from tensorweave.framework.api_export import export, tf_export
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import TypeListAttr, kernel, not_differentiable, \
+    register_op
+from tensorweave.framework.shapes import TensorShape, unknown_shape
+
+
+# --- the values: pipeline descriptions that yield elements (lists of arrays) -----------------
+class DatasetValue:
+    """A dataset's run-time value. `elements(ctx)` iterates over its elements, each a list
+    of arrays (the flattened components); a new call starts again from the start."""
+
+    def elements(self, ctx):
+        raise NotImplementedError
+
+
+class _Slices(DatasetValue):
+    def __init__(self, components):
+        self.components = components
+
+    def elements(self, ctx):
+        n = self.components[0].shape[0]
+        for i in range(n):
+            yield [c[i] for c in self.components]
+
+
+class _Once(DatasetValue):
+    def __init__(self, components):
+        self.components = components
+
+    def elements(self, ctx):
+        yield list(self.components)
+
+
+class _Range(DatasetValue):
+    def __init__(self, start, stop, step):
+        self.args = (start, stop, step)
+
+    def elements(self, ctx):
+        for v in range(*self.args):
+            yield [np.int64(v)]
+
+
+class _Records(DatasetValue):
+    def __init__(self, filenames, compression: str, lines: bool):
+        self.filenames, self.compression, self.lines = filenames, compression, lines
+
+    def elements(self, ctx):
+        for name in self.filenames:
+            for record in _read(ctx, name, self.compression, self.lines):
+                yield [np.array(record, dtype=object)]
+
+
+def _read(ctx, filename, compression: str, lines: bool):
+    from tensorweave.ops.io import record_io
+    path = filename.decode() if isinstance(filename, bytes) else str(filename)
+    if not lines:
+        yield from record_io.tf_record_iterator(path, compression or None)
+        return
+    try:
+        with record_io.open_input(path, compression) as f:
+            for line in f:
+                yield line[:-2] if line.endswith(b"\r\n") else \
+                    line[:-1] if line.endswith(b"\n") else line
+    except OSError as e:
+        raise record_io.file_error(e, path) from None
+
+
+class _FixedLengthRecords(DatasetValue):
+    def __init__(self, filenames, header: int, record: int, footer: int, compression: str):
+        self.filenames, self.compression = filenames, compression
+        self.header, self.record, self.footer = header, record, footer
+
+    def elements(self, ctx):
+        from tensorweave.ops.io import record_io
+        for name in self.filenames:
+            path = name.decode() if isinstance(name, bytes) else str(name)
+            try:
+                with record_io.open_input(path, self.compression) as f:
+                    data = f.read()
+            except OSError as e:
+                raise record_io.file_error(e, path) from None
+            body = data[self.header:len(data) - self.footer]
+            if len(body) % self.record:
+                raise errors.DataLossError(
+                    None, ctx.op, "Excluding the header (%d bytes) and footer (%d bytes), "
+                    "input file \"%s\" has body length %d bytes, which is not an exact "
+                    "multiple of the record length (%d bytes)." % (
+                        self.header, self.footer, path, len(body), self.record))
+            for k in range(0, len(body), self.record):
+                yield [np.array(body[k:k + self.record], dtype=object)]
+
+
+class _Zip(DatasetValue):
+    def __init__(self, inputs):
+        self.inputs = inputs
+
+    def elements(self, ctx):
+        for parts in zip(*(d.elements(ctx) for d in self.inputs)):
+            yield [c for p in parts for c in p]
+
+
+class _Concatenate(DatasetValue):
+    def __init__(self, first, second):
+        self.first, self.second = first, second
+
+    def elements(self, ctx):
+        yield from self.first.elements(ctx)
+        yield from self.second.elements(ctx)
+
+
+class _Repeat(DatasetValue):
+    def __init__(self, source, count: int):
+        self.source, self.count = source, count
+
+    def elements(self, ctx):
+        epochs = itertools.count() if self.count < 0 else range(self.count)
+        for _ in epochs:
+            empty = True
+            for e in self.source.elements(ctx):
+                empty = False
+                yield e
+            if empty:  # an empty input repeated forever is empty, not a hang
+                return
+
+
+class _Take(DatasetValue):
+    def __init__(self, source, count: int):
+        self.source, self.count = source, count
+
+    def elements(self, ctx):
+        it = self.source.elements(ctx)
+        yield from (it if self.count < 0 else itertools.islice(it, self.count))
+
+
+class _Skip(DatasetValue):
+    def __init__(self, source, count: int):
+        self.source, self.count = source, count
+
+    def elements(self, ctx):
+        it = self.source.elements(ctx)
+        if self.count < 0:
+            for _ in it:
+                pass
+            return
+        yield from itertools.islice(it, self.count, None)
+
+
+class _Batch(DatasetValue):
+    def __init__(self, source, size: int, drop_remainder: bool):
+        self.source, self.size, self.drop = source, size, drop_remainder
+
+    def elements(self, ctx):
+        batch = []
+        for e in self.source.elements(ctx):
+            batch.append(e)
+            if len(batch) == self.size:
+                yield _stack(ctx, batch)
+                batch = []
+        if batch and not self.drop:
+            yield _stack(ctx, batch)
+
+
+def _stack(ctx, batch):
+    out = []
+    for j in range(len(batch[0])):
+        parts = [np.asarray(e[j]) for e in batch]
+        first = parts[0].shape
+        for k, p in enumerate(parts[1:], 1):
+            if p.shape != first:
+                raise errors.InvalidArgumentError(
+                    None, ctx.op, "Cannot batch tensors with different shapes in component "
+                    "%d. First element had shape [%s] and element %d had shape [%s]."
+                    % (j, ",".join(map(str, first)), k, ",".join(map(str, p.shape))))
+        out.append(np.stack(parts))
+    return out
+
+
+class _Shuffle(DatasetValue):
+    def __init__(self, source, buffer_size: int, seed: Optional[int], reshuffle: bool):
+        self.source, self.buffer_size, self.reshuffle = source, buffer_size, reshuffle
+        self.seed = seed
+        self.epoch = itertools.count()
+
+    def elements(self, ctx):
+        epoch = next(self.epoch) if self.reshuffle else 0
+        rs = np.random.RandomState(None if self.seed is None else
+                                   (self.seed + 7919 * epoch) % 2 ** 32)
+        buffer = []
+        for e in self.source.elements(ctx):
+            if len(buffer) < self.buffer_size:
+                buffer.append(e)
+                continue
+            k = rs.randint(len(buffer))
+            yield buffer[k]
+            buffer[k] = e
+        while buffer:
+            yield buffer.pop(rs.randint(len(buffer)))
+
+
+class _Map(DatasetValue):
+    def __init__(self, source, fn: "DatasetFunction"):
+        self.source, self.fn = source, fn
+
+    def elements(self, ctx):
+        for e in self.source.elements(ctx):
+            yield self.fn.run(ctx, e)
+
+
+class _Filter(DatasetValue):
+    def __init__(self, source, fn: "DatasetFunction"):
+        self.source, self.fn = source, fn
+
+    def elements(self, ctx):
+        for e in self.source.elements(ctx):
+            keep = self.fn.run(ctx, e)[0]
+            if bool(np.asarray(keep)):
+                yield e
+
+
+# --- functions traced into the graph ----------------------------------------------------------
+class DatasetFunction:
+    """A function of an element, traced once into ops of the dataset's graph: `inputs`
+    are placeholders of the element's components, `outputs` the flat result tensors,
+    `structure` its nesting."""
+
+    def __init__(self, fn: Callable, in_structure, in_types, in_shapes, name: str,
+                 unpack: bool):
+        g = _graph.get_default_graph()
+        with _graph.name_scope(name):
+            self.inputs = [_placeholder(t, s, "arg%d" % k)
+                           for k, (t, s) in enumerate(zip(in_types, in_shapes))]
+            element = nest.pack_sequence_as(in_structure, self.inputs)
+            if unpack and isinstance(element, tuple):
+                result = fn(*element)
+            else:
+                result = fn(element)
+            result = _lists_as_tuples(result)  # as TF's tf.data (decode_csv gives lists)
+            self.outputs = [convert_to_tensor(x) for x in nest.flatten(result)]
+        self.structure = nest.map_structure(lambda x: 0, result)
+        self.graph = g
+
+    def run(self, ctx, components) -> List[np.ndarray]:
+        """The outputs for one element (a nested run of the pipeline's session)."""
+        feed = dict(zip(self.inputs, components))
+        return list(ctx.session.run(self.outputs, feed_dict=feed))
+
+
+def _lists_as_tuples(x):
+    if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
+        return tuple(_lists_as_tuples(v) for v in x)
+    if isinstance(x, dict):
+        return type(x)((k, _lists_as_tuples(v)) for k, v in x.items())
+    return x
+
+
+def _placeholder(dtype, shape, name):
+    from tensorweave.ops.array.constant_op import placeholder
+    return placeholder(dtype, shape, name=name)
+
+
+_FUNCTIONS = "_tw_dataset_functions"
+
+
+def _register_function(fn: DatasetFunction) -> str:
+    """A key naming `fn` in its graph (the op's `f` attr)."""
+    table = fn.graph.__dict__.setdefault(_FUNCTIONS, {})
+    key = "%s_%d" % (fn.inputs[0].op.name.rsplit("/", 1)[0] if fn.inputs else "fn",
+                     len(table))
+    table[key] = fn
+    return key
+
+
+def _function(ctx, key: str) -> DatasetFunction:
+    fn = ctx.op.graph.__dict__.get(_FUNCTIONS, {}).get(key)
+    if fn is None:
+        raise errors.FailedPreconditionError(
+            None, ctx.op, "The tf.data function %s is not in this graph: tensorweave traces "
+            "dataset functions into the graph that builds the dataset, and a GraphDef does "
+            "not carry them" % key)
+    return fn
+
+
+# --- the ops ------------------------------------------------------------------------------
+def _scalar(op):
+    return TensorShape([])
+
+
+def _dataset_op(name: str, inputs, attrs=None):
+    register_op(name, inputs=inputs, outputs=["handle: variant"],
+                attrs=dict({"output_types": TypeListAttr(), "output_shapes": []},
+                           **(attrs or {})), shape=_scalar, stateful=True)
+    not_differentiable(name)
+
+
+_dataset_op("TensorSliceDataset", ["components: Toutput_types"],
+            {"Toutput_types": TypeListAttr()})
+_dataset_op("TensorDataset", ["components: Toutput_types"], {"Toutput_types": TypeListAttr()})
+_dataset_op("RangeDataset", ["start: int64", "stop: int64", "step: int64"])
+_dataset_op("TFRecordDataset", ["filenames: string", "compression_type: string",
+                                "buffer_size: int64"])
+_dataset_op("TextLineDataset", ["filenames: string", "compression_type: string",
+                                "buffer_size: int64"])
+_dataset_op("FixedLengthRecordDatasetV2", ["filenames: string", "header_bytes: int64",
+                                           "record_bytes: int64", "footer_bytes: int64",
+                                           "buffer_size: int64", "compression_type: string"])
+_dataset_op("ZipDataset", ["input_datasets: N * variant"], {"N": 1})
+_dataset_op("ConcatenateDataset", ["input_dataset: variant", "another_dataset: variant"])
+_dataset_op("RepeatDataset", ["input_dataset: variant", "count: int64"])
+_dataset_op("TakeDataset", ["input_dataset: variant", "count: int64"])
+_dataset_op("SkipDataset", ["input_dataset: variant", "count: int64"])
+_dataset_op("PrefetchDataset", ["input_dataset: variant", "buffer_size: int64"])
+_dataset_op("BatchDatasetV2", ["input_dataset: variant", "batch_size: int64",
+                               "drop_remainder: bool"])
+_dataset_op("ShuffleDataset", ["input_dataset: variant", "buffer_size: int64", "seed: int64",
+                               "seed2: int64"], {"reshuffle_each_iteration": True})
+_dataset_op("MapDataset", ["input_dataset: variant"], {"f": ""})
+_dataset_op("FilterDataset", ["input_dataset: variant"], {"predicate": ""})
+
+
+def _int(x) -> int:
+    return int(np.asarray(x))
+
+
+def _components(ctx, components):
+    return [np.asarray(c) if not isinstance(c, np.ndarray) else c for c in components]
+
+
+@kernel("TensorSliceDataset")
+def _slices_kernel(ctx, *components):
+    comps = _components(ctx, components)
+    for c in comps:
+        if c.ndim == 0:
+            raise errors.InvalidArgumentError(None, ctx.op, "Unbatching a tensor is only "
+                                              "supported for rank >= 1")
+        if c.shape[0] != comps[0].shape[0]:
+            raise errors.InvalidArgumentError(
+                None, ctx.op, "Dimension 0 in both shapes must be equal: %d vs %d"
+                % (comps[0].shape[0], c.shape[0]))
+    return _Slices(comps)
+
+
+kernel("TensorDataset")(lambda ctx, *components: _Once(_components(ctx, components)))
+kernel("RangeDataset")(lambda ctx, start, stop, step: _Range(_int(start), _int(stop),
+                                                             _nonzero(ctx, _int(step))))
+
+
+def _nonzero(ctx, step: int) -> int:
+    if step == 0:
+        raise errors.InvalidArgumentError(None, ctx.op, "step must be a non-zero integer.")
+    return step
+
+
+def _filenames(x) -> list:
+    return [f for f in np.asarray(x, dtype=object).reshape(-1).tolist()]
+
+
+def _compression(x) -> str:
+    v = np.asarray(x, dtype=object).item()
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+kernel("TFRecordDataset")(lambda ctx, f, c, b: _Records(_filenames(f), _compression(c),
+                                                        False))
+kernel("TextLineDataset")(lambda ctx, f, c, b: _Records(_filenames(f), _compression(c), True))
+kernel("FixedLengthRecordDatasetV2")(
+    lambda ctx, f, header, record, footer, b, c: _FixedLengthRecords(
+        _filenames(f), _int(header), _positive(ctx, _int(record), "record_bytes"),
+        _int(footer), _compression(c)))
+kernel("ZipDataset")(lambda ctx, *inputs: _Zip(list(inputs)))
+
+
+def _positive(ctx, v: int, what: str) -> int:
+    if v <= 0:
+        raise errors.InvalidArgumentError(None, ctx.op, "%s must be greater than zero."
+                                          % what)
+    return v
+kernel("ConcatenateDataset")(lambda ctx, a, b: _Concatenate(a, b))
+kernel("RepeatDataset")(lambda ctx, d, count: _Repeat(d, _int(count)))
+kernel("TakeDataset")(lambda ctx, d, count: _Take(d, _int(count)))
+kernel("SkipDataset")(lambda ctx, d, count: _Skip(d, _int(count)))
+kernel("PrefetchDataset")(lambda ctx, d, size: d)
+
+
+@kernel("BatchDatasetV2")
+def _batch_kernel(ctx, d, size, drop):
+    if _int(size) <= 0:
+        raise errors.InvalidArgumentError(None, ctx.op, "Batch size must be greater than "
+                                          "zero.")
+    return _Batch(d, _int(size), bool(np.asarray(drop)))
+
+
+@kernel("ShuffleDataset")
+def _shuffle_kernel(ctx, d, buffer_size, seed, seed2):
+    if _int(buffer_size) <= 0:
+        raise errors.InvalidArgumentError(None, ctx.op, "buffer_size must be greater than "
+                                          "zero.")
+    s, s2 = _int(seed), _int(seed2)
+    return _Shuffle(d, _int(buffer_size), None if s == 0 and s2 == 0 else
+                    (s * 1000003 + s2) % 2 ** 32, ctx.attrs["reshuffle_each_iteration"])
+
+
+kernel("MapDataset")(lambda ctx, d: _Map(d, _function(ctx, ctx.attrs["f"])))
+kernel("FilterDataset")(lambda ctx, d: _Filter(d, _function(ctx, ctx.attrs["predicate"])))
+
+
+# --- the Dataset classes --------------------------------------------------------------------
+AUTOTUNE = export(-1, "data.AUTOTUNE", "data.experimental.AUTOTUNE")
+INFINITE_CARDINALITY = export(-1, "data.INFINITE_CARDINALITY")
+UNKNOWN_CARDINALITY = export(-2, "data.UNKNOWN_CARDINALITY")
+
+
+def _spec_attrs(types, shapes) -> dict:
+    return {"output_types": list(types), "output_shapes": list(shapes)}
+
+
+class ElementSpec:
+    """What an element is, for datasets and iterators: `_structure` (the nesting, leaves
+    0), `_types` and `_shapes` (one per component)."""
+
+    def _set_spec(self, structure, types, shapes) -> None:
+        self._structure = structure
+        self._types = list(types)
+        self._shapes = [TensorShape(s) for s in shapes]
+
+    @property
+    def output_types(self):
+        return nest.pack_sequence_as(self._structure, self._types)
+
+    @property
+    def output_shapes(self):
+        return nest.pack_sequence_as(self._structure, self._shapes)
+
+    @property
+    def output_classes(self):
+        return nest.pack_sequence_as(self._structure, [_graph.Tensor] * len(self._types))
+
+
+@tf_export("data.Dataset")
+class Dataset(ElementSpec):
+    """A pipeline of elements (TF1 `tf.data.Dataset` in graph mode; see the module
+    docstring). Built by the static constructors and transformations below; read through
+    an iterator (`make_one_shot_iterator`, `make_initializable_iterator`)."""
+
+    def __init__(self, variant: _graph.Tensor, structure, types, shapes):
+        self._variant = variant
+        self._set_spec(structure, types, shapes)
+
+    @property
+    def element_spec(self):
+        """(shape, dtype) pairs in the element's structure."""
+        return nest.pack_sequence_as(self._structure, list(zip(self._shapes, self._types)))
+
+    def _derive(self, op_type: str, inputs, attrs=None, structure=None, types=None,
+                shapes=None) -> "Dataset":
+        structure = self._structure if structure is None else structure
+        types = self._types if types is None else types
+        shapes = self._shapes if shapes is None else shapes
+        op = apply_op(op_type, [self._variant] + list(inputs),
+                      dict(_spec_attrs(types, shapes), **(attrs or {})), name=op_type)
+        return Dataset(op.outputs[0], structure, types, shapes)
+
+    # -- sources --
+    @staticmethod
+    def from_tensor_slices(tensors) -> "Dataset":
+        """The slices of `tensors` (a nested structure) along their first dimension.
+
+        Raises:
+          ValueError: components whose first dimensions differ statically, or a scalar.
+        """
+        structure, flat = _structure_of(tensors)
+        for t in flat:
+            if t.shape.ndims == 0:
+                raise ValueError("Unbatching a tensor is only supported for rank >= 1")
+        dims = {t.shape[0] for t in flat if t.shape.ndims and t.shape[0] is not None}
+        if len(dims) > 1:
+            raise ValueError("Dimensions %s in the components of from_tensor_slices must be "
+                             "equal" % sorted(dims))
+        shapes = [t.shape[1:] if t.shape.ndims is not None else unknown_shape() for t in flat]
+        return _source("TensorSliceDataset", flat, structure, [t.dtype for t in flat], shapes)
+
+    @staticmethod
+    def from_tensors(tensors) -> "Dataset":
+        """One element: `tensors`."""
+        structure, flat = _structure_of(tensors)
+        return _source("TensorDataset", flat, structure, [t.dtype for t in flat],
+                       [t.shape for t in flat])
+
+    @staticmethod
+    def range(*args) -> "Dataset":
+        """int64 elements like Python's range(stop), range(start, stop[, step])."""
+        if len(args) == 1:
+            start, stop, step = 0, args[0], 1
+        elif len(args) == 2:
+            (start, stop), step = args, 1
+        elif len(args) == 3:
+            start, stop, step = args
+        else:
+            raise ValueError("Invalid arguments to range: %s" % (args,))
+        inputs = [convert_to_tensor(v, dtype=_dt.int64) for v in (start, stop, step)]
+        op = apply_op("RangeDataset", inputs, _spec_attrs([_dt.int64], [TensorShape([])]),
+                      name="RangeDataset")
+        return Dataset(op.outputs[0], 0, [_dt.int64], [TensorShape([])])
+
+    @staticmethod
+    def zip(datasets) -> "Dataset":
+        """Elements of `datasets` (a nested structure of datasets) side by side."""
+        flat = nest.flatten(datasets)
+        structure = nest.pack_sequence_as(datasets, [d._structure for d in flat])
+        types = [t for d in flat for t in d._types]
+        shapes = [s for d in flat for s in d._shapes]
+        op = apply_op("ZipDataset", [[d._variant for d in flat]], _spec_attrs(types, shapes),
+                      name="ZipDataset")
+        return Dataset(op.outputs[0], structure, types, shapes)
+
+    # -- transformations --
+    def concatenate(self, dataset: "Dataset") -> "Dataset":
+        """This dataset's elements, then `dataset`'s (of the same structure and types).
+
+        Raises:
+          TypeError: the two have different element structures or types.
+        """
+        if self._types != dataset._types or nest.flatten(self._structure) != nest.flatten(
+                dataset._structure):
+            raise TypeError("Two datasets to concatenate have different types %s and %s"
+                            % (self.output_types, dataset.output_types))
+        shapes = [a.most_specific_compatible_shape(b) if hasattr(
+            a, "most_specific_compatible_shape") else (a if a == b else unknown_shape())
+            for a, b in zip(self._shapes, dataset._shapes)]
+        return self._derive("ConcatenateDataset", [dataset._variant], shapes=shapes)
+
+    def repeat(self, count=None) -> "Dataset":
+        """The elements `count` times (None or -1: forever)."""
+        return self._derive("RepeatDataset", [_count(count)])
+
+    def take(self, count) -> "Dataset":
+        """At most the first `count` elements (-1: all)."""
+        return self._derive("TakeDataset", [_count(count)])
+
+    def skip(self, count) -> "Dataset":
+        """All but the first `count` elements (-1: none)."""
+        return self._derive("SkipDataset", [_count(count)])
+
+    def prefetch(self, buffer_size) -> "Dataset":
+        """The same elements (the pipeline runs when get_next asks; no buffer is kept)."""
+        return self._derive("PrefetchDataset", [_count(buffer_size)])
+
+    def batch(self, batch_size, drop_remainder: bool = False) -> "Dataset":
+        """Consecutive elements stacked into batches of `batch_size` (the last one
+        shorter unless `drop_remainder`)."""
+        size = _count(batch_size)
+        static = _graph_static_int(size) if drop_remainder else None
+        shapes = [TensorShape([static]).concatenate(s) for s in self._shapes]
+        return self._derive("BatchDatasetV2", [size, convert_to_tensor(drop_remainder,
+                                                                       _dt.bool)],
+                            shapes=shapes)
+
+    def shuffle(self, buffer_size, seed: Optional[int] = None,
+                reshuffle_each_iteration: Optional[bool] = None) -> "Dataset":
+        """The elements in a random order drawn through a buffer of `buffer_size`."""
+        from tensorweave.ops.random.random_ops import get_seed
+        s1, s2 = get_seed(seed)
+        s1, s2 = (0, 0) if s1 is None else (s1, s2)
+        return self._derive("ShuffleDataset", [_count(buffer_size),
+                                               convert_to_tensor(s1, _dt.int64),
+                                               convert_to_tensor(s2, _dt.int64)],
+                            {"reshuffle_each_iteration": True if
+                             reshuffle_each_iteration is None else
+                             bool(reshuffle_each_iteration)})
+
+    def map(self, map_func: Callable, num_parallel_calls=None) -> "Dataset":
+        """`map_func` applied to each element (a tuple element is passed as arguments).
+        `num_parallel_calls` is accepted; elements are mapped in order, one at a time."""
+        fn = DatasetFunction(map_func, self._structure, self._types, self._shapes,
+                             "map_fn", unpack=True)
+        return self._derive("MapDataset", [], {"f": _register_function(fn)},
+                            structure=fn.structure, types=[t.dtype for t in fn.outputs],
+                            shapes=[t.shape for t in fn.outputs])
+
+    def filter(self, predicate: Callable) -> "Dataset":
+        """The elements for which `predicate` gives True (a scalar bool tensor).
+
+        Raises:
+          ValueError: `predicate` does not return a scalar bool tensor.
+        """
+        fn = DatasetFunction(predicate, self._structure, self._types, self._shapes,
+                             "filter_fn", unpack=True)
+        if len(fn.outputs) != 1 or fn.outputs[0].dtype != _dt.bool or \
+                fn.outputs[0].shape.ndims not in (None, 0):
+            raise ValueError("`predicate` return type must be convertible to a scalar "
+                             "boolean tensor. Was %s." % (fn.outputs,))
+        return self._derive("FilterDataset", [], {"predicate": _register_function(fn)})
+
+    def apply(self, transformation_func: Callable) -> "Dataset":
+        """transformation_func(self)."""
+        return transformation_func(self)
+
+    # -- iterators (TF1) --
+    def make_one_shot_iterator(self):
+        """An iterator over this dataset that needs no initialization."""
+        from tensorweave.data import iterator_ops
+        return iterator_ops.make_one_shot_iterator(self)
+
+    def make_initializable_iterator(self, shared_name: Optional[str] = None):
+        """An iterator whose `initializer` (re)starts it on this dataset."""
+        from tensorweave.data import iterator_ops
+        return iterator_ops.make_initializable_iterator(self, shared_name)
+
+    def __iter__(self):
+        raise RuntimeError("__iter__() is only supported inside of tf.function or when "
+                           "eager execution is enabled.")
+
+
+def _structure_of(tensors):
+    flat = [convert_to_tensor(t) for t in nest.flatten(tensors)]
+    for t in flat:
+        if t.dtype == _dt.variant or t.dtype == _dt.resource:
+            raise TypeError("tf.data components must be tensors of data, got %s" % t)
+    structure = nest.pack_sequence_as(tensors, [0] * len(flat))
+    if isinstance(structure, list):  # as TF2's tf.data: a list is one tensor
+        t = convert_to_tensor(tensors)
+        return 0, [t]
+    return structure, flat
+
+
+def _source(op_type, flat, structure, types, shapes) -> Dataset:
+    op = apply_op(op_type, [flat], dict(_spec_attrs(types, shapes),
+                                        Toutput_types=list(types)), name=op_type)
+    return Dataset(op.outputs[0], structure, types, shapes)
+
+
+def _count(value):
+    if value is None:
+        value = -1
+    return convert_to_tensor(value, dtype=_dt.int64, name="count")
+
+
+def _graph_static_int(t) -> Optional[int]:
+    from tensorweave.framework.tensor_util import constant_value
+    v = constant_value(t)
+    return None if v is None else int(v)
+
+
+def _file_dataset(op_type: str, filenames, compression_type) -> Dataset:
+    names = convert_to_tensor(filenames, dtype=_dt.string, name="filenames")
+    comp = convert_to_tensor("" if compression_type is None else compression_type,
+                             dtype=_dt.string, name="compression_type")
+    size = convert_to_tensor(0, dtype=_dt.int64, name="buffer_size")
+    op = apply_op(op_type, [names, comp, size],
+                  _spec_attrs([_dt.string], [TensorShape([])]), name=op_type)
+    return op.outputs[0]
+
+
+@tf_export("data.TFRecordDataset")
+class TFRecordDataset(Dataset):
+    """The records of TFRecord files (GZIP or ZLIB compressed with `compression_type`),
+    file by file. `buffer_size` and `num_parallel_reads` are accepted; files are read
+    in order."""
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None,
+                 num_parallel_reads=None):
+        Dataset.__init__(self, _file_dataset("TFRecordDataset", filenames, compression_type),
+                         0, [_dt.string], [TensorShape([])])
+
+
+@tf_export("data.FixedLengthRecordDataset")
+class FixedLengthRecordDataset(Dataset):
+    """Records of `record_bytes` bytes from binary files, after `header_bytes` and
+    before `footer_bytes` of each file."""
+
+    def __init__(self, filenames, record_bytes, header_bytes=None, footer_bytes=None,
+                 buffer_size=None, compression_type=None, num_parallel_reads=None):
+        def i64(v, name):
+            return convert_to_tensor(0 if v is None else v, dtype=_dt.int64, name=name)
+        op = apply_op("FixedLengthRecordDatasetV2", [
+            convert_to_tensor(filenames, dtype=_dt.string, name="filenames"),
+            i64(header_bytes, "header_bytes"), i64(record_bytes, "record_bytes"),
+            i64(footer_bytes, "footer_bytes"), i64(buffer_size, "buffer_size"),
+            convert_to_tensor("" if compression_type is None else compression_type,
+                              dtype=_dt.string, name="compression_type")],
+            _spec_attrs([_dt.string], [TensorShape([])]), name="FixedLengthRecordDataset")
+        Dataset.__init__(self, op.outputs[0], 0, [_dt.string], [TensorShape([])])
+
+
+@tf_export("data.TextLineDataset")
+class TextLineDataset(Dataset):
+    """The lines of text files (without their line ends), file by file."""
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None,
+                 num_parallel_reads=None):
+        Dataset.__init__(self, _file_dataset("TextLineDataset", filenames, compression_type),
+                         0, [_dt.string], [TensorShape([])])

@@ -1,0 +1,228 @@
+"""tf.data iterators in graph mode (TF1 `tf.data.Iterator`, `make_one_shot_iterator`,
+`make_initializable_iterator`).
+
+An iterator is a resource of the device (IteratorV2): MakeIterator starts it on a
+dataset's value (re-running it restarts), IteratorGetNext yields the next element's
+components and raises OutOfRangeError("End of sequence") once the dataset is done. A
+one-shot iterator (OneShotDatasetIterator, tensorweave's op: TF's OneShotIterator builds
+its dataset from a function) starts itself on its dataset input the first time a
+session runs it.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Optional
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors
+from tensorweave.framework import graph as _graph
+from tensorweave.framework import nest
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.op_builder import apply_op
+from tensorweave.framework.registry import TypeListAttr, kernel, not_differentiable, \
+    register_op
+from tensorweave.framework.shapes import TensorShape
+from tensorweave.data.dataset_ops import Dataset, ElementSpec
+
+_UNIQUE = itertools.count()
+
+
+class IteratorResource:
+    """One iterator's state: the generator of its dataset's elements (None until
+    initialized), guarded by `lock`."""
+
+    def __init__(self, types, shapes):
+        self.lock = threading.Lock()
+        self.types, self.shapes = list(types), list(shapes)
+        self.elements = None
+
+    def start(self, ctx, dataset) -> None:
+        with self.lock:
+            self.elements = dataset.elements(ctx)
+
+    def next(self, ctx):
+        with self.lock:
+            if self.elements is None:
+                raise errors.FailedPreconditionError(
+                    None, ctx.op, "GetNext() failed because the iterator has not been "
+                    "initialized. Ensure that you have run the initializer operation for "
+                    "this iterator before getting the next element.")
+            try:
+                return next(self.elements)
+            except StopIteration:
+                self.elements = iter(())
+                raise errors.OutOfRangeError(None, ctx.op, "End of sequence") from None
+
+
+_SPEC = {"output_types": TypeListAttr(), "output_shapes": []}
+register_op("IteratorV2", outputs=["handle: resource"],
+            attrs=dict(_SPEC, shared_name="", container=""),
+            shape=lambda op: TensorShape([]), stateful=True)
+register_op("OneShotDatasetIterator", inputs=["dataset: variant"],
+            outputs=["handle: resource"], attrs=dict(_SPEC),
+            shape=lambda op: TensorShape([]), stateful=True)
+register_op("MakeIterator", inputs=["dataset: variant", "iterator: resource"], stateful=True)
+register_op("IteratorGetNext", inputs=["iterator: resource"],
+            outputs=["components: output_types"], attrs=dict(_SPEC),
+            shape=lambda op: [TensorShape(s) for s in op.get_attr("output_shapes")],
+            stateful=True)
+for _op in ("IteratorV2", "OneShotDatasetIterator", "MakeIterator", "IteratorGetNext"):
+    not_differentiable(_op)
+
+
+def _resource(ctx, name: str) -> IteratorResource:
+    a = ctx.attrs
+    return ctx.resources.lookup_or_create(a.get("container", ""), name,
+                                          lambda: IteratorResource(a["output_types"],
+                                                                   a["output_shapes"]))
+
+
+@kernel("IteratorV2")
+def _iterator_kernel(ctx):
+    name = ctx.state.get("name")
+    if name is None:
+        name = ctx.state["name"] = ctx.attrs["shared_name"] or "_%d_%s" % (next(_UNIQUE),
+                                                                            ctx.op.name)
+    return _resource(ctx, name)
+
+
+@kernel("OneShotDatasetIterator")
+def _one_shot_kernel(ctx, dataset):
+    it = ctx.state.get("iterator")
+    if it is None:  # the first run in this session starts it; later runs read on
+        it = ctx.state["iterator"] = IteratorResource(ctx.attrs["output_types"],
+                                                      ctx.attrs["output_shapes"])
+        it.start(ctx, dataset)
+    return it
+
+
+@kernel("MakeIterator")
+def _make_iterator_kernel(ctx, dataset, iterator):
+    iterator.start(ctx, dataset)
+
+
+@kernel("IteratorGetNext")
+def _get_next_kernel(ctx, iterator):
+    return list(iterator.next(ctx))
+
+
+@tf_export("data.Iterator")
+class Iterator(ElementSpec):
+    """Reads the elements of a dataset (see the module docstring).
+
+    Built by `make_one_shot_iterator`, `make_initializable_iterator` or
+    `Iterator.from_structure` (then started on a dataset by `make_initializer`).
+    """
+
+    def __init__(self, handle, initializer, structure, types, shapes):
+        self._handle = handle
+        self._initializer = initializer
+        self._set_spec(structure, types, shapes)
+
+    @staticmethod
+    def from_structure(output_types, output_shapes=None, shared_name: Optional[str] = None,
+                       output_classes=None) -> "Iterator":
+        """An iterator for elements of this structure, started by `make_initializer`.
+
+        Raises:
+          TypeError: `output_shapes` nest differently than `output_types`.
+        """
+        flat_types = [_dt.as_dtype(t) for t in nest.flatten(output_types)]
+        if output_shapes is None:
+            flat_shapes = [TensorShape(None)] * len(flat_types)
+        else:
+            nest.assert_same_structure(output_types, output_shapes)
+            flat_shapes = [TensorShape(s) for s in nest.flatten(output_shapes)]
+        structure = nest.pack_sequence_as(output_types, [0] * len(flat_types))
+        handle = apply_op("IteratorV2", [], {"output_types": flat_types,
+                                             "output_shapes": flat_shapes,
+                                             "shared_name": shared_name or ""},
+                          name="Iterator").outputs[0]
+        return Iterator(handle, None, structure, flat_types, flat_shapes)
+
+    @property
+    def initializer(self) -> _graph.Operation:
+        """The op that (re)starts the iterator on its dataset.
+
+        Raises:
+          ValueError: the iterator has no dataset of its own (from_structure).
+        """
+        if self._initializer is None:
+            raise ValueError("Iterator does not have an initializer.")
+        return self._initializer
+
+    @property
+    def string_handle(self):
+        raise NotImplementedError("Iterator.string_handle (feedable iterators) is not "
+                                  "supported by tensorweave")
+
+    def make_initializer(self, dataset: Dataset, name: Optional[str] = None
+                         ) -> _graph.Operation:
+        """The op that starts this iterator on `dataset`.
+
+        Raises:
+          TypeError: `dataset`'s element structure or types differ from the iterator's.
+        """
+        if dataset._types != self._types or nest.flatten(nest.map_structure(
+                lambda x: 0, dataset._structure)) != nest.flatten(self._structure):
+            raise TypeError("Expected output types %s but got dataset with output types %s."
+                            % (self.output_types, dataset.output_types))
+        for mine, theirs in zip(self._shapes, dataset._shapes):
+            if not mine.is_compatible_with(theirs):
+                raise TypeError("Expected output shapes compatible with %s but got dataset "
+                                "with output shapes %s." % (self.output_shapes,
+                                                            dataset.output_shapes))
+        return apply_op("MakeIterator", [dataset._variant, self._handle],
+                        name=name or "MakeIterator")
+
+    def get_next(self, name: Optional[str] = None):
+        """The next element, in the dataset's structure; its run raises
+        OutOfRangeError once the dataset is done."""
+        op = apply_op("IteratorGetNext", [self._handle],
+                      {"output_types": self._types, "output_shapes": self._shapes},
+                      name=name or "IteratorGetNext")
+        outs = list(op.outputs)
+        for t, s in zip(outs, self._shapes):
+            t.set_shape(s)
+        return nest.pack_sequence_as(self._structure, outs)
+
+
+@tf_export("data.make_one_shot_iterator")
+def make_one_shot_iterator(dataset: Dataset) -> Iterator:
+    """An iterator over `dataset` that starts itself on first use."""
+    handle = apply_op("OneShotDatasetIterator", [dataset._variant],
+                      {"output_types": dataset._types, "output_shapes": dataset._shapes},
+                      name="OneShotIterator").outputs[0]
+    return Iterator(handle, None, dataset._structure, dataset._types, dataset._shapes)
+
+
+@tf_export("data.make_initializable_iterator")
+def make_initializable_iterator(dataset: Dataset, shared_name: Optional[str] = None
+                                ) -> Iterator:
+    """An iterator over `dataset` whose `initializer` (re)starts it."""
+    it = Iterator.from_structure(dataset.output_types, dataset.output_shapes, shared_name)
+    it._initializer = it.make_initializer(dataset)
+    return it
+
+
+def _spec_of(dataset_or_iterator, what: str):
+    return getattr(dataset_or_iterator, what)
+
+
+@tf_export("data.get_output_types")
+def get_output_types(dataset_or_iterator):
+    """The dtypes of the elements, in their structure."""
+    return _spec_of(dataset_or_iterator, "output_types")
+
+
+@tf_export("data.get_output_shapes")
+def get_output_shapes(dataset_or_iterator):
+    """The static shapes of the elements, in their structure."""
+    return _spec_of(dataset_or_iterator, "output_shapes")
+
+
+@tf_export("data.get_output_classes")
+def get_output_classes(dataset_or_iterator):
+    """tf.Tensor for each component, in the elements' structure."""
+    return _spec_of(dataset_or_iterator, "output_classes")

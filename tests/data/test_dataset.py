@@ -1,0 +1,181 @@
+"""tf.data in graph mode: pipelines against NumPy references, the three kinds of
+iterator, file datasets, and a model trained from a dataset. (The pipelines below gave
+the same elements under TF 2.21; shuffle orders differ, as any two RNGs do.)"""
+import gzip
+import os
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+
+
+def _drain(sess, next_element, limit=1000):
+    out = []
+    with pytest.raises(tf.errors.OutOfRangeError, match="End of sequence"):
+        for _ in range(limit):
+            out.append(sess.run(next_element))
+    return out
+
+
+def test_slices_map_filter_batch(sess):
+    x = np.arange(10, dtype=np.float32).reshape(5, 2)
+    ds = (tf.data.Dataset.from_tensor_slices((x, np.arange(5)))
+          .map(lambda a, b: (a * 2.0, b + 1))
+          .filter(lambda a, b: tf.equal(b % 2, 1))
+          .batch(2))
+    assert ds.output_types == (tf.float32, tf.int64)
+    assert [s.as_list() for s in ds.output_shapes] == [[None, 2], [None]]
+    assert tf.data.get_output_classes(ds) == (tf.Tensor, tf.Tensor)
+    got = _drain(sess, ds.make_one_shot_iterator().get_next())
+    keep = [i for i in range(5) if (i + 1) % 2 == 1]
+    want_a, want_b = x[keep] * 2.0, np.arange(5)[keep] + 1
+    assert len(got) == 2
+    np.testing.assert_array_equal(np.concatenate([g[0] for g in got]), want_a)
+    np.testing.assert_array_equal(np.concatenate([g[1] for g in got]), want_b)
+
+
+def test_initializable_iterator_takes_its_feed_at_initialization(sess):
+    p = tf.placeholder(tf.int64, [None])
+    ds = tf.data.Dataset.from_tensor_slices({"v": p}).repeat(2).shuffle(3, seed=1).take(6)
+    it = ds.make_initializable_iterator()
+    nxt = it.get_next()
+    sess.run(it.initializer, {p: [1, 2, 3]})
+    got = [e["v"] for e in _drain(sess, nxt)]
+    assert sorted(got) == [1, 1, 2, 2, 3, 3]  # a permutation of both epochs
+    sess.run(it.initializer, {p: [7]})
+    assert sess.run(nxt) == {"v": 7}
+    with pytest.raises(tf.errors.FailedPreconditionError, match="has not been initialized"):
+        sess.run(tf.data.make_initializable_iterator(tf.data.Dataset.range(3)).get_next())
+
+
+def test_range_zip_concatenate_take_skip(sess):
+    r = tf.data.Dataset.range(2, 9, 3)
+    z = tf.data.Dataset.zip((r, r.map(lambda v: v * 10)))
+    got = _drain(sess, tf.data.make_one_shot_iterator(z.concatenate(z).skip(1).take(4))
+                 .get_next())
+    assert [tuple(map(int, g)) for g in got] == [(5, 50), (8, 80), (2, 20), (5, 50)]
+    assert _drain(sess, tf.data.Dataset.range(3).repeat(-1).take(7).batch(3)
+                  .make_one_shot_iterator().get_next())[2].tolist() == [0]
+    with pytest.raises(TypeError, match="different types"):
+        tf.data.Dataset.range(3).concatenate(tf.data.Dataset.from_tensors(1.0))
+
+
+def test_reinitializable_iterator_switches_datasets(sess):
+    it = tf.data.Iterator.from_structure(tf.int64, tf.TensorShape([]))
+    init_a = it.make_initializer(tf.data.Dataset.range(3))
+    init_b = it.make_initializer(tf.data.Dataset.range(10, 12))
+    nxt = it.get_next()
+    sess.run(init_a)
+    assert [sess.run(nxt) for _ in range(2)] == [0, 1]
+    sess.run(init_b)
+    assert _drain(sess, nxt) == [10, 11]
+    with pytest.raises(TypeError, match="Expected output types"):
+        it.make_initializer(tf.data.Dataset.from_tensors(1.0))
+    with pytest.raises(ValueError, match="does not have an initializer"):
+        it.initializer
+
+
+def test_file_datasets(sess, tmp_path):
+    rec = str(tmp_path / "a.tfrecord")
+    zipped = str(tmp_path / "a.tfrecord.gz")
+    with tf.python_io.TFRecordWriter(rec) as w, tf.python_io.TFRecordWriter(
+            zipped, tf.python_io.TFRecordOptions(
+                tf.python_io.TFRecordCompressionType.GZIP)) as wz:
+        for i in range(5):
+            ex = tf.train.Example(features=tf.train.Features(feature={
+                "x": tf.train.Feature(float_list=tf.train.FloatList(value=[i, i * 0.5])),
+                "y": tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2]))}))
+            w.write(ex.SerializeToString())
+            wz.write(ex.SerializeToString())
+    spec = {"x": tf.FixedLenFeature([2], tf.float32), "y": tf.FixedLenFeature([], tf.int64)}
+    for path, compression in ((rec, None), (zipped, "GZIP")):
+        ds = tf.data.TFRecordDataset([path], compression_type=compression).map(
+            lambda s: tf.parse_single_example(s, spec)).batch(2, drop_remainder=True)
+        assert ds.output_shapes["x"].as_list() == [2, 2]
+        got = _drain(sess, ds.make_one_shot_iterator().get_next())
+        assert len(got) == 2
+        np.testing.assert_array_equal(got[1]["x"], [[2.0, 1.0], [3.0, 1.5]])
+        assert got[1]["y"].tolist() == [0, 1]
+    txt = str(tmp_path / "a.txt")
+    with open(txt, "w") as f:
+        f.write("1,2\n3,4\r\n5,6")
+    rows = _drain(sess, tf.data.TextLineDataset(txt).map(
+        lambda line: tf.decode_csv(line, [[0], [0]])).make_one_shot_iterator().get_next())
+    assert [tuple(map(int, r)) for r in rows] == [(1, 2), (3, 4), (5, 6)]
+    missing = tf.data.TextLineDataset(str(tmp_path / "nope.txt"))
+    with pytest.raises(tf.errors.NotFoundError):
+        sess.run(missing.make_one_shot_iterator().get_next())
+
+
+def test_functions_use_graph_state_and_stateful_ops(sess):
+    table = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(["a", "b"], [1, 2]),
+                                      -1)
+    ids = tf.data.Dataset.from_tensor_slices(["a", "c", "b"]).map(table.lookup).batch(3)
+    noisy = tf.data.Dataset.range(4).map(lambda v: tf.random_uniform([]))
+    sess.run(tf.tables_initializer())
+    assert sess.run(ids.make_one_shot_iterator().get_next()).tolist() == [1, -1, 2]
+    draws = _drain(sess, noisy.make_one_shot_iterator().get_next())
+    assert len(set(np.round(draws, 6))) == 4  # each element drew its own number
+
+
+def test_shuffle_seeds_and_epochs(sess):
+    def epochs(reshuffle):
+        ds = tf.data.Dataset.range(20).shuffle(20, seed=5,
+                                               reshuffle_each_iteration=reshuffle).repeat(2)
+        got = _drain(sess, ds.make_one_shot_iterator().get_next())
+        return got[:20], got[20:]
+    a1, a2 = epochs(False)
+    b1, b2 = epochs(True)
+    assert sorted(a1) == list(range(20)) and a1 == a2  # the same order each epoch
+    assert a1 == b1 and sorted(b2) == list(range(20)) and b1 != b2
+    assert a1 != list(range(20))
+
+
+def test_errors(sess):
+    bad = tf.data.Dataset.range(3).map(lambda v: tf.fill(tf.reshape(v + 1, [1]), v)).batch(2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Cannot batch tensors with "
+                       "different shapes in component 0"):
+        sess.run(bad.make_one_shot_iterator().get_next())
+    with pytest.raises(ValueError, match="`predicate` return type must be convertible to a "
+                       "scalar boolean tensor"):
+        tf.data.Dataset.range(3).filter(lambda v: v)
+    with pytest.raises(ValueError, match="rank >= 1"):
+        tf.data.Dataset.from_tensor_slices(3)
+    with pytest.raises(RuntimeError, match="only supported inside of tf.function"):
+        iter(tf.data.Dataset.range(3))
+
+
+def test_a_model_trains_from_a_dataset(graph):
+    rs = np.random.RandomState(0)
+    xs = rs.randn(256, 3).astype(np.float32)
+    w_true = np.array([[1.5], [-2.0], [0.5]], np.float32)
+    ys = xs @ w_true + 0.3
+    x, y = (tf.data.Dataset.from_tensor_slices((xs, ys)).shuffle(64, seed=1).repeat()
+            .batch(32).make_one_shot_iterator().get_next())
+    w = tf.Variable(tf.zeros([3, 1]))
+    b = tf.Variable(0.0)
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(300):
+            sess.run(train)
+        np.testing.assert_allclose(sess.run(w), w_true, atol=1e-3)
+        assert sess.run(b) == pytest.approx(0.3, abs=1e-3)
+
+
+def test_fixed_length_records_and_constants(sess, tmp_path):
+    path = str(tmp_path / "r.bin")
+    with open(path, "wb") as f:
+        f.write(b"HEAD" + b"aaabbbccc" + b"FT")
+    ds = tf.data.FixedLengthRecordDataset(path, 3, header_bytes=4, footer_bytes=2)
+    assert _drain(sess, ds.make_one_shot_iterator().get_next()) == [b"aaa", b"bbb", b"ccc"]
+    odd = tf.data.FixedLengthRecordDataset(path, 4, header_bytes=4, footer_bytes=2)
+    with pytest.raises(tf.errors.DataLossError, match="not an exact multiple of the record "
+                       "length"):
+        sess.run(odd.make_one_shot_iterator().get_next())
+    assert (tf.data.AUTOTUNE, tf.data.INFINITE_CARDINALITY, tf.data.UNKNOWN_CARDINALITY) == \
+        (-1, -1, -2)
+    mapped = tf.data.Dataset.range(3).map(lambda v: v * 2, num_parallel_calls=tf.data.AUTOTUNE)
+    assert _drain(sess, mapped.make_one_shot_iterator().get_next()) == [0, 2, 4]
