@@ -1,0 +1,94 @@
+"""tf.data pipelines in graph mode, side by side with TensorFlow: the time of one
+`get_next` of a batch of 100 rows (64 float32 features) from `from_tensor_slices`,
+without and with a per-element `map` (x * 2 + 1), and from a TFRecordDataset with
+`parse_single_example` (a 64-float feature and a label) in its `map`.
+
+Each implementation runs in its own interpreter (the shared instrument's import_impl,
+time_loop and summarize; medians of REPS blocks); ratios tensorweave / TensorFlow (lower
+is better). Elements are produced in order on both sides (no num_parallel_calls).
+
+Usage: [TF_PYTHON=...] python benchmarks/data_pipeline.py [OUT_JSON]
+"""
+import json
+import os
+import subprocess
+import sys
+
+from results import write_extra  # benchmarks/results.py (this script's folder)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BENCH_DIR = os.path.join(HERE, "..", "..", "shared", "bench")
+SRC = os.path.join(HERE, "..", "src")
+REPS = 5
+
+_CHILD = r"""
+import json, os, sys, tempfile
+P = json.loads(sys.argv[1])
+sys.path.insert(0, P["bench"]); sys.path.insert(0, P["src"])
+import numpy as np
+import bench
+tf, info = bench.import_impl(P["impl"])
+out = dict(info)
+xs = np.random.RandomState(0).rand(10000, 64).astype(np.float32)
+path = os.path.join(tempfile.mkdtemp(), "data.tfrecord")
+with tf.python_io.TFRecordWriter(path) as w:
+    for i in range(2000):
+        ex = tf.train.Example(features=tf.train.Features(feature={
+            "x": tf.train.Feature(float_list=tf.train.FloatList(value=xs[i])),
+            "y": tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 10]))}))
+        w.write(ex.SerializeToString())
+spec = {"x": tf.FixedLenFeature([64], tf.float32), "y": tf.FixedLenFeature([], tf.int64)}
+pipelines = {
+    "slices_batch_ms": lambda: tf.data.Dataset.from_tensor_slices(xs).repeat().batch(100),
+    "slices_map_batch_ms": lambda: tf.data.Dataset.from_tensor_slices(xs).map(
+        lambda v: v * 2.0 + 1.0).repeat().batch(100),
+    "tfrecord_parse_batch_ms": lambda: tf.data.TFRecordDataset(path).map(
+        lambda s: tf.parse_single_example(s, spec)).repeat().batch(100),
+}
+for key, make in pipelines.items():
+    g = tf.Graph()
+    with g.as_default():
+        nxt = make().make_one_shot_iterator().get_next()
+        with tf.Session(graph=g) as sess:
+            sess.run(nxt)
+            res = bench.summarize(bench.time_loop(lambda: sess.run(nxt), 20 * P["reps"], 2),
+                                  "ms", blocks=P["reps"])
+            out[key] = res["median"]
+print("@@" + json.dumps(out))
+"""
+
+
+def run_child(python: str, impl: str, params: dict) -> dict:
+    p = subprocess.run([python, "-c", _CHILD, json.dumps(dict(params, impl=impl))],
+                       capture_output=True, text=True, timeout=900)
+    lines = [line for line in p.stdout.splitlines() if line.startswith("@@")]
+    if p.returncode != 0 or not lines:
+        raise RuntimeError("%s child failed (%s):\n%s" % (impl, p.returncode, p.stderr[-3000:]))
+    return json.loads(lines[-1][2:])
+
+
+def main(argv) -> None:
+    out_path = argv[1] if len(argv) > 1 else None
+    params = {"bench": BENCH_DIR, "src": SRC, "reps": REPS}
+    ours = run_child(sys.executable, "tensorweave", params)
+    tf_python = os.environ.get("TF_PYTHON", os.path.expanduser(
+        "~/.cache/tensorweave-bench-tf/bin/python"))
+    ref = run_child(tf_python, "tensorflow", params) if os.path.exists(tf_python) else None
+    figures = {"setup": "get_next of a batch of 100 rows of 64 float32 features; medians "
+                        "of %d blocks of 20" % REPS}
+    for key, label in (("slices_batch_ms", "from_tensor_slices, batch"),
+                       ("slices_map_batch_ms", "from_tensor_slices, map(x * 2 + 1), batch"),
+                       ("tfrecord_parse_batch_ms",
+                        "TFRecordDataset, map(parse_single_example), batch")):
+        text = "tensorweave %.3f ms" % ours[key]
+        if ref:
+            text += ", TensorFlow %.3f ms: ratio %.2f" % (ref[key], ours[key] / ref[key])
+        figures[label] = text
+    write_extra(out_path or os.devnull, "tf.data pipelines, side by side with TensorFlow",
+                "TF_PYTHON=~/.cache/tensorweave-bench-tf/bin/python python "
+                "benchmarks/data_pipeline.py benchmarks/out/extra_data_pipeline.json",
+                figures, results={"tensorweave": ours, "TensorFlow": ref})
+
+
+if __name__ == "__main__":
+    main(sys.argv)
