@@ -179,3 +179,57 @@ def test_fixed_length_records_and_constants(sess, tmp_path):
         (-1, -1, -2)
     mapped = tf.data.Dataset.range(3).map(lambda v: v * 2, num_parallel_calls=tf.data.AUTOTUNE)
     assert _drain(sess, mapped.make_one_shot_iterator().get_next()) == [0, 2, 4]
+
+
+def test_interleave_flat_map_and_list_files(sess, tmp_path):
+    for k in range(3):
+        with tf.python_io.TFRecordWriter(str(tmp_path / ("part-%d.tfrecord" % k))) as w:
+            for i in range(4):
+                w.write(("f%d-r%d" % (k, i)).encode())
+    files = tf.data.Dataset.list_files(str(tmp_path / "part-*.tfrecord"), shuffle=False)
+    inter = files.interleave(tf.data.TFRecordDataset, cycle_length=2, block_length=3)
+    got = [r.decode() for r in _drain(sess, inter.make_one_shot_iterator().get_next())]
+    # TF 2.21's order: an exhausted input's slot takes the next file, read next time round
+    assert got == ["f0-r0", "f0-r1", "f0-r2", "f1-r0", "f1-r1", "f1-r2", "f0-r3", "f1-r3",
+                   "f2-r0", "f2-r1", "f2-r2", "f2-r3"]
+    shuffled = tf.data.Dataset.list_files(str(tmp_path / "part-*.tfrecord"), seed=3)
+    names = _drain(sess, shuffled.make_one_shot_iterator().get_next())
+    assert sorted(names) == sorted(str(tmp_path / ("part-%d.tfrecord" % k)).encode()
+                                   for k in range(3))
+    # an inner function reads the outer function's argument
+    flat = tf.data.Dataset.range(1, 4).flat_map(
+        lambda n: tf.data.Dataset.range(n).map(lambda v: v * 10 + n))
+    assert _drain(sess, flat.make_one_shot_iterator().get_next()) == [1, 2, 12, 3, 13, 23]
+    none = tf.data.Dataset.list_files(str(tmp_path / "none-*"))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="No files matched pattern"):
+        sess.run(none.make_one_shot_iterator().get_next())
+    with pytest.raises(TypeError, match="must return a `Dataset`"):
+        tf.data.Dataset.range(3).flat_map(lambda v: v)
+
+
+def test_padded_batch_unbatch_cache(sess):
+    rows = np.array([[1, 2, 0], [3, 0, 0], [4, 5, 6]])
+    seqs = tf.data.Dataset.from_tensor_slices(rows).map(
+        lambda r: r[:tf.reduce_sum(tf.cast(r > 0, tf.int32))])
+    pb = seqs.padded_batch(2, padded_shapes=[None],
+                           padding_values=tf.constant(-1, tf.int64))
+    got = _drain(sess, pb.make_one_shot_iterator().get_next())
+    assert [g.tolist() for g in got] == [[[1, 2], [3, -1]], [[4, 5, 6]]]
+    pb2 = seqs.map(lambda r: (r, tf.size(r))).padded_batch(3, padded_shapes=([4], []))
+    assert [s.as_list() for s in pb2.output_shapes] == [[None, 4], [None]]
+    (values, sizes), = _drain(sess, pb2.make_one_shot_iterator().get_next())
+    assert values.tolist() == [[1, 2, 0, 0], [3, 0, 0, 0], [4, 5, 6, 0]]
+    assert sizes.tolist() == [2, 1, 3]
+    too_small = seqs.padded_batch(3, padded_shapes=[2])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="pad to a smaller size"):
+        sess.run(too_small.make_one_shot_iterator().get_next())
+    unb = tf.data.Dataset.from_tensors(np.arange(6).reshape(3, 2)).unbatch()
+    assert unb.output_shapes.as_list() == [2]
+    assert [u.tolist() for u in _drain(sess, unb.make_one_shot_iterator().get_next())] == \
+        [[0, 1], [2, 3], [4, 5]]
+    # a cached pipeline runs its map once: the repeat replays the first pass's draws
+    cached = tf.data.Dataset.range(3).map(lambda v: tf.random_uniform([])).cache().repeat(2)
+    draws = _drain(sess, cached.make_one_shot_iterator().get_next())
+    assert draws[:3] == draws[3:] and len(set(draws)) == 3
+    with pytest.raises(NotImplementedError, match="cache\\(filename\\)"):
+        tf.data.Dataset.range(3).cache("/tmp/somewhere")

@@ -22,6 +22,11 @@ carries the structure with the dtypes and static shapes of its components
                           order each epoch of an enclosing repeat when
                           reshuffle_each_iteration
   MapDataset / FilterDataset  `map_func` / `predicate` applied to each element
+  FlatMapDataset / InterleaveDataset  the elements of the datasets a function gives for
+                          each element, one after another / `block_length` at a time
+                          from `cycle_length` open ones in turn (TF's order)
+  PaddedBatchDatasetV2, UnbatchDataset, CacheDataset (in memory: an enclosing repeat
+                          replays the first complete pass)
 
 A function (`map_func`, `predicate`) is traced once when the dataset is built, into ops
 of the same graph that read placeholders for the element's components; the kernel runs
@@ -50,10 +55,30 @@ from tensorweave.framework.shapes import TensorShape, unknown_shape
 # --- the values: pipeline descriptions that yield elements (lists of arrays) -----------------
 class DatasetValue:
     """A dataset's run-time value. `elements(ctx)` iterates over its elements, each a list
-    of arrays (the flattened components); a new call starts again from the start."""
+    of arrays (the flattened components); a new call starts again from the start.
+
+    `feed` holds, for a dataset built by a function (flat_map, interleave), the values of
+    the enclosing functions' arguments, which its own functions may read."""
+
+    feed: Optional[dict] = None
 
     def elements(self, ctx):
         raise NotImplementedError
+
+
+def _bind(value: DatasetValue, feed: dict) -> DatasetValue:
+    """`value` (a dataset a function gave) with `feed` added to its pipeline's feeds."""
+    value.feed = dict(feed, **(value.feed or {}))
+    for child in [getattr(value, k, None) for k in ("source", "first", "second")] + \
+            list(getattr(value, "inputs", ())):
+        if isinstance(child, DatasetValue):
+            _bind(child, feed)
+    return value
+
+
+def _sub_dataset(ctx, node, fn: "DatasetFunction", element) -> DatasetValue:
+    """The dataset `fn` gives for `element`, its functions able to read the argument."""
+    return _bind(fn.run(ctx, element, node.feed)[0], fn.feed_of(element, node.feed))
 
 
 class _Slices(DatasetValue):
@@ -240,13 +265,118 @@ class _Shuffle(DatasetValue):
             yield buffer.pop(rs.randint(len(buffer)))
 
 
+class _PaddedBatch(DatasetValue):
+    def __init__(self, source, size: int, shapes, values, drop_remainder: bool):
+        self.source, self.size, self.drop = source, size, drop_remainder
+        self.shapes, self.values = shapes, values
+
+    def elements(self, ctx):
+        batch = []
+        for e in self.source.elements(ctx):
+            batch.append(e)
+            if len(batch) == self.size:
+                yield self._pad(ctx, batch)
+                batch = []
+        if batch and not self.drop:
+            yield self._pad(ctx, batch)
+
+    def _pad(self, ctx, batch):
+        out = []
+        for j, (target, value) in enumerate(zip(self.shapes, self.values)):
+            parts = [np.asarray(e[j]) for e in batch]
+            longest = np.max([p.shape for p in parts], axis=0) if parts[0].ndim else ()
+            dims = [int(d) if d >= 0 else int(m) for d, m in zip(target, longest)]
+            arr = np.full([len(parts)] + dims, value, dtype=parts[0].dtype)
+            for k, p in enumerate(parts):
+                if any(a > b for a, b in zip(p.shape, dims)):
+                    raise errors.InvalidArgumentError(
+                        None, ctx.op, "Attempted to pad to a smaller size than the input "
+                        "element.")
+                arr[(k,) + tuple(slice(0, n) for n in p.shape)] = p
+            out.append(arr)
+        return out
+
+
+class _Unbatch(DatasetValue):
+    def __init__(self, source):
+        self.source = source
+
+    def elements(self, ctx):
+        for e in self.source.elements(ctx):
+            n = {np.shape(c)[0] for c in e}
+            if len(n) != 1:
+                raise errors.InvalidArgumentError(
+                    None, ctx.op, "Input element must have the same batch size in each "
+                    "component. Component 0 had size %d but component %d had size %d."
+                    % (np.shape(e[0])[0], 1, sorted(n)[-1]))
+            for i in range(n.pop()):
+                yield [c[i] for c in e]
+
+
+class _Cache(DatasetValue):
+    """Elements kept in memory after the first complete pass (later passes, e.g. of an
+    enclosing repeat, replay them)."""
+
+    def __init__(self, source):
+        self.source = source
+        self.cached = None
+
+    def elements(self, ctx):
+        if self.cached is not None:
+            yield from self.cached
+            return
+        seen = []
+        for e in self.source.elements(ctx):
+            seen.append(e)
+            yield e
+        self.cached = seen
+
+
+class _FlatMap(DatasetValue):
+    def __init__(self, source, fn: "DatasetFunction"):
+        self.source, self.fn = source, fn
+
+    def elements(self, ctx):
+        for e in self.source.elements(ctx):
+            yield from _sub_dataset(ctx, self, self.fn, e).elements(ctx)
+
+
+class _Interleave(DatasetValue):
+    """TF's interleave: up to `cycle` inputs' datasets open at once, `block` elements
+    from each in turn; an exhausted one is replaced by the next input's."""
+
+    def __init__(self, source, fn: "DatasetFunction", cycle: int, block: int):
+        self.source, self.fn, self.cycle, self.block = source, fn, cycle, block
+
+    def elements(self, ctx):
+        inputs = self.source.elements(ctx)
+        open_ = [_sub_dataset(ctx, self, self.fn, e).elements(ctx)
+                 for e in itertools.islice(inputs, self.cycle)]
+        k = 0
+        while open_:
+            k %= len(open_)
+            for _ in range(self.block):
+                try:
+                    yield next(open_[k])
+                except StopIteration:
+                    # the next input takes the slot; it is read when the cycle comes back
+                    nxt = next(inputs, None)
+                    if nxt is None:
+                        open_.pop(k)
+                        k -= 1
+                    else:
+                        open_[k] = _sub_dataset(ctx, self, self.fn, nxt).elements(ctx)
+                    break
+            k += 1
+
+
 class _Map(DatasetValue):
     def __init__(self, source, fn: "DatasetFunction"):
         self.source, self.fn = source, fn
 
     def elements(self, ctx):
         for e in self.source.elements(ctx):
-            yield self.fn.run(ctx, e)
+            yield self.fn.run(ctx, e, self.feed)
 
 
 class _Filter(DatasetValue):
@@ -255,7 +385,7 @@ class _Filter(DatasetValue):
 
     def elements(self, ctx):
         for e in self.source.elements(ctx):
-            keep = self.fn.run(ctx, e)[0]
+            keep = self.fn.run(ctx, e, self.feed)[0]
             if bool(np.asarray(keep)):
                 yield e
 
@@ -278,14 +408,24 @@ class DatasetFunction:
             else:
                 result = fn(element)
             result = _lists_as_tuples(result)  # as TF's tf.data (decode_csv gives lists)
+            # a function giving a dataset (flat_map, interleave) gives its variant value
+            self.dataset = result if isinstance(result, Dataset) else None
+            if self.dataset is not None:
+                result = result._variant
             self.outputs = [convert_to_tensor(x) for x in nest.flatten(result)]
         self.structure = nest.map_structure(lambda x: 0, result)
         self.graph = g
 
-    def run(self, ctx, components) -> List[np.ndarray]:
+    def feed_of(self, components, outer: Optional[dict] = None) -> dict:
+        """The feeds of a run for one element: its arguments, and those of the enclosing
+        functions (`outer`)."""
+        feed = dict(outer or {})
+        feed.update(zip(self.inputs, components))
+        return feed
+
+    def run(self, ctx, components, outer: Optional[dict] = None) -> list:
         """The outputs for one element (a nested run of the pipeline's session)."""
-        feed = dict(zip(self.inputs, components))
-        return list(ctx.session.run(self.outputs, feed_dict=feed))
+        return list(ctx.session.run(self.outputs, feed_dict=self.feed_of(components, outer)))
 
 
 def _lists_as_tuples(x):
@@ -356,6 +496,16 @@ _dataset_op("BatchDatasetV2", ["input_dataset: variant", "batch_size: int64",
                                "drop_remainder: bool"])
 _dataset_op("ShuffleDataset", ["input_dataset: variant", "buffer_size: int64", "seed: int64",
                                "seed2: int64"], {"reshuffle_each_iteration": True})
+_dataset_op("PaddedBatchDatasetV2", ["input_dataset: variant", "batch_size: int64",
+                                     "padded_shapes: N * int64",
+                                     "padding_values: Toutput_types",
+                                     "drop_remainder: bool"],
+            {"N": 1, "Toutput_types": TypeListAttr()})
+_dataset_op("UnbatchDataset", ["input_dataset: variant"])
+_dataset_op("CacheDataset", ["input_dataset: variant", "filename: string"])
+_dataset_op("FlatMapDataset", ["input_dataset: variant"], {"f": ""})
+_dataset_op("InterleaveDataset", ["input_dataset: variant", "cycle_length: int64",
+                                  "block_length: int64"], {"f": ""})
 _dataset_op("MapDataset", ["input_dataset: variant"], {"f": ""})
 _dataset_op("FilterDataset", ["input_dataset: variant"], {"predicate": ""})
 
@@ -443,6 +593,27 @@ def _shuffle_kernel(ctx, d, buffer_size, seed, seed2):
 
 
 kernel("MapDataset")(lambda ctx, d: _Map(d, _function(ctx, ctx.attrs["f"])))
+kernel("FlatMapDataset")(lambda ctx, d: _FlatMap(d, _function(ctx, ctx.attrs["f"])))
+kernel("UnbatchDataset")(lambda ctx, d: _Unbatch(d))
+kernel("CacheDataset")(lambda ctx, d, filename: _Cache(d))
+
+
+@kernel("InterleaveDataset")
+def _interleave_kernel(ctx, d, cycle_length, block_length):
+    cycle, block = _int(cycle_length), _int(block_length)
+    return _Interleave(d, _function(ctx, ctx.attrs["f"]),
+                       cycle if cycle > 0 else 1, _positive(ctx, block, "block_length"))
+
+
+@kernel("PaddedBatchDatasetV2")
+def _padded_batch_kernel(ctx, d, size, *rest):
+    n = len(ctx.attrs["Toutput_types"])
+    shapes = [np.asarray(s).reshape(-1).tolist() for s in rest[:n]]
+    values = [np.asarray(v) for v in rest[n:2 * n]]
+    if _int(size) <= 0:
+        raise errors.InvalidArgumentError(None, ctx.op, "Batch size must be greater than "
+                                          "zero.")
+    return _PaddedBatch(d, _int(size), shapes, values, bool(np.asarray(rest[2 * n])))
 kernel("FilterDataset")(lambda ctx, d: _Filter(d, _function(ctx, ctx.attrs["predicate"])))
 
 
@@ -610,6 +781,115 @@ class Dataset(ElementSpec):
                              reshuffle_each_iteration is None else
                              bool(reshuffle_each_iteration)})
 
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
+                     drop_remainder: bool = False) -> "Dataset":
+        """Batches of `batch_size` whose components are padded to `padded_shapes` (a
+        None dimension: the batch's longest) with `padding_values` (default zeros, or
+        empty strings).
+
+        Raises:
+          ValueError: a padded shape of another rank than its component, or smaller
+            than a static dimension.
+        """
+        if padded_shapes is None:
+            padded_shapes = self.output_shapes
+        flat_shapes = [TensorShape(s) for s in _flatten_shapes(self._structure,
+                                                                padded_shapes)]
+        for want, have in zip(flat_shapes, self._shapes):
+            if have.ndims is not None and want.ndims != have.ndims:
+                raise ValueError("The padded shape %s is not compatible with the shape %s "
+                                 "of the corresponding input component." % (want, have))
+            for a, b in zip(want.as_list(), have.as_list() if have.ndims else []):
+                if a is not None and b is not None and a < b:
+                    raise ValueError("The padded shape %s is not compatible with the "
+                                     "shape %s of the corresponding input component."
+                                     % (want, have))
+        if padding_values is None:
+            flat_values = [convert_to_tensor("" if t == _dt.string else 0, dtype=t)
+                           for t in self._types]
+        else:
+            flat_values = [convert_to_tensor(v, dtype=t) for v, t in zip(
+                nest.flatten(padding_values) if nest.is_sequence(padding_values) else
+                [padding_values] * len(self._types), self._types)]
+        shape_tensors = [convert_to_tensor([-1 if d is None else d for d in s.as_list()],
+                                           dtype=_dt.int64) for s in flat_shapes]
+        size = _count(batch_size)
+        static = _graph_static_int(size) if drop_remainder else None
+        out_shapes = [TensorShape([static]).concatenate(s) for s in flat_shapes]
+        return self._derive("PaddedBatchDatasetV2",
+                            [size, shape_tensors, flat_values,
+                             convert_to_tensor(drop_remainder, _dt.bool)],
+                            {"Toutput_types": list(self._types)}, shapes=out_shapes)
+
+    def unbatch(self) -> "Dataset":
+        """Each element split along its first dimension into elements."""
+        return self._derive("UnbatchDataset", [], shapes=[s[1:] if s.ndims else s
+                                                          for s in self._shapes])
+
+    def cache(self, filename: str = "") -> "Dataset":
+        """The elements, kept in memory after the first complete pass (an enclosing
+        repeat replays them).
+
+        Raises:
+          NotImplementedError: a `filename` (caching to files is not supported).
+        """
+        if filename:
+            raise NotImplementedError("Dataset.cache(filename) is not supported by "
+                                      "tensorweave: cache() keeps elements in memory")
+        return self._derive("CacheDataset", [convert_to_tensor("", dtype=_dt.string)])
+
+    def flat_map(self, map_func: Callable) -> "Dataset":
+        """The elements of the datasets `map_func` gives for each element, in order."""
+        fn = self._dataset_function(map_func, "flat_map_fn")
+        return self._derive("FlatMapDataset", [], {"f": _register_function(fn)},
+                            structure=fn.dataset._structure, types=fn.dataset._types,
+                            shapes=fn.dataset._shapes)
+
+    def interleave(self, map_func: Callable, cycle_length=None, block_length=None,
+                   num_parallel_calls=None) -> "Dataset":
+        """The elements of the datasets `map_func` gives, `block_length` (default 1) at a
+        time from each of `cycle_length` (default: the number of CPU cores) open ones in
+        turn; `num_parallel_calls` is accepted and reads happen in that order."""
+        import os
+        fn = self._dataset_function(map_func, "interleave_fn")
+        cycle = cycle_length if cycle_length not in (None, AUTOTUNE) else (os.cpu_count()
+                                                                           or 1)
+        return self._derive("InterleaveDataset", [_count(cycle), _count(
+            1 if block_length is None else block_length)], {"f": _register_function(fn)},
+            structure=fn.dataset._structure, types=fn.dataset._types,
+            shapes=fn.dataset._shapes)
+
+    def _dataset_function(self, map_func: Callable, name: str) -> "DatasetFunction":
+        fn = DatasetFunction(map_func, self._structure, self._types, self._shapes, name,
+                             unpack=True)
+        if fn.dataset is None:
+            raise TypeError("`map_func` must return a `Dataset` object. Got %s."
+                            % (fn.outputs,))
+        return fn
+
+    @staticmethod
+    def list_files(file_pattern, shuffle: Optional[bool] = None,
+                   seed: Optional[int] = None) -> "Dataset":
+        """The files matching `file_pattern` (a pattern or a list of them), shuffled unless
+        `shuffle=False`; initializing an iterator with no match raises
+        InvalidArgumentError."""
+        from tensorweave.ops.control_flow.structure import identity
+        from tensorweave.ops.debug.debug_ops import Assert
+        from tensorweave.ops.string.string_ops import matching_files
+        from tensorweave.framework.graph import control_dependencies
+        from tensorweave.ops.array import array_ops
+        pattern = convert_to_tensor(file_pattern, dtype=_dt.string, name="file_pattern")
+        files = matching_files(pattern)
+        found = array_ops.size(files) > 0
+        with control_dependencies([Assert(found, ["No files matched pattern: ", pattern],
+                                          summarize=1)]):
+            files = identity(files)
+        ds = Dataset.from_tensor_slices(files)
+        if shuffle is None or shuffle:
+            from tensorweave.ops.math.math_ops import cast
+            ds = ds.shuffle(cast(array_ops.size(files), _dt.int64), seed=seed)
+        return ds
+
     def map(self, map_func: Callable, num_parallel_calls=None) -> "Dataset":
         """`map_func` applied to each element (a tuple element is passed as arguments).
         `num_parallel_calls` is accepted; elements are mapped in order, one at a time."""
@@ -651,6 +931,17 @@ class Dataset(ElementSpec):
     def __iter__(self):
         raise RuntimeError("__iter__() is only supported inside of tf.function or when "
                            "eager execution is enabled.")
+
+
+def _flatten_shapes(structure, shapes) -> list:
+    """`shapes` (nested like `structure`, a TensorShape or list at each leaf) flattened
+    to one shape per component."""
+    if not nest.is_sequence(structure):
+        return [shapes]
+    if isinstance(structure, dict):
+        return [s for k in sorted(structure) for s in _flatten_shapes(structure[k],
+                                                                       shapes[k])]
+    return [s for sub, sh in zip(structure, shapes) for s in _flatten_shapes(sub, sh)]
 
 
 def _structure_of(tensors):
