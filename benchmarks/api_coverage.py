@@ -24,13 +24,17 @@ from typing import Dict, List
 NAMESPACES = ("", "nn", "train", "losses", "metrics", "summary", "math", "linalg", "image",
               "io", "gfile", "app", "logging", "flags", "sparse", "strings", "random",
               "saved_model", "lookup", "lookup.experimental", "bitwise", "sets", "nest",
-              "version", "audio", "distributions", "data")
+              "version", "audio", "distributions", "data", "data.experimental")
 
 # (namespace pattern, name pattern, reason): why a missing name is left out. Names that
 # match no rule are reported as "not yet implemented".
 _PROTO_CLASSES = ("protocol buffer classes: ClusterSpec.as_cluster_def() returns TF's "
                   "ClusterDef message; exporting the classes would load protobuf when "
                   "tensorweave is imported")
+_DATASET_OPTIONS = ("dataset options (TF2's with_options): tensorweave runs a pipeline in "
+                    "order, on the host")
+_TYPE_SPECS = "TypeSpecs belong to TF2's composite tensors"
+_SHARDING = "tf.distribute input sharding (TF2)"
 REASONS = [
     ("*", "*_v2", "TF2-only variant kept in compat.v1; TF1 programs use the v1 name"),
     ("", "enable_*", "switches TF2 behaviour on; tensorweave is TF1 graph mode only"),
@@ -88,10 +92,26 @@ REASONS = [
     ("io", "*TF*Record*Options*", "TFRecord options variants"),
     ("strings", "*unicode*", "Unicode scripts and ICU-backed ops are not implemented"),
     ("strings", "to_hash_bucket*", "hash schemes TF never documented (FarmHash, SipHash)"),
-    ("data", "*Spec", "TypeSpecs belong to TF2's composite tensors"),
+    ("data", "*Spec", _TYPE_SPECS),
+    ("data.experimental", "*Structure", _TYPE_SPECS),
+    ("data.experimental", "get_structure", _TYPE_SPECS),
+    ("data.experimental", "*Optional*", "tf.data optionals (TF2 iterators' "
+     "get_next_as_optional)"),
+    ("data.experimental", "*_variant", "datasets as variant tensors passed to TF2 "
+     "functions"),
+    ("data.experimental", "*Options", _DATASET_OPTIONS),
+    ("data.experimental", "AutoShardPolicy", _SHARDING),
+    ("data.experimental", "SHARD_HINT", _SHARDING),
+    ("data.experimental", "Autotune*", _DATASET_OPTIONS),
+    ("data.experimental", "ExternalStatePolicy", _DATASET_OPTIONS),
+    ("data.experimental", "*_to_device", "tf.data pipelines run on the host here"),
+    ("data.experimental", "service", "the tf.data service (TF2)"),
+    ("data.experimental", "distributed_save", "the tf.data service (TF2)"),
+    ("data.experimental", "snapshot", "dataset snapshots on disk (TF2)"),
+    ("data.experimental", "enable_debug_mode", "TF2's eager tf.data debug mode"),
+    ("data.experimental", "get_model_proto", "TF2's tf.data autotuning model"),
     ("data", "NumpyIterator", "iterates a dataset eagerly (TF2)"),
-    ("data", "*Options", "dataset options (TF2's with_options): tensorweave runs a "
-     "pipeline in order, on the host"),
+    ("data", "*Options", _DATASET_OPTIONS),
     ("lookup", "StaticVocabularyTable", "its out-of-vocabulary buckets hash keys with "
      "FarmHash's Fingerprint64 (hash schemes TF never documented)"),
     ("saved_model", "save", "object-based SavedModels of tf.Module/tf.function (TF2 API)"),

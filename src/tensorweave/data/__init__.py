@@ -4,7 +4,9 @@ pipeline, iterators as device resources.
   dataset_ops.py   Dataset (sources and transformations), TFRecordDataset,
                    TextLineDataset, functions traced for map/filter
   iterator_ops.py  Iterator, make_one_shot_iterator, make_initializable_iterator
+  experimental.py  tf.data.experimental: transformations for Dataset.apply, combinators,
+                   get_single_element, TFRecordWriter
 
 Imported on first access of `tf.data` (tensorweave/__init__.py).
 """
-from tensorweave.data import dataset_ops, iterator_ops  # noqa: F401
+from tensorweave.data import dataset_ops, experimental, iterator_ops  # noqa: F401

@@ -61,6 +61,8 @@ class DatasetValue:
     the enclosing functions' arguments, which its own functions may read."""
 
     feed: Optional[dict] = None
+    # with tf.data.experimental.ignore_errors: functions drop the elements they fail on
+    skip_errors = False
 
     def elements(self, ctx):
         raise NotImplementedError
@@ -376,7 +378,13 @@ class _Map(DatasetValue):
 
     def elements(self, ctx):
         for e in self.source.elements(ctx):
-            yield self.fn.run(ctx, e, self.feed)
+            try:
+                out = self.fn.run(ctx, e, self.feed)
+            except errors.OpError:
+                if self.skip_errors:
+                    continue
+                raise
+            yield out
 
 
 class _Filter(DatasetValue):
@@ -385,7 +393,12 @@ class _Filter(DatasetValue):
 
     def elements(self, ctx):
         for e in self.source.elements(ctx):
-            keep = self.fn.run(ctx, e, self.feed)[0]
+            try:
+                keep = self.fn.run(ctx, e, self.feed)[0]
+            except errors.OpError:
+                if self.skip_errors:
+                    continue
+                raise
             if bool(np.asarray(keep)):
                 yield e
 
@@ -444,7 +457,7 @@ def _placeholder(dtype, shape, name):
 _FUNCTIONS = "_tw_dataset_functions"
 
 
-def _register_function(fn: DatasetFunction) -> str:
+def register_function(fn: DatasetFunction) -> str:
     """A key naming `fn` in its graph (the op's `f` attr)."""
     table = fn.graph.__dict__.setdefault(_FUNCTIONS, {})
     key = "%s_%d" % (fn.inputs[0].op.name.rsplit("/", 1)[0] if fn.inputs else "fn",
@@ -453,7 +466,7 @@ def _register_function(fn: DatasetFunction) -> str:
     return key
 
 
-def _function(ctx, key: str) -> DatasetFunction:
+def function_of(ctx, key: str) -> DatasetFunction:
     fn = ctx.op.graph.__dict__.get(_FUNCTIONS, {}).get(key)
     if fn is None:
         raise errors.FailedPreconditionError(
@@ -468,46 +481,46 @@ def _scalar(op):
     return TensorShape([])
 
 
-def _dataset_op(name: str, inputs, attrs=None):
+def dataset_op(name: str, inputs, attrs=None):
     register_op(name, inputs=inputs, outputs=["handle: variant"],
                 attrs=dict({"output_types": TypeListAttr(), "output_shapes": []},
                            **(attrs or {})), shape=_scalar, stateful=True)
     not_differentiable(name)
 
 
-_dataset_op("TensorSliceDataset", ["components: Toutput_types"],
+dataset_op("TensorSliceDataset", ["components: Toutput_types"],
             {"Toutput_types": TypeListAttr()})
-_dataset_op("TensorDataset", ["components: Toutput_types"], {"Toutput_types": TypeListAttr()})
-_dataset_op("RangeDataset", ["start: int64", "stop: int64", "step: int64"])
-_dataset_op("TFRecordDataset", ["filenames: string", "compression_type: string",
+dataset_op("TensorDataset", ["components: Toutput_types"], {"Toutput_types": TypeListAttr()})
+dataset_op("RangeDataset", ["start: int64", "stop: int64", "step: int64"])
+dataset_op("TFRecordDataset", ["filenames: string", "compression_type: string",
                                 "buffer_size: int64"])
-_dataset_op("TextLineDataset", ["filenames: string", "compression_type: string",
+dataset_op("TextLineDataset", ["filenames: string", "compression_type: string",
                                 "buffer_size: int64"])
-_dataset_op("FixedLengthRecordDatasetV2", ["filenames: string", "header_bytes: int64",
+dataset_op("FixedLengthRecordDatasetV2", ["filenames: string", "header_bytes: int64",
                                            "record_bytes: int64", "footer_bytes: int64",
                                            "buffer_size: int64", "compression_type: string"])
-_dataset_op("ZipDataset", ["input_datasets: N * variant"], {"N": 1})
-_dataset_op("ConcatenateDataset", ["input_dataset: variant", "another_dataset: variant"])
-_dataset_op("RepeatDataset", ["input_dataset: variant", "count: int64"])
-_dataset_op("TakeDataset", ["input_dataset: variant", "count: int64"])
-_dataset_op("SkipDataset", ["input_dataset: variant", "count: int64"])
-_dataset_op("PrefetchDataset", ["input_dataset: variant", "buffer_size: int64"])
-_dataset_op("BatchDatasetV2", ["input_dataset: variant", "batch_size: int64",
+dataset_op("ZipDataset", ["input_datasets: N * variant"], {"N": 1})
+dataset_op("ConcatenateDataset", ["input_dataset: variant", "another_dataset: variant"])
+dataset_op("RepeatDataset", ["input_dataset: variant", "count: int64"])
+dataset_op("TakeDataset", ["input_dataset: variant", "count: int64"])
+dataset_op("SkipDataset", ["input_dataset: variant", "count: int64"])
+dataset_op("PrefetchDataset", ["input_dataset: variant", "buffer_size: int64"])
+dataset_op("BatchDatasetV2", ["input_dataset: variant", "batch_size: int64",
                                "drop_remainder: bool"])
-_dataset_op("ShuffleDataset", ["input_dataset: variant", "buffer_size: int64", "seed: int64",
+dataset_op("ShuffleDataset", ["input_dataset: variant", "buffer_size: int64", "seed: int64",
                                "seed2: int64"], {"reshuffle_each_iteration": True})
-_dataset_op("PaddedBatchDatasetV2", ["input_dataset: variant", "batch_size: int64",
+dataset_op("PaddedBatchDatasetV2", ["input_dataset: variant", "batch_size: int64",
                                      "padded_shapes: N * int64",
                                      "padding_values: Toutput_types",
                                      "drop_remainder: bool"],
             {"N": 1, "Toutput_types": TypeListAttr()})
-_dataset_op("UnbatchDataset", ["input_dataset: variant"])
-_dataset_op("CacheDataset", ["input_dataset: variant", "filename: string"])
-_dataset_op("FlatMapDataset", ["input_dataset: variant"], {"f": ""})
-_dataset_op("InterleaveDataset", ["input_dataset: variant", "cycle_length: int64",
+dataset_op("UnbatchDataset", ["input_dataset: variant"])
+dataset_op("CacheDataset", ["input_dataset: variant", "filename: string"])
+dataset_op("FlatMapDataset", ["input_dataset: variant"], {"f": ""})
+dataset_op("InterleaveDataset", ["input_dataset: variant", "cycle_length: int64",
                                   "block_length: int64"], {"f": ""})
-_dataset_op("MapDataset", ["input_dataset: variant"], {"f": ""})
-_dataset_op("FilterDataset", ["input_dataset: variant"], {"predicate": ""})
+dataset_op("MapDataset", ["input_dataset: variant"], {"f": ""})
+dataset_op("FilterDataset", ["input_dataset: variant"], {"predicate": ""})
 
 
 def _int(x) -> int:
@@ -592,8 +605,8 @@ def _shuffle_kernel(ctx, d, buffer_size, seed, seed2):
                     (s * 1000003 + s2) % 2 ** 32, ctx.attrs["reshuffle_each_iteration"])
 
 
-kernel("MapDataset")(lambda ctx, d: _Map(d, _function(ctx, ctx.attrs["f"])))
-kernel("FlatMapDataset")(lambda ctx, d: _FlatMap(d, _function(ctx, ctx.attrs["f"])))
+kernel("MapDataset")(lambda ctx, d: _Map(d, function_of(ctx, ctx.attrs["f"])))
+kernel("FlatMapDataset")(lambda ctx, d: _FlatMap(d, function_of(ctx, ctx.attrs["f"])))
 kernel("UnbatchDataset")(lambda ctx, d: _Unbatch(d))
 kernel("CacheDataset")(lambda ctx, d, filename: _Cache(d))
 
@@ -601,7 +614,7 @@ kernel("CacheDataset")(lambda ctx, d, filename: _Cache(d))
 @kernel("InterleaveDataset")
 def _interleave_kernel(ctx, d, cycle_length, block_length):
     cycle, block = _int(cycle_length), _int(block_length)
-    return _Interleave(d, _function(ctx, ctx.attrs["f"]),
+    return _Interleave(d, function_of(ctx, ctx.attrs["f"]),
                        cycle if cycle > 0 else 1, _positive(ctx, block, "block_length"))
 
 
@@ -614,16 +627,18 @@ def _padded_batch_kernel(ctx, d, size, *rest):
         raise errors.InvalidArgumentError(None, ctx.op, "Batch size must be greater than "
                                           "zero.")
     return _PaddedBatch(d, _int(size), shapes, values, bool(np.asarray(rest[2 * n])))
-kernel("FilterDataset")(lambda ctx, d: _Filter(d, _function(ctx, ctx.attrs["predicate"])))
+kernel("FilterDataset")(lambda ctx, d: _Filter(d, function_of(ctx, ctx.attrs["predicate"])))
 
 
 # --- the Dataset classes --------------------------------------------------------------------
 AUTOTUNE = export(-1, "data.AUTOTUNE", "data.experimental.AUTOTUNE")
-INFINITE_CARDINALITY = export(-1, "data.INFINITE_CARDINALITY")
-UNKNOWN_CARDINALITY = export(-2, "data.UNKNOWN_CARDINALITY")
+INFINITE_CARDINALITY = export(-1, "data.INFINITE_CARDINALITY",
+                              "data.experimental.INFINITE_CARDINALITY")
+UNKNOWN_CARDINALITY = export(-2, "data.UNKNOWN_CARDINALITY",
+                             "data.experimental.UNKNOWN_CARDINALITY")
 
 
-def _spec_attrs(types, shapes) -> dict:
+def spec_attrs(types, shapes) -> dict:
     return {"output_types": list(types), "output_shapes": list(shapes)}
 
 
@@ -670,7 +685,7 @@ class Dataset(ElementSpec):
         types = self._types if types is None else types
         shapes = self._shapes if shapes is None else shapes
         op = apply_op(op_type, [self._variant] + list(inputs),
-                      dict(_spec_attrs(types, shapes), **(attrs or {})), name=op_type)
+                      dict(spec_attrs(types, shapes), **(attrs or {})), name=op_type)
         return Dataset(op.outputs[0], structure, types, shapes)
 
     # -- sources --
@@ -711,7 +726,7 @@ class Dataset(ElementSpec):
         else:
             raise ValueError("Invalid arguments to range: %s" % (args,))
         inputs = [convert_to_tensor(v, dtype=_dt.int64) for v in (start, stop, step)]
-        op = apply_op("RangeDataset", inputs, _spec_attrs([_dt.int64], [TensorShape([])]),
+        op = apply_op("RangeDataset", inputs, spec_attrs([_dt.int64], [TensorShape([])]),
                       name="RangeDataset")
         return Dataset(op.outputs[0], 0, [_dt.int64], [TensorShape([])])
 
@@ -722,7 +737,7 @@ class Dataset(ElementSpec):
         structure = nest.pack_sequence_as(datasets, [d._structure for d in flat])
         types = [t for d in flat for t in d._types]
         shapes = [s for d in flat for s in d._shapes]
-        op = apply_op("ZipDataset", [[d._variant for d in flat]], _spec_attrs(types, shapes),
+        op = apply_op("ZipDataset", [[d._variant for d in flat]], spec_attrs(types, shapes),
                       name="ZipDataset")
         return Dataset(op.outputs[0], structure, types, shapes)
 
@@ -841,7 +856,7 @@ class Dataset(ElementSpec):
     def flat_map(self, map_func: Callable) -> "Dataset":
         """The elements of the datasets `map_func` gives for each element, in order."""
         fn = self._dataset_function(map_func, "flat_map_fn")
-        return self._derive("FlatMapDataset", [], {"f": _register_function(fn)},
+        return self._derive("FlatMapDataset", [], {"f": register_function(fn)},
                             structure=fn.dataset._structure, types=fn.dataset._types,
                             shapes=fn.dataset._shapes)
 
@@ -855,7 +870,7 @@ class Dataset(ElementSpec):
         cycle = cycle_length if cycle_length not in (None, AUTOTUNE) else (os.cpu_count()
                                                                            or 1)
         return self._derive("InterleaveDataset", [_count(cycle), _count(
-            1 if block_length is None else block_length)], {"f": _register_function(fn)},
+            1 if block_length is None else block_length)], {"f": register_function(fn)},
             structure=fn.dataset._structure, types=fn.dataset._types,
             shapes=fn.dataset._shapes)
 
@@ -895,7 +910,7 @@ class Dataset(ElementSpec):
         `num_parallel_calls` is accepted; elements are mapped in order, one at a time."""
         fn = DatasetFunction(map_func, self._structure, self._types, self._shapes,
                              "map_fn", unpack=True)
-        return self._derive("MapDataset", [], {"f": _register_function(fn)},
+        return self._derive("MapDataset", [], {"f": register_function(fn)},
                             structure=fn.structure, types=[t.dtype for t in fn.outputs],
                             shapes=[t.shape for t in fn.outputs])
 
@@ -911,7 +926,7 @@ class Dataset(ElementSpec):
                 fn.outputs[0].shape.ndims not in (None, 0):
             raise ValueError("`predicate` return type must be convertible to a scalar "
                              "boolean tensor. Was %s." % (fn.outputs,))
-        return self._derive("FilterDataset", [], {"predicate": _register_function(fn)})
+        return self._derive("FilterDataset", [], {"predicate": register_function(fn)})
 
     def apply(self, transformation_func: Callable) -> "Dataset":
         """transformation_func(self)."""
@@ -944,20 +959,31 @@ def _flatten_shapes(structure, shapes) -> list:
     return [s for sub, sh in zip(structure, shapes) for s in _flatten_shapes(sub, sh)]
 
 
+def _lists_as_tensors(x):
+    """`x` with every list a tensor: in tf.data a list is one component, not a nesting
+    (tuples, namedtuples and dicts are)."""
+    if isinstance(x, list):
+        return convert_to_tensor(x)
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*[_lists_as_tensors(v) for v in x])
+    if isinstance(x, tuple):
+        return tuple(_lists_as_tensors(v) for v in x)
+    if isinstance(x, dict):
+        return type(x)((k, _lists_as_tensors(v)) for k, v in x.items())
+    return x
+
+
 def _structure_of(tensors):
+    tensors = _lists_as_tensors(tensors)
     flat = [convert_to_tensor(t) for t in nest.flatten(tensors)]
     for t in flat:
         if t.dtype == _dt.variant or t.dtype == _dt.resource:
             raise TypeError("tf.data components must be tensors of data, got %s" % t)
-    structure = nest.pack_sequence_as(tensors, [0] * len(flat))
-    if isinstance(structure, list):  # as TF2's tf.data: a list is one tensor
-        t = convert_to_tensor(tensors)
-        return 0, [t]
-    return structure, flat
+    return nest.pack_sequence_as(tensors, [0] * len(flat)), flat
 
 
 def _source(op_type, flat, structure, types, shapes) -> Dataset:
-    op = apply_op(op_type, [flat], dict(_spec_attrs(types, shapes),
+    op = apply_op(op_type, [flat], dict(spec_attrs(types, shapes),
                                         Toutput_types=list(types)), name=op_type)
     return Dataset(op.outputs[0], structure, types, shapes)
 
@@ -980,7 +1006,7 @@ def _file_dataset(op_type: str, filenames, compression_type) -> Dataset:
                              dtype=_dt.string, name="compression_type")
     size = convert_to_tensor(0, dtype=_dt.int64, name="buffer_size")
     op = apply_op(op_type, [names, comp, size],
-                  _spec_attrs([_dt.string], [TensorShape([])]), name=op_type)
+                  spec_attrs([_dt.string], [TensorShape([])]), name=op_type)
     return op.outputs[0]
 
 
@@ -1011,7 +1037,7 @@ class FixedLengthRecordDataset(Dataset):
             i64(footer_bytes, "footer_bytes"), i64(buffer_size, "buffer_size"),
             convert_to_tensor("" if compression_type is None else compression_type,
                               dtype=_dt.string, name="compression_type")],
-            _spec_attrs([_dt.string], [TensorShape([])]), name="FixedLengthRecordDataset")
+            spec_attrs([_dt.string], [TensorShape([])]), name="FixedLengthRecordDataset")
         Dataset.__init__(self, op.outputs[0], 0, [_dt.string], [TensorShape([])])
 
 

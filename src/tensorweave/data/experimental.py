@@ -1,0 +1,357 @@
+"""tf.data.experimental: the transformations TF1 programs apply with `dataset.apply(...)`
+(shuffle_and_repeat, map_and_batch, parallel_interleave, unbatch, enumerate_dataset,
+ignore_errors, take_while, unique), dataset combinators (choose_from_datasets,
+sample_from_datasets, Counter), get_single_element and TFRecordWriter.
+
+The fused transformations of TF (map_and_batch, shuffle_and_repeat,
+parallel_interleave) are their plain compositions here: elements are produced in order
+(see dataset_ops.py), so `num_parallel_*` and `sloppy` change nothing.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors
+from tensorweave.framework import nest
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import TypeListAttr, kernel, not_differentiable, \
+    register_op
+from tensorweave.framework.shapes import TensorShape
+from tensorweave.data import dataset_ops as _ds
+from tensorweave.data.dataset_ops import Dataset, DatasetValue
+
+_LARGEST = np.iinfo(np.int64).max
+
+
+# --- transformations (for Dataset.apply) ------------------------------------------------------
+@tf_export("data.experimental.shuffle_and_repeat")
+def shuffle_and_repeat(buffer_size, count=None, seed: Optional[int] = None) -> Callable:
+    """`shuffle(buffer_size, seed)` then `repeat(count)`, each epoch in a new order."""
+    return lambda ds: ds.shuffle(buffer_size, seed).repeat(count)
+
+
+@tf_export("data.experimental.map_and_batch")
+def map_and_batch(map_func: Callable, batch_size, num_parallel_batches=None,
+                  drop_remainder: bool = False, num_parallel_calls=None) -> Callable:
+    """`map(map_func)` then `batch(batch_size, drop_remainder)`."""
+    return lambda ds: ds.map(map_func).batch(batch_size, drop_remainder)
+
+
+@tf_export("data.experimental.parallel_interleave")
+def parallel_interleave(map_func: Callable, cycle_length, block_length=1, sloppy=False,
+                        buffer_output_elements=None, prefetch_input_elements=None
+                        ) -> Callable:
+    """`interleave(map_func, cycle_length, block_length)` (in TF's deterministic order)."""
+    return lambda ds: ds.interleave(map_func, cycle_length, block_length)
+
+
+@tf_export("data.experimental.unbatch")
+def unbatch() -> Callable:
+    """`Dataset.unbatch`."""
+    return lambda ds: ds.unbatch()
+
+
+@tf_export("data.experimental.enumerate_dataset")
+def enumerate_dataset(start=0) -> Callable:
+    """Each element as (its index from `start`, the element)."""
+    return lambda ds: Dataset.zip((Dataset.range(start, _LARGEST), ds))
+
+
+@tf_export("data.experimental.ignore_errors")
+def ignore_errors(log_warning: bool = False) -> Callable:
+    """The elements whose `map`/`filter` functions succeed; the others are dropped."""
+    return lambda ds: _derive_simple(ds, "IgnoreErrorsDataset", {"log_warning":
+                                                                  bool(log_warning)})
+
+
+@tf_export("data.experimental.take_while")
+def take_while(predicate: Callable) -> Callable:
+    """The elements up to the first for which `predicate` gives False."""
+    def apply(ds: Dataset) -> Dataset:
+        fn = _ds.DatasetFunction(predicate, ds._structure, ds._types, ds._shapes,
+                                 "take_while_fn", unpack=True)
+        if len(fn.outputs) != 1 or fn.outputs[0].dtype != _dt.bool:
+            raise ValueError("`predicate` return type must be convertible to a scalar "
+                             "boolean tensor. Was %s." % (fn.outputs,))
+        return ds._derive("TakeWhileDataset", [], {"predicate": _ds.register_function(fn)})
+    return apply
+
+
+@tf_export("data.experimental.unique")
+def unique() -> Callable:
+    """Each distinct element once, at its first occurrence (elements of one int or
+    string component).
+
+    Raises:
+      TypeError: elements of several components or another dtype.
+    """
+    def apply(ds: Dataset) -> Dataset:
+        if len(ds._types) != 1 or not (ds._types[0].is_integer or
+                                       ds._types[0] == _dt.string):
+            raise TypeError("`tf.data.experimental.unique()` only supports datasets with a "
+                            "single `tf.int32`, `tf.int64`, or `tf.string` component.")
+        return _derive_simple(ds, "UniqueDataset")
+    return apply
+
+
+def _derive_simple(ds: Dataset, op_type: str, attrs=None) -> Dataset:
+    return ds._derive(op_type, [], attrs)
+
+
+# --- combinators and sources ------------------------------------------------------------------
+@tf_export("data.experimental.Counter")
+def Counter(start=0, step=1, dtype=_dt.int64) -> Dataset:  # noqa: N802 - TF's name
+    """start, start + step, ... without end."""
+    end = _LARGEST if int(np.asarray(step)) > 0 else -_LARGEST
+    ds = Dataset.range(start, end, step)
+    dtype = _dt.as_dtype(dtype)
+    if dtype != _dt.int64:
+        from tensorweave.ops.math.math_ops import cast
+        ds = ds.map(lambda v: cast(v, dtype))
+    return ds
+
+
+@tf_export("data.experimental.choose_from_datasets")
+def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset: bool = False
+                         ) -> Dataset:
+    """For each int64 `k` of `choice_dataset`, the next element of `datasets[k]`; an
+    exhausted one is passed over (or, with `stop_on_empty_dataset`, ends the dataset).
+
+    Raises:
+      TypeError: the datasets' elements differ, or the choices are not int64 scalars.
+    """
+    datasets = list(datasets)
+    _check_same(datasets)
+    if choice_dataset._types != [_dt.int64] or choice_dataset._shapes[0].ndims not in (0,
+                                                                                        None):
+        raise TypeError("`choice_dataset` must be a dataset of scalar `tf.int64` tensors.")
+    first = datasets[0]
+    op = apply_op("ChooseFromDatasets", [choice_dataset._variant,
+                                         [d._variant for d in datasets]],
+                  dict(_ds.spec_attrs(first._types, first._shapes),
+                       stop_on_empty_dataset=bool(stop_on_empty_dataset)),
+                  name="ChooseFromDatasets")
+    return Dataset(op.outputs[0], first._structure, first._types, first._shapes)
+
+
+@tf_export("data.experimental.sample_from_datasets")
+def sample_from_datasets(datasets, weights=None, seed: Optional[int] = None,
+                         stop_on_empty_dataset: bool = False) -> Dataset:
+    """Elements drawn from `datasets` at random with probabilities `weights` (default
+    uniform); an exhausted dataset drops out (the others' weights renormalized), or with
+    `stop_on_empty_dataset` ends the dataset.
+
+    Raises:
+      TypeError: the datasets' elements differ.
+    """
+    datasets = list(datasets)
+    _check_same(datasets)
+    w = np.ones(len(datasets)) if weights is None else np.asarray(weights, np.float64)
+    from tensorweave.ops.random.random_ops import get_seed
+    s1, s2 = get_seed(seed)
+    first = datasets[0]
+    op = apply_op("SampleFromDatasets", [[d._variant for d in datasets],
+                                         convert_to_tensor(w, _dt.float64),
+                                         convert_to_tensor(0 if s1 is None else s1,
+                                                           _dt.int64),
+                                         convert_to_tensor(0 if s2 is None else s2,
+                                                           _dt.int64)],
+                  dict(_ds.spec_attrs(first._types, first._shapes),
+                       stop_on_empty_dataset=bool(stop_on_empty_dataset)),
+                  name="SampleFromDatasets")
+    return Dataset(op.outputs[0], first._structure, first._types, first._shapes)
+
+
+def _check_same(datasets) -> None:
+    if not datasets:
+        raise ValueError("`datasets` must be a non-empty list of datasets.")
+    first = datasets[0]
+    for d in datasets[1:]:
+        if d._types != first._types or nest.flatten(d._structure) != nest.flatten(
+                first._structure):
+            raise TypeError("All datasets must have the same type structure, got %s and %s"
+                            % (first.output_types, d.output_types))
+
+
+@tf_export("data.experimental.get_single_element")
+def get_single_element(dataset: Dataset):
+    """The one element of `dataset` (its run raises InvalidArgumentError if the dataset
+    has none or more than one)."""
+    op = apply_op("DatasetToSingleElement", [dataset._variant],
+                  _ds.spec_attrs(dataset._types, dataset._shapes),
+                  name="DatasetToSingleElement")
+    outs = list(op.outputs)
+    for t, s in zip(outs, dataset._shapes):
+        t.set_shape(s)
+    return nest.pack_sequence_as(dataset._structure, outs)
+
+
+@tf_export("data.experimental.TFRecordWriter")
+class TFRecordWriter:
+    """Writes a dataset of scalar strings to a TFRecord file.
+
+    Args:
+      filename: the file to write.
+      compression_type: "", "GZIP" or "ZLIB".
+    """
+
+    def __init__(self, filename, compression_type=None):
+        self._filename = convert_to_tensor(filename, _dt.string, name="filename")
+        self._compression = convert_to_tensor(compression_type or "", _dt.string,
+                                              name="compression_type")
+
+    def write(self, dataset: Dataset):
+        """The op that writes every element of `dataset` (scalar strings).
+
+        Raises:
+          TypeError: the elements are not scalar strings.
+        """
+        if dataset._types != [_dt.string] or dataset._shapes[0].ndims not in (0, None):
+            raise TypeError("`dataset` must produce scalar `DT_STRING` tensors whereas it "
+                            "produces shape %s and types %s" % (dataset.output_shapes,
+                                                                dataset.output_types))
+        return apply_op("DatasetToTFRecord", [dataset._variant, self._filename,
+                                              self._compression], name="DatasetToTFRecord")
+
+
+# --- the ops and their values -------------------------------------------------------------
+_ds.dataset_op("IgnoreErrorsDataset", ["input_dataset: variant"], {"log_warning": False})
+_ds.dataset_op("TakeWhileDataset", ["input_dataset: variant"], {"predicate": ""})
+_ds.dataset_op("UniqueDataset", ["input_dataset: variant"])
+_ds.dataset_op("ChooseFromDatasets", ["selector_input_dataset: variant",
+                                      "data_input_datasets: N * variant"],
+               {"N": 1, "stop_on_empty_dataset": False})
+_ds.dataset_op("SampleFromDatasets", ["input_datasets: N * variant", "weights: double",
+                                      "seed: int64", "seed2: int64"],
+               {"N": 1, "stop_on_empty_dataset": False})
+register_op("DatasetToSingleElement", inputs=["dataset: variant"],
+            outputs=["components: output_types"],
+            attrs={"output_types": TypeListAttr(), "output_shapes": []},
+            shape=lambda op: [TensorShape(s) for s in op.get_attr("output_shapes")],
+            stateful=True)
+register_op("DatasetToTFRecord", inputs=["input_dataset: variant", "filename: string",
+                                         "compression_type: string"], stateful=True)
+not_differentiable("DatasetToSingleElement")
+not_differentiable("DatasetToTFRecord")
+
+
+class _TakeWhile(DatasetValue):
+    def __init__(self, source, fn):
+        self.source, self.fn = source, fn
+
+    def elements(self, ctx):
+        for e in self.source.elements(ctx):
+            if not bool(np.asarray(self.fn.run(ctx, e, self.feed)[0])):
+                return
+            yield e
+
+
+class _Unique(DatasetValue):
+    def __init__(self, source):
+        self.source = source
+
+    def elements(self, ctx):
+        seen = set()
+        for e in self.source.elements(ctx):
+            key = np.asarray(e[0]).item()
+            if key not in seen:
+                seen.add(key)
+                yield e
+
+
+class _Choose(DatasetValue):
+    def __init__(self, selector, inputs, stop: bool):
+        self.selector, self.inputs, self.stop = selector, inputs, stop
+
+    def elements(self, ctx):
+        its = [d.elements(ctx) for d in self.inputs]
+        done = [False] * len(its)
+        for choice in self.selector.elements(ctx):
+            k = int(np.asarray(choice[0]))
+            if not 0 <= k < len(its):
+                raise errors.InvalidArgumentError(
+                    None, ctx.op, "Selector index out of range: %d >= %d" % (k, len(its)))
+            if done[k]:
+                continue
+            try:
+                yield next(its[k])
+            except StopIteration:
+                done[k] = True
+                if self.stop or all(done):
+                    return
+
+
+class _Sample(DatasetValue):
+    def __init__(self, inputs, weights, seed, stop: bool):
+        self.inputs, self.weights, self.seed, self.stop = inputs, weights, seed, stop
+
+    def elements(self, ctx):
+        rs = np.random.RandomState(self.seed)
+        its = [d.elements(ctx) for d in self.inputs]
+        w = np.array(self.weights, np.float64)
+        while w.sum() > 0:
+            k = int(rs.choice(len(its), p=w / w.sum()))
+            try:
+                yield next(its[k])
+            except StopIteration:
+                if self.stop:
+                    return
+                w[k] = 0.0
+
+
+def _ignoring_errors(value: DatasetValue) -> DatasetValue:
+    """`value` with every function of its pipeline dropping the elements it fails on."""
+    value.skip_errors = True
+    for child in [getattr(value, k, None) for k in ("source", "first", "second")] + \
+            list(getattr(value, "inputs", ())):
+        if isinstance(child, DatasetValue):
+            _ignoring_errors(child)
+    return value
+
+
+kernel("IgnoreErrorsDataset")(lambda ctx, d: _ignoring_errors(d))
+kernel("TakeWhileDataset")(lambda ctx, d: _TakeWhile(d, _ds.function_of(
+    ctx, ctx.attrs["predicate"])))
+kernel("UniqueDataset")(lambda ctx, d: _Unique(d))
+kernel("ChooseFromDatasets")(lambda ctx, selector, *inputs: _Choose(
+    selector, list(inputs), ctx.attrs["stop_on_empty_dataset"]))
+
+
+@kernel("SampleFromDatasets")
+def _sample_kernel(ctx, *args):
+    *inputs, weights, seed, seed2 = args
+    w = np.asarray(weights, np.float64).reshape(-1)
+    if w.size != len(inputs) or (w < 0).any():
+        raise errors.InvalidArgumentError(None, ctx.op, "weights must be %d non-negative "
+                                          "numbers, got %s" % (len(inputs), w.tolist()))
+    s1, s2 = int(np.asarray(seed)), int(np.asarray(seed2))
+    return _Sample(list(inputs), w, None if s1 == 0 and s2 == 0 else
+                   (s1 * 1000003 + s2) % 2 ** 32, ctx.attrs["stop_on_empty_dataset"])
+
+
+@kernel("DatasetToSingleElement")
+def _single_element_kernel(ctx, dataset):
+    it = dataset.elements(ctx)
+    first = next(it, None)
+    if first is None:
+        raise errors.InvalidArgumentError(None, ctx.op, "Dataset was empty.")
+    if next(it, None) is not None:
+        raise errors.InvalidArgumentError(None, ctx.op, "Dataset had more than one "
+                                          "element.")
+    return list(first)
+
+
+@kernel("DatasetToTFRecord")
+def _to_tfrecord_kernel(ctx, dataset, filename, compression):
+    from tensorweave.ops.io import record_io
+    name = np.asarray(filename, dtype=object).item()
+    comp = np.asarray(compression, dtype=object).item()
+    path = name.decode() if isinstance(name, bytes) else str(name)
+    comp = comp.decode() if isinstance(comp, bytes) else str(comp)
+    with record_io.TFRecordWriter(path, comp or None) as w:
+        for e in dataset.elements(ctx):
+            w.write(np.asarray(e[0], dtype=object).item())

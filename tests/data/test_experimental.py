@@ -1,0 +1,68 @@
+"""tf.data.experimental (the same elements as TF 2.21 for these pipelines)."""
+import numpy as np
+import pytest
+
+import tensorweave as tf
+
+X = tf.data.experimental
+
+
+def _drain(sess, dataset):
+    nxt = dataset.make_one_shot_iterator().get_next()
+    out = []
+    with pytest.raises(tf.errors.OutOfRangeError):
+        for _ in range(5000):
+            out.append(sess.run(nxt))
+    return out
+
+
+def test_transformations(sess):
+    r = tf.data.Dataset.range(5)
+    assert [b.tolist() for b in _drain(sess, r.apply(X.map_and_batch(lambda v: v * 2, 2)))] \
+        == [[0, 2], [4, 6], [8]]
+    assert [tuple(map(int, e)) for e in _drain(sess, r.apply(X.enumerate_dataset(10)))] == \
+        [(10, 0), (11, 1), (12, 2), (13, 3), (14, 4)]
+    inverse = tf.data.Dataset.from_tensor_slices([1, 2, 0, 4]).map(
+        lambda v: tf.debugging.check_numerics(1.0 / tf.cast(v, tf.float32), "inverse"))
+    assert _drain(sess, inverse.apply(X.ignore_errors())) == [1.0, 0.5, 0.25]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="inverse"):
+        _drain(sess, inverse)
+    assert _drain(sess, r.apply(X.take_while(lambda v: v < 3))) == [0, 1, 2]
+    assert _drain(sess, tf.data.Dataset.from_tensor_slices([3, 1, 3, 2, 1]).apply(
+        X.unique())) == [3, 1, 2]
+    with pytest.raises(TypeError, match="single"):
+        tf.data.Dataset.from_tensor_slices(([1], [2])).apply(X.unique())
+    epochs = _drain(sess, r.apply(X.shuffle_and_repeat(5, 2, seed=3)))
+    assert sorted(epochs[:5]) == sorted(epochs[5:]) == list(range(5))
+    inter = tf.data.Dataset.range(3).apply(X.parallel_interleave(
+        lambda v: tf.data.Dataset.from_tensors(v).repeat(2), cycle_length=2))
+    assert _drain(sess, inter) == [0, 1, 0, 1, 2, 2]
+    assert [u.tolist() for u in _drain(sess, tf.data.Dataset.from_tensors([[1, 2], [3, 4]])
+                                       .apply(X.unbatch()))] == [[1, 2], [3, 4]]
+
+
+def test_combinators_and_single_elements(sess, tmp_path):
+    a = tf.data.Dataset.from_tensors(b"a").repeat()
+    b = tf.data.Dataset.from_tensors(b"b").repeat()
+    choices = tf.data.Dataset.from_tensor_slices(tf.constant([0, 1, 1, 0], tf.int64))
+    assert _drain(sess, X.choose_from_datasets([a, b], choices)) == [b"a", b"b", b"b", b"a"]
+    mixed = _drain(sess, X.sample_from_datasets([tf.data.Dataset.range(0, 3),
+                                                 tf.data.Dataset.range(10, 13)], seed=1))
+    assert sorted(mixed) == [0, 1, 2, 10, 11, 12]  # each drained, in its own order
+    assert [v for v in mixed if v < 10] == [0, 1, 2]
+    heavy = _drain(sess, X.sample_from_datasets(
+        [tf.data.Dataset.from_tensors(0).repeat(), tf.data.Dataset.from_tensors(1).repeat()],
+        [0.9, 0.1], seed=2).take(2000))
+    assert abs(np.mean(heavy) - 0.1) < 0.03
+    assert _drain(sess, X.Counter(5, 2).take(3)) == [5, 7, 9]
+    assert _drain(sess, X.Counter(0, -1, tf.int32).take(2)) == [0, -1]
+    assert sess.run(X.get_single_element(tf.data.Dataset.from_tensors((1, "x")))) == (1, b"x")
+    for ds, message in ((tf.data.Dataset.range(2), "more than one element"),
+                        (tf.data.Dataset.range(0), "Dataset was empty")):
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+            sess.run(X.get_single_element(ds))
+    path = str(tmp_path / "w.tfrecord")
+    sess.run(X.TFRecordWriter(path).write(tf.data.Dataset.from_tensor_slices(["a", "bb"])))
+    assert list(tf.python_io.tf_record_iterator(path)) == [b"a", b"bb"]
+    with pytest.raises(TypeError, match="scalar `DT_STRING`"):
+        X.TFRecordWriter(path).write(tf.data.Dataset.range(2))
