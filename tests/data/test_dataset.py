@@ -233,3 +233,25 @@ def test_padded_batch_unbatch_cache(sess):
     assert draws[:3] == draws[3:] and len(set(draws)) == 3
     with pytest.raises(NotImplementedError, match="cache\\(filename\\)"):
         tf.data.Dataset.range(3).cache("/tmp/somewhere")
+
+
+def test_feedable_iterators_switch_between_datasets(sess):
+    train = tf.data.Dataset.range(100).map(lambda v: v * 2).repeat()
+    val = tf.data.Dataset.range(3).map(lambda v: -v)
+    handle = tf.placeholder(tf.string, shape=[])
+    it = tf.data.Iterator.from_string_handle(handle, train.output_types, train.output_shapes)
+    nxt = it.get_next()
+    train_it, val_it = train.make_one_shot_iterator(), val.make_initializable_iterator()
+    th, vh = sess.run([train_it.string_handle(), val_it.string_handle()])
+    assert isinstance(th, bytes) and th != vh
+    assert [sess.run(nxt, {handle: th}) for _ in range(3)] == [0, 2, 4]
+    sess.run(val_it.initializer)
+    assert [sess.run(nxt, {handle: vh}) for _ in range(3)] == [0, -1, -2]
+    assert sess.run(nxt, {handle: th}) == 6  # the training iterator kept its place
+    with pytest.raises(tf.errors.OutOfRangeError):
+        sess.run(nxt, {handle: vh})
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Could not find an iterator"):
+        sess.run(nxt, {handle: b"nope"})
+    floats = tf.data.Iterator.from_string_handle(handle, tf.float32).get_next()
+    with pytest.raises(tf.errors.InvalidArgumentError, match="do not match"):
+        sess.run(floats, {handle: th})

@@ -7,12 +7,18 @@ components and raises OutOfRangeError("End of sequence") once the dataset is don
 one-shot iterator (OneShotDatasetIterator, tensorweave's op: TF's OneShotIterator builds
 its dataset from a function) starts itself on its dataset input the first time a
 session runs it.
+
+Feedable iterators: IteratorToStringHandle gives a string naming an iterator among the
+device's resources, IteratorFromStringHandleV2 the iterator a fed string names, so one
+`get_next` reads from whichever iterator (training or validation) the step feeds.
 """
 from __future__ import annotations
 
 import itertools
 import threading
 from typing import Optional
+
+import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
@@ -63,11 +69,18 @@ register_op("OneShotDatasetIterator", inputs=["dataset: variant"],
             outputs=["handle: resource"], attrs=dict(_SPEC),
             shape=lambda op: TensorShape([]), stateful=True)
 register_op("MakeIterator", inputs=["dataset: variant", "iterator: resource"], stateful=True)
+register_op("IteratorToStringHandle", inputs=["resource_handle: resource"],
+            outputs=["string_handle: string"], shape=lambda op: TensorShape([]),
+            stateful=True)
+register_op("IteratorFromStringHandleV2", inputs=["string_handle: string"],
+            outputs=["resource_handle: resource"], attrs=dict(_SPEC),
+            shape=lambda op: TensorShape([]), stateful=True)
 register_op("IteratorGetNext", inputs=["iterator: resource"],
             outputs=["components: output_types"], attrs=dict(_SPEC),
             shape=lambda op: [TensorShape(s) for s in op.get_attr("output_shapes")],
             stateful=True)
-for _op in ("IteratorV2", "OneShotDatasetIterator", "MakeIterator", "IteratorGetNext"):
+for _op in ("IteratorV2", "OneShotDatasetIterator", "MakeIterator", "IteratorGetNext",
+            "IteratorToStringHandle", "IteratorFromStringHandleV2"):
     not_differentiable(_op)
 
 
@@ -91,9 +104,42 @@ def _iterator_kernel(ctx):
 def _one_shot_kernel(ctx, dataset):
     it = ctx.state.get("iterator")
     if it is None:  # the first run in this session starts it; later runs read on
-        it = ctx.state["iterator"] = IteratorResource(ctx.attrs["output_types"],
-                                                      ctx.attrs["output_shapes"])
+        name = "_%d_%s" % (next(_UNIQUE), ctx.op.name)
+        it = ctx.state["iterator"] = _resource(ctx, name)
         it.start(ctx, dataset)
+    return it
+
+
+_HANDLES = "_tw_iterator_handles"  # device resource: string handle -> iterator
+
+
+def _handles(ctx) -> dict:
+    return ctx.resources.lookup_or_create("", _HANDLES, dict)
+
+
+@kernel("IteratorToStringHandle")
+def _to_string_handle_kernel(ctx, iterator):
+    handles = _handles(ctx)
+    for key, value in list(handles.items()):
+        if value is iterator:
+            return np.array(key, dtype=object)
+    key = ("%s:iterator:%d" % (ctx.device.name, len(handles))).encode()
+    handles[key] = iterator
+    return np.array(key, dtype=object)
+
+
+@kernel("IteratorFromStringHandleV2")
+def _from_string_handle_kernel(ctx, string_handle):
+    key = np.asarray(string_handle, dtype=object).item()
+    it = _handles(ctx).get(key if isinstance(key, bytes) else str(key).encode())
+    if it is None:
+        raise errors.InvalidArgumentError(None, ctx.op, "Could not find an iterator for "
+                                          "string handle %r in this session" % (key,))
+    if [_dt.as_dtype(t) for t in it.types] != list(ctx.attrs["output_types"]):
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "The fed iterator's output types %s do not match the expected %s"
+            % ([_dt.as_dtype(t).name for t in it.types],
+               [t.name for t in ctx.attrs["output_types"]]))
     return it
 
 
@@ -152,10 +198,27 @@ class Iterator(ElementSpec):
             raise ValueError("Iterator does not have an initializer.")
         return self._initializer
 
-    @property
-    def string_handle(self):
-        raise NotImplementedError("Iterator.string_handle (feedable iterators) is not "
-                                  "supported by tensorweave")
+    def string_handle(self, name: Optional[str] = None) -> _graph.Tensor:
+        """A scalar string naming this iterator, for `Iterator.from_string_handle`
+        (valid in the session that evaluates it)."""
+        return apply_op("IteratorToStringHandle", [self._handle],
+                        name=name or "IteratorToStringHandle").outputs[0]
+
+    @staticmethod
+    def from_string_handle(string_handle, output_types, output_shapes=None,
+                           output_classes=None) -> "Iterator":
+        """An iterator that reads from whichever iterator `string_handle` (a fed string
+        tensor, from `string_handle()`) names; its elements are of the given structure."""
+        from tensorweave.framework.op_builder import convert_to_tensor
+        flat_types = [_dt.as_dtype(t) for t in nest.flatten(output_types)]
+        flat_shapes = [TensorShape(None)] * len(flat_types) if output_shapes is None else \
+            [TensorShape(s) for s in nest.flatten(output_shapes)]
+        structure = nest.pack_sequence_as(output_types, [0] * len(flat_types))
+        handle = apply_op("IteratorFromStringHandleV2",
+                          [convert_to_tensor(string_handle, _dt.string)],
+                          {"output_types": flat_types, "output_shapes": flat_shapes},
+                          name="IteratorFromStringHandle").outputs[0]
+        return Iterator(handle, None, structure, flat_types, flat_shapes)
 
     def make_initializer(self, dataset: Dataset, name: Optional[str] = None
                          ) -> _graph.Operation:
