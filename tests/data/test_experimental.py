@@ -66,3 +66,30 @@ def test_combinators_and_single_elements(sess, tmp_path):
     assert list(tf.python_io.tf_record_iterator(path)) == [b"a", b"bb"]
     with pytest.raises(TypeError, match="scalar `DT_STRING`"):
         X.TFRecordWriter(path).write(tf.data.Dataset.range(2))
+
+
+def test_csv_datasets(sess, tmp_path):
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    a.write_text("age,name,score,label\n20,ann,1.5,1\n31,bob,,0\n")
+    b.write_text('age,name,score,label\n45,"c,d",3.25,1\n')
+    ds = X.CsvDataset([str(a), str(b)], [tf.int32, tf.string, [9.0], tf.int64], header=True)
+    assert ds.output_types == (tf.int32, tf.string, tf.float32, tf.int64)
+    assert _drain(sess, ds) == [(20, b"ann", 1.5, 1), (31, b"bob", 9.0, 0),
+                                (45, b"c,d", 3.25, 1)]
+    picked = X.CsvDataset(str(a), [[0], [0]], header=True, select_cols=[0, 3])
+    assert _drain(sess, picked) == [(20, 1), (31, 0)]
+    with pytest.raises(ValueError, match="not both"):
+        X.CsvDataset(str(a), [[0]], select_cols=[0], exclude_cols=[1])
+    made = X.make_csv_dataset(str(tmp_path / "*.csv"), batch_size=2, label_name="label",
+                              shuffle=False, num_epochs=1)
+    features, label = made.output_types
+    assert list(features) == ["age", "name", "score"] and label == tf.int32
+    assert (features["age"], features["score"]) == (tf.int32, tf.float32)
+    (f1, l1), (f2, l2) = _drain(sess, made)
+    assert f1["age"].tolist() == [20, 31] and f1["name"].tolist() == [b"ann", b"bob"]
+    assert f1["score"].tolist() == [1.5, 0.0] and l1.tolist() == [1, 0]
+    assert f2["name"].tolist() == [b"c,d"] and l2.tolist() == [1]
+    with pytest.raises(ValueError, match="No files match"):
+        X.make_csv_dataset(str(tmp_path / "none*.csv"), 2)
+    with pytest.raises(ValueError, match="`label_name` provided must be one of the columns"):
+        X.make_csv_dataset(str(tmp_path / "*.csv"), 2, label_name="nope")
