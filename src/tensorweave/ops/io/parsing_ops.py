@@ -164,13 +164,17 @@ def _shape_str(dims) -> str:
 
 
 class _Spec:
-    """What a kernel needs to know of its features (from the op's attrs)."""
+    """What a kernel needs to know of its features (from the op's attrs): `sparse`
+    (key, dtype) pairs, `dense` (key, dtype, shape) triples, and per dense feature its
+    dims and element count (`dense_dims`, `dense_sizes`)."""
 
     def __init__(self, sparse_keys, sparse_types, dense_keys, dense_types, dense_shapes):
         self.sparse = [(k.decode() if isinstance(k, bytes) else k, t)
                        for k, t in zip(sparse_keys, sparse_types)]
         self.dense = [(k.decode() if isinstance(k, bytes) else k, t, as_shape(s))
                       for k, t, s in zip(dense_keys, dense_types, dense_shapes)]
+        self.dense_dims = [shape.as_list() for _, _, shape in self.dense]
+        self.dense_sizes = [shape.num_elements() for _, _, shape in self.dense]
 
 
 def _parse_batch(ctx, spec: _Spec, serialized: List[bytes], names: List[bytes],
@@ -211,6 +215,7 @@ def _parse_batch(ctx, spec: _Spec, serialized: List[bytes], names: List[bytes],
                     "type: %s" % (key_where(i, key), dtype.name, _KIND_NAME[have]))
             sparse_vals[j].append(getattr(f, kind).value)
         for j, (key, dtype, shape) in enumerate(spec.dense):
+            size = spec.dense_sizes[j]
             kind = _KIND[dtype]
             f = fmap[key] if key in fmap else None
             have = f.WhichOneof("kind") if f is not None else None
@@ -226,7 +231,7 @@ def _parse_batch(ctx, spec: _Spec, serialized: List[bytes], names: List[bytes],
                     None, ctx.op, "%sData types don't match. Data type: %s but expected "
                     "type: %s" % (key_where(i, key), _KIND_NAME[have], dtype.name))
             values = getattr(f, kind).value
-            if len(values) != shape.num_elements():
+            if len(values) != size:
                 raise errors.InvalidArgumentError(
                     None, ctx.op, "%sNumber of %s values != expected.  Values size: %d but "
                     "output shape: %s" % (key_where(i, key), _VALUE_NAME[kind], len(values),
@@ -250,9 +255,8 @@ def _parse_batch(ctx, spec: _Spec, serialized: List[bytes], names: List[bytes],
             outs_shape.append(np.array([batch, longest], np.int64))
         outs_val.append(values)
     dense_out = []
-    for (key, dtype, shape), rows, default in zip(spec.dense, dense_vals, defaults):
-        dims = shape.as_list()
-        n = shape.num_elements()
+    for (key, dtype, shape), dims, n, rows, default in zip(
+            spec.dense, spec.dense_dims, spec.dense_sizes, dense_vals, defaults):
         out = np.empty((batch, n), dtype=dtype.as_numpy_dtype) if dtype is not _dt.string \
             else np.empty((batch, n), dtype=object)
         flat_default = np.asarray(default).reshape(-1)
@@ -336,8 +340,10 @@ not_differentiable("ParseSingleExample")
 @kernel("ParseSingleExample", cheap=False)
 def _parse_single_example_kernel(ctx, serialized, *defaults):
     a = ctx.attrs
-    spec = _Spec(a["sparse_keys"], a["sparse_types"], a["dense_keys"], a["Tdense"],
-                 a["dense_shapes"])
+    spec = ctx.state.get("spec")  # the attrs are the op's: one spec per kernel context
+    if spec is None:
+        spec = ctx.state["spec"] = _Spec(a["sparse_keys"], a["sparse_types"],
+                                         a["dense_keys"], a["Tdense"], a["dense_shapes"])
     if serialized.ndim != 0:
         raise errors.InvalidArgumentError(None, ctx.op, "Expected serialized to be a scalar, "
                                           "got shape: %s" % _shape_str(serialized.shape))
