@@ -93,3 +93,31 @@ def test_csv_datasets(sess, tmp_path):
         X.make_csv_dataset(str(tmp_path / "none*.csv"), 2)
     with pytest.raises(ValueError, match="`label_name` provided must be one of the columns"):
         X.make_csv_dataset(str(tmp_path / "*.csv"), 2, label_name="nope")
+
+
+def test_scan_and_bucket_by_sequence_length(sess):
+    sums = tf.data.Dataset.range(5).apply(
+        X.scan(tf.constant(0, tf.int64), lambda state, v: (state + v, state * 10 + v)))
+    assert _drain(sess, sums) == [0, 1, 12, 33, 64]
+    with pytest.raises(TypeError, match="must match the initial state"):
+        tf.data.Dataset.range(3).apply(X.scan(tf.constant(0.0), lambda s, v: (v, v)))
+    lengths = [1, 5, 2, 7, 3, 6, 2, 9, 4]
+    rows = np.array([[i + 1] * n + [0] * (9 - n) for i, n in enumerate(lengths)])
+    seqs = tf.data.Dataset.from_tensor_slices(rows).map(
+        lambda r: r[:tf.reduce_sum(tf.cast(r > 0, tf.int32))])
+    batches = seqs.apply(X.bucket_by_sequence_length(lambda r: tf.shape(r)[0], [3, 6],
+                                                     [2, 2, 2]))
+    got = [b.tolist() for b in _drain(sess, batches)]
+    # TF 2.21's batches: full buckets as they fill, then the rest in bucket order
+    assert got == [[[1, 0], [3, 3]], [[2, 2, 2, 2, 2], [5, 5, 5, 0, 0]],
+                   [[4] * 7, [6] * 6 + [0]], [[7, 7]], [[9] * 4], [[8] * 9]]
+    to_boundary = seqs.take(3).apply(X.bucket_by_sequence_length(
+        lambda r: tf.shape(r)[0], [3, 6], [2, 2, 2], pad_to_bucket_boundary=True))
+    assert [b.tolist() for b in _drain(sess, to_boundary)] == [[[1, 0], [3, 3]],
+                                                                [[2, 2, 2, 2, 2]]]
+    too_long = seqs.apply(X.bucket_by_sequence_length(
+        lambda r: tf.shape(r)[0], [3, 6], [2, 2, 2], pad_to_bucket_boundary=True))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="length < max"):
+        _drain(sess, too_long)
+    with pytest.raises(ValueError, match="must equal len\\(bucket_boundaries\\) \\+ 1"):
+        X.bucket_by_sequence_length(lambda r: 1, [3], [2])

@@ -224,13 +224,13 @@ class _Batch(DatasetValue):
         for e in self.source.elements(ctx):
             batch.append(e)
             if len(batch) == self.size:
-                yield _stack(ctx, batch)
+                yield stack(ctx, batch)
                 batch = []
         if batch and not self.drop:
-            yield _stack(ctx, batch)
+            yield stack(ctx, batch)
 
 
-def _stack(ctx, batch):
+def stack(ctx, batch):
     out = []
     for j in range(len(batch[0])):
         parts = [np.asarray(e[j]) for e in batch]
@@ -277,26 +277,29 @@ class _PaddedBatch(DatasetValue):
         for e in self.source.elements(ctx):
             batch.append(e)
             if len(batch) == self.size:
-                yield self._pad(ctx, batch)
+                yield pad_batch(ctx, batch, self.shapes, self.values)
                 batch = []
         if batch and not self.drop:
-            yield self._pad(ctx, batch)
+            yield pad_batch(ctx, batch, self.shapes, self.values)
 
-    def _pad(self, ctx, batch):
-        out = []
-        for j, (target, value) in enumerate(zip(self.shapes, self.values)):
-            parts = [np.asarray(e[j]) for e in batch]
-            longest = np.max([p.shape for p in parts], axis=0) if parts[0].ndim else ()
-            dims = [int(d) if d >= 0 else int(m) for d, m in zip(target, longest)]
-            arr = np.full([len(parts)] + dims, value, dtype=parts[0].dtype)
-            for k, p in enumerate(parts):
-                if any(a > b for a, b in zip(p.shape, dims)):
-                    raise errors.InvalidArgumentError(
-                        None, ctx.op, "Attempted to pad to a smaller size than the input "
-                        "element.")
-                arr[(k,) + tuple(slice(0, n) for n in p.shape)] = p
-            out.append(arr)
-        return out
+
+def pad_batch(ctx, batch, shapes, values) -> list:
+    """The components of the elements `batch` stacked, each padded with its value in
+    `values` to its shape in `shapes` (a -1 dimension: the batch's longest)."""
+    out = []
+    for j, (target, value) in enumerate(zip(shapes, values)):
+        parts = [np.asarray(e[j]) for e in batch]
+        longest = np.max([p.shape for p in parts], axis=0) if parts[0].ndim else ()
+        dims = [int(d) if d >= 0 else int(m) for d, m in zip(target, longest)]
+        arr = np.full([len(parts)] + dims, value, dtype=parts[0].dtype)
+        for k, p in enumerate(parts):
+            if any(a > b for a, b in zip(p.shape, dims)):
+                raise errors.InvalidArgumentError(
+                    None, ctx.op, "Attempted to pad to a smaller size than the input "
+                    "element.")
+            arr[(k,) + tuple(slice(0, n) for n in p.shape)] = p
+        out.append(arr)
+    return out
 
 
 class _Unbatch(DatasetValue):
@@ -696,7 +699,7 @@ class Dataset(ElementSpec):
         Raises:
           ValueError: components whose first dimensions differ statically, or a scalar.
         """
-        structure, flat = _structure_of(tensors)
+        structure, flat = structure_of(tensors)
         for t in flat:
             if t.shape.ndims == 0:
                 raise ValueError("Unbatching a tensor is only supported for rank >= 1")
@@ -710,7 +713,7 @@ class Dataset(ElementSpec):
     @staticmethod
     def from_tensors(tensors) -> "Dataset":
         """One element: `tensors`."""
-        structure, flat = _structure_of(tensors)
+        structure, flat = structure_of(tensors)
         return _source("TensorDataset", flat, structure, [t.dtype for t in flat],
                        [t.shape for t in flat])
 
@@ -808,7 +811,7 @@ class Dataset(ElementSpec):
         """
         if padded_shapes is None:
             padded_shapes = self.output_shapes
-        flat_shapes = [TensorShape(s) for s in _flatten_shapes(self._structure,
+        flat_shapes = [TensorShape(s) for s in flatten_shapes(self._structure,
                                                                 padded_shapes)]
         for want, have in zip(flat_shapes, self._shapes):
             if have.ndims is not None and want.ndims != have.ndims:
@@ -948,15 +951,15 @@ class Dataset(ElementSpec):
                            "eager execution is enabled.")
 
 
-def _flatten_shapes(structure, shapes) -> list:
+def flatten_shapes(structure, shapes) -> list:
     """`shapes` (nested like `structure`, a TensorShape or list at each leaf) flattened
     to one shape per component."""
     if not nest.is_sequence(structure):
         return [shapes]
     if isinstance(structure, dict):
-        return [s for k in sorted(structure) for s in _flatten_shapes(structure[k],
+        return [s for k in sorted(structure) for s in flatten_shapes(structure[k],
                                                                        shapes[k])]
-    return [s for sub, sh in zip(structure, shapes) for s in _flatten_shapes(sub, sh)]
+    return [s for sub, sh in zip(structure, shapes) for s in flatten_shapes(sub, sh)]
 
 
 def _lists_as_tensors(x):
@@ -973,7 +976,7 @@ def _lists_as_tensors(x):
     return x
 
 
-def _structure_of(tensors):
+def structure_of(tensors):
     tensors = _lists_as_tensors(tensors)
     flat = [convert_to_tensor(t) for t in nest.flatten(tensors)]
     for t in flat:

@@ -512,3 +512,163 @@ def make_csv_dataset(file_pattern, batch_size, column_names=None, column_default
         label = features.pop(label_name)
         return features, label
     return ds.map(to_features)
+
+
+# --- scan and bucketing -------------------------------------------------------------------
+@tf_export("data.experimental.scan")
+def scan(initial_state, scan_func: Callable) -> Callable:
+    """A transformation carrying a state: `scan_func(state, element)` gives (new state,
+    output element); the state starts as `initial_state` (evaluated when the iterator
+    starts).
+
+    Raises:
+      TypeError: the new state's structure or dtypes differ from `initial_state`'s.
+    """
+    def apply(ds: Dataset) -> Dataset:
+        state_structure, state_flat = _ds.structure_of(initial_state)
+        types = [t.dtype for t in state_flat]
+        structure = (state_structure, ds._structure)
+        fn = _ds.DatasetFunction(scan_func, structure, types + ds._types,
+                                 [TensorShape(None)] * len(types) + ds._shapes,
+                                 "scan_fn", unpack=True)
+        n = len(state_flat)
+        if not isinstance(fn.structure, tuple) or len(fn.structure) != 2:
+            raise TypeError("The scan function must return a pair (new state, output).")
+        new_state = fn.outputs[:n]
+        if nest.flatten(fn.structure[0]) != nest.flatten(state_structure) or \
+                [t.dtype for t in new_state] != types:
+            raise TypeError("The element types for the new state must match the initial "
+                            "state. Expected %s; got %s." % (types,
+                                                             [t.dtype for t in new_state]))
+        outs = fn.outputs[n:]
+        return Dataset(apply_op("ScanDataset", [ds._variant, state_flat],
+                                dict(_ds.spec_attrs([t.dtype for t in outs],
+                                                    [t.shape for t in outs]),
+                                     f=_ds.register_function(fn), Tstate=types),
+                                name="ScanDataset").outputs[0],
+                       fn.structure[1], [t.dtype for t in outs], [t.shape for t in outs])
+    return apply
+
+
+@tf_export("data.experimental.bucket_by_sequence_length")
+def bucket_by_sequence_length(element_length_func: Callable, bucket_boundaries,
+                              bucket_batch_sizes, padded_shapes=None, padding_values=None,
+                              pad_to_bucket_boundary: bool = False, no_padding: bool = False,
+                              drop_remainder: bool = False) -> Callable:
+    """Batches of elements of similar length: an element of length L goes to the bucket
+    of the first boundary above L (the last bucket takes the rest); a bucket is emitted,
+    padded, when it holds its batch size, and what remains at the end in bucket order
+    (unless `drop_remainder`). With `pad_to_bucket_boundary`, batches are padded to their
+    bucket's boundary less one (an element of length >= the largest boundary is then an
+    InvalidArgumentError).
+
+    Raises:
+      ValueError: `bucket_batch_sizes` is not one longer than `bucket_boundaries`.
+    """
+    boundaries = [int(b) for b in bucket_boundaries]
+    sizes = [int(b) for b in bucket_batch_sizes]
+    if len(sizes) != len(boundaries) + 1:
+        raise ValueError("len(bucket_batch_sizes) must equal len(bucket_boundaries) + 1")
+
+    def apply(ds: Dataset) -> Dataset:
+        fn = _ds.DatasetFunction(element_length_func, ds._structure, ds._types, ds._shapes,
+                                 "element_length_fn", unpack=True)
+        shapes = ds._shapes if padded_shapes is None else [
+            TensorShape(s) for s in _ds.flatten_shapes(ds._structure, padded_shapes)]
+        if padding_values is None:
+            values = [convert_to_tensor("" if t == _dt.string else 0, dtype=t)
+                      for t in ds._types]
+        else:
+            values = [convert_to_tensor(v, dtype=t) for v, t in zip(
+                nest.flatten(padding_values), ds._types)]
+        shape_tensors = [convert_to_tensor([-1 if d is None else d for d in s.as_list()],
+                                           dtype=_dt.int64) for s in shapes]
+        out_shapes = [TensorShape([None]).concatenate(
+            s if not no_padding else ds_s) for s, ds_s in zip(shapes, ds._shapes)]
+        if pad_to_bucket_boundary:
+            out_shapes = [TensorShape([None]).concatenate(
+                TensorShape([None] * len(s)) if s.ndims else s) for s in shapes]
+        return ds._derive("BucketBySequenceLengthDataset", [shape_tensors, values],
+                          {"f": _ds.register_function(fn), "bucket_boundaries": boundaries,
+                           "bucket_batch_sizes": sizes, "no_padding": bool(no_padding),
+                           "pad_to_bucket_boundary": bool(pad_to_bucket_boundary),
+                           "drop_remainder": bool(drop_remainder),
+                           "Toutput_types": list(ds._types)}, shapes=out_shapes)
+    return apply
+
+
+_ds.dataset_op("ScanDataset", ["input_dataset: variant", "initial_state: Tstate"],
+               {"f": "", "Tstate": TypeListAttr()})
+_ds.dataset_op("BucketBySequenceLengthDataset",
+               ["input_dataset: variant", "padded_shapes: N * int64",
+                "padding_values: Toutput_types"],
+               {"N": 1, "Toutput_types": TypeListAttr(), "f": "", "bucket_boundaries": [],
+                "bucket_batch_sizes": [], "no_padding": False, "pad_to_bucket_boundary": False,
+                "drop_remainder": False})
+
+
+class _Scan(DatasetValue):
+    def __init__(self, source, fn, state):
+        self.source, self.fn, self.state = source, fn, list(state)
+
+    def elements(self, ctx):
+        state = list(self.state)
+        n = len(state)
+        for e in self.source.elements(ctx):
+            out = self.fn.run(ctx, state + list(e), self.feed)
+            state, element = out[:n], out[n:]
+            yield element
+
+
+class _Buckets(DatasetValue):
+    def __init__(self, source, fn, boundaries, sizes, shapes, values, pad_to_boundary: bool,
+                 no_padding: bool, drop: bool):
+        self.source, self.fn = source, fn
+        self.boundaries, self.sizes = boundaries, sizes
+        self.shapes, self.values = shapes, values
+        self.pad_to_boundary, self.no_padding, self.drop = pad_to_boundary, no_padding, drop
+
+    def _emit(self, ctx, k, batch):
+        if self.no_padding:
+            return _ds.stack(ctx, batch)
+        shapes = self.shapes
+        if self.pad_to_boundary:
+            length = self.boundaries[k] - 1
+            shapes = [[length if d < 0 else d for d in s][:1] + list(s[1:]) if len(s) else s
+                      for s in shapes]
+        return _ds.pad_batch(ctx, batch, shapes, self.values)
+
+    def elements(self, ctx):
+        import bisect
+        buckets = [[] for _ in self.sizes]
+        for e in self.source.elements(ctx):
+            length = int(np.asarray(self.fn.run(ctx, e, self.feed)[0]))
+            if self.pad_to_boundary and length >= self.boundaries[-1]:
+                raise errors.InvalidArgumentError(
+                    None, ctx.op, "When pad_to_bucket_boundary=True, elements must have "
+                    "length < max(bucket_boundaries).")
+            k = bisect.bisect_right(self.boundaries, length)
+            buckets[k].append(e)
+            if len(buckets[k]) == self.sizes[k]:
+                yield self._emit(ctx, k, buckets[k])
+                buckets[k] = []
+        if not self.drop:
+            for k, batch in enumerate(buckets):
+                if batch:
+                    yield self._emit(ctx, k, batch)
+
+
+@kernel("ScanDataset")
+def _scan_kernel(ctx, d, *state):
+    return _Scan(d, _ds.function_of(ctx, ctx.attrs["f"]), [np.asarray(s) for s in state])
+
+
+@kernel("BucketBySequenceLengthDataset")
+def _buckets_kernel(ctx, d, *rest):
+    a = ctx.attrs
+    n = len(a["Toutput_types"])
+    shapes = [np.asarray(s).reshape(-1).tolist() for s in rest[:n]]
+    values = [np.asarray(v) for v in rest[n:2 * n]]
+    return _Buckets(d, _ds.function_of(ctx, a["f"]), list(a["bucket_boundaries"]),
+                    list(a["bucket_batch_sizes"]), shapes, values,
+                    a["pad_to_bucket_boundary"], a["no_padding"], a["drop_remainder"])
