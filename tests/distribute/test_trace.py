@@ -100,3 +100,20 @@ def test_partition_graphs_of_every_task(make_cluster):
     assert any("_Send" in o for o in ops) and any("_Recv" in o for o in ops)
     assert [gd.SerializeToString() for gd in again.partition_graphs] == \
         [gd.SerializeToString() for gd in md.partition_graphs]
+
+
+def test_a_feed_of_an_op_on_a_tasks_accelerator_is_copied_into_its_memory(make_cluster):
+    # the simulated accelerator refuses host arrays that were never copied in, as a GPU's
+    # kernels do; a feed sent to a task must enter its accelerator there
+    c = make_cluster({"worker": 2}, config={"device_count": {"SIM": 1}})
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [4], name="x")
+        with tf.device("/job:worker/task:1/device:SIM:0"):
+            y = tf.multiply(x, 2.0, name="dbl")
+        with tf.device("/job:worker/task:0/device:CPU:0"):
+            z = tf.reduce_sum(y, name="total")
+    with tf.Session(c.target(), graph=g) as sess:
+        got_y, got_z = sess.run([y, z], {x: np.arange(4, dtype=np.float32)})
+    np.testing.assert_array_equal(got_y, [0, 2, 4, 6])
+    assert got_z == 12.0

@@ -46,6 +46,16 @@ def test_only_tensors_travel():
         wire.encode_tensor(object())
 
 
+def test_a_gpu_array_travels_through_host_memory():
+    class DeviceArray:  # what the wire sees of a CuPy array: the CUDA interface, .get()
+        __cuda_array_interface__ = {"shape": (2, 2), "typestr": "<f4", "version": 3}
+
+        def get(self):
+            return np.array([[1, 2], [3, 4]], np.float32)
+    got, _ = wire.decode_tensor(wire.encode_tensor(DeviceArray()))
+    assert got.dtype == np.float32 and got.tolist() == [[1, 2], [3, 4]]
+
+
 def test_messages_and_errors():
     meta, tensors = wire.unpack(wire.pack({"a": [1, "b"]}, [wire.encode_tensor(
         np.ones(2, np.float32))]))

@@ -32,3 +32,19 @@ def test_host_only_ops_have_no_gpu_kernel_even_if_listed(monkeypatch):
     assert not registry.has_kernel("AsString", "GPU")
     with pytest.raises(errors.NotFoundError, match="string ops run on the host"):
         registry.get_kernel("AsString", "GPU")
+
+
+def test_which_gpu_kernels_compute_in_host_memory(graph):
+    # int32 shape/index arithmetic and bfloat16 run on NumPy (TF's GPU int32 kernels are
+    # its CPU kernels with host-memory arguments; CuPy has no bfloat16); the rest on CuPy
+    from tensorweave.runtime.gpu import runs_on_host
+    n = tf.placeholder(tf.int32, [])
+    f = tf.placeholder(tf.float32, [2])
+    counter = tf.Variable(0, name="counter")
+    on_host = [tf.stack([n, 2]), tf.concat([[n], [3]], 0), n * 2, tf.equal(n, 3),
+               tf.cast(f, tf.bfloat16), tf.cast(f, tf.bfloat16) * 2,
+               tf.stack([tf.constant("w"), tf.constant("b")]), counter.assign_add(n)]
+    on_gpu = [f * 2, tf.random.uniform([n, 2]), tf.cast(n, tf.float32), tf.fill([n], 1.5),
+              tf.stack([f, f]), tf.reduce_sum(f), tf.Variable(f).assign_add(f)]
+    assert [runs_on_host(t.op) for t in on_host] == [True] * len(on_host)
+    assert [runs_on_host(t.op) for t in on_gpu] == [False] * len(on_gpu)

@@ -601,3 +601,37 @@ def test_an_op_colocated_with_a_variable_joins_its_group_in_every_step(graph):
     init = _placed(targets=[v.initializer], devices=devices)  # `s` is not in this step
     run = _placed([s], devices=devices)
     assert init["v"] == run["v"] == run["s"] == "CPU:0"
+
+
+def test_a_resource_keeps_the_device_an_earlier_step_made_it_on(graph):
+    # the variable is made on SIM:0 by its initializer's step; ops added afterwards join
+    # its group (and its device) or fail clearly, never moving it (and losing its value)
+    v = tf.Variable(2.0, use_resource=True, name="v")
+    config = tf.ConfigProto(device_count={"SIM": 1}, log_device_placement=False)
+    with tf.Session(config=config) as sess:
+        sess.run(v.initializer)
+        bump = v.assign_add(1.0)  # has a SIM kernel: runs where the variable lives
+        assert sess.run(bump) == 3.0
+        with tf.colocate_with(v.op):
+            s = tf.strings.as_string(v.read_value(), name="s"); line = _line()  # noqa
+        with pytest.raises(tf.errors.InvalidArgumentError) as e:
+            sess.run(s)
+        msg = str(e.value)
+        assert "Cannot assign a device for operation s: it uses the resource made by v, " \
+               "which an earlier step placed on /job:localhost/replica:0/task:0/device:" \
+               "SIM:0, and it cannot run there (Op s (AsString) has kernels for: CPU)" in msg
+        assert "test_placer.py:%d" % line in msg
+        assert sess.run(bump) == 4.0  # its step, placed before `s`, runs on: value kept
+        # a new step places the group whole, as TF does: it names `s` again
+        with pytest.raises(tf.errors.InvalidArgumentError, match="operation s: it uses"):
+            sess.run(v.read_value())
+
+
+def test_a_group_first_placed_with_all_its_ops_may_take_the_host(graph):
+    # built before the first step, the host-only op pulls the whole group to the CPU
+    v = tf.Variable(2.0, use_resource=True, name="v")
+    with tf.colocate_with(v.op):
+        s = tf.strings.as_string(v.read_value(), name="s")
+    with tf.Session(config=tf.ConfigProto(device_count={"SIM": 1})) as sess:
+        sess.run(v.initializer)
+        assert sess.run(s) == b"2.000000"

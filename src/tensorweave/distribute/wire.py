@@ -64,6 +64,8 @@ def tensor_parts(value, is_dead: bool = False) -> List:
     elif not isinstance(value, np.ndarray):
         if isinstance(value, (np.generic, int, float, bool, complex)):
             value = np.asarray(value)
+        elif hasattr(value, "__cuda_array_interface__"):
+            value = value.get()  # a CuPy array leaves its GPU through host memory
         else:
             raise errors.InvalidArgumentError(
                 None, None, "Cannot send a value of type %s to another task: only tensors "

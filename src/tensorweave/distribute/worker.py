@@ -112,8 +112,9 @@ class _TaskStep:
     """This task's part of one step signature: its partitions' plan and how the step's
     feeds and fetches map onto it."""
 
-    def __init__(self, plan, n_feeds: int, local_fetches: tuple):
+    def __init__(self, plan, n_feeds: int, local_fetches: tuple, feeds_to_device: tuple):
         self.plan, self.n_feeds, self.local_fetches = plan, n_feeds, local_fetches
+        self.feeds_to_device = feeds_to_device  # feeds of ops on this task's GPUs
 
 
 class ClusterDevices(DeviceManager):
@@ -123,6 +124,7 @@ class ClusterDevices(DeviceManager):
     cluster through it; `default` is the first device listed."""
 
     def __init__(self, listed: List[dict], local: Optional[DeviceManager] = None):
+        self.stateful_placements: Dict[str, str] = {}
         self.update(listed, local)
 
     def update(self, listed: List[dict], local: Optional[DeviceManager] = None) -> None:
@@ -216,7 +218,8 @@ class WorkerService:
         if plan.needs_pool and self.env.pool is None:
             self.env.pool = _ex.ThreadPool(self.policy.inter_op_threads)
         with self._lock:
-            reg.steps[meta["step"]] = _TaskStep(plan, len(feeds), plan.local_fetches)
+            reg.steps[meta["step"]] = _TaskStep(plan, len(feeds), plan.local_fetches,
+                                                _plan.feeds_to_device(sg))
         return wire.pack({"fetches": list(plan.local_fetches)})
 
     def _graph(self, handle: str, version) -> _RegisteredGraph:
@@ -255,6 +258,9 @@ class WorkerService:
         feeds: list = [None] * step.n_feeds
         for i, buf in zip(meta["feed_indices"], tensors):
             feeds[i] = wire.decode_tensor(buf)[0]
+        for i, copy in step.feeds_to_device:
+            if feeds[i] is not None:
+                feeds[i] = copy(feeds[i])
         step_id = int(meta["step_id"])
         timeout_ms = int(meta.get("timeout_ms") or 0)
         rendezvous = RemoteRendezvous(self._step_rendezvous(step_id), step_id, self.task,

@@ -217,6 +217,10 @@ class Device:
         limit = self.allocator.limit_bytes
         return DEFAULT_MEMORY_LIMIT_BYTES if limit is None else limit
 
+    def kernel_xp(self, op):
+        """The array namespace the kernel of `op` computes with on this device."""
+        return self.xp
+
     def bind_kernel(self, fn, op, n_out: int, is_async: bool = False):
         """`fn` (a kernel bound for `op` on this device), wrapped so that its outputs
         are charged to this device's allocator when the allocator tracks; `fn` itself
@@ -436,6 +440,10 @@ class DeviceManager:
             self.devices.append(SimDevice(i, task, limit, copy_latency_s))
         self.by_name = {d.name: d for d in self.devices}
         self.default = self.devices[0]
+        # {op name: device name} of the resource-producing ops earlier steps ran: a
+        # resource stays where it was made when later steps add ops that use it (TF's
+        # DirectSession keeps stateful placements the same way)
+        self.stateful_placements: Dict[str, str] = {}
 
     @classmethod
     def from_config(cls, config, task: str = LOCAL_TASK) -> "DeviceManager":

@@ -30,10 +30,13 @@ from typing import Optional
 
 import numpy as np
 
+from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework import errors
 from tensorweave.runtime.devices import LOCAL_TASK, Device
 
 _count: Optional[int] = None
+_BFLOAT16, _RESOURCE = _dtypes.bfloat16, _dtypes.resource
+_HOST_KEPT = (_dtypes.int32, _dtypes.string)  # what a GPU keeps in host memory
 
 
 def gpu_count() -> int:
@@ -58,6 +61,27 @@ def _is_host_array(v) -> bool:
     of TF take them as HostMemory arguments, and ours read them on the host)."""
     return isinstance(v, (np.ndarray, np.generic)) and v.dtype.kind not in "OSUV" and \
         v.dtype != np.int32
+
+
+def runs_on_host(op) -> bool:
+    """Whether the kernel of `op` on a GPU computes in host memory, on NumPy arrays:
+      * an op of int32 or string values (a variable's, for a resource input) whose
+        outputs hold no floats (shape and index arithmetic: Pack, ConcatV2, Mul, Equal of
+        int32 values; a Saver's Pack of tensor names), as TF's GPU kernels for int32 are
+        its CPU kernels with every argument in host memory;
+      * an op reading or making bfloat16 values, which CuPy cannot compute on (a GPU
+        keeps them in host memory).
+    Its inputs in GPU memory are copied to the host first; its outputs the GPU keeps (a
+    bool, an int64, a float) are copied over like any host output of a kernel."""
+    outs = getattr(op, "outputs", None)
+    if outs is None:  # no Operation: a transfer partitioning added, a folded constant
+        return False
+    held = op._attrs.get("dtype")  # a variable's values, for a resource input
+    ins = [held if t.dtype is _RESOURCE else t.dtype for t in op.inputs]
+    if _BFLOAT16 in ins or any(t.dtype is _BFLOAT16 for t in outs):
+        return True
+    return bool(ins) and all(d in _HOST_KEPT for d in ins) and not any(
+        t.dtype.is_floating or t.dtype.is_complex for t in outs)
 
 
 class GPUDevice(Device):
@@ -91,6 +115,11 @@ class GPUDevice(Device):
             return int(self._limit)
         with self._cuda:
             return int(self.xp.cuda.runtime.memGetInfo()[1])
+
+    def kernel_xp(self, op):
+        """NumPy for the ops whose kernel runs on host memory (`runs_on_host`), CuPy for
+        every other op."""
+        return np if runs_on_host(op) else self.xp
 
     def _on_device(self, value):
         """`value` in GPU memory: host arrays (not strings, not int32) are copied over;
@@ -128,6 +157,8 @@ class GPUDevice(Device):
         on_device, oom_class, cuda = self._on_device, self._oom_class, self._cuda
         oom = self._oom
         switch = self.index != 0  # CuPy's current device is GPU 0 on every thread
+        if runs_on_host(op):  # its arguments in host memory (TF's HostMemory)
+            fn = _with_host_inputs(fn, self._on_host, is_async)
 
         def outputs(r):
             if n_out == 1:
@@ -181,3 +212,15 @@ class GPUDevice(Device):
     def swap_in(self, value):
         with self._cuda:
             return self._on_device(value)
+
+
+def _with_host_inputs(fn, on_host, is_async: bool):
+    """`fn` given its inputs copied to host memory."""
+    if is_async:
+        def host_async(ctx, state, done, *args):
+            return fn(ctx, state, done, *[on_host(a) for a in args])
+        return host_async
+
+    def host_kernel(ctx, *args):
+        return fn(ctx, *[on_host(a) for a in args])
+    return host_kernel

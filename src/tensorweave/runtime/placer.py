@@ -88,6 +88,7 @@ def place(sg: StepGraph, devices: DeviceManager, allow_soft_placement: bool,
     kernels = _KernelTypes(devices)
     for g in groups:
         g.constrain(devices, kernels, allow_soft_placement)
+        g.keep_stateful_placement(devices, kernels)
     if strategy == COST_MODEL and len(devices.devices) > 1 and \
             not any(n.type in CONTROL_FLOW_OPS for n in sg.nodes):
         _CostModelPlacer(sg, groups, group_of, cost_model or CostModel()).run()
@@ -100,6 +101,8 @@ def place(sg: StepGraph, devices: DeviceManager, allow_soft_placement: bool,
             g.device = _generator_choice(g, generators[id(g)], group_of)
     for n in sg.nodes:
         n.device = group_of[id(n)].device
+        if n.op is not None and n.type != "_Feed" and _produces_resource(n.op):
+            devices.stateful_placements.setdefault(n.op._name, n.device.name)
     if log_device_placement:
         _log(sg)
 
@@ -161,6 +164,41 @@ class ColocationGroup:
                         continue  # the earlier member (the resource) keeps its device
                     raise errors.InvalidArgumentError(
                         None, _op(o), _conflict_message(other, o, field, self))
+
+    def keep_stateful_placement(self, devices: DeviceManager,
+                                kernels: "_KernelTypes") -> None:
+        """Fixes `device` where an earlier step of the session made a resource of the
+        group: the resource lives there, so later steps may not move it.
+
+        Raises:
+          InvalidArgumentError: a member has no kernel on that device (the op was added
+            after the resource was made; moving the resource would lose its state).
+        """
+        if not self.holds_resource:
+            return
+        earlier = devices.stateful_placements
+        placed = next((devices.by_name.get(earlier[o._name]) for o in self.ops
+                       if _produces_resource(o) and o._name in earlier), None)
+        if placed is None:
+            return
+        if placed in self.candidates:
+            self.device = placed
+            return
+        resource = next(o for o in self.ops if _produces_resource(o)
+                        and o._name in devices.stateful_placements)
+        lacking = next((o for o in self.ops if placed.device_type not in kernels.of(o)
+                        and _has_any_kernel(_type(o))), None)
+        why = ("Op %s (%s) has kernels for: %s" % (
+            _name(lacking), _type(lacking), ", ".join(_registered_types(_type(lacking))))
+            if lacking is not None else
+            "the ops using it asked for [ %s ]" % ", ".join(d.name for d in self.candidates))
+        raise errors.InvalidArgumentError(None, _op(lacking or self.ops[-1]), (
+            "Cannot assign a device for operation %s: it uses the resource made by %s, "
+            "which an earlier step placed on %s, and it cannot run there (%s). A resource "
+            "keeps its device for the life of the session; build the ops that use it "
+            "before the first step that runs it, or place it where they can run.%s" % (
+                _name(lacking or self.ops[-1]), _name(resource), placed.name, why,
+                self._context(lacking or self.ops[-1]))))
 
     def constrain(self, devices: DeviceManager, kernels: "_KernelTypes",
                   allow_soft_placement: bool) -> None:
@@ -408,7 +446,7 @@ class _CostModelPlacer:
         self.finish: Dict[int, float] = {}   # id(node) -> simulated finish time
         self.floating: Set[int] = set()      # ids of cheap nodes waiting for a consumer
         for g in groups:
-            if g.holds_resource or len(g.candidates) == 1:
+            if g.device is None and (g.holds_resource or len(g.candidates) == 1):
                 g.device = _default_choice(g)
 
     def run(self) -> None:

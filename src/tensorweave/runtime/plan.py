@@ -53,7 +53,7 @@ class KernelContext:
         self.op = op
         self.attrs = attrs
         self.device = device
-        self.xp = device.xp
+        self.xp = device.xp if op is None else device.kernel_xp(op)
         self.resources = device.resources
         self.session = session
         self.state = state
@@ -386,12 +386,18 @@ def build_plan(fetches: Sequence[Tensor], targets: Sequence[Operation],
         plan.step_graphs = (sg,)
         plan.fused = fused
     plan.n_nodes_before_opt = n_before
-    plan.feeds_to_device = tuple((n.feed_index, n.device.copy_from_host) for n in sg.nodes
-                                 if n.type == "_Feed" and not n.device.host_memory)
+    plan.feeds_to_device = feeds_to_device(sg)
     plan.fetches_to_host = tuple((i, p.device.copy_to_host)
                                  for i, (p, _) in enumerate(sg.fetches)
                                  if not p.device.host_memory)
     return plan
+
+
+def feeds_to_device(sg: _opt.StepGraph) -> tuple:
+    """(feed index, copy) of each feed of an op on a device with memory of its own (a
+    GPU): fed values arrive in host memory and are copied there before the step."""
+    return tuple((n.feed_index, n.device.copy_from_host) for n in sg.nodes
+                 if n.type == "_Feed" and not n.device.host_memory)
 
 
 def optimize(sg: _opt.StepGraph, binder: KernelBinder, opts: Dict[str, bool]):

@@ -458,7 +458,9 @@ def test_swap_memory_moves_stacked_values_to_host_and_prefetches(sess, swap):
     gw = tf.gradients(tf.reduce_sum(a), w)[0]
     stacks = [op.outputs[0] for op in tf.get_default_graph().get_operations()
               if op.type == "StackV2"]
-    dev = sess._device_manager.default
+    # the device the loop and its stacks are placed on: the accelerator where there is one
+    devices = sess._device_manager.devices
+    dev = next((d for d in devices if d.device_type != "CPU"), devices[0])
     sess.run(gw)
     dev.allocator.reset_peak()
     dev.host_allocator.reset_peak()

@@ -55,9 +55,9 @@ def _cast_array(x, dst: _dt.DType):
 @kernel("Cast")
 def _cast_kernel(ctx, x):
     dst = ctx.attrs["DstT"]
-    if dst.is_floating and type(x) is not np.ndarray and x.dtype.kind in "biu":
-        # an integer or bool scalar (a loop counter) to a float: the scalar type's
-        # constructor, exact as astype and half its cost
+    if dst.is_floating and isinstance(x, np.generic) and x.dtype.kind in "biu":
+        # an integer or bool NumPy scalar (a loop counter) to a float: the scalar
+        # type's constructor, exact as astype and half its cost (never a device array)
         return dst.as_numpy_dtype(x)
     try:
         return _cast_array(x, dst)
