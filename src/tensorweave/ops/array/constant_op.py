@@ -36,7 +36,12 @@ def _to_array(value, dtype: Optional[_dt.DType], allow_cast: bool) -> np.ndarray
     if dtype is None:
         dtype = _dt.dtype_of_value(value)
     if dtype is _dt.string:
-        return op_builder.as_numpy(value, dtype)
+        arr = op_builder.as_numpy(value, dtype)
+        for v in arr.reshape(-1):  # TF turns no number (nor None) into a string
+            if not isinstance(v, (bytes, str)):
+                raise TypeError("Expected string, but got %r of type '%s'."
+                                % (v, type(v).__name__))
+        return arr
     if isinstance(value, np.ndarray) and not allow_cast and value.dtype.kind in "fc" and \
             (dtype.is_integer or dtype.is_bool) and value.size:
         raise TypeError("Expected %s, got value of dtype %s instead." % (dtype.name,
