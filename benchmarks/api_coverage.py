@@ -34,6 +34,8 @@ _PROTO_CLASSES = ("protocol buffer classes: ClusterSpec.as_cluster_def() returns
 _DATASET_OPTIONS = ("dataset options (TF2's with_options): tensorweave runs a pipeline in "
                     "order, on the host")
 _TYPE_SPECS = "TypeSpecs belong to TF2's composite tensors"
+_LEGACY_HASH = ("TF's legacy Hash64 hash (StringToHashBucket); its FarmHash (_fast) and "
+                "SipHash (_strong) variants are there")
 _SHARDING = "tf.distribute input sharding (TF2)"
 REASONS = [
     ("*", "*_v2", "TF2-only variant kept in compat.v1; TF1 programs use the v1 name"),
@@ -56,8 +58,7 @@ REASONS = [
     ("", "q*int*", "quantized types are not implemented"),
     ("", "QUANTIZED_DTYPES", "quantized types are not implemented"),
     ("", "fake_quant*", "quantized ops are not implemented"),
-    ("", "*hash_bucket*", "hash schemes TF never documented (FarmHash, SipHash)"),
-    ("", "fingerprint", "hash schemes TF never documented (FarmHash, SipHash)"),
+    ("", "*hash_bucket*", _LEGACY_HASH),
     ("", "GradientTape", "eager execution: tensorweave is graph mode only"),
     ("", "wrap_function", "TF2 functions (tf.function) are not implemented"),
     ("", "type_spec_from_value", "TypeSpecs belong to TF2's composite tensors"),
@@ -74,7 +75,7 @@ REASONS = [
     ("train", "ServerDef", _PROTO_CLASSES),
     ("*", "*webp", "codecs TF added in 2.x (WebP, JPEG XL) are not implemented"),
     ("*", "*jxl", "codecs TF added in 2.x (WebP, JPEG XL) are not implemented"),
-    ("sparse", "cross_hashed", "hash schemes TF never documented (FarmHash, SipHash)"),
+    ("sparse", "cross_hashed", "not yet implemented"),
     ("", "TensorArraySpec", "TypeSpecs belong to TF2's composite tensors"),
     ("", "load_*_library", "loads compiled TensorFlow kernels; no C++ ABI here"),
     ("", "load_library", "loads compiled TensorFlow kernels; no C++ ABI here"),
@@ -91,7 +92,7 @@ REASONS = [
     ("image", "*jpeg*", "JPEG variants beyond decode/encode: not yet implemented"),
     ("io", "*TF*Record*Options*", "TFRecord options variants"),
     ("strings", "*unicode*", "Unicode scripts and ICU-backed ops are not implemented"),
-    ("strings", "to_hash_bucket*", "hash schemes TF never documented (FarmHash, SipHash)"),
+    ("strings", "to_hash_bucket*", _LEGACY_HASH),
     ("data", "*Spec", _TYPE_SPECS),
     ("data.experimental", "*Structure", _TYPE_SPECS),
     ("data.experimental", "get_structure", _TYPE_SPECS),
@@ -112,8 +113,6 @@ REASONS = [
     ("data.experimental", "get_model_proto", "TF2's tf.data autotuning model"),
     ("data", "NumpyIterator", "iterates a dataset eagerly (TF2)"),
     ("data", "*Options", _DATASET_OPTIONS),
-    ("lookup", "StaticVocabularyTable", "its out-of-vocabulary buckets hash keys with "
-     "FarmHash's Fingerprint64 (hash schemes TF never documented)"),
     ("saved_model", "save", "object-based SavedModels of tf.Module/tf.function (TF2 API)"),
     ("saved_model", "load_v2", "object-based SavedModels of tf.Module/tf.function (TF2 API)"),
     ("saved_model", "Asset", "object-based SavedModels of tf.Module/tf.function (TF2 API)"),

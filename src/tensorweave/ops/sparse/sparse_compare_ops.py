@@ -1,12 +1,11 @@
-"""Comparing and combining sparse features: EditDistance (`tf.edit_distance`),
-SparseCrossV2 (`tf.sparse.cross`, string crosses; the hashed forms need FarmHash and are
-not provided), DenseCountSparseOutput and SparseCountSparseOutput (`tf.sparse.bincount`).
+"""Comparing and counting sparse features: EditDistance (`tf.edit_distance`),
+DenseCountSparseOutput and SparseCountSparseOutput (`tf.sparse.bincount`). Feature crosses
+are in sparse_cross_ops.py.
 
-Each works one sequence or one row at a time (an edit-distance table, a cartesian
-product), so the kernels loop over rows; the work inside a row is small."""
+Each works one sequence or one row at a time (an edit-distance table), so the kernels
+loop over rows; the work inside a row is small."""
 from __future__ import annotations
 
-import itertools
 from typing import Optional
 
 import numpy as np
@@ -16,7 +15,7 @@ from tensorweave.framework import tensor_util
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
-from tensorweave.framework.registry import REQUIRED, TypeAttr, TypeListAttr, kernel, \
+from tensorweave.framework.registry import REQUIRED, TypeAttr, kernel, \
     not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
@@ -124,108 +123,6 @@ def edit_distance(hypothesis, truth, normalize: bool = True,
     return apply_op("EditDistance", [h.indices, h.values, h.dense_shape, t.indices,
                                      t.values, t.dense_shape],
                     {"normalize": bool(normalize)}, name=name).outputs[0]
-
-
-# --- SparseCrossV2 --------------------------------------------------------------------------
-register_op("SparseCrossV2",
-            inputs=["indices: N * int64", "values: sparse_types", "shapes: N * int64",
-                    "dense_inputs: dense_types", "sep: string"],
-            outputs=["output_indices: int64", "output_values: string", "output_shape: int64"],
-            attrs={"sparse_types": TypeListAttr(), "dense_types": TypeListAttr(),
-                   "N": REQUIRED},
-            shape=lambda op: [TensorShape([None, 2]), TensorShape([None]), TensorShape([2])])
-not_differentiable("SparseCrossV2")
-
-
-def _feature_text(v) -> bytes:
-    return v if isinstance(v, bytes) else str(int(v)).encode()
-
-
-@kernel("SparseCrossV2")
-def _sparse_cross_kernel(ctx, *args):
-    n = ctx.attrs["N"]
-    indices, values, shapes = args[:n], args[n:2 * n], args[2 * n:3 * n]
-    dense, sep = args[3 * n:-1], args[-1]
-    sep = bytes(sep[()] if isinstance(sep, np.ndarray) else sep)
-    batch = None
-    for s in shapes:
-        batch = int(s[0]) if batch is None else batch
-    for d in dense:
-        if d.ndim != 2:
-            raise _su.invalid(ctx, "Dense inputs should be a matrix but received shape %s"
-                              % _su.shape_str(d.shape))
-        batch = d.shape[0] if batch is None else batch
-    columns = []  # per input: a list (one per row) of feature lists
-    for idx, val, shp in zip(indices, values, shapes):
-        if idx.ndim != 2 or idx.shape[1] != 2 or shp.size != 2:
-            raise _su.invalid(ctx, "Sparse inputs should be 2-D SparseTensors")
-        if int(shp[0]) != batch:
-            raise _su.invalid(ctx, "Expected batch size %d got %d" % (batch, int(shp[0])))
-        rows = [[] for _ in range(batch)]
-        for r, v in zip(idx[_su.lexsort_rows(idx), 0].tolist(),
-                        val[_su.lexsort_rows(idx)].tolist()):
-            rows[r].append(_feature_text(v))
-        columns.append(rows)
-    for d in dense:
-        if d.shape[0] != batch:
-            raise _su.invalid(ctx, "Expected batch size %d got %d" % (batch, d.shape[0]))
-        columns.append([[_feature_text(v) for v in row] for row in d.tolist()])
-    out_idx, out_val, width = [], [], 0
-    for r in range(batch or 0):
-        crosses = [sep.join(p) for p in itertools.product(*(c[r] for c in columns))] \
-            if columns else []
-        out_idx.extend([r, j] for j in range(len(crosses)))
-        out_val.extend(crosses)
-        width = max(width, len(crosses))
-    vals = np.empty(len(out_val), dtype=object)
-    vals[:] = out_val
-    return (np.asarray(out_idx, np.int64).reshape(-1, 2), vals,
-            np.array([batch or 0, width], np.int64))
-
-
-@tf_export("sparse.cross")
-def sparse_cross(inputs, name: Optional[str] = None, separator: Optional[str] = None):
-    """The crosses of sparse and dense string/integer features, row by row (TF1
-    `tf.sparse.cross`): each output is the features of one combination joined by
-    `separator`, the first input varying slowest.
-
-    Args:
-      inputs: a list of 2-D SparseTensors and dense 2-D Tensors (string or int64; int32
-        is cast), all with the same number of rows.
-      name: op name scope.
-      separator: the string between features ("_X_" by default).
-
-    Returns:
-      A string SparseTensor [rows, largest number of crosses in a row].
-
-    Raises:
-      TypeError: `inputs` is not a list, or holds another dtype.
-    """
-    from tensorweave.ops.math.math_ops import cast
-    if not isinstance(inputs, (list, tuple)):
-        raise TypeError("Inputs must be a list")
-    with name_scope(name, "SparseCross", inputs) as scope:
-        sparse, dense = [], []
-        for x in inputs:
-            if isinstance(x, (SparseTensor, SparseTensorValue)):
-                sparse.append(_su.to_sparse(x))
-            else:
-                dense.append(convert_to_tensor(x))
-
-        def usable(t):
-            if t.dtype is _dt.int32:
-                return cast(t, _dt.int64)
-            if t.dtype not in (_dt.string, _dt.int64):
-                raise TypeError("sparse.cross takes string or int64 features, got %s"
-                                % t.dtype.name)
-            return t
-        sparse_values = [usable(s.values) for s in sparse]
-        dense = [usable(d) for d in dense]
-        sep = convert_to_tensor("_X_" if separator is None else separator, dtype=_dt.string)
-        op = apply_op("SparseCrossV2", [[s.indices for s in sparse], sparse_values,
-                                        [s.dense_shape for s in sparse], dense, sep],
-                      {"N": len(sparse)}, name=scope)
-        return SparseTensor(*op.outputs)
 
 
 # --- DenseCountSparseOutput, SparseCountSparseOutput (sparse.bincount) ---------------------
