@@ -63,3 +63,12 @@ def test_tensor_shape_semantics():
     assert tf.TensorShape([2, 3]).num_elements() == 6
     assert tf.TensorShape([2, 3]) == tf.TensorShape([2, 3])
     assert str(s) == "(2, ?, 3)"
+
+
+def test_most_specific_compatible_shape():
+    from tensorweave.framework.shapes import TensorShape
+    assert TensorShape([2, 3]).most_specific_compatible_shape([2, 4]).as_list() == [2, None]
+    assert TensorShape([2, None]).most_specific_compatible_shape([2, 5]).as_list() == \
+        [2, None]
+    assert TensorShape([1]).most_specific_compatible_shape([1, 1]).ndims is None
+    assert TensorShape(None).most_specific_compatible_shape([3]).ndims is None

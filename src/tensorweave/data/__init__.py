@@ -6,7 +6,9 @@ pipeline, iterators as device resources.
   iterator_ops.py  Iterator, make_one_shot_iterator, make_initializable_iterator
   experimental.py  tf.data.experimental: transformations for Dataset.apply, combinators,
                    get_single_element, TFRecordWriter
+  grouping.py      tf.data.experimental's keyed grouping: group_by_window,
+                   group_by_reducer, Reducer
 
 Imported on first access of `tf.data` (tensorweave/__init__.py).
 """
-from tensorweave.data import dataset_ops, experimental, iterator_ops  # noqa: F401
+from tensorweave.data import dataset_ops, experimental, grouping, iterator_ops  # noqa: F401

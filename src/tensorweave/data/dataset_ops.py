@@ -78,7 +78,7 @@ def _bind(value: DatasetValue, feed: dict) -> DatasetValue:
     return value
 
 
-def _sub_dataset(ctx, node, fn: "DatasetFunction", element) -> DatasetValue:
+def sub_dataset(ctx, node, fn: "DatasetFunction", element) -> DatasetValue:
     """The dataset `fn` gives for `element`, its functions able to read the argument."""
     return _bind(fn.run(ctx, element, node.feed)[0], fn.feed_of(element, node.feed))
 
@@ -343,7 +343,7 @@ class _FlatMap(DatasetValue):
 
     def elements(self, ctx):
         for e in self.source.elements(ctx):
-            yield from _sub_dataset(ctx, self, self.fn, e).elements(ctx)
+            yield from sub_dataset(ctx, self, self.fn, e).elements(ctx)
 
 
 class _Interleave(DatasetValue):
@@ -355,7 +355,7 @@ class _Interleave(DatasetValue):
 
     def elements(self, ctx):
         inputs = self.source.elements(ctx)
-        open_ = [_sub_dataset(ctx, self, self.fn, e).elements(ctx)
+        open_ = [sub_dataset(ctx, self, self.fn, e).elements(ctx)
                  for e in itertools.islice(inputs, self.cycle)]
         k = 0
         while open_:
@@ -370,7 +370,7 @@ class _Interleave(DatasetValue):
                         open_.pop(k)
                         k -= 1
                     else:
-                        open_[k] = _sub_dataset(ctx, self, self.fn, nxt).elements(ctx)
+                        open_[k] = sub_dataset(ctx, self, self.fn, nxt).elements(ctx)
                     break
             k += 1
 

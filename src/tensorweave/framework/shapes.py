@@ -278,7 +278,7 @@ class TensorShape:
         other = as_shape(other)
         if self._dims is None or other._dims is None or len(self._dims) != len(other._dims):
             return unknown_shape()
-        return TensorShape([a if a._value == b._value else None
+        return TensorShape([a if a == b else None
                             for a, b in zip(self.as_list(), other.as_list())])
 
     # --- protocol -----------------------------------------------------------------

@@ -152,6 +152,8 @@ def _feed_value(t: Tensor, value):
     dt = t._dtype
     if type(value) is np.ndarray and value.dtype == dt._np and dt is not _dt.string:
         arr = value
+    elif dt is _dt.variant and not isinstance(value, np.ndarray):
+        return value  # an opaque run-time value (a tf.data window) passes as it is
     elif isinstance(value, Tensor):
         raise TypeError("The value of a feed cannot be a tf.Tensor object. Acceptable feed "
                         "values include Python scalars, strings, lists, numpy ndarrays, "
