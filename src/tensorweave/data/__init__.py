@@ -8,7 +8,10 @@ pipeline, iterators as device resources.
                    get_single_element, TFRecordWriter
   grouping.py      tf.data.experimental's keyed grouping: group_by_window,
                    group_by_reducer, Reducer
+  readers.py       tf.data.experimental's file readers: CsvDataset, make_csv_dataset,
+                   make_batched_features_dataset
 
 Imported on first access of `tf.data` (tensorweave/__init__.py).
 """
-from tensorweave.data import dataset_ops, experimental, grouping, iterator_ops  # noqa: F401
+from tensorweave.data import (  # noqa: F401
+    dataset_ops, experimental, grouping, iterator_ops, readers)

@@ -28,6 +28,12 @@ carries the structure with the dtypes and static shapes of its components
   PaddedBatchDatasetV2, UnbatchDataset, CacheDataset (in memory: an enclosing repeat
                           replays the first complete pass)
 
+A SparseTensor component (a parse_example of VarLenFeatures, say) travels as one variant
+component holding its three arrays; its structure leaf is a SparseSpec (values dtype,
+dense shape), and functions and get_next see a SparseTensor again. Batching stacks such
+components (a new first dimension, as TF); padded_batch, unbatch and from_tensor_slices
+of them raise NotImplementedError.
+
 A function (`map_func`, `predicate`) is traced once when the dataset is built, into ops
 of the same graph that read placeholders for the element's components; the kernel runs
 them per element with a nested `Session.run` of the session running the pipeline. So a
@@ -45,10 +51,11 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework import graph as _graph
 from tensorweave.framework import nest
+from tensorweave.framework import tensor_util
 from tensorweave.framework.api_export import export, tf_export
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
-from tensorweave.framework.registry import TypeListAttr, kernel, not_differentiable, \
-    register_op
+from tensorweave.framework.registry import TypeAttr, TypeListAttr, kernel, \
+    not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
 
 
@@ -233,6 +240,9 @@ class _Batch(DatasetValue):
 def stack(ctx, batch):
     out = []
     for j in range(len(batch[0])):
+        if isinstance(batch[0][j], SparseComponent):
+            out.append(SparseComponent.stack([e[j] for e in batch]))
+            continue
         parts = [np.asarray(e[j]) for e in batch]
         first = parts[0].shape
         for k, p in enumerate(parts[1:], 1):
@@ -418,7 +428,7 @@ class DatasetFunction:
         with _graph.name_scope(name):
             self.inputs = [_placeholder(t, s, "arg%d" % k)
                            for k, (t, s) in enumerate(zip(in_types, in_shapes))]
-            element = nest.pack_sequence_as(in_structure, self.inputs)
+            element = pack_element(in_structure, self.inputs)
             if unpack and isinstance(element, tuple):
                 result = fn(*element)
             else:
@@ -428,8 +438,7 @@ class DatasetFunction:
             self.dataset = result if isinstance(result, Dataset) else None
             if self.dataset is not None:
                 result = result._variant
-            self.outputs = [convert_to_tensor(x) for x in nest.flatten(result)]
-        self.structure = nest.map_structure(lambda x: 0, result)
+            self.structure, self.outputs = flatten_element(result)
         self.graph = g
 
     def feed_of(self, components, outer: Optional[dict] = None) -> dict:
@@ -491,6 +500,41 @@ def dataset_op(name: str, inputs, attrs=None):
     not_differentiable(name)
 
 
+register_op("SparseTensorToVariant", inputs=["indices: int64", "values: T",
+                                             "dense_shape: int64"],
+            outputs=["component: variant"], attrs={"T": TypeAttr()}, shape=_scalar)
+register_op("VariantToSparseTensor", inputs=["component: variant"],
+            outputs=["indices: int64", "values: dtype", "dense_shape: int64"],
+            attrs={"dtype": TypeAttr(), "static_shape": []},
+            shape=lambda op: [TensorShape([None, None]), TensorShape([None]),
+                              TensorShape([None])])
+not_differentiable("SparseTensorToVariant")
+not_differentiable("VariantToSparseTensor")
+
+
+@tensor_util.register_static_value("VariantToSparseTensor")
+def _static_dense_shape(op, index):
+    """The dense shape when the dataset's spec knows it whole (so a SparseTensor from
+    get_next has the static shape TF gives it)."""
+    shape = op.get_attr("static_shape")
+    if index != 2 or not shape or min(shape) < 0:
+        return None
+    return np.array(shape[1:], np.int64)
+
+
+@kernel("SparseTensorToVariant")
+def _sparse_to_variant_kernel(ctx, indices, values, dense_shape):
+    return SparseComponent(indices, values, dense_shape)
+
+
+@kernel("VariantToSparseTensor")
+def _variant_to_sparse_kernel(ctx, component):
+    if not isinstance(component, SparseComponent):
+        raise errors.InvalidArgumentError(None, ctx.op, "Expected a SparseTensor component, "
+                                          "got %s" % type(component).__name__)
+    return component.indices, component.values, component.dense_shape
+
+
 dataset_op("TensorSliceDataset", ["components: Toutput_types"],
             {"Toutput_types": TypeListAttr()})
 dataset_op("TensorDataset", ["components: Toutput_types"], {"Toutput_types": TypeListAttr()})
@@ -531,7 +575,8 @@ def _int(x) -> int:
 
 
 def _components(ctx, components):
-    return [np.asarray(c) if not isinstance(c, np.ndarray) else c for c in components]
+    return [c if isinstance(c, (np.ndarray, SparseComponent)) else np.asarray(c)
+            for c in components]
 
 
 @kernel("TensorSliceDataset")
@@ -654,17 +699,26 @@ class ElementSpec:
         self._types = list(types)
         self._shapes = [TensorShape(s) for s in shapes]
 
+    def _leaves(self, dense, sparse) -> object:
+        """The structure with each component's `dense(k)`, or `sparse(spec)` for a
+        SparseTensor's."""
+        leaves = nest.flatten(self._structure)
+        return nest.pack_sequence_as(self._structure, [
+            sparse(m) if isinstance(m, SparseSpec) else dense(k)
+            for k, m in enumerate(leaves)])
+
     @property
     def output_types(self):
-        return nest.pack_sequence_as(self._structure, self._types)
+        return self._leaves(lambda k: self._types[k], lambda m: m.dtype)
 
     @property
     def output_shapes(self):
-        return nest.pack_sequence_as(self._structure, self._shapes)
+        return self._leaves(lambda k: self._shapes[k], lambda m: m.shape)
 
     @property
     def output_classes(self):
-        return nest.pack_sequence_as(self._structure, [_graph.Tensor] * len(self._types))
+        from tensorweave.framework.sparse_tensor import SparseTensor
+        return self._leaves(lambda k: _graph.Tensor, lambda m: SparseTensor)
 
 
 @tf_export("data.Dataset")
@@ -682,6 +736,11 @@ class Dataset(ElementSpec):
         """(shape, dtype) pairs in the element's structure."""
         return nest.pack_sequence_as(self._structure, list(zip(self._shapes, self._types)))
 
+    def _no_sparse(self, what: str) -> None:
+        if any(isinstance(m, SparseSpec) for m in nest.flatten(self._structure)):
+            raise NotImplementedError("Dataset.%s of SparseTensor components is not "
+                                      "supported by tensorweave" % what)
+
     def _derive(self, op_type: str, inputs, attrs=None, structure=None, types=None,
                 shapes=None) -> "Dataset":
         structure = self._structure if structure is None else structure
@@ -698,8 +757,9 @@ class Dataset(ElementSpec):
 
         Raises:
           ValueError: components whose first dimensions differ statically, or a scalar.
+          NotImplementedError: a SparseTensor component.
         """
-        structure, flat = structure_of(tensors)
+        structure, flat = structure_of(tensors, allow_sparse=False)
         for t in flat:
             if t.shape.ndims == 0:
                 raise ValueError("Unbatching a tensor is only supported for rank >= 1")
@@ -713,7 +773,7 @@ class Dataset(ElementSpec):
     @staticmethod
     def from_tensors(tensors) -> "Dataset":
         """One element: `tensors`."""
-        structure, flat = structure_of(tensors)
+        structure, flat = structure_of(tensors)  # a SparseTensor is one variant component
         return _source("TensorDataset", flat, structure, [t.dtype for t in flat],
                        [t.shape for t in flat])
 
@@ -781,10 +841,14 @@ class Dataset(ElementSpec):
         shorter unless `drop_remainder`)."""
         size = _count(batch_size)
         static = _graph_static_int(size) if drop_remainder else None
-        shapes = [TensorShape([static]).concatenate(s) for s in self._shapes]
+        shapes = [s if t == _dt.variant else TensorShape([static]).concatenate(s)
+                  for s, t in zip(self._shapes, self._types)]
+        structure = nest.map_structure(lambda m: SparseSpec(m.dtype, TensorShape(
+            [static]).concatenate(m.shape)) if isinstance(m, SparseSpec) else m,
+            self._structure)
         return self._derive("BatchDatasetV2", [size, convert_to_tensor(drop_remainder,
                                                                        _dt.bool)],
-                            shapes=shapes)
+                            structure=structure, shapes=shapes)
 
     def shuffle(self, buffer_size, seed: Optional[int] = None,
                 reshuffle_each_iteration: Optional[bool] = None) -> "Dataset":
@@ -809,6 +873,7 @@ class Dataset(ElementSpec):
           ValueError: a padded shape of another rank than its component, or smaller
             than a static dimension.
         """
+        self._no_sparse("padded_batch")
         if padded_shapes is None:
             padded_shapes = self.output_shapes
         flat_shapes = [TensorShape(s) for s in flatten_shapes(self._structure,
@@ -841,6 +906,7 @@ class Dataset(ElementSpec):
 
     def unbatch(self) -> "Dataset":
         """Each element split along its first dimension into elements."""
+        self._no_sparse("unbatch")
         return self._derive("UnbatchDataset", [], shapes=[s[1:] if s.ndims else s
                                                           for s in self._shapes])
 
@@ -976,13 +1042,132 @@ def _lists_as_tensors(x):
     return x
 
 
-def structure_of(tensors):
+def structure_of(tensors, allow_sparse: bool = True):
+    """(structure, flat component tensors) of an element given as tensors.
+
+    Raises:
+      TypeError: a variant or resource component.
+      NotImplementedError: a SparseTensor where `allow_sparse` is False.
+    """
     tensors = _lists_as_tensors(tensors)
-    flat = [convert_to_tensor(t) for t in nest.flatten(tensors)]
-    for t in flat:
+    from tensorweave.framework.sparse_tensor import SparseTensor
+    for t in nest.flatten(tensors):
+        if isinstance(t, SparseTensor):
+            if not allow_sparse:
+                raise NotImplementedError("Dataset.from_tensor_slices of a SparseTensor is "
+                                          "not supported by tensorweave")
+            continue
+        t = convert_to_tensor(t)
         if t.dtype == _dt.variant or t.dtype == _dt.resource:
             raise TypeError("tf.data components must be tensors of data, got %s" % t)
-    return nest.pack_sequence_as(tensors, [0] * len(flat)), flat
+    return flatten_element(tensors)
+
+
+# --- SparseTensor components -----------------------------------------------------------------
+class SparseSpec:
+    """The structure leaf of a SparseTensor component: its values' dtype and dense shape
+    (the component itself is one variant tensor)."""
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, dtype, shape):
+        self.dtype = _dt.as_dtype(dtype)
+        self.shape = TensorShape(shape)
+
+    def __eq__(self, other):  # structures agree on kind and dtype; shapes may differ
+        return isinstance(other, SparseSpec) and other.dtype == self.dtype
+
+    def __hash__(self):
+        return hash(("SparseSpec", self.dtype))
+
+    def __repr__(self):
+        return "SparseSpec(%s, %s)" % (self.dtype.name, self.shape)
+
+
+class SparseComponent:
+    """A SparseTensor's arrays as one run-time component value."""
+
+    __slots__ = ("indices", "values", "dense_shape")
+
+    def __init__(self, indices, values, dense_shape):
+        self.indices = np.asarray(indices, np.int64).reshape(-1, np.size(dense_shape))
+        self.values, self.dense_shape = values, np.asarray(dense_shape, np.int64)
+
+    @staticmethod
+    def stack(parts: List["SparseComponent"]) -> "SparseComponent":
+        """The batch of `parts`: a new first index, the dense shape the largest of theirs
+        in each dimension (as TF batches SparseTensors)."""
+        rank = parts[0].dense_shape.size
+        if any(p.dense_shape.size != rank for p in parts):
+            raise errors.InvalidArgumentError(None, None, "Cannot batch SparseTensors of "
+                                              "different ranks")
+        indices = [np.concatenate([np.full((len(p.indices), 1), k, np.int64), p.indices],
+                                  axis=1) for k, p in enumerate(parts)]
+        shape = np.max([p.dense_shape for p in parts], axis=0) if rank else \
+            np.zeros(0, np.int64)
+        return SparseComponent(np.concatenate(indices).reshape(-1, rank + 1),
+                               np.concatenate([np.asarray(p.values) for p in parts]),
+                               np.concatenate([[len(parts)], shape]))
+
+
+def flatten_element(element):
+    """(structure, flat component tensors): SparseTensors become one variant component
+    each, with a SparseSpec leaf."""
+    from tensorweave.framework.sparse_tensor import SparseTensor
+    leaves, flat = [], []
+    for x in nest.flatten(element):
+        if isinstance(x, SparseTensor):
+            flat.append(apply_op("SparseTensorToVariant", [x.indices, x.values,
+                                                           x.dense_shape],
+                                 name="SparseTensorToVariant").outputs[0])
+            leaves.append(SparseSpec(x.dtype, x.get_shape()))
+        else:
+            flat.append(convert_to_tensor(x))
+            leaves.append(0)
+    return nest.pack_sequence_as(element, leaves), flat
+
+
+def pack_element(structure, tensors):
+    """The element of `structure` from its flat component tensors (a SparseTensor again
+    for each SparseSpec leaf)."""
+    from tensorweave.framework.sparse_tensor import SparseTensor
+    out = []
+    for leaf, t in zip(nest.flatten(structure), tensors):
+        if isinstance(leaf, SparseSpec):
+            # static_shape: [rank, dims...] (-1 unknown), so that [0] is always there
+            known = leaf.shape.as_list() if leaf.shape.ndims is not None else None
+            static = [] if known is None else [len(known)] + [
+                -1 if d is None else d for d in known]
+            op = apply_op("VariantToSparseTensor", [t], {"dtype": leaf.dtype,
+                                                          "static_shape": static},
+                          name="VariantToSparseTensor")
+            indices, values, dense_shape = op.outputs
+            indices.set_shape([None, leaf.shape.ndims])
+            dense_shape.set_shape([leaf.shape.ndims])
+            t = SparseTensor(indices, values, dense_shape)
+        out.append(t)
+    return nest.pack_sequence_as(structure, out)
+
+
+def element_structure(output_types, output_shapes=None, output_classes=None):
+    """(structure, flat types, flat shapes) of an iterator's declared elements; a leaf
+    whose class is SparseTensor is one variant component."""
+    from tensorweave.framework.sparse_tensor import SparseTensor
+    types = [_dt.as_dtype(t) for t in nest.flatten(output_types)]
+    if output_shapes is None:
+        shapes = [TensorShape(None)] * len(types)
+    else:
+        nest.assert_same_structure(output_types, output_shapes)
+        shapes = [TensorShape(s) for s in nest.flatten(output_shapes)]
+    classes = [None] * len(types) if output_classes is None else \
+        nest.flatten(output_classes)
+    leaves = [SparseSpec(t, s) if c is SparseTensor else 0
+              for t, s, c in zip(types, shapes, classes)]
+    flat_types = [_dt.variant if isinstance(m, SparseSpec) else t
+                  for m, t in zip(leaves, types)]
+    flat_shapes = [TensorShape([]) if isinstance(m, SparseSpec) else s
+                   for m, s in zip(leaves, shapes)]
+    return nest.pack_sequence_as(output_types, leaves), flat_types, flat_shapes
 
 
 def _source(op_type, flat, structure, types, shapes) -> Dataset:

@@ -1,8 +1,9 @@
 """tf.data.experimental: the transformations TF1 programs apply with `dataset.apply(...)`
 (shuffle_and_repeat, map_and_batch, parallel_interleave, unbatch, enumerate_dataset,
-ignore_errors, take_while, unique), dataset combinators (choose_from_datasets,
-sample_from_datasets, Counter), get_single_element, TFRecordWriter, and CSV files
-(CsvDataset, make_csv_dataset with TF's column type inference).
+ignore_errors, take_while, unique, scan, bucket_by_sequence_length), dataset combinators
+(choose_from_datasets, sample_from_datasets, Counter), get_single_element and
+TFRecordWriter. Readers of files (CSV, Example records) are in readers.py, keyed
+grouping in grouping.py.
 
 The fused transformations of TF (map_and_batch, shuffle_and_repeat,
 parallel_interleave) are their plain compositions here: elements are produced in order
@@ -69,7 +70,6 @@ def ignore_errors(log_warning: bool = False) -> Callable:
                                                                   bool(log_warning)})
 
 
-_ignore_errors = ignore_errors  # (make_csv_dataset's argument of that name hides it)
 
 
 @tf_export("data.experimental.take_while")
@@ -359,159 +359,6 @@ def _to_tfrecord_kernel(ctx, dataset, filename, compression):
     with record_io.TFRecordWriter(path, comp or None) as w:
         for e in dataset.elements(ctx):
             w.write(np.asarray(e[0], dtype=object).item())
-
-
-# --- CSV ---------------------------------------------------------------------------------
-def _csv_defaults(record_defaults) -> list:
-    """decode_csv's defaults: a DType is a required field (an empty default), anything
-    else the default value."""
-    from tensorweave.ops.array.constant_op import constant
-    out = []
-    for d in record_defaults:
-        if isinstance(d, _dt.DType) or (isinstance(d, type) and issubclass(d, np.generic)):
-            out.append(constant([], dtype=_dt.as_dtype(d)))
-        else:
-            out.append(d)
-    return out
-
-
-@tf_export("data.experimental.CsvDataset")
-class CsvDataset(Dataset):
-    """The records of CSV files as tuples of columns typed by `record_defaults` (a
-    DType: a required column; a value: its default when empty), skipping each file's
-    first line with `header`; the parsing is `tf.io.decode_csv`'s.
-
-    Raises:
-      ValueError: both `select_cols` and `exclude_cols`.
-    """
-
-    def __init__(self, filenames, record_defaults, compression_type=None, buffer_size=None,
-                 header: bool = False, field_delim: str = ",", use_quote_delim: bool = True,
-                 na_value: str = "", select_cols=None, exclude_cols=None):
-        from tensorweave.ops.string.string_decode_ops import decode_csv
-        if select_cols is not None and exclude_cols is not None:
-            raise ValueError("Either select_cols or exclude_cols should be set, not both.")
-        defaults = _csv_defaults(record_defaults)
-        if exclude_cols is not None:
-            total = len(defaults) + len(exclude_cols)
-            select_cols = [i for i in range(total) if i not in set(exclude_cols)]
-        skip = 1 if header else 0
-        from tensorweave.ops.array.array_ops import reshape
-        names = reshape(convert_to_tensor(filenames, _dt.string), [-1])
-        lines = Dataset.from_tensor_slices(names).flat_map(
-            lambda f: _ds.TextLineDataset(f, compression_type).skip(skip))
-        rows = lines.map(lambda line: tuple(decode_csv(
-            line, defaults, field_delim=field_delim, use_quote_delim=use_quote_delim,
-            na_value=na_value, select_cols=select_cols)))
-        Dataset.__init__(self, rows._variant, rows._structure, rows._types,
-                         [TensorShape([])] * len(rows._types))
-
-
-def _infer_column_type(values) -> _dt.DType:
-    """TF's inference for make_csv_dataset: the narrowest of int32, int64, float32,
-    float64 that every non-empty value parses as, else string."""
-    def fits(convert, ok):
-        try:
-            return all(ok(convert(v)) for v in values)
-        except ValueError:
-            return False
-    if fits(int, lambda x: -2 ** 31 <= x < 2 ** 31):
-        return _dt.int32
-    if fits(int, lambda x: -2 ** 63 <= x < 2 ** 63):
-        return _dt.int64
-    if fits(float, lambda x: abs(x) <= np.finfo(np.float32).max or not np.isfinite(x)):
-        return _dt.float32
-    if fits(float, lambda x: True):
-        return _dt.float64
-    return _dt.string
-
-
-@tf_export("data.experimental.make_csv_dataset")
-def make_csv_dataset(file_pattern, batch_size, column_names=None, column_defaults=None,
-                     label_name: Optional[str] = None, select_columns=None,
-                     field_delim: str = ",", use_quote_delim: bool = True,
-                     na_value: str = "", header: bool = True, num_epochs=None,
-                     shuffle: bool = True, shuffle_buffer_size: int = 10000,
-                     shuffle_seed: Optional[int] = None, prefetch_buffer_size=None,
-                     num_parallel_reads=None, sloppy: bool = False,
-                     num_rows_for_inference: int = 100, compression_type=None,
-                     ignore_errors: bool = False) -> Dataset:
-    """Batches of (features, label) from CSV files: `features` an OrderedDict of column
-    name -> batch, `label` the column `label_name` (or features only without one).
-    Column names come from the header unless given; column types are inferred from the
-    first `num_rows_for_inference` rows unless `column_defaults` are given (the files are
-    read when the dataset is built, as TF does).
-
-    Raises:
-      ValueError: no file matches, no names without a header, or a label or selected
-        column that is not a column.
-    """
-    import collections
-    import csv
-    from tensorweave.platform import file_io
-    patterns = [file_pattern] if isinstance(file_pattern, (str, bytes)) else \
-        list(file_pattern)
-    files = sorted(set(f for p in patterns for f in file_io.glob(file_io.fspath(p))))
-    if not files:
-        raise ValueError("No files match `file_pattern` %s." % (file_pattern,))
-    delim = field_delim
-
-    def rows(limit):
-        out = []
-        for path in files:
-            with open(path, newline="") as f:
-                reader = csv.reader(f, delimiter=delim, quoting=csv.QUOTE_MINIMAL if
-                                    use_quote_delim else csv.QUOTE_NONE)
-                for k, row in enumerate(reader):
-                    if k == 0 and header:
-                        continue
-                    out.append(row)
-                    if len(out) >= limit:
-                        return out
-        return out
-    if column_names is None:
-        if not header:
-            raise ValueError("Cannot infer column names without a header line.")
-        with open(files[0], newline="") as f:
-            column_names = next(csv.reader(f, delimiter=delim))
-    column_names = list(column_names)
-    if select_columns is not None:
-        index = [c if isinstance(c, int) else column_names.index(c) if c in column_names
-                 else None for c in select_columns]
-        if None in index:
-            raise ValueError("select_columns %s are not all columns of %s"
-                             % (select_columns, column_names))
-        index = sorted(index)
-    else:
-        index = list(range(len(column_names)))
-    names = [column_names[i] for i in index]
-    if label_name is not None and label_name not in names:
-        raise ValueError("`label_name` provided must be one of the columns: %s." % names)
-    if column_defaults is None:
-        sample = rows(num_rows_for_inference)
-        column_defaults = []
-        for i in index:
-            values = [r[i] for r in sample if i < len(r) and r[i] != na_value and r[i] != ""]
-            dtype = _infer_column_type(values)
-            column_defaults.append([""] if dtype == _dt.string else
-                                   [np.array(0, dtype.as_numpy_dtype)])
-    ds = CsvDataset(files, column_defaults, compression_type=compression_type, header=header,
-                    field_delim=field_delim, use_quote_delim=use_quote_delim,
-                    na_value=na_value, select_cols=index if select_columns is not None
-                    else None)
-    if ignore_errors:
-        ds = ds.apply(_ignore_errors())
-    if shuffle:
-        ds = ds.shuffle(shuffle_buffer_size, shuffle_seed)
-    ds = ds.repeat(num_epochs).batch(batch_size)
-
-    def to_features(*columns):
-        features = collections.OrderedDict(zip(names, columns))
-        if label_name is None:
-            return features
-        label = features.pop(label_name)
-        return features, label
-    return ds.map(to_features)
 
 
 # --- scan and bucketing -------------------------------------------------------------------

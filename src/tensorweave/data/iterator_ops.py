@@ -29,6 +29,7 @@ from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import TypeListAttr, kernel, not_differentiable, \
     register_op
 from tensorweave.framework.shapes import TensorShape
+from tensorweave.data import dataset_ops as _ds
 from tensorweave.data.dataset_ops import Dataset, ElementSpec
 
 _UNIQUE = itertools.count()
@@ -174,13 +175,8 @@ class Iterator(ElementSpec):
         Raises:
           TypeError: `output_shapes` nest differently than `output_types`.
         """
-        flat_types = [_dt.as_dtype(t) for t in nest.flatten(output_types)]
-        if output_shapes is None:
-            flat_shapes = [TensorShape(None)] * len(flat_types)
-        else:
-            nest.assert_same_structure(output_types, output_shapes)
-            flat_shapes = [TensorShape(s) for s in nest.flatten(output_shapes)]
-        structure = nest.pack_sequence_as(output_types, [0] * len(flat_types))
+        structure, flat_types, flat_shapes = _ds.element_structure(
+            output_types, output_shapes, output_classes)
         handle = apply_op("IteratorV2", [], {"output_types": flat_types,
                                              "output_shapes": flat_shapes,
                                              "shared_name": shared_name or ""},
@@ -210,10 +206,8 @@ class Iterator(ElementSpec):
         """An iterator that reads from whichever iterator `string_handle` (a fed string
         tensor, from `string_handle()`) names; its elements are of the given structure."""
         from tensorweave.framework.op_builder import convert_to_tensor
-        flat_types = [_dt.as_dtype(t) for t in nest.flatten(output_types)]
-        flat_shapes = [TensorShape(None)] * len(flat_types) if output_shapes is None else \
-            [TensorShape(s) for s in nest.flatten(output_shapes)]
-        structure = nest.pack_sequence_as(output_types, [0] * len(flat_types))
+        structure, flat_types, flat_shapes = _ds.element_structure(
+            output_types, output_shapes, output_classes)
         handle = apply_op("IteratorFromStringHandleV2",
                           [convert_to_tensor(string_handle, _dt.string)],
                           {"output_types": flat_types, "output_shapes": flat_shapes},
@@ -227,8 +221,8 @@ class Iterator(ElementSpec):
         Raises:
           TypeError: `dataset`'s element structure or types differ from the iterator's.
         """
-        if dataset._types != self._types or nest.flatten(nest.map_structure(
-                lambda x: 0, dataset._structure)) != nest.flatten(self._structure):
+        if dataset._types != self._types or \
+                nest.flatten(dataset._structure) != nest.flatten(self._structure):
             raise TypeError("Expected output types %s but got dataset with output types %s."
                             % (self.output_types, dataset.output_types))
         for mine, theirs in zip(self._shapes, dataset._shapes):
@@ -248,7 +242,7 @@ class Iterator(ElementSpec):
         outs = list(op.outputs)
         for t, s in zip(outs, self._shapes):
             t.set_shape(s)
-        return nest.pack_sequence_as(self._structure, outs)
+        return _ds.pack_element(self._structure, outs)
 
 
 @tf_export("data.make_one_shot_iterator")
@@ -264,7 +258,8 @@ def make_one_shot_iterator(dataset: Dataset) -> Iterator:
 def make_initializable_iterator(dataset: Dataset, shared_name: Optional[str] = None
                                 ) -> Iterator:
     """An iterator over `dataset` whose `initializer` (re)starts it."""
-    it = Iterator.from_structure(dataset.output_types, dataset.output_shapes, shared_name)
+    it = Iterator.from_structure(dataset.output_types, dataset.output_shapes, shared_name,
+                                 dataset.output_classes)
     it._initializer = it.make_initializer(dataset)
     return it
 

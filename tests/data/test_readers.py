@@ -1,0 +1,82 @@
+"""tf.data.experimental.make_batched_features_dataset (data/readers.py): the same batches
+as TensorFlow 2.21 for the same files (written here with tf.io.TFRecordWriter)."""
+import numpy as np
+import pytest
+
+import tensorweave as tf
+
+
+def _example(i):
+    f = {"x": tf.train.Feature(float_list=tf.train.FloatList(value=[i * 0.5, -i])),
+         "tag": tf.train.Feature(bytes_list=tf.train.BytesList(
+             value=[b"t%d" % j for j in range(i % 3)])),
+         "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2]))}
+    return tf.train.Example(features=tf.train.Features(feature=f)).SerializeToString()
+
+
+@pytest.fixture
+def records(tmp_path):
+    for name, rng in (("b.tfrecord", range(5, 9)), ("a.tfrecord", range(0, 5))):
+        with tf.io.TFRecordWriter(str(tmp_path / name)) as w:
+            for i in rng:
+                w.write(_example(i))
+    return tmp_path
+
+
+FEATURES = {"x": tf.io.FixedLenFeature([2], tf.float32),
+            "tag": tf.io.VarLenFeature(tf.string),
+            "label": tf.io.FixedLenFeature([], tf.int64)}
+
+
+def _drain(sess, dataset):
+    nxt = dataset.make_one_shot_iterator().get_next()
+    out = []
+    with pytest.raises(tf.errors.OutOfRangeError):
+        for _ in range(100):
+            out.append(sess.run(nxt))
+    return out
+
+
+def test_batches_of_parsed_examples_in_file_order(sess, records):
+    ds = tf.data.experimental.make_batched_features_dataset(
+        str(records / "*.tfrecord"), 4, FEATURES, num_epochs=1, shuffle=False)
+    assert {k: v.as_list() for k, v in ds.output_shapes.items()} == {
+        "x": [None, 2], "tag": [None, None], "label": [None]}
+    assert ds.output_classes["tag"] is tf.SparseTensor
+    batches = _drain(sess, ds)
+    assert [b["label"].tolist() for b in batches] == [[0, 1, 0, 1], [0, 1, 0, 1], [0]]
+    np.testing.assert_array_equal(batches[1]["x"], [[2, -4], [2.5, -5], [3, -6], [3.5, -7]])
+    tag = batches[1]["tag"]
+    assert tag.indices.tolist() == [[0, 0], [1, 0], [1, 1], [3, 0]]
+    assert tag.values.tolist() == [b"t0", b"t0", b"t1", b"t0"]
+    assert tag.dense_shape.tolist() == [4, 2]
+
+
+def test_labels_epochs_and_the_final_batch(sess, records):
+    ds = tf.data.experimental.make_batched_features_dataset(
+        str(records / "*.tfrecord"), 4, FEATURES, label_key="label", num_epochs=2,
+        shuffle=False, drop_final_batch=True)
+    batches = _drain(sess, ds)
+    assert [label.tolist() for _, label in batches] == [
+        [0, 1, 0, 1], [0, 1, 0, 1], [0, 0, 1, 0], [1, 0, 1, 0]]
+    assert sorted(batches[0][0]) == ["tag", "x"]
+    np.testing.assert_array_equal(batches[2][0]["x"][:, 0], [4.0, 0.0, 0.5, 1.0])
+
+
+def test_files_read_in_turn_and_shuffled_epochs(sess, records):
+    files = [str(records / "b.tfrecord"), str(records / "a.tfrecord")]
+    turns = tf.data.experimental.make_batched_features_dataset(
+        files, 3, FEATURES, num_epochs=1, shuffle=False, reader_num_threads=2)
+    assert [b["x"][:, 0].tolist() for b in _drain(sess, turns)] == [
+        [0.0, 2.5, 0.5], [3.0, 1.0, 3.5], [1.5, 4.0, 2.0]]
+    shuffled = tf.data.experimental.make_batched_features_dataset(
+        str(records / "*.tfrecord"), 9, FEATURES, num_epochs=1, shuffle_seed=3)
+    [batch] = _drain(sess, shuffled)
+    assert sorted(batch["x"][:, 0].tolist()) == [i * 0.5 for i in range(9)]
+
+
+def test_a_label_that_is_not_a_feature(graph, records):
+    with pytest.raises(ValueError, match=r"The `label_key` provided \(nope\) must be one "
+                                         r"of the `features` keys"):
+        tf.data.experimental.make_batched_features_dataset(
+            str(records / "*.tfrecord"), 4, FEATURES, label_key="nope")

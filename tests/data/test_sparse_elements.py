@@ -1,0 +1,78 @@
+"""SparseTensor components of tf.data elements (data/dataset_ops.py): the same elements,
+classes and static shapes as TensorFlow 2.21 for these pipelines."""
+import numpy as np
+import pytest
+
+import tensorweave as tf
+
+
+def _drain(sess, dataset):
+    nxt = dataset.make_one_shot_iterator().get_next()
+    out = []
+    with pytest.raises(tf.errors.OutOfRangeError):
+        for _ in range(100):
+            out.append(sess.run(nxt))
+    return out
+
+
+def _triple(v):
+    return v.indices.tolist(), v.values.tolist(), v.dense_shape.tolist()
+
+
+def test_a_map_giving_sparse_tensors_and_their_batches(sess):
+    ds = tf.data.Dataset.range(3).map(
+        lambda x: tf.SparseTensor([[0], [2]], tf.stack([x, x * 10]), [3]))
+    assert tf.data.get_output_classes(ds) is tf.SparseTensor
+    assert ds.output_shapes.as_list() == [3] and ds.output_types == tf.int64
+    assert [_triple(v) for v in _drain(sess, ds)] == [
+        ([[0], [2]], [0, 0], [3]), ([[0], [2]], [1, 10], [3]), ([[0], [2]], [2, 20], [3])]
+    ragged = tf.data.Dataset.range(5).map(lambda x: tf.SparseTensor(
+        tf.reshape(tf.range(x % 3), [-1, 1]), tf.range(x % 3) + x,
+        tf.reshape(x % 3 + 1, [1]))).batch(2)
+    assert ragged.output_shapes.as_list() == [None, None]
+    # batching adds a first index; the dense shape is the largest of the batch's
+    assert [_triple(v) for v in _drain(sess, ragged)] == [
+        ([[1, 0]], [1], [2, 2]), ([[0, 0], [0, 1]], [2, 3], [2, 3]),
+        ([[0, 0]], [4], [1, 2])]
+
+
+def test_sparse_components_beside_dense_ones_and_as_function_arguments(sess):
+    pair = tf.data.Dataset.from_tensors((tf.SparseTensor([[0, 1]], ["a"], [2, 2]),
+                                         tf.constant(3)))
+    assert pair.output_classes == (tf.SparseTensor, tf.Tensor)
+    [(sp, n)] = _drain(sess, pair)
+    assert _triple(sp) == ([[0, 1]], [b"a"], [2, 2]) and n == 3
+    dense = tf.data.Dataset.from_tensors(tf.SparseTensor([[0, 1]], [5.0], [2, 2])).map(
+        lambda sp: tf.sparse.to_dense(sp) * 2)
+    assert dense.output_shapes.as_list() == [2, 2]  # the dense shape stays static
+    np.testing.assert_array_equal(_drain(sess, dense)[0], [[0.0, 10.0], [0.0, 0.0]])
+
+
+def test_parsed_var_len_features(sess):
+    def example(values):
+        return tf.train.Example(features=tf.train.Features(feature={"t": tf.train.Feature(
+            int64_list=tf.train.Int64List(value=values))})).SerializeToString()
+    ds = tf.data.Dataset.from_tensors(tf.constant([example([4, 5]), example([])])).map(
+        lambda s: tf.io.parse_example(s, {"t": tf.io.VarLenFeature(tf.int64)}))
+    assert ds.output_classes == {"t": tf.SparseTensor}
+    [parsed] = _drain(sess, ds)
+    assert _triple(parsed["t"]) == ([[0, 0], [0, 1]], [4, 5], [2, 2])
+
+
+def test_initializable_iterators_over_sparse_elements(sess):
+    n = tf.placeholder(tf.int64, [])
+    ds = tf.data.Dataset.range(n).map(lambda x: tf.SparseTensor([[0]], [x], [1]))
+    it = tf.data.make_initializable_iterator(ds)
+    nxt = it.get_next()
+    sess.run(it.initializer, {n: 2})
+    assert [sess.run(nxt).values.tolist() for _ in range(2)] == [[0], [1]]
+
+
+def test_what_is_not_supported_says_so(graph):
+    sparse = tf.data.Dataset.range(2).map(lambda x: tf.SparseTensor([[0]], [x], [1]))
+    with pytest.raises(NotImplementedError, match="padded_batch of SparseTensor"):
+        sparse.padded_batch(2, padded_shapes=[None])
+    with pytest.raises(NotImplementedError, match="unbatch of SparseTensor"):
+        sparse.unbatch()
+    with pytest.raises(NotImplementedError, match="from_tensor_slices of a SparseTensor"):
+        tf.data.Dataset.from_tensor_slices(tf.SparseTensor([[0, 0]], [1], [2, 2]))
