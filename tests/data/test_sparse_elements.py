@@ -68,11 +68,26 @@ def test_initializable_iterators_over_sparse_elements(sess):
     assert [sess.run(nxt).values.tolist() for _ in range(2)] == [[0], [1]]
 
 
-def test_what_is_not_supported_says_so(graph):
+def test_rows_of_sparse_tensors(sess):
+    slices = tf.data.Dataset.from_tensor_slices((
+        tf.SparseTensor([[0, 0], [1, 1], [1, 2], [3, 0]], [1, 2, 3, 4], [4, 3]),
+        tf.constant([10, 20, 30, 40])))
+    assert slices.output_shapes[0].as_list() == [3]
+    assert [(_triple(sp), int(n)) for sp, n in _drain(sess, slices)] == [
+        (([[0]], [1], [3]), 10), (([[1], [2]], [2, 3], [3]), 20), (([], [], [3]), 30),
+        (([[0]], [4], [3]), 40)]
+    rows = tf.data.Dataset.range(2).map(lambda x: tf.SparseTensor(
+        [[0, 0], [1, 1]], tf.stack([x, x + 5]), [2, 2])).unbatch()
+    assert rows.output_shapes.as_list() == [2]
+    assert [_triple(v) for v in _drain(sess, rows)] == [
+        ([[0]], [0], [2]), ([[1]], [5], [2]), ([[0]], [1], [2]), ([[1]], [6], [2])]
+
+
+def test_padded_batches_of_sparse_tensors_are_refused_as_in_tf(graph):
     sparse = tf.data.Dataset.range(2).map(lambda x: tf.SparseTensor([[0]], [x], [1]))
-    with pytest.raises(NotImplementedError, match="padded_batch of SparseTensor"):
+    with pytest.raises(TypeError, match="`padded_batch` is only supported for datasets "
+                                        "that produce tensor elements"):
         sparse.padded_batch(2, padded_shapes=[None])
-    with pytest.raises(NotImplementedError, match="unbatch of SparseTensor"):
-        sparse.unbatch()
-    with pytest.raises(NotImplementedError, match="from_tensor_slices of a SparseTensor"):
-        tf.data.Dataset.from_tensor_slices(tf.SparseTensor([[0, 0]], [1], [2, 2]))
+    with pytest.raises(ValueError, match=r"Dimensions \[2, 3\] in the components"):
+        tf.data.Dataset.from_tensor_slices((tf.SparseTensor([[0, 0]], [1], [2, 3]),
+                                            tf.constant([10, 20, 30])))

@@ -31,8 +31,8 @@ carries the structure with the dtypes and static shapes of its components
 A SparseTensor component (a parse_example of VarLenFeatures, say) travels as one variant
 component holding its three arrays; its structure leaf is a SparseSpec (values dtype,
 dense shape), and functions and get_next see a SparseTensor again. Batching stacks such
-components (a new first dimension, as TF); padded_batch, unbatch and from_tensor_slices
-of them raise NotImplementedError.
+components (a new first dimension, as TF), unbatch and from_tensor_slices take their
+rows; padded_batch of them is a TypeError, as in TF.
 
 A function (`map_func`, `predicate`) is traced once when the dataset is built, into ops
 of the same graph that read placeholders for the element's components; the kernel runs
@@ -90,14 +90,23 @@ def sub_dataset(ctx, node, fn: "DatasetFunction", element) -> DatasetValue:
     return _bind(fn.run(ctx, element, node.feed)[0], fn.feed_of(element, node.feed))
 
 
+def _rows(c) -> int:
+    """The first dimension of a component (an array or a SparseComponent)."""
+    return c.rows() if isinstance(c, SparseComponent) else np.shape(c)[0]
+
+
+def _row(c, i: int):
+    return c.row(i) if isinstance(c, SparseComponent) else c[i]
+
+
 class _Slices(DatasetValue):
     def __init__(self, components):
         self.components = components
 
     def elements(self, ctx):
-        n = self.components[0].shape[0]
+        n = _rows(self.components[0])
         for i in range(n):
-            yield [c[i] for c in self.components]
+            yield [_row(c, i) for c in self.components]
 
 
 class _Once(DatasetValue):
@@ -318,14 +327,14 @@ class _Unbatch(DatasetValue):
 
     def elements(self, ctx):
         for e in self.source.elements(ctx):
-            n = {np.shape(c)[0] for c in e}
+            n = {_rows(c) for c in e}
             if len(n) != 1:
                 raise errors.InvalidArgumentError(
                     None, ctx.op, "Input element must have the same batch size in each "
                     "component. Component 0 had size %d but component %d had size %d."
-                    % (np.shape(e[0])[0], 1, sorted(n)[-1]))
+                    % (_rows(e[0]), 1, sorted(n)[-1]))
             for i in range(n.pop()):
-                yield [c[i] for c in e]
+                yield [_row(c, i) for c in e]
 
 
 class _Cache(DatasetValue):
@@ -583,13 +592,13 @@ def _components(ctx, components):
 def _slices_kernel(ctx, *components):
     comps = _components(ctx, components)
     for c in comps:
-        if c.ndim == 0:
+        if not isinstance(c, SparseComponent) and c.ndim == 0:
             raise errors.InvalidArgumentError(None, ctx.op, "Unbatching a tensor is only "
                                               "supported for rank >= 1")
-        if c.shape[0] != comps[0].shape[0]:
+        if _rows(c) != _rows(comps[0]):
             raise errors.InvalidArgumentError(
                 None, ctx.op, "Dimension 0 in both shapes must be equal: %d vs %d"
-                % (comps[0].shape[0], c.shape[0]))
+                % (_rows(comps[0]), _rows(c)))
     return _Slices(comps)
 
 
@@ -736,11 +745,6 @@ class Dataset(ElementSpec):
         """(shape, dtype) pairs in the element's structure."""
         return nest.pack_sequence_as(self._structure, list(zip(self._shapes, self._types)))
 
-    def _no_sparse(self, what: str) -> None:
-        if any(isinstance(m, SparseSpec) for m in nest.flatten(self._structure)):
-            raise NotImplementedError("Dataset.%s of SparseTensor components is not "
-                                      "supported by tensorweave" % what)
-
     def _derive(self, op_type: str, inputs, attrs=None, structure=None, types=None,
                 shapes=None) -> "Dataset":
         structure = self._structure if structure is None else structure
@@ -757,17 +761,25 @@ class Dataset(ElementSpec):
 
         Raises:
           ValueError: components whose first dimensions differ statically, or a scalar.
-          NotImplementedError: a SparseTensor component.
         """
-        structure, flat = structure_of(tensors, allow_sparse=False)
-        for t in flat:
-            if t.shape.ndims == 0:
+        structure, flat = structure_of(tensors)
+        leaves = nest.flatten(structure)
+        # a SparseTensor's dense shape stands for its component's
+        full = [m.shape if isinstance(m, SparseSpec) else t.shape
+                for m, t in zip(leaves, flat)]
+        for s in full:
+            if s.ndims == 0:
                 raise ValueError("Unbatching a tensor is only supported for rank >= 1")
-        dims = {t.shape[0] for t in flat if t.shape.ndims and t.shape[0] is not None}
+        dims = {s.as_list()[0] for s in full if s.ndims and s.as_list()[0] is not None}
         if len(dims) > 1:
             raise ValueError("Dimensions %s in the components of from_tensor_slices must be "
                              "equal" % sorted(dims))
-        shapes = [t.shape[1:] if t.shape.ndims is not None else unknown_shape() for t in flat]
+        shapes = [TensorShape([]) if isinstance(m, SparseSpec) else
+                  s[1:] if s.ndims is not None else unknown_shape()
+                  for m, s in zip(leaves, full)]
+        structure = nest.map_structure(lambda m: SparseSpec(m.dtype, m.shape[1:] if
+                                                            m.shape.ndims else m.shape)
+                                       if isinstance(m, SparseSpec) else m, structure)
         return _source("TensorSliceDataset", flat, structure, [t.dtype for t in flat], shapes)
 
     @staticmethod
@@ -873,7 +885,10 @@ class Dataset(ElementSpec):
           ValueError: a padded shape of another rank than its component, or smaller
             than a static dimension.
         """
-        self._no_sparse("padded_batch")
+        if any(isinstance(m, SparseSpec) for m in nest.flatten(self._structure)):
+            raise TypeError("`padded_batch` is only supported for datasets that produce "
+                            "tensor elements but type spec of elements in the input dataset "
+                            "is not a subclass of TensorSpec: a SparseTensor component")
         if padded_shapes is None:
             padded_shapes = self.output_shapes
         flat_shapes = [TensorShape(s) for s in flatten_shapes(self._structure,
@@ -906,9 +921,12 @@ class Dataset(ElementSpec):
 
     def unbatch(self) -> "Dataset":
         """Each element split along its first dimension into elements."""
-        self._no_sparse("unbatch")
-        return self._derive("UnbatchDataset", [], shapes=[s[1:] if s.ndims else s
-                                                          for s in self._shapes])
+        structure = nest.map_structure(lambda m: SparseSpec(m.dtype, m.shape[1:] if
+                                                            m.shape.ndims else m.shape)
+                                       if isinstance(m, SparseSpec) else m, self._structure)
+        return self._derive("UnbatchDataset", [], structure=structure,
+                            shapes=[s if t == _dt.variant else s[1:] if s.ndims else s
+                                    for s, t in zip(self._shapes, self._types)])
 
     def cache(self, filename: str = "") -> "Dataset":
         """The elements, kept in memory after the first complete pass (an enclosing
@@ -1042,20 +1060,17 @@ def _lists_as_tensors(x):
     return x
 
 
-def structure_of(tensors, allow_sparse: bool = True):
-    """(structure, flat component tensors) of an element given as tensors.
+def structure_of(tensors):
+    """(structure, flat component tensors) of an element given as tensors (a SparseTensor
+    one variant component).
 
     Raises:
       TypeError: a variant or resource component.
-      NotImplementedError: a SparseTensor where `allow_sparse` is False.
     """
     tensors = _lists_as_tensors(tensors)
     from tensorweave.framework.sparse_tensor import SparseTensor
     for t in nest.flatten(tensors):
         if isinstance(t, SparseTensor):
-            if not allow_sparse:
-                raise NotImplementedError("Dataset.from_tensor_slices of a SparseTensor is "
-                                          "not supported by tensorweave")
             continue
         t = convert_to_tensor(t)
         if t.dtype == _dt.variant or t.dtype == _dt.resource:
@@ -1092,6 +1107,18 @@ class SparseComponent:
     def __init__(self, indices, values, dense_shape):
         self.indices = np.asarray(indices, np.int64).reshape(-1, np.size(dense_shape))
         self.values, self.dense_shape = values, np.asarray(dense_shape, np.int64)
+
+    def rows(self) -> int:
+        if not self.dense_shape.size:
+            raise errors.InvalidArgumentError(None, None, "Unbatching a SparseTensor is "
+                                              "only supported for rank >= 1")
+        return int(self.dense_shape[0])
+
+    def row(self, i: int) -> "SparseComponent":
+        """Row `i` of the first dimension, a SparseTensor of one rank less."""
+        keep = self.indices[:, 0] == i
+        return SparseComponent(self.indices[keep, 1:], np.asarray(self.values)[keep],
+                               self.dense_shape[1:])
 
     @staticmethod
     def stack(parts: List["SparseComponent"]) -> "SparseComponent":
