@@ -32,7 +32,9 @@ A SparseTensor component (a parse_example of VarLenFeatures, say) travels as one
 component holding its three arrays; its structure leaf is a SparseSpec (values dtype,
 dense shape), and functions and get_next see a SparseTensor again. Batching stacks such
 components (a new first dimension, as TF), unbatch and from_tensor_slices take their
-rows; padded_batch of them is a TypeError, as in TF.
+rows; padded_batch of them is a TypeError, as in TF. `window` makes elements whose
+components are datasets in the same way (a DatasetSpec leaf, a Dataset again in
+functions).
 
 A function (`map_func`, `predicate`) is traced once when the dataset is built, into ops
 of the same graph that read placeholders for the element's components; the kernel runs
@@ -321,6 +323,52 @@ def pad_batch(ctx, batch, shapes, values) -> list:
     return out
 
 
+class _Elements(DatasetValue):
+    """A window's values of one component, as the dataset a window element holds."""
+
+    def __init__(self, values: list):
+        self.values = values
+
+    def elements(self, ctx):
+        for v in self.values:
+            yield [v]
+
+
+class _Windows(DatasetValue):
+    """TF's window: windows starting every `shift` elements, each the next `size`
+    elements `stride` apart (fewer at the end, unless `drop`); each window element holds
+    one dataset per component."""
+
+    def __init__(self, source, size: int, shift: int, stride: int, drop: bool):
+        self.source, self.size, self.shift, self.stride, self.drop = \
+            source, size, shift, stride, drop
+
+    def elements(self, ctx):
+        span = (self.size - 1) * self.stride + 1  # input elements one window covers
+        buffered, first = [], 0  # elements from input index `first` on
+        inputs = self.source.elements(ctx)
+        done = False
+        start = 0
+        while True:
+            while not done and first + len(buffered) < start + span:
+                nxt = next(inputs, None)
+                if nxt is None:
+                    done = True
+                else:
+                    buffered.append(nxt)
+            have = buffered[start - first::self.stride][:self.size] \
+                if start - first < len(buffered) else []
+            if not have or (self.drop and len(have) < self.size):
+                return
+            yield [_Elements([e[j] for e in have]) for j in range(len(have[0]))]
+            start += self.shift
+            drop_n = min(start - first, len(buffered))
+            del buffered[:drop_n]
+            first += drop_n
+            if done and start >= first + len(buffered):
+                return
+
+
 class _Unbatch(DatasetValue):
     def __init__(self, source):
         self.source = source
@@ -445,8 +493,6 @@ class DatasetFunction:
             result = _lists_as_tuples(result)  # as TF's tf.data (decode_csv gives lists)
             # a function giving a dataset (flat_map, interleave) gives its variant value
             self.dataset = result if isinstance(result, Dataset) else None
-            if self.dataset is not None:
-                result = result._variant
             self.structure, self.outputs = flatten_element(result)
         self.graph = g
 
@@ -571,6 +617,8 @@ dataset_op("PaddedBatchDatasetV2", ["input_dataset: variant", "batch_size: int64
                                      "drop_remainder: bool"],
             {"N": 1, "Toutput_types": TypeListAttr()})
 dataset_op("UnbatchDataset", ["input_dataset: variant"])
+dataset_op("WindowDataset", ["input_dataset: variant", "size: int64", "shift: int64",
+                             "stride: int64", "drop_remainder: bool"])
 dataset_op("CacheDataset", ["input_dataset: variant", "filename: string"])
 dataset_op("FlatMapDataset", ["input_dataset: variant"], {"f": ""})
 dataset_op("InterleaveDataset", ["input_dataset: variant", "cycle_length: int64",
@@ -665,6 +713,16 @@ def _shuffle_kernel(ctx, d, buffer_size, seed, seed2):
 kernel("MapDataset")(lambda ctx, d: _Map(d, function_of(ctx, ctx.attrs["f"])))
 kernel("FlatMapDataset")(lambda ctx, d: _FlatMap(d, function_of(ctx, ctx.attrs["f"])))
 kernel("UnbatchDataset")(lambda ctx, d: _Unbatch(d))
+
+
+@kernel("WindowDataset")
+def _window_kernel(ctx, d, size, shift, stride, drop_remainder):
+    size, shift, stride = _int(size), _int(shift), _int(stride)
+    for name, v in (("size", size), ("shift", shift), ("stride", stride)):
+        if v <= 0:
+            raise errors.InvalidArgumentError(None, ctx.op, "Window %s must be greater than "
+                                              "zero, but got %d." % (name, v))
+    return _Windows(d, size, shift, stride, bool(np.asarray(drop_remainder)))
 kernel("CacheDataset")(lambda ctx, d, filename: _Cache(d))
 
 
@@ -713,7 +771,8 @@ class ElementSpec:
         SparseTensor's."""
         leaves = nest.flatten(self._structure)
         return nest.pack_sequence_as(self._structure, [
-            sparse(m) if isinstance(m, SparseSpec) else dense(k)
+            sparse(m) if isinstance(m, SparseSpec) else
+            m if isinstance(m, DatasetSpec) else dense(k)  # as TF: the spec for all three
             for k, m in enumerate(leaves)])
 
     @property
@@ -919,6 +978,27 @@ class Dataset(ElementSpec):
                              convert_to_tensor(drop_remainder, _dt.bool)],
                             {"Toutput_types": list(self._types)}, shapes=out_shapes)
 
+    def window(self, size, shift=None, stride=1, drop_remainder: bool = False
+               ) -> "Dataset":
+        """Windows of the elements: one every `shift` (default `size`) elements, each of
+        the next `size` elements `stride` apart (fewer at the end unless
+        `drop_remainder`). An element of the result has the input's structure with a
+        Dataset in place of each component (read it with flat_map, e.g.
+        `ds.window(3).flat_map(lambda w: w.batch(3))`).
+
+        Raises:
+          TypeError: SparseTensor components.
+        """
+        if any(isinstance(m, SparseSpec) for m in nest.flatten(self._structure)):
+            raise TypeError("Dataset.window of SparseTensor components is not supported "
+                            "by tensorweave")
+        leaves = [DatasetSpec(0, [t], [s]) for t, s in zip(self._types, self._shapes)]
+        structure = nest.pack_sequence_as(self._structure, leaves)
+        return self._derive("WindowDataset", [
+            _count(size), _count(size if shift is None else shift), _count(stride),
+            convert_to_tensor(drop_remainder, _dt.bool)], structure=structure,
+            types=[_dt.variant] * len(leaves), shapes=[TensorShape([])] * len(leaves))
+
     def unbatch(self) -> "Dataset":
         """Each element split along its first dimension into elements."""
         structure = nest.map_structure(lambda m: SparseSpec(m.dtype, m.shape[1:] if
@@ -1099,6 +1179,30 @@ class SparseSpec:
         return "SparseSpec(%s, %s)" % (self.dtype.name, self.shape)
 
 
+class DatasetSpec:
+    """The structure leaf of a component that is itself a dataset (a window's, or what a
+    map function returns): that dataset's element structure, dtypes and shapes (the
+    component is one variant tensor)."""
+
+    __slots__ = ("structure", "types", "shapes")
+
+    def __init__(self, structure, types, shapes):
+        self.structure, self.types = structure, list(types)
+        self.shapes = [TensorShape(x) for x in shapes]
+
+    def __eq__(self, other):
+        return isinstance(other, DatasetSpec) and other.types == self.types
+
+    def __hash__(self):
+        return hash(("DatasetSpec", tuple(t.name for t in self.types)))
+
+    def __repr__(self):
+        return "DatasetSpec(%s, %s)" % (
+            nest.pack_sequence_as(self.structure, [t.name for t in self.types]),
+            nest.pack_sequence_as(self.structure, [tuple(x.as_list()) if x.ndims is not
+                                                   None else None for x in self.shapes]))
+
+
 class SparseComponent:
     """A SparseTensor's arrays as one run-time component value."""
 
@@ -1138,12 +1242,15 @@ class SparseComponent:
 
 
 def flatten_element(element):
-    """(structure, flat component tensors): SparseTensors become one variant component
-    each, with a SparseSpec leaf."""
+    """(structure, flat component tensors): SparseTensors and Datasets become one variant
+    component each, with a SparseSpec or DatasetSpec leaf."""
     from tensorweave.framework.sparse_tensor import SparseTensor
     leaves, flat = [], []
     for x in nest.flatten(element):
-        if isinstance(x, SparseTensor):
+        if isinstance(x, Dataset):
+            flat.append(x._variant)
+            leaves.append(DatasetSpec(x._structure, x._types, x._shapes))
+        elif isinstance(x, SparseTensor):
             flat.append(apply_op("SparseTensorToVariant", [x.indices, x.values,
                                                            x.dense_shape],
                                  name="SparseTensorToVariant").outputs[0])
@@ -1172,6 +1279,8 @@ def pack_element(structure, tensors):
             indices.set_shape([None, leaf.shape.ndims])
             dense_shape.set_shape([leaf.shape.ndims])
             t = SparseTensor(indices, values, dense_shape)
+        elif isinstance(leaf, DatasetSpec):
+            t = Dataset(t, leaf.structure, leaf.types, leaf.shapes)
         out.append(t)
     return nest.pack_sequence_as(structure, out)
 
