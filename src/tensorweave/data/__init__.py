@@ -10,8 +10,10 @@ pipeline, iterators as device resources.
                    group_by_reducer, Reducer
   readers.py       tf.data.experimental's file readers: CsvDataset, make_csv_dataset,
                    make_batched_features_dataset
+  generators.py    Dataset.from_generator
+  transforms.py    Dataset.shard and Dataset.reduce
 
 Imported on first access of `tf.data` (tensorweave/__init__.py).
 """
 from tensorweave.data import (  # noqa: F401
-    dataset_ops, experimental, grouping, iterator_ops, readers)
+    dataset_ops, experimental, generators, grouping, iterator_ops, readers, transforms)

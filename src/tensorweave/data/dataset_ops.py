@@ -1099,6 +1099,51 @@ class Dataset(ElementSpec):
         """transformation_func(self)."""
         return transformation_func(self)
 
+    @staticmethod
+    def from_generator(generator: Callable, output_types, output_shapes=None,
+                       args=None) -> "Dataset":
+        """The elements `generator(*args)` yields, called again by each initialization of
+        an iterator (data/generators.py).
+
+        Args:
+          generator: a callable returning an iterable.
+          output_types: the elements' structure of dtypes.
+          output_shapes: their static shapes (default unknown).
+          args: tensors (or values) passed to `generator`, evaluated by the initializer.
+
+        Returns:
+          A Dataset. An element that does not convert to `output_types` or fit
+          `output_shapes` fails its get_next with InvalidArgumentError; an exception in the
+          generator with UnknownError.
+
+        Raises:
+          TypeError: `generator` is not callable.
+        """
+        from tensorweave.data import generators
+        return generators.from_generator(generator, output_types, output_shapes, args)
+
+    def shard(self, num_shards, index) -> "Dataset":
+        """Every `num_shards`-th element, from element `index` on (the elements of one of
+        `num_shards` workers); its run raises InvalidArgumentError unless
+        0 <= index < num_shards."""
+        from tensorweave.data import transforms
+        return transforms.shard(self, num_shards, index)
+
+    def enumerate(self, start=0) -> "Dataset":
+        """(index, element) pairs, the int64 index counting from `start`."""
+        return Dataset.zip((Dataset.range(start, np.iinfo(np.int64).max), self))
+
+    def reduce(self, initial_state, reduce_func: Callable):
+        """The fold of every element into a state: `reduce_func(state, element)` gives the
+        next state (same structure and dtypes); the result is the last state, as tensors
+        in `initial_state`'s structure.
+
+        Raises:
+          TypeError: a new state of other dtypes or structure.
+        """
+        from tensorweave.data import transforms
+        return transforms.reduce(self, initial_state, reduce_func)
+
     # -- iterators (TF1) --
     def make_one_shot_iterator(self):
         """An iterator over this dataset that needs no initialization."""

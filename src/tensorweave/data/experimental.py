@@ -191,7 +191,7 @@ def get_single_element(dataset: Dataset):
     outs = list(op.outputs)
     for t, s in zip(outs, dataset._shapes):
         t.set_shape(s)
-    return nest.pack_sequence_as(dataset._structure, outs)
+    return _ds.pack_element(dataset._structure, outs)
 
 
 @tf_export("data.experimental.TFRecordWriter")

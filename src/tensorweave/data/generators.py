@@ -1,0 +1,138 @@
+"""Dataset.from_generator: the elements a Python generator yields, made when an iterator
+reaches them.
+
+The generator function is kept with the graph (like the traced dataset functions; a
+GraphDef does not carry it). Each initialization of an iterator calls it again with
+`args` (evaluated by the initializer, strings as bytes, as TF passes them) and checks
+each yielded element against the declared structure, dtypes and shapes with TF's rules
+and errors.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Callable, Optional
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors
+from tensorweave.framework import nest
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import TypeListAttr, kernel
+from tensorweave.framework.shapes import TensorShape
+from tensorweave.data import dataset_ops as _ds
+from tensorweave.data.dataset_ops import Dataset, DatasetValue
+
+_GENERATORS = "_tw_dataset_generators"
+_KEYS = itertools.count()
+
+_ds.dataset_op("GeneratorDataset", ["args: Targs"], {"Targs": TypeListAttr(),
+                                                     "generator": ""})
+
+
+def from_generator(generator: Callable, output_types, output_shapes=None,
+                   args=None) -> Dataset:
+    """See Dataset.from_generator."""
+    from tensorweave.framework import graph as _graph
+    if not callable(generator):
+        raise TypeError("`generator` must be a Python callable.")
+    types = [_dt.as_dtype(t) for t in nest.flatten(output_types)]
+    if output_shapes is None:
+        shapes = [TensorShape(None)] * len(types)
+    else:
+        shapes = [TensorShape(s) for s in _ds.flatten_shapes(
+            nest.pack_sequence_as(output_types, [0] * len(types)), output_shapes)]
+    structure = nest.pack_sequence_as(output_types, [0] * len(types))
+    arg_tensors = [convert_to_tensor(a, name="generator_arg") for a in (args or ())]
+    table = _graph.get_default_graph().__dict__.setdefault(_GENERATORS, {})
+    key = "generator_%d" % next(_KEYS)
+    table[key] = (generator, structure, types, shapes)
+    op = apply_op("GeneratorDataset", [arg_tensors], dict(
+        _ds.spec_attrs(types, shapes), Targs=[t.dtype for t in arg_tensors], generator=key),
+        name="GeneratorDataset")
+    return Dataset(op.outputs[0], structure, types, shapes)
+
+
+def _spec_text(types, shapes, structure) -> str:
+    specs = ["TensorSpec(shape=%s, dtype=tf.%s, name=None)" % (
+        tuple(s.as_list()) if s.ndims is not None else "<unknown>", t.name)
+        for t, s in zip(types, shapes)]
+    return str(nest.pack_sequence_as(structure, specs)).replace("'", "")
+
+
+def _flatten_like(structure, element) -> list:
+    """The leaves of `element` as `structure` nests them (a leaf may be any value).
+
+    Raises:
+      TypeError: `element` nests differently.
+    """
+    if isinstance(structure, dict):
+        if not isinstance(element, dict) or set(element) != set(structure):
+            raise TypeError("expected a dict with keys %s" % sorted(structure))
+        return [v for k in sorted(structure) for v in _flatten_like(structure[k],
+                                                                    element[k])]
+    if nest.is_sequence(structure):
+        if not isinstance(element, (tuple, list)) or len(element) != len(structure):
+            raise TypeError("expected a sequence of %d" % len(structure))
+        return [v for sub, e in zip(structure, element) for v in _flatten_like(sub, e)]
+    return [element]
+
+
+class _Generated(DatasetValue):
+    def __init__(self, op, generator, structure, types, shapes, args):
+        self.op, self.generator, self.args = op, generator, args
+        self.structure, self.types, self.shapes = structure, types, shapes
+
+    def _converted(self, element) -> list:
+        from tensorweave.ops.array.constant_op import _to_array
+        expected = _spec_text(self.types, self.shapes, self.structure)
+        try:
+            flat = _flatten_like(self.structure, element)
+            arrays = [_to_array(v, t, allow_cast=False) for v, t in zip(flat, self.types)]
+        except (TypeError, ValueError) as e:
+            raise errors.InvalidArgumentError(None, self.op, (
+                "TypeError: `generator` yielded an element that did not match the expected "
+                "structure. The expected structure was %s, but the yielded element was %s. "
+                "(%s)" % (expected, element, e))) from None
+        for a, s in zip(arrays, self.shapes):
+            if not s.is_compatible_with(TensorShape(a.shape)):
+                raise errors.InvalidArgumentError(None, self.op, (
+                    "TypeError: `generator` yielded an element of shape %s where an element "
+                    "of shape %s was expected." % (tuple(a.shape), tuple(s.as_list()))))
+        return arrays
+
+    def elements(self, ctx):
+        try:
+            source = iter(self.generator(*self.args))
+        except Exception as e:  # noqa: BLE001 - the user's code: reported as TF does
+            raise errors.UnknownError(None, self.op, "%s: %s" % (type(e).__name__, e)) \
+                from e
+        while True:
+            try:
+                element = next(source)
+            except StopIteration:
+                return
+            except Exception as e:  # noqa: BLE001
+                raise errors.UnknownError(None, self.op, "%s: %s"
+                                          % (type(e).__name__, e)) from e
+            yield self._converted(element)
+
+
+def _python_arg(a):
+    a = np.asarray(a)
+    if a.dtype == object and a.shape == ():
+        return a[()]
+    return a[()] if a.shape == () else a
+
+
+@kernel("GeneratorDataset")
+def _generator_kernel(ctx, *args):
+    entry = ctx.op.graph.__dict__.get(_GENERATORS, {}).get(ctx.attrs["generator"])
+    if entry is None:
+        raise errors.FailedPreconditionError(
+            None, ctx.op, "The generator of %s is not in this graph: Dataset.from_generator "
+                          "keeps the Python function with the graph that built the dataset, "
+                          "and a GraphDef does not carry it" % ctx.op.name)
+    generator, structure, types, shapes = entry
+    return _Generated(ctx.op, generator, structure, types, shapes,
+                      [_python_arg(a) for a in args])
