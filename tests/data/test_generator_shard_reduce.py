@@ -70,6 +70,12 @@ def test_generator_errors(sess, gen, dtype, shape, cls, message):
         tf.data.Dataset.from_generator(3, tf.int32)
 
 
+def test_legacy_function_spellings(sess):
+    ds = tf.data.Dataset.range(6).filter_with_legacy_function(lambda x: tf.equal(x % 2, 0))
+    assert [int(v) for v in _drain(sess, ds.map_with_legacy_function(lambda x: x * 3))] == \
+        [0, 6, 12]
+
+
 def test_shard_and_enumerate(sess):
     assert [int(v) for v in _drain(sess, tf.data.Dataset.range(10).shard(3, 1))] == [1, 4, 7]
     with pytest.raises(tf.errors.InvalidArgumentError,

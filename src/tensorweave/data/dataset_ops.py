@@ -1095,6 +1095,15 @@ class Dataset(ElementSpec):
                              "boolean tensor. Was %s." % (fn.outputs,))
         return self._derive("FilterDataset", [], {"predicate": register_function(fn)})
 
+    def map_with_legacy_function(self, map_func: Callable, num_parallel_calls=None
+                                 ) -> "Dataset":
+        """TF1's `map` through a legacy Defun: `map` here (functions are traced alike)."""
+        return self.map(map_func, num_parallel_calls)
+
+    def filter_with_legacy_function(self, predicate: Callable) -> "Dataset":
+        """TF1's `filter` through a legacy Defun: `filter` here."""
+        return self.filter(predicate)
+
     def apply(self, transformation_func: Callable) -> "Dataset":
         """transformation_func(self)."""
         return transformation_func(self)
