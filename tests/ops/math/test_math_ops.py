@@ -364,3 +364,12 @@ def test_operator_gradients(graph):
     err = compute_gradient_error(x, [3], y, [3], x_init_value=np.array([0.5, 1.0, 1.5]),
                                  delta=1e-6)
     assert err < 1e-6
+
+
+def test_cast_of_sparse_tensors_casts_their_values(sess):
+    sp = tf.SparseTensor([[0, 1]], [3], [2, 2])
+    c = tf.cast(sp, tf.float32)
+    assert isinstance(c, tf.SparseTensor) and c.values.name == "Cast:0"
+    got = sess.run(c)
+    assert got.values.dtype == np.float32 and got.values.tolist() == [3.0]
+    assert got.indices.tolist() == [[0, 1]] and got.dense_shape.tolist() == [2, 2]

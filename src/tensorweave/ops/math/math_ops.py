@@ -96,12 +96,13 @@ def cast(x, dtype, name: Optional[str] = None):
     tensor that already has `dtype` is returned as is (no op).
 
     Args:
-      x: a Tensor, IndexedSlices or value convertible to a Tensor.
+      x: a Tensor, IndexedSlices, SparseTensor or value convertible to a Tensor.
       dtype: the destination type.
       name: op name (default "Cast").
 
     Returns:
-      A Tensor (or IndexedSlices) with the shape of `x` and type `dtype`.
+      A Tensor (or IndexedSlices, SparseTensor: its values cast) with the shape of `x`
+      and type `dtype`.
 
     Raises:
       TypeError: `dtype` is not a DType.
@@ -113,6 +114,9 @@ def cast(x, dtype, name: Optional[str] = None):
     with g.name_scope(name or "Cast") as scope:
         if isinstance(x, IndexedSlices):
             return IndexedSlices(cast(x.values, base, name=scope), x.indices, x.dense_shape)
+        from tensorweave.framework.sparse_tensor import SparseTensor
+        if isinstance(x, SparseTensor):
+            return SparseTensor(x.indices, cast(x.values, base, name=scope), x.dense_shape)
         x = convert_to_tensor(x, name="x")
         if x.dtype is base:
             return x
