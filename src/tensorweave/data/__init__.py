@@ -17,3 +17,10 @@ Imported on first access of `tf.data` (tensorweave/__init__.py).
 """
 from tensorweave.data import (  # noqa: F401
     dataset_ops, experimental, generators, grouping, iterator_ops, readers, transforms)
+
+import sys as _sys  # noqa: E402
+
+from tensorweave.framework import api_export as _api  # noqa: E402
+
+# the names are offered to `from tensorweave.data import ...` before `tf.data` is touched
+_api.install_namespace(_sys.modules[__name__], "data")

@@ -10,3 +10,10 @@ Imported on first access of `tf.distributions` (tensorweave/__init__.py).
 """
 from tensorweave.distributions import (  # noqa: F401
     continuous, discrete, distribution, multivariate)
+
+import sys as _sys  # noqa: E402
+
+from tensorweave.framework import api_export as _api  # noqa: E402
+
+# the names are offered to `from tensorweave.distributions import ...` before `tf.distributions` is touched
+_api.install_namespace(_sys.modules[__name__], "distributions")

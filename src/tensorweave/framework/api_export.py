@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 # namespace ("" is the top level) -> public name -> (object, "file:line" of the export)
 _EXPORTS: Dict[str, Dict[str, Tuple[Any, str]]] = {}
@@ -66,18 +66,31 @@ def install(package: types.ModuleType) -> None:
     `tf.math.add` and `from tensorweave.math import add` work.
     """
     for ns in sorted(_EXPORTS, key=lambda s: s.count(".")):
-        target = package
-        if ns:
-            for part in ns.split("."):
-                sub = getattr(target, part, None)
-                if not isinstance(sub, types.ModuleType):
-                    name = "%s.%s" % (target.__name__, part)
-                    sub = sys.modules.get(name)
-                    if sub is None:
-                        sub = types.ModuleType(name, "tf.%s (TF1 namespace)" % name.split(
-                            ".", 1)[1])
-                        sys.modules[name] = sub
-                    setattr(target, part, sub)
-                target = sub
-        for leaf, (obj, _) in _EXPORTS[ns].items():
-            setattr(target, leaf, obj)
+        _fill(package, ns.split(".") if ns else [], ns)
+
+
+def install_namespace(module: types.ModuleType, namespace: str) -> None:
+    """Puts the exports of `namespace` (and of the namespaces below it) into `module`,
+    the package that is that namespace: a lazily imported library (tensorweave.data)
+    then offers its names to `from ... import` before `tf.<namespace>` is touched."""
+    for ns in sorted(_EXPORTS, key=lambda s: s.count(".")):
+        if ns == namespace or ns.startswith(namespace + "."):
+            _fill(module, ns.split(".")[namespace.count(".") + 1:], ns)
+
+
+def _fill(root: types.ModuleType, parts: List[str], ns: str) -> None:
+    """Sets namespace `ns`'s exports on the module `parts` below `root` (module
+    attributes are read from __dict__, never through a module's __getattr__)."""
+    target = root
+    for part in parts:
+        sub = target.__dict__.get(part)
+        if not isinstance(sub, types.ModuleType):
+            name = "%s.%s" % (target.__name__, part)
+            sub = sys.modules.get(name)
+            if sub is None:
+                sub = types.ModuleType(name, "tf.%s (TF1 namespace)" % name.split(".", 1)[1])
+                sys.modules[name] = sub
+            setattr(target, part, sub)
+        target = sub
+    for leaf, (obj, _) in _EXPORTS[ns].items():
+        setattr(target, leaf, obj)

@@ -12,3 +12,10 @@ Imported on first access of `tf.saved_model` (tensorweave/__init__.py), so `impo
 tensorweave` does not pay for it.
 """
 from tensorweave.saved_model import builder, constants, loader, signatures  # noqa: F401
+
+import sys as _sys  # noqa: E402
+
+from tensorweave.framework import api_export as _api  # noqa: E402
+
+# the names are offered to `from tensorweave.saved_model import ...` before `tf.saved_model` is touched
+_api.install_namespace(_sys.modules[__name__], "saved_model")
