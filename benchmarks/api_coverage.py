@@ -24,7 +24,8 @@ from typing import Dict, List
 NAMESPACES = ("", "nn", "train", "losses", "metrics", "summary", "math", "linalg", "image",
               "io", "gfile", "app", "logging", "flags", "sparse", "strings", "random",
               "saved_model", "lookup", "lookup.experimental", "bitwise", "sets", "nest",
-              "version", "audio", "distributions", "data", "data.experimental")
+              "version", "audio", "distributions", "data", "data.experimental",
+              "feature_column")
 
 # (namespace pattern, name pattern, reason): why a missing name is left out. Names that
 # match no rule are reported as "not yet implemented".
@@ -112,6 +113,8 @@ REASONS = [
     ("data.experimental", "enable_debug_mode", "TF2's eager tf.data debug mode"),
     ("data.experimental", "get_model_proto", "TF2's tf.data autotuning model"),
     ("data", "NumpyIterator", "iterates a dataset eagerly (TF2)"),
+    ("feature_column", "sequence_*", "sequence columns are read by Keras' SequenceFeatures "
+     "(TF2) or tf.contrib's sequence_input_layer, neither of which TF1's core has"),
     ("data", "*Options", _DATASET_OPTIONS),
     ("saved_model", "save", "object-based SavedModels of tf.Module/tf.function (TF2 API)"),
     ("saved_model", "load_v2", "object-based SavedModels of tf.Module/tf.function (TF2 API)"),
