@@ -12,11 +12,13 @@ pipeline, iterators as device resources.
                    make_batched_features_dataset
   generators.py    Dataset.from_generator
   transforms.py    Dataset.shard and Dataset.reduce
+  cardinality.py   tf.data.experimental.cardinality and assert_cardinality
 
 Imported on first access of `tf.data` (tensorweave/__init__.py).
 """
 from tensorweave.data import (  # noqa: F401
-    dataset_ops, experimental, generators, grouping, iterator_ops, readers, transforms)
+    cardinality, dataset_ops, experimental, generators, grouping, iterator_ops, readers,
+    transforms)
 
 import sys as _sys  # noqa: E402
 

@@ -1,0 +1,166 @@
+"""tf.data.experimental.cardinality and assert_cardinality: the number of elements of a
+dataset as TF computes it when the op runs, INFINITE_CARDINALITY (-1) or
+UNKNOWN_CARDINALITY (-2) where it cannot be known without reading (a filter, a map in
+TF1's graph mode, a file).
+
+The rules are a table over the run-time values of the transformations (TF 2.21's
+answers, checked side by side); a value without a rule is unknown.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.graph import Tensor
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import kernel, not_differentiable, register_op
+from tensorweave.framework.shapes import TensorShape
+from tensorweave.data import dataset_ops as _ds
+from tensorweave.data import transforms as _tr
+from tensorweave.data.dataset_ops import Dataset, DatasetValue
+
+INFINITE, UNKNOWN = -1, -2
+
+
+def cardinality_of(value: DatasetValue) -> int:
+    """The number of elements `value` yields, INFINITE or UNKNOWN."""
+    rule = _RULES.get(type(value))
+    return UNKNOWN if rule is None else rule(value)
+
+
+def _take(v) -> int:
+    n = cardinality_of(v.source)
+    if n == UNKNOWN or v.count < 0:
+        return n
+    return v.count if n == INFINITE else min(n, v.count)
+
+
+def _skip(v) -> int:
+    n = cardinality_of(v.source)
+    if n < 0:
+        return n
+    return 0 if v.count < 0 else max(0, n - v.count)
+
+
+def _repeat(v) -> int:
+    n = cardinality_of(v.source)
+    if n == 0:
+        return 0
+    if v.count < 0:
+        return INFINITE
+    return n if n < 0 else n * v.count
+
+
+def _batches(v) -> int:
+    n = cardinality_of(v.source)
+    if n < 0:
+        return n
+    return n // v.size if v.drop else -(-n // v.size)
+
+
+def _zip(v) -> int:
+    counts = [cardinality_of(x) for x in v.inputs]
+    if UNKNOWN in counts:
+        return UNKNOWN
+    finite = [n for n in counts if n != INFINITE]
+    return min(finite) if finite else INFINITE
+
+
+def _concatenate(v) -> int:
+    counts = [cardinality_of(v.first), cardinality_of(v.second)]
+    if UNKNOWN in counts:
+        return UNKNOWN
+    return INFINITE if INFINITE in counts else sum(counts)
+
+
+def _windows(v) -> int:
+    n = cardinality_of(v.source)
+    if n < 0:
+        return n
+    if not v.drop:
+        return -(-n // v.shift)
+    span = (v.size - 1) * v.stride + 1
+    return 0 if n < span else (n - span) // v.shift + 1
+
+
+def _shard(v) -> int:
+    n = cardinality_of(v.source)
+    if n < 0:
+        return n
+    return n // v.n + (1 if v.index < n % v.n else 0)
+
+
+def _same(v) -> int:
+    return cardinality_of(v.source)
+
+
+class _Asserted(DatasetValue):
+    """The input, checked to yield exactly `count` elements."""
+
+    def __init__(self, source, count: int, op):
+        self.source, self.count, self.op = source, count, op
+
+    def elements(self, ctx):
+        n = 0
+        for e in self.source.elements(ctx):
+            n += 1
+            if n > self.count:
+                raise errors.FailedPreconditionError(
+                    None, self.op, "Input dataset was expected to contain %d elements but "
+                    "contained at least %d elements." % (self.count, n))
+            yield e
+        if n < self.count:
+            raise errors.FailedPreconditionError(
+                None, self.op, "Input dataset was expected to contain %d elements but "
+                "contained only %d elements." % (self.count, n))
+
+
+_RULES: Dict[type, Callable[[DatasetValue], int]] = {
+    _ds._Slices: lambda v: _ds._rows(v.components[0]),
+    _ds._Once: lambda v: 1,
+    _ds._Range: lambda v: len(range(*v.args)),
+    _ds._Take: _take, _ds._Skip: _skip, _ds._Repeat: _repeat,
+    _ds._Batch: _batches, _ds._PaddedBatch: _batches,
+    _ds._Zip: _zip, _ds._Concatenate: _concatenate,
+    _ds._Shuffle: _same, _ds._Cache: _same,
+    _ds._Windows: _windows, _tr._Shard: _shard,
+    _Asserted: lambda v: v.count,
+}
+
+register_op("DatasetCardinality", inputs=["input_dataset: variant"],
+            outputs=["cardinality: int64"], shape=lambda op: TensorShape([]))
+not_differentiable("DatasetCardinality")
+_ds.dataset_op("AssertCardinalityDataset", ["input_dataset: variant", "cardinality: int64"])
+
+
+@kernel("DatasetCardinality")
+def _cardinality_kernel(ctx, d):
+    return np.int64(cardinality_of(d))
+
+
+@kernel("AssertCardinalityDataset")
+def _assert_cardinality_kernel(ctx, d, count):
+    return _Asserted(d, int(np.asarray(count)), ctx.op)
+
+
+@tf_export("data.experimental.cardinality")
+def cardinality(dataset: Dataset) -> Tensor:
+    """The number of elements of `dataset` (an int64 scalar evaluated when run):
+    INFINITE_CARDINALITY (-1) for an endless dataset, UNKNOWN_CARDINALITY (-2) when it
+    cannot be known without reading it (after a filter or a map, for a file...)."""
+    return apply_op("DatasetCardinality", [dataset._variant],
+                    name="DatasetCardinality").outputs[0]
+
+
+@tf_export("data.experimental.assert_cardinality")
+def assert_cardinality(expected_cardinality) -> Callable:
+    """A transformation declaring the dataset's number of elements (so `cardinality`
+    knows it); reading more or fewer raises FailedPreconditionError."""
+    def apply(ds: Dataset) -> Dataset:
+        return ds._derive("AssertCardinalityDataset", [convert_to_tensor(
+            expected_cardinality, _dt.int64, name="cardinality")])
+    return apply
