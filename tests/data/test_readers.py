@@ -80,3 +80,43 @@ def test_a_label_that_is_not_a_feature(graph, records):
                                          r"of the `features` keys"):
         tf.data.experimental.make_batched_features_dataset(
             str(records / "*.tfrecord"), 4, FEATURES, label_key="nope")
+
+
+@pytest.fixture
+def database(tmp_path):
+    import sqlite3
+    path = str(tmp_path / "t.db")
+    c = sqlite3.connect(path)
+    c.execute("create table t (name text, n integer, x real, ok integer)")
+    c.executemany("insert into t values (?, ?, ?, ?)",
+                  [("a", 1, 0.5, 1), ("b", -2, 1.25, 0), ("c", 300, -3.0, 1)])
+    c.commit()
+    c.close()
+    return path
+
+
+def test_sql_rows_as_tf_reads_them(sess, database):
+    X = tf.data.experimental
+    rows = X.SqlDataset("sqlite", database, "select name, n, x, ok from t order by n",
+                        (tf.string, tf.int32, tf.float64, tf.bool))
+    assert rows.output_types == (tf.string, tf.int32, tf.float64, tf.bool)
+    assert [tuple(v.item() if hasattr(v, "item") else v for v in r)
+            for r in _drain(sess, rows)] == [
+        (b"b", -2, 1.25, False), (b"a", 1, 0.5, True), (b"c", 300, -3.0, True)]
+    narrow = X.SqlDataset("sqlite", database, "select n from t", (tf.int8,))
+    assert [int(r[0]) for r in _drain(sess, narrow)] == [1, -2, 44]  # 300 wraps, as in TF
+
+
+@pytest.mark.parametrize("driver,query,types,cls,message", [
+    ("sqlite", "select nope from t", (tf.string,), tf.errors.UnknownError,
+     "Prepare\\(\\) failed: \\[1\\] no such column: nope: select nope from t"),
+    ("sqlite", "select name, n from t", (tf.string,), tf.errors.InvalidArgumentError,
+     "The number of columns in query \\(2\\) must match the number of elements in "
+     "output_types \\(1\\)."),
+    ("mysql", "select name from t", (tf.string,), tf.errors.InvalidArgumentError,
+     "The database type, mysql, is not supported by SqlDataset."),
+])
+def test_sql_errors(sess, database, driver, query, types, cls, message):
+    ds = tf.data.experimental.SqlDataset(driver, database, query, types)
+    with pytest.raises(cls, match=message):
+        sess.run(ds.make_one_shot_iterator().get_next())

@@ -91,3 +91,22 @@ def test_padded_batches_of_sparse_tensors_are_refused_as_in_tf(graph):
     with pytest.raises(ValueError, match=r"Dimensions \[2, 3\] in the components"):
         tf.data.Dataset.from_tensor_slices((tf.SparseTensor([[0, 0]], [1], [2, 3]),
                                             tf.constant([10, 20, 30])))
+
+
+def test_dense_to_sparse_batch(sess):
+    X = tf.data.experimental
+    ds = tf.data.Dataset.range(5).map(lambda x: tf.fill([x % 3], x))
+    fixed = ds.apply(X.dense_to_sparse_batch(2, [4]))
+    assert fixed.output_classes is tf.SparseTensor
+    assert fixed.output_shapes.as_list() == [None, 4]
+    assert [_triple(v) for v in _drain(sess, fixed)] == [  # TF 2.21's batches
+        ([[1, 0]], [1], [2, 4]), ([[0, 0], [0, 1]], [2, 2], [2, 4]), ([[0, 0]], [4], [1, 4])]
+    widest = ds.apply(X.dense_to_sparse_batch(2, [-1]))
+    assert [v.dense_shape.tolist() for v in _drain(sess, widest)] == [[2, 1], [2, 2], [1, 1]]
+    over = tf.data.Dataset.range(5).map(lambda x: tf.fill([x], x)).apply(
+        X.dense_to_sparse_batch(2, [2]))
+    nxt = over.make_one_shot_iterator().get_next()
+    sess.run(nxt)
+    with pytest.raises(tf.errors.DataLossError, match=r"Input element had shape \(\[3\]\) "
+                                                      r"that is larger than the row shape"):
+        sess.run(nxt)

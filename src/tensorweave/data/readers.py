@@ -1,6 +1,6 @@
-"""tf.data.experimental's readers of files into batches: CSV files (CsvDataset,
-make_csv_dataset with TF's column type inference) and Example records
-(make_batched_features_dataset).
+"""tf.data.experimental's readers: CSV files (CsvDataset, make_csv_dataset with TF's
+column type inference), Example records (make_batched_features_dataset) and SQLite
+queries (SqlDataset, through Python's sqlite3).
 """
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.registry import kernel
 from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.data import dataset_ops as _ds
@@ -230,3 +231,86 @@ def make_batched_features_dataset(file_pattern, batch_size, features: dict,
             return parsed_features, parsed_features.pop(label_key)
         parsed = parsed.map(split_label)
     return parsed
+
+
+# --- SQL ---------------------------------------------------------------------------------
+_ds.dataset_op("SqlDataset", ["driver_name: string", "data_source_name: string",
+                              "query: string"])
+
+
+@tf_export("data.experimental.SqlDataset")
+class SqlDataset(Dataset):
+    """The rows of a SQL query on a SQLite database as tuples of `output_types`, read
+    when an iterator reaches them (TF's SqlDataset: the query runs at each iterator
+    initialization; integers narrower than 64 bits wrap as TF casts them).
+
+    Args:
+      driver_name: "sqlite", the only database TF supports.
+      data_source_name: the database file.
+      query: a SELECT whose columns match `output_types` one to one.
+      output_types: a tuple of dtypes (string, integer, floating or bool columns).
+
+    The run of get_next raises InvalidArgumentError for another driver or a column count
+    that differs from `output_types`, UnknownError for a query SQLite rejects.
+    """
+
+    def __init__(self, driver_name, data_source_name, query, output_types):
+        types = [_dt.as_dtype(t) for t in (output_types if isinstance(
+            output_types, (tuple, list)) else (output_types,))]
+        from tensorweave.framework.op_builder import apply_op
+        op = apply_op("SqlDataset", [convert_to_tensor(v, _dt.string, name=n) for v, n in (
+            (driver_name, "driver_name"), (data_source_name, "data_source_name"),
+            (query, "query"))], _ds.spec_attrs(types, [TensorShape([])] * len(types)),
+            name="SqlDataset")
+        structure = tuple(range(len(types))) if isinstance(output_types, (tuple, list)) \
+            else 0
+        Dataset.__init__(self, op.outputs[0], structure, types,
+                         [TensorShape([])] * len(types))
+
+
+class _SqlRows(_ds.DatasetValue):
+    def __init__(self, op, driver: str, source: str, query: str, types):
+        self.op, self.driver, self.source, self.query, self.types = \
+            op, driver, source, query, types
+
+    def elements(self, ctx):
+        import sqlite3
+        from tensorweave.framework import errors
+        if self.driver != "sqlite":
+            raise errors.InvalidArgumentError(None, self.op, (
+                "The database type, %s, is not supported by SqlDataset. The set of "
+                "supported databases is: {'sqlite'}." % self.driver))
+        connection = sqlite3.connect(self.source)
+        try:
+            try:
+                cursor = connection.execute(self.query)
+            except sqlite3.Error as e:
+                raise errors.UnknownError(None, self.op, "Prepare() failed: [1] %s: %s"
+                                          % (e, self.query)) from None
+            if len(cursor.description) != len(self.types):
+                raise errors.InvalidArgumentError(None, self.op, (
+                    "The number of columns in query (%d) must match the number of elements "
+                    "in output_types (%d)." % (len(cursor.description), len(self.types))))
+            for row in cursor:
+                yield [_sql_value(v, t) for v, t in zip(row, self.types)]
+        finally:
+            connection.close()
+
+
+def _sql_value(v, dtype: _dt.DType):
+    if dtype == _dt.string:
+        return np.array(v if isinstance(v, bytes) else str(v).encode(), dtype=object)
+    if dtype == _dt.bool:
+        return np.bool_(bool(v))
+    if dtype.is_integer:  # read as a 64-bit integer, then narrowed as TF's cast does
+        return np.array(int(v), np.int64).astype(dtype.as_numpy_dtype)
+    return np.array(v, dtype.as_numpy_dtype)
+
+
+@kernel("SqlDataset")
+def _sql_kernel(ctx, driver, source, query):
+    def text(x):
+        x = np.asarray(x).reshape(()).item()
+        return x.decode() if isinstance(x, bytes) else str(x)
+    return _SqlRows(ctx.op, text(driver), text(source), text(query),
+                    list(ctx.attrs["output_types"]))
