@@ -31,6 +31,8 @@ PROGRAMS = [
     "tests/ops/data_flow/test_tensor_array_ops.py",
     "tests/ops/data_flow/test_lookup_ops.py",
     "tests/data/test_dataset.py",
+    "tests/data/test_sparse_elements.py",
+    "tests/feature_column/test_layers.py",
     "tests/ops/control_flow/test_control_flow_ops.py",
     "tests/ops/control_flow/test_control_flow_grad.py",
     "tests/ops/control_flow/test_while_loop_structure.py",
