@@ -495,6 +495,11 @@ class DatasetFunction:
             self.dataset = result if isinstance(result, Dataset) else None
             self.structure, self.outputs = flatten_element(result)
         self.graph = g
+        # a function that only rearranges its arguments (splitting a label off a dict,
+        # say) needs no run: which argument each output is
+        ids = {id(t): k for k, t in enumerate(self.inputs)}
+        self.passthrough = [ids[id(t)] for t in self.outputs] \
+            if all(id(t) in ids for t in self.outputs) else None
 
     def feed_of(self, components, outer: Optional[dict] = None) -> dict:
         """The feeds of a run for one element: its arguments, and those of the enclosing
@@ -505,6 +510,8 @@ class DatasetFunction:
 
     def run(self, ctx, components, outer: Optional[dict] = None) -> list:
         """The outputs for one element (a nested run of the pipeline's session)."""
+        if self.passthrough is not None:
+            return [components[k] for k in self.passthrough]
         return list(ctx.session.run(self.outputs, feed_dict=self.feed_of(components, outer)))
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.ops.sparse.sparse_cross_ops import fingerprint_cat64
+from tensorweave.ops.sparse.sparse_cross_ops import fold_fingerprints
 
 
 def _inputs():
@@ -36,16 +36,19 @@ def test_hashed_crosses_equal_tensorflows(sess):
 
 
 def test_the_fold_of_fingerprints():
-    # two fingerprints folded, by hand from TF's definition (mix of MurmurHash2's finalizer)
+    # TF's FingerprintCat64 by hand (MurmurHash2's finalizer mix), folded over columns
     m, mask = 0xC6A4A7935BD1E995, (1 << 64) - 1
 
     def shift_mix(v):
         return v ^ (v >> 47)
-    fp1, fp2 = 0xDECAFCAFFE, 7
-    r = fp1 ^ m
-    r ^= (shift_mix(fp2 * m & mask) * m) & mask
-    r = shift_mix((shift_mix(r * m & mask) * m) & mask)
-    assert fingerprint_cat64(fp1, fp2) == r
+
+    def cat(fp1, fp2):
+        r = fp1 ^ m
+        r ^= (shift_mix(fp2 * m & mask) * m) & mask
+        return shift_mix((shift_mix(r * m & mask) * m) & mask)
+    rows = [[7, 2 ** 64 - 1], [0, 12345678901234567890], [2 ** 63, 1]]
+    got = fold_fingerprints(np.array(rows, np.uint64), 0xDECAFCAFFE)
+    assert [int(v) for v in got] == [cat(cat(0xDECAFCAFFE, a), b) for a, b in rows]
 
 
 def test_features_of_other_types_are_cast_to_int64(sess):

@@ -302,11 +302,30 @@ register_op("UniqueWithCounts", inputs=["x: T"], outputs=["y: T", "idx: out_idx"
             attrs={"out_idx": _OUT_IDX}, shape=_unique_shape)
 
 
+_SMALL_UNIQUE = 512
+
+
+def _object_array(items: list) -> np.ndarray:
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
 def _unique(ctx, x):
     """(y, idx, count) with y in order of first appearance."""
     if x.ndim != 1:
         raise invalid(ctx, "unique expects a 1D vector.")
     out_idx = ctx.attrs["out_idx"].as_numpy_dtype
+    if x.size <= _SMALL_UNIQUE:
+        # a dict keeps first appearances in order: for the ids of a batch this beats
+        # np.unique's sort and its argument handling several times (NaNs stay distinct,
+        # 0.0 and -0.0 one value, as in np.unique)
+        first = {}
+        idx = np.fromiter((first.setdefault(v, len(first)) for v in x.tolist()),
+                          dtype=out_idx, count=x.size)
+        y = np.array(list(first), dtype=x.dtype) if x.dtype != object else \
+            _object_array(list(first))
+        return y, idx, np.bincount(idx, minlength=len(first)).astype(out_idx)
     kwargs = {} if x.dtype == object else {"equal_nan": False}
     _, first, inverse = np.unique(x, return_index=True, return_inverse=True, **kwargs)
     order = np.argsort(first, kind="stable")

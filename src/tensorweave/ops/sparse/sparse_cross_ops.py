@@ -54,21 +54,36 @@ not_differentiable("SparseCross")
 not_differentiable("SparseCrossV2")
 
 
-def _shift_mix(v: int) -> int:
-    return v ^ (v >> 47)
+def fold_fingerprints(words: np.ndarray, key: int) -> np.ndarray:
+    """TF's FingerprintCat64 folded from `key` over each row of the uint64 matrix
+    `words` (h = cat(h, word) per column), all rows at once; uint64 arithmetic wraps
+    modulo 2**64 as the C++ does."""
+    mul = np.uint64(_MUL)
+    s47 = np.uint64(47)
+    h = np.full(words.shape[0], key, np.uint64)
+    with np.errstate(over="ignore"):
+        for c in range(words.shape[1]):
+            t = words[:, c] * mul
+            t = (t ^ (t >> s47)) * mul
+            r = (h ^ mul) ^ t
+            r = r * mul
+            r = (r ^ (r >> s47)) * mul
+            h = r ^ (r >> s47)
+    return h
 
 
-def fingerprint_cat64(fp1: int, fp2: int) -> int:
-    """TF's FingerprintCat64: two 64-bit fingerprints combined into one."""
-    r = fp1 ^ _MUL
-    r ^= (_shift_mix((fp2 * _MUL) & _MASK) * _MUL) & _MASK
-    r = (r * _MUL) & _MASK
-    r = (_shift_mix(r) * _MUL) & _MASK
-    return _shift_mix(r)
+class _Column:
+    """One input of a cross: each row's feature count and the features, flat in row
+    order (a sparse input's in index order within a row)."""
+
+    __slots__ = ("counts", "values")
+
+    def __init__(self, counts: np.ndarray, values: np.ndarray):
+        self.counts, self.values = counts, values
 
 
-def _columns(ctx, args, n: int) -> List[List[list]]:
-    """Per input (sparse first), per row, its features in order; checks batch sizes."""
+def _columns(ctx, args, n: int) -> List[_Column]:
+    """The inputs as _Columns, sparse ones first; checks their batch sizes."""
     indices, values, shapes, dense = args[:n], args[n:2 * n], args[2 * n:3 * n], args[3 * n:]
     batch = None
     columns = []
@@ -86,41 +101,47 @@ def _columns(ctx, args, n: int) -> List[List[list]]:
                                               "SparseTensors: dense shape %s at position %d"
                                               % (shapes[k].tolist(), k))
         check(int(shapes[k][0]), "sparse", k)
-        rows: List[list] = [[] for _ in range(batch)]
         order = _su.lexsort_rows(indices[k])  # features in index order within a row
-        for (r, _), v in zip(indices[k][order].tolist(), values[k][order].tolist()):
-            if not 0 <= r < batch:
-                raise errors.InvalidArgumentError(None, ctx.op, "Sparse input %d has row "
-                                                  "index %d outside the batch of %d"
-                                                  % (k, r, batch))
-            rows[r].append(v)
-        columns.append(rows)
+        rows = indices[k][order, 0]
+        if rows.size and (rows[0] < 0 or rows[-1] >= batch):
+            bad = int(rows[0] if rows[0] < 0 else rows[-1])
+            raise errors.InvalidArgumentError(None, ctx.op, "Sparse input %d has row index "
+                                              "%d outside the batch of %d" % (k, bad, batch))
+        columns.append(_Column(np.bincount(rows, minlength=batch).astype(np.int64),
+                               np.asarray(values[k])[order]))
     for k, d in enumerate(dense):
         if d.ndim != 2:
             raise errors.InvalidArgumentError(None, ctx.op, "Dense inputs should be a "
                                               "matrix but received shape %s at position %d"
                                               % (list(d.shape), k))
         check(d.shape[0], "dense", k)
-        columns.append(d.tolist())
-    return columns if batch is not None else []
+        columns.append(_Column(np.full(d.shape[0], d.shape[1], np.int64), d.reshape(-1)))
+    return columns
 
 
-def _cross(columns: List[List[list]], combine):
-    """(indices, values, dense_shape) of the crosses, `combine` making one value."""
+def _cross(columns: List[_Column]):
+    """(indices, dense_shape, per column the index of its feature in each cross): row
+    r's crosses are the product of its features, the last column varying fastest; a row
+    with no feature in some column has none. All by array arithmetic."""
     if not columns:
-        return np.zeros((0, 2), np.int64), [], np.array([0, 0], np.int64)
-    batch = len(columns[0])
-    indices, values, width = [], [], 0
-    for r in range(batch):
-        combos: List[tuple] = [()]
-        for col in columns:
-            combos = [c + (f,) for c in combos for f in col[r]]
-        for j, combo in enumerate(combos):
-            indices.append((r, j))
-            values.append(combine(combo))
-        width = max(width, len(combos))
-    return (np.array(indices, np.int64).reshape(-1, 2), values,
-            np.array([batch, width], np.int64))
+        return np.zeros((0, 2), np.int64), np.array([0, 0], np.int64), []
+    batch = columns[0].counts.size
+    counts = np.stack([c.counts for c in columns])            # [columns, batch]
+    per_row = np.prod(counts, axis=0)                          # crosses of each row
+    total = int(per_row.sum())
+    row_of = np.repeat(np.arange(batch, dtype=np.int64), per_row)
+    j = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(per_row) - per_row, per_row)
+    # stride of column c: the product of the counts of the columns after it
+    strides = np.ones_like(counts)
+    if len(columns) > 1:
+        strides[:-1] = np.cumprod(counts[::-1], axis=0)[::-1][1:]
+    picks = []
+    for c, col in enumerate(columns):
+        starts = np.cumsum(col.counts) - col.counts
+        n = np.maximum(col.counts[row_of], 1)
+        picks.append(starts[row_of] + (j // strides[c][row_of]) % n)
+    width = int(per_row.max()) if batch else 0
+    return (np.stack([row_of, j], axis=1), np.array([batch, width], np.int64), picks)
 
 
 def _as_text(v) -> bytes:
@@ -128,9 +149,14 @@ def _as_text(v) -> bytes:
 
 
 def _string_cross(ctx, args, n: int, sep: bytes):
-    ind, vals, shape = _cross(_columns(ctx, args, n), lambda c: sep.join(map(_as_text, c)))
-    out = np.empty(len(vals), dtype=object)
-    out[:] = vals
+    columns = _columns(ctx, args, n)
+    ind, shape, picks = _cross(columns)
+    texts = [[_as_text(v) for v in col.values.tolist()] for col in columns]
+    crossed = [sep.join(parts) for parts in zip(*[[t[i] for i in p.tolist()]
+                                                  for t, p in zip(texts, picks)])] \
+        if picks else []
+    out = np.empty(len(crossed), dtype=object)
+    out[:] = crossed
     return ind, out, shape
 
 
@@ -142,14 +168,21 @@ def _sparse_cross_kernel(ctx, *args):
     from farmhash import Fingerprint64
     key, buckets = ctx.attrs["hash_key"] & _MASK, ctx.attrs["num_buckets"]
     modulus = buckets if buckets > 0 else _INT64_MAX
-
-    def hashed(combo) -> int:
-        h = key
-        for f in combo:
-            h = fingerprint_cat64(h, Fingerprint64(f) if isinstance(f, bytes) else f & _MASK)
-        return h % modulus
-    ind, vals, shape = _cross(_columns(ctx, args, n), hashed)
-    return ind, np.array(vals, np.int64), shape
+    columns = _columns(ctx, args, n)
+    ind, shape, picks = _cross(columns)
+    # each feature's 64-bit word once, then the fold over all crosses at once
+    words = []
+    for col in columns:
+        if col.values.dtype == object:
+            seen = {}
+            words.append(np.array([seen[v] if v in seen else seen.setdefault(
+                v, Fingerprint64(_as_text(v))) for v in col.values.tolist()], np.uint64))
+        else:
+            words.append(col.values.astype(np.int64).view(np.uint64))
+    matrix = np.stack([w[p] for w, p in zip(words, picks)], axis=1) if picks else \
+        np.zeros((0, 0), np.uint64)
+    folded = fold_fingerprints(matrix, key)
+    return ind, (folded % np.uint64(modulus)).astype(np.int64), shape
 
 
 @kernel("SparseCrossV2")

@@ -67,13 +67,28 @@ def _sparse_reshape_kernel(ctx, indices, shape, new_shape):
     if indices.shape[1] != shape.size:
         raise _su.invalid(ctx, "Input shape should be a vector of length %d" % indices.shape[1])
     new = _resolve_shape(ctx, shape, new_shape)
+    new_shape_out = np.asarray(new, np.int64)
     if indices.shape[0] == 0:
-        return np.zeros((0, len(new)), np.int64), np.asarray(new, np.int64)
-    flat = np.ravel_multi_index(tuple(indices.T), tuple(int(d) for d in shape)) \
-        if shape.size else np.zeros(indices.shape[0], np.int64)
-    out = np.stack(np.unravel_index(flat, tuple(new)), axis=1) if new else \
-        np.zeros((indices.shape[0], 0), np.int64)
-    return out.astype(np.int64), np.asarray(new, np.int64)
+        return np.zeros((0, len(new)), np.int64), new_shape_out
+    if len(new) == shape.size and np.array_equal(shape, new_shape_out):
+        return indices.astype(np.int64, copy=False), new_shape_out  # the same shape
+    # row-major positions by strides, then the new coordinates by division: a few array
+    # operations, where ravel/unravel_index cost several times more on small inputs
+    flat = indices.astype(np.int64, copy=False) @ _strides(shape) if shape.size else \
+        np.zeros(indices.shape[0], np.int64)
+    if not new:
+        return np.zeros((indices.shape[0], 0), np.int64), new_shape_out
+    out = (flat[:, None] // _strides(new_shape_out)) % np.maximum(new_shape_out, 1)
+    return out, new_shape_out
+
+
+def _strides(dims) -> np.ndarray:
+    """Row-major strides of a shape (int64)."""
+    dims = np.asarray(dims, np.int64)
+    strides = np.ones(dims.size, np.int64)
+    if dims.size > 1:
+        strides[:-1] = np.cumprod(dims[::-1][:-1])[::-1]
+    return strides
 
 
 @tf_export("sparse.reshape", "sparse_reshape")

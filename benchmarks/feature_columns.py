@@ -1,0 +1,99 @@
+"""A wide & deep training step over feature columns, side by side with TensorFlow: the
+program of examples/wide_and_deep.py (its own source, with `tf` bound to each
+implementation), timed per `sess.run([loss, train_op])` of a batch of 64 records read
+by make_batched_features_dataset and turned into tensors by linear_model and
+input_layer; and the input pipeline's get_next alone.
+
+Each implementation runs in its own interpreter (the shared instrument's import_impl,
+time_loop and summarize; medians of REPS blocks); ratios tensorweave / TensorFlow (lower
+is better).
+
+Usage: [TF_PYTHON=...] python benchmarks/feature_columns.py [OUT_JSON]
+"""
+import json
+import os
+import subprocess
+import sys
+
+from results import write_extra  # benchmarks/results.py (this script's folder)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BENCH_DIR = os.path.join(HERE, "..", "..", "shared", "bench")
+SRC = os.path.join(HERE, "..", "src")
+PROGRAM = os.path.join(HERE, "..", "examples", "wide_and_deep.py")
+REPS = 5
+
+_CHILD = r"""
+import json, os, sys, tempfile
+P = json.loads(sys.argv[1])
+sys.path.insert(0, P["bench"]); sys.path.insert(0, P["src"])
+import numpy as np
+import bench
+tf, info = bench.import_impl(P["impl"])
+out = dict(info)
+source = open(P["program"]).read().replace("import tensorweave as tf\n", "")
+wd = {"__name__": "wide_and_deep", "tf": tf}
+exec(compile(source, P["program"], "exec"), wd)
+d = tempfile.mkdtemp()
+train_file = os.path.join(d, "train.tfrecord")
+wd["write_tfrecords"](train_file, np.random.RandomState(0), 2000)
+tf.set_random_seed(1)
+wide, deep, _ = wd["columns"]()
+spec = tf.feature_column.make_parse_example_spec(wide + deep)
+spec["label"] = tf.io.FixedLenFeature([], tf.int64)
+g = tf.Graph()
+with g.as_default():
+    ds = tf.data.experimental.make_batched_features_dataset(
+        train_file, 64, spec, label_key="label", shuffle_seed=1)
+    features, labels = tf.data.make_one_shot_iterator(ds).get_next()
+    logits = wd["model"](features, wide, deep)
+    loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(
+        labels=tf.cast(labels, tf.float32), logits=logits))
+    step = tf.train.AdamOptimizer(0.02).minimize(loss)
+    pipe = tf.data.make_one_shot_iterator(tf.data.experimental.make_batched_features_dataset(
+        train_file, 64, spec, label_key="label", shuffle_seed=1)).get_next()
+    with tf.Session(graph=g) as sess:
+        sess.run([tf.global_variables_initializer(), tf.tables_initializer()])
+        for _ in range(20):
+            sess.run([loss, step])
+            sess.run(pipe)
+        for key, fetch in (("train_step_ms", [loss, step]), ("get_next_ms", pipe)):
+            res = bench.summarize(bench.time_loop(lambda: sess.run(fetch), 40 * P["reps"], 2),
+                                  "ms", blocks=P["reps"])
+            out[key] = res["median"]
+print("@@" + json.dumps(out))
+"""
+
+
+def run_child(python: str, impl: str, params: dict) -> dict:
+    p = subprocess.run([python, "-c", _CHILD, json.dumps(dict(params, impl=impl))],
+                       capture_output=True, text=True, timeout=900)
+    lines = [line for line in p.stdout.splitlines() if line.startswith("@@")]
+    if p.returncode != 0 or not lines:
+        raise RuntimeError("%s child failed (%s):\n%s" % (impl, p.returncode, p.stderr[-3000:]))
+    return json.loads(lines[-1][2:])
+
+
+def main(argv) -> None:
+    out_path = argv[1] if len(argv) > 1 else None
+    params = {"bench": BENCH_DIR, "src": SRC, "program": PROGRAM, "reps": REPS}
+    ours = run_child(sys.executable, "tensorweave", params)
+    tf_python = os.environ.get("TF_PYTHON", os.path.expanduser(
+        "~/.cache/tensorweave-bench-tf/bin/python"))
+    ref = run_child(tf_python, "tensorflow", params) if os.path.exists(tf_python) else None
+    figures = {"setup": "examples/wide_and_deep.py's model, batches of 64 records; medians "
+                        "of %d blocks of 40" % REPS}
+    for key, label in (("train_step_ms", "training step (pipeline, columns, Adam)"),
+                       ("get_next_ms", "make_batched_features_dataset get_next alone")):
+        text = "tensorweave %.3f ms" % ours[key]
+        if ref:
+            text += ", TensorFlow %.3f ms: ratio %.2f" % (ref[key], ours[key] / ref[key])
+        figures[label] = text
+    write_extra(out_path or os.devnull, "feature columns over tf.data, side by side with "
+                "TensorFlow", "TF_PYTHON=~/.cache/tensorweave-bench-tf/bin/python python "
+                "benchmarks/feature_columns.py benchmarks/out/extra_feature_columns.json",
+                figures, results={"tensorweave": ours, "TensorFlow": ref})
+
+
+if __name__ == "__main__":
+    main(sys.argv)
