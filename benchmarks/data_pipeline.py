@@ -9,12 +9,11 @@ is better). Elements are produced in order on both sides (no num_parallel_calls)
 
 Usage: [TF_PYTHON=...] python benchmarks/data_pipeline.py [OUT_JSON]
 """
-import json
 import os
-import subprocess
 import sys
 
-from results import write_extra  # benchmarks/results.py (this script's folder)
+# benchmarks/results.py (this script's folder)
+from results import run_child, side_by_side_figures, tf_python, write_extra
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH_DIR = os.path.join(HERE, "..", "..", "shared", "bench")
@@ -58,32 +57,19 @@ print("@@" + json.dumps(out))
 """
 
 
-def run_child(python: str, impl: str, params: dict) -> dict:
-    p = subprocess.run([python, "-c", _CHILD, json.dumps(dict(params, impl=impl))],
-                       capture_output=True, text=True, timeout=900)
-    lines = [line for line in p.stdout.splitlines() if line.startswith("@@")]
-    if p.returncode != 0 or not lines:
-        raise RuntimeError("%s child failed (%s):\n%s" % (impl, p.returncode, p.stderr[-3000:]))
-    return json.loads(lines[-1][2:])
-
-
 def main(argv) -> None:
     out_path = argv[1] if len(argv) > 1 else None
     params = {"bench": BENCH_DIR, "src": SRC, "reps": REPS}
-    ours = run_child(sys.executable, "tensorweave", params)
-    tf_python = os.environ.get("TF_PYTHON", os.path.expanduser(
-        "~/.cache/tensorweave-bench-tf/bin/python"))
-    ref = run_child(tf_python, "tensorflow", params) if os.path.exists(tf_python) else None
+    ours = run_child(_CHILD, sys.executable, "tensorweave", params)
+    ref = run_child(_CHILD, tf_python(), "tensorflow", params) \
+        if os.path.exists(tf_python()) else None
     figures = {"setup": "get_next of a batch of 100 rows of 64 float32 features; medians "
                         "of %d blocks of 20" % REPS}
-    for key, label in (("slices_batch_ms", "from_tensor_slices, batch"),
-                       ("slices_map_batch_ms", "from_tensor_slices, map(x * 2 + 1), batch"),
-                       ("tfrecord_parse_batch_ms",
-                        "TFRecordDataset, map(parse_single_example), batch")):
-        text = "tensorweave %.3f ms" % ours[key]
-        if ref:
-            text += ", TensorFlow %.3f ms: ratio %.2f" % (ref[key], ours[key] / ref[key])
-        figures[label] = text
+    figures.update(side_by_side_figures(ours, ref, [
+        ("slices_batch_ms", "from_tensor_slices, batch"),
+        ("slices_map_batch_ms", "from_tensor_slices, map(x * 2 + 1), batch"),
+        ("tfrecord_parse_batch_ms", "TFRecordDataset, map(parse_single_example), batch"),
+    ]))
     write_extra(out_path or os.devnull, "tf.data pipelines, side by side with TensorFlow",
                 "TF_PYTHON=~/.cache/tensorweave-bench-tf/bin/python python "
                 "benchmarks/data_pipeline.py benchmarks/out/extra_data_pipeline.json",

@@ -10,12 +10,11 @@ is better).
 
 Usage: [TF_PYTHON=...] python benchmarks/feature_columns.py [OUT_JSON]
 """
-import json
 import os
-import subprocess
 import sys
 
-from results import write_extra  # benchmarks/results.py (this script's folder)
+# benchmarks/results.py (this script's folder)
+from results import run_child, side_by_side_figures, tf_python, write_extra
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH_DIR = os.path.join(HERE, "..", "..", "shared", "bench")
@@ -65,30 +64,18 @@ print("@@" + json.dumps(out))
 """
 
 
-def run_child(python: str, impl: str, params: dict) -> dict:
-    p = subprocess.run([python, "-c", _CHILD, json.dumps(dict(params, impl=impl))],
-                       capture_output=True, text=True, timeout=900)
-    lines = [line for line in p.stdout.splitlines() if line.startswith("@@")]
-    if p.returncode != 0 or not lines:
-        raise RuntimeError("%s child failed (%s):\n%s" % (impl, p.returncode, p.stderr[-3000:]))
-    return json.loads(lines[-1][2:])
-
-
 def main(argv) -> None:
     out_path = argv[1] if len(argv) > 1 else None
     params = {"bench": BENCH_DIR, "src": SRC, "program": PROGRAM, "reps": REPS}
-    ours = run_child(sys.executable, "tensorweave", params)
-    tf_python = os.environ.get("TF_PYTHON", os.path.expanduser(
-        "~/.cache/tensorweave-bench-tf/bin/python"))
-    ref = run_child(tf_python, "tensorflow", params) if os.path.exists(tf_python) else None
+    ours = run_child(_CHILD, sys.executable, "tensorweave", params)
+    ref = run_child(_CHILD, tf_python(), "tensorflow", params) \
+        if os.path.exists(tf_python()) else None
     figures = {"setup": "examples/wide_and_deep.py's model, batches of 64 records; medians "
                         "of %d blocks of 40" % REPS}
-    for key, label in (("train_step_ms", "training step (pipeline, columns, Adam)"),
-                       ("get_next_ms", "make_batched_features_dataset get_next alone")):
-        text = "tensorweave %.3f ms" % ours[key]
-        if ref:
-            text += ", TensorFlow %.3f ms: ratio %.2f" % (ref[key], ours[key] / ref[key])
-        figures[label] = text
+    figures.update(side_by_side_figures(ours, ref, [
+        ("train_step_ms", "training step (pipeline, columns, Adam)"),
+        ("get_next_ms", "make_batched_features_dataset get_next alone"),
+    ]))
     write_extra(out_path or os.devnull, "feature columns over tf.data, side by side with "
                 "TensorFlow", "TF_PYTHON=~/.cache/tensorweave-bench-tf/bin/python python "
                 "benchmarks/feature_columns.py benchmarks/out/extra_feature_columns.json",

@@ -28,12 +28,11 @@ interpreter), and stops the processes it started by pid.
 
 Usage: [TF_PYTHON=...] python benchmarks/lm_softmax.py [OUT_JSON] [--steps N]
 """
-import json
 import os
-import subprocess
 import sys
 
-from results import write_extra  # benchmarks/results.py (this script's folder)
+# benchmarks/results.py (this script's folder)
+from results import run_child, tf_python, write_extra
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH_DIR = os.path.join(HERE, "..", "..", "shared", "bench")
@@ -170,13 +169,6 @@ print("@@" + json.dumps(out))
 """
 
 
-def run_child(python: str, impl: str, params: dict) -> dict:
-    p = subprocess.run([python, "-c", _CHILD, json.dumps(dict(params, impl=impl))],
-                       capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
-    lines = [line for line in p.stdout.splitlines() if line.startswith("@@")]
-    if p.returncode != 0 or not lines:
-        raise RuntimeError("%s child failed (%s):\n%s" % (impl, p.returncode, p.stderr[-3000:]))
-    return json.loads(lines[-1][2:])
 
 
 def main(argv) -> None:
@@ -186,11 +178,11 @@ def main(argv) -> None:
               "hidden": HIDDEN, "batch": BATCH, "sampled": NUM_SAMPLED,
               "ps_tasks": list(PS_TASKS), "steps": steps, "warmup": 3,
               "steps_total": steps + 4}
-    res = {"tensorweave": run_child(sys.executable, "tensorweave", params)}
-    tf_python = os.environ.get("TF_PYTHON", os.path.expanduser(
-        "~/.cache/tensorweave-bench-tf/bin/python"))
-    if os.path.exists(tf_python):
-        res["TensorFlow"] = run_child(tf_python, "tensorflow", params)
+    res = {"tensorweave": run_child(_CHILD, sys.executable, "tensorweave", params,
+                                    timeout=CHILD_TIMEOUT_S)}
+    if os.path.exists(tf_python()):
+        res["TensorFlow"] = run_child(_CHILD, tf_python(), "tensorflow", params,
+                                      timeout=CHILD_TIMEOUT_S)
     tw = res["tensorweave"]
     figures = {"setup": "corpus: %d words of the stdlib sources (%d distinct), vocabulary "
                         "%d; context %d, embedding %d, hidden %d, batch %d words, %d sampled; "

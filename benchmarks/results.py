@@ -149,6 +149,43 @@ def _leading_number(v):
         return None
 
 
+def run_child(code: str, python: str, impl: str, params: dict, env=None,
+              timeout: float = 900) -> dict:
+    """Runs one implementation's half of a side-by-side benchmark: `code` in a fresh
+    `python` with the JSON of `params` (plus "impl") as its argument; the child prints
+    its result as one line "@@<json>".
+
+    Raises:
+      RuntimeError: the child failed or printed no result (its stderr's end included).
+    """
+    import subprocess
+    p = subprocess.run([python, "-c", code, json.dumps(dict(params, impl=impl))],
+                       capture_output=True, text=True, timeout=timeout,
+                       env=dict(os.environ, **(env or {})))
+    lines = [line for line in p.stdout.splitlines() if line.startswith("@@")]
+    if p.returncode != 0 or not lines:
+        raise RuntimeError("%s child failed (%s):\n%s" % (impl, p.returncode, p.stderr[-3000:]))
+    return json.loads(lines[-1][2:])
+
+
+def tf_python() -> str:
+    """The interpreter with TensorFlow installed (TF_PYTHON, or the shared instrument's)."""
+    return os.environ.get("TF_PYTHON", os.path.expanduser(
+        "~/.cache/tensorweave-bench-tf/bin/python"))
+
+
+def side_by_side_figures(ours: dict, ref, rows, unit: str = "ms") -> dict:
+    """{label: "tensorweave X unit, TensorFlow Y unit: ratio R"} for each (key, label) of
+    `rows` (the TensorFlow part only when `ref`, TensorFlow's results, is there)."""
+    figures = {}
+    for key, label in rows:
+        text = "tensorweave %.3f %s" % (ours[key], unit)
+        if ref:
+            text += ", TensorFlow %.3f %s: ratio %.2f" % (ref[key], unit, ours[key] / ref[key])
+        figures[label] = text
+    return figures
+
+
 def write_extra(out_path: str, title: str, command: str, figures: dict, **more) -> None:
     """Writes one of our benchmarks' extra-figures JSON (read back by this script) and
     prints its figures."""

@@ -25,12 +25,11 @@ at most 1.0).
 
 Usage: [TF_PYTHON=...] python benchmarks/tagged_loop.py [OUT_JSON] [--iters N]
 """
-import json
 import os
-import subprocess
 import sys
 
-from results import write_extra  # benchmarks/results.py (this script's folder)
+# benchmarks/results.py (this script's folder)
+from results import run_child, tf_python, write_extra
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH_DIR = os.path.join(HERE, "..", "..", "shared", "bench")
@@ -103,25 +102,16 @@ print("@@" + json.dumps(out))
 """
 
 
-def run_child(python: str, impl: str, params: dict, env=None) -> dict:
-    p = subprocess.run([python, "-c", _CHILD, json.dumps(dict(params, impl=impl))],
-                       capture_output=True, text=True, timeout=900,
-                       env=dict(os.environ, **(env or {})))
-    lines = [line for line in p.stdout.splitlines() if line.startswith("@@")]
-    if p.returncode != 0 or not lines:
-        raise RuntimeError("%s child failed (%s):\n%s" % (impl, p.returncode, p.stderr[-3000:]))
-    return json.loads(lines[-1][2:])
 
 
 def main(argv) -> None:
     out_path = argv[1] if len(argv) > 1 and not argv[1].startswith("--") else None
     iters = int(argv[argv.index("--iters") + 1]) if "--iters" in argv else ITERS
     params = {"bench": BENCH_DIR, "src": SRC, "iters": iters, "loop_n": LOOP_N, "reps": REPS}
-    tagged = run_child(sys.executable, "tensorweave", params, {"TW_EXECUTOR": "tagged"})
-    default = run_child(sys.executable, "tensorweave", params)
-    tf_python = os.environ.get("TF_PYTHON", os.path.expanduser(
-        "~/.cache/tensorweave-bench-tf/bin/python"))
-    ref = run_child(tf_python, "tensorflow", params) if os.path.exists(tf_python) else None
+    tagged = run_child(_CHILD, sys.executable, "tensorweave", params, {"TW_EXECUTOR": "tagged"})
+    default = run_child(_CHILD, sys.executable, "tensorweave", params)
+    ref = run_child(_CHILD, tf_python(), "tensorflow", params) \
+        if os.path.exists(tf_python()) else None
     figures = {"setup": "%d iterations (trivial loop), %d matmul iterations; medians of %d "
                         "runs" % (iters, LOOP_N, REPS)}
     def figure(key, unit, ours, other, other_name):
