@@ -6,32 +6,23 @@ import pytest
 import tensorweave as tf
 
 
-def _drain(sess, dataset):
-    nxt = dataset.make_one_shot_iterator().get_next()
-    out = []
-    with pytest.raises(tf.errors.OutOfRangeError):
-        for _ in range(100):
-            out.append(sess.run(nxt))
-    return out
-
-
 def _pairs():
     for i in range(3):
         yield i, [i] * i
 
 
-def test_generated_elements_with_their_structure(sess):
+def test_generated_elements_with_their_structure(drain):
     ds = tf.data.Dataset.from_generator(_pairs, (tf.int64, tf.int32),
                                         (tf.TensorShape([]), tf.TensorShape([None])))
     assert [s.as_list() for s in ds.output_shapes] == [[], [None]]
-    got = _drain(sess, ds)
+    got = drain(ds)
     assert [(int(a), b.tolist()) for a, b in got] == [(0, []), (1, [1]), (2, [2, 2])]
     assert got[1][1].dtype == np.int32
     unknown = tf.data.Dataset.from_generator(_pairs, (tf.int64, tf.int32))
     assert unknown.output_shapes[1].ndims is None
     records = tf.data.Dataset.from_generator(lambda: iter([{"a": 1.5, "b": "x"}]),
                                              {"a": tf.float32, "b": tf.string})
-    assert [(e["a"], e["b"]) for e in _drain(sess, records)] == [(1.5, b"x")]
+    assert [(e["a"], e["b"]) for e in drain(records)] == [(1.5, b"x")]
 
 
 def test_each_iterator_calls_the_generator_again_with_its_args(sess):
@@ -70,18 +61,18 @@ def test_generator_errors(sess, gen, dtype, shape, cls, message):
         tf.data.Dataset.from_generator(3, tf.int32)
 
 
-def test_legacy_function_spellings(sess):
+def test_legacy_function_spellings(drain):
     ds = tf.data.Dataset.range(6).filter_with_legacy_function(lambda x: tf.equal(x % 2, 0))
-    assert [int(v) for v in _drain(sess, ds.map_with_legacy_function(lambda x: x * 3))] == \
+    assert [int(v) for v in drain(ds.map_with_legacy_function(lambda x: x * 3))] == \
         [0, 6, 12]
 
 
-def test_shard_and_enumerate(sess):
-    assert [int(v) for v in _drain(sess, tf.data.Dataset.range(10).shard(3, 1))] == [1, 4, 7]
+def test_shard_and_enumerate(sess, drain):
+    assert [int(v) for v in drain(tf.data.Dataset.range(10).shard(3, 1))] == [1, 4, 7]
     with pytest.raises(tf.errors.InvalidArgumentError,
                        match=r"Index must be between 0 and 2 \(currently index = 3\)."):
         sess.run(tf.data.Dataset.range(10).shard(3, 3).make_one_shot_iterator().get_next())
-    assert [(int(i), int(v)) for i, v in _drain(sess, tf.data.Dataset.range(3).enumerate(5))] \
+    assert [(int(i), int(v)) for i, v in drain(tf.data.Dataset.range(3).enumerate(5))] \
         == [(5, 0), (6, 1), (7, 2)]
 
 

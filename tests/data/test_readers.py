@@ -28,22 +28,13 @@ FEATURES = {"x": tf.io.FixedLenFeature([2], tf.float32),
             "label": tf.io.FixedLenFeature([], tf.int64)}
 
 
-def _drain(sess, dataset):
-    nxt = dataset.make_one_shot_iterator().get_next()
-    out = []
-    with pytest.raises(tf.errors.OutOfRangeError):
-        for _ in range(100):
-            out.append(sess.run(nxt))
-    return out
-
-
-def test_batches_of_parsed_examples_in_file_order(sess, records):
+def test_batches_of_parsed_examples_in_file_order(records, drain):
     ds = tf.data.experimental.make_batched_features_dataset(
         str(records / "*.tfrecord"), 4, FEATURES, num_epochs=1, shuffle=False)
     assert {k: v.as_list() for k, v in ds.output_shapes.items()} == {
         "x": [None, 2], "tag": [None, None], "label": [None]}
     assert ds.output_classes["tag"] is tf.SparseTensor
-    batches = _drain(sess, ds)
+    batches = drain(ds)
     assert [b["label"].tolist() for b in batches] == [[0, 1, 0, 1], [0, 1, 0, 1], [0]]
     np.testing.assert_array_equal(batches[1]["x"], [[2, -4], [2.5, -5], [3, -6], [3.5, -7]])
     tag = batches[1]["tag"]
@@ -52,26 +43,26 @@ def test_batches_of_parsed_examples_in_file_order(sess, records):
     assert tag.dense_shape.tolist() == [4, 2]
 
 
-def test_labels_epochs_and_the_final_batch(sess, records):
+def test_labels_epochs_and_the_final_batch(records, drain):
     ds = tf.data.experimental.make_batched_features_dataset(
         str(records / "*.tfrecord"), 4, FEATURES, label_key="label", num_epochs=2,
         shuffle=False, drop_final_batch=True)
-    batches = _drain(sess, ds)
+    batches = drain(ds)
     assert [label.tolist() for _, label in batches] == [
         [0, 1, 0, 1], [0, 1, 0, 1], [0, 0, 1, 0], [1, 0, 1, 0]]
     assert sorted(batches[0][0]) == ["tag", "x"]
     np.testing.assert_array_equal(batches[2][0]["x"][:, 0], [4.0, 0.0, 0.5, 1.0])
 
 
-def test_files_read_in_turn_and_shuffled_epochs(sess, records):
+def test_files_read_in_turn_and_shuffled_epochs(records, drain):
     files = [str(records / "b.tfrecord"), str(records / "a.tfrecord")]
     turns = tf.data.experimental.make_batched_features_dataset(
         files, 3, FEATURES, num_epochs=1, shuffle=False, reader_num_threads=2)
-    assert [b["x"][:, 0].tolist() for b in _drain(sess, turns)] == [
+    assert [b["x"][:, 0].tolist() for b in drain(turns)] == [
         [0.0, 2.5, 0.5], [3.0, 1.0, 3.5], [1.5, 4.0, 2.0]]
     shuffled = tf.data.experimental.make_batched_features_dataset(
         str(records / "*.tfrecord"), 9, FEATURES, num_epochs=1, shuffle_seed=3)
-    [batch] = _drain(sess, shuffled)
+    [batch] = drain(shuffled)
     assert sorted(batch["x"][:, 0].tolist()) == [i * 0.5 for i in range(9)]
 
 
@@ -95,16 +86,16 @@ def database(tmp_path):
     return path
 
 
-def test_sql_rows_as_tf_reads_them(sess, database):
+def test_sql_rows_as_tf_reads_them(database, drain):
     X = tf.data.experimental
     rows = X.SqlDataset("sqlite", database, "select name, n, x, ok from t order by n",
                         (tf.string, tf.int32, tf.float64, tf.bool))
     assert rows.output_types == (tf.string, tf.int32, tf.float64, tf.bool)
     assert [tuple(v.item() if hasattr(v, "item") else v for v in r)
-            for r in _drain(sess, rows)] == [
+            for r in drain(rows)] == [
         (b"b", -2, 1.25, False), (b"a", 1, 0.5, True), (b"c", 300, -3.0, True)]
     narrow = X.SqlDataset("sqlite", database, "select n from t", (tf.int8,))
-    assert [int(r[0]) for r in _drain(sess, narrow)] == [1, -2, 44]  # 300 wraps, as in TF
+    assert [int(r[0]) for r in drain(narrow)] == [1, -2, 44]  # 300 wraps, as in TF
 
 
 @pytest.mark.parametrize("driver,query,types,cls,message", [

@@ -44,6 +44,7 @@ depend on feeds of the step are not visible to it.
 """
 from __future__ import annotations
 
+import abc
 import itertools
 from typing import Callable, List, Optional
 
@@ -62,7 +63,7 @@ from tensorweave.framework.shapes import TensorShape, unknown_shape
 
 
 # --- the values: pipeline descriptions that yield elements (lists of arrays) -----------------
-class DatasetValue:
+class DatasetValue(abc.ABC):
     """A dataset's run-time value. `elements(ctx)` iterates over its elements, each a list
     of arrays (the flattened components); a new call starts again from the start.
 
@@ -73,8 +74,9 @@ class DatasetValue:
     # with tf.data.experimental.ignore_errors: functions drop the elements they fail on
     skip_errors = False
 
+    @abc.abstractmethod
     def elements(self, ctx):
-        raise NotImplementedError
+        """A new iterator over the elements, each a list of component arrays."""
 
 
 def _bind(value: DatasetValue, feed: dict) -> DatasetValue:

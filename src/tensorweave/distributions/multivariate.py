@@ -38,7 +38,8 @@ class _VectorEvent(Distribution):
     _total_count = None
 
     def _vector(self):
-        raise NotImplementedError
+        raise NotImplementedError("%s must define _vector (its event's parameter)"
+                                  % type(self).__name__)
 
     def _event_shape(self) -> TensorShape:
         shape = self._vector().get_shape()
@@ -77,7 +78,8 @@ class _VectorEvent(Distribution):
         return t.linalg.set_diag(outer, variance)
 
     def _count_scale(self):
-        raise NotImplementedError
+        raise NotImplementedError("%s must define _count_scale (the covariance's count "
+                                  "factor)" % type(self).__name__)
 
 
 class _Concentrated(_VectorEvent):
