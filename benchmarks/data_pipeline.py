@@ -20,14 +20,7 @@ BENCH_DIR = os.path.join(HERE, "..", "..", "shared", "bench")
 SRC = os.path.join(HERE, "..", "src")
 REPS = 5
 
-_CHILD = r"""
-import json, os, sys, tempfile
-P = json.loads(sys.argv[1])
-sys.path.insert(0, P["bench"]); sys.path.insert(0, P["src"])
-import numpy as np
-import bench
-tf, info = bench.import_impl(P["impl"])
-out = dict(info)
+_CHILD = r"""  # after results.CHILD_PREAMBLE
 xs = np.random.RandomState(0).rand(10000, 64).astype(np.float32)
 path = os.path.join(tempfile.mkdtemp(), "data.tfrecord")
 with tf.python_io.TFRecordWriter(path) as w:

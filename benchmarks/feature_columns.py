@@ -22,14 +22,7 @@ SRC = os.path.join(HERE, "..", "src")
 PROGRAM = os.path.join(HERE, "..", "examples", "wide_and_deep.py")
 REPS = 5
 
-_CHILD = r"""
-import json, os, sys, tempfile
-P = json.loads(sys.argv[1])
-sys.path.insert(0, P["bench"]); sys.path.insert(0, P["src"])
-import numpy as np
-import bench
-tf, info = bench.import_impl(P["impl"])
-out = dict(info)
+_CHILD = r"""  # after results.CHILD_PREAMBLE
 source = open(P["program"]).read().replace("import tensorweave as tf\n", "")
 wd = {"__name__": "wide_and_deep", "tf": tf}
 exec(compile(source, P["program"], "exec"), wd)

@@ -41,13 +41,8 @@ VOCAB, DIM, CONTEXT, HIDDEN, BATCH, NUM_SAMPLED = 40000, 64, 4, 256, 256, 512
 PS_TASKS = (1, 2, 4)
 CHILD_TIMEOUT_S = 600
 
-_CHILD = r"""
-import collections, json, os, re, signal, socket, subprocess, sys, sysconfig, time
-P = json.loads(sys.argv[1])
-sys.path.insert(0, P["bench"]); sys.path.insert(0, P["src"])
-import numpy as np
-import bench
-tf, info = bench.import_impl(P["impl"])
+_CHILD = r"""  # after results.CHILD_PREAMBLE
+import collections, re, signal, socket, subprocess, sysconfig
 V, D, C, H, B, S = P["vocab"], P["dim"], P["context"], P["hidden"], P["batch"], P["sampled"]
 
 

@@ -149,17 +149,31 @@ def _leading_number(v):
         return None
 
 
+# What every child starts with: its parameters `P`, the shared instrument `bench`, the
+# implementation as `tf` and `out`, the result dict (with the implementation's info).
+CHILD_PREAMBLE = r"""
+import json, os, sys, tempfile, time
+P = json.loads(sys.argv[1])
+sys.path.insert(0, P["bench"]); sys.path.insert(0, P["src"])
+import numpy as np
+import bench
+tf, info = bench.import_impl(P["impl"])
+out = dict(info)
+"""
+
+
 def run_child(code: str, python: str, impl: str, params: dict, env=None,
               timeout: float = 900) -> dict:
-    """Runs one implementation's half of a side-by-side benchmark: `code` in a fresh
-    `python` with the JSON of `params` (plus "impl") as its argument; the child prints
-    its result as one line "@@<json>".
+    """Runs one implementation's half of a side-by-side benchmark: CHILD_PREAMBLE, then
+    `code`, in a fresh `python` with the JSON of `params` (plus "impl") as its argument;
+    the child prints its result as one line "@@<json>".
 
     Raises:
       RuntimeError: the child failed or printed no result (its stderr's end included).
     """
     import subprocess
-    p = subprocess.run([python, "-c", code, json.dumps(dict(params, impl=impl))],
+    p = subprocess.run([python, "-c", CHILD_PREAMBLE + code,
+                        json.dumps(dict(params, impl=impl))],
                        capture_output=True, text=True, timeout=timeout,
                        env=dict(os.environ, **(env or {})))
     lines = [line for line in p.stdout.splitlines() if line.startswith("@@")]

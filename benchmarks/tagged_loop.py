@@ -36,14 +36,7 @@ BENCH_DIR = os.path.join(HERE, "..", "..", "shared", "bench")
 SRC = os.path.join(HERE, "..", "src")
 ITERS, LOOP_N, REPS = 100000, 1000, 5
 
-_CHILD = r"""
-import json, sys, time
-P = json.loads(sys.argv[1])
-sys.path.insert(0, P["bench"]); sys.path.insert(0, P["src"])
-import numpy as np
-import bench
-tf, info = bench.import_impl(P["impl"])
-out = dict(info)
+_CHILD = r"""  # after results.CHILD_PREAMBLE
 
 g = tf.Graph()
 with g.as_default():
