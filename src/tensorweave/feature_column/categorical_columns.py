@@ -43,10 +43,7 @@ def _with_values(sparse: SparseTensor, values) -> SparseTensor:
 
 
 def _cast_values(sparse: SparseTensor, dtype: _dt.DType) -> SparseTensor:
-    # tensorweave's math_ops.cast takes no SparseTensor (TF's does): cast the values.
-    if sparse.dtype == dtype:
-        return sparse
-    return _with_values(sparse, math_ops.cast(sparse.values, dtype))
+    return sparse if sparse.dtype == dtype else math_ops.cast(sparse, dtype)
 
 
 class _KeyedCategoricalColumn(CategoricalColumn):
