@@ -26,7 +26,7 @@ carries the structure with the dtypes and static shapes of its components
                           each element, one after another / `block_length` at a time
                           from `cycle_length` open ones in turn (TF's order)
   PaddedBatchDatasetV2, UnbatchDataset, CacheDataset (in memory: an enclosing repeat
-                          replays the first complete pass)
+                          replays the first complete pass; or in a file, file_cache.py)
 
 A SparseTensor component (a parse_example of VarLenFeatures, say) travels as one variant
 component holding its three arrays; its structure leaf is a SparseSpec (values dtype,
@@ -219,7 +219,10 @@ class _Take(DatasetValue):
 
     def elements(self, ctx):
         it = self.source.elements(ctx)
-        yield from (it if self.count < 0 else itertools.islice(it, self.count))
+        try:
+            yield from (it if self.count < 0 else itertools.islice(it, self.count))
+        finally:
+            it.close()  # the input stops here: its cleanups (a partial cache file) run now
 
 
 class _Skip(DatasetValue):
@@ -732,7 +735,14 @@ def _window_kernel(ctx, d, size, shift, stride, drop_remainder):
             raise errors.InvalidArgumentError(None, ctx.op, "Window %s must be greater than "
                                               "zero, but got %d." % (name, v))
     return _Windows(d, size, shift, stride, bool(np.asarray(drop_remainder)))
-kernel("CacheDataset")(lambda ctx, d, filename: _Cache(d))
+@kernel("CacheDataset")
+def _cache_kernel(ctx, d, filename):
+    name = np.asarray(filename).reshape(()).item()
+    name = name.decode() if isinstance(name, bytes) else str(name)
+    if not name:
+        return _Cache(d)
+    from tensorweave.data.file_cache import FileCache
+    return FileCache(d, name, ctx.op)
 
 
 @kernel("InterleaveDataset")
@@ -1017,17 +1027,17 @@ class Dataset(ElementSpec):
                             shapes=[s if t == _dt.variant else s[1:] if s.ndims else s
                                     for s, t in zip(self._shapes, self._types)])
 
-    def cache(self, filename: str = "") -> "Dataset":
-        """The elements, kept in memory after the first complete pass (an enclosing
-        repeat replays them).
+    def cache(self, filename="") -> "Dataset":
+        """The elements, kept after the first complete pass: in memory (an enclosing
+        repeat replays them), or with a `filename` in a file that later passes,
+        iterators, sessions and processes read instead of the input (data/file_cache.py;
+        only a complete pass leaves one).
 
-        Raises:
-          NotImplementedError: a `filename` (caching to files is not supported).
+        Args:
+          filename: "" (memory) or a path prefix (a string or a string tensor).
         """
-        if filename:
-            raise NotImplementedError("Dataset.cache(filename) is not supported by "
-                                      "tensorweave: cache() keeps elements in memory")
-        return self._derive("CacheDataset", [convert_to_tensor("", dtype=_dt.string)])
+        return self._derive("CacheDataset", [convert_to_tensor(filename, dtype=_dt.string,
+                                                               name="filename")])
 
     def flat_map(self, map_func: Callable) -> "Dataset":
         """The elements of the datasets `map_func` gives for each element, in order."""

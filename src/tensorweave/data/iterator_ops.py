@@ -46,7 +46,20 @@ class IteratorResource:
 
     def start(self, ctx, dataset) -> None:
         with self.lock:
+            self._close()
             self.elements = dataset.elements(ctx)
+
+    def release(self) -> None:
+        """Ends the current pass now (its cleanups run: a partial cache file is
+        removed); the resource manager calls this when it drops the iterator."""
+        with self.lock:
+            self._close()
+            self.elements = None
+
+    def _close(self) -> None:
+        close = getattr(self.elements, "close", None)
+        if close is not None:
+            close()
 
     def next(self, ctx):
         with self.lock:

@@ -40,13 +40,21 @@ class ResourceManager:
             self._containers.get(container, {}).pop(name, None)
 
     def clear(self, containers: Optional[Iterable[str]] = None) -> None:
-        """Drops the named containers (all when None)."""
+        """Drops the named containers (all when None). A dropped resource with a
+        `release()` method (an iterator with a file half written) is released now
+        rather than whenever the garbage collector reaches it."""
         with self._lock:
             if containers is None:
+                dropped = list(self._containers.values())
                 self._containers.clear()
             else:
-                for c in containers:
-                    self._containers.pop("" if c == "localhost" else c, None)
+                dropped = [self._containers.pop("" if c == "localhost" else c, {})
+                           for c in containers]
+        for c in dropped:
+            for r in c.values():
+                release = getattr(r, "release", None)
+                if release is not None:
+                    release()
 
     def items(self) -> Iterable[Tuple[str, str, object]]:
         with self._lock:
