@@ -13,6 +13,7 @@ pipeline, iterators as device resources.
   generators.py    Dataset.from_generator
   transforms.py    Dataset.shard and Dataset.reduce
   cardinality.py   tf.data.experimental.cardinality and assert_cardinality
+  file_cache.py    Dataset.cache(filename)
 
 Imported on first access of `tf.data` (tensorweave/__init__.py).
 """
