@@ -1093,12 +1093,19 @@ class Dataset(ElementSpec):
 
     def map(self, map_func: Callable, num_parallel_calls=None) -> "Dataset":
         """`map_func` applied to each element (a tuple element is passed as arguments).
-        `num_parallel_calls` is accepted; elements are mapped in order, one at a time."""
+        With `num_parallel_calls` (a count or AUTOTUNE: the number of cores), that many
+        elements are mapped at once on threads (data/parallel_map.py) and handed out in
+        input order; otherwise one at a time."""
         fn = DatasetFunction(map_func, self._structure, self._types, self._shapes,
                              "map_fn", unpack=True)
-        return self._derive("MapDataset", [], {"f": register_function(fn)},
-                            structure=fn.structure, types=[t.dtype for t in fn.outputs],
-                            shapes=[t.shape for t in fn.outputs])
+        spec = dict(structure=fn.structure, types=[t.dtype for t in fn.outputs],
+                    shapes=[t.shape for t in fn.outputs])
+        if num_parallel_calls is None or (isinstance(num_parallel_calls, int) and
+                                          num_parallel_calls == 1):
+            return self._derive("MapDataset", [], {"f": register_function(fn)}, **spec)
+        return self._derive("ParallelMapDataset", [convert_to_tensor(
+            num_parallel_calls, _dt.int64, name="num_parallel_calls")],
+            {"f": register_function(fn)}, **spec)
 
     def filter(self, predicate: Callable) -> "Dataset":
         """The elements for which `predicate` gives True (a scalar bool tensor).
