@@ -7,8 +7,9 @@ TFRecordWriter. Readers of files (CSV, Example records) are in readers.py, keyed
 grouping in grouping.py.
 
 The fused transformations of TF (map_and_batch, shuffle_and_repeat,
-parallel_interleave) are their plain compositions here: elements are produced in order
-(see dataset_ops.py), so `num_parallel_*` and `sloppy` change nothing.
+parallel_interleave) are their plain compositions here. map_and_batch's parallelism goes
+to the map (parallel_map.py); parallel_interleave reads its inputs in turn, in order, so
+its `sloppy` and buffer sizes change nothing.
 """
 from __future__ import annotations
 
@@ -40,8 +41,13 @@ def shuffle_and_repeat(buffer_size, count=None, seed: Optional[int] = None) -> C
 @tf_export("data.experimental.map_and_batch")
 def map_and_batch(map_func: Callable, batch_size, num_parallel_batches=None,
                   drop_remainder: bool = False, num_parallel_calls=None) -> Callable:
-    """`map(map_func)` then `batch(batch_size, drop_remainder)`."""
-    return lambda ds: ds.map(map_func).batch(batch_size, drop_remainder)
+    """`map(map_func)` then `batch(batch_size, drop_remainder)`; the map runs
+    `num_parallel_calls` elements at once, or `num_parallel_batches` batches' worth."""
+    calls = num_parallel_calls
+    if calls is None and num_parallel_batches is not None:
+        calls = int(num_parallel_batches) * int(batch_size)
+    return lambda ds: ds.map(map_func, num_parallel_calls=calls).batch(batch_size,
+                                                                       drop_remainder)
 
 
 @tf_export("data.experimental.parallel_interleave")
