@@ -15,12 +15,13 @@ pipeline, iterators as device resources.
   cardinality.py   tf.data.experimental.cardinality and assert_cardinality
   file_cache.py    Dataset.cache(filename)
   parallel_map.py  Dataset.map with num_parallel_calls (threads, input order)
+  prefetch.py      Dataset.prefetch (a thread reads ahead)
 
 Imported on first access of `tf.data` (tensorweave/__init__.py).
 """
 from tensorweave.data import (  # noqa: F401
     cardinality, dataset_ops, experimental, generators, grouping, iterator_ops,
-    parallel_map, readers, transforms)
+    parallel_map, prefetch, readers, transforms)
 
 import sys as _sys  # noqa: E402
 

@@ -21,6 +21,8 @@ from tensorweave.framework.registry import kernel, not_differentiable, register_
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.data import dataset_ops as _ds
 from tensorweave.data import transforms as _tr
+from tensorweave.data.file_cache import FileCache
+from tensorweave.data.prefetch import Prefetch
 from tensorweave.data.dataset_ops import Dataset, DatasetValue
 
 INFINITE, UNKNOWN = -1, -2
@@ -126,7 +128,7 @@ _RULES: Dict[type, Callable[[DatasetValue], int]] = {
     _ds._Take: _take, _ds._Skip: _skip, _ds._Repeat: _repeat,
     _ds._Batch: _batches, _ds._PaddedBatch: _batches,
     _ds._Zip: _zip, _ds._Concatenate: _concatenate,
-    _ds._Shuffle: _same, _ds._Cache: _same,
+    _ds._Shuffle: _same, _ds._Cache: _same, FileCache: _same, Prefetch: _same,
     _ds._Windows: _windows, _tr._Shard: _shard,
     _Asserted: lambda v: v.count,
 }

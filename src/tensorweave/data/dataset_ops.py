@@ -14,7 +14,8 @@ carries the structure with the dtypes and static shapes of its components
   TFRecordDataset / TextLineDataset  the records / lines (without line ends) of the
                           files, in order
   ZipDataset, ConcatenateDataset, RepeatDataset (count < 0: forever), TakeDataset,
-  SkipDataset, PrefetchDataset (the elements as they are)
+  SkipDataset (the elements as they are), PrefetchDataset (read ahead by a thread,
+                          prefetch.py)
   BatchDatasetV2          consecutive elements stacked (the last batch may be short
                           unless drop_remainder)
   ShuffleDataset          TF's buffer shuffle: fill a buffer, then yield a random buffer
@@ -701,7 +702,6 @@ kernel("ConcatenateDataset")(lambda ctx, a, b: _Concatenate(a, b))
 kernel("RepeatDataset")(lambda ctx, d, count: _Repeat(d, _int(count)))
 kernel("TakeDataset")(lambda ctx, d, count: _Take(d, _int(count)))
 kernel("SkipDataset")(lambda ctx, d, count: _Skip(d, _int(count)))
-kernel("PrefetchDataset")(lambda ctx, d, size: d)
 
 
 @kernel("BatchDatasetV2")
@@ -923,7 +923,9 @@ class Dataset(ElementSpec):
         return self._derive("SkipDataset", [_count(count)])
 
     def prefetch(self, buffer_size) -> "Dataset":
-        """The same elements (the pipeline runs when get_next asks; no buffer is kept)."""
+        """The same elements, read ahead by a thread of their own into a buffer of
+        `buffer_size` (AUTOTUNE: 2; 0: no thread), so that reading overlaps the consumer's
+        work (data/prefetch.py)."""
         return self._derive("PrefetchDataset", [_count(buffer_size)])
 
     def batch(self, batch_size, drop_remainder: bool = False) -> "Dataset":
