@@ -15,11 +15,12 @@ W0 = "/job:worker/replica:0/task:0/device:CPU:0"
 W1 = "/job:worker/replica:0/task:1/device:CPU:0"
 
 
-def _graph():
+def _graph(doubling_device: str = "/job:worker/task:1"):
+    """x -> dbl (x * 2, on `doubling_device`) -> total (sum(dbl + 1), on task 0)."""
     g = tf.Graph()
     with g.as_default():
         x = tf.placeholder(tf.float32, [4], name="x")
-        with tf.device("/job:worker/task:1"):
+        with tf.device(doubling_device):
             y = tf.multiply(x, 2.0, name="dbl")
         with tf.device("/job:worker/task:0"):
             z = tf.reduce_sum(y + 1.0, name="total")
@@ -106,14 +107,9 @@ def test_a_feed_of_an_op_on_a_tasks_accelerator_is_copied_into_its_memory(make_c
     # the simulated accelerator refuses host arrays that were never copied in, as a GPU's
     # kernels do; a feed sent to a task must enter its accelerator there
     c = make_cluster({"worker": 2}, config={"device_count": {"SIM": 1}})
-    g = tf.Graph()
-    with g.as_default():
-        x = tf.placeholder(tf.float32, [4], name="x")
-        with tf.device("/job:worker/task:1/device:SIM:0"):
-            y = tf.multiply(x, 2.0, name="dbl")
-        with tf.device("/job:worker/task:0/device:CPU:0"):
-            z = tf.reduce_sum(y, name="total")
+    g, x, z = _graph("/job:worker/task:1/device:SIM:0")
+    y = g.get_tensor_by_name("dbl:0")
     with tf.Session(c.target(), graph=g) as sess:
         got_y, got_z = sess.run([y, z], {x: np.arange(4, dtype=np.float32)})
     np.testing.assert_array_equal(got_y, [0, 2, 4, 6])
-    assert got_z == 12.0
+    assert got_z == 16.0
