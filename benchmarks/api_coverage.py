@@ -35,8 +35,6 @@ _PROTO_CLASSES = ("protocol buffer classes: ClusterSpec.as_cluster_def() returns
 _DATASET_OPTIONS = ("dataset options (TF2's with_options): tensorweave runs a pipeline in "
                     "order, on the host")
 _TYPE_SPECS = "TypeSpecs belong to TF2's composite tensors"
-_LEGACY_HASH = ("TF's legacy Hash64 hash (StringToHashBucket); its FarmHash (_fast) and "
-                "SipHash (_strong) variants are there")
 _SHARDING = "tf.distribute input sharding (TF2)"
 REASONS = [
     ("*", "*_v2", "TF2-only variant kept in compat.v1; TF1 programs use the v1 name"),
@@ -59,7 +57,6 @@ REASONS = [
     ("", "q*int*", "quantized types are not implemented"),
     ("", "QUANTIZED_DTYPES", "quantized types are not implemented"),
     ("", "fake_quant*", "quantized ops are not implemented"),
-    ("", "*hash_bucket*", _LEGACY_HASH),
     ("", "GradientTape", "eager execution: tensorweave is graph mode only"),
     ("", "wrap_function", "TF2 functions (tf.function) are not implemented"),
     ("", "type_spec_from_value", "TypeSpecs belong to TF2's composite tensors"),
@@ -76,7 +73,6 @@ REASONS = [
     ("train", "ServerDef", _PROTO_CLASSES),
     ("*", "*webp", "codecs TF added in 2.x (WebP, JPEG XL) are not implemented"),
     ("*", "*jxl", "codecs TF added in 2.x (WebP, JPEG XL) are not implemented"),
-    ("sparse", "cross_hashed", "not yet implemented"),
     ("", "TensorArraySpec", "TypeSpecs belong to TF2's composite tensors"),
     ("", "load_*_library", "loads compiled TensorFlow kernels; no C++ ABI here"),
     ("", "load_library", "loads compiled TensorFlow kernels; no C++ ABI here"),
@@ -93,7 +89,6 @@ REASONS = [
     ("image", "*jpeg*", "JPEG variants beyond decode/encode: not yet implemented"),
     ("io", "*TF*Record*Options*", "TFRecord options variants"),
     ("strings", "*unicode*", "Unicode scripts and ICU-backed ops are not implemented"),
-    ("strings", "to_hash_bucket*", _LEGACY_HASH),
     ("data", "*Spec", _TYPE_SPECS),
     ("data.experimental", "*Structure", _TYPE_SPECS),
     ("data.experimental", "get_structure", _TYPE_SPECS),

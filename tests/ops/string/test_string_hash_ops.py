@@ -79,3 +79,19 @@ def test_fingerprint_errors(sess):
     with pytest.raises(tf.errors.InvalidArgumentError, match="Unsupported method: md5"):
         sess.run(fed, {method: "md5"})
     assert sess.run(fed, {method: "farmhash64"}).shape == (1, 8)
+
+
+def test_legacy_buckets_equal_tensorflows(sess):
+    # TF's Hash64 (MurmurHash64A, seed 0xDECAFCAFFE): TF 2.21's buckets for these strings
+    words = ["hello", "", "a" * 100, "abcdefgh", "abcdefghi", "\u00e9"]
+    out = tf.string_to_hash_bucket(words, 1000)
+    assert out.op.type == "StringToHashBucket" and out.dtype == tf.int64
+    assert sess.run(out).tolist() == [938, 899, 179, 306, 61, 665]
+    assert sess.run(tf.strings.to_hash_bucket(input=["hello", "x"], num_buckets=2 ** 62)
+                    ).tolist() == [1331861223480393034, 3881744365135738864]
+    with pytest.raises(ValueError, match="Cannot specify both 'string_tensor' and 'input'."):
+        tf.string_to_hash_bucket(["a"], 3, input=["b"])
+    with pytest.raises(ValueError, match="None values not supported"):
+        tf.string_to_hash_bucket(num_buckets=3)
+    with pytest.raises(TypeError, match="Expected int for argument 'num_buckets' not None."):
+        tf.string_to_hash_bucket(["a"])

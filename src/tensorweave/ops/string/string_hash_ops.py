@@ -1,14 +1,16 @@
-"""String hashing: StringToHashBucketFast, StringToHashBucketStrong and Fingerprint.
+"""String hashing: StringToHashBucketFast, StringToHashBucketStrong, the legacy
+StringToHashBucket, and Fingerprint.
 
 TF's hashes, bit for bit: FarmHash's Fingerprint64 (the `cityhash` package's binding of
 Google's FarmHash) for the fast buckets and for Fingerprint, SipHash-2-4 keyed by two
 64-bit words (the `siphash24` package) for the strong buckets. Both libraries are loaded
-on a kernel's first run. The legacy StringToHashBucket (TF's own Hash64) is not here.
+on a kernel's first run. The legacy buckets use TF's own Hash64, which is MurmurHash64A
+with TF's seed; no maintained package offers it, so its dozen lines are here.
 """
 from __future__ import annotations
 
 import struct
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -39,12 +41,42 @@ def _strings(x: np.ndarray) -> list:
 
 
 # --- StringToHashBucketFast, StringToHashBucketStrong ------------------------------------
-for _op_type, _attrs in (("StringToHashBucketFast", {"num_buckets": REQUIRED}),
+for _op_type, _attrs in (("StringToHashBucket", {"num_buckets": REQUIRED}),
+                         ("StringToHashBucketFast", {"num_buckets": REQUIRED}),
                          ("StringToHashBucketStrong", {"num_buckets": REQUIRED,
                                                        "key": REQUIRED})):
     register_op(_op_type, inputs=["input: string"], outputs=["output: int64"],
                 attrs=_attrs, shape=_same_shape)
     not_differentiable(_op_type)
+
+
+_MUL = 0xC6A4A7935BD1E995
+_MASK = (1 << 64) - 1
+_HASH64_SEED = 0xDECAFCAFFE
+
+
+def hash64(data: bytes, seed: int = _HASH64_SEED) -> int:
+    """TF's Hash64 (core/lib/hash): MurmurHash64A over little-endian 8-byte words."""
+    n = len(data)
+    h = (seed ^ (n * _MUL)) & _MASK
+    full = n - n % 8
+    for (k,) in struct.iter_unpack("<Q", data[:full]):
+        k = (k * _MUL) & _MASK
+        k ^= k >> 47
+        h ^= (k * _MUL) & _MASK
+        h = (h * _MUL) & _MASK
+    if full < n:
+        for i, b in enumerate(data[full:]):
+            h ^= b << (8 * i)
+        h = (h * _MUL) & _MASK
+    h ^= h >> 47
+    h = (h * _MUL) & _MASK
+    return h ^ (h >> 47)
+
+
+@kernel("StringToHashBucket")
+def _hash_bucket_kernel(ctx, x):
+    return _buckets([hash64(s) for s in _strings(x)], ctx.attrs["num_buckets"], x.shape)
 
 
 @kernel("StringToHashBucketFast")
@@ -93,6 +125,39 @@ def string_to_hash_bucket_fast(input, num_buckets: int, name=None) -> Tensor:  #
     x = convert_to_tensor(input, _dt.string, name="input")
     return apply_op("StringToHashBucketFast", [x], {"num_buckets": _check_buckets(
         num_buckets, "StringToHashBucketFast")}, name=name or "StringToHashBucketFast").outputs[0]
+
+
+@tf_export("strings.to_hash_bucket", "string_to_hash_bucket")
+def string_to_hash_bucket(string_tensor=None, num_buckets: Optional[int] = None,
+                          name=None, input=None) -> Tensor:  # noqa: A002
+    """Hashes each string to one of `num_buckets` buckets with TF's legacy Hash64 (TF's
+    StringToHashBucket; to_hash_bucket_fast is quicker and hashes better).
+
+    Args:
+      string_tensor: a string Tensor (`input` is TF1's other name for it).
+      num_buckets: the number of buckets, at least 1.
+      name: the op's name.
+      input: the deprecated spelling of `string_tensor`.
+
+    Returns:
+      An int64 Tensor of the input's shape.
+
+    Raises:
+      ValueError: both or neither of `string_tensor` and `input`, or `num_buckets`
+        below 1.
+      TypeError: no `num_buckets`.
+    """
+    if string_tensor is not None and input is not None:
+        raise ValueError("Cannot specify both 'string_tensor' and 'input'.")
+    if string_tensor is None and input is None:
+        raise ValueError("Tried to convert 'string_tensor' to a tensor and failed. Error: "
+                         "None values not supported.")
+    if num_buckets is None:
+        raise TypeError("Expected int for argument 'num_buckets' not None.")
+    x = convert_to_tensor(string_tensor if input is None else input, _dt.string,
+                          name="string_tensor")
+    return apply_op("StringToHashBucket", [x], {"num_buckets": _check_buckets(
+        num_buckets, "StringToHashBucket")}, name=name or "StringToHashBucket").outputs[0]
 
 
 @tf_export("strings.to_hash_bucket_strong", "string_to_hash_bucket_strong")
