@@ -59,3 +59,23 @@ def test_the_thread_ends_when_the_consumer_stops(graph, drain):
     ds = tf.data.Dataset.range(10 ** 9).prefetch(2).take(3)
     assert [int(v) for v in drain(ds)] == [0, 1, 2]
     assert _wait(lambda: not _prefetch_threads())
+
+
+def test_a_dropped_session_ends_the_thread_without_gc(graph):
+    # issue 18's rule for every thread a session starts: none keeps it alive
+    import gc
+    import weakref
+    ds = tf.data.Dataset.range(10 ** 9).map(lambda x: x + 1).prefetch(2)
+    nxt = ds.make_one_shot_iterator().get_next()
+    gc.collect()
+    gc.disable()
+    try:
+        sess = tf.Session(graph=graph)
+        assert sess.run(nxt) == 1
+        assert len(_prefetch_threads()) == 1
+        ref = weakref.ref(sess)
+        del sess
+        assert ref() is None
+        assert _wait(lambda: not _prefetch_threads())
+    finally:
+        gc.enable()

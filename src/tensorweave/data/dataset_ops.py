@@ -64,6 +64,19 @@ from tensorweave.framework.shapes import TensorShape, unknown_shape
 
 
 # --- the values: pipeline descriptions that yield elements (lists of arrays) -----------------
+class PipelineContext:
+    """What a pipeline's elements use of a kernel context: the op that started it (for
+    errors) and the session (a weak proxy, for the nested runs of functions). Not the
+    op's state, device or resources: an iterator's pass (and the threads of a prefetch)
+    then refers back to nothing that holds the iterator, so a session dropped without
+    close() is freed at once, which ends the pass."""
+
+    __slots__ = ("op", "session")
+
+    def __init__(self, ctx):
+        self.op, self.session = ctx.op, ctx.session
+
+
 class DatasetValue(abc.ABC):
     """A dataset's run-time value. `elements(ctx)` iterates over its elements, each a list
     of arrays (the flattened components); a new call starts again from the start.

@@ -47,7 +47,7 @@ class IteratorResource:
     def start(self, ctx, dataset) -> None:
         with self.lock:
             self._close()
-            self.elements = dataset.elements(ctx)
+            self.elements = dataset.elements(_ds.PipelineContext(ctx))
 
     def release(self) -> None:
         """Ends the current pass now (its cleanups run: a partial cache file is

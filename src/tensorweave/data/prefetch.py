@@ -37,7 +37,8 @@ class Prefetch(DatasetValue):
     def elements(self, ctx):
         buffer: "queue.Queue" = queue.Queue(self.buffer_size)
         stop = threading.Event()
-        thread = threading.Thread(target=self._produce, args=(ctx, buffer, stop),
+        thread = threading.Thread(target=self._produce,
+                                  args=(ctx, buffer, stop),
                                   name="tw-data-prefetch", daemon=True)
         thread.start()
         try:
