@@ -79,3 +79,20 @@ def test_a_dropped_session_ends_the_thread_without_gc(graph):
         assert _wait(lambda: not _prefetch_threads())
     finally:
         gc.enable()
+
+
+def test_interleave_with_parallel_calls_reads_each_input_ahead(graph, drain):
+    def ranges(parallel):
+        return tf.data.Dataset.range(4).interleave(
+            lambda x: tf.data.Dataset.range(x * 10, x * 10 + 3), cycle_length=2,
+            block_length=2, num_parallel_calls=parallel)
+    want = [0, 1, 10, 11, 2, 12, 20, 21, 30, 31, 22, 32]
+    assert [int(v) for v in drain(ranges(None))] == want
+    assert [int(v) for v in drain(ranges(2))] == want  # the same order, read ahead
+    parallel = tf.data.experimental.parallel_interleave(
+        lambda x: tf.data.Dataset.range(x * 10, x * 10 + 3), cycle_length=2, block_length=2)
+    with tf.Session(graph=graph) as sess:
+        nxt = tf.data.Dataset.range(4).apply(parallel).make_one_shot_iterator().get_next()
+        assert sess.run(nxt) == 0
+        assert len(_prefetch_threads()) == 2  # one per open input
+    assert _wait(lambda: not _prefetch_threads())

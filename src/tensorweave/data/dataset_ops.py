@@ -436,13 +436,23 @@ class _Interleave(DatasetValue):
     """TF's interleave: up to `cycle` inputs' datasets open at once, `block` elements
     from each in turn; an exhausted one is replaced by the next input's."""
 
-    def __init__(self, source, fn: "DatasetFunction", cycle: int, block: int):
+    def __init__(self, source, fn: "DatasetFunction", cycle: int, block: int,
+                 read_ahead: bool = False):
         self.source, self.fn, self.cycle, self.block = source, fn, cycle, block
+        self.read_ahead = read_ahead
+
+    def _open(self, ctx, element):
+        """An input's elements; with `read_ahead` each open input is read on a thread of
+        its own (prefetch.py), `block` elements ahead."""
+        value = sub_dataset(ctx, self, self.fn, element)
+        if self.read_ahead:
+            from tensorweave.data.prefetch import Prefetch
+            value = Prefetch(value, self.block)
+        return value.elements(ctx)
 
     def elements(self, ctx):
         inputs = self.source.elements(ctx)
-        open_ = [sub_dataset(ctx, self, self.fn, e).elements(ctx)
-                 for e in itertools.islice(inputs, self.cycle)]
+        open_ = [self._open(ctx, e) for e in itertools.islice(inputs, self.cycle)]
         k = 0
         while open_:
             k %= len(open_)
@@ -456,7 +466,7 @@ class _Interleave(DatasetValue):
                         open_.pop(k)
                         k -= 1
                     else:
-                        open_[k] = sub_dataset(ctx, self, self.fn, nxt).elements(ctx)
+                        open_[k] = self._open(ctx, nxt)
                     break
             k += 1
 
@@ -648,7 +658,7 @@ dataset_op("WindowDataset", ["input_dataset: variant", "size: int64", "shift: in
 dataset_op("CacheDataset", ["input_dataset: variant", "filename: string"])
 dataset_op("FlatMapDataset", ["input_dataset: variant"], {"f": ""})
 dataset_op("InterleaveDataset", ["input_dataset: variant", "cycle_length: int64",
-                                  "block_length: int64"], {"f": ""})
+                                  "block_length: int64"], {"f": "", "read_ahead": False})
 dataset_op("MapDataset", ["input_dataset: variant"], {"f": ""})
 dataset_op("FilterDataset", ["input_dataset: variant"], {"predicate": ""})
 
@@ -762,7 +772,8 @@ def _cache_kernel(ctx, d, filename):
 def _interleave_kernel(ctx, d, cycle_length, block_length):
     cycle, block = _int(cycle_length), _int(block_length)
     return _Interleave(d, function_of(ctx, ctx.attrs["f"]),
-                       cycle if cycle > 0 else 1, _positive(ctx, block, "block_length"))
+                       cycle if cycle > 0 else 1, _positive(ctx, block, "block_length"),
+                       ctx.attrs["read_ahead"])
 
 
 @kernel("PaddedBatchDatasetV2")
@@ -1065,13 +1076,16 @@ class Dataset(ElementSpec):
                    num_parallel_calls=None) -> "Dataset":
         """The elements of the datasets `map_func` gives, `block_length` (default 1) at a
         time from each of `cycle_length` (default: the number of CPU cores) open ones in
-        turn; `num_parallel_calls` is accepted and reads happen in that order."""
+        turn (TF's order). With `num_parallel_calls` each open dataset is read ahead on a
+        thread of its own; the order stays the same."""
         import os
         fn = self._dataset_function(map_func, "interleave_fn")
         cycle = cycle_length if cycle_length not in (None, AUTOTUNE) else (os.cpu_count()
                                                                            or 1)
         return self._derive("InterleaveDataset", [_count(cycle), _count(
-            1 if block_length is None else block_length)], {"f": register_function(fn)},
+            1 if block_length is None else block_length)], {
+                "f": register_function(fn),
+                "read_ahead": num_parallel_calls not in (None, 1)},
             structure=fn.dataset._structure, types=fn.dataset._types,
             shapes=fn.dataset._shapes)
 

@@ -8,8 +8,9 @@ grouping in grouping.py.
 
 The fused transformations of TF (map_and_batch, shuffle_and_repeat,
 parallel_interleave) are their plain compositions here. map_and_batch's parallelism goes
-to the map (parallel_map.py); parallel_interleave reads its inputs in turn, in order, so
-its `sloppy` and buffer sizes change nothing.
+to the map (parallel_map.py); parallel_interleave reads each open input ahead on a
+thread of its own, in TF's deterministic order, so its `sloppy` and buffer sizes change
+nothing.
 """
 from __future__ import annotations
 
@@ -54,8 +55,11 @@ def map_and_batch(map_func: Callable, batch_size, num_parallel_batches=None,
 def parallel_interleave(map_func: Callable, cycle_length, block_length=1, sloppy=False,
                         buffer_output_elements=None, prefetch_input_elements=None
                         ) -> Callable:
-    """`interleave(map_func, cycle_length, block_length)` (in TF's deterministic order)."""
-    return lambda ds: ds.interleave(map_func, cycle_length, block_length)
+    """`interleave(map_func, cycle_length, block_length)` in TF's deterministic order,
+    each open input read ahead on a thread of its own (`sloppy` and the buffer sizes
+    change nothing)."""
+    return lambda ds: ds.interleave(map_func, cycle_length, block_length,
+                                    num_parallel_calls=cycle_length)
 
 
 @tf_export("data.experimental.unbatch")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import weakref
 
 from tensorweave.framework.registry import kernel
 from tensorweave.data.dataset_ops import DatasetValue
@@ -35,12 +36,20 @@ class Prefetch(DatasetValue):
         self.buffer_size = 2 if buffer_size < 0 else max(int(buffer_size), 1)
 
     def elements(self, ctx):
+        """Starts the reading thread now (so an interleave's open inputs all read ahead)
+        and returns the generator that hands out what it reads. A generator dropped
+        before its first element still stops the thread (a finalizer on it)."""
         buffer: "queue.Queue" = queue.Queue(self.buffer_size)
         stop = threading.Event()
-        thread = threading.Thread(target=self._produce,
-                                  args=(ctx, buffer, stop),
+        thread = threading.Thread(target=self._produce, args=(ctx, buffer, stop),
                                   name="tw-data-prefetch", daemon=True)
         thread.start()
+        handed_out = self._hand_out(buffer, stop, thread)
+        weakref.finalize(handed_out, stop.set)
+        return handed_out
+
+    @staticmethod
+    def _hand_out(buffer: "queue.Queue", stop: threading.Event, thread: threading.Thread):
         try:
             while True:
                 item = buffer.get()
