@@ -111,3 +111,31 @@ def test_sql_errors(sess, database, driver, query, types, cls, message):
     ds = tf.data.experimental.SqlDataset(driver, database, query, types)
     with pytest.raises(cls, match=message):
         sess.run(ds.make_one_shot_iterator().get_next())
+
+
+@pytest.mark.parametrize("reader", ["tfrecord", "text", "fixed"])
+@pytest.mark.parametrize("reads, order", [
+    (2, ["0-0", "1-0", "0-1", "1-1", "0-2", "1-2", "2-0", "2-1", "2-2"]),
+    (3, ["0-0", "1-0", "2-0", "0-1", "1-1", "2-1", "0-2", "1-2", "2-2"]),
+    (None, ["0-0", "0-1", "0-2", "1-0", "1-1", "1-2", "2-0", "2-1", "2-2"])])
+def test_num_parallel_reads_interleaves_files_in_tf_order(tmp_path, drain, reader, reads,
+                                                           order):
+    # TF 2.21 gives these orders: `reads` files open at once, one record from each in turn.
+    names = []
+    for f in range(3):
+        path = str(tmp_path / ("%d.%s" % (f, reader)))
+        records = [b"%d-%d" % (f, r) for r in range(3)]
+        if reader == "tfrecord":
+            with tf.io.TFRecordWriter(path) as w:
+                for rec in records:
+                    w.write(rec)
+        else:
+            with open(path, "wb") as w:
+                w.write(b"\n".join(records) if reader == "text" else b"".join(records))
+        names.append(path)
+    ds = {"tfrecord": lambda: tf.data.TFRecordDataset(names, num_parallel_reads=reads),
+          "text": lambda: tf.data.TextLineDataset(names, num_parallel_reads=reads),
+          "fixed": lambda: tf.data.FixedLengthRecordDataset(
+              names, 3, num_parallel_reads=reads)}[reader]()
+    assert ds.output_types == tf.string and ds.output_shapes.as_list() == []
+    assert [r.decode() for r in drain(ds)] == order

@@ -1443,42 +1443,66 @@ def _file_dataset(op_type: str, filenames, compression_type) -> Dataset:
     return op.outputs[0]
 
 
+def _init_reader(dataset: Dataset, filenames, num_parallel_reads, read_one) -> None:
+    """Makes `dataset` the records of `filenames`: file by file, or with
+    `num_parallel_reads` (AUTOTUNE: the number of cores) that many files at once, one
+    record from each in turn, as TF interleaves them (each file read ahead on a thread).
+    `read_one(file names tensor)` gives the variant of one reader dataset."""
+    if num_parallel_reads in (None, 1):
+        Dataset.__init__(dataset, read_one(filenames), 0, [_dt.string], [TensorShape([])])
+        return
+    import os
+    cycle = (os.cpu_count() or 1) if num_parallel_reads == AUTOTUNE else num_parallel_reads
+    names = convert_to_tensor(filenames, dtype=_dt.string, name="filenames")
+    from tensorweave.ops.array.array_ops import reshape
+    files = Dataset.from_tensor_slices(reshape(names, [-1]))
+    records = files.interleave(
+        lambda name: Dataset(read_one(name), 0, [_dt.string], [TensorShape([])]),
+        cycle_length=cycle, block_length=1, num_parallel_calls=cycle)
+    Dataset.__init__(dataset, records._variant, 0, [_dt.string], [TensorShape([])])
+
+
 @tf_export("data.TFRecordDataset")
 class TFRecordDataset(Dataset):
     """The records of TFRecord files (GZIP or ZLIB compressed with `compression_type`),
-    file by file. `buffer_size` and `num_parallel_reads` are accepted; files are read
-    in order."""
+    file by file, or `num_parallel_reads` files at once, one record from each in turn
+    (TF's order). `buffer_size` is accepted."""
 
     def __init__(self, filenames, compression_type=None, buffer_size=None,
                  num_parallel_reads=None):
-        Dataset.__init__(self, _file_dataset("TFRecordDataset", filenames, compression_type),
-                         0, [_dt.string], [TensorShape([])])
+        _init_reader(self, filenames, num_parallel_reads,
+                     lambda f: _file_dataset("TFRecordDataset", f, compression_type))
 
 
 @tf_export("data.FixedLengthRecordDataset")
 class FixedLengthRecordDataset(Dataset):
     """Records of `record_bytes` bytes from binary files, after `header_bytes` and
-    before `footer_bytes` of each file."""
+    before `footer_bytes` of each file; with `num_parallel_reads`, files interleaved
+    as in TFRecordDataset."""
 
     def __init__(self, filenames, record_bytes, header_bytes=None, footer_bytes=None,
                  buffer_size=None, compression_type=None, num_parallel_reads=None):
         def i64(v, name):
             return convert_to_tensor(0 if v is None else v, dtype=_dt.int64, name=name)
-        op = apply_op("FixedLengthRecordDatasetV2", [
-            convert_to_tensor(filenames, dtype=_dt.string, name="filenames"),
-            i64(header_bytes, "header_bytes"), i64(record_bytes, "record_bytes"),
-            i64(footer_bytes, "footer_bytes"), i64(buffer_size, "buffer_size"),
-            convert_to_tensor("" if compression_type is None else compression_type,
-                              dtype=_dt.string, name="compression_type")],
-            spec_attrs([_dt.string], [TensorShape([])]), name="FixedLengthRecordDataset")
-        Dataset.__init__(self, op.outputs[0], 0, [_dt.string], [TensorShape([])])
+
+        def read_one(names):
+            return apply_op("FixedLengthRecordDatasetV2", [
+                convert_to_tensor(names, dtype=_dt.string, name="filenames"),
+                i64(header_bytes, "header_bytes"), i64(record_bytes, "record_bytes"),
+                i64(footer_bytes, "footer_bytes"), i64(buffer_size, "buffer_size"),
+                convert_to_tensor("" if compression_type is None else compression_type,
+                                  dtype=_dt.string, name="compression_type")],
+                spec_attrs([_dt.string], [TensorShape([])]),
+                name="FixedLengthRecordDataset").outputs[0]
+        _init_reader(self, filenames, num_parallel_reads, read_one)
 
 
 @tf_export("data.TextLineDataset")
 class TextLineDataset(Dataset):
-    """The lines of text files (without their line ends), file by file."""
+    """The lines of text files (without their line ends), file by file, or
+    `num_parallel_reads` files at once, one line from each in turn (TF's order)."""
 
     def __init__(self, filenames, compression_type=None, buffer_size=None,
                  num_parallel_reads=None):
-        Dataset.__init__(self, _file_dataset("TextLineDataset", filenames, compression_type),
-                         0, [_dt.string], [TensorShape([])])
+        _init_reader(self, filenames, num_parallel_reads,
+                     lambda f: _file_dataset("TextLineDataset", f, compression_type))
