@@ -75,3 +75,8 @@ def test_tf_config_absent_or_malformed(monkeypatch):
     monkeypatch.setenv("TF_CONFIG", "{not json")
     with pytest.raises(ValueError, match="TF_CONFIG is not valid JSON"):
         r.cluster_spec()
+
+
+def test_repr_lists_jobs_sorted_by_name_as_tf_does():
+    spec = tf.train.ClusterSpec({"worker": ["a:1"], "chief": ["b:1"]})
+    assert str(spec) == repr(spec) == "ClusterSpec({'chief': ['b:1'], 'worker': ['a:1']})"

@@ -4,6 +4,7 @@ import os
 import pytest
 
 import tensorweave as tf  # noqa: F401 - registers every op family
+import tensorweave.data  # noqa: F401 - and the dataset ops, registered on first use
 from tensorweave.framework import registry
 
 _PACKAGE = os.path.dirname(tf.__file__)
@@ -109,3 +110,35 @@ def test_explicit_accelerator_kernel_wins_over_the_mirrored_one():
 
     assert registry.get_kernel("TestDeviceTypesOp", "SIM").fn is _sim
     assert registry.kernel_device_types("TestDeviceTypesOp") == ["SIM", "CPU"]
+
+
+def test_a_graph_def_with_data_ops_imports_before_tf_data_is_touched():
+    """A ps task receives the whole graph from its master without ever having imported
+    tensorweave.data itself: looking up a dataset op imports the library that
+    registers it (before, import_graph_def failed with "Op type not registered")."""
+    import subprocess
+    import sys
+    import textwrap
+    with tf.Graph().as_default() as g:
+        ds = tf.data.Dataset.range(3).repeat(2).skip(1)
+        it = tf.data.make_one_shot_iterator(ds)
+        it.get_next(name="next")
+    script = textwrap.dedent("""\
+        import sys
+        import tensorweave as tf
+        assert "tensorweave.data" not in sys.modules
+        gd = tf.GraphDef.FromString(sys.stdin.buffer.read())
+        with tf.Graph().as_default():
+            tf.import_graph_def(gd, name="")
+            with tf.Session() as s:
+                print([int(s.run("next:0")) for _ in range(4)])
+        """)
+    proc = subprocess.run([sys.executable, "-c", script], input=g.as_graph_def()
+                          .SerializeToString(), capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout.decode().strip() == "[1, 2, 0, 1]"
+
+
+def test_an_unknown_op_still_names_itself():
+    with pytest.raises(ValueError, match="No op named NoSuchOpAnywhere registered"):
+        registry.get_op_def("NoSuchOpAnywhere")

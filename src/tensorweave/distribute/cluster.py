@@ -65,7 +65,9 @@ class ClusterSpec:
         return not self == other
 
     def __repr__(self) -> str:
-        return "ClusterSpec(%r)" % self.as_dict()
+        spec = self.as_dict()  # jobs sorted by name, as TF prints them
+        return "ClusterSpec({%s})" % ", ".join("%r: %r" % (job, spec[job])
+                                               for job in sorted(spec))
 
     __str__ = __repr__
 

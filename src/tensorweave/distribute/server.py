@@ -15,6 +15,7 @@ naming the task.
 from __future__ import annotations
 
 import concurrent.futures
+import concurrent.futures.thread  # registers its exit join first, so ours runs before it
 import logging
 import os
 import queue
@@ -372,6 +373,31 @@ def _bidi_handler(worker, method_fn, name: str):
     return handle
 
 
+# Servers still serving (held strongly: a started server serves until stopped, even when
+# the program dropped its object, as TF's does). A TF1 program ends by returning from its script while its
+# server runs (TF's server is native code that dies with the process). Here the gRPC
+# handlers are threads of a ThreadPoolExecutor, which Python joins at exit: a handler of
+# a stream another task keeps open would block the exit for good, and two tasks that
+# hold streams to each other would each wait for the other. So the servers are stopped
+# first, at the start of the interpreter's shutdown (threading's exit hooks run in
+# reverse order of registration, before the executors' join).
+_LIVE_SERVERS: "set[Server]" = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def _stop_live_servers() -> None:
+    with _LIVE_LOCK:
+        servers = list(_LIVE_SERVERS)
+    for server in servers:
+        try:
+            server.stop(0)
+        except Exception:  # noqa: BLE001 -- exiting: the next server must still stop
+            logger.debug("stopping a server at exit failed", exc_info=True)
+
+
+threading._register_atexit(_stop_live_servers)
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 free right now."""
     from tensorweave.distribute.launch import free_ports
@@ -472,6 +498,8 @@ class Server:
         if not self._started:
             self._grpc.start()
             self._started = True
+            with _LIVE_LOCK:
+                _LIVE_SERVERS.add(self)
 
     def join(self) -> None:
         """Blocks until the server stops."""
@@ -479,6 +507,8 @@ class Server:
 
     def stop(self, grace: Optional[float] = None) -> None:
         """Stops serving (ours: TF1 servers run until their process ends)."""
+        with _LIVE_LOCK:
+            _LIVE_SERVERS.discard(self)
         self._grpc.stop(grace).wait()
         self._channels.close()
         self._stopped.set()

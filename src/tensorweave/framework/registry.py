@@ -126,11 +126,22 @@ def register_op(name: str, inputs: Sequence[str] = (), outputs: Sequence[str] = 
     return d
 
 
+# Libraries imported on first use (`tf.data`) that register ops of their own. A graph
+# received from another process (a master's partition, an imported GraphDef) may hold
+# their ops before this process has touched the library, so a miss imports them once.
+_LAZY_OP_MODULES = ("tensorweave.data",)
+
+
 def get_op_def(name: str) -> OpDef:
-    try:
-        return _OPS[name]
-    except KeyError:
-        raise ValueError("No op named %s registered" % name) from None
+    op_def = _OPS.get(name)
+    if op_def is None:
+        import importlib
+        for module in _LAZY_OP_MODULES:  # waits for an import another thread began
+            importlib.import_module(module)
+        op_def = _OPS.get(name)
+        if op_def is None:
+            raise ValueError("No op named %s registered" % name)
+    return op_def
 
 
 def registered_ops() -> Dict[str, OpDef]:
