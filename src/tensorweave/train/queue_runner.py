@@ -196,6 +196,18 @@ class QueueRunner:
         return self._queue.name
 
     # --- threads ------------------------------------------------------------------------
+    def _enqueue_fn(self, sess, enqueue_op, index: int):
+        """(a callable running `enqueue_op` once, the input_processes feeder behind it or
+        None: closed when the thread ends). Subclasses that feed their runs override
+        this."""
+        # the reading and decoding may run in a worker process (imported here:
+        # subprocess is not needed by `import tensorweave`)
+        from tensorweave.train import input_processes
+        feeder = input_processes.feeder_for(sess, enqueue_op)
+        if feeder is not None:
+            return feeder.step, feeder
+        return sess.make_callable(enqueue_op), None
+
     def _run(self, sess, enqueue_op, coord, turns=None, index: int = 0) -> None:
         """Body of one enqueue thread: runs `enqueue_op` until the queue closes, the
         coordinator stops, or an error; the last thread to end closes the queue. With
@@ -206,11 +218,7 @@ class QueueRunner:
         if turns is not None:
             _determinism.set_stream((self.name, index))
         try:
-            # the reading and decoding may run in a worker process (imported here:
-            # subprocess is not needed by `import tensorweave`)
-            from tensorweave.train import input_processes
-            feeder = input_processes.feeder_for(sess, enqueue_op)
-            enqueue = feeder.step if feeder is not None else sess.make_callable(enqueue_op)
+            enqueue, feeder = self._enqueue_fn(sess, enqueue_op, index)
             while not (coord is not None and coord.should_stop()):
                 try:
                     if turns is None:

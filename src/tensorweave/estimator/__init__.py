@@ -1,0 +1,31 @@
+"""tf.estimator: TF1's high-level training API (graph mode), built on MonitoredSession.
+
+  mode_keys.py     ModeKeys
+  model_fn.py      EstimatorSpec (what a model_fn returns, checked as TF checks it)
+  run_config.py    RunConfig (with the cluster read from TF_CONFIG)
+  estimator.py     Estimator: train, evaluate, predict, export_saved_model
+  training.py      TrainSpec, EvalSpec, train_and_evaluate
+  export.py        tf.estimator.export: serving receivers, ExportOutputs, signature helpers
+  exporter.py      Exporter, LatestExporter, FinalExporter, BestExporter
+  inputs.py        tf.estimator.inputs: numpy_input_fn, pandas_input_fn (queue-fed)
+  evaluation.py    the evaluation loop: eval step, StopAfterNEvalsHook, eval summaries
+
+Imported on first access of `tf.estimator` (tensorweave/__init__.py), so `import
+tensorweave` does not pay for it. The public names are also bound here, so that
+`from tensorweave.estimator import Estimator` works before that access.
+"""
+import sys as _sys
+
+from tensorweave.estimator import mode_keys  # noqa: F401
+from tensorweave.estimator import model_fn  # noqa: F401
+from tensorweave.estimator import run_config  # noqa: F401
+from tensorweave.estimator import estimator  # noqa: F401
+from tensorweave.estimator import training  # noqa: F401
+from tensorweave.estimator import export  # noqa: F401
+from tensorweave.estimator import exporter  # noqa: F401
+from tensorweave.estimator import inputs  # noqa: F401
+from tensorweave.framework import api_export as _api
+
+# the names are offered to `from tensorweave.estimator import ...` before `tf.estimator`
+# is touched
+_api.install_namespace(_sys.modules[__name__], "estimator")

@@ -1,0 +1,91 @@
+"""train_and_evaluate on a real cluster: a ps, a chief and a worker, one process each on
+127.0.0.1, started by the local launcher with TF_CONFIG as a scheduler would."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+# y = x . [1, -2, 0.5] + 0.3: between-graph replicated SGD must find these weights
+TRUE_W, TRUE_B = [1.0, -2.0, 0.5], 0.3
+
+PROGRAM = textwrap.dedent("""\
+    import json, sys
+    import numpy as np
+    import tensorweave as tf
+
+    model_dir = sys.argv[1]
+    rs = np.random.RandomState(0)
+    X = rs.rand(100, 3).astype(np.float32)
+    Y = (X @ np.array(%(w)r, np.float32) + %(b)r)[:, None].astype(np.float32)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).repeat().batch(10)
+
+    def eval_input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).batch(25)
+
+    def model_fn(features, labels, mode):
+        w = tf.get_variable("w", [3, 1], initializer=tf.zeros_initializer())
+        b = tf.get_variable("b", [1], initializer=tf.zeros_initializer())
+        pred = tf.matmul(features["x"], w) + b
+        loss = tf.losses.mean_squared_error(labels, pred)
+        train_op = tf.train.GradientDescentOptimizer(0.3).minimize(
+            loss, global_step=tf.train.get_global_step())
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    config = tf.estimator.RunConfig(model_dir=model_dir, save_checkpoints_steps=50,
+                                    experimental_max_worker_delay_secs=0)
+    print("config", json.dumps([config.task_type, config.task_id, config.is_chief,
+                                config.num_ps_replicas, config.num_worker_replicas]),
+          flush=True)
+    est = tf.estimator.Estimator(model_fn, config=config)
+    tf.estimator.train_and_evaluate(
+        est, tf.estimator.TrainSpec(input_fn, max_steps=200),
+        tf.estimator.EvalSpec(eval_input_fn, steps=None, start_delay_secs=0))
+    if config.is_chief:
+        print("result", json.dumps({
+            "w": est.get_variable_value("w").ravel().tolist(),
+            "b": float(est.get_variable_value("b")[0]),
+            "global_step": int(est.get_variable_value("global_step")),
+            "loss": float(est.evaluate(eval_input_fn)["loss"])}), flush=True)
+    """) % {"w": TRUE_W, "b": TRUE_B}
+
+
+@pytest.mark.timeout(120)
+def test_train_and_evaluate_with_a_ps_a_chief_and_a_worker(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(PROGRAM)
+    model_dir = tmp_path / "model"
+    env = dict(os.environ, TW_DISABLE_GPU="1")
+    # --timeout: every task must also exit by itself when its program returns (a task
+    # whose server held a stream from another task used to wait for it forever)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tensorweave.distribute.launch", "--ps", "1", "--workers",
+         "1", "--chief", "--timeout", "90", str(script), str(model_dir)],
+        env=env, capture_output=True, text=True, timeout=110)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "[launch] the chief chief:0 exited with status 0" in proc.stderr
+    lines = proc.stdout.splitlines()
+
+    def printed(task, what):
+        prefix = "[%s] %s " % (task, what)
+        return [json.loads(line[len(prefix):]) for line in lines if line.startswith(prefix)]
+
+    # RunConfig read each task from TF_CONFIG (the chief counts as a worker replica)
+    assert printed("chief:0", "config") == [["chief", 0, True, 1, 2]]
+    assert printed("worker:0", "config") == [["worker", 0, False, 1, 2]]
+    assert printed("ps:0", "config") == [["ps", 0, False, 1, 2]]
+    [result] = printed("chief:0", "result")
+    # two replicas share the global step; a worker's last step may land after the
+    # chief's 200th
+    assert 200 <= result["global_step"] <= 202
+    np.testing.assert_allclose(result["w"], TRUE_W, atol=5e-3)
+    assert abs(result["b"] - TRUE_B) < 5e-3
+    assert result["loss"] < 1e-5
+    # the chief wrote the checkpoints (on its own file system, as TF's chief does)
+    state = (model_dir / "checkpoint").read_text()
+    assert 'model_checkpoint_path: "model.ckpt-%d"' % result["global_step"] in state

@@ -1,0 +1,331 @@
+"""tf.estimator.export: serving receivers, ExportOutputs and the signature helpers of
+Estimator.export_saved_model. Expected messages, names and signature maps are what
+TensorFlow 2.15 (tensorflow-estimator 2.15, tf.compat.v1 graph mode) gave for the same
+calls."""
+import logging
+import os
+import time
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.estimator import export as export_lib
+
+E = tf.estimator.export
+
+CLASSIFY_SINGLE_STRING = (
+    "{} signatures can only accept a single tensor input of type tf.string. Please check "
+    "to make sure that you have structured the serving_input_receiver_fn so that it "
+    "creates a single string placeholder. If your model function expects multiple "
+    "inputs, then use `tf.io.parse_example()` to parse the string into multiple "
+    "tensors.\n Received: ")
+
+
+@pytest.fixture
+def tensors(graph):
+    return dict(s=tf.placeholder(tf.string, [None], name="ex"),
+                f=tf.placeholder(tf.float32, [None, 3], name="f"),
+                i=tf.placeholder(tf.int64, [None], name="i"),
+                sp=tf.sparse_placeholder(tf.float32, name="sp"))
+
+
+def _signature_map(sig_map):
+    """key -> (inputs by name, outputs by name, method), to compare with TF's."""
+    return {k: ({n: i.name for n, i in v.inputs.items()},
+                {n: i.name for n, i in v.outputs.items()}, v.method_name)
+            for k, v in sig_map.items()}
+
+
+# --- receivers ------------------------------------------------------------------------------
+def test_a_single_feature_and_receiver_tensor_are_wrapped_in_dicts(tensors):
+    r = E.ServingInputReceiver(tensors["f"], tensors["s"])
+    assert r.features == {"feature": tensors["f"]}
+    assert r.receiver_tensors == {"input": tensors["s"]}
+    assert r.receiver_tensors_alternatives is None
+    assert isinstance(r, tuple) and r._fields == (
+        "features", "receiver_tensors", "receiver_tensors_alternatives")
+    # int feature keys and SparseTensor features are allowed
+    r = E.ServingInputReceiver({1: tensors["f"], "sp": tensors["sp"]}, {"x": tensors["s"]})
+    assert r.features[1] is tensors["f"] and r.features["sp"] is tensors["sp"]
+
+
+def test_receiver_alternatives_are_wrapped_in_place(tensors):
+    alternatives = {"alt": tensors["f"]}
+    r = E.ServingInputReceiver(tensors["f"], tensors["s"], alternatives)
+    assert r.receiver_tensors_alternatives == {"alt": {"input": tensors["f"]}}
+    assert alternatives == {"alt": {"input": tensors["f"]}}  # TF rewrites the dict too
+
+
+@pytest.mark.parametrize("features, receivers, alternatives, message", [
+    (None, "s", None, "features must be defined."),
+    ("f", None, None, "receiver_tensors must be defined."),
+    ({1.5: "f"}, "s", None, "feature keys must be strings or ints: 1.5."),
+    ({"a": "f"}, {1: "s"}, None, "receiver_tensor keys must be strings: 1."),
+    ({"a": 3}, "s", None, "feature a must be a Tensor, SparseTensor, or RaggedTensor."),
+    ({"a": "f"}, {"b": "x"}, None,
+     "receiver_tensor b must be a Tensor, SparseTensor, or RaggedTensor."),
+    (np.ones(3), "s", None, "feature feature must be a Tensor, SparseTensor, or "
+     "RaggedTensor."),
+    ("f", "s", {"alt": 3}, "receiver_tensors_alternative input must be a Tensor, "
+     "SparseTensor, or RaggedTensor."),
+    ("f", "s", {"alt": {1: "f"}}, "receiver_tensors_alternative keys must be strings: 1."),
+])
+def test_receiver_errors_are_tfs(tensors, features, receivers, alternatives, message):
+    def resolve(v):
+        if isinstance(v, str) and v in tensors:
+            return tensors[v]
+        if isinstance(v, dict):
+            return {k: resolve(x) for k, x in v.items()}
+        return v
+    with pytest.raises(ValueError) as e:
+        E.ServingInputReceiver(resolve(features), resolve(receivers), resolve(alternatives))
+    assert str(e.value) == message
+
+
+def test_alternatives_must_be_a_dict(tensors):
+    with pytest.raises(ValueError, match="^receiver_tensors_alternatives must be a dict: "):
+        E.ServingInputReceiver(tensors["f"], tensors["s"], tensors["f"])
+
+
+def test_a_variable_is_not_a_feature(tensors):
+    v = tf.Variable(1.0, name="v")
+    with pytest.raises(ValueError, match="^feature feature must be a Tensor, SparseTensor"):
+        E.ServingInputReceiver(v, tensors["s"])
+
+
+def test_tensor_serving_input_receiver_keeps_the_feature_as_is(tensors):
+    r = E.TensorServingInputReceiver(tensors["f"], tensors["s"])
+    assert r.features is tensors["f"] and r.receiver_tensors == {"input": tensors["s"]}
+    r = E.TensorServingInputReceiver(tensors["sp"], {"x": tensors["s"]})
+    assert r.features is tensors["sp"]
+    with pytest.raises(ValueError, match="^features must be defined.$"):
+        E.TensorServingInputReceiver(None, tensors["s"])
+    for bad in ({"a": tensors["f"]}, 3):
+        with pytest.raises(ValueError) as e:
+            E.TensorServingInputReceiver(bad, tensors["s"])
+        assert str(e.value) == "feature must be a Tensor, SparseTensor, or RaggedTensor."
+
+
+def test_parsing_receiver_parses_fed_examples(graph):
+    fn = E.build_parsing_serving_input_receiver_fn(
+        {"x": tf.FixedLenFeature([2], tf.float32), "v": tf.VarLenFeature(tf.int64)},
+        default_batch_size=2)
+    r = fn()
+    serialized = r.receiver_tensors["examples"]
+    assert list(r.receiver_tensors) == ["examples"]
+    assert serialized.name == "input_example_tensor:0"  # as TF names it
+    assert serialized.shape.as_list() == [2] and serialized.dtype == tf.string
+    assert r.features["x"].shape.as_list() == [2, 2]
+    assert isinstance(r.features["v"], tf.SparseTensor)
+
+    def example(x, v):
+        return tf.train.Example(features=tf.train.Features(feature={
+            "x": tf.train.Feature(float_list=tf.train.FloatList(value=x)),
+            "v": tf.train.Feature(int64_list=tf.train.Int64List(value=v))}
+        )).SerializeToString()
+    with tf.Session() as sess:
+        x, v = sess.run([r.features["x"], r.features["v"]],
+                        {serialized: [example([1, 2], [7]), example([3, 4], [8, 9])]})
+    np.testing.assert_array_equal(x, [[1, 2], [3, 4]])
+    assert v.indices.tolist() == [[0, 0], [1, 0], [1, 1]] and v.values.tolist() == [7, 8, 9]
+
+
+def test_raw_receiver_makes_placeholders_like_the_given_tensors(graph):
+    x = tf.placeholder(tf.float32, [None, 2], name="x")
+    z = tf.zeros([4, 2, 3], tf.int32, name="zz")
+    fn = E.build_raw_serving_input_receiver_fn({"a": x, "b": z}, default_batch_size=5)
+    r = fn()
+    assert r.features == r.receiver_tensors
+    # TF 2.15: 'x_1:0' (5, 2) float32 and 'zz_1:0' (5, 2, 3) int32
+    assert r.features["a"].name == "x_1:0" and r.features["a"].shape.as_list() == [5, 2]
+    assert r.features["b"].name == "zz_1:0" and r.features["b"].shape.as_list() == [5, 2, 3]
+    assert r.features["b"].dtype == tf.int32 and r.features["a"].op.type == "Placeholder"
+    r = E.build_raw_serving_input_receiver_fn({"a": x})()
+    assert r.features["a"].shape.as_list() == [None, 2]
+
+
+# --- export outputs -------------------------------------------------------------------------
+@pytest.mark.parametrize("make, message", [
+    (lambda t: E.ClassificationOutput(), "Cannot create a ClassificationOutput with empty "
+     "arguments. At least one of `scores` and `classes` must be defined."),
+    (lambda t: E.ClassificationOutput(scores=3.0),
+     "Classification scores must be a float32 Tensor; got 3.0"),
+    (lambda t: E.RegressionOutput(None), "Regression output value must be a float32 "
+     "Tensor; got None"),
+    (lambda t: E.PredictOutput(None), "Prediction output value must be a Tensor; got None."),
+    (lambda t: E.PredictOutput({1: t["f"]}), "Prediction output key must be a string; got 1."),
+    (lambda t: E.PredictOutput({"a": 3}), "Prediction output value must be a Tensor; got 3."),
+])
+def test_export_output_errors_are_tfs(tensors, make, message):
+    with pytest.raises(ValueError) as e:
+        make(tensors)
+    assert str(e.value) == message
+
+
+def test_export_output_dtype_checks(tensors):
+    with pytest.raises(ValueError, match="^Classification scores must be a float32 Tensor; "
+                       "got Tensor\\(\"i:0\""):
+        E.ClassificationOutput(scores=tensors["i"])
+    with pytest.raises(ValueError, match="^Classification classes must be a string Tensor"):
+        E.ClassificationOutput(classes=tensors["f"])
+    with pytest.raises(ValueError, match="^Regression output value must be a float32"):
+        E.RegressionOutput(tensors["i"])
+    with pytest.raises(ValueError, match="^Prediction output value must be a Tensor; got "
+                       "SparseTensor"):
+        E.PredictOutput({"x": tensors["sp"]})
+    with pytest.raises(TypeError):
+        E.ExportOutput()  # abstract (TF's is only by convention)
+
+
+def test_predict_output_keys(tensors):
+    assert E.PredictOutput(tensors["f"]).outputs == {"output": tensors["f"]}
+    assert E.PredictOutput({("a", "b"): tensors["f"]}).outputs == {"a/b": tensors["f"]}
+
+
+def test_classify_and_regress_need_one_string_input(tensors):
+    s, f = tensors["s"], tensors["f"]
+    for output, kind in ((E.ClassificationOutput(scores=f), "Classification"),
+                         (E.RegressionOutput(f), "Regression")):
+        for receivers in ({"a": f}, {"a": s, "b": s}):
+            with pytest.raises(ValueError) as e:
+                output.as_signature_def(receivers)
+            assert str(e.value) == CLASSIFY_SINGLE_STRING.format(kind) + str(receivers)
+    sig = E.ClassificationOutput(scores=f, classes=tf.as_string(tensors["i"])) \
+        .as_signature_def({"x": s})
+    assert _signature_map({"k": sig})["k"] == (
+        {"inputs": "ex:0"}, {"scores": "f:0", "classes": "AsString:0"},
+        "tensorflow/serving/classify")
+
+
+def test_get_export_outputs(tensors):
+    f = tensors["f"]
+    out = export_lib.get_export_outputs(None, f)
+    assert list(out) == ["serving_default"] and out["serving_default"].outputs == {
+        "output": f}
+    predict = E.PredictOutput(f)
+    assert export_lib.get_export_outputs({"a": predict}, f) == {
+        "a": predict, "serving_default": predict}
+    assert export_lib.get_export_outputs({}, f) == {}
+    with pytest.raises(TypeError, match=r"^`export_outputs` must be dict, received: \[1\].$"):
+        export_lib.get_export_outputs([1], f)
+    with pytest.raises(TypeError) as e:
+        export_lib.get_export_outputs({"a": 1}, f)
+    assert str(e.value) == ("Values in `export_outputs` must be ExportOutput objects, "
+                            "received: {'a': 1}.")
+    with pytest.raises(ValueError) as e:
+        export_lib.get_export_outputs({"a": predict, "b": E.PredictOutput(f)}, f)
+    assert str(e.value) == (
+        "Multiple `export_outputs` were provided, but none of them are specified as the "
+        "default. Use`tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY` to specify a "
+        "default.")
+
+
+# --- build_all_signature_defs ---------------------------------------------------------------
+def _model(graph):
+    s = tf.placeholder(tf.string, [None], name="ex")
+    x = tf.parse_example(s, {"x": tf.FixedLenFeature([2], tf.float32)})["x"]
+    score = tf.identity(x * 2., name="score")
+    cls = tf.as_string(tf.argmax(x, 1), name="cls")
+    other = tf.placeholder(tf.float32, [None], name="other")
+    dep = tf.add(x[:, 0], other, name="dep")
+    reg = tf.identity(x[:, 0], name="reg")
+    outputs = {"serving_default": E.PredictOutput({"s": score}),
+               "cl": E.ClassificationOutput(scores=score, classes=cls),
+               "reg": E.RegressionOutput(reg), "bad": E.PredictOutput({"d": dep})}
+    return s, x, outputs
+
+
+def test_signatures_for_every_output_and_receiver(graph, caplog):
+    s, x, outputs = _model(graph)
+    with caplog.at_level(logging.INFO, logger="tensorflow"):
+        sigs = export_lib.build_all_signature_defs(
+            {"examples": s}, outputs, receiver_tensors_alternatives={"raw": {"x": x},
+                                                                     "single": x})
+    # TF 2.15 (names of the parse op aside): classify and regress only for the string
+    # input; 'bad' needs the unfed placeholder 'other'
+    assert _signature_map(sigs) == {
+        "serving_default": ({"examples": "ex:0"}, {"s": "score:0"},
+                            "tensorflow/serving/predict"),
+        "cl": ({"inputs": "ex:0"}, {"classes": "cls:0", "scores": "score:0"},
+               "tensorflow/serving/classify"),
+        "reg": ({"inputs": "ex:0"}, {"outputs": "reg:0"}, "tensorflow/serving/regress"),
+        "raw:serving_default": ({"x": x.name}, {"s": "score:0"},
+                                "tensorflow/serving/predict"),
+        "single:serving_default": ({"input": x.name}, {"s": "score:0"},
+                                   "tensorflow/serving/predict")}
+    log = caplog.text
+    assert "Signatures INCLUDED in export for Predict: ['serving_default', " \
+        "'raw:serving_default', 'single:serving_default']" in log
+    assert "Signatures INCLUDED in export for Train: None" in log
+    assert ("'bad' : The signature's input tensors ['ex:0'] are insufficient to compute "
+            "its output keys ['d'] (respectively, tensors ['dep:0']) because of the "
+            "dependency on `other` which is not given as a signature input, as illustrated "
+            "by the following dependency path: dep (AddV2) <- other (Placeholder)") in log
+    assert "'raw:cl' : " + CLASSIFY_SINGLE_STRING.format("Classification") in log
+
+
+def test_a_single_receiver_tensor_is_named_input(graph):
+    s, _, outputs = _model(graph)
+    sigs = export_lib.build_all_signature_defs(s, outputs, serving_only=False)
+    assert _signature_map(sigs)["serving_default"][0] == {"input": "ex:0"}
+    assert sorted(sigs) == ["cl", "reg", "serving_default"]
+
+
+def test_signature_map_needs_a_dict_of_outputs(graph):
+    s, _, _ = _model(graph)
+    for bad, kind in ((None, "NoneType"), ([1], "list")):
+        with pytest.raises(ValueError) as e:
+            export_lib.build_all_signature_defs(s, bad)
+        assert str(e.value) == "`export_outputs` must be a dict. Received {} with type {}." \
+            .format(bad, kind)
+
+
+def test_export_directories(tmp_path):
+    base = str(tmp_path)
+    stamped = export_lib.get_timestamped_export_dir(base)
+    assert isinstance(stamped, bytes)
+    assert abs(int(os.path.basename(stamped)) - time.time()) < 5
+    assert os.path.dirname(stamped) == base.encode()
+    assert export_lib.get_temp_export_dir(stamped) == os.path.join(
+        base.encode(), b"temp-" + os.path.basename(stamped))
+    assert export_lib.get_temp_export_dir(stamped.decode()) == \
+        export_lib.get_temp_export_dir(stamped)
+    os.makedirs(stamped)
+    # an existing directory: the next second is tried (TF waits 1 s between tries)
+    again = export_lib.get_timestamped_export_dir(base.encode())
+    assert int(os.path.basename(again)) > int(os.path.basename(stamped))
+
+
+def test_saved_model_with_these_signatures_loads_and_serves(tmp_path):
+    export_dir = str(tmp_path / "model")
+    with tf.Graph().as_default() as g:
+        receiver = E.build_parsing_serving_input_receiver_fn(
+            {"x": tf.FixedLenFeature([2], tf.float32)})()
+        w = tf.Variable([[1.0], [-2.0]], name="w")
+        score = tf.matmul(receiver.features["x"], w)
+        outputs = export_lib.get_export_outputs(
+            {"serving_default": E.PredictOutput({"y": score}),
+             "regress": E.RegressionOutput(tf.reshape(score, [-1]))}, None)
+        sigs = export_lib.build_all_signature_defs(
+            receiver.receiver_tensors, outputs, receiver.receiver_tensors_alternatives)
+        with tf.Session(graph=g) as sess:
+            sess.run(tf.global_variables_initializer())
+            builder = tf.saved_model.builder.SavedModelBuilder(export_dir)
+            builder.add_meta_graph_and_variables(sess, [tf.saved_model.SERVING],
+                                                 signature_def_map=sigs)
+            builder.save()
+    example = tf.train.Example(features=tf.train.Features(feature={
+        "x": tf.train.Feature(float_list=tf.train.FloatList(value=[3.0, 0.5]))}))
+    with tf.Session(graph=tf.Graph()) as sess:
+        mg = tf.saved_model.loader.load(sess, [tf.saved_model.SERVING], export_dir)
+        assert sorted(mg.signature_def) == ["regress", "serving_default"]
+        predict = mg.signature_def["serving_default"]
+        assert predict.method_name == tf.saved_model.PREDICT_METHOD_NAME
+        y = sess.run(predict.outputs["y"].name,
+                     {predict.inputs["examples"].name: [example.SerializeToString()]})
+        regress = mg.signature_def["regress"]
+        value = sess.run(regress.outputs["outputs"].name,
+                         {regress.inputs["inputs"].name: [example.SerializeToString()]})
+    np.testing.assert_allclose(y, [[2.0]])  # 3 * 1 + 0.5 * -2
+    np.testing.assert_allclose(value, [2.0])
