@@ -253,3 +253,32 @@ def test_feedable_iterators_switch_between_datasets(sess):
     floats = tf.data.Iterator.from_string_handle(handle, tf.float32).get_next()
     with pytest.raises(tf.errors.InvalidArgumentError, match="do not match"):
         sess.run(floats, {handle: th})
+
+
+@pytest.mark.parametrize("rows,repeat,size,drop", [
+    (10, 1, 3, False), (10, 1, 3, True), (10, 3, 4, False), (10, 3, 4, True),
+    (10, 2, 25, False), (10, 2, 25, True), (7, 1, 7, False), (0, -1, 3, False),
+    (5, 2, 1, False)])
+def test_batches_of_repeated_slices_are_cut_in_bulk_as_rows_would_stack(
+        drain, rows, repeat, size, drop):
+    """Batches of slices (repeated or not) are cut from the arrays, not stacked row by
+    row: the same batches, dtypes and shapes, each batch its own copy."""
+    x = np.arange(rows * 6, dtype=np.float32).reshape(rows, 2, 3)
+    s = np.array(["r%d" % i for i in range(rows)], dtype=object).astype(bytes)
+    i = np.arange(rows, dtype=np.int64)
+    order = np.tile(np.arange(rows), repeat if repeat > 0 else 1)
+    want = [order[k:k + size] for k in range(0, len(order), size)]
+    if drop:
+        want = [w for w in want if len(w) == size]
+    ds = tf.data.Dataset.from_tensor_slices({"x": x, "s": s, "i": i}).repeat(repeat) \
+        .batch(size, drop_remainder=drop)
+    got = drain(ds)
+    assert len(got) == len(want)
+    for batch, idx in zip(got, want):
+        np.testing.assert_array_equal(batch["x"], x[idx])
+        assert batch["x"].dtype == np.float32 and batch["i"].dtype == np.int64
+        assert list(batch["s"]) == [b"r%d" % k for k in idx]
+        np.testing.assert_array_equal(batch["i"], idx)
+    if got:  # a fetched batch does not alias the dataset's data
+        got[0]["x"][...] = -1
+        assert (x >= 0).all()

@@ -142,3 +142,39 @@ def test_device_names_and_multiple_cpus(graph):
             sess.run(c)
     with tf.Session(config=tf.ConfigProto(allow_soft_placement=True)) as sess:
         assert sess.run(c) == 2.0
+
+
+def test_a_fetch_structure_rebuilt_every_run_is_mapped_once(graph, sess, monkeypatch):
+    """MonitoredSession merges its hooks' fetches into a new dict every step: a structure
+    equal in shape and elements reuses its compiled mapping, and still gets its own
+    result containers; other structures, defaultdicts and handles are mapped afresh."""
+    import collections
+    from tensorweave.runtime import session as session_module
+    v = tf.Variable(1.0)
+    x = tf.constant([1.0, 2.0])
+    tf.constant(3.0, name="three")
+    sess.run(v.initializer)
+    made = []
+    real = session_module._FetchMapper
+
+    def counting(*args, **kwargs):
+        made.append(args[1])
+        return real(*args, **kwargs)
+    monkeypatch.setattr(session_module, "_FetchMapper", counting)
+    pair = collections.namedtuple("pair", "a b")
+    for i in range(3):
+        out = sess.run({"hook": v, "caller": [x, pair(v, "three:0")], "op": v.initializer})
+        assert out["hook"] == 1.0 and out["op"] is None
+        np.testing.assert_array_equal(out["caller"][0], [1.0, 2.0])
+        assert out["caller"][1] == pair(1.0, 3.0)
+        out["caller"].append("mine")  # the next run's list is its own
+    assert len(made) == 1
+    # other keys, another order of the same keys, or another element: a new mapping
+    sess.run({"caller": [x, pair(v, "three:0")], "hook": v, "op": v.initializer})
+    sess.run({"hook": x, "caller": [x, pair(v, "three:0")], "op": v.initializer})
+    assert len(made) == 3
+    # a defaultdict keeps its factory per run: never cached
+    for _ in range(2):
+        out = sess.run(collections.defaultdict(int, {"x": x}))
+        assert isinstance(out, collections.defaultdict) and out["missing"] == 0
+    assert len(made) == 5

@@ -92,6 +92,12 @@ class DatasetValue(abc.ABC):
     def elements(self, ctx):
         """A new iterator over the elements, each a list of component arrays."""
 
+    def blocks(self, ctx):
+        """The same elements in the same order as runs of consecutive rows (each a list
+        of arrays with a leading dimension), so that batching slices instead of stacking
+        rows one by one; None when this dataset has no such view."""
+        return None
+
 
 def _bind(value: DatasetValue, feed: dict) -> DatasetValue:
     """`value` (a dataset a function gave) with `feed` added to its pipeline's feeds."""
@@ -125,6 +131,11 @@ class _Slices(DatasetValue):
         n = _rows(self.components[0])
         for i in range(n):
             yield [_row(c, i) for c in self.components]
+
+    def blocks(self, ctx):
+        if any(isinstance(c, SparseComponent) for c in self.components):
+            return None
+        return iter([[np.asarray(c) for c in self.components]])
 
 
 class _Once(DatasetValue):
@@ -226,6 +237,21 @@ class _Repeat(DatasetValue):
             if empty:  # an empty input repeated forever is empty, not a hang
                 return
 
+    def blocks(self, ctx):
+        if self.source.blocks(ctx) is None:
+            return None
+        return self._blocks(ctx)
+
+    def _blocks(self, ctx):
+        epochs = itertools.count() if self.count < 0 else range(self.count)
+        for _ in epochs:
+            empty = True
+            for block in self.source.blocks(ctx):
+                empty = empty and _rows(block[0]) == 0
+                yield block
+            if empty:
+                return
+
 
 class _Take(DatasetValue):
     def __init__(self, source, count: int):
@@ -257,6 +283,10 @@ class _Batch(DatasetValue):
         self.source, self.size, self.drop = source, size, drop_remainder
 
     def elements(self, ctx):
+        blocks = self.source.blocks(ctx)
+        if blocks is not None:
+            yield from _batches_of_blocks(blocks, self.size, self.drop)
+            return
         batch = []
         for e in self.source.elements(ctx):
             batch.append(e)
@@ -265,6 +295,29 @@ class _Batch(DatasetValue):
                 batch = []
         if batch and not self.drop:
             yield stack(ctx, batch)
+
+
+def _batches_of_blocks(blocks, size: int, drop_remainder: bool):
+    """The batches of `size` rows that stacking the rows of `blocks` one by one gives,
+    cut from the blocks instead (each batch its own arrays)."""
+    parts, have = [], 0  # the pieces of the next batch, and their rows
+    for block in blocks:
+        n, start = _rows(block[0]), 0
+        while start < n:
+            take = min(size - have, n - start)
+            parts.append([c[start:start + take] for c in block])
+            have, start = have + take, start + take
+            if have == size:
+                yield _joined(parts)
+                parts, have = [], 0
+    if parts and not drop_remainder:
+        yield _joined(parts)
+
+
+def _joined(parts):
+    if len(parts) == 1:
+        return [np.array(c) for c in parts[0]]  # a copy: the batch must not alias the data
+    return [np.concatenate([p[j] for p in parts]) for j in range(len(parts[0]))]
 
 
 def stack(ctx, batch):
@@ -313,6 +366,10 @@ class _PaddedBatch(DatasetValue):
         self.shapes, self.values = shapes, values
 
     def elements(self, ctx):
+        blocks = self.source.blocks(ctx)
+        if blocks is not None:
+            yield from _batches_of_blocks(blocks, self.size, self.drop)
+            return
         batch = []
         for e in self.source.elements(ctx):
             batch.append(e)

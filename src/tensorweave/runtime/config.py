@@ -13,15 +13,25 @@ class _Message:
     """A protobuf-like record: declared fields with defaults, nested messages."""
 
     _fields: Dict[str, Any] = {}
+    # from _fields, per class: the plain defaults, and the fields each new record makes
+    # its own value for (nested messages, lists, dicts); a Session.run under hooks makes
+    # two records a step
+    _plain: Dict[str, Any] = {}
+    _made: tuple = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        made = [(k, d if isinstance(d, type) and issubclass(d, _Message) else type(d))
+                for k, d in cls._fields.items()
+                if isinstance(d, (list, dict)) or isinstance(d, type) and issubclass(d, _Message)]
+        cls._made = tuple(made)
+        cls._plain = {k: d for k, d in cls._fields.items() if k not in dict(made)}
 
     def __init__(self, **kwargs):
-        for k, default in self._fields.items():
-            if isinstance(default, type) and issubclass(default, _Message):
-                object.__setattr__(self, k, default())
-            elif isinstance(default, (list, dict)):
-                object.__setattr__(self, k, type(default)())
-            else:
-                object.__setattr__(self, k, default)
+        fields = self.__dict__
+        fields.update(self._plain)
+        for k, make in self._made:
+            fields[k] = make()
         for k, v in kwargs.items():
             setattr(self, k, v)
 

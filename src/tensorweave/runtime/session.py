@@ -41,6 +41,9 @@ class _FetchMapper:
         self._session = session  # turns fetched session handles into TensorHandles
         self.build = self._compile(graph, fetches)
         del self._index
+        # the closures keep what they need; a mapper a session caches must not point back
+        # at it (a cycle would keep a dropped session and its threads until a gc pass)
+        self._session = None
 
     __slots__ = ("tensors", "targets", "build", "_index", "_session")
 
@@ -107,6 +110,28 @@ class _FetchMapper:
             cls = type(f)
             return lambda vals: cls(s(vals) for s in subs)
         return self._leaf(graph, f)
+
+
+def _structure_key(f):
+    """A hashable key of a fetch structure made of graph elements and plain dicts,
+    lists, tuples and namedtuples: equal for structures a _FetchMapper maps alike (so a
+    structure rebuilt every step, as MonitoredSession merges its hooks' fetches, is
+    compiled once). None for anything else (defaultdicts, composite fetches, ...)."""
+    t = type(f)
+    if t is Tensor or t is Operation or t is str:
+        return f
+    if t is dict:
+        subs = tuple(_structure_key(v) for v in f.values())
+        return None if None in subs else (dict, tuple(f), subs)
+    if t is list or t is tuple or (isinstance(f, tuple) and hasattr(f, "_fields")):
+        subs = tuple(_structure_key(v) for v in f)
+        return None if None in subs else (t, subs)
+    if hasattr(f, "_as_graph_element") and not hasattr(f, "_fetch_components"):
+        return f  # a variable: it stands for the same tensor on every run
+    return None
+
+
+_MAPPER_CACHE_SIZE = 64  # structures per session; a session fetching more starts over
 
 
 # --- default session -----------------------------------------------------------------
@@ -275,6 +300,7 @@ class BaseSession:
         self._opts = optimizations_enabled(config)
         self._plans: Dict[tuple, _plan.Plan] = {}
         self._plan_lock = threading.Lock()
+        self._mappers: Dict[tuple, _FetchMapper] = {}  # by _structure_key
         self._op_state: Dict[Operation, dict] = {}
         # kernels reach the session through a weak proxy: the plans the session caches
         # hold kernel contexts, and a strong reference back would make every session a
@@ -448,7 +474,16 @@ class BaseSession:
             plan = self._get_plan((), (fetches,), feeds)
             self._execute(plan, values, options, run_metadata)
             return None
-        mapper = _FetchMapper(self._graph, fetches, self)
+        key = _structure_key(fetches)
+        mapper = None if key is None else self._mappers.get(key)
+        if mapper is None:
+            mapper = _FetchMapper(self._graph, fetches, self)
+            # fetched handles are built per run (their value may bind later)
+            if key is not None and not any(t._op._type in _HANDLE_OPS
+                                           for t in mapper.tensors):
+                if len(self._mappers) >= _MAPPER_CACHE_SIZE:
+                    self._mappers.clear()
+                self._mappers[key] = mapper
         plan = self._get_plan(tuple(mapper.tensors), tuple(mapper.targets), feeds)
         out = self._execute(plan, values, options, run_metadata)
         return mapper.build(out)
@@ -538,6 +573,7 @@ class BaseSession:
         # steps blocked in asynchronous kernels end with this error; the pool stops
         self._env.close(errors.CancelledError(None, None, "Session has been closed."))
         self._plans.clear()
+        self._mappers.clear()
         self._op_state.clear()
         if self._session_tensors is not None:
             self._session_tensors.clear()
