@@ -98,3 +98,27 @@ def test_vocab_info(graph, ckpt, tmp_path):
     changed = tf.train.VocabInfo(new_vocab, 2, 0, vocab)
     with pytest.raises(NotImplementedError, match="vocabulary remapping unsupported"):
         tf.train.warm_start(ckpt, var_name_to_vocab_info={"old/w": changed})
+
+
+@pytest.mark.parametrize("select", [".*", ["s/v"]])
+def test_a_partitioned_variable_is_warm_started_by_its_full_name(tmp_path, select):
+    """Its shards are grouped under the name they are saved as (TF 2.15 gives these
+    values for the same program); `w` is trainable, so only ".*" selects it."""
+    part = tf.fixed_size_partitioner(2)
+    with tf.Graph().as_default():
+        with tf.variable_scope("s", partitioner=part):
+            old = tf.get_variable("v", [4], initializer=tf.ones_initializer())
+        tf.get_variable("w", [2], initializer=tf.ones_initializer())
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run([list(old)[0].assign([1., 2.]), list(old)[1].assign([3., 4.])])
+            tf.train.Saver().save(sess, str(tmp_path / "m"))
+    with tf.Graph().as_default():
+        with tf.variable_scope("s", partitioner=part):
+            v = tf.get_variable("v", [4], initializer=tf.zeros_initializer())
+        w = tf.get_variable("w", [2], initializer=tf.zeros_initializer())
+        tf.train.warm_start(str(tmp_path), vars_to_warm_start=select)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert [x.tolist() for x in sess.run(list(v))] == [[1., 2.], [3., 4.]]
+            assert sess.run(w).tolist() == ([1., 1.] if select == ".*" else [0., 0.])

@@ -86,8 +86,28 @@ def create_slot_variable(primary, initial_value, slot_name: str, dtype=None,
     with g.as_default(), g.name_scope(None), g.control_dependencies(None), \
             g.colocate_with(primary.op):
         # The trailing '/' names the variable exactly `name` (already made unique).
-        return Variable(initial_value, trainable=False, name=name + "/", dtype=dtype,
+        slot = Variable(initial_value, trainable=False, name=name + "/", dtype=dtype,
                         validate_shape=validate_shape)
+    _slice_like_primary(slot, primary)
+    return slot
+
+
+def _slice_like_primary(slot, primary) -> None:
+    """A slot of a shard of a partitioned variable is the same shard of a partitioned
+    slot, saved under '<full name>/<slot name>' as TF saves it. The slot name is cut
+    from the slot's variable name exactly as TF's slot_creator cuts it (past the
+    primary's op name), so checkpoints carry the same keys both ways, even where TF's
+    cut gives an odd key (a slot made under a variable scope: 'outer/s/v/art_0/Adagrad')."""
+    info = getattr(primary, "_save_slice_info", None)
+    if info is None:
+        return
+    from tensorweave.ops.state.partitioned_variables import SaveSliceInfo
+    slot_name = slot.name[len(primary.op.name + "/"):-2]
+    n = slot.get_shape().ndims
+    if n is None or n > 0:
+        slot._set_save_slice_info(SaveSliceInfo(
+            info.full_name + "/" + slot_name, info.full_shape[:n], info.var_offset[:n],
+            info.var_shape[:n]))
 
 
 def _fill_initial_value(primary, value, dtype):

@@ -183,7 +183,9 @@ def _needs_remapping(info: VocabInfo) -> bool:
 
 
 def _variables_to_warm_start(vars_to_warm_start, var_name_to_vocab_info) -> dict:
-    """The variables selected by warm_start's `vars_to_warm_start`, by op name."""
+    """The variables selected by warm_start's `vars_to_warm_start`, by name: a
+    variable's op name, or for the shards of a partitioned variable (a list, in order)
+    the full name they are saved under."""
     if isinstance(vars_to_warm_start, str):
         found = _graph.get_collection(GraphKeys.TRAINABLE_VARIABLES, scope=vars_to_warm_start)
     elif isinstance(vars_to_warm_start, (list, tuple)):
@@ -203,7 +205,15 @@ def _variables_to_warm_start(vars_to_warm_start, var_name_to_vocab_info) -> dict
     else:
         raise ValueError("vars_to_warm_start must be a str, a list or None; got %s"
                          % type(vars_to_warm_start).__name__)
-    return {v.op.name: v for v in found}
+    # the shards of a partitioned variable go together, under the name its checkpoint
+    # key has (TF's _get_grouped_variables)
+    grouped: dict = {}
+    for v in found:
+        info = getattr(v, "_save_slice_info", None)
+        grouped.setdefault(v.op.name if info is None else info.full_name, []).append(v)
+    return {name: vs[0] if len(vs) == 1 and vs[0]._save_slice_info is None else
+            sorted(vs, key=lambda v: list(v._save_slice_info.var_offset))
+            for name, vs in grouped.items()}
 
 
 @tf_export("train.warm_start")
