@@ -9,6 +9,7 @@
   exporter.py      Exporter, LatestExporter, FinalExporter, BestExporter
   inputs.py        tf.estimator.inputs: numpy_input_fn, pandas_input_fn (queue-fed)
   evaluation.py    the evaluation loop: eval step, StopAfterNEvalsHook, eval summaries
+  canned/          the canned estimators: Linear, DNN, DNNLinearCombined, Baseline
 
 Imported on first access of `tf.estimator` (tensorweave/__init__.py), so `import
 tensorweave` does not pay for it. The public names are also bound here, so that
@@ -24,6 +25,7 @@ from tensorweave.estimator import training  # noqa: F401
 from tensorweave.estimator import export  # noqa: F401
 from tensorweave.estimator import exporter  # noqa: F401
 from tensorweave.estimator import inputs  # noqa: F401
+from tensorweave.estimator import canned  # noqa: F401
 from tensorweave.framework import api_export as _api
 
 # the names are offered to `from tensorweave.estimator import ...` before `tf.estimator`
