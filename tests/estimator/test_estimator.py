@@ -738,3 +738,26 @@ def test_warm_start_settings_arguments():
         tf.estimator.Estimator(model_fn, params={"lr": LR}, warm_start_from=3)
     assert str(e.value) == ("warm_start_from must be a string or a WarmStartSettings, "
                             "instead got <class 'int'>")
+
+
+def test_evaluate_with_a_scaffold_local_init_op_also_initializes_the_metrics(tmp_path):
+    """A model_fn's own Scaffold(local_init_op=...) is grouped with the default local
+    init op, so the metrics' variables are initialized too (TF 2.15 gives these values;
+    it used to fail with "Variables not initialized: mean_absolute_error/total")."""
+    ran = []
+
+    def fn(features, labels, mode, params):
+        spec = model_fn(features, labels, mode, params)
+        if mode != tf.estimator.ModeKeys.EVAL:
+            return spec
+        marker = tf.Variable(0, name="marker", collections=[tf.GraphKeys.LOCAL_VARIABLES])
+        ran.append(marker)
+        return spec._replace(scaffold=tf.train.Scaffold(local_init_op=marker.assign(7)))
+    est = tf.estimator.Estimator(fn, model_dir=str(tmp_path), params={"lr": LR})
+    result = est.evaluate(eval_input_fn)
+    w, b = sgd(0)
+    pred = X @ w + b
+    assert result["global_step"] == 0
+    np.testing.assert_allclose(result["loss"], np.mean((pred - Y) ** 2), rtol=1e-6)
+    np.testing.assert_allclose(result["mae"], np.mean(np.abs(pred - Y)), rtol=1e-6)
+    assert len(ran) == 1

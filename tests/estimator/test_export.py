@@ -329,3 +329,62 @@ def test_saved_model_with_these_signatures_loads_and_serves(tmp_path):
                          {regress.inputs["inputs"].name: [example.SerializeToString()]})
     np.testing.assert_allclose(y, [[2.0]])  # 3 * 1 + 0.5 * -2
     np.testing.assert_allclose(value, [2.0])
+
+
+# --- build_raw_supervised_input_receiver_fn (tf.estimator.experimental) -------------------
+def test_raw_supervised_receiver_of_dicts_and_tensors(graph):
+    features = {"a": tf.placeholder(tf.float32, [5, 3], name="feat_a"),
+                "b": tf.constant([[1, 2]], tf.int64, name="bconst")}
+    labels = tf.placeholder(tf.int32, [5], name="lab")
+    receiver = tf.estimator.experimental.build_raw_supervised_input_receiver_fn(
+        features, labels, default_batch_size=7)()
+    assert type(receiver) is export_lib.SupervisedInputReceiver
+    assert sorted(receiver.features) == ["a", "b"]
+    # placeholders named after the ops, batch dimension replaced (as TF names them)
+    assert sorted((k, v.name, v.shape.as_list(), v.dtype) for k, v in
+                  receiver.receiver_tensors.items()) == [
+        ("a", "feat_a_1:0", [7, 3], tf.float32), ("b", "bconst_1:0", [7, 2], tf.int64),
+        ("label", "lab_1:0", [7], tf.int32)]
+    assert receiver.features["a"] is receiver.receiver_tensors["a"]
+    assert receiver.labels is receiver.receiver_tensors["label"]
+    assert {v.op.type for v in receiver.receiver_tensors.values()} == {"Placeholder"}
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(
+            sess.run(receiver.labels, {receiver.labels: np.arange(7)}), np.arange(7))
+
+    receiver = tf.estimator.experimental.build_raw_supervised_input_receiver_fn(
+        tf.ones([2, 4], name="onef"), {"y1": labels, "y2": labels})()
+    assert receiver.features.name == "onef_1:0"
+    assert receiver.features.shape.as_list() == [None, 4]
+    assert sorted(receiver.labels) == ["y1", "y2"]
+    assert sorted((k, v.name) for k, v in receiver.receiver_tensors.items()) == [
+        ("input", "onef_1:0"), ("y1", "lab_2:0"), ("y2", "lab_3:0")]
+
+
+@pytest.mark.parametrize("features, labels, overlap", [
+    ({"label": "L"}, "L", "{'label'}"),
+    ({"x": "L", "y": "L"}, {"y": "L", "z": "L"}, "{'y'}"),
+    ("L", {"input": "L"}, "{'input'}"),
+])
+def test_raw_supervised_receiver_overlapping_keys(graph, features, labels, overlap):
+    tensor = tf.placeholder(tf.int32, [5])
+
+    def sub(x):
+        return {k: tensor for k in x} if isinstance(x, dict) else tensor
+    with pytest.raises(ValueError) as info:
+        tf.estimator.experimental.build_raw_supervised_input_receiver_fn(
+            sub(features), sub(labels))
+    assert str(info.value) == ("Features and labels must have distinct keys. Found "
+                               "overlapping keys: " + overlap)
+
+
+def test_supervised_input_receiver_checks(graph):
+    x = tf.placeholder(tf.float32, [None])
+    receiver = export_lib.SupervisedInputReceiver({1: x}, x, x)
+    assert receiver.labels is x and receiver.receiver_tensors == {"input": x}
+    with pytest.raises(ValueError, match="^labels must be defined.$"):
+        export_lib.SupervisedInputReceiver(x, None, x)
+    with pytest.raises(ValueError, match="^label y must be a Tensor, SparseTensor"):
+        export_lib.SupervisedInputReceiver(x, {"y": 3}, x)
+    with pytest.raises(ValueError, match="^receiver_tensor keys must be strings: 1.$"):
+        export_lib.SupervisedInputReceiver(x, x, {1: x})

@@ -25,7 +25,8 @@ from tensorweave.estimator.model_fn import fn_args as _fn_args
 from tensorweave.estimator.run_config import RunConfig, TaskType
 from tensorweave.framework import dtypes, errors
 from tensorweave.framework.api_export import export, tf_export
-from tensorweave.framework.graph import Graph, GraphKeys, add_to_collection, get_collection
+from tensorweave.framework.graph import Graph, GraphKeys, add_to_collection, get_collection, \
+    get_default_graph
 from tensorweave.platform import tf_logging as logging
 from tensorweave.train import basic_session_run_hooks as _hooks
 from tensorweave.train import checkpoint_management as _ckpt
@@ -472,29 +473,50 @@ class Estimator:
             if not checkpoint_path:
                 logging.info("Could not find trained model in model_dir: {}, running "
                              "initialization to evaluate.".format(self._model_dir))
-        from tensorweave.ops.random.random_ops import set_random_seed
-        with Graph().as_default() as g:
-            set_random_seed(self._config.tf_random_seed)
-            self._create_global_step(g)
-            features, labels, input_hooks = _parse_input_fn_result(
-                self._call_input_fn(input_fn, ModeKeys.EVAL))
-            spec = self._call_model_fn(features, labels, ModeKeys.EVAL, self.config)
-            metric_ops = self._metric_ops_with_loss(spec)
-            self._maybe_warm_start(checkpoint_path)
-            from tensorweave.ops.control_flow.structure import group
-            update_op = group(*[metric_ops[k][1] for k in sorted(metric_ops)]) \
-                if metric_ops else None
-            final_ops = {k: metric_ops[k][0] for k in sorted(metric_ops)}
-            final_ops[GraphKeys.GLOBAL_STEP] = training_util.get_global_step(g)
-            all_hooks = list(input_hooks) + hooks + list(spec.evaluation_hooks)
+        with Graph().as_default():
+            scaffold, update_op, final_ops, all_hooks = self._evaluate_build_graph(
+                input_fn, hooks, checkpoint_path)
             results = _eval.evaluate_once(checkpoint_path, self._config.evaluation_master,
-                                          spec.scaffold, update_op, final_ops, all_hooks,
+                                          scaffold, update_op, final_ops, all_hooks,
                                           self._session_config)
         step = int(results[GraphKeys.GLOBAL_STEP])
         _eval.write_dict_to_summary(self.eval_dir(name), results, step)
         if checkpoint_path:
             _eval.write_checkpoint_path_to_summary(self.eval_dir(name), checkpoint_path, step)
         return results
+
+    def _evaluate_build_graph(self, input_fn, hooks, checkpoint_path):
+        """Builds the evaluation in the default graph: model_fn(EVAL) over input_fn, its
+        metrics with the mean loss, and the global step.
+
+        Returns:
+          (scaffold, update_op, final_ops, all_hooks) for evaluation.evaluate_once.
+        """
+        from tensorweave.ops.control_flow.structure import group
+        from tensorweave.ops.random.random_ops import set_random_seed
+        from tensorweave.train.monitored_session import Scaffold
+        g = get_default_graph()
+        set_random_seed(self._config.tf_random_seed)
+        self._create_global_step(g)
+        features, labels, input_hooks = _parse_input_fn_result(
+            self._call_input_fn(input_fn, ModeKeys.EVAL))
+        spec = self._call_model_fn(features, labels, ModeKeys.EVAL, self.config)
+        metric_ops = self._metric_ops_with_loss(spec)
+        self._maybe_warm_start(checkpoint_path)
+        update_op = group(*[metric_ops[k][1] for k in sorted(metric_ops)]) \
+            if metric_ops else None
+        final_ops = {k: metric_ops[k][0] for k in sorted(metric_ops)}
+        final_ops[GraphKeys.GLOBAL_STEP] = training_util.get_global_step(g)
+        all_hooks = list(input_hooks) + list(hooks) + list(spec.evaluation_hooks)
+        scaffold = spec.scaffold
+        if scaffold.local_init_op is not None:
+            # the model_fn's own local init op must also initialize what evaluation
+            # added since (the metrics' variables, the eval step), as TF does
+            _eval.get_or_create_eval_step()
+            scaffold = Scaffold(local_init_op=group(scaffold.local_init_op,
+                                                    Scaffold.default_local_init_op()),
+                                copy_from_scaffold=scaffold)
+        return scaffold, update_op, final_ops, all_hooks
 
     @staticmethod
     def _metric_ops_with_loss(spec: EstimatorSpec) -> dict:

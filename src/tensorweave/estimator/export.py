@@ -531,3 +531,77 @@ def get_temp_export_dir(timestamped_export_dir) -> bytes:
     before it is renamed into place (TensorFlow Serving ignores non-numeric names)."""
     dirname, basename = os.path.split(_as_bytes(timestamped_export_dir))
     return os.path.join(dirname, b"temp-" + basename)
+
+
+# --- supervised receivers (tf.estimator.experimental) ---------------------------------------
+# a single label tensor is checked under this name
+_SINGLE_TENSOR_DEFAULT_NAMES["label"] = SINGLE_LABEL_DEFAULT_NAME
+
+
+class SupervisedInputReceiver(collections.namedtuple(
+        "SupervisedInputReceiver", ["features", "labels", "receiver_tensors"])):
+    """What a training or evaluation input receiver returns: features and labels (each a
+    Tensor, SparseTensor or dict of string or int -> those) for the model_fn, and the
+    receiver tensors fed (a dict string -> tensor; a single one goes under "input").
+
+    Raises:
+      ValueError: a field is None, a key is not a string (or int for features and
+        labels), or a value is not a Tensor or SparseTensor.
+    """
+
+    def __new__(cls, features, labels, receiver_tensors):
+        # features and labels are only checked: the model_fn gets them as given
+        wrap_and_check_input_tensors(features, "feature", allow_int_keys=True)
+        wrap_and_check_input_tensors(labels, "label", allow_int_keys=True)
+        receiver_tensors = wrap_and_check_input_tensors(receiver_tensors,
+                                                        "receiver_tensor")
+        return super().__new__(cls, features=features, labels=labels,
+                               receiver_tensors=receiver_tensors)
+
+
+@tf_export("estimator.experimental.build_raw_supervised_input_receiver_fn")
+def build_raw_supervised_input_receiver_fn(features, labels,
+                                           default_batch_size: Optional[int] = None
+                                           ) -> Callable:
+    """A supervised input receiver fn whose features and labels are fed directly.
+
+    Args:
+      features: a Tensor or dict string -> Tensor: each gives a placeholder of its dtype
+        and shape (batch dimension: `default_batch_size`), named after its op.
+      labels: the same for the labels.
+      default_batch_size: the batch size fed; None (recommended) for any.
+
+    Returns:
+      A function of no arguments returning a `SupervisedInputReceiver` whose features
+      and labels are the placeholders (a dict where the argument was one), and whose
+      receiver tensors are all of them (a single feature under "input", a single label
+      under "label").
+
+    Raises:
+      ValueError: features and labels share a key.
+    """
+    feature_keys = features.keys() if isinstance(features, dict) \
+        else [SINGLE_RECEIVER_DEFAULT_NAME]
+    label_keys = labels.keys() if isinstance(labels, dict) else [SINGLE_LABEL_DEFAULT_NAME]
+    overlap = set(feature_keys) & set(label_keys)
+    if overlap:
+        raise ValueError("Features and labels must have distinct keys. Found overlapping "
+                         "keys: {}".format(overlap))
+
+    def placeholders(tensors, single_name):
+        """(what the model gets, the receiver tensors) for `tensors`."""
+        if isinstance(tensors, dict):
+            fed = {name: _placeholder_from_tensor(t, default_batch_size)
+                   for name, t in tensors.items()}
+            return fed, fed
+        fed = _placeholder_from_tensor(tensors, default_batch_size)
+        return fed, {single_name: fed}
+
+    def supervised_input_receiver_fn():
+        model_features, receiver_features = placeholders(features,
+                                                         SINGLE_RECEIVER_DEFAULT_NAME)
+        model_labels, receiver_labels = placeholders(labels, SINGLE_LABEL_DEFAULT_NAME)
+        receiver_tensors = dict(receiver_features)
+        receiver_tensors.update(receiver_labels)
+        return SupervisedInputReceiver(model_features, model_labels, receiver_tensors)
+    return supervised_input_receiver_fn
