@@ -305,3 +305,25 @@ def test_servers_with_the_real_grpc_server(tmp_path, capsys):
     # stopped by SIGTERM when the chief was done, cleanly
     assert "[ps:0] tensorweave-server: /job:ps/task:0 stopped" in captured.err
     assert "[ps:1] tensorweave-server: /job:ps/task:1 stopped" in captured.err
+
+
+@pytest.mark.timeout(60)
+def test_an_evaluator_is_outside_the_cluster_and_the_run_waits_for_it(script, capsys):
+    """tf.estimator's evaluator: TF_CONFIG names the cluster and its task, which the
+    cluster does not list; the run ends when the chief and the evaluator have exited."""
+    argv, markers = script
+    status = launch(argv + ["evaluator:0=wait:worker:0", "worker:0=exit:0"], num_ps=0,
+                    num_workers=1, evaluator=True, timeout=30)
+    assert status == 0
+    out, err = capsys.readouterr()
+    [cluster] = [json.loads(line[len("[evaluator:0] cluster "):])
+                 for line in out.splitlines() if line.startswith("[evaluator:0] cluster ")]
+    assert sorted(cluster) == ["worker"]
+    assert "[evaluator:0] evaluator:0 saw worker:0" in out
+    # the two exit in either order; the run ends at the second
+    notes = [line for line in err.splitlines() if line.startswith("[launch] ")]
+    assert notes in (
+        ["[launch] the chief worker:0 exited with status 0; waiting for evaluator:0",
+         "[launch] evaluator:0 exited with status 0; stopping the other tasks"],
+        ["[launch] evaluator:0 exited with status 0; waiting for worker:0",
+         "[launch] the chief worker:0 exited with status 0; stopping the other tasks"])

@@ -1,7 +1,7 @@
 """Run a TF1 cluster program as local processes, one per task.
 
-    python -m tensorweave.distribute.launch --ps 2 --workers 4 [--chief] [--servers] \\
-        train.py --steps 100
+    python -m tensorweave.distribute.launch --ps 2 --workers 4 [--chief] [--evaluator] \\
+        [--servers] train.py --steps 100
 
 picks a free port on 127.0.0.1 for every task, builds the cluster
 (`{"chief": [...], "worker": [...], "ps": [...]}`), and starts `python train.py --steps
@@ -10,10 +10,10 @@ picks a free port on 127.0.0.1 for every task, builds the cluster
 echoed with the task's name in front ("[worker:1] step 10"), its stdout to stdout and
 its stderr to stderr.
 
-The run ends when the chief exits (the "chief" task with --chief, else worker:0) or when
-any task exits with a non-zero status: the launcher then stops every other task it
-started (SIGTERM, then SIGKILL after a grace period) and exits with the chief's status,
-or the first failing task's. A task killed by signal N counts as status 128+N. With
+The run ends when the chief exits (the "chief" task with --chief, else worker:0; with
+--evaluator, when the evaluator has exited too) or when any task exits with a non-zero
+status: the launcher then stops every other task it started (SIGTERM, then SIGKILL
+after a grace period) and exits with the chief's status, or the first failing task's. A task killed by signal N counts as status 128+N. With
 --servers the ps tasks run `tensorweave-server` (they serve until stopped) instead of the
 program, for programs whose ps tasks only `server.join()`.
 
@@ -184,12 +184,15 @@ def _stop(running: Sequence[_Running], grace_period: float, output: _Output) -> 
             output.note("%s (pid %d) did not exit after SIGKILL" % (r.task, r.process.pid))
 
 
-def _supervise(running: Sequence[_Running], chief: _Task, timeout: Optional[float],
-               stop_event: Optional[threading.Event], output: _Output) -> int:
-    """Waits until the chief exits, a task fails, the time is up or `stop_event` is set;
-    returns the launcher's status."""
+def _supervise(running: Sequence[_Running], awaited: Sequence[_Task],
+               timeout: Optional[float], stop_event: Optional[threading.Event],
+               output: _Output) -> int:
+    """Waits until the chief (`awaited[0]`) and the other `awaited` tasks have exited, a
+    task fails, the time is up or `stop_event` is set; returns the launcher's status."""
+    chief = awaited[0]
     deadline = None if timeout is None else time.monotonic() + timeout
     exited = set()
+    done = set()  # awaited tasks that exited with status 0
     while True:
         if stop_event is not None and stop_event.is_set():
             output.note("asked to stop; stopping all tasks")
@@ -199,10 +202,17 @@ def _supervise(running: Sequence[_Running], chief: _Task, timeout: Optional[floa
                 continue
             exited.add(r.task)
             status = _status(r.process.returncode)
-            if status == 0 and r.task != chief:
-                continue
-            _join_all(r.pumps, _DRAIN_S)  # its last lines before the launcher's note
             what = "the chief %s" % r.task if r.task == chief else str(r.task)
+            if status == 0:
+                if r.task not in awaited:
+                    continue
+                done.add(r.task)
+                waiting = [str(t) for t in awaited if t not in done]
+                if waiting:
+                    output.note("%s exited with status 0; waiting for %s"
+                                % (what, ", ".join(waiting)))
+                    continue
+            _join_all(r.pumps, _DRAIN_S)  # its last lines before the launcher's note
             output.note("%s exited with status %d; stopping the other tasks"
                         % (what, status))
             return status
@@ -215,7 +225,7 @@ def _supervise(running: Sequence[_Running], chief: _Task, timeout: Optional[floa
 def launch(script_argv: Sequence[str], num_ps: int, num_workers: int, chief: bool = False,
            ps_servers: bool = False, env: Optional[Mapping[str, str]] = None,
            timeout: Optional[float] = None, grace_period: float = 5.0,
-           stop_event: Optional[threading.Event] = None) -> int:
+           stop_event: Optional[threading.Event] = None, evaluator: bool = False) -> int:
     """Runs `python *script_argv` once per task of a local cluster; see the module doc.
 
     Args:
@@ -231,6 +241,10 @@ def launch(script_argv: Sequence[str], num_ps: int, num_workers: int, chief: boo
       grace_period: seconds a task has to exit after SIGTERM before it gets SIGKILL.
       stop_event: when set (from another thread), every task is stopped and 143
         returned.
+      evaluator: also run an "evaluator" task (tf.estimator's: outside the cluster,
+        TF_CONFIG names only its task); the run then ends when both the chief and the
+        evaluator have exited (the evaluator of train_and_evaluate exits after it has
+        evaluated the final checkpoint).
 
     Returns:
       The chief's exit status, or that of the first task that failed (128+N for a task
@@ -244,6 +258,10 @@ def launch(script_argv: Sequence[str], num_ps: int, num_workers: int, chief: boo
         raise ValueError("no program to run: script_argv is empty")
     tasks = _tasks(num_ps, num_workers, chief)
     cluster = _cluster(tasks, LOCALHOST)
+    awaited = [tasks[0]]
+    if evaluator:
+        awaited.append(_Task("evaluator", 0))
+        tasks.append(awaited[-1])
     output = _Output(sys.stdout, sys.stderr)
     base_env = dict(os.environ if env is None else env)
     base_env.setdefault("PYTHONUNBUFFERED", "1")
@@ -259,7 +277,7 @@ def launch(script_argv: Sequence[str], num_ps: int, num_workers: int, chief: boo
                          "task": {"type": task.job, "index": task.index}}
             running.append(_start(task, argv, dict(base_env, TF_CONFIG=json.dumps(tf_config)),
                                   output))
-        return _supervise(running, tasks[0], timeout, stop_event, output)
+        return _supervise(running, awaited, timeout, stop_event, output)
     finally:
         _stop(running, grace_period, output)
         _join_all([t for r in running for t in r.pumps], _DRAIN_S)
@@ -277,6 +295,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="worker tasks (default 1)")
     p.add_argument("--chief", action="store_true",
                    help='add a "chief" task, the chief (else worker:0 is)')
+    p.add_argument("--evaluator", action="store_true",
+                   help='add an "evaluator" task (tf.estimator\'s, outside the cluster); '
+                        "the run then also waits for it to exit")
     p.add_argument("--servers", action="store_true",
                    help="the ps tasks run tensorweave-server instead of the program")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
@@ -318,7 +339,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         status = launch(args.script_argv, args.ps, args.workers, chief=args.chief,
                         ps_servers=args.servers, timeout=args.timeout,
-                        grace_period=args.grace, stop_event=stop_event)
+                        grace_period=args.grace, stop_event=stop_event,
+                        evaluator=args.evaluator)
         return 128 + received[0] if received else status
     except ValueError as e:
         print("%s: error: %s" % (parser.prog, e), file=sys.stderr)
