@@ -323,3 +323,41 @@ def test_plain_files_without_gfile(tmp_path, monkeypatch):
     events = read_events(str(tmp_path / "plain"))
     assert events[0].file_version == "brain.Event:2"
     assert events[1].step == 5 and events[1].summary.value[0].simple_value == 3.0
+
+
+def test_two_processes_writing_one_logdir_in_the_same_second_keep_their_own_files(
+        tmp_path):
+    """An evaluator and a chief both write eval summaries to model_dir/eval: files made
+    in the same second on one host used to get one name, and the two writers' records
+    interleaved into a corrupted file (DataLossError when read)."""
+    import subprocess
+    import textwrap
+    script = textwrap.dedent("""\
+        import sys, time, types
+        import tensorweave as tf
+        from tensorweave.summary import event_file_writer as efw
+        # both processes' clocks read the same second
+        efw.time = types.SimpleNamespace(time=lambda: 1700000000.25,
+                                         monotonic=time.monotonic)
+        w = tf.summary.FileWriter(sys.argv[1])
+        for step in range(300):
+            w.add_summary(tf.Summary(value=[tf.Summary.Value(
+                tag=sys.argv[2], simple_value=float(step))]), step)
+            if step % 50 == 0:
+                w.flush()
+        w.close()
+        """)
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path), tag])
+             for tag in ("a", "b")]
+    assert [p.wait(timeout=60) for p in procs] == [0, 0]
+    files = event_files(str(tmp_path))
+    assert len(files) == 2
+    assert os.path.basename(files[0]) == "events.out.tfevents.1700000000.%s" \
+        % socket.gethostname()  # the first keeps TF1's name, the other adds its pid
+    tags = []
+    for path in files:
+        values = [(e.step, v.tag, v.simple_value) for e in tf.train.summary_iterator(path)
+                  for v in e.summary.value]
+        assert [step for step, _, _ in values] == list(range(300))
+        tags.append({tag for _, tag, _ in values})
+    assert sorted(map(sorted, tags)) == [["a"], ["b"]]

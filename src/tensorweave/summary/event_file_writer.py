@@ -20,6 +20,7 @@ import threading
 import time
 from typing import Optional
 
+from tensorweave.framework import errors
 from tensorweave.ops.io import record_io
 
 FILE_VERSION = "brain.Event:2"
@@ -63,16 +64,50 @@ def _open(path: str, mode: str):
         raise record_io.file_error(e, path) from None
 
 
+# Event files this process created. Reopening a writer within the same second gives the
+# same name: it adds to the file rather than truncating it (TF loses the earlier events
+# then). A file of that name made by another process (two processes writing summaries
+# to one directory in the same second: an evaluator and a chief) is not added to, since
+# two writers would interleave their records; this process takes a name with its pid.
+_CREATED: set = set()
+_CREATED_LOCK = threading.Lock()
+
+
+def _claim(logdir: str, base: str, suffix: str) -> str:
+    """The path of this process's event file named after `base`: created empty now,
+    or one it created before."""
+    first = os.path.join(logdir, base + suffix)
+    with _CREATED_LOCK:
+        if first in _CREATED:
+            return first
+        if "://" in first:  # a remote file system: no exclusive create through gfile
+            if not _exists(first):
+                _open(first, "wb").close()
+            _CREATED.add(first)
+            return first
+        names = [first] + [os.path.join(logdir, "%s.%d%s%s" % (
+            base, os.getpid(), "" if n == 0 else ".%d" % n, suffix)) for n in range(100)]
+        for path in names:
+            try:
+                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+            except FileExistsError:
+                continue
+            except OSError as e:
+                raise record_io.file_error(e, path) from None
+            _CREATED.add(path)
+            return path
+    raise errors.AlreadyExistsError(None, None, "no free event file name for %s in %s"
+                                    % (base, logdir))
+
+
 class _EventsFile:
     """One open event file: TFRecord framing over a (g)file."""
 
     def __init__(self, logdir: str, suffix: str):
         now = time.time()
-        self.path = os.path.join(logdir, "events.out.tfevents.%010d.%s%s"
-                                 % (int(now), socket.gethostname(), suffix))
-        # Reopening within the same second finds the file already there: add to it
-        # rather than truncate it (TF loses the earlier events then).
-        self._file = _open(self.path, "ab" if _exists(self.path) else "wb")
+        self.path = _claim(logdir, "events.out.tfevents.%010d.%s"
+                           % (int(now), socket.gethostname()), suffix)
+        self._file = _open(self.path, "ab")
         first = event_pb2().Event(wall_time=float(int(now)), file_version=FILE_VERSION)
         first.source_metadata.writer = "tensorweave"
         self.write(first.SerializeToString())
