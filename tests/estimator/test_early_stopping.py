@@ -12,33 +12,14 @@ import pytest
 import tensorweave as tf
 from tensorweave.estimator.early_stopping import read_eval_metrics
 
+from linear_problem import eval_input_fn, linear_model_fn, train_input_fn
+
 ES = tf.estimator.experimental
-X = np.array([[1., 2.], [3., -1.], [0.5, 0.5], [-2., 1.]], np.float32)
-Y = np.array([[1.], [2.], [0.], [-1.]], np.float32)
 CONFIG = dict(log_step_count_steps=None, save_summary_steps=None)
 WORKER_TF_CONFIG = json.dumps({
     "cluster": {"chief": ["localhost:1"], "worker": ["localhost:2"]},
     "task": {"type": "worker", "index": 0}})
-
-
-def train_input_fn():
-    return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).repeat().batch(4)
-
-
-def eval_input_fn():
-    return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).batch(2)
-
-
-def model_fn(features, labels, mode):
-    w = tf.get_variable("w", [2, 1], initializer=tf.zeros_initializer())
-    b = tf.get_variable("b", [1], initializer=tf.zeros_initializer())
-    pred = tf.matmul(features["x"], w) + b
-    loss = tf.reduce_mean(tf.square(pred - labels))
-    train_op = tf.train.GradientDescentOptimizer(0.2).minimize(
-        loss, global_step=tf.train.get_global_step())
-    return tf.estimator.EstimatorSpec(
-        mode, loss=loss, train_op=train_op,
-        eval_metric_ops={"mae": tf.metrics.mean_absolute_error(labels, pred)})
+model_fn = linear_model_fn(lr=0.2)
 
 
 @pytest.fixture

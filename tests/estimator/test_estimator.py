@@ -11,50 +11,10 @@ import pytest
 
 import tensorweave as tf
 
-X = np.array([[1., 2.], [3., -1.], [0.5, 0.5], [-2., 1.]], np.float32)
-Y = np.array([[1.], [2.], [0.], [-1.]], np.float32)
-LR = 0.1
+from linear_problem import (LR, X, Y, eval_input_fn, linear, linear_model_fn,
+                            predict_input_fn, sgd, train_input_fn)
 
-
-def sgd(steps, lr=LR):
-    """(w, b) after `steps` full-batch gradient steps on mean((Xw + b - Y)^2) from 0."""
-    w, b = np.zeros((2, 1)), np.zeros(1)
-    for _ in range(steps):
-        err = X @ w + b - Y
-        w, b = w - lr * 2 * X.T @ err / len(X), b - lr * 2 * err.mean(0)
-    return w, b
-
-
-def train_input_fn():
-    return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).repeat().batch(4)
-
-
-def eval_input_fn():
-    return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).batch(2)
-
-
-def predict_input_fn(batch=3):
-    return lambda: tf.data.Dataset.from_tensor_slices({"x": X}).batch(batch)
-
-
-def linear(features, init=0.0, w_name="w"):
-    w = tf.get_variable(w_name, [2, 1], initializer=tf.constant_initializer(init))
-    b = tf.get_variable("b", [1], initializer=tf.constant_initializer(init))
-    return tf.matmul(features["x"], w) + b
-
-
-def model_fn(features, labels, mode, params):
-    """Linear regression by SGD with params["lr"]; PREDICT gives {"y", "double"}."""
-    pred = linear(features)
-    if mode == tf.estimator.ModeKeys.PREDICT:
-        return tf.estimator.EstimatorSpec(mode, predictions={"y": pred, "double": 2 * pred})
-    loss = tf.reduce_mean(tf.square(pred - labels))
-    train_op = tf.train.GradientDescentOptimizer(params["lr"]).minimize(
-        loss, global_step=tf.train.get_global_step())
-    return tf.estimator.EstimatorSpec(
-        mode, loss=loss, train_op=train_op,
-        eval_metric_ops={"mae": tf.metrics.mean_absolute_error(labels, pred),
-                         "mean_pred": tf.metrics.mean(pred)})
+model_fn = linear_model_fn(double=True, mean_pred=True)  # params["lr"]: LR
 
 
 def step_only_model_fn(features, labels, mode):

@@ -7,38 +7,10 @@ import pytest
 
 import tensorweave as tf
 
-X = np.array([[1., 2.], [3., -1.], [0.5, 0.5], [-2., 1.]], np.float32)
-Y = np.array([[1.], [2.], [0.], [-1.]], np.float32)
+from linear_problem import X, Y, eval_input_fn, linear_model_fn, sgd, train_input_fn
+
 CONFIG = dict(log_step_count_steps=None, save_summary_steps=None)
-
-
-def sgd(steps, lr):
-    """(w, b) after `steps` full-batch gradient steps on mean((Xw + b - Y)^2) from 0."""
-    w, b = np.zeros((2, 1)), np.zeros(1)
-    for _ in range(steps):
-        err = X @ w + b - Y
-        w, b = w - lr * 2 * X.T @ err / len(X), b - lr * 2 * err.mean(0)
-    return w, b
-
-
-def train_input_fn():
-    return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).repeat().batch(4)
-
-
-def eval_input_fn():
-    return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).batch(2)
-
-
-def model_fn(features, labels, mode, params):
-    w = tf.get_variable("w", [2, 1], initializer=tf.zeros_initializer())
-    b = tf.get_variable("b", [1], initializer=tf.zeros_initializer())
-    pred = tf.matmul(features["x"], w) + b
-    loss = tf.reduce_mean(tf.square(pred - labels))
-    train_op = tf.train.GradientDescentOptimizer(params["lr"]).minimize(
-        loss, global_step=tf.train.get_global_step())
-    return tf.estimator.EstimatorSpec(
-        mode, loss=loss, train_op=train_op, predictions={"y": pred},
-        eval_metric_ops={"mae": tf.metrics.mean_absolute_error(labels, pred)})
+model_fn = linear_model_fn(with_predictions=True)  # params["lr"]
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ import pytest
 
 import tensorweave as tf
 
-X = np.array([[1., 2.], [3., -1.], [0.5, 0.5], [-2., 1.]], np.float32)
-Y = np.array([[1.], [2.], [0.], [-1.]], np.float32)
+from linear_problem import X, Y, eval_input_fn, linear_model_fn, sgd, train_input_fn
+
 NO_CHECKPOINTS = dict(log_step_count_steps=None, save_summary_steps=None,
                       save_checkpoints_steps=None, save_checkpoints_secs=None)
 WORKER_TF_CONFIG = json.dumps({
@@ -22,33 +22,15 @@ WORKER_TF_CONFIG = json.dumps({
 
 def sgd_losses(steps, lr=0.1):
     """[(mse, mae) of the model after k full-batch SGD steps from 0, k = 0..steps]."""
-    w, b = np.zeros((2, 1)), np.zeros(1)
     out = []
-    for _ in range(steps + 1):
+    for k in range(steps + 1):
+        w, b = sgd(k, lr)
         err = X @ w + b - Y
         out.append((np.mean(err ** 2), np.mean(np.abs(err))))
-        w, b = w - lr * 2 * X.T @ err / len(X), b - lr * 2 * err.mean(0)
     return out
 
 
-def train_input_fn():
-    return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).repeat().batch(4)
-
-
-def eval_input_fn():
-    return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).batch(2)
-
-
-def model_fn(features, labels, mode):
-    w = tf.get_variable("w", [2, 1], initializer=tf.zeros_initializer())
-    b = tf.get_variable("b", [1], initializer=tf.zeros_initializer())
-    pred = tf.matmul(features["x"], w) + b
-    loss = tf.reduce_mean(tf.square(pred - labels))
-    train_op = tf.train.GradientDescentOptimizer(0.1).minimize(
-        loss, global_step=tf.train.get_global_step())
-    return tf.estimator.EstimatorSpec(
-        mode, loss=loss, train_op=train_op,
-        eval_metric_ops={"mae": tf.metrics.mean_absolute_error(labels, pred)})
+model_fn = linear_model_fn(lr=0.1)
 
 
 def eval_events(directory):

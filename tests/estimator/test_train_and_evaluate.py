@@ -11,21 +11,12 @@ import pytest
 
 import tensorweave as tf
 
-X = np.array([[1., 2.], [3., -1.], [0.5, 0.5], [-2., 1.]], np.float32)
-Y = np.array([[1.], [2.], [0.], [-1.]], np.float32)
+from linear_problem import X, Y, eval_input_fn, linear_model_fn, sgd, train_input_fn
 
 
 @pytest.fixture(autouse=True)
 def no_tf_config(monkeypatch):
     monkeypatch.delenv("TF_CONFIG", raising=False)
-
-
-def sgd(steps, lr=0.1):
-    w, b = np.zeros((2, 1)), np.zeros(1)
-    for _ in range(steps):
-        err = X @ w + b - Y
-        w, b = w - lr * 2 * X.T @ err / len(X), b - lr * 2 * err.mean(0)
-    return w, b
 
 
 def numpy_metrics(steps):
@@ -34,26 +25,7 @@ def numpy_metrics(steps):
     return {"loss": np.mean(err ** 2), "mae": np.mean(np.abs(err))}
 
 
-def train_input_fn():
-    return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).repeat().batch(4)
-
-
-def eval_input_fn():
-    return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).batch(2)
-
-
-def model_fn(features, labels, mode):
-    w = tf.get_variable("w", [2, 1], initializer=tf.zeros_initializer())
-    b = tf.get_variable("b", [1], initializer=tf.zeros_initializer())
-    pred = tf.matmul(features["x"], w) + b
-    if mode == tf.estimator.ModeKeys.PREDICT:
-        return tf.estimator.EstimatorSpec(mode, predictions={"y": pred})
-    loss = tf.reduce_mean(tf.square(pred - labels))
-    train_op = tf.train.GradientDescentOptimizer(0.1).minimize(
-        loss, global_step=tf.train.get_global_step())
-    return tf.estimator.EstimatorSpec(
-        mode, loss=loss, train_op=train_op,
-        eval_metric_ops={"mae": tf.metrics.mean_absolute_error(labels, pred)})
+model_fn = linear_model_fn(lr=0.1)
 
 
 def serving_input_fn():
