@@ -4,6 +4,7 @@ columns, each an Estimator whose model_fn joins a logits function with a head.
   head.py                 the v1 heads: binary logistic, multi-class softmax, regression
   optimizers.py           get_optimizer_instance: optimizer names -> instances
   linear.py               LinearClassifier, LinearRegressor, LinearEstimator
+  linear_sdca.py          LinearSDCA: stochastic dual coordinate ascent for them
   dnn.py                  DNNClassifier, DNNRegressor, DNNEstimator
   dnn_linear_combined.py  DNNLinearCombined{Classifier,Regressor,Estimator} (wide & deep)
   baseline.py             BaselineClassifier, BaselineRegressor, BaselineEstimator

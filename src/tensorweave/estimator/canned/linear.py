@@ -6,15 +6,20 @@ The variables are TF's: "linear/linear_model/<column>/weights" and
 "linear/linear_model/bias_weights" (each one partition "part_0" of a partitioned
 variable, as TF's default min-max partitioner makes them), so TF1 checkpoints of these
 estimators restore into them.
+
+With `optimizer=tf.estimator.experimental.LinearSDCA(...)` the classifier (binary) and
+the regressor (one label) train by stochastic dual coordinate ascent instead
+(linear_sdca.py).
 """
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable
 
 import tensorweave as tf
 from tensorweave.estimator.canned import head as head_lib
 from tensorweave.estimator.canned import optimizers
+from tensorweave.estimator.canned.linear_sdca import LinearSDCA, sdca_model_fn
 from tensorweave.estimator.estimator import Estimator
 from tensorweave.framework.api_export import tf_export
 from tensorweave.ops.state.partitioned_variables import PartitionedVariable
@@ -71,19 +76,26 @@ def linear_logit_fn_builder(units: int, feature_columns: Iterable,
       "fraction_of_zero_weights" summaries.
     """
     def linear_logit_fn(features):
-        cols_to_vars = {}
-        logits = tf.feature_column.linear_model(
-            features, feature_columns, units=units, sparse_combiner=sparse_combiner,
-            cols_to_vars=cols_to_vars)
-        bias = expand_partitions(cols_to_vars.pop("bias"))
-        weights = expand_partitions([v for vs in cols_to_vars.values() for v in vs])
-        if units > 1:
-            tf.summary.histogram("bias", tf.concat(bias, 0))
-        else:
-            tf.summary.scalar("bias", bias[0][0])
-        tf.summary.scalar("fraction_of_zero_weights", _fraction_of_zero(weights))
+        logits, _, _ = _linear_logits(features, feature_columns, units, sparse_combiner)
         return logits
     return linear_logit_fn
+
+
+def _linear_logits(features, feature_columns, units: int, sparse_combiner: str):
+    """`linear_model` of the features with TF's "bias" and "fraction_of_zero_weights"
+    summaries. Returns (logits, column -> its variables, the bias partitions)."""
+    cols_to_vars = {}
+    logits = tf.feature_column.linear_model(
+        features, feature_columns, units=units, sparse_combiner=sparse_combiner,
+        cols_to_vars=cols_to_vars)
+    bias = expand_partitions(cols_to_vars.pop("bias"))
+    weights = expand_partitions([v for vs in cols_to_vars.values() for v in vs])
+    if units > 1:
+        tf.summary.histogram("bias", tf.concat(bias, 0))
+    else:
+        tf.summary.scalar("bias", bias[0][0])
+    tf.summary.scalar("fraction_of_zero_weights", _fraction_of_zero(weights))
+    return logits, cols_to_vars, bias
 
 
 def num_ps_replicas(config) -> int:
@@ -110,6 +122,9 @@ def _linear_model_fn(features, labels, mode, head, feature_columns, optimizer, p
     partitioner = partitioner or input_layer_partitioner(config)
     with tf.variable_scope("linear", values=tuple(features.values()),
                            partitioner=partitioner):
+        if isinstance(optimizer, LinearSDCA):
+            return sdca_model_fn(features, labels, mode, head, feature_columns, optimizer,
+                                 _linear_logits(features, feature_columns, 1, "sum"))
         logit_fn = linear_logit_fn_builder(head.logits_dimension, feature_columns,
                                            sparse_combiner)
         logits = logit_fn(features=features)
@@ -119,10 +134,15 @@ def _linear_model_fn(features, labels, mode, head, feature_columns, optimizer, p
                                           optimizer=optimizer, logits=logits)
 
 
-def _check_optimizer(optimizer) -> None:
-    if type(optimizer).__name__ == "LinearSDCA":
-        raise NotImplementedError("LinearSDCA (the SDCA optimizer of the linear "
-                                  "estimators) is not supported by tensorweave.")
+def _check_sdca(optimizer, sparse_combiner: str, multi_dimensional: bool,
+                message: str) -> None:
+    """TF's checks of a LinearSDCA optimizer, at the estimator's construction."""
+    if isinstance(optimizer, LinearSDCA):
+        if sparse_combiner != "sum":
+            raise ValueError('sparse_combiner must be "sum" when optimizer is a LinearSDCA '
+                             'object.')
+        if multi_dimensional:
+            raise ValueError(message)
 
 
 class _LinearBase(Estimator):
@@ -130,7 +150,6 @@ class _LinearBase(Estimator):
 
     def __init__(self, head, feature_columns, model_dir, optimizer, config, partitioner,
                  warm_start_from, sparse_combiner):
-        _check_optimizer(optimizer)
         feature_columns = tuple(feature_columns or [])
 
         def _model_fn(features, labels, mode, config):
@@ -151,8 +170,9 @@ class LinearClassifier(_LinearBase):
       n_classes: the number of classes (2: binary logistic head, more: softmax head).
       weight_column: a feature key or numeric column of per-example loss weights.
       label_vocabulary: the class strings, when labels are strings.
-      optimizer: an Optimizer, its name ('Ftrl': learning rate 0.2) or a callable
-        returning one; None: FTRL with learning rate min(0.2, 1 / sqrt(#columns)).
+      optimizer: an Optimizer, its name ('Ftrl': learning rate 0.2), a callable
+        returning one, or a `tf.estimator.experimental.LinearSDCA`; None: FTRL with
+        learning rate min(0.2, 1 / sqrt(#columns)).
       config: a `tf.estimator.RunConfig`.
       partitioner: the partitioner of the model's variables.
       warm_start_from: a checkpoint path or `WarmStartSettings`.
@@ -160,14 +180,16 @@ class LinearClassifier(_LinearBase):
       sparse_combiner: "sum", "mean" or "sqrtn" (see `linear_model`).
 
     Raises:
-      ValueError: bad `n_classes`, `label_vocabulary` or `loss_reduction`.
-      NotImplementedError: a `LinearSDCA` optimizer.
+      ValueError: bad `n_classes`, `label_vocabulary` or `loss_reduction`; a `LinearSDCA`
+        optimizer with more than two classes or another combiner than "sum".
     """
 
     def __init__(self, feature_columns, model_dir=None, n_classes: int = 2,
                  weight_column=None, label_vocabulary=None, optimizer="Ftrl", config=None,
                  partitioner=None, warm_start_from=None,
                  loss_reduction: str = "weighted_sum", sparse_combiner: str = "sum"):
+        _check_sdca(optimizer, sparse_combiner, n_classes > 2,
+                    "LinearSDCA cannot be used in a multi-class setting.")
         head = head_lib.binary_or_multi_class_head(n_classes, weight_column,
                                                    label_vocabulary, loss_reduction)
         super().__init__(head, feature_columns, model_dir, optimizer, config, partitioner,
@@ -184,14 +206,16 @@ class LinearRegressor(_LinearBase):
       label_dimension: the number of regression targets per example.
 
     Raises:
-      ValueError: bad `label_dimension` or `loss_reduction`.
-      NotImplementedError: a `LinearSDCA` optimizer.
+      ValueError: bad `label_dimension` or `loss_reduction`; a `LinearSDCA` optimizer
+        with `label_dimension` > 1 or another combiner than "sum".
     """
 
     def __init__(self, feature_columns, model_dir=None, label_dimension: int = 1,
                  weight_column=None, optimizer="Ftrl", config=None, partitioner=None,
                  warm_start_from=None, loss_reduction: str = "weighted_sum",
                  sparse_combiner: str = "sum"):
+        _check_sdca(optimizer, sparse_combiner, label_dimension > 1,
+                    "LinearSDCA can only be used with one-dimensional label.")
         head = head_lib.regression_head(label_dimension=label_dimension,
                                         weight_column=weight_column,
                                         loss_reduction=loss_reduction)
@@ -215,4 +239,3 @@ class LinearEstimator(_LinearBase):
                  warm_start_from=None):
         super().__init__(head, feature_columns, model_dir, optimizer, config, partitioner,
                          warm_start_from, sparse_combiner)
-
