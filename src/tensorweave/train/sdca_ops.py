@@ -40,10 +40,10 @@ from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape
+from tensorweave.runtime import determinism as _determinism
 
 _LOSS_TYPES = ("logistic_loss", "squared_loss", "hinge_loss", "smooth_hinge_loss",
                "poisson_loss")
-_RNG = np.random.default_rng()
 _NEWTON_STEPS = 10  # TF's: Newton converges quadratically
 
 
@@ -298,7 +298,22 @@ def _shrink_f32(w: np.ndarray, shrinkage: np.float32) -> np.ndarray:
     return np.sign(w) * np.maximum(np.abs(w) - shrinkage, np.float32(0))
 
 
-def _sampled_order(loss: _Loss, n: int, weights, labels, state, sq_norms, wx, l2):
+def _order_generator(ctx) -> np.random.Generator:
+    """The generator of this op's visiting orders in this session: OS entropy, as TF's
+    std::random_device, except in the deterministic mode (runtime/determinism.py), where
+    the op's name seeds it so a rerun repeats every pass."""
+    gen = ctx.state.get("order_generator")
+    if gen is None:
+        if _determinism.of_session(ctx.session):
+            seed, seed2 = _determinism.name_seed(ctx.op.name)
+            gen = np.random.Generator(np.random.Philox(key=(seed << 64) | seed2))
+        else:
+            gen = np.random.default_rng()
+        ctx.state["order_generator"] = gen
+    return gen
+
+
+def _sampled_order(rng, loss: _Loss, n: int, weights, labels, state, sq_norms, wx, l2):
     """TF's adaptive order: examples drawn by their weighted duality gaps, each kept with
     probability 0.1 ** (times drawn before), at most n draws plus n rejections; the slots
     left over stay at example 0 (see the module docstring)."""
@@ -311,8 +326,8 @@ def _sampled_order(loss: _Loss, n: int, weights, labels, state, sq_norms, wx, l2
         return order
     counts = np.zeros(n, np.int64)
     filled = retries = 0
-    draws = _RNG.choice(n, size=2 * n, p=probs / total)
-    coins = _RNG.random(2 * n)
+    draws = rng.choice(n, size=2 * n, p=probs / total)
+    coins = rng.random(2 * n)
     for picked, coin in zip(draws.tolist(), coins.tolist()):
         if filled >= n or retries >= n:
             break
@@ -392,10 +407,10 @@ def _optimizer_kernel(ctx, *inputs):
         if adaptive:
             label_for_gap = np.where(raw_labels == 0.0, -1.0, raw_labels) \
                 if loss.binary else raw_labels
-            order = _sampled_order(loss, n, w64, label_for_gap, state_in, sq_norms,
-                                   prev_wx, l2)
+            order = _sampled_order(_order_generator(ctx), loss, n, w64, label_for_gap,
+                                   state_in, sq_norms, prev_wx, l2)
         else:
-            order = _RNG.permutation(n)
+            order = _order_generator(ctx).permutation(n)
         y = _convert_labels(ctx, loss, loss_type, raw_labels, order)
         state = np.array(state_in, np.float32)
         duals = state[:, 0].astype(np.float64)
