@@ -15,7 +15,7 @@ import os
 import sys
 
 # benchmarks/results.py (this script's folder)
-from results import run_child, side_by_side_figures, tf_python, write_extra
+from results import run_side_by_side
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH_DIR = os.path.join(HERE, "..", "..", "shared", "bench")
@@ -79,24 +79,19 @@ def _write_jpegs(count: int = 256) -> str:
 
 
 def main(argv) -> None:
-    out_path = argv[1] if len(argv) > 1 else None
-    params = {"bench": BENCH_DIR, "src": SRC, "reps": REPS, "jpeg_dir": _write_jpegs()}
-    ours = run_child(_CHILD, sys.executable, "tensorweave", params)
-    ref = run_child(_CHILD, tf_python(), "tensorflow", params) \
-        if os.path.exists(tf_python()) else None
-    figures = {"setup": "get_next of a batch of 100 rows of 64 float32 features, or of 32 "
-                        "images; medians of %d blocks of 20" % REPS}
-    figures.update(side_by_side_figures(ours, ref, [
-        ("slices_batch_ms", "from_tensor_slices, batch"),
-        ("slices_map_batch_ms", "from_tensor_slices, map(x * 2 + 1), batch"),
-        ("tfrecord_parse_batch_ms", "TFRecordDataset, map(parse_single_example), batch"),
-        ("jpeg_map_batch_ms", "JPEG decode, resize, flip: map, batch of 32"),
-        ("jpeg_parallel_map_batch_ms", "the same, map(num_parallel_calls=AUTOTUNE)"),
-    ]))
-    write_extra(out_path or os.devnull, "tf.data pipelines, side by side with TensorFlow",
-                "TF_PYTHON=~/.cache/tensorweave-bench-tf/bin/python python "
-                "benchmarks/data_pipeline.py benchmarks/out/extra_data_pipeline.json",
-                figures, results={"tensorweave": ours, "TensorFlow": ref})
+    run_side_by_side(
+        _CHILD, {"bench": BENCH_DIR, "src": SRC, "reps": REPS, "jpeg_dir": _write_jpegs()},
+        "get_next of a batch of 100 rows of 64 float32 features, or of 32 images; medians "
+        "of %d blocks of 20" % REPS, [
+            ("slices_batch_ms", "from_tensor_slices, batch"),
+            ("slices_map_batch_ms", "from_tensor_slices, map(x * 2 + 1), batch"),
+            ("tfrecord_parse_batch_ms", "TFRecordDataset, map(parse_single_example), batch"),
+            ("jpeg_map_batch_ms", "JPEG decode, resize, flip: map, batch of 32"),
+            ("jpeg_parallel_map_batch_ms", "the same, map(num_parallel_calls=AUTOTUNE)"),
+        ], "tf.data pipelines, side by side with TensorFlow",
+        "TF_PYTHON=~/.cache/tensorweave-bench-tf/bin/python python "
+        "benchmarks/data_pipeline.py benchmarks/out/extra_data_pipeline.json",
+        argv[1] if len(argv) > 1 else None)
 
 
 if __name__ == "__main__":

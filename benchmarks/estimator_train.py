@@ -16,7 +16,7 @@ import os
 import sys
 
 # benchmarks/results.py (this script's folder)
-from results import run_child, side_by_side_figures, write_extra
+from results import run_side_by_side
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH_DIR = os.path.join(HERE, "..", "..", "shared", "bench")
@@ -87,23 +87,17 @@ def tf215_python() -> str:
 
 
 def main(argv) -> None:
-    out_path = argv[1] if len(argv) > 1 else None
-    params = {"bench": BENCH_DIR, "src": SRC, "reps": REPS, "extra": EXTRA_STEPS}
-    ours = run_child(_CHILD, sys.executable, "tensorweave", params)
-    ref = run_child(_CHILD, tf215_python(), "tensorflow", params) \
-        if os.path.exists(tf215_python()) else None
-    figures = {"setup": "a 20-64-64-3 MLP model_fn, Adam, batches of 64; medians of %d "
-                        "calls" % REPS}
-    figures.update(side_by_side_figures(ours, ref, [
-        ("train_call_ms", "a train(steps=10) call"),
-        ("step_ms", "one more training step inside train()"),
-        ("evaluate_ms", "an evaluate() call over 10 batches"),
-        ("predict_ms", "a predict() call yielding 640 rows"),
-    ]))
-    write_extra(out_path or os.devnull, "tf.estimator, side by side with TensorFlow 2.15's",
-                "TF_PYTHON=~/.cache/tw-tf215/bin/python python benchmarks/estimator_train.py "
-                "benchmarks/out/extra_estimator.json",
-                figures, results={"tensorweave": ours, "TensorFlow": ref})
+    run_side_by_side(
+        _CHILD, {"bench": BENCH_DIR, "src": SRC, "reps": REPS, "extra": EXTRA_STEPS},
+        "a 20-64-64-3 MLP model_fn, Adam, batches of 64; medians of %d calls" % REPS, [
+            ("train_call_ms", "a train(steps=10) call"),
+            ("step_ms", "one more training step inside train()"),
+            ("evaluate_ms", "an evaluate() call over 10 batches"),
+            ("predict_ms", "a predict() call yielding 640 rows"),
+        ], "tf.estimator, side by side with TensorFlow 2.15's",
+        "TF_PYTHON=~/.cache/tw-tf215/bin/python python benchmarks/estimator_train.py "
+        "benchmarks/out/extra_estimator.json",
+        argv[1] if len(argv) > 1 else None, reference_python=tf215_python())
 
 
 if __name__ == "__main__":

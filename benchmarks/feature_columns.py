@@ -14,7 +14,7 @@ import os
 import sys
 
 # benchmarks/results.py (this script's folder)
-from results import run_child, side_by_side_figures, tf_python, write_extra
+from results import run_side_by_side
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH_DIR = os.path.join(HERE, "..", "..", "shared", "bench")
@@ -58,21 +58,16 @@ print("@@" + json.dumps(out))
 
 
 def main(argv) -> None:
-    out_path = argv[1] if len(argv) > 1 else None
-    params = {"bench": BENCH_DIR, "src": SRC, "program": PROGRAM, "reps": REPS}
-    ours = run_child(_CHILD, sys.executable, "tensorweave", params)
-    ref = run_child(_CHILD, tf_python(), "tensorflow", params) \
-        if os.path.exists(tf_python()) else None
-    figures = {"setup": "examples/wide_and_deep.py's model, batches of 64 records; medians "
-                        "of %d blocks of 40" % REPS}
-    figures.update(side_by_side_figures(ours, ref, [
-        ("train_step_ms", "training step (pipeline, columns, Adam)"),
-        ("get_next_ms", "make_batched_features_dataset get_next alone"),
-    ]))
-    write_extra(out_path or os.devnull, "feature columns over tf.data, side by side with "
-                "TensorFlow", "TF_PYTHON=~/.cache/tensorweave-bench-tf/bin/python python "
-                "benchmarks/feature_columns.py benchmarks/out/extra_feature_columns.json",
-                figures, results={"tensorweave": ours, "TensorFlow": ref})
+    run_side_by_side(
+        _CHILD, {"bench": BENCH_DIR, "src": SRC, "program": PROGRAM, "reps": REPS},
+        "examples/wide_and_deep.py's model, batches of 64 records; medians of %d blocks "
+        "of 40" % REPS, [
+            ("train_step_ms", "training step (pipeline, columns, Adam)"),
+            ("get_next_ms", "make_batched_features_dataset get_next alone"),
+        ], "feature columns over tf.data, side by side with TensorFlow",
+        "TF_PYTHON=~/.cache/tensorweave-bench-tf/bin/python python "
+        "benchmarks/feature_columns.py benchmarks/out/extra_feature_columns.json",
+        argv[1] if len(argv) > 1 else None)
 
 
 if __name__ == "__main__":
