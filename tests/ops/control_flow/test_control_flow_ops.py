@@ -437,3 +437,19 @@ def test_while_fed_bound(sess):
                          [tf.constant(0), tf.constant(0)])
     for nv in (0, 1, 5, 20):
         assert sess.run([i, s], {n: nv}) == [nv, sum(range(nv))]
+
+
+def test_cond_branches_may_return_operations_as_in_tf1(graph, sess):
+    """TF1's cond stands an Operation in for the branch's pivot run after it: the result
+    is a bool tensor equal to the predicate (TF 2.21's compat.v1 gives the same run)."""
+    p = tf.placeholder(tf.bool, [])
+    v = tf.Variable(0)
+    out = tf.cond(p, lambda: tf.assign_add(v, 1).op, lambda: tf.assign_add(v, 10).op)
+    assert out.dtype == tf.bool and out.shape.as_list() == []
+    sess.run(v.initializer)
+    assert sess.run(out, {p: True}) and sess.run(v) == 1
+    assert not sess.run(out, {p: False}) and sess.run(v) == 11
+    pair = tf.cond(p, lambda: (tf.no_op(), tf.constant(1)), lambda: (tf.no_op(), tf.constant(2)))
+    assert sess.run(pair[1], {p: False}) == 2
+    with pytest.raises(TypeError, match="body must return Tensors, not the Operation"):
+        tf.while_loop(lambda i: i < 3, lambda i: tf.no_op(), [tf.constant(0)])

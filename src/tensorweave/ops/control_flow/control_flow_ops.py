@@ -337,8 +337,10 @@ def enter(t: Tensor, ctx: WhileContext, is_constant: bool, name: str = "Enter") 
 # --- cond and case -----------------------------------------------------------------------
 
 
-def _to_tensors(structure, what: str):
-    """Flat list of Tensors (TensorArrays become their flow) and a rebuild function."""
+def _to_tensors(structure, what: str, pivot: Optional[Tensor] = None):
+    """Flat list of Tensors (TensorArrays become their flow) and a rebuild function.
+    With `pivot` (a cond branch's), an Operation stands as the pivot run after it, as
+    TF1's cond returns it (a bool tensor that is the branch's predicate)."""
     from tensorweave.ops.data_flow.tensor_array_class import TensorArray
     flat = nest.flatten(structure)
     tas = {}
@@ -348,9 +350,12 @@ def _to_tensors(structure, what: str):
             tas[i] = v
             out.append(v.flow)
         elif isinstance(v, Operation):
-            raise TypeError("%s must return Tensors, not the Operation %s; wrap it in "
-                            "tf.group or return a tensor with control dependencies on it."
-                            % (what, v.name))
+            if pivot is None:
+                raise TypeError("%s must return Tensors, not the Operation %s; wrap it in "
+                                "tf.group or return a tensor with control dependencies on "
+                                "it." % (what, v.name))
+            with v.graph.control_dependencies([v]):
+                out.append(_identity(pivot, None))
         else:
             out.append(convert_to_tensor(v))
 
@@ -410,7 +415,7 @@ def cond(pred, true_fn: Callable = None, false_fn: Callable = None, strict: bool
                 r = fn()
                 if r is None:
                     r = []
-                flat, rebuild = _to_tensors(r, "true_fn" if branch else "false_fn")
+                flat, rebuild = _to_tensors(r, "true_fn" if branch else "false_fn", pivot)
                 # every output is produced inside the branch, so it is dead when not taken
                 flat = [_identity(ctx.resolve(t), None) for t in flat]
             results.append((r, flat, rebuild))
