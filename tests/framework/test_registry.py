@@ -5,6 +5,7 @@ import pytest
 
 import tensorweave as tf  # noqa: F401 - registers every op family
 import tensorweave.data  # noqa: F401 - and the dataset ops, registered on first use
+import tensorweave.ops.clustering_ops  # noqa: F401 - and the clustering ops (the same)
 from tensorweave.framework import registry
 
 _PACKAGE = os.path.dirname(tf.__file__)

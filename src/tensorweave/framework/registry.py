@@ -129,7 +129,7 @@ def register_op(name: str, inputs: Sequence[str] = (), outputs: Sequence[str] = 
 # Libraries imported on first use (`tf.data`) that register ops of their own. A graph
 # received from another process (a master's partition, an imported GraphDef) may hold
 # their ops before this process has touched the library, so a miss imports them once.
-_LAZY_OP_MODULES = ("tensorweave.data",)
+_LAZY_OP_MODULES = ("tensorweave.data", "tensorweave.ops.clustering_ops")
 
 
 def get_op_def(name: str) -> OpDef:

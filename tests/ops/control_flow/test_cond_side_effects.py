@@ -147,3 +147,21 @@ def test_cond_in_a_loop_using_an_outside_assign(graph):
         return i + 1, a + tf.cond(i > 2, lambda: bump, lambda: tf.constant(0.0))
     w = _caught(lambda: tf.while_loop(lambda i, a: i < 4, body, [0, 0.0]))
     assert len(w) == 1 and "AssignAddVariableOp" in str(w[0].message)
+
+
+def test_library_code_may_build_conds_it_means(graph):
+    """`expected()` turns the check off in this thread while a library builds conds
+    whose branches knowingly use values computed before them; after it, user conds are
+    checked again."""
+    import warnings
+    from tensorweave.ops.control_flow import cond_side_effects
+    v = tf.Variable(0)
+    p = tf.placeholder(tf.bool, [])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with cond_side_effects.expected():
+            bump = tf.assign_add(v, 1)
+            tf.cond(p, lambda: bump, lambda: tf.identity(v))
+    bump2 = tf.assign_add(v, 1)
+    with pytest.warns(cond_side_effects.CondSideEffectWarning):
+        tf.cond(p, lambda: bump2, lambda: tf.identity(v))

@@ -9,6 +9,7 @@ columns, each an Estimator whose model_fn joins a logits function with a head.
   dnn_linear_combined.py  DNNLinearCombined{Classifier,Regressor,Estimator} (wide & deep)
   baseline.py             BaselineClassifier, BaselineRegressor, BaselineEstimator
   parsing_utils.py        classifier_parse_example_spec, regressor_parse_example_spec
+  kmeans.py               experimental.KMeans: k-means clustering (graph in kmeans_graph.py)
 
 Importing this package fills the export table; the names appear in `tf.estimator` when
 it is installed (tensorweave.estimator imports this package).
@@ -17,6 +18,7 @@ from tensorweave.estimator.canned import baseline  # noqa: F401
 from tensorweave.estimator.canned import dnn  # noqa: F401
 from tensorweave.estimator.canned import dnn_linear_combined  # noqa: F401
 from tensorweave.estimator.canned import head  # noqa: F401
+from tensorweave.estimator.canned import kmeans  # noqa: F401
 from tensorweave.estimator.canned import linear  # noqa: F401
 from tensorweave.estimator.canned import optimizers  # noqa: F401
 from tensorweave.estimator.canned import parsing_utils  # noqa: F401

@@ -25,7 +25,9 @@ for every cond.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 import warnings
 from typing import Dict, List, Optional
 
@@ -54,6 +56,23 @@ _PASS_THROUGH = frozenset(("Identity", "RefIdentity", "ReadVariableOp", "Snapsho
 class CondSideEffectWarning(UserWarning):
     """An op with a side effect, created outside a cond's branch functions, is used in
     only one branch: it runs whatever the predicate."""
+
+
+_building = threading.local()  # .expected: a library builds conds that mean it
+
+
+@contextlib.contextmanager
+def expected():
+    """Turns the check off, in this thread, while library code builds conds whose
+    branches knowingly use values computed before them (as TF's own builders do:
+    KMeans reads its batch whichever way its initialization goes). The warning is for
+    a user's conds; the user cannot change a library's."""
+    previous = getattr(_building, "expected", False)
+    _building.expected = True
+    try:
+        yield
+    finally:
+        _building.expected = previous
 
 
 def set_mode(mode: Optional[str]) -> None:
@@ -133,7 +152,7 @@ def check(cond_name: str, pred, branches) -> None:
     `cond_name`. `branches` is [(CondContext, ops created while building it)]; `pred`
     the predicate tensor."""
     m = mode()
-    if m == "ignore":
+    if m == "ignore" or getattr(_building, "expected", False):
         return
     per_branch = []
     for ctx, ops in branches:
