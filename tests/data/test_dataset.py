@@ -282,3 +282,14 @@ def test_batches_of_repeated_slices_are_cut_in_bulk_as_rows_would_stack(
     if got:  # a fetched batch does not alias the dataset's data
         got[0]["x"][...] = -1
         assert (x >= 0).all()
+
+
+def test_padded_batches_of_slices_are_padded(drain):
+    """padded_batch of from_tensor_slices pads every batch to the padded shape (the
+    bulk path of plain batches must not take it: it gave unpadded rows)."""
+    ds = tf.data.Dataset.from_tensor_slices(np.arange(6).reshape(3, 2)).repeat(2) \
+        .padded_batch(4, padded_shapes=[3], padding_values=np.int64(-1))
+    got = drain(ds)
+    np.testing.assert_array_equal(got[0], [[0, 1, -1], [2, 3, -1], [4, 5, -1], [0, 1, -1]])
+    np.testing.assert_array_equal(got[1], [[2, 3, -1], [4, 5, -1]])
+    assert len(got) == 2

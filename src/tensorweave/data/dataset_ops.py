@@ -287,14 +287,20 @@ class _Batch(DatasetValue):
         if blocks is not None:
             yield from _batches_of_blocks(blocks, self.size, self.drop)
             return
-        batch = []
-        for e in self.source.elements(ctx):
-            batch.append(e)
-            if len(batch) == self.size:
-                yield stack(ctx, batch)
-                batch = []
-        if batch and not self.drop:
+        for batch in _row_batches(self.source.elements(ctx), self.size, self.drop):
             yield stack(ctx, batch)
+
+
+def _row_batches(elements, size: int, drop_remainder: bool):
+    """The elements in lists of `size` (the last one shorter unless dropped)."""
+    batch = []
+    for e in elements:
+        batch.append(e)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch and not drop_remainder:
+        yield batch
 
 
 def _batches_of_blocks(blocks, size: int, drop_remainder: bool):
@@ -366,17 +372,7 @@ class _PaddedBatch(DatasetValue):
         self.shapes, self.values = shapes, values
 
     def elements(self, ctx):
-        blocks = self.source.blocks(ctx)
-        if blocks is not None:
-            yield from _batches_of_blocks(blocks, self.size, self.drop)
-            return
-        batch = []
-        for e in self.source.elements(ctx):
-            batch.append(e)
-            if len(batch) == self.size:
-                yield pad_batch(ctx, batch, self.shapes, self.values)
-                batch = []
-        if batch and not self.drop:
+        for batch in _row_batches(self.source.elements(ctx), self.size, self.drop):
             yield pad_batch(ctx, batch, self.shapes, self.values)
 
 
