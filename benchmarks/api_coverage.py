@@ -51,7 +51,6 @@ REASONS = [
     ("", "*Spec", "TypeSpecs belong to TF2's composite tensors"),
     ("", "RaggedTensor*", "ragged tensors are not implemented"),
     ("", "ragged*", "ragged tensors are not implemented"),
-    ("", "*Optional*", "tf.data optionals (TF2 iterators' get_next_as_optional)"),
     ("*", "*ConditionalAccumulator*", "accumulators of synchronous replication: issue 16"),
     ("", "*partition*", "partitioned variables: issue 16"),
     ("", "q*int*", "quantized types are not implemented"),
@@ -92,8 +91,6 @@ REASONS = [
     ("data", "*Spec", _TYPE_SPECS),
     ("data.experimental", "*Structure", _TYPE_SPECS),
     ("data.experimental", "get_structure", _TYPE_SPECS),
-    ("data.experimental", "*Optional*", "tf.data optionals (TF2 iterators' "
-     "get_next_as_optional)"),
     ("data.experimental", "*_variant", "datasets as variant tensors passed to TF2 "
      "functions"),
     ("data.experimental", "*Options", _DATASET_OPTIONS),
@@ -101,7 +98,6 @@ REASONS = [
     ("data.experimental", "SHARD_HINT", _SHARDING),
     ("data.experimental", "Autotune*", _DATASET_OPTIONS),
     ("data.experimental", "ExternalStatePolicy", _DATASET_OPTIONS),
-    ("data.experimental", "*_to_device", "tf.data pipelines run on the host here"),
     ("data.experimental", "service", "the tf.data service (TF2)"),
     ("data.experimental", "distributed_save", "the tf.data service (TF2)"),
     ("data.experimental", "snapshot", "dataset snapshots on disk (TF2)"),

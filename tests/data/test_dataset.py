@@ -1,8 +1,6 @@
 """tf.data in graph mode: pipelines against NumPy references, the three kinds of
 iterator, file datasets, and a model trained from a dataset. (The pipelines below gave
 the same elements under TF 2.21; shuffle orders differ, as any two RNGs do.)"""
-import gzip
-import os
 
 import numpy as np
 import pytest

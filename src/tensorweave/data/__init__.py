@@ -11,8 +11,13 @@ pipeline, iterators as device resources.
   readers.py       tf.data.experimental's file readers: CsvDataset, make_csv_dataset,
                    make_batched_features_dataset
   generators.py    Dataset.from_generator
+  sources.py       tf.data.experimental.from_list and RandomDataset
+  resampling.py    tf.data.experimental.rejection_resample
   transforms.py    Dataset.shard and Dataset.reduce
   cardinality.py   tf.data.experimental.cardinality and assert_cardinality
+  optional_ops.py  tf.data.experimental.Optional (get_next_as_optional is an iterator's)
+  lookup_tables.py lookup tables filled from datasets (DatasetInitializer,
+                   table_from_dataset, index_table_from_dataset)
   file_cache.py    Dataset.cache(filename)
   parallel_map.py  Dataset.map with num_parallel_calls (threads, input order)
   prefetch.py      Dataset.prefetch (a thread reads ahead)
@@ -21,7 +26,8 @@ Imported on first access of `tf.data` (tensorweave/__init__.py).
 """
 from tensorweave.data import (  # noqa: F401
     cardinality, dataset_ops, experimental, generators, grouping, iterator_ops,
-    parallel_map, prefetch, readers, transforms)
+    lookup_tables, optional_ops, parallel_map, prefetch, readers, resampling, sources,
+    transforms)
 
 import sys as _sys  # noqa: E402
 

@@ -1,7 +1,8 @@
-"""tf.data.experimental.cardinality and assert_cardinality: the number of elements of a
-dataset as TF computes it when the op runs, INFINITE_CARDINALITY (-1) or
-UNKNOWN_CARDINALITY (-2) where it cannot be known without reading (a filter, a map in
-TF1's graph mode, a file).
+"""tf.data.experimental.cardinality, assert_cardinality and pad_to_cardinality.
+
+`cardinality` is the number of elements of a dataset as TF computes it when the op runs,
+INFINITE_CARDINALITY (-1) or UNKNOWN_CARDINALITY (-2) where it cannot be known without
+reading (a filter, a map in TF1's graph mode, a file).
 
 The rules are a table over the run-time values of the transformations (TF 2.21's
 answers, checked side by side); a value without a rule is unknown.
@@ -20,6 +21,7 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.data import dataset_ops as _ds
+from tensorweave.data import sources as _src
 from tensorweave.data import transforms as _tr
 from tensorweave.data.file_cache import FileCache
 from tensorweave.data.prefetch import Prefetch
@@ -121,6 +123,28 @@ class _Asserted(DatasetValue):
                 "contained only %d elements." % (self.count, n))
 
 
+class _PaddedToCardinality(DatasetValue):
+    """The input's elements with their mask component True, then `count` minus their
+    number of zero elements with it False."""
+
+    def __init__(self, source, count: int, mask: int, padding: list, op):
+        self.source, self.count, self.mask = source, count, mask
+        self.padding, self.op = padding, op
+
+    def elements(self, ctx):
+        n = 0
+        for e in self.source.elements(ctx):
+            n += 1
+            if n > self.count:
+                raise errors.InvalidArgumentError(
+                    None, self.op, "Cannot pad a dataset to cardinality %d: it has more "
+                    "elements" % self.count)
+            yield e[:self.mask] + [np.True_] + e[self.mask:]
+        padding = self.padding[:self.mask] + [np.False_] + self.padding[self.mask:]
+        for _ in range(n, self.count):
+            yield list(padding)
+
+
 _RULES: Dict[type, Callable[[DatasetValue], int]] = {
     _ds._Slices: lambda v: _ds._rows(v.components[0]),
     _ds._Once: lambda v: 1,
@@ -130,13 +154,16 @@ _RULES: Dict[type, Callable[[DatasetValue], int]] = {
     _ds._Zip: _zip, _ds._Concatenate: _concatenate,
     _ds._Shuffle: _same, _ds._Cache: _same, FileCache: _same, Prefetch: _same,
     _ds._Windows: _windows, _tr._Shard: _shard,
-    _Asserted: lambda v: v.count,
+    _Asserted: lambda v: v.count, _PaddedToCardinality: lambda v: v.count,
+    _src._List: lambda v: len(v.components) // v.width, _src._Random: lambda v: INFINITE,
 }
 
 register_op("DatasetCardinality", inputs=["input_dataset: variant"],
             outputs=["cardinality: int64"], shape=lambda op: TensorShape([]))
 not_differentiable("DatasetCardinality")
 _ds.dataset_op("AssertCardinalityDataset", ["input_dataset: variant", "cardinality: int64"])
+_ds.dataset_op("PadToCardinalityDataset", ["input_dataset: variant", "cardinality: int64"],
+               {"mask_index": 0})
 
 
 @kernel("DatasetCardinality")
@@ -147,6 +174,16 @@ def _cardinality_kernel(ctx, d):
 @kernel("AssertCardinalityDataset")
 def _assert_cardinality_kernel(ctx, d, count):
     return _Asserted(d, int(np.asarray(count)), ctx.op)
+
+
+@kernel("PadToCardinalityDataset")
+def _pad_to_cardinality_kernel(ctx, d, count):
+    mask = ctx.attrs["mask_index"]
+    specs = [(t, s) for k, (t, s) in enumerate(zip(ctx.attrs["output_types"],
+                                                    ctx.attrs["output_shapes"])) if k != mask]
+    padding = [np.full(s, b"", dtype=object) if t == _dt.string else
+               np.zeros(s, t.as_numpy_dtype) for t, s in specs]
+    return _PaddedToCardinality(d, int(np.asarray(count)), mask, padding, ctx.op)
 
 
 @tf_export("data.experimental.cardinality")
@@ -165,4 +202,44 @@ def assert_cardinality(expected_cardinality) -> Callable:
     def apply(ds: Dataset) -> Dataset:
         return ds._derive("AssertCardinalityDataset", [convert_to_tensor(
             expected_cardinality, _dt.int64, name="cardinality")])
+    return apply
+
+
+@tf_export("data.experimental.pad_to_cardinality")
+def pad_to_cardinality(cardinality, mask_key: str = "valid") -> Callable:
+    """A transformation that pads a dataset of dicts to `cardinality` elements with
+    elements of zeros (empty strings), and adds to every element the bool `mask_key`:
+    True for the dataset's own elements, False for the padding.
+
+    Unlike TF, the dataset's cardinality need not be known in advance: reading more than
+    `cardinality` elements from it raises InvalidArgumentError.
+
+    Raises:
+      ValueError: the elements are not dicts, `mask_key` is one of their keys, or a
+        component is sparse or of a shape not fully known (its padding would have no
+        shape).
+    """
+    def apply(ds: Dataset) -> Dataset:
+        if not isinstance(ds._structure, dict):
+            raise ValueError("`pad_to_cardinality` requires its input dataset to be a "
+                             "dictionary.")
+        if mask_key in ds._structure:
+            raise ValueError("`mask_key` %r is already a key of the dataset's elements"
+                             % (mask_key,))
+        for key in sorted(ds._structure):
+            leaf = ds._structure[key]
+            if leaf != 0:
+                raise ValueError("pad_to_cardinality pads tensors only; %r is %r"
+                                 % (key, leaf))
+        for key, shape in zip(sorted(ds._structure), ds._shapes):
+            if not shape.is_fully_defined():
+                raise ValueError("pad_to_cardinality needs components of fully defined "
+                                 "shapes to pad with; %r has shape %s" % (key, shape))
+        structure = dict(ds._structure, **{mask_key: 0})
+        mask = sorted(structure).index(mask_key)
+        types = ds._types[:mask] + [_dt.bool] + ds._types[mask:]
+        shapes = ds._shapes[:mask] + [TensorShape([])] + ds._shapes[mask:]
+        return ds._derive("PadToCardinalityDataset", [convert_to_tensor(
+            cardinality, _dt.int64, name="cardinality")], {"mask_index": mask},
+            structure=structure, types=types, shapes=shapes)
     return apply

@@ -961,6 +961,14 @@ class Dataset(ElementSpec):
         return Dataset(op.outputs[0], 0, [_dt.int64], [TensorShape([])])
 
     @staticmethod
+    def random(seed: Optional[int] = None, rerandomize_each_iteration: Optional[bool] = None,
+               name: Optional[str] = None) -> "Dataset":
+        """An endless dataset of random int64 values (see
+        `tf.data.experimental.RandomDataset`)."""
+        from tensorweave.data.sources import RandomDataset
+        return RandomDataset(seed, rerandomize_each_iteration, name)
+
+    @staticmethod
     def zip(datasets) -> "Dataset":
         """Elements of `datasets` (a nested structure of datasets) side by side."""
         flat = nest.flatten(datasets)
@@ -1445,6 +1453,16 @@ def pack_element(structure, tensors):
             t = Dataset(t, leaf.structure, leaf.types, leaf.shapes)
         out.append(t)
     return nest.pack_sequence_as(structure, out)
+
+
+def read_element(op_type: str, inputs, spec: "ElementSpec", name: str):
+    """The element an op of `op_type` outputs as its components (IteratorGetNext and its
+    kin), built on `inputs`, in `spec`'s structure with its static shapes."""
+    op = apply_op(op_type, inputs, spec_attrs(spec._types, spec._shapes), name=name)
+    outs = list(op.outputs)
+    for t, s in zip(outs, spec._shapes):
+        t.set_shape(s)
+    return pack_element(spec._structure, outs)
 
 
 def element_structure(output_types, output_shapes=None, output_classes=None):

@@ -1,10 +1,10 @@
 """tf.data.experimental: the transformations TF1 programs apply with `dataset.apply(...)`
 (shuffle_and_repeat, map_and_batch, parallel_interleave, unbatch, enumerate_dataset,
 ignore_errors, take_while, unique, scan, bucket_by_sequence_length,
-dense_to_sparse_batch), dataset combinators
-(choose_from_datasets, sample_from_datasets, Counter), get_single_element and
-TFRecordWriter. Readers of files (CSV, Example records) are in readers.py, keyed
-grouping in grouping.py.
+dense_to_sparse_batch, parse_example_dataset, copy_to_device, prefetch_to_device),
+dataset combinators (choose_from_datasets, sample_from_datasets, Counter),
+get_single_element and TFRecordWriter. Readers of files (CSV, Example records) are in
+readers.py, keyed grouping in grouping.py, the other sources in sources.py.
 
 The fused transformations of TF (map_and_batch, shuffle_and_repeat,
 parallel_interleave) are their plain compositions here. map_and_batch's parallelism goes
@@ -14,7 +14,8 @@ nothing.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+import typing
+from typing import Callable
 
 import numpy as np
 
@@ -34,7 +35,7 @@ _LARGEST = np.iinfo(np.int64).max
 
 # --- transformations (for Dataset.apply) ------------------------------------------------------
 @tf_export("data.experimental.shuffle_and_repeat")
-def shuffle_and_repeat(buffer_size, count=None, seed: Optional[int] = None) -> Callable:
+def shuffle_and_repeat(buffer_size, count=None, seed: typing.Optional[int] = None) -> Callable:
     """`shuffle(buffer_size, seed)` then `repeat(count)`, each epoch in a new order."""
     return lambda ds: ds.shuffle(buffer_size, seed).repeat(count)
 
@@ -49,6 +50,57 @@ def map_and_batch(map_func: Callable, batch_size, num_parallel_batches=None,
         calls = int(num_parallel_batches) * int(batch_size)
     return lambda ds: ds.map(map_func, num_parallel_calls=calls).batch(batch_size,
                                                                        drop_remainder)
+
+
+@tf_export("data.experimental.map_and_batch_with_legacy_function")
+def map_and_batch_with_legacy_function(map_func: Callable, batch_size,
+                                       num_parallel_batches=None,
+                                       drop_remainder: bool = False,
+                                       num_parallel_calls=None) -> Callable:
+    """`map_and_batch`: TF1 traced every dataset function the legacy way, as tensorweave
+    does."""
+    return map_and_batch(map_func, batch_size, num_parallel_batches, drop_remainder,
+                         num_parallel_calls)
+
+
+@tf_export("data.experimental.parse_example_dataset")
+def parse_example_dataset(features: dict, num_parallel_calls=1,
+                          deterministic: typing.Optional[bool] = None) -> Callable:
+    """A transformation parsing a dataset of vectors of serialized Example protos into
+    dicts of tensors, as `tf.io.parse_example` parses each vector (`num_parallel_calls`
+    of them at once, results in input order).
+
+    Raises:
+      ValueError: no `features`.
+      TypeError: the dataset's elements are not vectors of strings.
+    """
+    if features is None:
+        raise ValueError("Argument `features` is required, but not specified.")
+    from tensorweave.ops.io.parsing_ops import parse_example
+
+    def apply(ds: Dataset) -> Dataset:
+        if ds._structure != 0 or ds._types[0] != _dt.string or \
+                not ds._shapes[0].is_compatible_with([None]):
+            raise TypeError("Input dataset should be a dataset of vectors of strings. "
+                            "Instead it is `%s`." % (ds.element_spec,))
+        return ds.map(lambda serialized: parse_example(serialized, features),
+                      num_parallel_calls=num_parallel_calls)
+    return apply
+
+
+@tf_export("data.experimental.copy_to_device")
+def copy_to_device(target_device: str, source_device: str = "/cpu:0") -> Callable:
+    """The dataset unchanged: tensorweave's pipelines run on the host, and an element
+    reaches `target_device` when the ops that read it run there (the executor copies
+    it), so there is nothing to move ahead of time."""
+    return lambda ds: ds
+
+
+@tf_export("data.experimental.prefetch_to_device")
+def prefetch_to_device(device: str, buffer_size=None) -> Callable:
+    """`prefetch(buffer_size)` (default AUTOTUNE): elements are read ahead on the host
+    and reach `device` when the ops that read them run there (see `copy_to_device`)."""
+    return lambda ds: ds.prefetch(_ds.AUTOTUNE if buffer_size is None else buffer_size)
 
 
 @tf_export("data.experimental.parallel_interleave")
@@ -181,7 +233,7 @@ def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset: bool =
 
 
 @tf_export("data.experimental.sample_from_datasets")
-def sample_from_datasets(datasets, weights=None, seed: Optional[int] = None,
+def sample_from_datasets(datasets, weights=None, seed: typing.Optional[int] = None,
                          stop_on_empty_dataset: bool = False) -> Dataset:
     """Elements drawn from `datasets` at random with probabilities `weights` (default
     uniform); an exhausted dataset drops out (the others' weights renormalized), or with
@@ -223,13 +275,8 @@ def _check_same(datasets) -> None:
 def get_single_element(dataset: Dataset):
     """The one element of `dataset` (its run raises InvalidArgumentError if the dataset
     has none or more than one)."""
-    op = apply_op("DatasetToSingleElement", [dataset._variant],
-                  _ds.spec_attrs(dataset._types, dataset._shapes),
-                  name="DatasetToSingleElement")
-    outs = list(op.outputs)
-    for t, s in zip(outs, dataset._shapes):
-        t.set_shape(s)
-    return _ds.pack_element(dataset._structure, outs)
+    return _ds.read_element("DatasetToSingleElement", [dataset._variant], dataset,
+                            "DatasetToSingleElement")
 
 
 @tf_export("data.experimental.TFRecordWriter")

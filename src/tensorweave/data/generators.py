@@ -10,7 +10,7 @@ and errors.
 from __future__ import annotations
 
 import itertools
-from typing import Callable, Optional
+from typing import Callable
 
 import numpy as np
 

@@ -30,6 +30,7 @@ from tensorweave.framework.registry import TypeListAttr, kernel, not_differentia
     register_op
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.data import dataset_ops as _ds
+from tensorweave.data import optional_ops
 from tensorweave.data.dataset_ops import Dataset, ElementSpec
 
 _UNIQUE = itertools.count()
@@ -249,13 +250,24 @@ class Iterator(ElementSpec):
     def get_next(self, name: Optional[str] = None):
         """The next element, in the dataset's structure; its run raises
         OutOfRangeError once the dataset is done."""
-        op = apply_op("IteratorGetNext", [self._handle],
-                      {"output_types": self._types, "output_shapes": self._shapes},
-                      name=name or "IteratorGetNext")
-        outs = list(op.outputs)
-        for t, s in zip(outs, self._shapes):
-            t.set_shape(s)
-        return _ds.pack_element(self._structure, outs)
+        return _ds.read_element("IteratorGetNext", [self._handle], self,
+                                name or "IteratorGetNext")
+
+    def get_next_as_optional(self) -> "optional_ops.Optional":
+        """The next element as a `tf.data.experimental.Optional`, without a value once
+        the dataset is done (where `get_next` raises OutOfRangeError)."""
+        return get_next_as_optional(self)
+
+
+@tf_export("data.experimental.get_next_as_optional")
+def get_next_as_optional(iterator: Iterator) -> optional_ops.Optional:
+    """The next element of `iterator` as an Optional, which has no value once the
+    dataset is done (instead of the OutOfRangeError of `get_next`)."""
+    op = apply_op("IteratorGetNextAsOptional", [iterator._handle],
+                  _ds.spec_attrs(iterator._types, iterator._shapes),
+                  name="IteratorGetNextAsOptional")
+    return optional_ops.Optional(op.outputs[0], iterator._structure, iterator._types,
+                                 iterator._shapes)
 
 
 @tf_export("data.make_one_shot_iterator")

@@ -230,7 +230,8 @@ class TableHandle:
         return "<TableHandle %s/%s>" % (self.container or "localhost", self.name)
 
 
-def _table(ctx, handle) -> TableResource:
+def table_resource(ctx, handle) -> TableResource:
+    """The table a resource handle names, for kernels that take one."""
     if type(handle) is TableHandle:
         return handle.table
     raise errors.InvalidArgumentError(None, ctx.op, "Expected a lookup table handle, got %r"
@@ -320,17 +321,17 @@ register_op("InitializeTableFromTextFileV2",
 
 @kernel("InitializeTableV2")
 def _initialize_kernel(ctx, handle, keys, values):
-    _table(ctx, handle).initialize(ctx.op, np.asarray(keys), np.asarray(values))
+    table_resource(ctx, handle).initialize(ctx.op, np.asarray(keys), np.asarray(values))
 
 
 @kernel("LookupTableImportV2")
 def _import_kernel(ctx, handle, keys, values):
-    _table(ctx, handle).import_(ctx.op, np.asarray(keys), np.asarray(values))
+    table_resource(ctx, handle).import_(ctx.op, np.asarray(keys), np.asarray(values))
 
 
 @kernel("LookupTableInsertV2")
 def _insert_kernel(ctx, handle, keys, values):
-    t = _table(ctx, handle)
+    t = table_resource(ctx, handle)
     if not t.mutable:
         raise errors.UnimplementedError(None, ctx.op, "Insert is not supported by a static "
                                         "HashTable")
@@ -339,7 +340,7 @@ def _insert_kernel(ctx, handle, keys, values):
 
 @kernel("LookupTableRemoveV2")
 def _remove_kernel(ctx, handle, keys):
-    t = _table(ctx, handle)
+    t = table_resource(ctx, handle)
     if not t.mutable:
         raise errors.UnimplementedError(None, ctx.op, "Remove is not supported by a static "
                                         "HashTable")
@@ -352,7 +353,7 @@ WHOLE_LINE, LINE_NUMBER = -2, -1
 @kernel("InitializeTableFromTextFileV2")
 def _initialize_from_text_file_kernel(ctx, handle, filename):
     from tensorweave.platform import file_io
-    t, a, op = _table(ctx, handle), ctx.attrs, ctx.op
+    t, a, op = table_resource(ctx, handle), ctx.attrs, ctx.op
     path = file_io.fspath(np.asarray(filename).item())
     try:
         text = file_io.read_bytes(path)
@@ -417,17 +418,17 @@ register_op("LookupTableExportV2", inputs=["table_handle: resource"],
 
 @kernel("LookupTableFindV2")
 def _find_kernel(ctx, handle, keys, default):
-    return _table(ctx, handle).find(ctx.op, np.asarray(keys), np.asarray(default))
+    return table_resource(ctx, handle).find(ctx.op, np.asarray(keys), np.asarray(default))
 
 
 @kernel("LookupTableSizeV2")
 def _size_kernel(ctx, handle):
-    return np.int64(_table(ctx, handle).size())
+    return np.int64(table_resource(ctx, handle).size())
 
 
 @kernel("LookupTableExportV2")
 def _export_kernel(ctx, handle):
-    return list(_table(ctx, handle).export())
+    return list(table_resource(ctx, handle).export())
 
 
 for _op in ("HashTableV2", "MutableHashTableV2", "MutableHashTableOfTensorsV2",
@@ -463,7 +464,7 @@ class _KeyValueDtypes:
         return self._value_dtype
 
 
-class _TableInitializer(_KeyValueDtypes):
+class TableInitializer(_KeyValueDtypes):
     """The initializer of a static table: its dtypes and the op that fills a table
     (`initialize`)."""
 
@@ -475,7 +476,7 @@ class _TableInitializer(_KeyValueDtypes):
 
 
 @tf_export("lookup.KeyValueTensorInitializer")
-class KeyValueTensorInitializer(_TableInitializer):
+class KeyValueTensorInitializer(TableInitializer):
     """Fills a table with `keys[i] -> values[i]`.
 
     Args:
@@ -505,7 +506,7 @@ class KeyValueTensorInitializer(_TableInitializer):
 
 
 @tf_export("lookup.TextFileInitializer")
-class TextFileInitializer(_TableInitializer):
+class TextFileInitializer(TableInitializer):
     """Fills a table from a text file, one entry per line (see the module docstring).
 
     Args:

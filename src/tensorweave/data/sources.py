@@ -1,0 +1,122 @@
+"""tf.data.experimental's sources beyond Dataset's own: `from_list` (elements given one by
+one, of shapes that may differ) and `RandomDataset` (an endless stream of random int64
+values, also `Dataset.random`).
+"""
+from __future__ import annotations
+
+import itertools
+import typing
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import nest
+from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.registry import TypeListAttr, kernel
+from tensorweave.framework.shapes import TensorShape
+from tensorweave.data import dataset_ops as _ds
+from tensorweave.data.dataset_ops import Dataset, DatasetValue
+
+_ds.dataset_op("ListDataset", ["tensors: Tinput_types"], {"Tinput_types": TypeListAttr()})
+_ds.dataset_op("RandomDataset", ["seed: int64", "seed2: int64"],
+               {"rerandomize_each_iteration": False})
+
+
+class _List(DatasetValue):
+    def __init__(self, components, width: int):
+        self.components, self.width = components, width
+
+    def elements(self, ctx):
+        for i in range(0, len(self.components), self.width):
+            yield list(self.components[i:i + self.width])
+
+
+@kernel("ListDataset")
+def _list_kernel(ctx, *tensors):
+    return _List(list(tensors), len(ctx.attrs["output_types"]))
+
+
+@tf_export("data.experimental.from_list")
+def from_list(elements, name: typing.Optional[str] = None) -> Dataset:
+    """A dataset of `elements`, a list of elements of one structure and dtypes whose
+    shapes may differ (each component's shape is then the most specific one compatible
+    with all of theirs).
+
+    Raises:
+      ValueError: `elements` is empty, or its elements differ in structure.
+      TypeError: their components differ in dtype.
+    """
+    if not elements:
+        raise ValueError("Invalid `elements`. `elements` should not be empty. If you want "
+                         "an empty dataset, use `tf.data.Dataset.range(0)`.")
+    converted = [_ds.structure_of(e) for e in elements]
+    structure, first = converted[0]
+    types = [t.dtype for t in first]
+    shapes = [t.shape for t in first]
+    for k, (other, flat) in enumerate(converted[1:], 1):
+        nest.assert_same_structure(structure, other)
+        if [t.dtype for t in flat] != types or \
+                nest.flatten(other) != nest.flatten(structure):
+            raise TypeError("The elements of from_list must have the same dtypes: element "
+                            "%d has %s but element 0 has %s"
+                            % (k, [t.dtype.name for t in flat], [t.name for t in types]))
+        shapes = [s.most_specific_compatible_shape(t.shape) for s, t in zip(shapes, flat)]
+    op = apply_op("ListDataset", [[t for _, flat in converted for t in flat]],
+                  dict(_ds.spec_attrs(types, shapes), Tinput_types=types * len(converted)),
+                  name=name or "ListDataset")
+    return Dataset(op.outputs[0], structure, types, shapes)
+
+
+_BLOCK = 1024
+
+
+class _Random(DatasetValue):
+    def __init__(self, seed: typing.Optional[int], rerandomize: bool):
+        self.seed, self.rerandomize = seed, rerandomize
+        self.passes = itertools.count()
+
+    def elements(self, ctx):
+        key = self.seed + (next(self.passes) if self.rerandomize else 0)
+        rng = np.random.Generator(np.random.Philox(key=key))
+        while True:
+            for v in rng.integers(0, 2 ** 32, size=_BLOCK, dtype=np.int64):
+                yield [v]
+
+
+@kernel("RandomDataset")
+def _random_kernel(ctx, seed, seed2):
+    s1, s2 = int(np.asarray(seed)), int(np.asarray(seed2))
+    if s1 == 0 and s2 == 0:  # no seed: one drawn from the OS for this dataset
+        key = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+    else:
+        key = (s1 % 2 ** 32) << 32 | (s2 % 2 ** 32)
+    return _Random(key, ctx.attrs["rerandomize_each_iteration"])
+
+
+@tf_export("data.experimental.RandomDataset")
+class RandomDataset(Dataset):
+    """An endless dataset of random int64 values, uniform over [0, 2**32).
+
+    Args:
+      seed: the op seed (with the graph seed, as `tf.set_random_seed` sets it): the same
+        seeds give the same sequence; None and no graph seed: a new one each time the
+        dataset is created.
+      rerandomize_each_iteration: a new sequence on each pass over the dataset (a
+        `repeat`, or each initialization of an iterator), else the same one.
+      name: the op's name.
+    """
+
+    def __init__(self, seed: typing.Optional[int] = None,
+                 rerandomize_each_iteration: typing.Optional[bool] = None,
+                 name: typing.Optional[str] = None):
+        from tensorweave.ops.random.random_ops import get_seed
+        s1, s2 = get_seed(seed)
+        s1, s2 = (0, 0) if s1 is None else (s1, s2)
+        op = apply_op("RandomDataset", [convert_to_tensor(s1, _dt.int64),
+                                        convert_to_tensor(s2, _dt.int64)],
+                      dict(_ds.spec_attrs([_dt.int64], [TensorShape([])]),
+                           rerandomize_each_iteration=bool(rerandomize_each_iteration)),
+                      name=name or "RandomDataset")
+        super().__init__(op.outputs[0], 0, [_dt.int64], [TensorShape([])])
+

@@ -1,0 +1,74 @@
+"""tf.data.experimental.from_list and RandomDataset / Dataset.random (data/sources.py):
+element specs and errors as TensorFlow 2.21 gives them."""
+import numpy as np
+import pytest
+
+import tensorweave as tf
+
+X = tf.data.experimental
+
+
+def test_from_list_specs_and_elements(drain):
+    pairs = X.from_list([(1, "a"), (2, "b")])
+    assert pairs.output_types == (tf.int32, tf.string)
+    assert pairs.output_shapes == (tf.TensorShape([]), tf.TensorShape([]))
+    assert [tuple(e) for e in drain(pairs)] == [(1, b"a"), (2, b"b")]
+    with tf.Session() as sess:
+        assert sess.run(X.cardinality(pairs)) == 2
+    rows = X.from_list([[1, 2], [3, 4]])
+    assert rows.output_shapes == tf.TensorShape([2])
+    # shapes may differ: the spec is the most specific shape compatible with all
+    ragged = X.from_list([[1, 2], [3]])
+    assert ragged.output_shapes.as_list() == [None]
+    assert [e.tolist() for e in drain(ragged)] == [[1, 2], [3]]
+    dicts = X.from_list([{"a": np.zeros((2, 3)), "b": 1}, {"a": np.ones((2, 3)), "b": 2}])
+    assert dicts.output_types == {"a": tf.float64, "b": tf.int32}
+    got = drain(dicts)
+    assert got[1]["a"].tolist() == np.ones((2, 3)).tolist() and got[1]["b"] == 2
+
+
+def test_from_list_errors():
+    with pytest.raises(ValueError, match="`elements` should not be empty"):
+        X.from_list([])
+    with pytest.raises(ValueError, match="same number of elements"):
+        X.from_list([(1, 2), (1,)])
+    with pytest.raises(TypeError, match="element 1 has \\['float32'\\] but element 0 has "
+                                        "\\['int32'\\]"):
+        X.from_list([1, 2.5])
+
+
+def _values(sess, dataset, n):
+    return sess.run(tf.data.make_one_shot_iterator(dataset.take(n).batch(n)).get_next())
+
+
+def test_random_dataset_values_and_seeds(sess):
+    ds = X.RandomDataset(seed=4)
+    assert isinstance(ds, tf.data.Dataset)
+    assert ds.output_types == tf.int64 and ds.output_shapes == tf.TensorShape([])
+    assert sess.run(X.cardinality(ds)) == X.INFINITE_CARDINALITY
+    v = _values(sess, ds, 4000)
+    # uniform over [0, 2**32), as TF's
+    assert v.dtype == np.int64 and 0 <= v.min() and v.max() < 2 ** 32
+    assert abs(v.mean() / 2 ** 32 - 0.5) < 0.02 and len(set(v.tolist())) > 3990
+    assert (_values(sess, X.RandomDataset(seed=4), 50) == v[:50]).all()
+    assert not (_values(sess, X.RandomDataset(seed=5), 50) == v[:50]).all()
+    # no seed: a new sequence each time the dataset is made
+    assert not (_values(sess, X.RandomDataset(), 50) ==
+                _values(sess, X.RandomDataset(), 50)).all()
+
+
+def test_rerandomize_each_iteration(drain):
+    same = drain(tf.data.Dataset.random(seed=7).take(3).repeat(2))
+    assert same[:3] == same[3:]
+    new = drain(tf.data.Dataset.random(seed=7, rerandomize_each_iteration=True)
+                .take(3).repeat(2))
+    assert new[:3] != new[3:] and new[:3] == same[:3]
+
+
+def test_graph_seed_makes_the_sequence_repeatable():
+    def first_values():
+        with tf.Graph().as_default():
+            tf.set_random_seed(11)
+            with tf.Session() as sess:
+                return _values(sess, X.RandomDataset(), 20).tolist()
+    assert first_values() == first_values()
