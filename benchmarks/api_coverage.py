@@ -32,8 +32,6 @@ NAMESPACES = ("", "nn", "train", "losses", "metrics", "summary", "math", "linalg
 _PROTO_CLASSES = ("protocol buffer classes: ClusterSpec.as_cluster_def() returns TF's "
                   "ClusterDef message; exporting the classes would load protobuf when "
                   "tensorweave is imported")
-_DATASET_OPTIONS = ("dataset options (TF2's with_options): tensorweave runs a pipeline in "
-                    "order, on the host")
 _TYPE_SPECS = "TypeSpecs belong to TF2's composite tensors"
 _SHARDING = "tf.distribute input sharding (TF2)"
 REASONS = [
@@ -93,11 +91,7 @@ REASONS = [
     ("data.experimental", "get_structure", _TYPE_SPECS),
     ("data.experimental", "*_variant", "datasets as variant tensors passed to TF2 "
      "functions"),
-    ("data.experimental", "*Options", _DATASET_OPTIONS),
-    ("data.experimental", "AutoShardPolicy", _SHARDING),
     ("data.experimental", "SHARD_HINT", _SHARDING),
-    ("data.experimental", "Autotune*", _DATASET_OPTIONS),
-    ("data.experimental", "ExternalStatePolicy", _DATASET_OPTIONS),
     ("data.experimental", "service", "the tf.data service (TF2)"),
     ("data.experimental", "distributed_save", "the tf.data service (TF2)"),
     ("data.experimental", "snapshot", "dataset snapshots on disk (TF2)"),
@@ -106,7 +100,6 @@ REASONS = [
     ("data", "NumpyIterator", "iterates a dataset eagerly (TF2)"),
     ("feature_column", "sequence_*", "sequence columns are read by Keras' SequenceFeatures "
      "(TF2) or tf.contrib's sequence_input_layer, neither of which TF1's core has"),
-    ("data", "*Options", _DATASET_OPTIONS),
     ("saved_model", "save", "object-based SavedModels of tf.Module/tf.function (TF2 API)"),
     ("saved_model", "load_v2", "object-based SavedModels of tf.Module/tf.function (TF2 API)"),
     ("saved_model", "Asset", "object-based SavedModels of tf.Module/tf.function (TF2 API)"),

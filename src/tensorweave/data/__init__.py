@@ -14,6 +14,7 @@ pipeline, iterators as device resources.
   sources.py       tf.data.experimental.from_list and RandomDataset
   resampling.py    tf.data.experimental.rejection_resample
   transforms.py    Dataset.shard and Dataset.reduce
+  options.py       tf.data.Options (Dataset.with_options) and its option tree
   cardinality.py   tf.data.experimental.cardinality and assert_cardinality
   optional_ops.py  tf.data.experimental.Optional (get_next_as_optional is an iterator's)
   lookup_tables.py lookup tables filled from datasets (DatasetInitializer,
@@ -26,7 +27,7 @@ Imported on first access of `tf.data` (tensorweave/__init__.py).
 """
 from tensorweave.data import (  # noqa: F401
     cardinality, dataset_ops, experimental, generators, grouping, iterator_ops,
-    lookup_tables, optional_ops, parallel_map, prefetch, readers, resampling, sources,
+    lookup_tables, optional_ops, options, parallel_map, prefetch, readers, resampling, sources,
     transforms)
 
 import sys as _sys  # noqa: E402

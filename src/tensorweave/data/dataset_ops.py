@@ -891,9 +891,31 @@ class Dataset(ElementSpec):
     docstring). Built by the static constructors and transformations below; read through
     an iterator (`make_one_shot_iterator`, `make_initializable_iterator`)."""
 
-    def __init__(self, variant: _graph.Tensor, structure, types, shapes):
+    _options = None  # a tf.data.Options set by with_options, carried to derived datasets
+
+    def __init__(self, variant: _graph.Tensor, structure, types, shapes, inputs=()):
         self._variant = variant
         self._set_spec(structure, types, shapes)
+        for source in inputs:  # a dataset made from others has their options, merged
+            if source._options is not None:
+                self._options = source._options if self._options is None else \
+                    self._options.merge(source._options)
+
+    def options(self):
+        """The options of this dataset (`tf.data.Options`): those set by `with_options`
+        on it or on the datasets it is made from."""
+        from tensorweave.data.options import Options
+        return Options().merge(self._options) if self._options is not None else Options()
+
+    def with_options(self, options) -> "Dataset":
+        """This dataset with `options` set (over the options it has).
+
+        Raises:
+          TypeError: `options` is not a `tf.data.Options`.
+        """
+        out = Dataset(self._variant, self._structure, self._types, self._shapes)
+        out._options = self.options().merge(options)
+        return out
 
     @property
     def element_spec(self):
@@ -901,13 +923,16 @@ class Dataset(ElementSpec):
         return nest.pack_sequence_as(self._structure, list(zip(self._shapes, self._types)))
 
     def _derive(self, op_type: str, inputs, attrs=None, structure=None, types=None,
-                shapes=None) -> "Dataset":
+                shapes=None, others=()) -> "Dataset":
+        """A dataset of op `op_type` on this one, `inputs` and attrs, of this one's
+        element spec where not given; `others`: the other datasets it reads (their
+        options carry over too)."""
         structure = self._structure if structure is None else structure
         types = self._types if types is None else types
         shapes = self._shapes if shapes is None else shapes
         op = apply_op(op_type, [self._variant] + list(inputs),
                       dict(spec_attrs(types, shapes), **(attrs or {})), name=op_type)
-        return Dataset(op.outputs[0], structure, types, shapes)
+        return Dataset(op.outputs[0], structure, types, shapes, [self] + list(others))
 
     # -- sources --
     @staticmethod
@@ -977,7 +1002,7 @@ class Dataset(ElementSpec):
         shapes = [s for d in flat for s in d._shapes]
         op = apply_op("ZipDataset", [[d._variant for d in flat]], spec_attrs(types, shapes),
                       name="ZipDataset")
-        return Dataset(op.outputs[0], structure, types, shapes)
+        return Dataset(op.outputs[0], structure, types, shapes, flat)
 
     # -- transformations --
     def concatenate(self, dataset: "Dataset") -> "Dataset":
@@ -993,7 +1018,8 @@ class Dataset(ElementSpec):
         shapes = [a.most_specific_compatible_shape(b) if hasattr(
             a, "most_specific_compatible_shape") else (a if a == b else unknown_shape())
             for a, b in zip(self._shapes, dataset._shapes)]
-        return self._derive("ConcatenateDataset", [dataset._variant], shapes=shapes)
+        return self._derive("ConcatenateDataset", [dataset._variant], shapes=shapes,
+                            others=[dataset])
 
     def repeat(self, count=None) -> "Dataset":
         """The elements `count` times (None or -1: forever)."""

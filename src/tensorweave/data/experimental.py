@@ -229,7 +229,7 @@ def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset: bool =
                   dict(_ds.spec_attrs(first._types, first._shapes),
                        stop_on_empty_dataset=bool(stop_on_empty_dataset)),
                   name="ChooseFromDatasets")
-    return Dataset(op.outputs[0], first._structure, first._types, first._shapes)
+    return Dataset(op.outputs[0], first._structure, first._types, first._shapes, datasets)
 
 
 @tf_export("data.experimental.sample_from_datasets")
@@ -257,7 +257,7 @@ def sample_from_datasets(datasets, weights=None, seed: typing.Optional[int] = No
                   dict(_ds.spec_attrs(first._types, first._shapes),
                        stop_on_empty_dataset=bool(stop_on_empty_dataset)),
                   name="SampleFromDatasets")
-    return Dataset(op.outputs[0], first._structure, first._types, first._shapes)
+    return Dataset(op.outputs[0], first._structure, first._types, first._shapes, datasets)
 
 
 def _check_same(datasets) -> None:
@@ -511,7 +511,8 @@ def scan(initial_state, scan_func: Callable) -> Callable:
                                                     [t.shape for t in outs]),
                                      f=_ds.register_function(fn), Tstate=types),
                                 name="ScanDataset").outputs[0],
-                       fn.structure[1], [t.dtype for t in outs], [t.shape for t in outs])
+                       fn.structure[1], [t.dtype for t in outs], [t.shape for t in outs],
+                       [ds])
     return apply
 
 
