@@ -498,6 +498,11 @@ def _collection_def(key: str, items: list, scope: Optional[str]) -> Optional[Col
     if all(isinstance(x, (_graph.Tensor, _graph.Operation)) for x in items):
         names = [_strip_scope(x.name, scope) for x in items]
         return CollectionDef("node_list", [n for n in names if n is not None])
+    if key == _graph.GraphKeys.SAVEABLE_OBJECTS and \
+            all(isinstance(getattr(x, "op", None), _graph.Operation) for x in items):
+        # TF's form of a saveable: the name of the op it saves (a table's)
+        names = [_strip_scope(x.op.name, scope) for x in items]
+        return CollectionDef("node_list", [n for n in names if n is not None])
     if all(isinstance(x, QueueRunner) for x in items):
         defs = [x.to_proto(export_scope=scope) for x in items]
         return CollectionDef("queue_runners", [vars(d) for d in defs if d is not None])
@@ -661,6 +666,8 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
         except (KeyError, ValueError) as e:
             _log.warning("Cannot import collection %s: %s", key, e)
             continue
+        if key == _graph.GraphKeys.SAVEABLE_OBJECTS and cd.kind == "node_list":
+            items = _saveables_of(items)
         for item in items:
             g.add_to_collection(key, item)
     saver = None
@@ -675,6 +682,21 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
     if return_elements is not None:
         return saver, elements
     return saver
+
+
+def _saveables_of(ops: list) -> list:
+    """The saveables a MetaGraphDef names by their ops (tables' saveables; TF's own
+    import fails on them)."""
+    from tensorweave.ops.data_flow.lookup_ops import table_saveable
+    out = []
+    for op in ops:
+        saveable = table_saveable(op) if isinstance(op, _graph.Operation) else None
+        if saveable is None:
+            _log.warning("Cannot import a saveable object of %s: only tables' saveables "
+                         "are rebuilt from a MetaGraphDef", op.name)
+            continue
+        out.append(saveable)
+    return out
 
 
 def _import_collection(g, cd: CollectionDef, scope, variables_by_name, Variable,

@@ -144,12 +144,13 @@ def _concat(var):
 
 class _SdcaStateTable:
     """The examples' SDCA state [dual, primal loss, dual loss, weight], in `num_shards`
-    dense hash tables ("ShardedMutableHashTable-<i>-of-<n>", checkpointed), an example's
-    shard being |key| mod num_shards.
+    dense hash tables ("ShardedMutableHashTable-<i>-of-<n>", checkpointed under TF's
+    keys), keyed by the example id's whole 128-bit fingerprint (two int64s, as TF), an
+    example's shard being |first int64| mod num_shards.
 
-    TF keys its tables by the whole 128-bit fingerprint (key shape [2]); tensorweave's
-    dense table takes scalar keys, so the key here is the fingerprint's first int64 (never
-    0 or 1, the table's empty and deleted keys).
+    TF's checkpoints of these tables restore here (their bucket arrays are imported
+    entry by entry); TF cannot import ours, since its dense table takes its own bucket
+    layout, which depends on its hash function.
     """
 
     def __init__(self, num_shards: int, name: str = "ShardedMutableHashTable"):
@@ -157,11 +158,12 @@ class _SdcaStateTable:
             self._shards = [
                 tf.lookup.experimental.DenseHashTable(
                     tf.int64, tf.float32, default_value=[0.0, 0.0, 0.0, 0.0],
-                    empty_key=0, deleted_key=1, name="%s-%d-of-%d" % (name, i + 1, num_shards))
+                    empty_key=[0, 0], deleted_key=[1, 1],
+                    name="%s-%d-of-%d" % (name, i + 1, num_shards))
                 for i in range(num_shards)]
 
     def _shard_indices(self, keys):
-        return tf.cast(tf.floormod(tf.abs(keys), len(self._shards)), tf.int32)
+        return tf.cast(tf.floormod(tf.abs(keys[:, 0]), len(self._shards)), tf.int32)
 
     def size(self):
         with tf.name_scope(None, "sharded_mutable_hash_table_size"):
@@ -281,7 +283,7 @@ class _SDCAModel:
             sparse_features = self._examples["sparse_features"]
             example_ids_hashed = sdca_ops.sdca_fprint(
                 tf.convert_to_tensor(self._examples["example_ids"]))
-            table_keys = example_ids_hashed[:, 0]
+            table_keys = example_ids_hashed
             example_state_data = self._table.lookup(table_keys)
             sparse_indices, sparse_weights, partitions = [], [], []
             for slot, sf in zip(self._slots["sparse_features_weights"], sparse_features):

@@ -14,7 +14,9 @@ its initializer again with the same data does nothing, with different data fails
 a key already there with another value fails ("HashTable has different value for same
 key"). A lookup maps each key (any shape) to its value or to the default; a table of
 tensors maps a key to a value of `value_shape`, so the result has the keys' shape
-followed by it. Export gives the keys and values in an unspecified order (here: sorted by
+followed by it. A dense table's keys may be vectors (its empty key's shape, TF's "key
+shape"): keys then end with that shape, and a lookup's result has the keys' shape
+without it, followed by the value shape. Export gives the keys and values in an unspecified order (here: sorted by
 key). A text file gives one entry per line: the key and the value are the whole line
 (TextFileIndex.WHOLE_LINE), its number (LINE_NUMBER) or a column of the line split at
 `delimiter`, converted to the table's dtype.
@@ -53,27 +55,48 @@ class TableResource:
     """The run-time state of one table.
 
     Invariants (guarded by `lock`): `entries` maps a key (a Python scalar: bytes, int,
-    float or bool) to its value (a Python scalar for scalar tables, an array of
-    `value_shape` otherwise); a static table is `initialized` once its initializer ran,
-    a mutable one always is.
+    float or bool; a tuple of them for keys of `key_shape`) to its value (a Python
+    scalar for scalar tables, an array of `value_shape` otherwise); a static table is
+    `initialized` once its initializer ran, a mutable one always is.
     """
 
     def __init__(self, key_dtype: _dt.DType, value_dtype: _dt.DType, mutable: bool,
-                 value_shape=(), reserved: Optional[Dict[object, str]] = None):
+                 value_shape=(), reserved: Optional[Dict[object, str]] = None,
+                 key_shape=()):
         self.lock = threading.Lock()
         self.key_dtype = key_dtype
         self.value_dtype = value_dtype
         self.value_shape = tuple(value_shape)
+        self.key_shape = tuple(key_shape)
         self.mutable = mutable
         self.initialized = mutable
         self.entries: Dict[object, object] = {}
         # a dense table's empty and deleted keys -> their names: never keys
         self.reserved: Dict[object, str] = dict(reserved or {})
 
-    def check_reserved(self, op, keys: np.ndarray) -> None:
+    def keys_of(self, op, keys: np.ndarray, whole_batch: bool = False):
+        """(the keys of `keys` as entry keys, the shape they are laid out in). Vector
+        keys: `keys` must end with the key shape, and with `whole_batch` (inserts and
+        removals, as TF) be exactly [n] + key shape."""
+        if not self.key_shape:
+            return keys.reshape(-1).tolist(), keys.shape
+        k = len(self.key_shape)
+        if whole_batch:
+            want = keys.shape[:1] + self.key_shape
+            if keys.shape != want:
+                raise errors.InvalidArgumentError(None, op, "Expected key shape %s got %s"
+                                                  % (list(want), list(keys.shape)))
+        elif keys.ndim < k or keys.shape[keys.ndim - k:] != self.key_shape:
+            raise errors.InvalidArgumentError(
+                None, op, "Input key shape %s must end with the table's key shape %s"
+                % (list(keys.shape), list(self.key_shape)))
+        rows = keys.reshape((-1, int(np.prod(self.key_shape))))
+        return [tuple(r) for r in rows.tolist()], keys.shape[:keys.ndim - k]
+
+    def check_reserved(self, op, ks: list) -> None:
         if not self.reserved:
             return
-        for k in keys.reshape(-1).tolist():
+        for k in ks:
             what = self.reserved.get(k)
             if what is not None:
                 raise errors.InvalidArgumentError(None, op, "Using the %s as a table key is "
@@ -90,14 +113,14 @@ class TableResource:
             raise errors.InvalidArgumentError(None, op, "Value must be type %s but got %s"
                                               % (self.value_dtype.name, name(values.dtype)))
 
-    def _rows(self, op, keys: np.ndarray, values: np.ndarray):
+    def _rows(self, op, keys: np.ndarray, values: np.ndarray, whole_batch: bool = False):
         """(key list, value list) of keys and values tensors of matching shapes."""
-        want = keys.shape + self.value_shape
+        ks, lead = self.keys_of(op, keys, whole_batch)
+        want = lead + self.value_shape
         if values.shape != want:
             raise errors.InvalidArgumentError(
                 None, op, "Expected shape %s for value, got %s"
                 % (list(want), list(values.shape)))
-        ks = keys.reshape(-1).tolist()
         if self.value_shape:
             vs = list(values.reshape((len(ks),) + self.value_shape))
         else:
@@ -123,8 +146,8 @@ class TableResource:
 
     def insert(self, op, keys: np.ndarray, values: np.ndarray) -> None:
         self.check_dtypes(op, keys, values)
-        self.check_reserved(op, keys)
-        ks, vs = self._rows(op, keys, values)
+        ks, vs = self._rows(op, keys, values, whole_batch=True)
+        self.check_reserved(op, ks)
         with self.lock:
             self.entries.update(zip(ks, vs))
 
@@ -135,21 +158,23 @@ class TableResource:
             self.initialize(op, keys, values)
             return
         self.check_dtypes(op, keys, values)
-        ks, vs = self._rows(op, keys, values)
+        ks, vs = self._rows(op, keys, values, whole_batch=bool(self.key_shape))
         with self.lock:  # (TF's dense-table exports hold empty and deleted buckets)
             self.entries = {k: v for k, v in zip(ks, vs) if k not in self.reserved}
 
     def remove(self, op, keys: np.ndarray) -> None:
         self.check_dtypes(op, keys)
-        self.check_reserved(op, keys)
+        ks, _ = self.keys_of(op, keys, whole_batch=True)
+        self.check_reserved(op, ks)
         with self.lock:
-            for k in keys.reshape(-1).tolist():
+            for k in ks:
                 self.entries.pop(k, None)
 
     # -- reads --
     def find(self, op, keys: np.ndarray, default: np.ndarray) -> np.ndarray:
         self.check_dtypes(op, keys)
-        self.check_reserved(op, keys)
+        flat, lead = self.keys_of(op, keys)
+        self.check_reserved(op, flat)
         if _dt.as_dtype(default.dtype) != self.value_dtype:
             raise errors.InvalidArgumentError(
                 None, op, "Default value must be type %s but got %s"
@@ -162,18 +187,17 @@ class TableResource:
             if not self.initialized:
                 raise errors.FailedPreconditionError(None, op, "Table not initialized.")
             get = self.entries.get
-            flat = keys.reshape(-1).tolist()
             np_value = self.value_dtype.as_numpy_dtype
             if not self.value_shape:
                 miss = default.item()
                 out = np.array([get(k, miss) for k in flat],
                                dtype=object if np_value is object else np_value)
-                return out.reshape(keys.shape)
+                return out.reshape(lead)
             rows = [get(k) for k in flat]
         out = np.empty((len(flat),) + self.value_shape, dtype=np_value)
         for i, r in enumerate(rows):
             out[i] = default if r is None else r
-        return out.reshape(keys.shape + self.value_shape)
+        return out.reshape(lead + self.value_shape)
 
     def size(self) -> int:
         with self.lock:
@@ -184,7 +208,8 @@ class TableResource:
             items = sorted(self.entries.items(), key=lambda kv: kv[0])
         np_key = self.key_dtype.as_numpy_dtype
         np_value = self.value_dtype.as_numpy_dtype
-        keys = np.array([k for k, _ in items], dtype=np_key)
+        keys = np.array([k for k, _ in items], dtype=np_key).reshape(
+            (len(items),) + self.key_shape)
         if self.value_shape:
             values = np.array([v for _, v in items], dtype=np_value).reshape(
                 (len(items),) + self.value_shape)
@@ -270,22 +295,31 @@ def _handle_kernel(mutable: bool):
             st["name"] = name
         shape = a.get("value_shape")
         shape = () if shape is None else tuple(shape.as_list())
-        reserved = {}
-        if reserved_keys:  # a dense table's empty and deleted keys
-            empty, deleted = (np.asarray(k).item() for k in reserved_keys)
+        reserved, key_shape = {}, ()
+        if reserved_keys:  # a dense table's empty and deleted keys (their shape: the keys')
+            empty, deleted = (np.asarray(k) for k in reserved_keys)
+            if empty.shape != deleted.shape:
+                raise errors.InvalidArgumentError(
+                    None, ctx.op, "Empty and deleted keys must have same shape, got shapes: "
+                    "%s and %s" % (list(empty.shape), list(deleted.shape)))
+            key_shape = empty.shape
+            empty, deleted = ((tuple(k.reshape(-1).tolist()) if key_shape else k.item())
+                              for k in (empty, deleted))
             if empty == deleted:
                 raise errors.InvalidArgumentError(None, ctx.op, "Empty and deleted keys "
-                                                  "must have different values")
+                                                  "cannot be equal")
             reserved = {empty: "empty_key", deleted: "deleted_key"}
 
         def create():
-            return TableResource(a["key_dtype"], a["value_dtype"], mutable, shape, reserved)
+            return TableResource(a["key_dtype"], a["value_dtype"], mutable, shape, reserved,
+                                 key_shape)
         table = ctx.resources.lookup_or_create(a["container"], name, create)
         if not isinstance(table, TableResource):
             raise errors.InvalidArgumentError(None, ctx.op, "Resource %s/%s is not a lookup "
                                               "table" % (a["container"] or "localhost", name))
-        if (table.key_dtype, table.value_dtype, table.mutable, table.value_shape) != \
-                (a["key_dtype"], a["value_dtype"], mutable, shape):
+        if (table.key_dtype, table.value_dtype, table.mutable, table.value_shape,
+                table.key_shape) != (a["key_dtype"], a["value_dtype"], mutable, shape,
+                                     key_shape):
             raise errors.InvalidArgumentError(
                 None, ctx.op, "Shared table %s holds %s -> %s, not the %s -> %s asked for"
                 % (name, table.key_dtype.name, table.value_dtype.name, a["key_dtype"].name,
@@ -402,18 +436,46 @@ def _field(op, line: bytes, number: int, index: int, delimiter: bytes, dtype, of
                                                                  dtype.name)) from None
 
 
+_PASS_THROUGH = ("Identity", "Enter", "Switch", "Merge", "RefEnter", "RefSwitch")
+
+
+def _key_shape(handle) -> Optional[TensorShape]:
+    """The static key shape of the table `handle` refers to ([] but for a dense table
+    of vector keys, whose empty key has their shape; None when that is unknown)."""
+    op = handle.op
+    while op.type in _PASS_THROUGH and op.inputs:
+        op = op.inputs[0].op
+    if op.type == "MutableDenseHashTableV2":
+        return op.inputs[0].shape if op.inputs[0].shape.ndims is not None else None
+    return TensorShape([])  # a handle from elsewhere (a function's capture): scalar keys,
+    # the keys of every table but a dense one of vector keys
+
+
+def _find_shape(op) -> TensorShape:
+    keys, default = op.inputs[1].shape, op.inputs[2].shape
+    key_shape = _key_shape(op.inputs[0])
+    if keys.ndims is None or default.ndims is None or key_shape is None or \
+            keys.ndims < key_shape.ndims:
+        return unknown_shape()
+    return TensorShape(keys.as_list()[:keys.ndims - key_shape.ndims]).concatenate(default)
+
+
+def _export_shape(op) -> list:
+    key_shape = _key_shape(op.inputs[0])
+    return [TensorShape([None]).concatenate(key_shape) if key_shape is not None else
+            unknown_shape(), unknown_shape()]
+
+
 register_op("LookupTableFindV2",
             inputs=["table_handle: resource", "keys: Tin", "default_value: Tout"],
             outputs=["values: Tout"], attrs={"Tin": TypeAttr(), "Tout": TypeAttr()},
-            shape=lambda op: op.inputs[1].shape.concatenate(op.inputs[2].shape)
-            if op.inputs[1].shape.ndims is not None and op.inputs[2].shape.ndims is not None
-            else unknown_shape(), stateful=True)
+            shape=_find_shape, stateful=True)
 register_op("LookupTableSizeV2", inputs=["table_handle: resource"], outputs=["size: int64"],
             shape=_scalar, stateful=True)
 register_op("LookupTableExportV2", inputs=["table_handle: resource"],
             outputs=["keys: Tkeys", "values: Tvalues"],
             attrs={"Tkeys": TypeAttr(), "Tvalues": TypeAttr()}, stateful=True,
-            shape=lambda op: [TensorShape([None]), unknown_shape()])
+            shape=_export_shape)
 
 
 @kernel("LookupTableFindV2")
@@ -677,7 +739,8 @@ class StaticHashTable(_Table):
 @tf_export("lookup.experimental.MutableHashTable")
 class MutableHashTable(_Table):
     """A table changed by `insert` and `remove`, checkpointed by a Saver (its entries are
-    saved as "<name>-keys" and "<name>-values").
+    saved as "<name>-keys" and "<name>-values", `name` without the name scope, as TF
+    saves them).
 
     Args:
       key_dtype, value_dtype: the dtypes of keys and values.
@@ -702,7 +765,7 @@ class MutableHashTable(_Table):
         self._handle = self._create_handle(attrs, shape, name)
         if checkpoint:
             _graph.add_to_collection(_graph.GraphKeys.SAVEABLE_OBJECTS, _TableSaveable(
-                self, self._handle.op.name))
+                self._handle, name))
 
     def _create_handle(self, attrs: dict, value_shape: TensorShape, name: str):
         if value_shape.ndims:
@@ -786,26 +849,46 @@ class DenseHashTable(MutableHashTable):
 
 
 class _TableSaveable:
-    """A MutableHashTable as a Saver sees it (SAVEABLE_OBJECTS): its export saved under
-    "<name>-keys" and "<name>-values", restored by an import."""
+    """A mutable table as a Saver sees it (SAVEABLE_OBJECTS): its export saved under
+    "<name>-keys" and "<name>-values", restored by an import. A MetaGraphDef holds it as
+    its table op's name (TF's form), from which `table_saveable` makes it again."""
 
     class _Spec:
         def __init__(self, tensor, name):
             self.tensor, self.name, self.slice_spec = tensor, name, ""
 
-    def __init__(self, table: MutableHashTable, name: str):
-        self.table = table
+    def __init__(self, handle: _graph.Tensor, name: str):
+        self.handle = handle
         self.name = name
-        self.op = table.resource_handle.op
+        self.op = handle.op
         self.device = self.op.device
 
     @property
     def specs(self):
-        keys, values = self.table.export()
-        return [self._Spec(keys, self.name + "-keys"), self._Spec(values, self.name + "-values")]
+        with _graph.name_scope(None, "%s_lookup_table_export_values" % self.name,
+                               (self.handle,)):
+            op = apply_op("LookupTableExportV2", [self.handle],
+                          {"Tkeys": self.op.get_attr("key_dtype"),
+                           "Tvalues": self.op.get_attr("value_dtype")},
+                          name="LookupTableExportV2")
+        return [self._Spec(op.outputs[0], self.name + "-keys"),
+                self._Spec(op.outputs[1], self.name + "-values")]
 
     def restore(self, restored_tensors, restored_shapes):
-        with _graph.name_scope("%s_table_restore" % self.table.name):
-            return apply_op("LookupTableImportV2", [self.table.resource_handle,
-                                                    restored_tensors[0], restored_tensors[1]],
+        with _graph.name_scope("%s_table_restore" % self.name):
+            return apply_op("LookupTableImportV2", [self.handle, restored_tensors[0],
+                                                    restored_tensors[1]],
                             name="LookupTableImportV2")
+
+
+_MUTABLE_TABLE_OPS = ("MutableHashTableV2", "MutableHashTableOfTensorsV2",
+                      "MutableDenseHashTableV2")
+
+
+def table_saveable(op: _graph.Operation) -> Optional[_TableSaveable]:
+    """The saveable of the mutable table `op` makes (a MetaGraphDef's SAVEABLE_OBJECTS
+    entry), named as TF names it: the op's name without its scope; None for another
+    op."""
+    if op.type not in _MUTABLE_TABLE_OPS:
+        return None
+    return _TableSaveable(op.outputs[0], op.name.rsplit("/", 1)[-1])
