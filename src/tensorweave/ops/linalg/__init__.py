@@ -1,8 +1,9 @@
 """Linear algebra ops (`tf.linalg`): matrix structure (diagonals, band parts, cross
 products, eye, transposes, trace) in matrix_ops; inverses, determinants, Cholesky and
 solves in linalg_ops; QR, SVD, eigh, least squares, norms, pinv and matrix_rank in
-spectral_ops; LU decompositions and their solves in lu_ops; the matrix exponential in
-matrix_function_ops; tridiagonal solves and products in tridiagonal_ops.
+spectral_ops; LU decompositions and their solves in lu_ops; the matrix exponential,
+square root and logarithm in matrix_function_ops; tridiagonal solves, products and
+eigenvalues in tridiagonal_ops.
 
 Importing the package registers every op of the family (its modules, in order).
 """

@@ -1,5 +1,6 @@
-"""Tridiagonal systems: TridiagonalMatMul and TridiagonalSolve, and TF1's builders with
-their three diagonal formats.
+"""Tridiagonal matrices: TridiagonalMatMul and TridiagonalSolve, TF1's builders with
+their three diagonal formats, and eigh_tridiagonal (a composite over eigh, as TF's is a
+composite of its own ops).
 
 Diagonals come in TF's compact layout [..., 3, M]: row 0 the superdiagonal (its last
 element unused), row 1 the main diagonal, row 2 the subdiagonal (its first element
@@ -16,6 +17,7 @@ from typing import Optional
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
@@ -286,3 +288,143 @@ def tridiagonal_matmul(diagonals, rhs, diagonals_format: str = "compact",
     rhs = convert_to_tensor(rhs, dtype=diagonals.dtype, name="rhs")
     sup, main, sub = (array_ops.expand_dims(diagonals[..., i, :], -2) for i in range(3))
     return tridiagonal_matmul_op(sup, main, sub, rhs, name=name)
+
+
+# --- eigh_tridiagonal -----------------------------------------------------------------------
+def _check_tridiagonal_vectors(alpha: Tensor, beta: Tensor) -> None:
+    """Static checks: alpha [n] and beta [n - 1] (TF has no batch dimensions here)."""
+    for t, what in ((alpha, "alpha"), (beta, "beta")):
+        if t.shape.ndims is not None and t.shape.ndims != 1:
+            raise ValueError("eigh_tridiagonal: '%s' must be a vector, got shape %s"
+                             % (what, t.shape))
+    if alpha.shape.ndims == 1 and beta.shape.ndims == 1:
+        n, m = alpha.shape.as_list()[0], beta.shape.as_list()[0]
+        if n is not None and m is not None and m != max(n - 1, 0):
+            raise ValueError("eigh_tridiagonal: 'beta' must have %d elements (one fewer than "
+                             "'alpha'), got %d" % (max(n - 1, 0), m))
+
+
+@tf_export("linalg.eigh_tridiagonal")
+def eigh_tridiagonal(alpha, beta, eigvals_only: bool = True, select: str = "a",
+                     select_range=None, tol=None, name: Optional[str] = None):
+    """Eigenvalues (and eigenvectors) of a Hermitian tridiagonal matrix (TF1
+    `tf.linalg.eigh_tridiagonal`).
+
+    The matrix has `alpha` on its diagonal, `beta` above it and conj(`beta`) below it.
+    TF bisects Sturm sequences (eigenvalues) and runs inverse iteration (eigenvectors);
+    here the dense matrix is formed and handed to `tf.linalg.eigh`, which gives the same
+    eigenvalues to full precision (tighter than any `tol`), and is differentiable.
+
+    Args:
+      alpha: a float32/64 or complex64/128 Tensor [n], the diagonal (the imaginary part
+        of a complex `alpha` is ignored, as the matrix is Hermitian).
+      beta: a Tensor [n - 1] of the dtype of `alpha`: the superdiagonal.
+      eigvals_only: return the eigenvalues only (default), else also the eigenvectors.
+      select: "a" all eigenvalues; "v" those in the interval (select_range[0],
+        select_range[1]] (widened by n * 2.1 * eps * |T|_2 at both ends, as TF's
+        bisection widens it); "i" those with indices select_range[0] .. select_range[1]
+        (inclusive) of the ascending order.
+      select_range: a pair (Python numbers or a Tensor [2]) for "v" and "i".
+      tol: TF's bisection tolerance; accepted for compatibility and not needed (the
+        eigenvalues are computed to full precision).
+      name: name scope (default "eigh_tridiagonal").
+
+    Returns:
+      The eigenvalues [k] in ascending order, of the real dtype of `alpha`; with
+      `eigvals_only=False` the pair (eigenvalues, eigenvectors [n, k]) whose column i is
+      the unit eigenvector of eigenvalue i, of the dtype of `alpha` (its sign, or phase,
+      may differ from TF's, whose inverse iteration starts from random vectors).
+
+    Raises:
+      ValueError: an unknown `select`, no `select_range` where one is needed, `alpha` and
+        `beta` of different or non-floating dtypes, or shapes that are not [n], [n - 1].
+      InvalidArgumentError: select_range[0] > select_range[1] for "i" or >= for "v" (at
+        build time when known, as TF's assertions); for "i", an index outside [0, n) (at
+        run time; TF returns meaningless values there).
+    """
+    from tensorweave.ops.array import array_fill_ops, array_join_ops, array_ops
+    from tensorweave.ops.linalg import matrix_ops, spectral_ops
+    from tensorweave.ops.math import complex_ops, math_ops, math_unary
+    if select not in ("a", "v", "i"):
+        raise ValueError("'select must have a value in {'a', 'i', 'v'}.")
+    if select != "a" and select_range is None:
+        raise ValueError("eigh_tridiagonal: select=%r needs a select_range" % select)
+    with _graph.name_scope(name, "eigh_tridiagonal", [alpha, beta]):
+        alpha = convert_to_tensor(alpha, name="alpha")
+        # a Python list takes alpha's dtype (so [] fits any alpha); arrays and Tensors
+        # keep theirs and must match, as in TF
+        hint = None if isinstance(beta, (Tensor, np.ndarray)) else alpha.dtype
+        beta = convert_to_tensor(beta, name="beta", preferred_dtype=hint)
+        if alpha.dtype != beta.dtype:
+            raise ValueError("'alpha' and 'beta' must have the same type.")
+        if alpha.dtype not in _TYPES:
+            raise ValueError("eigh_tridiagonal: 'alpha' and 'beta' must be float32, float64, "
+                             "complex64 or complex128, got %s" % alpha.dtype.name)
+        _check_tridiagonal_vectors(alpha, beta)
+        if alpha.shape.ndims is None:  # checked at run time: the selections need rank 1
+            from tensorweave.ops.array.array_shape_ops import ensure_shape
+            alpha = ensure_shape(alpha, [None])
+        main = complex_ops.real(alpha)
+        if alpha.dtype.is_complex:
+            main = math_ops.cast(main, alpha.dtype)
+        # compact [3, n] rows: superdiagonal (last entry unused), diagonal, subdiagonal
+        # (first entry unused); alpha[:1] pads, so that n = 0 gives empty rows
+        pad = array_fill_ops.zeros_like(alpha[:1])
+        rows = array_join_ops.stack([array_join_ops.concat([beta, pad], 0), main,
+                                     array_join_ops.concat([pad, math_unary._conj(beta)], 0)])
+        matrix = matrix_ops.matrix_diag(rows, k=(-1, 1), align="LEFT_RIGHT")
+        if eigvals_only:
+            values, vectors = spectral_ops.eigvalsh(matrix), None
+        else:
+            values, vectors = spectral_ops.eigh(matrix)
+        values = complex_ops.real(values)
+        if select == "i":
+            keep = _index_selection(select_range)
+        elif select == "v":
+            keep = _interval_selection(values, select_range, array_ops.size(alpha))
+        if select != "a":
+            values = keep(values, 0)
+            vectors = None if vectors is None else keep(vectors, 1)
+        return values if eigvals_only else (values, vectors)
+
+
+def _range_ends(select_range, dtype):
+    """The two ends of select_range as scalar Tensors; a pair of Python values gives two
+    constants, so that the assertions on them fail at build time, as TF's do."""
+    if isinstance(select_range, Tensor):
+        select_range = convert_to_tensor(select_range, dtype=dtype, name="select_range")
+    return (convert_to_tensor(select_range[0], dtype=dtype, name="select_min"),
+            convert_to_tensor(select_range[1], dtype=dtype, name="select_max"))
+
+
+def _index_selection(select_range):
+    """fn(t, axis): the entries select_range[0] .. select_range[1] of t along axis."""
+    from tensorweave.ops.debug import check_ops
+    from tensorweave.ops.indexing import indexing_gather
+    from tensorweave.ops.math import math_ops
+    first, last = _range_ends(select_range, None)
+    check = check_ops.assert_less_equal(first, last,
+                                        message="Got empty index range in select_range.")
+    with _graph.control_dependencies([check]):
+        # gather, not a slice: an index outside [0, n) is an error, not silently dropped
+        indices = math_ops.range(first, last + 1)
+    return lambda t, axis: indexing_gather.gather(t, indices, axis=axis)
+
+
+def _interval_selection(values: Tensor, select_range, n: Tensor):
+    """fn(t, axis): the entries of t along axis whose eigenvalue is in
+    (select_range[0], select_range[1]], both ends moved out by n * 2.1 * eps * |T|: TF's
+    bisection counts the eigenvalues from there, so that an eigenvalue on the lower end
+    (an exact 0 for (0, 1], say) is kept."""
+    from tensorweave.ops.debug import check_ops
+    from tensorweave.ops.indexing import indexing_select
+    from tensorweave.ops.math import math_binary, math_ops, math_unary, reduction_ops
+    low, high = _range_ends(select_range, values.dtype)
+    check = check_ops.assert_less(low, high, message="Got empty interval in select_range.")
+    eps = np.finfo(values.dtype.as_numpy_dtype).eps
+    slack = math_binary.multiply(math_ops.cast(n, values.dtype) * (2.1 * eps),
+                                 reduction_ops.reduce_max(math_unary.abs(values)))
+    with _graph.control_dependencies([check]):
+        mask = math_binary.logical_and(math_binary.greater(values, low - slack),
+                                       math_binary.less_equal(values, high + slack))
+    return lambda t, axis: indexing_select.boolean_mask(t, mask, axis=axis)
