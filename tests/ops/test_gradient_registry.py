@@ -306,6 +306,7 @@ TABLE = {
     "Cross": Row(tf.linalg.cross, [(2, 3), (2, 3)]),
     "Lu": Row(lambda a: tf.linalg.lu(a).lu, [(2, 3, 3)], _wellcond),
     "MatrixExponential": Row(tf.linalg.expm, [(2, 3, 3)]),
+    "MatrixSquareRoot": Row(tf.linalg.sqrtm, [(2, 3, 3)], _wellcond),
     "TridiagonalSolve": Row(tf.linalg.tridiagonal_solve, [(2, 3, 4), (2, 4, 2)],
                             lambda rng, shape: rng.uniform(-0.5, 0.5, shape) + (
                                 np.array([0.0, 3.0, 0.0])[:, None] if shape[-2] == 3
@@ -360,6 +361,15 @@ TABLE = {
         lambda x, dy: tf.nn.conv2d_backprop_filter(x, [2, 2, 2, 2], dy, [1, 1, 1, 1],
                                                        "VALID"),
         [(1, 3, 3, 2), (1, 2, 2, 2)]),
+    "FractionalMaxPool": Row(
+        lambda x: tf.nn.fractional_max_pool(x, [1, 1.5, 1.5, 1], overlapping=True,
+                                            deterministic=True, seed=1, seed2=2).output,
+        [(1, 5, 5, 2)], _distinct),
+    "FractionalAvgPool": Row(
+        lambda x: tf.nn.fractional_avg_pool(x, [1, 1.5, 1.5, 1], pseudo_random=True,
+                                            overlapping=True, deterministic=True, seed=1,
+                                            seed2=2).output,
+        [(1, 5, 5, 2)]),
     "AvgPool": Row(lambda x: tf.nn.avg_pool(x, [1, 2, 2, 1], [1, 1, 1, 1], "SAME"),
                    [(1, 3, 3, 1)]),
     "AvgPoolGrad": Row(lambda g: _raw("AvgPoolGrad", [_c([1, 4, 4, 1], tf.int32), g],

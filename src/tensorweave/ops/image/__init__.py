@@ -9,4 +9,4 @@ Importing the package registers every op of the family (its modules, in order).
 """
 from tensorweave.ops.image import (  # noqa: F401
     resize_ops, image_ops, color_ops, codec_ops, jpeg_ops, image_metrics_ops,
-    image_boxes_ops, crop_patch_ops)
+    image_boxes_ops, crop_patch_ops, glimpse_ops)
