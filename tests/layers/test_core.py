@@ -215,3 +215,26 @@ def test_input_spec_and_custom_layer(sess):
     with pytest.raises(ValueError, match="ON_READ only for non-trainable"):
         layer.add_weight("v", [1], trainable=True,
                          synchronization=tf.VariableSynchronization.ON_READ)
+
+
+def test_kernels_take_the_variable_scope_initializer(sess):
+    # TF1's layers pass no initializer of their own for kernels: get_variable's default
+    # applies, the scope's initializer (the DCGAN pattern), else glorot_uniform; biases
+    # keep their zeros
+    with tf.variable_scope("cnn", initializer=tf.constant_initializer(0.05)):
+        tf.layers.conv2d(tf.ones([1, 4, 4, 2]), 2, 3)
+        tf.layers.dense(tf.ones([1, 2]), 2)
+        tf.layers.separable_conv2d(tf.ones([1, 4, 4, 2]), 2, 3)
+    wide = tf.layers.dense(tf.ones([1, 300]), 300, name="wide")
+    sess.run(tf.global_variables_initializer())
+    values = {v.op.name: sess.run(v) for v in tf.global_variables()}
+    for name in ("cnn/conv2d/kernel", "cnn/dense/kernel",
+                 "cnn/separable_conv2d/depthwise_kernel",
+                 "cnn/separable_conv2d/pointwise_kernel"):
+        assert np.all(values[name] == np.float32(0.05)), name
+    assert np.all(values["cnn/dense/bias"] == 0)
+    # glorot_uniform: U(-l, l), l = sqrt(6 / (fan_in + fan_out))
+    kernel = values["wide/kernel"]
+    limit = np.sqrt(6.0 / 600)
+    assert np.abs(kernel).max() <= limit and abs(kernel.std() - limit / np.sqrt(3)) < 0.002
+    assert wide.shape.as_list() == [1, 300]

@@ -132,3 +132,23 @@ def test_gradients(graph):
         assert compute_gradient_error(x, [5, 3], y * y, [5, 3], x_init_value=x0) < 1e-5
         gamma = tf.global_variables()[0]
         assert compute_gradient_error(gamma, [3], y * y, [5, 3]) < 1e-5
+
+
+def test_update_ops_are_operations_named_as_tfs(sess):
+    # TF keeps a layer's updates as ops: the assigns themselves when training is a
+    # Python True, the conds' Merge ops for a bool tensor; running them returns None
+    x = tf.constant([[1.0, 2.0, 3.0], [3.0, 4.0, 5.0]])
+    tf.layers.batch_normalization(x, training=True)
+    tf.layers.batch_normalization(x, training=tf.placeholder_with_default(True, []),
+                                  name="bn2")
+    updates = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
+    assert [(type(u).__name__, u.name) for u in updates] == [
+        ("Operation", "batch_normalization/AssignMovingAvg"),
+        ("Operation", "batch_normalization/AssignMovingAvg_1"),
+        ("Operation", "bn2/cond_2/Merge"), ("Operation", "bn2/cond_3/Merge")]
+    sess.run(tf.global_variables_initializer())
+    assert sess.run(updates) == [None] * 4
+    moving_mean = [v for v in tf.global_variables()
+                   if v.op.name == "batch_normalization/moving_mean"][0]
+    # one update with momentum 0.99 from 0 towards the batch mean [2, 3, 4]
+    np.testing.assert_allclose(sess.run(moving_mean), [0.02, 0.03, 0.04], rtol=1e-5)

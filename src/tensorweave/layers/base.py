@@ -261,7 +261,10 @@ class Layer:
         """Adds update ops, run with the train op via UPDATE_OPS (added at the end of the
         call that made them)."""
         updates = list(updates) if isinstance(updates, (list, tuple)) else [updates]
-        self._updates.extend(u() if callable(u) else u for u in updates)
+        for u in updates:
+            u = u() if callable(u) else u
+            # as TF's layers: an update is kept (and put in UPDATE_OPS) as its op
+            self._updates.append(u.op if isinstance(u, _graph.Tensor) else u)
 
     def get_losses_for(self, inputs) -> list:
         return self.losses

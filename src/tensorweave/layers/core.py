@@ -40,10 +40,10 @@ class KernelLayer(Layer):
         self.bias_constraint = bias_constraint
 
     def _build_kernel(self, shape) -> None:
-        """Creates `self.kernel` (default initializer glorot_uniform)."""
+        """Creates `self.kernel`; without an initializer, get_variable's default (the
+        variable scope's initializer, else glorot_uniform), as TF1's layers."""
         self.kernel = self.add_weight("kernel", shape=shape,
-                                      initializer=self.kernel_initializer or
-                                      init_ops.glorot_uniform_initializer(),
+                                      initializer=self.kernel_initializer,
                                       regularizer=self.kernel_regularizer,
                                       constraint=self.kernel_constraint, dtype=self._dtype,
                                       trainable=True)

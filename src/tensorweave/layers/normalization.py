@@ -157,13 +157,13 @@ class BatchNormalization(Layer):
                                regularizer=getattr(self, name + "_regularizer"),
                                constraint=getattr(self, name + "_constraint"), trainable=True)
 
-    def _assign_moving_average(self, variable, value):
+    def _assign_moving_average(self, variable, value, read_value: bool = True):
         with name_scope(None, "AssignMovingAvg", [variable, value]) as scope:
             decay = convert_to_tensor(1.0 - self.momentum, name="decay")
             if decay.dtype.base_dtype != variable.dtype.base_dtype:
                 decay = cast(decay, variable.dtype.base_dtype)
             delta = (variable - cast(value, variable.dtype.base_dtype)) * decay
-            return variable.assign_sub(delta, name=scope)
+            return variable.assign_sub(delta, name=scope, read_value=read_value)
 
     def _update_if_training(self, training, variable, value):
         """The moving-average update of `variable` when the bool tensor `training` is true
@@ -205,9 +205,12 @@ class BatchNormalization(Layer):
             mean = smart_cond(training, lambda: batch_mean, lambda: moving_mean)
             variance = smart_cond(training, lambda: batch_variance, lambda: moving_variance)
             if training_value:
-                self.add_update([self._assign_moving_average(self.moving_mean, batch_mean),
+                # the assign ops themselves, named "AssignMovingAvg" as TF's
+                self.add_update([self._assign_moving_average(self.moving_mean, batch_mean,
+                                                             read_value=False),
                                  self._assign_moving_average(self.moving_variance,
-                                                             update_variance)])
+                                                             update_variance,
+                                                             read_value=False)])
             else:
                 self.add_update([self._update_if_training(training, self.moving_mean,
                                                           batch_mean),

@@ -42,16 +42,16 @@ class _SeparableConv(_Conv):
 
     def build(self, input_shape):
         channels = self._input_channels(input_shape)
-        glorot = init_ops.glorot_uniform_initializer
+        # no initializer: get_variable's default (the scope's, else glorot_uniform)
         self.depthwise_kernel = self.add_weight(
             "depthwise_kernel", shape=self.kernel_size + (channels, self.depth_multiplier),
-            initializer=self.depthwise_initializer or glorot(),
+            initializer=self.depthwise_initializer,
             regularizer=self.depthwise_regularizer, constraint=self.depthwise_constraint,
             trainable=True, dtype=self._dtype)
         self.pointwise_kernel = self.add_weight(
             "pointwise_kernel",
             shape=(1,) * self.rank + (self.depth_multiplier * channels, self.filters),
-            initializer=self.pointwise_initializer or glorot(),
+            initializer=self.pointwise_initializer,
             regularizer=self.pointwise_regularizer, constraint=self.pointwise_constraint,
             trainable=True, dtype=self._dtype)
         self._build_bias((self.filters,))
