@@ -458,3 +458,35 @@ def test_shuffle_batch_join_capacity_check(graph):
     # TF1 divides by zero here; tensorweave checks as shuffle_batch does
     with pytest.raises(ValueError, match="must be bigger than min_after_dequeue"):
         tf.train.shuffle_batch_join([[tf.constant(1)]], 5, capacity=3, min_after_dequeue=3)
+
+
+def test_builders_add_tfs_queue_fill_summaries(sess):
+    # the tags and values TF 2.21 gives for the same builders
+    tf.train.string_input_producer(["a", "b"])
+    tf.train.batch([tf.constant(1)], 4)
+    tf.train.shuffle_batch([tf.constant(1.0)], 4, capacity=20, min_after_dequeue=5)
+    tf.train.batch_join([[tf.constant(1)], [tf.constant(2)]], 2)
+    tf.train.shuffle_batch_join([[tf.constant(1)], [tf.constant(2)]], 2, capacity=10,
+                                min_after_dequeue=3)
+    tf.train.range_input_producer(5)
+    tf.train.slice_input_producer([tf.constant([1, 2, 3])])
+    names = [t.name for t in tf.get_collection(tf.GraphKeys.SUMMARIES)]
+    assert names == ["input_producer/fraction_of_32_full:0", "batch/fraction_of_32_full:0",
+                     "shuffle_batch/fraction_over_5_of_15_full:0",
+                     "batch_join/fraction_of_32_full:0",
+                     "shuffle_batch_join/fraction_over_3_of_7_full:0",
+                     "input_producer_1/fraction_of_32_full:0",
+                     "input_producer_2/input_producer/fraction_of_32_full:0"]
+    summaries = tf.get_collection(tf.GraphKeys.SUMMARIES)
+    # before any enqueue the queues are empty: 0 everywhere
+    values = [tf.Summary.FromString(s).value[0].simple_value for s in sess.run(summaries)]
+    assert values == [0.0] * 7
+    # the shuffle queue's summary counts what is above min_after_dequeue: 8 of 20 -> 3/15
+    q = tf.RandomShuffleQueue(20, 5, [tf.float32], shapes=[[]])
+    from tensorweave.train.input import _shuffle_fill_summary
+    with tf.name_scope("probe"):
+        _shuffle_fill_summary(q, 20, 5)
+    sess.run(q.enqueue_many([tf.zeros([8])]))
+    tensor = tf.get_collection(tf.GraphKeys.SUMMARIES)[-1]
+    assert tf.Summary.FromString(sess.run(tensor)).value[0].simple_value == \
+        pytest.approx(3 / 15)

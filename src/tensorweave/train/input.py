@@ -77,8 +77,8 @@ def input_producer(input_tensor, element_shape=None, num_epochs: Optional[int] =
       seed: the op-level random seed of the shuffle.
       capacity: the capacity of the queue.
       shared_name: shares the queue under this name across sessions.
-      summary_name: accepted for compatibility; tensorweave has no summary ops yet, so
-        no queue-fill summary is recorded.
+      summary_name: if set, a scalar summary of that name records the fraction of the
+        queue that is full.
       name: a name for the queue.
       cancel_op: cancel op for the QueueRunner.
 
@@ -104,6 +104,8 @@ def input_producer(input_tensor, element_shape=None, num_epochs: Optional[int] =
                                     shared_name=shared_name, name=name)
         enqueue = queue.enqueue_many([input_tensor])
         add_queue_runner(QueueRunner(queue, [enqueue], cancel_op=cancel_op))
+        if summary_name is not None:
+            _fill_summary(summary_name, queue, capacity)
         return queue
 
 
@@ -339,6 +341,19 @@ def _kept(tensors: List[Tensor], keep: Tensor, enqueue_many: bool) -> List[Tenso
     return [segment_ops.dynamic_partition(t, select, num_partitions=2)[1] for t in tensors]
 
 
+def _fill_summary(name: str, queue, capacity: int, min_after_dequeue: int = 0) -> None:
+    """A scalar summary (collection SUMMARIES) of how full `queue` is, as TF's builders
+    add one: its size over `capacity`, or for a shuffling queue the part above
+    `min_after_dequeue` over the rest of the capacity."""
+    from tensorweave.ops.math import math_binary, math_ops
+    from tensorweave.ops.summary.summary_ops import scalar
+    size = queue.size()
+    if min_after_dequeue:
+        size = math_binary.maximum(0, size - min_after_dequeue)
+    scalar(name, math_ops.cast(size, dtypes.float32) *
+           (1.0 / (capacity - min_after_dequeue)))
+
+
 def _enqueue_op(queue, tensors: List[Tensor], enqueue_many: bool, keep: Tensor):
     """The enqueue op for one list of tensors, honouring `keep`.
 
@@ -385,6 +400,7 @@ def _batch(tensors, batch_size, keep_input, num_threads=1, capacity=32, enqueue_
         queue = _which_queue(dynamic_pad)(capacity=capacity, dtypes=types, shapes=shapes,
                                           shared_name=shared_name)
         _enqueue(queue, tensor_list, num_threads, enqueue_many, keep_input)
+        _fill_summary("fraction_of_%d_full" % capacity, queue, capacity)
         dequeued = _dequeue(queue, batch_size, allow_smaller_final_batch, scope)
         return _as_original_type(tensors, dequeued)
 
@@ -402,6 +418,7 @@ def _batch_join(tensors_list, batch_size, keep_input, capacity=32, enqueue_many=
         queue = _which_queue(dynamic_pad)(capacity=capacity, dtypes=types, shapes=shapes,
                                           shared_name=shared_name)
         _enqueue_join(queue, tensor_list_list, enqueue_many, keep_input)
+        _fill_summary("fraction_of_%d_full" % capacity, queue, capacity)
         dequeued = _dequeue(queue, batch_size, allow_smaller_final_batch, scope)
         return _as_original_type(tensors_list[0], dequeued)
 
@@ -427,8 +444,15 @@ def _shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input,
             capacity=capacity, min_after_dequeue=min_after_dequeue, seed=seed,
             dtypes=types, shapes=shapes, shared_name=shared_name)
         _enqueue(queue, tensor_list, num_threads, enqueue_many, keep_input)
+        _shuffle_fill_summary(queue, capacity, min_after_dequeue)
         dequeued = _dequeue(queue, batch_size, allow_smaller_final_batch, scope)
         return _as_original_type(tensors, dequeued)
+
+
+def _shuffle_fill_summary(queue, capacity: int, min_after_dequeue: int) -> None:
+    _fill_summary("fraction_over_%d_of_%d_full" % (min_after_dequeue,
+                                                   capacity - min_after_dequeue),
+                  queue, capacity, min_after_dequeue)
 
 
 def _shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, keep_input,
@@ -447,9 +471,9 @@ def _shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, k
             capacity=capacity, min_after_dequeue=min_after_dequeue, seed=seed,
             dtypes=types, shapes=shapes, shared_name=shared_name)
         _enqueue_join(queue, tensor_list_list, enqueue_many, keep_input)
+        _shuffle_fill_summary(queue, capacity, min_after_dequeue)
         dequeued = _dequeue(queue, batch_size, allow_smaller_final_batch, scope)
         return _as_original_type(tensors_list[0], dequeued)
-
 
 
 # --- public batching builders ---------------------------------------------------------------
