@@ -77,7 +77,6 @@ REASONS = [
     ("", "*Quantiz*", "quantized ops are not implemented"),
     ("", "*tpu*", "TPU-specific"),
     ("nn", "*quantized*", "quantized ops are not implemented"),
-    ("nn", "ctc_beam_search*", "beam search CTC decoder is not implemented"),
     ("train", "*Strategy*", "distribution strategies (TF2 API)"),
     ("train", "Checkpoint*", "object-based checkpoints (TF2 API)"),
     ("train", "*Scaffold*", "MonitoredSession family: not yet implemented"),
