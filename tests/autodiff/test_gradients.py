@@ -147,10 +147,42 @@ def test_gate_and_colocate(sess):
     assert "CPU:0" in gx.op.device.upper()
 
 
-def test_integer_ys_rejected(graph):
-    x = tf.constant([1, 2])
-    with pytest.raises(TypeError):
-        tf.gradients(x * 2, x)
+def test_integer_and_bool_ys_give_none_as_in_tf(sess):
+    # TF seeds them with ones of their dtype; no gradient flows from integers into
+    # floating-point values (a Cast's gradient is None)
+    v = tf.Variable([1.0, 2.0])
+    x = tf.placeholder(tf.float32, [2])
+    xi = tf.constant([1, 2])
+    assert tf.gradients(tf.cast(v, tf.int32), v) == [None]
+    assert tf.gradients(tf.cast(x, tf.int32) * 2, x) == [None]
+    assert tf.gradients(x > 0.0, x) == [None]
+    assert tf.gradients(xi * 2, xi) == [None]
+    np.testing.assert_array_equal(sess.run(tf.gradients(xi, xi)[0]), [1, 1])
+    (g,) = tf.gradients([tf.cast(x, tf.int32), x * 2.0], x)
+    np.testing.assert_array_equal(sess.run(g, {x: [1.0, 2.0]}), [2.0, 2.0])
+    (z,) = tf.gradients(tf.cast(x, tf.int32), x, unconnected_gradients="zero")
+    assert z.dtype == tf.float32
+    np.testing.assert_array_equal(sess.run(z, {x: [1.0, 2.0]}), [0.0, 0.0])
+
+
+def test_ys_without_a_default_gradient_raise_type_error(graph):
+    x = tf.placeholder(tf.float32, [2])
+    with pytest.raises(TypeError, match="must be numeric"):
+        tf.gradients(tf.as_string(x), x)
+
+
+def test_hessians_and_unconnected_zeros_of_a_variable(sess):
+    # the shape of the value, not of the handle (TF: [[6, 0], [0, 12]], float32 zeros)
+    v = tf.Variable([1.0, 2.0])
+    u = tf.get_variable("u", initializer=[[1.0, 2.0], [3.0, 4.0]])
+    h_v, h_u = tf.hessians(tf.reduce_sum(v ** 3) + tf.reduce_sum(u * u), [v, u])
+    assert h_v.shape.as_list() == [2, 2] and h_u.shape.as_list() == [2, 2, 2, 2]
+    (z,) = tf.gradients(tf.constant(1.0), v, unconnected_gradients="zero")
+    assert z.dtype == tf.float32 and z.shape.as_list() == [2]
+    sess.run(tf.global_variables_initializer())
+    np.testing.assert_allclose(sess.run(h_v), [[6.0, 0.0], [0.0, 12.0]])
+    np.testing.assert_allclose(sess.run(h_u).reshape(4, 4), 2 * np.eye(4))
+    np.testing.assert_array_equal(sess.run(z), [0.0, 0.0])
 
 
 def test_gradient_checker_detects_a_wrong_gradient(graph):

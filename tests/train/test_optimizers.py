@@ -469,6 +469,53 @@ def test_global_step_and_train_op(graph, sess):
     np.testing.assert_allclose(sess.run(W), TF_REFERENCE["gd"][0], rtol=2e-6, atol=2e-7)
 
 
+@pytest.mark.parametrize("executor", ["structured", "tagged"])
+@pytest.mark.parametrize("gate", [0, 1, 2])
+def test_minimize_through_cond_updates_on_either_side(graph, gate, executor, monkeypatch):
+    # recorded from TF 2.15 (compat.v1): the gated gradient of a cond is live on the
+    # side taken, so every step updates the variable and the global step
+    if executor == "tagged":  # read when the session is made
+        monkeypatch.setenv("TW_EXECUTOR", "tagged")
+    else:
+        monkeypatch.delenv("TW_EXECUTOR", raising=False)
+    w = tf.Variable([1.0, -2.0])
+    x = tf.constant([0.5, 1.5])
+    p = tf.placeholder(tf.bool, [])
+    loss = tf.cond(p, lambda: tf.reduce_sum(w * w * x), lambda: tf.reduce_sum(w * x))
+    step = tf.train.get_or_create_global_step()
+    train = tf.train.AdamOptimizer(0.1).minimize(loss, global_step=step,
+                                                 gate_gradients=gate)
+    want = [[0.9000000357627869, -1.899999976158142],
+            [0.8067824244499207, -1.853053331375122],
+            [0.7109652161598206, -1.7833486795425415]]
+    with tf.Session(graph=graph) as sess:
+        sess.run(tf.global_variables_initializer())
+        for i, pv in enumerate((True, False, True)):
+            sess.run(train, {p: pv})
+            assert sess.run(step) == i + 1
+            np.testing.assert_allclose(sess.run(w), want[i], rtol=1e-6)
+
+
+def test_minimize_through_layers_dropout_in_training(graph, sess):
+    # tf.layers.dropout(training=<placeholder>) is a tf.cond (recorded from TF 2.15)
+    x = tf.placeholder(tf.float32, [None, 3])
+    training = tf.placeholder(tf.bool, [])
+    h = tf.layers.dense(x, 2, kernel_initializer=tf.ones_initializer(), name="d1")
+    h = tf.layers.dropout(h, rate=0.0, training=training)
+    out = tf.layers.dense(h, 1, kernel_initializer=tf.ones_initializer(), name="d2")
+    loss = tf.reduce_mean(tf.square(out - 1.0))
+    step = tf.train.get_or_create_global_step()
+    train = tf.train.GradientDescentOptimizer(0.01).minimize(loss, global_step=step)
+    sess.run(tf.global_variables_initializer())
+    for tv in (True, False, True):
+        sess.run(train, {x: [[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]], training: tv})
+    assert sess.run(step) == 3
+    want = [[[0.874892, 0.874892], [0.781928, 0.781928], [0.616641, 0.616641]],
+            [-0.133144, -0.133144], [[0.216878], [0.216878]], [-0.140531]]
+    for got, exp in zip(sess.run(tf.trainable_variables()), want):
+        np.testing.assert_allclose(got, exp, rtol=1e-5, atol=1e-6)
+
+
 def test_default_train_op_name(graph):
     _, _, loss, opt, train = _build(OPTIMIZERS["adagrad"])
     assert train.name == "Adagrad" and train.type == "NoOp"
@@ -676,8 +723,9 @@ def test_fused_gradient_descent_dtypes(graph, sess, dtype):
 
 def test_fused_gradient_descent_keeps_a_read_snapshot(graph, sess):
     # the update is in place when the variable owns its array alone; a value read in
-    # the same step before the update keeps what it read
-    v = tf.Variable(np.ones((2, 3), np.float32))
+    # the same step before the update keeps what it read (a resource variable: a TF1
+    # reference variable's fetched read shows the update, as in TF1)
+    v = tf.Variable(np.ones((2, 3), np.float32), use_resource=True)
     before = v.read_value()
     with tf.control_dependencies([before]):
         upd = training_ops.resource_apply_gradient_descent(v.handle, 1.0,

@@ -114,10 +114,34 @@ def _aggregate(grads: list, name_hint: str):
     return math_ops.add_n(dense, name=name_hint)
 
 
-def _zeros_like_output(t: Tensor):
+def zeros_like_gradient(t: Tensor, optimize: bool = True):
+    """Zeros of the type of a gradient of `t`: like `t`, or for a resource handle of a
+    variable, like the variable's value (the gradient of a handle is that of its reads,
+    TF's ZerosLikeOutsideLoop). None for a resource handle not known to name a variable.
+    With `optimize` False the zeros are computed at run time, dead exactly when `t` is
+    (inside control flow)."""
     from tensorweave.ops.array import array_ops
+    if t._dtype.base_dtype is not _dt.resource:
+        return array_ops.zeros_like(t, optimize=optimize)
+    from tensorweave.ops.state import resource_variable_ops as rv
+    src = rv.handle_source(t)
+    if src._op._type != "VarHandleOp":
+        return None
+    dtype = src._op.get_attr("dtype")
+    from tensorweave.framework import graph as _graph_mod
+    with _graph_mod.name_scope(None, "zeros_like", [t]) as scope:
+        if optimize:
+            return array_ops.zeros(rv.variable_shape(t), dtype=dtype, name=scope)
+        # the shape may be a constant: a control edge from the handle gives the zeros
+        # its deadness (an Identity: a control edge from a Switch is live on both sides)
+        from tensorweave.ops.control_flow import structure
+        with t.graph.control_dependencies([structure.identity(t)]):
+            return array_ops.zeros(rv.variable_shape(t), dtype=dtype, name=scope)
+
+
+def _zeros_like_output(t: Tensor):
     # inside control flow the zeros must share the deadness of `t` (not a constant)
-    return array_ops.zeros_like(t, optimize=t._op._control_flow_context is None)
+    return zeros_like_gradient(t, optimize=t._op._control_flow_context is None)
 
 
 def _grad_fn_for(op: Operation):
@@ -163,16 +187,20 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients",
                                                unconnected_gradients))
     graph = _graph_of(ys + xs_t) or get_default_graph()
     from tensorweave.framework import graph as _graph_mod
-    with graph.as_default(), _graph_mod.name_scope(name, "gradients", ys + xs_t) as scope:
-        grads = _seed_gradients(ys, grad_ys)
-        # the TensorArray gradient source (TF's _GetGradSource) is the name scope of the
-        # user's call: the walks of loop bodies, whose scopes - and, in second-order
-        # gradients, whose forward op names - hold more "gradients" components, keep it
-        call = GradientCall(scope.rstrip("/"))
-        # (the walk is called from here, not from a helper shared with `nested_gradients`:
-        # every op built finds its user's line by walking up the stack, frame by frame)
-        _backprop(graph, _between_ops(ys, xs_t, stop_ops, call), grads, stop_ops,
-                  colocate_gradients_with_ops, gate_gradients, call)
+    with graph.as_default():
+        with _graph_mod.name_scope(name, "gradients", ys + xs_t) as scope:
+            grads = _seed_gradients(ys, grad_ys)
+            # the TensorArray gradient source (TF's _GetGradSource) is the name scope of
+            # the user's call: the walks of loop bodies, whose scopes - and, in
+            # second-order gradients, whose forward op names - hold more "gradients"
+            # components, keep it
+            call = GradientCall(scope.rstrip("/"))
+            # (the walk is called from here, not from a helper shared with
+            # `nested_gradients`: every op built finds its user's line by walking up
+            # the stack, frame by frame)
+            _backprop(graph, _between_ops(ys, xs_t, stop_ops, call), grads, stop_ops,
+                      colocate_gradients_with_ops, gate_gradients, call)
+        # outside the call's name scope, as TF makes them: the zeros of unconnected xs
         return _results(grads, xs_t, unconnected)
 
 
@@ -211,13 +239,18 @@ def _arguments(ys, xs, grad_ys, stop_gradients) -> tuple:
 
 
 def _seed_gradients(ys: List[Tensor], grad_ys: list) -> Dict[Tensor, list]:
-    """The gradients the walk starts from: `grad_ys`, ones where None."""
+    """The gradients the walk starts from: `grad_ys`, ones (of y's dtype) where None.
+
+    As in TF, an integer or boolean y gets ones too: gradients do not flow from
+    integers into floating-point values (a Cast's gradient is None), so every x it
+    depends on gets None."""
     grads: Dict[Tensor, list] = {}
     for i, (y, gy) in enumerate(zip(ys, grad_ys)):
         if gy is None:
-            if not _differentiable(y):
-                raise TypeError("Gradients of %s (dtype %s) are not supported; ys must "
-                                "be floating point." % (y.name, y.dtype.name))
+            d = y.dtype.base_dtype
+            if not (_differentiable(y) or d.is_integer or d.is_bool):
+                raise TypeError("Tensor %s with type %s must be numeric to obtain a "
+                                "default gradient." % (y, d.name))
             gy = _ones_like(y, "grad_ys_%d" % i)
         else:
             gy = _as_tensor_or_slices(gy)
@@ -251,6 +284,14 @@ def _x_tensor(x) -> Tensor:
         raise NotImplementedError(         # PartitionedVariable refuses
             "PartitionedVariable doesn't support being used as a reference.")
     return convert_to_tensor(x)
+
+
+def _value_shape(x: Tensor):
+    """The static shape of the value `x` stands for: a variable's, for its handle."""
+    if x._dtype.base_dtype is _dt.resource:
+        from tensorweave.ops.state import resource_variable_ops
+        return resource_variable_ops.handle_shape(x)
+    return x.shape
 
 
 def _ones_like(y: Tensor, name: str) -> Tensor:
@@ -366,7 +407,7 @@ def hessians(ys, xs, name: str = "hessians", colocate_gradients_with_ops: bool =
             if g is None:
                 results.append(None)
                 continue
-            shape = x_t.shape
+            shape = _value_shape(x_t)
             if not shape.is_fully_defined():
                 raise ValueError("hessians requires a fully defined shape for %s, got %s"
                                  % (x_t.name, shape))

@@ -472,9 +472,9 @@ class StructuredCompiler:
             ins = [slot_of[(id(p), i)] for p, i in n.inputs]
             ctrl = []
             for c in n.control_inputs:
-                cs = self._live_slot(c, slot_of)
-                if cs is not None and guard.get(cs):
-                    ctrl.append(cs)
+                for cs in self._live_slots(c, slot_of):
+                    if guard.get(cs) and cs not in ctrl:
+                        ctrl.append(cs)
             fn, ctx, kd = self.binder.bind(n)
             if kd is not None and kd.is_async:
                 if n.type in ("_Send", "_Recv"):
@@ -510,17 +510,25 @@ class StructuredCompiler:
                     p = ins[1]
                     guard[base] = g | {(p, 0)}
                     guard[base + 1] = g | {(p, 1)}
+                    # a control edge from a Switch carries the liveness of the Switch
+                    # itself (live whenever its inputs are), not that of one side
+                    slot_of[("live_ins", id(n))] = tuple(s for s in ins if guard.get(s))
             for j in range(n.n_out):
                 slot_of[(id(n), j)] = base + j
             steps.append(LoweredStep((fn, ctx, tuple(ins), base, n_out), n.op, None,
                                      bool(g) and n.type not in ("Merge", "RefMerge")))
         return steps
 
-    def _live_slot(self, c, slot_of):
+    def _live_slots(self, c, slot_of) -> tuple:
+        """The slots whose values are all live exactly when the control source `c` is
+        live (none: `c` is always live here)."""
+        ins = slot_of.get(("live_ins", id(c)))  # a Switch: live when its inputs are
+        if ins is not None:
+            return ins
         s = slot_of.get((id(c), 0))
         if s is None:
             s = slot_of.get(("live", id(c)))
-        return s
+        return () if s is None else (s,)
 
     def compile_loop(self, frame: Frame) -> LoopProgram:
         prog = LoopProgram(frame)

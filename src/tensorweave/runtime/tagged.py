@@ -529,8 +529,11 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
 
     root = _FrameState(prog.root_key, "", None, 1, 0)
     rit = new_iter(root)
+    # every feed is outstanding until it is delivered: the root iteration must not
+    # complete after the first one when nothing else is ready yet (a step without
+    # source nodes)
+    rit.outstanding += len(prog.feeds)
     for k, v in zip(prog.feeds, feed_values):
-        rit.outstanding += 1
         finish(k, rit, (v,), False)
 
     # cheap synchronous kernels, untraced: the common case, run first

@@ -48,6 +48,64 @@ def test_grad_cond_untouched_captured(sess):
     assert sess.run([gx, gw], {x: 2.0, p: False}) == [0.0, 6.0]
 
 
+def test_gated_grad_cond_on_either_side(sess):
+    # gate_gradients tuples the Merge gradient's two Switch outputs; the gate, which
+    # waits for the Switch, is live on both sides (TF: 3.0 and 2.0)
+    x = tf.placeholder(tf.float32, [])
+    p = tf.placeholder_with_default(False, [])
+    y = tf.cond(p, lambda: x * 2.0, lambda: x * 3.0)
+    g = tf.gradients(y, x, gate_gradients=True)[0]
+    assert sess.run(g, {x: 1.0}) == 3.0
+    assert sess.run(g, {x: 1.0, p: True}) == 2.0
+
+
+@pytest.mark.parametrize("make", ["Variable", "get_variable"])
+def test_grad_cond_of_variable_read_in_branches(sess, make):
+    # the branches read the variable through a Switch of its handle (TF: [2.0] / [3.0])
+    w = tf.Variable(1.0) if make == "Variable" else tf.get_variable("w", initializer=1.0)
+    p = tf.placeholder_with_default(True, [])
+    y = tf.cond(p, lambda: w * 2.0, lambda: w * 3.0)
+    g = tf.gradients(y, w)
+    assert g[0].dtype == tf.float32 and g[0].shape.as_list() == []
+    sess.run(tf.global_variables_initializer())
+    assert sess.run(g) == [2.0]
+    assert sess.run(g, {p: False}) == [3.0]
+    # read in one branch only, and through an Identity of the variable (TF: [2.0] / [0.0])
+    y1 = tf.cond(p, lambda: w * 2.0, lambda: tf.constant(0.0))
+    y2 = tf.cond(p, lambda: tf.identity(w) * 2.0, lambda: tf.identity(w) * 3.0)
+    g1, g2 = tf.gradients(y1, w)[0], tf.gradients(y2, w)[0]
+    assert sess.run([g1, g2]) == [2.0, 2.0]
+    assert sess.run([g1, g2], {p: False}) == [0.0, 3.0]
+
+
+def test_grad_cond_of_vector_variable_zeros_on_the_side_not_reading_it(sess):
+    w = tf.Variable([1.0, -2.0])
+    p = tf.placeholder(tf.bool, [])
+    y = tf.cond(p, lambda: tf.reduce_sum(w * w), lambda: tf.constant(1.0))
+    (g,) = tf.gradients(y, w)
+    sess.run(tf.global_variables_initializer())
+    np.testing.assert_array_equal(sess.run(g, {p: True}), [2.0, -4.0])
+    np.testing.assert_array_equal(sess.run(g, {p: False}), [0.0, 0.0])
+
+
+def test_grad_case_and_cond_in_while_of_variable(sess):
+    # TF: [[2.0], [4.0], [0.0]] and [10.0]
+    w = tf.get_variable("w", initializer=2.0)
+    p = tf.placeholder(tf.int32, [])
+    y_case = tf.case({tf.equal(p, 0): lambda: w * 2.0, tf.equal(p, 1): lambda: w * w},
+                     default=lambda: tf.constant(0.0))
+    g_case = tf.gradients(y_case, w)
+
+    def body(i, acc):
+        return i + 1, acc + tf.cond(i < 2, lambda: w * 1.0, lambda: w * w)
+    r = tf.while_loop(lambda i, acc: i < 4, body, [0, 0.0])
+    g_loop = tf.gradients(r[1], w)
+    sess.run(tf.global_variables_initializer())
+    assert [sess.run(g_case, {p: i}) for i in range(3)] == [[2.0], [4.0], [0.0]]
+    assert sess.run(r) == (4, 12.0)
+    assert sess.run(g_loop) == [10.0]
+
+
 def _np_loop(x0, w, n):
     x = x0
     for _ in range(n):

@@ -109,6 +109,24 @@ def test_cond_untaken_branch_fetch_raises(sess):
     assert sess.run(y, {p: False}) == 0.0
 
 
+def test_control_edge_from_switch_is_live_on_both_sides(sess):
+    # as in TF, a control input from a Switch waits for the Switch to run, whichever side
+    # it takes; only a value (or an Identity of one side) is dead on the other side
+    from tensorweave.ops.control_flow import control_flow_ops as cf
+    x = tf.placeholder(tf.float32, [])
+    p = tf.placeholder(tf.bool, [])
+    _, on_true = cf.switch(x, p)
+    with tf.control_dependencies([on_true.op]):
+        after_switch = tf.identity(x)
+    with tf.control_dependencies([tf.identity(on_true)]):
+        after_true_side = tf.identity(x)
+    for pv in (True, False):
+        assert sess.run(after_switch, {x: 3.0, p: pv}) == 3.0
+    assert sess.run(after_true_side, {x: 3.0, p: True}) == 3.0
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        sess.run(after_true_side, {x: 3.0, p: False})
+
+
 def test_cond_nested_in_cond(sess):
     p = tf.placeholder(tf.bool, [])
     q = tf.placeholder(tf.bool, [])

@@ -75,18 +75,24 @@ def _merge_grad(op: Operation, grad, _, *, call: Optional[GradientCall] = None):
 
 @gradient("Switch", needs_call=True)
 def _switch_grad(op: Operation, g_false, g_true, *, call: Optional[GradientCall] = None):
-    from tensorweave.ops.array import array_ops
+    from tensorweave.autodiff.gradients import zeros_like_gradient
     if g_false is None and g_true is None:
         return [None, None]
     # zeros that are dead exactly when their side is not taken: computed from a new
     # switch of the input (in a backward loop the input and predicate are popped, live
-    # in every iteration, rather than the forward side, which exists only when taken)
+    # in every iteration, rather than the forward side, which exists only when taken).
+    # For a variable's handle, zeros like the variable's value: the gradient of a handle
+    # is the gradient of its reads.
     if g_false is None:
-        g_false = array_ops.zeros_like(cf.switch(op.inputs[0], op.inputs[1])[0],
-                                       optimize=False)
-    if g_true is None:
-        g_true = array_ops.zeros_like(cf.switch(op.inputs[0], op.inputs[1])[1],
+        g_false = zeros_like_gradient(cf.switch(op.inputs[0], op.inputs[1])[0],
                                       optimize=False)
+    if g_true is None:
+        g_true = zeros_like_gradient(cf.switch(op.inputs[0], op.inputs[1])[1],
+                                     optimize=False)
+    if g_false is None or g_true is None:
+        # a resource that names no known variable has no zeros: the gradient of the
+        # side taken goes on alone (TF's "cond_resource_grad")
+        g_false = g_true = g_true if g_false is None else g_false
     from tensorweave.framework.op_builder import convert_to_tensor
     m, _ = cf.merge([convert_to_tensor(g_false), convert_to_tensor(g_true)])
     # differentiable again: on the predicate as seen here (in a backward loop, popped)
