@@ -378,6 +378,8 @@ class Estimator:
         with Graph().as_default() as g, _device_scope(self._device_fn):
             set_random_seed(self._config.tf_random_seed)
             global_step = self._create_global_step(g)
+            if global_step is not None:  # the hooks' copy of the step, made first as TF's
+                training_util._get_or_create_global_step_read(g)
             features, labels, input_hooks = _parse_input_fn_result(
                 self._call_input_fn(input_fn, ModeKeys.TRAIN))
             spec = self._call_model_fn(features, labels, ModeKeys.TRAIN, self.config)

@@ -158,7 +158,7 @@ class _StopAtCheckpointStepHook(SessionRunHook):
         self._wait_after_file_check_secs = wait_after_file_check_secs
 
     def begin(self) -> None:
-        self._global_step_tensor = training_util.get_global_step()
+        self._global_step_tensor = training_util._get_or_create_global_step_read()
         if self._global_step_tensor is None:
             raise RuntimeError("Global step should be created to use "
                                "StopAtCheckpointStepHook.")

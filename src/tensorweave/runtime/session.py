@@ -19,6 +19,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.graph import Graph, Operation, Tensor, get_default_graph
 from tensorweave.runtime import executor as _ex
+from tensorweave.runtime import late_reads as _late_reads
 from tensorweave.runtime import plan as _plan
 from tensorweave.runtime.config import ConfigProto, RunMetadata, optimizations_enabled
 from tensorweave.runtime.devices import DeviceManager
@@ -356,13 +357,19 @@ class BaseSession:
                         raise ValueError("Tensor %s may not be fed." % t.name)
                 stamp = self._graph._mutations
                 if self._master is not None:
+                    late = []
                     plan = self._master.build_plan(self._graph, fetches, targets, feeds,
                                                    self._allow_soft_placement)
                 else:
-                    plan = _plan.build_plan(fetches, targets, feeds, self._binder,
-                                            self._policy, self._opts,
+                    # fetched TF1 reference variables the run updates: their handles are
+                    # fetched too, to read the values after the run (late_reads.py)
+                    late = _late_reads.late_reads(fetches, targets, feeds)
+                    plan = _plan.build_plan(fetches + tuple(h for _, h in late), targets,
+                                            feeds, self._binder, self._policy, self._opts,
                                             self._allow_soft_placement)
                 plan.stamp = stamp
+                if late:
+                    plan = _late_reads.LateReadPlan(plan, len(fetches), [i for i, _ in late])
                 if self._tw_recorder is not None:
                     plan = self._tw_recorder.recording_plan(plan, fetches, targets, feeds)
                 if plan.needs_pool and self._env.pool is None and not self._env.closed:

@@ -46,7 +46,9 @@ def _as_graph_element(obj):
 
 
 def _global_step_or_raise(hook_name: str):
-    step = training_util.get_global_step()
+    """The copy of the global step the hooks fetch: the step a run started from (TF's
+    `_get_or_create_global_step_read`)."""
+    step = training_util._get_or_create_global_step_read()
     if step is None:
         raise RuntimeError("Global step should be created to use %s." % hook_name)
     return step
@@ -343,7 +345,7 @@ class StepCounterHook(SessionRunHook):
         if self._summary_writer is None and self._output_dir:
             self._summary_writer = _writer_cache().get(self._output_dir)
         self._global_step_tensor = _global_step_or_raise("StepCounterHook")
-        self._summary_tag = self._global_step_tensor.op.name + "/sec"
+        self._summary_tag = training_util.get_global_step().op.name + "/sec"
 
     def before_run(self, run_context):
         return SessionRunArgs(self._global_step_tensor)

@@ -9,6 +9,7 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import GraphKeys, Tensor
 
 _log = logging.getLogger("tensorflow")
+GLOBAL_STEP_READ_KEY = "global_step_read_op_cache"
 
 
 @tf_export("train.global_step")
@@ -77,6 +78,41 @@ def get_or_create_global_step(graph=None):
     if step is None:
         step = create_global_step(graph)
     return step
+
+
+def _get_or_create_global_step_read(graph=None):
+    """A copy of the global step's value that the hooks fetch, made once per graph (TF's
+    `training_util._get_or_create_global_step_read`); None without a global step.
+
+    A copy, not the variable: a fetched TF1 reference variable shows the run's updates
+    (runtime/late_reads.py), while the hooks and the estimator want the step the run
+    started from, as TF's do. It reads the initial value when the variable is not
+    initialized yet.
+    """
+    from tensorweave.ops.control_flow.control_flow_ops import cond
+    from tensorweave.ops.state.variables import Variable, is_variable_initialized
+    graph = graph or _graph.get_default_graph()
+    cached = graph.get_collection(GLOBAL_STEP_READ_KEY)
+    if len(cached) == 1:
+        return cached[0]
+    if len(cached) > 1:
+        raise RuntimeError("There are multiple items in collection %s. There should be "
+                           "only one." % GLOBAL_STEP_READ_KEY)
+    step = get_global_step(graph)
+    if step is None:
+        return None
+    with graph.as_default(), graph.name_scope(None):
+        with graph.name_scope(step.op.name + "/"):
+            value = step
+            if isinstance(step, Variable):
+                # with the variable (on a ps under replica_device_setter): the cond
+                # passes its handle, which must stay on the variable's device
+                with _graph.colocate_with(step.op, ignore_existing=True):
+                    value = cond(is_variable_initialized(step), step.read_value,
+                                 lambda: step.initial_value)
+            read = value + 0
+            graph.add_to_collection(GLOBAL_STEP_READ_KEY, read)
+    return read
 
 
 @tf_export("train.assert_global_step")

@@ -241,7 +241,9 @@ def test_fetched_value_is_a_snapshot(graph, sess):
 
 
 def test_read_before_update_in_one_step_is_a_snapshot(graph, sess):
-    v = tf.Variable([1.0, 2.0])
+    # a resource variable's read copies the value when it runs (TF's resource semantics;
+    # a TF1 reference variable's fetched read shows the run's updates, see below)
+    v = tf.Variable([1.0, 2.0], use_resource=True)
     sess.run(v.initializer)
     r = v.read_value()
     with tf.control_dependencies([r]):
@@ -251,6 +253,31 @@ def test_read_before_update_in_one_step_is_a_snapshot(graph, sess):
     old, _, new = sess.run([r, up, sc])
     assert old.tolist() == [1.0, 2.0]
     assert new.tolist() == [2.0, 103.0]
+
+
+def test_fetched_reads_of_reference_variables_show_the_runs_updates(graph, sess):
+    # TF1's reference variables: reads alias the variable's buffer and fetches are copied
+    # when the run is over, so a fetched read (through identities too) shows every update
+    # of the run; other ops' results keep what they computed (TF 2.21's values)
+    v = tf.Variable([1.0, 2.0])
+    sess.run(v.initializer)
+    r = v.read_value()
+    with tf.control_dependencies([r]):
+        up = v.assign_add([1.0, 1.0])
+    with tf.control_dependencies([up]):
+        sc = tf.scatter_add(v, [1], [100.0])
+    assert [x.tolist() for x in sess.run([r, up, sc])] == [[2.0, 103.0]] * 3
+    assert [x.tolist() for x in sess.run([v.value(), up])] == [[3.0, 104.0]] * 2
+    assert [x.tolist() for x in sess.run([tf.identity(v), up])] == [[4.0, 105.0]] * 2
+    gs = tf.train.get_or_create_global_step()
+    w = tf.Variable(1.0)
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(tf.square(w), global_step=gs)
+    sess.run(tf.global_variables_initializer())
+    # the logging pattern of TF1 programs: the step after this run's increment
+    assert [sess.run([train, gs])[1] for _ in range(3)] == [1, 2, 3]
+    assert sess.run([gs, train, gs.value()]) == [4, None, 4]
+    # a read the run does not update is a plain read
+    assert sess.run(gs) == 4
 
 
 def test_mutating_a_fetched_value_does_not_change_the_variable(graph, sess):
