@@ -404,6 +404,14 @@ def _logm_kernel(ctx, x):
     return _nan_where(out, bad).reshape(x.shape).astype(x.dtype, copy=False)
 
 
+@gradient("MatrixLogarithm")
+def _logm_grad(op, grad):
+    # TF registers no gradient for MatrixLogarithm, so tf.gradients raises LookupError;
+    # registered here so that the registry knows the op's gradient status
+    raise LookupError("No gradient defined for operation '%s' (op type: MatrixLogarithm)"
+                      % op.name)
+
+
 @tf_export("linalg.logm")
 def logm(input, name: Optional[str] = None) -> Tensor:  # noqa: A002 - TF's name
     """Computes the principal logarithm of each square matrix (TF1 `tf.linalg.logm`).
