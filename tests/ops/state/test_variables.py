@@ -17,13 +17,19 @@ def _resource(sess, name):
 def test_graph_structure_and_names(graph):
     v = tf.Variable([1.0, 2.0], name="v")
     ops = [(op.name, op.type) for op in graph.get_operations()]
-    assert ops == [("v/Initializer/initial_value", "Const"), ("v", "VarHandleOp"),
+    # TF1's names for a reference variable: "v/initial_value", "v/read"
+    assert ops == [("v/initial_value", "Const"), ("v", "VarHandleOp"),
                    ("v/IsInitialized/VarIsInitializedOp", "VarIsInitializedOp"),
-                   ("v/Assign", "AssignVariableOp"), ("v/Read/ReadVariableOp", "ReadVariableOp")]
+                   ("v/Assign", "AssignVariableOp"), ("v/read", "ReadVariableOp")]
+    r = tf.Variable(1.0, name="r", use_resource=True)
+    assert r.initial_value.name == "r/Initializer/initial_value:0"
+    assert r._graph_element.name == "r/Read/ReadVariableOp:0"
+    assert tf.Variable(lambda: 2.0, name="f").initial_value.name == \
+        "f/Initializer/initial_value:0"
     assert v.name == "v:0" and v.op.name == "v" and v.initializer.name == "v/Assign"
     assert v.handle.dtype == tf.resource and v.dtype == tf.float32
     assert v.shape.as_list() == [2] and v.get_shape().as_list() == [2]
-    assert v.graph is graph and v.initial_value.op.name == "v/Initializer/initial_value"
+    assert v.graph is graph and v.initial_value.op.name == "v/initial_value"
     assert v.op.get_attr("shared_name") == "v"
     assert repr(v) == "<tf.Variable 'v:0' shape=(2,) dtype=float32>"
     assert v.value().op.type == "ReadVariableOp" and v.value() is not v.value()

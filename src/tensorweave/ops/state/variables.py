@@ -3,9 +3,10 @@
 A Variable is a VarHandleOp (the variable's name, e.g. 'v'), an initializer
 (AssignVariableOp 'v/Assign' of the initial value), and reads (ReadVariableOp). Every
 `value()` builds a new read, so a read inside `tf.control_dependencies` is ordered
-after the dependencies; `sess.run(v)` fetches the read 'v/Read/ReadVariableOp' made at
-construction. All tensorweave variables are resource variables, whatever `use_resource`
-says; TF1's reference-variable dtypes (`float32_ref`) do not exist. What `use_resource`
+after the dependencies; `sess.run(v)` fetches the read made at construction ('v/read'
+for a variable made as a TF1 reference variable, 'v/Read/ReadVariableOp' for a resource
+variable, TF's names). All tensorweave variables are resource variables, whatever
+`use_resource` says; TF1's reference-variable dtypes (`float32_ref`) do not exist. What `use_resource`
 changes is feeding: feeding a variable made as a TF1 reference variable (the default)
 feeds every plain read of it, as feeding TF1's `float32_ref` tensor does; feeding a
 resource variable feeds only the read `sess.run(v)` fetches (`_feed_components`).
@@ -205,7 +206,12 @@ class Variable(metaclass=_VariableMeta):
         with g.as_default(), _init_scope(g):
             with g.name_scope(name or "Variable") as scope:
                 handle_name = scope[:-1]
-                with g.name_scope("Initializer"):
+                # TF1's names: a reference variable's given initial value is
+                # "v/initial_value", an initializer function's output and a resource
+                # variable's value are under "v/Initializer/"
+                with contextlib.ExitStack() as stack:
+                    if init_from_fn or not self._feeds_reads:
+                        stack.enter_context(g.name_scope("Initializer"))
                     value = initial_value() if init_from_fn else initial_value
                     if isinstance(value, Variable):
                         value = value.initialized_value()
@@ -238,9 +244,16 @@ class Variable(metaclass=_VariableMeta):
                         g.colocate_with(self._handle.op, ignore_existing=True):
                     self._initializer_op = rv.assign_variable_op(
                         self._handle, guarded, validate_shape=validate_shape, name=assign_scope)
-                with g.name_scope("Read"), \
-                        g.colocate_with(self._handle.op, ignore_existing=True):
-                    self._graph_element = rv.read_variable_op(self._handle, self._dtype)
+                # the read `sess.run(v)` fetches: TF1's "v/read" for a reference variable,
+                # "v/Read/ReadVariableOp" for a resource variable, as TF names them
+                with g.colocate_with(self._handle.op, ignore_existing=True):
+                    if self._feeds_reads:
+                        self._graph_element = rv.read_variable_op(self._handle, self._dtype,
+                                                                  name="read")
+                    else:
+                        with g.name_scope("Read"):
+                            self._graph_element = rv.read_variable_op(self._handle,
+                                                                      self._dtype)
                 self._cached_value = None
                 if caching_device is not None:
                     from tensorweave.ops.control_flow import structure
@@ -610,7 +623,8 @@ def fetched_value_of_handle(op: Operation) -> Optional[Tensor]:
     if not op._attrs.get(REF_VARIABLE_ATTR):
         return None
     # an imported graph without its Variable objects (import_graph_def): the snapshot
-    # read TF1 names "W/read" (ours "W/Read/ReadVariableOp"), else a plain read
+    # read TF1 names "W/read" (a resource variable's "W/Read/ReadVariableOp"), else a
+    # plain read
     reads = [c for c in op._outputs[0].consumers() if c._type == "ReadVariableOp" and
              not c._control_inputs and c._control_flow_context is None]
     for want in (op._name + "/read", op._name + "/Read/ReadVariableOp"):
