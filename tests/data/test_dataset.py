@@ -291,3 +291,47 @@ def test_padded_batches_of_slices_are_padded(drain):
     np.testing.assert_array_equal(got[0], [[0, 1, -1], [2, 3, -1], [4, 5, -1], [0, 1, -1]])
     np.testing.assert_array_equal(got[1], [[2, 3, -1], [4, 5, -1]])
     assert len(got) == 2
+
+
+def test_strings_through_functions_and_batching_stay_object_arrays(drain):
+    """String elements are object arrays of bytes at every step: rows of
+    from_tensor_slices and the results of functions (a nested Session.run fetches a string
+    scalar as bytes) used to reach batch as bytes, which stacked into an |S array: the
+    wrong dtype, and trailing NULs gone. The values are TF 2.21's."""
+    D = tf.data.Dataset
+    v = tf.constant([b"a\x00", b"bb", b"c"])
+    joined = D.from_tensor_slices(v).map(lambda s: tf.strings.join([s, s]))
+    cases = {
+        "map_batch": (joined.batch(3), [[b"a\x00a\x00", b"bbbb", b"cc"]]),
+        "slices_batch": (D.from_tensor_slices(np.array([b"a", b"b"])).map(
+            lambda s: tf.strings.join([s, s])).batch(2), [[b"aa", b"bb"]]),
+        "identity": (D.from_tensor_slices(v).map(tf.identity).batch(3), [[b"a\x00", b"bb", b"c"]]),
+        "padded_scalars": (D.from_tensor_slices(v).map(tf.strings.upper).padded_batch(3, []),
+                           [[b"A\x00", b"BB", b"C"]]),
+        "padded_split": (D.from_tensor_slices(v).map(lambda s: tf.string_split([s], "").values)
+                         .padded_batch(3, [None], padding_values=tf.constant("#")),
+                         [[[b"a", b"\x00"], [b"b", b"b"], [b"c", b"#"]]]),
+        "filter": (D.from_tensor_slices(v).filter(lambda s: tf.strings.length(s) > 1).batch(3),
+                   [[b"a\x00", b"bb"]]),
+        "unbatch": (D.from_tensor_slices(tf.reshape(v, [3, 1])).map(
+            lambda s: tf.strings.join([s, s])).apply(tf.data.experimental.unbatch()).batch(3),
+            [[b"a\x00a\x00", b"bbbb", b"cc"]]),
+        "scan": (D.from_tensor_slices(v).apply(tf.data.experimental.scan(
+            tf.constant(""), lambda st, s: (tf.strings.join([st, s]), st))).batch(3),
+            [[b"", b"a\x00", b"a\x00bb"]]),
+        "window": (D.from_tensor_slices(v).window(2).flat_map(lambda w: w.batch(2)),
+                   [[b"a\x00", b"bb"], [b"c"]]),
+        "lines": (D.from_tensors(tf.constant("x y z")).map(
+            lambda line: tf.string_split([line], " ").values), [[b"x", b"y", b"z"]]),
+        "get_next": (D.from_tensor_slices(v), [b"a\x00", b"bb", b"c"]),
+    }
+    for name, (ds, want) in cases.items():
+        got = drain(ds)
+        assert [g.tolist() if isinstance(g, np.ndarray) else g for g in got] == want, name
+        assert all(g.dtype == object for g in got if isinstance(g, np.ndarray)), name
+
+
+def test_string_elements_feed_string_ops(sess):
+    v = tf.constant([b"x y", b"b"])
+    nxt = tf.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(v)).get_next()
+    assert sess.run(tf.strings.upper(nxt)) == b"X Y"

@@ -90,3 +90,10 @@ def test_run_errors_leave_the_table_uninitialized(sess):
     with pytest.raises(tf.errors.FailedPreconditionError, match="different value for same "
                                                                 "key"):
         sess.run(table.initializer)
+
+
+def test_keys_keep_trailing_nuls(sess):
+    # the keys were stacked into an |S array: b"a\0" and b"a" became one key (TF: [1, 0, -1])
+    table = X.index_table_from_dataset(D.from_tensor_slices([b"a\x00", b"a"]))
+    sess.run(tf.tables_initializer())
+    assert sess.run(table.lookup(tf.constant([b"a", b"a\x00", b"b"]))).tolist() == [1, 0, -1]

@@ -61,6 +61,7 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, TypeListAttr, kernel, \
     not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
+from tensorweave.runtime.values import element
 
 
 # --- the values: pipeline descriptions that yield elements (lists of arrays) -----------------
@@ -120,7 +121,8 @@ def _rows(c) -> int:
 
 
 def _row(c, i: int):
-    return c.row(i) if isinstance(c, SparseComponent) else c[i]
+    # element(): a row of a string vector is a 0-d object array, not NumPy's bare bytes
+    return c.row(i) if isinstance(c, SparseComponent) else element(c[i])
 
 
 class _Slices(DatasetValue):
@@ -390,7 +392,9 @@ def pad_batch(ctx, batch, shapes, values) -> list:
                 raise errors.InvalidArgumentError(
                     None, ctx.op, "Attempted to pad to a smaller size than the input "
                     "element.")
-            arr[(k,) + tuple(slice(0, n) for n in p.shape)] = p
+            # the Ellipsis makes a scalar's slot a 0-d view, so a string is copied in as
+            # bytes, not stored as the 0-d array holding it
+            arr[(k,) + tuple(slice(0, n) for n in p.shape) + (Ellipsis,)] = p
         out.append(arr)
     return out
 
@@ -594,7 +598,10 @@ class DatasetFunction:
         """The outputs for one element (a nested run of the pipeline's session)."""
         if self.passthrough is not None:
             return [components[k] for k in self.passthrough]
-        return list(ctx.session.run(self.outputs, feed_dict=self.feed_of(components, outer)))
+        # a fetch gives a string scalar as bytes (as TF's Session.run): back to the
+        # run-time value, a 0-d object array, which batching stacks as strings
+        return [element(v) for v in
+                ctx.session.run(self.outputs, feed_dict=self.feed_of(components, outer))]
 
 
 def _lists_as_tuples(x):

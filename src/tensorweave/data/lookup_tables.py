@@ -42,7 +42,13 @@ def _initialize_from_dataset_kernel(ctx, handle, dataset):
             None, ctx.op, "Invalid vocab_size: the table was declared with %d entries but "
             "the dataset has %d elements" % (limit, len(keys)))
     table = lookup_ops.table_resource(ctx, handle)
-    table.initialize(ctx.op, np.asarray(keys), np.asarray(values))
+    table.initialize(ctx.op, _stacked(keys, table.key_dtype),
+                     _stacked(values, table.value_dtype))
+
+
+def _stacked(items: list, dtype) -> np.ndarray:
+    # np.stack, not np.asarray: that would hold 0-d string arrays as elements
+    return np.stack(items) if items else np.zeros(0, dtype.as_numpy_dtype)
 
 
 def _check_pairs(dataset) -> None:

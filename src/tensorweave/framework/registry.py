@@ -150,9 +150,11 @@ def registered_ops() -> Dict[str, OpDef]:
 
 class KernelDef:
     """A kernel: `fn(ctx, *inputs)` returning one array (single-output ops) or a
-    sequence of arrays. `cheap` kernels run inline on the scheduling thread; others may
-    go to the inter-op thread pool. `is_async` kernels take `(ctx, step, done, *inputs)`
-    and call `done(outputs_or_exception)` when finished instead of returning."""
+    sequence of arrays. A string value is an object array of bytes, 0-d for a scalar --
+    never bare bytes nor an |S array (runtime/values.py). `cheap` kernels run inline on
+    the scheduling thread; others may go to the inter-op thread pool. `is_async` kernels
+    take `(ctx, step, done, *inputs)` and call `done(outputs_or_exception)` when finished
+    instead of returning."""
 
     __slots__ = ("op_type", "device_type", "fn", "cheap", "is_async", "where")
 

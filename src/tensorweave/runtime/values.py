@@ -1,11 +1,25 @@
-"""Run-time values that are not arrays: the dead token of control flow.
+"""Run-time values that are not plain arrays: the dead token of control flow, and the
+representation of string tensors.
 
-Kernels of the control-flow primitives (ops/control_flow) produce and test these, and
-every executor passes them along, so they live here, below both.
+Kernels of the control-flow primitives (ops/control_flow) produce and test the dead
+token, and every executor passes it along, so it lives here, below both.
+
+A string tensor's value is always a NumPy array of dtype object whose elements are
+`bytes` -- a 0-d object array for a scalar -- never a bare `bytes` and never a
+fixed-width `|S` array (which would strip trailing NULs). Kernels may rely on this:
+they call `.reshape`, `.shape`, `.tolist()` on their string inputs, and hand the
+elements to functions that read any buffer (bytes.join, base64, hashes), which must never
+see an array where a `bytes` belongs. NumPy breaks the rule in three common ways:
+indexing an object array down to one element returns the bare element (use `element`);
+`np.array` of a list of 0-d object arrays -- or assigning one to an element -- stores
+the arrays themselves as elements (use np.stack / np.concatenate, which unpack them);
+and `np.array` / `np.asarray` of bytes without dtype=object makes an `|S` array.
 """
 from __future__ import annotations
 
 import numpy as np
+
+from tensorweave.framework import errors
 
 
 class _Dead:
@@ -29,3 +43,61 @@ _MERGE_INDEX = tuple(np.int32(i) for i in range(8))
 def merge_index(i: int):
     """The value_index output of a Merge that forwarded input `i` (an int32 scalar)."""
     return _MERGE_INDEX[i] if i < len(_MERGE_INDEX) else np.int32(i)
+
+
+def string_scalar(value: bytes) -> np.ndarray:
+    """The value of a scalar string tensor holding `value`: a 0-d object array."""
+    out = np.empty((), dtype=object)
+    out[()] = value
+    return out
+
+
+def element(value):
+    """`value`, what NumPy indexing (`x[i, j]`, `np.take`) gave for one element, as a
+    run-time value: an element of a string array (bare `bytes`) becomes a 0-d object
+    array; arrays, NumPy scalars (numeric elements) and handles pass as they are."""
+    return string_scalar(value) if type(value) is bytes else value
+
+
+_BYTES = {bytes}
+
+
+def string_items(x: np.ndarray) -> list:
+    """The elements of the string array `x`, flat, as a list of bytes.
+
+    For the kernels that hand elements to functions reading any object with a buffer
+    (bytes.join, base64, hashes, parsers): an object array has one too -- its raw
+    pointers -- so an element that is not bytes (a kernel that broke the rule above)
+    fails here rather than turning memory addresses into string data.
+    """
+    items = x.reshape(-1).tolist()
+    if not set(map(type, items)) <= _BYTES:
+        bad = next(v for v in items if type(v) is not bytes)
+        raise errors.InternalError(None, None, "a string tensor holds a %s, not bytes: %.100r"
+                                   % (type(bad).__name__, bad))
+    return items
+
+
+def string_array(value) -> np.ndarray:
+    """`value` (bytes or str, or an array or nested list of them) as a string tensor's
+    value: an object array of bytes, str elements UTF-8 encoded. Any other element is
+    TF's InternalError "Unsupported object type ...", as its conversion of Python
+    values into a string tensor raises."""
+    arr = np.asarray(value, dtype=object)
+    items = arr.reshape(-1).tolist()
+    if set(map(type, items)) <= _BYTES:
+        return arr
+    for i, x in enumerate(items):
+        if type(x) is bytes:
+            continue
+        if isinstance(x, str):
+            items[i] = x.encode("utf-8")
+        elif isinstance(x, bytes):
+            items[i] = bytes(x)
+        else:
+            name = type(x).__qualname__ if type(x).__module__ == "builtins" else \
+                "%s.%s" % (type(x).__module__, type(x).__qualname__)
+            raise errors.InternalError(None, None, "Unsupported object type %s" % name)
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out.reshape(arr.shape)

@@ -632,6 +632,27 @@ def test_transpose_of_unknown_rank_reverses_dims(sess):
     np.testing.assert_array_equal(sess.run(t, {x: A}), A.T)
 
 
+# --- strings: object arrays of bytes throughout ---------------------------------------------
+def test_string_elements_stay_object_arrays_of_bytes(sess):
+    """Packing, unpacking, gathering and slicing string tensors down to scalars and back:
+    NumPy indexing gives a bare bytes element, np.array of 0-d object arrays nests them,
+    and np.array of bytes makes an |S array, which drops trailing NULs (TF 2.21's values)."""
+    v = tf.constant([b"a\x00", b"b", b"c\x00\x00"])
+    ph = tf.placeholder_with_default(v, [3])
+    for x in (v, ph):
+        scalars = [x[0], tf.gather(x, 2), tf.unstack(x)[1], tf.reshape(tf.slice(x, [2], [1]), [])]
+        got = sess.run({"stack": tf.stack(scalars), "stack1": tf.stack([tf.stack(scalars)], 1),
+                        "concat": tf.concat([tf.stack(scalars[:2]), x], 0),
+                        "unstack": tf.unstack(x), "joined": tf.strings.join(scalars[:2])})
+        for key in ("stack", "stack1", "concat"):
+            assert got[key].dtype == object, key
+        assert got["stack"].tolist() == [b"a\x00", b"c\x00\x00", b"b", b"c\x00\x00"]
+        assert got["stack1"].tolist() == [[b"a\x00"], [b"c\x00\x00"], [b"b"], [b"c\x00\x00"]]
+        assert got["concat"].tolist() == [b"a\x00", b"c\x00\x00", b"a\x00", b"b", b"c\x00\x00"]
+        assert got["unstack"] == [b"a\x00", b"b", b"c\x00\x00"]
+        assert got["joined"] == b"a\x00c\x00\x00"
+
+
 # --- build-time values and graph structure as in TF1 -------------------------------------------
 def test_static_values_flow_into_shapes(graph):
     y = P([5, 7])

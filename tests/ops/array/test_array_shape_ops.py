@@ -63,6 +63,15 @@ def test_make_tensor_proto_and_ndarray():
 _TF_INT32_12 = b'\x08\x03\x12\x04\x12\x02\x08\x02"\x08\x01\x00\x00\x00\x02\x00\x00\x00'
 
 
+def test_serialize_tensor_of_scalars_writes_the_empty_shape(sess):
+    # TF 2.21's bytes: a scalar's TensorProto carries an empty tensor_shape (0x12 0x00)
+    assert sess.run(tf.serialize_tensor(tf.constant("a b"))) == b"\x08\x07\x12\x00B\x03a b"
+    assert sess.run(tf.serialize_tensor(tf.constant(3))) == \
+        b'\x08\x03\x12\x00"\x04\x03\x00\x00\x00'
+    assert sess.run(tf.parse_tensor(tf.serialize_tensor(tf.constant("a\x00")), tf.string)) == \
+        b"a\x00"
+
+
 def test_serialize_and_parse_tensor(sess):
     s = tf.serialize_tensor([1, 2])
     assert s.shape.as_list() == [] and s.dtype == tf.string

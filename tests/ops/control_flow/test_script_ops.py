@@ -49,6 +49,22 @@ def test_strings_in_and_out(sess):
     assert sess.run(u) == b"text"
 
 
+def test_string_returns_convert_as_tf(sess):
+    """As TF's py_func: returned bytes keep their trailing NULs (not through an |S array),
+    str elements of an object array are encoded, other elements an InternalError."""
+    def run(value):
+        return sess.run(tf.py_func(lambda: value, [], tf.string))
+    assert run(b"a\x00") == b"a\x00"
+    got = run(np.array(["\u00e9", "b"], dtype=object))
+    assert got.dtype == object and got.tolist() == [b"\xc3\xa9", b"b"]
+    with pytest.raises(tf.errors.InternalError, match="Unsupported object type int"):
+        run(np.array([1, b"b"], dtype=object))
+    nested = np.empty(2, dtype=object)
+    nested[0], nested[1] = np.array(b"x", dtype=object), b"y"
+    with pytest.raises(tf.errors.InternalError, match="Unsupported object type numpy.ndarray"):
+        run(nested)
+
+
 def test_stateful_runs_every_time_and_is_not_merged(sess):
     counter = []
 

@@ -119,6 +119,16 @@ def test_unstack_gather_concat_size(sess):
     assert n == 4
 
 
+def test_strings_unstacked_into_a_tensor_array_are_string_scalars(sess):
+    # scatter used to store a string vector's rows as bare bytes, which failed the read
+    v = tf.constant([b"1.5", b"x y\x00"])
+    ta = tf.TensorArray(tf.string, size=2, clear_after_read=False).unstack(v)
+    assert sess.run(tf.strings.upper(ta.read(1))) == b"X Y\x00"
+    assert sess.run(ta.stack()).tolist() == [b"1.5", b"x y\x00"]
+    got = sess.run(tf.map_fn(lambda s: tf.strings.join([s, "!"]), v))
+    assert got.dtype == object and got.tolist() == [b"1.5!", b"x y\x00!"]
+
+
 def test_scatter_split_concat_lengths(sess):
     x = np.random.randn(5, 2).astype(np.float32)
     ta = tf.TensorArray(tf.float32, size=3, infer_shape=False).split(x, [2, 0, 3])

@@ -432,3 +432,89 @@ def test_matching_files(sess, tmp_path):
     assert [os.path.basename(p) for p in sess.run(tf.matching_files(
         os.path.join(d, "[ab].txt")))] == [b"a.txt", b"b.txt"]
     assert sess.run(tf.matching_files(d)).tolist() == [d.encode()]
+
+
+# --- string scalars out of string tensors and back into them ----------------------------------
+# A string tensor's run-time value is an object array of bytes, 0-d for a scalar
+# (runtime/values.py). Slicing, gather and unstack used to hand string kernels bare bytes
+# (AttributeError: 'bytes' object has no attribute 'reshape'), and stack/concat of string
+# scalars an object array of 0-d arrays, whose pointers reduce_join read as bytes. The
+# values are TF 2.21's.
+def test_string_ops_on_scalars_taken_out_of_a_vector(sess):
+    v = tf.constant(["1.5", "2", "x y"])
+    got = sess.run({
+        "slice": tf.string_to_number(v[1]),
+        "gather": tf.string_to_number(tf.gather(v, 1)),
+        "unstack": tf.string_to_number(tf.unstack(v)[0]),
+        "upper": tf.strings.upper(v[2]),
+        "length": tf.strings.length(v[2]),
+        "regex": tf.regex_replace(v[2], "x", "z"),
+        "bucket": tf.string_to_hash_bucket_fast(v[2], 10),
+        "base64": tf.encode_base64(v[2]),
+        "csv": tf.decode_csv(v[1], [[1.0]])[0],
+        "join": tf.strings.join([v[2], v[0]], "-"),
+        "strip": tf.strings.strip(v[2]),
+        "substr": tf.substr(v[2], 2, 1),
+        "split": tf.string_split([v[2]]).values,
+        "while": tf.while_loop(lambda i, s: i < 3,
+                               lambda i, s: (i + 1, tf.strings.join([s, v[i]])),
+                               [0, tf.constant("")])[1],
+    })
+    split = got.pop("split")
+    assert split.dtype == object and split.tolist() == [b"x", b"y"]
+    assert got == {"slice": 2.0, "gather": 2.0, "unstack": 1.5, "upper": b"X Y", "length": 3,
+                   "regex": b"z y", "bucket": 9, "base64": b"eCB5", "csv": 2.0,
+                   "join": b"x y-1.5", "strip": b"x y", "substr": b"y", "while": b"1.52x y"}
+
+
+def test_packing_string_scalars(sess):
+    c = tf.constant("a b")
+    line = tf.placeholder_with_default(c, [])  # a run-time value, as a parsed text line
+    for s in (c, line):
+        stacked = sess.run(tf.stack([s, s]))
+        assert stacked.dtype == object and stacked.tolist() == [b"a b", b"a b"]
+        joined = sess.run(tf.concat([[s], [s]], 0))
+        assert joined.dtype == object and joined.tolist() == [b"a b", b"a b"]
+        assert sess.run(tf.reduce_join(tf.stack([s, s]))) == b"a ba b"
+        assert sess.run(tf.string_split([s], " ").values).tolist() == [b"a", b"b"]
+        assert sess.run(tf.tile(tf.stack([s]), [3])).tolist() == [b"a b"] * 3
+        assert sess.run(tf.reduce_join(tf.dynamic_stitch([[1], [0]], [[s], ["x"]]))) == \
+            b"xa b"
+
+
+def test_string_scalars_keep_trailing_nuls(sess):
+    """NumPy's fixed-width |S arrays drop trailing NULs: no string value passes through one."""
+    v = tf.constant([b"a\x00", b"b", b"c\x00\x00"])
+    assert sess.run(tf.stack([v[2], v[0]])).tolist() == [b"c\x00\x00", b"a\x00"]
+    assert sess.run(tf.strings.join([v, v[0]], "\x00")).tolist() == \
+        [b"a\x00\x00a\x00", b"b\x00a\x00", b"c\x00\x00\x00a\x00"]
+    with pytest.raises(IAE, match="StringToNumberOp could not correctly convert string: 1"):
+        sess.run(tf.string_to_number([b"1\x00", b"2"], tf.int32))
+    with pytest.raises(IAE, match="StringToNumberOp could not correctly convert string: 1.5"):
+        sess.run(tf.string_to_number(b"1.5\x00"))
+    with pytest.raises(IAE, match="Field 0 in record 0 is not a valid int32: 1"):
+        sess.run(tf.decode_csv([b"1\x00,2", b"3,4"], [[0], [0]]))
+    with pytest.raises(IAE, match="Field 0 in record 0 is not a valid float: 1"):
+        sess.run(tf.decode_csv([b"1\x00,2", b"3,4"], [[0.0], [0]]))
+
+
+def test_strings_format_escapes_strings_as_tf(sess):
+    """tf.strings.format (and tf.print) quote string elements with absl's Utf8SafeCEscape:
+    C escapes for quotes, backslash and control bytes, bytes >= 0x80 as they are."""
+    got = [sess.run(tf.strings.format("{}", tf.constant(v))) for v in (
+        [b"a\x00"], [b"\n\t\r"], [b"\x01\x7f"], [b"\"q'\\"], ["\u00e9".encode()], [b"\xff"],
+        b"sc\x00")]
+    assert got == [b'["a\\000"]', b'["\\n\\t\\r"]', b'["\\001\\177"]', b'["\\"q\\\'\\\\"]',
+                   b'["\xc3\xa9"]', b'["\xff"]', b'"sc\\000"']
+
+
+def test_kernels_reading_buffers_take_bytes_only():
+    """bytes.join, base64 and the hashes read any object with a buffer, an object array's
+    raw pointers too: the string kernels hand them elements through string_items, which
+    refuses anything but bytes."""
+    from tensorweave.runtime.values import string_items
+    nested = np.empty(2, dtype=object)
+    nested[0], nested[1] = np.array(b"x", dtype=object), b"y"
+    with pytest.raises(tf.errors.InternalError, match="holds a ndarray, not bytes"):
+        string_items(nested)
+    assert string_items(_b("p", "q\x00").reshape(2, 1)) == [b"p", b"q\x00"]

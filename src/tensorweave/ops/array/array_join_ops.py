@@ -15,6 +15,7 @@ from tensorweave.framework.registry import (TypeAttr, gradient, kernel, not_diff
                                              register_op)
 from tensorweave.framework.shapes import TensorShape, unknown_shape
 from tensorweave.ops.array import array_util as _u
+from tensorweave.runtime.values import element
 
 
 def _invalid(ctx, message):
@@ -386,9 +387,10 @@ def _pack_kernel(ctx, *values):
     r = len(first) + 1
     if a < -r or a >= r:
         raise _invalid(ctx, "axis = %d not in [%d, %d)" % (a, -r, r))
-    if ctx.xp is np:
+    if ctx.xp is np and getattr(values[0], "dtype", None) != object:
         # one copy into a new leading axis, then moved into place: np.stack's Python
-        # work per input costs more than the copy when many small inputs are packed
+        # work per input costs more than the copy when many small inputs are packed.
+        # Not for strings: np.array of 0-d object arrays holds the arrays as elements
         return np.ascontiguousarray(np.moveaxis(np.array(values), 0, a))
     return ctx.xp.stack(values, axis=a)
 
@@ -472,6 +474,8 @@ def _unpack_kernel(ctx, x):
         raise _invalid(ctx, "Input shape axis %d must equal %d, got shape %s"
                        % (a, n, _dims_text(x.shape)))
     lead = (slice(None),) * a
+    if x.ndim == 1:  # elements: bare bytes for a string vector
+        return [element(x[i]) for i in range(n)]
     return [x[lead + (i,)] for i in range(n)]
 
 

@@ -261,6 +261,7 @@ def _serialize_tensor_kernel(ctx, x):
     if ctx.attrs["T"] is _dt.string:
         host = host.astype(object)
     array_to_tensor_proto(host, proto)
+    proto.tensor_shape.SetInParent()  # TF writes a scalar's empty shape too (tag 0x12 0x00)
     out = np.empty((), dtype=object)
     out[()] = proto.SerializeToString()
     return out

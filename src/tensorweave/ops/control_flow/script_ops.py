@@ -28,6 +28,7 @@ from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import (TypeListAttr, kernel, not_differentiable,
                                              register_op)
 from tensorweave.framework.shapes import unknown_shape
+from tensorweave.runtime.values import string_array
 
 for _op_type, _stateful in (("PyFunc", True), ("PyFuncStateless", False)):
     register_op(_op_type, inputs=["input: Tin"], outputs=["output: Tout"],
@@ -81,11 +82,15 @@ def _to_output(value: Any, want: _dt.DType, index: int, token: str, op) -> np.nd
     """One returned value as an array of dtype `want`, or TF's InvalidArgumentError."""
     if want == _dt.string:
         arr = np.asarray(value)
+        if arr.dtype.kind == "S" and arr is not value:
+            # as TF's py_func: from the bytes themselves, not the |S array NumPy made of
+            # them, which drops trailing NULs
+            arr = np.asarray(value, dtype=object)
         if arr.dtype.kind == "U":
             return np.vectorize(lambda s: s.encode("utf-8"), otypes=[object])(arr) \
                 if arr.size else np.empty(arr.shape, dtype=object)
         if arr.dtype.kind in "SO":
-            return arr.astype(object)
+            return string_array(arr)  # str elements encoded, others an InternalError
         got = arr.dtype.name
     else:
         arr = np.asarray(value)

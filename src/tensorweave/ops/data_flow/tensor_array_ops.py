@@ -29,6 +29,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.registry import REQUIRED, TypeAttr, kernel, not_differentiable, \
     register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
+from tensorweave.runtime.values import element
 
 __all__ = ["TensorArrayResource", "lookup_tensor_array"]
 
@@ -442,7 +443,10 @@ def _scatter_kernel(ctx, handle, indices, value, flow):
             raise errors.InvalidArgumentError(
                 None, ctx.op, "Max scatter index must be < array size (%d vs. %d)"
                 % (top, size))
-    ta.write_many(ctx.op, idx.tolist(), list(value))
+    rows = list(value)
+    if value.ndim == 1 and value.dtype == object:  # a string vector's rows: bare bytes
+        rows = [element(v) for v in rows]
+    ta.write_many(ctx.op, idx.tolist(), rows)
     return flow
 
 

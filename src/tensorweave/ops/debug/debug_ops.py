@@ -43,10 +43,22 @@ def _format_float64(v) -> str:
     return s
 
 
+# absl::Utf8SafeCEscape, as tf.print and tf.strings.format quote a string element: C
+# escapes for quotes, backslash and control bytes (octal), bytes >= 0x80 as they are --
+# mapped to lone surrogates here, which the "surrogateescape" encode turns back into
+# those bytes
+_C_ESCAPE = {i: "\\%03o" % i for i in list(range(0x20)) + [0x7F]}
+_C_ESCAPE.update({0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t", 0x22: '\\"', 0x27: "\\'",
+                  0x5C: "\\\\"})
+_C_ESCAPE.update({i: chr(0xDC00 + i) for i in range(0x80, 0x100)})
+
+
 def _element_formatter(dtype: np.dtype, quote_strings: bool):
     """A function formatting one element of an array of `dtype` as TF prints it."""
     if dtype == object or dtype.kind in "US":
         def fmt_str(v):
+            if quote_strings and isinstance(v, bytes):
+                return '"%s"' % v.decode("latin-1").translate(_C_ESCAPE)
             s = v.decode("utf-8", "backslashreplace") if isinstance(v, bytes) else str(v)
             return '"%s"' % s if quote_strings else s
         return fmt_str
@@ -217,7 +229,7 @@ def _string_format_kernel(ctx, *inputs):
     for value, tail in zip(inputs, parts[1:]):
         out.append(summarize_v2(value, attrs["summarize"]))
         out.append(tail)
-    return np.array("".join(out).encode("utf-8"), dtype=object)
+    return np.array("".join(out).encode("utf-8", "surrogateescape"), dtype=object)
 
 
 not_differentiable("StringFormat")

@@ -16,6 +16,7 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_differentiable, \
     register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
+from tensorweave.runtime.values import element
 from tensorweave.ops.indexing.indexing_ops import (debug_index, invalid, merge_shapes, partial_shape_str,
                                           shape_str, shape_tensor, with_rank,
                                           with_rank_at_least)
@@ -126,7 +127,8 @@ def _gather_kernel(ctx, params, indices, axis):
             debug_index(indices.shape, k), indices.reshape(-1)[k], limit))
     if batch_dims != 0:
         return _batch_gather(ctx, params, indices, a, b)
-    return ctx.xp.take(params, indices, axis=a)
+    # a scalar index into a vector: one element, which NumPy gives bare for a string array
+    return element(ctx.xp.take(params, indices, axis=a))
 
 
 @gradient("GatherV2")

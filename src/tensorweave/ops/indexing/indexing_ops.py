@@ -27,6 +27,7 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
 from tensorweave.framework import shapes as _shapes
 from tensorweave.framework.shapes import Dimension, TensorShape, unknown_shape
+from tensorweave.runtime.values import element
 
 newaxis = None
 export(newaxis, "newaxis")
@@ -139,7 +140,7 @@ def _slice_kernel(ctx, x, begin, size):
         if not 0 <= s <= d - b:
             raise invalid(ctx, "Expected size[%d] in [0, %d], but got %d" % (i, d - b, s))
         index.append(_pyslice(b, b + s))
-    return x[tuple(index)]
+    return element(x[tuple(index)])  # x[()] of a 0-d string array is its bare element
 
 
 @gradient("Slice")
@@ -350,7 +351,8 @@ def _numpy_index(ctx, shape, begin, end, strides) -> tuple:
 
 @kernel("StridedSlice")
 def _strided_slice_kernel(ctx, x, begin, end, strides):
-    return x[_numpy_index(ctx, x.shape, begin, end, strides)]
+    # every axis shrunk: one element, which NumPy gives bare for a string array
+    return element(x[_numpy_index(ctx, x.shape, begin, end, strides)])
 
 
 @gradient("StridedSlice")

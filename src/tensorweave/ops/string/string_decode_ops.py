@@ -21,6 +21,7 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, TypeListAttr, kernel, \
     not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
+from tensorweave.runtime.values import string_items
 
 # --- number parsing (shared with StringToNumber) ------------------------------------------
 _INT_RE = re.compile(rb"\s*[+-]?\d+\s*\Z")
@@ -108,7 +109,10 @@ def parse_numbers(items: List[bytes], np_dtype) -> Tuple[np.ndarray, Optional[in
     n = len(items)
     if not n:
         return np.zeros(0, np_dtype), None
-    if b"_" not in b"".join(items):
+    joined = b"".join(items)
+    # NumPy would accept "1_0", and an |S array drops trailing NULs ("1\0" -> "1"); TF
+    # accepts neither
+    if b"_" not in joined and b"\0" not in joined:
         try:
             raw = np.array(items, dtype="S")
             if np_dtype.kind in "iu":
@@ -222,7 +226,7 @@ def _decode_complete_rows(rows, defaults, na: bytes, shape):
     malformed numbers and their messages)."""
     if not rows:
         return None
-    raw = np.array(rows, dtype="S")  # [records, fields]; NUL-free text survives as bytes
+    raw = np.array(rows, dtype="S")  # [records, fields]; the caller ruled out NULs
     if raw.ndim != 2 or (raw == b"").any() or (na and (raw == na).any()):
         return None
     outs = [None] * len(defaults)
@@ -417,7 +421,7 @@ def _decode_csv_kernel(ctx, records, *defaults):
             raise errors.InvalidArgumentError(
                 None, ctx.op, "There should only be 1 default per field but field %d has %d"
                 % (c, d.size))
-    flat = records.reshape(-1).tolist()
+    flat = string_items(records)
     text = b"".join(flat)
     quoted = attrs["use_quote_delim"] and any(ch in text for ch in (b'"', b"\n", b"\r"))
     if flat and not quoted and not select:
@@ -435,7 +439,7 @@ def _decode_csv_kernel(ctx, records, *defaults):
     if bad_row is not None:
         raise errors.InvalidArgumentError(None, ctx.op, "Expect %d fields but have %d in "
                                           "record %d" % (ncols, len(rows[bad_row]), bad_row))
-    if not quoted and b"_" not in text:  # NumPy would accept "1_0"; TF does not
+    if not quoted and b"_" not in text and b"\0" not in text:  # as in parse_numbers
         fast = _decode_complete_rows(rows, defaults, na, records.shape)
         if fast is not None:
             return fast
@@ -544,7 +548,7 @@ not_differentiable("DecodeRaw")
 def _decode_raw_kernel(ctx, data):
     dtype = ctx.attrs["out_type"]
     np_dtype = np.dtype(dtype.as_numpy_dtype)
-    flat = data.reshape(-1).tolist()
+    flat = string_items(data)
     size = len(flat[0]) if flat else 0
     buf = b"".join(flat)
     if len(buf) != size * len(flat) or len(set(map(len, flat))) > 1:

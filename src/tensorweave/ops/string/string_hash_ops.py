@@ -21,6 +21,7 @@ from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import REQUIRED, kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape
+from tensorweave.runtime.values import string_items
 
 
 def _fingerprint64():
@@ -37,7 +38,7 @@ def _buckets(values: Sequence[int], n: int, shape) -> np.ndarray:
 
 
 def _strings(x: np.ndarray) -> list:
-    return [s if type(s) is bytes else str(s).encode() for s in x.reshape(-1).tolist()]
+    return string_items(x)  # bytes only: a hash reads any buffer, an array's pointers too
 
 
 # --- StringToHashBucketFast, StringToHashBucketStrong ------------------------------------

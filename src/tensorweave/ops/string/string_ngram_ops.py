@@ -17,6 +17,7 @@ from tensorweave.framework.registry import REQUIRED, TypeAttr, kernel, not_diffe
     register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
 from tensorweave.ops.array import array_util as _u
+from tensorweave.runtime.values import string_items
 
 
 def _invalid(ctx, message):
@@ -43,7 +44,7 @@ _WEB_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123
 @kernel("EncodeBase64")
 def _encode_base64_kernel(ctx, x):
     pad = ctx.attrs["pad"]
-    out = [base64.urlsafe_b64encode(s) for s in x.reshape(-1).tolist()]
+    out = [base64.urlsafe_b64encode(s) for s in string_items(x)]
     if not pad:
         out = [s.rstrip(b"=") for s in out]
     return _obj(out, x.shape)

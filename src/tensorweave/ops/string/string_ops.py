@@ -23,6 +23,7 @@ from tensorweave.framework.shapes import TensorShape, broadcast_shapes, unknown_
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.ops.string.string_decode_ops import parse_numbers
 from tensorweave.platform import file_io
+from tensorweave.runtime.values import string_items, string_scalar
 
 _INT_TYPES = (_dt.int32, _dt.int64)
 
@@ -250,7 +251,7 @@ not_differentiable("StringToNumber")
 
 @kernel("StringToNumber")
 def _string_to_number_kernel(ctx, strings):
-    flat = strings.reshape(-1).tolist()
+    flat = string_items(strings)
     values, bad = parse_numbers(flat, ctx.attrs["out_type"].as_numpy_dtype)
     if bad is not None:
         raise errors.InvalidArgumentError(
@@ -411,9 +412,11 @@ def _string_join_kernel(ctx, *inputs):
             shape = x.shape
     sep = ctx.attrs["separator"]
     sep = sep.encode() if isinstance(sep, str) else sep
+    # an object scalar: NumPy would make bare bytes an |S array, which drops trailing NULs
+    sep = string_scalar(sep) if sep else None
     out = np.asarray(inputs[0], dtype=object)
     for x in inputs[1:]:
-        out = (out + sep) + np.asarray(x, dtype=object) if sep else out + x
+        out = (out + sep) + np.asarray(x, dtype=object) if sep is not None else out + x
     if not isinstance(out, np.ndarray):
         out = np.array(out, dtype=object)
     return out
@@ -494,10 +497,14 @@ def _reduce_join_kernel(ctx, x, axes):
     moved = np.transpose(x, rest + axes_s)
     out_shape = tuple(x.shape[i] for i in rest)
     k = int(np.prod([x.shape[i] for i in axes_s])) if axes_s else 1
-    rows = moved.reshape(-1, k).tolist() if moved.size else [[]] * int(np.prod(out_shape))
     sep = ctx.attrs["separator"]
     sep = sep.encode() if isinstance(sep, str) else sep
-    out = _obj_array([sep.join(r) for r in rows], out_shape)
+    if moved.size:
+        flat = string_items(moved)  # bytes.join would read an array element's buffer
+        joined = [sep.join(flat[i:i + k]) for i in range(0, len(flat), k)]
+    else:
+        joined = [b""] * int(np.prod(out_shape))
+    out = _obj_array(joined, out_shape)
     if ctx.attrs["keep_dims"]:
         out = out.reshape(tuple(1 if i in axes_s else d for i, d in enumerate(x.shape)))
     return out
@@ -626,7 +633,7 @@ not_differentiable("WriteFile")
 @kernel("WriteFile", cheap=False)
 def _write_file_kernel(ctx, filename, contents):
     path = _path(filename)
-    data = contents.reshape(()).item() if isinstance(contents, np.ndarray) else contents
+    data = string_items(contents.reshape(()))[0]  # f.write reads any buffer: bytes only
     try:
         parent = os.path.dirname(path)
         if parent:
