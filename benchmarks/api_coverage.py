@@ -33,6 +33,8 @@ _PROTO_CLASSES = ("protocol buffer classes: ClusterSpec.as_cluster_def() returns
                   "ClusterDef message; exporting the classes would load protobuf when "
                   "tensorweave is imported")
 _TYPE_SPECS = "TypeSpecs belong to TF2's composite tensors"
+_RAW_OPS = ("raw ops of TF 2.x exported at the top level (Conv, CheckPinned, "
+            "RandomIndexShuffle); no TF1 program has them")
 _SHARDING = "tf.distribute input sharding (TF2)"
 REASONS = [
     ("*", "*_v2", "TF2-only variant kept in compat.v1; TF1 programs use the v1 name"),
@@ -104,6 +106,8 @@ REASONS = [
     ("saved_model", "Asset", "object-based SavedModels of tf.Module/tf.function (TF2 API)"),
     ("saved_model", "SaveOptions", "object-based SavedModels of tf.Module/tf.function "
      "(TF2 API)"),
+    ("", "conv", _RAW_OPS), ("", "check_pinned", _RAW_OPS),
+    ("", "random_index_shuffle", _RAW_OPS),
     ("*", "*", "not yet implemented"),
 ]
 
