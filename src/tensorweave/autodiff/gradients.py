@@ -251,6 +251,9 @@ def _seed_gradients(ys: List[Tensor], grad_ys: list) -> Dict[Tensor, list]:
             if not (_differentiable(y) or d.is_integer or d.is_bool):
                 raise TypeError("Tensor %s with type %s must be numeric to obtain a "
                                 "default gradient." % (y, d.name))
+            if d.is_complex:  # TF: the direction to differentiate in must be given
+                raise TypeError("Gradients of complex tensors (%s) must set grad_ys "
+                                "(y.dtype = %s)" % (y, d.name))
             gy = _ones_like(y, "grad_ys_%d" % i)
         else:
             gy = _as_tensor_or_slices(gy)

@@ -458,7 +458,9 @@ def test_truncatemod_gradient(sess):
 def test_complex_multiply_gradient(sess):
     x = tf.constant([1 + 2j], tf.complex128)
     y = tf.constant([3 - 1j], tf.complex128)
-    gx, gy = sess.run(tf.gradients(x * y, [x, y]))
+    with pytest.raises(TypeError, match="Gradients of complex tensors .* must set grad_ys"):
+        tf.gradients(x * y, [x, y])  # TF: complex ys need an explicit direction
+    gx, gy = sess.run(tf.gradients(x * y, [x, y], grad_ys=tf.ones([1], tf.complex128)))
     # TF convention: grad * conj(other operand)
     np.testing.assert_allclose(gx, [3 + 1j])
     np.testing.assert_allclose(gy, [1 - 2j])

@@ -282,7 +282,8 @@ def test_complex_matmul_gradient_value(sess):
     b = tf.placeholder(tf.complex128, [2, 2])
     av = _rand((2, 2), np.complex128)
     bv = _rand((2, 2), np.complex128)
-    ga, gb = sess.run(tf.gradients(tf.matmul(a, b), [a, b]), {a: av, b: bv})
+    ga, gb = sess.run(tf.gradients(tf.matmul(a, b), [a, b],
+                                   grad_ys=tf.ones([2, 2], tf.complex128)), {a: av, b: bv})
     ones = np.ones((2, 2))
     np.testing.assert_allclose(ga, ones @ np.conj(bv).T)  # TF convention: grad @ b^H
     np.testing.assert_allclose(gb, np.conj(av).T @ ones)
