@@ -471,3 +471,16 @@ def test_theoretical_jacobian_of_sum(graph):
     x = tf.placeholder(tf.float64, [2, 3])
     theo, _ = compute_gradient(x, [2, 3], tf.reduce_sum(x, 0), [3])
     np.testing.assert_array_equal(theo, np.tile(np.eye(3), (2, 1)))
+
+
+def test_integer_mean_accumulates_in_64_bits_and_truncates(sess):
+    # TF 2.21's values: a uint8 image's mean is not its wrapped sum's; int64 sums wrap
+    got = sess.run([tf.reduce_mean(tf.constant(np.full((4, 4, 3), 200, np.uint8))),
+                    tf.reduce_mean(tf.constant([2 ** 30] * 3)),
+                    tf.reduce_mean(tf.constant([30000, 30000], tf.int16)),
+                    tf.reduce_mean(tf.constant([[250, 255], [1, 2]], tf.uint8), axis=1),
+                    tf.reduce_mean(tf.constant([-1, 0])), tf.reduce_mean(tf.constant([-3, 0])),
+                    tf.reduce_mean(tf.constant([2 ** 62, 2 ** 62], tf.int64))])
+    assert [np.asarray(g).tolist() for g in got] == [
+        200, 2 ** 30, 30000, [252, 1], 0, -1, -2 ** 62]
+    assert got[0].dtype == np.uint8 and got[3].dtype == np.uint8

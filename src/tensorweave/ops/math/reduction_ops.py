@@ -168,13 +168,16 @@ def _mean(xp, x, ax, keep):
     for a in ax:
         count *= x.shape[a]
     if x.dtype.kind in "iu":
-        total = xp.sum(x, axis=ax, dtype=x.dtype, keepdims=keep)
+        # TF sums in a 64-bit accumulator (the mean of 200s in uint8 is 200), so only
+        # int64 sums wrap; the quotient truncates toward zero, as C++'s division
+        wide = np.dtype(np.int64 if x.dtype.kind == "i" else np.uint64)
+        total = xp.sum(x, axis=ax, dtype=wide, keepdims=keep)
         if count == 0:
-            return total
-        q = total // x.dtype.type(count)
-        if x.dtype.kind == "i":  # C++ integer division truncates toward zero
-            q = q + ((total % x.dtype.type(count) != 0) & (total < 0)).astype(x.dtype)
-        return q
+            return total.astype(x.dtype)
+        q = total // wide.type(count)
+        if x.dtype.kind == "i":
+            q = q + ((total % wide.type(count) != 0) & (total < 0)).astype(wide)
+        return q.astype(x.dtype)
     if count == 0:  # the mean of nothing is NaN (without NumPy's warning)
         shape = xp.sum(x, axis=ax, keepdims=keep).shape
         return xp.full(shape, np.nan, dtype=x.dtype)
