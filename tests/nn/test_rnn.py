@@ -376,8 +376,8 @@ def test_raw_rnn_emit_structure_and_loop_state(sess):
 
     def loop_fn(time, cell_output, cell_state, loop_state):
         finished = time >= tf.constant(lengths)
-        if cell_output is None:  # time 0: what to emit, and a step counter
-            emit = (tf.zeros([2], tf.float32), tf.zeros([], tf.int32))
+        if cell_output is None:  # time 0: one example's emit, and a step counter
+            emit = (tf.zeros([], tf.float32), tf.zeros([], tf.int32))
             return finished, inputs_ta.read(0), cell.zero_state(2, tf.float32), emit, \
                 tf.constant(0)
         emit = (tf.reduce_sum(cell_output, axis=1), tf.fill([2], time))
@@ -405,3 +405,32 @@ def test_raw_rnn_all_finished_at_start_and_bad_loop_fn(sess):
     assert sess.run(final).tolist() == [[1.0] * 3] * 2
     with pytest.raises(TypeError, match="loop_fn must be a callable"):
         tf.nn.raw_rnn(cell, 5)
+
+
+def test_raw_rnn_calls_loop_fn_positionally_with_a_custom_emit(sess):
+    # TF calls loop_fn positionally (any parameter names) and takes the emit template of
+    # time 0 as one example's shape: here a projection to 6 of a 5-unit cell's output
+    batch, steps, depth, units, vocab = 2, 3, 4, 5, 6
+    inputs = tf.constant(np.arange(batch * steps * depth, dtype=np.float32).reshape(
+        steps, batch, depth) / 50.0)
+    cell = tf.nn.rnn_cell.BasicRNNCell(units)
+    proj = tf.constant(np.full((units, vocab), 0.3, np.float32))
+
+    def step(t, out, st, unused_loop_state):
+        if out is None:
+            return (tf.zeros([batch], tf.bool), inputs[0], cell.zero_state(batch, tf.float32),
+                    tf.zeros([vocab]), None)
+        done = t >= steps
+        nxt = tf.cond(done, lambda: tf.zeros([batch, depth]),
+                      lambda: inputs[tf.minimum(t, steps - 1)])
+        return tf.fill([batch], done), nxt, st, tf.matmul(out, proj), None
+
+    emitted, final_state, _ = tf.nn.raw_rnn(cell, step)
+    stacked = emitted.stack()
+    assert stacked.shape.as_list() == [None, batch, vocab]
+    sess.run(tf.global_variables_initializer())
+    got, state = sess.run([stacked, final_state])
+    # the emits are the cell's outputs projected: each output row sums to 6 * 0.3 * sum(h)
+    assert got.shape == (steps, batch, vocab)
+    np.testing.assert_allclose(got[-1], np.tile(state.sum(1, keepdims=True) * 0.3,
+                                                (1, vocab)), rtol=1e-5)

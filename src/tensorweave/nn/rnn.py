@@ -460,10 +460,10 @@ def raw_rnn(cell, loop_fn, parallel_iterations=None, swap_memory: bool = False,
             scope=None):
     """An RNN whose every step `loop_fn` drives (TF1 `tf.nn.raw_rnn`).
 
-    `loop_fn(time, cell_output, cell_state, loop_state)` returns `(finished, next_input,
-    next_cell_state, emit_output, next_loop_state)`: at time 0 (called with None for the
-    last three) the initial input and state, and the structure to emit (None: the
-    cell's output); after each cell call, what comes next. The loop runs while any batch
+    `loop_fn(time, cell_output, cell_state, loop_state)` (called positionally) returns
+    `(finished, next_input, next_cell_state, emit_output, next_loop_state)`: at time 0
+    (called with None for the last three) the initial input and state, and the structure
+    to emit, one example's (None: the cell's output); after each cell call, what comes next. The loop runs while any batch
     entry is unfinished; a finished entry emits zeros and keeps its state.
 
     Args:
@@ -489,8 +489,9 @@ def raw_rnn(cell, loop_fn, parallel_iterations=None, swap_memory: bool = False,
     parallel_iterations = parallel_iterations or 32
     with vs.variable_scope(scope or "rnn"):
         time = constant_op.constant(0, dtype=_dt.int32)
+        # positionally, as TF calls it: a loop_fn may name its parameters as it likes
         finished, next_input, initial_state, emit_structure, init_loop_state = loop_fn(
-            time=time, cell_output=None, cell_state=None, loop_state=None)
+            time, None, None, None)
         flat_input = flatten(next_input)
         loop_state = init_loop_state if init_loop_state is not None else \
             constant_op.constant(0, dtype=_dt.int32)
@@ -503,8 +504,10 @@ def raw_rnn(cell, loop_fn, parallel_iterations=None, swap_memory: bool = False,
         assert_same_structure(initial_state, cell.state_size)
         if emit_structure is not None:
             flat_emit = flatten(emit_structure)
-            sizes = [e.shape[1:] if e.shape[1:].is_fully_defined() else
-                     array_ops.shape(e)[1:] for e in flat_emit]
+            # the template is one example's emit: its whole shape is the per-example
+            # size (the batch dimension is added to the zeros and the writes)
+            sizes = [e.shape if e.shape.is_fully_defined() else array_ops.shape(e)
+                     for e in flat_emit]
             dtypes = [e.dtype for e in flat_emit]
         else:
             emit_structure = cell.output_size
