@@ -165,3 +165,20 @@ def test_clear_extraneous_savers(graph):
     tops = {n.name.split("/")[0] for n in mg.graph_def.node}
     assert "save_1" in tops and "save" not in tops
     assert mg.saver_def.restore_op_name == "save_1/restore_all"
+
+
+def test_import_meta_graph_returns_only_the_saver_with_return_elements(tmp_path):
+    # TF drops the elements: a program restores with what it gets back
+    with tf.Graph().as_default():
+        v = tf.Variable(3.0, name="v")
+        out = tf.identity(v * 2.0, name="out")
+        with tf.Session() as sess:
+            sess.run(v.initializer)
+            path = tf.train.Saver().save(sess, str(tmp_path / "m"))
+    with tf.Graph().as_default() as g:
+        saver = tf.train.import_meta_graph(path + ".meta", return_elements=["out:0"])
+        assert isinstance(saver, tf.train.Saver)
+        with tf.Session() as sess:
+            saver.restore(sess, path)
+            assert sess.run(g.get_tensor_by_name("out:0")) == 6.0
+    assert out.name == "out:0"

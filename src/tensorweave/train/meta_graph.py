@@ -637,8 +637,8 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
 
     Returns:
       A Saver (from the SaverDef, or a new one when the graph has variables but no
-      SaverDef), or None when there is nothing to save; with `return_elements`, the pair
-      (saver, imported elements).
+      SaverDef), or None when there is nothing to save. As in TF, only the Saver, also
+      with `return_elements` (get the elements from the graph by name).
     """
     from tensorweave.ops.state.variables import Variable, VariableDef
     from tensorweave.train.saver import Saver
@@ -655,9 +655,9 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
     if clear_devices:
         graph_def = _scoped_graph_def(graph_def, None, True, False)
     g = _graph.get_default_graph()
-    elements = _ser.import_graph_def(graph_def, input_map=input_map,
-                                     return_elements=return_elements,
-                                     name=import_scope or "")
+    # return_elements are only checked to exist: TF returns the Saver alone
+    _ser.import_graph_def(graph_def, input_map=input_map, return_elements=return_elements,
+                          name=import_scope or "")
     variables_by_name: Dict[str, Variable] = {}
     for key, cd in sorted(mg.collection_def.items()):
         try:
@@ -679,8 +679,6 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
     else:
         _log.info("Saver not created because there are no variables in the graph to "
                   "restore")
-    if return_elements is not None:
-        return saver, elements
     return saver
 
 
