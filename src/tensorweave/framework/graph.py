@@ -820,6 +820,11 @@ class Graph:
     def get_all_collection_keys(self) -> List[str]:
         return [k for k, v in self._collections.items() if isinstance(v, list)]
 
+    @property
+    def collections(self) -> List[str]:
+        """The names of the collections of this graph (TF's `Graph.collections`)."""
+        return list(self._collections)
+
     def clear_collection(self, name: str) -> None:
         self._collections.pop(name, None)
 
