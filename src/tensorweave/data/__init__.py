@@ -4,6 +4,9 @@ pipeline, iterators as device resources.
   dataset_ops.py   Dataset (sources and transformations), TFRecordDataset,
                    TextLineDataset, functions traced for map/filter
   iterator_ops.py  Iterator, make_one_shot_iterator, make_initializable_iterator
+  iterator_checkpoint.py  make_saveable_from_iterator: an iterator's position in
+                   a Saver's checkpoints (a pass is a function of its seed: restores
+                   replay it)
   experimental.py  tf.data.experimental: transformations for Dataset.apply, combinators,
                    get_single_element, TFRecordWriter
   grouping.py      tf.data.experimental's keyed grouping: group_by_window,
@@ -26,9 +29,9 @@ pipeline, iterators as device resources.
 Imported on first access of `tf.data` (tensorweave/__init__.py).
 """
 from tensorweave.data import (  # noqa: F401
-    cardinality, dataset_ops, experimental, generators, grouping, iterator_ops,
-    lookup_tables, optional_ops, options, parallel_map, prefetch, readers, resampling, sources,
-    transforms)
+    cardinality, dataset_ops, experimental, generators, grouping, iterator_checkpoint,
+    iterator_ops, lookup_tables, optional_ops, options, parallel_map, prefetch, readers,
+    resampling, sources, transforms)
 
 import sys as _sys  # noqa: E402
 

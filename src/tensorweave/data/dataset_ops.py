@@ -21,7 +21,8 @@ carries the structure with the dtypes and static shapes of its components
   ShuffleDataset          TF's buffer shuffle: fill a buffer, then yield a random buffer
                           element and put the next input element in its place; a new
                           order each epoch of an enclosing repeat when
-                          reshuffle_each_iteration
+                          reshuffle_each_iteration (unseeded: orders drawn from the
+                          iterator pass's seed, see PipelineContext)
   MapDataset / FilterDataset  `map_func` / `predicate` applied to each element
   FlatMapDataset / InterleaveDataset  the elements of the datasets a function gives for
                           each element, one after another / `block_length` at a time
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 import abc
 import itertools
+import threading
 from typing import Callable, List, Optional
 
 import numpy as np
@@ -70,12 +72,66 @@ class PipelineContext:
     errors) and the session (a weak proxy, for the nested runs of functions). Not the
     op's state, device or resources: an iterator's pass (and the threads of a prefetch)
     then refers back to nothing that holds the iterator, so a session dropped without
-    close() is freed at once, which ends the pass."""
+    close() is freed at once, which ends the pass.
 
-    __slots__ = ("op", "session")
+    It is also the pass's own state, so that a pass is a function of its `seed`
+    (iterator checkpoints replay one, iterator_checkpoint.py): a random transformation
+    draws its randomness from `seed_for(key, ...)` (its op's name as `key`) and counts
+    its passes over its input with `calls(key)`; a dataset a function makes for an
+    element (flat_map, interleave) reads in a `child` context whose seed derives from
+    this one, the transformation and the element's index; `state_of(node)` holds what a
+    transformation keeps for the rest of the pass (cache's elements)."""
 
-    def __init__(self, ctx):
+    __slots__ = ("op", "session", "seed", "_calls", "_state", "_lock")
+
+    def __init__(self, ctx, seed: Optional[int] = None):
         self.op, self.session = ctx.op, ctx.session
+        self.seed = fresh_seed() if seed is None else int(seed)
+        self._calls, self._state, self._lock = {}, {}, threading.Lock()
+
+    def child(self, *key) -> "PipelineContext":
+        """The context of a dataset made inside this pass, `key` naming it (the same key
+        in the same pass: the same randomness)."""
+        return PipelineContext(self, mix_seed(self.seed, *key))
+
+    def calls(self, key) -> int:
+        """How many times `key` asked before in this context (0 the first time)."""
+        with self._lock:
+            n = self._calls.get(key, 0)
+            self._calls[key] = n + 1
+        return n
+
+    def seed_for(self, *key) -> int:
+        """A 63-bit seed, a function of this pass's seed and `key` only."""
+        return mix_seed(self.seed, *key)
+
+    def state_of(self, node) -> dict:
+        """A dict `node` keeps for the rest of this pass."""
+        with self._lock:
+            entry = self._state.get(id(node))
+            if entry is None:
+                entry = self._state[id(node)] = (node, {})
+        return entry[1]
+
+
+def fresh_seed() -> int:
+    """A 63-bit seed from the operating system's entropy."""
+    import secrets
+    return secrets.randbits(63)
+
+
+def mix_seed(seed: int, *key) -> int:
+    """A 63-bit seed, a function of `seed` and `key` (strings and ints) only, the same
+    in every process (unlike Python's hash)."""
+    import hashlib
+    h = hashlib.blake2b(repr((int(seed),) + key).encode(), digest_size=8)
+    return int.from_bytes(h.digest(), "little") >> 1
+
+
+def pass_context(ctx) -> PipelineContext:
+    """`ctx` as a pass's context: itself, or a new one for a kernel's context (a
+    transformation read by an op other than an iterator's, e.g. reduce)."""
+    return ctx if isinstance(ctx, PipelineContext) else PipelineContext(ctx)
 
 
 class DatasetValue(abc.ABC):
@@ -92,6 +148,20 @@ class DatasetValue(abc.ABC):
     @abc.abstractmethod
     def elements(self, ctx):
         """A new iterator over the elements, each a list of component arrays."""
+
+    def elements_after(self, ctx, n: int):
+        """A new iterator over the elements after the first `n`, exactly as
+        `elements(ctx)` read `n` times would go on (an iterator checkpoint's restore).
+        This reads them; a transformation that can skip its work for them (a map of a
+        pure function, a batch, a source that can seek) overrides it, calling on its
+        inputs what `elements` would call, in the same order."""
+        it = self.elements(ctx)
+        try:
+            for _ in range(n):
+                next(it)
+        except StopIteration:
+            return iter(())
+        return it
 
     def blocks(self, ctx):
         """The same elements in the same order as runs of consecutive rows (each a list
@@ -130,8 +200,10 @@ class _Slices(DatasetValue):
         self.components = components
 
     def elements(self, ctx):
-        n = _rows(self.components[0])
-        for i in range(n):
+        return self.elements_after(ctx, 0)
+
+    def elements_after(self, ctx, n: int):
+        for i in range(n, _rows(self.components[0])):
             yield [_row(c, i) for c in self.components]
 
     def blocks(self, ctx):
@@ -154,6 +226,10 @@ class _Range(DatasetValue):
 
     def elements(self, ctx):
         for v in range(*self.args):
+            yield [np.int64(v)]
+
+    def elements_after(self, ctx, n: int):
+        for v in range(*self.args)[n:]:
             yield [np.int64(v)]
 
 
@@ -215,6 +291,10 @@ class _Zip(DatasetValue):
         for parts in zip(*(d.elements(ctx) for d in self.inputs)):
             yield [c for p in parts for c in p]
 
+    def elements_after(self, ctx, n: int):
+        for parts in zip(*(d.elements_after(ctx, n) for d in self.inputs)):
+            yield [c for p in parts for c in p]
+
 
 class _Concatenate(DatasetValue):
     def __init__(self, first, second):
@@ -260,11 +340,22 @@ class _Take(DatasetValue):
         self.source, self.count = source, count
 
     def elements(self, ctx):
-        it = self.source.elements(ctx)
+        return self._taken(lambda: self.source.elements(ctx), self.count)
+
+    def elements_after(self, ctx, n: int):
+        skipped = n if self.count < 0 else min(n, self.count)
+        return self._taken(lambda: self.source.elements_after(ctx, skipped),
+                           self.count if self.count < 0 else self.count - skipped)
+
+    @staticmethod
+    def _taken(inputs, count: int):
+        it = inputs()
         try:
-            yield from (it if self.count < 0 else itertools.islice(it, self.count))
+            yield from (it if count < 0 else itertools.islice(it, count))
         finally:
-            it.close()  # the input stops here: its cleanups (a partial cache file) run now
+            close = getattr(it, "close", None)
+            if close is not None:  # the input stops here: its cleanups (a partial
+                close()            # cache file) run now
 
 
 class _Skip(DatasetValue):
@@ -279,6 +370,11 @@ class _Skip(DatasetValue):
             return
         yield from itertools.islice(it, self.count, None)
 
+    def elements_after(self, ctx, n: int):
+        if self.count < 0:
+            return self.elements(ctx)
+        return self.source.elements_after(ctx, self.count + n)
+
 
 class _Batch(DatasetValue):
     def __init__(self, source, size: int, drop_remainder: bool):
@@ -291,6 +387,28 @@ class _Batch(DatasetValue):
             return
         for batch in _row_batches(self.source.elements(ctx), self.size, self.drop):
             yield stack(ctx, batch)
+
+    def elements_after(self, ctx, n: int):
+        # the batches after the first n are those of the input after its first n * size
+        blocks = self.source.blocks(ctx)
+        if blocks is not None:
+            yield from _batches_of_blocks(_blocks_after(blocks, n * self.size), self.size,
+                                          self.drop)
+            return
+        for batch in _row_batches(self.source.elements_after(ctx, n * self.size),
+                                  self.size, self.drop):
+            yield stack(ctx, batch)
+
+
+def _blocks_after(blocks, n: int):
+    """`blocks` without their first `n` rows."""
+    for block in blocks:
+        rows = _rows(block[0])
+        if n >= rows:
+            n -= rows
+            continue
+        yield [c[n:] for c in block] if n else block
+        n = 0
 
 
 def _row_batches(elements, size: int, drop_remainder: bool):
@@ -347,14 +465,19 @@ def stack(ctx, batch):
 
 
 class _Shuffle(DatasetValue):
-    def __init__(self, source, buffer_size: int, seed: Optional[int], reshuffle: bool):
+    """`seed` None: an unseeded shuffle, whose orders derive from the pass's seed (so a
+    restored iterator goes on with the same ones); `key` names it in the pass."""
+
+    def __init__(self, source, buffer_size: int, seed: Optional[int], reshuffle: bool,
+                 key: str = "ShuffleDataset"):
         self.source, self.buffer_size, self.reshuffle = source, buffer_size, reshuffle
-        self.seed = seed
-        self.epoch = itertools.count()
+        self.seed, self.key = seed, key
 
     def elements(self, ctx):
-        epoch = next(self.epoch) if self.reshuffle else 0
-        rs = np.random.RandomState(None if self.seed is None else
+        ctx = pass_context(ctx)
+        epoch = ctx.calls(self.key) if self.reshuffle else 0
+        rs = np.random.RandomState(ctx.seed_for(self.key, epoch) % 2 ** 32
+                                   if self.seed is None else
                                    (self.seed + 7919 * epoch) % 2 ** 32)
         buffer = []
         for e in self.source.elements(ctx):
@@ -375,6 +498,11 @@ class _PaddedBatch(DatasetValue):
 
     def elements(self, ctx):
         for batch in _row_batches(self.source.elements(ctx), self.size, self.drop):
+            yield pad_batch(ctx, batch, self.shapes, self.values)
+
+    def elements_after(self, ctx, n: int):
+        for batch in _row_batches(self.source.elements_after(ctx, n * self.size),
+                                  self.size, self.drop):
             yield pad_batch(ctx, batch, self.shapes, self.values)
 
 
@@ -467,26 +595,30 @@ class _Cache(DatasetValue):
 
     def __init__(self, source):
         self.source = source
-        self.cached = None
 
     def elements(self, ctx):
-        if self.cached is not None:
-            yield from self.cached
+        ctx = pass_context(ctx)
+        state = ctx.state_of(self)  # the pass's cache: a restored pass fills its own
+        if "cached" in state:
+            yield from state["cached"]
             return
         seen = []
         for e in self.source.elements(ctx):
             seen.append(e)
             yield e
-        self.cached = seen
+        state["cached"] = seen
 
 
 class _FlatMap(DatasetValue):
-    def __init__(self, source, fn: "DatasetFunction"):
-        self.source, self.fn = source, fn
+    def __init__(self, source, fn: "DatasetFunction", key: str = "FlatMapDataset"):
+        self.source, self.fn, self.key = source, fn, key
 
     def elements(self, ctx):
-        for e in self.source.elements(ctx):
-            yield from sub_dataset(ctx, self, self.fn, e).elements(ctx)
+        ctx = pass_context(ctx)
+        call = ctx.calls(self.key)
+        for k, e in enumerate(self.source.elements(ctx)):
+            sub = ctx.child(self.key, call, k)  # its randomness: a function of the pass's
+            yield from sub_dataset(sub, self, self.fn, e).elements(sub)
 
 
 class _Interleave(DatasetValue):
@@ -494,13 +626,14 @@ class _Interleave(DatasetValue):
     from each in turn; an exhausted one is replaced by the next input's."""
 
     def __init__(self, source, fn: "DatasetFunction", cycle: int, block: int,
-                 read_ahead: bool = False):
+                 read_ahead: bool = False, key: str = "InterleaveDataset"):
         self.source, self.fn, self.cycle, self.block = source, fn, cycle, block
-        self.read_ahead = read_ahead
+        self.read_ahead, self.key = read_ahead, key
 
-    def _open(self, ctx, element):
-        """An input's elements; with `read_ahead` each open input is read on a thread of
-        its own (prefetch.py), `block` elements ahead."""
+    def _open(self, ctx, call: int, index: int, element):
+        """The elements of input `index`; with `read_ahead` each open input is read on a
+        thread of its own (prefetch.py), `block` elements ahead."""
+        ctx = ctx.child(self.key, call, index)
         value = sub_dataset(ctx, self, self.fn, element)
         if self.read_ahead:
             from tensorweave.data.prefetch import Prefetch
@@ -508,8 +641,11 @@ class _Interleave(DatasetValue):
         return value.elements(ctx)
 
     def elements(self, ctx):
-        inputs = self.source.elements(ctx)
-        open_ = [self._open(ctx, e) for e in itertools.islice(inputs, self.cycle)]
+        ctx = pass_context(ctx)
+        call = ctx.calls(self.key)
+        inputs = enumerate(self.source.elements(ctx))
+        open_ = [self._open(ctx, call, i, e)
+                 for i, e in itertools.islice(inputs, self.cycle)]
         k = 0
         while open_:
             k %= len(open_)
@@ -523,7 +659,7 @@ class _Interleave(DatasetValue):
                         open_.pop(k)
                         k -= 1
                     else:
-                        open_[k] = self._open(ctx, nxt)
+                        open_[k] = self._open(ctx, call, *nxt)
                     break
             k += 1
 
@@ -533,7 +669,17 @@ class _Map(DatasetValue):
         self.source, self.fn = source, fn
 
     def elements(self, ctx):
-        for e in self.source.elements(ctx):
+        return self._mapped(ctx, self.source.elements)
+
+    def elements_after(self, ctx, n: int):
+        if self.skip_errors:  # the elements dropped decide which input elements to skip
+            return DatasetValue.elements_after(self, ctx, n)
+        # the function is not run for the skipped elements (a function with side effects
+        # or randomness is external state, iterator_checkpoint.py)
+        return self._mapped(ctx, lambda c: self.source.elements_after(c, n))
+
+    def _mapped(self, ctx, inputs):
+        for e in inputs(ctx):
             try:
                 out = self.fn.run(ctx, e, self.feed)
             except errors.OpError:
@@ -802,11 +948,13 @@ def _shuffle_kernel(ctx, d, buffer_size, seed, seed2):
                                           "zero.")
     s, s2 = _int(seed), _int(seed2)
     return _Shuffle(d, _int(buffer_size), None if s == 0 and s2 == 0 else
-                    (s * 1000003 + s2) % 2 ** 32, ctx.attrs["reshuffle_each_iteration"])
+                    (s * 1000003 + s2) % 2 ** 32, ctx.attrs["reshuffle_each_iteration"],
+                    ctx.op.name)
 
 
 kernel("MapDataset")(lambda ctx, d: _Map(d, function_of(ctx, ctx.attrs["f"])))
-kernel("FlatMapDataset")(lambda ctx, d: _FlatMap(d, function_of(ctx, ctx.attrs["f"])))
+kernel("FlatMapDataset")(lambda ctx, d: _FlatMap(d, function_of(ctx, ctx.attrs["f"]),
+                                                  ctx.op.name))
 kernel("UnbatchDataset")(lambda ctx, d: _Unbatch(d))
 
 
@@ -833,7 +981,7 @@ def _interleave_kernel(ctx, d, cycle_length, block_length):
     cycle, block = _int(cycle_length), _int(block_length)
     return _Interleave(d, function_of(ctx, ctx.attrs["f"]),
                        cycle if cycle > 0 else 1, _positive(ctx, block, "block_length"),
-                       ctx.attrs["read_ahead"])
+                       ctx.attrs["read_ahead"], ctx.op.name)
 
 
 @kernel("PaddedBatchDatasetV2")

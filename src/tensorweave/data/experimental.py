@@ -408,11 +408,18 @@ class _Choose(DatasetValue):
 
 
 class _Sample(DatasetValue):
-    def __init__(self, inputs, weights, seed, stop: bool):
+    """`seed` None: draws that derive from the pass's seed (iterator checkpoints)."""
+
+    def __init__(self, inputs, weights, seed, stop: bool,
+                 key: str = "SampleFromDatasets"):
         self.inputs, self.weights, self.seed, self.stop = inputs, weights, seed, stop
+        self.key = key
 
     def elements(self, ctx):
-        rs = np.random.RandomState(self.seed)
+        ctx = _ds.pass_context(ctx)
+        call = ctx.calls(self.key)
+        rs = np.random.RandomState(ctx.seed_for(self.key, call) % 2 ** 32
+                                   if self.seed is None else self.seed)
         its = [d.elements(ctx) for d in self.inputs]
         w = np.array(self.weights, np.float64)
         while w.sum() > 0:
@@ -452,12 +459,13 @@ def _sample_kernel(ctx, *args):
                                           "numbers, got %s" % (len(inputs), w.tolist()))
     s1, s2 = int(np.asarray(seed)), int(np.asarray(seed2))
     return _Sample(list(inputs), w, None if s1 == 0 and s2 == 0 else
-                   (s1 * 1000003 + s2) % 2 ** 32, ctx.attrs["stop_on_empty_dataset"])
+                   (s1 * 1000003 + s2) % 2 ** 32, ctx.attrs["stop_on_empty_dataset"],
+                   ctx.op.name)
 
 
 @kernel("DatasetToSingleElement")
 def _single_element_kernel(ctx, dataset):
-    it = dataset.elements(ctx)
+    it = dataset.elements(_ds.PipelineContext(ctx))
     first = next(it, None)
     if first is None:
         raise errors.InvalidArgumentError(None, ctx.op, "Dataset was empty.")
@@ -475,7 +483,7 @@ def _to_tfrecord_kernel(ctx, dataset, filename, compression):
     path = name.decode() if isinstance(name, bytes) else str(name)
     comp = comp.decode() if isinstance(comp, bytes) else str(comp)
     with record_io.TFRecordWriter(path, comp or None) as w:
-        for e in dataset.elements(ctx):
+        for e in dataset.elements(_ds.PipelineContext(ctx)):
             w.write(np.asarray(e[0], dtype=object).item())
 
 

@@ -7,6 +7,7 @@ map of groups gives them. `key_func` must give an int64 scalar.
 """
 from __future__ import annotations
 
+import itertools
 from typing import Callable, List, Optional
 
 import numpy as np
@@ -207,16 +208,23 @@ class _Window(DatasetValue):
 
 
 class _GroupByWindow(DatasetValue):
-    def __init__(self, source, key_fn, reduce_fn, size_fn):
+    def __init__(self, source, key_fn, reduce_fn, size_fn, name="GroupByWindowDataset"):
         self.source, self.key_fn, self.reduce_fn, self.size_fn = \
             source, key_fn, reduce_fn, size_fn
+        self.name = name
 
-    def _reduced(self, ctx, key: int, window: List[list]):
+    def _reduced(self, ctx, key: int, window: List[list], index):
+        ctx = ctx.child(self.name, *index)
         args = [np.int64(key), _Window(window)]
         return _ds.sub_dataset(ctx, self, self.reduce_fn, args).elements(ctx)
 
     def elements(self, ctx):
+        ctx = _ds.pass_context(ctx)
+        # the windows' datasets read in contexts of their own, named by this pass over
+        # the input and the window's number in it (their randomness, if any, replays)
+        call = ctx.calls(self.name)
         windows, sizes = {}, {}
+        emitted = itertools.count()
         for e in self.source.elements(ctx):
             key = _key_of(ctx, self, self.key_fn, e)
             if key not in windows:
@@ -224,9 +232,10 @@ class _GroupByWindow(DatasetValue):
                 sizes[key] = self._size(ctx, key)
             windows[key].append(e)
             if len(windows[key]) == sizes[key]:
-                yield from self._reduced(ctx, key, windows.pop(key))
+                yield from self._reduced(ctx, key, windows.pop(key),
+                                         (call, next(emitted)))
         for key in sorted(windows):
-            yield from self._reduced(ctx, key, windows[key])
+            yield from self._reduced(ctx, key, windows[key], (call, next(emitted)))
 
     def _size(self, ctx, key: int) -> int:
         size = int(np.asarray(self.size_fn.run(ctx, [np.int64(key)], self.feed)[0]))
@@ -257,7 +266,7 @@ def _group_by_window_kernel(ctx, d):
     a = ctx.attrs
     return _GroupByWindow(d, _ds.function_of(ctx, a["key_func"]),
                           _ds.function_of(ctx, a["reduce_func"]),
-                          _ds.function_of(ctx, a["window_size_func"]))
+                          _ds.function_of(ctx, a["window_size_func"]), ctx.op.name)
 
 
 @kernel("GroupByReducerDataset")

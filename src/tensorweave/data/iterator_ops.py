@@ -38,17 +38,56 @@ _UNIQUE = itertools.count()
 
 class IteratorResource:
     """One iterator's state: the generator of its dataset's elements (None until
-    initialized), guarded by `lock`."""
+    initialized), guarded by `lock`.
+
+    For checkpoints (iterator_checkpoint.py) it also keeps what makes the current pass
+    again: the dataset's value and the op that made it, the pass's seed (every random
+    transformation's randomness derives from it), the number of elements handed out and
+    whether the pass has ended. A restore starts the pass again with the saved seed and
+    fast-forwards it; the next element, already read then, waits in `pending`."""
 
     def __init__(self, types, shapes):
         self.lock = threading.Lock()
         self.types, self.shapes = list(types), list(shapes)
         self.elements = None
+        self.dataset = None      # the DatasetValue of the current pass
+        self.dataset_op = None   # the graph op that made it
+        self.seed = None         # the pass's seed
+        self.produced = 0        # elements handed out in the pass
+        self.ended = False       # the pass has ended (at its end, or by an error)
+        self.pending = None      # after a restore: ("element", e) or ("error", exc)
 
     def start(self, ctx, dataset) -> None:
         with self.lock:
             self._close()
-            self.elements = dataset.elements(_ds.PipelineContext(ctx))
+            self._begin(dataset, _pass_seed(ctx))
+            self.dataset_op = _dataset_op(ctx)
+            self.elements = dataset.elements(_ds.PipelineContext(ctx, self.seed))
+
+    def _begin(self, dataset, seed: int) -> None:
+        self.dataset, self.seed = dataset, seed
+        self.produced, self.ended, self.pending = 0, False, None
+
+    def restore(self, ctx, seed: int, produced: int, ended: bool) -> None:
+        """Makes the pass the one a checkpoint describes: the pass of seed `seed` after
+        `produced` elements (or ended). The elements before are read again (or skipped,
+        where a transformation can: elements_after), now, and the next one too."""
+        with self.lock:
+            self._close()
+            self._begin(self.dataset, seed)
+            self.produced, self.ended = produced, ended
+            if ended:
+                self.elements = iter(())
+                return
+            self.elements = iter(())
+            try:
+                self.elements = self.dataset.elements_after(
+                    _ds.PipelineContext(ctx, seed), produced)
+                self.pending = ("element", next(self.elements))
+            except StopIteration:
+                self.elements = iter(())
+            except Exception as e:  # noqa: BLE001 - raised by the next get_next (as by
+                self.pending = ("error", e)  # the saved pass, for the next element's)
 
     def release(self) -> None:
         """Ends the current pass now (its cleanups run: a partial cache file is
@@ -61,6 +100,7 @@ class IteratorResource:
         close = getattr(self.elements, "close", None)
         if close is not None:
             close()
+        self.pending = None
 
     def next(self, ctx):
         with self.lock:
@@ -70,10 +110,39 @@ class IteratorResource:
                     "initialized. Ensure that you have run the initializer operation for "
                     "this iterator before getting the next element.")
             try:
-                return next(self.elements)
+                if self.pending is not None:
+                    kind, value = self.pending
+                    self.pending = None
+                    if kind == "error":
+                        raise value
+                    element = value
+                else:
+                    element = next(self.elements)
             except StopIteration:
-                self.elements = iter(())
+                self.elements, self.ended = iter(()), True
                 raise errors.OutOfRangeError(None, ctx.op, "End of sequence") from None
+            except BaseException:
+                self.ended = True  # the generator is done: later reads end the sequence
+                raise
+            self.produced += 1
+            return element
+
+
+def _pass_seed(ctx) -> int:
+    """A new pass's seed: drawn from the OS; in the deterministic mode a function of the
+    iterator op's name and how many passes it started in this session."""
+    from tensorweave.runtime import determinism
+    if ctx.op is not None and determinism.of_session(ctx.session):
+        passes = ctx.state.get("passes", 0)
+        ctx.state["passes"] = passes + 1
+        return _ds.mix_seed(determinism.name_seed(ctx.op.name)[0], passes)
+    return _ds.fresh_seed()
+
+
+def _dataset_op(ctx):
+    """The op whose value an iterator starts on (MakeIterator's and OneShot's input)."""
+    inputs = getattr(ctx.op, "inputs", None)
+    return inputs[0].op if inputs else None
 
 
 _SPEC = {"output_types": TypeListAttr(), "output_shapes": []}
@@ -194,7 +263,7 @@ class Iterator(ElementSpec):
         handle = apply_op("IteratorV2", [], {"output_types": flat_types,
                                              "output_shapes": flat_shapes,
                                              "shared_name": shared_name or ""},
-                          name="Iterator").outputs[0]
+                          name="IteratorV2").outputs[0]
         return Iterator(handle, None, structure, flat_types, flat_shapes)
 
     @property

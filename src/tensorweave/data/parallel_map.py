@@ -44,8 +44,17 @@ class _ParallelMap(DatasetValue):
         self.source, self.fn, self.calls = source, fn, calls
 
     def elements(self, ctx):
+        return self._mapped(ctx, self.source.elements)
+
+    def elements_after(self, ctx, n: int):
+        if self.skip_errors:  # the elements dropped decide which input elements to skip
+            return DatasetValue.elements_after(self, ctx, n)
+        # as a map's: the function is not run for the skipped elements
+        return self._mapped(ctx, lambda c: self.source.elements_after(c, n))
+
+    def _mapped(self, ctx, source):
         pool, run, feed = _pool(), self.fn.run, self.feed
-        inputs = self.source.elements(ctx)
+        inputs = source(ctx)
         pending = collections.deque()
         try:
             for element in inputs:
@@ -61,7 +70,9 @@ class _ParallelMap(DatasetValue):
         finally:
             for future in pending:  # stopped early: the rest is not wanted
                 future.cancel()
-            inputs.close()
+            close = getattr(inputs, "close", None)
+            if close is not None:
+                close()
 
     def _result(self, future):
         try:

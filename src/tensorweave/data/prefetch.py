@@ -39,9 +39,15 @@ class Prefetch(DatasetValue):
         """Starts the reading thread now (so an interleave's open inputs all read ahead)
         and returns the generator that hands out what it reads. A generator dropped
         before its first element still stops the thread (a finalizer on it)."""
+        return self._read_ahead(ctx, self.source.elements)
+
+    def elements_after(self, ctx, n: int):
+        return self._read_ahead(ctx, lambda c: self.source.elements_after(c, n))
+
+    def _read_ahead(self, ctx, source):
         buffer: "queue.Queue" = queue.Queue(self.buffer_size)
         stop = threading.Event()
-        thread = threading.Thread(target=self._produce, args=(ctx, buffer, stop),
+        thread = threading.Thread(target=self._produce, args=(ctx, source, buffer, stop),
                                   name="tw-data-prefetch", daemon=True)
         thread.start()
         handed_out = self._hand_out(buffer, stop, thread)
@@ -67,9 +73,10 @@ class Prefetch(DatasetValue):
                     pass
                 thread.join(_POLL_S)
 
-    def _produce(self, ctx, buffer: "queue.Queue", stop: threading.Event) -> None:
-        inputs = self.source.elements(ctx)
+    def _produce(self, ctx, source, buffer: "queue.Queue", stop: threading.Event) -> None:
+        inputs = iter(())
         try:
+            inputs = source(ctx)
             for element in inputs:
                 if not self._put(buffer, element, stop):
                     return
@@ -77,7 +84,9 @@ class Prefetch(DatasetValue):
         except BaseException as e:  # noqa: BLE001 - handed to the consumer, in order
             self._put(buffer, _Failure(e), stop)
         finally:
-            inputs.close()
+            close = getattr(inputs, "close", None)
+            if close is not None:
+                close()
 
     @staticmethod
     def _put(buffer: "queue.Queue", item, stop: threading.Event) -> bool:

@@ -36,7 +36,12 @@ class _Resampled(DatasetValue):
         self.target, self.initial, self.seed, self.op = target, initial, seed, op
 
     def elements(self, ctx):
-        rs = np.random.RandomState(self.seed)
+        # unseeded: draws that derive from the pass's seed (iterator checkpoints)
+        ctx = _ds.pass_context(ctx)
+        key = self.op.name
+        call = ctx.calls(key)
+        rs = np.random.RandomState(ctx.seed_for(key, call) % 2 ** 32
+                                   if self.seed is None else self.seed)
         k = len(self.target)
         counts = np.zeros(k, np.float64)
         for e in self.source.elements(ctx):

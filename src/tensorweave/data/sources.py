@@ -4,7 +4,6 @@ values, also `Dataset.random`).
 """
 from __future__ import annotations
 
-import itertools
 import typing
 
 import numpy as np
@@ -72,13 +71,18 @@ _BLOCK = 1024
 
 
 class _Random(DatasetValue):
-    def __init__(self, seed: typing.Optional[int], rerandomize: bool):
-        self.seed, self.rerandomize = seed, rerandomize
-        self.passes = itertools.count()
+    """`seed` None: a sequence that derives from the pass's seed (so a restored iterator
+    goes on with it, iterator_checkpoint.py); `key` names it in the pass."""
+
+    def __init__(self, seed: typing.Optional[int], rerandomize: bool,
+                 key: str = "RandomDataset"):
+        self.seed, self.rerandomize, self.key = seed, rerandomize, key
 
     def elements(self, ctx):
-        key = self.seed + (next(self.passes) if self.rerandomize else 0)
-        rng = np.random.Generator(np.random.Philox(key=key))
+        ctx = _ds.pass_context(ctx)
+        call = ctx.calls(self.key) if self.rerandomize else 0
+        seed = ctx.seed_for(self.key) if self.seed is None else self.seed
+        rng = np.random.Generator(np.random.Philox(key=seed + call))
         while True:
             for v in rng.integers(0, 2 ** 32, size=_BLOCK, dtype=np.int64):
                 yield [v]
@@ -87,11 +91,9 @@ class _Random(DatasetValue):
 @kernel("RandomDataset")
 def _random_kernel(ctx, seed, seed2):
     s1, s2 = int(np.asarray(seed)), int(np.asarray(seed2))
-    if s1 == 0 and s2 == 0:  # no seed: one drawn from the OS for this dataset
-        key = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
-    else:
-        key = (s1 % 2 ** 32) << 32 | (s2 % 2 ** 32)
-    return _Random(key, ctx.attrs["rerandomize_each_iteration"])
+    # no seed: one of the pass (drawn from the OS when an iterator starts)
+    key = None if s1 == 0 and s2 == 0 else (s1 % 2 ** 32) << 32 | (s2 % 2 ** 32)
+    return _Random(key, ctx.attrs["rerandomize_each_iteration"], ctx.op.name)
 
 
 @tf_export("data.experimental.RandomDataset")

@@ -60,6 +60,13 @@ class _Shard(DatasetValue):
             if k % self.n == self.index:
                 yield e
 
+    def elements_after(self, ctx, n: int):
+        # after n of its elements, the input is past element (n - 1) * N + index
+        start = n * self.n
+        for k, e in enumerate(self.source.elements_after(ctx, start), start):
+            if k % self.n == self.index:
+                yield e
+
 
 @kernel("ShardDataset")
 def _shard_kernel(ctx, d, num_shards, index):
@@ -77,6 +84,7 @@ def _shard_kernel(ctx, d, num_shards, index):
 def _reduce_kernel(ctx, d, *state):
     fn = _ds.function_of(ctx, ctx.attrs["f"])
     state = list(state)
+    ctx = _ds.PipelineContext(ctx)
     for e in d.elements(ctx):
         state = fn.run(ctx, state + list(e), d.feed)
     return state
