@@ -69,7 +69,7 @@ _api.install(_sys.modules[__name__])
 # Namespaces that are libraries built on the ops, imported on first access so that
 # `import tensorweave` stays fast; each exports only into its own namespace.
 _LAZY_NAMESPACES = ("layers", "losses", "metrics", "profiler", "python", "saved_model",
-                    "distributions", "data", "feature_column", "estimator")
+                    "distributions", "data", "feature_column", "estimator", "keras")
 
 
 def __getattr__(name: str):

@@ -138,10 +138,15 @@ class _Conv(KernelLayer):
                                     axes={self._channel_axis: channels})
         self.built = True
 
+    def _op_padding(self) -> str:
+        """The padding the convolution op gets: "VALID" or "SAME" (Keras' causal Conv1D
+        pads its input itself and convolves with "VALID")."""
+        return self.padding.upper()
+
     def _convolve(self, inputs):
         first = self.data_format == "channels_first"
         fmt = spatial_format(self.rank, first)
-        padding = self.padding.upper()
+        padding = self._op_padding()
         if self.rank == 1:
             return conv1d(inputs, self.kernel, list(self.strides), padding, data_format=fmt,
                           dilations=list(self.dilation_rate))

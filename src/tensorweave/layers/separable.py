@@ -71,7 +71,7 @@ class _SeparableConv(_Conv):
             strides, rate = [1] + strides, [1] + rate
         full_strides = [1, 1] + strides if first else [1] + strides + [1]
         outputs = separable_conv2d(inputs, depthwise, pointwise, full_strides,
-                                   padding=self.padding.upper(), rate=rate, data_format=fmt)
+                                   padding=self._op_padding(), rate=rate, data_format=fmt)
         if self.rank == 1:
             outputs = array_ops.squeeze(outputs, [spatial])
         return outputs

@@ -1,0 +1,539 @@
+"""`tf.keras.backend` tensor helpers: thin Keras-named wrappers over tensorweave's ops
+with Keras' argument conventions (`sum(x, axis, keepdims)`, `clip(x, lo, hi)`, ...) and
+the crossentropies the losses use. Exported into `tf.keras.backend` beside backend.py.
+`sum`, `max`, `min`, `abs` and `pow` shadow the builtins in this module (Keras' names).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+import tensorweave as tf
+from tensorweave.framework.api_export import tf_export
+from tensorweave.keras import backend
+
+_K = "keras.backend."
+
+
+def _export(fn):
+    return tf_export(_K + fn.__name__)(fn)
+
+
+# --- reductions and elementwise math -------------------------------------------------------
+@_export
+def sum(x, axis=None, keepdims: bool = False):  # noqa: A001
+    """`tf.reduce_sum(x, axis, keepdims)`."""
+    return tf.reduce_sum(x, axis, keepdims)
+
+
+@_export
+def mean(x, axis=None, keepdims: bool = False):
+    """`tf.reduce_mean(x, axis, keepdims)` (bool inputs are cast to floatx first)."""
+    if x.dtype.base_dtype == tf.bool:
+        x = tf.cast(x, backend.floatx())
+    return tf.reduce_mean(x, axis, keepdims)
+
+
+@_export
+def max(x, axis=None, keepdims: bool = False):  # noqa: A001
+    """`tf.reduce_max(x, axis, keepdims)`."""
+    return tf.reduce_max(x, axis, keepdims)
+
+
+@_export
+def min(x, axis=None, keepdims: bool = False):  # noqa: A001
+    """`tf.reduce_min(x, axis, keepdims)`."""
+    return tf.reduce_min(x, axis, keepdims)
+
+
+@_export
+def prod(x, axis=None, keepdims: bool = False):
+    """`tf.reduce_prod(x, axis, keepdims)`."""
+    return tf.reduce_prod(x, axis, keepdims)
+
+
+@_export
+def argmax(x, axis: int = -1):
+    """`tf.argmax(x, axis)`."""
+    return tf.argmax(x, axis)
+
+
+@_export
+def argmin(x, axis: int = -1):
+    """`tf.argmin(x, axis)`."""
+    return tf.argmin(x, axis)
+
+
+@_export
+def square(x):
+    """`tf.square(x)`."""
+    return tf.square(x)
+
+
+@_export
+def sqrt(x):
+    """`sqrt(max(x, 0))`: negative values give 0, as Keras'."""
+    x = tf.maximum(x, tf.constant(0.0, dtype=x.dtype.base_dtype))
+    return tf.sqrt(x)
+
+
+@_export
+def abs(x):  # noqa: A001
+    """`tf.abs(x)`."""
+    return tf.abs(x)
+
+
+@_export
+def exp(x):
+    """`tf.exp(x)`."""
+    return tf.exp(x)
+
+
+@_export
+def log(x):
+    """`tf.math.log(x)`."""
+    return tf.math.log(x)
+
+
+@_export
+def pow(x, a):  # noqa: A001
+    """`tf.pow(x, a)`."""
+    return tf.pow(x, a)
+
+
+@_export
+def maximum(x, y):
+    """`tf.maximum(x, y)`."""
+    return tf.maximum(x, y)
+
+
+@_export
+def minimum(x, y):
+    """`tf.minimum(x, y)`."""
+    return tf.minimum(x, y)
+
+
+@_export
+def clip(x, min_value, max_value):
+    """`tf.clip_by_value(x, min_value, max_value)`; None bounds are infinite and a
+    `max_value` below `min_value` is raised to it."""
+    if isinstance(min_value, (int, float)) and isinstance(max_value, (int, float)):
+        if max_value < min_value:
+            max_value = min_value
+    if min_value is None:
+        min_value = -np.inf
+    if max_value is None:
+        max_value = np.inf
+    return tf.clip_by_value(x, min_value, max_value)
+
+
+@_export
+def equal(x, y):
+    """`tf.equal(x, y)`."""
+    return tf.equal(x, y)
+
+
+@_export
+def not_equal(x, y):
+    """`tf.not_equal(x, y)`."""
+    return tf.not_equal(x, y)
+
+
+@_export
+def greater(x, y):
+    """`tf.greater(x, y)`."""
+    return tf.greater(x, y)
+
+
+@_export
+def less(x, y):
+    """`tf.less(x, y)`."""
+    return tf.less(x, y)
+
+
+# --- shapes --------------------------------------------------------------------------------
+@_export
+def cast(x, dtype):
+    """`tf.cast(x, dtype)`."""
+    return tf.cast(x, dtype)
+
+
+@_export
+def shape(x):
+    """The dynamic shape of `x` (`tf.shape`)."""
+    return tf.shape(x)
+
+
+@_export
+def reshape(x, shape):
+    """`tf.reshape(x, shape)`."""
+    return tf.reshape(x, shape)
+
+
+@_export
+def flatten(x):
+    """`x` as a vector."""
+    return tf.reshape(x, [-1])
+
+
+@_export
+def batch_flatten(x):
+    """`x` as [batch, everything else]."""
+    return tf.reshape(x, tf.stack([-1, prod(tf.shape(x)[1:])]))
+
+
+@_export
+def expand_dims(x, axis: int = -1):
+    """`tf.expand_dims(x, axis)`."""
+    return tf.expand_dims(x, axis)
+
+
+@_export
+def squeeze(x, axis: int):
+    """`tf.squeeze(x, [axis])`."""
+    return tf.squeeze(x, [axis])
+
+
+@_export
+def concatenate(tensors, axis: int = -1):
+    """`tf.concat(tensors, axis)`; a negative axis counts from the first tensor's rank."""
+    if axis < 0:
+        rank = tensors[0].shape.ndims
+        axis = axis % rank if rank else 0
+    return tf.concat(list(tensors), axis)
+
+
+@_export
+def stack(x, axis: int = 0):
+    """`tf.stack(x, axis)`."""
+    return tf.stack(x, axis=axis)
+
+
+@_export
+def transpose(x):
+    """`tf.transpose(x)` (all axes reversed)."""
+    return tf.transpose(x)
+
+
+@_export
+def permute_dimensions(x, pattern):
+    """`tf.transpose(x, perm=pattern)`."""
+    return tf.transpose(x, perm=pattern)
+
+
+@_export
+def one_hot(indices, num_classes: int):
+    """`tf.one_hot(indices, num_classes)` on a new last axis."""
+    return tf.one_hot(indices, depth=num_classes, axis=-1)
+
+
+@_export
+def zeros_like(x, dtype=None, name: Optional[str] = None):
+    """`tf.zeros_like(x, dtype)`."""
+    return tf.zeros_like(x, dtype=dtype, name=name)
+
+
+@_export
+def ones_like(x, dtype=None, name: Optional[str] = None):
+    """`tf.ones_like(x, dtype)`."""
+    return tf.ones_like(x, dtype=dtype, name=name)
+
+
+@_export
+def stop_gradient(variables):
+    """`tf.stop_gradient` of a tensor (or, lazily, of each of a list)."""
+    if isinstance(variables, (list, tuple)):
+        return map(tf.stop_gradient, variables)
+    return tf.stop_gradient(variables)
+
+
+@_export
+def gradients(loss, variables):
+    """`tf.gradients(loss, variables, colocate_gradients_with_ops=True)`."""
+    return tf.gradients(loss, variables, colocate_gradients_with_ops=True)
+
+
+@_export
+def l2_normalize(x, axis=None):
+    """`tf.linalg.l2_normalize(x, axis)`."""
+    return tf.linalg.l2_normalize(x, axis=axis)
+
+
+@_export
+def dot(x, y):
+    """The matrix product of `x` and `y`; for rank > 2, `x`'s last axis against `y`'s
+    second to last (as NumPy's `dot`)."""
+    x_rank, y_rank = x.shape.ndims, y.shape.ndims
+    if x_rank is not None and (x_rank > 2 or y_rank > 2):
+        x_shape = _static_or_dynamic(x)
+        y_shape = _static_or_dynamic(y)
+        y_perm = list(range(y_rank))
+        y_perm = [y_perm.pop(-2)] + y_perm
+        xt = tf.reshape(x, [-1, x_shape[-1]])
+        yt = tf.reshape(tf.transpose(y, perm=y_perm), [y_shape[-2], -1])
+        return tf.reshape(tf.matmul(xt, yt), x_shape[:-1] + y_shape[:-2] + y_shape[-1:])
+    return tf.matmul(x, y)
+
+
+def _static_or_dynamic(x) -> tuple:
+    dynamic = tf.unstack(tf.shape(x))
+    return tuple(d if d is not None else s for d, s in zip(x.shape.as_list(), dynamic))
+
+
+@_export
+def bias_add(x, bias, data_format: Optional[str] = None):
+    """`x + bias` over the channel axis of `data_format` (default
+    `image_data_format()`).
+
+    Raises:
+      ValueError: an unknown data_format, or a bias of neither rank 1 nor rank(x) - 1.
+    """
+    data_format = data_format or backend.image_data_format()
+    if data_format not in {"channels_first", "channels_last"}:
+        raise ValueError("Unknown data_format: " + str(data_format))
+    bias_shape = tuple(bias.shape.as_list())
+    if len(bias_shape) != 1 and len(bias_shape) != x.shape.ndims - 1:
+        raise ValueError("Unexpected bias dimensions %d, expect to be 1 or %d dimensions"
+                         % (len(bias_shape), x.shape.ndims - 1))
+    if len(bias_shape) == 1:
+        fmt = "NCHW" if data_format == "channels_first" else "NHWC"
+        return tf.nn.bias_add(x, bias, data_format=fmt)
+    if x.shape.ndims in (3, 4, 5):
+        if data_format == "channels_first":
+            return x + tf.reshape(bias, (1, bias_shape[-1]) + bias_shape[:-1])
+        return x + tf.reshape(bias, (1,) + bias_shape)
+    return tf.nn.bias_add(x, bias)
+
+
+# --- activations ---------------------------------------------------------------------------
+@_export
+def relu(x, alpha: float = 0.0, max_value=None, threshold: float = 0.0):
+    """`max(x, 0)` with a slope `alpha` below `threshold`, clipped at `max_value`."""
+    dtype = getattr(x, "dtype", backend.floatx())
+    if alpha != 0.0:
+        if max_value is None and threshold == 0:
+            return tf.nn.leaky_relu(x, alpha=alpha)
+        negative_part = tf.nn.relu(-x + threshold) if threshold != 0 else tf.nn.relu(-x)
+    clip_max = max_value is not None
+    if threshold != 0:
+        x = x * tf.cast(tf.greater(x, threshold), dtype=dtype)
+    elif max_value == 6:
+        x = tf.nn.relu6(x)
+        clip_max = False
+    else:
+        x = tf.nn.relu(x)
+    if clip_max:
+        base = x.dtype.base_dtype
+        x = tf.clip_by_value(x, tf.constant(0, dtype=base), tf.constant(max_value, dtype=base))
+    if alpha != 0.0:
+        x -= tf.convert_to_tensor(alpha, dtype=x.dtype.base_dtype) * negative_part
+    return x
+
+
+@_export
+def elu(x, alpha: float = 1.0):
+    """`x` for x > 0, `alpha * (exp(x) - 1)` else."""
+    res = tf.nn.elu(x)
+    if alpha == 1:
+        return res
+    return tf.where(x > 0, res, alpha * res)
+
+
+@_export
+def hard_sigmoid(x):
+    """`clip(0.2 * x + 0.5, 0, 1)`."""
+    base = x.dtype.base_dtype
+    x = tf.add(tf.multiply(x, tf.constant(0.2, dtype=base)), tf.constant(0.5, dtype=base))
+    return tf.clip_by_value(x, 0.0, 1.0)
+
+
+@_export
+def softmax(x, axis: int = -1):
+    """`tf.keras.activations.softmax(x, axis)`."""
+    from tensorweave.keras import activations
+    return activations.softmax(x, axis)
+
+
+@_export
+def sigmoid(x):
+    """`tf.keras.activations.sigmoid(x)`."""
+    from tensorweave.keras import activations
+    return activations.sigmoid(x)
+
+
+@_export
+def tanh(x):
+    """`tf.tanh(x)`."""
+    return tf.tanh(x)
+
+
+@_export
+def softplus(x):
+    """`log(exp(x) + 1)`."""
+    return tf.math.softplus(x)
+
+
+@_export
+def softsign(x):
+    """`x / (abs(x) + 1)`."""
+    return tf.math.softsign(x)
+
+
+# --- learning-phase switches ---------------------------------------------------------------
+@_export
+def switch(condition, then_expression, else_expression):
+    """`tf.cond` on a scalar `condition` (values or zero-argument callables as branches);
+    `tf.where` on a tensor condition.
+
+    Raises:
+      ValueError: `condition` has a higher rank than the branches.
+    """
+    if condition.dtype != tf.bool:
+        condition = tf.cast(condition, "bool")
+    cond_ndim = condition.shape.ndims
+    if not cond_ndim:
+        then_fn = then_expression if callable(then_expression) else (lambda: then_expression)
+        else_fn = else_expression if callable(else_expression) else (lambda: else_expression)
+        return tf.cond(condition, then_fn, else_fn)
+    if callable(then_expression):
+        then_expression = then_expression()
+    if callable(else_expression):
+        else_expression = else_expression()
+    expr_ndim = then_expression.shape.ndims
+    if cond_ndim > expr_ndim:
+        raise ValueError("Rank of `condition` should be less than or equal to rank of "
+                         "`then_expression` and `else_expression`. ndim(condition)=%d, "
+                         "ndim(then_expression)=%d" % (cond_ndim, expr_ndim))
+    if cond_ndim > 1:
+        cond_shape = tf.concat([tf.shape(condition), [1] * (expr_ndim - cond_ndim)], axis=0)
+        condition = tf.reshape(condition, cond_shape)
+        expr_shape = tf.shape(then_expression)
+        tile_shape = tf.where(expr_shape - cond_shape > 0, expr_shape,
+                              tf.ones_like(expr_shape))
+        condition = tf.tile(condition, tile_shape)
+    return tf.where(condition, then_expression, else_expression)
+
+
+@_export
+def in_train_phase(x, alt, training=None):
+    """`x` in training, `alt` else (values or zero-argument callables); `training`
+    defaults to the enclosing layer call's, else the learning phase."""
+    if training is None:
+        from tensorweave.keras.engine.base_layer_utils import call_context
+        training = call_context().training
+    if training is None:
+        training = backend.learning_phase()
+    if not isinstance(training, (tf.Tensor, tf.Variable)):
+        if training == 1 or training is True:
+            return x() if callable(x) else x
+        if training == 0 or training is False:
+            return alt() if callable(alt) else alt
+    return switch(training, x, alt)
+
+
+@_export
+def in_test_phase(x, alt, training=None):
+    """`x` in inference, `alt` in training (the mirror of `in_train_phase`)."""
+    return in_train_phase(alt, x, training=training)
+
+
+@_export
+def dropout(x, level: float, noise_shape=None, seed: Optional[int] = None):
+    """`tf.nn.dropout(x, rate=level)` (a random seed when None, as Keras)."""
+    if seed is None:
+        seed = np.random.randint(10e6)
+    return tf.nn.dropout(x, rate=level, noise_shape=noise_shape, seed=seed)
+
+
+# --- crossentropies ------------------------------------------------------------------------
+def _get_logits(output, from_logits: bool, op_type: str):
+    """(logits, True) when `output` is a softmax/sigmoid Keras made or an op of
+    `op_type` (its input is then used as the logits, as TF's Keras does); else the
+    arguments unchanged."""
+    keras_logits = backend.graph_state(output.graph).logits.get(output)
+    if keras_logits is not None:
+        return keras_logits, True
+    if output.op.type == op_type:
+        return output.op.inputs[0], True
+    return output, from_logits
+
+
+@_export
+def categorical_crossentropy(target, output, from_logits: bool = False, axis: int = -1):
+    """The crossentropy of one-hot (or soft) `target` against `output` probabilities
+    (logits with `from_logits`); probabilities are renormalized and clipped to
+    [epsilon, 1 - epsilon].
+
+    Raises:
+      ValueError: incompatible shapes.
+    """
+    target = tf.convert_to_tensor(target)
+    output = tf.convert_to_tensor(output)
+    target.shape.assert_is_compatible_with(output.shape)
+    output, from_logits = _get_logits(output, from_logits, "Softmax")
+    if from_logits:
+        return tf.nn.softmax_cross_entropy_with_logits_v2(labels=target, logits=output,
+                                                          axis=axis)
+    output = output / tf.reduce_sum(output, axis, True)
+    eps = tf.constant(backend.epsilon(), dtype=output.dtype.base_dtype)
+    output = tf.clip_by_value(output, eps, 1.0 - eps)
+    return -tf.reduce_sum(target * tf.math.log(output), axis)
+
+
+@_export
+def sparse_categorical_crossentropy(target, output, from_logits: bool = False,
+                                    axis: int = -1, ignore_class=None):
+    """The crossentropy of integer class `target` against `output` probabilities
+    (logits with `from_logits`) along `axis`.
+
+    Raises:
+      NotImplementedError: `ignore_class`.
+      ValueError: a non-last axis on an output of unknown rank.
+    """
+    if ignore_class is not None:
+        raise NotImplementedError("sparse_categorical_crossentropy(ignore_class=...) is not "
+                                  "supported by tensorweave")
+    target = tf.cast(tf.convert_to_tensor(target), "int64")
+    output = tf.convert_to_tensor(output)
+    output, from_logits = _get_logits(output, from_logits, "Softmax")
+    if not from_logits:
+        eps = tf.constant(backend.epsilon(), dtype=output.dtype.base_dtype)
+        output = tf.math.log(tf.clip_by_value(output, eps, 1 - eps))
+    output_rank = output.shape.ndims
+    if output_rank is not None:
+        axis %= output_rank
+        if axis != output_rank - 1:
+            perm = list(range(axis)) + list(range(axis + 1, output_rank)) + [axis]
+            output = tf.transpose(output, perm=perm)
+    elif axis != -1:
+        raise ValueError("Cannot compute sparse categorical crossentropy with `axis=%s` on "
+                         "an output tensor with unknown rank" % axis)
+    output_shape = tf.shape(output)
+    target_rank = target.shape.ndims
+    update_shape = (target_rank is not None and output_rank is not None
+                    and target_rank != output_rank - 1)
+    if update_shape:
+        target = flatten(target)
+        output = tf.reshape(output, [-1, output_shape[-1]])
+    res = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=target, logits=output)
+    if update_shape and output_rank >= 3:
+        res = tf.reshape(res, output_shape[:-1])
+    return res
+
+
+@_export
+def binary_crossentropy(target, output, from_logits: bool = False):
+    """Elementwise binary crossentropy of `target` against `output` probabilities
+    (logits with `from_logits`), probabilities clipped to [epsilon, 1 - epsilon]."""
+    target = tf.convert_to_tensor(target)
+    output = tf.convert_to_tensor(output)
+    output, from_logits = _get_logits(output, from_logits, "Sigmoid")
+    if from_logits:
+        return tf.nn.sigmoid_cross_entropy_with_logits(labels=target, logits=output)
+    eps = tf.constant(backend.epsilon(), dtype=output.dtype.base_dtype)
+    output = tf.clip_by_value(output, eps, 1.0 - eps)
+    bce = target * tf.math.log(output + backend.epsilon())
+    bce += (1 - target) * tf.math.log(1 - output + backend.epsilon())
+    return -bce
+

@@ -1,0 +1,108 @@
+"""Helpers of the Keras base layer: the call context (the `training` of the enclosing
+layer call), how Keras makes a variable, and small weight and graph utilities."""
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+
+import numpy as np
+
+import tensorweave as tf
+from tensorweave.framework.graph import upstream_ops
+from tensorweave.ops.state.variables import VariableAggregation, VariableSynchronization
+
+
+class CallContext(threading.local):
+    """The layer calls in progress on this thread, innermost last: (layer, inputs,
+    training) each."""
+
+    def __init__(self):
+        self.frames: list = []
+
+    @property
+    def training(self):
+        return self.frames[-1][2] if self.frames else None
+
+    @property
+    def in_call(self) -> bool:
+        return bool(self.frames)
+
+    @property
+    def inputs(self):
+        return self.frames[-1][1] if self.frames else None
+
+
+_CALL_CONTEXT = CallContext()
+
+
+def call_context() -> CallContext:
+    """The call context of this thread (the `training` of the enclosing call)."""
+    return _CALL_CONTEXT
+
+
+def make_variable(name, shape=None, dtype=tf.float32, initializer=None, trainable=None,
+                  caching_device=None, validate_shape: bool = True, constraint=None,
+                  use_resource=None, collections=None,
+                  synchronization=VariableSynchronization.AUTO,
+                  aggregation=VariableAggregation.NONE, partitioner=None):
+    """A resource variable as TF's Keras makes one: initialized by `initializer(shape,
+    dtype=dtype)` (a class is instantiated first; a non-callable is the value)."""
+    if partitioner is not None:
+        raise NotImplementedError("tf.keras add_weight(partitioner=...) is not supported by "
+                                  "tensorweave")
+    if initializer is not None and not callable(initializer):
+        init_val, variable_dtype = initializer, None
+    else:
+        if inspect.isclass(initializer):
+            initializer = initializer()
+        init_val = functools.partial(initializer, shape, dtype=dtype)
+        variable_dtype = dtype.base_dtype
+    return tf.Variable(initial_value=init_val, name=name, trainable=trainable,
+                       caching_device=caching_device, dtype=variable_dtype,
+                       validate_shape=validate_shape, constraint=constraint,
+                       use_resource=True if use_resource is None else use_resource,
+                       collections=collections, synchronization=synchronization,
+                       aggregation=aggregation, shape=shape)
+
+
+def dedup(weights: list) -> list:
+    seen, out = set(), []
+    for w in weights:
+        if id(w) not in seen:
+            seen.add(id(w))
+            out.append(w)
+    return out
+
+
+def call_loss(fn):
+    loss = fn()
+    if loss is None:
+        return None
+    if not isinstance(loss, tf.Tensor):
+        from tensorweave.keras import backend
+        loss = tf.convert_to_tensor(loss, dtype=backend.floatx())
+    return loss
+
+
+def depends_on(op, tensors) -> bool:
+    ops = set(t.op for t in tensors if isinstance(t, tf.Tensor))
+    return bool(ops) and not ops.isdisjoint(upstream_ops([op]))
+
+
+def to_tensor(x):
+    """NumPy values and Python numbers as tensors (other inputs as they are), as TF."""
+    if isinstance(x, (np.ndarray, np.generic, float, int)) and not isinstance(x, bool):
+        return tf.convert_to_tensor(x)
+    return x
+
+
+def count_params(weights) -> int:
+    total = 0
+    for w in dedup(weights):
+        dims = [0 if d is None else d for d in w.shape.as_list()]
+        n = 1
+        for d in dims:
+            n *= d
+        total += n
+    return int(total)

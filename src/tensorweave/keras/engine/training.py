@@ -1,0 +1,349 @@
+"""`tf.keras.Model`: a layer made of layers, either functional (`Model(inputs, outputs)`,
+called again on new inputs by running its layer graph) or subclassed (layers set as
+attributes, `call` overridden). Usable as a callable on tensors in graph mode; the
+Keras training, evaluation and saving loops (`compile`, `fit`, ...) are not implemented
+and raise NotImplementedError: train with a tf.train optimizer instead.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Optional
+
+import tensorweave as tf
+from tensorweave.framework.api_export import tf_export
+from tensorweave.keras import backend
+from tensorweave.keras.engine import base_layer, functional, summary
+from tensorweave.keras.engine import base_layer_utils as utils
+from tensorweave.keras.engine import node as node_module
+
+_TRAINING_HINT = ("tensorweave's tf.keras has no training, evaluation, prediction or saving "
+                  "loops: build a loss from the model's outputs (model(x)) and train with a "
+                  "tf.train optimizer, e.g. tf.train.AdamOptimizer().minimize(loss, "
+                  "var_list=model.trainable_variables), running model.updates with the "
+                  "train op; evaluate and predict with session.run on the outputs; save "
+                  "with tf.train.Saver(model.variables)")
+
+
+def _unsupported(method: str):
+    def raise_unsupported(self, *args, **kwargs):
+        raise NotImplementedError("tf.keras.Model.%s is not supported: %s"
+                                  % (method, _TRAINING_HINT))
+    raise_unsupported.__name__ = method
+    raise_unsupported.__doc__ = ("Not supported: raises NotImplementedError (%s)."
+                                 % _TRAINING_HINT)
+    return raise_unsupported
+
+
+@tf_export("keras.Model", "keras.models.Model")
+class Model(base_layer.Layer):
+    """A model: `Model(inputs, outputs)` (functional API, with `tf.keras.Input`) or a
+    subclass with layers as attributes and an overridden `call`.
+
+    Args:
+      inputs: the model's input tensor(s) (from `tf.keras.Input`), functional API.
+      outputs: its output tensor(s), computed from the inputs by Keras layers (raw TF
+        ops between them are wrapped as layers).
+      name: the model's name ('model', 'model_1', ...; a subclass's snake-cased name).
+      trainable: whether its weights are trainable.
+      dtype: (subclasses) the dtype of their weights.
+
+    Raises:
+      TypeError: unknown keyword arguments.
+      ValueError: functional inputs that do not come from `Input`, outputs not made by
+        layers, or layers that cannot be reached from the inputs.
+    """
+
+    def __init__(self, *args, **kwargs):
+        if len(args) >= 2 or len(args) == 1 and "outputs" in kwargs or \
+                "inputs" in kwargs and "outputs" in kwargs:
+            self._init_functional(*args, **kwargs)
+            return
+        if args:
+            raise TypeError("Model.__init__ takes `inputs` and `outputs` (functional API) or "
+                            "only keyword arguments (subclassing); got %d positional "
+                            "arguments" % len(args))
+        for key in kwargs:
+            if key not in {"trainable", "dtype", "dynamic", "name", "autocast", "inputs",
+                           "outputs"}:
+                raise TypeError("Keyword argument not understood:", key)
+        if "inputs" in kwargs or "outputs" in kwargs:
+            raise ValueError("A functional Model needs both `inputs` and `outputs`")
+        kwargs.pop("autocast", None)
+        super().__init__(**kwargs)
+        self._is_graph_network = False
+        self.inputs = None
+        self.outputs = None
+        self.input_names = None
+        self.output_names = None
+
+    def _init_functional(self, inputs=None, outputs=None, name: Optional[str] = None,
+                         trainable: bool = True, **kwargs) -> None:
+        for key in kwargs:
+            raise TypeError("Keyword argument not understood:", key)
+        base_layer.Layer.__init__(self, name=name, trainable=trainable)
+        self._init_graph_network(inputs, outputs)
+
+    # --- the functional graph ------------------------------------------------------------
+    def _init_graph_network(self, inputs, outputs) -> None:
+        if isinstance(inputs, list) and len(tf.nest.flatten(inputs)) == 1:
+            inputs = inputs[0]
+        if isinstance(outputs, list) and len(tf.nest.flatten(outputs)) == 1:
+            outputs = outputs[0]
+        self._nested_inputs = inputs
+        self._nested_outputs = outputs
+        self.inputs = tf.nest.flatten(inputs)
+        self.outputs = tf.nest.flatten(outputs)
+        if any(node_module.get_history(x) is None for x in self.outputs):
+            node_module.create_keras_history(outputs)
+        self._validate_graph_inputs_and_outputs()
+        self._is_graph_network = True
+        self.built = True
+        self._build_input_shape = tf.nest.map_structure(lambda x: x.shape, inputs)
+        self._nodes_by_depth, self._network_layers = functional.map_graph_network(
+            self.inputs, self.outputs)
+        self._input_layers = [node_module.get_history(x).layer for x in self.inputs]
+        self._output_layers = [node_module.get_history(x).layer for x in self.outputs]
+        self.input_names = [layer.name for layer in self._input_layers]
+        self.output_names = _unique_names([layer.name for layer in self._output_layers])
+
+    def _validate_graph_inputs_and_outputs(self) -> None:
+        kind = "Functional" if type(self) in (Model,) else type(self).__name__
+        if len(set(id(x) for x in self.inputs)) != len(self.inputs):
+            raise ValueError("The list of inputs passed to the model contains the same input "
+                             "multiple times. All inputs should only appear once. Received "
+                             "inputs=%s" % self.inputs)
+        for x in self.inputs:
+            if node_module.get_history(x) is None:
+                raise ValueError("Input tensors to a %s model must come from "
+                                 "`tf.keras.Input`. Received inputs=%s (missing previous "
+                                 "layer metadata)." % (kind, x))
+        for x in self.outputs:
+            if node_module.get_history(x) is None:
+                raise ValueError("Output tensors of a %s model must be the output of a "
+                                 "TensorFlow `Layer` (thus holding past layer metadata). "
+                                 "Found: %s" % (kind, x))
+
+    def _flatten_children(self) -> list:
+        if self._is_graph_network:
+            return list(self._network_layers)
+        return super()._flatten_children()
+
+    # --- weights: a model lists its layers' weights layer by layer, then its own --------
+    def _assert_weights_created(self) -> None:
+        if "build" in type(self).__dict__ and type(self) is not Model and not self.built:
+            raise ValueError("Weights for model '%s' have not yet been created. Weights are "
+                             "created when the model is first called on inputs or `build()` "
+                             "is called with an `input_shape`." % self.name)
+
+    @property
+    def trainable_weights(self) -> list:
+        self._assert_weights_created()
+        if not self.trainable:
+            return []
+        nested = [w for c in self._flatten_children() for w in c.trainable_weights]
+        return utils.dedup(nested + self._trainable_weights)
+
+    @property
+    def non_trainable_weights(self) -> list:
+        self._assert_weights_created()
+        children = self._flatten_children()
+        nested = [w for c in children for w in c.non_trainable_weights]
+        if self.trainable:
+            return utils.dedup(nested + self._non_trainable_weights)
+        trainable = [w for c in children for w in c.trainable_weights]
+        return utils.dedup(trainable + self._trainable_weights + nested +
+                                 self._non_trainable_weights)
+
+    @property
+    def weights(self) -> list:
+        self._assert_weights_created()
+        nested = [w for c in self._flatten_children() for w in c.weights]
+        return utils.dedup(nested + self._trainable_weights + self._non_trainable_weights)
+
+    # --- calling -------------------------------------------------------------------------
+    def call(self, inputs, training=None, mask=None):
+        """The outputs for `inputs`: the functional graph run on them (subclasses
+        override `call`).
+
+        Raises:
+          NotImplementedError: a subclass without `call`.
+        """
+        if not self._is_graph_network:
+            raise NotImplementedError("Unimplemented `tf.keras.Model.call()`: if you intend to "
+                                      "create a `Model` with the Functional API, please provide "
+                                      "`inputs` and `outputs` arguments. Otherwise, subclass "
+                                      "`Model` with an overridden `call()` method.")
+        return functional.run_internal_graph(self, inputs)
+
+    def __call__(self, *args, **kwargs):
+        outputs = super().__call__(*args, **kwargs)
+        if not self._is_graph_network and not self.inputs:
+            inputs = args[0] if args else next(iter(kwargs.values()))
+            self.inputs = tf.nest.flatten(inputs)
+            self.input_names = ["input_%d" % (i + 1) for i in range(len(self.inputs))]
+            self.outputs = tf.nest.flatten(outputs)
+            self.output_names = ["output_%d" % (i + 1) for i in range(len(self.outputs))]
+        return outputs
+
+    @base_layer._default
+    def build(self, input_shape) -> None:
+        """Builds a subclassed model by calling `call` on placeholders of `input_shape`
+        (its layers' variables are then named without the model's scope, as TF's).
+
+        Raises:
+          ValueError: no or an invalid input shape, or `call` needs other arguments.
+        """
+        if self._is_graph_network:
+            base_layer.Layer.build(self, input_shape)
+            return
+        if input_shape is None:
+            raise ValueError("Input shape must be defined when calling `build()` on a "
+                             "`Model` subclass.")
+        if not isinstance(input_shape, (tuple, list, tf.TensorShape, dict)):
+            raise ValueError("Specified input shape is not one of the valid types. Please "
+                             "specify a batch input shape of type tuple or list of input "
+                             "shapes. User provided input type: %s." % type(input_shape))
+        if input_shape and not self.inputs:
+            if isinstance(input_shape, list) and all(
+                    d is None or isinstance(d, int) for d in input_shape):
+                input_shape = tuple(input_shape)
+            if isinstance(input_shape, list):
+                x = [tf.placeholder(backend.floatx(), shape=s) for s in input_shape]
+            elif isinstance(input_shape, dict):
+                x = {k: tf.placeholder(backend.floatx(), shape=s)
+                     for k, s in input_shape.items()}
+            else:
+                x = tf.placeholder(backend.floatx(), shape=input_shape)
+            names = self._get_call_spec()[0]
+            required = [n for n in names[1:]
+                        if self._call_parameter(n).default is self._call_parameter(n).empty]
+            kwargs = {}
+            for arg in required:
+                if arg != "training":
+                    raise ValueError("Currently, you cannot build your model if it has "
+                                     "positional or keyword arguments that are not inputs to "
+                                     "the model, but are required for its `call()` method. "
+                                     "Instead, in order to instantiate and build your model, "
+                                     "`call()` your model on real tensor data with all "
+                                     "expected call arguments.")
+                kwargs["training"] = False
+            self.call(x, **kwargs)
+        base_layer.Layer.build(self, input_shape)
+
+    def _call_parameter(self, name: str):
+        return inspect.signature(self.call).parameters[name]
+
+    # --- structure -----------------------------------------------------------------------
+    @property
+    def layers(self) -> list:
+        """The model's layers: for a functional model its graph's (inputs first), for a
+        subclassed one those set as attributes."""
+        return [layer for layer in self._flatten_children()]
+
+    def get_layer(self, name: Optional[str] = None, index: Optional[int] = None):
+        """The layer called `name`, or at position `index` of `layers`.
+
+        Raises:
+          ValueError: both or neither given, an index out of range, an unknown name.
+        """
+        if index is not None and name is not None:
+            raise ValueError("Provide only a layer name or a layer index. Received: "
+                             "index=%s, name=%s." % (index, name))
+        layers = self.layers
+        if index is not None:
+            if len(layers) <= index:
+                raise ValueError("Was asked to retrieve layer at index %s but model only has "
+                                 "%d layers." % (index, len(layers)))
+            return layers[index]
+        if name is not None:
+            for layer in layers:
+                if layer.name == name:
+                    return layer
+            raise ValueError("No such layer: %s. Existing layers are: %s."
+                             % (name, [layer.name for layer in layers]))
+        raise ValueError("Provide either a layer name or layer index at `get_layer`.")
+
+    @property
+    def input(self):
+        if getattr(self, "_is_graph_network", False):
+            return self._nested_inputs
+        return super().input
+
+    @property
+    def output(self):
+        if getattr(self, "_is_graph_network", False):
+            return self._nested_outputs
+        return super().output
+
+    @property
+    def input_shape(self):
+        if getattr(self, "_is_graph_network", False):
+            return tf.nest.map_structure(backend.int_shape, self.input)
+        return super().input_shape
+
+    @property
+    def output_shape(self):
+        if getattr(self, "_is_graph_network", False):
+            return tf.nest.map_structure(backend.int_shape, self.output)
+        return super().output_shape
+
+    def count_params(self) -> int:
+        """The number of scalars in the weights.
+
+        Raises:
+          ValueError: a subclassed model not built yet.
+        """
+        if not self.built:
+            raise ValueError("You tried to call `count_params` on %s, but the layer isn't "
+                             "built. You can build it manually via: `%s.build("
+                             "batch_input_shape)`." % (self.name, self.name))
+        return utils.count_params(self.weights)
+
+    def summary(self, line_length: Optional[int] = None, positions=None, print_fn=None,
+                expand_nested: bool = False, show_trainable: bool = False) -> None:
+        """Prints the layers, their output shapes and parameter counts, and the totals, as
+        TF's Keras prints them.
+
+        Raises:
+          ValueError: the model is not built.
+        """
+        if not self.built:
+            raise ValueError("This model has not yet been built. Build the model first by "
+                             "calling `build()` or by calling the model on a batch of data.")
+        summary.print_summary(self, line_length=line_length, positions=positions,
+                              print_fn=print_fn, expand_nested=expand_nested,
+                              show_trainable=show_trainable)
+
+    def get_config(self) -> dict:
+        raise NotImplementedError("tf.keras.Model.get_config (model serialization) is not "
+                                  "supported by tensorweave")
+
+    compile = _unsupported("compile")
+    fit = _unsupported("fit")
+    evaluate = _unsupported("evaluate")
+    predict = _unsupported("predict")
+    train_on_batch = _unsupported("train_on_batch")
+    test_on_batch = _unsupported("test_on_batch")
+    predict_on_batch = _unsupported("predict_on_batch")
+    fit_generator = _unsupported("fit_generator")
+    evaluate_generator = _unsupported("evaluate_generator")
+    predict_generator = _unsupported("predict_generator")
+    save = _unsupported("save")
+    save_weights = _unsupported("save_weights")
+    load_weights = _unsupported("load_weights")
+    to_json = _unsupported("to_json")
+    to_yaml = _unsupported("to_yaml")
+    reset_metrics = _unsupported("reset_metrics")
+
+
+def _unique_names(names: list) -> list:
+    seen, out = {}, []
+    for name in names:
+        if name in seen:
+            seen[name] += 1
+            name = "%s_%d" % (name, seen[name])
+        else:
+            seen[name] = 0
+        out.append(name)
+    return out
+

@@ -1,0 +1,338 @@
+"""Keras convolution layers: Conv1D/2D/3D, Conv2DTranspose/Conv3DTranspose,
+SeparableConv1D/2D (and their Convolution* aliases).
+
+They reuse the tf.layers convolutions' `build`/`call` with Keras' arguments: string
+identifiers, data_format defaulting to `backend.image_data_format()` (Conv1D and the 1-D
+layers to 'channels_last'), 'causal' padding for the 1-D ones, `output_padding` for the
+transposed ones, Keras' checks and messages. Variables as TF: 'kernel', 'bias';
+'depthwise_kernel', 'pointwise_kernel' for the separable ones.
+"""
+from __future__ import annotations
+
+import tensorweave as tf
+from tensorweave.framework.api_export import export
+from tensorweave.keras.engine.base_layer import Layer
+from tensorweave.keras.engine.input_spec import InputSpec
+from tensorweave.keras import backend
+from tensorweave.keras.layers.layer_utils import (layer_config, normalize_padding,
+                                                  resolve_identifiers)
+from tensorweave.layers import convolutional as layers_conv
+from tensorweave.layers import separable as layers_separable
+
+_CONV_CONFIG = ("filters", "kernel_size", "strides", "padding", "data_format",
+                "dilation_rate", "activation", "use_bias", "kernel_initializer",
+                "bias_initializer", "kernel_regularizer", "bias_regularizer",
+                "activity_regularizer", "kernel_constraint", "bias_constraint")
+
+
+def _check_filters(filters) -> None:
+    if isinstance(filters, float):
+        filters = int(filters)
+    if filters is not None and filters <= 0:
+        raise ValueError("Invalid value for argument `filters`. Expected a strictly positive "
+                         "value. Received filters=%s." % (filters,))
+
+
+class _KerasConv:
+    """What the Keras convolutions add to a tf.layers convolution: causal padding,
+    Keras' checks, input spec. A mixin first in the bases (`class Conv2D(_KerasConv,
+    tf_layers.Conv2D, keras.Layer)`), so that the method order is this, the tf.layers
+    convolution, then keras.Layer's base behaviour."""
+
+    def _keras_checks(self, filters, padding, causal_allowed: bool, groups: int = 1) -> None:
+        """Keras' checks, made after the base constructor as TF makes them (so the layer
+        has taken its name when they fail)."""
+        _check_filters(filters)
+        padding = normalize_padding(padding)
+        if groups != 1:
+            raise NotImplementedError("Grouped convolutions (groups=%s) are not supported by "
+                                      "tensorweave's tf.keras" % groups)
+        if not all(self.kernel_size):
+            raise ValueError("The argument `kernel_size` cannot contain 0(s). Received: %s"
+                             % (self.kernel_size,))
+        if not all(self.strides):
+            raise ValueError("The argument `strides` cannot contains 0(s). Received: %s"
+                             % (self.strides,))
+        if padding == "causal" and not causal_allowed:
+            raise ValueError("Causal padding is only supported for `Conv1D`and "
+                             "`SeparableConv1D`.")
+        self.padding = padding
+        self.groups = groups
+        self.input_spec = InputSpec(min_ndim=self.rank + 2)
+
+    @property
+    def _keras_channel_axis(self) -> int:
+        return -1 - self.rank if self.data_format == "channels_first" else -1
+
+    def _input_channels(self, input_shape) -> int:
+        channels = tf.TensorShape(input_shape).as_list()[self._keras_channel_axis]
+        if channels is None:
+            raise ValueError("The channel dimension of the inputs should be defined. The "
+                             "input_shape received is %s, where axis %d (0-based) is the "
+                             "channel dimension, which found to be `None`."
+                             % (input_shape, self._keras_channel_axis))
+        return channels
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        self.input_spec = InputSpec(min_ndim=self.rank + 2, axes={
+            self._keras_channel_axis: self._input_channels(input_shape)})
+
+    def _op_padding(self) -> str:
+        return "VALID" if self.padding == "causal" else self.padding.upper()
+
+    def _convolve(self, inputs):
+        if self.padding == "causal":
+            left = self.dilation_rate[0] * (self.kernel_size[0] - 1)
+            pad = [[0, 0], [left, 0], [0, 0]] if self.data_format == "channels_last" else \
+                [[0, 0], [0, 0], [left, 0]]
+            inputs = tf.pad(inputs, pad)
+        return super()._convolve(inputs)
+
+    def compute_output_shape(self, input_shape):
+        if self.padding != "causal":
+            return super().compute_output_shape(input_shape)
+        # a causal convolution keeps the length, as a 'same' one
+        return layers_conv.spatial_output_shape(
+            input_shape, self.rank, self.data_format, self.filters,
+            lambda i, d: layers_conv.conv_output_length(d, self.kernel_size[i], "same",
+                                                        self.strides[i],
+                                                        self.dilation_rate[i]))
+
+
+def _conv_class(base, rank: int, name: str, default_format):
+    ones = (1,) * rank
+
+    class Conv(_KerasConv, base, Layer):
+        def __init__(self, filters, kernel_size, strides=ones, padding="valid",
+                     data_format=default_format, dilation_rate=ones, groups: int = 1,
+                     activation=None, use_bias: bool = True,
+                     kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                     kernel_regularizer=None, bias_regularizer=None,
+                     activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                     **kwargs):
+            super().__init__(
+                filters, kernel_size, strides=strides, padding="valid",
+                data_format=data_format or backend.image_data_format(),
+                dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
+                kernel_initializer=kernel_initializer,
+                bias_initializer=bias_initializer,
+                kernel_regularizer=kernel_regularizer,
+                bias_regularizer=bias_regularizer,
+                activity_regularizer=activity_regularizer,
+                kernel_constraint=kernel_constraint,
+                bias_constraint=bias_constraint, **kwargs)
+            resolve_identifiers(self)
+            self._keras_checks(filters, padding, causal_allowed=rank == 1, groups=groups)
+
+        def get_config(self) -> dict:
+            config = layer_config(self, Layer.get_config(self), _CONV_CONFIG)
+            config["groups"] = self.groups
+            return config
+
+    Conv.__name__ = Conv.__qualname__ = name
+    Conv.__doc__ = """A {rank}-D convolution layer: `activation(conv(inputs, kernel) + bias)`.
+
+    Args:
+      filters: the number of output channels.
+      kernel_size, strides, dilation_rate: an int or a tuple of {rank} ints.
+      padding: 'valid', 'same'{causal}.
+      data_format: 'channels_last' or 'channels_first' (None: the backend default).
+      groups: must be 1 (grouped convolutions are not supported).
+      activation: an activation function or its name.
+      use_bias: whether to add a bias.
+      kernel_initializer (default 'glorot_uniform'), bias_initializer (default 'zeros'),
+      kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
+      bias_constraint: objects or their names.
+      **kwargs: the base Layer's.
+
+    Raises:
+      ValueError: bad filters, kernel_size, strides, padding or data_format.
+    """.format(rank=rank, causal=" or 'causal' (left padding, for sequences)" if rank == 1
+               else "")
+    return Conv
+
+
+Conv1D = _conv_class(layers_conv.Conv1D, 1, "Conv1D", "channels_last")
+Conv2D = _conv_class(layers_conv.Conv2D, 2, "Conv2D", None)
+Conv3D = _conv_class(layers_conv.Conv3D, 3, "Conv3D", None)
+export(Conv1D, "keras.layers.Conv1D", "keras.layers.Convolution1D")
+export(Conv2D, "keras.layers.Conv2D", "keras.layers.Convolution2D")
+export(Conv3D, "keras.layers.Conv3D", "keras.layers.Convolution3D")
+
+
+def deconv_output_length(length, kernel: int, padding: str, output_padding, stride: int):
+    """The output length of a transposed convolution along one axis (Keras' rule; the
+    length may be a tensor)."""
+    if length is None:
+        return None
+    if output_padding is None:
+        return length * stride + (max(kernel - stride, 0) if padding == "valid" else 0)
+    pad = kernel // 2 if padding == "same" else 0
+    return (length - 1) * stride + kernel - 2 * pad + output_padding
+
+
+def _transpose_class(base, rank: int, name: str):
+    ones = (1,) * rank
+    transpose_op = tf.nn.conv2d_transpose if rank == 2 else tf.nn.conv3d_transpose
+
+    class ConvTranspose(_KerasConv, base, Layer):
+        def __init__(self, filters, kernel_size, strides=ones, padding="valid",
+                     output_padding=None, data_format=None, dilation_rate=ones,
+                     activation=None, use_bias: bool = True,
+                     kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                     kernel_regularizer=None, bias_regularizer=None,
+                     activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                     **kwargs):
+            super().__init__(
+                filters, kernel_size, strides=strides, padding="valid",
+                data_format=data_format or backend.image_data_format(),
+                activation=activation, use_bias=use_bias,
+                kernel_initializer=kernel_initializer,
+                bias_initializer=bias_initializer,
+                kernel_regularizer=kernel_regularizer,
+                bias_regularizer=bias_regularizer,
+                activity_regularizer=activity_regularizer,
+                kernel_constraint=kernel_constraint,
+                bias_constraint=bias_constraint, **kwargs)
+            resolve_identifiers(self)
+            self._keras_checks(filters, padding, causal_allowed=False)
+            self.dilation_rate = layers_conv.normalize_tuple(dilation_rate, rank,
+                                                             "dilation_rate")
+            if any(d != 1 for d in self.dilation_rate):
+                raise NotImplementedError("%s with dilation_rate != 1 is not supported by "
+                                          "tensorweave" % name)
+            self.output_padding = output_padding
+            if output_padding is not None:
+                self.output_padding = layers_conv.normalize_tuple(output_padding, rank,
+                                                                  "output_padding")
+                for stride, out_pad in zip(self.strides, self.output_padding):
+                    if out_pad >= stride:
+                        raise ValueError("Strides must be greater than output padding. "
+                                         "Received strides=%s, output_padding=%s."
+                                         % (self.strides, self.output_padding))
+
+        def _lengths(self, sizes):
+            pads = self.output_padding or (None,) * rank
+            return [deconv_output_length(size, self.kernel_size[i], self.padding, pads[i],
+                                         self.strides[i]) for i, size in enumerate(sizes)]
+
+        def _convolve(self, inputs):
+            first = self.data_format == "channels_first"
+            axes = list(range(2, rank + 2)) if first else list(range(1, rank + 1))
+            dims, dynamic = inputs.shape.as_list(), tf.shape(inputs)
+            sizes = [dims[a] if dims[a] is not None else dynamic[a] for a in axes]
+            out = self._lengths(sizes)
+            batch = dynamic[0]
+            output_shape = tf.stack([batch, self.filters] + out if first else
+                                    [batch] + out + [self.filters])
+            strides = [1, 1] + list(self.strides) if first else [1] + list(self.strides) + [1]
+            outputs = transpose_op(inputs, self.kernel, output_shape, strides,
+                                   padding=self.padding.upper(),
+                                   data_format=layers_conv.spatial_format(rank, first))
+            outputs.set_shape(self.compute_output_shape(inputs.shape))
+            return outputs
+
+        def compute_output_shape(self, input_shape):
+            dims = tf.TensorShape(input_shape).with_rank(rank + 2).as_list()
+            first = self.data_format == "channels_first"
+            spatial = self._lengths(dims[2:] if first else dims[1:-1])
+            return tf.TensorShape([dims[0], self.filters] + spatial if first else
+                                  [dims[0]] + spatial + [self.filters])
+
+        def get_config(self) -> dict:
+            config = layer_config(self, Layer.get_config(self), _CONV_CONFIG)
+            config["output_padding"] = self.output_padding
+            return config
+
+    ConvTranspose.__name__ = ConvTranspose.__qualname__ = name
+    ConvTranspose.__doc__ = """A transposed {rank}-D convolution (learned upsampling);
+    kernel [*kernel_size, filters, in_channels].
+
+    Args:
+      filters: the number of output channels.
+      kernel_size, strides: an int or a tuple of {rank} ints.
+      padding: 'valid' or 'same'.
+      output_padding: extra output size per axis (less than the stride), or None.
+      data_format: 'channels_last' or 'channels_first' (None: the backend default).
+      dilation_rate: must be 1.
+      activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+      bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint: as Conv.
+      **kwargs: the base Layer's.
+
+    Raises:
+      ValueError: bad arguments, or an output padding not less than the stride.
+      NotImplementedError: dilation_rate != 1.
+    """.format(rank=rank)
+    return ConvTranspose
+
+
+Conv2DTranspose = _transpose_class(layers_conv.Conv2DTranspose, 2, "Conv2DTranspose")
+Conv3DTranspose = _transpose_class(layers_conv.Conv3DTranspose, 3, "Conv3DTranspose")
+export(Conv2DTranspose, "keras.layers.Conv2DTranspose", "keras.layers.Convolution2DTranspose")
+export(Conv3DTranspose, "keras.layers.Conv3DTranspose", "keras.layers.Convolution3DTranspose")
+
+
+def _separable_class(base, rank: int, name: str, default_format):
+    ones = (1,) * rank
+
+    class SeparableConv(_KerasConv, base, Layer):
+        def __init__(self, filters, kernel_size, strides=ones, padding="valid",
+                     data_format=default_format, dilation_rate=ones, depth_multiplier=1,
+                     activation=None, use_bias: bool = True,
+                     depthwise_initializer="glorot_uniform",
+                     pointwise_initializer="glorot_uniform", bias_initializer="zeros",
+                     depthwise_regularizer=None, pointwise_regularizer=None,
+                     bias_regularizer=None, activity_regularizer=None,
+                     depthwise_constraint=None, pointwise_constraint=None,
+                     bias_constraint=None, **kwargs):
+            super().__init__(
+                filters, kernel_size, strides=strides, padding="valid",
+                data_format=data_format or backend.image_data_format(),
+                dilation_rate=dilation_rate, depth_multiplier=depth_multiplier,
+                activation=activation,
+                use_bias=use_bias,
+                depthwise_initializer=depthwise_initializer,
+                pointwise_initializer=pointwise_initializer,
+                bias_initializer=bias_initializer,
+                depthwise_regularizer=depthwise_regularizer,
+                pointwise_regularizer=pointwise_regularizer,
+                bias_regularizer=bias_regularizer,
+                activity_regularizer=activity_regularizer,
+                depthwise_constraint=depthwise_constraint,
+                pointwise_constraint=pointwise_constraint,
+                bias_constraint=bias_constraint, **kwargs)
+            resolve_identifiers(self)
+            self._keras_checks(filters, padding, causal_allowed=rank == 1)
+
+        def get_config(self) -> dict:
+            names = tuple(n for n in _CONV_CONFIG if not n.startswith("kernel_")) + (
+                "depth_multiplier", "depthwise_initializer", "pointwise_initializer",
+                "depthwise_regularizer", "pointwise_regularizer", "depthwise_constraint",
+                "pointwise_constraint")
+            return layer_config(self, Layer.get_config(self), names)
+
+    SeparableConv.__name__ = SeparableConv.__qualname__ = name
+    SeparableConv.__doc__ = """A depthwise-separable {rank}-D convolution: a depthwise
+    convolution ('depthwise_kernel' [*kernel_size, in, depth_multiplier]) then a
+    pointwise one ('pointwise_kernel' [*ones, in * depth_multiplier, filters]), then the
+    bias.
+
+    Args:
+      filters, kernel_size, strides, padding, data_format, dilation_rate: as Conv{rank}D.
+      depth_multiplier: depthwise output channels per input channel.
+      activation, use_bias: as Conv{rank}D.
+      depthwise_initializer, pointwise_initializer (default 'glorot_uniform'),
+      bias_initializer (default 'zeros'), their regularizers and constraints, and
+      activity_regularizer: objects or their names.
+      **kwargs: the base Layer's.
+    """.format(rank=rank)
+    return SeparableConv
+
+
+SeparableConv1D = _separable_class(layers_separable.SeparableConv1D, 1, "SeparableConv1D",
+                                   "channels_last")
+SeparableConv2D = _separable_class(layers_separable.SeparableConv2D, 2, "SeparableConv2D",
+                                   None)
+export(SeparableConv1D, "keras.layers.SeparableConv1D", "keras.layers.SeparableConvolution1D")
+export(SeparableConv2D, "keras.layers.SeparableConv2D", "keras.layers.SeparableConvolution2D")

@@ -1,0 +1,37 @@
+"""`tf.keras.utils`: the NumPy helpers TF1-era input code uses (`to_categorical`,
+`normalize`); the rest of the namespace (plotting, data generators) is not provided."""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from tensorweave.framework.api_export import export, tf_export
+from tensorweave.keras.engine.functional import get_source_inputs
+
+export(get_source_inputs, "keras.utils.get_source_inputs")
+
+
+@tf_export("keras.utils.to_categorical")
+def to_categorical(y, num_classes: Optional[int] = None, dtype: str = "float32") -> np.ndarray:
+    """One-hot rows of the integer class vector `y` (a trailing axis of size 1 is
+    dropped); `num_classes` defaults to max(y) + 1."""
+    y = np.array(y, dtype="int")
+    input_shape = y.shape
+    if input_shape and input_shape[-1] == 1 and len(input_shape) > 1:
+        input_shape = tuple(input_shape[:-1])
+    y = y.reshape(-1)
+    if not num_classes:
+        num_classes = np.max(y) + 1
+    n = y.shape[0]
+    categorical = np.zeros((n, num_classes), dtype=dtype)
+    categorical[np.arange(n), y] = 1
+    return np.reshape(categorical, input_shape + (num_classes,))
+
+
+@tf_export("keras.utils.normalize")
+def normalize(x, axis: int = -1, order: int = 2) -> np.ndarray:
+    """`x` divided by its `order`-norm along `axis` (zero norms left as they are)."""
+    norms = np.atleast_1d(np.linalg.norm(x, order, axis))
+    norms[norms == 0] = 1
+    return x / np.expand_dims(norms, axis)
