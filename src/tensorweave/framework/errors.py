@@ -28,7 +28,7 @@ class OpError(Exception):
     """A failure while running an op.
 
     Args:
-      node_def: unused placeholder for TF's NodeDef (kept for signature compatibility).
+      node_def: the failing op's NodeDef; None: made from `op` when asked for.
       op: the failing Operation, or None.
       message: what went wrong.
       error_code: one of the codes in this module.
@@ -51,6 +51,10 @@ class OpError(Exception):
 
     @property
     def node_def(self):
+        """The NodeDef of the failing op (TF's `OpError.node_def`), None without one."""
+        if self._node_def is None and self._op is not None and \
+                hasattr(self._op, "node_def"):
+            self._node_def = self._op.node_def
         return self._node_def
 
     @property

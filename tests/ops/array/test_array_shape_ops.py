@@ -91,3 +91,12 @@ def test_serialize_and_parse_tensor(sess):
         sess.run(tf.parse_tensor(_TF_INT32_12, tf.float32))
     with pytest.raises(tf.errors.InvalidArgumentError, match="Could not parse"):
         sess.run(tf.parse_tensor(b"\xff\xff", tf.float32))
+
+
+def test_make_ndarray_of_a_const_ops_value_attr(graph):
+    # TF programs read a constant back with tf.make_ndarray(op.get_attr("value"))
+    c = tf.constant([[1.0, 2.0]], name="c")
+    got = tf.make_ndarray(c.op.get_attr("value"))
+    assert got.tolist() == [[1.0, 2.0]] and got.dtype == np.float32
+    got[0, 0] = 5.0  # a copy: the graph's constant is unchanged
+    assert tf.make_ndarray(c.op.get_attr("value")).tolist() == [[1.0, 2.0]]

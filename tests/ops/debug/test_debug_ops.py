@@ -37,7 +37,11 @@ def test_summarize_v2_matches_tf():
     assert summarize_v2(np.arange(10), 3) == "[0 1 2 ... 7 8 9]"
     assert summarize_v2(np.arange(10), -1) == "[0 1 2 3 4 5 6 7 8 9]"
     assert summarize_v2(np.arange(24).reshape(2, 3, 4), 1) == (
-        "[[[0 ... 3]\n  ...\n  [8 ... 11]]\n [[12 ... 15]\n  ...\n  [20 ... 23]]]")
+        "[[[0 ... 3]\n  ...\n  [8 ... 11]]\n\n [[12 ... 15]\n  ...\n  [20 ... 23]]]")
+    # one more line break per level above the innermost (TF 2.21's text)
+    assert summarize_v2(np.arange(16).reshape(2, 2, 2, 2), 2) == (
+        "[[[[0 1]\n   [2 3]]\n\n  [[4 5]\n   [6 7]]]\n\n\n [[[8 9]\n   [10 11]]\n\n"
+        "  [[12 13]\n   [14 15]]]]")
     assert summarize_v2(np.array([b"ab", b"c d"], dtype=object)) == '["ab" "c d"]'
     assert summarize_v2(np.array(3.5, np.float32)) == "3.5"
     assert summarize_v2(np.zeros((0, 3))) == "[]"

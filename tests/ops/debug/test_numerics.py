@@ -26,3 +26,12 @@ def test_rejects_control_flow(graph):
     tf.cond(p, lambda: tf.constant(1.0), lambda: tf.constant(2.0))
     with pytest.raises(ValueError, match="not compatible with TensorFlow control flow"):
         tf.add_check_numerics_ops()
+
+
+def test_op_errors_carry_the_failing_ops_node_def(sess):
+    # TF's OpError.node_def: the NodeDef of the op that failed
+    checked = tf.check_numerics(tf.constant([1.0, float("nan")]), "bad", name="check")
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        sess.run(checked)
+    assert info.value.node_def.name == "check"
+    assert info.value.node_def.op == "CheckNumerics"

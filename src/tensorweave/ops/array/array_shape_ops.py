@@ -232,7 +232,9 @@ def make_ndarray(tensor) -> np.ndarray:
     """The NumPy array a `TensorProto` holds (TF1 `tf.make_ndarray`).
 
     Args:
-      tensor: a `TensorProto` (TensorFlow's or the tensorboard package's).
+      tensor: a `TensorProto` (TensorFlow's or the tensorboard package's), or the value
+        a Const op's `get_attr("value")` gives here (an ndarray, where TF gives a
+        TensorProto), so `tf.make_ndarray(op.get_attr("value"))` works as in TF.
 
     Returns:
       A new (writable) ndarray of the proto's dtype and shape; strings are bytes objects.
@@ -240,6 +242,8 @@ def make_ndarray(tensor) -> np.ndarray:
     Raises:
       ValueError: a dtype tensorweave does not support.
     """
+    if isinstance(tensor, np.ndarray):
+        return np.array(tensor)
     from tensorweave.framework.graph_def_proto import tensor_proto_to_array
     return np.array(tensor_proto_to_array(tensor))
 

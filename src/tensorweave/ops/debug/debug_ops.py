@@ -137,7 +137,8 @@ def summarize_v2(value, summarize: int = 3) -> str:
         idx = shown(a.shape[0])
         if d == last:
             return "[" + " ".join("..." if i is None else fmt(a[i]) for i in idx) + "]"
-        sep = "\n" + " " * (d + 1)
+        # as TF (and NumPy): one line break more for each level above the innermost
+        sep = "\n" * (last - d) + " " * (d + 1)
         return "[" + sep.join("..." if i is None else block(a[i], d + 1) for i in idx) + "]"
 
     return block(arr, 0)
