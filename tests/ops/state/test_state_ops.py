@@ -23,8 +23,19 @@ def test_assign_functions(graph, sess):
         tf.assign(v, [1.0, 2.0, 3.0])
     with pytest.raises(TypeError, match="Variable"):
         tf.assign(tf.constant(1.0), 2.0)
+    # TF1's names for a reference variable: the new value is "my_assign:0" (TF1's
+    # Assign op's output); the resource update under it
     named = tf.assign(v, [0.0, 0.0], name="my_assign")
-    assert named.op.control_inputs[0].name == "my_assign"
+    assert named.name == "my_assign:0"
+    assert named.op.control_inputs[0].name == "my_assign/update"
+    assert sess.run("my_assign:0").tolist() == [0.0, 0.0]
+    assert tf.assign_add(v, [1.0, 1.0]).name == "AssignAdd_1:0"  # the second one
+    assert tf.scatter_update(v, [0], [9.0]).name == "ScatterUpdate:0"
+    with tf.name_scope("scope"):
+        assert v.assign_sub([1.0, 1.0]).name == "scope/AssignSub:0"
+    # a resource variable keeps TF's resource names: the update op is the one named
+    r = tf.Variable(0.0, use_resource=True)
+    assert r.assign(1.0, name="set").op.control_inputs[0].name == "set"
 
 
 # --- scatter ---------------------------------------------------------------------------

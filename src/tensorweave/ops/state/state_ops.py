@@ -66,7 +66,10 @@ def _scatter(fn_name, builder):
                 name: Optional[str] = None):
         v = _variable(ref, fn_name)
         updates = convert_to_tensor(updates, dtype=v.dtype)
-        return v._lazy_read(builder(v.handle, indices, updates, name=name))
+        # TF1's op name: "ScatterUpdate", ... (the new value carries it, see _updated)
+        tf1_name = "".join(part.capitalize() for part in fn_name.split("_"))
+        return v._updated(lambda n: builder(v.handle, indices, updates, name=n), tf1_name,
+                          name, True)
     scatter.__name__ = fn_name
     scatter.__qualname__ = fn_name
     return scatter

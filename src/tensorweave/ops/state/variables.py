@@ -436,12 +436,27 @@ class Variable(metaclass=_VariableMeta):
         return rv.var_is_initialized_op(self._handle, name=name)
 
     # --- updates ----------------------------------------------------------------------
-    def _lazy_read(self, update_op: Operation) -> Tensor:
+    def _lazy_read(self, update_op: Operation, name: Optional[str] = None) -> Tensor:
         """The value after `update_op`: a read ordered after it."""
         with _graph.control_dependencies([update_op]):
-            read = rv.read_variable_op(self._handle, self._dtype)
+            read = rv.read_variable_op(self._handle, self._dtype, name=name)
         self._update_reads.add(read.op.name)
         return read
+
+    def _updated(self, build, tf1_name: str, name: Optional[str], read_value: bool):
+        """The result of an update `build(name)` makes: the new value (a read after it)
+        or, without `read_value`, the update op.
+
+        For a TF1 reference variable the new value carries the name TF1's update op
+        has ("Assign", "AssignAdd", ... or `name`), so "myassign:0" is the value as in
+        TF1, and the resource update is "<that>/update" (the names
+        `ref_variables.to_resource_variables` gives imported updates)."""
+        if not (read_value and self._feeds_reads):
+            op = build(name)
+            return self._lazy_read(op) if read_value else op
+        with _graph.name_scope(name or tf1_name) as scope:
+            op = build("update")
+        return self._lazy_read(op, name=scope)
 
     def _assign(self, value, validate_shape: bool, name, read_value: bool):
         value_tensor = convert_to_tensor(value, dtype=self._dtype)
@@ -449,9 +464,9 @@ class Variable(metaclass=_VariableMeta):
             raise ValueError("Cannot assign value to variable ' %s': Shape mismatch.The "
                              "variable shape %s, and the assigned value shape %s are "
                              "incompatible." % (self.name, self._shape, value_tensor.shape))
-        op = rv.assign_variable_op(self._handle, value_tensor, validate_shape=validate_shape,
-                                   name=name)
-        return self._lazy_read(op) if read_value else op
+        return self._updated(lambda n: rv.assign_variable_op(
+            self._handle, value_tensor, validate_shape=validate_shape, name=n),
+            "Assign", name, read_value)
 
     def assign(self, value, use_locking=None, name: Optional[str] = None,
                read_value: bool = True):
@@ -469,61 +484,62 @@ class Variable(metaclass=_VariableMeta):
         """
         return self._assign(value, True, name, read_value)
 
-    def _update(self, builder, delta, name, read_value):
+    def _update(self, builder, delta, name, read_value, tf1_name: str):
         delta = convert_to_tensor(delta, dtype=self._dtype)
         if not self._shape.is_compatible_with(delta.shape):
             raise ValueError("Cannot update variable '%s' of shape %s with a value of shape %s"
                              % (self.name, self._shape, delta.shape))
-        op = builder(self._handle, delta, name=name)
-        return self._lazy_read(op) if read_value else op
+        return self._updated(lambda n: builder(self._handle, delta, name=n), tf1_name, name,
+                             read_value)
 
     def assign_add(self, delta, use_locking=None, name: Optional[str] = None,
                    read_value: bool = True):
         """Adds `delta` to the variable, atomically (see `assign` for the result)."""
-        return self._update(rv.assign_add_variable_op, delta, name, read_value)
+        return self._update(rv.assign_add_variable_op, delta, name, read_value, "AssignAdd")
 
     def assign_sub(self, delta, use_locking=None, name: Optional[str] = None,
                    read_value: bool = True):
         """Subtracts `delta` from the variable, atomically (see `assign`)."""
-        return self._update(rv.assign_sub_variable_op, delta, name, read_value)
+        return self._update(rv.assign_sub_variable_op, delta, name, read_value, "AssignSub")
 
-    def _scatter(self, builder, sparse_delta, name):
+    def _scatter(self, builder, sparse_delta, name, tf1_name: str):
         if not isinstance(sparse_delta, IndexedSlices):
             raise TypeError("sparse_delta is not IndexedSlices: %s" % (sparse_delta,))
         values = convert_to_tensor(sparse_delta.values, dtype=self._dtype)
-        return self._lazy_read(builder(self._handle, sparse_delta.indices, values, name=name))
+        return self._updated(lambda n: builder(self._handle, sparse_delta.indices, values,
+                                               name=n), tf1_name, name, True)
 
     def scatter_update(self, sparse_delta, use_locking: bool = False,
                        name: Optional[str] = None) -> Tensor:
         """Sets rows `sparse_delta.indices` to `sparse_delta.values`; returns the new
         value."""
-        return self._scatter(rv.resource_scatter_update, sparse_delta, name)
+        return self._scatter(rv.resource_scatter_update, sparse_delta, name, "ScatterUpdate")
 
     def scatter_add(self, sparse_delta, use_locking: bool = False,
                     name: Optional[str] = None) -> Tensor:
         """Adds an IndexedSlices to the variable; returns the new value."""
-        return self._scatter(rv.resource_scatter_add, sparse_delta, name)
+        return self._scatter(rv.resource_scatter_add, sparse_delta, name, "ScatterAdd")
 
     def scatter_sub(self, sparse_delta, use_locking: bool = False,
                     name: Optional[str] = None) -> Tensor:
         """Subtracts an IndexedSlices from the variable; returns the new value."""
-        return self._scatter(rv.resource_scatter_sub, sparse_delta, name)
+        return self._scatter(rv.resource_scatter_sub, sparse_delta, name, "ScatterSub")
 
     def scatter_mul(self, sparse_delta, use_locking: bool = False,
                     name: Optional[str] = None) -> Tensor:
-        return self._scatter(rv.resource_scatter_mul, sparse_delta, name)
+        return self._scatter(rv.resource_scatter_mul, sparse_delta, name, "ScatterMul")
 
     def scatter_div(self, sparse_delta, use_locking: bool = False,
                     name: Optional[str] = None) -> Tensor:
-        return self._scatter(rv.resource_scatter_div, sparse_delta, name)
+        return self._scatter(rv.resource_scatter_div, sparse_delta, name, "ScatterDiv")
 
     def scatter_min(self, sparse_delta, use_locking: bool = False,
                     name: Optional[str] = None) -> Tensor:
-        return self._scatter(rv.resource_scatter_min, sparse_delta, name)
+        return self._scatter(rv.resource_scatter_min, sparse_delta, name, "ScatterMin")
 
     def scatter_max(self, sparse_delta, use_locking: bool = False,
                     name: Optional[str] = None) -> Tensor:
-        return self._scatter(rv.resource_scatter_max, sparse_delta, name)
+        return self._scatter(rv.resource_scatter_max, sparse_delta, name, "ScatterMax")
 
     def _scatter_nd(self, builder, indices, updates, name):
         updates = convert_to_tensor(updates, dtype=self._dtype)
