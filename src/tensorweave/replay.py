@@ -377,7 +377,7 @@ def effective_seeds(graph) -> Dict[str, List[int]]:
     seeds = {}
     for op in graph.get_operations():
         try:
-            s1, s2 = op.get_attr("seed"), op.get_attr("seed2")
+            s1, s2 = op._get_attr("seed"), op._get_attr("seed2")
         except (ValueError, KeyError):
             continue
         if not (s1 or s2):

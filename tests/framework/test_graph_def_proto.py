@@ -68,7 +68,7 @@ def test_tf_conv_net_pbtxt_imports_with_input_map(expected):
                                        return_elements=["probs:0"], name="net")
         assert probs.name == "net/probs:0" and probs.shape.as_list() == [2, 3]
         conv = tf.get_default_graph().get_operation_by_name("net/conv/Conv2D")
-        assert conv.get_attr("padding") == "SAME" and conv.get_attr("strides") == [1, 1, 1, 1]
+        assert conv.get_attr("padding") == b"SAME" and conv.get_attr("strides") == [1, 1, 1, 1]
         with tf.Session() as sess:
             got = sess.run(probs)
     np.testing.assert_allclose(got, expected["conv_probs"], rtol=1e-5, atol=1e-6)

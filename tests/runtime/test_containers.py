@@ -41,8 +41,8 @@ def test_reset_clears_named_containers_and_closes_sessions(graph, target):
     with tf.container("experiment"):
         a = tf.Variable(1.0, name="a")
     b = tf.Variable(2.0, name="b")
-    assert a.handle.op.get_attr("container") == "experiment"
-    assert b.handle.op.get_attr("container") == ""
+    assert a.handle.op.get_attr("container") == b"experiment"
+    assert b.handle.op.get_attr("container") == b""
     sess = tf.Session(target)
     sess.run([a.initializer, b.initializer])
     tf.Session.reset(target, ["experiment"])

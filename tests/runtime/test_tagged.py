@@ -25,7 +25,7 @@ def executors(sess):
 def test_program_tables(graph, sess):
     i, s = tf.while_loop(lambda i, s: i < 3, lambda i, s: (i + 1, s * 2.0), [0, 1.0],
                          parallel_iterations=4)
-    frame = next(op.get_attr("frame_name") for op in graph.get_operations()
+    frame = next(op._get_attr("frame_name") for op in graph.get_operations()
                  if op.type == "Enter")
     sg = plan_module.prune([s], [], [])
     plan_module.place(sg, sess._device_manager, False)

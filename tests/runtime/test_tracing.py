@@ -27,7 +27,7 @@ def executor_of(sess):
 
 def frame_of(graph, loop_var_name):
     """The frame name of the loop whose Enter reads the tensor `loop_var_name`."""
-    return next(op.get_attr("frame_name") for op in graph.get_operations()
+    return next(op._get_attr("frame_name") for op in graph.get_operations()
                 if op.type == "Enter" and op.inputs[0].name == loop_var_name)
 
 

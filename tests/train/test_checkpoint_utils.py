@@ -127,7 +127,7 @@ def test_saver_v2_writes_a_bundle_that_restores(tmp_path, sharded):
         saver = tf.train.Saver(variables, write_version=tf.train.SaverDef.V2,
                                sharded=sharded)
         saves = [op for op in g.get_operations() if op.type == "SaveV2"]
-        assert saves and all(op.get_attr("_checkpoint_format") == "tensor_bundle"
+        assert saves and all(op.get_attr("_checkpoint_format") == b"tensor_bundle"
                              for op in saves)
         assert saver.as_saver_def().version == tf.train.SaverDef.V2
         with tf.Session() as sess:

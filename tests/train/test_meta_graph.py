@@ -117,7 +117,7 @@ def test_collection_list_clear_devices_and_strip_defaults(graph):
     assert "container" not in handle.attr and "shape" in handle.attr
     with tf.Graph().as_default():
         tf.train.import_meta_graph(mg)
-        assert tf.get_default_graph().get_operation_by_name("v").get_attr("container") == ""
+        assert tf.get_default_graph().get_operation_by_name("v").get_attr("container") == b""
 
 
 def test_export_scope(graph):

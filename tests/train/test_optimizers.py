@@ -631,7 +631,7 @@ def test_unsupported_var_list_entry(graph):
 # --- sparse updates ------------------------------------------------------------------------
 def _resource(sess, var):
     """The variable's resource, on whichever device of the session holds it."""
-    name = var.op.get_attr("shared_name")
+    name = var.op._get_attr("shared_name")
     for d in sess._device_manager.devices:
         try:
             return d.resources.lookup("", name)

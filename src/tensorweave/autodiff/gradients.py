@@ -107,6 +107,8 @@ def _aggregate(grads: list, name_hint: str):
     from tensorweave.ops.array import array_ops
     from tensorweave.ops.math import math_ops
     if all(isinstance(g, IndexedSlices) for g in grads):
+        from tensorweave.framework.indexed_slices import as_indexed_slices_list
+        grads = as_indexed_slices_list(grads)  # int32 and int64 indices: all int64
         dense_shape = next((g.dense_shape for g in grads if g.dense_shape is not None), None)
         return IndexedSlices(array_ops.concat([g.values for g in grads], 0),
                              array_ops.concat([g.indices for g in grads], 0), dense_shape)
@@ -127,7 +129,7 @@ def zeros_like_gradient(t: Tensor, optimize: bool = True):
     src = rv.handle_source(t)
     if src._op._type != "VarHandleOp":
         return None
-    dtype = src._op.get_attr("dtype")
+    dtype = src._op._get_attr("dtype")
     from tensorweave.framework import graph as _graph_mod
     with _graph_mod.name_scope(None, "zeros_like", [t]) as scope:
         if optimize:

@@ -813,7 +813,7 @@ not_differentiable("VariantToSparseTensor")
 def _static_dense_shape(op, index):
     """The dense shape when the dataset's spec knows it whole (so a SparseTensor from
     get_next has the static shape TF gives it)."""
-    shape = op.get_attr("static_shape")
+    shape = op._get_attr("static_shape")
     if index != 2 or not shape or min(shape) < 0:
         return None
     return np.array(shape[1:], np.int64)

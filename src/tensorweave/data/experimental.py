@@ -322,7 +322,7 @@ _ds.dataset_op("SampleFromDatasets", ["input_datasets: N * variant", "weights: d
 register_op("DatasetToSingleElement", inputs=["dataset: variant"],
             outputs=["components: output_types"],
             attrs={"output_types": TypeListAttr(), "output_shapes": []},
-            shape=lambda op: [TensorShape(s) for s in op.get_attr("output_shapes")],
+            shape=lambda op: [TensorShape(s) for s in op._get_attr("output_shapes")],
             stateful=True)
 register_op("DatasetToTFRecord", inputs=["input_dataset: variant", "filename: string",
                                          "compression_type: string"], stateful=True)

@@ -129,7 +129,7 @@ def element_of(op) -> List[str]:
     if op is None:
         return []
     try:
-        types, shapes = op.get_attr("output_types"), op.get_attr("output_shapes")
+        types, shapes = op._get_attr("output_types"), op._get_attr("output_shapes")
     except (KeyError, ValueError):
         return []
     return ["%s%s" % (_dt.as_dtype(t).name, _shape_text(s)) for t, s in zip(types, shapes)]

@@ -161,7 +161,7 @@ register_op("IteratorFromStringHandleV2", inputs=["string_handle: string"],
             shape=lambda op: TensorShape([]), stateful=True)
 register_op("IteratorGetNext", inputs=["iterator: resource"],
             outputs=["components: output_types"], attrs=dict(_SPEC),
-            shape=lambda op: [TensorShape(s) for s in op.get_attr("output_shapes")],
+            shape=lambda op: [TensorShape(s) for s in op._get_attr("output_shapes")],
             stateful=True)
 for _op in ("IteratorV2", "OneShotDatasetIterator", "MakeIterator", "IteratorGetNext",
             "IteratorToStringHandle", "IteratorFromStringHandleV2"):

@@ -45,7 +45,7 @@ register_op("OptionalHasValue", inputs=["optional: variant"],
             outputs=["has_value: bool"], shape=_scalar)
 register_op("OptionalGetValue", inputs=["optional: variant"],
             outputs=["components: output_types"], attrs=dict(_SPEC),
-            shape=lambda op: [TensorShape(s) for s in op.get_attr("output_shapes")])
+            shape=lambda op: [TensorShape(s) for s in op._get_attr("output_shapes")])
 register_op("IteratorGetNextAsOptional", inputs=["iterator: resource"],
             outputs=["optional: variant"], attrs=dict(_SPEC), shape=_scalar, stateful=True)
 for _op in ("OptionalFromValue", "OptionalNone", "OptionalHasValue", "OptionalGetValue",

@@ -22,7 +22,7 @@ register_op("ReduceDataset", inputs=["input_dataset: variant", "initial_state: T
             outputs=["components: output_types"],
             attrs={"f": "", "Tstate": TypeListAttr(), "output_types": TypeListAttr(),
                    "output_shapes": []},
-            shape=lambda op: list(op.get_attr("output_shapes")), stateful=True)
+            shape=lambda op: list(op._get_attr("output_shapes")), stateful=True)
 not_differentiable("ReduceDataset")
 
 

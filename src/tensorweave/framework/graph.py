@@ -264,6 +264,22 @@ class Operation:
         return self._traceback
 
     def get_attr(self, name: str) -> Any:
+        """The value of attr `name` as TF gives it: a string attr as bytes (a list of
+        them as a list of bytes), other attrs as they are.
+
+        Raises:
+          ValueError: the op has no such attr.
+        """
+        value = self._get_attr(name)
+        if type(value) is str:
+            return value.encode()
+        if type(value) is list and value and all(type(v) is str for v in value):
+            return [v.encode() for v in value]
+        return value
+
+    def _get_attr(self, name: str) -> Any:
+        """The value of attr `name` as tensorweave holds it (strings as str): what the
+        library's own code reads."""
         if name == "_class" and self._colocation:
             return [("loc:@" + n).encode() for n in self._colocation]
         try:

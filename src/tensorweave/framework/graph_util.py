@@ -132,7 +132,7 @@ def must_run_on_cpu(node, pin_variables_on_cpu: bool = False) -> bool:
 
         def attr(k):
             try:
-                return node.get_attr(k)
+                return node._get_attr(k)
             except ValueError:
                 return None
     elif isinstance(node, _ser.NodeDef):

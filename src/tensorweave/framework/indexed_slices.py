@@ -88,6 +88,40 @@ class IndexedSlicesValue:
             self.values, self.indices, self.dense_shape)
 
 
+def as_indexed_slices(x, optimize: bool = True) -> IndexedSlices:
+    """`x` as IndexedSlices: itself, or a dense Tensor as all its rows (indices
+    0..n-1, dense_shape its shape; TF's `math_ops._as_indexed_slices`). With `optimize`
+    False the shape is computed at run time, so inside control flow the slices are dead
+    exactly when `x` is.
+
+    Raises:
+      TypeError: `x` is neither a Tensor nor IndexedSlices.
+    """
+    if isinstance(x, IndexedSlices):
+        return x
+    if not isinstance(x, Tensor):
+        raise TypeError("Not a Tensor or IndexedSlices: %s." % type(x).__name__)
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.math import math_ops
+    shape = array_ops._shape_internal(x, optimize=optimize)
+    return IndexedSlices(x, math_ops.range(0, shape[0]), shape)
+
+
+def as_indexed_slices_list(inputs, optimize: bool = True) -> list:
+    """Every element of `inputs` (Tensors or IndexedSlices) as IndexedSlices, their
+    indices all int32 or, where any is int64, all int64 (TF's
+    `math_ops._as_indexed_slices_list`)."""
+    if not isinstance(inputs, (list, tuple)):
+        raise TypeError("Expected a list or tuple, not %s." % type(inputs).__name__)
+    out = [as_indexed_slices(x, optimize=optimize) for x in inputs]
+    narrow = [s for s in out if s.indices.dtype.base_dtype is _dt.int32]
+    if not narrow or len(narrow) == len(out):
+        return out
+    from tensorweave.ops.math import math_ops
+    return [IndexedSlices(s.values, math_ops.cast(s.indices, _dt.int64), s.dense_shape)
+            if s.indices.dtype.base_dtype is _dt.int32 else s for s in out]
+
+
 def _indexed_slices_to_tensor(value: IndexedSlices, dtype=None, name=None, as_ref=False):
     from tensorweave.framework import tensor_util
     from tensorweave.ops.math import segment_ops

@@ -335,6 +335,13 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
       name: prefix for the imported names (default "import"; "" for none).
       op_dict, producer_op_list: accepted for compatibility; unused.
 
+    A node whose name is taken in the default graph (by a node, or as the scope of one)
+    is renamed as TF renames it: "a" becomes "a_1" (or the next free "a_N"); the nodes
+    that read it, control inputs and "_class" colocations included, follow it, and
+    `input_map` and `return_elements` keep naming it by its name in `graph_def`. A
+    reference variable with no shared_name holds the resource named by its node's name
+    in the graph, as in TF.
+
     TF1 reference variables (VariableV2, Assign, Apply*, ...) import as the resource
     variables that compute the same (framework/ref_variables.py). Graphs with TF1 while
     loops import: a Merge's input from a NextIteration (the loop's back edge) is set
@@ -352,8 +359,12 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
     if not isinstance(graph_def, GraphDef):
         from tensorweave.framework import graph_def_proto
         graph_def = graph_def_proto.as_graph_def_object(graph_def)
+    # TF1 reference variables with no shared_name hold the resource named by their node
+    unshared_vars = set()
     if any(n.op in ("VariableV2", "Variable") for n in graph_def.node):
         from tensorweave.framework import ref_variables
+        unshared_vars = {n.name for n in graph_def.node if n.op in ("VariableV2", "Variable")
+                         and not n.attr.get("shared_name")}
         graph_def = ref_variables.to_resource_variables(graph_def)
     input_map = dict(input_map or {})
     names = {n.name for n in graph_def.node}
@@ -367,7 +378,9 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
     by_name = {n.name: n for n in graph_def.node}
     back_edges = []  # (Merge op, input index, NextIteration node, output index)
     with g.name_scope(name if name is not None else "import") as scope:
-        for nd in _topological(graph_def.node):
+        order = _topological(graph_def.node)
+        new_names = _imported_names(g, scope, order)
+        for nd in order:
             try:
                 op_def = _reg.get_op_def(nd.op)
             except ValueError:
@@ -409,7 +422,9 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
                 if stand_in is None:
                     raise ValueError("Merge node '%s' has only NextIteration inputs" % nd.name)
                 inputs = [stand_in if t is None else t for t in inputs]
-            full = scope + nd.name
+            full = new_names[nd.name]
+            if nd.name in unshared_vars and nd.op == "VarHandleOp":
+                attrs["shared_name"] = full
             with (g.control_dependencies(controls) if controls else contextlib.nullcontext()):
                 op = g._create_op_raw(nd.op, inputs, output_dtypes(op_def, attrs), attrs,
                                       op_def, full + "/")
@@ -417,9 +432,9 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
             if nd.device:
                 op._set_device(nd.device)
             colocation = nd.attr.get("_class")
-            if colocation:
-                op._colocation = [scope + c[len("loc:@"):] for c in colocation
-                                  if c.startswith("loc:@")]
+            if colocation:  # a renamed node's new name, as TF rewrites "_class"
+                op._colocation = [new_names.get(c[len("loc:@"):], scope + c[len("loc:@"):])
+                                  for c in colocation if c.startswith("loc:@")]
             infer_shapes(op)
             if loop_inputs:  # the value changes each iteration: unknown, as TF imports it
                 op._outputs[0]._shape = TensorShape(None)
@@ -440,6 +455,53 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
         if op is None:
             raise ValueError("Requested return_element %r not found in graph_def." % r)
         out.append(op if ":" not in r else op._outputs[idx])
+    return out
+
+
+def _name_and_prefixes(names) -> set:
+    """`names` and every scope above them ("a/b/c" gives "a/b/c", "a/b" and "a")."""
+    out = set()
+    for n in names:
+        out.add(n)
+        i = n.rfind("/")
+        while i > 0:
+            out.add(n[:i])
+            i = n.rfind("/", 0, i)
+    return out
+
+
+def _imported_names(g: Graph, scope: str, nodes: List[NodeDef]) -> Dict[str, str]:
+    """The name each node of the GraphDef gets in `g`: `scope` + its name, or, where that
+    is a node of `g` or a scope of one (case-sensitively), the first of "<name>_1",
+    "<name>_2", ... that is neither those nor a name or scope of the GraphDef's nodes, as
+    TF's importer uniquifies them (graph_constructor.cc FindUniqueName; TF does not log
+    it). TF checks the generated names against the GraphDef's names without the scope
+    and so can make two nodes of one name when importing under a scope that holds them
+    already; they are checked here with and without it."""
+    out: Dict[str, str] = {}
+    if not g._ops_by_name:
+        for nd in nodes:
+            out[nd.name] = scope + nd.name
+        return out
+    existing = _name_and_prefixes(g._ops_by_name)
+    gdef = None
+    taken = set()  # names made here: never give one twice
+    for nd in nodes:
+        full = scope + nd.name
+        if full in existing:
+            if gdef is None:
+                raw = _name_and_prefixes(n.name for n in nodes)
+                gdef = raw | {scope + n for n in raw}
+            count = 1
+            while True:
+                candidate = "%s_%d" % (full, count)
+                if candidate not in existing and candidate not in gdef and \
+                        candidate not in taken:
+                    break
+                count += 1
+            full = candidate
+            taken.add(full)
+        out[nd.name] = full
     return out
 
 

@@ -148,7 +148,7 @@ def _op_stats(node: _Node, op, trainable: set, recorded: dict) -> None:
 
 def _variable_shape(op, outs) -> Optional[tuple]:
     if op.type == "VarHandleOp":
-        shape = op.get_attr("shape")
+        shape = op._get_attr("shape")
         return None if shape.ndims is None else tuple(shape.as_list())
     return outs[0] if outs else None
 

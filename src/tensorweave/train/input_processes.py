@@ -128,9 +128,9 @@ def producer_of(enqueue_op) -> Optional[Producer]:
     reader, queue = read.inputs[0].op, read.inputs[1].op
     if reader.type not in _READERS or queue.type != "FIFOQueueV2":
         return None
-    if queue.get_attr("component_types") != [_dt.string]:
+    if queue._get_attr("component_types") != [_dt.string]:
         return None
-    if reader.get_attr("shared_name") or reader.get_attr("container"):
+    if reader._get_attr("shared_name") or reader._get_attr("container"):
         return None  # other sessions or graphs may read through it
     if any(c is not read for c in reader.outputs[0].consumers()):
         return None  # its counters or state are used here: it must stay in this process

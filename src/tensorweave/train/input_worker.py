@@ -113,8 +113,8 @@ def _build(meta: dict, graph_bytes: bytes, ask):
         tf.import_graph_def(graph_def_proto.parse_graph_def(graph_bytes), name="")
         queue_op = graph.get_operation_by_name(meta["work_queue"])
         shapes = [None if s.dims is None else tuple(s.as_list())
-                  for s in queue_op.get_attr("shapes")]
-        units = _WorkUnits(meta["work_queue_name"], shapes, queue_op.get_attr("capacity"),
+                  for s in queue_op._get_attr("shapes")]
+        units = _WorkUnits(meta["work_queue_name"], shapes, queue_op._get_attr("capacity"),
                            ask)
         sess = tf.Session(graph=graph)
         for device in sess._device_manager.devices:

@@ -681,7 +681,7 @@ def _assigned_variables(t, reshaped: bool = False):
             while h.op.type == "Identity":
                 h = h.op.inputs[0]
             if h.op.type == "VarHandleOp":
-                yield h.op.name, h.op.get_attr("shape"), reshaped
+                yield h.op.name, h.op._get_attr("shape"), reshaped
         elif c.type in ("Identity", "Reshape") and c.inputs[0] is t:
             yield from _assigned_variables(c.outputs[0], reshaped or c.type == "Reshape")
 

@@ -195,9 +195,9 @@ def _convert_labels(ctx, loss: _Loss, loss_type: str, labels: np.ndarray,
 
 # --- SdcaOptimizer / SdcaOptimizerV2 ------------------------------------------------------
 def _optimizer_shape(op):
-    ns = op.get_attr("num_sparse_features")
-    nsv = op.get_attr("num_sparse_features_with_values")
-    nd = op.get_attr("num_dense_features")
+    ns = op._get_attr("num_sparse_features")
+    nsv = op._get_attr("num_sparse_features_with_values")
+    nd = op._get_attr("num_dense_features")
     ins = op.inputs
     sparse_weights = ins[3 * ns + nsv + nd + 2: 4 * ns + nsv + nd + 2]
     dense_weights = ins[4 * ns + nsv + nd + 2: 4 * ns + nsv + 2 * nd + 2]

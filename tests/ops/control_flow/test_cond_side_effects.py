@@ -36,7 +36,7 @@ def test_assign_outside_used_in_one_branch_warns_with_both_lines(graph, where):
     assert len(w) == 1
     assert "%s:%d" % (w[0].filename, w[0].lineno) == where("used")
     assert str(w[0].message) == (
-        "tf.cond \"cond\": the op 'AssignAddVariableOp' (AssignAddVariableOp, created at "
+        "tf.cond \"cond\": the op 'AssignAdd/update' (AssignAddVariableOp, created at "
         "%s) is used only in the true branch (by 'cond/Identity' at %s), but it runs "
         "whatever the predicate is: what a branch uses from outside is computed before the "
         "cond. Create it inside the branch function to make it conditional. "
@@ -118,7 +118,7 @@ def test_error_mode_raises_value_error(graph, monkeypatch, how):
         twdbg.set_cond_side_effects("error")
     v = tf.Variable(0.0)
     bump = tf.assign(v, 5.0)
-    with pytest.raises(ValueError, match=r"the op 'AssignVariableOp' .* is used only in "
+    with pytest.raises(ValueError, match=r"the op 'Assign/update' .* is used only in "
                                          r"the true branch"):
         tf.cond(tf.placeholder(tf.bool, []), lambda: bump, lambda: tf.constant(1.0))
 

@@ -24,7 +24,7 @@ def test_nested_loops_are_written_as_tf_writes_them(graph):
     _, y = tf.while_loop(lambda i, a: i < 3, outer, [0, x], parallel_iterations=7)
     (d,) = _defs(tf.train.export_meta_graph())   # the outermost loop only
     get = graph.get_tensor_by_name
-    assert d.context_name == get(d.loop_enter_names[0]).op.get_attr("frame_name")
+    assert d.context_name == get(d.loop_enter_names[0]).op._get_attr("frame_name")
     assert d.parallel_iterations == 7 and d.back_prop and not d.swap_memory
     assert get(d.pivot_name).op.type == "LoopCond"
     assert get(d.pivot_for_pred_name).op.type == "Merge"
@@ -34,7 +34,7 @@ def test_nested_loops_are_written_as_tf_writes_them(graph):
     assert [get(n).op.type for n in d.loop_enter_names] == ["Enter", "Enter"]
     (inner,) = [c.while_ctxt for c in d.nested_contexts]
     assert inner.context_name != d.context_name
-    assert inner.context_name == get(inner.loop_enter_names[0]).op.get_attr("frame_name")
+    assert inner.context_name == get(inner.loop_enter_names[0]).op._get_attr("frame_name")
     # every value names a tensor; the inner loop's results are values of the outer one
     for ctx in (d, inner):
         for name in ctx.values_def.values:
@@ -46,7 +46,7 @@ def test_nested_loops_are_written_as_tf_writes_them(graph):
         for outside, entered in ctx.values_def.external_values.items():
             op = get(entered).op
             assert op.type == "Enter" and op.get_attr("is_constant")
-            assert op.get_attr("frame_name") == ctx.context_name
+            assert op._get_attr("frame_name") == ctx.context_name
             assert outside in ctx.values_def.values
 
 

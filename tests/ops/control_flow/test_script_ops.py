@@ -18,7 +18,7 @@ def test_single_and_list_outputs(sess):
     y = tf.py_func(double, [x], tf.float32)
     assert isinstance(y, tf.Tensor) and y.dtype == tf.float32
     assert y.shape.ndims is None  # static shape unknown, as TF
-    assert y.op.type == "PyFunc" and y.op.get_attr("token").startswith("pyfunc_")
+    assert y.op.type == "PyFunc" and y.op.get_attr("token").startswith(b"pyfunc_")
     z = tf.py_func(lambda a: (a + 1, np.int64(len(a))), [x], [tf.float32, tf.int64],
                    stateful=False)
     assert isinstance(z, list) and len(z) == 2 and z[0].op.type == "PyFuncStateless"

@@ -21,7 +21,7 @@ def test_static_shapes_and_types(graph):
     h = stack_v2(-1, tf.float32, stack_name="foo")
     assert h.op.type == "StackV2" and h.dtype == tf.resource
     assert h.shape.as_list() == [2]
-    assert h.op.get_attr("stack_name") == "foo"
+    assert h.op.get_attr("stack_name") == b"foo"
     p = stack_push_v2(h, tf.zeros([2, 3]), swap_memory=True)
     assert p.op.type == "StackPushV2" and p.shape.as_list() == [2, 3]
     assert p.op.get_attr("swap_memory") is True

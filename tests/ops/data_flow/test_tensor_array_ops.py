@@ -48,7 +48,7 @@ def test_names_follow_tf(graph):
     g = ta.grad("gradients")
     assert g.handle.op.name == "TensorArrayGrad/TensorArrayGradV3"
     assert g.flow.op.name == "TensorArrayGrad/gradient_flow"
-    assert g.handle.op.get_attr("source") == "gradients"
+    assert g.handle.op.get_attr("source") == b"gradients"
 
 
 def test_static_element_shape_inference_and_errors(graph):

@@ -139,7 +139,7 @@ def test_check_numerics_gradient(sess):
     assert compute_gradient_error(x, [2, 2], y, [2, 2]) < 1e-6
     z = tf.check_numerics(x, "m")
     (g,) = tf.gradients(z, [x])
-    assert g.op.type == "CheckNumerics" and "in gradient. m" in g.op.get_attr("message")
+    assert g.op.type == "CheckNumerics" and b"in gradient. m" in g.op.get_attr("message")
     np.testing.assert_array_equal(sess.run(g), np.ones((2, 2)))
 
 

@@ -161,7 +161,7 @@ def test_tf_record_reader(sess, files):
         (plain + ":0", b"abc"), (plain + ":19", b""), (plain + ":35", b"hello world")] * 2
     assert _counters(sess, r) == [6, 2]
     r = tf.TFRecordReader(options=tf.python_io.TFRecordOptions("GZIP"))
-    assert r.reader_ref.op.get_attr("compression_type") == "GZIP"
+    assert r.reader_ref.op.get_attr("compression_type") == b"GZIP"
     assert _records(sess, r, [gz]) == [
         (gz + ":0", b"abc"), (gz + ":19", b""), (gz + ":35", b"hello world")]
 

@@ -181,7 +181,7 @@ def test_save_v2_writes_a_bundle_only_with_the_format_attr(tmp_path, graph, sess
     for prefix, kind in ((ours, None), (bundle, tb.BUNDLE_FORMAT)):
         op = io_ops.save_v2(prefix, ["v"], [""], [v], checkpoint_format=kind)
         sess.run(op)
-    assert graph.get_operations()[-1].get_attr("_checkpoint_format") == "tensor_bundle"
+    assert graph.get_operations()[-1].get_attr("_checkpoint_format") == b"tensor_bundle"
     assert tb.is_bundle(bundle) and not tb.is_bundle(ours)
     for prefix in (ours, bundle):
         got = sess.run(io_ops.restore_v2(prefix, ["v"], [""], [tf.float32])[0])

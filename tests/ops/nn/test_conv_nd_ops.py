@@ -276,9 +276,10 @@ def test_pool(sess):
     np.testing.assert_allclose(sess.run(tf.nn.pool(x3, [2, 2, 2], "AVG", "VALID",
                                                    strides=[2, 2, 2])),
                                ref_pool(x3, [2] * 3, [2] * 3, "VALID", "avg"))
-    with pytest.raises(ValueError, match="pooling_type"):
+    with pytest.raises(ValueError, match="2-D MIN pooling is not supported"):
         tf.nn.pool(x2, [2, 2], "MIN", "SAME")
-    with pytest.raises(NotImplementedError, match="dilation_rate"):
+    with pytest.raises(ValueError, match="'SAME' padding is not implemented for "
+                                         "`dilation_rate` > 1"):
         tf.nn.pool(x2, [2, 2], "MAX", "SAME", dilation_rate=[2, 2])
 
 
@@ -327,7 +328,7 @@ def test_depthwise_explicit_padding(sess):
     x, w = RNG.randn(1, 4, 5, 2), RNG.randn(3, 3, 2, 1)
     pads = [[0, 0], [1, 1], [1, 1], [0, 0]]  # as SAME for a 3x3 window at stride 1
     y = tf.nn.depthwise_conv2d_native(x, w, [1, 1, 1, 1], pads)
-    assert y.op.get_attr("padding") == "EXPLICIT" and y.shape.as_list() == [1, 4, 5, 2]
+    assert y.op.get_attr("padding") == b"EXPLICIT" and y.shape.as_list() == [1, 4, 5, 2]
     np.testing.assert_allclose(sess.run(y), ref_conv(x, w, [1, 1], "SAME", depthwise=True))
 
 
@@ -402,9 +403,11 @@ def test_with_space_to_batch_is_the_dilated_op(sess, padding, rate, data_format)
 def test_with_space_to_batch_errors(graph):
     x = tf.zeros([1, 4, 4, 1])
     op = lambda inp, n, pad: inp  # noqa: E731
-    with pytest.raises(ValueError, match="filter_shape must be specified"):
+    with pytest.raises(ValueError, match="`filter_shape` must be specified for "
+                                         "`padding='SAME'`"):
         tf.nn.with_space_to_batch(x, [2, 2], "SAME", op)
-    with pytest.raises(ValueError, match="Invalid padding"):
+    with pytest.raises(ValueError, match="`padding` must be one of 'SAME' or 'VALID'. "
+                                         "Received: padding=FULL"):
         tf.nn.with_space_to_batch(x, [2, 2], "FULL", op)
     with pytest.raises(ValueError, match="monotonically increasing"):
         tf.nn.with_space_to_batch(x, [2, 2], "VALID", op, spatial_dims=[2, 1])

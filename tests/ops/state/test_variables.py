@@ -30,7 +30,7 @@ def test_graph_structure_and_names(graph):
     assert v.handle.dtype == tf.resource and v.dtype == tf.float32
     assert v.shape.as_list() == [2] and v.get_shape().as_list() == [2]
     assert v.graph is graph and v.initial_value.op.name == "v/initial_value"
-    assert v.op.get_attr("shared_name") == "v"
+    assert v.op.get_attr("shared_name") == b"v"
     assert repr(v) == "<tf.Variable 'v:0' shape=(2,) dtype=float32>"
     assert v.value().op.type == "ReadVariableOp" and v.value() is not v.value()
     assert v.value().shape.as_list() == [2]
@@ -43,7 +43,7 @@ def test_unique_names_and_scopes(graph):
     with tf.name_scope("outer"):
         d = tf.Variable(1.0, name="v")
     assert [x.name for x in (a, b, c, d)] == ["v:0", "v_1:0", "Variable:0", "outer/v:0"]
-    assert b.op.get_attr("shared_name") == "v_1"
+    assert b.op.get_attr("shared_name") == b"v_1"
 
 
 def test_callable_initial_value_and_dtype(graph, sess):

@@ -191,7 +191,7 @@ def concat(values, axis, name: str = "concat") -> Tensor:
 def _split_shape(op):
     dim_t, value = op.inputs
     in_dims = _u.dims_of(value.shape)
-    n = op.get_attr("num_split")
+    n = op._get_attr("num_split")
     d = _u.scalar_axis(dim_t, None if in_dims is None else len(in_dims))
     if d is None:
         out = _u.to_shape(None if in_dims is None else [None] * len(in_dims))
@@ -241,7 +241,7 @@ def _split_grad(op, *grads):
 
 def _split_v_shape(op):
     value, sizes_t, dim_t = op.inputs
-    n = op.get_attr("num_split")
+    n = op._get_attr("num_split")
     in_dims = _u.dims_of(value.shape)
     d = _u.scalar_axis(dim_t, None if in_dims is None else len(in_dims))
     if d is None:
@@ -367,7 +367,7 @@ def _pack_shape(op):
                 from None
     if cur is None:
         return unknown_shape()
-    a = _pack_axis(op.get_attr("axis"), len(cur) + 1)
+    a = _pack_axis(op._get_attr("axis"), len(cur) + 1)
     return TensorShape(cur[:a] + [len(op.inputs)] + cur[a:])
 
 
@@ -397,17 +397,17 @@ def _pack_kernel(ctx, *values):
 
 @gradient("Pack")
 def _pack_grad(op, grad):
-    return unstack(grad, num=op.get_attr("N"), axis=op.get_attr("axis"))
+    return unstack(grad, num=op._get_attr("N"), axis=op._get_attr("axis"))
 
 
 @tensor_util.register_static_value("Pack")
 def _pack_value(op, index):
-    if not op.inputs or op.get_attr("axis") != 0:
+    if not op.inputs or op._get_attr("axis") != 0:
         return None
     vals = [tensor_util.constant_value(t) for t in op.inputs]
     if any(v is None for v in vals):
         return None
-    return np.array(vals, dtype=op.get_attr("T").as_numpy_dtype)
+    return np.array(vals, dtype=op._get_attr("T").as_numpy_dtype)
 
 
 @tf_export("stack")
@@ -449,10 +449,10 @@ def _u_contains_tensor(x) -> bool:
 
 def _unpack_shape(op):
     dims = _u.dims_of(op.inputs[0].shape)
-    n = op.get_attr("num")
+    n = op._get_attr("num")
     if dims is None:
         return [unknown_shape()] * n
-    a = _pack_axis(op.get_attr("axis"), len(dims))
+    a = _pack_axis(op._get_attr("axis"), len(dims))
     if dims[a] is not None and dims[a] != n:
         raise ValueError("Dimension must be %d but is %d" % (n, dims[a]))
     return [TensorShape(dims[:a] + dims[a + 1:])] * n
@@ -481,12 +481,12 @@ def _unpack_kernel(ctx, x):
 
 @gradient("Unpack")
 def _unpack_grad(op, *grads):
-    return [stack(_fill_none_grads(op, grads), axis=op.get_attr("axis"))]
+    return [stack(_fill_none_grads(op, grads), axis=op._get_attr("axis"))]
 
 
 @tensor_util.register_static_value("Unpack")
 def _unpack_value(op, index):
-    if op.get_attr("axis") != 0:
+    if op._get_attr("axis") != 0:
         return None
     v = tensor_util.constant_value(op.inputs[0])
     return None if v is None else v[index]

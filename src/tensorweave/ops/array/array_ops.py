@@ -61,7 +61,7 @@ def _shape_value(op, index):
     s = op.inputs[0].shape
     if not s.is_fully_defined():
         return None
-    return np.asarray(s.as_list(), dtype=op.get_attr("out_type").as_numpy_dtype)
+    return np.asarray(s.as_list(), dtype=op._get_attr("out_type").as_numpy_dtype)
 
 
 register_op("ShapeN", inputs=["input: N * T"], outputs=["output: N * out_type"],
@@ -110,7 +110,7 @@ not_differentiable("Size")
 @tensor_util.register_static_value("Size")
 def _size_value(op, index):
     n = op.inputs[0].shape.num_elements()
-    return None if n is None else np.asarray(n, dtype=op.get_attr("out_type").as_numpy_dtype)
+    return None if n is None else np.asarray(n, dtype=op._get_attr("out_type").as_numpy_dtype)
 
 
 def _shape_internal(input, name=None, optimize=True, out_type=_dt.int32):  # noqa: A002
@@ -396,7 +396,7 @@ def _squeeze_shape(op):
         return unknown_shape()
     r = len(in_dims)
     wanted = []
-    for d in op.get_attr("squeeze_dims"):
+    for d in op._get_attr("squeeze_dims"):
         if d < -r or d >= r:
             raise ValueError("squeeze_dims[%d] not in [%d,%d)." % (len(wanted), -r, r))
         wanted.append(d + r if d < 0 else d)

@@ -189,13 +189,13 @@ def _mirror_pad_grad_kernel(ctx, g, paddings):
 @gradient("MirrorPad")
 def _mirror_pad_grad(op, grad):
     return [apply_op("MirrorPadGrad", [grad, op.inputs[1]],
-                     {"mode": op.get_attr("mode")}).outputs[0], None]
+                     {"mode": op._get_attr("mode")}).outputs[0], None]
 
 
 @gradient("MirrorPadGrad")
 def _mirror_pad_grad_grad(op, grad):
     return [apply_op("MirrorPad", [grad, op.inputs[1]],
-                     {"mode": op.get_attr("mode")}).outputs[0], None]
+                     {"mode": op._get_attr("mode")}).outputs[0], None]
 
 
 @tf_export("pad")
@@ -392,7 +392,7 @@ def _reverse_sequence_shape(op):
     dims = _u.dims_of(x.shape)
     if dims is None:
         return unknown_shape()
-    seq_dim, batch_dim = op.get_attr("seq_dim"), op.get_attr("batch_dim")
+    seq_dim, batch_dim = op._get_attr("seq_dim"), op._get_attr("batch_dim")
     rank = len(dims)
     if batch_dim >= rank:
         raise ValueError("batch_dim must be < input rank: %d vs. %d" % (batch_dim, rank))
@@ -457,8 +457,8 @@ def _reverse_sequence_kernel(ctx, x, lengths):
 
 @gradient("ReverseSequence")
 def _reverse_sequence_grad(op, grad):
-    return [reverse_sequence(grad, op.inputs[1], seq_axis=op.get_attr("seq_dim"),
-                             batch_axis=op.get_attr("batch_dim")), None]
+    return [reverse_sequence(grad, op.inputs[1], seq_axis=op._get_attr("seq_dim"),
+                             batch_axis=op._get_attr("batch_dim")), None]
 
 
 def _int_attr(value, arg_name: str) -> int:

@@ -8,7 +8,7 @@ from typing import Optional
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
-from tensorweave.framework import errors
+from tensorweave.framework import errors, tensor_util
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
@@ -170,8 +170,8 @@ def parallel_stack(values, name: str = "parallel_stack") -> Tensor:
 # --- SpaceToDepth, DepthToSpace -------------------------------------------------------------
 def _depth_shape(to_depth: bool):
     def shape_fn(op):
-        bs = op.get_attr("block_size")
-        nchw = op.get_attr("data_format") == "NCHW"
+        bs = op._get_attr("block_size")
+        nchw = op._get_attr("data_format") == "NCHW"
         dims = _u.dims_of(op.inputs[0].shape)
         if dims is None:
             return unknown_shape(4)
@@ -238,14 +238,14 @@ def _depth_to_space_kernel(ctx, x):
 
 @gradient("SpaceToDepth")
 def _space_to_depth_grad(op, grad):
-    return [depth_to_space(grad, op.get_attr("block_size"),
-                           data_format=op.get_attr("data_format"))]
+    return [depth_to_space(grad, op._get_attr("block_size"),
+                           data_format=op._get_attr("data_format"))]
 
 
 @gradient("DepthToSpace")
 def _depth_to_space_grad(op, grad):
-    return [space_to_depth(grad, op.get_attr("block_size"),
-                           data_format=op.get_attr("data_format"))]
+    return [space_to_depth(grad, op._get_attr("block_size"),
+                           data_format=op._get_attr("data_format"))]
 
 
 def _check_format(data_format: str) -> str:
@@ -557,6 +557,19 @@ def required_space_to_batch_paddings(input_shape, block_shape, base_paddings=Non
             base_paddings = np.zeros((n, 2), np.int32)
         base_paddings = convert_to_tensor(base_paddings, dtype=_dt.int32,
                                           name="base_paddings")
+        const_block = tensor_util.constant_value(block_shape)
+        const_shape = tensor_util.constant_value(input_shape)
+        const_base = tensor_util.constant_value(base_paddings)
+        if const_block is not None and const_shape is not None and const_base is not None:
+            # all known at build time: the results are constants, as TF's
+            const_base = np.asarray(const_base, np.int32).reshape(n, 2)
+            full = np.asarray(const_shape, np.int32) + const_base[:, 0] + const_base[:, 1]
+            block = np.asarray(const_block, np.int32)
+            extra = (block - full % block) % block
+            paddings = np.stack([const_base[:, 0], const_base[:, 1] + extra], axis=1)
+            crops = np.stack([np.zeros_like(extra), extra], axis=1)
+            return (convert_to_tensor(paddings.astype(np.int32), name="paddings"),
+                    convert_to_tensor(crops.astype(np.int32), name="crops"))
         starts = array_ops.reshape(base_paddings[:, 0], [n])
         ends = array_ops.reshape(base_paddings[:, 1], [n])
         full = input_shape + starts + ends

@@ -26,7 +26,7 @@ def _invalid(ctx, message):
 # --- EnsureShape --------------------------------------------------------------------------
 def _ensure_shape_shape(op):
     have = _u.dims_of(op.inputs[0].shape)
-    want = op.get_attr("shape")
+    want = op._get_attr("shape")
     return _u.to_shape(_u.merge_shapes(_u.dims_of(want), have))
 
 

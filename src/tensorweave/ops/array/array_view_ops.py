@@ -22,7 +22,7 @@ _BITCAST_TYPES = _dt.REAL_NUMBERS + _dt.COMPLEX
 
 def _bitcast_shape(op) -> TensorShape:
     s = op.inputs[0].shape
-    src, dst = op.get_attr("T"), op.get_attr("type")
+    src, dst = op._get_attr("T"), op._get_attr("type")
     src_size, dst_size = src.size, dst.size
     if s.ndims is None:
         return unknown_shape()

@@ -16,7 +16,7 @@ from tensorweave.framework.shapes import TensorShape, as_shape
 
 # --- Const -------------------------------------------------------------------------------
 register_op("Const", outputs=["output: dtype"], attrs={"value": REQUIRED, "dtype": TypeAttr()},
-            shape=lambda op: TensorShape(op.get_attr("value").shape))
+            shape=lambda op: TensorShape(op._get_attr("value").shape))
 
 
 @kernel("Const")
@@ -29,7 +29,7 @@ not_differentiable("Const")
 
 @tensor_util.register_static_value("Const")
 def _const_value(op, index):
-    return op.get_attr("value")
+    return op._get_attr("value")
 
 
 def _to_array(value, dtype: Optional[_dt.DType], allow_cast: bool) -> np.ndarray:
@@ -117,7 +117,7 @@ op_builder._constant_builder = constant
 # --- placeholders ------------------------------------------------------------------------
 register_op("Placeholder", outputs=["output: dtype"],
             attrs={"dtype": TypeAttr(), "shape": TensorShape(None)},
-            shape=lambda op: op.get_attr("shape"))
+            shape=lambda op: op._get_attr("shape"))
 
 
 @kernel("Placeholder")
@@ -152,7 +152,7 @@ def placeholder(dtype, shape=None, name: Optional[str] = None):
 
 register_op("PlaceholderWithDefault", inputs=["input: dtype"], outputs=["output: dtype"],
             attrs={"dtype": TypeAttr(), "shape": REQUIRED},
-            shape=lambda op: op.get_attr("shape"))
+            shape=lambda op: op._get_attr("shape"))
 
 
 @kernel("PlaceholderWithDefault")

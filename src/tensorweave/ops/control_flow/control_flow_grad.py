@@ -20,6 +20,13 @@ makes them (`_stack_home`); its next run starts counting only after the outer co
 has seen this run's pushes, and the outer backward loop's counter waits for each run of
 the inner backward loop, so the runs push, and pop, one after another.
 
+Gradients of gathers (IndexedSlices) stay sparse through both, as in TF, so optimizers
+update only the rows read: a Merge's gradient switches their components, a Switch's
+gradient merges them (a dense side becoming all its rows), a backward loop carries an
+IndexedSlices gradient of a loop variable as its components, and accumulates that of a
+loop invariant by concatenation, from one zero row at index 0 as TF's accumulator does,
+in loop variables added to the built backward loop (`_accumulate_slices`).
+
 Higher-order gradients (TF1 could not): a backward loop is an ordinary while loop, so
 it is differentiated the same way, except that its pops are inputs too. The gradient
 of a pop, computed per iteration in the backward loop's own backward loop, is pushed
@@ -42,9 +49,12 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
+import numpy as np
+
 from tensorweave.autodiff.gradient_call import GradientCall
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.graph import Operation, Tensor
+from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import gradient
 from tensorweave.ops.control_flow import control_flow_ops as cf
@@ -60,17 +70,74 @@ def _merge_grad(op: Operation, grad, _, *, call: Optional[GradientCall] = None):
     if pred is None:
         raise LookupError("Merge %s is not the output of a tf.cond; loops built from raw "
                           "primitives cannot be differentiated (use tf.while_loop)." % op.name)
-    g_false, g_true = cf.switch(grad, pred)
+    g_false, g_true = _switch_grad_value(grad, pred)
     bw = call.backward_loop if call is not None else None
     if bw is not None:
         # built in a backward loop: pops of forward values from this cond's branches run
         # only on the side taken (through Identity pivots: a control edge carries its
         # source's liveness, and only an Identity has the liveness of one Switch side)
-        bw.cond_pivots[(pred, 0)] = cf._identity(g_false, "pivot_f")
-        bw.cond_pivots[(pred, 1)] = cf._identity(g_true, "pivot_t")
+        bw.cond_pivots[(pred, 0)] = cf._identity(_values_of(g_false), "pivot_f")
+        bw.cond_pivots[(pred, 1)] = cf._identity(_values_of(g_true), "pivot_t")
     if len(op.inputs) != 2:
         return [g_true if i == 1 else g_false for i in range(len(op.inputs))]
     return [g_false, g_true]
+
+
+def _values_of(g) -> Tensor:
+    return g.values if isinstance(g, IndexedSlices) else g
+
+
+def _switch_grad_value(grad, pred) -> tuple:
+    """(false side, true side) of a gradient switched on `pred`: an IndexedSlices
+    component by component (TF's `switch` of a composite), so it stays sparse."""
+    if not isinstance(grad, IndexedSlices):
+        return cf.switch(grad, pred)
+    parts = [cf.switch(grad.values, pred), cf.switch(grad.indices, pred)]
+    if grad.dense_shape is not None:
+        # a dense shape known at build time stays that constant on both sides (the
+        # slices are dead through their values and indices); converting them to dense
+        # then knows the size
+        parts.append((grad.dense_shape,) * 2 if _static_shape(grad) is not None
+                     else cf.switch(grad.dense_shape, pred))
+    return tuple(IndexedSlices(*[p[side] for p in parts]) for side in (0, 1))
+
+
+def _merge_grads(grads: list, pred: Tensor):
+    """The Merge of the gradients of a cond's sides, differentiable again on `pred`
+    (`Merge._cond_pred`). Dense when all are Tensors; otherwise, as TF's `merge`, all are
+    made IndexedSlices (a Tensor as all its rows, its shape computed at run time so it
+    keeps its side's deadness) and merged component by component.
+
+    Raises:
+      ValueError: IndexedSlices of which some but not all have a dense_shape.
+    """
+    if all(isinstance(g, Tensor) for g in grads):
+        m, _ = cf.merge(grads)
+        m._op._cond_pred = pred
+        return m
+    from tensorweave.framework.indexed_slices import as_indexed_slices_list
+    from tensorweave.ops.array.constant_op import constant
+    slices = as_indexed_slices_list(grads, optimize=False)
+    with_shape = [s.dense_shape is not None for s in slices]
+    if any(with_shape) and not all(with_shape):
+        raise ValueError("Cannot merge IndexedSlices of which some but not all have a "
+                         "dense_shape: %s" % slices)
+    names = ["values", "indices"] + (["dense_shape"] if all(with_shape) else [])
+    merged = []
+    for i, name in enumerate(names):
+        parts = [(s.values, s.indices, s.dense_shape)[i] for s in slices]
+        if i == 2:
+            # the sides' shapes are the shape of the switched value: one known at build
+            # time stays a constant (converting the slices to dense needs no warning)
+            static = [_static_shape(s) for s in slices]
+            if static[0] is not None and all(v is not None and np.array_equal(v, static[0])
+                                             for v in static):
+                merged.append(constant(static[0], dtype=parts[0].dtype.base_dtype))
+                continue
+        m, _ = cf.merge(parts, name="Merge_" + name)
+        m._op._cond_pred = pred
+        merged.append(m)
+    return IndexedSlices(*merged)
 
 
 @gradient("Switch", needs_call=True)
@@ -94,11 +161,14 @@ def _switch_grad(op: Operation, g_false, g_true, *, call: Optional[GradientCall]
         # side taken goes on alone (TF's "cond_resource_grad")
         g_false = g_true = g_true if g_false is None else g_false
     from tensorweave.framework.op_builder import convert_to_tensor
-    m, _ = cf.merge([convert_to_tensor(g_false), convert_to_tensor(g_true)])
-    # differentiable again: on the predicate as seen here (in a backward loop, popped)
+    grads = [g if isinstance(g, IndexedSlices) else convert_to_tensor(g)
+             for g in (g_false, g_true)]
+    # differentiable again: on the predicate as seen here (in a backward loop, popped);
+    # an IndexedSlices (a gather's gradient on one side) stays sparse, the other side's
+    # dense gradient becoming all its rows, as TF merges them
     bw = call.backward_loop if call is not None else None
-    m._op._cond_pred = bw.loop.resolve(op._inputs[1]) if bw is not None else op._inputs[1]
-    return [m, None]
+    pred = bw.loop.resolve(op._inputs[1]) if bw is not None else op._inputs[1]
+    return [_merge_grads(grads, pred), None]
 
 
 def _no_gradient_outside_loop(op, *grads):
@@ -343,7 +413,7 @@ def _zeros_for(t: Tensor) -> Tensor:
     from tensorweave.ops.state import resource_variable_ops
     if t._dtype is _dt.resource:
         h = resource_variable_ops.handle_source(t)
-        value = resource_variable_ops.read_variable_op(t, h._op.get_attr("dtype"))
+        value = resource_variable_ops.read_variable_op(t, h._op._get_attr("dtype"))
         return array_ops.zeros_like(value)
     return array_ops.zeros_like(t)
 
@@ -364,6 +434,160 @@ def _like(d, g: Tensor) -> Tensor:
     if d.shape.is_compatible_with(g.shape):
         d.set_shape(g.shape)
     return d
+
+
+def _static_shape(g):
+    """The dense shape of IndexedSlices `g` if known at build time (else None)."""
+    from tensorweave.framework.tensor_util import constant_value
+    return constant_value(g.dense_shape) if isinstance(g, IndexedSlices) and \
+        g.dense_shape is not None else None
+
+
+def _components(g, like=None) -> list:
+    """The tensors a gradient laid out like `like` (default: itself) travels through a
+    loop as: itself, or an IndexedSlices' values, indices and dense shape (unless that
+    is known at build time: then it is the same in every iteration)."""
+    like = g if like is None else like
+    if not isinstance(like, IndexedSlices):
+        return [g]
+    keep = like.dense_shape is not None and _static_shape(like) is None
+    return [g.values, g.indices] + ([g.dense_shape] if keep else [])
+
+
+def _pack_like(templates: list, flat) -> list:
+    """`flat` (the `_components` of gradients laid out like `templates`) regrouped."""
+    from tensorweave.ops.array.constant_op import constant
+    out, i = [], 0
+    for t in templates:
+        n = len(_components(t))
+        if isinstance(t, IndexedSlices):
+            shape = flat[i + 2] if n == 3 else None
+            static = _static_shape(t)
+            if static is not None:
+                shape = constant(static, dtype=t.dense_shape.dtype.base_dtype)
+            out.append(IndexedSlices(flat[i], flat[i + 1], shape))
+        else:
+            out.append(flat[i])
+        i += n
+    return out
+
+
+def _loop_shapes(g) -> list:
+    """The shapes the loop variables holding the gradient `g` keep (`_components`): an
+    IndexedSlices' values and indices change their row count from one iteration to the
+    next."""
+    from tensorweave.framework.shapes import TensorShape, unknown_shape
+    if not isinstance(g, IndexedSlices):
+        return [g.shape]
+    v = g.values.shape
+    rows = unknown_shape() if v.rank is None else TensorShape([None] + v.as_list()[1:])
+    return [rows, TensorShape([None]), g.dense_shape.shape][:len(_components(g))]
+
+
+def _next_grad(d, g):
+    """The gradient `d` of a loop variable from one backward iteration, as the loop
+    variable holding the gradient `g` carries it: dense like `g`, or IndexedSlices (a
+    dense `d` as all its rows, TF's `_AddNextAndBackEdge`) with `g`'s index and shape
+    types. None: zeros."""
+    from tensorweave.ops.array import array_ops
+    if not isinstance(g, IndexedSlices):
+        return _like(d, g) if d is not None else array_ops.zeros_like(g)
+    from tensorweave.framework.indexed_slices import as_indexed_slices
+    from tensorweave.framework.op_builder import convert_to_tensor
+    from tensorweave.ops.math import math_ops
+    if d is None:
+        return IndexedSlices(array_ops.zeros_like(g.values), g.indices, g.dense_shape)
+    d = as_indexed_slices(d if isinstance(d, IndexedSlices) else convert_to_tensor(d),
+                          optimize=False)
+    indices = d.indices
+    if indices.dtype.base_dtype is not g.indices.dtype.base_dtype:
+        indices = math_ops.cast(indices, g.indices.dtype.base_dtype)
+    shape = None
+    if g.dense_shape is not None:
+        shape = d.dense_shape if d.dense_shape is not None else g.dense_shape
+        if shape.dtype.base_dtype is not g.dense_shape.dtype.base_dtype:
+            shape = math_ops.cast(shape, g.dense_shape.dtype.base_dtype)
+    return IndexedSlices(d.values, indices, shape)
+
+
+def _accumulate_slices(loop: cf.WhileContext, d: IndexedSlices,
+                       inv: Tensor) -> IndexedSlices:
+    """The sum over the iterations of the backward loop `loop` of `d`, the IndexedSlices
+    gradient of the loop invariant `inv` computed in its body, as IndexedSlices: values
+    and indices concatenated iteration after iteration by two loop variables added to
+    the built loop (TF's IndexedSlices accumulator, which likewise starts from one zero
+    row at index 0). The dense shape is that of `inv` (constant across iterations)."""
+    from tensorweave.framework import tensor_util
+    from tensorweave.framework.graph import name_scope
+    from tensorweave.framework.shapes import TensorShape, unknown_shape
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.array.constant_op import constant
+    values, indices = d.values, d.indices
+    resource = inv._dtype is _dt.resource
+    value_shape = resource_variable_ops.handle_shape(inv) if resource else inv.shape
+
+    def value_shape_tensor(out_type):  # of the variable, for a handle
+        return resource_variable_ops.variable_shape(inv, out_type=out_type) if resource \
+            else array_ops._shape_internal(inv, out_type=out_type)
+    rows = values.shape
+    if value_shape.rank is not None:  # a row of the gradient is a row of the value
+        like = TensorShape([None]).concatenate(value_shape[1:])
+        if rows.is_compatible_with(like):
+            rows = rows.merge_with(like)
+    row = rows.as_list()[1:] if rows.rank is not None else None
+    with name_scope("b_acc"):
+        if row is not None and None not in row:
+            values0 = array_ops.zeros([1] + row, dtype=values.dtype.base_dtype)
+        else:
+            values0 = array_ops.zeros(
+                array_ops.concat([[1], value_shape_tensor(_dt.int32)[1:]], 0),
+                dtype=values.dtype.base_dtype)
+        indices0 = constant([0], dtype=indices.dtype.base_dtype)
+        shape = None
+        if d.dense_shape is not None:
+            static = tensor_util.constant_value(d.dense_shape)
+            out_type = d.dense_shape.dtype.base_dtype
+            shape = constant(static, dtype=out_type) if static is not None else \
+                value_shape_tensor(out_type)
+    acc_indices = _add_loop_variable(
+        loop, indices0, TensorShape([None]),
+        lambda acc: array_ops.concat([acc, indices], 0), "b_acc_indices")
+    acc_values = _add_loop_variable(
+        loop, values0, unknown_shape() if row is None else TensorShape([None] + row),
+        lambda acc: array_ops.concat([acc, values], 0), "b_acc_values")
+    return IndexedSlices(acc_values, acc_indices, shape)
+
+
+def _add_loop_variable(loop: cf.WhileContext, init: Tensor, shape, next_value,
+                       name: str) -> Tensor:
+    """Adds a loop variable to the built while loop `loop`: starting at `init` (from the
+    loop's outer context), holding `next_value(its value)` in the next iteration, kept
+    to `shape`. It is recorded like the loop's own (the context's enters, merges,
+    switches, body inputs and outputs, exits), so the loop is differentiable through it.
+    Returns its Exit."""
+    g = loop.graph
+    from tensorweave.framework.graph import name_scope
+    with name_scope(loop.name + "/"), name_scope(name):
+        e = cf.enter(init, loop, is_constant=False, name="Enter")
+        # the Enters of loop variables come first, in order (LoopNode, _while_grad)
+        loop.enter_ops.remove(e._op)
+        loop.enter_ops.insert(len(loop.enters), e._op)
+        with cf.building_in(g, loop), g.control_dependencies(None):
+            m, _ = cf.merge([e, e], name="Merge")
+            m._shape = shape
+            sw = cf.switch(m, loop.pred, name="Switch")
+            ident = cf._identity(sw[1], "Identity")
+            value = next_value(ident)
+            nxt = apply_op("NextIteration", [value], name="NextIteration")._outputs[0]
+            m._op._update_input(1, nxt)
+            ex = apply_op("Exit", [sw[0]], name="Exit")._outputs[0]
+    loop.enters.append(e)
+    loop.merges.append(m)
+    loop.switches.append(sw)
+    loop.body_inputs.append(ident)
+    loop.body_outputs.append(value)
+    loop.exits.append(ex)
+    return ex
 
 
 def _while_grad(node: LoopNode, exit_grads: list, call: GradientCall) -> list:
@@ -395,9 +619,13 @@ def _while_grad(node: LoopNode, exit_grads: list, call: GradientCall) -> list:
         # those loops' counters exit at zero: adding them keeps the count and makes "pop
         # only after every push" a data edge, which higher-order gradients walk
         count = count + j_exit
+    # the gradients of the loop variables are loop variables of the backward loop; an
+    # IndexedSlices one (the gradient of a gather of the loop's output) stays sparse, as
+    # its components, whose row count may change from one iteration to the next
     gs0 = [exit_grads[k] if exit_grads[k] is not None
            else array_ops.zeros_like(loop.exits[k]) for k in var_idx]
-    gs0 = [convert_to_tensor(g) for g in gs0]
+    gs0 = [g if isinstance(g, IndexedSlices) else convert_to_tensor(g) for g in gs0]
+    gs0_flat = [c for g in gs0 for c in _components(g)]
     accs0 = [_zeros_for(node._inputs[k]) for k in inv_pos]
     inv_enters = [node.enter_ops[k]._outputs[0] for k in inv_pos]
     # a backward loop's pops are inputs of its body like its loop variables: their
@@ -406,9 +634,10 @@ def _while_grad(node: LoopNode, exit_grads: list, call: GradientCall) -> list:
     pops = [v for v in popped if _differentiable(v)]
     n_g = len(gs0)
     grad_pushes: list = []
+    sparse_accs: Dict[int, IndexedSlices] = {}  # invariant -> its IndexedSlices gradient
 
     def body(j, *rest):
-        gs, accs = list(rest[:n_g]), list(rest[n_g:])
+        gs, accs = _pack_like(gs0, rest[:len(gs0_flat)]), list(rest[len(gs0_flat):])
         ys = [loop.body_outputs[k] for k in var_idx]
         grad_ys = list(gs)
         for t, push, handles in pushed_grads:
@@ -428,10 +657,16 @@ def _while_grad(node: LoopNode, exit_grads: list, call: GradientCall) -> list:
         finally:
             call.backward_loop = outer
         n_inv = len(inv_enters)
-        new_gs = [_like(d, g) if d is not None else array_ops.zeros_like(g)
-                  for d, g in zip(dx[:n_g], gs)]
-        new_accs = [_like(a + _dense(d), a) if d is not None else a
-                    for a, d in zip(accs, dx[n_g:n_g + n_inv])]
+        new_gs = [c for d, g in zip(dx[:n_g], gs) for c in _components(_next_grad(d, g), g)]
+        new_accs = []
+        for i, (a, d) in enumerate(zip(accs, dx[n_g:n_g + n_inv])):
+            if isinstance(d, IndexedSlices):
+                # a gather's gradient: accumulated as IndexedSlices by loop variables
+                # added once the loop is built (TF's IndexedSlices accumulator)
+                sparse_accs[i] = d
+                new_accs.append(a)
+            else:
+                new_accs.append(_like(a + _dense(d), a) if d is not None else a)
         for v, d in zip(pops, dx[n_g + n_inv:]):
             if d is not None:
                 grad_pushes.append((v,) + _push_gradient(state, popped[v], v, d))
@@ -443,11 +678,20 @@ def _while_grad(node: LoopNode, exit_grads: list, call: GradientCall) -> list:
             j_next = j - 1
         return [j_next] + new_gs + new_accs
 
-    out = cf.while_loop(lambda j, *rest: j > 0, body, [count] + gs0 + accs0,
+    invariants = None
+    if len(gs0_flat) != len(gs0):  # IndexedSlices components grow and shrink
+        invariants = [count.shape] + [sh for g in gs0 for sh in _loop_shapes(g)] + \
+            [a.shape for a in accs0]
+    out = cf.while_loop(lambda j, *rest: j > 0, body, [count] + gs0_flat + accs0,
+                        shape_invariants=invariants,
                         parallel_iterations=loop.parallel_iterations,
                         swap_memory=loop.swap_memory,
                         name=loop.name.rsplit("/", 1)[-1] + "_grad",
                         return_same_structure=True, _grad_state=state)
+    out = [out[0]] + _pack_like(gs0, out[1:1 + len(gs0_flat)]) + \
+        list(out[1 + len(gs0_flat):])
+    for i, d in sorted(sparse_accs.items()):
+        out[1 + n_g + i] = _accumulate_slices(state.loop, d, node._inputs[inv_pos[i]])
     enclosing = call.backward_loop
     if enclosing is not None and enclosing.forward is cf.enclosing_loop(loop.outer):
         enclosing.nested_done.append(out[0]._op)

@@ -93,7 +93,7 @@ def _accumulator_shape(op) -> TensorShape:
     while src.type == "Identity" and src.inputs:
         src = src.inputs[0].op
     try:
-        return as_shape(src.get_attr("shape"))
+        return as_shape(src._get_attr("shape"))
     except (ValueError, KeyError, AttributeError):
         return unknown_shape()
 

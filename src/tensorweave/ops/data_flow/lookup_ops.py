@@ -868,8 +868,8 @@ class _TableSaveable:
         with _graph.name_scope(None, "%s_lookup_table_export_values" % self.name,
                                (self.handle,)):
             op = apply_op("LookupTableExportV2", [self.handle],
-                          {"Tkeys": self.op.get_attr("key_dtype"),
-                           "Tvalues": self.op.get_attr("value_dtype")},
+                          {"Tkeys": self.op._get_attr("key_dtype"),
+                           "Tvalues": self.op._get_attr("value_dtype")},
                           name="LookupTableExportV2")
         return [self._Spec(op.outputs[0], self.name + "-keys"),
                 self._Spec(op.outputs[1], self.name + "-values")]

@@ -44,7 +44,7 @@ def _grad_array(op, flow, source: str):
     """The gradient TensorArray of the forward array `op` works on, ordered after
     `flow`."""
     from tensorweave.ops.data_flow.tensor_array_class import TensorArray
-    dtype = op.get_attr("dtype") if "dtype" in op.attrs else op.get_attr("T")
+    dtype = op._get_attr("dtype") if "dtype" in op.attrs else op._get_attr("T")
     forward = TensorArray(dtype=dtype, handle=op.inputs[0], flow=flow,
                           colocate_with_first_write_call=False)
     return forward.grad(source=source, flow=flow)

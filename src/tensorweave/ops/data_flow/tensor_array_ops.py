@@ -279,7 +279,7 @@ def _flow_shape(op):
 
 def _gather_shape(op):
     _vector_input(op, 1)
-    es = op.get_attr("element_shape")
+    es = op._get_attr("element_shape")
     if es.ndims is None:
         return unknown_shape()
     return TensorShape([None]).concatenate(es)
@@ -296,7 +296,7 @@ def _split_shape(op):
 
 
 def _concat_shape(op):
-    es = op.get_attr("element_shape_except0")
+    es = op._get_attr("element_shape_except0")
     value = unknown_shape() if es.ndims is None else TensorShape([None]).concatenate(es)
     return [value, TensorShape([None])]
 

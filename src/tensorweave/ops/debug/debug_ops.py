@@ -208,7 +208,7 @@ def Print(input_, data, message: Optional[str] = None, first_n: Optional[int] = 
 
 # --- StringFormat + PrintV2 (tf.print) -----------------------------------------------
 def _string_format_shape(op):
-    template, placeholder = op.get_attr("template"), op.get_attr("placeholder")
+    template, placeholder = op._get_attr("template"), op._get_attr("placeholder")
     n = template.count(placeholder)
     if n != len(op.inputs):
         raise ValueError("%d placeholder(s) in template does not match %d tensor(s) provided "
@@ -387,7 +387,7 @@ def _check_numerics_kernel(ctx, x):
 @gradient("CheckNumerics")
 def _check_numerics_grad(op, grad):
     return [check_numerics(grad, "Not a number (NaN) or infinity (Inf) values detected in "
-                                 "gradient. %s" % op.get_attr("message"))]
+                                 "gradient. %s" % op._get_attr("message"))]
 
 
 @tf_export("check_numerics", "debugging.check_numerics")

@@ -134,7 +134,7 @@ def _decode(ctx, data: bytes, channels: int, dtype: np.dtype, animations: bool,
 
 def _decode_shape(op):
     with_rank(op.inputs[0].shape, 0)
-    channels = op.get_attr("channels")
+    channels = op._get_attr("channels")
     return TensorShape([None, None, channels or None])
 
 
@@ -155,9 +155,9 @@ register_op("DecodeGif", inputs=["contents: string"], outputs=["image: uint8"],
 
 def _decode_image_shape(op):
     with_rank(op.inputs[0].shape, 0)
-    if op.get_attr("expand_animations"):
+    if op._get_attr("expand_animations"):
         return unknown_shape()
-    return TensorShape([None, None, op.get_attr("channels") or None])
+    return TensorShape([None, None, op._get_attr("channels") or None])
 
 
 register_op("DecodeImage", inputs=["contents: string"], outputs=["image: dtype"],

@@ -217,7 +217,7 @@ def _crop_grad_boxes_kernel(ctx, grads, image, boxes, box_ind):
 def _crop_and_resize_grad(op, grad):
     from tensorweave.ops.array import array_ops
     image, boxes, box_ind, _ = op.inputs
-    method = op.get_attr("method")
+    method = op._get_attr("method")
     image_grad = None
     if image.dtype in (_dt.float16, _dt.float32, _dt.float64):
         image_grad = apply_op("CropAndResizeGradImage",
@@ -285,9 +285,9 @@ def _patch_attrs(op_type: str):
 def _patches_shape(op) -> TensorShape:
     spatial = 2 if op.type == "ExtractImagePatches" else 3
     s = with_rank(op.inputs[0].shape, spatial + 2)
-    ks = op.get_attr("ksizes")
-    st = op.get_attr("strides")
-    rates = op.get_attr("rates") if spatial == 2 else [1] * (spatial + 2)
+    ks = op._get_attr("ksizes")
+    st = op._get_attr("strides")
+    rates = op._get_attr("rates") if spatial == 2 else [1] * (spatial + 2)
     for name, v in (("ksizes", ks), ("strides", st), ("rates", rates)):
         if len(v) != spatial + 2 or v[0] != 1 or v[-1] != 1:
             raise ValueError("%s %s must be a list of %d ints with 1 first and last"
@@ -298,7 +298,7 @@ def _patches_shape(op) -> TensorShape:
     out = [dims[0]]
     for i in range(1, spatial + 1):
         out.append(_window_geometry(dims[i], ks[i], st[i], rates[i],
-                                    op.get_attr("padding"))[0])
+                                    op._get_attr("padding"))[0])
     depth = dims[-1]
     out.append(None if depth is None else depth * int(np.prod(ks[1:-1])))
     return TensorShape(out)
@@ -365,7 +365,7 @@ def _patches_grad(op, grad):
     n_pos = reduction_ops.reduce_prod(inner)
     positions = array_ops.reshape(math_ops.range(1, n_pos + 1),
                                   array_join_ops.concat([[1], inner, [1]], 0))
-    attrs = {k: op.get_attr(k) for k in _patch_attrs(op.type) + ("padding",)}
+    attrs = {k: op._get_attr(k) for k in _patch_attrs(op.type) + ("padding",)}
     ids = apply_op(op.type, [positions], attrs, name="patch_positions").outputs[0]
     ids = array_ops.reshape(ids, [-1])  # [outs... * ks...]
     depth = shape[-1]

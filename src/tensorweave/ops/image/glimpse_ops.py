@@ -57,7 +57,7 @@ def _glimpse_shape(op) -> TensorShape:
             raise ValueError("Dimension must be 2 but is %d (the last dimension of %s)"
                              % (dim, what))
     batch = merge_dim(image.dims[0].value, offsets.dims[0].value)
-    problem = _check_noise_attrs(op.get_attr("uniform_noise"), op.get_attr("noise"))
+    problem = _check_noise_attrs(op._get_attr("uniform_noise"), op._get_attr("noise"))
     if problem:
         raise ValueError(problem)
     value = constant_value(op.inputs[1])

@@ -128,7 +128,7 @@ def _nms_shape(op) -> TensorShape:
 
 
 def _padded_len(op):
-    if op.get_attr("pad_to_max_output_size"):
+    if op._get_attr("pad_to_max_output_size"):
         n = constant_value(op.inputs[2])
         if n is not None:
             return int(n)
@@ -373,7 +373,7 @@ def _combined_total(op) -> Optional[int]:
     if total is None:
         return None
     total = int(total)
-    if op.get_attr("pad_per_class"):
+    if op._get_attr("pad_per_class"):
         per_class = constant_value(op.inputs[2])
         classes = op.inputs[1].shape.dims[2].value if op.inputs[1].shape.ndims == 3 else None
         if per_class is None or classes is None:

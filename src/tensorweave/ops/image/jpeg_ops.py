@@ -30,7 +30,7 @@ def _crop_shape(op) -> TensorShape:
     h = w = None
     if window is not None and np.size(window) == 4:
         h, w = (int(v) for v in np.reshape(window, -1)[2:])
-    return TensorShape([h, w, op.get_attr("channels") or None])
+    return TensorShape([h, w, op._get_attr("channels") or None])
 
 
 register_op("ExtractJpegShape", inputs=["contents: string"],

@@ -236,9 +236,9 @@ for _method in ("ResizeBilinear", "ResizeBicubic", "ResizeArea", "ResizeNearestN
 
 
 def _resize_attrs(op) -> dict:
-    attrs = {"align_corners": op.get_attr("align_corners")}
+    attrs = {"align_corners": op._get_attr("align_corners")}
     if op.type not in ("ResizeArea", "ResizeAreaGrad"):
-        attrs["half_pixel_centers"] = op.get_attr("half_pixel_centers")
+        attrs["half_pixel_centers"] = op._get_attr("half_pixel_centers")
     return attrs
 
 

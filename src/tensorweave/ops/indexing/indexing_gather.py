@@ -35,8 +35,8 @@ def _gather_shape(op):
     with_rank(axis.shape, 0)
     p, i = params.shape, indices.shape
     a = tensor_util.constant_value(axis)
-    if op.get_attr("batch_dims") != 0:
-        return _batch_gather_shape(p, i, a, op.get_attr("batch_dims"))
+    if op._get_attr("batch_dims") != 0:
+        return _batch_gather_shape(p, i, a, op._get_attr("batch_dims"))
     if a is None:
         with_rank_at_least(p, 1)
         if p.ndims is None or i.ndims is None:
@@ -139,7 +139,7 @@ def _gather_grad(op, grad):
         raise ValueError("The gradient of gather needs a constant axis; op %s has a computed "
                          "axis." % op.name)
     a = int(a)
-    if op.get_attr("batch_dims") != 0:
+    if op._get_attr("batch_dims") != 0:
         return [_batch_gather_grad(op, grad, a), None, None]
     p = params.shape
     if a < 0:
@@ -190,7 +190,7 @@ def _batch_gather_grad(op, grad, a: int) -> Tensor:
     if p_rank is None or i_rank is None:
         raise ValueError("The gradient of gather with batch_dims needs params and indices of "
                          "known rank (op %s)." % op.name)
-    b = _normalized_batch_dims(op.get_attr("batch_dims"), i_rank, ValueError)
+    b = _normalized_batch_dims(op._get_attr("batch_dims"), i_rank, ValueError)
     a = _normalized_axis(a, p_rank, b, ValueError)
     n_m, n_i, n_r = a - b, i_rank - b, p_rank - a - 1
     # grad: B + M + I + R  ->  B + I + M + R
@@ -457,7 +457,7 @@ def scatter_nd(indices, updates, shape, name: Optional[str] = None) -> Tensor:
 # --- OneHot ------------------------------------------------------------------------------
 def _one_hot_shape(op):
     indices, depth, on_value, off_value = op.inputs
-    axis = op.get_attr("axis")
+    axis = op._get_attr("axis")
     if axis < -1:
         raise ValueError("axis must be >= -1")
     with_rank(depth.shape, 0)

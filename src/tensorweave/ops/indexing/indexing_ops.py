@@ -359,7 +359,7 @@ def _strided_slice_kernel(ctx, x, begin, end, strides):
 def _strided_slice_grad(op, grad):
     x, begin, end, strides = op.inputs
     dx = strided_slice_grad(shape_tensor(x, begin.dtype), begin, end, strides, grad,
-                            **{k: op.get_attr(k) for k in _MASK_ATTRS})
+                            **{k: op._get_attr(k) for k in _MASK_ATTRS})
     return [dx, None, None, None]
 
 
@@ -391,7 +391,7 @@ def _strided_slice_grad_kernel(ctx, shape, begin, end, strides, dy):
 @gradient("StridedSliceGrad")
 def _strided_slice_grad_grad(op, grad):
     _, begin, end, strides, _ = op.inputs
-    ddy = strided_slice(grad, begin, end, strides, **{k: op.get_attr(k) for k in _MASK_ATTRS})
+    ddy = strided_slice(grad, begin, end, strides, **{k: op._get_attr(k) for k in _MASK_ATTRS})
     return [None, None, None, None, ddy]
 
 

@@ -27,8 +27,8 @@ def _decode_shape(op):
     def dim(v):
         return v if v > 0 else None
     op.inputs[0].shape.with_rank(0)
-    return [TensorShape([dim(op.get_attr("desired_samples")),
-                         dim(op.get_attr("desired_channels"))]), TensorShape([])]
+    return [TensorShape([dim(op._get_attr("desired_samples")),
+                         dim(op._get_attr("desired_channels"))]), TensorShape([])]
 
 
 def _encode_shape(op):

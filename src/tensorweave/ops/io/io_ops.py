@@ -152,7 +152,7 @@ def save_v2(prefix, tensor_names, shape_and_slices, tensors,
 # --- RestoreV2 ---------------------------------------------------------------------------
 def _restore_shape(op):
     _scalar_input(op.inputs[0], "prefix")
-    n = len(op.get_attr("dtypes"))
+    n = len(op._get_attr("dtypes"))
     for t, what in ((op.inputs[1], "tensor_names"), (op.inputs[2], "shape_and_slices")):
         s = _vector_shape(t, what)
         if s.ndims == 1 and s.as_list()[0] is not None and s.as_list()[0] != n:

@@ -284,8 +284,8 @@ def _values_array(items, dtype, total) -> np.ndarray:
 
 # --- ParseExample ---------------------------------------------------------------------------
 def _outputs_shapes(op, batch_shape: TensorShape, single: bool):
-    nsparse = len(op.get_attr("sparse_types"))
-    dense_shapes = [as_shape(s) for s in op.get_attr("dense_shapes")]
+    nsparse = len(op._get_attr("sparse_types"))
+    dense_shapes = [as_shape(s) for s in op._get_attr("dense_shapes")]
     rank = 1 if single else 2
     return ([TensorShape([None, rank])] * nsparse + [TensorShape([None])] * nsparse +
             [TensorShape([rank])] * nsparse +

@@ -43,7 +43,7 @@ class FixedLenSequenceFeature(collections.namedtuple(
 
 
 def _fl_shapes(op):
-    a = lambda k: op.get_attr(k)  # noqa: E731
+    a = lambda k: op._get_attr(k)  # noqa: E731
     batch = op.inputs[0].shape.with_rank(1)
     nc = a("Ncontext_sparse")
     nf = a("Nfeature_list_sparse")

@@ -95,7 +95,7 @@ def _matrix_inverse_kernel(ctx, x):
 def _matrix_inverse_grad(op, grad):
     from tensorweave.ops.math import math_unary
     y = op.outputs[0]
-    if op.get_attr("adjoint"):
+    if op._get_attr("adjoint"):
         return [math_unary.negative(_mm(y, _mm(grad, y, adjoint_a=True)))]
     return [math_unary.negative(_mm(y, _mm(grad, y, adjoint_b=True), adjoint_a=True))]
 
@@ -416,7 +416,7 @@ def _solve_grad(op, grad, solve_fn):
     from tensorweave.ops.math import math_unary
     a, b = op.inputs
     x = op.outputs[0]
-    adjoint_attr = op.get_attr("adjoint")
+    adjoint_attr = op._get_attr("adjoint")
     grad_b = solve_fn(a, grad, not adjoint_attr)
     if adjoint_attr:
         grad_a = math_unary.negative(_mm(x, grad_b, adjoint_b=True))
@@ -433,7 +433,7 @@ def _matrix_solve_grad(op, grad):
 
 @gradient("MatrixTriangularSolve")
 def _triangular_solve_grad(op, grad):
-    lower = op.get_attr("lower")
+    lower = op._get_attr("lower")
     grad_a, grad_b = _solve_grad(op, grad, lambda a, g, adj: triangular_solve(
         a, g, lower=lower, adjoint=adj))
     grad_a = matrix_ops.band_part(grad_a, -1, 0) if lower else \

@@ -285,7 +285,7 @@ def _matrix_set_diag_kernel(ctx, x, diagonal, k):
 
 @gradient("MatrixDiagV3")
 def _matrix_diag_grad(op, grad):
-    return [matrix_diag_part(grad, k=op.inputs[1], align=op.get_attr("align")),
+    return [matrix_diag_part(grad, k=op.inputs[1], align=op._get_attr("align")),
             None, None, None, None]
 
 
@@ -293,14 +293,14 @@ def _matrix_diag_grad(op, grad):
 def _matrix_diag_part_grad(op, grad):
     from tensorweave.ops.array import array_fill_ops
     zeros = array_fill_ops.zeros_like(op.inputs[0])
-    return [matrix_set_diag(zeros, grad, k=op.inputs[1], align=op.get_attr("align")),
+    return [matrix_set_diag(zeros, grad, k=op.inputs[1], align=op._get_attr("align")),
             None, None]
 
 
 @gradient("MatrixSetDiagV3")
 def _matrix_set_diag_grad(op, grad):
     from tensorweave.ops.array import array_fill_ops
-    k, align = op.inputs[2], op.get_attr("align")
+    k, align = op.inputs[2], op._get_attr("align")
     zeros = array_fill_ops.zeros_like(op.inputs[1])
     return [matrix_set_diag(grad, zeros, k=k, align=align),
             matrix_diag_part(grad, k=k, align=align), None]

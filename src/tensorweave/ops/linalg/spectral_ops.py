@@ -54,7 +54,7 @@ def _qr_shape(op):
     if m is None:
         return [unknown_shape(), unknown_shape()]
     batch, rows, cols = m
-    if op.get_attr("full_matrices"):
+    if op._get_attr("full_matrices"):
         return [TensorShape(batch + [rows, rows]), TensorShape(batch + [rows, cols])]
     p = None if rows is None or cols is None else min(rows, cols)
     return [TensorShape(batch + [rows, p]), TensorShape(batch + [p, cols])]
@@ -99,7 +99,7 @@ def _qr_grad(op, grad_q, grad_r):
     rows, cols = a.shape.as_list()[-2:] if a.shape.ndims else (None, None)
     if rows is None or cols is None:
         raise NotImplementedError("Qr gradient needs the matrix dimensions statically known")
-    if op.get_attr("full_matrices") and rows > cols:
+    if op._get_attr("full_matrices") and rows > cols:
         raise NotImplementedError("QrGrad not implemented when nrows > ncols and "
                                   "full_matrices is true. Received r.shape=%s with nrows=%s"
                                   " and ncols=%s." % (r.shape, rows, cols))
@@ -141,9 +141,9 @@ def _svd_shape(op):
     batch, rows, cols = m
     p = None if rows is None or cols is None else min(rows, cols)
     s = TensorShape(batch + [p])
-    if not op.get_attr("compute_uv"):
+    if not op._get_attr("compute_uv"):
         return [s, TensorShape([0]), TensorShape([0])]
-    if op.get_attr("full_matrices"):
+    if op._get_attr("full_matrices"):
         return [s, TensorShape(batch + [rows, rows]), TensorShape(batch + [cols, cols])]
     return [s, TensorShape(batch + [rows, p]), TensorShape(batch + [cols, p])]
 
@@ -174,11 +174,11 @@ def _svd_grad(op, grad_s, grad_u, grad_v):
     s, u, v = op.outputs
     if a.dtype.is_complex:
         raise NotImplementedError("Svd gradient is not implemented for complex inputs")
-    if not op.get_attr("compute_uv"):
+    if not op._get_attr("compute_uv"):
         _, u, v = svd(a, compute_uv=True, full_matrices=False)
         return [_mm(mb.multiply(u, _expand(grad_s, -2)), v, adjoint_b=True)]
     rows, cols = a.shape.as_list()[-2:] if a.shape.ndims else (None, None)
-    if op.get_attr("full_matrices"):
+    if op._get_attr("full_matrices"):
         if rows is None or cols is None or rows != cols:
             raise NotImplementedError("Svd gradient with full_matrices=True is implemented "
                                       "only for square matrices")
@@ -237,7 +237,7 @@ def _eig_shape(op):
         return [unknown_shape(), unknown_shape()]
     batch, n, _ = m
     e = TensorShape(batch + [n])
-    if not op.get_attr("compute_v"):
+    if not op._get_attr("compute_v"):
         return [e, TensorShape([0])]
     return [e, TensorShape(batch + [n, n])]
 
@@ -261,7 +261,7 @@ def _eig_grad(op, grad_e, grad_v):
     from tensorweave.ops.array import array_fill_ops
     mb = _mb()
     e, v = op.outputs
-    if not op.get_attr("compute_v"):
+    if not op._get_attr("compute_v"):
         _, v = eigh(op.inputs[0])
         inner = matrix_ops.matrix_diag(grad_e)
     else:
@@ -367,7 +367,7 @@ def _solve_ls_grad(op, grad):
     #   dA = (b - A x) z^H - A z x^H, db = A z.
     # Underdetermined: x = A^H y, y = K^-1 b, K = A A^H + l2 I, z = K^-1 A g:
     #   dA = y g^H - z x^H - y z^H A, db = z.
-    if not op.get_attr("fast"):
+    if not op._get_attr("fast"):
         raise ValueError("Gradient not defined for fast=False")
     from tensorweave.ops.linalg.linalg_ops import solve
     from tensorweave.ops.math import math_ops

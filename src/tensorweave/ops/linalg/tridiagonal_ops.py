@@ -193,8 +193,8 @@ def _tridiagonal_solve_grad(op, grad):
     diagonals, rhs = op.inputs
     x = op.outputs[0]
     grad_rhs = apply_op("TridiagonalSolve", [_transposed_compact(diagonals), grad],
-                        {"partial_pivoting": op.get_attr("partial_pivoting"),
-                         "perturb_singular": op.get_attr("perturb_singular")}).outputs[0]
+                        {"partial_pivoting": op._get_attr("partial_pivoting"),
+                         "perturb_singular": op._get_attr("perturb_singular")}).outputs[0]
     grad_diags = math_unary.negative(array_join_ops.concat(
         [_row_dots(grad_rhs, x, 1), _row_dots(grad_rhs, x, 0), _row_dots(grad_rhs, x, -1)],
         -2))

@@ -89,10 +89,10 @@ def _split_dims(subs, dims, index: int):
 
 # --- the op -------------------------------------------------------------------------------
 def _einsum_shape(op) -> TensorShape:
-    ins, out = parse_equation(op.get_attr("equation"))
+    ins, out = parse_equation(op._get_attr("equation"))
     if len(ins) != len(op.inputs):
         raise ValueError("Got %d inputs for equation \"%s\", expecting %d"
-                         % (len(op.inputs), op.get_attr("equation"), len(ins)))
+                         % (len(op.inputs), op._get_attr("equation"), len(ins)))
     sizes = {}
     ell_shape: Optional[TensorShape] = TensorShape([])
     for i, (subs, t) in enumerate(zip(ins, op.inputs)):
@@ -159,7 +159,7 @@ def _einsum_grad(op, grad):
     """The gradient of operand i is an einsum of `grad` with the other operands; labels
     found only in operand i are broadcast back, and broadcast ellipsis dims summed."""
     from tensorweave.ops.math import math_unary
-    ins, out = parse_equation(op.get_attr("equation"))
+    ins, out = parse_equation(op._get_attr("equation"))
     xs = list(op.inputs)
     if grad.dtype.is_complex:
         xs = [math_unary.conj(x) for x in xs]
@@ -170,7 +170,7 @@ def _einsum_grad(op, grad):
             raise ValueError(
                 "The gradient of einsum %r is not supported: operand %d repeats a label "
                 "(%s); take diagonals with tf.linalg.diag_part first"
-                % (op.get_attr("equation"), i, _format(subs)))
+                % (op._get_attr("equation"), i, _format(subs)))
         others = [j for j in range(len(ins)) if j != i]
         avail = set(out).union(*[set(ins[j]) for j in others]) if others else set(out)
         kept = [s for s in subs if s in avail]
@@ -188,7 +188,7 @@ def _restore_operand_shape(g, kept, subs, x: Tensor, op):
     ellipsis dims that broadcasting added and broadcasts back what was summed away."""
     from tensorweave.ops.array import array_ops
     from tensorweave.ops.math.reduction_ops import reduce_sum
-    equation = op.get_attr("equation")
+    equation = op._get_attr("equation")
     if _ELL in subs and (x.shape.ndims is None or g.shape.ndims is None):
         raise ValueError("The gradient of einsum %r needs the ranks of its operands and "
                          "output at graph-build time" % equation)

@@ -332,7 +332,7 @@ def _equality_shape(op):
     try:
         return _broadcast_shape(op)
     except ValueError:
-        if op.get_attr("incompatible_shape_error"):
+        if op._get_attr("incompatible_shape_error"):
             raise
         from tensorweave.framework.shapes import unknown_shape
         return unknown_shape()

@@ -71,7 +71,7 @@ def _cast_static_value(op, index):
     if v is None:
         return None
     try:
-        return _cast_array(np.asarray(v), op.get_attr("DstT"))
+        return _cast_array(np.asarray(v), op._get_attr("DstT"))
     except NotImplementedError:
         return None
 
@@ -412,7 +412,7 @@ def _range_shape(op):
     values = [tensor_util.constant_value(t) for t in op.inputs]
     if any(v is None for v in values):
         return TensorShape([None])
-    np_dtype = op.get_attr("Tidx").as_numpy_dtype
+    np_dtype = op._get_attr("Tidx").as_numpy_dtype
     start, limit, delta = (np.asarray(v).astype(np_dtype)[()] for v in values)
     return TensorShape([_range_size(start, limit, delta)])
 
@@ -439,7 +439,7 @@ def _range_static_value(op, index):
     values = [tensor_util.constant_value(t) for t in op.inputs]
     if any(v is None for v in values):
         return None
-    return _range_values(*values, op.get_attr("Tidx").as_numpy_dtype)
+    return _range_values(*values, op._get_attr("Tidx").as_numpy_dtype)
 
 
 not_differentiable("Range")

@@ -47,7 +47,7 @@ def _with_rank(shape: TensorShape, rank: int, at_least: bool = False) -> TensorS
 def _matmul_shape(op) -> TensorShape:
     a = _with_rank(op.inputs[0].shape, 2)
     b = _with_rank(op.inputs[1].shape, 2)
-    ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
+    ta, tb = op._get_attr("transpose_a"), op._get_attr("transpose_b")
     m, ka = (a[1], a[0]) if ta else (a[0], a[1])
     kb, n = (b[1], b[0]) if tb else (b[0], b[1])
     _merge_dim(ka, kb)
@@ -87,7 +87,7 @@ def _matmul_grad(op, grad):
     a, b = op.inputs
     if a.dtype.is_complex:
         a, b = math_unary.conj(a), math_unary.conj(b)
-    ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
+    ta, tb = op._get_attr("transpose_a"), op._get_attr("transpose_b")
     if not ta and not tb:
         return [matmul(grad, b, transpose_b=True), matmul(a, grad, transpose_a=True)]
     if not ta and tb:
@@ -123,7 +123,7 @@ def _batch_matmul_shape(op) -> TensorShape:
     b = _with_rank(op.inputs[1].shape, 2, at_least=True)
     if a.ndims is None or b.ndims is None:
         return unknown_shape()
-    adj_x, adj_y = op.get_attr("adj_x"), op.get_attr("adj_y")
+    adj_x, adj_y = op._get_attr("adj_x"), op._get_attr("adj_y")
     m, ka = (a[-1], a[-2]) if adj_x else (a[-2], a[-1])
     kb, n = (b[-1], b[-2]) if adj_y else (b[-2], b[-1])
     _merge_dim(ka, kb)
@@ -167,7 +167,7 @@ def _batch_matmul_kernel(ctx, a, b):
 def _batch_matmul_grad(op, grad):
     from tensorweave.ops.math import math_grad_util
     a, b = op.inputs
-    adj_x, adj_y = op.get_attr("adj_x"), op.get_attr("adj_y")
+    adj_x, adj_y = op._get_attr("adj_x"), op._get_attr("adj_y")
     if not adj_x and not adj_y:
         ga, gb = matmul(grad, b, adjoint_b=True), matmul(a, grad, adjoint_a=True)
     elif not adj_x and adj_y:

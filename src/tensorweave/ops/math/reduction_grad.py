@@ -57,7 +57,7 @@ def _shape_of(x):
 def _grad_kept_dims(op, grad):
     """`grad` reshaped to the input's rank (reduced axes of length 1)."""
     from tensorweave.ops.array import array_ops
-    if op.get_attr("keep_dims"):
+    if op._get_attr("keep_dims"):
         return grad
     return array_ops.reshape(grad, _kept_dims_shape(op.inputs[0], op.inputs[1]))
 

@@ -33,7 +33,7 @@ def _reduction_shape(op) -> TensorShape:
     idx = op.inputs[1]
     if idx.shape.ndims is not None and idx.shape.ndims > 1:
         raise ValueError("Shape must be at most rank 1 but is rank %d" % idx.shape.ndims)
-    keep = op.get_attr("keep_dims")
+    keep = op._get_attr("keep_dims")
     axes = tensor_util.constant_value(idx)
     rank = x_shape.ndims
     if axes is None or rank is None:

@@ -241,8 +241,8 @@ def cumprod(x, axis=0, exclusive: bool = False, reverse: bool = False,
 
 @gradient("Cumsum")
 def _cumsum_grad(op, grad):
-    return [cumsum(grad, op.inputs[1], exclusive=op.get_attr("exclusive"),
-                   reverse=not op.get_attr("reverse")), None]
+    return [cumsum(grad, op.inputs[1], exclusive=op._get_attr("exclusive"),
+                   reverse=not op._get_attr("reverse")), None]
 
 
 @gradient("Cumprod")
@@ -251,7 +251,7 @@ def _cumprod_grad(op, grad):
     # conjugated for complex inputs, as every complex gradient (TF forgets it here)
     from tensorweave.ops.math import math_binary, math_unary
     x, axis = op.inputs[0], op.inputs[1]
-    exclusive, reverse = op.get_attr("exclusive"), op.get_attr("reverse")
+    exclusive, reverse = op._get_attr("exclusive"), op._get_attr("reverse")
     prod = math_unary._conj(op.outputs[0])
     out = cumsum(math_binary.multiply(prod, grad), axis, exclusive=exclusive,
                  reverse=not reverse)
@@ -293,7 +293,7 @@ def _cumulative_logsumexp_grad(op, grad):
     from tensorweave.ops.math import math_binary, math_unary
     x, axis = op.inputs[0], op.inputs[1]
     y = op.outputs[0]
-    exclusive, reverse = op.get_attr("exclusive"), op.get_attr("reverse")
+    exclusive, reverse = op._get_attr("exclusive"), op._get_attr("reverse")
     zero = convert_to_tensor(0, dtype=grad.dtype)
     minus_inf = array_ops.fill(array_ops.shape(grad), convert_to_tensor(-np.inf,
                                                                         dtype=grad.dtype))

@@ -465,7 +465,7 @@ def unsorted_segment_sqrt_n(data, segment_ids, num_segments,
 # --- DynamicPartition --------------------------------------------------------------------
 def _dynamic_partition_shape(op):
     data, parts = op.inputs[0].shape, op.inputs[1].shape
-    n = op.get_attr("num_partitions")
+    n = op._get_attr("num_partitions")
     if data.ndims is None or parts.ndims is None:
         return [unknown_shape()] * n
     with_rank_at_least(data, parts.ndims)
@@ -500,7 +500,7 @@ def _dynamic_partition_kernel(ctx, data, partitions):
 @gradient("DynamicPartition")
 def _dynamic_partition_grad(op, *grads):
     data, partitions = op.inputs
-    num = op.get_attr("num_partitions")
+    num = op._get_attr("num_partitions")
     p = partitions.shape
     if p.is_fully_defined():
         original = convert_to_tensor(np.arange(p.num_elements(), dtype=np.int32)
@@ -550,7 +550,7 @@ def dynamic_partition(data, partitions, num_partitions: int,
 
 # --- DynamicStitch -----------------------------------------------------------------------
 def _dynamic_stitch_shape(op):
-    n = op.get_attr("N")
+    n = op._get_attr("N")
     indices, data = op.inputs[:n], op.inputs[n:]
     extra = unknown_shape()
     all_constant = True
@@ -604,7 +604,7 @@ def _dynamic_stitch_kernel(ctx, *args):
 
 @gradient("DynamicStitch")
 def _dynamic_stitch_grad(op, grad):
-    n = op.get_attr("N")
+    n = op._get_attr("N")
     indices = op.inputs[:n]
     return [None] * n + [gather(grad, idx) for idx in indices]
 

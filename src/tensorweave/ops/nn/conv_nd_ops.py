@@ -109,11 +109,11 @@ def conv_nd_backprop_input(input_shape, w: np.ndarray, dy: np.ndarray,
 def check_nd_attrs(op, rank: int, formats, names=("strides", "dilations")) -> Tuple[str, str]:
     """Checks an N-d op's padding, data_format and `names` list attrs (rank entries,
     1 on the batch and channel dimensions) at build time; returns (padding, data_format)."""
-    padding, fmt = op.get_attr("padding"), op.get_attr("data_format")
+    padding, fmt = op._get_attr("padding"), op._get_attr("data_format")
     _check_enum(op.type, "padding", padding, ("SAME", "VALID"))
     _check_enum(op.type, "data_format", fmt, formats)
     for name in names:
-        value = op.get_attr(name)
+        value = op._get_attr(name)
         if len(value) != rank:
             raise ValueError("%s requires the %s attribute to contain %d values, but got: %d"
                              % (op.type, name, rank, len(value)))
@@ -145,7 +145,7 @@ def _conv3d_shape(op):
     if c is not None and f[3] is not None and (f[3] == 0 or c % f[3]):
         raise ValueError("Depth of input (%d) is not a multiple of input depth of filter (%d)"
                          % (c, f[3]))
-    strides, dilations = op.get_attr("strides"), op.get_attr("dilations")
+    strides, dilations = op._get_attr("strides"), op._get_attr("dilations")
     outs = [window_output_size(x[a], f[i], strides[a], dilations[a], padding)
             for i, a in enumerate(axes)]
     return TensorShape([x[0], f[4]] + outs if fmt == "NCDHW" else [x[0]] + outs + [f[4]])
@@ -599,7 +599,8 @@ def with_space_to_batch(input, dilation_rate, padding: str, op,  # noqa: A002
     Args:
       input: a Tensor of rank at least max(spatial_dims) + 1.
       dilation_rate: an int32 vector of num_spatial_dims values.
-      padding: "VALID" or "SAME" (then `filter_shape` is needed).
+      padding: "VALID", "SAME" (then `filter_shape` is needed) or a list of N + 2
+        [before, after] pairs (batch and channels included).
       op: a function `op(input, num_spatial_dims, padding)`.
       filter_shape: the filter's shape, its first num_spatial_dims values spatial.
       spatial_dims: increasing dimensions of `input` (at least 1) that are spatial;
@@ -610,56 +611,104 @@ def with_space_to_batch(input, dilation_rate, padding: str, op,  # noqa: A002
       What `op` returns, at the input's positions.
 
     Raises:
-      ValueError: a bad padding, a missing filter_shape for SAME, or bad spatial_dims.
+      ValueError: a bad padding, a missing filter_shape for SAME, bad spatial_dims, a
+        rate that is not a vector of known length or has values below 1, or an input of
+        too low a rank (TF's messages).
     """
     from tensorweave.ops.array import array_rearrange_ops as rearrange
-    from tensorweave.ops.array.array_join_ops import concat
-    from tensorweave.ops.array.array_ops import shape as shape_of, stack
-    with name_scope(None, "with_space_to_batch", [input]):
-        input = convert_to_tensor(input, name="input")  # noqa: A001
-        rate = convert_to_tensor(dilation_rate, _dt.int32, name="dilation_rate")
-        num = rate.shape.with_rank(1).as_list()[0]
-        if num is None:
-            raise ValueError("rate must have known shape")
-        if padding not in ("SAME", "VALID"):
-            raise ValueError("Invalid padding method %r" % padding)
-        if spatial_dims is None:
-            first = 2 if data_format is not None and data_format.startswith("NC") else 1
-            spatial_dims = list(range(first, first + num))
-        spatial_dims = [int(d) for d in spatial_dims]
-        if len(spatial_dims) != num or spatial_dims[0] < 1 or \
-                any(b <= a for a, b in zip(spatial_dims, spatial_dims[1:])):
-            raise ValueError("spatial_dims must be a monotonically increasing sequence of "
-                             "positive integers")
-        const_rate = tensor_util.constant_value(rate)
-        if const_rate is not None and np.all(np.asarray(const_rate) == 1):
+    from tensorweave.ops.array.array_join_ops import concat, stack
+    from tensorweave.ops.array.array_ops import shape as shape_of
+    # no name scope of its own, as TF's: the ops go into the caller's scope
+    input = convert_to_tensor(input, name="input")  # noqa: A001
+    rate = convert_to_tensor(dilation_rate, _dt.int32, name="dilation_rate")
+    if rate.shape.ndims not in (None, 1):
+        raise ValueError("`dilation_rate.shape.rank` must be 1. Received: dilation_rate=%s "
+                         "of rank %d" % (rate, rate.shape.ndims))
+    if not rate.shape.is_fully_defined():
+        raise ValueError("`dilation_rate.shape` must be fully defined. Received: "
+                         "dilation_rate=%s with shape %s" % (rate, rate.shape))
+    num = rate.shape.as_list()[0]
+    channels_first = data_format is not None and data_format.startswith("NC")
+    first = 2 if channels_first else 1
+    if spatial_dims is None:
+        spatial_dims = range(first, first + num)
+    orig_spatial_dims = list(spatial_dims)
+    spatial_dims = sorted(set(int(d) for d in orig_spatial_dims))
+    if spatial_dims != orig_spatial_dims or any(d < 1 for d in spatial_dims):
+        raise ValueError("`spatial_dims` must be a monotonically increasing sequence of "
+                         "positive integers. Received: spatial_dims=%s" % orig_spatial_dims)
+    expected_rank = spatial_dims[-1] if channels_first else spatial_dims[-1] + 1
+    try:
+        input.shape.with_rank_at_least(expected_rank)
+    except ValueError:
+        raise ValueError("`input.shape.rank` must be at least %d. Received: input.shape=%s "
+                         "with rank %s" % (expected_rank, input.shape, input.shape.ndims)
+                         ) from None
+    const_rate = tensor_util.constant_value(rate)
+    rate_value = rate
+    if const_rate is not None:
+        const_rate = np.asarray(const_rate, np.int32)
+        rate_value = const_rate
+        if np.any(const_rate < 1):
+            raise ValueError("`dilation_rate` must be positive. Received: dilation_rate=%s"
+                             % const_rate)
+        if np.all(const_rate == 1):
             return op(input, num, padding)
-        if padding == "SAME":
-            if filter_shape is None:
-                raise ValueError("filter_shape must be specified for SAME padding")
-            spatial_filter = convert_to_tensor(filter_shape, _dt.int32)[:num]
-            extra = (spatial_filter - 1) * rate
-            base = stack([extra // 2, extra - extra // 2], axis=1)
+    if isinstance(padding, (list, tuple)):  # explicit [before, after] pairs, batch and
+        pairs = np.asarray(padding, np.int32).reshape(num + 2, 2)  # channels included
+        base = pairs[2:] if channels_first else pairs[1:-1]
+    elif padding == "SAME":
+        if filter_shape is None:
+            raise ValueError("`filter_shape` must be specified for `padding='SAME'`. "
+                             "Received: filter_shape=None and padding=SAME")
+        filter_shape = convert_to_tensor(filter_shape, name="filter_shape")
+        const_filter = tensor_util.constant_value(filter_shape)
+        if const_filter is not None and const_rate is not None:
+            extra = (np.asarray(const_filter, np.int32)[:num] - 1) * const_rate
+            base = np.stack([extra // 2, extra - extra // 2], axis=1).astype(np.int32)
         else:
-            base = np.zeros([num, 2], np.int32)
-        spatial_shape = stack([shape_of(input)[d] for d in spatial_dims])
-        paddings, crops = rearrange.required_space_to_batch_paddings(
-            spatial_shape, rate, base_paddings=base)
-        # dimensions between the batch and the last spatial one that are not spatial get
-        # a block of 1 and no padding
-        block, pads, cuts = [], [], []
-        k = 0
-        for d in range(1, spatial_dims[-1] + 1):
-            if d in spatial_dims:
-                block.append(rate[k])
-                pads.append(paddings[k])
-                cuts.append(crops[k])
+            spatial_filter = (filter_shape if const_filter is None else
+                              convert_to_tensor(np.asarray(const_filter, np.int32)))
+            extra = (_as_int32(spatial_filter[:num]) - 1) * rate_value
+            base = stack([extra // 2, extra - extra // 2], axis=1)
+    elif padding == "VALID":
+        base = np.zeros([num, 2], np.int32)
+    else:
+        raise ValueError("`padding` must be one of 'SAME' or 'VALID'. Received: padding=%s"
+                         % padding)
+    dims = input.shape.as_list() if input.shape.ndims is not None else None
+    spatial_shape = None if dims is None else [dims[d] for d in spatial_dims]
+    if spatial_shape is None or None in spatial_shape:
+        shape_tensor = shape_of(input)
+        spatial_shape = stack([shape_tensor[d] for d in spatial_dims])
+    paddings, crops = rearrange.required_space_to_batch_paddings(
+        input_shape=spatial_shape, base_paddings=base, block_shape=rate)
+
+    def adjust(orig, fill):
+        """[max(spatial_dims), ...]: `orig`'s rows at spatial_dims - 1, `fill` between."""
+        const = tensor_util.constant_value(orig)
+        value = np.asarray(const, np.int32) if const is not None else orig
+        rows = orig.shape.as_list()[1:]
+        parts, prev, k = [], 0, 0
+        while k < len(spatial_dims):
+            start = k
+            if spatial_dims[k] > 1 and spatial_dims[k] - 1 > prev:
+                parts.append(np.full([spatial_dims[k] - 1 - prev] + rows, fill, np.int32))
+            while k + 1 < len(spatial_dims) and spatial_dims[k + 1] == spatial_dims[k] + 1:
                 k += 1
-            else:
-                block.append(1)
-                pads.append([0, 0])
-                cuts.append([0, 0])
-        block, pads, cuts = stack(block), stack(pads), stack(cuts)
-        converted = rearrange.space_to_batch_nd(input, block, pads)
-        result = op(converted, num, "VALID")
-        return rearrange.batch_to_space_nd(result, block, cuts)
+            parts.append(value[start:k + 1])
+            prev = spatial_dims[k]
+            k += 1
+        if const is not None:
+            return np.concatenate(parts)
+        return parts[0] if len(parts) == 1 else concat(parts, 0)
+
+    block = adjust(rate, 1)
+    converted = rearrange.space_to_batch_nd(input, block, adjust(paddings, 0))
+    result = op(converted, num, "VALID")
+    return rearrange.batch_to_space_nd(result, block, adjust(crops, 0))
+
+
+def _as_int32(t: Tensor) -> Tensor:
+    from tensorweave.ops.math.math_ops import cast
+    return t if t.dtype == _dt.int32 else cast(t, _dt.int32)

@@ -354,7 +354,7 @@ def rank4(shape: TensorShape) -> List[Optional[int]]:
 def check_four_positive(op, names) -> None:
     """Build-time check that each list attr in `names` holds 4 positive values."""
     for name in names:
-        value = op.get_attr(name)
+        value = op._get_attr(name)
         if len(value) != 4:
             raise ValueError("%s requires the %s attribute to contain 4 values, but got: %d"
                              % (op.type, name, len(value)))
@@ -365,13 +365,13 @@ def check_four_positive(op, names) -> None:
 
 def check_window_attrs(op, names=("strides", "dilations")) -> Tuple[str, str]:
     """Build-time checks of padding/data_format/list attrs; returns (padding, format)."""
-    padding, fmt = op.get_attr("padding"), op.get_attr("data_format")
+    padding, fmt = op._get_attr("padding"), op._get_attr("data_format")
     allowed = _PADDINGS if "explicit_paddings" in op._attrs else _PADDINGS[:2]
     _check_enum(op.type, "padding", padding, allowed)
     _check_enum(op.type, "data_format", fmt, _FORMATS)
     check_four_positive(op, names)
     if padding == "EXPLICIT":
-        flat = list(op.get_attr("explicit_paddings"))
+        flat = list(op._get_attr("explicit_paddings"))
         if len(flat) != 8:
             raise ValueError("explicit_paddings attribute must contain 8 values, but got: %d"
                              % len(flat))
@@ -394,7 +394,7 @@ def _conv2d_shape(op):
     if c is not None and f[2] is not None and (f[2] == 0 or c % f[2]):
         raise ValueError("Depth of input (%d) is not a multiple of input depth of filter (%d)"
                          % (c, f[2]))
-    strides, dilations = op.get_attr("strides"), op.get_attr("dilations")
+    strides, dilations = op._get_attr("strides"), op._get_attr("dilations")
     h_ax, w_ax = _spatial_axes(fmt)
     ph, pw = explicit_pairs(op._attrs, fmt)
     oh = window_output_size(h, f[0], strides[h_ax], dilations[h_ax], padding, ph)
@@ -509,7 +509,7 @@ def register_conv_gradients(forward: str, backprop_input: str, backprop_filter: 
     gradient of that convolution with grad as its input (likewise for backprop_filter).
     """
     def attrs(op) -> dict:
-        return {k: op.get_attr(k) for k in attr_names}
+        return {k: op._get_attr(k) for k in attr_names}
 
     def grad_input(x, w, dy, op):
         return apply_op(backprop_input, [x, w, dy], attrs(op), name=backprop_input).outputs[0]
@@ -548,7 +548,7 @@ def lookup_renamed(new_name: str, new_value, old_name: str, old_value):
     """TF's deprecated_argument_lookup: the value of whichever of two names was given."""
     if new_value is not None:
         if old_value is not None:
-            raise ValueError("Cannot specify both '%s' and '%s'" % (old_name, new_name))
+            raise ValueError("Cannot specify both '%s' and '%s'." % (old_name, new_name))
         return new_value
     return old_value
 

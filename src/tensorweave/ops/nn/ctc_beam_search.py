@@ -419,7 +419,7 @@ def _beam_search_shape(op):
     inputs = with_rank(op.inputs[0].shape, 3)
     seq_len = with_rank(op.inputs[1].shape, 1)
     batch = merge_dims(inputs.as_list()[1], seq_len.as_list()[0])
-    n = op.get_attr("top_paths")
+    n = op._get_attr("top_paths")
     return [TensorShape([None, 2])] * n + [TensorShape([None])] * n + \
         [TensorShape([2])] * n + [TensorShape([batch, n])]
 

@@ -223,7 +223,7 @@ def _prevent_gradient_kernel(ctx, x):
 
 @gradient("PreventGradient")
 def _prevent_gradient_grad(op, grad):
-    raise LookupError("Gradient explicitly disabled. Reason: %s" % op.get_attr("message"))
+    raise LookupError("Gradient explicitly disabled. Reason: %s" % op._get_attr("message"))
 
 
 @gradient("CTCLoss")

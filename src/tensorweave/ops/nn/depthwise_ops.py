@@ -40,7 +40,7 @@ def _depthwise_shape(op):
     if c is not None and f[2] is not None and c != f[2]:
         raise ValueError("Dimensions must be equal, but are %d and %d for '%s' (op: "
                          "'DepthwiseConv2dNative')" % (c, f[2], op.name))
-    strides, dilations = op.get_attr("strides"), op.get_attr("dilations")
+    strides, dilations = op._get_attr("strides"), op._get_attr("dilations")
     h_ax, w_ax = _spatial_axes(fmt)
     ph, pw = explicit_pairs(op._attrs, fmt)
     oh = window_output_size(h, f[0], strides[h_ax], dilations[h_ax], padding, ph)

@@ -244,7 +244,7 @@ def avg_pool_grad(shape: Sequence[int], grad: np.ndarray, row_seq: np.ndarray,
 
 # --- FractionalMaxPool, FractionalAvgPool --------------------------------------------------
 def _pooling_ratio(op) -> list:
-    ratio = [float(r) for r in op.get_attr("pooling_ratio")]
+    ratio = [float(r) for r in op._get_attr("pooling_ratio")]
     if len(ratio) < 4:
         raise ValueError("Attr 'pooling_ratio' of '%s' Op passed list of length %d less than "
                          "minimum 4." % (op.type, len(ratio)))
@@ -410,7 +410,7 @@ def _fractional_max_pool_grad(op, grad, unused_row_grad, unused_col_grad):
     # the gradient flows to `value` only: the pooling sequences are integers
     return [apply_op("FractionalMaxPoolGrad",
                      [op.inputs[0], op.outputs[0], grad, op.outputs[1], op.outputs[2]],
-                     {"overlapping": op.get_attr("overlapping")},
+                     {"overlapping": op._get_attr("overlapping")},
                      name="FractionalMaxPoolGrad").outputs[0]]
 
 
@@ -419,7 +419,7 @@ def _fractional_avg_pool_grad(op, grad, unused_row_grad, unused_col_grad):
     from tensorweave.ops.array import array_ops
     shape = array_ops.shape(op.inputs[0], out_type=_dt.int64)
     return [apply_op("FractionalAvgPoolGrad", [shape, grad, op.outputs[1], op.outputs[2]],
-                     {"overlapping": op.get_attr("overlapping")},
+                     {"overlapping": op._get_attr("overlapping")},
                      name="FractionalAvgPoolGrad").outputs[0]]
 
 

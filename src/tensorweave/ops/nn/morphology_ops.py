@@ -29,11 +29,11 @@ _ATTRS = {"T": TypeAttr(_dt.REAL_NUMBERS), "strides": [1, 1, 1, 1], "rates": [1,
 
 
 def _dilation_shape(op) -> TensorShape:
-    padding = op.get_attr("padding")
+    padding = op._get_attr("padding")
     if padding not in ("SAME", "VALID"):
         raise ValueError("%s: padding must be SAME or VALID, got %r" % (op.type, padding))
     check_four_positive(op, ("strides", "rates"))
-    strides, rates = op.get_attr("strides"), op.get_attr("rates")
+    strides, rates = op._get_attr("strides"), op._get_attr("rates")
     if strides[0] != 1 or strides[3] != 1 or rates[0] != 1 or rates[3] != 1:
         raise ValueError("%s: strides and rates must be 1 in the batch and depth "
                          "dimensions, got %s and %s" % (op.type, list(strides), list(rates)))
@@ -121,7 +121,7 @@ def _dilation_backprop_filter_kernel(ctx, x, k, dy):
 
 @gradient("Dilation2D")
 def _dilation_grad(op, grad):
-    attrs = {k: op.get_attr(k) for k in ("strides", "rates", "padding")}
+    attrs = {k: op._get_attr(k) for k in ("strides", "rates", "padding")}
     x, k = op.inputs
     return [apply_op("Dilation2DBackpropInput", [x, k, grad], attrs,
                      name="Dilation2DBackpropInput").outputs[0],

@@ -250,7 +250,7 @@ _ACTIVATIONS = {row.op_type: row for row in [
 def _own_attrs(op) -> dict:
     """The values on `op` (an activation or its Grad op) of its row's further attrs."""
     row = _ACTIVATIONS[op.type.removesuffix("Grad")]
-    return {attr: op.get_attr(attr) for attr in row.attrs or ()}
+    return {attr: op._get_attr(attr) for attr in row.attrs or ()}
 
 
 def _activation_gradient(op, grad):

@@ -156,7 +156,7 @@ def _channel_axis(data_format: str) -> int:
 
 def _bias_add_shape(op) -> TensorShape:
     value, bias = op.inputs[0].shape, op.inputs[1].shape
-    fmt = op.get_attr("data_format")
+    fmt = op._get_attr("data_format")
     bias = with_rank(bias, 1)
     value = with_rank_at_least(value, 3 if fmt == "NCHW" else 2)
     if value.ndims is None:
@@ -168,7 +168,7 @@ def _bias_add_shape(op) -> TensorShape:
 
 
 def _bias_add_grad_shape(op) -> TensorShape:
-    fmt = op.get_attr("data_format")
+    fmt = op._get_attr("data_format")
     value = with_rank_at_least(op.inputs[0].shape, 3 if fmt == "NCHW" else 2)
     if value.ndims is None:
         return unknown_shape(1)
@@ -221,7 +221,7 @@ def _bias_add_grad_kernel(ctx, out_backprop):
 
 @gradient("BiasAdd")
 def _bias_add_gradient(op, grad):
-    fmt = op.get_attr("data_format")
+    fmt = op._get_attr("data_format")
     return [grad, apply_op("BiasAddGrad", [grad], {"data_format": fmt},
                            name="BiasAddGrad").outputs[0]]
 
@@ -232,7 +232,7 @@ def _bias_add_grad_gradient(op, grad):
     from tensorweave.ops.array import array_ops
     out_backprop = op.inputs[0]
     return [apply_op("BiasAdd", [array_ops.zeros_like(out_backprop), grad],
-                     {"data_format": op.get_attr("data_format")}, name="BiasAdd").outputs[0]]
+                     {"data_format": op._get_attr("data_format")}, name="BiasAdd").outputs[0]]
 
 
 def _normalize_data_format(data_format) -> str:

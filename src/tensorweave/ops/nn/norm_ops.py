@@ -75,8 +75,8 @@ def _lrn_grad(op, grad):
     # y_d = x_d N_d^-beta, N_d = bias + alpha sum_{j in window(d)} x_j^2, so
     # dx_j = g_j N_j^-beta - 2 alpha beta x_j sum_{d in window(j)} g_d y_d / N_d
     from tensorweave.ops.math import math_binary, math_ops
-    radius = op.get_attr("depth_radius")
-    bias, alpha, beta = op.get_attr("bias"), op.get_attr("alpha"), op.get_attr("beta")
+    radius = op._get_attr("depth_radius")
+    bias, alpha, beta = op._get_attr("bias"), op._get_attr("alpha"), op._get_attr("beta")
     dtype = op.inputs[0].dtype
 
     def f32(t):
@@ -126,12 +126,12 @@ def _channel_axis(data_format: str) -> int:
 
 
 def _fused_batch_norm_shape(op):
-    fmt = op.get_attr("data_format")
+    fmt = op._get_attr("data_format")
     x = with_rank(op.inputs[0].shape, len(fmt))
     axis = _channel_axis(fmt)
     channels = x.as_list()[axis] if x.ndims is not None else None
     checked = [1, 2]
-    if not op.get_attr("is_training") or op.get_attr("exponential_avg_factor") != 1.0:
+    if not op._get_attr("is_training") or op._get_attr("exponential_avg_factor") != 1.0:
         checked += [3, 4]
     for i in checked:
         vec = with_rank(op.inputs[i].shape, 1)
@@ -218,7 +218,7 @@ def _fused_batch_norm_grad(op, grad, *_):
     from tensorweave.ops.math import math_ops, math_unary
     from tensorweave.ops.math.reduction_ops import reduce_sum
     x, scale = op.inputs[0], op.inputs[1]
-    fmt = op.get_attr("data_format")
+    fmt = op._get_attr("data_format")
     rank = len(fmt)
     axis = _channel_axis(fmt) % rank
     reduce_axes = [i for i in range(rank) if i != axis]
@@ -234,11 +234,11 @@ def _fused_batch_norm_grad(op, grad, *_):
         return array_ops.reshape(v, [-1] + [1] * (rank - 1 - axis))
     dy, work = f32(grad), f32(x)
     mean, var = op.outputs[3], op.outputs[4]
-    rstd = math_unary.rsqrt(var + op.get_attr("epsilon"))
+    rstd = math_unary.rsqrt(var + op._get_attr("epsilon"))
     xhat = (work - per_channel(mean)) * per_channel(rstd)
     d_offset = reduce_sum(dy, reduce_axes)
     d_scale = reduce_sum(dy * xhat, reduce_axes)
-    if op.get_attr("is_training"):
+    if op._get_attr("is_training"):
         count = math_ops.cast(array_ops.size(x), _dt.float32) / \
             math_ops.cast(array_ops.size(scale), _dt.float32)
         dx = per_channel(scale * rstd) * (

@@ -32,11 +32,11 @@ _ATTRS = {"ksize": [1, 1, 1, 1], "strides": [1, 1, 1, 1], "padding": "VALID",
 
 
 def _pooled_shape(op, input_shape: TensorShape) -> TensorShape:
-    padding = op.get_attr("padding")
+    padding = op._get_attr("padding")
     if padding not in ("SAME", "VALID"):
         raise ValueError("%s: padding must be SAME or VALID, got %r" % (op.type, padding))
     check_four_positive(op, ("ksize", "strides"))
-    ksize, strides = op.get_attr("ksize"), op.get_attr("strides")
+    ksize, strides = op._get_attr("ksize"), op._get_attr("strides")
     dims = rank4(input_shape)
     return TensorShape([window_output_size(d, k, s, 1, padding, (0, 0))
                         for d, k, s in zip(dims, ksize, strides)])
@@ -134,7 +134,7 @@ def _grad_grad_with_argmax_kernel(ctx, x, grad, argmax):
 
 
 def _argmax_attrs(op) -> dict:
-    return {k: op.get_attr(k) for k in ("ksize", "strides", "padding",
+    return {k: op._get_attr(k) for k in ("ksize", "strides", "padding",
                                         "include_batch_in_index")}
 
 

@@ -37,7 +37,7 @@ _FORMATS_3D = ("NDHWC", "NCDHW")
 def _pool3d_shape_of(op, input_shape) -> TensorShape:
     padding, fmt = check_nd_attrs(op, 5, _FORMATS_3D, names=("ksize", "strides"))
     dims = dims_of_rank(input_shape, 5)
-    ksize, strides = op.get_attr("ksize"), op.get_attr("strides")
+    ksize, strides = op._get_attr("ksize"), op._get_attr("strides")
     return TensorShape([d if a not in spatial_axes(fmt, 5) else
                         window_output_size(d, k, s, 1, padding)
                         for a, (d, k, s) in enumerate(zip(dims, ksize, strides))])
@@ -187,7 +187,7 @@ def _avg_pool3d_grad_kernel(ctx, orig_input_shape, dy):
 
 # --- gradients ----------------------------------------------------------------------------
 def _attrs(op) -> dict:
-    return {k: op.get_attr(k) for k in ("ksize", "strides", "padding", "data_format")}
+    return {k: op._get_attr(k) for k in ("ksize", "strides", "padding", "data_format")}
 
 
 @gradient("MaxPool3D")
@@ -326,19 +326,51 @@ def avg_pool1d(input, ksize, strides, padding, data_format: str = "NWC",  # noqa
     return _pool1d(avg_pool, "AvgPool1D", input, ksize, strides, padding, data_format, name)
 
 
+def _strides_and_dilation_rate(n: int, strides, dilation_rate):
+    """TF's _get_strides_and_dilation_rate: both as int32 vectors of n values, checked."""
+    if dilation_rate is None:
+        dilation_rate = [1] * n
+    elif len(dilation_rate) != n:
+        raise ValueError("`len(dilation_rate)` should be %d. Received: dilation_rate=%s of "
+                         "length %d" % (n, dilation_rate, len(dilation_rate)))
+    dilation_rate = np.array(dilation_rate, dtype=np.int32)
+    if np.any(dilation_rate < 1):
+        raise ValueError("all values of `dilation_rate` must be positive. Received: "
+                         "dilation_rate=%s" % dilation_rate)
+    if strides is None:
+        strides = [1] * n
+    elif len(strides) != n:
+        raise ValueError("`len(strides)` should be %d. Received: strides=%s of length %d"
+                         % (n, strides, len(strides)))
+    strides = np.array(strides, dtype=np.int32)
+    if np.any(strides < 1):
+        raise ValueError("all values of `strides` must be positive. Received: strides=%s"
+                         % strides)
+    if np.any(strides > 1) and np.any(dilation_rate > 1):
+        raise ValueError("`strides > 1` not supported in conjunction with `dilation_rate > "
+                         "1`. Received: strides=%s and dilation_rate=%s"
+                         % (strides, dilation_rate))
+    return strides, dilation_rate
+
+
 @tf_export("nn.pool")
 def pool(input, window_shape, pooling_type, padding, dilation_rate=None,  # noqa: A002
          strides=None, name: Optional[str] = None, data_format: Optional[str] = None,
          dilations=None) -> Tensor:
     """N-d max or average pooling, N = 1, 2 or 3 from `window_shape` (TF1 `tf.nn.pool`).
 
+    With a dilation rate above 1 the window samples every `rate`-th input position: the
+    input goes through space_to_batch_nd (one batch per phase of the rate), a VALID
+    pool with the undilated window runs on it, and batch_to_space_nd puts the result
+    back, as TF does (`tf.nn.with_space_to_batch`); gradients flow through all three.
+
     Args:
       input: a Tensor of rank N+2.
       window_shape: a list of N ints.
       pooling_type: "MAX" or "AVG".
-      padding: "SAME" or "VALID".
-      dilation_rate: a list of N ints; only ones are supported by tensorweave.
-      strides: a list of N ints (default ones).
+      padding: "SAME" or "VALID" (only "VALID" with a dilation rate above 1, as TF).
+      dilation_rate: a list of N ints >= 1 (default ones).
+      strides: a list of N ints >= 1 (default ones); all ones when a rate is above 1.
       name: name scope of the op.
       data_format: channels-last (default) or channels-first ("NCW", "NCHW", "NCDHW").
       dilations: alias of `dilation_rate`.
@@ -347,45 +379,64 @@ def pool(input, window_shape, pooling_type, padding, dilation_rate=None,  # noqa
       A Tensor of rank N+2.
 
     Raises:
-      ValueError: a bad pooling_type, N outside 1..3, mismatched lengths, or strides
-        above 1 with dilation above 1.
-      NotImplementedError: a dilation rate above 1 (dilated pooling is not supported by
-        tensorweave).
+      ValueError: a bad pooling_type, N outside 1..3, mismatched lengths, values below
+        1, strides above 1 with a dilation rate above 1, SAME padding with a dilation
+        rate above 1, strides above the window, or a 1-D data_format other than NWC/NCW
+        (TF's messages).
     """
+    from tensorweave.ops.array.array_ops import expand_dims, squeeze
+    from tensorweave.ops.nn.conv_nd_ops import with_space_to_batch
     from tensorweave.ops.nn.conv_ops import lookup_renamed
     dilation_rate = lookup_renamed("dilations", dilations, "dilation_rate", dilation_rate)
     with name_scope(name, "%s_pool" % str(pooling_type).lower(), [input]) as scope:
         input = convert_to_tensor(input, name="input")  # noqa: A001
-        window_shape = [int(k) for k in np.reshape(window_shape, -1)]
         n = len(window_shape)
-        if n not in (1, 2, 3):
+        if n < 1 or n > 3:
             raise ValueError("`len(window_shape)` must be 1, 2, or 3. Received: "
                              "window_shape=%s of length %d" % (window_shape, n))
-        if pooling_type not in ("MAX", "AVG"):
-            raise ValueError("`pooling_type` must be 'MAX' or 'AVG'. Received: "
-                             "pooling_type=%s" % pooling_type)
         input.shape.with_rank(n + 2)
-        rates = [1] * n if dilation_rate is None else \
-            [int(r) for r in np.reshape(dilation_rate, -1)]
-        strides = [1] * n if strides is None else [int(s) for s in np.reshape(strides, -1)]
-        if len(rates) != n or len(strides) != n:
-            raise ValueError("dilation_rate and strides must have %d entries; got %s and %s"
-                             % (n, rates, strides))
-        if any(r > 1 for r in rates):
-            if any(s > 1 for s in strides):
-                raise ValueError("strides > 1 not supported in conjunction with "
-                                 "dilation_rate > 1")
-            raise NotImplementedError("tf.nn.pool: dilation_rate > 1 (dilated pooling) is "
-                                      "not supported by tensorweave; got %s" % rates)
-        first = data_format is not None and str(data_format).startswith("NC")
+        strides, dilation_rate = _strides_and_dilation_rate(n, strides, dilation_rate)
+        if padding == "SAME" and np.any(dilation_rate > 1):
+            raise ValueError("pooling with 'SAME' padding is not implemented for "
+                             "`dilation_rate` > 1. Received: padding=%s and "
+                             "dilation_rate=%s" % (padding, dilation_rate))
+        if np.any(strides > np.asarray(window_shape)):
+            raise ValueError("`strides` > `window_shape` not supported due to "
+                             "inconsistency between CPU and GPU implementations. Received: "
+                             "strides=%s and window_shape=%s" % (strides, window_shape))
+        pooling_ops = {("MAX", 1): max_pool, ("MAX", 2): max_pool, ("MAX", 3): max_pool3d,
+                       ("AVG", 1): avg_pool, ("AVG", 2): avg_pool, ("AVG", 3): avg_pool3d}
+        if (pooling_type, n) not in pooling_ops:
+            raise ValueError("%d-D %s pooling is not supported." % (n, pooling_type))
+        fn = pooling_ops[(pooling_type, n)]
+        window = [int(k) for k in window_shape]
+        steps = [int(k) for k in strides]
+        if data_format is None or not data_format.startswith("NC"):
+            window, steps = [1] + window + [1], [1] + steps + [1]
+            spatial_dims = list(range(1, n + 1))
+        else:
+            window, steps = [1, 1] + window, [1, 1] + steps
+            spatial_dims = list(range(2, n + 2))
         if n == 1:
-            fn = max_pool1d if pooling_type == "MAX" else avg_pool1d
-            return fn(input, window_shape, strides, padding,
-                      data_format="NCW" if first else "NWC", name=scope)
-        if n == 2:
-            fn = max_pool if pooling_type == "MAX" else avg_pool
-            return fn(input, window_shape, strides, padding,
-                      data_format="NCHW" if first else "NHWC", name=scope)
-        fn = max_pool3d if pooling_type == "MAX" else avg_pool3d
-        return fn(input, window_shape, strides, padding,
-                  data_format="NCDHW" if first else "NDHWC", name=scope)
+            if data_format is None or data_format == "NWC":
+                fmt = "NHWC"
+            elif data_format == "NCW":
+                fmt = "NCHW"
+            else:
+                raise ValueError("data_format must be either 'NWC' or 'NCW'. Received: "
+                                 "data_format=%s" % data_format)
+            window, steps = [1] + window, [1] + steps
+        else:
+            fmt = data_format or ("NHWC" if n == 2 else "NDHWC")
+
+        def op(converted, _, converted_padding):
+            if n == 1:
+                converted = expand_dims(converted, spatial_dims[0])
+            result = fn(converted, window, steps, converted_padding, data_format=fmt,
+                        name=scope)
+            if n == 1:
+                result = squeeze(result, [spatial_dims[0]])
+            return result
+
+        return with_space_to_batch(input, dilation_rate, padding, op,
+                                   filter_shape=window_shape, spatial_dims=spatial_dims)

@@ -37,10 +37,10 @@ def _pool_shape_of(op, input_shape: TensorShape) -> TensorShape:
     """The pooled shape of `input_shape`: every dimension is windowed (as TF infers)."""
     padding, fmt = check_window_attrs(op, names=("ksize", "strides"))
     dims = rank4(input_shape)
-    ksize, strides = op.get_attr("ksize"), op.get_attr("strides")
+    ksize, strides = op._get_attr("ksize"), op._get_attr("strides")
     pads = [(0, 0)] * 4
     if padding == "EXPLICIT":
-        flat = list(op.get_attr("explicit_paddings"))
+        flat = list(op._get_attr("explicit_paddings"))
         pads = [(flat[2 * a], flat[2 * a + 1]) for a in range(4)]
     return TensorShape([window_output_size(d, k, s, 1, padding, p)
                         for d, k, s, p in zip(dims, ksize, strides, pads)])
@@ -250,9 +250,9 @@ def _avg_pool_grad_kernel(ctx, orig_input_shape, dy):
 # --- gradients ---------------------------------------------------------------------------
 def _pool_attrs(op, explicit: bool = True) -> dict:
     keys = ["ksize", "strides", "padding", "data_format"]
-    attrs = {k: op.get_attr(k) for k in keys}
+    attrs = {k: op._get_attr(k) for k in keys}
     if explicit:
-        attrs["explicit_paddings"] = op.get_attr("explicit_paddings")
+        attrs["explicit_paddings"] = op._get_attr("explicit_paddings")
     return attrs
 
 

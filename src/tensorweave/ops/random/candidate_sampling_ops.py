@@ -40,7 +40,7 @@ _SAMPLER_ATTRS = {"num_true": REQUIRED, "num_sampled": REQUIRED, "unique": REQUI
 
 def _sampler_shape(op):
     true = op.inputs[0].shape.with_rank(2)
-    n = op.get_attr("num_sampled")
+    n = op._get_attr("num_sampled")
     return [TensorShape([n]), true, TensorShape([n])]
 
 

@@ -255,7 +255,7 @@ def _reduce_static_shape(op):
     axes = sorted({int(a) % rank for a in np.asarray(axes).reshape(-1).tolist()}) \
         if rank else []
     dims = shape.as_list()
-    if op.get_attr("keep_dims"):
+    if op._get_attr("keep_dims"):
         return TensorShape([1 if d in axes else dims[d] for d in range(rank)])
     return TensorShape([dims[d] for d in range(rank) if d not in axes])
 
@@ -509,7 +509,7 @@ def sparse_softmax(sp_input, name: Optional[str] = None) -> SparseTensor:
 def _sparse_matmul_shape(op):
     _, _, a_shape, b = op.inputs
     b_shape = b.shape.with_rank(2)
-    adj_a, adj_b = op.get_attr("adjoint_a"), op.get_attr("adjoint_b")
+    adj_a, adj_b = op._get_attr("adjoint_a"), op._get_attr("adjoint_b")
     a_static = tensor_util.constant_value_as_shape(a_shape)
     if a_static.ndims is not None and a_static.ndims != 2:
         raise ValueError("Shape must be rank 2 but is rank %d" % a_static.ndims)
@@ -570,7 +570,7 @@ def _sparse_matmul_grad(op, grad):
     from tensorweave.ops.math.math_unary import conj
     from tensorweave.ops.math.reduction_ops import reduce_sum as dense_sum
     a_idx, a_val, a_shape, b = op.inputs
-    adj_a, adj_b = op.get_attr("adjoint_a"), op.get_attr("adjoint_b")
+    adj_a, adj_b = op._get_attr("adjoint_a"), op._get_attr("adjoint_b")
     is_complex = b.dtype in (_dt.complex64, _dt.complex128)
 
     def c(x):

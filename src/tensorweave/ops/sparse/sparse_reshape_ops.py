@@ -201,7 +201,7 @@ def sparse_slice(sp_input, start, size, name: Optional[str] = None) -> SparseTen
 
 # --- SparseSplit ----------------------------------------------------------------------------
 def _sparse_split_shape(op):
-    n = op.get_attr("num_split")
+    n = op._get_attr("num_split")
     rank = op.inputs[1].shape.with_rank(2)[1]
     return [TensorShape([None, rank])] * n + [TensorShape([None])] * n + \
         [TensorShape([rank])] * n
@@ -285,7 +285,7 @@ def sparse_split(keyword_required=None, sp_input=None, num_split=None, axis=None
 
 # --- SparseConcat ---------------------------------------------------------------------------
 def _sparse_concat_shape(op):
-    n = op.get_attr("N")
+    n = op._get_attr("N")
     rank = None
     for t in op.inputs[:n]:
         r = t.shape.with_rank(2)[1].value
@@ -336,7 +336,7 @@ def _sparse_concat_grad(op, unused_indices_grad, values_grad, unused_shape_grad)
     from tensorweave.ops.array.array_join_ops import split
     from tensorweave.ops.indexing.indexing_gather import gather
     from tensorweave.ops.math import math_ops
-    n = op.get_attr("N")
+    n = op._get_attr("N")
     indices, values, shapes = op.inputs[:n], op.inputs[n:2 * n], op.inputs[2 * n:]
     counts = [array_ops.shape(v, out_type=_dt.int64)[0] for v in values]
     from tensorweave.ops.array.array_join_ops import stack
@@ -345,7 +345,7 @@ def _sparse_concat_grad(op, unused_indices_grad, values_grad, unused_shape_grad)
     positions = math_ops.range(total)
     pieces = split(positions, stack(counts), num=n)
     moved = apply_op("SparseConcat", [list(indices), list(pieces), list(shapes)],
-                     {"concat_dim": op.get_attr("concat_dim")}).outputs[1]
+                     {"concat_dim": op._get_attr("concat_dim")}).outputs[1]
     grads = gather(values_grad, array_ops.invert_permutation(moved))
     return [None] * n + list(split(grads, stack(counts), num=n)) + [None] * n
 

@@ -178,7 +178,7 @@ def handle_shape(handle) -> TensorShape:
     """The static shape of the variable a resource tensor names (unknown if not known)."""
     t = handle_source(handle)
     if t.op.type == "VarHandleOp":
-        return t.op.get_attr("shape")
+        return t.op._get_attr("shape")
     return unknown_shape()
 
 
@@ -325,7 +325,7 @@ def read_variable_or_default(resource, default, name: Optional[str] = None):
 # --- dense assignments --------------------------------------------------------------------
 def _assign_shape(op):
     var_shape = handle_shape(op.inputs[0])
-    if op.get_attr("validate_shape") and not var_shape.is_compatible_with(op.inputs[1].shape):
+    if op._get_attr("validate_shape") and not var_shape.is_compatible_with(op.inputs[1].shape):
         raise ValueError("Trying to assign to variable with tensor with wrong shape. Expected "
                          "%s got %s" % (var_shape, op.inputs[1].shape))
     return []
@@ -424,7 +424,7 @@ def assign_sub_variable_op(resource, value, name: Optional[str] = None):
 # --- gather -------------------------------------------------------------------------------
 def _gather_shape(op):
     var_shape = handle_shape(op.inputs[0])
-    if op.get_attr("batch_dims") != 0:
+    if op._get_attr("batch_dims") != 0:
         raise ValueError("ResourceGather with batch_dims != 0 is not supported")
     if var_shape.ndims is None:
         return unknown_shape()

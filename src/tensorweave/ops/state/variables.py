@@ -276,9 +276,9 @@ class Variable(metaclass=_VariableMeta):
             if variable_def.initial_value_name else None
         self._graph_element = lookup(variable_def.snapshot_name) \
             if variable_def.snapshot_name else rv.read_variable_op(
-                self._handle, self._handle.op.get_attr("dtype"))
-        self._dtype = self._handle.op.get_attr("dtype")
-        self._shape = self._handle.op.get_attr("shape")
+                self._handle, self._handle.op._get_attr("dtype"))
+        self._dtype = self._handle.op._get_attr("dtype")
+        self._shape = self._handle.op._get_attr("shape")
         self._trainable = bool(getattr(variable_def, "trainable", True))
         self._synchronization = VariableSynchronization.AUTO
         self._aggregation = VariableAggregation.NONE
@@ -356,7 +356,7 @@ class Variable(metaclass=_VariableMeta):
 
     @property
     def _shared_name(self) -> str:
-        return self._handle.op.get_attr("shared_name")
+        return self._handle.op._get_attr("shared_name")
 
     def _as_graph_element(self) -> Tensor:
         return self._graph_element

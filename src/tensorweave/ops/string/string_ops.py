@@ -473,7 +473,7 @@ def _reduce_join_shape(op):
     if shape.ndims is None or axes is None:
         return unknown_shape()
     axes = {int(a) % shape.ndims for a in np.reshape(axes, -1)} if shape.ndims else set()
-    keep = op.get_attr("keep_dims")
+    keep = op._get_attr("keep_dims")
     return TensorShape([1 if (i in axes and keep) else d for i, d in
                         enumerate(shape.as_list()) if keep or i not in axes])
 
