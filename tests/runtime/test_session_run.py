@@ -178,3 +178,34 @@ def test_a_fetch_structure_rebuilt_every_run_is_mapped_once(graph, sess, monkeyp
         out = sess.run(collections.defaultdict(int, {"x": x}))
         assert isinstance(out, collections.defaultdict) and out["missing"] == 0
     assert len(made) == 5
+
+
+def test_a_tuple_key_feeds_each_of_its_tensors(sess):
+    # the PTB pattern: {model.initial_state: state} with an RNN cell's state tuple
+    a, b = tf.placeholder(tf.float32), tf.placeholder(tf.float32)
+    assert sess.run(a + b, {(a, b): (1.0, 2.0)}) == 3.0
+    cell = tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.BasicLSTMCell(2)])
+    zero = cell.zero_state(1, tf.float32)
+    _, state = cell(tf.ones([1, 3]), zero)
+    sess.run(tf.global_variables_initializer())
+    first = sess.run(state)
+    again = sess.run(state, {zero: first})  # one more step from the fed state
+    direct = sess.run(cell(tf.ones([1, 3]), state)[1])
+    np.testing.assert_allclose(again[0].h, direct[0].h, rtol=1e-6)
+    with pytest.raises(ValueError, match="must have the same structure"):
+        sess.run(a + b, {(a, b): (1.0,)})
+
+
+def test_feeding_a_reference_variables_read_feeds_its_readers(sess):
+    # TF1: every reader consumes "v/read:0", so feeding it replaces the variable's value
+    v = tf.Variable([1.0, 2.0], name="v")
+    y = v * 2.0
+    sess.run(v.initializer)
+    assert sess.run(y, {"v/read:0": [5.0, 5.0]}).tolist() == [10.0, 10.0]
+    assert sess.run(y, {v.value(): [7.0, 7.0]}).tolist() == [14.0, 14.0]
+    assert sess.run(y).tolist() == [2.0, 4.0]
+    # a resource variable's read is only that read (TF's resource semantics)
+    r = tf.Variable([1.0, 2.0], use_resource=True)
+    z = r * 2.0
+    sess.run(r.initializer)
+    assert sess.run(z, {r.value(): [3.0, 3.0]}).tolist() == [2.0, 4.0]

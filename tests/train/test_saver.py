@@ -177,7 +177,7 @@ def test_restore_bad_paths(graph, tmp_path):
         with pytest.raises(ValueError, match="not a valid checkpoint: .*zzz"):
             saver.restore(sess, str(tmp_path / "zzz"))
         with pytest.raises(ValueError, match="Parent directory of .* doesn't exist"):
-            saver.save(sess, str(tmp_path / "no" / "m"))
+            saver.save(sess, str(tmp_path / "no" / "such" / "m"))
 
 
 def test_max_to_keep_and_state_file(tmp_path):
@@ -399,3 +399,19 @@ def test_unsupported_arguments(graph):
     with tf.Session() as sess:
         with pytest.raises(RuntimeError, match="build"):
             saver.save(sess, "m")
+
+
+def test_save_makes_one_missing_directory_level(tmp_path):
+    # TF's single-file save creates a fresh train_dir; two missing levels, or a sharded
+    # save, raise
+    with tf.Graph().as_default():
+        v = tf.Variable(1.0)
+        with tf.Session() as sess:
+            sess.run(v.initializer)
+            path = tf.train.Saver().save(sess, str(tmp_path / "new" / "model"), global_step=3)
+            assert path == str(tmp_path / "new" / "model-3")
+            assert tf.train.latest_checkpoint(str(tmp_path / "new")) == path
+            with pytest.raises(ValueError, match="Parent directory of .* doesn't exist"):
+                tf.train.Saver().save(sess, str(tmp_path / "a" / "b" / "model"))
+            with pytest.raises(ValueError, match="Parent directory of .* doesn't exist"):
+                tf.train.Saver(sharded=True).save(sess, str(tmp_path / "sh" / "model"))

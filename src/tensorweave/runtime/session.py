@@ -255,6 +255,27 @@ def _check_live(plan, out) -> None:
                 "computed because it is in a branch of tf.cond that was not taken." % k)
 
 
+def _feed_items(feed_dict):
+    """The (key, value) pairs of `feed_dict`, a key that is a tuple of feedable things (a
+    state tuple of an RNN cell: TF feeds each of its tensors from the value's matching
+    part) expanded into its leaves.
+
+    Raises:
+      ValueError: a tuple key whose value does not have its structure.
+    """
+    from tensorweave.framework import nest
+    for k, v in feed_dict.items():
+        if type(k) is tuple or (isinstance(k, tuple) and hasattr(k, "_fields")):
+            try:
+                nest.assert_same_structure(k, v, check_types=False)
+            except (TypeError, ValueError) as e:
+                raise ValueError("The feed_dict key %r is a structure, and its value must "
+                                 "have the same structure: %s" % (k, e)) from None
+            yield from zip(nest.flatten(k), nest.flatten(v))
+        else:
+            yield k, v
+
+
 def _owned(v):
     """A fetched value as TF returns it: a 0-d result as a NumPy scalar (bytes for
     strings), and an array that may share memory with graph state (a read-only
@@ -415,7 +436,7 @@ class BaseSession:
         g = self._graph
         tensors = []
         values = []
-        for k, v in feed_dict.items():
+        for k, v in _feed_items(feed_dict):
             if type(k) is Tensor:
                 t = k
                 if t._op._graph is not g:
@@ -433,9 +454,10 @@ class BaseSession:
                 except (TypeError, ValueError, KeyError) as e:
                     raise TypeError("Cannot interpret feed_dict key as Tensor: %s"
                                     % (e.args[0] if e.args else e)) from None
-            if t._op._type == "VarHandleOp":
-                # "v:0" of a variable made as a TF1 reference variable is its ref tensor:
-                # feeding it feeds every read, as feeding the variable does
+            if t._op._type in ("VarHandleOp", "ReadVariableOp"):
+                # "v:0" of a variable made as a TF1 reference variable is its ref tensor,
+                # "v/read:0" what all its readers read: feeding either feeds every read,
+                # as feeding the variable does
                 from tensorweave.ops.state.variables import variable_of_ref_tensor
                 var = variable_of_ref_tensor(t)
                 if var is not None:

@@ -520,7 +520,14 @@ class Saver:
         save_path_parent = os.path.dirname(save_path)
         from tensorweave.platform import file_io  # local disk, or a URL via fsspec
         if not file_io.parent_dir_usable(save_path_parent or "."):
-            raise ValueError("Parent directory of %s doesn't exist, can't save." % save_path)
+            # as TF's single-file save: one missing directory level is created (a fresh
+            # train_dir), more is an error, as is any for a sharded save
+            grand = os.path.dirname(save_path_parent)
+            if self._sharded or not save_path_parent or \
+                    not file_io.parent_dir_usable(grand or "."):
+                raise ValueError("Parent directory of %s doesn't exist, can't save."
+                                 % save_path)
+            file_io.mkdir(save_path_parent)
         sd = self.saver_def
         model_checkpoint_path = sess.run(sd.save_tensor_name,
                                          {sd.filename_tensor_name: checkpoint_file})

@@ -163,3 +163,19 @@ def test_a_scalar_result_stays_a_scalar(sess):
     y = tf.py_func(lambda x: x * 2, [tf.constant(1.0)], tf.float32)
     got = sess.run(y)
     assert np.shape(got) == () and got == np.float32(2.0)  # TF: np.float32(2.0)
+
+
+def test_scalar_arguments_arrive_as_numpy_scalars_and_bytes(sess):
+    # as TF passes them: `path.decode()` inside a Dataset.map's py_func works
+    seen = []
+
+    def record(*args):
+        seen.append([type(a) for a in args])
+        return np.int32(0)
+    sess.run(tf.py_func(record, [tf.constant(b"ab"), tf.constant(3), tf.constant(2.5),
+                                 tf.constant([1, 2])], tf.int32))
+    assert seen == [[bytes, np.int32, np.float32, np.ndarray]]
+    ds = tf.data.Dataset.from_tensor_slices(["ab", "cd"]).map(
+        lambda s: tf.py_func(lambda s: s.decode().upper().encode(), [s], tf.string))
+    nxt = tf.data.make_one_shot_iterator(ds).get_next()
+    assert [sess.run(nxt), sess.run(nxt)] == [b"AB", b"CD"]

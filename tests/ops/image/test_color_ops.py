@@ -103,13 +103,19 @@ def test_per_image_standardization(sess):
     for image in (RGB, U8, np.stack([RGB, RGB * 2])):
         y = tf.image.per_image_standardization(image)
         assert y.dtype == tf.float32
-        x = image.astype(np.float64) / (255 if image.dtype == np.uint8 else 1)
+        x = image.astype(np.float64)  # TF casts, it does not rescale a uint8 image
         axes = (-1, -2, -3)
         std = np.maximum(x.std(axis=axes, keepdims=True), 1 / np.sqrt(np.prod(x.shape[-3:])))
         np.testing.assert_allclose(sess.run(y), (x - x.mean(axis=axes, keepdims=True)) / std,
                                    rtol=1e-4, atol=1e-5)
     flat = sess.run(tf.image.per_image_standardization(np.ones([2, 2, 1], np.float32)))
     np.testing.assert_array_equal(flat, 0.0)
+    # TF 2.21's values: uint8 and float16 images give float32, from the raw pixel values
+    for dtype in (np.uint8, np.float16, np.int32):
+        y = tf.image.per_image_standardization(np.array([[[0], [10]], [[20], [30]]], dtype))
+        assert y.dtype == tf.float32
+        np.testing.assert_allclose(sess.run(y).ravel(),
+                                   [-1.3416408, -0.4472136, 0.4472136, 1.3416408], rtol=1e-6)
 
 
 def test_random_adjustments(sess):

@@ -123,6 +123,7 @@ def test_combined_non_max_suppression(sess):
     scores = _RNG.uniform(0, 1, (2, 30, 3)).astype(np.float32)
     out = tf.image.combined_non_max_suppression(boxes, scores, 4, 7, 0.5, 0.1)
     assert [t.shape.as_list() for t in out] == [[2, 7, 4], [2, 7], [2, 7], [2]]
+    assert out.nmsed_boxes is out[0] and out.valid_detections is out[3]  # TF's namedtuple
     padded = tf.image.combined_non_max_suppression(boxes, scores, 2, 20, 0.5, 0.1,
                                                    pad_per_class=True, clip_boxes=False)
     assert padded[0].shape.as_list() == [2, 6, 4]

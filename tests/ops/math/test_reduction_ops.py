@@ -484,3 +484,12 @@ def test_integer_mean_accumulates_in_64_bits_and_truncates(sess):
     assert [np.asarray(g).tolist() for g in got] == [
         200, 2 ** 30, 30000, [252, 1], 0, -1, -2 ** 62]
     assert got[0].dtype == np.uint8 and got[3].dtype == np.uint8
+
+
+def test_argmax_and_argmin_skip_nans_as_tf(sess):
+    # TF 2.21's results: a NaN never wins; an all-NaN slice gives 0
+    x = tf.constant([[np.nan, np.nan, np.nan], [np.nan, 1.0, np.nan],
+                     [-np.inf, np.nan, -np.inf], [np.inf, np.nan, 1.0],
+                     [1.0, np.nan, 5.0], [np.nan, 2.0, 3.0]])
+    got = sess.run([tf.argmax(x, 1), tf.argmin(x, 1)])
+    assert [g.tolist() for g in got] == [[0, 1, 0, 0, 2, 2], [0, 1, 0, 2, 0, 1]]

@@ -120,3 +120,15 @@ def test_batch_norm_with_global_normalization(sess):
         tf.nn.batch_norm_with_global_normalization(t=X, input=X, m=m, v=v, beta=beta,
                                                    gamma=gamma, variance_epsilon=1e-3,
                                                    scale_after_normalization=True)
+
+
+def test_weighted_moments_of_a_zero_weight_slice_are_zero(sess):
+    # TF divides with div_no_nan: the third row has weight 0 everywhere
+    x = tf.constant(np.arange(24.0).reshape(2, 3, 4), tf.float32)
+    mean, var = tf.nn.weighted_moments(x, [0, 2], tf.constant([[[1.0], [2.0], [0.0]]]),
+                                       keep_dims=True)
+    m, v = sess.run([mean, var])
+    assert m.shape == (1, 3, 1) and m[0, 2, 0] == 0.0 and v[0, 2, 0] == 0.0
+    rows = np.arange(24.0).reshape(2, 3, 4)[:, :2, :].transpose(1, 0, 2).reshape(2, -1)
+    np.testing.assert_allclose(m[0, :2, 0], rows.mean(axis=1), rtol=1e-6)
+    np.testing.assert_allclose(v[0, :2, 0], rows.var(axis=1), rtol=1e-5)

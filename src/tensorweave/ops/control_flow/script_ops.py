@@ -108,7 +108,10 @@ def _to_output(value: Any, want: _dt.DType, index: int, token: str, op) -> np.nd
 def _py_func_kernel(ctx, *inputs):
     func = _lookup(ctx)
     token = ctx.attrs["token"]
-    args = [np.array(x, copy=True) for x in inputs]  # the function may write into them
+    # arrays the function may write into; a scalar as TF passes it, a NumPy scalar
+    # (bytes for a string), so `s.decode()` works on a string element
+    args = [np.array(x, copy=True) for x in inputs]
+    args = [a[()] if a.ndim == 0 else a for a in args]
     try:
         ret = func(*args)
     except Exception as exc:  # noqa: BLE001: every Python error becomes an OpError

@@ -355,14 +355,15 @@ def per_image_standardization(image) -> Tensor:
       image: image Tensor(s) of rank >= 3.
 
     Returns:
-      The standardized image(s): float32 (float16 stays float16).
+      The standardized image(s), float32: TF casts the pixels as they are (a uint8
+      image is not scaled to [0, 1] first; the result is the same either way up to
+      the minimum stddev).
     """
     with _graph.name_scope(None, "per_image_standardization", [image]) as scope:
         image = convert_to_tensor(image, name="image")
         check_image(image)
-        orig_dtype = image.dtype
-        if orig_dtype not in (_dt.float16, _dt.float32):
-            image = convert_image_dtype(image, _dt.float32)
+        if image.dtype != _dt.float32:
+            image = math_ops.cast(image, _dt.float32)
         num_pixels = reduction_ops.reduce_prod(array_ops.shape(image)[-3:])
         mean = reduction_ops.reduce_mean(image, axis=[-1, -2, -3], keepdims=True)
         stddev = reduction_ops.reduce_std(image, axis=[-1, -2, -3], keepdims=True)

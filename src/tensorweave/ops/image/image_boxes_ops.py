@@ -12,6 +12,8 @@ threshold. None of these ops is differentiable.
 """
 from __future__ import annotations
 
+import collections
+
 import heapq
 from typing import Optional
 
@@ -448,6 +450,11 @@ def _combined_nms_kernel(ctx, boxes, scores, per_class, total, iou_threshold,
     return out_boxes, out_scores, out_classes, valid
 
 
+CombinedNonMaxSuppression = collections.namedtuple(
+    "CombinedNonMaxSuppression",
+    ["nmsed_boxes", "nmsed_scores", "nmsed_classes", "valid_detections"])
+
+
 @tf_export("image.combined_non_max_suppression")
 def combined_non_max_suppression(boxes, scores, max_output_size_per_class, max_total_size,
                                  iou_threshold=0.5, score_threshold=float("-inf"),
@@ -470,8 +477,9 @@ def combined_non_max_suppression(boxes, scores, max_output_size_per_class, max_t
       name: name scope.
 
     Returns:
-      (nmsed_boxes [batch, T, 4], nmsed_scores [batch, T], nmsed_classes [batch, T]
-      (float32), valid_detections int32 [batch]), zero-padded past the valid entries.
+      A CombinedNonMaxSuppression namedtuple, as TF's: (nmsed_boxes [batch, T, 4],
+      nmsed_scores [batch, T], nmsed_classes [batch, T] (float32), valid_detections
+      int32 [batch]), zero-padded past the valid entries.
     """
     with name_scope(name, "combined_non_max_suppression"):
         iou, score = _thresholds(_dt.float32, iou_threshold, score_threshold)
@@ -479,7 +487,7 @@ def combined_non_max_suppression(boxes, scores, max_output_size_per_class, max_t
                       [boxes, scores, max_output_size_per_class, max_total_size, iou, score],
                       {"pad_per_class": bool(pad_per_class), "clip_boxes": bool(clip_boxes)},
                       name="CombinedNonMaxSuppression")
-        return tuple(op.outputs)
+        return CombinedNonMaxSuppression(*op.outputs)
 
 
 # --- DrawBoundingBoxesV2 ------------------------------------------------------------------

@@ -41,7 +41,7 @@ def _arg_shape(op) -> TensorShape:
     return TensorShape(dims)
 
 
-def _register_arg(op_type: str, np_fn) -> None:
+def _register_arg(op_type: str, np_fn, loser: float) -> None:
     register_op(op_type, inputs=["input: T", "dimension: Tidx"], outputs=["output: output_type"],
                 attrs={"T": TypeAttr(_dt.NUMBERS + (_dt.bool,)),
                        "Tidx": TypeAttr(_INDEX_TYPES + (_dt.int16,), default=_dt.int32),
@@ -66,13 +66,19 @@ def _register_arg(op_type: str, np_fn) -> None:
                 None, ctx.op, "Reduction axis %d is empty in shape [%s]"
                 % (d, ",".join(str(s) for s in x.shape)))
         out_dtype = ctx.attrs["output_type"].as_numpy_dtype
+        if x.dtype.kind == "f":
+            # TF's comparisons never pick a NaN (an all-NaN slice gives 0): NaNs count
+            # as the value that loses
+            nan = ctx.xp.isnan(x)
+            if nan.any():
+                x = ctx.xp.where(nan, x.dtype.type(loser), x)
         return ctx.xp.asarray(np_fn(x, axis=d)).astype(out_dtype, copy=False)
     kernel(op_type)(_kernel)
     not_differentiable(op_type)
 
 
-_register_arg("ArgMax", np.argmax)
-_register_arg("ArgMin", np.argmin)
+_register_arg("ArgMax", np.argmax, -np.inf)
+_register_arg("ArgMin", np.argmin, np.inf)
 
 
 def _arg(op_type, input, axis, name, dimension, output_type):  # noqa: A002

@@ -112,7 +112,7 @@ def weighted_moments(x, axes, frequency_weights, name: Optional[str] = None, kee
     """
     from tensorweave.ops.array import array_fill_ops, array_ops
     from tensorweave.ops.control_flow.structure import stop_gradient
-    from tensorweave.ops.math import math_binary, math_ops, math_unary, reduction_ops
+    from tensorweave.ops.math import math_binary, math_ops, reduction_ops
     keep = _keep(keepdims, keep_dims)
     with _graph.name_scope(name, "weighted_moments", [x, frequency_weights, axes]):
         x = convert_to_tensor(x, name="x")
@@ -126,12 +126,12 @@ def weighted_moments(x, axes, frequency_weights, name: Optional[str] = None, kee
                                              name="weighted_input_sum")
         weight_sum = reduction_ops.reduce_sum(weights + array_fill_ops.zeros_like(x), axes,
                                               keepdims=True, name="sum_of_weights")
-        divisor = math_unary.reciprocal(weight_sum, name="inv_weight_sum")
-        mean = math_binary.multiply(input_sum, divisor)
+        # div_no_nan, as TF: a slice whose weights sum to 0 has mean and variance 0
+        mean = math_binary.div_no_nan(input_sum, weight_sum)
         distsq = reduction_ops.reduce_sum(
             weights * math_binary.squared_difference(x, stop_gradient(mean)), axes,
             keepdims=True, name="weighted_distsq")
-        variance = math_binary.multiply(distsq, divisor)
+        variance = math_binary.div_no_nan(distsq, weight_sum)
         if not keep:
             mean = array_ops.squeeze(mean, axes)
             variance = array_ops.squeeze(variance, axes)

@@ -622,10 +622,22 @@ def _variable_of_handle_op(op) -> Optional["Variable"]:
 
 def variable_of_ref_tensor(t) -> Optional["Variable"]:
     """The variable made as a TF1 reference variable whose handle tensor is `t` (what
-    TF1 names `v:0`, its `float32_ref` tensor), else None."""
-    if not isinstance(t, Tensor) or t._op._type != "VarHandleOp":
+    TF1 names `v:0`, its `float32_ref` tensor), or whose plain read `t` is (TF1's
+    `v/read:0`, which every reader of a reference variable consumes), else None: feeding
+    such a tensor feeds the variable's reads."""
+    if not isinstance(t, Tensor):
         return None
-    var = _variable_of_handle_op(t._op)
+    op = t._op
+    if op._type == "ReadVariableOp" and op._inputs and \
+            op._inputs[0]._op._type == "VarHandleOp":
+        var = _variable_of_handle_op(op._inputs[0]._op)
+        if var is None or op._name in var._update_reads or \
+                op._control_flow_context is not None:
+            return None
+        return var if var._feeds_reads else None
+    if op._type != "VarHandleOp":
+        return None
+    var = _variable_of_handle_op(op)
     return var if var is not None and var._feeds_reads else None
 
 
