@@ -1,4 +1,4 @@
-"""tf.gather(..., batch_dims=) (ops/indexing/indexing_gather.py): values against a loop
+"""tf.gather and tf.gather_nd with batch_dims (ops/indexing/indexing_gather.py): values against a loop
 over the batch entries, TF1's static shapes, errors and the gradient."""
 import numpy as np
 import pytest
@@ -80,3 +80,28 @@ def test_errors(sess):
         sess.run(y, {pu: np.zeros([3, 3, 4]), iu: np.zeros([2, 1], np.int32)})
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[1,0\] = 3 is not in"):
         sess.run(y, {pu: np.zeros([2, 3, 4]), iu: [[0], [3]]})
+
+
+def test_gather_nd_with_batch_dims(sess):
+    # TF 2.21's values; each batch position gathers from its own slice
+    p = np.arange(24).reshape(2, 3, 4)
+    a = tf.gather_nd(p, [[1, 3], [2, 0]], batch_dims=1)
+    b = tf.gather_nd(p, [[[1], [2]], [[0], [1]]], batch_dims=1)
+    c = tf.gather_nd(p, [[[1], [2], [3]], [[0], [1], [0]]], batch_dims=2)
+    assert [t.shape.as_list() for t in (a, b, c)] == [[2], [2, 2, 4], [2, 3]]
+    got = sess.run([a, b, c])
+    assert got[0].tolist() == [7, 20]
+    assert got[1].tolist() == [p[0, [1, 2]].tolist(), p[1, [0, 1]].tolist()]
+    assert got[2].tolist() == [[1, 6, 11], [12, 17, 20]]
+    with pytest.raises(ValueError, match="must be less than rank"):
+        tf.gather_nd(p, [[1, 3], [2, 0]], batch_dims=3)
+    with pytest.raises(ValueError, match="does not allow negative batch_dims"):
+        tf.gather_nd(p, [[1, 3], [2, 0]], batch_dims=-1)
+
+
+def test_gather_nd_batch_dims_gradient(graph):
+    x = tf.placeholder(tf.float64, [2, 3, 4])
+    y = tf.gather_nd(x, tf.constant([[[1, 2], [0, 3]], [[2, 2], [2, 2]]]), batch_dims=1)
+    with tf.Session():
+        assert compute_gradient_error(x, [2, 3, 4], y, [2, 2],
+                                      x_init_value=np.random.rand(2, 3, 4)) < 1e-6

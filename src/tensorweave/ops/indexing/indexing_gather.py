@@ -348,19 +348,63 @@ def gather_nd(params, indices, name: Optional[str] = None, batch_dims: int = 0) 
       params: the Tensor to gather from.
       indices: int32/int64 Tensor of index tuples.
       name: op name.
-      batch_dims: must be 0 (batched gathers are not supported).
+      batch_dims: the number of leading dimensions params and indices share: each
+        batch position gathers from its own params slice with its own index tuples.
 
     Returns:
       A Tensor of the type of `params`.
 
     Raises:
-      ValueError: indices.shape[-1] > rank(params), or batch_dims != 0.
+      ValueError: indices.shape[-1] > rank(params), or a negative `batch_dims`, or one
+        not less than the rank of `indices`.
       InvalidArgumentError (at run time): an index tuple out of range.
     """
-    if batch_dims != 0:
-        raise ValueError("gather_nd with batch_dims=%r is not supported (only batch_dims=0)"
-                         % (batch_dims,))
-    return apply_op("GatherNd", [params, indices], name=name or "GatherNd").outputs[0]
+    if not batch_dims:
+        return apply_op("GatherNd", [params, indices], name=name or "GatherNd").outputs[0]
+    batch_dims = int(batch_dims)
+    if batch_dims < 0:
+        raise ValueError("tf.gather_nd does not allow negative batch_dims.")
+    with _graph.name_scope(name, "GatherNd", [params, indices]):
+        params = convert_to_tensor(params, name="params")
+        indices = convert_to_tensor(indices, name="indices")
+        if indices.shape.ndims is not None and batch_dims >= indices.shape.ndims:
+            raise ValueError("Argument `batch_dims` = %d must be less than rank(`indices`) "
+                             "= %d" % (batch_dims, indices.shape.ndims))
+        return _batch_gather_nd(params, indices, batch_dims)
+
+
+def _batch_gather_nd(params, indices, batch_dims: int) -> Tensor:
+    """gather_nd per batch position: the batch dimensions are flattened into one, and
+    each index tuple gets its batch position in front."""
+    from tensorweave.ops.array import array_fill_ops, array_join_ops, array_ops
+    from tensorweave.ops.array.array_pad_ops import broadcast_to
+    from tensorweave.ops.math import math_ops, reduction_ops
+    params_shape = array_ops.shape(params)
+    indices_shape = array_ops.shape(indices)
+    batch_shape = params_shape[:batch_dims]
+    batch_size = reduction_ops.reduce_prod(batch_shape, keepdims=True)
+    flat_params = array_ops.reshape(params, array_join_ops.concat(
+        [batch_size, params_shape[batch_dims:]], 0))
+    flat_indices = array_ops.reshape(indices, array_join_ops.concat(
+        [batch_size, indices_shape[batch_dims:]], 0))
+    # the batch position of every index tuple, as a leading index component
+    tuples_shape = array_ops.shape(flat_indices)[:-1]
+    position = math_ops.cast(math_ops.range(batch_size[0]), indices.dtype)
+    position = array_ops.reshape(position, array_join_ops.concat(
+        [batch_size, array_fill_ops.ones_like(tuples_shape[1:])], 0))
+    position = array_ops.expand_dims(broadcast_to(position, tuples_shape), -1)
+    gathered = apply_op("GatherNd", [flat_params, array_join_ops.concat(
+        [position, flat_indices], -1)], name="GatherNd").outputs[0]
+    out = array_ops.reshape(gathered, array_join_ops.concat(
+        [batch_shape, array_ops.shape(gathered)[1:]], 0))
+    # the static shape: batch dims, then what gather_nd gives for one batch position
+    static = indices.shape[:-1].concatenate(
+        params.shape[batch_dims + (indices.shape[-1].value or 0):]) \
+        if indices.shape.ndims is not None and indices.shape[-1].value is not None and \
+        params.shape.ndims is not None else None
+    if static is not None:
+        out.set_shape(static)
+    return out
 
 
 # --- ScatterNd ---------------------------------------------------------------------------
