@@ -128,3 +128,31 @@ def test_model_graph_roundtrip_runs_identically():
         got = sess.run([logits.name, "loss:0"], {"x:0": data})
     np.testing.assert_array_equal(got[0], want[0])
     assert got[1] == want[1]
+
+
+def test_graph_def_has_the_protobuf_methods_of_graph_surgery():
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [2], name="x")
+        tf.identity(x * 2.0, name="y")
+    proto = g.as_graph_def()  # TF's message
+    out = tf.GraphDef()
+    out.CopyFrom(proto)
+    assert [n.name for n in out.node] == [n.name for n in proto.node]
+    assert out.MergeFromString(proto.SerializeToString()) > 0
+    assert len(out.node) == 2 * len(proto.node)
+    out.ClearField("node")
+    out.MergeFrom(proto)
+    node = out.node.add()
+    node.CopyFrom(out.node[0])
+    node.name = "x_copy"
+    del out.node[-1]
+    assert out.node[-1].name == "y"
+    out.node[-1].input[0] = "x"  # rewired: y is now x itself
+    with pytest.raises(ValueError, match='no "nodes" field'):
+        out.ClearField("nodes")
+    with tf.Graph().as_default() as h:
+        tf.import_graph_def(out, name="")
+        with tf.Session() as sess:
+            assert sess.run(h.get_tensor_by_name("y:0"), {"x:0": [1.0, 2.0]}).tolist() == \
+                [1.0, 2.0]

@@ -91,6 +91,24 @@ class NodeDef:
     def __repr__(self):
         return json.dumps(self._to_json(), indent=2, sort_keys=True)
 
+    def CopyFrom(self, other) -> None:  # noqa: N802 - TF's protobuf method name
+        """Makes this node a copy of `other` (ours, or TF's NodeDef message)."""
+        if not isinstance(other, NodeDef):
+            from tensorweave.framework import graph_def_proto
+            other = graph_def_proto.node_def_from_proto(other)
+        self.name, self.op, self.device = other.name, other.op, other.device
+        self.input, self.attr = list(other.input), dict(other.attr)
+
+
+class _NodeList(list):
+    """A GraphDef's nodes, with the protobuf repeated field's `add`."""
+
+    def add(self, **fields) -> NodeDef:
+        """A new node (of `fields`), appended."""
+        node = NodeDef(**fields)
+        self.append(node)
+        return node
+
 
 @tf_export("GraphDef")
 class GraphDef:
@@ -105,8 +123,48 @@ class GraphDef:
 
     def __init__(self, node: Optional[List[NodeDef]] = None,
                  versions: Optional[VersionDef] = None):  # noqa: F811
-        self.node = list(node or [])
+        self.node = node or []
         self.versions = versions or VersionDef()
+
+    @property
+    def node(self) -> List[NodeDef]:
+        return self._node
+
+    @node.setter
+    def node(self, nodes) -> None:
+        self._node = _NodeList(nodes)
+
+    # the protobuf message methods graph-surgery code uses
+    def CopyFrom(self, other) -> None:  # noqa: N802 - TF's protobuf method name
+        """Makes this GraphDef a copy of `other` (ours, or TF's GraphDef message)."""
+        from tensorweave.framework import graph_def_proto
+        other = graph_def_proto.as_graph_def_object(other)
+        self.node = [NodeDef._from_json(n._to_json()) for n in other.node]
+        self.versions = VersionDef(other.versions.producer, other.versions.min_consumer)
+
+    def MergeFrom(self, other) -> None:  # noqa: N802
+        """Appends the nodes of `other` (ours, or TF's GraphDef message)."""
+        from tensorweave.framework import graph_def_proto
+        other = graph_def_proto.as_graph_def_object(other)
+        self.node.extend(NodeDef._from_json(n._to_json()) for n in other.node)
+
+    def MergeFromString(self, data: bytes) -> int:  # noqa: N802
+        """Appends the nodes of a serialized GraphDef (ours or TF's); its length."""
+        self.MergeFrom(GraphDef.FromString(data))
+        return len(data)
+
+    def ClearField(self, field: str) -> None:  # noqa: N802
+        """Empties `field` ("node" or "versions").
+
+        Raises:
+          ValueError: another field name.
+        """
+        if field == "node":
+            self.node = []
+        elif field == "versions":
+            self.versions = VersionDef()
+        else:
+            raise ValueError('Protocol message GraphDef has no "%s" field.' % field)
 
     def SerializeToString(self) -> bytes:  # noqa: N802 - TF's protobuf method name
         return json.dumps(self._to_json(), sort_keys=True, separators=(",", ":")).encode()
