@@ -168,6 +168,9 @@ def test_value_initializers(graph, sess):
         tf.get_variable("q3", dtype=tf.float32, initializer=tf.constant([1, 2]))
     with pytest.raises(ValueError, match="The initializer passed is not valid"):
         tf.get_variable("q4", [None, 2])
+    with pytest.raises(ValueError, match="Variable q5 did not get an initializer, so its "
+                                         "`shape` argument must be specified."):
+        tf.get_variable("q5")
     s = tf.get_variable("s", initializer=lambda: tf.constant([[1.0]]))
     assert s.shape.as_list() == [1, 1]
 

@@ -158,6 +158,9 @@ class _VariableStore:
                              "tf.get_variable(). Did you mean to set reuse=tf.AUTO_REUSE in "
                              "VarScope?" % name)
         if initializer is None:
+            if shape.ndims is None and not initializing_from_value:
+                raise ValueError("Variable %s did not get an initializer, so its `shape` "
+                                 "argument must be specified." % name)
             initializer = _default_initializer(name, dtype)
         if initializing_from_value:
             init_val, variable_dtype = initializer, None
