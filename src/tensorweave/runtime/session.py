@@ -458,8 +458,8 @@ class BaseSession:
                 # "v:0" of a variable made as a TF1 reference variable is its ref tensor,
                 # "v/read:0" what all its readers read: feeding either feeds every read,
                 # as feeding the variable does
-                from tensorweave.ops.state.variables import variable_of_ref_tensor
-                var = variable_of_ref_tensor(t)
+                from tensorweave.ops.state.variables import variable_fed_by
+                var = variable_fed_by(t)
                 if var is not None:
                     for c, sub in zip(var._feed_components(), var._split_feed(v)):
                         tensors.append(c)

@@ -622,9 +622,18 @@ def _variable_of_handle_op(op) -> Optional["Variable"]:
 
 def variable_of_ref_tensor(t) -> Optional["Variable"]:
     """The variable made as a TF1 reference variable whose handle tensor is `t` (what
-    TF1 names `v:0`, its `float32_ref` tensor), or whose plain read `t` is (TF1's
-    `v/read:0`, which every reader of a reference variable consumes), else None: feeding
-    such a tensor feeds the variable's reads."""
+    TF1 names `v:0`, its `float32_ref` tensor), else None."""
+    if not isinstance(t, Tensor) or t._op._type != "VarHandleOp":
+        return None
+    var = _variable_of_handle_op(t._op)
+    return var if var is not None and var._feeds_reads else None
+
+
+def variable_fed_by(t) -> Optional["Variable"]:
+    """The TF1 reference variable a feed of `t` stands for: `t` its handle tensor
+    (`v:0`) or one of its plain reads (TF1's `v/read:0`, which every reader of a
+    reference variable consumes), else None. Feeding such a tensor feeds all the
+    variable's reads."""
     if not isinstance(t, Tensor):
         return None
     op = t._op
@@ -635,10 +644,7 @@ def variable_of_ref_tensor(t) -> Optional["Variable"]:
                 op._control_flow_context is not None:
             return None
         return var if var._feeds_reads else None
-    if op._type != "VarHandleOp":
-        return None
-    var = _variable_of_handle_op(op)
-    return var if var is not None and var._feeds_reads else None
+    return variable_of_ref_tensor(t)
 
 
 def fetched_value_of_handle(op: Operation) -> Optional[Tensor]:
