@@ -144,3 +144,10 @@ def _indexed_slices_to_tensor(value: IndexedSlices, dtype=None, name=None, as_re
 
 
 register_tensor_conversion_function(IndexedSlices, _indexed_slices_to_tensor)
+
+
+def static_dense_shape(g):
+    """The dense shape of IndexedSlices `g` if known at build time (else None)."""
+    from tensorweave.framework.tensor_util import constant_value
+    return constant_value(g.dense_shape) if isinstance(g, IndexedSlices) and \
+        g.dense_shape is not None else None

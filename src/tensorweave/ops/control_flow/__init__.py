@@ -4,4 +4,4 @@ while_loop, their gradients, map_fn/scan/foldl/foldr, and Python functions as op
 Importing the package registers every op of the family (its modules, in order).
 """
 from tensorweave.ops.control_flow import (  # noqa: F401
-    structure, control_flow_ops, control_flow_grad, functional_ops, script_ops)
+    structure, control_flow_ops, cond_grad, control_flow_grad, functional_ops, script_ops)
