@@ -904,15 +904,16 @@ def reset_default_graph() -> None:
     _global_default_graph = Graph()
 
 
-def upstream_ops(ops) -> set:
-    """`ops` and every op they depend on, through data and control inputs."""
+def upstream_ops(ops, fed=frozenset()) -> set:
+    """`ops` and every op they depend on, through data and control inputs; a tensor in
+    `fed` (fed to a run) does not lead to the op that makes it."""
     seen, stack = set(), list(ops)
     while stack:
         op = stack.pop()
         if op in seen:
             continue
         seen.add(op)
-        stack.extend(t._op for t in op._inputs)
+        stack.extend(t._op for t in op._inputs if t not in fed)
         stack.extend(op._control_inputs)
     return seen
 

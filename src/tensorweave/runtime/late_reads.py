@@ -7,7 +7,7 @@ and a fetched variable shows every update of the run, whatever the order its rea
 in. tensorweave's reads copy the value when they run; for a fetched read of a variable
 made as a TF1 reference variable (its handle carries REF_VARIABLE_ATTR) that the same
 run also updates, the session fetches the variable's handle as well and reads the value
-once the run is over (`resolve`). Reads of resource variables (`use_resource=True`) keep
+once the run is over (`LateReadPlan`). Reads of resource variables (`use_resource=True`) keep
 TF's resource semantics: the value when the read ran.
 
 Found when a plan is built (`late_reads`), so a run pays nothing unless a fetched
@@ -16,26 +16,16 @@ master's plans read variables where they live.
 """
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 
-from tensorweave.framework.graph import Tensor
+from tensorweave.framework.graph import Tensor, upstream_ops
 from tensorweave.framework.ref_variables import REF_VARIABLE_ATTR
 
-# ops that read a variable's handle without changing the variable, and ops that pass a
-# handle on (a writer behind them still writes the variable)
+# ops that read a variable's handle without changing the variable
 _READS = frozenset(("ReadVariableOp", "ResourceGather", "ResourceGatherNd", "VariableShape",
                     "VarIsInitializedOp"))
-_PASS_THROUGH = frozenset(("Identity", "Enter", "Switch", "Merge", "Exit", "NextIteration"))
-
-
-def _handle_op(t: Tensor):
-    """The op that made the handle `t`, through ops that pass handles on."""
-    op = t._op
-    while op._type in _PASS_THROUGH and op._inputs:
-        op = op._inputs[0]._op
-    return op
 
 
 def _ref_read_handle(t: Tensor) -> Optional[Tensor]:
@@ -52,24 +42,6 @@ def _ref_read_handle(t: Tensor) -> Optional[Tensor]:
     return handle
 
 
-def _run_ops(fetches: Iterable[Tensor], targets, feeds) -> set:
-    """The ops a run of `fetches` and `targets` executes (what they depend on, up to the
-    fed tensors)."""
-    fed = set(feeds)
-    seen = set()
-    stack = [t._op for t in fetches] + list(targets)
-    while stack:
-        op = stack.pop()
-        if op in seen:
-            continue
-        seen.add(op)
-        for t in op._inputs:
-            if t not in fed:
-                stack.append(t._op)
-        stack.extend(op._control_inputs)
-    return seen
-
-
 def late_reads(fetches: Tuple[Tensor, ...], targets, feeds) -> List[Tuple[int, Tensor]]:
     """(fetch index, variable handle) of each fetch that must read its variable after
     the run: a read of a TF1 reference variable that an op of the same run writes."""
@@ -77,13 +49,14 @@ def late_reads(fetches: Tuple[Tensor, ...], targets, feeds) -> List[Tuple[int, T
                                       enumerate(fetches)) if h is not None]
     if not candidates:
         return []
+    from tensorweave.ops.state.resource_variable_ops import FORWARDING_OPS, handle_source
     written = set()
-    for op in _run_ops(fetches, targets, feeds):
-        if op._type in _READS or op._type in _PASS_THROUGH:
-            continue
+    for op in upstream_ops([t._op for t in fetches] + list(targets), set(feeds)):
+        if op._type in _READS or op._type in FORWARDING_OPS:  # a forwarded handle: its
+            continue                                       # users write, or not
         for t in op._inputs:
             if t._dtype.name == "resource":
-                written.add(_handle_op(t))
+                written.add(handle_source(t)._op)
     return [(i, h) for i, h in candidates if h._op in written]
 
 
@@ -93,18 +66,12 @@ class LateReadPlan:
 
     def __init__(self, plan, n_fetches: int, late: List[int]):
         self._plan, self._n, self._late = plan, n_fetches, late
+        # what the session does with fetches by index concerns the user's fetches only
+        self.fetches_to_host = tuple(e for e in plan.fetches_to_host if e[0] < n_fetches)
+        self.dead_fetch = tuple(k for k in plan.dead_fetch if k < n_fetches)
 
     def __getattr__(self, name):
         return getattr(self._plan, name)
-
-    # what the session does with fetches by index concerns the user's fetches only
-    @property
-    def fetches_to_host(self) -> tuple:
-        return tuple(e for e in self._plan.fetches_to_host if e[0] < self._n)
-
-    @property
-    def dead_fetch(self) -> tuple:
-        return tuple(k for k in self._plan.dead_fetch if k < self._n)
 
     def run(self, feed_values, env, options=None, trace=None) -> list:
         return resolve(self._plan.run(feed_values, env, options, trace), self._n,

@@ -17,6 +17,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
+from tensorweave.framework import nest
 from tensorweave.framework.graph import Graph, Operation, Tensor, get_default_graph
 from tensorweave.runtime import executor as _ex
 from tensorweave.runtime import late_reads as _late_reads
@@ -263,7 +264,6 @@ def _feed_items(feed_dict):
     Raises:
       ValueError: a tuple key whose value does not have its structure.
     """
-    from tensorweave.framework import nest
     for k, v in feed_dict.items():
         if type(k) is tuple or (isinstance(k, tuple) and hasattr(k, "_fields")):
             try:

@@ -11,14 +11,12 @@ from tensorweave.keras.layers.layer_utils import layer_config, shape_tuples
 
 
 class _Merge(Layer):
-    """An elementwise merge of a list of tensors; `_merge_function` combines them."""
+    """An elementwise merge of a list of tensors; each subclass's `_merge_function`
+    combines them."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.supports_masking = True
-
-    def _merge_function(self, inputs):
-        raise NotImplementedError
 
     def _compute_elemwise_op_output_shape(self, shape1, shape2):
         if shape1 is None or shape2 is None:

@@ -474,7 +474,7 @@ def _unpack_kernel(ctx, x):
         raise _invalid(ctx, "Input shape axis %d must equal %d, got shape %s"
                        % (a, n, _dims_text(x.shape)))
     lead = (slice(None),) * a
-    if x.ndim == 1:  # elements: bare bytes for a string vector
+    if x.ndim == 1 and x.dtype == object:  # a string vector's elements: bare bytes
         return [element(x[i]) for i in range(n)]
     return [x[lead + (i,)] for i in range(n)]
 

@@ -436,15 +436,11 @@ def _field(op, line: bytes, number: int, index: int, delimiter: bytes, dtype, of
                                                                  dtype.name)) from None
 
 
-_PASS_THROUGH = ("Identity", "Enter", "Switch", "Merge", "RefEnter", "RefSwitch")
-
-
 def _key_shape(handle) -> Optional[TensorShape]:
     """The static key shape of the table `handle` refers to ([] but for a dense table
     of vector keys, whose empty key has their shape; None when that is unknown)."""
-    op = handle.op
-    while op.type in _PASS_THROUGH and op.inputs:
-        op = op.inputs[0].op
+    from tensorweave.ops.state.resource_variable_ops import handle_source
+    op = handle_source(handle).op
     if op.type == "MutableDenseHashTableV2":
         return op.inputs[0].shape if op.inputs[0].shape.ndims is not None else None
     return TensorShape([])  # a handle from elsewhere (a function's capture): scalar keys,

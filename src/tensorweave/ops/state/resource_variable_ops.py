@@ -169,9 +169,14 @@ def handle_source(handle):
     flow (a handle entered into a loop or switched into a cond names the same
     resource)."""
     t = handle
-    while t.op.type in ("Identity", "Enter", "Switch", "Merge", "Exit") and t.op.inputs:
+    while t.op.type in FORWARDING_OPS and t.op.inputs:
         t = t.op.inputs[0]
     return t
+
+
+# ops whose first output is their first input, passed on
+FORWARDING_OPS = frozenset(("Identity", "Enter", "Switch", "Merge", "Exit", "NextIteration",
+                         "RefEnter", "RefSwitch"))
 
 
 def handle_shape(handle) -> TensorShape:

@@ -6,10 +6,12 @@ A Variable is a VarHandleOp (the variable's name, e.g. 'v'), an initializer
 after the dependencies; `sess.run(v)` fetches the read made at construction ('v/read'
 for a variable made as a TF1 reference variable, 'v/Read/ReadVariableOp' for a resource
 variable, TF's names). All tensorweave variables are resource variables, whatever
-`use_resource` says; TF1's reference-variable dtypes (`float32_ref`) do not exist. What `use_resource`
-changes is feeding: feeding a variable made as a TF1 reference variable (the default)
-feeds every plain read of it, as feeding TF1's `float32_ref` tensor does; feeding a
-resource variable feeds only the read `sess.run(v)` fetches (`_feed_components`).
+`use_resource` says; TF1's reference-variable dtypes (`float32_ref`) do not exist. What
+`use_resource` changes is what a program sees of TF1's aliasing: feeding a variable made
+as a TF1 reference variable (the default), or its read, feeds every plain read of it, as
+feeding TF1's `float32_ref` tensor does, and a fetched read shows the run's updates
+(runtime/late_reads.py); feeding a resource variable feeds only the read `sess.run(v)`
+fetches (`_feed_components`).
 """
 from __future__ import annotations
 
