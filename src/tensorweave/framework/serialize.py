@@ -55,7 +55,6 @@ class VersionDef:
         return "producer: %d\nmin_consumer: %d" % (self.producer, self.min_consumer)
 
 
-@tf_export("NodeDef")
 class NodeDef:
     """One node of a GraphDef: name, op type, inputs, device and attrs (decoded values)."""
 
@@ -91,80 +90,22 @@ class NodeDef:
     def __repr__(self):
         return json.dumps(self._to_json(), indent=2, sort_keys=True)
 
-    def CopyFrom(self, other) -> None:  # noqa: N802 - TF's protobuf method name
-        """Makes this node a copy of `other` (ours, or TF's NodeDef message)."""
-        if not isinstance(other, NodeDef):
-            from tensorweave.framework import graph_def_proto
-            other = graph_def_proto.node_def_from_proto(other)
-        self.name, self.op, self.device = other.name, other.op, other.device
-        self.input, self.attr = list(other.input), dict(other.attr)
 
-
-class _NodeList(list):
-    """A GraphDef's nodes, with the protobuf repeated field's `add`."""
-
-    def add(self, **fields) -> NodeDef:
-        """A new node (of `fields`), appended."""
-        node = NodeDef(**fields)
-        self.append(node)
-        return node
-
-
-@tf_export("GraphDef")
 class GraphDef:
-    """A serializable description of a graph (TF1 `tf.GraphDef`).
+    """A graph's nodes with decoded attr values: what the importer and the partitioner
+    work on, and the readable JSON debug form.
 
     `SerializeToString()` gives the JSON bytes described in this module's docstring;
     `GraphDef.FromString(b)` and `ParseFromString(b)` read them back, and also read
-    TensorFlow's GraphDef protobuf (binary or text; framework/graph_def_proto.py), so
-    `gd = tf.GraphDef(); gd.ParseFromString(open("frozen.pb", "rb").read())` works.
-    (`Graph.as_graph_def()` returns TF's protobuf message itself.)
+    TensorFlow's GraphDef protobuf (binary or text; framework/graph_def_proto.py).
+    Users see TF's protobuf message instead: `tf.GraphDef` is that class and
+    `Graph.as_graph_def()` returns one.
     """
 
     def __init__(self, node: Optional[List[NodeDef]] = None,
                  versions: Optional[VersionDef] = None):  # noqa: F811
         self.node = node or []
         self.versions = versions or VersionDef()
-
-    @property
-    def node(self) -> List[NodeDef]:
-        return self._node
-
-    @node.setter
-    def node(self, nodes) -> None:
-        self._node = _NodeList(nodes)
-
-    # the protobuf message methods graph-surgery code uses
-    def CopyFrom(self, other) -> None:  # noqa: N802 - TF's protobuf method name
-        """Makes this GraphDef a copy of `other` (ours, or TF's GraphDef message)."""
-        from tensorweave.framework import graph_def_proto
-        other = graph_def_proto.as_graph_def_object(other)
-        self.node = [NodeDef._from_json(n._to_json()) for n in other.node]
-        self.versions = VersionDef(other.versions.producer, other.versions.min_consumer)
-
-    def MergeFrom(self, other) -> None:  # noqa: N802
-        """Appends the nodes of `other` (ours, or TF's GraphDef message)."""
-        from tensorweave.framework import graph_def_proto
-        other = graph_def_proto.as_graph_def_object(other)
-        self.node.extend(NodeDef._from_json(n._to_json()) for n in other.node)
-
-    def MergeFromString(self, data: bytes) -> int:  # noqa: N802
-        """Appends the nodes of a serialized GraphDef (ours or TF's); its length."""
-        self.MergeFrom(GraphDef.FromString(data))
-        return len(data)
-
-    def ClearField(self, field: str) -> None:  # noqa: N802
-        """Empties `field` ("node" or "versions").
-
-        Raises:
-          ValueError: another field name.
-        """
-        if field == "node":
-            self.node = []
-        elif field == "versions":
-            self.versions = VersionDef()
-        else:
-            raise ValueError('Protocol message GraphDef has no "%s" field.' % field)
 
     def SerializeToString(self) -> bytes:  # noqa: N802 - TF's protobuf method name
         return json.dumps(self._to_json(), sort_keys=True, separators=(",", ":")).encode()

@@ -22,6 +22,8 @@ _PROTO_CLASSES = {
     "LogMessage": ("event_pb2", "LogMessage"),
     # other protos TF1 exposes at the top level (tf.AttrValue, ...), served the same way
     "AttrValue": ("attr_value_pb2", "AttrValue"),
+    "GraphDef": ("graph_pb2", "GraphDef"),
+    "NodeDef": ("node_def_pb2", "NodeDef"),
     "NameAttrList": ("attr_value_pb2", "NameAttrList"),
     "TensorInfo": ("meta_graph_pb2", "TensorInfo"),
 }
