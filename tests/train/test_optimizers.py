@@ -896,3 +896,42 @@ def test_slots_of_a_partitioned_variable_are_saved_under_tf_keys(tmp_path, outer
         first = tf.train.load_variable(path, "s/v/Adam")
         np.testing.assert_allclose(first[:2], slots["s/v/part_0/Adam"])
         np.testing.assert_allclose(first[2:], slots["s/v/part_1/Adam"])
+
+
+def test_subclass_overrides_of_the_reference_variable_methods_are_called():
+    """TF1 updates reference variables (tf.Variable's default) through `_apply_dense`,
+    `_apply_sparse` and `_apply_sparse_duplicate_indices`, resource variables through
+    `_resource_apply_*`: an AdamW-style override of one of them must run."""
+    class DecayingAdam(tf.train.AdamOptimizer):
+        def _apply_sparse(self, grad, var):
+            with tf.control_dependencies([tf.assign_sub(var, 0.1 * var)]):
+                return super()._apply_sparse(grad, var)
+
+    class ScatterTen(tf.train.GradientDescentOptimizer):
+        def _apply_sparse_duplicate_indices(self, grad, var):
+            return tf.scatter_sub(var, grad.indices, 10.0 * grad.values)
+
+    class DenseHundred(tf.train.GradientDescentOptimizer):
+        def _apply_dense(self, grad, var):
+            return tf.assign_sub(var, 100.0 * grad)
+
+    ref = tf.Variable([[1.0], [2.0]])
+    res = tf.Variable([[1.0], [2.0]], use_resource=True)
+    dup = tf.Variable([[1.0], [2.0], [3.0]])
+    dense = tf.Variable([1.0, 2.0])
+    train = tf.group(
+        DecayingAdam(0.01).minimize(tf.reduce_sum(tf.gather(ref, [1]))),
+        DecayingAdam(0.01).minimize(tf.reduce_sum(tf.gather(res, [1]))),
+        ScatterTen(0.1).minimize(tf.reduce_sum(tf.gather(dup, [0, 2, 2]))),
+        DenseHundred(0.1).minimize(tf.reduce_sum(dense)))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        got_ref, got_res, got_dup, got_dense = sess.run([ref, res, dup, dense])
+    # decay by 10%, then Adam's first step moves the touched row by the learning rate
+    np.testing.assert_allclose(got_ref.ravel(), [0.9, 1.8 - 0.01], rtol=1e-5)
+    # a resource variable takes Adam's resource path: no decay
+    np.testing.assert_allclose(got_res.ravel(), [1.0, 2.0 - 0.01], rtol=1e-5)
+    # the override sees the repeated index twice: 3 - 10 - 10
+    np.testing.assert_allclose(got_dup.ravel(), [-9.0, 2.0, -17.0])
+    np.testing.assert_allclose(got_dense, [-99.0, -98.0])

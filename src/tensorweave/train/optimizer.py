@@ -334,21 +334,36 @@ class Optimizer:
         return sorted(out, key=lambda v: v.name)
 
     # --- dispatch -------------------------------------------------------------------
+    # TF1 updates a reference variable with `_apply_dense` / `_apply_sparse_duplicate_indices`
+    # and a resource variable with the `_resource_apply_*` pair, so a subclass that
+    # overrides one family (AdamW's `_apply_sparse`, say) sees its override called as in
+    # TF. Each family's default falls back to the other one a subclass overrides; the
+    # built-in optimizers write `_apply_dense` and `_resource_apply_sparse`.
     def _update_op(self, grad, var):
+        as_ref = getattr(var, "_feeds_reads", False)  # made as a TF1 reference variable
         if isinstance(grad, IndexedSlices):
             if var.constraint is not None:
                 raise RuntimeError("Cannot use a constraint function on a sparse variable.")
+            if as_ref:
+                return self._apply_sparse_duplicate_indices(grad, var)
             return self._resource_apply_sparse_duplicate_indices(grad.values, var,
                                                                  grad.indices)
-        update = self._resource_apply_dense(grad, var)
+        update = self._apply_dense(grad, var) if as_ref else \
+            self._resource_apply_dense(grad, var)
         if var.constraint is None:
             return update
         with var.graph.control_dependencies([update]):
             return var.assign(var.constraint(var.value()), read_value=False)
 
+    def _overrides(self, method: str) -> bool:
+        return getattr(type(self), method) is not getattr(Optimizer, method)
+
     def _resource_apply_dense(self, grad, var):
         """The update of `var` by a dense gradient (default: `_apply_dense`)."""
-        return self._apply_dense(grad, var)
+        if self._overrides("_apply_dense"):
+            return self._apply_dense(grad, var)
+        raise NotImplementedError("%s does not implement dense updates (_apply_dense)"
+                                  % type(self).__name__)
 
     def _resource_apply_sparse_duplicate_indices(self, grad, var, indices):
         """The update of rows `indices` of `var`, where an index may repeat (default:
@@ -358,19 +373,37 @@ class Optimizer:
 
     def _resource_apply_sparse(self, grad, var, indices):
         """The update of rows `indices` (unique) of `var` (default: `_apply_sparse`)."""
-        from tensorweave.ops.state import resource_variable_ops as rv
-        return self._apply_sparse(IndexedSlices(grad, indices, rv.variable_shape(var.handle)),
-                                  var)
+        if self._overrides("_apply_sparse"):
+            from tensorweave.ops.state import resource_variable_ops as rv
+            return self._apply_sparse(
+                IndexedSlices(grad, indices, rv.variable_shape(var.handle)), var)
+        raise NotImplementedError("%s does not implement sparse updates (_apply_sparse)"
+                                  % type(self).__name__)
 
     def _apply_dense(self, grad, var):
+        """The update of a reference variable by a dense gradient (default:
+        `_resource_apply_dense`)."""
+        if self._overrides("_resource_apply_dense"):
+            return self._resource_apply_dense(grad, var)
         raise NotImplementedError("%s does not implement dense updates (_apply_dense)"
                                   % type(self).__name__)
 
     def _apply_sparse(self, grad, var):
+        """The update of rows `grad.indices` (unique) of a reference variable (default:
+        `_resource_apply_sparse`)."""
+        if self._overrides("_resource_apply_sparse"):
+            return self._resource_apply_sparse(grad.values, var, grad.indices)
         raise NotImplementedError("%s does not implement sparse updates (_apply_sparse)"
                                   % type(self).__name__)
 
     def _apply_sparse_duplicate_indices(self, grad, var):
+        """The update of a reference variable by IndexedSlices whose indices may repeat
+        (default: `_resource_apply_sparse_duplicate_indices` where only that is
+        overridden, else sum the repeats and `_apply_sparse`)."""
+        if self._overrides("_resource_apply_sparse_duplicate_indices") and \
+                not self._overrides("_apply_sparse"):
+            return self._resource_apply_sparse_duplicate_indices(grad.values, var,
+                                                                 grad.indices)
         summed, unique = _deduplicate_indexed_slices(grad.values, grad.indices)
         return self._apply_sparse(IndexedSlices(summed, unique, grad.dense_shape), var)
 
