@@ -52,6 +52,20 @@ def test_run_after_close_raises(graph):
     s.close()
     with pytest.raises(RuntimeError, match="closed Session"):
         s.run(c)
+    with pytest.raises(RuntimeError, match="closed Session"):
+        s.partial_run_setup([c], [])
+
+
+def test_a_session_of_an_empty_graph_says_so(graph):
+    c = tf.constant(1)
+    v = tf.Variable(1.0)
+    saver = tf.train.Saver([v])
+    empty = tf.Session(graph=tf.Graph())
+    for run in (lambda: empty.run(c), lambda: empty.run([c]),
+                lambda: empty.run(c, {"x:0": 1}), lambda: saver.save(empty, "/tmp/never"),
+                lambda: empty.partial_run_setup([c])):
+        with pytest.raises(RuntimeError, match="The Session graph is empty"):
+            run()
 
 
 def test_default_session_eval(graph):

@@ -99,6 +99,15 @@ def test_piecewise_constant(graph, sess, step):
         tf.train.piecewise_constant(step, [3, 7], [1.0, 0.5])
     with pytest.raises(ValueError, match="same dtype"):
         tf.train.piecewise_constant(step, [3], [1.0, tf.constant(1, tf.int32)])
+    # TF casts int32 boundaries to an int64 step and nothing else: a float boundary
+    # would be truncated
+    int64_step = tf.train.get_or_create_global_step()
+    assert tf.train.piecewise_constant(int64_step, [3], [1.0, 2.0]).dtype == tf.float32
+    with pytest.raises(ValueError, match=r"Boundaries \(<dtype: 'float32'>\) must have "
+                                         r"the same dtype as x \(<dtype: 'int64'>\)"):
+        tf.train.piecewise_constant(int64_step, [5.5], [1.0, 2.0])
+    with pytest.raises(ValueError, match="must have the same dtype as x"):
+        tf.train.piecewise_constant(tf.constant(0), [np.int64(5)], [1.0, 2.0])
 
 
 def test_names(graph, step):

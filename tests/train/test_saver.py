@@ -391,6 +391,20 @@ def test_recover_last_checkpoints(tmp_path):
         assert saver2.last_checkpoints == [paths[1]]
 
 
+def test_recovered_checkpoints_beyond_max_to_keep_go_one_per_save(tmp_path):
+    with tf.Graph().as_default():
+        v = tf.Variable(1.0, name="v")
+        saver = tf.train.Saver(max_to_keep=5)
+        with tf.Session() as sess:
+            sess.run(v.initializer)
+            paths = [saver.save(sess, str(tmp_path / "m"), global_step=i) for i in range(3)]
+            one = tf.train.Saver(max_to_keep=1)
+            one.recover_last_checkpoints(paths)
+            newest = one.save(sess, str(tmp_path / "m"), global_step=9)
+        assert one.last_checkpoints == paths[1:] + [newest]  # TF drops one per save
+        assert [tf.train.checkpoint_exists(p) for p in paths] == [False, True, True]
+
+
 def test_unsupported_arguments(graph):
     tf.Variable(1.0)
     with pytest.raises(NotImplementedError, match="write_version"):
@@ -415,3 +429,17 @@ def test_save_makes_one_missing_directory_level(tmp_path):
                 tf.train.Saver().save(sess, str(tmp_path / "a" / "b" / "model"))
             with pytest.raises(ValueError, match="Parent directory of .* doesn't exist"):
                 tf.train.Saver(sharded=True).save(sess, str(tmp_path / "sh" / "model"))
+
+
+def test_an_unparseable_checkpoint_state_file_is_ignored(tmp_path, caplog):
+    (tmp_path / "checkpoint").write_text("garbage ::: text")
+    assert tf.train.get_checkpoint_state(str(tmp_path)) is None
+    assert tf.train.latest_checkpoint(str(tmp_path)) is None
+    assert "Checkpoint ignored" in caplog.text
+    (tmp_path / "checkpoint").write_text('all_model_checkpoint_paths: "m-1"\n')
+    with pytest.raises(ValueError, match="Invalid checkpoint state"):  # parses, names none
+        tf.train.get_checkpoint_state(str(tmp_path))
+    tf.train.update_checkpoint_state(str(tmp_path), str(tmp_path / "m-1"))
+    state = tf.train.get_checkpoint_state(str(tmp_path))
+    assert state.last_preserved_timestamp == 0.0  # proto3's unset float
+    assert "last_preserved_timestamp" not in str(state)

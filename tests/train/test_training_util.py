@@ -65,3 +65,26 @@ def test_minimize_increments_global_step(graph, sess):
     for i in range(4):
         sess.run(train)
     assert sess.run(step) == 4
+
+
+def test_a_variable_named_global_step_outside_the_collection_is_the_step():
+    """TF1's `tf.Variable(0, name="global_step")` pattern: found by name, usable by the
+    hooks, and create_global_step refuses a second one."""
+    with tf.Graph().as_default():
+        gs = tf.Variable(0, name="global_step", trainable=False)
+        inc = tf.assign_add(gs, 1)
+        assert tf.train.get_global_step() is gs
+        assert tf.train.get_or_create_global_step() is gs
+        with pytest.raises(ValueError, match="already exists"):
+            tf.train.create_global_step()
+        runs = 0
+        with tf.train.MonitoredTrainingSession(
+                hooks=[tf.train.StopAtStepHook(last_step=3)]) as sess:
+            while not sess.should_stop() and runs < 10:
+                sess.run(inc)
+                runs += 1
+        assert runs == 3
+    with tf.Graph().as_default():  # a resource variable's "global_step:0" is its handle
+        tf.Variable(0, name="global_step", use_resource=True)
+        with pytest.raises(TypeError, match="integer type"):
+            tf.train.get_global_step()

@@ -440,6 +440,7 @@ class BaseSession:
             if type(k) is Tensor:
                 t = k
                 if t._op._graph is not g:
+                    self._check_graph_not_empty()
                     raise TypeError("Cannot interpret feed_dict key as Tensor: Tensor %s is "
                                     "not an element of this graph." % t)
             else:
@@ -452,6 +453,7 @@ class BaseSession:
                 try:
                     t = g.as_graph_element(k, allow_tensor=True, allow_operation=False)
                 except (TypeError, ValueError, KeyError) as e:
+                    self._check_graph_not_empty()
                     raise TypeError("Cannot interpret feed_dict key as Tensor: %s"
                                     % (e.args[0] if e.args else e)) from None
             if t._op._type in ("VarHandleOp", "ReadVariableOp"):
@@ -484,7 +486,7 @@ class BaseSession:
           The fetched values in the structure of `fetches` (None for Operations).
 
         Raises:
-          RuntimeError: the session is closed.
+          RuntimeError: the session is closed, or its graph is empty.
           TypeError: a fetch or feed key of the wrong kind.
           ValueError: a feed of the wrong shape or dtype (before anything runs).
           OpError subclasses: an op failed while running (names the op and its line).
@@ -494,6 +496,7 @@ class BaseSession:
         feeds, values = self._feed_list(feed_dict)
         if type(fetches) is Tensor and fetches._op._type not in _HANDLE_OPS:
             if fetches._op._graph is not self._graph:
+                self._check_graph_not_empty()
                 raise ValueError("Fetch argument %r cannot be interpreted as a Tensor. "
                                  "(Tensor %s is not an element of this graph.)"
                                  % (fetches, fetches))
@@ -506,6 +509,7 @@ class BaseSession:
         key = _structure_key(fetches)
         mapper = None if key is None else self._mappers.get(key)
         if mapper is None:
+            self._check_graph_not_empty()
             mapper = _FetchMapper(self._graph, fetches, self)
             # fetched handles are built per run (their value may bind later)
             if key is not None and not any(t._op._type in _HANDLE_OPS
@@ -516,6 +520,11 @@ class BaseSession:
         plan = self._get_plan(tuple(mapper.tensors), tuple(mapper.targets), feeds)
         out = self._execute(plan, values, options, run_metadata)
         return mapper.build(out)
+
+    def _check_graph_not_empty(self) -> None:
+        if self._graph.version == 0:
+            raise RuntimeError("The Session graph is empty. Add operations to the graph "
+                               "before calling run().")
 
     def make_callable(self, fetches, feed_list=None, accept_options: bool = False):
         """A function `f(*feed_values)` that runs `fetches` with a prebuilt plan."""
@@ -545,7 +554,14 @@ class BaseSession:
 
     # --- partial runs -------------------------------------------------------------------
     def partial_run_setup(self, fetches, feeds=None) -> str:
-        """Declares the fetches and feeds of a sequence of `partial_run` calls."""
+        """Declares the fetches and feeds of a sequence of `partial_run` calls.
+
+        Raises:
+          RuntimeError: the session is closed, or its graph is empty.
+        """
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        self._check_graph_not_empty()
         mapper = _FetchMapper(self._graph, fetches)
         feed_ts = [self._graph.as_graph_element(f, allow_tensor=True, allow_operation=False)
                    for f in (feeds or [])]

@@ -36,6 +36,11 @@ def _unescape(s: str) -> str:
     return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), s)
 
 
+class CheckpointStateParseError(ValueError):
+    """A `checkpoint` state file that is not a CheckpointState in text form (TF's
+    text_format.ParseError)."""
+
+
 class CheckpointState:
     """The contents of a `checkpoint` state file (TF's CheckpointState proto)."""
 
@@ -43,10 +48,11 @@ class CheckpointState:
                  all_model_checkpoint_paths: Optional[List[str]] = None,
                  all_model_checkpoint_timestamps: Optional[List[float]] = None,
                  last_preserved_timestamp: Optional[float] = None):
+        # a proto3 float field: unset reads as 0.0 and is not written
         self.model_checkpoint_path = model_checkpoint_path
         self.all_model_checkpoint_paths = list(all_model_checkpoint_paths or [])
         self.all_model_checkpoint_timestamps = list(all_model_checkpoint_timestamps or [])
-        self.last_preserved_timestamp = last_preserved_timestamp
+        self.last_preserved_timestamp = float(last_preserved_timestamp or 0.0)
 
     def __str__(self):
         lines = ['model_checkpoint_path: "%s"' % _escape(self.model_checkpoint_path)]
@@ -54,7 +60,7 @@ class CheckpointState:
                   for p in self.all_model_checkpoint_paths]
         lines += ["all_model_checkpoint_timestamps: %r" % float(t)
                   for t in self.all_model_checkpoint_timestamps]
-        if self.last_preserved_timestamp is not None:
+        if self.last_preserved_timestamp:
             lines.append("last_preserved_timestamp: %r" % float(self.last_preserved_timestamp))
         return "\n".join(lines) + "\n"
 
@@ -72,7 +78,7 @@ class CheckpointState:
                 continue
             m = re.fullmatch(r'(\w+)\s*:\s*(?:"((?:[^"\\]|\\.)*)"|(\S+))', line)
             if not m:
-                raise ValueError("%s:%d: cannot parse %r" % (where, n, line))
+                raise CheckpointStateParseError("%s:%d: cannot parse %r" % (where, n, line))
             key, sval, nval = m.groups()
             if key == "model_checkpoint_path" and sval is not None:
                 state.model_checkpoint_path = _unescape(sval)
@@ -83,7 +89,7 @@ class CheckpointState:
             elif key == "last_preserved_timestamp" and nval is not None:
                 state.last_preserved_timestamp = float(nval)
             else:
-                raise ValueError("%s:%d: unknown field %r" % (where, n, line))
+                raise CheckpointStateParseError("%s:%d: unknown field %r" % (where, n, line))
         return state
 
 
@@ -163,14 +169,21 @@ def get_checkpoint_state(checkpoint_dir: str, latest_filename: Optional[str] = N
     """The CheckpointState of `checkpoint_dir` (relative paths made absolute against
     it), or None when there is no state file.
 
+    A state file that cannot be parsed is logged and ignored (None), as in TF.
+
     Raises:
-      ValueError: the state file exists but cannot be parsed or names no checkpoint.
+      ValueError: the state file names no checkpoint.
     """
     path = _state_path(checkpoint_dir, latest_filename)
     if not file_io.isfile(path):
         return None
-    text = file_io.read_bytes(path).decode("utf-8")
-    state = CheckpointState.parse(text, path)
+    text = file_io.read_bytes(path).decode("utf-8", errors="replace")
+    try:
+        state = CheckpointState.parse(text, path)
+    except CheckpointStateParseError as e:
+        _log.warning("%s: %s", type(e).__name__, e)
+        _log.warning("%s: Checkpoint ignored", path)
+        return None
     if not state.model_checkpoint_path:
         raise ValueError("Invalid checkpoint state loaded from %s" % checkpoint_dir)
     if not file_io.isabs(state.model_checkpoint_path):

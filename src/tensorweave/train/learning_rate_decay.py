@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
+from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.op_builder import convert_to_tensor
@@ -68,6 +69,17 @@ def exponential_decay(learning_rate, global_step, decay_steps, decay_rate,
         return math_binary.multiply(lr, math_binary.pow(rate, p), name=scope)
 
 
+def _boundary_of(b, x_dtype):
+    """`b` compared with a step of `x_dtype`: TF casts int32 to int64 and nothing else
+    (a float boundary is not truncated into an integer step)."""
+    if b.dtype.base_dtype == x_dtype:
+        return b
+    if b.dtype.base_dtype == _dt.int32 and x_dtype == _dt.int64:
+        return _cast(b, x_dtype)
+    raise ValueError("Boundaries (%s) must have the same dtype as x (%s)."
+                     % (b.dtype.base_dtype, x_dtype))
+
+
 @tf_export("train.piecewise_constant", "train.piecewise_constant_decay")
 def piecewise_constant(x, boundaries, values, name: Optional[str] = None):
     """`values[0]` for x <= boundaries[0], `values[i]` for boundaries[i-1] < x <=
@@ -75,12 +87,14 @@ def piecewise_constant(x, boundaries, values, name: Optional[str] = None):
 
     Args:
       x: a scalar Tensor (the step).
-      boundaries: increasing list of numbers or scalar Tensors (cast to x's dtype).
+      boundaries: increasing list of numbers or scalar Tensors of x's dtype (int32
+        ones are cast to an int64 x).
       values: list with one more element than `boundaries`, all of one dtype.
       name: name scope (default "PiecewiseConstant").
 
     Raises:
-      ValueError: the lengths do not match, or the values' dtypes differ.
+      ValueError: the lengths do not match, a boundary's dtype is not x's, or the
+        values' dtypes differ.
     """
     boundaries = list(boundaries)
     values = list(values)
@@ -89,7 +103,8 @@ def piecewise_constant(x, boundaries, values, name: Optional[str] = None):
                          "values")
     with _graph.name_scope(name or "PiecewiseConstant") as scope:
         x = convert_to_tensor(x)
-        bounds = [_cast(convert_to_tensor(b), x.dtype.base_dtype) for b in boundaries]
+        bounds = [_boundary_of(convert_to_tensor(b), x.dtype.base_dtype)
+                  for b in boundaries]
         vals = [convert_to_tensor(v) for v in values]
         for v in vals[1:]:
             if v.dtype.base_dtype != vals[0].dtype.base_dtype:

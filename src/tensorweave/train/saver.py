@@ -454,7 +454,9 @@ class Saver:
             return
         self._last_checkpoints = [(p, t) for p, t in self._last_checkpoints if p != path]
         self._last_checkpoints.append((path, _now()))
-        while len(self._last_checkpoints) > self.saver_def.max_to_keep:
+        # one out per save, as TF: a list taken over by recover_last_checkpoints that is
+        # longer than max_to_keep shrinks one checkpoint at a time
+        if len(self._last_checkpoints) > self.saver_def.max_to_keep:
             self._checkpoints_to_be_deleted.append(self._last_checkpoints.pop(0))
 
     def _maybe_delete_old_checkpoints(self, meta_graph_suffix: str) -> None:

@@ -42,6 +42,11 @@ def get_global_step(graph=None):
             step = graph.get_tensor_by_name("global_step:0")
         except (KeyError, ValueError):
             return None
+        # TF1's `tf.Variable(0, name="global_step")`: its "global_step:0" is the
+        # reference variable itself (here the handle of the variable made as one)
+        from tensorweave.ops.state.variables import variable_of_ref_tensor
+        var = variable_of_ref_tensor(step)
+        step = step if var is None else var
     else:
         _log.error("Multiple tensors in global_step collection.")
         return None
