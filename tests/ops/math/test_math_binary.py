@@ -464,3 +464,14 @@ def test_complex_multiply_gradient(sess):
     # TF convention: grad * conj(other operand)
     np.testing.assert_allclose(gx, [3 + 1j])
     np.testing.assert_allclose(gy, [1 - 2j])
+
+
+def test_div_no_nan_of_integers_divides_in_floating_point(sess):
+    """As truediv: int32/int64 in float64, int8/int16/uint8/uint16 in float32."""
+    q = tf.div_no_nan(tf.constant([1, 2, 7]), tf.constant([0, 2, 2]))
+    assert q.dtype == tf.float64 and q.op.type == "DivNoNan"
+    assert sess.run(q).tolist() == [0.0, 1.0, 3.5]
+    small = tf.div_no_nan(tf.constant([3], tf.uint8), tf.constant([2], tf.uint8))
+    assert small.dtype == tf.float32 and sess.run(small).tolist() == [1.5]
+    with pytest.raises(TypeError):
+        tf.div_no_nan(tf.constant([1]), tf.constant([1.0]))

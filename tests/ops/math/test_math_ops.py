@@ -340,7 +340,20 @@ def test_operator_dtype_errors(graph):
     with pytest.raises(TypeError):
         tf.constant(1) + tf.constant(2.0)
     with pytest.raises(TypeError):
-        i & i  # TF1: & is logical_and, bool only
+        tf.constant([1.0]) & tf.constant([2.0])  # bool or integer only
+
+
+def test_logical_operators_are_bitwise_on_integers(sess):
+    """tensorflow.compat.v1's `&`, `|`, `^`, `~`: logical on bools, bitwise on ints
+    (TF 1.15 had logical ones only)."""
+    i = tf.constant([6, -1], tf.int32)
+    got = sess.run([i & 3, i | 3, i ^ 3, ~i, 5 & i, i & tf.constant([3, 3])])
+    want = [[2, 3], [7, -1], [5, -4], [-7, 0], [4, 5], [2, 3]]
+    assert [g.tolist() for g in got] == want
+    assert (i & 3).op.type == "BitwiseAnd" and (~i).op.type == "Invert"
+    b = tf.constant([True, False])
+    assert sess.run(b ^ True).tolist() == [False, True]
+    assert (b & b).op.type == "LogicalAnd"
 
 
 def test_equality_is_identity(graph):

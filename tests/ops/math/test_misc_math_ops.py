@@ -36,6 +36,14 @@ def test_bincount_dynamic(sess):
         sess.run(b, {p: [-1, 2]})
 
 
+def test_bincount_of_int64_values(sess):
+    counts = tf.bincount(tf.constant([1, 2, 2], tf.int64))
+    weighted = tf.bincount(tf.constant([1, 2, 2], tf.int64), weights=[1.0, 2.0, 3.0])
+    assert counts.dtype == tf.int32
+    assert sess.run(counts).tolist() == [0, 1, 2]
+    assert sess.run(weighted).tolist() == [0.0, 1.0, 5.0]
+
+
 def test_polyval(sess):
     x0 = np.array([-1.0, 0.5, 2.0])
     y = tf.math.polyval([1.0, 2.0, 3.0], x0)

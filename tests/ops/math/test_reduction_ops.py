@@ -493,3 +493,11 @@ def test_argmax_and_argmin_skip_nans_as_tf(sess):
                      [1.0, np.nan, 5.0], [np.nan, 2.0, 3.0]])
     got = sess.run([tf.argmax(x, 1), tf.argmin(x, 1)])
     assert [g.tolist() for g in got] == [[0, 1, 0, 0, 2, 2], [0, 1, 0, 2, 0, 1]]
+
+
+def test_reduce_euclidean_norm_of_integers_truncates(sess):
+    x = tf.constant([[1, 1], [3, 4]])
+    norm = tf.math.reduce_euclidean_norm(x, axis=1)
+    assert norm.dtype == tf.int32
+    assert sess.run(norm).tolist() == [1, 5]  # sqrt(2) truncates, as TF's kernel
+    assert sess.run(tf.math.reduce_euclidean_norm(x)) == 5  # sqrt(27) = 5.196

@@ -638,3 +638,11 @@ def test_relu_grads_multiply_by_the_mask_as_tensorflow(sess):
     np.testing.assert_array_equal(relu, [1, np.nan, np.nan, 2])
     np.testing.assert_array_equal(relu6, [1, np.nan, np.nan, 0])
     assert relu.dtype == np.float32
+
+
+def test_l2_normalize_of_complex_values(sess):
+    x0 = np.array([[1 + 1j, 2 - 1j], [0.5j, 3.0]], np.complex128)
+    got = sess.run(tf.nn.l2_normalize(tf.constant(x0), axis=1))
+    want = x0 / np.sqrt((np.abs(x0) ** 2).sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert sess.run(tf.nn.l2_normalize(tf.constant([0j]))).tolist() == [0j]

@@ -497,9 +497,6 @@ maximum = tf_export("maximum", "math.maximum")(_builder("Maximum", "maximum", "m
 minimum = tf_export("minimum", "math.minimum")(_builder("Minimum", "minimum", "min(x, y)"))
 squared_difference = tf_export("squared_difference", "math.squared_difference")(
     _builder("SquaredDifference", "squared_difference", "(x - y) * conj(x - y)"))
-div_no_nan = tf_export("div_no_nan", "math.divide_no_nan")(
-    _builder("DivNoNan", "div_no_nan", "x / y, 0 where y is 0", types="a float or complex "
-                                                                       "type"))
 equal = tf_export("equal", "math.equal")(
     _builder("Equal", "equal", "x == y", types="any dtype", **_BOOL_OUT))
 not_equal = tf_export("not_equal", "math.not_equal")(
@@ -598,6 +595,34 @@ def truediv(x, y, name: Optional[str] = None) -> Tensor:
             x = math_ops.cast(x, target)
             y = math_ops.cast(y, target)
         return apply_op("RealDiv", [x, y], name=scope).outputs[0]
+
+
+@tf_export("div_no_nan", "math.divide_no_nan")
+def div_no_nan(x, y, name: Optional[str] = None) -> Tensor:
+    """Computes x / y elementwise, 0 where y is 0 (TF1 `tf.div_no_nan`).
+
+    Integer inputs are cast to floating point first, as `truediv` does.
+
+    Args:
+      x: a Tensor of a number type.
+      y: a Tensor of the same dtype as `x`.
+      name: op name (default "div_no_nan").
+
+    Returns:
+      A Tensor of a floating-point or complex type.
+
+    Raises:
+      TypeError: `x` and `y` have different dtypes, or a type DivNoNan lacks.
+    """
+    g = _graph.get_default_graph()
+    with g.name_scope(name or "div_no_nan") as scope:
+        x, y = _convert_same_dtype_pair(x, y)
+        target = _TRUEDIV_FLOAT.get(x.dtype)
+        if target is not None:
+            from tensorweave.ops.math import math_ops
+            x = math_ops.cast(x, target)
+            y = math_ops.cast(y, target)
+        return apply_op("DivNoNan", [x, y], name=scope).outputs[0]
 
 
 @tf_export("divide", "math.divide")

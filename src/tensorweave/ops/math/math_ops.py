@@ -17,7 +17,7 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_differentiable, \
     register_op
 from tensorweave.framework.shapes import TensorShape, as_shape, unknown_shape
-from tensorweave.ops.math import math_binary, math_unary
+from tensorweave.ops.math import bitwise_ops, math_binary, math_unary
 
 _NUMBERS = _dt.NUMBERS
 
@@ -609,6 +609,25 @@ def _matmul(a, b, name=None):
     return matmul_ops.matmul(a, b, name=name)
 
 
+def _and(x, y, name=None):
+    """TF's `&`: logical for bools, bitwise for integers (as TF 2.x's operators)."""
+    if x.dtype.base_dtype == _dt.bool:
+        return math_binary.logical_and(x, y, name=name)
+    return bitwise_ops.bitwise_and(x, y, name=name)
+
+
+def _or(x, y, name=None):
+    if x.dtype.base_dtype == _dt.bool:
+        return math_binary.logical_or(x, y, name=name)
+    return bitwise_ops.bitwise_or(x, y, name=name)
+
+
+def _xor(x, y, name=None):
+    if x.dtype.base_dtype == _dt.bool:
+        return math_binary.logical_xor(x, y, name=name)
+    return bitwise_ops.bitwise_xor(x, y, name=name)
+
+
 _BINARY_OPERATORS = [
     ("add", "add", math_binary.add),
     ("sub", "sub", math_binary.subtract),
@@ -617,9 +636,9 @@ _BINARY_OPERATORS = [
     ("floordiv", "floordiv", math_binary.floordiv),
     ("mod", "mod", math_binary.floormod),
     ("pow", "pow", math_binary.pow),
-    ("and", "and", math_binary.logical_and),
-    ("or", "or", math_binary.logical_or),
-    ("xor", "xor", math_binary.logical_xor),
+    ("and", "and", _and),
+    ("or", "or", _or),
+    ("xor", "xor", _xor),
     ("matmul", "matmul", _matmul),
 ]
 
@@ -638,7 +657,9 @@ def _abs(self):
 
 
 def _invert(self):
-    return math_unary.logical_not(self)
+    if self.dtype.base_dtype == _dt.bool:
+        return math_unary.logical_not(self)
+    return bitwise_ops.invert(self)
 
 
 def _lt(self, other):

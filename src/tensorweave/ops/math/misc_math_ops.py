@@ -55,13 +55,13 @@ not_differentiable("Bincount")
 @tf_export("math.bincount", "bincount")
 def bincount(arr, weights=None, minlength=None, maxlength=None,
              dtype=_dt.int32) -> Tensor:
-    """Counts the occurrences of each value in an int32 array (TF1 `tf.math.bincount`).
+    """Counts the occurrences of each value in an integer array (TF1 `tf.math.bincount`).
 
     The output has max(arr) + 1 bins (0 for an empty `arr`), at least `minlength` and at
     most `maxlength`; values beyond the last bin are dropped.
 
     Args:
-      arr: an int32 Tensor of non-negative values.
+      arr: an int32 or int64 Tensor of non-negative values.
       weights: None, or a Tensor of the shape of `arr`: each value adds its weight instead
         of 1.
       minlength: the least number of bins.
@@ -75,6 +75,9 @@ def bincount(arr, weights=None, minlength=None, maxlength=None,
       InvalidArgumentError (at run time): a negative value in `arr`.
     """
     with _graph.name_scope(None, "bincount", [arr, weights, minlength, maxlength]):
+        arr = convert_to_tensor(arr, name="arr")
+        if arr.dtype.base_dtype == _dt.int64:  # TF 2's bincount counts int64 values too
+            arr = math_ops.cast(arr, _dt.int32)
         arr = convert_to_tensor(arr, dtype=_dt.int32, name="arr")
         static = tensor_util.constant_value(arr)
         bounds = (minlength, maxlength)

@@ -461,13 +461,19 @@ def reduce_euclidean_norm(input_tensor, axis=None, keepdims: bool = False,
                           name: Optional[str] = None) -> Tensor:
     """Computes sqrt(sum(|x|^2)) across dimensions (TF `tf.math.reduce_euclidean_norm`).
 
-    Composite: for complex input the result is the (complex-typed) norm, like TF's.
+    Composite: for complex input the result is the (complex-typed) norm, like TF's; for
+    integers the square root of the integer sum of squares, truncated (TF's
+    EuclideanNorm kernel on ints).
     """
-    from tensorweave.ops.math import math_binary, math_unary
+    from tensorweave.ops.math import math_binary, math_ops, math_unary
     with name_scope(name, "reduce_euclidean_norm", [input_tensor]):
         x = convert_to_tensor(input_tensor)
         sq = math_binary.multiply(math_unary.conj(x) if x.dtype.is_complex else x, x)
-        return math_unary.sqrt(reduce_sum(sq, axis=axis, keepdims=keepdims))
+        total = reduce_sum(sq, axis=axis, keepdims=keepdims)
+        if x.dtype.is_integer:
+            root = math_unary.sqrt(math_ops.cast(total, _dt.float64))
+            return math_ops.cast(root, x.dtype.base_dtype)
+        return math_unary.sqrt(total)
 
 
 # make the reduction gradients and arg/scan ops (split for size) part of this family

@@ -236,7 +236,7 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon,
 @tf_export("nn.l2_normalize", "math.l2_normalize", "linalg.l2_normalize")
 def l2_normalize(x, axis=None, epsilon=1e-12, name: Optional[str] = None,
                  dim=None) -> Tensor:
-    """`x / sqrt(max(sum(x**2, axis), epsilon))`.
+    """`x / sqrt(max(sum(|x|**2, axis), epsilon))`.
 
     Args:
       x: a Tensor.
@@ -252,6 +252,16 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name: Optional[str] = None,
     from tensorweave.ops.math import math_binary, math_unary, reduction_ops
     with _graph.name_scope(name, "l2_normalize", [x]) as scope:
         x = convert_to_tensor(x, name="x")
+        if x.dtype.is_complex:
+            # TF normalizes the real and imaginary parts by the real norm
+            from tensorweave.ops.math import complex_ops
+            re, im = complex_ops.real(x), complex_ops.imag(x)
+            square_sum = reduction_ops.reduce_sum(
+                math_binary.add(math_unary.square(re), math_unary.square(im)), axis,
+                keepdims=True)
+            inv_norm = math_unary.rsqrt(math_binary.maximum(square_sum, epsilon))
+            return complex_ops.complex(math_binary.multiply(re, inv_norm),
+                                       math_binary.multiply(im, inv_norm), name=scope)
         square_sum = reduction_ops.reduce_sum(math_unary.square(x), axis, keepdims=True)
         inv_norm = math_unary.rsqrt(math_binary.maximum(square_sum, epsilon))
         return math_binary.multiply(x, inv_norm, name=scope)
