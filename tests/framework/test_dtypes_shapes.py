@@ -72,3 +72,19 @@ def test_most_specific_compatible_shape():
         [2, None]
     assert TensorShape([1]).most_specific_compatible_shape([1, 1]).ndims is None
     assert TensorShape(None).most_specific_compatible_shape([3]).ndims is None
+
+
+def test_numpy_scalars_in_a_list_take_tf_list_dtypes():
+    """TF builds a list's array with NumPy, then prefers float32 to float64 and int32 to
+    an int64 whose values fit; a lone NumPy scalar keeps its dtype."""
+    with tf.Graph().as_default():
+        assert tf.constant([np.int64(1), np.int64(2)]).dtype == tf.int32
+        assert tf.constant([np.int64(2 ** 40)]).dtype == tf.int64
+        assert tf.constant([np.float64(0.5), 1]).dtype == tf.float32
+        assert tf.constant([np.uint8(1), np.uint8(2)]).dtype == tf.uint8
+        assert tf.constant([np.float16(1)]).dtype == tf.float16
+        assert tf.constant(np.int64(3)).dtype == tf.int64
+        assert tf.constant([np.bool_(True), False]).dtype == tf.bool
+        mixed = tf.constant([np.float64(0.5)]) * tf.ones([1])  # float32 with float32
+        assert mixed.dtype == tf.float32
+        assert tf.decode_csv(["5"], [[np.int64(1)]])[0].dtype == tf.int32

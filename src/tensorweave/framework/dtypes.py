@@ -249,13 +249,24 @@ def _infer_python(value) -> DType:
             return float32
         best = None
         for v in value:
-            d = dtype_of_value(v) if isinstance(v, (np.ndarray, np.generic)) \
+            d = _numpy_in_list(v) if isinstance(v, (np.ndarray, np.generic)) \
                 else _infer_python(v)
             best = d if best is None else _wider(best, d)
         return best
     if hasattr(value, "dtype"):
         return as_dtype(value.dtype)
     raise TypeError("Cannot infer a TensorFlow dtype for %r" % (value,))
+
+
+def _numpy_in_list(v) -> DType:
+    """The dtype a NumPy value takes inside a Python list: TF builds the list's array with
+    NumPy and then prefers float32 to float64 and int32 to an int64 whose values fit."""
+    d = dtype_of_value(v)
+    if d is float64:
+        return float32
+    if d is int64 and np.size(v) and -2**31 <= np.min(v) and np.max(v) < 2**31:
+        return int32
+    return d
 
 
 _RANK = {bool: 0, int32: 1, int64: 2, float32: 3, float64: 4, complex128: 5, string: 6}

@@ -51,7 +51,8 @@ def _to_array(value, dtype: Optional[_dt.DType], allow_cast: bool) -> np.ndarray
         flat = np.asarray(value, dtype=object).reshape(-1) if not np.isscalar(value) else \
             [value]
         for v in flat:
-            if isinstance(v, (float, str, bytes)) or (dtype.is_bool and not isinstance(v, bool)):
+            if isinstance(v, (float, str, bytes)) or \
+                    (dtype.is_bool and not isinstance(v, (bool, np.bool_))):
                 raise TypeError("Expected %s, but got %r of type '%s'."
                                 % (dtype.name, v, type(v).__name__))
     try:
