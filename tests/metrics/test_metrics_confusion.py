@@ -207,9 +207,9 @@ def test_auc_errors(graph, sess, ph):
         tf.metrics.auc(lab, pred, np.ones((4,), np.float32))
 
 
-def np_rates(lb, pb, wb, num_thresholds):
+def np_rates(lb, pb, wb, num_thresholds, top=1 + 1e-7):
     th = np.array([-1e-7] + [(i + 1) / (num_thresholds - 1)
-                             for i in range(num_thresholds - 2)] + [1 + 1e-7], np.float32)
+                             for i in range(num_thresholds - 2)] + [top], np.float32)
     c = counts(lb, pb.astype(np.float32), wb.astype(np.float32), th)
     return {k: v.astype(np.float32) for k, v in c.items()}
 
@@ -228,7 +228,7 @@ def test_sensitivity_and_specificity(graph, sess, ph):
         specs = c["tn"] / (c["tn"] + c["fp"] + k)
         i = int(np.argmin(np.abs(specs - np.float32(0.4))))       # first closest
         sens = c["tp"][i] / (c["tp"][i] + c["fn"][i] + k)
-        cw = np_rates(lb, pb, wb, 11)
+        cw = np_rates(lb, pb, wb, 11, top=1 - 1e-7)  # TF's top threshold for this one
         senss = cw["tp"] / (cw["tp"] + cw["fn"] + k)
         gap = np.abs(senss - np.float32(0.6))
         j = int(np.nonzero(gap == gap.min())[0][-1])             # last closest
@@ -241,6 +241,15 @@ def test_sensitivity_and_specificity(graph, sess, ph):
         tf.metrics.sensitivity_at_specificity(lab, pred, 1.5)
     with pytest.raises(ValueError, match=r"`sensitivity` must be in the range \[0, 1\]"):
         tf.metrics.specificity_at_sensitivity(lab, pred, -0.1)
+
+
+def test_specificity_at_sensitivity_counts_a_prediction_of_one_as_positive(graph, sess):
+    """Its top threshold is 1 - 1e-7 (TF's), so sensitivity 1 is reached there: the one
+    negative, at 0.999, is below it."""
+    _, update = tf.metrics.specificity_at_sensitivity(
+        tf.constant([True, False]), tf.constant([1.0, 0.999]), sensitivity=1.0)
+    sess.run(tf.local_variables_initializer())
+    np.testing.assert_allclose(sess.run(update), 1 / (1 + 1e-7), rtol=1e-6)
 
 
 def test_count_weights_rank_is_checked(graph, sess, ph):

@@ -328,11 +328,15 @@ def _rate_at_fixed(default_name: str, fixed_arg: str, fixed: float, labels, pred
                    weights, num_thresholds: int, metrics_collections,
                    updates_collections, name) -> Metric:
     if fixed < 0 or fixed > 1:
-        raise ValueError("`%s` must be in the range [0, 1]. Currently, `%s` is %s."
+        raise ValueError("`%s` must be in the range [0, 1]. Currently, `%s` got %s."
                          % (fixed_arg, fixed_arg, fixed))
     with variable_scope(name, default_name, (predictions, labels, weights)):
+        # TF's top threshold is just above 1 for sensitivity_at_specificity and just
+        # below it for specificity_at_sensitivity (so a prediction of exactly 1.0 counts
+        # as positive at every threshold there)
+        top = 1.0 + _KEPSILON if fixed_arg == "specificity" else 1.0 - _KEPSILON
         all_thresholds = ([0.0 - _KEPSILON] + _interior_thresholds(num_thresholds)
-                          + [1.0 + _KEPSILON])
+                          + [top])
         values, updates = confusion_at_thresholds(labels, predictions, all_thresholds,
                                                   weights)
 
