@@ -185,6 +185,9 @@ def test_bessel_unscaled_and_dtypes(sess):
     np.testing.assert_allclose(sess.run(tf.math.bessel_i1([1.0, -2.0])),
                                [0.5651591, -1.5906369], rtol=1e-6)
     assert tf.math.bessel_i1e(tf.constant([1.0])).op.type == "BesselI1e"
+    # a scalar: i1e(-1) = -e^-1 * I1(1)
+    np.testing.assert_allclose(sess.run(tf.math.bessel_i1e(-1.0)), -0.5651591 / np.e,
+                               rtol=1e-6)
 
 
 def test_erfcinv(sess):

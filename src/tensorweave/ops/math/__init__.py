@@ -1,7 +1,7 @@
 """Math ops: elementwise unary and binary math, reductions, scans, matmul and einsum,
-segment reductions, clipping, bitwise ops, FFTs (spectral_fft_ops) and
-the rest of tf.signal (signal_ops); undoing broadcasting in
-gradients (math_grad_util).
+segment reductions, clipping, bitwise ops, FFTs (spectral_fft_ops), DCTs and mel
+transforms (spectral_transforms) and the rest of tf.signal (signal_ops); undoing
+broadcasting in gradients (math_grad_util).
 
 Importing the package registers every op of the family (its modules, in order).
 """
@@ -9,4 +9,4 @@ from tensorweave.ops.math import (  # noqa: F401
     math_grad_util, math_unary, math_binary, math_ops, reduction_ops, reduction_grad,
     scan_ops, matmul_ops, einsum_ops, segment_ops, clip_ops, confusion_matrix,
     special_math_ops, complex_ops, misc_math_ops, incomplete_special_ops, spectral_fft_ops,
-    histogram_ops, signal_ops, bitwise_ops)
+    histogram_ops, signal_ops, spectral_transforms, bitwise_ops)

@@ -1,7 +1,9 @@
-"""`tf.signal` beyond the FFTs: framing (frame, overlap_and_add), raised-cosine windows
-(hann_window, hamming_window) and the short-time Fourier transform (stft,
-inverse_stft). All are compositions of gathers, segment sums and the FFT ops, so their
-gradients come from those ops.
+"""`tf.signal` beyond the FFTs: framing (frame, overlap_and_add), windows (hann_window,
+hamming_window, kaiser_window, kaiser_bessel_derived_window, vorbis_window) and the
+short-time Fourier transform (stft, inverse_stft, inverse_stft_window_fn). All are
+compositions of gathers, segment sums, elementwise math and the FFT ops, so their
+gradients come from those ops. The DCTs, MDCTs and mel/MFCC helpers are in
+spectral_transforms.
 """
 from __future__ import annotations
 
@@ -176,6 +178,116 @@ def hamming_window(window_length, periodic=True, dtype=_dt.float32,
     return _raised_cosine(window_length, periodic, dtype, 0.54, 0.46, "hamming_window", name)
 
 
+def _window_length(window_length, dtype) -> Tensor:
+    """Checks a window's dtype and returns its length as an int32 scalar (as TF)."""
+    if not _dt.as_dtype(dtype).is_floating:
+        raise ValueError("dtype must be a floating point type. Found %s" % _dt.as_dtype(dtype))
+    length = convert_to_tensor(window_length, dtype=_dt.int32)
+    length.shape.assert_has_rank(0)
+    return length
+
+
+@tf_export("signal.kaiser_window")
+def kaiser_window(window_length, beta=12., dtype=_dt.float32,
+                  name: Optional[str] = None) -> Tensor:
+    """The Kaiser window I0(beta sqrt(1 - (2n / (N - 1) - 1)^2)) / I0(beta), computed with
+    the scaled Bessel function `bessel_i0e` so large betas do not overflow.
+
+    Args:
+      window_length: an int (or int32 scalar), the number of samples.
+      beta: the shape parameter (a float or scalar Tensor; differentiable).
+      dtype: a floating-point DType.
+      name: name scope.
+
+    Returns:
+      A Tensor [window_length] of `dtype`.
+
+    Raises:
+      ValueError: `dtype` is not floating-point or `window_length` is not a scalar.
+    """
+    from tensorweave.ops.array import array_fill_ops
+    from tensorweave.ops.math import math_binary, math_ops, math_unary, special_math_ops
+    with name_scope(name, "kaiser_window"):
+        dtype = _dt.as_dtype(dtype)
+        length = _window_length(window_length, dtype)
+        static = _static_int(length)
+        if static == 1:
+            return array_fill_ops.ones([1], dtype=dtype)
+        # The sample positions -h..h (h = (N - 1) / 2) are made in float32, as TF does.
+        if static is not None:
+            half = np.float32((np.float32(static) - 1) / 2)
+        else:
+            half = (math_ops.cast(length, _dt.float32) - 1.0) / 2.0
+        arg = math_ops.cast(math_ops.range(-half, half + 0.1, dtype=_dt.float32), dtype)
+        if static is not None:
+            arg.set_shape([static])
+        beta = math_ops.cast(beta, dtype)
+        half = math_ops.cast(half, dtype)
+        one = math_ops.cast(1.0, dtype)
+        radius = math_binary.maximum(one - math_unary.square(arg / half), 0.0)
+        num = beta * math_unary.sqrt(radius)
+        return math_unary.exp(num - beta) * (special_math_ops.bessel_i0e(num) /
+                                             special_math_ops.bessel_i0e(beta))
+
+
+@tf_export("signal.kaiser_bessel_derived_window")
+def kaiser_bessel_derived_window(window_length, beta=12., dtype=_dt.float32,
+                                 name: Optional[str] = None) -> Tensor:
+    """The Kaiser-Bessel-derived window: the square root of the normalised running sum of
+    a Kaiser window of N // 2 + 1 samples, mirrored. (As TF, an odd N gives N - 1
+    samples.)
+
+    Args:
+      window_length: an int (or int32 scalar), the number of samples.
+      beta: the Kaiser shape parameter (a float or scalar Tensor; differentiable).
+      dtype: a floating-point DType.
+      name: name scope.
+
+    Returns:
+      A Tensor [2 * (window_length // 2)] of `dtype`.
+
+    Raises:
+      ValueError: `dtype` is not floating-point or `window_length` is not a scalar.
+    """
+    from tensorweave.ops.array import array_join_ops, array_pad_ops
+    from tensorweave.ops.math import math_unary, scan_ops
+    with name_scope(name, "kaiser_bessel_derived_window"):
+        length = _window_length(window_length, dtype)
+        half = length // 2
+        kaiser = kaiser_window(half + 1, beta, dtype=dtype)
+        static = _static_int(length)
+        if static is not None:
+            kaiser.set_shape([static // 2 + 1])
+        running = scan_ops.cumsum(kaiser)
+        half_window = math_unary.sqrt(running[:-1] / running[-1])
+        return array_join_ops.concat(
+            [half_window, array_pad_ops.reverse(half_window, [0])], 0)
+
+
+@tf_export("signal.vorbis_window")
+def vorbis_window(window_length, dtype=_dt.float32, name: Optional[str] = None) -> Tensor:
+    """The Vorbis power-complementary window sin(pi / 2 sin^2(pi (n + 0.5) / N)).
+
+    Args:
+      window_length: an int (or int32 scalar), the number of samples.
+      dtype: a floating-point DType.
+      name: name scope.
+
+    Returns:
+      A Tensor [window_length] of `dtype`.
+
+    Raises:
+      ValueError: `dtype` is not floating-point or `window_length` is not a scalar.
+    """
+    from tensorweave.ops.math import math_binary, math_ops, math_unary
+    with name_scope(name, "vorbis_window"):
+        dtype = _dt.as_dtype(dtype)
+        length = _window_length(window_length, dtype)
+        arg = math_ops.cast(math_ops.range(length), dtype)
+        inner = math_unary.sin(math.pi / math_ops.cast(length, dtype) * (arg + 0.5))
+        return math_unary.sin(math.pi / 2.0 * math_binary.pow(inner, 2.0))
+
+
 def _enclosing_power_of_two(n: int) -> int:
     return 1 << max(int(n) - 1, 0).bit_length()
 
@@ -290,3 +402,43 @@ def inverse_stft(stfts, frame_length: int, frame_step: int,
         if window_fn is not None:
             frames = frames * window_fn(frame_length, dtype=stfts.dtype.real_dtype)
         return overlap_and_add(frames, frame_step)
+
+
+@tf_export("signal.inverse_stft_window_fn")
+def inverse_stft_window_fn(frame_step, forward_window_fn: Callable = hann_window,
+                           name: Optional[str] = None) -> Callable:
+    """A window function for `inverse_stft` that undoes `forward_window_fn`: the forward
+    window divided by the sum of its squares over the frames overlapping each sample
+    (Griffin and Lim, equation 7); 0 where that sum is 0.
+
+    Args:
+      frame_step: an int (or int32 scalar), the hop used by `stft`.
+      forward_window_fn: the window function given to `stft`.
+      name: name scope of the window the returned function builds.
+
+    Returns:
+      A callable (frame_length, dtype) -> a [frame_length] Tensor of `dtype`.
+    """
+    def inverse_window(frame_length, dtype) -> Tensor:
+        from tensorweave.ops.array import array_fill_ops, array_join_ops, array_ops
+        from tensorweave.ops.array import array_pad_ops
+        from tensorweave.ops.indexing import indexing_select
+        from tensorweave.ops.math import math_binary, math_unary, reduction_ops
+        with name_scope(name, "inverse_stft_window_fn", []):
+            step = convert_to_tensor(frame_step, name="frame_step")
+            step.shape.assert_has_rank(0)
+            length = convert_to_tensor(frame_length, name="frame_length")
+            length.shape.assert_has_rank(0)
+            forward = forward_window_fn(length, dtype=dtype)
+            overlaps = -(-length // step)
+            squares = array_pad_ops.pad(math_unary.square(forward),
+                                        [[0, overlaps * step - length]])
+            # Sum the squares of the frames that overlap each position of a frame.
+            denom = reduction_ops.reduce_sum(array_ops.reshape(squares, [overlaps, step]), 0,
+                                             keepdims=True)
+            denom = array_ops.reshape(array_join_ops.tile(denom, [overlaps, 1]),
+                                      [overlaps * step])[:length]
+            return indexing_select.where(math_binary.equal(denom, 0.0),
+                                         array_fill_ops.zeros_like(forward),
+                                         forward / denom)
+    return inverse_window

@@ -254,7 +254,7 @@ def _bessel_ie(order: int, x):
         total = total + term
     out[~small] = total / np.sqrt(2 * np.pi * xb)
     if order == 1:
-        out = np.copysign(out, x)
+        out = np.asarray(np.copysign(out, x))  # NumPy gives a scalar for 0-d x
     out[np.isnan(x)] = np.nan
     return out
 

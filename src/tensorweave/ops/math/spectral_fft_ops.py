@@ -5,6 +5,8 @@ Ops: FFT, IFFT, FFT2D, IFFT2D, FFT3D, IFFT3D (complex -> complex, dtype kept), R
 IRFFT, RFFT2D, IRFFT2D, RFFT3D, IRFFT3D (real <-> complex, with `fft_length` cropping or
 zero-padding the transformed dimensions as TF does). Kernels call numpy.fft.
 
+fftshift/ifftshift are rolls of half of each axis (composites, no kernel of their own).
+
 Gradients (TF's convention for complex values: the gradient of a real loss L with
 respect to z is dL/dRe(z) + i dL/dIm(z)), with n the number of transformed elements:
   FFT    n * IFFT(g)            IFFT   FFT(g) / n
@@ -295,3 +297,56 @@ for _f in (fft, ifft, fft2d, ifft2d, fft3d, ifft3d):
     tf_export(_f.__name__, "signal." + _f.__name__, "spectral." + _f.__name__)(_f)
 for _f in (rfft, irfft, rfft2d, irfft2d, rfft3d, irfft3d):
     tf_export("signal." + _f.__name__, "spectral." + _f.__name__)(_f)
+
+
+def _fft_shift(x, axes, name: Optional[str], scope: str, sign: int) -> Tensor:
+    """Rolls `axes` of `x` (all when None) by sign * (size // 2) places."""
+    from tensorweave.ops.array import array_ops, array_rearrange_ops
+    from tensorweave.ops.indexing import indexing_gather, indexing_select
+    from tensorweave.ops.math import math_binary
+    with name_scope(name, scope) as scope_name:
+        x = convert_to_tensor(x)
+        if axes is None:
+            axes = tuple(range(x.shape.ndims))
+            half = array_ops.shape(x) // 2
+        elif isinstance(axes, int):
+            half = array_ops.shape(x)[axes] // 2
+        else:
+            rank = array_ops.rank(x)
+            # negative axes count from the end, as for gather below
+            axes = indexing_select.where(math_binary.less(axes, 0), axes + rank, axes)
+            half = indexing_gather.gather(array_ops.shape(x), axes) // 2
+        shift = half if sign > 0 else -half
+        return array_rearrange_ops.roll(x, shift, axes, name=scope_name)
+
+
+@tf_export("signal.fftshift")
+def fftshift(x, axes=None, name: Optional[str] = None) -> Tensor:
+    """Moves the zero-frequency term to the centre: rolls each of `axes` by size // 2
+    (numpy.fft.fftshift).
+
+    Args:
+      x: a Tensor.
+      axes: an int or a sequence of ints, the axes to shift (default: all).
+      name: op name.
+
+    Returns:
+      A Tensor like `x`, shifted.
+    """
+    return _fft_shift(x, axes, name, "fftshift", 1)
+
+
+@tf_export("signal.ifftshift")
+def ifftshift(x, axes=None, name: Optional[str] = None) -> Tensor:
+    """The inverse of `fftshift`: rolls each of `axes` by -(size // 2) (numpy.fft.ifftshift;
+    it differs from fftshift for odd sizes).
+
+    Args:
+      x: a Tensor.
+      axes: an int or a sequence of ints, the axes to shift (default: all).
+      name: op name.
+
+    Returns:
+      A Tensor like `x`, shifted back.
+    """
+    return _fft_shift(x, axes, name, "ifftshift", -1)
