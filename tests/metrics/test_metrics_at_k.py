@@ -94,6 +94,9 @@ def test_precision_and_recall_at_k(graph, sess, ph):
         "precision_at_2:0", "precision_at_2/update:0")
     assert metrics["r3c2"][0].name == "recall_at_3_class2:0"
     assert metrics["ptk"][0].name == "precision_at_2_2:0"
+    # without k, TF's scopes and accumulators say "at_k"
+    assert metrics["rtk"][0].name == "recall_at_k:0"
+    assert "recall_at_k/true_positive_at_k:0" in [v.name for v in tf.local_variables()]
     names = [v.name for v in tf.local_variables()]
     assert names[:2] == ["precision_at_2/true_positive_at_2:0",
                          "precision_at_2/false_positive_at_2:0"]

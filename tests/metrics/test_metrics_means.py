@@ -223,3 +223,17 @@ def test_mean_per_class_accuracy(graph, sess):
     assert value.name == "mean_accuracy/mean_accuracy:0"
     with pytest.raises(ValueError, match="num_classes"):
         tf.metrics.mean_per_class_accuracy(labels, preds, 0)
+
+
+def test_num_classes_may_be_a_constant_tensor(graph, sess):
+    labels, preds = tf.constant([0, 1, 2]), tf.constant([0, 1, 1])
+    iou, iou_update = tf.metrics.mean_iou(labels, preds, num_classes=tf.constant(3))
+    acc, acc_update = tf.metrics.mean_per_class_accuracy(labels, preds, tf.constant(3))
+    sess.run(tf.local_variables_initializer())
+    cm, per_class = sess.run([iou_update, acc_update])
+    assert cm.tolist() == [[1, 0, 0], [0, 1, 0], [0, 1, 0]]
+    assert per_class.tolist() == [1.0, 1.0, 0.0]
+    # IoU of classes 0, 1 and 2: 1, 1/2 and 0
+    np.testing.assert_allclose(sess.run([iou, acc]), [0.5, 2 / 3], rtol=1e-6)
+    with pytest.raises(ValueError, match="constant integer"):
+        tf.metrics.mean_iou(labels, preds, tf.placeholder(tf.int32, []))

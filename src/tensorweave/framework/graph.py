@@ -932,7 +932,14 @@ def _graph_of(values) -> Graph:
 
 # --- module-level TF1 helpers operating on the default graph -----------------------------
 def name_scope(name, default_name=None, values=None):
-    """TF1 `tf.name_scope(name, default_name=None, values=None)`."""
+    """TF1 `tf.name_scope(name, default_name=None, values=None)`.
+
+    Raises:
+      ValueError: `values` is given without a name or a default name (TF's check).
+    """
+    if name is None and default_name is None and values is not None:
+        raise ValueError("At least one of name (%s) and default_name (%s) must be provided."
+                         % (name, default_name))
     n = name if name is not None else default_name
     g = _graph_of(values) if values else get_default_graph()
     if n is None and name is None and default_name is None:

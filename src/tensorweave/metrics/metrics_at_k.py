@@ -38,6 +38,8 @@ def _top_k_indices(predictions, k: int) -> Tensor:
 def _at_k_name(name: str, k=None, class_id=None) -> str:
     if k is not None:
         name = "%s_at_%d" % (name, k)
+    else:  # the *_at_top_k metrics, given the top indices
+        name = "%s_at_k" % name
     if class_id is not None:
         name = "%s_class%d" % (name, class_id)
     return name

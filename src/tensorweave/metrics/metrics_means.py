@@ -264,6 +264,14 @@ def _streaming_confusion_matrix(labels, predictions, num_classes: int, weights=N
 
 
 def _check_num_classes(num_classes) -> int:
+    if isinstance(num_classes, Tensor):  # TF takes a constant Tensor too
+        from tensorweave.framework import tensor_util
+        static = tensor_util.constant_value(num_classes)
+        if static is None or static.ndim or static.dtype.kind not in "iu":
+            raise ValueError("num_classes must be a positive int or a constant integer "
+                             "scalar Tensor (the accumulators are [num_classes] "
+                             "variables), got %r" % (num_classes,))
+        num_classes = int(static)
     if not isinstance(num_classes, numbers.Integral) or isinstance(num_classes, bool) \
             or num_classes < 1:
         raise ValueError("num_classes must be a positive Python int (the accumulators "
@@ -279,7 +287,7 @@ def mean_iou(labels, predictions, num_classes, weights=None, metrics_collections
 
     Args:
       labels, predictions: integer Tensors of one shape (flattened).
-      num_classes: the number of classes (a Python int).
+      num_classes: the number of classes (an int, or a constant integer Tensor).
       weights: None or a Tensor of the shape of `predictions`.
 
     Returns:

@@ -305,3 +305,10 @@ def test_same_summaries_as_tensorflow(graph, sess):
                 if step > 0:  # TF's FileWriter keeps a tag's metadata only the first time
                     g.ClearField("metadata")
                 assert g == w, "step %d, tag %s" % (step, w.tag)
+
+
+def test_merge_of_nothing_and_a_summary_without_a_name_raise(graph):
+    with pytest.raises(ValueError, match="shorter than minimum length 1"):
+        tf.summary.merge([])
+    with pytest.raises(ValueError, match=r"At least one of name \(None\) and default_name"):
+        tf.summary.scalar(None, 1.0)

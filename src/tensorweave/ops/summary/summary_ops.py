@@ -295,7 +295,13 @@ def merge(inputs: List, collections: Optional[Sequence[str]] = None,
 
     Returns:
       A scalar Tensor of type `string`: the serialized merged `Summary`.
+
+    Raises:
+      ValueError: `inputs` is empty (TF's MergeSummary takes at least one).
     """
+    if not list(inputs):
+        raise ValueError("List argument 'inputs' to 'MergeSummary' Op with length 0 "
+                         "shorter than minimum length 1.")
     with name_scope(name, "Merge", inputs):
         val = apply_op("MergeSummary", [list(inputs)], name=name or "MergeSummary").outputs[0]
         _util.collect(val, collections, [])
