@@ -39,7 +39,7 @@ def test_decoders_read_any_format_and_static_shapes(sess):
     assert tf.image.decode_jpeg(jpg).shape.as_list() == [None, None, None]
     assert tf.image.decode_jpeg(jpg, channels=3).shape.as_list() == [None, None, 3]
     assert tf.image.decode_png(png, channels=4).shape.as_list() == [None, None, 4]
-    assert tf.image.decode_bmp(png).shape.as_list() == [None, None, None]
+    assert tf.image.decode_bmp(_read("rgb.bmp")).shape.as_list() == [None, None, None]
     assert tf.image.decode_gif(png).shape.as_list() == [None, None, None, 3]
     assert tf.image.decode_image(png).shape.ndims is None
     assert tf.image.decode_image(png, expand_animations=False).shape.as_list() == \
@@ -50,6 +50,20 @@ def test_decoders_read_any_format_and_static_shapes(sess):
     assert sess.run(tf.image.decode_gif(_read("anim.gif"))).shape == (3, 4, 5, 3)
     first = sess.run(tf.image.decode_image(_read("anim.gif"), expand_animations=False))
     np.testing.assert_array_equal(first, EXPECTED["anim_gif"][0])
+
+
+def test_decoders_refuse_what_tf_refuses(sess):
+    for name, fmt, decoder in [("rgb.png", "PNG", "png"), ("rgb.jpg", "JPEG", "jpeg"),
+                               ("anim.gif", "GIF", "gif")]:
+        message = ("Trying to decode %s format using DecodeBmp op. Use `decode_%s` or "
+                   "`decode_image` instead." % (fmt, decoder))
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+            sess.run(tf.image.decode_bmp(_read(name)))
+    for decode in (tf.image.decode_png, tf.image.decode_jpeg):
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="Got 3 frames, but animated gifs can only be decoded by "
+                                 "tf.io.decode_gif or tf.io.decode_image"):
+            sess.run(decode(_read("anim.gif")))
 
 
 def test_sixteen_bit_png(sess):

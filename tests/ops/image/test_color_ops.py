@@ -174,3 +174,12 @@ def test_adjust_gamma(sess):
     gamma = tf.placeholder(tf.float32, [])
     with pytest.raises(tf.errors.InvalidArgumentError, match="Gamma should be"):
         sess.run(tf.image.adjust_gamma(RGB, gamma), {gamma: -1.0})
+
+
+def test_rgb_to_grayscale_of_unknown_rank(sess):
+    ph = tf.placeholder(tf.float32)
+    gray = tf.image.rgb_to_grayscale(ph)
+    rgb = np.arange(2 * 4 * 6 * 3, dtype=np.float32).reshape(2, 4, 6, 3) / 144
+    want = (rgb @ np.array([0.2989, 0.5870, 0.1140], np.float32))[..., None]
+    np.testing.assert_allclose(sess.run(gray, {ph: rgb[0]}), want[0], rtol=1e-6)
+    np.testing.assert_allclose(sess.run(gray, {ph: rgb}), want, rtol=1e-6)

@@ -66,8 +66,9 @@ def test_crop_and_resize_shapes_and_errors(sess):
         tf.image.crop_and_resize(img, _BOXES, _IND, [2, 2], box_indices=_IND)
     with pytest.raises(ValueError, match="method"):
         tf.image.crop_and_resize(img, _BOXES, _IND, [2, 2], method="bicubic")
-    with pytest.raises(tf.errors.InvalidArgumentError, match="box_index has values outside"):
-        sess.run(tf.image.crop_and_resize(_IMG, _BOXES, [0, 1, 2], [2, 2]))
+    for bad in ([0, 1, 2], [-1, 0, 0]):  # TF's class for an index out of range
+        with pytest.raises(tf.errors.OutOfRangeError, match="box_index has values outside"):
+            sess.run(tf.image.crop_and_resize(_IMG, _BOXES, bad, [2, 2]))
     with pytest.raises(tf.errors.InvalidArgumentError, match="crop dimensions must be"):
         sess.run(tf.image.crop_and_resize(img, _BOXES, _IND, size),
                  {img: np.zeros([2, 3, 3, 2]), size: [0, 2]})

@@ -1,4 +1,4 @@
-"""Non-max suppression, drawing boxes and sampling crops (ops/image/image_boxes_ops.py)
+"""Non-max suppression (ops/image/nms_ops.py), drawing boxes and sampling crops (ops/image/image_boxes_ops.py)
 against plain-Python references of the documented algorithms (the outputs for the
 random cases were also checked against reference TF when written)."""
 import numpy as np
@@ -89,10 +89,14 @@ def test_overlaps_and_padded(sess):
     ov = _RNG.uniform(0, 1, (_N, _N)).astype(np.float32)
     o = sess.run(tf.image.non_max_suppression_overlaps(ov, _SCORES, 10, 0.6))
     assert o.tolist() == _reference_nms(None, _SCORES, 10, 0.6, sim=lambda i, j: ov[i, j])
-    idx, valid = tf.image.non_max_suppression_padded(_BOXES, _SCORES, 30, 0.3,
+    # padded NMS follows TF's batched algorithm, which does not reorder the corners of
+    # each box: it agrees with the reference on boxes given as [y_min, x_min, y_max, x_max]
+    canonical = np.concatenate([np.minimum(_BOXES[:, :2], _BOXES[:, 2:]),
+                                np.maximum(_BOXES[:, :2], _BOXES[:, 2:])], axis=1)
+    idx, valid = tf.image.non_max_suppression_padded(canonical, _SCORES, 30, 0.3,
                                                      pad_to_max_output_size=True)
     assert idx.shape.as_list() == [30] and valid.shape.as_list() == []
-    few, nfew = tf.image.non_max_suppression_padded(_BOXES, _SCORES, 30, 0.3,
+    few, nfew = tf.image.non_max_suppression_padded(canonical, _SCORES, 30, 0.3,
                                                     score_threshold=0.8,
                                                     pad_to_max_output_size=True)
     iv, vv, fv, nv = sess.run([idx, valid, few, nfew])
@@ -101,6 +105,37 @@ def test_overlaps_and_padded(sess):
     assert nv == len(ref) and fv[:nv].tolist() == ref and not fv[nv:].any()
     with pytest.raises(ValueError, match="batched"):
         tf.image.non_max_suppression_padded(tf.zeros([2, 3, 4]), tf.zeros([2, 3]), 2)
+
+
+def test_padded_nms_batched(sess):
+    boxes = [[[0, 0, 1, 1.], [0, 0, 1, 1.1], [0, 5, 1, 6]]]
+    idx, valid = tf.image.non_max_suppression_padded(boxes, [[0.9, 0.8, 0.7]], 3,
+                                                     pad_to_max_output_size=True)
+    assert idx.shape.as_list() == [1, 3] and valid.shape.as_list() == [1]
+    iv, vv = sess.run([idx, valid])
+    assert iv.tolist() == [[0, 2, 0]] and vv.tolist() == [2]
+    # two batch dimensions, a different number of valid boxes in each image
+    boxes = np.array([[[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 3, 3]],
+                       [[0, 0, 1, 1], [5, 5, 6, 6], [2, 2, 3, 3]]]], np.float32)
+    scores = np.array([[[0.6, 0.9, 0.1], [0.2, 0.9, 0.5]]], np.float32)
+    idx, valid = tf.image.non_max_suppression_padded(boxes, scores, 4, 0.5, 0.3,
+                                                     pad_to_max_output_size=True)
+    assert idx.shape.as_list() == [1, 2, 4] and valid.shape.as_list() == [1, 2]
+    iv, vv = sess.run([idx, valid])
+    # image 0: box 1 suppresses its copy 0, box 2 scores under the threshold
+    assert iv.tolist() == [[[1, 0, 0, 0], [1, 2, 0, 0]]] and vv.tolist() == [[1, 2]]
+    # sorted_input keeps the given order: box 0 is taken first and suppresses box 1
+    idx, valid = tf.image.non_max_suppression_padded(boxes[0], scores[0], 4, 0.5,
+                                                     pad_to_max_output_size=True,
+                                                     sorted_input=True)
+    iv, vv = sess.run([idx, valid])
+    assert iv.tolist() == [[0, 2, 0, 0], [0, 1, 2, 0]] and vv.tolist() == [2, 3]
+    # an IoU equal to the threshold suppresses; boxes at or below zero are not output
+    boxes = [[[0, 0, 1, 1.], [0, 0, 1, 2.], [-2, -2, 0, 0], [1, 1, 0, 0]]]
+    idx, valid = tf.image.non_max_suppression_padded(boxes, [[0.9, 0.8, 0.7, 0.6]], 4, 0.5,
+                                                     pad_to_max_output_size=True)
+    iv, vv = sess.run([idx, valid])
+    assert iv.tolist() == [[0, 3, 0, 0]] and vv.tolist() == [2]
 
 
 def test_nms_errors(sess):
@@ -161,8 +196,34 @@ def test_draw_bounding_boxes(sess):
     grey = sess.run(tf.image.draw_bounding_boxes(img[..., :1], boxes,
                                                  colors=[[0.25, 0, 0, 1]]))
     assert grey[0, 0, 0, 0] == 0.25 and grey[0, 4, 5, 0] == 0.25
+    # a depth known at build time is checked there
+    with pytest.raises(ValueError, match=r"Channel depth should be either 1 \(GRY\)"):
+        tf.image.draw_bounding_boxes(np.zeros([1, 2, 2, 2], np.float32), boxes)
+    ph = tf.placeholder(tf.float32, [1, 2, 2, None])
     with pytest.raises(tf.errors.InvalidArgumentError, match="Channel depth"):
-        sess.run(tf.image.draw_bounding_boxes(np.zeros([1, 2, 2, 2], np.float32), boxes))
+        sess.run(tf.image.draw_bounding_boxes(ph, boxes), {ph: np.zeros([1, 2, 2, 2])})
+
+
+def test_draw_bounding_boxes_default_colors_on_gray_images(sess):
+    # On a 1-channel image every default colour has channel 0 set to 1, so the second
+    # box (default colour blue, channel 0 = 0) is drawn as 1 as well.
+    boxes = [[[0.0, 0.0, 1.0, 1.0], [0.25, 0.25, 0.75, 0.75]]]
+    out = sess.run(tf.image.draw_bounding_boxes(tf.zeros([1, 4, 4, 1]), boxes))[0, ..., 0]
+    want = np.ones([4, 4], np.float32)
+    want[1, 1] = 0
+    np.testing.assert_array_equal(out, want)
+    given = sess.run(tf.image.draw_bounding_boxes(tf.zeros([1, 4, 4, 1]), boxes,
+                                                  colors=[[0.5, 0, 0, 1], [0, 1, 0, 1]]))
+    want = np.zeros([4, 4], np.float32)
+    want[:, 3] = want[3, :] = 0.5
+    np.testing.assert_array_equal(given[0, ..., 0], want)
+
+
+def test_sample_distorted_bounding_box_is_a_namedtuple():
+    result = tf.image.sample_distorted_bounding_box([60, 80, 3], [[[0.1, 0.2, 0.5, 0.6]]])
+    assert type(result).__name__ == "SampleDistortedBoundingBoxV2"
+    assert result._fields == ("begin", "size", "bboxes")
+    assert result.begin is result[0] and result.bboxes is result[2]
 
 
 def test_sample_distorted_bounding_box(graph, sess):

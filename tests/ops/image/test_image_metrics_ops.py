@@ -82,6 +82,12 @@ def test_ssim(sess):
     small = tf.placeholder(tf.float32, [1, None, None, 1])
     with pytest.raises(tf.errors.InvalidArgumentError, match="at least filter_size"):
         sess.run(tf.image.ssim(small, small, 1.0), {small: np.zeros([1, 5, 5, 1])})
+    # sizes known at build time are checked there, as TF's convolution shape does
+    with pytest.raises(ValueError, match="Negative dimension size caused by subtracting 11 "
+                                         "from 4"):
+        tf.image.ssim(tf.ones([1, 4, 4, 1]), tf.ones([1, 4, 4, 1]), 1.0)
+    with pytest.raises(ValueError, match="subtracting 11 from 4"):
+        tf.image.ssim(tf.ones([1, 12, 4, 1]), tf.ones([1, 12, 4, 1]), 1.0)
 
 
 def test_sobel_edges(sess):

@@ -165,3 +165,36 @@ def test_total_variation_and_image_gradients(sess):
         tf.image.image_gradients(x[0])
     with pytest.raises(ValueError, match="either 3 or 4-dimensional"):
         tf.image.total_variation(tf.zeros([2, 2]))
+
+
+def test_unknown_rank_image_is_a_single_3d_image(sess):
+    # decode_image's output has no static rank; TF takes it as one [h, w, c] image.
+    img = tf.image.decode_image(tf.image.encode_png(tf.constant(IMG[0].astype(np.uint8))))
+    assert img.shape.ndims is None
+    want = IMG[0].astype(np.uint8)
+    cases = [
+        (tf.image.resize_image_with_crop_or_pad(img, 2, 2), want[1:3, 2:4], [2, 2, None]),
+        (tf.image.crop_to_bounding_box(img, 1, 2, 3, 4), want[1:4, 2:6], [3, 4, None]),
+        (tf.image.pad_to_bounding_box(img, 0, 0, 5, 7),
+         np.pad(want, [[0, 0], [0, 1], [0, 0]]), [5, 7, None]),
+        (tf.image.flip_left_right(img), want[:, ::-1], None),
+        (tf.image.flip_up_down(img), want[::-1], None),
+        (tf.image.random_flip_left_right(tf.ones_like(img)), np.ones_like(want), None),
+        (tf.image.random_flip_up_down(tf.ones_like(img)), np.ones_like(want), None),
+    ]
+    for result, expected, static in cases:
+        if static is not None:
+            assert result.shape.as_list() == static
+        np.testing.assert_array_equal(sess.run(result), expected)
+
+
+def test_unknown_rank_flips_follow_the_fed_rank(sess):
+    ph = tf.placeholder(tf.float32)
+    flipped = tf.image.flip_left_right(ph)
+    np.testing.assert_array_equal(sess.run(flipped, {ph: IMG[0]}), IMG[0, :, ::-1])
+    np.testing.assert_array_equal(sess.run(flipped, {ph: IMG}), IMG[:, :, ::-1])
+    # rot90 and transpose_image take an image of unknown rank as a batch, as TF does.
+    rotated = tf.image.rot90(ph)
+    np.testing.assert_array_equal(sess.run(rotated, {ph: IMG}), np.rot90(IMG, 1, (1, 2)))
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        sess.run(tf.image.transpose_image(ph), {ph: IMG[0]})

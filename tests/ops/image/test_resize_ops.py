@@ -157,6 +157,27 @@ def test_resize_images(graph):
         tf.image.resize_images(x, [5, 5], method=7)
 
 
+
+@pytest.mark.parametrize("method, op", [("bilinear", "ResizeBilinear"),
+                                        ("nearest", "ResizeNearestNeighbor"),
+                                        ("bicubic", "ResizeBicubic"), ("area", "ResizeArea"),
+                                        (1.0, "ResizeNearestNeighbor")])
+def test_resize_images_method_names(sess, method, op):
+    y = tf.image.resize_images(tf.ones([1, 2, 2, 1]), [3, 3], method=method)
+    assert y.op.type == op
+    np.testing.assert_allclose(sess.run(y), np.ones([1, 3, 3, 1]), rtol=1e-6)
+
+
+def test_resize_images_unknown_method_names():
+    with pytest.raises(ValueError, match="Resize method is not implemented: lanczos3"):
+        tf.image.resize_images(tf.ones([1, 2, 2, 1]), [3, 3], method="lanczos3")
+    with pytest.raises(ValueError, match="Resize method is not implemented: BILINEAR"):
+        tf.image.resize_images(tf.ones([1, 2, 2, 1]), [3, 3], method="BILINEAR")
+    # nothing to resize: TF returns the images without looking at the method
+    same = tf.ones([1, 2, 2, 1])
+    assert tf.image.resize_images(same, [2, 2], method="lanczos3") is same
+
+
 def test_resize_images_values(sess):
     dynamic = tf.placeholder(tf.float32, [10, 20, 1])
     y = tf.image.resize_images(dynamic, tf.constant([5, 5]), preserve_aspect_ratio=True)

@@ -88,7 +88,7 @@ def _pixels(image) -> np.ndarray:
 
 
 def _decode(ctx, data: bytes, channels: int, dtype: np.dtype, animations: bool,
-            ratio: int = 1) -> np.ndarray:
+            ratio: int = 1, still_gifs_only: bool = False) -> np.ndarray:
     from PIL import Image, UnidentifiedImageError
     if channels not in (0, 1, 2, 3, 4):
         raise _invalid(ctx, "channels must be 0, 1, 2, 3 or 4, got %d" % channels)
@@ -107,6 +107,10 @@ def _decode(ctx, data: bytes, channels: int, dtype: np.dtype, animations: bool,
                         (max(1, image.size[0] // ratio), max(1, image.size[1] // ratio)))
         frames = []
         n_frames = getattr(image, "n_frames", 1) if fmt == "GIF" and animations else 1
+        if fmt == "GIF" and still_gifs_only and getattr(image, "n_frames", 1) > 1:
+            # decode_png / decode_jpeg take a GIF only if it has a single frame
+            raise _invalid(ctx, "Got %d frames, but animated gifs can only be decoded by "
+                           "tf.io.decode_gif or tf.io.decode_image" % image.n_frames)
         for i in range(n_frames):
             image.seek(i)
             frame = image.convert("RGB") if fmt == "GIF" else image
@@ -172,18 +176,24 @@ def _decode_jpeg_kernel(ctx, contents):
     if ratio not in (1, 2, 4, 8):
         raise _invalid(ctx, "ratio must be 1, 2, 4 or 8, got %d" % ratio)
     return _decode(ctx, _contents(ctx, contents), ctx.attrs["channels"], np.uint8, False,
-                   ratio)
+                   ratio, still_gifs_only=True)
 
 
 @kernel("DecodePng")
 def _decode_png_kernel(ctx, contents):
     return _decode(ctx, _contents(ctx, contents), ctx.attrs["channels"],
-                   ctx.attrs["dtype"].as_numpy_dtype, False)
+                   ctx.attrs["dtype"].as_numpy_dtype, False, still_gifs_only=True)
 
 
 @kernel("DecodeBmp")
 def _decode_bmp_kernel(ctx, contents):
-    return _decode(ctx, _contents(ctx, contents), ctx.attrs["channels"], np.uint8, False)
+    data = _contents(ctx, contents)
+    fmt = _format_of(data)
+    # unlike decode_png and decode_jpeg, TF's DecodeBmp accepts only BMP data
+    if fmt not in (None, "BMP"):
+        raise _invalid(ctx, "Trying to decode %s format using DecodeBmp op. Use `decode_%s` "
+                       "or `decode_image` instead." % (fmt, fmt.lower()))
+    return _decode(ctx, data, ctx.attrs["channels"], np.uint8, False)
 
 
 @kernel("DecodeGif")

@@ -187,9 +187,11 @@ def rgb_to_grayscale(images, name: Optional[str] = None) -> Tensor:
         images = convert_to_tensor(images, name="images")
         orig_dtype = images.dtype
         flt = convert_image_dtype(images, _dt.float32)
-        from tensorweave.ops.math.einsum_ops import tensordot
-        gray = tensordot(flt, [0.2989, 0.5870, 0.1140], [-1, -1])
-        gray = array_ops.expand_dims(gray, -1)
+        # A weighted sum over the last axis, written with broadcasting so that images of
+        # unknown rank (decode_image's output) work, as they do in TF.
+        from tensorweave.ops.math import reduction_ops
+        weights = convert_to_tensor([0.2989, 0.5870, 0.1140], flt.dtype)
+        gray = reduction_ops.reduce_sum(flt * weights, axis=-1, keepdims=True)
         return convert_image_dtype(gray, orig_dtype, name=scope)
 
 

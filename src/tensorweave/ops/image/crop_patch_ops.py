@@ -76,9 +76,9 @@ def _check_crop_inputs(ctx, image, boxes, box_ind, crop_size):
     if ch <= 0 or cw <= 0:
         raise errors.InvalidArgumentError(None, ctx.op, "crop dimensions must be positive")
     if box_ind.size and (box_ind.min() < 0 or box_ind.max() >= image.shape[0]):
-        bad = box_ind[(box_ind < 0) | (box_ind >= image.shape[0])][0]
-        raise errors.InvalidArgumentError(None, ctx.op, "box_index has values outside "
-                                          "[0, batch_size): %d" % bad)
+        # TF reports an index out of range as OutOfRangeError, as gather does
+        raise errors.OutOfRangeError(None, ctx.op, "box_index has values outside "
+                                     "[0, batch_size)")
     return ch, cw
 
 

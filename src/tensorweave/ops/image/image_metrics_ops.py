@@ -150,6 +150,19 @@ def _gaussian_kernel(size: int, sigma, channels):
     return _tile_channels(g, channels)
 
 
+def _check_window_fits(x, filter_size: int) -> None:
+    """Raises TF's build-time error of the VALID window convolution when a static height
+    or width is smaller than the window (unknown sizes are checked at run time)."""
+    dims = x.shape.as_list() if x.shape.ndims is not None else []
+    for dim in dims[-3:-1]:
+        if dim is not None and dim < filter_size:
+            depth = dims[-1] if dims[-1] is not None else "?"
+            raise ValueError(
+                "Negative dimension size caused by subtracting %d from %d for "
+                "'SSIM/depthwise' (op: 'DepthwiseConv2dNative') with input shapes: %s, "
+                "[%d,%d,%s,1]." % (filter_size, dim, x.shape, filter_size, filter_size, depth))
+
+
 def _ssim_maps(x, y, max_val, filter_size, filter_sigma, k1, k2):
     """(luminance * contrast-structure map, contrast-structure map), per channel, each
     over the VALID positions of the Gaussian window."""
@@ -203,6 +216,7 @@ def ssim(img1, img2, max_val, filter_size: int = 11, filter_sigma: float = 1.5,
     from tensorweave.ops.math import math_binary, reduction_ops
     with name_scope(None, "SSIM", [img1, img2]):
         x, y, max_val, checks = _as_float_images(img1, img2, max_val)
+        _check_window_fits(x, filter_size)
         size_ok = reduction_ops.reduce_all(math_binary.greater_equal(
             array_ops.shape(x)[-3:-1], filter_size))
         checks = checks + [debug_ops.Assert(size_ok, [

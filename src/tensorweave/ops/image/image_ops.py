@@ -75,9 +75,17 @@ def image_dims(image: Tensor, rank: int) -> list:
 
 
 def _as_batch(image: Tensor):
-    """`image` as a 4-D batch, and whether it was a single 3-D image."""
-    if image.shape.ndims == 3:
-        return array_ops.expand_dims(image, 0), True
+    """`image` as a 4-D batch, and whether it was a single 3-D image.
+
+    As in TF, an image of unknown rank (say, the output of decode_image) is taken to be a
+    single 3-D image.
+    """
+    rank = image.shape.ndims
+    if rank == 3 or rank is None:
+        batch = array_ops.expand_dims(image, 0)
+        if rank is None:
+            batch.set_shape([None] * 4)
+        return batch, True
     return image, False
 
 
@@ -283,22 +291,43 @@ def central_crop(image, central_fraction: float) -> Tensor:
 
 
 # --- flips, transposes, rotations ----------------------------------------------------------
-def _spatial_axis(image: Tensor, axis: int) -> int:
-    """The index of spatial axis `axis` (0: height, 1: width) for a 3-D or 4-D image."""
+def _check_3d_or_4d(image: Tensor) -> Optional[int]:
+    """The rank of `image`: 3, 4, or None if unknown at build time."""
     check_image(image)
     rank = image.shape.ndims
-    if rank is None:
-        raise ValueError("'image' must have a known rank (3 or 4)")
-    if rank not in (3, 4):
+    if rank not in (3, 4, None):
         raise ValueError("'image' (shape %s) must have either 3 or 4 dimensions."
                          % image.shape)
-    return axis + rank - 3
+    return rank
+
+
+def _spatial_axis(image: Tensor, axis: int) -> int:
+    """The index of spatial axis `axis` (0: height, 1: width) for a 3-D or 4-D image.
+
+    An image of unknown rank is taken as a 4-D batch: TF's rot90 and transpose_image do
+    the same in effect (a 3-D image of unknown static rank fails there at run time).
+    """
+    rank = _check_3d_or_4d(image)
+    return axis + (rank or 4) - 3
+
+
+def _by_rank(image: Tensor, rank3, rank4) -> Tensor:
+    """`rank3()` for a 3-D image, `rank4()` for a batch; for an image of unknown rank, TF's
+    flips choose between them at run time on the rank."""
+    rank = _check_3d_or_4d(image)
+    if rank == 3:
+        return rank3()
+    if rank == 4:
+        return rank4()
+    from tensorweave.ops.control_flow.control_flow_ops import cond
+    return cond(math_binary.equal(array_ops.rank(image), 3), rank3, rank4)
 
 
 def _flip(image, axis: int, scope: str) -> Tensor:
     with _graph.name_scope(None, scope, [image]):
         image = convert_to_tensor(image, name="image")
-        return array_ops.reverse(image, [_spatial_axis(image, axis)])
+        return _by_rank(image, lambda: array_ops.reverse(image, [axis]),
+                        lambda: array_ops.reverse(image, [axis + 1]))
 
 
 @tf_export("image.flip_left_right")
@@ -380,6 +409,8 @@ def rot90(image, k=1, name: Optional[str] = None) -> Tensor:
         branches = [(math_binary.equal(k, i), (lambda i=i: _rot90_static(image, i)))
                     for i in (1, 2, 3)]
         result = case(branches, default=lambda: image, exclusive=True)
+        if image.shape.ndims is None:
+            return result
         h = image.shape.ndims - 3
         dims = image.shape.as_list()
         spatial = dims[h:h + 2]
@@ -395,20 +426,24 @@ def _random_flip(image, axis: int, seed, scope: str) -> Tensor:
     from tensorweave.ops.random import random_ops
     with _graph.name_scope(None, scope, [image]):
         image = convert_to_tensor(image, name="image")
-        index = _spatial_axis(image, axis)
-        if image.shape.ndims == 3:
+
+        def flip_one():
             from tensorweave.ops.control_flow.control_flow_ops import cond
             uniform = random_ops.random_uniform([], 0, 1.0, seed=seed)
             result = cond(math_binary.less(uniform, 0.5),
-                          lambda: array_ops.reverse(image, [index]), lambda: image)
+                          lambda: array_ops.reverse(image, [axis]), lambda: image)
             result.set_shape(image.shape)
             return result
-        batch = array_ops.shape(image)[0]
-        uniform = random_ops.random_uniform(array_ops.stack([batch]), 0, 1.0, seed=seed)
-        flips = math_ops.cast(math_unary.round(
-            array_ops.reshape(uniform, array_ops.stack([batch, 1, 1, 1]))), image.dtype)
-        flipped = array_ops.reverse(image, [index])
-        return flips * flipped + (1 - flips) * image
+
+        def flip_batch():
+            batch = array_ops.shape(image)[0]
+            uniform = random_ops.random_uniform(array_ops.stack([batch]), 0, 1.0, seed=seed)
+            flips = math_ops.cast(math_unary.round(
+                array_ops.reshape(uniform, array_ops.stack([batch, 1, 1, 1]))), image.dtype)
+            flipped = array_ops.reverse(image, [axis + 1])
+            return flips * flipped + (1 - flips) * image
+
+        return _by_rank(image, flip_one, flip_batch)
 
 
 @tf_export("image.random_flip_left_right")

@@ -344,6 +344,21 @@ export(ResizeMethod, "image.ResizeMethod")
 
 _RESIZERS = {0: "ResizeBilinear", 1: "ResizeNearestNeighbor", 2: "ResizeBicubic",
              3: "ResizeArea"}
+# TF2's ResizeMethod strings that TF1's resize_images also accepts (the others, such as
+# 'lanczos3', are not implemented there).
+_METHOD_NAMES = {"bilinear": 0, "nearest": 1, "bicubic": 2, "area": 3}
+
+
+def _resizer(method) -> str:
+    """The resize op for `method`: a ResizeMethod int or one of TF2's method strings."""
+    if isinstance(method, str):
+        index = _METHOD_NAMES.get(method)
+    else:
+        # compared by equality as TF does, so 1.0 also means NEAREST_NEIGHBOR
+        index = next((i for i in _RESIZERS if method == i), None)
+    if index is None:
+        raise ValueError("Resize method is not implemented: %s" % (method,))
+    return _RESIZERS[index]
 
 
 def _aspect_size(images: Tensor, size: Tensor, height, width):
@@ -374,7 +389,8 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners: boo
     Args:
       images: a 3-D or 4-D Tensor of a real type.
       size: a 1-D int32 Tensor of 2 elements: new_height, new_width.
-      method: a ResizeMethod (BILINEAR, NEAREST_NEIGHBOR, BICUBIC, AREA) or its int.
+      method: a ResizeMethod (BILINEAR, NEAREST_NEIGHBOR, BICUBIC, AREA), its int, or
+        one of the strings 'bilinear', 'nearest', 'bicubic', 'area'.
       align_corners: align the corner pixels (see resize_bilinear).
       preserve_aspect_ratio: resize to the largest size within `size` that keeps the
         aspect ratio.
@@ -405,15 +421,14 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners: boo
         if not size.shape.is_compatible_with([2]):
             raise ValueError("'size' must be a 1-D Tensor of 2 elements: new_height, "
                              "new_width")
-        if int(method) not in _RESIZERS:
-            raise ValueError("Resize method is not implemented: %s" % (method,))
         if preserve_aspect_ratio:
             size = _aspect_size(images, size, height, width)
         value = tensor_util.constant_value(size)
         new_h, new_w = (int(value[0]), int(value[1])) if value is not None else (None, None)
         if new_h is not None and (new_h, new_w) == (height, width):
             return images if is_batch else array_ops.squeeze(images, axis=[0])
-        op = _RESIZERS[int(method)]
+        # like TF, an unknown method is only an error when there is something to resize
+        op = _resizer(method)
         attrs = {"align_corners": bool(align_corners)}
         if op != "ResizeArea":
             attrs["half_pixel_centers"] = False
