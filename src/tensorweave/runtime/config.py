@@ -3,6 +3,11 @@
 Plain classes accepting TF1's field names (keyword arguments or attribute assignment,
 nested messages created on access), so TF1 configuration code runs unchanged. Fields
 tensorweave has no use for are accepted and stored.
+
+On the wire they are TF's messages (the copies of config.proto that the tensorboard
+package ships): `SerializeToString()` writes the fields TF's message has,
+`ParseFromString(b)` reads them back, and `FromString(b)` returns TF's message itself
+(what a program reading a RunMetadata out of an event file wants).
 """
 from __future__ import annotations
 
@@ -44,6 +49,69 @@ class _Message:
         if isinstance(default, dict) and not isinstance(v, dict):
             v = dict(v)
         object.__setattr__(self, k, v)
+
+    # --- the wire form: TF's message of the same name ---------------------------------
+    @classmethod
+    def _proto_class(cls):
+        from tensorboard.compat.proto import config_pb2
+        proto_class = getattr(config_pb2, cls.__name__, None)
+        if proto_class is None:
+            raise NotImplementedError("%s has no TensorFlow wire form" % cls.__name__)
+        return proto_class
+
+    def _to_proto(self, proto) -> None:
+        """Sets the fields of TF's message `proto` that this record has set."""
+        names = proto.DESCRIPTOR.fields_by_name
+        for k, default in self._fields.items():
+            v = getattr(self, k)
+            if k not in names or v is None or v is default or \
+                    (not isinstance(v, _Message) and v == default):
+                continue
+            if isinstance(v, _Message):
+                v._to_proto(getattr(proto, k))
+            elif isinstance(v, dict):
+                getattr(proto, k).update(v)
+            elif isinstance(v, list):
+                field = getattr(proto, k)
+                for item in v:
+                    if isinstance(item, _Message):
+                        item._to_proto(field.add())
+                    elif hasattr(item, "DESCRIPTOR"):
+                        field.add().CopyFrom(item)
+                    else:
+                        field.append(item)
+            else:
+                setattr(proto, k, v)
+
+    def SerializeToString(self) -> bytes:  # noqa: N802 - protobuf API
+        """TF's serialized message of this record."""
+        proto = self._proto_class()()
+        self._to_proto(proto)
+        return proto.SerializeToString()
+
+    @classmethod
+    def FromString(cls, data: bytes):  # noqa: N802
+        """TF's message (tensorboard's copy) parsed from `data`."""
+        return cls._proto_class().FromString(data)
+
+    def ParseFromString(self, data: bytes) -> None:  # noqa: N802
+        """Sets this record's fields from TF's serialized message (repeated messages
+        stay TF's messages)."""
+        self._from_proto(self._proto_class().FromString(data))
+
+    def _from_proto(self, proto) -> None:
+        for fd, v in proto.ListFields():
+            if fd.name not in self._fields:
+                continue
+            default = self._fields[fd.name]
+            if isinstance(default, type) and issubclass(default, _Message):
+                getattr(self, fd.name)._from_proto(v)
+            elif isinstance(default, dict):
+                setattr(self, fd.name, dict(v))
+            elif isinstance(default, list):
+                setattr(self, fd.name, list(v))
+            else:
+                setattr(self, fd.name, v)
 
     def CopyFrom(self, other) -> None:  # noqa: N802 - protobuf API
         for k in self._fields:
@@ -290,6 +358,15 @@ class RunMetadata(_Message):
 
     _fields = {"step_stats": StepStats, "partition_graphs": [], "cost_graph": None,
                "function_graphs": []}
+
+    def _to_proto(self, proto) -> None:
+        from tensorweave.framework import graph_def_proto
+        from tensorweave.runtime.step_stats import fill_proto
+        fill_proto(proto.step_stats, self.step_stats)
+        for g in self.partition_graphs:
+            proto.partition_graphs.add().CopyFrom(
+                g if graph_def_proto.is_graph_def_proto(g) else
+                graph_def_proto.graph_def_to_proto(g))
 
 
 def optimizations_enabled(config) -> Dict[str, bool]:

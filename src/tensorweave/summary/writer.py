@@ -79,13 +79,9 @@ def _run_metadata_proto(run_metadata):
     if not isinstance(run_metadata, RunMetadata):
         raise TypeError("run_metadata must be a RunMetadata, saw type: %s"
                         % type(run_metadata))
-    from tensorboard.compat.proto import config_pb2
-    from tensorweave.runtime.step_stats import fill_proto
-    out = config_pb2.RunMetadata()
-    fill_proto(out.step_stats, run_metadata.step_stats)
-    for g in run_metadata.partition_graphs:
-        out.partition_graphs.add().CopyFrom(_graph_def_proto(g, None))
-    return out
+    proto = RunMetadata._proto_class()()
+    run_metadata._to_proto(proto)
+    return proto
 
 
 @tf_export("summary.FileWriter")

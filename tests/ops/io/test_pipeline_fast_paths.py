@@ -198,7 +198,7 @@ def test_decode_csv_plain_columns_keep_the_records_shape(sess, shape):
     n = int(np.prod(shape))
     rows = np.array([b"%d,-%d.25,%d,x%d" % (k, k, 7 * k, k) for k in range(n)],
                     dtype=object).reshape(shape)
-    cols = sess.run(tf.decode_csv(rows, [[0], [0.0], [np.int64(0)], [""]]))
+    cols = sess.run(tf.decode_csv(rows, [[0], [0.0], np.array([0], np.int64), [""]]))
     want = [np.arange(n, dtype=np.int32), -np.arange(n, dtype=np.float32) - 0.25,
             7 * np.arange(n, dtype=np.int64), np.array([b"x%d" % k for k in range(n)],
                                                        dtype=object)]
@@ -264,7 +264,7 @@ def test_float32_fields_are_rounded_once(sess):
     for got in sess.run([plain, rows, missing, numbers, one_by_one]):
         assert got.dtype == np.float32
         np.testing.assert_array_equal(got[:len(want)], want)
-    doubles = sess.run(tf.decode_csv(texts, [[np.float64(0)]])[0])
+    doubles = sess.run(tf.decode_csv(texts, [np.zeros(1, np.float64)])[0])
     assert doubles.tolist() == [float(t) for t in texts]
 
 
