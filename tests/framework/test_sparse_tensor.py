@@ -68,7 +68,61 @@ def test_feed_sparse_placeholder_round_trip(sess, feed):
 def test_feed_rejects_bad_value(sess):
     p = tf.sparse_placeholder(tf.float32)
     with pytest.raises(TypeError, match="SparseTensorValue"):
+        sess.run(p, {p: 5})
+    # a sequence feeds the parts in order: here indices of the wrong rank
+    with pytest.raises(ValueError, match="Cannot feed value of shape"):
         sess.run(p, {p: [[0, 1]]})
+
+
+def test_feed_indices_and_values_only(sess):
+    """An (indices, values) pair leaves dense_shape to the placeholder's static shape; with
+    none, the dense shape placeholder is unfed."""
+    p = tf.sparse_placeholder(tf.float32, shape=[2, 3])
+    for feed in (([[0, 1]], [5.0]), [[[0, 1]], [5.0]]):
+        np.testing.assert_array_equal(sess.run(tf.sparse.to_dense(p), {p: feed}),
+                                      [[0, 5, 0], [0, 0, 0]])
+    v = sess.run(p, {p: ([[1, 2]], [7.0])})
+    assert v.dense_shape.tolist() == [2, 3] and v.values.tolist() == [7.0]
+    q = tf.sparse_placeholder(tf.float32)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="You must feed a value for "
+                                                            "placeholder tensor .* int64"):
+        sess.run(tf.sparse.to_dense(q), {q: ([[0, 1]], [5.0])})
+
+
+def test_operators_multiply_and_divide_by_dense(sess):
+    """sparse * dense and sparse / dense keep the sparse indices (the dense side is
+    broadcast to the sparse shape); `/` of integers divides in float64, `__div__` rounds
+    toward zero."""
+    sp = tf.SparseTensor([[0, 0], [1, 1]], [1.0, -2.0], [2, 2])
+    for y, want in ((sp * tf.constant([[2.0], [3.0]]), [2.0, -6.0]), (sp * 2, [2.0, -4.0]),
+                    (sp / 2.0, [0.5, -1.0]), (sp.__truediv__(2.0), [0.5, -1.0]),
+                    (sp.__div__(tf.constant([[2.0, 4.0]])), [0.5, -0.5])):
+        assert isinstance(y, tf.SparseTensor) and y.shape.as_list() == [2, 2]
+        v = sess.run(y)
+        assert v.indices.tolist() == [[0, 0], [1, 1]] and v.values.tolist() == want
+    si = tf.SparseTensor([[0, 0], [1, 1]], [3, -5], [2, 2])
+    assert (si / 2).dtype == tf.float64
+    assert sess.run(si / 2).values.tolist() == [1.5, -2.5]
+    assert (si.__div__(2)).dtype == tf.int32
+    assert sess.run(si.__div__(2)).values.tolist() == [1, -2]
+    assert sess.run(si * 2).values.tolist() == [6, -10]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="broadcasts dense to sparse only; "
+                                                            r"got incompatible shapes: \[2,2\] "
+                                                            r"vs. \[3\]"):
+        sess.run(sp * tf.constant([1.0, 2.0, 3.0]))
+    with pytest.raises(TypeError):
+        2.0 * sp  # TF1 defines no reflected operators on SparseTensor
+
+
+def test_operator_gradients(sess):
+    """d(v * d)/dv = d, d/dd sums v over the broadcast dims; d(v / d)/dd = -v / d**2."""
+    sp = tf.SparseTensor([[0, 0], [1, 1]], [1.0, -2.0], [2, 2])
+    d = tf.constant([[2.0], [3.0]])
+    gv, gd = sess.run(tf.gradients((sp * d).values, [sp.values, d]))
+    assert gv.tolist() == [2.0, 3.0] and gd.tolist() == [[1.0], [-2.0]]
+    gv, gd = sess.run(tf.gradients((sp / d).values, [sp.values, d]))
+    np.testing.assert_allclose(gv, [0.5, 1 / 3])
+    np.testing.assert_allclose(gd, [[-0.25], [2 / 9]])
 
 
 def test_from_value_and_is_sparse(graph):

@@ -4,7 +4,8 @@ A `SparseTensor` is three dense tensors standing for one sparse one (DESIGN.md: 
 values are tuples of dense tensors): `indices` (int64 [N, rank]) name the non-default
 entries, `values` ([N]) hold them and `dense_shape` (int64 [rank]) is the shape of the
 dense tensor. `Session.run` fetches it as a `SparseTensorValue` and accepts one (or an
-`(indices, values, dense_shape)` tuple) as the feed of a SparseTensor, through the
+`(indices, values, dense_shape)` or `(indices, values)` tuple) as the feed of a
+SparseTensor, through the
 `_fetch_components` / `_feed_components` protocol of runtime/session.py.
 """
 from __future__ import annotations
@@ -117,13 +118,38 @@ class SparseTensor:
         return [self._indices, self._values, self._dense_shape]
 
     def _split_feed(self, value):
-        if isinstance(value, SparseTensorValue):
-            return list(value)
-        if isinstance(value, tuple) and len(value) == 3:
+        # as TF, the parts are paired with (indices, values, dense_shape) in order: an
+        # (indices, values) pair leaves dense_shape unfed (the static shape of a
+        # sparse_placeholder), and a part left unfed that must be fed fails at run time
+        if isinstance(value, (SparseTensorValue, tuple, list)):
             return list(value)
         raise TypeError("The value of a feed for a SparseTensor must be a "
                         "tf.compat.v1.SparseTensorValue or an (indices, values, dense_shape) "
                         "tuple, got %r" % (value,))
+
+    # --- operators: TF1 defines only sparse (op) dense, as SparseDenseCwise ops --------
+    def __mul__(self, other) -> "SparseTensor":
+        from tensorweave.ops.sparse.sparse_math_ops import sparse_dense_cwise
+        return sparse_dense_cwise("SparseDenseCwiseMul", self, other, name="mul")
+
+    def __div__(self, other) -> "SparseTensor":
+        """Python 2 division: integer values divide rounding toward zero."""
+        from tensorweave.ops.sparse.sparse_math_ops import sparse_dense_cwise
+        return sparse_dense_cwise("SparseDenseCwiseDiv", self, other, name="div")
+
+    def __truediv__(self, other) -> "SparseTensor":
+        """True division: integer values are cast to a float type first (as tf.truediv)."""
+        from tensorweave.ops.math.math_binary import _TRUEDIV_FLOAT
+        from tensorweave.ops.math.math_ops import cast
+        from tensorweave.ops.sparse.sparse_math_ops import sparse_dense_cwise
+        with name_scope(None, "truediv", [self.values, other]):
+            sp = self
+            to = _TRUEDIV_FLOAT.get(self.dtype.base_dtype)
+            if to is not None:
+                other = cast(convert_to_tensor(other, dtype=self.dtype, name="y"), to)
+                sp = SparseTensor(self._indices, cast(self._values, to), self._dense_shape)
+                sp._dense_shape_default = self._dense_shape_default
+            return sparse_dense_cwise("SparseDenseCwiseDiv", sp, other)
 
     def __str__(self):
         return "SparseTensor(indices=%s, values=%s, dense_shape=%s)" % (

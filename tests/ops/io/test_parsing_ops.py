@@ -280,6 +280,108 @@ def test_sparse_feature_merges_its_index_and_value_features(sess):
     with pytest.raises(ValueError, match="Conflicting type <dtype: 'float32'> vs "
                                          "<dtype: 'int64'> for feature ix"):
         tf.io.parse_example(data, dict(feats, ix=tf.io.VarLenFeature(tf.float32)))
-    with pytest.raises(ValueError, match="one index_key"):
-        tf.io.parse_example(data, {"sp": tf.io.SparseFeature(["ix", "ix"], "val",
-                                                             tf.float32, [5, 5])})
+    # the dense shape's last entry is the constant size
+    assert batch["sp"].shape.as_list() == [None, 5]
+    assert single["sp"].shape.as_list() == [5]
+
+
+def test_sparse_feature_with_several_index_keys(sess):
+    """An index feature per sparse dimension: dense shape [batch] + size, the entries
+    sorted row-major (TF 2.21's values, checked by hand)."""
+    def example(**feats):
+        return _example(**feats).SerializeToString()
+    data = [example(i0=[1, 0], i1=[2, 1], val=[10.0, 20.0]),
+            example(i0=[1], i1=[0], val=[5.0]), example()]
+    feats = {"sp": tf.SparseFeature(["i0", "i1"], "val", tf.float32, [2, 3])}
+    batch = tf.parse_example(data, feats)
+    single = tf.parse_single_example(data[0], feats)
+    assert sorted(batch) == ["sp"]
+    assert batch["sp"].shape.as_list() == [None, 2, 3]
+    assert single["sp"].shape.as_list() == [2, 3]
+    got = sess.run(batch["sp"])
+    assert got.indices.tolist() == [[0, 0, 1], [0, 1, 2], [1, 1, 0]]
+    assert got.values.tolist() == [20.0, 10.0, 5.0] and got.dense_shape.tolist() == [3, 2, 3]
+    one = sess.run(single["sp"])
+    assert one.indices.tolist() == [[0, 1], [1, 2]] and one.dense_shape.tolist() == [2, 3]
+    # already sorted: the entries stay in the order of the Examples
+    unsorted = tf.parse_example(data, {"sp": tf.SparseFeature(
+        ["i0", "i1"], "val", tf.float32, [2, 3], already_sorted=True)})
+    assert sess.run(unsorted["sp"]).indices.tolist() == [[0, 1, 2], [0, 0, 1], [1, 1, 0]]
+    with pytest.raises(TypeError, match="vocab_size has to be a list of Tensors or Python "
+                                        "ints. Found <class 'int'>"):
+        tf.parse_example(data, {"sp": tf.SparseFeature(["i0", "i1"], "val", tf.float32, 5)})
+    with pytest.raises(ValueError, match="sp_ids and vocab_size have to have equal lengths"):
+        tf.parse_example(data, {"sp": tf.SparseFeature(["i0", "i1"], "val", tf.float32, [5])})
+
+
+def _int_examples(*rows):
+    """Serialized Examples with int64 feature q holding each row's values (None: no q)."""
+    return [(_example(q=row) if row is not None else tf.train.Example()).SerializeToString()
+            for row in rows]
+
+
+def test_fixed_len_sequence_feature_pads_to_the_longest(sess):
+    """Each example's values as steps of the feature's shape, padded with the default
+    value (0 unless given) to the longest example; a missing feature has no steps."""
+    data = _int_examples([1, 2], [4, 5, 6], None)
+    seq = tf.FixedLenSequenceFeature
+    got = tf.parse_example(data, {"q": seq([], tf.int64, allow_missing=True)})["q"]
+    assert got.shape.as_list() == [3, None]
+    assert sess.run(got).tolist() == [[1, 2, 0], [4, 5, 6], [0, 0, 0]]
+    got = tf.parse_example(data, {"q": seq([], tf.int64, allow_missing=True,
+                                           default_value=-1)})["q"]
+    assert sess.run(got).tolist() == [[1, 2, -1], [4, 5, 6], [-1, -1, -1]]
+    data = _int_examples([1, 2], [1, 2, 3, 4], None)
+    got = tf.parse_example(data, {"q": seq([2], tf.int64, allow_missing=True,
+                                           default_value=-1)})["q"]
+    assert got.shape.as_list() == [3, None, 2]
+    assert sess.run(got).tolist() == [[[1, 2], [-1, -1]], [[1, 2], [3, 4]],
+                                      [[-1, -1], [-1, -1]]]
+    # mixed with the other kinds of feature, and no example with values
+    got = sess.run(tf.parse_example(_int_examples([7], None), {
+        "q": seq([], tf.int64, allow_missing=True),
+        "r": tf.FixedLenFeature([], tf.int64, default_value=3)}))
+    assert got["q"].tolist() == [[7], [0]] and got["r"].tolist() == [3, 3]
+    got = tf.parse_example(_int_examples(None, None),
+                           {"q": seq([2, 3], tf.float32, allow_missing=True)})["q"]
+    assert got.shape.as_list() == [2, None, 2, 3]
+    assert sess.run(got).shape == (2, 0, 2, 3)
+    strings = [_example(s=[b"a"]).SerializeToString(), tf.train.Example().SerializeToString()]
+    got = tf.parse_example(strings, {"s": seq([], tf.string, allow_missing=True)})["s"]
+    assert sess.run(got).tolist() == [[b"a"], [b""]]
+
+
+def test_fixed_len_sequence_feature_in_one_example(sess):
+    seq = tf.FixedLenSequenceFeature
+    data = _int_examples([4, 5, 6], None, [1, 2, 3, 4])
+    got = tf.parse_single_example(data[0], {"q": seq([], tf.int64, allow_missing=True)})["q"]
+    assert got.shape.as_list() == [None] and sess.run(got).tolist() == [4, 5, 6]
+    got = tf.parse_single_example(data[1], {"q": seq([], tf.int64, allow_missing=True,
+                                                     default_value=7)})["q"]
+    assert sess.run(got).tolist() == []
+    got = tf.parse_single_example(data[2], {"q": seq([2], tf.int64, allow_missing=True)})["q"]
+    assert got.shape.as_list() == [None, 2] and sess.run(got).tolist() == [[1, 2], [3, 4]]
+
+
+def test_fixed_len_sequence_feature_errors(sess, graph):
+    seq = tf.FixedLenSequenceFeature
+    data = _int_examples([1, 2], [4, 5, 6])
+    with pytest.raises(IAE, match=r"Name: <unknown>, Key: q, Index: 1.  Number of int64 values "
+                                  r"is not a multiple of stride length. Saw 3 values but output "
+                                  r"shape is: \[\?,2\]"):
+        sess.run(tf.parse_example(data, {"q": seq([2], tf.int64, allow_missing=True)}))
+    with pytest.raises(IAE, match="Error while parsing feature with key q: number of elements "
+                                  "should be divisible by 2, found 3 instead"):
+        sess.run(tf.parse_single_example(data[1], {"q": seq([2], tf.int64,
+                                                            allow_missing=True)}))
+    with pytest.raises(IAE, match="Name: <unknown>, Key: q, Index: 0.  Data types don't match. "
+                                  "Data type: int64 but expected type: float"):
+        sess.run(tf.parse_example(data, {"q": seq([], tf.float32, allow_missing=True)}))
+    with pytest.raises(ValueError, match="Unsupported: FixedLenSequenceFeature requires "
+                                         "allow_missing to be True."):
+        tf.parse_example(data, {"q": seq([], tf.int64)})
+    with pytest.raises(ValueError, match="Cannot reshape a tensor with 2 elements to shape"):
+        tf.parse_example(data, {"q": seq([2], tf.int64, allow_missing=True,
+                                         default_value=[1, 2])})
+    with pytest.raises(ValueError, match="unknown inner dimensions"):
+        tf.parse_example(data, {"q": seq([None], tf.int64, allow_missing=True)})

@@ -52,7 +52,27 @@ def test_sparse_plus_dense(sess):
 
 def test_sparse_add_errors(sess):
     with pytest.raises(tf.errors.InvalidArgumentError, match="shapes do not match"):
-        sess.run(tf.sparse.add(_a(), tf.SparseTensor([[0, 0]], [1.0], [3, 3])))
+        # (a dense shape known only at run time: known ones fail at build time)
+        shape = tf.placeholder_with_default(np.array([3, 3], np.int64), [2])
+        sess.run(tf.sparse.add(_a(), tf.SparseTensor([[0, 0]], [1.0], shape)))
+
+
+def test_sparse_add_of_incompatible_static_shapes_fails_at_build(graph):
+    with pytest.raises(ValueError, match=r"Shapes \(3, 4\) and \(3, 5\) are incompatible"):
+        tf.sparse_add(tf.SparseTensor([[0, 0]], [1.0], [3, 4]),
+                      tf.SparseTensor([[0, 0]], [1.0], [3, 5]))
+
+
+@pytest.mark.parametrize("reduce", [
+    lambda sp: tf.sparse_reduce_max(sp),
+    lambda sp: tf.sparse_reduce_max_sparse(sp, 1).values,
+    lambda sp: tf.sparse_reduce_sum_sparse(sp, 1).values,
+])
+def test_reductions_without_gradient_raise_lookup_error(graph, reduce):
+    sp = _a()
+    with pytest.raises(LookupError, match=r"No gradient defined for operation .*"
+                                          r"\(op type: SparseReduce"):
+        tf.gradients(reduce(sp), [sp.values])
 
 
 def test_sparse_add_gradients(graph):
@@ -64,6 +84,17 @@ def test_sparse_add_gradients(graph):
     d = tf.placeholder(tf.float64, [2, 3])
     y = tf.sparse.add(tf.SparseTensor(_IA, va, [2, 3]), d)
     assert compute_gradient_error([va, d], [[3], [2, 3]], y, [2, 3]) < 1e-8
+
+
+def test_sparse_dense_cwise_numeric_gradients(graph):
+    va = tf.placeholder(tf.float64, [3])
+    d = tf.placeholder(tf.float64, [2, 1])  # broadcast along the columns
+    sp = tf.SparseTensor(_IA, va, [2, 3])
+    d0 = np.array([[1.5], [-2.5]])
+    for y in ((sp * d).values, (sp / d).values):
+        err = compute_gradient_error([va, d], [[3], [2, 1]], y, [3],
+                                     x_init_value=[np.array(_VA), d0])
+        assert err < 1e-6  # the quotient's curvature over the finite-difference step
 
 
 def test_reduce_sum_and_max(sess):

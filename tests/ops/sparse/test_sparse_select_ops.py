@@ -61,6 +61,29 @@ def test_merge_and_to_indicator(sess):
         tf.sparse.merge(vals, vals, 4)
 
 
+def test_merge_of_several_id_tensors(sess):
+    """One new dimension per id SparseTensor, of the matching vocabulary size."""
+    idx = [[0, 0], [0, 1], [1, 0]]
+    rows = tf.SparseTensor(idx, tf.constant([1, 0, 1], tf.int64), [2, 2])
+    cols = tf.SparseTensor(idx, tf.constant([2, 1, 0], tf.int64), [2, 2])
+    vals = tf.SparseTensor(idx, [10.0, 20.0, 5.0], [2, 2])
+    m = tf.sparse.merge([rows, cols], vals, [2, 3])
+    assert m.shape.as_list()[1:] == [2, 3]
+    v = sess.run(m)
+    assert v.indices.tolist() == [[0, 0, 1], [0, 1, 2], [1, 1, 0]]
+    assert v.values.tolist() == [20.0, 10.0, 5.0] and v.dense_shape.tolist() == [2, 2, 3]
+    assert tf.sparse.merge([rows, cols], vals, [2, tf.constant(3)]).shape.as_list()[1:] == \
+        [2, 3]
+    with pytest.raises(TypeError, match="vocab_size has to be a list of Tensors or Python "
+                                        "ints. Found <class 'int'>"):
+        tf.sparse.merge([rows, cols], vals, 3)
+    with pytest.raises(TypeError, match="vocab_size has to be a Tensor or Python int. Found "
+                                        "<class 'list'>"):
+        tf.sparse.merge(rows, vals, [3])
+    with pytest.raises(ValueError, match="sp_ids and vocab_size have to have equal lengths"):
+        tf.sparse.merge([rows, cols], vals, [3])
+
+
 def test_eye(sess):
     e = tf.sparse.eye(2, 3, dtype=tf.int32)
     assert e.dtype == tf.int32

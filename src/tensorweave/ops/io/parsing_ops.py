@@ -97,22 +97,50 @@ class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
     """
 
 
+@tf_export("io.FixedLenSequenceFeature", "FixedLenSequenceFeature")
+class FixedLenSequenceFeature(collections.namedtuple(
+        "FixedLenSequenceFeature", ["shape", "dtype", "allow_missing", "default_value"])):
+    """A feature with any number of values, each step of a fixed shape (TF1).
+
+    In an Example (`parse_example`) it parses to a dense [batch, steps, *shape] tensor,
+    padded to the longest example with `default_value`; in a SequenceExample feature list
+    (`parse_sequence_example`) to a dense tensor padded with zeros.
+
+    Args:
+      shape: the shape of one step.
+      dtype: float32, int64 or string.
+      allow_missing: a missing feature parses as zero steps instead of failing (must be
+        True in Example parsing).
+      default_value: the scalar padding in Example parsing (None: 0 or ""); must be None
+        in SequenceExample parsing.
+    """
+
+    def __new__(cls, shape, dtype, allow_missing=False, default_value=None):
+        return super().__new__(cls, shape, dtype, allow_missing, default_value)
+
+
 @tf_export("SparseFeature", "io.SparseFeature")
 class SparseFeature(collections.namedtuple(
         "SparseFeature", ["index_key", "value_key", "dtype", "size", "already_sorted"])):
-    """A sparse feature stored as two features of the Example, its indices and its
-    values, parsed to one SparseTensor of dense shape [batch, size] (TF1).
+    """A sparse feature stored as features of the Example, its indices (one feature per
+    dimension) and its values, parsed to one SparseTensor of dense shape [batch] + size
+    (TF1).
 
     Args:
-      index_key: the name of the int64 feature holding the indices.
+      index_key: the name of the int64 feature holding the indices, or a list of names,
+        one per sparse dimension.
       value_key: the name of the feature holding the values.
       dtype: the values' type (float32, int64 or string).
-      size: the size of the sparse dimension.
+      size: the size of the sparse dimension (a list of sizes for a list of index_key).
       already_sorted: the indices are sorted within each example (skips the reorder).
     """
 
     def __new__(cls, index_key, value_key, dtype, size, already_sorted=False):
         return super().__new__(cls, index_key, value_key, dtype, size, already_sorted)
+
+
+def _index_keys(f: SparseFeature) -> List[str]:
+    return [f.index_key] if isinstance(f.index_key, str) else list(f.index_key)
 
 
 def _with_sparse_features(features) -> tuple:
@@ -123,11 +151,9 @@ def _with_sparse_features(features) -> tuple:
     plain = {k: f for k, f in features.items() if not isinstance(f, SparseFeature)}
     composite = {k: f for k, f in features.items() if isinstance(f, SparseFeature)}
     for key, f in composite.items():
-        if not isinstance(f.index_key, str):
-            raise ValueError("SparseFeature %s: tensorweave supports one index_key (a "
-                             "string), got %r" % (key, f.index_key))
-        for k, want in ((f.index_key, VarLenFeature(_dt.int64)),
-                        (f.value_key, VarLenFeature(_dt.as_dtype(f.dtype)))):
+        wanted = [(k, VarLenFeature(_dt.int64)) for k in _index_keys(f)]
+        wanted.append((f.value_key, VarLenFeature(_dt.as_dtype(f.dtype))))
+        for k, want in wanted:
             have = plain.setdefault(k, want)
             if have != want:
                 raise ValueError("Conflicting type %s vs %s for feature %s."
@@ -142,10 +168,12 @@ def _merge_sparse_features(result: dict, features, composite: dict) -> dict:
         return result
     from tensorweave.ops.sparse.sparse_select_ops import sparse_merge
     for key, f in composite.items():
-        result[key] = sparse_merge(result[f.index_key], result[f.value_key], f.size,
+        ids = (result[f.index_key] if isinstance(f.index_key, str) else
+               [result[k] for k in f.index_key])
+        result[key] = sparse_merge(ids, result[f.value_key], f.size,
                                    already_sorted=f.already_sorted)
     for f in composite.values():
-        for k in (f.index_key, f.value_key):
+        for k in _index_keys(f) + [f.value_key]:
             if k not in features:
                 result.pop(k, None)
     return result
@@ -160,13 +188,15 @@ _VALUE_NAME = {"float_list": "float", "int64_list": "int64", "bytes_list": "byte
 
 # --- the shared parser ---------------------------------------------------------------------
 def _shape_str(dims) -> str:
-    return "[%s]" % ",".join(str(int(d)) for d in dims)
+    return "[%s]" % ",".join("?" if d is None else str(int(d)) for d in dims)
 
 
 class _Spec:
     """What a kernel needs to know of its features (from the op's attrs): `sparse`
     (key, dtype) pairs, `dense` (key, dtype, shape) triples, and per dense feature its
-    dims and element count (`dense_dims`, `dense_sizes`)."""
+    dims and element count (`dense_dims`, `dense_sizes`). A dense shape whose first
+    dimension is unknown is a FixedLenSequenceFeature (`dense_variable`): its size is the
+    element count of one step, and its default input is the scalar padding."""
 
     def __init__(self, sparse_keys, sparse_types, dense_keys, dense_types, dense_shapes):
         self.sparse = [(k.decode() if isinstance(k, bytes) else k, t)
@@ -174,7 +204,10 @@ class _Spec:
         self.dense = [(k.decode() if isinstance(k, bytes) else k, t, as_shape(s))
                       for k, t, s in zip(dense_keys, dense_types, dense_shapes)]
         self.dense_dims = [shape.as_list() for _, _, shape in self.dense]
-        self.dense_sizes = [shape.num_elements() for _, _, shape in self.dense]
+        self.dense_variable = [bool(dims) and dims[0] is None for dims in self.dense_dims]
+        self.dense_sizes = [shape[1:].num_elements() if variable else shape.num_elements()
+                            for (_, _, shape), variable in zip(self.dense,
+                                                               self.dense_variable)]
 
 
 def _parse_batch(ctx, spec: _Spec, serialized: List[bytes], names: List[bytes],
@@ -198,6 +231,7 @@ def _parse_batch(ctx, spec: _Spec, serialized: List[bytes], names: List[bytes],
     sparse_flat = [[] for _ in spec.sparse]
     sparse_counts = [[] for _ in spec.sparse]
     dense_flat = [[] for _ in spec.dense]
+    dense_steps = [[] for _ in spec.dense]  # per example, of FixedLenSequenceFeatures
     dense_defaults = [np.asarray(d).reshape(-1).tolist() for d in defaults]
     for i, s in enumerate(serialized):
         try:
@@ -218,12 +252,18 @@ def _parse_batch(ctx, spec: _Spec, serialized: List[bytes], names: List[bytes],
                 if have is not None and have != kind:
                     raise errors.InvalidArgumentError(
                         None, ctx.op, "%sData types don't match. Expected type: %s, Actual "
-                        "type: %s" % (key_where(i, key), dtype.name, _KIND_NAME[have]))
+                        "type: %s" % (key_where(i, key), _KIND_NAME[kind], _KIND_NAME[have]))
             sparse_counts[j].append(len(values))
             sparse_flat[j].extend(values)
         for j, (key, dtype, shape) in enumerate(spec.dense):
             kind = _KIND[dtype]
             f = fmap[key] if key in fmap else None
+            if spec.dense_variable[j]:
+                values = _sequence_values(ctx, f, kind, dtype, shape, spec.dense_sizes[j],
+                                          key, key_where(i, key), single)
+                dense_steps[j].append(len(values) // max(spec.dense_sizes[j], 1))
+                dense_flat[j].extend(values)
+                continue
             if f is not None:
                 values = getattr(f, kind).value
                 if len(values) == spec.dense_sizes[j] and values:
@@ -240,7 +280,7 @@ def _parse_batch(ctx, spec: _Spec, serialized: List[bytes], names: List[bytes],
             if have != kind:
                 raise errors.InvalidArgumentError(
                     None, ctx.op, "%sData types don't match. Data type: %s but expected "
-                    "type: %s" % (key_where(i, key), _KIND_NAME[have], dtype.name))
+                    "type: %s" % (key_where(i, key), _KIND_NAME[have], _KIND_NAME[kind]))
             values = getattr(f, kind).value
             if len(values) != spec.dense_sizes[j]:
                 raise errors.InvalidArgumentError(
@@ -266,12 +306,57 @@ def _parse_batch(ctx, spec: _Spec, serialized: List[bytes], names: List[bytes],
             outs_shape.append(np.array([batch, longest], np.int64))
         outs_val.append(values)
     dense_out = []
-    for (key, dtype, shape), dims, n, flat in zip(spec.dense, spec.dense_dims,
-                                                   spec.dense_sizes, dense_flat):
+    for j, (key, dtype, shape) in enumerate(spec.dense):
+        dims, n, flat = spec.dense_dims[j], spec.dense_sizes[j], dense_flat[j]
+        if spec.dense_variable[j]:
+            out = _padded_steps(flat, dense_steps[j], dtype, n, defaults[j])
+            dense_out.append(out.reshape(out.shape[1:2] + tuple(dims[1:]) if single else
+                                         out.shape[:2] + tuple(dims[1:])))
+            continue
         out = _values_array(flat, dtype, batch * n)
         dense_out.append(out.reshape(dims if single else [batch] + dims))
     outs = outs_idx + outs_val + outs_shape + dense_out
     return outs[0] if len(outs) == 1 else outs  # the executor takes one output bare
+
+
+def _sequence_values(ctx, f, kind: str, dtype, shape: TensorShape, stride: int, key: str,
+                     where: str, single: bool):
+    """The values of one example's FixedLenSequenceFeature: empty when the feature is
+    absent (allow_missing), else a whole number of steps of `stride` values."""
+    have = f.WhichOneof("kind") if f is not None else None
+    if have is None:
+        return ()
+    if have != kind:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "%sData types don't match. Data type: %s but expected type: %s"
+            % (where, _KIND_NAME[have], _KIND_NAME[kind]))
+    values = getattr(f, kind).value
+    if len(values) % max(stride, 1) or (stride == 0 and values):
+        if single:  # TF's one-example path words it differently
+            raise errors.InvalidArgumentError(
+                None, ctx.op, "Error while parsing feature with key %s: number of elements "
+                "should be divisible by %d, found %d instead"
+                % (key, stride, len(values)))
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "%sNumber of %s values is not a multiple of stride length. Saw %d "
+            "values but output shape is: %s" % (where, _VALUE_NAME[kind], len(values),
+                                                _shape_str(shape.as_list())))
+    return values
+
+
+def _padded_steps(flat, steps, dtype, stride: int, padding) -> np.ndarray:
+    """[batch, longest, stride]: each example's steps, padded with `padding`."""
+    steps = np.array(steps, dtype=np.int64)
+    longest = int(steps.max()) if steps.size else 0
+    pad = np.asarray(padding).reshape(-1)
+    pad = pad[0] if pad.size else (b"" if dtype is _dt.string else 0)
+    out = np.full([steps.size, longest, stride], pad,
+                  dtype=object if dtype is _dt.string else dtype.as_numpy_dtype)
+    rows = np.repeat(np.arange(steps.size), steps)
+    at = np.arange(rows.size) - np.repeat(np.cumsum(steps) - steps, steps)
+    if flat:  # (a step of no values has no rows to fill)
+        out[rows, at] = _values_array(flat, dtype, len(flat)).reshape(-1, stride)
+    return out
 
 
 def _values_array(items, dtype, total) -> np.ndarray:
@@ -372,6 +457,21 @@ def _split_features(features):
                                 "in list of allowed values: float32, int64, string"
                                 % dtype.name)
             sparse.append((key, dtype))
+        elif isinstance(f, FixedLenSequenceFeature):
+            if not f.allow_missing:
+                raise ValueError("Unsupported: FixedLenSequenceFeature requires "
+                                 "allow_missing to be True.")
+            dtype = _dt.as_dtype(f.dtype)
+            if dtype not in _PARSE_TYPES:
+                raise TypeError("Value passed to parameter 'dense_defaults' has DataType %s "
+                                "not in list of allowed values: float32, int64, string"
+                                % dtype.name)
+            shape = TensorShape([None]).concatenate(f.shape)
+            if not shape[1:].is_fully_defined():
+                raise ValueError("dense_shapes[%d] has unknown rank or unknown inner "
+                                 "dimensions: %s" % (len(dense), _shape_str(shape.as_list())))
+            # the op's convention: an unknown first dimension is a variable step count
+            dense.append((key, dtype, shape, f.default_value))
         elif isinstance(f, FixedLenFeature):
             dtype = _dt.as_dtype(f.dtype)
             if dtype not in _PARSE_TYPES:
@@ -386,13 +486,19 @@ def _split_features(features):
             dense.append((key, dtype, shape, f.default_value))
         else:
             raise ValueError("Unsupported %s %s for key '%s' (tensorweave parses "
-                             "FixedLenFeature and VarLenFeature)" % (type(f).__name__, f, key))
+                             "FixedLenFeature, FixedLenSequenceFeature and VarLenFeature)"
+                             % (type(f).__name__, f, key))
     return sparse, dense
 
 
 def _dense_default(key, dtype, shape: TensorShape, value):
     """The default input of one dense feature: its value reshaped to `shape`, or an empty
-    tensor meaning "required"."""
+    tensor meaning "required". A FixedLenSequenceFeature's (first dimension unknown) is
+    its scalar padding, 0 or "" unless given."""
+    if shape.ndims and shape.dims[0].value is None:
+        shape = TensorShape([])
+        if value is None:
+            value = "" if dtype is _dt.string else 0
     if value is None:
         return convert_to_tensor(np.zeros([0], dtype=object if dtype is _dt.string
                                           else dtype.as_numpy_dtype), dtype=dtype,
@@ -429,8 +535,9 @@ def parse_example(serialized, features, name: Optional[str] = None, example_name
     Args:
       serialized: 1-D string tensor of serialized Examples.
       features: dict key -> FixedLenFeature (dense [batch] + shape result),
-        VarLenFeature (SparseTensor [batch, max values] result) or SparseFeature
-        (SparseTensor [batch, size] result).
+        FixedLenSequenceFeature (dense [batch, max steps] + shape, padded with its
+        default value), VarLenFeature (SparseTensor [batch, max values] result) or
+        SparseFeature (SparseTensor [batch] + size result).
       name: name scope.
       example_names: optional 1-D string tensor naming the examples in error messages.
 
@@ -438,7 +545,8 @@ def parse_example(serialized, features, name: Optional[str] = None, example_name
       A dict key -> Tensor or SparseTensor.
 
     Raises:
-      ValueError / TypeError: bad feature descriptions.
+      ValueError / TypeError: bad feature descriptions (a FixedLenSequenceFeature must
+        allow missing).
       InvalidArgumentError (at run time): unparsable bytes, a required feature missing, a
         feature of the wrong type or length.
     """
@@ -457,8 +565,8 @@ def parse_example(serialized, features, name: Optional[str] = None, example_name
                       {"sparse_types": [t for _, t in sparse],
                        "dense_shapes": [s for _, _, s, _ in dense]},
                       name="ParseExample")
-        return _merge_sparse_features(_results(sparse, dense, op.outputs), features,
-                                      composite)
+    # (outside the scope, as TF names the SparseMerge ops)
+    return _merge_sparse_features(_results(sparse, dense, op.outputs), features, composite)
 
 
 @tf_export("parse_single_example", "io.parse_single_example")
@@ -471,7 +579,8 @@ def parse_single_example(serialized, features, name: Optional[str] = None,
 
     Args:
       serialized: scalar string tensor.
-      features: dict key -> FixedLenFeature, VarLenFeature or SparseFeature.
+      features: dict key -> FixedLenFeature, FixedLenSequenceFeature (a [steps] + shape
+        result), VarLenFeature or SparseFeature.
       name: name scope.
       example_names: accepted for compatibility (a scalar name).
 

@@ -10,7 +10,6 @@ batch dimension. Ragged features are not supported (ValueError at build time).
 """
 from __future__ import annotations
 
-import collections
 from typing import Optional
 
 import numpy as np
@@ -26,20 +25,8 @@ from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.ops.io import parsing_ops as _p
 
 
-@tf_export("io.FixedLenSequenceFeature", "FixedLenSequenceFeature")
-class FixedLenSequenceFeature(collections.namedtuple(
-        "FixedLenSequenceFeature", ["shape", "dtype", "allow_missing", "default_value"])):
-    """A feature list whose every step has a fixed number of values (TF1).
-
-    Args:
-      shape: the shape of one step.
-      dtype: float32, int64 or string.
-      allow_missing: a missing feature list parses as zero steps instead of failing.
-      default_value: must be None in SequenceExample parsing (the padding is 0 / "").
-    """
-
-    def __new__(cls, shape, dtype, allow_missing=False, default_value=None):
-        return super().__new__(cls, shape, dtype, allow_missing, default_value)
+# declared with the Example features, which also parse it; exported from there
+FixedLenSequenceFeature = _p.FixedLenSequenceFeature
 
 
 def _fl_shapes(op):
@@ -228,6 +215,9 @@ def _parse_sequence_kernel(ctx, serialized, debug_name, *defaults):
 
 
 def _split(context_features, sequence_features):
+    for key, f in sorted((context_features or {}).items()):
+        if isinstance(f, FixedLenSequenceFeature):  # a context holds single features
+            raise ValueError("Unsupported FixedLenSequenceFeature %s for key '%s'" % (f, key))
     c_sparse, c_dense = _p._split_features(context_features) if context_features else ([], [])
     f_sparse, f_dense = [], []
     for key in sorted(sequence_features or {}):

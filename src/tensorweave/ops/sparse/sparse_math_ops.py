@@ -132,6 +132,99 @@ def _sparse_dense_add_grad(op, grad):
     return [None, gather_nd(grad, op.inputs[0]), None, grad]
 
 
+# --- SparseDenseCwiseMul / SparseDenseCwiseDiv ---------------------------------------------
+def _truncating_divide(a, b):
+    """a / b, rounded toward zero for integers (C's division, as TF's integer Div)."""
+    if not np.issubdtype(a.dtype, np.integer):
+        return a / b
+    q = a // b
+    return q + ((q < 0) & (q * b != a))
+
+
+# op type -> how its values combine with the dense entries they sit on
+_SPARSE_DENSE_CWISE = {"SparseDenseCwiseMul": np.multiply,
+                       "SparseDenseCwiseDiv": _truncating_divide}
+
+
+def _make_cwise_kernel(combine):
+    def run(ctx, sp_idx, sp_val, sp_shape, dense):
+        _su.check_sparse(ctx, sp_idx, sp_val, sp_shape)
+        lead = len(sp_shape) - dense.ndim
+        if lead < 0 or any(d not in (1, int(n)) for d, n in zip(dense.shape,
+                                                                sp_shape[lead:])):
+            raise _su.invalid(ctx, "SparseDenseBinaryOpShared broadcasts dense to sparse "
+                              "only; got incompatible shapes: %s vs. %s"
+                              % (_su.shape_str(sp_shape), _su.shape_str(dense.shape)))
+        # the dense entry under each sparse one: its index on the dense tensor's dims, 0
+        # along a broadcast dim
+        at = tuple(sp_idx[:, lead + k] if d != 1 else np.zeros(len(sp_idx), np.int64)
+                   for k, d in enumerate(dense.shape))
+        return np.asarray(combine(sp_val, dense[at])).astype(sp_val.dtype, copy=False)
+    return run
+
+
+def _dense_grad(op, values_grad):
+    """The gradient of the dense input from that of each sparse entry: scattered to the
+    sparse tensor's dense shape, then summed over the dims the dense input was broadcast
+    along."""
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.indexing.indexing_gather import scatter_nd
+    from tensorweave.ops.math.math_grad_util import broadcast_gradient_args
+    from tensorweave.ops.math.reduction_ops import reduce_sum
+    sp_idx, _, sp_shape, dense = op.inputs
+    full = scatter_nd(sp_idx, values_grad, sp_shape)
+    dense_shape = array_ops.shape(dense, out_type=_dt.int64)
+    _, axes = broadcast_gradient_args(sp_shape, dense_shape)
+    return array_ops.reshape(reduce_sum(full, axes), dense_shape)
+
+
+def _cwise_mul_grad(op, grad):
+    sp_idx, sp_val, sp_shape, dense = op.inputs
+    values_grad = apply_op("SparseDenseCwiseMul", [sp_idx, grad, sp_shape, dense]).outputs[0]
+    return [None, values_grad, None, _dense_grad(op, grad * sp_val)]
+
+
+def _cwise_div_grad(op, grad):
+    sp_idx, sp_val, sp_shape, dense = op.inputs
+    values_grad = apply_op("SparseDenseCwiseDiv", [sp_idx, grad, sp_shape, dense]).outputs[0]
+    # d(v / d)/dd = -v / d^2 = -out / d, with out = v / d this op's output
+    minus_out = -op.outputs[0] * grad
+    dense_part = apply_op("SparseDenseCwiseDiv", [sp_idx, minus_out, sp_shape,
+                                                  dense]).outputs[0]
+    return [None, values_grad, None, _dense_grad(op, dense_part)]
+
+
+for _op_type, _grad_fn in (("SparseDenseCwiseMul", _cwise_mul_grad),
+                           ("SparseDenseCwiseDiv", _cwise_div_grad)):
+    register_op(_op_type, inputs=["sp_indices: int64", "sp_values: T", "sp_shape: int64",
+                                  "dense: T"],
+                outputs=["output: T"], attrs={"T": TypeAttr(_dt.NUMBERS)},
+                shape=lambda op: TensorShape([op.inputs[0].shape.with_rank(2)[0]]))
+    kernel(_op_type)(_make_cwise_kernel(_SPARSE_DENSE_CWISE[_op_type]))
+    gradient(_op_type)(_grad_fn)
+
+
+def sparse_dense_cwise(op_type: str, sp_input, dense, name: Optional[str] = None
+                       ) -> SparseTensor:
+    """`sp_input` with each value combined with the entry of `dense` (broadcast to the
+    sparse tensor's shape) at its index: the SparseTensor operators `*` and `/`.
+
+    Args:
+      op_type: "SparseDenseCwiseMul" or "SparseDenseCwiseDiv".
+      sp_input: a SparseTensor.
+      dense: a Tensor (or convertible value) broadcastable to `sp_input`'s shape.
+      name: op name.
+
+    Returns:
+      A SparseTensor with `sp_input`'s indices and dense shape.
+    """
+    sp = _su.to_sparse(sp_input)
+    with name_scope(name, op_type, [sp.indices, sp.values, dense]):
+        dense = convert_to_tensor(dense, dtype=sp.dtype, name="y")
+        values = apply_op(op_type, _triple(sp) + [dense], name=op_type).outputs[0]
+        return _su.make_sparse(sp.indices, values, sp.dense_shape, sp.shape)
+
+
 @tf_export("sparse.add", "sparse_add")
 def sparse_add(a, b, threshold=None, thresh=None):
     """Adds two tensors, at least one of them a SparseTensor (TF1 `tf.sparse.add`).
@@ -162,6 +255,7 @@ def sparse_add(a, b, threshold=None, thresh=None):
                         "tf.add()?")
     if all(isinstance(x, sparse_classes) for x in (a, b)):
         a, b = _su.to_sparse(a), _su.to_sparse(b)
+        a.shape.assert_is_compatible_with(b.shape)  # what is known fails at build time
         with name_scope(None, "SparseAdd", [a.indices, a.values, b.indices, b.values]):
             real = {_dt.complex64: _dt.float32, _dt.complex128: _dt.float64}.get(a.dtype,
                                                                                 a.dtype)
@@ -282,9 +376,17 @@ for _name, _ufunc, _types in (("Sum", np.add, _dt.NUMBERS),
                 attrs={"T": TypeAttr(_types), "keep_dims": False}, shape=_sparse_reduce_shape)
     kernel("SparseReduce" + _name)(_make_reduce_kernel(_ufunc, False))
     kernel("SparseReduce%sSparse" % _name)(_make_reduce_kernel(_ufunc, True))
-not_differentiable("SparseReduceMax")
-not_differentiable("SparseReduceMaxSparse")
-not_differentiable("SparseReduceSumSparse")
+
+
+def _no_gradient(op, *unused_grads):
+    # TF registers no gradient for these, so tf.gradients through them raises LookupError;
+    # registered here so that the registry knows the op's gradient status
+    raise LookupError("No gradient defined for operation '%s' (op type: %s)"
+                      % (op.name, op.type))
+
+
+for _op_type in ("SparseReduceMax", "SparseReduceMaxSparse", "SparseReduceSumSparse"):
+    gradient(_op_type)(_no_gradient)
 
 
 @gradient("SparseReduceSum")

@@ -165,38 +165,67 @@ def sparse_mask(a, mask_indices, name: Optional[str] = None) -> IndexedSlices:
 def sparse_merge(sp_ids, sp_values, vocab_size, name: Optional[str] = None,
                  already_sorted: bool = False) -> SparseTensor:
     """A SparseTensor whose innermost index is the id in `sp_ids` and whose value is the
-    matching entry of `sp_values` (TF1 `tf.sparse.merge`, one vocabulary).
+    matching entry of `sp_values` (TF1 `tf.sparse.merge`).
+
+    With a list of id SparseTensors (all with `sp_values`' indices) and a list of vocab
+    sizes, the last index dimension is replaced by one dimension per list entry.
 
     Args:
-      sp_ids: a SparseTensor of int32/int64 ids, each in [0, vocab_size).
+      sp_ids: a SparseTensor of int32/int64 ids, each in [0, vocab_size), or a list of
+        them.
       sp_values: a SparseTensor with the same indices.
-      vocab_size: a scalar, the size of the new innermost dimension.
+      vocab_size: a scalar, the size of the new innermost dimension; a list of them (one
+        per id SparseTensor) when `sp_ids` is a list.
       name: op name scope.
       already_sorted: the ids are sorted within each row (skips the reorder).
 
     Returns:
-      A SparseTensor of dense shape sp_ids.dense_shape[:-1] + [vocab_size].
+      A SparseTensor of dense shape sp_ids.dense_shape[:-1] + vocab_size(s).
 
     Raises:
-      TypeError: ids that are not integers, or inputs that are not SparseTensors.
-      ValueError: a list of vocabularies (not supported).
+      TypeError: ids that are not integers, inputs that are not SparseTensors, or a
+        vocab_size that does not match the form of `sp_ids`.
+      ValueError: lists of `sp_ids` and `vocab_size` of different lengths.
     """
-    from tensorweave.ops.array.array_join_ops import concat
+    from tensorweave.framework.graph import Tensor
+    from tensorweave.ops.array.array_join_ops import concat, stack
     from tensorweave.ops.array import array_ops
     from tensorweave.ops.math.math_ops import cast
     from tensorweave.ops.sparse.sparse_ops import sparse_reorder
-    if isinstance(vocab_size, (list, tuple)) or isinstance(sp_ids, (list, tuple)):
-        raise ValueError("tensorweave's sparse.merge takes one vocabulary (a list of id "
-                         "SparseTensors and vocab sizes is not supported)")
-    ids_sp, vals_sp = _su.to_sparse(sp_ids, "sp_ids"), _su.to_sparse(sp_values, "sp_values")
-    if ids_sp.dtype not in (_dt.int32, _dt.int64):
-        raise TypeError("sp_ids.values.dtype=%s is not an integer type" % ids_sp.dtype.name)
-    with name_scope(name, "SparseMerge", [ids_sp, vals_sp]):
-        ids = array_ops.reshape(cast(ids_sp.values, _dt.int64), [-1, 1])
-        indices = concat([ids_sp.indices[:, :-1], ids], axis=1)
-        size = array_ops.reshape(convert_to_tensor(vocab_size, dtype=_dt.int64,
-                                                   name="vocab_size"), [1])
-        shape = concat([ids_sp.dense_shape[:-1], size], axis=0)
+    sizes_ok = lambda v: isinstance(v, (int, np.integer, Tensor))  # noqa: E731
+    if isinstance(sp_ids, (list, tuple)):
+        if not isinstance(vocab_size, (list, tuple)):
+            raise TypeError("vocab_size has to be a list of Tensors or Python ints. Found %s"
+                            % type(vocab_size))
+        for v in vocab_size:
+            if not sizes_ok(v):
+                raise TypeError("vocab_size has to be a list of Tensors or Python ints. "
+                                "Found %s" % type(v))
+        if len(sp_ids) != len(vocab_size):
+            raise ValueError("sp_ids and vocab_size have to have equal lengths.")
+        ids_list, sizes = list(sp_ids), list(vocab_size)
+    else:
+        if not sizes_ok(vocab_size):
+            raise TypeError("vocab_size has to be a Tensor or Python int. Found %s"
+                            % type(vocab_size))
+        ids_list, sizes = [sp_ids], [vocab_size]
+    ids_list = [_su.to_sparse(ids, "sp_ids") for ids in ids_list]
+    vals_sp = _su.to_sparse(sp_values, "sp_values")
+    for ids in ids_list:
+        if ids.dtype not in (_dt.int32, _dt.int64):
+            raise TypeError("sp_ids.values.dtype=%s is not an integer type" % ids.dtype.name)
+    with name_scope(name, "SparseMerge", ids_list + [vals_sp]):
+        columns = [array_ops.reshape(cast(ids.values, _dt.int64), [-1, 1])
+                   for ids in ids_list]
+        indices = concat([ids_list[0].indices[:, :-1]] + columns, axis=1)
+        if all(isinstance(v, (int, np.integer)) for v in sizes):
+            # one constant, so that the static dense shape knows the sizes
+            size = convert_to_tensor([int(v) for v in sizes], dtype=_dt.int64,
+                                     name="vocab_size")
+        else:
+            # a Pack, whose known entries the static dense shape still sees
+            size = stack([cast(convert_to_tensor(v), _dt.int64) for v in sizes])
+        shape = concat([ids_list[0].dense_shape[:-1], size], axis=0)
         out = SparseTensor(indices, vals_sp.values, shape)
         return out if already_sorted else sparse_reorder(out)
 
