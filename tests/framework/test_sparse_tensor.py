@@ -164,3 +164,19 @@ def test_sparse_placeholder_with_shape_checks_fed_rank(sess):
         sess.run(p, {p: ([[0, 1]], [5.0], [3, 2, 1])})
     v = sess.run(tf.sparse.to_dense(p), {p: ([[0, 1]], [5.0], [3, 2])})
     np.testing.assert_array_equal(v, [[0, 5], [0, 0], [0, 0]])
+
+
+def test_zero_preserving_unary_ops_map_a_sparse_tensors_values(sess):
+    """TF applies abs, negative, sign, square, sqrt, the odd trig functions, erf and the
+    scaled Bessel functions to the values; exp (exp(0) = 1) is no such op."""
+    sp = tf.SparseTensor([[0, 0], [1, 1]], [-1.0, 4.0], [2, 2])
+    for fn, ref in ((tf.abs, np.abs), (tf.negative, np.negative), (tf.square, np.square),
+                    (tf.sign, np.sign), (tf.sin, np.sin), (tf.tanh, np.tanh)):
+        out = fn(sp)
+        assert isinstance(out, tf.SparseTensor)
+        got = sess.run(out)
+        assert got.indices.tolist() == [[0, 0], [1, 1]]
+        np.testing.assert_allclose(got.values, ref(np.array([-1.0, 4.0])), rtol=1e-6)
+    np.testing.assert_allclose(sess.run(tf.sqrt(tf.abs(sp))).values, [1.0, 2.0])
+    with pytest.raises(TypeError):
+        tf.exp(sp)

@@ -484,12 +484,32 @@ _DOC = """Computes {what} element-wise (TF1 `tf.{tf_name}`).
     """
 
 
+# The ops that map 0 to 0, which TF applies to a SparseTensor's values (its dispatch of
+# these builders): f(sparse) is a SparseTensor of the same indices.
+_ZERO_PRESERVING = frozenset(["Abs", "Neg", "Sign", "Square", "Sqrt", "Sin", "Tan", "Tanh",
+                              "Asin", "Atan", "Asinh", "Atanh", "Erf", "BesselI0e",
+                              "BesselI1e"])
+
+
+def _on_sparse_values(x, apply: Callable):
+    """`x` with `apply` applied to its values when it is a SparseTensor, else None."""
+    from tensorweave.framework.sparse_tensor import SparseTensor
+    if not isinstance(x, SparseTensor):
+        return None
+    return SparseTensor(x.indices, apply(x.values), x.dense_shape)
+
+
 def make_builder(op_type: str, tf_name: str, what: str,
                  table: Sequence[Row] = _TABLE) -> Callable:
     """The TF1 builder `tf_name(x, name=None)` of the row of `table` for `op_type`."""
     row = next(r for r in table if r.op_type == op_type)
+    on_sparse = op_type in _ZERO_PRESERVING
 
     def build(x, name: Optional[str] = None) -> Tensor:
+        if on_sparse and not isinstance(x, Tensor):
+            sparse = _on_sparse_values(x, lambda v: build(v, name))
+            if sparse is not None:
+                return sparse
         return apply_op(op_type, [x], name=name or op_type).outputs[0]
     build.__name__ = build.__qualname__ = tf_name
     build.__doc__ = _DOC.format(
@@ -585,11 +605,15 @@ def abs(x, name: Optional[str] = None) -> Tensor:  # noqa: A001 - TF's public na
 
     Returns:
       A Tensor of the shape of `x`; its dtype is that of `x`, or float32/float64 for
-      complex64/complex128.
+      complex64/complex128. For a SparseTensor, the SparseTensor of its values'
+      absolute values.
 
     Raises:
       TypeError: `x` has an unsupported dtype.
     """
+    sparse = _on_sparse_values(x, lambda v: abs(v, name))
+    if sparse is not None:
+        return sparse
     x = convert_to_tensor(x, name="x")
     if x.dtype.is_complex:
         return apply_op("ComplexAbs", [x], {"Tout": x.dtype.real_dtype},
