@@ -150,3 +150,19 @@ def test_graph_seed_property(graph):
     assert graph.seed is None
     graph.seed = 7
     assert graph.seed == 7
+
+
+def test_ops_on_tensors_of_another_graph_are_built_in_that_graph():
+    """As in TF: `y = x * 2` after leaving `with g.as_default()` builds in x's graph,
+    constants included, and adds nothing to the default graph."""
+    g = tf.Graph()
+    with g.as_default():
+        m = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="m")
+    other = tf.Graph()
+    with other.as_default():
+        outs = [m + 1.0, 2.0 * m, -m, tf.transpose(m), tf.matmul(m, m), tf.nn.relu(m)]
+    assert all(t.graph is g for t in outs)
+    assert other.get_operations() == []
+    with tf.Session(graph=g) as sess:
+        assert sess.run(outs[0]).tolist() == [[2.0, 3.0], [4.0, 5.0]]
+        assert sess.run(outs[3]).tolist() == [[1.0, 3.0], [2.0, 4.0]]

@@ -942,9 +942,18 @@ def name_scope(name, default_name=None, values=None):
                          % (name, default_name))
     n = name if name is not None else default_name
     g = _graph_of(values) if values else get_default_graph()
-    if n is None and name is None and default_name is None:
-        return g.name_scope(None)
-    return g.name_scope(n)
+    scope = g.name_scope(n)
+    if g is get_default_graph():
+        return scope
+    # values of another graph: as TF, that graph is the default inside the scope, so
+    # the constants a function makes of its other arguments land beside them
+    return _scope_in_graph(g, scope)
+
+
+@contextlib.contextmanager
+def _scope_in_graph(g: "Graph", scope):
+    with g.as_default(), scope as name:
+        yield name
 
 
 def device(device_name_or_function):

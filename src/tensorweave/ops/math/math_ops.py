@@ -588,14 +588,14 @@ def _binary_operator(fn: Callable, op_name: str, py_name: str) -> tuple:
             raise
 
     def forward(self, other):
-        with self.graph.name_scope(op_name) as scope:
+        with _graph.name_scope(op_name, values=[self]) as scope:
             y = convert_other(self, other, "y")
             if y is NotImplemented:
                 return NotImplemented
             return fn(self, y, name=scope)
 
     def reflected(self, other):
-        with self.graph.name_scope(op_name) as scope:
+        with _graph.name_scope(op_name, values=[self]) as scope:
             x = convert_other(self, other, "x")
             return fn(x, self, name=scope)
 
