@@ -220,11 +220,18 @@ def test_einsum_static_shapes_and_names(graph):
     assert tf.einsum("ij->ij", a, name="e").name == "e/Einsum:0"
 
 
-def test_einsum_sums_ellipsis_dims_away(sess):
+def test_einsum_keeps_broadcast_dims_out_of_an_output_without_ellipsis(sess):
+    """TF refuses to drop broadcast dims ("...ij->j"); implicit mode keeps the ellipsis
+    only when one operand has it ("...ij" keeps all, "...i,...i" drops it)."""
     x = np.random.rand(2, 3, 4)
-    y = tf.einsum("...ij->j", x)
-    assert y.shape.as_list() == [4]
-    np.testing.assert_allclose(sess.run(y), x.sum((0, 1)))
+    with pytest.raises(ValueError, match="without ellipsis .* non-empty broadcasting"):
+        tf.einsum("...ij->j", x)
+    with pytest.raises(ValueError, match="Shape must be at most rank 0 but is rank 1"):
+        tf.einsum("...i,...i", x[0], x[0])
+    assert tf.einsum("...ij", x).shape.as_list() == [2, 3, 4]
+    y = tf.einsum("...i,...i", x[0, 0], x[0, 0])  # no broadcast dims: a dot product
+    assert y.op.get_attr("equation") == b"...i,...i->"
+    np.testing.assert_allclose(sess.run(y), x[0, 0] @ x[0, 0])
     with pytest.raises(ValueError, match="ellipsis but no input does"):
         tf.einsum("ij->...ij", x[0])
 
@@ -303,7 +310,7 @@ def test_tensordot_gradient(graph):
     ("ij,kl->", [(2, 3), (2, 2)]),
     ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
     ("...ij,...jk->...ik", [(2, 1, 2, 3), (3, 3, 2)]),
-    ("...ij->j", [(2, 3, 4)]),
+    ("...ij->...j", [(2, 3, 4)]),
     ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 2, 4)]),
 ])
 def test_einsum_gradients(graph, equation, shapes):

@@ -33,12 +33,13 @@ def parse_equation(equation: str) -> Tuple[Tuple[Tuple[str, ...], ...], Tuple[st
     ins = tuple(_labels(s, equation) for s in lhs.split(","))
     if arrow:
         out = _labels(rhs, equation)
-    else:  # implicit mode: labels that appear once, in alphabetical order
+    else:  # implicit mode: labels that appear once, in alphabetical order; as in TF the
+        # ellipsis counts as a label (kept in front when only one operand has it)
         counts = {}
         for sub in ins:
             for lab in sub:
                 counts[lab] = counts.get(lab, 0) + 1
-        out = ((_ELL,) if _ELL in counts else ()) + tuple(
+        out = ((_ELL,) if counts.get(_ELL) == 1 else ()) + tuple(
             sorted(lab for lab, c in counts.items() if c == 1 and lab != _ELL))
     seen = {lab for sub in ins for lab in sub}
     for lab in out:
@@ -260,18 +261,34 @@ def einsum(equation: str, *inputs, **kwargs) -> Tensor:
     if kwargs:
         raise TypeError("Invalid keyword arguments for this function: %s"
                         % ", ".join(sorted(kwargs)))
-    ins, _ = parse_equation(equation)
+    ins, out = parse_equation(equation)
     if len(ins) != len(inputs):
         raise ValueError("Got %d inputs for equation \"%s\", expecting %d"
                          % (len(inputs), equation, len(ins)))
+    # the op gets the explicit equation, as TF writes it
+    explicit = ",".join(_format(sub) for sub in ins) + "->" + _format(out)
     with name_scope(name, "einsum", list(inputs)):
         ts = [convert_to_tensor(x) for x in inputs]
         dts = [t.dtype for t in ts]
         if any(d is not dts[0] for d in dts):
             raise TypeError("Tensors in list passed to 'inputs' of 'Einsum' Op have types "
                             "[%s] that don't all match." % ", ".join(d.name for d in dts))
-        return apply_op("Einsum", [ts], {"equation": equation.replace(" ", "")},
-                        name="Einsum").outputs[0]
+        if _ELL not in out:
+            _check_no_broadcast_dims(explicit, ins, ts)
+        return apply_op("Einsum", [ts], {"equation": explicit}, name="Einsum").outputs[0]
+
+
+def _check_no_broadcast_dims(equation: str, ins, ts) -> None:
+    """TF's check that an output without "..." drops no broadcast dimension (the op
+    itself sums them, which its gradients use)."""
+    for subs, t in zip(ins, ts):
+        if _ELL in subs and t.shape.ndims is not None:
+            extra = t.shape.ndims - (len(subs) - 1)
+            if extra > 0:
+                raise ValueError(
+                    "Shape must be at most rank 0 but is rank %d\n\t for einsum equation "
+                    "'%s' without ellipsis (...) in the output subscripts where input(s) "
+                    "have non-empty broadcasting shape" % (extra, equation))
 
 
 def _tensordot_axes(a: Tensor, axes) -> Tuple[List[int], List[int]]:
