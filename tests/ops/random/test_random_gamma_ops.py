@@ -97,7 +97,22 @@ def test_random_poisson_moments_and_types(sess):
     assert sess.run(f).dtype == np.float32
 
 
-def test_random_poisson_negative_rate_for_integer_output(sess):
-    p = tf.random_poisson([-1.0], [2], dtype=tf.int64)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="non-negative"):
-        sess.run(p)
+def test_degenerate_rates_and_shapes_draw_what_tf_draws(sess):
+    """TF's kernels: a rate <= 0 draws 0 (float or integer output); alpha < 0 gives NaN
+    and gamma samples are at least the dtype's smallest normal number (alpha = 0)."""
+    assert sess.run(tf.random_poisson([-1.0, 0.0], [2], dtype=tf.int64)).tolist() == \
+        [[0, 0], [0, 0]]
+    assert sess.run(tf.random_poisson([-0.5], [3])).tolist() == [[0.0]] * 3
+    g32 = sess.run(tf.random_gamma([4], [-1.0, 0.0, 1e-30]))
+    assert np.isnan(g32[:, 0]).all()
+    assert (g32[:, 1:] == np.finfo(np.float32).tiny).all()
+    g64 = sess.run(tf.random_gamma([4], [0.0, 0.01], dtype=tf.float64))
+    assert (g64 >= np.finfo(np.float64).tiny).all()
+
+
+def test_multinomial_gives_non_finite_logits_no_probability(sess):
+    """TF's kernel: non-finite logits draw nothing (the max is over the finite ones); a
+    row without a finite logit draws class num_classes."""
+    logits = [[-np.inf, -np.inf], [np.nan, 0.0], [0.0, np.inf], [1.0, -np.inf]]
+    draws = sess.run(tf.multinomial(logits, 6, seed=3))
+    assert draws.tolist() == [[2] * 6, [1] * 6, [0] * 6, [0] * 6]

@@ -15,7 +15,6 @@ from typing import Optional
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
-from tensorweave.framework import errors
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
@@ -50,10 +49,11 @@ def _random_gamma_kernel(ctx, shape, alpha):
     gen, lock = _generator(ctx)
     a = np.broadcast_to(alpha.astype(np.float64), dims)
     with lock, np.errstate(invalid="ignore"):
-        # alpha <= 0 gives NaN, as TF's kernel does
         x = gen.standard_gamma(np.where(a > 0, a, 1.0))
-    x = np.where(a > 0, x, np.nan)
-    return x.astype(alpha.dtype, copy=False)
+    # as TF's kernel: alpha < 0 gives NaN, and samples are at least the smallest normal
+    # number of the dtype (what alpha = 0, or a tiny alpha, draws)
+    x = np.where(a > 0, x, np.where(a == 0, 0.0, np.nan))
+    return np.maximum(x, np.finfo(alpha.dtype).tiny).astype(alpha.dtype, copy=False)
 
 
 register_op("RandomGammaGrad", inputs=["alpha: T", "sample: T"], outputs=["output: T"],
@@ -141,17 +141,11 @@ not_differentiable("RandomPoissonV2")
 def _random_poisson_kernel(ctx, shape, rate):
     dims = _shape_from(shape) + tuple(rate.shape)
     lam = np.broadcast_to(rate.astype(np.float64), dims)
-    ok = lam >= 0
     gen, lock = _generator(ctx)
     with lock:
-        x = gen.poisson(np.where(ok, lam, 0.0)).astype(np.float64)
-    out_dtype = ctx.attrs["dtype"]
-    if out_dtype.is_integer:
-        if not np.all(ok):
-            raise errors.InvalidArgumentError(None, ctx.op, "rate must be non-negative for "
-                                              "integer outputs")
-        return x.astype(out_dtype.as_numpy_dtype)
-    return np.where(ok, x, np.nan).astype(out_dtype.as_numpy_dtype)
+        # a rate <= 0 draws 0, as TF's kernel does
+        x = gen.poisson(np.where(lam > 0, lam, 0.0)).astype(np.float64)
+    return x.astype(ctx.attrs["dtype"].as_numpy_dtype)
 
 
 @tf_export("random_poisson", "random.poisson")

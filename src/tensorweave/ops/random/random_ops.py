@@ -328,12 +328,16 @@ def _categorical_draws(ctx, logits, num_samples, generator):
     if batch == 0 or n == 0:
         return np.zeros((batch, n), dtype=out_np)
     lg = logits.astype(np.float64)
-    top = lg.max(axis=1, keepdims=True)
-    # rows without a finite logit sample uniformly rather than producing NaN
-    probs = np.exp(lg - np.where(np.isfinite(top), top, 0.0))
-    probs = np.where(np.isfinite(top), probs, 1.0)
+    # TF's kernel: a non-finite logit has probability 0 (the max is taken over the
+    # finite ones), and a row with none finite draws the out-of-range class num_classes
+    finite = np.isfinite(lg)
+    top = np.max(np.where(finite, lg, -np.inf), axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", over="ignore"):
+        probs = np.where(finite, np.exp(lg - np.where(np.isfinite(top), top, 0.0)), 0.0)
     cdf = np.cumsum(probs, axis=1)
-    cdf /= cdf[:, -1:]
+    total = cdf[:, -1:]
+    empty = total[:, 0] == 0
+    cdf /= np.where(empty[:, None], 1.0, total)
     gen, lock = generator()
     with lock:
         u = gen.random((batch, n))
@@ -341,7 +345,9 @@ def _categorical_draws(ctx, logits, num_samples, generator):
     offset = np.arange(batch, dtype=np.float64)[:, None]
     flat = np.searchsorted((cdf + offset).ravel(), (u + offset).ravel(), side="right")
     idx = flat.reshape(batch, n) - (np.arange(batch) * classes)[:, None]
-    return np.minimum(idx, classes - 1).astype(out_np)
+    idx = np.minimum(idx, classes - 1)
+    idx[empty] = classes
+    return idx.astype(out_np)
 
 
 not_differentiable("Multinomial")
