@@ -305,8 +305,34 @@ def test_run_time_errors(sess):
                                               [1, 1, 1, 1], "SAME"))
     with pytest.raises(tf.errors.UnimplementedError, match="batch dimension"):
         sess.run(tf.nn.max_pool(np.ones((2, 3, 3, 1)), [2, 1, 1, 1], [1, 1, 1, 1], "VALID"))
-    with pytest.raises(tf.errors.UnimplementedError, match="Grouped convolution"):
-        sess.run(tf.nn.conv2d(np.ones((1, 6, 6, 8), np.float32), w, 1, "SAME"))
+    p = tf.placeholder(tf.float32, [1, 6, 6, None])
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match="input depth must be evenly divisible by filter depth: 6 vs 4"):
+        sess.run(tf.nn.conv2d(p, w, 1, "SAME"), {p: np.ones((1, 6, 6, 6), np.float32)})
+
+
+def test_grouped_convolution_and_its_gradients(sess):
+    """TF's grouped convolution: input depth 6 with a filter of input depth 2 is 3
+    groups, each group's 3 output channels computed from its 2 input channels."""
+    rs = np.random.RandomState(5)
+    x0 = rs.rand(2, 5, 4, 6)
+    w0 = rs.rand(3, 2, 2, 9) - 0.5
+    want = np.concatenate([ref_conv(x0[..., 2 * g:2 * g + 2], w0[..., 3 * g:3 * g + 3],
+                                    (1, 2), "SAME") for g in range(3)], axis=3)
+    x = tf.constant(x0)
+    w = tf.constant(w0)
+    y = tf.nn.conv2d(x, w, [1, 1, 2, 1], "SAME")
+    assert y.shape.as_list() == [2, 5, 2, 9]
+    np.testing.assert_allclose(sess.run(y), want, rtol=1e-10)
+    nchw = tf.nn.conv2d(tf.transpose(x, [0, 3, 1, 2]), w, [1, 1, 1, 2], "SAME",
+                        data_format="NCHW")
+    np.testing.assert_allclose(sess.run(nchw).transpose(0, 2, 3, 1), want, rtol=1e-10)
+    err = compute_gradient_error([x, w], [list(x0.shape), list(w0.shape)], y,
+                                 list(want.shape), x_init_value=[x0, w0])
+    assert err < 1e-8
+    with pytest.raises(ValueError, match=r"Depth of output \(8\) is not a multiple of the "
+                                         r"number of groups \(3\)"):
+        tf.nn.conv2d(x, tf.ones([3, 3, 2, 8], tf.float64), 1, "SAME")
 
 
 # --- one input channel (grayscale images: the kernels build their columns transposed) ---

@@ -293,11 +293,16 @@ def _conv_windows(ctx, in_nhwc, filter_shape) -> Tuple[Window, Window]:
     if any(dilations[a] != 1 for a in other):
         raise errors.UnimplementedError(None, ctx.op, "Current implementation does not yet "
                                         "support dilations in the batch and depth dimensions.")
-    kh, kw, fci, _ = (int(d) for d in filter_shape)
-    if in_nhwc[3] != fci:
-        raise errors.UnimplementedError(
-            None, ctx.op, "Grouped convolution is not supported: input depth %d, filter "
-            "input depth %d (they must be equal)" % (in_nhwc[3], fci))
+    kh, kw, fci, fco = (int(d) for d in filter_shape)
+    if fci == 0 or in_nhwc[3] % fci:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "input depth must be evenly divisible by filter depth: %d vs %d"
+            % (in_nhwc[3], fci))
+    groups = in_nhwc[3] // fci
+    if groups > 1 and fco % groups:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "output depth must be evenly divisible by number of groups: %d vs "
+            "%d" % (fco, groups))
     ph, pw = explicit_pairs(attrs, fmt)
     pad = attrs["padding"]
     wh = make_window(in_nhwc[1], kh, strides[h_ax], dilations[h_ax], pad, ph)
@@ -394,6 +399,9 @@ def _conv2d_shape(op):
     if c is not None and f[2] is not None and (f[2] == 0 or c % f[2]):
         raise ValueError("Depth of input (%d) is not a multiple of input depth of filter (%d)"
                          % (c, f[2]))
+    if c is not None and f[2] and f[3] is not None and f[3] % (c // f[2]):
+        raise ValueError("Depth of output (%d) is not a multiple of the number of groups (%d)"
+                         % (f[3], c // f[2]))
     strides, dilations = op._get_attr("strides"), op._get_attr("dilations")
     h_ax, w_ax = _spatial_axes(fmt)
     ph, pw = explicit_pairs(op._attrs, fmt)
@@ -449,8 +457,22 @@ def _conv2d_kernel(ctx, x, w):
     xn = channels_last(x, fmt)
     wh, ww = _conv_windows(ctx, xn.shape, w.shape)
     ct = _compute_dtype(x.dtype)
-    out = conv2d_nhwc(xn.astype(ct, copy=False), w.astype(ct, copy=False), wh, ww)
+    xn, w = xn.astype(ct, copy=False), w.astype(ct, copy=False)
+    parts = [conv2d_nhwc(xn[..., i], w[..., o], wh, ww)
+             for i, o in _group_slices(xn.shape[3], w.shape)]
+    out = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=3)
     return channels_back(out.astype(x.dtype, copy=False), fmt)
+
+
+def _group_slices(in_depth: int, filter_shape) -> list:
+    """(input channels, output channels) of each group of a convolution: TF's grouped
+    convolution has input depth = groups * the filter's input depth, and each group's
+    output channels see its input channels only. One pair for a plain convolution."""
+    fci, fco = int(filter_shape[2]), int(filter_shape[3])
+    groups = in_depth // fci
+    step = fco // groups
+    return [(slice(g * fci, (g + 1) * fci), slice(g * step, (g + 1) * step))
+            for g in range(groups)]
 
 
 @kernel("Conv2DBackpropInput", cheap=False)
@@ -460,16 +482,15 @@ def _conv2d_backprop_input_kernel(ctx, input_sizes, w, dy):
     fmt = ctx.attrs["data_format"]
     in_shape = channels_last_shape(_sizes_arg(ctx, input_sizes, "input_sizes"), fmt)
     dyn = channels_last(dy, fmt)
-    if in_shape[3] != w.shape[2]:
-        raise errors.InvalidArgumentError(
-            None, ctx.op, "Conv2DCustomBackpropInput: input and filter must have the same "
-            "depth: %d vs %d" % (in_shape[3], w.shape[2]))
     wh, ww = _conv_windows(ctx, in_shape, w.shape)
     _check_out_backprop(ctx, "Conv2DCustomBackpropInput", dyn.shape, wh, ww, in_shape,
                         w.shape)
     ct = _compute_dtype(dy.dtype)
-    dx = conv2d_backprop_input_nhwc(in_shape, w.astype(ct, copy=False),
-                                    dyn.astype(ct, copy=False), wh, ww)
+    w, dyn = w.astype(ct, copy=False), dyn.astype(ct, copy=False)
+    group_shape = tuple(in_shape[:3]) + (w.shape[2],)
+    parts = [conv2d_backprop_input_nhwc(group_shape, w[..., o], dyn[..., o], wh, ww)
+             for _, o in _group_slices(in_shape[3], w.shape)]
+    dx = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=3)
     return channels_back(dx.astype(dy.dtype, copy=False), fmt)
 
 
@@ -484,8 +505,12 @@ def _conv2d_backprop_filter_kernel(ctx, x, filter_sizes, dy):
     _check_out_backprop(ctx, "Conv2DCustomBackpropFilter", dyn.shape, wh, ww, xn.shape,
                         f_shape)
     ct = _compute_dtype(x.dtype)
-    dw = conv2d_backprop_filter_nhwc(xn.astype(ct, copy=False), f_shape,
-                                     dyn.astype(ct, copy=False), wh, ww)
+    xn, dyn = xn.astype(ct, copy=False), dyn.astype(ct, copy=False)
+    kh, kw, fci, _ = f_shape
+    parts = [conv2d_backprop_filter_nhwc(xn[..., i], (kh, kw, fci, o.stop - o.start),
+                                         dyn[..., o], wh, ww)
+             for i, o in _group_slices(xn.shape[3], f_shape)]
+    dw = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=3)
     return dw.astype(x.dtype, copy=False)
 
 
