@@ -280,3 +280,14 @@ def test_pinv_gradient(graph):
     x = tf.placeholder(tf.float64, [4, 3])
     assert compute_gradient_error(x, [4, 3], tf.linalg.pinv(x), [3, 4], x_init_value=x0,
                                   delta=1e-6) < 1e-5
+
+
+def test_self_adjoint_eig_of_a_non_finite_lower_triangle_fails(sess):
+    bad = tf.constant([[np.nan, 0.0], [0.0, 1.0]])
+    for out in (tf.self_adjoint_eigvals(bad), tf.self_adjoint_eig(bad)[1]):
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="Self-adjoint eigen decomposition was not successful"):
+            sess.run(out)
+    # only the lower triangle is read
+    upper = tf.constant([[2.0, np.inf], [0.0, 1.0]])
+    np.testing.assert_allclose(sess.run(tf.self_adjoint_eigvals(upper)), [1.0, 2.0])

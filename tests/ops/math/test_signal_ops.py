@@ -99,3 +99,9 @@ def test_stft_gradient():
         with tf.Session():
             assert compute_gradient_error(x, [1, 20], y, y.shape.as_list(),
                                           x_init_value=x0) < 1e-6
+
+
+def test_frame_step_zero_fails_at_run_time(sess):
+    framed = tf.signal.frame(tf.constant([1.0, 2.0, 3.0]), 2, 0)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Integer division by zero"):
+        sess.run(framed)

@@ -73,7 +73,25 @@ def test_polygamma(sess):
                                      tf.constant([1.0, 1.0, 1.0, 1.0, -1.0], tf.float64)))
     np.testing.assert_allclose(got[:3], [-EULER, math.pi ** 2 / 6, -2 * 1.2020569031595942],
                                rtol=1e-13)
-    assert np.isnan(got[3:]).all()  # non-integer order; pole of x
+    assert np.isnan(got[3])  # non-integer order
+    # at the poles x = 0, -1, ... TF gives n! zeta(n + 1, x): +inf for odd n, NaN for even
+    poles = sess.run(tf.math.polygamma(tf.constant([1.0, 1.0, 3.0, 2.0, 0.0], tf.float64),
+                                       tf.constant([-1.0, 0.0, -2.0, -2.0, 0.0], tf.float64)))
+    assert poles[:3].tolist() == [math.inf] * 3 and np.isnan(poles[3:]).all()
+
+
+def test_zeta_and_incomplete_gamma_at_tfs_special_points(sess):
+    """Eigen's (TF's) values: zeta at q = 0, -1, ... is +inf for even integer s and NaN
+    otherwise, its limits at s or q = inf; P(a, 0) = 0 for every a, P(inf, x) = 0 and
+    Q(inf, x) = 1 for finite x > 0."""
+    inf, nan = math.inf, math.nan
+    z = sess.run(tf.math.zeta([3.0, 2.0, 1.5, 2.0, inf, inf, inf],
+                              [0.0, -2.0, 0.0, inf, 1.0, 2.0, 0.5]))
+    np.testing.assert_array_equal(z, [nan, inf, nan, 0.0, 1.0, 0.0, inf])
+    a = [0.0, -1.0, nan, inf, inf, inf]
+    x = [0.0, 0.0, 0.0, inf, 1.0, 2.5]
+    np.testing.assert_array_equal(sess.run(tf.math.igamma(a, x)), [0.0] * 6)
+    np.testing.assert_array_equal(sess.run(tf.math.igammac(a[3:], x[3:])), [0.0, 1.0, 1.0])
 
 
 def test_binary_special_ops_broadcast_and_types(graph):

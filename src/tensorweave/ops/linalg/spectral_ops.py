@@ -250,6 +250,9 @@ register_op("SelfAdjointEigV2", inputs=["input: T"], outputs=["e: T", "v: T"],
 def _eig_kernel(ctx, x):
     _check_square(ctx, x)
     a = _work(x)
+    if not np.isfinite(np.tril(a)).all():  # the triangle read; LAPACK gives garbage for it
+        raise _invalid(ctx, "Self-adjoint eigen decomposition was not successful. The input "
+                       "might not be valid.")
     if not ctx.attrs["compute_v"]:
         return np.linalg.eigvalsh(a, UPLO="L").astype(x.dtype), np.zeros([0], x.dtype)
     e, v = np.linalg.eigh(a, UPLO="L")  # reads the lower triangle, as TF

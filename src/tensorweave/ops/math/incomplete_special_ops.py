@@ -143,14 +143,25 @@ for _op_type in ("Igamma", "Igammac", "IgammaGradA"):
                 attrs={"T": TypeAttr(_TYPES)}, shape=_broadcast_shape)
 
 
+def _tf_edges(a, x, p, q):
+    """TF's (Eigen's) values where the limits disagree: P(a, 0) = 0 for every a, and an
+    infinite a gives P = 0 and, for finite x > 0, Q = 1."""
+    inf_a = np.isposinf(a)
+    p = np.where((x == 0) | (inf_a & (x > 0)), 0.0, p)
+    q = np.where(inf_a & np.isfinite(x) & (x > 0), 1.0, q)
+    return p, q
+
+
 @kernel("Igamma", cheap=False)
 def _igamma_kernel(ctx, a, x):
-    return _igamma_pair(a, x)[0].astype(a.dtype, copy=False)
+    p, q = _tf_edges(a, x, *_igamma_pair(a, x))
+    return p.astype(a.dtype, copy=False)
 
 
 @kernel("Igammac", cheap=False)
 def _igammac_kernel(ctx, a, x):
-    return _igamma_pair(a, x)[1].astype(a.dtype, copy=False)
+    p, q = _tf_edges(a, x, *_igamma_pair(a, x))
+    return q.astype(a.dtype, copy=False)
 
 
 @kernel("IgammaGradA", cheap=False)

@@ -29,7 +29,7 @@ def _frame_indices(length, frame_length, frame_step, pad_end: bool):
     """([num_frames, frame_length] indices, padded length) as NumPy when everything is
     known, else as tensors."""
     fl, fs, n = (_static_int(v) for v in (frame_length, frame_step, length))
-    if None not in (fl, fs, n):
+    if None not in (fl, fs, n) and fs != 0:  # a step of 0 fails at run time, as in TF
         frames = -(-n // fs) if pad_end else max(0, 1 + (n - fl) // fs)
         idx = np.arange(frames)[:, None] * fs + np.arange(fl)[None, :]
         padded = max(n, (frames - 1) * fs + fl) if pad_end and frames else n

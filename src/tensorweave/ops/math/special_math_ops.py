@@ -133,10 +133,18 @@ def _zeta(s, q):
     s = s.copy()
     q_int = q == np.floor(q)
     s_int = s == np.floor(s)
-    bad = (s < 1) | ((q <= 0) & ~s_int)
-    pole = (s == 1) | ((q <= 0) & q_int)
-    a = np.where(bad | pole, 1.0, q)
-    s = np.where(bad | pole, 2.0, s)
+    # Eigen's (TF's) special points: at q = 0, -1, ... the value is +inf for an even
+    # integer s and NaN otherwise; s = inf gives the limit of q^-s; q = inf gives 0
+    q_pole = (q <= 0) & q_int
+    even = s_int & (np.fmod(s, 2) == 0)
+    bad = (s < 1) | ((q <= 0) & ~s_int) | (q_pole & ~even)
+    pole = (s == 1) | (q_pole & even)
+    limit = np.isinf(s) | np.isposinf(q)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        limit_value = np.where(np.isposinf(q), 0.0, np.where(q == 1, 1.0, q ** -s))
+    bad &= ~limit
+    a = np.where(bad | pole | limit, 1.0, q)
+    s = np.where(bad | pole | limit, 2.0, s)
     total = np.zeros_like(a)
     while True:  # shift: zeta(s, a) = a^-s + zeta(s, a + 1), until a >= 10
         small = a < 10.0
@@ -153,7 +161,7 @@ def _zeta(s, q):
         total = total + coef * rising * power
         rising = rising * (s + 2 * j - 1) * (s + 2 * j)
         power = power / (a * a)
-    total = np.where(pole, np.inf, total)
+    total = np.where(pole, np.inf, np.where(limit, limit_value, total))
     return np.where(bad, np.nan, total)
 
 
@@ -164,7 +172,6 @@ def _polygamma(n, x):
     fact = np.round(np.exp(_lgamma(safe_n + 1.0)))  # n!
     sign = np.where(safe_n % 2 == 1, 1.0, -1.0)
     high = sign * fact * _zeta(safe_n + 1.0, x)
-    high = np.where((x <= 0) & (x == np.floor(x)), np.nan, high)
     out = np.where(n == 0, _digamma(x), high)
     return np.where(n_ok, out, np.nan)
 
