@@ -82,3 +82,8 @@ def test_fetched_constant_is_a_copy(graph, sess):
     v = sess.run(c)
     v[0] = 100.0
     np.testing.assert_array_equal(sess.run(c), [1.0, 2.0])
+
+
+def test_an_unknown_session_target_is_not_found():
+    with pytest.raises(tf.errors.NotFoundError, match="No session factory registered"):
+        tf.Session("bogus://x")

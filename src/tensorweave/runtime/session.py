@@ -300,10 +300,11 @@ class BaseSession:
             from tensorweave.distribute.master import Master
             self._master = Master(target, config)
         elif target and not target.startswith("local://"):
-            from tensorweave.framework.errors import InvalidArgumentError
-            raise InvalidArgumentError(None, None, "Session target %r: expected '' or "
-                                       "'local://NAME' (this process) or 'grpc://host:port'"
-                                       " (a task of a cluster)" % (target,))
+            from tensorweave.framework.errors import NotFoundError
+            raise NotFoundError(None, None, "No session factory registered for the given "
+                                "session options: {target: \"%s\"}: tensorweave knows ''"
+                                " and 'local://NAME' (this process) and 'grpc://host:port'"
+                                " (a task of a cluster)" % (target,))
         self._graph = graph if graph is not None else get_default_graph()
         if not isinstance(self._graph, Graph):
             raise TypeError("graph must be a tf.Graph, but got %s" % type(self._graph))
