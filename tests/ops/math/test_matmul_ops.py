@@ -173,8 +173,8 @@ def test_tensordot_errors(graph):
         tf.tensordot(a, tf.placeholder(tf.float32, [3, 4]), [[1], [0, 1]])
     with pytest.raises(ValueError, match="must be at least 0"):
         tf.tensordot(a, tf.placeholder(tf.float32, [3, 4]), -1)
-    with pytest.raises(ValueError, match="rank"):
-        tf.tensordot(tf.placeholder(tf.float32), a, [[0], [0]])
+    with pytest.raises(ValueError, match="must be at least 0"):  # unknown rank too
+        tf.tensordot(tf.placeholder(tf.float32), a, -1)
 
 
 # --- einsum --------------------------------------------------------------------------------------
@@ -321,3 +321,27 @@ def test_einsum_gradient_repeated_label_is_a_clear_error(graph):
     x = tf.placeholder(tf.float64, [3, 3])
     with pytest.raises(ValueError, match="repeats a label"):
         tf.gradients(tf.einsum("ii->", x), x)
+
+
+def test_tensordot_with_ranks_or_axes_known_at_run_time(sess):
+    """TF's dynamic path: operands of unknown rank, or axes given as a Tensor."""
+    rs = np.random.RandomState(0)
+    a0, b0 = rs.rand(2, 3, 4), rs.rand(4, 3, 5)
+    a, b = tf.placeholder(tf.float64), tf.placeholder(tf.float64)
+    cases = [(1, np.tensordot(a0, b0, 1)),
+             ([[1, 2], [1, 0]], np.tensordot(a0, b0, [[1, 2], [1, 0]])),
+             ([[-1], [0]], np.tensordot(a0, b0, [[2], [0]]))]
+    for axes, want in cases:
+        got = sess.run(tf.tensordot(a, b, axes), {a: a0, b: b0})
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    fed_axes = tf.placeholder(tf.int32, [2, 2])
+    got = sess.run(tf.tensordot(a, b, fed_axes), {a: a0, b: b0, fed_axes: [[1, 2], [1, 0]]})
+    np.testing.assert_allclose(got, cases[1][1], rtol=1e-12)
+    known = tf.tensordot(tf.constant(a0), tf.constant(b0), tf.constant([[1, 2], [1, 0]]))
+    assert known.shape.as_list() == [2, 5]  # constant axes: the static path
+    np.testing.assert_allclose(sess.run(known), cases[1][1], rtol=1e-12)
+    grads = tf.gradients(tf.reduce_sum(tf.tensordot(a, b, 1)), [a, b])
+    ga, gb = sess.run(grads, {a: a0, b: b0})
+    np.testing.assert_allclose(ga, np.broadcast_to(b0.sum((1, 2)), a0.shape), rtol=1e-12)
+    np.testing.assert_allclose(gb, np.broadcast_to(a0.sum((0, 1))[:, None, None], b0.shape),
+                               rtol=1e-12)

@@ -339,6 +339,50 @@ def _tensordot_operand(t: Tensor, axes: List[int], flipped: bool):
     return t, [dims[i] for i in free]
 
 
+def _tensordot_at_run_time(a: Tensor, b: Tensor, axes, scope: str) -> Tensor:
+    """tensordot when a rank or the axes are known only at run time (TF's dynamic path):
+    each operand transposed and reshaped to a matrix by shape ops, one matmul."""
+    from tensorweave.framework import dtypes as _dt
+    from tensorweave.ops.array import array_join_ops, array_ops
+    from tensorweave.ops.math import math_ops
+    if isinstance(axes, (int, np.integer)):
+        if axes < 0:
+            raise ValueError("`axes` must be at least 0. Received: %d." % axes)
+        rank_a = array_ops.rank(a)
+        a_axes, b_axes = math_ops.range(rank_a - int(axes), rank_a), math_ops.range(int(axes))
+    elif isinstance(axes, (list, tuple)):
+        if len(axes) != 2:
+            raise ValueError("`axes` must be an integer or have length 2. Received %s."
+                             % (axes,))
+        a_axes, b_axes = axes
+    else:  # a Tensor [2] or [2, k]: the axes of a, then of b
+        axes = convert_to_tensor(axes, dtype=_dt.int32, name="axes")
+        a_axes, b_axes = axes[0], axes[1]
+    a_mat, a_free = _tensordot_operand_at_run_time(a, a_axes, False)
+    b_mat, b_free = _tensordot_operand_at_run_time(b, b_axes, True)
+    return array_ops.reshape(matmul(a_mat, b_mat),
+                             array_join_ops.concat([a_free, b_free], 0), name=scope)
+
+
+def _tensordot_operand_at_run_time(t: Tensor, axes, flipped: bool):
+    """`_tensordot_operand` with shape ops: (the matrix, the free dims as a Tensor)."""
+    from tensorweave.framework import dtypes as _dt
+    from tensorweave.ops.array import array_join_ops, array_ops, array_sort_ops
+    from tensorweave.ops.indexing import indexing_gather, indexing_select
+    from tensorweave.ops.math import math_binary, math_ops, reduction_ops
+    shape, rank = array_ops.shape(t), array_ops.rank(t)
+    axes = array_ops.reshape(convert_to_tensor(axes, dtype=_dt.int32), [-1])
+    axes = indexing_select.where(math_binary.greater_equal(axes, 0), axes,
+                                 math_binary.add(axes, rank))
+    free, _ = array_sort_ops.setdiff1d(math_ops.range(rank), axes)
+    free_dims = indexing_gather.gather(shape, free)
+    n_free = reduction_ops.reduce_prod(free_dims)
+    n_axes = reduction_ops.reduce_prod(indexing_gather.gather(shape, axes))
+    perm = array_join_ops.concat([axes, free] if flipped else [free, axes], 0)
+    new_shape = array_join_ops.stack([n_axes, n_free] if flipped else [n_free, n_axes])
+    return array_ops.reshape(array_ops.transpose(t, perm), new_shape), free_dims
+
+
 @tf_export("tensordot", "linalg.tensordot")
 def tensordot(a, b, axes, name: Optional[str] = None) -> Tensor:
     """Tensor contraction of `a` and `b` over the given axes (TF1 `tf.tensordot`).
@@ -360,6 +404,13 @@ def tensordot(a, b, axes, name: Optional[str] = None) -> Tensor:
     with name_scope(name, "Tensordot", [a, b, axes]) as scope:
         a = convert_to_tensor(a, name="a")
         b = convert_to_tensor(b, name="b", preferred_dtype=a.dtype)
+        if isinstance(axes, Tensor):
+            from tensorweave.framework.tensor_util import constant_value
+            static = constant_value(axes)
+            if static is not None and static.ndim in (1, 2) and len(static) == 2:
+                axes = static.tolist()  # known axes: the static path, as TF
+        if isinstance(axes, Tensor) or a.shape.ndims is None or b.shape.ndims is None:
+            return _tensordot_at_run_time(a, b, axes, scope)
         a_axes, b_axes = _tensordot_axes(a, axes)
         if a.shape.is_fully_defined() and b.shape.is_fully_defined():
             a_mat, a_free = _tensordot_operand(a, a_axes, False)
@@ -367,9 +418,6 @@ def tensordot(a, b, axes, name: Optional[str] = None) -> Tensor:
             product = matmul(a_mat, b_mat)
             return array_ops.reshape(product, a_free + b_free, name=scope)
         # unknown dimensions: the same contraction as an einsum over known ranks
-        if a.shape.ndims is None or b.shape.ndims is None:
-            raise ValueError("tensordot needs the ranks of `a` and `b` at graph-build time "
-                             "(got shapes %s and %s)" % (a.shape, b.shape))
         letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
         ra, rb = a.shape.ndims, b.shape.ndims
         if ra + rb > len(letters):
