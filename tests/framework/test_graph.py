@@ -166,3 +166,9 @@ def test_ops_on_tensors_of_another_graph_are_built_in_that_graph():
     with tf.Session(graph=g) as sess:
         assert sess.run(outs[0]).tolist() == [[2.0, 3.0], [4.0, 5.0]]
         assert sess.run(outs[3]).tolist() == [[1.0, 3.0], [2.0, 4.0]]
+
+
+def test_str_of_a_tensor_of_unknown_shape_leaves_the_shape_out(graph):
+    assert str(tf.placeholder(tf.float32, name="p")) == 'Tensor("p:0", dtype=float32)'
+    assert str(tf.placeholder(tf.float32, [None, 2], name="q")) == \
+        'Tensor("q:0", shape=(?, 2), dtype=float32)'

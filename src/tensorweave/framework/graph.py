@@ -135,6 +135,8 @@ class Tensor:
         return "<tf.Tensor '%s' shape=%s dtype=%s>" % (self.name, self._shape, self._dtype.name)
 
     def __str__(self):
+        if self._shape.ndims is None:  # TF leaves an unknown shape out
+            return 'Tensor("%s", dtype=%s)' % (self.name, self._dtype.name)
         return 'Tensor("%s", shape=%s, dtype=%s)' % (self.name, self._shape, self._dtype.name)
 
     def __hash__(self):

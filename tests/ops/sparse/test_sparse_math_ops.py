@@ -69,10 +69,16 @@ def test_sparse_add_of_incompatible_static_shapes_fails_at_build(graph):
     lambda sp: tf.sparse_reduce_sum_sparse(sp, 1).values,
 ])
 def test_reductions_without_gradient_raise_lookup_error(graph, reduce):
+    # TF registers no gradient for them: tf.gradients, and so the numeric gradient
+    # check, raise LookupError
     sp = _a()
-    with pytest.raises(LookupError, match=r"No gradient defined for operation .*"
-                                          r"\(op type: SparseReduce"):
+    message = r"No gradient defined for operation .*\(op type: SparseReduce"
+    with pytest.raises(LookupError, match=message):
         tf.gradients(reduce(sp), [sp.values])
+    values = tf.placeholder(tf.float64, [3])
+    sp = tf.SparseTensor(sp.indices, values, sp.dense_shape)
+    with pytest.raises(LookupError, match=message):  # fails before any shape is used
+        compute_gradient_error(values, [3], reduce(sp), [1])
 
 
 def test_sparse_add_gradients(graph):

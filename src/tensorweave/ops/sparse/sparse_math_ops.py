@@ -179,18 +179,23 @@ def _dense_grad(op, values_grad):
 
 
 def _cwise_mul_grad(op, grad):
+    # conjugated for complex values, as the gradient of Mul (TF's omits the conj)
+    from tensorweave.ops.math.math_unary import conj
     sp_idx, sp_val, sp_shape, dense = op.inputs
-    values_grad = apply_op("SparseDenseCwiseMul", [sp_idx, grad, sp_shape, dense]).outputs[0]
-    return [None, values_grad, None, _dense_grad(op, grad * sp_val)]
+    values_grad = apply_op("SparseDenseCwiseMul", [sp_idx, grad, sp_shape,
+                                                   conj(dense)]).outputs[0]
+    return [None, values_grad, None, _dense_grad(op, grad * conj(sp_val))]
 
 
 def _cwise_div_grad(op, grad):
+    from tensorweave.ops.math.math_unary import conj
     sp_idx, sp_val, sp_shape, dense = op.inputs
-    values_grad = apply_op("SparseDenseCwiseDiv", [sp_idx, grad, sp_shape, dense]).outputs[0]
+    values_grad = apply_op("SparseDenseCwiseDiv", [sp_idx, grad, sp_shape,
+                                                   conj(dense)]).outputs[0]
     # d(v / d)/dd = -v / d^2 = -out / d, with out = v / d this op's output
-    minus_out = -op.outputs[0] * grad
+    minus_out = -conj(op.outputs[0]) * grad
     dense_part = apply_op("SparseDenseCwiseDiv", [sp_idx, minus_out, sp_shape,
-                                                  dense]).outputs[0]
+                                                  conj(dense)]).outputs[0]
     return [None, values_grad, None, _dense_grad(op, dense_part)]
 
 
