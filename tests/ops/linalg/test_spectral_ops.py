@@ -291,3 +291,18 @@ def test_self_adjoint_eig_of_a_non_finite_lower_triangle_fails(sess):
     # only the lower triangle is read
     upper = tf.constant([[2.0, np.inf], [0.0, 1.0]])
     np.testing.assert_allclose(sess.run(tf.self_adjoint_eigvals(upper)), [1.0, 2.0])
+
+
+def test_non_finite_matrices_in_svd_inverse_and_solve(sess):
+    """TF's kernels: SVD gives NaN for a matrix holding NaN (only that one of a batch);
+    inverse and solve cannot pivot on it and fail."""
+    bad = np.array([[np.nan, 0.0], [0.0, 1.0]])
+    batch = tf.constant(np.stack([bad, np.diag([3.0, 1.0])]))
+    s, u, v = sess.run(tf.svd(batch))
+    assert np.isnan(s[0]).all() and np.isnan(u[0]).all() and np.isnan(v[0]).all()
+    np.testing.assert_allclose(s[1], [3.0, 1.0])
+    assert np.isnan(sess.run(tf.svd(bad, compute_uv=False))).all()
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Input is not invertible"):
+        sess.run(tf.matrix_inverse(bad))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Input matrix is not invertible"):
+        sess.run(tf.matrix_solve(bad, [[1.0], [1.0]]))

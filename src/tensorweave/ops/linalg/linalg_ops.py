@@ -86,6 +86,8 @@ def _matrix_inverse_kernel(ctx, x):
     if ctx.attrs["adjoint"]:
         a = np.conj(np.swapaxes(a, -1, -2))
     try:
+        if not np.isfinite(a).all():  # no pivot of TF's LU is then usable
+            raise np.linalg.LinAlgError
         return np.linalg.inv(a).astype(x.dtype, copy=False)
     except np.linalg.LinAlgError:
         raise _invalid(ctx, "Input is not invertible.") from None
@@ -394,6 +396,8 @@ def _matrix_solve_kernel(ctx, a, b):
     if ctx.attrs["adjoint"]:
         work_a = np.conj(np.swapaxes(work_a, -1, -2))
     try:
+        if not np.isfinite(work_a).all():  # as MatrixInverse
+            raise np.linalg.LinAlgError
         return _batch_solve(work_a, _work(b)).astype(a.dtype, copy=False)
     except np.linalg.LinAlgError:
         raise _invalid(ctx, "Input matrix is not invertible.") from None

@@ -158,13 +158,24 @@ def _svd_kernel(ctx, x):
     if x.ndim < 2:
         raise _invalid(ctx, "Input tensor 0 must have rank >= 2, got %d" % x.ndim)
     a = _work(x)
+    # a matrix holding NaN or inf gets NaN results, as TF's (LAPACK would not converge)
+    bad = ~np.isfinite(a).all(axis=(-2, -1))
+    if bad.any():
+        a = np.where(bad[..., None, None], 0, a)
     if not ctx.attrs["compute_uv"]:
         empty = np.zeros([0], x.dtype)
-        return np.linalg.svd(a, compute_uv=False).astype(x.dtype), empty, empty
+        s = np.linalg.svd(a, compute_uv=False)
+        return _nan_where(bad, s).astype(x.dtype), empty, empty
     u, s, vh = np.linalg.svd(a, full_matrices=ctx.attrs["full_matrices"])
     v = np.conj(np.swapaxes(vh, -1, -2))
-    return (s.astype(x.dtype, copy=False), u.astype(x.dtype, copy=False),
-            v.astype(x.dtype, copy=False))
+    return tuple(_nan_where(bad, r).astype(x.dtype, copy=False) for r in (s, u, v))
+
+
+def _nan_where(bad: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """`out` with the results of the matrices flagged `bad` set to NaN."""
+    if not bad.any():
+        return out
+    return np.where(bad.reshape(bad.shape + (1,) * (out.ndim - bad.ndim)), np.nan, out)
 
 
 @gradient("Svd")
