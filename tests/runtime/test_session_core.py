@@ -31,7 +31,9 @@ def test_feed_cuts_graph_and_placeholder_errors(graph, sess):
     np.testing.assert_array_equal(sess.run(y, {x: [1, 2]}), [1, 2])
     # feeding an intermediate tensor: x is not needed at all
     np.testing.assert_array_equal(sess.run(y, {y: [5, 6]}), [5, 6])
-    with pytest.raises(tf.errors.InvalidArgumentError, match="must feed a value.*'x'"):
+    with pytest.raises(tf.errors.InvalidArgumentError,  # TF's DataTypeString: "float"
+                       match=r"must feed a value for placeholder tensor 'x' with dtype float "
+                             r"and shape \[2\]"):
         sess.run(y)
     with pytest.raises(ValueError, match="Cannot feed value of shape"):
         sess.run(y, {x: [1, 2, 3]})

@@ -126,7 +126,7 @@ def _placeholder_kernel(ctx):
     shape = ctx.attrs["shape"]
     raise errors.InvalidArgumentError(
         None, ctx.op, "You must feed a value for placeholder tensor '%s' with dtype %s%s"
-        % (ctx.op.name, ctx.attrs["dtype"].name,
+        % (ctx.op.name, _dt.type_string(ctx.attrs["dtype"]),
            "" if shape.ndims is None else " and shape [%s]" % ",".join(
                "?" if d is None else str(d) for d in shape.as_list())))
 
