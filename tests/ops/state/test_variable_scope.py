@@ -254,3 +254,14 @@ def test_graphs_have_separate_stores():
     with g2.as_default():
         b = tf.get_variable("a", [1])
     assert a is not b and a.name == b.name == "a:0"
+
+
+def test_get_variable_keeps_a_given_shape_without_validation_and_checks_initializers(graph):
+    assert tf.get_variable("vs", [2], validate_shape=False).shape.as_list() == [2]
+    assert tf.get_variable("vt", initializer=tf.zeros([3]), validate_shape=False) \
+        .shape.ndims is None
+    # as tf.constant: no Python float into an integer variable
+    with pytest.raises(TypeError, match="Expected int32, but got 2.5 of type 'float'"):
+        tf.get_variable("iv", [2], dtype=tf.int32, initializer=tf.constant_initializer(2.5))
+    assert tf.get_variable("iv2", [2], dtype=tf.int32,
+                           initializer=tf.constant_initializer(2)).dtype == tf.int32

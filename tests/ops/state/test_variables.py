@@ -351,8 +351,9 @@ def test_collections_and_trainable(graph):
     assert tf.model_variables() == [] and tf.moving_average_variables() == []
     e = tf.Variable(1.0, synchronization=tf.VariableSynchronization.ON_READ)
     assert not e.trainable
-    with pytest.raises(ValueError):
-        tf.Variable(1.0, trainable=True, synchronization=tf.VariableSynchronization.ON_READ)
+    # TF1 accepts an explicitly trainable ON_READ variable (TF2's tf.Variable does not)
+    f = tf.Variable(1.0, trainable=True, synchronization=tf.VariableSynchronization.ON_READ)
+    assert f.trainable and f in tf.trainable_variables()
     with pytest.raises(ValueError):
         tf.Variable(1.0, collections="variables")
 

@@ -106,8 +106,11 @@ class Constant(Initializer):
         dtype = _dt.as_dtype(dtype) if dtype is not None else self.dtype
         verify = self._verify_shape if verify_shape is None else verify_shape
         shape = _shape_list(shape)
-        arr = np.asarray(self.value, dtype=dtype.as_numpy_dtype
-                         if dtype is not _dt.string else object)
+        if dtype is _dt.string:
+            arr = np.asarray(self.value, dtype=object)
+        else:  # TF converts as tf.constant does: no Python float into an integer dtype
+            from tensorweave.ops.array.constant_op import _to_array
+            arr = _to_array(self.value, dtype, True)
         n = int(np.prod(shape)) if shape else 1
         if verify and list(arr.shape) != shape:
             raise TypeError("Expected Tensor's shape: %s, got %s." % (tuple(shape), arr.shape))

@@ -179,11 +179,14 @@ class _VariableStore:
                     "The initializer passed is not valid. It should be a callable with no "
                     "arguments and the shape should not be provided or an instance of "
                     "`tf.keras.initializers.*' and `shape` should be fully defined.")
+        # a shape given with validate_shape=False stays the static shape, as in TF
+        static = shape if not validate_shape and shape.is_fully_defined() else None
         v = _variables.Variable(initial_value=init_val, name=name, trainable=trainable,
                                 collections=collections, caching_device=caching_device,
                                 dtype=variable_dtype, validate_shape=validate_shape,
                                 constraint=constraint, synchronization=synchronization,
-                                aggregation=aggregation, use_resource=use_resource)
+                                aggregation=aggregation, use_resource=use_resource,
+                                shape=static)
         self._vars[name] = v
         if regularizer:
             with _graph.colocate_with(v.op), _graph.name_scope(name + "/Regularizer/"):

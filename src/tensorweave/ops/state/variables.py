@@ -808,12 +808,8 @@ def _validate_sync_agg_trainable(synchronization, aggregation, trainable, name):
         else 0)
     aggregation = VariableAggregation(getattr(aggregation, "value", aggregation)
                                       if aggregation is not None else 0)
-    if trainable is None:
+    if trainable is None:  # TF1 accepts an explicitly trainable ON_READ variable (TF2 not)
         trainable = synchronization is not VariableSynchronization.ON_READ
-    elif trainable and synchronization is VariableSynchronization.ON_READ:
-        raise ValueError("Synchronization value can be set to VariableSynchronization.ON_READ "
-                         "only for non-trainable variables. You have specified trainable=True "
-                         "and synchronization=VariableSynchronization.ON_READ.")
     return synchronization, aggregation, trainable
 
 
