@@ -59,7 +59,7 @@ def test_reset_clears_named_containers_and_closes_sessions(graph, target):
 
 
 def test_unknown_targets_are_refused():
-    with pytest.raises(tf.errors.InvalidArgumentError, match="grpc://host:port"):
+    with pytest.raises(tf.errors.NotFoundError, match="grpc://host:port"):
         tf.Session("tcp://localhost:2222")
     from tensorweave.distribute.server import free_port
     config = tf.ConfigProto(operation_timeout_in_ms=300)  # nothing listens there
