@@ -646,3 +646,28 @@ def test_l2_normalize_of_complex_values(sess):
     want = x0 / np.sqrt((np.abs(x0) ** 2).sum(axis=1, keepdims=True))
     np.testing.assert_allclose(got, want, rtol=1e-12)
     assert sess.run(tf.nn.l2_normalize(tf.constant([0j]))).tolist() == [0j]
+
+
+def test_dropout_of_a_fed_rate_of_one_or_more_drops_everything(sess):
+    """TF 2's mask (keep where U >= rate): keep_prob 0 or rate >= 1 give zeros, not NaN."""
+    keep = tf.placeholder(tf.float32, [])
+    rate = tf.placeholder(tf.float32, [])
+    assert sess.run(tf.nn.dropout(tf.ones([3]), keep_prob=keep), {keep: 0.0}).tolist() == \
+        [0.0] * 3
+    assert sess.run(tf.nn.dropout(tf.ones([4]), rate=rate), {rate: 1.5}).tolist() == [0.0] * 4
+    kept = sess.run(tf.nn.dropout(tf.ones([20000]), rate=rate, seed=3), {rate: 0.25})
+    assert set(np.unique(kept).tolist()) == {0.0, np.float32(1 / 0.75)}
+    assert abs((kept > 0).mean() - 0.75) < 0.02
+
+
+def test_weighted_cross_entropy_gradient_is_tfs_at_zero_logits(sess):
+    """TF writes log(1 + e^-x) as log1p(e^-|x|) + relu(-x): its gradient at x = 0 is the
+    subgradient 0 of abs and relu, elsewhere the derivative."""
+    z = tf.constant([0.0, 1.0, -2.0])
+    loss = tf.nn.weighted_cross_entropy_with_logits(labels=[1.0, 0.0, 1.0], logits=z,
+                                                    pos_weight=3.0)
+    got = sess.run(tf.gradients(loss, z)[0])
+    sig = 1 / (1 + np.exp(-np.array([1.0, -2.0])))
+    # d/dx [(1 - l) x + (1 + (q - 1) l) log(1 + e^-x)] = (1 - l) - (1 + (q - 1) l)(1 - s)
+    want = [0.0, 1 - (1 - sig[0]), -3 * (1 - sig[1])]
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)

@@ -134,7 +134,7 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name: Optional[str] 
         rate = rate_from_keep_prob
     elif rate is None:
         raise ValueError("`rate` must be provided. Received: rate=None")
-    from tensorweave.ops.math import math_binary, math_unary
+    from tensorweave.ops.math import math_binary
     from tensorweave.ops.random import random_ops
     with _graph.name_scope(name, "dropout", [x]):
         x = convert_to_tensor(x, name="x")
@@ -144,9 +144,10 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name: Optional[str] 
         if _is_tensor_like(keep_prob) or _is_tensor_like(rate):
             if keep_prob is not None:
                 keep = convert_to_tensor(keep_prob, dtype=x.dtype, name="keep_prob")
+                drop = math_binary.subtract(1.0, keep)
             else:
-                keep = math_binary.subtract(
-                    1.0, convert_to_tensor(rate, dtype=x.dtype, name="rate"))
+                drop = convert_to_tensor(rate, dtype=x.dtype, name="rate")
+                keep = math_binary.subtract(1.0, drop)
             keep.shape.with_rank(0)
             scale = math_binary.divide(1.0, keep)
         else:
@@ -155,13 +156,17 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name: Optional[str] 
                                  "[0, 1). Received: rate=%s" % (rate,))
             if rate == 0:
                 return x
-            keep = 1. - rate
-            scale = 1. / keep
+            drop = rate
+            scale = 1. / (1. - rate)
         uniform = random_ops.random_uniform(_noise_shape(x, noise_shape), seed=seed,
                                             dtype=x.dtype)
-        # keep + U[0, 1) is >= 1 (floor 1) with probability keep, else floor 0.
-        mask = math_unary.floor(math_binary.add(keep, uniform))
-        out = math_binary.multiply(math_binary.multiply(x, scale), mask)
+        # TF 2's mask: an element is kept when U[0, 1) >= rate, so a fed rate of 1 or
+        # more (keep_prob 0) drops everything, never a NaN from 0 * inf
+        from tensorweave.ops.array import array_fill_ops
+        from tensorweave.ops.indexing import indexing_select
+        scaled = math_binary.multiply(x, scale)
+        out = indexing_select.where_v2(math_binary.greater_equal(uniform, drop), scaled,
+                                       array_fill_ops.zeros_like(scaled))
         out.set_shape(x.shape)
         return out
 

@@ -106,10 +106,7 @@ def _static_dims(t: Tensor):
     return t.shape.as_list() if t.shape.ndims is not None else None
 
 
-def _check_xent_args(name: str, sentinel, labels, logits) -> None:
-    if sentinel is not None:
-        raise ValueError("Only call `%s` with named arguments (labels=..., logits=..., ...). "
-                         "Received unnamed argument: %s" % (name, sentinel))
+def _check_xent_args(name: str, labels, logits) -> None:
     if labels is None or logits is None:
         raise ValueError("Both `labels` and `logits` must be provided for %s. Received: "
                          "labels=%s and logits=%s" % (name, labels, logits))
@@ -191,13 +188,12 @@ def softmax_cross_entropy_with_logits_v2(labels, logits, axis=None,
 
 
 @tf_export("nn.softmax_cross_entropy_with_logits")
-def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=-1,
+def softmax_cross_entropy_with_logits(labels=None, logits=None, dim=-1,
                                       name: Optional[str] = None, axis=None) -> Tensor:
     """TF1's softmax cross entropy: like `softmax_cross_entropy_with_logits_v2` but no
     gradient flows into `labels`. Call it with named arguments.
 
     Args:
-      _sentinel: guards against positional use; leave unset.
       labels: a Tensor of probability distributions along `dim`.
       logits: unscaled log probabilities, a floating-point Tensor.
       dim: the class dimension (default -1).
@@ -211,7 +207,7 @@ def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
       ValueError: positional arguments, a missing `labels` or `logits`, both `dim` and
         `axis`.
     """
-    _check_xent_args("softmax_cross_entropy_with_logits", _sentinel, labels, logits)
+    _check_xent_args("softmax_cross_entropy_with_logits", labels, logits)
     axis = axis_argument(axis, dim)
     from tensorweave.ops.control_flow.structure import stop_gradient
     with _graph.name_scope(name, "softmax_cross_entropy_with_logits_sg",
@@ -281,12 +277,11 @@ def _sparse_xent_gradient(op, grad_loss, grad_grad):
 
 
 @tf_export("nn.sparse_softmax_cross_entropy_with_logits")
-def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None,
+def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None,
                                              name: Optional[str] = None) -> Tensor:
     """Softmax cross entropy with integer class labels: `-log_softmax(logits)[labels]`.
 
     Args:
-      _sentinel: guards against positional use; leave unset.
       labels: int32 or int64 Tensor of class indices in [0, num_classes), of the shape of
         `logits` without its last dimension. An index out of range raises
         InvalidArgumentError when run.
@@ -300,7 +295,7 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits
       ValueError: positional arguments, a missing argument, a scalar `logits`, or static
         shapes of `labels` and `logits` that do not fit.
     """
-    _check_xent_args("sparse_softmax_cross_entropy_with_logits", _sentinel, labels, logits)
+    _check_xent_args("sparse_softmax_cross_entropy_with_logits", labels, logits)
     from tensorweave.ops.array import array_ops
     from tensorweave.ops.math import math_ops
     with _graph.name_scope(name, "SparseSoftmaxCrossEntropyWithLogits", [labels, logits]):
@@ -358,14 +353,13 @@ def _same_shape_or_raise(logits: Tensor, labels: Tensor) -> None:
 
 
 @tf_export("nn.sigmoid_cross_entropy_with_logits")
-def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None,
+def sigmoid_cross_entropy_with_logits(labels=None, logits=None,
                                       name: Optional[str] = None) -> Tensor:
     """Elementwise logistic loss `-z log(sigmoid(x)) - (1 - z) log(1 - sigmoid(x))` for
     logits x and labels z, computed stably as `max(x, 0) - x z + log(1 + exp(-|x|))`
     (that is `softplus(x) - x z`, whose gradient `sigmoid(x) - z` is exact everywhere).
 
     Args:
-      _sentinel: guards against positional use; leave unset.
       labels: a Tensor of the type and shape of `logits`, values in [0, 1].
       logits: a floating-point Tensor.
       name: op name.
@@ -376,7 +370,7 @@ def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None,
     Raises:
       ValueError: positional arguments, a missing argument, or different shapes.
     """
-    _check_xent_args("sigmoid_cross_entropy_with_logits", _sentinel, labels, logits)
+    _check_xent_args("sigmoid_cross_entropy_with_logits", labels, logits)
     from tensorweave.ops.math import math_binary
     from tensorweave.ops.nn.nn_ops import softplus
     with _graph.name_scope(name, "logistic_loss", [logits, labels]) as scope:
@@ -408,7 +402,7 @@ def weighted_cross_entropy_with_logits(labels=None, logits=None, pos_weight=None
     """
     labels = axis_argument(labels, targets, "labels", "targets")
     from tensorweave.ops.math import math_binary, math_unary
-    from tensorweave.ops.nn.nn_ops import softplus
+    from tensorweave.ops.nn.nn_ops import relu
     with _graph.name_scope(name, "logistic_loss", [logits, labels]) as scope:
         logits = convert_to_tensor(logits, name="logits")
         labels = convert_to_tensor(labels, name="labels")
@@ -417,11 +411,14 @@ def weighted_cross_entropy_with_logits(labels=None, logits=None, pos_weight=None
                                        preferred_dtype=logits.dtype)
         log_weight = math_binary.add(
             1.0, math_binary.multiply(math_binary.subtract(pos_weight, 1.0), labels))
-        # log(1 + exp(-x)) == softplus(-x)
+        # log(1 + exp(-x)) as TF writes it, log1p(exp(-|x|)) + relu(-x): the same values
+        # as softplus(-x), and TF's gradient at x = 0 (abs and relu give 0 there)
+        log_sigmoid_neg = math_binary.add(
+            math_unary.log1p(math_unary.exp(math_unary.negative(math_unary.abs(logits)))),
+            relu(math_unary.negative(logits)))
         return math_binary.add(
             math_binary.multiply(math_binary.subtract(1.0, labels), logits),
-            math_binary.multiply(log_weight, softplus(math_unary.negative(logits))),
-            name=scope)
+            math_binary.multiply(log_weight, log_sigmoid_neg), name=scope)
 
 
 # --- L2Loss ---------------------------------------------------------------------------------
