@@ -411,3 +411,17 @@ def test_with_space_to_batch_errors(graph):
         tf.nn.with_space_to_batch(x, [2, 2], "FULL", op)
     with pytest.raises(ValueError, match="monotonically increasing"):
         tf.nn.with_space_to_batch(x, [2, 2], "VALID", op, spatial_dims=[2, 1])
+
+
+def test_max_pool3d_gradient_goes_to_every_tied_maximum(sess):
+    """TF's CPU MaxPool3DGrad gives each tied maximum of a window the window's gradient;
+    its MaxPool3DGradGrad reads the first maximum only."""
+    x = tf.constant([1.0, 1.0, 0.5, 0.5, 2.0, 2.0, 2.0, 0.0], shape=[1, 1, 2, 4, 1])
+    y = tf.nn.max_pool3d(x, [1, 1, 2, 2, 1], [1, 1, 1, 2, 1], "VALID")
+    dy = tf.constant([3.0, 5.0], shape=[1, 1, 1, 2, 1])
+    dx = tf.gradients(tf.reduce_sum(y * dy), x)[0]
+    # window 1 is [[1, 1], [2, 2]]: both 2s get 3; window 2 is [[.5, .5], [2, 0]]
+    assert sess.run(dx).ravel().tolist() == [0, 0, 0, 0, 3, 3, 5, 0]
+    w = tf.constant(np.arange(1.0, 9.0, dtype=np.float32), shape=[1, 1, 2, 4, 1])
+    ddy = tf.gradients(tf.reduce_sum(dx * w), dy)[0]
+    assert sess.run(ddy).ravel().tolist() == [5, 7]  # w at each window's first maximum

@@ -92,13 +92,17 @@ def _max_pool_nd(x, wins):
     return out, xp
 
 
-def _first_max_masks(xp, y, wins):
-    """Yields (index, mask): mask marks the outputs whose first maximum is this tap."""
+def _max_masks(xp, y, wins, first_only: bool):
+    """Yields (index, mask): mask marks the outputs whose maximum this tap equals, or
+    with `first_only` whose first maximum it is. TF's 3-D MaxPool3DGrad sends a window's
+    gradient to every tied maximum, its MaxPool3DGradGrad reads the first one only."""
     free = np.ones(y.shape, dtype=bool)
     for _, index in taps(wins):
-        hit = (xp[index] == y) & free
+        hit = xp[index] == y
+        if first_only:
+            hit &= free
+            free &= ~hit
         yield index, hit
-        free &= ~hit
 
 
 def _window_counts(wins, dtype):
@@ -134,7 +138,7 @@ def _max_pool3d_grad_kernel(ctx, x, y, dy):
                                           "got %s" % (list(y.shape), list(dy.shape)))
     pooled, xp = _max_pool_nd(xc, wins)
     dxp = np.zeros(xp.shape, dtype=dy.dtype)
-    for index, mask in _first_max_masks(xp, pooled, wins):
+    for index, mask in _max_masks(xp, pooled, wins, first_only=False):
         dxp[index] += dyc * mask
     return channels_back(unpad_nd(dxp, wins), fmt)
 
@@ -150,7 +154,7 @@ def _max_pool3d_grad_grad_kernel(ctx, x, y, ddx):
     pooled, xp = _max_pool_nd(xc, wins)
     gp = pad_nd(ddxc, wins, 0)
     out = np.zeros(pooled.shape, dtype=ddx.dtype)
-    for index, mask in _first_max_masks(xp, pooled, wins):
+    for index, mask in _max_masks(xp, pooled, wins, first_only=True):
         out += gp[index] * mask
     return channels_back(out, fmt)
 
