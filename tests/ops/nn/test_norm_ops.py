@@ -160,3 +160,32 @@ def test_fused_batch_norm_statistics_inputs_get_no_gradient(graph):
     y, _, _ = tf.nn.fused_batch_norm(x, [1.0, 1.0], [0.0, 0.0], mean=mean, variance=var,
                                      is_training=False)
     assert tf.gradients(y, [mean, var]) == [None, None]
+
+
+def test_fused_batch_norm_second_derivative_follows_the_batch_statistics(sess):
+    """The training gradient recomputes the batch mean and variance from x (as TF's
+    _BatchNormGrad), so its own gradient is the derivative of the true first derivative
+    (central differences of its NumPy formula here). (tf.nn.moments stops the mean's
+    gradient inside the variance, as TF's does, so the composite graph's second
+    derivative is another.)"""
+    rs = np.random.RandomState(0)
+    x0, w0 = rs.rand(2, 2, 3, 2), rs.rand(2, 2, 3, 2)
+    scale0, offset0, eps = np.array([1.5, -0.5]), np.array([0.1, 0.2]), 0.001
+    x, w = tf.constant(x0, tf.float32), tf.constant(w0, tf.float32)
+    y = tf.nn.fused_batch_norm(x, scale0.astype(np.float32), offset0.astype(np.float32),
+                               epsilon=eps)[0]
+    gx = tf.gradients(tf.reduce_sum(y * w), x)[0]
+    got = sess.run(tf.gradients(tf.reduce_sum(gx * w), x)[0])
+
+    def first(xv):  # d/dx sum(y * w) of batch norm with the batch's statistics
+        mean = xv.mean((0, 1, 2))
+        rstd = 1 / np.sqrt(((xv - mean) ** 2).mean((0, 1, 2)) + eps)
+        xhat = (xv - mean) * rstd
+        return scale0 * rstd * (w0 - w0.mean((0, 1, 2)) - xhat * (w0 * xhat).mean((0, 1, 2)))
+
+    want = np.zeros_like(x0)
+    for i in np.ndindex(x0.shape):
+        step = np.zeros_like(x0)
+        step[i] = 1e-6
+        want[i] = ((first(x0 + step) - first(x0 - step)) * w0).sum() / 2e-6
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)

@@ -212,11 +212,13 @@ def _fused_batch_norm_kernel(ctx, x, scale, offset, mean, variance):
 
 @gradient("FusedBatchNormV3")
 def _fused_batch_norm_grad(op, grad, *_):
-    # only the gradient of y flows back (as TF1); the statistics are taken as given:
-    # reserve_space_1/2 are the mean and (biased) variance that normalized x
+    # only the gradient of y flows back (as TF1). In training the batch statistics are
+    # recomputed from x as TF's _BatchNormGrad does (the variance around a stopped
+    # mean), so a second derivative follows them as TF's does; in inference they are
+    # the given mean and variance.
     from tensorweave.ops.array import array_ops
-    from tensorweave.ops.math import math_ops, math_unary
-    from tensorweave.ops.math.reduction_ops import reduce_sum
+    from tensorweave.ops.math import math_binary, math_ops, math_unary
+    from tensorweave.ops.math.reduction_ops import reduce_mean, reduce_sum
     x, scale = op.inputs[0], op.inputs[1]
     fmt = op._get_attr("data_format")
     rank = len(fmt)
@@ -233,7 +235,13 @@ def _fused_batch_norm_grad(op, grad, *_):
             return v
         return array_ops.reshape(v, [-1] + [1] * (rank - 1 - axis))
     dy, work = f32(grad), f32(x)
-    mean, var = op.outputs[3], op.outputs[4]
+    if op._get_attr("is_training"):
+        from tensorweave.ops.control_flow.structure import stop_gradient
+        mean = reduce_mean(work, reduce_axes)
+        var = reduce_mean(math_binary.squared_difference(
+            work, per_channel(stop_gradient(mean))), reduce_axes)
+    else:
+        mean, var = op.inputs[3], op.inputs[4]
     rstd = math_unary.rsqrt(var + op._get_attr("epsilon"))
     xhat = (work - per_channel(mean)) * per_channel(rstd)
     d_offset = reduce_sum(dy, reduce_axes)
