@@ -129,8 +129,54 @@ def test_conv_errors(graph):
         tf.layers.Conv2D(2, (3, 3, 3))
     with pytest.raises(ValueError, match="padding"):
         tf.layers.Conv2D(2, 3, padding="full")
-    with pytest.raises(ValueError, match="causal"):
-        tf.layers.Conv1D(2, 3, padding="causal")
+    # causal padding is for the 1-D convolutions only; TF's messages, at construction
+    for make in (lambda: tf.layers.Conv2D(2, 3, padding="causal"),
+                 lambda: tf.layers.Conv2DTranspose(2, 3, padding="causal"),
+                 lambda: tf.layers.conv3d(tf.ones([1, 3, 3, 3, 1]), 1, 2, padding="causal")):
+        with pytest.raises(ValueError, match="Causal padding is only supported for `Conv1D`"):
+            make()
+    with pytest.raises(ValueError, match=r"`strides > 1` not supported in conjunction with "
+                       r"`dilation_rate > 1`. Received: strides=\(2,\) and dilation_rate="
+                       r"\(2,\)"):
+        tf.layers.Conv1D(1, 3, strides=2, dilation_rate=2)
+    with pytest.raises(ValueError, match="`strides > 1` not supported"):
+        tf.layers.conv2d(tf.ones([1, 9, 9, 1]), 2, 3, strides=2, dilation_rate=2)
+    with pytest.raises(ValueError, match="`strides > 1` not supported"):
+        tf.layers.separable_conv2d(tf.ones([1, 9, 9, 1]), 1, 3, strides=(1, 2),
+                                   dilation_rate=(2, 1))
+
+
+def test_causal_conv1d(sess):
+    # left padding by dilation * (kernel - 1), then VALID: output t sees inputs <= t
+    x0 = np.arange(9, dtype=np.float64).reshape(1, 9, 1)
+    y = tf.layers.conv1d(tf.constant(x0), 1, 3, padding="causal", dilation_rate=2,
+                         kernel_initializer=tf.ones_initializer())
+    assert y.shape.as_list() == [1, 9, 1]
+    padded = np.concatenate([np.zeros(4), x0.ravel()])
+    expected = padded[:-4] + padded[2:-2] + padded[4:]  # [0, 1, 2, 4, 6, 9, 12, 15, 18]
+    sess.run(tf.global_variables_initializer())
+    np.testing.assert_allclose(sess.run(y).ravel(), expected)
+    assert tf.layers.conv1d(tf.ones([1, 9, 1]), 1, 3, padding="causal").shape.as_list() == \
+        [1, 9, 1]
+    # channels_first pads the time axis, 2; strides count from the padded start
+    k = np.random.randn(2, 3, 2)
+    xf = np.random.randn(2, 3, 7)
+    z = tf.layers.conv1d(tf.constant(xf), 2, 2, strides=2, padding="Causal",
+                         data_format="channels_first",
+                         kernel_initializer=tf.constant_initializer(k))
+    assert z.shape.as_list() == [2, 2, 4]
+    pf = np.concatenate([np.zeros((2, 3, 1)), xf], axis=2)
+    ref = np.stack([np.einsum("bc,co->bo", pf[:, :, t], k[0]) +
+                    np.einsum("bc,co->bo", pf[:, :, t + 1], k[1])
+                    for t in range(0, 7, 2)], axis=2)
+    sess.run(tf.global_variables_initializer())
+    np.testing.assert_allclose(sess.run(z), ref, rtol=1e-10)
+    # separable_conv1d takes causal too, with a ones depthwise and pointwise kernel
+    s = tf.layers.separable_conv1d(tf.constant(x0), 1, 2, padding="causal",
+                                   depthwise_initializer=tf.ones_initializer(),
+                                   pointwise_initializer=tf.ones_initializer())
+    sess.run(tf.global_variables_initializer())
+    np.testing.assert_allclose(sess.run(s).ravel(), padded[3:-1] + padded[4:])
 
 
 @pytest.mark.parametrize("kind", ["max", "average"])

@@ -238,3 +238,126 @@ def test_kernels_take_the_variable_scope_initializer(sess):
     limit = np.sqrt(6.0 / 600)
     assert np.abs(kernel).max() <= limit and abs(kernel.std() - limit / np.sqrt(3)) < 0.002
     assert wide.shape.as_list() == [1, 300]
+
+
+def test_flatten_of_unknown_rank(sess):
+    x = tf.placeholder(tf.float32, None)
+    y = tf.layers.flatten(x)
+    assert y.shape.as_list() == [None, None]
+    np.testing.assert_array_equal(sess.run(y, {x: np.arange(12.).reshape(2, 3, 2)}),
+                                  np.arange(12.).reshape(2, 6))
+
+
+def test_dense_takes_its_dtype_from_the_input_and_refuses_integers(graph):
+    with pytest.raises(TypeError, match=r"A Dense layer can only be built with a "
+                       r"floating-point dtype. Received: dtype=<dtype: 'int32'>"):
+        tf.layers.dense(tf.ones([1, 2], tf.int32), 1)
+    with pytest.raises(TypeError, match="dtype=<dtype: 'bool'>"):
+        tf.layers.dense(tf.ones([1, 2], tf.bool), 1)
+    assert tf.layers.dense(tf.ones([1, 2], tf.float64), 1).dtype == tf.float64
+    # an explicit dtype casts the integer input
+    assert tf.layers.Dense(1, dtype=tf.float32)(tf.ones([1, 2], tf.int32)).dtype == tf.float32
+
+
+def test_layer_weights_api(sess):
+    layer = tf.layers.Dense(2, kernel_initializer=tf.ones_initializer())
+    with pytest.raises(ValueError, match="isn't built"):
+        layer.count_params()
+    x = tf.constant([[1., 2., 3.]])
+    y = layer(x)
+    assert layer.count_params() == 8
+    sess.run(tf.global_variables_initializer())
+    kernel, bias = layer.get_weights()  # in the default session
+    np.testing.assert_array_equal(kernel, np.ones((3, 2)))
+    np.testing.assert_array_equal(bias, np.zeros(2))
+    layer.set_weights([np.arange(6.).reshape(3, 2), np.array([1., -1.])])
+    np.testing.assert_allclose(sess.run(y), [[17., 21.]])
+    with pytest.raises(ValueError, match="expecting 2 weights"):
+        layer.set_weights([np.ones((3, 2))])
+    with pytest.raises(ValueError, match=r"not compatible with provided weight shape"):
+        layer.set_weights([np.ones((2, 2)), np.ones(2)])
+    with pytest.raises(AttributeError, match="not connected"):
+        layer.input
+    with pytest.raises(AttributeError, match="never been called"):
+        layer.output_shape
+
+
+def test_add_variable_is_add_weight(graph):
+    class Scale(tf.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_variable("w", [int(input_shape[-1])],
+                                       initializer=tf.ones_initializer())
+            self.built = True
+
+        def call(self, x):
+            return x * self.w
+
+    layer = Scale(name="scale")
+    layer(tf.ones([1, 3]))
+    assert [v.name for v in layer.weights] == ["scale/w:0"] and layer.count_params() == 3
+
+
+def test_get_config_and_from_config(graph):
+    dense = tf.layers.Dense(3, activation=tf.nn.relu, kernel_regularizer=tf.nn.l2_loss,
+                            name="d")
+    assert dense.get_config() == {
+        "name": "d", "trainable": True, "dtype": None, "units": 3, "activation": "relu",
+        "use_bias": True, "kernel_initializer": None,
+        "bias_initializer": {"class_name": "Zeros", "config": {"dtype": "float32"}},
+        "kernel_regularizer": "l2_loss", "bias_regularizer": None,
+        "activity_regularizer": None, "kernel_constraint": None, "bias_constraint": None}
+    with pytest.raises(ValueError, match="Unknown regularizer: 'l2_loss'"):
+        tf.layers.Dense.from_config(dense.get_config())
+    config = tf.layers.Dense(2, bias_initializer=tf.constant_initializer(0.5)).get_config()
+    copy = tf.layers.Dense.from_config(config)
+    assert copy.units == 2 and copy.activation is None
+    assert copy.get_config() == config
+    conv = tf.layers.Conv2D(4, 3, strides=2).get_config()
+    assert conv["kernel_size"] == (3, 3) and conv["strides"] == (2, 2)
+    assert conv["groups"] == 1 and conv["activation"] == "linear"
+    assert conv["padding"] == "valid" and conv["dilation_rate"] == (1, 1)
+    assert tf.layers.Conv2D.from_config(conv).get_config() == conv
+    transpose = tf.layers.Conv2DTranspose(2, 3).get_config()
+    assert transpose["output_padding"] is None
+    assert tf.layers.Conv2DTranspose.from_config(transpose).get_config() == transpose
+    bn = tf.layers.BatchNormalization().get_config()
+    assert bn["axis"] == -1 and bn["momentum"] == 0.99 and bn["epsilon"] == 1e-3
+    assert bn["gamma_initializer"] == {"class_name": "Ones", "config": {"dtype": "float32"}}
+    assert tf.layers.BatchNormalization.from_config(bn).get_config() == bn
+    assert tf.layers.Dropout(0.3, name="dr").get_config() == {
+        "name": "dr", "trainable": True, "dtype": None, "rate": 0.3, "noise_shape": None,
+        "seed": None}
+    assert tf.layers.Flatten(name="f").get_config() == {
+        "name": "f", "trainable": True, "dtype": None, "data_format": "channels_last"}
+    assert tf.layers.MaxPooling2D(2, 2, name="p").get_config() == {
+        "name": "p", "trainable": True, "dtype": None, "pool_size": (2, 2),
+        "padding": "valid", "strides": (2, 2), "data_format": "channels_last"}
+
+
+def test_losses_list_add_loss_first_then_weight_regularizers(graph):
+    class Scale(tf.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight("w", [int(input_shape[-1]), 2],
+                                     initializer=tf.ones_initializer(),
+                                     regularizer=tf.nn.l2_loss)
+            self.built = True
+
+        def call(self, x):
+            self.add_loss(tf.reduce_sum(x) * 0.0 + 1.0)
+            return tf.matmul(x, self.w)
+
+    layer = Scale(name="scale")
+    x = tf.placeholder(tf.float32, [None, 3])
+    layer(x)
+    layer(x)
+    # the regularizer's loss is built anew at each access, outside the layer's scope
+    assert [t.name for t in layer.losses] == [
+        "scale/add:0", "scale/add_1:0", "w/Regularizer/L2Loss:0"]
+    assert [t.name for t in tf.get_collection(tf.GraphKeys.REGULARIZATION_LOSSES)] == [
+        "scale/w/Regularizer/L2Loss:0", "scale/add:0", "scale/add_1:0"]
+    dense = tf.layers.Dense(2, kernel_regularizer=tf.nn.l2_loss,
+                            activity_regularizer=tf.nn.l2_loss)
+    y = tf.constant([[1.], [3.]])
+    dense(y)
+    assert [t.op.type for t in dense.get_losses_for(None)] == ["L2Loss"]
+    assert [t.name for t in dense.get_losses_for(y)] == ["dense/ActivityRegularizer/truediv:0"]

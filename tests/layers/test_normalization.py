@@ -48,17 +48,76 @@ def test_training_and_updates_non_fused(sess):
 
 
 def test_fused_default_for_4d_uses_bessel_corrected_update(sess):
-    x0 = np.random.randn(2, 3, 3, 4)
+    x0 = np.random.randn(2, 3, 3, 4).astype(np.float32)
     layer = tf.layers.BatchNormalization(momentum=0.5)
     y = layer(tf.constant(x0), training=True)
     assert layer.fused and layer.axis == [3]
     sess.run(tf.global_variables_initializer())
-    mean, var = x0.mean((0, 1, 2)), x0.var((0, 1, 2))
-    np.testing.assert_allclose(sess.run(y), _ref(x0, 3, mean, var), rtol=1e-10)
+    x = x0.astype(np.float64)
+    mean, var = x.mean((0, 1, 2)), x.var((0, 1, 2))
+    np.testing.assert_allclose(sess.run(y), _ref(x, 3, mean, var), rtol=1e-4, atol=1e-5)
     sess.run(tf.get_collection(tf.GraphKeys.UPDATE_OPS))
     n = 18
     np.testing.assert_allclose(sess.run(layer.moving_variance),
-                               0.5 + 0.5 * var * n / (n - 1), rtol=1e-10)
+                               0.5 + 0.5 * var * n / (n - 1), rtol=1e-5)
+
+
+def _moving_variance_after_one_update(sess, x, **kwargs):
+    layer = tf.layers.BatchNormalization(momentum=0.0, **kwargs)
+    layer(x, training=True)
+    sess.run(tf.global_variables_initializer())
+    sess.run(tf.get_collection(tf.GraphKeys.UPDATE_OPS))
+    return layer, sess.run(layer.moving_variance)
+
+
+def test_fused_choice_follows_rank_axis_and_dtype(sess):
+    # TF1 fuses rank 5 over axis 1 or 4 too, and never float64: the fused update uses the
+    # unbiased variance (n/(n-1)), the non-fused one the biased variance
+    x0 = np.arange(24, dtype=np.float32).reshape(1, 2, 2, 2, 3)
+    biased = x0.reshape(-1, 3).var(0)  # 47.25 per channel
+    unbiased = biased * 8 / 7  # 54
+    layer, mv = _moving_variance_after_one_update(sess, tf.constant(x0))
+    assert layer.fused
+    np.testing.assert_allclose(mv, unbiased, rtol=1e-6)
+    layer, mv = _moving_variance_after_one_update(sess, tf.constant(x0), axis=1)
+    assert layer.fused
+    layer, mv = _moving_variance_after_one_update(sess, tf.constant(x0), axis=3)
+    assert not layer.fused
+    layer, mv = _moving_variance_after_one_update(sess, tf.constant(x0[0], tf.float64))
+    assert not layer.fused
+    np.testing.assert_allclose(mv, biased, rtol=1e-12)
+
+
+def test_fused_true_falls_back_silently_where_it_cannot_fuse(sess):
+    x0 = np.random.randn(2, 3, 4, 5).astype(np.float32)
+    for x, kwargs in ((x0[0], {}), (x0, {"axis": 2}), (x0, {"axis": [1, 3]})):
+        layer, _ = _moving_variance_after_one_update(sess, tf.constant(x), fused=True,
+                                                     **kwargs)
+        assert not layer.fused
+
+
+def test_non_trainable_layer_does_not_update_moving_statistics(sess):
+    x = tf.constant([[1.], [3.]])
+    layer = tf.layers.BatchNormalization(trainable=False, momentum=0.5)
+    y = layer(x, training=True)
+    assert layer.updates == [] and layer.get_updates_for(x) == []
+    assert tf.get_collection(tf.GraphKeys.UPDATE_OPS) == []
+    assert tf.trainable_variables() == []
+    sess.run(tf.global_variables_initializer())
+    # the output still uses the batch's moments (TF1 v1 layers do not freeze `training`)
+    np.testing.assert_allclose(sess.run(y), [[-1 / np.sqrt(1.001)], [1 / np.sqrt(1.001)]],
+                               rtol=1e-6)
+    np.testing.assert_allclose(sess.run(layer.moving_mean), [0.0])
+
+
+def test_updates_are_conditional_on_inputs(graph):
+    x = tf.constant([[1.], [3.]])
+    layer = tf.layers.BatchNormalization(momentum=0.5)
+    layer(x, training=True)
+    assert len(layer.updates) == 2
+    assert layer.get_updates_for(None) == []
+    assert layer.get_updates_for(x) == layer.updates
+    assert layer.get_updates_for(tf.constant([[0.]])) == []
 
 
 def test_training_as_a_tensor(sess):
@@ -112,8 +171,6 @@ def test_reuse_and_errors(graph):
         tf.layers.batch_normalization(x, renorm=True)
     with pytest.raises(NotImplementedError, match="virtual_batch_size"):
         tf.layers.BatchNormalization(virtual_batch_size=2)
-    with pytest.raises(ValueError, match="fused=True only support 4D"):
-        tf.layers.batch_normalization(x, fused=True)
     with pytest.raises(ValueError, match="undefined rank"):
         tf.layers.batch_normalization(tf.placeholder(tf.float32))
     with pytest.raises(ValueError, match="undefined `axis` dimension"):

@@ -6,7 +6,8 @@ scope (`dense`), without one a unique scope from the snake-cased class name (`de
 `tf.get_variable` inside that scope by `build` (once, on the first call); later calls
 re-enter the scope with reuse=True. Ops go to the scope's original name scope.
 Regularization losses (weights and activity) go to REGULARIZATION_LOSSES, updates made
-during a call (batch norm's moving averages) to UPDATE_OPS.
+during a call (batch norm's moving averages) to UPDATE_OPS, except for a layer made with
+trainable=False, whose `updates` are empty (TF1's frozen batch norm).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import graph as _graph
 from tensorweave.framework import tensor_util
 from tensorweave.framework.api_export import tf_export
-from tensorweave.framework.graph import GraphKeys, Tensor, name_scope
+from tensorweave.framework.graph import GraphKeys, Tensor, name_scope, upstream_ops
 from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.ops.state import variable_scope as vs
@@ -170,6 +171,14 @@ class Layer:
         self._non_trainable_weights = []
         self._losses = []
         self._updates = []
+        # zero-argument functions making a loss (weight regularizers): as TF's they are
+        # called anew at each `losses` access
+        self._callable_losses = []
+        # ids of the losses and updates that depend on the inputs of the call that made
+        # them (activity regularization, batch norm's moving averages)
+        self._conditional_losses = set()
+        self._conditional_updates = set()
+        self._call_inputs = None
         self._graph = None
         self._current_scope = None
         if isinstance(name, vs.VariableScope):
@@ -222,11 +231,41 @@ class Layer:
 
     @property
     def losses(self) -> list:
-        return list(self._losses)
+        """The losses added with `add_loss`, then the weight regularization losses, which
+        are built anew at each access (as TF's, in scope '<weight>/Regularizer')."""
+        return list(self._losses) + self._evaluate_callable_losses()
+
+    def _evaluate_callable_losses(self) -> list:
+        losses = [fn() for fn in self._callable_losses]
+        return [loss for loss in losses if loss is not None]
 
     @property
     def updates(self) -> list:
+        """The update ops; none for a layer that is not trainable, so that a frozen batch
+        norm does not move its statistics (TF1)."""
+        if not self.trainable and not getattr(self, "_stateful", False):
+            return []
         return list(self._updates)
+
+    # TF1 layers are never connected to Keras tensors: these raise as TF's do
+    @property
+    def input(self):
+        raise AttributeError("Layer %s is not connected, no input to return." % self.name)
+
+    @property
+    def output(self):
+        raise AttributeError("Layer %s has no inbound nodes." % self.name)
+
+    @property
+    def input_shape(self):
+        raise AttributeError('The layer "%s" has never been called and thus has no defined '
+                             "input shape. Note that the `input_shape` property is only "
+                             "available for Functional and Sequential models." % self.name)
+
+    @property
+    def output_shape(self):
+        raise AttributeError("The layer has never been called and thus has no defined output "
+                             "shape.")
 
     # --- what subclasses override --------------------------------------------------------
     def build(self, input_shape) -> None:
@@ -240,22 +279,53 @@ class Layer:
                                   % type(self).__name__)
 
     def get_config(self) -> dict:
-        config = {"name": self.name, "trainable": self.trainable}
-        if self._dtype is not None:
-            config["dtype"] = self.dtype
+        """The layer's constructor arguments: {'name', 'trainable', 'dtype'} here, the
+        built-in layers add theirs (initializers serialized as {'class_name', 'config'},
+        functions by name, as TF)."""
+        return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+
+    @classmethod
+    def from_config(cls, config: dict):
+        """The layer `cls(**config)`, the initializers and activation of a `get_config`
+        dict deserialized.
+
+        Raises:
+          ValueError: a regularizer or constraint given by a name (as TF, which cannot
+            look up plain functions such as `tf.nn.l2_loss` by name).
+        """
+        return cls(**{k: _deserialize(k, v) for k, v in config.items()})
+
+    def _config_with(self, names) -> dict:
+        """`Layer.get_config()` plus the attributes `names`, serialized."""
+        config = Layer.get_config(self)
+        for name in names:
+            config[name] = _serialize(name, getattr(self, name))
         return config
 
     # --- state ---------------------------------------------------------------------------
     def add_loss(self, losses, inputs=None) -> None:
-        """Adds loss tensors to the layer and to REGULARIZATION_LOSSES (as TF1)."""
+        """Adds losses to the layer and to REGULARIZATION_LOSSES (as TF1).
+
+        Args:
+          losses: a loss tensor, a zero-argument function making one (called now for
+            the collection and again at each `losses` access), or a list of them.
+          inputs: None for losses that do not depend on the layer's inputs (as weight
+            regularization), else the inputs they depend on (activity regularization).
+        """
         losses = list(losses) if isinstance(losses, (list, tuple)) else [losses]
         for loss in losses:
             if callable(loss):
+                self._callable_losses.append(loss)
                 loss = loss()
-            if loss is None:
-                continue
-            self._losses.append(loss)
-            _graph.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
+            else:
+                if loss is None:
+                    continue
+                loss = _to_tensor(loss)
+                self._losses.append(loss)
+                if inputs is not None:
+                    self._conditional_losses.add(id(loss))
+            if loss is not None:
+                _graph.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
 
     def add_update(self, updates, inputs=None) -> None:
         """Adds update ops, run with the train op via UPDATE_OPS (added at the end of the
@@ -264,13 +334,77 @@ class Layer:
         for u in updates:
             u = u() if callable(u) else u
             # as TF's layers: an update is kept (and put in UPDATE_OPS) as its op
-            self._updates.append(u.op if isinstance(u, _graph.Tensor) else u)
+            op = u.op if isinstance(u, _graph.Tensor) else u
+            self._updates.append(op)
+            if self._call_inputs and _depends_on(op, self._call_inputs):
+                self._conditional_updates.add(id(op))
 
     def get_losses_for(self, inputs) -> list:
-        return self.losses
+        """With None: the losses that do not depend on the layer's inputs (weight
+        regularization, built anew as in `losses`); else those added with inputs that
+        depend on `inputs`."""
+        if inputs is None:
+            return [x for x in self._losses if id(x) not in self._conditional_losses] + \
+                self._evaluate_callable_losses()
+        flat = _flatten(inputs)
+        # as TF's, which filters `losses` (building the weight regularizers again)
+        return [x for x in self.losses
+                if id(x) in self._conditional_losses and _depends_on(x.op, flat)]
 
     def get_updates_for(self, inputs) -> list:
-        return self.updates
+        """With None: the updates that do not depend on the inputs of the call that made
+        them; else those that depend on `inputs` (batch norm's moving averages)."""
+        if inputs is None:
+            return [u for u in self.updates if id(u) not in self._conditional_updates]
+        flat = _flatten(inputs)
+        return [u for u in self.updates
+                if id(u) in self._conditional_updates and _depends_on(u, flat)]
+
+    def add_variable(self, *args, **kwargs):
+        """Deprecated alias of `add_weight` (TF1)."""
+        return self.add_weight(*args, **kwargs)
+
+    def count_params(self) -> int:
+        """The number of scalars in the layer's weights.
+
+        Raises:
+          ValueError: the layer is not built.
+        """
+        if not self.built:
+            raise ValueError("You tried to call `count_params` on %s, but the layer isn't "
+                             "built. You can build it manually via: `%s.build("
+                             "batch_input_shape)`." % (self.name, self.name))
+        total = 0
+        for w in self.weights:
+            total += int(np.prod([d or 0 for d in w.shape.as_list()], dtype=np.int64))
+        return total
+
+    def get_weights(self) -> list:
+        """The values of `weights` as NumPy arrays, run (as TF's v1 layers) in Keras'
+        session: the default session if there is one, else Keras' own."""
+        from tensorweave.keras import backend  # TF's v1 layers run on Keras' backend
+        return backend.batch_get_value(self.weights)
+
+    def set_weights(self, weights) -> None:
+        """Assigns NumPy values to `weights`, in the order of `weights`, in Keras' session
+        (see `get_weights`).
+
+        Raises:
+          ValueError: a wrong number of values or an incompatible shape.
+        """
+        from tensorweave.keras import backend
+        params = self.weights
+        if len(params) != len(weights):
+            raise ValueError('You called `set_weights(weights)` on layer "%s" with a weight '
+                             "list of length %d, but the layer was expecting %d weights. "
+                             "Provided weights: %s..." % (self.name, len(weights),
+                                                         len(params), str(weights)[:50]))
+        for param, value in zip(params, weights):
+            shape = TensorShape(np.shape(value))
+            if not param.shape.is_compatible_with(shape):
+                raise ValueError("Layer weight shape %s not compatible with provided weight "
+                                 "shape %s" % (param.shape, shape))
+        backend.batch_set_value(list(zip(params, weights)))
 
     def add_weight(self, name: str, shape, dtype=None, initializer=None, regularizer=None,
                    trainable: Optional[bool] = None, constraint=None, partitioner=None,
@@ -330,8 +464,7 @@ class Layer:
                                   constraint=constraint, partitioner=partitioner,
                                   use_resource=use_resource, **extra)
                 if regularizer is not None and id(variable) not in existing:
-                    with name_scope(name + "/Regularizer"):
-                        self.add_loss(regularizer(variable))
+                    self.add_loss(_regularization_loss(name, variable, regularizer))
         target = self._trainable_weights if trainable else self._non_trainable_weights
         if all(v is not variable for v in self._trainable_weights +
                self._non_trainable_weights):
@@ -379,15 +512,15 @@ class Layer:
                              "in one graph" % self.name)
         self._graph = g
         self._set_scope(scope)
-        updates_before = len(self._updates)
         reuse = True if self.built else self._reuse
         with vs.variable_scope(self._scope, reuse=reuse, auxiliary_name_scope=False) as vscope:
             self._current_scope = vscope
             with name_scope(self._name_scope()):
                 if not self.built:
                     if self._dtype is None and isinstance(first, Tensor):
-                        base = first.dtype.base_dtype
-                        self._dtype = base if base.is_floating else _dt.float32
+                        # as TF1: the first input's dtype, whatever it is (Dense refuses
+                        # an integer one)
+                        self._dtype = first.dtype.base_dtype
                     self._assert_input_compatibility(inputs)
                     input_shapes = [x.shape for x in inputs] if isinstance(
                         inputs, (list, tuple)) else inputs.shape
@@ -395,11 +528,19 @@ class Layer:
                     self.built = True
                 else:
                     self._assert_input_compatibility(inputs)
-                outputs = self.call(inputs, *args, **kwargs)
+                self._call_inputs = _flatten(inputs)
+                try:
+                    outputs = self.call(inputs, *args, **kwargs)
+                finally:
+                    self._call_inputs = None
                 if self._activity_regularizer is not None:
                     self._handle_activity_regularization(outputs)
-        for update in self._updates[updates_before:]:
-            _graph.add_to_collection(GraphKeys.UPDATE_OPS, update)
+        # as TF1, all of `updates` (none when not trainable) not already in UPDATE_OPS
+        present = set(id(u) for u in g.get_collection(GraphKeys.UPDATE_OPS))
+        for update in self.updates:
+            if id(update) not in present:
+                _graph.add_to_collection(GraphKeys.UPDATE_OPS, update)
+                present.add(id(update))
         return outputs
 
     def _assert_input_compatibility(self, inputs) -> None:
@@ -420,7 +561,64 @@ class Layer:
             with name_scope("ActivityRegularizer"):
                 loss = self._activity_regularizer(out)
                 batch = cast(shape_op(out)[0], loss.dtype.base_dtype)
-                self.add_loss(loss / batch)
+                self.add_loss(loss / batch, inputs=out)
+
+
+def _regularization_loss(name: str, variable, regularizer):
+    """A function making the regularizer's loss of `variable` in scope
+    '<name>/Regularizer' (relative to the name scope it is called in, as TF)."""
+    def loss():
+        with name_scope(name + "/Regularizer"):
+            return regularizer(variable)
+    return loss
+
+
+def _flatten(x) -> list:
+    if isinstance(x, (list, tuple)):
+        return [t for item in x for t in _flatten(item)]
+    if isinstance(x, dict):
+        return [t for key in sorted(x) for t in _flatten(x[key])]
+    return [x]
+
+
+def _depends_on(op, tensors) -> bool:
+    """Whether `op` is downstream of (data or control edges) one of `tensors`."""
+    ops = set(t.op for t in tensors if isinstance(t, Tensor))
+    return bool(ops) and not ops.isdisjoint(upstream_ops([op]))
+
+
+def _serialize(name: str, value):
+    """A constructor argument as TF's `get_config` writes it: an activation by name
+    ('linear' for None), a function by name, an object with `get_config` as
+    {'class_name', 'config'}, other values as they are."""
+    if name == "activation" and value is None:
+        return "linear"
+    if callable(value) and hasattr(value, "get_config"):
+        return {"class_name": type(value).__name__, "config": value.get_config()}
+    if callable(value) and hasattr(value, "__name__"):
+        return value.__name__
+    return value
+
+
+def _deserialize(name: str, value):
+    """The inverse of `_serialize` for initializers and activations."""
+    if name == "activation" and isinstance(value, str):
+        import tensorweave as tf  # the activations are tf.nn's
+        if value == "linear":
+            return None
+        if not hasattr(tf.nn, value):
+            raise ValueError("Unknown activation function: '%s'." % value)
+        return getattr(tf.nn, value)
+    if name.endswith("_initializer") and isinstance(value, dict):
+        from tensorweave.ops.state import init_ops
+        cls = getattr(init_ops, value.get("class_name", ""), None)
+        if cls is None:
+            raise ValueError("Unknown initializer: '%s'." % value.get("class_name"))
+        return cls.from_config(value.get("config", {}))
+    if name.endswith(("_regularizer", "_constraint")) and isinstance(value, str):
+        kind = "regularizer" if name.endswith("_regularizer") else "constraint"
+        raise ValueError("Unknown %s: '%s'." % (kind, value))
+    return value
 
 
 def _to_tensor(x):

@@ -15,6 +15,7 @@ from tensorweave.layers.core import (FUNCTION_DOC, KernelLayer, export_layer,
                                       normalize_data_format)
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.array.array_join_ops import stack
+from tensorweave.ops.array.array_pad_ops import pad
 from tensorweave.ops.nn.conv_nd_ops import conv1d, conv3d, conv3d_transpose
 from tensorweave.ops.nn.conv_ops import conv2d, conv2d_transpose
 from tensorweave.ops.nn.nn_softmax import bias_add
@@ -38,12 +39,12 @@ def normalize_tuple(value, n: int, name: str) -> tuple:
     return values
 
 
-def normalize_padding(value) -> str:
-    """A padding argument of any case as "valid" or "same"; ValueError for anything else
-    ("causal" included: tensorweave's layers do not support it)."""
+def normalize_padding(value, allow_causal: bool = False) -> str:
+    """A padding argument of any case as "valid" or "same" (or "causal" when
+    `allow_causal`, for the convolutions); ValueError for anything else."""
     padding = str(value).lower()
-    if padding == "causal":
-        raise ValueError("padding='causal' is not supported by tensorweave's tf.layers")
+    if padding == "causal" and allow_causal:
+        return padding
     if padding not in ("valid", "same"):
         raise ValueError('The `padding` argument must be one of "valid", "same". Received: '
                          '%s' % value)
@@ -97,6 +98,10 @@ class _Conv(KernelLayer):
                  bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
                  bias_constraint=None, trainable: bool = True, name: Optional[str] = None,
                  **kwargs):
+        # `get_config` writes TF's groups=1; other groups are not supported
+        if kwargs.pop("groups", 1) != 1:
+            raise NotImplementedError("tf.layers convolutions with groups != 1 are not "
+                                      "supported by tensorweave")
         super().__init__(activation=activation, use_bias=use_bias,
                          kernel_initializer=kernel_initializer,
                          bias_initializer=bias_initializer,
@@ -110,10 +115,18 @@ class _Conv(KernelLayer):
         self.filters = int(filters)
         self.kernel_size = normalize_tuple(kernel_size, rank, "kernel_size")
         self.strides = normalize_tuple(strides, rank, "strides")
-        self.padding = normalize_padding(padding)
+        self.padding = normalize_padding(padding, allow_causal=True)
         self.data_format = normalize_data_format(data_format)
         self.dilation_rate = normalize_tuple(dilation_rate, rank, "dilation_rate")
         self.input_spec = InputSpec(ndim=rank + 2)
+        # TF's (Keras-backed) layers check these when constructed
+        if self.padding == "causal" and (rank != 1 or isinstance(self, _ConvTranspose)):
+            raise ValueError("Causal padding is only supported for `Conv1D`and "
+                             "`SeparableConv1D`.")
+        if max(self.strides) > 1 and max(self.dilation_rate) > 1:
+            raise ValueError("`strides > 1` not supported in conjunction with `dilation_rate "
+                             "> 1`. Received: strides=%s and dilation_rate=%s"
+                             % (self.strides, self.dilation_rate))
 
     @property
     def _channel_axis(self) -> int:
@@ -139,11 +152,24 @@ class _Conv(KernelLayer):
         self.built = True
 
     def _op_padding(self) -> str:
-        """The padding the convolution op gets: "VALID" or "SAME" (Keras' causal Conv1D
-        pads its input itself and convolves with "VALID")."""
-        return self.padding.upper()
+        """The padding the convolution op gets: "VALID" or "SAME" ("VALID" for a causal
+        convolution, whose input `_causal_pad` pads)."""
+        return "VALID" if self.padding == "causal" else self.padding.upper()
+
+    def _causal_pad(self, inputs):
+        """A causal 1-D convolution's input, left-padded by `dilation * (kernel - 1)` on
+        its time axis so that output t sees inputs up to t only; other inputs as they
+        are."""
+        if self.padding != "causal":
+            return inputs
+        left = self.dilation_rate[0] * (self.kernel_size[0] - 1)
+        time_axis = 2 if self.data_format == "channels_first" else 1
+        paddings = [[0, 0], [0, 0], [0, 0]]
+        paddings[time_axis] = [left, 0]
+        return pad(inputs, paddings)
 
     def _convolve(self, inputs):
+        inputs = self._causal_pad(inputs)
         first = self.data_format == "channels_first"
         fmt = spatial_format(self.rank, first)
         padding = self._op_padding()
@@ -171,10 +197,23 @@ class _Conv(KernelLayer):
     def call(self, inputs):
         return self._finish(self._convolve(inputs))
 
+    def get_config(self) -> dict:
+        """TF's keys (`groups` is always 1)."""
+        config = self._config_with(("filters", "kernel_size", "strides", "padding",
+                                    "data_format", "dilation_rate"))
+        config["groups"] = 1
+        config.update(self._config_with((
+            "activation", "use_bias", "kernel_initializer", "bias_initializer",
+            "kernel_regularizer", "bias_regularizer", "activity_regularizer",
+            "kernel_constraint", "bias_constraint")))
+        return config
+
     def compute_output_shape(self, input_shape):
+        # a causal convolution keeps the length, as a 'same' one
+        padding = "same" if self.padding == "causal" else self.padding
         return spatial_output_shape(
             input_shape, self.rank, self.data_format, self.filters,
-            lambda i, d: conv_output_length(d, self.kernel_size[i], self.padding,
+            lambda i, d: conv_output_length(d, self.kernel_size[i], padding,
                                             self.strides[i], self.dilation_rate[i]))
 
 
@@ -185,7 +224,8 @@ _CONV_DOC = """A {rank}-D convolution layer (TF1 `tf.layers.{cls}`):
       filters: the number of output channels.
       kernel_size: an int or a tuple of {rank} ints.
       strides: an int or a tuple of {rank} ints.
-      padding: "valid" or "same" (case-insensitive).
+      padding: "valid" or "same" (case-insensitive); for the 1-D one also "causal"
+        (left padding, so that output t depends on inputs up to t only).
       data_format: "channels_last" (default) or "channels_first".
       dilation_rate: an int or a tuple of {rank} ints.
       activation: a callable applied to the output, or None.
@@ -264,8 +304,17 @@ class _ConvTranspose(_Conv):
 
     def __init__(self, rank, filters, kernel_size, strides=1, padding="valid",
                  data_format="channels_last", **kwargs):
+        # `get_config` writes TF's output_padding=None; other values are not supported
+        if kwargs.pop("output_padding", None) is not None:
+            raise NotImplementedError("tf.layers transposed convolutions with "
+                                      "output_padding are not supported by tensorweave")
         super().__init__(rank, filters, kernel_size, strides=strides, padding=padding,
                          data_format=data_format, **kwargs)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config["output_padding"] = None
+        return config
 
     def _kernel_shape(self, channels: int) -> tuple:
         return self.kernel_size + (self.filters, channels)

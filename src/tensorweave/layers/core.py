@@ -5,6 +5,7 @@ from typing import Optional
 
 import numpy as np
 
+from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.layers.base import InputSpec, Layer, smart_cond
@@ -113,6 +114,10 @@ class Dense(KernelLayer):
         self.input_spec = InputSpec(min_ndim=2)
 
     def build(self, input_shape):
+        dtype = self._dtype or _dt.float32
+        if not (dtype.is_floating or dtype.is_complex):
+            raise TypeError("A Dense layer can only be built with a floating-point dtype. "
+                            "Received: dtype=%s" % dtype)
         input_shape = TensorShape(input_shape)
         last = input_shape.as_list()[-1] if input_shape.ndims else None
         if last is None:
@@ -135,6 +140,12 @@ class Dense(KernelLayer):
         if self.use_bias:
             outputs = bias_add(outputs, self.bias)
         return self._activate(outputs)
+
+    def get_config(self) -> dict:
+        """TF's keys: the base's, `units`, then the kernel layer arguments."""
+        return self._config_with(("units", "activation", "use_bias", "kernel_initializer",
+                          "bias_initializer", "kernel_regularizer", "bias_regularizer",
+                          "activity_regularizer", "kernel_constraint", "bias_constraint"))
 
     def compute_output_shape(self, input_shape):
         input_shape = TensorShape(input_shape).with_rank_at_least(2)
@@ -191,6 +202,9 @@ class Dropout(Layer):
         self.noise_shape = noise_shape
         self.seed = seed
 
+    def get_config(self) -> dict:
+        return self._config_with(("rate", "noise_shape", "seed"))
+
     def call(self, inputs, training=False):
         """`training`: a Python bool or a scalar bool tensor."""
         def dropped():
@@ -239,7 +253,12 @@ class Flatten(Layer):
 
     def call(self, inputs):
         ndims = inputs.shape.ndims
-        if self.data_format == "channels_first" and ndims is not None and ndims > 1:
+        if ndims is None:
+            # unknown rank: [batch, everything else], both unknown statically (TF1)
+            outputs = array_ops.reshape(inputs, stack([array_ops.shape(inputs)[0], -1]))
+            outputs.set_shape([None, None])
+            return outputs
+        if self.data_format == "channels_first" and ndims > 1:
             inputs = array_ops.transpose(inputs, [0] + list(range(2, ndims)) + [1])
         if ndims == 1:
             return array_ops.expand_dims(inputs, 1)
@@ -252,8 +271,14 @@ class Flatten(Layer):
         outputs.set_shape(self.compute_output_shape(inputs.shape))
         return outputs
 
+    def get_config(self) -> dict:
+        return self._config_with(("data_format",))
+
     def compute_output_shape(self, input_shape):
-        dims = TensorShape(input_shape).as_list()
+        input_shape = TensorShape(input_shape)
+        if input_shape.ndims is None:
+            return TensorShape([None, None])
+        dims = input_shape.as_list()
         if len(dims) == 1:
             return TensorShape([dims[0], 1])
         rest = dims[1:]

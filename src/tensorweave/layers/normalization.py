@@ -5,9 +5,10 @@ Variables, in TF1's order: `gamma` (scale), `beta` (center), `moving_mean`,
 and the moving averages are updated, `moving -= (moving - batch) * (1 - momentum)`, by
 ops added to UPDATE_OPS (run them with the train op, as TF1 programs do). With
 `training` a bool tensor both paths are built and picked at run time (tf.cond); with
-`training=False` no update is built. As TF1's fused kernel (the default for 4-D inputs
-normalized over axis 1 or 3), the fused path updates the moving variance with the
-unbiased (Bessel-corrected) batch variance; the non-fused path with the biased one.
+`training=False` no update is built. As TF1's fused kernel (used, when fused is None or True,
+for float16/bfloat16/float32 inputs of rank 4 normalized over axis 1 or 3, or of rank 5
+over axis 1 or 4), the fused path updates the moving variance with the unbiased
+(Bessel-corrected) batch variance; the non-fused path with the biased one.
 The fused path is computed with the same elementwise ops (there is no FusedBatchNorm op).
 """
 from __future__ import annotations
@@ -52,7 +53,9 @@ class BatchNormalization(Layer):
       beta_constraint, gamma_constraint: fn(value) -> value, or None.
       renorm, renorm_clipping, renorm_momentum: batch renormalization (renorm=True is not
         supported: NotImplementedError).
-      fused: None (fused when the input is 4-D and axis is 1 or 3), True or False.
+      fused: None or True: fused when the input is 4-D with axis 1 or 3 or 5-D with
+        axis 1 or 4 and the dtype is float16, bfloat16 or float32 (else, silently, not
+        fused, as TF1); False: never fused.
       trainable: whether gamma and beta are trainable.
       virtual_batch_size, adjustment: not supported (NotImplementedError when set).
       name: the layer's name.
@@ -112,15 +115,12 @@ class BatchNormalization(Layer):
         if len(axes) != len(set(axes)):
             raise ValueError("Duplicate axis: %s" % axes)
         self.axis = axes
-        if self.fused is None:
-            self.fused = ndims == 4 and axes in ([1], [3])
-        elif self.fused:
-            if ndims != 4:
-                raise ValueError("Batch normalization layers with fused=True only support "
-                                 "4D input tensors.")
-            if axes not in ([1], [3]):
-                raise ValueError("Unsupported axis, fused batch norm only supports axis == "
-                                 "[1] or axis == [3]")
+        # TF1's layers never raise for fused=True: like fused=None they use the fused
+        # kernel only where it applies and otherwise fall back to the non-fused path.
+        fusable_axes = {4: (1, 3), 5: (1, 4)}.get(ndims, ())
+        fusable_dtype = self._dtype in (None, _dt.float16, _dt.bfloat16, _dt.float32)
+        self.fused = (self.fused in (None, True) and len(axes) == 1
+                      and axes[0] in fusable_axes and fusable_dtype)
         dims = input_shape.as_list()
         for a in axes:
             if dims[a] is None:
@@ -227,6 +227,13 @@ class BatchNormalization(Layer):
     def compute_output_shape(self, input_shape):
         return TensorShape(input_shape)
 
+    def get_config(self) -> dict:
+        """TF's keys (those of renorm and virtual batches, unsupported, left out)."""
+        return self._config_with((
+            "axis", "momentum", "epsilon", "center", "scale", "beta_initializer",
+            "gamma_initializer", "moving_mean_initializer", "moving_variance_initializer",
+            "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"))
+
 
 @tf_export("layers.batch_normalization")
 def batch_normalization(inputs, axis=-1, momentum: float = 0.99, epsilon: float = 1e-3,
@@ -256,8 +263,7 @@ def batch_normalization(inputs, axis=-1, momentum: float = 0.99, epsilon: float 
       The normalized Tensor, of the shape and type of `inputs`.
 
     Raises:
-      ValueError: an unknown rank or feature dimension, a bad axis, fused=True on an
-        input it cannot fuse.
+      ValueError: an unknown rank or feature dimension, a bad axis.
       NotImplementedError: renorm, virtual_batch_size or adjustment.
     """
     layer = BatchNormalization(

@@ -31,6 +31,9 @@ class _Pooling(Layer):
         self.data_format = normalize_data_format(data_format)
         self.input_spec = InputSpec(ndim=rank + 2)
 
+    def get_config(self) -> dict:
+        return self._config_with(("pool_size", "padding", "strides", "data_format"))
+
     def call(self, inputs):
         first = self.data_format == "channels_first"
         fmt = spatial_format(self.rank, first)

@@ -58,7 +58,16 @@ class _SeparableConv(_Conv):
         self.input_spec = InputSpec(ndim=self.rank + 2, axes={self._channel_axis: channels})
         self.built = True
 
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(self._config_with((
+            "depth_multiplier", "depthwise_initializer", "pointwise_initializer",
+            "depthwise_regularizer", "pointwise_regularizer", "depthwise_constraint",
+            "pointwise_constraint")))
+        return config
+
     def _convolve(self, inputs):
+        inputs = self._causal_pad(inputs)
         first = self.data_format == "channels_first"
         fmt = "NCHW" if first else "NHWC"
         strides, rate = list(self.strides), list(self.dilation_rate)
@@ -83,7 +92,7 @@ _DOC = """A depthwise-separable {rank}-D convolution layer (TF1 `tf.layers.{cls}
       filters: the number of output channels.
       kernel_size: an int or a tuple of {rank} ints.
       strides: an int or a tuple of {rank} ints.
-      padding: "valid" or "same".
+      padding: "valid" or "same"; for the 1-D one also "causal" (left padding).
       data_format: "channels_last" (default) or "channels_first".
       dilation_rate: an int or a tuple of {rank} ints.
       depth_multiplier: depthwise output channels per input channel.

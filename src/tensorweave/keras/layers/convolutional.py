@@ -78,26 +78,8 @@ class _KerasConv:
         self.input_spec = InputSpec(min_ndim=self.rank + 2, axes={
             self._keras_channel_axis: self._input_channels(input_shape)})
 
-    def _op_padding(self) -> str:
-        return "VALID" if self.padding == "causal" else self.padding.upper()
-
-    def _convolve(self, inputs):
-        if self.padding == "causal":
-            left = self.dilation_rate[0] * (self.kernel_size[0] - 1)
-            pad = [[0, 0], [left, 0], [0, 0]] if self.data_format == "channels_last" else \
-                [[0, 0], [0, 0], [left, 0]]
-            inputs = tf.pad(inputs, pad)
-        return super()._convolve(inputs)
-
-    def compute_output_shape(self, input_shape):
-        if self.padding != "causal":
-            return super().compute_output_shape(input_shape)
-        # a causal convolution keeps the length, as a 'same' one
-        return layers_conv.spatial_output_shape(
-            input_shape, self.rank, self.data_format, self.filters,
-            lambda i, d: layers_conv.conv_output_length(d, self.kernel_size[i], "same",
-                                                        self.strides[i],
-                                                        self.dilation_rate[i]))
+    # causal padding itself (padding the input, the output shape) is the tf.layers
+    # convolution's
 
 
 def _conv_class(base, rank: int, name: str, default_format):
