@@ -433,3 +433,38 @@ def test_cell_gradients(sess, make):
     grads = tf.gradients(loss, cell.trainable_weights)
     assert [g.shape.as_list() for g in grads] == [w.shape.as_list()
                                                    for w in cell.trainable_weights]
+
+
+def test_add_variable_takes_layer_arguments_and_the_cells_scope():
+    """A cell's variables live in its scope also when `build` is called directly, and
+    `add_weight` takes a layer's arguments (a custom cell's regularizer)."""
+    with tf.Graph().as_default():
+        cell = tf.nn.rnn_cell.GRUCell(3, name="enc")
+        cell.build(tf.TensorShape([None, 2]))
+        with tf.variable_scope("sc"):
+            tf.nn.rnn_cell.GRUCell(3).build(tf.TensorShape([None, 2]))
+        names = [v.name for v in tf.global_variables()]
+        assert names[:2] == ["enc/gates/kernel:0", "enc/gates/bias:0"]
+        assert names[4:6] == ["sc/gru_cell/gates/kernel:0", "sc/gru_cell/gates/bias:0"]
+        tf.nn.dynamic_rnn(cell, tf.ones([1, 2, 2]), dtype=tf.float32)
+        assert len(tf.global_variables()) == 8  # the call reuses what build made
+
+        class Tanh(tf.nn.rnn_cell.BasicRNNCell.__mro__[1]):  # LayerRNNCell
+            state_size = 2
+            output_size = 2
+
+            def build(self, shape):
+                self.w = self.add_weight("w", [shape[-1] + 2, 2], regularizer=tf.nn.l2_loss,
+                                         initializer=tf.ones_initializer())
+                self.built = True
+
+            def call(self, x, h):
+                out = tf.tanh(tf.matmul(tf.concat([x, h], 1), self.w))
+                return out, out
+
+        out, _ = tf.nn.dynamic_rnn(Tanh(), tf.ones([1, 2, 3]), dtype=tf.float32, scope="c1")
+        assert out.shape.as_list() == [1, 2, 2]
+        [reg] = tf.get_collection(tf.GraphKeys.REGULARIZATION_LOSSES)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert sess.run(reg) == 5 * 2 / 2  # l2_loss of a 5x2 matrix of ones

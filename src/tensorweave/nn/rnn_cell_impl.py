@@ -214,12 +214,36 @@ class RNNCell:
     def call(self, inputs, state):
         raise NotImplementedError("Abstract method")
 
-    def add_variable(self, name, shape, dtype=None, initializer=None, trainable=True,
-                     partitioner=None):
-        """Creates (or, when reusing, fetches) a variable in the cell's scope."""
-        var = vs.get_variable(name, shape=shape, dtype=dtype or self._dtype or _dt.float32,
-                              initializer=initializer, trainable=trainable and self.trainable,
-                              partitioner=partitioner)
+    def add_variable(self, name, shape, dtype=None, initializer=None, regularizer=None,
+                     trainable=True, constraint=None, partitioner=None, use_resource=None,
+                     synchronization=None, aggregation=None, getter=None, **kwargs):
+        """Creates (or, when reusing, fetches) a variable in the cell's scope, with the
+        arguments of a layer's `add_weight` (TF's RNNCell is a layer); also when `build`
+        is called directly, outside `__call__`.
+
+        Raises:
+          TypeError: an argument `add_weight` does not take.
+        """
+        unknown = set(kwargs) - {"caching_device", "experimental_autocast"}
+        if unknown:
+            raise TypeError("Unknown keyword argument: %s" % sorted(unknown)[0])
+        options = {"synchronization": synchronization, "aggregation": aggregation}
+        make = getter or vs.get_variable
+
+        def create():
+            return make(name, shape=shape, dtype=dtype or self._dtype or _dt.float32,
+                        initializer=initializer, regularizer=regularizer,
+                        trainable=trainable and self.trainable, constraint=constraint,
+                        partitioner=partitioner, use_resource=use_resource,
+                        caching_device=kwargs.get("caching_device"),
+                        **{k: v for k, v in options.items() if v is not None})
+        self._ensure_scope(None)
+        if vs.get_variable_scope().name == self._scope.name:
+            var = create()
+        else:
+            with vs.variable_scope(self._scope, reuse=True if self.built else self._reuse,
+                                   auxiliary_name_scope=False):
+                var = create()
         bucket = self._trainable_weights if trainable else self._non_trainable_weights
         if all(var is not v for v in bucket):
             bucket.append(var)
@@ -244,7 +268,8 @@ class RNNCell:
                 return self._call_in_scope(inputs, state, entered)
         return self._call_in_scope(inputs, state, None)
 
-    def _call_in_scope(self, inputs, state, scope):
+    def _ensure_scope(self, scope) -> None:
+        """Fixes the cell's variable scope (from the first call, or the first variable)."""
         if self._scope is None:
             if self._reuse:
                 opener = vs.variable_scope(scope if scope is not None else self._base_name)
@@ -252,6 +277,9 @@ class RNNCell:
                 opener = vs.variable_scope(scope, default_name=self._base_name)
             with opener as captured:
                 self._scope = captured
+
+    def _call_in_scope(self, inputs, state, scope):
+        self._ensure_scope(scope)
         reuse = True if self.built else self._reuse
         with vs.variable_scope(self._scope, reuse=reuse, auxiliary_name_scope=False):
             with _graph.name_scope(self._scope.original_name_scope or None):

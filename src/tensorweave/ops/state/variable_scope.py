@@ -189,7 +189,11 @@ class _VariableStore:
                                 shape=static)
         self._vars[name] = v
         if regularizer:
-            with _graph.colocate_with(v.op), _graph.name_scope(name + "/Regularizer/"):
+            # lifted out of any cond or while loop the variable is made in (TF's
+            # init_scope), so the loss can be fetched and minimized
+            from tensorweave.framework.framework_lib import init_scope
+            with init_scope(), _graph.colocate_with(v.op), \
+                    _graph.name_scope(name + "/Regularizer/"):
                 loss = regularizer(v)
             if loss is not None:
                 _graph.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
