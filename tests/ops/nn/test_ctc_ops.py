@@ -219,3 +219,12 @@ def test_ctc_unique_labels(sess):
         first = list(dict.fromkeys(row.tolist()))
         assert got_u.tolist() == first + [0] * (len(row) - len(first))
         assert got_i.tolist() == [first.index(v) for v in row]
+
+
+def test_decoders_check_lengths_as_tf_and_negative_labels_are_named(sess):
+    with pytest.raises(tf.errors.FailedPreconditionError, match=r"sequence_length\(0\) <= 2"):
+        sess.run(tf.nn.ctc_greedy_decoder(tf.zeros([2, 1, 3]), [3])[1])
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match="All labels must be nonnegative integers, batch: 0 labels: -1"):
+        sess.run(tf.nn.ctc_loss(tf.SparseTensor([[0, 0]], [-1], [1, 1]), tf.zeros([2, 1, 3]),
+                                [2]))

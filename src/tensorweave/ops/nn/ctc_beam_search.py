@@ -46,6 +46,7 @@ from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.framework.sparse_tensor import SparseTensor
+from tensorweave.ops.nn.ctc_ops import check_decoder_inputs
 from tensorweave.ops.nn.nn_ops import merge_dims, with_rank
 
 _NEG_INF = float("-inf")
@@ -433,25 +434,6 @@ register_op("CTCBeamSearchDecoder", inputs=["inputs: T", "sequence_length: int32
             shape=_beam_search_shape)
 
 
-def _check_inputs(ctx, inputs: np.ndarray, seq_len: np.ndarray) -> None:
-    """TF's CTCDecodeHelper checks, in its order and with its error classes."""
-    if inputs.ndim != 3:
-        raise errors.InvalidArgumentError(None, ctx.op, "inputs is not a 3-Tensor")
-    if inputs.size == 0:
-        raise errors.InvalidArgumentError(None, ctx.op, "inputs must not be empty")
-    if seq_len.ndim != 1:
-        raise errors.InvalidArgumentError(None, ctx.op, "sequence_length is not a vector")
-    max_time, batch = inputs.shape[:2]
-    if seq_len.shape[0] != batch:
-        raise errors.FailedPreconditionError(
-            None, ctx.op, "len(sequence_length) != batch_size.  len(sequence_length):  %d "
-                          "batch_size: %d" % (seq_len.shape[0], batch))
-    too_long = np.flatnonzero(seq_len > max_time)  # negative lengths decode nothing
-    if too_long.size:
-        raise errors.FailedPreconditionError(
-            None, ctx.op, "sequence_length(%d) <= %d" % (too_long[0], max_time))
-
-
 def _sparse_outputs(paths: List[List[int]], batch: int):
     """One decoded path per batch entry as SparseTensor components (rows [b, i])."""
     lengths = np.array([len(p) for p in paths], dtype=np.int64)
@@ -466,7 +448,7 @@ def _sparse_outputs(paths: List[List[int]], batch: int):
 @kernel("CTCBeamSearchDecoder", cheap=False)
 def _beam_search_kernel(ctx, inputs, seq_len):
     inputs, seq_len = np.asarray(inputs), np.asarray(seq_len)
-    _check_inputs(ctx, inputs, seq_len)
+    check_decoder_inputs(ctx, inputs, seq_len)
     _, batch, classes = inputs.shape
     width, n = ctx.attrs["beam_width"], ctx.attrs["top_paths"]
     merge = ctx.attrs["merge_repeated"]

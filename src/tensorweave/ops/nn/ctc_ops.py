@@ -40,6 +40,26 @@ def _check_sequence_length(ctx, seq_len: np.ndarray, batch: int, max_time: int) 
         raise _invalid(ctx, "sequence_length(%d) <= %d" % (bad[0], max_time))
 
 
+def check_decoder_inputs(ctx, inputs: np.ndarray, seq_len: np.ndarray) -> None:
+    """TF's CTCDecodeHelper checks of the greedy and beam search decoders, in its order
+    and with its error classes."""
+    if inputs.ndim != 3:
+        raise errors.InvalidArgumentError(None, ctx.op, "inputs is not a 3-Tensor")
+    if inputs.size == 0:
+        raise errors.InvalidArgumentError(None, ctx.op, "inputs must not be empty")
+    if seq_len.ndim != 1:
+        raise errors.InvalidArgumentError(None, ctx.op, "sequence_length is not a vector")
+    max_time, batch = inputs.shape[:2]
+    if seq_len.shape[0] != batch:
+        raise errors.FailedPreconditionError(
+            None, ctx.op, "len(sequence_length) != batch_size.  len(sequence_length):  %d "
+                          "batch_size: %d" % (seq_len.shape[0], batch))
+    too_long = np.flatnonzero(seq_len > max_time)  # negative lengths decode nothing
+    if too_long.size:
+        raise errors.FailedPreconditionError(
+            None, ctx.op, "sequence_length(%d) <= %d" % (too_long[0], max_time))
+
+
 # --- CTCLoss -------------------------------------------------------------------------------
 def _ctc_loss_shape(op):
     inputs = with_rank(op.inputs[0].shape, 3)
@@ -182,8 +202,15 @@ def _ctc_loss_kernel(ctx, inputs, indices, values, seq_len):
     empty = np.nonzero(lengths == 0)[0]
     if empty.size:
         raise _invalid(ctx, "Labels length is zero in batch %d" % empty[0])
-    out_of_range = (labels < 0) | (labels >= classes - 1)
-    out_of_range &= np.arange(labels.shape[1])[None, :] < lengths[:, None]
+    present = np.arange(labels.shape[1])[None, :] < lengths[:, None]
+    negative = (labels < 0) & present
+    if negative.any():
+        b = int(np.argwhere(negative)[0][0])
+        raise _invalid(ctx, "All labels must be nonnegative integers, batch: %d labels: %s"
+                       % (b, ",".join(str(v) for v in labels[b, :lengths[b]])))
+    # TF's documented range: the last class is the blank. (TF's kernel does not check
+    # and returns a value of its own for a label equal to the blank.)
+    out_of_range = (labels >= classes - 1) & present
     if out_of_range.any():
         b, i = np.argwhere(out_of_range)[0]
         raise _invalid(ctx, "Label values must be in [0, num_classes - 1) = [0, %d) (the last "
@@ -301,10 +328,8 @@ register_op("CTCGreedyDecoder", inputs=["inputs: T", "sequence_length: int32"],
 
 @kernel("CTCGreedyDecoder")
 def _greedy_kernel(ctx, inputs, seq_len):
-    if inputs.ndim != 3:
-        raise _invalid(ctx, "inputs is not a 3-Tensor")
+    check_decoder_inputs(ctx, inputs, seq_len)
     max_time, batch, classes = inputs.shape
-    _check_sequence_length(ctx, seq_len, batch, max_time)
     blank = ctx.attrs["blank_index"]
     blank = blank + classes if blank < 0 else blank
     best = np.argmax(inputs, axis=2) if classes else np.zeros((max_time, batch), np.int64)
