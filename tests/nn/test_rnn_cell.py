@@ -468,3 +468,13 @@ def test_add_variable_takes_layer_arguments_and_the_cells_scope():
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             assert sess.run(reg) == 5 * 2 / 2  # l2_loss of a 5x2 matrix of ones
+
+
+def test_cells_refuse_integer_inputs_and_softmax_on_an_axis_takes_the_name():
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match="RNN cell only supports floating point inputs, "
+                                             "but received dtype: <dtype: 'int32'>"):
+            tf.nn.dynamic_rnn(tf.nn.rnn_cell.GRUCell(3), tf.ones([1, 2, 3], tf.int32),
+                              dtype=tf.int32)
+        assert tf.nn.softmax(tf.ones([2, 3]), axis=0, name="probs").name == "probs:0"
+        assert tf.nn.log_softmax(tf.ones([2, 3]), axis=0, name="lp").name == "lp:0"

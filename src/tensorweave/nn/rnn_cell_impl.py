@@ -287,6 +287,10 @@ class RNNCell:
                     first = flatten(inputs)[0]
                     if self._dtype is None and hasattr(first, "dtype"):
                         self._dtype = first.dtype.base_dtype
+                    if self._dtype is not None and not (self._dtype.is_floating or
+                                                        self._dtype.is_complex):
+                        raise ValueError("RNN cell only supports floating point inputs, but "
+                                         "received dtype: %s" % self._dtype)
                     self._check_input_rank(inputs)
                     self.build(first.shape if hasattr(first, "shape") else None)
                     self.built = True

@@ -78,7 +78,7 @@ def axis_argument(axis, dim, axis_name: str = "axis", dim_name: str = "dim"):
     return axis if axis is not None else dim
 
 
-def _swap_with_last(x: Tensor, axis: int) -> Tensor:
+def _swap_with_last(x: Tensor, axis: int, name: Optional[str] = None) -> Tensor:
     """Transposes `x` so that `axis` and the last axis trade places (its own inverse).
     With unknown rank the permutation is computed at run time."""
     from tensorweave.ops.array import array_ops
@@ -87,13 +87,13 @@ def _swap_with_last(x: Tensor, axis: int) -> Tensor:
     if ndims is not None:
         perm = list(range(ndims))
         perm[axis], perm[-1] = perm[-1], perm[axis]
-        return array_ops.transpose(x, perm)
+        return array_ops.transpose(x, perm, name=name or "transpose")
     rank = array_ops.rank(x)
     axis_t = math_binary.floormod(axis, rank) if axis < 0 else axis
     last = math_binary.subtract(rank, 1)
     perm = array_ops.concat([math_ops.range(axis_t), [last],
                              math_ops.range(math_binary.add(axis_t, 1), last), [axis_t]], 0)
-    return array_ops.transpose(x, perm)
+    return array_ops.transpose(x, perm, name=name or "transpose")
 
 
 def _on_axis(op_type: str, logits, axis, name: Optional[str]) -> Tensor:
@@ -111,8 +111,8 @@ def _on_axis(op_type: str, logits, axis, name: Optional[str]) -> Tensor:
                 "dimensions in the input. Received: dim=%d" % (-ndims, ndims, ndims, axis))
         axis %= ndims
     swapped = _swap_with_last(logits, axis)
-    out = apply_op(op_type, [swapped], name=name or op_type).outputs[0]
-    return _swap_with_last(out, axis)
+    out = apply_op(op_type, [swapped], name=op_type).outputs[0]
+    return _swap_with_last(out, axis, name)  # the result takes the name, as in TF
 
 
 @tf_export("nn.softmax", "math.softmax")
