@@ -165,9 +165,6 @@ def test_depthwise_errors(graph):
     with pytest.raises(ValueError, match="Dimensions must be equal"):
         tf.nn.depthwise_conv2d_native(tf.zeros([1, 4, 4, 3]), tf.zeros([2, 2, 2, 1]),
                                       [1, 1, 1, 1], "SAME")
-    with pytest.raises(ValueError, match="strides"):
-        tf.nn.depthwise_conv2d(tf.zeros([1, 4, 4, 3]), tf.zeros([2, 2, 3, 1]),
-                               [1, 2, 2, 1], "SAME", rate=2)
 
 
 def test_depthwise_gradients(graph):
@@ -425,3 +422,24 @@ def test_max_pool3d_gradient_goes_to_every_tied_maximum(sess):
     w = tf.constant(np.arange(1.0, 9.0, dtype=np.float32), shape=[1, 1, 2, 4, 1])
     ddy = tf.gradients(tf.reduce_sum(dx * w), dy)[0]
     assert sess.run(ddy).ravel().tolist() == [5, 7]  # w at each window's first maximum
+
+
+def test_depthwise_with_rate_and_strides_strides_the_space_to_batch_form(sess):
+    """TF 2 accepts rate > 1 with strides > 1 and runs the strided op on each interleaved
+    sub-image of the space-to-batch form: with SAME padding a 6x6 input keeps 4x4. The
+    values are TensorFlow 2.21's; the gradient is checked numerically."""
+    x0 = np.arange(1, 37, dtype=np.float64).reshape(1, 6, 6, 1)
+    f0 = np.arange(1, 9, dtype=np.float64).reshape(2, 2, 1, 2)
+    x, f = tf.constant(x0), tf.constant(f0)
+    same = tf.nn.depthwise_conv2d(x, f, [1, 2, 2, 1], "SAME", rate=[2, 2])
+    valid = tf.nn.depthwise_conv2d(x, f, [1, 2, 2, 1], "VALID", rate=[2, 2])
+    assert same.shape.as_list() == [1, 4, 4, 2] and valid.shape.as_list() == [1, 2, 2, 2]
+    assert sess.run(same)[0, :, :, 0].tolist() == [[56, 98, 134, 55], [104, 180, 228, 90],
+                                                   [284, 468, 516, 198], [78, 106, 118, 29]]
+    assert sess.run(valid)[0, :, :, 0].tolist() == [[180, 196], [276, 292]]
+    sep = tf.nn.separable_conv2d(x, f, tf.ones([1, 1, 2, 3], tf.float64), [1, 2, 2, 1],
+                                 "VALID", rate=[2, 2])
+    assert sess.run(sep)[0, :, :, 0].tolist() == [[392, 428], [608, 644]]
+    err = compute_gradient_error([x, f], [[1, 6, 6, 1], [2, 2, 1, 2]], same, [1, 4, 4, 2],
+                                 x_init_value=[x0 / 36, f0 / 8])
+    assert err < 1e-8

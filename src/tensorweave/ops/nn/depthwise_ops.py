@@ -273,8 +273,19 @@ def _depthwise(input, filter, strides, padding, rate, data_format, name):  # noq
     full = [1, 1] + dilations if channel_index == 1 else [1] + dilations + [1]
     strides = list(strides)
     if any(r > 1 for r in dilations) and any(s > 1 for s in strides):
-        raise ValueError("strides > window_shape not supported due to inconsistency between "
-                         "CPU and GPU implementations")
+        # TF 2 runs the strided op on the space-to-batch form of the dilation (which
+        # strides each interleaved sub-image, not the dilated output)
+        from tensorweave.ops.nn.conv_nd_ops import with_space_to_batch
+        plain = [1, 1, 1, 1]
+
+        def strided(converted, _num_spatial_dims, pad):
+            attrs = _native_attrs("DepthwiseConv2dNative", strides, pad, fmt, plain,
+                                  normalise=False)
+            return apply_op("DepthwiseConv2dNative", [converted, filter], attrs,
+                            name=name).outputs[0]
+        filter = convert_to_tensor(filter, name="filter")
+        return with_space_to_batch(input, dilations, padding, strided,
+                                   filter_shape=filter.shape.as_list()[:2], data_format=fmt)
     attrs = _native_attrs("DepthwiseConv2dNative", strides, padding, fmt, full,
                           normalise=False)
     return apply_op("DepthwiseConv2dNative", [input, filter], attrs, name=name).outputs[0]
