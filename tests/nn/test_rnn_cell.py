@@ -185,9 +185,27 @@ def test_lstm_cell(sess, peepholes, num_proj, cell_clip, proj_clip, tuple_state)
         assert np.abs(got_c).max() <= cell_clip
 
 
-def test_lstm_cell_shards_unsupported():
-    with pytest.raises(NotImplementedError, match="num_unit_shards"):
-        rnn_cell.LSTMCell(4, num_unit_shards=2)
+def test_lstm_cell_shards_partition_its_kernels():
+    """num_unit_shards / num_proj_shards make the kernels partitioned variables (TF's
+    names), and the cell computes what the unpartitioned one does."""
+    x0 = np.arange(6, dtype=np.float32).reshape(1, 2, 3) / 6
+    outs = []
+    for shards in (None, 2):
+        with tf.Graph().as_default():
+            cell = rnn_cell.LSTMCell(4, num_unit_shards=shards, num_proj=3,
+                                     num_proj_shards=shards,
+                                     initializer=tf.constant_initializer(0.1))
+            out, _ = tf.nn.dynamic_rnn(cell, tf.constant(x0), dtype=tf.float32)
+            names = [(v.name, v.shape.as_list()) for v in tf.global_variables()]
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                outs.append(sess.run(out))
+    assert names == [("rnn/lstm_cell/kernel/part_0:0", [3, 16]),
+                     ("rnn/lstm_cell/kernel/part_1:0", [3, 16]),
+                     ("rnn/lstm_cell/bias:0", [16]),
+                     ("rnn/lstm_cell/projection/kernel/part_0:0", [2, 3]),
+                     ("rnn/lstm_cell/projection/kernel/part_1:0", [2, 3])]
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-6)
 
 
 def test_reuse_on_second_call_and_unique_scopes(sess):

@@ -361,6 +361,15 @@ def _value(var):
     return value
 
 
+def _shards(count: Optional[int]):
+    """The partitioner of LSTMCell's `num_unit_shards`/`num_proj_shards` (rows in
+    `count` parts: kernel/part_0, ...), or None."""
+    if count is None:
+        return None
+    from tensorweave.ops.state.partitioned_variables import fixed_size_partitioner
+    return fixed_size_partitioner(count)
+
+
 def _dense(x, kernel, bias):
     return nn_softmax.bias_add(matmul_ops.matmul(x, _value(kernel)), _value(bias))
 
@@ -537,15 +546,12 @@ class LSTMCell(LayerRNNCell):
       initializer: initializer of the weight and projection matrices.
       num_proj: output dimensionality of an optional projection ("projection/kernel").
       proj_clip: clip the projected output to [-proj_clip, proj_clip].
-      num_unit_shards, num_proj_shards: variable partitioning (not supported: raises).
+      num_unit_shards, num_proj_shards: the number of parts of the kernel and of the
+        projection kernel (partitioned variables, split along their rows).
       forget_bias: added to the forget gate's pre-activation.
       state_is_tuple: state is an LSTMStateTuple (c, m) (else concatenated).
       activation: nonlinearity of the inner states (default tanh).
       reuse, name, dtype: as for RNNCell.
-
-    Raises:
-      NotImplementedError: num_unit_shards or num_proj_shards given (partitioned
-        variables are not supported).
     """
 
     def __init__(self, num_units: int, use_peepholes: bool = False, cell_clip=None,
@@ -553,9 +559,8 @@ class LSTMCell(LayerRNNCell):
                  num_proj_shards=None, forget_bias: float = 1.0, state_is_tuple: bool = True,
                  activation=None, reuse=None, name=None, dtype=None, **kwargs):
         super().__init__(_reuse=reuse, name=name, dtype=dtype, **kwargs)
-        if num_unit_shards is not None or num_proj_shards is not None:
-            raise NotImplementedError("LSTMCell: num_unit_shards and num_proj_shards "
-                                      "(partitioned variables) are not supported")
+        self._num_unit_shards = num_unit_shards
+        self._num_proj_shards = num_proj_shards
         self._num_units = num_units
         self._use_peepholes = use_peepholes
         self._cell_clip = cell_clip
@@ -581,7 +586,8 @@ class LSTMCell(LayerRNNCell):
         n = self._num_units
         h_depth = n if self._num_proj is None else self._num_proj
         self._kernel = self.add_variable(_WEIGHTS_VARIABLE_NAME, shape=[depth + h_depth, 4 * n],
-                                         initializer=self._initializer)
+                                         initializer=self._initializer,
+                                         partitioner=_shards(self._num_unit_shards))
         self._bias = self.add_variable(_BIAS_VARIABLE_NAME, shape=[4 * n],
                                        initializer=init_ops.zeros_initializer(
                                            dtype=self.dtype))
@@ -595,7 +601,7 @@ class LSTMCell(LayerRNNCell):
         if self._num_proj is not None:
             self._proj_kernel = self.add_variable(
                 "projection/" + _WEIGHTS_VARIABLE_NAME, shape=[n, self._num_proj],
-                initializer=self._initializer)
+                initializer=self._initializer, partitioner=_shards(self._num_proj_shards))
         self.built = True
 
     def call(self, inputs, state):
