@@ -471,3 +471,38 @@ def test_cond_branches_may_return_operations_as_in_tf1(graph, sess):
     assert sess.run(pair[1], {p: False}) == 2
     with pytest.raises(TypeError, match="body must return Tensors, not the Operation"):
         tf.while_loop(lambda i: i < 3, lambda i: tf.no_op(), [tf.constant(0)])
+
+
+def test_case_without_default_fails_when_no_predicate_holds(sess):
+    """TF's default is the last callable guarded by an Assert on its predicate."""
+    x = tf.placeholder(tf.int32, [])
+    f = tf.case([(tf.equal(x, 1), lambda: tf.constant(10)),
+                 (tf.equal(x, 2), lambda: tf.constant(20))])
+    assert [sess.run(f, {x: 1}), sess.run(f, {x: 2})] == [10, 20]
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"Input error: None of conditions evaluated as True:\] \[0 0\]"):
+        sess.run(f, {x: 3})
+    single = tf.case({tf.equal(x, 1): lambda: tf.constant(10)}, exclusive=True)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="None of conditions"):
+        sess.run(single, {x: 3})
+
+
+def test_structure_argument_errors_are_tfs(graph):
+    p = tf.constant(True)
+    with pytest.raises(TypeError, match="'pred' must not be a Python bool"):
+        tf.cond(True, lambda: 1, lambda: 2)
+    with pytest.raises(ValueError, match="'true_fn' must have a return value"):
+        tf.cond(p, lambda: None, lambda: None)
+    with pytest.raises(TypeError, match="cond\\(\\): 'false_fn' argument required"):
+        tf.cond(p, lambda: 1)
+    with pytest.raises(TypeError, match="'true_fn' must be callable"):
+        tf.cond(p, 1, lambda: 2)
+    with pytest.raises(ValueError, match="Unknown keyword arguments: foo"):
+        tf.group(tf.no_op(), foo=1)
+    with pytest.raises(ValueError, match="'tensors' must have at least one Tensor"):
+        tf.tuple([])
+    with pytest.raises(ValueError, match="does not contain any Tensors"):
+        tf.map_fn(lambda r: r, [])
+    doubled = tf.map_fn(lambda r: tf.cast(r, tf.float32) * 2, tf.constant([1, 2]),
+                        fn_output_signature=tf.float32)
+    assert doubled.dtype == tf.float32

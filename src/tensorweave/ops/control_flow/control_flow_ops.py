@@ -386,15 +386,20 @@ def cond(pred, true_fn: Callable = None, false_fn: Callable = None, strict: bool
       The nested structure the branches return, of merged tensors.
 
     Raises:
-      TypeError: a branch is not callable or the branch structures differ in type.
-      ValueError: the branches return different structures or dtypes.
+      TypeError: a branch is missing or not callable, `pred` is a Python bool, or the
+        branch structures differ in type.
+      ValueError: a branch returns None, or the branches return different structures
+        or dtypes.
     """
     true_fn = true_fn if true_fn is not None else fn1
     false_fn = false_fn if false_fn is not None else fn2
-    if not callable(true_fn):
-        raise TypeError("true_fn must be callable.")
-    if not callable(false_fn):
-        raise TypeError("false_fn must be callable.")
+    for arg, fn in (("true_fn", true_fn), ("false_fn", false_fn)):
+        if fn is None:
+            raise TypeError("cond(): '%s' argument required" % arg)
+        if not callable(fn):
+            raise TypeError("'%s' must be callable." % arg)
+    if isinstance(pred, bool):
+        raise TypeError("'pred' must not be a Python bool.")
     g = _graph.get_default_graph()
     with _graph.name_scope(name, "cond", [pred]) as scope:
         pred = convert_to_tensor(pred)
@@ -414,7 +419,8 @@ def cond(pred, true_fn: Callable = None, false_fn: Callable = None, strict: bool
             with ctx:
                 r = fn()
                 if r is None:
-                    r = []
+                    raise ValueError("'%s' must have a return value."
+                                     % ("true_fn" if branch else "false_fn"))
                 flat, rebuild = _to_tensors(r, "true_fn" if branch else "false_fn", pivot)
                 # every output is produced inside the branch, so it is dead when not taken
                 flat = [_identity(ctx.resolve(t), None) for t in flat]
@@ -455,7 +461,7 @@ def case(pred_fn_pairs, default: Callable = None, exclusive: bool = False,
     Args:
       pred_fn_pairs: list of (boolean scalar tensor, callable) pairs, or a dict.
       default: callable for when no predicate holds (when None, the last pair's
-        callable is the default, as in TF1).
+        callable is the default, guarded as TF's: a run where no predicate holds fails).
       exclusive: if True, a run where more than one predicate holds fails with
         InvalidArgumentError.
       strict: as in `cond`.
@@ -466,6 +472,8 @@ def case(pred_fn_pairs, default: Callable = None, exclusive: bool = False,
 
     Raises:
       TypeError: malformed pairs.
+      InvalidArgumentError (at run time): no predicate holds and there is no default;
+        with `exclusive`, more than one holds.
     """
     if isinstance(pred_fn_pairs, dict):
         pred_fn_pairs = list(pred_fn_pairs.items())
@@ -475,12 +483,23 @@ def case(pred_fn_pairs, default: Callable = None, exclusive: bool = False,
             raise TypeError("Each entry in pred_fn_pairs must be a 2-tuple")
         if not callable(p[1]):
             raise TypeError("fn for pred %s must be callable." % getattr(p[0], "name", p[0]))
-    if default is None:
-        if not pairs:
-            raise ValueError("pred_fn_pairs must not be empty when default is None")
-        pairs, default = pairs[:-1], pairs[-1][1]
+    guard_last = default is None
+    if guard_last and not pairs:
+        raise ValueError("pred_fn_pairs must not be empty when default is None")
     with _graph.name_scope(name, "case", [p for p, _ in pairs]):
         preds = [convert_to_tensor(p) for p, _ in pairs]
+        if guard_last:
+            # TF's default action: the last callable, run only when its predicate holds
+            last_pred, last_fn = preds[-1], pairs[-1][1]
+            all_preds = list(preds)
+            pairs, preds = pairs[:-1], preds[:-1]
+
+            def default():
+                from tensorweave.ops.debug.debug_ops import Assert
+                check = Assert(last_pred, ["Input error: None of conditions evaluated as "
+                                           "True:", _stack(all_preds)])
+                with _graph.control_dependencies([check]):
+                    return last_fn()
         deps = []
         if exclusive and len(preds) > 1:
             from tensorweave.ops.debug import check_ops

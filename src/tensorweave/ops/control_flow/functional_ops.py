@@ -75,7 +75,7 @@ def _set_leading(results_flat, n_static: Dimension) -> None:
 @tf_export("map_fn")
 def map_fn(fn: Callable, elems, dtype=None, parallel_iterations: Optional[int] = None,
            back_prop: bool = True, swap_memory: bool = False, infer_shape: bool = True,
-           name: Optional[str] = None):
+           name: Optional[str] = None, fn_output_signature=None):
     """Applies `fn` to each element of `elems` unstacked on dimension 0 (TF1
     `tf.map_fn`).
 
@@ -89,14 +89,20 @@ def map_fn(fn: Callable, elems, dtype=None, parallel_iterations: Optional[int] =
       swap_memory: swap saved intermediates to host memory.
       infer_shape: whether the outputs must all have the same shape.
       name: name scope (default "map").
+      fn_output_signature: TF 2's name of `dtype` (dtypes only; not both).
 
     Returns:
       The stacked results, in the structure of `dtype` (or of `elems`).
 
     Raises:
       TypeError: `fn` is not callable, or `elems` is a SparseTensor.
-      ValueError: `elems` are scalars, or `fn`'s output does not match `dtype`.
+      ValueError: `elems` are scalars or none, `fn`'s output does not match `dtype`, or
+        both `dtype` and `fn_output_signature` are given.
     """
+    if fn_output_signature is not None:
+        if dtype is not None:
+            raise ValueError("Cannot specify both `dtype` and `fn_output_signature`.")
+        dtype = fn_output_signature
     _check_callable(fn)
     from tensorweave.framework.sparse_tensor import SparseTensor
     if isinstance(elems, SparseTensor):
@@ -109,6 +115,9 @@ def map_fn(fn: Callable, elems, dtype=None, parallel_iterations: Optional[int] =
         parallel_iterations = 10
     in_flatten, in_pack, out_flatten, out_pack = _in_out_structure(elems, dtype)
     elems_flat = in_flatten(elems)
+    if not elems_flat:
+        raise ValueError("elems must be a Tensor or (possibly nested) sequence of Tensors. "
+                         "Got %s, which does not contain any Tensors." % (elems,))
     with _graph.name_scope(name, "map", elems_flat):
         elems_flat = [convert_to_tensor(e, name="elem") for e in elems_flat]
         dtype = dtype or in_pack([e.dtype for e in elems_flat])

@@ -86,7 +86,7 @@ def group(*inputs, **kwargs) -> Operation:
     """
     name = kwargs.pop("name", None)
     if kwargs:
-        raise TypeError("Unknown keyword arguments: " + ", ".join(kwargs))
+        raise ValueError("Unknown keyword arguments: " + ", ".join(kwargs))
     flat = []
 
     def walk(x):
@@ -122,7 +122,14 @@ def group(*inputs, **kwargs) -> Operation:
 
 def tuple(tensors, name: Optional[str] = None, control_inputs=None):  # noqa: A001
     """Tensors with the same values that are only available after all of `tensors`
-    (and `control_inputs`) are computed (TF1 `tf.tuple`)."""
+    (and `control_inputs`) are computed (TF1 `tf.tuple`).
+
+    Raises:
+      ValueError: `tensors` holds no Tensor.
+    """
+    if not any(t is not None for t in tensors):
+        raise ValueError("'tensors' must have at least one Tensor. Received: %s."
+                         % (tensors,))
     g = _graph.get_default_graph()
     with g.name_scope(name or "tuple"):
         gating = group(*[t for t in tensors if t is not None] + list(control_inputs or []))
