@@ -126,6 +126,10 @@ class GradientDescentOptimizer(Optimizer):
         # Linear in the gradient: duplicates add up in the scatter itself.
         return scatter_sub(var, indices, grad * hyper(self._learning_rate_tensor, var))
 
+    def _apply_sparse_duplicate_indices(self, grad, var):
+        # the same for a reference variable: no deduplication (as TF's)
+        return self._resource_apply_sparse_duplicate_indices(grad.values, var, grad.indices)
+
     def _apply_sparse(self, grad, var):
         return self._resource_apply_sparse_duplicate_indices(grad.values, var, grad.indices)
 
