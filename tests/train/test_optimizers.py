@@ -935,3 +935,19 @@ def test_subclass_overrides_of_the_reference_variable_methods_are_called():
     # the override sees the repeated index twice: 3 - 10 - 10
     np.testing.assert_allclose(got_dup.ravel(), [-9.0, 2.0, -17.0])
     np.testing.assert_allclose(got_dense, [-99.0, -98.0])
+
+
+def test_gradient_descent_scatters_repeated_rows_without_deduplicating():
+    """Linear in the gradient, GD's sparse update is one scatter for reference and
+    resource variables alike (no Unique + segment sum, as TF's)."""
+    for use_resource in (False, True):
+        with tf.Graph().as_default() as g:
+            e = tf.Variable([[1.0], [2.0], [3.0]], use_resource=use_resource)
+            train = tf.train.GradientDescentOptimizer(0.5).minimize(
+                tf.reduce_sum(tf.gather(e, [0, 2, 2])))
+            types = {op.type for op in g.get_operations()}
+            assert "Unique" not in types and "UnsortedSegmentSum" not in types
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                sess.run(train)
+                assert sess.run(e).ravel().tolist() == [0.5, 2.0, 2.0]
