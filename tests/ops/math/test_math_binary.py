@@ -475,3 +475,13 @@ def test_div_no_nan_of_integers_divides_in_floating_point(sess):
     assert small.dtype == tf.float32 and sess.run(small).tolist() == [1.5]
     with pytest.raises(TypeError):
         tf.div_no_nan(tf.constant([1]), tf.constant([1.0]))
+
+
+def test_float_floormod_zeros_keep_the_sign_of_x(sess):
+    """TF's kernel is C's fmod moved by y where the signs differ: a zero result has
+    x's sign (NumPy's remainder gives y's)."""
+    x = tf.constant([0.0, -0.0, 3.0, -3.0, 5.5, -5.5])
+    y = tf.constant([-3.0, -3.0, -3.0, 3.0, 2.0, 2.0])
+    got = sess.run(tf.floormod(x, y))
+    assert got.tolist() == [0.0, 0.0, 0.0, 0.0, 1.5, 0.5]
+    assert np.signbit(got).tolist() == [False, True, False, True, False, False]

@@ -71,7 +71,12 @@ def _floordiv(x, y):
 def _floormod(x, y):
     if _is_int(x):
         _check_divisor(x, y)
-    return np.remainder(x, y)
+        return np.remainder(x, y)
+    # TF's float kernel: C's fmod, moved by y when the signs differ (so a zero keeps
+    # x's sign, where np.remainder gives y's: floormod(0., -3.) is 0.0, not -0.0)
+    with np.errstate(invalid="ignore"):
+        t = np.fmod(x, y)
+        return np.where((t != 0) & ((y < 0) != (t < 0)), t + y, t).astype(t.dtype, copy=False)
 
 
 def _truncatediv(x, y):
