@@ -59,3 +59,13 @@ def test_composites_are_walked_into_when_asked(sess):
     np.testing.assert_array_equal(got.values, [2.0, 4.0])
     assert got.indices.tolist() == [[0, 0], [1, 1]]
     np.testing.assert_array_equal(sess.run(doubled["i"].values), [[2.0, 4.0]])
+
+
+def test_pack_sequence_as_keeps_the_dicts_key_order():
+    """Leaves are in sorted-key order; the rebuilt dict has the template's order (TF)."""
+    packed = tf.nest.pack_sequence_as({"b": 1, "a": 2}, [10, 20])
+    assert list(packed.items()) == [("b", 20), ("a", 10)]
+    d = collections.defaultdict(list)
+    d["z"], d["c"] = 1, 2
+    rebuilt = tf.nest.pack_sequence_as(d, [5, 6])
+    assert list(rebuilt.items()) == [("z", 6), ("c", 5)] and rebuilt.default_factory is list

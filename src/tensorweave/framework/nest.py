@@ -9,6 +9,8 @@ values, dense shape) or IndexedSlices (values, indices[, dense shape]) too.
 """
 from __future__ import annotations
 
+import collections
+
 from typing import Any, Callable, List, Optional
 
 from tensorweave.framework.api_export import tf_export
@@ -83,7 +85,15 @@ def flatten(structure: Any, expand_composites: bool = False) -> List[Any]:
 
 def _rebuild(template, values):
     if isinstance(template, dict):
-        return type(template)((k, v) for k, v in zip(sorted(template), values))
+        # values come in sorted-key order; the rebuilt dict keeps the template's own
+        # key order, as TF's nest does
+        by_key = dict(zip(sorted(template), values))
+        items = [(k, by_key[k]) for k in template]
+        if isinstance(template, collections.defaultdict):
+            rebuilt = type(template)(template.default_factory)
+            rebuilt.update(items)
+            return rebuilt
+        return type(template)(items)
     if isinstance(template, tuple) and hasattr(template, "_fields"):  # namedtuple
         return type(template)(*values)
     if isinstance(template, tuple):
