@@ -189,3 +189,16 @@ def test_fused_batch_norm_second_derivative_follows_the_batch_statistics(sess):
         step[i] = 1e-6
         want[i] = ((first(x0 + step) - first(x0 - step)) * w0).sum() / 2e-6
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+
+
+def test_batch_normalization_op_names_are_tfs(graph):
+    """TF's expression operator for operator: frozen graphs name "batchnorm/add_1"."""
+    x = tf.placeholder(tf.float32, [None, 3])
+    mean, var = tf.nn.moments(x, [0])
+    y = tf.nn.batch_normalization(x, mean, var, tf.constant([0.0, 1.0, 2.0]),
+                                  tf.constant([1.0, 2.0, 3.0]), 1e-3)
+    assert y.name == "batchnorm/add_1:0"
+    assert sorted(op.name for op in graph.get_operations()
+                  if op.name.startswith("batchnorm/")) == [
+        "batchnorm/Rsqrt", "batchnorm/add", "batchnorm/add/y", "batchnorm/add_1",
+        "batchnorm/mul", "batchnorm/mul_1", "batchnorm/mul_2", "batchnorm/sub"]

@@ -225,16 +225,16 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon,
     Returns:
       The normalized Tensor, of the type of `x`.
     """
-    from tensorweave.ops.math import math_binary, math_ops, math_unary
+    from tensorweave.ops.math import math_ops, math_unary
     with _graph.name_scope(name, "batchnorm", [x, mean, variance, scale, offset]):
         x = convert_to_tensor(x, name="x")
-        inv = math_unary.rsqrt(math_binary.add(variance, variance_epsilon))
+        # TF's expression, operator for operator: its op names ("batchnorm/add_1" is the
+        # result) are what frozen graphs and graph rewriters look for
+        inv = math_unary.rsqrt(variance + variance_epsilon)
         if scale is not None:
-            inv = math_binary.multiply(inv, scale)
-        shift = math_unary.negative(math_binary.multiply(mean, inv)) if offset is None \
-            else math_binary.subtract(offset, math_binary.multiply(mean, inv))
-        return math_binary.add(math_binary.multiply(x, math_ops.cast(inv, x.dtype)),
-                               math_ops.cast(shift, x.dtype))
+            inv *= scale
+        return x * math_ops.cast(inv, x.dtype) + math_ops.cast(
+            offset - mean * inv if offset is not None else -mean * inv, x.dtype)
 
 
 # --- l2_normalize ----------------------------------------------------------------------------
