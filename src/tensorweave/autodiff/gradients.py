@@ -328,13 +328,20 @@ def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
         for t, g in zip(op._outputs, out_grads):
             if t in grads:
                 grads[t] = [g] if g is not None else []
-        has_grad = any(g is not None for g in out_grads) or \
-            (not isinstance(op, Operation) and op.has_pending_grads(call))
+        if isinstance(op, Operation):
+            has_grad = any(g is not None for g in out_grads)
+        else:
+            # a while loop reached only through integer outputs (its iteration count)
+            # passes no gradient back, as in TF, unless its pushed values have some
+            has_grad = any(g is not None for t, g in zip(op._outputs, out_grads)
+                           if _differentiable(t)) or op.has_pending_grads(call)
         if has_grad and op not in stop_ops and any(_node_of(t._op, call) in between
                                                    for t in op._inputs):
             fn, needs_call = _grad_fn_for(op)
             if fn is not None:
-                if op._type != "Switch":  # a Switch grad makes its own dead-aware zeros
+                # a Switch grad makes its own dead-aware zeros; a while loop its own
+                # zeros, knowing which of its outputs had no gradient
+                if isinstance(op, Operation) and op._type != "Switch":
                     out_grads = [g if g is not None else
                                  (_zeros_like_output(t) if _differentiable(t) else None)
                                  for t, g in zip(op._outputs, out_grads)]

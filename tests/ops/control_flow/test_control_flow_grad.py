@@ -258,6 +258,51 @@ def test_grad_back_prop_false(graph):
     assert tf.gradients(y, x) == [None]
 
 
+def test_grad_while_is_none_for_inputs_the_loop_does_not_differentiate(sess):
+    z = tf.constant(2.0, tf.float64)
+    w = tf.constant(3.0, tf.float64)
+    x = tf.constant(1.5, tf.float64)
+    # z only in the cond, x also behind a stop_gradient: a1 = x w + c0, a2 = a1 w + c1,
+    # so da2/dw = a1 + w x with a1 = x w + x x, da2/dx = w^2
+    _, y = tf.while_loop(lambda i, a: tf.cast(i, tf.float64) < z,
+                         lambda i, a: (i + 1, a * w + tf.stop_gradient(x * a)), [0, x])
+    gz, gw, gx = tf.gradients(y, [z, w, x])
+    assert gz is None
+    assert np.allclose(sess.run([gw, gx]), [(1.5 * 3.0 + 1.5 * 1.5) + 3.0 * 1.5, 9.0])
+    # the only path through a stop_gradient
+    _, y2 = tf.while_loop(lambda i, a: i < 2,
+                          lambda i, a: (i + 1, tf.stop_gradient(a * z) + 1.0), [0, x])
+    assert tf.gradients(y2, z) == [None]
+    # nested: z only in the inner loop's cond; r = x w^4
+    def outer(i, a):
+        _, b = tf.while_loop(lambda j, b: tf.cast(j, tf.float64) < z,
+                             lambda j, b: (j + 1, b * w), [0, a])
+        return i + 1, b
+    _, r = tf.while_loop(lambda i, a: i < 2, outer, [0, x])
+    gz, gw, gx = tf.gradients(r, [z, w, x])
+    assert gz is None
+    assert np.allclose(sess.run([gw, gx]), [4 * 1.5 * 27.0, 81.0])
+    # reached only through the integer count, or a loop variable not reaching y
+    i3, _ = tf.while_loop(lambda i, a: i < 2, lambda i, a: (i + 1, a * z), [0, x])
+    assert tf.gradients(i3, [z, x]) == [None, None]
+    _, a2, _ = tf.while_loop(lambda i, a, b: i < 2, lambda i, a, b: (i + 1, a * z, b * 2.0),
+                             [0, x, w])
+    gz, gx, gw = tf.gradients(a2, [z, x, w])
+    assert gw is None and np.allclose(sess.run([gz, gx]), [2 * 1.5 * 2.0, 4.0])
+
+
+def test_minimize_through_while_with_no_gradient_raises(graph):
+    v = tf.Variable(1.0)
+    u = tf.Variable(2.0)
+    _, y = tf.while_loop(lambda i, a: i < 2,
+                         lambda i, a: (i + 1, a * u + tf.stop_gradient(v)), [0, 1.0])
+    opt = tf.train.GradientDescentOptimizer(0.1)
+    got = opt.compute_gradients(y, var_list=[v, u])
+    assert got[0][0] is None and got[1][0] is not None
+    with pytest.raises(ValueError, match="No gradients provided for any variable"):
+        opt.minimize(y, var_list=[v])
+
+
 # --- second order ---------------------------------------------------------------------------
 def _central(f, v, eps):
     """Central differences of scalar f at the array v (the gradient, shape of v)."""

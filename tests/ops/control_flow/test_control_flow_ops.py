@@ -331,6 +331,75 @@ def test_while_shape_invariant_incompatible_with_initial(graph):
                       [tf.constant([1.0, 2.0])], shape_invariants=[tf.TensorShape([3])])
 
 
+def _sparse(v, n=1):
+    return tf.SparseTensor([[0, 0]] * n, [v] * n, [2, 2])
+
+
+def test_cond_of_sparse_tensors_and_indexed_slices(sess):
+    p = tf.placeholder(tf.bool, [])
+    r = tf.cond(p, lambda: _sparse(1.0), lambda: _sparse(5.0, 2))
+    assert isinstance(r, tf.SparseTensor) and r.shape.as_list() == [2, 2]
+    assert r.indices.shape.as_list() == [None, 2] and r.values.shape.as_list() == [None]
+    got = sess.run(r, {p: False})
+    np.testing.assert_array_equal(got.indices, [[0, 0], [0, 0]])
+    np.testing.assert_array_equal(got.values, [5.0, 5.0])
+    np.testing.assert_array_equal(got.dense_shape, [2, 2])
+    assert sess.run(r, {p: True}).values.tolist() == [1.0]
+    isl = tf.IndexedSlices(tf.constant([[1.0, 2.0]]), tf.constant([1]), tf.constant([3, 2]))
+    r = tf.cond(p, lambda: isl, lambda: tf.IndexedSlices(isl.values * 2, isl.indices,
+                                                         isl.dense_shape))
+    assert isinstance(r, tf.IndexedSlices) and r.values.shape.as_list() == [1, 2]
+    got = sess.run(r, {p: False})
+    np.testing.assert_array_equal(got.values, [[2.0, 4.0]])
+    np.testing.assert_array_equal(got.dense_shape, [3, 2])
+    with pytest.raises(ValueError, match="same nested structure"):
+        tf.cond(p, lambda: _sparse(1.0), lambda: tf.constant(1.0))
+    with pytest.raises(ValueError, match="same nested structure"):
+        tf.cond(p, lambda: isl, lambda: tf.IndexedSlices(isl.values, isl.indices))
+
+
+def test_while_of_sparse_tensors_and_indexed_slices(sess):
+    # a SparseTensor's indices and values may change their count every iteration
+    def grow(i, t):
+        return i + 1, tf.SparseTensor(tf.concat([t.indices, t.indices], 0),
+                                      tf.concat([t.values, t.values * 2], 0), t.dense_shape)
+    _, r = tf.while_loop(lambda i, t: i < 2, grow, [0, _sparse(1.0)])
+    assert isinstance(r, tf.SparseTensor)
+    assert r.indices.shape.as_list() == [None, 2] and r.dense_shape.shape.as_list() == [2]
+    got = sess.run(r)
+    np.testing.assert_array_equal(got.values, [1.0, 2.0, 2.0, 4.0])
+    np.testing.assert_array_equal(got.dense_shape, [2, 2])
+    _, r = tf.while_loop(lambda i, t: i < 2, lambda i, t: (i + 1, _sparse(2.0)),
+                         [0, _sparse(1.0)])
+    assert r.shape.as_list() == [2, 2] and sess.run(r).values.tolist() == [2.0]
+    # a lone SparseTensor is three tensors: the result stays a list, as in TF
+    r = tf.while_loop(lambda t: tf.reduce_sum(t.values) < 5.0,
+                      lambda t: tf.SparseTensor(t.indices, t.values * 2, t.dense_shape),
+                      [_sparse(1.0)])
+    assert isinstance(r, list) and sess.run(r[0]).values.tolist() == [8.0]
+    # its shape invariant is that of its dense_shape
+    _, r = tf.while_loop(lambda i, t: i < 2, lambda i, t: (i + 1, t), [0, _sparse(1.0)],
+                         shape_invariants=[tf.TensorShape([]), tf.TensorShape([None])])
+    assert r.shape.rank is None
+    with pytest.raises(ValueError, match="Expected a shape with 1 dimension"):
+        tf.while_loop(lambda i, t: i < 2, lambda i, t: (i + 1, t), [0, _sparse(1.0)],
+                      shape_invariants=[tf.TensorShape([]), tf.TensorShape([None, None])])
+    with pytest.raises(ValueError, match="enters the loop with shape"):
+        tf.while_loop(lambda i, t: i < 2,
+                      lambda i, t: (i + 1, tf.SparseTensor([[0]], [2.0], [3])),
+                      [0, _sparse(1.0)])
+    with pytest.raises(ValueError, match="same nested structure"):
+        tf.while_loop(lambda i, t: i < 2, lambda i, t: (i + 1, tf.constant(1.0)),
+                      [0, _sparse(1.0)])
+    isl = tf.IndexedSlices(tf.constant([[1.0, 2.0]]), tf.constant([1]), tf.constant([3, 2]))
+    _, r = tf.while_loop(lambda i, x: i < 2, lambda i, x: (
+        i + 1, tf.IndexedSlices(x.values * 2, x.indices, x.dense_shape)), [0, isl])
+    assert isinstance(r, tf.IndexedSlices) and r.values.shape.as_list() == [1, 2]
+    got = sess.run(r)
+    np.testing.assert_array_equal(got.values, [[4.0, 8.0]])
+    np.testing.assert_array_equal(got.indices, [1])
+
+
 def test_while_maximum_iterations(sess):
     n = tf.placeholder(tf.int32, [])
     i = tf.while_loop(lambda i: i < 100, lambda i: i + 1, [tf.constant(0)],

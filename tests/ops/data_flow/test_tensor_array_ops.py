@@ -324,6 +324,14 @@ def test_gradient_unread_index_is_zero(sess):
     np.testing.assert_array_equal(out, [[0, 0], [2, 2], [0, 0]])
 
 
+def test_gradient_unread_element_of_unknown_shape_is_zeros_of_its_written_shape(sess):
+    # the gradient array takes the forward elements' shapes (TF's CopyShapesFrom)
+    v = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    ta = tf.TensorArray(tf.float32, size=3, infer_shape=False).split(v, [1, 2, 3])
+    y = tf.reduce_sum(ta.read(1) * 3.0)
+    np.testing.assert_array_equal(sess.run(tf.gradients(y, v)[0]), [0, 3, 3, 0, 0, 0])
+
+
 def test_gradient_writes_stack(graph):
     x = tf.placeholder(tf.float64, [2])
     ta = tf.TensorArray(tf.float64, size=3)

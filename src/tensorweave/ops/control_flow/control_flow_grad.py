@@ -470,9 +470,8 @@ def _while_grad(node: LoopNode, exit_grads: list, call: GradientCall) -> list:
     loop = node.ctx
     if not loop.back_prop:
         return [None] * len(node._inputs)
-    from tensorweave.autodiff.gradients import nested_gradients
+    from tensorweave.autodiff.gradients import _zeros_like_output, nested_gradients
     from tensorweave.framework.op_builder import convert_to_tensor
-    from tensorweave.ops.array import array_ops
     own = loop.grad_state  # set when `loop` is itself a backward loop
     if own is not None and own.cond_pivots:
         # values of a backward cond exist only in the iterations that took its side,
@@ -498,8 +497,14 @@ def _while_grad(node: LoopNode, exit_grads: list, call: GradientCall) -> list:
     # the gradients of the loop variables are loop variables of the backward loop; an
     # IndexedSlices one (the gradient of a gather of the loop's output) stays sparse, as
     # its components, whose row count may change from one iteration to the next
+    # inputs reaching no output that has a gradient have none (TF walks only the ops
+    # between xs and ys); the others start from zeros where an output has no gradient
+    unconnected = _unconnected_inputs(node, [loop.exits[k] for k in var_idx
+                                             if exit_grads[k] is not None])
+    if pushed_grads:
+        unconnected = set()  # the gradients of pushed values reach the pushing values
     gs0 = [exit_grads[k] if exit_grads[k] is not None
-           else array_ops.zeros_like(loop.exits[k]) for k in var_idx]
+           else _zeros_like_output(loop.exits[k]) for k in var_idx]
     gs0 = [g if isinstance(g, IndexedSlices) else convert_to_tensor(g) for g in gs0]
     gs0_flat = [c for g in gs0 for c in _components(g)]
     accs0 = [_zeros_for(node._inputs[k]) for k in inv_pos]
@@ -511,6 +516,10 @@ def _while_grad(node: LoopNode, exit_grads: list, call: GradientCall) -> list:
     n_g = len(gs0)
     grad_pushes: list = []
     sparse_accs: Dict[int, IndexedSlices] = {}  # invariant -> its IndexedSlices gradient
+    # invariants the body gives no gradient (used only in the cond, or behind a
+    # stop_gradient): their gradient is None, as TF's _EnterGrad gives, so optimizers
+    # see an unconnected variable; their accumulator stays an unused loop variable
+    no_grad: set = set()
 
     def body(j, *rest):
         gs, accs = _pack_like(gs0, rest[:len(gs0_flat)]), list(rest[len(gs0_flat):])
@@ -541,8 +550,11 @@ def _while_grad(node: LoopNode, exit_grads: list, call: GradientCall) -> list:
                 # added once the loop is built (TF's IndexedSlices accumulator)
                 sparse_accs[i] = d
                 new_accs.append(a)
+            elif d is None:
+                no_grad.add(i)
+                new_accs.append(a)
             else:
-                new_accs.append(_like(a + _dense(d), a) if d is not None else a)
+                new_accs.append(_like(a + _dense(d), a))
         for v, d in zip(pops, dx[n_g + n_inv:]):
             if d is not None:
                 grad_pushes.append((v,) + _push_gradient(state, popped[v], v, d))
@@ -587,9 +599,54 @@ def _while_grad(node: LoopNode, exit_grads: list, call: GradientCall) -> list:
     grads: list = [None] * len(node._inputs)
     for k, g in zip(var_idx, out[1:1 + n_g]):
         grads[k] = g
-    for k, g in zip(inv_pos, out[1 + n_g:]):
-        grads[k] = g
-    return grads
+    for i, (k, g) in enumerate(zip(inv_pos, out[1 + n_g:])):
+        grads[k] = None if i in no_grad else g
+    return [None if k in unconnected else g for k, g in enumerate(grads)]
+
+
+def _unconnected_inputs(node: LoopNode, used_exits: list) -> set:
+    """The positions of the inputs of `node` whose Enter reaches none of `used_exits`
+    through the loop's ops (data edges, across iterations and through the cond, whose
+    predicate feeds every Switch): TF differentiates only the ops between xs and ys, so
+    their gradient is None, not zeros."""
+    loop = node.ctx
+    exits = set(loop.exits)
+    used = set(used_exits)
+
+    def inside(op) -> bool:
+        ctx = op._control_flow_context
+        while ctx is not None and ctx is not loop:
+            ctx = ctx.outer
+        return ctx is loop
+
+    reach: Dict[Operation, bool] = {}  # op -> whether it reaches a used exit
+
+    def reaches(op) -> bool:
+        # iterative DFS: a loop body can be deep; a cycle (NextIteration) counts as no
+        # reach until some op on it is found to reach
+        stack, seen = [op], {op}
+        order = []
+        while stack:
+            o = stack.pop()
+            order.append(o)
+            for t in o._outputs:
+                for c in t._consumers:
+                    if c._outputs and c._outputs[0] in exits:
+                        if c._outputs[0] in used:
+                            reach[op] = True
+                            return True
+                    elif c in reach:
+                        if reach[c]:
+                            reach[op] = True
+                            return True
+                    elif c not in seen and inside(c):
+                        seen.add(c)
+                        stack.append(c)
+        for o in order:  # everything reachable from `op` reaches no used exit
+            reach[o] = False
+        return False
+
+    return {k for k, op in enumerate(node.enter_ops) if not reaches(op)}
 
 
 def _push_gradient(bw: BackwardLoop, pushed: tuple, v: Tensor, d) -> tuple:

@@ -338,11 +338,17 @@ def enter(t: Tensor, ctx: WhileContext, is_constant: bool, name: str = "Enter") 
 
 
 def _to_tensors(structure, what: str, pivot: Optional[Tensor] = None):
-    """Flat list of Tensors (TensorArrays become their flow) and a rebuild function.
+    """Flat list of Tensors and a rebuild function. A TensorArray becomes its flow; a
+    SparseTensor or IndexedSlices its component tensors (TF's expand_composites), so
+    each travels through Switch/Merge/Enter/Exit as tensors and comes back whole.
     With `pivot` (a cond branch's), an Operation stands as the pivot run after it, as
-    TF1's cond returns it (a bool tensor that is the branch's predicate)."""
+    TF1's cond returns it (a bool tensor that is the branch's predicate).
+
+    `rebuild(values, shapes=None)` packs `values` like `structure`; a rebuilt
+    SparseTensor keeps the static dense shape of its template (TF's SparseTensorSpec),
+    or the one `shapes` gives for it (a list over the SparseTensors, in order)."""
     from tensorweave.ops.data_flow.tensor_array_class import TensorArray
-    flat = nest.flatten(structure)
+    flat = nest.flatten(structure, expand_composites=True)
     tas = {}
     out = []
     for i, v in enumerate(flat):
@@ -359,10 +365,36 @@ def _to_tensors(structure, what: str, pivot: Optional[Tensor] = None):
         else:
             out.append(convert_to_tensor(v))
 
-    def rebuild(values):
+    def rebuild(values, shapes: Optional[list] = None):
+        from tensorweave.framework.sparse_tensor import SparseTensor
         vals = [tas[i]._with_flow(v) if i in tas else v for i, v in enumerate(values)]
-        return nest.pack_sequence_as(structure, vals)
+        # (wrapped: a lone composite is not a sequence to nest, yet has several leaves)
+        packed = nest.pack_sequence_as([structure], vals, expand_composites=True)[0]
+        sparse = [(new, old) for new, old in zip(nest.flatten(packed), nest.flatten(structure))
+                  if isinstance(new, SparseTensor)]
+        for j, (new, old) in enumerate(sparse):
+            new._dense_shape_default = shapes[j] if shapes is not None else old.shape
+        return packed
     return out, rebuild
+
+
+def _composite_kinds(structure) -> list:
+    """Per leaf (composites unexpanded): its composite type and component count, or
+    None for a plain value."""
+    from tensorweave.framework.indexed_slices import IndexedSlices
+    from tensorweave.framework.sparse_tensor import SparseTensor
+    return [(type(v), len(nest.flatten(v, expand_composites=True)))
+            if isinstance(v, (SparseTensor, IndexedSlices)) else None
+            for v in nest.flatten(structure)]
+
+
+def _assert_same_composites(a, b) -> None:
+    """Raises ValueError unless `a` and `b` (of the same nesting) hold composites of the
+    same kinds at the same places (an IndexedSlices with a dense shape is not one
+    without), as TF's nest with expand_composites does."""
+    if _composite_kinds(a) != _composite_kinds(b):
+        raise ValueError("The two structures don't have the same nested structure.\n\n"
+                         "First structure: %s\n\nSecond structure: %s" % (a, b))
 
 
 @tf_export("cond")
@@ -432,6 +464,11 @@ def cond(pred, true_fn: Callable = None, false_fn: Callable = None, strict: bool
             nest.assert_same_structure(r_t, r_f)
         except (ValueError, TypeError) as e:
             raise type(e)("true_fn and false_fn must return the same structure: %s" % e)
+        try:
+            _assert_same_composites(r_t, r_f)
+        except ValueError as e:
+            raise ValueError("Incompatible return values of 'true_fn' and 'false_fn': %s"
+                             % e) from None
         merged = []
         for t, f in zip(flat_t, flat_f):
             if t.dtype.base_dtype is not f.dtype.base_dtype:
@@ -683,7 +720,7 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
         flat, rebuild = _to_tensors(loop_vars, "loop_vars")
         if not flat:
             raise ValueError("No loop variables provided")
-        invariants = _flat_invariants(loop_vars, shape_invariants, flat)
+        invariants, sparse_shapes = _flat_invariants(loop_vars, shape_invariants, flat)
         ctx = WhileContext(g, scope[:-1] if scope.endswith("/") else scope,
                            parallel_iterations, back_prop, swap_memory)
         if _grad_state is not None:
@@ -699,7 +736,7 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
                 ctx.merges.append(m)
             ctx.pivot = ctx.merges[0]  # ops without inputs in `cond` hang off it
             first_id = g._id_counter
-            c = convert_to_tensor(_call(cond, rebuild(ctx.merges)))
+            c = convert_to_tensor(_call(cond, rebuild(ctx.merges, sparse_shapes)))
             if c.dtype.base_dtype is not _dt.bool:
                 raise TypeError("cond must return a boolean tensor, got %s" % c.dtype.name)
             ctx.pred = apply_op("LoopCond", [c], name="LoopCond")._outputs[0]
@@ -707,7 +744,7 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
             ctx.switches = [switch(m, ctx.pred, name="Switch") for m in ctx.merges]
             ctx.body_inputs = [_identity(s[1], "Identity") for s in ctx.switches]
             ctx.pivot = ctx.body_inputs[0]
-            result = _call(body, rebuild(ctx.body_inputs))
+            result = _call(body, rebuild(ctx.body_inputs, sparse_shapes))
             if isinstance(loop_vars, (list, tuple)) and not nest.is_sequence(result):
                 result = [result]  # as TF1: a lone result is a one-element list
             try:
@@ -716,6 +753,7 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
             except (ValueError, TypeError) as e:
                 raise ValueError("The body of tf.while_loop must return the same structure "
                                  "as loop_vars: %s" % e) from None
+            _assert_same_composites(loop_vars, result)  # TF's message, unprefixed
             # as TF1, the results come back in the structure the body returned
             out_flat, rebuild_result = _to_tensors(result, "body")
             ctx.body_outputs = [ctx.resolve(t) for t in out_flat]
@@ -729,7 +767,8 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
                         "Input tensor '%s' enters the loop with shape %s, but has shape %s "
                         "after one iteration. To allow the shape to vary across iterations, "
                         "use the `shape_invariants` argument of tf.while_loop to specify a "
-                        "less-specific shape." % (e._op.inputs[0].name, m.shape, b.shape))
+                        "less-specific shape." % (e._op.inputs[0].name,
+                                                  e._op.inputs[0].shape, b.shape))
                 nxt = apply_op("NextIteration", [b], name="NextIteration")._outputs[0]
                 m._op._update_input(1, nxt)
             # an Exit belongs to the loop's context; its output lives outside the loop
@@ -756,17 +795,61 @@ def _structure_of(x):
     return nest.map_structure(lambda v: 0, x) if nest.is_sequence(x) else 0
 
 
-def _flat_invariants(loop_vars, shape_invariants, flat) -> List[TensorShape]:
+def _flat_invariants(loop_vars, shape_invariants, flat) -> tuple:
+    """The shape each tensor of `flat` (the loop variables' tensors, `_to_tensors`)
+    keeps across iterations, and the static dense shape of each SparseTensor loop
+    variable inside the loop."""
+    lv = nest.flatten(loop_vars)  # composites unexpanded
     if shape_invariants is None:
-        return [t.shape for t in flat]
+        inv = [None] * len(lv)
+    else:
+        inv = nest.flatten(shape_invariants)
+        if len(inv) != len(lv):
+            raise ValueError("shape_invariants must have the same structure as loop_vars: "
+                             "%d shapes for %d loop variables" % (len(inv), len(lv)))
+    shapes: List[TensorShape] = []
+    sparse_shapes: List[TensorShape] = []
+    for v, s in zip(lv, inv):
+        got, dense = _component_invariants(v, s)
+        shapes.extend(got)
+        if dense is not None:
+            sparse_shapes.append(dense)
+    if shape_invariants is None:  # a plain tensor keeps its own shape
+        shapes = [sh if sh is not None else t.shape for sh, t in zip(shapes, flat)]
+    return shapes, sparse_shapes
+
+
+def _component_invariants(v, s) -> tuple:
+    """(the shapes the tensors of loop variable `v` keep under the shape invariant `s`,
+    None: `v`'s own; a SparseTensor's static dense shape, else None). As TF: a
+    SparseTensor's invariant is the shape of its `dense_shape` (default: its rank), and
+    its indices and values may change their count every iteration; an IndexedSlices'
+    is that of its values (default: the components' own shapes)."""
+    from tensorweave.framework.indexed_slices import IndexedSlices
+    from tensorweave.framework.sparse_tensor import SparseTensor
     from tensorweave.ops.data_flow.tensor_array_class import TensorArray
-    lv = nest.flatten(loop_vars)
-    inv = nest.flatten(shape_invariants)
-    if len(inv) != len(lv):
-        raise ValueError("shape_invariants must have the same structure as loop_vars: %d "
-                         "shapes for %d loop variables" % (len(inv), len(lv)))
-    return [TensorShape([]) if isinstance(v, TensorArray) else TensorShape(s)
-            for v, s in zip(lv, inv)]
+    if isinstance(v, TensorArray):
+        return [TensorShape([])], None
+    if isinstance(v, SparseTensor):
+        if s is None:
+            dense = v.shape
+            rank = dense.rank
+        else:
+            s = TensorShape(s)
+            if s.rank is not None and s.rank != 1:
+                raise ValueError("Expected a shape with 1 dimension. Obtained: %s which "
+                                 "has %d dimensions." % (s, s.rank))
+            rank = s.as_list()[0] if s.rank is not None else None
+            dense = unknown_shape(rank) if rank is not None else unknown_shape()
+        return [TensorShape([None, rank]), TensorShape([None]), TensorShape([rank])], dense
+    if isinstance(v, IndexedSlices):
+        parts = nest.flatten(v, expand_composites=True)
+        if s is None:
+            return [p.shape for p in parts], None
+        s = TensorShape(s)
+        rows = TensorShape(s.as_list()[:1]) if s.rank is not None else unknown_shape()
+        return [s, rows, TensorShape([s.rank])][:len(parts)], None
+    return [TensorShape(s) if s is not None else None], None
 
 
 def _check_initial_shape(e: Tensor, inv: TensorShape) -> None:

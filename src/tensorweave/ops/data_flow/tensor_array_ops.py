@@ -81,6 +81,10 @@ class TensorArrayResource:
         `identical_element_shapes` the first write fixes it to the written shape.
       * `grads` maps a gradient source string to this array's gradient array, created
         once (TensorArrayGradV3 is idempotent per source).
+      * `shapes[i]` is the shape of the element last written at index i (kept when it is
+        read, cleared or closed), or None if none was; a gradient array starts with the
+        shapes of its forward array (TF's CopyShapesFrom), so an element the gradient
+        never writes reads as zeros of the forward element's shape.
     """
 
     def __init__(self, name: str, dtype: _dt.DType, size: int, dynamic_size: bool,
@@ -96,6 +100,7 @@ class TensorArrayResource:
         self.multiple_writes_aggregate = multiple_writes_aggregate
         self.values: List[Optional[np.ndarray]] = [None] * size
         self.states: List[int] = [_UNWRITTEN] * size
+        self.shapes: List[Optional[tuple]] = [None] * size
         self.closed = False
         self.grads: Dict[str, "TensorArrayResource"] = {}
 
@@ -118,6 +123,7 @@ class TensorArrayResource:
         if extra > 0:
             self.values.extend([None] * extra)
             self.states.extend([_UNWRITTEN] * extra)
+            self.shapes.extend([None] * extra)
 
     def _write_locked(self, op, index: int, value: np.ndarray) -> None:
         size = len(self.values)
@@ -147,8 +153,15 @@ class TensorArrayResource:
                            "existing shape is %s but the new input shape is %s."
                            % (index, _dims_str(old.shape), _dims_str(value.shape)))
             value = old + value  # a new array: neither input is mutated
+        elif self.multiple_writes_aggregate and self.shapes[index] is not None and \
+                self.shapes[index] != tuple(value.shape):
+            # a gradient array checks against its forward element's shape
+            self._fail(op, "Could not aggregate to TensorArray index %d because the "
+                       "existing shape is %s but the new input shape is %s."
+                       % (index, _dims_str(self.shapes[index]), _dims_str(value.shape)))
         self.values[index] = value
         self.states[index] = _WRITTEN
+        self.shapes[index] = tuple(value.shape)
 
     def _read_locked(self, op, index: int) -> np.ndarray:
         size = len(self.values)
@@ -160,6 +173,9 @@ class TensorArrayResource:
             self._fail(op, "Could not read index %d twice because it was cleared after a "
                        "previous read (perhaps try setting clear_after_read = false?)."
                        % index)
+        if state == _UNWRITTEN and self.shapes[index] is not None:
+            # a gradient array's element its forward array had: zeros of that shape
+            return np.zeros(self.shapes[index], dtype=self.dtype.as_numpy_dtype)
         if state == _UNWRITTEN:
             # TF 2.21 (checked): an unwritten element of known shape reads as zeros
             if not self.multiple_writes_aggregate and not _fully_defined(self.element_shape):
@@ -222,6 +238,7 @@ class TensorArrayResource:
                                         len(self.values), False, True, self.element_shape,
                                         self.identical_element_shapes,
                                         multiple_writes_aggregate=True)
+                g.shapes = list(self.shapes)  # TF's CopyShapesFrom
                 self.grads[source] = g
             return g
 
