@@ -587,15 +587,23 @@ def _binary_operator(fn: Callable, op_name: str, py_name: str) -> tuple:
                 return NotImplemented
             raise
 
+    def scope_of(t):
+        # in t's graph, made the default when it is not (as TF, for `x * 2` written after
+        # leaving `with g.as_default()`)
+        g = t._op._graph
+        if g is _graph.get_default_graph():
+            return g.name_scope(op_name)
+        return _graph.name_scope(op_name, values=[t])
+
     def forward(self, other):
-        with _graph.name_scope(op_name, values=[self]) as scope:
+        with scope_of(self) as scope:
             y = convert_other(self, other, "y")
             if y is NotImplemented:
                 return NotImplemented
             return fn(self, y, name=scope)
 
     def reflected(self, other):
-        with _graph.name_scope(op_name, values=[self]) as scope:
+        with scope_of(self) as scope:
             x = convert_other(self, other, "x")
             return fn(x, self, name=scope)
 
