@@ -374,10 +374,7 @@ class Layer:
             raise ValueError("You tried to call `count_params` on %s, but the layer isn't "
                              "built. You can build it manually via: `%s.build("
                              "batch_input_shape)`." % (self.name, self.name))
-        total = 0
-        for w in self.weights:
-            total += int(np.prod([d or 0 for d in w.shape.as_list()], dtype=np.int64))
-        return total
+        return count_weights(self.weights)
 
     def get_weights(self) -> list:
         """The values of `weights` as NumPy arrays, run (as TF's v1 layers) in Keras'
@@ -562,6 +559,14 @@ class Layer:
                 loss = self._activity_regularizer(out)
                 batch = cast(shape_op(out)[0], loss.dtype.base_dtype)
                 self.add_loss(loss / batch, inputs=out)
+
+
+def count_weights(weights) -> int:
+    """The number of scalars in `weights`; a weight listed twice (shared by two layers
+    of a model) counts once, an unknown dimension as 0."""
+    unique = {id(w): w for w in weights}.values()
+    return int(sum(np.prod([d or 0 for d in w.shape.as_list()], dtype=np.int64)
+                   for w in unique))
 
 
 def _regularization_loss(name: str, variable, regularizer):

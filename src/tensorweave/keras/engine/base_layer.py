@@ -445,42 +445,10 @@ class Layer(layers_base.Layer):
         flat = tf.nest.flatten(inputs)
         return [x for x in losses if id(x) in conditional and utils.depends_on(x.op, flat)]
 
-    def get_weights(self) -> list:
-        """The values of `weights` (NumPy arrays), run in `backend.get_session()`."""
-        return backend.batch_get_value(self.weights)
-
-    def set_weights(self, weights) -> None:
-        """Assigns NumPy values to `weights` in `backend.get_session()`.
-
-        Raises:
-          ValueError: a wrong number of values or an incompatible shape.
-        """
-        params = self.weights
-        if len(params) != len(weights):
-            raise ValueError('You called `set_weights(weights)` on layer "%s" with a weight '
-                             "list of length %d, but the layer was expecting %d weights. "
-                             "Provided weights: %s..." % (self.name, len(weights),
-                                                         len(params), str(weights)[:50]))
-        pairs = []
-        for param, value in zip(params, weights):
-            shape = getattr(value, "shape", ())
-            if not param.shape.is_compatible_with(tf.TensorShape(shape)):
-                raise ValueError("Layer weight shape %s not compatible with provided weight "
-                                 "shape %s" % (param.shape, shape))
-            pairs.append((param, value))
-        backend.batch_set_value(pairs)
-
-    def count_params(self) -> int:
-        """The number of scalars in the weights.
-
-        Raises:
-          ValueError: the layer is not built.
-        """
-        if not self.built:
-            raise ValueError("You tried to call `count_params` on %s, but the layer isn't "
-                             "built. You can build it manually via: `%s.build("
-                             "batch_input_shape)`." % (self.name, self.name))
-        return utils.count_params(self.weights)
+    # the weights in Keras' session, and their count: as tf.layers' layers
+    get_weights = layers_base.Layer.get_weights
+    set_weights = layers_base.Layer.set_weights
+    count_params = layers_base.Layer.count_params
 
     # --- calling -------------------------------------------------------------------------
     def _name_scope(self) -> str:

@@ -97,12 +97,4 @@ def to_tensor(x):
     return x
 
 
-def count_params(weights) -> int:
-    total = 0
-    for w in dedup(weights):
-        dims = [0 if d is None else d for d in w.shape.as_list()]
-        n = 1
-        for d in dims:
-            n *= d
-        total += n
-    return int(total)
+

@@ -6,6 +6,8 @@ from typing import Callable, List, Optional
 
 import numpy as np
 
+from tensorweave.layers.base import count_weights
+
 
 def _is_sequential_like(model) -> bool:
     if type(model).__name__ == "Sequential" or not model._is_graph_network:
@@ -32,11 +34,6 @@ def _readable_memory_size(size: float) -> str:
 
 def _unique(weights: list) -> list:
     return list({id(w): w for w in weights}.values())
-
-
-def _count(weights: list) -> int:
-    return int(sum(np.prod([0 if d is None else d for d in w.shape.as_list()])
-                   for w in _unique(weights)))
 
 
 def _memory(weights: list) -> int:
@@ -141,7 +138,8 @@ def print_summary(model, line_length: Optional[int] = None, positions=None,
         print_layer(layer)
     print_fn("=" * line_length)
     trainable, non_trainable = model.trainable_weights, model.non_trainable_weights
-    trainable_count, non_trainable_count = _count(trainable), _count(non_trainable)
+    trainable_count = count_weights(trainable)
+    non_trainable_count = count_weights(non_trainable)
     trainable_memory, non_trainable_memory = _memory(trainable), _memory(non_trainable)
     print_fn("Total params: %d (%s)" % (trainable_count + non_trainable_count,
                                         _readable_memory_size(trainable_memory +

@@ -287,18 +287,6 @@ class Model(base_layer.Layer):
             return tf.nest.map_structure(backend.int_shape, self.output)
         return super().output_shape
 
-    def count_params(self) -> int:
-        """The number of scalars in the weights.
-
-        Raises:
-          ValueError: a subclassed model not built yet.
-        """
-        if not self.built:
-            raise ValueError("You tried to call `count_params` on %s, but the layer isn't "
-                             "built. You can build it manually via: `%s.build("
-                             "batch_input_shape)`." % (self.name, self.name))
-        return utils.count_params(self.weights)
-
     def summary(self, line_length: Optional[int] = None, positions=None, print_fn=None,
                 expand_nested: bool = False, show_trainable: bool = False) -> None:
         """Prints the layers, their output shapes and parameter counts, and the totals, as
