@@ -8,7 +8,7 @@ with `math_grad_util.unbroadcast`.
 from __future__ import annotations
 
 import operator
-from typing import Callable, NamedTuple, Optional, Sequence
+from typing import Callable, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -594,12 +594,18 @@ def truediv(x, y, name: Optional[str] = None) -> Tensor:
         if not (x.dtype.is_floating or x.dtype.is_integer or x.dtype.is_complex):
             raise TypeError("Invalid dtype %r in __truediv__. Expected one of {%s}."
                             % (x.dtype, ", ".join(repr(d) for d in NUMBERS)))
-        target = _TRUEDIV_FLOAT.get(x.dtype)
-        if target is not None:
-            from tensorweave.ops.math import math_ops
-            x = math_ops.cast(x, target)
-            y = math_ops.cast(y, target)
+        x, y = _ints_as_floats(x, y)
         return apply_op("RealDiv", [x, y], name=scope).outputs[0]
+
+
+def _ints_as_floats(x: Tensor, y: Tensor) -> Tuple[Tensor, Tensor]:
+    """x and y cast to the float type TF divides their integer type in (_TRUEDIV_FLOAT),
+    or unchanged."""
+    target = _TRUEDIV_FLOAT.get(x.dtype)
+    if target is None:
+        return x, y
+    from tensorweave.ops.math import math_ops
+    return math_ops.cast(x, target), math_ops.cast(y, target)
 
 
 @tf_export("div_no_nan", "math.divide_no_nan")
@@ -621,12 +627,7 @@ def div_no_nan(x, y, name: Optional[str] = None) -> Tensor:
     """
     g = _graph.get_default_graph()
     with g.name_scope(name or "div_no_nan") as scope:
-        x, y = _convert_same_dtype_pair(x, y)
-        target = _TRUEDIV_FLOAT.get(x.dtype)
-        if target is not None:
-            from tensorweave.ops.math import math_ops
-            x = math_ops.cast(x, target)
-            y = math_ops.cast(y, target)
+        x, y = _ints_as_floats(*_convert_same_dtype_pair(x, y))
         return apply_op("DivNoNan", [x, y], name=scope).outputs[0]
 
 
