@@ -490,3 +490,39 @@ def test_builders_add_tfs_queue_fill_summaries(sess):
     tensor = tf.get_collection(tf.GraphKeys.SUMMARIES)[-1]
     assert tf.Summary.FromString(sess.run(tensor)).value[0].simple_value == \
         pytest.approx(3 / 15)
+
+
+def test_batching_sparse_tensors_stacks_them_along_a_new_first_dimension(sess):
+    """A SparseTensor goes through the queue serialized and comes out batched: a leading
+    batch dimension, each other one the largest of the batch's elements (TF's)."""
+    i = _source(3, tf.int64)
+    # element i: i + 1 values of 7 * i at rows 0..i of a [i + 1] vector
+    sp = tf.SparseTensor(tf.reshape(tf.range(i + 1), [-1, 1]),
+                         tf.fill([i + 1], 7.0 * tf.cast(i, tf.float32)), tf.stack([i + 1]))
+    batched = tf.train.batch({"s": sp, "i": i}, batch_size=2, allow_smaller_final_batch=True)
+    assert isinstance(batched["s"], tf.SparseTensor)
+    assert batched["s"].dense_shape.shape.as_list() == [2]
+    with _Running(sess) as run:
+        got = run.drain(batched)
+    first, last = got[0]["s"], got[1]["s"]
+    assert got[0]["i"].tolist() == [0, 1] and got[1]["i"].tolist() == [2]
+    assert first.indices.tolist() == [[0, 0], [1, 0], [1, 1]]
+    assert first.values.tolist() == [0.0, 7.0, 7.0]
+    assert first.dense_shape.tolist() == [2, 2]
+    assert last.indices.tolist() == [[0, 0], [0, 1], [0, 2]]
+    assert last.dense_shape.tolist() == [1, 3]
+
+
+def test_batching_sparse_tensors_many_at_a_time_and_shuffled(sess):
+    many = tf.SparseTensor([[0, 1], [1, 0], [2, 2]], [1.0, 2.0, 3.0], [3, 4])
+    # one component: a bare SparseTensor, as TF's one-component dequeue
+    rows = tf.train.batch([many], batch_size=2, enqueue_many=True)
+    shuffled = tf.train.shuffle_batch([tf.SparseTensor([[0]], [5.0], [1])], batch_size=3,
+                                      capacity=8, min_after_dequeue=2, seed=1)
+    with _Running(sess):
+        got = sess.run(rows, options=RUN)
+        mixed = sess.run(shuffled, options=RUN)
+    assert got.indices.tolist() == [[0, 1], [1, 0]] and got.dense_shape.tolist() == [2, 4]
+    assert got.values.tolist() == [1.0, 2.0]
+    assert mixed.indices.tolist() == [[0, 0], [1, 0], [2, 0]] and \
+        mixed.values.tolist() == [5.0] * 3

@@ -10,7 +10,7 @@ the graph's QUEUE_RUNNERS collection; `tf.train.start_queue_runners` starts its 
 """
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as _graph
@@ -252,28 +252,71 @@ def _as_original_type(original, dequeued):
     return dequeued
 
 
-def _convert(tensors: list, where: str) -> List[Tensor]:
-    from tensorweave.framework import sparse_tensor
-    sparse_type = getattr(sparse_tensor, "SparseTensor", None)
-    out = []
-    for t in tensors:
-        if sparse_type is not None and isinstance(t, sparse_type):
-            raise TypeError("%s: SparseTensor inputs are not supported by tensorweave's "
-                            "queue-based batching; batch the dense components instead"
-                            % where)
-        out.append(convert_to_tensor(t))
-    return out
+def _convert(tensors: list) -> List[Tensor]:
+    return [convert_to_tensor(t) for t in tensors]
+
+
+# SparseTensors travel through the batching queues serialized: one [3] string vector per
+# element (a [n, 3] matrix with enqueue_many), deserialized after the dequeue into one
+# SparseTensor with a leading batch dimension, each other dimension the largest of the
+# batch's elements (as TF's batching of SparseTensors gives).
+def _store_sparse(tensor_list: list, enqueue_many: bool) -> Tuple[list, list]:
+    """(tensor_list with each SparseTensor serialized, per position None or the
+    (dtype, rank) of the SparseTensor stored there)."""
+    from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
+    from tensorweave.ops.sparse import sparse_serialize_ops as serialize
+    out, info = [], []
+    for t in tensor_list:
+        if isinstance(t, SparseTensorValue):
+            t = SparseTensor.from_value(t)
+        if not isinstance(t, SparseTensor):
+            out.append(t)
+            info.append(None)
+            continue
+        rank = t.dense_shape.shape.dims[0].value if t.dense_shape.shape.ndims else None
+        if enqueue_many:
+            out.append(serialize.serialize_many_sparse(t))
+            rank = None if rank is None else rank - 1
+        else:
+            out.append(serialize.serialize_sparse(t))
+        info.append((t.dtype, rank))
+    return out, info
+
+
+def _store_sparse_join(tensor_list_list: List[list], enqueue_many: bool):
+    """`_store_sparse` of each list; the sparse positions must agree."""
+    stored = [_store_sparse(tl, enqueue_many) for tl in tensor_list_list]
+    kinds = [[k is not None for k in info] for _, info in stored]
+    if any(k != kinds[0] for k in kinds[1:]):
+        raise TypeError("batch_join: the tensor lists must have SparseTensors at the same "
+                        "positions")
+    return [tl for tl, _ in stored], stored[0][1]
+
+
+def _restore_sparse(dequeued, info: list):
+    """The dequeued components, the serialized SparseTensors deserialized."""
+    if not any(info):
+        return dequeued
+    from tensorweave.ops.sparse import sparse_serialize_ops as serialize
+    single = isinstance(dequeued, Tensor)
+    parts = [dequeued] if single else list(dequeued)
+    for i, kind in enumerate(info):
+        if kind is not None:
+            dtype, rank = kind
+            parts[i] = serialize.deserialize_many_sparse(
+                parts[i], dtype, rank=None if rank is None else rank + 1)
+    return parts[0] if single else parts
 
 
 def _validate(tensor_list: list) -> List[Tensor]:
-    tensors = _convert(tensor_list, "batch")
+    tensors = _convert(tensor_list)
     if not tensors:
         raise ValueError("Expected at least one tensor in batch().")
     return tensors
 
 
 def _validate_join(tensor_list_list: List[list]) -> List[List[Tensor]]:
-    out = [_convert(tl, "batch_join") for tl in tensor_list_list]
+    out = [_convert(tl) for tl in tensor_list_list]
     if not out:
         raise ValueError("Expected at least one input in batch_join().")
     return out
@@ -393,6 +436,7 @@ def _batch(tensors, batch_size, keep_input, num_threads=1, capacity=32, enqueue_
            shared_name=None, name=None):
     tensor_list = _as_tensor_list(tensors)
     with _graph.name_scope(name, "batch", tensor_list + [keep_input]) as scope:
+        tensor_list, sparse_info = _store_sparse(tensor_list, enqueue_many)
         tensor_list = _validate(tensor_list)
         keep_input = _validate_keep_input(keep_input, enqueue_many)
         types = _dtypes([tensor_list])
@@ -402,7 +446,7 @@ def _batch(tensors, batch_size, keep_input, num_threads=1, capacity=32, enqueue_
         _enqueue(queue, tensor_list, num_threads, enqueue_many, keep_input)
         _fill_summary("fraction_of_%d_full" % capacity, queue, capacity)
         dequeued = _dequeue(queue, batch_size, allow_smaller_final_batch, scope)
-        return _as_original_type(tensors, dequeued)
+        return _as_original_type(tensors, _restore_sparse(dequeued, sparse_info))
 
 
 def _batch_join(tensors_list, batch_size, keep_input, capacity=32, enqueue_many=False,
@@ -411,6 +455,7 @@ def _batch_join(tensors_list, batch_size, keep_input, capacity=32, enqueue_many=
     tensor_list_list = _as_tensor_list_list(tensors_list)
     flat = [t for tl in tensor_list_list for t in tl]
     with _graph.name_scope(name, "batch_join", flat + [keep_input]) as scope:
+        tensor_list_list, sparse_info = _store_sparse_join(tensor_list_list, enqueue_many)
         tensor_list_list = _validate_join(tensor_list_list)
         keep_input = _validate_keep_input(keep_input, enqueue_many)
         types = _dtypes(tensor_list_list)
@@ -420,7 +465,7 @@ def _batch_join(tensors_list, batch_size, keep_input, capacity=32, enqueue_many=
         _enqueue_join(queue, tensor_list_list, enqueue_many, keep_input)
         _fill_summary("fraction_of_%d_full" % capacity, queue, capacity)
         dequeued = _dequeue(queue, batch_size, allow_smaller_final_batch, scope)
-        return _as_original_type(tensors_list[0], dequeued)
+        return _as_original_type(tensors_list[0], _restore_sparse(dequeued, sparse_info))
 
 
 def _check_capacity(capacity: int, min_after_dequeue: int) -> None:
@@ -436,6 +481,7 @@ def _shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input,
     tensor_list = _as_tensor_list(tensors)
     with _graph.name_scope(name, "shuffle_batch", tensor_list + [keep_input]) as scope:
         _check_capacity(capacity, min_after_dequeue)
+        tensor_list, sparse_info = _store_sparse(tensor_list, enqueue_many)
         tensor_list = _validate(tensor_list)
         keep_input = _validate_keep_input(keep_input, enqueue_many)
         types = _dtypes([tensor_list])
@@ -446,7 +492,7 @@ def _shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input,
         _enqueue(queue, tensor_list, num_threads, enqueue_many, keep_input)
         _shuffle_fill_summary(queue, capacity, min_after_dequeue)
         dequeued = _dequeue(queue, batch_size, allow_smaller_final_batch, scope)
-        return _as_original_type(tensors, dequeued)
+        return _as_original_type(tensors, _restore_sparse(dequeued, sparse_info))
 
 
 def _shuffle_fill_summary(queue, capacity: int, min_after_dequeue: int) -> None:
@@ -463,6 +509,7 @@ def _shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, k
     flat = [t for tl in tensor_list_list for t in tl]
     with _graph.name_scope(name, "shuffle_batch_join", flat + [keep_input]) as scope:
         _check_capacity(capacity, min_after_dequeue)
+        tensor_list_list, sparse_info = _store_sparse_join(tensor_list_list, enqueue_many)
         tensor_list_list = _validate_join(tensor_list_list)
         keep_input = _validate_keep_input(keep_input, enqueue_many)
         types = _dtypes(tensor_list_list)
@@ -473,7 +520,7 @@ def _shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, k
         _enqueue_join(queue, tensor_list_list, enqueue_many, keep_input)
         _shuffle_fill_summary(queue, capacity, min_after_dequeue)
         dequeued = _dequeue(queue, batch_size, allow_smaller_final_batch, scope)
-        return _as_original_type(tensors_list[0], dequeued)
+        return _as_original_type(tensors_list[0], _restore_sparse(dequeued, sparse_info))
 
 
 # --- public batching builders ---------------------------------------------------------------
