@@ -518,3 +518,19 @@ def test_kernels_reading_buffers_take_bytes_only():
     with pytest.raises(tf.errors.InternalError, match="holds a ndarray, not bytes"):
         string_items(nested)
     assert string_items(_b("p", "q\x00").reshape(2, 1)) == [b"p", b"q\x00"]
+
+
+def test_reduce_join_reduces_the_axes_in_the_order_given(sess):
+    """The first listed axis varies fastest in the join (TF); all axes (None) is row-major
+    order; a repeated or out-of-range axis is TF's error."""
+    m = tf.constant([["a", "b", "c"], ["d", "e", "f"]])
+    assert sess.run(tf.reduce_join(m, axis=[0, 1], separator=",")) == b"a,d,b,e,c,f"
+    assert sess.run(tf.reduce_join(m, axis=[1, 0], separator=",")) == b"a,b,c,d,e,f"
+    assert sess.run(tf.reduce_join(m, separator=",")) == b"a,b,c,d,e,f"
+    cube = tf.reshape(tf.constant([str(i) for i in range(8)]), [2, 2, 2])
+    assert sess.run(tf.reduce_join(cube, axis=[0, 2], separator=".")).tolist() == \
+        [b"0.4.1.5", b"2.6.3.7"]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Duplicate reduction dimension 0"):
+        sess.run(tf.reduce_join(m, axis=[0, 0]))
+    with pytest.raises(ValueError, match="Invalid reduction dimension 2 for input with 2"):
+        tf.reduce_join(m, axis=2)

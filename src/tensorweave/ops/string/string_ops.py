@@ -472,7 +472,12 @@ def _reduce_join_shape(op):
     axes = tensor_util.constant_value(op.inputs[1])
     if shape.ndims is None or axes is None:
         return unknown_shape()
-    axes = {int(a) % shape.ndims for a in np.reshape(axes, -1)} if shape.ndims else set()
+    nd = shape.ndims
+    for a in np.reshape(axes, -1):
+        if not -nd <= int(a) < max(nd, 1):
+            raise ValueError("Invalid reduction dimension %d for input with %d dimensions."
+                             % (int(a), nd))
+    axes = {int(a) % nd for a in np.reshape(axes, -1)} if nd else set()
     keep = op._get_attr("keep_dims")
     return TensorShape([1 if (i in axes and keep) else d for i, d in
                         enumerate(shape.as_list()) if keep or i not in axes])
@@ -492,9 +497,14 @@ def _reduce_join_kernel(ctx, x, axes):
         if not -nd <= a < max(nd, 1):
             raise errors.InvalidArgumentError(None, ctx.op, "Invalid reduction dimension %d "
                                               "for input with %d dimensions." % (a, nd))
-    axes_s = sorted({a % nd for a in axes_l}) if nd else []
+    axes_s = [a % nd for a in axes_l] if nd else []
+    for i, a in enumerate(axes_s):
+        if a in axes_s[:i]:
+            raise errors.InvalidArgumentError(None, ctx.op, "Duplicate reduction dimension %d"
+                                              % a)
     rest = [i for i in range(nd) if i not in axes_s]
-    moved = np.transpose(x, rest + axes_s)
+    # TF reduces the axes in the order given: the first varies fastest in the join
+    moved = np.transpose(x, rest + axes_s[::-1])
     out_shape = tuple(x.shape[i] for i in rest)
     k = int(np.prod([x.shape[i] for i in axes_s])) if axes_s else 1
     sep = ctx.attrs["separator"]
@@ -530,14 +540,14 @@ def reduce_join(inputs, axis=None, keep_dims=None, separator: str = "",
     keep = bool(keepdims if keepdims is not None else keep_dims)
     with name_scope(name, "ReduceJoin", [inputs]):
         inputs = convert_to_tensor(inputs, dtype=_dt.string)
-        if axis is None:
+        if axis is None:  # all of them, last first (TF's): the join is in row-major order
             rank = inputs.shape.ndims
             if rank is None:
                 from tensorweave.ops.array import array_ops
                 from tensorweave.ops.math import math_ops
-                axis = math_ops.range(array_ops.rank(inputs))
+                axis = math_ops.range(array_ops.rank(inputs) - 1, -1, -1)
             else:
-                axis = list(range(rank))
+                axis = list(range(rank - 1, -1, -1))
         return apply_op("ReduceJoin", [inputs, convert_to_tensor(axis, dtype=_dt.int32)],
                         {"keep_dims": keep, "separator": separator},
                         name="ReduceJoin").outputs[0]
