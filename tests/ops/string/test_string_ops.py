@@ -534,3 +534,17 @@ def test_reduce_join_reduces_the_axes_in_the_order_given(sess):
         sess.run(tf.reduce_join(m, axis=[0, 0]))
     with pytest.raises(ValueError, match="Invalid reduction dimension 2 for input with 2"):
         tf.reduce_join(m, axis=2)
+
+
+def test_regex_replace_follows_re2_on_empty_matches(sess):
+    """RE2 (TF) allows no empty match where the previous match ended."""
+    got = sess.run(tf.strings.regex_replace(["aaa", "abbc", "xy"], "a*", "-"))
+    assert got.tolist() == [b"-", b"-b-b-c-", b"-x-y-"]
+    assert sess.run(tf.strings.regex_replace("abbc", "b*", "-")) == b"-a-c-"
+    assert sess.run(tf.strings.regex_replace("aXbX", "X", "", replace_global=False)) == b"abX"
+
+
+def test_as_string_does_not_zero_pad_non_finite_values(sess):
+    """As C's printf: the "0" flag pads numbers, not inf or nan."""
+    got = sess.run(tf.as_string([np.nan, -np.inf, 1.5], width=6, fill="0", precision=1))
+    assert got.tolist() == [b"   nan", b"  -inf", b"0001.5"]

@@ -288,7 +288,24 @@ def _replace(ctx, x, pattern, rewrite):
     except _PatternError as e:
         raise _invalid(ctx, str(e)) from None
     count = 0 if ctx.attrs["replace_global"] else 1
-    return _map_strings(x, lambda s: _bytes(compiled.sub(fn, _text(s), count=count)))
+    return _map_strings(x, lambda s: _bytes(_re2_sub(compiled, fn, _text(s), count)))
+
+
+def _re2_sub(compiled, fn, text: str, count: int) -> str:
+    """`compiled.sub(fn, text, count)` with RE2's (TF's) rule for empty matches: none
+    right where the previous match ended ('a*' replaces "aaa" once, Python's re twice)."""
+    out, pos, last_end, done = [], 0, -1, 0
+    for m in compiled.finditer(text):
+        if count and done >= count:
+            break
+        if m.start() == m.end() == last_end:
+            continue
+        out.append(text[pos:m.start()])
+        out.append(fn(m))
+        pos = last_end = m.end()
+        done += 1
+    out.append(text[pos:])
+    return "".join(out)
 
 
 register_op("RegexReplace", inputs=["input: string", "pattern: string", "rewrite: string"],

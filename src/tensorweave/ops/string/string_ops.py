@@ -7,6 +7,7 @@ Strings are NumPy object arrays of bytes; kernels work on flat Python lists of b
 """
 from __future__ import annotations
 
+import math
 import os
 from typing import List, Optional
 
@@ -339,13 +340,20 @@ def _as_string_kernel(ctx, x):
         out = [(fmt % v.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
                for v in flat.tolist()]
     elif dtype.is_complex:
-        pair = "(%s,%s)" % (fmt, fmt)
-        out = [(pair % (v.real, v.imag)).encode() for v in flat.tolist()]
+        out = [("(%s,%s)" % (_printf(fmt, v.real), _printf(fmt, v.imag))).encode()
+               for v in flat.tolist()]
     else:
         if dtype in (_dt.float16, _dt.bfloat16):
             flat = flat.astype(np.float32)
-        out = [(fmt % v).encode() for v in flat.tolist()]
+        out = [_printf(fmt, v).encode() for v in flat.tolist()]
     return _obj_array(out, x.shape)
+
+
+def _printf(fmt: str, v) -> str:
+    """`fmt % v` as C's printf: the "0" flag does not pad inf or nan with zeros."""
+    if isinstance(v, float) and not math.isfinite(v) and fmt.startswith("%0"):
+        fmt = "%" + fmt[2:]
+    return fmt % v
 
 
 @tf_export("as_string", "strings.as_string", "dtypes.as_string")
