@@ -100,3 +100,21 @@ def test_make_ndarray_of_a_const_ops_value_attr(graph):
     assert got.tolist() == [[1.0, 2.0]] and got.dtype == np.float32
     got[0, 0] = 5.0  # a copy: the graph's constant is unchanged
     assert tf.make_ndarray(c.op.get_attr("value")).tolist() == [[1.0, 2.0]]
+
+
+def test_make_tensor_proto_converts_as_tf_constant():
+    """NumPy scalars keep their dtype (Python floats and fitting ints narrow); values that
+    tf.constant would refuse for `dtype` raise TF's errors."""
+    assert tf.make_tensor_proto(np.float64(2.5)).dtype == tf.float64.as_datatype_enum
+    assert tf.make_tensor_proto(np.int64(3)).dtype == tf.int64.as_datatype_enum
+    assert tf.make_tensor_proto(2.5).dtype == tf.float32.as_datatype_enum
+    assert tf.make_tensor_proto([1, 2]).dtype == tf.int32.as_datatype_enum
+    assert tf.make_ndarray(tf.make_tensor_proto(np.array([1.7]), dtype=tf.int32)).tolist() == \
+        [1]  # an array is cast
+    for values, dtype, message in (([1.5], tf.int32, "Expected int32, but got 1.5"),
+                                   ([1, 0], tf.bool, "Expected bool, but got 1"),
+                                   (["1.5"], tf.float32, "Expected float32, but got '1.5'")):
+        with pytest.raises(TypeError, match=message):
+            tf.make_tensor_proto(values, dtype=dtype)
+    with pytest.raises(ValueError, match="None values not supported"):
+        tf.make_tensor_proto(None)

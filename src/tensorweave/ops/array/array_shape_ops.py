@@ -177,9 +177,10 @@ def make_tensor_proto(values, dtype=None, shape=None, verify_shape: bool = False
       same wire form as TensorFlow's).
 
     Raises:
-      TypeError: `verify_shape` and the shapes differ.
-      ValueError: more values than `shape` holds, or both `verify_shape` and
-        `allow_broadcast`.
+      TypeError: `verify_shape` and the shapes differ, or values that do not convert
+        to `dtype` as tf.constant converts them.
+      ValueError: None values, more values than `shape` holds, or both `verify_shape`
+        and `allow_broadcast`.
     """
     from tensorweave.framework.graph_def_proto import array_to_tensor_proto
     if verify_shape and allow_broadcast:
@@ -190,12 +191,13 @@ def make_tensor_proto(values, dtype=None, shape=None, verify_shape: bool = False
         arr = np.vectorize(lambda v: v.encode() if isinstance(v, str) else v,
                            otypes=[object])(arr) if arr.size else arr
     else:
-        arr = np.asarray(values, dtype=None if dtype is None else dtype.as_numpy_dtype)
-        if dtype is None and arr.dtype == np.float64 and not isinstance(values, np.ndarray):
-            arr = arr.astype(np.float32)  # Python floats become float32, as in TF
-        elif dtype is None and arr.dtype == np.int64 and not isinstance(values, np.ndarray):
-            if arr.size == 0 or (arr.min() >= -2 ** 31 and arr.max() < 2 ** 31):
-                arr = arr.astype(np.int32)  # Python ints that fit become int32
+        if values is None:
+            raise ValueError("None values not supported.")
+        # tf.constant's conversion: TF's dtype inference (Python floats as float32, ints
+        # that fit as int32, NumPy values keep theirs) and its type checks (no float
+        # into an integer dtype, no int into bool)
+        from tensorweave.ops.array.constant_op import _to_array
+        arr = _to_array(values, dtype, True)
     if shape is not None:
         shape = [int(d) for d in shape]
         size = int(np.prod(shape, dtype=np.int64))

@@ -55,6 +55,17 @@ def _to_array(value, dtype: Optional[_dt.DType], allow_cast: bool) -> np.ndarray
                     (dtype.is_bool and not isinstance(v, (bool, np.bool_))):
                 raise TypeError("Expected %s, but got %r of type '%s'."
                                 % (dtype.name, v, type(v).__name__))
+    elif not isinstance(value, np.ndarray) and dtype is not _dt.string:
+        # nor a string into a number type (NumPy would parse "1.5")
+        try:
+            raw = np.asarray(value)
+        except ValueError:  # ragged: the conversion below says so
+            raw = np.zeros(0)
+        if raw.dtype.kind in "USO":
+            for v in raw.reshape(-1).tolist():
+                if isinstance(v, (str, bytes)):
+                    raise TypeError("Expected %s, but got %r of type '%s'."
+                                    % (dtype.name, v, type(v).__name__))
     try:
         arr = np.asarray(value, dtype=dtype.as_numpy_dtype)
     except (TypeError, ValueError) as e:
