@@ -908,3 +908,16 @@ def test_exports():
                  "unique_with_counts"]:
         assert callable(getattr(tf, name)), name
     assert not hasattr(tf, "top_k")
+
+
+def test_a_slice_of_a_known_value_is_known_at_build_time(graph):
+    """`tf.shape(x)[0]` of a known shape is a constant (TF folds it), so shapes built from
+    it are static, and a reshape to the wrong size fails at build time as in TF."""
+    x = tf.constant([[1.0, 2.0, 3.0, 4.0]])
+    assert tf.zeros(tf.stack([tf.shape(x)[0], 3])).shape.as_list() == [1, 3]
+    with pytest.raises(ValueError, match=r"Cannot reshape a tensor with 4 elements to shape "
+                                         r"\[1,2\] \(2 elements\)"):
+        tf.reshape(x, tf.stack([tf.shape(x)[0], 2]))
+    p = tf.placeholder(tf.float32, [None, 4])
+    assert tf.reshape(p, tf.stack([tf.shape(p)[0], 2, 2])).shape.as_list() == [None, 2, 2]
+    assert tf.get_static_value(tf.constant([5, 6, 7])[::-2]).tolist() == [7, 5]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import builtins
 import functools
 import numbers
+import types
 from typing import List, Optional, Tuple
 
 import numpy as np
@@ -353,6 +354,21 @@ def _numpy_index(ctx, shape, begin, end, strides) -> tuple:
 def _strided_slice_kernel(ctx, x, begin, end, strides):
     # every axis shrunk: one element, which NumPy gives bare for a string array
     return element(x[_numpy_index(ctx, x.shape, begin, end, strides)])
+
+
+@tensor_util.register_static_value("StridedSlice")
+def _strided_slice_value(op, index):
+    """A slice of a value known at build time (`tf.shape(x)[0]` of a known shape), so
+    that shapes built from it are known too, as TF's constant folding makes them."""
+    vals = [tensor_util.constant_value(t) for t in op.inputs]
+    if any(v is None for v in vals):
+        return None
+    x, begin, end, strides = (np.asarray(v) for v in vals)
+    spec = types.SimpleNamespace(attrs=op._attrs, op=op)
+    try:
+        return np.asarray(x[_numpy_index(spec, x.shape, begin, end, strides)])
+    except (errors.OpError, IndexError, ValueError):
+        return None  # the kernel will say what is wrong
 
 
 @gradient("StridedSlice")
