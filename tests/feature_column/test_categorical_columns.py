@@ -220,3 +220,25 @@ def test_input_errors(graph, features, column, message):
     with pytest.raises(ValueError) as info:
         indicator(features(), column)
     assert str(info.value) == message
+
+
+def test_weighted_column_refuses_weights_that_do_not_line_up_with_its_ids():
+    """TF pairs ids and weights by position and fails when their counts differ (here
+    the id -1 is dropped, its weight 9 is not): no weight is dropped silently."""
+    fc = tf.feature_column
+    wc = fc.weighted_categorical_column(fc.categorical_column_with_identity("i", 4), "w")
+    ids = tf.constant([[1, 3], [2, -1]], tf.int64)
+    good = fc.input_layer({"i": ids, "w": tf.constant([[2.0, 3.0], [4.0, 0.0]])},
+                          [fc.indicator_column(wc)])
+    bad = {"i": ids, "w": tf.constant([[2.0, 3.0], [4.0, 9.0]])}
+    outs = [fc.input_layer(bad, [fc.indicator_column(wc)]),
+            fc.input_layer(bad, [fc.embedding_column(wc, 1, combiner="sum",
+                                                     initializer=tf.ones_initializer())]),
+            fc.linear_model(bad, [wc])]
+    with tf.Session() as sess:
+        sess.run([tf.global_variables_initializer(), tf.tables_initializer()])
+        assert sess.run(good).tolist() == [[0, 2, 0, 3], [0, 0, 4, 0]]
+        for out in outs:
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match="Number of elements in ids and weights do not match"):
+                sess.run(out)

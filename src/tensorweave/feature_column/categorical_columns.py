@@ -392,7 +392,7 @@ class WeightedCategoricalColumn(CategoricalColumn, collections.namedtuple(
     def _transform_feature(self, inputs):
         weights = self._sparse_weights(inputs.get(self.weight_feature_key))
         ids = self.categorical_column._get_sparse_tensors(inputs).id_tensor
-        return ids, weights
+        return ids, _matching(weights, ids)
 
     def _sparse_weights(self, weights) -> SparseTensor:
         if weights is None:
@@ -410,6 +410,19 @@ class WeightedCategoricalColumn(CategoricalColumn, collections.namedtuple(
     def _get_sparse_tensors(self, inputs, weight_collections=None, trainable=None):
         ids, weights = inputs.get(self)
         return IdWeightPair(ids, weights)
+
+
+def _matching(weights: SparseTensor, ids: SparseTensor) -> SparseTensor:
+    """`weights`, checked at run time to hold one value per id (TF's lookups pair them by
+    position and fail on a mismatch: ids of -1 are dropped, weights of 0)."""
+    from tensorweave.ops.control_flow import structure
+    from tensorweave.ops.debug.debug_ops import Assert
+    n_ids, n_weights = array_ops.size(ids.values), array_ops.size(weights.values)
+    check = Assert(math_binary.equal(n_ids, n_weights),
+                   ["Number of elements in ids and weights do not match (ids, weights):",
+                    n_ids, n_weights])
+    values = structure.with_dependencies([check], weights.values)
+    return SparseTensor(weights.indices, values, weights.dense_shape)
 
 
 @tf_export("feature_column.weighted_categorical_column")
