@@ -88,3 +88,11 @@ def test_numpy_scalars_in_a_list_take_tf_list_dtypes():
         mixed = tf.constant([np.float64(0.5)]) * tf.ones([1])  # float32 with float32
         assert mixed.dtype == tf.float32
         assert tf.decode_csv(["5"], [[np.int64(1)]])[0].dtype == tf.int32
+
+
+def test_tensor_shape_to_and_from_its_proto():
+    proto = tf.TensorShape([3, None]).as_proto()
+    assert [d.size for d in proto.dim] == [3, -1] and not proto.unknown_rank
+    assert tf.TensorShape(proto).as_list() == [3, None]
+    assert tf.TensorShape(tf.TensorShape(None).as_proto()).ndims is None
+    assert tf.TensorShape(tf.TensorShape([]).as_proto()).as_list() == []

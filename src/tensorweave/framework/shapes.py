@@ -160,6 +160,9 @@ class TensorShape:
             self._dims = dims._dims
         elif isinstance(dims, (int, Dimension)) and not isinstance(dims, bool):
             self._dims = (as_dimension(dims),)
+        elif hasattr(dims, "unknown_rank") and hasattr(dims, "dim"):  # a TensorShapeProto
+            self._dims = None if dims.unknown_rank else tuple(
+                as_dimension(None if d.size == -1 else d.size) for d in dims.dim)
         else:
             self._dims = tuple(as_dimension(d) for d in dims)
 
@@ -203,6 +206,15 @@ class TensorShape:
 
     def as_tuple(self):
         return None if self._dims is None else tuple(d._value for d in self._dims)
+
+    def as_proto(self):
+        """The shape as TF's `TensorShapeProto` (TensorBoard's copy): unknown dimensions
+        -1, an unknown rank `unknown_rank`."""
+        from tensorboard.compat.proto import tensor_shape_pb2
+        from tensorweave.framework.graph_def_proto import shape_to_proto
+        proto = tensor_shape_pb2.TensorShapeProto()
+        shape_to_proto(self, proto)
+        return proto
 
     def is_fully_defined(self) -> bool:
         return self._dims is not None and all(d._value is not None for d in self._dims)
