@@ -548,3 +548,18 @@ def test_as_string_does_not_zero_pad_non_finite_values(sess):
     """As C's printf: the "0" flag pads numbers, not inf or nan."""
     got = sess.run(tf.as_string([np.nan, -np.inf, 1.5], width=6, fill="0", precision=1))
     assert got.tolist() == [b"   nan", b"  -inf", b"0001.5"]
+
+
+def test_strings_split_of_a_scalar_and_of_a_matrix(sess):
+    """A scalar splits as a vector of one string; the tokens of a [2, 2] input are the
+    last dimension of a [2, 2, max] SparseTensor (TF's ragged split, made sparse)."""
+    one = sess.run(tf.strings.split(tf.constant("a b c")))
+    assert one.indices.tolist() == [[0, 0], [0, 1], [0, 2]] and one.dense_shape.tolist() == \
+        [1, 3]
+    grid = tf.strings.split(tf.constant([["a b", "c"], ["d e f", ""]]))
+    assert grid.indices.shape.as_list() == [None, 3]
+    got = sess.run(grid)
+    assert got.indices.tolist() == [[0, 0, 0], [0, 0, 1], [0, 1, 0], [1, 0, 0], [1, 0, 1],
+                                    [1, 0, 2]]
+    assert got.values.tolist() == [b"a", b"b", b"c", b"d", b"e", b"f"]
+    assert got.dense_shape.tolist() == [2, 2, 3]

@@ -152,17 +152,30 @@ def strings_split(input=None, sep=None, maxsplit: int = -1,  # noqa: A002
     semantics: empty tokens kept); with `sep=None` runs of whitespace separate tokens.
 
     Returns:
-      A SparseTensor of tokens, shape [len(input), max tokens].
+      A SparseTensor of tokens, shape [len(input), max tokens]; a scalar is split as a
+      vector of one string, and for input of rank R > 1 the tokens of each string are
+      the last of R + 1 dimensions (TF's ragged split, made sparse).
     """
     if input is not None and source is not None:
         raise ValueError("Cannot specify both 'input' and 'source'")
     input = source if input is None else input  # noqa: A001
     _check_result_type(result_type)
     with name_scope(name, "StringSplit", [input]):
-        op = apply_op("StringSplitV2", [convert_to_tensor(input, dtype=_dt.string),
-                                        convert_to_tensor(sep or "", dtype=_dt.string)],
+        strings = convert_to_tensor(input, dtype=_dt.string)
+        rank = strings.shape.ndims
+        from tensorweave.ops.array import array_ops
+        flat = array_ops.reshape(strings, [-1]) if rank != 1 else strings
+        op = apply_op("StringSplitV2", [flat, convert_to_tensor(sep or "", dtype=_dt.string)],
                       {"maxsplit": int(maxsplit)}, name="StringSplitV2")
-        return SparseTensor(*op.outputs)
+        indices, values, shape = op.outputs
+        if rank is None or rank <= 1:
+            return SparseTensor(indices, values, shape)
+        # the row of each token back to its string's coordinates
+        from tensorweave.ops.array import array_join_ops, array_sort_ops
+        dims = array_ops.shape(strings, out_type=_dt.int64)
+        coords = array_sort_ops.unravel_index(indices[:, 0], dims)
+        indices = array_join_ops.concat([array_ops.transpose(coords), indices[:, 1:]], 1)
+        return SparseTensor(indices, values, array_join_ops.concat([dims, shape[1:]], 0))
 
 
 # --- Substr -------------------------------------------------------------------------------
