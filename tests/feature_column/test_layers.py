@@ -251,3 +251,17 @@ def test_errors(graph, call, message):
     with pytest.raises(ValueError) as info:
         call(f)
     assert str(info.value) == message
+
+
+def test_linear_model_op_names_are_tfs():
+    """The model's ops sit in its name scope inside the re-entered variable scope, as
+    TF's linear model layer names them; its variables keep their scopes."""
+    fc = tf.feature_column
+    with tf.Graph().as_default():
+        first = fc.linear_model({"a": tf.constant([[1.0]])}, [fc.numeric_column("a")])
+        second = fc.linear_model({"a": tf.constant([[1.0]])}, [fc.numeric_column("a")])
+        assert first.name == "linear_model_1/linear_model/weighted_sum:0"
+        assert second.name == "linear_model_1_1/linear_model_1/weighted_sum:0"
+        assert [v.name for v in tf.global_variables()] == [
+            "linear_model/a/weights:0", "linear_model/bias_weights:0",
+            "linear_model_1/a_1/weights:0", "linear_model_1/bias_weights:0"]

@@ -131,7 +131,10 @@ def linear_model(features: Dict, feature_columns: Iterable[FeatureColumn], units
             raise ValueError("Items of feature_columns must be either a _DenseColumn or "
                              "_CategoricalColumn. Given: {}".format(column))
     found_vars = {}
-    with variable_scope(model_scope):
+    # ops go in "<re-entered scope>/<model name>/...", as TF's linear model layer names
+    # them ("linear_model_1/linear_model/weighted_sum")
+    with variable_scope(model_scope), \
+            _graph.name_scope(model_scope.name.rsplit("/", 1)[-1]):
         builder = _LazyBuilder(features)
         ordered = sorted(columns, key=lambda c: scope_names[c])
         weighted_sums = []
