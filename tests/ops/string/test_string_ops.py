@@ -563,3 +563,14 @@ def test_strings_split_of_a_scalar_and_of_a_matrix(sess):
                                     [1, 0, 2]]
     assert got.values.tolist() == [b"a", b"b", b"c", b"d", b"e", b"f"]
     assert got.dense_shape.tolist() == [2, 2, 3]
+
+
+def test_substr_utf8_counts_characters_from_their_first_bytes(sess):
+    """TF starts a character at every byte that is not a continuation byte, so the two
+    bytes of a truncated three-byte sequence are one character."""
+    def sub(text, pos, n):
+        return sess.run(tf.strings.substr(text, pos, n, unit="UTF8_CHAR"))
+    assert sub("h\u00e9llo", 1, 3) == "\u00e9ll".encode()
+    assert sub("h\u00e9llo", -2, 5) == b"lo"
+    assert sub(b"\xe2\x82bc", 0, 1) == b"\xe2\x82"
+    assert sub(b"a\xe2\x82bc", 1, 2) == b"\xe2\x82b"

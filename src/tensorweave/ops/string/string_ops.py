@@ -212,21 +212,23 @@ def _substr_kernel(ctx, inp, pos, length):
             None, ctx.op, "Incompatible shapes for input and pos: [%s] vs. [%s]"
             % (",".join(map(str, inp.shape)), ",".join(map(str, pos.shape)))) from None
     strings = inp_b.reshape(-1).tolist()
-    if utf8:
-        strings = [s.decode("utf-8", "surrogateescape") for s in strings]
     out = []
     for i, (s, p, n) in enumerate(zip(strings, pos_b.reshape(-1).tolist(),
                                       len_b.reshape(-1).tolist())):
-        size = len(s)
+        # a UTF-8 character starts at every byte that is not a continuation byte (TF's
+        # rule, which also counts the pieces of a truncated sequence)
+        starts = [j for j, b in enumerate(s) if b & 0xC0 != 0x80] if utf8 else None
+        size = len(starts) if utf8 else len(s)
         if p > size or p < -size:
             raise errors.InvalidArgumentError(
                 None, ctx.op, "pos %d out of range for string%s at index %d"
                 % (p, "" if utf8 else " b'%s'" % s.decode("utf-8", "backslashreplace"), i))
         if p < 0:
             p += size
-        out.append(s[p:] if n < 0 else s[p:p + n])
-    if utf8:
-        out = [s.encode("utf-8", "surrogateescape") for s in out]
+        stop = size if n < 0 else min(p + n, size)
+        if utf8:
+            p, stop = (starts + [len(s)])[p], (starts + [len(s)])[stop]
+        out.append(s[p:stop])
     return _obj_array(out, inp_b.shape)
 
 
