@@ -106,20 +106,44 @@ _VAL_FIELDS = {
 }
 
 
-def array_to_tensor_proto(arr: np.ndarray, proto) -> None:
-    """Fills a `TensorProto` with `arr`."""
+# the dtypes TF writes as raw `tensor_content` (when more than one value is stored); the
+# others, and single values, go in their typed `*_val` field
+_CONTENT_TYPES = frozenset(["float16", "float32", "float64", "int8", "int16", "int32",
+                            "int64", "uint8", "uint32", "uint64"])
+
+
+def array_to_tensor_proto(arr: np.ndarray, proto, values: Optional[np.ndarray] = None,
+                          content: bool = False) -> None:
+    """Fills a `TensorProto` with `arr` the way TF writes it (byte for byte): as Python's
+    make_tensor_proto, raw `tensor_content` for more than one value of a
+    `_CONTENT_TYPES` dtype, else the typed value field, and with `values` (fewer values
+    than `arr` holds, which repeats the last) only those; with `content`, as TF's
+    kernels (C++ AsProtoTensorContent), `tensor_content` for every number type."""
     arr = np.asarray(arr)
     dt = _dt.string if arr.dtype == object or arr.dtype.kind in "SU" else _dt.as_dtype(
         arr.dtype)
     proto.dtype = dt.as_datatype_enum
+    proto.tensor_shape.SetInParent()  # a scalar's shape is set, and empty
     for d in arr.shape:
         proto.tensor_shape.dim.add().size = d
+    flat = arr.reshape(-1) if values is None else np.asarray(values, arr.dtype).reshape(-1)
     if dt is _dt.string:
-        proto.string_val.extend(x if isinstance(x, bytes) else str(x).encode()
-                                for x in arr.reshape(-1))
+        proto.string_val.extend(x if isinstance(x, bytes) else str(x).encode() for x in flat)
         return
     np_dt = np.dtype(dt.as_numpy_dtype)
-    proto.tensor_content = np.ascontiguousarray(arr, dtype=np_dt.newbyteorder("<")).tobytes()
+    if content or (values is None and arr.size > 1 and dt.name in _CONTENT_TYPES):
+        proto.tensor_content = np.ascontiguousarray(arr,
+                                                    dtype=np_dt.newbyteorder("<")).tobytes()
+        return
+    field = _VAL_FIELDS.get(dt.name)
+    if field is None:
+        raise ValueError("TensorProto of dtype %s has no tensorweave form" % dt.name)
+    flat = flat.astype(np_dt)
+    if field == "half_val":
+        flat = flat.view(np.uint16)
+    elif field in ("scomplex_val", "dcomplex_val"):
+        flat = np.stack([flat.real, flat.imag], axis=-1).reshape(-1)
+    getattr(proto, field).extend(flat.tolist())
 
 
 def tensor_proto_to_array(proto) -> np.ndarray:

@@ -118,3 +118,27 @@ def test_make_tensor_proto_converts_as_tf_constant():
             tf.make_tensor_proto(values, dtype=dtype)
     with pytest.raises(ValueError, match="None values not supported"):
         tf.make_tensor_proto(None)
+
+
+def test_make_tensor_proto_writes_tfs_bytes():
+    """TF's wire choices: raw tensor_content only for more than one value of a plain
+    number type, else the typed field; a short value list is written short."""
+    proto = tf.make_tensor_proto(3.0, shape=[2, 2])
+    # dtype 1, shape [2, 2], float_val [3.0] packed
+    assert proto.SerializeToString() == bytes(
+        [0x08, 0x01, 0x12, 0x08, 0x12, 0x02, 0x08, 0x02, 0x12, 0x02, 0x08, 0x02,
+         0x2A, 0x04]) + np.float32(3.0).tobytes()
+    assert tf.make_ndarray(proto).tolist() == [[3.0, 3.0], [3.0, 3.0]]
+    fields = {name: [f.name for f, _ in tf.make_tensor_proto(value).ListFields()]
+              for name, value in (("scalar", 5), ("pair", [1.5, 2.5]),
+                                  ("bools", np.array([True, False])),
+                                  ("uint16", np.array([1, 2], np.uint16)),
+                                  ("complex", np.array([1 + 2j], np.complex64)))}
+    assert fields == {"scalar": ["dtype", "tensor_shape", "int_val"],
+                      "pair": ["dtype", "tensor_shape", "tensor_content"],
+                      "bools": ["dtype", "tensor_shape", "bool_val"],
+                      "uint16": ["dtype", "tensor_shape", "int_val"],
+                      "complex": ["dtype", "tensor_shape", "scomplex_val"]}
+    for value in (np.array([1 + 2j, -3j], np.complex128), np.float16(1.5),
+                  np.array([7, 8], np.uint16), np.array([True, False])):
+        np.testing.assert_array_equal(tf.make_ndarray(tf.make_tensor_proto(value)), value)

@@ -198,6 +198,7 @@ def make_tensor_proto(values, dtype=None, shape=None, verify_shape: bool = False
         # into an integer dtype, no int into bool)
         from tensorweave.ops.array.constant_op import _to_array
         arr = _to_array(values, dtype, True)
+    given = None
     if shape is not None:
         shape = [int(d) for d in shape]
         size = int(np.prod(shape, dtype=np.int64))
@@ -212,11 +213,11 @@ def make_tensor_proto(values, dtype=None, shape=None, verify_shape: bool = False
         elif arr.size < size:
             if arr.size == 0:
                 raise ValueError("No values to fill a tensor of shape %s." % (shape,))
-            flat = arr.reshape(-1)
-            arr = np.concatenate([flat, np.repeat(flat[-1:], size - flat.size)])
+            given = arr.reshape(-1)  # written as they are: a reader repeats the last
+            arr = np.concatenate([given, np.repeat(given[-1:], size - given.size)])
         arr = arr.reshape(shape)
     proto = _tensor_pb2().TensorProto()
-    array_to_tensor_proto(arr, proto)
+    array_to_tensor_proto(arr, proto, given)
     return proto
 
 
@@ -266,8 +267,7 @@ def _serialize_tensor_kernel(ctx, x):
     host = np.asarray(x.get() if hasattr(x, "get") else x)
     if ctx.attrs["T"] is _dt.string:
         host = host.astype(object)
-    array_to_tensor_proto(host, proto)
-    proto.tensor_shape.SetInParent()  # TF writes a scalar's empty shape too (tag 0x12 0x00)
+    array_to_tensor_proto(host, proto, content=True)  # a kernel's bytes (C++'s)
     out = np.empty((), dtype=object)
     out[()] = proto.SerializeToString()
     return out

@@ -25,7 +25,7 @@ def _serialize(arr: np.ndarray) -> bytes:
     from tensorboard.compat.proto import tensor_pb2
     from tensorweave.framework.graph_def_proto import array_to_tensor_proto
     proto = tensor_pb2.TensorProto()
-    array_to_tensor_proto(np.asarray(arr), proto)
+    array_to_tensor_proto(np.asarray(arr), proto, content=True)  # a kernel's bytes (C++'s)
     return proto.SerializeToString()
 
 

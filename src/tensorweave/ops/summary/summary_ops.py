@@ -134,7 +134,7 @@ def _tensor_summary_kernel(ctx, tag, tensor, serialized_summary_metadata):
     except Exception:  # protobuf's DecodeError
         raise errors.InvalidArgumentError(
             None, ctx.op, "Could not parse serialized_summary_metadata") from None
-    graph_def_proto.array_to_tensor_proto(np.asarray(tensor), value.tensor)
+    graph_def_proto.array_to_tensor_proto(np.asarray(tensor), value.tensor, content=True)
     value.tensor.dtype = ctx.op._get_attr("T").as_datatype_enum
     return _util.serialized(summary)
 
@@ -145,7 +145,7 @@ def _tensor_summary_v1_kernel(ctx, tensor):
     pb = _util.summary_pb2()
     summary = pb.Summary()
     value = summary.value.add(node_name=ctx.op.name)  # the old op has no tag, only its node
-    graph_def_proto.array_to_tensor_proto(np.asarray(tensor), value.tensor)
+    graph_def_proto.array_to_tensor_proto(np.asarray(tensor), value.tensor, content=True)
     value.tensor.dtype = ctx.op._get_attr("T").as_datatype_enum
     return _util.serialized(summary)
 
