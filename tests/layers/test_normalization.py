@@ -167,8 +167,8 @@ def test_reuse_and_errors(graph):
     tf.layers.batch_normalization(x, name="bn")
     tf.layers.batch_normalization(x, name="bn", reuse=True, training=True)
     assert len(tf.global_variables()) == 4
-    with pytest.raises(NotImplementedError, match="renorm"):
-        tf.layers.batch_normalization(x, renorm=True)
+    with pytest.raises(ValueError, match="invalid keys for `renorm_clipping`"):
+        tf.layers.batch_normalization(x, renorm=True, renorm_clipping={"r": 1.0})
     with pytest.raises(NotImplementedError, match="virtual_batch_size"):
         tf.layers.BatchNormalization(virtual_batch_size=2)
     with pytest.raises(ValueError, match="undefined rank"):
@@ -209,3 +209,54 @@ def test_update_ops_are_operations_named_as_tfs(sess):
                    if v.op.name == "batch_normalization/moving_mean"][0]
     # one update with momentum 0.99 from 0 towards the batch mean [2, 3, 4]
     np.testing.assert_allclose(sess.run(moving_mean), [0.02, 0.03, 0.04], rtol=1e-5)
+
+
+def test_batch_renormalization_against_numpy(graph):
+    """Batch renorm (Ioffe 2017) as TF's layer computes it, over three training steps:
+    r = stddev / renorm_stddev and d = (mean - renorm_mean) / renorm_stddev from the
+    averages before the step, clipped; y = ((x - mean) / stddev * r + d) * gamma + beta;
+    the renorm averages move with renorm_momentum, moving_mean with momentum, and the
+    moving variance through moving_stddev (its square less epsilon)."""
+    eps, momentum, renorm_momentum = 1e-3, 0.5, 0.8
+    clip = {"rmin": 0.5, "rmax": 1.5, "dmax": 1.0}
+    x = tf.placeholder(tf.float64, [4, 2])
+    y = tf.layers.batch_normalization(
+        x, training=True, renorm=True, momentum=momentum, renorm_momentum=renorm_momentum,
+        renorm_clipping=clip, epsilon=eps, gamma_initializer=tf.constant_initializer(2.0),
+        beta_initializer=tf.constant_initializer(0.5))
+    names = sorted(v.name for v in tf.global_variables())
+    assert names == ["batch_normalization/%s:0" % n for n in (
+        "beta", "gamma", "moving_mean", "moving_stddev", "moving_variance", "renorm_mean",
+        "renorm_stddev")]
+    weights = np.arange(1.0, 9.0).reshape(4, 2)
+    dx = tf.gradients(tf.reduce_sum(y * weights), x)[0]
+    updates = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
+    variables = {v.name.split("/")[1][:-2]: v for v in tf.global_variables()}
+    rmean, rstd, mmean, mstd = np.zeros(2), np.ones(2), np.zeros(2), np.ones(2)
+    rs = np.random.RandomState(4)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(3):
+            x0 = rs.rand(4, 2) * 4
+            got, got_dx, _ = sess.run([y, dx, updates], {x: x0})
+            mean, std = x0.mean(0), np.sqrt(x0.var(0) + eps)
+            r = np.clip(std / np.maximum(rstd, np.sqrt(eps)), clip["rmin"], clip["rmax"])
+            d = np.clip((mean - rmean) / np.maximum(rstd, np.sqrt(eps)), -1.0, 1.0)
+            xhat = (x0 - mean) / std
+            np.testing.assert_allclose(got, (xhat * r + d) * 2.0 + 0.5, rtol=1e-10)
+            # r and d carry no gradient: the batch-norm gradient scaled by 2 r
+            g = weights * 2.0 * r
+            want_dx = (g - g.mean(0) - xhat * (g * xhat).mean(0)) / std
+            np.testing.assert_allclose(got_dx, want_dx, rtol=1e-8, atol=1e-10)
+            # the decay is a float32 constant, as TF's
+            rdecay, decay = (float(np.float32(1 - m)) for m in (renorm_momentum, momentum))
+            rmean += (mean - rmean) * rdecay
+            rstd += (std - rstd) * rdecay
+            mmean += (mean - mmean) * decay
+            mstd += (std - mstd) * decay
+            values = sess.run(variables)
+            np.testing.assert_allclose(values["renorm_mean"], rmean, rtol=1e-10)
+            np.testing.assert_allclose(values["renorm_stddev"], rstd, rtol=1e-10)
+            np.testing.assert_allclose(values["moving_mean"], mmean, rtol=1e-10)
+            np.testing.assert_allclose(values["moving_variance"], mstd ** 2 - eps,
+                                       rtol=1e-10)

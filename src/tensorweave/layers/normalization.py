@@ -13,21 +13,31 @@ The fused path is computed with the same elementwise ops (there is no FusedBatch
 """
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.api_export import tf_export
-from tensorweave.framework.graph import name_scope
+from tensorweave.framework.graph import control_dependencies, name_scope
 from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.layers.base import InputSpec, Layer, constant_bool, smart_cond
-from tensorweave.ops.array import array_ops
-from tensorweave.ops.control_flow.structure import identity
+from tensorweave.ops.array import array_fill_ops, array_ops
+from tensorweave.ops.control_flow.structure import identity, stop_gradient
+from tensorweave.ops.math import math_binary, math_unary
 from tensorweave.ops.math.math_ops import cast
+from tensorweave.ops.nn.nn_ops import relu
 from tensorweave.ops.nn.nn_impl import batch_normalization as nn_batch_normalization
 from tensorweave.ops.nn.nn_impl import moments
 from tensorweave.ops.state import init_ops
 from tensorweave.ops.state.variables import VariableAggregation, VariableSynchronization
+
+
+def _sqrt_initializer(initializer):
+    """The square root of what `initializer` makes (moving_stddev's start)."""
+    def init(shape, dtype=None, partition_info=None):
+        return math_unary.sqrt(initializer(shape, dtype=dtype, partition_info=partition_info))
+    return init
 
 
 def _unsupported(what: str):
@@ -51,8 +61,13 @@ class BatchNormalization(Layer):
       moving_variance_initializer: defaults zeros, ones, zeros, ones.
       beta_regularizer, gamma_regularizer: fn(variable) -> loss, or None.
       beta_constraint, gamma_constraint: fn(value) -> value, or None.
-      renorm, renorm_clipping, renorm_momentum: batch renormalization (renorm=True is not
-        supported: NotImplementedError).
+      renorm: batch renormalization (Ioffe 2017; never fused): in training, the batch
+        moments corrected by r = stddev / renorm_stddev and d = (mean - renorm_mean) /
+        renorm_stddev against moving averages of their own (`renorm_mean`,
+        `renorm_stddev`, with `renorm_momentum`); the inference statistics are kept as a
+        moving standard deviation (`moving_stddev`), as TF's.
+      renorm_clipping: {"rmin", "rmax", "dmax"}: the bounds of r and |d|.
+      renorm_momentum: the momentum of renorm_mean and renorm_stddev.
       fused: None or True: fused when the input is 4-D with axis 1 or 3 or 5-D with
         axis 1 or 4 and the dtype is float16, bfloat16 or float32 (else, silently, not
         fused, as TF1); False: never fused.
@@ -74,7 +89,11 @@ class BatchNormalization(Layer):
                  **kwargs):
         super().__init__(name=name, trainable=trainable, **kwargs)
         if renorm:
-            _unsupported("renorm=True (batch renormalization)")
+            renorm_clipping = dict(renorm_clipping or {})
+            keys = ["rmax", "rmin", "dmax"]
+            if set(renorm_clipping) - set(keys):
+                raise ValueError("Received invalid keys for `renorm_clipping` argument: %s. "
+                                 "Supported values: %s." % (renorm_clipping, keys))
         if virtual_batch_size is not None:
             _unsupported("virtual_batch_size")
         if adjustment is not None:
@@ -119,7 +138,7 @@ class BatchNormalization(Layer):
         # kernel only where it applies and otherwise fall back to the non-fused path.
         fusable_axes = {4: (1, 3), 5: (1, 4)}.get(ndims, ())
         fusable_dtype = self._dtype in (None, _dt.float16, _dt.bfloat16, _dt.float32)
-        self.fused = (self.fused in (None, True) and len(axes) == 1
+        self.fused = (self.fused in (None, True) and len(axes) == 1 and not self.renorm
                       and axes[0] in fusable_axes and fusable_dtype)
         dims = input_shape.as_list()
         for a in axes:
@@ -145,6 +164,15 @@ class BatchNormalization(Layer):
         self.moving_variance = self.add_weight("moving_variance", shape=param_shape,
                                                initializer=self.moving_variance_initializer,
                                                **moving)
+        if self.renorm:
+            stddev_init = _sqrt_initializer(self.moving_variance_initializer)
+            self.moving_stddev = self.add_weight("moving_stddev", shape=param_shape,
+                                                 initializer=stddev_init, **moving)
+            self.renorm_mean = self.add_weight("renorm_mean", shape=param_shape,
+                                               initializer=self.moving_mean_initializer,
+                                               **moving)
+            self.renorm_stddev = self.add_weight("renorm_stddev", shape=param_shape,
+                                                 initializer=stddev_init, **moving)
         self.built = True
 
     def _affine_weight(self, name: str, wanted: bool, shape, dtype):
@@ -157,13 +185,58 @@ class BatchNormalization(Layer):
                                regularizer=getattr(self, name + "_regularizer"),
                                constraint=getattr(self, name + "_constraint"), trainable=True)
 
-    def _assign_moving_average(self, variable, value, read_value: bool = True):
+    def _assign_moving_average(self, variable, value, read_value: bool = True,
+                               momentum: Optional[float] = None):
+        momentum = self.momentum if momentum is None else momentum
         with name_scope(None, "AssignMovingAvg", [variable, value]) as scope:
-            decay = convert_to_tensor(1.0 - self.momentum, name="decay")
+            decay = convert_to_tensor(1.0 - momentum, name="decay")
             if decay.dtype.base_dtype != variable.dtype.base_dtype:
                 decay = cast(decay, variable.dtype.base_dtype)
             delta = (variable - cast(value, variable.dtype.base_dtype)) * decay
             return variable.assign_sub(delta, name=scope, read_value=read_value)
+
+    def _variance_update(self, variance, read_value: bool = True):
+        """The update of moving_variance; with renorm, through moving_stddev (TF keeps
+        the inference statistics as a standard deviation, epsilon included)."""
+        if not self.renorm:
+            return self._assign_moving_average(self.moving_variance, variance,
+                                               read_value=read_value)
+        stddev = self._assign_moving_average(self.moving_stddev,
+                                             math_unary.sqrt(variance + self.epsilon))
+        # relu: rounding must not make the variance negative
+        return self.moving_variance.assign(relu(stddev * stddev - self.epsilon),
+                                           read_value=read_value)
+
+    def _renorm_correction_and_moments(self, mean, variance, training):
+        """(r, d, mean, variance): the renorm corrections against the renorm moving
+        averages as they were before this step (clipped by renorm_clipping; 1 and 0
+        when not training), and the batch moments, available once those averages are
+        updated (in training)."""
+        stddev = math_unary.sqrt(variance + self.epsilon)
+        renorm_stddev = math_binary.maximum(self.renorm_stddev, math.sqrt(self.epsilon))
+        r = stddev / renorm_stddev
+        d = (mean - self.renorm_mean) / renorm_stddev
+        with control_dependencies([r, d]):  # the updates below come after these reads
+            mean, stddev = identity(mean), identity(stddev)
+        clipping = self.renorm_clipping or {}
+        if clipping.get("rmin") is not None:
+            r = math_binary.maximum(r, clipping["rmin"])
+        if clipping.get("rmax") is not None:
+            r = math_binary.minimum(r, clipping["rmax"])
+        if clipping.get("dmax") is not None:
+            d = math_binary.minimum(math_binary.maximum(d, -clipping["dmax"]),
+                                    clipping["dmax"])
+        r = smart_cond(training, lambda: r, lambda: array_fill_ops.ones_like(r))
+        d = smart_cond(training, lambda: d, lambda: array_fill_ops.zeros_like(d))
+
+        def update(variable, value):
+            return smart_cond(
+                training, lambda: self._assign_moving_average(
+                    variable, value, momentum=self.renorm_momentum),
+                lambda: identity(variable))
+        with control_dependencies([update(self.renorm_mean, mean),
+                                   update(self.renorm_stddev, stddev)]):
+            return r, d, identity(mean), identity(variance)
 
     def _update_if_training(self, training, variable, value):
         """The moving-average update of `variable` when the bool tensor `training` is true
@@ -189,6 +262,7 @@ class BatchNormalization(Layer):
             return array_ops.reshape(v, broadcast)
 
         x = inputs
+        scale, offset = self.gamma, self.beta
         if x.dtype.base_dtype != self._param_dtype:
             x = cast(x, self._param_dtype)
         moving_mean = identity(self.moving_mean)
@@ -197,6 +271,16 @@ class BatchNormalization(Layer):
             mean, variance = moving_mean, moving_variance
         else:
             batch_mean, batch_variance = moments(x, reduction, keep_dims=len(axes) > 1)
+            if self.renorm:
+                r, d, batch_mean, batch_variance = self._renorm_correction_and_moments(
+                    batch_mean, batch_variance, training)
+                # the corrections scale and shift the normalized value; no gradient
+                # flows through them (they are statistics)
+                r = stop_gradient(r, name="renorm_r")
+                d = stop_gradient(d, name="renorm_d")
+                scale = r if scale is None else r * scale
+                offset = d if self.gamma is None else d * self.gamma
+                offset = offset if self.beta is None else offset + self.beta
             update_variance = batch_variance
             if self.fused:
                 sample = cast(array_ops.size(x) // array_ops.size(batch_variance),
@@ -208,17 +292,14 @@ class BatchNormalization(Layer):
                 # the assign ops themselves, named "AssignMovingAvg" as TF's
                 self.add_update([self._assign_moving_average(self.moving_mean, batch_mean,
                                                              read_value=False),
-                                 self._assign_moving_average(self.moving_variance,
-                                                             update_variance,
-                                                             read_value=False)])
+                                 self._variance_update(update_variance, read_value=False)])
             else:
-                self.add_update([self._update_if_training(training, self.moving_mean,
-                                                          batch_mean),
-                                 self._update_if_training(training, self.moving_variance,
-                                                          update_variance)])
+                self.add_update([
+                    self._update_if_training(training, self.moving_mean, batch_mean),
+                    smart_cond(training, lambda: self._variance_update(update_variance),
+                               lambda: identity(self.moving_variance))])
         outputs = nn_batch_normalization(x, shaped(mean), shaped(variance),
-                                         shaped(self.beta), shaped(self.gamma),
-                                         self.epsilon)
+                                         shaped(offset), shaped(scale), self.epsilon)
         if outputs.dtype.base_dtype != inputs.dtype.base_dtype:
             outputs = cast(outputs, inputs.dtype.base_dtype)
         outputs.set_shape(inputs.shape)
@@ -228,11 +309,13 @@ class BatchNormalization(Layer):
         return TensorShape(input_shape)
 
     def get_config(self) -> dict:
-        """TF's keys (those of renorm and virtual batches, unsupported, left out)."""
+        """TF's keys; the renorm ones only with renorm, as TF (virtual batches,
+        unsupported, left out)."""
         return self._config_with((
             "axis", "momentum", "epsilon", "center", "scale", "beta_initializer",
             "gamma_initializer", "moving_mean_initializer", "moving_variance_initializer",
-            "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"))
+            "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint") +
+            (("renorm", "renorm_clipping", "renorm_momentum") if self.renorm else ()))
 
 
 @tf_export("layers.batch_normalization")
@@ -263,8 +346,9 @@ def batch_normalization(inputs, axis=-1, momentum: float = 0.99, epsilon: float 
       The normalized Tensor, of the shape and type of `inputs`.
 
     Raises:
-      ValueError: an unknown rank or feature dimension, a bad axis.
-      NotImplementedError: renorm, virtual_batch_size or adjustment.
+      ValueError: an unknown rank or feature dimension, a bad axis, renorm_clipping
+        keys other than rmin, rmax and dmax.
+      NotImplementedError: virtual_batch_size or adjustment.
     """
     layer = BatchNormalization(
         axis=axis, momentum=momentum, epsilon=epsilon, center=center, scale=scale,
