@@ -18,6 +18,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import graph as _graph
+from tensorweave.framework import nest
 from tensorweave.framework import tensor_util
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import GraphKeys, Tensor, name_scope, upstream_ops
@@ -336,7 +337,7 @@ class Layer:
             # as TF's layers: an update is kept (and put in UPDATE_OPS) as its op
             op = u.op if isinstance(u, _graph.Tensor) else u
             self._updates.append(op)
-            if self._call_inputs and _depends_on(op, self._call_inputs):
+            if self._call_inputs and depends_on(op, self._call_inputs):
                 self._conditional_updates.add(id(op))
 
     def get_losses_for(self, inputs) -> list:
@@ -346,19 +347,19 @@ class Layer:
         if inputs is None:
             return [x for x in self._losses if id(x) not in self._conditional_losses] + \
                 self._evaluate_callable_losses()
-        flat = _flatten(inputs)
+        flat = nest.flatten(inputs)
         # as TF's, which filters `losses` (building the weight regularizers again)
         return [x for x in self.losses
-                if id(x) in self._conditional_losses and _depends_on(x.op, flat)]
+                if id(x) in self._conditional_losses and depends_on(x.op, flat)]
 
     def get_updates_for(self, inputs) -> list:
         """With None: the updates that do not depend on the inputs of the call that made
         them; else those that depend on `inputs` (batch norm's moving averages)."""
         if inputs is None:
             return [u for u in self.updates if id(u) not in self._conditional_updates]
-        flat = _flatten(inputs)
+        flat = nest.flatten(inputs)
         return [u for u in self.updates
-                if id(u) in self._conditional_updates and _depends_on(u, flat)]
+                if id(u) in self._conditional_updates and depends_on(u, flat)]
 
     def add_variable(self, *args, **kwargs):
         """Deprecated alias of `add_weight` (TF1)."""
@@ -433,15 +434,7 @@ class Layer:
         for key in kwargs:
             if key != "experimental_autocast":
                 raise TypeError("Unknown keyword argument:", key)
-        if synchronization is VariableSynchronization.ON_READ:
-            if trainable:
-                raise ValueError("Synchronization value can be set to "
-                                 "VariableSynchronization.ON_READ only for non-trainable "
-                                 "variables. You have specified trainable=True and "
-                                 "synchronization=VariableSynchronization.ON_READ.")
-            trainable = False
-        elif trainable is None:
-            trainable = True
+        trainable = weight_trainable(synchronization, trainable)
         dtype = _dt.as_dtype(dtype or self._dtype or _dt.float32)
         extra = {}
         if synchronization is not None:
@@ -525,7 +518,7 @@ class Layer:
                     self.built = True
                 else:
                     self._assert_input_compatibility(inputs)
-                self._call_inputs = _flatten(inputs)
+                self._call_inputs = nest.flatten(inputs)
                 try:
                     outputs = self.call(inputs, *args, **kwargs)
                 finally:
@@ -578,15 +571,24 @@ def _regularization_loss(name: str, variable, regularizer):
     return loss
 
 
-def _flatten(x) -> list:
-    if isinstance(x, (list, tuple)):
-        return [t for item in x for t in _flatten(item)]
-    if isinstance(x, dict):
-        return [t for key in sorted(x) for t in _flatten(x[key])]
-    return [x]
+def weight_trainable(synchronization, trainable: Optional[bool]) -> bool:
+    """Whether a layer's weight is trainable: by default yes, never when it is read
+    synchronized (ON_READ), as a layer's add_weight decides.
+
+    Raises:
+      ValueError: trainable=True with ON_READ synchronization.
+    """
+    if synchronization == VariableSynchronization.ON_READ:
+        if trainable:
+            raise ValueError("Synchronization value can be set to "
+                             "VariableSynchronization.ON_READ only for non-trainable "
+                             "variables. You have specified trainable=True and "
+                             "synchronization=VariableSynchronization.ON_READ.")
+        return False
+    return True if trainable is None else trainable
 
 
-def _depends_on(op, tensors) -> bool:
+def depends_on(op, tensors) -> bool:
     """Whether `op` is downstream of (data or control edges) one of `tensors`."""
     ops = set(t.op for t in tensors if isinstance(t, Tensor))
     return bool(ops) and not ops.isdisjoint(upstream_ops([op]))

@@ -25,6 +25,7 @@ from tensorweave.runtime import plan as _plan
 from tensorweave.runtime.config import ConfigProto, RunMetadata, optimizations_enabled
 from tensorweave.runtime.devices import DeviceManager
 from tensorweave.runtime.policy import ExecutionPolicy
+from tensorweave.runtime.values import string_array
 
 
 # --- fetch structures ----------------------------------------------------------------
@@ -195,7 +196,7 @@ def _feed_value(t: Tensor, value):
                             "tensor to a larger type (e.g. int64)."
                             % (value, type(value), dt.as_numpy_dtype))
         if dt is _dt.string:
-            arr = _string_feed(value)
+            arr = string_array(value)  # the caller's array is never changed
         else:
             try:
                 with np.errstate(all="ignore"):  # TF casts out-of-range values silently
@@ -221,30 +222,6 @@ def _int_fits(value: int, dt: _dt.DType) -> bool:
         return False
     with np.errstate(all="ignore"):
         return bool(np.array(value).astype(dt._np)[()] == value)
-
-
-def _string_feed(value) -> np.ndarray:
-    """An object array of bytes from `value`: `value` itself when it is one, else a new
-    array (str elements UTF-8 encoded; the caller's array is never changed)."""
-    arr = np.asarray(value, dtype=object)
-    items = list(arr.flat)
-    changed = False
-    for i, x in enumerate(items):
-        if type(x) is not bytes:
-            if isinstance(x, str):
-                items[i] = x.encode()
-            elif isinstance(x, bytes):
-                items[i] = bytes(x)
-            else:
-                name = type(x).__qualname__ if type(x).__module__ == "builtins" else \
-                    "%s.%s" % (type(x).__module__, type(x).__qualname__)
-                raise errors.InternalError(None, None, "Unsupported object type %s" % name)
-            changed = True
-    if not changed:
-        return arr
-    out = np.empty(len(items), dtype=object)
-    out[:] = items
-    return out.reshape(arr.shape)
 
 
 def _check_live(plan, out) -> None:

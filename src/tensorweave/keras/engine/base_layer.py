@@ -341,15 +341,7 @@ class Layer(layers_base.Layer):
         initializer = initializers.get(initializer)
         regularizer = regularizers.get(regularizer)
         constraint = constraints.get(constraint)
-        if synchronization == VariableSynchronization.ON_READ:
-            if trainable:
-                raise ValueError("Synchronization value can be set to "
-                                 "VariableSynchronization.ON_READ only for non-trainable "
-                                 "variables. You have specified trainable=True and "
-                                 "synchronization=VariableSynchronization.ON_READ.")
-            trainable = False
-        elif trainable is None:
-            trainable = True
+        trainable = layers_base.weight_trainable(synchronization, trainable)
         if initializer is None:
             if dtype.is_floating:
                 initializer = initializers.get("glorot_uniform")
@@ -421,10 +413,10 @@ class Layer(layers_base.Layer):
         """With None: the updates that do not depend on the inputs of the call that made
         them; else the updates that depend on `inputs`."""
         if inputs is None:
-            return [u for u in self.updates if not utils.depends_on(
+            return [u for u in self.updates if not layers_base.depends_on(
                 u, self._update_inputs_of(u))]
         flat = tf.nest.flatten(inputs)
-        return [u for u in self.updates if utils.depends_on(u, flat)]
+        return [u for u in self.updates if layers_base.depends_on(u, flat)]
 
     def _update_inputs_of(self, op) -> list:
         for layer in self._flatten_layers():
@@ -443,7 +435,7 @@ class Layer(layers_base.Layer):
         if inputs is None:
             return [x for x in losses if id(x) not in conditional]
         flat = tf.nest.flatten(inputs)
-        return [x for x in losses if id(x) in conditional and utils.depends_on(x.op, flat)]
+        return [x for x in losses if id(x) in conditional and layers_base.depends_on(x.op, flat)]
 
     # the weights in Keras' session, and their count: as tf.layers' layers
     get_weights = layers_base.Layer.get_weights

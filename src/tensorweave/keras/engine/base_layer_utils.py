@@ -9,7 +9,6 @@ import threading
 import numpy as np
 
 import tensorweave as tf
-from tensorweave.framework.graph import upstream_ops
 from tensorweave.ops.state.variables import VariableAggregation, VariableSynchronization
 
 
@@ -83,11 +82,6 @@ def call_loss(fn):
         from tensorweave.keras import backend
         loss = tf.convert_to_tensor(loss, dtype=backend.floatx())
     return loss
-
-
-def depends_on(op, tensors) -> bool:
-    ops = set(t.op for t in tensors if isinstance(t, tf.Tensor))
-    return bool(ops) and not ops.isdisjoint(upstream_ops([op]))
 
 
 def to_tensor(x):
