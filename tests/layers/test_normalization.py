@@ -169,8 +169,10 @@ def test_reuse_and_errors(graph):
     assert len(tf.global_variables()) == 4
     with pytest.raises(ValueError, match="invalid keys for `renorm_clipping`"):
         tf.layers.batch_normalization(x, renorm=True, renorm_clipping={"r": 1.0})
-    with pytest.raises(NotImplementedError, match="virtual_batch_size"):
-        tf.layers.BatchNormalization(virtual_batch_size=2)
+    with pytest.raises(ValueError, match="positive integer"):
+        tf.layers.batch_normalization(x, virtual_batch_size=0)
+    with pytest.raises(ValueError, match="axis cannot include 0"):
+        tf.layers.batch_normalization(x, virtual_batch_size=2, axis=0)
     with pytest.raises(ValueError, match="undefined rank"):
         tf.layers.batch_normalization(tf.placeholder(tf.float32))
     with pytest.raises(ValueError, match="undefined `axis` dimension"):
@@ -260,3 +262,71 @@ def test_batch_renormalization_against_numpy(graph):
             np.testing.assert_allclose(values["moving_mean"], mmean, rtol=1e-10)
             np.testing.assert_allclose(values["moving_variance"], mstd ** 2 - eps,
                                        rtol=1e-10)
+
+
+def test_virtual_batches_against_numpy(graph):
+    """Ghost batch norm: the batch reshaped to [virtual_batch_size, -1, ...], so virtual
+    batch j holds examples j, j + 4 (8 examples, 2 per virtual batch), each normalized
+    with its own moments; the moving averages move towards the virtual batches' mean
+    moments; the variables have the broadcast shape [1, 1, 1, C]; never fused."""
+    rs = np.random.RandomState(0)
+    x0 = rs.randn(8, 3, 4)
+    x = tf.placeholder(tf.float64, [None, 3, 4])
+    training = tf.placeholder_with_default(True, [])
+    layer = tf.layers.BatchNormalization(virtual_batch_size=2, momentum=0.5,
+                                         beta_initializer=tf.constant_initializer(0.5))
+    y = layer(x, training=training)
+    assert not layer.fused and layer.get_config()["virtual_batch_size"] == 2
+    assert [v.shape.as_list() for v in layer.variables] == [[1, 1, 1, 4]] * 4
+    assert y.shape.as_list() == [None, 3, 4]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got, _ = sess.run([y, layer.updates], {x: x0})
+        groups = x0.reshape(2, 4, 3, 4)  # [virtual_batch_size, virtual batches, ...]
+        mean = groups.mean(axis=(0, 2), keepdims=True)
+        var = groups.var(axis=(0, 2), keepdims=True)
+        want = (groups - mean) / np.sqrt(var + 1e-3) + 0.5
+        np.testing.assert_allclose(got, want.reshape(8, 3, 4), rtol=1e-10)
+        moving_mean, moving_variance = sess.run([layer.moving_mean, layer.moving_variance])
+        np.testing.assert_allclose(moving_mean.ravel(), 0.5 * mean.mean(1).ravel(),
+                                   rtol=1e-6)
+        np.testing.assert_allclose(moving_variance.ravel(),
+                                   0.5 + 0.5 * var.mean(1).ravel(), rtol=1e-6)
+        # inference: the moving averages, on the whole batch
+        got = sess.run(y, {x: x0, training: False})
+        np.testing.assert_allclose(
+            got, (x0 - moving_mean[0]) / np.sqrt(moving_variance[0] + 1e-3) + 0.5,
+            rtol=1e-10)
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            sess.run(y, {x: x0[:5]})  # 2 does not divide 5
+        assert compute_gradient_error(x, [8, 3, 4], y * y, [8, 3, 4], x_init_value=x0) < 1e-5
+
+
+def test_adjustment_scales_and_shifts_in_training_only(graph):
+    """adjustment(shape) -> (scale, bias): y = (xhat * scale + bias) * gamma + beta in
+    training; in inference the moving averages and no adjustment. The shape given is
+    the input's; the layer is then never fused (biased variance in the update)."""
+    x0 = np.random.RandomState(1).randn(6, 2, 2, 3).astype(np.float32)
+    shapes = []
+
+    def adjustment(shape):
+        shapes.append(shape)
+        return tf.constant([1.5, 2.0, 0.5]), tf.constant(0.25)
+    x = tf.placeholder(tf.float32, [None, 2, 2, 3])
+    training = tf.placeholder_with_default(True, [])
+    layer = tf.layers.BatchNormalization(adjustment=adjustment, momentum=0.0,
+                                         gamma_initializer=tf.constant_initializer(2.0))
+    y = layer(x, training=training)
+    assert not layer.fused and len(shapes) == 1
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got, shape, _ = sess.run([y, shapes[0], layer.updates], {x: x0})
+        assert list(shape) == [6, 2, 2, 3]
+        v = x0.astype(np.float64)
+        mean, var = v.mean((0, 1, 2)), v.var((0, 1, 2))
+        xhat = (v - mean) / np.sqrt(var + 1e-3)
+        np.testing.assert_allclose(got, (xhat * [1.5, 2.0, 0.5] + 0.25) * 2.0, rtol=1e-5,
+                                   atol=1e-6)
+        # momentum 0: the moving averages are this batch's (biased) moments
+        got = sess.run(y, {x: x0, training: False})
+        np.testing.assert_allclose(got, xhat * 2.0, rtol=1e-4, atol=1e-5)

@@ -26,6 +26,7 @@ from tensorweave.ops.array import array_fill_ops, array_ops
 from tensorweave.ops.control_flow.structure import identity, stop_gradient
 from tensorweave.ops.math import math_binary, math_unary
 from tensorweave.ops.math.math_ops import cast
+from tensorweave.ops.math.reduction_ops import reduce_mean
 from tensorweave.ops.nn.nn_ops import relu
 from tensorweave.ops.nn.nn_impl import batch_normalization as nn_batch_normalization
 from tensorweave.ops.nn.nn_impl import moments
@@ -40,9 +41,15 @@ def _sqrt_initializer(initializer):
     return init
 
 
-def _unsupported(what: str):
-    raise NotImplementedError("tf.layers.BatchNormalization: %s is not supported by "
-                              "tensorweave" % what)
+def _compose_transforms(scale, offset, then_scale, then_offset):
+    """(scale, offset) of `(x * scale + offset) * then_scale + then_offset`; None for a
+    missing scale (1) or offset (0)."""
+    if then_scale is not None:
+        scale = then_scale if scale is None else scale * then_scale
+        offset = None if offset is None else offset * then_scale
+    if then_offset is not None:
+        offset = then_offset if offset is None else offset + then_offset
+    return scale, offset
 
 
 @tf_export("layers.BatchNormalization")
@@ -72,7 +79,15 @@ class BatchNormalization(Layer):
         axis 1 or 4 and the dtype is float16, bfloat16 or float32 (else, silently, not
         fused, as TF1); False: never fused.
       trainable: whether gamma and beta are trainable.
-      virtual_batch_size, adjustment: not supported (NotImplementedError when set).
+      virtual_batch_size: ghost batch normalization: the batch (a multiple of it) is
+        reshaped to [virtual_batch_size, -1, ...] and each virtual batch (every
+        (batch / virtual_batch_size)-th example, as TF's reshape groups them) is
+        normalized with its own moments; the moving averages take the mean of those
+        moments. The variables then have the broadcast shape [1, 1, ..., C], as TF's.
+        Never fused.
+      adjustment: fn(shape of the (virtually batched) input) -> (scale, bias): in
+        training the normalized value becomes `x * scale + bias` before gamma and
+        beta (1 and 0 in inference). Never fused.
       name: the layer's name.
     """
 
@@ -94,10 +109,6 @@ class BatchNormalization(Layer):
             if set(renorm_clipping) - set(keys):
                 raise ValueError("Received invalid keys for `renorm_clipping` argument: %s. "
                                  "Supported values: %s." % (renorm_clipping, keys))
-        if virtual_batch_size is not None:
-            _unsupported("virtual_batch_size")
-        if adjustment is not None:
-            _unsupported("adjustment")
         if isinstance(axis, (list, tuple)):
             self.axis = [int(a) for a in axis]
         elif isinstance(axis, int):
@@ -120,6 +131,8 @@ class BatchNormalization(Layer):
         self.renorm_clipping = renorm_clipping
         self.renorm_momentum = renorm_momentum
         self.fused = fused
+        self.virtual_batch_size = virtual_batch_size
+        self.adjustment = adjustment
 
     def build(self, input_shape):
         input_shape = TensorShape(input_shape)
@@ -133,12 +146,22 @@ class BatchNormalization(Layer):
                 raise ValueError("Invalid axis: %d" % a)
         if len(axes) != len(set(axes)):
             raise ValueError("Duplicate axis: %s" % axes)
+        if self.virtual_batch_size is not None:
+            if self.virtual_batch_size <= 0:
+                raise ValueError("`virtual_batch_size` must be a positive integer that "
+                                 "divides the true batch size of the input tensor. "
+                                 "Received: virtual_batch_size=%s" % self.virtual_batch_size)
+            if 0 in axes:
+                raise ValueError("When using `virtual_batch_size`, the batch dimension "
+                                 "must be 0 and thus axis cannot include 0. Received "
+                                 "axis=%s" % axes)
         self.axis = axes
         # TF1's layers never raise for fused=True: like fused=None they use the fused
         # kernel only where it applies and otherwise fall back to the non-fused path.
         fusable_axes = {4: (1, 3), 5: (1, 4)}.get(ndims, ())
         fusable_dtype = self._dtype in (None, _dt.float16, _dt.bfloat16, _dt.float32)
         self.fused = (self.fused in (None, True) and len(axes) == 1 and not self.renorm
+                      and self.virtual_batch_size is None and self.adjustment is None
                       and axes[0] in fusable_axes and fusable_dtype)
         dims = input_shape.as_list()
         for a in axes:
@@ -147,8 +170,15 @@ class BatchNormalization(Layer):
                                  % input_shape)
         self.input_spec = InputSpec(ndim=ndims, axes={a: dims[a] for a in axes})
         # one axis: a vector; several: a shape that broadcasts against the input (TF1)
-        param_shape = [dims[axes[0]]] if len(axes) == 1 else \
-            [dims[i] if i in axes else 1 for i in range(ndims)]
+        if len(axes) == 1 and self.virtual_batch_size is None:
+            param_shape = [dims[axes[0]]]
+        else:
+            param_shape = [dims[i] if i in axes else 1 for i in range(ndims)]
+            if self.virtual_batch_size is not None:
+                # the virtual batches' axis, after the batch: parameters and the
+                # normalized axes refer to the reshaped input from here on
+                param_shape.insert(1, 1)
+                self.axis = [a + 1 for a in axes]
         param_dtype = self._dtype
         if param_dtype in (_dt.float16, _dt.bfloat16):
             param_dtype = _dt.float32
@@ -247,12 +277,22 @@ class BatchNormalization(Layer):
     def call(self, inputs, training=False):
         """`training`: a Python bool or a scalar bool tensor."""
         training_value = constant_bool(training)
-        ndims = inputs.shape.ndims
+        x = inputs
+        if self.virtual_batch_size is not None:
+            # [batch, ...] -> [virtual_batch_size, batch / virtual_batch_size, ...]; a
+            # batch it does not divide fails in this reshape at run time, as TF's
+            rest = array_ops.shape(inputs)[1:]
+            original_shape = array_ops.concat([[-1], rest], 0)
+            x = array_ops.reshape(inputs, array_ops.concat(
+                [[self.virtual_batch_size, -1], rest], 0))
+        ndims = inputs.shape.ndims + (self.virtual_batch_size is not None)
         axes = self.axis
         reduction = [i for i in range(ndims) if i not in axes]
+        if self.virtual_batch_size is not None:
+            del reduction[1]  # each virtual batch has its own moments
         # a vector parameter broadcasts against the input unless it is on the last axis
         broadcast = None
-        if len(axes) == 1 and axes[0] != ndims - 1:
+        if len(axes) == 1 and axes[0] != ndims - 1 and self.virtual_batch_size is None:
             broadcast = [inputs.shape.as_list()[axes[0]] if i == axes[0] else 1
                          for i in range(ndims)]
 
@@ -261,8 +301,7 @@ class BatchNormalization(Layer):
                 return v
             return array_ops.reshape(v, broadcast)
 
-        x = inputs
-        scale, offset = self.gamma, self.beta
+        scale, offset = shaped(self.gamma), shaped(self.beta)
         if x.dtype.base_dtype != self._param_dtype:
             x = cast(x, self._param_dtype)
         moving_mean = identity(self.moving_mean)
@@ -270,38 +309,55 @@ class BatchNormalization(Layer):
         if training_value is False:
             mean, variance = moving_mean, moving_variance
         else:
-            batch_mean, batch_variance = moments(x, reduction, keep_dims=len(axes) > 1)
+            if self.adjustment is not None:
+                adj_scale, adj_bias = self.adjustment(array_ops.shape(x))
+                adj_scale = smart_cond(training, lambda: adj_scale,
+                                       lambda: array_fill_ops.ones_like(adj_scale))
+                adj_bias = smart_cond(training, lambda: adj_bias,
+                                      lambda: array_fill_ops.zeros_like(adj_bias))
+                scale, offset = _compose_transforms(adj_scale, adj_bias, scale, offset)
+            keep_dims = self.virtual_batch_size is not None or len(axes) > 1
+            batch_mean, batch_variance = moments(x, reduction, keep_dims=keep_dims)
+            new_mean, new_variance = batch_mean, batch_variance
+            if self.virtual_batch_size is not None:
+                # one update from the virtual batches' mean moments (TF's shortcut for
+                # updating after each virtual batch in turn)
+                new_mean = reduce_mean(batch_mean, axis=1, keepdims=True)
+                new_variance = reduce_mean(batch_variance, axis=1, keepdims=True)
             if self.renorm:
-                r, d, batch_mean, batch_variance = self._renorm_correction_and_moments(
-                    batch_mean, batch_variance, training)
+                r, d, new_mean, new_variance = self._renorm_correction_and_moments(
+                    new_mean, new_variance, training)
                 # the corrections scale and shift the normalized value; no gradient
                 # flows through them (they are statistics)
-                r = stop_gradient(r, name="renorm_r")
-                d = stop_gradient(d, name="renorm_d")
-                scale = r if scale is None else r * scale
-                offset = d if self.gamma is None else d * self.gamma
-                offset = offset if self.beta is None else offset + self.beta
-            update_variance = batch_variance
+                scale, offset = _compose_transforms(
+                    shaped(stop_gradient(r, name="renorm_r")),
+                    shaped(stop_gradient(d, name="renorm_d")), scale, offset)
+                if self.virtual_batch_size is None:
+                    # read after the renorm averages' updates (their control inputs)
+                    batch_mean, batch_variance = new_mean, new_variance
+            update_variance = new_variance
             if self.fused:
-                sample = cast(array_ops.size(x) // array_ops.size(batch_variance),
-                              batch_variance.dtype)
-                update_variance = batch_variance * sample / (sample - 1.0)
+                sample = cast(array_ops.size(x) // array_ops.size(new_variance),
+                              new_variance.dtype)
+                update_variance = new_variance * sample / (sample - 1.0)
             mean = smart_cond(training, lambda: batch_mean, lambda: moving_mean)
             variance = smart_cond(training, lambda: batch_variance, lambda: moving_variance)
             if training_value:
                 # the assign ops themselves, named "AssignMovingAvg" as TF's
-                self.add_update([self._assign_moving_average(self.moving_mean, batch_mean,
+                self.add_update([self._assign_moving_average(self.moving_mean, new_mean,
                                                              read_value=False),
                                  self._variance_update(update_variance, read_value=False)])
             else:
                 self.add_update([
-                    self._update_if_training(training, self.moving_mean, batch_mean),
+                    self._update_if_training(training, self.moving_mean, new_mean),
                     smart_cond(training, lambda: self._variance_update(update_variance),
                                lambda: identity(self.moving_variance))])
-        outputs = nn_batch_normalization(x, shaped(mean), shaped(variance),
-                                         shaped(offset), shaped(scale), self.epsilon)
+        outputs = nn_batch_normalization(x, shaped(mean), shaped(variance), offset, scale,
+                                         self.epsilon)
         if outputs.dtype.base_dtype != inputs.dtype.base_dtype:
             outputs = cast(outputs, inputs.dtype.base_dtype)
+        if self.virtual_batch_size is not None:
+            outputs = array_ops.reshape(outputs, original_shape)
         outputs.set_shape(inputs.shape)
         return outputs
 
@@ -309,13 +365,14 @@ class BatchNormalization(Layer):
         return TensorShape(input_shape)
 
     def get_config(self) -> dict:
-        """TF's keys; the renorm ones only with renorm, as TF (virtual batches,
-        unsupported, left out)."""
+        """TF's keys; the renorm ones only with renorm, virtual_batch_size only when
+        set, as TF (adjustment, a function, is left out, as TF)."""
         return self._config_with((
             "axis", "momentum", "epsilon", "center", "scale", "beta_initializer",
             "gamma_initializer", "moving_mean_initializer", "moving_variance_initializer",
             "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint") +
-            (("renorm", "renorm_clipping", "renorm_momentum") if self.renorm else ()))
+            (("renorm", "renorm_clipping", "renorm_momentum") if self.renorm else ()) +
+            (("virtual_batch_size",) if self.virtual_batch_size is not None else ()))
 
 
 @tf_export("layers.batch_normalization")
@@ -347,8 +404,8 @@ def batch_normalization(inputs, axis=-1, momentum: float = 0.99, epsilon: float 
 
     Raises:
       ValueError: an unknown rank or feature dimension, a bad axis, renorm_clipping
-        keys other than rmin, rmax and dmax.
-      NotImplementedError: virtual_batch_size or adjustment.
+        keys other than rmin, rmax and dmax, a virtual_batch_size not positive or with
+        axis 0.
     """
     layer = BatchNormalization(
         axis=axis, momentum=momentum, epsilon=epsilon, center=center, scale=scale,
