@@ -55,8 +55,11 @@ def test_range_zip_concatenate_take_skip(sess):
     assert [tuple(map(int, g)) for g in got] == [(5, 50), (8, 80), (2, 20), (5, 50)]
     assert _drain(sess, tf.data.Dataset.range(3).repeat(-1).take(7).batch(3)
                   .make_one_shot_iterator().get_next())[2].tolist() == [0]
-    with pytest.raises(TypeError, match="different types"):
+    with pytest.raises(TypeError, match="Incompatible dataset elements"):
         tf.data.Dataset.range(3).concatenate(tf.data.Dataset.from_tensors(1.0))
+    with pytest.raises(TypeError, match="Incompatible dataset elements"):  # dict keys
+        tf.data.Dataset.from_tensors({"a": 1}).concatenate(
+            tf.data.Dataset.from_tensors({"b": 2}))
 
 
 def test_reinitializable_iterator_switches_datasets(sess):
@@ -335,3 +338,15 @@ def test_string_elements_feed_string_ops(sess):
     v = tf.constant([b"x y", b"b"])
     nxt = tf.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(v)).get_next()
     assert sess.run(tf.strings.upper(nxt)) == b"X Y"
+
+
+def test_tensor_arguments_padded_shapes_and_shuffle_seed(sess):
+    ds = tf.data.Dataset.range(3).map(lambda x: tf.range(x)).padded_batch(
+        2, padded_shapes=tf.constant([4], tf.int64))
+    assert ds.output_shapes.as_list() == [None, 4]
+    got = _drain(sess, ds.make_one_shot_iterator().get_next())
+    assert [g.tolist() for g in got] == [[[0, 0, 0, 0], [0, 0, 0, 0]], [[0, 1, 0, 0]]]
+    seed = tf.constant(7, tf.int64)
+    orders = [_drain(sess, tf.data.Dataset.range(10).shuffle(10, seed=seed)
+                     .make_one_shot_iterator().get_next()) for _ in range(2)]
+    assert orders[0] == orders[1] and sorted(orders[0]) == list(range(10))

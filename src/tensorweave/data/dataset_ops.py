@@ -41,8 +41,10 @@ functions).
 A function (`map_func`, `predicate`) is traced once when the dataset is built, into ops
 of the same graph that read placeholders for the element's components; the kernel runs
 them per element with a nested `Session.run` of the session running the pipeline. So a
-function may use what the graph holds (lookup tables, variables, constants); values that
-depend on feeds of the step are not visible to it.
+function may use what the graph holds (lookup tables, variables, constants). The tensors
+it uses from outside (its captures: a placeholder, a variable's value, a random draw) are,
+as TF's captured inputs, extra inputs of the dataset op: evaluated once when the iterator
+is initialized (with that run's feeds) and fed to every per-element run.
 """
 from __future__ import annotations
 
@@ -138,8 +140,9 @@ class DatasetValue(abc.ABC):
     """A dataset's run-time value. `elements(ctx)` iterates over its elements, each a list
     of arrays (the flattened components); a new call starts again from the start.
 
-    `feed` holds, for a dataset built by a function (flat_map, interleave), the values of
-    the enclosing functions' arguments, which its own functions may read."""
+    `feed` holds the values its functions' runs are fed: the captured tensors' (evaluated
+    when the dataset op ran) and, for a dataset built by a function (flat_map,
+    interleave), the enclosing functions' arguments, which its own functions may read."""
 
     feed: Optional[dict] = None
     # with tf.data.experimental.ignore_errors: functions drop the elements they fail on
@@ -172,7 +175,7 @@ class DatasetValue(abc.ABC):
 
 def _bind(value: DatasetValue, feed: dict) -> DatasetValue:
     """`value` (a dataset a function gave) with `feed` added to its pipeline's feeds."""
-    value.feed = dict(feed, **(value.feed or {}))
+    value.feed = {**feed, **(value.feed or {})}
     for child in [getattr(value, k, None) for k in ("source", "first", "second")] + \
             list(getattr(value, "inputs", ())):
         if isinstance(child, DatasetValue):
@@ -714,6 +717,10 @@ class DatasetFunction:
     def __init__(self, fn: Callable, in_structure, in_types, in_shapes, name: str,
                  unpack: bool):
         g = _graph.get_default_graph()
+        first_op = len(g._ops)
+        # summaries made in a function stay in it, as in TF's function graph (merge_all
+        # must not fetch a per-element op)
+        summaries = list(g.get_collection_ref(_graph.GraphKeys.SUMMARIES))
         with _graph.name_scope(name):
             self.inputs = [_placeholder(t, s, "arg%d" % k)
                            for k, (t, s) in enumerate(zip(in_types, in_shapes))]
@@ -722,11 +729,13 @@ class DatasetFunction:
                 result = fn(*element)
             else:
                 result = fn(element)
-            result = _lists_as_tuples(result)  # as TF's tf.data (decode_csv gives lists)
+            result = _function_result(result)
             # a function giving a dataset (flat_map, interleave) gives its variant value
             self.dataset = result if isinstance(result, Dataset) else None
             self.structure, self.outputs = flatten_element(result)
+        g.get_collection_ref(_graph.GraphKeys.SUMMARIES)[:] = summaries
         self.graph = g
+        self.captures = _captures(g._ops[first_op:])
         # a function that only rearranges its arguments (splitting a label off a dict,
         # say) needs no run: which argument each output is
         ids = {id(t): k for k, t in enumerate(self.inputs)}
@@ -750,12 +759,27 @@ class DatasetFunction:
                 ctx.session.run(self.outputs, feed_dict=self.feed_of(components, outer))]
 
 
-def _lists_as_tuples(x):
-    if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
-        return tuple(_lists_as_tuples(v) for v in x)
-    if isinstance(x, dict):
-        return type(x)((k, _lists_as_tuples(v)) for k, v in x.items())
-    return x
+def _captures(ops) -> list:
+    """The tensors from outside that the ops a function traced (`ops`) read, in order;
+    their values are taken once, when the dataset op runs (TF's captured inputs: a
+    placeholder fed to the initializer, say). Resources and variants (a variable's or
+    table's handle, a dataset) are not: a variable read inside reads the variable as it
+    is when each element is made, as TF's."""
+    inside = set(ops)
+    seen, out = set(), []
+    for op in ops:
+        for t in op.inputs:
+            if t.op not in inside and id(t) not in seen and \
+                    t.dtype.base_dtype not in (_dt.resource, _dt.variant):
+                seen.add(id(t))
+                out.append(t)
+    return out
+
+
+def _function_result(x):
+    """A function's result as TF's tf.data takes it: a list at the top is a tuple (as
+    decode_csv gives its columns); a list anywhere below is one tensor."""
+    return _lists_as_tensors(tuple(x) if isinstance(x, list) else x)
 
 
 def _placeholder(dtype, shape, name):
@@ -766,13 +790,57 @@ def _placeholder(dtype, shape, name):
 _FUNCTIONS = "_tw_dataset_functions"
 
 
+class _FunctionKey(str):
+    """A function attr's value (the key naming the function in its graph), carrying the
+    function itself while its op is built (for its captured inputs)."""
+    function: DatasetFunction
+
+
 def register_function(fn: DatasetFunction) -> str:
     """A key naming `fn` in its graph (the op's `f` attr)."""
     table = fn.graph.__dict__.setdefault(_FUNCTIONS, {})
-    key = "%s_%d" % (fn.inputs[0].op.name.rsplit("/", 1)[0] if fn.inputs else "fn",
-                     len(table))
+    key = _FunctionKey("%s_%d" % (fn.inputs[0].op.name.rsplit("/", 1)[0] if fn.inputs
+                                  else "fn", len(table)))
+    key.function = fn
     table[key] = fn
     return key
+
+
+def captured_inputs(attrs: dict) -> list:
+    """The captured tensors of the functions in `attrs` (an op's), each once: the op's
+    `captured` input."""
+    seen, out = set(), []
+    for v in attrs.values():
+        for t in v.function.captures if isinstance(v, _FunctionKey) else ():
+            if id(t) not in seen:
+                seen.add(id(t))
+                out.append(t)
+    return out
+
+
+def captured_feed(ctx, captured) -> dict:
+    """The feed of the captured tensors (the last inputs of the kernel's op) with their
+    `captured` values. A variable's value read outside is copied: later assignments
+    must not reach a pipeline initialized before them (a read may share the variable's
+    buffer)."""
+    tensors = ctx.op.inputs[len(ctx.op.inputs) - len(captured):]
+    return {t: (np.array(v) if t.op.type in ("ReadVariableOp", "Identity") else v)
+            for t, v in zip(tensors, captured)}
+
+
+def function_kernel(op_type: str):
+    """`kernel` for a dataset op that runs functions: the kernel body gets the op's
+    inputs less the captured ones, which feed the runs of the value it returns."""
+    def deco(body):
+        def run(ctx, *args):
+            n = len(args) - len(ctx.attrs["Tcaptured"])
+            value = body(ctx, *args[:n])
+            if n < len(args):
+                value.feed = {**(value.feed or {}), **captured_feed(ctx, args[n:])}
+            return value
+        kernel(op_type)(run)
+        return body
+    return deco
 
 
 def function_of(ctx, key: str) -> DatasetFunction:
@@ -790,10 +858,15 @@ def _scalar(op):
     return TensorShape([])
 
 
-def dataset_op(name: str, inputs, attrs=None):
-    register_op(name, inputs=inputs, outputs=["handle: variant"],
-                attrs=dict({"output_types": TypeListAttr(), "output_shapes": []},
-                           **(attrs or {})), shape=_scalar, stateful=True)
+def dataset_op(name: str, inputs, attrs=None, functions: bool = False):
+    """Registers dataset op `name`; `functions`: it runs traced functions, whose
+    captured tensors are its last input (`captured`, see `function_kernel`)."""
+    attrs = dict({"output_types": TypeListAttr(), "output_shapes": []}, **(attrs or {}))
+    if functions:
+        inputs = list(inputs) + ["captured: Tcaptured"]
+        attrs["Tcaptured"] = TypeListAttr()
+    register_op(name, inputs=inputs, outputs=["handle: variant"], attrs=attrs,
+                shape=_scalar, stateful=True)
     not_differentiable(name)
 
 
@@ -862,11 +935,12 @@ dataset_op("UnbatchDataset", ["input_dataset: variant"])
 dataset_op("WindowDataset", ["input_dataset: variant", "size: int64", "shift: int64",
                              "stride: int64", "drop_remainder: bool"])
 dataset_op("CacheDataset", ["input_dataset: variant", "filename: string"])
-dataset_op("FlatMapDataset", ["input_dataset: variant"], {"f": ""})
+dataset_op("FlatMapDataset", ["input_dataset: variant"], {"f": ""}, functions=True)
 dataset_op("InterleaveDataset", ["input_dataset: variant", "cycle_length: int64",
-                                  "block_length: int64"], {"f": "", "read_ahead": False})
-dataset_op("MapDataset", ["input_dataset: variant"], {"f": ""})
-dataset_op("FilterDataset", ["input_dataset: variant"], {"predicate": ""})
+                                  "block_length: int64"], {"f": "", "read_ahead": False},
+           functions=True)
+dataset_op("MapDataset", ["input_dataset: variant"], {"f": ""}, functions=True)
+dataset_op("FilterDataset", ["input_dataset: variant"], {"predicate": ""}, functions=True)
 
 
 def _int(x) -> int:
@@ -952,8 +1026,8 @@ def _shuffle_kernel(ctx, d, buffer_size, seed, seed2):
                     ctx.op.name)
 
 
-kernel("MapDataset")(lambda ctx, d: _Map(d, function_of(ctx, ctx.attrs["f"])))
-kernel("FlatMapDataset")(lambda ctx, d: _FlatMap(d, function_of(ctx, ctx.attrs["f"]),
+function_kernel("MapDataset")(lambda ctx, d: _Map(d, function_of(ctx, ctx.attrs["f"])))
+function_kernel("FlatMapDataset")(lambda ctx, d: _FlatMap(d, function_of(ctx, ctx.attrs["f"]),
                                                   ctx.op.name))
 kernel("UnbatchDataset")(lambda ctx, d: _Unbatch(d))
 
@@ -976,7 +1050,7 @@ def _cache_kernel(ctx, d, filename):
     return FileCache(d, name, ctx.op)
 
 
-@kernel("InterleaveDataset")
+@function_kernel("InterleaveDataset")
 def _interleave_kernel(ctx, d, cycle_length, block_length):
     cycle, block = _int(cycle_length), _int(block_length)
     return _Interleave(d, function_of(ctx, ctx.attrs["f"]),
@@ -993,7 +1067,7 @@ def _padded_batch_kernel(ctx, d, size, *rest):
         raise errors.InvalidArgumentError(None, ctx.op, "Batch size must be greater than "
                                           "zero.")
     return _PaddedBatch(d, _int(size), shapes, values, bool(np.asarray(rest[2 * n])))
-kernel("FilterDataset")(lambda ctx, d: _Filter(d, function_of(ctx, ctx.attrs["predicate"])))
+function_kernel("FilterDataset")(lambda ctx, d: _Filter(d, function_of(ctx, ctx.attrs["predicate"])))
 
 
 # --- the Dataset classes --------------------------------------------------------------------
@@ -1085,8 +1159,12 @@ class Dataset(ElementSpec):
         structure = self._structure if structure is None else structure
         types = self._types if types is None else types
         shapes = self._shapes if shapes is None else shapes
-        op = apply_op(op_type, [self._variant] + list(inputs),
-                      dict(spec_attrs(types, shapes), **(attrs or {})), name=op_type)
+        inputs = [self._variant] + list(inputs)
+        captured = captured_inputs(attrs or {})
+        if captured or any(isinstance(v, _FunctionKey) for v in (attrs or {}).values()):
+            inputs.append(captured)
+        op = apply_op(op_type, inputs, dict(spec_attrs(types, shapes), **(attrs or {})),
+                      name=op_type)
         return Dataset(op.outputs[0], structure, types, shapes, [self] + list(others))
 
     # -- sources --
@@ -1166,10 +1244,15 @@ class Dataset(ElementSpec):
         Raises:
           TypeError: the two have different element structures or types.
         """
-        if self._types != dataset._types or nest.flatten(self._structure) != nest.flatten(
-                dataset._structure):
-            raise TypeError("Two datasets to concatenate have different types %s and %s"
-                            % (self.output_types, dataset.output_types))
+        try:
+            nest.assert_same_structure(self._structure, dataset._structure)
+            same = self._types == dataset._types and nest.flatten(
+                self._structure) == nest.flatten(dataset._structure)
+        except (ValueError, TypeError):  # other nestings or dict keys
+            same = False
+        if not same:
+            raise TypeError("Incompatible dataset elements:\n  %s vs.\n  %s" % (
+                self.output_types, dataset.output_types))
         shapes = [a.most_specific_compatible_shape(b) if hasattr(
             a, "most_specific_compatible_shape") else (a if a == b else unknown_shape())
             for a, b in zip(self._shapes, dataset._shapes)]
@@ -1212,8 +1295,12 @@ class Dataset(ElementSpec):
                 reshuffle_each_iteration: Optional[bool] = None) -> "Dataset":
         """The elements in a random order drawn through a buffer of `buffer_size`."""
         from tensorweave.ops.random.random_ops import get_seed
-        s1, s2 = get_seed(seed)
-        s1, s2 = (0, 0) if s1 is None else (s1, s2)
+        if isinstance(seed, _graph.Tensor):  # the op seed, of the graph's (or the default)
+            s1, _ = get_seed(0)
+            s2 = seed
+        else:
+            s1, s2 = get_seed(seed)
+            s1, s2 = (0, 0) if s1 is None else (s1, s2)
         return self._derive("ShuffleDataset", [_count(buffer_size),
                                                convert_to_tensor(s1, _dt.int64),
                                                convert_to_tensor(s2, _dt.int64)],
@@ -1237,8 +1324,11 @@ class Dataset(ElementSpec):
                             "is not a subclass of TensorSpec: a SparseTensor component")
         if padded_shapes is None:
             padded_shapes = self.output_shapes
-        flat_shapes = [TensorShape(s) for s in flatten_shapes(self._structure,
-                                                                padded_shapes)]
+        given = flatten_shapes(self._structure, padded_shapes)
+        # a shape may be an int64 vector tensor (its static value, where known, is the
+        # output's static shape)
+        flat_shapes = [tensor_util.constant_value_as_shape(s) if isinstance(s, _graph.Tensor)
+                       else TensorShape(s) for s in given]
         for want, have in zip(flat_shapes, self._shapes):
             if have.ndims is not None and want.ndims != have.ndims:
                 raise ValueError("The padded shape %s is not compatible with the shape %s "
@@ -1255,8 +1345,10 @@ class Dataset(ElementSpec):
             flat_values = [convert_to_tensor(v, dtype=t) for v, t in zip(
                 nest.flatten(padding_values) if nest.is_sequence(padding_values) else
                 [padding_values] * len(self._types), self._types)]
-        shape_tensors = [convert_to_tensor([-1 if d is None else d for d in s.as_list()],
-                                           dtype=_dt.int64) for s in flat_shapes]
+        shape_tensors = [convert_to_tensor(g, dtype=_dt.int64) if isinstance(g, _graph.Tensor)
+                         else convert_to_tensor([-1 if d is None else d for d in s.as_list()],
+                                                dtype=_dt.int64)
+                         for g, s in zip(given, flat_shapes)]
         size = _count(batch_size)
         static = _graph_static_int(size) if drop_remainder else None
         out_shapes = [TensorShape([static]).concatenate(s) for s in flat_shapes]
@@ -1478,10 +1570,14 @@ def flatten_shapes(structure, shapes) -> list:
 
 
 def _lists_as_tensors(x):
-    """`x` with every list a tensor: in tf.data a list is one component, not a nesting
+    """`x` with every list a tensor (so mixed dtypes are a TypeError) and every
+    SparseTensorValue a SparseTensor: in tf.data a list is one component, not a nesting
     (tuples, namedtuples and dicts are)."""
+    from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
     if isinstance(x, list):
         return convert_to_tensor(x)
+    if isinstance(x, SparseTensorValue):
+        return SparseTensor.from_value(x)
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         return type(x)(*[_lists_as_tensors(v) for v in x])
     if isinstance(x, tuple):

@@ -311,7 +311,8 @@ class TFRecordWriter:
 _ds.dataset_op("IgnoreErrorsDataset", ["input_dataset: variant"], {"log_warning": False})
 _ds.dataset_op("DenseToSparseBatchDataset", ["input_dataset: variant", "batch_size: int64",
                                              "row_shape: int64"])
-_ds.dataset_op("TakeWhileDataset", ["input_dataset: variant"], {"predicate": ""})
+_ds.dataset_op("TakeWhileDataset", ["input_dataset: variant"], {"predicate": ""},
+               functions=True)
 _ds.dataset_op("UniqueDataset", ["input_dataset: variant"])
 _ds.dataset_op("ChooseFromDatasets", ["selector_input_dataset: variant",
                                       "data_input_datasets: N * variant"],
@@ -443,7 +444,7 @@ def _ignoring_errors(value: DatasetValue) -> DatasetValue:
 
 
 kernel("IgnoreErrorsDataset")(lambda ctx, d: _ignoring_errors(d))
-kernel("TakeWhileDataset")(lambda ctx, d: _TakeWhile(d, _ds.function_of(
+_ds.function_kernel("TakeWhileDataset")(lambda ctx, d: _TakeWhile(d, _ds.function_of(
     ctx, ctx.attrs["predicate"])))
 kernel("UniqueDataset")(lambda ctx, d: _Unique(d))
 kernel("ChooseFromDatasets")(lambda ctx, selector, *inputs: _Choose(
@@ -514,11 +515,11 @@ def scan(initial_state, scan_func: Callable) -> Callable:
                             "state. Expected %s; got %s." % (types,
                                                              [t.dtype for t in new_state]))
         outs = fn.outputs[n:]
-        return Dataset(apply_op("ScanDataset", [ds._variant, state_flat],
-                                dict(_ds.spec_attrs([t.dtype for t in outs],
-                                                    [t.shape for t in outs]),
-                                     f=_ds.register_function(fn), Tstate=types),
-                                name="ScanDataset").outputs[0],
+        attrs = dict(_ds.spec_attrs([t.dtype for t in outs], [t.shape for t in outs]),
+                     f=_ds.register_function(fn), Tstate=types)
+        return Dataset(apply_op("ScanDataset", [ds._variant, state_flat,
+                                                _ds.captured_inputs(attrs)],
+                                attrs, name="ScanDataset").outputs[0],
                        fn.structure[1], [t.dtype for t in outs], [t.shape for t in outs],
                        [ds])
     return apply
@@ -572,13 +573,13 @@ def bucket_by_sequence_length(element_length_func: Callable, bucket_boundaries,
 
 
 _ds.dataset_op("ScanDataset", ["input_dataset: variant", "initial_state: Tstate"],
-               {"f": "", "Tstate": TypeListAttr()})
+               {"f": "", "Tstate": TypeListAttr()}, functions=True)
 _ds.dataset_op("BucketBySequenceLengthDataset",
                ["input_dataset: variant", "padded_shapes: N * int64",
                 "padding_values: Toutput_types"],
                {"N": 1, "Toutput_types": TypeListAttr(), "f": "", "bucket_boundaries": [],
                 "bucket_batch_sizes": [], "no_padding": False, "pad_to_bucket_boundary": False,
-                "drop_remainder": False})
+                "drop_remainder": False}, functions=True)
 
 
 class _Scan(DatasetValue):
@@ -641,12 +642,12 @@ def _dense_to_sparse_batch_kernel(ctx, d, batch_size, row_shape):
     return _DenseToSparseBatch(d, size, np.asarray(row_shape).reshape(-1).tolist(), ctx.op)
 
 
-@kernel("ScanDataset")
+@_ds.function_kernel("ScanDataset")
 def _scan_kernel(ctx, d, *state):
     return _Scan(d, _ds.function_of(ctx, ctx.attrs["f"]), [np.asarray(s) for s in state])
 
 
-@kernel("BucketBySequenceLengthDataset")
+@_ds.function_kernel("BucketBySequenceLengthDataset")
 def _buckets_kernel(ctx, d, *rest):
     a = ctx.attrs
     n = len(a["Toutput_types"])

@@ -16,7 +16,6 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework import nest
 from tensorweave.framework.api_export import tf_export
-from tensorweave.framework.registry import kernel
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.data import dataset_ops as _ds
 from tensorweave.data.dataset_ops import Dataset, DatasetFunction, DatasetValue
@@ -188,9 +187,10 @@ def _reduce_function(fn: Callable, ds: Dataset, structure, types, shapes) -> Dat
 
 
 _ds.dataset_op("GroupByWindowDataset", ["input_dataset: variant"],
-               {"key_func": "", "reduce_func": "", "window_size_func": ""})
+               {"key_func": "", "reduce_func": "", "window_size_func": ""}, functions=True)
 _ds.dataset_op("GroupByReducerDataset", ["input_dataset: variant"],
-               {"key_func": "", "init_func": "", "reduce_func": "", "finalize_func": ""})
+               {"key_func": "", "init_func": "", "reduce_func": "", "finalize_func": ""},
+               functions=True)
 
 
 def _key_of(ctx, node: DatasetValue, fn: DatasetFunction, element) -> int:
@@ -261,7 +261,7 @@ class _GroupByReducer(DatasetValue):
             yield self.finalize_fn.run(ctx, list(states[key]), self.feed)
 
 
-@kernel("GroupByWindowDataset")
+@_ds.function_kernel("GroupByWindowDataset")
 def _group_by_window_kernel(ctx, d):
     a = ctx.attrs
     return _GroupByWindow(d, _ds.function_of(ctx, a["key_func"]),
@@ -269,7 +269,7 @@ def _group_by_window_kernel(ctx, d):
                           _ds.function_of(ctx, a["window_size_func"]), ctx.op.name)
 
 
-@kernel("GroupByReducerDataset")
+@_ds.function_kernel("GroupByReducerDataset")
 def _group_by_reducer_kernel(ctx, d):
     a = ctx.attrs
     return _GroupByReducer(d, *(_ds.function_of(ctx, a[k]) for k in (

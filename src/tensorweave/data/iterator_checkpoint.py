@@ -212,9 +212,11 @@ def external_state(dataset_op) -> Optional[str]:
 
 def _function_state(fn, owner, functions: set) -> Optional[str]:
     """The external state of the traced function `fn` of dataset op `owner`: every op its
-    outputs need runs per element (captured ones too: the nested run evaluates them)."""
+    outputs need runs per element, except what computes its captures (inputs of the
+    dataset op, evaluated once when the iterator starts)."""
+    captured = {id(t) for t in fn.captures}
     seen = set()
-    stack = [t.op for t in fn.outputs]
+    stack = [t.op for t in fn.outputs if id(t) not in captured]
     while stack:
         op = stack.pop()
         if op in seen:
@@ -231,7 +233,7 @@ def _function_state(fn, owner, functions: set) -> Optional[str]:
                     found = _function_state(inner, op, functions)
                     if found:
                         return found
-        stack.extend(t.op for t in op.inputs)
+        stack.extend(t.op for t in op.inputs if id(t) not in captured)
         stack.extend(op.control_inputs)
     return None
 

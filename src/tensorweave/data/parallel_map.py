@@ -17,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
 from tensorweave.framework import errors
-from tensorweave.framework.registry import kernel
 from tensorweave.data import dataset_ops as _ds
 from tensorweave.data.dataset_ops import DatasetFunction, DatasetValue
 
@@ -84,10 +83,11 @@ class _ParallelMap(DatasetValue):
 
 
 _ds.dataset_op("ParallelMapDataset", ["input_dataset: variant",
-                                      "num_parallel_calls: int64"], {"f": ""})
+                                      "num_parallel_calls: int64"], {"f": ""},
+               functions=True)
 
 
-@kernel("ParallelMapDataset")
+@_ds.function_kernel("ParallelMapDataset")
 def _parallel_map_kernel(ctx, d, num_parallel_calls):
     import numpy as np
     calls = int(np.asarray(num_parallel_calls))

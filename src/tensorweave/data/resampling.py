@@ -20,14 +20,13 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.op_builder import convert_to_tensor
-from tensorweave.framework.registry import kernel
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.data import dataset_ops as _ds
 from tensorweave.data.dataset_ops import Dataset, DatasetValue
 
 _ds.dataset_op("RejectionResampleDataset",
                ["input_dataset: variant", "target_dist: float64", "initial_dist: float64",
-                "seed: int64", "seed2: int64"], {"f": ""})
+                "seed: int64", "seed2: int64"], {"f": ""}, functions=True)
 
 
 class _Resampled(DatasetValue):
@@ -72,7 +71,7 @@ def _distribution(ctx, value, what: str) -> np.ndarray:
     return p / p.sum()
 
 
-@kernel("RejectionResampleDataset")
+@_ds.function_kernel("RejectionResampleDataset")
 def _rejection_resample_kernel(ctx, d, target, initial, seed, seed2):
     target = _distribution(ctx, target, "target_dist")
     initial = None if np.size(initial) == 0 else _distribution(ctx, initial, "initial_dist")

@@ -18,10 +18,11 @@ from tensorweave.data.dataset_ops import Dataset, DatasetFunction, DatasetValue
 
 _ds.dataset_op("ShardDataset", ["input_dataset: variant", "num_shards: int64",
                                 "index: int64"])
-register_op("ReduceDataset", inputs=["input_dataset: variant", "initial_state: Tstate"],
+register_op("ReduceDataset", inputs=["input_dataset: variant", "initial_state: Tstate",
+                                     "captured: Tcaptured"],
             outputs=["components: output_types"],
             attrs={"f": "", "Tstate": TypeListAttr(), "output_types": TypeListAttr(),
-                   "output_shapes": []},
+                   "output_shapes": [], "Tcaptured": TypeListAttr()},
             shape=lambda op: list(op._get_attr("output_shapes")), stateful=True)
 not_differentiable("ReduceDataset")
 
@@ -45,9 +46,10 @@ def reduce(ds: Dataset, initial_state, reduce_func: Callable):
                         "state. Expected %s; got %s." % (types, [t.dtype for t in fn.outputs]))
     out_shapes = [s.most_specific_compatible_shape(t.shape) for s, t in zip(shapes,
                                                                              fn.outputs)]
-    op = apply_op("ReduceDataset", [ds._variant, state], {
-        "f": _ds.register_function(fn), "Tstate": types, "output_types": types,
-        "output_shapes": out_shapes}, name="ReduceDataset")
+    attrs = {"f": _ds.register_function(fn), "Tstate": types, "output_types": types,
+             "output_shapes": out_shapes}
+    op = apply_op("ReduceDataset", [ds._variant, state, _ds.captured_inputs(attrs)], attrs,
+                  name="ReduceDataset")
     return _ds.pack_element(structure, list(op.outputs))
 
 
@@ -81,10 +83,12 @@ def _shard_kernel(ctx, d, num_shards, index):
 
 
 @kernel("ReduceDataset")
-def _reduce_kernel(ctx, d, *state):
+def _reduce_kernel(ctx, d, *rest):
     fn = _ds.function_of(ctx, ctx.attrs["f"])
-    state = list(state)
+    n = len(ctx.attrs["Tstate"])
+    state, captured = list(rest[:n]), rest[n:]
+    feed = {**(d.feed or {}), **_ds.captured_feed(ctx, captured)}
     ctx = _ds.PipelineContext(ctx)
     for e in d.elements(ctx):
-        state = fn.run(ctx, state + list(e), d.feed)
+        state = fn.run(ctx, state + list(e), feed)
     return state

@@ -83,16 +83,38 @@ def _contains_tensor(v) -> bool:
 
 
 def _pack_nested(value, dtype, name):
+    """A nested list holding tensors, stacked (TF's autopacking): of `dtype`, else of the
+    first tensor's dtype; a tensor of another dtype, or a Python value that does not
+    convert to it, is a TypeError (no implicit cast)."""
     from tensorweave.ops.array import array_ops
-    items = [(_pack_nested(v, dtype, None) if isinstance(v, (list, tuple)) else
-              convert_to_tensor(v, dtype=dtype)) for v in value]
-    dt = dtype
-    if dt is None:
-        for t in items:
-            dt = t.dtype if dt is None or t.dtype.is_floating else dt
-        from tensorweave.ops.math import math_ops
-        items = [t if t.dtype is dt else math_ops.cast(t, dt) for t in items]
+    if dtype is None:
+        dtype = _first_tensor_dtype(value)
+    dtype = _dt.as_dtype(dtype).base_dtype
+    items = []
+    for v in value:
+        if isinstance(v, (list, tuple)):
+            items.append(_pack_nested(v, dtype, None) if _contains_tensor(v) else
+                         convert_to_tensor(v, dtype=dtype))
+        elif _contains_tensor(v):
+            t = convert_to_tensor(v)
+            if t.dtype.base_dtype != dtype:
+                raise TypeError("Cannot convert a list containing a tensor of dtype %s to "
+                                "%s (Tensor is: %r)" % (t.dtype, dtype, t))
+            items.append(t)
+        else:
+            items.append(convert_to_tensor(v, dtype=dtype))
     return array_ops.stack(items, name=name or "packed")
+
+
+def _first_tensor_dtype(value):
+    """The dtype of the first tensor in the nested list `value`, depth first."""
+    for v in value:
+        if isinstance(v, (list, tuple)):
+            if _contains_tensor(v):
+                return _first_tensor_dtype(v)
+        elif _contains_tensor(v):
+            return convert_to_tensor(v).dtype.base_dtype
+    return None
 
 
 def _dtype_hint(value):
