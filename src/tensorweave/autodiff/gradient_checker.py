@@ -78,7 +78,8 @@ def compute_gradient(x, x_shape, y, y_shape, x_init_value=None, delta: float = 1
     """Computes the theoretical and numeric Jacobian of `y` with respect to `x`.
 
     Args:
-      x: a Tensor or list of Tensors (fed during the check).
+      x: a Tensor or list of Tensors (each fed during its own check, the others left
+        at their graph values, as TF; placeholders among them are fed theirs).
       x_shape: the shape of x (a list of shapes when x is a list).
       y: a Tensor.
       y_shape: the shape of y.
@@ -109,7 +110,11 @@ def compute_gradient(x, x_shape, y, y_shape, x_init_value=None, delta: float = 1
             values.append(np.asarray(init, dtype=xi.dtype.as_numpy_dtype).reshape(shape))
         results = []
         for i, (xi, shape) in enumerate(zip(xs, shapes)):
-            others = {xs[j]: values[j] for j in range(len(xs)) if j != i}
+            # as TF, each x is checked with only itself fed (the others keep their graph
+            # values); a placeholder among the others, which TF could not run, gets its
+            # value
+            others = {xs[j]: values[j] for j in range(len(xs))
+                      if j != i and xs[j].op.type in ("Placeholder", "PlaceholderV2")}
             results.append(_jacobians(sess, xi, shape, y, y_shape, values[i], delta,
                                       {**feed, **others}))
     finally:

@@ -182,12 +182,20 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients",
 
     Raises:
       LookupError: an op on the path has no registered gradient.
-      ValueError: `grad_ys` does not match `ys`, or arguments are malformed.
+      ValueError: `grad_ys` does not match `ys`, ys and xs of different graphs, an
+        unknown aggregation_method, or arguments are malformed.
     """
+    if aggregation_method not in (None, AggregationMethod.ADD_N,
+                                  AggregationMethod.EXPERIMENTAL_TREE,
+                                  AggregationMethod.EXPERIMENTAL_ACCUMULATE_N):
+        raise ValueError("Invalid aggregation_method specified %s." % aggregation_method)
     ys, xs_t, grad_ys, stop_ops = _arguments(ys, xs, grad_ys, stop_gradients)
     unconnected = UnconnectedGradients(getattr(unconnected_gradients, "value",
                                                unconnected_gradients))
     graph = _graph_of(ys + xs_t) or get_default_graph()
+    for t in ys + xs_t:
+        if t.graph is not graph:
+            raise ValueError("%s must be from the same graph as %s." % (t, (ys + xs_t)[0]))
     from tensorweave.framework import graph as _graph_mod
     with graph.as_default():
         with _graph_mod.name_scope(name, "gradients", ys + xs_t) as scope:

@@ -59,9 +59,24 @@ class IndexedSlices:
     def _fetch_rebuild(vals):
         return IndexedSlicesValue(vals[0], vals[1], vals[2] if len(vals) > 2 else None)
 
+    def _feed_components(self):
+        return [self._values, self._indices] + (
+            [self._dense_shape] if self._dense_shape is not None else [])
+
+    def _split_feed(self, value):
+        # as TF: the parts are paired with (values, indices[, dense_shape]) in order
+        if isinstance(value, IndexedSlicesValue):
+            value = (value.values, value.indices, value.dense_shape)
+        if isinstance(value, (tuple, list)):
+            return list(value)
+        raise TypeError("The value of a feed for an IndexedSlices must be a "
+                        "tf.IndexedSlicesValue or a (values, indices, dense_shape) tuple, "
+                        "got %r" % (value,))
+
     def __neg__(self):
-        from tensorweave.ops.math import math_ops
-        return IndexedSlices(math_ops.negative(self._values), self._indices, self._dense_shape)
+        from tensorweave.ops.math import math_unary
+        return IndexedSlices(math_unary.negative(self._values), self._indices,
+                             self._dense_shape)
 
     def __repr__(self):
         return "IndexedSlices(indices=%s, values=%s%s)" % (

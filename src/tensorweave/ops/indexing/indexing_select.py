@@ -206,8 +206,10 @@ def boolean_mask(tensor, mask, name: str = "boolean_mask", axis=None) -> Tensor:
         if axis_value is not None:
             axis = int(axis_value)
             static[axis:axis + ndims_mask].assert_is_compatible_with(shape_mask)
+        # a reshape even for a vector mask, as TF: the gradient (through the reshape) is
+        # then dense, which optimizers with slots (momentum) update differently
+        tensor = _merge_mask_dims(tensor, axis, axis_value, ndims_mask)
         if ndims_mask > 1:
-            tensor = _merge_mask_dims(tensor, axis, axis_value, ndims_mask)
             from tensorweave.ops.array import array_ops
             mask = array_ops.reshape(mask, [-1])
         coords = _where_coordinates(mask, None)

@@ -17,6 +17,7 @@ from tensorweave.framework import errors
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export  # noqa: F401
 from tensorweave.framework.graph import Tensor
+from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_differentiable, \
     register_op
@@ -149,7 +150,12 @@ def _grad_add(op, grad):
 
 def _grad_sub(op, grad):
     gx, gy = unbroadcast(grad, op.inputs[0], op.inputs[1])
-    return [gx, math_unary.negative(gy)]
+    return [gx, _negated(gy)]
+
+
+def _negated(grad):
+    """-grad, an IndexedSlices kept sparse (a sparse update stays sparse, as TF's)."""
+    return -grad if isinstance(grad, IndexedSlices) else math_unary.negative(grad)
 
 
 def _grad_mul(op, grad):

@@ -17,6 +17,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.api_export import tf_export  # noqa: F401
 from tensorweave.framework.graph import Tensor
+from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_differentiable, \
     register_op
@@ -138,7 +139,7 @@ def _mb():
 
 
 def _grad_neg(op, grad):
-    return negative(grad)
+    return -grad if isinstance(grad, IndexedSlices) else negative(grad)
 
 
 def _grad_abs(op, grad):
@@ -376,16 +377,22 @@ def _sigmoid_grad(y, dy):
     return dy * (y * (1 - y))
 
 
+def _zero_where_dy_is_zero(z, dy):
+    """As TF's kernels: no gradient in, none out, even where the local derivative is
+    inf or NaN (sqrt at 0 masked by tf.where, say)."""
+    return np.where(dy == 0, np.zeros((), z.dtype), z)
+
+
 def _sqrt_grad(y, dy):
-    return dy * (0.5 / y)
+    return _zero_where_dy_is_zero(dy * (0.5 / y), dy)
 
 
 def _rsqrt_grad(y, dy):
-    return dy * (-0.5 * (y * y * y))
+    return _zero_where_dy_is_zero(dy * (-0.5 * (y * y * y)), dy)
 
 
 def _reciprocal_grad(y, dy):
-    return -dy * (y * y)
+    return _zero_where_dy_is_zero(-dy * (y * y), dy)
 
 
 def _tanh_grad_grad(op, grad):

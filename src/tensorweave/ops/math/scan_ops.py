@@ -253,15 +253,16 @@ def _cumsum_grad(op, grad):
 
 @gradient("Cumprod")
 def _cumprod_grad(op, grad):
-    # TF's rule: d/dx_i of prod_j<=i x_j is (prod_j<=i x_j) / x_i (inputs must be nonzero);
-    # conjugated for complex inputs, as every complex gradient (TF forgets it here)
+    # TF's rule: d/dx_i of prod_j<=i x_j is (prod_j<=i x_j) / x_i, 0 where x_i is 0
+    # (div_no_nan, as TF: wrong there, but finite); conjugated for complex inputs, as
+    # every complex gradient (TF forgets it here)
     from tensorweave.ops.math import math_binary, math_unary
     x, axis = op.inputs[0], op.inputs[1]
     exclusive, reverse = op._get_attr("exclusive"), op._get_attr("reverse")
     prod = math_unary._conj(op.outputs[0])
     out = cumsum(math_binary.multiply(prod, grad), axis, exclusive=exclusive,
                  reverse=not reverse)
-    return [math_binary.divide(out, math_unary._conj(x)), None]
+    return [math_binary.div_no_nan(out, math_unary._conj(x)), None]
 
 
 @tf_export("math.cumulative_logsumexp")

@@ -29,14 +29,19 @@ _INDEX_TYPES = (_dt.int32, _dt.int64)
 
 
 # --- the shared reduction ----------------------------------------------------------------
-def _segment_reduce(kind: str, ids: np.ndarray, rows: np.ndarray, num: int) -> np.ndarray:
+def _segment_reduce(kind: str, ids: np.ndarray, rows: np.ndarray, num: int,
+                    infinite_start: bool = False) -> np.ndarray:
     """Combines rows[i] into out[ids[i]] for ids in [0, num).
 
     Args:
       kind: "sum", "prod", "max" or "min"; empty segments hold 0, 1, the lowest or the
-        highest value of the dtype.
+        highest value of the dtype. Max and min skip NaN (TF's max(a, b) is
+        `a < b ? b : a`), so a segment of NaN holds its start.
       ids: 1-D integer ids, all in [0, num).
       rows: [len(ids), ...] data.
+      infinite_start: float max and min start from -inf and inf (TF's sorted
+        reductions, an Eigen reduction) rather than the dtype's extremes (its unsorted
+        ones).
 
     Returns:
       [num] + rows.shape[1:] array of rows.dtype.
@@ -63,8 +68,11 @@ def _segment_reduce(kind: str, ids: np.ndarray, rows: np.ndarray, num: int) -> n
         # ml_dtypes.finfo knows bfloat16 (np.finfo does not) and the NumPy floats alike
         info = ml_dtypes.finfo(dtype) if dtype.kind == "f" or dtype.name == "bfloat16" \
             else np.iinfo(dtype)
-        out = np.full(size, info.min if kind == "max" else info.max, dtype=dtype)
-        (np.maximum if kind == "max" else np.minimum).at(out, flat_ids, values)
+        start = info.min if kind == "max" else info.max
+        if infinite_start and dtype.kind == "f":
+            start = -np.inf if kind == "max" else np.inf
+        out = np.full(size, start, dtype=dtype)
+        (np.fmax if kind == "max" else np.fmin).at(out, flat_ids, values)
     return out.reshape((num,) + inner)
 
 
@@ -104,7 +112,7 @@ def _register_segment(op_type: str, kind: str, types) -> None:
             out = _segment_reduce("sum", ids, data, num)
             counts = np.bincount(ids, minlength=num).reshape((num,) + (1,) * (data.ndim - 1))
             return _divide_by_counts(out, counts)
-        out = _segment_reduce(kind, ids, data, num)
+        out = _segment_reduce(kind, ids, data, num, infinite_start=True)
         if kind in ("max", "min") and num:
             empty = np.bincount(ids, minlength=num) == 0
             if empty.any():
