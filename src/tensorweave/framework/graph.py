@@ -467,6 +467,8 @@ class Graph:
             self._check_name(name)
         else:
             name = self.unique_name(name)
+        if not _VALID_NAME.match(name):
+            raise ValueError("'%s' is not a valid node name" % name)
         control_inputs = self._current_control_inputs(inputs) if self._control_stack else ()
         op = Operation(self, op_type, name, inputs, output_dtypes, attrs, op_def,
                        control_inputs, "", location)
@@ -779,8 +781,8 @@ class Graph:
                 if not allow_tensor:
                     raise ValueError("Name '%s' appears to refer to a Tensor, not a Operation."
                                      % obj)
-                op_name, idx = obj.rsplit(":", 1)
                 try:
+                    op_name, idx = obj.split(":")
                     idx = int(idx)
                 except ValueError:
                     raise ValueError("The name '%s' looks a like a Tensor name, but is not a "
@@ -800,7 +802,8 @@ class Graph:
                     raise ValueError("The name '%s' refers to an Operation, not a Tensor. "
                                      "Tensor names must be of the form \"<op_name>:<output_"
                                      "index>\"." % obj)
-                raise KeyError("The name '%s' refers to a Tensor which does not exist." % obj)
+                raise ValueError("The name '%s' looks like an (invalid) Operation name, not "
+                                 "a Tensor." % obj)
             op = self._ops_by_name.get(obj)
             if op is None:
                 raise KeyError("The name '%s' refers to an Operation not in the graph." % obj)
@@ -815,6 +818,8 @@ class Graph:
 
     # --- collections --------------------------------------------------------------------
     def add_to_collection(self, name: str, value) -> None:
+        if self._finalized:
+            raise RuntimeError("Graph is finalized and cannot be modified.")
         self._collections.setdefault(name, []).append(value)
 
     def add_to_collections(self, names, value) -> None:

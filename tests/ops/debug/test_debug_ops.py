@@ -174,9 +174,13 @@ def test_assert_in_control_dependencies(sess):
         sess.run(y, {p: [1.0]})
 
 
-def test_assert_condition_must_be_scalar(graph):
-    with pytest.raises(ValueError, match="Shape must be rank 0 but is rank 1"):
-        tf.Assert(tf.constant([True, False]), ["x"])
+def test_assert_condition_must_be_a_bool_scalar(sess):
+    # TF checks the rank in the kernel (run time) and the dtype at build time
+    op = tf.Assert(tf.constant([True, True]), ["x"])
+    with pytest.raises(IAE, match=r"In\[0\] should be a scalar"):
+        sess.run(op)
+    with pytest.raises(TypeError, match="expected type of bool"):
+        tf.Assert(tf.constant(1), ["x"])
 
 
 # --- binary asserts ---------------------------------------------------------------------

@@ -442,16 +442,9 @@ def verify_tensor_all_finite(t=None, msg: Optional[str] = None, name: Optional[s
 
 
 # --- Assert ------------------------------------------------------------------------------
-def _rank0_condition_shape(op):
-    s = op.inputs[0].shape
-    if s.ndims is not None and s.ndims != 0:
-        raise ValueError("Shape must be rank 0 but is rank %d" % s.ndims)
-    return []
-
-
+# no shape check: a condition that is not a scalar fails at run time, as TF's kernel
 register_op("Assert", inputs=["condition: bool", "data: T"],
-            attrs={"T": TypeListAttr(), "summarize": 3},
-            shape=_rank0_condition_shape, stateful=True)
+            attrs={"T": TypeListAttr(), "summarize": 3}, shape=lambda op: [], stateful=True)
 
 
 def assertion_failed(data, summarize: int) -> errors.InvalidArgumentError:
@@ -489,12 +482,16 @@ def Assert(condition, data, summarize: Optional[int] = None,
       The Assert Operation; use it in `tf.control_dependencies`.
 
     Raises:
-      ValueError: `condition` is statically not a scalar.
-      InvalidArgumentError: at run time, "assertion failed: [data...]".
+      TypeError: `condition` is not a bool tensor.
+      InvalidArgumentError: at run time, "assertion failed: [data...]", or a condition
+        that is not a scalar (as TF, not checked at build time).
     """
     with name_scope(name, "Assert", [condition, data]):
         xs = [convert_to_tensor(d, name="data_%d" % i) for i, d in enumerate(data)]
-        condition = convert_to_tensor(condition, dtype=_dt.bool, name="Condition")
+        condition = convert_to_tensor(condition, name="Condition")
+        if condition.dtype.base_dtype != _dt.bool:
+            raise TypeError("Input 'condition' of 'Assert' Op has type %s that does not "
+                            "match expected type of bool." % condition.dtype.name)
         return apply_op("Assert", [condition, xs],
                         {"summarize": 3 if summarize is None else int(summarize)},
                         name="Assert")

@@ -234,11 +234,12 @@ def _resolve(axis, reduction_indices, keepdims, keep_dims):
 
 
 def _axis_tensor(x: Tensor, axis):
-    """The reduction_indices input: all axes when `axis` is None."""
+    """The reduction_indices input: all axes when `axis` is None (a "Const" of the
+    current scope, not of the op's, as TF names it)."""
     if axis is None:
         rank = x.shape.ndims
         if rank is not None:
-            return np.arange(rank, dtype=np.int32)
+            return convert_to_tensor(np.arange(rank, dtype=np.int32), name="Const")
         from tensorweave.ops.array import array_ops
         from tensorweave.ops.math import math_ops
         return math_ops.range(0, array_ops.rank(x))

@@ -65,11 +65,10 @@ def _scatter(fn_name, builder):
     def scatter(ref, indices, updates, use_locking: bool = True,
                 name: Optional[str] = None):
         v = _variable(ref, fn_name)
-        updates = convert_to_tensor(updates, dtype=v.dtype)
         # TF1's op name: "ScatterUpdate", ... (the new value carries it, see _updated)
         tf1_name = "".join(part.capitalize() for part in fn_name.split("_"))
-        return v._updated(lambda n: builder(v.handle, indices, updates, name=n), tf1_name,
-                          name, True)
+        return v._updated(lambda u, n: builder(v.handle, indices, u, name=n), tf1_name,
+                          name, True, updates)
     scatter.__name__ = fn_name
     scatter.__qualname__ = fn_name
     return scatter

@@ -445,30 +445,44 @@ class Variable(metaclass=_VariableMeta):
         self._update_reads.add(read.op.name)
         return read
 
-    def _updated(self, build, tf1_name: str, name: Optional[str], read_value: bool):
-        """The result of an update `build(name)` makes: the new value (a read after it)
-        or, without `read_value`, the update op.
+    def _updated(self, build, tf1_name: str, name: Optional[str], read_value: bool,
+                 value=None, check=None):
+        """The result of an update `build(value_tensor, name)` makes: the new value (a read
+        after it) or, without `read_value`, the update op. `value` is converted to the
+        variable's dtype (and given to `check`, which raises for a bad shape).
 
-        For a TF1 reference variable the new value carries the name TF1's update op
-        has ("Assign", "AssignAdd", ... or `name`), so "myassign:0" is the value as in
-        TF1, and the resource update is "<that>/update" (the names
-        `ref_variables.to_resource_variables` gives imported updates)."""
-        if not (read_value and self._feeds_reads):
-            op = build(name)
+        For a TF1 reference variable names follow TF1's: the value is converted in the
+        update's scope ("Assign/value", or `name`/value), and the new value carries the
+        name TF1's update op has ("Assign", "AssignAdd", ... or `name`), so "myassign:0"
+        is the value as in TF1 while the resource update is "<that>/update" (the names
+        `ref_variables.to_resource_variables` gives imported updates); without
+        `read_value` the update op itself has that name."""
+        if not self._feeds_reads:
+            value = None if value is None else convert_to_tensor(value, dtype=self._dtype)
+            if check is not None:
+                check(value)
+            op = build(value, name)
             return self._lazy_read(op) if read_value else op
         with _graph.name_scope(name or tf1_name) as scope:
-            op = build("update")
+            if value is not None:
+                value = convert_to_tensor(value, dtype=self._dtype, name="value")
+            if check is not None:
+                check(value)
+            if not read_value:
+                return build(value, scope)
+            op = build(value, "update")
         return self._lazy_read(op, name=scope)
 
     def _assign(self, value, validate_shape: bool, name, read_value: bool):
-        value_tensor = convert_to_tensor(value, dtype=self._dtype)
-        if validate_shape and not self._shape.is_compatible_with(value_tensor.shape):
-            raise ValueError("Cannot assign value to variable ' %s': Shape mismatch.The "
-                             "variable shape %s, and the assigned value shape %s are "
-                             "incompatible." % (self.name, self._shape, value_tensor.shape))
-        return self._updated(lambda n: rv.assign_variable_op(
-            self._handle, value_tensor, validate_shape=validate_shape, name=n),
-            "Assign", name, read_value)
+        def check(value_tensor):
+            if validate_shape and not self._shape.is_compatible_with(value_tensor.shape):
+                raise ValueError("Cannot assign value to variable ' %s': Shape mismatch.The "
+                                 "variable shape %s, and the assigned value shape %s are "
+                                 "incompatible." % (self.name, self._shape,
+                                                    value_tensor.shape))
+        return self._updated(lambda v, n: rv.assign_variable_op(
+            self._handle, v, validate_shape=validate_shape, name=n),
+            "Assign", name, read_value, value, check)
 
     def assign(self, value, use_locking=None, name: Optional[str] = None,
                read_value: bool = True):
@@ -487,12 +501,12 @@ class Variable(metaclass=_VariableMeta):
         return self._assign(value, True, name, read_value)
 
     def _update(self, builder, delta, name, read_value, tf1_name: str):
-        delta = convert_to_tensor(delta, dtype=self._dtype)
-        if not self._shape.is_compatible_with(delta.shape):
-            raise ValueError("Cannot update variable '%s' of shape %s with a value of shape %s"
-                             % (self.name, self._shape, delta.shape))
-        return self._updated(lambda n: builder(self._handle, delta, name=n), tf1_name, name,
-                             read_value)
+        def check(delta):
+            if not self._shape.is_compatible_with(delta.shape):
+                raise ValueError("Cannot update variable '%s' of shape %s with a value of "
+                                 "shape %s" % (self.name, self._shape, delta.shape))
+        return self._updated(lambda d, n: builder(self._handle, d, name=n), tf1_name, name,
+                             read_value, delta, check)
 
     def assign_add(self, delta, use_locking=None, name: Optional[str] = None,
                    read_value: bool = True):
@@ -507,9 +521,9 @@ class Variable(metaclass=_VariableMeta):
     def _scatter(self, builder, sparse_delta, name, tf1_name: str):
         if not isinstance(sparse_delta, IndexedSlices):
             raise TypeError("sparse_delta is not IndexedSlices: %s" % (sparse_delta,))
-        values = convert_to_tensor(sparse_delta.values, dtype=self._dtype)
-        return self._updated(lambda n: builder(self._handle, sparse_delta.indices, values,
-                                               name=n), tf1_name, name, True)
+        return self._updated(lambda v, n: builder(self._handle, sparse_delta.indices, v,
+                                                  name=n), tf1_name, name, True,
+                             sparse_delta.values)
 
     def scatter_update(self, sparse_delta, use_locking: bool = False,
                        name: Optional[str] = None) -> Tensor:
