@@ -427,6 +427,37 @@ def test_convert_variables_to_constants_resource_variables(caplog):
     assert partly_ops["W"] == "Const" and partly_ops["b"] == "VarHandleOp"
 
 
+def test_freeze_a_variable_used_through_cond_while_loop_and_gather():
+    # the handle passes through Switch/Merge, Enter/Exit/NextIteration and Identity, and
+    # ResourceGather reads it: frozen, these carry (and gather) the value, as TF's
+    with tf.Graph().as_default():
+        p = tf.placeholder(tf.bool, [], name="p")
+        w = tf.get_variable("w", initializer=np.arange(4.0, dtype=np.float32))
+        tf.identity(tf.cond(p, lambda: w * 2, lambda: tf.identity(w)), name="y")
+        tf.identity(tf.gather(w, [1, 3]), name="g")
+        tf.identity(tf.nn.embedding_lookup(w, [2]), name="e")
+        _, total = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a + w),
+                                 [0, tf.zeros([4])])
+        tf.identity(total, name="l")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            frozen = tf.graph_util.convert_variables_to_constants(
+                sess, sess.graph_def, ["y", "g", "e", "l"])
+    ops = {n.op for n in frozen.node}
+    assert "VarHandleOp" not in ops and "ResourceGather" not in ops and "GatherV2" in ops
+    assert all(n.attr["T"].type != tf.resource.as_datatype_enum for n in frozen.node
+               if "T" in n.attr)
+    with tf.Graph().as_default():
+        tf.import_graph_def(frozen, name="")
+        with tf.Session() as sess:
+            y, g, e, total = sess.run(["y:0", "g:0", "e:0", "l:0"], {"p:0": True})
+            np.testing.assert_array_equal(y, [0, 2, 4, 6])
+            np.testing.assert_array_equal(g, [1, 3])
+            np.testing.assert_array_equal(e, [2])
+            np.testing.assert_array_equal(total, [0, 3, 6, 9])
+            np.testing.assert_array_equal(sess.run("y:0", {"p:0": False}), [0, 1, 2, 3])
+
+
 def test_freeze_a_tf_written_meta_graph(expected):
     with tf.Graph().as_default():
         tf.train.import_meta_graph(os.path.join(FIXTURES, "linear_resource.meta"))

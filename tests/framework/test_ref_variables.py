@@ -111,10 +111,14 @@ def test_uses_without_a_resource_form_raise():
         with pytest.raises(ValueError, match="'sgd'.*ApplyAdadelta needs "
                                              "ResourceApplyAdadelta"):
             tf.import_graph_def(gd)
+    # a variable's reference through control flow imports (test_ref_variable_control_
+    # flow.py); an update's output reference does not
     gd = graph_pb2.GraphDef()
-    _node(gd, "v", "VariableV2", dtype=types_pb2.DT_FLOAT, shape=[])
-    _node(gd, "p", "Const", dtype=types_pb2.DT_BOOL)
-    _node(gd, "sw", "RefSwitch", ["v", "p"], T=types_pb2.DT_FLOAT)
+    _node(gd, "v", "VariableV2", dtype=types_pb2.DT_FLOAT, shape=[1])
+    _node(gd, "c", "Const", dtype=types_pb2.DT_FLOAT, value=np.ones(1, np.float32))
+    _node(gd, "a", "Assign", ["v", "c"], T=types_pb2.DT_FLOAT)
+    _node(gd, "p", "Placeholder", dtype=types_pb2.DT_BOOL)
+    _node(gd, "sw", "RefSwitch", ["a", "p"], T=types_pb2.DT_FLOAT)
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match="'sw' \\(op RefSwitch\\).*control flow"):
             tf.import_graph_def(gd)

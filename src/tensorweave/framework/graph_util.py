@@ -227,6 +227,12 @@ def convert_variables_to_constants(sess, input_graph_def, output_node_names: Lis
         else:
             fetches[n.name] = n.name + ":0"
     values = sess.run(fetches) if fetches else {}
+    dtypes = {name: (_dt.string if np.asarray(v).dtype == object else
+                     _dt.as_dtype(np.asarray(v).dtype)).as_datatype_enum
+              for name, v in values.items()}
+    # the ops a frozen variable's handle passes through (cond, while_loop, identity)
+    # carry its value instead
+    carried = _handle_carriers(graph_def, {n: dtypes[n] for n in resources})
     out = type(graph_def)()
     out.versions.CopyFrom(graph_def.versions)
     out.library.CopyFrom(graph_def.library)
@@ -240,14 +246,20 @@ def convert_variables_to_constants(sess, input_graph_def, output_node_names: Lis
             _gp.array_to_tensor_proto(value, new.attr["value"].tensor)
             if n.device:
                 new.device = n.device
-        elif n.op == "ReadVariableOp" and _node_name(n.input[0]) in names:
+        elif n.op == "ReadVariableOp" and _node_name(n.input[0]) in (names | set(carried)):
             new.name, new.op = n.name, "Identity"
             new.input.extend(n.input)
             new.attr["T"].type = n.attr["dtype"].type
             if n.device:
                 new.device = n.device
+        elif n.name in carried:
+            new.CopyFrom(n)
+            new.attr["T"].type = carried[n.name]
+        elif n.op == "ResourceGather" and _node_name(n.input[0]) in (resources |
+                                                                    set(carried)):
+            _gather_of_value(n, new, out)
         else:
-            direct = [s for s in n.input if _node_name(s) in resources]
+            direct = [s for s in n.input if _node_name(s) in resources | set(carried)]
             if direct:
                 raise ValueError("Cannot freeze: node '%s' (op %s) uses the resource "
                                  "variable '%s' directly; only ReadVariableOp reads are "
@@ -256,6 +268,50 @@ def convert_variables_to_constants(sess, input_graph_def, output_node_names: Lis
     _log.info("Froze %d variables.", len(chosen))
     _log.info("Converted %d variables to const ops.", len(chosen))
     return out
+
+
+_HANDLE_CARRIERS = ("Identity", "Switch", "Merge", "Enter", "Exit", "NextIteration")
+
+
+def _handle_carriers(graph_def, handles: dict) -> dict:
+    """{node name: value dtype} of the pass-through nodes (Identity, the Switch/Merge of
+    a cond, the Enter/Exit/NextIteration of a while loop) a frozen resource variable's
+    handle reaches from `handles` ({variable node: dtype}); a loop's back edge makes
+    this a fixed point."""
+    carried = dict(handles)
+    changed = True
+    while changed:
+        changed = False
+        for n in graph_def.node:
+            if n.op in _HANDLE_CARRIERS and n.name not in carried and \
+                    n.attr["T"].type == _dt.resource.as_datatype_enum:
+                hit = [carried[_node_name(i)] for i in n.input
+                       if not i.startswith("^") and _node_name(i) in carried]
+                if hit:
+                    carried[n.name] = hit[0]
+                    changed = True
+    for name in handles:
+        del carried[name]
+    return carried
+
+
+def _gather_of_value(node, new, out) -> None:
+    """`new` (in `out`): the GatherV2 of a frozen variable's value that the
+    ResourceGather `node` was, with its axis (the batch dimensions, as TF's freezing
+    writes it) a Const `<name>/axis`."""
+    batch_dims = node.attr["batch_dims"].i if "batch_dims" in node.attr else 0
+    axis = out.node.add()
+    axis.name, axis.op = node.name + "/axis", "Const"
+    axis.attr["dtype"].type = _dt.int32.as_datatype_enum
+    _gp.array_to_tensor_proto(np.asarray(batch_dims, np.int32), axis.attr["value"].tensor)
+    new.name, new.op = node.name, "GatherV2"
+    new.input.extend(list(node.input[:2]) + [axis.name] + list(node.input[2:]))
+    new.attr["Tparams"].type = node.attr["dtype"].type
+    new.attr["Tindices"].type = node.attr["Tindices"].type
+    new.attr["Taxis"].type = _dt.int32.as_datatype_enum
+    new.attr["batch_dims"].i = batch_dims
+    if node.device:
+        new.device = axis.device = node.device
 
 
 @tf_export("train.write_graph", "io.write_graph")

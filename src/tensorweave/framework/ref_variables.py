@@ -20,18 +20,27 @@ right things:
                                           that carries C's control inputs, so it reads
                                           when C would have read the reference
 
-What has no such form raises ValueError naming the node: a reference passed on through
-control flow (RefSwitch, RefEnter, ...), an update whose resource op tensorweave lacks,
+    RefSwitch / RefMerge / RefEnter /  -> Switch / Merge / Enter / ... of the handle
+    RefExit / RefNextIteration /          (T = resource): its outputs stand for W, and
+    RefIdentity of W                      their consumers are rewritten as W's (a
+                                          moving average updated in a cond branch, a
+                                          variable read or assigned in a while loop)
+
+What has no such form raises ValueError naming the node: a reference of an update's
+output passed on through control flow, an update whose resource op tensorweave lacks,
 or a node taking a reference from an update's output.
 """
 from __future__ import annotations
 
 from typing import List, Set
 
+from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import registry as _reg
 from tensorweave.framework import serialize as _ser
 
 REF_VARIABLE_OPS = frozenset(("VariableV2", "Variable"))
+_RESOURCE = _dt.resource
+_SWITCHES = ("Switch", "RefSwitch")
 # The attr of a VarHandleOp that stands for a TF1 reference variable (one imported from
 # a VariableV2, or made by tf.Variable / get_variable without use_resource): its output
 # is TF1's "W:0", the `float32_ref` tensor, whose fetch is the variable's value. Leading
@@ -42,8 +51,10 @@ _ASSIGNS = {"Assign": "AssignVariableOp", "AssignAdd": "AssignAddVariableOp",
             "AssignSub": "AssignSubVariableOp"}
 _SCATTERS = ("ScatterUpdate", "ScatterAdd", "ScatterSub", "ScatterMul", "ScatterDiv",
              "ScatterMin", "ScatterMax")
-_REF_FLOW = ("RefSwitch", "RefEnter", "RefExit", "RefMerge", "RefNextIteration",
-             "RefIdentity", "RefSelect")
+# reference control flow and the op each is for a resource handle
+_REF_FLOW = {"RefSwitch": "Switch", "RefEnter": "Enter", "RefExit": "Exit",
+             "RefMerge": "Merge", "RefNextIteration": "NextIteration",
+             "RefIdentity": "Identity"}
 
 
 def uses_ref_variables(graph_def: "_ser.GraphDef") -> bool:
@@ -100,16 +111,37 @@ def to_resource_variables(graph_def: "_ser.GraphDef") -> "_ser.GraphDef":
     Raises:
       ValueError: a use of a reference variable with no resource-variable form here.
     """
+    # node name -> the VariableV2 it stands for (itself, or the variable a reference
+    # control-flow node passes on)
     variables = {n.name: n for n in graph_def.node if n.op in REF_VARIABLE_OPS}
     if not variables:
         return graph_def
+    # TF's GraphDefs are not in order here (a cond's RefSwitch is made when its branch
+    # first uses the variable): the reference control flow to a fixed point first
+    changed = True
+    while changed:
+        changed = False
+        for nd in graph_def.node:
+            data = [s for s in nd.input if not s.startswith("^")]
+            if nd.op in _REF_FLOW and nd.name not in variables and data and \
+                    _split(data[0])[0] in variables:
+                variables[nd.name] = variables[_split(data[0])[0]]
+                changed = True
+    # Identity(W) nodes ("W/read") -> the variable input they read
+    read_aliases = {}
+    for nd in graph_def.node:
+        data = [s for s in nd.input if not s.startswith("^")]
+        if nd.op in ("Identity", "RefIdentity") and len(data) == 1 and \
+                _split(data[0])[0] in variables:
+            read_aliases[nd.name] = data[0]
+    ops_by_name = {nd.name: nd.op for nd in graph_def.node}
     names = _Names(graph_def.node)
     updates = set()  # names of rewritten updates: their output is a value now
     out: List[_ser.NodeDef] = []
 
-    def read(var: str, name: str, controls: List[str]) -> str:
-        v = variables[var]
-        out.append(_ser.NodeDef(names.fresh(name), "ReadVariableOp", [var] + controls,
+    def read(src: str, name: str, controls: List[str]) -> str:
+        v = variables[_split(src)[0]]
+        out.append(_ser.NodeDef(names.fresh(name), "ReadVariableOp", [src] + controls,
                                 v.device, {"dtype": v.attr["dtype"]}))
         return out[-1].name
 
@@ -132,13 +164,35 @@ def to_resource_variables(graph_def: "_ser.GraphDef") -> "_ser.GraphDef":
             attrs[REF_VARIABLE_ATTR] = True  # fetching "W:0" gives W's value, as in TF1
             out.append(_ser.NodeDef(nd.name, "VarHandleOp", controls, nd.device, attrs))
             continue
+        if nd.op in _REF_FLOW and nd.name not in variables:
+            raise ValueError("Cannot import node '%s' (op %s): a reference that is not a "
+                             "variable's passed through control flow has no tensorweave "
+                             "form" % (nd.name, nd.op))
         if not var_inputs:
+            alias_inputs = [i for i, s in enumerate(data) if _split(s)[0] in read_aliases]
+            if alias_inputs and controls:
+                # TF's "W/read" forwards W's buffer: a consumer ordered after an update
+                # (EMA's `control_dependencies([train_op])`) sees the updated value;
+                # here it reads W itself, when its control inputs and data are ready
+                inputs = list(data)
+                after = controls + ["^" + _split(s)[0] for i, s in enumerate(data)
+                                    if i not in alias_inputs and
+                                    ops_by_name.get(_split(s)[0]) not in _SWITCHES]
+                for i in alias_inputs:
+                    inputs[i] = read(read_aliases[_split(data[i])[0]],
+                                     "%s/read_%s" % (nd.name, i), after)
+                nd = _ser.NodeDef(nd.name, nd.op, inputs + controls, nd.device, nd.attr)
             out.append(nd)
             continue
-        if nd.op in _REF_FLOW:
-            raise ValueError("Cannot import node '%s' (op %s): reference variables passed "
-                             "through control flow have no tensorweave form" % (nd.name,
-                                                                                nd.op))
+        if nd.op in _REF_FLOW and 0 in var_inputs:
+            if nd.op == "RefMerge" and len(var_inputs) != len(data):
+                raise ValueError("Cannot import node '%s' (op RefMerge): it merges a "
+                                 "variable with another reference" % nd.name)
+            attrs = dict(nd.attr)
+            attrs["T"] = _RESOURCE
+            out.append(_ser.NodeDef(nd.name, _REF_FLOW[nd.op], data + controls, nd.device,
+                                    attrs))
+            continue
         if nd.op == "Identity" and len(data) == 1:
             out.append(_ser.NodeDef(nd.name, "ReadVariableOp", [data[0]] + controls,
                                     nd.device, {"dtype": nd.attr.get("T")}))
@@ -161,9 +215,9 @@ def to_resource_variables(graph_def: "_ser.GraphDef") -> "_ser.GraphDef":
                     if _split(s)[0] not in variables:
                         raise ValueError("Cannot import node '%s' (op %s): input %d must "
                                          "be a variable, got '%s'" % (nd.name, nd.op, i, s))
-                    inputs.append(_split(s)[0])
+                    inputs.append(s)
                 elif _split(s)[0] in variables:
-                    inputs.append(read(_split(s)[0], "%s/read_%s" % (nd.name, i), controls))
+                    inputs.append(read(s, "%s/read_%s" % (nd.name, i), controls))
                 else:
                     inputs.append(s)
             attrs = dict(nd.attr)
@@ -177,14 +231,14 @@ def to_resource_variables(graph_def: "_ser.GraphDef") -> "_ser.GraphDef":
                                   inputs + controls, nd.device, attrs)
             out.append(update)
             var = inputs[0]
-            v = variables[var]
+            v = variables[_split(var)[0]]
             out.append(_ser.NodeDef(nd.name, "ReadVariableOp", [var, "^" + update.name],
                                     v.device, {"dtype": v.attr["dtype"]}))
             updates.add(nd.name)
             continue
         inputs = list(data)
         for i in var_inputs:
-            inputs[i] = read(_split(data[i])[0], "%s/read_%s" % (nd.name, i), controls)
+            inputs[i] = read(data[i], "%s/read_%s" % (nd.name, i), controls)
         out.append(_ser.NodeDef(nd.name, nd.op, inputs + controls, nd.device, nd.attr))
     return _ser.GraphDef(out, graph_def.versions)
 

@@ -138,3 +138,36 @@ def test_gradients_through_a_tf_written_rnn_loop_with_tensor_arrays():
     assert got_loss == pytest.approx(float(expected["loss"]), rel=1e-6)
     np.testing.assert_allclose(tf_built, expected["grad"], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got, expected["grad"], rtol=1e-5, atol=1e-6)
+
+
+_COND_PASSING_AN_OUTSIDE_VALUE = """
+node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+node { name: "p" op: "Placeholder" attr { key: "dtype" value { type: DT_BOOL } } }
+node { name: "w" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {}
+                                            float_val: 3.0 } } } }
+node { name: "h" op: "Mul" input: "x" input: "w" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "cond/Switch" op: "Switch" input: "h" input: "p"
+       attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "cond/two" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {}
+                                            float_val: 2.0 } } } }
+node { name: "cond/mul" op: "Mul" input: "cond/Switch:1" input: "cond/two"
+       attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "cond/Merge" op: "Merge" input: "cond/Switch" input: "cond/mul"
+       attr { key: "T" value { type: DT_FLOAT } } attr { key: "N" value { i: 2 } } }
+"""
+
+
+def test_gradient_through_a_cond_whose_branch_returns_an_outside_value():
+    # TF's cond(p, lambda: h * 2, lambda: h): the false branch is the Switch's output
+    # itself, feeding the Merge directly
+    from google.protobuf import text_format
+    gd = text_format.Parse(_COND_PASSING_AN_OUTSIDE_VALUE, tf.GraphDef())
+    with tf.Graph().as_default() as g:
+        tf.import_graph_def(gd, name="")
+        grad = tf.gradients(g.get_tensor_by_name("cond/Merge:0"),
+                            g.get_tensor_by_name("x:0"))[0]
+        with tf.Session() as sess:
+            assert sess.run(grad, {"x:0": 1.0, "p:0": True}) == 6.0
+            assert sess.run(grad, {"x:0": 1.0, "p:0": False}) == 3.0

@@ -154,7 +154,14 @@ def _cond_predicate(merge: Operation) -> Optional[Tensor]:
     output 0 and its true input on output 1 (walking back over data and control edges
     to the nearest Switch that is not a loop's); None when the two disagree."""
     found = []
-    for want, start in ((0, merge._inputs[0]._op), (1, merge._inputs[1]._op)):
+    for want, edge in ((0, merge._inputs[0]), (1, merge._inputs[1])):
+        start = edge._op
+        if start._type in ("Switch", "RefSwitch") and \
+                start._inputs[1]._op._type != "LoopCond":
+            # a branch that returns an outside value unchanged: the Switch feeds the
+            # Merge directly
+            found.append(start._inputs[1] if edge._value_index == want else None)
+            continue
         seen, frontier, hit = set(), [start], None
         while frontier and hit is None:
             nxt = []
