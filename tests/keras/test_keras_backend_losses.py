@@ -217,3 +217,12 @@ def test_loss_classes_reduce_as_tf(sess):
     assert clone.get_config()["axis"] == 0
     with pytest.raises(ValueError, match="Invalid Reduction Key: mean"):
         L.MeanSquaredError(reduction="mean")
+
+
+def test_switch_with_a_vector_condition_broadcasts_over_the_last_axis(sess):
+    # Keras' tf.where is TF 2's: condition [c0, c1] picks per column, not per row
+    B = tf.keras.backend
+    then, other = np.array([[1.0, 2.0], [5.0, 6.0]]), np.array([[3.0, 4.0], [7.0, 8.0]])
+    got = sess.run(B.switch(tf.constant([True, False]), tf.constant(then),
+                            tf.constant(other)))
+    np.testing.assert_array_equal(got, np.where([True, False], then, other))

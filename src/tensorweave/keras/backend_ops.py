@@ -384,7 +384,7 @@ def softsign(x):
 @_export
 def switch(condition, then_expression, else_expression):
     """`tf.cond` on a scalar `condition` (values or zero-argument callables as branches);
-    `tf.where` on a tensor condition.
+    `tf.where_v2` (broadcasting) on a tensor condition.
 
     Raises:
       ValueError: `condition` has a higher rank than the branches.
@@ -412,7 +412,9 @@ def switch(condition, then_expression, else_expression):
         tile_shape = tf.where(expr_shape - cond_shape > 0, expr_shape,
                               tf.ones_like(expr_shape))
         condition = tf.tile(condition, tile_shape)
-    return tf.where(condition, then_expression, else_expression)
+    # Keras' tf.where is TF 2's (where_v2): a vector condition broadcasts against the
+    # last axis of the branches, not along the first as TF1's Select
+    return tf.where_v2(condition, then_expression, else_expression)
 
 
 @_export
