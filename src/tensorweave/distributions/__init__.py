@@ -5,6 +5,8 @@ TF1 programs) probability distributions, built on the ops.
   continuous.py    Normal, Laplace, Uniform, Gamma, Exponential, Beta, StudentT
   discrete.py      Bernoulli, Categorical
   multivariate.py  Dirichlet, Multinomial, DirichletMultinomial
+  special_math.py  ndtr, log_ndtr, log_cdf_laplace (accurate tails)
+  util.py          validate_args checks, logits / probs conversion
 
 Imported on first access of `tf.distributions` (tensorweave/__init__.py).
 """

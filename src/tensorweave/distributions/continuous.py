@@ -7,18 +7,26 @@ Gamma with concentration <= 1, the variance of a StudentT with df <= 1, ...) are
 run-time assertion with `allow_nan_stats=False`. Sampling is reparameterized (TF's
 FULLY_REPARAMETERIZED): Normal, Laplace, Uniform and StudentT's location-scale part by
 construction, Gamma and Beta through RandomGamma's implicit gradient.
+
+Parameters are converted each on its own and must share one floating dtype (ValueError
+otherwise, as TF's assert_same_float_dtype). With `validate_args=True` they sit behind
+TF's assertions (positive scales, rates, concentrations and df; low < high), and so do
+the values given to the methods where TF checks the support (Gamma's x > 0, Beta's
+0 < x < 1). Normal's and Laplace's log cdf and survival functions are computed without
+going through 1 - cdf, so they keep their digits in the tails (special_math.py).
 """
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.shapes import broadcast_shapes
+from tensorweave.distributions import special_math
 from tensorweave.distributions.distribution import FULLY_REPARAMETERIZED, \
     HALF_LOG_TWO_PI, Distribution, RegisterKL, nan_where, ops
+from tensorweave.distributions.util import with_dependencies
 
 
 class _Scalar(Distribution):
@@ -27,20 +35,39 @@ class _Scalar(Distribution):
 
     _params = ()
 
-    def _init(self, name: str, values: dict, dtype=None) -> None:
+    def _init(self, name: str, values: dict) -> None:
+        """Makes the parameter tensors `self._<param>` in the scope `name`, behind the
+        `_param_assertions` with `validate_args`, and initializes the Distribution.
+
+        Raises:
+          ValueError: the parameters' dtypes differ or are not floating.
+          InvalidArgumentError: `validate_args` and constant parameters that fail a check.
+        """
         t = ops()
+        validate_args = values.get("validate_args", False)
         with _graph.name_scope(name) as scope:
+            raw = {k: t.convert_to_tensor(values[k]) for k in self._params}
+            checks = self._param_assertions(raw) if validate_args else {}
             tensors = {}
             for k in self._params:
-                v = values[k]
-                tensors[k] = t.identity(t.convert_to_tensor(
-                    v, dtype=dtype or _first_dtype(values, self._params)), name=k)
-            for k, v in tensors.items():
-                setattr(self, "_" + k, v)
-        Distribution.__init__(self, tensors[self._params[0]].dtype, FULLY_REPARAMETERIZED,
-                              values.get("validate_args", False),
+                with t.control_dependencies(checks.get(k, [])):
+                    tensors[k] = t.identity(raw[k], name=k)
+                setattr(self, "_" + k, tensors[k])
+            dtype = t.debugging.assert_same_float_dtype(list(tensors.values()))
+        Distribution.__init__(self, dtype, FULLY_REPARAMETERIZED, validate_args,
                               values.get("allow_nan_stats", True), parameters=values,
                               graph_parents=list(tensors.values()), name=scope)
+
+    def _param_assertions(self, params: dict) -> dict:
+        """The checks of `validate_args` (assertion ops on the converted `params`), by the
+        name of the parameter they guard."""
+        return {}
+
+    @classmethod
+    def _param_shapes(cls, sample_shape) -> dict:
+        # every parameter has the samples' shape
+        shape = ops().convert_to_tensor(sample_shape, dtype=_dt.int32)
+        return dict.fromkeys(cls._params, shape)
 
     def _batch_shape(self):
         shape = _graph_shape(getattr(self, "_" + self._params[0]))
@@ -68,13 +95,10 @@ def _graph_shape(x):
     return x.get_shape()
 
 
-def _first_dtype(values: dict, params) -> Optional[_dt.DType]:
-    """The dtype of the first parameter that is a tensor (so Python numbers follow it)."""
-    for k in params:
-        d = getattr(values[k], "dtype", None)
-        if isinstance(d, _dt.DType):
-            return d
-    return None
+def _all_guarded_by(params: dict, assertions: list) -> dict:
+    """Every parameter behind the same `assertions` (TF guards all of a distribution's
+    parameters with its checks)."""
+    return dict.fromkeys(params, assertions)
 
 
 class _LocationScale(_Scalar):
@@ -106,21 +130,37 @@ class Normal(_LocationScale):
         self._init(name, dict(loc=loc, scale=scale, validate_args=validate_args,
                               allow_nan_stats=allow_nan_stats, name=name))
 
+    def _param_assertions(self, params):
+        return _all_guarded_by(params, [ops().assert_positive(params["scale"])])
+
     def _sample_n(self, n, seed):
         t = ops()
         eps = t.random_normal(self._draw_shape(n), dtype=self.dtype, seed=seed)
         return eps * self._scale + self._loc
 
     def _z(self, x):
-        return (x - self._loc) / self._scale
+        """(x - loc) / scale, in its own scope (so the method's last op keeps the plain
+        name, "log_prob/sub" as in TF)."""
+        with _graph.name_scope("standardize"):
+            return (x - self._loc) / self._scale
 
     def _log_prob(self, x):
         t = ops()
-        return -0.5 * t.square(self._z(x)) - t.log(self._scale) - HALF_LOG_TWO_PI
+        log_normalization = HALF_LOG_TWO_PI + t.log(self._scale)
+        return -0.5 * t.square(self._z(x)) - log_normalization
 
     def _cdf(self, x):
-        t = ops()
-        return 0.5 * t.math.erfc(-self._z(x) / math.sqrt(2.0))
+        return special_math.ndtr(self._z(x))
+
+    def _log_cdf(self, x):
+        return special_math.log_ndtr(self._z(x))
+
+    def _survival_function(self, x):
+        # by symmetry; 1 - cdf would round to 0 in the upper tail
+        return special_math.ndtr(-self._z(x))
+
+    def _log_survival_function(self, x):
+        return special_math.log_ndtr(-self._z(x))
 
     def _quantile(self, p):
         return self._loc + self._scale * ops().math.ndtri(p)
@@ -151,6 +191,9 @@ class Laplace(_LocationScale):
         self._init(name, dict(loc=loc, scale=scale, validate_args=validate_args,
                               allow_nan_stats=allow_nan_stats, name=name))
 
+    def _param_assertions(self, params):
+        return _all_guarded_by(params, [ops().assert_positive(params["scale"])])
+
     def _sample_n(self, n, seed):
         t = ops()
         import numpy as np
@@ -169,6 +212,13 @@ class Laplace(_LocationScale):
         t = ops()
         z = (x - self._loc) / self._scale
         return 0.5 - 0.5 * t.sign(z) * t.math.expm1(-t.abs(z))
+
+    def _log_cdf(self, x):
+        return special_math.log_cdf_laplace((x - self._loc) / self._scale)
+
+    def _log_survival_function(self, x):
+        # the distribution is symmetric about loc
+        return special_math.log_cdf_laplace((self._loc - x) / self._scale)
 
     def _entropy(self):
         t = ops()
@@ -194,6 +244,10 @@ class Uniform(_Scalar):
         self._init(name, dict(low=low, high=high, validate_args=validate_args,
                               allow_nan_stats=allow_nan_stats, name=name))
 
+    def _param_assertions(self, params):
+        return _all_guarded_by(params, [ops().assert_less(
+            params["low"], params["high"], message="uniform not defined when low >= high.")])
+
     @property
     def low(self):
         return self._low
@@ -214,13 +268,17 @@ class Uniform(_Scalar):
 
     def _prob(self, x):
         t = ops()
-        inside = t.logical_and(x >= self._low, x < self._high)
-        width = (self._high - self._low) * t.ones_like(x)
-        return t.where(inside, 1.0 / width, t.zeros_like(width))
+        x = x * t.ones(self.batch_shape_tensor(), dtype=x.dtype)
+        outside = t.logical_or(x < self._low, x >= self._high)
+        density = t.where_v2(outside, t.zeros_like(x), t.ones_like(x) / self.range())
+        # NaN stays NaN (no comparison holds for it, which would make it "inside")
+        return t.where_v2(t.is_nan(x), x, density)
 
     def _cdf(self, x):
         t = ops()
-        return t.clip_by_value((x - self._low) / (self._high - self._low), 0.0, 1.0)
+        x = x * t.ones(self.batch_shape_tensor(), dtype=x.dtype)
+        below = t.where_v2(x < self._low, t.zeros_like(x), (x - self._low) / self.range())
+        return t.where_v2(x >= self._high, t.ones_like(x), below)
 
     def _entropy(self):
         return ops().log(self._high - self._low) * self._ones()
@@ -244,6 +302,20 @@ class Gamma(_Scalar):
                               validate_args=validate_args, allow_nan_stats=allow_nan_stats,
                               name=name))
 
+    def _param_assertions(self, params):
+        t = ops()
+        return _all_guarded_by(params, [t.assert_positive(params["concentration"]),
+                                        t.assert_positive(params["rate"])])
+
+    def _checked_sample(self, x):
+        """`x` of the distribution's dtype (ValueError otherwise, as TF), behind x > 0
+        with `validate_args`."""
+        t = ops()
+        t.debugging.assert_same_float_dtype([x], dtype=self.dtype)
+        if not self.validate_args:
+            return x
+        return with_dependencies([t.assert_positive(x)], x)
+
     @property
     def concentration(self):
         return self._concentration
@@ -258,10 +330,12 @@ class Gamma(_Scalar):
 
     def _log_prob(self, x):
         t = ops()
+        x = self._checked_sample(x)
         a, b = self._concentration, self._rate
         return t.math.xlogy(a - 1.0, x) - b * x - t.lgamma(a) + a * t.log(b)
 
     def _cdf(self, x):
+        x = self._checked_sample(x)
         return ops().math.igamma(self._concentration, self._rate * x)
 
     def _entropy(self):
@@ -289,11 +363,21 @@ class Exponential(Gamma):
                  name: str = "Exponential"):
         t = ops()
         with _graph.name_scope(name) as scope:
-            rate = t.identity(t.convert_to_tensor(rate), name="rate")
-        Gamma.__init__(self, t.ones_like(rate), rate, validate_args, allow_nan_stats,
-                       name=scope)
+            rate = t.convert_to_tensor(rate, name="rate")
+        # concentration 1 of the rate's dtype (an integer rate fails Gamma's dtype check)
+        Gamma.__init__(self, t.ones([], dtype=rate.dtype), rate, validate_args,
+                       allow_nan_stats, name=scope)
         self._parameters = dict(rate=rate, validate_args=validate_args,
                                 allow_nan_stats=allow_nan_stats, name=name)
+
+    @staticmethod
+    def _param_shapes(sample_shape) -> dict:
+        return {"rate": ops().convert_to_tensor(sample_shape, dtype=_dt.int32)}
+
+    def _log_survival_function(self, x):
+        # log P[X > x] = -rate x exactly (TF's formula: log_prob - log(rate), so it
+        # shares log_prob's checks and gives -rate x also for x < 0)
+        return self._log_prob(x) - ops().log(self._rate)
 
     def _sample_n(self, n, seed):
         t = ops()
@@ -323,6 +407,11 @@ class Beta(_Scalar):
                               validate_args=validate_args, allow_nan_stats=allow_nan_stats,
                               name=name))
 
+    def _param_assertions(self, params):
+        # each concentration behind its own check (as TF)
+        return {k: [ops().assert_positive(v, message="Concentration parameter must be "
+                                          "positive.")] for k, v in params.items()}
+
     @property
     def concentration1(self):
         return self._concentration1
@@ -351,14 +440,18 @@ class Beta(_Scalar):
 
     def _log_prob(self, x):
         t = ops()
+        if self.validate_args:
+            x = with_dependencies([
+                t.assert_positive(x, message="sample must be positive"),
+                t.assert_less(x, t.ones([], self.dtype),
+                              message="sample must be less than `1`.")], x)
         c1, c0 = self._concentration1, self._concentration0
         return t.math.xlogy(c1 - 1.0, x) + t.math.xlog1py(c0 - 1.0, -x) - self._lbeta()
 
     def _cdf(self, x):
-        t = ops()
-        ones = self._ones() * t.ones_like(x)
-        return t.math.betainc(self._concentration1 * ones, self._concentration0 * ones,
-                              x * ones)
+        # Betainc's shapes as TF's: each of a, b, x a scalar or all the same shape (x of
+        # shape [3, 1] against concentrations of shape [3] is a ValueError, as in TF)
+        return ops().math.betainc(self._concentration1, self._concentration0, x)
 
     def _entropy(self):
         t = ops()
@@ -409,6 +502,10 @@ class StudentT(_LocationScale):
         self._init(name, dict(df=df, loc=loc, scale=scale, validate_args=validate_args,
                               allow_nan_stats=allow_nan_stats, name=name))
 
+    def _param_assertions(self, params):
+        # TF checks df only; a negative scale is a reflection (the density uses |scale|)
+        return _all_guarded_by(params, [ops().assert_positive(params["df"])])
+
     @property
     def df(self):
         return self._df
@@ -432,10 +529,12 @@ class StudentT(_LocationScale):
 
     def _cdf(self, x):
         t = ops()
-        df = self._df * self._ones() * t.ones_like(x)
-        y = (x - self._loc) / self._scale
-        tail = 0.5 * t.math.betainc(0.5 * df, 0.5 * t.ones_like(df), df / (t.square(y) + df))
-        return t.where(y < 0.0, tail, 1.0 - tail)
+        # |scale|: the distribution of loc + scale T is symmetric, so a negative scale
+        # must not flip which tail y < 0 picks
+        y = (x - self._loc) / t.abs(self._scale)
+        tail = 0.5 * t.math.betainc(0.5 * self._df, t.constant(0.5, self.dtype),
+                                    self._df / (t.square(y) + self._df))
+        return t.where_v2(y < 0.0, tail, 1.0 - tail)
 
     def _entropy(self):
         t = ops()

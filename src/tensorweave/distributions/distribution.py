@@ -5,9 +5,13 @@ A distribution holds parameter tensors (broadcast together: the batch shape) and
 ops for its methods, each under the name scope "<distribution name>/<method>". A
 subclass implements what it can of `_log_prob`, `_cdf`, `_sample_n`, `_entropy`,
 `_mean`, ...; the public methods derive the rest (`prob` from `log_prob`, `stddev` from
-`variance`, ...) and raise NotImplementedError("<method> is not implemented: <class>")
-for what is missing, as TF1's do. `kl_divergence` finds the function registered with
-`RegisterKL` for the closest pair of classes along both method resolution orders.
+`variance`, survival functions from the cdf, ...) and raise
+NotImplementedError("<method> is not implemented: <class>") for what is missing, as
+TF1's do. Values given to the methods are converted with the distribution's dtype only
+preferred: a Tensor of another dtype fails in the formulas, as in TF. `sample` keeps the
+static batch and event shape when the sample shape is only known at run time.
+`kl_divergence` finds the function registered with `RegisterKL` for the closest pair of
+classes along both method resolution orders.
 """
 from __future__ import annotations
 
@@ -15,10 +19,13 @@ import contextlib
 import math
 from typing import Callable, Dict, Optional, Tuple
 
+import numpy as np
+
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import graph as _graph
+from tensorweave.framework import tensor_util
 from tensorweave.framework.api_export import export, tf_export
-from tensorweave.framework.shapes import TensorShape
+from tensorweave.framework.shapes import TensorShape, unknown_shape
 
 
 @tf_export("distributions.ReparameterizationType")
@@ -54,6 +61,17 @@ def ops():
     return tensorweave
 
 
+# method: (the method it is derived from when a subclass lacks it, how)
+_DERIVED: Dict[str, Tuple[str, Callable]] = {
+    "log_prob": ("prob", lambda p: ops().log(p)),
+    "prob": ("log_prob", lambda lp: ops().exp(lp)),
+    "log_cdf": ("cdf", lambda c: ops().log(c)),
+    "cdf": ("log_cdf", lambda lc: ops().exp(lc)),
+    "survival_function": ("cdf", lambda c: 1.0 - c),
+    "log_survival_function": ("cdf", lambda c: ops().log1p(-c)),
+}
+
+
 @tf_export("distributions.Distribution")
 class Distribution:
     """A batch of probability distributions (see the module docstring).
@@ -61,7 +79,8 @@ class Distribution:
     Args:
       dtype: the dtype of samples.
       reparameterization_type: FULLY_REPARAMETERIZED or NOT_REPARAMETERIZED.
-      validate_args: add run-time checks of the arguments.
+      validate_args: check the arguments (assertions; those on values known at build
+        time fail while the graph is built).
       allow_nan_stats: statistics that are undefined give NaN (else an error).
       parameters: the constructor's arguments (`copy` rebuilds from them).
       graph_parents: the parameter tensors.
@@ -124,11 +143,69 @@ class Distribution:
         with self._name_scope(name):
             return ops().constant(self.event_shape.as_list(), _dt.int32)
 
-    def is_scalar_batch(self, name: str = "is_scalar_batch") -> bool:
-        return self.batch_shape.ndims == 0
+    def is_scalar_batch(self, name: str = "is_scalar_batch"):
+        """A bool scalar Tensor: whether the batch shape is [] (a constant when the static
+        batch rank is known)."""
+        with self._name_scope(name):
+            return ops().convert_to_tensor(
+                self._is_scalar_helper(self.batch_shape, self.batch_shape_tensor),
+                name="is_scalar_batch")
 
-    def is_scalar_event(self, name: str = "is_scalar_event") -> bool:
-        return self.event_shape.ndims == 0
+    def is_scalar_event(self, name: str = "is_scalar_event"):
+        """A bool scalar Tensor: whether the event shape is []."""
+        with self._name_scope(name):
+            return ops().convert_to_tensor(
+                self._is_scalar_helper(self.event_shape, self.event_shape_tensor),
+                name="is_scalar_event")
+
+    @staticmethod
+    def _is_scalar_helper(static_shape: TensorShape, dynamic_shape_fn: Callable):
+        """A Python bool where the rank is known statically, else a bool Tensor."""
+        if static_shape.ndims is not None:
+            return static_shape.ndims == 0
+        t = ops()
+        shape = dynamic_shape_fn()
+        length = shape.get_shape()
+        if length.ndims is not None and length[0].value is not None:
+            return length[0].value == 0
+        return t.equal(t.shape(shape)[0], 0)
+
+    # -- parameter shapes for a wanted sample shape --
+    @classmethod
+    def param_shapes(cls, sample_shape, name: str = "DistributionParamShapes") -> dict:
+        """The shapes (int32 Tensors) of the constructor's parameters that give samples of
+        shape `sample_shape`, by parameter name.
+
+        Raises:
+          NotImplementedError: the class does not describe its parameters' shapes.
+        """
+        with _graph.name_scope(name):
+            return cls._param_shapes(sample_shape)
+
+    @classmethod
+    def param_static_shapes(cls, sample_shape) -> dict:
+        """`param_shapes` as TensorShapes, for a `sample_shape` known statically.
+
+        Raises:
+          ValueError: `sample_shape` is not fully defined (a partial TensorShape, a
+            placeholder).
+        """
+        if isinstance(sample_shape, TensorShape):
+            if not sample_shape.is_fully_defined():
+                raise ValueError("TensorShape sample_shape must be fully defined")
+            sample_shape = sample_shape.as_list()
+        static = {}
+        for param, shape in cls.param_shapes(sample_shape).items():
+            value = tensor_util.constant_value(shape)
+            if value is None:
+                raise ValueError("sample_shape must be a fully-defined TensorShape or "
+                                 "list/tuple")
+            static[param] = TensorShape(np.asarray(value).reshape(-1).tolist())
+        return static
+
+    @staticmethod
+    def _param_shapes(sample_shape) -> dict:
+        raise NotImplementedError("_param_shapes not implemented")
 
     def _event_shape(self) -> TensorShape:
         return TensorShape([])
@@ -158,56 +235,116 @@ class Distribution:
             return impl(*args)
 
     def sample(self, sample_shape=(), seed: Optional[int] = None, name: str = "sample"):
-        """Samples of shape `sample_shape + batch_shape + event_shape`."""
+        """Samples of shape `sample_shape + batch_shape + event_shape`.
+
+        Raises:
+          ValueError: `sample_shape` has rank 2 or more.
+        """
         t = ops()
         with self._name_scope(name):
-            shape = t.convert_to_tensor(sample_shape, dtype=_dt.int32, name="sample_shape")
-            flat = t.reshape(shape, [-1])
-            n = t.reduce_prod(flat)
+            sample_shape = t.convert_to_tensor(sample_shape, dtype=_dt.int32,
+                                               name="sample_shape")
+            sample_shape, n = self._expand_sample_shape_to_vector(sample_shape,
+                                                                  "sample_shape")
             draws = self._sample_n(n, seed)
-            out_shape = t.concat([flat, t.shape(draws)[1:]], 0)
-            out = t.reshape(draws, out_shape)
-            static = t.get_static_value(shape)
-            if static is not None:
-                out.set_shape(TensorShape(list(static.reshape(-1))).concatenate(
-                    self.batch_shape).concatenate(self.event_shape))
-            return out
+            out = t.reshape(draws, t.concat([sample_shape, t.shape(draws)[1:]], 0))
+            return self._set_sample_static_shape(out, sample_shape)
+
+    @staticmethod
+    def _expand_sample_shape_to_vector(x, name: str):
+        """(`x` as a vector, the number of samples: a Python int when known statically)."""
+        t = ops()
+        static = tensor_util.constant_value(x)
+        n = t.reduce_prod(x) if static is None else int(np.prod(static))
+        ndims = x.get_shape().ndims
+        if ndims is None:
+            x = t.reshape(x, [-1])  # a scalar becomes [1], a vector stays as it is
+        elif ndims == 0:
+            x = t.constant(np.reshape(static, [1]).astype(np.int32), name=name) \
+                if static is not None else t.reshape(x, [1])
+        elif ndims != 1:
+            raise ValueError("Input is neither scalar nor vector.")
+        return x, n
+
+    def _set_sample_static_shape(self, x, sample_shape):
+        """`x` with what is known statically of sample, batch and event shape merged into
+        its shape: the batch and event parts stay known when the sample shape is not."""
+        sample_static = tensor_util.constant_value_as_shape(sample_shape)
+        ndims = x.get_shape().ndims
+        sample_ndims = sample_static.ndims
+        batch_ndims = self.batch_shape.ndims
+        event_ndims = self.event_shape.ndims
+        if ndims is None and None not in (sample_ndims, batch_ndims, event_ndims):
+            ndims = sample_ndims + batch_ndims + event_ndims
+            x.set_shape(unknown_shape(ndims))
+        if ndims is None:
+            return x
+        if sample_ndims is not None:
+            x.set_shape(sample_static.concatenate(unknown_shape(ndims - sample_ndims)))
+        if event_ndims is not None:
+            x.set_shape(unknown_shape(ndims - event_ndims).concatenate(self.event_shape))
+        if batch_ndims is not None:
+            # the sample rank follows from the others when the sample shape is unknown
+            if sample_ndims is None and event_ndims is not None:
+                sample_ndims = ndims - batch_ndims - event_ndims
+            elif event_ndims is None and sample_ndims is not None:
+                event_ndims = ndims - batch_ndims - sample_ndims
+            if sample_ndims is not None and event_ndims is not None:
+                x.set_shape(unknown_shape(sample_ndims).concatenate(
+                    self.batch_shape).concatenate(unknown_shape(event_ndims)))
+        return x
+
+    # -- functions of a value: the subclass's `_<method>`, else derived from another --
+    def _of_value(self, method: str, value, name: str):
+        """`method` of `value` (converted in the method's scope, the distribution's dtype
+        preferred) from the subclass's `_<method>`, else derived as TF1 derives it."""
+        with self._name_scope(name):
+            return self._derive(method, self._value(value))
+
+    def _derive(self, method: str, value):
+        impl = getattr(self, "_" + method, None)
+        if impl is not None:
+            return impl(value)
+        base, how = _DERIVED.get(method, (None, None))
+        # survival functions use the full cdf (itself possibly exp(log_cdf)); the others
+        # only their counterpart's own formula
+        if base == "cdf" and method != "log_cdf" and (
+                getattr(self, "_cdf", None) is not None
+                or getattr(self, "_log_cdf", None) is not None):
+            return how(self._derive("cdf", value))
+        base_impl = getattr(self, "_" + base, None) if base else None
+        if base_impl is None:
+            raise NotImplementedError("%s is not implemented: %s"
+                                      % (method, type(self).__name__))
+        return how(base_impl(value))
 
     def log_prob(self, value, name: str = "log_prob"):
-        t = ops()
-        if getattr(self, "_log_prob", None) is None and getattr(self, "_prob", None):
-            with self._name_scope(name):
-                return t.log(self._prob(self._value(value)))
-        return self._call("log_prob", name, self._value(value))
+        """log p(x), of shape sample_shape(x) + batch_shape."""
+        return self._of_value("log_prob", value, name)
 
     def prob(self, value, name: str = "prob"):
-        if getattr(self, "_prob", None) is not None:
-            return self._call("prob", name, self._value(value))
-        with self._name_scope(name):
-            return ops().exp(self._impl("log_prob")(self._value(value)))
+        """p(x), of shape sample_shape(x) + batch_shape."""
+        return self._of_value("prob", value, name)
 
     def log_cdf(self, value, name: str = "log_cdf"):
-        if getattr(self, "_log_cdf", None) is not None:
-            return self._call("log_cdf", name, self._value(value))
-        with self._name_scope(name):
-            return ops().log(self._impl("cdf")(self._value(value)))
+        """log P[X <= x]."""
+        return self._of_value("log_cdf", value, name)
 
     def cdf(self, value, name: str = "cdf"):
-        if getattr(self, "_cdf", None) is not None:
-            return self._call("cdf", name, self._value(value))
-        with self._name_scope(name):
-            return ops().exp(self._impl("log_cdf")(self._value(value)))
+        """P[X <= x]."""
+        return self._of_value("cdf", value, name)
 
     def survival_function(self, value, name: str = "survival_function"):
-        with self._name_scope(name):
-            return 1.0 - self._impl("cdf")(self._value(value))
+        """P[X > x]: the subclass's `_survival_function`, else 1 - cdf."""
+        return self._of_value("survival_function", value, name)
 
     def log_survival_function(self, value, name: str = "log_survival_function"):
-        with self._name_scope(name):
-            return ops().log1p(-self._impl("cdf")(self._value(value)))
+        """log P[X > x]: the subclass's `_log_survival_function` (accurate where the cdf
+        is near 1), else log1p(-cdf)."""
+        return self._of_value("log_survival_function", value, name)
 
     def quantile(self, value, name: str = "quantile"):
-        return self._call("quantile", name, self._value(value))
+        return self._of_value("quantile", value, name)
 
     def entropy(self, name: str = "entropy"):
         return self._call("entropy", name)
@@ -256,7 +393,9 @@ class Distribution:
         return impl
 
     def _value(self, value):
-        return ops().convert_to_tensor(value, dtype=self.dtype, name="value")
+        # as TF: the distribution's dtype only preferred, so a Tensor of another dtype
+        # reaches the formulas and fails there (TypeError from the op, as in TF)
+        return ops().convert_to_tensor(value, name="value", preferred_dtype=self.dtype)
 
     def __repr__(self):
         return "<tf.distributions.%s '%s' batch_shape=%s event_shape=%s dtype=%s>" % (

@@ -6,10 +6,14 @@ parameters' shapes less their last dimension, broadcast with `total_count`'s.
 Dirichlet samples normalize Gamma draws (reparameterized through RandomGamma's implicit
 gradient); Multinomial draws `total_count` categorical samples per batch member (up to
 the largest count, the rest masked out) and counts them.
+
+Each parameter is converted on its own (as in TF: `total_count` and `probs` of different
+dtypes are a TypeError). With `validate_args=True` the parameters sit behind TF's checks
+(positive concentrations over at least 2 classes, probs on the simplex, total_count a
+non-negative integer) and so do the values of log_prob (Dirichlet: positive, summing to
+1; counts: non-negative integers summing to total_count).
 """
 from __future__ import annotations
-
-from typing import Optional
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import graph as _graph
@@ -17,6 +21,8 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.shapes import TensorShape, broadcast_shapes
 from tensorweave.distributions.distribution import FULLY_REPARAMETERIZED, \
     NOT_REPARAMETERIZED, Distribution, RegisterKL, nan_where, ops
+from tensorweave.distributions.util import embed_check_categorical_event_shape, \
+    embed_check_nonnegative_integer_form, get_logits_and_probs, with_dependencies
 
 
 def _lbeta(x):
@@ -42,8 +48,8 @@ class _VectorEvent(Distribution):
                                   % type(self).__name__)
 
     def _event_shape(self) -> TensorShape:
-        shape = self._vector().get_shape()
-        return shape[-1:] if shape.ndims is not None else TensorShape([None])
+        shape = self._vector().get_shape().with_rank_at_least(1)
+        return shape[-1:] if shape.ndims is not None else TensorShape(None)
 
     def _batch_shape(self) -> TensorShape:
         shape = self._vector().get_shape()
@@ -68,6 +74,15 @@ class _VectorEvent(Distribution):
         t = ops()
         shape = t.concat([self.batch_shape_tensor(), self.event_shape_tensor()], 0)
         return t.ones(shape, dtype=self.dtype)
+
+    def _checked_counts(self, counts, message: str):
+        """`counts` behind TF's checks with `validate_args`: non-negative integers summing
+        to total_count over the last dimension."""
+        if not self.validate_args:
+            return counts
+        counts = embed_check_nonnegative_integer_form(counts)
+        return with_dependencies([ops().assert_equal(
+            self._total_count, ops().reduce_sum(counts, -1), message=message)], counts)
 
     def _covariance_of(self, mean, variance):
         """diag(variance) with off-diagonal -mean_i mean_j / n (multinomial-like)."""
@@ -105,8 +120,15 @@ class Dirichlet(_Concentrated):
                  allow_nan_stats: bool = True, name: str = "Dirichlet"):
         t = ops()
         with _graph.name_scope(name) as scope:
-            self._concentration = t.identity(t.convert_to_tensor(concentration),
-                                             name="concentration")
+            conc = t.convert_to_tensor(concentration)
+            checks = [] if not validate_args else [
+                t.assert_positive(conc, message="Concentration parameter must be positive."),
+                t.assert_rank_at_least(conc, 1, message="Concentration parameter must have "
+                                       ">=1 dimensions."),
+                t.assert_less(1, t.shape(conc)[-1], message="Concentration parameter must "
+                              "have event_size >= 2.")]
+            with t.control_dependencies(checks):
+                self._concentration = t.identity(conc, name="concentration")
             self._total_concentration = t.reduce_sum(self._concentration, -1)
         Distribution.__init__(self, self._concentration.dtype, FULLY_REPARAMETERIZED,
                               validate_args, allow_nan_stats,
@@ -122,6 +144,11 @@ class Dirichlet(_Concentrated):
 
     def _log_prob(self, x):
         t = ops()
+        if self.validate_args:
+            x = with_dependencies([
+                t.assert_positive(x, message="samples must be positive"),
+                t.assert_near(t.ones([], dtype=self.dtype), t.reduce_sum(x, -1),
+                              message="sample last-dimension must sum to `1`")], x)
         return t.reduce_sum(t.math.xlogy(self._concentration - 1.0, x), -1) - \
             _lbeta(self._concentration)
 
@@ -209,26 +236,23 @@ class Multinomial(_Counts):
     def __init__(self, total_count, logits=None, probs=None, validate_args: bool = False,
                  allow_nan_stats: bool = True, name: str = "Multinomial"):
         t = ops()
-        if (logits is None) == (probs is None):
-            raise ValueError("Must pass probs or logits, but not both.")
         with _graph.name_scope(name) as scope:
-            self._total_count = t.identity(t.convert_to_tensor(total_count),
-                                           name="total_count")
-            dtype = self._total_count.dtype
-            if logits is not None:
-                self._logits = t.identity(t.convert_to_tensor(logits, dtype=dtype),
-                                          name="logits")
-                self._probs = t.nn.softmax(self._logits, name="probs")
-            else:
-                self._probs = t.identity(t.convert_to_tensor(probs, dtype=dtype),
-                                         name="probs")
-                self._logits = t.log(self._probs, name="logits")
-        Distribution.__init__(self, dtype, NOT_REPARAMETERIZED, validate_args,
+            count = t.convert_to_tensor(total_count, name="total_count")
+            if validate_args:
+                count = embed_check_nonnegative_integer_form(count)
+            self._total_count = t.identity(count, name="total_count")
+            self._logits, self._probs = get_logits_and_probs(
+                logits, probs, multidimensional=True, validate_args=validate_args)
+            # built here as in TF: a total_count of another dtype than the probabilities
+            # is a TypeError at construction
+            self._mean_val = t.expand_dims(self._total_count, -1) * self._probs
+        Distribution.__init__(self, self._probs.dtype, NOT_REPARAMETERIZED, validate_args,
                               allow_nan_stats,
                               parameters=dict(total_count=total_count, logits=logits,
                                               probs=probs, validate_args=validate_args,
                                               allow_nan_stats=allow_nan_stats, name=name),
-                              graph_parents=[self._total_count, self._logits], name=scope)
+                              graph_parents=[self._total_count, self._logits, self._probs],
+                              name=scope)
 
     @property
     def logits(self):
@@ -246,12 +270,12 @@ class Multinomial(_Counts):
 
     def _log_prob(self, counts):
         t = ops()
+        counts = self._checked_counts(counts, "counts must sum to `self.total_count`")
         return _log_combinations(self._total_count, counts) + t.reduce_sum(
             counts * t.nn.log_softmax(self._logits), -1)
 
     def _mean(self):
-        t = ops()
-        return t.expand_dims(self._total_count, -1) * self._probs * self._ones()
+        return ops().identity(self._mean_val)
 
     def _variance(self):
         return self._mean() * (1.0 - self._probs)
@@ -269,12 +293,18 @@ class DirichletMultinomial(_Counts, _Concentrated):
                  allow_nan_stats: bool = True, name: str = "DirichletMultinomial"):
         t = ops()
         with _graph.name_scope(name) as scope:
-            self._total_count = t.identity(t.convert_to_tensor(total_count),
-                                           name="total_count")
-            self._concentration = t.identity(t.convert_to_tensor(
-                concentration, dtype=self._total_count.dtype), name="concentration")
+            count = t.convert_to_tensor(total_count, name="total_count")
+            if validate_args:
+                count = embed_check_nonnegative_integer_form(count)
+            self._total_count = t.identity(count, name="total_count")
+            conc = t.convert_to_tensor(concentration)
+            if validate_args:
+                conc = embed_check_categorical_event_shape(conc)
+                conc = with_dependencies([t.assert_positive(
+                    conc, message="Concentration parameter must be positive.")], conc)
+            self._concentration = t.identity(conc, name="concentration")
             self._total_concentration = t.reduce_sum(self._concentration, -1)
-        Distribution.__init__(self, self._total_count.dtype, NOT_REPARAMETERIZED,
+        Distribution.__init__(self, self._concentration.dtype, NOT_REPARAMETERIZED,
                               validate_args, allow_nan_stats,
                               parameters=dict(total_count=total_count,
                                               concentration=concentration,
@@ -293,6 +323,8 @@ class DirichletMultinomial(_Counts, _Concentrated):
                                  None if seed is None else seed + 1)
 
     def _log_prob(self, counts):
+        counts = self._checked_counts(
+            counts, "counts last-dimension must sum to `self.total_count`")
         return (_log_combinations(self._total_count, counts)
                 + _lbeta(self._concentration + counts) - _lbeta(self._concentration))
 
