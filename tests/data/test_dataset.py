@@ -350,3 +350,19 @@ def test_tensor_arguments_padded_shapes_and_shuffle_seed(sess):
     orders = [_drain(sess, tf.data.Dataset.range(10).shuffle(10, seed=seed)
                      .make_one_shot_iterator().get_next()) for _ in range(2)]
     assert orders[0] == orders[1] and sorted(orders[0]) == list(range(10))
+
+
+def test_argument_errors_as_tfs(graph):
+    r = tf.data.Dataset.range(4)
+    with pytest.raises(TypeError, match="Python `list` is not supported"):
+        tf.data.Dataset.zip([r, r])
+    with pytest.raises(ValueError, match="expected a scalar"):
+        r.batch(tf.constant([3, 2], tf.int64))
+    with pytest.raises(ValueError, match="scalar components"):
+        r.unbatch()
+    p = tf.placeholder(tf.int64, [])
+    with pytest.raises(ValueError, match="Cannot capture a placeholder"):
+        r.map(lambda x: x * p).make_one_shot_iterator()
+    with pytest.raises(ValueError, match="Cannot capture a placeholder"):
+        tf.data.Dataset.range(p).make_one_shot_iterator()
+    r.map(lambda x: x * p).make_initializable_iterator()  # the way to feed it

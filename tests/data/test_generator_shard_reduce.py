@@ -52,6 +52,11 @@ def test_each_iterator_calls_the_generator_again_with_its_args(sess):
      "but the yielded element was 1.7"),
     (lambda: (1 / 0 for _ in range(2)), tf.float32, None, tf.errors.UnknownError,
      "ZeroDivisionError: division by zero"),
+    # the generator's own exceptions take py_func's classes, as TF's
+    (lambda: (int("x") for _ in range(2)), tf.int32, None, tf.errors.InvalidArgumentError,
+     "ValueError: invalid literal"),
+    (lambda: (len(3) for _ in range(2)), tf.int32, None, tf.errors.InvalidArgumentError,
+     "TypeError"),
 ])
 def test_generator_errors(sess, gen, dtype, shape, cls, message):
     ds = tf.data.Dataset.from_generator(gen, dtype, shape)

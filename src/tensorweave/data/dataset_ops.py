@@ -45,6 +45,11 @@ function may use what the graph holds (lookup tables, variables, constants). The
 it uses from outside (its captures: a placeholder, a variable's value, a random draw) are,
 as TF's captured inputs, extra inputs of the dataset op: evaluated once when the iterator
 is initialized (with that run's feeds) and fed to every per-element run.
+
+An element a function fails on is that get_next's error and the pass goes on (TF's
+iterators go on after an error): iterators read `elements_with_errors`, in which such an
+element is an ElementError passed on by map, filter, batch, shuffle, take, skip, repeat
+and prefetch; any other transformation ends the pass at the error.
 """
 from __future__ import annotations
 
@@ -171,6 +176,27 @@ class DatasetValue(abc.ABC):
         of arrays with a leading dimension), so that batching slices instead of stacking
         rows one by one; None when this dataset has no such view."""
         return None
+
+    def elements_with_errors(self, ctx):
+        """`elements(ctx)`, except that an element a function fails on is an
+        ElementError in its place and the pass goes on, as TF's iterators go on after
+        an error: what an iterator reads. Transformations that pass an error through
+        (map, filter, batch, take, skip, repeat, prefetch) override this; elsewhere an
+        error ends the pass, as before."""
+        return self.elements(ctx)
+
+
+_END_OF_INPUT = object()
+
+
+class ElementError:
+    """An element a dataset function failed on: its error, raised by the iterator's
+    get_next for that element (the next get_next goes on with the next element)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException):
+        self.error = error
 
 
 def _bind(value: DatasetValue, feed: dict) -> DatasetValue:
@@ -313,10 +339,16 @@ class _Repeat(DatasetValue):
         self.source, self.count = source, count
 
     def elements(self, ctx):
+        return self._repeated(ctx, self.source.elements)
+
+    def elements_with_errors(self, ctx):
+        return self._repeated(ctx, self.source.elements_with_errors)
+
+    def _repeated(self, ctx, inputs):
         epochs = itertools.count() if self.count < 0 else range(self.count)
         for _ in epochs:
             empty = True
-            for e in self.source.elements(ctx):
+            for e in inputs(ctx):
                 empty = False
                 yield e
             if empty:  # an empty input repeated forever is empty, not a hang
@@ -345,6 +377,9 @@ class _Take(DatasetValue):
     def elements(self, ctx):
         return self._taken(lambda: self.source.elements(ctx), self.count)
 
+    def elements_with_errors(self, ctx):
+        return self._taken(lambda: self.source.elements_with_errors(ctx), self.count)
+
     def elements_after(self, ctx, n: int):
         skipped = n if self.count < 0 else min(n, self.count)
         return self._taken(lambda: self.source.elements_after(ctx, skipped),
@@ -354,7 +389,16 @@ class _Take(DatasetValue):
     def _taken(inputs, count: int):
         it = inputs()
         try:
-            yield from (it if count < 0 else itertools.islice(it, count))
+            if count < 0:
+                yield from it
+                return
+            taken = 0
+            while taken < count:  # an error element is not one of the `count`, as TF's
+                e = next(it, _END_OF_INPUT)
+                if e is _END_OF_INPUT:
+                    return
+                taken += not isinstance(e, ElementError)
+                yield e
         finally:
             close = getattr(it, "close", None)
             if close is not None:  # the input stops here: its cleanups (a partial
@@ -373,6 +417,17 @@ class _Skip(DatasetValue):
             return
         yield from itertools.islice(it, self.count, None)
 
+    def elements_with_errors(self, ctx):
+        # an error met while skipping is handed on and not counted, as TF's
+        skipped = 0
+        for e in self.source.elements_with_errors(ctx):
+            if isinstance(e, ElementError):
+                yield e
+            elif self.count >= 0 and skipped >= self.count:
+                yield e
+            else:
+                skipped += 1
+
     def elements_after(self, ctx, n: int):
         if self.count < 0:
             return self.elements(ctx)
@@ -390,6 +445,14 @@ class _Batch(DatasetValue):
             return
         for batch in _row_batches(self.source.elements(ctx), self.size, self.drop):
             yield stack(ctx, batch)
+
+    def elements_with_errors(self, ctx):
+        if self.source.blocks(ctx) is not None:  # no function below: no errors
+            yield from self.elements(ctx)
+            return
+        for batch in _row_batches(self.source.elements_with_errors(ctx), self.size,
+                                  self.drop):
+            yield batch if isinstance(batch, ElementError) else stack(ctx, batch)
 
     def elements_after(self, ctx, n: int):
         # the batches after the first n are those of the input after its first n * size
@@ -415,9 +478,15 @@ def _blocks_after(blocks, n: int):
 
 
 def _row_batches(elements, size: int, drop_remainder: bool):
-    """The elements in lists of `size` (the last one shorter unless dropped)."""
+    """The elements in lists of `size` (the last one shorter unless dropped). An error
+    element is handed on in place of the batch it falls in, whose elements read so far
+    are dropped (TF's batch fails and starts the next batch after the error)."""
     batch = []
     for e in elements:
+        if isinstance(e, ElementError):
+            batch = []
+            yield e
+            continue
         batch.append(e)
         if len(batch) == size:
             yield batch
@@ -477,13 +546,22 @@ class _Shuffle(DatasetValue):
         self.seed, self.key = seed, key
 
     def elements(self, ctx):
+        return self._shuffled(ctx, self.source.elements)
+
+    def elements_with_errors(self, ctx):
+        return self._shuffled(ctx, self.source.elements_with_errors)
+
+    def _shuffled(self, ctx, inputs):
         ctx = pass_context(ctx)
         epoch = ctx.calls(self.key) if self.reshuffle else 0
         rs = np.random.RandomState(ctx.seed_for(self.key, epoch) % 2 ** 32
                                    if self.seed is None else
                                    (self.seed + 7919 * epoch) % 2 ** 32)
         buffer = []
-        for e in self.source.elements(ctx):
+        for e in inputs(ctx):
+            if isinstance(e, ElementError):  # handed on when met, as TF's buffer fill
+                yield e
+                continue
             if len(buffer) < self.buffer_size:
                 buffer.append(e)
                 continue
@@ -502,6 +580,12 @@ class _PaddedBatch(DatasetValue):
     def elements(self, ctx):
         for batch in _row_batches(self.source.elements(ctx), self.size, self.drop):
             yield pad_batch(ctx, batch, self.shapes, self.values)
+
+    def elements_with_errors(self, ctx):
+        for batch in _row_batches(self.source.elements_with_errors(ctx), self.size,
+                                  self.drop):
+            yield batch if isinstance(batch, ElementError) else \
+                pad_batch(ctx, batch, self.shapes, self.values)
 
     def elements_after(self, ctx, n: int):
         for batch in _row_batches(self.source.elements_after(ctx, n * self.size),
@@ -674,6 +758,9 @@ class _Map(DatasetValue):
     def elements(self, ctx):
         return self._mapped(ctx, self.source.elements)
 
+    def elements_with_errors(self, ctx):
+        return self._mapped(ctx, self.source.elements_with_errors, True)
+
     def elements_after(self, ctx, n: int):
         if self.skip_errors:  # the elements dropped decide which input elements to skip
             return DatasetValue.elements_after(self, ctx, n)
@@ -681,12 +768,18 @@ class _Map(DatasetValue):
         # or randomness is external state, iterator_checkpoint.py)
         return self._mapped(ctx, lambda c: self.source.elements_after(c, n))
 
-    def _mapped(self, ctx, inputs):
+    def _mapped(self, ctx, inputs, errors_as_elements: bool = False):
         for e in inputs(ctx):
+            if isinstance(e, ElementError):
+                yield e
+                continue
             try:
                 out = self.fn.run(ctx, e, self.feed)
-            except errors.OpError:
+            except errors.OpError as err:
                 if self.skip_errors:
+                    continue
+                if errors_as_elements:
+                    yield ElementError(err)
                     continue
                 raise
             yield out
@@ -697,11 +790,23 @@ class _Filter(DatasetValue):
         self.source, self.fn = source, fn
 
     def elements(self, ctx):
-        for e in self.source.elements(ctx):
+        return self._filtered(ctx, self.source.elements)
+
+    def elements_with_errors(self, ctx):
+        return self._filtered(ctx, self.source.elements_with_errors, True)
+
+    def _filtered(self, ctx, inputs, errors_as_elements: bool = False):
+        for e in inputs(ctx):
+            if isinstance(e, ElementError):
+                yield e
+                continue
             try:
                 keep = self.fn.run(ctx, e, self.feed)[0]
-            except errors.OpError:
+            except errors.OpError as err:
                 if self.skip_errors:
+                    continue
+                if errors_as_elements:
+                    yield ElementError(err)
                     continue
                 raise
             if bool(np.asarray(keep)):
@@ -1228,8 +1333,21 @@ class Dataset(ElementSpec):
 
     @staticmethod
     def zip(datasets) -> "Dataset":
-        """Elements of `datasets` (a nested structure of datasets) side by side."""
+        """Elements of `datasets` (a nested structure of datasets: tuples and dicts, not
+        lists) side by side.
+
+        Raises:
+          TypeError: a list, or a leaf that is not a Dataset.
+        """
+        if _has_list(datasets):  # tf.data's nest takes a list for a leaf, not a nesting
+            raise TypeError("The argument to `Dataset.zip()` must be a (nested) structure "
+                            "of `Dataset` objects. Python `list` is not supported, please "
+                            "use a `tuple` instead.")
         flat = nest.flatten(datasets)
+        for d in flat:
+            if not isinstance(d, Dataset):
+                raise TypeError("The argument to `Dataset.zip()` must be a (nested) "
+                                "structure of `Dataset` objects, got %r." % (d,))
         structure = nest.pack_sequence_as(datasets, [d._structure for d in flat])
         types = [t for d in flat for t in d._types]
         shapes = [s for d in flat for s in d._shapes]
@@ -1281,6 +1399,9 @@ class Dataset(ElementSpec):
         """Consecutive elements stacked into batches of `batch_size` (the last one
         shorter unless `drop_remainder`)."""
         size = _count(batch_size)
+        if size.shape.ndims not in (None, 0):
+            raise ValueError("Invalid `batch_size`: expected a scalar, got shape %s."
+                             % size.shape)
         static = _graph_static_int(size) if drop_remainder else None
         shapes = [s if t == _dt.variant else TensorShape([static]).concatenate(s)
                   for s, t in zip(self._shapes, self._types)]
@@ -1379,7 +1500,14 @@ class Dataset(ElementSpec):
             types=[_dt.variant] * len(leaves), shapes=[TensorShape([])] * len(leaves))
 
     def unbatch(self) -> "Dataset":
-        """Each element split along its first dimension into elements."""
+        """Each element split along its first dimension into elements.
+
+        Raises:
+          ValueError: a component is a scalar.
+        """
+        for s, t in zip(self._shapes, self._types):
+            if t != _dt.variant and s.ndims == 0:
+                raise ValueError("Cannot unbatch an input with scalar components.")
         structure = nest.map_structure(lambda m: SparseSpec(m.dtype, m.shape[1:] if
                                                             m.shape.ndims else m.shape)
                                        if isinstance(m, SparseSpec) else m, self._structure)
@@ -1767,6 +1895,16 @@ def _source(op_type, flat, structure, types, shapes) -> Dataset:
     op = apply_op(op_type, [flat], dict(spec_attrs(types, shapes),
                                         Toutput_types=list(types)), name=op_type)
     return Dataset(op.outputs[0], structure, types, shapes)
+
+
+def _has_list(structure) -> bool:
+    if isinstance(structure, list):
+        return True
+    if isinstance(structure, dict):
+        return any(_has_list(v) for v in structure.values())
+    if isinstance(structure, tuple):
+        return any(_has_list(v) for v in structure)
+    return False
 
 
 def _count(value):

@@ -105,17 +105,22 @@ class _Generated(DatasetValue):
         try:
             source = iter(self.generator(*self.args))
         except Exception as e:  # noqa: BLE001 - the user's code: reported as TF does
-            raise errors.UnknownError(None, self.op, "%s: %s" % (type(e).__name__, e)) \
-                from e
+            raise _generator_error(self.op, e) from e
         while True:
             try:
                 element = next(source)
             except StopIteration:
                 return
             except Exception as e:  # noqa: BLE001
-                raise errors.UnknownError(None, self.op, "%s: %s"
-                                          % (type(e).__name__, e)) from e
+                raise _generator_error(self.op, e) from e
             yield self._converted(element)
+
+
+def _generator_error(op, exc: BaseException) -> errors.OpError:
+    """The error of an exception the generator raised: py_func's classes, as TF's
+    (ValueError and TypeError: InvalidArgumentError, ..., others UnknownError)."""
+    from tensorweave.ops.control_flow.script_ops import _error_class
+    return _error_class(exc)(None, op, "%s: %s" % (type(exc).__name__, exc))
 
 
 def _python_arg(a):

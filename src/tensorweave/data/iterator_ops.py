@@ -62,7 +62,7 @@ class IteratorResource:
             self._close()
             self._begin(dataset, _pass_seed(ctx))
             self.dataset_op = _dataset_op(ctx)
-            self.elements = dataset.elements(_ds.PipelineContext(ctx, self.seed))
+            self.elements = dataset.elements_with_errors(_ds.PipelineContext(ctx, self.seed))
 
     def _begin(self, dataset, seed: int) -> None:
         self.dataset, self.seed = dataset, seed
@@ -125,6 +125,9 @@ class IteratorResource:
                 self.ended = True  # the generator is done: later reads end the sequence
                 raise
             self.produced += 1
+            if isinstance(element, _ds.ElementError):
+                # this element's error; the pass goes on with the next, as TF's
+                raise element.error
             return element
 
 
@@ -341,11 +344,34 @@ def get_next_as_optional(iterator: Iterator) -> optional_ops.Optional:
 
 @tf_export("data.make_one_shot_iterator")
 def make_one_shot_iterator(dataset: Dataset) -> Iterator:
-    """An iterator over `dataset` that starts itself on first use."""
+    """An iterator over `dataset` that starts itself on first use.
+
+    Raises:
+      ValueError: the dataset depends on a placeholder (TF captures a one-shot
+        iterator's dataset by value, and a placeholder has none: use an initializable
+        iterator).
+    """
+    _check_no_placeholder(dataset._variant)
     handle = apply_op("OneShotDatasetIterator", [dataset._variant],
                       {"output_types": dataset._types, "output_shapes": dataset._shapes},
                       name="OneShotIterator").outputs[0]
     return Iterator(handle, None, dataset._structure, dataset._types, dataset._shapes)
+
+
+def _check_no_placeholder(variant) -> None:
+    seen, stack = set(), [variant.op]
+    while stack:
+        op = stack.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        if op.type == "Placeholder":
+            raise ValueError("Cannot capture a placeholder (name:%s, type:Placeholder) by "
+                             "value: a one-shot iterator's dataset cannot depend on a "
+                             "placeholder; use make_initializable_iterator() and feed it "
+                             "to the initializer." % op.name)
+        stack.extend(t.op for t in op.inputs)
+        stack.extend(op.control_inputs)
 
 
 @tf_export("data.make_initializable_iterator")

@@ -45,25 +45,29 @@ class _ParallelMap(DatasetValue):
     def elements(self, ctx):
         return self._mapped(ctx, self.source.elements)
 
+    def elements_with_errors(self, ctx):
+        return self._mapped(ctx, self.source.elements_with_errors, True)
+
     def elements_after(self, ctx, n: int):
         if self.skip_errors:  # the elements dropped decide which input elements to skip
             return DatasetValue.elements_after(self, ctx, n)
         # as a map's: the function is not run for the skipped elements
         return self._mapped(ctx, lambda c: self.source.elements_after(c, n))
 
-    def _mapped(self, ctx, source):
+    def _mapped(self, ctx, source, errors_as_elements: bool = False):
         pool, run, feed = _pool(), self.fn.run, self.feed
         inputs = source(ctx)
         pending = collections.deque()
         try:
             for element in inputs:
-                pending.append(pool.submit(run, ctx, element, feed))
+                pending.append(_Ready(element) if isinstance(element, _ds.ElementError)
+                               else pool.submit(run, ctx, element, feed))
                 if len(pending) >= self.calls:
-                    result = self._result(pending.popleft())
+                    result = self._result(pending.popleft(), errors_as_elements)
                     if result is not None:
                         yield result
             while pending:
-                result = self._result(pending.popleft())
+                result = self._result(pending.popleft(), errors_as_elements)
                 if result is not None:
                     yield result
         finally:
@@ -73,13 +77,28 @@ class _ParallelMap(DatasetValue):
             if close is not None:
                 close()
 
-    def _result(self, future):
+    def _result(self, future, errors_as_elements: bool):
         try:
             return future.result()
-        except errors.OpError:
+        except errors.OpError as err:
             if self.skip_errors:  # tf.data.experimental.ignore_errors
                 return None
+            if errors_as_elements:
+                return _ds.ElementError(err)
             raise
+
+
+class _Ready:
+    """An error element from the input, in the queue of results in its place."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+    def cancel(self) -> bool:
+        return False
 
 
 _ds.dataset_op("ParallelMapDataset", ["input_dataset: variant",

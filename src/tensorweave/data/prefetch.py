@@ -41,6 +41,9 @@ class Prefetch(DatasetValue):
         before its first element still stops the thread (a finalizer on it)."""
         return self._read_ahead(ctx, self.source.elements)
 
+    def elements_with_errors(self, ctx):
+        return self._read_ahead(ctx, self.source.elements_with_errors)
+
     def elements_after(self, ctx, n: int):
         return self._read_ahead(ctx, lambda c: self.source.elements_after(c, n))
 
