@@ -160,7 +160,9 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
     if len(inputs) != len(specs):
         raise TypeError("%s takes %d inputs, got %d" % (op_type, len(specs), len(inputs)))
     # 1. bind type attrs from inputs that already have a dtype: tensors first, then
-    # NumPy arrays (whose dtype TF keeps rather than the attr's default).
+    # NumPy arrays (whose dtype TF keeps rather than the attr's default, when the attr
+    # allows it; else the array is cast to the default, as TF's preferred dtype does:
+    # a float64 shape for Reshape becomes int32).
     for hint in (_dtype_hint, _array_dtype_hint):
         for spec, value in zip(specs, inputs):
             ta = spec.type_attr
@@ -169,6 +171,10 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
             for v in (value if spec.number_attr is not None else (value,)):
                 d = hint(v)
                 if d is not None:
+                    allowed = getattr(op_def.attrs.get(ta), "allowed", None)
+                    if hint is _array_dtype_hint and allowed is not None and \
+                            d not in allowed and _type_default(op_def, spec) is not None:
+                        continue
                     attrs[ta] = d
                     break
     # 2. convert every input. As in TF, Python values become constants named after the

@@ -127,5 +127,5 @@ def test_errors(sess):
         tf.image.encode_png(np.zeros([2, 2], np.uint8))
     with pytest.raises(NotImplementedError, match="fancy_upscaling"):
         tf.image.decode_jpeg(b"", fancy_upscaling=False)
-    with pytest.raises(TypeError):
-        tf.image.encode_jpeg(np.zeros([2, 2, 3], np.float32))
+    with pytest.raises(TypeError):  # a float tensor (a NumPy array is cast, as in TF)
+        tf.image.encode_jpeg(tf.zeros([2, 2, 3], tf.float32))

@@ -42,10 +42,14 @@ def _to_array(value, dtype: Optional[_dt.DType], allow_cast: bool) -> np.ndarray
                 raise TypeError("Expected string, but got %r of type '%s'."
                                 % (v, type(v).__name__))
         return arr
-    if isinstance(value, np.ndarray) and not allow_cast and value.dtype.kind in "fc" and \
-            (dtype.is_integer or dtype.is_bool) and value.size:
-        raise TypeError("Expected %s, got value of dtype %s instead." % (dtype.name,
-                                                                          value.dtype))
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype != object:
+        # TF's make_tensor_proto: a NumPy value is cast with astype, unchecked (a float64
+        # array fed to an int32 input truncates); Python values are checked below
+        try:
+            return np.asarray(value).astype(dtype.as_numpy_dtype)
+        except (TypeError, ValueError) as e:
+            raise TypeError("Expected %s, got %r of type '%s' instead. (%s)"
+                            % (dtype.name, value, type(value).__name__, e)) from None
     if not isinstance(value, np.ndarray) and (dtype.is_integer or dtype.is_bool):
         # TF converts no Python float (not even 1.0) or string to an integer or bool type
         flat = np.asarray(value, dtype=object).reshape(-1) if not np.isscalar(value) else \
