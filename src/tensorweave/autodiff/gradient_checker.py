@@ -125,15 +125,17 @@ def compute_gradient(x, x_shape, y, y_shape, x_init_value=None, delta: float = 1
 
 def compute_gradient_error(x, x_shape, y, y_shape, x_init_value=None, delta: float = 1e-3,
                            init_targets=None, extra_feed_dict: Optional[dict] = None) -> float:
-    """The maximum absolute difference between the theoretical and numeric Jacobians.
+    """The maximum absolute difference between the theoretical and numeric Jacobians
+    (NaN when either holds a NaN, as TF's).
 
     Takes the arguments of `compute_gradient`.
     """
     grads = compute_gradient(x, x_shape, y, y_shape, x_init_value, delta, init_targets,
                              extra_feed_dict)
     pairs = grads if isinstance(grads, list) else [grads]
-    err = 0.0
+    err = 0  # as TF's: 0 (an int) when every Jacobian is empty
     for theoretical, numeric in pairs:
-        if theoretical.size:
-            err = max(err, float(np.max(np.abs(theoretical - numeric))))
+        if theoretical.size or numeric.size:
+            # np.maximum, not max(): a NaN in either Jacobian is the error, as in TF
+            err = np.maximum(err, np.abs(theoretical - numeric).max())
     return err

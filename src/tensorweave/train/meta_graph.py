@@ -488,14 +488,24 @@ def _without_defaults(op_type: str, attrs: dict) -> dict:
     return out
 
 
+# the collections TF writes as VariableDefs (its register_proto_function keys); a
+# variable in any other is written by name and comes back as its tensor
+_VARIABLE_COLLECTIONS = frozenset((
+    _graph.GraphKeys.GLOBAL_VARIABLES, _graph.GraphKeys.TRAINABLE_VARIABLES,
+    _graph.GraphKeys.MOVING_AVERAGE_VARIABLES, _graph.GraphKeys.LOCAL_VARIABLES,
+    _graph.GraphKeys.MODEL_VARIABLES, _graph.GraphKeys.GLOBAL_STEP,
+    _graph.GraphKeys.METRIC_VARIABLES))
+
+
 def _collection_def(key: str, items: list, scope: Optional[str]) -> Optional[CollectionDef]:
     from tensorweave.ops.state.variables import Variable
     if not items:
         return None
-    if all(isinstance(x, Variable) for x in items):
+    if key in _VARIABLE_COLLECTIONS and all(isinstance(x, Variable) for x in items):
         defs = [x.to_proto(export_scope=scope) for x in items]
         return CollectionDef("variables", [vars(d) for d in defs if d is not None])
-    if all(isinstance(x, (_graph.Tensor, _graph.Operation)) for x in items):
+    if all(isinstance(x, (_graph.Tensor, _graph.Operation, Variable)) for x in items):
+        # as TF: a variable in another collection is its tensor's name ("v:0")
         names = [_strip_scope(x.name, scope) for x in items]
         return CollectionDef("node_list", [n for n in names if n is not None])
     if key == _graph.GraphKeys.SAVEABLE_OBJECTS and \
