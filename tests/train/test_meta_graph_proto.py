@@ -325,3 +325,23 @@ def test_fetching_a_tf_written_reference_variable_gives_its_value():
             sess.run("W/Assign")
             np.testing.assert_array_equal(sess.run("W:0"), sess.run("W/read:0"))
             assert sess.run("W:0").ndim == 2
+
+
+def test_variables_in_other_collections_are_written_by_name():
+    # TF writes VariableDefs only for its variable collections; elsewhere a variable is
+    # its tensor's name, so a collection mixing tensors and variables survives
+    with tf.Graph().as_default():
+        x = tf.constant(1.0, name="x")
+        v = tf.Variable(2.0, name="v")
+        tf.add_to_collection("outs", x)
+        tf.add_to_collection("outs", v)
+        tf.add_to_collection("vs", v)
+        meta = tf.train.export_meta_graph()
+    with tf.Graph().as_default():
+        tf.train.import_meta_graph(meta)
+        assert [t.name for t in tf.get_collection("outs")] == ["x:0", "v:0"]
+        assert [t.name for t in tf.get_collection("vs")] == ["v:0"]
+        assert [u.name for u in tf.global_variables()] == ["v:0"]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert sess.run(tf.get_collection("outs")) == [1.0, 2.0]
