@@ -9,4 +9,4 @@ from tensorweave.ops.math import (  # noqa: F401
     math_grad_util, math_unary, math_binary, math_ops, reduction_ops, reduction_grad,
     scan_ops, matmul_ops, einsum_ops, segment_ops, clip_ops, confusion_matrix,
     special_math_ops, complex_ops, misc_math_ops, incomplete_special_ops, spectral_fft_ops,
-    histogram_ops, signal_ops, spectral_transforms, bitwise_ops)
+    histogram_ops, signal_ops, spectral_transforms, bitwise_ops, fake_quant_ops)
