@@ -226,3 +226,16 @@ def test_switch_with_a_vector_condition_broadcasts_over_the_last_axis(sess):
     got = sess.run(B.switch(tf.constant([True, False]), tf.constant(then),
                             tf.constant(other)))
     np.testing.assert_array_equal(got, np.where([True, False], then, other))
+
+
+def test_a_model_refuses_an_input_of_another_rank(graph):
+    # Keras' functional input spec: the input's shape without the batch size
+    seq = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(3,))])
+    inp = tf.keras.Input((3,))
+    functional = tf.keras.Model(inp, tf.keras.layers.Dense(2)(inp))
+    for model in (seq, functional):
+        with pytest.raises(ValueError, match="is incompatible with the layer"):
+            model(tf.ones([2, 4, 3]))
+        with pytest.raises(ValueError, match="is incompatible with the layer"):
+            model(tf.ones([2, 4]))
+    assert functional(tf.placeholder(tf.float32, [None, 3])).shape.as_list() == [None, 2]

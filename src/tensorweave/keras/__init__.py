@@ -9,15 +9,23 @@ learning phase, helpers).
                               functions), loss_classes.py (Loss, MeanSquaredError, ...)
   serialization.py            configs of those objects and back
   engine/                     Layer, InputSpec, Node (Keras history), Input, Model,
-                              Sequential, summary
+                              Sequential, summary; the training loop: compile and the
+                              loss (compile_utils), fit/evaluate/predict (training_v1,
+                              training_arrays), data checks (training_utils)
   layers/                     core, embeddings, convolutional, pooling, normalization,
                               merge, activation, reshaping
   models.py                   tf.keras.models (saving and loading are not supported)
-  optimizers.py               tf.keras.optimizers: not supported (TF2 OptimizerV2)
+  optimizer_v2.py, optimizers.py  tf.keras.optimizers: the legacy OptimizerV2 classes TF's
+                              graph mode uses (SGD, Adam, RMSprop, Adagrad, Adadelta,
+                              Adamax, Nadam), and the wrapper of tf.train optimizers
+  metrics.py                  tf.keras.metrics: metric functions and stateful Metrics
+  callbacks.py                tf.keras.callbacks: History, EarlyStopping, CSVLogger, ...
   utils.py                    tf.keras.utils: to_categorical, normalize, get_source_inputs
 
-Training loops (`compile`, `fit`, `evaluate`, `predict`, saving) are not implemented:
-they raise NotImplementedError; train with a tf.train optimizer on the model's outputs.
+`Model.compile`, `fit`, `evaluate`, `predict` and the `*_on_batch` methods run as TF
+2.15's Keras runs them in graph mode (on NumPy data, in the Keras session); saving
+(`save`, `save_weights`, `load_model`) and the generator loops raise
+NotImplementedError.
 
 Imported on first access of `tf.keras` (tensorweave.__getattr__), so that `import
 tensorweave` does not pay for it; importing it registers its exports and installs them.
@@ -29,6 +37,7 @@ from tensorweave.keras import (  # noqa: F401
     activations, backend, backend_ops, constraints, initializers, loss_classes, losses,
     regularizers)
 from tensorweave.keras import layers, models, optimizers, utils  # noqa: F401
+from tensorweave.keras import callbacks, metrics  # noqa: F401
 from tensorweave.keras.engine.input_layer import Input  # noqa: F401
 from tensorweave.keras.engine.sequential import Sequential  # noqa: F401
 from tensorweave.keras.engine.training import Model  # noqa: F401

@@ -1,8 +1,9 @@
 """`tf.keras.Model`: a layer made of layers, either functional (`Model(inputs, outputs)`,
 called again on new inputs by running its layer graph) or subclassed (layers set as
-attributes, `call` overridden). Usable as a callable on tensors in graph mode; the
-Keras training, evaluation and saving loops (`compile`, `fit`, ...) are not implemented
-and raise NotImplementedError: train with a tf.train optimizer instead.
+attributes, `call` overridden). Usable as a callable on tensors in graph mode; the Keras
+training loop (`compile`, `fit`, `evaluate`, `predict`, ...) comes from training_v1.py.
+Saving (`save`, `save_weights`, `to_json`) and the generator loops are not implemented
+and raise NotImplementedError.
 """
 from __future__ import annotations
 
@@ -14,28 +15,27 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.keras import backend
 from tensorweave.keras.engine import base_layer, functional, summary
 from tensorweave.keras.engine import base_layer_utils as utils
+from tensorweave.keras.engine import input_spec as input_spec_lib
 from tensorweave.keras.engine import node as node_module
+from tensorweave.keras.engine.training_v1 import TrainingMixin
 
-_TRAINING_HINT = ("tensorweave's tf.keras has no training, evaluation, prediction or saving "
-                  "loops: build a loss from the model's outputs (model(x)) and train with a "
-                  "tf.train optimizer, e.g. tf.train.AdamOptimizer().minimize(loss, "
-                  "var_list=model.trainable_variables), running model.updates with the "
-                  "train op; evaluate and predict with session.run on the outputs; save "
-                  "with tf.train.Saver(model.variables)")
+_UNSUPPORTED_HINT = ("tensorweave's tf.keras has no model saving and no generator loops: save "
+                     "and restore the weights with tf.train.Saver(model.variables); train on "
+                     "NumPy arrays with fit/evaluate/predict")
 
 
 def _unsupported(method: str):
     def raise_unsupported(self, *args, **kwargs):
         raise NotImplementedError("tf.keras.Model.%s is not supported: %s"
-                                  % (method, _TRAINING_HINT))
+                                  % (method, _UNSUPPORTED_HINT))
     raise_unsupported.__name__ = method
     raise_unsupported.__doc__ = ("Not supported: raises NotImplementedError (%s)."
-                                 % _TRAINING_HINT)
+                                 % _UNSUPPORTED_HINT)
     return raise_unsupported
 
 
 @tf_export("keras.Model", "keras.models.Model")
-class Model(base_layer.Layer):
+class Model(TrainingMixin, base_layer.Layer):
     """A model: `Model(inputs, outputs)` (functional API, with `tf.keras.Input`) or a
     subclass with layers as attributes and an overridden `call`.
 
@@ -105,6 +105,30 @@ class Model(base_layer.Layer):
         self._output_layers = [node_module.get_history(x).layer for x in self.outputs]
         self.input_names = [layer.name for layer in self._input_layers]
         self.output_names = _unique_names([layer.name for layer in self._output_layers])
+
+    @property
+    def input_spec(self):
+        """Set by hand, or for a functional model one InputSpec per input: its shape
+        without the batch size (a trailing axis of 1 may be squeezed), as Keras', so a
+        call on an input of another rank or size is a ValueError."""
+        if self._input_spec is not None or not self._is_graph_network:
+            return self._input_spec
+        nested = self._nested_inputs
+        if isinstance(nested, (dict, list, tuple)) and len(nested) != len(self.inputs):
+            return None
+        specs = []
+        for x, layer in zip(self.inputs, self._input_layers):
+            shape = x.shape
+            specs.append(None if shape.ndims is None else input_spec_lib.InputSpec(
+                shape=(None,) + tuple(shape.as_list()[1:]), allow_last_axis_squeeze=True,
+                name=layer.name))
+        if isinstance(nested, dict):
+            return dict(zip(sorted(nested), specs))
+        return specs
+
+    @input_spec.setter
+    def input_spec(self, value) -> None:
+        base_layer.Layer.input_spec.fset(self, value)
 
     def _validate_graph_inputs_and_outputs(self) -> None:
         kind = "Functional" if type(self) in (Model,) else type(self).__name__
@@ -306,13 +330,6 @@ class Model(base_layer.Layer):
         raise NotImplementedError("tf.keras.Model.get_config (model serialization) is not "
                                   "supported by tensorweave")
 
-    compile = _unsupported("compile")
-    fit = _unsupported("fit")
-    evaluate = _unsupported("evaluate")
-    predict = _unsupported("predict")
-    train_on_batch = _unsupported("train_on_batch")
-    test_on_batch = _unsupported("test_on_batch")
-    predict_on_batch = _unsupported("predict_on_batch")
     fit_generator = _unsupported("fit_generator")
     evaluate_generator = _unsupported("evaluate_generator")
     predict_generator = _unsupported("predict_generator")
@@ -321,7 +338,6 @@ class Model(base_layer.Layer):
     load_weights = _unsupported("load_weights")
     to_json = _unsupported("to_json")
     to_yaml = _unsupported("to_yaml")
-    reset_metrics = _unsupported("reset_metrics")
 
 
 def _unique_names(names: list) -> list:
