@@ -199,7 +199,9 @@ class Master:
             if key != self._graph_version:
                 self._graph_version = key
                 self._version += 1
-                self._graph_bytes = graph_def_proto.graph_to_proto(graph).SerializeToString()
+                # tensorweave workers run it: the private ops keep their fused kernels
+                self._graph_bytes = graph_def_proto.graph_to_proto(
+                    graph, lower=False).SerializeToString()
             version = self._version
             todo = [t for t in tasks if self._registered.get(t) != version]
             data = self._graph_bytes

@@ -6,6 +6,9 @@ types and attr names, attr values as `AttrValue`s (dtypes as `DataType` enums, s
 `TensorShapeProto`, arrays as `TensorProto`: raw little-endian `tensor_content` for
 numbers, `string_val` for strings), inputs as "op", "op:i" and "^op", devices, and the
 "_class" colocation attr, so TensorFlow and TensorBoard read it as one of their own.
+Both writers lower tensorweave's private ops (the fused assert kernels, ...) to the
+standard ops TF builds for them (graph_def_lowering.py), unless `lower=False`: the
+partition graphs and the graphs sent to tensorweave's own workers keep them.
 
 `graph_def_from_proto` turns such a message (written by TF or by us) into the GraphDef
 of `framework/serialize.py`, whose nodes carry decoded attr values; `import_graph_def`
@@ -22,6 +25,7 @@ from typing import Any, Optional
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import graph_def_lowering as _lowering
 from tensorweave.framework import registry as _reg
 from tensorweave.framework import serialize as _ser
 from tensorweave.framework.shapes import TensorShape
@@ -312,8 +316,11 @@ def node_def_to_proto(nd: "_ser.NodeDef", proto) -> None:
         attr_to_proto(v, proto.attr[k], nd.name, k)
 
 
-def graph_def_to_proto(graph_def: "_ser.GraphDef"):
-    """The `tensorflow.GraphDef` message of one of our GraphDefs."""
+def graph_def_to_proto(graph_def: "_ser.GraphDef", lower: bool = True):
+    """The `tensorflow.GraphDef` message of one of our GraphDefs; with `lower`, its
+    private ops lowered to standard TF ops (graph_def_lowering.py)."""
+    if lower:
+        graph_def = _lowering.lower_private_ops(graph_def)
     graph_pb2 = _pb()[0]
     out = graph_pb2.GraphDef()
     out.versions.producer = TF_PRODUCER
@@ -323,13 +330,16 @@ def graph_def_to_proto(graph_def: "_ser.GraphDef"):
     return out
 
 
-def graph_to_proto(graph, from_version: Optional[int] = None, add_shapes: bool = False):
+def graph_to_proto(graph, from_version: Optional[int] = None, add_shapes: bool = False,
+                   lower: bool = True):
     """The `tensorflow.GraphDef` message of `graph`.
 
     Args:
       graph: a Graph.
       from_version: only the ops created after the graph's `version` was this.
       add_shapes: add each node's output shapes as the attr "_output_shapes".
+      lower: replace tensorweave's private ops by the standard TF ops that compute the
+        same (graph_def_lowering.py), so that TensorFlow can load the graph.
 
     Returns:
       A `tensorboard.compat.proto.graph_pb2.GraphDef`.
@@ -340,8 +350,14 @@ def graph_to_proto(graph, from_version: Optional[int] = None, add_shapes: bool =
     out.versions.min_consumer = TF_MIN_CONSUMER
     ops = graph._ops if from_version is None else [op for op in graph._ops
                                                    if op._id > from_version]
-    for op in ops:
-        node_def_to_proto(_ser.node_def_of(op, add_shapes), out.node.add())
+    nodes = [_ser.node_def_of(op, add_shapes) for op in ops]
+    if lower:
+        def shape_of(name, index):
+            return graph._ops_by_name[name]._outputs[index]._shape
+        nodes = _lowering.lower_private_ops(_ser.GraphDef(nodes), shape_of,
+                                            reserved=graph._ops_by_name).node
+    for nd in nodes:
+        node_def_to_proto(nd, out.node.add())
     return out
 
 

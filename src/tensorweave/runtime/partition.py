@@ -493,5 +493,6 @@ def graph_def_of(sg: _opt.StepGraph):
         out.append(_ser.NodeDef("_retval_%s_%d_%d" % (p.name.replace(":", "_"), i, j),
                                 "_Retval", [ref(p, i)], dev,
                                 {"T": _dtype_of(p, i), "index": j}))
-    proto = _gdp.graph_def_to_proto(_ser.GraphDef(out))
+    # what runs: the private ops' fused kernels are not lowered to standard ops
+    proto = _gdp.graph_def_to_proto(_ser.GraphDef(out), lower=False)
     return proto

@@ -146,10 +146,12 @@ def producer_of(enqueue_op) -> Optional[Producer]:
 def _subgraph(enqueue_op, queue) -> bytes:
     """The serialized GraphDef of the components' ancestors, placed nowhere in particular,
     with the filename queue renamed to the worker's stand-in (input_worker.py)."""
-    from tensorweave.framework import graph_util
+    from tensorweave.framework import graph_def_proto, graph_util
     from tensorweave.train.input_worker import WORK_QUEUE_NAME
+    # a tensorweave process runs it: the private ops keep their fused kernels
     graph_def = graph_util.extract_sub_graph(
-        enqueue_op.graph.as_graph_def(), sorted({t.op.name for t in enqueue_op.inputs[1:]}))
+        graph_def_proto.graph_to_proto(enqueue_op.graph, lower=False),
+        sorted({t.op.name for t in enqueue_op.inputs[1:]}))
     for node in graph_def.node:
         node.device = ""
         if node.name == queue.name:

@@ -47,6 +47,7 @@ import re
 from typing import Any, Dict, List, Optional
 
 from tensorweave.framework import graph as _graph
+from tensorweave.framework import graph_def_lowering as _lowering
 from tensorweave.framework import graph_def_proto as _gp
 from tensorweave.framework import registry as _reg
 from tensorweave.framework import serialize as _ser
@@ -282,9 +283,16 @@ class MetaGraphDef:
         mi.meta_graph_version = info.meta_graph_version
         mi.tensorflow_version = info.tensorflow_version
         mi.tags.extend(info.tags)
-        for op_type in info.stripped_op_list:
+        # written with the private ops lowered to standard TF ops, which the op list names
+        graph_def = _lowering.lower_private_ops(self.graph_def)
+        op_types = info.stripped_op_list
+        lowered = _lowering.lowered_op_types()
+        if any(t in lowered for t in op_types):
+            op_types = sorted({t for t in op_types if t not in lowered} |
+                              {n.op for n in graph_def.node})
+        for op_type in op_types:
             mi.stripped_op_list.op.add().name = op_type
-        proto.graph_def.CopyFrom(_gp.graph_def_to_proto(self.graph_def))
+        proto.graph_def.CopyFrom(_gp.graph_def_to_proto(graph_def, lower=False))
         if self.saver_def is not None:
             proto.saver_def.CopyFrom(self.saver_def.to_proto())
         for key, cd in self.collection_def.items():
