@@ -108,3 +108,30 @@ def test_an_indexed_slices_can_be_fed(sess):
     value = tf.IndexedSlicesValue(np.array([[1.0, 3.0]], np.float32), np.array([2]),
                                   np.array([4, 2]))
     np.testing.assert_array_equal(sess.run(dense, {slices: value}), want)
+
+
+def test_gradient_override_is_an_attr_that_survives_a_graph_def(graph):
+    @tf.RegisterGradient("NegatedForConventionTest")
+    def _negated(op, grad):
+        return -grad
+    x = tf.constant([1.0, 2.0], name="x")
+    with graph.gradient_override_map({"Identity": "NegatedForConventionTest"}):
+        y = tf.identity(x, name="y")
+    assert y.op.get_attr("_gradient_op_type") == b"NegatedForConventionTest"
+    graph_def = graph.as_graph_def()
+    with tf.Graph().as_default() as g2:
+        tf.import_graph_def(graph_def, name="")
+        grad = tf.gradients(g2.get_tensor_by_name("y:0"), g2.get_tensor_by_name("x:0"))[0]
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(sess.run(grad), [-1.0, -1.0])
+
+
+def test_a_gradient_of_the_wrong_shape_is_a_value_error(graph):
+    @tf.RegisterGradient("WrongShapeForConventionTest")
+    def _wrong(op, grad):
+        return tf.ones([7])
+    x = tf.constant([1.0, 2.0])
+    with graph.gradient_override_map({"Identity": "WrongShapeForConventionTest"}):
+        y = tf.identity(x)
+    with pytest.raises(ValueError, match="Incompatible shapes between op input"):
+        tf.gradients(y, x)

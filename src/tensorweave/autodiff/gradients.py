@@ -150,7 +150,7 @@ def _grad_fn_for(op: Operation):
     """(the gradient function of `op`, whether it takes the GradientCall)."""
     if not isinstance(op, Operation):
         return op.grad_fn, True  # a LoopNode
-    op_type = op._gradient_override or op._type
+    op_type = op._gradient_override or op._attrs.get("_gradient_op_type") or op._type
     found, fn = _reg.get_gradient(op_type)
     if not found:
         raise LookupError("No gradient defined for operation '%s' (op type: %s)"
@@ -372,13 +372,20 @@ def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
                                     for t, g in zip(op._inputs, in_grads)]
                         if sum(isinstance(g, Tensor) for g in in_grads) > 1:
                             in_grads = _gate(in_grads, structure)
-                for t, g in zip(op._inputs, in_grads):
+                for i, (t, g) in enumerate(zip(op._inputs, in_grads)):
                     if g is None or not _differentiable(t):
                         continue
-                    if isinstance(g, Tensor) and t._dtype is not _dt.resource and \
-                            g._dtype.base_dtype is not t._dtype.base_dtype:
-                        raise TypeError("Gradient of %s has dtype %s, expected %s (op %s)"
-                                        % (t.name, g.dtype.name, t.dtype.name, op._name))
+                    if isinstance(g, Tensor) and t._dtype is not _dt.resource:
+                        if g._dtype.base_dtype is not t._dtype.base_dtype:
+                            raise TypeError("Gradient of %s has dtype %s, expected %s (op %s)"
+                                            % (t.name, g.dtype.name, t.dtype.name,
+                                               op._name))
+                        if not g.shape.is_compatible_with(t.shape):
+                            raise ValueError(
+                                "Incompatible shapes between op input and calculated input "
+                                "gradient. Forward operation: %s. Input index: %d. Original "
+                                "input shape: %s. Calculated input gradient shape: %s"
+                                % (op._name, i, t.shape, g.shape))
                     grads.setdefault(t, []).append(g)
         for t in op._inputs:
             src = _node_of(t._op, call)

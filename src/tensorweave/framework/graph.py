@@ -480,6 +480,8 @@ class Graph:
             mapped = self._gradient_override_map.get(op_type)
             if mapped is not None:
                 op._gradient_override = mapped
+                # as TF: an attr, so that written graphs keep the override
+                op._attrs["_gradient_op_type"] = mapped
         self._add_op(op)
         for c in self._control_stack:
             c.seen.add(op)
