@@ -144,6 +144,7 @@ def read_tf_config(environ: Optional[Mapping[str, str]] = None) -> dict:
     """The TF_CONFIG of `environ` (default os.environ) as a dict ({} when unset).
 
     Raises:
+      json.JSONDecodeError: TF_CONFIG is not JSON (TF's error).
       ValueError: TF_CONFIG is not a JSON object.
     """
     raw = (os.environ if environ is None else environ).get("TF_CONFIG")
@@ -151,8 +152,9 @@ def read_tf_config(environ: Optional[Mapping[str, str]] = None) -> dict:
         return {}
     try:
         config = json.loads(raw)
-    except ValueError as e:
-        raise ValueError("TF_CONFIG is not valid JSON: %s" % e) from None
+    except json.JSONDecodeError as e:  # TF's class, with what it is about
+        raise json.JSONDecodeError("TF_CONFIG is not valid JSON: %s" % e.msg, e.doc,
+                                   e.pos) from None
     if not isinstance(config, dict):
         raise ValueError("TF_CONFIG must be a JSON object, got %r" % raw)
     return config

@@ -419,7 +419,7 @@ class Server:
 
     Raises:
       ValueError: the job or task cannot be determined, or an unknown protocol.
-      UnavailableError: the address cannot be bound.
+      UnknownError: the address cannot be bound (a port in use), as TF's.
     """
 
     def __init__(self, server_or_cluster_def, job_name: Optional[str] = None,
@@ -441,13 +441,20 @@ class Server:
                 raise ValueError("Must specify an explicit `task_index`.")
             task_index = indices[0]
         address = cluster.task_address(job_name, task_index)
+        # no SO_REUSEPORT (gRPC's default on Linux): a second server on a port in use
+        # must fail, as TF's, not share the port and take half the connections
         self._grpc = grpc.server(concurrent.futures.ThreadPoolExecutor(
-            max_workers=64, thread_name_prefix="tw-server"), options=_OPTIONS)
+            max_workers=64, thread_name_prefix="tw-server"),
+            options=_OPTIONS + [("grpc.so_reuseport", 0)])
         creds = server_credentials()
-        port = self._grpc.add_insecure_port(bind_address(address)) if creds is None else \
-            self._grpc.add_secure_port(bind_address(address), creds)
+        try:
+            port = self._grpc.add_insecure_port(bind_address(address)) if creds is None \
+                else self._grpc.add_secure_port(bind_address(address), creds)
+        except RuntimeError:  # newer grpcio raises where older ones return 0
+            port = 0
         if not port:
-            raise errors.UnavailableError(None, None, "Could not bind %s" % address)
+            raise errors.UnknownError(None, None, "Could not start gRPC server: cannot "
+                                      "bind %s" % address)
         host = address.rpartition(":")[0]
         if address.endswith(":0"):  # a port chosen by the system (create_local_server)
             address = "%s:%d" % (host, port)

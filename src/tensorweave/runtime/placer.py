@@ -214,12 +214,14 @@ class ColocationGroup:
         if self.candidates:
             return
         if allow_soft_placement:
+            # TF's soft placement relaxes the device type and index only: a job, replica
+            # or task that no device has stays an error
             relaxed = _dev.DeviceSpec(self.request.job, self.request.replica,
                                       self.request.task)
             self.candidates = [d for d in _matching(devices.devices, relaxed)
-                               if d.device_type in feasible] or \
-                [d for d in devices.devices if d.device_type in feasible]
-            return
+                               if d.device_type in feasible]
+            if self.candidates:
+                return
         who = self.requested_by.get("device_type") or self.requested_by.get(
             "device_index") or next(iter(self.requested_by.values()))
         request = self.request.to_string()

@@ -379,9 +379,17 @@ class BaseSession:
                 self._plans[key] = plan
         return plan
 
+    def _raise_closed(self):
+        if getattr(self, "_reset_by", None) is not None:
+            # its target was reset (tf.Session.reset): TF's error, which MonitoredSession
+            # recovers from by making a new session
+            raise errors.AbortedError(None, None, "Session %x is not found: its target %r "
+                                      "was reset" % (id(self), self._reset_by))
+        raise RuntimeError("Attempted to use a closed Session.")
+
     def _execute(self, plan: _plan.Plan, feed_values, options=None, run_metadata=None):
         if self._closed:
-            raise RuntimeError("Attempted to use a closed Session.")
+            self._raise_closed()
         trace = None
         if run_metadata is not None and options is not None and options.trace_level:
             # a watch (tensorweave.debug) passes a RunMetadata that makes its own trace
@@ -470,7 +478,7 @@ class BaseSession:
           OpError subclasses: an op failed while running (names the op and its line).
         """
         if self._closed:
-            raise RuntimeError("Attempted to use a closed Session.")
+            self._raise_closed()
         feeds, values = self._feed_list(feed_dict)
         if type(fetches) is Tensor and fetches._op._type not in _HANDLE_OPS:
             if fetches._op._graph is not self._graph:
@@ -538,7 +546,7 @@ class BaseSession:
           RuntimeError: the session is closed, or its graph is empty.
         """
         if self._closed:
-            raise RuntimeError("Attempted to use a closed Session.")
+            self._raise_closed()
         self._check_graph_not_empty()
         mapper = _FetchMapper(self._graph, fetches)
         feed_ts = [self._graph.as_graph_element(f, allow_tensor=True, allow_operation=False)
@@ -649,6 +657,7 @@ class BaseSession:
                         d.resources.clear(containers)
                     s._plans.clear()
                 else:
+                    s._reset_by = target
                     s.close()
         devices = _TARGET_DEVICES.get(target) if target else None
         if devices is not None:

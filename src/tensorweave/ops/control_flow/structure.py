@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 from typing import Optional
 
 from tensorweave.framework import graph as _graph
@@ -110,7 +111,10 @@ def group(*inputs, **kwargs) -> Operation:
         for op in seen:
             by_dev.setdefault(op.device, []).append(op)
         if len(by_dev) <= 1:
-            with g.control_dependencies(seen):
+            # all on one device: the NoOp too, as TF's (a group of ps updates runs there)
+            dev = next(iter(by_dev), "")
+            with g.device(dev) if dev else contextlib.nullcontext(), \
+                    g.control_dependencies(seen):
                 return no_op(name=scope)
         deps = []
         for dev in sorted(by_dev):

@@ -214,6 +214,11 @@ class Variable(metaclass=_VariableMeta):
                 with contextlib.ExitStack() as stack:
                     if init_from_fn or not self._feeds_reads:
                         stack.enter_context(g.name_scope("Initializer"))
+                    if init_from_fn:
+                        # as TF: an initializer function's ops ignore the device scopes
+                        # (replica_device_setter places the variable, not its initial
+                        # value)
+                        stack.enter_context(g.device(None))
                     value = initial_value() if init_from_fn else initial_value
                     if isinstance(value, Variable):
                         value = value.initialized_value()
@@ -468,10 +473,13 @@ class Variable(metaclass=_VariableMeta):
                 value = convert_to_tensor(value, dtype=self._dtype, name="value")
             if check is not None:
                 check(value)
-            if not read_value:
-                return build(value, scope)
-            op = build(value, "update")
-        return self._lazy_read(op, name=scope)
+            # TF1 places an op taking a reference input with the variable
+            with self._handle.graph.colocate_with(self._handle.op):
+                if not read_value:
+                    return build(value, scope)
+                op = build(value, "update")
+        with self._handle.graph.colocate_with(self._handle.op):
+            return self._lazy_read(op, name=scope)
 
     def _assign(self, value, validate_shape: bool, name, read_value: bool):
         def check(value_tensor):
