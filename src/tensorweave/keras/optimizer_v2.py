@@ -307,6 +307,19 @@ class OptimizerV2:
         """`iterations` and the slots, in creation order."""
         return self._weights
 
+    def _set_learning_rate_and_decay(self, learning_rate, kwargs: dict) -> None:
+        """The hyperparameters every Keras optimizer has: `learning_rate` (or its old
+        name `lr`, which wins as in Keras) and `decay`."""
+        self._set_hyper("learning_rate", kwargs.get("lr", learning_rate))
+        self._set_hyper("decay", self._initial_decay)
+
+    def _add_slots(self, var_list, *names: str) -> None:
+        """Zero-initialized slots `names` for each variable, slot by slot (Keras'
+        order of the optimizer's weights)."""
+        for name in names:
+            for var in var_list:
+                self.add_slot(var, name)
+
     def get_weights(self) -> list:
         """The values of `weights` (NumPy arrays), from the Keras session."""
         return backend.batch_get_value(self.weights)

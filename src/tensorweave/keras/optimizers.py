@@ -100,16 +100,14 @@ class SGD(OptimizerV2):
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov: bool = False,
                  name: str = "SGD", **kwargs):
         super().__init__(name, **kwargs)
-        self._set_hyper("learning_rate", kwargs.get("lr", learning_rate))
-        self._set_hyper("decay", self._initial_decay)
+        self._set_learning_rate_and_decay(learning_rate, kwargs)
         self._momentum = _check_momentum(momentum)
         self._set_hyper("momentum", momentum)
         self.nesterov = nesterov
 
     def _create_slots(self, var_list) -> None:
         if self._momentum:
-            for var in var_list:
-                self.add_slot(var, "momentum")
+            self._add_slots(var_list, "momentum")
 
     def _prepare_local(self, var_device, var_dtype, apply_state) -> None:
         super()._prepare_local(var_device, var_dtype, apply_state)
@@ -189,21 +187,16 @@ class Adam(OptimizerV2):
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
                  amsgrad: bool = False, name: str = "Adam", **kwargs):
         super().__init__(name, **kwargs)
-        self._set_hyper("learning_rate", kwargs.get("lr", learning_rate))
-        self._set_hyper("decay", self._initial_decay)
+        self._set_learning_rate_and_decay(learning_rate, kwargs)
         self._set_hyper("beta_1", beta_1)
         self._set_hyper("beta_2", beta_2)
         self.epsilon = epsilon or backend.epsilon()
         self.amsgrad = amsgrad
 
     def _create_slots(self, var_list) -> None:
-        for var in var_list:
-            self.add_slot(var, "m")
-        for var in var_list:
-            self.add_slot(var, "v")
+        self._add_slots(var_list, "m", "v")
         if self.amsgrad:
-            for var in var_list:
-                self.add_slot(var, "vhat")
+            self._add_slots(var_list, "vhat")
 
     def _prepare_local(self, var_device, var_dtype, apply_state) -> None:
         super()._prepare_local(var_device, var_dtype, apply_state)
@@ -290,8 +283,7 @@ class RMSprop(_WeightsWithoutIterations):
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7,
                  centered: bool = False, name: str = "RMSprop", **kwargs):
         super().__init__(name, **kwargs)
-        self._set_hyper("learning_rate", kwargs.get("lr", learning_rate))
-        self._set_hyper("decay", self._initial_decay)
+        self._set_learning_rate_and_decay(learning_rate, kwargs)
         self._set_hyper("rho", rho)
         self._momentum = _check_momentum(momentum)
         self._set_hyper("momentum", momentum)
@@ -299,14 +291,11 @@ class RMSprop(_WeightsWithoutIterations):
         self.centered = centered
 
     def _create_slots(self, var_list) -> None:
-        for var in var_list:
-            self.add_slot(var, "rms")
+        self._add_slots(var_list, "rms")
         if self._momentum:
-            for var in var_list:
-                self.add_slot(var, "momentum")
+            self._add_slots(var_list, "momentum")
         if self.centered:
-            for var in var_list:
-                self.add_slot(var, "mg")
+            self._add_slots(var_list, "mg")
 
     def _prepare_local(self, var_device, var_dtype, apply_state) -> None:
         super()._prepare_local(var_device, var_dtype, apply_state)
@@ -399,8 +388,7 @@ class Adagrad(_RowWiseOptimizer):
             raise ValueError("initial_accumulator_value must be non-negative: %s"
                              % initial_accumulator_value)
         super().__init__(name, **kwargs)
-        self._set_hyper("learning_rate", kwargs.get("lr", learning_rate))
-        self._set_hyper("decay", self._initial_decay)
+        self._set_learning_rate_and_decay(learning_rate, kwargs)
         self._initial_accumulator_value = initial_accumulator_value
         self.epsilon = epsilon or backend.epsilon()
 
@@ -457,16 +445,12 @@ class Adadelta(_RowWiseOptimizer):
     def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-7, name: str = "Adadelta",
                  **kwargs):
         super().__init__(name, **kwargs)
-        self._set_hyper("learning_rate", kwargs.get("lr", learning_rate))
-        self._set_hyper("decay", self._initial_decay)
+        self._set_learning_rate_and_decay(learning_rate, kwargs)
         self._set_hyper("rho", rho)
         self.epsilon = epsilon or backend.epsilon()
 
     def _create_slots(self, var_list) -> None:
-        for var in var_list:
-            self.add_slot(var, "accum_grad")
-        for var in var_list:
-            self.add_slot(var, "accum_var")
+        self._add_slots(var_list, "accum_grad", "accum_var")
 
     def _prepare_local(self, var_device, var_dtype, apply_state) -> None:
         super()._prepare_local(var_device, var_dtype, apply_state)
@@ -512,17 +496,13 @@ class Adamax(OptimizerV2):
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
                  name: str = "Adamax", **kwargs):
         super().__init__(name, **kwargs)
-        self._set_hyper("learning_rate", kwargs.get("lr", learning_rate))
-        self._set_hyper("decay", self._initial_decay)
+        self._set_learning_rate_and_decay(learning_rate, kwargs)
         self._set_hyper("beta_1", beta_1)
         self._set_hyper("beta_2", beta_2)
         self.epsilon = epsilon or backend.epsilon()
 
     def _create_slots(self, var_list) -> None:
-        for var in var_list:
-            self.add_slot(var, "m")
-        for var in var_list:
-            self.add_slot(var, "v")
+        self._add_slots(var_list, "m", "v")
 
     def _prepare_local(self, var_device, var_dtype, apply_state) -> None:
         super()._prepare_local(var_device, var_dtype, apply_state)
@@ -580,8 +560,7 @@ class Nadam(OptimizerV2):
                  name: str = "Nadam", **kwargs):
         kwargs["decay"] = kwargs.pop("schedule_decay", 0.004)
         super().__init__(name, **kwargs)
-        self._set_hyper("learning_rate", kwargs.get("lr", learning_rate))
-        self._set_hyper("decay", self._initial_decay)
+        self._set_learning_rate_and_decay(learning_rate, kwargs)
         self._set_hyper("beta_1", beta_1)
         self._set_hyper("beta_2", beta_2)
         self.epsilon = epsilon or backend.epsilon()
@@ -594,10 +573,7 @@ class Nadam(OptimizerV2):
                                             dtype=var_list[0].dtype.base_dtype,
                                             initializer="ones", trainable=False)
             self._weights.append(self._m_cache)
-        for var in var_list:
-            self.add_slot(var, "m")
-        for var in var_list:
-            self.add_slot(var, "v")
+        self._add_slots(var_list, "m", "v")
 
     def _prepare(self, var_list) -> dict:
         self._m_cache_read = tf.identity(self._m_cache)
