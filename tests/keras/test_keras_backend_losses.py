@@ -239,3 +239,11 @@ def test_a_model_refuses_an_input_of_another_rank(graph):
         with pytest.raises(ValueError, match="is incompatible with the layer"):
             model(tf.ones([2, 4]))
     assert functional(tf.placeholder(tf.float32, [None, 3])).shape.as_list() == [None, 2]
+
+
+def test_batch_flatten_of_a_known_shape_is_known(graph):
+    # the product of the shape's tail is evaluated at build time, as TF's shape inference
+    assert tf.keras.backend.batch_flatten(tf.ones([2, 3, 4])).shape.as_list() == [2, 12]
+    shape = tf.shape(tf.ones([2, 3]))
+    assert tf.get_static_value(tf.reduce_prod(shape)) == 6
+    assert tf.get_static_value(tf.reduce_sum(shape, keepdims=True)).tolist() == [5]

@@ -90,6 +90,9 @@ def _kernel_axes(ctx, x, axes) -> tuple:
     return out
 
 
+_STATIC_LIMIT = 1024  # the most elements a reduction is evaluated on at build time
+
+
 def _register_reduction(op_type: str, allowed, reduce_fn, input_dtype=None) -> None:
     if input_dtype is None:
         inputs = ["input: T", "reduction_indices: Tidx"]
@@ -107,6 +110,26 @@ def _register_reduction(op_type: str, allowed, reduce_fn, input_dtype=None) -> N
         # a full reduction gives a NumPy scalar: the kernel returns arrays
         return out if type(out) is np.ndarray else ctx.xp.asarray(out)
     kernel(op_type)(_kernel)
+
+    @tensor_util.register_static_value(op_type)
+    def _static_value(op, index):
+        # a reduction of a small integer value known at build time (a shape's product,
+        # as Keras' batch_flatten takes it) is known too, as TF's shape inference
+        # evaluates it: reshapes to it get static shapes
+        if op.inputs[0].dtype.base_dtype not in (_dt.int32, _dt.int64):
+            return None
+        x = tensor_util.constant_value(op.inputs[0])
+        axes = tensor_util.constant_value(op.inputs[1])
+        if x is None or axes is None or x.size > _STATIC_LIMIT:
+            return None
+        x = np.asarray(x)
+        try:
+            ax = tuple(int(a) % x.ndim for a in np.asarray(axes).reshape(-1)) \
+                if x.ndim else ()
+            out = reduce_fn(np, x, ax, op._get_attr("keep_dims"))
+        except (ValueError, TypeError, ZeroDivisionError):
+            return None
+        return np.asarray(out, dtype=x.dtype)
 
 
 def _add_reduce(xp, x, ax, acc, keep):
