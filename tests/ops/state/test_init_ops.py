@@ -36,6 +36,8 @@ def test_zeros_ones(graph, sess):
     o16 = _run(sess, tf.ones_initializer(), [2], dtype=tf.float16)
     assert o16.dtype == np.float16
     assert tf.zeros_initializer().get_config() == {"dtype": "float32"}
+    # TF's keys: no verify_shape
+    assert tf.constant_initializer(3.0).get_config() == {"value": 3.0, "dtype": "float32"}
 
 
 def test_constant(graph, sess):

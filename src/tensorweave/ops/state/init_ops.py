@@ -125,8 +125,8 @@ class Constant(Initializer):
         return constant(flat.reshape(shape), dtype=dtype)
 
     def get_config(self):
-        return {"value": self.value, "dtype": self.dtype.name,
-                "verify_shape": self._verify_shape}
+        # TF's keys (verify_shape is not part of the config)
+        return {"value": self.value, "dtype": self.dtype.name}
 
 
 @tf_export("random_uniform_initializer", "initializers.random_uniform")
