@@ -198,3 +198,19 @@ def _import(table, keys, values):
     return apply_op("LookupTableImportV2", [table.resource_handle,
                                             tf.constant(keys, tf.int64),
                                             tf.constant(values, tf.float32)])
+
+
+def test_tables_over_the_same_file_share_one_table(sess, tmp_path):
+    # TF names a text-file table after its file and columns: initializing one fills both
+    path = tmp_path / "vocab.txt"
+    path.write_text("a\nb\nc\n")
+
+    def table():
+        return tf.lookup.StaticHashTable(tf.lookup.TextFileInitializer(
+            str(path), tf.string, tf.lookup.TextFileIndex.WHOLE_LINE, tf.int64,
+            tf.lookup.TextFileIndex.LINE_NUMBER), -1)
+    first, second = table(), table()
+    sess.run(first.initializer)
+    assert sess.run(second.lookup(tf.constant(["b", "z"]))).tolist() == [1, -1]
+    sess.run(tf.tables_initializer())  # filling it again with the same data is fine
+    assert sess.run(first.lookup(tf.constant(["c"]))).tolist() == [2]

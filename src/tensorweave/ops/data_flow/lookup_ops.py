@@ -601,6 +601,7 @@ class TextFileInitializer(TableInitializer):
                                  "`key_index` -2, received: %s" % dtype)
         if vocab_size is not None and vocab_size <= 0:
             raise ValueError("`vocab_size` should be > 0, received: %d" % vocab_size)
+        self._filename_arg = filename
         self._filename = convert_to_tensor(filename, _dt.string, name="asset_path")
         self._key_index, self._value_index = key_index, value_index
         self._vocab_size = vocab_size
@@ -608,6 +609,19 @@ class TextFileInitializer(TableInitializer):
         self._name = name
         self._offset = value_index_offset
         super().__init__(key_dtype, value_dtype)
+
+    @property
+    def _shared_name(self) -> Optional[str]:
+        """TF's name of the table of this file and columns: tables over the same file (a
+        Python path) share one table in a session, so initializing one fills both."""
+        if not isinstance(self._filename_arg, (str, bytes)):
+            return None
+        filename = self._filename_arg.decode() if isinstance(self._filename_arg, bytes) \
+            else self._filename_arg
+        parts = [filename] + ([str(self._vocab_size)] if self._vocab_size else []) + \
+            [str(self._key_index), str(self._value_index)] + \
+            ([str(self._offset)] if self._offset else [])
+        return "hash_table_" + "_".join(parts)
 
     def initialize(self, table) -> _graph.Operation:
         """The op filling `table` from the file, added to TABLE_INITIALIZERS."""
@@ -721,8 +735,9 @@ class StaticHashTable(_Table):
         self._initializer = initializer
         super().__init__(initializer.key_dtype, initializer.value_dtype, default_value, name)
         self._default_value.get_shape().assert_is_compatible_with(TensorShape([]))
+        shared = getattr(initializer, "_shared_name", None)
         self._handle = apply_op("HashTableV2", [], {
-            "shared_name": "%s_%d" % (name, next(_UNIQUE)),
+            "shared_name": shared or "%s_%d" % (name, next(_UNIQUE)),
             "key_dtype": self._key_dtype, "value_dtype": self._value_dtype},
             name=name).outputs[0]
         self._init_op = initializer.initialize(self)
