@@ -173,9 +173,18 @@ def test_fixed_length_records_and_constants(sess, tmp_path):
     ds = tf.data.FixedLengthRecordDataset(path, 3, header_bytes=4, footer_bytes=2)
     assert _drain(sess, ds.make_one_shot_iterator().get_next()) == [b"aaa", b"bbb", b"ccc"]
     odd = tf.data.FixedLengthRecordDataset(path, 4, header_bytes=4, footer_bytes=2)
-    with pytest.raises(tf.errors.DataLossError, match="not an exact multiple of the record "
-                       "length"):
+    with pytest.raises(tf.errors.InvalidArgumentError,  # TF's class for a plain file
+                       match="not an exact multiple of the record length"):
         sess.run(odd.make_one_shot_iterator().get_next())
+    # compressed: the complete records, then DataLossError for the truncated last one
+    import gzip
+    with gzip.open(path + ".gz", "wb") as f:
+        f.write(b"aaabbbc")
+    nxt = tf.data.FixedLengthRecordDataset(path + ".gz", 3, compression_type="GZIP") \
+        .make_one_shot_iterator().get_next()
+    assert [sess.run(nxt), sess.run(nxt)] == [b"aaa", b"bbb"]
+    with pytest.raises(tf.errors.DataLossError):
+        sess.run(nxt)
     assert (tf.data.AUTOTUNE, tf.data.INFINITE_CARDINALITY, tf.data.UNKNOWN_CARDINALITY) == \
         (-1, -1, -2)
     mapped = tf.data.Dataset.range(3).map(lambda v: v * 2, num_parallel_calls=tf.data.AUTOTUNE)

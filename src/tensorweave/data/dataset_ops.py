@@ -302,14 +302,22 @@ class _FixedLengthRecords(DatasetValue):
             except OSError as e:
                 raise record_io.file_error(e, path) from None
             body = data[self.header:len(data) - self.footer]
-            if len(body) % self.record:
-                raise errors.DataLossError(
+            whole = len(body) - len(body) % self.record
+            if whole != len(body) and not self.compression:
+                # as TF: an uncompressed file's size is checked before any record
+                raise errors.InvalidArgumentError(
                     None, ctx.op, "Excluding the header (%d bytes) and footer (%d bytes), "
                     "input file \"%s\" has body length %d bytes, which is not an exact "
                     "multiple of the record length (%d bytes)." % (
                         self.header, self.footer, path, len(body), self.record))
-            for k in range(0, len(body), self.record):
+            for k in range(0, whole, self.record):
                 yield [np.array(body[k:k + self.record], dtype=object)]
+            if whole != len(body):
+                # a compressed stream is read record by record: the complete ones
+                # first, then TF's DataLossError for the truncated last one
+                raise errors.DataLossError(
+                    None, ctx.op, "Attempted to read %d bytes of the last record of \"%s\" "
+                    "but only %d remained." % (self.record, path, len(body) - whole))
 
 
 class _Zip(DatasetValue):
