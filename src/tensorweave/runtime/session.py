@@ -272,6 +272,9 @@ class BaseSession:
     def __init__(self, target: str = "", graph: Optional[Graph] = None,
                  config: Optional[ConfigProto] = None):
         target = target.decode() if isinstance(target, bytes) else (target or "")
+        if config is not None and not isinstance(config, ConfigProto):
+            raise TypeError("Argument `config` must be a tf.ConfigProto, but got %s"
+                            % type(config).__name__)
         self._master = None
         if target.startswith("grpc://"):  # a cluster: the master plans, tasks run
             from tensorweave.distribute.master import Master
@@ -522,8 +525,9 @@ class BaseSession:
         single_op = type(fetches) is Operation
 
         def call(*args, **kwargs):
-            options = kwargs.pop("options", None) if accept_options else None
-            run_metadata = kwargs.pop("run_metadata", None) if accept_options else None
+            # as TF's: options and run_metadata are taken with or without accept_options
+            options = kwargs.pop("options", None)
+            run_metadata = kwargs.pop("run_metadata", None)
             if kwargs:
                 raise TypeError("unexpected keyword arguments %s" % sorted(kwargs))
             if len(args) != len(feeds):
@@ -573,10 +577,14 @@ class BaseSession:
                 raise errors.InvalidArgumentError(
                     None, None, "The feed %s has already been fed." % t.name)
         mapper = _FetchMapper(self._graph, fetches)
+        fetched = state.setdefault("fetched", set())
         for t in mapper.tensors:
             if t not in state["fetches"]:
                 raise errors.InvalidArgumentError(
                     None, None, "Fetch %s was not specified in partial_run_setup." % t.name)
+            if t in fetched:
+                raise errors.InvalidArgumentError(
+                    None, None, "The fetch %s has already been fetched." % t.name)
         for op in mapper.targets:
             if op not in state["targets"]:
                 raise errors.InvalidArgumentError(
@@ -592,6 +600,7 @@ class BaseSession:
             state["computed"].update(zip(want, out))
             state["done_targets"].update(targets)
         vals = [state["computed"].get(t, state["fed"].get(t)) for t in mapper.tensors]
+        fetched.update(mapper.tensors)
         return mapper.build(vals)
 
     # --- lifecycle ----------------------------------------------------------------------

@@ -1,0 +1,29 @@
+"""Session API details as TF's: the config's type, make_callable's options, and a
+partial run's fetches taken once."""
+import pytest
+
+import tensorweave as tf
+
+
+def test_config_must_be_a_config_proto(graph):
+    with pytest.raises(TypeError, match="must be a tf.ConfigProto"):
+        tf.Session(config=5)
+
+
+def test_make_callable_takes_options_without_accept_options(sess):
+    x = tf.constant(2.0) * 3
+    call = sess.make_callable(x)
+    run_metadata = tf.RunMetadata()
+    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+    assert call(options=options, run_metadata=run_metadata) == 6.0
+    with pytest.raises(TypeError):
+        call(bogus=1)
+
+
+def test_a_partial_run_fetch_is_taken_once(sess):
+    a = tf.placeholder(tf.float32, [])
+    b = a + 1.0
+    handle = sess.partial_run_setup([b], [a])
+    assert sess.partial_run(handle, b, {a: 2.0}) == 3.0
+    with pytest.raises(tf.errors.InvalidArgumentError, match="already been fetched"):
+        sess.partial_run(handle, b)
