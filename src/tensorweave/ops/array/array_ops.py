@@ -113,8 +113,21 @@ def _size_value(op, index):
     return None if n is None else np.asarray(n, dtype=op._get_attr("out_type").as_numpy_dtype)
 
 
+def _dense_shape_of(value):
+    """A SparseTensor's dense_shape (what tf.shape, size and rank of one read), else
+    None."""
+    from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
+    if isinstance(value, SparseTensorValue):
+        value = SparseTensor.from_value(value)
+    return value.dense_shape if isinstance(value, SparseTensor) else None
+
+
 def _shape_internal(input, name=None, optimize=True, out_type=_dt.int32):  # noqa: A002
     with name_scope(name, "Shape", [input]) as name:
+        dense_shape = _dense_shape_of(input)
+        if dense_shape is not None:
+            from tensorweave.ops.math.math_ops import cast
+            return cast(dense_shape, out_type, name=name)
         input = convert_to_tensor(input)
         s = input.shape
         if optimize and s.is_fully_defined():
@@ -130,7 +143,7 @@ def shape(input, name: Optional[str] = None, out_type=None) -> Tensor:  # noqa: 
     A constant when the static shape is fully defined, as in TF1.
 
     Args:
-      input: a Tensor.
+      input: a Tensor or SparseTensor (its dense shape).
       name: op name.
       out_type: int32 (default) or int64.
 
@@ -168,6 +181,10 @@ def rank(input, name: Optional[str] = None) -> Tensor:  # noqa: A002
       A scalar int32 Tensor.
     """
     with name_scope(name, "Rank", [input]) as name:
+        dense_shape = _dense_shape_of(input)
+        if dense_shape is not None:
+            return apply_op("Size", [dense_shape], {"out_type": _dt.int32},
+                            name=name).outputs[0]
         input = convert_to_tensor(input)
         n = input.shape.ndims
         if n is not None:
@@ -189,6 +206,11 @@ def size(input, name: Optional[str] = None, out_type=None) -> Tensor:  # noqa: A
     """
     out_type = _dt.int32 if out_type is None else _dt.as_dtype(out_type)
     with name_scope(name, "Size", [input]) as name:
+        dense_shape = _dense_shape_of(input)
+        if dense_shape is not None:
+            from tensorweave.ops.math.math_ops import cast
+            from tensorweave.ops.math.reduction_ops import reduce_prod
+            return reduce_prod(cast(dense_shape, out_type), 0, name=name)
         input = convert_to_tensor(input)
         s = input.shape
         if s.is_fully_defined():

@@ -305,7 +305,9 @@ def _patches_shape(op) -> TensorShape:
 
 
 for _type in ("ExtractImagePatches", "ExtractVolumePatches"):
-    _attrs = {"T": TypeAttr(_REAL), "ksizes": None, "strides": None, "padding": None}
+    # TF's kernels take complex values too
+    _attrs = {"T": TypeAttr(_REAL + (_dt.complex64, _dt.complex128)), "ksizes": None,
+              "strides": None, "padding": None}
     if _type == "ExtractImagePatches":
         _attrs["rates"] = None
     register_op(_type, inputs=["images: T" if _type == "ExtractImagePatches" else "input: T"],
@@ -339,7 +341,9 @@ def _extract(ctx, x, spatial: int):
     patches = padded[(slice(None),) + tuple(grids)]  # [B, outs..., ks..., D]
     b = x.shape[0]
     outs = patches.shape[1:1 + spatial]
-    return np.ascontiguousarray(patches.reshape((b,) + outs + (-1,)))
+    # the depth of a patch, given (a reshape cannot infer it of an empty batch or output)
+    depth = int(np.prod([ks[i] for i in range(1, spatial + 1)])) * x.shape[-1]
+    return np.ascontiguousarray(patches.reshape((b,) + outs + (depth,)))
 
 
 @kernel("ExtractImagePatches")

@@ -343,6 +343,8 @@ def matrix_diag(diagonal, name: str = "diag", k=0, num_rows=-1, num_cols=-1,
     """
     _check_align(align, "MatrixDiagV3")
     diagonal = convert_to_tensor(diagonal, name="diagonal")
+    if diagonal.dtype == _dt.bool:  # as TF: the default 0 pads a bool diagonal as False
+        padding_value = bool(padding_value)
     pad = convert_to_tensor(padding_value, dtype=diagonal.dtype, name="padding_value")
     return apply_op("MatrixDiagV3", [diagonal, _k_tensor(k),
                                      convert_to_tensor(num_rows, dtype=_dt.int32),
@@ -371,6 +373,8 @@ def matrix_diag_part(input, name: str = "diag_part", k=0,  # noqa: A002 - TF's n
     """
     _check_align(align, "MatrixDiagPartV3")
     input = convert_to_tensor(input, name="input")
+    if input.dtype == _dt.bool:  # as TF: the default 0 pads a bool diagonal as False
+        padding_value = bool(padding_value)
     pad = convert_to_tensor(padding_value, dtype=input.dtype, name="padding_value")
     return apply_op("MatrixDiagPartV3", [input, _k_tensor(k), pad], {"align": align},
                     name=name).outputs[0]
@@ -513,6 +517,10 @@ register_op("MatrixBandPart", inputs=["input: T", "num_lower: Tindex",
 
 @kernel("MatrixBandPart")
 def _band_part_kernel(ctx, x, num_lower, num_upper):
+    if x.dtype == object:  # TF has no string kernel (zeros would be ints among bytes)
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "No OpKernel was registered to support Op 'MatrixBandPart' with "
+            "these attrs: T=DT_STRING")
     if x.ndim < 2:
         raise _invalid(ctx, "input must be at least 2-dim, received shape: [%s]"
                        % ",".join(map(str, x.shape)))
