@@ -1,12 +1,20 @@
-"""The tf.test namespace: gradient checking and a TestCase with TF1's helpers."""
-from __future__ import annotations
+"""The tf.test namespace: gradient checking, TestCase and TF1's build queries.
 
-import contextlib
-import unittest
+The TestCase lives in _test_case.py and the GraphDef comparison in _graph_compare.py; this
+module only holds the small module-level functions and keeps helper imports private.
+TestCase is loaded on first use: it derives from absltest's, and `import tensorweave`
+stays free of absl.
+"""
+import os as _os
+import tempfile as _tempfile
+import unittest as _unittest
 
-import numpy as np
+from tensorweave.autodiff.gradient_checker import compute_gradient, compute_gradient_error
+from tensorweave.test._graph_compare import assert_equal_graph_def
 
-from tensorweave.autodiff.gradient_checker import compute_gradient, compute_gradient_error  # noqa
+__all__ = ["TestCase", "assert_equal_graph_def", "compute_gradient", "compute_gradient_error",
+           "get_temp_dir", "gpu_device_name", "is_built_with_cuda", "is_built_with_gpu_support",
+           "is_built_with_rocm", "is_built_with_xla", "is_gpu_available", "main"]
 
 
 def is_gpu_available(cuda_only: bool = False, min_cuda_compute_capability=None) -> bool:
@@ -26,65 +34,45 @@ def is_built_with_cuda() -> bool:
     return is_gpu_available()
 
 
+def is_built_with_gpu_support() -> bool:
+    return False
+
+
+def is_built_with_rocm() -> bool:
+    return False
+
+
+def is_built_with_xla() -> bool:
+    return False
+
+
+_TEMP_DIR = []
+
+
+def get_temp_dir() -> str:
+    """A temporary directory for this process's tests (TF's googletest.GetTempDir)."""
+    if not _TEMP_DIR:
+        _TEMP_DIR.append(_tempfile.mkdtemp(prefix="tensorweave_test_"))
+    _os.makedirs(_TEMP_DIR[0], exist_ok=True)
+    return _TEMP_DIR[0]
+
+
+def __getattr__(name):
+    if name == "TestCase":
+        from tensorweave.test._test_case import TestCase
+        return TestCase
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
+
+def __dir__():
+    return sorted(set(globals()) | {"TestCase"})
+
+
 def main(argv=None) -> None:
-    """Runs the tests of the calling module (TF1 `tf.test.main`)."""
-    unittest.main(argv=argv)
-
-
-class TestCase(unittest.TestCase):
-    """unittest.TestCase with TF1's graph-mode helpers."""
-
-    def setUp(self):
-        from tensorweave.framework.graph import reset_default_graph
-        reset_default_graph()
-        self._cached_session = None
-
-    def tearDown(self):
-        if self._cached_session is not None:
-            self._cached_session.close()
-
-    @contextlib.contextmanager
-    def session(self, graph=None, config=None, use_gpu=False, force_gpu=False):
-        from tensorweave.framework.graph import get_default_graph
-        from tensorweave.runtime.session import Session
-        g = graph if graph is not None else get_default_graph()
-        with Session(graph=g, config=config) as sess, g.as_default():
-            yield sess
-
-    @contextlib.contextmanager
-    def cached_session(self, graph=None, config=None, use_gpu=False, force_gpu=False):
-        from tensorweave.framework.graph import get_default_graph
-        from tensorweave.runtime.session import Session
-        g = graph if graph is not None else get_default_graph()
-        if self._cached_session is None or self._cached_session.graph is not g:
-            if self._cached_session is not None:
-                self._cached_session.close()
-            self._cached_session = Session(graph=g, config=config)
-        with self._cached_session.as_default(), g.as_default():
-            yield self._cached_session
-
-    test_session = cached_session
-
-    def evaluate(self, tensors):
-        from tensorweave.runtime.session import get_default_session
-        sess = get_default_session()
-        if sess is None:
-            with self.cached_session() as sess:
-                return sess.run(tensors)
-        return sess.run(tensors)
-
-    def assertAllClose(self, a, b, rtol=1e-6, atol=1e-6, msg=None):
-        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol,
-                                   err_msg=msg or "")
-
-    def assertAllEqual(self, a, b, msg=None):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=msg or "")
-
-    def assertNear(self, f1, f2, err, msg=None):
-        self.assertTrue(abs(f1 - f2) <= err, msg or "%r != %r +/- %r" % (f1, f2, err))
-
-    def assertShapeEqual(self, np_array, tf_tensor, msg=None):
-        self.assertEqual(list(np_array.shape), tf_tensor.get_shape().as_list(), msg)
-
-    def assertDTypeEqual(self, target, expected_dtype):
-        self.assertEqual(np.asarray(target).dtype, np.dtype(expected_dtype))
+    """Runs the tests of the calling module (TF1 `tf.test.main`); absl flags in argv are
+    parsed first, as absltest does."""
+    import sys
+    from absl import flags
+    argv = list(sys.argv if argv is None else argv)
+    argv = flags.FLAGS(argv, known_only=True)
+    _unittest.main(module="__main__", argv=argv)
