@@ -39,3 +39,10 @@ def test_diagonals_of_bool_tensors(sess):
 def test_band_part_of_strings_fails_as_tfs(sess):
     with pytest.raises(tf.errors.InvalidArgumentError, match="DT_STRING"):
         sess.run(tf.matrix_band_part(tf.constant([["a", "b"], ["c", "d"]]), 0, 0))
+
+
+def test_where_of_a_scalar_fails_at_run_time(sess):
+    w = tf.where(tf.constant(True))
+    assert w.shape.as_list() == [None, 0]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Unhandled input dimensions"):
+        sess.run(w)

@@ -28,6 +28,8 @@ register_op("Where", inputs=["input: T"], outputs=["index: int64"],
 
 @kernel("Where")
 def _where_kernel(ctx, x):
+    if x.ndim == 0:  # TF's kernel has no coordinates of a scalar
+        raise invalid(ctx, "WhereOp : Unhandled input dimensions: 0")
     return ctx.xp.argwhere(x).astype(np.int64, copy=False)
 
 
