@@ -27,3 +27,11 @@ def test_a_partial_run_fetch_is_taken_once(sess):
     assert sess.partial_run(handle, b, {a: 2.0}) == 3.0
     with pytest.raises(tf.errors.InvalidArgumentError, match="already been fetched"):
         sess.partial_run(handle, b)
+
+
+def test_config_messages_refuse_unknown_fields_as_protobuf_does():
+    with pytest.raises(ValueError, match='has no "nonexistent" field'):
+        tf.ConfigProto(nonexistent=1)
+    config = tf.ConfigProto()
+    with pytest.raises(AttributeError):
+        config.nonexistent = 1

@@ -38,6 +38,9 @@ class _Message:
         for k, make in self._made:
             fields[k] = make()
         for k, v in kwargs.items():
+            if k not in self._fields:  # protobuf's class for a constructor argument
+                raise ValueError('Protocol message %s has no "%s" field.'
+                                 % (type(self).__name__, k))
             setattr(self, k, v)
 
     def __setattr__(self, k, v):
