@@ -13,12 +13,7 @@ L = tf.keras.layers
 C = tf.keras.callbacks
 
 
-@pytest.fixture(autouse=True)
-def keras_graph():
-    with tf.Graph().as_default() as g:
-        K.backend.set_session(None)
-        yield g
-    K.backend.set_session(None)
+pytestmark = pytest.mark.usefixtures("keras_graph")
 
 
 def _model(lr=0.1):

@@ -14,13 +14,7 @@ W0 = np.array([[0.5], [-0.2], [0.1]], np.float32)
 B0 = np.array([0.3], np.float32)
 
 
-@pytest.fixture(autouse=True)
-def keras_graph():
-    """A fresh Keras graph and session for each test."""
-    with tf.Graph().as_default() as g:
-        K.backend.set_session(None)
-        yield g
-    K.backend.set_session(None)
+pytestmark = pytest.mark.usefixtures("keras_graph")
 
 
 def _data(n=20, seed=0):

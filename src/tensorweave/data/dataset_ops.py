@@ -181,8 +181,8 @@ class DatasetValue(abc.ABC):
         """`elements(ctx)`, except that an element a function fails on is an
         ElementError in its place and the pass goes on, as TF's iterators go on after
         an error: what an iterator reads. Transformations that pass an error through
-        (map, filter, batch, take, skip, repeat, prefetch) override this; elsewhere an
-        error ends the pass, as before."""
+        (map and its parallel form, filter, batch, padded_batch, shuffle, take, skip,
+        repeat, prefetch) override this; elsewhere an error ends the pass."""
         return self.elements(ctx)
 
 
@@ -777,20 +777,8 @@ class _Map(DatasetValue):
         return self._mapped(ctx, lambda c: self.source.elements_after(c, n))
 
     def _mapped(self, ctx, inputs, errors_as_elements: bool = False):
-        for e in inputs(ctx):
-            if isinstance(e, ElementError):
-                yield e
-                continue
-            try:
-                out = self.fn.run(ctx, e, self.feed)
-            except errors.OpError as err:
-                if self.skip_errors:
-                    continue
-                if errors_as_elements:
-                    yield ElementError(err)
-                    continue
-                raise
-            yield out
+        for item in _applied(self, ctx, inputs, errors_as_elements):
+            yield item if isinstance(item, ElementError) else item[1]
 
 
 class _Filter(DatasetValue):
@@ -804,21 +792,31 @@ class _Filter(DatasetValue):
         return self._filtered(ctx, self.source.elements_with_errors, True)
 
     def _filtered(self, ctx, inputs, errors_as_elements: bool = False):
-        for e in inputs(ctx):
-            if isinstance(e, ElementError):
-                yield e
+        for item in _applied(self, ctx, inputs, errors_as_elements):
+            if isinstance(item, ElementError):
+                yield item
+            elif bool(np.asarray(item[1][0])):
+                yield item[0]
+
+
+def _applied(node: DatasetValue, ctx, inputs, errors_as_elements: bool):
+    """(element, node.fn's outputs) for each input element. An element the function
+    fails on is dropped (ignore_errors), an ElementError (an iterator's pass), or the
+    error raised; ElementErrors from the input pass on."""
+    for e in inputs(ctx):
+        if isinstance(e, ElementError):
+            yield e
+            continue
+        try:
+            out = node.fn.run(ctx, e, node.feed)
+        except errors.OpError as err:
+            if node.skip_errors:
                 continue
-            try:
-                keep = self.fn.run(ctx, e, self.feed)[0]
-            except errors.OpError as err:
-                if self.skip_errors:
-                    continue
-                if errors_as_elements:
-                    yield ElementError(err)
-                    continue
-                raise
-            if bool(np.asarray(keep)):
-                yield e
+            if errors_as_elements:
+                yield ElementError(err)
+                continue
+            raise
+        yield e, out
 
 
 # --- functions traced into the graph ----------------------------------------------------------
@@ -879,13 +877,17 @@ def _captures(ops) -> list:
     table's handle, a dataset) are not: a variable read inside reads the variable as it
     is when each element is made, as TF's."""
     inside = set(ops)
+    return _unique(t for op in ops for t in op.inputs if t.op not in inside and
+                   t.dtype.base_dtype not in (_dt.resource, _dt.variant))
+
+
+def _unique(tensors) -> list:
+    """`tensors` without repeats, in order."""
     seen, out = set(), []
-    for op in ops:
-        for t in op.inputs:
-            if t.op not in inside and id(t) not in seen and \
-                    t.dtype.base_dtype not in (_dt.resource, _dt.variant):
-                seen.add(id(t))
-                out.append(t)
+    for t in tensors:
+        if id(t) not in seen:
+            seen.add(id(t))
+            out.append(t)
     return out
 
 
@@ -922,13 +924,8 @@ def register_function(fn: DatasetFunction) -> str:
 def captured_inputs(attrs: dict) -> list:
     """The captured tensors of the functions in `attrs` (an op's), each once: the op's
     `captured` input."""
-    seen, out = set(), []
-    for v in attrs.values():
-        for t in v.function.captures if isinstance(v, _FunctionKey) else ():
-            if id(t) not in seen:
-                seen.add(id(t))
-                out.append(t)
-    return out
+    return _unique(t for v in attrs.values() if isinstance(v, _FunctionKey)
+                   for t in v.function.captures)
 
 
 def captured_feed(ctx, captured) -> dict:

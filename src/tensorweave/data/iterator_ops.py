@@ -359,19 +359,12 @@ def make_one_shot_iterator(dataset: Dataset) -> Iterator:
 
 
 def _check_no_placeholder(variant) -> None:
-    seen, stack = set(), [variant.op]
-    while stack:
-        op = stack.pop()
-        if op in seen:
-            continue
-        seen.add(op)
+    for op in _graph.upstream_ops([variant.op]):
         if op.type == "Placeholder":
             raise ValueError("Cannot capture a placeholder (name:%s, type:Placeholder) by "
                              "value: a one-shot iterator's dataset cannot depend on a "
                              "placeholder; use make_initializable_iterator() and feed it "
                              "to the initializer." % op.name)
-        stack.extend(t.op for t in op.inputs)
-        stack.extend(op.control_inputs)
 
 
 @tf_export("data.make_initializable_iterator")

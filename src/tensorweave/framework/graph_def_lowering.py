@@ -80,7 +80,7 @@ def lower_private_ops(graph_def: "_ser.GraphDef", shape_of: Optional[ShapeOf] = 
     """
     if not any(nd.op in _RULES or nd.op in NOT_LOWERED for nd in graph_def.node):
         return graph_def
-    names = _Names({nd.name for nd in graph_def.node}.union(reserved))
+    names = _ser.UniqueNames({nd.name for nd in graph_def.node}.union(reserved))
     shapes = _Shapes(graph_def, shape_of)
     out: List[_ser.NodeDef] = []
     for nd in graph_def.node:
@@ -105,26 +105,6 @@ def lowered_op_types() -> frozenset:
 
 
 # --- names and shapes --------------------------------------------------------------------
-def _parse(ref: str):
-    name, _, idx = ref.rpartition(":")
-    return (name, int(idx)) if name and idx.isdigit() else (ref, 0)
-
-
-class _Names:
-    """The node names in use; `fresh` gives TF's "<base>", "<base>_1", ... not in use."""
-
-    def __init__(self, taken: set):
-        self._taken = taken
-
-    def fresh(self, base: str) -> str:
-        name, k = base, 0
-        while name in self._taken:
-            k += 1
-            name = "%s_%d" % (base, k)
-        self._taken.add(name)
-        return name
-
-
 class _Shapes:
     """Static shapes of the GraphDef's tensors (unknown when nothing says)."""
 
@@ -133,7 +113,7 @@ class _Shapes:
         self._shape_of = shape_of
 
     def __call__(self, ref: str) -> TensorShape:
-        name, idx = _parse(ref)
+        name, idx = _ser.parse_input(ref)
         if self._shape_of is not None:
             try:
                 shape = self._shape_of(name, idx)
@@ -166,7 +146,7 @@ class _Builder:
     """Emits the nodes that replace one private node: the helpers, named under it, then
     the node that keeps its name."""
 
-    def __init__(self, node: "_ser.NodeDef", names: _Names, shapes: _Shapes):
+    def __init__(self, node: "_ser.NodeDef", names: _ser.UniqueNames, shapes: _Shapes):
         self.node = node
         self.data = [s for s in node.input if not s.startswith("^")]
         self.controls = [s for s in node.input if s.startswith("^")]
@@ -350,7 +330,7 @@ def _lower_read_or_default(b: _Builder) -> None:
     b.helper("switch_f", "Identity", [switch], {"T": _dt.bool}, [_SCALAR])
     pred_id = b.helper("pred_id", "Identity", [pred], {"T": _dt.bool}, [_SCALAR])
     handle_switch = b.helper("Read/ReadVariableOp/Switch", "Switch", [handle, pred_id],
-                             {"T": _dt.resource, "_class": ["loc:@" + _parse(handle)[0]]},
+                             {"T": _dt.resource, "_class": ["loc:@" + _ser.parse_input(handle)[0]]},
                              [_SCALAR] * 2)
     read = b.helper("Read/ReadVariableOp", "ReadVariableOp", [handle_switch + ":1"],
                     {"dtype": dtype}, [shape])

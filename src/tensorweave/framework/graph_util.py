@@ -278,18 +278,10 @@ def _handle_carriers(graph_def, handles: dict) -> dict:
     a cond, the Enter/Exit/NextIteration of a while loop) a frozen resource variable's
     handle reaches from `handles` ({variable node: dtype}); a loop's back edge makes
     this a fixed point."""
-    carried = dict(handles)
-    changed = True
-    while changed:
-        changed = False
-        for n in graph_def.node:
-            if n.op in _HANDLE_CARRIERS and n.name not in carried and \
-                    n.attr["T"].type == _dt.resource.as_datatype_enum:
-                hit = [carried[_node_name(i)] for i in n.input
-                       if not i.startswith("^") and _node_name(i) in carried]
-                if hit:
-                    carried[n.name] = hit[0]
-                    changed = True
+    resource = _dt.resource.as_datatype_enum
+    carried = _ser.reached_through(
+        graph_def.node, handles,
+        lambda n: n.op in _HANDLE_CARRIERS and n.attr["T"].type == resource)
     for name in handles:
         del carried[name]
     return carried

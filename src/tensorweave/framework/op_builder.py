@@ -117,6 +117,12 @@ def _first_tensor_dtype(value):
     return None
 
 
+def _allows(op_def, type_attr: str, dtype) -> bool:
+    """Whether the op's type attr `type_attr` takes `dtype`."""
+    allowed = getattr(op_def.attrs.get(type_attr), "allowed", None)
+    return allowed is None or dtype in allowed
+
+
 def _dtype_hint(value):
     """The dtype a value will convert to, if it is already tensor-like."""
     if isinstance(value, Tensor):
@@ -171,9 +177,8 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
             for v in (value if spec.number_attr is not None else (value,)):
                 d = hint(v)
                 if d is not None:
-                    allowed = getattr(op_def.attrs.get(ta), "allowed", None)
-                    if hint is _array_dtype_hint and allowed is not None and \
-                            d not in allowed and _type_default(op_def, spec) is not None:
+                    if hint is _array_dtype_hint and not _allows(op_def, ta, d) and \
+                            _type_default(op_def, spec) is not None:
                         continue
                     attrs[ta] = d
                     break

@@ -32,7 +32,7 @@ or a node taking a reference from an update's output.
 """
 from __future__ import annotations
 
-from typing import List, Set
+from typing import List
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import registry as _reg
@@ -61,14 +61,6 @@ def uses_ref_variables(graph_def: "_ser.GraphDef") -> bool:
     return any(n.op in REF_VARIABLE_OPS for n in graph_def.node)
 
 
-def _split(s: str):
-    """(node name, output index) of a data input "n" / "n:i"."""
-    name, _, idx = s.rpartition(":")
-    if name and idx.isdigit():
-        return name, int(idx)
-    return s, 0
-
-
 def _resource_op(op_type: str):
     """The resource op that does what the reference op `op_type` does, or None."""
     if op_type in _ASSIGNS:
@@ -90,19 +82,6 @@ def _resource_positions(op_type: str) -> int:
     return n
 
 
-class _Names:
-    def __init__(self, nodes):
-        self.used: Set[str] = {n.name for n in nodes}
-
-    def fresh(self, name: str) -> str:
-        out, i = name, 1
-        while out in self.used:
-            out = "%s_%d" % (name, i)
-            i += 1
-        self.used.add(out)
-        return out
-
-
 def to_resource_variables(graph_def: "_ser.GraphDef") -> "_ser.GraphDef":
     """`graph_def` with its reference variables made resource variables (see the module
     docstring). Node names are kept; helper nodes get new names under the node they
@@ -118,29 +97,22 @@ def to_resource_variables(graph_def: "_ser.GraphDef") -> "_ser.GraphDef":
         return graph_def
     # TF's GraphDefs are not in order here (a cond's RefSwitch is made when its branch
     # first uses the variable): the reference control flow to a fixed point first
-    changed = True
-    while changed:
-        changed = False
-        for nd in graph_def.node:
-            data = [s for s in nd.input if not s.startswith("^")]
-            if nd.op in _REF_FLOW and nd.name not in variables and data and \
-                    _split(data[0])[0] in variables:
-                variables[nd.name] = variables[_split(data[0])[0]]
-                changed = True
+    variables = _ser.reached_through(graph_def.node, variables,
+                                     lambda nd: nd.op in _REF_FLOW)
     # Identity(W) nodes ("W/read") -> the variable input they read
     read_aliases = {}
     for nd in graph_def.node:
         data = [s for s in nd.input if not s.startswith("^")]
         if nd.op in ("Identity", "RefIdentity") and len(data) == 1 and \
-                _split(data[0])[0] in variables:
+                _ser.parse_input(data[0])[0] in variables:
             read_aliases[nd.name] = data[0]
     ops_by_name = {nd.name: nd.op for nd in graph_def.node}
-    names = _Names(graph_def.node)
+    names = _ser.UniqueNames(n.name for n in graph_def.node)
     updates = set()  # names of rewritten updates: their output is a value now
     out: List[_ser.NodeDef] = []
 
     def read(src: str, name: str, controls: List[str]) -> str:
-        v = variables[_split(src)[0]]
+        v = variables[_ser.parse_input(src)[0]]
         out.append(_ser.NodeDef(names.fresh(name), "ReadVariableOp", [src] + controls,
                                 v.device, {"dtype": v.attr["dtype"]}))
         return out[-1].name
@@ -148,13 +120,13 @@ def to_resource_variables(graph_def: "_ser.GraphDef") -> "_ser.GraphDef":
     for nd in graph_def.node:
         controls = [s for s in nd.input if s.startswith("^")]
         data = [s for s in nd.input if not s.startswith("^")]
-        var_inputs = [i for i, s in enumerate(data) if _split(s)[0] in variables]
+        var_inputs = [i for i, s in enumerate(data) if _ser.parse_input(s)[0] in variables]
         for s in data:
-            if _split(s)[0] in updates and (nd.op in _ASSIGNS or nd.op in _SCATTERS or
+            if _ser.parse_input(s)[0] in updates and (nd.op in _ASSIGNS or nd.op in _SCATTERS or
                                             _resource_op(nd.op) is not None):
                 raise ValueError("Cannot import node '%s' (op %s): it updates the reference "
                                  "output of '%s', which tensorweave has no form for"
-                                 % (nd.name, nd.op, _split(s)[0]))
+                                 % (nd.name, nd.op, _ser.parse_input(s)[0]))
         if nd.op in REF_VARIABLE_OPS:
             attrs = {k: nd.attr[k] for k in ("dtype", "shape", "container", "shared_name")
                      if k in nd.attr}
@@ -169,17 +141,17 @@ def to_resource_variables(graph_def: "_ser.GraphDef") -> "_ser.GraphDef":
                              "variable's passed through control flow has no tensorweave "
                              "form" % (nd.name, nd.op))
         if not var_inputs:
-            alias_inputs = [i for i, s in enumerate(data) if _split(s)[0] in read_aliases]
+            alias_inputs = [i for i, s in enumerate(data) if _ser.parse_input(s)[0] in read_aliases]
             if alias_inputs and controls:
                 # TF's "W/read" forwards W's buffer: a consumer ordered after an update
                 # (EMA's `control_dependencies([train_op])`) sees the updated value;
                 # here it reads W itself, when its control inputs and data are ready
                 inputs = list(data)
-                after = controls + ["^" + _split(s)[0] for i, s in enumerate(data)
+                after = controls + ["^" + _ser.parse_input(s)[0] for i, s in enumerate(data)
                                     if i not in alias_inputs and
-                                    ops_by_name.get(_split(s)[0]) not in _SWITCHES]
+                                    ops_by_name.get(_ser.parse_input(s)[0]) not in _SWITCHES]
                 for i in alias_inputs:
-                    inputs[i] = read(read_aliases[_split(data[i])[0]],
+                    inputs[i] = read(read_aliases[_ser.parse_input(data[i])[0]],
                                      "%s/read_%s" % (nd.name, i), after)
                 nd = _ser.NodeDef(nd.name, nd.op, inputs + controls, nd.device, nd.attr)
             out.append(nd)
@@ -212,11 +184,11 @@ def to_resource_variables(graph_def: "_ser.GraphDef") -> "_ser.GraphDef":
             inputs = []
             for i, s in enumerate(data):
                 if i < n_res:
-                    if _split(s)[0] not in variables:
+                    if _ser.parse_input(s)[0] not in variables:
                         raise ValueError("Cannot import node '%s' (op %s): input %d must "
                                          "be a variable, got '%s'" % (nd.name, nd.op, i, s))
                     inputs.append(s)
-                elif _split(s)[0] in variables:
+                elif _ser.parse_input(s)[0] in variables:
                     inputs.append(read(s, "%s/read_%s" % (nd.name, i), controls))
                 else:
                     inputs.append(s)
@@ -231,7 +203,7 @@ def to_resource_variables(graph_def: "_ser.GraphDef") -> "_ser.GraphDef":
                                   inputs + controls, nd.device, attrs)
             out.append(update)
             var = inputs[0]
-            v = variables[_split(var)[0]]
+            v = variables[_ser.parse_input(var)[0]]
             out.append(_ser.NodeDef(nd.name, "ReadVariableOp", [var, "^" + update.name],
                                     v.device, {"dtype": v.attr["dtype"]}))
             updates.add(nd.name)

@@ -265,7 +265,7 @@ def describe_op(op: Operation) -> str:
 
 
 # --- GraphDef -> graph -------------------------------------------------------------------
-def _parse_input(s: str):
+def parse_input(s: str):
     """("op", index) for a data input, ("op", None) for a control input."""
     if s.startswith("^"):
         return s[1:], None
@@ -273,6 +273,44 @@ def _parse_input(s: str):
     if name and idx.isdigit():
         return name, int(idx)
     return s, 0
+
+
+class UniqueNames:
+    """The node names of a GraphDef in use; `fresh(base)` gives TF's "<base>",
+    "<base>_1", ... not in use yet (and takes it)."""
+
+    def __init__(self, taken):
+        self._taken = set(taken)
+
+    def fresh(self, base: str) -> str:
+        name, k = base, 0
+        while name in self._taken:
+            k += 1
+            name = "%s_%d" % (base, k)
+        self._taken.add(name)
+        return name
+
+
+def reached_through(nodes, known: dict, carries) -> dict:
+    """`known` ({node name: value}) extended to every node `carries(node)` accepts that
+    has a known node among its data inputs (taking the first one's value): what flows
+    through pass-through nodes (Identity, Switch, Merge, Enter, ...). Repeated to a fixed
+    point, since a GraphDef need not be in order and a loop's back edge comes last.
+    `nodes` are NodeDefs of either form (this module's or TF's protobuf)."""
+    out = dict(known)
+    changed = True
+    while changed:
+        changed = False
+        for n in nodes:
+            if n.name in out or not carries(n):
+                continue
+            for s in n.input:
+                src, index = parse_input(s)
+                if index is not None and src in out:
+                    out[n.name] = out[src]
+                    changed = True
+                    break
+    return out
 
 
 def _topological(nodes: List[NodeDef]) -> List[NodeDef]:
@@ -300,7 +338,7 @@ def _topological(nodes: List[NodeDef]) -> List[NodeDef]:
             state[n.name] = 1
             stack.append((n, True))
             for s in n.input:
-                dep = by_name.get(_parse_input(s)[0])
+                dep = by_name.get(parse_input(s)[0])
                 if dep is None or _is_back_edge(n, dep):
                     continue
                 st = state.get(dep.name)
@@ -368,7 +406,7 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
     input_map = dict(input_map or {})
     names = {n.name for n in graph_def.node}
     for k in input_map:
-        base = _parse_input(k)[0]
+        base = parse_input(k)[0]
         if base not in names:
             raise ValueError("Attempted to map inputs that were not found in graph_def: [%s]"
                              % k)
@@ -387,7 +425,7 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
                                  % (nd.op, nd.name)) from None
             inputs, controls, loop_inputs = [], [], []
             for s in nd.input:
-                src, idx = _parse_input(s)
+                src, idx = parse_input(s)
                 if idx is None:
                     mapped = input_map.get(s)
                     controls.append(mapped if mapped is not None else _lookup(created, src, nd))
@@ -449,7 +487,7 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
         return None
     out = []
     for r in return_elements:
-        src, idx = _parse_input(r)
+        src, idx = parse_input(r)
         op = created.get(src)
         if op is None:
             raise ValueError("Requested return_element %r not found in graph_def." % r)

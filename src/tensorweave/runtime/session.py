@@ -269,6 +269,8 @@ def _owned(v):
 class BaseSession:
     """A session on the local runtime; see `Session`."""
 
+    _reset_by: Optional[str] = None  # the target a tf.Session.reset closed it for
+
     def __init__(self, target: str = "", graph: Optional[Graph] = None,
                  config: Optional[ConfigProto] = None):
         target = target.decode() if isinstance(target, bytes) else (target or "")
@@ -383,7 +385,7 @@ class BaseSession:
         return plan
 
     def _raise_closed(self):
-        if getattr(self, "_reset_by", None) is not None:
+        if self._reset_by is not None:
             # its target was reset (tf.Session.reset): TF's error, which MonitoredSession
             # recovers from by making a new session
             raise errors.AbortedError(None, None, "Session %x is not found: its target %r "
@@ -558,7 +560,8 @@ class BaseSession:
         handle = "pr_%d" % (len(self._partial_runs) + 1)
         self._partial_runs[handle] = {
             "fetches": set(mapper.tensors), "targets": set(mapper.targets),
-            "feeds": set(feed_ts), "fed": {}, "computed": {}, "done_targets": set()}
+            "feeds": set(feed_ts), "fed": {}, "computed": {}, "done_targets": set(),
+            "fetched": set()}
         return handle
 
     def partial_run(self, handle: str, fetches, feed_dict=None):
@@ -577,7 +580,7 @@ class BaseSession:
                 raise errors.InvalidArgumentError(
                     None, None, "The feed %s has already been fed." % t.name)
         mapper = _FetchMapper(self._graph, fetches)
-        fetched = state.setdefault("fetched", set())
+        fetched = state["fetched"]
         for t in mapper.tensors:
             if t not in state["fetches"]:
                 raise errors.InvalidArgumentError(

@@ -37,7 +37,10 @@ not_differentiable("ResourceStridedSliceAssign")
 
 @kernel("ResourceStridedSliceAssign")
 def _strided_slice_assign_kernel(ctx, handle, begin, end, strides, value):
+    index = None  # the NumPy index of the slice, from the variable's current shape
+
     def check(current):
+        nonlocal index
         index = indexing_ops._numpy_index(ctx, current.shape, begin, end, strides)
         target = np.shape(current[index])
         try:
@@ -47,11 +50,9 @@ def _strided_slice_assign_kernel(ctx, handle, begin, end, strides, value):
                 None, ctx.op, "sliced l-value shape [%s] does not match r-value shape [%s]"
                 % (",".join(map(str, target)), ",".join(map(str, np.shape(value))))) \
                 from None
-        slot[0] = index
-    slot = [None]
 
     def write(arr):
-        arr[slot[0]] = value
+        arr[index] = value
     rv._apply_sparse(ctx, handle, write, check)
     return None
 

@@ -450,8 +450,8 @@ class Variable(metaclass=_VariableMeta):
         self._update_reads.add(read.op.name)
         return read
 
-    def _updated(self, build, tf1_name: str, name: Optional[str], read_value: bool,
-                 value=None, check=None):
+    def _updated(self, build, tf1_name: str, name: Optional[str], read_value: bool, value,
+                 check=None):
         """The result of an update `build(value_tensor, name)` makes: the new value (a read
         after it) or, without `read_value`, the update op. `value` is converted to the
         variable's dtype (and given to `check`, which raises for a bad shape).
@@ -463,14 +463,13 @@ class Variable(metaclass=_VariableMeta):
         `ref_variables.to_resource_variables` gives imported updates); without
         `read_value` the update op itself has that name."""
         if not self._feeds_reads:
-            value = None if value is None else convert_to_tensor(value, dtype=self._dtype)
+            value = convert_to_tensor(value, dtype=self._dtype)
             if check is not None:
                 check(value)
             op = build(value, name)
             return self._lazy_read(op) if read_value else op
         with _graph.name_scope(name or tf1_name) as scope:
-            if value is not None:
-                value = convert_to_tensor(value, dtype=self._dtype, name="value")
+            value = convert_to_tensor(value, dtype=self._dtype, name="value")
             if check is not None:
                 check(value)
             # TF1 places an op taking a reference input with the variable
