@@ -882,13 +882,8 @@ def _captures(ops) -> list:
 
 
 def _unique(tensors) -> list:
-    """`tensors` without repeats, in order."""
-    seen, out = set(), []
-    for t in tensors:
-        if id(t) not in seen:
-            seen.add(id(t))
-            out.append(t)
-    return out
+    """`tensors` without repeats, in order (a graph's tensors compare by identity)."""
+    return list(dict.fromkeys(tensors))
 
 
 def _function_result(x):
