@@ -558,6 +558,14 @@ def test_scatter_nd_adds_duplicates(sess):
     np.testing.assert_array_equal(sess.run(out3), [[0, 0], [1.5, 2.5]])
 
 
+def test_scatter_nd_of_bools_and_strings(sess):
+    # TF's kernel "adds" bools with or and strings by concatenation, in index order
+    b = sess.run(tf.scatter_nd([[0], [2], [0]], tf.constant([True, True, False]), [4]))
+    np.testing.assert_array_equal(b, [True, False, True, False])
+    s = sess.run(tf.scatter_nd([[0], [2], [0]], tf.constant(["a", "c", "b"]), [4]))
+    assert s.tolist() == [b"ab", b"", b"c", b""]
+
+
 def test_scatter_nd_shapes_and_errors(sess):
     P = tf.placeholder
     assert _shape(tf.scatter_nd(P(tf.int32, [5, 1]), P(tf.float32, [5, 3]), [7, 3])) == [7, 3]

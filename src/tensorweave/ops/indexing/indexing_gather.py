@@ -438,7 +438,7 @@ def _scatter_nd_shape(op):
 
 register_op("ScatterNd", inputs=["indices: Tindices", "updates: T", "shape: Tindices"],
             outputs=["output: T"],
-            attrs={"T": TypeAttr(_dt.NUMBERS), "Tindices": TypeAttr(_GATHER_INDEX_TYPES)},
+            attrs={"T": TypeAttr(), "Tindices": TypeAttr(_GATHER_INDEX_TYPES)},
             shape=_scatter_nd_shape)
 
 
@@ -461,9 +461,15 @@ def _scatter_nd_kernel(ctx, indices, updates, shape):
     idx = indices.reshape(int(np.prod(indices.shape[:-1], dtype=np.int64)), k)
     _check_nd_indices(ctx, idx, indices.shape[:-1], shape[:k], "shape", shape)
     inner = shape[k:]
-    out = ctx.xp.zeros(shape, dtype=updates.dtype)
-    ctx.xp.add.at(out.reshape((-1,) + inner), _flat_rows(idx, shape[:k]),
-                  updates.reshape((-1,) + inner))
+    xp = ctx.xp
+    if updates.dtype == object:
+        # strings: TF's zero is b"" and its "+" concatenates, in index order
+        out = np.full(shape, b"", dtype=object)
+    else:
+        out = xp.zeros(shape, dtype=updates.dtype)
+    # bool "+" is logical or, as in TF's kernel
+    add = xp.logical_or if updates.dtype == bool else xp.add
+    add.at(out.reshape((-1,) + inner), _flat_rows(idx, shape[:k]), updates.reshape((-1,) + inner))
     return out
 
 
