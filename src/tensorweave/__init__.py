@@ -56,6 +56,7 @@ from tensorweave.autodiff.custom_gradient import is_tensor  # noqa: E402,F401
 from tensorweave import test  # noqa: E402,F401
 from tensorweave import compat  # noqa: E402,F401
 from tensorweave import nn  # noqa: E402,F401
+from tensorweave import raw_ops  # noqa: E402,F401
 from tensorweave import platform as _platform  # noqa: E402,F401
 from tensorweave import summary  # noqa: E402,F401
 from tensorweave.distribute import cluster as _cluster  # noqa: E402,F401
