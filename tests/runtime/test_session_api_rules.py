@@ -35,3 +35,30 @@ def test_config_messages_refuse_unknown_fields_as_protobuf_does():
     config = tf.ConfigProto()
     with pytest.raises(AttributeError):
         config.nonexistent = 1
+
+
+def test_config_messages_check_scalar_types_as_protobuf_does():
+    with pytest.raises(TypeError, match="allow_soft_placement"):
+        tf.ConfigProto(allow_soft_placement="yes")
+    config = tf.ConfigProto()
+    with pytest.raises(TypeError):
+        config.intra_op_parallelism_threads = "3"
+    config.gpu_options.per_process_gpu_memory_fraction = 1  # an int is a fine float
+    assert config.gpu_options.per_process_gpu_memory_fraction == 1
+
+
+def test_config_messages_print_as_protobuf_text():
+    config = tf.ConfigProto(allow_soft_placement=True, intra_op_parallelism_threads=2)
+    config.gpu_options.allow_growth = True
+    config.graph_options.optimizer_options.opt_level = tf.OptimizerOptions.L0
+    # the text format TF prints, fields in their proto order, enums by name
+    assert str(config) == ("intra_op_parallelism_threads: 2\n"
+                           "gpu_options {\n  allow_growth: true\n}\n"
+                           "allow_soft_placement: true\n"
+                           "graph_options {\n  optimizer_options {\n    opt_level: L0\n  }\n}\n")
+    assert [fd.name for fd, _ in config.ListFields()] == [
+        "intra_op_parallelism_threads", "gpu_options", "allow_soft_placement",
+        "graph_options"]
+    assert str(tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)) == \
+        "trace_level: FULL_TRACE\n"
+    assert str(tf.ConfigProto()) == ""

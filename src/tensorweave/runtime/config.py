@@ -11,7 +11,12 @@ package ships): `SerializeToString()` writes the fields TF's message has,
 """
 from __future__ import annotations
 
+import numbers
 from typing import Any, Dict
+
+# a scalar field's default type -> the values protobuf accepts for it
+_SCALAR_TYPES = {bool: numbers.Integral, int: numbers.Integral, float: numbers.Real,
+                 str: (str, bytes)}
 
 
 class _Message:
@@ -47,6 +52,11 @@ class _Message:
         if k not in self._fields:
             raise AttributeError("%s has no field named %r" % (type(self).__name__, k))
         default = self._fields[k]
+        accepted = _SCALAR_TYPES.get(type(default))
+        if accepted is not None and not isinstance(v, accepted):
+            raise TypeError("%r has type %s, but expected one of: %s (field %s.%s)"
+                            % (v, type(v).__name__, type(default).__name__,
+                               type(self).__name__, k))
         if isinstance(default, type) and issubclass(default, _Message) and isinstance(v, dict):
             v = default(**v)
         if isinstance(default, dict) and not isinstance(v, dict):
@@ -128,6 +138,21 @@ class _Message:
 
     def HasField(self, name) -> bool:  # noqa: N802
         return getattr(self, name) != self._fields.get(name)
+
+    def ListFields(self) -> list:  # noqa: N802
+        """(field descriptor, value) of the fields set, as TF's message lists them."""
+        proto = self._proto_class()()
+        self._to_proto(proto)
+        return proto.ListFields()
+
+    def __str__(self):
+        """The protobuf text format of TF's message, as `print(config)` shows it in TF."""
+        try:
+            proto = self._proto_class()()
+        except NotImplementedError:  # a record of tensorweave's own
+            return repr(self)
+        self._to_proto(proto)
+        return str(proto)
 
     def __eq__(self, other):
         return type(self) is type(other) and all(
