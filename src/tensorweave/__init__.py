@@ -60,6 +60,7 @@ from tensorweave import raw_ops  # noqa: E402,F401
 from tensorweave import platform as _platform  # noqa: E402,F401
 from tensorweave import summary  # noqa: E402,F401
 from tensorweave.distribute import cluster as _cluster  # noqa: E402,F401
+from tensorweave.distribute import cluster_resolver as _cluster_resolver  # noqa: E402,F401
 from tensorweave.distribute import server as _server  # noqa: E402,F401
 from tensorweave.framework import api_export as _api  # noqa: E402
 

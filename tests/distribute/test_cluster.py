@@ -81,3 +81,61 @@ def test_tf_config_absent_or_malformed(monkeypatch):
 def test_repr_lists_jobs_sorted_by_name_as_tf_does():
     spec = tf.train.ClusterSpec({"worker": ["a:1"], "chief": ["b:1"]})
     assert str(spec) == repr(spec) == "ClusterSpec({'chief': ['b:1'], 'worker': ['a:1']})"
+
+
+def test_simple_cluster_resolver_returns_what_it_was_given():
+    cr = tf.distribute.cluster_resolver
+    spec = tf.train.ClusterSpec({"worker": ["x:1"], "chief": ["c:0"]})
+    r = cr.SimpleClusterResolver(spec, master="m:9", task_type="chief", task_id=0,
+                                 rpc_layer="grpc", num_accelerators={"GPU": 2})
+    assert r.cluster_spec() is spec
+    assert (r.master(), r.master("worker", 0), r.master(rpc_layer="x")) == \
+        ("grpc://m:9", "grpc://x:1", "x://m:9")
+    assert (r.task_type, r.task_id, r.environment) == ("chief", 0, "")
+    assert r.num_accelerators() == {"GPU": 2}
+    with pytest.raises(TypeError, match="ClusterSpec"):
+        cr.SimpleClusterResolver({"worker": ["x:1"]})
+    with pytest.raises(TypeError, match="master must be a string"):
+        cr.SimpleClusterResolver(spec, master=3)
+
+
+def test_union_resolver_merges_clusters_and_takes_the_first_for_the_rest(monkeypatch):
+    cr = tf.distribute.cluster_resolver
+    monkeypatch.setenv("TF_CONFIG", json.dumps({
+        "cluster": {"worker": ["a:1", "b:2"], "ps": ["p:3"]},
+        "task": {"type": "worker", "index": 1}, "rpc_layer": "grpc"}))
+    first = cr.SimpleClusterResolver(tf.train.ClusterSpec({"worker": ["x:1"]}),
+                                     master="m:9", task_type="chief", task_id=0)
+    union = cr.UnionResolver(first, cr.TFConfigClusterResolver())
+    # lists of one job concatenate, in the order of the resolvers
+    assert union.cluster_spec().as_dict() == {"worker": ["x:1", "a:1", "b:2"],
+                                              "ps": ["p:3"]}
+    assert (union.master(), union.master("ps", 0)) == ("m:9", "p:3")
+    assert (union.task_type, union.task_id) == ("chief", 0)
+    # a dict of tasks merges by index, and a clash of indices is an error
+    sparse = cr.SimpleClusterResolver(tf.train.ClusterSpec({"worker": {3: "y:1"}}))
+    assert cr.UnionResolver(first, sparse).cluster_spec().as_dict() == {
+        "worker": {0: "x:1", 3: "y:1"}}
+    clash = cr.SimpleClusterResolver(tf.train.ClusterSpec({"worker": {3: "z:1"}}))
+    with pytest.raises(KeyError, match="Duplicate keys"):
+        cr.UnionResolver(sparse, clash).cluster_spec()
+    with pytest.raises(ValueError):
+        cr.UnionResolver()
+    with pytest.raises(TypeError):
+        cr.UnionResolver(3)
+
+
+def test_a_resolver_counts_the_accelerators_of_its_master():
+    cr = tf.distribute.cluster_resolver
+
+    class Local(cr.ClusterResolver):
+        def cluster_spec(self):
+            return tf.train.ClusterSpec({})
+
+        def master(self, task_type=None, task_id=None, rpc_layer=None):
+            return ""
+
+    assert isinstance(cr.TFConfigClusterResolver(), cr.ClusterResolver)
+    assert Local().num_accelerators() == {}
+    assert Local().num_accelerators(config_proto=tf.ConfigProto(
+        device_count={"SIM": 2})) == {"SIM": 2}
