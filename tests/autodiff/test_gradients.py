@@ -125,6 +125,36 @@ def test_hessian_and_second_order(sess):
     np.testing.assert_allclose(sess.run(gg), 6 * xv + np.array([1.0, 1.0, 0.0]))
 
 
+def test_hessians_of_an_unknown_shape_loop_over_the_gradient(sess):
+    # y = sum(sin(x) * x[:, :1]): the Hessian, by hand, for one row [a, b]
+    x = tf.placeholder(tf.float64, [None, 2])
+    (h,) = tf.hessians(tf.reduce_sum(tf.sin(x) * x[:, :1]), x)
+    assert h.shape.as_list() == [None, 2, None, 2]  # TF's: x's shape twice
+    a, b = 0.5, 1.0
+    want = np.array([[2 * np.cos(a) - a * np.sin(a), np.cos(b)],
+                     [np.cos(b), -a * np.sin(b)]])
+    np.testing.assert_allclose(sess.run(h, {x: [[a, b]]}).reshape(2, 2), want)
+    # two rows: each row's Hessian block, zero across rows
+    got = sess.run(h, {x: [[a, b], [b, a]]})
+    assert got.shape == (2, 2, 2, 2)
+    np.testing.assert_allclose(got[0, :, 0, :], want)
+    np.testing.assert_array_equal(got[0, :, 1, :], np.zeros((2, 2)))
+
+
+def test_gradients_in_a_while_body_of_values_from_outside(sess):
+    # each iteration differentiates one element of a gradient built outside the loop
+    x = tf.placeholder(tf.float32, [None])
+    g = tf.gradients(tf.reduce_sum(x ** 3) + tf.reduce_prod(x), x)[0]
+
+    def body(j, rows):
+        return j + 1, rows.write(j, tf.gradients(g[j], x)[0])
+
+    _, rows = tf.while_loop(lambda j, _: j < tf.size(x), body,
+                            [0, tf.TensorArray(tf.float32, tf.size(x))])
+    np.testing.assert_allclose(sess.run(rows.stack(), {x: [1.0, 2.0, 3.0]}),
+                               [[6, 3, 2], [3, 12, 1], [2, 1, 18]])
+
+
 def test_cost_grows_with_subgraph_not_graph(graph):
     x = tf.constant(1.0)
     y = x * 2.0

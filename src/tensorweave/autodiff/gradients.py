@@ -416,34 +416,55 @@ def hessians(ys, xs, name: str = "hessians", colocate_gradients_with_ops: bool =
              gate_gradients: bool = False, aggregation_method=None) -> list:
     """The Hessian of sum(`ys`) with respect to each x in `xs` (TF1 `tf.hessians`).
 
-    Each result has shape `x.shape + x.shape`. The x shapes must be fully defined (the
-    Hessian is built row by row from the gradient's elements).
+    Each result has shape `x.shape + x.shape`: row i is the gradient of the first
+    gradient's i-th element. An x of fully defined shape gets its rows built one by one;
+    otherwise a while loop computes them, as TF does.
 
-    Raises:
-      ValueError: an x has a shape that is not fully defined.
+    Returns:
+      One Tensor per x (None where ys do not depend on x).
     """
+    from tensorweave.framework import graph as _graph_mod
     from tensorweave.ops.array import array_ops
     xs = list(xs) if isinstance(xs, (list, tuple)) else [xs]
-    from tensorweave.framework import graph as _graph_mod
     results = []
     with _graph_mod.name_scope(name):
         first = gradients(ys, xs, colocate_gradients_with_ops=colocate_gradients_with_ops,
-                          gate_gradients=gate_gradients)
+                          gate_gradients=gate_gradients,
+                          aggregation_method=aggregation_method)
         for x, g in zip(xs, first):
             x_t = _x_tensor(x)
             if g is None:
                 results.append(None)
                 continue
+            flat = array_ops.reshape(convert_to_tensor(g), [-1])
             shape = _value_shape(x_t)
-            if not shape.is_fully_defined():
-                raise ValueError("hessians requires a fully defined shape for %s, got %s"
-                                 % (x_t.name, shape))
-            n = shape.num_elements()
-            flat = array_ops.reshape(convert_to_tensor(g), [n])
-            rows = []
-            for i in range(n):
-                r = gradients(flat[i], x, unconnected_gradients="zero")[0]
-                rows.append(array_ops.reshape(convert_to_tensor(r), [n]))
-            h = array_ops.stack(rows)
-            results.append(array_ops.reshape(h, shape.as_list() + shape.as_list()))
+            if shape.is_fully_defined():
+                n = shape.num_elements()
+                rows = [array_ops.reshape(convert_to_tensor(
+                    gradients(flat[i], x, unconnected_gradients="zero")[0]), [n])
+                    for i in range(n)]
+                results.append(array_ops.reshape(array_ops.stack(rows),
+                                                 shape.as_list() + shape.as_list()))
+            else:
+                results.append(_hessian_loop(flat, x, x_t))
     return results
+
+
+def _hessian_loop(flat: Tensor, x, x_t: Tensor) -> Tensor:
+    """The Hessian rows of an x of unknown shape: a while loop over the elements of the
+    flat gradient `flat`, each row a gradient taken in the loop body."""
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.array.array_join_ops import concat
+    from tensorweave.ops.control_flow.control_flow_ops import while_loop
+    from tensorweave.ops.data_flow.tensor_array_class import TensorArray
+    value = x_t if x_t.dtype.base_dtype != _dt.resource else convert_to_tensor(x)
+    n = array_ops.size(value)
+
+    def row(j, rows):
+        r = gradients(flat[j], x, unconnected_gradients="zero")[0]
+        return j + 1, rows.write(j, array_ops.reshape(convert_to_tensor(r), [-1]))
+
+    _, rows = while_loop(lambda j, _: j < n, row,
+                         [0, TensorArray(value.dtype.base_dtype, n)])
+    shape = array_ops.shape(value)
+    return array_ops.reshape(rows.stack(), concat([shape, shape], 0))

@@ -55,12 +55,19 @@ from tensorweave.ops.state import resource_variable_ops
 
 
 def _no_gradient_outside_loop(op, *grads):
+    loop = cf.enclosing_loop(op._control_flow_context)
+    if op._type == "Enter" and loop is not None and not loop.exits and \
+            loop.grad_state is None:
+        # tf.gradients called in the body of a loop being built reaches a value from
+        # outside the loop: its gradient, one per iteration, flows on to the outside
+        # ops, whose gradients are built in the body too (TF's _EnterGrad)
+        return [grads[0]]
     raise LookupError("%s (%s) is differentiated as part of its whole while loop; it "
                       "cannot be differentiated alone (build loops with tf.while_loop)."
                       % (op.name, op.type))
 
 
-for _t in ("Enter", "Exit", "NextIteration"):
+for _t in ("Enter", "Exit", "NextIteration"):  # Enter: see the exception above
     gradient(_t)(_no_gradient_outside_loop)
 
 
@@ -115,8 +122,10 @@ def node_of(op: Operation, call: GradientCall):
     if x is not cur:
         return op  # outside the loop being differentiated
     top = chain[-1]
-    if top.grad_state is not None and not top.exits:
-        return op  # a backward loop still being built
+    if not top.exits:
+        # a loop still being built: a backward loop, or the forward loop whose body
+        # calls tf.gradients (tf.hessians' loop over the gradient's elements)
+        return op
     node = call.loop_nodes.get(top)
     if node is None or len(node.enter_ops) != len(top.enter_ops):  # gradients add Enters
         node = call.loop_nodes[top] = LoopNode(top)
