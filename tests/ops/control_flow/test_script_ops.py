@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.autodiff.gradient_checker import compute_gradient_error
 from tensorweave.framework import registry
 
 
@@ -179,3 +180,42 @@ def test_scalar_arguments_arrive_as_numpy_scalars_and_bytes(sess):
         lambda s: tf.py_func(lambda s: s.decode().upper().encode(), [s], tf.string))
     nxt = tf.data.make_one_shot_iterator(ds).get_next()
     assert [sess.run(nxt), sess.run(nxt)] == [b"AB", b"CD"]
+
+
+def test_py_function_passes_values_that_answer_numpy(sess):
+    def f(x, s):
+        assert not isinstance(x.numpy(), type(x)) and s.numpy() == b"hi"
+        return x.numpy() * 2 + 1, s.numpy() + b"!"
+
+    x = tf.constant([1.0, 2.0])
+    a, b = tf.py_function(f, [x, tf.constant("hi")], [tf.float32, tf.string])
+    assert a.op.type == "EagerPyFunc" and a.shape.ndims is None
+    c = tf.py_function(lambda v: v * 3, [x], tf.float32)  # arithmetic on the argument
+    none = tf.py_function(lambda v: None, [x], [])
+    assert isinstance(none, tf.Operation)
+    got = sess.run([a, b, c, none])
+    np.testing.assert_array_equal(got[0], [3.0, 5.0])
+    assert got[1] == b"hi!"
+    np.testing.assert_array_equal(got[2], [3.0, 6.0])
+    assert got[2].dtype == np.float32 and type(got[2]) is np.ndarray
+
+
+def test_py_function_in_a_dataset_map_and_its_gradient(sess):
+    ds = tf.data.Dataset.from_tensor_slices([1, 2, 3]).map(
+        lambda v: tf.py_function(lambda t: t.numpy() ** 2, [v], tf.int32))
+    nxt = tf.data.make_one_shot_iterator(ds).get_next()
+    assert [sess.run(nxt) for _ in range(3)] == [1, 4, 9]
+    x = tf.constant([1.0])
+    y = tf.py_function(lambda v: v * 3, [x], tf.float32)
+    with pytest.raises(LookupError, match="eager execution"):
+        tf.gradients(y, x)
+    # the way the error names: a gradient of the user's own, checked numerically
+    @tf.RegisterGradient("TestPyFunctionTripleGrad")
+    def _triple_grad(op, grad):
+        return [grad * 3.0]
+
+    x64 = tf.placeholder(tf.float64, [3])
+    with tf.get_default_graph().gradient_override_map({"EagerPyFunc": "TestPyFunctionTripleGrad"}):
+        y64 = tf.py_function(lambda v: v * 3, [x64], tf.float64)
+    y64.set_shape([3])
+    assert compute_gradient_error(x64, [3], y64, [3]) < 1e-6

@@ -1,4 +1,5 @@
-"""Python functions as ops: `tf.py_func` and `tf.numpy_function` (PyFunc, PyFuncStateless).
+"""Python functions as ops: `tf.py_func` and `tf.numpy_function` (PyFunc, PyFuncStateless),
+and `tf.py_function` (EagerPyFunc).
 
 The kernel calls the user's Python function with NumPy arrays and converts what it
 returns to the declared output types. The function itself never enters the graph: it
@@ -10,6 +11,11 @@ MemoryError -> ResourceExhaustedError, NotImplementedError -> UnimplementedError
 OpError keeps its class, anything else -> UnknownError) with the Python traceback in
 the message. Neither op is differentiable (use `Graph.gradient_override_map`); PyFunc
 is stateful, so it is never folded, pruned as a duplicate or merged.
+
+`tf.py_function` passes its function values that also answer `.numpy()`, as TF's eager
+tensors do (NumPy arrays of a subclass, so arithmetic on them works too). TF
+differentiates it by running the function again under a gradient tape; with no eager
+execution here, its gradient raises LookupError saying so.
 """
 from __future__ import annotations
 
@@ -25,8 +31,8 @@ from tensorweave.framework import errors
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Graph, Tensor, get_default_graph
 from tensorweave.framework.op_builder import apply_op
-from tensorweave.framework.registry import (TypeListAttr, kernel, not_differentiable,
-                                             register_op)
+from tensorweave.framework.registry import (TypeListAttr, gradient, kernel,
+                                             not_differentiable, register_op)
 from tensorweave.framework.shapes import unknown_shape
 from tensorweave.runtime.values import string_array
 
@@ -35,6 +41,28 @@ for _op_type, _stateful in (("PyFunc", True), ("PyFuncStateless", False)):
                 attrs={"token": "", "Tin": TypeListAttr(), "Tout": TypeListAttr()},
                 shape=lambda op: [unknown_shape() for _ in op.outputs], stateful=_stateful)
     not_differentiable(_op_type)
+register_op("EagerPyFunc", inputs=["input: Tin"], outputs=["output: Tout"],
+            attrs={"token": "", "is_async": False, "Tin": TypeListAttr(),
+                   "Tout": TypeListAttr()},
+            shape=lambda op: [unknown_shape() for _ in op.outputs], stateful=True)
+
+
+@gradient("EagerPyFunc")
+def _eager_py_func_grad(op, *grads):
+    raise LookupError("The gradient of tf.py_function (%s) runs its Python function under "
+                      "a gradient tape, which needs eager execution; tensorweave runs "
+                      "graphs only. Give it a gradient with tf.custom_gradient or "
+                      "Graph.gradient_override_map." % op.name)
+
+
+class EagerValue(np.ndarray):
+    """A `tf.py_function` argument: a NumPy array that also answers `.numpy()`, as
+    TF's eager tensors do."""
+
+    def numpy(self):
+        """The value as a plain NumPy array (a scalar's as a NumPy scalar or bytes)."""
+        plain = self.view(np.ndarray)
+        return plain[()] if plain.ndim == 0 else plain
 
 # A graph's functions (token -> function) live on the graph (`_py_funcs`), so they go
 # with it: a module-level map keyed by graph would keep alive every graph that one of
@@ -108,10 +136,13 @@ def _to_output(value: Any, want: _dt.DType, index: int, token: str, op) -> np.nd
 def _py_func_kernel(ctx, *inputs):
     func = _lookup(ctx)
     token = ctx.attrs["token"]
-    # arrays the function may write into; a scalar as TF passes it, a NumPy scalar
-    # (bytes for a string), so `s.decode()` works on a string element
-    args = [np.array(x, copy=True) for x in inputs]
-    args = [a[()] if a.ndim == 0 else a for a in args]
+    if ctx.op.type == "EagerPyFunc":
+        args = [np.array(x, copy=True).view(EagerValue) for x in inputs]
+    else:
+        # arrays the function may write into; a scalar as TF passes it, a NumPy scalar
+        # (bytes for a string), so `s.decode()` works on a string element
+        args = [np.array(x, copy=True) for x in inputs]
+        args = [a[()] if a.ndim == 0 else a for a in args]
     try:
         ret = func(*args)
     except Exception as exc:  # noqa: BLE001: every Python error becomes an OpError
@@ -126,22 +157,26 @@ def _py_func_kernel(ctx, *inputs):
         raise errors.InvalidArgumentError(
             None, ctx.op, "%s returns %d values, but expects to see %d values."
             % (token, len(values), len(touts)))
-    return tuple(_to_output(v, _dt.as_dtype(t), i, token, ctx.op)
+    return tuple(_to_output(_plain(v), _dt.as_dtype(t), i, token, ctx.op)
                  for i, (v, t) in enumerate(zip(values, touts)))
 
 
-kernel("PyFunc", cheap=False)(_py_func_kernel)
-kernel("PyFuncStateless", cheap=False)(_py_func_kernel)
+def _plain(value):
+    return value.view(np.ndarray) if isinstance(value, EagerValue) else value
 
 
-def _build(func, inp, Tout, stateful: bool, name: Optional[str]):
+for _op_type in ("PyFunc", "PyFuncStateless", "EagerPyFunc"):
+    kernel(_op_type, cheap=False)(_py_func_kernel)
+
+
+def _build(func, inp, Tout, stateful: bool, name: Optional[str], op_type: str = ""):
     if not callable(func):
         raise TypeError("func must be callable, got %r" % (func,))
     is_list = isinstance(Tout, (list, tuple))
     touts = [_dt.as_dtype(t) for t in (Tout if is_list else [Tout])]
     graph = get_default_graph()
     token = _register(graph, func)
-    op_type = "PyFunc" if stateful else "PyFuncStateless"
+    op_type = op_type or ("PyFunc" if stateful else "PyFuncStateless")
     op = apply_op(op_type, [list(inp or [])], {"token": token, "Tout": touts},
                   name=name or op_type)
     outputs = list(op.outputs)
@@ -195,3 +230,30 @@ def numpy_function(func: Callable, inp: Sequence, Tout, stateful: bool = True,
       TypeError: `func` is not callable.
     """
     return _build(func, inp, Tout, stateful, name)
+
+
+@tf_export("py_function")
+def py_function(func: Callable, inp: Sequence, Tout,
+                name: Optional[str] = None) -> Union[Tensor, List[Tensor]]:
+    """Wraps a Python function as an op, passing it values that answer `.numpy()`
+    (TF1 `tf.py_function`).
+
+    Args:
+      func: a Python function called with one value per element of `inp`: a NumPy
+        array (of a subclass) with a `.numpy()` method, as TF's eager tensors have. It
+        returns one value (or a list/tuple of values) convertible to arrays of the types
+        `Tout`, or None when `Tout` is empty.
+      inp: a list of Tensors.
+      Tout: a DType, or a list/tuple of DTypes, for the outputs.
+      name: op name.
+
+    Returns:
+      A Tensor if `Tout` is a single DType, else a list of Tensors (the Operation when
+      `Tout` is empty). Static shapes are unknown.
+
+    Raises:
+      TypeError: `func` is not callable.
+      LookupError: from tf.gradients through the op (TF's gradient runs the function
+        eagerly under a tape; see the module docstring).
+    """
+    return _build(func, inp, Tout, True, name, op_type="EagerPyFunc")
