@@ -21,7 +21,7 @@ from tensorweave.keras.engine.training_v1 import TrainingMixin
 
 _UNSUPPORTED_HINT = ("tensorweave's tf.keras has no model saving and no generator loops: save "
                      "and restore the weights with tf.train.Saver(model.variables); train on "
-                     "NumPy arrays with fit/evaluate/predict")
+                     "NumPy arrays or tf.data datasets with fit/evaluate/predict")
 
 
 def _unsupported(method: str):

@@ -17,6 +17,16 @@ import numpy as np
 import tensorweave as tf
 
 
+class DataSpec:
+    """The static shape (a tuple, None dimensions unknown; None for an unknown rank) and
+    dtype of one component of a dataset's elements: what a model without inputs is
+    built from when its data is a dataset."""
+
+    def __init__(self, shape, dtype):
+        self.shape = shape
+        self.dtype = dtype
+
+
 def check_numpy_data(data, argument: str) -> None:
     """Checks that `data` is NumPy data (arrays, lists, dicts of them, numbers).
 
@@ -32,9 +42,9 @@ def check_numpy_data(data, argument: str) -> None:
         if hasattr(value, "make_initializable_iterator") or hasattr(value, "get_next") or \
                 hasattr(value, "__next__"):
             raise NotImplementedError(
-                "tensorweave's Keras training loop takes NumPy data; `%s` is of type %s "
-                "(datasets, iterators and generators are not supported)"
-                % (argument, type(value).__name__))
+                "tensorweave's Keras takes NumPy data here; `%s` is of type %s (fit, "
+                "evaluate and predict take tf.data datasets and iterators as `x`; "
+                "generators are not supported)" % (argument, type(value).__name__))
 
 
 def standardize_single_array(x, expected_shape=None):
@@ -271,15 +281,16 @@ def check_array_lengths(inputs, targets, weights=None) -> None:
 
 
 def unpack_validation_data(validation_data):
-    """(x, y, sample_weight) of `validation_data`, a 2- or 3-tuple.
+    """(x, y, sample_weight) of `validation_data`, a 2- or 3-tuple of NumPy data.
 
     Raises:
       ValueError: another length.
-      NotImplementedError: a dataset or iterator.
+      NotImplementedError: a generator or another object without a length.
     """
     if not hasattr(validation_data, "__len__"):
         raise NotImplementedError("validation_data must be a tuple (x_val, y_val) or (x_val, "
-                                  "y_val, val_sample_weights) of NumPy data; got a %s"
+                                  "y_val, val_sample_weights) of NumPy data, or a tf.data "
+                                  "dataset or iterator; got a %s"
                                   % type(validation_data).__name__)
     if len(validation_data) == 2:
         (val_x, val_y), val_sample_weight = validation_data, None

@@ -19,7 +19,8 @@ import tensorweave as tf
 from tensorweave.keras import backend, optimizers
 from tensorweave.keras import metrics as metrics_module
 from tensorweave.keras.callbacks import PREDICT, TEST, TRAIN
-from tensorweave.keras.engine import compile_utils, training_arrays, training_utils
+from tensorweave.keras.engine import compile_utils, training_arrays, training_datasets
+from tensorweave.keras.engine import training_utils
 
 _SESSION_KWARGS = ("feed_dict", "fetches", "options", "run_metadata")
 
@@ -281,7 +282,12 @@ class TrainingMixin:
 
     def _build_with_data(self, x) -> None:
         """Builds a model without inputs by calling it on placeholders shaped like `x`
-        ('input_1', ...: the batch dimension unknown, floats as floatx()), as Keras."""
+        ('input_1', ...: the batch dimension unknown, floats as floatx()), as Keras.
+        `x` holds arrays, or DataSpecs (a dataset's element spec).
+
+        Raises:
+          ValueError: a DataSpec of unknown rank.
+        """
         if isinstance(x, dict):
             names = sorted(x)
             values = [x[k] for k in names]
@@ -290,10 +296,15 @@ class TrainingMixin:
             names = ["input_%d" % (i + 1) for i in range(len(values))]
         placeholders = []
         for name, value in zip(names, values):
-            value = np.asarray(value)
-            if value.ndim == 1:
-                value = np.expand_dims(value, 1)
-            shape = (None,) + tuple(value.shape[1:])
+            if not isinstance(value, training_utils.DataSpec):
+                value = np.asarray(value)
+            if value.shape is None:
+                raise ValueError("Cannot build the model from dataset input %s of unknown "
+                                 "rank: give the model an input shape" % name)
+            shape = tuple(value.shape)
+            if len(shape) == 1:
+                shape += (1,)
+            shape = (None,) + shape[1:]
             dtype = tf.as_dtype(value.dtype)
             if dtype.is_floating:
                 dtype = tf.as_dtype(backend.floatx())
@@ -321,11 +332,9 @@ class TrainingMixin:
             return None
         return [backend.int_shape(x) for x in self.inputs]
 
-    def _standardize_user_data(self, x, y=None, sample_weight=None, class_weight=None):
-        """(input arrays, target arrays, sample weights or None) in the order of the
-        model's feeds; builds and compiles a model that has no inputs yet."""
-        training_utils.check_numpy_data(x, "x")
-        training_utils.check_numpy_data(y, "y")
+    def _build_and_compile_with(self, x) -> None:
+        """Builds a model that has no inputs yet on data like `x` (arrays or DataSpecs),
+        and compiles it if `compile` was waiting for that."""
         if not self.inputs:
             self._build_with_data(x)
         if not self._is_compiled and getattr(self, "optimizer", None) is not None:
@@ -336,6 +345,13 @@ class TrainingMixin:
                          sample_weight_mode=self.sample_weight_mode,
                          target_tensors=self._compile_target_tensors,
                          **self._function_kwargs)
+
+    def _standardize_user_data(self, x, y=None, sample_weight=None, class_weight=None):
+        """(input arrays, target arrays, sample weights or None) in the order of the
+        model's feeds; builds and compiles a model that has no inputs yet."""
+        training_utils.check_numpy_data(x, "x")
+        training_utils.check_numpy_data(y, "y")
+        self._build_and_compile_with(x)
         x = training_utils.standardize_input_data(
             x, self.input_names, self._feed_input_shapes(), check_batch_axis=False,
             exception_prefix="input")
@@ -385,45 +401,77 @@ class TrainingMixin:
             steps_per_epoch=None, validation_steps=None, validation_freq=1,
             max_queue_size: int = 10, workers: int = 1, use_multiprocessing: bool = False,
             **kwargs):
-        """Trains the model on NumPy data for `epochs` epochs.
+        """Trains the model for `epochs` epochs on NumPy data or a tf.data dataset.
 
         Args:
-          x, y: the inputs and targets (arrays, lists or dicts of arrays).
-          batch_size: samples per step (default 32, or the model's static batch size).
+          x: the inputs (an array, a list or dict of arrays), or a tf.data Dataset of
+            (inputs, targets) or (inputs, targets, sample_weights) batches (inputs and
+            targets may be tuples or dicts), or a TF1 iterator over such batches
+            (accepted as TF 1.x's Keras did; TF 2.15's refuses iterators).
+          y: the targets (arrays, lists or dicts of arrays); None with a dataset.
+          batch_size: samples per step (default 32, or the model's static batch size);
+            None with a dataset, which batches itself.
           epochs: the index of the last epoch (training starts at `initial_epoch`).
           verbose: 0 silent, 1 progress bar, 2 one line per epoch.
           callbacks: tf.keras.callbacks.Callback objects.
           validation_split: the fraction of the samples, taken from the end, to
-            validate on after each epoch.
-          validation_data: (x_val, y_val) or (x_val, y_val, val_sample_weights).
-          shuffle: shuffle the samples each epoch (True), or whole batches ('batch').
-          class_weight: class index -> weight of its samples in the loss.
-          sample_weight: weights of the samples (per timestep for 'temporal').
+            validate on after each epoch (not with a dataset).
+          validation_data: (x_val, y_val) or (x_val, y_val, val_sample_weights), or a
+            dataset or iterator like `x` (restarted at each validation).
+          shuffle: shuffle the samples each epoch (True), or whole batches ('batch');
+            ignored for a dataset (a warning says when it has no shuffle of its own).
+          class_weight: class index -> weight of its samples in the loss (ignored for
+            a dataset, as by Keras).
+          sample_weight: weights of the samples (per timestep for 'temporal'); with a
+            dataset, the third part of its elements instead.
           initial_epoch: the epoch to start from.
-          steps_per_epoch: run this many steps on all the data per epoch instead of
-            batches (batch_size must then be None).
-          validation_steps: steps of validation (with steps_per_epoch).
+          steps_per_epoch: with arrays, run this many steps on all the data per epoch
+            (batch_size must then be None). With a dataset, the batches per epoch,
+            read on across epochs; None: each epoch reads the whole dataset (its
+            cardinality, or until it ends) and restarts it. Required for an endless
+            dataset and for an iterator.
+          validation_steps: steps of validation (with steps_per_epoch, or with a
+            validation dataset, where None reads all of it).
           validation_freq: validate every this many epochs, or at the epochs listed.
           max_queue_size, workers, use_multiprocessing: for generators (unused here).
 
         Returns:
           The History: `history.history` maps 'loss', the metric names and their 'val_'
-          forms to their value per epoch.
+          forms to their value per epoch. With a dataset, the loss is the mean of the
+          batch losses over the steps (every step counts as size 1, as Keras logs it).
 
         Raises:
           RuntimeError: the model is not compiled.
           TypeError: unknown keyword arguments.
-          ValueError: data that do not fit the model.
-          NotImplementedError: datasets, generators or symbolic tensors as data.
+          ValueError: data that do not fit the model; with a dataset: `batch_size`,
+            `y`, `sample_weight` or `validation_split` given, an endless dataset
+            without `steps_per_epoch` (`validation_steps` for validation data), an
+            iterator without them, elements other than x, (x, y) or (x, y, weights).
+          NotImplementedError: generators or symbolic tensors as data.
         """
         if "nb_epoch" in kwargs:
             epochs = kwargs.pop("nb_epoch")
         if kwargs:
             raise TypeError("Unrecognized keyword arguments: " + str(kwargs))
         self._assert_compile_was_called()
-        batch_size = self._infer_batch_size(batch_size, steps_per_epoch)
-        x, y, sample_weights = self._standardize_user_data(x, y, sample_weight, class_weight)
-        if validation_data:
+        validation_batch_size = None
+        if training_datasets.is_data_source(x):
+            training_datasets.check_arguments(x, y, sample_weight, validation_split,
+                                              batch_size)
+            training_datasets.warn_if_not_shuffled(x, shuffle)
+            x = training_datasets.DatasetFeed(self, x, steps_per_epoch, "steps_per_epoch",
+                                              TRAIN, role=TRAIN)
+            y = sample_weights = None
+            validation_batch_size = self._infer_batch_size(None, validation_steps)
+        else:
+            batch_size = self._infer_batch_size(batch_size, steps_per_epoch)
+            x, y, sample_weights = self._standardize_user_data(x, y, sample_weight,
+                                                               class_weight)
+        if training_datasets.is_data_source(validation_data):
+            val_x = training_datasets.DatasetFeed(self, validation_data, validation_steps,
+                                                  "validation_steps", TEST, role="validation")
+            val_y = val_weights = None
+        elif validation_data:
             val_x, val_y, val_sample_weight = training_utils.unpack_validation_data(
                 validation_data)
             val_x, val_y, val_weights = self._standardize_user_data(val_x, val_y,
@@ -443,22 +491,33 @@ class TrainingMixin:
             val_targets=val_y, val_sample_weights=val_weights, shuffle=shuffle,
             initial_epoch=initial_epoch, steps_per_epoch=steps_per_epoch,
             validation_steps=validation_steps, validation_freq=validation_freq, mode=TRAIN,
-            steps_name="steps_per_epoch")
+            steps_name="steps_per_epoch", validation_batch_size=validation_batch_size)
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None,
                  steps=None, callbacks=None, max_queue_size: int = 10, workers: int = 1,
                  use_multiprocessing: bool = False):
-        """The loss (and metrics) of the model on NumPy data, in inference mode.
+        """The loss (and metrics) of the model on NumPy data or a tf.data dataset (or
+        TF1 iterator) of (x, y[, sample_weights]) batches, in inference mode.
+
+        With a dataset, `steps` None reads all of it (an endless one needs `steps`).
 
         Returns:
           The loss, or [loss, metrics...] in the order of `metrics_names`: the loss
-          averaged over the samples, the metrics over all the data.
+          averaged over the samples (over the steps for a dataset), the metrics over
+          all the data.
 
         Raises:
           RuntimeError: the model is not compiled.
-          ValueError: data that do not fit the model.
+          ValueError: data that do not fit the model; with a dataset, the arguments
+            `fit` refuses with one.
         """
         self._assert_compile_was_called()
+        if training_datasets.is_data_source(x):
+            training_datasets.check_arguments(x, y, sample_weight, batch_size=batch_size)
+            feed = training_datasets.DatasetFeed(self, x, steps, "steps", TEST, role=TEST)
+            return training_arrays.model_iteration(self, feed, verbose=verbose,
+                                                   callbacks=callbacks, mode=TEST,
+                                                   shuffle=False)
         batch_size = self._infer_batch_size(batch_size, steps)
         x, y, sample_weights = self._standardize_user_data(x, y, sample_weight)
         return training_arrays.model_iteration(
@@ -468,14 +527,24 @@ class TrainingMixin:
 
     def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None,
                 max_queue_size: int = 10, workers: int = 1, use_multiprocessing: bool = False):
-        """The model's outputs for NumPy inputs, in inference mode, by batches.
+        """The model's outputs for NumPy inputs, or for the inputs of a tf.data dataset
+        (or TF1 iterator) whose elements are x or (x, y[, sample_weights]), in
+        inference mode, by batches. With a dataset, `steps` None reads all of it.
 
         Returns:
           An array, or a list of arrays for several outputs.
 
         Raises:
-          ValueError: inputs that do not fit the model.
+          ValueError: inputs that do not fit the model; `batch_size` with a dataset;
+            an endless dataset, or an iterator, without `steps`.
         """
+        if training_datasets.is_data_source(x):
+            training_datasets.check_arguments(x, batch_size=batch_size)
+            feed = training_datasets.DatasetFeed(self, x, steps, "steps", PREDICT,
+                                                 role=PREDICT)
+            return training_arrays.model_iteration(self, feed, verbose=verbose,
+                                                   callbacks=callbacks, mode=PREDICT,
+                                                   shuffle=False)
         batch_size = self._infer_batch_size(batch_size, steps)
         x, _, _ = self._standardize_user_data(x)
         return training_arrays.model_iteration(
