@@ -19,6 +19,8 @@ learning phase, helpers).
                               graph mode uses (SGD, Adam, RMSprop, Adagrad, Adadelta,
                               Adamax, Nadam), and the wrapper of tf.train optimizers
   metrics.py                  tf.keras.metrics: metric functions and stateful Metrics
+  metrics_confusion.py        the confusion-matrix Metrics: TruePositives, ..., Precision,
+                              Recall, AUC, SensitivityAtSpecificity, ..., MeanIoU
   callbacks.py                tf.keras.callbacks: History, EarlyStopping, CSVLogger, ...
   utils.py                    tf.keras.utils: to_categorical, normalize, get_source_inputs
 
@@ -37,7 +39,7 @@ from tensorweave.keras import (  # noqa: F401
     activations, backend, backend_ops, constraints, initializers, loss_classes, losses,
     regularizers)
 from tensorweave.keras import layers, models, optimizers, utils  # noqa: F401
-from tensorweave.keras import callbacks, metrics  # noqa: F401
+from tensorweave.keras import callbacks, metrics, metrics_confusion  # noqa: F401
 from tensorweave.keras.engine.input_layer import Input  # noqa: F401
 from tensorweave.keras.engine.sequential import Sequential  # noqa: F401
 from tensorweave.keras.engine.training import Model  # noqa: F401
