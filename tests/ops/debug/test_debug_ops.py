@@ -100,6 +100,34 @@ def test_tf_print_in_control_dependencies_and_file(sess, tmp_path):
     assert path.read_text() == "x = [1.5 2.5]\n"
 
 
+def test_tf_print_scalar_strings_summarize_none_and_sparse_tensors(sess, capsys):
+    loss = tf.constant(0.25)
+    ops = [
+        tf.print(tf.strings.format("loss={} step={}", (loss, tf.constant(3)))),  # as is
+        tf.print(tf.constant("x"), tf.constant("y")),  # several: quoted
+        tf.print(tf.range(10), summarize=None),  # None: 3 at each end
+        tf.print(tf.SparseTensor([[0, 1]], [1.5], [2, 2])),
+        tf.print("a", {"s": tf.SparseTensor([[0, 1]], [1.5], [2, 2])}),
+    ]
+    for op in ops:
+        sess.run(op)
+    assert capsys.readouterr().err == (
+        "loss=0.25 step=3\n\"x\" \"y\"\n[0 1 2 ... 7 8 9]\n"
+        "'SparseTensor(indices=[[0 1]], values=[1.5], shape=[2 2])'\n"
+        "a {'s': 'SparseTensor(indices=[[0 1]], values=[1.5], shape=[2 2])'}\n")
+
+
+def test_tf_print_to_tf_logging(sess, caplog):
+    import logging
+    caplog.set_level(logging.INFO, logger="tensorflow")
+    for stream in (tf.logging.info, tf.logging.INFO, tf.logging.warn, tf.logging.error):
+        sess.run(tf.print("to the log", output_stream=stream))
+    assert [r.levelname for r in caplog.records if "to the log" in r.getMessage()] == \
+        ["INFO", "INFO", "WARNING", "ERROR"]
+    with pytest.raises(ValueError):  # the standard library's are not TF's streams
+        tf.print("x", output_stream=logging.info)
+
+
 def test_tf_print_errors(graph):
     with pytest.raises(ValueError, match="Unsupported output stream"):
         tf.print(tf.constant(1), output_stream=3)

@@ -273,11 +273,14 @@ def _stream_name(output_stream) -> str:
         return "stderr"
     if output_stream is sys.stdout or output_stream is sys.__stdout__:
         return "stdout"
-    logger = logging.getLogger("tensorflow")
-    for level, fn in (("log(info)", logger.info), ("log(warning)", logger.warning),
-                      ("log(error)", logger.error), ("log(info)", logging.info),
-                      ("log(warning)", logging.warning), ("log(error)", logging.error)):
-        if output_stream == fn:
+    from tensorweave.platform import tf_logging
+    for level, streams in (
+            ("log(info)", (tf_logging.info, tf_logging.INFO)),
+            ("log(warning)", (tf_logging.warning, tf_logging.warn, tf_logging.WARN)),
+            ("log(error)", (tf_logging.error, tf_logging.ERROR))):
+        # TF's table: tf.logging's functions and its level constants
+        if any(output_stream is s or (type(output_stream) is int and output_stream == s)
+               for s in streams):
             return level
     if isinstance(output_stream, str) and output_stream.startswith("file://"):
         return output_stream
@@ -291,7 +294,14 @@ def _is_tensor(x) -> bool:
     return isinstance(x, Tensor) or hasattr(x, "_as_graph_element")
 
 
+def _is_sparse(x) -> bool:
+    from tensorweave.framework.sparse_tensor import SparseTensor
+    return isinstance(x, SparseTensor)
+
+
 def _flatten(x) -> list:
+    if _is_sparse(x):
+        return [x.indices, x.values, x.dense_shape]
     if isinstance(x, dict):
         return [y for k in sorted(x) for y in _flatten(x[k])]
     if isinstance(x, (list, tuple)):
@@ -300,6 +310,8 @@ def _flatten(x) -> list:
 
 
 def _replace_tensors(x, placeholder):
+    if _is_sparse(x):  # TF prints its three components in this frame
+        return "SparseTensor(indices=%s, values=%s, shape=%s)" % ((placeholder,) * 3)
     if isinstance(x, dict):
         return type(x)((k, _replace_tensors(v, placeholder)) for k, v in x.items())
     if isinstance(x, tuple) and hasattr(x, "_fields"):
@@ -320,9 +332,10 @@ def print_v2(*inputs, **kwargs) -> Operation:
 
     Args:
       *inputs: values and tensors to print, separated by `sep`.
-      output_stream: sys.stderr (default), sys.stdout, a logging function
-        (logging.info/warning/error) or "file://<path>".
-      summarize: entries printed at each end of every dimension (default 3; -1: all).
+      output_stream: sys.stderr (default), sys.stdout, tf.logging.info/warning/error
+        (or the levels tf.logging.INFO/WARN/ERROR), or "file://<path>".
+      summarize: entries printed at each end of every dimension (default and None:
+        3; -1: all).
       sep: separator between the inputs (default " ").
       end: appended after the line (default "\\n").
       name: op name.
@@ -342,6 +355,11 @@ def print_v2(*inputs, **kwargs) -> Operation:
     if kwargs:
         raise TypeError("print() got unexpected keyword arguments: %s" % ", ".join(kwargs))
     stream = _stream_name(output_stream)
+    if len(inputs) == 1 and _is_tensor(inputs[0]) and not _is_sparse(inputs[0]) and \
+            inputs[0].dtype == _dt.string and inputs[0].shape.ndims == 0:
+        # a scalar string tensor (a tf.strings.format result) prints as it is
+        return apply_op("PrintV2", [inputs[0]], {"output_stream": stream, "end": end},
+                        name=name or "PrintV2")
     free = " ".join(pprint.pformat(_replace_tensors(x, "")) for x in inputs)
     placeholder = "{}"
     while placeholder in free or any(isinstance(x, str) and placeholder in x
@@ -353,7 +371,7 @@ def print_v2(*inputs, **kwargs) -> Operation:
             templates.append(x)
             continue
         tensors.extend(t for t in _flatten(x) if _is_tensor(t))
-        if _is_tensor(x):
+        if _is_tensor(x) and not _is_sparse(x):
             templates.append(placeholder)
         else:
             templates.append(pprint.pformat(_replace_tensors(x, placeholder)))
@@ -361,7 +379,7 @@ def print_v2(*inputs, **kwargs) -> Operation:
     tensors = [convert_to_tensor(t) for t in tensors]
     formatted = apply_op("StringFormat", [tensors],
                          {"template": template, "placeholder": placeholder,
-                          "summarize": -1 if summarize is None else int(summarize)},
+                          "summarize": 3 if summarize is None else int(summarize)},
                          name="StringFormat").outputs[0]
     return apply_op("PrintV2", [formatted], {"output_stream": stream, "end": end},
                     name=name or "PrintV2")
