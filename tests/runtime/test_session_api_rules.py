@@ -62,3 +62,36 @@ def test_config_messages_print_as_protobuf_text():
     assert str(tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)) == \
         "trace_level: FULL_TRACE\n"
     assert str(tf.ConfigProto()) == ""
+
+
+def test_config_messages_copy_merge_and_clear_as_protobuf():
+    c = tf.ConfigProto(device_count={"CPU": 2})
+    c.gpu_options.allow_growth = True
+    copied = tf.ConfigProto()
+    copied.CopyFrom(c)
+    copied.gpu_options.allow_growth = False
+    copied.device_count["GPU"] = 1
+    # a deep copy: the source is unchanged
+    assert c.gpu_options.allow_growth and c.device_count == {"CPU": 2}
+    merged = tf.ConfigProto(device_count={"GPU": 1}, allow_soft_placement=True)
+    merged.MergeFrom(c)
+    assert merged.device_count == {"CPU": 2, "GPU": 1} and merged.allow_soft_placement
+    assert merged.gpu_options.allow_growth
+    assert not tf.ConfigProto().HasField("gpu_options") and c.HasField("gpu_options")
+    assert not tf.RunMetadata().HasField("step_stats")
+    with pytest.raises(ValueError):
+        c.HasField("device_count")  # a map has no presence
+    c.ClearField("gpu_options")
+    assert not c.HasField("gpu_options")
+    c.Clear()
+    assert str(c) == "" and c.ByteSize() == 0
+
+
+def test_enum_fields_take_names_and_run_metadata_has_a_cost_graph():
+    options = tf.RunOptions(trace_level="FULL_TRACE")
+    assert options.trace_level == tf.RunOptions.FULL_TRACE == 3
+    assert tf.RunOptions.TraceLevel.Name(3) == "FULL_TRACE"
+    assert tf.OptimizerOptions(opt_level="L0").opt_level == tf.OptimizerOptions.L0
+    with pytest.raises(ValueError):
+        tf.RunOptions(trace_level="LOUD")
+    assert list(tf.RunMetadata().cost_graph.node) == []

@@ -11,6 +11,7 @@ package ships): `SerializeToString()` writes the fields TF's message has,
 """
 from __future__ import annotations
 
+import copy
 import numbers
 from typing import Any, Dict
 
@@ -19,10 +20,44 @@ _SCALAR_TYPES = {bool: numbers.Integral, int: numbers.Integral, float: numbers.R
                  str: (str, bytes)}
 
 
+_PROTO_MODULES = tuple("tensorboard.compat.proto.%s_pb2" % m for m in (
+    "config", "step_stats", "cost_graph", "tensor_shape", "tensor_description",
+    "allocation_description"))
+_MISSING = object()
+
+
+class _Enum:
+    """A protobuf enum's names and values (`RunOptions.TraceLevel.Name(3)`)."""
+
+    def __init__(self, name: str, values: Dict[str, int]):
+        self._name, self._values = name, dict(values)
+
+    def Name(self, number: int) -> str:  # noqa: N802 - protobuf API
+        for k, v in self._values.items():
+            if v == number:
+                return k
+        raise ValueError("Enum %s has no name defined for value %r" % (self._name, number))
+
+    def Value(self, name: str) -> int:  # noqa: N802
+        if name not in self._values:
+            raise ValueError("Enum %s has no value defined for name %r" % (self._name, name))
+        return self._values[name]
+
+    def keys(self) -> list:
+        return list(self._values)
+
+    def values(self) -> list:
+        return list(self._values.values())
+
+    def items(self) -> list:
+        return list(self._values.items())
+
+
 class _Message:
     """A protobuf-like record: declared fields with defaults, nested messages."""
 
     _fields: Dict[str, Any] = {}
+    _enums: Dict[str, "_Enum"] = {}  # enum fields: their value names
     # from _fields, per class: the plain defaults, and the fields each new record makes
     # its own value for (nested messages, lists, dicts); a Session.run under hooks makes
     # two records a step
@@ -52,6 +87,9 @@ class _Message:
         if k not in self._fields:
             raise AttributeError("%s has no field named %r" % (type(self).__name__, k))
         default = self._fields[k]
+        enum = self._enums.get(k)
+        if enum is not None and isinstance(v, str):
+            v = enum.Value(v)  # protobuf takes an enum field's value by its name too
         accepted = _SCALAR_TYPES.get(type(default))
         if accepted is not None and not isinstance(v, accepted):
             raise TypeError("%r has type %s, but expected one of: %s (field %s.%s)"
@@ -66,11 +104,12 @@ class _Message:
     # --- the wire form: TF's message of the same name ---------------------------------
     @classmethod
     def _proto_class(cls):
-        from tensorboard.compat.proto import config_pb2
-        proto_class = getattr(config_pb2, cls.__name__, None)
-        if proto_class is None:
-            raise NotImplementedError("%s has no TensorFlow wire form" % cls.__name__)
-        return proto_class
+        import importlib
+        for module in _PROTO_MODULES:
+            proto_class = getattr(importlib.import_module(module), cls.__name__, None)
+            if proto_class is not None:
+                return proto_class
+        raise NotImplementedError("%s has no TensorFlow wire form" % cls.__name__)
 
     def _to_proto(self, proto) -> None:
         """Sets the fields of TF's message `proto` that this record has set."""
@@ -127,17 +166,60 @@ class _Message:
                 setattr(self, fd.name, v)
 
     def CopyFrom(self, other) -> None:  # noqa: N802 - protobuf API
+        """Makes this record a deep copy of `other` (nothing is shared with it)."""
         for k in self._fields:
-            object.__setattr__(self, k, getattr(other, k))
+            object.__setattr__(self, k, copy.deepcopy(getattr(other, k)))
 
     def MergeFrom(self, other) -> None:  # noqa: N802
-        for k in self._fields:
+        """Protobuf's merge: `other`'s set scalars overwrite, its records merge into
+        these, its lists extend these and its maps update these (as copies)."""
+        for k, default in self._fields.items():
             v = getattr(other, k)
-            if v != type(self)._fields.get(k):
-                object.__setattr__(self, k, v)
+            mine = getattr(self, k)
+            if isinstance(mine, _Message):
+                mine.MergeFrom(v)
+            elif isinstance(mine, list):
+                mine.extend(copy.deepcopy(v))
+            elif isinstance(mine, dict):
+                mine.update(copy.deepcopy(v))
+            elif v != default:
+                object.__setattr__(self, k, copy.deepcopy(v))
 
     def HasField(self, name) -> bool:  # noqa: N802
-        return getattr(self, name) != self._fields.get(name)
+        """Whether a scalar differs from its default, or a record holds any set field.
+
+        Raises:
+          ValueError: `name` is no field, or a list or map field (as protobuf).
+        """
+        default = self._fields.get(name, _MISSING)
+        if default is _MISSING or isinstance(default, (list, dict)):
+            raise ValueError('Protocol message %s has no singular "%s" field.'
+                             % (type(self).__name__, name))
+        value = getattr(self, name)
+        if isinstance(value, _Message):
+            return value != type(value)()
+        return value != default
+
+    def ClearField(self, name) -> None:  # noqa: N802
+        """Sets the field back to its default."""
+        if name not in self._fields:
+            raise ValueError('Protocol message has no "%s" field.' % name)
+        default = self._fields[name]
+        for k, make in self._made:
+            if k == name:
+                default = make()
+        object.__setattr__(self, name, default)
+
+    def Clear(self) -> None:  # noqa: N802
+        """Sets every field back to its default."""
+        for k in self._fields:
+            self.ClearField(k)
+
+    def IsInitialized(self) -> bool:  # noqa: N802 - proto3 messages have no required fields
+        return True
+
+    def ByteSize(self) -> int:  # noqa: N802
+        return len(self.SerializeToString())
 
     def ListFields(self) -> list:  # noqa: N802
         """(field descriptor, value) of the fields set, as TF's message lists them."""
@@ -172,6 +254,9 @@ class OptimizerOptions(_Message):
     OFF = -1
     ON_1 = 1
     ON_2 = 2
+    Level = _Enum("Level", {"L1": 0, "L0": -1})
+    GlobalJitLevel = _Enum("GlobalJitLevel", {"DEFAULT": 0, "OFF": -1, "ON_1": 1, "ON_2": 2})
+    _enums = {"opt_level": Level, "global_jit_level": GlobalJitLevel}
     _fields = {"do_common_subexpression_elimination": True, "do_constant_folding": True,
                "opt_level": 0, "global_jit_level": 0, "do_function_inlining": True,
                "max_folded_constant_in_bytes": 10 * 1024 * 1024}
@@ -294,6 +379,9 @@ class RunOptions(_Message):
     SOFTWARE_TRACE = 1
     HARDWARE_TRACE = 2
     FULL_TRACE = 3
+    TraceLevel = _Enum("TraceLevel", {"NO_TRACE": 0, "SOFTWARE_TRACE": 1,
+                                      "HARDWARE_TRACE": 2, "FULL_TRACE": 3})
+    _enums = {"trace_level": TraceLevel}
     _fields = {"trace_level": 0, "timeout_in_ms": 0, "inter_op_thread_pool": 0,
                "output_partition_graphs": False, "debug_options": None,
                "report_tensor_allocations_upon_oom": False, "experimental": None}
@@ -380,11 +468,17 @@ class StepStats(_Message):
     _fields = {"dev_stats": []}
 
 
+class CostGraphDef(_Message):
+    """The cost graph of a run (TF's message; tensorweave leaves it empty)."""
+
+    _fields = {"node": [], "cost": []}
+
+
 class RunMetadata(_Message):
     """Filled by `Session.run(..., run_metadata=md)`: step_stats (per-device node timings
     and allocator peaks when tracing) and partition_graphs when requested."""
 
-    _fields = {"step_stats": StepStats, "partition_graphs": [], "cost_graph": None,
+    _fields = {"step_stats": StepStats, "partition_graphs": [], "cost_graph": CostGraphDef,
                "function_graphs": []}
 
     def _to_proto(self, proto) -> None:
