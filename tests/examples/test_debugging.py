@@ -56,7 +56,7 @@ def test_cond_side_effect_is_warned_and_really_runs():
     assert out.stderr.startswith(
         "%s:%d: CondSideEffectWarning: tf.cond \"cond\": the op 'AssignAdd/update' "
         "(AssignAddVariableOp, created at %s:%d) is used only in the true branch (by "
-        "'cond/Identity' at %s:%d), but it runs whatever the predicate is"
+        "'cond/Switch_1' at %s:%d), but it runs whatever the predicate is"
         % (path, used, path, created, path, used))
     assert out.stderr.count("CondSideEffectWarning") == 1  # the fixed cond is silent
 

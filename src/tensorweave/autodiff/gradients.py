@@ -386,6 +386,9 @@ def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
                                 "gradient. Forward operation: %s. Input index: %d. Original "
                                 "input shape: %s. Calculated input gradient shape: %s"
                                 % (op._name, i, t.shape, g.shape))
+                        # what the forward input's shape says (as TF's walk does): a
+                        # TensorArray's or a loop's gradient knows less on its own
+                        g.set_shape(t.shape)
                     grads.setdefault(t, []).append(g)
         for t in op._inputs:
             src = _node_of(t._op, call)

@@ -37,7 +37,7 @@ def test_assign_outside_used_in_one_branch_warns_with_both_lines(graph, where):
     assert "%s:%d" % (w[0].filename, w[0].lineno) == where("used")
     assert str(w[0].message) == (
         "tf.cond \"cond\": the op 'AssignAdd/update' (AssignAddVariableOp, created at "
-        "%s) is used only in the true branch (by 'cond/Identity' at %s), but it runs "
+        "%s) is used only in the true branch (by 'cond/Switch_1' at %s), but it runs "
         "whatever the predicate is: what a branch uses from outside is computed before the "
         "cond. Create it inside the branch function to make it conditional. "
         "(TW_COND_SIDE_EFFECTS=error makes this an error, =ignore silences it.)"

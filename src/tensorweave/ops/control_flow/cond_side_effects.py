@@ -130,10 +130,15 @@ def _location(op) -> str:
     return "%s:%d" % loc if loc else "<unknown>"
 
 
-def _uses(ctx, branch_ops) -> Dict[object, object]:
-    """{outside op: the branch op that uses it} for one branch context."""
+def _uses(ctx, branch_ops, outputs) -> Dict[object, object]:
+    """{outside op: the branch op that uses it} for one branch context; an outside value
+    the branch returns is used by its Switch."""
     switched = {v: k for k, v in ctx._values.items() if k is not v}
     uses: Dict[object, object] = {}
+    for t in outputs:
+        outside = switched.get(t)
+        if outside is not None:
+            uses.setdefault(outside._op, t._op)
     for op in branch_ops:
         if not ctx.contains(op):
             continue
@@ -149,15 +154,15 @@ def _uses(ctx, branch_ops) -> Dict[object, object]:
 
 def check(cond_name: str, pred, branches) -> None:
     """Warns about (or rejects) side effects used in only one branch of the cond
-    `cond_name`. `branches` is [(CondContext, ops created while building it)]; `pred`
-    the predicate tensor."""
+    `cond_name`. `branches` is [(CondContext, ops created while building it, the
+    branch's output tensors)]; `pred` the predicate tensor."""
     m = mode()
     if m == "ignore" or getattr(_building, "expected", False):
         return
     per_branch = []
-    for ctx, ops in branches:
+    for ctx, ops, outputs in branches:
         effects: Dict[object, object] = {}  # side-effect op -> the branch op using it
-        for outside, user in _uses(ctx, ops).items():
+        for outside, user in _uses(ctx, ops, outputs).items():
             found: Dict[object, None] = {}
             _side_effects_behind(outside, found, set())
             for op in found:

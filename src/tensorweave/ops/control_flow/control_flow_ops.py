@@ -410,7 +410,8 @@ def cond(pred, true_fn: Callable = None, false_fn: Callable = None, strict: bool
       pred: a scalar boolean tensor.
       true_fn: callable returning the result when `pred` is true.
       false_fn: callable returning the result when `pred` is false.
-      strict: if False, a single-element list/tuple result is unpacked.
+      strict: if False, a single-element list/tuple result is unpacked (repeatedly:
+        [[x]] gives x).
       name: name scope for the ops.
       fn1, fn2: deprecated aliases of true_fn / false_fn.
 
@@ -443,7 +444,7 @@ def cond(pred, true_fn: Callable = None, false_fn: Callable = None, strict: bool
         pivot_f = _identity(p_false, "switch_f")
         pred_id = _identity(pred, "pred_id")
         results = []
-        built = []  # (context, ops created for the branch): the side-effect check
+        built = []  # (context, ops created for the branch, outputs): the side-effect check
         for branch, pivot, fn in ((1, pivot_t, true_fn), (0, pivot_f, false_fn)):
             ctx = CondContext(g, pred_id, pivot, branch, scope + ("cond_true" if branch
                                                                    else "cond_false"))
@@ -454,10 +455,11 @@ def cond(pred, true_fn: Callable = None, false_fn: Callable = None, strict: bool
                     raise ValueError("'%s' must have a return value."
                                      % ("true_fn" if branch else "false_fn"))
                 flat, rebuild = _to_tensors(r, "true_fn" if branch else "false_fn", pivot)
-                # every output is produced inside the branch, so it is dead when not taken
-                flat = [_identity(ctx.resolve(t), None) for t in flat]
+                # a value from outside comes through the branch's Switch, so every
+                # output is dead when the branch is not taken
+                flat = [ctx.resolve(t) for t in flat]
             results.append((r, flat, rebuild))
-            built.append((ctx, g._ops[first_op:]))
+            built.append((ctx, g._ops[first_op:], flat))
         _cond_side_effects.check(scope.rstrip("/"), pred_id, built)
         (r_t, flat_t, rebuild), (r_f, flat_f, _) = results
         try:
@@ -480,9 +482,9 @@ def cond(pred, true_fn: Callable = None, false_fn: Callable = None, strict: bool
         if not merged:
             return None if r_t in (None, [], ()) else r_t
         out = rebuild(merged)
-        if not strict and isinstance(out, (list, tuple)) and len(out) == 1 and \
-                not hasattr(out, "_fields"):
-            return out[0]
+        # TF unpacks singletons all the way down, a namedtuple of one field too
+        while not strict and isinstance(out, (list, tuple)) and len(out) == 1:
+            out = out[0]
         return out
 
 
@@ -521,8 +523,8 @@ def case(pred_fn_pairs, default: Callable = None, exclusive: bool = False,
         if not callable(p[1]):
             raise TypeError("fn for pred %s must be callable." % getattr(p[0], "name", p[0]))
     guard_last = default is None
-    if guard_last and not pairs:
-        raise ValueError("pred_fn_pairs must not be empty when default is None")
+    if not pairs:  # TF fails too, a default or not
+        raise ValueError("pred_fn_pairs must not be empty")
     with _graph.name_scope(name, "case", [p for p, _ in pairs]):
         preds = [convert_to_tensor(p) for p, _ in pairs]
         if guard_last:

@@ -128,32 +128,58 @@ def tuple(tensors, name: Optional[str] = None, control_inputs=None):  # noqa: A0
     """Tensors with the same values that are only available after all of `tensors`
     (and `control_inputs`) are computed (TF1 `tf.tuple`).
 
+    Args:
+      tensors: Tensors, IndexedSlices, Operations, None, or values convertible to
+        tensors.
+      name: name scope (default "tuple").
+      control_inputs: more Operations (or Tensors) to wait for.
+
+    Returns:
+      One entry per element of `tensors`: a gated copy of each tensor (each named
+      `control_dependency`), a gated group of each Operation, None for None.
+
     Raises:
       ValueError: `tensors` holds no Tensor.
+      TypeError: a control input that is neither a Tensor nor an Operation.
     """
-    if not any(t is not None for t in tensors):
-        raise ValueError("'tensors' must have at least one Tensor. Received: %s."
-                         % (tensors,))
+    from tensorweave.framework.indexed_slices import IndexedSlices
     g = _graph.get_default_graph()
     with g.name_scope(name or "tuple"):
-        gating = group(*[t for t in tensors if t is not None] + list(control_inputs or []))
+        tensors = [t if t is None or isinstance(t, (Tensor, Operation, IndexedSlices))
+                   else convert_to_tensor(t) for t in tensors]
+        gating = [t if isinstance(t, Operation) else t.op for t in tensors if t is not None]
+        for c in control_inputs or []:
+            if isinstance(c, Tensor):
+                c = c.op
+            elif not isinstance(c, Operation):
+                raise TypeError("'control_inputs' must only contain Operation or Tensor. "
+                                "Received: %s" % (c,))
+            gating.append(c)
+        if not gating:
+            raise ValueError("'tensors' must have at least one Tensor. Received: %s."
+                             % (tensors,))
+        gate = group(*sorted(set(gating), key=lambda op: op._id))
         out = []
         for t in tensors:
-            if t is None:
-                out.append(None)
-                continue
-            with g.control_dependencies([gating]):
-                out.append(identity(t) if isinstance(t, Tensor) else t)
+            if isinstance(t, Operation):
+                with g.control_dependencies([gate]):
+                    out.append(group(t))
+            else:
+                out.append(None if t is None else with_dependencies([gate], t))
         return out
 
 
-def with_dependencies(dependencies, output_tensor, name: Optional[str] = None) -> Tensor:
-    """`output_tensor`, computed only after `dependencies`."""
+def with_dependencies(dependencies, output_tensor, name: Optional[str] = None):
+    """`output_tensor` (a Tensor or IndexedSlices), computed only after `dependencies`
+    (TF1 `tf.control_dependencies` applied to one value)."""
+    from tensorweave.framework.indexed_slices import IndexedSlices
     g = _graph.get_default_graph()
     with g.name_scope(name or "control_dependency") as scope, \
-            g.control_dependencies(dependencies):
-        t = convert_to_tensor(output_tensor)
-        return identity(t, name=scope)
+            _graph.colocate_with(output_tensor), g.control_dependencies(dependencies):
+        if isinstance(output_tensor, IndexedSlices):
+            return IndexedSlices(identity(output_tensor.values, name=scope),
+                                 output_tensor.indices, output_tensor.dense_shape)
+        return identity(convert_to_tensor(output_tensor), name=scope)
 
 
 register_op("IdentityN", inputs=["input: T"], outputs=["output: T"],
