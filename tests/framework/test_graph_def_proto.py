@@ -492,3 +492,18 @@ def test_freeze_the_tf_graph_def_of_a_ref_variable_meta_graph(expected):
         with tf.Session() as sess:
             got = sess.run("y:0", {"x:0": expected["ref_x"]})
     np.testing.assert_allclose(got, expected["ref_y2"], rtol=1e-6)
+
+
+def test_an_ops_node_def_is_tfs_message(graph):
+    x = tf.placeholder(tf.float32, [2], name="x")
+    c = tf.constant([1, 2], name="c")
+    y = tf.add(x, 1.0, name="y")
+    node = y.op.node_def
+    assert isinstance(node, tf.NodeDef)
+    assert (node.name, node.op, list(node.input)) == ("y", "AddV2", ["x", "y/y"])
+    assert node.attr["T"].type == 1  # DT_FLOAT
+    np.testing.assert_array_equal(tf.make_ndarray(c.op.node_def.attr["value"].tensor), [1, 2])
+    assert tf.NodeDef.FromString(node.SerializeToString()) == node
+    # str(op) is the NodeDef's text format, as TF prints it
+    assert str(y.op) == 'name: "y"\nop: "AddV2"\ninput: "x"\ninput: "y/y"\nattr {\n  key: "T"\n' \
+        '  value {\n    type: DT_FLOAT\n  }\n}\n'

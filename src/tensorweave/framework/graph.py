@@ -254,8 +254,11 @@ class Operation:
 
     @property
     def node_def(self):
-        from tensorweave.framework import serialize
-        return serialize.node_def_of(self)
+        """The op as TF's `NodeDef` message (attr values are `AttrValue` messages)."""
+        from tensorweave.framework import graph_def_proto, serialize
+        proto = graph_def_proto._pb()[1].NodeDef()
+        graph_def_proto.node_def_to_proto(serialize.node_def_of(self), proto)
+        return proto
 
     @property
     def traceback(self):
@@ -308,8 +311,7 @@ class Operation:
         return "<tf.Operation '%s' type=%s>" % (self._name, self._type)
 
     def __str__(self):
-        from tensorweave.framework import serialize
-        return serialize.describe_op(self)
+        return str(self.node_def)  # TF prints the NodeDef's text format
 
     def __reduce__(self):
         raise TypeError("Operation objects cannot be pickled")

@@ -260,10 +260,6 @@ def graph_to_graph_def(graph: Graph, add_shapes: bool = False) -> GraphDef:
     return GraphDef([node_def_of(op, add_shapes) for op in graph._ops], versions())
 
 
-def describe_op(op: Operation) -> str:
-    return repr(node_def_of(op))
-
-
 # --- GraphDef -> graph -------------------------------------------------------------------
 def parse_input(s: str):
     """("op", index) for a data input, ("op", None) for a control input."""
