@@ -44,6 +44,7 @@ train.load_all()
 from tensorweave.train import meta_graph as _meta_graph  # noqa: E402,F401
 from tensorweave.framework import graph_util as _graph_util  # noqa: E402,F401
 from tensorweave.framework import framework_lib as _framework_lib  # noqa: E402,F401
+from tensorweave.framework import behavior as _behavior  # noqa: E402,F401
 from tensorweave.ops.array.constant_op import constant, placeholder, placeholder_with_default  # noqa
 from tensorweave.ops.control_flow.structure import (  # noqa: E402,F401
     group, identity, identity_n, no_op, stop_gradient, tuple, with_dependencies)
@@ -89,13 +90,3 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY_NAMESPACES) | set(summary._PROTO_CLASSES))
 
 
-def disable_v2_behavior() -> None:
-    """Accepted for compatibility: tensorweave always has TF1 graph-mode behaviour."""
-
-
-def disable_eager_execution() -> None:
-    """Accepted for compatibility: tensorweave has no eager mode."""
-
-
-def executing_eagerly() -> "bool":
-    return False
