@@ -80,9 +80,9 @@ def _asserts_graph():
 
 # (fetch, feed, fails): each assert passing and failing
 CASES = [
-    ("ae/Assert", {"x": X, "y": X}, False),
-    ("ae/Assert", {"x": X, "y": [[1.0, 2.0, 4.0]]}, True),
-    ("ae/Assert", {"x": X, "y": [1.0, 2.0]}, True),  # incompatible shapes
+    ("ae_1/Assert", {"x": X, "y": X}, False),
+    ("ae_1/Assert", {"x": X, "y": [[1.0, 2.0, 4.0]]}, True),
+    ("ae_1/Assert", {"x": X, "y": [1.0, 2.0]}, True),  # incompatible shapes
     ("ane/Assert", {"x": X, "y": [[0.0, 0.0, 0.0]]}, False),
     ("ane/Assert", {"x": X, "y": [[0.0, 2.0, 0.0]]}, True),
     ("al/Assert", {"x": X, "y": 5.0}, False),
@@ -101,8 +101,8 @@ CASES = [
     ("an/Assert", {"z": [1.0, 1.5]}, True),
     ("cn/Assert", {"c": [1 + 1.05j, 2.1]}, False),
     ("cn/Assert", {"c": [1 + 1.5j, 2]}, True),
-    ("se/Assert", {"s": ["a", "b"]}, False),
-    ("se/Assert", {"s": ["a", "c"]}, True),
+    ("se_1/Assert", {"s": ["a", "b"]}, False),
+    ("se_1/Assert", {"s": ["a", "c"]}, True),
     ("ar/Assert", {"x": X, "r": 2}, False),
     ("ar/Assert", {"x": X, "r": 1}, True),
     ("ar/Assert", {"x": X, "r": [2]}, True),  # the rank must be a scalar
@@ -175,23 +175,23 @@ def test_failing_assert_messages_hold_the_data(asserts):
 def test_lowered_assert_structure_is_tfs():
     g = _asserts_graph()
     nodes = {n.name: n for n in g.as_graph_def().node}
-    ae = nodes["ae/Assert"]
-    assert ae.op == "Assert" and ae.input[0] == "ae/Assert/All"
+    ae = nodes["ae_1/Assert"]
+    assert ae.op == "Assert" and ae.input[0] == "ae_1/Assert/All"
     assert list(ae.input[1:]) == [i for i in serialize.node_def_of(
-        g.get_operation_by_name("ae/Assert")).input[2:]]  # the data inputs, unchanged
-    assert nodes["ae/Assert/Equal"].input == ["x", "y"]
+        g.get_operation_by_name("ae_1/Assert")).input[2:]]  # the data inputs, unchanged
+    assert nodes["ae_1/Assert/Equal"].input == ["x", "y"]
     # y has an unknown rank: the axes are Range(0, Rank(x == y), 1)
-    assert nodes["ae/Assert/All"].input == ["ae/Assert/Equal", "ae/Assert/range"]
-    assert nodes["ae/Assert/range"].input == ["ae/Assert/range/start", "ae/Assert/Rank",
-                                              "ae/Assert/range/delta"]
-    assert nodes["ae/Assert/Rank"].input == ["ae/Assert/Equal"]
-    assert nodes["ae/Assert/range/start"].input == ["^ae/Assert/Rank"]
+    assert nodes["ae_1/Assert/All"].input == ["ae_1/Assert/Equal", "ae_1/Assert/range"]
+    assert nodes["ae_1/Assert/range"].input == ["ae_1/Assert/range/start", "ae_1/Assert/Rank",
+                                              "ae_1/Assert/range/delta"]
+    assert nodes["ae_1/Assert/Rank"].input == ["ae_1/Assert/Equal"]
+    assert nodes["ae_1/Assert/range/start"].input == ["^ae_1/Assert/Rank"]
     assert nodes["an/Assert/LessEqual"].input == ["an/Assert/Abs", "an/Assert/add"]
     # the rank assert checks its rank of unknown shape before the rank itself
     assert "^ar/Assert/rank_is_scalar/Assert" in nodes["ar/Assert"].input
     assert nodes["ar/Assert"].input[5] == "ar/Assert/Shape"  # Shape(x) in the data
     # the control edge to the assert still names it
-    assert "^dep/Assert" in nodes["mul/y"].input
+    assert "^dep_1/Assert" in nodes["mul/y"].input
 
 
 def test_known_rank_reduces_over_constant_axes():
@@ -355,14 +355,14 @@ def test_attrs_stripped_of_defaults_are_read_from_the_op(tmp_path):
         tf.assert_equal(tf.placeholder(tf.int32, [None], name="x"), 1, name="a")
         mg = tf.train.export_meta_graph(strip_default_attrs=True)
     assert "summarize" not in mg.graph_def.node[-1].attr  # the default 3 was stripped
-    node = {n.name: n for n in mg.to_proto().graph_def.node}["a/Assert"]
+    node = {n.name: n for n in mg.to_proto().graph_def.node}["a_1/Assert"]
     assert node.op == "Assert" and node.attr["summarize"].i == 3
     g2 = _imported(mg.to_proto().graph_def)
-    assert _outcome(g2, "a/Assert", {"x": [1, 1, 1, 1]}) == ("ok", None)
-    assert _outcome(g2, "a/Assert", {"x": [1, 2, 1, 2]}) == (
+    assert _outcome(g2, "a_1/Assert", {"x": [1, 1, 1, 1]}) == ("ok", None)
+    assert _outcome(g2, "a_1/Assert", {"x": [1, 2, 1, 2]}) == (
         errors.InvalidArgumentError, "assertion failed: [Condition x == y did not hold "
-        "element-wise:] [x (x:0) = ] [1 2 1...] [y (a/y:0) = ] [1]")
-    assert g.get_operation_by_name("a/Assert").type == "_AssertCompare"  # unchanged
+        "element-wise:] [x (x:0) = ] [1 2 1...] [y (a_1/y:0) = ] [1]")
+    assert g.get_operation_by_name("a_1/Assert").type == "_AssertCompare"  # unchanged
 
 
 def test_graphs_run_here_keep_the_fused_ops():

@@ -234,6 +234,8 @@ def dtype_of_value(value) -> DType:
 
 
 def _infer_python(value) -> DType:
+    if value is None:  # TF's class and words, also for a None inside a list
+        raise ValueError("None values not supported.")
     if isinstance(value, builtins.bool):
         return bool
     if isinstance(value, int):

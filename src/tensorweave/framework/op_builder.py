@@ -344,6 +344,8 @@ def _convert_input(value, want, spec, op_type, preferred=None):
         return convert_to_tensor(value, dtype=want, name=spec.name,
                                  preferred_dtype=preferred if want is None else None)
     except ValueError as e:
+        if value is None:  # TF keeps this one a ValueError
+            raise
         if isinstance(value, Tensor) or _dtype_hint(value) is not None:
             raise TypeError("Input '%s' of '%s' Op has type %s that does not match expected "
                             "type of %s." % (spec.name, op_type, _dtype_hint(value).name,

@@ -413,3 +413,23 @@ def test_is_numeric_tensor(graph):
     assert not tf.is_numeric_tensor(tf.constant("s"))
     assert not tf.is_numeric_tensor(np.ones(2))
     assert tf.debugging.is_numeric_tensor is tf.is_numeric_tensor
+
+
+def test_assert_family_types_names_and_none_data(graph):
+    with pytest.raises(TypeError, match="DataType string"):
+        tf.assert_less(tf.constant(["a"]), tf.constant(["b"]))  # TF orders reals only
+    with pytest.raises(TypeError, match="DataType complex128"):
+        tf.assert_greater(tf.constant([1j]), tf.constant([2j]))
+    with tf.Graph().as_default():
+        p = tf.placeholder(tf.float32)
+        # TF's assert_equal opens its scope twice: the first call's ops are assert_equal_1/
+        assert tf.assert_equal(p, 1.0).name == "assert_equal_1/Assert"
+        assert tf.assert_equal(p, 1.0, name="chk").name == "chk_1/Assert"
+    assert tf.assert_equal(tf.constant(["a"]), tf.constant(["a"])) is not None
+    p = tf.placeholder(tf.float32)
+    with pytest.raises(ValueError, match="None values not supported"):
+        tf.assert_equal(p, 1.0, data=["msg", None])
+    sparse = tf.SparseTensor([[0]], [1.0], [2])
+    assert tf.assert_type(sparse, tf.float32).type == "NoOp"  # its values' dtype
+    with pytest.raises(TypeError, match="must be of type"):
+        tf.assert_type(sparse, tf.int32)

@@ -24,6 +24,8 @@ from tensorweave.framework.registry import (REQUIRED, TypeAttr, TypeListAttr, ke
 from tensorweave.framework.shapes import broadcast_shapes
 from tensorweave.ops.debug.debug_ops import assertion_failed
 
+_ORDERED = (_dt.float32, _dt.float64, _dt.int32, _dt.uint8, _dt.int16, _dt.int8, _dt.int64,
+            _dt.bfloat16, _dt.uint16, _dt.float16, _dt.uint32, _dt.uint64)
 _COMPARISONS = {"equal": ("==", np.equal), "not_equal": ("!=", np.not_equal),
                 "less": ("<", np.less), "less_equal": ("<=", np.less_equal),
                 "greater": (">", np.greater), "greater_equal": (">=", np.greater_equal)}
@@ -146,6 +148,11 @@ def _binary_assert(comparison: str, opname: str, x, y, data, summarize, message,
     with name_scope(name, opname, [x, y, data]):
         x = convert_to_tensor(x, name="x")
         y = convert_to_tensor(y, name="y")
+        if comparison not in ("equal", "not_equal") and x.dtype.base_dtype not in _ORDERED:
+            # TF compares with tf.less and its kin, which take real numbers only
+            raise TypeError("Value passed to parameter 'x' has DataType %s not in list of "
+                            "allowed values: %s" % (x.dtype.base_dtype.name,
+                                                    ", ".join(d.name for d in _ORDERED)))
         if data is None:
             data = ["Condition x %s y did not hold element-wise:" % sym,
                     "x (%s) = " % x.name, x, "y (%s) = " % y.name, y]
@@ -191,10 +198,11 @@ _BINARY_DOC = """Asserts `x %s y` element-wise (with broadcasting).
 @tf_export("assert_equal", "debugging.assert_equal")
 @_doc(_BINARY_DOC, "==")
 def assert_equal(x, y, data=None, summarize=None, message=None, name=None) -> Operation:
-    with name_scope(name, "assert_equal", [x, y, data]) as scope:
+    with name_scope(name, "assert_equal", [x, y, data]):
         if x is y:
             return _no_op("NoOp")
-    return _binary_assert("equal", scope, x, y, data, summarize, message, None)
+    # a second scope of the same name, as TF's (assert_equal_1/... for the first call)
+    return _binary_assert("equal", "assert_equal", x, y, data, summarize, message, name)
 
 
 @tf_export("assert_none_equal", "debugging.assert_none_equal")
@@ -431,10 +439,13 @@ def assert_type(tensor, tf_type, message=None, name=None) -> Operation:
     """
     tf_type = _dt.as_dtype(tf_type)
     with name_scope(name, "assert_type", [tensor]):
-        tensor = convert_to_tensor(tensor, name="tensor")
+        from tensorweave.framework.sparse_tensor import SparseTensor
+        if not isinstance(tensor, SparseTensor):  # a SparseTensor's dtype is its values'
+            tensor = convert_to_tensor(tensor, name="tensor")
         if tensor.dtype is not tf_type:
             raise TypeError("%s%s must be of type %r; got %r" % (
-                _message_prefix(message), tensor.name, tf_type, tensor.dtype))
+                _message_prefix(message), getattr(tensor, "name", "tensor"), tf_type,
+                tensor.dtype))
         return _no_op("statically_determined_correct_type")
 
 
