@@ -137,3 +137,19 @@ def test_reading_flags_with_an_unknown_flag_fails():
     assert out.returncode != 0
     assert "UnrecognizedFlagError" in out.stderr
     assert "Unknown command line flag 'bogus'" in out.stderr
+
+
+def test_flag_values_methods_do_not_parse_argv():
+    # a notebook kernel's argv (-f kernel.json) is not ours to parse: TF's wrapper parses
+    # only when a flag is read, never for FlagValues' own methods
+    out = _run("""
+        import tensorweave as tf
+        tf.app.flags.DEFINE_integer("n", 3, "n")
+        FLAGS = tf.app.flags.FLAGS
+        print(FLAGS.is_parsed(), FLAGS.flag_values_dict()["n"], FLAGS.is_parsed())
+        print(type(FLAGS._flags()).__name__, "n" in FLAGS._flags())
+        FLAGS.mark_as_parsed()
+        print(FLAGS.n)
+    """, "-f", "kernel.json")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:3] == ["False 3 False", "dict True", "3"]

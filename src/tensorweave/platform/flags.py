@@ -44,59 +44,62 @@ def _absl_flags():
 
 
 class _FlagValuesWrapper:
-    """`tf.flags.FLAGS`: absl's FLAGS, parsing sys.argv on the first read of a flag."""
+    """`tf.flags.FLAGS`: absl's FLAGS, parsing sys.argv on the first read of a flag
+    (as TF's wrapper: FlagValues' own attributes and methods, such as is_parsed() or
+    _flags(), are read without parsing)."""
 
     def __init__(self):
         object.__setattr__(self, "_wrapped", None)
 
-    def _flags(self):
+    def _flag_values(self):
         wrapped = object.__getattribute__(self, "_wrapped")
         if wrapped is None:
             wrapped = _absl_flags().FLAGS
             object.__setattr__(self, "_wrapped", wrapped)
         return wrapped
 
-    def _parsed(self):
-        wrapped = self._flags()
+    def __getattr__(self, name):
+        wrapped = self._flag_values()
+        try:
+            return wrapped.__getattribute__(name)  # FlagValues' own, not a flag
+        except AttributeError:
+            pass
         if not wrapped.is_parsed():
             wrapped(sys.argv)
-        return wrapped
-
-    def __getattr__(self, name):
-        return getattr(self._parsed(), name)
+        return getattr(wrapped, name)
 
     def __setattr__(self, name, value):
-        setattr(self._flags(), name, value)
+        setattr(self._flag_values(), name, value)
 
     def __delattr__(self, name):
-        delattr(self._flags(), name)
+        delattr(self._flag_values(), name)
 
     def __dir__(self):
-        return dir(self._flags())
+        return dir(self._flag_values())
 
     def __getitem__(self, name):
-        return self._flags()[name]
+        return self._flag_values()[name]
 
     def __setitem__(self, name, flag):
-        self._flags()[name] = flag
+        self._flag_values()[name] = flag
 
     def __contains__(self, name):
-        return name in self._flags()
+        return name in self._flag_values()
 
     def __len__(self):
-        return len(self._flags())
+        return len(self._flag_values())
 
     def __iter__(self):
-        return iter(self._flags())
+        return iter(self._flag_values())
 
     def __call__(self, *args, **kwargs):
-        return self._flags()(*args, **kwargs)
+        return self._flag_values()(*args, **kwargs)
 
     def __str__(self):
-        return str(self._flags())
+        return str(self._flag_values())
 
     def __repr__(self):
-        return "<tf.flags.FLAGS wrapping %r>" % self._flags()
+        return "<tf.flags.FLAGS wrapping %r>" % self._flag_values()
 
 
 FLAGS = _FlagValuesWrapper()
@@ -107,7 +110,7 @@ export(sys.modules[__name__], "flags", "app.flags")
 
 def unwrap(value):
     """absl's FlagValues for our FLAGS wrapper; anything else unchanged."""
-    return value._flags() if isinstance(value, _FlagValuesWrapper) else value
+    return value._flag_values() if isinstance(value, _FlagValuesWrapper) else value
 
 
 def _accepting_wrapper(fn):
