@@ -3,7 +3,10 @@
 `import tensorweave as tf` runs TF1 (`tensorflow.compat.v1`) graph-mode programs. This
 module only re-exports the public names; the code lives in the subpackages.
 """
-__version__ = "0.1.0"
+# tf.__version__ is the TensorFlow API this package implements (TF1 programs test it,
+# e.g. `tf.__version__ >= "1.4"`); tensorweave's own release is __tensorweave_version__.
+__tensorweave_version__ = "0.1.0"
+__version__ = "1.15.5"
 VERSION = __version__
 GRAPH_DEF_VERSION = 1
 
@@ -66,6 +69,10 @@ from tensorweave.distribute import server as _server  # noqa: E402,F401
 from tensorweave.framework import api_export as _api  # noqa: E402
 
 _api.export(VERSION, "version.VERSION")
+__git_version__ = _framework_lib.GIT_VERSION  # TF's dunder forms of the build stamps
+__compiler_version__ = _framework_lib.COMPILER_VERSION
+__cxx11_abi_flag__ = _framework_lib.CXX11_ABI_FLAG
+__monolithic_build__ = _framework_lib.MONOLITHIC_BUILD
 _api.export(GRAPH_DEF_VERSION, "version.GRAPH_DEF_VERSION")
 _api.install(_sys.modules[__name__])
 

@@ -20,6 +20,18 @@ def test_version_constants():
     assert tf.version.VERSION == tf.__version__
 
 
+def test_version_is_the_tf_api_implemented():
+    # TF1 programs compare tf.__version__ with "1.x"; our release is a name of its own
+    import os
+    import tomllib
+    major, minor = map(int, tf.__version__.split(".")[:2])
+    assert (major, minor) == (1, 15)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "pyproject.toml"), "rb") as f:
+        assert tf.__tensorweave_version__ == tomllib.load(f)["project"]["version"]
+    assert tf.__git_version__ == tf.GIT_VERSION and tf.__cxx11_abi_flag__ == 0
+
+
 def test_aliases():
     assert tf.OpError is tf.errors.OpError
     assert issubclass(tf.errors.InvalidArgumentError, tf.OpError)
