@@ -25,3 +25,4 @@ def test_control_flow_v2_is_accepted_with_a_warning(caplog):
     tf.enable_control_flow_v2()
     assert "v1 control flow" in caplog.text
     assert tf.control_flow_v2_enabled() is False
+

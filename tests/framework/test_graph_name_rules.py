@@ -65,3 +65,26 @@ def test_gradients_argument_errors(graph):
         y = tf.constant(1.0)
     with pytest.raises(ValueError, match="must be from the same graph"):
         tf.gradients(y, x)
+
+
+def test_name_scopes_check_their_names_as_tf(graph):
+    with pytest.raises(TypeError, match="must be a string"):
+        with tf.name_scope(3):
+            pass
+    with pytest.raises(ValueError, match="not a valid scope name"):
+        with tf.name_scope("-x"):  # at the top a scope starts as an op name must
+            pass
+    with tf.name_scope("a"):
+        with tf.name_scope("-x") as inner:  # below the top any character will do
+            assert inner == "a/-x/"
+    with tf.name_scope(b"bytes") as scope:
+        assert scope == "bytes/"
+
+
+def test_an_op_marked_not_fetchable_is_refused(sess):
+    y = tf.constant(1.0) * 2
+    sess.graph.prevent_fetching(y.op)
+    for fetch in (y, [y], y.op):
+        with pytest.raises(ValueError, match="marked as not fetchable"):
+            sess.run(fetch)
+    assert sess.run(y + 1) == 3.0  # its consumers run

@@ -541,12 +541,18 @@ class Graph:
         None or "" resets to the top level."""
         old = self._name_stack
         if name:
-            if isinstance(name, str) and name.endswith("/"):
+            if isinstance(name, bytes):
+                name = name.decode("utf-8")
+            if not isinstance(name, str):
+                raise TypeError("A name scope must be a string, got %r of type %s"
+                                % (name, type(name).__name__))
+            if name.endswith("/"):
                 new = name[:-1]
             else:
-                if not _VALID_SCOPE.match(str(name)):
+                # at the top, a scope starts as an op name must ("-x" is refused)
+                if not (_VALID_SCOPE if old else _VALID_NAME).match(name):
                     raise ValueError("'%s' is not a valid scope name" % name)
-                new = self.unique_name(str(name))
+                new = self.unique_name(name)
         else:
             new = ""
         self._name_stack = new
@@ -744,6 +750,12 @@ class Graph:
 
     def is_feedable(self, tensor: Tensor) -> bool:
         return tensor not in self._unfeedable
+
+    def _check_fetchable(self, element) -> None:
+        """Raises ValueError (TF1's) for an element of an op marked not fetchable."""
+        op = element if isinstance(element, Operation) else element._op
+        if op in self._unfetchable:
+            raise ValueError("Operation %r has been marked as not fetchable." % op._name)
 
     def prevent_fetching(self, op: Operation) -> None:
         self._unfetchable.add(op)

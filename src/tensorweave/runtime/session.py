@@ -359,6 +359,8 @@ class BaseSession:
                 for t in feeds:
                     if not self._graph.is_feedable(t):
                         raise ValueError("Tensor %s may not be fed." % t.name)
+                for element in fetches + targets:
+                    self._graph._check_fetchable(element)
                 stamp = self._graph._mutations
                 if self._master is not None:
                     late = []
