@@ -122,3 +122,21 @@ def test_a_configured_root_logger_gets_the_records_alone():
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["root|tensorflow|once"]
     assert out.stderr == ""
+
+
+def test_under_app_run_records_print_in_both_formats():
+    # the handler attached at import stays; absl's (on the root, added by app.run)
+    # prints the record again in its own format, as under TF
+    out = _run("""
+        import tensorweave as tf
+
+        def main(_):
+            tf.logging.set_verbosity(tf.logging.INFO)
+            tf.logging.info("hello %d", 3)
+
+        tf.app.run(main)
+    """)
+    assert out.returncode == 0, out.stderr
+    lines = out.stderr.splitlines()
+    assert "INFO:tensorflow:hello 3" in lines
+    assert any(line.startswith("I") and line.endswith("] hello 3") for line in lines)

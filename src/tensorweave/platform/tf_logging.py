@@ -1,7 +1,9 @@
 """`tf.logging`: TF1's logging functions on Python's `logging`, logger "tensorflow".
 
-As in TF1, the first use attaches a stderr handler ("INFO:tensorflow:message") to the
-"tensorflow" logger unless the root logger is already configured, and the level starts
+As in TF1, importing the library attaches a stderr handler ("INFO:tensorflow:message")
+to the "tensorflow" logger unless the root logger is already configured (so a handler
+absl's app.run adds later to the root prints each record a second time, in absl's
+format, as under TF), and the level starts
 at the root's (WARNING), so `tf.logging.set_verbosity(tf.logging.INFO)` is what shows
 info messages. Records name the caller's file and line, not this module.
 """
@@ -136,3 +138,6 @@ def get_verbosity() -> int:
 def set_verbosity(v: int) -> None:
     """Sets the level of the "tensorflow" logger (tf.logging.DEBUG ... FATAL)."""
     get_logger().setLevel(v)
+
+
+get_logger()  # at import, as TF's own import does (see the module docstring)
