@@ -15,6 +15,13 @@ def test_text_helpers():
     assert tf.compat.as_str_any(3) == "3" and tf.compat.as_str_any(b"q") == "q"
     assert tf.compat.path_to_str(pathlib.Path("/a/b")) == "/a/b"
     assert tf.compat.path_to_str(7) == 7
+
+    class BytesPath:
+        def __fspath__(self):
+            return b"/bytes/path"
+    import os
+    os.PathLike.register(BytesPath)
+    assert tf.compat.path_to_str(BytesPath()) == "/bytes/path"  # TF decodes it
     with pytest.raises(TypeError, match="Expected binary or unicode string"):
         tf.compat.as_bytes(3)
     with pytest.raises(TypeError, match="Expected binary or unicode string"):

@@ -59,8 +59,11 @@ def as_str_any(value, encoding: str = "utf-8") -> str:
 
 
 def path_to_str(path):
-    """A path-like object as a str (other values as they are)."""
-    return _os.fspath(path) if isinstance(path, _os.PathLike) else path
+    """A path-like object as a str, a bytes path decoded (other values as they are)."""
+    if isinstance(path, _os.PathLike):
+        path = _os.fspath(path)
+        return path.decode("utf-8") if isinstance(path, bytes) else path
+    return path
 
 
 def dimension_at_index(shape, index):
