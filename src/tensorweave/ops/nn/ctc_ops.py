@@ -1,11 +1,12 @@
-"""Connectionist temporal classification: CTCLoss and CTCGreedyDecoder (part of the nn
-family).
+"""Connectionist temporal classification: CTCLoss, ctc_loss_v2 and CTCGreedyDecoder (part
+of the nn family).
 
 The loss runs the forward-backward recursions of Graves et al. (2006) in log space,
 one time step at a time, each step vectorized over the batch and the label positions
 (the "extended" label sequence: blank, l1, blank, l2, ..., blank). The blank is the last
 class. The op returns the loss and its gradient with respect to the logits, as TF's
-does; the registered gradient scales that by the gradient of the loss.
+does; the registered gradient scales that by the gradient of the loss. ctc_loss_v2 with
+dense labels is TF's composite of standard ops (see its section).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_diffe
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.ops.nn.nn_ops import merge_dims, with_rank
+from tensorweave.ops.sparse.sparse_util import check_sorted_in_bounds
 
 
 def _invalid(ctx, message: str) -> errors.InvalidArgumentError:
@@ -92,15 +94,14 @@ def _dense_labels(ctx, indices, values, batch: int, collapse: bool):
                             "of rows, but saw shapes: %s vs. %s"
                        % (list(indices.shape), list(values.shape)))
     rows, cols = indices[:, 0], indices[:, 1]
-    max_col = int(cols.max()) + 1 if cols.size else 0
-    bad = np.nonzero((rows < 0) | (rows >= batch) | (cols < 0))[0]
-    if bad.size:
-        i = int(bad[0])
-        raise _invalid(ctx, "label SparseTensor is not valid: indices[%d] = [%d,%d] is out of "
-                            "bounds: need 0 <= index < [%d,%d]"
-                       % (i, rows[i], cols[i], batch, max_col))
-    order = np.lexsort((cols, rows))
-    rows, vals = rows[order], values[order]
+    # as TF: a SparseTensor of dense shape [batch, max column + 1] whose indices must be
+    # in bounds, in row-major order and distinct
+    dense_shape = np.array([batch, max(int(cols.max(initial=-1)) + 1, 0)])
+    try:
+        check_sorted_in_bounds(ctx, indices, dense_shape)
+    except errors.InvalidArgumentError as e:
+        raise _invalid(ctx, "label SparseTensor is not valid: " + e.message) from None
+    vals = values
     if collapse and rows.size:
         keep = np.ones(rows.shape[0], dtype=bool)
         keep[1:] = (rows[1:] != rows[:-1]) | (vals[1:] != vals[:-1])
@@ -307,6 +308,267 @@ def ctc_loss(labels, inputs=None, sequence_length=None, preprocess_collapse_repe
                        bool(ignore_longer_outputs_than_inputs)},
                   name="CTCLoss")
     return op.outputs[0]
+
+
+# --- ctc_loss_v2 -----------------------------------------------------------------------------
+# With SparseTensor labels, TF1's ctc_loss_v2 moves the blank to the last class and runs
+# CTCLoss. With dense labels it runs TF's batched forward-backward (Sim et al., 2017) built
+# from standard ops, which we build the same way: its results differ from CTCLoss's where
+# no alignment exists (TF gives every state a start and end weight of 1e-307, so such a row
+# costs about 707 instead of failing) and it accepts empty label sequences.
+def _dim(t: Tensor, i: int):
+    """The static size of dimension i of `t`, else a scalar Tensor (TF's _get_dim)."""
+    from tensorweave.ops.array import array_ops
+    d = t.shape.as_list()[i] if t.shape.ndims is not None else None
+    return d if d is not None else array_ops.shape(t)[i]
+
+
+def _ctc_state_trans(label_seq: Tensor) -> Tensor:
+    """[batch, states, states] transitions (to, from) of the alignment model: state 0
+    starts, states 1..L are the labels, L+1..2L+1 the blanks after label 0..L; a label
+    follows the previous one directly unless they are equal."""
+    from tensorweave.framework.graph import name_scope
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.array.array_fill_ops import ones, zeros_like
+    from tensorweave.ops.array.array_join_ops import concat, stack, tile
+    from tensorweave.ops.indexing.indexing_gather import scatter_nd
+    from tensorweave.ops.linalg.matrix_ops import eye
+    from tensorweave.ops.math import math_binary, math_ops
+    with name_scope("ctc_state_trans"):
+        label_seq = convert_to_tensor(label_seq, name="label_seq")
+        batch_size, num_labels = _dim(label_seq, 0), _dim(label_seq, 1)
+        num_label_states = num_labels + 1
+        num_states = 2 * num_label_states
+        label_states = math_ops.range(num_label_states)
+        blank_states = label_states + num_label_states
+        start_to_label = [[1, 0]]
+        blank_to_label = stack([label_states[1:], blank_states[:-1]], 1)
+        label_to_blank = stack([blank_states, label_states], 1)
+        indices = concat([start_to_label, blank_to_label, label_to_blank], 0)
+        values = ones([_dim(indices, 0)])
+        trans = scatter_nd(indices, values, shape=[num_states, num_states])
+        trans += eye(num_states)  # self-loops
+        batch_idx = zeros_like(label_states[2:])
+        indices = stack([batch_idx, label_states[2:], label_states[1:-1]], 1)
+        indices = tile(array_ops.expand_dims(indices, 0), [batch_size, 1, 1])
+        batch_idx = array_ops.expand_dims(math_ops.range(batch_size), 1) * [1, 0, 0]
+        indices += array_ops.expand_dims(batch_idx, 1)
+        repeats = math_binary.equal(label_seq[:, :-1], label_seq[:, 1:])
+        values = 1.0 - math_ops.cast(repeats, _dt.float32)
+        label_to_label = scatter_nd(indices, values, [batch_size, num_states, num_states])
+        return array_ops.expand_dims(trans, 0) + label_to_label
+
+
+def _ctc_state_log_probs(label_length: Tensor, max_label_length) -> Tuple[Tensor, Tensor]:
+    """[batch, states] log weights of the first and last states: 0 for the start state
+    and for label `label_length` and the blank after it, log(1e-307) for the others."""
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.array.array_fill_ops import zeros_like
+    from tensorweave.ops.array.array_join_ops import stack
+    from tensorweave.ops.indexing.indexing_gather import one_hot
+    from tensorweave.ops.math import math_ops, math_unary
+    num_label_states = max_label_length + 1
+    num_states = 2 * num_label_states
+    log_0 = math_ops.cast(math_unary.log(math_ops.cast(0, _dt.float64) + 1e-307),
+                          _dt.float32)
+    initial = one_hot(zeros_like(label_length, dtype=_dt.int32), depth=num_states,
+                      on_value=0.0, off_value=log_0, axis=1)
+    label_final = one_hot(label_length, depth=num_label_states, axis=0)
+    final_mask = stack([label_final, label_final])  # a label and its blank
+    final = array_ops.reshape((1.0 - final_mask) * log_0, [num_states, -1])
+    return initial, array_ops.transpose(final)
+
+
+def _ilabel_to_state(labels: Tensor, num_labels, ilabel_log_probs: Tensor) -> Tensor:
+    """[time, batch, states] log probabilities each state emits (-inf for the start)."""
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.array.array_join_ops import concat, tile
+    from tensorweave.ops.array.array_pad_ops import pad
+    from tensorweave.ops.indexing.indexing_gather import one_hot
+    from tensorweave.ops.math import math_unary, reduction_ops
+    num_label_states = _dim(labels, 1)
+    blank = tile(ilabel_log_probs[:, :, :1], [1, 1, num_label_states + 1])
+    labels_1hot = array_ops.expand_dims(one_hot(labels, depth=num_labels), axis=0)
+    state_log_probs = reduction_ops.reduce_sum(
+        array_ops.expand_dims(ilabel_log_probs, axis=2) * labels_1hot, axis=3)
+    state_log_probs = concat([state_log_probs, blank], axis=2)
+    return pad(state_log_probs, [[0, 0], [0, 0], [1, 0]],
+               constant_values=math_unary.log(0.0))
+
+
+def _state_to_olabel(labels: Tensor, num_labels, states: Tensor) -> Tensor:
+    """[time, batch, classes] log posteriors of the classes from those of the states."""
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.array.array_join_ops import concat
+    from tensorweave.ops.indexing.indexing_gather import one_hot
+    from tensorweave.ops.math import math_unary, reduction_ops
+    num_label_states = _dim(labels, 1) + 1
+    label_states = array_ops.expand_dims(states[:, :, 1:num_label_states], axis=3)
+    blank_states = states[:, :, num_label_states:]
+    labels_1hot = one_hot(labels - 1, depth=num_labels - 1, on_value=0.0,
+                          off_value=math_unary.log(0.0))
+    label_olabels = reduction_ops.reduce_logsumexp(
+        label_states + array_ops.expand_dims(labels_1hot, axis=0), axis=2)
+    blank_olabels = reduction_ops.reduce_logsumexp(blank_states, axis=2, keepdims=True)
+    return concat([blank_olabels, label_olabels], axis=-1)
+
+
+def _forward_backward_log(trans_log_probs, initial, final, observed, logit_length):
+    """(normalized log posteriors of the states [time, batch, states], log likelihood
+    [batch]) of the alignment model, by two scans renormalized at every step."""
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.array.array_fill_ops import zeros_like
+    from tensorweave.ops.array.array_join_ops import concat
+    from tensorweave.ops.control_flow.functional_ops import scan
+    from tensorweave.ops.indexing.indexing_select import sequence_mask
+    from tensorweave.ops.math import math_unary, reduction_ops
+    bwd_trans_log_probs = array_ops.transpose(trans_log_probs, [0, 2, 1])
+
+    def forward(state, obs):
+        state = array_ops.expand_dims(state, axis=1) + trans_log_probs
+        state = reduction_ops.reduce_logsumexp(state, axis=-1) + obs
+        return state - reduction_ops.reduce_logsumexp(state, axis=-1, keepdims=True)
+
+    def backward(accs, elems):
+        state, cum_log_sum = accs
+        obs, step_mask = elems
+        state = array_ops.expand_dims(state + obs, axis=1) + bwd_trans_log_probs
+        state = reduction_ops.reduce_logsumexp(state, axis=-1)
+        log_prob_sum = reduction_ops.reduce_logsumexp(state, axis=-1, keepdims=True)
+        state -= log_prob_sum
+        cum_log_sum += array_ops.squeeze(log_prob_sum, axis=[-1]) * step_mask
+        step_mask = array_ops.expand_dims(step_mask, axis=1)
+        return state * step_mask + final * (1.0 - step_mask), cum_log_sum
+
+    mask = array_ops.transpose(sequence_mask(logit_length, _dim(observed, 0), _dt.float32))
+    # TF's inclusive scans: the initial value is the first (last, backwards) row
+    fwd = concat([array_ops.expand_dims(initial, 0),
+                  scan(forward, observed, initial, back_prop=False)], 0)
+    start = (final, zeros_like(logit_length, dtype=_dt.float32))
+    bwd, cum_log_sum = [concat([rows, array_ops.expand_dims(first, 0)], 0)
+                        for rows, first in zip(scan(backward, (observed, mask), start,
+                                                    reverse=True, back_prop=False), start)]
+    fwd_bwd = fwd[1:] + bwd[1:]
+    fwd_bwd -= reduction_ops.reduce_logsumexp(fwd_bwd, axis=2, keepdims=True)
+    fwd_bwd += math_unary.log(array_ops.expand_dims(mask, axis=2))
+    return fwd_bwd, bwd[0, :, 0] + cum_log_sum[0]
+
+
+def _ctc_loss_and_grad(logits, labels, label_length, logit_length) -> Tuple[Tensor, Tensor]:
+    """(loss [batch], its gradient [time, batch, classes]) of TF's dense CTC, the blank
+    being class 0."""
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.indexing.indexing_select import sequence_mask
+    from tensorweave.ops.math import math_unary
+    from tensorweave.ops.nn.nn_softmax import log_softmax
+    num_labels = _dim(logits, 2)
+    ilabel_log_probs = log_softmax(logits)
+    initial, final = _ctc_state_log_probs(label_length, _dim(labels, 1))
+    fwd_bwd, log_likelihood = _forward_backward_log(
+        math_unary.log(_ctc_state_trans(labels)), initial, final,
+        _ilabel_to_state(labels, num_labels, ilabel_log_probs), logit_length)
+    olabel_log_probs = _state_to_olabel(labels, num_labels, fwd_bwd)
+    grad = math_unary.exp(ilabel_log_probs) - math_unary.exp(olabel_log_probs)
+    logit_mask = sequence_mask(logit_length, _dim(logits, 0), _dt.float32)
+    grad *= array_ops.expand_dims(array_ops.transpose(logit_mask), axis=2)
+    return -log_likelihood, grad
+
+
+def _ctc_loss_dense(labels, logits, label_length, logit_length, logits_time_major: bool,
+                    blank_index: int, name: Optional[str]) -> Tensor:
+    from tensorweave.autodiff.custom_gradient import custom_gradient
+    from tensorweave.framework.graph import name_scope
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.array.array_join_ops import concat
+    from tensorweave.ops.indexing.indexing_select import where
+    from tensorweave.ops.math import math_binary, math_ops
+    with name_scope(name, "ctc_loss_dense", [logits, labels, label_length, logit_length]):
+        logits = convert_to_tensor(logits, name="logits")
+        labels = convert_to_tensor(labels, name="labels")
+        label_length = convert_to_tensor(label_length, name="label_length")
+        logit_length = convert_to_tensor(logit_length, name="logit_length")
+        orig_dtype = logits.dtype
+        if orig_dtype in (_dt.float16, _dt.bfloat16):
+            logits = math_ops.cast(logits, _dt.float32)
+        if not logits_time_major:
+            logits = array_ops.transpose(logits, perm=[1, 0, 2])
+        if blank_index != 0:  # the blank becomes class 0, the classes before it move up
+            if blank_index < 0:
+                blank_index += _dim(logits, 2)
+            logits = concat([logits[:, :, blank_index:blank_index + 1],
+                             logits[:, :, :blank_index], logits[:, :, blank_index + 1:]],
+                            axis=2)
+            labels = where(math_binary.less(labels, blank_index), labels + 1, labels)
+
+        @custom_gradient
+        def compute_ctc_loss(logits_t, labels_t, label_length_t, logit_length_t):
+            for t, like in ((logits_t, logits), (labels_t, labels),
+                            (label_length_t, label_length), (logit_length_t, logit_length)):
+                t.set_shape(like.shape)
+            loss, grad = _ctc_loss_and_grad(logits_t, labels_t, label_length_t,
+                                            logit_length_t)
+
+            def grad_fn(grad_loss):
+                return [array_ops.reshape(grad_loss, [1, -1, 1]) * grad, None, None, None]
+            return loss, grad_fn
+
+        loss = compute_ctc_loss(logits, labels, label_length, logit_length)
+        if orig_dtype in (_dt.float16, _dt.bfloat16):
+            loss = math_ops.cast(loss, orig_dtype)
+        return loss
+
+
+@tf_export("nn.ctc_loss_v2")
+def ctc_loss_v2(labels, logits, label_length, logit_length, logits_time_major: bool = True,
+                unique=None, blank_index: Optional[int] = None,
+                name: Optional[str] = None) -> Tensor:
+    """The CTC loss of each batch entry (TF1 `tf.nn.ctc_loss_v2`): "classic" CTC, as
+    `ctc_loss` with `preprocess_collapse_repeated=False, ctc_merge_repeated=True`.
+
+    Args:
+      labels: int Tensor [batch, max_label_length] padded, or a SparseTensor.
+      logits: [max_time, batch, num_classes] ([batch, max_time, num_classes] if not
+        `logits_time_major`), unnormalized.
+      label_length: int Tensor [batch] of the label lengths (None with a SparseTensor).
+      logit_length: int Tensor [batch] of the sequence lengths.
+      logits_time_major: the layout of `logits`.
+      unique: (unique labels, their indices) as `ctc_unique_labels` gives: TF's memory
+        saving variant of the dense computation, of the same result; not used here.
+      blank_index: the class of the blank; negative counts from `num_classes`. Default
+        0 for dense labels; required for a SparseTensor.
+      name: name scope of the dense computation (default "ctc_loss_dense").
+
+    Returns:
+      A 1-D Tensor [batch] of losses (negative log probabilities). With dense labels, a
+      row whose labels cannot be aligned within its sequence costs about 707
+      (-log(1e-307), TF's stand-in for log 0) instead of failing, as in TF.
+
+    Raises:
+      ValueError: a SparseTensor without `blank_index`.
+    """
+    del unique  # an optimization of TF's dense path that does not change the result
+    if isinstance(labels, SparseTensor):
+        if blank_index is None:
+            raise ValueError("Argument `blank_index` must be provided when labels is a "
+                             "SparseTensor.")
+        logits = convert_to_tensor(logits, name="logits")
+        num_classes = _dim(logits, 2)
+        if blank_index < 0:
+            blank_index += num_classes
+        if blank_index != num_classes - 1:  # the blank becomes the last class
+            from tensorweave.ops.array.array_join_ops import concat
+            from tensorweave.ops.indexing.indexing_select import where
+            from tensorweave.ops.math import math_binary
+            logits = concat([logits[:, :, :blank_index], logits[:, :, blank_index + 1:],
+                             logits[:, :, blank_index:blank_index + 1]], axis=2)
+            values = labels.values
+            labels = SparseTensor(labels.indices,
+                                  where(math_binary.less(values, blank_index), values,
+                                        values - 1), labels.dense_shape)
+        return ctc_loss(labels=labels, inputs=logits, sequence_length=logit_length,
+                        time_major=logits_time_major)
+    return _ctc_loss_dense(labels, logits, label_length, logit_length, logits_time_major,
+                           0 if blank_index is None else blank_index, name)
 
 
 # --- CTCGreedyDecoder ----------------------------------------------------------------------

@@ -3,8 +3,10 @@ by duality (the negated dilation of the negated input by the reflected kernel).
 
 A dilation is a max pooling whose window adds a per-tap, per-channel kernel value:
 out[b, y, x, c] = max over taps (i, j) of in[b, y*sh + i*rh, x*sw + j*rw, c] + k[i, j, c]
-over the padded input (padding never wins). As TF's CPU kernel, the gradient goes to the
-first maximum of each window in row-major tap order.
+over the taps inside the input: as TF's kernel, a tap in the SAME padding is skipped (its
+candidate is the dtype's lowest value, so a filter value added to the padding can neither
+win nor, for integers, wrap around). As TF's CPU kernel, the gradient goes to the first
+maximum of each window in row-major tap order.
 """
 from __future__ import annotations
 
@@ -58,6 +60,14 @@ not_differentiable("Dilation2DBackpropInput")
 not_differentiable("Dilation2DBackpropFilter")
 
 
+def _inside(w) -> np.ndarray:
+    """[k, out] bool: whether tap i of output position o reads inside the input (not
+    the padding) in the dimension of Window `w`."""
+    at = (np.arange(w.k)[:, None] * w.dilation + np.arange(w.out)[None, :] * w.stride
+          - w.pad_before)
+    return (at >= 0) & (at < w.size)
+
+
 def _dilate(ctx, x, k) -> tuple:
     """(output, first-max tap per output, padded input, windows) of a dilation."""
     if x.ndim != 4 or k.ndim != 3 or k.shape[2] != x.shape[3]:
@@ -71,11 +81,16 @@ def _dilate(ctx, x, k) -> tuple:
     if wh.out <= 0 or ww.out <= 0:
         raise errors.InvalidArgumentError(None, ctx.op, "the filter (dilated by the rates) "
                                           "is larger than the input")
-    xp = pad_nhwc(x, wh, ww, _lowest(x.dtype))
+    lowest = _lowest(x.dtype)
+    xp = pad_nhwc(x, wh, ww, lowest)
+    rows_inside, cols_inside = _inside(wh), _inside(ww)
     best = first = None
     for t in range(k.shape[0] * k.shape[1]):
         i, j = divmod(t, k.shape[1])
         cand = xp[:, wh.tap(i), ww.tap(j), :] + k[i, j]
+        inside = rows_inside[i][:, None, None] & cols_inside[j][None, :, None]
+        if not inside.all():
+            cand = np.where(inside, cand, lowest).astype(x.dtype, copy=False)
         if best is None:
             best, first = cand, np.zeros(cand.shape, np.int64)
         else:

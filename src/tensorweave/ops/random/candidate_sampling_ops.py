@@ -19,13 +19,11 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.api_export import tf_export
-from tensorweave.framework.graph import name_scope
-from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import REQUIRED, kernel, not_differentiable, register_op
-from tensorweave.framework.shapes import TensorShape
+from tensorweave.framework.shapes import TensorShape, with_rank
 from tensorweave.ops.random.random_ops import _INIT_LOCK, _generator, _seed_attrs
 
 CandidateSamplerResult = collections.namedtuple(
@@ -39,9 +37,10 @@ _SAMPLER_ATTRS = {"num_true": REQUIRED, "num_sampled": REQUIRED, "unique": REQUI
 
 
 def _sampler_shape(op):
-    true = op.inputs[0].shape.with_rank(2)
+    batch = with_rank(op.inputs[0].shape, 2)[0]
     n = op._get_attr("num_sampled")
-    return [TensorShape([n]), true, TensorShape([n])]
+    return [TensorShape([n]), TensorShape([batch, op._get_attr("num_true")]),
+            TensorShape([n])]
 
 
 def _declare(op_type: str, extra_attrs: Optional[dict] = None) -> None:
@@ -102,16 +101,32 @@ class _Weighted:
         return np.minimum(idx, self.range_max - 1).astype(np.int64)
 
 
+def _check_true_classes(ctx, true_classes) -> None:
+    num_true = ctx.attrs["num_true"]
+    if true_classes.ndim != 2 or true_classes.shape[1] != num_true:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "true_classes must be a matrix of shape [batch_size, %d], got [%s]"
+            % (num_true, ",".join(str(d) for d in true_classes.shape)))
+
+
+def _check_in_range(ctx, true_classes, range_max: int) -> None:
+    """TF's check that every true class lies in [0, range_max); the first one outside,
+    in row-major order, is named."""
+    outside = np.flatnonzero((true_classes < 0) | (true_classes >= range_max))
+    if outside.size:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "`true_candidate` out of range [0, %d), received %d"
+            % (range_max, true_classes.flat[outside[0]]))
+
+
 def _sample_batch(ctx, dist, true_classes):
     """Draws the candidates and computes both expected counts (TF's RangeSampler)."""
     a = ctx.attrs
     n, unique = a["num_sampled"], a["unique"]
-    if true_classes.ndim != 2 or true_classes.shape[1] != a["num_true"]:
-        raise errors.InvalidArgumentError(
-            None, ctx.op, "true_classes must be a matrix of shape [batch_size, %d], got [%s]"
-            % (a["num_true"], ",".join(str(d) for d in true_classes.shape)))
+    _check_true_classes(ctx, true_classes)
     if unique and n > dist.range_max:
         raise errors.InvalidArgumentError(None, ctx.op, "Sampler's range is too small.")
+    _check_in_range(ctx, true_classes, dist.range_max)
     if unique and n > getattr(dist, "positive", n):
         raise errors.InvalidArgumentError(
             None, ctx.op, "Cannot sample %d unique candidates: only %d classes have a "
@@ -167,12 +182,10 @@ def _learned_kernel(ctx, true_classes):
         counts = ctx.state.get("counts")
         if counts is None:
             counts = ctx.state["counts"] = np.ones(ctx.attrs["range_max"])
-    result = _sample_batch(ctx, _Weighted(counts.copy()), true_classes)
-    seen = true_classes.astype(np.int64).ravel()
-    seen = seen[(seen >= 0) & (seen < counts.size)]
+    result = _sample_batch(ctx, _Weighted(counts.copy()), true_classes)  # checks the range
     _, lock = _generator(ctx)
     with lock:
-        np.add.at(counts, seen, 1.0)
+        np.add.at(counts, true_classes.ravel(), 1.0)
     return result
 
 
@@ -231,23 +244,36 @@ def _fixed_unigram_kernel(ctx, true_classes):
 @kernel("AllCandidateSampler")
 def _all_kernel(ctx, true_classes):
     n = ctx.attrs["num_sampled"]
+    _check_true_classes(ctx, true_classes)
+    _check_in_range(ctx, true_classes, n)  # its range is [0, num_sampled)
     return (np.arange(n, dtype=np.int64), np.ones(true_classes.shape, np.float32),
             np.ones(n, np.float32))
 
 
 # --- compute_accidental_hits -------------------------------------------------------------
+def _accidental_hits_shape(op):
+    """TF's shape function: a [batch, num_true] matrix and a vector in; three vectors of
+    an unknown length (the number of hits) out."""
+    true_classes = with_rank(op.inputs[0].shape, 2)
+    num_true = op._get_attr("num_true")
+    if true_classes[1] is not None and true_classes[1] != num_true:
+        raise ValueError("Dimension must be %d but is %d" % (num_true, true_classes[1]))
+    with_rank(op.inputs[1].shape, 1)
+    return [TensorShape([None])] * 3
+
+
 register_op("ComputeAccidentalHits", inputs=["true_classes: int64", "sampled_candidates: int64"],
             outputs=["indices: int32", "ids: int64", "weights: float"],
             attrs={"num_true": REQUIRED, "seed": 0, "seed2": 0},
-            shape=lambda op: [TensorShape([None])] * 3)
+            shape=_accidental_hits_shape)
 not_differentiable("ComputeAccidentalHits")
 
 
 @kernel("ComputeAccidentalHits")
 def _accidental_hits_kernel(ctx, true_classes, sampled):
     if true_classes.ndim != 2 or true_classes.shape[1] != ctx.attrs["num_true"]:
-        raise errors.InvalidArgumentError(None, ctx.op, "true_classes must be a matrix with "
-                                          "num_true columns")
+        raise errors.InvalidArgumentError(None, ctx.op, "true_candidates must be a "
+                                          "batch_size * num_true matrix")
     # as TF: a class sampled several times is matched at its last position only
     rev = sampled[::-1]
     _, first_in_rev = np.unique(rev, return_index=True)
@@ -262,7 +288,8 @@ def _accidental_hits_kernel(ctx, true_classes, sampled):
 
 # --- builders ----------------------------------------------------------------------------
 def _sampler(op_type: str, true_classes, attrs: dict, seed, name) -> CandidateSamplerResult:
-    true_classes = convert_to_tensor(true_classes, dtype=_dt.int64, name="true_classes")
+    # apply_op converts Python values to int64 and, as TF, refuses a tensor of another
+    # type with a TypeError
     attrs.update(_seed_attrs(seed))
     op = apply_op(op_type, [true_classes], attrs, name=name or op_type)
     return CandidateSamplerResult(*op.outputs)
@@ -278,7 +305,8 @@ def _common(num_true, num_sampled, unique, range_max=None) -> dict:
 
 _ARGS_DOC = """
     Args:
-      true_classes: int64 Tensor `[batch_size, num_true]`: the target classes.
+      true_classes: int64 Tensor `[batch_size, num_true]`: the target classes, each in
+        [0, range_max) (InvalidArgumentError at run time otherwise).
       num_true: int, the number of target classes per example.
       num_sampled: int, the number of classes to sample.
       unique: bool; if True, sample without replacement (repeats are rejected).
@@ -289,6 +317,9 @@ _ARGS_DOC = """
     Returns:
       `(sampled_candidates, true_expected_count, sampled_expected_count)`: int64
       `[num_sampled]`, float32 `[batch_size, num_true]`, float32 `[num_sampled]`.
+
+    Raises:
+      TypeError: `true_classes` is a Tensor of another type than int64.
 """
 
 
@@ -341,7 +372,8 @@ def fixed_unigram_candidate_sampler(true_classes, num_true: int, num_sampled: in
     numbered 0, 1, ... in this shard; `range_max` must equal their number.
 
     Args:
-      true_classes: int64 Tensor `[batch_size, num_true]`: the target classes.
+      true_classes: int64 Tensor `[batch_size, num_true]`: the target classes, each in
+        [0, range_max) (InvalidArgumentError at run time otherwise).
       num_true: int, the number of target classes per example.
       num_sampled: int, the number of classes to sample.
       unique: bool; if True, sample without replacement (repeats are rejected).
@@ -357,6 +389,9 @@ def fixed_unigram_candidate_sampler(true_classes, num_true: int, num_sampled: in
 
     Returns:
       `(sampled_candidates, true_expected_count, sampled_expected_count)`.
+
+    Raises:
+      TypeError: `true_classes` is a Tensor of another type than int64.
     """
     attrs = _common(num_true, num_sampled, unique, range_max)
     attrs.update(vocab_file=str(vocab_file), distortion=float(distortion),
@@ -372,7 +407,8 @@ def all_candidate_sampler(true_classes, num_true: int, num_sampled: int, unique:
     """Returns all classes [0, num_sampled) with every expected count 1 (for tests).
 
     Args:
-      true_classes: int64 Tensor `[batch_size, num_true]`.
+      true_classes: int64 Tensor `[batch_size, num_true]`, each in [0, num_sampled)
+        (InvalidArgumentError at run time otherwise).
       num_true: int, the number of target classes per example.
       num_sampled: int, the number of classes (all of them are returned).
       unique: ignored (kept for TF's signature).
@@ -381,6 +417,9 @@ def all_candidate_sampler(true_classes, num_true: int, num_sampled: int, unique:
 
     Returns:
       `(sampled_candidates, true_expected_count, sampled_expected_count)`.
+
+    Raises:
+      TypeError: `true_classes` is a Tensor of another type than int64.
     """
     return _sampler("AllCandidateSampler", true_classes,
                     _common(num_true, num_sampled, unique), seed, name)
@@ -402,17 +441,19 @@ def compute_accidental_hits(true_classes, sampled_candidates, num_true: int,
       sampled_candidates: int64 Tensor `[num_sampled]` (a sampler's first output).
       num_true: int, the number of target classes per example.
       seed: op-level seed (unused by the computation; kept as TF has it).
-      name: op name.
+      name: op name (default "ComputeAccidentalHits").
 
     Returns:
       `(indices, ids, weights)`: int32 example indices, int64 positions in
       `sampled_candidates`, and float32 weights of `-FLOAT_MAX` to add to those logits.
+
+    Raises:
+      TypeError: an input is a Tensor of another type than int64.
+      ValueError: `true_classes` is not a matrix of `num_true` columns or
+        `sampled_candidates` not a vector (static shapes).
     """
-    with name_scope(name, "ComputeAccidentalHits", [true_classes, sampled_candidates]):
-        true_classes = convert_to_tensor(true_classes, dtype=_dt.int64, name="true_classes")
-        sampled = convert_to_tensor(sampled_candidates, dtype=_dt.int64, name="sampled")
-        attrs = {"num_true": int(num_true)}
-        attrs.update(_seed_attrs(seed))
-        op = apply_op("ComputeAccidentalHits", [true_classes, sampled], attrs,
-                      name="ComputeAccidentalHits")
-        return AccidentalHitsResult(*op.outputs)
+    attrs = {"num_true": int(num_true)}
+    attrs.update(_seed_attrs(seed))
+    op = apply_op("ComputeAccidentalHits", [true_classes, sampled_candidates], attrs,
+                  name=name or "ComputeAccidentalHits")
+    return AccidentalHitsResult(*op.outputs)
