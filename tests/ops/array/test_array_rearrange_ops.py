@@ -45,8 +45,9 @@ def test_repeat(sess):
     np.testing.assert_array_equal(sess.run(r64), np.repeat(x, [2, 1], axis=1))
     with pytest.raises(TypeError, match="int32 or int64"):
         tf.repeat(x, [1.5, 2.0], axis=0)
-    with pytest.raises(tf.errors.InvalidArgumentError):
-        sess.run(tf.repeat(x, [1, 2, 3], axis=0))
+    # TF 2.21 sees the mismatch at build time: both shapes are constants
+    with pytest.raises(ValueError):
+        tf.repeat(x, [1, 2, 3], axis=0)
 
 
 def test_repeat_gradient(graph):

@@ -128,11 +128,18 @@ def repeat(input, repeats, axis=None, name: Optional[str] = None) -> Tensor:  # 
                 raise ValueError("axis = %d not in [%d, %d)" % (axis, -ndims, ndims))
             axis %= ndims
         counts = broadcast_to(repeats_t, array_ops.reshape(array_ops.shape(x)[axis], [1]))
-        ends = array_ops.reshape(scan_ops.cumsum(counts), [1, -1])
-        total = reduction_ops.reduce_sum(counts)
-        positions = array_ops.reshape(math_ops.range(total), [1, -1])
-        # entry j of the output comes from the first input whose running end exceeds j
-        index = array_ops.reshape(apply_op("UpperBound", [ends, positions]).outputs[0], [-1])
+        if axis == 0:
+            # TF takes the rows through a boolean mask (a Where), so the length is
+            # unknown to shape inference even for constant repeats, as here
+            from tensorweave.ops.indexing.indexing_select import sequence_mask, where
+            index = where(sequence_mask(counts))[:, 0]
+        else:
+            ends = array_ops.reshape(scan_ops.cumsum(counts), [1, -1])
+            total = reduction_ops.reduce_sum(counts)
+            positions = array_ops.reshape(math_ops.range(total), [1, -1])
+            # entry j comes from the first input whose running end exceeds j
+            index = array_ops.reshape(apply_op("UpperBound", [ends, positions]).outputs[0],
+                                      [-1])
         out = gather(x, index, axis=axis)
         count = _u.const_value(repeats_t)
         if ndims is not None and count is not None and np.ndim(count) == 0:
