@@ -172,8 +172,6 @@ def test_identity_and_orthogonal(graph, sess):
     assert x.tolist() == [[2, 0, 0], [0, 2, 0]]
     with pytest.raises(ValueError, match="2D"):
         tf.initializers.identity()([2, 2, 2])
-    with pytest.raises(NotImplementedError, match="orthogonal"):
-        tf.orthogonal_initializer()([2, 2])
 
 
 def test_initializer_as_variable_initial_value(graph, sess):

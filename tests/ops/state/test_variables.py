@@ -445,8 +445,9 @@ def test_operators(graph, sess):
     assert (v == v) is True and (v != m) is True
     with pytest.raises(TypeError):
         iter(v)
+    assert bool(v) is True  # a TF1 (reference) variable is truthy
     with pytest.raises(TypeError):
-        bool(v)
+        bool(tf.Variable(1.0, use_resource=True))  # a resource variable refuses
 
 
 # --- gradients ---------------------------------------------------------------------------

@@ -368,10 +368,21 @@ def he_uniform(seed=None) -> VarianceScaling:
 
 @tf_export("orthogonal_initializer", "initializers.orthogonal")
 class Orthogonal(Initializer):
-    """An orthogonal matrix (TF1 `tf.orthogonal_initializer`): not supported yet.
+    """An orthogonal matrix times `gain` (Saxe et al. 2014; TF1 `tf.orthogonal_initializer`).
+
+    A shape [d0, ..., dn-1, n] is filled as a matrix of prod(d0..dn-1) rows and n columns:
+    the Q of the QR decomposition of a standard normal matrix (transposed when it has
+    fewer rows than columns), its columns' signs fixed by R's diagonal so Q is uniformly
+    distributed. Its rows or its columns (whichever are fewer) are orthonormal.
+
+    Args:
+      gain: multiplies the matrix.
+      seed: op seed of the normal draw.
+      dtype: default element type (floating).
 
     Raises:
-      NotImplementedError: when called (it needs a QR decomposition op).
+      ValueError: a non-floating `dtype`; when called, a shape of rank < 2.
+      TypeError: when called with a dtype the random or QR ops do not support.
     """
 
     def __init__(self, gain=1.0, seed=None, dtype=_dt.float32):
@@ -380,8 +391,23 @@ class Orthogonal(Initializer):
         self.dtype = _float_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        raise NotImplementedError("tf.orthogonal_initializer is not supported by tensorweave "
-                                  "yet (it needs a QR decomposition op)")
+        from tensorweave.ops.linalg import matrix_ops, spectral_ops
+        from tensorweave.ops.math import math_unary
+        dtype = _dt.as_dtype(dtype) if dtype is not None else self.dtype
+        shape = _shape_list(shape)
+        if len(shape) < 2:
+            raise ValueError("The tensor to initialize must be at least two-dimensional")
+        num_rows = int(np.prod(shape[:-1]))
+        num_cols = shape[-1]
+        flat_shape = (num_cols, num_rows) if num_rows < num_cols else (num_rows, num_cols)
+        a = random_ops.random_normal(flat_shape, dtype=dtype, seed=self.seed)
+        q, r = spectral_ops.qr(a, full_matrices=False)
+        # Q's columns times the signs of R's diagonal: without it the QR's sign
+        # convention would bias the distribution of Q
+        q = q * math_unary.sign(matrix_ops.tensor_diag_part(r))
+        if num_rows < num_cols:
+            q = matrix_ops.matrix_transpose(q)
+        return self.gain * array_ops.reshape(q, shape)
 
     def get_config(self):
         return {"gain": self.gain, "seed": self.seed, "dtype": self.dtype.name}

@@ -42,6 +42,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.ref_variables import REF_VARIABLE_ATTR
 from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel, \
     not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, as_shape, unknown_shape
@@ -53,14 +54,16 @@ _INDEX_TYPES = (_dt.int32, _dt.int64)
 # --- run-time objects ---------------------------------------------------------------------
 class ResourceHandle:
     """The run-time value of a resource tensor: names a resource in one device's
-    ResourceManager (`manager`), so kernels find it wherever the handle flows."""
+    ResourceManager (`manager`), so kernels find it wherever the handle flows. `shape` is
+    the variable's declared (static) shape; `ref_style` says the variable stands for a TF1
+    reference variable, whose validated assignments keep its current shape."""
 
-    __slots__ = ("container", "name", "manager", "dtype", "shape")
+    __slots__ = ("container", "name", "manager", "dtype", "shape", "ref_style")
 
     def __init__(self, container: str, name: str, manager, dtype: _dt.DType,
-                 shape: TensorShape):
+                 shape: TensorShape, ref_style: bool = False):
         self.container, self.name, self.manager = container, name, manager
-        self.dtype, self.shape = dtype, shape
+        self.dtype, self.shape, self.ref_style = dtype, shape, ref_style
 
     def __repr__(self):
         return "<ResourceHandle %s/%s on %s>" % (self.container or "localhost", self.name,
@@ -204,7 +207,8 @@ def _var_handle_kernel(ctx):
     if h is None or h.manager is not ctx.resources:
         a = ctx.attrs
         h = ResourceHandle(a["container"], a["shared_name"] or ctx.op.name, ctx.resources,
-                           a["dtype"], a["shape"])
+                           a["dtype"], a["shape"],
+                           ref_style=bool(ctx.op._attrs.get(REF_VARIABLE_ATTR)))
         ctx.state["handle"] = h
     return h
 
@@ -347,6 +351,9 @@ def _assign_kernel(ctx, handle, value):
     var = handle.manager.lookup_or_create(handle.container, handle.name,
                                           lambda: VariableResource(dtype, handle.name))
     _check_dtype(var, dtype, ctx.op, "assign")
+    # validate_shape: the value must fit the variable's declared shape (TF's
+    # AssignVariableOp) and, for a TF1 reference variable, its current value's shape
+    # (TF1's Assign), which a resource variable may change where its shape is partial
     validate = ctx.attrs["validate_shape"]
     if validate and not handle.shape.is_compatible_with(value.shape):
         raise errors.InvalidArgumentError(
@@ -355,7 +362,7 @@ def _assign_kernel(ctx, handle, value):
     new = _owned_copy(value)
     with var.lock:
         old = var.value
-        if validate and old is not None and old.shape != new.shape:
+        if validate and handle.ref_style and old is not None and old.shape != new.shape:
             raise errors.InvalidArgumentError(
                 None, ctx.op, "Trying to assign to variable with tensor with wrong shape. "
                 "Expected %s got %s" % (_shape_str(old.shape), _shape_str(new.shape)))

@@ -33,8 +33,9 @@ def assign(ref, value, validate_shape: Optional[bool] = None, use_locking=None,
     Args:
       ref: a Variable.
       value: the new value, of the variable's dtype.
-      validate_shape: if False, the value may have a different shape than the variable
-        (the variable takes the new shape). Default True.
+      validate_shape: if False, the value may have a different shape than a TF1
+        reference variable (which takes the new shape). Default True. A resource
+        variable ignores it, as in TF: the value must fit its static shape.
       use_locking: accepted; resource updates are always atomic.
       name: name of the assign op.
 
@@ -43,7 +44,8 @@ def assign(ref, value, validate_shape: Optional[bool] = None, use_locking=None,
 
     Raises:
       ValueError: static shapes conflict (with validate_shape).
-      TypeError: `ref` is not a Variable.
+      TypeError: `ref` is not a Variable; for a TF1 reference variable, `value` is a
+        tensor of another dtype.
     """
     v = _variable(ref, "assign")
     return v._assign(value, validate_shape is not False, name, True)
@@ -68,7 +70,7 @@ def _scatter(fn_name, builder):
         # TF1's op name: "ScatterUpdate", ... (the new value carries it, see _updated)
         tf1_name = "".join(part.capitalize() for part in fn_name.split("_"))
         return v._updated(lambda u, n: builder(v.handle, indices, u, name=n), tf1_name,
-                          name, True, updates)
+                          name, True, updates, value_name="updates")
     scatter.__name__ = fn_name
     scatter.__qualname__ = fn_name
     return scatter
@@ -110,9 +112,9 @@ def _scatter_nd(fn_name, builder):
     def scatter_nd(ref, indices, updates, use_locking: bool = True,
                    name: Optional[str] = None):
         v = _variable(ref, fn_name)
-        updates = convert_to_tensor(updates, dtype=v.dtype)
-        return v._lazy_read(builder(v.handle, indices, updates, use_locking=use_locking,
-                                    name=name))
+        tf1_name = "".join(part.capitalize() for part in fn_name.split("_"))
+        return v._scatter_nd(builder, tf1_name, indices, updates, name,
+                             use_locking=use_locking)
     scatter_nd.__name__ = fn_name
     scatter_nd.__qualname__ = fn_name
     scatter_nd.__doc__ = """Applies sparse updates at n-d `indices` of the variable `ref`
@@ -144,6 +146,50 @@ def count_up_to(ref, limit: int, name: Optional[str] = None):
 @tf_export("batch_scatter_update")
 def batch_scatter_update(ref, indices, updates, use_locking: bool = True,
                          name: Optional[str] = None):
-    """Not supported yet: raises NotImplementedError (use `scatter_nd_update`)."""
-    raise NotImplementedError("tf.batch_scatter_update is not supported by tensorweave yet; "
-                              "use tf.scatter_nd_update with explicit n-d indices.")
+    """`scatter_update` along the axis after the leading dimensions `indices` shares with
+    `ref` and `updates` (TF1 `tf.batch_scatter_update`):
+
+        ref[i_1, ..., i_n, indices[i_1, ..., i_n, j]] = updates[i_1, ..., i_n, j]
+
+    with n = rank(indices) - 1 and `updates.shape = indices.shape + ref.shape[n + 1:]`.
+    Built as TF builds it: `scatter_nd_update` at the n-d indices made of a range over each
+    leading dimension and `indices` (a 1-D `indices` is `scatter_update`).
+
+    Args:
+      ref: a Variable.
+      indices: int32/int64 Tensor of known rank.
+      updates: the new values.
+      use_locking: accepted; resource updates are always atomic.
+      name: name scope of the ops.
+
+    Returns:
+      A Tensor with the value of `ref` after the update.
+
+    Raises:
+      ValueError: `indices` has unknown rank, or the static shapes conflict.
+      InvalidArgumentError (at run time): an index is out of range.
+    """
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.math import math_ops
+    v = _variable(ref, "batch_scatter_update")
+    with _graph.name_scope(name):
+        indices = convert_to_tensor(indices, name="indices")
+        indices_shape = array_ops.shape(indices)
+        rank = indices.shape.ndims
+        if rank is None:
+            raise ValueError("batch_gather does not allow indices with unknown shape.")
+        nd_indices = array_ops.expand_dims(indices, axis=-1)
+        # one coordinate per leading dimension: its position, broadcast over the others
+        coordinates = []
+        for dim in range(rank - 1):
+            size = indices_shape[dim]
+            broadcast_shape = [1] * (rank + 1)
+            broadcast_shape[dim] = size
+            positions = array_ops.reshape(math_ops.range(0, size, 1, name="Range"),
+                                          broadcast_shape)
+            if positions.dtype != nd_indices.dtype:
+                positions = math_ops.cast(positions, nd_indices.dtype)
+            coordinates.append(positions * array_ops.ones_like(nd_indices))
+        coordinates.append(nd_indices)
+        final_indices = array_ops.concat(coordinates, axis=-1)
+        return scatter_nd_update(v, final_indices, updates, use_locking=use_locking)

@@ -137,6 +137,7 @@ class _VariableStore:
         if shape is not None and initializing_from_value:
             raise ValueError("If initializer is a constant, do not specify shape.")
         dtype = _dt.as_dtype(dtype)
+        given_shape = None if shape is None else as_shape(shape)
         shape = as_shape(shape)
         if name in self._vars:
             found = self._vars[name]
@@ -169,7 +170,9 @@ class _VariableStore:
                 initializer = initializer()
             if shape.is_fully_defined():
                 init_val = functools.partial(initializer, shape.as_list(), dtype=dtype)
-                if partition_info is not None:
+                # as TF: partition_info (None without a partitioner) goes to initializers
+                # that name it in their signature, and only to those
+                if _takes_partition_info(initializer):
                     init_val = functools.partial(init_val, partition_info=partition_info)
                 variable_dtype = dtype.base_dtype
             elif _needs_no_arguments(initializer):
@@ -179,14 +182,14 @@ class _VariableStore:
                     "The initializer passed is not valid. It should be a callable with no "
                     "arguments and the shape should not be provided or an instance of "
                     "`tf.keras.initializers.*' and `shape` should be fully defined.")
-        # a shape given with validate_shape=False stays the static shape, as in TF
-        static = shape if not validate_shape and shape.is_fully_defined() else None
+        # the given shape is the variable's, as in TF: the initial value must fit it
+        # (ValueError), and it stays the static shape with validate_shape=False
         v = _variables.Variable(initial_value=init_val, name=name, trainable=trainable,
                                 collections=collections, caching_device=caching_device,
                                 dtype=variable_dtype, validate_shape=validate_shape,
                                 constraint=constraint, synchronization=synchronization,
                                 aggregation=aggregation, use_resource=use_resource,
-                                shape=static)
+                                shape=given_shape)
         self._vars[name] = v
         if regularizer:
             # lifted out of any cond or while loop the variable is made in (TF's
@@ -215,6 +218,17 @@ def _needs_no_arguments(fn) -> bool:
         return False
     return all(p.default is not inspect.Parameter.empty or
                p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values())
+
+
+def _takes_partition_info(initializer) -> bool:
+    """Whether `initializer`'s signature has a `partition_info` parameter that can be
+    passed by keyword (TF: `"partition_info" in getargspec(initializer).args`)."""
+    try:
+        params = inspect.signature(initializer).parameters
+    except (TypeError, ValueError):
+        return False
+    param = params.get("partition_info")
+    return param is not None and param.kind is param.POSITIONAL_OR_KEYWORD
 
 
 def _accepts(fn, arg: str) -> bool:

@@ -147,7 +147,9 @@ class Variable(metaclass=_VariableMeta):
       trainable: add it to TRAINABLE_VARIABLES (default True; False for ON_READ
         synchronization) so optimizers update it.
       collections: graph collections to add it to (default [GLOBAL_VARIABLES]).
-      validate_shape: if False, the variable's shape is unknown and may change.
+      validate_shape: if False, the initial value may have a partly unknown shape and
+        assignments are not checked at run time; a TF1 reference variable's static shape
+        is then unknown (or `shape`), a resource variable's stays the initial value's.
       caching_device: device of a cached copy returned by `value()`.
       name: the variable's name (made unique: 'v', 'v_1', ...).
       variable_def: a VariableDef naming existing graph elements to wrap.
@@ -162,7 +164,8 @@ class Variable(metaclass=_VariableMeta):
       shape: the variable's static shape (must be compatible with the initial value).
 
     Raises:
-      ValueError: no initial value, or shapes are incompatible.
+      ValueError: no initial value, shapes are incompatible, or (a TF1 reference variable
+        with validate_shape) the initial value's shape is not fully defined.
     """
 
     __array_priority__ = 100
@@ -224,18 +227,11 @@ class Variable(metaclass=_VariableMeta):
                         value = value.initialized_value()
                     value = convert_to_tensor(value, dtype=dtype, name="initial_value")
                 self._initial_value = value
-                if shape is not None:
-                    shape = as_shape(shape)
-                    if not value.shape.is_compatible_with(shape):
-                        raise ValueError(
-                            "The initial value's shape (%s) is not compatible with the "
-                            "explicitly supplied `shape` argument (%s)." % (value.shape, shape))
-                else:
-                    shape = value.shape if validate_shape else unknown_shape()
-                self._shape = shape
+                self._shape = self._static_shape(value, shape, validate_shape)
+                self._validate_shape = validate_shape
                 self._dtype = value.dtype
-                self._handle = rv.var_handle_op(self._dtype, shape, shared_name=handle_name,
-                                                name=scope)
+                self._handle = rv.var_handle_op(self._dtype, self._shape,
+                                                shared_name=handle_name, name=scope)
                 if self._feeds_reads:  # travels with the graph: "v:0" fetches the value
                     self._handle.op._attrs[REF_VARIABLE_ATTR] = True
                 # the variable's own ops go where its handle goes, whatever device
@@ -249,8 +245,12 @@ class Variable(metaclass=_VariableMeta):
                     guarded = _guard_uninitialized_dependencies(value)
                 with g.name_scope("Assign") as assign_scope, \
                         g.colocate_with(self._handle.op, ignore_existing=True):
+                    # as TF: a reference variable's initializer is an Assign with its
+                    # validate_shape, a resource variable's assigns without checks
                     self._initializer_op = rv.assign_variable_op(
-                        self._handle, guarded, validate_shape=validate_shape, name=assign_scope)
+                        self._handle, guarded,
+                        validate_shape=validate_shape and self._feeds_reads,
+                        name=assign_scope)
                 # the read `sess.run(v)` fetches: TF1's "v/read" for a reference variable,
                 # "v/Read/ReadVariableOp" for a resource variable, as TF names them
                 with g.colocate_with(self._handle.op, ignore_existing=True):
@@ -269,6 +269,29 @@ class Variable(metaclass=_VariableMeta):
         _variables_of_handle_ops(self._handle.op._graph)[self._handle.op] = self
         g.add_to_collections(collections, self)
 
+    def _static_shape(self, value: Tensor, shape, validate_shape: bool) -> TensorShape:
+        """The variable's static shape, from its initial value and `shape` argument, as TF
+        has it. A resource variable takes the value's shape (or `shape`, which must be
+        compatible), whatever `validate_shape` says. A TF1 reference variable with
+        validate_shape needs an initial value of fully defined shape compatible with
+        `shape`; without it its shape is `shape`, else unknown.
+
+        Raises:
+          ValueError: as above.
+        """
+        ref_style = self._feeds_reads
+        if ref_style and validate_shape and not value.shape.is_fully_defined():
+            raise ValueError("initial_value must have a shape specified: %s (a variable "
+                             "made with use_resource=True, or validate_shape=False, may "
+                             "have a partly unknown shape)" % value)
+        if shape is None:
+            return value.shape if validate_shape or not ref_style else unknown_shape()
+        shape = as_shape(shape)
+        if (validate_shape or not ref_style) and not value.shape.is_compatible_with(shape):
+            raise ValueError("The initial value's shape (%s) is not compatible with the "
+                             "explicitly supplied `shape` argument (%s)." % (value.shape, shape))
+        return shape
+
     def _init_from_def(self, variable_def, import_scope) -> None:
         g = _graph.get_default_graph()
 
@@ -286,6 +309,7 @@ class Variable(metaclass=_VariableMeta):
                 self._handle, self._handle.op._get_attr("dtype"))
         self._dtype = self._handle.op._get_attr("dtype")
         self._shape = self._handle.op._get_attr("shape")
+        self._validate_shape = True
         self._trainable = bool(getattr(variable_def, "trainable", True))
         self._synchronization = VariableSynchronization.AUTO
         self._aggregation = VariableAggregation.NONE
@@ -451,17 +475,19 @@ class Variable(metaclass=_VariableMeta):
         return read
 
     def _updated(self, build, tf1_name: str, name: Optional[str], read_value: bool, value,
-                 check=None):
+                 check=None, value_name: str = "value"):
         """The result of an update `build(value_tensor, name)` makes: the new value (a read
         after it) or, without `read_value`, the update op. `value` is converted to the
         variable's dtype (and given to `check`, which raises for a bad shape).
 
         For a TF1 reference variable names follow TF1's: the value is converted in the
-        update's scope ("Assign/value", or `name`/value), and the new value carries the
-        name TF1's update op has ("Assign", "AssignAdd", ... or `name`), so "myassign:0"
-        is the value as in TF1 while the resource update is "<that>/update" (the names
-        `ref_variables.to_resource_variables` gives imported updates); without
-        `read_value` the update op itself has that name."""
+        update's scope ("Assign/value", or `name`/`value_name`), and the new value carries
+        the name TF1's update op has ("Assign", "AssignAdd", ... or `name`), so
+        "myassign:0" is the value as in TF1 while the resource update is "<that>/update"
+        (the names `ref_variables.to_resource_variables` gives imported updates); without
+        `read_value` the update op itself has that name. A tensor of another dtype is a
+        TypeError there, as TF1's op builder reports an input not matching the
+        reference's type (a resource variable's conversion raises ValueError)."""
         if not self._feeds_reads:
             value = convert_to_tensor(value, dtype=self._dtype)
             if check is not None:
@@ -469,7 +495,15 @@ class Variable(metaclass=_VariableMeta):
             op = build(value, name)
             return self._lazy_read(op) if read_value else op
         with _graph.name_scope(name or tf1_name) as scope:
-            value = convert_to_tensor(value, dtype=self._dtype, name="value")
+            try:
+                value = convert_to_tensor(value, dtype=self._dtype, name=value_name)
+            except ValueError:
+                if not isinstance(value, (Tensor, Variable)):
+                    raise
+                raise TypeError("Input '%s' of '%s' Op has type %s that does not match type "
+                                "%s of argument 'ref'." % (value_name, tf1_name,
+                                                           value.dtype.name,
+                                                           self._dtype.name)) from None
             if check is not None:
                 check(value)
             # TF1 places an op taking a reference input with the variable
@@ -481,15 +515,33 @@ class Variable(metaclass=_VariableMeta):
             return self._lazy_read(op, name=scope)
 
     def _assign(self, value, validate_shape: bool, name, read_value: bool):
+        """The assignment of `value`, with TF's shape rules: a resource variable ignores
+        `validate_shape`: the value must fit its static shape, checked again at run time
+        when that shape is fully defined and the variable was made with validate_shape. A
+        TF1 reference variable checks only with `validate_shape`, at run time against its
+        current shape, and its new value has the shape of `value` (TF1's Assign output)."""
+        if self._feeds_reads:
+            check_static = validate_at_run = validate_shape
+        else:
+            check_static = True
+            validate_at_run = self._validate_shape and self._shape.is_fully_defined()
+        values = []
+
         def check(value_tensor):
-            if validate_shape and not self._shape.is_compatible_with(value_tensor.shape):
+            values.append(value_tensor)
+            if check_static and not self._shape.is_compatible_with(value_tensor.shape):
                 raise ValueError("Cannot assign value to variable ' %s': Shape mismatch.The "
                                  "variable shape %s, and the assigned value shape %s are "
                                  "incompatible." % (self.name, self._shape,
                                                     value_tensor.shape))
-        return self._updated(lambda v, n: rv.assign_variable_op(
-            self._handle, v, validate_shape=validate_shape, name=n),
+        result = self._updated(lambda v, n: rv.assign_variable_op(
+            self._handle, v, validate_shape=validate_at_run, name=n),
             "Assign", name, read_value, value, check)
+        if self._feeds_reads and read_value:
+            value_shape = values[0].shape
+            result._shape = self._shape.merge_with(value_shape) if validate_shape \
+                else value_shape
+        return result
 
     def assign(self, value, use_locking=None, name: Optional[str] = None,
                read_value: bool = True):
@@ -530,7 +582,7 @@ class Variable(metaclass=_VariableMeta):
             raise TypeError("sparse_delta is not IndexedSlices: %s" % (sparse_delta,))
         return self._updated(lambda v, n: builder(self._handle, sparse_delta.indices, v,
                                                   name=n), tf1_name, name, True,
-                             sparse_delta.values)
+                             sparse_delta.values, value_name="updates")
 
     def scatter_update(self, sparse_delta, use_locking: bool = False,
                        name: Optional[str] = None) -> Tensor:
@@ -564,25 +616,40 @@ class Variable(metaclass=_VariableMeta):
                     name: Optional[str] = None) -> Tensor:
         return self._scatter(rv.resource_scatter_max, sparse_delta, name, "ScatterMax")
 
-    def _scatter_nd(self, builder, indices, updates, name):
-        updates = convert_to_tensor(updates, dtype=self._dtype)
-        return self._lazy_read(builder(self._handle, indices, updates, name=name))
+    def _scatter_nd(self, builder, tf1_name: str, indices, updates, name,
+                    use_locking: bool = True):
+        return self._updated(lambda u, n: builder(self._handle, indices, u,
+                                                  use_locking=use_locking, name=n),
+                             tf1_name, name, True, updates, value_name="updates")
 
     def scatter_nd_update(self, indices, updates, name: Optional[str] = None) -> Tensor:
         """Sets the elements or slices at n-d `indices` to `updates`."""
-        return self._scatter_nd(rv.resource_scatter_nd_update, indices, updates, name)
+        return self._scatter_nd(rv.resource_scatter_nd_update, "ScatterNdUpdate", indices,
+                                updates, name)
 
     def scatter_nd_add(self, indices, updates, name: Optional[str] = None) -> Tensor:
-        return self._scatter_nd(rv.resource_scatter_nd_add, indices, updates, name)
+        return self._scatter_nd(rv.resource_scatter_nd_add, "ScatterNdAdd", indices,
+                                updates, name)
 
     def scatter_nd_sub(self, indices, updates, name: Optional[str] = None) -> Tensor:
-        return self._scatter_nd(rv.resource_scatter_nd_sub, indices, updates, name)
+        return self._scatter_nd(rv.resource_scatter_nd_sub, "ScatterNdSub", indices,
+                                updates, name)
 
     def batch_scatter_update(self, sparse_delta, use_locking: bool = False,
-                             name: Optional[str] = None):
-        raise NotImplementedError("Variable.batch_scatter_update is not supported by "
-                                  "tensorweave yet; use scatter_nd_update with explicit "
-                                  "n-d indices.")
+                             name: Optional[str] = None) -> Tensor:
+        """`tf.batch_scatter_update(self, sparse_delta.indices, sparse_delta.values)`: sets
+        `self[i_1, ..., i_n, indices[i_1, ..., i_n, j]]`; returns the new value.
+
+        Raises:
+          TypeError: `sparse_delta` is not an IndexedSlices (a TF1 reference variable
+            fails with AttributeError reading its `indices`, as TF1's does).
+        """
+        from tensorweave.ops.state import state_ops
+        if not self._feeds_reads and not isinstance(sparse_delta, IndexedSlices):
+            raise TypeError("Argument `sparse_delta` must be a `tf.IndexedSlices`. Received "
+                            "arg: %s" % (sparse_delta,))
+        return state_ops.batch_scatter_update(self, sparse_delta.indices, sparse_delta.values,
+                                              use_locking=use_locking, name=name)
 
     def count_up_to(self, limit: int) -> Tensor:
         """Increments the (integer scalar) variable until `limit`; returns the value
@@ -632,7 +699,13 @@ class Variable(metaclass=_VariableMeta):
         raise TypeError("'Variable' object is not iterable.")
 
     def __bool__(self):
-        return bool(self.value())
+        # TF1's reference variable is a plain Python object, so true (`if global_step:`);
+        # a resource variable is as a Tensor is
+        if self._feeds_reads:
+            return True
+        raise TypeError("Using a `tf.Variable` made with use_resource=True as a Python "
+                        "`bool` is not allowed. Use `if v is not None:` to test whether a "
+                        "variable is defined, and tf.cond to branch on its value.")
 
     def __reduce__(self):
         raise TypeError("Variable objects cannot be pickled")
