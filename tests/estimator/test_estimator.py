@@ -508,6 +508,10 @@ def test_export_saved_model(tmp_path):
     w, b = sgd(4)
     np.testing.assert_allclose(served["y"], X @ w + b, rtol=1e-5)
     np.testing.assert_allclose(served["double"], 2 * (X @ w + b), rtol=1e-5)
+    # the variables in TF's V2 format, so TensorFlow Serving loads them: the index is a
+    # TF table (its footer ends with the table magic number 0xdb4775248b80fb57)
+    with open(os.path.join(path.decode(), "variables", "variables.index"), "rb") as f:
+        assert f.read()[-8:] == (0xdb4775248b80fb57).to_bytes(8, "little")
 
     extra = tmp_path / "extra.txt"
     extra.write_text("hi")

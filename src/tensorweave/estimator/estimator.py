@@ -659,6 +659,7 @@ class Estimator:
         from tensorweave.runtime.session import Session
         from tensorweave.saved_model import constants as tag_constants
         from tensorweave.train.monitored_session import Scaffold
+        from tensorweave.train.meta_graph import SaverDef
         from tensorweave.train.saver import Saver
         with Graph().as_default() as g:
             self._create_global_step(g)
@@ -673,7 +674,10 @@ class Estimator:
                 local_init = spec.scaffold.local_init_op
                 if local_init is None:
                     local_init = Scaffold.default_local_init_op()
-                saver = spec.scaffold.saver or Saver(sharded=True)
+                # a SavedModel is for TensorFlow Serving too: its variables in TF's V2
+                # format (the Saver reads the model_dir's checkpoint in either format)
+                saver = spec.scaffold.saver or Saver(sharded=True,
+                                                     write_version=SaverDef.V2)
                 try:
                     saver.restore(session, checkpoint_path)
                 except errors.NotFoundError as e:
