@@ -7,38 +7,77 @@ NumPy dtypes and other DTypes.
 from __future__ import annotations
 
 import builtins
-from typing import Any
 
 import ml_dtypes
 import numpy as np
 
-# TF's DataType enum values, kept so serialized graphs name types the way TF does.
+from tensorweave.framework.api_export import export
+
+# TF's DataType enum values (types.proto), kept so serialized graphs name types the way
+# TF does and so that `tf.DType(1)` and `tf.as_dtype(1)` are tf.float32.
 _ENUMS = {
     "float32": 1, "float64": 2, "int32": 3, "uint8": 4, "int16": 5, "int8": 6,
-    "string": 7, "complex64": 8, "int64": 9, "bool": 10, "bfloat16": 14,
-    "uint16": 17, "complex128": 18, "float16": 19, "resource": 20, "variant": 21,
-    "uint32": 22, "uint64": 23,
+    "string": 7, "complex64": 8, "int64": 9, "bool": 10, "qint8": 11, "quint8": 12,
+    "qint32": 13, "bfloat16": 14, "qint16": 15, "quint16": 16, "uint16": 17,
+    "complex128": 18, "float16": 19, "resource": 20, "variant": 21, "uint32": 22,
+    "uint64": 23,
+}
+_NAMES = {v: k for k, v in _ENUMS.items()}
+
+# The NumPy type of each dtype, as TF's _TF_TO_NP: quantized types are one-field
+# structured dtypes; resource and variant have none (their as_numpy_dtype is a
+# KeyError, as in TF), so `_np` holds `object` for them for internal use.
+_NP_TYPES = {
+    "float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32,
+    "float64": np.float64, "int8": np.int8, "int16": np.int16, "int32": np.int32,
+    "int64": np.int64, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
+    "uint64": np.uint64, "bool": np.bool_, "string": object, "complex64": np.complex64,
+    "complex128": np.complex128, "resource": object, "variant": object,
+    "qint8": np.dtype([("qint8", np.int8)]), "quint8": np.dtype([("quint8", np.uint8)]),
+    "qint16": np.dtype([("qint16", np.int16)]),
+    "quint16": np.dtype([("quint16", np.uint16)]),
+    "qint32": np.dtype([("qint32", np.int32)]),
+}
+_NO_NUMPY_TYPE = ("resource", "variant")
+_QUANTIZED_NAMES = ("qint8", "quint8", "qint16", "quint16", "qint32")
+
+# TF's `DType.limits` table (skimage's intensity ranges), keyed by NumPy type
+_LIMITS = {
+    np.bool_: (False, True), np.uint8: (0, 255), np.uint16: (0, 65535),
+    np.int8: (-128, 127), np.int16: (-32768, 32767), np.int64: (-(2**63), 2**63 - 1),
+    np.uint64: (0, 2**64 - 1), np.int32: (-(2**31), 2**31 - 1), np.uint32: (0, 2**32 - 1),
+    np.float32: (-1, 1), np.float64: (-1, 1),
 }
 
 
 class DType:
     """The type of the elements of a tensor.
 
+    `DType(type_enum)` makes a DType from a DataType enum value, as TF's constructor
+    does: it equals (but is not) the interned constant; `as_dtype` returns the constant.
+
     Attributes:
       name: the TF name, e.g. ``"float32"``.
-      as_numpy_dtype: the NumPy scalar type (``object`` for strings and resources).
+      as_numpy_dtype: the NumPy scalar type (``object`` for strings; a KeyError for
+        resource and variant, as in TF).
     """
 
     __slots__ = ("name", "_np", "_enum")
 
-    def __init__(self, name: str, np_type: Any):
+    def __init__(self, type_enum):
+        enum = int(type_enum)
+        name = _NAMES.get(enum)
+        if name is None:
+            raise TypeError("%d does not correspond to a valid tensorflow::DataType" % enum)
         self.name = name
-        self._np = np_type
-        self._enum = _ENUMS[name]
+        self._np = _NP_TYPES[name]
+        self._enum = enum
 
     # --- identity -----------------------------------------------------------------
     @property
     def as_numpy_dtype(self):
+        if self.name in _NO_NUMPY_TYPE:
+            raise KeyError(self._enum)
         return self._np
 
     @property
@@ -76,36 +115,52 @@ class DType:
         return self.name == "bool"
 
     @property
+    def is_quantized(self) -> bool:
+        return self.name in _QUANTIZED_NAMES
+
+    @property
     def is_numpy_compatible(self) -> bool:
-        return self.name not in ("resource", "variant")
+        return self.name not in _NO_NUMPY_TYPE
 
     @property
     def size(self) -> int:
+        """Bytes per element; 0 for string, resource and variant (TF's DataTypeSize)."""
         if self.name in ("string", "resource", "variant"):
-            return 1
+            return 0
         return np.dtype(self._np).itemsize
 
     @property
     def min(self):
-        if self.is_floating:
-            return float(ml_dtypes.finfo(self._np).min) if self.name == "bfloat16" \
-                else float(np.finfo(self._np).min)
-        if self.is_integer:
-            return int(np.iinfo(self._np).min)
-        if self.is_bool:
-            return False
-        raise TypeError("Cannot find minimum value of %s." % self.name)
+        """The smallest value of the type: a NumPy scalar of the type for floats, a
+        Python int for integers (as TF). TypeError for bool, string, complex and
+        quantized types."""
+        return self._limit("minimum", "min")
 
     @property
     def max(self):
-        if self.is_floating:
-            return float(ml_dtypes.finfo(self._np).max) if self.name == "bfloat16" \
-                else float(np.finfo(self._np).max)
-        if self.is_integer:
-            return int(np.iinfo(self._np).max)
-        if self.is_bool:
-            return True
-        raise TypeError("Cannot find maximum value of %s." % self.name)
+        """The largest value of the type (see `min`)."""
+        return self._limit("maximum", "max")
+
+    def _limit(self, word: str, attr: str):
+        if self.is_quantized or self.name in ("bool", "string", "complex64", "complex128"):
+            raise TypeError("Cannot find %s value of %s with %s %s." % (
+                word, self, "quantized type" if self.is_quantized else "type", self))
+        try:
+            return getattr(ml_dtypes.finfo(self.as_numpy_dtype), attr)
+        except Exception:  # finfo raises several kinds of error on non-float types
+            try:
+                return getattr(ml_dtypes.iinfo(self.as_numpy_dtype), attr)
+            except Exception:
+                raise TypeError("Cannot find %s value of %s." % (word, self)) from None
+
+    @property
+    def limits(self):
+        """TF's intensity limits `(0, max)` of the type (max 1 for float32/float64);
+        ValueError for a type without limits."""
+        np_type = self.as_numpy_dtype
+        if np_type not in _LIMITS:
+            raise ValueError(str(self) + " does not have defined limits.")
+        return 0, _LIMITS[np_type][1]
 
     def is_compatible_with(self, other) -> bool:
         return self == as_dtype(other)
@@ -116,15 +171,20 @@ class DType:
             return True
         if other is None:
             return False
-        try:
-            return as_dtype(other) is self
-        except TypeError:
-            return False
+        if type(other) is not DType:
+            try:
+                other = as_dtype(other)
+            except TypeError:
+                return False
+        return self._enum == other._enum
 
     def __ne__(self, other) -> bool:
         return not self.__eq__(other)
 
     def __hash__(self) -> int:
+        return self._enum
+
+    def __int__(self) -> int:
         return self._enum
 
     def __repr__(self) -> str:
@@ -134,29 +194,36 @@ class DType:
         return "<dtype: %r>" % self.name
 
     def __reduce__(self):
-        raise TypeError("DType objects are not pickled; serialize their name instead")
+        # copy, deepcopy and pickle give back the interned constant, as in TF
+        return as_dtype, (self.name,)
 
 
-float16 = DType("float16", np.float16)
+float16 = DType(_ENUMS["float16"])
 half = float16
-bfloat16 = DType("bfloat16", ml_dtypes.bfloat16)
-float32 = DType("float32", np.float32)
-float64 = DType("float64", np.float64)
+bfloat16 = DType(_ENUMS["bfloat16"])
+float32 = DType(_ENUMS["float32"])
+float64 = DType(_ENUMS["float64"])
 double = float64
-int8 = DType("int8", np.int8)
-int16 = DType("int16", np.int16)
-int32 = DType("int32", np.int32)
-int64 = DType("int64", np.int64)
-uint8 = DType("uint8", np.uint8)
-uint16 = DType("uint16", np.uint16)
-uint32 = DType("uint32", np.uint32)
-uint64 = DType("uint64", np.uint64)
-bool = DType("bool", np.bool_)  # noqa: A001 - TF's public name
-string = DType("string", object)
-complex64 = DType("complex64", np.complex64)
-complex128 = DType("complex128", np.complex128)
-resource = DType("resource", object)
-variant = DType("variant", object)
+int8 = DType(_ENUMS["int8"])
+int16 = DType(_ENUMS["int16"])
+int32 = DType(_ENUMS["int32"])
+int64 = DType(_ENUMS["int64"])
+uint8 = DType(_ENUMS["uint8"])
+uint16 = DType(_ENUMS["uint16"])
+uint32 = DType(_ENUMS["uint32"])
+uint64 = DType(_ENUMS["uint64"])
+bool = DType(_ENUMS["bool"])  # noqa: A001 - TF's public name
+string = DType(_ENUMS["string"])
+complex64 = DType(_ENUMS["complex64"])
+complex128 = DType(_ENUMS["complex128"])
+resource = DType(_ENUMS["resource"])
+variant = DType(_ENUMS["variant"])
+# quantized types: constants only (no op takes them)
+qint8 = DType(_ENUMS["qint8"])
+quint8 = DType(_ENUMS["quint8"])
+qint16 = DType(_ENUMS["qint16"])
+quint16 = DType(_ENUMS["quint16"])
+qint32 = DType(_ENUMS["qint32"])
 
 ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, uint16,
        uint32, uint64, bool, string, complex64, complex128, resource, variant)
@@ -165,6 +232,7 @@ INTEGERS = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 COMPLEX = (complex64, complex128)
 REAL_NUMBERS = FLOATS + INTEGERS
 NUMBERS = REAL_NUMBERS + COMPLEX
+QUANTIZED_DTYPES = frozenset([qint8, quint8, qint16, quint16, qint32])
 
 # TF's DataTypeString (its C++ spelling, in error messages) where it differs from the name
 _TYPE_STRINGS = {"float32": "float", "float64": "double", "float16": "half"}
@@ -175,52 +243,64 @@ def type_string(dtype: DType) -> str:
     return _TYPE_STRINGS.get(dtype.name, dtype.name)
 
 
-_BY_NAME = {d.name: d for d in ALL}
-_BY_NAME.update({"half": float16, "double": float64, "float": float32, "int": int32,
-                 "long": int64, "str": string, "bytes": string})
-_BY_ENUM = {d.as_datatype_enum: d for d in ALL}
-_BY_NP = {np.dtype(d.as_numpy_dtype): d for d in ALL
-          if d.as_numpy_dtype is not object}
-_BY_PY = {float: float32, int: int32, complex: complex128, str: string, bytes: string,
-          builtins.bool: bool}
+# as_dtype's lookup tables, as TF's: enum values, names, three Python types, NumPy types
+_INTERN = {d.as_datatype_enum: d for d in ALL + tuple(QUANTIZED_DTYPES)}
+_BY_NAME = {d.name: d for d in _INTERN.values()}
+_BY_NAME.update({"half": float16, "double": float64, "float": float32})
+_BY_PY = {builtins.float: float32, builtins.bool: bool, builtins.object: string}
+_BY_NP = {_NP_TYPES[d.name]: d for d in _INTERN.values() if d.name not in _NO_NUMPY_TYPE
+          and d is not string}
+_BY_NP.update({np.object_: string, np.bytes_: string, np.str_: string})
+for _t in (np.intc, np.uintc, np.int_, np.uint, np.longlong, np.ulonglong):
+    _BY_NP.setdefault(_t, _BY_NAME[np.dtype(_t).name])  # C type names, e.g. longlong
+_ANY = {}
+for _table in (_INTERN, _BY_NAME, _BY_PY, _BY_NP):
+    _ANY.update(_table)
 
 
 def as_dtype(type_value) -> DType:
-    """Converts `type_value` to a DType.
+    """Converts `type_value` to a DType, as TF's `tf.as_dtype`.
 
     Args:
-      type_value: a DType, a TF type name (``"float32"``), a NumPy dtype or scalar type,
-        a Python type (``float``, ``int``, ``bool``, ``str``) or a DataType enum value.
+      type_value: a DType, a TF type name (``"float32"``, ``"float"``, ``"double"``,
+        ``"half"``), a NumPy dtype or scalar type, ``float``, ``bool`` or ``object``,
+        a DataType enum value, or an object with a NumPy `dtype` (an array).
 
     Returns:
-      The DType.
+      The (interned) DType.
 
     Raises:
-      TypeError: if `type_value` names no DType.
+      TypeError: if `type_value` names no DType (None, ``int``, ``"int"`` included,
+        as in TF).
     """
     if isinstance(type_value, DType):
-        return type_value
-    if isinstance(type_value, str):
-        d = _BY_NAME.get(type_value)
-        if d is not None:
-            return d
-    elif type(type_value) is int and type_value in _BY_ENUM:
-        return _BY_ENUM[type_value]
-    else:
-        d = _BY_PY.get(type_value)
+        return _INTERN[type_value._enum]
+    if isinstance(type_value, np.dtype):
+        d = _BY_NP.get(type_value.type)
         if d is not None:
             return d
     try:
-        npd = np.dtype(type_value)
-    except TypeError:
-        npd = None
-    if npd is not None:
-        d = _BY_NP.get(npd)
-        if d is not None:
-            return d
-        if npd.kind in ("U", "S", "O"):
-            return string
-    raise TypeError("Cannot convert value %r to a TensorFlow DType." % (type_value,))
+        return _ANY[type_value]
+    except (KeyError, TypeError):  # TypeError: not hashable
+        pass
+    if hasattr(type_value, "dtype"):
+        try:
+            return _BY_NP[np.dtype(type_value.dtype).type]
+        except (KeyError, TypeError):
+            pass
+    raise TypeError("Cannot convert the argument `type_value`: %r to a TensorFlow DType."
+                    % (type_value,))
+
+
+for _d in _INTERN.values():
+    export(_d, "dtypes." + _d.name)
+    if _d in QUANTIZED_DTYPES:
+        export(_d, _d.name)
+export(half, "dtypes.half")
+export(double, "dtypes.double")
+export(DType, "dtypes.DType")
+export(as_dtype, "dtypes.as_dtype")
+export(QUANTIZED_DTYPES, "QUANTIZED_DTYPES", "dtypes.QUANTIZED_DTYPES")
 
 
 def dtype_of_value(value) -> DType:

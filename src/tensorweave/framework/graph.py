@@ -116,6 +116,13 @@ class Tensor:
     def shape(self) -> TensorShape:
         return self._shape
 
+    @property
+    def ndim(self) -> int:
+        """The rank of the static shape; -1 when it is unknown (as TF 2's graph
+        tensors)."""
+        rank = self._shape.ndims
+        return -1 if rank is None else rank
+
     def get_shape(self) -> TensorShape:
         return self._shape
 
@@ -161,12 +168,24 @@ class Tensor:
                         "`x.shape` rather than `len(x)` for shape information." % self.name)
 
     def __iter__(self):
-        shape = self._shape
-        if shape.ndims is None or shape.ndims == 0 or shape[0].value is None:
-            raise TypeError("Tensor objects are only iterable when the first dimension is "
-                            "known; tensor %s has shape %s" % (self.name, shape))
-        for i in range(shape[0].value):
-            yield self[i]
+        # TF1 graph mode: a symbolic tensor has no Python elements (unpacking included)
+        raise TypeError("Tensor objects are only iterable when eager execution is "
+                        "enabled. To iterate over this tensor use tf.map_fn.")
+
+    def __array__(self, dtype=None, copy=None):
+        raise NotImplementedError(
+            "Cannot convert a symbolic tf.Tensor (%s) to a numpy array. This error may "
+            "indicate that you're trying to pass a Tensor to a NumPy call, which is not "
+            "supported." % self.name)
+
+    def ref(self) -> "Reference":
+        """A hashable reference to this tensor, for sets and dict keys (`.deref()` gives
+        the tensor back)."""
+        return Reference(self)
+
+    def experimental_ref(self) -> "Reference":
+        """Deprecated spelling of `ref()`."""
+        return Reference(self)
 
     def __reduce__(self):
         raise TypeError("Tensor objects cannot be pickled")
@@ -177,6 +196,43 @@ class Tensor:
 
 
 _UNKNOWN = unknown_shape()
+
+
+class Reference:
+    """An identity-keyed, hashable reference to an object (TF's `Reference`, what
+    `Tensor.ref()` returns): equal references wrap the same object."""
+
+    __slots__ = ("_wrapped", "__weakref__")
+
+    def __init__(self, wrapped):
+        self._wrapped = wrapped
+
+    def deref(self):
+        """The referenced object."""
+        return self._wrapped
+
+    def _other(self, other) -> "Reference":
+        if not isinstance(other, Reference):
+            raise TypeError("Cannot compare wrapped object with unwrapped object")
+        return other
+
+    def __eq__(self, other):
+        return other is not None and self._wrapped is self._other(other)._wrapped
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __lt__(self, other):
+        return id(self._wrapped) < id(self._other(other)._wrapped)
+
+    def __gt__(self, other):
+        return id(self._wrapped) > id(self._other(other)._wrapped)
+
+    def __hash__(self):
+        return id(self._wrapped)
+
+    def __repr__(self):
+        return "<Reference wrapping %r>" % (self._wrapped,)
 
 
 class _InputList(list):

@@ -15,7 +15,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import registry as _reg
 from tensorweave.framework.graph import Operation, Tensor, _graph_of
-from tensorweave.framework.shapes import TensorShape
+from tensorweave.framework.shapes import Dimension, TensorShape
 
 _constant_builder: Optional[Callable] = None  # set by ops/array/constant_op.py
 _conversion_functions: List[tuple] = []  # (type, fn(value, dtype, name, as_ref))
@@ -26,6 +26,42 @@ def register_tensor_conversion_function(base_type, conversion_func, priority: in
     instances of `base_type` (TF1 `tf.register_tensor_conversion_function`)."""
     _conversion_functions.append((priority, base_type, conversion_func))
     _conversion_functions.sort(key=lambda e: e[0])
+
+
+def _shape_dtype(what: str, dtype, large: bool) -> _dt.DType:
+    """The dtype a static shape or dimension converts to: int32, or int64 when a
+    dimension does not fit int32; only these two may be asked for (TF's rule)."""
+    if dtype is None:
+        return _dt.int64 if large else _dt.int32
+    dtype = _dt.as_dtype(dtype)
+    if dtype not in (_dt.int32, _dt.int64):
+        raise TypeError("Cannot convert %s to dtype %s. Allowed dtypes are tf.int32 and "
+                        "tf.int64." % (what, dtype))
+    if dtype is _dt.int32 and large:
+        raise ValueError("Cannot convert %s to dtype int32; a dimension is too large. "
+                         "Consider using tf.int64." % what)
+    return dtype
+
+
+def _tensor_shape_to_tensor(s: TensorShape, dtype=None, name=None, as_ref=False):
+    """A fully known TensorShape as an int vector constant ("shape_as_tensor")."""
+    if not s.is_fully_defined():
+        raise ValueError("Cannot convert a partially known TensorShape %s to a Tensor." % s)
+    dims = s.as_list()
+    dtype = _shape_dtype("TensorShape %s" % s, dtype, any(d >= 2**31 for d in dims))
+    return _constant_builder(dims, dtype=dtype, name=name or "shape_as_tensor")
+
+
+def _dimension_to_tensor(d: Dimension, dtype=None, name=None, as_ref=False):
+    """A known Dimension as an int scalar constant ("shape_as_tensor")."""
+    if d.value is None:
+        raise ValueError("Cannot convert unknown Dimension %s to a Tensor." % d)
+    dtype = _shape_dtype("Dimension %s" % d, dtype, False)
+    return _constant_builder(d.value, dtype=dtype, name=name or "shape_as_tensor")
+
+
+register_tensor_conversion_function(TensorShape, _tensor_shape_to_tensor)
+register_tensor_conversion_function(Dimension, _dimension_to_tensor)
 
 
 def convert_to_tensor(value, dtype=None, name: Optional[str] = None,
@@ -161,7 +197,9 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
     """
     op_def = _reg.get_op_def(op_type)
     given_attrs = attrs
-    attrs = dict(attrs) if attrs else {}
+    # as TF's op wrappers: a type attr given as None is not given (its default applies)
+    attrs = {k: v for k, v in attrs.items()
+             if v is not None or k not in op_def.type_attrs} if attrs else {}
     specs = op_def.inputs
     if len(inputs) != len(specs):
         raise TypeError("%s takes %d inputs, got %d" % (op_type, len(specs), len(inputs)))

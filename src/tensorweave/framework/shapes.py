@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import List, Optional
 
+from tensorweave.framework.api_export import tf_export
+
 
 class Dimension:
     """One dimension of a shape; its `value` is an int or None (unknown)."""
@@ -14,7 +16,11 @@ class Dimension:
     __slots__ = ("_value",)
 
     def __init__(self, value):
-        if value is None:
+        if isinstance(value, int):  # an int (True included) is kept as it is, as in TF
+            if value < 0:
+                raise ValueError("Dimension %d must be >= 0" % value)
+            self._value = value
+        elif value is None:
             self._value = None
         elif isinstance(value, Dimension):
             self._value = value._value
@@ -43,6 +49,10 @@ class Dimension:
         return self._value
 
     __index__ = __int__
+
+    def __bool__(self):
+        """`bool(self.value)`, as TF: an unknown or zero dimension is falsy."""
+        return bool(self._value)
 
     def __hash__(self):
         return hash(self._value)
@@ -112,6 +122,9 @@ class Dimension:
     def __mod__(self, other):
         return self._arith(other, lambda a, b: a % b)
 
+    def __rmod__(self, other):
+        return self._arith(other, lambda a, b: b % a)
+
     def is_compatible_with(self, other) -> bool:
         other = as_dimension(other)
         return self._value is None or other._value is None or self._value == other._value
@@ -124,6 +137,9 @@ class Dimension:
         other = as_dimension(other)
         self.assert_is_compatible_with(other)
         return Dimension(self._value if self._value is not None else other._value)
+
+    def __reduce__(self):
+        return Dimension, (self._value,)
 
 
 def _as_dim(x):
@@ -193,7 +209,7 @@ class TensorShape:
     def __getitem__(self, key):
         if self._dims is None:
             if isinstance(key, slice):
-                return unknown_shape()
+                return _slice_of_unknown(key)
             return Dimension(None)
         if isinstance(key, slice):
             return TensorShape(self._dims[key])
@@ -329,7 +345,36 @@ class TensorShape:
         return as_shape(other).concatenate(self)
 
     def __reduce__(self):
-        raise TypeError("TensorShape objects are not pickled")
+        # copy, deepcopy and pickle (of user objects) work, as in TF
+        return TensorShape, (self.dims,)
+
+
+def _slice_of_unknown(key: slice) -> TensorShape:
+    """`TensorShape(None)[key]` as TF: `[1:3]` has rank 2, an open or negative bound
+    gives an unknown rank, a step is a ValueError."""
+    if key.step is not None:
+        raise ValueError("Steps are not yet handled")
+    start = 0 if key.start is None else key.start
+    if key.stop is None or start < 0 or key.stop < 0:
+        return unknown_shape()
+    return unknown_shape(rank=key.stop - start)
+
+
+@tf_export("enable_v2_tensorshape")
+def enable_v2_tensorshape() -> None:
+    """Accepted with a warning: TensorShape keeps its v1 behaviour here (indexing and
+    iterating give Dimensions). The library's own code reads `shape[i].value`, so the
+    switch is not offered; a Dimension compares, indexes and does arithmetic like the
+    int v2 would give, and `tf.compat.dimension_value(shape[i])` reads either form."""
+    from tensorweave.platform import tf_logging
+    tf_logging.warning("tensorweave keeps TF1's TensorShape: shape[i] is a Dimension "
+                       "(use tf.compat.dimension_value(shape[i]) for its int or None); "
+                       "enable_v2_tensorshape() changes nothing.")
+
+
+@tf_export("disable_v2_tensorshape")
+def disable_v2_tensorshape() -> None:
+    """Accepted: TensorShape always has its v1 behaviour here."""
 
 
 def as_shape(shape) -> TensorShape:

@@ -436,6 +436,8 @@ class Layer:
                 raise TypeError("Unknown keyword argument:", key)
         trainable = weight_trainable(synchronization, trainable)
         dtype = _dt.as_dtype(dtype or self._dtype or _dt.float32)
+        if self._dtype is None:  # TF: a layer with no dtype yet takes its first weight's
+            self._dtype = dtype.base_dtype
         extra = {}
         if synchronization is not None:
             extra["synchronization"] = synchronization

@@ -229,9 +229,11 @@ class RNNCell:
             raise TypeError("Unknown keyword argument: %s" % sorted(unknown)[0])
         options = {"synchronization": synchronization, "aggregation": aggregation}
         make = getter or vs.get_variable
+        if self._dtype is None:  # TF: a cell with no dtype yet takes its first weight's
+            self._dtype = _dt.as_dtype(dtype or _dt.float32).base_dtype
 
         def create():
-            return make(name, shape=shape, dtype=dtype or self._dtype or _dt.float32,
+            return make(name, shape=shape, dtype=dtype or self._dtype,
                         initializer=initializer, regularizer=regularizer,
                         trainable=trainable and self.trainable, constraint=constraint,
                         partitioner=partitioner, use_resource=use_resource,

@@ -97,8 +97,9 @@ def _contains_tensor(x) -> bool:
 def _filled(shape, value, dtype: _dt.DType, name: str) -> Tensor:
     """TF1's zeros/ones body: a small static shape gives a Const, else a Fill."""
     if not isinstance(shape, Tensor):
-        if isinstance(shape, TensorShape) or (np.ndim(shape) > 0 and
-                                               not _contains_tensor(shape)):
+        # tensors first: np.ndim of a list holding one would ask it for a NumPy value
+        if isinstance(shape, TensorShape) or (not _contains_tensor(shape) and
+                                               np.ndim(shape) > 0):
             if isinstance(shape, TensorShape):
                 if not shape.is_fully_defined():
                     raise ValueError("Cannot convert a partially known TensorShape %s to a "
@@ -110,7 +111,7 @@ def _filled(shape, value, dtype: _dt.DType, name: str) -> Tensor:
                 return constant(value, dtype=dtype, shape=dims, name=name)
             big = any(d >= 2 ** 31 for d in dims)
             shape = constant(dims, dtype=_dt.int64 if big else _dt.int32)
-        elif np.ndim(shape) == 0 and not isinstance(shape, Tensor):
+        elif not _contains_tensor(shape) and np.ndim(shape) == 0:
             # TF reshapes a scalar shape to [-1] and its shape inference sees the value.
             shape = constant([int(shape)], dtype=_dt.int32)
         else:

@@ -32,9 +32,19 @@ def _const_value(op, index):
     return op._get_attr("value")
 
 
+def _numpy_dtype_name(value) -> str:
+    try:
+        return np.asarray(value).dtype.name
+    except Exception:  # ragged, or holding tensors
+        return type(value).__name__
+
+
 def _to_array(value, dtype: Optional[_dt.DType], allow_cast: bool) -> np.ndarray:
     if dtype is None:
         dtype = _dt.dtype_of_value(value)
+    if not dtype.is_numpy_compatible:  # resource, variant: no constant holds one (TF)
+        raise TypeError("`dtype` %s is not compatible with %r of dtype %s."
+                        % (dtype, value, _numpy_dtype_name(value)))
     if dtype is _dt.string:
         arr = op_builder.as_numpy(value, dtype)
         for v in arr.reshape(-1):  # TF turns no number (nor None) into a string

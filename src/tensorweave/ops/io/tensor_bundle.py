@@ -282,8 +282,10 @@ class BundleReader(_fmt.CheckpointReader):
             if key.startswith(b"\x00"):
                 continue
             try:
-                _dt.as_dtype(int(e.dtype))
+                supported = not _dt.as_dtype(int(e.dtype)).is_quantized  # no qint reads
             except TypeError:
+                supported = False
+            if not supported:
                 self._unsupported[key.decode("utf-8", "replace")] = _dt_enum_name(e.dtype)
                 continue
             try:

@@ -154,15 +154,18 @@ def _saturation_bounds(src: _dt.DType, dst: _dt.DType):
     """(lo, hi) NumPy scalars of `src` to clamp to before casting to `dst` (None where
     no clamp is needed). Bounds are moved inward until they cast into `dst`'s range."""
     src_np = np.dtype(src.as_numpy_dtype)
+    # the limits as Python numbers, which compare exactly (NumPy would round an int)
+    dst_min, dst_max, src_min, src_max = (
+        v if isinstance(v, int) else float(v) for v in (dst.min, dst.max, src.min, src.max))
     lo = hi = None
-    if dst.min > src.min:
-        lo = np.asarray(dst.min).astype(src_np)
-        while float(lo) < dst.min:
+    if dst_min > src_min:
+        lo = np.asarray(dst_min).astype(src_np)
+        while float(lo) < dst_min:
             lo = np.nextafter(lo, np.asarray(np.inf, dtype=src_np)) if src.is_floating \
                 else lo + 1
-    if dst.max < src.max:
-        hi = np.asarray(dst.max).astype(src_np)
-        while float(hi) > dst.max:
+    if dst_max < src_max:
+        hi = np.asarray(dst_max).astype(src_np)
+        while float(hi) > dst_max:
             hi = np.nextafter(hi, np.asarray(-np.inf, dtype=src_np)) if src.is_floating \
                 else hi - 1
     return lo, hi

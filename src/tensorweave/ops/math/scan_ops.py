@@ -91,7 +91,7 @@ def _arg(op_type, input, axis, name, dimension, output_type):  # noqa: A002
         if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
             raise TypeError("axis must be int or Tensor with integer datatype")
         axis = np.int64(axis) if not -2**31 <= int(axis) < 2**31 else np.int32(axis)
-    return apply_op(op_type, [input, axis], {"output_type": _dt.as_dtype(output_type)},
+    return apply_op(op_type, [input, axis], {"output_type": output_type},
                     name=name or op_type).outputs[0]
 
 

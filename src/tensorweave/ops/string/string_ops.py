@@ -297,8 +297,7 @@ def string_to_number(string_tensor=None, out_type=_dt.float32, name: Optional[st
         raise ValueError("Cannot specify both 'string_tensor' and 'input'")
     string_tensor = input if string_tensor is None else string_tensor
     return apply_op("StringToNumber", [convert_to_tensor(string_tensor, dtype=_dt.string)],
-                    {"out_type": _dt.as_dtype(out_type)},
-                    name=name or "StringToNumber").outputs[0]
+                    {"out_type": out_type}, name=name or "StringToNumber").outputs[0]
 
 
 # --- AsString -----------------------------------------------------------------------------
