@@ -109,6 +109,14 @@ def test_glorot_uniform_limits(graph, sess):
     assert conv.max() <= climit and conv.max() > 0.9 * climit
 
 
+def test_variance_scaling_family_takes_dtype_none_as_float32(graph):
+    # TF's glorot/variance-scaling initializers read dtype=None as their default
+    for init in (tf.glorot_uniform_initializer(dtype=None),
+                 tf.glorot_normal_initializer(dtype=None),
+                 tf.variance_scaling_initializer(dtype=None)):
+        assert init([2, 2]).dtype == tf.float32
+
+
 def test_glorot_normal(graph, sess):
     x = _run(sess, tf.glorot_normal_initializer(seed=1), [300, 500])
     std = math.sqrt(2.0 / 800)

@@ -159,7 +159,8 @@ class _Normal(Initializer):
         self.mean = mean
         self.stddev = stddev
         self.seed = seed
-        self.dtype = _float_dtype(dtype)
+        # TF's variance-scaling family takes dtype=None for its default, float32
+        self.dtype = _float_dtype(_dt.float32 if dtype is None else dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
         dtype = _float_dtype(dtype) if dtype is not None else self.dtype
@@ -193,7 +194,8 @@ class UniformUnitScaling(Initializer):
     def __init__(self, factor=1.0, seed=None, dtype=_dt.float32):
         self.factor = factor
         self.seed = seed
-        self.dtype = _float_dtype(dtype)
+        # TF's variance-scaling family takes dtype=None for its default, float32
+        self.dtype = _float_dtype(_dt.float32 if dtype is None else dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
         dtype = _float_dtype(dtype) if dtype is not None else self.dtype
@@ -262,7 +264,8 @@ class VarianceScaling(Initializer):
         self.mode = mode
         self.distribution = distribution
         self.seed = seed
-        self.dtype = _float_dtype(dtype)
+        # TF's variance-scaling family takes dtype=None for its default, float32
+        self.dtype = _float_dtype(_dt.float32 if dtype is None else dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
         dtype = _float_dtype(dtype) if dtype is not None else self.dtype
