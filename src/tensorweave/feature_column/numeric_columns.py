@@ -12,10 +12,9 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.ops.array import array_join_ops, array_ops
-from tensorweave.ops.array.constant_op import constant
 from tensorweave.ops.indexing.indexing_gather import one_hot
 from tensorweave.ops.io.parsing_ops import FixedLenFeature
-from tensorweave.ops.math import math_binary, math_ops, reduction_ops
+from tensorweave.ops.math import histogram_ops, math_ops
 
 
 class NumericColumn(DenseColumn, collections.namedtuple(
@@ -195,16 +194,9 @@ class BucketizedColumn(DenseColumn, CategoricalColumn, collections.namedtuple(
 
 def bucketize(values, boundaries: Sequence[float]):
     """The bucket of each of `values` (float32): the number of `boundaries` <= it, so
-    bucket i holds [boundaries[i-1], boundaries[i]) (TF's Bucketize; NaN goes to the
-    last bucket, as there).
-
-    Written as "len(boundaries) minus the boundaries above the value", which is what
-    TF's upper-bound search computes, NaN included.
-    """
-    edges = constant(list(boundaries), dtype=_dt.float32, name="boundaries")
-    above = math_binary.less(array_ops.expand_dims(values, -1), edges)
-    count = reduction_ops.reduce_sum(math_ops.cast(above, _dt.int32), axis=-1)
-    return math_binary.subtract(len(boundaries), count, name="Bucketize")
+    bucket i holds [boundaries[i-1], boundaries[i]) (TF's Bucketize op; NaN goes to the
+    last bucket, as there)."""
+    return histogram_ops.bucketize(values, boundaries)
 
 
 @tf_export("feature_column.bucketized_column")

@@ -58,3 +58,25 @@ def test_unknown_nbins_and_errors(sess):
     with pytest.raises(ValueError):
         tf.histogram_fixed_width(v, [[0.0, 1.0]], nbins=2)
     assert tf.gradients(tf.cast(h, tf.float32), v) == [None]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def test_bucketize_counts_the_boundaries_at_or_below(sess, dtype):
+    values = np.array([[-5, 0, 3, 10, 99], [100, 250, 7, 10, 1]], dtype=dtype)
+    boundaries = [0.0, 10.0, 100.0]
+    out = tf.raw_ops.Bucketize(input=values, boundaries=boundaries)
+    assert out.dtype == tf.int32 and out.shape.as_list() == [2, 5]
+    # by hand: bucket i holds [boundaries[i-1], boundaries[i])
+    want = [[sum(b <= v for b in boundaries) for v in row] for row in values.tolist()]
+    np.testing.assert_array_equal(sess.run(out), want)
+
+
+def test_bucketize_puts_nan_last_and_is_what_bucketized_columns_compute(sess):
+    out = tf.raw_ops.Bucketize(input=np.array([np.nan, -np.inf, np.inf], np.float32),
+                               boundaries=[1.0, 2.0])
+    np.testing.assert_array_equal(sess.run(out), [2, 0, 2])
+    column = tf.feature_column.bucketized_column(
+        tf.feature_column.numeric_column("x"), [0.0, 10.0])
+    dense = tf.feature_column.input_layer({"x": [[-1.0], [5.0], [20.0]]}, [column])
+    assert "Bucketize" in {op.type for op in sess.graph.get_operations()}
+    np.testing.assert_array_equal(sess.run(dense), np.eye(3))

@@ -1,5 +1,7 @@
-"""Histograms with equal-width bins: HistogramFixedWidth (`tf.histogram_fixed_width`)
-and `tf.histogram_fixed_width_bins` (a composition: the bin index of each value).
+"""Binning values: histograms with equal-width bins, HistogramFixedWidth
+(`tf.histogram_fixed_width`) and `tf.histogram_fixed_width_bins` (a composition: the bin
+index of each value); and Bucketize, the bucket of each value among sorted boundaries
+(what a bucketized feature column computes).
 
 Values below value_range[0] count in the first bin, values at or above value_range[1]
 in the last, as in TF.
@@ -128,3 +130,32 @@ def histogram_fixed_width_bins(values, value_range, nbins=100, dtype=_dt.int32,
         indices = math_ops.cast(math_ops.clip_by_value(indices, 0, nbins_float - 1),
                                 _dt.int32)
         return array_ops.reshape(indices, shape)
+
+
+# --- Bucketize ---------------------------------------------------------------------------
+register_op("Bucketize", inputs=["input: T"], outputs=["output: int32"],
+            attrs={"T": TypeAttr(_VALUE_TYPES), "boundaries": []},
+            shape=lambda op: op.inputs[0].shape)
+not_differentiable("Bucketize")
+
+
+@kernel("Bucketize")
+def _bucketize_kernel(ctx, x):
+    # the number of boundaries <= each value (TF's upper bound); NaN sorts after them all
+    boundaries = np.asarray(ctx.attrs["boundaries"], dtype=np.float64)
+    return ctx.xp.searchsorted(boundaries, x.astype(np.float64), side="right") \
+        .astype(np.int32).reshape(x.shape)
+
+
+def bucketize(values, boundaries, name: Optional[str] = None) -> Tensor:
+    """The bucket of each of `values`: the number of `boundaries` (sorted floats) less than
+    or equal to it, so bucket i holds [boundaries[i-1], boundaries[i]).
+
+    Raises:
+      ValueError: boundaries that are not sorted.
+    """
+    boundaries = [float(b) for b in boundaries]
+    if any(b > c for b, c in zip(boundaries, boundaries[1:])):
+        raise ValueError("Expected sorted 'boundaries'")
+    return apply_op("Bucketize", [values], {"boundaries": boundaries},
+                    name=name or "Bucketize").outputs[0]
