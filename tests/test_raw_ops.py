@@ -62,3 +62,10 @@ def test_argument_errors():
     with pytest.raises(AttributeError):
         r.NoSuchOp
     assert "MatMul" in dir(r) and not any(n.startswith("_") for n in dir(r))
+
+
+def test_disable_copy_on_read_leaves_the_variable_as_it_is(sess):
+    v = tf.Variable([1.0, 2.0])
+    sess.run(v.initializer)
+    sess.run(tf.raw_ops.DisableCopyOnRead(resource=v.handle))
+    np.testing.assert_array_equal(sess.run(v), [1.0, 2.0])

@@ -44,6 +44,20 @@ def test_a_saved_model_written_by_tensorflow_loads_and_serves(tmp_path):
     np.testing.assert_array_equal(sizes, expected["sizes"])
 
 
+def test_a_tf2_written_model_parsing_examples_loads_and_serves():
+    # TF 2 writes ParseExampleV2, Bucketize and its own save graph for a TF1 program
+    path = os.path.join(os.path.dirname(TF_MODEL), "parsing_saved_model")
+    expected = np.load(os.path.join(path, "expected.npz"))
+    with tf.Session(graph=tf.Graph()) as sess:
+        meta = tf.saved_model.loader.load(sess, ["serve"], path)
+        signature = meta.signature_def["serving_default"]
+        feed = {signature.inputs["serialized"].name: [expected["example"].tobytes(), b""]}
+        got = sess.run({k: v.name for k, v in signature.outputs.items()}, feed)
+    for key in ("x", "buckets", "y"):
+        np.testing.assert_array_equal(got[key], expected[key])
+        assert got[key].dtype == expected[key].dtype
+
+
 def test_the_other_tag_set_under_an_import_scope(graph, tmp_path):
     with tf.Session() as sess:
         mg = tf.saved_model.load(sess, ["train"], TF_MODEL, import_scope="m")

@@ -46,3 +46,19 @@ def test_segment_errors(sess):
         sess.run(tf.sparse.segment_mean(_DATA, p, [0, 0]), {p: [0]})
     with pytest.raises(tf.errors.InvalidArgumentError, match="out of range"):
         sess.run(tf.sparse.segment_sum(_DATA, [0, 1], p, num_segments=2), {p: [0, 3]})
+
+
+@pytest.mark.parametrize("kind", ["Sum", "Mean", "SqrtN"])
+def test_the_grad_ops_tf_graphs_hold(sess, kind):
+    # output[indices[i]] += grad[segment_ids[i]] / (1, count, sqrt(count)) of its segment
+    grad = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    indices, ids = [0, 2, 2], [0, 0, 1]
+    op = getattr(tf.raw_ops, "SparseSegment%sGrad" % kind)
+    out = op(grad=grad, indices=indices, segment_ids=ids, output_dim0=4)
+    counts = np.bincount(ids).astype(np.float32)
+    scale = {"Sum": np.ones(2), "Mean": counts, "SqrtN": np.sqrt(counts)}[kind]
+    want = np.zeros((4, 2), np.float32)
+    for i, s in zip(indices, ids):
+        want[i] += grad[s] / scale[s]
+    np.testing.assert_allclose(sess.run(out), want, rtol=1e-6)
+

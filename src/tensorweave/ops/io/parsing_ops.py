@@ -442,6 +442,53 @@ def _parse_single_example_kernel(ctx, serialized, *defaults):
     return _parse_batch(ctx, spec, [_scalar_bytes(serialized)], [], defaults, single=True)
 
 
+# --- ParseExampleV2 (what TF 2 writes for tf.io.parse_example): keys as string vectors --
+def _parse_example_v2_shape(op):
+    if op._get_attr("ragged_value_types"):
+        raise NotImplementedError("ParseExampleV2 %s: ragged features are not supported"
+                                  % op.name)
+    serialized = op.inputs[0].shape.with_rank_at_most(1)
+    shapes = _outputs_shapes(op, serialized, single=serialized.ndims == 0)
+    if serialized.ndims == 0:
+        n = len(op._get_attr("sparse_types"))
+        shapes[:n] = [TensorShape([None, 1])] * n
+        shapes[2 * n:3 * n] = [TensorShape([1])] * n
+    return shapes
+
+
+register_op("ParseExampleV2",
+            inputs=["serialized: string", "names: string", "sparse_keys: string",
+                    "dense_keys: string", "ragged_keys: string", "dense_defaults: Tdense"],
+            outputs=["sparse_indices: num_sparse * int64", "sparse_values: sparse_types",
+                     "sparse_shapes: num_sparse * int64", "dense_values: Tdense",
+                     "ragged_values: ragged_value_types",
+                     "ragged_row_splits: ragged_split_types"],
+            attrs={"num_sparse": REQUIRED, "sparse_types": TypeListAttr(),
+                   "Tdense": TypeListAttr(), "ragged_value_types": TypeListAttr(),
+                   "ragged_split_types": TypeListAttr(), "dense_shapes": REQUIRED},
+            shape=_parse_example_v2_shape)
+not_differentiable("ParseExampleV2")
+
+
+@kernel("ParseExampleV2", cheap=False)
+def _parse_example_v2_kernel(ctx, serialized, names, sparse_keys, dense_keys, ragged_keys,
+                             *defaults):
+    a = ctx.attrs
+    if ragged_keys.size:
+        raise errors.UnimplementedError(None, ctx.op, "ragged features are not supported")
+    spec = _Spec(sparse_keys.reshape(-1).tolist(), a["sparse_types"],
+                 dense_keys.reshape(-1).tolist(), a["Tdense"], a["dense_shapes"])
+    names_l = names.reshape(-1).tolist()
+    if serialized.ndim == 0:
+        return _parse_batch(ctx, spec, [_scalar_bytes(serialized)], [], defaults,
+                            single=True)
+    if names_l and len(names_l) != serialized.shape[0]:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "Expected len(names) == len(serialized), but got: %d vs. %d"
+            % (len(names_l), serialized.shape[0]))
+    return _parse_batch(ctx, spec, serialized.tolist(), names_l, defaults, single=False)
+
+
 # --- builders -------------------------------------------------------------------------------
 def _split_features(features):
     """(sparse [(key, dtype)], dense [(key, dtype, shape, default-or-None)]) sorted by key."""

@@ -99,7 +99,7 @@ def _scaled_grad_kernel(kind: str):
         if indices.size and (indices.min() < 0 or indices.max() >= rows):
             raise _su.invalid(ctx, "Index out of range [0, %d)" % rows)
         count = np.bincount(ids, minlength=grad.shape[0]).astype(np.float64)
-        scale = np.maximum(count, 1.0)
+        scale = np.maximum(count, 1.0) if kind != "Sum" else np.ones_like(count)
         if kind == "SqrtN":
             scale = np.sqrt(scale)
         part = grad[ids] / scale[ids].reshape((-1,) + (1,) * (grad.ndim - 1))
@@ -109,7 +109,9 @@ def _scaled_grad_kernel(kind: str):
     return body
 
 
-for _kind in ("Mean", "SqrtN"):
+# (SumGrad is the op TF 2's gradient builds: graphs TF wrote hold it; ours adds a
+# segment sum instead)
+for _kind in ("Sum", "Mean", "SqrtN"):
     register_op("SparseSegment%sGrad" % _kind,
                 inputs=["grad: T", "indices: Tidx", "segment_ids: Tsegmentids",
                         "output_dim0: int32"],

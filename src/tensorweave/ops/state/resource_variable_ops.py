@@ -751,6 +751,20 @@ def resource_count_up_to(resource, limit: int, T, name: Optional[str] = None):
                     name=name or "ResourceCountUpTo").outputs[0]
 
 
+# TF 2's save graphs read variables after this op, which stops its copy-on-read mode;
+# variables here are never copied on read, so it has nothing to do
+register_op("DisableCopyOnRead", inputs=["resource: resource"], shape=_no_outputs,
+            stateful=True)
+
+
+@kernel("DisableCopyOnRead")
+def _disable_copy_on_read_kernel(ctx, handle):
+    return None
+
+
+not_differentiable("DisableCopyOnRead")
+
+
 register_op("DestroyResourceOp", inputs=["resource: resource"],
             attrs={"ignore_lookup_error": True}, shape=_no_outputs, stateful=True)
 
