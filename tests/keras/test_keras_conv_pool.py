@@ -106,8 +106,9 @@ def test_conv_errors_are_keras(graph):
         L.Conv2D(4, 3, padding="foo")
     with pytest.raises(ValueError, match="Invalid value for argument `filters`"):
         L.Conv2D(0, 3)
-    with pytest.raises(NotImplementedError, match="Grouped convolutions"):
-        L.Conv2D(4, 3, groups=2)
+    with pytest.raises(ValueError, match="The number of filters must be evenly divisible by "
+                                         "the number of groups. Received: groups=3, filters=4"):
+        L.Conv2D(4, 3, groups=3)
     with pytest.raises(ValueError, match='Input 0 of layer "conv2d_5" is incompatible with the '
                                          "layer: expected min_ndim=4, found ndim=2"):
         L.Conv2D(4, 3)(tf.placeholder(tf.float32, [None, 3]))

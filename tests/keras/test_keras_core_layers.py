@@ -206,8 +206,8 @@ def test_embedding_looks_up_rows(sess):
     assert uniform.min() >= -0.05 and uniform.max() < 0.05
     with pytest.raises(ValueError, match="Both `input_dim` and `output_dim` should be positive"):
         L.Embedding(0, 2)
-    with pytest.raises(NotImplementedError, match="mask_zero"):
-        L.Embedding(3, 2, mask_zero=True)
+    with pytest.raises(NotImplementedError, match="sparse"):
+        L.Embedding(3, 2, sparse=True)
 
 
 def test_custom_layer_with_add_weight_and_sublayer(sess):

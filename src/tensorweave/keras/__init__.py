@@ -4,17 +4,26 @@ initializers, regularizers, constraints, activations, losses, and the backend (s
 learning phase, helpers).
 
   backend.py, backend_ops.py  tf.keras.backend: configuration, learning phase, session,
-                              per-graph state; tensor helpers and crossentropies
+                              per-graph state; tensor helpers, crossentropies, rnn
+  backend_math.py, backend_nn.py  more of tf.keras.backend: variables from shapes,
+                              updates, math and array helpers, map_fn/foldl/foldr;
+                              convolutions, pooling, padding, resizing, batch norm,
+                              random tensors, focal crossentropies, CTC
   initializers.py, regularizers.py, constraints.py, activations.py, losses.py (the loss
                               functions), loss_classes.py (Loss, MeanSquaredError, ...)
-  serialization.py            configs of those objects and back
-  engine/                     Layer, InputSpec, Node (Keras history), Input, Model,
+  serialization.py            configs of those objects and back; custom objects
+  saving.py                   model configs and JSON, clone_model, layers.serialize,
+                              Lambda configs (functions by name)
+  saving_weights.py, saving_hdf5.py  save_weights/load_weights: TF's object-based
+                              checkpoints; Keras' HDF5 layout (h5py, optional)
+  engine/                     Layer, InputSpec, Node (Keras history), masks, Input, Model,
                               Sequential, summary; the training loop: compile and the
                               loss (compile_utils), fit/evaluate/predict (training_v1,
                               training_arrays), data checks (training_utils)
   layers/                     core, embeddings, convolutional, pooling, normalization,
-                              merge, activation, reshaping
-  models.py                   tf.keras.models (saving and loading are not supported)
+                              merge, activation, reshaping, regularization (noise,
+                              spatial dropout)
+  models.py                   tf.keras.models (whole-model save/load_model raise)
   optimizer_v2.py, optimizers.py  tf.keras.optimizers: the legacy OptimizerV2 classes TF's
                               graph mode uses (SGD, Adam, RMSprop, Adagrad, Adadelta,
                               Adamax, Nadam), and the wrapper of tf.train optimizers
@@ -25,9 +34,9 @@ learning phase, helpers).
   utils.py                    tf.keras.utils: to_categorical, normalize, get_source_inputs
 
 `Model.compile`, `fit`, `evaluate`, `predict` and the `*_on_batch` methods run as TF
-2.15's Keras runs them in graph mode (on NumPy data, in the Keras session); saving
-(`save`, `save_weights`, `load_model`) and the generator loops raise
-NotImplementedError.
+2.15's Keras runs them in graph mode (on NumPy data, in the Keras session), and so do
+`get_config`/`to_json`/`save_weights`/`load_weights`; whole-model files (`save`,
+`load_model`) and the generator loops raise NotImplementedError.
 
 Imported on first access of `tf.keras` (tensorweave.__getattr__), so that `import
 tensorweave` does not pay for it; importing it registers its exports and installs them.
@@ -40,6 +49,7 @@ from tensorweave.keras import (  # noqa: F401
     regularizers)
 from tensorweave.keras import layers, models, optimizers, utils  # noqa: F401
 from tensorweave.keras import callbacks, metrics, metrics_confusion  # noqa: F401
+from tensorweave.keras import backend_math, backend_nn  # noqa: F401
 from tensorweave.keras.engine.input_layer import Input  # noqa: F401
 from tensorweave.keras.engine.sequential import Sequential  # noqa: F401
 from tensorweave.keras.engine.training import Model  # noqa: F401

@@ -1,6 +1,7 @@
 """`tf.keras.activations`: the activation functions (built from tensorweave's nn and
-math ops) and `get`/`serialize`/`deserialize` by name. `softmax` and `sigmoid` remember
-their input, which the crossentropies then use as logits (TF's `_keras_logits`)."""
+math ops) and `get`/`serialize`/`deserialize` by name ('gelu' by name only: TF's v1 API
+does not export it). `softmax` and `sigmoid` remember their input, which the
+crossentropies then use as logits (TF's `_keras_logits`)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -71,6 +72,31 @@ def mish(x):
     return x * tf.math.tanh(tf.math.softplus(x))
 
 
+def _gelu(x, approximate: bool = False):
+    """The Gaussian error linear unit (Hendrycks & Gimpel 2016): `x * P(X <= x)` for a
+    standard normal X, `0.5 * x * (1 + erf(x / sqrt(2)))`; with `approximate`, the tanh
+    approximation `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))`.
+
+    Raises:
+      ValueError: `x` is not floating-point.
+    """
+    with tf.name_scope(None, "Gelu", [x]):
+        x = tf.convert_to_tensor(x, name="features")
+        if not x.dtype.is_floating:
+            raise ValueError("`features.dtype` must be a floating point tensor."
+                             "Received:features.dtype=%s" % (x.dtype,))
+        if approximate:
+            coeff = tf.cast(0.044715, x.dtype)
+            return 0.5 * x * (1.0 + tf.tanh(0.7978845608028654 *
+                                            (x + coeff * tf.pow(x, 3))))
+        return 0.5 * x * (1.0 + tf.math.erf(x / tf.cast(1.4142135623730951, x.dtype)))
+
+
+# named 'gelu' (for get and serialize) but not a module attribute: TF's v1 API has no
+# tf.keras.activations.gelu
+_gelu.__name__ = _gelu.__qualname__ = "gelu"
+
+
 @tf_export("keras.activations.tanh")
 def tanh(x):
     """The hyperbolic tangent."""
@@ -104,7 +130,7 @@ def linear(x):
 
 
 _ALL_OBJECTS = {f.__name__: f for f in (relu, softmax, elu, selu, softplus, softsign, swish,
-                                        mish, tanh, sigmoid, exponential, hard_sigmoid,
+                                        mish, _gelu, tanh, sigmoid, exponential, hard_sigmoid,
                                         linear)}
 
 

@@ -365,16 +365,19 @@ def constant(value, dtype=None, shape=None, name: Optional[str] = None):
 @tf_export("keras.backend.placeholder")
 def placeholder(shape=None, ndim: Optional[int] = None, dtype=None, sparse: bool = False,
                 name: Optional[str] = None, ragged: bool = False):
-    """A placeholder of `shape` (or of rank `ndim`), dtype default floatx().
+    """A placeholder of `shape` (or of rank `ndim`), dtype default floatx(); with
+    `sparse`, a sparse placeholder (fed a SparseTensorValue).
 
     Raises:
-      NotImplementedError: sparse or ragged placeholders.
+      NotImplementedError: ragged placeholders.
     """
-    if sparse or ragged:
-        raise NotImplementedError("tf.keras.backend.placeholder: sparse and ragged "
-                                  "placeholders are not supported by tensorweave")
+    if ragged:
+        raise NotImplementedError("tf.keras.backend.placeholder: ragged placeholders are "
+                                  "not supported by tensorweave")
     if not shape and ndim:
         shape = (None,) * ndim
+    if sparse:
+        return tf.sparse_placeholder(dtype or floatx(), shape=shape, name=name)
     return tf.placeholder(dtype or floatx(), shape=shape, name=name)
 
 

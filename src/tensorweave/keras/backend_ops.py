@@ -539,3 +539,224 @@ def binary_crossentropy(target, output, from_logits: bool = False):
     bce += (1 - target) * tf.math.log(1 - output + backend.epsilon())
     return -bce
 
+
+
+# --- recurrence ----------------------------------------------------------------------------
+def _swap_batch_timestep(x):
+    axes = list(range(x.shape.ndims))
+    axes[0], axes[1] = 1, 0
+    return tf.transpose(x, axes)
+
+
+def _expand_mask(mask_t, like, fixed_dim: int = 1):
+    """`mask_t` (bool) tiled to the shape of `like`, whose first `fixed_dim` axes it
+    already has: the mask of every element of a step's output or state."""
+    if tf.nest.is_nested(mask_t) or tf.nest.is_nested(like):
+        raise ValueError("mask_t and input_t are expected to be tensors, got %s and %s"
+                         % (mask_t, like))
+    for _ in range(like.shape.ndims - mask_t.shape.ndims):
+        mask_t = tf.expand_dims(mask_t, -1)
+    multiples = [1] * fixed_dim + like.shape.as_list()[fixed_dim:]
+    return tf.tile(mask_t, multiples)
+
+
+@_export
+def rnn(step_function, inputs, initial_states, go_backwards: bool = False, mask=None,
+        constants=None, unroll: bool = False, input_length=None, time_major: bool = False,
+        zero_output_for_mask: bool = False, return_all_outputs: bool = True):
+    """Iterates `step_function(input_t, states + constants) -> (output_t, new_states)`
+    over the time axis of `inputs`, as TF 2.15's Keras does in graph mode: a
+    `tf.while_loop` over TensorArrays, or a Python loop when `unroll`.
+
+    Args:
+      step_function: the step, called on one time step of `inputs` (the nest of them)
+        and the tuple of states followed by `constants`.
+      inputs: a tensor (or nest of tensors) of shape (batch, time, ...) (time first with
+        `time_major`), rank 3 at least.
+      initial_states: the states at the first step (a list of tensors).
+      go_backwards: iterate from the last time step; the outputs are then in that order.
+      mask: bool (batch, time) or (batch, time, 1): where it is False, the step's
+        states are not updated and its output is the previous output (zeros with
+        `zero_output_for_mask`).
+      constants: tensors passed to every step after the states.
+      unroll: build one copy of the step per time step (the time axis must be known).
+      input_length: with no mask, a (batch,) tensor of lengths: later steps keep the
+        states and output zeros.
+      time_major: `inputs` and the outputs are (time, batch, ...).
+      zero_output_for_mask: masked steps output zeros instead of the previous output.
+      return_all_outputs: accepted; graph mode always returns every output (as TF's).
+
+    Returns:
+      (last_output, outputs, new_states): the last step's output, the outputs of all
+      steps stacked on the time axis, and the final states (a list or tuple).
+
+    Raises:
+      ValueError: inputs of rank below 3, or `unroll` with an unknown number of steps.
+    """
+    del return_all_outputs  # TF 2.15 ignores it outside TF 2 behaviour
+    if not time_major:
+        inputs = tf.nest.map_structure(_swap_batch_timestep, inputs)
+    flat_inputs = tf.nest.flatten(inputs)
+    time_steps = flat_inputs[0].shape[0]
+    time_steps = time_steps.value if hasattr(time_steps, "value") else time_steps
+    batch = flat_inputs[0].shape[1]
+    batch = batch.value if hasattr(batch, "value") else batch
+    for x in flat_inputs:
+        x.shape.with_rank_at_least(3)
+    if mask is not None:
+        if mask.dtype != tf.bool:
+            mask = tf.cast(mask, tf.bool)
+        if mask.shape.ndims == 2:
+            mask = tf.expand_dims(mask, -1)
+        if not time_major:
+            mask = _swap_batch_timestep(mask)
+    constants = tuple(constants or ())
+    if unroll:
+        if not time_steps:
+            raise ValueError("Unrolling requires a fixed number of timesteps.")
+        last_output, outputs, new_states = _rnn_unrolled(
+            step_function, inputs, tuple(initial_states), go_backwards, mask, constants,
+            time_steps, zero_output_for_mask)
+    else:
+        last_output, outputs, new_states = _rnn_loop(
+            step_function, inputs, tuple(initial_states), go_backwards, mask, constants,
+            input_length, zero_output_for_mask)
+
+    def set_time_and_batch(x):
+        if isinstance(x, tf.Tensor):
+            shape = x.shape.as_list()
+            shape[0], shape[1] = time_steps, batch
+            x.set_shape(shape)
+        return x
+
+    outputs = tf.nest.map_structure(set_time_and_batch, outputs)
+    if not time_major:
+        outputs = tf.nest.map_structure(_swap_batch_timestep, outputs)
+    return last_output, outputs, new_states
+
+
+def _rnn_unrolled(step_function, inputs, states, go_backwards, mask, constants,
+                  time_steps, zero_output_for_mask):
+    """`rnn` as a Python loop over the (time-major) steps."""
+    def steps_of(x):
+        steps = tf.unstack(x)
+        return steps[::-1] if go_backwards else steps
+
+    per_input = [steps_of(x) for x in tf.nest.flatten(inputs)]
+    mask_steps = steps_of(mask) if mask is not None else None
+    outputs, last_states = [], states
+    for i in range(time_steps):
+        step_input = tf.nest.pack_sequence_as(inputs, [steps[i] for steps in per_input])
+        output, new_states = step_function(step_input, tuple(states) + constants)
+        if mask_steps is not None:
+            mask_t = mask_steps[i]
+            prev_output = outputs[-1] if outputs else tf.zeros_like(output)
+            output = tf.where_v2(_expand_mask(mask_t, output), output, prev_output)
+            flat_states = tf.nest.flatten(states)
+            kept = tuple(tf.where_v2(_expand_mask(mask_t, s), new, s)
+                         for s, new in zip(flat_states, tf.nest.flatten(new_states)))
+            new_states = tf.nest.pack_sequence_as(states, kept)
+        states = last_states = new_states
+        outputs.append(output)
+    last_output = outputs[-1]
+    outputs = tf.stack(outputs)
+    if mask_steps is not None and zero_output_for_mask:
+        last_output = tf.where_v2(_expand_mask(mask_steps[-1], last_output), last_output,
+                                  tf.zeros_like(last_output))
+        outputs = tf.where_v2(_expand_mask(mask, outputs, fixed_dim=2), outputs,
+                              tf.zeros_like(outputs))
+    return last_output, outputs, last_states
+
+
+def _rnn_loop(step_function, inputs, initial_states, go_backwards, mask, constants,
+              input_length, zero_output_for_mask):
+    """`rnn` as a `tf.while_loop` reading the (time-major) steps from TensorArrays and
+    writing the outputs to others."""
+    flat_inputs = tf.nest.flatten(inputs)
+    time_steps_t = tf.shape(flat_inputs[0])[0]
+    input_ta = tuple(
+        tf.TensorArray(dtype=x.dtype, size=time_steps_t, tensor_array_name="input_ta_%d" % i)
+        .unstack(tf.reverse(x, [0]) if go_backwards else x)
+        for i, x in enumerate(flat_inputs))
+    # the first step, built outside the loop, gives the outputs' structure and dtypes
+    input_time_zero = tf.nest.pack_sequence_as(inputs, [x[0] for x in flat_inputs])
+    output_time_zero, _ = step_function(input_time_zero, initial_states + constants)
+    flat_output_zero = tf.nest.flatten(output_time_zero)
+    output_ta = tuple(
+        tf.TensorArray(dtype=o.dtype, size=time_steps_t, element_shape=o.shape,
+                       tensor_array_name="output_ta_%d" % i)
+        for i, o in enumerate(flat_output_zero))
+    time = tf.constant(0, dtype="int32", name="time")
+    loop_kwargs = dict(cond=lambda time, *_: time < time_steps_t, parallel_iterations=32,
+                       swap_memory=True)
+
+    def read_step(time):
+        return tf.nest.pack_sequence_as(inputs, [ta.read(time) for ta in input_ta])
+
+    def call_step(time, states):
+        output, new_states = step_function(read_step(time), tuple(states) + constants)
+        flat_states = tf.nest.flatten(states)
+        flat_new_states = tf.nest.flatten(new_states)
+        for state, new_state in zip(flat_states, flat_new_states):
+            if isinstance(new_state, tf.Tensor):
+                new_state.set_shape(state.shape)
+        return tf.nest.flatten(output), flat_states, flat_new_states, new_states
+
+    masking_fn = _rnn_masking_fn(mask, input_length, go_backwards, time_steps_t)
+    if masking_fn is None:
+        def step(time, output_ta_t, *states):
+            flat_output, _, flat_new_states, _ = call_step(time, states)
+            output_ta_t = tuple(ta.write(time, o) for ta, o in zip(output_ta_t, flat_output))
+            new_states = tf.nest.pack_sequence_as(initial_states, flat_new_states)
+            return (time + 1, output_ta_t) + tuple(new_states)
+
+        final = tf.while_loop(body=step, loop_vars=(time, output_ta) + initial_states,
+                              **loop_kwargs)
+        new_states = final[2:]
+    else:
+        zero_output = tuple(tf.zeros_like(o) for o in flat_output_zero)
+
+        def masked(mask_t, flat_new, flat_old):
+            if mask is not None:  # (batch, 1, ...) from the mask: tiled, broadcast
+                return tuple(tf.where_v2(_expand_mask(mask_t, n, mask_t.shape.ndims), n, o)
+                             for n, o in zip(flat_new, flat_old))
+            # (batch,) from input_length: TF1's where picks whole rows
+            return tuple(tf.where(mask_t, n, o) for n, o in zip(flat_new, flat_old))
+
+        def step(time, output_ta_t, prev_output, *states):
+            mask_t = masking_fn(time)
+            flat_output, flat_states, flat_new_states, new_states = call_step(time, states)
+            flat_output = masked(mask_t, flat_output,
+                                 zero_output if zero_output_for_mask else prev_output)
+            new_states = tf.nest.pack_sequence_as(
+                new_states, masked(mask_t, flat_new_states, flat_states))
+            output_ta_t = tuple(ta.write(time, o) for ta, o in zip(output_ta_t, flat_output))
+            return (time + 1, output_ta_t, tuple(flat_output)) + tuple(new_states)
+
+        final = tf.while_loop(body=step,
+                              loop_vars=(time, output_ta, zero_output) + initial_states,
+                              **loop_kwargs)
+        new_states = final[3:]
+    outputs = tuple(ta.stack() for ta in final[1])
+    last_output = tuple(o[-1] for o in outputs)
+    outputs = tf.nest.pack_sequence_as(output_time_zero, outputs)
+    last_output = tf.nest.pack_sequence_as(output_time_zero, last_output)
+    return last_output, outputs, new_states
+
+
+def _rnn_masking_fn(mask, input_length, go_backwards, time_steps_t):
+    """time -> the step's mask: read from the (time-major) `mask`, or computed from the
+    `input_length` tensor; None when neither."""
+    if mask is not None:
+        if go_backwards:
+            mask = tf.reverse(mask, [0])
+        mask_ta = tf.TensorArray(dtype=tf.bool, size=time_steps_t,
+                                 tensor_array_name="mask_ta").unstack(mask)
+        return mask_ta.read
+    if isinstance(input_length, tf.Tensor):
+        if go_backwards:
+            rev_input_length = tf.subtract(tf.reduce_max(input_length, axis=0) - 1,
+                                           input_length)
+            return lambda time: tf.less(rev_input_length, time)
+        return lambda time: tf.greater(input_length, time)
+    return None

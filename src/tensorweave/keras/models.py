@@ -1,24 +1,22 @@
-"""`tf.keras.models`: Model and Sequential (exported from the engine); the saving and
-loading functions of this namespace are not supported."""
+"""`tf.keras.models`: Model and Sequential (exported from the engine); configs, JSON and
+`clone_model` are in keras/saving.py; `save_model` and `load_model` (whole models, as a
+SavedModel or an HDF5 file) are not supported."""
 from __future__ import annotations
 
 from tensorweave.framework.api_export import tf_export
+from tensorweave.keras import saving  # noqa: F401  (exports model_from_json, clone_model)
+from tensorweave.keras import saving_weights
 
 
-def _unsupported(name: str):
-    def raise_unsupported(*args, **kwargs):
-        raise NotImplementedError(
-            "tf.keras.models.%s is not supported by tensorweave (no Keras model saving or "
-            "serialization): save and restore the variables with tf.train.Saver("
-            "model.variables), and rebuild the model in code" % name)
-    raise_unsupported.__name__ = name
-    raise_unsupported.__doc__ = "Not supported: raises NotImplementedError."
-    return tf_export("keras.models." + name)(raise_unsupported)
+@tf_export("keras.models.save_model")
+def save_model(model, filepath, overwrite: bool = True, include_optimizer: bool = True,
+               save_format=None, signatures=None, options=None, save_traces: bool = True):
+    """Not supported: raises NotImplementedError (see `Model.save`)."""
+    saving_weights.save_model(model, filepath)
 
 
-load_model = _unsupported("load_model")
-save_model = _unsupported("save_model")
-model_from_config = _unsupported("model_from_config")
-model_from_json = _unsupported("model_from_json")
-model_from_yaml = _unsupported("model_from_yaml")
-clone_model = _unsupported("clone_model")
+@tf_export("keras.models.load_model")
+def load_model(filepath, custom_objects=None, compile: bool = True,  # noqa: A002
+               options=None, safe_mode: bool = True):
+    """Not supported: raises NotImplementedError (see `Model.save`)."""
+    saving_weights.load_model(filepath)

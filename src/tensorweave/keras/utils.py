@@ -1,5 +1,6 @@
 """`tf.keras.utils`: the NumPy helpers TF1-era input code uses (`to_categorical`,
-`normalize`); the rest of the namespace (plotting, data generators) is not provided."""
+`normalize`), and the custom objects of deserialization (serialization.py); the rest of
+the namespace (plotting, data generators) is not provided."""
 from __future__ import annotations
 
 from typing import Optional
@@ -7,9 +8,15 @@ from typing import Optional
 import numpy as np
 
 from tensorweave.framework.api_export import export, tf_export
+from tensorweave.keras import serialization
 from tensorweave.keras.engine.functional import get_source_inputs
 
 export(get_source_inputs, "keras.utils.get_source_inputs")
+export(serialization.CustomObjectScope, "keras.utils.CustomObjectScope",
+       "keras.utils.custom_object_scope")
+for _name in ("get_custom_objects", "register_keras_serializable", "get_registered_name",
+              "get_registered_object"):
+    export(getattr(serialization, _name), "keras.utils." + _name)
 
 
 @tf_export("keras.utils.to_categorical")

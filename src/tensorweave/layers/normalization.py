@@ -274,6 +274,11 @@ class BatchNormalization(Layer):
         return smart_cond(training, lambda: self._assign_moving_average(variable, value),
                           lambda: identity(variable))
 
+    def _batch_moments(self, x, axes, keep_dims: bool):
+        """The batch's mean and variance over `axes` (Keras' layer weights them by its
+        mask)."""
+        return moments(x, axes, keep_dims=keep_dims)
+
     def call(self, inputs, training=False):
         """`training`: a Python bool or a scalar bool tensor."""
         training_value = constant_bool(training)
@@ -317,7 +322,7 @@ class BatchNormalization(Layer):
                                       lambda: array_fill_ops.zeros_like(adj_bias))
                 scale, offset = _compose_transforms(adj_scale, adj_bias, scale, offset)
             keep_dims = self.virtual_batch_size is not None or len(axes) > 1
-            batch_mean, batch_variance = moments(x, reduction, keep_dims=keep_dims)
+            batch_mean, batch_variance = self._batch_moments(x, reduction, keep_dims)
             new_mean, new_variance = batch_mean, batch_variance
             if self.virtual_batch_size is not None:
                 # one update from the virtual batches' mean moments (TF's shortcut for

@@ -28,3 +28,28 @@ def test_integer_and_bool_rules_stay(graph):
         tf.constant([1.5], tf.int32)
     with pytest.raises(TypeError, match="Expected bool, but got 1 of type 'int'."):
         tf.constant([1], tf.bool)
+
+
+def test_placeholder_with_default_converts_its_input_in_its_own_scope(sess):
+    # TF 2.15's names: the converted input is '<op>/input', so later constants keep
+    # their names ('Const', not 'Const_1')
+    tf.placeholder(tf.float32, [None, 3], name="x")
+    p = tf.placeholder_with_default(False, shape=(), name="foo")
+    q = tf.placeholder_with_default([1.0, 2.0], shape=[None])
+    with tf.name_scope("ns"):
+        r = tf.placeholder_with_default(np.zeros((2, 3), np.float32), [None, 3])
+    t = tf.placeholder_with_default(tf.constant(5, name="five"), [])
+    tf.constant(1.0)
+    assert [(op.name, op.type) for op in tf.get_default_graph().get_operations()] == [
+        ("x", "Placeholder"), ("foo/input", "Const"), ("foo", "PlaceholderWithDefault"),
+        ("PlaceholderWithDefault/input", "Const"),
+        ("PlaceholderWithDefault", "PlaceholderWithDefault"),
+        ("ns/PlaceholderWithDefault/input", "Const"),
+        ("ns/PlaceholderWithDefault", "PlaceholderWithDefault"), ("five", "Const"),
+        ("PlaceholderWithDefault_1", "PlaceholderWithDefault"), ("Const", "Const")]
+    assert q.shape.as_list() == [None] and r.shape.as_list() == [None, 3]
+    pv, qv, tv = sess.run([p, q, t], {q: [3.0]})
+    assert not pv and qv.tolist() == [3.0] and tv == 5
+    with pytest.raises(ValueError, match=r"Dimension 0 in both shapes must be equal, but are "
+                                         r"2 and 3. Shapes are \[2\] and \[3\]."):
+        tf.placeholder_with_default([1.0, 2.0], shape=[3], name="bad")

@@ -12,7 +12,11 @@ graph mode (which differ from `tf.layers.Layer`'s):
 * `training` not given to a call comes from the enclosing layer call (a Model's);
   layers that need one and get None use `backend.learning_phase()`;
 * a call on Keras tensors (from `Input`) records a Node (node.py), which functional
-  Models are made of.
+  Models are made of;
+* masks flow as TF's: the inputs' `_keras_mask` is passed to `call(mask=)` when it
+  takes one, and the outputs get `compute_mask`'s (masking.py);
+* a functional model's `add_loss` of a tensor computed from its inputs becomes layers
+  of the model (add_loss.py), so that calling the model again adds the loss again.
 
 It derives from tf.layers' Layer so that the Keras layers can reuse the tf.layers
 layers' `build`/`call` (`class Dense(tf_layers.Dense, keras.Layer)`): this class sits
@@ -29,6 +33,7 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.keras import backend, constraints, initializers, regularizers
 from tensorweave.keras.engine import base_layer_utils as utils
 from tensorweave.keras.engine import input_spec as input_spec_lib
+from tensorweave.keras.engine import masking
 from tensorweave.keras.engine import node as node_module
 from tensorweave.keras.engine.base_layer_utils import call_context
 from tensorweave.layers import base as layers_base
@@ -135,7 +140,8 @@ class Layer(layers_base.Layer):
 
     def _flatten_children(self) -> list:
         """The direct sublayers: layers held by attributes (also in lists, tuples and
-        dicts), in the order the attributes were first set."""
+        dicts, a dict's by sorted key as `nest.flatten` orders them, as TF), in the
+        order the attributes were first set."""
         found, seen = [], {id(self)}
 
         def visit(value):
@@ -147,8 +153,12 @@ class Layer(layers_base.Layer):
                 for v in value:
                     visit(v)
             elif isinstance(value, dict):
-                for v in value.values():
-                    visit(v)
+                try:
+                    keys = sorted(value)
+                except TypeError:  # keys of mixed types: as they come
+                    keys = list(value)
+                for key in keys:
+                    visit(value[key])
 
         for key, value in self.__dict__.items():
             if key not in self._NON_CHILD_ATTRS:
@@ -193,6 +203,11 @@ class Layer(layers_base.Layer):
     @property
     def dynamic(self) -> bool:
         return False
+
+    @property
+    def compute_dtype(self):
+        """The dtype of the layer's computations: its dtype (no mixed precision)."""
+        return self.dtype
 
     @property
     def input_spec(self):
@@ -279,9 +294,20 @@ class Layer(layers_base.Layer):
                                   "compute_output_shape method on your layer (%s)."
                                   % type(self).__name__)
 
+    @_default
     def compute_mask(self, inputs, mask=None):
-        """The output mask: None (tensorweave's Keras layers do not propagate masks)."""
-        return None
+        """The output mask for `inputs` with input mask `mask`: `mask` itself when the
+        layer supports masking, else None.
+
+        Raises:
+          TypeError: a mask for a layer that does not support masking.
+        """
+        if not self.supports_masking:
+            if any(m is not None for m in tf.nest.flatten(mask)):
+                raise TypeError("Layer " + self.name + " does not support masking, but was "
+                                "passed an input_mask: " + str(mask))
+            return None
+        return mask
 
     def get_config(self) -> dict:
         """{'name', 'trainable', 'dtype'} (and 'batch_input_shape' when given); layers
@@ -376,6 +402,8 @@ class Layer(layers_base.Layer):
     def add_loss(self, losses, inputs=None) -> None:
         """Adds loss tensors (or zero-argument callables, evaluated at each `losses`
         access) to the layer; they are not put in REGULARIZATION_LOSSES (as TF's Keras).
+        A functional model's loss tensor added outside a call becomes layers of the
+        model (add_loss.py), computed again when the model is called on new inputs.
 
         Args:
           losses: a loss, a callable, or a list of them.
@@ -389,6 +417,10 @@ class Layer(layers_base.Layer):
                 continue
             if not isinstance(loss, tf.Tensor):
                 loss = tf.convert_to_tensor(loss, dtype=backend.floatx())
+            if getattr(self, "_is_graph_network", False) and not call_context().in_call:
+                from tensorweave.keras.engine.add_loss import graph_network_add_loss
+                graph_network_add_loss(self, loss)
+                continue
             self._losses.append(loss)
             if inputs is not None:
                 self._conditional_losses.add(id(loss))
@@ -452,12 +484,26 @@ class Layer(layers_base.Layer):
             names = [p.name for p in params
                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
             var_kw = any(p.kind == p.VAR_KEYWORD for p in params)
-            self._call_spec = (names, "training" in names or var_kw)
+            self._call_spec = (names, "training" in names or var_kw, "mask" in names or var_kw)
         return self._call_spec
 
     @property
     def _expects_training_arg(self) -> bool:
         return self._get_call_spec()[1]
+
+    @property
+    def _expects_mask_arg(self) -> bool:
+        return self._get_call_spec()[2]
+
+    def _mask_passed(self, args, kwargs):
+        """(whether `mask` was given to the call, its value)."""
+        if "mask" in kwargs:
+            return True, kwargs["mask"]
+        names = self._get_call_spec()[0]
+        position = names.index("mask") - 1 if "mask" in names[1:] else None
+        if position is not None and len(args) > position:
+            return True, args[position]
+        return False, None
 
     def _training_position(self) -> Optional[int]:
         """The index of `training` in a call's positional arguments after the inputs."""
@@ -517,6 +563,13 @@ class Layer(layers_base.Layer):
                     else bool(training)
                 args, kwargs = self._set_training(training, args, kwargs)
                 by_framework = True
+        mask_given, input_masks = self._mask_passed(args, kwargs)
+        mask_by_framework = False
+        if not mask_given:
+            input_masks = masking.input_masks(inputs)
+            if self._expects_mask_arg and input_masks is not None:
+                kwargs["mask"] = input_masks
+                mask_by_framework = True
         if node_module.needs_keras_history(inputs):
             node_module.create_keras_history(inputs)
         context = call_context()
@@ -533,9 +586,12 @@ class Layer(layers_base.Layer):
                     if by_framework:
                         args, kwargs = self._set_training(None, args, kwargs,
                                                           pop_if_none=True)
+                    if mask_by_framework:
+                        kwargs.pop("mask")
                     outputs = self._set_connectivity_metadata((inputs,) + tuple(args),
                                                               kwargs, outputs)
                 self._handle_activity_regularization(inputs, outputs)
+                masking.set_output_masks(self, inputs, outputs, input_masks)
         finally:
             context.frames.pop()
         return outputs
@@ -654,7 +710,8 @@ class Layer(layers_base.Layer):
         shapes = set(str(node.input_shapes) for node in self._inbound_nodes)
         if len(shapes) == 1:
             return self._inbound_nodes[0].input_shapes
-        raise AttributeError('The layer "%s" has multiple inbound nodes, with different input '
+        # sic: TF's message has no closing quote after the name
+        raise AttributeError('The layer "%s has multiple inbound nodes, with different input '
                              'shapes. Hence the notion of "input shape" is ill-defined for the '
                              "layer. Use `get_input_shape_at(node_index)` instead." % self.name)
 
@@ -675,3 +732,43 @@ class Layer(layers_base.Layer):
                              'output shapes. Hence the notion of "output shape" is ill-defined '
                              "for the layer. Use `get_output_shape_at(node_index)` instead."
                              % self.name)
+
+    def get_input_mask_at(self, node_index: int):
+        """The mask(s) of the inputs of the layer's `node_index`-th call on Keras
+        tensors."""
+        inputs = self.get_input_at(node_index)
+        if isinstance(inputs, list):
+            return [masking.get_mask(x) for x in inputs]
+        return masking.get_mask(inputs)
+
+    def get_output_mask_at(self, node_index: int):
+        """The mask(s) of the outputs of the layer's `node_index`-th call on Keras
+        tensors."""
+        outputs = self.get_output_at(node_index)
+        if isinstance(outputs, list):
+            return [masking.get_mask(x) for x in outputs]
+        return masking.get_mask(outputs)
+
+    @property
+    def input_mask(self):
+        """The mask(s) of `input` (None where a tensor has none).
+
+        Raises:
+          AttributeError: the layer was never called on Keras tensors.
+        """
+        inputs = self.input
+        if isinstance(inputs, list):
+            return [masking.get_mask(x) for x in inputs]
+        return masking.get_mask(inputs)
+
+    @property
+    def output_mask(self):
+        """The mask(s) of `output` (None where a tensor has none).
+
+        Raises:
+          AttributeError: the layer was never called on Keras tensors.
+        """
+        outputs = self.output
+        if isinstance(outputs, list):
+            return [masking.get_mask(x) for x in outputs]
+        return masking.get_mask(outputs)

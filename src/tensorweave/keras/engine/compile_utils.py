@@ -6,6 +6,8 @@ the total loss.
 * a loss given as a name or function is wrapped in a LossFunctionWrapper with the
   'sum_over_batch_size' reduction: the per-example losses times the sample weights,
   summed, over their number; an output without a loss gets no target;
+* an output with a Keras mask (`_keras_mask`) counts only its unmasked entries: the mask
+  weights the loss (a mean is over the valid entries) and the metrics;
 * the total loss is the sum of `loss_weight * output loss` plus the model's own losses
   (add_loss, regularizers); with several outputs each output's loss is also reported
   as '<output>_loss' (the mean over batches of the batch losses);
@@ -23,6 +25,7 @@ import logging
 import tensorweave as tf
 from tensorweave.keras import backend, loss_classes, losses
 from tensorweave.keras import metrics as metrics_module
+from tensorweave.keras.engine import masking
 from tensorweave.keras.engine.training_utils import check_for_unexpected_keys
 
 _LOG = logging.getLogger("tensorweave")
@@ -341,13 +344,48 @@ def _reduce(weighted, reduction: str):
     return tf.math.divide_no_nan(total, tf.cast(tf.size(weighted), total.dtype), name="value")
 
 
+def _apply_valid_mask(losses, sample_weight, mask, reduction: str):
+    """The weights of the per-example `losses` under the output's `mask`: zero where it
+    is False, and for a mean scaled by total / valid entries, so that the mean is over
+    the valid ones (Keras' `apply_valid_mask`)."""
+    if mask is None:
+        return sample_weight
+    mask = tf.cast(mask, losses.dtype)
+    if reduction in ("auto", "sum_over_batch_size"):
+        mask *= tf.cast(tf.size(mask), losses.dtype) / tf.reduce_sum(mask)
+    if sample_weight is None:
+        return mask
+    weight = tf.cast(sample_weight, mask.dtype)
+    mask, _, weight = metrics_module.squeeze_or_expand_dimensions(mask, sample_weight=weight)
+    return weight * mask
+
+
+def _mask_and_weight(endpoint: Endpoint, sample_weight):
+    """(the output's Keras mask as its dtype, or None; the sample weights, the mask when
+    there are none)."""
+    mask = masking.get_mask(endpoint.output)
+    if mask is None:
+        return None, sample_weight
+    mask = tf.cast(mask, endpoint.output.dtype)
+    if sample_weight is None:
+        return mask, mask
+    mask, _, sample_weight = metrics_module.squeeze_or_expand_dimensions(
+        mask, sample_weight=sample_weight)
+    return mask, sample_weight
+
+
 def output_loss(endpoint: Endpoint, sample_weight):
-    """The loss of one output (before its loss weight)."""
+    """The loss of one output (before its loss weight); a masked output's loss is over
+    its unmasked entries, as TF's."""
     loss_fn, y_true, y_pred = endpoint.loss_fn, endpoint.target, endpoint.output
+    mask, sample_weight = _mask_and_weight(endpoint, sample_weight)
     if isinstance(loss_fn, loss_classes.Loss):
-        weighted = _weighted_losses(loss_fn.call(y_true, y_pred), sample_weight)
+        per_sample = loss_fn.call(y_true, y_pred)
         reduction = loss_fn.reduction
-        return _reduce(weighted, "sum_over_batch_size" if reduction == "auto" else reduction)
+        reduction = "sum_over_batch_size" if reduction == "auto" else reduction
+        sample_weight = _apply_valid_mask(tf.convert_to_tensor(per_sample), sample_weight,
+                                          mask, reduction)
+        return _reduce(_weighted_losses(per_sample, sample_weight), reduction)
     return loss_fn(y_true, y_pred, sample_weight=sample_weight)
 
 
@@ -397,6 +435,9 @@ def metric_results(endpoints, sample_weights=None, weighted: bool = False) -> di
                 continue
             table = endpoint.weighted_metrics if weighted else endpoint.metrics
             weight = sample_weights[i] if weighted and sample_weights else None
+            mask, weight = _mask_and_weight(endpoint, weight)
+            if mask is not None and weight is not mask:
+                weight = tf.cast(weight, mask.dtype) * mask  # the mask weights metrics too
             for name, metric in table.items():
                 with tf.name_scope(name):
                     results[id(metric)] = metric(endpoint.target, endpoint.output,

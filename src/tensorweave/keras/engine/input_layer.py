@@ -22,14 +22,15 @@ class InputLayer(base_layer.Layer):
       batch_size: the static batch size, or None.
       dtype: the dtype (default floatx(), or the input tensor's).
       input_tensor: an existing tensor to use instead of a new placeholder.
-      sparse, ragged, type_spec: not supported (NotImplementedError when set).
+      sparse: a SparseTensor placeholder (`tf.sparse_placeholder`).
+      ragged, type_spec: not supported (NotImplementedError when set).
       name: the layer's name ('input_<n>' when None).
       batch_input_shape: the shape with the batch dimension (instead of input_shape).
 
     Raises:
       ValueError: both input_shape and batch_input_shape, unknown keyword arguments, or
         an input tensor of another dtype than `dtype`.
-      NotImplementedError: sparse, ragged or type_spec inputs.
+      NotImplementedError: ragged or type_spec inputs.
     """
 
     def __init__(self, input_shape=None, batch_size: Optional[int] = None, dtype=None,
@@ -45,9 +46,9 @@ class InputLayer(base_layer.Layer):
                 input_shape = batch_input_shape[1:]
         if kwargs:
             raise ValueError("Unrecognized keyword arguments: %s" % list(kwargs.keys()))
-        if sparse or ragged or type_spec is not None:
-            raise NotImplementedError("tf.keras.Input: sparse, ragged and type_spec inputs are "
-                                      "not supported by tensorweave")
+        if ragged or type_spec is not None:
+            raise NotImplementedError("tf.keras.Input: ragged and type_spec inputs are not "
+                                      "supported by tensorweave")
         if not name:
             name = "input_" + str(backend.get_uid("input"))
         if not dtype:
@@ -58,7 +59,7 @@ class InputLayer(base_layer.Layer):
                              % (input_tensor.dtype, dtype))
         super().__init__(dtype=dtype, name=name)
         self.built = True
-        self.sparse = False
+        self.sparse = bool(sparse)
         self.ragged = False
         self.batch_size = batch_size
         self.supports_masking = True
@@ -69,8 +70,12 @@ class InputLayer(base_layer.Layer):
         if input_tensor is None:
             batch_input_shape = None if input_shape is None else \
                 (batch_size,) + tuple(input_shape)
-            input_tensor = backend.placeholder(shape=batch_input_shape, dtype=dtype,
-                                               name=self.name)
+            if sparse:
+                input_tensor = tf.sparse_placeholder(dtype, shape=batch_input_shape,
+                                                     name=self.name)
+            else:
+                input_tensor = backend.placeholder(shape=batch_input_shape, dtype=dtype,
+                                                   name=self.name)
             self.is_placeholder = True
             self._batch_input_shape = batch_input_shape
         else:
@@ -81,6 +86,7 @@ class InputLayer(base_layer.Layer):
             shape = input_tensor.shape
             self._batch_input_shape = None if shape.ndims is None else \
                 tuple(shape.as_list())
+        input_tensor._keras_mask = None
         node_module.Node(self, outputs=input_tensor)
 
     def get_config(self) -> dict:
@@ -99,7 +105,8 @@ def Input(shape=None, batch_size: Optional[int] = None, name: Optional[str] = No
       batch_size: the static batch size, or None.
       name: the placeholder's name ('input_<n>' when None).
       dtype: the dtype (default floatx()).
-      sparse, ragged, type_spec: not supported (NotImplementedError when set).
+      sparse: a SparseTensor placeholder (`tf.sparse_placeholder`).
+      ragged, type_spec: not supported (NotImplementedError when set).
       tensor: an existing tensor to use.
       **kwargs: batch_shape / batch_input_shape (the shape with the batch dimension).
 

@@ -20,7 +20,7 @@ KerasHistory = collections.namedtuple("KerasHistory", ["layer", "node_index", "t
 
 def get_history(t) -> Optional[KerasHistory]:
     """The KerasHistory of `t`, or None (also for anything that is not a tensor)."""
-    if not isinstance(t, tf.Tensor):
+    if not isinstance(t, (tf.Tensor, tf.SparseTensor)):
         return None
     return backend.graph_state(t.graph).history.get(t)
 
@@ -133,7 +133,12 @@ def uses_keras_history(tensors) -> bool:
 
 
 def needs_keras_history(tensors) -> bool:
-    """Whether some of `tensors` lack a history though they come from Keras tensors."""
+    """Whether some of `tensors` lack a history though they come from Keras tensors.
+    Never inside another layer's call (a cell at each time step, the layer TimeDistributed
+    wraps), as in TF's Keras."""
+    from tensorweave.keras.engine.base_layer_utils import call_context
+    if call_context().in_call:
+        return False
     flat = [t for t in tf.nest.flatten(tensors) if isinstance(t, tf.Tensor)]
     if all(get_history(t) is not None for t in flat):
         return False

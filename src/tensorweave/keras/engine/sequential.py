@@ -12,7 +12,7 @@ from typing import Optional
 
 import tensorweave as tf
 from tensorweave.framework.api_export import tf_export
-from tensorweave.keras.engine import base_layer, functional
+from tensorweave.keras.engine import base_layer, functional, masking
 from tensorweave.keras.engine import node as node_module
 from tensorweave.keras.engine.input_layer import Input, InputLayer
 from tensorweave.keras.engine.training import Model
@@ -40,6 +40,8 @@ class Sequential(Model):
         self._layer_list = []
         self._has_explicit_input_shape = False
         self._graph_initialized = False
+        self.supports_masking = True
+        self._compute_output_and_mask_jointly = True
         if layers:
             if not isinstance(layers, (list, tuple)):
                 layers = [layers]
@@ -170,9 +172,9 @@ class Sequential(Model):
 
     def call(self, inputs, training=None, mask=None):
         """Runs the layers in order on `inputs` (`training` passed to those that take
-        it)."""
+        it, and `mask`: the previous layer's output mask)."""
         if self._graph_initialized:
-            return functional.run_internal_graph(self, inputs)
+            return super().call(inputs, training=training, mask=mask)
         outputs = inputs
         for layer in self.layers:
             kwargs = {}
@@ -183,6 +185,7 @@ class Sequential(Model):
                 kwargs["training"] = training
             outputs = layer(inputs, **kwargs)
             inputs = outputs
+            mask = tf.nest.map_structure(masking.get_mask, outputs)
         return outputs
 
     def compute_output_shape(self, input_shape):
@@ -190,6 +193,18 @@ class Sequential(Model):
         for layer in self.layers:
             shape = layer.compute_output_shape(shape)
         return shape
+
+    def get_config(self) -> dict:
+        """{'name', 'layers': their configs (its InputLayer first when it has one),
+        'build_input_shape' when built from a shape}, as TF's."""
+        from tensorweave.keras import saving
+        return saving.sequential_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A Sequential model rebuilt from `get_config()` (new weights)."""
+        from tensorweave.keras import saving
+        return saving.sequential_from_config(cls, config, custom_objects)
 
 
 def _input_shape_and_dtype(layer):

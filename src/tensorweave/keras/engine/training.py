@@ -2,8 +2,9 @@
 called again on new inputs by running its layer graph) or subclassed (layers set as
 attributes, `call` overridden). Usable as a callable on tensors in graph mode; the Keras
 training loop (`compile`, `fit`, `evaluate`, `predict`, ...) comes from training_v1.py.
-Saving (`save`, `save_weights`, `to_json`) and the generator loops are not implemented
-and raise NotImplementedError.
+Configs and JSON are in keras/saving.py, `save_weights`/`load_weights` in
+keras/saving_weights.py; `save` (whole models) and the generator loops raise
+NotImplementedError.
 """
 from __future__ import annotations
 
@@ -16,12 +17,12 @@ from tensorweave.keras import backend
 from tensorweave.keras.engine import base_layer, functional, summary
 from tensorweave.keras.engine import base_layer_utils as utils
 from tensorweave.keras.engine import input_spec as input_spec_lib
+from tensorweave.keras.engine import masking
 from tensorweave.keras.engine import node as node_module
 from tensorweave.keras.engine.training_v1 import TrainingMixin
 
-_UNSUPPORTED_HINT = ("tensorweave's tf.keras has no model saving and no generator loops: save "
-                     "and restore the weights with tf.train.Saver(model.variables); train on "
-                     "NumPy arrays or tf.data datasets with fit/evaluate/predict")
+_UNSUPPORTED_HINT = ("tensorweave's tf.keras has no generator loops: train on NumPy arrays or "
+                     "tf.data datasets with fit/evaluate/predict")
 
 
 def _unsupported(method: str):
@@ -97,6 +98,7 @@ class Model(TrainingMixin, base_layer.Layer):
             node_module.create_keras_history(outputs)
         self._validate_graph_inputs_and_outputs()
         self._is_graph_network = True
+        self._compute_output_and_mask_jointly = True  # masks from its layers' outputs
         self.built = True
         self._build_input_shape = tf.nest.map_structure(lambda x: x.shape, inputs)
         self._nodes_by_depth, self._network_layers = functional.map_graph_network(
@@ -197,6 +199,9 @@ class Model(TrainingMixin, base_layer.Layer):
                                       "create a `Model` with the Functional API, please provide "
                                       "`inputs` and `outputs` arguments. Otherwise, subclass "
                                       "`Model` with an overridden `call()` method.")
+        masking.set_input_masks(functional.flatten_to_reference_inputs(self, inputs),
+                                None if mask is None else
+                                functional.flatten_to_reference_inputs(self, mask))
         return functional.run_internal_graph(self, inputs)
 
     def __call__(self, *args, **kwargs):
@@ -326,18 +331,58 @@ class Model(TrainingMixin, base_layer.Layer):
                               print_fn=print_fn, expand_nested=expand_nested,
                               show_trainable=show_trainable)
 
+    # --- configs and saving (keras/saving.py, keras/saving_weights.py) ------------------
     def get_config(self) -> dict:
-        raise NotImplementedError("tf.keras.Model.get_config (model serialization) is not "
-                                  "supported by tensorweave")
+        """A functional model's config: its layers and how they are connected (TF's
+        format); a subclassed model's base layer config."""
+        from tensorweave.keras import saving
+        return saving.model_config(self)
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects=None):
+        """A functional model rebuilt from `get_config()` (new weights); a subclass's
+        `cls(**config)`.
+
+        Raises:
+          TypeError: a config the class does not accept.
+        """
+        from tensorweave.keras import saving
+        return saving.functional_from_config(cls, config, custom_objects)
+
+    def to_json(self, **kwargs) -> str:
+        """The model's class and config as JSON (`model_from_json` reads it); keyword
+        arguments go to `json.dumps`."""
+        from tensorweave.keras import saving
+        return saving.model_to_json(self, **kwargs)
+
+    def to_yaml(self, **kwargs):
+        """Removed from TF's Keras: raises RuntimeError."""
+        raise RuntimeError("Method `model.to_yaml()` has been removed due to security risk of "
+                           "arbitrary code execution. Please use `model.to_json()` instead.")
+
+    def save_weights(self, filepath, overwrite: bool = True, save_format=None, options=None):
+        """Saves the weights: TF's object-based checkpoint (the default, and
+        save_format='tf'), or Keras' HDF5 layout for '.h5' paths (needs h5py)."""
+        from tensorweave.keras import saving_weights
+        return saving_weights.save_weights(self, filepath, overwrite=overwrite,
+                                           save_format=save_format, options=options)
+
+    def load_weights(self, filepath, by_name: bool = False, skip_mismatch: bool = False,
+                     options=None):
+        """Loads weights `save_weights` (or TF's) wrote, by the model's structure."""
+        from tensorweave.keras import saving_weights
+        return saving_weights.load_weights(self, filepath, by_name=by_name,
+                                           skip_mismatch=skip_mismatch, options=options)
+
+    def save(self, filepath, overwrite: bool = True, include_optimizer: bool = True,
+             save_format=None, signatures=None, options=None, save_traces: bool = True):
+        """Not supported (no SavedModel or HDF5 model files): raises NotImplementedError."""
+        from tensorweave.keras import saving_weights
+        saving_weights.save_model(self, filepath)
 
     fit_generator = _unsupported("fit_generator")
     evaluate_generator = _unsupported("evaluate_generator")
     predict_generator = _unsupported("predict_generator")
-    save = _unsupported("save")
-    save_weights = _unsupported("save_weights")
-    load_weights = _unsupported("load_weights")
-    to_json = _unsupported("to_json")
-    to_yaml = _unsupported("to_yaml")
 
 
 def _unique_names(names: list) -> list:

@@ -5,3 +5,5 @@ from tensorweave.keras.engine.input_layer import Input, InputLayer  # noqa: F401
 from tensorweave.keras.engine.input_spec import InputSpec  # noqa: F401
 from tensorweave.keras.layers import (  # noqa: F401
     activation, convolutional, core, embeddings, merge, normalization, pooling, reshaping)
+from tensorweave.keras.layers import recurrent, recurrent_cells, wrappers  # noqa: F401
+from tensorweave.keras.layers import regularization  # noqa: F401

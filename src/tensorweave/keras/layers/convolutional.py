@@ -1,11 +1,12 @@
-"""Keras convolution layers: Conv1D/2D/3D, Conv2DTranspose/Conv3DTranspose,
-SeparableConv1D/2D (and their Convolution* aliases).
+"""Keras convolution layers: Conv1D/2D/3D (also grouped), Conv2DTranspose/Conv3DTranspose,
+SeparableConv1D/2D (and their Convolution* aliases), DepthwiseConv1D/2D.
 
 They reuse the tf.layers convolutions' `build`/`call` with Keras' arguments: string
 identifiers, data_format defaulting to `backend.image_data_format()` (Conv1D and the 1-D
 layers to 'channels_last'), 'causal' padding for the 1-D ones, `output_padding` for the
 transposed ones, Keras' checks and messages. Variables as TF: 'kernel', 'bias';
-'depthwise_kernel', 'pointwise_kernel' for the separable ones.
+'depthwise_kernel', 'pointwise_kernel' for the separable ones; 'depthwise_kernel' and
+'bias' for the depthwise ones (Keras' own layers, not tf.layers').
 """
 from __future__ import annotations
 
@@ -13,14 +14,15 @@ import tensorweave as tf
 from tensorweave.framework.api_export import export
 from tensorweave.keras.engine.base_layer import Layer
 from tensorweave.keras.engine.input_spec import InputSpec
-from tensorweave.keras import backend
-from tensorweave.keras.layers.layer_utils import (layer_config, normalize_padding,
-                                                  resolve_identifiers)
+from tensorweave.keras import backend, initializers
+from tensorweave.keras.layers.layer_utils import (layer_config, normalize_data_format,
+                                                  normalize_padding, resolve_identifiers)
 from tensorweave.layers import convolutional as layers_conv
 from tensorweave.layers import separable as layers_separable
 
+# Keras' Conv.get_config keys, in its order
 _CONV_CONFIG = ("filters", "kernel_size", "strides", "padding", "data_format",
-                "dilation_rate", "activation", "use_bias", "kernel_initializer",
+                "dilation_rate", "groups", "activation", "use_bias", "kernel_initializer",
                 "bias_initializer", "kernel_regularizer", "bias_regularizer",
                 "activity_regularizer", "kernel_constraint", "bias_constraint")
 
@@ -44,9 +46,10 @@ class _KerasConv:
         has taken its name when they fail)."""
         _check_filters(filters)
         padding = normalize_padding(padding)
-        if groups != 1:
-            raise NotImplementedError("Grouped convolutions (groups=%s) are not supported by "
-                                      "tensorweave's tf.keras" % groups)
+        groups = groups or 1
+        if filters is not None and filters % groups != 0:
+            raise ValueError("The number of filters must be evenly divisible by the number of "
+                             "groups. Received: groups=%s, filters=%s" % (groups, filters))
         if not all(self.kernel_size):
             raise ValueError("The argument `kernel_size` cannot contain 0(s). Received: %s"
                              % (self.kernel_size,))
@@ -107,10 +110,35 @@ def _conv_class(base, rank: int, name: str, default_format):
             resolve_identifiers(self)
             self._keras_checks(filters, padding, causal_allowed=rank == 1, groups=groups)
 
+        def build(self, input_shape):
+            channels = self._input_channels(input_shape)
+            if channels % self.groups != 0:
+                raise ValueError("The number of input channels must be evenly divisible by "
+                                 "the number of groups. Received groups=%s, but the input "
+                                 "has %s channels (full input shape is %s)."
+                                 % (self.groups, channels, tf.TensorShape(input_shape)))
+            super().build(input_shape)
+
+        def _kernel_shape(self, channels: int) -> tuple:
+            return self.kernel_size + (channels // self.groups, self.filters)
+
+        def _convolve(self, inputs):
+            if self.groups == 1:
+                return super()._convolve(inputs)
+            # a grouped convolution: each group of input channels convolved with its
+            # filters / groups filters, the results concatenated
+            axis = 1 if self.data_format == "channels_first" else rank + 1
+            fmt = layers_conv.spatial_format(rank, self.data_format == "channels_first")
+            pieces = zip(tf.split(self._causal_pad(inputs), self.groups, axis=axis),
+                         tf.split(self.kernel, self.groups, axis=rank + 1))
+            return tf.concat([tf.nn.convolution(x, kernel, self._op_padding(),
+                                                strides=list(self.strides),
+                                                dilation_rate=list(self.dilation_rate),
+                                                data_format=fmt)
+                              for x, kernel in pieces], axis)
+
         def get_config(self) -> dict:
-            config = layer_config(self, Layer.get_config(self), _CONV_CONFIG)
-            config["groups"] = self.groups
-            return config
+            return layer_config(self, Layer.get_config(self), _CONV_CONFIG)
 
     Conv.__name__ = Conv.__qualname__ = name
     Conv.__doc__ = """A {rank}-D convolution layer: `activation(conv(inputs, kernel) + bias)`.
@@ -120,7 +148,8 @@ def _conv_class(base, rank: int, name: str, default_format):
       kernel_size, strides, dilation_rate: an int or a tuple of {rank} ints.
       padding: 'valid', 'same'{causal}.
       data_format: 'channels_last' or 'channels_first' (None: the backend default).
-      groups: must be 1 (grouped convolutions are not supported).
+      groups: the number of channel groups convolved separately (dividing the input
+        channels and `filters`).
       activation: an activation function or its name.
       use_bias: whether to add a bias.
       kernel_initializer (default 'glorot_uniform'), bias_initializer (default 'zeros'),
@@ -129,7 +158,7 @@ def _conv_class(base, rank: int, name: str, default_format):
       **kwargs: the base Layer's.
 
     Raises:
-      ValueError: bad filters, kernel_size, strides, padding or data_format.
+      ValueError: bad filters, kernel_size, strides, padding, data_format or groups.
     """.format(rank=rank, causal=" or 'causal' (left padding, for sequences)" if rank == 1
                else "")
     return Conv
@@ -223,7 +252,9 @@ def _transpose_class(base, rank: int, name: str):
                                   [dims[0]] + spatial + [self.filters])
 
         def get_config(self) -> dict:
-            config = layer_config(self, Layer.get_config(self), _CONV_CONFIG)
+            names = _CONV_CONFIG if rank == 2 else \
+                tuple(n for n in _CONV_CONFIG if n != "dilation_rate")  # as Keras
+            config = layer_config(self, Layer.get_config(self), names)
             config["output_padding"] = self.output_padding
             return config
 
@@ -285,14 +316,16 @@ def _separable_class(base, rank: int, name: str, default_format):
                 pointwise_constraint=pointwise_constraint,
                 bias_constraint=bias_constraint, **kwargs)
             resolve_identifiers(self)
+            if self.kernel_initializer is None:  # Keras' Conv default, unused here
+                self.kernel_initializer = initializers.get("glorot_uniform")
             self._keras_checks(filters, padding, causal_allowed=rank == 1)
 
         def get_config(self) -> dict:
-            names = tuple(n for n in _CONV_CONFIG if not n.startswith("kernel_")) + (
+            # Keras' Conv keys (the unused kernel_* ones too), then the separable ones
+            return layer_config(self, Layer.get_config(self), _CONV_CONFIG + (
                 "depth_multiplier", "depthwise_initializer", "pointwise_initializer",
                 "depthwise_regularizer", "pointwise_regularizer", "depthwise_constraint",
-                "pointwise_constraint")
-            return layer_config(self, Layer.get_config(self), names)
+                "pointwise_constraint"))
 
     SeparableConv.__name__ = SeparableConv.__qualname__ = name
     SeparableConv.__doc__ = """A depthwise-separable {rank}-D convolution: a depthwise
@@ -318,3 +351,155 @@ SeparableConv2D = _separable_class(layers_separable.SeparableConv2D, 2, "Separab
                                    None)
 export(SeparableConv1D, "keras.layers.SeparableConv1D", "keras.layers.SeparableConvolution1D")
 export(SeparableConv2D, "keras.layers.SeparableConv2D", "keras.layers.SeparableConvolution2D")
+
+
+class _DepthwiseConv(Layer):
+    """A depthwise convolution of rank 1 or 2: each input channel convolved with its own
+    `depth_multiplier` filters ('depthwise_kernel' [*kernel_size, in_channels,
+    depth_multiplier]), giving in_channels * depth_multiplier channels, then the bias
+    and the activation."""
+
+    _rank = 2
+
+    def __init__(self, kernel_size, strides=1, padding="valid", depth_multiplier=1,
+                 data_format=None, dilation_rate=1, activation=None, use_bias: bool = True,
+                 depthwise_initializer="glorot_uniform", bias_initializer="zeros",
+                 depthwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 depthwise_constraint=None, bias_constraint=None, **kwargs):
+        groups = kwargs.pop("groups", 1) or 1
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        rank = self._rank
+        self.rank = rank
+        self.filters = None
+        self.groups = groups  # in configs, as Keras' Conv has it
+        self.kernel_size = layers_conv.normalize_tuple(kernel_size, rank, "kernel_size")
+        self.strides = layers_conv.normalize_tuple(strides, rank, "strides")
+        self.padding = normalize_padding(padding)
+        self.data_format = normalize_data_format(data_format)
+        self.dilation_rate = layers_conv.normalize_tuple(dilation_rate, rank, "dilation_rate")
+        self.depth_multiplier = depth_multiplier
+        self.activation = activation
+        self.use_bias = use_bias
+        self.depthwise_initializer = depthwise_initializer
+        self.bias_initializer = bias_initializer
+        self.depthwise_regularizer = depthwise_regularizer
+        self.bias_regularizer = bias_regularizer
+        self.depthwise_constraint = depthwise_constraint
+        self.bias_constraint = bias_constraint
+        resolve_identifiers(self)
+        if not all(self.kernel_size):
+            raise ValueError("The argument `kernel_size` cannot contain 0(s). Received: %s"
+                             % (self.kernel_size,))
+        if not all(self.strides):
+            raise ValueError("The argument `strides` cannot contains 0(s). Received: %s"
+                             % (self.strides,))
+        if self.padding == "causal":
+            raise ValueError("Causal padding is only supported for `Conv1D`and "
+                             "`SeparableConv1D`.")
+        if max(self.strides) > 1 and max(self.dilation_rate) > 1:
+            raise ValueError("`strides > 1` not supported in conjunction with `dilation_rate "
+                             "> 1`. Received: strides=%s and dilation_rate=%s"
+                             % (self.strides, self.dilation_rate))
+        self.input_spec = InputSpec(min_ndim=rank + 2)
+
+    @property
+    def _channel_axis(self) -> int:
+        return 1 if self.data_format == "channels_first" else -1
+
+    def build(self, input_shape):
+        input_shape = tf.TensorShape(input_shape)
+        if input_shape.ndims != self.rank + 2:
+            raise ValueError("Inputs to `DepthwiseConv` should have rank %d. Received "
+                             "input_shape=%s." % (self.rank + 2, input_shape))
+        channels = input_shape.as_list()[self._channel_axis]
+        if channels is None:
+            raise ValueError("The channel dimension of the inputs to `DepthwiseConv` should "
+                             "be defined. The input_shape received is %s, where axis %d "
+                             "(0-based) is the channel dimension, which found to be `None`."
+                             % (input_shape, self._channel_axis))
+        self.depthwise_kernel = self.add_weight(
+            shape=self.kernel_size + (channels, self.depth_multiplier),
+            initializer=self.depthwise_initializer, name="depthwise_kernel",
+            regularizer=self.depthwise_regularizer, constraint=self.depthwise_constraint)
+        self.bias = None
+        if self.use_bias:
+            self.bias = self.add_weight(
+                shape=(channels * self.depth_multiplier,), initializer=self.bias_initializer,
+                name="bias", regularizer=self.bias_regularizer,
+                constraint=self.bias_constraint)
+        self.input_spec = InputSpec(min_ndim=self.rank + 2,
+                                    axes={self._channel_axis: channels})
+        self.built = True
+
+    def call(self, inputs):
+        first = self.data_format == "channels_first"
+        fmt = "NCHW" if first else "NHWC"
+        kernel, strides, dilations = self.depthwise_kernel, self.strides, self.dilation_rate
+        x = inputs
+        if self.rank == 1:  # through the 2-D op with a height of 1, as TF's
+            x = tf.expand_dims(x, 2 if first else 1)
+            kernel = tf.expand_dims(kernel, 0)
+            strides, dilations = (1,) + strides, (1,) + dilations
+        op_strides = (1, 1) + strides if first else (1,) + strides + (1,)
+        outputs = tf.nn.depthwise_conv2d(x, kernel, strides=list(op_strides),
+                                         padding=self.padding.upper(),
+                                         dilations=list(dilations), data_format=fmt)
+        if self.use_bias:
+            outputs = tf.nn.bias_add(outputs, self.bias, data_format=fmt)
+        if self.rank == 1:
+            outputs = tf.squeeze(outputs, [2 if first else 1])
+        return self.activation(outputs) if self.activation is not None else outputs
+
+    def compute_output_shape(self, input_shape):
+        dims = tf.TensorShape(input_shape).as_list()
+        first = self.data_format == "channels_first"
+        channels = dims[1] if first else dims[-1]
+        channels = None if channels is None else channels * self.depth_multiplier
+        spatial = [layers_conv.conv_output_length(d, self.kernel_size[i], self.padding,
+                                                  self.strides[i], self.dilation_rate[i])
+                   for i, d in enumerate(dims[2:] if first else dims[1:-1])]
+        return tf.TensorShape([dims[0], channels] + spatial if first else
+                              [dims[0]] + spatial + [channels])
+
+    def get_config(self) -> dict:
+        dropped = ("filters", "kernel_initializer", "kernel_regularizer", "kernel_constraint")
+        names = tuple(n for n in _CONV_CONFIG if n not in dropped)
+        return layer_config(self, Layer.get_config(self), names + (
+            "depth_multiplier", "depthwise_initializer", "depthwise_regularizer",
+            "depthwise_constraint"))
+
+
+_DEPTHWISE_DOC = """A depthwise {rank}-D convolution: each input channel convolved with its
+    own `depth_multiplier` filters ('depthwise_kernel' [*kernel_size, in_channels,
+    depth_multiplier]; output channels in_channels * depth_multiplier), then 'bias' and
+    the activation.
+
+    Args:
+      kernel_size, strides, dilation_rate: an int or a tuple of {rank} ints.
+      padding: 'valid' or 'same'.
+      depth_multiplier: the filters per input channel.
+      data_format: 'channels_last' or 'channels_first' (None: the backend default).
+      activation, use_bias: as Conv{rank}D.
+      depthwise_initializer (default 'glorot_uniform'), bias_initializer (default
+      'zeros'), depthwise_regularizer, bias_regularizer, activity_regularizer,
+      depthwise_constraint, bias_constraint: objects or their names.
+      **kwargs: the base Layer's.
+
+    Raises:
+      ValueError: bad kernel_size, strides, padding or data_format; at build, an input
+        of another rank or an unknown channel dimension.
+    """
+
+
+class DepthwiseConv1D(_DepthwiseConv):
+    __doc__ = _DEPTHWISE_DOC.format(rank=1)
+    _rank = 1
+
+
+class DepthwiseConv2D(_DepthwiseConv):
+    __doc__ = _DEPTHWISE_DOC.format(rank=2)
+    _rank = 2
+
+
+export(DepthwiseConv1D, "keras.layers.DepthwiseConv1D")
+export(DepthwiseConv2D, "keras.layers.DepthwiseConv2D")

@@ -1,4 +1,4 @@
-"""Keras core layers: Dense, Dropout, Flatten, Activation, Reshape, Lambda.
+"""Keras core layers: Dense, Dropout, Flatten, Activation, Reshape, Lambda, Masking.
 
 Dense and Flatten reuse the tf.layers layers' `build`/`call` with Keras' arguments
 (string identifiers, Keras defaults) and checks; the others are Keras' own.
@@ -76,7 +76,21 @@ class Dense(layers_core.Dense, Layer):
     def call(self, inputs):
         if inputs.dtype.base_dtype != self._dtype:
             inputs = tf.cast(inputs, self._dtype)
+        if isinstance(inputs, tf.SparseTensor) and inputs.shape.ndims in (2, None):
+            return self._sparse_call(inputs)
         return super().call(inputs)
+
+    def _sparse_call(self, inputs):
+        """`inputs @ kernel` for a 2-D SparseTensor as TF's Keras computes it: a sparse
+        embedding lookup of the kernel's rows by column index, weighted by the values
+        and summed per row (rows with no entry get a zero entry first)."""
+        inputs, _ = tf.sparse.fill_empty_rows(inputs, 0)
+        ids = tf.SparseTensor(indices=inputs.indices, values=inputs.indices[:, 1],
+                              dense_shape=inputs.dense_shape)
+        outputs = tf.nn.embedding_lookup_sparse(self.kernel, ids, inputs, combiner="sum")
+        if self.use_bias:
+            outputs = tf.nn.bias_add(outputs, self.bias)
+        return self._activate(outputs)
 
     def get_config(self) -> dict:
         return layer_config(self, Layer.get_config(self), (
@@ -130,7 +144,7 @@ class Dropout(Layer):
         return layers_base.smart_cond(training, dropped, lambda: tf.identity(inputs))
 
     def compute_output_shape(self, input_shape):
-        return tf.TensorShape(input_shape)
+        return input_shape
 
     def get_config(self) -> dict:
         return layer_config(self, Layer.get_config(self), ("rate", "noise_shape", "seed"))
@@ -172,7 +186,7 @@ class Activation(Layer):
         return self.activation(inputs)
 
     def compute_output_shape(self, input_shape):
-        return tf.TensorShape(input_shape)
+        return input_shape
 
     def get_config(self) -> dict:
         return layer_config(self, Layer.get_config(self), ("activation",))
@@ -244,7 +258,7 @@ class Lambda(Layer):
       function: the function.
       output_shape: the output shape without the batch dimension, or a function of the
         input shape (used by `compute_output_shape`).
-      mask: accepted as TF does; masks are not propagated by tensorweave.
+      mask: the output mask, or a function `(inputs, mask) -> mask` (None: none).
       arguments: extra keyword arguments for `function`.
       **kwargs: the base Layer's.
     """
@@ -273,6 +287,11 @@ class Lambda(Layer):
             kwargs["training"] = training
         return self.function(inputs, **kwargs)
 
+    def compute_mask(self, inputs, mask=None):
+        if callable(self.mask):
+            return self.mask(inputs, mask)
+        return self.mask
+
     def compute_output_shape(self, input_shape):
         if self._output_shape is None:
             return super().compute_output_shape(input_shape)
@@ -283,5 +302,54 @@ class Lambda(Layer):
         return tf.TensorShape([batch] + list(self._output_shape))
 
     def get_config(self) -> dict:
-        raise NotImplementedError("Lambda.get_config (serializing Python code) is not "
-                                  "supported by tensorweave")
+        """TF's Lambda config; the function is written by name (keras/saving.py).
+
+        Raises:
+          NotImplementedError: a `lambda`, nested function or other callable that
+            cannot be written by name (TF writes its bytecode; tensorweave does not).
+        """
+        from tensorweave.keras import saving
+        return saving.lambda_config(self, Layer.get_config(self))
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects=None):
+        """A Lambda from its config (functions found by name).
+
+        Raises:
+          NotImplementedError: a function serialized as bytecode.
+          ValueError: an unknown function name.
+        """
+        from tensorweave.keras import saving
+        return saving.lambda_from_config(cls, config, custom_objects)
+
+
+@tf_export("keras.layers.Masking")
+class Masking(Layer):
+    """Masks the timesteps whose features all equal `mask_value`: they are zeroed and
+    the output's mask (for the layers after it) is False there.
+
+    Args:
+      mask_value: the padding value.
+      **kwargs: the base Layer's.
+    """
+
+    def __init__(self, mask_value=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+        self.mask_value = mask_value
+        self._compute_output_and_mask_jointly = True
+
+    def compute_mask(self, inputs, mask=None):
+        return tf.reduce_any(tf.not_equal(inputs, self.mask_value), axis=-1)
+
+    def call(self, inputs):
+        keep = tf.reduce_any(tf.not_equal(inputs, self.mask_value), axis=-1, keepdims=True)
+        outputs = inputs * tf.cast(keep, inputs.dtype)
+        outputs._keras_mask = tf.squeeze(keep, axis=-1)
+        return outputs
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self) -> dict:
+        return layer_config(self, Layer.get_config(self), ("mask_value",))

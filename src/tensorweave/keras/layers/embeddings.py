@@ -25,14 +25,15 @@ class Embedding(Layer):
       embeddings_initializer: default 'uniform' (in [-0.05, 0.05]).
       embeddings_regularizer, activity_regularizer: regularizers or names.
       embeddings_constraint: a constraint or its name.
-      mask_zero: must be False (masks are not supported).
+      mask_zero: whether index 0 is padding: the output's mask is `inputs != 0`
+        (index 0 still has an embedding row).
       input_length: the static length of the input sequences, or None.
       sparse: must be False.
       **kwargs: the base Layer's.
 
     Raises:
       ValueError: non-positive dimensions.
-      NotImplementedError: mask_zero or sparse.
+      NotImplementedError: sparse.
     """
 
     def __init__(self, input_dim: int, output_dim: int, embeddings_initializer="uniform",
@@ -44,9 +45,6 @@ class Embedding(Layer):
         if input_dim <= 0 or output_dim <= 0:
             raise ValueError("Both `input_dim` and `output_dim` should be positive, Received "
                              "input_dim = %s and output_dim = %s" % (input_dim, output_dim))
-        if mask_zero:
-            raise NotImplementedError("Embedding(mask_zero=True): tensorweave's tf.keras does "
-                                      "not propagate masks")
         if sparse:
             raise NotImplementedError("Embedding(sparse=True) is not supported by tensorweave")
         kwargs.setdefault("dtype", backend.floatx())
@@ -58,6 +56,7 @@ class Embedding(Layer):
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
         self.embeddings_constraint = constraints.get(embeddings_constraint)
         self.mask_zero = mask_zero
+        self.supports_masking = mask_zero
         self.input_length = input_length
         self.sparse = sparse
 
@@ -72,6 +71,12 @@ class Embedding(Layer):
         if backend.dtype(inputs) not in ("int32", "int64"):
             inputs = tf.cast(inputs, "int32")
         return tf.nn.embedding_lookup(self.embeddings, inputs)
+
+    def compute_mask(self, inputs, mask=None):
+        """`inputs != 0` with mask_zero, else None."""
+        if not self.mask_zero:
+            return None
+        return tf.not_equal(inputs, 0)
 
     def compute_output_shape(self, input_shape):
         dims = tf.TensorShape(input_shape).as_list()

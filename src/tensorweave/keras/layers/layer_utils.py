@@ -3,6 +3,8 @@
 and `get_config` of constructor arguments."""
 from __future__ import annotations
 
+import numbers
+
 import tensorweave as tf
 from tensorweave.keras import activations, backend, constraints, initializers, regularizers
 
@@ -37,14 +39,23 @@ def normalize_padding(value) -> str:
     return padding
 
 
+def _is_one_shape(value) -> bool:
+    """Whether `value` is one shape (a TensorShape, or a list/tuple of dimensions) rather
+    than a list of shapes."""
+    if isinstance(value, tf.TensorShape):
+        return True
+    return isinstance(value, (list, tuple)) and all(
+        d is None or isinstance(d, (numbers.Integral, tf.Dimension)) for d in value)
+
+
 def shape_tuples(input_shape):
-    """A TensorShape (or a list of them) as tuples of ints and None (None for an unknown
-    rank), as Keras' `shape_type_conversion` passes them to `build`."""
-    if isinstance(input_shape, (list, tuple)) and input_shape and \
-            all(isinstance(s, tf.TensorShape) or s is None for s in input_shape):
-        return [shape_tuples(s) for s in input_shape]
+    """A shape (TensorShape, tuple or list), or a list of them, as tuples of ints and
+    None (None for an unknown rank), as Keras' `shape_type_conversion` passes them to
+    `build` and `compute_output_shape`."""
     if input_shape is None:
         return None
+    if not _is_one_shape(input_shape) and isinstance(input_shape, (list, tuple)):
+        return [shape_tuples(s) for s in input_shape]
     shape = tf.TensorShape(input_shape)
     return None if shape.ndims is None else tuple(shape.as_list())
 

@@ -1,13 +1,36 @@
 """Keras merge layers, called on a list of tensors: Add, Subtract, Multiply, Average,
 Maximum, Minimum (elementwise, broadcasting; inputs of lower rank get axes of size 1
-after the batch axis) and Concatenate; with their functional forms (`add([a, b])`)."""
+after the batch axis), Concatenate and Dot; with their functional forms (`add([a, b])`).
+The output mask is the AND of the inputs' masks (Concatenate: joined along the axis;
+Dot: none)."""
 from __future__ import annotations
 
 import tensorweave as tf
 from tensorweave.framework.api_export import tf_export
-from tensorweave.keras import backend_ops
+from tensorweave.keras import backend_math, backend_ops
 from tensorweave.keras.engine.base_layer import Layer
 from tensorweave.keras.layers.layer_utils import layer_config, shape_tuples
+
+
+def _check_masks(inputs, mask):
+    """`mask` (a list like `inputs`), or None when it holds no mask.
+
+    Raises:
+      ValueError: `mask` or `inputs` is not a list, or their lengths differ.
+    """
+    if mask is None:
+        return None
+    if not isinstance(mask, (tuple, list)):
+        raise ValueError("`mask` should be a list. Received: mask=%s" % (mask,))
+    if not isinstance(inputs, (tuple, list)):
+        raise ValueError("`inputs` should be a list. Received: inputs=%s" % (inputs,))
+    if len(mask) != len(inputs):
+        raise ValueError("The lists `inputs` and `mask` should have the same length. "
+                         "Received: inputs=%s of length %d, and mask=%s of length %d"
+                         % (inputs, len(inputs), mask, len(mask)))
+    if all(m is None for m in mask):
+        return None
+    return mask
 
 
 class _Merge(Layer):
@@ -74,6 +97,18 @@ class _Merge(Layer):
                 reshaped.append(x)
             return self._merge_function(reshaped)
         return self._merge_function(inputs)
+
+    def compute_mask(self, inputs, mask=None):
+        """The elementwise AND of the inputs' masks (None when none has one).
+
+        Raises:
+          ValueError: `mask` or `inputs` is not a list, or their lengths differ.
+        """
+        masks = _check_masks(inputs, mask)
+        if masks is None:
+            return None
+        stacked = tf.concat([tf.expand_dims(m, axis=0) for m in masks if m is not None], 0)
+        return tf.reduce_all(stacked, axis=0)
 
     def compute_output_shape(self, input_shape):
         shapes = shape_tuples(input_shape)
@@ -194,6 +229,26 @@ class Concatenate(_Merge):
     def _merge_function(self, inputs):
         return backend_ops.concatenate(inputs, axis=self.axis)
 
+    def compute_mask(self, inputs, mask=None):
+        """The masks concatenated along `axis` (all True for an input without one; a
+        mask of lower rank than its input gets a last axis), ANDed over the last axis.
+
+        Raises:
+          ValueError: `mask` or `inputs` is not a list, or their lengths differ.
+        """
+        masks = _check_masks(inputs, mask)
+        if masks is None:
+            return None
+        full = []
+        for x, m in zip(inputs, masks):
+            if m is None:
+                full.append(tf.ones_like(x, dtype=tf.bool))
+            elif m.shape.ndims < x.shape.ndims:
+                full.append(tf.expand_dims(m, axis=-1))
+            else:
+                full.append(m)
+        return tf.reduce_all(backend_ops.concatenate(full, axis=self.axis), axis=-1)
+
     def compute_output_shape(self, input_shape):
         shapes = shape_tuples(input_shape)
         output = list(shapes[0])
@@ -206,6 +261,98 @@ class Concatenate(_Merge):
 
     def get_config(self) -> dict:
         return layer_config(self, Layer.get_config(self), ("axis",))
+
+
+@tf_export("keras.layers.Dot")
+class Dot(_Merge):
+    """The dot product of two tensors along `axes`, sample by sample (`batch_dot`): for
+    [batch, n] inputs a [batch, 1] output; for [batch, n, d] and [batch, m, d] with
+    axes=2 a [batch, n, m] output. The output has no mask.
+
+    Args:
+      axes: an int, or a pair of ints (the axis of each input).
+      normalize: L2-normalize the inputs along the axes first (the cosine similarity).
+      **kwargs: the base Layer's.
+
+    Raises:
+      TypeError: `axes` is neither an int nor a list/tuple.
+      ValueError: `axes` is not a pair of ints; (at build) the axes' sizes differ.
+    """
+
+    def __init__(self, axes, normalize: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(axes, int):
+            if not isinstance(axes, (list, tuple)):
+                raise TypeError("Invalid type for argument `axes`: it should be a list or an "
+                                "int. Received: axes=%s" % (axes,))
+            if len(axes) != 2:
+                raise ValueError("Invalid format for argument `axes`: it should contain two "
+                                 "elements. Received: axes=%s" % (axes,))
+            if not isinstance(axes[0], int) or not isinstance(axes[1], int):
+                raise ValueError("Invalid format for argument `axes`: list elements should "
+                                 "be integers. Received: axes=%s" % (axes,))
+        self.axes = axes
+        self.normalize = normalize
+        self.supports_masking = True
+        self._reshape_required = False
+
+    def _axes_for(self, rank1: int, rank2: int) -> list:
+        if isinstance(self.axes, int):
+            if self.axes < 0:
+                return [self.axes % rank1, self.axes % rank2]
+            return [self.axes] * 2
+        return [a % rank if a < 0 else a for a, rank in zip(self.axes, (rank1, rank2))]
+
+    def build(self, input_shape):
+        shapes = shape_tuples(input_shape)
+        if not isinstance(shapes, list) or len(shapes) != 2 or \
+                not isinstance(shapes[0], tuple):
+            raise ValueError("A `Dot` layer should be called on a list of 2 inputs. Received: "
+                             "input_shape=%s" % (shapes,))
+        self.built = True
+        shape1, shape2 = shapes
+        if shape1 is None or shape2 is None:
+            return
+        axes = self.axes if not isinstance(self.axes, int) else \
+            self._axes_for(len(shape1), len(shape2))
+        if shape1[axes[0]] != shape2[axes[1]]:
+            raise ValueError("Incompatible input shapes: axis values %s (at axis %s) != %s (at "
+                             "axis %s). Full input shapes: %s, %s" % (
+                                 shape1[axes[0]], axes[0], shape2[axes[1]], axes[1], shape1,
+                                 shape2))
+
+    def _merge_function(self, inputs):
+        if len(inputs) != 2:
+            raise ValueError("A `Dot` layer should be called on exactly 2 inputs. Received: "
+                             "inputs=%s" % (inputs,))
+        x1, x2 = inputs
+        axes = self._axes_for(x1.shape.ndims, x2.shape.ndims)
+        if self.normalize:
+            x1 = tf.nn.l2_normalize(x1, axis=axes[0])
+            x2 = tf.nn.l2_normalize(x2, axis=axes[1])
+        return backend_math.batch_dot(x1, x2, axes)
+
+    def compute_output_shape(self, input_shape):
+        shapes = shape_tuples(input_shape)
+        if not isinstance(shapes, list) or len(shapes) != 2:
+            raise ValueError("A `Dot` layer should be called on a list of 2 inputs. Received: "
+                             "input_shape=%s" % (shapes,))
+        shape1, shape2 = list(shapes[0]), list(shapes[1])
+        axes = self.axes if not isinstance(self.axes, int) else \
+            self._axes_for(len(shape1), len(shape2))
+        shape1.pop(axes[0])
+        shape2.pop(axes[1])
+        shape2.pop(0)
+        output_shape = shape1 + shape2
+        if len(output_shape) == 1:
+            output_shape += [1]
+        return tf.TensorShape(output_shape)
+
+    def compute_mask(self, inputs, mask=None):
+        return None
+
+    def get_config(self) -> dict:
+        return layer_config(self, Layer.get_config(self), ("axes", "normalize"))
 
 
 def _function(cls, name: str):
@@ -229,3 +376,9 @@ minimum = _function(Minimum, "minimum")
 def concatenate(inputs, axis: int = -1, **kwargs):
     """Functional interface of `Concatenate`: `Concatenate(axis, **kwargs)(inputs)`."""
     return Concatenate(axis=axis, **kwargs)(inputs)
+
+
+@tf_export("keras.layers.dot")
+def dot(inputs, axes, normalize: bool = False, **kwargs):
+    """Functional interface of `Dot`: `Dot(axes, normalize, **kwargs)(inputs)`."""
+    return Dot(axes=axes, normalize=normalize, **kwargs)(inputs)

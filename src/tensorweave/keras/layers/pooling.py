@@ -1,7 +1,8 @@
 """Keras pooling layers: Max/AveragePooling1D/2D/3D (the tf.layers ones with Keras'
 defaults: pool_size 2, strides = pool_size, data_format from the backend) and
-GlobalAverage/GlobalMaxPooling1D/2D/3D (a mean or max over the spatial axes), with
-their MaxPool*/AvgPool*/GlobalAvgPool*/GlobalMaxPool* aliases."""
+GlobalAverage/GlobalMaxPooling1D/2D/3D (a mean or max over the spatial axes; the 1-D
+mean over the unmasked steps given a mask), with their MaxPool*/AvgPool*/GlobalAvgPool*/
+GlobalMaxPool* aliases."""
 from __future__ import annotations
 
 import tensorweave as tf
@@ -96,7 +97,11 @@ def _global_class(reduce, rank: int, name: str, default_format):
         def __init__(self, data_format=default_format, keepdims: bool = False, **kwargs):
             super().__init__(data_format=data_format, keepdims=keepdims, **kwargs)
 
+        def call(self, inputs):
+            return _GlobalPooling.call(self, inputs)
+
     GlobalPooling.__name__ = GlobalPooling.__qualname__ = name
+    GlobalPooling.call.__qualname__ = name + ".call"  # in TypeErrors, as TF's
     GlobalPooling.__doc__ = """Global {what} pooling over the {rank} spatial axes.
 
     Args:
@@ -107,8 +112,37 @@ def _global_class(reduce, rank: int, name: str, default_format):
     return GlobalPooling
 
 
-GlobalAveragePooling1D = _global_class(tf.reduce_mean, 1, "GlobalAveragePooling1D",
-                                       "channels_last")
+class GlobalAveragePooling1D(_GlobalPooling):
+    """Global average pooling over the steps of a [batch, steps, features] (or
+    channels_first) input; with a mask ([batch, steps], from the layer before) the mean
+    of the unmasked steps. The output has no mask.
+
+    Args:
+      data_format: 'channels_last' (default) or 'channels_first'.
+      keepdims: keep the steps axis with size 1.
+      **kwargs: the base Layer's.
+    """
+
+    _rank = 1
+    _reduce = staticmethod(tf.reduce_mean)
+
+    def __init__(self, data_format="channels_last", keepdims: bool = False, **kwargs):
+        super().__init__(data_format=data_format, keepdims=keepdims, **kwargs)
+        self.supports_masking = True
+
+    def call(self, inputs, mask=None):
+        if mask is None:
+            return super().call(inputs)
+        steps_axis = self._axes()[0]
+        weights = tf.expand_dims(tf.cast(mask, inputs.dtype),
+                                 2 if self.data_format == "channels_last" else 1)
+        total = tf.reduce_sum(inputs * weights, axis=steps_axis, keepdims=self.keepdims)
+        return total / tf.reduce_sum(weights, axis=steps_axis, keepdims=self.keepdims)
+
+    def compute_mask(self, inputs, mask=None):
+        return None
+
+
 GlobalAveragePooling2D = _global_class(tf.reduce_mean, 2, "GlobalAveragePooling2D", None)
 GlobalAveragePooling3D = _global_class(tf.reduce_mean, 3, "GlobalAveragePooling3D", None)
 GlobalMaxPooling1D = _global_class(tf.reduce_max, 1, "GlobalMaxPooling1D", "channels_last")

@@ -1,6 +1,6 @@
-"""Keras reshaping layers: Permute, RepeatVector, ZeroPadding2D, Cropping2D and
-UpSampling2D (nearest or bilinear, with half-pixel centers as TF2's `tf.image.resize`
-that TF's Keras uses)."""
+"""Keras reshaping layers: Permute, RepeatVector, ZeroPadding1D/2D/3D, Cropping1D/2D/3D
+and UpSampling1D/2D/3D (repeats; 2-D also bilinear, with half-pixel centers as TF2's
+`tf.image.resize` that TF's Keras uses)."""
 from __future__ import annotations
 
 import tensorweave as tf
@@ -74,31 +74,51 @@ class RepeatVector(Layer):
         return layer_config(self, Layer.get_config(self), ("n",))
 
 
-def _pairs(value, what: str, argument: str):
-    """An int, a pair of ints, or a pair of pairs as ((top, bottom), (left, right))."""
+_ORDINALS = ("1st", "2nd", "3rd")
+
+
+def _pairs(value, rank: int, what: str, argument: str) -> tuple:
+    """An int, `rank` ints, or `rank` pairs of ints as `rank` (before, after) pairs
+    ((top, bottom), (left, right) for 2-D), as Keras' padding and cropping layers take
+    them.
+
+    Raises:
+      ValueError: a value of another form.
+    """
     if isinstance(value, int):
-        return ((value, value), (value, value))
+        return ((value, value),) * rank
     if not hasattr(value, "__len__"):
-        raise ValueError("`%s` should be either an int, a tuple of 2 ints (symmetric_height_%s, "
-                         "symmetric_width_%s), or a tuple of 2 tuples of 2 ints ((top_%s, "
-                         "bottom_%s), (left_%s, right_%s)). Received: %s."
-                         % ((argument,) + (what,) * 6 + (value,)))
-    if len(value) != 2:
-        raise ValueError("`%s` should have two elements. Received: %s." % (argument, value))
-    return (normalize_tuple(value[0], 2, "1st entry of " + argument),
-            normalize_tuple(value[1], 2, "2nd entry of " + argument))
+        if rank == 2:
+            raise ValueError(
+                "`%s` should be either an int, a tuple of 2 ints (symmetric_height_%s, "
+                "symmetric_width_%s), or a tuple of 2 tuples of 2 ints ((top_%s, bottom_%s), "
+                "(left_%s, right_%s)). Received: %s." % ((argument,) + (what,) * 6 + (value,)))
+        raise ValueError(
+            "`%s` should be either an int, a tuple of 3 ints (symmetric_dim1_%s, "
+            "symmetric_dim2_%s, symmetric_dim3_%s), or a tuple of 3 tuples of 2 ints "
+            "((left_dim1_%s, right_dim1_%s), (left_dim2_%s, right_dim2_%s), (left_dim3_%s, "
+            "right_dim2_%s)). Received: %s." % ((argument,) + (what,) * 9 + (value,)))
+    if len(value) != rank:
+        raise ValueError("`%s` should have %s elements. Received: %s."
+                         % (argument, "two" if rank == 2 else rank, value))
+    return tuple(normalize_tuple(v, 2, "%s entry of %s" % (_ORDINALS[i], argument))
+                 for i, v in enumerate(value))
 
 
-class _Spatial2D(Layer):
-    """A layer on the two spatial axes of a 4-D input in `data_format`."""
+class _Spatial(Layer):
+    """A layer on the `_rank` spatial axes of a [batch, *spatial, channels] (or
+    channels_first) input; subclasses give each axis's new size (`_new_size`)."""
+
+    _rank = 2
 
     def __init__(self, data_format=None, **kwargs):
         super().__init__(**kwargs)
         self.data_format = normalize_data_format(data_format)
-        self.input_spec = InputSpec(ndim=4)
+        self.input_spec = InputSpec(ndim=self._rank + 2)
 
     def _spatial_axes(self) -> tuple:
-        return (2, 3) if self.data_format == "channels_first" else (1, 2)
+        first = 2 if self.data_format == "channels_first" else 1
+        return tuple(range(first, first + self._rank))
 
     def compute_output_shape(self, input_shape):
         dims = tf.TensorShape(input_shape).as_list()
@@ -107,8 +127,53 @@ class _Spatial2D(Layer):
         return tf.TensorShape(dims)
 
 
+class _ZeroPadding(_Spatial):
+    """Pads the spatial axes with zeros (`self.padding`: one (before, after) pair per
+    axis)."""
+
+    def _new_size(self, i: int, size: int) -> int:
+        return size + sum(self.padding[i])
+
+    def call(self, inputs):
+        pads = [[0, 0] for _ in range(self._rank + 2)]
+        for pair, axis in zip(self.padding, self._spatial_axes()):
+            pads[axis] = list(pair)
+        return tf.pad(inputs, pads)
+
+    def get_config(self) -> dict:
+        return layer_config(self, Layer.get_config(self), ("padding", "data_format"))
+
+
+@tf_export("keras.layers.ZeroPadding1D")
+class ZeroPadding1D(_ZeroPadding):
+    """Pads the steps of a [batch, steps, features] input with zeros.
+
+    Args:
+      padding: an int, or (before, after).
+      **kwargs: the base Layer's.
+
+    Raises:
+      ValueError: a padding of another form.
+    """
+
+    _rank = 1
+
+    def __init__(self, padding=1, **kwargs):
+        super().__init__(data_format="channels_last", **kwargs)
+        self.padding = normalize_tuple(padding, 2, "padding")
+
+    def call(self, inputs):
+        return tf.pad(inputs, [[0, 0], list(self.padding), [0, 0]])
+
+    def _new_size(self, i: int, size: int) -> int:
+        return size + sum(self.padding)
+
+    def get_config(self) -> dict:
+        return layer_config(self, Layer.get_config(self), ("padding",))
+
+
 @tf_export("keras.layers.ZeroPadding2D")
-class ZeroPadding2D(_Spatial2D):
+class ZeroPadding2D(_ZeroPadding):
     """Pads rows and columns with zeros.
 
     Args:
@@ -122,23 +187,81 @@ class ZeroPadding2D(_Spatial2D):
 
     def __init__(self, padding=(1, 1), data_format=None, **kwargs):
         super().__init__(data_format=data_format, **kwargs)
-        self.padding = _pairs(padding, "pad", "padding")
+        self.padding = _pairs(padding, 2, "pad", "padding")
+
+
+@tf_export("keras.layers.ZeroPadding3D")
+class ZeroPadding3D(_ZeroPadding):
+    """Pads the three spatial axes of a 5-D input with zeros.
+
+    Args:
+      padding: an int, 3 ints, or 3 (before, after) pairs.
+      data_format: 'channels_last' or 'channels_first' (None: the backend default).
+      **kwargs: the base Layer's.
+
+    Raises:
+      ValueError: a padding of another form.
+    """
+
+    _rank = 3
+
+    def __init__(self, padding=(1, 1, 1), data_format=None, **kwargs):
+        super().__init__(data_format=data_format, **kwargs)
+        self.padding = _pairs(padding, 3, "pad", "padding")
+
+
+class _Cropping(_Spatial):
+    """Crops the spatial axes (`self.cropping`: one (before, after) pair per axis)."""
 
     def _new_size(self, i: int, size: int) -> int:
-        return size + sum(self.padding[i])
+        return size - sum(self.cropping[i])
 
     def call(self, inputs):
-        spatial = [list(p) for p in self.padding]
-        pads = [[0, 0], [0, 0]] + spatial if self.data_format == "channels_first" else \
-            [[0, 0]] + spatial + [[0, 0]]
-        return tf.pad(inputs, pads)
+        index = [slice(None)] * (self._rank + 2)
+        for (start, end), axis in zip(self.cropping, self._spatial_axes()):
+            index[axis] = slice(start, -end if end else None)
+        return inputs[tuple(index)]
 
     def get_config(self) -> dict:
-        return layer_config(self, Layer.get_config(self), ("padding", "data_format"))
+        return layer_config(self, Layer.get_config(self), ("cropping", "data_format"))
+
+
+@tf_export("keras.layers.Cropping1D")
+class Cropping1D(_Cropping):
+    """Crops the steps of a [batch, steps, features] input.
+
+    Args:
+      cropping: an int, or (before, after).
+      **kwargs: the base Layer's.
+
+    Raises:
+      ValueError: a cropping of another form, or (at call) one as large as the input.
+    """
+
+    _rank = 1
+
+    def __init__(self, cropping=(1, 1), **kwargs):
+        super().__init__(data_format="channels_last", **kwargs)
+        self.cropping = normalize_tuple(cropping, 2, "cropping")
+
+    def _new_size(self, i: int, size: int) -> int:
+        return size - sum(self.cropping)
+
+    def call(self, inputs):
+        steps = inputs.shape.as_list()[1] if inputs.shape.ndims else None
+        if steps is not None and sum(self.cropping) >= steps:
+            raise ValueError("cropping parameter of Cropping layer must be greater than the "
+                             "input shape. Received: inputs.shape=%s, and cropping=%s"
+                             % (inputs.shape, self.cropping))
+        start, end = self.cropping
+        return inputs[:, start:(-end if end else None), :]
+
+    def get_config(self) -> dict:
+        return layer_config(self, Layer.get_config(self), ("cropping",))
 
 
 @tf_export("keras.layers.Cropping2D")
-class Cropping2D(_Spatial2D):
+class Cropping2D(_Cropping):
     """Crops rows and columns.
 
     Args:
@@ -152,10 +275,7 @@ class Cropping2D(_Spatial2D):
 
     def __init__(self, cropping=((0, 0), (0, 0)), data_format=None, **kwargs):
         super().__init__(data_format=data_format, **kwargs)
-        self.cropping = _pairs(cropping, "crop", "cropping")
-
-    def _new_size(self, i: int, size: int) -> int:
-        return size - sum(self.cropping[i])
+        self.cropping = _pairs(cropping, 2, "crop", "cropping")
 
     def call(self, inputs):
         dims = inputs.shape.as_list()
@@ -164,18 +284,105 @@ class Cropping2D(_Spatial2D):
                 raise ValueError("Argument `cropping` must be greater than the input shape. "
                                  "Received: inputs.shape=%s, and cropping=%s"
                                  % (inputs.shape, self.cropping))
-        index = [slice(None)] * 4
-        for i, axis in enumerate(self._spatial_axes()):
-            start, end = self.cropping[i]
-            index[axis] = slice(start, -end if end else None)
-        return inputs[tuple(index)]
+        return super().call(inputs)
+
+
+@tf_export("keras.layers.Cropping3D")
+class Cropping3D(_Cropping):
+    """Crops the three spatial axes of a 5-D input.
+
+    Args:
+      cropping: an int, 3 ints, or 3 (before, after) pairs.
+      data_format: 'channels_last' or 'channels_first' (None: the backend default).
+      **kwargs: the base Layer's.
+
+    Raises:
+      ValueError: a cropping of another form.
+    """
+
+    _rank = 3
+
+    def __init__(self, cropping=((1, 1), (1, 1), (1, 1)), data_format=None, **kwargs):
+        super().__init__(data_format=data_format, **kwargs)
+        self.cropping = _pairs(cropping, 3, "crop", "cropping")
+
+
+def _repeat(x, times: int, axis: int):
+    """Each entry of `x` repeated `times` times along `axis` (NumPy's `repeat`)."""
+    if times == 1:
+        return x
+    dims = x.shape.as_list()
+    x = tf.expand_dims(x, axis + 1)
+    multiples = [1] * (len(dims) + 1)
+    multiples[axis + 1] = times
+    x = tf.tile(x, multiples)
+    dynamic = tf.shape(x)
+    new_shape = [d if d is not None else dynamic[i] for i, d in enumerate(dims)]
+    new_shape[axis] = dims[axis] * times if dims[axis] is not None else \
+        dynamic[axis] * times
+    return tf.reshape(x, tf.stack(new_shape) if any(isinstance(d, tf.Tensor)
+                                                    for d in new_shape) else new_shape)
+
+
+@tf_export("keras.layers.UpSampling1D")
+class UpSampling1D(_Spatial):
+    """Repeats each step of a [batch, steps, features] input `size` times.
+
+    Args:
+      size: the repetition factor.
+      **kwargs: the base Layer's.
+    """
+
+    _rank = 1
+
+    def __init__(self, size=2, **kwargs):
+        super().__init__(data_format="channels_last", **kwargs)
+        self.size = int(size)
+
+    def _new_size(self, i: int, size: int) -> int:
+        return size * self.size
+
+    def call(self, inputs):
+        outputs = _repeat(inputs, self.size, 1)
+        outputs.set_shape(self.compute_output_shape(inputs.shape))
+        return outputs
 
     def get_config(self) -> dict:
-        return layer_config(self, Layer.get_config(self), ("cropping", "data_format"))
+        return layer_config(self, Layer.get_config(self), ("size",))
+
+
+@tf_export("keras.layers.UpSampling3D")
+class UpSampling3D(_Spatial):
+    """Repeats the entries of the three spatial axes of a 5-D input `size` times each.
+
+    Args:
+      size: an int or 3 factors.
+      data_format: 'channels_last' or 'channels_first' (None: the backend default).
+      **kwargs: the base Layer's.
+    """
+
+    _rank = 3
+
+    def __init__(self, size=(2, 2, 2), data_format=None, **kwargs):
+        super().__init__(data_format=data_format, **kwargs)
+        self.size = normalize_tuple(size, 3, "size")
+
+    def _new_size(self, i: int, size: int) -> int:
+        return size * self.size[i]
+
+    def call(self, inputs):
+        outputs = inputs
+        for factor, axis in zip(self.size, self._spatial_axes()):
+            outputs = _repeat(outputs, factor, axis)
+        outputs.set_shape(self.compute_output_shape(inputs.shape))
+        return outputs
+
+    def get_config(self) -> dict:
+        return layer_config(self, Layer.get_config(self), ("size", "data_format"))
 
 
 @tf_export("keras.layers.UpSampling2D")
-class UpSampling2D(_Spatial2D):
+class UpSampling2D(_Spatial):
     """Repeats rows and columns `size` times ('nearest') or interpolates ('bilinear').
 
     Args:
@@ -216,7 +423,8 @@ class UpSampling2D(_Spatial2D):
             new_shape = [d * s for d, s in zip(dims, self.size)]
         resize = tf.image.resize_nearest_neighbor if self.interpolation == "nearest" else \
             tf.image.resize_bilinear
-        x = resize(x, new_shape, half_pixel_centers=True)
+        with tf.name_scope(None, "resize", [x]):  # TF2's tf.image.resize scope
+            x = resize(x, new_shape, half_pixel_centers=True)
         return tf.transpose(x, [0, 3, 1, 2]) if first else x
 
     def get_config(self) -> dict:

@@ -13,6 +13,7 @@ from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel, \
     not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, as_shape
+from tensorweave.ops.array.array_util import merge_shapes
 
 # --- Const -------------------------------------------------------------------------------
 register_op("Const", outputs=["output: dtype"], attrs={"value": REQUIRED, "dtype": TypeAttr()},
@@ -176,9 +177,20 @@ def placeholder(dtype, shape=None, name: Optional[str] = None):
                     name=name or "Placeholder").outputs[0]
 
 
+def _placeholder_with_default_shape(op):
+    """The `shape` attr, checked against the input's shape as TF merges them."""
+    shape = op._get_attr("shape")
+    merge_shapes(_dims(op.inputs[0].shape), _dims(shape))
+    return shape
+
+
+def _dims(shape: TensorShape):
+    return None if shape.ndims is None else shape.as_list()
+
+
 register_op("PlaceholderWithDefault", inputs=["input: dtype"], outputs=["output: dtype"],
             attrs={"dtype": TypeAttr(), "shape": REQUIRED},
-            shape=lambda op: op._get_attr("shape"))
+            shape=_placeholder_with_default_shape)
 
 
 @kernel("PlaceholderWithDefault")
@@ -187,12 +199,13 @@ def _placeholder_with_default_kernel(ctx, x):
 
 
 def placeholder_with_default(input, shape, name: Optional[str] = None):  # noqa: A002
-    """The value of `input` unless fed (TF1 `tf.placeholder_with_default`)."""
-    x = op_builder.convert_to_tensor(input)
-    shape = as_shape(shape)
-    if not shape.is_compatible_with(x.shape):
-        raise ValueError("Shapes %s and %s are incompatible" % (x.shape, shape))
-    return apply_op("PlaceholderWithDefault", [x], {"shape": shape},
+    """The value of `input` unless fed (TF1 `tf.placeholder_with_default`); a Python or
+    NumPy `input` becomes a constant '<name>/input' in the op's scope, as TF names it.
+
+    Raises:
+      ValueError: `shape` is incompatible with the input's.
+    """
+    return apply_op("PlaceholderWithDefault", [input], {"shape": as_shape(shape)},
                     name=name or "PlaceholderWithDefault").outputs[0]
 
 
