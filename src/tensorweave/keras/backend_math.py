@@ -8,6 +8,7 @@ in this module (Keras' names).
 from __future__ import annotations
 
 import builtins
+import functools
 import sys
 from typing import Optional
 
@@ -16,6 +17,9 @@ import numpy as np
 import tensorweave as tf
 from tensorweave.framework.api_export import tf_export
 from tensorweave.keras import backend
+from tensorweave.keras.backend_ops import (_ALONG_AXIS_DOC, _along_axis, _as_is, _binary,
+                                           _bool_as_floatx, _export_table, _reduction,
+                                           _unary)
 
 
 def _export(fn):
@@ -79,43 +83,35 @@ def eye(size, dtype=None, name: Optional[str] = None):
 def random_uniform_variable(shape, low, high, dtype=None, name: Optional[str] = None,
                             seed: Optional[int] = None):
     """A variable initialized from U(low, high) (a random seed when None, as Keras)."""
-    dtype = dtype or backend.floatx()
-    if seed is None:
-        seed = np.random.randint(10e8)
-    value = tf.random_uniform_initializer(low, high, seed=seed,
-                                          dtype=tf.as_dtype(dtype))(shape)
-    return backend.variable(value, dtype=dtype, name=name)
+    return _random_variable(functools.partial(tf.random_uniform_initializer, low, high),
+                            shape, dtype, name, seed)
 
 
 @_export
 def random_normal_variable(shape, mean, scale, dtype=None, name: Optional[str] = None,
                            seed: Optional[int] = None):
     """A variable initialized from N(mean, scale**2) (a random seed when None)."""
+    return _random_variable(functools.partial(tf.random_normal_initializer, mean, scale),
+                            shape, dtype, name, seed)
+
+
+def _random_variable(initializer, shape, dtype, name, seed):
+    """A variable holding `initializer(seed=, dtype=)(shape)`, with a random seed when
+    `seed` is None (as Keras) and dtype default floatx()."""
     dtype = dtype or backend.floatx()
     if seed is None:
         seed = np.random.randint(10e8)
-    value = tf.random_normal_initializer(mean, scale, seed=seed,
-                                         dtype=tf.as_dtype(dtype))(shape)
+    value = initializer(seed=seed, dtype=tf.as_dtype(dtype))(shape)
     return backend.variable(value, dtype=dtype, name=name)
 
 
 # --- variable updates ----------------------------------------------------------------------
-@_export
-def update(x, new_x):
-    """`tf.assign(x, new_x)`."""
-    return tf.assign(x, new_x)
-
-
-@_export
-def update_add(x, increment):
-    """`tf.assign_add(x, increment)`."""
-    return tf.assign_add(x, increment)
-
-
-@_export
-def update_sub(x, decrement):
-    """`tf.assign_sub(x, decrement)`."""
-    return tf.assign_sub(x, decrement)
+_export_table(globals(), _as_is, {
+    "update": lambda x, new_x: tf.assign(x, new_x),
+    "update_add": lambda x, increment: tf.assign_add(x, increment),
+    "update_sub": lambda x, decrement: tf.assign_sub(x, decrement),
+}, "Keras' `{name}`: the variable `x` set to, increased or decreased by the second "
+   "argument (`tf.assign`, `tf.assign_add`, `tf.assign_sub`).")
 
 
 @_export
@@ -127,80 +123,27 @@ def moving_average_update(x, value, momentum):
 
 
 # --- reductions and elementwise math -------------------------------------------------------
-@_export
-def cumsum(x, axis: int = 0):
-    """The cumulative sum of `x` along `axis`."""
-    return tf.cumsum(x, axis=axis)
+def _as_bool(x):
+    return tf.cast(x, tf.bool)
 
 
-@_export
-def cumprod(x, axis: int = 0):
-    """The cumulative product of `x` along `axis`."""
-    return tf.math.cumprod(x, axis=axis)
-
-
-@_export
-def var(x, axis=None, keepdims: bool = False):
-    """The (population) variance of `x` along `axis` (bool cast to floatx)."""
-    if x.dtype.base_dtype == tf.bool:
-        x = tf.cast(x, backend.floatx())
-    return tf.math.reduce_variance(x, axis=axis, keepdims=keepdims)
-
-
-@_export
-def std(x, axis=None, keepdims: bool = False):
-    """The (population) standard deviation of `x` along `axis`."""
-    if x.dtype.base_dtype == tf.bool:
-        x = tf.cast(x, backend.floatx())
-    return tf.math.reduce_std(x, axis=axis, keepdims=keepdims)
-
-
-@_export
-def any(x, axis=None, keepdims: bool = False):  # noqa: A001
-    """Logical OR of `x` (cast to bool) along `axis`."""
-    return tf.reduce_any(tf.cast(x, tf.bool), axis, keepdims)
-
-
-@_export
-def all(x, axis=None, keepdims: bool = False):  # noqa: A001
-    """Logical AND of `x` (cast to bool) along `axis`."""
-    return tf.reduce_all(tf.cast(x, tf.bool), axis, keepdims)
-
-
-@_export
-def round(x):  # noqa: A001
-    """`x` rounded to the nearest integer, ties to even."""
-    return tf.round(x)
-
-
-@_export
-def sign(x):
-    """-1, 0 or 1 by the sign of `x`."""
-    return tf.sign(x)
-
-
-@_export
-def sin(x):
-    """`tf.sin(x)`."""
-    return tf.sin(x)
-
-
-@_export
-def cos(x):
-    """`tf.cos(x)`."""
-    return tf.cos(x)
-
-
-@_export
-def greater_equal(x, y):
-    """Elementwise `x >= y`."""
-    return tf.greater_equal(x, y)
-
-
-@_export
-def less_equal(x, y):
-    """Elementwise `x <= y`."""
-    return tf.less_equal(x, y)
+# `any`, `all` and `round` shadow the builtins in this module
+_export_table(globals(), functools.partial(_along_axis, default=0), {
+    "cumsum": tf.cumsum, "cumprod": tf.math.cumprod,
+}, _ALONG_AXIS_DOC)
+_export_table(globals(), functools.partial(_reduction, prepare=_bool_as_floatx), {
+    "var": tf.math.reduce_variance, "std": tf.math.reduce_std,
+}, "Keras' `{name}`: tf's `{op}(x, axis, keepdims)` (the population statistic), a bool "
+   "`x` cast to floatx() first.")
+_export_table(globals(), functools.partial(_reduction, prepare=_as_bool), {
+    "any": tf.reduce_any, "all": tf.reduce_all,
+}, "Keras' `{name}`: tf's `{op}(x, axis, keepdims)` of `x` cast to bool.")
+_export_table(globals(), _unary, {
+    "round": tf.round, "sign": tf.sign, "sin": tf.sin, "cos": tf.cos,
+}, "Keras' `{name}`: tf's `{op}(x)`.")
+_export_table(globals(), _binary, {
+    "greater_equal": tf.greater_equal, "less_equal": tf.less_equal,
+}, "Keras' `{name}`: tf's elementwise `{op}(x, y)`.")
 
 
 @_export

@@ -5,12 +5,13 @@ the crossentropies the losses use. Exported into `tf.keras.backend` beside backe
 """
 from __future__ import annotations
 
+import functools
 from typing import Optional
 
 import numpy as np
 
 import tensorweave as tf
-from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.api_export import export, tf_export
 from tensorweave.keras import backend
 
 _K = "keras.backend."
@@ -20,55 +21,85 @@ def _export(fn):
     return tf_export(_K + fn.__name__)(fn)
 
 
-# --- reductions and elementwise math -------------------------------------------------------
-@_export
-def sum(x, axis=None, keepdims: bool = False):  # noqa: A001
-    """`tf.reduce_sum(x, axis, keepdims)`."""
-    return tf.reduce_sum(x, axis, keepdims)
+# --- Keras names for tf ops, one table per argument convention -----------------------------
+# A factory turns a tf op into the Keras function of that convention (Keras' argument
+# names and defaults, no `name=`); `_export_table` names, documents and exports each row.
+def _unary(op):
+    def fn(x):
+        return op(x)
+    return fn
 
 
-@_export
-def mean(x, axis=None, keepdims: bool = False):
-    """`tf.reduce_mean(x, axis, keepdims)` (bool inputs are cast to floatx first)."""
+def _binary(op):
+    def fn(x, y):
+        return op(x, y)
+    return fn
+
+
+def _reduction(op, prepare=None):
+    def fn(x, axis=None, keepdims: bool = False):
+        return op(x if prepare is None else prepare(x), axis, keepdims)
+    return fn
+
+
+def _along_axis(op, default: int):
+    def fn(x, axis: int = default):
+        return op(x, axis=axis)
+    return fn
+
+
+def _as_is(fn):
+    """The factory of a table whose rows are already the Keras functions (lambdas that
+    rename or reorder arguments)."""
+    return fn
+
+
+def _bool_as_floatx(x):
+    """`x`, cast to floatx() when it is bool (Keras' `mean`, `var`, `std`)."""
     if x.dtype.base_dtype == tf.bool:
-        x = tf.cast(x, backend.floatx())
-    return tf.reduce_mean(x, axis, keepdims)
+        return tf.cast(x, backend.floatx())
+    return x
 
 
-@_export
-def max(x, axis=None, keepdims: bool = False):  # noqa: A001
-    """`tf.reduce_max(x, axis, keepdims)`."""
-    return tf.reduce_max(x, axis, keepdims)
+def _export_table(namespace: dict, factory, table: dict, doc: str) -> None:
+    """For each `name: op` row of `table`, `factory(op)` named `name`, documented by
+    `doc` (formatted with `name` and `op`, the op's name), set in `namespace` (the
+    calling module's globals) and exported as `tf.keras.backend.<name>`."""
+    for name, op in table.items():
+        fn = factory(op)
+        fn.__name__ = fn.__qualname__ = name
+        fn.__module__ = namespace["__name__"]
+        fn.__doc__ = doc.format(name=name, op=op.__name__)
+        namespace[name] = export(fn, _K + name)
 
 
-@_export
-def min(x, axis=None, keepdims: bool = False):  # noqa: A001
-    """`tf.reduce_min(x, axis, keepdims)`."""
-    return tf.reduce_min(x, axis, keepdims)
+_SAME_NAME_DOC = "Keras' `{name}`: tf's `{name}`, with Keras' argument names."
+_ALONG_AXIS_DOC = "Keras' `{name}`: tf's `{op}(x, axis)`."
 
 
-@_export
-def prod(x, axis=None, keepdims: bool = False):
-    """`tf.reduce_prod(x, axis, keepdims)`."""
-    return tf.reduce_prod(x, axis, keepdims)
-
-
-@_export
-def argmax(x, axis: int = -1):
-    """`tf.argmax(x, axis)`."""
-    return tf.argmax(x, axis)
-
-
-@_export
-def argmin(x, axis: int = -1):
-    """`tf.argmin(x, axis)`."""
-    return tf.argmin(x, axis)
-
-
-@_export
-def square(x):
-    """`tf.square(x)`."""
-    return tf.square(x)
+# --- reductions and elementwise math -------------------------------------------------------
+# `sum`, `max`, `min`, `abs` and `pow` shadow the builtins in this module
+_export_table(globals(), _reduction, {
+    "sum": tf.reduce_sum, "max": tf.reduce_max, "min": tf.reduce_min,
+    "prod": tf.reduce_prod,
+}, "Keras' `{name}`: tf's `{op}(x, axis, keepdims)`.")
+_export_table(globals(), functools.partial(_reduction, prepare=_bool_as_floatx), {
+    "mean": tf.reduce_mean,
+}, "Keras' `{name}`: tf's `{op}(x, axis, keepdims)`, a bool `x` cast to floatx() first.")
+_export_table(globals(), functools.partial(_along_axis, default=-1), {
+    "argmax": tf.argmax, "argmin": tf.argmin,
+}, _ALONG_AXIS_DOC)
+_export_table(globals(), _unary, {
+    "square": tf.square, "abs": tf.abs, "exp": tf.exp, "log": tf.math.log,
+    "tanh": tf.tanh, "softplus": tf.math.softplus, "softsign": tf.math.softsign,
+}, "Keras' `{name}`: tf's `{op}(x)`.")
+_export_table(globals(), _binary, {
+    "maximum": tf.maximum, "minimum": tf.minimum, "equal": tf.equal,
+    "not_equal": tf.not_equal, "greater": tf.greater, "less": tf.less,
+}, "Keras' `{name}`: tf's `{op}(x, y)`.")
+_export_table(globals(), _as_is, {
+    "pow": lambda x, a: tf.pow(x, a),
+}, _SAME_NAME_DOC)
 
 
 @_export
@@ -76,42 +107,6 @@ def sqrt(x):
     """`sqrt(max(x, 0))`: negative values give 0, as Keras'."""
     x = tf.maximum(x, tf.constant(0.0, dtype=x.dtype.base_dtype))
     return tf.sqrt(x)
-
-
-@_export
-def abs(x):  # noqa: A001
-    """`tf.abs(x)`."""
-    return tf.abs(x)
-
-
-@_export
-def exp(x):
-    """`tf.exp(x)`."""
-    return tf.exp(x)
-
-
-@_export
-def log(x):
-    """`tf.math.log(x)`."""
-    return tf.math.log(x)
-
-
-@_export
-def pow(x, a):  # noqa: A001
-    """`tf.pow(x, a)`."""
-    return tf.pow(x, a)
-
-
-@_export
-def maximum(x, y):
-    """`tf.maximum(x, y)`."""
-    return tf.maximum(x, y)
-
-
-@_export
-def minimum(x, y):
-    """`tf.minimum(x, y)`."""
-    return tf.minimum(x, y)
 
 
 @_export
@@ -128,47 +123,20 @@ def clip(x, min_value, max_value):
     return tf.clip_by_value(x, min_value, max_value)
 
 
-@_export
-def equal(x, y):
-    """`tf.equal(x, y)`."""
-    return tf.equal(x, y)
-
-
-@_export
-def not_equal(x, y):
-    """`tf.not_equal(x, y)`."""
-    return tf.not_equal(x, y)
-
-
-@_export
-def greater(x, y):
-    """`tf.greater(x, y)`."""
-    return tf.greater(x, y)
-
-
-@_export
-def less(x, y):
-    """`tf.less(x, y)`."""
-    return tf.less(x, y)
-
-
 # --- shapes --------------------------------------------------------------------------------
-@_export
-def cast(x, dtype):
-    """`tf.cast(x, dtype)`."""
-    return tf.cast(x, dtype)
-
-
-@_export
-def shape(x):
-    """The dynamic shape of `x` (`tf.shape`)."""
-    return tf.shape(x)
-
-
-@_export
-def reshape(x, shape):
-    """`tf.reshape(x, shape)`."""
-    return tf.reshape(x, shape)
+_export_table(globals(), _as_is, {
+    "cast": lambda x, dtype: tf.cast(x, dtype),
+    "reshape": lambda x, shape: tf.reshape(x, shape),
+}, _SAME_NAME_DOC)
+_export_table(globals(), _unary, {
+    "shape": tf.shape, "transpose": tf.transpose,
+}, "Keras' `{name}`: tf's `{op}(x)` (`shape`: the dynamic shape).")
+_export_table(globals(), functools.partial(_along_axis, default=-1), {
+    "expand_dims": tf.expand_dims,
+}, _ALONG_AXIS_DOC)
+_export_table(globals(), functools.partial(_along_axis, default=0), {
+    "stack": tf.stack,
+}, _ALONG_AXIS_DOC)
 
 
 @_export
@@ -180,13 +148,7 @@ def flatten(x):
 @_export
 def batch_flatten(x):
     """`x` as [batch, everything else]."""
-    return tf.reshape(x, tf.stack([-1, prod(tf.shape(x)[1:])]))
-
-
-@_export
-def expand_dims(x, axis: int = -1):
-    """`tf.expand_dims(x, axis)`."""
-    return tf.expand_dims(x, axis)
+    return tf.reshape(x, tf.stack([-1, tf.reduce_prod(tf.shape(x)[1:])]))
 
 
 @_export
@@ -202,18 +164,6 @@ def concatenate(tensors, axis: int = -1):
         rank = tensors[0].shape.ndims
         axis = axis % rank if rank else 0
     return tf.concat(list(tensors), axis)
-
-
-@_export
-def stack(x, axis: int = 0):
-    """`tf.stack(x, axis)`."""
-    return tf.stack(x, axis=axis)
-
-
-@_export
-def transpose(x):
-    """`tf.transpose(x)` (all axes reversed)."""
-    return tf.transpose(x)
 
 
 @_export
@@ -360,24 +310,6 @@ def sigmoid(x):
     """`tf.keras.activations.sigmoid(x)`."""
     from tensorweave.keras import activations
     return activations.sigmoid(x)
-
-
-@_export
-def tanh(x):
-    """`tf.tanh(x)`."""
-    return tf.tanh(x)
-
-
-@_export
-def softplus(x):
-    """`log(exp(x) + 1)`."""
-    return tf.math.softplus(x)
-
-
-@_export
-def softsign(x):
-    """`x / (abs(x) + 1)`."""
-    return tf.math.softsign(x)
 
 
 # --- learning-phase switches ---------------------------------------------------------------

@@ -267,9 +267,11 @@ class _PrecisionRecall(_ConfusionMetric):
                     class_id=self.class_id)
 
 
-@tf_export("keras.metrics.Precision")
-class Precision(_PrecisionRecall):
-    """The precision, true_positives / (true_positives + false_positives), of the
+def _precision_recall(class_name: str, other: str):
+    """The _PrecisionRecall subclass dividing tp by tp + `other`, exported as
+    `class_name`."""
+    what = class_name.lower()
+    doc = """The %s, true_positives / (true_positives + %s), of the
     predictions above each threshold.
 
     Args:
@@ -277,32 +279,18 @@ class Precision(_PrecisionRecall):
         `top_k`); the result is a scalar for one threshold, else one per threshold.
       top_k: only the top_k predictions of each example count as positive.
       class_id: only this class (index of the last axis) is counted.
-      name: default 'precision'.
+      name: default '%s'.
       dtype: default floatx().
 
     Raises:
       ValueError: a threshold outside [0, 1].
-    """
-    _other = "fp"
+    """ % (what, _VARIABLE_NAMES[other], what)
+    cls = type(class_name, (_PrecisionRecall,), {"_other": other, "__doc__": doc})
+    return tf_export("keras.metrics." + class_name)(cls)
 
 
-@tf_export("keras.metrics.Recall")
-class Recall(_PrecisionRecall):
-    """The recall, true_positives / (true_positives + false_negatives), of the
-    predictions above each threshold.
-
-    Args:
-      thresholds: a float or a list of floats in [0, 1] (default 0.5, or none with
-        `top_k`); the result is a scalar for one threshold, else one per threshold.
-      top_k: only the top_k predictions of each example count as positive.
-      class_id: only this class (index of the last axis) is counted.
-      name: default 'recall'.
-      dtype: default floatx().
-
-    Raises:
-      ValueError: a threshold outside [0, 1].
-    """
-    _other = "fn"
+Precision = _precision_recall("Precision", "fp")
+Recall = _precision_recall("Recall", "fn")
 
 
 # name of a rate -> (the count it divides, the other count of its denominator)
@@ -315,6 +303,16 @@ class _AtValue(_ConfusionMetric):
     at least the given value (0 where none is), over `num_thresholds` thresholds evenly
     spread over [0, 1]."""
     _constrained = _dependent = None  # names of _RATES
+
+    def __init_subclass__(cls, constrained: Optional[str] = None,
+                          dependent: Optional[str] = None, **kwargs):
+        """`class M(_AtValue, constrained=..., dependent=...)`: the rates of M (names of
+        _RATES; the constrained one is the first argument of M's __init__, as Keras
+        names it) and its docstring."""
+        super().__init_subclass__(**kwargs)
+        if constrained is not None:
+            cls._constrained, cls._dependent = constrained, dependent
+            cls.__doc__ = _at_value_doc(dependent, constrained)
 
     def __init__(self, value: float, num_thresholds: int, class_id: Optional[int],
                  name: Optional[str], dtype):
@@ -366,41 +364,31 @@ def _at_value_doc(dependent: str, constrained: str) -> str:
     """ % ((dependent, constrained) * 2 + (constrained,) * 4)
 
 
+# Keras names each one's first argument after its constrained rate, so each keeps its own
+# __init__ (keyword calls and from_config(get_config()) use that name).
 @tf_export("keras.metrics.SensitivityAtSpecificity")
-class SensitivityAtSpecificity(_AtValue):
-    __doc__ = _at_value_doc("sensitivity", "specificity")
-    _constrained, _dependent = "specificity", "sensitivity"
-
+class SensitivityAtSpecificity(_AtValue, constrained="specificity", dependent="sensitivity"):
     def __init__(self, specificity: float, num_thresholds: int = 200,
                  class_id: Optional[int] = None, name: Optional[str] = None, dtype=None):
         super().__init__(specificity, num_thresholds, class_id, name, dtype)
 
 
 @tf_export("keras.metrics.SpecificityAtSensitivity")
-class SpecificityAtSensitivity(_AtValue):
-    __doc__ = _at_value_doc("specificity", "sensitivity")
-    _constrained, _dependent = "sensitivity", "specificity"
-
+class SpecificityAtSensitivity(_AtValue, constrained="sensitivity", dependent="specificity"):
     def __init__(self, sensitivity: float, num_thresholds: int = 200,
                  class_id: Optional[int] = None, name: Optional[str] = None, dtype=None):
         super().__init__(sensitivity, num_thresholds, class_id, name, dtype)
 
 
 @tf_export("keras.metrics.PrecisionAtRecall")
-class PrecisionAtRecall(_AtValue):
-    __doc__ = _at_value_doc("precision", "recall")
-    _constrained, _dependent = "recall", "precision"
-
+class PrecisionAtRecall(_AtValue, constrained="recall", dependent="precision"):
     def __init__(self, recall: float, num_thresholds: int = 200,
                  class_id: Optional[int] = None, name: Optional[str] = None, dtype=None):
         super().__init__(recall, num_thresholds, class_id, name, dtype)
 
 
 @tf_export("keras.metrics.RecallAtPrecision")
-class RecallAtPrecision(_AtValue):
-    __doc__ = _at_value_doc("recall", "precision")
-    _constrained, _dependent = "precision", "recall"
-
+class RecallAtPrecision(_AtValue, constrained="precision", dependent="recall"):
     def __init__(self, precision: float, num_thresholds: int = 200,
                  class_id: Optional[int] = None, name: Optional[str] = None, dtype=None):
         super().__init__(precision, num_thresholds, class_id, name, dtype)

@@ -40,6 +40,13 @@ from tensorweave.layers import base as layers_base
 from tensorweave.ops.state.variables import VariableAggregation, VariableSynchronization
 
 
+def _masks_of(tensors):
+    """The Keras mask of each of a list of tensors, or of one tensor (None where none)."""
+    if isinstance(tensors, list):
+        return [masking.get_mask(x) for x in tensors]
+    return masking.get_mask(tensors)
+
+
 def _default(method):
     """Marks a base-class method that subclasses are expected to override (`build`): the
     base `_maybe_build` skips calling it when not overridden, as TF does."""
@@ -736,18 +743,12 @@ class Layer(layers_base.Layer):
     def get_input_mask_at(self, node_index: int):
         """The mask(s) of the inputs of the layer's `node_index`-th call on Keras
         tensors."""
-        inputs = self.get_input_at(node_index)
-        if isinstance(inputs, list):
-            return [masking.get_mask(x) for x in inputs]
-        return masking.get_mask(inputs)
+        return _masks_of(self.get_input_at(node_index))
 
     def get_output_mask_at(self, node_index: int):
         """The mask(s) of the outputs of the layer's `node_index`-th call on Keras
         tensors."""
-        outputs = self.get_output_at(node_index)
-        if isinstance(outputs, list):
-            return [masking.get_mask(x) for x in outputs]
-        return masking.get_mask(outputs)
+        return _masks_of(self.get_output_at(node_index))
 
     @property
     def input_mask(self):
@@ -756,10 +757,7 @@ class Layer(layers_base.Layer):
         Raises:
           AttributeError: the layer was never called on Keras tensors.
         """
-        inputs = self.input
-        if isinstance(inputs, list):
-            return [masking.get_mask(x) for x in inputs]
-        return masking.get_mask(inputs)
+        return _masks_of(self.input)
 
     @property
     def output_mask(self):
@@ -768,7 +766,4 @@ class Layer(layers_base.Layer):
         Raises:
           AttributeError: the layer was never called on Keras tensors.
         """
-        outputs = self.output
-        if isinstance(outputs, list):
-            return [masking.get_mask(x) for x in outputs]
-        return masking.get_mask(outputs)
+        return _masks_of(self.output)

@@ -27,6 +27,7 @@ from tensorweave.keras.layers import recurrent_cells as cells_lib
 from tensorweave.keras.layers.recurrent_cells import (GRUCell, LSTMCell, SimpleRNNCell,
                                                       StackedRNNCells, has_arg,
                                                       is_multiple_state)
+from tensorweave.layers.base import to_snake_case
 
 
 # --- the RNN layer -------------------------------------------------------------------------
@@ -458,17 +459,15 @@ class _CellLayer(RNN):
     cell's arguments are read through the layer, and the config is the cell's with the
     layer's."""
 
-    _CELL_CLASS = None
-    _CELL_NAME = ""
-    _FIELDS: tuple = ()
+    _CELL_CLASS = None  # the cell's class; its _FIELDS are the layer's (named as Keras')
 
     def __init__(self, units, activity_regularizer=None, return_sequences=False,
                  return_state=False, go_backwards=False, stateful=False, unroll=False,
                  cell_kwargs=None, **kwargs):
         kwargs.pop("enable_caching_device", None)
         cell = self._CELL_CLASS(units, dtype=kwargs.get("dtype"),
-                                trainable=kwargs.get("trainable", True), name=self._CELL_NAME,
-                                **cell_kwargs)
+                                trainable=kwargs.get("trainable", True),
+                                name=to_snake_case(self._CELL_CLASS.__name__), **cell_kwargs)
         super().__init__(cell, return_sequences=return_sequences, return_state=return_state,
                          go_backwards=go_backwards, stateful=stateful, unroll=unroll,
                          **kwargs)
@@ -480,14 +479,14 @@ class _CellLayer(RNN):
 
     def __getattr__(self, name):
         # the cell's arguments (units, activation, kernel_initializer, ...) as attributes
-        if name in type(self)._FIELDS and "cell" in self.__dict__:
+        if name in type(self)._CELL_CLASS._FIELDS and "cell" in self.__dict__:
             return getattr(self.__dict__["cell"], name)
         raise AttributeError("'%s' object has no attribute '%s'" % (type(self).__name__, name))
 
     def get_config(self) -> dict:
         config = super().get_config()
         del config["cell"]
-        config.update(cells_lib.fields_config(self.cell, {}, self._FIELDS))
+        config.update(cells_lib.fields_config(self.cell, {}, self._CELL_CLASS._FIELDS))
         # activity_regularizer sits after the bias regularizer, as in TF's config
         ordered = {}
         for key, value in config.items():
@@ -506,6 +505,17 @@ _CELL_ARGS = ("kernel_initializer", "recurrent_initializer", "bias_initializer",
               "kernel_regularizer", "recurrent_regularizer", "bias_regularizer",
               "kernel_constraint", "recurrent_constraint", "bias_constraint", "dropout",
               "recurrent_dropout")
+_LAYER_ARGS = ("activity_regularizer", "return_sequences", "return_state", "go_backwards",
+               "stateful", "unroll")
+
+
+def _cell_layer_arguments(arguments: dict, cell_names: tuple) -> dict:
+    """What a layer's __init__ passes on to _CellLayer's, from its `arguments` (its
+    `locals()`): the RNN layer's own, `cell_kwargs` (those named `cell_names` and
+    _CELL_ARGS) and its **kwargs."""
+    return dict({name: arguments[name] for name in _LAYER_ARGS},
+                cell_kwargs={name: arguments[name] for name in cell_names + _CELL_ARGS},
+                **arguments["kwargs"])
 
 
 @tf_export("keras.layers.SimpleRNN")
@@ -521,8 +531,6 @@ class SimpleRNN(_CellLayer):
     """
 
     _CELL_CLASS = SimpleRNNCell
-    _CELL_NAME = "simple_rnn_cell"
-    _FIELDS = SimpleRNNCell._FIELDS
 
     def __init__(self, units, activation="tanh", use_bias=True,
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
@@ -532,12 +540,7 @@ class SimpleRNN(_CellLayer):
                  recurrent_dropout=0.0, return_sequences=False, return_state=False,
                  go_backwards=False, stateful=False, unroll=False, **kwargs):
         kwargs.pop("implementation", None)
-        values = locals()
-        cell_kwargs = {k: values[k] for k in ("activation", "use_bias") + _CELL_ARGS}
-        super().__init__(units, activity_regularizer=activity_regularizer,
-                         return_sequences=return_sequences, return_state=return_state,
-                         go_backwards=go_backwards, stateful=stateful, unroll=unroll,
-                         cell_kwargs=cell_kwargs, **kwargs)
+        super().__init__(units, **_cell_layer_arguments(locals(), ("activation", "use_bias")))
 
 
 @tf_export("keras.layers.LSTM")
@@ -555,8 +558,6 @@ class LSTM(_CellLayer):
     """
 
     _CELL_CLASS = LSTMCell
-    _CELL_NAME = "lstm_cell"
-    _FIELDS = LSTMCell._FIELDS
 
     def __init__(self, units, activation="tanh", recurrent_activation="hard_sigmoid",
                  use_bias=True, kernel_initializer="glorot_uniform",
@@ -567,14 +568,9 @@ class LSTM(_CellLayer):
                  recurrent_dropout=0.0, return_sequences=False, return_state=False,
                  go_backwards=False, stateful=False, unroll=False, **kwargs):
         implementation = kwargs.pop("implementation", 1)
-        values = locals()
-        cell_kwargs = {k: values[k] for k in ("activation", "recurrent_activation", "use_bias",
-                                              "unit_forget_bias", "implementation") +
-                       _CELL_ARGS}
-        super().__init__(units, activity_regularizer=activity_regularizer,
-                         return_sequences=return_sequences, return_state=return_state,
-                         go_backwards=go_backwards, stateful=stateful, unroll=unroll,
-                         cell_kwargs=cell_kwargs, **kwargs)
+        super().__init__(units, **_cell_layer_arguments(locals(), (
+            "activation", "recurrent_activation", "use_bias", "unit_forget_bias",
+            "implementation")))
 
 
 @tf_export("keras.layers.GRU")
@@ -590,8 +586,6 @@ class GRU(_CellLayer):
     """
 
     _CELL_CLASS = GRUCell
-    _CELL_NAME = "gru_cell"
-    _FIELDS = GRUCell._FIELDS
 
     def __init__(self, units, activation="tanh", recurrent_activation="hard_sigmoid",
                  use_bias=True, kernel_initializer="glorot_uniform",
@@ -602,10 +596,6 @@ class GRU(_CellLayer):
                  return_sequences=False, return_state=False, go_backwards=False,
                  stateful=False, unroll=False, reset_after=False, **kwargs):
         implementation = kwargs.pop("implementation", 1)
-        values = locals()
-        cell_kwargs = {k: values[k] for k in ("activation", "recurrent_activation", "use_bias",
-                                              "reset_after", "implementation") + _CELL_ARGS}
-        super().__init__(units, activity_regularizer=activity_regularizer,
-                         return_sequences=return_sequences, return_state=return_state,
-                         go_backwards=go_backwards, stateful=stateful, unroll=unroll,
-                         cell_kwargs=cell_kwargs, **kwargs)
+        super().__init__(units, **_cell_layer_arguments(locals(), (
+            "activation", "recurrent_activation", "use_bias", "reset_after",
+            "implementation")))

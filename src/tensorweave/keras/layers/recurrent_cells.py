@@ -225,6 +225,17 @@ class _RecurrentCell(DropoutRNNCellMixin, Layer):
         return zero_state(batch_size, self.state_size, dtype)
 
 
+def _base_arguments(arguments: dict) -> dict:
+    """What a cell's __init__ passes on to _RecurrentCell's: those of its `arguments`
+    (its `locals()`) that _RecurrentCell.__init__ takes, and its **kwargs. The cells
+    spell out Keras' signatures (their own defaults and extra arguments); this keeps them
+    from spelling out the forwarding as well."""
+    taken = inspect.signature(_RecurrentCell.__init__).parameters
+    forwarded = {name: value for name, value in arguments.items()
+                 if name in taken and name not in ("self", "kwargs")}
+    return dict(forwarded, **arguments["kwargs"])
+
+
 _COMMON_FIELDS = ("kernel_initializer", "recurrent_initializer", "bias_initializer")
 _PENALTY_FIELDS = ("kernel_regularizer", "recurrent_regularizer", "bias_regularizer",
                    "kernel_constraint", "recurrent_constraint", "bias_constraint",
@@ -264,16 +275,7 @@ class SimpleRNNCell(_RecurrentCell):
                  bias_initializer="zeros", kernel_regularizer=None, recurrent_regularizer=None,
                  bias_regularizer=None, kernel_constraint=None, recurrent_constraint=None,
                  bias_constraint=None, dropout=0.0, recurrent_dropout=0.0, **kwargs):
-        super().__init__(units, activation=activation, use_bias=use_bias,
-                         kernel_initializer=kernel_initializer,
-                         recurrent_initializer=recurrent_initializer,
-                         bias_initializer=bias_initializer,
-                         kernel_regularizer=kernel_regularizer,
-                         recurrent_regularizer=recurrent_regularizer,
-                         bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
-                         recurrent_constraint=recurrent_constraint,
-                         bias_constraint=bias_constraint, dropout=dropout,
-                         recurrent_dropout=recurrent_dropout, **kwargs)
+        super().__init__(**_base_arguments(locals()))
 
     def build(self, input_shape):
         self._add_kernels(input_shape)
@@ -327,18 +329,7 @@ class LSTMCell(_RecurrentCell):
                  bias_regularizer=None, kernel_constraint=None, recurrent_constraint=None,
                  bias_constraint=None, dropout=0.0, recurrent_dropout=0.0, **kwargs):
         implementation = kwargs.pop("implementation", 1)
-        super().__init__(units, activation=activation,
-                         recurrent_activation=recurrent_activation, use_bias=use_bias,
-                         kernel_initializer=kernel_initializer,
-                         recurrent_initializer=recurrent_initializer,
-                         bias_initializer=bias_initializer,
-                         kernel_regularizer=kernel_regularizer,
-                         recurrent_regularizer=recurrent_regularizer,
-                         bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
-                         recurrent_constraint=recurrent_constraint,
-                         bias_constraint=bias_constraint, dropout=dropout,
-                         recurrent_dropout=recurrent_dropout, implementation=implementation,
-                         **kwargs)
+        super().__init__(**_base_arguments(locals()))
         self.unit_forget_bias = unit_forget_bias
         self.state_size = [self.units, self.units]
 
@@ -420,18 +411,7 @@ class GRUCell(_RecurrentCell):
                  kernel_constraint=None, recurrent_constraint=None, bias_constraint=None,
                  dropout=0.0, recurrent_dropout=0.0, reset_after=False, **kwargs):
         implementation = kwargs.pop("implementation", 1)
-        super().__init__(units, activation=activation,
-                         recurrent_activation=recurrent_activation, use_bias=use_bias,
-                         kernel_initializer=kernel_initializer,
-                         recurrent_initializer=recurrent_initializer,
-                         bias_initializer=bias_initializer,
-                         kernel_regularizer=kernel_regularizer,
-                         recurrent_regularizer=recurrent_regularizer,
-                         bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
-                         recurrent_constraint=recurrent_constraint,
-                         bias_constraint=bias_constraint, dropout=dropout,
-                         recurrent_dropout=recurrent_dropout, implementation=implementation,
-                         **kwargs)
+        super().__init__(**_base_arguments(locals()))
         self.reset_after = reset_after
 
     def build(self, input_shape):
