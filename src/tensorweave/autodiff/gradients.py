@@ -380,15 +380,16 @@ def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
                             raise TypeError("Gradient of %s has dtype %s, expected %s (op %s)"
                                             % (t.name, g.dtype.name, t.dtype.name,
                                                op._name))
-                        if not g.shape.is_compatible_with(t.shape):
+                        # the gradient takes what the forward input's shape says (as
+                        # TF's walk does): a TensorArray's or a loop's knows less alone
+                        try:
+                            g._shape = g._shape.merge_with(t._shape)
+                        except ValueError:
                             raise ValueError(
                                 "Incompatible shapes between op input and calculated input "
                                 "gradient. Forward operation: %s. Input index: %d. Original "
                                 "input shape: %s. Calculated input gradient shape: %s"
-                                % (op._name, i, t.shape, g.shape))
-                        # what the forward input's shape says (as TF's walk does): a
-                        # TensorArray's or a loop's gradient knows less on its own
-                        g.set_shape(t.shape)
+                                % (op._name, i, t.shape, g.shape)) from None
                     grads.setdefault(t, []).append(g)
         for t in op._inputs:
             src = _node_of(t._op, call)

@@ -198,8 +198,10 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
     op_def = _reg.get_op_def(op_type)
     given_attrs = attrs
     # as TF's op wrappers: a type attr given as None is not given (its default applies)
-    attrs = {k: v for k, v in attrs.items()
-             if v is not None or k not in op_def.type_attrs} if attrs else {}
+    attrs = dict(attrs) if attrs else {}
+    for key in op_def.type_attrs:
+        if key in attrs and attrs[key] is None:
+            del attrs[key]
     specs = op_def.inputs
     if len(inputs) != len(specs):
         raise TypeError("%s takes %d inputs, got %d" % (op_type, len(specs), len(inputs)))

@@ -264,11 +264,20 @@ class TensorShape:
         other = as_shape(other)
         if self._dims is None:
             return other
-        if other._dims is None:
+        if other._dims is None or other is self:
             return self
-        if len(self._dims) != len(other._dims) or not self.is_compatible_with(other):
+        if len(self._dims) != len(other._dims):
             raise ValueError("Shapes %s and %s are not compatible" % (self, other))
-        return TensorShape([a.merge_with(b) for a, b in zip(self._dims, other._dims)])
+        merged, gained = [], False
+        for a, b in zip(self._dims, other._dims):  # one pass; self when nothing is gained
+            if a._value is None:
+                gained = gained or b._value is not None
+                merged.append(b)
+            elif b._value is not None and a._value != b._value:
+                raise ValueError("Shapes %s and %s are not compatible" % (self, other))
+            else:
+                merged.append(a)
+        return TensorShape(merged) if gained else self
 
     def concatenate(self, other) -> "TensorShape":
         other = as_shape(other)
