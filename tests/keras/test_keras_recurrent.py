@@ -619,3 +619,20 @@ def test_errors_as_keras():
         L.TimeDistributed(L.Dense(2))(K.Input((D,)))
     with pytest.raises(ValueError, match="expected ndim=3"):
         L.LSTM(2)(K.Input((D,)))
+
+
+def test_model_reset_states_resets_its_stateful_layers():
+    K = tf.keras.backend
+    inp = tf.keras.Input(batch_shape=(1, 2, 1))
+    rnn = tf.keras.layers.SimpleRNN(1, stateful=True, kernel_initializer="ones",
+                                    recurrent_initializer="ones", bias_initializer="zeros",
+                                    activation=None)
+    inner = tf.keras.Model(inp, rnn(inp))
+    outer_in = tf.keras.Input(batch_shape=(1, 2, 1))
+    outer = tf.keras.Model(outer_in, inner(outer_in))
+    step = K.function([inp], [inner.output], updates=rnn.get_updates_for(inp))
+    x = np.ones((1, 2, 1), np.float32)
+    # h = h + x over two steps: 2 from a zero state, 4 carrying it on
+    assert [step([x])[0].item(), step([x])[0].item()] == [2.0, 4.0]
+    outer.reset_states()  # through the nested model
+    assert step([x])[0].item() == 2.0

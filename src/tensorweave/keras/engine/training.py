@@ -269,6 +269,14 @@ class Model(TrainingMixin, base_layer.Layer):
         subclassed one those set as attributes."""
         return [layer for layer in self._flatten_children()]
 
+    def reset_states(self) -> None:
+        """Resets the state of every stateful layer of the model (Keras' rule: those with
+        `stateful` set and a `reset_states` method), nested models included."""
+        for layer in self.layers:
+            if isinstance(layer, Model) or (hasattr(layer, "reset_states") and
+                                            getattr(layer, "stateful", False)):
+                layer.reset_states()
+
     def get_layer(self, name: Optional[str] = None, index: Optional[int] = None):
         """The layer called `name`, or at position `index` of `layers`.
 
