@@ -636,3 +636,19 @@ def test_model_reset_states_resets_its_stateful_layers():
     assert [step([x])[0].item(), step([x])[0].item()] == [2.0, 4.0]
     outer.reset_states()  # through the nested model
     assert step([x])[0].item() == 2.0
+
+
+def test_predict_and_evaluate_step_stateful_layers():
+    # as Keras v1: stateful layers' updates run in predict and evaluate too
+    inp = tf.keras.Input(batch_shape=(1, 2, 1))
+    rnn = tf.keras.layers.SimpleRNN(1, stateful=True, kernel_initializer="ones",
+                                    recurrent_initializer="ones", bias_initializer="zeros",
+                                    activation=None)
+    model = tf.keras.Model(inp, rnn(inp))
+    model.compile("sgd", "mse")
+    x = np.ones((1, 2, 1), np.float32)
+    assert [model.predict(x).item(), model.predict(x).item()] == [2.0, 4.0]
+    assert model.evaluate(x, np.zeros((1, 1)), verbose=0) == 36.0  # state 4 -> 6, 6 ** 2
+    model.reset_states()
+    assert model.predict(x).item() == 2.0
+    assert len(model.state_updates) == 1

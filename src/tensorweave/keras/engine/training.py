@@ -269,6 +269,16 @@ class Model(TrainingMixin, base_layer.Layer):
         subclassed one those set as attributes."""
         return [layer for layer in self._flatten_children()]
 
+    @property
+    def state_updates(self) -> list:
+        """The updates of the model's stateful layers (their carried states), which Keras
+        runs in every mode, predict included."""
+        updates = []
+        for layer in self.layers:
+            if getattr(layer, "stateful", False) and hasattr(layer, "updates"):
+                updates += layer.updates
+        return updates
+
     def reset_states(self) -> None:
         """Resets the state of every stateful layer of the model (Keras' rule: those with
         `stateful` set and a `reset_states` method), nested models included."""

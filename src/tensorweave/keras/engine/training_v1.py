@@ -246,8 +246,8 @@ class TrainingMixin:
             if self._predict_function is None:
                 with self._graph_of_model().as_default(), tf.name_scope("predict"):
                     self._predict_function = backend.function(
-                        self.inputs, list(self.outputs), name="predict_function",
-                        **self._function_kwargs)
+                        self.inputs, list(self.outputs), updates=self.state_updates,
+                        name="predict_function", **self._function_kwargs)
             return self._predict_function
         compiled = self._compiled_graph(self._modes(weighted))
         function = compiled.functions.get(mode)
@@ -257,7 +257,7 @@ class TrainingMixin:
             [w for w in compiled.sample_weights if w is not None]
         outputs = [compiled.total_loss] + compiled.metric_tensors
         with self._graph_of_model().as_default():
-            updates = []
+            updates = list(self.state_updates)  # stateful layers step in every mode
             if mode == TRAIN:
                 if isinstance(self.optimizer, list):
                     raise ValueError("The `optimizer` in `compile` should be a single "
@@ -267,7 +267,8 @@ class TrainingMixin:
                 with tf.name_scope("training"):
                     updates = self.optimizer.get_updates(
                         params=self._collected_trainable_weights, loss=compiled.total_loss)
-                    updates += self.get_updates_for(None) + self.get_updates_for(self.inputs)
+                    updates += [u for u in self.get_updates_for(None) +
+                                self.get_updates_for(self.inputs) if u not in updates]
             with tf.name_scope("training" if mode == TRAIN else "evaluation"):
                 function = backend.function(inputs, outputs, updates=updates,
                                             name=mode + "_function", **self._function_kwargs)
