@@ -7,6 +7,8 @@ otherwise with a BroadcastGradientArgs op that computes the axes to reduce at ru
 """
 from __future__ import annotations
 
+import functools
+
 from typing import List, Optional, Tuple
 
 import numpy as np
@@ -24,8 +26,23 @@ register_op("BroadcastGradientArgs", inputs=["s0: T", "s1: T"], outputs=["r0: T"
             shape=lambda op: [TensorShape([None]), TensorShape([None])])
 
 
-def _shape_str(s: np.ndarray) -> str:
+def _shape_str(s) -> str:
     return "[%s]" % ",".join(str(int(d)) for d in s)
+
+
+@functools.lru_cache(maxsize=4096)
+def _reduction_axes(s0: tuple, s1: tuple) -> Tuple[tuple, tuple]:
+    """The axes for two shapes (as tuples), once per pair: inside a loop's gradient the
+    same pair comes back every iteration."""
+    if s0 == s1:
+        return (), ()
+    n = max(len(s0), len(s1))
+    a = (1,) * (n - len(s0)) + s0
+    b = (1,) * (n - len(s1)) + s1
+    if any(x != y and x != 1 and y != 1 for x, y in zip(a, b)):
+        raise ValueError("Incompatible shapes: %s vs. %s" % (_shape_str(s0), _shape_str(s1)))
+    return (tuple(i for i, x in enumerate(a) if x == 1),
+            tuple(i for i, y in enumerate(b) if y == 1))
 
 
 def _broadcast_gradient_args(s0: np.ndarray, s1: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -34,17 +51,8 @@ def _broadcast_gradient_args(s0: np.ndarray, s1: np.ndarray) -> Tuple[np.ndarray
     including leading axes it does not have)."""
     s0 = np.asarray(s0).reshape(-1)
     s1 = np.asarray(s1).reshape(-1)
-    if s0.shape == s1.shape and np.array_equal(s0, s1):
-        empty = np.zeros([0], dtype=s0.dtype)
-        return empty, empty.copy()
-    n = max(s0.size, s1.size)
-    a = np.concatenate([np.ones(n - s0.size, dtype=s0.dtype), s0])
-    b = np.concatenate([np.ones(n - s1.size, dtype=s1.dtype), s1])
-    if np.any((a != b) & (a != 1) & (b != 1)):
-        raise ValueError("Incompatible shapes: %s vs. %s" % (_shape_str(s0), _shape_str(s1)))
-    r0 = np.flatnonzero(a == 1).astype(s0.dtype)
-    r1 = np.flatnonzero(b == 1).astype(s1.dtype)
-    return r0, r1
+    r0, r1 = _reduction_axes(tuple(s0.tolist()), tuple(s1.tolist()))
+    return np.array(r0, dtype=s0.dtype), np.array(r1, dtype=s1.dtype)
 
 
 @kernel("BroadcastGradientArgs")
