@@ -134,15 +134,18 @@ class AbstractRNNCell(Layer):
     (output, new states), and the properties `state_size` and `output_size`."""
 
     def call(self, inputs, states):
-        raise NotImplementedError
+        raise NotImplementedError("%s subclasses AbstractRNNCell without defining call"
+                                  % type(self).__name__)
 
     @property
     def state_size(self):
-        raise NotImplementedError
+        raise NotImplementedError("%s subclasses AbstractRNNCell without defining "
+                                  "state_size" % type(self).__name__)
 
     @property
     def output_size(self):
-        raise NotImplementedError
+        raise NotImplementedError("%s subclasses AbstractRNNCell without defining "
+                                  "output_size" % type(self).__name__)
 
     def get_initial_state(self, inputs=None, batch_size=None, dtype=None):
         """Zeros for the states; the batch size and dtype come from `inputs` if given."""
