@@ -270,7 +270,13 @@ class RewriterConfig(_Message):
     _fields = {"disable_meta_optimizer": False, "constant_folding": 0,
                "dependency_optimization": 0, "arithmetic_optimization": 0,
                "memory_optimization": 0, "layout_optimizer": 0, "remapping": 0,
-               "min_graph_nodes": 0}
+               "min_graph_nodes": 0, "shape_optimization": 0, "loop_optimization": 0,
+               "function_optimization": 0, "debug_stripper": 0,
+               "disable_model_pruning": False, "scoped_allocator_optimization": 0,
+               "pin_to_host_optimization": 0, "implementation_selector": 0,
+               "auto_mixed_precision": 0, "use_plugin_optimizers": 0,
+               "auto_mixed_precision_onednn_bfloat16": 0, "auto_mixed_precision_mkl": 0,
+               "meta_optimizer_iterations": 0}
 
 
 class GraphOptions(_Message):

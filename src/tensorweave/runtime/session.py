@@ -24,6 +24,7 @@ from tensorweave.runtime import late_reads as _late_reads
 from tensorweave.runtime import plan as _plan
 from tensorweave.runtime.config import ConfigProto, RunMetadata, optimizations_enabled
 from tensorweave.runtime.devices import DeviceManager
+from tensorweave.runtime.context import session_config
 from tensorweave.runtime.policy import ExecutionPolicy
 from tensorweave.runtime.values import string_array
 
@@ -277,6 +278,7 @@ class BaseSession:
         if config is not None and not isinstance(config, ConfigProto):
             raise TypeError("Argument `config` must be a tf.ConfigProto, but got %s"
                             % type(config).__name__)
+        config = session_config(config)  # tf.config's settings when None, as in TF
         self._master = None
         if target.startswith("grpc://"):  # a cluster: the master plans, tasks run
             from tensorweave.distribute.master import Master
