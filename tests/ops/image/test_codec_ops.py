@@ -105,9 +105,11 @@ def test_jpeg_round_trip(sess, chroma):
     data = sess.run(tf.image.encode_jpeg(smooth, quality=100, chroma_downsampling=chroma,
                                          progressive=True, density_unit="cm"))
     assert sess.run(tf.image.is_jpeg(data)) and not sess.run(tf.image.is_jpeg(_read("rgb.png")))
-    out = sess.run(tf.image.decode_jpeg(data))
+    out = sess.run(tf.image.decode_jpeg(data, dct_method="INTEGER_ACCURATE"))
     assert out.shape == smooth.shape
     assert np.abs(out.astype(int) - smooth).max() <= (32 if chroma else 4)
+    fast = sess.run(tf.image.decode_jpeg(data))  # TF's default: the fast integer DCT
+    assert np.abs(fast.astype(int) - smooth).max() <= (32 if chroma else 12)
     gray = sess.run(tf.image.decode_jpeg(sess.run(tf.image.encode_jpeg(IMAGE[..., :1]))))
     assert gray.shape == (6, 7, 1)
     half = sess.run(tf.image.decode_jpeg(data, ratio=2))
@@ -125,7 +127,34 @@ def test_errors(sess):
         sess.run(tf.image.encode_jpeg(np.zeros([2, 2, 2], np.uint8)))
     with pytest.raises(ValueError, match="rank 3"):
         tf.image.encode_png(np.zeros([2, 2], np.uint8))
-    with pytest.raises(NotImplementedError, match="fancy_upscaling"):
-        tf.image.decode_jpeg(b"", fancy_upscaling=False)
+    with pytest.raises(tf.errors.UnimplementedError, match="try_recover_truncated"):
+        sess.run(tf.image.decode_jpeg(_read("photo.jpg"), try_recover_truncated=True))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Invalid JPEG data"):
+        sess.run(tf.image.decode_jpeg(_read("photo.jpg")[:300]))
     with pytest.raises(TypeError):  # a float tensor (a NumPy array is cast, as in TF)
         tf.image.encode_jpeg(tf.zeros([2, 2, 3], tf.float32))
+
+
+def test_jpeg_decoding_is_tfs_for_every_dct_method_and_upsampling(sess):
+    # TF's default dct_method "" is libjpeg's fast integer DCT, not the accurate one, and
+    # fancy_upscaling=False its fast chroma upsampling: each decodes other pixels
+    # (jpeg_expected.npz: TF's decodings of photo.jpg, written by make_fixtures.py dct)
+    expected = np.load(os.path.join(FIXTURES, "jpeg_expected.npz"))
+    data = _read("photo.jpg")
+    got = {}
+    for dct in ("", "INTEGER_FAST", "INTEGER_ACCURATE"):
+        for fancy in (True, False):
+            key = "%s_%s" % (dct or "default", "fancy" if fancy else "plain")
+            got[key] = tf.image.decode_jpeg(data, dct_method=dct, fancy_upscaling=fancy)
+    got["default_c1"] = tf.image.decode_jpeg(data, channels=1)
+    got["default_ratio2"] = tf.image.decode_jpeg(data, ratio=2)
+    got["accurate_ratio4_c1"] = tf.image.decode_jpeg(
+        data, ratio=4, channels=1, dct_method="INTEGER_ACCURATE")
+    got["decode_image"] = tf.io.decode_image(data)
+    got["crop"] = tf.image.decode_and_crop_jpeg(data, [3, 5, 10, 12])
+    got = sess.run(got)
+    assert sorted(got) == sorted(expected.files)
+    for key in expected.files:
+        np.testing.assert_array_equal(got[key], expected[key], err_msg=key)
+    assert not np.array_equal(got["default_fancy"], got["INTEGER_ACCURATE_fancy"])
+    assert not np.array_equal(got["default_fancy"], got["default_plain"])

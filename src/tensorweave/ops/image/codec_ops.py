@@ -87,9 +87,58 @@ def _pixels(image) -> np.ndarray:
     return np.asarray(image.convert("RGB"))
 
 
-def _decode(ctx, data: bytes, channels: int, dtype: np.dtype, animations: bool,
-            ratio: int = 1, still_gifs_only: bool = False) -> np.ndarray:
+def _jpeg_pixels(ctx, data: bytes, channels: int, ratio: int, dct_method: str,
+                 fancy_upscaling: bool) -> Optional[np.ndarray]:
+    """A JPEG decoded by libjpeg-turbo (simplejpeg) with TF's decoder settings: the fast
+    integer DCT unless dct_method is "INTEGER_ACCURATE" (TF's default "" is the fast
+    one), fancy upsampling as asked, libjpeg's scaling by `ratio`, and its own luma for
+    one channel. None for CMYK/YCCK files, which Pillow converts."""
+    import simplejpeg
+    try:
+        height, width, space, _ = simplejpeg.decode_jpeg_header(data)
+        if space not in ("Gray", "YCbCr", "RGB"):
+            return None
+        gray = channels == 1 or (channels == 0 and space == "Gray")
+        pixels = simplejpeg.decode_jpeg(
+            data, colorspace="GRAY" if gray else "RGB",
+            fastdct=dct_method != "INTEGER_ACCURATE", fastupsample=not fancy_upscaling,
+            min_height=-(-height // ratio), min_width=-(-width // ratio), min_factor=ratio)
+    except ValueError as e:
+        raise _invalid(ctx, "Invalid JPEG data or crop window, data size %d: %s"
+                       % (len(data), e)) from None
+    return pixels if pixels.ndim == 3 else pixels[..., None]
+
+
+def _pillow_frames(ctx, data: bytes, fmt: str, channels: int, ratio: int, animations: bool,
+                   still_gifs_only: bool) -> list:
+    """The frames of an image Pillow decodes, each [h, w, c]."""
     from PIL import Image, UnidentifiedImageError
+    try:
+        image = Image.open(io.BytesIO(data))
+        if fmt == "JPEG" and (ratio != 1 or channels == 1):
+            # libjpeg's own downscaling and luma, as TF's decoder uses
+            image.draft("L" if channels == 1 else image.mode,
+                        (max(1, image.size[0] // ratio), max(1, image.size[1] // ratio)))
+        n_frames = getattr(image, "n_frames", 1) if fmt == "GIF" and animations else 1
+        if fmt == "GIF" and still_gifs_only and getattr(image, "n_frames", 1) > 1:
+            # decode_png / decode_jpeg take a GIF only if it has a single frame
+            raise _invalid(ctx, "Got %d frames, but animated gifs can only be decoded by "
+                           "tf.io.decode_gif or tf.io.decode_image" % image.n_frames)
+        frames = []
+        for i in range(n_frames):
+            image.seek(i)
+            frame = image.convert("RGB") if fmt == "GIF" else image
+            frames.append(_pixels(frame))
+        return frames
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as e:
+        reason = str(e).split(" <")[0]  # without the repr of Pillow's buffer
+        raise _invalid(ctx, "Invalid %s data: %s" % (fmt, reason)) from None
+
+
+def _decode(ctx, data: bytes, channels: int, dtype: np.dtype, animations: bool,
+            ratio: int = 1, still_gifs_only: bool = False, dct_method: str = "",
+            fancy_upscaling: bool = True) -> np.ndarray:
+    from PIL import Image
     if channels not in (0, 1, 2, 3, 4):
         raise _invalid(ctx, "channels must be 0, 1, 2, 3 or 4, got %d" % channels)
     fmt = _format_of(data)
@@ -99,25 +148,10 @@ def _decode(ctx, data: bytes, channels: int, dtype: np.dtype, animations: bool,
         raise _invalid(ctx, "`channels` must be 0, 3 or 4 for BMP, but got %d" % channels)
     if fmt == "GIF" and channels not in (0, 3):
         raise _invalid(ctx, "`channels` must be 0 or 3 for GIF, but got %d" % channels)
-    try:
-        image = Image.open(io.BytesIO(data))
-        if fmt == "JPEG" and (ratio != 1 or channels == 1):
-            # libjpeg's own downscaling and luma, as TF's decoder uses
-            image.draft("L" if channels == 1 else image.mode,
-                        (max(1, image.size[0] // ratio), max(1, image.size[1] // ratio)))
-        frames = []
-        n_frames = getattr(image, "n_frames", 1) if fmt == "GIF" and animations else 1
-        if fmt == "GIF" and still_gifs_only and getattr(image, "n_frames", 1) > 1:
-            # decode_png / decode_jpeg take a GIF only if it has a single frame
-            raise _invalid(ctx, "Got %d frames, but animated gifs can only be decoded by "
-                           "tf.io.decode_gif or tf.io.decode_image" % image.n_frames)
-        for i in range(n_frames):
-            image.seek(i)
-            frame = image.convert("RGB") if fmt == "GIF" else image
-            frames.append(_pixels(frame))
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as e:
-        reason = str(e).split(" <")[0]  # without the repr of Pillow's buffer
-        raise _invalid(ctx, "Invalid %s data: %s" % (fmt, reason)) from None
+    pixels = _jpeg_pixels(ctx, data, channels, ratio, dct_method, fancy_upscaling) \
+        if fmt == "JPEG" else None
+    frames = [pixels] if pixels is not None else \
+        _pillow_frames(ctx, data, fmt, channels, ratio, animations, still_gifs_only)
     out = []
     for pixels in frames:
         if fmt == "JPEG" and channels == 1 and pixels.shape[-1] != 1:
@@ -170,13 +204,22 @@ register_op("DecodeImage", inputs=["contents: string"], outputs=["image: dtype"]
             shape=_decode_image_shape)
 
 
+def _jpeg_attrs(ctx) -> dict:
+    if ctx.attrs["try_recover_truncated"]:
+        raise errors.UnimplementedError(
+            None, ctx.op, "%s: try_recover_truncated=True is not supported: "
+            "truncated JPEG data is an error" % ctx.op.type)
+    return {"dct_method": ctx.attrs["dct_method"],
+            "fancy_upscaling": ctx.attrs["fancy_upscaling"]}
+
+
 @kernel("DecodeJpeg")
 def _decode_jpeg_kernel(ctx, contents):
     ratio = ctx.attrs["ratio"]
     if ratio not in (1, 2, 4, 8):
         raise _invalid(ctx, "ratio must be 1, 2, 4 or 8, got %d" % ratio)
     return _decode(ctx, _contents(ctx, contents), ctx.attrs["channels"], np.uint8, False,
-                   ratio, still_gifs_only=True)
+                   ratio, still_gifs_only=True, **_jpeg_attrs(ctx))
 
 
 @kernel("DecodePng")
@@ -320,26 +363,21 @@ def decode_jpeg(contents, channels: int = 0, ratio: int = 1, fancy_upscaling: bo
       contents: a scalar string Tensor, the encoded image.
       channels: 0 (as stored), 1 (grayscale) or 3 (RGB).
       ratio: downscaling by 1, 2, 4 or 8 while decoding.
-      fancy_upscaling: must be True (libjpeg's smooth chroma upsampling).
-      try_recover_truncated: must be False (truncated data is an error).
+      fancy_upscaling: libjpeg's smooth chroma upsampling (False: the fast one).
+      try_recover_truncated: must be False (truncated data is an error; True raises
+        UnimplementedError when run).
       acceptable_fraction: unused unless try_recover_truncated.
-      dct_method: "" or "INTEGER_ACCURATE" (libjpeg's default).
+      dct_method: "" or "INTEGER_FAST" (libjpeg-turbo's fast integer DCT, TF's default)
+        or "INTEGER_ACCURATE" (the slow, exact one).
       name: op name.
 
     Returns:
       A uint8 Tensor [height, width, channels].
-
-    Raises:
-      NotImplementedError: options Pillow's decoder cannot honour.
     """
-    if not fancy_upscaling or try_recover_truncated or \
-            dct_method not in ("", "INTEGER_ACCURATE"):
-        raise NotImplementedError(
-            "decode_jpeg decodes through Pillow, which supports only fancy_upscaling=True, "
-            "try_recover_truncated=False and dct_method '' or 'INTEGER_ACCURATE'")
     return apply_op("DecodeJpeg", [contents],
                     {"channels": int(channels), "ratio": int(ratio),
-                     "fancy_upscaling": True, "try_recover_truncated": False,
+                     "fancy_upscaling": bool(fancy_upscaling),
+                     "try_recover_truncated": bool(try_recover_truncated),
                      "acceptable_fraction": float(acceptable_fraction),
                      "dct_method": dct_method}, name=name or "DecodeJpeg").outputs[0]
 

@@ -20,7 +20,7 @@ from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, with_rank
-from tensorweave.ops.image.codec_ops import _contents, _decode, _invalid, _format_of
+from tensorweave.ops.image.codec_ops import _contents, _decode, _format_of, _invalid, _jpeg_attrs
 
 def _crop_shape(op) -> TensorShape:
     """[crop_height, crop_width, channels], the window's sizes when it is a constant."""
@@ -80,7 +80,8 @@ def _decode_and_crop_jpeg_kernel(ctx, contents, crop_window):
     if window.size != 4:
         raise _invalid(ctx, "crop_window must be shape [4], got %s"
                        % list(np.shape(crop_window)))
-    image = _decode(ctx, _jpeg(ctx, contents), ctx.attrs["channels"], np.uint8, False, ratio)
+    image = _decode(ctx, _jpeg(ctx, contents), ctx.attrs["channels"], np.uint8, False, ratio,
+                    **_jpeg_attrs(ctx))
     y, x, h, w = (int(v) for v in window)
     height, width = image.shape[:2]
     if y < 0 or x < 0 or h <= 0 or w <= 0 or y + h > height or x + w > width:
@@ -142,19 +143,12 @@ def decode_and_crop_jpeg(contents, crop_window, channels: int = 0, ratio: int = 
     Returns:
       A uint8 Tensor [crop_height, crop_width, channels].
 
-    Raises:
-      NotImplementedError: options Pillow's decoder cannot honour (see decode_jpeg).
     """
-    if not fancy_upscaling or try_recover_truncated or \
-            dct_method not in ("", "INTEGER_ACCURATE"):
-        raise NotImplementedError(
-            "decode_and_crop_jpeg decodes through Pillow, which supports only "
-            "fancy_upscaling=True, try_recover_truncated=False and dct_method '' or "
-            "'INTEGER_ACCURATE'")
     return apply_op("DecodeAndCropJpeg", [contents, convert_to_tensor(crop_window,
                                                                       _dt.int32)],
                     {"channels": int(channels), "ratio": int(ratio),
-                     "fancy_upscaling": True, "try_recover_truncated": False,
+                     "fancy_upscaling": bool(fancy_upscaling),
+                     "try_recover_truncated": bool(try_recover_truncated),
                      "acceptable_fraction": float(acceptable_fraction),
                      "dct_method": dct_method}, name=name or "DecodeAndCropJpeg").outputs[0]
 
