@@ -12,7 +12,7 @@ import unittest as _unittest
 from tensorweave.autodiff.gradient_checker import compute_gradient, compute_gradient_error
 from tensorweave.test._graph_compare import assert_equal_graph_def
 
-__all__ = ["TestCase", "assert_equal_graph_def", "compute_gradient", "compute_gradient_error",
+__all__ = ["Benchmark", "TestCase", "assert_equal_graph_def", "benchmark_config", "compute_gradient", "compute_gradient_error",
            "get_temp_dir", "gpu_device_name", "is_built_with_cuda", "is_built_with_gpu_support",
            "is_built_with_rocm", "is_built_with_xla", "is_gpu_available", "main"]
 
@@ -61,11 +61,14 @@ def __getattr__(name):
     if name == "TestCase":
         from tensorweave.test._test_case import TestCase
         return TestCase
+    if name in ("Benchmark", "benchmark_config"):
+        from tensorweave.test import _benchmark
+        return getattr(_benchmark, name)
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 def __dir__():
-    return sorted(set(globals()) | {"TestCase"})
+    return sorted(set(globals()) | {"TestCase", "Benchmark", "benchmark_config"})
 
 
 def main(argv=None) -> None:
@@ -74,5 +77,12 @@ def main(argv=None) -> None:
     import sys
     from absl import flags
     argv = list(sys.argv if argv is None else argv)
+    chosen = [a for a in argv if a.startswith(("--benchmark_filter=", "-benchmark_filter="))]
+    if chosen:  # run the registered tf.test.Benchmark methods instead of the tests
+        from tensorweave.test._benchmark import run_benchmarks
+        argv.remove(chosen[0])
+        flags.FLAGS(argv, known_only=True)
+        run_benchmarks(chosen[0].split("=", 1)[1])
+        return
     argv = flags.FLAGS(argv, known_only=True)
     _unittest.main(module="__main__", argv=argv)
