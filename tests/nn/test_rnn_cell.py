@@ -496,3 +496,38 @@ def test_cells_refuse_integer_inputs_and_softmax_on_an_axis_takes_the_name():
                               dtype=tf.int32)
         assert tf.nn.softmax(tf.ones([2, 3]), axis=0, name="probs").name == "probs:0"
         assert tf.nn.log_softmax(tf.ones([2, 3]), axis=0, name="lp").name == "lp:0"
+
+
+def test_plain_cells_reenter_their_first_variable_scope_as_tf1():
+    # A MultiRNNCell (a plain RNNCell, not a LayerRNNCell) re-enters the variable scope
+    # of its first call: called in variable_scope("RNN") it builds under "RNN/RNN/";
+    # a LayerRNNCell does not (names as TF 1.x / 2.15 print them).
+    with tf.Graph().as_default():
+        x = tf.zeros([1, 3])
+        cell = tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.BasicLSTMCell(2)
+                                            for _ in range(2)])
+        state = cell.zero_state(1, tf.float32)
+        with tf.variable_scope("RNN"):
+            names = []
+            for t in range(2):
+                if t > 0:
+                    tf.get_variable_scope().reuse_variables()
+                out, state = cell(x, state)
+                names.append(out.name)
+        assert names == ["RNN/RNN/multi_rnn_cell/cell_1/basic_lstm_cell/Mul_2:0",
+                         "RNN/RNN/multi_rnn_cell/cell_1/basic_lstm_cell/Mul_5:0"]
+        lstm = tf.nn.rnn_cell.BasicLSTMCell(2)
+        with tf.variable_scope("A"):
+            out, _ = lstm(x, lstm.zero_state(1, tf.float32))
+        assert out.name == "A/basic_lstm_cell/Mul_2:0"
+        assert [v.name for v in tf.global_variables()][:2] == [
+            "RNN/multi_rnn_cell/cell_0/basic_lstm_cell/kernel:0",
+            "RNN/multi_rnn_cell/cell_0/basic_lstm_cell/bias:0"]
+        # re-entering the root scope restarts its default names, so a second
+        # MultiRNNCell called at the top level asks for the same variables (TF raises)
+        first = tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.GRUCell(2)])
+        first(x, (tf.zeros([1, 2]),))
+        second = tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.GRUCell(2)])
+        with pytest.raises(ValueError, match="multi_rnn_cell/cell_0/gru_cell/gates/kernel "
+                                             "already exists"):
+            second(x, (tf.zeros([1, 2]),))

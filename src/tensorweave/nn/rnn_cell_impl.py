@@ -157,6 +157,7 @@ class RNNCell:
         self._base_name = name or _to_snake_case(type(self).__name__)
         self._dtype = _dt.as_dtype(dtype) if dtype is not None else None
         self._scope = None
+        self._rnncell_scope = None  # the variable_scope a plain cell re-enters
         self.built = False
         self._trainable_weights = []
         self._non_trainable_weights = []
@@ -268,7 +269,17 @@ class RNNCell:
         if scope is not None:
             with vs.variable_scope(scope) as entered:
                 return self._call_in_scope(inputs, state, entered)
-        return self._call_in_scope(inputs, state, None)
+        if isinstance(self, LayerRNNCell):
+            return self._call_in_scope(inputs, state, None)
+        # TF1's plain RNNCells (MultiRNNCell, user cells) re-enter the variable scope of
+        # their first call on every call. Re-entering a scope opens its last name again
+        # under the current name scope (called in variable_scope("rnn"), a MultiRNNCell
+        # builds under "rnn/rnn/multi_rnn_cell/") and restarts the numbering of the
+        # default names below it, as TF's does.
+        if self._rnncell_scope is None:
+            self._rnncell_scope = vs.variable_scope(vs.get_variable_scope())
+        with self._rnncell_scope:
+            return self._call_in_scope(inputs, state, None)
 
     def _ensure_scope(self, scope) -> None:
         """Fixes the cell's variable scope (from the first call, or the first variable)."""
