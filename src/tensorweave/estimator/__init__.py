@@ -15,6 +15,9 @@
                      training on the eval results in eval_dir()
   hooks.py           experimental.InMemoryEvaluatorHook, make_stop_at_checkpoint_step_hook
   logit_fn.py        experimental.call_logit_fn
+  tpu_config.py      tpu.InputPipelineConfig, tpu.TPUConfig, tpu.RunConfig
+  tpu_estimator.py   tpu.TPUEstimator, tpu.TPUEstimatorSpec: TPU programs run without a
+                     TPU (use_tpu=False)
   canned/            the canned estimators: Linear, DNN, DNNLinearCombined, Baseline
 
 Imported on first access of `tf.estimator` (tensorweave/__init__.py), so `import
@@ -36,6 +39,8 @@ from tensorweave.estimator import extenders  # noqa: F401
 from tensorweave.estimator import early_stopping  # noqa: F401
 from tensorweave.estimator import hooks  # noqa: F401
 from tensorweave.estimator import logit_fn  # noqa: F401
+from tensorweave.estimator import tpu_config  # noqa: F401
+from tensorweave.estimator import tpu_estimator  # noqa: F401
 from tensorweave.framework import api_export as _api
 
 # the names are offered to `from tensorweave.estimator import ...` before `tf.estimator`
