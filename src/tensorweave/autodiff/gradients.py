@@ -18,6 +18,7 @@ to the nested walks and to the gradient functions registered with `needs_call=Tr
 """
 from __future__ import annotations
 
+import contextlib
 import enum
 from typing import Dict, List, Sequence
 
@@ -42,6 +43,18 @@ class AggregationMethod:
     EXPERIMENTAL_TREE = 1
     EXPERIMENTAL_ACCUMULATE_N = 2
 
+
+
+_NO_SCOPE = contextlib.nullcontext()
+
+
+def _xla_scope(op, grad_scope: str):
+    """The XLA attrs the gradient of `op` is built with (tf.xla.experimental.jit_scope's
+    ops pass theirs on); nothing for an op outside a jit scope."""
+    if not isinstance(op, Operation) or "_XlaCompile" not in op._attrs:
+        return _NO_SCOPE
+    from tensorweave.framework.jit import gradient_attr_scope
+    return gradient_attr_scope(op, grad_scope)
 
 def _as_tensor_or_slices(x):
     if isinstance(x, (Tensor, IndexedSlices)):
@@ -355,7 +368,8 @@ def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
                                  for t, g in zip(op._outputs, out_grads)]
                 ctx = _graph_mod.colocate_with(op) if colocate and \
                     isinstance(op, Operation) else _nullcontext()
-                with ctx, _graph_mod.name_scope(op._name + "_grad"):
+                with ctx, _graph_mod.name_scope(op._name + "_grad") as grad_scope, \
+                        _xla_scope(op, grad_scope):
                     in_grads = fn(op, *out_grads, call=call) if needs_call else \
                         fn(op, *out_grads)
                     if not isinstance(in_grads, (list, tuple)):

@@ -239,6 +239,26 @@ class _InputList(list):
     """Operation.inputs (list-like, as TF's _InputList)."""
 
 
+
+def _attr_value_of(value):
+    """The Python value tensorweave holds for an attr given as TF's AttrValue message or
+    as a plain value (strings as str); None for an empty AttrValue."""
+    if hasattr(value, "WhichOneof"):
+        kind = value.WhichOneof("value")
+        if kind is None:
+            return None
+        if kind not in ("b", "s", "i", "f", "type"):
+            raise TypeError("attr scope values of kind %r are not supported" % kind)
+        value = getattr(value, kind)
+        if kind == "type":
+            return _dt.as_dtype(value)
+    if isinstance(value, bytes):
+        return value.decode()
+    if not isinstance(value, (bool, int, float, str, _dt.DType)):
+        raise TypeError("Callable for scope map key must return either None or an "
+                        "AttrValue protocol buffer; but it returned: %r" % (value,))
+    return value
+
 class Operation:
     """A node of the graph: an op type, named inputs/outputs and attrs."""
 
@@ -451,7 +471,7 @@ class Graph:
         self._while_contexts: list = []
         self._has_while = False
         self._gradient_override_map: Dict[str, str] = {}
-        self._attr_scope: Dict[str, Any] = {}
+        self._attr_scope_map: Dict[str, Any] = {}
         self._building_function = False
         self._container = ""  # resource container of new stateful ops (tf.container)
 
@@ -534,6 +554,8 @@ class Graph:
             op._device = self._device_for_new_op(op)
         if self._colocation_stack:
             self._colocate_new_op(op)
+        if self._attr_scope_map:
+            self._apply_attr_scope(op)
         if self._gradient_override_map:
             mapped = self._gradient_override_map.get(op_type)
             if mapped is not None:
@@ -547,6 +569,37 @@ class Graph:
             op._control_flow_context = ctx
             ctx.add_op(op)
         return op
+
+    @contextlib.contextmanager
+    def _attr_scope(self, attr_map: Dict[str, Any]):
+        """Gives the ops created inside the attrs of `attr_map` (TF's private
+        Graph._attr_scope, which tf.xla.experimental.jit_scope uses): each value is an
+        AttrValue message, a plain value, a callable of the new op's NodeDef returning
+        one, or None to leave the attr off; inner scopes override outer ones.
+
+        Raises:
+          TypeError: `attr_map` is not a dict of string keys.
+        """
+        if not isinstance(attr_map, dict) or not all(isinstance(k, str) for k in attr_map):
+            raise TypeError("attr_scope must be a dict of string keys, got %r" % (attr_map,))
+        saved = dict(self._attr_scope_map)
+        for key, value in attr_map.items():
+            if value is None:
+                self._attr_scope_map.pop(key, None)
+            else:
+                self._attr_scope_map[key] = value
+        try:
+            yield
+        finally:
+            self._attr_scope_map = saved
+
+    def _apply_attr_scope(self, op: "Operation") -> None:
+        for key, value in self._attr_scope_map.items():
+            if callable(value):
+                value = value(op.node_def)
+            value = _attr_value_of(value)
+            if value is not None:
+                op._attrs[key] = value
 
     def create_op(self, op_type, inputs, dtypes=None, input_types=None, name=None,
                   attrs=None, op_def=None, compute_shapes=True, compute_device=True):
