@@ -872,6 +872,21 @@ def test_top_k_values_and_stable_ties(sess):
     np.testing.assert_array_equal(v, [255, 7])
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.float32, np.uint8])
+def test_top_k_of_few_from_long_rows_keeps_tfs_order(sess, dtype):
+    # k << n takes the partition path: many ties at the k-th value, NaNs last
+    rng = np.random.RandomState(3)
+    x = rng.randint(0, 4, size=(5, 3, 90)).astype(dtype)
+    if dtype == np.float32:
+        x[0, 0, :40] = np.nan
+    for k in (1, 4, 11):
+        v, i = sess.run(tf.nn.top_k(x, k))
+        key = np.where(np.isnan(x.astype(np.float64)), -np.inf, x.astype(np.float64))
+        want_i = np.argsort(-key, axis=-1, kind="stable")[..., :k]
+        np.testing.assert_array_equal(i, want_i)
+        np.testing.assert_array_equal(v, np.take_along_axis(x, want_i, -1))
+
+
 def test_top_k_shapes_and_errors(sess):
     q = tf.placeholder(tf.float32, [4, None, 3])
     assert [_shape(t) for t in tf.nn.top_k(q, 2)] == [[4, None, 2]] * 2

@@ -427,12 +427,41 @@ def _top_k_kernel(ctx, x, k):
         nan = xp.isnan(x)
         if nan.any():  # NaN sorts below every number, as in TF
             key = xp.where(nan, -xp.inf, x).astype(x.dtype)
-    # Descending and stable (ties keep the lower index first): a stable ascending sort of
-    # the reversed rows, read backwards.
-    order = xp.argsort(key[..., ::-1], axis=-1, kind="stable")[..., ::-1][..., :k]
-    indices = (n - 1) - order
+    if 0 < k and 8 * k <= n and xp is np:
+        indices = _top_k_indices_partitioned(key, k)
+    else:
+        indices = (n - 1) - _descending_order(key)[..., :k]
     values = xp.take_along_axis(x, indices, axis=-1)
     return values, indices.astype(np.int32)
+
+
+def _descending_order(key):
+    """Positions of each row's values, largest first, ties in index order (TF's order):
+    a stable ascending sort of the reversed rows, read backwards (as reversed indices)."""
+    xp = np if isinstance(key, np.ndarray) else __import__("cupy")
+    return xp.argsort(key[..., ::-1], axis=-1, kind="stable")[..., ::-1]
+
+
+def _top_k_indices_partitioned(key: np.ndarray, k: int) -> np.ndarray:
+    """The indices of each row's k largest values in TF's order, without sorting whole
+    rows: the k-th largest value t comes from a partition, every value above t is kept,
+    and of the values equal to t the lowest indices fill the rest; only the k chosen
+    ones are sorted."""
+    n = key.shape[-1]
+    t = np.partition(key, n - k, axis=-1)[..., n - k:n - k + 1]
+    chosen = key >= t
+    # rows with more values equal to t than places left keep the lowest-indexed ones
+    # (rare for floats: the cumulative count only runs on those rows)
+    extra = chosen.sum(axis=-1) > k
+    if extra.any():
+        rows = key[extra]
+        ties = rows == t[extra]
+        need = k - (rows > t[extra]).sum(axis=-1, keepdims=True)
+        chosen[extra] = (rows > t[extra]) | (ties & (np.cumsum(ties, axis=-1) <= need))
+    idx = np.nonzero(chosen.reshape(-1, n))[1].reshape(key.shape[:-1] + (k,))
+    order = _descending_order(np.take_along_axis(key, idx, axis=-1))
+    # the reversed positions of the k-wide rows index `idx` from its end
+    return np.take_along_axis(idx, (k - 1) - order, axis=-1)
 
 
 @gradient("TopKV2")
