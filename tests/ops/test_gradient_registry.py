@@ -25,6 +25,7 @@ from tensorweave.autodiff.gradient_checker import compute_gradient_error
 from tensorweave.framework import registry
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_builder import apply_op
+from tensorweave.ops.math import special_functions
 
 FLOATING = (tf.float16, tf.bfloat16, tf.float32, tf.float64, tf.complex64, tf.complex128)
 REAL = (tf.float16, tf.bfloat16, tf.float32, tf.float64)
@@ -247,6 +248,24 @@ TABLE = {
     "MulNoNan": Row(tf.math.multiply_no_nan, _BINARY, [_any, _nonzero]),
     "BesselI0e": Row(tf.math.bessel_i0e, [(2, 3)], _nonzero),
     "BesselI1e": Row(tf.math.bessel_i1e, [(2, 3)], _nonzero),
+    "BesselI0": Row(tf.math.bessel_i0, [(2, 3)]),
+    "BesselI1": Row(tf.math.bessel_i1, [(2, 3)], _nonzero),
+    # tf.math.special on SciPy (ops/math/special_functions.py): skipped without SciPy
+    "BesselJ0": Row(tf.math.special.bessel_j0, [(2, 3)]),
+    "BesselJ1": Row(tf.math.special.bessel_j1, [(2, 3)], _nonzero),
+    "BesselY0": Row(tf.math.special.bessel_y0, [(2, 3)], _pos),
+    "BesselY1": Row(tf.math.special.bessel_y1, [(2, 3)], _pos),
+    "BesselK0": Row(tf.math.special.bessel_k0, [(2, 3)], _pos),
+    "BesselK0e": Row(tf.math.special.bessel_k0e, [(2, 3)], _pos),
+    "BesselK1": Row(tf.math.special.bessel_k1, [(2, 3)], _pos),
+    "BesselK1e": Row(tf.math.special.bessel_k1e, [(2, 3)], _pos),
+    "Dawsn": Row(tf.math.special.dawsn, [(2, 3)]),
+    "Expint": Row(tf.math.special.expint, [(2, 3)], _pos),
+    "FresnelCos": Row(tf.math.special.fresnel_cos, [(2, 3)]),
+    "FresnelSin": Row(tf.math.special.fresnel_sin, [(2, 3)]),
+    "Spence": Row(tf.math.special.spence, [(2, 3)],  # both sides of 1, away from it
+                  lambda rng, shape: rng.choice([0.4, 2.0], shape) + rng.uniform(-0.2, 0.2,
+                                                                                shape)),
     "Igamma": Row(tf.math.igamma, _BINARY, _pos),
     "Igammac": Row(tf.math.igammac, _BINARY, _pos),
     "Betainc": Row(lambda x: tf.math.betainc(_c(np.full([2, 3], 1.5), x.dtype),
@@ -849,6 +868,8 @@ def _check_low_precision(op_type: str, row: Row, dtype: tf.DType):
 
 @pytest.mark.parametrize("op_type,dtype", CASES, ids=["%s-%s" % (t, d.name) for t, d in CASES])
 def test_gradient(op_type, dtype):
+    if op_type in special_functions.SCIPY_OP_TYPES:
+        pytest.importorskip("scipy")
     row = TABLE[op_type]
     with tf.Graph().as_default():
         if dtype in LOW_PRECISION:

@@ -1,12 +1,13 @@
 """Math ops: elementwise unary and binary math, reductions, scans, matmul and einsum,
-segment reductions, clipping, bitwise ops, FFTs (spectral_fft_ops), DCTs and mel
-transforms (spectral_transforms) and the rest of tf.signal (signal_ops); undoing
-broadcasting in gradients (math_grad_util).
+segment reductions, special functions (tf.math.special), clipping, bitwise ops, FFTs
+(spectral_fft_ops), DCTs and mel transforms (spectral_transforms) and the rest of
+tf.signal (signal_ops); undoing broadcasting in gradients (math_grad_util).
 
 Importing the package registers every op of the family (its modules, in order).
 """
 from tensorweave.ops.math import (  # noqa: F401
     math_grad_util, math_unary, math_binary, math_ops, reduction_ops, reduction_grad,
     scan_ops, matmul_ops, einsum_ops, segment_ops, clip_ops, confusion_matrix,
-    special_math_ops, complex_ops, misc_math_ops, incomplete_special_ops, spectral_fft_ops,
-    histogram_ops, signal_ops, spectral_transforms, bitwise_ops, fake_quant_ops)
+    special_math_ops, special_functions, complex_ops, misc_math_ops, incomplete_special_ops,
+    spectral_fft_ops, histogram_ops, signal_ops, spectral_transforms, bitwise_ops,
+    fake_quant_ops)

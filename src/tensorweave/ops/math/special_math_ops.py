@@ -9,10 +9,13 @@ Computed in float64 with NumPy (no SciPy) and cast back to the input dtype:
   erfc     1 - erf for |x| < 1.5, else a continued fraction: ~3e-15 relative error,
            in the upper tail too.
   bessel_i0e, bessel_i1e  power series below |x| = 20, asymptotic expansion above:
-           ~1e-15 relative error.
+           ~1e-15 relative error; bessel_i0, bessel_i1 (ops of their own, as in TF) are
+           exp(|x|) times them.
   erfinv, ndtri  Giles' approximation, refined by Newton steps on erf (centre) or on
            log(erfc) (tails), so the tails keep relative precision down to 1e-300.
-The unary ops are rows of a table registered by math_unary.register_rows.
+The unary ops are rows of a table registered by math_unary.register_rows. The other
+tf.math.special functions (Bessel J, Y, K, dawsn, expint, fresnel, spence) are in
+special_functions, on SciPy.
 """
 from __future__ import annotations
 
@@ -326,6 +329,26 @@ def _grad_bessel_i1e(op, grad):
     return math_binary.multiply(grad, indexing_select.where(zero, half, dy))
 
 
+def _grad_bessel_i0(op, grad):
+    return math_binary.multiply(grad, bessel_i1(op.inputs[0]))
+
+
+def _grad_bessel_i1(op, grad):
+    # d/dx I1(x) = I0(x) - I1(x) / x; 1 at x = 0 (TF's where_v2 imputes it)
+    from tensorweave.ops.indexing import indexing_select
+    x, y = op.inputs[0], op.outputs[0]
+    dy = math_binary.subtract(bessel_i0(x), math_binary.div(y, x))
+    return math_binary.multiply(grad, indexing_select.where_v2(
+        math_binary.equal(x, _c(0.0, x)), _c(1.0, x), dy))
+
+
+def _bessel_i(order: int, x):
+    """I_order(x) = exp(|x|) * I_order e(x), as Eigen computes it: inf from |x| ~ 710,
+    NaN at +-inf (inf * 0), as in TF."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.exp(np.abs(x)) * _bessel_ie(order, x)
+
+
 _TABLE = [
     Row("Erfc", _in_float64(_erfc), _dt.FLOATS, _grad_erfc),
     Row("Lgamma", _in_float64(_lgamma), _dt.FLOATS, _grad_lgamma),
@@ -334,6 +357,8 @@ _TABLE = [
     Row("Ndtri", _in_float64(_ndtri), _dt.FLOATS, _grad_ndtri),
     Row("BesselI0e", _in_float64(lambda x: _bessel_ie(0, x)), _dt.FLOATS, _grad_bessel_i0e),
     Row("BesselI1e", _in_float64(lambda x: _bessel_ie(1, x)), _dt.FLOATS, _grad_bessel_i1e),
+    Row("BesselI0", _in_float64(lambda x: _bessel_i(0, x)), _dt.FLOATS, _grad_bessel_i0),
+    Row("BesselI1", _in_float64(lambda x: _bessel_i(1, x)), _dt.FLOATS, _grad_bessel_i1),
 ]
 math_unary.register_rows(_TABLE)
 
@@ -343,25 +368,56 @@ lgamma = tf_export("lgamma", "math.lgamma")(make_builder(
     "Lgamma", "lgamma", "log(|Gamma(x)|)", _TABLE))
 digamma = tf_export("digamma", "math.digamma")(make_builder(
     "Digamma", "digamma", "the derivative of lgamma (Psi)", _TABLE))
-bessel_i0e = tf_export("math.bessel_i0e")(make_builder(
-    "BesselI0e", "math.bessel_i0e", "exp(-|x|) I0(x), the scaled modified Bessel function "
-    "of order 0", _TABLE))
-bessel_i1e = tf_export("math.bessel_i1e")(make_builder(
-    "BesselI1e", "math.bessel_i1e", "exp(-|x|) I1(x), the scaled modified Bessel function "
-    "of order 1", _TABLE))
+_bessel_i0e_op = make_builder("BesselI0e", "math.bessel_i0e", "exp(-|x|) I0(x)", _TABLE)
+_bessel_i1e_op = make_builder("BesselI1e", "math.bessel_i1e", "exp(-|x|) I1(x)", _TABLE)
+_bessel_i0_op = make_builder("BesselI0", "math.bessel_i0", "I0(x)", _TABLE)
+_bessel_i1_op = make_builder("BesselI1", "math.bessel_i1", "I1(x)", _TABLE)
 
 
-def _bessel_unscaled(scaled, x, name, default_name) -> Tensor:
+def _bessel_scoped(op, x, name, default_name) -> Tensor:
+    """op(x) inside name_scope(name, default_name), as TF's builders name it."""
     from tensorweave.framework import graph as _graph
     with _graph.name_scope(name, default_name, [x]):
-        x = convert_to_tensor(x, name="x")
-        return math_binary.multiply(math_unary.exp(math_unary.abs(x)), scaled(x))
+        return op(x)
 
 
-@tf_export("math.bessel_i0")
+@tf_export("math.bessel_i0e", "math.special.bessel_i0e")
+def bessel_i0e(x, name: Optional[str] = None) -> Tensor:
+    """exp(-|x|) I0(x), the exponentially scaled modified Bessel function of order 0
+    (TF1 `tf.math.bessel_i0e`, the op BesselI0e); applied to the values of a
+    SparseTensor.
+
+    Args:
+      x: a float Tensor or SparseTensor.
+      name: name scope (default "bessel_i0e").
+
+    Returns:
+      A Tensor (SparseTensor) of the dtype and shape of `x`.
+    """
+    return _bessel_scoped(_bessel_i0e_op, x, name, "bessel_i0e")
+
+
+@tf_export("math.bessel_i1e", "math.special.bessel_i1e")
+def bessel_i1e(x, name: Optional[str] = None) -> Tensor:
+    """exp(-|x|) I1(x), the exponentially scaled modified Bessel function of order 1
+    (TF1 `tf.math.bessel_i1e`, the op BesselI1e); applied to the values of a
+    SparseTensor.
+
+    Args:
+      x: a float Tensor or SparseTensor.
+      name: name scope (default "bessel_i1e").
+
+    Returns:
+      A Tensor (SparseTensor) of the dtype and shape of `x`.
+    """
+    return _bessel_scoped(_bessel_i1e_op, x, name, "bessel_i1e")
+
+
+@tf_export("math.bessel_i0", "math.special.bessel_i0")
 def bessel_i0(x, name: Optional[str] = None) -> Tensor:
     """The modified Bessel function of order 0, exp(|x|) * bessel_i0e(x)
-    (TF1 `tf.math.bessel_i0`); overflows to inf beyond |x| ~ 713 in float64.
+    (TF1 `tf.math.bessel_i0`, the op BesselI0); overflows to inf beyond |x| ~ 710 in
+    float64.
 
     Args:
       x: a float Tensor.
@@ -370,13 +426,13 @@ def bessel_i0(x, name: Optional[str] = None) -> Tensor:
     Returns:
       A Tensor of the dtype and shape of `x`.
     """
-    return _bessel_unscaled(bessel_i0e, x, name, "bessel_i0")
+    return _bessel_scoped(_bessel_i0_op, x, name, "bessel_i0")
 
 
-@tf_export("math.bessel_i1")
+@tf_export("math.bessel_i1", "math.special.bessel_i1")
 def bessel_i1(x, name: Optional[str] = None) -> Tensor:
     """The modified Bessel function of order 1, exp(|x|) * bessel_i1e(x)
-    (TF1 `tf.math.bessel_i1`).
+    (TF1 `tf.math.bessel_i1`, the op BesselI1).
 
     Args:
       x: a float Tensor.
@@ -385,7 +441,7 @@ def bessel_i1(x, name: Optional[str] = None) -> Tensor:
     Returns:
       A Tensor of the dtype and shape of `x`.
     """
-    return _bessel_unscaled(bessel_i1e, x, name, "bessel_i1")
+    return _bessel_scoped(_bessel_i1_op, x, name, "bessel_i1")
 
 
 _erfinv_op = make_builder("Erfinv", "math.erfinv", "the inverse of erf", _TABLE)
