@@ -49,6 +49,8 @@ from tensorweave.framework import graph_util as _graph_util  # noqa: E402,F401
 from tensorweave.framework import framework_lib as _framework_lib  # noqa: E402,F401
 from tensorweave.framework import behavior as _behavior  # noqa: E402,F401
 from tensorweave.framework import jit as _jit  # noqa: E402,F401
+from tensorweave.distribute import mirrored as _mirrored  # noqa: E402,F401
+from tensorweave.distribute import one_device as _one_device  # noqa: E402,F401
 from tensorweave.ops.array.constant_op import constant, placeholder, placeholder_with_default  # noqa
 from tensorweave.ops.control_flow.structure import (  # noqa: E402,F401
     group, identity, identity_n, no_op, stop_gradient, tuple, with_dependencies)

@@ -43,8 +43,10 @@ def _deduplicate_indexed_slices(values: Tensor, indices: Tensor):
 
 
 def _var_key(var):
-    """The key of a variable in the slot tables (one per graph op)."""
-    return var.op
+    """The key of a variable in the slot tables (one per graph op; the copies of a
+    mirrored variable share their first copy's, so each copy finds its slots)."""
+    container = getattr(var, "_distributed_container", None)
+    return var.op if container is None else container.primary.op
 
 
 def _call_if_callable(x):
@@ -270,6 +272,12 @@ class Optimizer:
           TypeError: a gradient is not a Tensor, IndexedSlices or None.
           ValueError: no pairs, or every gradient is None.
         """
+        from tensorweave.distribute import distribute_lib
+        if distribute_lib.has_strategy():
+            # under a tf.distribute strategy: all-reduce and update every copy
+            from tensorweave.distribute import distributed_apply
+            return distributed_apply.apply_in_replica_context(self, grads_and_vars,
+                                                              global_step, name)
         grads_and_vars = tuple(grads_and_vars)
         if not grads_and_vars:
             raise ValueError("No variables provided.")

@@ -90,9 +90,14 @@ class _VariableSaveable:
         value = restored_tensors[0]
         if restored_shapes is not None:
             value = array_ops.reshape(value, restored_shapes[0])
-        return rv.assign_variable_op(self.var.handle, value,
-                                     validate_shape=restored_shapes is None and
-                                     self.var.shape.is_fully_defined(),
+        validate = restored_shapes is None and self.var.shape.is_fully_defined()
+        copies = getattr(self.var, "_mirrored_copies", None)
+        if copies:  # a tf.distribute mirrored variable: every copy gets the value
+            from tensorweave.ops.control_flow import structure
+            return structure.group(*[rv.assign_variable_op(
+                c.handle, value, validate_shape=validate, name="AssignVariableOp")
+                for c in copies])
+        return rv.assign_variable_op(self.var.handle, value, validate_shape=validate,
                                      name="AssignVariableOp")
 
 
