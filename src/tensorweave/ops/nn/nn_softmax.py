@@ -36,8 +36,8 @@ def softmax_last_axis(xp, x: np.ndarray, log: bool) -> np.ndarray:
     shifted = work - work.max(axis=-1, keepdims=True)
     if log:
         out = shifted - xp.log(xp.exp(shifted).sum(axis=-1, keepdims=True))
-    else:
-        out = xp.exp(shifted)
+    else:  # in place: `shifted` is this kernel's own array
+        out = xp.exp(shifted, out=shifted)
         out /= out.sum(axis=-1, keepdims=True)
     return out.astype(x.dtype, copy=False)
 
