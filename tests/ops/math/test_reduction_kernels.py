@@ -177,3 +177,22 @@ def test_kernels_return_arrays_for_full_reductions(op_type):
     assert got == np.float32(want)
     got = fn(_Ctx(), x0, np.array([1], np.int32))
     assert type(got) is np.ndarray and got.shape == (3,)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8, np.float16])
+@pytest.mark.parametrize("width", [2, 3, 7])
+def test_short_last_axis_sums_are_numpys_bits(sess, dtype, width):
+    # a short last axis is summed column by column: the same bits as NumPy's sum
+    rng = np.random.RandomState(width)
+    x = (rng.randn(64, 32, 20, width) * 10.0 ** rng.randint(-4, 4, (64, 32, 20, width)))
+    x = x.astype(dtype)
+    p = tf.placeholder(tf.as_dtype(dtype))
+    for keep in (False, True):
+        got = sess.run(tf.reduce_sum(p, -1, keepdims=keep), {p: x})
+        acc = np.float32 if dtype == np.float16 else dtype
+        want = np.add.reduce(x, axis=-1, dtype=acc, keepdims=keep).astype(dtype)
+        assert got.dtype == dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    mean = sess.run(tf.reduce_mean(p, axis=[3]), {p: x})
+    if dtype in (np.float32, np.float64):
+        np.testing.assert_array_equal(mean, np.add.reduce(x, axis=-1) / width)

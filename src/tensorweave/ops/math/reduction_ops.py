@@ -135,6 +135,9 @@ def _register_reduction(op_type: str, allowed, reduce_fn, input_dtype=None) -> N
 def _add_reduce(xp, x, ax, acc, keep):
     if xp is np:
         if 0 < len(ax) < x.ndim and x.size >= _BLOCKED_MIN_SIZE and x.flags.c_contiguous:
+            if len(ax) == 1 and ax[0] == x.ndim - 1 and x.shape[-1] < _SHORT_ROW and \
+                    x.dtype.kind in "fiu":
+                return _short_trailing_sum(x, acc, keep)
             blocked = _blocked_leading_sum(x, ax, acc, keep)
             if blocked is not None:
                 return blocked
@@ -178,6 +181,20 @@ def _blocked_leading_sum(x, ax, acc, keep):
     if blocks * m < rows:
         out += np.add.reduce(flat[blocks * m:], axis=0, dtype=acc)
     return out.reshape((1,) * k + kept if keep else kept)
+
+
+# Sums over a short last axis (RGB weights, [N, 3] coordinates): NumPy runs one inner
+# loop per row, so [16, 224, 224, 3] -> [16, 224, 224] took 17 ms. Adding the columns
+# as whole strided arrays takes 0.6 ms, and in the order NumPy adds fewer than eight
+# values ((x0 + x1) + x2 ...), so the sums are the same bits.
+_SHORT_ROW = 8
+
+
+def _short_trailing_sum(x, acc, keep):
+    out = x[..., 0].astype(acc)  # a copy, also when the dtype is already `acc`
+    for i in range(1, x.shape[-1]):
+        out += x[..., i]
+    return out[..., None] if keep else out
 
 
 def _sum(xp, x, ax, keep):
