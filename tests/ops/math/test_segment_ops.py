@@ -338,3 +338,26 @@ def test_exports():
                  "unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_min"]:
         assert getattr(tf, name) is getattr(tf.math, name), name
     assert callable(tf.dynamic_partition) and callable(tf.dynamic_stitch)
+
+
+def test_sorted_segment_max_min_skip_nan_as_tf(sess):
+    # TF's max(a, b) is `a < b ? b : a` from -inf: NaN never wins, a segment of NaNs
+    # holds -inf (inf for min); an empty segment is 0
+    data = np.array([[np.nan, 1.0], [2.0, np.nan], [np.nan, np.nan], [5.0, -1.0]],
+                    np.float32)
+    ids = np.array([0, 0, 1, 3])
+    mx, mn = sess.run([tf.segment_max(data, ids), tf.segment_min(data, ids)])
+    np.testing.assert_array_equal(mx, [[2.0, 1.0], [-np.inf, -np.inf], [0, 0], [5.0, -1.0]])
+    np.testing.assert_array_equal(mn, [[2.0, 1.0], [np.inf, np.inf], [0, 0], [5.0, -1.0]])
+
+
+def test_sorted_segment_sum_of_long_segments(sess):
+    rng = np.random.RandomState(0)
+    data = rng.rand(20000, 8).astype(np.float32)
+    ids = np.sort(rng.randint(0, 300, 20000))
+    ids[ids == 7] = 8  # an empty segment in the middle
+    got = sess.run(tf.segment_sum(data, ids))
+    want = np.zeros((300, 8))
+    np.add.at(want, ids, data.astype(np.float64))
+    assert got.dtype == np.float32 and not got[7].any()
+    np.testing.assert_allclose(got, want, rtol=2e-6)

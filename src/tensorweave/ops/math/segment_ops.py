@@ -1,9 +1,10 @@
 """Segment reductions, dynamic_partition and dynamic_stitch.
 
-All segment kernels share one reduction (`_segment_reduce`): rows of the data are
+Unsorted segment kernels share one reduction (`_segment_reduce`): rows of the data are
 combined into their segment with an unbuffered ufunc (`np.add.at`, `np.maximum.at`)
-over flat element positions, or `np.bincount` for float sums; no Python loop runs over
-elements. Sorted segment ops validate their ids and reuse the same reduction.
+over flat element positions, or `np.bincount` for float sums. Sorted segment ops
+validate their ids and reduce each run of equal ids as one slice (`ufunc.reduceat`).
+No Python loop runs over elements.
 """
 from __future__ import annotations
 
@@ -29,9 +30,9 @@ _INDEX_TYPES = (_dt.int32, _dt.int64)
 
 
 # --- the shared reduction ----------------------------------------------------------------
-def _segment_reduce(kind: str, ids: np.ndarray, rows: np.ndarray, num: int,
-                    infinite_start: bool = False) -> np.ndarray:
-    """Combines rows[i] into out[ids[i]] for ids in [0, num).
+def _segment_reduce(kind: str, ids: np.ndarray, rows: np.ndarray, num: int) -> np.ndarray:
+    """Combines rows[i] into out[ids[i]] for ids in [0, num) (any order; sorted ids take
+    `_sorted_segment_reduce`).
 
     Args:
       kind: "sum", "prod", "max" or "min"; empty segments hold 0, 1, the lowest or the
@@ -39,9 +40,6 @@ def _segment_reduce(kind: str, ids: np.ndarray, rows: np.ndarray, num: int,
         `a < b ? b : a`), so a segment of NaN holds its start.
       ids: 1-D integer ids, all in [0, num).
       rows: [len(ids), ...] data.
-      infinite_start: float max and min start from -inf and inf (TF's sorted
-        reductions, an Eigen reduction) rather than the dtype's extremes (its unsorted
-        ones).
 
     Returns:
       [num] + rows.shape[1:] array of rows.dtype.
@@ -69,14 +67,41 @@ def _segment_reduce(kind: str, ids: np.ndarray, rows: np.ndarray, num: int,
         info = ml_dtypes.finfo(dtype) if dtype.kind == "f" or dtype.name == "bfloat16" \
             else np.iinfo(dtype)
         start = info.min if kind == "max" else info.max
-        if infinite_start and dtype.kind == "f":
-            start = -np.inf if kind == "max" else np.inf
         out = np.full(size, start, dtype=dtype)
         (np.fmax if kind == "max" else np.fmin).at(out, flat_ids, values)
     return out.reshape((num,) + inner)
 
 
 # --- sorted segment reductions -----------------------------------------------------------
+_REDUCEAT = {"sum": np.add, "prod": np.multiply}
+
+
+def _sorted_segment_reduce(kind: str, ids: np.ndarray, rows: np.ndarray,
+                           num: int) -> np.ndarray:
+    """`_segment_reduce` for sorted ids (infinite starts for float max and min, as TF's
+    sorted kernels): each run of equal ids is one slice of `rows`, reduced by
+    `ufunc.reduceat` in the data's dtype, as TF's kernel reduces it. Segments with no
+    rows hold the reduction's start value."""
+    starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+    floating = rows.dtype.kind in "fc" or rows.dtype.name == "bfloat16"
+    if kind in _REDUCEAT:
+        reduced = _REDUCEAT[kind].reduceat(rows, starts, axis=0)
+        start = 0 if kind == "sum" else 1
+    else:
+        # NaN never wins a comparison in TF's max/min (fmax/fmin skip it), and a
+        # segment of NaNs holds the start: -inf for max, inf for min
+        if kind == "max":
+            ufunc, start = (np.fmax, -np.inf) if floating else (np.maximum, 0)
+        else:
+            ufunc, start = (np.fmin, np.inf) if floating else (np.minimum, 0)
+        reduced = ufunc.reduceat(rows, starts, axis=0)
+        if floating:
+            reduced = ufunc(reduced, rows.dtype.type(start))
+    out = np.full((num,) + rows.shape[1:], start, dtype=rows.dtype)
+    out[ids[starts]] = reduced
+    return out
+
+
 def _segment_shape(op):
     data = with_rank_at_least(op.inputs[0].shape, 1)
     with_rank(op.inputs[1].shape, 1)
@@ -108,11 +133,13 @@ def _register_segment(op_type: str, kind: str, types) -> None:
     @kernel(op_type)
     def _segment_kernel(ctx, data, ids):
         num = _check_sorted_ids(ctx, data, ids)
+        if num == 0:
+            return np.zeros((0,) + data.shape[1:], dtype=data.dtype)
         if kind == "mean":
-            out = _segment_reduce("sum", ids, data, num)
+            out = _sorted_segment_reduce("sum", ids, data, num)
             counts = np.bincount(ids, minlength=num).reshape((num,) + (1,) * (data.ndim - 1))
             return _divide_by_counts(out, counts)
-        out = _segment_reduce(kind, ids, data, num, infinite_start=True)
+        out = _sorted_segment_reduce(kind, ids, data, num)
         if kind in ("max", "min") and num:
             empty = np.bincount(ids, minlength=num) == 0
             if empty.any():
