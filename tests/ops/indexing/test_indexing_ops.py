@@ -558,6 +558,20 @@ def test_scatter_nd_adds_duplicates(sess):
     np.testing.assert_array_equal(sess.run(out3), [[0, 0], [1.5, 2.5]])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.complex64])
+def test_scatter_nd_of_many_rows_adds_repeats_in_index_order(sess, dtype):
+    # whole rows, many of them repeated: the sums are those of adding in index order
+    rng = np.random.RandomState(5)
+    rows = rng.randint(0, 300, size=(2000, 1))
+    updates = (rng.randn(2000, 3, 4) * 10.0 ** rng.randint(-4, 4, (2000, 3, 4)))
+    updates = updates.astype(dtype)
+    want = np.zeros((300, 3, 4), dtype)
+    for r, u in zip(rows[:, 0], updates):
+        want[r] += u
+    got = sess.run(tf.scatter_nd(rows, updates, [300, 3, 4]))
+    np.testing.assert_array_equal(got, want)
+
+
 def test_scatter_nd_of_bools_and_strings(sess):
     # TF's kernel "adds" bools with or and strings by concatenation, in index order
     b = sess.run(tf.scatter_nd([[0], [2], [0]], tf.constant([True, True, False]), [4]))
