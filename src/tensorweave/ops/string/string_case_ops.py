@@ -271,7 +271,25 @@ def _rewrite(rewrite: bytes, groups: int):
 
     def apply(m) -> str:
         return "".join(p if isinstance(p, str) else (m.group(p) or "") for p in parts)
-    return apply
+    # the same rewrite as a template of Python's re (its escapes doubled, groups as
+    # \g<n>; a group that did not take part is empty in both)
+    template = "".join(p.replace("\\", "\\\\") if isinstance(p, str) else "\\g<%d>" % p
+                       for p in parts)
+    return apply, template
+
+
+@functools.lru_cache(maxsize=256)
+def _never_empty(compiled) -> bool:
+    """Whether every match of `compiled` is non-empty: then Python's re.sub replaces
+    exactly what RE2 does (they differ only at empty matches)."""
+    try:
+        from re import _parser  # the parser re.compile uses (Python 3.11+)
+    except ImportError:
+        import sre_parse as _parser
+    try:
+        return _parser.parse(compiled.pattern, compiled.flags).getwidth()[0] > 0
+    except Exception:  # an internal API: when it cannot say, take the exact path
+        return False
 
 
 def _replace(ctx, x, pattern, rewrite):
@@ -284,10 +302,12 @@ def _replace(ctx, x, pattern, rewrite):
     if isinstance(rewrite, str):
         rewrite = rewrite.encode("utf-8")
     try:
-        fn = _rewrite(bytes(rewrite), compiled.groups)
+        fn, template = _rewrite(bytes(rewrite), compiled.groups)
     except _PatternError as e:
         raise _invalid(ctx, str(e)) from None
     count = 0 if ctx.attrs["replace_global"] else 1
+    if _never_empty(compiled):  # re.sub's C loop, about 7x faster than matching in Python
+        return _map_strings(x, lambda s: _bytes(compiled.sub(template, _text(s), count)))
     return _map_strings(x, lambda s: _bytes(_re2_sub(compiled, fn, _text(s), count)))
 
 
