@@ -60,6 +60,7 @@ def element(value):
 
 
 _BYTES = {bytes}
+_STR = {str}
 
 
 def string_items(x: np.ndarray) -> list:
@@ -78,6 +79,18 @@ def string_items(x: np.ndarray) -> list:
     return items
 
 
+def _string_item(x) -> bytes:
+    if type(x) is bytes:
+        return x
+    if isinstance(x, str):
+        return x.encode("utf-8")
+    if isinstance(x, bytes):
+        return bytes(x)
+    name = type(x).__qualname__ if type(x).__module__ == "builtins" else \
+        "%s.%s" % (type(x).__module__, type(x).__qualname__)
+    raise errors.InternalError(None, None, "Unsupported object type %s" % name)
+
+
 def string_array(value) -> np.ndarray:
     """`value` (bytes or str, or an array or nested list of them) as a string tensor's
     value: an object array of bytes, str elements UTF-8 encoded. Any other element is
@@ -85,19 +98,13 @@ def string_array(value) -> np.ndarray:
     values into a string tensor raises."""
     arr = np.asarray(value, dtype=object)
     items = arr.reshape(-1).tolist()
-    if set(map(type, items)) <= _BYTES:
+    types = set(map(type, items))
+    if types <= _BYTES:
         return arr
-    for i, x in enumerate(items):
-        if type(x) is bytes:
-            continue
-        if isinstance(x, str):
-            items[i] = x.encode("utf-8")
-        elif isinstance(x, bytes):
-            items[i] = bytes(x)
-        else:
-            name = type(x).__qualname__ if type(x).__module__ == "builtins" else \
-                "%s.%s" % (type(x).__module__, type(x).__qualname__)
-            raise errors.InternalError(None, None, "Unsupported object type %s" % name)
+    if types == _STR:  # text fed as str (or a NumPy '<U' array): one encode per element
+        items = [x.encode("utf-8") for x in items]
+    else:
+        items = [_string_item(x) for x in items]
     out = np.empty(len(items), dtype=object)
     out[:] = items
     return out.reshape(arr.shape)
