@@ -114,12 +114,19 @@ def _crop_and_resize_kernel(ctx, image, boxes, box_ind, crop_size):
         nx = np.clip(np.floor(in_x + 0.5), 0, image.shape[2] - 1).astype(np.int64)
         out = img[b, ny[:, :, None], nx[:, None, :], :].astype(np.float32)
     else:
+        # pixels gathered by flat row number (one take, faster than 3-D fancy indexing)
+        height, width = image.shape[1], image.shape[2]
+        pixels = img.reshape(-1, depth)
+        base = b * height
+
         def at(rows, cols):
-            return img[b, rows[:, :, None], cols[:, None, :], :].astype(np.float32)
+            flat = (base + rows[:, :, None]) * width + cols[:, None, :]
+            return pixels.take(flat, axis=0).astype(np.float32, copy=False)
         yl = y_lerp[:, :, None, None]
         xl = x_lerp[:, None, :, None]
-        top_row = at(top, left) + (at(top, right) - at(top, left)) * xl
-        bottom_row = at(bottom, left) + (at(bottom, right) - at(bottom, left)) * xl
+        top_left, bottom_left = at(top, left), at(bottom, left)  # each gathered once
+        top_row = top_left + (at(top, right) - top_left) * xl
+        bottom_row = bottom_left + (at(bottom, right) - bottom_left) * xl
         out = top_row + (bottom_row - top_row) * yl
     inside = (valid_y[:, :, None] & valid_x[:, None, :])[..., None]
     return np.where(inside, out, np.float32(ctx.attrs["extrapolation_value"])).astype(
