@@ -1,24 +1,40 @@
-"""Large matrix products take turns.
+"""How matrix products use BLAS's threads.
 
-NumPy's BLAS (OpenBLAS) spreads one large product over every core by itself. Two large
-products started at once by two inter-op threads then fight over the same cores: on this
-2-core machine a [256, 40000] x [40000, 256] product and a [40000, 256] x [256, 256] one
-took 144-174 ms one after the other and 250-464 ms at once. TensorFlow avoids this by
-running every kernel's inner work on one shared intra-op pool; here the large products
-(and the convolutions built of them) hold one lock while BLAS works, and small ones,
-which BLAS runs on one thread, still run side by side. When BLAS is pinned to one
-thread (OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS = 1, or one CPU),
-nothing waits: concurrent products are then the only way to use the cores.
+Large products take turns. NumPy's BLAS (OpenBLAS) spreads one large product over every
+core by itself. Two large products started at once by two inter-op threads then fight
+over the same cores: on a 2-core machine a [256, 40000] x [40000, 256] product and a
+[40000, 256] x [256, 256] one took 144-174 ms one after the other and 250-464 ms at once.
+TensorFlow avoids this by running every kernel's inner work on one shared intra-op pool;
+here the large products (and the convolutions built of them) hold one lock while BLAS
+works, and small ones, which BLAS runs on one thread, still run side by side.
+
+Products run on one BLAS thread while other processes use the CPU. OpenBLAS splits a
+product into one fixed share per thread and waits for the last: when another process
+holds a core, the share of a thread waiting for that core arrives a scheduler time slice
+late. With one core busy elsewhere, a [128, 784] x [784, 256] product took 0.38 ms at the
+median on two threads but 24 ms at the 93rd percentile (0.51 / 0.59 ms on one thread),
+and an LSTM step 16-41 ms against 5-9 ms. So every half second at most, a product that
+OpenBLAS would split reads /proc/stat: while other processes (or the hypervisor's
+steal) take more than a third of a core, OpenBLAS is set to one thread, and back to its
+own count when they stop (threadpoolctl sets it; the setting is the process's, so the
+program's own NumPy products follow it too). When BLAS is pinned to one thread
+(OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS = 1, or one CPU), nothing
+waits and nothing is switched: concurrent products are then the only way to use the
+cores.
 """
 from __future__ import annotations
 
 import contextlib
 import os
 import threading
+import time
+from typing import Optional
 
 # products with at least this many multiply-adds use BLAS's threads (OpenBLAS splits
 # well below it; 128^3)
 LARGE_PRODUCT_MACS = 1 << 21
+# OpenBLAS runs products below this size (64^3) on one thread whatever its setting
+_SPLIT_MACS = 1 << 18
 
 _NO_WAIT = contextlib.nullcontext()
 
@@ -31,10 +47,136 @@ def _blas_threads() -> int:
     return os.cpu_count() or 1
 
 
-_LOCK = threading.Lock() if _blas_threads() > 1 else None
+_THREADS = _blas_threads()
+_LOCK = threading.Lock() if _THREADS > 1 else None
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _machine_busy_seconds() -> Optional[float]:
+    """CPU seconds all processes have used since boot (steal included), or None where
+    /proc/stat is unavailable."""
+    try:
+        with open("/proc/stat", "rb") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    # cpu user nice system idle iowait irq softirq steal ...
+    ticks = sum(int(v) for i, v in enumerate(fields[1:9]) if i not in (3, 4))
+    return ticks / _CLOCK_TICKS
+
+
+class _Contention:
+    """Whether other processes took more than `threshold` cores over the last interval
+    (polled at most every `interval` seconds; the reading stays until the next poll)."""
+
+    def __init__(self, interval: float = 0.5, threshold: float = 1 / 3,
+                 clock=time.monotonic, sample=None):
+        self.interval = interval
+        self.threshold = threshold
+        self.clock = clock
+        # (CPU seconds of every process, CPU seconds of this one)
+        self.sample = sample or (lambda: (_machine_busy_seconds(), time.process_time()))
+        self.next_poll = 0.0
+        self.last = None
+        self.contended = False
+
+    def poll(self) -> bool:
+        now = self.clock()
+        if now < self.next_poll:
+            return self.contended
+        self.next_poll = now + self.interval
+        busy, own = self.sample()
+        if busy is None:
+            return False
+        if self.last is not None and now > self.last[0]:
+            then, busy0, own0 = self.last
+            others = ((busy - busy0) - (own - own0)) / (now - then)
+            self.contended = others > self.threshold
+        self.last = (now, busy, own)
+        return self.contended
+
+
+class _ThreadSwitch:
+    """Sets OpenBLAS's thread count through threadpoolctl, found on first use; does
+    nothing where NumPy's BLAS is not OpenBLAS or threadpoolctl is missing. Going back
+    restores the count found when it went to one thread (a limit the program set with
+    threadpoolctl stays)."""
+
+    def __init__(self):
+        self.single = False
+        self.restore = None
+        self.lib = None
+        self.looked = False
+
+    def _library(self):
+        if not self.looked:
+            self.looked = True
+            try:
+                from threadpoolctl import ThreadpoolController
+                found = ThreadpoolController().select(internal_api="openblas")
+                self.lib = found.lib_controllers[0] if found.lib_controllers else None
+            except Exception:  # no threadpoolctl, or it cannot read the library
+                self.lib = None
+        return self.lib
+
+    def to_single(self, single: bool) -> None:
+        lib = self._library()
+        if lib is not None:
+            if single:
+                self.restore = lib.get_num_threads()
+                lib.set_num_threads(1)
+            else:
+                lib.set_num_threads(self.restore or _THREADS)
+        self.single = single
+
+
+class _Product:
+    """The context of one product BLAS may split: counts the products in flight, so
+    that OpenBLAS's thread count only changes while none runs (changing it under a
+    running product is not safe), and holds the shared lock for a large one while BLAS
+    is multi-threaded."""
+
+    __slots__ = ("large", "locked")
+
+    def __init__(self, large: bool):
+        self.large = large
+        self.locked = False
+
+    def __enter__(self):
+        global _IN_FLIGHT
+        with _STATE:
+            contended = _CONTENTION.poll()
+            if contended != _SWITCH.single and _IN_FLIGHT == 0:
+                _SWITCH.to_single(contended)
+            _IN_FLIGHT += 1
+            single = _SWITCH.single
+        if self.large and not single:
+            _LOCK.acquire()
+            self.locked = True
+        return self
+
+    def __exit__(self, *exc):
+        global _IN_FLIGHT
+        if self.locked:
+            self.locked = False
+            _LOCK.release()
+        with _STATE:
+            _IN_FLIGHT -= 1
+        return False
+
+
+_CONTENTION = _Contention()
+_SWITCH = _ThreadSwitch()
+_STATE = threading.Lock()  # guards the poll, the switch and the count below
+_IN_FLIGHT = 0
 
 
 def large_product(macs: int):
-    """A context to hold around a matrix product of `macs` multiply-adds: the shared
-    lock for a large one while BLAS is multi-threaded, else a no-op."""
-    return _LOCK if _LOCK is not None and macs >= LARGE_PRODUCT_MACS else _NO_WAIT
+    """A context to hold around a matrix product of `macs` multiply-adds: for one BLAS
+    may split, the contention check and the thread switch (see the module docstring),
+    and the shared lock for a large one while BLAS is multi-threaded; else a no-op."""
+    if _LOCK is None or macs < _SPLIT_MACS:
+        return _NO_WAIT
+    return _Product(macs >= LARGE_PRODUCT_MACS)

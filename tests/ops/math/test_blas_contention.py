@@ -1,0 +1,108 @@
+"""ops/math/blas.py: BLAS runs on one thread while other processes take the CPU."""
+import threading
+
+import pytest
+
+from tensorweave.ops.math import blas
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_contention_is_what_other_processes_used_over_the_interval():
+    clock, samples = _Clock(), []
+    state = {"busy": 1000.0, "own": 50.0}
+    c = blas._Contention(interval=0.5, threshold=1 / 3, clock=clock,
+                         sample=lambda: (samples.append(1), (state["busy"], state["own"]))[1])
+    assert c.poll() is False and len(samples) == 1  # the first reading sets the baseline
+    clock.now += 0.1
+    state["busy"] += 5.0
+    assert c.poll() is False and len(samples) == 1  # within the interval: no reading
+    clock.now += 0.5  # 0.6 s since the baseline: others used 0.3 s, 0.5 cores
+    state["busy"] += 0.3 - 5.0 + 0.4
+    state["own"] += 0.4
+    assert c.poll() is True and len(samples) == 2
+    clock.now += 0.3
+    assert c.poll() is True and len(samples) == 2  # the reading stays until the next
+    clock.now += 0.3  # only this process ran
+    state["busy"] += 0.6
+    state["own"] += 0.6
+    assert c.poll() is False
+
+
+def test_no_proc_stat_means_no_contention():
+    c = blas._Contention(clock=_Clock(), sample=lambda: (None, 1.0))
+    assert c.poll() is False and c.poll() is False
+
+
+def test_large_product_switches_blas_threads_with_contention(monkeypatch):
+    calls = []
+
+    class FakeLib:
+        def get_num_threads(self):
+            return 3  # a limit the program set: restored when contention ends
+
+        def set_num_threads(self, n):
+            calls.append(n)
+
+    switch = blas._ThreadSwitch()
+    switch.looked, switch.lib = True, FakeLib()
+    contention = blas._Contention(clock=_Clock(), sample=lambda: (0.0, 0.0))
+    monkeypatch.setattr(blas, "_SWITCH", switch)
+    monkeypatch.setattr(blas, "_CONTENTION", contention)
+    lock = threading.Lock()
+    monkeypatch.setattr(blas, "_LOCK", lock)
+    assert blas.large_product(1 << 10) is blas._NO_WAIT  # BLAS never splits it
+    with blas.large_product(blas.LARGE_PRODUCT_MACS):
+        assert lock.locked() and calls == []  # a large product takes its turn
+    assert not lock.locked()
+    contention.contended, contention.next_poll = True, float("inf")
+    with blas.large_product(blas.LARGE_PRODUCT_MACS):
+        assert not lock.locked()  # one BLAS thread each: products run side by side
+        with blas.large_product(blas.LARGE_PRODUCT_MACS):
+            pass
+    assert calls == [1]  # switched once
+    contention.contended = False
+    with blas.large_product(blas._SPLIT_MACS):
+        # another product is in flight: the count changes only when none runs
+        contention.contended = True
+        with blas.large_product(blas._SPLIT_MACS):
+            pass
+        contention.contended = False
+    assert calls == [1, 3] and blas._IN_FLIGHT == 0
+
+
+def test_no_switch_while_a_product_runs(monkeypatch):
+    calls = []
+
+    class FakeLib:
+        def get_num_threads(self):
+            return 2
+
+        def set_num_threads(self, n):
+            calls.append(n)
+
+    switch = blas._ThreadSwitch()
+    switch.looked, switch.lib = True, FakeLib()
+    contention = blas._Contention(clock=_Clock(), sample=lambda: (0.0, 0.0))
+    monkeypatch.setattr(blas, "_SWITCH", switch)
+    monkeypatch.setattr(blas, "_CONTENTION", contention)
+    monkeypatch.setattr(blas, "_LOCK", threading.Lock())
+    with blas.large_product(blas._SPLIT_MACS):
+        contention.contended, contention.next_poll = True, float("inf")
+        with blas.large_product(blas._SPLIT_MACS):
+            assert calls == []  # the outer product is still running
+    with blas.large_product(blas._SPLIT_MACS):
+        assert calls == [1]
+
+
+@pytest.mark.skipif(blas._machine_busy_seconds() is None, reason="no /proc/stat")
+def test_proc_stat_reading_grows_with_time():
+    first = blas._machine_busy_seconds()
+    sum(i * i for i in range(200000))  # some CPU work
+    assert blas._machine_busy_seconds() >= first > 0
