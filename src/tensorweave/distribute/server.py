@@ -404,7 +404,7 @@ def free_port() -> int:
     return free_ports(1)[0]
 
 
-@tf_export("train.Server")
+@tf_export("train.Server", "distribute.Server")
 class Server:
     """An in-process server of one task of a cluster (TF1 `tf.train.Server`).
 

@@ -12,5 +12,6 @@ Importing the package registers every op of the family (its modules, in order).
 from tensorweave.ops.linalg import (  # noqa: F401
     matrix_ops, linalg_ops, spectral_ops, lu_ops, matrix_function_ops, tridiagonal_ops,
     linear_operator, linear_operator_matrix, linear_operator_identity,
-    linear_operator_structured, linear_operator_combine, linear_operator_block)
+    linear_operator_structured, linear_operator_combine, linear_operator_block,
+    conjugate_gradient)
 
