@@ -191,13 +191,17 @@ def serialize(loss, use_legacy_format: bool = False):
 @tf_export("keras.losses.deserialize")
 def deserialize(name, custom_objects: Optional[dict] = None,
                 use_legacy_format: bool = False):
-    """The loss function named `name` ('mse', 'categorical_crossentropy', ...).
+    """The loss function named `name` ('mse', 'categorical_crossentropy', ...), or the
+    Loss a {'class_name', 'config'} dict describes.
 
     Raises:
       ValueError: an unknown name.
     """
-    return serialization.deserialize_object(name, _ALL_OBJECTS, custom_objects,
-                                            "loss function")
+    from tensorweave.keras import loss_classes  # it imports this module
+    objects = dict(_ALL_OBJECTS)
+    objects.update((k, v) for k, v in vars(loss_classes).items()
+                   if isinstance(v, type) and issubclass(v, loss_classes.Loss))
+    return serialization.deserialize_object(name, objects, custom_objects, "loss function")
 
 
 @tf_export("keras.losses.get")

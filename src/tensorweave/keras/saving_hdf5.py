@@ -8,7 +8,9 @@ The file's attributes 'layer_names' (every layer of the model, weights or not),
 which holds one dataset per weight under that name; a group 'top_level_model_weights'
 for the weights the model holds itself. Loading by topology pairs the layers that have
 weights, in order; `by_name` pairs layers by name. Keras' conversions of files from
-Keras 1 or of CuDNN RNN weights are not done.
+Keras 1 or of CuDNN RNN weights are not done. The same layout, written into and read
+from an open group, is the 'model_weights' group of a whole-model file
+(saving_model_hdf5.py).
 """
 from __future__ import annotations
 
@@ -79,14 +81,20 @@ def save_weights(model, filepath: str, overwrite: bool = True) -> None:
     h5py = _h5py()
     if not overwrite and os.path.isfile(filepath):
         return
-    layers = model.layers
     with h5py.File(filepath, "w") as f:
-        _save_names(f, "layer_names", [layer.name.encode("utf8") for layer in layers])
-        f.attrs["backend"] = b"tensorflow"
-        f.attrs["keras_version"] = _KERAS_VERSION
-        for layer in sorted(layers, key=lambda x: x.name):
-            _save_subset(f.create_group(layer.name), _layer_weights(layer))
-        _save_subset(f.create_group("top_level_model_weights"), _top_level_weights(model))
+        save_weights_to_group(f, model)
+
+
+def save_weights_to_group(group, model) -> None:
+    """Writes the model's weights into an open h5py File or Group (the file itself, or
+    the 'model_weights' group of a whole-model file)."""
+    layers = model.layers
+    _save_names(group, "layer_names", [layer.name.encode("utf8") for layer in layers])
+    group.attrs["backend"] = b"tensorflow"
+    group.attrs["keras_version"] = _KERAS_VERSION
+    for layer in sorted(layers, key=lambda x: x.name):
+        _save_subset(group.create_group(layer.name), _layer_weights(layer))
+    _save_subset(group.create_group("top_level_model_weights"), _top_level_weights(model))
 
 
 def _top_level_weights(model) -> list:
@@ -112,12 +120,20 @@ def load_weights(model, filepath: str, by_name: bool = False,
     with h5py.File(filepath, "r") as f:
         if "layer_names" not in f.attrs and "model_weights" in f:
             f = f["model_weights"]
-        saved = [(name, [np.asarray(f[name][w]) for w in _load_names(f[name], "weight_names")])
-                 for name in _load_names(f, "layer_names")]
-        top_level = None
-        if "top_level_model_weights" in f:
-            group = f["top_level_model_weights"]
-            top_level = [np.asarray(group[w]) for w in _load_names(group, "weight_names")]
+        load_weights_from_group(f, model, by_name, skip_mismatch, filepath)
+
+
+def load_weights_from_group(group, model, by_name: bool = False,
+                            skip_mismatch: bool = False, filepath: str = "") -> None:
+    """Assigns the weights an open h5py File or Group holds (as `save_weights_to_group`
+    writes them) to the model; raises as `load_weights`."""
+    saved = [(name, [np.asarray(group[name][w])
+                     for w in _load_names(group[name], "weight_names")])
+             for name in _load_names(group, "layer_names")]
+    top_level = None
+    if "top_level_model_weights" in group:
+        top = group["top_level_model_weights"]
+        top_level = [np.asarray(top[w]) for w in _load_names(top, "weight_names")]
     if by_name:
         pairs = _pairs_by_name(model, saved, skip_mismatch)
     else:

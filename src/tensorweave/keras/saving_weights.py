@@ -315,22 +315,3 @@ class CheckpointLoadStatus:
 def _is_tf_checkpoint(filepath: str) -> bool:
     from tensorweave.ops.io import checkpoint_format
     return checkpoint_format.checkpoint_exists(filepath)
-
-
-# --- whole models --------------------------------------------------------------------------
-_NO_MODEL_FILES = ("tensorweave does not write or read whole-model files (TF's SavedModel "
-                   "directory or Keras' HDF5 model file): save the architecture with "
-                   "model.to_json() (or get_config()) and the weights with "
-                   "model.save_weights(path), and rebuild with "
-                   "tf.keras.models.model_from_json(...) and model.load_weights(path)")
-
-
-def save_model(model, filepath) -> None:
-    """`Model.save` / `tf.keras.models.save_model`: raises NotImplementedError."""
-    raise NotImplementedError("Model.save(%r): %s" % (os.fspath(filepath), _NO_MODEL_FILES))
-
-
-def load_model(filepath) -> None:
-    """`tf.keras.models.load_model`: raises NotImplementedError."""
-    raise NotImplementedError("tf.keras.models.load_model(%r): %s"
-                              % (os.fspath(filepath), _NO_MODEL_FILES))

@@ -277,9 +277,12 @@ def _to_list(x) -> list:
 
 
 def collect_per_output_metric_info(metrics, output_names, output_shapes, loss_fns,
-                                   is_weighted: bool = False) -> list:
+                                   is_weighted: bool = False,
+                                   from_serialized: bool = False) -> list:
     """For each output, an OrderedDict metric name -> Metric (functions wrapped in a
-    MeanMetricWrapper of that name).
+    MeanMetricWrapper of that name). With `from_serialized` (a model file's metrics),
+    the Metric objects given are marked `_from_serialized`: their names already carry
+    the output's name.
 
     Raises:
       ValueError: a list of lists of the wrong length, a dict with unknown names.
@@ -312,6 +315,8 @@ def collect_per_output_metric_info(metrics, output_names, output_shapes, loss_fn
             fn = get_metric_function(metric, output_shapes[i], loss_fns[i])
             if not isinstance(fn, metrics_module.Metric):
                 fn = metrics_module.MeanMetricWrapper(fn, name=name)
+            else:
+                fn._from_serialized = from_serialized
             named[name] = fn
         per_output.append(named)
     return per_output

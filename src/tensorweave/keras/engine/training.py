@@ -3,8 +3,8 @@ called again on new inputs by running its layer graph) or subclassed (layers set
 attributes, `call` overridden). Usable as a callable on tensors in graph mode; the Keras
 training loop (`compile`, `fit`, `evaluate`, `predict`, ...) comes from training_v1.py.
 Configs and JSON are in keras/saving.py, `save_weights`/`load_weights` in
-keras/saving_weights.py; `save` (whole models) and the generator loops raise
-NotImplementedError.
+keras/saving_weights.py, `save` (whole models, HDF5) in keras/saving_model_hdf5.py; the
+generator loops raise NotImplementedError.
 """
 from __future__ import annotations
 
@@ -394,9 +394,14 @@ class Model(TrainingMixin, base_layer.Layer):
 
     def save(self, filepath, overwrite: bool = True, include_optimizer: bool = True,
              save_format=None, signatures=None, options=None, save_traces: bool = True):
-        """Not supported (no SavedModel or HDF5 model files): raises NotImplementedError."""
-        from tensorweave.keras import saving_weights
-        saving_weights.save_model(self, filepath)
+        """Saves the whole model (config, weights, compile arguments and optimizer state)
+        in Keras' HDF5 format, TF 1.x's default (needs h5py); the SavedModel format
+        (save_format='tf') raises NotImplementedError."""
+        from tensorweave.keras import saving_model_hdf5
+        saving_model_hdf5.save_model(self, filepath, overwrite=overwrite,
+                                     include_optimizer=include_optimizer,
+                                     save_format=save_format, signatures=signatures,
+                                     options=options)
 
     fit_generator = _unsupported("fit_generator")
     evaluate_generator = _unsupported("evaluate_generator")

@@ -58,6 +58,7 @@ class TrainingMixin:
 
     _compile_was_called = False
     _is_compiled = False
+    _from_serialized = False  # compiled by load_model (its metrics' names are final)
     _predict_function = None
     _function_kwargs: dict = {}  # replaced (never mutated) by compile
 
@@ -91,6 +92,7 @@ class TrainingMixin:
             raise ValueError("You can only set `run_eagerly=True` if eager execution is "
                              "enabled.")
         kwargs.pop("experimental_run_tf_function", None)
+        self._from_serialized = kwargs.pop("from_serialized", False)  # load_model's
         if distribute is not None:
             raise NotImplementedError("Model.compile(distribute=...) is not supported by "
                                       "tensorweave (no distribution strategies)")
@@ -142,9 +144,11 @@ class TrainingMixin:
         shapes = [None if o.shape.ndims is None else o.shape.as_list() for o in self.outputs]
         loss_fns = [e.loss_fn for e in self._endpoints]
         per_output = compile_utils.collect_per_output_metric_info(
-            metrics, self.output_names, shapes, loss_fns)
+            metrics, self.output_names, shapes, loss_fns,
+            from_serialized=self._from_serialized)
         per_output_weighted = compile_utils.collect_per_output_metric_info(
-            weighted_metrics, self.output_names, shapes, loss_fns, is_weighted=True)
+            weighted_metrics, self.output_names, shapes, loss_fns, is_weighted=True,
+            from_serialized=self._from_serialized)
         for i, endpoint in enumerate(self._endpoints):
             if endpoint.skip:
                 continue
@@ -158,7 +162,7 @@ class TrainingMixin:
     def _unique_metrics(self, named, output_index: int):
         renamed = type(named)()
         for name, metric in named.items():
-            if len(self.output_names) > 1:
+            if len(self.output_names) > 1 and not getattr(metric, "_from_serialized", False):
                 name = "%s_%s" % (self.output_names[output_index], name)
             base, j = name, 1
             while name in self.metrics_names:
@@ -345,7 +349,7 @@ class TrainingMixin:
                          loss_weights=self.loss_weights,
                          sample_weight_mode=self.sample_weight_mode,
                          target_tensors=self._compile_target_tensors,
-                         **self._function_kwargs)
+                         from_serialized=self._from_serialized, **self._function_kwargs)
 
     def _standardize_user_data(self, x, y=None, sample_weight=None, class_weight=None):
         """(input arrays, target arrays, sample weights or None) in the order of the
