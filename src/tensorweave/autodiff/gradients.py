@@ -75,12 +75,20 @@ def _node_of(op, call: GradientCall):
     return node_of(op, call)
 
 
+_BACK_EDGES = ("NextIteration", "RefNextIteration")
+
+
 def _between_ops(ys: Sequence[Tensor], xs: Sequence[Tensor], stop_ops: set,
                  call: GradientCall) -> set:
     """Ops on some path from an x to a y (excluding paths through stop ops). A while
-    loop takes part as one node (its LoopNode)."""
+    loop takes part as one node (its LoopNode). Inside a loop body being differentiated
+    (the walk of a backward loop's body) no path crosses a NextIteration: values reach the next
+    iteration through the loop's own gradient machinery, and a path around the back
+    edge (a loop variable computed from a value the body also uses, as an argmax fed
+    back as the next token) would make the walk wait on itself."""
     ancestors = set()
     stack = [_node_of(y._op, call) for y in ys]
+    in_body = call.backward_loop is not None
     while stack:
         op = stack.pop()
         if op in ancestors:
@@ -90,7 +98,8 @@ def _between_ops(ys: Sequence[Tensor], xs: Sequence[Tensor], stop_ops: set,
             continue
         for t in op._inputs:
             src = _node_of(t._op, call)
-            if src not in ancestors:
+            if src not in ancestors and not (in_body and
+                                             getattr(src, "_type", None) in _BACK_EDGES):
                 stack.append(src)
     between = set()
     stack = [_node_of(x._op, call) for x in xs if _node_of(x._op, call) in ancestors]

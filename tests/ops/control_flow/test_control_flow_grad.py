@@ -773,3 +773,39 @@ def test_two_threads_build_gradients_of_two_graphs_at_once():
         for g, fetches in graphs:
             for got, expected in zip(_run(g, fetches), want):
                 np.testing.assert_allclose(got, expected, rtol=1e-10)
+
+
+def test_gradient_through_a_loop_feeding_back_an_argmax_of_its_values():
+    # greedy decoding: the next token (an int loop variable) is the argmax of a value the
+    # body also adds to the loss. The walk of the body's gradient must not follow the
+    # argmax around the back edge (it waited on itself and gave None).
+    with tf.Graph().as_default():
+        w = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
+
+        def body(t, tok, acc):
+            y = tf.gather(w, tok)
+            return t + 1, tf.argmax(y, output_type=tf.int32), acc + tf.reduce_sum(y * y)
+
+        _, _, loss = tf.while_loop(lambda t, *a: t < 3, body,
+                                   [tf.constant(0), tf.constant(1), tf.constant(0.0)])
+        g = tf.gradients(loss, w)[0]
+        assert g is not None
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            # rows visited: 1, then argmax([3, 4]) = 1 twice: d/dw of 3 * sum(w[1]^2)
+            np.testing.assert_allclose(sess.run(tf.convert_to_tensor(g)),
+                                       [[0, 0], [18, 24]])
+
+        x = tf.placeholder(tf.float64, [3])
+
+        def body2(t, k, acc):
+            v = tf.sin(x * tf.cast(k + 1, tf.float64))
+            return t + 1, tf.cast(tf.argmax(v), tf.int32), acc + v[k]
+
+        _, _, out = tf.while_loop(lambda t, *a: t < 4, body2,
+                                  [tf.constant(0), tf.constant(0),
+                                   tf.constant(0.0, tf.float64)])
+        with tf.Session():
+            err = tf.test.compute_gradient_error(x, [3], out, [],
+                                                 x_init_value=np.array([0.3, 0.7, 1.1]))
+        assert err < 1e-4  # central differences; the gradient is of order 1
