@@ -260,10 +260,9 @@ class Saver:
       builder: not supported (must be None).
       defer_build: build the ops only when `build()` is called.
       allow_empty: with no variables, build a Saver that does nothing instead of raising.
-      write_version: None (the default): tensorweave's checkpoint format
-        (ops/io/checkpoint_format.py); tf.train.SaverDef.V2: TensorFlow's V2 format (a
-        tensor bundle, which real TensorFlow restores). Both are read back by `restore`.
-        TF's V1 format is not supported.
+      write_version: None or tf.train.SaverDef.V2: TensorFlow's V2 format (a tensor
+        bundle, which real TensorFlow restores), as TF1 writes by default. `restore` also
+        reads tensorweave's earlier format. TF's V1 format is not supported.
       pad_step_number: name checkpoints "<prefix>-00000100" instead of "<prefix>-100".
       save_relative_paths: write paths relative to the directory in the state file.
       filename: the default prefix when none is fed (TF's; `save` always feeds one).
@@ -301,7 +300,7 @@ class Saver:
         self._save_relative_paths = save_relative_paths
         self._filename = filename
         self._write_version = SaverDef.V2
-        self._checkpoint_format = None if write_version is None else _bundle.BUNDLE_FORMAT
+        self._checkpoint_format = None  # SaveV2's default: TF's V2 bundle
         self.saver_def = saver_def
         self._is_built = False
         self._is_empty = False

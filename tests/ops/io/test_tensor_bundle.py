@@ -175,15 +175,15 @@ def test_merge_joins_slices_of_one_tensor(tmp_path):
     assert not os.path.isdir(os.path.dirname(a))
 
 
-def test_save_v2_writes_a_bundle_only_with_the_format_attr(tmp_path, graph, sess):
-    ours, bundle = str(tmp_path / "ours"), str(tmp_path / "bundle")
+def test_save_v2_writes_a_bundle_unless_the_attr_asks_for_tensorweaves_format(
+        tmp_path, graph, sess):
+    ours, bundle, named = (str(tmp_path / n) for n in ("ours", "bundle", "named"))
     v = tf.constant([[1.0, 2.0]])
-    for prefix, kind in ((ours, None), (bundle, tb.BUNDLE_FORMAT)):
-        op = io_ops.save_v2(prefix, ["v"], [""], [v], checkpoint_format=kind)
-        sess.run(op)
+    for prefix, kind in ((ours, tb.OWN_FORMAT), (bundle, None), (named, tb.BUNDLE_FORMAT)):
+        sess.run(io_ops.save_v2(prefix, ["v"], [""], [v], checkpoint_format=kind))
     assert graph.get_operations()[-1].get_attr("_checkpoint_format") == b"tensor_bundle"
-    assert tb.is_bundle(bundle) and not tb.is_bundle(ours)
-    for prefix in (ours, bundle):
+    assert tb.is_bundle(bundle) and tb.is_bundle(named) and not tb.is_bundle(ours)
+    for prefix in (ours, bundle, named):
         got = sess.run(io_ops.restore_v2(prefix, ["v"], [""], [tf.float32])[0])
         np.testing.assert_array_equal(got, [[1.0, 2.0]])
     with pytest.raises(ValueError, match="Unknown checkpoint format"):

@@ -3,10 +3,10 @@
 "Save writes one or more tensors to a checkpoint file, and Restore reads one or more
 tensors from a checkpoint file" (§4.3): checkpointing is ordinary dataflow, so a Saver
 (train/saver.py) is a subgraph the client runs periodically. The file format and its
-guarantees (checksums, atomic writes) are in ops/io/checkpoint_format.py (tensorweave's
-format, the default) and ops/io/tensor_bundle.py (TF's V2 format, written when the
-SaveV2 op has the attr `_checkpoint_format: "tensor_bundle"`); RestoreV2 and
-MergeV2Checkpoints take either.
+guarantees (checksums, atomic writes) are in ops/io/tensor_bundle.py (TF's V2 format,
+which SaveV2 writes) and ops/io/checkpoint_format.py (tensorweave's earlier format,
+written when the SaveV2 op has the attr `_checkpoint_format: "tensorweave"`); RestoreV2
+and MergeV2Checkpoints take either.
 
 TF1 exports these ops only as `tf.raw_ops`; their builders here are internal
 (`save_v2`, `restore_v2`, `merge_v2_checkpoints`, `sharded_filename`).
@@ -135,8 +135,9 @@ def save_v2(prefix, tensor_names, shape_and_slices, tensors,
       shape_and_slices: string vector [N]; "" saves a whole tensor, else TF's slice spec.
       tensors: N tensors of any saveable dtype.
       name: name of the op.
-      checkpoint_format: None writes tensorweave's format; "tensor_bundle" TF's V2
-        bundle (kept as the op's attr `_checkpoint_format`, which TF ignores).
+      checkpoint_format: None or "tensor_bundle" writes TF's V2 bundle; "tensorweave"
+        tensorweave's earlier format (kept as the op's attr `_checkpoint_format`, which
+        TF ignores).
 
     Returns:
       The SaveV2 Operation.

@@ -20,16 +20,15 @@ the lengths (as uint32s), that 4-byte checksum and the bytes.
 The protos are not generated code: their descriptors are built here, once and lazily,
 on top of the `tensorboard` package's TensorShapeProto, DataType and VersionDef.
 
-Why tensorweave's own format (checkpoint_format.py) stays the default of `Saver`: it is
-as atomic (both are written by the same temp-file-and-rename commit, index last) and as
-checksummed, but its index also records each data file's size, so a checkpoint whose
-data file was partly overwritten is reported as such when opened rather than as a
-checksum failure of some tensor; its index is JSON, readable with no protobuf library;
-and a reader needs nothing beyond `json` and `numpy`. A bundle is what real TensorFlow
-reads: `Saver(write_version=tf.train.SaverDef.V2)` writes one (its save op carries the
-attr ``_checkpoint_format: "tensor_bundle"``, which TF ignores), and every reader
-(RestoreV2, Saver.restore, tf.train.load_checkpoint) takes either format, told apart by
-the magic number that ends a bundle's index.
+The bundle is what `Saver` writes, with or without `write_version=tf.train.SaverDef.V2`,
+as TF1's does, so TensorFlow reads every checkpoint written here. Its commit is that of
+tensorweave's own format (checkpoint_format.py: data files written under temporary
+names, renamed, the index renamed last, the previous checkpoint of the same prefix kept
+until the new one is complete). That format -- a JSON index that also records each data
+file's size -- is still read by every reader (RestoreV2, Saver.restore,
+tf.train.load_checkpoint; the two are told apart by the magic number that ends a
+bundle's index) and written by a SaveV2 op whose attr ``_checkpoint_format`` is
+"tensorweave" (checkpoints of earlier tensorweave releases are in it).
 """
 from __future__ import annotations
 
@@ -48,6 +47,7 @@ from tensorweave.platform import file_io
 
 FORMAT_ATTR = "_checkpoint_format"
 BUNDLE_FORMAT = "tensor_bundle"
+OWN_FORMAT = "tensorweave"
 _VERSION = 1              # kTensorBundleVersion: the producer version written
 _MIN_CONSUMER = 0
 _protos = None
@@ -516,13 +516,14 @@ def merge(source_prefixes: Sequence[str], destination: str,
 
 
 def write_format(attrs: Dict[str, object]) -> Optional[str]:
-    """The format a SaveV2 op with `attrs` writes: BUNDLE_FORMAT or None (tensorweave's)."""
+    """The format a SaveV2 op with `attrs` writes: BUNDLE_FORMAT (TF's V2, the default,
+    as TF's SaveV2 writes) or None (tensorweave's own, for the attr value "tensorweave")."""
     value = attrs.get(FORMAT_ATTR)
     if isinstance(value, bytes):
         value = value.decode()
-    if value in (None, "", "tensorweave"):
+    if value == OWN_FORMAT:
         return None
-    if value != BUNDLE_FORMAT:
-        raise ValueError("Unknown checkpoint format %r in attr %s (expected %r)"
-                         % (value, FORMAT_ATTR, BUNDLE_FORMAT))
+    if value not in (None, "", BUNDLE_FORMAT):
+        raise ValueError("Unknown checkpoint format %r in attr %s (expected %r or %r)"
+                         % (value, FORMAT_ATTR, BUNDLE_FORMAT, OWN_FORMAT))
     return BUNDLE_FORMAT
