@@ -143,7 +143,7 @@ def get_loss_reduction() -> ReduceOp:
     if not getattr(get_strategy(), "_scale_loss_for_estimator", False):
         return ReduceOp.SUM
     last = getattr(_graph.get_default_graph(), "_last_loss_reduction", None)
-    if last in ("sum", "SUM"):
+    if last in ("weighted_sum", "sum"):  # tf.losses.Reduction.SUM, ReductionV2.SUM
         return ReduceOp.SUM
     return ReduceOp.MEAN
 
@@ -508,6 +508,18 @@ class Strategy:
 
     def update_config_proto(self, config_proto):
         return config_proto
+
+    @contextlib.contextmanager
+    def _scale_loss_for_estimator_enabled(self):
+        """While entered, TF1 optimizers scale each replica's loss by
+        1/num_replicas_in_sync unless the last `tf.losses` reduction was a SUM (what the
+        Estimator does, for TF1 models written for one device)."""
+        old = self._scale_loss_for_estimator
+        self._scale_loss_for_estimator = True
+        try:
+            yield
+        finally:
+            self._scale_loss_for_estimator = old
 
     def __deepcopy__(self, memo):
         # a strategy is shared, not copied (RunConfig copies are shallow for it in TF)

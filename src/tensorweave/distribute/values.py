@@ -222,6 +222,59 @@ class MirroredVariable(DistributedValues, Variable):
     del _update_method
 
 
+class SyncOnReadVariable(MirroredVariable):
+    """A variable with a copy per device that each replica updates on its own (what
+    `synchronization=ON_READ` with `aggregation=SUM` asks for: TF1's metric
+    accumulators): in replica context reads and updates are of the replica's copy; in
+    cross-replica context a read is the sum of the copies, and `assign` gives every copy
+    value / num_replicas so that the sum is `value` (as TF).
+    """
+
+    def _reads_all_copies(self) -> bool:
+        return _lib.in_cross_replica_context() and _lib._update_replica_id() is None
+
+    def _summed(self):
+        from tensorweave.ops.math import math_ops
+        from tensorweave.ops.control_flow import structure
+        reads = [Variable.value(c) for c in self._values]
+        return structure.identity(reads[0]) if len(reads) == 1 else math_ops.add_n(reads)
+
+    def value(self):
+        return self._summed() if self._reads_all_copies() else self._get().value()
+
+    def read_value(self):
+        return self._summed() if self._reads_all_copies() else self._get().read_value()
+
+    def _as_graph_element(self):
+        return self._summed() if self._reads_all_copies() else self._get()._graph_element
+
+    def __repr__(self):
+        body = ",\n".join("  %d: %r" % (i, v) for i, v in enumerate(self._values))
+        return "SyncOnReadVariable:{\n%s\n}" % body
+
+    def _local_or_all(method: str):
+        def update(self, value, use_locking=None, name=None, read_value=True):
+            if not self._reads_all_copies():
+                return getattr(self._get(), method)(value, use_locking=use_locking,
+                                                    name=name, read_value=read_value)
+            if method != "assign":
+                raise ValueError("SyncOnReadVariable does not support `%s` in cross-replica "
+                                 "context when aggregation is set to "
+                                 "`tf.VariableAggregation.SUM`." % method)
+            from tensorweave.framework.op_builder import convert_to_tensor
+            from tensorweave.ops.math import math_binary, math_ops
+            share = math_ops.cast(math_binary.truediv(
+                convert_to_tensor(value), len(self._values)), self.dtype)
+            return self._on_all_copies("assign", share, name=name, read_value=read_value)
+        update.__name__ = method
+        return update
+
+    assign = _local_or_all("assign")
+    assign_add = _local_or_all("assign_add")
+    assign_sub = _local_or_all("assign_sub")
+    del _local_or_all
+
+
 def _is_mirrored_var(v) -> bool:
     return isinstance(v, MirroredVariable)
 
@@ -231,7 +284,7 @@ def make_mirrored_variable(strategy, devices: Sequence[str], next_creator, kwarg
     initialized from the primary's initial value, so all start equal) and returns the
     MirroredVariable that stands for them in the requested collections."""
     from tensorweave.ops.control_flow import structure
-    from tensorweave.ops.state.variables import VariableAggregation
+    from tensorweave.ops.state.variables import VariableAggregation, VariableSynchronization
     g = _graph.get_default_graph()
     collections = kwargs.get("collections")
     if collections is None:
@@ -264,7 +317,13 @@ def make_mirrored_variable(strategy, devices: Sequence[str], next_creator, kwarg
                 del train_list[i]
                 break
     aggregation = kwargs.get("aggregation") or VariableAggregation.NONE
-    mv = MirroredVariable(strategy, copies, aggregation)
+    # an ON_READ variable with SUM aggregation keeps per-replica values summed on read;
+    # other ON_READ ones (batch norm's moving MEANs) stay mirrored: their updates are
+    # linear, so the mean of per-replica copies that TF reads equals the mirrored value
+    sync_on_read = kwargs.get("synchronization") == VariableSynchronization.ON_READ and \
+        aggregation == VariableAggregation.SUM
+    mv = (SyncOnReadVariable if sync_on_read else MirroredVariable)(
+        strategy, copies, aggregation)
     if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:
         collections.append(GraphKeys.TRAINABLE_VARIABLES)
     g.add_to_collections(collections, mv)
@@ -292,8 +351,8 @@ def regroup(per_replica: list, wrap=PerReplica):
     if isinstance(first, (list, tuple)) and all(
             type(v) is type(first) and len(v) == len(first) for v in per_replica):
         items = [regroup([v[k] for v in per_replica], wrap) for k in range(len(first))]
-        if hasattr(first, "_fields"):  # a namedtuple
-            return type(first)(*items)
+        if hasattr(first, "_make"):  # a namedtuple, rebuilt without its checks (as TF)
+            return first._make(items)
         return type(first)(items)
     if isinstance(first, dict) and all(
             isinstance(v, dict) and set(v) == set(first) for v in per_replica):

@@ -52,8 +52,8 @@ def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60,
                         .format(type(estimator)))
     if run_every_secs is not None and run_every_steps is not None:
         raise ValueError("Only one of `run_every_secs` and `run_every_steps` must be set.")
-    # RunConfig refuses train_distribute, so TF's MultiWorkerMirroredStrategy branch
-    # cannot be reached here.
+    # RunConfig refuses multi-worker strategies (a TF_CONFIG cluster with a strategy),
+    # so TF's MultiWorkerMirroredStrategy branch cannot be reached here.
     if estimator.config.is_chief:
         return _StopOnPredicateHook(should_stop_fn, run_every_secs, run_every_steps)
     return _CheckForStoppingHook()

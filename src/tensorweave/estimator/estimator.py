@@ -275,9 +275,13 @@ class Estimator:
                              .format(self._model_dir))
 
     # --- calling input_fn and model_fn -----------------------------------------------
-    def _call_input_fn(self, input_fn, mode):
+    def _call_input_fn(self, input_fn, mode, input_context=None):
         args = _fn_args(input_fn)
         kwargs = {}
+        if input_context is not None and "input_context" in args:
+            logging.info("The `input_fn` accepts an `input_context` which will be given "
+                         "by DistributionStrategy")
+            kwargs["input_context"] = input_context
         if "mode" in args:
             kwargs["mode"] = mode
         if "params" in args:
@@ -371,10 +375,11 @@ class Estimator:
             return 0
 
     def _train_model(self, input_fn, hooks, saving_listeners):
+        if self._config.train_distribute is not None:
+            from tensorweave.estimator import distributed_training
+            return distributed_training.train_model(
+                self, self._config.train_distribute, input_fn, hooks, saving_listeners)
         from tensorweave.ops.random.random_ops import set_random_seed
-        from tensorweave.ops.summary.summary_ops import scalar
-        from tensorweave.train.monitored_session import MonitoredTrainingSession
-        from tensorweave.train.saver import Saver
         with Graph().as_default() as g, _device_scope(self._device_fn):
             set_random_seed(self._config.tf_random_seed)
             global_step = self._create_global_step(g)
@@ -385,63 +390,73 @@ class Estimator:
             spec = self._call_model_fn(features, labels, ModeKeys.TRAIN, self.config)
             if training_util.get_global_step(g) is not None:
                 global_step = training_util.get_global_step(g)
-            if self._warm_start_settings and not self.latest_checkpoint():
-                logging.info("Warm-starting with WarmStartSettings: %s",
-                             self._warm_start_settings)
-                warm_start(*self._warm_start_settings)
-            # a "loss" summary, unless the model_fn made one (TensorBoard's loss curve)
-            if not any(s.op.name == "loss" for s in get_collection(GraphKeys.SUMMARIES)):
-                scalar("loss", spec.loss)
-            add_to_collection(GraphKeys.LOSSES, spec.loss)
-            worker_hooks = list(input_hooks) + list(hooks)
-            worker_hooks.append(_hooks.NanTensorHook(spec.loss))
-            if self._config.log_step_count_steps is not None:
-                worker_hooks.append(_hooks.LoggingTensorHook(
-                    {"loss": spec.loss, "step": global_step},
-                    every_n_iter=self._config.log_step_count_steps))
-            worker_hooks.extend(spec.training_hooks)
-            if not (spec.scaffold.saver or get_collection(GraphKeys.SAVERS)):
-                add_to_collection(GraphKeys.SAVERS, Saver(
-                    sharded=True, max_to_keep=self._config.keep_checkpoint_max,
-                    keep_checkpoint_every_n_hours=self._config.keep_checkpoint_every_n_hours,
-                    defer_build=True, save_relative_paths=True))
-            chief_hooks = []
-            saver_hooks = [h for h in worker_hooks + list(spec.training_chief_hooks)
-                           if isinstance(h, _hooks.CheckpointSaverHook)]
-            if (self._config.save_checkpoints_secs or self._config.save_checkpoints_steps) \
-                    and not saver_hooks:
-                chief_hooks = [_hooks.CheckpointSaverHook(
-                    self._model_dir, save_secs=self._config.save_checkpoints_secs,
-                    save_steps=self._config.save_checkpoints_steps, scaffold=spec.scaffold,
-                    save_graph_def=self._config.checkpoint_save_graph_def)]
-                saver_hooks = chief_hooks
-            if saving_listeners:
-                if not saver_hooks:
-                    raise ValueError(
-                        "There should be a CheckpointSaverHook to use saving_listeners. "
-                        "Please set one of the RunConfig.save_checkpoints_steps or "
-                        "RunConfig.save_checkpoints_secs.")
-                for listener in saving_listeners:
-                    if listener not in saver_hooks[0]._listeners:
-                        saver_hooks[0]._listeners.append(listener)
-            with MonitoredTrainingSession(
-                    master=self._config.master, is_chief=self._config.is_chief,
-                    checkpoint_dir=self._model_dir, scaffold=spec.scaffold,
-                    hooks=worker_hooks,
-                    chief_only_hooks=tuple(chief_hooks) + tuple(spec.training_chief_hooks),
-                    save_checkpoint_secs=0,
-                    save_summaries_steps=self._config.save_summary_steps,
-                    config=self._session_config,
-                    max_wait_secs=self._config.session_creation_timeout_secs,
-                    log_step_count_steps=self._config.log_step_count_steps,
-                    save_graph_def=self._config.checkpoint_save_graph_def) as session:
-                loss, steps_run = None, 0
-                while not session.should_stop():
-                    steps_run += 1
-                    _, loss = session.run([spec.train_op, spec.loss])
-            if steps_run == 0:
-                logging.warning("Training with estimator made no steps. Perhaps input is "
-                                "empty or misspecified.")
+            return self._train_with_estimator_spec(spec, list(input_hooks) + list(hooks),
+                                                   global_step, saving_listeners)
+
+    def _train_with_estimator_spec(self, spec, worker_hooks, global_step,
+                                   saving_listeners):
+        """Runs the train op of `spec` (built in the default graph) in a
+        MonitoredTrainingSession with the Estimator's hooks; returns the last loss."""
+        from tensorweave.ops.summary.summary_ops import scalar
+        from tensorweave.train.monitored_session import MonitoredTrainingSession
+        from tensorweave.train.saver import Saver
+        if self._warm_start_settings and not self.latest_checkpoint():
+            logging.info("Warm-starting with WarmStartSettings: %s",
+                         self._warm_start_settings)
+            warm_start(*self._warm_start_settings)
+        # a "loss" summary, unless the model_fn made one (TensorBoard's loss curve)
+        if not any(s.op.name == "loss" for s in get_collection(GraphKeys.SUMMARIES)):
+            scalar("loss", spec.loss)
+        add_to_collection(GraphKeys.LOSSES, spec.loss)
+        worker_hooks = list(worker_hooks)
+        worker_hooks.append(_hooks.NanTensorHook(spec.loss))
+        if self._config.log_step_count_steps is not None:
+            worker_hooks.append(_hooks.LoggingTensorHook(
+                {"loss": spec.loss, "step": global_step},
+                every_n_iter=self._config.log_step_count_steps))
+        worker_hooks.extend(spec.training_hooks)
+        if not (spec.scaffold.saver or get_collection(GraphKeys.SAVERS)):
+            add_to_collection(GraphKeys.SAVERS, Saver(
+                sharded=True, max_to_keep=self._config.keep_checkpoint_max,
+                keep_checkpoint_every_n_hours=self._config.keep_checkpoint_every_n_hours,
+                defer_build=True, save_relative_paths=True))
+        chief_hooks = []
+        saver_hooks = [h for h in worker_hooks + list(spec.training_chief_hooks)
+                       if isinstance(h, _hooks.CheckpointSaverHook)]
+        if (self._config.save_checkpoints_secs or self._config.save_checkpoints_steps) \
+                and not saver_hooks:
+            chief_hooks = [_hooks.CheckpointSaverHook(
+                self._model_dir, save_secs=self._config.save_checkpoints_secs,
+                save_steps=self._config.save_checkpoints_steps, scaffold=spec.scaffold,
+                save_graph_def=self._config.checkpoint_save_graph_def)]
+            saver_hooks = chief_hooks
+        if saving_listeners:
+            if not saver_hooks:
+                raise ValueError(
+                    "There should be a CheckpointSaverHook to use saving_listeners. "
+                    "Please set one of the RunConfig.save_checkpoints_steps or "
+                    "RunConfig.save_checkpoints_secs.")
+            for listener in saving_listeners:
+                if listener not in saver_hooks[0]._listeners:
+                    saver_hooks[0]._listeners.append(listener)
+        with MonitoredTrainingSession(
+                master=self._config.master, is_chief=self._config.is_chief,
+                checkpoint_dir=self._model_dir, scaffold=spec.scaffold,
+                hooks=worker_hooks,
+                chief_only_hooks=tuple(chief_hooks) + tuple(spec.training_chief_hooks),
+                save_checkpoint_secs=0,
+                save_summaries_steps=self._config.save_summary_steps,
+                config=self._session_config,
+                max_wait_secs=self._config.session_creation_timeout_secs,
+                log_step_count_steps=self._config.log_step_count_steps,
+                save_graph_def=self._config.checkpoint_save_graph_def) as session:
+            loss, steps_run = None, 0
+            while not session.should_stop():
+                steps_run += 1
+                _, loss = session.run([spec.train_op, spec.loss])
+        if steps_run == 0:
+            logging.warning("Training with estimator made no steps. Perhaps input is "
+                            "empty or misspecified.")
         return loss
 
     # --- evaluate ------------------------------------------------------------------------
@@ -475,7 +490,9 @@ class Estimator:
             if not checkpoint_path:
                 logging.info("Could not find trained model in model_dir: {}, running "
                              "initialization to evaluate.".format(self._model_dir))
-        with Graph().as_default():
+        strategy = self._config.eval_distribute
+        with Graph().as_default(), \
+                (strategy.scope() if strategy is not None else _device_scope(None)):
             scaffold, update_op, final_ops, all_hooks = self._evaluate_build_graph(
                 input_fn, hooks, checkpoint_path)
             results = _eval.evaluate_once(checkpoint_path, self._config.evaluation_master,
@@ -500,13 +517,18 @@ class Estimator:
         g = get_default_graph()
         set_random_seed(self._config.tf_random_seed)
         self._create_global_step(g)
-        features, labels, input_hooks = _parse_input_fn_result(
-            self._call_input_fn(input_fn, ModeKeys.EVAL))
-        spec = self._call_model_fn(features, labels, ModeKeys.EVAL, self.config)
-        metric_ops = self._metric_ops_with_loss(spec)
+        if self._config.eval_distribute is not None:
+            from tensorweave.estimator import distributed_training
+            spec, input_hooks, metric_ops, update_op = distributed_training.eval_model_fn(
+                self, self._config.eval_distribute, input_fn)
+        else:
+            features, labels, input_hooks = _parse_input_fn_result(
+                self._call_input_fn(input_fn, ModeKeys.EVAL))
+            spec = self._call_model_fn(features, labels, ModeKeys.EVAL, self.config)
+            metric_ops = self._metric_ops_with_loss(spec)
+            update_op = group(*[metric_ops[k][1] for k in sorted(metric_ops)]) \
+                if metric_ops else None
         self._maybe_warm_start(checkpoint_path)
-        update_op = group(*[metric_ops[k][1] for k in sorted(metric_ops)]) \
-            if metric_ops else None
         final_ops = {k: metric_ops[k][0] for k in sorted(metric_ops)}
         final_ops[GraphKeys.GLOBAL_STEP] = training_util.get_global_step(g)
         all_hooks = list(input_hooks) + list(hooks) + list(spec.evaluation_hooks)
@@ -521,7 +543,13 @@ class Estimator:
         return scaffold, update_op, final_ops, all_hooks
 
     @staticmethod
-    def _metric_ops_with_loss(spec: EstimatorSpec) -> dict:
+    def _metric_ops_with_loss(spec: EstimatorSpec, mean_of_loss=None) -> dict:
+        """The spec's eval_metric_ops with "loss": `tf.metrics.mean` of the loss (or
+        `mean_of_loss(loss)`).
+
+        Raises:
+          ValueError: the model_fn made a metric named "loss" or "global_step".
+        """
         from tensorweave.metrics.metrics_means import mean
         metric_ops = dict(spec.eval_metric_ops)
         # TF quotes the two names differently
@@ -530,7 +558,7 @@ class Estimator:
                 raise ValueError("Metric with name %s is not allowed, because Estimator "
                                  "already defines a default metric with the same name."
                                  % quoted)
-        metric_ops["loss"] = mean(spec.loss)
+        metric_ops["loss"] = (mean_of_loss or mean)(spec.loss)
         return metric_ops
 
     # --- predict -------------------------------------------------------------------------

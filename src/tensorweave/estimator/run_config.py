@@ -147,13 +147,18 @@ class RunConfig:
       protocol: "grpc" (or "grpc+verbs", accepted and run as grpc).
       session_creation_timeout_secs: how long a worker waits for the chief's session.
       checkpoint_save_graph_def: whether graph.pbtxt and .meta files are written.
-      train_distribute, eval_distribute, experimental_distribute: distribution
-        strategies; not supported by this Estimator (a clear ValueError when given).
+      train_distribute, eval_distribute: a `tf.distribute.Strategy` (MirroredStrategy,
+        OneDeviceStrategy) the Estimator trains / evaluates under: the model_fn is
+        built once per replica, each replica reading its own batches of the input_fn's
+        dataset (see estimator/distributed_training.py).
+      experimental_distribute: a DistributeConfig; not supported (NotImplementedError).
       experimental_max_worker_delay_secs: accepted, as in TF.
 
     Raises:
       ValueError: both checkpoint intervals are set, a value is out of range, or
         TF_CONFIG describes an invalid task.
+      NotImplementedError: experimental_distribute, or a strategy together with a
+        TF_CONFIG cluster (TF's multi-worker distribute coordinator).
     """
 
     def __init__(self, model_dir=None, tf_random_seed=None, save_summary_steps=100,
@@ -171,15 +176,18 @@ class RunConfig:
             save_checkpoints_steps = None
         elif save_checkpoints_steps is not None and save_checkpoints_secs is not None:
             raise ValueError(_SAVE_CKPT_ERR)
-        for what, value in (("train_distribute", train_distribute),
-                            ("eval_distribute", eval_distribute),
-                            ("experimental_distribute", experimental_distribute)):
-            if value is not None:
-                raise ValueError(
-                    "RunConfig(%s=...) is not supported: tensorweave's Estimator trains "
-                    "in one process or between-graph across a TF_CONFIG cluster (ps and "
-                    "workers), without distribution strategies." % what)
+        if experimental_distribute is not None:
+            raise NotImplementedError(
+                "RunConfig(experimental_distribute=...) (a DistributeConfig) is not "
+                "supported by tensorweave; pass train_distribute / eval_distribute.")
         tf_config = read_tf_config()
+        if (train_distribute is not None or eval_distribute is not None) and \
+                tf_config.get("cluster"):
+            raise NotImplementedError(
+                "tensorweave's Estimator runs train_distribute / eval_distribute "
+                "strategies on the devices of one process; with a TF_CONFIG cluster TF "
+                "uses its multi-worker distribute coordinator, which is not supported. "
+                "Train between-graph (ps and workers, no strategy) instead.")
         if tf_config:
             logging.info("TF_CONFIG environment variable: %s", tf_config)
         self._assign(
@@ -189,8 +197,8 @@ class RunConfig:
             save_checkpoints_secs=save_checkpoints_secs, session_config=session_config,
             keep_checkpoint_max=keep_checkpoint_max,
             keep_checkpoint_every_n_hours=keep_checkpoint_every_n_hours,
-            log_step_count_steps=log_step_count_steps, train_distribute=None,
-            device_fn=device_fn, protocol=protocol, eval_distribute=None,
+            log_step_count_steps=log_step_count_steps, train_distribute=train_distribute,
+            device_fn=device_fn, protocol=protocol, eval_distribute=eval_distribute,
             experimental_distribute=None,
             experimental_max_worker_delay_secs=experimental_max_worker_delay_secs,
             session_creation_timeout_secs=session_creation_timeout_secs,

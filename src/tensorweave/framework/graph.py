@@ -785,6 +785,8 @@ class Graph:
             return
         ops = []
         for c in control_inputs:
+            if not isinstance(c, (Tensor, Operation)) and hasattr(c, "_as_graph_element"):
+                c = c._as_graph_element()  # as TF's as_graph_element (Mirrored values)
             if isinstance(c, Tensor):
                 c = c.op
             elif not isinstance(c, Operation):

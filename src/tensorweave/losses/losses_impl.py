@@ -110,6 +110,9 @@ def compute_weighted_loss(losses, weights=1.0, scope: Optional[str] = None,
       ValueError: `reduction` is invalid, or `weights` cannot be broadcast to `losses`.
     """
     Reduction.validate(reduction)
+    # remembered for a strategy under an Estimator: the optimizer scales the loss of
+    # each replica by 1/num_replicas unless it is a SUM (see distribute.get_loss_reduction)
+    _graph.get_default_graph()._last_loss_reduction = reduction
     with _graph.name_scope(scope, "weighted_loss", (losses, weights)):
         with _graph.control_dependencies((assert_broadcastable(weights, losses),)):
             losses = convert_to_tensor(losses)

@@ -5,6 +5,10 @@ A metric keeps its running state in LOCAL variables (GraphKeys.LOCAL_VARIABLES a
 GraphKeys.METRIC_VARIABLES, reset by `tf.local_variables_initializer()`); its update op
 adds one batch to them and returns the metric over everything seen so far, its value
 tensor reads the metric without changing the state.
+
+Under a tf.distribute strategy (as TF), the accumulators are ON_READ/SUM variables: each
+replica's update op adds to its own copy, and the value tensor is built once, through
+merge_call, from the sums of the copies (`cross_replica_value`).
 """
 from __future__ import annotations
 
@@ -31,7 +35,21 @@ def metric_variable(shape, dtype, validate_shape: bool = True,
     return variables.Variable(
         lambda: array_fill_ops.zeros(shape, dtype), trainable=False,
         collections=[GraphKeys.LOCAL_VARIABLES, GraphKeys.METRIC_VARIABLES],
-        validate_shape=validate_shape, name=name)
+        validate_shape=validate_shape, name=name,
+        synchronization=variables.VariableSynchronization.ON_READ,
+        aggregation=variables.VariableAggregation.SUM)
+
+
+def cross_replica_value(fn):
+    """`fn()`, the value tensor of a metric. In a replica of a tf.distribute strategy it
+    is built once for all replicas, in cross-replica context where each accumulator
+    reads as the sum of its per-replica copies (TF's `_aggregate_across_replicas`);
+    `fn` may use the accumulators and value tensors of inner metrics."""
+    from tensorweave.distribute import distribute_lib
+    rc = distribute_lib.get_replica_context()
+    if rc is None or not distribute_lib.has_strategy():
+        return fn()
+    return rc.merge_call(lambda strategy: fn())
 
 
 def add_to(collections, value) -> None:
@@ -50,7 +68,7 @@ def collected(value: Tensor, update_op: Tensor, metrics_collections,
 
 def read_variable(var, collections) -> Tensor:
     """The value tensor of a metric that is one accumulator."""
-    value = structure.identity(var)
+    value = cross_replica_value(lambda: structure.identity(var))
     add_to(collections, value)
     return value
 

@@ -19,7 +19,7 @@ from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.losses.weights_broadcast import assert_broadcastable, broadcast_weights
-from tensorweave.metrics.metric_utils import collected, metric_variable
+from tensorweave.metrics.metric_utils import collected, cross_replica_value, metric_variable
 from tensorweave.ops.array import array_fill_ops, array_ops
 from tensorweave.ops.control_flow import control_flow_ops
 from tensorweave.ops.indexing import indexing_select
@@ -191,7 +191,8 @@ def _ratio_at_top_k(kind: str, other: str, labels, predictions_idx, k, class_id,
                                          "tp")
         rest, rest_update = _streaming_count(labels, predictions_idx, k, class_id,
                                              weights, other)
-        value = math_binary.divide(tp, math_binary.add(tp, rest), name=scope)
+        value = cross_replica_value(lambda: math_binary.divide(
+            tp, math_binary.add(tp, rest), name=scope))
         update = math_binary.divide(tp_update, math_binary.add(tp_update, rest_update),
                                     name="update")
         return collected(value, update, metrics_collections, updates_collections)
@@ -359,7 +360,8 @@ def average_precision_at_k(labels, predictions, k, weights=None,
             total_var = metric_variable([], _dt.float64, name=total_scope)
             batch_total = reduction_ops.reduce_sum(ap, name="batch_total")
             total_update = state_ops.assign_add(total_var, batch_total, name="update")
-        value = math_binary.div_no_nan(total_var, max_var, name="mean")
+        value = cross_replica_value(lambda: math_binary.div_no_nan(
+            total_var, max_var, name="mean"))
         update = math_binary.div_no_nan(total_update, max_update, name=scope)
         return collected(value, update, metrics_collections, updates_collections)
 

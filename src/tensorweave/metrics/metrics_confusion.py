@@ -13,8 +13,8 @@ from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor
 from tensorweave.metrics.metric_utils import (
-    add_to, collected, confusion_at_thresholds, metric_variable, read_variable,
-    remove_squeezable_dimensions)
+    add_to, collected, confusion_at_thresholds, cross_replica_value, metric_variable,
+    read_variable, remove_squeezable_dimensions)
 from tensorweave.ops.array import array_fill_ops, array_ops
 from tensorweave.ops.debug import check_ops
 from tensorweave.ops.indexing import indexing_select
@@ -143,7 +143,7 @@ def _precision_or_recall(default_name: str, other_metric, labels, predictions, w
         predictions, labels, weights = _bool_inputs(labels, predictions, weights)
         tp, tp_update = true_positives(labels, predictions, weights)
         other, other_update = other_metric(labels, predictions, weights)
-        value = _ratio_or_zero(tp, other, "value")
+        value = cross_replica_value(lambda: _ratio_or_zero(tp, other, "value"))
         update_op = _ratio_or_zero(tp_update, other_update, "update_op")
         return collected(value, update_op, metrics_collections, updates_collections)
 
@@ -183,7 +183,7 @@ def _ratio_at_thresholds(default_name: str, other_key: str, labels, predictions,
         def ratio(tp, other, suffix):
             return math_binary.divide(tp, math_binary.add(math_binary.add(1e-7, tp),
                                                           other), name=prefix + suffix)
-        value = ratio(values["tp"], values[other_key], "value")
+        value = cross_replica_value(lambda: ratio(values["tp"], values[other_key], "value"))
         update_op = ratio(updates["tp"], updates[other_key], "update_op")
         return collected(value, update_op, metrics_collections, updates_collections)
 
@@ -316,8 +316,9 @@ def auc(labels, predictions, weights=None, num_thresholds: int = 200,
                 "to \"careful_interpolation\" instead.")
         values, updates = confusion_at_thresholds(labels, predictions, all_thresholds,
                                                   weights)
-        value = _auc_from_counts(values["tp"], values["fn"], values["tn"], values["fp"],
-                                 num_thresholds, curve, summation_method, "value")
+        value = cross_replica_value(lambda: _auc_from_counts(
+            values["tp"], values["fn"], values["tn"], values["fp"], num_thresholds, curve,
+            summation_method, "value"))
         update_op = _auc_from_counts(updates["tp"], updates["fn"], updates["tn"],
                                      updates["fp"], num_thresholds, curve,
                                      summation_method, "update_op")
@@ -360,7 +361,7 @@ def _rate_at_fixed(default_name: str, fixed_arg: str, fixed: float, labels, pred
             return math_binary.divide(num[index], math_binary.add(
                 math_binary.add(num[index], other[index]), _KEPSILON), name=out_name)
 
-        value = compute(values, "value")
+        value = cross_replica_value(lambda: compute(values, "value"))
         update_op = compute(updates, "update_op")
         return collected(value, update_op, metrics_collections, updates_collections)
 

@@ -14,7 +14,8 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.metrics.metric_utils import (
-    collected, float_weights_like, metric_variable, remove_squeezable_dimensions, safe_div)
+    collected, cross_replica_value, float_weights_like, metric_variable,
+    remove_squeezable_dimensions, safe_div)
 from tensorweave.ops.array import array_fill_ops, array_ops
 from tensorweave.ops.indexing import indexing_ops, indexing_select
 from tensorweave.ops.math import (
@@ -39,7 +40,7 @@ def _streamed_mean(total, count, values: Tensor, batch_total: Tensor, batch_coun
     update_total = state_ops.assign_add(total, batch_total)
     with _graph.control_dependencies([values]):
         update_count = state_ops.assign_add(count, batch_count)
-    return collected(safe_div(total, count, "value"),
+    return collected(cross_replica_value(lambda: safe_div(total, count, "value")),
                      safe_div(update_total, update_count, "update_op"),
                      metrics_collections, updates_collections)
 
@@ -47,7 +48,8 @@ def _streamed_mean(total, count, values: Tensor, batch_total: Tensor, batch_coun
 def _transformed(metric: Metric, fn, metrics_collections, updates_collections) -> Metric:
     """`fn` of a metric's value and of its update op, added to the collections."""
     value, update_op = metric
-    return collected(fn(value), fn(update_op), metrics_collections, updates_collections)
+    return collected(cross_replica_value(lambda: fn(value)), fn(update_op),
+                     metrics_collections, updates_collections)
 
 
 def _mean_of_pairs(per_element, default_name: str, labels, predictions, weights,
@@ -304,24 +306,26 @@ def mean_iou(labels, predictions, num_classes, weights=None, metrics_collections
         predictions.shape.assert_is_compatible_with(labels.shape)
         total_cm, update_op = _streaming_confusion_matrix(labels, predictions,
                                                           num_classes, weights)
-        sum_over_row = math_ops.cast(reduction_ops.reduce_sum(total_cm, 0), _dt.float32)
-        sum_over_col = math_ops.cast(reduction_ops.reduce_sum(total_cm, 1), _dt.float32)
-        diag = math_ops.cast(indexing_ops.strided_slice(
-            array_ops.reshape(total_cm, [-1]), [0], [num_classes * num_classes],
-            [num_classes + 1]), _dt.float32)
-        denominator = math_binary.subtract(math_binary.add(sum_over_row, sum_over_col),
-                                           diag)
-        num_valid = reduction_ops.reduce_sum(math_ops.cast(
-            math_binary.not_equal(denominator, 0.0), _dt.float32))
-        denominator = indexing_select.where(math_binary.greater(denominator, 0.0),
-                                            denominator,
-                                            array_fill_ops.ones_like(denominator))
-        iou = math_binary.divide(diag, denominator)
-        value = indexing_select.where(
-            math_binary.greater(num_valid, 0.0),
-            math_binary.divide(reduction_ops.reduce_sum(iou, name="mean_iou"), num_valid),
-            array_fill_ops.zeros_like(num_valid))
+        value = cross_replica_value(lambda: _mean_iou_value(total_cm, num_classes))
         return collected(value, update_op, metrics_collections, updates_collections)
+
+
+def _mean_iou_value(total_cm, num_classes: int) -> Tensor:
+    sum_over_row = math_ops.cast(reduction_ops.reduce_sum(total_cm, 0), _dt.float32)
+    sum_over_col = math_ops.cast(reduction_ops.reduce_sum(total_cm, 1), _dt.float32)
+    diag = math_ops.cast(indexing_ops.strided_slice(
+        array_ops.reshape(total_cm, [-1]), [0], [num_classes * num_classes],
+        [num_classes + 1]), _dt.float32)
+    denominator = math_binary.subtract(math_binary.add(sum_over_row, sum_over_col), diag)
+    num_valid = reduction_ops.reduce_sum(math_ops.cast(
+        math_binary.not_equal(denominator, 0.0), _dt.float32))
+    denominator = indexing_select.where(math_binary.greater(denominator, 0.0),
+                                        denominator, array_fill_ops.ones_like(denominator))
+    iou = math_binary.divide(diag, denominator)
+    return indexing_select.where(
+        math_binary.greater(num_valid, 0.0),
+        math_binary.divide(reduction_ops.reduce_sum(iou, name="mean_iou"), num_valid),
+        array_fill_ops.zeros_like(num_valid))
 
 
 @tf_export("metrics.mean_per_class_accuracy")
@@ -355,7 +359,7 @@ def mean_per_class_accuracy(labels, predictions, num_classes, weights=None,
             ones = math_binary.multiply(ones, weights)
         update_total = state_ops.scatter_add(total, labels, ones)
         update_count = state_ops.scatter_add(count, labels, is_correct)
-        value = reduction_ops.reduce_mean(safe_div(count, total, None),
-                                          name="mean_accuracy")
+        value = cross_replica_value(lambda: reduction_ops.reduce_mean(
+            safe_div(count, total, None), name="mean_accuracy"))
         return collected(value, safe_div(update_count, update_total, "update_op"),
                          metrics_collections, updates_collections)

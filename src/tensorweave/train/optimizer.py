@@ -49,6 +49,21 @@ def _var_key(var):
     return var.op if container is None else container.primary.op
 
 
+def _scale_loss(loss):
+    """`loss` / num_replicas where a strategy under an Estimator asks for MEAN loss
+    reduction over several replicas (TF1's `Optimizer._scale_loss`); marks the graph so
+    the Estimator reports the MEAN of the replicas' losses."""
+    from tensorweave.distribute import distribute_lib
+    g = _graph.get_default_graph()
+    g._is_loss_scaled_by_optimizer = False
+    if distribute_lib.get_loss_reduction() == distribute_lib.ReduceOp.MEAN:
+        num_replicas = distribute_lib.get_strategy().num_replicas_in_sync
+        if num_replicas > 1:
+            loss = loss * (1.0 / num_replicas)
+            g._is_loss_scaled_by_optimizer = True
+    return loss
+
+
 def _call_if_callable(x):
     return x() if callable(x) else x
 
@@ -228,6 +243,7 @@ class Optimizer:
         from tensorweave.ops.state.variables import trainable_variables
         if callable(loss):
             loss = loss()
+        loss = _scale_loss(loss)
         if gate_gradients not in (Optimizer.GATE_NONE, Optimizer.GATE_OP,
                                   Optimizer.GATE_GRAPH):
             raise ValueError("gate_gradients must be one of: Optimizer.GATE_NONE, "
