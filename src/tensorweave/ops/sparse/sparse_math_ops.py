@@ -42,11 +42,17 @@ def _merge_sorted(a_idx, a_val, b_idx, b_val):
     """The union of two index sets: (indices, order of the concatenated entries, whether
     each output entry is a pair a+b); an index in both is one entry."""
     idx = np.concatenate([a_idx, b_idx]).reshape(-1, a_idx.shape[1])
-    order = _su.lexsort_rows(idx)  # stable: an `a` entry precedes an equal `b` entry
+    keys = _su.row_keys(idx)
+    # stable: an `a` entry precedes an equal `b` entry
+    order = _su.lexsort_rows(idx) if keys is None else np.argsort(keys, kind="stable")
     srt = idx[order]
     same_as_next = np.zeros(len(order), bool)
     if len(order) > 1:
-        same_as_next[:-1] = (srt[1:] == srt[:-1]).all(axis=1)
+        if keys is None:
+            same_as_next[:-1] = (srt[1:] == srt[:-1]).all(axis=1)
+        else:
+            ordered = keys[order]
+            same_as_next[:-1] = ordered[1:] == ordered[:-1]
     return srt, order, same_as_next
 
 
@@ -299,7 +305,11 @@ def _reduce_groups(ctx, indices, values, shape, axes):
     axes = _reduce_axes(ctx, axes, rank)
     kept = [d for d in range(rank) if d not in axes]
     kidx = indices[:, kept]
-    if kidx.shape[0] and kept:
+    keys = _su.row_keys(kidx) if kidx.shape[0] and kept else None
+    if keys is not None:  # a 1-D unique of the rows' keys: the same groups, in order
+        first, group = np.unique(keys, return_index=True, return_inverse=True)[1:]
+        uniq = kidx[first]
+    elif kidx.shape[0] and kept:
         uniq, group = np.unique(kidx, axis=0, return_inverse=True)
     else:
         uniq = np.zeros((min(1, kidx.shape[0]), len(kept)), np.int64)
@@ -310,6 +320,8 @@ def _reduce_groups(ctx, indices, values, shape, axes):
 def _reduce_values(ufunc, values, group, n):
     """The sum or maximum of the values of each of the n groups (each has one or more)."""
     if ufunc is np.add:
+        if values.dtype in (np.float32, np.float64):  # no ufunc.at loop over entries
+            return np.bincount(group, weights=values, minlength=n).astype(values.dtype)
         out = np.zeros(n, dtype=values.dtype)
     else:
         kind = np.dtype(values.dtype).kind

@@ -83,6 +83,26 @@ def check_sorted_in_bounds(ctx, idx: np.ndarray, shape: np.ndarray) -> None:
             % (first_bad, shape_str(idx[first_bad]), shape_str(shape)))
 
 
+def row_keys(rows: np.ndarray):
+    """One int64 per index row, increasing with the rows' lexicographic order (the
+    row-major position in a box holding every row), or None when a row has a negative
+    index or the box has 2^63 positions or more. Sorting or grouping these keys is a
+    1-D sort, many times faster than sorting the rows (lexsort, unique(axis=0))."""
+    n, rank = rows.shape
+    if n == 0 or rank == 0:
+        return np.zeros(n, np.int64)
+    if rows.min() < 0:
+        return None
+    dims = [int(d) + 1 for d in rows.max(axis=0)]
+    if float(np.prod(np.asarray(dims, np.float64))) >= 2.0 ** 63:
+        return None
+    keys = rows[:, 0].astype(np.int64)  # a copy: the row-major position, column by column
+    for j in range(1, rank):
+        keys *= dims[j]
+        keys += rows[:, j]
+    return keys
+
+
 def row_ids(*blocks: np.ndarray):
     """One id per distinct index row across `blocks` (each [n_i, rank]): equal rows get
     equal ids. Returns one id array per block."""
@@ -90,8 +110,9 @@ def row_ids(*blocks: np.ndarray):
     rows = np.concatenate([np.asarray(b, dtype=np.int64).reshape(-1, rank) for b in blocks])
     if rows.shape[0] == 0:
         return [np.zeros(0, np.int64) for _ in blocks]
-    if rank == 0:
-        inverse = np.zeros(rows.shape[0], np.int64)
+    keys = row_keys(rows)
+    if keys is not None:
+        _, inverse = np.unique(keys, return_inverse=True)
     else:
         _, inverse = np.unique(rows, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
@@ -115,4 +136,7 @@ def lexsort_rows(indices: np.ndarray) -> np.ndarray:
     """The stable order that sorts index rows lexicographically (row-major)."""
     if indices.shape[0] < 2 or indices.shape[1] == 0:
         return np.arange(indices.shape[0])
+    keys = row_keys(indices)
+    if keys is not None:
+        return np.argsort(keys, kind="stable")
     return np.lexsort(indices.T[::-1])
