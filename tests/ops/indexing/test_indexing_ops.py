@@ -867,6 +867,23 @@ def test_unique_random_against_numpy(sess):
     np.testing.assert_array_equal(y, v[np.sort(first)])
 
 
+
+@pytest.mark.parametrize("low,high,dtype", [(0, 20, np.int32), (-300, 300, np.int64),
+                                            (0, 10 ** 9, np.int64), (0, 256, np.uint8),
+                                            (-100, 101, np.int8), (-20000, 20000, np.int16)])
+def test_unique_with_counts_of_long_integer_vectors(sess, low, high, dtype):
+    # long vectors: a table over a short value range, a sort for a long one
+    v = np.random.RandomState(4).randint(low, high, size=3000).astype(dtype)
+    y, idx, count = sess.run(tf.unique_with_counts(v, out_idx=tf.int64))
+    first = {}
+    for i, x in enumerate(v.tolist()):
+        first.setdefault(x, i)
+    want = np.array(sorted(first, key=first.get), dtype=dtype)
+    np.testing.assert_array_equal(y, want)
+    assert y.dtype == dtype and idx.dtype == np.int64
+    np.testing.assert_array_equal(y[idx], v)
+    np.testing.assert_array_equal(count, [np.sum(v == x) for x in want])
+
 # --- top_k -------------------------------------------------------------------------------
 def test_top_k_values_and_stable_ties(sess):
     out = tf.nn.top_k([1.0, 3, 3, 1, 3], 4)

@@ -330,6 +330,10 @@ def _unique(ctx, x):
         y = np.array(list(first), dtype=x.dtype) if x.dtype != object else \
             _object_array(list(first))
         return y, idx, np.bincount(idx, minlength=len(first)).astype(out_idx)
+    if x.dtype.kind in "iu":
+        lo, hi = int(x.min()), int(x.max())
+        if hi - lo <= 4 * x.size:
+            return _unique_small_range(x, lo, hi, out_idx)
     kwargs = {} if x.dtype == object else {"equal_nan": False}
     _, first, inverse = np.unique(x, return_index=True, return_inverse=True, **kwargs)
     order = np.argsort(first, kind="stable")
@@ -338,6 +342,22 @@ def _unique(ctx, x):
     idx = rank[inverse.reshape(-1)]
     count = np.bincount(idx, minlength=order.size)
     return x[first[order]], idx.astype(out_idx), count.astype(out_idx)
+
+
+def _unique_small_range(x: np.ndarray, lo: int, hi: int, out_idx):
+    """`_unique` of integers spanning a range not much longer than `x` (ids, tokens):
+    a table over the range replaces sorting. The first appearance of each value is
+    the smallest position holding it (np.minimum.at over a table of positions)."""
+    offsets = x.astype(np.intp) - lo  # (in x's own dtype, x - lo could wrap)
+    first_at = np.full(hi - lo + 1, x.size, dtype=np.intp)
+    np.minimum.at(first_at, offsets, np.arange(x.size, dtype=np.intp))
+    present = np.flatnonzero(first_at < x.size)
+    order = np.argsort(first_at[present], kind="stable")  # by first appearance
+    rank = np.empty(hi - lo + 1, dtype=np.intp)
+    rank[present[order]] = np.arange(order.size)
+    idx = rank[offsets]
+    count = np.bincount(idx, minlength=order.size)
+    return x[first_at[present[order]]], idx.astype(out_idx), count.astype(out_idx)
 
 
 @kernel("Unique")
