@@ -678,7 +678,17 @@ def _sparse_matmul_kernel(ctx, a_idx, a_val, a_shape, b):
         raise _su.invalid(ctx, "m (%d) from index[%d,%d] out of bounds (>=%d)"
                           % (int(rows[i]), i, 1 if adj_a else 0, m))
     out = xp.zeros((m, b_eff.shape[1]), dtype=b.dtype)
-    xp.add.at(out, rows, vals[:, None] * b_eff[cols])
+    products = vals[:, None] * b_eff[cols]
+    if xp is not np or rows.size < 2:
+        xp.add.at(out, rows, products)
+        return out
+    # each output row is the sum of a run of products: rows sorted (canonical order,
+    # or stably here), one reduceat, one assignment -- not a ufunc.at per entry
+    if (rows[1:] < rows[:-1]).any():
+        order = np.argsort(rows, kind="stable")
+        rows, products = rows[order], products[order]
+    starts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))
+    out[rows[starts]] = np.add.reduceat(products, starts, axis=0)
     return out
 
 
