@@ -57,6 +57,17 @@ def check_sorted_in_bounds(ctx, idx: np.ndarray, shape: np.ndarray) -> None:
     """Raises TF's error for the first index row that is out of bounds, repeated or
     out of lexicographic order (rows are checked in order, bounds first)."""
     n = idx.shape[0]
+    if n > 1 and idx.shape[1] and float(np.prod(np.asarray(shape, np.float64))) < 2.0 ** 63:
+        # the common case, valid indices, in two vectorised passes: in bounds, and each
+        # row's row-major position greater than the previous one's
+        dims = [int(d) for d in shape]
+        if not ((idx < 0) | (idx >= np.asarray(dims))).any():
+            keys = idx[:, 0].astype(np.int64)
+            for j in range(1, idx.shape[1]):
+                keys *= dims[j]
+                keys += idx[:, j]
+            if (keys[1:] > keys[:-1]).all():
+                return
     bad_bounds = np.flatnonzero(((idx < 0) | (idx >= shape)).any(axis=1))
     first_bad = int(bad_bounds[0]) if bad_bounds.size else n
     if n > 1 and first_bad > 1:
