@@ -36,6 +36,16 @@ def _all_hint(operators: Sequence[LinearOperator], hint: str, provided, message:
     return provided
 
 
+_HINTS = ("is_non_singular", "is_self_adjoint", "is_positive_definite")
+
+
+def _combined_hints(operators: Sequence[LinearOperator], provided, messages) -> tuple:
+    """(is_non_singular, is_self_adjoint, is_positive_definite) of an operator built
+    from `operators`: each `_all_hint` of its given value, with its message."""
+    return tuple(_all_hint(operators, hint, value, message)
+                 for hint, value, message in zip(_HINTS, provided, messages))
+
+
 def _sum_dims(dims: Sequence[Dimension]) -> Dimension:
     values = [d.value for d in dims]
     return Dimension(None if None in values else sum(values))
@@ -137,16 +147,14 @@ class LinearOperatorBlockDiag(_DiagonalBlocks, LinearOperator):
         self._operators = operators
         self._diagonal_operators = operators
         _check_same_dtype(operators)
-        is_non_singular = _all_hint(operators, "is_non_singular", is_non_singular,
-                                    "The direct sum of non-singular operators is always "
-                                    "non-singular.")
-        is_self_adjoint = _all_hint(operators, "is_self_adjoint", is_self_adjoint,
-                                    "The direct sum of self-adjoint operators is always "
-                                    "self-adjoint.")
-        is_positive_definite = _all_hint(operators, "is_positive_definite",
-                                         is_positive_definite,
-                                         "The direct sum of positive definite operators is "
-                                         "always positive definite.")
+        is_non_singular, is_self_adjoint, is_positive_definite = _combined_hints(
+            operators, (is_non_singular, is_self_adjoint, is_positive_definite),
+            ("The direct sum of non-singular operators is always "
+             "non-singular.",
+             "The direct sum of self-adjoint operators is always "
+             "self-adjoint.",
+             "The direct sum of positive definite operators is "
+             "always positive definite."))
         name = name or "_ds_".join(o.name for o in operators)
         with ops().name_scope(name):
             super().__init__(dtype=operators[0].dtype, is_non_singular=is_non_singular,
@@ -392,16 +400,14 @@ class LinearOperatorKronecker(LinearOperator):
                              "Received: %s." % operators)
         self._operators = operators
         _check_same_dtype(operators)
-        is_non_singular = _all_hint(operators, "is_non_singular", is_non_singular,
-                                    "The Kronecker product of non-singular operators is "
-                                    "always non-singular.")
-        is_self_adjoint = _all_hint(operators, "is_self_adjoint", is_self_adjoint,
-                                    "The Kronecker product of self-adjoint operators is "
-                                    "always self-adjoint.")
-        is_positive_definite = _all_hint(operators, "is_positive_definite",
-                                         is_positive_definite,
-                                         "The Kronecker product of positive-definite "
-                                         "operators is always positive-definite.")
+        is_non_singular, is_self_adjoint, is_positive_definite = _combined_hints(
+            operators, (is_non_singular, is_self_adjoint, is_positive_definite),
+            ("The Kronecker product of non-singular operators is "
+             "always non-singular.",
+             "The Kronecker product of self-adjoint operators is "
+             "always self-adjoint.",
+             "The Kronecker product of positive-definite "
+             "operators is always positive-definite."))
         name = name or "_x_".join(o.name for o in operators)
         with ops().name_scope(name):
             super().__init__(dtype=operators[0].dtype, is_non_singular=is_non_singular,
