@@ -1,11 +1,13 @@
 """Image resizing (ops/image/resize_ops.py) against per-pixel NumPy references written
-from the sampling rules of TF's kernels, and gradients checked numerically."""
+from the sampling rules of TF's kernels (bilinear: TF's float32 arithmetic, to the bit), and
+gradients checked numerically and as the adjoint of the resize."""
 import math
 
 import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.ops.image import resize_ops
 from tensorweave.test import compute_gradient_error
 
 IMG = np.random.RandomState(0).uniform(0, 10, [2, 5, 7, 2]).astype(np.float32)
@@ -31,6 +33,7 @@ def _bilinear_1d(n_in, n_out, align, half):
 
 
 def _bilinear(img, size, align, half):
+    """TF's per-pixel arithmetic, in float32 for float32 images."""
     rows = _bilinear_1d(img.shape[1], size[0], align, half)
     cols = _bilinear_1d(img.shape[2], size[1], align, half)
     out = np.zeros((img.shape[0], size[0], size[1], img.shape[3]))
@@ -102,7 +105,7 @@ def _bicubic(img, size, align, half):
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("align,half", MODES)
 def test_bilinear_nearest_bicubic(sess, size, align, half):
-    for fn, ref, tol in [(tf.image.resize_bilinear, _bilinear, 1e-5),
+    for fn, ref, tol in [(tf.image.resize_bilinear, _bilinear, 0),
                          (tf.image.resize_nearest_neighbor, _nearest, 0),
                          (tf.image.resize_bicubic, _bicubic, 1e-4)]:
         y = fn(IMG, size, align_corners=align, half_pixel_centers=half)
@@ -126,8 +129,9 @@ def test_types(sess):
     np.testing.assert_array_equal(sess.run(near), _nearest(u8, (3, 3), False, False))
     bil = tf.image.resize_bilinear(u8, [3, 3])
     assert bil.dtype == tf.float32
-    np.testing.assert_allclose(sess.run(bil), _bilinear(u8.astype(np.float64), (3, 3), False,
-                                                        False), rtol=1e-5)
+    # each pixel cast to float32 as it is read, as TF does
+    np.testing.assert_array_equal(sess.run(bil), _bilinear(u8.astype(np.float32), (3, 3),
+                                                           False, False))
     assert tf.image.resize_bilinear(IMG.astype(np.float64), [3, 3]).dtype == tf.float32
 
 
@@ -155,7 +159,6 @@ def test_resize_images(graph):
         tf.image.resize_images(x, [5, 5, 1])
     with pytest.raises(ValueError, match="Resize method is not implemented: 7"):
         tf.image.resize_images(x, [5, 5], method=7)
-
 
 
 @pytest.mark.parametrize("method, op", [("bilinear", "ResizeBilinear"),
@@ -218,3 +221,49 @@ def test_second_order_gradient(sess):
     (g,) = tf.gradients(tf.reduce_sum(y * y), x)
     (gg,) = tf.gradients(tf.reduce_sum(g), x)  # through ResizeBilinearGrad's gradient
     assert gg is not None and sess.run(gg).shape == IMG[:1].shape
+
+
+@pytest.mark.parametrize("size", [(4, 6), (9, 13), (17, 20), (3, 30)])
+@pytest.mark.parametrize("align,half", MODES)
+def test_bilinear_batches_in_chunks(sess, monkeypatch, size, align, half):
+    # several images a step, RGB pixels (gathered as single floats), uint8 read as float32,
+    # halving (only every other row read): TF's arithmetic to the bit in every case
+    monkeypatch.setattr(resize_ops, "_CHUNK_ELEMENTS", 1000)
+    img = np.random.RandomState(2).uniform(-5, 300, [5, 9, 13, 3]).astype(np.float32)
+    for images in (img, img.astype(np.uint8)):
+        out = sess.run(tf.image.resize_bilinear(images, size, align_corners=align,
+                                                half_pixel_centers=half))
+        np.testing.assert_array_equal(
+            out, _bilinear(images.astype(np.float32), size, align, half))
+
+
+@pytest.mark.parametrize("method", ["bilinear", "nearest_neighbor", "bicubic", "area"])
+@pytest.mark.parametrize("size", [(4, 6), (3, 5), (17, 20)])
+def test_gradients_are_the_adjoint(sess, monkeypatch, method, size):
+    # <resize(x), g> == <x, gradient(g)>: the transposed taps, padded where an input
+    # position is read by fewer outputs (none, when halving), over chunks of the batch
+    monkeypatch.setattr(resize_ops, "_CHUNK_ELEMENTS", 1000)
+    rs = np.random.RandomState(3)
+    x0 = rs.uniform(-1, 1, [5, 9, 12, 3]).astype(np.float32)
+    g0 = rs.uniform(-1, 1, [5, size[0], size[1], 3]).astype(np.float32)
+    x = tf.constant(x0)
+    y = getattr(tf.image, "resize_" + method)(x, size)
+    (dx,) = tf.gradients(y, x, grad_ys=tf.constant(g0))
+    out, grad = sess.run([y, dx])
+    np.testing.assert_allclose(np.sum(out.astype(np.float64) * g0),
+                               np.sum(x0.astype(np.float64) * grad), rtol=1e-5)
+
+
+def test_gradient_reaches_only_the_pixels_read(sess):
+    # halving with TF1's sampling reads the even rows and columns only: an infinite
+    # gradient leaves the others at 0 (no NaN from a padded tap of weight 0)
+    x = tf.constant(IMG[:, :4, :6])
+    g0 = np.ones([2, 2, 3, 2], np.float32)
+    g0[0, 1, 1, 0] = np.inf
+    (dx,) = tf.gradients(tf.image.resize_bilinear(x, [2, 3]), x, grad_ys=tf.constant(g0))
+    grad = sess.run(dx)
+    np.testing.assert_array_equal(grad[:, 1::2], 0)
+    np.testing.assert_array_equal(grad[:, :, 1::2], 0)
+    others = np.ones(grad.shape, bool)
+    others[0, 2, 2, 0] = False  # NaN there, as in TF: inf times the other tap's weight 0
+    assert np.isnan(grad[0, 2, 2, 0]) and np.isfinite(grad[others]).all()
