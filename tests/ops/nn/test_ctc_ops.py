@@ -106,8 +106,25 @@ def test_run_time_errors(sess):
         sess.run(tf.nn.ctc_loss(empty, LOGITS[:, :2], [5, 5]))
     with pytest.raises(tf.errors.InvalidArgumentError, match="label SparseTensor is not valid"):
         sess.run(tf.nn.ctc_loss(_sparse([[1], [2]]), x, [3]))
-    with pytest.raises(tf.errors.InvalidArgumentError, match="the last class is the blank"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="all null labels"):
         sess.run(tf.nn.ctc_loss(_sparse([[3]]), x, [3]))
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"Saw a non-null label \(index >= num_classes - 1\) following a "
+                             r"null label, batch: 0 num_classes: 4 labels: 1,3,2 labels seen "
+                             r"so far: 1"):
+        sess.run(tf.nn.ctc_loss(_sparse([[1, 3, 2]]), x, [5]))
+
+
+def test_labels_padded_with_null_labels_end_the_sequence(sess):
+    # TF: a label >= num_classes - 1 (the blank, or beyond) is a null label that ends
+    # the row's labels: padding a batch's labels with it gives the unpadded losses
+    x = tf.constant(LOGITS[:, :2])
+    padded = _sparse([[1, 3, 3], [2, 1, 9]])
+    plain = _sparse([[1], [2, 1]])
+    got, want = sess.run([tf.nn.ctc_loss(padded, x, [5, 5]), tf.nn.ctc_loss(plain, x, [5, 5])])
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(want[0], _brute_force_loss(LOGITS[:, 0:1], [[1]], [5])[0],
+                               rtol=1e-5)
 
 
 def test_build_time_errors_and_shapes(graph):

@@ -209,14 +209,25 @@ def _ctc_loss_kernel(ctx, inputs, indices, values, seq_len):
         b = int(np.argwhere(negative)[0][0])
         raise _invalid(ctx, "All labels must be nonnegative integers, batch: %d labels: %s"
                        % (b, ",".join(str(v) for v in labels[b, :lengths[b]])))
-    # TF's documented range: the last class is the blank. (TF's kernel does not check
-    # and returns a value of its own for a label equal to the blank.)
-    out_of_range = (labels >= classes - 1) & present
-    if out_of_range.any():
-        b, i = np.argwhere(out_of_range)[0]
-        raise _invalid(ctx, "Label values must be in [0, num_classes - 1) = [0, %d) (the last "
-                            "class is the blank), got %d in batch %d"
-                       % (classes - 1, labels[b, i], b))
+    # A label >= num_classes - 1 is a "null label" in TF's kernel: it ends the label
+    # sequence (labels padded with the blank index), and only null labels may follow it
+    null = (labels >= classes - 1) & present
+    for b in np.flatnonzero(null.any(axis=1)):
+        row = labels[b, :lengths[b]]
+        first = int(np.argmax(null[b]))
+        after = row[first:] < classes - 1
+        if after.any():
+            raise _invalid(ctx, "Saw a non-null label (index >= num_classes - 1) following "
+                           "a null label, batch: %d num_classes: %d labels: %s labels seen "
+                           "so far: %s" % (b, classes, ",".join(str(v) for v in row),
+                                           ",".join(str(v) for v in row[:first])))
+        if first == 0:
+            # TF computes something of its own here (not the loss of an empty label)
+            raise _invalid(ctx, "The labels of batch %d are all null labels (index >= "
+                           "num_classes - 1 = %d): tensorweave does not define a loss for "
+                           "an empty label sequence" % (b, classes - 1))
+        lengths[b] = first
+        labels[b, first:] = 0  # beyond the length: never read as labels
     too_long = lengths > seq_len
     ignore = ctx.attrs["ignore_longer_outputs_than_inputs"]
     if too_long.any() and not ignore:
