@@ -372,3 +372,22 @@ def test_errors():
         fixed.fit(x, y, batch_size=2, verbose=0)
     with pytest.raises(ValueError, match="no loss to optimize"):
         K.Sequential([L.Dense(1, input_shape=(3,))]).compile("sgd", loss=None)
+
+
+def test_fit_refuses_objects_it_cannot_read_as_arrays():
+    # an object with only __len__/__getitem__ (a keras.utils.Sequence look-alike) was
+    # indexed by np.asarray until memory ran out; now TF's "no data adapter" ValueError
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(3,))])
+    model.compile("sgd", "mse")
+
+    class Batches:
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):  # never raises IndexError
+            return np.ones((2, 3)), np.ones((2, 1))
+
+    with pytest.raises(ValueError, match="Failed to find data adapter"):
+        model.fit(Batches(), epochs=1, verbose=0)
+    with pytest.raises(ValueError, match="Failed to find data adapter"):
+        model.predict(Batches())

@@ -45,6 +45,22 @@ def check_numpy_data(data, argument: str) -> None:
                 "tensorweave's Keras takes NumPy data here; `%s` is of type %s (fit, "
                 "evaluate and predict take tf.data datasets and iterators as `x`; "
                 "generators are not supported)" % (argument, type(value).__name__))
+        if not _is_array_like(value):
+            # np.asarray of an object that only has __getitem__ (a Sequence-like batch
+            # source) indexes it until IndexError, which may never come
+            raise ValueError("Failed to find data adapter that can handle input: %s (for "
+                             "`%s`: tensorweave's Keras takes NumPy arrays, lists and dicts "
+                             "of them, pandas objects and tf.data datasets; "
+                             "keras.utils.Sequence and generators are not supported)"
+                             % (type(value), argument))
+
+
+def _is_array_like(value) -> bool:
+    """Whether `value` converts to an array without iterating over it: arrays, numbers,
+    strings, and objects that say how (__array__, as pandas' do) or have a shape."""
+    return value is None or isinstance(value, (np.ndarray, np.generic, int, float, complex,
+                                               str, bytes)) or \
+        hasattr(value, "__array__") or hasattr(value, "shape")
 
 
 def standardize_single_array(x, expected_shape=None):
