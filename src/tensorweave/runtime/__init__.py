@@ -65,7 +65,9 @@ The deterministic mode (ConfigProto experimental deterministic, TF_DETERMINISTIC
 determinism.py says what it fixes and where; everything is decided when plans are built
 (policy.kernel_weight, plan.KernelBinder.bind), never per kernel call.
 
-Other modules: config.py (ConfigProto, RunOptions, RunMetadata), placer.py (which device
+Other modules: config.py (ConfigProto, RunOptions, RunMetadata), context.py (tf.config's
+process-wide settings and the ConfigProto a Session made without one runs with),
+placer.py (which device
 runs each node: colocation groups, merged requests, kernels per device type, TF1's
 default rule or the opt-in cost model), devices.py (devices and byte-counting
 allocators), gpu.py (the CuPy GPU device; framework/gpu_kernels.py lists the CPU kernel
