@@ -1,9 +1,10 @@
-"""The tf.test namespace: gradient checking, TestCase and TF1's build queries.
+"""The tf.test namespace: gradient checking, TestCase, Benchmark and TF1's build queries.
 
-The TestCase lives in _test_case.py and the GraphDef comparison in _graph_compare.py; this
-module only holds the small module-level functions and keeps helper imports private.
-TestCase is loaded on first use: it derives from absltest's, and `import tensorweave`
-stays free of absl.
+The TestCase lives in _test_case.py, Benchmark and benchmark_config in _benchmark.py and
+the GraphDef comparison in _graph_compare.py; this module only holds the small
+module-level functions and keeps helper imports private. TestCase and Benchmark are
+loaded on first use: TestCase derives from absltest's, Benchmark builds protobuf
+classes, and `import tensorweave` stays free of both.
 """
 import os as _os
 import tempfile as _tempfile
