@@ -23,20 +23,24 @@ learning phase, helpers).
   layers/                     core, embeddings, convolutional, pooling, normalization,
                               merge, activation, reshaping, regularization (noise,
                               spatial dropout)
-  models.py                   tf.keras.models (whole-model save/load_model raise)
+  models.py                   tf.keras.models (save_model/load_model: Keras' HDF5 files,
+                              saving_model_hdf5.py)
   optimizer_v2.py, optimizers.py  tf.keras.optimizers: the legacy OptimizerV2 classes TF's
                               graph mode uses (SGD, Adam, RMSprop, Adagrad, Adadelta,
                               Adamax, Nadam), and the wrapper of tf.train optimizers
   metrics.py                  tf.keras.metrics: metric functions and stateful Metrics
   metrics_confusion.py        the confusion-matrix Metrics: TruePositives, ..., Precision,
                               Recall, AUC, SensitivityAtSpecificity, ..., MeanIoU
-  callbacks.py                tf.keras.callbacks: History, EarlyStopping, CSVLogger, ...
+  callbacks.py                tf.keras.callbacks: History, EarlyStopping, CSVLogger,
+                              ModelCheckpoint, ...
   utils.py                    tf.keras.utils: to_categorical, normalize, get_source_inputs
+  preprocessing/              tf.keras.preprocessing.sequence.pad_sequences (also
+                              tf.keras.utils.pad_sequences)
 
 `Model.compile`, `fit`, `evaluate`, `predict` and the `*_on_batch` methods run as TF
 2.15's Keras runs them in graph mode (on NumPy data, in the Keras session), and so do
-`get_config`/`to_json`/`save_weights`/`load_weights`; whole-model files (`save`,
-`load_model`) and the generator loops raise NotImplementedError.
+`get_config`/`to_json`/`save_weights`/`load_weights` and whole-model HDF5 files (`save`,
+`load_model`).
 
 Imported on first access of `tf.keras` (tensorweave.__getattr__), so that `import
 tensorweave` does not pay for it; importing it registers its exports and installs them.
@@ -50,6 +54,7 @@ from tensorweave.keras import (  # noqa: F401
 from tensorweave.keras import layers, models, optimizers, utils  # noqa: F401
 from tensorweave.keras import callbacks, metrics, metrics_confusion  # noqa: F401
 from tensorweave.keras import backend_math, backend_nn  # noqa: F401
+from tensorweave.keras import preprocessing  # noqa: F401
 from tensorweave.keras.engine.input_layer import Input  # noqa: F401
 from tensorweave.keras.engine.sequential import Sequential  # noqa: F401
 from tensorweave.keras.engine.training import Model  # noqa: F401

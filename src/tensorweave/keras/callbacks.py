@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import csv
 import logging
+import os
 
 import numpy as np
 
@@ -632,6 +633,174 @@ class ReduceLROnPlateau(Callback):
                     self.wait = 0
 
 
+@tf_export("keras.callbacks.ModelCheckpoint")
+class ModelCheckpoint(Callback):
+    """Saves the model (or its weights) during training, as TF 2.15's Keras does.
+
+    Args:
+      filepath: where to save; formatted with `epoch` (1-based) and the logs, e.g.
+        'weights.{epoch:02d}-{val_loss:.2f}.h5' (batch saves also see the batch's logs,
+        whose 'batch' is the 0-based index).
+      monitor: the value of the logs save_best_only watches (default 'val_loss').
+      verbose: print a line at each save (or each non-improvement).
+      save_best_only: save only when the monitored value improves on the best so far.
+      save_weights_only: `model.save_weights(filepath)` instead of `model.save(filepath)`.
+      mode: 'min', 'max' or 'auto' (max for names containing 'acc' or starting with
+        'fmeasure', else min).
+      save_freq: 'epoch', or an integer: save every that many batches.
+      options: passed on to save_weights/save.
+      initial_value_threshold: the best value to start from.
+      period: deprecated; save every that many epochs (with save_freq='epoch').
+
+    Raises:
+      ValueError: a save_freq that is neither 'epoch' nor an integer.
+      KeyError: a filepath whose placeholders the logs do not fill.
+    """
+
+    def __init__(self, filepath, monitor: str = "val_loss", verbose: int = 0,
+                 save_best_only: bool = False, save_weights_only: bool = False,
+                 mode: str = "auto", save_freq="epoch", options=None,
+                 initial_value_threshold=None, **kwargs):
+        super().__init__()
+        self.monitor = monitor
+        self.verbose = verbose
+        self.filepath = os.fspath(filepath) if isinstance(filepath, os.PathLike) \
+            else filepath
+        self.save_best_only = save_best_only
+        self.save_weights_only = save_weights_only
+        self.save_freq = save_freq
+        self.epochs_since_last_save = 0
+        self._batches_seen_since_last_saving = 0
+        self._last_batch_seen = -1
+        self._current_epoch = 0
+        self.best = initial_value_threshold
+        self._options = options
+        if "load_weights_on_restart" in kwargs:
+            self.load_weights_on_restart = kwargs["load_weights_on_restart"]
+            _LOG.warning("`load_weights_on_restart` argument is deprecated. Please use "
+                         "`model.load_weights()` for loading weights before the start of "
+                         "`model.fit()`.")
+        else:
+            self.load_weights_on_restart = False
+        if "period" in kwargs:
+            self.period = kwargs["period"]
+            _LOG.warning("`period` argument is deprecated. Please use `save_freq` to "
+                         "specify the frequency in number of batches seen.")
+        else:
+            self.period = 1
+        if mode not in ("auto", "min", "max"):
+            _LOG.warning("ModelCheckpoint mode %s is unknown, fallback to auto mode.", mode)
+            mode = "auto"
+        if mode == "max" or mode == "auto" and (
+                "acc" in self.monitor or self.monitor.startswith("fmeasure")):
+            self.monitor_op = np.greater
+            if self.best is None:
+                self.best = -np.inf
+        else:
+            self.monitor_op = np.less
+            if self.best is None:
+                self.best = np.inf
+        if self.save_freq != "epoch" and not isinstance(self.save_freq, int):
+            raise ValueError('Unrecognized save_freq: %s. Expected save_freq are "epoch" '
+                             "or integer" % (self.save_freq,))
+
+    def on_train_begin(self, logs=None):
+        if self.load_weights_on_restart:
+            path = self.filepath
+            if "{" not in path and self._checkpoint_exists(path):
+                try:
+                    self.model.load_weights(path)
+                except (IOError, ValueError) as e:
+                    raise ValueError("Error loading file from %s. Reason: %s" % (path, e))
+
+    def _implements_train_batch_hooks(self) -> bool:
+        return self.save_freq != "epoch"
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self._should_save_on_batch(batch):
+            self._save_model(epoch=self._current_epoch, batch=batch, logs=logs)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._current_epoch = epoch
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.epochs_since_last_save += 1
+        if self.save_freq == "epoch":
+            self._save_model(epoch=epoch, batch=None, logs=logs)
+
+    def _should_save_on_batch(self, batch) -> bool:
+        """Counts the batches since the last save (a batch index that does not grow
+        starts a new epoch); True when save_freq of them have passed."""
+        if self.save_freq == "epoch":
+            return False
+        new_epoch = batch <= self._last_batch_seen
+        self._batches_seen_since_last_saving += batch + 1 if new_epoch \
+            else batch - self._last_batch_seen
+        self._last_batch_seen = batch
+        due = self._batches_seen_since_last_saving >= self.save_freq
+        if due:
+            self._batches_seen_since_last_saving = 0
+        return due
+
+    def _save_model(self, epoch, batch, logs) -> None:
+        if not isinstance(self.save_freq, int) and self.epochs_since_last_save < self.period:
+            return  # `period` epochs have not passed yet
+        logs = {k: _python_value(v) for k, v in (logs or {}).items()}
+        self.epochs_since_last_save = 0
+        filepath = self._get_file_path(epoch, batch, logs)
+        directory = os.path.dirname(filepath)
+        if directory and not tf.io.gfile.exists(directory):
+            tf.io.gfile.makedirs(directory)
+        if self.save_best_only:
+            current = logs.get(self.monitor)
+            if current is None:
+                _LOG.warning("Can save best model only with %s available, skipping.",
+                             self.monitor)
+                return
+            if not self.monitor_op(current, self.best):
+                if self.verbose > 0:
+                    print("\nEpoch %d: %s did not improve from %.5f"
+                          % (epoch + 1, self.monitor, self.best))
+                return
+            if self.verbose > 0:
+                print("\nEpoch %d: %s improved from %.5f to %.5f, saving model to %s"
+                      % (epoch + 1, self.monitor, self.best, current, filepath))
+            self.best = current
+        elif self.verbose > 0:
+            print("\nEpoch %d: saving model to %s" % (epoch + 1, filepath))
+        try:
+            self._save_handler(filepath)
+        except IsADirectoryError:
+            raise IOError("Please specify a non-directory filepath for ModelCheckpoint. "
+                          "Filepath used is an existing directory: %s" % filepath) from None
+
+    def _save_handler(self, filepath) -> None:
+        if self.save_weights_only:
+            if filepath.endswith(".weights.h5"):
+                self.model.save_weights(filepath, overwrite=True)
+            else:
+                self.model.save_weights(filepath, overwrite=True, options=self._options)
+        elif filepath.endswith(".keras"):
+            self.model.save(filepath, overwrite=True)
+        else:
+            self.model.save(filepath, overwrite=True, options=self._options)
+
+    def _get_file_path(self, epoch, batch, logs) -> str:
+        try:
+            if batch is None or "batch" in logs:
+                return self.filepath.format(epoch=epoch + 1, **logs)
+            return self.filepath.format(epoch=epoch + 1, batch=batch + 1, **logs)
+        except KeyError as e:
+            raise KeyError('Failed to format this callback filepath: "%s". Reason: %s'
+                           % (self.filepath, e))
+
+    @staticmethod
+    def _checkpoint_exists(filepath) -> bool:
+        if filepath.endswith(".h5"):
+            return tf.io.gfile.exists(filepath)
+        return tf.io.gfile.exists(filepath) or tf.io.gfile.exists(filepath + ".index")
+
+
 @tf_export("keras.callbacks.CSVLogger")
 class CSVLogger(Callback):
     """Writes the logs of each epoch as a CSV row ('epoch' then the sorted names; when
@@ -715,6 +884,6 @@ def __getattr__(name: str):
     # the callbacks of tf.keras.callbacks that tensorweave does not have
     if name.startswith("__"):
         raise AttributeError(name)
-    raise AttributeError("tf.keras.callbacks.%s is not supported by tensorweave (no Keras "
-                         "model saving, TensorBoard or remote callbacks); write a "
+    raise AttributeError("tf.keras.callbacks.%s is not supported by tensorweave (no "
+                         "TensorBoard or remote callbacks); write a "
                          "tf.keras.callbacks.Callback subclass instead" % name)
