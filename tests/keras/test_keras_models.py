@@ -278,9 +278,6 @@ def test_training_propagates_and_updates_are_collected(sess):
 
 def test_unsupported_apis_raise(graph):
     m = K.Sequential([L.Dense(1, input_shape=(2,))])
-    with pytest.raises(NotImplementedError, match=r"tf.keras.Model.fit_generator is not "
-                                                  r"supported: .*fit/evaluate/predict"):
-        m.fit_generator()
     with pytest.raises(NotImplementedError, match=r"Model.save\('x', save_format='tf'\): "
                                                   r".*SavedModel"):
         m.save("x", save_format="tf")

@@ -1,6 +1,7 @@
 """`tf.keras.utils`: the NumPy helpers TF1-era input code uses (`to_categorical`,
-`normalize`), and the custom objects of deserialization (serialization.py); the rest of
-the namespace (plotting, data generators) is not provided."""
+`normalize`), the custom objects of deserialization (serialization.py), and `Sequence`,
+the base class of batch sources for `fit` (training_generator.py); the rest of the
+namespace (plotting, data generators) is not provided."""
 from __future__ import annotations
 
 from typing import Optional
@@ -42,3 +43,28 @@ def normalize(x, axis: int = -1, order: int = 2) -> np.ndarray:
     norms = np.atleast_1d(np.linalg.norm(x, order, axis))
     norms[norms == 0] = 1
     return x / np.expand_dims(norms, axis)
+
+
+@tf_export("keras.utils.Sequence")
+class Sequence:
+    """Base object for fitting to a sequence of data: a subclass implements
+    `__getitem__` (the batch at an index: x, (x, y) or (x, y, sample_weight)) and
+    `__len__` (the number of batches), and may implement `on_epoch_end`, which `fit`
+    calls after each pass over the batches. `fit`, `evaluate` and `predict` take it as
+    `x` (training_generator.py)."""
+
+    def __getitem__(self, index):
+        """The batch at position `index`."""
+        raise NotImplementedError
+
+    def __len__(self):
+        """The number of batches in the Sequence."""
+        raise NotImplementedError
+
+    def on_epoch_end(self):
+        """Called at the end of every epoch (pass over the batches)."""
+
+    def __iter__(self):
+        """The batches, in order."""
+        for item in (self[i] for i in range(len(self))):
+            yield item

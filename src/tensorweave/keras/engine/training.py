@@ -4,7 +4,7 @@ attributes, `call` overridden). Usable as a callable on tensors in graph mode; t
 training loop (`compile`, `fit`, `evaluate`, `predict`, ...) comes from training_v1.py.
 Configs and JSON are in keras/saving.py, `save_weights`/`load_weights` in
 keras/saving_weights.py, `save` (whole models, HDF5) in keras/saving_model_hdf5.py; the
-generator loops raise NotImplementedError.
+generator loops (`fit_generator`, ...) in training_v1.py and training_generator.py.
 """
 from __future__ import annotations
 
@@ -20,19 +20,6 @@ from tensorweave.keras.engine import input_spec as input_spec_lib
 from tensorweave.keras.engine import masking
 from tensorweave.keras.engine import node as node_module
 from tensorweave.keras.engine.training_v1 import TrainingMixin
-
-_UNSUPPORTED_HINT = ("tensorweave's tf.keras has no generator loops: train on NumPy arrays or "
-                     "tf.data datasets with fit/evaluate/predict")
-
-
-def _unsupported(method: str):
-    def raise_unsupported(self, *args, **kwargs):
-        raise NotImplementedError("tf.keras.Model.%s is not supported: %s"
-                                  % (method, _UNSUPPORTED_HINT))
-    raise_unsupported.__name__ = method
-    raise_unsupported.__doc__ = ("Not supported: raises NotImplementedError (%s)."
-                                 % _UNSUPPORTED_HINT)
-    return raise_unsupported
 
 
 @tf_export("keras.Model", "keras.models.Model")
@@ -402,10 +389,6 @@ class Model(TrainingMixin, base_layer.Layer):
                                      include_optimizer=include_optimizer,
                                      save_format=save_format, signatures=signatures,
                                      options=options)
-
-    fit_generator = _unsupported("fit_generator")
-    evaluate_generator = _unsupported("evaluate_generator")
-    predict_generator = _unsupported("predict_generator")
 
 
 def _unique_names(names: list) -> list:

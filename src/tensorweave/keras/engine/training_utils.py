@@ -43,15 +43,16 @@ def check_numpy_data(data, argument: str) -> None:
                 hasattr(value, "__next__"):
             raise NotImplementedError(
                 "tensorweave's Keras takes NumPy data here; `%s` is of type %s (fit, "
-                "evaluate and predict take tf.data datasets and iterators as `x`; "
-                "generators are not supported)" % (argument, type(value).__name__))
+                "evaluate and predict take tf.data datasets and iterators, generators "
+                "and keras.utils.Sequence objects as `x` alone)"
+                % (argument, type(value).__name__))
         if not _is_array_like(value):
             # np.asarray of an object that only has __getitem__ (a Sequence-like batch
             # source) indexes it until IndexError, which may never come
             raise ValueError("Failed to find data adapter that can handle input: %s (for "
                              "`%s`: tensorweave's Keras takes NumPy arrays, lists and dicts "
-                             "of them, pandas objects and tf.data datasets; "
-                             "keras.utils.Sequence and generators are not supported)"
+                             "of them, pandas objects, tf.data datasets, generators "
+                             "and keras.utils.Sequence subclasses)"
                              % (type(value), argument))
 
 

@@ -13,6 +13,8 @@ per choice of weighted or not.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 import tensorweave as tf
@@ -20,7 +22,7 @@ from tensorweave.keras import backend, optimizers
 from tensorweave.keras import metrics as metrics_module
 from tensorweave.keras.callbacks import PREDICT, TEST, TRAIN
 from tensorweave.keras.engine import compile_utils, training_arrays, training_datasets
-from tensorweave.keras.engine import training_utils
+from tensorweave.keras.engine import training_generator, training_utils
 
 _SESSION_KWARGS = ("feed_dict", "fetches", "options", "run_metadata")
 
@@ -412,7 +414,8 @@ class TrainingMixin:
           x: the inputs (an array, a list or dict of arrays), or a tf.data Dataset of
             (inputs, targets) or (inputs, targets, sample_weights) batches (inputs and
             targets may be tuples or dicts), or a TF1 iterator over such batches
-            (accepted as TF 1.x's Keras did; TF 2.15's refuses iterators).
+            (accepted as TF 1.x's Keras did; TF 2.15's refuses iterators), or a Python
+            generator or keras.utils.Sequence of such batches (training_generator.py).
           y: the targets (arrays, lists or dicts of arrays); None with a dataset.
           batch_size: samples per step (default 32, or the model's static batch size);
             None with a dataset, which batches itself.
@@ -438,7 +441,9 @@ class TrainingMixin:
           validation_steps: steps of validation (with steps_per_epoch, or with a
             validation dataset, where None reads all of it).
           validation_freq: validate every this many epochs, or at the epochs listed.
-          max_queue_size, workers, use_multiprocessing: for generators (unused here).
+          max_queue_size, workers, use_multiprocessing: for generators and Sequences
+            (read in the calling thread here; workers=0 reads a Sequence as Keras does
+            then: in order, without on_epoch_end).
 
         Returns:
           The History: `history.history` maps 'loss', the metric names and their 'val_'
@@ -452,13 +457,22 @@ class TrainingMixin:
             `y`, `sample_weight` or `validation_split` given, an endless dataset
             without `steps_per_epoch` (`validation_steps` for validation data), an
             iterator without them, elements other than x, (x, y) or (x, y, weights).
-          NotImplementedError: generators or symbolic tensors as data.
+          NotImplementedError: symbolic tensors as data.
         """
         if "nb_epoch" in kwargs:
             epochs = kwargs.pop("nb_epoch")
         if kwargs:
             raise TypeError("Unrecognized keyword arguments: " + str(kwargs))
         self._assert_compile_was_called()
+        if training_generator.is_generator_or_sequence(x):
+            return training_generator.fit(
+                self, x, y, batch_size=batch_size, epochs=epochs, verbose=verbose,
+                callbacks=callbacks, validation_split=validation_split,
+                validation_data=validation_data, shuffle=shuffle, class_weight=class_weight,
+                sample_weight=sample_weight, initial_epoch=initial_epoch,
+                steps_per_epoch=steps_per_epoch, validation_steps=validation_steps,
+                validation_freq=validation_freq, max_queue_size=max_queue_size,
+                workers=workers, use_multiprocessing=use_multiprocessing)
         validation_batch_size = None
         if training_datasets.is_data_source(x):
             training_datasets.check_arguments(x, y, sample_weight, validation_split,
@@ -517,6 +531,12 @@ class TrainingMixin:
             `fit` refuses with one.
         """
         self._assert_compile_was_called()
+        if training_generator.is_generator_or_sequence(x):
+            return training_generator.evaluate(
+                self, x, y, batch_size=batch_size, verbose=verbose,
+                sample_weight=sample_weight, steps=steps, callbacks=callbacks,
+                max_queue_size=max_queue_size, workers=workers,
+                use_multiprocessing=use_multiprocessing)
         if training_datasets.is_data_source(x):
             training_datasets.check_arguments(x, y, sample_weight, batch_size=batch_size)
             feed = training_datasets.DatasetFeed(self, x, steps, "steps", TEST, role=TEST)
@@ -543,6 +563,11 @@ class TrainingMixin:
           ValueError: inputs that do not fit the model; `batch_size` with a dataset;
             an endless dataset, or an iterator, without `steps`.
         """
+        if training_generator.is_generator_or_sequence(x):
+            return training_generator.predict(
+                self, x, batch_size=batch_size, verbose=verbose, steps=steps,
+                callbacks=callbacks, max_queue_size=max_queue_size, workers=workers,
+                use_multiprocessing=use_multiprocessing)
         if training_datasets.is_data_source(x):
             training_datasets.check_arguments(x, batch_size=batch_size)
             feed = training_datasets.DatasetFeed(self, x, steps, "steps", PREDICT,
@@ -555,6 +580,46 @@ class TrainingMixin:
         return training_arrays.model_iteration(
             self, x, batch_size=batch_size, verbose=verbose, steps_per_epoch=steps,
             callbacks=callbacks, mode=PREDICT, shuffle=False)
+
+    def fit_generator(self, generator, steps_per_epoch=None, epochs: int = 1, verbose=1,
+                      callbacks=None, validation_data=None, validation_steps=None,
+                      validation_freq=1, class_weight=None, max_queue_size: int = 10,
+                      workers: int = 1, use_multiprocessing: bool = False, shuffle=True,
+                      initial_epoch: int = 0):
+        """Deprecated (as in Keras 2.15): `fit` on a generator or Sequence, with a
+        warning."""
+        warnings.warn("`model.fit_generator` is deprecated and will be removed in a future "
+                      "version. Please use `Model.fit`, which supports generators.",
+                      stacklevel=2)
+        return self.fit(generator, steps_per_epoch=steps_per_epoch, epochs=epochs,
+                        verbose=verbose, callbacks=callbacks,
+                        validation_data=validation_data, validation_steps=validation_steps,
+                        validation_freq=validation_freq, class_weight=class_weight,
+                        max_queue_size=max_queue_size, workers=workers,
+                        use_multiprocessing=use_multiprocessing, shuffle=shuffle,
+                        initial_epoch=initial_epoch)
+
+    def evaluate_generator(self, generator, steps=None, callbacks=None,
+                           max_queue_size: int = 10, workers: int = 1,
+                           use_multiprocessing: bool = False, verbose=0):
+        """Deprecated (as in Keras 2.15): `evaluate` on a generator or Sequence."""
+        warnings.warn("`Model.evaluate_generator` is deprecated and will be removed in a "
+                      "future version. Please use `Model.evaluate`, which supports "
+                      "generators.", stacklevel=2)
+        return self.evaluate(generator, steps=steps, max_queue_size=max_queue_size,
+                             workers=workers, use_multiprocessing=use_multiprocessing,
+                             verbose=verbose, callbacks=callbacks)
+
+    def predict_generator(self, generator, steps=None, callbacks=None,
+                          max_queue_size: int = 10, workers: int = 1,
+                          use_multiprocessing: bool = False, verbose=0):
+        """Deprecated (as in Keras 2.15): `predict` on a generator or Sequence."""
+        warnings.warn("`Model.predict_generator` is deprecated and will be removed in a "
+                      "future version. Please use `Model.predict`, which supports "
+                      "generators.", stacklevel=2)
+        return self.predict(generator, steps=steps, max_queue_size=max_queue_size,
+                            workers=workers, use_multiprocessing=use_multiprocessing,
+                            verbose=verbose, callbacks=callbacks)
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
                        reset_metrics: bool = True):
