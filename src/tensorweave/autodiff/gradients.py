@@ -29,6 +29,7 @@ from tensorweave.framework.graph import Operation, Tensor, _graph_of, get_defaul
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_builder import convert_to_tensor
 
+
 class UnconnectedGradients(enum.Enum):
     """What `gradients` returns for an x that does not reach any y."""
     NONE = "none"
@@ -44,7 +45,6 @@ class AggregationMethod:
     EXPERIMENTAL_ACCUMULATE_N = 2
 
 
-
 _NO_SCOPE = contextlib.nullcontext()
 
 
@@ -55,6 +55,7 @@ def _xla_scope(op, grad_scope: str):
         return _NO_SCOPE
     from tensorweave.framework.jit import gradient_attr_scope
     return gradient_attr_scope(op, grad_scope)
+
 
 def _as_tensor_or_slices(x):
     if isinstance(x, (Tensor, IndexedSlices)):

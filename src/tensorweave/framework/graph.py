@@ -239,7 +239,6 @@ class _InputList(list):
     """Operation.inputs (list-like, as TF's _InputList)."""
 
 
-
 def _attr_value_of(value):
     """The Python value tensorweave holds for an attr given as TF's AttrValue message or
     as a plain value (strings as str); None for an empty AttrValue."""
@@ -258,6 +257,7 @@ def _attr_value_of(value):
         raise TypeError("Callable for scope map key must return either None or an "
                         "AttrValue protocol buffer; but it returned: %r" % (value,))
     return value
+
 
 class Operation:
     """A node of the graph: an op type, named inputs/outputs and attrs."""

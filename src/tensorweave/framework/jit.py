@@ -66,7 +66,9 @@ def gradient_attr_scope(op, grad_scope: str):
     `op` is marked for compilation; then the forward op's XLA scope, or one of the
     gradient's own when its scope asked for separate gradients."""
     attrs = op._attrs
-    if attrs.get("_XlaCompile") is not True:
+    # as TF's: an op lacking any of the three attrs counts as not compiled
+    if attrs.get("_XlaCompile") is not True or "_XlaScope" not in attrs or \
+            "_XlaSeparateCompiledGradients" not in attrs:
         return contextlib.nullcontext()
     xla_scope = attrs.get("_XlaScope", "")
     if attrs.get("_XlaSeparateCompiledGradients"):

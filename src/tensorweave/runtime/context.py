@@ -15,6 +15,8 @@ import collections
 import threading
 from typing import Dict, List, Optional, Sequence
 
+import numpy as np
+
 from tensorweave.framework.api_export import tf_export
 
 PhysicalDevice = collections.namedtuple("PhysicalDevice", ["name", "device_type"])
@@ -323,9 +325,11 @@ def get_device_details(device: PhysicalDevice) -> Dict[str, object]:
 # --- threads, placement, optimizer ------------------------------------------------------
 
 def _thread_count(n) -> int:
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise TypeError("The number of threads must be an int >= 0, got %r" % (n,))
-    return n
+    """An int thread count (0: the system picks; negative: ConfigProto's "run in the
+    caller's thread", as TF accepts)."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError("The number of threads must be an int, got %r" % (n,))
+    return int(n)
 
 
 @tf_export("config.threading.get_intra_op_parallelism_threads")

@@ -13,9 +13,10 @@ import unittest as _unittest
 from tensorweave.autodiff.gradient_checker import compute_gradient, compute_gradient_error
 from tensorweave.test._graph_compare import assert_equal_graph_def
 
-__all__ = ["Benchmark", "TestCase", "assert_equal_graph_def", "benchmark_config", "compute_gradient", "compute_gradient_error",
-           "get_temp_dir", "gpu_device_name", "is_built_with_cuda", "is_built_with_gpu_support",
-           "is_built_with_rocm", "is_built_with_xla", "is_gpu_available", "main"]
+__all__ = ["Benchmark", "TestCase", "assert_equal_graph_def", "benchmark_config",
+           "compute_gradient", "compute_gradient_error", "get_temp_dir", "gpu_device_name",
+           "is_built_with_cuda", "is_built_with_gpu_support", "is_built_with_rocm",
+           "is_built_with_xla", "is_gpu_available", "main"]
 
 
 def is_gpu_available(cuda_only: bool = False, min_cuda_compute_capability=None) -> bool:

@@ -29,6 +29,7 @@ __all__ = ["MixedPrecisionLossScaleOptimizer", "enable_mixed_precision_graph_rew
            "disable_mixed_precision_graph_rewrite",
            "is_mixed_precision_graph_rewrite_enabled"]
 
+
 @tf_export("mixed_precision.MixedPrecisionLossScaleOptimizer",
            "train.experimental.MixedPrecisionLossScaleOptimizer")
 class MixedPrecisionLossScaleOptimizer(Optimizer):

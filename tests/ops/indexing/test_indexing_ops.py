@@ -867,7 +867,6 @@ def test_unique_random_against_numpy(sess):
     np.testing.assert_array_equal(y, v[np.sort(first)])
 
 
-
 @pytest.mark.parametrize("low,high,dtype", [(0, 20, np.int32), (-300, 300, np.int64),
                                             (0, 10 ** 9, np.int64), (0, 256, np.uint8),
                                             (-100, 101, np.int8), (-20000, 20000, np.int16)])
@@ -885,6 +884,8 @@ def test_unique_with_counts_of_long_integer_vectors(sess, low, high, dtype):
     np.testing.assert_array_equal(count, [np.sum(v == x) for x in want])
 
 # --- top_k -------------------------------------------------------------------------------
+
+
 def test_top_k_values_and_stable_ties(sess):
     out = tf.nn.top_k([1.0, 3, 3, 1, 3], 4)
     assert type(out).__name__ == "TopKV2"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections.abc
 import math
+import numbers
 
 import numpy as np
 
@@ -60,8 +61,9 @@ def _is_array_like(value) -> bool:
     """Whether `value` converts to an array without iterating over it: arrays, numbers,
     strings, and objects that say how (__array__, as pandas' do) or have a shape."""
     return value is None or isinstance(value, (np.ndarray, np.generic, int, float, complex,
-                                               str, bytes)) or \
-        hasattr(value, "__array__") or hasattr(value, "shape")
+                                               str, bytes, range, numbers.Number)) or \
+        hasattr(value, "__array__") or hasattr(value, "__array_interface__") or \
+        hasattr(value, "shape")
 
 
 def standardize_single_array(x, expected_shape=None):

@@ -92,12 +92,16 @@ def _jpeg_pixels(ctx, data: bytes, channels: int, ratio: int, dct_method: str,
     """A JPEG decoded by libjpeg-turbo (simplejpeg) with TF's decoder settings: the fast
     integer DCT unless dct_method is "INTEGER_ACCURATE" (TF's default "" is the fast
     one), fancy upsampling as asked, libjpeg's scaling by `ratio`, and its own luma for
-    one channel. None for CMYK/YCCK files, which Pillow converts."""
+    one channel. None for CMYK/YCCK files and for headers libjpeg-turbo's API declines
+    (unusual sampling factors): Pillow decodes those."""
     import simplejpeg
     try:
         height, width, space, _ = simplejpeg.decode_jpeg_header(data)
-        if space not in ("Gray", "YCbCr", "RGB"):
-            return None
+    except ValueError:
+        return None  # a header libjpeg-turbo's API declines (odd sampling): Pillow decodes
+    if space not in ("Gray", "YCbCr", "RGB"):
+        return None
+    try:
         gray = channels == 1 or (channels == 0 and space == "Gray")
         pixels = simplejpeg.decode_jpeg(
             data, colorspace="GRAY" if gray else "RGB",
@@ -138,7 +142,6 @@ def _pillow_frames(ctx, data: bytes, fmt: str, channels: int, ratio: int, animat
 def _decode(ctx, data: bytes, channels: int, dtype: np.dtype, animations: bool,
             ratio: int = 1, still_gifs_only: bool = False, dct_method: str = "",
             fancy_upscaling: bool = True) -> np.ndarray:
-    from PIL import Image
     if channels not in (0, 1, 2, 3, 4):
         raise _invalid(ctx, "channels must be 0, 1, 2, 3 or 4, got %d" % channels)
     fmt = _format_of(data)
@@ -155,6 +158,7 @@ def _decode(ctx, data: bytes, channels: int, dtype: np.dtype, animations: bool,
     out = []
     for pixels in frames:
         if fmt == "JPEG" and channels == 1 and pixels.shape[-1] != 1:
+            from PIL import Image  # (a CMYK JPEG asked for one channel: Pillow's luma)
             pixels = np.asarray(Image.fromarray(pixels).convert("L"))[..., None]
         pixels = _to_channels(pixels, channels)
         if dtype == np.uint16 and pixels.dtype == np.uint8:

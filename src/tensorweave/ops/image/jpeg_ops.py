@@ -22,6 +22,7 @@ from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable,
 from tensorweave.framework.shapes import TensorShape, with_rank
 from tensorweave.ops.image.codec_ops import _contents, _decode, _format_of, _invalid, _jpeg_attrs
 
+
 def _crop_shape(op) -> TensorShape:
     """[crop_height, crop_width, channels], the window's sizes when it is a constant."""
     from tensorweave.framework import tensor_util

@@ -450,15 +450,14 @@ def _top_k_kernel(ctx, x, k):
     if 0 < k and 8 * k <= n and xp is np:
         indices = _top_k_indices_partitioned(key, k)
     else:
-        indices = (n - 1) - _descending_order(key)[..., :k]
+        indices = (n - 1) - _descending_order(key, xp)[..., :k]
     values = xp.take_along_axis(x, indices, axis=-1)
     return values, indices.astype(np.int32)
 
 
-def _descending_order(key):
+def _descending_order(key, xp=np):
     """Positions of each row's values, largest first, ties in index order (TF's order):
     a stable ascending sort of the reversed rows, read backwards (as reversed indices)."""
-    xp = np if isinstance(key, np.ndarray) else __import__("cupy")
     return xp.argsort(key[..., ::-1], axis=-1, kind="stable")[..., ::-1]
 
 

@@ -68,6 +68,8 @@ def check_sorted_in_bounds(ctx, idx: np.ndarray, shape: np.ndarray) -> None:
                 keys += idx[:, j]
             if (keys[1:] > keys[:-1]).all():
                 return
+    if n > 1 and idx.shape[1] == 0:  # rank 0: every row is the same (empty) index
+        raise errors.InvalidArgumentError(None, ctx.op, "indices[1] = [] is repeated")
     bad_bounds = np.flatnonzero(((idx < 0) | (idx >= shape)).any(axis=1))
     first_bad = int(bad_bounds[0]) if bad_bounds.size else n
     if n > 1 and first_bad > 1:
