@@ -315,18 +315,27 @@ class LinearOperator(metaclass=abc.ABCMeta):
           TypeError: `x` has another dtype.
           ValueError: the inner dimensions are statically incompatible.
         """
+        return self._apply(x, adjoint, adjoint_arg, name, "x", -2 if adjoint else -1,
+                           lambda left, right: left._linop_matmul(left, right),
+                           self._matmul)
+
+    def _apply(self, x, adjoint: bool, adjoint_arg: bool, name: str, what: str,
+               own_axis: int, combine, dense):
+        """matmul's and solve's shared part: an operator argument gives
+        `combine(left, right)` of the (adjointed) operators, a tensor `dense(x, ...)`
+        after the dtype and the inner dimension (this operator's `own_axis`) checks."""
         if isinstance(x, LinearOperator):
             left = self.adjoint() if adjoint else self
             right = x.adjoint() if adjoint_arg else x
-            self._check_operator_pair(left, right, "x")
+            self._check_operator_pair(left, right, what)
             with self._name_scope(name):
-                return left._linop_matmul(left, right)
+                return combine(left, right)
         with self._name_scope(name):
-            x = ops().convert_to_tensor(x, name="x")
+            x = ops().convert_to_tensor(x, name=what)
             self._check_input_dtype(x)
-            _dim_at(self.shape, -2 if adjoint else -1).assert_is_compatible_with(
+            _dim_at(self.shape, own_axis).assert_is_compatible_with(
                 _dim_at(x.shape, -1 if adjoint_arg else -2))
-            return self._matmul(x, adjoint=adjoint, adjoint_arg=adjoint_arg)
+            return dense(x, adjoint=adjoint, adjoint_arg=adjoint_arg)
 
     def _linop_matmul(self, left: "LinearOperator", right: "LinearOperator"
                       ) -> "LinearOperator":
@@ -411,18 +420,9 @@ class LinearOperator(metaclass=abc.ABCMeta):
           ValueError: the dimensions are statically incompatible.
         """
         self._check_solvable()
-        if isinstance(rhs, LinearOperator):
-            left = self.adjoint() if adjoint else self
-            right = rhs.adjoint() if adjoint_arg else rhs
-            self._check_operator_pair(left, right, "rhs")
-            with self._name_scope(name):
-                return left._linop_solve(left, right)
-        with self._name_scope(name):
-            rhs = ops().convert_to_tensor(rhs, name="rhs")
-            self._check_input_dtype(rhs)
-            _dim_at(self.shape, -1 if adjoint else -2).assert_is_compatible_with(
-                _dim_at(rhs.shape, -1 if adjoint_arg else -2))
-            return self._solve(rhs, adjoint=adjoint, adjoint_arg=adjoint_arg)
+        return self._apply(rhs, adjoint, adjoint_arg, name, "rhs", -1 if adjoint else -2,
+                           lambda left, right: left._linop_solve(left, right),
+                           self._solve)
 
     def _linop_solve(self, left: "LinearOperator", right: "LinearOperator"
                      ) -> "LinearOperator":
