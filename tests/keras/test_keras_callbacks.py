@@ -204,5 +204,5 @@ def test_lambda_callback_and_history():
     assert isinstance(history, C.History) and model.history is history
     assert C.CallbackList([callback], add_history=True, add_progbar=True).callbacks[1:] and \
         isinstance(C.CallbackList([], add_history=True).callbacks[0], C.History)
-    with pytest.raises(AttributeError, match="TensorBoard is not supported"):
-        C.TensorBoard  # noqa: B018
+    with pytest.raises(AttributeError, match="RemoteMonitor is not supported"):
+        C.RemoteMonitor  # noqa: B018

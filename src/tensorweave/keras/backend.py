@@ -455,6 +455,8 @@ class GraphExecutionFunction:
         self.feed_dict = session_kwargs.pop("feed_dict", None) or {}
         fetches = session_kwargs.pop("fetches", [])
         self.fetches = fetches if isinstance(fetches, list) else [fetches]
+        # fetch -> function called with its value after each call (TF's fetch_callbacks)
+        self.fetch_callbacks = {}
         self.run_options = session_kwargs.pop("options", None)
         self.run_metadata = session_kwargs.pop("run_metadata", None)
         if session_kwargs:
@@ -473,6 +475,12 @@ class GraphExecutionFunction:
         fetched = get_session(inputs).run(
             self.outputs + self.fetches + [self.updates_op], feed_dict=feeds,
             options=self.run_options, run_metadata=self.run_metadata)
+        if self.fetch_callbacks:
+            extra = fetched[len(self.outputs):len(self.outputs) + len(self.fetches)]
+            for fetch, value in zip(self.fetches, extra):
+                callback = self.fetch_callbacks.get(fetch)
+                if callback is not None:
+                    callback(value)
         return tf.nest.pack_sequence_as(self._outputs_structure, fetched[:len(self.outputs)])
 
 

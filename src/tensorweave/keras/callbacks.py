@@ -880,10 +880,185 @@ class LambdaCallback(Callback):
                 setattr(self, name, fn)
 
 
+@tf_export("keras.callbacks.TensorBoard")
+class TensorBoard(Callback):
+    """Writes event files for TensorBoard under `log_dir`, as TF 2.15's v1 Keras does in
+    graph mode (keras/callbacks_v1.py, what tf.keras.callbacks.TensorBoard is there).
+
+    One FileWriter on `log_dir` (made by set_model; it writes the model's graph at step
+    0 when `write_graph`). At each epoch's end the logs' values are written as scalars
+    tagged 'epoch_' + name ('epoch_loss', 'epoch_val_loss', ...), at step `epoch`, or
+    at the number of samples seen when `update_freq` is not 'epoch'. With `update_freq`
+    'batch' (1) or an int N, a training batch's values are written tagged 'batch_' +
+    name at the count of batches seen, whenever N samples passed since the last write.
+    With `histogram_freq` N > 0, every N epochs the validation run also evaluates
+    histograms of every layer's weights (tags: the weight's name with ':' as '_') and
+    outputs ('<layer>_out'), written at the count of validation batches seen; this
+    needs validation data. `write_images` adds images of the weights. `profile_batch`
+    is accepted (no profile is written); `embeddings_freq` must be 0.
+    """
+
+    def __init__(self, log_dir="./logs", histogram_freq=0, batch_size=32, write_graph=True,
+                 write_grads=False, write_images=False, embeddings_freq=0,
+                 embeddings_layer_names=None, embeddings_metadata=None,
+                 embeddings_data=None, update_freq="epoch", profile_batch=2):
+        super().__init__()
+        if embeddings_freq:
+            raise NotImplementedError(
+                "tf.keras.callbacks.TensorBoard: embeddings_freq=%r is not supported by "
+                "tensorweave (embeddings are not written); use embeddings_freq=0"
+                % (embeddings_freq,))
+        if write_grads and histogram_freq:
+            raise NotImplementedError(
+                "tf.keras.callbacks.TensorBoard: write_grads is not supported by tensorweave")
+        self.log_dir = os.fspath(log_dir)
+        self.histogram_freq = histogram_freq
+        self.write_graph = write_graph
+        self.write_grads = write_grads
+        self.write_images = write_images
+        self.batch_size = batch_size
+        self.embeddings_freq = embeddings_freq
+        self.embeddings_layer_names = embeddings_layer_names
+        self.embeddings_metadata = embeddings_metadata
+        self.embeddings_data = embeddings_data
+        self.update_freq = 1 if update_freq == "batch" else update_freq
+        self._profile_batch = profile_batch
+        self.merged = None
+        self.writer = None
+        self._samples_seen = 0
+        self._samples_seen_at_last_write = 0
+        self._total_batches_seen = 0
+        self._total_val_batches_seen = 0
+        self._histograms_this_epoch = False
+        self._hooked = []
+
+    def set_model(self, model) -> None:
+        self.model = model
+        graph = tf.get_default_graph()
+        graph_of_model = getattr(model, "_graph_of_model", None)
+        if graph_of_model is not None:
+            graph = graph_of_model()
+        self.writer = tf.summary.FileWriter(self.log_dir,
+                                            graph if self.write_graph else None)
+        if self.histogram_freq and self.merged is None:
+            with graph.as_default():
+                self._make_histogram_ops(model)
+                self.merged = tf.summary.merge_all()
+
+    def _make_histogram_ops(self, model) -> None:
+        for layer in model.layers:
+            for weight in layer.weights:
+                name = weight.name.replace(":", "_")
+                tf.summary.histogram(name, weight)
+                if self.write_images:
+                    image = self._weight_image(weight)
+                    if image is not None:
+                        tf.summary.image(name, image)
+            try:
+                output = layer.output
+            except (AttributeError, ValueError, RuntimeError):
+                continue
+            if isinstance(output, list):
+                for i, tensor in enumerate(output):
+                    tf.summary.histogram("%s_out_%d" % (layer.name, i), tensor)
+            else:
+                tf.summary.histogram("%s_out" % layer.name, output)
+
+    @staticmethod
+    def _weight_image(weight):
+        """`weight` as a batch of one-channel images (TF's layouts), or None."""
+        image = tf.squeeze(weight)
+        shape = tuple(image.shape.as_list())
+        if len(shape) == 2:  # a dense kernel: the longer side across
+            if shape[0] > shape[1]:
+                image = tf.transpose(image)
+                shape = shape[::-1]
+            return tf.reshape(image, [1, shape[0], shape[1], 1])
+        if len(shape) == 3:  # a convolution's kernel
+            if backend.image_data_format() == "channels_last":
+                image = tf.transpose(image, perm=[2, 0, 1])
+                shape = (shape[2], shape[0], shape[1])
+            return tf.reshape(image, [shape[0], shape[1], shape[2], 1])
+        if len(shape) == 1:  # a bias
+            return tf.reshape(image, [1, shape[0], 1, 1])
+        return None
+
+    def _write_scalars(self, step: int, logs: dict) -> None:
+        for name, value in logs.items():
+            if isinstance(value, np.ndarray):
+                value = value.item()
+            summary = tf.summary.Summary()
+            entry = summary.value.add()
+            entry.tag = name
+            entry.simple_value = value
+            self.writer.add_summary(summary, step)
+        self.writer.flush()
+
+    def _fetch_callback(self, summary) -> None:
+        self.writer.add_summary(summary, self._total_val_batches_seen)
+        self._total_val_batches_seen += 1
+
+    def on_train_batch_begin(self, batch, logs=None):
+        pass
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.on_batch_end(batch, logs)
+
+    def on_batch_end(self, batch, logs=None):
+        logs = logs or {}
+        self._samples_seen += logs.get("size", 1)
+        if self.update_freq != "epoch" and \
+                self._samples_seen - self._samples_seen_at_last_write >= self.update_freq:
+            self._write_scalars(self._total_batches_seen, {
+                "batch_" + k: v for k, v in logs.items()
+                if k not in ("batch", "size", "num_steps")})
+            self._samples_seen_at_last_write = self._samples_seen
+        self._total_batches_seen += 1
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._histograms_this_epoch = bool(
+            self.histogram_freq and self.merged is not None
+            and epoch % self.histogram_freq == 0)
+
+    def on_test_begin(self, logs=None):
+        # the validation run of an epoch with histograms: its test functions (built
+        # before this hook) also fetch the merged summary
+        if not self._histograms_this_epoch:
+            return
+        for compiled in getattr(self.model, "_compiled_graphs", {}).values():
+            function = compiled.functions.get(TEST)
+            if function is not None and self.merged not in function.fetches:
+                function.fetches.append(self.merged)
+                function.fetch_callbacks[self.merged] = self._fetch_callback
+                self._hooked.append(function)
+
+    def on_test_end(self, logs=None):
+        self._unhook()
+
+    def _unhook(self) -> None:
+        for function in self._hooked:
+            if self.merged in function.fetches:
+                function.fetches.remove(self.merged)
+            function.fetch_callbacks.pop(self.merged, None)
+        self._hooked = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = {"epoch_" + k: v for k, v in (logs or {}).items()
+                if k not in ("batch", "size", "num_steps")}
+        step = epoch if self.update_freq == "epoch" else self._samples_seen
+        self._write_scalars(step, logs)
+        self._histograms_this_epoch = False
+        self._unhook()
+
+    def on_train_end(self, logs=None):
+        self._unhook()
+        self.writer.close()
+
+
 def __getattr__(name: str):
     # the callbacks of tf.keras.callbacks that tensorweave does not have
     if name.startswith("__"):
         raise AttributeError(name)
     raise AttributeError("tf.keras.callbacks.%s is not supported by tensorweave (no "
-                         "TensorBoard or remote callbacks); write a "
+                         "remote callbacks); write a "
                          "tf.keras.callbacks.Callback subclass instead" % name)
