@@ -35,7 +35,8 @@ learning phase, helpers).
                               ModelCheckpoint, ...
   utils.py                    tf.keras.utils: to_categorical, normalize, get_source_inputs
   preprocessing/              tf.keras.preprocessing.sequence.pad_sequences (also
-                              tf.keras.utils.pad_sequences)
+                              tf.keras.utils.pad_sequences); preprocessing.text:
+                              Tokenizer, one_hot, hashing_trick, ...
 
 `Model.compile`, `fit`, `evaluate`, `predict` and the `*_on_batch` methods run as TF
 2.15's Keras runs them in graph mode (on NumPy data, in the Keras session), and so do
