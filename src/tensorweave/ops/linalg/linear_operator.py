@@ -203,11 +203,7 @@ class LinearOperator(metaclass=abc.ABCMeta):
             return self._domain_dimension_tensor()
 
     def _domain_dimension_tensor(self, shape=None):
-        value = self.domain_dimension.value
-        if value is not None:
-            return ops().convert_to_tensor(value)
-        shape = self.shape_tensor() if shape is None else shape
-        return shape[-1]
+        return self._dimension_tensor(-1, shape)
 
     @property
     def range_dimension(self) -> Dimension:
@@ -220,11 +216,16 @@ class LinearOperator(metaclass=abc.ABCMeta):
             return self._range_dimension_tensor()
 
     def _range_dimension_tensor(self, shape=None):
-        value = self.range_dimension.value
+        return self._dimension_tensor(-2, shape)
+
+    def _dimension_tensor(self, axis: int, shape=None):
+        """Dimension `axis` of the shape: a constant when static, else read from `shape`
+        (the operator's shape tensor when not given)."""
+        value = _dim_at(self.shape, axis).value
         if value is not None:
             return ops().convert_to_tensor(value)
         shape = self.shape_tensor() if shape is None else shape
-        return shape[-2]
+        return shape[axis]
 
     # --- assertions ---------------------------------------------------------------------
     def _max_condition_number_to_be_non_singular(self):

@@ -19,31 +19,20 @@ from tensorweave.ops.linalg.linear_operator import LinearOperator
 from tensorweave.ops.linalg.linear_operator_util import ops
 
 
-def _check_same_dtype(operators: Sequence[LinearOperator]) -> None:
-    dtype = operators[0].dtype
-    if any(o.dtype != dtype for o in operators):
-        raise TypeError("Expected all operators to have the same dtype.  Found %s"
-                        % "   ".join("%s: %s" % (o.name, o.dtype) for o in operators))
-
-
-def _all_hint(operators: Sequence[LinearOperator], hint: str, provided, message: str):
-    """`provided`, set to True when every operator has the hint; ValueError when it was
-    given as False."""
-    if all(getattr(o, hint) for o in operators):
-        if provided is False:
-            raise ValueError(message)
-        return True
-    return provided
-
-
 _HINTS = ("is_non_singular", "is_self_adjoint", "is_positive_definite")
 
 
-def _combined_hints(operators: Sequence[LinearOperator], provided, messages) -> tuple:
-    """(is_non_singular, is_self_adjoint, is_positive_definite) of an operator built
-    from `operators`: each `_all_hint` of its given value, with its message."""
-    return tuple(_all_hint(operators, hint, value, message)
-                 for hint, value, message in zip(_HINTS, provided, messages))
+def _from_operators(operators, provided: dict, messages: Sequence[str], joiner: str,
+                    empty_message: str, name: Optional[str]):
+    """What the direct sum and the Kronecker product check alike: (the operators as a
+    non-empty list of one dtype, the three hints that every operator passes on to the
+    result, each with TF's message for one given as False, the default name joining the
+    operators' names)."""
+    operators = util.operator_list(operators, empty_message)
+    util.check_same_dtype(operators)
+    hints = {hint: util.all_hint(operators, hint, provided[hint], message)
+             for hint, message in zip(_HINTS, messages)}
+    return operators, hints, name or joiner.join(o.name for o in operators)
 
 
 def _sum_dims(dims: Sequence[Dimension]) -> Dimension:
@@ -140,27 +129,18 @@ class LinearOperatorBlockDiag(_DiagonalBlocks, LinearOperator):
                           is_self_adjoint=is_self_adjoint,
                           is_positive_definite=is_positive_definite, is_square=is_square,
                           name=name)
-        operators = list(operators)
-        if not operators:
-            raise ValueError("Expected a non-empty list of operators. Found: %s"
-                             % operators)
-        self._operators = operators
-        self._diagonal_operators = operators
-        _check_same_dtype(operators)
-        is_non_singular, is_self_adjoint, is_positive_definite = _combined_hints(
-            operators, (is_non_singular, is_self_adjoint, is_positive_definite),
-            ("The direct sum of non-singular operators is always "
-             "non-singular.",
-             "The direct sum of self-adjoint operators is always "
-             "self-adjoint.",
-             "The direct sum of positive definite operators is "
-             "always positive definite."))
-        name = name or "_ds_".join(o.name for o in operators)
+        provided = dict(is_non_singular=is_non_singular, is_self_adjoint=is_self_adjoint,
+                        is_positive_definite=is_positive_definite)
+        operators, hints, name = _from_operators(
+            operators, provided,
+            ("The direct sum of non-singular operators is always non-singular.",
+             "The direct sum of self-adjoint operators is always self-adjoint.",
+             "The direct sum of positive definite operators is always positive definite."),
+            "_ds_", "Expected a non-empty list of operators. Found: %s", name)
+        self._operators = self._diagonal_operators = operators
         with ops().name_scope(name):
-            super().__init__(dtype=operators[0].dtype, is_non_singular=is_non_singular,
-                             is_self_adjoint=is_self_adjoint,
-                             is_positive_definite=is_positive_definite,
-                             is_square=is_square, parameters=parameters, name=name)
+            super().__init__(dtype=operators[0].dtype, is_square=is_square,
+                             parameters=parameters, name=name, **hints)
 
     @property
     def operators(self) -> List[LinearOperator]:
@@ -271,13 +251,12 @@ class LinearOperatorBlockLowerTriangular(_DiagonalBlocks, LinearOperator):
                                  "Received: %d blocks." % (i, i + 1, len(row)))
         self._operators = rows
         self._diagonal_operators = [row[i] for i, row in enumerate(rows)]
-        _check_same_dtype([o for row in rows for o in row])
+        util.check_same_dtype([o for row in rows for o in row])
         self._check_block_dims()
-        if all(o.is_non_singular for o in self._diagonal_operators):
-            if is_non_singular is False:
-                raise ValueError("A blockwise lower-triangular operator with non-singular "
-                                 "operators on the main diagonal is always non-singular.")
-            is_non_singular = True
+        is_non_singular = util.all_hint(
+            self._diagonal_operators, "is_non_singular", is_non_singular,
+            "A blockwise lower-triangular operator with non-singular operators on the "
+            "main diagonal is always non-singular.")
         if is_square is False:
             raise ValueError("A blockwise lower-triangular operator is always square.")
         with ops().name_scope(name):
@@ -394,26 +373,20 @@ class LinearOperatorKronecker(LinearOperator):
                           is_self_adjoint=is_self_adjoint,
                           is_positive_definite=is_positive_definite, is_square=is_square,
                           name=name)
-        operators = list(operators)
-        if not operators:
-            raise ValueError("Argument `operators` must be a list of >=1 operators. "
-                             "Received: %s." % operators)
+        provided = dict(is_non_singular=is_non_singular, is_self_adjoint=is_self_adjoint,
+                        is_positive_definite=is_positive_definite)
+        operators, hints, name = _from_operators(
+            operators, provided,
+            ("The Kronecker product of non-singular operators is always non-singular.",
+             "The Kronecker product of self-adjoint operators is always self-adjoint.",
+             "The Kronecker product of positive-definite operators is always "
+             "positive-definite."),
+            "_x_", "Argument `operators` must be a list of >=1 operators. Received: %s.",
+            name)
         self._operators = operators
-        _check_same_dtype(operators)
-        is_non_singular, is_self_adjoint, is_positive_definite = _combined_hints(
-            operators, (is_non_singular, is_self_adjoint, is_positive_definite),
-            ("The Kronecker product of non-singular operators is "
-             "always non-singular.",
-             "The Kronecker product of self-adjoint operators is "
-             "always self-adjoint.",
-             "The Kronecker product of positive-definite "
-             "operators is always positive-definite."))
-        name = name or "_x_".join(o.name for o in operators)
         with ops().name_scope(name):
-            super().__init__(dtype=operators[0].dtype, is_non_singular=is_non_singular,
-                             is_self_adjoint=is_self_adjoint,
-                             is_positive_definite=is_positive_definite,
-                             is_square=is_square, parameters=parameters, name=name)
+            super().__init__(dtype=operators[0].dtype, is_square=is_square,
+                             parameters=parameters, name=name, **hints)
 
     @property
     def operators(self) -> List[LinearOperator]:

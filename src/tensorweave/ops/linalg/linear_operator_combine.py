@@ -223,26 +223,20 @@ class LinearOperatorComposition(LinearOperator):
                           is_self_adjoint=is_self_adjoint,
                           is_positive_definite=is_positive_definite, is_square=is_square,
                           name=name)
-        operators = list(operators)
-        if not operators:
-            raise ValueError("Expected a non-empty list of operators. Found: %s"
-                             % operators)
+        operators = util.operator_list(operators,
+                                       "Expected a non-empty list of operators. Found: %s")
         self._operators = operators
+        util.check_same_dtype(operators)
         dtype = operators[0].dtype
-        if any(o.dtype != dtype for o in operators):
-            raise TypeError("Expected all operators to have the same dtype.  Found %s"
-                            % "   ".join("%s: %s" % (o.name, o.dtype) for o in operators))
         for left, right in zip(operators[:-1], operators[1:]):
             n, m = left.domain_dimension.value, right.range_dimension.value
             if n is not None and m is not None and n != m:
                 raise ValueError("Operators are incompatible: %s has domain dimension %d "
                                  "but %s has range dimension %d."
                                  % (left.name, n, right.name, m))
-        if all(o.is_non_singular for o in operators):
-            if is_non_singular is False:
-                raise ValueError("The composition of non-singular operators is always "
-                                 "non-singular.")
-            is_non_singular = True
+        is_non_singular = util.all_hint(
+            operators, "is_non_singular", is_non_singular,
+            "The composition of non-singular operators is always non-singular.")
         name = name or "_o_".join(o.name for o in operators)
         with ops().name_scope(name):
             super().__init__(dtype=dtype, is_non_singular=is_non_singular,

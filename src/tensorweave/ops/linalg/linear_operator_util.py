@@ -173,6 +173,34 @@ def broadcast_batch_shape_tensor(shapes: Sequence):
     return out
 
 
+# --- operators built from a list of operators --------------------------------------------
+def operator_list(operators, empty_message: str) -> list:
+    """`operators` as a list, which must be non-empty (ValueError with `empty_message`,
+    formatted with the argument)."""
+    operators = list(operators)
+    if not operators:
+        raise ValueError(empty_message % (operators,))
+    return operators
+
+
+def check_same_dtype(operators: Sequence) -> None:
+    """Raises TypeError, as TF does, unless all `operators` share one dtype."""
+    dtype = operators[0].dtype
+    if any(o.dtype != dtype for o in operators):
+        raise TypeError("Expected all operators to have the same dtype.  Found %s"
+                        % "   ".join("%s: %s" % (o.name, o.dtype) for o in operators))
+
+
+def all_hint(operators: Sequence, hint: str, provided, message: str):
+    """`provided`, set to True when every operator has the hint (True); ValueError with
+    `message` when it was given as False."""
+    if all(getattr(o, hint) for o in operators):
+        if provided is False:
+            raise ValueError(message)
+        return True
+    return provided
+
+
 # --- hints of an operator built from others ---------------------------------------------
 def use_operator_or_provided_hint_unless_contradicting(operator, hint_attr_name: str,
                                                        provided_hint_value,
