@@ -75,6 +75,8 @@ def test_evaluate_averages_over_samples_and_metrics_over_all_data():
     error = x @ W0 + B0 - y
     np.testing.assert_allclose([loss, mae, mse], [np.mean(error ** 2), np.mean(np.abs(error)),
                                                   np.mean(error ** 2)], rtol=1e-5)
+    # as Keras: the loss sums in float64, the metrics are the session's float32 values
+    assert [type(v) for v in (loss, mae, mse)] == [np.float64, np.float32, np.float32]
     only_loss = _linear("sgd")
     np.testing.assert_allclose(only_loss.evaluate(x, y, batch_size=5, verbose=0),
                                np.mean(error ** 2), rtol=1e-5)

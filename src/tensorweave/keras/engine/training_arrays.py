@@ -50,12 +50,13 @@ class _LossAndMetrics:
 
     def add(self, index: int, batch_outs, batch_size: int) -> None:
         if index == 0:
-            self.results = [0.0] * len(batch_outs)
+            self.results = [np.float64(0.0)] * len(batch_outs)
         weight = 1 if self.use_steps else batch_size
-        self.results[0] += float(batch_outs[0]) * weight
-        # a metric of several thresholds (Precision(thresholds=[...])) reports an array
-        self.results[1:] = [float(v) if np.ndim(v) == 0 else np.asarray(v)
-                            for v in batch_outs[1:]]
+        # as Keras: the loss sums in float64, the metrics are the last batch's values as
+        # the session returned them (float32 scalars; an array for a metric of several
+        # thresholds, Precision(thresholds=[...]))
+        self.results[0] += np.float64(batch_outs[0]) * weight
+        self.results[1:] = [np.asarray(v)[()] for v in batch_outs[1:]]
 
     def finalize(self, total) -> list:
         """The results, the loss divided by `total` (samples, or steps)."""
