@@ -36,7 +36,10 @@ learning phase, helpers).
   utils.py                    tf.keras.utils: to_categorical, normalize, get_source_inputs
   preprocessing/              tf.keras.preprocessing.sequence.pad_sequences (also
                               tf.keras.utils.pad_sequences); preprocessing.text:
-                              Tokenizer, one_hot, hashing_trick, ...
+                              Tokenizer, one_hot, hashing_trick, ...; preprocessing.image:
+                              ImageDataGenerator, its iterators, random_rotation, ...,
+                              load_img/img_to_array/array_to_img/save_img (also in
+                              tf.keras.utils)
 
 `Model.compile`, `fit`, `evaluate`, `predict` and the `*_on_batch` methods run as TF
 2.15's Keras runs them in graph mode (on NumPy data, in the Keras session), and so do

@@ -1,7 +1,8 @@
 """`tf.keras.utils`: the NumPy helpers TF1-era input code uses (`to_categorical`,
 `normalize`), the custom objects of deserialization (serialization.py), and `Sequence`,
-the base class of batch sources for `fit` (training_generator.py); the rest of the
-namespace (plotting, data generators) is not provided."""
+the base class of batch sources for `fit` (training_generator.py); `load_img`,
+`img_to_array`, `array_to_img` and `save_img` come from preprocessing/image_files.py. The
+rest of the namespace (plotting, file downloads) is not provided."""
 from __future__ import annotations
 
 from typing import Optional
