@@ -311,6 +311,9 @@ def test_tensordot_gradient(graph):
     ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
     ("...ij,...jk->...ik", [(2, 1, 2, 3), (3, 3, 2)]),
     ("...ij->...j", [(2, 3, 4)]),
+    # the second operand's gradient sums the first's "..." dims away (EinsumDense)
+    ("...b,bc->...c", [(2, 3, 4), (4, 5)]),
+    ("ab...,bc->ac...", [(2, 4, 3), (4, 5)]),
     ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 2, 4)]),
 ])
 def test_einsum_gradients(graph, equation, shapes):

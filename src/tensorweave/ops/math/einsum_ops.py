@@ -177,8 +177,8 @@ def _einsum_grad(op, grad):
         kept = [s for s in subs if s in avail]
         eq = ",".join([_format(out)] + [_format(ins[j]) for j in others]) + "->" + \
             _format(kept)
-        g = einsum(eq, grad, *[xs[j] for j in others]) if (others or kept != list(out)) \
-            else grad
+        g = _einsum(eq, [grad] + [xs[j] for j in others], None, check_broadcast=False) \
+            if (others or kept != list(out)) else grad
         result.append(_restore_operand_shape(g, kept, subs, op.inputs[i], op))
     return result
 
@@ -261,6 +261,12 @@ def einsum(equation: str, *inputs, **kwargs) -> Tensor:
     if kwargs:
         raise TypeError("Invalid keyword arguments for this function: %s"
                         % ", ".join(sorted(kwargs)))
+    return _einsum(equation, inputs, name, check_broadcast=True)
+
+
+def _einsum(equation: str, inputs, name: Optional[str], check_broadcast: bool) -> Tensor:
+    """`einsum`; without `check_broadcast`, an output without "..." may sum broadcast
+    ellipsis dims away (the kernel does), which the gradients rely on."""
     ins, out = parse_equation(equation)
     if len(ins) != len(inputs):
         raise ValueError("Got %d inputs for equation \"%s\", expecting %d"
@@ -273,7 +279,7 @@ def einsum(equation: str, *inputs, **kwargs) -> Tensor:
         if any(d is not dts[0] for d in dts):
             raise TypeError("Tensors in list passed to 'inputs' of 'Einsum' Op have types "
                             "[%s] that don't all match." % ", ".join(d.name for d in dts))
-        if _ELL not in out:
+        if check_broadcast and _ELL not in out:
             _check_no_broadcast_dims(explicit, ins, ts)
         return apply_op("Einsum", [ts], {"equation": explicit}, name="Einsum").outputs[0]
 
