@@ -126,7 +126,7 @@ class Layer(layers_base.Layer):
     def _init_set_name(self, name, zero_based: bool = True) -> None:
         if not name:
             self._name = backend.unique_object_name(
-                layers_base.to_snake_case(type(self).__name__), zero_based=zero_based)
+                utils.to_snake_case(type(self).__name__), zero_based=zero_based)
         elif isinstance(name, str):
             self._name = name
         else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 import threading
 
 import numpy as np
@@ -38,6 +39,15 @@ _CALL_CONTEXT = CallContext()
 def call_context() -> CallContext:
     """The call context of this thread (the `training` of the enclosing call)."""
     return _CALL_CONTEXT
+
+
+def to_snake_case(name: str) -> str:
+    """A class name as the default name of its Keras layers, with TF 2.15's Keras rule:
+    'ConvLSTM2D' -> 'conv_lstm2d' (tf.layers' older rule, which lets digits end a word,
+    gives 'conv_lst_m2d')."""
+    intermediate = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
+    snake = re.sub("([a-z])([A-Z])", r"\1_\2", intermediate).lower()
+    return snake if snake[0] != "_" else "private" + snake
 
 
 def make_variable(name, shape=None, dtype=tf.float32, initializer=None, trainable=None,
