@@ -22,7 +22,10 @@ learning phase, helpers).
                               training_arrays), data checks (training_utils)
   layers/                     core, embeddings, convolutional, pooling, normalization,
                               merge, activation, reshaping, regularization (noise,
-                              spatial dropout)
+                              spatial dropout), recurrent (RNN, LSTM, GRU, cells),
+                              wrappers, convolutional_recurrent (ConvLSTM1D/2D/3D),
+                              attention (Attention, AdditiveAttention,
+                              MultiHeadAttention), einsum_dense (EinsumDense)
   models.py                   tf.keras.models (save_model/load_model: Keras' HDF5 files,
                               saving_model_hdf5.py)
   optimizer_v2.py, optimizers.py  tf.keras.optimizers: the legacy OptimizerV2 classes TF's

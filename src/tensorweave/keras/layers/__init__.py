@@ -7,3 +7,5 @@ from tensorweave.keras.layers import (  # noqa: F401
     activation, convolutional, core, embeddings, merge, normalization, pooling, reshaping)
 from tensorweave.keras.layers import recurrent, recurrent_cells, wrappers  # noqa: F401
 from tensorweave.keras.layers import regularization  # noqa: F401
+from tensorweave.keras.layers import (  # noqa: F401
+    attention, convolutional_recurrent, einsum_dense)

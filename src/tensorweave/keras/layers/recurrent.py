@@ -153,31 +153,15 @@ class RNN(Layer):
         """
         if not self.stateful:
             raise AttributeError("Layer must be stateful.")
-        spec_shape = None
-        if self.input_spec is not None:
-            spec_shape = tf.nest.flatten(self.input_spec[0])[0].shape
-        batch_size = None
-        if spec_shape is not None:
-            batch_size = spec_shape[1] if self.time_major else spec_shape[0]
-        if not batch_size:
-            raise ValueError(
-                "If a RNN is stateful, it needs to know its batch size. Specify the batch "
-                "size of your input tensors: \n- If using a Sequential model, specify the "
-                "batch size by passing a `batch_input_shape` argument to your first layer.\n"
-                "- If using the functional API, specify the batch size by passing a "
-                "`batch_shape` argument to your Input layer.")
-        sizes = tf.nest.flatten(self.cell.state_size)
+        shapes = self._stateful_state_shapes()
         if tf.nest.flatten(self.states)[0] is None:
             dtype = self.dtype or backend.floatx()
-            variables = [backend.variable(np.zeros([batch_size] +
-                                                   tf.TensorShape(size).as_list()), dtype)
-                         for size in sizes]
+            variables = [backend.variable(np.zeros(shape), dtype) for shape in shapes]
             packed = tf.nest.pack_sequence_as(self.cell.state_size, variables)
             self.states = packed if tf.nest.is_nested(packed) else [packed]
         elif states is None:
-            for variable, size in zip(tf.nest.flatten(self.states), sizes):
-                backend.set_value(variable,
-                                  np.zeros([batch_size] + tf.TensorShape(size).as_list()))
+            for variable, shape in zip(tf.nest.flatten(self.states), shapes):
+                backend.set_value(variable, np.zeros(shape))
         else:
             flat_states = tf.nest.flatten(self.states)
             values = tf.nest.flatten(states)
@@ -195,6 +179,29 @@ class RNN(Layer):
                                         value.shape))
                 pairs.append((variable, value))
             backend.batch_set_value(pairs)
+
+    def _stateful_state_shapes(self) -> list:
+        """The shape of each state variable of a stateful layer (flat, in the order of
+        `cell.state_size`): [batch_size] + the state's size.
+
+        Raises:
+          ValueError: the batch size is unknown.
+        """
+        spec_shape = None
+        if self.input_spec is not None:
+            spec_shape = tf.nest.flatten(self.input_spec[0])[0].shape
+        batch_size = None
+        if spec_shape is not None:
+            batch_size = spec_shape[1] if self.time_major else spec_shape[0]
+        if not batch_size:
+            raise ValueError(
+                "If a RNN is stateful, it needs to know its batch size. Specify the batch "
+                "size of your input tensors: \n- If using a Sequential model, specify the "
+                "batch size by passing a `batch_input_shape` argument to your first layer.\n"
+                "- If using the functional API, specify the batch size by passing a "
+                "`batch_shape` argument to your Input layer.")
+        return [[batch_size] + tf.TensorShape(size).as_list()
+                for size in tf.nest.flatten(self.cell.state_size)]
 
     # --- shapes ----------------------------------------------------------------------------
     def compute_output_shape(self, input_shape):
