@@ -284,3 +284,30 @@ def test_ctc_loss_v2_gradient(blank_index):
         err = compute_gradient_error(x, list(LOGITS.shape), loss, [3], x_init_value=LOGITS,
                                      delta=1e-2)
     assert err < 5e-4  # float32 only, as TF's dense path
+
+
+# --- windows larger than a run-time input ------------------------------------------------
+@pytest.mark.parametrize("build", [
+    lambda p: tf.nn.conv2d(p, tf.ones([3, 3, 1, 1]), [1, 1, 1, 1], "VALID"),
+    lambda p: tf.nn.conv2d(p, tf.ones([3, 3, 1, 1]), [1, 1, 1, 1], [[0, 0]] * 4),
+    lambda p: tf.nn.depthwise_conv2d(p, tf.ones([3, 3, 1, 1]), [1, 1, 1, 1], "VALID"),
+    lambda p: tf.nn.max_pool(p, [1, 3, 3, 1], [1, 1, 1, 1], "VALID"),
+    lambda p: tf.nn.avg_pool(p, [1, 3, 3, 1], [1, 1, 1, 1], "VALID"),
+    lambda p: tf.nn.max_pool_with_argmax(p, [1, 3, 3, 1], [1, 1, 1, 1], "VALID")[0],
+    lambda p: tf.nn.dilation2d(p, tf.ones([3, 3, 1]), [1, 1, 1, 1], [1, 1, 1, 1], "VALID"),
+    lambda p: tf.squeeze(tf.nn.conv3d(tf.expand_dims(p, 1), tf.ones([1, 3, 3, 1, 1]),
+                                      [1] * 5, "VALID"), 1),
+])
+def test_a_window_larger_than_the_input_is_tfs_error_or_empty(build):
+    """TF's GetWindowedOutputSize (and TF 2.21 with oneDNN off): (size - window + stride)
+    / stride in C++ division; negative is an error, 0 an empty output (was empty for
+    any window larger than the input)."""
+    p = tf.placeholder(tf.float32, [1, None, None, 1])
+    y = build(p)
+    with tf.Session() as sess:
+        assert sess.run(y, {p: np.ones((1, 2, 2, 1))}).shape == (1, 0, 0, 1)
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=re.escape("Computed output size would be negative: -1 "
+                                           "[input_size: 1, effective_filter_size: 3, "
+                                           "stride: 1]")):
+            sess.run(y, {p: np.ones((1, 1, 2, 1))})

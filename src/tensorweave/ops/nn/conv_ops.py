@@ -137,19 +137,27 @@ def window_output_size(size: Optional[int], k: Optional[int], stride: int, dilat
 
 def make_window(size: int, k: int, stride: int, dilation: int, padding: str,
                 pads=(0, 0)) -> Window:
-    """The Window of one dimension at run time (all sizes known)."""
+    """The Window of one dimension at run time (all sizes known).
+
+    Raises:
+      InvalidArgumentError: a VALID or EXPLICIT window larger than the padded input by
+        more than a stride, with TF's message (GetWindowedOutputSize).
+    """
     eff = (k - 1) * dilation + 1
-    if padding == "EXPLICIT":
-        before, after = int(pads[0]), int(pads[1])
-        out = (size + before + after - eff) // stride + 1
-    elif padding == "SAME":
+    if padding == "SAME":
         out = -(-size // stride)
         total = max((out - 1) * stride + eff - size, 0)
         before, after = total // 2, total - total // 2
     else:
-        out = (size - eff) // stride + 1
-        before = after = 0
-    return Window(size, k, stride, dilation, max(out, 0), before, after)
+        before, after = (int(pads[0]), int(pads[1])) if padding == "EXPLICIT" else (0, 0)
+        # TF's size, C++ division (toward zero): an input up to a stride short of the
+        # window gives an empty output, a shorter one an error
+        out = int((size + before + after - eff + stride) / stride)
+        if out < 0:
+            raise errors.InvalidArgumentError(
+                None, None, "Computed output size would be negative: %d [input_size: %d, "
+                "effective_filter_size: %d, stride: %d]" % (out, size, eff, stride))
+    return Window(size, k, stride, dilation, out, before, after)
 
 
 def pad_nhwc(x: np.ndarray, wh: Window, ww: Window, value=0) -> np.ndarray:

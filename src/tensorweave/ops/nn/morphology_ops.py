@@ -78,9 +78,6 @@ def _dilate(ctx, x, k) -> tuple:
     strides, rates, pad = a["strides"], a["rates"], a["padding"]
     wh = make_window(x.shape[1], k.shape[0], strides[1], rates[1], pad)
     ww = make_window(x.shape[2], k.shape[1], strides[2], rates[2], pad)
-    if wh.out <= 0 or ww.out <= 0:
-        raise errors.InvalidArgumentError(None, ctx.op, "the filter (dilated by the rates) "
-                                          "is larger than the input")
     lowest = _lowest(x.dtype)
     xp = pad_nhwc(x, wh, ww, lowest)
     rows_inside, cols_inside = _inside(wh), _inside(ww)
