@@ -329,7 +329,7 @@ def _parse_plain_numbers(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarra
         return None
     if is_float and (sum(np.bitwise_count(d) for d in dot_words)).max() > 1:
         return None
-    mantissa = fraction = None
+    mantissa = fraction = seen = None
     sign_bits = (negative | (first == 43)).astype(np.uint64) * np.uint64(8)
     for w, word in enumerate(words):
         digits = digit_words[w]
