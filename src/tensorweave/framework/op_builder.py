@@ -396,6 +396,20 @@ def _convert_input(value, want, spec, op_type, preferred=None):
                             op_type, value, type(value).__name__, e)) from None
 
 
+def convert_op_input(value, dtype, op_type: str, arg: str,
+                     name: Optional[str] = None) -> Tensor:
+    """`value` as a Tensor of `dtype` for the input `arg` of an `op_type` op, for builders
+    that convert an input before apply_op: a Tensor of another type is a TypeError, as
+    TF's generated op wrappers raise (op_def_library), where convert_to_tensor raises
+    ValueError."""
+    hint = _dtype_hint(value)
+    want = _dt.as_dtype(dtype)
+    if hint is not None and hint.base_dtype is not want.base_dtype:
+        raise TypeError("Input '%s' of '%s' Op has type %s that does not match expected "
+                        "type of %s." % (arg, op_type, hint.name, want.name))
+    return convert_to_tensor(value, dtype=dtype, name=name)
+
+
 def _bind_type(attrs, type_attr, tensors, spec, op_type, op_def):
     for t in tensors:
         have = attrs.get(type_attr)

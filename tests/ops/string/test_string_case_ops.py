@@ -15,8 +15,23 @@ def test_lower_upper(sess):
     assert sess.run(tf.strings.upper(["àbc ß"], encoding="utf-8")).tolist() == \
         ["ÀBC SS".encode()]
     assert sess.run(tf.strings.upper(["àbc"])).tolist() == ["àBC".encode()]
-    with pytest.raises(ValueError, match="encoding"):
-        tf.strings.lower(x, encoding="latin-1")
+    # TF's kernel checks the encoding when it runs, and takes only "" and "utf-8"
+    for encoding in ("latin-1", "UTF-8", "utf8"):
+        bad = tf.strings.lower(x, encoding=encoding)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="only utf-8"):
+            sess.run(bad)
+
+
+def test_case_utf8_replaces_invalid_bytes(sess):
+    # ICU (TF) reads each invalid UTF-8 sequence as U+FFFD
+    x = tf.constant([b"ab\xffc\xe2\x82", b"\xc3\xa0\xc3"])
+    fffd = "\ufffd".encode()
+    assert sess.run(tf.strings.upper(x, encoding="utf-8")).tolist() == \
+        [b"AB" + fffd + b"C" + fffd, "À".encode() + fffd]
+    assert sess.run(tf.strings.lower(x, encoding="utf-8")).tolist() == \
+        [b"ab" + fffd + b"c" + fffd, "à".encode() + fffd]
+    # without an encoding the bytes are kept
+    assert sess.run(tf.strings.upper(x)).tolist() == [b"AB\xffC\xe2\x82", b"\xc3\xa0\xc3"]
 
 
 def test_strip(sess):

@@ -71,3 +71,22 @@ def test_bytes_split(sess):
     assert sess.run(tf.strings.bytes_split("")).tolist() == []
     with pytest.raises(ValueError, match="RaggedTensor"):
         tf.strings.bytes_split(["abc"])
+
+
+def test_ngrams_of_no_strings_are_none_even_padded(sess):
+    # TF's kernel gives no n-grams at all when the data has no strings
+    for pad in (None, "#", ("<s>", "</s>")):
+        out = sess.run(tf.strings.ngrams(tf.zeros([0], tf.string), 2, pad_values=pad))
+        assert out.shape == (0,)
+    out = sess.run(tf.strings.ngrams(tf.zeros([2, 0], tf.string), [1, 3], pad_values="#",
+                                     preserve_short_sequences=True))
+    assert out.shape == (2, 0)
+    # a row with strings is padded as before
+    assert sess.run(tf.strings.ngrams(["a"], 3, pad_values="#")).tolist() == \
+        [b"# # a", b"# a #", b"a # #"]
+
+
+def test_ngram_widths_must_be_positive():
+    for width in (0, -1, [2, 0]):
+        with pytest.raises(ValueError, match="All ngram_widths must be greater than 0"):
+            tf.strings.ngrams(["a", "b"], width)

@@ -574,3 +574,61 @@ def test_substr_utf8_counts_characters_from_their_first_bytes(sess):
     assert sub("h\u00e9llo", -2, 5) == b"lo"
     assert sub(b"\xe2\x82bc", 0, 1) == b"\xe2\x82"
     assert sub(b"a\xe2\x82bc", 1, 2) == b"\xe2\x82b"
+
+
+# --- probe fixes ---------------------------------------------------------------------------
+def test_strings_split_maxsplit_as_tf(sess):
+    # TF's SplitV2: at runs of whitespace, once maxsplit tokens are taken the rest of the
+    # string is one more token even when empty; maxsplit=0 leaves each string whole
+    strings = ["a b c d", "e,f,,g", " x  y ", "", "   "]
+    _check_sparse(sess.run(tf.strings.split(strings, maxsplit=1)),
+                  [[0, 0], [0, 1], [1, 0], [1, 1], [2, 0], [2, 1]],
+                  ["a", "b c d", "e,f,,g", "", "x", "y "], [5, 2])
+    _check_sparse(sess.run(tf.strings.split(strings, maxsplit=2)),
+                  [[0, 0], [0, 1], [0, 2], [1, 0], [2, 0], [2, 1], [2, 2]],
+                  ["a", "b", "c d", "e,f,,g", "x", "y", ""], [5, 3])
+    _check_sparse(sess.run(tf.strings.split(strings, maxsplit=0)),
+                  [[0, 0], [1, 0], [2, 0], [3, 0], [4, 0]],
+                  ["a b c d", "e,f,,g", " x  y ", "", "   "], [5, 1])
+    _check_sparse(sess.run(tf.strings.split(strings, sep=",", maxsplit=0)),
+                  [[0, 0], [1, 0], [2, 0], [3, 0], [4, 0]],
+                  ["a b c d", "e,f,,g", " x  y ", "", "   "], [5, 1])
+    # with a separator it is Python's split
+    _check_sparse(sess.run(tf.strings.split(["a,", "b"], sep=",", maxsplit=1)),
+                  [[0, 0], [0, 1], [1, 0]], ["a", "", "b"], [2, 2])
+
+
+def test_string_join_of_no_tensors(sess):
+    out = tf.strings.join([])
+    assert out.shape.as_list() == [] and out.dtype == tf.string
+    assert sess.run(out) == b""
+    assert sess.run(tf.strings.join([], separator="-")) == b""
+
+
+@pytest.mark.parametrize("build", [
+    lambda x: tf.strings.join([tf.constant(["a"]), x]),
+    lambda x: tf.strings.length(x),
+    lambda x: tf.strings.substr(x, 0, 1),
+    lambda x: tf.strings.to_number(x),
+    lambda x: tf.strings.reduce_join(x),
+    lambda x: tf.strings.lower(x),
+    lambda x: tf.strings.upper(x),
+    lambda x: tf.strings.strip(x),
+    lambda x: tf.strings.regex_full_match(x, "a"),
+    lambda x: tf.strings.regex_full_match(tf.constant(["a"]), x[0]),
+    lambda x: tf.strings.regex_replace(x, "a", "b"),
+    lambda x: tf.strings.regex_replace(tf.constant(["a"]), x[0], "b"),
+    lambda x: tf.strings.unicode_transcode(x, "UTF-8", "UTF-16-BE"),
+    lambda x: tf.strings.unicode_decode(x[0], "UTF-8"),
+    lambda x: tf.strings.unicode_encode(tf.cast(x, tf.float64), "UTF-8"),
+    lambda x: tf.strings.to_hash_bucket_fast(x, 3),
+    lambda x: tf.strings.to_hash_bucket(x, 3),
+    lambda x: tf.strings.to_hash_bucket_strong(x, 3, [1, 2]),
+    lambda x: tf.strings.unsorted_segment_join(x, [0], 1),
+    lambda x: tf.strings.bytes_split(x[0]),
+    lambda x: tf.strings.reduce_join(tf.constant(["a"]), tf.cast(x[0], tf.float32)),
+])
+def test_a_tensor_of_another_type_is_a_type_error(build):
+    # TF's op wrappers (op_def_library) raise TypeError, not convert_to_tensor's ValueError
+    with pytest.raises(TypeError, match="does not match"):
+        build(tf.constant([1]))

@@ -15,11 +15,10 @@ from typing import Optional
 
 import numpy as np
 
-from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor
-from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import REQUIRED, kernel, not_differentiable, register_op
 
 
@@ -48,13 +47,14 @@ def _case_kernel(lower: bool):
         if encoding == "":
             # ASCII letters only, bytes untouched otherwise (absl::AsciiStrToLower)
             return _map_strings(x, bytes.lower if lower else bytes.upper)
-        if encoding.lower().replace("-", "") != "utf8":
-            raise _invalid(ctx, "encoding must be '' or 'utf-8', got '%s'" % encoding)
+        if encoding != "utf-8":  # TF's kernel takes exactly these two spellings
+            raise _invalid(ctx, "only utf-8 or '' (no encoding) is supported, received %s"
+                           % encoding)
 
         def convert(s: bytes) -> bytes:
-            text = s.decode("utf-8", "surrogateescape")
-            return (text.lower() if lower else text.upper()).encode("utf-8",
-                                                                    "surrogateescape")
+            # invalid UTF-8 becomes U+FFFD, as ICU's UnicodeString::fromUTF8 in TF
+            text = s.decode("utf-8", "replace")
+            return (text.lower() if lower else text.upper()).encode("utf-8")
         return _map_strings(x, convert)
     return body
 
@@ -76,10 +76,9 @@ def _strip_kernel(ctx, x):
 
 
 def _change_case(op_type: str, input, encoding: str, name) -> Tensor:  # noqa: A002
-    """StringLower or StringUpper of `input`; `encoding` is "" or "utf-8"."""
-    if encoding not in ("", "utf-8", "UTF-8", "utf8"):
-        raise ValueError("encoding must be '' or 'utf-8', got %r" % (encoding,))
-    return apply_op(op_type, [convert_to_tensor(input, dtype=_dt.string)],
+    """StringLower or StringUpper of `input`; `encoding` is "" or "utf-8" (others fail
+    at run time, as in TF)."""
+    return apply_op(op_type, [input],
                     {"encoding": encoding}, name=name or op_type).outputs[0]
 
 
@@ -125,7 +124,7 @@ def strip(input, name: Optional[str] = None) -> Tensor:  # noqa: A002
     Returns:
       A string Tensor of the shape of `input`.
     """
-    return apply_op("StringStrip", [convert_to_tensor(input, dtype=_dt.string)],
+    return apply_op("StringStrip", [input],
                     name=name or "StringStrip").outputs[0]
 
 
@@ -230,12 +229,11 @@ def regex_full_match(input, pattern, name: Optional[str] = None) -> Tensor:  # n
     Raises:
       InvalidArgumentError (at run time): an invalid pattern.
     """
-    x = convert_to_tensor(input, dtype=_dt.string)
     if isinstance(pattern, (str, bytes)):
         text = pattern.decode("utf-8") if isinstance(pattern, bytes) else pattern
-        return apply_op("StaticRegexFullMatch", [x], {"pattern": text},
+        return apply_op("StaticRegexFullMatch", [input], {"pattern": text},
                         name=name or "StaticRegexFullMatch").outputs[0]
-    return apply_op("RegexFullMatch", [x, convert_to_tensor(pattern, dtype=_dt.string)],
+    return apply_op("RegexFullMatch", [input, pattern],
                     name=name or "RegexFullMatch").outputs[0]
 
 
@@ -369,16 +367,14 @@ def regex_replace(input, pattern, rewrite, replace_global: bool = True,  # noqa:
     Raises:
       InvalidArgumentError (at run time): an invalid pattern or rewrite.
     """
-    x = convert_to_tensor(input, dtype=_dt.string)
     if isinstance(pattern, (str, bytes)) and isinstance(rewrite, (str, bytes)):
         def as_str(v):
             return v.decode("utf-8") if isinstance(v, bytes) else v
-        return apply_op("StaticRegexReplace", [x],
+        return apply_op("StaticRegexReplace", [input],
                         {"pattern": as_str(pattern), "rewrite": as_str(rewrite),
                          "replace_global": bool(replace_global)},
                         name=name or "StaticRegexReplace").outputs[0]
-    return apply_op("RegexReplace", [x, convert_to_tensor(pattern, dtype=_dt.string),
-                                     convert_to_tensor(rewrite, dtype=_dt.string)],
+    return apply_op("RegexReplace", [input, pattern, rewrite],
                     {"replace_global": bool(replace_global)},
                     name=name or "RegexReplace").outputs[0]
 

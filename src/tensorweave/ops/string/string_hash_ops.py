@@ -18,7 +18,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor
-from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.op_builder import apply_op, convert_op_input, convert_to_tensor
 from tensorweave.framework.registry import REQUIRED, kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.runtime.values import string_items
@@ -123,7 +123,7 @@ def string_to_hash_bucket_fast(input, num_buckets: int, name=None) -> Tensor:  #
     Raises:
       ValueError: `num_buckets` below 1.
     """
-    x = convert_to_tensor(input, _dt.string, name="input")
+    x = convert_op_input(input, _dt.string, "StringToHashBucketFast", "input", name="input")
     return apply_op("StringToHashBucketFast", [x], {"num_buckets": _check_buckets(
         num_buckets, "StringToHashBucketFast")}, name=name or "StringToHashBucketFast").outputs[0]
 
@@ -155,8 +155,8 @@ def string_to_hash_bucket(string_tensor=None, num_buckets: Optional[int] = None,
                          "None values not supported.")
     if num_buckets is None:
         raise TypeError("Expected int for argument 'num_buckets' not None.")
-    x = convert_to_tensor(string_tensor if input is None else input, _dt.string,
-                          name="string_tensor")
+    x = convert_op_input(string_tensor if input is None else input, _dt.string,
+                         "StringToHashBucket", "string_tensor", name="string_tensor")
     return apply_op("StringToHashBucket", [x], {"num_buckets": _check_buckets(
         num_buckets, "StringToHashBucket")}, name=name or "StringToHashBucket").outputs[0]
 
@@ -185,7 +185,8 @@ def string_to_hash_bucket_strong(input, num_buckets: int, key: Sequence[int],  #
     for k in key:
         if not -2 ** 63 <= k < 2 ** 63:  # an int64 attr
             raise ValueError("Value out of range: %d" % k)
-    x = convert_to_tensor(input, _dt.string, name="input")
+    x = convert_op_input(input, _dt.string, "StringToHashBucketStrong", "input",
+                         name="input")
     return apply_op("StringToHashBucketStrong", [x], {
         "num_buckets": _check_buckets(num_buckets, "StringToHashBucketStrong"),
         "key": key},

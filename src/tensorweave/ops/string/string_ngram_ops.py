@@ -12,7 +12,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor, name_scope
-from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.op_builder import apply_op, convert_op_input, convert_to_tensor
 from tensorweave.framework.registry import REQUIRED, TypeAttr, kernel, not_differentiable, \
     register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
@@ -169,8 +169,7 @@ def unsorted_segment_join(inputs, segment_ids, num_segments, separator: str = ""
     Raises:
       InvalidArgumentError (at run time): a segment id out of range.
     """
-    return apply_op("UnsortedSegmentJoin",
-                    [convert_to_tensor(inputs, dtype=_dt.string), segment_ids, num_segments],
+    return apply_op("UnsortedSegmentJoin", [inputs, segment_ids, num_segments],
                     {"separator": separator}, name=name or "UnsortedSegmentJoin").outputs[0]
 
 
@@ -202,6 +201,8 @@ def _string_ngrams_kernel(ctx, data, splits):
                        "number of strings (%d) and not decrease" % data.shape[0])
     flat = data.tolist()
     out, counts = [], []
+    if not flat:  # TF: no strings at all give no n-grams, padded or not
+        return _obj(out, (0,)), np.zeros_like(bounds).astype(splits.dtype)
     for start, end in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         row = flat[start:end]
         before = len(out)
@@ -257,6 +258,8 @@ def ngrams(data, ngram_width, separator: str = " ", pad_values=None, padding_wid
         padding_width = 0
     widths = [int(ngram_width)] if isinstance(ngram_width, (int, np.integer)) else \
         [int(w) for w in ngram_width]
+    if any(w < 1 for w in widths):
+        raise ValueError("All ngram_widths must be greater than 0. Got %s" % (ngram_width,))
     with name_scope(name, "StringNGrams", [data]):
         data = convert_to_tensor(data, dtype=_dt.string, name="data")
         if data.shape.ndims == 0:
@@ -293,7 +296,7 @@ def bytes_split(input, name: Optional[str] = None) -> Tensor:  # noqa: A002
     from tensorweave.ops.array import array_ops
     from tensorweave.ops.string.string_ops import string_split
     with name_scope(name, "BytesSplit", [input]):
-        x = convert_to_tensor(input, dtype=_dt.string, name="input")
+        x = convert_op_input(input, _dt.string, "StringSplit", "input", name="input")
         if x.shape.ndims != 0:
             raise ValueError("tf.strings.bytes_split of a Tensor of rank %s returns a "
                              "RaggedTensor, which tensorweave does not have: only scalar "

@@ -18,7 +18,7 @@ from tensorweave.framework import errors
 from tensorweave.framework import tensor_util
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import name_scope
-from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.op_builder import apply_op, convert_op_input, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, broadcast_shapes, unknown_shape
 from tensorweave.framework.sparse_tensor import SparseTensor
@@ -96,11 +96,25 @@ def _string_split_v2_kernel(ctx, source, sep):
     sep = bytes(sep.reshape(()).item()) if isinstance(sep, np.ndarray) else bytes(sep)
     maxsplit = ctx.attrs["maxsplit"]
     flat = source.tolist()
-    if sep:
+    if maxsplit == 0:  # TF: each string whole, not stripped even with sep=None
+        tokens = [[s] for s in flat]
+    elif sep:
         tokens = [s.split(sep, maxsplit) for s in flat]
+    elif maxsplit < 0:
+        tokens = [s.split() for s in flat]
     else:
-        tokens = [s.split(None, maxsplit) for s in flat]
+        tokens = [_split_whitespace(s, maxsplit) for s in flat]
     return _tokens_to_sparse(tokens)
+
+
+def _split_whitespace(s: bytes, maxsplit: int) -> List[bytes]:
+    """TF's SplitV2 at runs of whitespace: Python's `split(None, maxsplit)`, except that
+    once `maxsplit` tokens are taken the rest of the string is one more token even when
+    it is empty ("a ".split(None, 1) is [b"a"], TF gives [b"a", b""])."""
+    tokens = s.split(None, maxsplit)
+    if maxsplit > 0 and len(tokens) == maxsplit:
+        tokens.append(b"")
+    return tokens
 
 
 @tf_export("string_split")
@@ -253,7 +267,7 @@ def substr(input, pos, len, name: Optional[str] = None, unit: str = "BYTE"):  # 
     """
     if unit not in ("BYTE", "UTF8_CHAR"):
         raise ValueError("unit must be 'BYTE' or 'UTF8_CHAR', got %r" % (unit,))
-    return apply_op("Substr", [convert_to_tensor(input, dtype=_dt.string), pos, len],
+    return apply_op("Substr", [input, pos, len],
                     {"unit": unit}, name=name or "Substr").outputs[0]
 
 
@@ -296,7 +310,7 @@ def string_to_number(string_tensor=None, out_type=_dt.float32, name: Optional[st
     if string_tensor is not None and input is not None:
         raise ValueError("Cannot specify both 'string_tensor' and 'input'")
     string_tensor = input if string_tensor is None else string_tensor
-    return apply_op("StringToNumber", [convert_to_tensor(string_tensor, dtype=_dt.string)],
+    return apply_op("StringToNumber", [string_tensor],
                     {"out_type": out_type}, name=name or "StringToNumber").outputs[0]
 
 
@@ -436,6 +450,8 @@ def _string_join_kernel(ctx, *inputs):
     sep = sep.encode() if isinstance(sep, str) else sep
     # an object scalar: NumPy would make bare bytes an |S array, which drops trailing NULs
     sep = string_scalar(sep) if sep else None
+    if not inputs:  # N = 0: one empty string, as TF
+        return string_scalar(b"")
     out = np.asarray(inputs[0], dtype=object)
     for x in inputs[1:]:
         out = (out + sep) + np.asarray(x, dtype=object) if sep is not None else out + x
@@ -456,8 +472,7 @@ def string_join(inputs, separator: str = "", name: Optional[str] = None):
     Returns:
       A string tensor.
     """
-    inputs = [convert_to_tensor(x, dtype=_dt.string) for x in inputs]
-    return apply_op("StringJoin", [inputs], {"separator": separator},
+    return apply_op("StringJoin", [list(inputs)], {"separator": separator},
                     name=name or "StringJoin").outputs[0]
 
 
@@ -485,7 +500,7 @@ def string_length(input, name: Optional[str] = None, unit: str = "BYTE"):  # noq
     """
     if unit not in ("BYTE", "UTF8_CHAR"):
         raise ValueError("unit must be 'BYTE' or 'UTF8_CHAR', got %r" % (unit,))
-    return apply_op("StringLength", [convert_to_tensor(input, dtype=_dt.string)],
+    return apply_op("StringLength", [input],
                     {"unit": unit}, name=name or "StringLength").outputs[0]
 
 
@@ -561,7 +576,7 @@ def reduce_join(inputs, axis=None, keep_dims=None, separator: str = "",
         axis = reduction_indices
     keep = bool(keepdims if keepdims is not None else keep_dims)
     with name_scope(name, "ReduceJoin", [inputs]):
-        inputs = convert_to_tensor(inputs, dtype=_dt.string)
+        inputs = convert_op_input(inputs, _dt.string, "ReduceJoin", "inputs")
         if axis is None:  # all of them, last first (TF's): the join is in row-major order
             rank = inputs.shape.ndims
             if rank is None:
@@ -570,7 +585,7 @@ def reduce_join(inputs, axis=None, keep_dims=None, separator: str = "",
                 axis = math_ops.range(array_ops.rank(inputs) - 1, -1, -1)
             else:
                 axis = list(range(rank - 1, -1, -1))
-        return apply_op("ReduceJoin", [inputs, convert_to_tensor(axis, dtype=_dt.int32)],
+        return apply_op("ReduceJoin", [inputs, axis],
                         {"keep_dims": keep, "separator": separator},
                         name="ReduceJoin").outputs[0]
 

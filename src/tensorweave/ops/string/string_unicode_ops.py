@@ -21,7 +21,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors as _errors
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor, name_scope
-from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.op_builder import apply_op, convert_op_input
 from tensorweave.framework.registry import REQUIRED, TypeAttr, kernel, not_differentiable, \
     register_op
 from tensorweave.framework.shapes import TensorShape
@@ -143,7 +143,7 @@ def unicode_transcode(input, input_encoding: str, output_encoding: str,  # noqa:
       A string Tensor of the shape of `input`.
     """
     _check_args(errors, output_encoding)
-    return apply_op("UnicodeTranscode", [convert_to_tensor(input, dtype=_dt.string)],
+    return apply_op("UnicodeTranscode", [input],
                     {"input_encoding": input_encoding, "output_encoding": output_encoding,
                      "errors": errors, "replacement_char": int(replacement_char),
                      "replace_control_characters": bool(replace_control_characters)},
@@ -197,7 +197,7 @@ def _decode_builder(op_type, what, input, input_encoding, errors, replacement_ch
                     replace_control_characters, name):
     _check_args(errors)
     with name_scope(name, what, [input]):
-        x = convert_to_tensor(input, dtype=_dt.string, name="input")
+        x = convert_op_input(input, _dt.string, op_type, "input", name="input")
         _scalar_only(x, what)
         from tensorweave.ops.array import array_ops
         return apply_op(op_type, [array_ops.reshape(x, [-1])],
@@ -294,7 +294,7 @@ def unicode_encode(input, output_encoding: str, errors: str = "replace",  # noqa
     from tensorweave.ops.array import array_ops
     _check_args(errors, output_encoding)
     with name_scope(name, "UnicodeEncode", [input]):
-        x = convert_to_tensor(input, dtype=_dt.int32, name="input")
+        x = convert_op_input(input, _dt.int32, "UnicodeEncode", "input_values", name="input")
         if x.shape.ndims == 0:
             raise ValueError("Rank of input_tensor must be statically known and >= 1.")
         flat, splits, shape = uniform_rows(x)
