@@ -185,3 +185,50 @@ def test_sparse_dense_matmul_shapes_and_errors(sess):
     r = tf.SparseTensor([[1, 0], [0, 1], [1, 0]], [1.0, 2.0, 3.0], [2, 2])
     np.testing.assert_allclose(sess.run(tf.sparse.matmul(r, np.eye(2, dtype=np.float32))),
                                [[0, 2], [4, 0]])
+
+
+# --- probe fixes: argument types as TF's op wrappers take them -----------------------------
+def _sp(values, shape=(3, 4)):
+    return tf.SparseTensor([[0, 0], [1, 2], [2, 3]], values, list(shape))
+
+
+@pytest.mark.parametrize("build", [
+    lambda f64: tf.sparse_add(_sp([1.0, 2.0, 3.0]), _sp(f64)),
+    lambda f64: tf.sparse_add(_sp([1.0, 2.0, 3.0]), tf.zeros([3, 4], tf.float64)),
+    lambda f64: tf.sparse_maximum(_sp([1.0, 2.0, 3.0]), _sp(f64)),
+    lambda f64: tf.sparse_minimum(_sp([1.0, 2.0, 3.0]), _sp(f64)),
+    lambda f64: tf.sparse_tensor_dense_matmul(_sp([1.0, 2.0, 3.0]), tf.ones([4, 2], tf.float64)),
+    lambda f64: tf.sparse_tensor_dense_matmul(_sp([1.0, 2.0, 3.0]), np.ones([4, 2])),
+    lambda f64: tf.sparse_reduce_sum(_sp([1.0, 2.0, 3.0]), tf.constant(1, tf.int64)),
+    lambda f64: tf.sparse_reduce_max_sparse(_sp([1.0, 2.0, 3.0]), tf.constant(1.0)),
+])
+def test_a_tensor_of_another_type_is_a_type_error(build):
+    with pytest.raises(TypeError, match="does not match"):
+        build(tf.constant([1.0, 2.0, 3.0], tf.float64))
+
+
+def test_dense_matmul_takes_b_as_it_is(sess):
+    # b is converted without a dtype (TF's wrapper): a list of floats is float32
+    sp = _sp([1.0, 2.0, 3.0])
+    b = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]
+    dense = np.zeros([3, 4], np.float32)
+    dense[0, 0], dense[1, 2], dense[2, 3] = 1, 2, 3
+    np.testing.assert_allclose(sess.run(tf.sparse_tensor_dense_matmul(sp, b)),
+                               dense @ np.array(b, np.float32))
+
+
+def test_dense_matmul_and_add_gradients():
+    rng = np.random.RandomState(3)
+    v0, b0 = rng.randn(3), rng.randn(4, 2)
+    v, b = tf.constant(v0), tf.constant(b0)
+    sp = _sp(v)
+    y = tf.sparse_tensor_dense_matmul(sp, b)
+    assert compute_gradient_error([v, b], [[3], [4, 2]], y, [3, 2],
+                                  x_init_value=[v0, b0]) < 1e-8
+    d0 = rng.randn(3, 4)
+    d = tf.constant(d0)
+    z = tf.sparse_add(sp, d)
+    assert compute_gradient_error([v, d], [[3], [3, 4]], z, [3, 4],
+                                  x_init_value=[v0, d0]) < 1e-8
+    r = tf.sparse_reduce_sum(sp, [1])
+    assert compute_gradient_error(v, [3], r, [3], x_init_value=v0) < 1e-8

@@ -143,3 +143,17 @@ def test_from_dense(sess):
     np.testing.assert_array_equal(v.values, [1, 2])
     np.testing.assert_array_equal(v.dense_shape, [2, 2])
     np.testing.assert_array_equal(sess.run(tf.sparse.to_dense(sp)), [[0, 1], [2, 0]])
+
+
+def test_default_value_of_another_dtype_is_a_type_error(sess):
+    with pytest.raises(TypeError, match="does not match"):
+        tf.sparse_to_dense([[0]], [2], tf.constant([1.0]),
+                           default_value=tf.constant(0.0, tf.float64))
+    sp = tf.SparseTensor([[0]], [1.0], [2])
+    with pytest.raises(TypeError, match="does not match"):
+        tf.sparse_tensor_to_dense(sp, default_value=tf.constant(0.0, tf.float64))
+    # Python values are converted to the values' type
+    assert sess.run(tf.sparse_to_dense([[0]], [2], [1.5], default_value=2)).tolist() == \
+        [1.5, 2.0]
+    assert sess.run(tf.sparse_tensor_to_dense(sp, default_value=tf.constant(7.0))).tolist() \
+        == [1.0, 7.0]

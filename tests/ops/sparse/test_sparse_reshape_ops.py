@@ -106,3 +106,33 @@ def test_reset_shape(sess):
     p = tf.placeholder(tf.int64, [2])
     with pytest.raises(tf.errors.InvalidArgumentError):
         sess.run(tf.sparse.reset_shape(_a(), p), {p: [1, 5]})
+
+
+def test_reshape_shape_arguments_as_tf(sess):
+    # TF casts the new shape to int64; two -1s with a known shape fail at build time
+    r = tf.sparse.reshape(_a(), tf.constant([3, 2]))
+    np.testing.assert_array_equal(_dense(sess.run(r)), _dense(sess.run(_a())).reshape(3, 2))
+    assert r.shape.as_list() == [3, 2]
+    with pytest.raises(ValueError, match="At most one dimension can be inferred"):
+        tf.sparse_reshape(_a(), [-1, -1])
+    with pytest.raises(TypeError, match="integer"):
+        tf.sparse_reshape(_a(), tf.constant([3.0, 2.0]))
+    unknown = tf.sparse_placeholder(tf.float32)  # unknown shape: checked at run time
+    out = tf.sparse_reshape(unknown, [-1, -1])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="only one output dimension"):
+        sess.run(out, {unknown: tf.SparseTensorValue(_I, _V, [2, 3])})
+
+
+def test_concat_of_mixed_dtypes_is_a_type_error():
+    b = tf.SparseTensor(_I, tf.constant(_V, tf.float64), [2, 3])
+    with pytest.raises(TypeError):
+        tf.sparse_concat(1, [_a(), b])
+
+
+def test_transpose_and_reset_shape_take_any_integer_type(sess):
+    t = tf.sparse_transpose(_a(), tf.constant([1, 0], tf.int64))
+    np.testing.assert_array_equal(_dense(sess.run(t)), _dense(sess.run(_a())).T)
+    with pytest.raises(TypeError):
+        tf.sparse_transpose(_a(), tf.constant([1.0, 0.0]))
+    grown = tf.sparse_reset_shape(_a(), tf.constant([4, 5], tf.int32))
+    assert sess.run(grown).dense_shape.tolist() == [4, 5]

@@ -91,3 +91,21 @@ def test_eye(sess):
     assert v.indices.tolist() == [[0, 0], [1, 1]] and v.values.tolist() == [1, 1]
     assert v.dense_shape.tolist() == [2, 3]
     assert sess.run(tf.sparse.eye(3)).values.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_fill_empty_rows_indicator_length_is_known(sess):
+    # one indicator per row of a constant dense shape (TF's shape function)
+    sp = tf.SparseTensor([[1, 0], [3, 2]], [1.0, 2.0], [5, 3])
+    out, empty = tf.sparse_fill_empty_rows(sp, -1.0)
+    assert empty.shape.as_list() == [5]
+    assert sess.run(empty).tolist() == [True, False, True, False, True]
+    unknown = tf.sparse_placeholder(tf.float32, shape=[None, 3])
+    assert tf.sparse_fill_empty_rows(unknown, 0.0)[1].shape.as_list() == [None]
+
+
+def test_retain_takes_a_numeric_mask(sess):
+    # as TF's where(): nonzero entries count as True
+    sp = tf.SparseTensor([[0, 0], [0, 2], [1, 1]], [1.0, 2.0, 3.0], [2, 3])
+    for mask in ([1, 0, 2], tf.constant([1.0, 0.0, -1.0])):
+        out = sess.run(tf.sparse_retain(sp, mask))
+        assert out.indices.tolist() == [[0, 0], [1, 1]] and out.values.tolist() == [1.0, 3.0]

@@ -274,16 +274,12 @@ def sparse_add(a, b, threshold=None, thresh=None):
             if t.dtype != real:
                 from tensorweave.ops.math.math_ops import cast
                 t = cast(t, real)
-            op = apply_op("SparseAdd", _triple(a) + [b.indices,
-                                                     convert_to_tensor(b.values,
-                                                                       dtype=a.dtype),
-                                                     b.dense_shape, t])
+            op = apply_op("SparseAdd", _triple(a) + [b.indices, b.values, b.dense_shape, t])
             return _su.make_sparse(op.outputs[0], op.outputs[1], op.outputs[2], a.shape)
     if isinstance(b, sparse_classes):
         a, b = b, a
     a = _su.to_sparse(a)
-    dense = convert_to_tensor(b, dtype=a.dtype)
-    return apply_op("SparseTensorDenseAdd", _triple(a) + [dense],
+    return apply_op("SparseTensorDenseAdd", _triple(a) + [b],
                     name="SparseTensorDenseAdd").outputs[0]
 
 
@@ -442,7 +438,7 @@ def _reduce_builder(op_type: str, sparse_out: bool, sp_input, axis, keepdims, re
             from tensorweave.ops.math import math_ops
             axes = math_ops.range(array_ops.size(sp.dense_shape, out_type=_dt.int32))
     else:
-        axes = convert_to_tensor(axis, dtype=_dt.int32)
+        axes = axis  # int32, as TF's op: another type is the op's TypeError
     op = apply_op(op_type, _triple(sp) + [axes], {"keep_dims": keepdims}, name=op_type)
     if not sparse_out:
         return op.outputs[0]
@@ -530,9 +526,8 @@ kernel("SparseSparseMinimum")(_sparse_min_max_kernel(np.minimum))
 def _min_max_builder(op_type, sp_a, sp_b, name):
     a, b = _su.to_sparse(sp_a), _su.to_sparse(sp_b)
     with name_scope(name, op_type, [a.indices, a.values, b.indices, b.values]) as scope:
-        op = apply_op(op_type, _triple(a) + [b.indices,
-                                             convert_to_tensor(b.values, dtype=a.dtype),
-                                             b.dense_shape], name=scope)
+        op = apply_op(op_type, _triple(a) + [b.indices, b.values, b.dense_shape],
+                      name=scope)
         return _su.make_sparse(op.outputs[0], op.outputs[1], a.dense_shape, a.shape)
 
 
@@ -739,7 +734,7 @@ def sparse_tensor_dense_matmul(sp_a, b, adjoint_a: bool = False, adjoint_b: bool
     """
     sp = _su.to_sparse(sp_a)
     with name_scope(name, "SparseTensorDenseMatMul", [sp.indices, sp.values, b]) as scope:
-        b = convert_to_tensor(b, name="b", dtype=sp.dtype)
+        b = convert_to_tensor(b, name="b")  # as TF: another dtype is the op's TypeError
         return apply_op("SparseTensorDenseMatMul", _triple(sp) + [b],
                         {"adjoint_a": bool(adjoint_a), "adjoint_b": bool(adjoint_b)},
                         name=scope).outputs[0]

@@ -11,7 +11,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework import tensor_util
 from tensorweave.framework.api_export import tf_export
-from tensorweave.framework.graph import name_scope
+from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
@@ -116,9 +116,7 @@ def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0
       InvalidArgumentError (at run time): bad indices or value shapes.
     """
     values = convert_to_tensor(sparse_values, name="sparse_values")
-    return apply_op("SparseToDense", [sparse_indices, output_shape, values,
-                                      convert_to_tensor(default_value, dtype=values.dtype,
-                                                        name="default_value")],
+    return apply_op("SparseToDense", [sparse_indices, output_shape, values, default_value],
                     {"validate_indices": bool(validate_indices)},
                     name=name or "SparseToDense").outputs[0]
 
@@ -145,7 +143,8 @@ def sparse_tensor_to_dense(sp_input, default_value=None, validate_indices: bool 
     if default_value is None:
         default_value = b"" if sp_input.dtype is _dt.string else \
             np.zeros((), dtype=sp_input.dtype.as_numpy_dtype)
-    default = convert_to_tensor(default_value, dtype=sp_input.dtype, name="default_value") \
+    default = default_value if isinstance(default_value, Tensor) else \
+        convert_to_tensor(default_value, dtype=sp_input.dtype, name="default_value") \
         if not isinstance(default_value, np.ndarray) else \
         convert_to_tensor(default_value.astype(sp_input.dtype.as_numpy_dtype),
                           name="default_value")

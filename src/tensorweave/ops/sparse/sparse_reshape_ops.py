@@ -9,7 +9,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import tensor_util
 from tensorweave.framework.api_export import tf_export
-from tensorweave.framework.graph import name_scope
+from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel, \
     not_differentiable, register_op
@@ -109,11 +109,15 @@ def sparse_reshape(sp_input, shape, name: Optional[str] = None) -> SparseTensor:
     """
     sp = _su.to_sparse(sp_input)
     with name_scope(name, "SparseReshape", [sp]) as scope:
-        shape = convert_to_tensor(shape, dtype=_dt.int64, name="shape")
+        shape = _int64_shape(shape, "shape")
         op = apply_op("SparseReshape", [sp.indices, sp.dense_shape, shape], name=scope)
         static = tensor_util.constant_value_as_shape(shape)
         old = sp.shape
         if static.ndims is not None and old.is_fully_defined():
+            given = tensor_util.constant_value(shape)
+            if given is not None and int((np.asarray(given) == -1).sum()) > 1:
+                raise ValueError("At most one dimension can be inferred (-1). Found: %s"
+                                 % np.asarray(given))
             dims = static.as_list()
             total = int(np.prod(old.as_list(), dtype=np.int64))
             if dims.count(None) == 1:
@@ -127,6 +131,15 @@ def sparse_reshape(sp_input, shape, name: Optional[str] = None) -> SparseTensor:
                                  "elements)" % (total, dims, int(np.prod(dims))))
             static = TensorShape(dims)
         return _su.make_sparse(op.outputs[0], sp.values, op.outputs[1], static)
+
+
+def _int64_shape(value, name: str) -> Tensor:
+    """A shape argument as int64, any integer type cast (as TF's wrappers cast it)."""
+    from tensorweave.ops.math import math_ops
+    t = convert_to_tensor(value, name=name)
+    if not t.dtype.is_integer:
+        raise TypeError("%s must be an integer tensor, got %s" % (name, t.dtype.name))
+    return t if t.dtype == _dt.int64 else math_ops.cast(t, _dt.int64)
 
 
 # --- SparseSlice, SparseSliceGrad ---------------------------------------------------------
@@ -395,7 +408,7 @@ def sparse_concat(axis, sp_inputs, name: Optional[str] = None,
             onehot[axis_n] = 1
             mask = convert_to_tensor(onehot)
             shapes = [s * mask + biggest * (1 - mask) for s in shapes]
-        values = [convert_to_tensor(s.values, dtype=sps[0].dtype) for s in sps]
+        values = [s.values for s in sps]  # one dtype: another is the op's TypeError
         op = apply_op("SparseConcat", [[s.indices for s in sps], values, shapes],
                       {"concat_dim": int(axis)}, name=scope)
         static = None
@@ -441,7 +454,8 @@ def sparse_transpose(sp_input, perm=None, name: Optional[str] = None) -> SparseT
             else:
                 r = array_ops.size(sp.dense_shape, out_type=_dt.int32)
                 perm = math_ops.range(r - 1, -1, -1)
-        perm_t = convert_to_tensor(perm, dtype=_dt.int32, name="perm")
+        # any index type gather takes (TF gathers with perm as given)
+        perm_t = convert_to_tensor(perm, name="perm")
         indices = gather(sp.indices, perm_t, axis=1)
         shape = gather(sp.dense_shape, perm_t)
         static = None
@@ -513,7 +527,7 @@ def sparse_reset_shape(sp_input, new_shape=None) -> SparseTensor:
         # no entries at all: every dimension is 0
         shape = maximum(tight, convert_to_tensor(np.int64(0)))
         return _su.make_sparse(identity(sp.indices), sp.values, shape)
-    new_shape = convert_to_tensor(new_shape, dtype=_dt.int64, name="new_shape")
+    new_shape = _int64_shape(new_shape, "new_shape")
     new_shape.shape.assert_has_rank(1)
     old_rank, new_rank = sp.shape.ndims, new_shape.shape[0].value
     if old_rank is not None and new_rank is not None and old_rank != new_rank:

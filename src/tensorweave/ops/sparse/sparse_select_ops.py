@@ -7,6 +7,7 @@ from typing import Optional
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import tensor_util
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import name_scope
 from tensorweave.framework.indexed_slices import IndexedSlices
@@ -25,7 +26,10 @@ def _fill_empty_rows_shape(op):
     values.shape.with_rank(1)
     shape.shape.with_rank(1)
     default.shape.with_rank(0)
-    return [TensorShape([None, rank]), TensorShape([None]), TensorShape([None]),
+    # as TF: one indicator per row of the dense shape, when its value is known
+    dense = tensor_util.constant_value_as_shape(shape)
+    rows = dense.dims[0].value if dense.ndims else None
+    return [TensorShape([None, rank]), TensorShape([None]), TensorShape([rows]),
             TensorShape([indices.shape[0]])]
 
 
@@ -105,6 +109,7 @@ def sparse_fill_empty_rows(sp_input, default_value, name: Optional[str] = None):
     """
     sp = _su.to_sparse(sp_input)
     with name_scope(name, "SparseFillEmptyRows", [sp]) as scope:
+        # TF's wrapper converts to the values' dtype first: another dtype is ValueError
         default = convert_to_tensor(default_value, dtype=sp.dtype, name="default_value")
         op = apply_op("SparseFillEmptyRows", [sp.indices, sp.values, sp.dense_shape,
                                               default], name=scope)
@@ -119,7 +124,7 @@ def sparse_retain(sp_input, to_retain) -> SparseTensor:
 
     Args:
       sp_input: a SparseTensor with N entries.
-      to_retain: a bool vector of length N.
+      to_retain: a bool (or numeric: nonzero is True) vector of length N.
 
     Returns:
       A SparseTensor of the same dense shape with the chosen entries, in order.
@@ -131,7 +136,8 @@ def sparse_retain(sp_input, to_retain) -> SparseTensor:
     from tensorweave.ops.indexing.indexing_gather import gather
     from tensorweave.ops.indexing.indexing_select import where
     sp = _su.to_sparse(sp_input)
-    to_retain = convert_to_tensor(to_retain, dtype=_dt.bool)
+    # as TF: any type where() takes; nonzero entries are kept
+    to_retain = convert_to_tensor(to_retain, name="to_retain")
     shape = to_retain.shape
     shape.assert_has_rank(1)
     n = sp.values.shape[0].value
