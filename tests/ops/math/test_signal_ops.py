@@ -105,3 +105,78 @@ def test_frame_step_zero_fails_at_run_time(sess):
     framed = tf.signal.frame(tf.constant([1.0, 2.0, 3.0]), 2, 0)
     with pytest.raises(tf.errors.InvalidArgumentError, match="Integer division by zero"):
         sess.run(framed)
+
+
+def _np_overlap_and_add(frames, step):
+    n, length = frames.shape[-2:]
+    out = np.zeros(frames.shape[:-2] + ((n - 1) * step + length,), frames.dtype)
+    for i in range(n):
+        out[..., i * step:i * step + length] += frames[..., i, :]
+    return out
+
+
+def test_frame_of_unknown_rank(sess):
+    x = _RNG.randn(2, 3, 20).astype(np.float32)
+    ph = tf.placeholder(tf.float32)
+    last = tf.signal.frame(ph, 5, 3)
+    middle = tf.signal.frame(ph, 2, 1, axis=1, pad_end=True, pad_value=-1.0)
+    first = tf.signal.frame(ph, 2, 1, axis=-3)
+    assert last.shape.ndims is None
+    got = sess.run([last, middle, first], {ph: x})
+    np.testing.assert_array_equal(got[0], _np_frame(x, 5, 3))
+    want = np.moveaxis(_np_frame(np.moveaxis(x, 1, -1), 2, 1, True, -1.0), [-2, -1], [1, 2])
+    np.testing.assert_array_equal(got[1], want)
+    want = np.moveaxis(_np_frame(np.moveaxis(x, 0, -1), 2, 1), [-2, -1], [0, 1])
+    np.testing.assert_array_equal(got[2], want)
+
+
+def test_frame_gradient_is_dense():
+    # TF's frame is a gather of reshaped subframes: the gradient of a signal is a dense
+    # Tensor whatever axis is framed (not IndexedSlices)
+    x0 = _RNG.randn(12)
+    x = tf.constant(x0)
+    framed = tf.signal.frame(x, 4, 3)
+    grad = tf.gradients(tf.reduce_sum(framed * framed), x)[0]
+    assert isinstance(grad, tf.Tensor) and grad.shape.as_list() == [12]
+    with tf.Session() as s:
+        counts = np.zeros(12)
+        for i in range(3):
+            counts[i * 3:i * 3 + 4] += 1
+        np.testing.assert_allclose(s.run(grad), 2 * x0 * counts)
+    assert compute_gradient_error(x, [12], framed, [3, 4], x_init_value=x0) < 1e-8
+    y0 = _RNG.randn(7, 2)
+    y = tf.constant(y0)
+    framed = tf.signal.frame(y, 3, 2, axis=0, pad_end=True)
+    assert compute_gradient_error(y, [7, 2], framed, framed.shape.as_list(),
+                                  x_init_value=y0) < 1e-8
+
+
+def test_overlap_and_add_unknown_rank_and_tensor_step(sess):
+    x = _RNG.randn(2, 3, 4, 6).astype(np.float32)
+    ph = tf.placeholder(tf.float32)
+    step = tf.placeholder(tf.int32, [])
+    by_tensor = tf.signal.overlap_and_add(ph, step)
+    by_constant = tf.signal.overlap_and_add(tf.constant(x), tf.constant(2))
+    assert by_tensor.shape.ndims is None
+    assert by_constant.shape.as_list() == [2, 3, 12]
+    for s in (1, 2, 6):
+        np.testing.assert_allclose(sess.run(by_tensor, {ph: x, step: s}),
+                                   _np_overlap_and_add(x, s), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(sess.run(by_constant), _np_overlap_and_add(x, 2), atol=1e-6)
+    known_rank = tf.signal.overlap_and_add(tf.placeholder_with_default(x, [2, 3, None, None]),
+                                           step)
+    assert known_rank.shape.as_list() == [2, 3, None]
+    with pytest.raises(ValueError, match="frame_step must be an integer"):
+        tf.signal.overlap_and_add(x, tf.constant(2.0))
+    with pytest.raises(ValueError, match="rank 0"):
+        tf.signal.overlap_and_add(x, tf.constant([2]))
+
+
+def test_overlap_and_add_gradient():
+    x0 = _RNG.randn(2, 4, 5)
+    x = tf.constant(x0)
+    y = tf.signal.overlap_and_add(x, 2)
+    assert compute_gradient_error(x, [2, 4, 5], y, [2, 11], x_init_value=x0) < 1e-8
+    empty = tf.signal.overlap_and_add(tf.zeros([0, 3]), 2)  # no frames: length - step
+    with tf.Session() as s:
+        np.testing.assert_array_equal(s.run(empty), [0.0])

@@ -57,7 +57,7 @@ def frame(signal, frame_length, frame_step, pad_end: bool = False, pad_value=0,
     every `frame_step` samples.
 
     Args:
-      signal: a Tensor of rank >= 1.
+      signal: a Tensor of rank >= 1 (the rank may be unknown).
       frame_length: an int (or int32 scalar), the samples per frame.
       frame_step: an int (or int32 scalar), the hop between frame starts.
       pad_end: pad the end with `pad_value` so the last samples start frames too.
@@ -71,29 +71,84 @@ def frame(signal, frame_length, frame_step, pad_end: bool = False, pad_value=0,
     Raises:
       ValueError: `signal` is a scalar.
     """
-    from tensorweave.ops.array import array_ops, array_pad_ops
+    from tensorweave.ops.array import array_pad_ops
     from tensorweave.ops.indexing import indexing_gather
     with name_scope(name, "frame", [signal, frame_length, frame_step, pad_value]):
         signal = convert_to_tensor(signal, name="signal")
         rank = signal.shape.ndims
         if rank == 0:
             raise ValueError("Shape must be at least rank 1 but is rank 0")
-        if rank is None:
-            raise ValueError("frame needs a signal of known rank")
-        axis = axis % rank
-        dims = signal.shape.as_list()
-        static_len = signal.shape.dims[axis].value
-        length = static_len if static_len is not None else array_ops.shape(signal)[axis]
+        axis = int(axis)
+        outer, length, inner = _split_at_axis(signal, axis)
         idx, padded = _frame_indices(length, frame_length, frame_step, pad_end)
+        # framed as [outer, length, inner] so that the gather axis is a constant whatever
+        # the rank; its gradient is then dense, as TF's
+        flat = _reshape_dims(signal, [_product(outer), length, _product(inner)])
         if pad_end:
             extra = padded - length  # an int, or a tensor when a size is unknown
             if not isinstance(extra, int) or extra > 0:
-                signal = array_pad_ops.pad(signal, _pad_spec(rank, axis, extra),
-                                           constant_values=pad_value)
-        result = indexing_gather.gather(signal, idx, axis=axis)
-        frames = idx.shape[0] if isinstance(idx, np.ndarray) else None
-        result.set_shape(dims[:axis] + [frames, _static_int(frame_length)] + dims[axis + 1:])
+                flat = array_pad_ops.pad(flat, _pad_spec(3, 1, extra),
+                                         constant_values=pad_value)
+        frames = indexing_gather.gather(flat, idx, axis=1)
+        fl = _static_int(frame_length)
+        num = idx.shape[0] if isinstance(idx, np.ndarray) else None
+        result = _reshape_dims(frames, _concat_dims(
+            outer, [num if num is not None else _dim(idx, 0),
+                    fl if fl is not None else _dim(idx, 1)], inner))
+        if rank is not None:
+            dims = signal.shape.as_list()
+            a = axis % rank
+            result.set_shape(dims[:a] + [num, fl] + dims[a + 1:])
         return result
+
+
+def _dim(t: Tensor, i: int):
+    from tensorweave.ops.array import array_ops
+    return array_ops.shape(t)[i]
+
+
+def _split_at_axis(t: Tensor, axis: int):
+    """(dims before `axis`, the size of `axis`, dims after it): lists of Python ints when
+    the rank is known (a scalar int32 Tensor for an unknown size), else 1-D Tensors."""
+    from tensorweave.ops.array import array_ops
+    rank = t.shape.ndims
+    if rank is not None:
+        a = axis % rank
+        dims = [d if d is not None else array_ops.shape(t)[i]
+                for i, d in enumerate(t.shape.as_list())]
+        return dims[:a], dims[a], dims[a + 1:]
+    shape = array_ops.shape(t)
+    if axis < 0:
+        axis = array_ops.rank(t) + axis
+    return shape[:axis], shape[axis], shape[axis + 1:]
+
+
+def _product(dims):
+    from tensorweave.ops.math import reduction_ops
+    if isinstance(dims, Tensor):
+        return reduction_ops.reduce_prod(dims)
+    out = 1
+    for d in dims:
+        out = out * d
+    return out
+
+
+def _concat_dims(*parts):
+    """The parts of a shape (lists of ints/scalar tensors, or 1-D tensors) as one list,
+    or one 1-D int32 tensor if any part is a tensor of unknown length."""
+    from tensorweave.ops.array import array_join_ops
+    if not any(isinstance(p, Tensor) for p in parts):
+        return [d for p in parts for d in p]
+    return array_join_ops.concat([p if isinstance(p, Tensor) else
+                                  array_join_ops.stack(p) if p else
+                                  np.zeros([0], np.int32) for p in parts], 0)
+
+
+def _reshape_dims(t: Tensor, dims):
+    from tensorweave.ops.array import array_join_ops, array_ops
+    if isinstance(dims, list) and any(isinstance(d, Tensor) for d in dims):
+        dims = array_join_ops.stack(dims)
+    return array_ops.reshape(t, dims)
 
 
 def _pad_spec(rank: int, axis: int, extra):
@@ -326,46 +381,65 @@ def stft(signals, frame_length: int, frame_step: int, fft_length: Optional[int] 
 
 
 @tf_export("signal.overlap_and_add")
-def overlap_and_add(signal, frame_step: int, name: Optional[str] = None) -> Tensor:
+def overlap_and_add(signal, frame_step, name: Optional[str] = None) -> Tensor:
     """Adds overlapping frames back into a signal: the inverse of `frame` up to the
     window's overlap sum.
 
     Args:
-      signal: a Tensor [..., frames, frame_length] of rank >= 2.
-      frame_step: the hop between frame starts (an int <= frame_length).
+      signal: a Tensor [..., frames, frame_length] of rank >= 2 (the rank may be
+        unknown).
+      frame_step: the hop between frame starts: an int or an integer scalar Tensor.
       name: name scope.
 
     Returns:
       A Tensor [..., (frames - 1) * frame_step + frame_length].
 
     Raises:
-      ValueError: rank < 2.
+      ValueError: rank < 2, or a frame_step that is not an integer scalar.
     """
-    from tensorweave.ops.array import array_join_ops, array_ops
+    from tensorweave.ops.array import array_ops
     from tensorweave.ops.math import math_ops, segment_ops
     with name_scope(name, "overlap_and_add", [signal, frame_step]):
         signal = convert_to_tensor(signal, name="signal")
         rank = signal.shape.ndims
         if rank is not None and rank < 2:
             raise ValueError("Shape must be at least rank 2 but is rank %d" % rank)
-        if rank is None:
-            raise ValueError("overlap_and_add needs a signal of known rank")
-        step = int(frame_step)
-        shape = array_ops.shape(signal)
-        frames, length = shape[-2], shape[-1]
+        frame_step = convert_to_tensor(frame_step, name="frame_step")
+        if not frame_step.dtype.is_integer:
+            raise ValueError("frame_step must be an integer. Got %s" % frame_step.dtype)
+        if frame_step.shape.ndims not in (None, 0):
+            raise ValueError("Shape must be rank 0 but is rank %d" % frame_step.shape.ndims)
+        step = _static_int(frame_step)
+        if step is None:
+            step = math_ops.cast(frame_step, _dt.int32)
+        outer, frames, length = _split_at_last_two(signal)
         out_len = (frames - 1) * step + length
         ids = array_ops.reshape(array_ops.reshape(math_ops.range(frames) * step, [-1, 1]) +
                                 array_ops.reshape(math_ops.range(length), [1, -1]), [-1])
-        perm = [rank - 2, rank - 1] + list(range(rank - 2))
-        moved = array_ops.transpose(signal, perm)
-        flat = array_ops.reshape(moved, array_join_ops.concat([[-1], shape[:-2]], 0))
-        summed = segment_ops.unsorted_segment_sum(flat, ids, out_len)
-        back = list(range(1, rank - 1)) + [0]
-        result = array_ops.transpose(summed, back)
-        s = signal.shape.as_list()
-        if s[-2] is not None and s[-1] is not None:
-            result.set_shape(s[:-2] + [(s[-2] - 1) * step + s[-1]])
+        # [outer, frames * length] -> [frames * length, outer]: sum the samples of each
+        # output position, then back to [outer..., out_len]
+        flat = array_ops.transpose(_reshape_dims(signal, [_product(outer), frames * length]))
+        summed = array_ops.transpose(segment_ops.unsorted_segment_sum(flat, ids, out_len))
+        result = _reshape_dims(summed, _concat_dims(outer, [out_len]))
+        if rank is not None:
+            s = signal.shape.as_list()
+            total = (s[-2] - 1) * step + s[-1] \
+                if None not in (s[-2], s[-1]) and isinstance(step, int) else None
+            result.set_shape(s[:-2] + [total])
         return result
+
+
+def _split_at_last_two(t: Tensor):
+    """(the dims before the last two, the second-last size, the last size) as in
+    _split_at_axis."""
+    from tensorweave.ops.array import array_ops
+    rank = t.shape.ndims
+    if rank is not None:
+        dims = [d if d is not None else array_ops.shape(t)[i]
+                for i, d in enumerate(t.shape.as_list())]
+        return dims[:-2], dims[-2], dims[-1]
+    shape = array_ops.shape(t)
+    return shape[:-2], shape[-2], shape[-1]
 
 
 @tf_export("signal.inverse_stft")
