@@ -158,3 +158,90 @@ def test_jpeg_decoding_is_tfs_for_every_dct_method_and_upsampling(sess):
         np.testing.assert_array_equal(got[key], expected[key], err_msg=key)
     assert not np.array_equal(got["default_fancy"], got["INTEGER_ACCURATE_fancy"])
     assert not np.array_equal(got["default_fancy"], got["default_plain"])
+
+
+PNG_EXPECTED = np.load(os.path.join(FIXTURES, "png_expected.npz"))
+
+
+@pytest.mark.parametrize("key", ["rgb16", "smooth16", "rgba16", "ga16", "rgb8"])
+def test_png_decodings_are_tfs(sess, key):
+    # PNGs TF encoded (every row filter type occurs) and TF's decodings of them: 16-bit
+    # color kept exactly, libpng's RGB-to-gray (truncated at 8 bits, rounded at 16),
+    # gray to RGB, alpha dropped or added, 16 to 8 bits by the high byte
+    data = PNG_EXPECTED[key + "_png"].tobytes()
+    pixels = PNG_EXPECTED[key]
+    sixteen = pixels.dtype == np.uint16
+    np.testing.assert_array_equal(
+        sess.run(tf.image.decode_png(data, dtype=tf.uint16 if sixteen else tf.uint8)), pixels)
+    for channels in (0, 1, 3, 4):
+        want = PNG_EXPECTED["%s_c%d_u8" % (key, channels)]
+        got = sess.run(tf.image.decode_png(data, channels=channels))
+        assert got.dtype == np.uint8
+        np.testing.assert_array_equal(got, want, err_msg="%s c%d" % (key, channels))
+        if sixteen:
+            want = PNG_EXPECTED["%s_c%d_u16" % (key, channels)]
+            got = sess.run(tf.image.decode_png(data, channels=channels, dtype=tf.uint16))
+            np.testing.assert_array_equal(got, want, err_msg="%s c%d u16" % (key, channels))
+    np.testing.assert_array_equal(sess.run(tf.image.decode_image(data, dtype=tf.float32)),
+                                  PNG_EXPECTED[key + "_f32"])
+    # other dtypes: decoded as uint16, then converted (TF's most precise path)
+    got = sess.run(tf.image.decode_image(data, dtype=tf.int32))
+    np.testing.assert_array_equal(got, PNG_EXPECTED[key + "_i32"])
+
+
+def test_rgb_to_gray_is_libpngs_fixed_point(sess):
+    # (9797 r + 19234 g + 3737 b) >> 15 for 8-bit samples, plus 16384 before the shift for
+    # 16-bit ones; TF's decoder gets these from libpng
+    for key in ("rgb8", "rgb16"):
+        rgb = PNG_EXPECTED[key].astype(np.int64)
+        half = 16384 if key == "rgb16" else 0
+        want = (9797 * rgb[..., 0] + 19234 * rgb[..., 1] + 3737 * rgb[..., 2] + half) >> 15
+        dtype = tf.uint16 if key == "rgb16" else tf.uint8
+        got = sess.run(tf.image.decode_png(PNG_EXPECTED[key + "_png"].tobytes(), channels=1,
+                                           dtype=dtype))
+        np.testing.assert_array_equal(got[..., 0], want)
+
+
+def test_sixteen_bit_color_png_round_trip(sess):
+    rng = np.random.RandomState(1)
+    for channels in (2, 3, 4):
+        pixels = rng.randint(0, 65536, [5, 6, channels]).astype(np.uint16)
+        for level in (-1, 0, 9):
+            data = sess.run(tf.image.encode_png(pixels, compression=level))
+            back = sess.run(tf.image.decode_png(data, dtype=tf.uint16))
+            assert back.dtype == np.uint16
+            np.testing.assert_array_equal(back, pixels)
+
+
+def test_decode_channels_two_is_refused(sess):
+    # TF's decoders take 0, 1, 3 or 4 channels (a gray + alpha PNG still decodes to 2
+    # channels with channels=0)
+    for decode in (tf.image.decode_png, tf.image.decode_jpeg, tf.image.decode_image):
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="`channels` must be 0, 1, 3 or 4 but got 2"):
+            sess.run(decode(_read("rgb.png"), channels=2))
+    ga = sess.run(tf.image.decode_png(PNG_EXPECTED["ga16_png"].tobytes(), dtype=tf.uint16))
+    np.testing.assert_array_equal(ga, PNG_EXPECTED["ga16"])
+
+
+def test_encode_png_of_one_image_is_a_string_scalar(sess):
+    encoded = tf.image.encode_png(IMAGE)
+    length = tf.strings.length(encoded)
+    head = tf.strings.substr(encoded, 0, 8)
+    n, h = sess.run([length, head])
+    assert n > 8 and h == b"\x89PNG\r\n\x1a\n"
+
+
+def test_encode_png_of_an_empty_image(sess):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="has no pixels"):
+        sess.run(tf.image.encode_png(np.zeros([0, 2, 3], np.uint8)))
+
+
+def test_decode_image_to_float_rounds_as_tf(sess):
+    # TF reads a PNG as 16-bit for floats (v * 257 * float32(1 / 65535)); the other
+    # formats are scaled from 8 bits (v * float32(1 / 255))
+    png = sess.run(tf.image.decode_image(_read("rgb.png"), dtype=tf.float32))
+    np.testing.assert_array_equal(
+        png, (IMAGE.astype(np.float32) * 257) * np.float32(1.0 / 65535))
+    bmp = sess.run(tf.image.decode_image(_read("rgb.bmp"), dtype=tf.float32))
+    np.testing.assert_array_equal(bmp, IMAGE.astype(np.float32) * np.float32(1.0 / 255))

@@ -176,6 +176,15 @@ def test_adjust_gamma(sess):
         sess.run(tf.image.adjust_gamma(RGB, gamma), {gamma: -1.0})
 
 
+def test_adjust_gamma_checks_a_constant_tensor_when_it_runs(sess):
+    # TF's _assert makes an Assert op of any Tensor condition, constant or not
+    out = tf.image.adjust_gamma(RGB, tf.constant(-1.0))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Gamma should be"):
+        sess.run(out)
+    np.testing.assert_allclose(sess.run(tf.image.adjust_gamma(RGB, tf.constant(2.0))),
+                               RGB ** 2, rtol=1e-5)
+
+
 def test_rgb_to_grayscale_of_unknown_rank(sess):
     ph = tf.placeholder(tf.float32)
     gray = tf.image.rgb_to_grayscale(ph)

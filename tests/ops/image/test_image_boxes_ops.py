@@ -261,3 +261,80 @@ def test_sample_distorted_bounding_box_is_seeded():
             with tf.Session() as s:
                 return [s.run(out[1]).tolist() for _ in range(3)]
     assert run() == run()
+
+
+def test_non_max_suppression_v1_and_v2(sess):
+    # the ops of older graphs: no score threshold; V1 has the IoU threshold as an attr
+    v1 = tf.raw_ops.NonMaxSuppression(boxes=_BOXES, scores=_SCORES, max_output_size=12,
+                                      iou_threshold=0.4)
+    v2 = tf.raw_ops.NonMaxSuppressionV2(boxes=_BOXES, scores=_SCORES, max_output_size=12,
+                                        iou_threshold=np.float32(0.4))
+    half = tf.raw_ops.NonMaxSuppressionV2(boxes=_BOXES.astype(np.float16),
+                                          scores=_SCORES.astype(np.float16),
+                                          max_output_size=40, iou_threshold=np.float16(1.0))
+    assert v1.dtype == tf.int32 and v1.shape.as_list() == [None]
+    got1, got2, all_half = sess.run([v1, v2, half])
+    want = _reference_nms(_BOXES, _SCORES, 12, 0.4)
+    assert got1.tolist() == want and got2.tolist() == want
+    assert sorted(all_half.tolist()) == list(range(_N))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="iou_threshold must be in"):
+        sess.run(tf.raw_ops.NonMaxSuppression(boxes=_BOXES, scores=_SCORES,
+                                              max_output_size=3, iou_threshold=1.5))
+    with pytest.raises(ValueError, match="Dimensions must be equal"):
+        tf.raw_ops.NonMaxSuppressionV2(boxes=_BOXES, scores=_SCORES[:3], max_output_size=3,
+                                       iou_threshold=0.5)
+
+
+def test_sample_distorted_bounding_box_shape_checks():
+    # TF's shape function: image_size [3], bounding_boxes [batch, N, 4], a scalar coverage
+    with pytest.raises(ValueError, match="Dimension must be 3 but is 2"):
+        tf.image.sample_distorted_bounding_box([50, 60], [[[0.0, 0.0, 1.0, 1.0]]], seed=1)
+    with pytest.raises(ValueError, match="Shape must be rank 3 but is rank 2"):
+        tf.image.sample_distorted_bounding_box([50, 60, 3], [[0.0, 0.0, 1.0, 1.0]], seed=1)
+    with pytest.raises(ValueError, match="Dimension must be 4 but is 3"):
+        tf.image.sample_distorted_bounding_box([50, 60, 3], [[[0.0, 0.0, 1.0]]], seed=1)
+    size = tf.placeholder(tf.int32, [None])
+    out = tf.image.sample_distorted_bounding_box(size, tf.zeros([1, 1, 4]), seed=1)
+    assert out.begin.shape.as_list() == [3]
+
+
+def test_sample_distorted_bounding_box_ranges(sess):
+    box = [[[0.0, 0.0, 1.0, 1.0]]]
+    # a decreasing aspect ratio range is a range all the same (TF draws low + (high -
+    # low) * u); an area range no crop can meet gives the whole image
+    out = tf.image.sample_distorted_bounding_box([200, 200, 3], box, seed=3,
+                                                 aspect_ratio_range=(2.0, 1.5),
+                                                 area_range=(0.2, 0.6))
+    for _ in range(20):
+        size = sess.run(out.size)
+        assert size[2] == -1
+        if size[0] != 200:
+            assert 1.5 - 0.02 <= size[1] / size[0] <= 2.0 + 0.02
+    whole = tf.image.sample_distorted_bounding_box([50, 60, 3], box, seed=3,
+                                                   area_range=(0.5, 0.2))
+    assert sess.run(whole.size).tolist() == [50, 60, -1]
+    for kwargs, message in [({"aspect_ratio_range": (0.0, 1.0)}, "Aspect ratio range must"),
+                            ({"aspect_ratio_range": (-1.0, 2.0)}, "Aspect ratio range must"),
+                            ({"area_range": (0.0, 1.0)}, "Area range must be positive"),
+                            ({"area_range": (0.5, 1.5)}, "less than or equal to 1")]:
+        bad = tf.image.sample_distorted_bounding_box([50, 60, 3], box, seed=3, **kwargs)
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+            sess.run(bad.begin)
+
+
+def test_sample_distorted_bounding_box_ignores_the_graph_seed():
+    # TF1's wrapper passes seed and seed2 to the op as they are: the graph seed alone
+    # leaves the op nondeterministic, an op seed alone makes it deterministic
+    def draws(**seeds):
+        with tf.Graph().as_default() as g:
+            g.seed = 5
+            out = tf.image.sample_distorted_bounding_box(
+                [400, 400, 3], [[[0.0, 0.0, 1.0, 1.0]]], min_object_covered=0.0,
+                area_range=(0.01, 1.0), **seeds)
+            assert out.begin.op.get_attr("seed") == seeds.get("seed", 0)
+            assert out.begin.op.get_attr("seed2") == seeds.get("seed2", 0)
+            with tf.Session() as s:
+                return [s.run(out.begin).tolist() for _ in range(5)]
+    assert draws(seed=2) == draws(seed=2)
+    assert draws(seed2=9) == draws(seed2=9)
+    assert draws() != draws()

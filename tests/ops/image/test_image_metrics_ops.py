@@ -127,3 +127,51 @@ def test_ssim_multiscale_matches_tensorflow(sess):
     np.testing.assert_allclose(got[0], [0.9553699, 0.9524891], rtol=2e-5)
     np.testing.assert_allclose(got[1], [0.94685745, 0.94615966], rtol=2e-5)
     np.testing.assert_allclose(got[2], [1.0, 1.0], rtol=1e-5)
+
+
+def test_ssim_broadcasts_the_batch(sess):
+    # each image keeps its own batch dimensions; the SSIM terms broadcast (as TF)
+    s = tf.image.ssim(tf.constant(_A), tf.constant(_B[:1]), 1.0)
+    t = tf.image.ssim(tf.constant(_A[:1]), tf.constant(_B), 1.0)
+    assert s.shape.as_list() == [2] and t.shape.as_list() == [2]
+    ref = _ssim_reference(_A, np.broadcast_to(_B[:1], _A.shape), 1.0).mean(axis=(1, 2, 3))
+    np.testing.assert_allclose(sess.run(s), ref, atol=1e-5)
+    ref = _ssim_reference(np.broadcast_to(_A[:1], _B.shape), _B, 1.0).mean(axis=(1, 2, 3))
+    np.testing.assert_allclose(sess.run(t), ref, atol=1e-5)
+    # the static shape comes from the known image when the other is unknown
+    ph = tf.placeholder(tf.float32, [None, None, None, 3])
+    u = tf.image.ssim(ph, tf.constant(_B), 1.0)
+    assert u.shape.as_list() == [2]
+    np.testing.assert_allclose(sess.run(u, {ph: _A}), _ssim_reference(_A, _B, 1.0).mean(
+        axis=(1, 2, 3)), atol=1e-5)
+
+
+def test_ssim_gradient():
+    x0 = _A[:, :12, :12, :1].astype(np.float64)
+    x = tf.constant(x0)
+    y = tf.image.ssim(x, tf.constant(_B[:1, :12, :12, :1].astype(np.float64)), 1.0,
+                      filter_size=5, filter_sigma=1.0)
+    # the SSIM arithmetic is float32, as TF's
+    assert compute_gradient_error(x, list(x0.shape), y, [2], x_init_value=x0,
+                                  delta=1e-3) < 2e-3
+
+
+def test_ssim_multiscale_broadcasts_the_batch(sess):
+    """TensorFlow 2.21's values: the first image against each of a batch."""
+    rs = np.random.RandomState(0)
+    a = rs.rand(2, 181, 177, 3).astype(np.float32)
+    b = np.clip(a + rs.normal(0, 0.1, a.shape), 0, 1).astype(np.float32)
+    default = tf.image.ssim_multiscale(a, b[:1], 1.0)
+    custom = tf.image.ssim_multiscale(b[:1], a, 1.0, power_factors=(0.5, 0.5), filter_size=7)
+    assert default.shape.as_list() == [2] and custom.shape.as_list() == [2]
+    got = sess.run([default, custom])
+    np.testing.assert_allclose(got[0], [0.9553699, 0.07633731], rtol=2e-5, atol=1e-5)
+    np.testing.assert_allclose(got[1], [0.94685745, 0.01026198], rtol=2e-5, atol=1e-5)
+
+
+def test_ssim_multiscale_checks_every_scale(sess):
+    # 16 x 16 halves to 8, 4, 2, 1: the second scale is already smaller than the window
+    out = tf.image.ssim_multiscale(tf.constant(_A[:, :16, :14]), tf.constant(_B[:, :16, :14]),
+                                   1.0)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="at least filter_size"):
+        sess.run(out)

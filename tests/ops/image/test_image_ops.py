@@ -198,3 +198,54 @@ def test_unknown_rank_flips_follow_the_fed_rank(sess):
     np.testing.assert_array_equal(sess.run(rotated, {ph: IMG}), np.rot90(IMG, 1, (1, 2)))
     with pytest.raises(tf.errors.InvalidArgumentError):
         sess.run(tf.image.transpose_image(ph), {ph: IMG[0]})
+
+
+def _central_start(size, fraction):
+    """TF's start of the central crop along one dimension of unknown size: the fraction
+    is a float32 tensor when the float64 arithmetic sees it."""
+    f = float(np.float32(fraction))
+    return int((size - size * f) / 2)
+
+
+def test_central_crop_of_unknown_sizes_rounds_the_fraction_as_tf(sess):
+    ph = tf.placeholder(tf.float32, [None, None, 3])
+    for fraction in (0.6, 0.5, 0.33, 0.9):
+        h0, w0 = _central_start(5, fraction), _central_start(6, fraction)
+        out = sess.run(tf.image.central_crop(ph, fraction), {ph: IMG[0]})
+        np.testing.assert_array_equal(out, IMG[0, h0:5 - h0, w0:6 - w0])
+    # 0.6 is 0.6000000238 as float32: 5 - 5 * f < 2, so nothing is cut from the height,
+    # while a static height is cut by int((5 - 3.0) / 2) = 1 on each side
+    assert sess.run(tf.image.central_crop(ph, 0.6), {ph: IMG[0]}).shape == (5, 4, 3)
+    assert tf.image.central_crop(IMG[0], 0.6).shape.as_list() == [3, 4, 3]
+
+
+def test_central_crop_with_a_tensor_fraction(sess):
+    fraction = tf.placeholder(tf.float32, [])
+    out = tf.image.central_crop(IMG, fraction)
+    assert out.shape.as_list() == [2, None, None, 3]
+    got = sess.run(out, {fraction: 0.5})
+    h0, w0 = _central_start(5, 0.5), _central_start(6, 0.5)
+    np.testing.assert_array_equal(got, IMG[:, h0:5 - h0, w0:6 - w0])
+    for bad in (0.0, 1.5):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="central_fraction"):
+            sess.run(out, {fraction: bad})
+    # a constant tensor is known at build time
+    assert tf.image.central_crop(IMG, tf.constant(0.5)).shape.as_list() == [2, 3, 4, 3]
+    with pytest.raises(ValueError, match="central_fraction"):
+        tf.image.central_crop(IMG, tf.constant(2.0))
+
+
+def test_checks_of_tensor_arguments_run_with_the_graph(sess):
+    # as TF's _assert: a Python value is checked now, a Tensor (even a constant) when
+    # the op runs
+    with pytest.raises(ValueError, match="offset_height must be >= 0"):
+        tf.image.crop_to_bounding_box(IMG, -1, 0, 2, 2)
+    crop = tf.image.crop_to_bounding_box(IMG, tf.constant(-1), 0, 2, 2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="offset_height must be >= 0"):
+        sess.run(crop)
+    crop = tf.image.crop_to_bounding_box(IMG, tf.constant(4), 0, 2, 2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="height must be >= target"):
+        sess.run(crop)
+    np.testing.assert_array_equal(
+        sess.run(tf.image.crop_to_bounding_box(IMG, tf.constant(1), 2, 3, 2)),
+        IMG[:, 1:4, 2:4])

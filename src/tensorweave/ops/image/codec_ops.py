@@ -2,11 +2,12 @@
 EncodeJpeg, EncodePng (part of the image family).
 
 As TF 2's kernels do, every decoder reads any of the formats (the format is taken from
-the data, not the op). Channel conversions follow TF: RGB to gray with TF's integer
-weights (libjpeg's own luma for JPEG), 8-bit to 16-bit by multiplying by 257, 16-bit to
-8-bit by dropping the low byte. Pillow is imported inside the kernels, so importing
-tensorweave does not load it. JPEG pixels come from Pillow's libjpeg and can differ by a
-few levels from TF's build of libjpeg-turbo.
+the data, not the op). Channel conversions follow TF: RGB to gray with libpng's
+fixed-point weights (libjpeg's own luma for JPEG), 8-bit to 16-bit by multiplying by 257,
+16-bit to 8-bit by dropping the low byte. Pillow is imported inside the kernels, so
+importing tensorweave does not load it; 16-bit color PNGs, which Pillow reads and writes
+as 8-bit only, go through png16_codec. JPEG pixels come from Pillow's libjpeg and can
+differ by a few levels from TF's build of libjpeg-turbo.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape, with_rank
+from tensorweave.ops.image import png16_codec
 
 _UNKNOWN_FORMAT = "Unknown image file format. One of JPEG, PNG, GIF, BMP required."
 _SIGNATURES = ((b"\xff\xd8\xff", "JPEG"), (b"\x89PNG\r\n\x1a\n", "PNG"), (b"GIF87a", "GIF"),
@@ -48,9 +50,12 @@ def _format_of(data: bytes) -> Optional[str]:
 
 
 def _gray(pixels: np.ndarray) -> np.ndarray:
-    """TF's RGB to gray for PNG/BMP/GIF: (299 r + 587 g + 114 b) / 1000, truncated."""
+    """TF's RGB to gray, libpng's png_do_rgb_to_gray with TF's weights 0.299 and 0.587 in
+    15-bit fixed point (9797, 19234 and 32768 - 9797 - 19234 for blue): truncated for
+    8-bit samples, rounded for 16-bit ones."""
     rgb = pixels[..., :3].astype(np.int64)
-    gray = (299 * rgb[..., 0] + 587 * rgb[..., 1] + 114 * rgb[..., 2]) // 1000
+    half = 16384 if pixels.dtype == np.uint16 else 0
+    gray = (9797 * rgb[..., 0] + 19234 * rgb[..., 1] + 3737 * rgb[..., 2] + half) >> 15
     return gray.astype(pixels.dtype)[..., None]
 
 
@@ -66,8 +71,6 @@ def _to_channels(pixels: np.ndarray, channels: int) -> np.ndarray:
     gray = _gray(pixels) if have >= 3 else pixels[..., :1]
     if channels == 1:
         return gray
-    if channels == 2:
-        return np.concatenate([gray, alpha], axis=-1)
     if channels == 3:
         return color
     return np.concatenate([color, alpha], axis=-1)
@@ -142,8 +145,8 @@ def _pillow_frames(ctx, data: bytes, fmt: str, channels: int, ratio: int, animat
 def _decode(ctx, data: bytes, channels: int, dtype: np.dtype, animations: bool,
             ratio: int = 1, still_gifs_only: bool = False, dct_method: str = "",
             fancy_upscaling: bool = True) -> np.ndarray:
-    if channels not in (0, 1, 2, 3, 4):
-        raise _invalid(ctx, "channels must be 0, 1, 2, 3 or 4, got %d" % channels)
+    if channels not in (0, 1, 3, 4):
+        raise _invalid(ctx, "`channels` must be 0, 1, 3 or 4 but got %d" % channels)
     fmt = _format_of(data)
     if fmt is None:
         raise _invalid(ctx, _UNKNOWN_FORMAT)
@@ -151,8 +154,14 @@ def _decode(ctx, data: bytes, channels: int, dtype: np.dtype, animations: bool,
         raise _invalid(ctx, "`channels` must be 0, 3 or 4 for BMP, but got %d" % channels)
     if fmt == "GIF" and channels not in (0, 3):
         raise _invalid(ctx, "`channels` must be 0 or 3 for GIF, but got %d" % channels)
-    pixels = _jpeg_pixels(ctx, data, channels, ratio, dct_method, fancy_upscaling) \
-        if fmt == "JPEG" else None
+    pixels = None
+    if fmt == "JPEG":
+        pixels = _jpeg_pixels(ctx, data, channels, ratio, dct_method, fancy_upscaling)
+    elif fmt == "PNG" and png16_codec.is_16bit_color(data):
+        try:
+            pixels = png16_codec.decode(data)
+        except png16_codec.PngError as e:
+            raise _invalid(ctx, "Invalid PNG data: %s" % e) from None
     frames = [pixels] if pixels is not None else \
         _pillow_frames(ctx, data, fmt, channels, ratio, animations, still_gifs_only)
     out = []
@@ -166,6 +175,9 @@ def _decode(ctx, data: bytes, channels: int, dtype: np.dtype, animations: bool,
         elif dtype == np.uint8 and pixels.dtype == np.uint16:
             pixels = (pixels >> 8).astype(np.uint8)
         elif dtype == np.float32:
+            if fmt == "PNG":  # TF reads a PNG as 16-bit for floats: v * 257 / 65535
+                pixels = pixels.astype(np.uint16) * np.uint16(257) \
+                    if pixels.dtype == np.uint8 else pixels
             scale = np.float32(1.0 / np.iinfo(pixels.dtype).max)
             pixels = pixels.astype(np.float32) * scale
         out.append(np.ascontiguousarray(pixels))
@@ -283,7 +295,7 @@ def _each_image(image: np.ndarray, encode) -> np.ndarray:
     out = np.empty(len(flat), dtype=object)
     for i, one in enumerate(flat):
         out[i] = encode(one)
-    return out.reshape(lead) if lead else out[0]
+    return out.reshape(lead)  # a 0-d object array for one image
 
 
 @kernel("EncodePng")
@@ -298,13 +310,14 @@ def _encode_png_kernel(ctx, image):
     level = ctx.attrs["compression"]
     if not -1 <= level <= 9:
         raise _invalid(ctx, "compression should be in [-1,9], got %d" % level)
-    if image.dtype == np.uint16 and channels != 1:
-        raise errors.UnimplementedError(
-            None, ctx.op, "encode_png of uint16 images is supported for 1 channel only "
-            "(Pillow writes no 16-bit color PNG); got %d channels" % channels)
+    if 0 in image.shape[-3:-1]:
+        raise _invalid(ctx, "EncodePng: an image of shape [%s] has no pixels: a PNG is at "
+                       "least 1 pixel high and wide" % ",".join(map(str, image.shape)))
     mode = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}[channels]
 
     def encode(one):
+        if one.dtype == np.uint16 and channels > 1:
+            return png16_codec.encode(one, level)
         buf = io.BytesIO()
         if one.dtype == np.uint16:
             picture = Image.fromarray(np.ascontiguousarray(one[..., 0], dtype=np.uint16))
@@ -442,7 +455,7 @@ def decode_image(contents, channels=None, dtype=_dt.uint8, name: Optional[str] =
 
     Args:
       contents: a scalar string Tensor, the encoded image.
-      channels: None/0 (as stored) or 1, 2, 3, 4.
+      channels: None/0 (as stored) or 1, 3, 4.
       dtype: the result type; integer and float images are scaled as
         convert_image_dtype does.
       name: name scope.
@@ -455,7 +468,8 @@ def decode_image(contents, channels=None, dtype=_dt.uint8, name: Optional[str] =
     dtype = _dt.as_dtype(dtype)
     with _graph.name_scope(name, "decode_image", [contents]):
         contents = convert_to_tensor(contents, dtype=_dt.string, name="contents")
-        native = dtype if dtype in (_dt.uint8, _dt.uint16, _dt.float32) else _dt.uint8
+        # as TF: other types are decoded as uint16 (the most precision) and converted
+        native = dtype if dtype in (_dt.uint8, _dt.uint16, _dt.float32) else _dt.uint16
         image = apply_op("DecodeImage", [contents],
                          {"channels": int(channels or 0), "dtype": native,
                           "expand_animations": bool(expand_animations)},

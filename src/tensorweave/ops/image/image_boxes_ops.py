@@ -112,14 +112,30 @@ def draw_bounding_boxes(images, boxes, name: Optional[str] = None, colors=None) 
 # --- SampleDistortedBoundingBoxV2 -----------------------------------------------------------
 _SIZE_TYPES = (_dt.uint8, _dt.int8, _dt.int16, _dt.int32, _dt.int64)
 
+
+def _check_dim(shape: TensorShape, axis: int, size: int) -> None:
+    dim = shape.dims[axis].value
+    if dim is not None and dim != size:
+        raise ValueError("Dimension must be %d but is %d" % (size, dim))
+
+
+def _sample_distorted_shape(op):
+    """TF's checks: image_size [3], bounding_boxes [batch, N, 4], a scalar coverage."""
+    image_size = with_rank(op.inputs[0].shape, 1)
+    boxes = with_rank(op.inputs[1].shape, 3)
+    with_rank(op.inputs[2].shape, 0)
+    _check_dim(image_size, 0, 3)
+    _check_dim(boxes, 2, 4)
+    return [TensorShape([3]), TensorShape([3]), TensorShape([1, 1, 4])]
+
+
 register_op("SampleDistortedBoundingBoxV2",
             inputs=["image_size: T", "bounding_boxes: float", "min_object_covered: float"],
             outputs=["begin: T", "size: T", "bboxes: float"],
             attrs={"T": TypeAttr(_SIZE_TYPES), "seed": 0, "seed2": 0,
                    "aspect_ratio_range": [0.75, 1.33], "area_range": [0.05, 1.0],
                    "max_attempts": 100, "use_image_if_no_bounding_boxes": False},
-            shape=lambda op: [TensorShape([3]), TensorShape([3]), TensorShape([1, 1, 4])],
-            stateful=True)
+            shape=_sample_distorted_shape, stateful=True)
 not_differentiable("SampleDistortedBoundingBoxV2")
 
 
@@ -127,7 +143,8 @@ def _random_crops(gen, n: int, height: int, width: int, ratio_range, area_range)
     """`n` candidate crops (y, x, h, w) and whether each is valid: an aspect ratio and an
     area drawn uniformly, the height rounded and the offset drawn uniformly."""
     total = float(height * width)
-    ratio = gen.uniform(ratio_range[0], ratio_range[1], n)
+    # drawn as TF does, low + (high - low) * u, so a decreasing range works too
+    ratio = ratio_range[0] + (ratio_range[1] - ratio_range[0]) * gen.random(n)
     min_area, max_area = area_range[0] * total, area_range[1] * total
     lo = np.rint(np.sqrt(min_area / ratio))
     hi = np.rint(np.sqrt(max_area / ratio))
@@ -170,13 +187,25 @@ def _sample_distorted_kernel(ctx, image_size, bounding_boxes, min_object_covered
     if covered < 0:
         raise errors.InvalidArgumentError(None, ctx.op, "min_object_covered must be "
                                           "non-negative: %s" % covered)
+    # TF's checks: positive ranges and areas at most 1; a decreasing range is allowed
+    # (ratios are then drawn from [max, min]; an area range no crop can meet gives the
+    # whole image)
     ratio_range, area_range = a["aspect_ratio_range"], a["area_range"]
-    if not (len(ratio_range) == 2 and 0 < ratio_range[0] <= ratio_range[1]):
-        raise errors.InvalidArgumentError(None, ctx.op, "aspect_ratio_range must be 2 "
-                                          "positive increasing values")
-    if not (len(area_range) == 2 and 0 < area_range[0] <= area_range[1] <= 1):
-        raise errors.InvalidArgumentError(None, ctx.op, "area_range must be 2 values in "
-                                          "(0, 1], increasing")
+    if len(ratio_range) != 2:
+        raise errors.InvalidArgumentError(None, ctx.op, "Aspect ratio range field must "
+                                          "specify 2 dimensions")
+    if not (ratio_range[0] > 0 and ratio_range[1] > 0):
+        raise errors.InvalidArgumentError(None, ctx.op, "Aspect ratio range must be "
+                                          "positive: [%g, %g]" % tuple(ratio_range))
+    if len(area_range) != 2:
+        raise errors.InvalidArgumentError(None, ctx.op, "Area range field must specify 2 "
+                                          "dimensions")
+    if not (area_range[0] > 0 and area_range[1] > 0):
+        raise errors.InvalidArgumentError(None, ctx.op, "Area range must be positive: "
+                                          "[%g, %g]" % tuple(area_range))
+    if not (area_range[0] <= 1 and area_range[1] <= 1):
+        raise errors.InvalidArgumentError(None, ctx.op, "Area range must be less than or "
+                                          "equal to 1.0: [%g, %g]" % tuple(area_range))
     if not boxes.size:
         if not a["use_image_if_no_bounding_boxes"]:
             raise errors.InvalidArgumentError(
@@ -230,7 +259,8 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, seed2=N
       image_size: an integer Tensor [height, width, channels].
       bounding_boxes: a float32 Tensor [batch, N, 4] of normalized [y_min, x_min, y_max,
         x_max] boxes.
-      seed, seed2: the random seeds (TF1 rules with the graph seed).
+      seed, seed2: the op's seeds, as TF1 passes them (the graph seed is not used;
+        with neither, each session draws differently).
       min_object_covered: the fraction of some bounding box the crop must contain.
       aspect_ratio_range: [min, max] width/height of the crop (default [0.75, 1.33]).
       area_range: [min, max] fraction of the image the crop covers (default [0.05, 1]).
@@ -243,10 +273,11 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, seed2=N
       [1, 1, 4]): begin and size of the type of `image_size`, bboxes the crop as a
       normalized box.
     """
-    from tensorweave.ops.random import random_ops
     with name_scope(name, "sample_distorted_bounding_box"):
-        s1, s2 = random_ops.get_seed(seed)
-        attrs = {"seed": s1 or 0, "seed2": int(seed2) if seed2 is not None else (s2 or 0)}
+        # TF1's wrapper passes both seeds to the op as they are: the graph seed is not
+        # used, so with neither seed the op is nondeterministic even under
+        # tf.set_random_seed
+        attrs = {"seed": int(seed or 0), "seed2": int(seed2 or 0)}
         if aspect_ratio_range is not None:
             attrs["aspect_ratio_range"] = [float(v) for v in aspect_ratio_range]
         if area_range is not None:

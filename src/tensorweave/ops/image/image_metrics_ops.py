@@ -16,6 +16,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.api_export import export, tf_export
 from tensorweave.framework.graph import Tensor, control_dependencies, name_scope
 from tensorweave.framework.op_builder import convert_to_tensor
+from tensorweave.framework.shapes import broadcast_shapes
 from tensorweave.ops.image import color_ops, image_ops
 
 export(image_ops.resize_image_with_crop_or_pad, "image.resize_with_crop_or_pad")
@@ -163,16 +164,35 @@ def _check_window_fits(x, filter_size: int) -> None:
                 "[%d,%d,%s,1]." % (filter_size, dim, x.shape, filter_size, filter_size, depth))
 
 
+def _window_fits(x, y, filter_size: int):
+    """`x` after run-time checks (TF's) that both images are at least filter_size high
+    and wide."""
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.control_flow import structure
+    from tensorweave.ops.debug import debug_ops
+    from tensorweave.ops.math import math_binary, reduction_ops
+    checks = []
+    for t in (x, y):
+        shape = array_ops.shape(t)
+        fits = reduction_ops.reduce_all(math_binary.greater_equal(shape[-3:-1], filter_size))
+        checks.append(debug_ops.Assert(fits, [
+            "The images must be at least filter_size (%d) high and wide: " % filter_size,
+            shape]))
+    with control_dependencies(checks):
+        return structure.identity(x)
+
+
 def _ssim_maps(x, y, max_val, filter_size, filter_sigma, k1, k2):
     """(luminance * contrast-structure map, contrast-structure map), per channel, each
-    over the VALID positions of the Gaussian window."""
+    over the VALID positions of the Gaussian window. The batch dimensions of x and y
+    broadcast."""
     from tensorweave.ops.array import array_join_ops, array_ops
     from tensorweave.ops.nn import depthwise_ops
-    shape = array_ops.shape(x)
-    channels = shape[-1]
-    kernel = _gaussian_kernel(filter_size, filter_sigma, channels)
+    x = _window_fits(x, y, filter_size)
+    kernel = _gaussian_kernel(filter_size, filter_sigma, array_ops.shape(x)[-1])
 
     def window_mean(t):
+        shape = array_ops.shape(t)
         flat = array_ops.reshape(t, array_join_ops.concat([[-1], shape[-3:]], 0))
         out = depthwise_ops.depthwise_conv2d(flat, kernel, [1, 1, 1, 1], "VALID")
         return array_ops.reshape(out, array_join_ops.concat(
@@ -210,20 +230,14 @@ def ssim(img1, img2, max_val, filter_size: int = 11, filter_sigma: float = 1.5,
       ValueError: the shapes are incompatible.
       InvalidArgumentError: at run time, an image smaller than the window.
     """
-    from tensorweave.ops.array import array_ops
     from tensorweave.ops.control_flow import structure
-    from tensorweave.ops.debug import debug_ops
-    from tensorweave.ops.math import math_binary, reduction_ops
+    from tensorweave.ops.math import reduction_ops
     with name_scope(None, "SSIM", [img1, img2]):
         x, y, max_val, checks = _as_float_images(img1, img2, max_val)
         _check_window_fits(x, filter_size)
-        size_ok = reduction_ops.reduce_all(math_binary.greater_equal(
-            array_ops.shape(x)[-3:-1], filter_size))
-        checks = checks + [debug_ops.Assert(size_ok, [
-            "The images must be at least filter_size (%d) high and wide: " % filter_size,
-            array_ops.shape(x)])]
-        with control_dependencies(checks):
-            x = structure.identity(x)
+        if checks:
+            with control_dependencies(checks):
+                x = structure.identity(x)
         index_map, _ = _ssim_maps(x, y, max_val, filter_size, filter_sigma, k1, k2)
         if return_index_map:
             return reduction_ops.reduce_mean(index_map, [-1])
@@ -292,24 +306,26 @@ def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_s
     with name_scope(None, "MS-SSIM", [img1, img2]):
         x, y, max_val, checks = _as_float_images(img1, img2, max_val)
         with control_dependencies(checks):
-            shape = array_ops.shape(x)
-        heads, tails = shape[:-3], shape[-3:]
+            shapes = [array_ops.shape(x), array_ops.shape(y)]
+        # each image keeps its own batch dimensions (they broadcast in the SSIM terms)
+        heads = [shape[:-3] for shape in shapes]
+        tails = [shape[-3:] for shape in shapes]
         imgs = [x, y]
         terms = []
         for k in range(len(power_factors)):
             with name_scope(None, "Scale%d" % k, imgs):
                 if k > 0:
-                    flat = [array_ops.reshape(t, array_join_ops.concat([[-1], tails], 0))
-                            for t in imgs]
-                    odd = math_binary.floormod(tails, [2, 2, 1])
+                    flat = [array_ops.reshape(t, array_join_ops.concat([[-1], tail], 0))
+                            for t, tail in zip(imgs, tails)]
+                    odd = math_binary.floormod(tails[0], [2, 2, 1])
                     pads = array_pad_ops.pad(array_ops.stack(
                         [array_ops.zeros_like(odd), odd], axis=-1), [[1, 0], [0, 0]])
                     halved = [pooling_ops.avg_pool(
                         array_pad_ops.pad(t, pads, mode="SYMMETRIC"), [1, 2, 2, 1],
                         [1, 2, 2, 1], "VALID") for t in flat]
-                    tails = array_ops.shape(halved[0])[1:]
-                    imgs = [array_ops.reshape(t, array_join_ops.concat([heads, tails], 0))
-                            for t in halved]
+                    tails = [array_ops.shape(t)[1:] for t in halved]
+                    imgs = [array_ops.reshape(t, array_join_ops.concat([head, tail], 0))
+                            for t, head, tail in zip(halved, heads, tails)]
                 ssim_map, cs_map = _ssim_maps(imgs[0], imgs[1], max_val, filter_size,
                                               filter_sigma, k1, k2)
                 terms.append(nn_ops.relu(reduction_ops.reduce_mean(cs_map, [-3, -2])))
@@ -318,6 +334,6 @@ def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_s
         per_channel = reduction_ops.reduce_prod(
             math_binary.pow(scales, math_ops.cast(list(power_factors), scales.dtype)), [-1])
         result = reduction_ops.reduce_mean(per_channel, [-1])
-        if x.shape.ndims is not None:
-            result.set_shape(x.shape[:-3])
+        if x.shape.ndims is not None and y.shape.ndims is not None:
+            result.set_shape(broadcast_shapes(x.shape[:-3], y.shape[:-3]))
         return result

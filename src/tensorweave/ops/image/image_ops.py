@@ -48,15 +48,11 @@ def static_value(x):
 
 
 def assert_that(condition, message: str, error=ValueError) -> List:
-    """Raises `error(message)` now if `condition` is known to be False at build time; if
-    it is only known at run time, returns an Assert op (run it before the result)."""
+    """Raises `error(message)` now if `condition` is a Python value that is False; for a
+    Tensor condition returns an Assert op (run it before the result). As TF's `_assert`,
+    a Tensor is checked at run time even when its value is a constant."""
     if not isinstance(condition, Tensor):
         if not condition:
-            raise error(message)
-        return []
-    known = tensor_util.constant_value(condition)
-    if known is not None:
-        if not bool(known):
             raise error(message)
         return []
     from tensorweave.ops.debug.debug_ops import Assert
@@ -246,25 +242,35 @@ def resize_image_with_crop_or_pad(image, target_height, target_width) -> Tensor:
 
 
 @tf_export("image.central_crop")
-def central_crop(image, central_fraction: float) -> Tensor:
+def central_crop(image, central_fraction) -> Tensor:
     """The central part of `image`, `central_fraction` of its height and width.
 
     Args:
       image: a 3-D or 4-D image Tensor.
-      central_fraction: a float in (0, 1].
+      central_fraction: a float in (0, 1], or a float scalar Tensor.
 
     Returns:
       The cropped image(s).
 
     Raises:
-      ValueError: `central_fraction` out of (0, 1], or a bad rank.
+      ValueError: `central_fraction` known to be out of (0, 1], or a bad rank.
     """
+    from tensorweave.ops.math import math_ops
     with _graph.name_scope(None, "central_crop", [image]):
         image = convert_to_tensor(image, name="image")
-        if central_fraction <= 0.0 or central_fraction > 1.0:
-            raise ValueError("central_fraction must be within (0, 1]")
-        if central_fraction == 1.0:
-            return image
+        fraction = tensor_util.constant_value(central_fraction) \
+            if isinstance(central_fraction, Tensor) else central_fraction
+        if fraction is not None:
+            fraction = float(fraction)
+            if fraction <= 0.0 or fraction > 1.0:
+                raise ValueError("central_fraction must be within (0, 1]")
+            if fraction == 1.0:
+                return image
+        else:
+            in_range = math_binary.logical_and(math_binary.greater(central_fraction, 0.0),
+                                               math_binary.less_equal(central_fraction, 1.0))
+            image = with_asserts(assert_that(in_range, "central_fraction must be within "
+                                             "(0, 1]"), image)
         check_image(image)
         rank = image.shape.ndims
         if rank not in (3, 4):
@@ -272,21 +278,24 @@ def central_crop(image, central_fraction: float) -> Tensor:
                              "Had rank = %s." % rank)
         batch, single = _as_batch(image)
         _, height, width, depth = image_dims(batch, 4)
-        starts, sizes = [], []
+        starts, sizes, static_sizes = [], [], []
         for dim in (height, width):
-            if isinstance(dim, Tensor):
-                from tensorweave.ops.math import math_ops
+            if isinstance(dim, Tensor) or fraction is None:
+                # as TF: a Python fraction becomes a float32 tensor before the float64
+                # arithmetic, so 0.6 is 0.6000000238 here (and not in the static case)
                 as_float = math_ops.cast(dim, _dt.float64)
-                start = math_ops.cast((as_float - as_float * central_fraction) / 2,
-                                      _dt.int32)
+                scaled = as_float * math_ops.cast(convert_to_tensor(central_fraction),
+                                                  _dt.float64)
+                start = math_ops.cast((as_float - scaled) / 2, _dt.int32)
             else:
-                start = int((float(dim) - float(dim) * central_fraction) / 2)
+                start = int((float(dim) - float(dim) * fraction) / 2)
+            size = _sub(dim, _add(start, start))
             starts.append(start)
-            sizes.append(_sub(dim, _add(start, start)))
+            sizes.append(size)
+            static_sizes.append(size if isinstance(size, int) else None)
         cropped = indexing_ops.slice(batch, array_ops.stack([0, starts[0], starts[1], 0]),
                                      array_ops.stack([-1, sizes[0], sizes[1], -1]))
-        cropped.set_shape([batch.shape[0].value, static_value(sizes[0]),
-                           static_value(sizes[1]), batch.shape[3].value])
+        cropped.set_shape([batch.shape[0].value] + static_sizes + [batch.shape[3].value])
         return _unbatch(cropped, single)
 
 

@@ -1,5 +1,6 @@
-"""Non-max suppression: NonMaxSuppressionV3/V4/V5, NonMaxSuppressionWithOverlaps, the
-batched padded form and CombinedNonMaxSuppression.
+"""Non-max suppression: NonMaxSuppression (V1, V2: no score threshold; in graphs from
+older TF), NonMaxSuppressionV3/V4/V5, NonMaxSuppressionWithOverlaps, the batched padded
+form and CombinedNonMaxSuppression.
 
 Boxes are [y1, x1, y2, x2] with either pair of corners first. Non-max suppression is
 TF's greedy algorithm: candidates scoring above `score_threshold` are visited by
@@ -142,6 +143,17 @@ def _nms_padded_shapes(op, n_outputs: int) -> list:
     return [selected] * (n_outputs - 1) + [TensorShape([])]
 
 
+register_op("NonMaxSuppression",
+            inputs=["boxes: float", "scores: float", "max_output_size: int32"],
+            outputs=["selected_indices: int32"], attrs={"iou_threshold": 0.5},
+            shape=_nms_shape)
+register_op("NonMaxSuppressionV2",
+            inputs=["boxes: T", "scores: T", "max_output_size: int32",
+                    "iou_threshold: T_threshold"],
+            outputs=["selected_indices: int32"],
+            attrs={"T": TypeAttr(_BOX_TYPES, default=_dt.float32),
+                   "T_threshold": TypeAttr(_BOX_TYPES, default=_dt.float32)},
+            shape=_nms_shape)
 register_op("NonMaxSuppressionV3",
             inputs=["boxes: T", "scores: T", "max_output_size: int32",
                     "iou_threshold: T_threshold", "score_threshold: T_threshold"],
@@ -181,8 +193,8 @@ register_op("NonMaxSuppressionWithOverlaps",
                     "overlap_threshold: float", "score_threshold: float"],
             outputs=["selected_indices: int32"], shape=_overlaps_shape)
 
-for _t in ("NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5",
-           "NonMaxSuppressionWithOverlaps"):
+for _t in ("NonMaxSuppression", "NonMaxSuppressionV2", "NonMaxSuppressionV3",
+           "NonMaxSuppressionV4", "NonMaxSuppressionV5", "NonMaxSuppressionWithOverlaps"):
     not_differentiable(_t)
 
 
@@ -190,6 +202,17 @@ def _pad(values: np.ndarray, length: int, dtype) -> np.ndarray:
     out = np.zeros([length], dtype=dtype)
     out[:len(values)] = values
     return out
+
+
+@kernel("NonMaxSuppression")
+def _nms_v1_kernel(ctx, boxes, scores, max_output_size):
+    return _nms_v3_kernel(ctx, boxes, scores, max_output_size, ctx.attrs["iou_threshold"],
+                          -np.inf)
+
+
+@kernel("NonMaxSuppressionV2")
+def _nms_v2_kernel(ctx, boxes, scores, max_output_size, iou_threshold):
+    return _nms_v3_kernel(ctx, boxes, scores, max_output_size, iou_threshold, -np.inf)
 
 
 @kernel("NonMaxSuppressionV3")
