@@ -37,6 +37,12 @@ learning phase, helpers).
   callbacks.py                tf.keras.callbacks: History, EarlyStopping, CSVLogger,
                               ModelCheckpoint, ...
   utils.py                    tf.keras.utils: to_categorical, normalize, get_source_inputs
+  data_utils.py               tf.keras.utils.get_file: downloads cached under ~/.keras,
+                              hash checks, tar/zip extraction
+  applications/               tf.keras.applications: VGG16/19, ResNet50/101/152 and V2,
+                              MobileNet, MobileNetV2, InceptionV3, Xception, DenseNet
+                              121/169/201 with Keras' layer names and weights files,
+                              preprocess_input, decode_predictions
   preprocessing/              tf.keras.preprocessing.sequence.pad_sequences (also
                               tf.keras.utils.pad_sequences); preprocessing.text:
                               Tokenizer, one_hot, hashing_trick, ...; preprocessing.image:
@@ -62,6 +68,7 @@ from tensorweave.keras import layers, models, optimizers, utils  # noqa: F401
 from tensorweave.keras import callbacks, metrics, metrics_confusion  # noqa: F401
 from tensorweave.keras import backend_math, backend_nn  # noqa: F401
 from tensorweave.keras import preprocessing  # noqa: F401
+from tensorweave.keras import applications, data_utils  # noqa: F401
 from tensorweave.keras.engine.input_layer import Input  # noqa: F401
 from tensorweave.keras.engine.sequential import Sequential  # noqa: F401
 from tensorweave.keras.engine.training import Model  # noqa: F401

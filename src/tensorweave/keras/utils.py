@@ -1,8 +1,8 @@
 """`tf.keras.utils`: the NumPy helpers TF1-era input code uses (`to_categorical`,
 `normalize`), the custom objects of deserialization (serialization.py), and `Sequence`,
 the base class of batch sources for `fit` (training_generator.py); `load_img`,
-`img_to_array`, `array_to_img` and `save_img` come from preprocessing/image_files.py. The
-rest of the namespace (plotting, file downloads) is not provided."""
+`img_to_array`, `array_to_img` and `save_img` come from preprocessing/image_files.py,
+`get_file` from data_utils.py. Plotting (plot_model, model_to_dot) is not provided."""
 from __future__ import annotations
 
 from typing import Optional
