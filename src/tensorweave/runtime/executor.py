@@ -117,10 +117,12 @@ class StepState:
     kernel's `done(exc=...)` promptly, so the step can finish and free its caller.
 
     Invariants: `cancel` runs every registered callback exactly once, outside the lock;
-    a callback added after cancellation runs at once.
+    a callback added after cancellation runs at once. `at_end` callbacks (what a kernel
+    holds for the rest of the step, as a mutex lock) run exactly once, when the step
+    ends (`end`, called by whoever registered the step), or at once if it has ended.
     """
 
-    __slots__ = ("_lock", "_callbacks", "_next", "cancelled", "deadline")
+    __slots__ = ("_lock", "_callbacks", "_next", "cancelled", "deadline", "_at_end")
 
     def __init__(self, deadline: Optional[float] = None):
         self._lock = threading.Lock()
@@ -128,6 +130,25 @@ class StepState:
         self._next = 0
         self.cancelled: Optional[errors.OpError] = None
         self.deadline = deadline  # time.monotonic() value, or None
+        self._at_end: Optional[list] = None  # None: none registered; () once ended
+
+    def at_end(self, fn) -> None:
+        """Registers `fn()` to run when the step ends (at once if it has ended)."""
+        with self._lock:
+            if self._at_end != ():
+                if self._at_end is None:
+                    self._at_end = []
+                self._at_end.append(fn)
+                return
+        fn()
+
+    def end(self) -> None:
+        """Ends the step: runs the `at_end` callbacks (executors call this, when
+        `_at_end` is not None, after the step's last kernel finished)."""
+        with self._lock:
+            fns, self._at_end = self._at_end or [], ()
+        for fn in fns:
+            fn()
 
     def add_cancel_callback(self, fn) -> int:
         """Registers `fn(exc)` to run if the step is cancelled; returns a token."""
@@ -193,6 +214,8 @@ class RunEnv:
     def end_step(self, state: StepState) -> None:
         with self._lock:
             self._live.discard(state)
+        if state._at_end is not None:
+            state.end()
 
     def close(self, exc: errors.OpError) -> None:
         """Cancels the running steps with `exc` and refuses new ones; stops the pool."""
@@ -475,6 +498,8 @@ def run_dataflow(plan, feed_values, env: RunEnv, options=None,
     finally:
         with env._lock:
             env._live.discard(state)
+        if state._at_end is not None:
+            state.end()
 
 
 def _run_dataflow(plan, feed_values, pool: "ThreadPool", trace: Optional[StepTrace],

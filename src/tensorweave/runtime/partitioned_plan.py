@@ -168,6 +168,8 @@ class PartitionedPlan(Plan):
         finally:
             with env._lock:
                 env._live.discard(state)
+            if state._at_end is not None:
+                state.end()
         if failures:
             raise self._step_error(failures)
         return [results[k][j] for k, j in self.fetch_map]
