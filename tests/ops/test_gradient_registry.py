@@ -463,6 +463,8 @@ TABLE = {
     "PlaceholderWithDefault": Row(lambda x: tf.placeholder_with_default(x, [2, 3]),
                                   [(2, 3)], type_attr="dtype"),
     "CheckNumerics": Row(lambda x: tf.debugging.check_numerics(x, "bad"), [(2, 3)]),
+    "CheckNumericsV2": Row(lambda x: apply_op("CheckNumericsV2", [x], {"message": "bad"})
+                           .outputs[0], [(2, 3)]),
     "Print": Row(lambda x: tf.Print(x, [x], first_n=1), [(2, 3)]),
     "Reshape": Row(lambda x: tf.reshape(x, [3, 2]), [(2, 3)]),
     "ExpandDims": Row(lambda x: tf.expand_dims(x, 1), [(2, 3)]),

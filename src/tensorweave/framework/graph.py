@@ -474,6 +474,9 @@ class Graph:
         self._attr_scope_map: Dict[str, Any] = {}
         self._building_function = False
         self._container = ""  # resource container of new stateful ops (tf.container)
+        # tf.debugging.enable_check_numerics (ops/debug/check_numerics_callback.py): each
+        # checked output -> its CheckNumericsV2, which new ops take as input instead
+        self._checked_outputs: Optional[Dict[Tensor, Tensor]] = None
 
     # --- ids and versions -------------------------------------------------------------
     def _next_id(self) -> int:
@@ -530,6 +533,9 @@ class Graph:
             if t._op._graph is not self:
                 raise ValueError("Tensor %s must be from the same graph as the op %s being "
                                  "created." % (t.name, name or op_type))
+        if self._checked_outputs is not None:
+            checked = self._checked_outputs
+            inputs = [checked.get(t, t) for t in inputs]
         ctx = self._control_flow_context
         if ctx is not None:
             inputs = ctx.resolve_inputs(inputs)

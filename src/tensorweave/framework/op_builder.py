@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Optional
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import op_callbacks as _op_callbacks
 from tensorweave.framework import registry as _reg
 from tensorweave.framework.graph import Operation, Tensor, _graph_of
 from tensorweave.framework.shapes import Dimension, TensorShape
@@ -269,6 +270,8 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
     # 4. outputs.
     op = g._create_op_raw(op_type, flat, output_dtypes(op_def, attrs), attrs, op_def, name)
     infer_shapes(op)
+    if _op_callbacks._STATE.callbacks:
+        _op_callbacks.invoke(op)
     return op
 
 

@@ -364,6 +364,10 @@ class BaseSession:
                 for element in fetches + targets:
                     self._graph._check_fetchable(element)
                 stamp = self._graph._mutations
+                checked = self._graph._checked_outputs
+                if checked:  # tf.debugging.enable_check_numerics: run the checks
+                    fetches = tuple(checked.get(t, t) for t in fetches)
+                    feeds = tuple(checked.get(t, t) for t in feeds)
                 if self._master is not None:
                     late = []
                     plan = self._master.build_plan(self._graph, fetches, targets, feeds,

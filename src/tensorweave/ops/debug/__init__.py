@@ -3,4 +3,4 @@
 Importing the package registers every op of the family (its modules, in order).
 """
 from tensorweave.ops.debug import (  # noqa: F401
-    debug_ops, check_ops, numerics, shape_asserts)
+    debug_ops, check_ops, numerics, shape_asserts, check_numerics_callback)

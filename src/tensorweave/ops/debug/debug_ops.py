@@ -429,6 +429,37 @@ def check_numerics(tensor, message: str, name: Optional[str] = None) -> Tensor:
                     name=name or "CheckNumerics").outputs[0]
 
 
+# CheckNumericsV2 tells -Inf from +Inf ("... : Tensor had -Inf, +Inf, and NaN values");
+# tf.debugging.enable_check_numerics builds it (check_numerics_callback.py)
+register_op("CheckNumericsV2", inputs=["tensor: T"], outputs=["output: T"],
+            attrs={"T": TypeAttr((_dt.bfloat16, _dt.float16, _dt.float32, _dt.float64)),
+                   "message": REQUIRED},
+            shape=lambda op: op.inputs[0].shape, stateful=True)
+
+
+@kernel("CheckNumericsV2")
+def _check_numerics_v2_kernel(ctx, x):
+    if not np.isfinite(x).all():
+        inf = np.isinf(x)
+        found = [what for what, present in (("-Inf", (inf & (x < 0)).any()),
+                                            ("+Inf", (inf & (x > 0)).any()),
+                                            ("NaN", np.isnan(x).any())) if present]
+        if len(found) == 3:
+            what = "%s, %s, and %s" % tuple(found)
+        else:
+            what = " and ".join(found)
+        raise errors.InvalidArgumentError(None, None, "%s : Tensor had %s values"
+                                          % (ctx.attrs["message"], what))
+    return x
+
+
+@gradient("CheckNumericsV2")
+def _check_numerics_v2_grad(op, grad):
+    return [apply_op("CheckNumericsV2", [grad], {
+        "message": "Not a number (NaN) or infinity (Inf) values detected in gradient. %s"
+                   % op._get_attr("message")}, name="CheckNumericsV2").outputs[0]]
+
+
 @tf_export("verify_tensor_all_finite", "debugging.assert_all_finite")
 def verify_tensor_all_finite(t=None, msg: Optional[str] = None, name: Optional[str] = None,
                              x=None, message: Optional[str] = None) -> Tensor:
