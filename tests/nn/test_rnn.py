@@ -172,6 +172,111 @@ def test_static_bidirectional_rnn(sess, with_lengths):
     np.testing.assert_allclose(got_bw, bw_want, rtol=1e-10)
 
 
+# -- static_state_saving_rnn ----------------------------------------------------------------
+class VariableStateSaver:
+    """A minimal state saver as TF's docstring describes it: `state(name)` reads the
+    saved state, `save_state(name, value)` returns the op that saves a new one; backed
+    by resource variables starting at zero."""
+
+    def __init__(self, sizes, dtype=tf.float64, frozen=False):
+        self.frozen = frozen  # save_state returns a no-op (repeatable runs)
+        self.vars = {name: tf.get_variable("saved_" + name, initializer=tf.zeros([B, n],
+                                                                              dtype),
+                                           use_resource=True, trainable=False)
+                     for name, n in sizes.items()}
+        self.saved = []
+
+    def state(self, name):
+        return self.vars[name].read_value()
+
+    def save_state(self, name, value):
+        self.saved.append(name)
+        if self.frozen:
+            return tf.no_op()
+        return self.vars[name].assign(value).op
+
+
+def test_static_state_saving_rnn_lstm_carries_state_over_segments(sess):
+    # two segments of T steps of one sequence of 2T steps: the second starts from the
+    # state the first saved, as one unrolling over all 2T steps does
+    x = tf.placeholder(tf.float64, [B, T, D])
+    saver = VariableStateSaver({"c": N, "h": N})
+    cell = rnn_cell.BasicLSTMCell(N)
+    outputs, state = tf.nn.static_state_saving_rnn(cell, tf.unstack(x, axis=1), saver,
+                                                   ("c", "h"))
+    assert saver.saved == ["c", "h"] and len(outputs) == T
+    assert isinstance(state, rnn_cell.LSTMStateTuple)
+    assert outputs[-1].op.type == "Identity" and state.h.op.type == "Identity"
+    assert outputs[-1].shape.as_list() == [B, N] and state.c.shape.as_list() == [B, N]
+    assert [v.op.name for v in tf.trainable_variables()] == ["rnn/basic_lstm_cell/kernel",
+                                                            "rnn/basic_lstm_cell/bias"]
+    sess.run(tf.global_variables_initializer())
+    v = randomize(sess)
+    sess.run([var.initializer for var in saver.vars.values()])  # back to zero states
+    rng = np.random.RandomState(7)
+    long_inputs = rng.randn(B, 2 * T, D)
+    want_out, want_state = np_unroll(lstm_step(v, "rnn/basic_lstm_cell/"), long_inputs,
+                                     ZERO_LSTM)
+    got1 = sess.run(outputs, {x: long_inputs[:, :T]})
+    np.testing.assert_allclose(sess.run(saver.vars["c"].read_value()),
+                               np_unroll(lstm_step(v, "rnn/basic_lstm_cell/"),
+                                         long_inputs[:, :T], ZERO_LSTM)[1][0], rtol=1e-10)
+    got2, got_state = sess.run([outputs, state], {x: long_inputs[:, T:]})
+    np.testing.assert_allclose(np.stack(got1 + got2, 1), want_out, rtol=1e-10)
+    np.testing.assert_allclose(got_state.c, want_state[0], rtol=1e-10)
+    np.testing.assert_allclose(got_state.h, want_state[1], rtol=1e-10)
+    np.testing.assert_allclose(sess.run(saver.vars["h"].read_value()), want_state[1],
+                               rtol=1e-10)
+
+
+def test_static_state_saving_rnn_saves_with_last_output_only(sess):
+    saver = VariableStateSaver({"g": N})
+    inputs = [tf.constant(INPUTS[:, t]) for t in range(T)]
+    outputs, state = tf.nn.static_state_saving_rnn(rnn_cell.GRUCell(N), inputs, saver, "g",
+                                                   sequence_length=LENGTHS, scope="enc")
+    assert tf.trainable_variables()[0].op.name == "enc/gru_cell/gates/kernel"
+    sess.run(tf.global_variables_initializer())
+    v = randomize(sess)
+    sess.run(saver.vars["g"].initializer)
+    sess.run(outputs[0])  # the first output does not wait for the saves
+    np.testing.assert_array_equal(sess.run(saver.state("g")), np.zeros((B, N)))
+    want_out, want_state = np_unroll(gru_step(v, "enc/gru_cell/"), INPUTS,
+                                     np.zeros((B, N)), LENGTHS)
+    got = sess.run(outputs[-1])
+    np.testing.assert_allclose(got, want_out[:, -1], rtol=1e-10)
+    np.testing.assert_allclose(sess.run(saver.state("g")), want_state, rtol=1e-10)
+
+
+def test_static_state_saving_rnn_state_name_errors(graph):
+    saver = VariableStateSaver({"c": N, "h": N})
+    inputs = [tf.constant(INPUTS[:, t]) for t in range(T)]
+    with pytest.raises(ValueError, match="should be the same type as `cell.state_size`"):
+        tf.nn.static_state_saving_rnn(rnn_cell.BasicLSTMCell(N), inputs, saver, "c")
+    with pytest.raises(ValueError, match="with 1 elements and cell.state_size"):
+        tf.nn.static_state_saving_rnn(rnn_cell.BasicLSTMCell(N), inputs, saver, ("c",))
+    with pytest.raises(ValueError, match="should be the same type as `cell.state_size`"):
+        tf.nn.static_state_saving_rnn(rnn_cell.GRUCell(N), inputs, saver, ("c",))
+    with pytest.raises(TypeError, match="inputs must be a sequence"):
+        tf.nn.static_state_saving_rnn(rnn_cell.GRUCell(N), None, saver, "c")
+
+
+def test_static_state_saving_rnn_gradient(sess):
+    # the numeric check runs the graph many times: a saver that keeps its state
+    saver = VariableStateSaver({"c": N, "h": N}, frozen=True)
+    x = tf.placeholder(tf.float64, [B, T, D])
+    outputs, state = tf.nn.static_state_saving_rnn(
+        rnn_cell.BasicLSTMCell(N), tf.unstack(x, axis=1), saver, ("c", "h"))
+    loss = tf.reduce_sum(tf.stack(outputs)) + tf.reduce_sum(state.c)
+    sess.run(tf.global_variables_initializer())
+    randomize(sess, scale=0.4)
+    # a saved state that is not zero, so the gradient flows through it as well
+    sess.run(saver.vars["c"].assign(np.full((B, N), 0.3)))
+    err = compute_gradient_error(x, [B, T, D], loss, [], x_init_value=INPUTS[:, :T])
+    assert err < 1e-6
+    c0 = saver.vars["c"]
+    assert tf.gradients(loss, c0.handle) != [None]
+
+
 # -- dynamic_rnn --------------------------------------------------------------------------
 @pytest.mark.parametrize("time_major", [False, True])
 @pytest.mark.parametrize("with_lengths", [False, True])

@@ -160,6 +160,72 @@ def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=Non
         return outputs, state
 
 
+@tf_export("nn.static_state_saving_rnn")
+def static_state_saving_rnn(cell, inputs, state_saver, state_name, sequence_length=None,
+                            scope=None):
+    """A `static_rnn` whose initial state comes from a state saver, to which it saves
+    the final state: time-truncated RNNs over segments of long sequences.
+
+    The state saver is any object with `state(name)`, returning the saved state Tensor
+    of that name, and `save_state(name, value)`, returning an op (or Tensor) that saves
+    `value` (TF1's contrib SequenceQueueingStateSaver is one). The saves run whenever
+    the last output or the final state is computed.
+
+    Args:
+      cell: an RNNCell.
+      inputs: a list of T Tensors [batch, input_size].
+      state_saver: the state saver object.
+      state_name: a string, or, when `cell.state_size` is a tuple, a tuple of strings
+        with its structure: the names of the states in the saver.
+      sequence_length: optional int32/int64 vector [batch] (see `static_rnn`).
+      scope: variable scope (default "rnn").
+
+    Returns:
+      (outputs, state): the list of T outputs and the final state.
+
+    Raises:
+      TypeError: `cell` is not an RNNCell.
+      ValueError: `inputs` is None or empty, or the structure of `state_name` does not
+        match that of `cell.state_size`.
+    """
+    state_size = cell.state_size
+    state_is_tuple = is_sequence(state_size)
+    if state_is_tuple != is_sequence(state_name):
+        raise ValueError("Argument `state_name` should be the same type as "
+                         "`cell.state_size`. Received: state_name=%s, cell.state_size=%s."
+                         % (state_name, state_size))
+    if state_is_tuple:
+        state_name_flat = flatten(state_name)
+        state_size_flat = flatten(state_size)
+        if len(state_name_flat) != len(state_size_flat):
+            raise ValueError("Number of elements in argument `state_name` and "
+                             "`cell.state_size` are mismatched. Received state_name=%s "
+                             "with %d elements and cell.state_size=%s with %d elements."
+                             % (state_name, len(state_name_flat), state_size,
+                                len(state_size_flat)))
+        initial_state = pack_sequence_as(state_size,
+                                         [state_saver.state(s) for s in state_name_flat])
+    else:
+        initial_state = state_saver.state(state_name)
+    outputs, state = static_rnn(cell, inputs, initial_state=initial_state,
+                                sequence_length=sequence_length, scope=scope)
+    if state_is_tuple:
+        flat_state = flatten(state)
+        saves = [state_saver.save_state(n, s) for n, s in zip(flatten(state_name),
+                                                                flat_state)]
+    else:
+        saves = [state_saver.save_state(state_name, state)]
+    with _graph.control_dependencies(saves):
+        last_output = outputs[-1]
+        outputs[-1] = pack_sequence_as(
+            last_output, [structure.identity(o) for o in flatten(last_output)])
+        if state_is_tuple:
+            state = pack_sequence_as(state, [structure.identity(s) for s in flat_state])
+        else:
+            state = structure.identity(state)
+    return outputs, state
+
+
 def _reverse(x, lengths, time_axis):
     """Reverses x along its time axis (0 or 1; the batch is the other one), the first
     `lengths` steps only when given."""
