@@ -261,6 +261,8 @@ class WhileContext(ControlFlowContext):
         self.grad_state = None  # a backward loop's own BackwardLoop record
         # graph ids (lo, hi] of the ops `cond` built: error texts say while/cond for them
         self.cond_ids: Optional[tuple] = None
+        # outer ops without outputs that ops here run after -> a constant built after each
+        self._control_tokens: Dict[Operation, Tensor] = {}
 
     def resolve(self, t: Tensor) -> Tensor:
         state = self.grad_state
@@ -286,6 +288,8 @@ class WhileContext(ControlFlowContext):
     def add_op(self, op: Operation) -> None:
         if op._type in ("Enter",):
             return
+        if op._control_inputs:
+            self._enter_outer_control_inputs(op)
         super().add_op(op)
         # an op whose inputs are all loop invariants would be enabled by them in every
         # iteration the frame starts, the last one (whose predicate is false) included:
@@ -297,6 +301,37 @@ class WhileContext(ControlFlowContext):
                 for t in op._inputs):
             op._control_inputs.append(self.pivot._op)
             self.pivot._op._control_outputs.append(op)
+
+
+    def _enter_outer_control_inputs(self, op: Operation) -> None:
+        """An op of this loop built under an outer `control_dependencies` cannot take
+        the outer ops as control inputs (an input from another frame): as in TF, each
+        becomes an Identity in this loop of the outer op's first output (a loop
+        invariant), which the op waits on in every iteration. An outer op without
+        outputs, which TF drops, is kept: through a constant built after it."""
+        outer_loops, ctx = [None], enclosing_loop(self.outer)
+        while ctx is not None:
+            outer_loops.append(ctx)
+            ctx = enclosing_loop(ctx.outer)
+        external = [c for c in op._control_inputs if while_context_of(c) in outer_loops]
+        if not external:
+            return
+        internal = [c for c in op._control_inputs if c not in external]
+        op._remove_all_control_inputs()
+        op._add_control_inputs(internal)
+        graph = self.graph
+        for c in external:
+            if c._outputs:
+                value = c._outputs[0]
+            else:
+                value = self._control_tokens.get(c)
+                if value is None:
+                    with building_in(graph, c._control_flow_context), \
+                            graph.control_dependencies([c]):
+                        value = convert_to_tensor(0, name="control_dependency")
+                    self._control_tokens[c] = value
+            with graph.control_dependencies(None), building_in(graph, self):
+                op._add_control_input(_identity(value, None)._op)
 
 
 class building_in:
@@ -332,6 +367,27 @@ def enter(t: Tensor, ctx: WhileContext, is_constant: bool, name: str = "Enter") 
     op._control_flow_context = ctx
     ctx.enter_ops.append(op)
     return op._outputs[0]
+
+
+def _outer_control_inputs_to_enters(ctx: WhileContext, flat: List[Tensor]) -> None:
+    """As TF's _FixControlInputsAndContext: the loop variables' Enters take the active
+    outer control dependencies (those built in `ctx`'s outer context, or in a cond
+    between it and the enclosing loop) and count as built under them, so the ops that
+    consume the loop variables need none of their own."""
+    graph = ctx.graph
+    boundary = enclosing_loop(ctx.outer)
+    for t, e in zip(flat, ctx.enters):
+        kept = []
+        for c in graph._current_control_inputs([t]):
+            where = ctx.outer
+            while where is not c._control_flow_context and where is not None and \
+                    where is not boundary:
+                where = where.outer
+            if where is c._control_flow_context:
+                kept.append(c)
+        e._op._add_control_inputs(kept)
+        for block in graph._control_stack:
+            block.seen.add(e._op)
 
 
 # --- cond and case -----------------------------------------------------------------------
@@ -729,6 +785,8 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
             ctx.grad_state, _grad_state.loop = _grad_state, ctx
         g._has_while = True
         ctx.enters = [enter(t, ctx, is_constant=False) for t in flat]
+        if g._control_stack:
+            _outer_control_inputs_to_enters(ctx, flat)
         with ctx:
             ctx.merges = []
             for e, inv in zip(ctx.enters, invariants):
