@@ -320,10 +320,28 @@ def test_einsum_gradients(graph, equation, shapes):
     _check_all([np.random.rand(*s) for s in shapes], lambda *xs: tf.einsum(equation, *xs))
 
 
-def test_einsum_gradient_repeated_label_is_a_clear_error(graph):
-    x = tf.placeholder(tf.float64, [3, 3])
-    with pytest.raises(ValueError, match="repeats a label"):
-        tf.gradients(tf.einsum("ii->", x), x)
+@pytest.mark.parametrize("equation,shapes", [
+    ("ii->", [(3, 3)]),
+    ("ii->i", [(3, 3)]),
+    ("bii->b", [(2, 3, 3)]),
+    ("iii->", [(2, 2, 2)]),
+    ("ii,i->i", [(3, 3), (3,)]),
+    ("ij,jj->i", [(2, 3), (3, 3)]),
+    ("i...i->...i", [(3, 2, 3)]),
+    ("...ii->...i", [(2, 3, 3)]),
+])
+def test_einsum_gradients_with_repeated_labels(graph, equation, shapes):
+    """A repeated label takes a diagonal; its gradient is zero off that diagonal."""
+    _check_all([np.random.rand(*s) for s in shapes], lambda *xs: tf.einsum(equation, *xs))
+
+
+def test_einsum_trace_gradient_values(sess):
+    x = tf.placeholder(tf.float64, [None, None])
+    g_trace = tf.gradients(tf.einsum("ii->", x), x)[0]
+    g_diag = tf.gradients(tf.reduce_sum(tf.einsum("ii->i", x) * [1.0, 2.0, 3.0]), x)[0]
+    feed = {x: np.arange(9.0).reshape(3, 3)}
+    np.testing.assert_array_equal(sess.run(g_trace, feed), np.eye(3))
+    np.testing.assert_array_equal(sess.run(g_diag, feed), np.diag([1.0, 2.0, 3.0]))
 
 
 def test_tensordot_with_ranks_or_axes_known_at_run_time(sess):

@@ -166,21 +166,54 @@ def _einsum_grad(op, grad):
         xs = [math_unary.conj(x) for x in xs]
     result = []
     for i, subs in enumerate(ins):
-        letters = [s for s in subs if s != _ELL]
-        if len(set(letters)) != len(letters):
-            raise ValueError(
-                "The gradient of einsum %r is not supported: operand %d repeats a label "
-                "(%s); take diagonals with tf.linalg.diag_part first"
-                % (op._get_attr("equation"), i, _format(subs)))
+        x, unique = op.inputs[i], tuple(dict.fromkeys(subs))
+        if unique != subs:  # a repeated label takes a diagonal: work on that diagonal
+            x = _einsum(_format(subs) + "->" + _format(unique), [x], None, False)
         others = [j for j in range(len(ins)) if j != i]
         avail = set(out).union(*[set(ins[j]) for j in others]) if others else set(out)
-        kept = [s for s in subs if s in avail]
+        kept = [s for s in unique if s in avail]
         eq = ",".join([_format(out)] + [_format(ins[j]) for j in others]) + "->" + \
             _format(kept)
         g = _einsum(eq, [grad] + [xs[j] for j in others], None, check_broadcast=False) \
             if (others or kept != list(out)) else grad
-        result.append(_restore_operand_shape(g, kept, subs, op.inputs[i], op))
+        g = _restore_operand_shape(g, kept, unique, x, op)
+        result.append(g if unique == subs else _embed_diagonal(g, x, unique, subs))
     return result
+
+
+def _embed_diagonal(g: Tensor, x_diag: Tensor, unique, subs) -> Tensor:
+    """The gradient of an operand labelled `subs` (with repeated labels) from the gradient
+    `g` of its diagonal `x_diag` (labelled `unique`): `g` on the diagonal, 0 elsewhere.
+    Each repeat of a label becomes a fresh label tied to the first by an identity matrix."""
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.linalg import matrix_ops
+    free = iter(c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                if c not in subs)
+    seen, out_subs, eyes, eye_subs = set(), [], [], []
+    for s in subs:
+        if s == _ELL or s not in seen:
+            seen.add(s)
+            out_subs.append(s)
+            continue
+        fresh = next(free)
+        out_subs.append(fresh)
+        axis = _axis_of(unique, s, x_diag)
+        size = x_diag.shape[axis].value
+        if size is None:
+            size = array_ops.shape(x_diag)[axis]
+        eyes.append(matrix_ops.eye(size, dtype=g.dtype))
+        eye_subs.append(s + fresh)
+    eq = ",".join([_format(unique)] + eye_subs) + "->" + _format(out_subs)
+    return _einsum(eq, [g] + eyes, None, check_broadcast=False)
+
+
+def _axis_of(subs, label: str, x: Tensor) -> int:
+    """The axis of `x` (labelled `subs`) that `label` names, counting from the end when
+    an ellipsis comes before it."""
+    k = subs.index(label)
+    if _ELL in subs and subs.index(_ELL) < k:
+        return k - len(subs)
+    return k
 
 
 def _restore_operand_shape(g, kept, subs, x: Tensor, op):
