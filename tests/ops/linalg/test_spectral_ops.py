@@ -224,14 +224,51 @@ def test_raw_matrix_solve_ls_gradient_and_its_limits(graph):
 
 
 def test_unsupported_gradients_say_what_is_unsupported(graph):
-    c = tf.placeholder(tf.complex128, [3, 3])
-    with pytest.raises(NotImplementedError, match="complex"):
-        tf.gradients(tf.linalg.svd(c)[0], c)
     tall = tf.placeholder(tf.float64, [4, 3])
     with pytest.raises(NotImplementedError, match="full_matrices"):
         tf.gradients(tf.linalg.qr(tall, full_matrices=True).q, tall)
+    taller = tf.placeholder(tf.float64, [5, 3])
     with pytest.raises(NotImplementedError, match="full_matrices"):
-        tf.gradients(tf.linalg.svd(tall, full_matrices=True)[1], tall)
+        tf.gradients(tf.linalg.svd(taller, full_matrices=True)[1], taller)
+
+
+def _svd_invariant_loss(s, u, v):
+    """A loss that does not depend on the sign (or phase) of each singular pair."""
+    (mu, nu), (mv, nv) = u.shape.as_list()[-2:], v.shape.as_list()[-2:]
+    w_u = np.arange(1.0, 1.0 + mu * nu).reshape(mu, nu)
+    w_v = np.arange(1.0, 1.0 + mv * nv).reshape(mv, nv)
+    return (tf.reduce_sum(tf.square(tf.abs(u)) * w_u) + tf.reduce_sum(tf.abs(v) * w_v) +
+            tf.reduce_sum(s * s))
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (2, 3, 2), (2, 2, 3)])
+def test_svd_gradient_full_matrices_one_longer_side(graph, shape):
+    """full_matrices=True with |m - n| == 1: the extra column is fixed up to sign by
+    the others, so the gradient exists (TF supports it)."""
+    x0 = np.random.RandomState(7).randn(*shape)
+    x = tf.placeholder(tf.float64, shape)
+    y = _svd_invariant_loss(*tf.linalg.svd(x, full_matrices=True))
+    err = compute_gradient_error(x, list(shape), y, [], x_init_value=x0, delta=1e-6)
+    assert err < 1e-5
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 3), (3, 4)])
+def test_svd_gradient_of_complex_input(graph, shape):
+    """Checked against finite differences of the real and imaginary parts, with a loss
+    that does not depend on the phase of each singular pair."""
+    rs = np.random.RandomState(3)
+    re0, im0 = rs.randn(*shape), rs.randn(*shape)
+    re, im = tf.placeholder(tf.float64, shape), tf.placeholder(tf.float64, shape)
+    a = tf.complex(re, im)
+    for compute_uv in (False, True):
+        if compute_uv:
+            y = _svd_invariant_loss(*tf.linalg.svd(a))
+        else:
+            y = tf.reduce_sum(tf.linalg.svd(a, compute_uv=False) * [1.0, 2.0, 3.0])
+        for x, x0, other in ((re, re0, {im: im0}), (im, im0, {re: re0})):
+            err = compute_gradient_error(x, list(shape), y, [], x_init_value=x0,
+                                         delta=1e-6, extra_feed_dict=other)
+            assert err < 1e-5, (compute_uv, err)
 
 
 @pytest.mark.parametrize("dtype", TYPES)

@@ -183,16 +183,23 @@ def _svd_grad(op, grad_s, grad_u, grad_v):
     mb, mu = _mb(), _mu()
     a = op.inputs[0]
     s, u, v = op.outputs
-    if a.dtype.is_complex:
-        raise NotImplementedError("Svd gradient is not implemented for complex inputs")
     if not op._get_attr("compute_uv"):
         _, u, v = svd(a, compute_uv=True, full_matrices=False)
         return [_mm(mb.multiply(u, _expand(grad_s, -2)), v, adjoint_b=True)]
     rows, cols = a.shape.as_list()[-2:] if a.shape.ndims else (None, None)
-    if op._get_attr("full_matrices"):
-        if rows is None or cols is None or rows != cols:
-            raise NotImplementedError("Svd gradient with full_matrices=True is implemented "
-                                      "only for square matrices")
+    u2 = grad_u2 = v2 = grad_v2 = None
+    if op._get_attr("full_matrices") and rows != cols:
+        if rows is None or cols is None or abs(rows - cols) > 1:
+            raise NotImplementedError("svd gradient is not implemented for abs(m - n) > 1 "
+                                      "when full_matrices is True (or the matrix dims are "
+                                      "unknown); got %s" % a.shape)
+        # the one extra column of the longer side is fixed, up to sign, by the others
+        if rows > cols:
+            u, u2, grad_u, grad_u2 = u[..., :cols], u[..., cols:], grad_u[..., :cols], \
+                grad_u[..., cols:]
+        else:
+            v, v2, grad_v, grad_v2 = v[..., :rows], v[..., rows:], grad_v[..., :rows], \
+                grad_v[..., rows:]
     from tensorweave.ops.array import array_fill_ops
     s2 = mu.square(s)
     diff = mb.subtract(_expand(s2, -2), _expand(s2, -1))  # [i, j] = s_j^2 - s_i^2
@@ -212,6 +219,19 @@ def _svd_grad(op, grad_s, grad_u, grad_v):
     v_perp = mb.subtract(grad_v, _mm(v, vt_gv))
     grad_a = mb.add(grad_a, _mm(mb.multiply(u_perp, _expand(s_inv, -2)), v, adjoint_b=True))
     grad_a = mb.add(grad_a, _mm(mb.multiply(u, _expand(s_inv, -2)), v_perp, adjoint_b=True))
+    if a.dtype.is_complex:  # the phase freedom of each (u_i, v_i) pair: Im diag(v^H dv)
+        l_diag = matrix_ops.matrix_diag(matrix_ops.matrix_diag_part(vt_gv))
+        term = _mm(_mm(u, mb.multiply(_expand(s_inv, -1),
+                                      mb.subtract(matrix_ops.adjoint(l_diag), l_diag))),
+                   v, adjoint_b=True)
+        grad_a = mb.add(grad_a, mb.multiply(term, 0.5))
+    if u2 is not None:  # d(u2) through u2 u2^T = I - u u^T
+        grad_a = mb.subtract(grad_a, _mm(_mm(u2, _mm(grad_u2, u, adjoint_a=True)),
+                                         mb.multiply(v, _expand(s_inv, -2)), adjoint_b=True))
+    if v2 is not None:
+        grad_a = mb.subtract(grad_a, _mm(mb.multiply(u, _expand(s_inv, -2)),
+                                         _mm(_mm(v, grad_v2, adjoint_a=True), v2,
+                                             adjoint_b=True)))
     return [grad_a]
 
 
