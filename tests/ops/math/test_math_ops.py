@@ -125,6 +125,31 @@ def test_saturate_cast(sess):
         assert tf.saturate_cast(tf.constant([1.0]), tf.int32).op.name == "saturate_cast"
 
 
+def test_saturate_cast_64_bit_bounds_are_exact(sess):
+    """The clamp bound must be the largest value that casts in range, found exactly:
+    2**63 - 1 for uint64 -> int64 (not a float-rounded neighbour)."""
+    big = np.array([2**64 - 1, 5], np.uint64)
+    out = sess.run(tf.saturate_cast(tf.constant(big), tf.int64))
+    assert out.tolist() == [2**63 - 1, 5]
+    out = sess.run(tf.saturate_cast(tf.constant([2**63 - 1, -2**63], tf.int64), tf.uint32))
+    assert out.tolist() == [2**32 - 1, 0]
+    out = sess.run(tf.saturate_cast(tf.constant([1e30, -1e30, 2.5], tf.float64), tf.int64))
+    assert out.tolist() == [int(np.nextafter(2.0**63, 0)), -2**63, 2]
+
+
+def test_saturate_cast_to_complex_clamps_each_part(sess):
+    f32_max = float(np.finfo(np.float32).max)
+    out = sess.run(tf.saturate_cast(tf.constant([1e300, -1e300, 2.0], tf.float64),
+                                    tf.complex64))
+    assert out.dtype == np.complex64
+    np.testing.assert_array_equal(out, np.array([f32_max, -f32_max, 2.0], np.complex64))
+    out = sess.run(tf.saturate_cast(tf.constant([1e300 - 1e300j, 3 + 4j]), tf.complex64))
+    np.testing.assert_array_equal(
+        out, np.array([complex(f32_max, -f32_max), 3 + 4j], np.complex64))
+    with pytest.raises(TypeError, match="bool"):
+        tf.saturate_cast(tf.constant([True]), tf.int32)
+
+
 # --- add_n / accumulate_n -------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32, np.int64,
                                    np.complex64])

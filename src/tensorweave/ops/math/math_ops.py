@@ -160,12 +160,12 @@ def _saturation_bounds(src: _dt.DType, dst: _dt.DType):
     lo = hi = None
     if dst_min > src_min:
         lo = np.asarray(dst_min).astype(src_np)
-        while float(lo) < dst_min:
+        while lo.item() < dst_min:  # .item() compares exactly; float() rounds an int64
             lo = np.nextafter(lo, np.asarray(np.inf, dtype=src_np)) if src.is_floating \
                 else lo + 1
     if dst_max < src_max:
         hi = np.asarray(dst_max).astype(src_np)
-        while float(hi) > dst_max:
+        while hi.item() > dst_max:
             hi = np.nextafter(hi, np.asarray(-np.inf, dtype=src_np)) if src.is_floating \
                 else hi - 1
     return lo, hi
@@ -176,8 +176,9 @@ def saturate_cast(value, dtype, name: Optional[str] = None) -> Tensor:
     """Casts `value` to `dtype`, clamping to the range of `dtype` first (TF1
     `tf.saturate_cast`).
 
-    Complex values cast to a real type lose their imaginary part first. Complex to
-    complex casts are not clamped.
+    Complex values cast to a real type lose their imaginary part first; a cast to a
+    complex type clamps to the range of its real part type (the real and imaginary parts
+    separately for complex input), as TF 2 does.
 
     Args:
       value: a Tensor.
@@ -193,14 +194,26 @@ def saturate_cast(value, dtype, name: Optional[str] = None) -> Tensor:
         dtype = _dt.as_dtype(dtype).base_dtype
         if value.dtype.is_complex and not dtype.is_complex:
             value = cast(value, value.dtype.real_dtype)
-        if not (value.dtype.is_complex or value.dtype.is_bool or dtype.is_complex or
-                dtype.is_bool):
-            lo, hi = _saturation_bounds(value.dtype, dtype)
-            if lo is not None:
-                value = math_binary.maximum(value, convert_to_tensor(lo, dtype=value.dtype))
-            if hi is not None:
-                value = math_binary.minimum(value, convert_to_tensor(hi, dtype=value.dtype))
-        return cast(value, dtype, name=scope)
+        for t in (value.dtype, dtype):
+            if t.is_bool:  # as TF: bool has no range to saturate to
+                raise TypeError("Cannot find minimum value of %s with type %s." % (t, t))
+        target = dtype.real_dtype if dtype.is_complex else dtype
+        if value.dtype.is_complex:  # complex to complex: clamp both parts
+            from tensorweave.ops.math import complex_ops
+            parts = [_clamp(part, target) for part in
+                     (complex_ops.real(value), complex_ops.imag(value))]
+            return cast(complex_ops.complex(parts[0], parts[1]), dtype, name=scope)
+        return cast(_clamp(value, target), dtype, name=scope)
+
+
+def _clamp(value: Tensor, dst: _dt.DType) -> Tensor:
+    """`value` (real) clamped to the range of the real type `dst`."""
+    lo, hi = _saturation_bounds(value.dtype, dst)
+    if lo is not None:
+        value = math_binary.maximum(value, convert_to_tensor(lo, dtype=value.dtype))
+    if hi is not None:
+        value = math_binary.minimum(value, convert_to_tensor(hi, dtype=value.dtype))
+    return value
 
 
 # --- AddN ---------------------------------------------------------------------------------
