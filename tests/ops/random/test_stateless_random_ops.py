@@ -151,3 +151,36 @@ def test_create_rng_state():
     assert tf.random.create_rng_state(1, 1).dtype == np.int64
     with pytest.raises(ValueError, match="algorithm"):
         tf.random.create_rng_state(1, "mt19937")
+
+
+def test_seed_of_a_float_type_is_a_type_error(graph):
+    # TF rejects it in the op's type check; it is never cast.
+    with pytest.raises(TypeError, match="seed"):
+        tf.random.stateless_uniform([2], seed=[1.0, 2.0])
+
+
+@pytest.mark.parametrize("dtype", [tf.bool, tf.string, tf.int8])
+def test_uniform_rejects_unsupported_dtypes_with_value_error(graph, dtype):
+    with pytest.raises(ValueError, match="Accepted dtypes"):
+        tf.random.stateless_uniform([2], seed=SEED, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", [tf.uint32, tf.uint64])
+def test_unsigned_uniform_only_over_the_full_range(sess, dtype):
+    with pytest.raises(ValueError, match="unsigned"):
+        tf.random.stateless_uniform([2], seed=SEED, minval=0, maxval=5, dtype=dtype)
+    full = tf.random.stateless_uniform([4], seed=SEED, minval=None, maxval=None, dtype=dtype)
+    assert sess.run(full).dtype == dtype.as_numpy_dtype
+
+
+def test_binomial_counts_follow_the_type_of_probs(sess):
+    # Integer counts with float probs: counts take float32 from probs (TF converts probs
+    # first), and the result has output_dtype.
+    out = tf.random.stateless_binomial([2000, 2], seed=SEED, counts=[10, 20],
+                                       probs=[0.5, 0.1], output_dtype=tf.int32)
+    assert out.dtype == tf.int32
+    assert out.shape.as_list() == [2000, 2]
+    x = sess.run(out)
+    assert x[:, 0].max() <= 10 and x[:, 1].max() <= 20 and x.min() >= 0
+    # mean 5 and 2, standard errors about 0.035 and 0.03: 0.3 is about ten of them
+    np.testing.assert_allclose(x.mean(axis=0), [5.0, 2.0], atol=0.3)

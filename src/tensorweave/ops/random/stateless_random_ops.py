@@ -228,10 +228,14 @@ def _param_truncated_normal_kernel(ctx, shape, seed, means, stddevs, minvals, ma
 
 
 # --- builders ------------------------------------------------------------------------------
+_UNIFORM_TYPES = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64, _dt.int32, _dt.int64,
+                  _dt.uint32, _dt.uint64)
+
 def _seed_tensor(seed) -> Tensor:
     seed = convert_to_tensor(seed, name="seed")
     if seed.dtype not in _INT_TYPES:
-        seed = convert_to_tensor(seed, dtype=_dt.int64)
+        raise TypeError("Value passed to parameter 'seed' has DataType %s not in list of "
+                        "allowed values: int32, int64" % seed.dtype.name)
     return seed
 
 
@@ -262,6 +266,12 @@ def stateless_random_uniform(shape, seed, minval=0, maxval=None, dtype=_dt.float
     """
     del alg
     dtype = _dt.as_dtype(dtype)
+    if dtype not in _UNIFORM_TYPES:
+        raise ValueError("Argument `dtype` got invalid value %r. Accepted dtypes are (%s)."
+                         % (dtype, ", ".join("tf." + d.name for d in _UNIFORM_TYPES)))
+    if dtype.is_unsigned and (minval is not None or maxval is not None):
+        raise ValueError("Argument `dtype` got invalid value %r when argument `minval` is "
+                         "not None. Please don't use unsigned integers in this case." % dtype)
     with name_scope(name, "stateless_random_uniform", [shape, seed, minval, maxval]) as scope:
         shape_t, seed = _shape_tensor(shape), _seed_tensor(seed)
         if dtype.is_integer:
@@ -405,8 +415,9 @@ def stateless_random_binomial(shape, seed, counts, probs, output_dtype=_dt.int32
       A Tensor of `shape` and `output_dtype`.
     """
     with name_scope(name, "stateless_random_binomial", [shape, seed, counts, probs]) as scope:
-        counts = convert_to_tensor(counts, name="counts")
-        probs = convert_to_tensor(probs, dtype=counts.dtype, name="probs")
+        # TF converts `probs` first (float32 by default) and `counts` to its type.
+        probs = convert_to_tensor(probs, dtype_hint=_dt.float32, name="probs")
+        counts = convert_to_tensor(counts, dtype_hint=probs.dtype, name="counts")
         return apply_op("StatelessRandomBinomial",
                         [_shape_tensor(shape), _seed_tensor(seed), counts, probs],
                         {"dtype": _dt.as_dtype(output_dtype)}, name=scope).outputs[0]
