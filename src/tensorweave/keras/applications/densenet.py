@@ -90,12 +90,8 @@ def DenseNet(blocks: Sequence[int], include_top: bool = True,  # noqa: N802
              classifier_activation="softmax") -> Model:
     """The DenseNet of dense blocks of `blocks` conv blocks (the other arguments as in
     DenseNet121); named 'densenet121', 'densenet169', 'densenet201' or 'densenet'."""
-    imagenet_utils.check_weights_argument(weights, include_top, classes)
-    input_shape = imagenet_utils.obtain_input_shape(
-        input_shape, default_size=224, min_size=32,
-        data_format=backend.image_data_format(), require_flatten=include_top,
-        weights=weights)
-    img_input = imagenet_utils.model_input(input_tensor, input_shape)
+    img_input = imagenet_utils.image_input(weights, include_top, classes, input_tensor,
+                                           input_shape, default_size=224, min_size=32)
     x = layers.ZeroPadding2D(padding=((3, 3), (3, 3)))(img_input)
     x = layers.Conv2D(64, 7, strides=2, use_bias=False, name="conv1/conv")(x)
     x = _bn("conv1/bn")(x)
@@ -112,30 +108,8 @@ def DenseNet(blocks: Sequence[int], include_top: bool = True,  # noqa: N802
                                       classifier_activation, weights, "avg_pool",
                                       ("avg_pool", "max_pool"))
     model_name = _MODELS.get(tuple(blocks), ("densenet",))[0]
-    model = imagenet_utils.finish_model(input_tensor, img_input, x, model_name)
-    imagenet_utils.load_weights(model, weights, lambda: weights_file(blocks, include_top))
-    return model
-
-
-_ARGS_DOC = """
-    Args:
-      include_top: whether to include the global pooling and the 'predictions' layer.
-      weights: None (random initialization), 'imagenet' (downloaded into
-        ~/.keras/models) or the path of a weights file.
-      input_tensor: a Keras tensor (or a tensor) to use as the image input.
-      input_shape: the input shape without the batch axis; only without the top
-        (with it, (224, 224, 3)); 3 channels, height and width at least 32.
-      pooling: without the top, None (4-D output), 'avg' or 'max'.
-      classes: the number of classes of the top (1000 with 'imagenet' weights).
-      classifier_activation: the activation of the 'predictions' layer (only None or
-        'softmax' with pretrained weights).
-
-    Returns:
-      A `tf.keras.Model`.
-
-    Raises:
-      ValueError: invalid arguments (as Keras).
-"""
+    return imagenet_utils.build_model(input_tensor, img_input, x, model_name, weights,
+                                      lambda: weights_file(blocks, include_top))
 
 
 @tf_export("keras.applications.DenseNet121", "keras.applications.densenet.DenseNet121")
@@ -169,23 +143,14 @@ def DenseNet201(include_top: bool = True, weights: Optional[str] = "imagenet",  
 
 
 for _model in (DenseNet121, DenseNet169, DenseNet201):
-    _model.__doc__ += _ARGS_DOC
+    _model.__doc__ += imagenet_utils.constructor_args_doc(224, 32)
 
 
 @tf_export("keras.applications.densenet.preprocess_input")
 def preprocess_input(x, data_format: Optional[str] = None):
     """DenseNet's preprocessing ('torch' mode): the pixels scaled from [0, 255] to
-    [0, 1], then each channel normalized by the ImageNet mean and standard deviation.
-
-    Args:
-      x: a NumPy array (modified in place when of a float dtype) or a tensor, 3-D or
-        4-D with 3 channels, values in [0, 255].
-      data_format: 'channels_last' or 'channels_first' (None: the backend's).
-
-    Returns:
-      The preprocessed array or tensor.
-
-    Raises:
-      ValueError: an unknown `data_format`.
-    """
+    [0, 1], then each channel normalized by the ImageNet mean and standard deviation."""
     return imagenet_utils.preprocess_input(x, data_format=data_format, mode="torch")
+
+
+preprocess_input.__doc__ += imagenet_utils.PREPROCESS_ARGS_DOC

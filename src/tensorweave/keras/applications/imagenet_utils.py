@@ -220,6 +220,13 @@ def obtain_input_shape(input_shape, default_size: int, min_size: int, data_forma
     return input_shape
 
 
+def spatial_size(shape) -> tuple:
+    """(rows, cols) of an input shape without the batch axis."""
+    if backend.image_data_format() == "channels_first":
+        return shape[1], shape[2]
+    return shape[0], shape[1]
+
+
 def correct_pad(inputs, kernel_size) -> tuple:
     """The ((top, bottom), (left, right)) zero padding before a strided 'valid'
     convolution of `kernel_size` that gives the output 'same' padding would (one less
@@ -270,6 +277,28 @@ def check_weights_argument(weights, include_top: bool, classes: int) -> None:
                          "`classes` should be 1000.  Received `classes=%s`" % (classes,))
 
 
+def checked_input_shape(weights, include_top: bool, classes: int, input_shape,
+                        default_size: int, min_size: int) -> tuple:
+    """The first steps of every application constructor: the `weights` argument checked,
+    then the input shape (obtain_input_shape, in the backend's data format).
+
+    Raises:
+      ValueError: as check_weights_argument and obtain_input_shape.
+    """
+    check_weights_argument(weights, include_top, classes)
+    return obtain_input_shape(input_shape, default_size=default_size, min_size=min_size,
+                              data_format=backend.image_data_format(),
+                              require_flatten=include_top, weights=weights)
+
+
+def image_input(weights, include_top: bool, classes: int, input_tensor, input_shape,
+                default_size: int, min_size: int):
+    """checked_input_shape, then the image input layer of that shape (model_input)."""
+    return model_input(input_tensor, checked_input_shape(weights, include_top, classes,
+                                                         input_shape, default_size,
+                                                         min_size))
+
+
 def model_input(input_tensor, input_shape: tuple):
     """The image input: a new Input of `input_shape`, `input_tensor` itself when it is a
     Keras tensor, or an Input wrapping that tensor."""
@@ -296,10 +325,15 @@ def top_or_pooling(x, include_top: bool, pooling, classes: int, classifier_activ
     return x
 
 
-def finish_model(input_tensor, img_input, outputs, name: str) -> Model:
-    """The Model from the image input (or from the sources of `input_tensor`)."""
+def build_model(input_tensor, img_input, outputs, name: str, weights,
+                imagenet_file) -> Model:
+    """The last steps of every application constructor: the Model from the image input
+    (or from the sources of `input_tensor`) to `outputs`, with its weights loaded
+    (load_weights)."""
     inputs = get_source_inputs(input_tensor) if input_tensor is not None else img_input
-    return Model(inputs, outputs, name=name)
+    model = Model(inputs, outputs, name=name)
+    load_weights(model, weights, imagenet_file)
+    return model
 
 
 def load_weights(model: Model, weights, imagenet_file) -> None:
@@ -312,3 +346,48 @@ def load_weights(model: Model, weights, imagenet_file) -> None:
         model.load_weights(path)
     elif weights is not None:
         model.load_weights(os.fspath(weights))
+
+
+def constructor_args_doc(default_size: int, min_size: int, layers_kwarg: bool = False,
+                         pooling: str = "None (4-D output), 'avg' or 'max'",
+                         model_name: Optional[str] = None) -> str:
+    """The Args/Returns/Raises of the application constructors that take Keras' common
+    arguments, for their docstrings."""
+    return """
+
+    Args:
+      include_top: whether to include the global pooling and the 'predictions' layer.
+      weights: None (random initialization), 'imagenet' (downloaded into
+        ~/.keras/models) or the path of a weights file.
+      input_tensor: a Keras tensor (or a tensor) to use as the image input.
+      input_shape: the input shape without the batch axis; only without the top
+        (with it, (%d, %d, 3)); 3 channels, height and width at least %d.
+      pooling: without the top, %s.
+      classes: the number of classes of the top (1000 with 'imagenet' weights).
+      classifier_activation: the activation of the 'predictions' layer (only None or
+        'softmax' with pretrained weights).%s
+
+    Returns:
+      A `tf.keras.Model`%s.
+
+    Raises:
+      ValueError: invalid arguments (as Keras).
+""" % (default_size, default_size, min_size, pooling,
+       "\n      **kwargs: `layers`, a module of layer classes to build with."
+       if layers_kwarg else "", " named '%s'" % model_name if model_name else "")
+
+
+# The Args/Returns/Raises of every family's preprocess_input.
+PREPROCESS_ARGS_DOC = """
+
+    Args:
+      x: a NumPy array (modified in place when of a float dtype) or a tensor, 3-D or
+        4-D with 3 channels, values in [0, 255].
+      data_format: 'channels_last' or 'channels_first' (None: the backend's).
+
+    Returns:
+      The preprocessed array or tensor.
+
+    Raises:
+      ValueError: an unknown `data_format`.
+"""

@@ -107,32 +107,9 @@ def InceptionV3(include_top: bool = True, weights: Optional[str] = "imagenet",  
                 input_tensor=None, input_shape=None, pooling: Optional[str] = None,
                 classes: int = 1000, classifier_activation="softmax") -> Model:
     """Instantiates the Inception v3 architecture; inputs are preprocessed by
-    `tf.keras.applications.inception_v3.preprocess_input`.
-
-    Args:
-      include_top: whether to include the global pooling and the 'predictions' layer.
-      weights: None (random initialization), 'imagenet' (downloaded into
-        ~/.keras/models) or the path of a weights file.
-      input_tensor: a Keras tensor (or a tensor) to use as the image input.
-      input_shape: the input shape without the batch axis; only without the top
-        (with it, (299, 299, 3)); 3 channels, height and width at least 75.
-      pooling: without the top, None (4-D output), 'avg' or 'max'.
-      classes: the number of classes of the top (1000 with 'imagenet' weights).
-      classifier_activation: the activation of the 'predictions' layer (only None or
-        'softmax' with pretrained weights).
-
-    Returns:
-      A `tf.keras.Model` named 'inception_v3'.
-
-    Raises:
-      ValueError: invalid arguments (as Keras).
-    """
-    imagenet_utils.check_weights_argument(weights, include_top, classes)
-    input_shape = imagenet_utils.obtain_input_shape(
-        input_shape, default_size=299, min_size=75,
-        data_format=backend.image_data_format(), require_flatten=include_top,
-        weights=weights)
-    img_input = imagenet_utils.model_input(input_tensor, input_shape)
+    `tf.keras.applications.inception_v3.preprocess_input`."""
+    img_input = imagenet_utils.image_input(weights, include_top, classes, input_tensor,
+                                           input_shape, default_size=299, min_size=75)
     axis = _channel_axis()
     x = conv2d_bn(img_input, 32, 3, 3, strides=(2, 2), padding="valid")
     x = conv2d_bn(x, 32, 3, 3, padding="valid")
@@ -171,30 +148,20 @@ def InceptionV3(include_top: bool = True, weights: Optional[str] = "imagenet",  
 
     x = _module_e(x, 0)
     x = _module_e(x, 1)
-    if include_top:
-        x = imagenet_utils.top_or_pooling(x, True, None, classes, classifier_activation,
-                                          weights, "avg_pool")
-    else:
-        x = imagenet_utils.top_or_pooling(x, False, pooling, classes, None, weights)
-    model = imagenet_utils.finish_model(input_tensor, img_input, x, "inception_v3")
-    imagenet_utils.load_weights(model, weights, lambda: weights_file(include_top))
-    return model
+    x = imagenet_utils.top_or_pooling(x, include_top, pooling, classes,
+                                      classifier_activation, weights, "avg_pool")
+    return imagenet_utils.build_model(input_tensor, img_input, x, "inception_v3", weights,
+                                      lambda: weights_file(include_top))
+
+
+InceptionV3.__doc__ += imagenet_utils.constructor_args_doc(299, 75, model_name="inception_v3")
 
 
 @tf_export("keras.applications.inception_v3.preprocess_input")
 def preprocess_input(x, data_format: Optional[str] = None):
     """InceptionV3's preprocessing ('tf' mode): the pixels scaled from [0, 255] to
-    [-1, 1].
-
-    Args:
-      x: a NumPy array (modified in place when of a float dtype) or a tensor, 3-D or
-        4-D with 3 channels, values in [0, 255].
-      data_format: 'channels_last' or 'channels_first' (None: the backend's).
-
-    Returns:
-      The preprocessed array or tensor.
-
-    Raises:
-      ValueError: an unknown `data_format`.
-    """
+    [-1, 1]."""
     return imagenet_utils.preprocess_input(x, data_format=data_format, mode="tf")
+
+
+preprocess_input.__doc__ += imagenet_utils.PREPROCESS_ARGS_DOC

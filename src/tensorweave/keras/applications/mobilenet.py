@@ -32,13 +32,6 @@ def weights_file(alpha: float, rows: int, include_top: bool) -> tuple:
     return file_name, BASE_WEIGHT_PATH + file_name, None
 
 
-def _spatial(shape) -> tuple:
-    """(rows, cols) of an input shape without the batch axis."""
-    if backend.image_data_format() == "channels_first":
-        return shape[1], shape[2]
-    return shape[0], shape[1]
-
-
 def _channel_axis() -> int:
     return 1 if backend.image_data_format() == "channels_first" else -1
 
@@ -116,14 +109,14 @@ def MobileNet(input_shape=None, alpha: float = 1.0, depth_multiplier: int = 1,  
     imagenet_utils.check_weights_argument(weights, include_top, classes)
     default_size = 224
     if input_shape is not None:
-        rows, cols = _spatial(input_shape)
+        rows, cols = imagenet_utils.spatial_size(input_shape)
         if rows == cols and rows in _IMAGENET_SIZES:
             default_size = rows
     input_shape = imagenet_utils.obtain_input_shape(
         input_shape, default_size=default_size, min_size=32,
         data_format=backend.image_data_format(), require_flatten=include_top,
         weights=weights)
-    rows, cols = _spatial(input_shape)
+    rows, cols = imagenet_utils.spatial_size(input_shape)
     if weights == "imagenet":
         if depth_multiplier != 1:
             raise ValueError("If imagenet weights are being loaded, depth multiplier must "
@@ -153,27 +146,16 @@ def MobileNet(input_shape=None, alpha: float = 1.0, depth_multiplier: int = 1,  
         x = layers.GlobalAveragePooling2D()(x)
     elif pooling == "max":
         x = layers.GlobalMaxPooling2D()(x)
-    model = imagenet_utils.finish_model(input_tensor, img_input, x,
-                                        "mobilenet_%0.2f_%s" % (alpha, rows))
-    imagenet_utils.load_weights(model, weights,
-                                lambda: weights_file(alpha, rows, include_top))
-    return model
+    name = "mobilenet_%0.2f_%s" % (alpha, rows)
+    return imagenet_utils.build_model(input_tensor, img_input, x, name, weights,
+                                      lambda: weights_file(alpha, rows, include_top))
 
 
 @tf_export("keras.applications.mobilenet.preprocess_input")
 def preprocess_input(x, data_format: Optional[str] = None):
     """MobileNet's preprocessing ('tf' mode): the pixels scaled from [0, 255] to
-    [-1, 1].
-
-    Args:
-      x: a NumPy array (modified in place when of a float dtype) or a tensor, 3-D or
-        4-D with 3 channels, values in [0, 255].
-      data_format: 'channels_last' or 'channels_first' (None: the backend's).
-
-    Returns:
-      The preprocessed array or tensor.
-
-    Raises:
-      ValueError: an unknown `data_format`.
-    """
+    [-1, 1]."""
     return imagenet_utils.preprocess_input(x, data_format=data_format, mode="tf")
+
+
+preprocess_input.__doc__ += imagenet_utils.PREPROCESS_ARGS_DOC

@@ -49,13 +49,6 @@ def _make_divisible(v: float, divisor: int, min_value: Optional[int] = None) -> 
     return new_v
 
 
-def _spatial(shape) -> tuple:
-    """(rows, cols) of a shape without the batch axis."""
-    if backend.image_data_format() == "channels_first":
-        return shape[1], shape[2]
-    return shape[0], shape[1]
-
-
 def _bn(layers, name: str):
     axis = 1 if backend.image_data_format() == "channels_first" else -1
     return layers.BatchNormalization(axis=axis, epsilon=1e-3, momentum=0.999, name=name)
@@ -126,13 +119,13 @@ def _default_size(input_shape, input_tensor) -> int:
                                  "Received `input_tensor.shape=%s`, `input_shape=%s`"
                                  % (input_tensor.shape, input_shape))
         elif is_keras_tensor:
-            rows, cols = _spatial(backend.int_shape(input_tensor)[1:])
+            rows, cols = imagenet_utils.spatial_size(backend.int_shape(input_tensor)[1:])
             return rows if rows == cols and rows in _IMAGENET_SIZES else 224
         else:
             return 224
     if input_shape is None:
         return 224
-    rows, cols = _spatial(input_shape)
+    rows, cols = imagenet_utils.spatial_size(input_shape)
     return rows if rows == cols and rows in _IMAGENET_SIZES else 224
 
 
@@ -174,7 +167,7 @@ def MobileNetV2(input_shape=None, alpha: float = 1.0, include_top: bool = True, 
         input_shape, default_size=_default_size(input_shape, input_tensor), min_size=32,
         data_format=backend.image_data_format(), require_flatten=include_top,
         weights=weights)
-    rows, cols = _spatial(input_shape)
+    rows, cols = imagenet_utils.spatial_size(input_shape)
     if weights == "imagenet":
         if alpha not in _IMAGENET_ALPHAS:
             raise ValueError("If imagenet weights are being loaded, alpha must be one of "
@@ -199,27 +192,16 @@ def MobileNetV2(input_shape=None, alpha: float = 1.0, include_top: bool = True, 
     x = layers.ReLU(6.0, name="out_relu")(x)
     x = imagenet_utils.top_or_pooling(x, include_top, pooling, classes,
                                       classifier_activation, weights)
-    model = imagenet_utils.finish_model(input_tensor, img_input, x,
-                                        "mobilenetv2_%0.2f_%s" % (alpha, rows))
-    imagenet_utils.load_weights(model, weights,
-                                lambda: weights_file(alpha, rows, include_top))
-    return model
+    name = "mobilenetv2_%0.2f_%s" % (alpha, rows)
+    return imagenet_utils.build_model(input_tensor, img_input, x, name, weights,
+                                      lambda: weights_file(alpha, rows, include_top))
 
 
 @tf_export("keras.applications.mobilenet_v2.preprocess_input")
 def preprocess_input(x, data_format: Optional[str] = None):
     """MobileNetV2's preprocessing ('tf' mode): the pixels scaled from [0, 255] to
-    [-1, 1].
-
-    Args:
-      x: a NumPy array (modified in place when of a float dtype) or a tensor, 3-D or
-        4-D with 3 channels, values in [0, 255].
-      data_format: 'channels_last' or 'channels_first' (None: the backend's).
-
-    Returns:
-      The preprocessed array or tensor.
-
-    Raises:
-      ValueError: an unknown `data_format`.
-    """
+    [-1, 1]."""
     return imagenet_utils.preprocess_input(x, data_format=data_format, mode="tf")
+
+
+preprocess_input.__doc__ += imagenet_utils.PREPROCESS_ARGS_DOC

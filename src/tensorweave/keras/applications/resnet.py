@@ -132,12 +132,8 @@ def ResNet(stack_fn: Callable, preact: bool, use_bias: bool,  # noqa: N802
     layers = kwargs.pop("layers", keras_layers)
     if kwargs:
         raise ValueError("Unknown argument(s): %s" % (kwargs,))
-    imagenet_utils.check_weights_argument(weights, include_top, classes)
-    input_shape = imagenet_utils.obtain_input_shape(
-        input_shape, default_size=224, min_size=32,
-        data_format=backend.image_data_format(), require_flatten=include_top,
-        weights=weights)
-    img_input = imagenet_utils.model_input(input_tensor, input_shape)
+    img_input = imagenet_utils.image_input(weights, include_top, classes, input_tensor,
+                                           input_shape, default_size=224, min_size=32)
     x = layers.ZeroPadding2D(padding=((3, 3), (3, 3)), name="conv1_pad")(img_input)
     x = layers.Conv2D(64, 7, strides=2, use_bias=use_bias, name="conv1_conv")(x)
     if not preact:
@@ -152,10 +148,8 @@ def ResNet(stack_fn: Callable, preact: bool, use_bias: bool,  # noqa: N802
     x = imagenet_utils.top_or_pooling(x, include_top, pooling, classes,
                                       classifier_activation, weights, "avg_pool",
                                       ("avg_pool", "max_pool"))
-    model = imagenet_utils.finish_model(input_tensor, img_input, x, model_name)
-    imagenet_utils.load_weights(model, weights,
-                                lambda: weights_file(model_name, include_top))
-    return model
+    return imagenet_utils.build_model(input_tensor, img_input, x, model_name, weights,
+                                      lambda: weights_file(model_name, include_top))
 
 
 def _v1_stacks(blocks: tuple) -> Callable:
@@ -165,29 +159,6 @@ def _v1_stacks(blocks: tuple) -> Callable:
         x = stack1(layers, x, 256, blocks[2], name="conv4")
         return stack1(layers, x, 512, blocks[3], name="conv5")
     return stack_fn
-
-
-_ARGS_DOC = """
-    Args:
-      include_top: whether to include the global pooling and the 'predictions' layer.
-      weights: None (random initialization), 'imagenet' (downloaded into
-        ~/.keras/models) or the path of a weights file.
-      input_tensor: a Keras tensor (or a tensor) to use as the image input.
-      input_shape: the input shape without the batch axis; only without the top
-        (with it, (224, 224, 3)); 3 channels, height and width at least 32.
-      pooling: without the top, None (the 4-D output of the last block), 'avg' or
-        'max' (global pooling to a 2-D output).
-      classes: the number of classes of the top (1000 with 'imagenet' weights).
-      classifier_activation: the activation of the 'predictions' layer (only None or
-        'softmax' with pretrained weights).
-      **kwargs: `layers`, a module of layer classes to build with.
-
-    Returns:
-      A `tf.keras.Model`.
-
-    Raises:
-      ValueError: invalid arguments (as Keras).
-"""
 
 
 def _v1_model(model_name: str, blocks: tuple, include_top, weights, input_tensor,
@@ -231,24 +202,17 @@ def ResNet152(include_top: bool = True, weights: Optional[str] = "imagenet",  # 
 
 
 for _model in (ResNet50, ResNet101, ResNet152):
-    _model.__doc__ += _ARGS_DOC
+    _model.__doc__ += imagenet_utils.constructor_args_doc(
+        224, 32, layers_kwarg=True,
+        pooling="None (the last block's 4-D output), 'avg' or 'max'")
 
 
 @tf_export("keras.applications.resnet.preprocess_input",
            "keras.applications.resnet50.preprocess_input")
 def preprocess_input(x, data_format: Optional[str] = None):
     """ResNet's preprocessing ('caffe' mode): the images converted from RGB to BGR and
-    each channel zero-centered by the ImageNet means, without scaling.
-
-    Args:
-      x: a NumPy array (modified in place when of a float dtype) or a tensor, 3-D or
-        4-D with 3 channels, values in [0, 255].
-      data_format: 'channels_last' or 'channels_first' (None: the backend's).
-
-    Returns:
-      The preprocessed array or tensor.
-
-    Raises:
-      ValueError: an unknown `data_format`.
-    """
+    each channel zero-centered by the ImageNet means, without scaling."""
     return imagenet_utils.preprocess_input(x, data_format=data_format, mode="caffe")
+
+
+preprocess_input.__doc__ += imagenet_utils.PREPROCESS_ARGS_DOC

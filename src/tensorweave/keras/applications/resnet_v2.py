@@ -30,28 +30,6 @@ def _v2_model(model_name: str, blocks: tuple, include_top, weights, input_tensor
                          classifier_activation=classifier_activation)
 
 
-_ARGS_DOC = """
-    Args:
-      include_top: whether to include the global pooling and the 'predictions' layer.
-      weights: None (random initialization), 'imagenet' (downloaded into
-        ~/.keras/models) or the path of a weights file.
-      input_tensor: a Keras tensor (or a tensor) to use as the image input.
-      input_shape: the input shape without the batch axis; only without the top
-        (with it, (224, 224, 3)); 3 channels, height and width at least 32.
-      pooling: without the top, None (the 4-D output of the last block), 'avg' or
-        'max' (global pooling to a 2-D output).
-      classes: the number of classes of the top (1000 with 'imagenet' weights).
-      classifier_activation: the activation of the 'predictions' layer (only None or
-        'softmax' with pretrained weights).
-
-    Returns:
-      A `tf.keras.Model`.
-
-    Raises:
-      ValueError: invalid arguments (as Keras).
-"""
-
-
 @tf_export("keras.applications.ResNet50V2", "keras.applications.resnet_v2.ResNet50V2")
 def ResNet50V2(include_top: bool = True, weights: Optional[str] = "imagenet",  # noqa: N802
                input_tensor=None, input_shape=None, pooling: Optional[str] = None,
@@ -83,22 +61,14 @@ def ResNet152V2(include_top: bool = True, weights: Optional[str] = "imagenet",  
 
 
 for _model in (ResNet50V2, ResNet101V2, ResNet152V2):
-    _model.__doc__ += _ARGS_DOC
+    _model.__doc__ += imagenet_utils.constructor_args_doc(
+        224, 32, pooling="None (the last block's 4-D output), 'avg' or 'max'")
 
 
 @tf_export("keras.applications.resnet_v2.preprocess_input")
 def preprocess_input(x, data_format: Optional[str] = None):
-    """ResNetV2's preprocessing ('tf' mode): the pixels scaled from [0, 255] to [-1, 1].
-
-    Args:
-      x: a NumPy array (modified in place when of a float dtype) or a tensor, 3-D or
-        4-D with 3 channels, values in [0, 255].
-      data_format: 'channels_last' or 'channels_first' (None: the backend's).
-
-    Returns:
-      The preprocessed array or tensor.
-
-    Raises:
-      ValueError: an unknown `data_format`.
-    """
+    """ResNetV2's preprocessing ('tf' mode): the pixels scaled from [0, 255] to [-1, 1]."""
     return imagenet_utils.preprocess_input(x, data_format=data_format, mode="tf")
+
+
+preprocess_input.__doc__ += imagenet_utils.PREPROCESS_ARGS_DOC

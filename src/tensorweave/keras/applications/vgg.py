@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from tensorweave.framework.api_export import tf_export
-from tensorweave.keras import backend, layers
+from tensorweave.keras import layers
 from tensorweave.keras.applications import imagenet_utils
 from tensorweave.keras.engine.training import Model
 
@@ -33,12 +33,8 @@ def weights_file(model_name: str, include_top: bool) -> tuple:
 
 def _vgg(model_name: str, convs_per_block: Sequence[int], include_top: bool, weights,
          input_tensor, input_shape, pooling, classes: int, classifier_activation) -> Model:
-    imagenet_utils.check_weights_argument(weights, include_top, classes)
-    input_shape = imagenet_utils.obtain_input_shape(
-        input_shape, default_size=224, min_size=32,
-        data_format=backend.image_data_format(), require_flatten=include_top,
-        weights=weights)
-    img_input = imagenet_utils.model_input(input_tensor, input_shape)
+    img_input = imagenet_utils.image_input(weights, include_top, classes, input_tensor,
+                                           input_shape, default_size=224, min_size=32)
     x = img_input
     for block, (filters, convs) in enumerate(zip((64, 128, 256, 512, 512),
                                                  convs_per_block), start=1):
@@ -54,10 +50,8 @@ def _vgg(model_name: str, convs_per_block: Sequence[int], include_top: bool, wei
         x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
     else:
         x = imagenet_utils.top_or_pooling(x, False, pooling, classes, None, weights)
-    model = imagenet_utils.finish_model(input_tensor, img_input, x, model_name)
-    imagenet_utils.load_weights(model, weights,
-                                lambda: weights_file(model_name, include_top))
-    return model
+    return imagenet_utils.build_model(input_tensor, img_input, x, model_name, weights,
+                                      lambda: weights_file(model_name, include_top))
 
 
 _ARGS_DOC = """
@@ -111,17 +105,8 @@ VGG19.__doc__ += _ARGS_DOC
            "keras.applications.vgg19.preprocess_input")
 def preprocess_input(x, data_format: Optional[str] = None):
     """VGG's preprocessing ('caffe' mode): the images converted from RGB to BGR and
-    each channel zero-centered by the ImageNet means, without scaling.
-
-    Args:
-      x: a NumPy array (modified in place when of a float dtype) or a tensor, 3-D or
-        4-D with 3 channels, values in [0, 255].
-      data_format: 'channels_last' or 'channels_first' (None: the backend's).
-
-    Returns:
-      The preprocessed array or tensor.
-
-    Raises:
-      ValueError: an unknown `data_format`.
-    """
+    each channel zero-centered by the ImageNet means, without scaling."""
     return imagenet_utils.preprocess_input(x, data_format=data_format, mode="caffe")
+
+
+preprocess_input.__doc__ += imagenet_utils.PREPROCESS_ARGS_DOC
