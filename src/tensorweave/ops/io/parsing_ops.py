@@ -23,6 +23,7 @@ from tensorweave.framework.registry import REQUIRED, TypeListAttr, kernel, \
     not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, as_shape
 from tensorweave.framework.sparse_tensor import SparseTensor
+from tensorweave.ops.io import example_wire
 
 
 # --- the protos, loaded on first use ---------------------------------------------------
@@ -180,6 +181,9 @@ def _merge_sparse_features(result: dict, features, composite: dict) -> dict:
 
 
 _PARSE_TYPES = (_dt.float32, _dt.int64, _dt.string)
+# example_wire costs about 0.4 ms of NumPy steps whatever the batch, the exact path about
+# 2 us per feature and example: they break even near 64 examples of 4 features
+_WIRE_MIN_BATCH = 64
 _KIND = {_dt.float32: "float_list", _dt.int64: "int64_list", _dt.string: "bytes_list"}
 _KIND_NAME = {"float_list": "float", "int64_list": "int64", "bytes_list": "string",
               None: "unknown"}
@@ -233,7 +237,17 @@ def _parse_batch(ctx, spec: _Spec, serialized: List[bytes], names: List[bytes],
     dense_flat = [[] for _ in spec.dense]
     dense_steps = [[] for _ in spec.dense]  # per example, of FixedLenSequenceFeatures
     dense_defaults = [np.asarray(d).reshape(-1).tolist() for d in defaults]
-    for i, s in enumerate(serialized):
+    # a batch in the layout every serializer writes is read by NumPy over the whole
+    # batch (example_wire); a batch of few examples, and any other, one by one here
+    fast = None
+    if len(serialized) >= _WIRE_MIN_BATCH and not any(spec.dense_variable):
+        fast = example_wire.gather(
+            serialized, [(key, _KIND[dtype]) for key, dtype in spec.sparse],
+            [(key, _KIND[dtype]) for key, dtype, _ in spec.dense], spec.dense_sizes,
+            [np.asarray(d).reshape(-1) for d in defaults])
+    if fast is not None:
+        sparse_flat, sparse_counts, dense_flat = fast
+    for i, s in enumerate(serialized if fast is None else ()):
         try:
             fmap = example_cls.FromString(s).features.feature
         except DecodeError:
