@@ -106,7 +106,7 @@ def test_precision_and_recall_at_k(graph, sess, ph):
 
 def test_one_label_per_row_is_expanded(graph, sess, ph):
     _, scores, _ = ph
-    lab1 = tf.placeholder(tf.int32, [ROWS])
+    lab1 = tf.placeholder(tf.int64, [ROWS])
     metric = tf.metrics.recall_at_k(lab1, scores, 2)
     rows = [[[x] for x in LABELS[b][:, 0]] for b in range(BATCHES)]
     updates, value = run_stream(sess, {"r": metric}, ph,
@@ -181,8 +181,9 @@ def test_average_precision_at_k(graph, sess, ph):
         np.testing.assert_allclose(values[key], exp[-1], rtol=1e-6, err_msg=key)
     assert (metrics["ap3"][0].name, metrics["ap3"][1].name) == (
         "average_precision_at_3/mean:0", "average_precision_at_3:0")
+    # TF's accumulator is "max_1": its scope also holds a `Max` op (names ignore case)
     assert [v.name for v in tf.local_variables()[:2]] == [
-        "average_precision_at_3/max:0", "average_precision_at_3/total:0"]
+        "average_precision_at_3/max_1:0", "average_precision_at_3/total:0"]
     sess.run(tf.local_variables_initializer())
     assert sess.run(metrics["ap3"][0]) == 0.0
 
@@ -200,3 +201,32 @@ def test_collections_and_errors(graph, sess, ph):
         tf.metrics.precision_at_k(lab, scores, 2, weights=np.ones((ROWS, 2)))
     with pytest.raises(TypeError, match="class_id"):
         tf.metrics.recall_at_k(lab, scores, 2, class_id=1.5)
+
+
+@pytest.mark.parametrize("make_labels", [
+    lambda: tf.constant([[0], [1]], tf.int32),
+    lambda: [[0], [1]],                                  # a Python list is int32
+    lambda: tf.constant([[0.0], [1.0]]),
+    lambda: tf.SparseTensorValue([[0, 0], [1, 0]], np.array([0, 1], np.int32), [2, 1]),
+])
+@pytest.mark.parametrize("metric", [
+    lambda labels, scores: tf.metrics.precision_at_k(labels, scores, 1),
+    lambda labels, scores: tf.metrics.recall_at_k(labels, scores, 1, class_id=1),
+    lambda labels, scores: tf.metrics.precision_at_top_k(labels, tf.nn.top_k(scores, 1)[1]),
+    lambda labels, scores: tf.metrics.average_precision_at_k(labels, scores, 1),
+])
+def test_labels_must_be_int64(graph, make_labels, metric):
+    """TF compares labels with the int64 top-k ids without a cast: a TypeError at build."""
+    with pytest.raises(TypeError, match="int64"):
+        metric(make_labels(), tf.constant([[0.9, 0.1], [0.2, 0.8]]))
+
+
+def test_numpy_integer_class_id(graph, sess, ph):
+    lab, scores, _ = ph
+    metrics = {"np": tf.metrics.recall_at_k(lab, scores, 3, class_id=np.int64(2)),
+               "py": tf.metrics.recall_at_k(lab, scores, 3, class_id=2)}
+    updates, _ = run_stream(sess, metrics, ph)
+    expected = np_ratio(3, "fn", class_id=2)
+    for key in metrics:
+        np.testing.assert_allclose([u[key] for u in updates], expected, rtol=1e-6)
+    assert metrics["np"][0].name == "recall_at_3_class2:0"

@@ -237,9 +237,11 @@ def test_sensitivity_and_specificity(graph, sess, ph):
         np.testing.assert_allclose(updates[b]["spec"], spec, rtol=1e-5)
     np.testing.assert_allclose(values["sens"], updates[-1]["sens"])
     assert metrics["sens"][0].name == "sensitivity_at_specificity/value:0"
-    with pytest.raises(ValueError, match=r"`specificity` must be in the range \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"`specificity` must be in the range \[0, 1\]\. "
+                                         r"Currently, `specificity` got 1\.5\."):
         tf.metrics.sensitivity_at_specificity(lab, pred, 1.5)
-    with pytest.raises(ValueError, match=r"`sensitivity` must be in the range \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"`sensitivity` must be in the range \[0, 1\]\. "
+                                         r"Currently, `sensitivity` is -0\.1\."):
         tf.metrics.specificity_at_sensitivity(lab, pred, -0.1)
 
 
@@ -262,3 +264,15 @@ def test_count_weights_rank_is_checked(graph, sess, ph):
         2 * np.sum(LABELS[0].astype(bool) & (PREDS[0] > 0.5)))
     with pytest.raises(tf.errors.InvalidArgumentError):
         sess.run(update, {w: np.ones((2, 4)), **feed})
+
+
+@pytest.mark.parametrize("metric", [tf.metrics.precision_at_thresholds,
+                                    tf.metrics.recall_at_thresholds,
+                                    tf.metrics.false_positives_at_thresholds])
+def test_no_thresholds_gives_empty_metrics(graph, sess, ph, metric):
+    lab, pred, _ = ph
+    value, update = metric(lab, pred, [])
+    assert value.shape.as_list() == [0] and update.shape.as_list() == [0]
+    sess.run(tf.local_variables_initializer())
+    got = sess.run(update, {lab: LABELS[0], pred: PREDS[0]})
+    assert got.shape == (0,) and got.dtype == np.float32

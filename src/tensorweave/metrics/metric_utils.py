@@ -164,7 +164,8 @@ def confusion_at_thresholds(labels, predictions, thresholds: Sequence[float], we
     n = len(thresholds)
     predictions_row = array_ops.reshape(predictions, [1, -1])
     labels_row = array_ops.reshape(labels, [1, -1])
-    thresholds_col = constant_op.constant([[float(t)] for t in thresholds], _dt.float32)
+    thresholds_col = constant_op.constant([float(t) for t in thresholds], _dt.float32,
+                                          shape=[n, 1])
     pred_is_pos = math_binary.greater(predictions_row, thresholds_col)   # [n, batch]
     label_is_pos = array_join_ops.tile(labels_row, [n, 1])
     weights_row = None

@@ -9,6 +9,7 @@ Dense labels are all set members (a -1 is a label no prediction matches).
 """
 from __future__ import annotations
 
+import numbers
 from typing import Optional, Tuple
 
 from tensorweave.framework import api_export as _api
@@ -55,21 +56,31 @@ class _Labels:
         self.sparse = sparse
 
 
-def _labels_of(labels) -> _Labels:
+def _check_int64_labels(dtype, metric: str) -> None:
+    """TF1 compares labels with the int64 top-k class ids without casting them, so
+    labels of any other dtype (a Python list of ints is int32) are a TypeError."""
+    if dtype != _dt.int64:
+        raise TypeError("Types don't match: the labels of %s must be int64, like the "
+                        "top-k class ids they are compared with; got %s."
+                        % (metric, dtype.name))
+
+
+def _labels_of(labels, metric: str) -> _Labels:
     from tensorweave.ops.sparse import sparse_ops
     if isinstance(labels, SparseTensorValue):
         labels = SparseTensor.from_value(labels)
     if isinstance(labels, SparseTensor):
-        values = sparse_ops.sparse_tensor_to_dense(
-            SparseTensor(labels.indices, math_ops.cast(labels.values, _dt.int64),
-                         labels.dense_shape), default_value=-1, validate_indices=False)
+        _check_int64_labels(labels.values.dtype, metric)
+        values = sparse_ops.sparse_tensor_to_dense(labels, default_value=-1,
+                                                   validate_indices=False)
         ones = SparseTensor(labels.indices,
                             array_fill_ops.ones_like(labels.values, dtype=_dt.int32),
                             labels.dense_shape)
         present = math_binary.greater(sparse_ops.sparse_tensor_to_dense(
             ones, default_value=0, validate_indices=False), 0)
         return _Labels(values, present, True)
-    values = math_ops.cast(convert_to_tensor(labels), _dt.int64)
+    values = convert_to_tensor(labels)
+    _check_int64_labels(values.dtype, metric)
     return _Labels(values, array_fill_ops.ones_like(values, dtype=_dt.bool), False)
 
 
@@ -173,20 +184,24 @@ def _streaming_count(labels: _Labels, predictions_idx: Tensor, k, class_id, weig
         return var, state_ops.assign_add(var, batch_total, name="update")
 
 
-def _check_class_id(class_id) -> None:
-    if class_id is not None and (not isinstance(class_id, int) or
-                                 isinstance(class_id, bool)):
-        raise TypeError("class_id must be a Python int or None, got %r" % (class_id,))
+def _checked_class_id(class_id) -> Optional[int]:
+    """`class_id` as a Python int (NumPy integers and bools included, as in TF)."""
+    if class_id is None:
+        return None
+    # TF also takes a float class_id, that no int64 label can equal; refuse it instead
+    if not isinstance(class_id, numbers.Integral):
+        raise TypeError("class_id must be an integer or None, got %r" % (class_id,))
+    return int(class_id)
 
 
 def _ratio_at_top_k(kind: str, other: str, labels, predictions_idx, k, class_id, weights,
                     metrics_collections, updates_collections, name) -> Metric:
-    _check_class_id(class_id)
+    class_id = _checked_class_id(class_id)
     base = "precision" if other == "fp" else "recall"
     with _graph.name_scope(name, _at_k_name(base, k, class_id),
                            (predictions_idx, labels, weights)) as scope:
         predictions_idx = math_ops.cast(predictions_idx, _dt.int64)
-        labels = _maybe_expand_labels(_labels_of(labels), predictions_idx)
+        labels = _maybe_expand_labels(_labels_of(labels, base + "_at_k"), predictions_idx)
         tp, tp_update = _streaming_count(labels, predictions_idx, k, class_id, weights,
                                          "tp")
         rest, rest_update = _streaming_count(labels, predictions_idx, k, class_id,
@@ -344,11 +359,16 @@ def average_precision_at_k(labels, predictions, k, weights=None,
         predictions = convert_to_tensor(predictions)
         predictions_idx = math_ops.cast(_top_k_indices(predictions, k), _dt.int64)
         num_classes = math_ops.cast(array_ops.shape(predictions)[-1], _dt.int64)
-        labels = _clean_out_of_range(_labels_of(labels), num_classes)
+        labels = _clean_out_of_range(_labels_of(labels, "average_precision_at_k"),
+                                     num_classes)
         ap = _average_precision_per_row(labels, predictions_idx)
         if weights is not None:
             weights = broadcast_weights(math_ops.cast(weights, _dt.float64), ap)
             ap = math_binary.multiply(ap, weights)
+        # TF's graph holds a `Max` op (the largest label) in this scope, so its "max"
+        # scope below is "max_1" (op names are unique regardless of case): reserve the
+        # name so that the accumulator is named as in TF
+        _graph.get_default_graph().unique_name("Max")
         with _graph.name_scope(None, "max", (ap,)) as max_scope:
             max_var = metric_variable([], _dt.float64, name=max_scope)
             if weights is None:

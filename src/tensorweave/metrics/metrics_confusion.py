@@ -329,8 +329,10 @@ def _rate_at_fixed(default_name: str, fixed_arg: str, fixed: float, labels, pred
                    weights, num_thresholds: int, metrics_collections,
                    updates_collections, name) -> Metric:
     if fixed < 0 or fixed > 1:
-        raise ValueError("`%s` must be in the range [0, 1]. Currently, `%s` got %s."
-                         % (fixed_arg, fixed_arg, fixed))
+        # TF's two messages differ by one word
+        verb = "got" if fixed_arg == "specificity" else "is"
+        raise ValueError("`%s` must be in the range [0, 1]. Currently, `%s` %s %s."
+                         % (fixed_arg, fixed_arg, verb, fixed))
     with variable_scope(name, default_name, (predictions, labels, weights)):
         # TF's top threshold is just above 1 for sensitivity_at_specificity and just
         # below it for specificity_at_sensitivity (so a prediction of exactly 1.0 counts
