@@ -286,3 +286,148 @@ def test_plus_modes(tmp_path):
     assert tf.gfile.GFile(p, "rb").read() == b"XYcdef"
     with pytest.raises(tf.errors.UnimplementedError, match="not supported"):
         tf.gfile.GFile("memory://plus-mode/x", "r+").read()
+
+
+# --- behaviours checked against TF 2.21 (probe of tf.gfile, values as TF gave them) --------
+def test_seek_and_read_argument_errors(root):
+    p = tf.io.gfile.join(root, "f")
+    _write(p, b"abc")
+    f = tf.gfile.GFile(p, "rb")
+    for args, position in (((-1,), -1), ((-5, 1), -5), ((-5, 2), -2)):
+        with pytest.raises(tf.errors.InvalidArgumentError) as info:
+            f.seek(*args)
+        assert info.value.message == "Seeking to a negative position: %d" % position
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        f.seek(0, 3)
+    assert info.value.message == "Invalid whence argument: 3. Valid values are 0, 1, or 2."
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        f.read(-2)
+    assert info.value.message == "Can't read a negative number of bytes: -2"
+
+
+def test_reading_past_the_end_is_out_of_range(root):
+    p = tf.io.gfile.join(root, "f")
+    _write(p, b"abc")
+    f = tf.gfile.GFile(p, "rb")
+    f.seek(3)                              # at the end: reads give nothing
+    assert (f.read(), f.read(1), f.readline(), f.tell()) == (b"", b"", b"", 3)
+    f.seek(4)
+    assert f.tell() == 4
+    with pytest.raises(tf.errors.OutOfRangeError, match="reached end of file"):
+        f.read(1)
+    with pytest.raises(tf.errors.OutOfRangeError, match="reached end of file"):
+        f.readline()
+
+
+@pytest.mark.parametrize("mode", ["r", "rb"])
+def test_lines_drop_carriage_returns(root, mode):
+    # TF's line reader drops every "\r"; read() keeps them
+    p = tf.io.gfile.join(root, "f")
+    _write(p, b"a\r\nb\rc\nd\r")
+    lines = [b"a\n", b"bc\n", b"d"] if mode == "rb" else ["a\n", "bc\n", "d"]
+    assert tf.gfile.GFile(p, mode).readlines() == lines
+    assert list(tf.gfile.GFile(p, mode)) == lines
+    f = tf.gfile.GFile(p, mode)
+    assert [f.readline(), f.readline(), f.readline(), f.readline()] == lines + [lines[0][:0]]
+    assert tf.gfile.GFile(p, "rb").read() == b"a\r\nb\rc\nd\r"
+
+
+def test_relative_glob_from_the_working_directory(tmp_path, monkeypatch):
+    # TF searches a pattern whose first component has a wildcard from ".", and names
+    # the matches from there; a pattern with a fixed directory keeps it as written
+    (tmp_path / "sub").mkdir()
+    for name in ("sub/zz1", "top.txt"):
+        _write(str(tmp_path / name))
+    monkeypatch.chdir(tmp_path)
+    assert tf.gfile.Glob("t*") == ["./top.txt"]
+    assert tf.gfile.Glob("*/zz1") == ["./sub/zz1"]
+    assert tf.gfile.Glob("./s*") == ["./sub"]
+    assert tf.gfile.Glob("sub/zz*") == ["sub/zz1"]
+    assert tf.gfile.Glob("sub") == ["sub"]
+    assert tf.gfile.Glob("sub/../sub/zz1") == ["sub/../sub/zz1"]
+
+
+def test_make_dirs_names_the_file_in_the_way(tmp_path):
+    blocker = str(tmp_path / "f")
+    _write(blocker)
+    for path in (blocker, os.path.join(blocker, "x"), os.path.join(blocker, "x", "y")):
+        with pytest.raises(tf.errors.FailedPreconditionError) as info:
+            tf.gfile.MakeDirs(path)
+        assert info.value.message == "%s is not a directory" % blocker
+
+
+def test_errors_by_errno_and_the_path_that_failed(tmp_path):
+    src = str(tmp_path / "sd")
+    os.makedirs(os.path.join(src, "x"))
+    os.makedirs(str(tmp_path / "full" / "y"))
+    with pytest.raises(tf.errors.FailedPreconditionError) as info:    # ENOTEMPTY
+        tf.gfile.Rename(src, str(tmp_path / "full"), overwrite=True)
+    assert info.value.message == "%s; Directory not empty" % src
+    f = str(tmp_path / "f")
+    _write(f)
+    target = str(tmp_path / "no" / "g")
+    with pytest.raises(tf.errors.NotFoundError) as info:             # the target's dir
+        tf.gfile.Copy(f, target)
+    assert info.value.message == "%s; No such file or directory" % target
+    cases = [(OSError(39, "Directory not empty"), tf.errors.FailedPreconditionError),
+             (OSError(21, "Is a directory"), tf.errors.FailedPreconditionError),
+             (OSError(22, "Invalid argument"), tf.errors.InvalidArgumentError),
+             (OSError(28, "No space left on device"), tf.errors.ResourceExhaustedError),
+             (OSError(27, "File too large"), tf.errors.OutOfRangeError),
+             (OSError(30, "Read-only file system"), tf.errors.PermissionDeniedError),
+             (OSError(18, "Invalid cross-device link"), tf.errors.UnimplementedError),
+             (FileNotFoundError("memory://a/b"), tf.errors.NotFoundError)]
+    for exc, cls in cases:
+        err = gfile.os_error_to_tf(exc, "/p")
+        assert type(err) is cls
+        assert err.message == "/p; %s" % (exc.strerror or "No such file or directory")
+
+
+def test_delete_recursively_below_a_file_is_not_found(tmp_path):
+    f = str(tmp_path / "f")
+    _write(f)
+    with pytest.raises(tf.errors.NotFoundError) as info:
+        tf.gfile.DeleteRecursively(os.path.join(f, "x"))
+    assert info.value.message == "%s not found" % os.path.join(f, "x")
+
+
+def test_unknown_scheme_message():
+    with pytest.raises(tf.errors.UnimplementedError) as info:
+        tf.gfile.Exists("zzz://a/b")
+    assert info.value.message == "File system scheme 'zzz' not implemented (file: 'zzz://a/b')"
+
+
+def test_ram_scheme_is_the_in_memory_file_system():
+    # TF's "ram://" file system, served by fsspec's memory filesystem
+    assert "ram" in tf.io.gfile.get_registered_schemes()
+    top = "ram://gfile-test-%s" % uuid.uuid4().hex
+    tf.gfile.MakeDirs(top + "/b")
+    _write(top + "/b/f", b"x")
+    assert tf.gfile.Glob(top + "/*") == [top + "/b"]
+    assert tf.gfile.ListDirectory(top) == ["b"]
+    assert tf.gfile.GFile(top + "/b/f", "rb").read() == b"x"
+    assert list(tf.gfile.Walk(top)) == [(top, ["b"], []), (top + "/b", [], ["f"])]
+    tf.gfile.DeleteRecursively(top)
+    assert not tf.gfile.Exists(top)
+
+
+def test_local_paths_are_cleaned_as_tf_cleans_them(tmp_path, sess):
+    # TF cleans every local path lexically: a trailing slash, "//", "." and ".." (even
+    # through a directory that does not exist)
+    d = str(tmp_path)
+    f = os.path.join(d, "f")
+    _write(f, b"abc")
+    assert tf.gfile.Exists(f + "/") and not tf.gfile.IsDirectory(f + "/")
+    assert tf.gfile.Exists(d + "/x/../f") and tf.gfile.Exists(d + "//f")
+    assert tf.gfile.Stat(f + "/").length == 3
+    assert tf.gfile.GFile(f + "/", "rb").read() == b"abc"
+    assert sess.run(tf.read_file(f + "/")) == b"abc"
+    tf.gfile.Copy(f + "/", os.path.join(d, "g") + "/")
+    tf.gfile.Rename(os.path.join(d, "g") + "/", os.path.join(d, "h"))
+    tf.gfile.MakeDirs(d + "/x/../s")
+    _write(os.path.join(d, "s", "a"))
+    assert tf.gfile.ListDirectory(d + "/x/../s") == ["a"]
+    assert sorted(os.listdir(d)) == ["f", "h", "s"]
+    with pytest.raises(tf.errors.NotFoundError) as info:   # the message keeps the spelling
+        tf.gfile.Remove(os.path.join(d, "n") + "/")
+    assert info.value.message == "%s/n/; No such file or directory" % d

@@ -36,8 +36,21 @@ def is_local(path: str) -> bool:
     return ("://" not in path and "::" not in path) or path.startswith(_FILE_SCHEME)
 
 
-def _local(path: str) -> str:
+def _strip_scheme(path: str) -> str:
     return path[len(_FILE_SCHEME):] if path.startswith(_FILE_SCHEME) else path
+
+
+def _local(path: str) -> str:
+    """The OS path of a local path or file:// URL, cleaned lexically as TF cleans every
+    local path it is given: "f/" is the file f, "x/../f" is f even when x does not
+    exist, "a//b" is a/b."""
+    path = _strip_scheme(path)
+    return os.path.normpath(path) if path else path
+
+
+# TF's own schemes that an fsspec filesystem serves under another name: TF's in-memory
+# file system ("ram://") is fsspec's memory filesystem.
+SCHEME_ALIASES = {"ram": "memory"}
 
 
 def remote(path: str):
@@ -46,14 +59,15 @@ def remote(path: str):
     Raises:
       UnimplementedError: no fsspec filesystem is installed for the URL's scheme.
     """
+    scheme = path.split("://", 1)[0]
+    url = SCHEME_ALIASES[scheme] + path[len(scheme):] if scheme in SCHEME_ALIASES else path
     try:
         import fsspec
-        return fsspec.core.url_to_fs(path)
-    except (ImportError, ValueError) as e:
-        scheme = path.split("://", 1)[0]
+        return fsspec.core.url_to_fs(url)
+    except (ImportError, ValueError):
         raise errors.UnimplementedError(
-            None, None, "File system scheme '%s' not implemented (file: '%s'): %s"
-            % (scheme, path, e)) from None
+            None, None, "File system scheme '%s' not implemented (file: '%s')"
+            % (scheme, path)) from None
 
 
 def isabs(path: str) -> bool:
@@ -208,7 +222,10 @@ def glob(pattern: str) -> List[str]:
     """Paths matching `pattern` (``*``, ``?``, ``[...]``; hidden files included)."""
     if is_local(pattern):
         prefix = _FILE_SCHEME if pattern.startswith(_FILE_SCHEME) else ""
-        found = _glob.glob(_local(pattern), include_hidden=True)
+        local = _strip_scheme(pattern)   # matches keep the pattern's spelling, as in TF
+        found = _glob.glob(local, include_hidden=True)
+        if _matches_from_cwd(local):
+            prefix += "./"
         return [prefix + f for f in found]
     fs, p = remote(pattern)
     found = fs.glob(p)
@@ -219,11 +236,19 @@ def glob(pattern: str) -> List[str]:
     return [fs.unstrip_protocol(f) for f in found]
 
 
+def _matches_from_cwd(pattern: str) -> bool:
+    """Whether TF names the matches of a local `pattern` from "./": a relative pattern
+    whose first component holds a wildcard (TF then searches from "." and joins it in
+    front of every match)."""
+    first_wildcard = min((i for i in map(pattern.find, "*?[") if i >= 0), default=-1)
+    return first_wildcard >= 0 and os.path.dirname(pattern[:first_wildcard]) == ""
+
+
 def walk(top: str, topdown: bool = True) -> Iterator[Tuple[str, List[str], List[str]]]:
     """(directory, subdirectory names, file names) for `top` and every directory below
     it; nothing when `top` is not a directory."""
     if is_local(top):
-        yield from os.walk(_local(top), topdown=topdown)
+        yield from os.walk(_strip_scheme(top), topdown=topdown)  # top as given, as in TF
         return
     if not isdir(top):
         return

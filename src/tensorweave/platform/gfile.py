@@ -18,20 +18,66 @@ from tensorweave.platform import file_io
 _MODES = ("r", "w", "a", "r+", "w+", "a+")
 
 
-def _tf_error(e: OSError, path) -> errors.OpError:
-    """The tf.errors exception for the OSError `e` raised on `path`."""
+def _errno_classes() -> dict:
+    """errno -> tf.errors class, TF's mapping of POSIX errors to status codes."""
+    import errno as e
+    table = {
+        errors.InvalidArgumentError: ("EINVAL", "ENAMETOOLONG", "E2BIG", "EDESTADDRREQ",
+                                      "EDOM", "EFAULT", "EILSEQ", "ENOPROTOOPT", "ENOSTR",
+                                      "ENOTSOCK", "ENOTTY", "EPROTOTYPE", "ESPIPE"),
+        errors.DeadlineExceededError: ("ETIMEDOUT", "ETIME"),
+        errors.NotFoundError: ("ENODEV", "ENOENT", "ENXIO", "ESRCH"),
+        errors.AlreadyExistsError: ("EEXIST", "EADDRNOTAVAIL", "EALREADY"),
+        errors.PermissionDeniedError: ("EPERM", "EACCES", "EROFS"),
+        errors.FailedPreconditionError: ("ENOTEMPTY", "EPIPE", "EISDIR", "ENOTDIR", "EBADF",
+                                         "EBUSY", "ECHILD", "EISCONN", "ENOTBLK",
+                                         "ENOTCONN", "ESHUTDOWN", "ETXTBSY"),
+        errors.ResourceExhaustedError: ("ENOSPC", "EMFILE", "EMLINK", "ENFILE", "ENOBUFS",
+                                        "ENODATA", "ENOMEM", "ENOSR", "EUSERS", "EDQUOT"),
+        errors.OutOfRangeError: ("EFBIG", "EOVERFLOW", "ERANGE"),
+        errors.UnimplementedError: ("ENOSYS", "ENOTSUP", "EAFNOSUPPORT", "ENOEXEC",
+                                    "EPFNOSUPPORT", "EPROTONOSUPPORT", "ESOCKTNOSUPPORT",
+                                    "EXDEV"),
+        errors.UnavailableError: ("EAGAIN", "ECONNREFUSED", "ECONNABORTED", "ECONNRESET",
+                                  "EINTR", "EHOSTDOWN", "EHOSTUNREACH", "ENETDOWN",
+                                  "ENETRESET", "ENETUNREACH", "ENOLCK", "ENOLINK", "ENONET"),
+        errors.AbortedError: ("EDEADLK", "ESTALE"),
+        errors.CancelledError: ("ECANCELED",),
+    }
+    return {getattr(e, name): cls for cls, names in table.items() for name in names
+            if hasattr(e, name)}
+
+
+_ERRNO_CLASSES = _errno_classes()
+# for OSErrors that carry no errno (fsspec raises FileNotFoundError(path))
+_OSERROR_CLASSES = ((FileNotFoundError, errors.NotFoundError),
+                    (PermissionError, errors.PermissionDeniedError),
+                    (FileExistsError, errors.AlreadyExistsError),
+                    (NotADirectoryError, errors.FailedPreconditionError),
+                    (IsADirectoryError, errors.FailedPreconditionError))
+
+
+def os_error_to_tf(e: OSError, path, op=None) -> errors.OpError:
+    """The tf.errors exception TF raises for the OSError `e` on `path`: the class by
+    errno (TF's table), the message "<path>; <strerror>".
+
+    Args:
+      e: the OSError (an OpError is returned as it is).
+      path: the path the operation was given.
+      op: the Operation whose kernel failed, if any.
+    """
     if isinstance(e, errors.OpError):
         return e
-    text = "%s; %s" % (path, e.strerror or e)
-    if isinstance(e, FileNotFoundError):
-        return errors.NotFoundError(None, None, "%s; No such file or directory" % path)
-    if isinstance(e, PermissionError):
-        return errors.PermissionDeniedError(None, None, text)
-    if isinstance(e, FileExistsError):
-        return errors.AlreadyExistsError(None, None, text)
-    if isinstance(e, (NotADirectoryError, IsADirectoryError)):
-        return errors.FailedPreconditionError(None, None, text)
-    return errors.UnknownError(None, None, text)
+    cls = _ERRNO_CLASSES.get(e.errno)
+    if cls is None:
+        cls = next((c for py, c in _OSERROR_CLASSES if isinstance(e, py)), errors.UnknownError)
+    reason = e.strerror or (os.strerror(e.errno) if e.errno else str(e))
+    if e.errno is None and isinstance(e, FileNotFoundError):
+        reason = "No such file or directory"
+    return cls(None, op, "%s; %s" % (path, reason))
+
+
+_tf_error = os_error_to_tf  # the short name this module uses
 
 
 def _path(name) -> str:
@@ -112,21 +158,47 @@ class GFile:
         except OSError as e:
             raise _tf_error(e, self.__name) from None
 
+    def _check_not_past_end(self, f) -> None:
+        """TF's error for reading from a position past the end (after a seek there)."""
+        if f.tell() > file_io.size_of(f):
+            raise errors.OutOfRangeError(None, None, "reached end of file")
+
     def read(self, n: int = -1):
-        """Reads `n` bytes (all that is left for n=-1); str in text mode."""
+        """Reads `n` bytes (all that is left for n=-1); str in text mode.
+
+        Raises:
+          InvalidArgumentError: `n` is below -1.
+          OutOfRangeError: the position is past the end of the file.
+        """
+        n = -1 if n is None else n
+        if n < -1:
+            raise errors.InvalidArgumentError(
+                None, None, "Can't read a negative number of bytes: %d" % n)
         f = self._reader()
         try:
-            return self._value(f.read(-1 if n is None else n))
+            data = f.read(n)
+            if not data and n != 0:
+                self._check_not_past_end(f)
         except OSError as e:
             raise _tf_error(e, self.__name) from None
+        return self._value(data)
 
     def readline(self):
-        """The next line, with its newline; empty at the end of the file."""
-        return self._value(self._reader().readline())
+        """The next line, with its newline; empty at the end of the file. As TF's
+        line reader, it drops every carriage return ("\\r") of the line.
+
+        Raises:
+          OutOfRangeError: the position is past the end of the file.
+        """
+        f = self._reader()
+        line = f.readline()
+        if not line:
+            self._check_not_past_end(f)
+        return self._value(line.replace(b"\r", b""))
 
     def readlines(self) -> list:
-        """All remaining lines."""
-        return [self._value(line) for line in self._reader().readlines()]
+        """All remaining lines (as `readline` gives them)."""
+        return list(iter(self.readline, self._value(b"")))
 
     def __iter__(self):
         return self
@@ -147,8 +219,19 @@ class GFile:
                 raise ValueError("The `offset` and `position` arguments are aliases; "
                                  "give only one")
             offset = position
+        if whence not in (0, 1, 2):
+            raise errors.InvalidArgumentError(
+                None, None, "Invalid whence argument: %s. Valid values are 0, 1, or 2."
+                % whence)
+        f = self._handle()
+        offset = offset or 0
+        target = offset + (f.tell() if whence == 1 else
+                           file_io.size_of(f) if whence == 2 else 0)
+        if target < 0:
+            raise errors.InvalidArgumentError(
+                None, None, "Seeking to a negative position: %d" % target)
         try:
-            return self._handle().seek(offset or 0, whence)
+            return f.seek(target)
         except OSError as e:
             raise _tf_error(e, self.__name) from None
 
@@ -253,14 +336,23 @@ def MakeDirs(dirname) -> None:
     path = _path(dirname)
     try:
         file_io.makedirs(path)
-    except FileExistsError:
-        raise errors.FailedPreconditionError(None, None, "%s is not a directory" % path
-                                             ) from None
-    except NotADirectoryError:
-        raise errors.FailedPreconditionError(None, None, "%s is not a directory" % path
-                                             ) from None
+    except (FileExistsError, NotADirectoryError):
+        raise errors.FailedPreconditionError(
+            None, None, "%s is not a directory" % _file_in_the_way(path)) from None
     except OSError as e:
         raise _tf_error(e, path) from None
+
+
+def _file_in_the_way(path: str) -> str:
+    """The deepest existing ancestor of `path` (or `path` itself): the file that keeps
+    MakeDirs from creating it, which TF's message names."""
+    probe = path.rstrip("/") or path
+    while not file_io.exists(probe):
+        parent = os.path.dirname(probe)
+        if parent in ("", probe):
+            return path
+        probe = parent
+    return probe
 
 
 @tf_export("gfile.MkDir")
@@ -342,7 +434,7 @@ def DeleteRecursively(dirname) -> None:
     path = _path(dirname)
     try:
         file_io.rmtree(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # "f/x" under a file f: not found
         raise errors.NotFoundError(None, None, "%s not found" % path) from None
     except OSError as e:
         raise _tf_error(e, path) from None
@@ -357,11 +449,17 @@ def _transfer(move_or_copy, source, target, overwrite: bool) -> None:
         if not overwrite and file_io.exists(new):
             raise errors.AlreadyExistsError(None, None, "file already exists")
         move_or_copy(old, new)
-    except FileNotFoundError:
-        raise errors.NotFoundError(None, None, "%s; No such file or directory" % old
-                                   ) from None
     except OSError as e:
-        raise _tf_error(e, old) from None
+        raise _tf_error(e, _failed_path(e, old, new)) from None
+
+
+def _failed_path(e: OSError, source: str, target: str) -> str:
+    """The path TF's message names for a failed copy or move: the target when the
+    OSError is about it (its directory is missing), else the source."""
+    named = e.filename if isinstance(e.filename, str) else None
+    if named is not None and os.path.normpath(named) == os.path.normpath(target):
+        return target
+    return source
 
 
 @tf_export("gfile.Rename")
@@ -409,11 +507,12 @@ def join(path, *paths) -> str:
 
 @tf_export("io.gfile.get_registered_schemes")
 def get_registered_schemes() -> List[str]:
-    """The URL schemes a path may use: "" and "file" (local), plus every scheme fsspec
-    knows an implementation for (usable once its package is installed)."""
+    """The URL schemes a path may use: "" and "file" (local), "ram" (TF's in-memory
+    file system), plus every scheme fsspec knows an implementation for (usable once its
+    package is installed)."""
     import fsspec
-    return ["", "file"] + sorted(s for s in fsspec.available_protocols()
-                                 if s not in ("file", "local"))
+    schemes = set(fsspec.available_protocols()) | set(file_io.SCHEME_ALIASES)
+    return ["", "file"] + sorted(schemes - {"file", "local"})
 
 
 

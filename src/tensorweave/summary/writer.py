@@ -275,10 +275,9 @@ def summary_iterator(path) -> Iterator:
       An iterator of `Event` messages.
 
     Raises:
-      NotFoundError: when iteration starts, `path` does not exist.
+      NotFoundError: `path` does not exist (raised at once, as TF does).
       DataLossError: while iterating, a corrupted record.
     """
     from tensorweave.ops.io.record_io import tf_record_iterator
-    event_class = _efw.event_pb2().Event
-    for record in tf_record_iterator(path):
-        yield event_class.FromString(record)
+    records = tf_record_iterator(path)  # opens the file now
+    return map(_efw.event_pb2().Event.FromString, records)

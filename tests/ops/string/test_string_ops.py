@@ -418,6 +418,44 @@ def test_read_file_errors(sess, tmp_path, graph):
         tf.write_file("a", ["b"])
 
 
+def test_file_ops_check_their_scalars_at_run_time(sess, tmp_path):
+    # TF 2.21's messages for fed values of the wrong shape
+    name, contents = tf.placeholder(tf.string), tf.placeholder(tf.string)
+    path = str(tmp_path / "f")
+    cases = [(tf.read_file(name), {name: [path, path]},
+              "Input filename tensor must be scalar, but had shape: [2]"),
+             (tf.write_file(name, "x"), {name: [path]},
+              "Input filename tensor must be scalar, but had shape: [1]"),
+             (tf.write_file(path, contents), {contents: ["x"]},
+              "Contents tensor must be scalar, but had shape: [1]"),
+             (tf.matching_files(name), {name: [[path]]},
+              "Input patterns tensor must be scalar or vector, but had shape: [1,1]")]
+    for fetch, feed, message in cases:
+        with pytest.raises(tf.errors.InvalidArgumentError) as info:
+            sess.run(fetch, feed)
+        assert info.value.message.split("\n")[0] == message
+    assert not os.path.exists(path)
+
+
+def test_write_file_under_a_file(sess, tmp_path):
+    blocker = str(tmp_path / "f")
+    (tmp_path / "f").write_bytes(b"")
+    with pytest.raises(tf.errors.FailedPreconditionError) as info:   # open fails: ENOTDIR
+        sess.run(tf.write_file(os.path.join(blocker, "g"), "x"))
+    assert info.value.message.split("\n")[0] == "%s/g; Not a directory" % blocker
+    with pytest.raises(tf.errors.FailedPreconditionError) as info:   # making g/ fails
+        sess.run(tf.write_file(os.path.join(blocker, "g", "h"), "x"))
+    assert info.value.message.split("\n")[0] == "%s is not a directory" % blocker
+
+
+def test_matching_files_relative_to_the_working_directory(sess, tmp_path, monkeypatch):
+    # as TF: a pattern whose first component has a wildcard is searched from "."
+    (tmp_path / "zz_a").write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    assert sess.run(tf.matching_files("zz*")).tolist() == [b"./zz_a"]
+    assert sess.run(tf.matching_files("zz_a")).tolist() == [b"zz_a"]
+
+
 def test_matching_files(sess, tmp_path):
     for n in ("b.txt", "a.txt", "c.csv", ".hidden.txt"):
         (tmp_path / n).write_bytes(b"")

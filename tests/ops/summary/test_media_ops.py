@@ -47,11 +47,24 @@ def test_max_outputs_and_tags(sess):
     assert values_of(sess, tf.summary.image("c", np.zeros((0, 2, 2, 1), np.uint8))) == []
 
 
+def _affine(c, scale, offset, dtype):
+    """c * scale + offset in the image's dtype, one element: float16 rounds after each
+    operation (Eigen's half), float64 computes in double, float32 in float."""
+    if dtype == np.float16:
+        product = np.float16(np.float32(c) * np.float32(np.float16(scale)))
+        return np.float16(np.float32(product) + np.float32(np.float16(offset)))
+    kind = np.float64 if dtype == np.float64 else np.float32
+    return kind(c) * kind(scale) + kind(offset)
+
+
 def reference_float_image(img):
-    """TF's scaling of one float image, element by element in float32."""
-    img = img.astype(np.float32)
-    finite = [float(v) for v in img.ravel() if np.isfinite(v)]
-    lo, hi = (min(finite), max(finite)) if finite else (0.0, 0.0)
+    """TF's scaling of one float image, element by element: min and max in float32
+    over the pixels whose channels are all finite, the transform in the image's dtype,
+    truncated to uint8 (a non-finite result, from a float16 scale that overflowed, is
+    0)."""
+    finite = [float(v) for px in img.reshape(-1, img.shape[-1]) if np.isfinite(px).all()
+              for v in np.float32(px)]
+    lo, hi = (min(finite), max(finite)) if finite else (np.inf, -np.inf)
     if lo < 0:
         m = np.float32(max(abs(lo), abs(hi)))
         scale, offset = (np.float32(0) if m < np.float32(1e-6) else np.float32(127) / m,
@@ -60,12 +73,14 @@ def reference_float_image(img):
         scale, offset = (np.float32(0) if np.float32(hi) < np.float32(1e-6)
                          else np.float32(255) / np.float32(hi), np.float32(0))
     out = np.zeros(img.shape, np.uint8)
-    for idx in np.ndindex(img.shape[:2]):
-        px = img[idx]
-        if not np.isfinite(px).all():
-            out[idx] = [255, 0, 0, 255][:img.shape[2]]
-        else:
-            out[idx] = [int(np.float32(c) * scale + offset) for c in px]
+    with np.errstate(over="ignore", invalid="ignore"):
+        for idx in np.ndindex(img.shape[:2]):
+            px = img[idx]
+            if not np.isfinite(px).all():
+                out[idx] = [255, 0, 0, 255][:img.shape[2]]
+                continue
+            scaled = [_affine(c, scale, offset, img.dtype) for c in px]
+            out[idx] = [int(v) if np.isfinite(v) else 0 for v in scaled]
     return out
 
 
@@ -96,6 +111,47 @@ def test_float_images_each_scaled_on_their_own(sess, dtype):
     assert pixels(vals[2])[1, 2].tolist() == [255, 0, 0]
 
 
+@pytest.mark.parametrize("dtype,x,want", [
+    # values real TF 2.21 gave for these inputs: float16 is scaled in half precision
+    # (228, not 227), float64 in double (0 and 170, not 1 and 171), and a float16 scale
+    # that overflows (255 / 0.00227 > 65504) gives a black image
+    (np.float16, [1.763671875, 0.39990234375, 0.97900390625, 2.240234375, 1.8681640625,
+                  -0.97705078125, 0.9501953125, -0.1510009765625, -0.10302734375,
+                  0.410888671875, 0.14404296875, 1.4541015625],
+     [228, 150, 183, 255, 233, 72, 181, 119, 122, 151, 136, 210]),
+    (np.float64, [0.761, 0.122, 0.444, 0.334, 1.494, -0.205, 0.313, -0.854, -2.553, 0.654,
+                  0.864, -0.742],
+     [165, 134, 150, 144, 202, 117, 143, 85, 0, 160, 170, 91]),
+    (np.float16, [0.002269744873046875, 0.0014543533325195312, 4.601478576660156e-05,
+                  0.00018703937530517578, 0.0015325546264648438, 0.001468658447265625],
+     [0] * 6),
+])
+def test_float16_and_float64_images_scaled_in_their_dtype(sess, dtype, x, want):
+    img = np.array(x, dtype).reshape(1, 1, -1, 1)
+    (v,) = values_of(sess, tf.summary.image("i", img, max_outputs=1))
+    assert pixels(v).ravel().tolist() == want
+    assert pixels(v).ravel().tolist() == reference_float_image(img[0]).ravel().tolist()
+
+
+def test_bad_pixel_channels_left_out_of_min_and_max(sess):
+    # the finite 20.0 beside the NaN does not set the scale: 3.0 does (TF 2.21's pixels)
+    x = np.array([[[[1., 20., np.nan], [-5., 0.5, 0.25]],
+                   [[0.1, 3., 0.2], [0.3, 0.4, 0.5]]]], np.float32)
+    (v,) = values_of(sess, tf.summary.image("i", x, max_outputs=1))
+    assert pixels(v).ravel().tolist() == [255, 0, 0, 1, 140, 134, 130, 204, 133, 135, 138,
+                                          140]
+
+
+@pytest.mark.parametrize("shape", [(2, 0, 2, 3), (2, 2, 0, 1), (0, 0, 2, 3)])
+@pytest.mark.parametrize("dtype", [tf.uint8, tf.float32])
+def test_images_with_no_pixels_are_an_error(sess, shape, dtype):
+    s = tf.summary.image("i", tf.zeros(shape, dtype))
+    want = "input tensor must have non-zero dims. Found: [%s]." % ", ".join(map(str, shape))
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        sess.run(s)
+    assert info.value.message.startswith(want)
+
+
 def test_tiny_and_zero_images_are_black(sess):
     x = np.stack([np.full((2, 2, 1), 9e-7, np.float32), np.zeros((2, 2, 1), np.float32),
                   np.full((2, 2, 1), 1e-6, np.float32)])
@@ -109,6 +165,27 @@ def test_bad_color_attr(sess):
     s = apply_op("ImageSummary", ["t", x], attrs)
     (v,) = values_of(sess, s.outputs[0])
     assert pixels(v).ravel().tolist() == [7, 255]
+
+
+def test_short_bad_color_is_an_error_for_float_images_only(sess):
+    short = {"max_images": 1, "bad_color": np.array([7, 8], np.uint8)}
+    floats = apply_op("ImageSummary", ["t", np.zeros((1, 1, 1, 3), np.float32)], short)
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        sess.run(floats.outputs[0])
+    assert info.value.message.startswith(
+        "expected depth <= bad_color.size, got depth = 3, bad_color.size = 2")
+    # TF reads bad_color only to paint float images
+    uint8 = apply_op("ImageSummary", ["t", np.zeros((1, 1, 1, 3), np.uint8)], short)
+    (v,) = values_of(sess, uint8.outputs[0])
+    assert pixels(v).ravel().tolist() == [0, 0, 0]
+
+
+def test_bad_color_as_a_tensor_proto(sess):
+    color = tf.make_tensor_proto(np.array([0, 255, 0], np.uint8))
+    x = np.full((1, 1, 1, 3), np.nan, np.float32)
+    s = tf.raw_ops.ImageSummary(tag="t", tensor=x, bad_color=color)
+    (v,) = values_of(sess, s)
+    assert pixels(v).ravel().tolist() == [0, 255, 0]
 
 
 @pytest.mark.parametrize("shape", [(2, 2, 1), (1, 2, 2, 2), (1, 2, 2, 5)])
@@ -211,6 +288,36 @@ def test_audio_sample_rate_error(sess, rate):
     s = tf.summary.audio("a", tf.zeros([1, 4]), rate)
     with pytest.raises(tf.errors.InvalidArgumentError, match="sample_rate must be > 0"):
         sess.run(s)
+
+
+@pytest.mark.parametrize("rate,header_rate", [
+    # the rates TF writes in the WAV header: the float32 rate rounded half to even
+    # (lrintf), 1 for a rate that rounds to 0
+    (44100.5, 44100), (44101.5, 44102), (2.7, 3), (0.4, 1), (8000.0, 8000)])
+def test_wav_header_rate_rounded_as_tf(sess, rate, header_rate):
+    (v,) = values_of(sess, tf.summary.audio("a", tf.zeros([1, 2]), rate))
+    assert v.audio.sample_rate == np.float32(rate)
+    assert read_wav(v.audio.encoded_audio_string)[2] == header_rate
+
+
+@pytest.mark.parametrize("shape,message", [
+    ((1, 3, 0), "audio is null"),
+    ((1, 0, 0), "num_channels must be in (0, 2^16), got: 0")])
+def test_audio_with_no_channels_is_an_error(sess, shape, message):
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        sess.run(tf.summary.audio("a", tf.zeros(shape), 8000.0))
+    assert info.value.message.startswith(message)
+
+
+@pytest.mark.parametrize("build,message", [
+    (lambda: tf.raw_ops.ImageSummary(tag=["a"], tensor=tf.zeros([1, 1, 1, 1])),
+     "Tags must be a scalar"),
+    (lambda: tf.raw_ops.AudioSummaryV2(tag=["a"], tensor=tf.zeros([1, 2]), sample_rate=2.0),
+     "Tag must be a scalar")])
+def test_media_tag_must_be_scalar(sess, build, message):
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        sess.run(build())
+    assert info.value.message.split("\n")[0] == message
 
 
 def test_media_ops_are_not_differentiable():

@@ -159,12 +159,30 @@ def test_histogram_summary_empty(sess):
     assert list(histo.bucket_limit) == [DBL_MAX] and list(histo.bucket) == [0.0]
 
 
-@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
-def test_histogram_summary_non_finite(sess, bad):
-    h = tf.summary.histogram("nanh", tf.constant([1.0, bad]))
-    with pytest.raises(tf.errors.InvalidArgumentError,
-                       match="Nan in summary histogram for: nanh"):
+@pytest.mark.parametrize("values,message", [
+    # TF 2.21's messages: the first value that is not finite picks the wording
+    ([1.0, np.nan], "Nan in summary histogram for: nanh"),
+    ([1.0, np.inf], "Infinity in Histogram for: nanh"),
+    ([1.0, -np.inf], "Infinity in Histogram for: nanh"),
+    ([np.inf, np.nan], "Infinity in Histogram for: nanh"),
+    ([np.nan, np.inf], "Nan in summary histogram for: nanh")])
+def test_histogram_summary_non_finite(sess, values, message):
+    h = tf.summary.histogram("nanh", tf.constant(values))
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
         sess.run(h)
+    assert info.value.message.split("\n")[0] == message
+
+
+@pytest.mark.parametrize("build,message", [
+    (lambda: tf.raw_ops.HistogramSummary(tag=["a", "b"], values=[1.0, 2.0]),
+     "tags must be scalar"),
+    (lambda: tf.raw_ops.TensorSummaryV2(tag=["a"], tensor=[1.0],
+                                        serialized_summary_metadata=""),
+     "tag must be scalar")])
+def test_tag_must_be_scalar(sess, build, message):
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        sess.run(build())
+    assert info.value.message.split("\n")[0] == message
 
 
 # --- tensor and text ------------------------------------------------------------------------
@@ -247,9 +265,24 @@ def test_merge_and_merge_all(graph):
 
 def test_merge_duplicate_tag(sess):
     s = tf.summary.scalar("loss", 1.0)
-    with pytest.raises(tf.errors.InvalidArgumentError,
-                       match="Duplicate tag loss found in summary inputs"):
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
         sess.run(tf.summary.merge([s, s]))
+    # TF's message ends in a space
+    assert info.value.message.split("\n")[0] == "Duplicate tag loss found in summary inputs "
+
+
+def test_all_v2_summary_ops_leaves_out_the_tf1_ops(graph):
+    tf.summary.scalar("a", 1.0)
+    assert tf.summary.all_v2_summary_ops() == []
+    marker = tf.constant(1.0, name="v2_style")     # what a V2 summary op joins
+    graph.add_to_collection("_SUMMARY_V2", marker)
+    assert tf.summary.all_v2_summary_ops() == [marker]
+
+
+def test_merge_name_is_cleaned_as_a_tag(graph):
+    # TF cleans the name as a summary tag: "my merge" names the scope and op "my_merge"
+    m = tf.summary.merge([tf.summary.scalar("a", 1.0)], name="my merge")
+    assert m.op.name == "my_merge/my_merge"
 
 
 def test_merge_unparsable_input(sess):

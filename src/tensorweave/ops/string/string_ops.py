@@ -629,13 +629,22 @@ def _scalar_shape(*inputs_idx):
 
 
 def _os_error(ctx, e: OSError, path: str) -> errors.OpError:
-    if isinstance(e, FileNotFoundError):
-        return errors.NotFoundError(None, ctx.op, "%s; No such file or directory" % path)
-    if isinstance(e, IsADirectoryError):
-        return errors.FailedPreconditionError(None, ctx.op, "%s; Is a directory" % path)
-    if isinstance(e, PermissionError):
-        return errors.PermissionDeniedError(None, ctx.op, "%s; Permission denied" % path)
-    return errors.UnknownError(None, ctx.op, "%s; %s" % (path, e.strerror or e))
+    from tensorweave.platform.gfile import os_error_to_tf
+    return os_error_to_tf(e, path, ctx.op)
+
+
+def _check_scalar(ctx, value: np.ndarray, what: str) -> None:
+    """TF's run-time check that a file kernel's input is a scalar."""
+    if np.ndim(value) != 0:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "%s tensor must be scalar, but had shape: [%s]"
+            % (what, ",".join(map(str, np.shape(value)))))
+
+
+def _scalar_path(ctx, value: np.ndarray) -> str:
+    """A kernel's scalar filename input as a path."""
+    _check_scalar(ctx, value, "Input filename")
+    return _path(value)
 
 
 def _path(value) -> str:
@@ -650,7 +659,7 @@ not_differentiable("ReadFile")
 
 @kernel("ReadFile", cheap=False)
 def _read_file_kernel(ctx, filename):
-    path = _path(filename)
+    path = _scalar_path(ctx, filename)
     try:
         data = file_io.read_bytes(path)   # a local path, or a URL via fsspec
     except OSError as e:
@@ -679,17 +688,29 @@ not_differentiable("WriteFile")
 
 @kernel("WriteFile", cheap=False)
 def _write_file_kernel(ctx, filename, contents):
-    path = _path(filename)
+    path = _scalar_path(ctx, filename)
+    _check_scalar(ctx, contents, "Contents")
     data = string_items(contents.reshape(()))[0]  # f.write reads any buffer: bytes only
+    _make_parent_dirs(ctx, path)
     try:
-        parent = os.path.dirname(path)
-        if parent:
-            file_io.makedirs(parent)
         with file_io.open_file(path, "wb") as f:
             f.write(data)
     except OSError as e:
         raise _os_error(ctx, e, path) from None
     return None
+
+
+def _make_parent_dirs(ctx, path: str) -> None:
+    """Creates the missing directories above `path`, with MakeDirs' errors (a file in
+    the way is named) raised as this op's."""
+    from tensorweave.platform import gfile
+    parent = os.path.dirname(path)
+    if not parent or file_io.exists(parent):
+        return
+    try:
+        gfile.MakeDirs(parent)
+    except errors.OpError as e:
+        raise type(e)(None, ctx.op, e.message) from None
 
 
 @tf_export("write_file", "io.write_file")
@@ -718,8 +739,8 @@ not_differentiable("MatchingFiles")
 @kernel("MatchingFiles", cheap=False)
 def _matching_files_kernel(ctx, pattern):
     if pattern.ndim > 1:
-        raise errors.InvalidArgumentError(None, ctx.op, "Input pattern tensor must be a scalar "
-                                          "or a vector, but had shape: [%s]"
+        raise errors.InvalidArgumentError(None, ctx.op, "Input patterns tensor must be scalar "
+                                          "or vector, but had shape: [%s]"
                                           % ",".join(map(str, pattern.shape)))
     found = []
     for p in pattern.reshape(-1).tolist():

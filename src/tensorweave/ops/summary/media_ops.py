@@ -3,10 +3,12 @@ AudioSummaryV2 (16-bit PCM WAV, written with the standard library's `wave`), and
 builders `tf.summary.image` and `tf.summary.audio`.
 
 Images follow TF's rules. uint8 images are written as they are. A float image is scaled
-on its own: if its finite values are all >= 0 they are multiplied by 255 / max (so the
-largest is 255), otherwise by 127 / max(|min|, |max|) and shifted by 128 (so 0 is gray);
-the result is truncated to uint8, a maximum below 1e-6 gives a black image, and a pixel
-with a NaN or infinite channel is painted `bad_color` (red). Only the first
+on its own, from the min and max of its good pixels (those whose channels are all
+finite): if they are all >= 0 the values are multiplied by 255 / max (so the largest is
+255), otherwise by 127 / max(|min|, |max|) and shifted by 128 (so 0 is gray), in the
+image's own dtype; the result is truncated to uint8, a maximum below 1e-6 gives a black
+image, and a pixel with a NaN or infinite channel is painted `bad_color` (red). An image
+with no rows or no columns is an error. Only the first
 `max_images` images are written, tagged "<tag>/image/<i>" ("<tag>/image" when
 `max_images` is 1). Audio samples are clipped to [-1, 1] and written as
 round(x * 32768) clamped to the int16 range, tagged "<tag>/audio/<i>".
@@ -68,25 +70,39 @@ def _check_max(ctx, attr: str) -> int:
 
 
 # --- images -------------------------------------------------------------------------------
-def _float_image_to_uint8(image: np.ndarray, bad_color: np.ndarray) -> np.ndarray:
-    """One [h, w, c] float image as uint8, scaled by TF's rules (module docstring)."""
-    image = image.astype(np.float32, copy=False)
-    finite = np.isfinite(image)
-    ok = finite.any()
-    lo = image.min(initial=np.inf, where=finite) if ok else np.float32(0)
-    hi = image.max(initial=-np.inf, where=finite) if ok else np.float32(0)
+def _image_scale(lo: np.float32, hi: np.float32) -> tuple:
+    """(scale, offset) as float32, from the finite pixels' min and max (TF's rules)."""
     if lo < 0:
         max_val = max(abs(lo), abs(hi))
         scale = np.float32(0) if max_val < _ZERO_THRESHOLD else np.float32(127) / max_val
-        offset = np.float32(128)
-    else:
-        scale = np.float32(0) if hi < _ZERO_THRESHOLD else np.float32(255) / hi
-        offset = np.float32(0)
-    scaled = np.where(finite, image, np.float32(0)) * np.float32(scale) + offset
-    out = scaled.astype(np.uint8)  # truncates, as TF's cast does
-    bad_pixels = ~finite.all(axis=-1)
-    if bad_pixels.any():
-        out[bad_pixels] = bad_color[:image.shape[-1]]
+        return np.float32(scale), np.float32(128)
+    scale = np.float32(0) if hi < _ZERO_THRESHOLD else np.float32(255) / hi
+    return np.float32(scale), np.float32(0)
+
+
+def _to_uint8(values: np.ndarray) -> np.ndarray:
+    """Truncates toward zero as C++'s float-to-uint8 cast does on TF's CPU; a non-finite
+    value (a float16 scale that overflowed) becomes 0."""
+    ok = np.isfinite(values)
+    return np.clip(np.trunc(np.where(ok, values, 0)), 0, 255).astype(np.uint8)
+
+
+def _float_image_to_uint8(image: np.ndarray, bad_color: np.ndarray) -> np.ndarray:
+    """One [h, w, c] float image as uint8, scaled by TF's rules (module docstring).
+
+    The min and max are taken in float32 over the pixels whose channels are all finite;
+    the affine transform is computed in the image's own dtype, rounding after each
+    operation for float16 and in double for float64, as TF's kernel does.
+    """
+    good_pixels = np.isfinite(image).all(axis=-1)
+    finite = image[good_pixels].astype(np.float32)
+    lo = finite.min() if finite.size else np.float32(np.inf)
+    hi = finite.max() if finite.size else np.float32(-np.inf)
+    scale, offset = _image_scale(lo, hi)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scale, offset = image.dtype.type(scale), image.dtype.type(offset)
+        out = _to_uint8(image * scale + offset)
+    out[~good_pixels] = bad_color[:image.shape[-1]]
     return out
 
 
@@ -100,26 +116,45 @@ def encode_png(image: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-@kernel("ImageSummary")
-def _image_summary_kernel(ctx, tag, tensor):
-    tag_text = _util.scalar_string(ctx, tag, "Tags")
-    max_images = _check_max(ctx, "max_images")
+def _bad_color(ctx, depth: int) -> np.ndarray:
+    """The `bad_color` attr as uint8 values (a TensorProto when given through raw_ops),
+    checked to cover `depth` channels."""
+    color = ctx.attrs["bad_color"]
+    if hasattr(color, "tensor_shape"):  # a TensorProto
+        from tensorweave.framework.graph_def_proto import tensor_proto_to_array
+        color = tensor_proto_to_array(color)
+    color = np.asarray(color).reshape(-1)
+    if color.size < depth:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "expected depth <= bad_color.size, got depth = %d, "
+            "bad_color.size = %d" % (depth, color.size))
+    return color.astype(np.uint8)
+
+
+def _check_image_batch(ctx, tensor: np.ndarray) -> None:
     if tensor.ndim != 4 or tensor.shape[-1] not in (1, 3, 4):
         raise errors.InvalidArgumentError(
             None, ctx.op, "Tensor must be 4-D with last dim 1, 3, or 4, not %s"
             % _util.shape_str(tensor.shape))
-    bad_color = np.asarray(ctx.attrs["bad_color"]).reshape(-1)
-    depth = tensor.shape[-1]
-    if bad_color.size < depth:
+    if tensor.shape[1] == 0 or tensor.shape[2] == 0:
         raise errors.InvalidArgumentError(
-            None, ctx.op, "bad_color must have at least %d elements, got %d"
-            % (depth, bad_color.size))
-    bad_color = bad_color.astype(np.uint8)
+            None, ctx.op, "input tensor must have non-zero dims. Found: [%s]."
+            % ", ".join(str(d) for d in tensor.shape))
+
+
+@kernel("ImageSummary")
+def _image_summary_kernel(ctx, tag, tensor):
+    tag_text = _util.scalar_string(ctx, tag, "Tags must be a scalar")
+    max_images = _check_max(ctx, "max_images")
+    _check_image_batch(ctx, tensor)
+    depth = tensor.shape[-1]
+    # as TF, bad_color is only read (and checked) for float images
+    bad_color = None if tensor.dtype == np.uint8 else _bad_color(ctx, depth)
     pb = _util.summary_pb2()
     summary = pb.Summary()
     for i in range(min(max_images, tensor.shape[0])):
         image = tensor[i]
-        if image.dtype != np.uint8:
+        if bad_color is not None:
             image = _float_image_to_uint8(image, bad_color)
         value = summary.value.add(
             tag=("%s/image" % tag_text) if max_images == 1 else "%s/image/%d" % (tag_text, i))
@@ -139,6 +174,12 @@ def float_to_int16(samples: np.ndarray) -> np.ndarray:
     return np.clip(rounded, -32768, 32767).astype("<i2")
 
 
+def wav_frame_rate(sample_rate: float) -> int:
+    """The integer rate written in the WAV header: the float32 rate rounded half to even
+    (C's lrintf), and 1 for a rate that rounds to 0, as TF writes it."""
+    return max(int(np.rint(np.float32(sample_rate))), 1)
+
+
 def encode_wav(samples: np.ndarray, sample_rate: float) -> bytes:
     """[frames, channels] float samples as a 16-bit PCM WAV file (stdlib `wave`)."""
     import wave
@@ -146,19 +187,29 @@ def encode_wav(samples: np.ndarray, sample_rate: float) -> bytes:
     with wave.open(buf, "wb") as w:
         w.setnchannels(samples.shape[1])
         w.setsampwidth(2)
-        w.setframerate(int(sample_rate))
+        w.setframerate(wav_frame_rate(sample_rate))
         w.writeframes(float_to_int16(samples).tobytes())
     return buf.getvalue()
 
 
-def _audio_summary(ctx, tag, tensor, sample_rate: float):
-    tag_text = _util.scalar_string(ctx, tag, "Tags")
-    max_outputs = _check_max(ctx, "max_outputs")
-    if not sample_rate > 0:
-        raise errors.InvalidArgumentError(None, ctx.op, "sample_rate must be > 0")
+def _check_clips(ctx, tensor: np.ndarray) -> None:
+    """TF's checks of an audio batch, [batch, frames] or [batch, frames, channels]."""
     if tensor.ndim not in (2, 3):
         raise errors.InvalidArgumentError(
             None, ctx.op, "Tensor must be 3-D or 2-D, got: %s" % _util.shape_str(tensor.shape))
+    if tensor.ndim == 3 and tensor.shape[0] > 0 and tensor.shape[2] == 0:
+        # TF's WAV encoder sees no samples for frames it was told exist
+        message = ("audio is null" if tensor.shape[1] > 0
+                   else "num_channels must be in (0, 2^16), got: 0")
+        raise errors.InvalidArgumentError(None, ctx.op, message)
+
+
+def _audio_summary(ctx, tag, tensor, sample_rate: float):
+    max_outputs = _check_max(ctx, "max_outputs")
+    tag_text = _util.scalar_string(ctx, tag, "Tag must be a scalar")
+    _check_clips(ctx, tensor)
+    if not sample_rate > 0:
+        raise errors.InvalidArgumentError(None, ctx.op, "sample_rate must be > 0")
     if tensor.ndim == 2:
         tensor = tensor[:, :, None]
     pb = _util.summary_pb2()

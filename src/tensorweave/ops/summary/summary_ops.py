@@ -107,13 +107,20 @@ def fill_histogram(values: np.ndarray, histo) -> None:
     histo.bucket.extend(counts[keep].tolist())
 
 
+def _check_finite(ctx, values: np.ndarray) -> None:
+    """TF's error for the first value that is NaN or infinite (its wording per kind)."""
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        template = ("Nan in summary histogram for: %s" if np.isnan(values[bad[0]])
+                    else "Infinity in Histogram for: %s")
+        raise errors.InvalidArgumentError(None, ctx.op, template % ctx.op.name)
+
+
 @kernel("HistogramSummary")
 def _histogram_summary_kernel(ctx, tag, values):
-    tag_text = _util.scalar_string(ctx, tag, "tags")
+    tag_text = _util.scalar_string(ctx, tag, "tags must be scalar")
     flat = np.asarray(values).astype(np.float64).reshape(-1)
-    if not np.isfinite(flat).all():
-        raise errors.InvalidArgumentError(
-            None, ctx.op, "Nan in summary histogram for: %s" % ctx.op.name)
+    _check_finite(ctx, flat)
     pb = _util.summary_pb2()
     summary = pb.Summary()
     value = summary.value.add(tag=tag_text)
@@ -124,7 +131,7 @@ def _histogram_summary_kernel(ctx, tag, values):
 @kernel("TensorSummaryV2")
 def _tensor_summary_kernel(ctx, tag, tensor, serialized_summary_metadata):
     from tensorweave.framework import graph_def_proto
-    tag_text = _util.scalar_string(ctx, tag, "tag")
+    tag_text = _util.scalar_string(ctx, tag, "tag must be scalar")
     meta = np.asarray(serialized_summary_metadata, dtype=object).item()
     pb = _util.summary_pb2()
     summary = pb.Summary()
@@ -166,7 +173,7 @@ def _merge_summary_kernel(ctx, *inputs):
             for value in one.value:
                 if value.tag in seen:
                     raise errors.InvalidArgumentError(
-                        None, ctx.op, "Duplicate tag %s found in summary inputs" % value.tag)
+                        None, ctx.op, "Duplicate tag %s found in summary inputs " % value.tag)
                 seen.add(value.tag)
                 merged.value.add().CopyFrom(value)
     return _util.serialized(merged)
@@ -302,6 +309,7 @@ def merge(inputs: List, collections: Optional[Sequence[str]] = None,
     if not list(inputs):
         raise ValueError("List argument 'inputs' to 'MergeSummary' Op with length 0 "
                          "shorter than minimum length 1.")
+    name = _util.clean_tag(name)
     with name_scope(name, "Merge", inputs):
         val = apply_op("MergeSummary", [list(inputs)], name=name or "MergeSummary").outputs[0]
         _util.collect(val, collections, [])
@@ -326,6 +334,22 @@ def merge_all(key: str = GraphKeys.SUMMARIES, scope: Optional[str] = None,
     if not summary_ops:
         return None
     return merge(summary_ops, name=name)
+
+
+# The collection TF's V2-style summary ops (tf.contrib.summary, TF2's tf.summary) join.
+_V2_SUMMARY_COLLECTION = "_SUMMARY_V2"
+
+
+@tf_export("summary.all_v2_summary_ops")
+def all_v2_summary_ops() -> List:
+    """Returns the V2-style summary ops defined in the default graph (TF1's
+    `tf.summary.all_v2_summary_ops`): the ones in TF's `_SUMMARY_V2` collection. The
+    TF1 ops of this module (`scalar`, `histogram`, ...) are not among them.
+
+    Returns:
+      A list of summary ops (empty when the graph has none).
+    """
+    return get_collection(_V2_SUMMARY_COLLECTION)
 
 
 @tf_export("summary.get_summary_description")

@@ -64,11 +64,11 @@ def collect(value: Tensor, collections: Optional[Sequence[str]],
         value.graph.add_to_collection(key, value)
 
 
-def scalar_string(ctx, tensor: np.ndarray, what: str = "tag") -> str:
-    """The text of a scalar string input of a summary kernel."""
+def scalar_string(ctx, tensor: np.ndarray, message: str) -> str:
+    """The text of a scalar string input of a summary kernel; `message` is TF's error
+    for a non-scalar (the wording differs from op to op)."""
     if np.ndim(tensor) != 0:
-        raise errors.InvalidArgumentError(
-            None, ctx.op, "%s must be scalar, got shape %s" % (what, shape_str(tensor.shape)))
+        raise errors.InvalidArgumentError(None, ctx.op, message)
     return as_text(np.asarray(tensor, dtype=object).item())
 
 
