@@ -231,6 +231,25 @@ def test_static_weight_errors(graph):
         tf.losses.mean_squared_error(LAB, PRED[:, :2])
 
 
+def test_static_weight_error_messages_are_tf_s(graph):
+    # the whole messages, recorded from TF 2.21
+    with pytest.raises(ValueError) as e:
+        tf.losses.mean_squared_error(LAB, PRED, weights=np.ones((2, 3)))
+    assert str(e.value) == (
+        "weights can not be broadcast to values. Mismatch at dim 0. values.shape=[4 3], "
+        "weights.shape=[2 3]. Received weights=Tensor(\"mean_squared_error/"
+        "assert_broadcastable/weights:0\", shape=(2, 3), dtype=float64), values=Tensor("
+        "\"mean_squared_error/SquaredDifference:0\", shape=(4, 3), dtype=float32)")
+    with pytest.raises(ValueError) as e:
+        tf.losses.mean_squared_error(LAB, PRED, weights=np.ones(4))
+    assert str(e.value) == (
+        "weights can not be broadcast to values. values.rank=2. weights.rank=1. "
+        "values.shape=(4, 3). weights.shape=(4,). Received weights=Tensor(\""
+        "mean_squared_error_1/assert_broadcastable/weights:0\", shape=(4,), dtype=float64), "
+        "values=Tensor(\"mean_squared_error_1/SquaredDifference:0\", shape=(4, 3), "
+        "dtype=float32)")
+
+
 def test_dynamic_weight_errors(graph, sess):
     w = tf.placeholder(tf.float32, None)
     loss = tf.losses.mean_squared_error(LAB, PRED, w)
@@ -246,8 +265,12 @@ def test_dynamic_weight_errors(graph, sess):
 def test_argument_errors(graph):
     with pytest.raises(ValueError, match="You must specify argument `axis`"):
         tf.losses.cosine_distance(LAB, PRED)
-    with pytest.raises(ValueError, match="Cannot specify both"):
+    with pytest.raises(ValueError, match="^Cannot specify both 'dim' and 'axis'.$"):
         tf.losses.cosine_distance(LAB, PRED, axis=1, dim=1)
+    with pytest.raises(ValueError, match="Argument `labels` must not be None"):
+        tf.losses.mean_pairwise_squared_error(None, PRED)
+    with pytest.raises(ValueError, match="Argument `predictions` must not be None"):
+        tf.losses.mean_pairwise_squared_error(LAB, None)
     with pytest.raises(ValueError, match="Argument `labels` must not be None"):
         tf.losses.log_loss(None, PRED)
     with pytest.raises(ValueError, match="Argument `logits` must not be None"):
@@ -258,6 +281,15 @@ def test_argument_errors(graph):
         tf.losses.softmax_cross_entropy(None, PRED)
     with pytest.raises(ValueError):
         tf.losses.softmax_cross_entropy(BIN, PRED[:, :2])
+
+
+def test_label_smoothing_ops_are_named_as_tf_s(graph):
+    tf.losses.softmax_cross_entropy(BIN, PRED, label_smoothing=0.1)
+    tf.losses.sigmoid_cross_entropy(BIN, PRED, label_smoothing=0.1)
+    names = {op.name for op in graph.get_operations()}
+    assert {"softmax_cross_entropy_loss/mul", "softmax_cross_entropy_loss/truediv",
+            "softmax_cross_entropy_loss/add", "sigmoid_cross_entropy_loss/mul",
+            "sigmoid_cross_entropy_loss/add"} <= names
 
 
 def test_softmax_gradient_ignores_labels(graph):

@@ -207,7 +207,7 @@ def cosine_distance(labels, predictions, axis=None, weights=1.0,
       ValueError: no axis, both axis and dim, or bad shapes.
     """
     if axis is not None and dim is not None:
-        raise ValueError("Cannot specify both 'axis' and 'dim'")
+        raise ValueError("Cannot specify both 'dim' and 'axis'.")
     if axis is None:
         axis = dim
     if axis is None:
@@ -310,8 +310,9 @@ def mean_pairwise_squared_error(labels, predictions, weights=1.0,
       A float32 scalar.
 
     Raises:
-      ValueError: incompatible shapes or weights not broadcastable.
+      ValueError: None arguments, incompatible shapes or weights not broadcastable.
     """
+    _check_not_none(labels=labels, predictions=predictions)
     with _graph.name_scope(scope, "mean_pairwise_squared_error",
                            (predictions, labels, weights)):
         weights = math_ops.cast(weights, _dt.float32)
@@ -377,8 +378,7 @@ def sigmoid_cross_entropy(multi_class_labels, logits, weights=1.0,
     """
     def per_element(labels, logits):
         if label_smoothing > 0:
-            labels = math_binary.add(math_binary.multiply(labels, 1 - label_smoothing),
-                                     0.5 * label_smoothing)
+            labels = labels * (1 - label_smoothing) + 0.5 * label_smoothing
         return nn_losses.sigmoid_cross_entropy_with_logits(
             labels=labels, logits=logits, name="xentropy")
 
@@ -405,11 +405,9 @@ def softmax_cross_entropy(onehot_labels, logits, weights=1.0,
     """
     def per_element(labels, logits):
         if label_smoothing > 0:
+            # the operators, so that the ops are named as TF's ("mul", "truediv", "add")
             num_classes = math_ops.cast(array_ops.shape(labels)[-1], logits.dtype)
-            labels = math_binary.add(
-                math_binary.multiply(labels, 1.0 - label_smoothing),
-                math_binary.truediv(convert_to_tensor(label_smoothing, logits.dtype),
-                                    num_classes))
+            labels = labels * (1.0 - label_smoothing) + label_smoothing / num_classes
         labels = structure.stop_gradient(labels, name="labels_stop_gradient")
         return nn_losses.softmax_cross_entropy_with_logits_v2(
             labels=labels, logits=logits, name="xentropy")

@@ -6,6 +6,8 @@ shapes are known (ValueError at build time) and otherwise by an Assert at run ti
 """
 from __future__ import annotations
 
+import numpy as np
+
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.framework.op_builder import convert_to_tensor
@@ -31,6 +33,11 @@ def _valid_nonscalar_shape(weights_rank, weights_shape, values_rank, values_shap
         name="has_valid_nonscalar_shape")
 
 
+def _received(weights: Tensor, values: Tensor) -> str:
+    """The end of TF's static error messages: both tensors, with names and shapes."""
+    return "Received weights=%s, values=%s" % (weights, values)
+
+
 def assert_broadcastable(weights, values) -> Operation:
     """An op asserting that `weights` can be broadcast to `values` (TF1's rules).
 
@@ -53,16 +60,18 @@ def assert_broadcastable(weights, values) -> Operation:
                 return structure.no_op(name="static_scalar_check_success")
             if w_rank != v_rank:
                 raise ValueError(
-                    "%s values.rank=%d. weights.rank=%d. values.shape=%s. weights.shape=%s."
-                    % (_ERROR_PREFIX, v_rank, w_rank, values.shape, weights.shape))
+                    "%s values.rank=%d. weights.rank=%d. values.shape=%s. weights.shape=%s. "
+                    "%s" % (_ERROR_PREFIX, v_rank, w_rank, values.shape, weights.shape,
+                            _received(weights, values)))
             if weights.shape.is_fully_defined() and values.shape.is_fully_defined():
-                w_dims = weights.shape.as_list()
-                v_dims = values.shape.as_list()
+                w_dims = np.array(weights.shape.as_list(), np.int32)
+                v_dims = np.array(values.shape.as_list(), np.int32)
                 for i, (w, v) in enumerate(zip(w_dims, v_dims)):
                     if w not in (1, v):
                         raise ValueError(
-                            "%s Mismatch at dim %d. values.shape=%s, weights.shape=%s."
-                            % (_ERROR_PREFIX, i, v_dims, w_dims))
+                            "%s Mismatch at dim %d. values.shape=%s, weights.shape=%s. %s"
+                            % (_ERROR_PREFIX, i, v_dims, w_dims,
+                               _received(weights, values)))
                 return structure.no_op(name="static_dims_check_success")
         is_scalar = math_binary.equal(0, weights_rank, name="is_scalar")
         data = [_ERROR_PREFIX, "weights.shape=", weights.name, weights_shape,

@@ -97,6 +97,29 @@ def test_random_poisson_moments_and_types(sess):
     assert sess.run(f).dtype == np.float32
 
 
+def test_random_poisson_has_no_gradient(graph):
+    # TF registers no gradient for RandomPoissonV2: tf.gradients, and so the numeric
+    # gradient check, raise LookupError (random_gamma is differentiable, poisson is not)
+    lam = tf.placeholder(tf.float32, [2])
+    p = tf.random_poisson(lam, [3])
+    message = r"No gradient defined for operation 'random_poisson/RandomPoissonV2' " \
+              r"\(op type: RandomPoissonV2\)"
+    with pytest.raises(LookupError, match=message):
+        tf.gradients(p, lam)
+    with pytest.raises(LookupError, match=message):
+        compute_gradient_error(lam, [2], p, [3, 2], x_init_value=np.ones(2, np.float32))
+
+
+def test_random_gamma_builder_names_and_dtypes(graph):
+    g = tf.random_gamma([2], 1.0)
+    assert g.name == "random_gamma/Maximum:0"
+    tiny = graph.get_operation_by_name("random_gamma/Maximum/x")  # the constant, as in TF
+    assert tiny.get_attr("value").item() == np.finfo(np.float32).tiny
+    # TF fails on np.finfo(bfloat16) with a ValueError: not a gamma dtype
+    with pytest.raises(ValueError, match="dtype bfloat16 is not float16, float32 or float64"):
+        tf.random_gamma([2], 1.0, dtype=tf.bfloat16)
+
+
 def test_degenerate_rates_and_shapes_draw_what_tf_draws(sess):
     """TF's kernels: a rate <= 0 draws 0 (float or integer output); alpha < 0 gives NaN
     and gamma samples are at least the dtype's smallest normal number (alpha = 0)."""

@@ -21,17 +21,43 @@ def test_get_seed_rules(graph):
     assert random_ops.DEFAULT_GRAPH_SEED == 87654321
     tf.set_random_seed(1)
     assert graph.seed == 1
-    tf.constant(1.0)
-    tf.constant(2.0)
-    assert tf.get_seed(None) == (1, graph._last_id) == (1, 2)
     assert tf.get_seed(7) == (1, 7)
     assert tf.get_seed(2 ** 40) == (1, 512)  # reduced modulo 2**31 - 1
+
+
+def test_derived_op_seeds_count_the_ops_that_take_them(graph):
+    # TF 2's compat.v1 rule (recorded from TF 2.21): the n-th op seed derived from the
+    # graph seed is n, whatever other ops the graph holds
+    tf.set_random_seed(11)
+    assert tf.get_seed(None) == (11, 0)
+    tf.constant(1.0)
+    tf.constant(2.0)
+    assert tf.get_seed(3) == (11, 3)  # an explicit op seed takes no number
+    assert tf.get_seed(None) == (11, 1)
+    tf.set_random_seed(12)  # a new graph seed does not restart the count
+    assert [tf.random_uniform([2]).op.get_attr("seed2") for _ in range(2)] == [2, 3]
+    with tf.Graph().as_default():
+        tf.set_random_seed(11)
+        assert tf.get_seed(None) == (11, 0)  # counted per graph
+
+
+def test_derived_op_seeds_ignore_unrelated_ops():
+    def draw(extra_ops):
+        with tf.Graph().as_default():
+            tf.set_random_seed(5)
+            for _ in range(extra_ops):
+                tf.constant(0.0)
+            x = tf.random_normal([4])
+            with tf.Session() as sess:
+                return sess.run(x)
+    assert np.array_equal(draw(0), draw(3))
 
 
 def test_get_seed_zero_pair_is_not_nondeterministic(graph):
     tf.set_random_seed(0)
     assert tf.get_seed(0) == (0, 2 ** 31 - 1)
-    assert tf.get_seed(None) == (0, 2 ** 31 - 1)  # no ops yet: last id 0
+    assert tf.get_seed(None) == (0, 2 ** 31 - 1)  # the first derived op seed is 0
+    assert tf.get_seed(None) == (0, 1)
 
 
 def test_seed_exports():
@@ -267,7 +293,26 @@ def test_names_follow_tf(graph):
     assert tf.truncated_normal([2]).name == "truncated_normal:0"
     assert tf.random_shuffle([1, 2]).name == "RandomShuffle:0"
     assert tf.multinomial([[1.0]], 2).name == "multinomial/Multinomial:0"
-    assert tf.random.categorical([[1.0]], 2).name == "categorical/Multinomial:0"
+    c = tf.random.categorical([[1.0]], 2)
+    assert c.name == "categorical/Multinomial:0"
+    # num_samples is converted by the op itself, as in TF
+    assert c.op.inputs[1].name == "categorical/Multinomial/num_samples:0"
+
+
+def test_shape_argument_dtype_is_inferred(graph):
+    huge = tf.random_uniform([2 ** 31, 0])
+    assert huge.op.inputs[0].dtype == tf.int64 and huge.shape.as_list() == [2 ** 31, 0]
+    assert tf.random_uniform([]).op.inputs[0].dtype == tf.int32
+    tf.random_normal(np.array([2, 3], np.int64))
+    normal = graph.get_operation_by_name("random_normal/RandomStandardNormal")
+    assert normal.inputs[0].dtype == tf.int64
+    dims = tf.TensorShape([2, 3]).dims
+    assert tf.random_uniform(dims).shape.as_list() == [2, 3]
+    with pytest.raises(TypeError, match="Value passed to parameter 'shape' has DataType "
+                                        "float32 not in list of allowed values: int32, int64"):
+        tf.random_uniform([2.0, 3.0])
+    with pytest.raises(TypeError, match=r"Failed to convert elements of \(None, 3\) to Tensor"):
+        tf.random_uniform([None, 3])
 
 
 def test_build_errors(graph):
@@ -287,6 +332,13 @@ def test_build_errors(graph):
         tf.multinomial([[1.0, 2.0]], [3])
     with pytest.raises(ValueError, match="must be non-negative but is -1"):
         tf.multinomial([[1.0, 2.0]], -1)
+    with pytest.raises(TypeError, match="Input 'num_samples' of 'Multinomial' Op has type "
+                                        "int64 that does not match expected type of int32"):
+        tf.random.categorical([[1.0, 2.0]], tf.constant(3, tf.int64))
+    with pytest.raises(ValueError, match=r"Argument `dtype` got invalid value <dtype: "
+                                         r"'float32'>. Accepted dtypes are "
+                                         r"\(tf.int32, tf.int64\)"):
+        tf.random.categorical([[1.0, 2.0]], 3, dtype=tf.float32)
 
 
 def test_run_errors(sess):

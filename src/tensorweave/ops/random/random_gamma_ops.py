@@ -112,6 +112,9 @@ def random_gamma(shape, alpha, beta=None, dtype=_dt.float32, seed: Optional[int]
     from tensorweave.ops.math import math_binary
     from tensorweave.ops.random.random_ops import _shape_tensor
     dtype = _dt.as_dtype(dtype)
+    if dtype not in _GAMMA_TYPES:  # TF fails here taking finfo(dtype): a ValueError
+        raise ValueError("random_gamma: dtype %s is not float16, float32 or float64"
+                         % dtype.name)
     with name_scope(name, "random_gamma", [shape, alpha, beta]):
         shape_t = _shape_tensor(shape)
         alpha = convert_to_tensor(alpha, name="alpha", dtype=dtype)
@@ -122,7 +125,7 @@ def random_gamma(shape, alpha, beta=None, dtype=_dt.float32, seed: Optional[int]
         attrs = _seed_attrs(seed)
         sample = apply_op("RandomGamma", [shape_t, alpha_b], attrs,
                           name="RandomGamma").outputs[0]
-        tiny = convert_to_tensor(np.finfo(dtype.as_numpy_dtype).tiny, dtype=dtype)
+        tiny = np.finfo(dtype.as_numpy_dtype).tiny  # a constant "Maximum/x", as in TF
         result = math_binary.maximum(tiny, math_binary.truediv(sample, beta))
         result.set_shape(sample.shape)
         return result
@@ -134,7 +137,14 @@ register_op("RandomPoissonV2", inputs=["shape: S", "rate: R"], outputs=["output:
                    "R": TypeAttr(_POISSON_TYPES, default=_dt.float64),
                    "dtype": TypeAttr(_POISSON_TYPES, default=_dt.int64)},
             shape=_sample_shape, stateful=True)
-not_differentiable("RandomPoissonV2")
+
+
+@gradient("RandomPoissonV2")
+def _random_poisson_grad(op, grad):
+    # TF registers no gradient for RandomPoissonV2, so tf.gradients raises LookupError;
+    # registered here so that the registry knows the op's gradient status
+    raise LookupError("No gradient defined for operation '%s' (op type: RandomPoissonV2)"
+                      % op.name)
 
 
 @kernel("RandomPoissonV2")

@@ -17,6 +17,7 @@ Random ops are stateful, so the optimizer never folds or merges them.
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Optional, Tuple
 
 import numpy as np
@@ -27,7 +28,7 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor, get_default_graph, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
-from tensorweave.framework.shapes import TensorShape
+from tensorweave.framework.shapes import Dimension, TensorShape
 from tensorweave.runtime import determinism as _determinism
 
 DEFAULT_GRAPH_SEED = 87654321
@@ -35,8 +36,23 @@ _MAXINT32 = 2 ** 31 - 1
 
 
 # --- seeds ---------------------------------------------------------------------------
+# graph -> the number of op seeds derived so far from its graph seed
+_DERIVED_SEED_COUNTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_COUNTS_LOCK = threading.Lock()
+
+
 def _truncate_seed(seed: int) -> int:
     return int(seed) % _MAXINT32
+
+
+def _next_derived_seed(graph) -> int:
+    """0, 1, 2, ... for the successive ops of `graph` that take their op seed from the
+    graph seed: independent of the other ops of the graph, so adding a summary or an
+    assertion to a program does not change its random streams."""
+    with _COUNTS_LOCK:
+        count = _DERIVED_SEED_COUNTS.get(graph, 0)
+        _DERIVED_SEED_COUNTS[graph] = count + 1
+    return count
 
 
 @tf_export("get_seed", "random.get_seed")
@@ -45,10 +61,11 @@ def get_seed(op_seed: Optional[int]) -> Tuple[Optional[int], Optional[int]]:
 
     TF1 rules: with neither a graph seed (`tf.set_random_seed`) nor an op seed the op is
     nondeterministic and `(None, None)` is returned. With only a graph seed, the op seed
-    is derived deterministically from the graph (the id of the last op created). With
-    only an op seed, the graph seed is `DEFAULT_GRAPH_SEED`. Both are reduced modulo
-    2**31 - 1, and (0, 0) becomes (0, 2**31 - 1) since (0, 0) means "nondeterministic"
-    to the kernels.
+    is derived deterministically from the graph: the number of op seeds derived in it
+    before (0, 1, 2, ...; the rule of TF 2's compat.v1, where TF 1.15 took the id of the
+    last op created). With only an op seed, the graph seed is `DEFAULT_GRAPH_SEED`. Both
+    are reduced modulo 2**31 - 1, and (0, 0) becomes (0, 2**31 - 1) since (0, 0) means
+    "nondeterministic" to the kernels.
 
     Args:
       op_seed: the op-level seed, or None.
@@ -60,7 +77,7 @@ def get_seed(op_seed: Optional[int]) -> Tuple[Optional[int], Optional[int]]:
     global_seed = graph.seed
     if global_seed is not None:
         if op_seed is None:
-            op_seed = graph._last_id
+            op_seed = _next_derived_seed(graph)
         seeds = _truncate_seed(global_seed), _truncate_seed(op_seed)
     elif op_seed is not None:
         seeds = DEFAULT_GRAPH_SEED, _truncate_seed(op_seed)
@@ -130,12 +147,12 @@ def _shape_from(shape) -> Tuple[int, ...]:
     return dims
 
 
-def _shape_input_fn(op) -> TensorShape:
-    """Output shape of ops whose input 0 is a 1-D shape tensor."""
-    s = op.inputs[0].shape
+def _shape_input_fn(op, index: int = 0) -> TensorShape:
+    """Output shape of ops whose input `index` (0 unless said) is a 1-D shape tensor."""
+    s = op.inputs[index].shape
     if s.ndims is not None and s.ndims != 1:
         raise ValueError("Shape must be rank 1 but is rank %d" % s.ndims)
-    return tensor_util.constant_value_as_shape(op.inputs[0])
+    return tensor_util.constant_value_as_shape(op.inputs[index])
 
 
 def _check_scalar_input(op, index: int, what: str) -> None:
@@ -203,9 +220,9 @@ register_op("RandomUniformInt", inputs=["shape: T", "minval: Tout", "maxval: Tou
             shape=_random_uniform_int_shape, stateful=True)
 
 
-@kernel("RandomUniformInt")
-def _random_uniform_int_kernel(ctx, shape, minval, maxval):
-    dims = _shape_from(shape)
+def _checked_int_bounds(dims, minval, maxval) -> Tuple[int, int, int]:
+    """(minval, maxval, number of values) of a uniform integer draw, after TF's checks:
+    scalar bounds, and minval < maxval unless nothing is drawn."""
     for what, v in (("minval", minval), ("maxval", maxval)):
         if np.ndim(v) != 0:
             raise errors.InvalidArgumentError(
@@ -216,6 +233,13 @@ def _random_uniform_int_kernel(ctx, shape, minval, maxval):
     if n > 0 and lo >= hi:
         raise errors.InvalidArgumentError(None, None, "Need minval < maxval, got %d >= %d"
                                           % (lo, hi))
+    return lo, hi, n
+
+
+@kernel("RandomUniformInt")
+def _random_uniform_int_kernel(ctx, shape, minval, maxval):
+    dims = _shape_from(shape)
+    lo, hi, n = _checked_int_bounds(dims, minval, maxval)
     out_np = ctx.attrs["Tout"].as_numpy_dtype
     if n == 0:
         return np.zeros(dims, dtype=out_np)
@@ -232,22 +256,27 @@ _declare_float_sampler("RandomStandardNormal")
 _declare_float_sampler("TruncatedNormal")
 
 
-def _normal_draws(ctx, shape, truncated: bool) -> np.ndarray:
-    """Standard normal values of the op's dtype; `truncated`: those beyond two standard
-    deviations are drawn again."""
-    dims = _shape_from(shape)
-    dtype = ctx.attrs["dtype"]
+def _normal_values(gen, dims, dtype: _dt.DType, truncated: bool) -> np.ndarray:
+    """Standard normal values of `dtype` and shape `dims` drawn from `gen`; `truncated`:
+    those beyond two standard deviations are drawn again."""
     n = int(np.prod(dims)) if dims else 1
+    x = _standard_normal(gen, n, dtype)
+    if truncated:
+        # resample the draws beyond two standard deviations (about 4.6% each round)
+        bad = np.flatnonzero(np.abs(x) > 2.0)
+        while bad.size:
+            x[bad] = _standard_normal(gen, bad.size, dtype)
+            bad = bad[np.abs(x[bad]) > 2.0]
+    return x.reshape(dims).astype(dtype.as_numpy_dtype, copy=False)
+
+
+def _normal_draws(ctx, shape, truncated: bool) -> np.ndarray:
+    """The values of the op's dtype and shape input from its generator (see
+    `_normal_values`)."""
+    dims = _shape_from(shape)
     gen, lock = _generator(ctx)
     with lock:
-        x = _standard_normal(gen, n, dtype)
-        if truncated:
-            # resample the draws beyond two standard deviations (about 4.6% each round)
-            bad = np.flatnonzero(np.abs(x) > 2.0)
-            while bad.size:
-                x[bad] = _standard_normal(gen, bad.size, dtype)
-                bad = bad[np.abs(x[bad]) > 2.0]
-    return x.reshape(dims).astype(dtype.as_numpy_dtype, copy=False)
+        return _normal_values(gen, dims, ctx.attrs["dtype"], truncated)
 
 
 @kernel("RandomStandardNormal")
@@ -355,17 +384,19 @@ not_differentiable("Multinomial")
 
 # --- builders --------------------------------------------------------------------------
 def _shape_tensor(shape) -> Tensor:
-    """A 1-D int32 (int64 for huge dims) tensor from a shape-like value."""
-    if isinstance(shape, Tensor) or hasattr(shape, "_as_graph_element"):
-        return convert_to_tensor(shape)
+    """A 1-D integer tensor "shape" from a shape-like value, as TF's `shape_tensor`: the
+    dtype is inferred (int32, int64 for huge dims), so a float or None dimension is a
+    TypeError of the op or of the conversion."""
     if isinstance(shape, TensorShape):
         shape = shape.as_list()
-    if isinstance(shape, (list, tuple)) and any(isinstance(d, Tensor) for d in shape):
-        return convert_to_tensor(shape, name="shape")
-    values = np.asarray(shape)
-    if values.size and values.dtype.kind in "iu" and int(np.max(np.abs(values))) > _MAXINT32:
-        return convert_to_tensor(values.astype(np.int64), name="shape")
-    return convert_to_tensor(shape, dtype=_dt.int32, name="shape")
+    if isinstance(shape, (list, tuple)):
+        if not shape:
+            return convert_to_tensor(shape, dtype=_dt.int32, name="shape")
+        shape = tuple(d.value if isinstance(d, Dimension) else d for d in shape)
+        if any(d is None for d in shape):  # TF: a TypeError, not the ValueError of None
+            raise TypeError("Failed to convert elements of %s to Tensor. Consider casting "
+                            "elements to a supported type." % (shape,))
+    return convert_to_tensor(shape, name="shape")
 
 
 def _check_float(dtype: _dt.DType, what: str) -> None:
@@ -514,8 +545,10 @@ def _multinomial(logits, num_samples, output_dtype, seed) -> Tensor:
     logits = convert_to_tensor(logits, name="logits")
     attrs = _seed_attrs(seed)
     attrs["output_dtype"] = _dt.as_dtype(output_dtype) if output_dtype else _dt.int64
-    num = convert_to_tensor(num_samples, dtype=_dt.int32, name="num_samples")
-    return apply_op("Multinomial", [logits, num], attrs, name="Multinomial").outputs[0]
+    # num_samples is converted by the op (a constant "Multinomial/num_samples"; an int64
+    # Tensor is a TypeError, as in TF)
+    return apply_op("Multinomial", [logits, num_samples], attrs,
+                    name="Multinomial").outputs[0]
 
 
 @tf_export("multinomial", "random.multinomial")
@@ -552,6 +585,9 @@ def categorical(logits, num_samples, dtype=None, seed: Optional[int] = None,
     Returns:
       A `[batch_size, num_samples]` Tensor of class indices.
     """
+    if dtype is not None and _dt.as_dtype(dtype) not in _INT_TYPES:
+        raise ValueError("Argument `dtype` got invalid value %s. Accepted dtypes are "
+                         "(tf.int32, tf.int64)." % _dt.as_dtype(dtype))
     with name_scope(name, "categorical", [logits]):
         return _multinomial(logits, num_samples, dtype, seed)
 
