@@ -314,6 +314,20 @@ def test_sigmoid_xent_is_stable_for_large_logits(sess):
     np.testing.assert_allclose(out, [1000.0, 0.0, 0.0, 1000.0], atol=1e-6)
 
 
+def test_sigmoid_xent_keeps_small_losses_of_confident_logits(sess):
+    # x large with z = 1: the loss is log(1 + exp(-x)), tiny; softplus(x) - x z would
+    # cancel it away (0 in float32 at x = 20, off by 0.7% in float16 at x = 2.3)
+    x = np.array([20.0, 30.0, 2.3], np.float32)
+    z = np.ones(3, np.float32)
+    want = np.log1p(np.exp(-x.astype(np.float64)))
+    out = sess.run(tf.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=x))
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    half = sess.run(tf.nn.sigmoid_cross_entropy_with_logits(
+        labels=np.float16(1.0), logits=np.float16(2.3)))
+    np.testing.assert_allclose(float(half), np.log1p(np.exp(-float(np.float16(2.3)))),
+                               rtol=2e-3)
+
+
 def test_sigmoid_xent_gradient(graph):
     lg = tf.placeholder(tf.float64, [2, 3])
     lb = tf.placeholder(tf.float64, [2, 3])

@@ -356,8 +356,10 @@ def _same_shape_or_raise(logits: Tensor, labels: Tensor) -> None:
 def sigmoid_cross_entropy_with_logits(labels=None, logits=None,
                                       name: Optional[str] = None) -> Tensor:
     """Elementwise logistic loss `-z log(sigmoid(x)) - (1 - z) log(1 - sigmoid(x))` for
-    logits x and labels z, computed stably as `max(x, 0) - x z + log(1 + exp(-|x|))`
-    (that is `softplus(x) - x z`, whose gradient `sigmoid(x) - z` is exact everywhere).
+    logits x and labels z, computed stably as TF does: `max(x, 0) - x z + log(1 +
+    exp(-|x|))`, the max and the |x| chosen by one comparison `x >= 0` (so that the
+    gradient is `sigmoid(x) - z` at 0 too). Unlike `softplus(x) - x z`, nothing cancels
+    when x is large and z is 1.
 
     Args:
       labels: a Tensor of the type and shape of `logits`, values in [0, 1].
@@ -371,14 +373,19 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None,
       ValueError: positional arguments, a missing argument, or different shapes.
     """
     _check_xent_args("sigmoid_cross_entropy_with_logits", labels, logits)
-    from tensorweave.ops.math import math_binary
-    from tensorweave.ops.nn.nn_ops import softplus
+    from tensorweave.ops.array import array_fill_ops, array_ops
+    from tensorweave.ops.math import math_binary, math_unary
     with _graph.name_scope(name, "logistic_loss", [logits, labels]) as scope:
         logits = convert_to_tensor(logits, name="logits")
         labels = convert_to_tensor(labels, name="labels")
         _same_shape_or_raise(logits, labels)
-        return math_binary.subtract(softplus(logits), math_binary.multiply(logits, labels),
-                                    name=scope)
+        zeros = array_fill_ops.zeros_like(logits, dtype=logits.dtype)
+        cond = math_binary.greater_equal(logits, zeros)
+        relu_logits = array_ops.where(cond, logits, zeros)
+        neg_abs_logits = array_ops.where(cond, math_unary.negative(logits), logits)
+        return math_binary.add(
+            math_binary.subtract(relu_logits, math_binary.multiply(logits, labels)),
+            math_unary.log1p(math_unary.exp(neg_abs_logits)), name=scope)
 
 
 @tf_export("nn.weighted_cross_entropy_with_logits")
