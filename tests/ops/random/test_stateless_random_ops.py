@@ -149,6 +149,13 @@ def test_create_rng_state():
     np.testing.assert_array_equal(tf.random.create_rng_state(5, "philox"), [5, 0, 0])
     np.testing.assert_array_equal(tf.random.create_rng_state(2 ** 64 + 3, 2), [3, 1])
     assert tf.random.create_rng_state(1, 1).dtype == np.int64
+    # TF 2.21's states: list seeds padded in front and cut to the state size, negative
+    # ints sign-extended, AUTO_SELECT is Philox
+    for seed, alg, want in [([1, 2], "philox", [0, 1, 2]), (-1, "philox", [-1, -1, -1]),
+                            ([-1, 5], "philox", [0, -1, 5]), (-5, "threefry", [-5, -1]),
+                            ([1, 2, 3, 4], "philox", [1, 2, 3]),
+                            ([1, 2, 3], "threefry", [1, 2]), (3, 3, [3, 0, 0])]:
+        np.testing.assert_array_equal(tf.random.create_rng_state(seed, alg), want)
     with pytest.raises(ValueError, match="algorithm"):
         tf.random.create_rng_state(1, "mt19937")
 

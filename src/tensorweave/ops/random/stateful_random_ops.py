@@ -552,7 +552,26 @@ def set_global_generator(generator: Generator) -> None:
     _GLOBAL["generator"] = generator
 
 
+@tf_export("random.create_rng_state", "random.experimental.create_rng_state")
+def create_rng_state(seed, alg) -> np.ndarray:
+    """The RNG state TF's generators start from for `seed` (as `Generator.from_seed`
+    builds it): a Python int split into 64-bit words, low word first, a negative int
+    sign-extended; a list of ints cut to the state size and zero-padded in front.
+
+    Args:
+      seed: a Python int, or a list of ints (64-bit words).
+      alg: an `Algorithm`, its name ("philox", "threefry", "auto_select") or its id.
+
+    Returns:
+      A 1-D int64 NumPy array of the algorithm's state size (3 for Philox, 2 for
+      ThreeFry).
+
+    Raises:
+      ValueError: an unknown algorithm.
+    """
+    return _state_from_seed(seed, _alg_to_int(alg))
+
+
 # TF's other names of the seed helpers
-export(stateless_random_ops.create_rng_state, "random.experimental.create_rng_state")
 export(stateless_random_ops.fold_in, "random.experimental.stateless_fold_in")
 export(stateless_random_ops.split, "random.experimental.stateless_split")
