@@ -11,6 +11,7 @@ rnn_cell = tf.nn.rnn_cell
 B, T, D, N = 3, 4, 2, 3
 INPUTS = np.random.RandomState(5).randn(B, T, D)
 LENGTHS = np.array([4, 1, 2], np.int32)
+NO_DTYPE = "If no initial_state is provided, argument `dtype` must be specified"
 
 
 def sigmoid(x):
@@ -119,16 +120,18 @@ def test_static_rnn_initial_state_scope_and_errors(sess):
     got_out, got_state = sess.run([outputs, state])
     np.testing.assert_allclose(np.stack(got_out, 1), want_out, rtol=1e-10)
     np.testing.assert_allclose(got_state, want_state, rtol=1e-10)
-    with pytest.raises(TypeError, match="inputs must be a sequence"):
+    with pytest.raises(TypeError, match="`inputs` must be a sequence. Received: "):
         tf.nn.static_rnn(cell, inputs[0], dtype=tf.float64)
-    with pytest.raises(ValueError, match="inputs must not be empty"):
+    with pytest.raises(ValueError, match=r"Argument `inputs` must not be empty\."):
         tf.nn.static_rnn(cell, [], dtype=tf.float64)
-    with pytest.raises(ValueError, match="dtype must be specified"):
+    with pytest.raises(ValueError, match=NO_DTYPE):
         tf.nn.static_rnn(rnn_cell.GRUCell(2), inputs)
-    with pytest.raises(ValueError, match="must be accessible via shape inference"):
+    with pytest.raises(ValueError, match=r"dimension 0 of input Tensor.*must be "
+                                         r"accessible via shape inference"):
         tf.nn.static_rnn(rnn_cell.GRUCell(2), [tf.placeholder(tf.float32, [2, None])],
                          dtype=tf.float32)
-    with pytest.raises(ValueError, match="sequence_length must be a vector"):
+    with pytest.raises(ValueError, match=r"`sequence_length` must be a vector of length "
+                                         r"3. Received sequence_length="):
         tf.nn.static_rnn(rnn_cell.GRUCell(2), inputs, dtype=tf.float64,
                          sequence_length=[[1]])
     with pytest.raises(TypeError, match="is not an RNNCell"):
@@ -256,7 +259,7 @@ def test_static_state_saving_rnn_state_name_errors(graph):
         tf.nn.static_state_saving_rnn(rnn_cell.BasicLSTMCell(N), inputs, saver, ("c",))
     with pytest.raises(ValueError, match="should be the same type as `cell.state_size`"):
         tf.nn.static_state_saving_rnn(rnn_cell.GRUCell(N), inputs, saver, ("c",))
-    with pytest.raises(TypeError, match="inputs must be a sequence"):
+    with pytest.raises(TypeError, match="`inputs` must be a sequence. Received: "):
         tf.nn.static_state_saving_rnn(rnn_cell.GRUCell(N), None, saver, "c")
 
 
@@ -344,14 +347,41 @@ def test_dynamic_rnn_all_lengths_short_and_static_shapes(sess):
 
 
 def test_dynamic_rnn_errors(graph):
+    # messages as TF 2.15's compat.v1 words them, naming what was received
     cell = rnn_cell.GRUCell(2)
-    with pytest.raises(ValueError, match="you must give a dtype"):
+    with pytest.raises(ValueError, match=NO_DTYPE):
         tf.nn.dynamic_rnn(cell, tf.zeros([2, 3, 4]))
-    with pytest.raises(ValueError, match="sequence_length must be a vector"):
+    with pytest.raises(ValueError, match=r"sequence_length must be a vector of length "
+                                         r"batch_size. Received .* of shape: \(1, 2\)"):
         tf.nn.dynamic_rnn(cell, tf.zeros([2, 3, 4]), dtype=tf.float32,
                           sequence_length=[[1, 2]])
-    with pytest.raises(ValueError, match="depth of inputs"):
+    with pytest.raises(ValueError, match="depth of inputs.*saw value None for input="):
         tf.nn.dynamic_rnn(cell, tf.placeholder(tf.float32, [2, 3, None]), dtype=tf.float32)
+    with pytest.raises(ValueError, match=r"rank >= 2. Received input=.* of rank 1"):
+        tf.nn.dynamic_rnn(cell, tf.zeros([4]), dtype=tf.float32)
+    with pytest.raises(ValueError, match="Batch_size is not the same .* Received batch "
+                                         "size=1 for input="):
+        tf.nn.dynamic_rnn(cell, (tf.zeros([2, 3, 4]), tf.zeros([1, 3, 4])),
+                          dtype=tf.float32)
+    with pytest.raises(ValueError, match="Time steps is not the same .* Received time "
+                                         "steps=2 for input="):
+        tf.nn.dynamic_rnn(cell, (tf.zeros([2, 3, 4]), tf.zeros([2, 2, 4])),
+                          dtype=tf.float32)
+
+
+def test_dynamic_rnn_state_dtype_inference_errors(graph):
+    class PassThrough(rnn_cell.RNNCell):
+        state_size = property(lambda self: (2, 2))
+        output_size = property(lambda self: 2)
+
+        def call(self, inputs, state):
+            return inputs[:, :2], state
+    mixed = (tf.zeros([3, 2]), tf.zeros([3, 2], tf.float64))
+    with pytest.raises(ValueError, match=r"different inferred dtypes.*Dtypes received: "
+                                         r"\[tf.float32, tf.float64\]"):
+        tf.nn.dynamic_rnn(PassThrough(), tf.zeros([3, 5, 4]), initial_state=mixed)
+    with pytest.raises(ValueError, match=r"Unable to infer dtype from argument state=\(\)"):
+        tf.nn.dynamic_rnn(PassThrough(), tf.zeros([3, 5, 4]), initial_state=())
 
 
 def test_dynamic_rnn_bad_sequence_length_at_run_time(sess):
@@ -508,7 +538,8 @@ def test_raw_rnn_all_finished_at_start_and_bad_loop_fn(sess):
     sess.run(tf.global_variables_initializer())
     assert sess.run(emit_ta.size()) == 0
     assert sess.run(final).tolist() == [[1.0] * 3] * 2
-    with pytest.raises(TypeError, match="loop_fn must be a callable"):
+    with pytest.raises(TypeError, match="Argument `loop_fn` must be a callable. "
+                                        "Received: 5"):
         tf.nn.raw_rnn(cell, 5)
 
 

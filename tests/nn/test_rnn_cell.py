@@ -92,6 +92,8 @@ def test_gru_cell_formula_names_and_initial_bias(sess):
     cell = rnn_cell.GRUCell(5)
     out, state = cell(tf.constant(X), tf.constant(H))
     assert out.dtype == tf.float64 and cell.dtype == tf.float64
+    assert cell.dtype == "float64" and isinstance(cell.dtype, str)  # a layer's, as TF1
+    assert rnn_cell.GRUCell(2).dtype is None
     assert names_and_shapes() == [("gru_cell/gates/kernel:0", [9, 10]),
                                   ("gru_cell/gates/bias:0", [10]),
                                   ("gru_cell/candidate/kernel:0", [9, 5]),
@@ -223,7 +225,14 @@ def test_reuse_on_second_call_and_unique_scopes(sess):
     named = rnn_cell.GRUCell(2, name="my_gru")
     named(x, tf.zeros([2, 2]), scope="outer")
     assert tf.global_variables()[4].op.name == "outer/gates/kernel"
-    assert named.name == "outer"
+    # TF1 (recorded from TF 2.15's compat.v1): `name` stays the given one while the
+    # scope is the call's; an unnamed cell's name counts from 1, its scope from 0
+    assert (named.name, named.scope_name) == ("my_gru", "outer")
+    assert (cell.name, cell.scope_name) == ("basic_lstm_cell_1", "basic_lstm_cell")
+    assert (other.name, other.scope_name) == ("basic_lstm_cell_2", "basic_lstm_cell_1")
+    wrappers = [rnn_cell.MultiRNNCell([cell]), rnn_cell.DropoutWrapper(cell)]
+    assert [w.name for w in wrappers] == ["multi_rnn_cell_1", "dropout_wrapper_1"]
+    assert tf.layers.Dense(3).name == "dense_1"  # counted per base name
 
 
 def test_reuse_argument(graph):
@@ -395,9 +404,57 @@ def test_dropout_wrapper_variational_same_mask_each_step(sess):
                                 variational_recurrent=True, dtype=tf.float32)
 
 
+def _dropped_state_fractions(visitor):
+    """Fractions of zeros in the new state of a stacked LSTM+GRU cell whose state gets
+    dropout (keep 0.5) where `visitor` lets it."""
+    cell = rnn_cell.DropoutWrapper(
+        rnn_cell.MultiRNNCell([rnn_cell.BasicLSTMCell(40), rnn_cell.GRUCell(40)]),
+        state_keep_prob=0.5, seed=2, dropout_state_filter_visitor=visitor)
+    _, state = cell(tf.ones([50, 4]), cell.zero_state(50, tf.float32))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        (c, h), gru = sess.run(state)
+    return [float(np.mean(part == 0)) for part in (c, h, gru)]
+
+
+@pytest.mark.parametrize("visitor, dropped", [
+    # True on a structure goes into it (asking the visitor again below), False skips
+    # all of it: TF's get_traverse_shallow_structure (values recorded from TF 2.15)
+    (lambda s: not isinstance(s, rnn_cell.LSTMStateTuple), (False, False, True)),
+    (None, (False, True, True)),  # the default: an LSTM's c is never dropped
+    (lambda s: (True, False) if isinstance(s, tuple) and len(s) == 2 and
+     not isinstance(s, rnn_cell.LSTMStateTuple) else True, (True, True, False)),
+])
+def test_dropout_state_filter_visits_substructures(graph, visitor, dropped):
+    fractions = _dropped_state_fractions(visitor)
+    for fraction, is_dropped in zip(fractions, dropped):
+        if is_dropped:
+            assert 0.35 < fraction < 0.65
+        else:
+            assert fraction == 0
+
+
+def test_dropout_state_filter_bad_answers():
+    for visitor, message in [(lambda s: 3, "returned a non-bool scalar"),
+                             (lambda s: True if isinstance(s, tuple) else 3,
+                              "returned structure: 3 for non-structure"),
+                             (lambda s: (True, 1), "depth=1 structure of bools"),
+                             (lambda s: (True,), "same sequence length")]:
+        error = ValueError if "length" in message else TypeError
+        with tf.Graph().as_default():  # two MultiRNNCells in one scope clash, as in TF
+            cell = rnn_cell.DropoutWrapper(
+                rnn_cell.MultiRNNCell([rnn_cell.GRUCell(2), rnn_cell.GRUCell(2)]),
+                state_keep_prob=0.5, dropout_state_filter_visitor=visitor)
+            with pytest.raises(error, match=message):
+                cell(tf.ones([3, 4]), cell.zero_state(3, tf.float32))
+
+
 def test_dropout_wrapper_keep_prob_range():
-    with pytest.raises(ValueError, match="output_keep_prob must be between 0 and 1"):
+    with pytest.raises(ValueError, match=r"output_keep_prob must be between 0 and 1\. "
+                                         r"Received 1\.5"):
         rnn_cell.DropoutWrapper(rnn_cell.BasicRNNCell(2), output_keep_prob=1.5)
+    with pytest.raises(ValueError, match=r"Received -0\.5"):
+        rnn_cell.DropoutWrapper(rnn_cell.BasicRNNCell(2), input_keep_prob=-0.5)
     with pytest.raises(TypeError, match="must be callable"):
         rnn_cell.DropoutWrapper(rnn_cell.BasicRNNCell(2), dropout_state_filter_visitor=3)
 
@@ -414,6 +471,9 @@ def test_residual_and_device_wrappers(sess):
     dev = rnn_cell.DeviceWrapper(rnn_cell.GRUCell(2), "/cpu:0")
     o, _ = dev(tf.constant(X), dev.zero_state(3, tf.float64))
     assert "CPU" in o.device.upper()
+    narrow = rnn_cell.ResidualWrapper(rnn_cell.GRUCell(3))
+    with pytest.raises(ValueError, match=r"Shapes \(3, 4\) and \(3, 3\) are incompatible"):
+        narrow(tf.ones([3, 4]), tf.zeros([3, 3]))
 
 
 def test_custom_cell_with_get_variable(sess):

@@ -32,19 +32,21 @@ def _infer_state_dtype(explicit_dtype, state):
     if is_sequence(state):
         dtypes = [s.dtype for s in flatten(state)]
         if not dtypes:
-            raise ValueError("Unable to infer dtype from empty state.")
+            raise ValueError("Unable to infer dtype from argument state=%s." % (state,))
         if any(d != dtypes[0] for d in dtypes):
-            raise ValueError("State has tensors of different inferred_dtypes. Unable to "
-                             "infer a single representative dtype.")
+            raise ValueError("Argument state=%s has tensors of different inferred dtypes. "
+                             "Unable to infer a single representative dtype. Dtypes "
+                             "received: %s" % (state, dtypes))
         return dtypes[0]
     return state.dtype
 
 
-def _initial_state(cell, initial_state, batch_size, dtype, missing_dtype_message):
+def _initial_state(cell, initial_state, batch_size, dtype):
     if initial_state is not None:
         return initial_state
     if not dtype:
-        raise ValueError(missing_dtype_message)
+        raise ValueError("If no initial_state is provided, argument `dtype` must be "
+                         "specified")
     if getattr(cell, "get_initial_state", None) is not None:
         return cell.get_initial_state(inputs=None, batch_size=batch_size, dtype=dtype)
     return cell.zero_state(batch_size, dtype)
@@ -85,12 +87,21 @@ def _zero_output(output_size, batch_size, static_batch, dtype):
     return map_structure(zeros_for, output_size)
 
 
-def _check_sequence_length(sequence_length):
+def _check_sequence_length(sequence_length, static_batch):
+    """static_rnn's sequence_length as int32, checked to be a vector."""
     sequence_length = convert_to_tensor(sequence_length, name="sequence_length")
     if sequence_length.shape.ndims not in (None, 1):
-        raise ValueError("sequence_length must be a vector of length batch_size, but saw "
-                         "shape: %s" % sequence_length.shape)
+        raise ValueError("Argument `sequence_length` must be a vector of length %s. "
+                         "Received sequence_length=%s." % (static_batch, sequence_length))
     return math_ops.cast(sequence_length, _dt.int32)
+
+
+def _check_input_list(inputs) -> None:
+    """static_rnn's inputs: a non-empty Python sequence of per-step inputs."""
+    if not is_sequence(inputs):
+        raise TypeError("Argument `inputs` must be a sequence. Received: %s" % (inputs,))
+    if not inputs:
+        raise ValueError("Argument `inputs` must not be empty.")
 
 
 @tf_export("nn.static_rnn")
@@ -116,10 +127,7 @@ def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=Non
         sequence_length that is not a vector.
     """
     assert_like_rnncell("cell", cell)
-    if not is_sequence(inputs):
-        raise TypeError("inputs must be a sequence")
-    if not inputs:
-        raise ValueError("inputs must not be empty")
+    _check_input_list(inputs)
     outputs = []
     with vs.variable_scope(scope or "rnn") as varscope:
         first = inputs
@@ -132,17 +140,16 @@ def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=Non
                 fixed_batch = fixed_batch.merge_with(shape[0])
                 for i, size in enumerate(shape.dims[1:]):
                     if dimension_value(size) is None:
-                        raise ValueError("Input size (dimension %d of inputs) must be "
+                        raise ValueError("Input size (dimension %d of input %s) must be "
                                          "accessible via shape inference, but saw value "
-                                         "None." % i)
+                                         "None." % (i, x))
         else:
             fixed_batch = first.shape.with_rank_at_least(1)[0]
         static_batch = dimension_value(fixed_batch)
         batch_size = static_batch if static_batch else array_ops.shape(first)[0]
-        state = _initial_state(cell, initial_state, batch_size, dtype,
-                               "If no initial_state is provided, dtype must be specified")
+        state = _initial_state(cell, initial_state, batch_size, dtype)
         if sequence_length is not None:
-            sequence_length = _check_sequence_length(sequence_length)
+            sequence_length = _check_sequence_length(sequence_length, static_batch)
             zero_output = _zero_output(cell.output_size, batch_size, static_batch,
                                        _infer_state_dtype(dtype, state))
         for time, step_input in enumerate(inputs):
@@ -280,10 +287,7 @@ def static_bidirectional_rnn(cell_fw, cell_bw, inputs, initial_state_fw=None,
     """
     assert_like_rnncell("cell_fw", cell_fw)
     assert_like_rnncell("cell_bw", cell_bw)
-    if not is_sequence(inputs):
-        raise TypeError("inputs must be a sequence")
-    if not inputs:
-        raise ValueError("inputs must not be empty")
+    _check_input_list(inputs)
     with vs.variable_scope(scope or "bidirectional_rnn"):
         with vs.variable_scope("fw") as fw_scope:
             output_fw, state_fw = static_rnn(cell_fw, inputs, initial_state_fw, dtype,
@@ -303,8 +307,8 @@ def _transpose_batch_time(x):
     """Swaps the first two dims of x ([B, T, ...] <-> [T, B, ...])."""
     static = x.shape
     if static.ndims is not None and static.ndims < 2:
-        raise ValueError("Expected input tensor %s to have rank at least 2, but saw shape: "
-                         "%s" % (x, static))
+        raise ValueError("Input tensor should have rank >= 2. Received input=%s of rank %d"
+                         % (x, static.ndims))
     if static.ndims is not None:
         perm = [1, 0] + list(range(2, static.ndims))
     else:
@@ -322,7 +326,8 @@ def _best_effort_input_batch_size(flat_input):
         if shape.ndims is None:
             continue
         if shape.ndims < 2:
-            raise ValueError("Input tensor should have rank >= 2.")
+            raise ValueError("Input tensor should have rank >= 2. Received input=%s of "
+                             "rank %d" % (x, shape.ndims))
         batch = dimension_value(shape[1])
         if batch is not None:
             return batch
@@ -365,12 +370,12 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
         if sequence_length is not None:
             sequence_length = math_ops.cast(sequence_length, _dt.int32)
             if sequence_length.shape.ndims not in (None, 1):
-                raise ValueError("sequence_length must be a vector of length batch_size, "
-                                 "but saw shape: %s" % sequence_length.shape)
+                raise ValueError("Argument sequence_length must be a vector of length "
+                                 "batch_size. Received sequence_length=%s of shape: %s"
+                                 % (sequence_length, sequence_length.shape))
             sequence_length = structure.identity(sequence_length, name="sequence_length")
         batch_size = _best_effort_input_batch_size(flat_input)
-        state = _initial_state(cell, initial_state, batch_size, dtype,
-                               "If there is no initial_state, you must give a dtype.")
+        state = _initial_state(cell, initial_state, batch_size, dtype)
         if sequence_length is not None:
             sequence_length = _checked_length(sequence_length, batch_size)
         inputs = pack_sequence_as(inputs, flat_input)
@@ -407,16 +412,18 @@ def _dynamic_rnn_loop(cell, inputs, initial_state, parallel_iterations, swap_mem
     batch_size = _best_effort_input_batch_size(flat_input)
     input_shapes = [x.shape.with_rank_at_least(3) for x in flat_input]
     const_time_steps, const_batch_size = input_shapes[0].as_list()[:2]
-    for shape in input_shapes:
+    for x, shape in zip(flat_input, input_shapes):
         if not shape[2:].is_fully_defined():
             raise ValueError("Input size (depth of inputs) must be accessible via shape "
-                             "inference, but saw value None.")
+                             "inference, but saw value None for input=%s." % x)
         if dimension_value(shape[0]) != const_time_steps:
             raise ValueError("Time steps is not the same for all the elements in the input "
-                             "in a batch.")
+                             "in a batch. Received time steps=%s for input=%s."
+                             % (dimension_value(shape[0]), x))
         if dimension_value(shape[1]) != const_batch_size:
             raise ValueError("Batch_size is not the same for all the elements in the "
-                             "input.")
+                             "input. Received batch size=%s for input=%s."
+                             % (dimension_value(shape[1]), x))
     out_dtype = _infer_state_dtype(dtype, state)
     zero_output = _zero_output(cell.output_size, batch_size, None, out_dtype)
     if sequence_length is not None:
@@ -529,8 +536,9 @@ def raw_rnn(cell, loop_fn, parallel_iterations=None, swap_memory: bool = False,
     `loop_fn(time, cell_output, cell_state, loop_state)` (called positionally) returns
     `(finished, next_input, next_cell_state, emit_output, next_loop_state)`: at time 0
     (called with None for the last three) the initial input and state, and the structure
-    to emit, one example's (None: the cell's output); after each cell call, what comes next. The loop runs while any batch
-    entry is unfinished; a finished entry emits zeros and keeps its state.
+    to emit, one example's (None: the cell's output); after each cell call, what comes
+    next. The loop runs while any batch entry is unfinished; a finished entry emits zeros
+    and keeps its state.
 
     Args:
       cell: an RNNCell.
@@ -551,7 +559,7 @@ def raw_rnn(cell, loop_fn, parallel_iterations=None, swap_memory: bool = False,
     from tensorweave.ops.data_flow.tensor_array_class import TensorArray
     assert_like_rnncell("cell", cell)
     if not callable(loop_fn):
-        raise TypeError("loop_fn must be a callable")
+        raise TypeError("Argument `loop_fn` must be a callable. Received: %s." % (loop_fn,))
     parallel_iterations = parallel_iterations or 32
     with vs.variable_scope(scope or "rnn"):
         time = constant_op.constant(0, dtype=_dt.int32)

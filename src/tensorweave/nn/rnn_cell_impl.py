@@ -64,6 +64,13 @@ def _to_snake_case(name: str) -> str:
     return snake if snake[0] != "_" else "private" + snake
 
 
+def _unique_cell_name(base: str) -> str:
+    """TF1's cells are `tf.layers` layers: an unnamed one takes its `name` from the
+    layers' per-graph counter, which starts at 1."""
+    from tensorweave.layers.base import _unique_layer_name
+    return _unique_layer_name(base)
+
+
 def assert_like_rnncell(cell_name, cell) -> None:
     """Raises TypeError when `cell` does not look like an RNNCell (TF1 duck typing)."""
     problems = []
@@ -153,8 +160,8 @@ class RNNCell:
         if kwargs:
             raise TypeError("Keyword argument not understood: %s" % sorted(kwargs)[0])
         self.trainable = trainable
-        self._name = name
         self._base_name = name or _to_snake_case(type(self).__name__)
+        self._name = name or _unique_cell_name(self._base_name)
         self._dtype = _dt.as_dtype(dtype) if dtype is not None else None
         self._scope = None
         self._rnncell_scope = None  # the variable_scope a plain cell re-enters
@@ -165,13 +172,15 @@ class RNNCell:
     # -- properties --------------------------------------------------------------------
     @property
     def name(self) -> str:
-        if self._scope is not None:
-            return self._scope.name.split("/")[-1]
-        return self._base_name
+        """The given name, else a unique one per graph: `gru_cell_1`, `gru_cell_2`, ...
+        (the variable scope is named apart: `gru_cell`, `gru_cell_1`, ...)."""
+        return self._name
 
     @property
-    def dtype(self):
-        return self._dtype
+    def dtype(self) -> Optional[str]:
+        """The variables' dtype as a name ('float32'), as TF1's layers give it; None
+        until given or taken from the first inputs."""
+        return self._dtype.name if self._dtype is not None else None
 
     @property
     def scope_name(self) -> str:
@@ -413,7 +422,7 @@ class BasicRNNCell(LayerRNNCell):
                                          shape=[depth + self._num_units, self._num_units])
         self._bias = self.add_variable(_BIAS_VARIABLE_NAME, shape=[self._num_units],
                                        initializer=init_ops.zeros_initializer(
-                                           dtype=self.dtype))
+                                           dtype=self._dtype))
         self.built = True
 
     def call(self, inputs, state):
@@ -456,14 +465,14 @@ class GRUCell(LayerRNNCell):
         self._gate_bias = self.add_variable(
             "gates/" + _BIAS_VARIABLE_NAME, shape=[2 * n],
             initializer=self._bias_initializer if self._bias_initializer is not None
-            else init_ops.constant_initializer(1.0, dtype=self.dtype))
+            else init_ops.constant_initializer(1.0, dtype=self._dtype))
         self._candidate_kernel = self.add_variable(
             "candidate/" + _WEIGHTS_VARIABLE_NAME, shape=[depth + n, n],
             initializer=self._kernel_initializer)
         self._candidate_bias = self.add_variable(
             "candidate/" + _BIAS_VARIABLE_NAME, shape=[n],
             initializer=self._bias_initializer if self._bias_initializer is not None
-            else init_ops.zeros_initializer(dtype=self.dtype))
+            else init_ops.zeros_initializer(dtype=self._dtype))
         self.built = True
 
     def call(self, inputs, state):
@@ -526,7 +535,7 @@ class BasicLSTMCell(LayerRNNCell):
         self._kernel = self.add_variable(_WEIGHTS_VARIABLE_NAME, shape=[depth + n, 4 * n])
         self._bias = self.add_variable(_BIAS_VARIABLE_NAME, shape=[4 * n],
                                        initializer=init_ops.zeros_initializer(
-                                           dtype=self.dtype))
+                                           dtype=self._dtype))
         self.built = True
 
     def call(self, inputs, state):
@@ -603,7 +612,7 @@ class LSTMCell(LayerRNNCell):
                                          partitioner=_shards(self._num_unit_shards))
         self._bias = self.add_variable(_BIAS_VARIABLE_NAME, shape=[4 * n],
                                        initializer=init_ops.zeros_initializer(
-                                           dtype=self.dtype))
+                                           dtype=self._dtype))
         if self._use_peepholes:
             self._w_f_diag = self.add_variable("w_f_diag", shape=[n],
                                                initializer=self._initializer)

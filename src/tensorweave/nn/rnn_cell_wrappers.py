@@ -146,7 +146,8 @@ def _keep_prob_value(prob, attr):
     if value is None:
         return tensor
     if value < 0 or value > 1:
-        raise ValueError("Parameter %s must be between 0 and 1: %d" % (attr, value))
+        raise ValueError("Parameter %s must be between 0 and 1. Received %s"
+                         % (attr, value))
     return float(value)
 
 
@@ -155,20 +156,40 @@ def _should_dropout(p) -> bool:
 
 
 def _filter_mask(visitor, structure):
-    """Per-leaf booleans: where `visitor` (called at each level, outermost first)
-    answers a bool, it covers the whole substructure; a structure answer gives one entry
-    per child."""
+    """Per-leaf booleans: which leaves of `structure` get dropout (TF's
+    `get_traverse_shallow_structure`, flattened). `visitor` sees each substructure it
+    lets through, outermost first, and answers False (skip all of it), True (go into
+    each child; at a leaf: drop it) or a depth-1 structure of bools (go into the
+    children marked True).
+
+    Raises:
+      TypeError: an answer that is none of these.
+      ValueError: a structure answer with a different number of children.
+    """
     answer = visitor(structure)
-    if isinstance(answer, bool):
-        return [answer] * len(flatten(structure))
     if not is_sequence(structure):
-        raise TypeError("dropout_state_filter_visitor returned %r for a leaf" % (answer,))
+        if not isinstance(answer, bool):
+            raise TypeError("traverse_fn returned structure: %s for non-structure: %s"
+                            % (answer, structure))
+        return [answer]
+    parts = children(structure)
+    if isinstance(answer, bool):
+        chosen = [answer] * len(parts)
+    elif not is_sequence(answer):
+        raise TypeError("traverse_fn returned a non-bool scalar: %s for input: %s"
+                        % (answer, structure))
+    else:
+        chosen = children(answer)
+        if len(chosen) != len(parts):
+            raise ValueError("The two structures don't have the same sequence length. "
+                             "Input structure has length %d, while shallow structure "
+                             "has length %d." % (len(parts), len(chosen)))
+        if not all(isinstance(c, bool) for c in chosen):
+            raise TypeError("traverse_fn didn't return a depth=1 structure of bools.  "
+                            "saw: %s  for structure: %s" % (answer, structure))
     mask = []
-    for child, sub in zip(children(structure), children(answer)):
-        if isinstance(sub, bool):
-            mask.extend([sub] * len(flatten(child)))
-        else:
-            mask.extend(_filter_mask(visitor, child))
+    for part, go_in in zip(parts, chosen):
+        mask.extend(_filter_mask(visitor, part) if go_in else [False] * len(flatten(part)))
     return mask
 
 
@@ -201,7 +222,8 @@ class DropoutWrapper(_WrapperCell):
         super().__init__(cell)
         if dropout_state_filter_visitor is not None and not callable(
                 dropout_state_filter_visitor):
-            raise TypeError("dropout_state_filter_visitor must be callable")
+            raise TypeError("dropout_state_filter_visitor must be callable. Received: %s"
+                            % (dropout_state_filter_visitor,))
         self._dropout_state_filter = (dropout_state_filter_visitor or
                                       _default_dropout_state_filter_visitor)
         with _graph.name_scope("DropoutWrapperInit"):
@@ -301,7 +323,11 @@ class ResidualWrapper(_WrapperCell):
 
         def add_residual(x, y):
             assert_same_structure(x, y)
-            return map_structure(lambda a, b: a + b, x, y)
+
+            def add(a, b):
+                a.shape.assert_is_compatible_with(b.shape)
+                return a + b
+            return map_structure(add, x, y)
         return (self._residual_fn or add_residual)(inputs, outputs), new_state
 
 
