@@ -702,6 +702,22 @@ EXCLUDED = {
             ["ops/math/test_fake_quant_ops.py::test_gradient_ops_have_no_gradient"])
        for op in ("FakeQuantWithMinMaxArgsGradient", "FakeQuantWithMinMaxVarsGradient",
                   "FakeQuantWithMinMaxVarsPerChannelGradient")},
+    "QuantizeAndDequantizeV2": ("a straight-through gradient: the identity's, not the "
+                                "piecewise-constant op's",
+                                ["ops/math/test_quantize_dequantize_ops.py::"
+                                 "test_quantize_and_dequantize_gradient_is_the_identitys"]),
+    "QuantizeAndDequantizeV4": ("a straight-through gradient: the derivative of the clamp "
+                                "to the range, not of the piecewise-constant op",
+                                ["ops/math/test_quantize_dequantize_ops.py::"
+                                 "test_quantize_and_dequantize_v2_gradient_is_the_clamps_"
+                                 "derivative"]),
+    "QuantizeAndDequantizeV4Grad": ("TF registers no gradient for it: its gradient raises "
+                                    "LookupError",
+                                    ["ops/math/test_quantize_dequantize_ops.py::"
+                                     "test_v4_gradient_op_has_no_gradient"]),
+    **{op: ("TF registers no gradient for it: its gradient raises LookupError",
+            ["ops/math/test_quantize_ops.py::test_quantize_ops_have_no_gradient"])
+       for op in ("QuantizeV2", "Dequantize", "QuantizedConcat")},
 }
 
 

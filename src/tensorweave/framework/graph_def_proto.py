@@ -150,6 +150,31 @@ def array_to_tensor_proto(arr: np.ndarray, proto, values: Optional[np.ndarray] =
     getattr(proto, field).extend(flat.tolist())
 
 
+def _decode_string_content(content: bytes, size: int) -> list:
+    """Strings from a `tensor_content` as TF's C++ writes them (AsProtoTensorContent, e.g.
+    a serialized SparseTensor's values): the `size` lengths as varints, then the bytes."""
+    lengths, pos = [], 0
+    for _ in range(size):
+        n = shift = 0
+        while True:
+            if pos >= len(content):
+                raise ValueError("TensorProto string content ends inside its lengths")
+            byte = content[pos]
+            pos += 1
+            n |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                break
+        lengths.append(n)
+    strings = []
+    for n in lengths:
+        strings.append(bytes(content[pos:pos + n]))
+        pos += n
+    if pos != len(content):
+        raise ValueError("TensorProto string content does not hold %d strings" % size)
+    return strings
+
+
 def tensor_proto_to_array(proto) -> np.ndarray:
     """The (read-only) array a `TensorProto` holds: from `tensor_content`, or from the
     typed value fields, where fewer values than elements repeat the last one (as TF)."""
@@ -157,7 +182,8 @@ def tensor_proto_to_array(proto) -> np.ndarray:
     shape = tuple(d.size for d in proto.tensor_shape.dim)
     size = int(np.prod(shape, dtype=np.int64))
     if dt is _dt.string:
-        vals = list(proto.string_val)
+        vals = _decode_string_content(proto.tensor_content, size) if proto.tensor_content \
+            else list(proto.string_val)
         flat = np.empty(size, dtype=object)
         flat[:] = _filled(vals, size, b"")
         arr = flat.reshape(shape)

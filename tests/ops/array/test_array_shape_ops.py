@@ -89,8 +89,13 @@ def test_serialize_and_parse_tensor(sess):
                        match=r"Type mismatch between parsed tensor \(int32\) and dtype "
                              r"\(float\)"):
         sess.run(tf.parse_tensor(_TF_INT32_12, tf.float32))
-    with pytest.raises(tf.errors.InvalidArgumentError, match="Could not parse"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Could not parse `serialized` "
+                       "as TensorProto, base64: //8=\n"):  # TF's message
         sess.run(tf.parse_tensor(b"\xff\xff", tf.float32))
+    # as TF, the rank of `serialized` is checked when the op runs
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Expected `serialized` to be a "
+                       r"scalar, got shape: \[1\]"):
+        sess.run(tf.parse_tensor([_TF_INT32_12], tf.int32))
 
 
 def test_make_ndarray_of_a_const_ops_value_attr(graph):

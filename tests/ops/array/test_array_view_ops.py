@@ -58,3 +58,16 @@ def test_guarantee_const(graph, sess):
 def test_bitcast_of_a_scalar_is_a_scalar(sess):
     got = sess.run(tf.bitcast(tf.constant(1.0), tf.int32))
     assert np.shape(got) == () and got == 1065353216  # TF: np.int32(1065353216)
+
+
+def test_bitcast_to_and_from_quantized_types(sess):
+    # as TF: quantized integers are bitcast to plain ones (and back) to leave quantization
+    q = tf.quantization.quantize(tf.constant([0.5, -0.2]), -1.0, 1.0, tf.quint8)
+    plain = tf.bitcast(q.output, tf.uint8)
+    assert plain.dtype == tf.uint8
+    assert sess.run(plain).tolist() == [191, 102]  # round((x + 1) * 255 / 2), TF's
+    back = tf.bitcast(tf.constant([[1, 200], [3, 4]], tf.uint8), tf.qint16)
+    assert back.dtype == tf.qint16 and back.shape.as_list() == [2]
+    got = sess.run(back)
+    assert (got[got.dtype.names[0]] if got.dtype.names else got).tolist() == [
+        200 * 256 + 1 - 65536, 4 * 256 + 3]  # little-endian, signed

@@ -77,23 +77,25 @@ def test_errors(sess):
         sess.run(tf.io.parse_single_sequence_example(
             s, sequence_features={"nope": tf.io.FixedLenSequenceFeature([], tf.int64)}))
     with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=r"Number of int64 values != expected.  values size: 2 but "
-                             r"output shape: \[3\]"):
+                       match=r"Key: tok, Index: 0.  Number of values != expected.  values "
+                             r"size: 2 but output shape: \[3\]"):
         sess.run(tf.io.parse_single_sequence_example(
             s, sequence_features={"tok": tf.io.FixedLenSequenceFeature([3], tf.int64)}))
     with pytest.raises(tf.errors.InvalidArgumentError,
-                       match="Data types don't match. Expected type: float, Actual type: "
-                             "int64"):
+                       match="^Name: <unknown>, Feature list: tok, Index: 0.  Data types "
+                             "don't match. Expected type: float\n"):
         sess.run(tf.io.parse_single_sequence_example(
             s, sequence_features={"tok": tf.io.FixedLenSequenceFeature([2], tf.float32)}))
-    with pytest.raises(tf.errors.InvalidArgumentError, match="is required but could not"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Inconsistent max number of "
+                       "elements for feature absent: expected 1, but found 0"):
         sess.run(tf.io.parse_single_sequence_example(
             s, context_features={"absent": tf.io.FixedLenFeature([], tf.int64)}))
     with pytest.raises(ValueError, match="must be None"):
         tf.io.parse_sequence_example(
             [s], sequence_features={"tok": tf.io.FixedLenSequenceFeature([2], tf.int64,
                                                                          default_value=0)})
-    with pytest.raises(ValueError, match="at least one"):
+    with pytest.raises(ValueError, match="Both context_features and sequence_features are "
+                       "None, but at least one should have values"):
         tf.io.parse_sequence_example([s])
     with pytest.raises(ValueError, match="scalar"):
         tf.io.parse_single_sequence_example(
@@ -104,3 +106,39 @@ def test_feature_namedtuple():
     f = tf.io.FixedLenSequenceFeature([2], tf.int64)
     assert f.shape == [2] and f.allow_missing is False and f.default_value is None
     assert tf.FixedLenSequenceFeature is tf.io.FixedLenSequenceFeature
+
+
+def _context_only(values):
+    ex = tf.train.SequenceExample()
+    ex.context.feature["len"].int64_list.value.extend(values)
+    return ex.SerializeToString()
+
+
+def test_context_errors_as_tf_fast_parser(sess):
+    # TF 2.21's messages: the largest count in the batch is checked first, then each
+    # example; a missing required feature names no example; type errors name the context
+    names = ["a", "b"]
+    required = {"len": tf.io.FixedLenFeature([], tf.int64)}
+    with pytest.raises(tf.errors.InvalidArgumentError, match="^Feature: len \\(data type: "
+                       "int64\\) is required but could not be found"):
+        sess.run(tf.io.parse_sequence_example(
+            [_BATCH[0], tf.train.SequenceExample().SerializeToString()], required, {}))
+    pair = {"len": tf.io.FixedLenFeature([2], tf.int64)}
+    with pytest.raises(tf.errors.InvalidArgumentError, match="^Unexpected number of "
+                       "elements in example b\n"):  # 1 value where the batch's max is 2
+        sess.run(tf.io.parse_sequence_example([_context_only([1, 2]), _context_only([1])],
+                                              pair, {}, example_names=names))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="^Inconsistent max number of "
+                       "elements for feature len: expected 2, but found 3"):
+        sess.run(tf.io.parse_sequence_example([_context_only([1, 2, 3])], pair, {}))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="^Name: a, Context feature: "
+                       "len.  Data types don't match. Expected type: float\n"):
+        sess.run(tf.io.parse_sequence_example(
+            _BATCH, {"len": tf.io.FixedLenFeature([], tf.float32)}, {}, example_names=names))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="^Invalid protocol message "
+                       "input, example id: b\n"):
+        sess.run(tf.io.parse_sequence_example([_BATCH[0], b"\xff\xff"], required, {},
+                                              example_names=names))
+    with pytest.raises(ValueError, match="Unsupported FixedLenFeature .* for key 'tok'$"):
+        tf.io.parse_single_sequence_example(_BATCH[0], {}, {
+            "tok": tf.io.FixedLenFeature([], tf.int64)})

@@ -74,7 +74,8 @@ def test_set_errors(sess):
         tf.sets.union(tf.constant([1, 2]), tf.constant([1]))
     with pytest.raises(TypeError, match="'a' has invalid dtype"):
         tf.sets.union(tf.constant([[1.0, 2.0]]), tf.constant([[1.0]]))
-    with pytest.raises(ValueError, match="incompatible"):
+    with pytest.raises(ValueError, match="Dimension 0 in both shapes must be equal, but are "
+                       "1 and 2"):
         tf.sets.union(tf.constant([[1, 2]]), tf.constant([[1], [2]]))
     with pytest.raises(TypeError, match="Expected `SparseTensor`"):
         tf.sets.size(tf.constant([[1]]))
@@ -84,3 +85,36 @@ def test_set_errors(sess):
         sess.run(unordered)
     assert sess.run(tf.sets.size(tf.SparseTensor([[0, 1], [0, 0]], [3, 1], [1, 3]),
                                  validate_indices=False)).tolist() == [2]
+
+
+def test_static_rank_checks_as_tf():
+    """TF's shape functions: equal ranks for two dense sets, a sparse operand's rank equal
+    to the other's, rank >= 2 for the first sparse operand of known rank."""
+    with pytest.raises(ValueError, match="Shape must be rank 2 but is rank 3"):
+        tf.sets.union(tf.constant([[1, 2]]), tf.constant([[[1]]]))
+    rank3 = tf.SparseTensor([[0, 0, 0]], [2], [2, 3, 1])
+    with pytest.raises(ValueError, match="Dimension must be 2 but is 3"):
+        tf.sets.union(tf.constant([[1, 2, 3], [3, 4, 5]]), rank3)
+    with pytest.raises(ValueError, match="Dimension must be 2 but is 3"):
+        tf.sets.union(tf.SparseTensor([[0, 0]], [1], [2, 3]), rank3)
+    with pytest.raises(ValueError, match=r"Input 0, expected rank >= 2, got 1\."):
+        tf.sets.union(tf.SparseTensor([[0]], [1], [3]), tf.SparseTensor([[0]], [1], [3]))
+    placeholder = tf.placeholder(tf.int32)
+    assert tf.sets.union(placeholder, rank3).indices.shape.as_list() == [None, 3]
+
+
+def test_run_time_shape_errors_as_tf(sess):
+    p, q = tf.placeholder(tf.int32), tf.placeholder(tf.int32)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Mismatched shapes \[1\] vs "
+                       r"\[2\]"):
+        sess.run(tf.sets.union(tf.constant([[1, 2]]), q), {q: [[1], [2]]})
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Shape \[2\] has rank 1 < 2"):
+        sess.run(tf.sets.union(p, q), {p: [1, 2], q: [1, 2]})
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"^Invalid rank 1\."):
+        sess.run(tf.sets.size(tf.SparseTensor(tf.placeholder(tf.int64),
+                                              tf.constant([1]), tf.constant([3], tf.int64))),
+                 {"Placeholder_2:0": [[0]]})
+    a, b = tf.SparseTensor([[0, 0]], [1], [2, 3]), tf.SparseTensor([[0, 0]], [1], [3, 3])
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Mismatched shapes \[2\] vs "
+                       r"\[3\]"):
+        sess.run(tf.sets.intersection(a, b))

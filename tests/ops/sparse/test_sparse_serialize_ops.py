@@ -43,5 +43,26 @@ def test_serialize_many_round_trip(sess):
 def test_deserialize_errors(sess):
     with pytest.raises(tf.errors.InvalidArgumentError, match="Requested SparseTensor of type"):
         sess.run(tf.io.deserialize_many_sparse(tf.io.serialize_many_sparse(_a()), tf.int32))
-    with pytest.raises(tf.errors.InvalidArgumentError, match="Could not parse"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="^Could not parse serialized "
+                       "proto"):
         sess.run(tf.io.deserialize_many_sparse([[b"\xff", b"\xff", b"\xff"]], tf.float32))
+    # TF's shape function: a [N, 3] matrix
+    with pytest.raises(ValueError, match="Shape must be rank 2 but is rank 1"):
+        tf.io.deserialize_many_sparse(tf.constant([b"a", b"b"]), tf.int64)
+    with pytest.raises(ValueError, match="Dimension must be 3 but is 2"):
+        tf.io.deserialize_many_sparse(tf.constant([[b"a", b"b"]]), tf.int64)
+
+
+# tf.io.serialize_sparse(SparseTensor([[0, 0], [1, 2]], [b"a", b"bc"], [3, 4]))[1] in TF
+# 2.21: C++ writes strings into tensor_content (the lengths as varints, then the bytes)
+_TF_STRING_VALUES = bytes.fromhex("080712041202080222050102616263")
+
+
+def test_string_values_as_tensorflow_writes_and_reads_them(sess):
+    sp = tf.SparseTensor([[0, 0], [1, 2]], [b"a", b"bc"], [3, 4])
+    got = sess.run(tf.io.serialize_sparse(sp))
+    assert got[1] == _TF_STRING_VALUES
+    # and what TF wrote reads back (the strings were empty before)
+    back = sess.run(tf.io.deserialize_many_sparse([got], tf.string))
+    assert back.values.tolist() == [b"a", b"bc"]
+    assert back.indices.tolist() == [[0, 0, 0], [0, 1, 2]]

@@ -48,6 +48,10 @@ def test_decode_csv_na_value_delim_select_cols(sess):
     np.testing.assert_array_equal(out[1], _b("4", "8"))
     out = sess.run(tf.decode_csv(['"a""b",2'], [[""], ["x"]], use_quote_delim=False))
     np.testing.assert_array_equal(out[0], _b('"a""b"'))
+    # as TF, the fields after the last selected column are not parsed (nor checked)
+    out = sess.run(tf.decode_csv(['1,2,"unterminated', '3,"4",x"y'], [[0], [0]],
+                                 select_cols=[0, 1]))
+    assert [o.tolist() for o in out] == [[1, 3], [2, 4]]
 
 
 def test_decode_csv_plain_numbers_batch_path(sess):

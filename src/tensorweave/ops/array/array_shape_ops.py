@@ -4,6 +4,7 @@ make_tensor_proto and make_ndarray (TF's `TensorProto`, the message class the
 `tensorboard` package ships, imported lazily)."""
 from __future__ import annotations
 
+import base64
 from typing import Optional
 
 import numpy as np
@@ -254,8 +255,8 @@ def make_ndarray(tensor) -> np.ndarray:
 register_op("SerializeTensor", inputs=["tensor: T"], outputs=["serialized: string"],
             attrs={"T": TypeAttr()}, shape=lambda op: TensorShape([]))
 register_op("ParseTensor", inputs=["serialized: string"], outputs=["output: out_type"],
-            attrs={"out_type": TypeAttr()}, shape=lambda op: (
-                op.inputs[0].shape.with_rank(0), unknown_shape())[1])
+            attrs={"out_type": TypeAttr()},
+            shape=lambda op: unknown_shape())  # TF's: the kernel checks for a scalar
 not_differentiable("SerializeTensor")
 not_differentiable("ParseTensor")
 
@@ -285,8 +286,8 @@ def _parse_tensor_kernel(ctx, serialized):
     try:
         proto.ParseFromString(data)
     except DecodeError:
-        raise _invalid(ctx, "Could not parse `serialized` as TensorProto: '%s'"
-                       % data[:64].decode("latin-1")) from None
+        raise _invalid(ctx, "Could not parse `serialized` as TensorProto, base64: %s"
+                       % base64.b64encode(data).decode("ascii")) from None
     want = ctx.attrs["out_type"]
     try:
         got = dtype_from_enum(proto.dtype)

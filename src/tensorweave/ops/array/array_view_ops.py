@@ -17,7 +17,9 @@ from tensorweave.framework.registry import (TypeAttr, kernel, not_differentiable
                                              register_op)
 from tensorweave.framework.shapes import TensorShape, unknown_shape
 
-_BITCAST_TYPES = _dt.REAL_NUMBERS + _dt.COMPLEX
+# as TF: the quantized types too (their values are structured NumPy arrays of one field)
+_BITCAST_TYPES = _dt.REAL_NUMBERS + _dt.COMPLEX + tuple(
+    sorted(_dt.QUANTIZED_DTYPES, key=lambda d: d.as_datatype_enum))
 
 
 def _bitcast_shape(op) -> TensorShape:
@@ -59,7 +61,8 @@ def _bitcast_kernel(ctx, x):
     if x.ndim == 0 or x.shape[-1] != ratio:
         raise errors.InvalidArgumentError(
             None, ctx.op, "Cannot bitcast from %s to %s: the last dimension of the input "
-            "(shape %s) must be %d" % (_dt.as_dtype(src).name, _dt.as_dtype(dst).name,
+            "(shape %s) must be %d" % (ctx.attrs["T"].name,
+                                       _dt.as_dtype(ctx.attrs["type"]).name,
                                        list(x.shape), ratio))
     return x.view(dst).reshape(x.shape[:-1])
 

@@ -99,6 +99,32 @@ def _empty(dtype, shape):
     return np.zeros(shape, dtype.as_numpy_dtype)
 
 
+def _context_dense(ctx, key, dtype, shape, default, found, name):
+    """One dense context feature of a batch, from each example's values (None: missing),
+    checked as TF's fast parser does: first the largest count against the shape, then each
+    example."""
+    n = shape.num_elements()
+    most = max((len(v) for v in found if v is not None), default=0)
+    if most != n and not (most == 0 and default.size):
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "Inconsistent max number of elements for feature %s: expected %d, "
+            "but found %d" % (key, n, most))
+    out = _empty(dtype, [len(found), n])
+    for i, vals in enumerate(found):
+        if vals is None:
+            if default.size == 0:
+                raise errors.InvalidArgumentError(
+                    None, ctx.op, "Feature: %s (data type: %s) is required but could not be "
+                    "found." % (key, _p._KIND_NAME[_p._KIND[dtype]]))
+            out[i] = np.asarray(default).reshape(-1)
+        elif len(vals) != n:
+            raise errors.InvalidArgumentError(
+                None, ctx.op, "Unexpected number of elements in example %s" % name(i))
+        else:
+            out[i] = vals
+    return out.reshape([len(found)] + shape.as_list())
+
+
 @kernel("ParseSequenceExampleV2", cheap=False)
 def _parse_sequence_kernel(ctx, serialized, debug_name, *defaults):
     from google.protobuf.message import DecodeError
@@ -108,26 +134,29 @@ def _parse_sequence_kernel(ctx, serialized, debug_name, *defaults):
     items = serialized.reshape(-1).tolist()
     batch = len(items)
 
-    def who(i):
-        n = names[i].decode("utf-8", "replace") if names else "<unknown>"
-        return "Name: %s, " % n
+    def name(i):
+        return names[i].decode("utf-8", "replace") if names else "<unknown>"
 
-    def check_kind(i, key, f, dtype, what):
+    def who(i):
+        return "Name: %s, " % name(i)
+
+    def check_kind(i, key, f, dtype, where):
+        """The values of feature `f`; `where` names it in TF's message ("Context feature:
+        k" or "Feature list: k, Index: i")."""
         have = f.WhichOneof("kind")
         if have is not None and have != _p._KIND[dtype]:
             raise errors.InvalidArgumentError(
-                None, ctx.op, "%s%s: %s, Index: %d.  Data types don't match. Expected type: "
-                "%s, Actual type: %s" % (who(i), what, key, i, _p._KIND_NAME[_p._KIND[dtype]],
-                                         _p._KIND_NAME[have]))
+                None, ctx.op, "%s%s.  Data types don't match. Expected type: %s"
+                % (who(i), where, _p._KIND_NAME[_p._KIND[dtype]]))
         return list(getattr(f, _p._KIND[dtype]).value) if have else []
 
     msgs = []
-    for s in items:
+    for i, s in enumerate(items):
         try:
             msgs.append(cls.FromString(s if isinstance(s, bytes) else str(s).encode()))
         except DecodeError:
-            raise errors.InvalidArgumentError(None, ctx.op, "Could not parse example input, "
-                                              "value: '%r'" % s) from None
+            raise errors.InvalidArgumentError(None, ctx.op, "Invalid protocol message input, "
+                                              "example id: %s" % name(i)) from None
     c_sparse_t = [_dt.as_dtype(t) for t in a["context_sparse_types"]]
     c_dense_t = [_dt.as_dtype(t) for t in a["Tcontext_dense"]]
     f_sparse_t = [_dt.as_dtype(t) for t in a["feature_list_sparse_types"]]
@@ -141,39 +170,25 @@ def _parse_sequence_kernel(ctx, serialized, debug_name, *defaults):
         rows = []
         for i, m in enumerate(msgs):
             fmap = m.context.feature
-            rows.append(check_kind(i, key, fmap[key], dtype, "Key") if key in fmap else [])
+            rows.append(check_kind(i, key, fmap[key], dtype, "Context feature: %s" % key)
+                        if key in fmap else [])
         ind, val, shp = _sparse_out(rows, dtype, batch, 2)
         outs_i.append(ind), outs_v.append(val), outs_s.append(shp)
     dense = []
     for key, dtype, shape, default in zip(a["context_dense_keys"], c_dense_t, c_dense_s,
                                           defaults):
         n = shape.num_elements()
-        out = _empty(dtype, [batch, n])
-        for i, m in enumerate(msgs):
-            fmap = m.context.feature
-            if key not in fmap:
-                if default.size == 0:
-                    raise errors.InvalidArgumentError(
-                        None, ctx.op, "%sFeature: %s (data type: %s) is required but could "
-                        "not be found." % (who(i), key, _p._KIND_NAME[_p._KIND[dtype]]))
-                out[i] = np.asarray(default).reshape(-1)
-                continue
-            vals = check_kind(i, key, fmap[key], dtype, "Key")
-            if len(vals) != n:
-                raise errors.InvalidArgumentError(
-                    None, ctx.op, "%sKey: %s, Index: %d.  Number of %s values != expected.  "
-                    "values size: %d but output shape: %s"
-                    % (who(i), key, i, _p._VALUE_NAME[_p._KIND[dtype]], len(vals),
-                       _p._shape_str(shape.as_list())))
-            out[i] = vals
-        dense.append(out.reshape([batch] + shape.as_list()))
+        found = [check_kind(i, key, m.context.feature[key], dtype, "Context feature: %s" % key)
+                 if key in m.context.feature else None for i, m in enumerate(msgs)]
+        dense.append(_context_dense(ctx, key, dtype, shape, default, found, name))
     f_i, f_v, f_s = [], [], []
     for key, dtype in zip(a["feature_list_sparse_keys"], f_sparse_t):
         rows = []
         for i, m in enumerate(msgs):
             fl = m.feature_lists.feature_list
             steps = fl[key].feature if key in fl else []
-            rows.append([check_kind(i, key, f, dtype, "Feature list") for f in steps])
+            rows.append([check_kind(i, key, f, dtype, "Feature list: %s, Index: %d" % (key, j))
+                         for j, f in enumerate(steps)])
         ind, val, shp = _sparse_out(rows, dtype, batch, 3)
         f_i.append(ind), f_v.append(val), f_s.append(shp)
     f_dense, f_len = [], []
@@ -193,13 +208,14 @@ def _parse_sequence_kernel(ctx, serialized, debug_name, *defaults):
                 continue
             steps = []
             for f in fl[key].feature:
-                vals = check_kind(i, key, f, dtype, "Feature list")
+                vals = check_kind(i, key, f, dtype,
+                                  "Feature list: %s, Index: %d" % (key, len(steps)))
                 if len(vals) != n:
                     raise errors.InvalidArgumentError(
-                        None, ctx.op, "%sKey: %s, Index: %d.  Number of %s values != "
-                        "expected.  values size: %d but output shape: %s"
-                        % (who(i), key, len(steps), _p._VALUE_NAME[_p._KIND[dtype]],
-                           len(vals), _p._shape_str(shape.as_list())))
+                        None, ctx.op, "%sKey: %s, Index: %d.  Number of values != expected.  "
+                        "values size: %d but output shape: %s"
+                        % (who(i), key, len(steps), len(vals),
+                           _p._shape_str(shape.as_list())))
                 steps.append(vals)
             per.append(steps)
         lengths = np.array([len(p) for p in per], np.int64)
@@ -232,12 +248,10 @@ def _split(context_features, sequence_features):
                 raise TypeError("Unsupported dtype %s for feature list %s" % (dtype.name, key))
             f_dense.append((key, dtype, as_shape(f.shape), bool(f.allow_missing)))
         else:
-            raise ValueError("Unsupported %s %s for sequence feature '%s' (tensorweave "
-                             "parses FixedLenSequenceFeature and VarLenFeature)"
-                             % (type(f).__name__, f, key))
+            raise ValueError("Unsupported %s %s for key '%s'" % (type(f).__name__, f, key))
     if not (c_sparse or c_dense or f_sparse or f_dense):
-        raise ValueError("Must specify at least one of context_features and "
-                         "sequence_features")
+        raise ValueError("Both context_features and sequence_features are None, but at "
+                         "least one should have values.")
     return c_sparse, c_dense, f_sparse, f_dense
 
 

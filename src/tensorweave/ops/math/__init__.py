@@ -1,5 +1,6 @@
 """Math ops: elementwise unary and binary math, reductions, scans, matmul and einsum,
-segment reductions, special functions (tf.math.special), clipping, bitwise ops, FFTs
+segment reductions, special functions (tf.math.special), clipping, bitwise ops,
+quantization (fake_quant_ops, quantize_ops, quantize_dequantize_ops), FFTs
 (spectral_fft_ops), DCTs and mel transforms (spectral_transforms) and the rest of
 tf.signal (signal_ops); undoing broadcasting in gradients (math_grad_util).
 
@@ -10,4 +11,4 @@ from tensorweave.ops.math import (  # noqa: F401
     scan_ops, matmul_ops, einsum_ops, segment_ops, clip_ops, confusion_matrix,
     special_math_ops, special_functions, complex_ops, misc_math_ops, incomplete_special_ops,
     spectral_fft_ops, histogram_ops, signal_ops, spectral_transforms, bitwise_ops,
-    fake_quant_ops)
+    fake_quant_ops, quantize_ops, quantize_dequantize_ops)

@@ -46,6 +46,7 @@ from tensorweave.framework.registry import gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape, merge_dim, with_rank, \
     with_rank_at_least, with_rank_at_most
 from tensorweave.ops.array.array_util import merge_shapes
+from tensorweave.ops.math.quantize_ops import no_gradient
 
 _F32 = np.float32
 _HALF = _F32(0.5)
@@ -306,16 +307,9 @@ gradient("FakeQuantWithMinMaxVars")(_vars_grad)
 gradient("FakeQuantWithMinMaxVarsPerChannel")(_vars_grad)
 
 
-def _no_gradient(op, *unused_grads):
-    # TF registers no gradient for the gradient ops, so tf.gradients through them raises
-    # LookupError; registered here so that the registry knows the op's gradient status
-    raise LookupError("No gradient defined for operation '%s' (op type: %s)"
-                      % (op.name, op.type))
-
-
 for _op_type in ("FakeQuantWithMinMaxArgsGradient", "FakeQuantWithMinMaxVarsGradient",
                  "FakeQuantWithMinMaxVarsPerChannelGradient"):
-    gradient(_op_type)(_no_gradient)
+    gradient(_op_type)(no_gradient)  # TF registers none: LookupError
 
 
 # --- public builders ------------------------------------------------------------------------

@@ -17,11 +17,12 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.api_export import tf_export
-from tensorweave.framework.graph import Tensor, name_scope
+from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, \
     register_op
-from tensorweave.framework.shapes import TensorShape
+from tensorweave.framework.shapes import TensorShape, with_rank, with_rank_at_least
+from tensorweave.ops.array.array_util import merge_shapes
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.ops.sparse.sparse_util import check_sorted_in_bounds, make_sparse, \
     shape_str, to_sparse
@@ -31,9 +32,12 @@ _OPERATIONS = ("a-b", "b-a", "intersection", "union")
 
 
 # --- the kernels' common part ---------------------------------------------------------------
-def _dense_groups(x: np.ndarray) -> Tuple[Tuple[int, ...], List[list]]:
+def _dense_groups(ctx, x: np.ndarray) -> Tuple[Tuple[int, ...], List[list]]:
     """(group shape, members of each group in row-major order) of a dense set tensor."""
     x = np.asarray(x)
+    if x.ndim < 2:  # a fed tensor of unknown static rank
+        raise errors.InvalidArgumentError(None, ctx.op, "Shape %s has rank %d < 2"
+                                          % (shape_str(x.shape), x.ndim))
     flat = x.reshape(-1, x.shape[-1]) if x.size else np.zeros((int(np.prod(x.shape[:-1])),
                                                               0), x.dtype)
     return tuple(x.shape[:-1]), [row.tolist() for row in flat]
@@ -44,8 +48,7 @@ def _sparse_groups(ctx, indices, values, shape, validate: bool):
     idx = np.asarray(indices, dtype=np.int64).reshape(-1, np.size(shape))
     shape = np.asarray(shape, dtype=np.int64).reshape(-1)
     if shape.size < 2:
-        raise errors.InvalidArgumentError(None, ctx.op, "Invalid input rank %d (expected at "
-                                          "least 2)." % shape.size)
+        raise errors.InvalidArgumentError(None, ctx.op, "Invalid rank %d." % shape.size)
     if validate:
         check_sorted_in_bounds(ctx, idx, shape)
     group_shape = tuple(int(d) for d in shape[:-1])
@@ -63,8 +66,8 @@ def _combine(ctx, operation: str, a, b, dtype):
     (shape_a, groups_a), (shape_b, groups_b) = a, b
     if shape_a != shape_b:
         raise errors.InvalidArgumentError(
-            None, ctx.op, "Shape mismatch: the groups of the two sets have shapes %s and %s"
-            % (shape_str(shape_a), shape_str(shape_b)))
+            None, ctx.op, "Mismatched shapes %s vs %s" % (shape_str(shape_a),
+                                                          shape_str(shape_b)))
     results = []
     for ma, mb in zip(groups_a, groups_b):
         sa, sb = set(ma), set(mb)
@@ -103,25 +106,50 @@ def _result_shape(op, rank: Optional[int]):
     return [TensorShape([None, rank]), TensorShape([None]), TensorShape([rank])]
 
 
-def _dense_rank(t) -> Optional[int]:
-    ndims = t.shape.ndims
-    if ndims is not None and ndims < 2:
-        raise ValueError("Shape must be at least rank 2 but is rank %d" % ndims)
-    return ndims
+def _sparse_rank(shape_tensor) -> Optional[int]:
+    """The rank a SparseTensor's dense-shape input states statically (None: unknown)."""
+    shape = with_rank(shape_tensor.shape, 1)
+    return shape.as_list()[0]
+
+
+def _rank_with_value(rank: Optional[int], expected: int) -> None:
+    """InferenceContext::WithValue on a sparse operand's rank."""
+    if rank is not None and rank != expected:
+        raise ValueError("Dimension must be %d but is %d" % (expected, rank))
 
 
 def _dense_dense_shape(op):
-    a, b = op.inputs
-    rank = _dense_rank(a)
-    _dense_rank(b)
-    if a.shape.ndims is not None and b.shape.ndims is not None:
-        a.shape[:-1].assert_is_compatible_with(b.shape[:-1])
-    return _result_shape(op, rank)
+    """TF's: both ranks >= 2 and equal, the group dimensions compatible."""
+    a, b = (t.shape for t in op.inputs)
+    a = with_rank_at_least(a, 2)
+    if a.ndims is None:
+        return _result_shape(op, with_rank_at_least(b, 2).ndims)
+    b = with_rank(b, a.ndims)
+    merge_shapes(a.as_list()[:-1], b.as_list()[:-1])
+    return _result_shape(op, a.ndims)
 
 
-def _sparse_rank(shape_tensor) -> Optional[int]:
-    n = shape_tensor.shape.num_elements() if shape_tensor.shape.ndims == 1 else None
-    return n
+def _dense_sparse_shape(op):
+    """TF's: the dense rank >= 2, and the sparse operand's rank equal to it."""
+    dense = with_rank_at_least(op.inputs[0].shape, 2)
+    sparse_rank = _sparse_rank(op.inputs[3])
+    if dense.ndims is None:
+        return _result_shape(op, sparse_rank)
+    _rank_with_value(sparse_rank, dense.ndims)
+    return _result_shape(op, dense.ndims)
+
+
+def _sparse_sparse_shape(op):
+    """TF's: the first known rank of the two is >= 2, and the other equal to it."""
+    ranks = (_sparse_rank(op.inputs[2]), _sparse_rank(op.inputs[5]))
+    for i, rank in enumerate(ranks):
+        if rank is None:
+            continue
+        if rank < 2:
+            raise ValueError("Input %d, expected rank >= 2, got %d." % (i, rank))
+        _rank_with_value(ranks[1], rank)
+        return _result_shape(op, rank)
+    return _result_shape(op, None)
 
 
 register_op("SetSize", inputs=["set_indices: int64", "set_values: T", "set_shape: int64"],
@@ -133,12 +161,12 @@ register_op("DenseToDenseSetOperation", inputs=["set1: T", "set2: T"],
 register_op("DenseToSparseSetOperation",
             inputs=["set1: T", "set2_indices: int64", "set2_values: T", "set2_shape: int64"],
             outputs=["result_indices: int64", "result_values: T", "result_shape: int64"],
-            attrs=dict(_ATTRS), shape=lambda op: _result_shape(op, _dense_rank(op.inputs[0])))
+            attrs=dict(_ATTRS), shape=_dense_sparse_shape)
 register_op("SparseToSparseSetOperation",
             inputs=["set1_indices: int64", "set1_values: T", "set1_shape: int64",
                     "set2_indices: int64", "set2_values: T", "set2_shape: int64"],
             outputs=["result_indices: int64", "result_values: T", "result_shape: int64"],
-            attrs=dict(_ATTRS), shape=lambda op: _result_shape(op, _sparse_rank(op.inputs[2])))
+            attrs=dict(_ATTRS), shape=_sparse_sparse_shape)
 
 
 def _operation(ctx) -> str:
@@ -157,13 +185,13 @@ def _set_size_kernel(ctx, indices, values, shape):
 
 @kernel("DenseToDenseSetOperation")
 def _dense_dense_kernel(ctx, set1, set2):
-    return _combine(ctx, _operation(ctx), _dense_groups(set1), _dense_groups(set2),
+    return _combine(ctx, _operation(ctx), _dense_groups(ctx, set1), _dense_groups(ctx, set2),
                     ctx.attrs["T"])
 
 
 @kernel("DenseToSparseSetOperation")
 def _dense_sparse_kernel(ctx, set1, indices, values, shape):
-    return _combine(ctx, _operation(ctx), _dense_groups(set1),
+    return _combine(ctx, _operation(ctx), _dense_groups(ctx, set1),
                     _sparse_groups(ctx, indices, values, shape,
                                    ctx.attrs["validate_indices"]), ctx.attrs["T"])
 

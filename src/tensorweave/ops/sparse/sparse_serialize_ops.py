@@ -14,18 +14,30 @@ from tensorweave.framework.graph import name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import REQUIRED, TypeAttr, kernel, not_differentiable, \
     register_op
-from tensorweave.framework.shapes import TensorShape
+from tensorweave.framework.shapes import TensorShape, with_rank
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.ops.sparse import sparse_util as _su
 
 _SPARSE_IN = ["sparse_indices: int64", "sparse_values: T", "sparse_shape: int64"]
 
 
+def _string_content(strings) -> bytes:
+    """Strings as TF's C++ writes them into `tensor_content` (every length as a varint,
+    then the bytes), the form of TF's serialized SparseTensor values."""
+    from tensorweave.ops.io.sstable import put_varint
+    return b"".join([put_varint(len(s)) for s in strings] + list(strings))
+
+
 def _serialize(arr: np.ndarray) -> bytes:
     from tensorboard.compat.proto import tensor_pb2
     from tensorweave.framework.graph_def_proto import array_to_tensor_proto
     proto = tensor_pb2.TensorProto()
-    array_to_tensor_proto(np.asarray(arr), proto, content=True)  # a kernel's bytes (C++'s)
+    arr = np.asarray(arr)
+    array_to_tensor_proto(arr, proto, content=True)  # a kernel's bytes (C++'s)
+    if proto.string_val:  # C++ puts strings in tensor_content too
+        del proto.string_val[:]
+        proto.tensor_content = _string_content(
+            [x if isinstance(x, bytes) else str(x).encode() for x in arr.reshape(-1)])
     return proto.SerializeToString()
 
 
@@ -36,8 +48,11 @@ def _parse(ctx, data: bytes, what: str) -> np.ndarray:
     proto = tensor_pb2.TensorProto()
     try:
         proto.ParseFromString(data)
+    except DecodeError:
+        raise _su.invalid(ctx, "Could not parse serialized proto") from None
+    try:
         return np.array(tensor_proto_to_array(proto))
-    except (DecodeError, ValueError) as e:
+    except ValueError as e:
         raise _su.invalid(ctx, "Could not parse serialized_sparse %s: %s" % (what, e)) \
             from None
 
@@ -91,12 +106,18 @@ def _serialize_many_sparse_kernel(ctx, indices, values, shape):
     return _objects(items, (n, 3))
 
 
+def _deserialize_many_shape(op):
+    """TF's: a [N, 3] matrix of strings."""
+    serialized = with_rank(op.inputs[0].shape, 2)
+    columns = serialized.as_list()[1] if serialized.ndims is not None else None
+    if columns is not None and columns != 3:
+        raise ValueError("Dimension must be 3 but is %d" % columns)
+    return [TensorShape([None, None]), TensorShape([None]), TensorShape([None])]
+
+
 register_op("DeserializeManySparse", inputs=["serialized_sparse: string"],
             outputs=["sparse_indices: int64", "sparse_values: dtype", "sparse_shape: int64"],
-            attrs={"dtype": REQUIRED},
-            shape=lambda op: (op.inputs[0].shape.with_rank(2),
-                              [TensorShape([None, None]), TensorShape([None]),
-                               TensorShape([None])])[1])
+            attrs={"dtype": REQUIRED}, shape=_deserialize_many_shape)
 not_differentiable("DeserializeManySparse")
 
 

@@ -163,11 +163,13 @@ not_differentiable("DecodeCSV")
 _QUOTE = ord('"')
 
 
-def _split_quoted(ctx, rec: bytes, delim: bytes) -> List[bytes]:
-    """Splits one record with RFC 4180 quoting, raising TF's errors for bad quotes."""
+def _split_quoted(ctx, rec: bytes, delim: bytes, last: Optional[int] = None) -> List[bytes]:
+    """Splits one record with RFC 4180 quoting, raising TF's errors for bad quotes; with
+    `last` (the last selected column) it stops after that field, as TF does, so the
+    fields after it are not checked."""
     fields: List[bytes] = []
     i, n = 0, len(rec)
-    while True:
+    while last is None or len(fields) <= last:
         if i < n and rec[i] == _QUOTE:
             parts, j = [], i + 1
             while True:
@@ -202,6 +204,7 @@ def _split_quoted(ctx, rec: bytes, delim: bytes) -> List[bytes]:
         if i == n:
             fields.append(b"")  # a trailing delimiter ends with an empty field
             return fields
+    return fields
 
 
 def _columns_by_dtype(defaults) -> dict:
@@ -428,7 +431,8 @@ def _decode_csv_kernel(ctx, records, *defaults):
         fast = _decode_plain_records(flat, defaults, delim, na, records.shape)
         if fast is not None:
             return fast[0] if len(fast) == 1 else fast
-    rows = [(_split_quoted(ctx, r, delim) if quoted else r.split(delim)) if r else []
+    last = select[-1] if select else None
+    rows = [(_split_quoted(ctx, r, delim, last) if quoted else r.split(delim)) if r else []
             for r in flat]
     if select:
         last = select[-1]
