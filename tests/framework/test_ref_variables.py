@@ -106,10 +106,10 @@ def test_apply_gradient_descent_becomes_its_resource_form():
 
 def test_uses_without_a_resource_form_raise():
     gd = _ref_graph()
-    gd.node[-1].op = "ApplyAdadelta"  # tensorweave has no ResourceApplyAdadelta
+    gd.node[-1].op = "ApplyAddSign"  # tensorweave has no ResourceApplyAddSign
     with tf.Graph().as_default():
-        with pytest.raises(ValueError, match="'sgd'.*ApplyAdadelta needs "
-                                             "ResourceApplyAdadelta"):
+        with pytest.raises(ValueError, match="'sgd'.*ApplyAddSign needs "
+                                             "ResourceApplyAddSign"):
             tf.import_graph_def(gd)
     # a variable's reference through control flow imports (test_ref_variable_control_
     # flow.py); an update's output reference does not

@@ -548,6 +548,8 @@ TABLE = {
                             [(4, 2)]),
     "DynamicStitch": Row(lambda a, b: tf.dynamic_stitch([[0, 2], [1, 3]], [a, b]),
                          [(2, 2), (2, 2)]),
+    "ParallelDynamicStitch": Row(lambda a, b: tf.raw_ops.ParallelDynamicStitch(
+        indices=[[0, 2], [1, 3]], data=[a, b]), [(2, 2), (2, 2)]),
     # sparse
     "SparseReorder": Row(
         lambda v: tf.sparse_reorder(tf.SparseTensor([[1, 0], [0, 2], [0, 1]], v,

@@ -182,3 +182,16 @@ def test_import_meta_graph_returns_only_the_saver_with_return_elements(tmp_path)
             saver.restore(sess, path)
             assert sess.run(g.get_tensor_by_name("out:0")) == 6.0
     assert out.name == "out:0"
+
+
+def test_saver_def_parse_from_string_reads_tf_bytes():
+    # bytes of TF's tf.train.SaverDef(...).SerializeToString(), recorded from TF 2.21
+    data = (b"\n\x0csave/Const:0\x12\x0fsave/Identity:0\x1a\x10save/restore_all \x03(\x01"
+            b"5\x00\x00 @8\x02")
+    saver_def = tf.train.SaverDef()
+    assert saver_def.ParseFromString(data) == len(data)
+    assert (saver_def.filename_tensor_name, saver_def.save_tensor_name,
+            saver_def.restore_op_name, saver_def.max_to_keep, saver_def.sharded,
+            saver_def.keep_checkpoint_every_n_hours, saver_def.version) == (
+        "save/Const:0", "save/Identity:0", "save/restore_all", 3, True, 2.5, 2)
+    assert saver_def.SerializeToString() == data

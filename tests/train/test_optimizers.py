@@ -455,6 +455,55 @@ def test_adam_own_namescope_for_non_slot_vars(graph):
                                                           "Adam/beta2_power:0"]
 
 
+def test_own_namescope_is_the_scope_where_the_optimizer_was_made(graph, sess):
+    # names recorded from TF 2.21: the scope is made unique at construction, and the
+    # scopes current at minimize do not apply
+    w = tf.get_variable("w", initializer=[1.0])
+    first = tf.train.AdamOptimizer(0.1, use_own_namescope_for_non_slot_vars=True)
+    second = tf.train.AdamOptimizer(0.1, use_own_namescope_for_non_slot_vars=True)
+    with tf.variable_scope("model"):
+        third = tf.train.AdamOptimizer(0.1, use_own_namescope_for_non_slot_vars=True,
+                                       name="A")
+    with tf.name_scope("outer"):
+        train = first.minimize(tf.reduce_sum(w))
+    with tf.variable_scope("vs"):
+        second.minimize(tf.reduce_sum(w))
+    assert train.name == "outer/Adam"
+    assert third.minimize(tf.reduce_sum(w)).name == "A_2"
+    assert [[v.name for v in o._get_beta_accumulators()] for o in (first, second, third)] \
+        == [["Adam/beta1_power:0", "Adam/beta2_power:0"],
+            ["Adam_1/beta1_power:0", "Adam_1/beta2_power:0"],
+            ["model/A/beta1_power:0", "model/A/beta2_power:0"]]
+    sess.run(tf.global_variables_initializer())
+    sess.run(train)
+    np.testing.assert_allclose(sess.run(list(first._get_beta_accumulators())),
+                               [0.9 ** 2, 0.999 ** 2], rtol=1e-6)
+
+    class Counting(tf.train.Optimizer):
+        def __init__(self):
+            super().__init__(False, "Ox", use_own_namescope_for_non_slot_vars=True)
+
+        def _create_slots(self, var_list):
+            self._create_non_slot_variable(1.0, "cnt", var_list[0])
+
+        def _apply_dense(self, grad, var):
+            return tf.assign_sub(var, grad)
+
+    counting = Counting()
+    counting.minimize(tf.reduce_sum(w))
+    assert [v.name for v in counting.variables()] == ["Ox/cnt:0"]
+
+
+def test_skip_gradients_aggregation_is_accepted(graph, sess):
+    w = tf.Variable([1.0], name="w")
+    opt = tf.train.GradientDescentOptimizer(0.5)
+    train = opt.apply_gradients(opt.compute_gradients(tf.reduce_sum(w * w)),
+                                skip_gradients_aggregation=True)
+    sess.run(tf.global_variables_initializer())
+    sess.run(train)
+    np.testing.assert_allclose(sess.run(w), [0.0])
+
+
 # --- apply_gradients / minimize -----------------------------------------------------------
 def test_global_step_and_train_op(graph, sess):
     W, E, loss, opt, _ = _build(OPTIMIZERS["gd"])
@@ -623,9 +672,29 @@ def test_constraint_applied_after_dense_update_and_rejected_for_sparse(graph, se
 
 
 def test_unsupported_var_list_entry(graph):
-    x = tf.constant([1.0])
     with pytest.raises(NotImplementedError, match="unsupported type"):
-        tf.train.GradientDescentOptimizer(0.1).compute_gradients(x * x, var_list=[x])
+        tf.train.GradientDescentOptimizer(0.1).compute_gradients(tf.constant(1.0),
+                                                                 var_list=["W"])
+
+
+def test_gradients_for_a_tensor_in_var_list_but_no_update(graph, sess):
+    # TF1 computes gradients for a Tensor in var_list; only updating it is an error
+    W = tf.Variable([1.0, 2.0], name="W")
+    h = W * 3.0
+    loss = tf.reduce_sum(h * h)
+    opt = tf.train.GradientDescentOptimizer(0.1)
+    gv = opt.compute_gradients(loss, var_list=[W, h])
+    assert gv[1][1] is h
+    sess.run(tf.global_variables_initializer())
+    dW, dh = sess.run([g for g, _ in gv])
+    np.testing.assert_allclose(dh, 2 * 3.0 * np.array([1.0, 2.0]))  # 2h
+    np.testing.assert_allclose(dW, 3.0 * dh)
+    with pytest.raises(NotImplementedError, match="Trying to update a Tensor"):
+        opt.apply_gradients(gv)
+    with pytest.raises(NotImplementedError, match="Trying to update a Tensor"):
+        opt.minimize(tf.reduce_sum(h), var_list=[h])
+    sess.run(opt.apply_gradients([(None, h), gv[0]]))  # a None gradient is skipped
+    np.testing.assert_allclose(sess.run(W), [1.0, 2.0] - 0.1 * dW)
 
 
 # --- sparse updates ------------------------------------------------------------------------
@@ -951,3 +1020,84 @@ def test_gradient_descent_scatters_repeated_rows_without_deduplicating():
                 sess.run(tf.global_variables_initializer())
                 sess.run(train)
                 assert sess.run(e).ravel().tolist() == [0.5, 2.0, 2.0]
+
+
+_COMPOSITE_OPTIMIZERS = ["adadelta", "rmsprop", "rmsprop_centered", "ftrl", "proximal_gd",
+                         "proximal_adagrad"]
+
+
+def _with_learning_rate(name, lr):
+    """The optimizer OPTIMIZERS[name] builds, with learning rate `lr`."""
+    optimizer = OPTIMIZERS[name]()
+    for attr in ("_learning_rate", "_lr"):
+        if hasattr(optimizer, attr):
+            setattr(optimizer, attr, lr)
+    return optimizer
+
+
+@pytest.mark.parametrize("name", _COMPOSITE_OPTIMIZERS)
+def test_non_scalar_hyperparameter_is_rejected(graph, sess, name):
+    # TF1's Apply* kernels require scalar hyperparameters (recorded: ValueError when the
+    # static shape says rank 1, InvalidArgumentError at run time for [2] and [1])
+    W = tf.Variable(W0, name="W")
+    loss = tf.reduce_sum(W * W)
+    with pytest.raises(ValueError, match="rank 0 but is rank 1"):
+        _with_learning_rate(name, tf.constant([0.1, 0.2])).minimize(loss)
+    lr = tf.placeholder(tf.float32)
+    train = _with_learning_rate(name, lr).minimize(loss)
+    sess.run(tf.global_variables_initializer())
+    for bad in ([0.1, 0.2], [0.1]):
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            sess.run(train, {lr: bad})
+    np.testing.assert_array_equal(sess.run(W), W0)  # no update went through
+    sess.run(train, {lr: 0.1})
+    assert not np.allclose(sess.run(W), W0)
+
+
+def test_subclass_with_tf1_helpers_matches_recorded_tensorflow(graph, sess):
+    # a user optimizer on TF1's subclass API: _call_if_callable, a non-slot variable, a
+    # zeros slot, a slot from a Tensor and its own _finish (recorded from TF 2.21)
+    class Halving(tf.train.Optimizer):
+        def __init__(self, lr):
+            super().__init__(False, "MyOpt")
+            self._lr = lr
+
+        def _create_slots(self, var_list):
+            first = min(var_list, key=lambda x: x.name)
+            self._create_non_slot_variable(initial_value=0.5, name="pw", colocate_with=first)
+            for v in var_list:
+                self._zeros_slot(v, "m", self._name)
+                self._get_or_make_slot(v, tf.ones_like(v.initialized_value()) * 2.0, "two",
+                                       self._name + "_two")
+
+        def _prepare(self):
+            self._lr_t = tf.convert_to_tensor(self._call_if_callable(self._lr), name="lr")
+
+        def _apply_dense(self, grad, var):
+            m = self.get_slot(var, "m")
+            pw = self._get_non_slot_variable("pw", graph=var.graph)
+            return tf.assign_sub(var, self._lr_t * tf.assign(m, m * 0.9 + grad) * pw)
+
+        def _apply_sparse(self, grad, var):
+            return tf.scatter_sub(var, grad.indices, grad.values * self._lr_t)
+
+        def _finish(self, update_ops, name_scope):
+            pw = self._get_non_slot_variable("pw", graph=tf.get_default_graph())
+            with tf.control_dependencies(update_ops):
+                halve = pw.assign(pw * 0.5)
+            return tf.group(*(update_ops + [halve]), name=name_scope)
+
+    w = tf.get_variable("w", initializer=[1.0, 2.0], use_resource=False)
+    e = tf.get_variable("e", initializer=np.ones((3, 2), np.float32), use_resource=False)
+    opt = Halving(lambda: 0.1)
+    train = opt.minimize(tf.reduce_sum(w * w) + tf.reduce_sum(tf.gather(e, [0, 2, 0])))
+    assert train.name == "MyOpt" and opt.get_slot_names() == ["m", "two"]
+    assert [v.name for v in opt.variables()] == ["e/MyOpt:0", "e/MyOpt_two:0", "pw:0",
+                                                 "w/MyOpt:0", "w/MyOpt_two:0"]
+    sess.run(tf.global_variables_initializer())
+    sess.run(train)
+    sess.run(train)
+    np.testing.assert_allclose(sess.run(w), [0.81, 1.62], rtol=1e-6)
+    np.testing.assert_allclose(sess.run(e), [[0.6, 0.6], [1.0, 1.0], [0.8, 0.8]], rtol=1e-6)
+    assert sess.run(opt._get_non_slot_variable("pw", graph=graph)) == 0.125
+    np.testing.assert_array_equal(sess.run(opt.get_slot(w, "two")), [2.0, 2.0])

@@ -334,6 +334,10 @@ def test_sharded_one_save_per_device(tmp_path):
             b = tf.Variable([2, 3], name="b")
         saver = tf.train.Saver(sharded=True)
         assert [op.type for op in g.get_operations()].count("SaveV2") == 2
+        # the SaverDef names TF writes for a sharded saver (recorded from TF)
+        assert (saver.saver_def.filename_tensor_name, saver.saver_def.save_tensor_name,
+                saver.saver_def.restore_op_name) == ("save/Const:0", "save/Identity:0",
+                                                     "save/restore_all")
         with tf.Session(config=config) as sess:
             sess.run(tf.global_variables_initializer())
             path = saver.save(sess, str(tmp_path / "m"), global_step=5)

@@ -158,6 +158,12 @@ class SaverDef:
         proto.ParseFromString(bytes(data))
         return cls.from_proto(proto)
 
+    def ParseFromString(self, data) -> int:  # noqa: N802
+        """Replaces the fields by those of TF's binary `SaverDef` `data`; returns the
+        number of bytes read (as protobuf does)."""
+        self.CopyFrom(type(self).FromString(data))
+        return len(data)
+
     def CopyFrom(self, other: "SaverDef") -> None:  # noqa: N802
         for k in self._FIELDS:
             setattr(self, k, getattr(other, k))

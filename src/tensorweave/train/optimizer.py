@@ -70,8 +70,23 @@ def _call_if_callable(x):
 
 def hyper_tensor(value, name: str):
     """A hyperparameter given as a number, a Tensor, or a callable returning one, as a
-    Tensor (what `_prepare` makes of each hyperparameter)."""
-    return convert_to_tensor(_call_if_callable(value), name=name)
+    scalar Tensor (what `_prepare` makes of each hyperparameter)."""
+    return _checked_scalar(convert_to_tensor(_call_if_callable(value), name=name), name)
+
+
+def _checked_scalar(t: Tensor, name: str) -> Tensor:
+    """`t`, which must be a scalar as TF1's training kernels require of every
+    hyperparameter: a static rank other than 0 is a ValueError now; an unknown shape is
+    checked at run time (InvalidArgumentError), since the composite updates would
+    otherwise broadcast a vector silently."""
+    rank = t.shape.ndims
+    if rank == 0:
+        return t
+    if rank is not None:
+        raise ValueError("Shape must be rank 0 but is rank %d for hyperparameter '%s' "
+                         "(%s)" % (rank, name, t.name))
+    from tensorweave.ops.array.array_shape_ops import ensure_shape
+    return ensure_shape(t, [], name=name + "_is_scalar")
 
 
 def _is_variable(v) -> bool:
@@ -159,6 +174,9 @@ class Optimizer:
       use_locking: use locks for the update operations (resource updates here are
         always atomic; the flag is passed to fused update kernels).
       name: the name of the optimizer, used for its ops and slot variables.
+      use_own_namescope_for_non_slot_vars: create the non-slot variables (Adam's beta
+        powers) under a variable scope of their own, named after `name` and made
+        unique where the optimizer is constructed, instead of the current scope.
 
     Raises:
       ValueError: `name` is empty.
@@ -168,11 +186,17 @@ class Optimizer:
     GATE_OP = 1
     GATE_GRAPH = 2
 
-    def __init__(self, use_locking: bool, name: str):
+    def __init__(self, use_locking: bool, name: str,
+                 use_own_namescope_for_non_slot_vars: bool = False):
         if not name:
             raise ValueError("Must specify the optimizer name")
         self._use_locking = use_locking
         self._name = name
+        self._non_slot_variable_scope = None
+        if use_own_namescope_for_non_slot_vars:
+            from tensorweave.ops.state import variable_scope
+            with variable_scope.variable_scope(None, default_name=name) as scope:
+                self._non_slot_variable_scope = scope
         # slot name -> {variable key -> slot Variable}
         self._slots: Dict[str, Dict] = {}
         # (name, graph) -> Variable
@@ -271,8 +295,8 @@ class Optimizer:
         self._assert_valid_dtypes([v for g, v in grads_and_vars if g is not None])
         return grads_and_vars
 
-    def apply_gradients(self, grads_and_vars, global_step=None,
-                        name: Optional[str] = None) -> Operation:
+    def apply_gradients(self, grads_and_vars, global_step=None, name: Optional[str] = None,
+                        skip_gradients_aggregation: bool = False) -> Operation:
         """Adds ops applying the gradients to the variables.
 
         Args:
@@ -280,6 +304,8 @@ class Optimizer:
             with a None gradient are skipped.
           global_step: optional Variable incremented by one after the updates.
           name: name of the returned op (default: the optimizer's name).
+          skip_gradients_aggregation: under a tf.distribute strategy, apply each
+            replica's gradients as they are (no all-reduce across replicas).
 
         Returns:
           An Operation that applies the gradients (and then increments `global_step`).
@@ -289,7 +315,7 @@ class Optimizer:
           ValueError: no pairs, or every gradient is None.
         """
         from tensorweave.distribute import distribute_lib
-        if distribute_lib.has_strategy():
+        if distribute_lib.has_strategy() and not skip_gradients_aggregation:
             # under a tf.distribute strategy: all-reduce and update every copy
             from tensorweave.distribute import distributed_apply
             return distributed_apply.apply_in_replica_context(self, grads_and_vars,
@@ -312,6 +338,9 @@ class Optimizer:
         if not var_list:
             raise ValueError("No gradients provided for any variable: %s."
                              % ([str(v) for _, v in converted],))
+        for v in var_list:
+            if isinstance(v, Tensor):
+                raise NotImplementedError("Trying to update a Tensor %s" % (v,))
         g = var_list[0].graph
         with g.as_default():
             with g.control_dependencies(None):
@@ -443,6 +472,10 @@ class Optimizer:
         return structure.group(*update_ops, name=name_scope)
 
     # --- helpers for subclasses -------------------------------------------------------
+    def _call_if_callable(self, param):
+        """`param()` for a callable hyperparameter, else `param` (TF1's helper)."""
+        return _call_if_callable(param)
+
     def _slot_dict(self, slot_name: str) -> dict:
         return self._slots.setdefault(slot_name, {})
 
@@ -488,6 +521,7 @@ class Optimizer:
     def _create_non_slot_variable(self, initial_value, name: str, colocate_with):
         """A variable of the optimizer not tied to one variable (Adam's beta powers),
         created once per graph, colocated with `colocate_with`."""
+        from tensorweave.ops.state import variable_scope
         from tensorweave.ops.state.variables import Variable
         g = colocate_with.graph
         key = (name, g)
@@ -495,7 +529,13 @@ class Optimizer:
         if v is None:
             with g.as_default(), g.control_dependencies(None), \
                     g.colocate_with(colocate_with.op):
-                v = Variable(initial_value, name=name, trainable=False)
+                if self._non_slot_variable_scope is None:
+                    v = Variable(initial_value, name=name, trainable=False)
+                else:
+                    with g.name_scope(None), \
+                            variable_scope.variable_scope(self._non_slot_variable_scope):
+                        v = variable_scope.get_variable(name, initializer=initial_value,
+                                                        trainable=False)
             self._non_slot_dict[key] = v
         return v
 
@@ -533,7 +573,9 @@ def _flatten(x) -> list:
 
 
 def _check_optimizable(v) -> None:
-    if not _is_variable(v):
+    """A var_list entry is a Variable, or a Tensor (TF1 computes gradients for a
+    Tensor; only updating one is an error, raised by `apply_gradients`)."""
+    if not (_is_variable(v) or isinstance(v, Tensor)):
         raise NotImplementedError("Trying to optimize unsupported type %r: tensorweave "
                                   "optimizers update tf.Variable objects" % (v,))
 

@@ -125,17 +125,16 @@ class AdamOptimizer(Optimizer):
       epsilon: small constant for numerical stability (default 1e-8).
       use_locking: use locks for the updates.
       name: name of the ops (default "Adam").
-      use_own_namescope_for_non_slot_vars: create beta1_power/beta2_power under the
-        name scope `name` instead of the current one.
+      use_own_namescope_for_non_slot_vars: create beta1_power/beta2_power in a
+        variable scope of their own (see Optimizer).
     """
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
                  use_locking: bool = False, name: str = "Adam",
                  use_own_namescope_for_non_slot_vars: bool = False):
-        super().__init__(use_locking, name)
+        super().__init__(use_locking, name, use_own_namescope_for_non_slot_vars)
         self._lr, self._beta1, self._beta2, self._epsilon = learning_rate, beta1, beta2, \
             epsilon
-        self._use_own_namescope = use_own_namescope_for_non_slot_vars
 
     def _get_beta_accumulators(self):
         g = _graph.get_default_graph()
@@ -143,12 +142,7 @@ class AdamOptimizer(Optimizer):
                 self._get_non_slot_variable("beta2_power", graph=g))
 
     def _create_slots(self, var_list):
-        first_var = min(var_list, key=lambda x: x.name)
-        if self._use_own_namescope:
-            with _graph.name_scope(self._name):
-                self._create_beta_powers(first_var)
-        else:
-            self._create_beta_powers(first_var)
+        self._create_beta_powers(min(var_list, key=lambda x: x.name))
         for v in var_list:
             self._zeros_slot(v, "m", self._name)
             self._zeros_slot(v, "v", self._name)

@@ -373,7 +373,7 @@ class Saver:
     def _build_sharded(self, g, filename, saveables):
         from tensorweave.ops.array import array_ops
         from tensorweave.ops.io import io_ops
-        from tensorweave.ops.control_flow.structure import group, with_dependencies
+        from tensorweave.ops.control_flow.structure import group, identity, with_dependencies
         groups = _device_groups(saveables)
         n = len(groups)
         shard_prefixes, restores = [], []
@@ -385,7 +385,9 @@ class Saver:
         with g.device(groups[0][0]):
             merge = io_ops.merge_v2_checkpoints(array_ops.stack(shard_prefixes), filename,
                                                 delete_old_dirs=True)
-            save_tensor = with_dependencies([merge], filename, name="control_dependency")
+            # an Identity after the merge: TF names the sharded save tensor save/Identity
+            with g.control_dependencies([merge]):
+                save_tensor = identity(filename)
         for device, svs in groups:
             with g.device(device):
                 assigns = _add_restore(g, filename, svs, self._reshape,

@@ -1,5 +1,6 @@
 """Fused dense update kernels: ResourceApplyGradientDescent, ResourceApplyMomentum,
-ResourceApplyAdagrad, ResourceApplyAdam (TF's op names, inputs and attrs).
+ResourceApplyAdagrad, ResourceApplyAdam (TF's op names, inputs and attrs). TF's other
+training ops, which the optimizers here do not build, are in `apply_ops`.
 
 Each does in one op, in place, what the composition of variable ops in `optimizers`
 does in several (Adagrad: Mul, AssignAdd, Read, Rsqrt, Mul, Mul, AssignSub), with fewer
@@ -74,8 +75,10 @@ def _shape_fn(n_vars: int, scalar_inputs, grad_index: int):
 
 def _register(op_type: str, var_names, tensor_names, attrs=None):
     """Declares `op_type` with resource inputs `var_names` followed by T inputs
-    `tensor_names`: the gradient ("grad" or "delta") and scalar hyperparameters."""
-    inputs = ["%s: resource" % n for n in var_names] + ["%s: T" % n for n in tensor_names]
+    `tensor_names`: the gradient ("grad" or "delta") and scalar hyperparameters (a name
+    given as "name: type" has that type instead)."""
+    inputs = ["%s: resource" % n for n in var_names] + \
+        [n if ":" in n else "%s: T" % n for n in tensor_names]
     grad_index = len(var_names) + next(i for i, n in enumerate(tensor_names)
                                        if n in ("grad", "delta"))
     scalars = [i for i in range(len(var_names), len(inputs)) if i != grad_index]

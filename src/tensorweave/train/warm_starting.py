@@ -3,7 +3,9 @@ and VocabInfo.
 
 init_from_checkpoint replaces a variable's initializer by an assignment of the tensor
 read (RestoreV2) from the checkpoint, so the usual `global_variables_initializer()`
-(created afterwards) loads the checkpoint's values.
+(created afterwards) loads the checkpoint's values; warm_start does the same, and for
+a variable with a VocabInfo assigns the checkpoint tensor remapped to the new vocabulary
+(vocab_remapping).
 """
 from __future__ import annotations
 
@@ -25,22 +27,31 @@ def _store_variables() -> dict:
     return _get_default_variable_store()._vars
 
 
+def _replace_initializer(variable, build_value) -> None:
+    """Makes `variable`'s initializer assign it the Tensor `build_value()` returns
+    (built on the CPU of the variable's device, where its checkpoint read runs)."""
+    from tensorweave.ops.state import resource_variable_ops as rv
+    g = variable.graph
+    with g.as_default(), g.device(variable.device), g.device("/cpu:0"):
+        value = build_value()
+        value.set_shape(variable.shape)
+        init_op = rv.assign_variable_op(variable.handle, value, name="AssignVariableOp")
+    variable._initializer_op = init_op
+    variable._initial_value = value
+
+
 def _set_checkpoint_initializer(variable, ckpt_file: str, tensor_name: str,
                                 slice_spec: str = "") -> None:
     """Makes `variable`'s initializer assign it the checkpoint's `tensor_name` (the slice
     `slice_spec` of it, for a shard of a partitioned variable)."""
     from tensorweave.ops.array.constant_op import constant
     from tensorweave.ops.io.io_ops import restore_v2
-    from tensorweave.ops.state import resource_variable_ops as rv
-    g = variable.graph
-    with g.as_default(), g.device(variable.device), g.device("/cpu:0"):
-        restored = restore_v2(constant(ckpt_file), constant([tensor_name]),
-                              constant([slice_spec]),
-                              [variable.dtype.base_dtype], name="checkpoint_initializer")[0]
-        restored.set_shape(variable.shape)
-        init_op = rv.assign_variable_op(variable.handle, restored, name="AssignVariableOp")
-    variable._initializer_op = init_op
-    variable._initial_value = restored
+
+    def restored():
+        return restore_v2(constant(ckpt_file), constant([tensor_name]),
+                          constant([slice_spec]), [variable.dtype.base_dtype],
+                          name="checkpoint_initializer")[0]
+    _replace_initializer(variable, restored)
 
 
 def _partitioned_shards(name: str, store_vars: dict):
@@ -149,11 +160,16 @@ class VocabInfo(collections.namedtuple("VocabInfo", [
         "new_vocab", "new_vocab_size", "num_oov_buckets", "old_vocab", "old_vocab_size",
         "backup_initializer", "axis"])):
     """How to warm-start an embedding or output layer whose rows (axis=0) or columns
-    (axis=1) follow a vocabulary file.
+    (axis=1) follow a vocabulary file (see vocab_remapping).
 
-    tensorweave warm-starts such a variable only when nothing needs remapping: the same
-    vocabulary entries, the same size and no OOV buckets; otherwise warm_start raises
-    NotImplementedError (vocabulary remapping is unsupported).
+    Args:
+      new_vocab: path of the current vocabulary file, one entry a line.
+      new_vocab_size: how many of its first entries the variable has rows (columns) for.
+      num_oov_buckets: OOV rows (columns) after them, filled by `backup_initializer`.
+      old_vocab: path of the vocabulary the checkpoint was trained with.
+      old_vocab_size: how many of its first entries to use (-1: all).
+      backup_initializer: fills entries the old vocabulary lacks (default zeros).
+      axis: 0 (rows follow the vocabulary) or 1 (columns).
     """
 
     def __new__(cls, new_vocab, new_vocab_size, num_oov_buckets, old_vocab,
@@ -165,21 +181,28 @@ class VocabInfo(collections.namedtuple("VocabInfo", [
                                old_vocab_size, backup_initializer, axis)
 
 
-def _vocab_lines(path, size):
-    from tensorweave.platform import gfile
-    with gfile.GFile(path, "r") as f:
-        lines = f.read().splitlines()
-    return lines if size in (None, -1) else lines[:size]
+def _warm_start_with_vocab(variable, ckpt_to_initialize_from, tensor_name: str,
+                           info: VocabInfo) -> None:
+    """Makes the initializer of `variable` (or of each shard of a partitioned one)
+    assign the checkpoint's `tensor_name` remapped along `info` (vocab_remapping)."""
+    from tensorweave.train.checkpoint_utils import _checkpoint_prefix
+    from tensorweave.train.vocab_remapping import remapped_value
+    if not (info.new_vocab and info.new_vocab_size and ckpt_to_initialize_from and
+            info.old_vocab):
+        raise ValueError("Invalid args: Must provide all of [current_vocab_path, "
+                         "current_vocab_size, prev_ckpt, prev_vocab_path].")
+    shards = list(variable) if isinstance(variable, (list, tuple)) else [variable]
+    ckpt_file = _checkpoint_prefix(ckpt_to_initialize_from)
+    total_rows = sum(v.get_shape().as_list()[0] for v in shards)
+    for shard in shards:
+        info_of_slice = shard._get_save_slice_info()
+        offset = info_of_slice.var_offset[0] if info_of_slice is not None else 0
+        shape = shard.get_shape().as_list()
 
-
-def _needs_remapping(info: VocabInfo) -> bool:
-    """False when the new vocabulary is the old one (same first entries, no OOV
-    buckets): rows or columns then stay where they are."""
-    if info.num_oov_buckets:
-        return True
-    new = _vocab_lines(info.new_vocab, info.new_vocab_size)
-    old = _vocab_lines(info.old_vocab, info.old_vocab_size)
-    return new != old or len(new) != info.new_vocab_size
+        def value(shard=shard, offset=offset, shape=shape):
+            return remapped_value(ckpt_file, tensor_name, info, shape, offset, total_rows,
+                                  shard.dtype.base_dtype, info.backup_initializer)
+        _replace_initializer(shard, value)
 
 
 def _variables_to_warm_start(vars_to_warm_start, var_name_to_vocab_info) -> dict:
@@ -230,8 +253,8 @@ def warm_start(ckpt_to_initialize_from, vars_to_warm_start=".*",
       var_name_to_prev_var_name: variable name -> its name in the checkpoint.
 
     Raises:
-      ValueError: entries of the two dicts that name no selected variable.
-      NotImplementedError: a VocabInfo that needs vocabulary remapping.
+      ValueError: entries of the two dicts that name no selected variable, or a
+        VocabInfo that does not fit its variable.
     """
     logging.info("Warm-starting from: %s", ckpt_to_initialize_from)
     var_name_to_vocab_info = var_name_to_vocab_info or {}
@@ -240,14 +263,11 @@ def warm_start(ckpt_to_initialize_from, vars_to_warm_start=".*",
     assignment = {}
     for name, variable in selected.items():
         info = var_name_to_vocab_info.get(name)
-        if info is not None and _needs_remapping(info):
-            raise NotImplementedError(
-                "warm_start of %s: vocabulary remapping unsupported (new vocab %s of size "
-                "%s with %s OOV buckets, old vocab %s of size %s); only an unchanged "
-                "vocabulary can be warm-started" % (name, info.new_vocab, info.new_vocab_size,
-                                                    info.num_oov_buckets, info.old_vocab,
-                                                    info.old_vocab_size))
-        assignment[var_name_to_prev_var_name.get(name, name)] = variable
+        prev_name = var_name_to_prev_var_name.get(name, name)
+        if info is not None:
+            _warm_start_with_vocab(variable, ckpt_to_initialize_from, prev_name, info)
+        else:
+            assignment[prev_name] = variable
     unused_prev = set(var_name_to_prev_var_name) - set(selected)
     unused_vocab = set(var_name_to_vocab_info) - set(selected)
     if unused_prev:
@@ -262,4 +282,4 @@ def warm_start(ckpt_to_initialize_from, vars_to_warm_start=".*",
                          .format(unused_vocab, list(selected)))
     if assignment:
         init_from_checkpoint(ckpt_to_initialize_from, assignment)
-    logging.info("Warm-started %d variables.", len(assignment))
+    logging.info("Warm-started %d variables.", len(selected))

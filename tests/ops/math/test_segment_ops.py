@@ -325,6 +325,19 @@ def test_dynamic_stitch_gradient(graph):
     assert compute_gradient_error(a, [2, 2], y, [3, 2]) < 1e-8
 
 
+def test_parallel_dynamic_stitch_as_in_tf_meta_graphs(sess):
+    # the op TF's embedding_lookup builds over a partitioned variable (a TF meta graph
+    # holds it): the values and gradient of DynamicStitch
+    a = tf.constant([[1.0, 2.0], [3.0, 4.0]], tf.float64)
+    y = tf.raw_ops.ParallelDynamicStitch(indices=[[2, 0], [1]],
+                                         data=[a, tf.constant([[5.0, 6.0]], tf.float64)])
+    assert y.op.type == "ParallelDynamicStitch" and _shape(y) == [3, 2]
+    np.testing.assert_array_equal(sess.run(y), [[3, 4], [5, 6], [1, 2]])
+    x = tf.placeholder(tf.float64, [2, 2])
+    z = tf.raw_ops.ParallelDynamicStitch(indices=[[1, 0]], data=[x])
+    assert compute_gradient_error(x, [2, 2], z, [2, 2]) < 1e-8
+
+
 def test_partition_stitch_roundtrip(sess):
     data = np.random.rand(10, 3)
     parts = np.random.randint(0, 3, size=10)

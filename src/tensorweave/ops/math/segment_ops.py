@@ -644,6 +644,14 @@ def _dynamic_stitch_grad(op, grad):
     return [None] * n + [gather(grad, idx) for idx in indices]
 
 
+# ParallelDynamicStitch (what TF1's embedding_lookup builds for a partitioned variable,
+# so TF meta graphs hold it) only leaves unspecified which of repeated indices wins.
+register_op("ParallelDynamicStitch", inputs=["indices: N * int32", "data: N * T"],
+            outputs=["merged: T"], shape=_dynamic_stitch_shape)
+kernel("ParallelDynamicStitch")(_dynamic_stitch_kernel)
+gradient("ParallelDynamicStitch")(_dynamic_stitch_grad)
+
+
 @tf_export("dynamic_stitch")
 def dynamic_stitch(indices, data, name: Optional[str] = None) -> Tensor:
     """Interleaves the rows of `data` into one tensor at `indices` (TF1

@@ -1,0 +1,377 @@
+"""TF1's other training ops: the dense ResourceApply* and sparse ResourceSparseApply*
+kernels of the optimizers whose updates tensorweave builds from variable ops (Adadelta,
+RMSProp, FTRL, AdagradDA, the proximal ones), the sparse Momentum and Adagrad ones, and
+those of tf.keras's optimizers (AdagradV2, KerasMomentum, AdaMax, AdamWithAmsgrad).
+
+tensorweave's own optimizers do not build these ops (optimizers.py composes their
+updates); a graph TensorFlow wrote does, so they exist for meta graphs imported to resume
+training (a reference-variable ApplyX / SparseApplyX becomes the resource op here, see
+framework/ref_variables.py), and for `tf.raw_ops`.
+
+Each algorithm is one formula over the arrays of the variable and its slots, updated in
+place: the dense kernel runs it on the whole arrays, the sparse kernel on the rows named
+by `indices` (gathered, updated, written back). A repeated index is applied once per
+occurrence, in order, as TF's CPU kernels loop over the indices: the occurrences are
+split into rounds in which each row appears at most once.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors
+from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
+from tensorweave.train import training_ops
+
+_INDEX_TYPES = (_dt.int32, _dt.int64)
+# an update formula: (xp, arrays of var and slots, grad, {hyperparameter: scalar},
+# op attrs) -> None, updating the arrays in place
+Formula = Callable
+
+
+# --- the update formulas (TF's training_ops.cc functors) ----------------------------------
+def _prox(xp, prox, lr, l1, l2):
+    """Soft-threshold `prox` by lr * l1 (skipped for l1 <= 0), scale by 1/(1 + lr*l2)."""
+    if l1 > 0:
+        return xp.sign(prox) * xp.maximum(xp.abs(prox) - lr * l1, 0) / (1 + lr * l2)
+    return prox / (1 + lr * l2)
+
+
+def _proximal_gradient_descent(xp, arrays, grad, s, attrs):
+    (var,) = arrays
+    var[...] = _prox(xp, var - grad * s["alpha"], s["alpha"], s["l1"], s["l2"])
+
+
+def _proximal_adagrad(xp, arrays, grad, s, attrs):
+    var, accum = arrays
+    accum += grad * grad
+    lr = s["lr"] / xp.sqrt(accum)
+    var[...] = _prox(xp, var - grad * lr, lr, s["l1"], s["l2"])
+
+
+def _momentum(xp, arrays, grad, s, attrs):
+    var, accum = arrays
+    accum *= s["momentum"]
+    accum += grad
+    if attrs["use_nesterov"]:
+        var -= grad * s["lr"] + accum * (s["momentum"] * s["lr"])
+    else:
+        var -= accum * s["lr"]
+
+
+def _adagrad(xp, arrays, grad, s, attrs):
+    var, accum = arrays
+    if attrs["update_slots"]:
+        accum += grad * grad
+    var -= s["lr"] * grad / xp.sqrt(accum)
+
+
+def _adagrad_v2(xp, arrays, grad, s, attrs):
+    var, accum = arrays
+    if attrs["update_slots"]:
+        accum += grad * grad
+    var -= s["lr"] * grad / (xp.sqrt(accum) + s["epsilon"])
+
+
+def _keras_momentum(xp, arrays, grad, s, attrs):
+    var, accum = arrays
+    accum[...] = accum * s["momentum"] - grad * s["lr"]
+    if attrs["use_nesterov"]:
+        var += accum * s["momentum"] - grad * s["lr"]
+    else:
+        var += accum
+
+
+def _ada_max(xp, arrays, grad, s, attrs):
+    var, m, v = arrays
+    m += (grad - m) * (1 - s["beta1"])
+    v[...] = xp.maximum(s["beta2"] * v, xp.abs(grad))
+    var -= s["lr"] / (1 - s["beta1_power"]) * (m / (v + s["epsilon"]))
+
+
+def _adam_with_amsgrad(xp, arrays, grad, s, attrs):
+    var, m, v, vhat = arrays
+    alpha = s["lr"] * xp.sqrt(1 - s["beta2_power"]) / (1 - s["beta1_power"])
+    m += (grad - m) * (1 - s["beta1"])
+    v += (grad * grad - v) * (1 - s["beta2"])
+    vhat[...] = xp.maximum(vhat, v)
+    var -= alpha * m / (xp.sqrt(vhat) + s["epsilon"])
+
+
+def _adagrad_da(xp, arrays, grad, s, attrs):
+    var, g_acc, gg_acc = arrays
+    g_acc += grad
+    gg_acc += grad * grad
+    lr, l1, l2 = s["lr"], s["l1"], s["l2"]
+    step = s["global_step"].astype(var.dtype)
+    denominator = l2 * step * lr + xp.sqrt(gg_acc)
+    if l1 > 0:
+        var[...] = lr * xp.sign(g_acc) * xp.minimum(l1 * step - xp.abs(g_acc), 0) / \
+            denominator
+    else:
+        var[...] = -lr * g_acc / denominator
+
+
+def _adadelta(xp, arrays, grad, s, attrs):
+    var, accum, accum_update = arrays
+    rho, eps = s["rho"], s["epsilon"]
+    accum[...] = accum * rho + grad * grad * (1 - rho)
+    update = xp.sqrt(accum_update + eps) / xp.sqrt(accum + eps) * grad
+    var -= update * s["lr"]
+    accum_update[...] = accum_update * rho + update * update * (1 - rho)
+
+
+def _rms_prop(xp, arrays, grad, s, attrs):
+    var, ms, mom = arrays
+    ms += (grad * grad - ms) * (1 - s["rho"])
+    mom[...] = mom * s["momentum"] + s["lr"] * grad / xp.sqrt(ms + s["epsilon"])
+    var -= mom
+
+
+def _centered_rms_prop(xp, arrays, grad, s, attrs):
+    var, mg, ms, mom = arrays
+    ms += (grad * grad - ms) * (1 - s["rho"])
+    mg += (grad - mg) * (1 - s["rho"])
+    denominator = ms - mg * mg + s["epsilon"]
+    mom[...] = mom * s["momentum"] + s["lr"] * grad / xp.sqrt(denominator)
+    var -= mom
+
+
+def _ftrl(xp, arrays, grad, s, attrs):
+    """FTRL-proximal; FtrlV2 adds 2 * l2_shrinkage * var to the gradient of `linear`
+    (the accumulator still sums the plain gradient's squares)."""
+    var, accum, linear = arrays
+    lr, l1, l2, power = s["lr"], s["l1"], s["l2"], s["lr_power"]
+    shrinkage = s.get("l2_shrinkage")
+    linear_grad = grad if shrinkage is None else grad + 2 * shrinkage * var
+    new_accum = accum + grad * grad
+    if power == -0.5:
+        new_root, old_root = xp.sqrt(new_accum), xp.sqrt(accum)
+    else:
+        new_root, old_root = new_accum ** -power, accum ** -power
+    if attrs["multiply_linear_by_lr"]:
+        linear += linear_grad * lr - (new_root - old_root) * var
+        quadratic, threshold = new_root + 2 * l2 * lr, l1 * lr
+    else:
+        linear += linear_grad - (new_root - old_root) / lr * var
+        quadratic, threshold = new_root / lr + 2 * l2, l1
+    var[...] = xp.where(xp.abs(linear) > threshold,
+                        (xp.sign(linear) * threshold - linear) / quadratic, 0)
+    accum[...] = new_accum
+
+
+# --- sparse updates -----------------------------------------------------------------------
+def _shape_text(shape) -> str:
+    return "[%s]" % ",".join(str(d) for d in shape)
+
+
+def _occurrence_rounds(indices: np.ndarray) -> List[np.ndarray]:
+    """The positions of `indices` split into rounds in which no index repeats, the k-th
+    occurrence of every index in round k (so one index's rows apply in order)."""
+    n = indices.shape[0]
+    if n == 0:
+        return []
+    order = np.argsort(indices, kind="stable")
+    sorted_indices = indices[order]
+    starts_group = np.r_[True, sorted_indices[1:] != sorted_indices[:-1]]
+    if starts_group.all():  # no repeats: one round
+        return [np.arange(n)]
+    group_start = np.maximum.accumulate(np.where(starts_group, np.arange(n), 0))
+    occurrence = np.empty(n, np.int64)
+    occurrence[order] = np.arange(n) - group_start
+    return [np.flatnonzero(occurrence == k) for k in range(int(occurrence.max()) + 1)]
+
+
+def _check_rows(ctx, resources, names, grad, indices) -> None:
+    """TF's checks of a sparse update: the slots shaped as the variable, indices a
+    vector, one gradient row per index matching the variable's rows, indices in range."""
+    var_shape = resources[0].value.shape
+    for r, name in zip(resources[1:], names[1:]):
+        if r.value.shape != var_shape:
+            raise errors.InvalidArgumentError(
+                None, ctx.op, "var and %s do not have the same shape%s %s"
+                % (name, _shape_text(var_shape), _shape_text(r.value.shape)))
+    if len(var_shape) < 1:
+        raise errors.InvalidArgumentError(None, ctx.op, "var must be at least 1 dimensional")
+    if indices.ndim != 1:
+        raise errors.InvalidArgumentError(None, ctx.op, "indices must be one-dimensional")
+    for d in range(1, len(var_shape)):
+        if grad.ndim != len(var_shape) or grad.shape[d] != var_shape[d]:
+            raise errors.InvalidArgumentError(
+                None, ctx.op, "var and grad must match in dimension %d (var %s, grad %s)"
+                % (d, _shape_text(var_shape), _shape_text(grad.shape)))
+    if grad.ndim < 1 or grad.shape[0] != indices.shape[0]:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "grad must be the same size as indices in the first dimension.")
+    bad = np.flatnonzero((indices < 0) | (indices >= var_shape[0]))
+    if bad.size:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "Index %d at offset %d in indices is out of range"
+            % (int(indices[bad[0]]), int(bad[0])))
+
+
+def _apply_rows_in_place(ctx, handles, names, grad, indices, scalars, update) -> None:
+    """Runs `update(rows, grad_rows)` on the rows `indices` of the variables `handles`
+    (locked in input order, validated first), writing the rows back."""
+    rv = training_ops._rv()
+    for name, value in scalars:
+        if value.ndim != 0:
+            raise errors.InvalidArgumentError(None, ctx.op, "%s is not a scalar: %s"
+                                              % (name, _shape_text(value.shape)))
+    host_indices = indices.get() if hasattr(indices, "get") else np.asarray(indices)
+    resources = [rv.lookup_variable(h, ctx.op) for h in handles]
+    locks = []
+    for r in resources:
+        if r.lock not in locks:
+            locks.append(r.lock)
+    for lock in locks:
+        lock.acquire()
+    try:
+        for r, h in zip(resources, handles):
+            if r.value is None:
+                rv.current_value(r, h, ctx.op)  # raises FailedPrecondition
+            if r.dtype is not ctx.attrs["T"]:
+                raise errors.InvalidArgumentError(
+                    None, ctx.op, "Trying to update variable with wrong dtype. Expected %s "
+                    "got %s" % (_dt.type_string(r.dtype), _dt.type_string(ctx.attrs["T"])))
+        _check_rows(ctx, resources, names, grad, host_indices)
+        arrays = [r.writable_value() for r in resources]
+        try:
+            for positions in _occurrence_rounds(host_indices):
+                rows_at = host_indices[positions]
+                rows = [a[rows_at] for a in arrays]
+                update(rows, grad[positions])
+                for a, row in zip(arrays, rows):
+                    a[rows_at] = row
+        finally:
+            for r, arr in zip(resources, arrays):
+                r.publish(arr)
+    finally:
+        for lock in reversed(locks):
+            lock.release()
+
+
+# --- registration -------------------------------------------------------------------------
+def _split_inputs(var_names: Sequence[str], tensor_names: Sequence[str], inputs):
+    """(variable handles, {input name: value}) of a kernel's inputs."""
+    n = len(var_names)
+    names = [t.split(":")[0] for t in tensor_names]
+    return inputs[:n], dict(zip(names, inputs[n:]))
+
+
+def _dense_op(op_type: str, var_names, tensor_names, formula: Formula,
+              attrs: Optional[Dict] = None) -> None:
+    """Declares ResourceApply<X> and its kernel: `formula` on the whole arrays."""
+    training_ops._register(op_type, var_names, tensor_names, attrs)
+
+    @kernel(op_type)
+    def _run(ctx, *inputs):
+        handles, values = _split_inputs(var_names, tensor_names, inputs)
+        grad_name = "delta" if "delta" in values else "grad"
+        grad = values.pop(grad_name)
+        training_ops._apply_in_place(
+            ctx, handles, [grad_name] + list(var_names[1:]), grad, list(values.items()),
+            lambda *arrays: formula(ctx.xp, arrays, grad, values, ctx.attrs))
+
+
+def _sparse_shape_fn(n_vars: int, indices_index: int, scalar_inputs):
+    """Static checks of a sparse update: the variables' shapes agree, indices is a
+    vector and the hyperparameters are scalars."""
+    def shape(op):
+        rv = training_ops._rv()
+        var = rv.handle_shape(op.inputs[0])
+        for i in range(1, n_vars):
+            other = rv.handle_shape(op.inputs[i])
+            if not var.is_compatible_with(other):
+                raise ValueError("Shapes must be equal rank and compatible: %s and %s for "
+                                 "'%s' (%s)" % (var, other, op.name, op.type))
+            var = var.merge_with(other)
+        indices = op.inputs[indices_index].shape
+        if indices.ndims is not None and indices.ndims != 1:
+            raise ValueError("Shape must be rank 1 but is rank %d for input %d of %s"
+                             % (indices.ndims, indices_index, op.type))
+        # the gradient's rows are checked against indices and var at run time, as TF
+        # does for resource variables (a static mismatch builds there too)
+        for i in scalar_inputs:
+            rank = op.inputs[i].shape.ndims
+            if rank is not None and rank != 0:
+                raise ValueError("Shape must be rank 0 but is rank %d for input %d of %s"
+                                 % (rank, i, op.type))
+        return []
+    return shape
+
+
+def _sparse_op(op_type: str, var_names, tensor_names, formula: Formula,
+               attrs: Optional[Dict] = None) -> None:
+    """Declares ResourceSparseApply<X> and its kernel: `formula` on the rows
+    `indices` of the variable and its slots."""
+    inputs = ["%s: resource" % n for n in var_names] + \
+        [t if ":" in t else ("indices: Tindices" if t == "indices" else "%s: T" % t)
+         for t in tensor_names]
+    names = [t.split(":")[0] for t in tensor_names]
+    n = len(var_names)
+    grad_index, indices_index = n + names.index("grad"), n + names.index("indices")
+    scalars = [i for i in range(n, len(inputs)) if i not in (grad_index, indices_index)]
+    all_attrs = {"T": TypeAttr(training_ops._FLOATS), "Tindices": TypeAttr(_INDEX_TYPES),
+                 "use_locking": False}
+    all_attrs.update(attrs or {})
+    register_op(op_type, inputs=inputs, attrs=all_attrs, stateful=True,
+                shape=_sparse_shape_fn(n, indices_index, scalars))
+    not_differentiable(op_type)
+
+    @kernel(op_type)
+    def _run(ctx, *kernel_inputs):
+        handles, values = _split_inputs(var_names, tensor_names, kernel_inputs)
+        grad, indices = values.pop("grad"), values.pop("indices")
+        _apply_rows_in_place(
+            ctx, handles, var_names, grad, indices, list(values.items()),
+            lambda rows, grad_rows: formula(ctx.xp, rows, grad_rows, values, ctx.attrs))
+
+
+def _dense_and_sparse(name: str, var_names, dense_inputs, sparse_inputs, formula,
+                      attrs: Optional[Dict] = None) -> None:
+    _dense_op("ResourceApply" + name, var_names, dense_inputs, formula, attrs)
+    _sparse_op("ResourceSparseApply" + name, var_names, sparse_inputs, formula, attrs)
+
+
+_FTRL_ATTRS = {"multiply_linear_by_lr": False}
+
+_dense_and_sparse("ProximalGradientDescent", ["var"], ["alpha", "l1", "l2", "delta"],
+                  ["alpha", "l1", "l2", "grad", "indices"], _proximal_gradient_descent)
+_dense_and_sparse("ProximalAdagrad", ["var", "accum"], ["lr", "l1", "l2", "grad"],
+                  ["lr", "l1", "l2", "grad", "indices"], _proximal_adagrad)
+_dense_and_sparse("Adadelta", ["var", "accum", "accum_update"],
+                  ["lr", "rho", "epsilon", "grad"], ["lr", "rho", "epsilon", "grad", "indices"],
+                  _adadelta)
+_dense_and_sparse("RMSProp", ["var", "ms", "mom"], ["lr", "rho", "momentum", "epsilon", "grad"],
+                  ["lr", "rho", "momentum", "epsilon", "grad", "indices"], _rms_prop)
+_dense_and_sparse("CenteredRMSProp", ["var", "mg", "ms", "mom"],
+                  ["lr", "rho", "momentum", "epsilon", "grad"],
+                  ["lr", "rho", "momentum", "epsilon", "grad", "indices"], _centered_rms_prop)
+_dense_and_sparse("Ftrl", ["var", "accum", "linear"], ["grad", "lr", "l1", "l2", "lr_power"],
+                  ["grad", "indices", "lr", "l1", "l2", "lr_power"], _ftrl, _FTRL_ATTRS)
+_dense_and_sparse("FtrlV2", ["var", "accum", "linear"],
+                  ["grad", "lr", "l1", "l2", "l2_shrinkage", "lr_power"],
+                  ["grad", "indices", "lr", "l1", "l2", "l2_shrinkage", "lr_power"], _ftrl,
+                  _FTRL_ATTRS)
+_dense_and_sparse("AdagradDA", ["var", "gradient_accumulator", "gradient_squared_accumulator"],
+                  ["grad", "lr", "l1", "l2", "global_step: int64"],
+                  ["grad", "indices", "lr", "l1", "l2", "global_step: int64"], _adagrad_da)
+# the dense Momentum and Adagrad kernels are training_ops' fused ones
+# what tf.keras optimizers build
+_dense_and_sparse("AdagradV2", ["var", "accum"], ["lr", "epsilon", "grad"],
+                  ["lr", "epsilon", "grad", "indices"], _adagrad_v2, {"update_slots": True})
+_dense_and_sparse("KerasMomentum", ["var", "accum"], ["lr", "grad", "momentum"],
+                  ["lr", "grad", "indices", "momentum"], _keras_momentum,
+                  {"use_nesterov": False})
+_dense_op("ResourceApplyAdaMax", ["var", "m", "v"],
+          ["beta1_power", "lr", "beta1", "beta2", "epsilon", "grad"], _ada_max)
+_dense_op("ResourceApplyAdamWithAmsgrad", ["var", "m", "v", "vhat"],
+          ["beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "grad"],
+          _adam_with_amsgrad)
+_sparse_op("ResourceSparseApplyMomentum", ["var", "accum"],
+           ["lr", "grad", "indices", "momentum"], _momentum, {"use_nesterov": False})
+_sparse_op("ResourceSparseApplyAdagrad", ["var", "accum"], ["lr", "grad", "indices"],
+           _adagrad, {"update_slots": True})
