@@ -29,7 +29,7 @@ def _make(values, zero=False):
 
 def _save(tmp_path, values=VALUES, **kwargs):
     with tf.Graph().as_default():
-        variables = _make(values)
+        _make(values)
         saver = tf.train.Saver(**kwargs)
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
@@ -158,7 +158,7 @@ def test_raw_restore_op_checks_before_assigning(tmp_path):
     path = _save(tmp_path, {"a": (np.array([1.0], np.float32), tf.float32)})
     with tf.Graph().as_default():
         a = tf.Variable([3.0], name="a")
-        b = tf.Variable([4.0], name="bb")
+        tf.Variable([4.0], name="bb")  # a variable without a value in the checkpoint
         saver = tf.train.Saver()
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
