@@ -599,9 +599,10 @@ def export_meta_graph(filename: Optional[str] = None, meta_info_def=None, graph_
         keep = saver_def.filename_tensor_name.split("/")[0]
         pattern = re.compile(r"save(_\d+)?$")
 
-        def drop(name):
+        def other_saver(name):
             top = name.split("/")[0]
             return bool(pattern.match(top)) and top != keep
+        drop = other_saver
     graph_def = _scoped_graph_def(graph_def, export_scope, clear_devices, strip_default_attrs,
                                   drop)
     if meta_info_def is None:
