@@ -123,7 +123,7 @@ def test_separable_values(sess):
 def test_conv_errors(graph):
     with pytest.raises(ValueError, match="channel dimension"):
         tf.layers.conv2d(tf.placeholder(tf.float32, [1, 4, 4, None]), 2, 3)
-    with pytest.raises(ValueError, match="expected ndim=4"):
+    with pytest.raises(ValueError, match="expected min_ndim=4, found ndim=3"):
         tf.layers.conv2d(tf.placeholder(tf.float32, [1, 4, 4]), 2, 3)
     with pytest.raises(ValueError, match="kernel_size"):
         tf.layers.Conv2D(2, (3, 3, 3))
@@ -196,9 +196,11 @@ def test_pooling_layers(sess, kind):
     for got, ref in zip(sess.run([f1, f2, f3]), sess.run(refs)):
         np.testing.assert_allclose(got, ref)
     cls = getattr(tf.layers, ("Max" if kind == "max" else "Average") + "Pooling2D")
-    layer = cls(2, None)
+    layer = cls(2, 2)
     assert layer.strides == (2, 2) and layer.weights == []
     assert layer.name.startswith(kind + "_pooling2d")
+    with pytest.raises(ValueError, match="Argument `strides` must not be None."):
+        cls(2, None)  # as TF1's tf.layers (Keras' default of pool_size is not theirs)
 
 
 def test_gradients_through_a_small_conv_net(sess):

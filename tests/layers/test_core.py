@@ -132,12 +132,49 @@ def test_dense_values_rank3_and_float64(sess):
 
 
 def test_dense_errors(graph):
-    with pytest.raises(ValueError, match="last dimension of the inputs to `Dense`"):
+    with pytest.raises(ValueError, match="last dimension of the inputs to a Dense layer"):
         tf.layers.dense(tf.placeholder(tf.float32, [2, None]), 3)
     with pytest.raises(ValueError, match="min_ndim=2"):
         tf.layers.dense(tf.placeholder(tf.float32, [3]), 3)
     with pytest.raises(TypeError, match="not understood"):
         tf.layers.Dense(3, bogus=1)
+    with pytest.raises(ValueError, match=r"Received an invalid value for `units`, expected a "
+                       r"positive integer. Received: units=-2"):
+        tf.layers.Dense(-2)
+    assert tf.layers.dense(tf.ones([2, 3]), 0).shape.as_list() == [2, 0]  # TF allows 0
+
+
+def test_input_spec_messages_are_tfs(graph):
+    """TF 2.15's wording: the layer name quoted, shapes as tuples."""
+    layer = tf.layers.Dense(2)
+    layer(tf.ones([2, 3]))
+    with pytest.raises(ValueError, match=r'^Input 0 of layer "dense_1" is incompatible with '
+                       r"the layer: expected axis -1 of input shape to have value 3, but "
+                       r"received input with shape \(2, 4\)$"):
+        layer(tf.ones([2, 4]))
+    with pytest.raises(ValueError, match=r"expected min_ndim=2, found ndim=1. Full shape "
+                       r"received: \(2,\)$"):
+        tf.layers.dense(tf.ones([2]), 2)
+    with pytest.raises(ValueError, match=r"Full input shape received: \(2, None\)$"):
+        tf.layers.dense(tf.placeholder(tf.float32, [2, None]), 2)
+
+    class Typed(tf.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.input_spec = tf.layers.InputSpec(dtype="float32", shape=(None, 5))
+    with pytest.raises(ValueError, match=r"expected dtype=float32, found "
+                       r"dtype=<dtype: 'int32'>$"):
+        Typed()(tf.constant([[1, 2]]))
+    with pytest.raises(ValueError, match=r"expected shape=\(None, 5\), found "
+                       r"shape=\(4, 6\)$"):
+        Typed()(tf.ones([4, 6]))
+
+    class Pair(tf.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.input_spec = [tf.layers.InputSpec(ndim=2), tf.layers.InputSpec(ndim=1)]
+    with pytest.raises(ValueError, match=r'^Input 1 of layer "pair_1" is incompatible'):
+        Pair()([tf.ones([4, 6]), tf.ones([4, 6])])
 
 
 def test_dense_gradients(graph):
@@ -171,8 +208,24 @@ def test_dropout_training_and_inference(sess):
     assert (sess.run(z, {flag: True}) == 0).mean() > 0.4
     ns = sess.run(tf.layers.Dropout(0.5, noise_shape=[200, 1], seed=2)(x, training=True))
     assert all(len(set(row)) == 1 for row in ns)  # one mask value per row
+    # as TF's smart_cond: a tensor known at build time counts by its value, whatever its
+    # dtype; a non-bool one known only at run time cannot make a cond
+    assert tf.layers.dropout(x, training=tf.constant(0.0)).op.type == "Identity"
+    assert tf.layers.dropout(x, training=tf.constant(1.0)).op.type != "Identity"
     with pytest.raises(TypeError, match="training"):
-        tf.layers.dropout(x, training=tf.constant(1.0))
+        tf.layers.dropout(x, training=tf.placeholder(tf.float32, []))
+
+
+def test_dropout_rate_checks_and_rate_zero(sess):
+    x = tf.constant([[1.0, 2.0]])
+    # TF's: rate 0 is an identity even in training
+    y = tf.layers.dropout(x, 0.0, training=True)
+    assert y.op.type == "Identity" and y.op.name == "dropout/Identity"
+    np.testing.assert_array_equal(sess.run(y), [[1.0, 2.0]])
+    for rate in (-0.1, 1.5):
+        with pytest.raises(ValueError, match="Invalid value %s received for `rate`, expected "
+                           "a value between 0 and 1." % rate):
+            tf.layers.Dropout(rate)
 
 
 # --- Flatten -------------------------------------------------------------------------------

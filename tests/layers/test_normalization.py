@@ -177,8 +177,40 @@ def test_reuse_and_errors(graph):
         tf.layers.batch_normalization(tf.placeholder(tf.float32))
     with pytest.raises(ValueError, match="undefined `axis` dimension"):
         tf.layers.batch_normalization(tf.placeholder(tf.float32, [2, None]))
-    with pytest.raises(ValueError, match="Invalid axis"):
+    with pytest.raises(ValueError, match="Invalid value for `axis` argument"):
         tf.layers.batch_normalization(x, axis=3)
+
+
+def test_axis_and_shape_messages_are_tfs(graph):
+    """TF 2.15's wording (axes and shapes as tuples)."""
+    x = tf.placeholder(tf.float32, [None, 4])
+    with pytest.raises(ValueError, match=r"^Invalid value for `axis` argument. Expected 0 <= "
+                       r"axis < inputs.rank \(with inputs.rank=2\). Received: axis=\(3,\)$"):
+        tf.layers.batch_normalization(x, axis=3)
+    with pytest.raises(ValueError, match=r"^Duplicate axis: \(1, 1\)$"):
+        tf.layers.batch_normalization(tf.ones([2, 3, 4]), axis=[1, -2])
+    with pytest.raises(ValueError, match=r"^Input has undefined `axis` dimension. Received "
+                       r"input with shape \(None, None\) and axis=\(1,\)$"):
+        tf.layers.batch_normalization(tf.placeholder(tf.float32, [None, None]))
+    with pytest.raises(ValueError, match=r"^Input has undefined rank. Received: "
+                       r"input_shape=<unknown>$"):
+        tf.layers.batch_normalization(tf.placeholder(tf.float32))
+    with pytest.raises(ValueError, match="undefined rank"):  # a scalar too, as TF
+        tf.layers.batch_normalization(tf.constant(1.0))
+    with pytest.raises(TypeError, match=r"Expected an int or a list/tuple of ints for the "
+                       r"argument 'axis', but received: 1.0"):
+        tf.layers.BatchNormalization(axis=1.0)
+
+
+def test_training_as_a_constant_float_tensor(sess):
+    """TF's smart_cond takes a constant tensor by its value, whatever its dtype."""
+    x0 = np.array([[1.0, 2.0], [3.0, 6.0]], np.float32)
+    y = tf.layers.batch_normalization(tf.constant(x0), training=tf.constant(1.0),
+                                      epsilon=0.0)
+    assert len(tf.get_collection(tf.GraphKeys.UPDATE_OPS)) == 2
+    sess.run(tf.global_variables_initializer())
+    ref = (x0 - x0.mean(0)) / x0.std(0)
+    np.testing.assert_allclose(sess.run(y), ref, rtol=1e-6)
 
 
 def test_gradients(graph):

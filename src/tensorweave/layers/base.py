@@ -55,17 +55,25 @@ def smart_cond(pred, true_fn, false_fn, name: Optional[str] = None):
 
 
 def constant_bool(pred) -> Optional[bool]:
-    """The Python value of a bool or bool tensor when known at build time, else None."""
+    """The Python value of a bool, or of a tensor when known at build time (any dtype, as
+    TF's smart_cond); None for a bool tensor known only at run time.
+
+    Raises:
+      TypeError: a non-bool tensor whose value is unknown (tf.cond would refuse it), or
+        some other object.
+    """
     if isinstance(pred, (bool, np.bool_)):
         return bool(pred)
     if isinstance(pred, (int, np.integer)) and pred in (0, 1):
         return bool(pred)
     if isinstance(pred, Tensor):
+        value = tensor_util.constant_value(pred)
+        if value is not None:
+            return bool(value)  # as TF's smart_cond, whatever the tensor's dtype
         if pred.dtype.base_dtype != _dt.bool:
             raise TypeError("`training` must be a Python bool or a bool tensor, got a %s "
                             "tensor" % pred.dtype.name)
-        value = tensor_util.constant_value(pred)
-        return None if value is None else bool(value)
+        return None
     if hasattr(pred, "dtype") and hasattr(pred, "op"):  # a Variable
         return None
     raise TypeError("`training` must be a Python bool or a bool tensor, got %r" % (pred,))
@@ -104,34 +112,43 @@ class InputSpec:
         return "InputSpec(%s)" % ", ".join(x for x in spec if x)
 
 
-def _check_input_spec(layer, spec: InputSpec, x: Tensor) -> None:
+def display_shape(shape) -> str:
+    """A shape as TF 2's layers print it in messages: '(None, 5, 3)', '<unknown>'."""
+    shape = TensorShape(shape)
+    if shape.ndims is None:
+        return "<unknown>"
+    return str(tuple(shape.as_list()))
+
+
+def _check_input_spec(layer, spec: InputSpec, x: Tensor, index: int) -> None:
     shape = x.shape
     ndim = shape.ndims
-    who = "Input 0 of layer %s is incompatible with the layer: " % layer.name
+    who = 'Input %d of layer "%s" is incompatible with the layer: ' % (index, layer.name)
     if spec.ndim is not None and ndim is not None and ndim != spec.ndim:
         raise ValueError(who + "expected ndim=%d, found ndim=%d. Full shape received: %s"
-                         % (spec.ndim, ndim, shape.as_list()))
+                         % (spec.ndim, ndim, display_shape(shape)))
     if spec.max_ndim is not None and ndim is not None and ndim > spec.max_ndim:
         raise ValueError(who + "expected max_ndim=%d, found ndim=%d"
                          % (spec.max_ndim, ndim))
     if spec.min_ndim is not None and ndim is not None and ndim < spec.min_ndim:
         raise ValueError(who + "expected min_ndim=%d, found ndim=%d. Full shape received: "
-                         "%s" % (spec.min_ndim, ndim, shape.as_list()))
+                         "%s" % (spec.min_ndim, ndim, display_shape(shape)))
     if spec.dtype is not None and x.dtype.base_dtype.name != _dt.as_dtype(spec.dtype).name:
         raise ValueError(who + "expected dtype=%s, found dtype=%s"
-                         % (spec.dtype, x.dtype.name))
+                         % (spec.dtype, x.dtype.base_dtype))
     if spec.axes and ndim is not None:
         dims = shape.as_list()
         for axis, size in spec.axes.items():
             actual = dims[int(axis)]
             if size is not None and actual is not None and actual != size:
-                raise ValueError(who + "expected axis %d of input shape to have value %d "
-                                 "but received input with shape %s" % (axis, size, dims))
+                raise ValueError(who + "expected axis %d of input shape to have value %d, "
+                                 "but received input with shape %s"
+                                 % (axis, size, display_shape(shape)))
     if spec.shape is not None and ndim is not None:
         for expected, actual in zip(spec.shape, shape.as_list()):
             if expected is not None and actual is not None and expected != actual:
                 raise ValueError(who + "expected shape=%s, found shape=%s"
-                                 % (spec.shape, shape.as_list()))
+                                 % (spec.shape, display_shape(shape)))
 
 
 @tf_export("layers.Layer")
@@ -541,9 +558,9 @@ class Layer:
         specs = self.input_spec if isinstance(self.input_spec, (list, tuple)) else \
             [self.input_spec]
         xs = inputs if isinstance(inputs, (list, tuple)) else [inputs]
-        for spec, x in zip(specs, xs):
+        for index, (spec, x) in enumerate(zip(specs, xs)):
             if spec is not None and isinstance(x, Tensor):
-                _check_input_spec(self, spec, x)
+                _check_input_spec(self, spec, x, index)
 
     def _handle_activity_regularization(self, outputs) -> None:
         from tensorweave.ops.array.array_ops import shape as shape_op

@@ -8,7 +8,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.shapes import TensorShape
-from tensorweave.layers.base import InputSpec, Layer, smart_cond
+from tensorweave.layers.base import InputSpec, Layer, display_shape, smart_cond
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.array.array_join_ops import stack
 from tensorweave.ops.control_flow.structure import identity
@@ -111,6 +111,9 @@ class Dense(KernelLayer):
                          bias_constraint=bias_constraint, trainable=trainable, name=name,
                          **kwargs)
         self.units = int(units)
+        if self.units < 0:
+            raise ValueError("Received an invalid value for `units`, expected a positive "
+                             "integer. Received: units=%s" % (units,))
         self.input_spec = InputSpec(min_ndim=2)
 
     def build(self, input_shape):
@@ -121,8 +124,9 @@ class Dense(KernelLayer):
         input_shape = TensorShape(input_shape)
         last = input_shape.as_list()[-1] if input_shape.ndims else None
         if last is None:
-            raise ValueError("The last dimension of the inputs to `Dense` should be defined. "
-                             "Found `None`.")
+            raise ValueError("The last dimension of the inputs to a Dense layer should be "
+                             "defined. Found None. Full input shape received: %s"
+                             % display_shape(input_shape))
         self.input_spec = InputSpec(min_ndim=2, axes={-1: last})
         self._build_kernel([last, self.units])
         self._build_bias([self.units])
@@ -198,6 +202,9 @@ class Dropout(Layer):
     def __init__(self, rate: float = 0.5, noise_shape=None, seed=None,
                  name: Optional[str] = None, **kwargs):
         super().__init__(name=name, **kwargs)
+        if isinstance(rate, (int, float)) and not 0 <= rate <= 1:
+            raise ValueError("Invalid value %s received for `rate`, expected a value between "
+                             "0 and 1." % (rate,))
         self.rate = rate
         self.noise_shape = noise_shape
         self.seed = seed
@@ -207,6 +214,9 @@ class Dropout(Layer):
 
     def call(self, inputs, training=False):
         """`training`: a Python bool or a scalar bool tensor."""
+        if isinstance(self.rate, (int, float)) and self.rate == 0:
+            return identity(inputs)  # as TF's, whatever `training`
+
         def dropped():
             return nn_dropout(inputs, noise_shape=self.noise_shape, seed=self.seed,
                               rate=self.rate)

@@ -21,7 +21,8 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import control_dependencies, name_scope
 from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.framework.shapes import TensorShape
-from tensorweave.layers.base import InputSpec, Layer, constant_bool, smart_cond
+from tensorweave.layers.base import (InputSpec, Layer, constant_bool, display_shape,
+                                     smart_cond)
 from tensorweave.ops.array import array_fill_ops, array_ops
 from tensorweave.ops.control_flow.structure import identity, stop_gradient
 from tensorweave.ops.math import math_binary, math_unary
@@ -50,6 +51,25 @@ def _compose_transforms(scale, offset, then_scale, then_offset):
     if then_offset is not None:
         offset = then_offset if offset is None else offset + then_offset
     return scale, offset
+
+
+def _validate_axis(axis, input_shape: TensorShape) -> list:
+    """`axis` (an int or a list) as a list of non-negative axes of `input_shape`.
+
+    Raises:
+      ValueError: an unknown (or 0) rank, an axis out of range, a repeated axis.
+    """
+    ndims = input_shape.ndims
+    if not ndims:
+        raise ValueError("Input has undefined rank. Received: input_shape=%s"
+                         % display_shape(input_shape))
+    axes = [a + ndims if a < 0 else a for a in (axis if isinstance(axis, list) else [axis])]
+    if any(a < 0 or a >= ndims for a in axes):
+        raise ValueError("Invalid value for `axis` argument. Expected 0 <= axis < inputs.rank "
+                         "(with inputs.rank=%d). Received: axis=%s" % (ndims, tuple(axes)))
+    if len(axes) != len(set(axes)):
+        raise ValueError("Duplicate axis: %s" % (tuple(axes),))
+    return axes
 
 
 @tf_export("layers.BatchNormalization")
@@ -114,7 +134,8 @@ class BatchNormalization(Layer):
         elif isinstance(axis, int):
             self.axis = axis
         else:
-            raise TypeError("axis must be int or list, type given: %s" % type(axis))
+            raise TypeError("Expected an int or a list/tuple of ints for the argument 'axis', "
+                            "but received: %r" % (axis,))
         self.momentum = momentum
         self.epsilon = epsilon
         self.center = center
@@ -136,16 +157,8 @@ class BatchNormalization(Layer):
 
     def build(self, input_shape):
         input_shape = TensorShape(input_shape)
-        if input_shape.ndims is None:
-            raise ValueError("Input has undefined rank.")
+        axes = _validate_axis(self.axis, input_shape)
         ndims = input_shape.ndims
-        axes = self.axis if isinstance(self.axis, list) else [self.axis]
-        axes = [a + ndims if a < 0 else a for a in axes]
-        for a in axes:
-            if a < 0 or a >= ndims:
-                raise ValueError("Invalid axis: %d" % a)
-        if len(axes) != len(set(axes)):
-            raise ValueError("Duplicate axis: %s" % axes)
         if self.virtual_batch_size is not None:
             if self.virtual_batch_size <= 0:
                 raise ValueError("`virtual_batch_size` must be a positive integer that "
@@ -166,8 +179,9 @@ class BatchNormalization(Layer):
         dims = input_shape.as_list()
         for a in axes:
             if dims[a] is None:
-                raise ValueError("Input has undefined `axis` dimension. Input shape: %s"
-                                 % input_shape)
+                raise ValueError("Input has undefined `axis` dimension. Received input with "
+                                 "shape %s and axis=%s" % (display_shape(input_shape),
+                                                           tuple(axes)))
         self.input_spec = InputSpec(ndim=ndims, axes={a: dims[a] for a in axes})
         # one axis: a vector; several: a shape that broadcasts against the input (TF1)
         if len(axes) == 1 and self.virtual_batch_size is None:

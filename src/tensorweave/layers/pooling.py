@@ -6,15 +6,16 @@ from typing import Optional
 
 from tensorweave.layers.base import InputSpec, Layer
 from tensorweave.layers.convolutional import (conv_output_length, normalize_padding,
-                                              normalize_tuple, spatial_format,
-                                              spatial_output_shape)
+                                              positive_tuple, spatial_output_shape,
+                                              with_batch_and_channels)
 from tensorweave.layers.core import export_layer, normalize_data_format
-from tensorweave.ops.nn.pooling_nd_ops import (avg_pool1d, avg_pool3d, max_pool1d,
-                                               max_pool3d)
+from tensorweave.ops.array import array_ops
+from tensorweave.ops.nn.pooling_nd_ops import avg_pool3d, max_pool3d
 from tensorweave.ops.nn.pooling_ops import avg_pool, max_pool
 
-_FUNCTIONS = {("max", 1): max_pool1d, ("max", 2): max_pool, ("max", 3): max_pool3d,
-              ("avg", 1): avg_pool1d, ("avg", 2): avg_pool, ("avg", 3): avg_pool3d}
+# the 1-D layers pool through the 2-D ops, as TF's
+_FUNCTIONS = {("max", 2): max_pool, ("max", 3): max_pool3d,
+              ("avg", 2): avg_pool, ("avg", 3): avg_pool3d}
 
 
 class _Pooling(Layer):
@@ -24,9 +25,10 @@ class _Pooling(Layer):
                  data_format="channels_last", name: Optional[str] = None, **kwargs):
         super().__init__(name=name, **kwargs)
         self.kind, self.rank = kind, rank
-        self.pool_size = normalize_tuple(pool_size, rank, "pool_size")
-        self.strides = normalize_tuple(self.pool_size if strides is None else strides, rank,
-                                       "strides")
+        if strides is None:
+            raise ValueError("Argument `strides` must not be None.")
+        self.pool_size = positive_tuple(pool_size, rank, "pool_size")
+        self.strides = positive_tuple(strides, rank, "strides", allow_zero=True)
         self.padding = normalize_padding(padding)
         self.data_format = normalize_data_format(data_format)
         self.input_spec = InputSpec(ndim=rank + 2)
@@ -36,16 +38,24 @@ class _Pooling(Layer):
 
     def call(self, inputs):
         first = self.data_format == "channels_first"
-        fmt = spatial_format(self.rank, first)
-        if self.rank == 2:
-            ksize = [1, 1] + list(self.pool_size) if first else \
-                [1] + list(self.pool_size) + [1]
-            strides = [1, 1] + list(self.strides) if first else \
-                [1] + list(self.strides) + [1]
-        else:
-            ksize, strides = list(self.pool_size), list(self.strides)
-        fn = _FUNCTIONS[(self.kind, self.rank)]
-        return fn(inputs, ksize, strides, self.padding.upper(), data_format=fmt)
+        if self.rank == 1:
+            # [batch, length, 1, channels] (or [batch, channels, length, 1]), as TF's
+            axis = 3 if first else 2
+            outputs = self._pool(array_ops.expand_dims(inputs, axis), 2, first,
+                                 self.pool_size + (1,), self.strides + (1,))
+            return array_ops.squeeze(outputs, [axis])
+        if self.rank == 3 and first:
+            # as TF's: the 3-D ops pool channels_last inputs
+            inputs = array_ops.transpose(inputs, [0, 2, 3, 4, 1])
+            outputs = self._pool(inputs, 3, False, self.pool_size, self.strides)
+            return array_ops.transpose(outputs, [0, 4, 1, 2, 3])
+        return self._pool(inputs, self.rank, first, self.pool_size, self.strides)
+
+    def _pool(self, inputs, rank: int, first: bool, pool_size, strides):
+        fn = _FUNCTIONS[(self.kind, rank)]
+        return fn(inputs, with_batch_and_channels(pool_size, first),
+                  with_batch_and_channels(strides, first), self.padding.upper(),
+                  data_format=("NCHW" if first else "NHWC") if rank == 2 else "NDHWC")
 
     def compute_output_shape(self, input_shape):
         return spatial_output_shape(

@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Optional
 
 from tensorweave.layers.base import InputSpec
-from tensorweave.layers.convolutional import _Conv
+from tensorweave.layers.convolutional import _Conv, with_batch_and_channels
 from tensorweave.layers.core import FUNCTION_DOC, export_layer
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.nn.depthwise_ops import separable_conv2d
+from tensorweave.ops.nn.nn_softmax import bias_add
 from tensorweave.ops.state import init_ops
 
 
@@ -66,24 +67,31 @@ class _SeparableConv(_Conv):
             "pointwise_constraint")))
         return config
 
-    def _convolve(self, inputs):
-        inputs = self._causal_pad(inputs)
+    def _separable(self, inputs, depthwise, pointwise, strides, rate):
         first = self.data_format == "channels_first"
-        fmt = "NCHW" if first else "NHWC"
-        strides, rate = list(self.strides), list(self.dilation_rate)
-        depthwise, pointwise = self.depthwise_kernel, self.pointwise_kernel
-        if self.rank == 1:
-            spatial = 2 if first else 1
-            inputs = array_ops.expand_dims(inputs, spatial)
-            depthwise = array_ops.expand_dims(depthwise, 0)
-            pointwise = array_ops.expand_dims(pointwise, 0)
-            strides, rate = [1] + strides, [1] + rate
-        full_strides = [1, 1] + strides if first else [1] + strides + [1]
-        outputs = separable_conv2d(inputs, depthwise, pointwise, full_strides,
-                                   padding=self._op_padding(), rate=rate, data_format=fmt)
-        if self.rank == 1:
-            outputs = array_ops.squeeze(outputs, [spatial])
-        return outputs
+        return separable_conv2d(inputs, depthwise, pointwise,
+                                with_batch_and_channels(strides, first),
+                                padding=self._op_padding(), rate=list(rate),
+                                data_format="NCHW" if first else "NHWC")
+
+    def _convolve(self, inputs):
+        return self._separable(inputs, self.depthwise_kernel, self.pointwise_kernel,
+                               self.strides, self.dilation_rate)
+
+    def call(self, inputs):
+        if self.rank == 2:
+            return super().call(inputs)
+        # 1-D: the 2-D op on a height of 1; as TF's, the bias is added before that axis
+        # is squeezed out
+        first = self.data_format == "channels_first"
+        spatial = 2 if first else 1
+        outputs = self._separable(array_ops.expand_dims(self._causal_pad(inputs), spatial),
+                                  array_ops.expand_dims(self.depthwise_kernel, 0),
+                                  array_ops.expand_dims(self.pointwise_kernel, 0),
+                                  (1,) + self.strides, (1,) + self.dilation_rate)
+        if self.use_bias:
+            outputs = bias_add(outputs, self.bias, data_format="NCHW" if first else "NHWC")
+        return self._activate(array_ops.squeeze(outputs, [spatial]))
 
 
 _DOC = """A depthwise-separable {rank}-D convolution layer (TF1 `tf.layers.{cls}`).

@@ -21,6 +21,8 @@ def _pool_class(base, rank: int, name: str, default_format):
     class Pooling(base, Layer):
         def __init__(self, pool_size=default_size, strides=None, padding="valid",
                      data_format=default_format, **kwargs):
+            # Keras' default strides (tf.layers' refuse None)
+            strides = pool_size if strides is None else strides
             super().__init__(pool_size, strides, padding="valid",
                              data_format=data_format or backend.image_data_format(),
                              **kwargs)
