@@ -25,6 +25,8 @@ pipeline, iterators as device resources.
   file_cache.py    Dataset.cache(filename)
   parallel_map.py  Dataset.map with num_parallel_calls (threads, input order)
   prefetch.py      Dataset.prefetch (a thread reads ahead)
+  padding.py       per-component shapes nested as elements are; padded_batch's padded
+                   shapes and padding values
 
 Imported on first access of `tf.data` (tensorweave/__init__.py).
 """

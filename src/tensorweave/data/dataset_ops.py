@@ -10,7 +10,7 @@ carries the structure with the dtypes and static shapes of its components
                           dimension / the components once (evaluated when the iterator
                           is initialized: a placeholder is fed to the initializer, as in
                           TF1)
-  RangeDataset            start, start + step, ... < stop (int64)
+  RangeDataset            start, start + step, ... < stop (int64, or its output_type)
   TFRecordDataset / TextLineDataset  the records / lines (without line ends) of the
                           files, in order
   ZipDataset, ConcatenateDataset, RepeatDataset (count < 0: forever), TakeDataset,
@@ -48,8 +48,12 @@ is initialized (with that run's feeds) and fed to every per-element run.
 
 An element a function fails on is that get_next's error and the pass goes on (TF's
 iterators go on after an error): iterators read `elements_with_errors`, in which such an
-element is an ElementError passed on by map, filter, batch, shuffle, take, skip, repeat
-and prefetch; any other transformation ends the pass at the error.
+element (or a batch that cannot be made, a generator's element of the wrong type) is an
+ElementError that every transformation hands on in TF's way (a batch or window holding
+one fails whole; zip fails that step; interleave, flat_map, concatenate, cache, scan,
+grouping and the others pass it through and go on); ignore_errors drops those that
+reach it. The few that do not (dense_to_sparse_batch, group_by_reducer,
+sample_from_datasets) end the pass at the error.
 """
 from __future__ import annotations
 
@@ -71,6 +75,8 @@ from tensorweave.framework.registry import TypeAttr, TypeListAttr, kernel, \
     not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
 from tensorweave.runtime.values import element
+from tensorweave.data.padding import flat_padding_values, flatten_shapes, padded_shape, \
+    padding_value
 
 
 # --- the values: pipeline descriptions that yield elements (lists of arrays) -----------------
@@ -181,8 +187,8 @@ class DatasetValue(abc.ABC):
         """`elements(ctx)`, except that an element a function fails on is an
         ElementError in its place and the pass goes on, as TF's iterators go on after
         an error: what an iterator reads. Transformations that pass an error through
-        (map and its parallel form, filter, batch, padded_batch, shuffle, take, skip,
-        repeat, prefetch) override this; elsewhere an error ends the pass."""
+        override this (most do, reading their inputs with `read`); elsewhere an error
+        ends the pass."""
         return self.elements(ctx)
 
 
@@ -250,16 +256,15 @@ class _Once(DatasetValue):
 
 
 class _Range(DatasetValue):
-    def __init__(self, start, stop, step):
-        self.args = (start, stop, step)
+    def __init__(self, start, stop, step, dtype=np.int64):
+        self.args, self.scalar = (start, stop, step), np.dtype(dtype).type
 
     def elements(self, ctx):
-        for v in range(*self.args):
-            yield [np.int64(v)]
+        return self.elements_after(ctx, 0)
 
     def elements_after(self, ctx, n: int):
         for v in range(*self.args)[n:]:
-            yield [np.int64(v)]
+            yield [self.scalar(v)]
 
 
 class _Records(DatasetValue):
@@ -302,14 +307,15 @@ class _FixedLengthRecords(DatasetValue):
             except OSError as e:
                 raise record_io.file_error(e, path) from None
             body = data[self.header:len(data) - self.footer]
+            length = len(data) - self.header - self.footer  # < 0: a file too short
             whole = len(body) - len(body) % self.record
-            if whole != len(body) and not self.compression:
+            if (whole != len(body) or length < 0) and not self.compression:
                 # as TF: an uncompressed file's size is checked before any record
                 raise errors.InvalidArgumentError(
                     None, ctx.op, "Excluding the header (%d bytes) and footer (%d bytes), "
                     "input file \"%s\" has body length %d bytes, which is not an exact "
                     "multiple of the record length (%d bytes)." % (
-                        self.header, self.footer, path, len(body), self.record))
+                        self.header, self.footer, path, length, self.record))
             for k in range(0, whole, self.record):
                 yield [np.array(body[k:k + self.record], dtype=object)]
             if whole != len(body):
@@ -320,13 +326,29 @@ class _FixedLengthRecords(DatasetValue):
                     "but only %d remained." % (self.record, path, len(body) - whole))
 
 
+def read(value: DatasetValue, ctx, with_errors: bool):
+    """`value`'s elements, each failed one an ElementError in its place when
+    `with_errors` (an iterator's pass) and raised otherwise."""
+    return value.elements_with_errors(ctx) if with_errors else value.elements(ctx)
+
+
 class _Zip(DatasetValue):
+    """An element of any input that failed is the zipped element's error (the others'
+    elements of that step are used up, as TF's)."""
+
     def __init__(self, inputs):
         self.inputs = inputs
 
     def elements(self, ctx):
-        for parts in zip(*(d.elements(ctx) for d in self.inputs)):
-            yield [c for p in parts for c in p]
+        return self._zipped(ctx, False)
+
+    def elements_with_errors(self, ctx):
+        return self._zipped(ctx, True)
+
+    def _zipped(self, ctx, with_errors: bool):
+        for parts in zip(*(read(d, ctx, with_errors) for d in self.inputs)):
+            failed = [p for p in parts if isinstance(p, ElementError)]
+            yield failed[0] if failed else [c for p in parts for c in p]
 
     def elements_after(self, ctx, n: int):
         for parts in zip(*(d.elements_after(ctx, n) for d in self.inputs)):
@@ -340,6 +362,10 @@ class _Concatenate(DatasetValue):
     def elements(self, ctx):
         yield from self.first.elements(ctx)
         yield from self.second.elements(ctx)
+
+    def elements_with_errors(self, ctx):
+        yield from self.first.elements_with_errors(ctx)
+        yield from self.second.elements_with_errors(ctx)
 
 
 class _Repeat(DatasetValue):
@@ -443,8 +469,12 @@ class _Skip(DatasetValue):
 
 
 class _Batch(DatasetValue):
-    def __init__(self, source, size: int, drop_remainder: bool):
+    """`whole`: a failed element fails the whole batch of `size` inputs it falls in
+    (map_and_batch's), not only the elements read before it (batch's)."""
+
+    def __init__(self, source, size: int, drop_remainder: bool, whole: bool = False):
         self.source, self.size, self.drop = source, size, drop_remainder
+        self.whole = whole
 
     def elements(self, ctx):
         blocks = self.source.blocks(ctx)
@@ -459,8 +489,8 @@ class _Batch(DatasetValue):
             yield from self.elements(ctx)
             return
         for batch in _row_batches(self.source.elements_with_errors(ctx), self.size,
-                                  self.drop):
-            yield batch if isinstance(batch, ElementError) else stack(ctx, batch)
+                                  self.drop, self.whole):
+            yield _combined(batch, lambda b: stack(ctx, b))
 
     def elements_after(self, ctx, n: int):
         # the batches after the first n are those of the input after its first n * size
@@ -474,6 +504,18 @@ class _Batch(DatasetValue):
             yield stack(ctx, batch)
 
 
+def _combined(batch, combine):
+    """`combine(batch)`, or an ElementError in its place: a batch that cannot be made
+    (elements of different shapes) fails its get_next, and the pass goes on with the
+    next batch, as TF's."""
+    if isinstance(batch, ElementError):
+        return batch
+    try:
+        return combine(batch)
+    except errors.OpError as e:
+        return ElementError(e)
+
+
 def _blocks_after(blocks, n: int):
     """`blocks` without their first `n` rows."""
     for block in blocks:
@@ -485,22 +527,27 @@ def _blocks_after(blocks, n: int):
         n = 0
 
 
-def _row_batches(elements, size: int, drop_remainder: bool):
+def _row_batches(elements, size: int, drop_remainder: bool, whole: bool = False):
     """The elements in lists of `size` (the last one shorter unless dropped). An error
     element is handed on in place of the batch it falls in, whose elements read so far
-    are dropped (TF's batch fails and starts the next batch after the error)."""
-    batch = []
+    are dropped (TF's batch fails and starts the next batch after the error); with
+    `whole`, the batch of `size` inputs it falls in is read to its end and dropped."""
+    batch, failed, read = [], None, 0  # the batch's elements, error and inputs
     for e in elements:
-        if isinstance(e, ElementError):
-            batch = []
+        if isinstance(e, ElementError) and not whole:
+            batch, read = [], 0
             yield e
             continue
-        batch.append(e)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch and not drop_remainder:
-        yield batch
+        read += 1
+        if isinstance(e, ElementError):
+            failed = failed or e
+        else:
+            batch.append(e)
+        if read == size:
+            yield failed or batch
+            batch, failed, read = [], None, 0
+    if read and not drop_remainder:
+        yield failed or batch
 
 
 def _batches_of_blocks(blocks, size: int, drop_remainder: bool):
@@ -565,17 +612,23 @@ class _Shuffle(DatasetValue):
         rs = np.random.RandomState(ctx.seed_for(self.key, epoch) % 2 ** 32
                                    if self.seed is None else
                                    (self.seed + 7919 * epoch) % 2 ** 32)
-        buffer = []
+        # as TF's: an element is handed out as soon as the buffer is full, and the next
+        # input element, read on the next call, fills the hole it left
+        buffer, hole = [], None
         for e in inputs(ctx):
             if isinstance(e, ElementError):  # handed on when met, as TF's buffer fill
                 yield e
                 continue
-            if len(buffer) < self.buffer_size:
+            if hole is None:
                 buffer.append(e)
+            else:
+                buffer[hole], hole = e, None
+            if len(buffer) < self.buffer_size:
                 continue
-            k = rs.randint(len(buffer))
-            yield buffer[k]
-            buffer[k] = e
+            hole = rs.randint(len(buffer))
+            yield buffer[hole]
+        if hole is not None:
+            buffer.pop(hole)
         while buffer:
             yield buffer.pop(rs.randint(len(buffer)))
 
@@ -592,8 +645,7 @@ class _PaddedBatch(DatasetValue):
     def elements_with_errors(self, ctx):
         for batch in _row_batches(self.source.elements_with_errors(ctx), self.size,
                                   self.drop):
-            yield batch if isinstance(batch, ElementError) else \
-                pad_batch(ctx, batch, self.shapes, self.values)
+            yield _combined(batch, lambda b: pad_batch(ctx, b, self.shapes, self.values))
 
     def elements_after(self, ctx, n: int):
         for batch in _row_batches(self.source.elements_after(ctx, n * self.size),
@@ -612,7 +664,8 @@ def pad_batch(ctx, batch, shapes, values) -> list:
         arr = np.full([len(parts)] + dims, value, dtype=parts[0].dtype)
         for k, p in enumerate(parts):
             if any(a > b for a, b in zip(p.shape, dims)):
-                raise errors.InvalidArgumentError(
+                # TF's class for it
+                raise errors.DataLossError(
                     None, ctx.op, "Attempted to pad to a smaller size than the input "
                     "element.")
             # the Ellipsis makes a scalar's slot a 0-d view, so a string is copied in as
@@ -643,9 +696,17 @@ class _Windows(DatasetValue):
             source, size, shift, stride, drop
 
     def elements(self, ctx):
+        return self._windows(ctx, False)
+
+    def elements_with_errors(self, ctx):
+        # a failed input element is kept in its place: a window holding one fails with
+        # its error, and the next windows go on (TF keeps each element's status)
+        return self._windows(ctx, True)
+
+    def _windows(self, ctx, with_errors: bool):
         span = (self.size - 1) * self.stride + 1  # input elements one window covers
         buffered, first = [], 0  # elements from input index `first` on
-        inputs = self.source.elements(ctx)
+        inputs = read(self.source, ctx, with_errors)
         done = False
         start = 0
         while True:
@@ -659,7 +720,9 @@ class _Windows(DatasetValue):
                 if start - first < len(buffered) else []
             if not have or (self.drop and len(have) < self.size):
                 return
-            yield [_Elements([e[j] for e in have]) for j in range(len(have[0]))]
+            failed = [e for e in have if isinstance(e, ElementError)]
+            yield failed[0] if failed else \
+                [_Elements([e[j] for e in have]) for j in range(len(have[0]))]
             start += self.shift
             drop_n = min(start - first, len(buffered))
             del buffered[:drop_n]
@@ -673,7 +736,16 @@ class _Unbatch(DatasetValue):
         self.source = source
 
     def elements(self, ctx):
-        for e in self.source.elements(ctx):
+        return self._rows_of(ctx, False)
+
+    def elements_with_errors(self, ctx):
+        return self._rows_of(ctx, True)
+
+    def _rows_of(self, ctx, with_errors: bool):
+        for e in read(self.source, ctx, with_errors):
+            if isinstance(e, ElementError):
+                yield e
+                continue
             n = {_rows(c) for c in e}
             if len(n) != 1:
                 raise errors.InvalidArgumentError(
@@ -692,14 +764,21 @@ class _Cache(DatasetValue):
         self.source = source
 
     def elements(self, ctx):
+        return self._cached(ctx, False)
+
+    def elements_with_errors(self, ctx):
+        return self._cached(ctx, True)
+
+    def _cached(self, ctx, with_errors: bool):
         ctx = pass_context(ctx)
         state = ctx.state_of(self)  # the pass's cache: a restored pass fills its own
         if "cached" in state:
             yield from state["cached"]
             return
         seen = []
-        for e in self.source.elements(ctx):
-            seen.append(e)
+        for e in read(self.source, ctx, with_errors):
+            if not isinstance(e, ElementError):  # a failed element is not kept (TF's)
+                seen.append(e)
             yield e
         state["cached"] = seen
 
@@ -709,23 +788,34 @@ class _FlatMap(DatasetValue):
         self.source, self.fn, self.key = source, fn, key
 
     def elements(self, ctx):
+        return self._flattened(ctx, False)
+
+    def elements_with_errors(self, ctx):
+        return self._flattened(ctx, True)
+
+    def _flattened(self, ctx, with_errors: bool):
         ctx = pass_context(ctx)
         call = ctx.calls(self.key)
-        for k, e in enumerate(self.source.elements(ctx)):
+        for k, e in enumerate(read(self.source, ctx, with_errors)):
+            if isinstance(e, ElementError):
+                yield e
+                continue
             sub = ctx.child(self.key, call, k)  # its randomness: a function of the pass's
-            yield from sub_dataset(sub, self, self.fn, e).elements(sub)
+            yield from read(sub_dataset(sub, self, self.fn, e), sub, with_errors)
 
 
 class _Interleave(DatasetValue):
-    """TF's interleave: up to `cycle` inputs' datasets open at once, `block` elements
-    from each in turn; an exhausted one is replaced by the next input's."""
+    """TF's interleave: `cycle` slots, visited in turn, `block` elements from each; an
+    empty slot takes the next input's dataset when its turn comes (so an input element
+    that failed is that turn's error, and the slot takes the next one after it), and an
+    exhausted one is emptied."""
 
     def __init__(self, source, fn: "DatasetFunction", cycle: int, block: int,
                  read_ahead: bool = False, key: str = "InterleaveDataset"):
         self.source, self.fn, self.cycle, self.block = source, fn, cycle, block
         self.read_ahead, self.key = read_ahead, key
 
-    def _open(self, ctx, call: int, index: int, element):
+    def _open(self, ctx, call: int, index: int, element, with_errors: bool):
         """The elements of input `index`; with `read_ahead` each open input is read on a
         thread of its own (prefetch.py), `block` elements ahead."""
         ctx = ctx.child(self.key, call, index)
@@ -733,30 +823,50 @@ class _Interleave(DatasetValue):
         if self.read_ahead:
             from tensorweave.data.prefetch import Prefetch
             value = Prefetch(value, self.block)
-        return value.elements(ctx)
+        return read(value, ctx, with_errors)
 
     def elements(self, ctx):
+        return self._interleaved(ctx, False)
+
+    def elements_with_errors(self, ctx):
+        return self._interleaved(ctx, True)
+
+    def _interleaved(self, ctx, with_errors: bool):
         ctx = pass_context(ctx)
         call = ctx.calls(self.key)
-        inputs = enumerate(self.source.elements(ctx))
-        open_ = [self._open(ctx, call, i, e)
-                 for i, e in itertools.islice(inputs, self.cycle)]
-        k = 0
-        while open_:
-            k %= len(open_)
-            for _ in range(self.block):
-                try:
-                    yield next(open_[k])
-                except StopIteration:
-                    # the next input takes the slot; it is read when the cycle comes back
-                    nxt = next(inputs, None)
-                    if nxt is None:
-                        open_.pop(k)
-                        k -= 1
-                    else:
-                        open_[k] = self._open(ctx, call, *nxt)
-                    break
-            k += 1
+        inputs = enumerate(read(self.source, ctx, with_errors))
+        slots = [None] * self.cycle
+        k, taken, ended = 0, 0, False  # the slot in turn, its elements this turn
+
+        def fill(j):
+            """The next input into slot j (an input that failed: its error)."""
+            nonlocal ended
+            index, e = next(inputs, (None, None))
+            if index is None:
+                ended = True
+            elif isinstance(e, ElementError):
+                yield e
+            else:
+                slots[j] = self._open(ctx, call, index, e, with_errors)
+
+        for j in range(self.cycle if self.read_ahead else 0):
+            # read ahead: every slot is opened (and its thread starts) at once
+            while slots[j] is None and not ended:
+                yield from fill(j)
+        while not ended or any(slot is not None for slot in slots):
+            if slots[k] is None and not ended:
+                yield from fill(k)
+                continue
+            e = _END_OF_INPUT if slots[k] is None else next(slots[k], _END_OF_INPUT)
+            if e is not _END_OF_INPUT:
+                yield e
+                # a failed element of an open input is not one of its block (TF's)
+                taken += not isinstance(e, ElementError)
+                if taken < self.block:
+                    continue
+            else:
+                slots[k] = None
+            k, taken = (k + 1) % self.cycle, 0
 
 
 class _Map(DatasetValue):
@@ -836,7 +946,9 @@ class DatasetFunction:
             self.inputs = [_placeholder(t, s, "arg%d" % k)
                            for k, (t, s) in enumerate(zip(in_types, in_shapes))]
             element = pack_element(in_structure, self.inputs)
-            if unpack and isinstance(element, tuple):
+            # a plain tuple is spread over the arguments; a namedtuple (like a dict)
+            # is one argument, as TF's
+            if unpack and type(element) is tuple:
                 result = fn(*element)
             else:
                 result = fn(element)
@@ -847,6 +959,9 @@ class DatasetFunction:
         g.get_collection_ref(_graph.GraphKeys.SUMMARIES)[:] = summaries
         self.graph = g
         self.captures = _captures(g._ops[first_op:])
+        # the state it reads from outside (a table's or a variable's handle, also in the
+        # functions of datasets it makes): what a one-shot iterator cannot capture
+        self.resources = _outside_inputs(g._ops[first_op:], (_dt.resource,))
         # a function that only rearranges its arguments (splitting a label off a dict,
         # say) needs no run: which argument each output is
         ids = {id(t): k for k, t in enumerate(self.inputs)}
@@ -870,6 +985,24 @@ class DatasetFunction:
                 ctx.session.run(self.outputs, feed_dict=self.feed_of(components, outer))]
 
 
+def trace_with_state(trace: Callable[[list], DatasetFunction], shapes) -> DatasetFunction:
+    """`trace(state_shapes)`, a function whose first outputs are a new state (reduce's,
+    scan's), traced for the initial state's `shapes` and, while a step changes them (a
+    growing vector, say), again for the shapes both fit, as TF's."""
+    while True:
+        fn = trace(shapes)
+        relaxed = [s.most_specific_compatible_shape(t.shape)
+                   for s, t in zip(shapes, fn.outputs)]
+        if [_dims(s) for s in relaxed] == [_dims(s) for s in shapes]:
+            return fn
+        shapes = relaxed
+
+
+def _dims(shape):
+    """A shape's dimensions as a comparable value (None: unknown rank)."""
+    return None if shape.ndims is None else tuple(shape.as_list())
+
+
 def _captures(ops) -> list:
     """The tensors from outside that the ops a function traced (`ops`) read, in order;
     their values are taken once, when the dataset op runs (TF's captured inputs: a
@@ -879,6 +1012,19 @@ def _captures(ops) -> list:
     inside = set(ops)
     return _unique(t for op in ops for t in op.inputs if t.op not in inside and
                    t.dtype.base_dtype not in (_dt.resource, _dt.variant))
+
+
+def _outside_inputs(ops, dtypes) -> list:
+    """The tensors of these `dtypes` from outside that `ops` read, in order."""
+    inside = set(ops)
+    return _unique(t for op in ops for t in op.inputs if t.op not in inside and
+                   t.dtype.base_dtype in dtypes)
+
+
+def functions_of(op) -> list:
+    """The traced functions of a dataset op (its function attrs)."""
+    table = op.graph.__dict__.get(_FUNCTIONS, {})
+    return [table[v] for v in op.attrs.values() if isinstance(v, str) and v in table]
 
 
 def _unique(tensors) -> list:
@@ -1066,14 +1212,15 @@ def _slices_kernel(ctx, *components):
                                               "supported for rank >= 1")
         if _rows(c) != _rows(comps[0]):
             raise errors.InvalidArgumentError(
-                None, ctx.op, "Dimension 0 in both shapes must be equal: %d vs %d"
-                % (_rows(comps[0]), _rows(c)))
+                None, ctx.op, "All components must have the same size in the 0th "
+                "dimension: %d vs %d" % (_rows(comps[0]), _rows(c)))
     return _Slices(comps)
 
 
 kernel("TensorDataset")(lambda ctx, *components: _Once(_components(ctx, components)))
-kernel("RangeDataset")(lambda ctx, start, stop, step: _Range(_int(start), _int(stop),
-                                                             _nonzero(ctx, _int(step))))
+kernel("RangeDataset")(lambda ctx, start, stop, step: _Range(
+    _int(start), _int(stop), _nonzero(ctx, _int(step)),
+    _dt.as_dtype(ctx.attrs["output_types"][0]).as_numpy_dtype))
 
 
 def _nonzero(ctx, step: int) -> int:
@@ -1101,6 +1248,15 @@ kernel("FixedLengthRecordDatasetV2")(
 kernel("ZipDataset")(lambda ctx, *inputs: _Zip(list(inputs)))
 
 
+def cpu_cores() -> int:
+    """The CPU cores this process may run on (TF's AUTOTUNE cycle length, parallelism)."""
+    import os
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # no affinity on this platform
+        return os.cpu_count() or 1
+
+
 def _positive(ctx, v: int, what: str) -> int:
     if v <= 0:
         raise errors.InvalidArgumentError(None, ctx.op, "%s must be greater than zero."
@@ -1114,10 +1270,16 @@ kernel("SkipDataset")(lambda ctx, d, count: _Skip(d, _int(count)))
 
 @kernel("BatchDatasetV2")
 def _batch_kernel(ctx, d, size, drop):
-    if _int(size) <= 0:
-        raise errors.InvalidArgumentError(None, ctx.op, "Batch size must be greater than "
-                                          "zero.")
-    return _Batch(d, _int(size), bool(np.asarray(drop)))
+    return _Batch(d, _positive(ctx, _int(size), "Batch size"), bool(np.asarray(drop)))
+
+
+# map_and_batch's batching: TF fuses map and batch into one op, whose batch fails whole
+# when an element of it does; tensorweave maps with MapDataset (or its parallel form)
+# and batches with this
+dataset_op("MapAndBatchBatchDataset", ["input_dataset: variant", "batch_size: int64",
+                                       "drop_remainder: bool"])
+kernel("MapAndBatchBatchDataset")(lambda ctx, d, size, drop: _Batch(
+    d, _positive(ctx, _int(size), "Batch size"), bool(np.asarray(drop)), whole=True))
 
 
 @kernel("ShuffleDataset")
@@ -1159,7 +1321,8 @@ def _cache_kernel(ctx, d, filename):
 def _interleave_kernel(ctx, d, cycle_length, block_length):
     cycle, block = _int(cycle_length), _int(block_length)
     return _Interleave(d, function_of(ctx, ctx.attrs["f"]),
-                       cycle if cycle > 0 else 1, _positive(ctx, block, "block_length"),
+                       _positive(ctx, cpu_cores() if cycle == AUTOTUNE else cycle,
+                                 "cycle_length"), _positive(ctx, block, "block_length"),
                        ctx.attrs["read_ahead"], ctx.op.name)
 
 
@@ -1308,8 +1471,9 @@ class Dataset(ElementSpec):
                        [t.shape for t in flat])
 
     @staticmethod
-    def range(*args) -> "Dataset":
-        """int64 elements like Python's range(stop), range(start, stop[, step])."""
+    def range(*args, output_type=_dt.int64, name: Optional[str] = None) -> "Dataset":
+        """Elements like Python's range(stop), range(start, stop[, step]), of
+        `output_type` (int64 by default; the arguments are int64 either way)."""
         if len(args) == 1:
             start, stop, step = 0, args[0], 1
         elif len(args) == 2:
@@ -1319,9 +1483,10 @@ class Dataset(ElementSpec):
         else:
             raise ValueError("Invalid arguments to range: %s" % (args,))
         inputs = [convert_to_tensor(v, dtype=_dt.int64) for v in (start, stop, step)]
-        op = apply_op("RangeDataset", inputs, spec_attrs([_dt.int64], [TensorShape([])]),
-                      name="RangeDataset")
-        return Dataset(op.outputs[0], 0, [_dt.int64], [TensorShape([])])
+        dtype = _dt.as_dtype(output_type)
+        op = apply_op("RangeDataset", inputs, spec_attrs([dtype], [TensorShape([])]),
+                      name=name or "RangeDataset")
+        return Dataset(op.outputs[0], 0, [dtype], [TensorShape([])])
 
     @staticmethod
     def random(seed: Optional[int] = None, rerandomize_each_iteration: Optional[bool] = None,
@@ -1398,19 +1563,7 @@ class Dataset(ElementSpec):
     def batch(self, batch_size, drop_remainder: bool = False) -> "Dataset":
         """Consecutive elements stacked into batches of `batch_size` (the last one
         shorter unless `drop_remainder`)."""
-        size = _count(batch_size)
-        if size.shape.ndims not in (None, 0):
-            raise ValueError("Invalid `batch_size`: expected a scalar, got shape %s."
-                             % size.shape)
-        static = _graph_static_int(size) if drop_remainder else None
-        shapes = [s if t == _dt.variant else TensorShape([static]).concatenate(s)
-                  for s, t in zip(self._shapes, self._types)]
-        structure = nest.map_structure(lambda m: SparseSpec(m.dtype, TensorShape(
-            [static]).concatenate(m.shape)) if isinstance(m, SparseSpec) else m,
-            self._structure)
-        return self._derive("BatchDatasetV2", [size, convert_to_tensor(drop_remainder,
-                                                                       _dt.bool)],
-                            structure=structure, shapes=shapes)
+        return batched(self, batch_size, drop_remainder, "BatchDatasetV2")
 
     def shuffle(self, buffer_size, seed: Optional[int] = None,
                 reshuffle_each_iteration: Optional[bool] = None) -> "Dataset":
@@ -1445,11 +1598,8 @@ class Dataset(ElementSpec):
                             "is not a subclass of TensorSpec: a SparseTensor component")
         if padded_shapes is None:
             padded_shapes = self.output_shapes
-        given = flatten_shapes(self._structure, padded_shapes)
-        # a shape may be an int64 vector tensor (its static value, where known, is the
-        # output's static shape)
-        flat_shapes = [tensor_util.constant_value_as_shape(s) if isinstance(s, _graph.Tensor)
-                       else TensorShape(s) for s in given]
+        padded = [padded_shape(g) for g in flatten_shapes(self._structure, padded_shapes)]
+        flat_shapes = [shape for shape, _ in padded]
         for want, have in zip(flat_shapes, self._shapes):
             if have.ndims is not None and want.ndims != have.ndims:
                 raise ValueError("The padded shape %s is not compatible with the shape %s "
@@ -1459,19 +1609,11 @@ class Dataset(ElementSpec):
                     raise ValueError("The padded shape %s is not compatible with the "
                                      "shape %s of the corresponding input component."
                                      % (want, have))
-        if padding_values is None:
-            flat_values = [convert_to_tensor("" if t == _dt.string else 0, dtype=t)
-                           for t in self._types]
-        else:
-            flat_values = [convert_to_tensor(v, dtype=t) for v, t in zip(
-                nest.flatten(padding_values) if nest.is_sequence(padding_values) else
-                [padding_values] * len(self._types), self._types)]
-        shape_tensors = [convert_to_tensor(g, dtype=_dt.int64) if isinstance(g, _graph.Tensor)
-                         else convert_to_tensor([-1 if d is None else d for d in s.as_list()],
-                                                dtype=_dt.int64)
-                         for g, s in zip(given, flat_shapes)]
+        flat_values = [padding_value(v, t) for v, t in zip(
+            flat_padding_values(self._structure, padding_values), self._types)]
+        shape_tensors = [tensor for _, tensor in padded]
         size = _count(batch_size)
-        static = _graph_static_int(size) if drop_remainder else None
+        static = _batch_dim(size, drop_remainder)
         out_shapes = [TensorShape([static]).concatenate(s) for s in flat_shapes]
         return self._derive("PaddedBatchDatasetV2",
                             [size, shape_tensors, flat_values,
@@ -1503,11 +1645,18 @@ class Dataset(ElementSpec):
         """Each element split along its first dimension into elements.
 
         Raises:
-          ValueError: a component is a scalar.
+          ValueError: a component is a scalar, or components whose first dimensions
+            are known to differ.
         """
         for s, t in zip(self._shapes, self._types):
             if t != _dt.variant and s.ndims == 0:
                 raise ValueError("Cannot unbatch an input with scalar components.")
+        firsts = sorted({s.as_list()[0] for s, t in zip(self._shapes, self._types)
+                         if t != _dt.variant and s.ndims} - {None})
+        if len(firsts) > 1:
+            raise ValueError("`unbatch()` is only supported for datasets of elements whose "
+                             "components have a matching leading dimension. Encountered "
+                             "both %d and %d." % tuple(firsts[:2]))
         structure = nest.map_structure(lambda m: SparseSpec(m.dtype, m.shape[1:] if
                                                             m.shape.ndims else m.shape)
                                        if isinstance(m, SparseSpec) else m, self._structure)
@@ -1540,10 +1689,8 @@ class Dataset(ElementSpec):
         time from each of `cycle_length` (default: the number of CPU cores) open ones in
         turn (TF's order). With `num_parallel_calls` each open dataset is read ahead on a
         thread of its own; the order stays the same."""
-        import os
         fn = self._dataset_function(map_func, "interleave_fn")
-        cycle = cycle_length if cycle_length not in (None, AUTOTUNE) else (os.cpu_count()
-                                                                           or 1)
+        cycle = AUTOTUNE if cycle_length is None else cycle_length
         return self._derive("InterleaveDataset", [_count(cycle), _count(
             1 if block_length is None else block_length)], {
                 "f": register_function(fn),
@@ -1622,8 +1769,16 @@ class Dataset(ElementSpec):
         return self.filter(predicate)
 
     def apply(self, transformation_func: Callable) -> "Dataset":
-        """transformation_func(self)."""
-        return transformation_func(self)
+        """transformation_func(self).
+
+        Raises:
+          TypeError: it does not give a Dataset.
+        """
+        dataset = transformation_func(self)
+        if not isinstance(dataset, Dataset):
+            raise TypeError("`transformation_func` must return a `tf.data.Dataset` object. "
+                            "Got %s." % type(dataset))
+        return dataset
 
     @staticmethod
     def from_generator(generator: Callable, output_types, output_shapes=None,
@@ -1686,17 +1841,6 @@ class Dataset(ElementSpec):
                            "eager execution is enabled.")
 
 
-def flatten_shapes(structure, shapes) -> list:
-    """`shapes` (nested like `structure`, a TensorShape or list at each leaf) flattened
-    to one shape per component."""
-    if not nest.is_sequence(structure):
-        return [shapes]
-    if isinstance(structure, dict):
-        return [s for k in sorted(structure) for s in flatten_shapes(structure[k],
-                                                                       shapes[k])]
-    return [s for sub, sh in zip(structure, shapes) for s in flatten_shapes(sub, sh)]
-
-
 def _lists_as_tensors(x):
     """`x` with every list a tensor (so mixed dtypes are a TypeError) and every
     SparseTensorValue a SparseTensor: in tf.data a list is one component, not a nesting
@@ -1724,10 +1868,12 @@ def structure_of(tensors):
     """
     tensors = _lists_as_tensors(tensors)
     from tensorweave.framework.sparse_tensor import SparseTensor
+    # each leaf is converted once: a NumPy array becomes one Const in the graph, as in TF
+    tensors = nest.map_structure(
+        lambda t: t if isinstance(t, SparseTensor) else convert_to_tensor(t), tensors)
     for t in nest.flatten(tensors):
         if isinstance(t, SparseTensor):
             continue
-        t = convert_to_tensor(t)
         if t.dtype == _dt.variant or t.dtype == _dt.resource:
             raise TypeError("tf.data components must be tensors of data, got %s" % t)
     return flatten_element(tensors)
@@ -1878,8 +2024,7 @@ def element_structure(output_types, output_shapes=None, output_classes=None):
     if output_shapes is None:
         shapes = [TensorShape(None)] * len(types)
     else:
-        nest.assert_same_structure(output_types, output_shapes)
-        shapes = [TensorShape(s) for s in nest.flatten(output_shapes)]
+        shapes = [TensorShape(s) for s in flatten_shapes(output_types, output_shapes)]
     classes = [None] * len(types) if output_classes is None else \
         nest.flatten(output_classes)
     leaves = [SparseSpec(t, s) if c is SparseTensor else 0
@@ -1919,6 +2064,31 @@ def _graph_static_int(t) -> Optional[int]:
     return None if v is None else int(v)
 
 
+def batched(ds: Dataset, batch_size, drop_remainder, op_type: str) -> Dataset:
+    """`ds` batched by `op_type` (BatchDatasetV2, or map_and_batch's batching)."""
+    size = _count(batch_size)
+    if size.shape.ndims not in (None, 0):
+        raise ValueError("Invalid `batch_size`: expected a scalar, got shape %s."
+                         % size.shape)
+    static = _batch_dim(size, drop_remainder)
+    shapes = [s if t == _dt.variant else TensorShape([static]).concatenate(s)
+              for s, t in zip(ds._shapes, ds._types)]
+    structure = nest.map_structure(lambda m: SparseSpec(m.dtype, TensorShape(
+        [static]).concatenate(m.shape)) if isinstance(m, SparseSpec) else m, ds._structure)
+    return ds._derive(op_type, [size, convert_to_tensor(drop_remainder, _dt.bool)],
+                      structure=structure, shapes=shapes)
+
+
+def _batch_dim(size: _graph.Tensor, drop_remainder) -> Optional[int]:
+    """The static first dimension of a batch: the batch size where it is known and
+    the remainder is known to be dropped (a bool or a bool tensor), else None."""
+    if isinstance(drop_remainder, _graph.Tensor):
+        from tensorweave.framework.tensor_util import constant_value
+        drop_remainder = constant_value(drop_remainder)
+    return _graph_static_int(size) if drop_remainder is not None and \
+        bool(drop_remainder) else None
+
+
 def _file_dataset(op_type: str, filenames, compression_type) -> Dataset:
     names = convert_to_tensor(filenames, dtype=_dt.string, name="filenames")
     comp = convert_to_tensor("" if compression_type is None else compression_type,
@@ -1930,22 +2100,43 @@ def _file_dataset(op_type: str, filenames, compression_type) -> Dataset:
 
 
 def _init_reader(dataset: Dataset, filenames, num_parallel_reads, read_one) -> None:
-    """Makes `dataset` the records of `filenames`: file by file, or with
-    `num_parallel_reads` (AUTOTUNE: the number of cores) that many files at once, one
-    record from each in turn, as TF interleaves them (each file read ahead on a thread).
-    `read_one(file names tensor)` gives the variant of one reader dataset."""
-    if num_parallel_reads in (None, 1):
+    """Makes `dataset` the records of `filenames` (a string tensor, or a dataset of
+    scalar strings): file by file, or with `num_parallel_reads` (AUTOTUNE: the number
+    of cores) that many files at once, one record from each in turn, as TF interleaves
+    them (each file read ahead on a thread). `read_one(file names tensor)` gives the
+    variant of one reader dataset.
+
+    Raises:
+      TypeError: a dataset of filenames whose elements are not scalar strings.
+    """
+    parallel = num_parallel_reads not in (None, 1)
+    if not parallel and not isinstance(filenames, Dataset):
         Dataset.__init__(dataset, read_one(filenames), 0, [_dt.string], [TensorShape([])])
         return
-    import os
-    cycle = (os.cpu_count() or 1) if num_parallel_reads == AUTOTUNE else num_parallel_reads
-    names = convert_to_tensor(filenames, dtype=_dt.string, name="filenames")
-    from tensorweave.ops.array.array_ops import reshape
-    files = Dataset.from_tensor_slices(reshape(names, [-1]))
-    records = files.interleave(
-        lambda name: Dataset(read_one(name), 0, [_dt.string], [TensorShape([])]),
-        cycle_length=cycle, block_length=1, num_parallel_calls=cycle)
+    files = _filenames_dataset(filenames)
+
+    def records_of(name):
+        return Dataset(read_one(name), 0, [_dt.string], [TensorShape([])])
+    if parallel:
+        cycle = cpu_cores() if num_parallel_reads == AUTOTUNE else num_parallel_reads
+        records = files.interleave(records_of, cycle_length=cycle, block_length=1,
+                                   num_parallel_calls=cycle)
+    else:
+        records = files.flat_map(records_of)
     Dataset.__init__(dataset, records._variant, 0, [_dt.string], [TensorShape([])])
+
+
+def _filenames_dataset(filenames) -> Dataset:
+    """`filenames` as a dataset of scalar strings (a tensor's elements, in order)."""
+    if isinstance(filenames, Dataset):
+        if filenames._types != [_dt.string] or \
+                not filenames._shapes[0].is_compatible_with(TensorShape([])):
+            raise TypeError("The `filenames` argument must contain `tf.string` elements. "
+                            "Got a dataset of `%s` elements." % (filenames.output_types,))
+        return filenames
+    from tensorweave.ops.array.array_ops import reshape
+    names = convert_to_tensor(filenames, dtype=_dt.string, name="filenames")
+    return Dataset.from_tensor_slices(reshape(names, [-1]))
 
 
 @tf_export("data.TFRecordDataset")

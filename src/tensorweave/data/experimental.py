@@ -29,6 +29,8 @@ from tensorweave.framework.registry import TypeListAttr, kernel, not_differentia
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.data import dataset_ops as _ds
 from tensorweave.data.dataset_ops import Dataset, DatasetValue
+from tensorweave.data.padding import flat_padding_values, flatten_shapes, padded_shape, \
+    padding_value
 
 _LARGEST = np.iinfo(np.int64).max
 
@@ -44,12 +46,21 @@ def shuffle_and_repeat(buffer_size, count=None, seed: typing.Optional[int] = Non
 def map_and_batch(map_func: Callable, batch_size, num_parallel_batches=None,
                   drop_remainder: bool = False, num_parallel_calls=None) -> Callable:
     """`map(map_func)` then `batch(batch_size, drop_remainder)`; the map runs
-    `num_parallel_calls` elements at once, or `num_parallel_batches` batches' worth."""
+    `num_parallel_calls` elements at once, or `num_parallel_batches` batches' worth.
+
+    Raises:
+      ValueError: both `num_parallel_batches` and `num_parallel_calls` are set.
+    """
+    if num_parallel_batches is not None and num_parallel_calls is not None:
+        raise ValueError("`map_and_batch` allows only one of `num_parallel_batches` and "
+                         "`num_parallel_calls` to be set, but `num_parallel_batches` was "
+                         "set to %s and `num_parallel_calls` was set to %s."
+                         % (num_parallel_batches, num_parallel_calls))
     calls = num_parallel_calls
     if calls is None and num_parallel_batches is not None:
         calls = int(num_parallel_batches) * int(batch_size)
-    return lambda ds: ds.map(map_func, num_parallel_calls=calls).batch(batch_size,
-                                                                       drop_remainder)
+    return lambda ds: _ds.batched(ds.map(map_func, num_parallel_calls=calls), batch_size,
+                                  drop_remainder, "MapAndBatchBatchDataset")
 
 
 @tf_export("data.experimental.map_and_batch_with_legacy_function")
@@ -239,12 +250,23 @@ def sample_from_datasets(datasets, weights=None, seed: typing.Optional[int] = No
     uniform); an exhausted dataset drops out (the others' weights renormalized), or with
     `stop_on_empty_dataset` ends the dataset.
 
+    `weights` may also be a dataset of weight vectors, one for each element drawn.
+
     Raises:
       TypeError: the datasets' elements differ.
+      ValueError: `weights` of another length than `datasets`.
     """
     datasets = list(datasets)
     _check_same(datasets)
+    if isinstance(weights, Dataset):
+        return choose_from_datasets(datasets, _weighted_choices(weights, len(datasets),
+                                                                seed),
+                                    stop_on_empty_dataset)
     w = np.ones(len(datasets)) if weights is None else np.asarray(weights, np.float64)
+    if w.ndim == 1 and len(w) != len(datasets):
+        raise ValueError("Invalid `weights`. `weights` should have the same length as "
+                         "`datasets` but got `len(weights)=%d` vs. `len(datasets)=%d`."
+                         % (len(w), len(datasets)))
     from tensorweave.ops.random.random_ops import get_seed
     s1, s2 = get_seed(seed)
     first = datasets[0]
@@ -258,6 +280,29 @@ def sample_from_datasets(datasets, weights=None, seed: typing.Optional[int] = No
                        stop_on_empty_dataset=bool(stop_on_empty_dataset)),
                   name="SampleFromDatasets")
     return Dataset(op.outputs[0], first._structure, first._types, first._shapes, datasets)
+
+
+def _weighted_choices(weights: Dataset, n: int, seed) -> Dataset:
+    """The indices drawn, one for each weight vector of `weights`, with probabilities
+    proportional to it (a uniform draw from a seeded random dataset, through the
+    cumulative weights)."""
+    from tensorweave.ops.math.math_binary import floormod, less_equal, minimum
+    from tensorweave.ops.math.math_ops import cast
+    from tensorweave.ops.math.reduction_ops import reduce_sum
+    from tensorweave.ops.math.scan_ops import cumsum
+    if weights._types[0] not in (_dt.float32, _dt.float64) or len(weights._types) != 1:
+        raise TypeError("`weights` must be a dataset of `tf.float32` or `tf.float64` "
+                        "vectors, got %s." % (weights.output_types,))
+
+    def choose(w, draw):
+        w = cast(w, _dt.float64)
+        cdf = cumsum(w) / reduce_sum(w)
+        # the random dataset's values are 32-bit, as TF's
+        u = cast(floormod(draw, 2 ** 32), _dt.float64) / float(2 ** 32)
+        below = reduce_sum(cast(less_equal(cdf, u), _dt.int64))
+        return minimum(below, np.int64(n - 1))
+
+    return Dataset.zip((weights, Dataset.random(seed))).map(choose)
 
 
 def _check_same(datasets) -> None:
@@ -274,7 +319,14 @@ def _check_same(datasets) -> None:
 @tf_export("data.experimental.get_single_element")
 def get_single_element(dataset: Dataset):
     """The one element of `dataset` (its run raises InvalidArgumentError if the dataset
-    has none or more than one)."""
+    has none or more than one).
+
+    Raises:
+      TypeError: `dataset` is not a Dataset.
+    """
+    if not isinstance(dataset, Dataset):
+        raise TypeError("Invalid `dataset`. Expected a `tf.data.Dataset` object but got "
+                        "%s." % type(dataset))
     return _ds.read_element("DatasetToSingleElement", [dataset._variant], dataset,
                             "DatasetToSingleElement")
 
@@ -367,7 +419,16 @@ class _TakeWhile(DatasetValue):
         self.source, self.fn = source, fn
 
     def elements(self, ctx):
-        for e in self.source.elements(ctx):
+        return self._taken(ctx, False)
+
+    def elements_with_errors(self, ctx):
+        return self._taken(ctx, True)
+
+    def _taken(self, ctx, with_errors: bool):
+        for e in _ds.read(self.source, ctx, with_errors):
+            if isinstance(e, _ds.ElementError):
+                yield e
+                continue
             if not bool(np.asarray(self.fn.run(ctx, e, self.feed)[0])):
                 return
             yield e
@@ -378,8 +439,17 @@ class _Unique(DatasetValue):
         self.source = source
 
     def elements(self, ctx):
+        return self._unique(ctx, False)
+
+    def elements_with_errors(self, ctx):
+        return self._unique(ctx, True)
+
+    def _unique(self, ctx, with_errors: bool):
         seen = set()
-        for e in self.source.elements(ctx):
+        for e in _ds.read(self.source, ctx, with_errors):
+            if isinstance(e, _ds.ElementError):
+                yield e
+                continue
             key = np.asarray(e[0]).item()
             if key not in seen:
                 seen.add(key)
@@ -391,9 +461,18 @@ class _Choose(DatasetValue):
         self.selector, self.inputs, self.stop = selector, inputs, stop
 
     def elements(self, ctx):
-        its = [d.elements(ctx) for d in self.inputs]
+        return self._chosen(ctx, False)
+
+    def elements_with_errors(self, ctx):
+        return self._chosen(ctx, True)
+
+    def _chosen(self, ctx, with_errors: bool):
+        its = [_ds.read(d, ctx, with_errors) for d in self.inputs]
         done = [False] * len(its)
-        for choice in self.selector.elements(ctx):
+        for choice in _ds.read(self.selector, ctx, with_errors):
+            if isinstance(choice, _ds.ElementError):
+                yield choice
+                continue
             k = int(np.asarray(choice[0]))
             if not 0 <= k < len(its):
                 raise errors.InvalidArgumentError(
@@ -433,17 +512,48 @@ class _Sample(DatasetValue):
                 w[k] = 0.0
 
 
-def _ignoring_errors(value: DatasetValue) -> DatasetValue:
-    """`value` with every function of its pipeline dropping the elements it fails on."""
+class _IgnoreErrors(DatasetValue):
+    """The input's elements less those that failed (TF's ignore_errors drops the errors
+    that reach it: a batch with a failed element is dropped whole)."""
+
+    def __init__(self, source):
+        self.source = source
+        _skip_errors_below_enders(source)
+
+    def elements(self, ctx):
+        for e in self.source.elements_with_errors(ctx):
+            if not isinstance(e, _ds.ElementError):
+                yield e
+
+
+def _passes_errors_on(value: DatasetValue) -> bool:
+    return type(value).elements_with_errors is not DatasetValue.elements_with_errors
+
+
+def _skip_errors_below_enders(value: DatasetValue) -> None:
+    """Below a transformation that ends its pass at an error (it hands no failed
+    elements on), the functions drop the elements they fail on instead: the nearest
+    to TF's dropping of that error there is."""
+    if not _passes_errors_on(value):
+        _skip_errors_everywhere(value)
+        return
+    for child in _children(value):
+        _skip_errors_below_enders(child)
+
+
+def _skip_errors_everywhere(value: DatasetValue) -> None:
     value.skip_errors = True
-    for child in [getattr(value, k, None) for k in ("source", "first", "second")] + \
-            list(getattr(value, "inputs", ())):
-        if isinstance(child, DatasetValue):
-            _ignoring_errors(child)
-    return value
+    for child in _children(value):
+        _skip_errors_everywhere(child)
 
 
-kernel("IgnoreErrorsDataset")(lambda ctx, d: _ignoring_errors(d))
+def _children(value: DatasetValue) -> list:
+    return [c for c in [getattr(value, k, None) for k in ("source", "first", "second",
+                                                          "selector")] +
+            list(getattr(value, "inputs", ())) if isinstance(c, DatasetValue)]
+
+
+kernel("IgnoreErrorsDataset")(lambda ctx, d: _IgnoreErrors(d))
 _ds.function_kernel("TakeWhileDataset")(lambda ctx, d: _TakeWhile(d, _ds.function_of(
     ctx, ctx.attrs["predicate"])))
 kernel("UniqueDataset")(lambda ctx, d: _Unique(d))
@@ -501,19 +611,24 @@ def scan(initial_state, scan_func: Callable) -> Callable:
     def apply(ds: Dataset) -> Dataset:
         state_structure, state_flat = _ds.structure_of(initial_state)
         types = [t.dtype for t in state_flat]
-        structure = (state_structure, ds._structure)
-        fn = _ds.DatasetFunction(scan_func, structure, types + ds._types,
-                                 [TensorShape(None)] * len(types) + ds._shapes,
-                                 "scan_fn", unpack=True)
         n = len(state_flat)
-        if not isinstance(fn.structure, tuple) or len(fn.structure) != 2:
-            raise TypeError("The scan function must return a pair (new state, output).")
-        new_state = fn.outputs[:n]
-        if nest.flatten(fn.structure[0]) != nest.flatten(state_structure) or \
-                [t.dtype for t in new_state] != types:
-            raise TypeError("The element types for the new state must match the initial "
-                            "state. Expected %s; got %s." % (types,
-                                                             [t.dtype for t in new_state]))
+
+        def trace(shapes) -> _ds.DatasetFunction:
+            fn = _ds.DatasetFunction(scan_func, (state_structure, ds._structure),
+                                     types + ds._types, list(shapes) + ds._shapes,
+                                     "scan_fn", unpack=True)
+            if not isinstance(fn.structure, tuple) or len(fn.structure) != 2:
+                raise TypeError("The scan function must return a pair (new state, "
+                                "output).")
+            new_state = fn.outputs[:n]
+            if nest.flatten(fn.structure[0]) != nest.flatten(state_structure) or \
+                    [t.dtype for t in new_state] != types:
+                raise TypeError("The element types for the new state must match the "
+                                "initial state. Expected %s; got %s."
+                                % (types, [t.dtype for t in new_state]))
+            return fn
+
+        fn = _ds.trace_with_state(trace, [t.shape for t in state_flat])
         outs = fn.outputs[n:]
         attrs = dict(_ds.spec_attrs([t.dtype for t in outs], [t.shape for t in outs]),
                      f=_ds.register_function(fn), Tstate=types)
@@ -548,16 +663,12 @@ def bucket_by_sequence_length(element_length_func: Callable, bucket_boundaries,
     def apply(ds: Dataset) -> Dataset:
         fn = _ds.DatasetFunction(element_length_func, ds._structure, ds._types, ds._shapes,
                                  "element_length_fn", unpack=True)
-        shapes = ds._shapes if padded_shapes is None else [
-            TensorShape(s) for s in _ds.flatten_shapes(ds._structure, padded_shapes)]
-        if padding_values is None:
-            values = [convert_to_tensor("" if t == _dt.string else 0, dtype=t)
-                      for t in ds._types]
-        else:
-            values = [convert_to_tensor(v, dtype=t) for v, t in zip(
-                nest.flatten(padding_values), ds._types)]
-        shape_tensors = [convert_to_tensor([-1 if d is None else d for d in s.as_list()],
-                                           dtype=_dt.int64) for s in shapes]
+        padded = [padded_shape(s) for s in flatten_shapes(
+            ds._structure, ds.output_shapes if padded_shapes is None else padded_shapes)]
+        shapes, shape_tensors = [s for s, _ in padded], [t for _, t in padded]
+        # padded_batch's padding values: scalars of the components' dtypes
+        values = [padding_value(v, t) for v, t in zip(
+            flat_padding_values(ds._structure, padding_values), ds._types)]
         out_shapes = [TensorShape([None]).concatenate(
             s if not no_padding else ds_s) for s, ds_s in zip(shapes, ds._shapes)]
         if pad_to_bucket_boundary:
@@ -587,9 +698,18 @@ class _Scan(DatasetValue):
         self.source, self.fn, self.state = source, fn, list(state)
 
     def elements(self, ctx):
+        return self._scanned(ctx, False)
+
+    def elements_with_errors(self, ctx):
+        return self._scanned(ctx, True)
+
+    def _scanned(self, ctx, with_errors: bool):
         state = list(self.state)
         n = len(state)
-        for e in self.source.elements(ctx):
+        for e in _ds.read(self.source, ctx, with_errors):
+            if isinstance(e, _ds.ElementError):  # handed on; the state stays
+                yield e
+                continue
             out = self.fn.run(ctx, state + list(e), self.feed)
             state, element = out[:n], out[n:]
             yield element
@@ -614,9 +734,18 @@ class _Buckets(DatasetValue):
         return _ds.pad_batch(ctx, batch, shapes, self.values)
 
     def elements(self, ctx):
+        return self._bucketed(ctx, False)
+
+    def elements_with_errors(self, ctx):
+        return self._bucketed(ctx, True)
+
+    def _bucketed(self, ctx, with_errors: bool):
         import bisect
         buckets = [[] for _ in self.sizes]
-        for e in self.source.elements(ctx):
+        for e in _ds.read(self.source, ctx, with_errors):
+            if isinstance(e, _ds.ElementError):
+                yield e
+                continue
             length = int(np.asarray(self.fn.run(ctx, e, self.feed)[0]))
             if self.pad_to_boundary and length >= self.boundaries[-1]:
                 raise errors.InvalidArgumentError(

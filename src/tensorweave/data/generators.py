@@ -72,8 +72,10 @@ def _flatten_like(structure, element) -> list:
         return [v for k in sorted(structure) for v in _flatten_like(structure[k],
                                                                     element[k])]
     if nest.is_sequence(structure):
-        if not isinstance(element, (tuple, list)) or len(element) != len(structure):
-            raise TypeError("expected a sequence of %d" % len(structure))
+        # TF's flatten_up_to: a list where a tuple is expected nests differently
+        if not isinstance(element, type(structure)) or len(element) != len(structure):
+            raise TypeError("expected a %s of %d" % (type(structure).__name__,
+                                                     len(structure)))
         return [v for sub, e in zip(structure, element) for v in _flatten_like(sub, e)]
     return [element]
 
@@ -102,6 +104,14 @@ class _Generated(DatasetValue):
         return arrays
 
     def elements(self, ctx):
+        return self._generated(False)
+
+    def elements_with_errors(self, ctx):
+        # an element that does not convert fails alone: the generator goes on (TF's);
+        # an exception the generator raises ends it
+        return self._generated(True)
+
+    def _generated(self, with_errors: bool):
         try:
             source = iter(self.generator(*self.args))
         except Exception as e:  # noqa: BLE001 - the user's code: reported as TF does
@@ -113,7 +123,12 @@ class _Generated(DatasetValue):
                 return
             except Exception as e:  # noqa: BLE001
                 raise _generator_error(self.op, e) from e
-            yield self._converted(element)
+            try:
+                yield self._converted(element)
+            except errors.InvalidArgumentError as e:
+                if not with_errors:
+                    raise
+                yield _ds.ElementError(e)
 
 
 def _generator_error(op, exc: BaseException) -> errors.OpError:

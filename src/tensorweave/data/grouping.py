@@ -213,19 +213,28 @@ class _GroupByWindow(DatasetValue):
             source, key_fn, reduce_fn, size_fn
         self.name = name
 
-    def _reduced(self, ctx, key: int, window: List[list], index):
+    def _reduced(self, ctx, key: int, window: List[list], index, with_errors: bool):
         ctx = ctx.child(self.name, *index)
         args = [np.int64(key), _Window(window)]
-        return _ds.sub_dataset(ctx, self, self.reduce_fn, args).elements(ctx)
+        return _ds.read(_ds.sub_dataset(ctx, self, self.reduce_fn, args), ctx, with_errors)
 
     def elements(self, ctx):
+        return self._grouped(ctx, False)
+
+    def elements_with_errors(self, ctx):
+        return self._grouped(ctx, True)
+
+    def _grouped(self, ctx, with_errors: bool):
         ctx = _ds.pass_context(ctx)
         # the windows' datasets read in contexts of their own, named by this pass over
         # the input and the window's number in it (their randomness, if any, replays)
         call = ctx.calls(self.name)
         windows, sizes = {}, {}
         emitted = itertools.count()
-        for e in self.source.elements(ctx):
+        for e in _ds.read(self.source, ctx, with_errors):
+            if isinstance(e, _ds.ElementError):
+                yield e
+                continue
             key = _key_of(ctx, self, self.key_fn, e)
             if key not in windows:
                 windows[key] = []
@@ -233,9 +242,10 @@ class _GroupByWindow(DatasetValue):
             windows[key].append(e)
             if len(windows[key]) == sizes[key]:
                 yield from self._reduced(ctx, key, windows.pop(key),
-                                         (call, next(emitted)))
+                                         (call, next(emitted)), with_errors)
         for key in sorted(windows):
-            yield from self._reduced(ctx, key, windows[key], (call, next(emitted)))
+            yield from self._reduced(ctx, key, windows[key], (call, next(emitted)),
+                                     with_errors)
 
     def _size(self, ctx, key: int) -> int:
         size = int(np.asarray(self.size_fn.run(ctx, [np.int64(key)], self.feed)[0]))

@@ -26,8 +26,8 @@ from tensorweave.framework import graph as _graph
 from tensorweave.framework import nest
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.op_builder import apply_op
-from tensorweave.framework.registry import TypeListAttr, kernel, not_differentiable, \
-    register_op
+from tensorweave.framework.registry import TypeListAttr, get_op_def, kernel, \
+    not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.data import dataset_ops as _ds
 from tensorweave.data import optional_ops
@@ -222,12 +222,36 @@ def _from_string_handle_kernel(ctx, string_handle):
     if it is None:
         raise errors.InvalidArgumentError(None, ctx.op, "Could not find an iterator for "
                                           "string handle %r in this session" % (key,))
-    if [_dt.as_dtype(t) for t in it.types] != list(ctx.attrs["output_types"]):
-        raise errors.InvalidArgumentError(
-            None, ctx.op, "The fed iterator's output types %s do not match the expected %s"
-            % ([_dt.as_dtype(t).name for t in it.types],
-               [t.name for t in ctx.attrs["output_types"]]))
+    _check_fed_iterator(ctx, it)
     return it
+
+
+def _check_fed_iterator(ctx, it: IteratorResource) -> None:
+    """The iterator a string handle names must give what the reading op expects: the
+    same dtypes, compatible shapes (TF's messages)."""
+    wanted = list(zip(ctx.attrs["output_types"], ctx.attrs["output_shapes"]))
+    if len(wanted) != len(it.types):
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "Number of components does not match: expected %d types but got "
+            "%d." % (len(wanted), len(it.types)))
+    for i, ((dtype, shape), have_type, have_shape) in enumerate(
+            zip(wanted, it.types, it.shapes)):
+        if _dt.as_dtype(have_type) != _dt.as_dtype(dtype):
+            raise errors.InvalidArgumentError(
+                None, ctx.op, "Data type mismatch at component %d: expected %s but got %s."
+                % (i, _dt.as_dtype(dtype).name, _dt.as_dtype(have_type).name))
+        if not TensorShape(shape).is_compatible_with(TensorShape(have_shape)):
+            raise errors.InvalidArgumentError(
+                None, ctx.op, "Incompatible shapes at component %d: expected %s but got %s."
+                % (i, _shape_text(shape), _shape_text(have_shape)))
+
+
+def _shape_text(shape) -> str:
+    """A shape as TF's kernels write it: [2,?] or <unknown>."""
+    shape = TensorShape(shape)
+    if shape.dims is None:
+        return "<unknown>"
+    return "[%s]" % ",".join("?" if d is None else str(d) for d in shape.as_list())
 
 
 @kernel("MakeIterator")
@@ -305,10 +329,11 @@ class Iterator(ElementSpec):
         """The op that starts this iterator on `dataset`.
 
         Raises:
-          TypeError: `dataset`'s element structure or types differ from the iterator's.
+          ValueError: `dataset`'s elements nest differently from the iterator's.
+          TypeError: their types differ, or their shapes are not compatible.
         """
-        if dataset._types != self._types or \
-                nest.flatten(dataset._structure) != nest.flatten(self._structure):
+        nest.assert_same_structure(self._structure, dataset._structure)
+        if dataset._types != self._types:
             raise TypeError("Expected output types %s but got dataset with output types %s."
                             % (self.output_types, dataset.output_types))
         for mine, theirs in zip(self._shapes, dataset._shapes):
@@ -347,24 +372,55 @@ def make_one_shot_iterator(dataset: Dataset) -> Iterator:
     """An iterator over `dataset` that starts itself on first use.
 
     Raises:
-      ValueError: the dataset depends on a placeholder (TF captures a one-shot
-        iterator's dataset by value, and a placeholder has none: use an initializable
-        iterator).
+      ValueError: the dataset depends on a placeholder or a stateful op (TF captures
+        a one-shot iterator's dataset by value: use an initializable iterator).
     """
-    _check_no_placeholder(dataset._variant)
+    _check_capturable(dataset._variant)
     handle = apply_op("OneShotDatasetIterator", [dataset._variant],
                       {"output_types": dataset._types, "output_shapes": dataset._shapes},
                       name="OneShotIterator").outputs[0]
     return Iterator(handle, None, dataset._structure, dataset._types, dataset._shapes)
 
 
-def _check_no_placeholder(variant) -> None:
-    for op in _graph.upstream_ops([variant.op]):
-        if op.type == "Placeholder":
-            raise ValueError("Cannot capture a placeholder (name:%s, type:Placeholder) by "
-                             "value: a one-shot iterator's dataset cannot depend on a "
-                             "placeholder; use make_initializable_iterator() and feed it "
-                             "to the initializer." % op.name)
+def _check_capturable(variant) -> None:
+    """TF captures a one-shot iterator's dataset by value: what it depends on must have
+    a value without a run (no placeholder) and no state (no variable, table, random
+    draw); the dataset ops themselves are fine."""
+    for op in _data_upstream(variant.op):
+        if op.type in ("Placeholder", "PlaceholderV2"):
+            raise ValueError("Cannot capture a placeholder (name:%s, type:%s) by value: a "
+                             "one-shot iterator's dataset cannot depend on a placeholder; "
+                             "use make_initializable_iterator() and feed it to the "
+                             "initializer." % (op.name, op.type))
+        if _is_state(op):
+            raise ValueError("Cannot capture a stateful node (name:%s, type:%s) by value.: "
+                             "a one-shot iterator's dataset cannot capture a stateful "
+                             "object, such as a tf.Variable or a lookup table; use "
+                             "make_initializable_iterator() instead." % (op.name, op.type))
+
+
+def _data_upstream(op) -> list:
+    """`op` and the ops it reads through data inputs and the state its functions read,
+    sorted by name (TF copies what a captured value computes from, not its control
+    dependencies: list_files's Assert)."""
+    seen, stack = set(), [op]
+    while stack:
+        op = stack.pop()
+        if op not in seen:
+            seen.add(op)
+            stack.extend(t.op for t in op.inputs)
+            stack.extend(t.op for fn in _ds.functions_of(op) for t in fn.resources)
+    return sorted(seen, key=lambda op: op.name)
+
+
+def _is_state(op) -> bool:
+    """A stateful op that is not itself a dataset (dataset ops are registered stateful
+    here, so that they are never folded or merged, but TF's are not)."""
+    try:
+        stateful = get_op_def(op.type).stateful
+    except ValueError:  # an op of no registered type (a graph imported as is)
+        return False
+    return stateful and not any(t.dtype == _dt.variant for t in op.outputs)
 
 
 @tf_export("data.make_initializable_iterator")

@@ -14,6 +14,7 @@ import queue
 import threading
 import weakref
 
+from tensorweave.framework import errors
 from tensorweave.framework.registry import kernel
 from tensorweave.data.dataset_ops import DatasetValue
 
@@ -106,4 +107,7 @@ class Prefetch(DatasetValue):
 def _prefetch_kernel(ctx, d, buffer_size):
     import numpy as np
     size = int(np.asarray(buffer_size))
+    if size < -1:
+        raise errors.InvalidArgumentError(None, ctx.op, "buffer_size must be >= 0 or set "
+                                          "buffer_size to be -1 for auto-tuning")
     return d if size == 0 else Prefetch(d, size)

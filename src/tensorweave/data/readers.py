@@ -150,8 +150,9 @@ def make_csv_dataset(file_pattern, batch_size, column_names=None, column_default
         for i in index:
             values = [r[i] for r in sample if i < len(r) and r[i] != na_value and r[i] != ""]
             dtype = _infer_column_type(values)
-            column_defaults.append([""] if dtype == _dt.string else
-                                   [np.array(0, dtype.as_numpy_dtype)])
+            # a typed default (a list of a NumPy scalar would convert as int32)
+            column_defaults.append(convert_to_tensor(["" if dtype == _dt.string else 0],
+                                                     dtype=dtype))
     ds = CsvDataset(files, column_defaults, compression_type=compression_type, header=header,
                     field_delim=field_delim, use_quote_delim=use_quote_delim,
                     na_value=na_value, select_cols=index if select_columns is not None
@@ -160,7 +161,8 @@ def make_csv_dataset(file_pattern, batch_size, column_names=None, column_default
         ds = ds.apply(_ignore_errors())
     if shuffle:
         ds = ds.shuffle(shuffle_buffer_size, shuffle_seed)
-    ds = ds.repeat(num_epochs).batch(batch_size)
+    # endless input: every batch is full, and its static shape says so (TF's)
+    ds = ds.repeat(num_epochs).batch(batch_size, drop_remainder=num_epochs is None)
 
     def to_features(*columns):
         features = collections.OrderedDict(zip(names, columns))
@@ -202,7 +204,8 @@ def make_batched_features_dataset(file_pattern, batch_size, features: dict,
       prefetch_buffer_size, parser_num_threads, sloppy_ordering: accepted; elements are
         made in order when asked for (see dataset_ops.py).
       reader_num_threads: files read in turn, one record from each (default 1).
-      drop_final_batch: drop a last batch smaller than `batch_size`.
+      drop_final_batch: drop a last batch smaller than `batch_size` (always, as in TF,
+        when `num_epochs` is None: the batches then have a static size).
 
     Returns:
       A Dataset of feature dicts, or of (features, label).
@@ -223,7 +226,8 @@ def make_batched_features_dataset(file_pattern, batch_size, features: dict,
         records = records.shuffle(shuffle_buffer_size, shuffle_seed)
     if num_epochs != 1:
         records = records.repeat(num_epochs)
-    batches = records.batch(batch_size, drop_remainder=drop_final_batch)
+    batches = records.batch(batch_size,
+                            drop_remainder=drop_final_batch or num_epochs is None)
     parsed = batches.map(lambda serialized: parse_example(serialized, features))
     if label_key is not None:
         def split_label(parsed_features):

@@ -38,19 +38,30 @@ def reduce(ds: Dataset, initial_state, reduce_func: Callable):
     """See Dataset.reduce."""
     structure, state = _ds.structure_of(initial_state)
     types, shapes = [t.dtype for t in state], [t.shape for t in state]
+    fn = _ds.trace_with_state(
+        lambda shapes: _reduce_function(ds, reduce_func, structure, types, shapes), shapes)
+    shapes = [t.shape for t in fn.inputs[:len(types)]]
+    attrs = {"f": _ds.register_function(fn), "Tstate": types, "output_types": types,
+             "output_shapes": shapes}
+    op = apply_op("ReduceDataset", [ds._variant, state, _ds.captured_inputs(attrs)], attrs,
+                  name="ReduceDataset")
+    return _ds.pack_element(structure, list(op.outputs))
+
+
+def _reduce_function(ds: Dataset, reduce_func: Callable, structure, types, shapes
+                     ) -> DatasetFunction:
+    """`reduce_func` traced for a state of these dtypes and shapes.
+
+    Raises:
+      TypeError: it gives a new state of other dtypes or structure.
+    """
     fn = DatasetFunction(reduce_func, (structure, ds._structure), types + list(ds._types),
-                         shapes + list(ds._shapes), "reduce_func", unpack=True)
+                         list(shapes) + list(ds._shapes), "reduce_func", unpack=True)
     if [t.dtype for t in fn.outputs] != types or \
             nest.flatten(fn.structure) != nest.flatten(structure):
         raise TypeError("The element types for the new state must match the initial "
                         "state. Expected %s; got %s." % (types, [t.dtype for t in fn.outputs]))
-    out_shapes = [s.most_specific_compatible_shape(t.shape) for s, t in zip(shapes,
-                                                                             fn.outputs)]
-    attrs = {"f": _ds.register_function(fn), "Tstate": types, "output_types": types,
-             "output_shapes": out_shapes}
-    op = apply_op("ReduceDataset", [ds._variant, state, _ds.captured_inputs(attrs)], attrs,
-                  name="ReduceDataset")
-    return _ds.pack_element(structure, list(op.outputs))
+    return fn
 
 
 class _Shard(DatasetValue):
@@ -61,6 +72,17 @@ class _Shard(DatasetValue):
         for k, e in enumerate(self.source.elements(ctx)):
             if k % self.n == self.index:
                 yield e
+
+    def elements_with_errors(self, ctx):
+        # every failed element is handed on and takes no place in the count (TF's)
+        k = 0
+        for e in self.source.elements_with_errors(ctx):
+            if isinstance(e, _ds.ElementError):
+                yield e
+                continue
+            if k % self.n == self.index:
+                yield e
+            k += 1
 
     def elements_after(self, ctx, n: int):
         # after n of its elements, the input is past element (n - 1) * N + index
