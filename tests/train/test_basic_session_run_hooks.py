@@ -264,3 +264,55 @@ def test_global_step_waiter_passes_once_step_is_reached(model, tmp_path):
     assert _train([waiter, tf.train.StopAtStepHook(num_steps=2)],
                   checkpoint_dir=str(tmp_path)) == 2
     assert waiter._worker_is_started
+
+
+def _event_kinds(logdir):
+    tf.summary.FileWriterCache.clear()
+    return [(e.step, e.WhichOneof("what"))
+            for f in sorted(glob.glob(os.path.join(logdir, "events.*")))
+            for e in tf.train.summary_iterator(f)]
+
+
+def test_checkpoint_saver_hook_save_graph_def_false_still_logs_the_graph(model, tmp_path):
+    """save_graph_def=False skips graph.pbtxt and the .meta files only: as TF1, the
+    event file still gets the graph and meta graph (after the pair the writer got when
+    it was created)."""
+    hook = tf.train.CheckpointSaverHook(str(tmp_path), save_steps=2, save_graph_def=False)
+    _train([hook, tf.train.StopAtStepHook(last_step=2)])
+    assert sorted(f for f in os.listdir(str(tmp_path)) if "tfevents" not in f) == [
+        "checkpoint", "model.ckpt-0.data-00000-of-00001", "model.ckpt-0.index",
+        "model.ckpt-2.data-00000-of-00001", "model.ckpt-2.index"]
+    assert _event_kinds(str(tmp_path)) == [
+        (0, "file_version"), (0, "graph_def"), (0, "meta_graph_def"), (0, "graph_def"),
+        (0, "meta_graph_def"), (0, "session_log"), (2, "session_log")]
+
+
+def test_hook_messages_match_tf1(model, caplog):
+    caplog.set_level(logging.INFO, logger="tensorflow")
+    with pytest.raises(ValueError, match=r"^Exactly one of scaffold or summary_op must be "
+                                         r"provided\.$"):
+        tf.train.SummarySaverHook(save_steps=1, output_dir="/tmp")
+    with tf.Graph().as_default():
+        with pytest.raises(RuntimeError, match=r"^Global step should be created to use "
+                                               r"_GlobalStepWaiterHook\.$"):
+            tf.train.GlobalStepWaiterHook(1).begin()
+        item = tf.data.make_one_shot_iterator(tf.data.Dataset.range(1)).get_next()
+        with pytest.raises(tf.errors.OutOfRangeError):
+            with tf.train.MonitoredSession(hooks=[tf.train.FinalOpsHook(item)]) as sess:
+                sess.run(item)
+    assert caplog.messages[-1].startswith(
+        "An OutOfRangeError or StopIteration exception is raised by the code in "
+        "FinalOpsHook. This typically means the Ops running by the FinalOpsHook have a "
+        "dependency back to some input source, which should not happen.")
+
+
+def test_profiler_hook_trace_is_tf_timeline_format(model, tmp_path):
+    """The trace is what tf.client.timeline.Timeline writes: only "traceEvents", with
+    process sort indices and named thread lanes."""
+    hook = tf.train.ProfilerHook(save_steps=1, output_dir=str(tmp_path))
+    _train([hook, tf.train.StopAtStepHook(last_step=2)])
+    with open(str(tmp_path / "timeline-2.json")) as f:
+        trace = json.load(f)
+    assert list(trace) == ["traceEvents"]
+    metadata = {e["name"] for e in trace["traceEvents"] if e["ph"] == "M"}
+    assert metadata == {"process_name", "process_sort_index", "thread_name"}

@@ -284,3 +284,21 @@ def test_looper_thread_argument_errors():
         tf.train.LooperThread(object(), None)
     with pytest.raises(ValueError, match="require that you also pass 'target'"):
         tf.train.LooperThread(tf.train.Coordinator(), None, args=(1,))
+
+
+def test_reported_error_log_line(caplog):
+    """As TF1: an exc_info tuple is logged by its message (with its traceback), an
+    exception instance by its type and message."""
+    caplog.set_level("INFO", logger="tensorflow")
+    coord = tf.train.Coordinator()
+    try:
+        raise KeyError("as tuple")
+    except KeyError:
+        coord.request_stop(sys.exc_info())
+    instance = tf.train.Coordinator()
+    instance.request_stop(ValueError("as instance"))
+    records = [r for r in caplog.records if r.name == "tensorflow"]
+    assert [r.getMessage() for r in records] == [
+        "Error reported to Coordinator: 'as tuple'",
+        "Error reported to Coordinator: <class 'ValueError'>, as instance"]
+    assert records[0].exc_info[0] is KeyError and records[1].exc_info is None

@@ -1,6 +1,8 @@
 """MonitoredSession, MonitoredTrainingSession, Scaffold and the session creators."""
 import glob
+import logging
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -364,3 +366,157 @@ def test_hook_run_options_are_merged_and_caller_metadata_filled():
     assert hook.metadata is metadata
     names = [n.node_name for d in metadata.step_stats.dev_stats for n in d.node_stats]
     assert c.op.name in names
+
+
+# TF1 adds this to every preemption message (recorded from TF 2.15 and 2.21).
+_GRPC_HINT = ("This error may also occur due to a gRPC failure caused by high memory or "
+              "network bandwidth usage in the parameter servers. If this error occurs "
+              "repeatedly, try increasing the number of parameter servers assigned to the "
+              "job. Error: preempted")
+
+
+def test_recovery_logs_tf1_preemption_message(caplog):
+    caplog.set_level(logging.INFO, logger="tensorflow")
+
+    class AbortFirstRun(tf.train.SessionRunHook):
+        left = 1
+
+        def before_run(self, run_context):
+            if self.left:
+                self.left -= 1
+                raise tf.errors.AbortedError(None, None, "preempted")
+
+    with tf.Graph().as_default():
+        step = tf.train.get_or_create_global_step()
+        with tf.train.MonitoredSession(hooks=[AbortFirstRun()]) as sess:
+            assert sess.run(step) == 0
+    assert ("An error was raised. This may be due to a preemption in a connected worker or "
+            "parameter server. The current session will be closed and a new session will "
+            "be created. " + _GRPC_HINT) in caplog.messages
+
+
+def test_coordinator_error_replaces_run_error_only_when_a_preemption():
+    """A thread's reported error is raised by run() in place of the run's own error only
+    when it is a preemption (so the session recovers); otherwise the run's own error
+    comes out of run() and the thread's error out of close()."""
+    def run_with_thread_error(thread_error):
+        seen = []
+        reported = []
+
+        class ReportOnce(tf.train.SessionRunHook):
+            def after_create_session(self, session, coord):
+                seen.append("created")
+                if not reported:
+                    reported.append(thread_error)
+                    try:
+                        raise thread_error
+                    except Exception:  # noqa: BLE001 - reported as a thread would
+                        coord.request_stop(sys.exc_info())
+
+        with tf.Graph().as_default():
+            x = tf.placeholder(tf.float32)
+            sess = tf.train.MonitoredSession(hooks=[ReportOnce()])
+            try:
+                sess.run(x)  # the feed is missing
+            except tf.errors.InvalidArgumentError:
+                seen.append("run error")
+            seen.append(float(sess.run(x, feed_dict={x: 2.0})))
+            try:
+                sess.close()
+            except ValueError as e:
+                seen.append(str(e))
+        return seen
+
+    assert run_with_thread_error(ValueError("thread boom")) == [
+        "created", "run error", 2.0, "thread boom"]
+    # The preemption recreated the session, and the same call ran again (and failed).
+    assert run_with_thread_error(tf.errors.AbortedError(None, None, "aborted")) == [
+        "created", "created", "run error", 2.0]
+
+
+def test_graph_is_none_once_closed():
+    with tf.Graph().as_default() as g:
+        tf.Variable(1.0)
+        with tf.train.MonitoredSession() as sess:
+            assert sess.graph is g
+        assert sess.graph is None
+
+
+def test_custom_creator_graph_not_finalized_and_thread_out_of_range_raised():
+    """As TF1: only the Scaffold finalizes the graph (a custom SessionCreator's graph
+    stays open), and the session's Coordinator has no clean-stop types, so an
+    OutOfRangeError a thread reports comes out of close()."""
+    with tf.Graph().as_default() as g:
+        v = tf.Variable(1.0)
+        init = tf.global_variables_initializer()
+
+        class Creator(tf.train.SessionCreator):
+            def create_session(self):
+                sess = tf.Session()
+                sess.run(init)
+                return sess
+
+        class ReportOutOfRange(tf.train.SessionRunHook):
+            def after_create_session(self, session, coord):
+                coord.request_stop(tf.errors.OutOfRangeError(None, None, "thread end"))
+
+        with pytest.raises(tf.errors.OutOfRangeError, match="thread end"):
+            with tf.train.MonitoredSession(session_creator=Creator(),
+                                           hooks=[ReportOutOfRange()]) as sess:
+                assert not g.finalized
+                assert sess.run(v) == 1.0
+                tf.constant(2.0)  # the graph can still grow
+                assert sess.should_stop()
+
+
+def test_step_fn_own_error_is_not_replaced_by_a_thread_preemption():
+    """A thread's preemption replaces an error of a run step_fn makes (the session
+    recovers and step_fn runs again), not an error step_fn raises itself (as TF1)."""
+    def run(step_fn):
+        created = []
+
+        class ReportPreemptionOnce(tf.train.SessionRunHook):
+            def after_create_session(self, session, coord):
+                created.append(len(created))
+                if len(created) == 1:
+                    try:
+                        raise tf.errors.AbortedError(None, None, "thread aborted")
+                    except tf.errors.AbortedError:
+                        coord.request_stop(sys.exc_info())
+
+        with tf.Graph().as_default():
+            x = tf.placeholder(tf.float32)
+            try:
+                with tf.train.MonitoredSession(hooks=[ReportPreemptionOnce()]) as sess:
+                    result = sess.run_step_fn(lambda step_context: step_fn(step_context, x))
+            except KeyError as e:
+                result = e
+        return len(created), result
+
+    def raise_own_error(step_context, x):
+        raise KeyError("own")
+
+    def run_without_feed(step_context, x):
+        try:
+            return step_context.run_with_hooks(x)
+        except tf.errors.InvalidArgumentError:
+            return "run failed"
+
+    count, error = run(raise_own_error)
+    assert count == 1 and isinstance(error, KeyError)
+    assert run(run_without_feed) == (2, "run failed")
+
+
+def test_scaffold_default_local_init_op_groups_tables_initializer():
+    with tf.Graph().as_default() as g:
+        tf.Variable(1.0)
+        scaffold = tf.train.Scaffold().finalize()
+        # (through group's per-device NoOps when the ops are spread over devices)
+        waits_on, todo = set(), [scaffold.local_init_op]
+        while todo:
+            for dep in todo.pop().control_inputs:
+                if dep.name not in waits_on:
+                    waits_on.add(dep.name)
+                    todo.append(dep)
+        assert "init_all_tables" in waits_on
+        assert g.get_operation_by_name("init_all_tables").type == "NoOp"

@@ -105,3 +105,45 @@ def test_basic_train_loop_retries_after_aborted(graph):
     tf.train.basic_train_loop(sv, step_fn)
     # After the abort a new session starts from the initial value again.
     assert calls == [1, 2, 1, 2, 3]
+
+
+def test_several_items_in_a_collection_take_the_first(graph, caplog):
+    caplog.set_level("INFO", logger="tensorflow")
+    w = tf.Variable(4.0, name="w")
+    tf.add_to_collection(tf.GraphKeys.INIT_OP, tf.global_variables_initializer())
+    tf.add_to_collection(tf.GraphKeys.INIT_OP, tf.no_op(name="second"))
+    sv = tf.train.Supervisor(save_summaries_secs=0, save_model_secs=0)
+    assert sv.init_op.name == "init"
+    assert "Found 2 init_op operations. Returning the first one." in caplog.messages
+    with sv.managed_session() as sess:
+        assert sess.run(w) == 4.0
+
+
+def test_chief_without_logdir_keeps_intervals_and_given_writer(graph, tmp_path):
+    tf.train.get_or_create_global_step()
+    writer = tf.summary.FileWriter(str(tmp_path))
+    sv = tf.train.Supervisor(save_summaries_secs=7, save_model_secs=9, summary_writer=writer)
+    assert (sv.save_summaries_secs, sv.save_model_secs, sv.save_path) == (7, 9, None)
+    assert sv.summary_writer is writer
+    sess = sv.prepare_or_wait_for_session(start_standard_services=False)
+    assert sv.start_standard_services(sess) is None  # no logdir: nothing started
+    sv.stop()
+
+
+def test_non_chief_checks_devices_of_reference_variables_only(graph):
+    tf.get_variable("resource", [], use_resource=True)
+    tf.train.Supervisor(is_chief=False)  # TF1 does not check resource variables
+    with tf.Graph().as_default():
+        tf.get_variable("reference", [], use_resource=False)
+        with pytest.raises(ValueError, match="all Variables must have their device set"):
+            tf.train.Supervisor(is_chief=False)
+
+
+def test_default_local_init_op_groups_tables_initializer(graph):
+    """As TF1: the default local_init_op groups local_variables_initializer() and
+    tf.tables_initializer() (a NoOp "init_all_tables" when there are no tables)."""
+    tf.Variable(1.0)
+    sv = tf.train.Supervisor()
+    names = sorted(op.name for op in sv._local_init_op.control_inputs)
+    assert names == ["init_1", "init_all_tables"]
+    assert graph.get_operation_by_name("init_all_tables").type == "NoOp"

@@ -2,7 +2,6 @@
 summaries, checkpoints, waiting for a step, final ops, feeds and profiling."""
 from __future__ import annotations
 
-import json
 import os
 import time
 
@@ -256,16 +255,18 @@ class CheckpointSaverHook(SessionRunHook):
             listener.begin()
 
     def after_create_session(self, session, coord) -> None:
+        from tensorweave.train.meta_graph import export_meta_graph
         global_step = int(session.run(self._global_step_tensor))
+        graph = _graph.get_default_graph()
         if self._save_graph_def:
             from tensorweave.framework.graph_util import write_graph
-            from tensorweave.train.meta_graph import export_meta_graph
-            graph = _graph.get_default_graph()
             write_graph(graph.as_graph_def(add_shapes=True), self._checkpoint_dir,
                         "graph.pbtxt")
-            self._summary_writer.add_graph(graph)
-            self._summary_writer.add_meta_graph(
-                export_meta_graph(graph=graph, saver_def=self._get_saver().saver_def))
+        # As TF1: the event file gets the graph even when save_graph_def is False (that
+        # only skips graph.pbtxt and the checkpoints' .meta files).
+        self._summary_writer.add_graph(graph)
+        self._summary_writer.add_meta_graph(
+            export_meta_graph(graph=graph, saver_def=self._get_saver().saver_def))
         self._save(session, global_step)
         self._timer.update_last_triggered_step(global_step)
 
@@ -419,7 +420,7 @@ class SummarySaverHook(SessionRunHook):
     def __init__(self, save_steps=None, save_secs=None, output_dir=None,
                  summary_writer=None, scaffold=None, summary_op=None):
         if (scaffold is None) == (summary_op is None):
-            raise ValueError("Exactly one of scaffold or summary_op should be set.")
+            raise ValueError("Exactly one of scaffold or summary_op must be provided.")
         self._summary_op = summary_op
         self._summary_writer = summary_writer
         self._output_dir = output_dir
@@ -479,7 +480,8 @@ class GlobalStepWaiterHook(SessionRunHook):
 
     def begin(self) -> None:
         self._worker_is_started = False
-        self._global_step_tensor = _global_step_or_raise("GlobalStepWaiterHook")
+        # (TF1's message names the class by its private name.)
+        self._global_step_tensor = _global_step_or_raise("_GlobalStepWaiterHook")
 
     def before_run(self, run_context):
         if self._worker_is_started:
@@ -502,6 +504,20 @@ class GlobalStepWaiterHook(SessionRunHook):
             time.sleep(0.5)
 
 
+# What FinalOpsHook logs (as TF1) when its ops end the input.
+_FINAL_OPS_OUT_OF_RANGE_WARNING = (
+    "An OutOfRangeError or StopIteration exception is raised by the code in "
+    "FinalOpsHook. This typically means the Ops running by the FinalOpsHook have a "
+    "dependency back to some input source, which should not happen. For example, for "
+    "metrics in tf.estimator.Estimator, all metrics functions return two Ops: "
+    "`value_op` and  `update_op`. Estimator.evaluate calls the `update_op` for each "
+    "batch of the data in input source and, once it is exhausted, it call the "
+    "`value_op` to get the metric values. The `value_op` here should have dependency "
+    "back to variables reading only, rather than reading another batch from input. "
+    "Otherwise, the `value_op`, executed by `FinalOpsHook`, triggers another data "
+    "reading, which ends OutOfRangeError/StopIteration. Please fix that.")
+
+
 @tf_export("train.FinalOpsHook")
 class FinalOpsHook(SessionRunHook):
     """Runs `final_ops` when the session ends; their values are `final_ops_values`."""
@@ -522,9 +538,7 @@ class FinalOpsHook(SessionRunHook):
             self._final_ops_values = session.run(self._final_ops,
                                                  feed_dict=self._final_ops_feed_dict)
         except (errors.OutOfRangeError, StopIteration):
-            logging.warning("An OutOfRangeError or StopIteration exception was raised by "
-                            "the ops run by FinalOpsHook: they depend on an input source, "
-                            "which they should not (read variables only).")
+            logging.warning(_FINAL_OPS_OUT_OF_RANGE_WARNING)
             raise
 
 
@@ -539,32 +553,11 @@ class FeedFnHook(SessionRunHook):
         return SessionRunArgs(fetches=None, feed_dict=self.feed_fn())
 
 
-def _chrome_trace(step_stats) -> dict:
-    """A Chrome trace-event document (chrome://tracing, Perfetto) of a run's step stats:
-    one process per device, one thread row per executing thread, one complete ("X")
-    event per kernel execution."""
-    events = []
-    for pid, dev in enumerate(step_stats.dev_stats):
-        events.append({"name": "process_name", "ph": "M", "pid": pid,
-                       "args": {"name": dev.device}})
-        for ns in dev.node_stats:
-            label = ns.timeline_label or ns.node_name
-            op_type = label.split("= ", 1)[1].split("(", 1)[0] if "= " in label else (
-                ns.node_name)
-            events.append({"name": op_type, "cat": "Op", "ph": "X", "pid": pid,
-                           "tid": ns.thread_id & 0xFFFFFFFF,
-                           "ts": ns.all_start_micros,
-                           "dur": max(ns.all_end_rel_micros, 0),
-                           "args": {"name": ns.node_name, "op": label}})
-    return {"traceEvents": events, "displayTimeUnit": "ms"}
-
-
 @tf_export("train.ProfilerHook")
 class ProfilerHook(SessionRunHook):
     """Traces a step every N steps or seconds and writes it as a Chrome trace
-    (`output_dir/timeline-<step>.json`) and as run metadata in the event file.
-
-    show_dataflow/show_memory are accepted as in TF; the trace holds op timings only.
+    (`output_dir/timeline-<step>.json`, drawn by tf.client.timeline with show_dataflow
+    and show_memory) and as run metadata in the event file.
     """
 
     def __init__(self, save_steps=None, save_secs=None, output_dir="", show_dataflow=True,
@@ -603,7 +596,9 @@ class ProfilerHook(SessionRunHook):
         self._next_step = global_step + 1
 
     def _save(self, step, save_path, step_stats) -> None:
+        from tensorweave.client.timeline import Timeline
         from tensorweave.platform import gfile
         logging.info("Saving timeline for %d into '%s'.", step, save_path)
         with gfile.GFile(save_path, "w") as f:
-            f.write(json.dumps(_chrome_trace(step_stats)))
+            f.write(Timeline(step_stats).generate_chrome_trace_format(
+                show_dataflow=self._show_dataflow, show_memory=self._show_memory))

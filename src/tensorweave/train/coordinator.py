@@ -36,6 +36,15 @@ def _as_exc_info(ex):
     raise TypeError("ex must be an exception or an exc_info tuple, got %r" % (ex,))
 
 
+def _log_reported(ex, exc_info) -> None:
+    """Logs a reported exception as TF1 does: an exc_info tuple with its traceback, an
+    exception instance with its type."""
+    if isinstance(ex, tuple):
+        _log.info("Error reported to Coordinator: %s", exc_info[1], exc_info=exc_info)
+    else:
+        _log.info("Error reported to Coordinator: %s, %s", exc_info[0], exc_info[1])
+
+
 def _reraise(exc_info):
     raise exc_info[1].with_traceback(exc_info[2])
 
@@ -101,8 +110,7 @@ class Coordinator:
             if not self._stop_event.is_set():
                 if ex is not None and self._exc_info_to_raise is None:
                     exc_info = _as_exc_info(ex)
-                    _log.info("Error reported to Coordinator: %s, %s",
-                              exc_info[0], exc_info[1])
+                    _log_reported(ex, exc_info)
                     self._exc_info_to_raise = exc_info
                 self._stop_event.set()
 

@@ -4,18 +4,19 @@ A MonitoredSession is a stack of wrappers around the real session, outermost fir
 
   _RecoverableSession   on AbortedError/UnavailableError closes the session and creates
                         a new one (initialized or restored by the session creator)
-  _CoordinatedSession   owns the Coordinator of the queue-runner threads; its errors win
+  _CoordinatedSession   owns the Coordinator of the queue-runner threads; raises their
+                        errors when asked whether to stop, and a preemption of theirs
+                        in place of a failed run's own error
   _HookedSession        calls the hooks' before_run/after_run around every run()
   Session               the raw session
 
-Its creator finalizes the Scaffold (default init/ready/local-init/summary ops and saver),
-creates and initializes (or restores) the session, starts the QueueRunners, finalizes the
-graph and calls the hooks' after_create_session.
+Its creator finalizes the Scaffold (default init/ready/local-init/summary ops and saver,
+then the graph), creates and initializes (or restores) the session, starts the
+QueueRunners and calls the hooks' after_create_session.
 """
 from __future__ import annotations
 
 import inspect
-import sys
 
 from tensorweave.framework import errors
 from tensorweave.framework import graph as _graph
@@ -30,6 +31,12 @@ from tensorweave.train.session_run_hook import (SessionRunArgs, SessionRunContex
 
 # Errors after which the session is recreated (a worker or parameter server restarted).
 _PREEMPTION_ERRORS = (errors.AbortedError, errors.UnavailableError)
+
+# What TF1 adds to every preemption message it logs.
+_PREEMPTION_HINT = ("This error may also occur due to a gRPC failure caused by high memory "
+                    "or network bandwidth usage in the parameter servers. If this error "
+                    "occurs repeatedly, try increasing the number of parameter servers "
+                    "assigned to the job. Error: %s")
 
 # The default of MonitoredTrainingSession's save_* arguments: "not given".
 USE_DEFAULT = object()
@@ -181,11 +188,11 @@ class Scaffold:
 
     @staticmethod
     def default_local_init_op():
-        """Groups local_variables_initializer() and the table initializers."""
+        """Groups local_variables_initializer() and tables_initializer()."""
         from tensorweave.ops.control_flow.structure import group
         from tensorweave.ops.state import variables
         return group(variables.local_variables_initializer(),
-                     *_graph.get_collection(GraphKeys.TABLE_INITIALIZERS))
+                     variables.tables_initializer())
 
 
 @tf_export("train.SessionCreator")
@@ -292,7 +299,9 @@ class _MonitoredSession:
 
     @property
     def graph(self):
-        return self._tf_sess().graph
+        """The graph of the session; None once the session is closed."""
+        tf_sess = self._tf_sess()
+        return None if tf_sess is None else tf_sess.graph
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Runs `fetches` like Session.run, with the hooks' fetches, feeds and options
@@ -355,8 +364,9 @@ class _MonitoredSession:
 
 
 class _CoordinatedSessionCreator(SessionCreator):
-    """Creates the raw session, its Coordinator and queue-runner threads, finalizes the
-    graph, calls after_create_session, and wraps the result in the hooked stack."""
+    """Creates the raw session, its Coordinator and queue-runner threads, calls
+    after_create_session, and wraps the result in the hooked stack. (The graph is
+    finalized by the Scaffold of the standard creators; a custom creator's is not.)"""
 
     def __init__(self, session_creator, hooks, stop_grace_period_secs):
         self._session_creator = session_creator
@@ -368,11 +378,10 @@ class _CoordinatedSessionCreator(SessionCreator):
     def create_session(self):
         from tensorweave.train.queue_runner import start_queue_runners
         self.tf_sess = self._session_creator.create_session()
-        self.coord = Coordinator()
-        # (TF1 calls this unconditionally and then warns that there is nothing to start.)
+        # No clean-stop types: an OutOfRangeError a thread reports is raised, not dropped.
+        self.coord = Coordinator(clean_stop_exception_types=[])
         if self.tf_sess.graph.get_collection(GraphKeys.QUEUE_RUNNERS):
             start_queue_runners(sess=self.tf_sess, coord=self.coord)
-        _graph.get_default_graph().finalize()
         for hook in self._hooks:
             hook.after_create_session(self.tf_sess, self.coord)
         return _CoordinatedSession(_HookedSession(self.tf_sess, self._hooks), self.coord,
@@ -435,13 +444,15 @@ class _RecoverableSession(_WrappedSession):
             except _PREEMPTION_ERRORS as e:
                 logging.info("An error was raised while a session was being created. This "
                              "may be due to a preemption of a connected worker or "
-                             "parameter server. A new session will be created. Error: %s",
-                             e)
+                             "parameter server. A new session will be created. "
+                             + _PREEMPTION_HINT, e)
 
-    def _recreate(self, e) -> None:
-        logging.info("An error was raised. This may be due to a preemption in a connected "
-                     "worker or parameter server. The current session will be closed and "
-                     "a new session will be created. Error: %s", e)
+    def _recreate(self, e, while_checking_stop=False) -> None:
+        logging.info("An error was raised%s. This may be due to a preemption in a "
+                     "connected worker or parameter server. The current session will be "
+                     "closed and a new session will be created. " + _PREEMPTION_HINT,
+                     " while considering whether the session is complete"
+                     if while_checking_stop else "", e)
         self.close()
         self._sess = None
 
@@ -451,7 +462,7 @@ class _RecoverableSession(_WrappedSession):
                 return self._sess._check_stop()
             return True
         except _PREEMPTION_ERRORS as e:
-            self._recreate(e)
+            self._recreate(e, while_checking_stop=True)
             self._sess = self._create_session()
             return False
         except Exception:  # noqa: BLE001 - any other error means stop (as TF1)
@@ -480,8 +491,9 @@ class _RecoverableSession(_WrappedSession):
 
 
 class _CoordinatedSession(_WrappedSession):
-    """Stops when the Coordinator does; an exception a queue-runner thread reported to
-    the Coordinator is raised in place of the main thread's own."""
+    """Stops when the Coordinator does (raising the exception a queue-runner thread
+    reported to it); a preemption error a thread reported is raised in place of the
+    main thread's own error, so the session recovers."""
 
     def __init__(self, sess, coord, stop_grace_period_secs=120):
         super().__init__(sess)
@@ -503,23 +515,24 @@ class _CoordinatedSession(_WrappedSession):
             except Exception:  # noqa: BLE001 - as TF1: closing errors are dropped here
                 pass
 
-    def _reraising(self, fn, *args, **kwargs):
+    def run(self, *args, **kwargs):
         try:
-            return fn(*args, **kwargs)
+            return self._sess.run(*args, **kwargs)
         except _PREEMPTION_ERRORS:
             raise
         except Exception:
-            original = sys.exc_info()
-            # A thread's reported exception is the cause; raise it if there is one.
-            self._coord.raise_requested_exception()
-            raise original[1].with_traceback(original[2])
+            # A preemption a thread reported is the root cause (and lets the session
+            # recover); any other reported exception leaves the caller's own in place.
+            try:
+                self._coord.raise_requested_exception()
+            except _PREEMPTION_ERRORS:
+                raise
+            except Exception:  # noqa: BLE001 - the original error is the one to raise
+                pass
+            raise
 
-    def run(self, *args, **kwargs):
-        return self._reraising(self._sess.run, *args, **kwargs)
-
-    def run_step_fn(self, step_fn, raw_session, run_with_hooks):
-        return self._reraising(self._sess.run_step_fn, step_fn, raw_session,
-                               run_with_hooks or self.run)
+    # run_step_fn is _WrappedSession's: step_fn's runs go through run() above, and an
+    # error step_fn raises itself is not replaced by a thread's (as TF1).
 
 
 class _HookedSession(_WrappedSession):

@@ -29,10 +29,19 @@ def _session_log(status_name, **kwargs):
 
 
 def _first_of_collection(graph, key):
+    """The first item of collection `key` (as TF1, several items are not an error)."""
     items = graph.get_collection(key)
     if len(items) > 1:
-        raise RuntimeError("More than one item in the collection %s." % key)
+        logging.info("Found %d %s operations. Returning the first one.", len(items), key)
     return items[0] if items else None
+
+
+def _is_reference_variable(op) -> bool:
+    """Whether `op` is a TF1 reference variable: its handle carries REF_VARIABLE_ATTR
+    (tensorweave's variables are all resource variables underneath)."""
+    from tensorweave.framework.ref_variables import REF_VARIABLE_ATTR
+    return op.type in ("Variable", "VariableV2") or (
+        op.type == "VarHandleOp" and bool(op._attrs.get(REF_VARIABLE_ATTR)))
 
 
 @tf_export("train.Supervisor")
@@ -84,16 +93,19 @@ class Supervisor:
         self._save_model_secs = None
         self._save_path = None
         self._summary_writer = None
-        if self._is_chief and logdir:
+        # Only the chief checkpoints and writes events; without a logdir it still keeps
+        # the intervals and a summary writer it was given.
+        if self._is_chief:
             self._logdir = logdir
             self._save_summaries_secs = save_summaries_secs
             self._save_model_secs = save_model_secs
-            self._save_path = os.path.join(logdir, checkpoint_basename)
-            if summary_writer is Supervisor.USE_DEFAULT:
+            if logdir:
+                self._save_path = os.path.join(logdir, checkpoint_basename)
+            if summary_writer is not Supervisor.USE_DEFAULT:
+                self._summary_writer = summary_writer
+            elif logdir:
                 from tensorweave.summary.writer import FileWriter
                 self._summary_writer = FileWriter(logdir)
-            else:
-                self._summary_writer = summary_writer
         self._graph_added_to_summary = False
         if session_manager is None:
             session_manager = SessionManager(
@@ -131,13 +143,12 @@ class Supervisor:
 
     def _init_local_init_op(self, local_init_op) -> None:
         from tensorweave.ops.control_flow.structure import group
-        from tensorweave.ops.state.variables import local_variables_initializer
+        from tensorweave.ops.state.variables import (local_variables_initializer,
+                                                     tables_initializer)
         if local_init_op is Supervisor.USE_DEFAULT:
             local_init_op = _first_of_collection(self._graph, GraphKeys.LOCAL_INIT_OP)
             if local_init_op is None:
-                local_init_op = group(local_variables_initializer(),
-                                      *self._graph.get_collection(
-                                          GraphKeys.TABLE_INITIALIZERS))
+                local_init_op = group(local_variables_initializer(), tables_initializer())
                 _graph.add_to_collection(GraphKeys.LOCAL_INIT_OP, local_init_op)
         self._local_init_op = local_init_op
 
@@ -179,11 +190,12 @@ class Supervisor:
         return None
 
     def _verify_setup(self) -> None:
-        """Replicas (non-chief) need every variable placed on a device."""
+        """Replicas (non-chief) need every reference variable placed on a device (TF1
+        does not check resource variables)."""
         if self._is_chief:
             return
         for op in self._graph.get_operations():
-            if op.type in ("Variable", "VariableV2", "VarHandleOp") and not op.device:
+            if _is_reference_variable(op) and not op.device:
                 raise ValueError("When using replicas, all Variables must have their "
                                  "device set: %s" % op)
 
@@ -217,7 +229,8 @@ class Supervisor:
             self._graph_added_to_summary = True
 
     def start_standard_services(self, sess):
-        """Starts the checkpoint, summary and step-counter threads (chief only).
+        """Starts the checkpoint, summary and step-counter threads (chief only); returns
+        them, or None (as TF1) without a logdir.
 
         Raises:
           RuntimeError: called on a non-chief supervisor.
@@ -228,7 +241,7 @@ class Supervisor:
         if not self._logdir:
             logging.warning("Standard services need a 'logdir' passed to the "
                             "SessionManager")
-            return []
+            return None
         if self._global_step is not None and self._summary_writer:
             current_step = training_util.global_step(sess, self._global_step)
             self._summary_writer.add_session_log(_session_log("START"), current_step)
