@@ -172,3 +172,29 @@ def test_str_of_a_tensor_of_unknown_shape_leaves_the_shape_out(graph):
     assert str(tf.placeholder(tf.float32, name="p")) == 'Tensor("p:0", dtype=float32)'
     assert str(tf.placeholder(tf.float32, [None, 2], name="q")) == \
         'Tensor("q:0", shape=(?, 2), dtype=float32)'
+
+
+def test_each_thread_has_its_own_default_graph():
+    # TF1's default graph stack and global default graph are per thread: a new thread
+    # sees neither the global default graph of the thread that started it nor a graph
+    # entered there with as_default()
+    import threading
+    main_default = tf.get_default_graph()
+    seen = {}
+
+    def look(key):
+        seen[key] = tf.get_default_graph()
+        seen[key + " again"] = tf.get_default_graph()
+
+    t = threading.Thread(target=look, args=("from the global",))
+    t.start()
+    t.join()
+    entered = tf.Graph()
+    with entered.as_default():
+        t = threading.Thread(target=look, args=("from an entered graph",))
+        t.start()
+        t.join()
+    assert tf.get_default_graph() is main_default
+    for key in ("from the global", "from an entered graph"):
+        assert seen[key] is not main_default and seen[key] is not entered
+        assert seen[key] is seen[key + " again"]  # one default graph per thread

@@ -1003,8 +1003,13 @@ class Graph:
 
 
 class _DefaultGraphStack(threading.local):
+    """Per thread, as in TF1: the `as_default()` graphs entered, and the thread's own
+    global default graph (a new thread does not see the graphs of the thread that
+    started it; it builds into a default graph of its own)."""
+
     def __init__(self):
         self.stack: List[Graph] = []
+        self.global_graph: Optional[Graph] = None
 
     def push(self, g):
         self.stack.append(g)
@@ -1017,31 +1022,28 @@ class _DefaultGraphStack(threading.local):
 
 
 _default_graph_stack = _DefaultGraphStack()
-_global_default_graph: Optional[Graph] = None
-_global_lock = threading.Lock()
 
 
 def get_default_graph() -> Graph:
-    """The innermost `as_default()` graph of this thread, else the global default."""
-    st = _default_graph_stack.stack
-    if st:
-        return st[-1]
-    global _global_default_graph
-    if _global_default_graph is None:
-        with _global_lock:
-            if _global_default_graph is None:
-                _global_default_graph = Graph()
-    return _global_default_graph
+    """The innermost `as_default()` graph of this thread, else this thread's global
+    default graph."""
+    st = _default_graph_stack
+    if st.stack:
+        return st.stack[-1]
+    g = st.global_graph
+    if g is None:
+        g = st.global_graph = Graph()
+    return g
 
 
 def reset_default_graph() -> None:
-    """Replaces the global default graph with a new one (TF1 `tf.reset_default_graph`)."""
+    """Replaces this thread's global default graph with a new one (TF1
+    `tf.reset_default_graph`)."""
     if _default_graph_stack.stack:
         raise AssertionError("Do not use tf.reset_default_graph() to clear nested graphs. If "
                              "you need a cleared graph, exit the nesting and create a new "
                              "graph.")
-    global _global_default_graph
-    _global_default_graph = Graph()
+    _default_graph_stack.global_graph = Graph()
 
 
 def upstream_ops(ops, fed=frozenset()) -> set:
