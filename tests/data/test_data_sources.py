@@ -72,3 +72,22 @@ def test_graph_seed_makes_the_sequence_repeatable():
             with tf.Session() as sess:
                 return _values(sess, X.RandomDataset(), 20).tolist()
     assert first_values() == first_values()
+
+
+def test_from_tensor_slices_puts_each_numpy_component_in_the_graph_once():
+    # A real program (cs20 07_convnet_mnist) feeding MNIST arrays got each array as two
+    # Consts, doubling its .meta and event files; TF builds one Const per component.
+    import numpy as np
+    import tensorweave as tf
+    g = tf.Graph()
+    with g.as_default():
+        images = np.arange(24, dtype=np.float32).reshape(4, 6)
+        ds = tf.data.Dataset.from_tensor_slices((images, np.arange(4))).batch(2)
+        consts = [op for op in g.get_operations() if op.type == "Const"]
+        big = [op for op in consts if op.outputs[0].shape.as_list() == [4, 6]]
+        assert len(big) == 1
+        first = tf.data.make_one_shot_iterator(ds).get_next()
+        with tf.Session(graph=g) as sess:
+            x, y = sess.run(first)
+    np.testing.assert_array_equal(x, images[:2])
+    np.testing.assert_array_equal(y, [0, 1])

@@ -363,3 +363,24 @@ def test_two_processes_writing_one_logdir_in_the_same_second_keep_their_own_file
         assert [step for step, _, _ in values] == list(range(300))
         tags.append({tag for _, tag, _ in values})
     assert sorted(map(sorted, tags)) == [["a"], ["b"]]
+
+
+def test_events_of_a_writer_never_closed_reach_the_file_at_exit(tmp_path):
+    # cifar10_train.py's MonitoredTrainingSession adds the last checkpoint's SessionLog at
+    # the end and the process exits: TF's file has it, ours lost the writer thread's queue.
+    import subprocess
+    import sys
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+    code = ("import tensorweave as tf\n"
+            "w = tf.summary.FileWriter(%r)\n"
+            "w.add_session_log(tf.SessionLog(status=tf.SessionLog.START), 3)\n"
+            "w.add_summary(tf.Summary(value=[tf.Summary.Value(tag='x', simple_value=2.5)]), 4)\n"
+            % str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=os.path.abspath(src)), timeout=120)
+    assert done.returncode == 0, done.stderr
+    (path,) = [os.path.join(tmp_path, f) for f in os.listdir(tmp_path)]
+    events = list(tf.train.summary_iterator(path))
+    assert [(e.step, e.WhichOneof("what")) for e in events] == [
+        (0, "file_version"), (3, "session_log"), (4, "summary")]
+    assert events[2].summary.value[0].simple_value == 2.5

@@ -18,6 +18,9 @@ from typing import Any, Callable, Dict, List, Tuple
 
 # namespace ("" is the top level) -> public name -> (object, "file:line" of the export)
 _EXPORTS: Dict[str, Dict[str, Tuple[Any, str]]] = {}
+# (module name, public name) pairs already put in place: installing again (after a lazy
+# namespace loads) adds only new names, so a user's `tf.X = ...` is not undone
+_INSTALLED: set = set()
 
 
 def _where(depth: int) -> str:
@@ -93,4 +96,6 @@ def _fill(root: types.ModuleType, parts: List[str], ns: str) -> None:
             setattr(target, part, sub)
         target = sub
     for leaf, (obj, _) in _EXPORTS[ns].items():
-        setattr(target, leaf, obj)
+        if (target.__name__, leaf) not in _INSTALLED:
+            setattr(target, leaf, obj)
+            _INSTALLED.add((target.__name__, leaf))

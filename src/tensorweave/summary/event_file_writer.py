@@ -6,18 +6,22 @@ event carries `file_version: "brain.Event:2"`. `EventFileWriter` serializes even
 the caller's thread and hands them to a writer thread through a bounded queue (a full
 queue blocks the caller, so memory stays bounded); the thread writes them and flushes
 the file at least every `flush_secs`, also when no new event arrives. An error in the
-thread (a full disk) is raised by the next call of the writer.
+thread (a full disk) is raised by the next call of the writer. Writers still open when
+the interpreter exits are flushed then (as TF's are), so a program that never closes its
+writer keeps its last events.
 
 Files are opened through `tensorweave.platform.gfile` when it exists (so remote paths
 work), else as plain local files.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import queue
 import socket
 import threading
 import time
+import weakref
 from typing import Optional
 
 from tensorweave.framework import errors
@@ -25,6 +29,18 @@ from tensorweave.ops.io import record_io
 
 FILE_VERSION = "brain.Event:2"
 _CLOSE = object()
+_OPEN_WRITERS: "weakref.WeakSet[EventFileWriter]" = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_open_writers() -> None:
+    """Writes out what open writers still hold when the interpreter exits (their threads
+    are daemons and would otherwise die with their queues)."""
+    for writer in list(_OPEN_WRITERS):
+        try:
+            writer.flush()
+        except Exception:  # noqa: BLE001 - exiting: a failing writer must not stop the rest
+            pass
 
 
 def event_pb2():
@@ -153,6 +169,7 @@ class EventFileWriter:
                                         daemon=True)
         self._closed = False
         self._thread.start()
+        _OPEN_WRITERS.add(self)
 
     def get_logdir(self) -> str:
         return self._logdir

@@ -241,7 +241,12 @@ def backup_prefix(prefix: str) -> str:
     return prefix + BACKUP_SUFFIX
 
 
+_DATA_SUFFIX_LEN = len(".data-00000-of-00001")
+
+
 def _data_files(prefix: str) -> List[str]:
+    """The data shards of checkpoint `prefix`, as gfile.glob names them (a bare relative
+    prefix comes back from "./", so take a shard's suffix from its end, not its start)."""
     import glob as _glob
     return file_io.glob(_glob.escape(prefix) + ".data-?????-of-?????")
 
@@ -310,7 +315,7 @@ def _keep_previous(prefix: str) -> Optional[str]:
         _remove_quietly(p)
     try:
         for p in _data_files(prefix):
-            os.link(file_io._local(p), file_io._local(backup + p[len(prefix):]))
+            os.link(file_io._local(p), file_io._local(backup + p[-_DATA_SUFFIX_LEN:]))
         os.link(file_io._local(index), file_io._local(index_file(backup)))
     except OSError:  # no hard links here: the previous checkpoint is not kept
         _remove_backup(backup)
