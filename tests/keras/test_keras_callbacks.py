@@ -164,6 +164,16 @@ def test_reduce_lr_on_plateau():
         C.ReduceLROnPlateau(factor=2.0)
 
 
+def test_reduce_lr_on_plateau_message(capsys):
+    model = _model(lr=0.3)
+    reduce = C.ReduceLROnPlateau(monitor="val_loss", factor=0.2, patience=1, verbose=1)
+    model.fit(X, Y, batch_size=6, epochs=2, verbose=0, callbacks=[
+        _constructed("val_loss", [1.0, 1.0]), reduce])
+    # TF 2.15 prints the new rate in float64: 0.3 read as float32, times 0.2
+    assert capsys.readouterr().out == \
+        "\nEpoch 2: ReduceLROnPlateau reducing learning rate to 0.06000000238418579.\n"
+
+
 def test_csv_logger(tmp_path):
     path = tmp_path / "log.csv"
     model = _model()

@@ -353,7 +353,10 @@ def test_errors():
     with pytest.raises(ValueError, match="Received uninstantiated Loss class"):
         model.compile("sgd", K.losses.MeanSquaredError)
     model.compile("sgd", "mse")
-    with pytest.raises(ValueError, match="expected dense_input to have shape"):
+    # TF 2.15 shows the shapes it compared: without the batch axis
+    with pytest.raises(ValueError, match=r"^Error when checking input: expected dense_input "
+                                         r"to have shape \(3,\) but got array with shape "
+                                         r"\(4,\)$"):
         model.fit(np.zeros((6, 4)), y, verbose=0)
     with pytest.raises(ValueError, match="Input arrays should have the same number of samples"):
         model.fit(x, y[:5], verbose=0)
@@ -393,3 +396,78 @@ def test_fit_refuses_objects_it_cannot_read_as_arrays():
         model.fit(Batches(), epochs=1, verbose=0)
     with pytest.raises(ValueError, match="Failed to find data adapter"):
         model.predict(Batches())
+
+
+# --- add_metric (TF 2.15, Keras 2, graph mode) ----------------------------------------------
+class _ActivationMean(L.Layer):
+    def call(self, x):
+        self.add_metric(tf.reduce_mean(x), name="act_mean", aggregation="mean")
+        return x
+
+
+class _ActivationMax(L.Layer):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.peak = K.metrics.Mean(name="peak")
+
+    def call(self, x):
+        self.add_metric(self.peak(tf.reduce_max(x)))
+        return x
+
+
+def test_add_metric_reports_the_mean_over_batches():
+    x = np.arange(30, dtype=np.float32).reshape(10, 3) / 10.0
+    y = np.arange(10, dtype=np.float32).reshape(10, 1)
+    with tf.Graph().as_default():
+        inp = K.Input((3,))
+        out = L.Dense(1, kernel_initializer="ones")(inp)
+        hidden = _ActivationMax()(_ActivationMean()(inp))  # metric-only layers
+        model = K.Model(inp, L.Add()([out, tf.reduce_sum(hidden, 1, keepdims=True) * 0.0]))
+        model.add_metric(tf.reduce_sum(model.output), name="out_sum", aggregation="mean")
+        assert model.metrics_names == ["loss", "act_mean", "peak", "out_sum"]
+        model.compile(K.optimizers.SGD(0.0), "mse", metrics=["mae"])
+        assert model.metrics_names == ["loss", "mean_absolute_error", "act_mean", "peak",
+                                       "out_sum"]
+        history = model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+        batches = [x[:4], x[4:8], x[8:]]
+        # the mean metric of per-batch values: an unweighted mean over the batches
+        expected = {"act_mean": np.mean([b.mean() for b in batches]),
+                    "peak": np.mean([b.max() for b in batches]),
+                    "out_sum": np.mean([b.sum() for b in batches])}
+        for name, value in expected.items():
+            np.testing.assert_allclose(history.history[name], [value] * 2, rtol=1e-6)
+        results = model.evaluate(x, y, batch_size=5, verbose=0)
+        np.testing.assert_allclose(results[2:], [np.mean([x[:5].mean(), x[5:].mean()]),
+                                                 np.mean([x[:5].max(), x[5:].max()]),
+                                                 np.mean([x[:5].sum(), x[5:].sum()])],
+                                   rtol=1e-6)
+        K.backend.set_session(None)
+
+
+def test_add_metric_errors():
+    with tf.Graph().as_default():
+        inp = K.Input((3,))
+        model = K.Model(inp, L.Dense(1)(inp))
+        with pytest.raises(ValueError, match="^Please provide a name for your metric"):
+            model.add_metric(tf.reduce_sum(inp))
+        with pytest.raises(ValueError, match=r"^We currently support only `mean` sample-wise "
+                                             r"metric aggregation\. You provided "
+                                             r"aggregation=`sum`$"):
+            model.add_metric(tf.reduce_sum(inp), name="a", aggregation="sum")
+        with pytest.raises(ValueError, match="^We do not support adding an aggregated metric"):
+            model.add_metric(tf.reduce_sum(inp), name="a")
+        with pytest.raises(ValueError, match="^Using the result of calling a `Metric` object"):
+            model.add_metric(K.metrics.Mean(name="m")(inp))
+        with pytest.raises(ValueError, match="^Expected a symbolic Tensor for the metric "
+                                             "value, received: 3.0$"):
+            model.add_metric(3.0, name="c", aggregation="mean")
+
+
+def test_steps_per_epoch_on_arrays_counts_steps_as_samples(capsys):
+    x, y = _data(6)
+    model = K.Sequential([L.Dense(1, input_shape=(3,))])
+    model.compile("sgd", "mse")
+    history = model.fit(x, y, epochs=1, steps_per_epoch=2, verbose=2)
+    # TF 2.15: params' samples is the step count; the line says samples (not a dataset)
+    assert history.params["samples"] == 2 and history.params["steps"] == 2
+    assert capsys.readouterr().out.startswith("Train on 2 samples\n")

@@ -42,7 +42,11 @@ def test_accuracy_functions_match_numpy(sess):
 
 def test_mean_weighs_values_across_updates(sess):
     mean = M.Mean()
-    assert [v.name for v in mean.variables] == ["mean/total:0", "mean/count:0"]
+    # TF 2.15 (Keras 2, graph mode) names the state without the metric's scope
+    assert [v.name for v in mean.variables] == ["total:0", "count:0"]
+    assert [v.name for v in M.Mean(name="m2").variables] == ["total_1:0", "count_1:0"]
+    with tf.name_scope("outer"):
+        assert [v.name for v in M.Sum().variables] == ["outer/total:0"]
     assert mean.variables[0] not in tf.global_variables()
     first = mean([1.0, 2.0, 3.0], sample_weight=[1.0, 0.0, 2.0])
     second = mean.update_state([[4.0], [6.0]], sample_weight=[[0.5], [1.5]])
@@ -113,3 +117,36 @@ def test_metric_objects_in_compile():
         expected = np.mean(model.predict(x).argmax(1) == y.argmax(1))
         np.testing.assert_allclose([hits, top1], [expected, expected], rtol=1e-6)
         K.backend.set_session(None)
+
+
+def test_mean_tensor_means_each_element(sess):
+    # values from TF 2.15 (Keras 2) in graph mode; by hand: total / count per element
+    mean = M.MeanTensor()
+    first = mean.update_state([0.0, 1.0, 2.0, 3.0])
+    second = mean.update_state([4.0, 5.0, 6.0, 7.0])
+    weighted = mean.update_state([12.0, 10.0, 8.0, 6.0], sample_weight=[0, 0.2, 0.5, 1])
+    assert [v.name for v in mean.variables] == ["total:0", "count:0"]
+    sess.run(first)
+    sess.run(second)
+    np.testing.assert_allclose(sess.run(mean.result()), [2.0, 3.0, 4.0, 5.0])
+    sess.run(weighted)
+    np.testing.assert_allclose(sess.run(mean.result()),
+                               [4 / 2, 8 / 2.2, 12 / 2.5, 16 / 3], rtol=1e-6)
+    with pytest.raises(ValueError, match=r"MeanTensor input values must always have the "
+                                         r"same shape\. Expected shape \(set during the "
+                                         r"first call\): \(4,\)\. Got: \(2,\)\."):
+        mean.update_state([1.0, 2.0])
+    with pytest.raises(ValueError, match="MeanTensor does not have any value yet"):
+        M.MeanTensor().result()
+    fixed = M.MeanTensor(dtype="float64", shape=(1, 2))
+    rows = fixed.update_state(np.array([[1.0, 2.0]]), sample_weight=[[3.0]])
+    sess.run(rows)
+    np.testing.assert_allclose(sess.run(fixed.result()), [[1.0, 2.0]])
+    assert fixed.result().dtype == tf.float64 and fixed.get_config() == {
+        "name": "mean_tensor", "dtype": "float64"}
+
+
+def test_accuracy_checks_shapes():
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match=r"Shapes \(3,\) and \(2,\) are incompatible"):
+            M.Accuracy().update_state([1, 2, 3], [1, 2])

@@ -2,6 +2,8 @@
 2.15: layer and variable names, layers, weights (order included), calling on new
 tensors, raw TF ops between layers, summary, training propagation, updates, and the
 saving APIs that raise NotImplementedError (training: test_keras_fit*.py)."""
+import json
+
 import numpy as np
 import pytest
 
@@ -309,3 +311,67 @@ def test_training_with_a_tf_train_optimizer(sess):
     assert sess.run(loss, {x: xv, y: yv}) < first
     assert sess.run(model.layers[0].kernel).min() >= 0  # the constraint ran
     assert np.any(sess.run(model.layers[1].moving_mean) != 0)  # the updates ran
+
+
+# --- default configs of subclasses (TF 2.15, Keras 2, graph mode) ---------------------------
+class _Units(K.Model):
+    def __init__(self, units=3, act="relu", **kw):
+        super().__init__(**kw)
+        self.dense = K.layers.Dense(units, activation=act)
+
+    def call(self, x):
+        return self.dense(x)
+
+
+class _UnitsKwargs(K.Model):
+    def __init__(self, units=3, **kwargs):
+        super().__init__(**kwargs)
+        self.dense = K.layers.Dense(units)
+
+    def call(self, x):
+        return self.dense(x)
+
+
+class _Wrapping(K.Model):
+    def __init__(self, layer):
+        super().__init__()
+        self.layer = layer
+
+    def call(self, x):
+        return self.layer(x)
+
+    def get_config(self):
+        config = super().get_config()
+        config["extra"] = 1
+        return config
+
+
+def test_subclassed_model_config_is_its_arguments():
+    with tf.Graph().as_default():
+        # the arguments given, by name; the base keys only with a '**kwargs' parameter
+        assert _Units(5, name="zz").get_config() == {"units": 5}
+        assert _Units().get_config() == {}
+        assert _UnitsKwargs(2, name="q").get_config() == {
+            "name": "q", "trainable": True, "dtype": None, "units": 2}
+        # an argument that is not a plain value: {}; an override calling it gets {}
+        assert _Wrapping(K.layers.Dense(2)).get_config() == {"extra": 1}
+        assert json.loads(_Units(5).to_json())["config"] == {"units": 5}
+        assert _Units.from_config({"units": 4}).dense.units == 4
+
+
+def test_layer_with_arguments_must_override_get_config():
+    class Scaled(K.layers.Layer):
+        def __init__(self, factor=2, **kwargs):
+            super().__init__(**kwargs)
+            self.factor = factor
+
+    class Plain(K.layers.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+
+    with tf.Graph().as_default():
+        with pytest.raises(NotImplementedError,
+                           match=r"^Layers with arguments in `__init__` must override "
+                                 r"`get_config`\.$"):
+            Scaled().get_config()
+        assert Plain(name="p").get_config() == {"name": "p", "trainable": True, "dtype": None}

@@ -624,7 +624,8 @@ class ReduceLROnPlateau(Callback):
             if self.wait >= self.patience:
                 old_lr = backend.get_value(variable)
                 if old_lr > np.float32(self.min_lr):
-                    new_lr = max(old_lr * self.factor, self.min_lr)
+                    # in float64, as Keras under NumPy 1 (the message shows it)
+                    new_lr = max(float(old_lr) * self.factor, self.min_lr)
                     backend.set_value(variable, new_lr)
                     if self.verbose > 0:
                         print("\nEpoch %d: ReduceLROnPlateau reducing learning rate to %s."

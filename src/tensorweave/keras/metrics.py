@@ -12,6 +12,8 @@ reports it.
 """
 from __future__ import annotations
 
+import weakref
+
 from typing import Optional
 
 import numpy as np
@@ -72,6 +74,7 @@ def _broadcastable(weights, values) -> bool:
 def accuracy(y_true, y_pred):
     """1.0 where `y_true == y_pred` (y_pred cast to y_true's dtype), else 0.0."""
     y_true, y_pred = tf.convert_to_tensor(y_true), tf.convert_to_tensor(y_pred)
+    y_true.shape.assert_is_compatible_with(y_pred.shape)
     if y_true.dtype != y_pred.dtype:
         y_pred = tf.cast(y_pred, y_true.dtype)
     return tf.cast(tf.equal(y_true, y_pred), backend.floatx())
@@ -178,6 +181,18 @@ for _name, _fn in _LOSS_FUNCTIONS.items():
 
 
 # --- Metric classes -----------------------------------------------------------------------
+# result tensor of a Metric call -> the Metric (Keras keeps it on the tensor)
+_METRIC_OF_RESULT = weakref.WeakKeyDictionary()
+
+
+def metric_of_result(value):
+    """The Metric whose call returned `value`, or None."""
+    try:
+        return _METRIC_OF_RESULT.get(value)
+    except TypeError:  # not a tensor
+        return None
+
+
 @tf_export("keras.metrics.Metric")
 class Metric:
     """Base class of the stateful metrics: subclasses make their state with
@@ -194,7 +209,6 @@ class Metric:
         self._name = name or to_snake_case(type(self).__name__)
         self._dtype = backend.floatx() if dtype is None else tf.as_dtype(dtype).name
         self._variables = []
-        self._scope = None  # the name scope of the state variables, made once
         self.stateful = True
         self.built = True
 
@@ -217,13 +231,11 @@ class Metric:
             initial = initializer(shape, dtype=dtype)
         else:
             initial = np.full(shape, initializer, dtype.as_numpy_dtype)
+        # Like Keras in graph mode, the state is named in the caller's name scope, not
+        # under the metric's name ('total:0', then 'total_1:0' for the next metric).
         with tf.init_scope():
-            if self._scope is None:
-                with tf.name_scope(self._name) as scope:
-                    self._scope = scope
-            with tf.name_scope(self._scope):
-                variable = tf.Variable(initial, name=name, dtype=dtype, trainable=False,
-                                       collections=[], use_resource=True)
+            variable = tf.Variable(initial, name=name, dtype=dtype, trainable=False,
+                                   collections=[], use_resource=True)
         backend.track_variable(variable)
         self._variables.append(variable)
         return variable
@@ -245,7 +257,12 @@ class Metric:
         the update."""
         update_op = self.update_state(*args, **kwargs)
         with tf.control_dependencies([] if update_op is None else [update_op]):
-            return self.result()
+            result = self.result()
+        # as Keras: `add_metric` finds the metric of a result; the training loop fetches
+        # the latest result of each metric it reports
+        _METRIC_OF_RESULT[result] = self
+        self._call_result = result
+        return result
 
     def reset_state(self) -> None:
         """Sets the state variables to zero (in the Keras session)."""
@@ -341,6 +358,76 @@ class Mean(Reduce):
 
     def __init__(self, name: str = "mean", dtype=None):
         super().__init__("weighted_mean", name=name, dtype=dtype)
+
+
+@tf_export("keras.metrics.MeanTensor")
+class MeanTensor(Metric):
+    """The element-wise (weighted) mean of the tensors seen, all of one shape.
+
+    Args:
+      name: default 'mean_tensor'.
+      dtype: default floatx().
+      shape: the shape of the values; None: taken from the first `update_state`.
+    """
+
+    def __init__(self, name: str = "mean_tensor", dtype=None, shape=None):
+        super().__init__(name=name, dtype=dtype)
+        self._shape = None
+        self._total = None
+        self._count = None
+        if shape is not None:
+            self._build(shape)
+
+    def _build(self, shape) -> None:
+        self._shape = tf.TensorShape(shape)
+        self._total = self.add_weight("total", shape=self._shape.as_list())
+        self._count = self.add_weight("count", shape=self._shape.as_list())
+        backend.get_session()  # as Keras: made at the first update, initialized at once
+
+    @property
+    def total(self):
+        return self._total
+
+    @property
+    def count(self):
+        return self._count
+
+    def update_state(self, values, sample_weight=None):
+        """The op adding `values` (times `sample_weight`) element-wise to the total and
+        the weights to the count.
+
+        Raises:
+          ValueError: when `values` has another shape than the first values.
+        """
+        values = tf.cast(values, self._dtype)
+        if self._shape is None:
+            self._build(values.shape)
+        elif values.shape != self._shape:
+            raise ValueError("MeanTensor input values must always have the same shape. "
+                             "Expected shape (set during the first call): %s. Got: %s."
+                             % (self._shape, values.shape))
+        counts = tf.ones_like(values)
+        if sample_weight is not None:
+            sample_weight = tf.cast(sample_weight, self._dtype)
+            values, _, sample_weight = squeeze_or_expand_dimensions(
+                values, sample_weight=sample_weight)
+            if _broadcastable(sample_weight, values):
+                sample_weight = sample_weight * counts
+            else:
+                axes = list(range(sample_weight.shape.ndims, values.shape.ndims))
+                values = tf.reduce_mean(values, axes)
+            counts = counts * sample_weight
+            values = values * sample_weight
+        update_total = self._total.assign_add(values)
+        with tf.control_dependencies([update_total]):
+            return self._count.assign_add(counts)
+
+    def result(self):
+        if self._shape is None:
+            raise ValueError("MeanTensor does not have any value yet. Please call the "
+                             "MeanTensor instance or use `.update_state(value)` before "
+                             "retrieving the result.")
+        return tf.math.divide_no_nan(self._total, self._count)
 
 
 @tf_export("keras.metrics.MeanMetricWrapper")

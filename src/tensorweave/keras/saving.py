@@ -321,11 +321,20 @@ def model_config(model) -> dict:
     layer config ({} when that cannot be made)."""
     if getattr(model, "_is_graph_network", False):
         return copy.deepcopy(network_config(model))
-    from tensorweave.keras.engine import base_layer
-    try:
-        return base_layer.Layer.get_config(model)
-    except NotImplementedError:
+    from tensorweave.keras.engine import base_layer, training
+    arguments = model.__dict__.get("_auto_config")
+    if type(model).get_config is not training.Model.get_config or arguments is None:
         return {}
+    base = base_layer.Layer.get_config(model)
+    config = dict(base)
+    config.update(arguments)
+    # Keras keeps the base keys only when `__init__` takes `**kwargs` (named so) or
+    # names them; an argument of the same name overrides and is dropped with them.
+    spec = inspect.getfullargspec(type(model).__init__)
+    if spec.varkw != "kwargs":
+        for key in set(base) - set(spec.args[1:]):
+            config.pop(key, None)
+    return config
 
 
 # --- Sequential configs --------------------------------------------------------------------

@@ -165,29 +165,32 @@ def _pairs_by_topology(model, saved, filepath: str) -> list:
                              "Received %d saved weight(s)" % (layers.index(layer), layer.name,
                                                               name, len(weights),
                                                               len(values)))
-        pairs.extend(_checked(layer, weights, values, False))
+        pairs.extend(_checked(layer.name, weights, values, False))
     return pairs
 
 
 def _pairs_by_name(model, saved, skip_mismatch: bool) -> list:
-    by_name = dict(saved)
-    pairs = []
+    layers_by_name = {}
     for layer in model.layers:
-        values = by_name.get(layer.name)
-        if values is None:
-            continue
-        weights = _layer_weights(layer)
-        if len(weights) != len(values):
-            if skip_mismatch:
-                continue
-            raise ValueError("Weight count mismatch for layer %s. Layer expects %d "
-                             "weight(s). Received %d saved weight(s)"
-                             % (layer.name, len(weights), len(values)))
-        pairs.extend(_checked(layer, weights, values, skip_mismatch))
+        layers_by_name.setdefault(layer.name, []).append(layer)
+    pairs = []
+    # Keras numbers a layer by its place among the saved layers in its messages
+    for index, (name, values) in enumerate(saved):
+        for layer in layers_by_name.get(name, []):
+            weights = _layer_weights(layer)
+            label = "#%d (named %s)" % (index, layer.name)
+            if len(weights) != len(values):
+                if skip_mismatch:
+                    continue
+                raise ValueError("Weight count mismatch for layer %s. Layer expects %d "
+                                 "weight(s). Received %d saved weight(s)"
+                                 % (label, len(weights), len(values)))
+            pairs.extend(_checked(label, weights, values, skip_mismatch))
     return pairs
 
 
-def _checked(layer, weights, values, skip_mismatch: bool) -> list:
+def _checked(label: str, weights, values, skip_mismatch: bool) -> list:
+    """(weight, value) pairs of one layer (named `label` in messages), shapes checked."""
     pairs = []
     for weight, value in zip(weights, values):
         shape = tuple(weight.shape.as_list())
@@ -196,6 +199,6 @@ def _checked(layer, weights, values, skip_mismatch: bool) -> list:
                 continue
             raise ValueError("Shape mismatch in layer %s for weight %s. Weight expects "
                              "shape %s. Received saved weight with shape %s"
-                             % (layer.name, weight.name, shape, value.shape))
+                             % (label, weight.name, shape, value.shape))
         pairs.append((weight, value))
     return pairs

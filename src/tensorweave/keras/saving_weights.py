@@ -11,8 +11,12 @@ lists and dicts of layers set as its attributes. A variable's key is its first p
 breadth-first walk + '/.ATTRIBUTES/VARIABLE_VALUE', e.g.
 'layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE'. The walk is also written as a
 TrackableObjectGraph proto under '_CHECKPOINTABLE_OBJECT_GRAPH', which TF needs to match
-objects when it restores. Optimizer variables are not written; TF ignores their absence
-and tensorweave ignores them in TF's checkpoints.
+objects when it restores. A compiled model's optimizer is its child 'optimizer', whose
+children are 'iter' and its hyperparameter variables; a slot variable has no path of its
+own: its key is its variable's path + '/.OPTIMIZER_SLOT/optimizer/<slot>', and the proto
+lists it among the optimizer's slot variables. Optimizer values whose variables do not
+exist yet when loading (the slots are made with the train function) are kept and
+assigned once they exist, as TF's deferred restoration does.
 """
 from __future__ import annotations
 
@@ -58,6 +62,8 @@ def _children(obj) -> List[Tuple[str, object]]:
         return [(str(i), v) for i, v in enumerate(obj) if _trackable(v)]
     if isinstance(obj, dict):
         return [(str(k), v) for k, v in obj.items() if _trackable(v)]
+    if _is_optimizer(obj):
+        return _optimizer_children(obj)
     children = []
     if getattr(obj, "_is_graph_network", False) or type(obj).__name__ == "Sequential":
         with_weights = 0
@@ -66,7 +72,7 @@ def _children(obj) -> List[Tuple[str, object]]:
                 children.append(("layer_with_weights-%d" % with_weights, layer))
                 with_weights += 1
             children.append(("layer-%d" % i, layer))
-        return children
+        return children + _optimizer_of(obj)
     for variable in list(obj.__dict__.get("_trainable_weights", [])) + \
             list(obj.__dict__.get("_non_trainable_weights", [])):
         children.append((_weight_name(variable), variable))
@@ -78,6 +84,28 @@ def _children(obj) -> List[Tuple[str, object]]:
         if _is_layer(value) or isinstance(value, tf.Variable) or _holds_layers(value):
             if all(value is not v or name != n for n, v in children):
                 children.append((name, value))
+    return children + _optimizer_of(obj)
+
+
+def _is_optimizer(obj) -> bool:
+    from tensorweave.keras.optimizer_v2 import OptimizerV2
+    return isinstance(obj, OptimizerV2)
+
+
+def _optimizer_of(model) -> List[Tuple[str, object]]:
+    """[('optimizer', the optimizer)] for a model compiled with one, else []."""
+    optimizer = model.__dict__.get("optimizer")
+    return [("optimizer", optimizer)] if _is_optimizer(optimizer) else []
+
+
+def _optimizer_children(optimizer) -> List[Tuple[str, object]]:
+    """'iter', then the hyperparameters made variables (TF's order)."""
+    children = []
+    if optimizer._iterations is not None:
+        children.append(("iter", optimizer._iterations))
+    for name, value in sorted(optimizer._hyper.items()):
+        if isinstance(value, tf.Variable):
+            children.append((name, value))
     return children
 
 
@@ -103,6 +131,7 @@ class ObjectGraph:
         met before).
       paths: per node, its first path of local names from the root.
       keys: id(variable) -> (variable, checkpoint key).
+      slots: per optimizer node id, [(variable node id, slot name, slot node id)].
     """
 
     def __init__(self, root):
@@ -124,10 +153,36 @@ class ObjectGraph:
                     queue.append(ids[id(child)])
                 refs.append((name, ids[id(child)]))
             self.children.append(refs)
-        for node_id, obj in enumerate(self.nodes):
-            if isinstance(obj, tf.Variable):
-                key = "/".join(_escape(n) for n in self.paths[node_id]) + _VALUE_SUFFIX
-                self.keys[id(obj)] = (obj, key)
+        self.slots: Dict[int, List[Tuple[int, str, int]]] = {}
+        variable_ids = [i for i, obj in enumerate(self.nodes) if isinstance(obj, tf.Variable)]
+        for node_id in variable_ids:
+            self.keys[id(self.nodes[node_id])] = (self.nodes[node_id],
+                                                  self._path(node_id) + _VALUE_SUFFIX)
+        for node_id in [i for i, obj in enumerate(self.nodes) if _is_optimizer(obj)]:
+            self._add_slots(node_id, variable_ids)
+
+    def _path(self, node_id: int) -> str:
+        return "/".join(_escape(n) for n in self.paths[node_id])
+
+    def _add_slots(self, optimizer_id: int, variable_ids: List[int]) -> None:
+        """Adds the slot variables of the optimizer, slot by slot (TF's order), as nodes
+        with no path and keys under their variable's."""
+        optimizer = self.nodes[optimizer_id]
+        refs = self.slots.setdefault(optimizer_id, [])
+        for slot_name in optimizer._slot_names:
+            for node_id in variable_ids:
+                slot = optimizer._slots.get(id(self.nodes[node_id]), {}).get(slot_name)
+                if slot is None:
+                    continue
+                slot_id = len(self.nodes)
+                self.nodes.append(slot)
+                self.children.append([])
+                self.paths.append(None)
+                refs.append((node_id, slot_name, slot_id))
+                key = "%s/.OPTIMIZER_SLOT/%s/%s%s" % (
+                    self._path(node_id), self._path(optimizer_id), _escape(slot_name),
+                    _VALUE_SUFFIX)
+                self.keys[id(slot)] = (slot, key)
 
     def proto_bytes(self, with_root_alias: bool) -> bytes:
         """The TrackableObjectGraph proto, serialized (with TF's 'root' child of the
@@ -141,6 +196,9 @@ class ObjectGraph:
                 node.children.add(node_id=child_id, local_name=name)
             if node_id == 0 and with_root_alias:
                 node.children.add(node_id=0, local_name="root")
+            for variable_id, slot_name, slot_id in self.slots.get(node_id, []):
+                node.slot_variables.add(original_variable_node_id=variable_id,
+                                        slot_name=slot_name, slot_variable_node_id=slot_id)
             if isinstance(obj, tf.Variable):
                 node.attributes.add(name="VARIABLE_VALUE", full_name=obj.op.name,
                                     checkpoint_key=self.keys[id(obj)][1])
@@ -153,7 +211,8 @@ class ObjectGraph:
         while changed:
             changed = False
             for node_id, refs in enumerate(self.children):
-                if not has[node_id] and any(has[c] for _, c in refs):
+                targets = [c for _, c in refs] + [s for _, _, s in self.slots.get(node_id, [])]
+                if not has[node_id] and any(has[c] for c in targets):
                     has[node_id] = changed = True
         return has
 
@@ -267,7 +326,29 @@ def load_weights(model, filepath, by_name: bool = False, skip_mismatch: bool = F
     used = {key for _, key in graph.keys.values() if reader.has_tensor(key)}
     unused = sorted(set(reader.tensor_names()) - used - {OBJECT_GRAPH_KEY})
     unmatched = [key for _, key in graph.keys.values() if key not in used]
+    # optimizer state whose variables the train function will make
+    model._pending_checkpoint_values = {key: reader.read(key) for key in unused
+                                        if _is_optimizer_key(key)}
     return CheckpointLoadStatus(unused, unmatched)
+
+
+def _is_optimizer_key(key: str) -> bool:
+    return key.startswith("optimizer/") or "/.OPTIMIZER_SLOT/" in key
+
+
+def restore_pending(model) -> None:
+    """Assigns the optimizer values `load_weights` kept to the variables that now exist
+    (called once the train function made the slots)."""
+    pending = model.__dict__.get("_pending_checkpoint_values")
+    if not pending:
+        return
+    assignments = []
+    for variable, key in ObjectGraph(model).keys.values():
+        value = pending.get(key)
+        if value is not None and list(value.shape) == variable.shape.as_list():
+            assignments.append((variable, value))
+            del pending[key]
+    backend.batch_set_value(assignments)
 
 
 class CheckpointLoadStatus:

@@ -106,6 +106,7 @@ class Layer(layers_base.Layer):
         self._losses: List = []
         self._conditional_losses: set = set()
         self._callable_losses: List = []
+        self._metrics: List = []  # the Metric objects of `add_metric`
         self._dtype = None if dtype is None else tf.as_dtype(dtype).base_dtype
         self._inbound_nodes: List = []
         self._outbound_nodes: List = []
@@ -318,11 +319,20 @@ class Layer(layers_base.Layer):
 
     def get_config(self) -> dict:
         """{'name', 'trainable', 'dtype'} (and 'batch_input_shape' when given); layers
-        with constructor arguments add theirs."""
+        with constructor arguments add theirs.
+
+        Raises:
+          NotImplementedError: a subclass whose `__init__` takes other arguments and
+            that does not override `get_config` (its config could not rebuild it).
+        """
         config = {"name": self.name, "trainable": self.trainable}
         if hasattr(self, "_batch_input_shape"):
             config["batch_input_shape"] = self._batch_input_shape
         config["dtype"] = self.dtype
+        if type(self).get_config is Layer.get_config and \
+                _extra_init_args(type(self), config):
+            raise NotImplementedError("Layers with arguments in `__init__` must override "
+                                      "`get_config`.")
         return config
 
     @classmethod
@@ -431,6 +441,19 @@ class Layer(layers_base.Layer):
             self._losses.append(loss)
             if inputs is not None:
                 self._conditional_losses.add(id(loss))
+
+    def add_metric(self, value, aggregation=None, name=None) -> None:
+        """Adds a metric the Keras training loop reports (and resets each epoch): with
+        aggregation='mean', the mean of `value` over the batches (a Mean metric named
+        `name`); with None, `value` must be what calling a Metric object returned. A
+        functional model's metric added outside a call becomes a layer of the model.
+
+        Raises:
+          ValueError: another aggregation, no name, a value that is not a tensor
+            outside a call, or an aggregated value not made by a Metric.
+        """
+        from tensorweave.keras.engine import add_loss
+        add_loss.add_metric(self, value, aggregation, name, call_context().in_call)
 
     def add_update(self, updates, inputs=None) -> None:
         """Adds update ops (or callables making them, called now) to `layer.updates`."""
@@ -767,3 +790,9 @@ class Layer(layers_base.Layer):
           AttributeError: the layer was never called on Keras tensors.
         """
         return _masks_of(self.output)
+
+
+def _extra_init_args(cls, config: dict) -> list:
+    """The named arguments of `cls.__init__` that the base config does not hold."""
+    names = inspect.getfullargspec(cls.__init__).args[1:]
+    return [n for n in names if n not in config and n != "dynamic"]

@@ -41,6 +41,14 @@ class Model(TrainingMixin, base_layer.Layer):
         layers, or layers that cannot be reached from the inputs.
     """
 
+    def __new__(cls, *args, **kwargs):
+        instance = super().__new__(cls)
+        # Like Keras, a subclass's constructor arguments are kept as its default config
+        # when they are all plain values (object.__setattr__: no layer tracking yet).
+        object.__setattr__(instance, "_auto_config", _plain_init_arguments(cls, args,
+                                                                           kwargs))
+        return instance
+
     def __init__(self, *args, **kwargs):
         if len(args) >= 2 or len(args) == 1 and "outputs" in kwargs or \
                 "inputs" in kwargs and "outputs" in kwargs:
@@ -339,7 +347,8 @@ class Model(TrainingMixin, base_layer.Layer):
     # --- configs and saving (keras/saving.py, keras/saving_weights.py) ------------------
     def get_config(self) -> dict:
         """A functional model's config: its layers and how they are connected (TF's
-        format); a subclassed model's base layer config."""
+        format); for a subclass that does not override it, the constructor arguments when
+        all are plain values, else {} (and {} for an override calling it)."""
         from tensorweave.keras import saving
         return saving.model_config(self)
 
@@ -402,3 +411,20 @@ def _unique_names(names: list) -> list:
         out.append(name)
     return out
 
+
+_PLAIN_TYPES = (str, int, float, bool, type(None))
+
+
+def _plain_init_arguments(cls, args: tuple, kwargs: dict) -> Optional[dict]:
+    """The arguments given to `cls(...)` by name, or None when one is not a plain value
+    (nested lists and dicts of plain values are plain)."""
+    names = inspect.getfullargspec(cls.__init__).args[1:]
+    arguments = dict(kwargs)
+    arguments.update(zip(names, args))
+    try:
+        values = tf.nest.flatten(arguments)
+    except TypeError:
+        return None
+    if all(isinstance(value, _PLAIN_TYPES) for value in values):
+        return arguments
+    return None

@@ -109,11 +109,15 @@ def model_iteration(model, inputs, targets=None, sample_weights=None, batch_size
     feed_phase = mode == TRAIN and model._feeds_learning_phase()
     function = model._execution_function(mode, weighted)
     do_validation = val_inputs is not None
+    # Keras counts steps as the samples when stepping (the callbacks' params too), and
+    # names them steps only for a dataset
+    samples_or_steps = steps_per_epoch if use_steps else num_samples
     if mode == TRAIN and verbose:
-        _print_train_info(num_samples, "steps" if use_steps else "samples", val_inputs)
+        _print_train_info(samples_or_steps, "steps" if feed is not None else "samples",
+                          val_inputs)
     callbacks = callbacks_module.configure_callbacks(
         callbacks, model, do_validation=do_validation, batch_size=batch_size, epochs=epochs,
-        steps_per_epoch=steps_per_epoch, samples=num_samples, verbose=verbose,
+        steps_per_epoch=steps_per_epoch, samples=samples_or_steps, verbose=verbose,
         count_mode="steps" if use_steps else "samples", mode=mode)
     model.stop_training = False
     callbacks._call_begin_hook(mode)

@@ -154,9 +154,11 @@ def _check_shape(name, array, shape, check_batch_axis, exception_prefix) -> None
         data_shape, expected = data_shape[1:], expected[1:]
     for dim, ref in zip(data_shape, expected):
         if ref is not None and dim is not None and ref != dim:
+            # Like Keras, the message shows the shapes that were compared (batch axis
+            # dropped unless it is checked).
             raise ValueError("Error when checking %s: expected %s to have shape %s but got "
-                             "array with shape %s" % (exception_prefix, name, tuple(shape),
-                                                      tuple(array.shape)))
+                             "array with shape %s" % (exception_prefix, name, expected,
+                                                      data_shape))
 
 
 def standardize_sample_or_class_weights(x_weight, output_names, weight_type: str) -> list:

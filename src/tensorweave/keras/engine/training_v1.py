@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 import tensorweave as tf
-from tensorweave.keras import backend, optimizers
+from tensorweave.keras import backend, optimizers, saving_weights
 from tensorweave.keras import metrics as metrics_module
 from tensorweave.keras.callbacks import PREDICT, TEST, TRAIN
 from tensorweave.keras.engine import compile_utils, training_arrays, training_datasets
@@ -192,7 +192,8 @@ class TrainingMixin:
                                                            sample_weights)
         results = dict(self._unweighted_results)
         results.update(weighted)
-        tensors = loss_metrics + [results[id(m)] for m in self._compile_metric_functions]
+        tensors = loss_metrics + [results[id(m)] for m in self._compile_metric_functions] + \
+            [m._call_result for m in self._added_metrics()]
         compiled = self._compiled_graphs[modes] = _CompiledGraph(sample_weights, total,
                                                                  tensors)
         return compiled
@@ -203,8 +204,20 @@ class TrainingMixin:
     # --- metrics -------------------------------------------------------------------------
     @property
     def metrics(self) -> list:
-        """The compile metrics (Metric objects), in the order of `metrics_names`."""
-        return list(self._compile_metric_functions) if self._is_compiled else []
+        """The compile metrics then those of `add_metric` (Metric objects), in the order
+        of `metrics_names`."""
+        compiled = list(self._compile_metric_functions) if self._is_compiled else []
+        return compiled + self._added_metrics()
+
+    def _added_metrics(self) -> list:
+        """The metrics `add_metric` gave the model and its layers (each once)."""
+        found, seen = [], set()
+        for layer in self._flatten_layers():
+            for metric in layer.__dict__.get("_metrics", []):
+                if id(metric) not in seen:
+                    seen.add(id(metric))
+                    found.append(metric)
+        return found
 
     @property
     def metrics_names(self) -> list:
@@ -275,6 +288,7 @@ class TrainingMixin:
                         params=self._collected_trainable_weights, loss=compiled.total_loss)
                     updates += [u for u in self.get_updates_for(None) +
                                 self.get_updates_for(self.inputs) if u not in updates]
+                saving_weights.restore_pending(self)
             with tf.name_scope("training" if mode == TRAIN else "evaluation"):
                 function = backend.function(inputs, outputs, updates=updates,
                                             name=mode + "_function", **self._function_kwargs)
