@@ -189,13 +189,14 @@ def test_saving_twice_to_a_bare_relative_prefix_leaves_only_tf_files(tmp_path, m
     # siamese_tf_mnist saves to 'model' (no directory) every N steps: the backup of the
     # previous checkpoint was linked under a garbled name and never removed.
     monkeypatch.chdir(tmp_path)
-    v = tf.Variable([1.0, 2.0], name="w")
-    saver = tf.train.Saver()
-    with tf.Session() as sess:
-        sess.run(v.initializer)
-        saver.save(sess, "model")
-        sess.run(v.assign([3.0, 4.0]))
-        saver.save(sess, "model")
+    with tf.Graph().as_default():
+        v = tf.Variable([1.0, 2.0], name="w")
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run(v.initializer)
+            saver.save(sess, "model")
+            sess.run(v.assign([3.0, 4.0]))
+            saver.save(sess, "model")
     assert sorted(os.listdir(tmp_path)) == [
         "checkpoint", "model.data-00000-of-00001", "model.index", "model.meta"]
     np.testing.assert_array_equal(tf.train.load_variable("model", "w"), [3.0, 4.0])
