@@ -215,27 +215,9 @@ def _check_rows(ctx, resources, names, grad, indices) -> None:
 def _apply_rows_in_place(ctx, handles, names, grad, indices, scalars, update) -> None:
     """Runs `update(rows, grad_rows)` on the rows `indices` of the variables `handles`
     (locked in input order, validated first), writing the rows back."""
-    rv = training_ops._rv()
-    for name, value in scalars:
-        if value.ndim != 0:
-            raise errors.InvalidArgumentError(None, ctx.op, "%s is not a scalar: %s"
-                                              % (name, _shape_text(value.shape)))
     host_indices = indices.get() if hasattr(indices, "get") else np.asarray(indices)
-    resources = [rv.lookup_variable(h, ctx.op) for h in handles]
-    locks = []
-    for r in resources:
-        if r.lock not in locks:
-            locks.append(r.lock)
-    for lock in locks:
-        lock.acquire()
+    resources, locks = training_ops.lock_variables(ctx, handles, scalars)
     try:
-        for r, h in zip(resources, handles):
-            if r.value is None:
-                rv.current_value(r, h, ctx.op)  # raises FailedPrecondition
-            if r.dtype is not ctx.attrs["T"]:
-                raise errors.InvalidArgumentError(
-                    None, ctx.op, "Trying to update variable with wrong dtype. Expected %s "
-                    "got %s" % (_dt.type_string(r.dtype), _dt.type_string(ctx.attrs["T"])))
         _check_rows(ctx, resources, names, grad, host_indices)
         arrays = [r.writable_value() for r in resources]
         try:
@@ -249,8 +231,7 @@ def _apply_rows_in_place(ctx, handles, names, grad, indices, scalars, update) ->
             for r, arr in zip(resources, arrays):
                 r.publish(arr)
     finally:
-        for lock in reversed(locks):
-            lock.release()
+        training_ops.release(locks)
 
 
 # --- registration -------------------------------------------------------------------------

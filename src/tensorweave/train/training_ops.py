@@ -93,11 +93,12 @@ def _shape_str(shape) -> str:
     return "[%s]" % ",".join(str(d) for d in shape)
 
 
-def _apply_in_place(ctx, handles, names, grad, scalars, update) -> None:
-    """Runs `update(*arrays)` on writable arrays of the variables `handles`, with every
-    variable locked (in input order) and validated against `grad` and the scalar
-    hyperparameters first; then publishes the arrays. Kept lean: it runs once per
-    variable per training step."""
+def lock_variables(ctx, handles, scalars) -> tuple:
+    """The first steps of an update kernel: the scalar hyperparameters `scalars` ((name,
+    value) pairs) checked, the variables `handles` looked up and locked in input order,
+    each checked to be initialized and of the op's type `T`. Returns (resources, locks)
+    with the locks held (on an error they are released): the caller releases them with
+    `release(locks)`. Kept lean: it runs once per variable per training step."""
     rv = _RV or _load_rv()
     for name, value in scalars:
         if value.ndim != 0:
@@ -112,13 +113,31 @@ def _apply_in_place(ctx, handles, names, grad, scalars, update) -> None:
         lock.acquire()
     try:
         dtype = ctx.attrs["T"]
-        for r, h, name in zip(resources, handles, names):
+        for r, h in zip(resources, handles):
             if r.value is None:
                 rv.current_value(r, h, ctx.op)  # raises FailedPrecondition
             if r.dtype is not dtype:
                 raise errors.InvalidArgumentError(
                     None, ctx.op, "Trying to update variable with wrong dtype. Expected %s "
                     "got %s" % (_dt.type_string(r.dtype), _dt.type_string(dtype)))
+    except BaseException:
+        release(locks)
+        raise
+    return resources, locks
+
+
+def release(locks) -> None:
+    for lock in reversed(locks):
+        lock.release()
+
+
+def _apply_in_place(ctx, handles, names, grad, scalars, update) -> None:
+    """Runs `update(*arrays)` on writable arrays of the variables `handles`, with every
+    variable locked (in input order) and validated against `grad` and the scalar
+    hyperparameters first (lock_variables); then publishes the arrays."""
+    resources, locks = lock_variables(ctx, handles, scalars)
+    try:
+        for r, name in zip(resources, names):
             if r.value.shape != grad.shape:
                 raise errors.InvalidArgumentError(
                     None, ctx.op, "var and %s do not have the same shape%s %s"
@@ -130,8 +149,7 @@ def _apply_in_place(ctx, handles, names, grad, scalars, update) -> None:
             for r, arr in zip(resources, arrays):
                 r.publish(arr)
     finally:
-        for lock in reversed(locks):
-            lock.release()
+        release(locks)
 
 
 # --- GradientDescent ----------------------------------------------------------------------

@@ -32,18 +32,6 @@ from tensorweave.layers import convolutional as layers_conv
 _CONVOLUTIONS = {1: backend_nn.conv1d, 2: backend_nn.conv2d, 3: backend_nn.conv3d}
 
 
-def _normalize_tuple(value, rank: int, name: str, allow_zero: bool = False) -> tuple:
-    """`value` as a tuple of `rank` ints, with Keras' check that they are positive (or
-    not negative, with `allow_zero`)."""
-    values = layers_conv.normalize_tuple(value, rank, name)
-    bad = {v for v in values if v < 0 or (v == 0 and not allow_zero)}
-    if bad:
-        raise ValueError("The `%s` argument must be a tuple of %d integers. Received: %s "
-                         "including %s that does not satisfy the requirement `%s 0`."
-                         % (name, rank, value, bad, ">=" if allow_zero else ">"))
-    return values
-
-
 def _normalize_padding(value) -> str:
     padding = str(value).lower()
     if padding not in ("valid", "same", "causal"):
@@ -109,11 +97,11 @@ class ConvLSTMCell(cells_lib.DropoutRNNCellMixin, Layer):
                              "rank=%s" % (rank, rank))
         self.rank = rank
         self.filters = filters
-        self.kernel_size = _normalize_tuple(kernel_size, rank, "kernel_size")
-        self.strides = _normalize_tuple(strides, rank, "strides", allow_zero=True)
+        self.kernel_size = layers_conv.positive_tuple(kernel_size, rank, "kernel_size")
+        self.strides = layers_conv.positive_tuple(strides, rank, "strides", allow_zero=True)
         self.padding = _normalize_padding(padding)
         self.data_format = normalize_data_format(data_format)
-        self.dilation_rate = _normalize_tuple(dilation_rate, rank, "dilation_rate")
+        self.dilation_rate = layers_conv.positive_tuple(dilation_rate, rank, "dilation_rate")
         self.activation = activations.get(activation)
         self.recurrent_activation = activations.get(recurrent_activation)
         self.use_bias = use_bias

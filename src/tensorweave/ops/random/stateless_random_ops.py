@@ -23,7 +23,7 @@ from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
 from tensorweave.ops.random.random_ops import _FLOAT_TYPES, _INT_TYPES, _categorical_draws, \
-    _multinomial_shape, _shape_from, _shape_input_fn, _shape_tensor, _standard_normal, \
+    _multinomial_shape, _normal_values, _shape_from, _shape_input_fn, _shape_tensor, \
     _uniform01
 
 _FULL_INT_TYPES = (_dt.int32, _dt.int64, _dt.uint32, _dt.uint64)
@@ -89,13 +89,7 @@ def _normal(ctx, shape, seed, truncated: bool):
     dims = _shape_from(shape)
     dtype = ctx.attrs["dtype"]
     gen, _ = _seeded(ctx, seed)
-    x = _standard_normal(gen, int(np.prod(dims)), dtype)
-    if truncated:
-        bad = np.flatnonzero(np.abs(x) > 2.0)
-        while bad.size:
-            x[bad] = _standard_normal(gen, bad.size, dtype)
-            bad = bad[np.abs(x[bad]) > 2.0]
-    return x.reshape(dims).astype(dtype.as_numpy_dtype, copy=False)
+    return _normal_values(gen, dims, dtype, truncated)
 
 
 @kernel("StatelessRandomNormal")
