@@ -217,3 +217,24 @@ def test_pooling_layers(sess):
     np.testing.assert_allclose(out[7], vol.max(axis=(1, 2, 3)))
     with pytest.raises(ValueError, match="expected ndim=4, found ndim=3"):
         L.MaxPooling2D()(tf.constant(seq))
+
+
+def test_conv2d_transpose_with_dilation(sess):
+    # Keras 2.15 takes dilation_rate (it raised NotImplementedError here): each input
+    # pixel scatters the dilated kernel, valid padding, stride 1
+    rs = np.random.RandomState(0)
+    x = rs.rand(2, 5, 6, 3).astype(np.float32)
+    layer = L.Conv2DTranspose(4, 3, dilation_rate=2)
+    y = layer(tf.constant(x))
+    assert y.shape.as_list() == [2, 9, 10, 4]  # (5 - 1) + (3 - 1) * 2 + 1, as TF's
+    sess.run(tf.global_variables_initializer())
+    kernel = rs.rand(3, 3, 4, 3).astype(np.float32)  # [kh, kw, filters, in]
+    layer.set_weights([kernel, np.zeros(4, np.float32)])
+    want = np.zeros((2, 9, 10, 4))
+    for i in range(5):
+        for j in range(6):
+            for a in range(3):
+                for b in range(3):
+                    want[:, i + 2 * a, j + 2 * b] += x[:, i, j] @ kernel[a, b].T
+    np.testing.assert_allclose(sess.run(y), want, rtol=1e-5)
+    assert layer.get_config()["dilation_rate"] == (2, 2)

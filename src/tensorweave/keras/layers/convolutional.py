@@ -172,20 +172,8 @@ export(Conv2D, "keras.layers.Conv2D", "keras.layers.Convolution2D")
 export(Conv3D, "keras.layers.Conv3D", "keras.layers.Convolution3D")
 
 
-def deconv_output_length(length, kernel: int, padding: str, output_padding, stride: int):
-    """The output length of a transposed convolution along one axis (Keras' rule; the
-    length may be a tensor)."""
-    if length is None:
-        return None
-    if output_padding is None:
-        return length * stride + (max(kernel - stride, 0) if padding == "valid" else 0)
-    pad = kernel // 2 if padding == "same" else 0
-    return (length - 1) * stride + kernel - 2 * pad + output_padding
-
-
 def _transpose_class(base, rank: int, name: str):
     ones = (1,) * rank
-    transpose_op = tf.nn.conv2d_transpose if rank == 2 else tf.nn.conv3d_transpose
 
     class ConvTranspose(_KerasConv, base, Layer):
         def __init__(self, filters, kernel_size, strides=ones, padding="valid",
@@ -195,6 +183,8 @@ def _transpose_class(base, rank: int, name: str):
                      kernel_regularizer=None, bias_regularizer=None,
                      activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
                      **kwargs):
+            # output padding, dilation and the output lengths are the tf.layers base's
+            # (the same rules as Keras')
             super().__init__(
                 filters, kernel_size, strides=strides, padding="valid",
                 data_format=data_format or backend.image_data_format(),
@@ -205,51 +195,10 @@ def _transpose_class(base, rank: int, name: str):
                 bias_regularizer=bias_regularizer,
                 activity_regularizer=activity_regularizer,
                 kernel_constraint=kernel_constraint,
-                bias_constraint=bias_constraint, **kwargs)
+                bias_constraint=bias_constraint, output_padding=output_padding,
+                dilation_rate=dilation_rate, **kwargs)
             resolve_identifiers(self)
             self._keras_checks(filters, padding, causal_allowed=False)
-            self.dilation_rate = layers_conv.normalize_tuple(dilation_rate, rank,
-                                                             "dilation_rate")
-            if any(d != 1 for d in self.dilation_rate):
-                raise NotImplementedError("%s with dilation_rate != 1 is not supported by "
-                                          "tensorweave" % name)
-            self.output_padding = output_padding
-            if output_padding is not None:
-                self.output_padding = layers_conv.normalize_tuple(output_padding, rank,
-                                                                  "output_padding")
-                for stride, out_pad in zip(self.strides, self.output_padding):
-                    if out_pad >= stride:
-                        raise ValueError("Strides must be greater than output padding. "
-                                         "Received strides=%s, output_padding=%s."
-                                         % (self.strides, self.output_padding))
-
-        def _lengths(self, sizes):
-            pads = self.output_padding or (None,) * rank
-            return [deconv_output_length(size, self.kernel_size[i], self.padding, pads[i],
-                                         self.strides[i]) for i, size in enumerate(sizes)]
-
-        def _convolve(self, inputs):
-            first = self.data_format == "channels_first"
-            axes = list(range(2, rank + 2)) if first else list(range(1, rank + 1))
-            dims, dynamic = inputs.shape.as_list(), tf.shape(inputs)
-            sizes = [dims[a] if dims[a] is not None else dynamic[a] for a in axes]
-            out = self._lengths(sizes)
-            batch = dynamic[0]
-            output_shape = tf.stack([batch, self.filters] + out if first else
-                                    [batch] + out + [self.filters])
-            strides = [1, 1] + list(self.strides) if first else [1] + list(self.strides) + [1]
-            outputs = transpose_op(inputs, self.kernel, output_shape, strides,
-                                   padding=self.padding.upper(),
-                                   data_format=layers_conv.spatial_format(rank, first))
-            outputs.set_shape(self.compute_output_shape(inputs.shape))
-            return outputs
-
-        def compute_output_shape(self, input_shape):
-            dims = tf.TensorShape(input_shape).with_rank(rank + 2).as_list()
-            first = self.data_format == "channels_first"
-            spatial = self._lengths(dims[2:] if first else dims[1:-1])
-            return tf.TensorShape([dims[0], self.filters] + spatial if first else
-                                  [dims[0]] + spatial + [self.filters])
 
         def get_config(self) -> dict:
             names = _CONV_CONFIG if rank == 2 else \
@@ -268,14 +217,14 @@ def _transpose_class(base, rank: int, name: str):
       padding: 'valid' or 'same'.
       output_padding: extra output size per axis (less than the stride), or None.
       data_format: 'channels_last' or 'channels_first' (None: the backend default).
-      dilation_rate: must be 1.
+      dilation_rate: an int or a tuple of {rank} ints (Conv3DTranspose ignores it, as
+        Keras').
       activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
       bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint: as Conv.
       **kwargs: the base Layer's.
 
     Raises:
       ValueError: bad arguments, or an output padding not less than the stride.
-      NotImplementedError: dilation_rate != 1.
     """.format(rank=rank)
     return ConvTranspose
 
