@@ -118,3 +118,17 @@ def test_initializable_iterator_refed_restarts_with_new_values(sess):
     with pytest.raises(tf.errors.OutOfRangeError):  # and stays at its end
         sess.run(nxt)
     assert isinstance(sess.run(it.string_handle()), bytes)
+
+
+def test_every_iterator_is_in_the_iterators_collection():
+    # as TF1's Iterator does (the names are TF 2.21's)
+    with tf.Graph().as_default():
+        ds = tf.data.Dataset.range(5)
+        tf.data.make_one_shot_iterator(ds)
+        initializable = tf.data.make_initializable_iterator(ds)
+        tf.data.Iterator.from_structure(tf.int64, [])
+        tf.data.Iterator.from_string_handle(tf.placeholder(tf.string, []), tf.int64, [])
+        initializable.make_initializer(ds)  # (the same iterator: not added again)
+        assert [t.name for t in tf.get_collection("iterators")] == [
+            "OneShotIterator:0", "IteratorV2:0", "IteratorV2_1:0",
+            "IteratorFromStringHandleV2:0"]

@@ -264,6 +264,9 @@ def _get_next_kernel(ctx, iterator):
     return list(iterator.next(ctx))
 
 
+_GLOBAL_ITERATORS = "iterators"
+
+
 @tf_export("data.Iterator")
 class Iterator(ElementSpec):
     """Reads the elements of a dataset (see the module docstring).
@@ -276,6 +279,10 @@ class Iterator(ElementSpec):
         self._handle = handle
         self._initializer = initializer
         self._set_spec(structure, types, shapes)
+        # as TF1's Iterator: every iterator resource is in the "iterators" collection
+        # (exported with meta graphs)
+        if handle not in handle.graph.get_collection(_GLOBAL_ITERATORS):
+            handle.graph.add_to_collection(_GLOBAL_ITERATORS, handle)
 
     @staticmethod
     def from_structure(output_types, output_shapes=None, shared_name: Optional[str] = None,
@@ -321,7 +328,7 @@ class Iterator(ElementSpec):
         handle = apply_op("IteratorFromStringHandleV2",
                           [convert_to_tensor(string_handle, _dt.string)],
                           {"output_types": flat_types, "output_shapes": flat_shapes},
-                          name="IteratorFromStringHandle").outputs[0]
+                          name="IteratorFromStringHandleV2").outputs[0]
         return Iterator(handle, None, structure, flat_types, flat_shapes)
 
     def make_initializer(self, dataset: Dataset, name: Optional[str] = None
