@@ -104,3 +104,12 @@ def test_no_gradient_as_in_tf():
             with pytest.raises(LookupError, match=message):
                 compute_gradient_error(x, list(SIGNAL.shape), y, y.shape.as_list(),
                                        x_init_value=SIGNAL)
+
+
+def test_window_size_and_stride_are_required_attrs():
+    # TF's op def gives them no default: a missing one is a TypeError at build time
+    with tf.Graph().as_default():
+        with pytest.raises(TypeError, match="window_size"):
+            tf.raw_ops.AudioSpectrogram(input=tf.zeros([10, 1]), stride=2)
+        with pytest.raises(TypeError, match="stride"):
+            tf.raw_ops.AudioSpectrogram(input=tf.zeros([10, 1]), window_size=4)

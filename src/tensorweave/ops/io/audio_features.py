@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
-from tensorweave.framework.registry import gradient, kernel, register_op
+from tensorweave.framework.registry import REQUIRED, gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.ops.math.quantize_ops import no_gradient
 
@@ -56,7 +56,7 @@ def _mfcc_shape(op):
 
 
 register_op("AudioSpectrogram", inputs=["input: float"], outputs=["spectrogram: float"],
-            attrs={"window_size": 0, "stride": 0, "magnitude_squared": False},
+            attrs={"window_size": REQUIRED, "stride": REQUIRED, "magnitude_squared": False},
             shape=_spectrogram_shape)
 register_op("Mfcc", inputs=["spectrogram: float", "sample_rate: int32"],
             outputs=["output: float"],
