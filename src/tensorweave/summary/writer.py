@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import warnings
 from typing import Dict, Iterator, Optional
 
 from tensorweave.framework.api_export import tf_export
@@ -139,8 +140,9 @@ class FileWriter:
     def add_event(self, event) -> None:
         """Adds an `Event` to the event file (a warning and no-op once closed)."""
         if self._closed:
-            _log.warning("Attempting to use a closed FileWriter. The operation will be a "
-                         "noop unless the FileWriter is explicitly reopened.")
+            # TF warns through the warnings module here (not its logger)
+            warnings.warn("Attempting to use a closed FileWriter. The operation will be a "
+                          "noop unless the FileWriter is explicitly reopened.", stacklevel=2)
             return
         self.event_writer.add_event(event)
 
