@@ -228,6 +228,31 @@ def test_static_shapes_match_tensorflow(graph):
     assert t.shape.as_list() == [None, 9, 9, 3]
 
 
+def test_transpose_batch_comes_from_out_backprop(graph):
+    # TF 2.21: Conv2DBackpropInput takes its static batch from out_backprop, not from a
+    # constant input_sizes, and checks the two against each other when both are known
+    P = tf.placeholder
+    w = P(tf.float32, [3, 3, 5, 3])
+    unknown_batch = P(tf.float32, [None, 4, 5, 3])
+    cases = [
+        (tf.nn.conv2d_transpose(unknown_batch, w, [2, 8, 10, 5], [1, 2, 2, 1], "SAME"),
+         [None, 8, 10, 5]),
+        (tf.nn.conv2d_transpose(P(tf.float32, [None, 3, 4, 5]), w, [2, 5, 8, 10],
+                                [1, 1, 2, 2], "SAME", data_format="NCHW"),
+         [None, 5, 8, 10]),
+        (tf.nn.conv2d_backprop_input([2, 8, 10, 5], w, P(tf.float32, None), [1, 2, 2, 1],
+                                     "SAME"), [None, 8, 10, 5]),
+        (tf.nn.conv1d_transpose(P(tf.float32, [None, 6, 3]), P(tf.float32, [3, 5, 3]),
+                                [2, 12, 5], 2, "SAME"), [None, 12, 5]),
+        (tf.nn.atrous_conv2d_transpose(P(tf.float32, [None, 7, 9, 3]), w, [2, 11, 13, 5], 2,
+                                       "VALID"), [None, 11, 13, 5]),
+    ]
+    for tensor, expected in cases:
+        assert tensor.shape.as_list() == expected
+    with pytest.raises(ValueError, match="Dimensions must be equal, but are 2 and 3"):
+        tf.nn.conv2d_backprop_input([2, 8, 10, 5], w, P(tf.float32, [3, 4, 5, 3]),
+                                    [1, 2, 2, 1], "SAME")
+
 def test_op_names_and_attrs(graph):
     x = tf.placeholder(tf.float32, [1, 6, 6, 3])
     w = tf.placeholder(tf.float32, [3, 3, 3, 8])

@@ -116,3 +116,21 @@ def test_errors(sess):
                    {"ksize": [1, 2, 2, 1], "strides": [1, 1, 1, 1], "padding": "SAME"}).outputs[0]
     with pytest.raises(tf.errors.InvalidArgumentError, match="argmax value 99 which is out"):
         sess.run(bad)
+
+
+@pytest.mark.parametrize("shape", [(0, 2, 2, 1), (1, 0, 2, 1), (1, 2, 2, 0)])
+def test_empty_input_is_refused_at_run_time(sess, shape):
+    # TF 2.21's CPU kernel: InvalidArgumentError "tensor_in must not be empty", even for a
+    # zero batch that max_pool accepts
+    x = tf.placeholder(tf.float32, [None, None, None, None])
+    y = tf.nn.max_pool_with_argmax(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="tensor_in must not be empty"):
+        sess.run(y, {x: np.ones(shape, np.float32)})
+
+
+def test_empty_output_from_a_non_empty_input(sess):
+    # a 1-row input under a 2-row VALID window pools to nothing, without an error (TF 2.21)
+    x = tf.placeholder(tf.float32, [None, None, None, None])
+    out, argmax = sess.run(tf.nn.max_pool_with_argmax(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"),
+                           {x: np.ones((1, 1, 2, 1), np.float32)})
+    assert out.shape == (1, 0, 1, 1) and argmax.shape == (1, 0, 1, 1)

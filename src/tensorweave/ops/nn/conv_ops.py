@@ -426,10 +426,12 @@ def _conv2d_backprop_input_shape(op):
     depth_ax = 1 if fmt == "NCHW" else 3
     if dy[depth_ax] is not None and f[3] is not None and dy[depth_ax] != f[3]:
         raise ValueError("Dimensions must be equal, but are %d and %d" % (dy[depth_ax], f[3]))
-    sizes = tensor_util.constant_value_as_shape(op.inputs[0])
-    dims = rank4(sizes)
-    if dims[0] is None:
-        dims[0] = dy[0]
+    dims = rank4(tensor_util.constant_value_as_shape(op.inputs[0]))
+    # as TF, the batch comes from out_backprop (checked against input_sizes when both are
+    # known): an unknown out_backprop batch leaves it unknown even with constant sizes
+    if dims[0] is not None and dy[0] is not None and dims[0] != dy[0]:
+        raise ValueError("Dimensions must be equal, but are %d and %d" % (dims[0], dy[0]))
+    dims[0] = dy[0]
     return TensorShape(dims)
 
 

@@ -103,6 +103,8 @@ def _flat_positions(ctx, x, argmax, n_out: int) -> np.ndarray:
 @kernel("MaxPoolWithArgmax", cheap=False)
 def _max_pool_with_argmax_kernel(ctx, x):
     wh, ww = _windows(ctx, x)
+    if x.size == 0:  # TF's CPU kernel refuses any empty input, a zero batch included
+        raise errors.InvalidArgumentError(None, ctx.op, "tensor_in must not be empty")
     return _argmax(x, wh, ww, ctx.attrs["include_batch_in_index"],
                    ctx.attrs["Targmax"].as_numpy_dtype)
 
