@@ -126,3 +126,22 @@ def test_sobol_points_helper_is_scipy_shifted_by_one():
     from scipy.stats import qmc
     ref = qmc.Sobol(5, scramble=False).random_base2(4)[:11]
     np.testing.assert_array_equal(sobol_ops.sobol_points(5, 10, 0), ref[1:])
+
+
+def test_points_without_scipys_direction_numbers_walk_the_sequence(monkeypatch):
+    # the direct Gray-code path reads SciPy's private direction numbers; without them
+    # (another SciPy) the points come from SciPy's own walk, and are the same
+    from scipy.stats import qmc
+    direct = sobol_ops.sobol_points(7, 9, 1000)
+
+    class Hidden(qmc.Sobol):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.__dict__["_sv_backup"] = self._sv
+            self._sv = None
+
+        def fast_forward(self, n):
+            self._sv = self.__dict__["_sv_backup"]
+            return super().fast_forward(n)
+    monkeypatch.setattr(sobol_ops, "_scipy_sobol", lambda: Hidden)
+    np.testing.assert_array_equal(sobol_ops.sobol_points(7, 9, 1000), direct)
