@@ -9,6 +9,7 @@ inputs, parses them from tf.Example and turns them into tensors.
   wrappers.py             indicator_column, embedding_column, shared_embedding_columns
   layers.py               input_layer, linear_model
   parse_spec.py           make_parse_example_spec
+  sequence_columns.py     sequence_categorical_column_with_*, sequence_numeric_column
 
 Imported on first access of `tf.feature_column` (tensorweave/__init__.py), so `import
 tensorweave` does not pay for it. The public names are also bound here, so that
@@ -23,6 +24,10 @@ from tensorweave.feature_column.layers import input_layer, linear_model  # noqa:
 from tensorweave.feature_column.numeric_columns import (  # noqa: F401
     bucketized_column, numeric_column)
 from tensorweave.feature_column.parse_spec import make_parse_example_spec  # noqa: F401
+from tensorweave.feature_column.sequence_columns import (  # noqa: F401
+    sequence_categorical_column_with_hash_bucket, sequence_categorical_column_with_identity,
+    sequence_categorical_column_with_vocabulary_file,
+    sequence_categorical_column_with_vocabulary_list, sequence_numeric_column)
 from tensorweave.feature_column.wrappers import (  # noqa: F401
     embedding_column, indicator_column, shared_embedding_columns)
 

@@ -71,20 +71,31 @@ def numeric_column(key: str, shape=(1,), default_value=None, dtype=_dt.float32,
       ValueError: a dimension < 1, a non-numeric `dtype`, a default value of another
         shape, or a `key` that is not a string.
     """
-    shape = _check_shape(shape, key)
-    dtype = _dt.as_dtype(dtype)
-    if not (dtype.is_integer or dtype.is_floating):
-        raise ValueError("dtype must be convertible to float. dtype: {}, key: {}"
-                         .format(dtype, key))
+    shape = check_shape(shape, key)
+    dtype = check_numeric_dtype(dtype, key)
     default_value = _check_default_value(shape, default_value, dtype, key)
-    if normalizer_fn is not None and not callable(normalizer_fn):
-        raise TypeError("normalizer_fn must be a callable. Given: {}".format(normalizer_fn))
+    check_normalizer(normalizer_fn)
     check_key(key)
     return NumericColumn(key, shape=shape, default_value=default_value, dtype=dtype,
                          normalizer_fn=normalizer_fn)
 
 
-def _check_shape(shape, key) -> tuple:
+def check_numeric_dtype(dtype, key: str) -> _dt.DType:
+    """`dtype` as a DType; ValueError unless integer or floating (cast to float32)."""
+    dtype = _dt.as_dtype(dtype)
+    if not (dtype.is_integer or dtype.is_floating):
+        raise ValueError("dtype must be convertible to float. dtype: {}, key: {}"
+                         .format(dtype, key))
+    return dtype
+
+
+def check_normalizer(normalizer_fn) -> None:
+    """TypeError unless `normalizer_fn` is None or callable."""
+    if normalizer_fn is not None and not callable(normalizer_fn):
+        raise TypeError("normalizer_fn must be a callable. Given: {}".format(normalizer_fn))
+
+
+def check_shape(shape, key) -> tuple:
     if shape is None:
         raise ValueError("shape must not be None. key: {}".format(key))
     shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)

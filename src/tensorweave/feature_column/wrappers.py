@@ -17,6 +17,7 @@ from typing import Callable, List, Optional, Sequence
 from tensorweave.feature_column.base import CategoricalColumn, DenseColumn, \
     check_categorical
 from tensorweave.feature_column.categorical_columns import WeightedCategoricalColumn
+from tensorweave.feature_column.sequence_columns import check_not_sequence
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
@@ -57,6 +58,7 @@ class IndicatorColumn(DenseColumn, collections.namedtuple(
         return TensorShape([1, self.categorical_column._num_buckets])
 
     def _get_dense_tensor(self, inputs, weight_collections=None, trainable=None):
+        check_not_sequence(self.categorical_column, "indicator_column", self.name)
         return inputs.get(self)
 
 
@@ -156,6 +158,7 @@ class _Embedding(DenseColumn):
         return result
 
     def _get_dense_tensor(self, inputs, weight_collections=None, trainable=None):
+        check_not_sequence(self.categorical_column, "embedding_column", self.name)
         id_weight_pair = self.categorical_column._get_sparse_tensors(
             inputs, weight_collections=weight_collections, trainable=trainable)
         table = self._table(weight_collections, trainable)

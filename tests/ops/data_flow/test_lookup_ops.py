@@ -214,3 +214,122 @@ def test_tables_over_the_same_file_share_one_table(sess, tmp_path):
     assert sess.run(second.lookup(tf.constant(["b", "z"]))).tolist() == [1, -1]
     sess.run(tf.tables_initializer())  # filling it again with the same data is fine
     assert sess.run(first.lookup(tf.constant(["c"]))).tolist() == [2]
+
+
+def test_key_value_count_mismatch_is_a_build_time_error():
+    # TF's shape inference rejects 2 keys with 3 values when the initializer is built.
+    init = tf.lookup.KeyValueTensorInitializer(["a", "b"], [1, 2, 3])
+    with pytest.raises(ValueError, match="Dimensions must be equal, but are 2 and 3"):
+        tf.lookup.StaticHashTable(init, -1)
+    with pytest.raises(ValueError, match="must have rank 1"):
+        tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer([["a"]], [[1]]), -1)
+
+
+def test_mutable_table_import_row_count_mismatch():
+    table = tf.lookup.experimental.MutableHashTable(tf.string, tf.float32, [0.0, 0.0])
+    with pytest.raises(ValueError, match="Dimensions must be equal, but are 2 and 1"):
+        tf.raw_ops.LookupTableImportV2(table_handle=table.resource_handle,
+                                       keys=tf.constant(["a", "b"]),
+                                       values=tf.constant([[1.0, 2.0]]))
+
+
+@pytest.mark.parametrize("attrs, message", [
+    ({"initial_num_buckets": 3}, "power of 2, got: 3"),
+    ({"initial_num_buckets": 0}, "power of 2, got: 0"),
+])
+def test_dense_table_bucket_count_must_be_a_power_of_two(sess, attrs, message):
+    table = tf.lookup.experimental.DenseHashTable(tf.int64, tf.int64, -1, empty_key=0,
+                                                  deleted_key=-1, **attrs)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+        sess.run(table.size())
+
+
+def test_dense_table_with_small_power_of_two_buckets_grows(sess):
+    table = tf.lookup.experimental.DenseHashTable(tf.int64, tf.int64, -1, empty_key=0,
+                                                  deleted_key=-1, initial_num_buckets=8)
+    keys = np.arange(5, 12, dtype=np.int64)
+    sess.run(table.insert(keys, keys * 10))
+    assert sess.run(table.size()) == 7
+    assert sess.run(table.lookup(tf.constant([11, 5, 4], tf.int64))).tolist() == [110, 50, -1]
+
+
+def test_mutable_lookup_with_a_default_per_key(sess):
+    table = tf.lookup.experimental.MutableHashTable(tf.string, tf.int64, -1)
+    sess.run(table.insert(tf.constant(["a"]), tf.constant([10], tf.int64)))
+    found = table.lookup(tf.constant([["a", "b"]]),
+                         dynamic_default_values=tf.constant([[7, 8]], tf.int64))
+    assert found.shape.as_list() == [1, 2]
+    assert sess.run(found).tolist() == [[10, 8]]  # "a" found, "b" takes its own default
+    wrong = table.lookup(tf.constant(["a", "b"]),
+                         dynamic_default_values=tf.constant([7], tf.int64))
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"Expected shape \[\] or \[2\] for default value, got \[1\]"):
+        sess.run(wrong)
+
+
+def test_table_of_vectors_with_a_default_per_key(sess):
+    table = tf.lookup.experimental.MutableHashTable(tf.string, tf.float32, [0.0, 0.0])
+    sess.run(table.insert(tf.constant(["a"]), tf.constant([[5.0, 6.0]])))
+    found = table.lookup(tf.constant(["a", "b"]),
+                         dynamic_default_values=tf.constant([[7.0, 8.0], [1.0, 2.0]]))
+    assert found.shape.as_list() == [2, 2]
+    assert sess.run(found).tolist() == [[5.0, 6.0], [1.0, 2.0]]
+
+
+@pytest.mark.parametrize("text, position", [
+    (b"a\n\nb\n", 3), (b"ab\r\n\r\nb\n", 6), (b"a\nb\n\n", 5)])
+def test_vocabulary_file_with_an_empty_line(sess, tmp_path, text, position):
+    # TF names the byte offset just past the empty line (its reader's position)
+    path = tmp_path / "vocab.txt"
+    path.write_bytes(text)
+    init = tf.lookup.TextFileInitializer(str(path), tf.string, -2, tf.int64, -1)
+    tf.lookup.StaticHashTable(init, -1)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match="empty line found at position %d" % position):
+        sess.run(tf.tables_initializer())
+
+
+def test_empty_line_past_vocab_size_is_not_read(sess, tmp_path):
+    path = tmp_path / "vocab.txt"
+    path.write_bytes(b"a\n\nb\n")
+    init = tf.lookup.TextFileInitializer(str(path), tf.string, -2, tf.int64, -1, vocab_size=1)
+    table = tf.lookup.StaticHashTable(init, -1)
+    sess.run(tf.tables_initializer())
+    assert sess.run(table.size()) == 1
+
+
+def test_line_number_dtype_messages():
+    with pytest.raises(ValueError, match="`value_dtype` must be int64 for `value_index` -1"):
+        tf.lookup.TextFileInitializer("v.txt", tf.string, -2, tf.string, -1)
+    with pytest.raises(ValueError, match="`key_dtype` must be int64 if `key_index` is -1"):
+        tf.lookup.TextFileInitializer("v.txt", tf.int32, -1, tf.string, -2)
+    with pytest.raises(ValueError, match=r"Shapes \(2,\) and \(\) are not compatible"):
+        tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(["a"], [1]), [-1, -2])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+        tf.constant([1, 2]), tf.constant([1, 2], tf.int64)), tf.constant(0, tf.int64)),
+    lambda: tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+        tf.constant([1.0, 2.0]), [1, 2]), -1),
+    lambda: tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+        tf.constant([1, 2], tf.int64), [True, False]), False),
+    lambda: tf.lookup.experimental.MutableHashTable(tf.string, tf.string, "?"),
+    lambda: tf.lookup.experimental.MutableHashTable(tf.int32, tf.string, "?"),
+])
+def test_dtype_pairs_tf_has_no_kernel_for(sess, make):
+    # TF registers no HashTable kernel for these pairs: the table's op fails when run
+    table = make()
+    with pytest.raises(tf.errors.InvalidArgumentError, match="No OpKernel was registered"):
+        sess.run(table.size())
+
+
+def test_supported_dtype_pairs_still_work(sess):
+    bools = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+        ["a", "b"], [True, False]), False)
+    names = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+        tf.constant([1, 2]), ["x", "y"]), "?")
+    sess.run(tf.tables_initializer())
+    assert sess.run(bools.lookup(tf.constant(["b", "a", "c"]))).tolist() == [False, True,
+                                                                             False]
+    assert sess.run(names.lookup(tf.constant([2, 3]))).tolist() == [b"y", b"?"]

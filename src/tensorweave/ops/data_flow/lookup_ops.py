@@ -16,10 +16,12 @@ key"). A lookup maps each key (any shape) to its value or to the default; a tabl
 tensors maps a key to a value of `value_shape`, so the result has the keys' shape
 followed by it. A dense table's keys may be vectors (its empty key's shape, TF's "key
 shape"): keys then end with that shape, and a lookup's result has the keys' shape
-without it, followed by the value shape. Export gives the keys and values in an unspecified order (here: sorted by
-key). A text file gives one entry per line: the key and the value are the whole line
-(TextFileIndex.WHOLE_LINE), its number (LINE_NUMBER) or a column of the line split at
-`delimiter`, converted to the table's dtype.
+without it, followed by the value shape. The default of a lookup is one value for all
+keys or, as TF allows, one per key (the keys' shape followed by the value shape). Export
+gives the keys and values in an unspecified order (here: sorted by key). A text file
+gives one entry per line (an empty line is an error): the key and the value are the
+whole line (TextFileIndex.WHOLE_LINE), its number (LINE_NUMBER) or a column of the line
+split at `delimiter`, converted to the table's dtype.
 
 The Python classes are TF1's `tf.lookup.StaticHashTable`, `KeyValueTensorInitializer`,
 `TextFileInitializer`, `TextFileIndex`, `tf.lookup.experimental.MutableHashTable` and
@@ -179,25 +181,29 @@ class TableResource:
             raise errors.InvalidArgumentError(
                 None, op, "Default value must be type %s but got %s"
                 % (self.value_dtype.name, _dt.as_dtype(default.dtype).name))
-        if default.shape != self.value_shape:
+        per_key_shape = tuple(lead) + self.value_shape
+        if default.shape not in (self.value_shape, per_key_shape):
             raise errors.InvalidArgumentError(
-                None, op, "Expected shape %s for default value, got %s"
-                % (list(self.value_shape), list(default.shape)))
+                None, op, "Expected shape %s or %s for default value, got %s"
+                % (list(self.value_shape), list(per_key_shape), list(default.shape)))
         with self.lock:
             if not self.initialized:
                 raise errors.FailedPreconditionError(None, op, "Table not initialized.")
             get = self.entries.get
             np_value = self.value_dtype.as_numpy_dtype
-            if not self.value_shape:
+            if not self.value_shape and default.shape == ():
                 miss = default.item()
                 out = np.array([get(k, miss) for k in flat],
                                dtype=object if np_value is object else np_value)
                 return out.reshape(lead)
             rows = [get(k) for k in flat]
+        # a default per key (TF's dynamic_default_values) or one for all keys
         out = np.empty((len(flat),) + self.value_shape, dtype=np_value)
+        out[...] = default.reshape((-1,) + self.value_shape)
         for i, r in enumerate(rows):
-            out[i] = default if r is None else r
-        return out.reshape(lead + self.value_shape)
+            if r is not None:
+                out[i] = r
+        return out.reshape(per_key_shape)
 
     def size(self) -> int:
         with self.lock:
@@ -285,8 +291,42 @@ register_op("MutableDenseHashTableV2", inputs=["empty_key: key_dtype",
             shape=_scalar, stateful=True)
 
 
+def _check_dense_table_attrs(ctx) -> None:
+    """TF's open-addressing table grows by doubling: its bucket count must be a power of
+    two and its load factor a fraction (InvalidArgumentError otherwise)."""
+    buckets, load = ctx.attrs["initial_num_buckets"], ctx.attrs["max_load_factor"]
+    if buckets < 1 or buckets & (buckets - 1):
+        raise errors.InvalidArgumentError(None, ctx.op, "Number of buckets must be at least 1 "
+                                          "and a power of 2, got: %d" % buckets)
+    if not 0 < load < 1:
+        raise errors.InvalidArgumentError(None, ctx.op, "max_load_factor must be between 0 "
+                                          "and 1, got: %g" % load)
+
+
+# (key, value) dtype pairs TF registers no kernel for (checked against TF 2.21): keys are
+# int32, int64 or string; bool values only with string keys; the rest per table op.
+_NO_KERNEL_PAIRS = {
+    "HashTableV2": {("int32", "int64")},
+    "MutableHashTableV2": {("int32", "int64"), ("int32", "string"), ("string", "string")},
+}
+
+
+def _check_kernel_dtypes(ctx) -> None:
+    """InvalidArgumentError, as TF's missing kernel, for the dtype pairs TF cannot hold."""
+    pairs = _NO_KERNEL_PAIRS.get(ctx.op.type)
+    if pairs is None:
+        return
+    key, value = ctx.attrs["key_dtype"].name, ctx.attrs["value_dtype"].name
+    if key not in ("int32", "int64", "string") or (value == "bool" and key != "string") \
+            or (key, value) in pairs:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "No OpKernel was registered to support Op '%s' with these attrs: "
+            "key_dtype=%s, value_dtype=%s" % (ctx.op.type, key, value))
+
+
 def _handle_kernel(mutable: bool):
     def run(ctx, *reserved_keys):
+        _check_kernel_dtypes(ctx)
         a, st = ctx.attrs, ctx.state
         name = st.get("name")
         if name is None:
@@ -297,6 +337,7 @@ def _handle_kernel(mutable: bool):
         shape = () if shape is None else tuple(shape.as_list())
         reserved, key_shape = {}, ()
         if reserved_keys:  # a dense table's empty and deleted keys (their shape: the keys')
+            _check_dense_table_attrs(ctx)
             empty, deleted = (np.asarray(k) for k in reserved_keys)
             if empty.shape != deleted.shape:
                 raise errors.InvalidArgumentError(
@@ -336,12 +377,39 @@ kernel("MutableHashTableV2")(_handle_kernel(True))
 kernel("MutableHashTableOfTensorsV2")(_handle_kernel(True))
 kernel("MutableDenseHashTableV2")(_handle_kernel(True))
 
+
+def _require_equal_rows(keys_rows, values_rows):
+    """TF's shape-inference error when the key and value counts are known and differ."""
+    if keys_rows is not None and values_rows is not None and keys_rows != values_rows:
+        raise ValueError("Dimensions must be equal, but are %d and %d"
+                         % (keys_rows, values_rows))
+
+
+def _initialize_shape(op) -> list:
+    # An initializer takes a vector of keys and a vector of values, one per key.
+    keys, values = (t.shape.with_rank(1) for t in op.inputs[1:3])
+    _require_equal_rows(_leading_dim(keys), _leading_dim(values))
+    return []
+
+
+def _import_shape(op) -> list:
+    # Imported values may be vectors (tables of tensors): only the row counts must agree.
+    _require_equal_rows(_leading_dim(op.inputs[1].shape), _leading_dim(op.inputs[2].shape))
+    return []
+
+
+def _leading_dim(shape: TensorShape) -> Optional[int]:
+    return shape.as_list()[0] if shape.ndims else None
+
+
 _KV = {"Tkey": TypeAttr(), "Tval": TypeAttr()}
 register_op("InitializeTableV2", inputs=["table_handle: resource", "keys: Tkey",
-                                         "values: Tval"], attrs=dict(_KV), stateful=True)
+                                         "values: Tval"], attrs=dict(_KV),
+            shape=_initialize_shape, stateful=True)
 register_op("LookupTableImportV2", inputs=["table_handle: resource", "keys: Tin",
                                            "values: Tout"],
-            attrs={"Tin": TypeAttr(), "Tout": TypeAttr()}, stateful=True)
+            attrs={"Tin": TypeAttr(), "Tout": TypeAttr()}, shape=_import_shape,
+            stateful=True)
 register_op("LookupTableInsertV2", inputs=["table_handle: resource", "keys: Tin",
                                            "values: Tout"],
             attrs={"Tin": TypeAttr(), "Tout": TypeAttr()}, stateful=True)
@@ -396,13 +464,14 @@ def _initialize_from_text_file_kernel(ctx, handle, filename):
     lines = text.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
-    lines = [ln[:-1] if ln.endswith(b"\r") else ln for ln in lines]
     vocab_size = a["vocab_size"]
     if vocab_size > 0:
         if len(lines) < vocab_size:
             raise errors.InvalidArgumentError(None, op, "Invalid vocab_size in %s: expected "
                                               "%d but got %d" % (path, vocab_size, len(lines)))
         lines = lines[:vocab_size]
+    _check_no_empty_line(op, path, lines)
+    lines = [ln[:-1] if ln.endswith(b"\r") else ln for ln in lines]
     delimiter = a["delimiter"].encode() if isinstance(a["delimiter"], str) \
         else a["delimiter"]
     keys = [_field(op, ln, n, a["key_index"], delimiter, t.key_dtype, 0)
@@ -411,6 +480,17 @@ def _initialize_from_text_file_kernel(ctx, handle, filename):
               for n, ln in enumerate(lines)]
     t.initialize(op, np.array(keys, dtype=t.key_dtype.as_numpy_dtype).reshape(-1),
                  np.array(values, dtype=t.value_dtype.as_numpy_dtype).reshape(-1))
+
+
+def _check_no_empty_line(op, path: str, lines: list) -> None:
+    """TF refuses a vocabulary with an empty line (`lines` as read: a CRLF line still
+    ends with its carriage return), naming the byte offset just past it."""
+    empty = next((n for n, ln in enumerate(lines) if ln in (b"", b"\r")), None)
+    if empty is None:
+        return
+    position = sum(len(ln) + 1 for ln in lines[:empty + 1])  # +1: each line's newline
+    raise errors.InvalidArgumentError(None, op, "Invalid content in %s: empty line found at "
+                                      "position %d." % (path, position))
 
 
 def _field(op, line: bytes, number: int, index: int, delimiter: bytes, dtype, offset: int):
@@ -447,13 +527,27 @@ def _key_shape(handle) -> Optional[TensorShape]:
     # the keys of every table but a dense one of vector keys
 
 
+def _value_rank(handle) -> int:
+    """The rank of one value of the table `handle` refers to (0 but for tables of
+    tensors, which hold their value shape as an attr)."""
+    from tensorweave.ops.state.resource_variable_ops import handle_source
+    op = handle_source(handle).op
+    shape = op.attrs.get("value_shape")
+    return shape.ndims if isinstance(shape, TensorShape) and shape.ndims else 0
+
+
 def _find_shape(op) -> TensorShape:
     keys, default = op.inputs[1].shape, op.inputs[2].shape
     key_shape = _key_shape(op.inputs[0])
     if keys.ndims is None or default.ndims is None or key_shape is None or \
             keys.ndims < key_shape.ndims:
         return unknown_shape()
-    return TensorShape(keys.as_list()[:keys.ndims - key_shape.ndims]).concatenate(default)
+    lead = TensorShape(keys.as_list()[:keys.ndims - key_shape.ndims])
+    value_rank = _value_rank(op.inputs[0])
+    if default.ndims == lead.ndims + value_rank and lead.ndims and \
+            lead.is_compatible_with(default[:lead.ndims]):  # a default per key
+        return lead.merge_with(default[:lead.ndims]).concatenate(default[lead.ndims:])
+    return lead.concatenate(default)
 
 
 def _export_shape(op) -> list:
@@ -593,8 +687,10 @@ class TextFileInitializer(TableInitializer):
                 raise ValueError("`%s_index` should be >= -2, received: %d."
                                  % (what, index))
             if index == LINE_NUMBER and dtype != _dt.int64:
-                raise ValueError("`%s_dtype` must be int64 if `%s_index` is -1, received: "
-                                 "%s" % (what, what, dtype))
+                # TF words the two messages differently ("if" / "for")
+                wording = "if `key_index` is" if what == "key" else "for `value_index`"
+                raise ValueError("`%s_dtype` must be int64 %s -1, received: %s"
+                                 % (what, wording, dtype))
             if index == WHOLE_LINE and what == "key" and not (dtype.is_integer or
                                                               dtype == _dt.string):
                 raise ValueError("`key_dtype` should be either integer or string for "
@@ -734,7 +830,7 @@ class StaticHashTable(_Table):
         name = name or "hash_table"
         self._initializer = initializer
         super().__init__(initializer.key_dtype, initializer.value_dtype, default_value, name)
-        self._default_value.get_shape().assert_is_compatible_with(TensorShape([]))
+        self._default_value.get_shape().merge_with(TensorShape([]))
         shared = getattr(initializer, "_shared_name", None)
         self._handle = apply_op("HashTableV2", [], {
             "shared_name": shared or "%s_%d" % (name, next(_UNIQUE)),
