@@ -240,7 +240,7 @@ def test_profiler_hook_writes_chrome_trace(model, tmp_path):
 
 def test_logging_tensor_hook_names_and_graph_checks(model, caplog):
     caplog.set_level(logging.INFO, logger="tensorflow")
-    c = tf.constant(2.5, name="c")
+    tf.constant(2.5, name="c")
     tf.split(tf.constant([1.0, 2.0]), 2, name="two")
     with pytest.raises(ValueError, match="Name two is ambiguous"):
         tf.train.LoggingTensorHook(["two"], every_n_iter=1).begin()

@@ -269,7 +269,7 @@ def test_queue_runners_are_started_and_joined():
 def test_scaffold_finalize_defaults_and_collections():
     with tf.Graph().as_default() as g:
         v = tf.Variable(1.0)
-        lv = tf.Variable(2.0, collections=[tf.GraphKeys.LOCAL_VARIABLES])
+        tf.Variable(2.0, collections=[tf.GraphKeys.LOCAL_VARIABLES])
         tf.summary.scalar("v", v)
         scaffold = tf.train.Scaffold().finalize()
         assert g.finalized
@@ -332,7 +332,7 @@ def test_run_step_fn_and_step_context():
 
 def test_worker_session_creator_waits_for_ready_model():
     with tf.Graph().as_default():
-        v = tf.Variable(1.0)
+        tf.Variable(1.0)
         scaffold = tf.train.Scaffold()
         creator = tf.train.WorkerSessionCreator(scaffold=scaffold, max_wait_secs=0)
         scaffold.finalize()

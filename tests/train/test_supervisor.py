@@ -81,7 +81,7 @@ def test_prepare_or_wait_for_session_and_standard_services(tmp_path):
 
 def test_non_chief_waits_and_requires_devices(graph):
     with tf.device("/cpu:0"):
-        v = tf.Variable(1.0)
+        tf.Variable(1.0)
     sv = tf.train.Supervisor(is_chief=False, recovery_wait_secs=0.01)
     with pytest.raises(tf.errors.DeadlineExceededError, match="not ready"):
         sv.prepare_or_wait_for_session(max_wait_secs=0.03)
