@@ -56,11 +56,13 @@ class Sequence:
 
     def __getitem__(self, index):
         """The batch at position `index`."""
-        raise NotImplementedError
+        raise NotImplementedError("%s must implement __getitem__ (the batch at an index), "
+                                  "as every keras.utils.Sequence" % type(self).__name__)
 
     def __len__(self):
         """The number of batches in the Sequence."""
-        raise NotImplementedError
+        raise NotImplementedError("%s must implement __len__ (the number of batches), as "
+                                  "every keras.utils.Sequence" % type(self).__name__)
 
     def on_epoch_end(self):
         """Called at the end of every epoch (pass over the batches)."""

@@ -166,10 +166,7 @@ class PartitionedPlan(Plan):
                 for _ in range(1, n):
                     finished.acquire()
         finally:
-            with env._lock:
-                env._live.discard(state)
-            if state._at_end is not None:
-                state.end()
+            env.end_step(state)
         if failures:
             raise self._step_error(failures)
         return [results[k][j] for k, j in self.fetch_map]

@@ -163,10 +163,6 @@ def _ftrl(xp, arrays, grad, s, attrs):
 
 
 # --- sparse updates -----------------------------------------------------------------------
-def _shape_text(shape) -> str:
-    return "[%s]" % ",".join(str(d) for d in shape)
-
-
 def _occurrence_rounds(indices: np.ndarray) -> List[np.ndarray]:
     """The positions of `indices` split into rounds in which no index repeats, the k-th
     occurrence of every index in round k (so one index's rows apply in order)."""
@@ -187,12 +183,13 @@ def _occurrence_rounds(indices: np.ndarray) -> List[np.ndarray]:
 def _check_rows(ctx, resources, names, grad, indices) -> None:
     """TF's checks of a sparse update: the slots shaped as the variable, indices a
     vector, one gradient row per index matching the variable's rows, indices in range."""
+    shape_str = training_ops._shape_str
     var_shape = resources[0].value.shape
     for r, name in zip(resources[1:], names[1:]):
         if r.value.shape != var_shape:
             raise errors.InvalidArgumentError(
                 None, ctx.op, "var and %s do not have the same shape%s %s"
-                % (name, _shape_text(var_shape), _shape_text(r.value.shape)))
+                % (name, shape_str(var_shape), shape_str(r.value.shape)))
     if len(var_shape) < 1:
         raise errors.InvalidArgumentError(None, ctx.op, "var must be at least 1 dimensional")
     if indices.ndim != 1:
@@ -201,7 +198,7 @@ def _check_rows(ctx, resources, names, grad, indices) -> None:
         if grad.ndim != len(var_shape) or grad.shape[d] != var_shape[d]:
             raise errors.InvalidArgumentError(
                 None, ctx.op, "var and grad must match in dimension %d (var %s, grad %s)"
-                % (d, _shape_text(var_shape), _shape_text(grad.shape)))
+                % (d, shape_str(var_shape), shape_str(grad.shape)))
     if grad.ndim < 1 or grad.shape[0] != indices.shape[0]:
         raise errors.InvalidArgumentError(
             None, ctx.op, "grad must be the same size as indices in the first dimension.")
@@ -275,11 +272,7 @@ def _sparse_shape_fn(n_vars: int, indices_index: int, scalar_inputs):
                              % (indices.ndims, indices_index, op.type))
         # the gradient's rows are checked against indices and var at run time, as TF
         # does for resource variables (a static mismatch builds there too)
-        for i in scalar_inputs:
-            rank = op.inputs[i].shape.ndims
-            if rank is not None and rank != 0:
-                raise ValueError("Shape must be rank 0 but is rank %d for input %d of %s"
-                                 % (rank, i, op.type))
+        training_ops.check_scalar_inputs(op, scalar_inputs)
         return []
     return shape
 

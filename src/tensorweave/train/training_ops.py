@@ -64,13 +64,19 @@ def _shape_fn(n_vars: int, scalar_inputs, grad_index: int):
                                  "'%s' and the gradient" % (var_shape, s,
                                                             op.inputs[i].op.name))
             s = s.merge_with(var_shape)
-        for i in scalar_inputs:
-            rank = op.inputs[i].shape.ndims
-            if rank is not None and rank != 0:
-                raise ValueError("Shape must be rank 0 but is rank %d for input %d of %s"
-                                 % (rank, i, op.type))
+        check_scalar_inputs(op, scalar_inputs)
         return []
     return shape
+
+
+def check_scalar_inputs(op, indices) -> None:
+    """Static check of an update op: its hyperparameter inputs at `indices` are
+    scalars (where their rank is known)."""
+    for i in indices:
+        rank = op.inputs[i].shape.ndims
+        if rank is not None and rank != 0:
+            raise ValueError("Shape must be rank 0 but is rank %d for input %d of %s"
+                             % (rank, i, op.type))
 
 
 def _register(op_type: str, var_names, tensor_names, attrs=None):

@@ -126,7 +126,9 @@ class Iterator(Sequence):
 
     def _get_batches_of_transformed_samples(self, index_array):
         """The batch of the samples at `index_array`, transformed."""
-        raise NotImplementedError
+        raise NotImplementedError("%s must implement _get_batches_of_transformed_samples "
+                                  "(the batch of the samples at an index array), as every "
+                                  "keras.preprocessing.image.Iterator" % type(self).__name__)
 
 
 def _save_batch(batch_x, index_array, data_format, save_to_dir, save_prefix, save_format,

@@ -84,7 +84,8 @@ class _Entries:
     def __init__(self, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray):
         feats_start, feats_end = _field(buf, starts, 0x0A, ends)  # Example.features
         _expect(feats_end == ends)
-        example, key_start, key_end, value_start, value_end = [], [], [], [], []
+        none = np.zeros(0, np.int64)  # (so that a batch without entries concatenates)
+        example, key_start, key_end, value_start, value_end = ([none] for _ in range(5))
         rows = np.flatnonzero(feats_start < feats_end)  # the examples with entries
         pos, feats_end = feats_start[rows], feats_end[rows]
         while rows.size:
@@ -99,12 +100,11 @@ class _Entries:
             value_end.append(v1)
             going = entry_end < feats_end
             rows, pos, feats_end = rows[going], entry_end[going], feats_end[going]
-        cat = np.concatenate
-        self.example = cat(example) if example else np.zeros(0, np.int64)
-        self.key_start = cat(key_start) if example else self.example
-        self.key_len = cat(key_end) - self.key_start if example else self.example
-        self.value_start = cat(value_start) if example else self.example
-        self.value_end = cat(value_end) if example else self.example
+        self.example = np.concatenate(example)
+        self.key_start = np.concatenate(key_start)
+        self.key_len = np.concatenate(key_end) - self.key_start
+        self.value_start = np.concatenate(value_start)
+        self.value_end = np.concatenate(value_end)
         self._check_keys_are_utf8(buf)
 
     def _check_keys_are_utf8(self, buf: np.ndarray) -> None:

@@ -236,7 +236,7 @@ def _parse_batch(ctx, spec: _Spec, serialized: List[bytes], names: List[bytes],
     sparse_counts = [[] for _ in spec.sparse]
     dense_flat = [[] for _ in spec.dense]
     dense_steps = [[] for _ in spec.dense]  # per example, of FixedLenSequenceFeatures
-    dense_defaults = [np.asarray(d).reshape(-1).tolist() for d in defaults]
+    flat_defaults = [np.asarray(d).reshape(-1) for d in defaults]
     # a batch in the layout every serializer writes is read by NumPy over the whole
     # batch (example_wire); a batch of few examples, and any other, one by one here
     fast = None
@@ -244,9 +244,11 @@ def _parse_batch(ctx, spec: _Spec, serialized: List[bytes], names: List[bytes],
         fast = example_wire.gather(
             serialized, [(key, _KIND[dtype]) for key, dtype in spec.sparse],
             [(key, _KIND[dtype]) for key, dtype, _ in spec.dense], spec.dense_sizes,
-            [np.asarray(d).reshape(-1) for d in defaults])
+            flat_defaults)
     if fast is not None:
         sparse_flat, sparse_counts, dense_flat = fast
+    else:
+        dense_defaults = [d.tolist() for d in flat_defaults]
     for i, s in enumerate(serialized if fast is None else ()):
         try:
             fmap = example_cls.FromString(s).features.feature
