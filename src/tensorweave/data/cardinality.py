@@ -20,12 +20,16 @@ from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape
-from tensorweave.data import dataset_ops as _ds
+from tensorweave.data import dataset_kernels as _kernels
+from tensorweave.data import pipeline as _pipe
+from tensorweave.data import pipeline_batching as _batching
+from tensorweave.data import pipeline_transforms as _transforms
 from tensorweave.data import sources as _src
 from tensorweave.data import transforms as _tr
 from tensorweave.data.file_cache import FileCache
 from tensorweave.data.prefetch import Prefetch
-from tensorweave.data.dataset_ops import Dataset, DatasetValue
+from tensorweave.data.dataset_ops import Dataset
+from tensorweave.data.pipeline import DatasetValue
 
 INFINITE, UNKNOWN = -1, -2
 
@@ -146,14 +150,14 @@ class _PaddedToCardinality(DatasetValue):
 
 
 _RULES: Dict[type, Callable[[DatasetValue], int]] = {
-    _ds._Slices: lambda v: _ds._rows(v.components[0]),
-    _ds._Once: lambda v: 1,
-    _ds._Range: lambda v: len(range(*v.args)),
-    _ds._Take: _take, _ds._Skip: _skip, _ds._Repeat: _repeat,
-    _ds._Batch: _batches, _ds._PaddedBatch: _batches,
-    _ds._Zip: _zip, _ds._Concatenate: _concatenate,
-    _ds._Shuffle: _same, _ds._Cache: _same, FileCache: _same, Prefetch: _same,
-    _ds._Windows: _windows, _tr._Shard: _shard,
+    _pipe.Slices: lambda v: _pipe.component_rows(v.components[0]),
+    _pipe.Once: lambda v: 1,
+    _pipe.Range: lambda v: len(range(*v.args)),
+    _transforms.Take: _take, _transforms.Skip: _skip, _transforms.Repeat: _repeat,
+    _batching.Batch: _batches, _batching.PaddedBatch: _batches,
+    _transforms.Zip: _zip, _transforms.Concatenate: _concatenate,
+    _transforms.Shuffle: _same, _transforms.Cache: _same, FileCache: _same, Prefetch: _same,
+    _batching.Windows: _windows, _tr._Shard: _shard,
     _Asserted: lambda v: v.count, _PaddedToCardinality: lambda v: v.count,
     _src._List: lambda v: len(v.components) // v.width, _src._Random: lambda v: INFINITE,
 }
@@ -161,8 +165,8 @@ _RULES: Dict[type, Callable[[DatasetValue], int]] = {
 register_op("DatasetCardinality", inputs=["input_dataset: variant"],
             outputs=["cardinality: int64"], shape=lambda op: TensorShape([]))
 not_differentiable("DatasetCardinality")
-_ds.dataset_op("AssertCardinalityDataset", ["input_dataset: variant", "cardinality: int64"])
-_ds.dataset_op("PadToCardinalityDataset", ["input_dataset: variant", "cardinality: int64"],
+_kernels.dataset_op("AssertCardinalityDataset", ["input_dataset: variant", "cardinality: int64"])
+_kernels.dataset_op("PadToCardinalityDataset", ["input_dataset: variant", "cardinality: int64"],
                {"mask_index": 0})
 
 

@@ -28,7 +28,11 @@ from tensorweave.framework.registry import TypeListAttr, kernel, not_differentia
     register_op
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.data import dataset_ops as _ds
-from tensorweave.data.dataset_ops import Dataset, DatasetValue
+from tensorweave.data import dataset_kernels as _kernels
+from tensorweave.data import pipeline as _pipe
+from tensorweave.data import pipeline_batching as _batching
+from tensorweave.data.dataset_ops import Dataset
+from tensorweave.data.pipeline import DatasetValue
 from tensorweave.data.padding import flat_padding_values, flatten_shapes, padded_shape, \
     padding_value
 
@@ -111,7 +115,7 @@ def copy_to_device(target_device: str, source_device: str = "/cpu:0") -> Callabl
 def prefetch_to_device(device: str, buffer_size=None) -> Callable:
     """`prefetch(buffer_size)` (default AUTOTUNE): elements are read ahead on the host
     and reach `device` when the ops that read them run there (see `copy_to_device`)."""
-    return lambda ds: ds.prefetch(_ds.AUTOTUNE if buffer_size is None else buffer_size)
+    return lambda ds: ds.prefetch(_kernels.AUTOTUNE if buffer_size is None else buffer_size)
 
 
 @tf_export("data.experimental.parallel_interleave")
@@ -155,7 +159,7 @@ def take_while(predicate: Callable) -> Callable:
         if len(fn.outputs) != 1 or fn.outputs[0].dtype != _dt.bool:
             raise ValueError("`predicate` return type must be convertible to a scalar "
                              "boolean tensor. Was %s." % (fn.outputs,))
-        return ds._derive("TakeWhileDataset", [], {"predicate": _ds.register_function(fn)})
+        return ds._derive("TakeWhileDataset", [], {"predicate": _kernels.register_function(fn)})
     return apply
 
 
@@ -360,16 +364,16 @@ class TFRecordWriter:
 
 
 # --- the ops and their values -------------------------------------------------------------
-_ds.dataset_op("IgnoreErrorsDataset", ["input_dataset: variant"], {"log_warning": False})
-_ds.dataset_op("DenseToSparseBatchDataset", ["input_dataset: variant", "batch_size: int64",
+_kernels.dataset_op("IgnoreErrorsDataset", ["input_dataset: variant"], {"log_warning": False})
+_kernels.dataset_op("DenseToSparseBatchDataset", ["input_dataset: variant", "batch_size: int64",
                                              "row_shape: int64"])
-_ds.dataset_op("TakeWhileDataset", ["input_dataset: variant"], {"predicate": ""},
+_kernels.dataset_op("TakeWhileDataset", ["input_dataset: variant"], {"predicate": ""},
                functions=True)
-_ds.dataset_op("UniqueDataset", ["input_dataset: variant"])
-_ds.dataset_op("ChooseFromDatasets", ["selector_input_dataset: variant",
+_kernels.dataset_op("UniqueDataset", ["input_dataset: variant"])
+_kernels.dataset_op("ChooseFromDatasets", ["selector_input_dataset: variant",
                                       "data_input_datasets: N * variant"],
                {"N": 1, "stop_on_empty_dataset": False})
-_ds.dataset_op("SampleFromDatasets", ["input_datasets: N * variant", "weights: double",
+_kernels.dataset_op("SampleFromDatasets", ["input_datasets: N * variant", "weights: double",
                                       "seed: int64", "seed2: int64"],
                {"N": 1, "stop_on_empty_dataset": False})
 register_op("DatasetToSingleElement", inputs=["dataset: variant"],
@@ -396,7 +400,7 @@ class _DenseToSparseBatch(DatasetValue):
                 return
             yield [self._sparse(batch)]
 
-    def _sparse(self, batch) -> "_ds.SparseComponent":
+    def _sparse(self, batch) -> "_pipe.SparseComponent":
         shape = []
         for k, d in enumerate(self.row):
             sizes = [a.shape[k] for a in batch]
@@ -409,7 +413,7 @@ class _DenseToSparseBatch(DatasetValue):
         indices = [np.concatenate([np.full((a.size, 1), b, np.int64),
                                    np.argwhere(np.ones(a.shape, bool))], axis=1)
                    for b, a in enumerate(batch)]
-        return _ds.SparseComponent(np.concatenate(indices).reshape(-1, len(shape) + 1),
+        return _pipe.SparseComponent(np.concatenate(indices).reshape(-1, len(shape) + 1),
                                    np.concatenate([a.reshape(-1) for a in batch]),
                                    [len(batch)] + shape)
 
@@ -425,8 +429,8 @@ class _TakeWhile(DatasetValue):
         return self._taken(ctx, True)
 
     def _taken(self, ctx, with_errors: bool):
-        for e in _ds.read(self.source, ctx, with_errors):
-            if isinstance(e, _ds.ElementError):
+        for e in _pipe.read(self.source, ctx, with_errors):
+            if isinstance(e, _pipe.ElementError):
                 yield e
                 continue
             if not bool(np.asarray(self.fn.run(ctx, e, self.feed)[0])):
@@ -446,8 +450,8 @@ class _Unique(DatasetValue):
 
     def _unique(self, ctx, with_errors: bool):
         seen = set()
-        for e in _ds.read(self.source, ctx, with_errors):
-            if isinstance(e, _ds.ElementError):
+        for e in _pipe.read(self.source, ctx, with_errors):
+            if isinstance(e, _pipe.ElementError):
                 yield e
                 continue
             key = np.asarray(e[0]).item()
@@ -467,10 +471,10 @@ class _Choose(DatasetValue):
         return self._chosen(ctx, True)
 
     def _chosen(self, ctx, with_errors: bool):
-        its = [_ds.read(d, ctx, with_errors) for d in self.inputs]
+        its = [_pipe.read(d, ctx, with_errors) for d in self.inputs]
         done = [False] * len(its)
-        for choice in _ds.read(self.selector, ctx, with_errors):
-            if isinstance(choice, _ds.ElementError):
+        for choice in _pipe.read(self.selector, ctx, with_errors):
+            if isinstance(choice, _pipe.ElementError):
                 yield choice
                 continue
             k = int(np.asarray(choice[0]))
@@ -496,7 +500,7 @@ class _Sample(DatasetValue):
         self.key = key
 
     def elements(self, ctx):
-        ctx = _ds.pass_context(ctx)
+        ctx = _pipe.pass_context(ctx)
         call = ctx.calls(self.key)
         rs = np.random.RandomState(ctx.seed_for(self.key, call) % 2 ** 32
                                    if self.seed is None else self.seed)
@@ -522,7 +526,7 @@ class _IgnoreErrors(DatasetValue):
 
     def elements(self, ctx):
         for e in self.source.elements_with_errors(ctx):
-            if not isinstance(e, _ds.ElementError):
+            if not isinstance(e, _pipe.ElementError):
                 yield e
 
 
@@ -554,7 +558,7 @@ def _children(value: DatasetValue) -> list:
 
 
 kernel("IgnoreErrorsDataset")(lambda ctx, d: _IgnoreErrors(d))
-_ds.function_kernel("TakeWhileDataset")(lambda ctx, d: _TakeWhile(d, _ds.function_of(
+_kernels.function_kernel("TakeWhileDataset")(lambda ctx, d: _TakeWhile(d, _kernels.function_of(
     ctx, ctx.attrs["predicate"])))
 kernel("UniqueDataset")(lambda ctx, d: _Unique(d))
 kernel("ChooseFromDatasets")(lambda ctx, selector, *inputs: _Choose(
@@ -576,7 +580,7 @@ def _sample_kernel(ctx, *args):
 
 @kernel("DatasetToSingleElement")
 def _single_element_kernel(ctx, dataset):
-    it = dataset.elements(_ds.PipelineContext(ctx))
+    it = dataset.elements(_pipe.PipelineContext(ctx))
     first = next(it, None)
     if first is None:
         raise errors.InvalidArgumentError(None, ctx.op, "Dataset was empty.")
@@ -594,7 +598,7 @@ def _to_tfrecord_kernel(ctx, dataset, filename, compression):
     path = name.decode() if isinstance(name, bytes) else str(name)
     comp = comp.decode() if isinstance(comp, bytes) else str(comp)
     with record_io.TFRecordWriter(path, comp or None) as w:
-        for e in dataset.elements(_ds.PipelineContext(ctx)):
+        for e in dataset.elements(_pipe.PipelineContext(ctx)):
             w.write(np.asarray(e[0], dtype=object).item())
 
 
@@ -631,9 +635,9 @@ def scan(initial_state, scan_func: Callable) -> Callable:
         fn = _ds.trace_with_state(trace, [t.shape for t in state_flat])
         outs = fn.outputs[n:]
         attrs = dict(_ds.spec_attrs([t.dtype for t in outs], [t.shape for t in outs]),
-                     f=_ds.register_function(fn), Tstate=types)
+                     f=_kernels.register_function(fn), Tstate=types)
         return Dataset(apply_op("ScanDataset", [ds._variant, state_flat,
-                                                _ds.captured_inputs(attrs)],
+                                                _kernels.captured_inputs(attrs)],
                                 attrs, name="ScanDataset").outputs[0],
                        fn.structure[1], [t.dtype for t in outs], [t.shape for t in outs],
                        [ds])
@@ -675,7 +679,7 @@ def bucket_by_sequence_length(element_length_func: Callable, bucket_boundaries,
             out_shapes = [TensorShape([None]).concatenate(
                 TensorShape([None] * len(s)) if s.ndims else s) for s in shapes]
         return ds._derive("BucketBySequenceLengthDataset", [shape_tensors, values],
-                          {"f": _ds.register_function(fn), "bucket_boundaries": boundaries,
+                          {"f": _kernels.register_function(fn), "bucket_boundaries": boundaries,
                            "bucket_batch_sizes": sizes, "no_padding": bool(no_padding),
                            "pad_to_bucket_boundary": bool(pad_to_bucket_boundary),
                            "drop_remainder": bool(drop_remainder),
@@ -683,9 +687,9 @@ def bucket_by_sequence_length(element_length_func: Callable, bucket_boundaries,
     return apply
 
 
-_ds.dataset_op("ScanDataset", ["input_dataset: variant", "initial_state: Tstate"],
+_kernels.dataset_op("ScanDataset", ["input_dataset: variant", "initial_state: Tstate"],
                {"f": "", "Tstate": TypeListAttr()}, functions=True)
-_ds.dataset_op("BucketBySequenceLengthDataset",
+_kernels.dataset_op("BucketBySequenceLengthDataset",
                ["input_dataset: variant", "padded_shapes: N * int64",
                 "padding_values: Toutput_types"],
                {"N": 1, "Toutput_types": TypeListAttr(), "f": "", "bucket_boundaries": [],
@@ -706,8 +710,8 @@ class _Scan(DatasetValue):
     def _scanned(self, ctx, with_errors: bool):
         state = list(self.state)
         n = len(state)
-        for e in _ds.read(self.source, ctx, with_errors):
-            if isinstance(e, _ds.ElementError):  # handed on; the state stays
+        for e in _pipe.read(self.source, ctx, with_errors):
+            if isinstance(e, _pipe.ElementError):  # handed on; the state stays
                 yield e
                 continue
             out = self.fn.run(ctx, state + list(e), self.feed)
@@ -725,13 +729,13 @@ class _Buckets(DatasetValue):
 
     def _emit(self, ctx, k, batch):
         if self.no_padding:
-            return _ds.stack(ctx, batch)
+            return _batching.stack(ctx, batch)
         shapes = self.shapes
         if self.pad_to_boundary:
             length = self.boundaries[k] - 1
             shapes = [[length if d < 0 else d for d in s][:1] + list(s[1:]) if len(s) else s
                       for s in shapes]
-        return _ds.pad_batch(ctx, batch, shapes, self.values)
+        return _batching.pad_batch(ctx, batch, shapes, self.values)
 
     def elements(self, ctx):
         return self._bucketed(ctx, False)
@@ -742,8 +746,8 @@ class _Buckets(DatasetValue):
     def _bucketed(self, ctx, with_errors: bool):
         import bisect
         buckets = [[] for _ in self.sizes]
-        for e in _ds.read(self.source, ctx, with_errors):
-            if isinstance(e, _ds.ElementError):
+        for e in _pipe.read(self.source, ctx, with_errors):
+            if isinstance(e, _pipe.ElementError):
                 yield e
                 continue
             length = int(np.asarray(self.fn.run(ctx, e, self.feed)[0]))
@@ -771,17 +775,17 @@ def _dense_to_sparse_batch_kernel(ctx, d, batch_size, row_shape):
     return _DenseToSparseBatch(d, size, np.asarray(row_shape).reshape(-1).tolist(), ctx.op)
 
 
-@_ds.function_kernel("ScanDataset")
+@_kernels.function_kernel("ScanDataset")
 def _scan_kernel(ctx, d, *state):
-    return _Scan(d, _ds.function_of(ctx, ctx.attrs["f"]), [np.asarray(s) for s in state])
+    return _Scan(d, _kernels.function_of(ctx, ctx.attrs["f"]), [np.asarray(s) for s in state])
 
 
-@_ds.function_kernel("BucketBySequenceLengthDataset")
+@_kernels.function_kernel("BucketBySequenceLengthDataset")
 def _buckets_kernel(ctx, d, *rest):
     a = ctx.attrs
     n = len(a["Toutput_types"])
     shapes = [np.asarray(s).reshape(-1).tolist() for s in rest[:n]]
     values = [np.asarray(v) for v in rest[n:2 * n]]
-    return _Buckets(d, _ds.function_of(ctx, a["f"]), list(a["bucket_boundaries"]),
+    return _Buckets(d, _kernels.function_of(ctx, a["f"]), list(a["bucket_boundaries"]),
                     list(a["bucket_batch_sizes"]), shapes, values,
                     a["pad_to_bucket_boundary"], a["no_padding"], a["drop_remainder"])

@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 from tensorweave.framework import errors
-from tensorweave.data.dataset_ops import DatasetValue, SparseComponent
+from tensorweave.data.pipeline import DatasetValue, SparseComponent
 
 SUFFIX = ".tw-cache"
 _TEMPORARIES = itertools.count()

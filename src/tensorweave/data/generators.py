@@ -21,12 +21,16 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeListAttr, kernel
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.data import dataset_ops as _ds
-from tensorweave.data.dataset_ops import Dataset, DatasetValue
+from tensorweave.data import dataset_kernels as _kernels
+from tensorweave.data import padding as _padding
+from tensorweave.data import pipeline as _pipe
+from tensorweave.data.dataset_ops import Dataset
+from tensorweave.data.pipeline import DatasetValue
 
 _GENERATORS = "_tw_dataset_generators"
 _KEYS = itertools.count()
 
-_ds.dataset_op("GeneratorDataset", ["args: Targs"], {"Targs": TypeListAttr(),
+_kernels.dataset_op("GeneratorDataset", ["args: Targs"], {"Targs": TypeListAttr(),
                                                      "generator": ""})
 
 
@@ -40,7 +44,7 @@ def from_generator(generator: Callable, output_types, output_shapes=None,
     if output_shapes is None:
         shapes = [TensorShape(None)] * len(types)
     else:
-        shapes = [TensorShape(s) for s in _ds.flatten_shapes(
+        shapes = [TensorShape(s) for s in _padding.flatten_shapes(
             nest.pack_sequence_as(output_types, [0] * len(types)), output_shapes)]
     structure = nest.pack_sequence_as(output_types, [0] * len(types))
     arg_tensors = [convert_to_tensor(a, name="generator_arg") for a in (args or ())]
@@ -128,7 +132,7 @@ class _Generated(DatasetValue):
             except errors.InvalidArgumentError as e:
                 if not with_errors:
                     raise
-                yield _ds.ElementError(e)
+                yield _pipe.ElementError(e)
 
 
 def _generator_error(op, exc: BaseException) -> errors.OpError:

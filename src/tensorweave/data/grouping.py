@@ -17,8 +17,10 @@ from tensorweave.framework import errors
 from tensorweave.framework import nest
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.shapes import TensorShape
-from tensorweave.data import dataset_ops as _ds
-from tensorweave.data.dataset_ops import Dataset, DatasetFunction, DatasetValue
+from tensorweave.data import dataset_kernels as _kernels
+from tensorweave.data import pipeline as _pipe
+from tensorweave.data.dataset_ops import Dataset, DatasetFunction
+from tensorweave.data.pipeline import DatasetValue
 
 _SCALAR = TensorShape([])
 
@@ -94,9 +96,9 @@ def group_by_window(key_func: Callable, reduce_func: Callable, window_size=None,
             raise ValueError("`window_size_func` must return a single tf.int64 scalar")
         out = reduce_fn.dataset
         return ds._derive("GroupByWindowDataset", [], {
-            "key_func": _ds.register_function(key_fn),
-            "reduce_func": _ds.register_function(reduce_fn),
-            "window_size_func": _ds.register_function(size_fn)},
+            "key_func": _kernels.register_function(key_fn),
+            "reduce_func": _kernels.register_function(reduce_fn),
+            "window_size_func": _kernels.register_function(size_fn)},
             structure=out._structure, types=out._types, shapes=out._shapes)
     return apply
 
@@ -153,10 +155,10 @@ def group_by_reducer(key_func: Callable, reducer: Reducer) -> Callable:
         finalize_fn = DatasetFunction(reducer.finalize_func, state_structure, state_types,
                                       state_shapes, "finalize_func", unpack=True)
         return ds._derive("GroupByReducerDataset", [], {
-            "key_func": _ds.register_function(key_fn),
-            "init_func": _ds.register_function(init_fn),
-            "reduce_func": _ds.register_function(reduce_fn),
-            "finalize_func": _ds.register_function(finalize_fn)},
+            "key_func": _kernels.register_function(key_fn),
+            "init_func": _kernels.register_function(init_fn),
+            "reduce_func": _kernels.register_function(reduce_fn),
+            "finalize_func": _kernels.register_function(finalize_fn)},
             structure=finalize_fn.structure,
             types=[t.dtype for t in finalize_fn.outputs],
             shapes=[t.shape for t in finalize_fn.outputs])
@@ -186,9 +188,9 @@ def _reduce_function(fn: Callable, ds: Dataset, structure, types, shapes) -> Dat
     return traced
 
 
-_ds.dataset_op("GroupByWindowDataset", ["input_dataset: variant"],
+_kernels.dataset_op("GroupByWindowDataset", ["input_dataset: variant"],
                {"key_func": "", "reduce_func": "", "window_size_func": ""}, functions=True)
-_ds.dataset_op("GroupByReducerDataset", ["input_dataset: variant"],
+_kernels.dataset_op("GroupByReducerDataset", ["input_dataset: variant"],
                {"key_func": "", "init_func": "", "reduce_func": "", "finalize_func": ""},
                functions=True)
 
@@ -216,7 +218,7 @@ class _GroupByWindow(DatasetValue):
     def _reduced(self, ctx, key: int, window: List[list], index, with_errors: bool):
         ctx = ctx.child(self.name, *index)
         args = [np.int64(key), _Window(window)]
-        return _ds.read(_ds.sub_dataset(ctx, self, self.reduce_fn, args), ctx, with_errors)
+        return _pipe.read(_pipe.sub_dataset(ctx, self, self.reduce_fn, args), ctx, with_errors)
 
     def elements(self, ctx):
         return self._grouped(ctx, False)
@@ -225,14 +227,14 @@ class _GroupByWindow(DatasetValue):
         return self._grouped(ctx, True)
 
     def _grouped(self, ctx, with_errors: bool):
-        ctx = _ds.pass_context(ctx)
+        ctx = _pipe.pass_context(ctx)
         # the windows' datasets read in contexts of their own, named by this pass over
         # the input and the window's number in it (their randomness, if any, replays)
         call = ctx.calls(self.name)
         windows, sizes = {}, {}
         emitted = itertools.count()
-        for e in _ds.read(self.source, ctx, with_errors):
-            if isinstance(e, _ds.ElementError):
+        for e in _pipe.read(self.source, ctx, with_errors):
+            if isinstance(e, _pipe.ElementError):
                 yield e
                 continue
             key = _key_of(ctx, self, self.key_fn, e)
@@ -271,16 +273,16 @@ class _GroupByReducer(DatasetValue):
             yield self.finalize_fn.run(ctx, list(states[key]), self.feed)
 
 
-@_ds.function_kernel("GroupByWindowDataset")
+@_kernels.function_kernel("GroupByWindowDataset")
 def _group_by_window_kernel(ctx, d):
     a = ctx.attrs
-    return _GroupByWindow(d, _ds.function_of(ctx, a["key_func"]),
-                          _ds.function_of(ctx, a["reduce_func"]),
-                          _ds.function_of(ctx, a["window_size_func"]), ctx.op.name)
+    return _GroupByWindow(d, _kernels.function_of(ctx, a["key_func"]),
+                          _kernels.function_of(ctx, a["reduce_func"]),
+                          _kernels.function_of(ctx, a["window_size_func"]), ctx.op.name)
 
 
-@_ds.function_kernel("GroupByReducerDataset")
+@_kernels.function_kernel("GroupByReducerDataset")
 def _group_by_reducer_kernel(ctx, d):
     a = ctx.attrs
-    return _GroupByReducer(d, *(_ds.function_of(ctx, a[k]) for k in (
+    return _GroupByReducer(d, *(_kernels.function_of(ctx, a[k]) for k in (
         "key_func", "init_func", "reduce_func", "finalize_func")))

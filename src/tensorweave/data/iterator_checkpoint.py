@@ -93,7 +93,7 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.ref_variables import REF_VARIABLE_ATTR
 from tensorweave.framework.registry import kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape
-from tensorweave.data import dataset_ops as _ds
+from tensorweave.data.dataset_kernels import functions_of
 from tensorweave.data.options import ExternalStatePolicy
 
 _log = logging.getLogger("tensorflow")
@@ -159,13 +159,6 @@ def _is_dataset_op(op) -> bool:
         op.type.endswith(("Dataset", "DatasetV2", "Datasets")))
 
 
-def _functions_of(op) -> list:
-    """The traced functions a dataset op runs (its function-valued attrs)."""
-    table = op.graph.__dict__.get(_ds._FUNCTIONS, {})
-    attrs = getattr(op, "_attrs", None) or {}
-    return [table[v] for v in attrs.values() if isinstance(v, str) and v in table]
-
-
 def _stateful_problem(op) -> Optional[str]:
     """Why `op`, run per element inside a function, is external state (None if not)."""
     if op.type == "GeneratorDataset":
@@ -200,7 +193,7 @@ def external_state(dataset_op) -> Optional[str]:
         if op.type == "GeneratorDataset":
             return "PyFunc is stateful. (Dataset.from_generator %r: tensorweave cannot " \
                    "replay a Python generator)" % op.name
-        for fn in _functions_of(op):
+        for fn in functions_of(op):
             if id(fn) not in functions:
                 functions.add(id(fn))
                 found = _function_state(fn, op, functions)
@@ -227,7 +220,7 @@ def _function_state(fn, owner, functions: set) -> Optional[str]:
             return "%s (op %r in the function of %s %r)" % (problem, op.name, owner.type,
                                                           owner.name)
         if _is_dataset_op(op):
-            for inner in _functions_of(op):
+            for inner in functions_of(op):
                 if id(inner) not in functions:
                     functions.add(id(inner))
                     found = _function_state(inner, op, functions)

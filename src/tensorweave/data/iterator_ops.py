@@ -30,6 +30,8 @@ from tensorweave.framework.registry import TypeListAttr, get_op_def, kernel, \
     not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.data import dataset_ops as _ds
+from tensorweave.data import dataset_kernels as _kernels
+from tensorweave.data import pipeline as _pipe
 from tensorweave.data import optional_ops
 from tensorweave.data.dataset_ops import Dataset, ElementSpec
 
@@ -62,7 +64,7 @@ class IteratorResource:
             self._close()
             self._begin(dataset, _pass_seed(ctx))
             self.dataset_op = _dataset_op(ctx)
-            self.elements = dataset.elements_with_errors(_ds.PipelineContext(ctx, self.seed))
+            self.elements = dataset.elements_with_errors(_pipe.PipelineContext(ctx, self.seed))
 
     def _begin(self, dataset, seed: int) -> None:
         self.dataset, self.seed = dataset, seed
@@ -82,7 +84,7 @@ class IteratorResource:
             self.elements = iter(())
             try:
                 self.elements = self.dataset.elements_after(
-                    _ds.PipelineContext(ctx, seed), produced)
+                    _pipe.PipelineContext(ctx, seed), produced)
                 self.pending = ("element", next(self.elements))
             except StopIteration:
                 self.elements = iter(())
@@ -125,7 +127,7 @@ class IteratorResource:
                 self.ended = True  # the generator is done: later reads end the sequence
                 raise
             self.produced += 1
-            if isinstance(element, _ds.ElementError):
+            if isinstance(element, _pipe.ElementError):
                 # this element's error; the pass goes on with the next, as TF's
                 raise element.error
             return element
@@ -138,8 +140,8 @@ def _pass_seed(ctx) -> int:
     if ctx.op is not None and determinism.of_session(ctx.session):
         passes = ctx.state.get("passes", 0)
         ctx.state["passes"] = passes + 1
-        return _ds.mix_seed(determinism.name_seed(ctx.op.name)[0], passes)
-    return _ds.fresh_seed()
+        return _pipe.mix_seed(determinism.name_seed(ctx.op.name)[0], passes)
+    return _pipe.fresh_seed()
 
 
 def _dataset_op(ctx):
@@ -416,7 +418,7 @@ def _data_upstream(op) -> list:
         if op not in seen:
             seen.add(op)
             stack.extend(t.op for t in op.inputs)
-            stack.extend(t.op for fn in _ds.functions_of(op) for t in fn.resources)
+            stack.extend(t.op for fn in _kernels.functions_of(op) for t in fn.resources)
     return sorted(seen, key=lambda op: op.name)
 
 

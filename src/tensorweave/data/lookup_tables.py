@@ -19,7 +19,7 @@ from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import kernel, not_differentiable, register_op
 from tensorweave.ops.data_flow import lookup_ops
 from tensorweave.ops.data_flow.vocabulary_table import StaticVocabularyTable
-from tensorweave.data import dataset_ops as _ds
+from tensorweave.data import pipeline as _pipe
 from tensorweave.data.dataset_ops import Dataset
 
 register_op("InitializeTableFromDataset", inputs=["table_handle: resource",
@@ -32,7 +32,7 @@ not_differentiable("InitializeTableFromDataset")
 def _initialize_from_dataset_kernel(ctx, handle, dataset):
     limit = ctx.attrs["vocab_size"]
     keys, values = [], []
-    for key, value in dataset.elements(_ds.PipelineContext(ctx)):
+    for key, value in dataset.elements(_pipe.PipelineContext(ctx)):
         if len(keys) == limit:
             break
         keys.append(key)

@@ -17,8 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
 from tensorweave.framework import errors
-from tensorweave.data import dataset_ops as _ds
-from tensorweave.data.dataset_ops import DatasetFunction, DatasetValue
+from tensorweave.data import dataset_kernels as _kernels
+from tensorweave.data import pipeline as _pipe
+from tensorweave.data.dataset_ops import DatasetFunction
+from tensorweave.data.pipeline import DatasetValue
 
 _POOL: Optional[ThreadPoolExecutor] = None
 _POOL_LOCK = threading.Lock()
@@ -60,7 +62,7 @@ class _ParallelMap(DatasetValue):
         pending = collections.deque()
         try:
             for element in inputs:
-                pending.append(_Ready(element) if isinstance(element, _ds.ElementError)
+                pending.append(_Ready(element) if isinstance(element, _pipe.ElementError)
                                else pool.submit(run, ctx, element, feed))
                 if len(pending) >= self.calls:
                     result = self._result(pending.popleft(), errors_as_elements)
@@ -84,7 +86,7 @@ class _ParallelMap(DatasetValue):
             if self.skip_errors:  # tf.data.experimental.ignore_errors
                 return None
             if errors_as_elements:
-                return _ds.ElementError(err)
+                return _pipe.ElementError(err)
             raise
 
 
@@ -101,16 +103,16 @@ class _Ready:
         return False
 
 
-_ds.dataset_op("ParallelMapDataset", ["input_dataset: variant",
+_kernels.dataset_op("ParallelMapDataset", ["input_dataset: variant",
                                       "num_parallel_calls: int64"], {"f": ""},
                functions=True)
 
 
-@_ds.function_kernel("ParallelMapDataset")
+@_kernels.function_kernel("ParallelMapDataset")
 def _parallel_map_kernel(ctx, d, num_parallel_calls):
     import numpy as np
     calls = int(np.asarray(num_parallel_calls))
     if calls == 0 or calls < -1:
         raise errors.InvalidArgumentError(None, ctx.op, "num_parallel_calls must be greater "
                                           "than zero or AUTOTUNE (-1), got %d." % calls)
-    return _ParallelMap(d, _ds.function_of(ctx, ctx.attrs["f"]), parallelism(calls))
+    return _ParallelMap(d, _kernels.function_of(ctx, ctx.attrs["f"]), parallelism(calls))

@@ -16,7 +16,7 @@ import weakref
 
 from tensorweave.framework import errors
 from tensorweave.framework.registry import kernel
-from tensorweave.data.dataset_ops import DatasetValue
+from tensorweave.data.pipeline import DatasetValue
 
 _END = object()
 _POLL_S = 0.05  # how often a blocked producer looks whether the consumer has gone

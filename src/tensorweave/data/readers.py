@@ -14,6 +14,8 @@ from tensorweave.framework.registry import kernel
 from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.data import dataset_ops as _ds
+from tensorweave.data import dataset_kernels as _kernels
+from tensorweave.data import pipeline as _pipe
 from tensorweave.data.dataset_ops import Dataset
 from tensorweave.data.experimental import ignore_errors as _ignore_errors
 
@@ -238,7 +240,7 @@ def make_batched_features_dataset(file_pattern, batch_size, features: dict,
 
 
 # --- SQL ---------------------------------------------------------------------------------
-_ds.dataset_op("SqlDataset", ["driver_name: string", "data_source_name: string",
+_kernels.dataset_op("SqlDataset", ["driver_name: string", "data_source_name: string",
                               "query: string"])
 
 
@@ -272,7 +274,7 @@ class SqlDataset(Dataset):
                          [TensorShape([])] * len(types))
 
 
-class _SqlRows(_ds.DatasetValue):
+class _SqlRows(_pipe.DatasetValue):
     def __init__(self, op, driver: str, source: str, query: str, types):
         self.op, self.driver, self.source, self.query, self.types = \
             op, driver, source, query, types

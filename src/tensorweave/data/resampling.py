@@ -22,9 +22,12 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.data import dataset_ops as _ds
-from tensorweave.data.dataset_ops import Dataset, DatasetValue
+from tensorweave.data import dataset_kernels as _kernels
+from tensorweave.data import pipeline as _pipe
+from tensorweave.data.dataset_ops import Dataset
+from tensorweave.data.pipeline import DatasetValue
 
-_ds.dataset_op("RejectionResampleDataset",
+_kernels.dataset_op("RejectionResampleDataset",
                ["input_dataset: variant", "target_dist: float64", "initial_dist: float64",
                 "seed: int64", "seed2: int64"], {"f": ""}, functions=True)
 
@@ -36,7 +39,7 @@ class _Resampled(DatasetValue):
 
     def elements(self, ctx):
         # unseeded: draws that derive from the pass's seed (iterator checkpoints)
-        ctx = _ds.pass_context(ctx)
+        ctx = _pipe.pass_context(ctx)
         key = self.op.name
         call = ctx.calls(key)
         rs = np.random.RandomState(ctx.seed_for(key, call) % 2 ** 32
@@ -71,7 +74,7 @@ def _distribution(ctx, value, what: str) -> np.ndarray:
     return p / p.sum()
 
 
-@_ds.function_kernel("RejectionResampleDataset")
+@_kernels.function_kernel("RejectionResampleDataset")
 def _rejection_resample_kernel(ctx, d, target, initial, seed, seed2):
     target = _distribution(ctx, target, "target_dist")
     initial = None if np.size(initial) == 0 else _distribution(ctx, initial, "initial_dist")
@@ -79,7 +82,7 @@ def _rejection_resample_kernel(ctx, d, target, initial, seed, seed2):
         raise errors.InvalidArgumentError(None, ctx.op, "initial_dist has %d classes but "
                                           "target_dist %d" % (initial.size, target.size))
     s1, s2 = int(np.asarray(seed)), int(np.asarray(seed2))
-    return _Resampled(d, _ds.function_of(ctx, ctx.attrs["f"]), target, initial,
+    return _Resampled(d, _kernels.function_of(ctx, ctx.attrs["f"]), target, initial,
                       None if s1 == 0 and s2 == 0 else (s1 * 1000003 + s2) % 2 ** 32,
                       ctx.op)
 
@@ -122,6 +125,6 @@ def rejection_resample(class_func: Callable, target_dist, initial_dist=None,
             cast(convert_to_tensor(initial, name="initial_dist"), _dt.float64),
             convert_to_tensor(0 if s1 is None else s1, _dt.int64),
             convert_to_tensor(0 if s2 is None else s2, _dt.int64)],
-            {"f": _ds.register_function(fn)}, structure=(0, ds._structure),
+            {"f": _kernels.register_function(fn)}, structure=(0, ds._structure),
             types=[out.dtype] + ds._types, shapes=[TensorShape([])] + ds._shapes)
     return apply

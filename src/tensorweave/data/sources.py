@@ -15,10 +15,13 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeListAttr, kernel
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.data import dataset_ops as _ds
-from tensorweave.data.dataset_ops import Dataset, DatasetValue
+from tensorweave.data import dataset_kernels as _kernels
+from tensorweave.data import pipeline as _pipe
+from tensorweave.data.dataset_ops import Dataset
+from tensorweave.data.pipeline import DatasetValue
 
-_ds.dataset_op("ListDataset", ["tensors: Tinput_types"], {"Tinput_types": TypeListAttr()})
-_ds.dataset_op("RandomDataset", ["seed: int64", "seed2: int64"],
+_kernels.dataset_op("ListDataset", ["tensors: Tinput_types"], {"Tinput_types": TypeListAttr()})
+_kernels.dataset_op("RandomDataset", ["seed: int64", "seed2: int64"],
                {"rerandomize_each_iteration": False})
 
 
@@ -79,7 +82,7 @@ class _Random(DatasetValue):
         self.seed, self.rerandomize, self.key = seed, rerandomize, key
 
     def elements(self, ctx):
-        ctx = _ds.pass_context(ctx)
+        ctx = _pipe.pass_context(ctx)
         call = ctx.calls(self.key) if self.rerandomize else 0
         seed = ctx.seed_for(self.key) if self.seed is None else self.seed
         rng = np.random.Generator(np.random.Philox(key=seed + call))

@@ -14,9 +14,12 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.registry import TypeListAttr, kernel, not_differentiable, \
     register_op
 from tensorweave.data import dataset_ops as _ds
-from tensorweave.data.dataset_ops import Dataset, DatasetFunction, DatasetValue
+from tensorweave.data import dataset_kernels as _kernels
+from tensorweave.data import pipeline as _pipe
+from tensorweave.data.dataset_ops import Dataset, DatasetFunction
+from tensorweave.data.pipeline import DatasetValue
 
-_ds.dataset_op("ShardDataset", ["input_dataset: variant", "num_shards: int64",
+_kernels.dataset_op("ShardDataset", ["input_dataset: variant", "num_shards: int64",
                                 "index: int64"])
 register_op("ReduceDataset", inputs=["input_dataset: variant", "initial_state: Tstate",
                                      "captured: Tcaptured"],
@@ -41,9 +44,9 @@ def reduce(ds: Dataset, initial_state, reduce_func: Callable):
     fn = _ds.trace_with_state(
         lambda shapes: _reduce_function(ds, reduce_func, structure, types, shapes), shapes)
     shapes = [t.shape for t in fn.inputs[:len(types)]]
-    attrs = {"f": _ds.register_function(fn), "Tstate": types, "output_types": types,
+    attrs = {"f": _kernels.register_function(fn), "Tstate": types, "output_types": types,
              "output_shapes": shapes}
-    op = apply_op("ReduceDataset", [ds._variant, state, _ds.captured_inputs(attrs)], attrs,
+    op = apply_op("ReduceDataset", [ds._variant, state, _kernels.captured_inputs(attrs)], attrs,
                   name="ReduceDataset")
     return _ds.pack_element(structure, list(op.outputs))
 
@@ -77,7 +80,7 @@ class _Shard(DatasetValue):
         # every failed element is handed on and takes no place in the count (TF's)
         k = 0
         for e in self.source.elements_with_errors(ctx):
-            if isinstance(e, _ds.ElementError):
+            if isinstance(e, _pipe.ElementError):
                 yield e
                 continue
             if k % self.n == self.index:
@@ -106,11 +109,11 @@ def _shard_kernel(ctx, d, num_shards, index):
 
 @kernel("ReduceDataset")
 def _reduce_kernel(ctx, d, *rest):
-    fn = _ds.function_of(ctx, ctx.attrs["f"])
+    fn = _kernels.function_of(ctx, ctx.attrs["f"])
     n = len(ctx.attrs["Tstate"])
     state, captured = list(rest[:n]), rest[n:]
-    feed = {**(d.feed or {}), **_ds.captured_feed(ctx, captured)}
-    ctx = _ds.PipelineContext(ctx)
+    feed = {**(d.feed or {}), **_kernels.captured_feed(ctx, captured)}
+    ctx = _pipe.PipelineContext(ctx)
     for e in d.elements(ctx):
         state = fn.run(ctx, state + list(e), feed)
     return state
