@@ -28,7 +28,7 @@ def check_chrome_trace(text: str) -> dict:
     flows = collections.defaultdict(dict)
     for e in events:
         ph = e["ph"]
-        assert ph in ("X", "M", "C", "s", "f"), e
+        assert ph in ("X", "M", "C", "s", "t"), e
         assert isinstance(e["name"], str) and e["name"]
         assert type(e["pid"]) is int and type(e["tid"]) is int
         if ph == "M":
@@ -46,10 +46,8 @@ def check_chrome_trace(text: str) -> dict:
         else:
             assert e["id"] not in flows[ph], "flow id used twice"
             flows[ph][e["id"]] = e
-            if ph == "f":
-                assert e["bp"] == "e"
-    assert set(flows["s"]) == set(flows["f"])
-    for ph in ("s", "f"):
+    assert set(flows["s"]) == set(flows["t"])
+    for ph in ("s", "t"):
         for e in flows[ph].values():  # binds to the enclosing slice on its thread
             assert any(a <= e["ts"] <= b for a, b in slices[(e["pid"], e["tid"])]), e
     return trace
@@ -87,7 +85,7 @@ def test_lanes_events_and_args(graph):
         sorted((d, n.node_name) for d, n in stats)
     y = next(e for e in ops if e["args"]["name"] == "y")
     assert (procs[y["pid"]], y["name"], y["args"]["op"]) == (CPU1, "Mul", "Mul")
-    assert (y["args"]["input0"], y["args"]["input1"]) == ("x:0", "y/y:0")
+    assert (y["args"]["input0"], y["args"]["input1"]) == ("x", "y/y")
     assert y["args"]["output_bytes"] == 12
     by_name = {n.node_name: n for _, n in stats}
     assert y["ts"] == by_name["y"].all_start_micros
@@ -101,17 +99,19 @@ def test_send_recv_flow_arrow_crosses_devices(graph):
     procs = {e["pid"]: e["args"]["name"] for e in events
              if e["ph"] == "M" and e["name"] == "process_name"}
     starts = [e for e in events if e["ph"] == "s"]
-    ends = {e["id"]: e for e in events if e["ph"] == "f"}
-    assert [e["name"] for e in starts] == ["y:0"]
+    ends = {e["id"]: e for e in events if e["ph"] == "t"}
+    assert [e["name"] for e in starts] == ["y"]
     s, f = starts[0], ends[starts[0]["id"]]
     assert (procs[s["pid"]], procs[f["pid"]]) == (CPU1, CPU0)
     send = next(e for e in events if e["ph"] == "X" and e["name"] == "_Send")
     recv = next(e for e in events if e["ph"] == "X" and e["name"] == "_Recv")
-    assert (s["pid"], s["tid"], s["ts"]) == (send["pid"], send["tid"], send["ts"])
+    # TF's times: the producer's end, the consumer's start
+    assert (s["pid"], s["tid"], s["ts"]) == (send["pid"], send["tid"],
+                                             send["ts"] + send["dur"])
     assert (f["pid"], f["tid"], f["ts"]) == (recv["pid"], recv["tid"], recv["ts"])
     no_flow = json.loads(timeline.Timeline(md.step_stats).generate_chrome_trace_format(
         show_dataflow=False, op_time="all"))["traceEvents"]
-    assert not [e for e in no_flow if e["ph"] in "sf"]
+    assert not [e for e in no_flow if e["ph"] in "st"]
     with pytest.raises(ValueError, match="op_time must be"):
         timeline.Timeline(md.step_stats).generate_chrome_trace_format(op_time="cpu")
 
@@ -133,8 +133,28 @@ def test_fused_loop_draws_arrows_for_inputs_from_other_devices(graph):
                                 .generate_chrome_trace_format())["traceEvents"]
     inc = [e for e in events if e["ph"] == "X" and e["args"]["name"] == "while/inc"]
     assert sorted(e["args"]["iteration"] for e in inc) == [0, 1]
-    arrows = [e for e in events if e["ph"] == "s" and e["name"] == "while/dbl:0"]
+    arrows = [e for e in events if e["ph"] == "s" and e["name"] == "while/dbl"]
     assert len(arrows) == 2  # one per iteration, CPU:1 -> CPU:0
+
+
+def test_arrows_follow_tfs_rules_across_threads_of_one_device():
+    """TF draws an arrow per input made on another thread (from the producer's end to
+    the consumer's start), none within one thread or for a control input: the events
+    TF 2.21's Timeline gives for these step stats, recorded."""
+    from tensorboard.compat.proto import step_stats_pb2
+    ss = step_stats_pb2.StepStats()
+    dev = ss.dev_stats.add(device=CPU0)
+    for name, label, start, dur, thread in [("a", "a = Const()", 100, 10, 1),
+                                            ("b", "b = Neg(a)", 112, 8, 1),
+                                            ("c", "c = Square(a, ^b)", 115, 15, 2),
+                                            ("d", "d = AddV2(b, c)", 131, 4, 1)]:
+        dev.node_stats.add(node_name=name, all_start_micros=start, all_end_rel_micros=dur,
+                           timeline_label=label, thread_id=thread).output.add(slot=0)
+    events = check_chrome_trace(timeline.Timeline(ss).generate_chrome_trace_format())
+    flows = sorted((e["ph"], e["name"], e["ts"], e["tid"])
+                   for e in events["traceEvents"] if e["ph"] in "st")
+    assert flows == [("s", "a", 110, 0), ("s", "c", 130, 1), ("t", "a", 115, 1),
+                     ("t", "c", 131, 0)]
 
 
 def test_memory_counters(graph):

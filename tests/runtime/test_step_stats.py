@@ -55,8 +55,8 @@ def test_node_exec_stats_have_tf_fields(graph):
             <= after
         assert r.op_start_rel_micros == 0 and r.op_end_rel_micros == r.all_end_rel_micros
     assert twice.all_start_micros <= rows.all_start_micros
-    assert twice.timeline_label == "twice = Mul(x:0, twice/y:0)"
-    assert rows.timeline_label == "rows = Sum(twice:0, rows/reduction_indices:0)"
+    assert twice.timeline_label == "twice = Mul(x, twice/y)"
+    assert rows.timeline_label == "rows = Sum(twice, rows/reduction_indices)"
     (o,) = twice.output
     assert o.slot == 0 and o.tensor_description.dtype == DT_FLOAT
     assert shape_of(o) == [4, 8]
@@ -203,4 +203,4 @@ def test_tensorflow_proto_form_keeps_outputs_and_memory(graph):
     assert y.output[0].tensor_description.dtype == DT_FLOAT
     assert y.output[0].tensor_description.allocation_description.allocated_bytes == 24
     assert y.memory[0].allocator_name == "cpu" and y.memory[0].total_bytes == 24
-    assert y.timeline_label == "y = Mul(x:0, y/y:0)"
+    assert y.timeline_label == "y = Mul(x, y/y)"

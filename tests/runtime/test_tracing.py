@@ -48,7 +48,7 @@ def test_sequential_records_each_op_once(graph):
     names = by_name(recs)
     assert len(names["twice"]) == len(names["rows"]) == 1
     twice, rows = names["twice"][0], names["rows"][0]
-    assert twice.timeline_label == "twice = Mul(x:0, twice/y:0)"
+    assert twice.timeline_label == "twice = Mul(x, twice/y)"
     assert (twice.output_bytes, rows.output_bytes) == (4 * 8 * 4, 4 * 4)
     assert twice.thread_id == rows.thread_id == threading.get_ident()
     assert (twice.frame_name, twice.iteration) == ("", 0)

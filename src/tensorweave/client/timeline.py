@@ -9,10 +9,11 @@ StepStats protos (tensorboard's copy) work too. The JSON opens in Perfetto
   one thread lane per thread that ran kernels there, named after the thread;
 * one complete ("X") event per kernel execution, named by its op type, with args name,
   op and input0, input1, ... (and the while-loop frame and iteration inside loops);
-* with show_dataflow, a flow arrow ("s" at the producer, "f" at the consumer) per
+* with show_dataflow, TF's flow arrows ("s" when the producer ends, "t" when the
+  consumer starts): one per input produced on another thread or device (TF leaves out
+  inputs from the same thread, whose arrows would only clutter the lane), and one per
   `_Send`/`_Recv` pair (matched by tensor name, devices, frame and iteration: what the
-  rendezvous key holds) and per input read from another device without a transfer
-  (a loop fused over devices);
+  rendezvous key holds), which stands for the input the Recv brought;
 * with show_memory, a counter ("C") per device of its allocator's bytes in use, sampled
   when each kernel ends.
 """
@@ -36,11 +37,18 @@ def parse_label(label: str) -> Tuple[str, str, List[str]]:
         else []
 
 
+def _input_name(tensor: str) -> str:
+    """A tensor's name as a NodeDef input (and TF's timeline labels) name it: "x" for
+    "x:0"."""
+    return tensor[:-2] if tensor.endswith(":0") else tensor
+
+
 def _transfer_key(dev: str, op: str, inputs: List[str], frame: str, iteration: int):
     """(tensor name, send device, recv device, frame, iteration) of a Send or Recv."""
     if len(inputs) != 1 or " @" not in inputs[0]:
         return None
     tensor, other = inputs[0].rsplit(" @", 1)
+    tensor = _input_name(tensor)
     send, recv = (dev, other) if op == "_Send" else (other, dev)
     return tensor, send, recv, frame, iteration
 
@@ -132,9 +140,9 @@ def _meta(kind: str, pid: int, tid: int, **args) -> dict:
 
 
 def _flows(ops: List[tuple]) -> List[dict]:
-    """Flow arrows: each Send to its Recv, and each input read from another device
-    without a transfer (the consumer's label names the original tensor, so an input a
-    Recv brought is drawn once, from the Send)."""
+    """Flow arrows: each Send to its Recv, and each input read from another thread or
+    device without a transfer (the consumer's label names the original tensor, so an
+    input a Recv brought is drawn once, from the Send)."""
     out: List[dict] = []
     sends: Dict[tuple, tuple] = {}
     received = set()  # (tensor, device, frame, iteration) a Recv brought to a device
@@ -153,12 +161,12 @@ def _flows(ops: List[tuple]) -> List[dict]:
         producers.setdefault((node, None, None), r)
     flow_id = 0
 
-    def arrow(src, dst, name):
+    def arrow(src, dst, name):  # from the producer's end to the consumer's start
         nonlocal flow_id
         flow_id += 1
         out.append({"ph": "s", "cat": "DataFlow", "name": name, "id": flow_id,
-                    "pid": src[0], "tid": src[1], "ts": src[2]})
-        out.append({"ph": "f", "bp": "e", "cat": "DataFlow", "name": name, "id": flow_id,
+                    "pid": src[0], "tid": src[1], "ts": src[3]})
+        out.append({"ph": "t", "cat": "DataFlow", "name": name, "id": flow_id,
                     "pid": dst[0], "tid": dst[1], "ts": dst[2]})
 
     for r in ops:
@@ -172,12 +180,13 @@ def _flows(ops: List[tuple]) -> List[dict]:
         if op == "_Send":
             continue
         for a in inputs:
+            a = _input_name(a)
             if a.startswith("^") or (a, dev, frame, it) in received:
                 continue  # a control input, or the Recv's arrow stands for it
             producer = a.rsplit(":", 1)[0] if ":" in a else a
             src = producers.get((producer, frame, it)) or producers.get((producer, None,
                                                                          None))
-            if src is not None and src[0] != pid:
+            if src is not None and (src[0], src[1]) != (pid, tid):
                 arrow(src, r, a)
     return out
 

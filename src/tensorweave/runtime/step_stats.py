@@ -29,7 +29,8 @@ def allocator_name(device) -> str:
 
 
 def timeline_label(op) -> str:
-    """TF's timeline label of a node: "name = Type(input, ...)"; a `_Send` or `_Recv`
+    """TF's timeline label of a node: "name = Type(input, ...)", its data inputs named
+    as a NodeDef names them ("x" for output 0, "x:1"); a `_Send` or `_Recv`
     names its tensor and the device at the other end, as TF's executor does:
     "name = _Send(tensor_name @recv_device)", "name = _Recv(tensor_name @send_device)"."""
     if op is None:
@@ -39,7 +40,8 @@ def timeline_label(op) -> str:
         src, _, dst, tensor_name, _ = key.split(";", 4)
         return "%s = %s(%s @%s)" % (op.name, op.type, tensor_name,
                                     dst if op.type == "_Send" else src)
-    return "%s = %s(%s)" % (op.name, op.type, ", ".join(t.name for t in op.inputs))
+    return "%s = %s(%s)" % (op.name, op.type, ", ".join(
+        t.name if t.value_index else t.op.name for t in op.inputs))
 
 
 def _dtype_enum(dtype) -> int:
