@@ -109,3 +109,39 @@ def test_idle_pool_threads_keep_no_values_of_the_last_step(every_kernel_heavy):
         assert ref() is None
     finally:
         sess.close()
+
+
+def test_a_dropped_session_on_a_server_is_closed_there():
+    """As TF's Session.__del__: a session on a server dropped without close() makes the
+    server's worker forget its graph (a long-running client making sessions would fill
+    the worker otherwise), without blocking the thread that drops it."""
+    server = tf.train.Server.create_local_server()
+    worker = server.worker
+    try:
+        g = tf.Graph()
+        with g.as_default():
+            y = tf.constant([1.0, 2.0]) * 3.0
+        sess = tf.Session(server.target, graph=g)
+        np.testing.assert_allclose(sess.run(y), [3.0, 6.0])
+        assert worker._graphs
+        t0 = time.monotonic()
+        del sess
+        assert time.monotonic() - t0 < 1.0
+        deadline = time.monotonic() + 10.0
+        while worker._graphs and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not worker._graphs
+    finally:
+        server.stop()
+
+
+def test_a_dropped_local_session_is_closed():
+    g = tf.Graph()
+    with g.as_default():
+        q = tf.FIFOQueue(2, tf.float32)
+        enq = q.enqueue(1.0)
+    sess = tf.Session(graph=g)
+    sess.run(enq)
+    env = sess._env
+    del sess
+    assert env.closed

@@ -634,6 +634,21 @@ class BaseSession:
             for d in self._device_manager.devices:
                 d.resources.clear()
 
+    def __del__(self):
+        # as TF's: a session dropped without close() is closed when it is freed, so that
+        # a cluster's workers forget its graphs. Their RPCs may wait on an unreachable
+        # task, so they go to a thread of their own rather than block whoever drops it.
+        try:
+            if getattr(self, "_closed", True):
+                return
+            master, self._master = self._master, None
+            self.close()
+            if master is not None:
+                threading.Thread(target=master.close, name="tw-session-close",
+                                 daemon=True).start()
+        except Exception:  # noqa: BLE001 -- at interpreter exit, modules may be gone
+            pass
+
     def as_default(self):
         return _SessionDefault(self, enter_graph=False)
 
