@@ -333,3 +333,27 @@ def test_supported_dtype_pairs_still_work(sess):
     assert sess.run(bools.lookup(tf.constant(["b", "a", "c"]))).tolist() == [False, True,
                                                                              False]
     assert sess.run(names.lookup(tf.constant([2, 3]))).tolist() == [b"y", b"?"]
+
+
+def test_mutable_hash_table_is_shared_by_its_node_name_as_in_tf():
+    """TF's graph mode: a checkpointed MutableHashTable has shared_name "" and
+    use_node_name_sharing, so two sessions on one server see one table of that name."""
+    server = tf.train.Server.create_local_server()
+    try:
+        graphs = [tf.Graph(), tf.Graph()]
+        with graphs[0].as_default():
+            t = tf.lookup.experimental.MutableHashTable(tf.string, tf.int64, -1, name="vocab")
+            op = t.resource_handle.op
+            assert (op.get_attr("shared_name"), op.get_attr("use_node_name_sharing")) == \
+                (b"", True)
+            insert = t.insert(tf.constant(["a", "b"]), tf.constant([1, 2], tf.int64))
+        with graphs[1].as_default():
+            other = tf.lookup.experimental.MutableHashTable(tf.string, tf.int64, -1,
+                                                            name="vocab")
+            found = other.lookup(tf.constant(["b", "c"]))
+        with tf.Session(server.target, graph=graphs[0]) as sess:
+            sess.run(insert)
+        with tf.Session(server.target, graph=graphs[1]) as sess:
+            assert sess.run(found).tolist() == [2, -1]
+    finally:
+        server.stop()

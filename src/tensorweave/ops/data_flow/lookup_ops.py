@@ -867,8 +867,8 @@ class MutableHashTable(_Table):
         super().__init__(key_dtype, value_dtype, default_value, name)
         shape = self._default_value.get_shape()
         attrs = {"key_dtype": self._key_dtype, "value_dtype": self._value_dtype,
-                 "shared_name": "" if not checkpoint else "%s_%d" % (name, next(_UNIQUE)),
-                 "use_node_name_sharing": checkpoint}
+                 # TF's graph mode: a checkpointed table is shared by its node's name
+                 "shared_name": "", "use_node_name_sharing": checkpoint}
         self._handle = self._create_handle(attrs, shape, name)
         if checkpoint:
             _graph.add_to_collection(_graph.GraphKeys.SAVEABLE_OBJECTS, _TableSaveable(
