@@ -20,7 +20,7 @@ from tensorweave.framework import errors
 from tensorweave.data import dataset_kernels as _kernels
 from tensorweave.data import pipeline as _pipe
 from tensorweave.data.dataset_ops import DatasetFunction
-from tensorweave.data.pipeline import DatasetValue
+from tensorweave.data.pipeline_transforms import Map
 
 _POOL: Optional[ThreadPoolExecutor] = None
 _POOL_LOCK = threading.Lock()
@@ -40,21 +40,13 @@ def parallelism(num_parallel_calls: int) -> int:
     return os.cpu_count() or 1 if num_parallel_calls < 0 else num_parallel_calls
 
 
-class _ParallelMap(DatasetValue):
+class _ParallelMap(Map):
+    """A map whose function runs for up to `calls` elements at once (a map's passes and
+    skips, with its own `_mapped`)."""
+
     def __init__(self, source, fn: DatasetFunction, calls: int):
-        self.source, self.fn, self.calls = source, fn, calls
-
-    def elements(self, ctx):
-        return self._mapped(ctx, self.source.elements)
-
-    def elements_with_errors(self, ctx):
-        return self._mapped(ctx, self.source.elements_with_errors, True)
-
-    def elements_after(self, ctx, n: int):
-        if self.skip_errors:  # the elements dropped decide which input elements to skip
-            return DatasetValue.elements_after(self, ctx, n)
-        # as a map's: the function is not run for the skipped elements
-        return self._mapped(ctx, lambda c: self.source.elements_after(c, n))
+        super().__init__(source, fn)
+        self.calls = calls
 
     def _mapped(self, ctx, source, errors_as_elements: bool = False):
         pool, run, feed = _pool(), self.fn.run, self.feed
