@@ -7,7 +7,8 @@ MODULES = ("optimizer", "optimizers", "optimizers_adaptive", "learning_rate_deca
            "queue_runner", "input", "moving_averages", "session_run_hook",
            "basic_session_run_hooks", "session_manager", "monitored_session", "supervisor",
            "warm_starting", "device_setter", "sync_replicas_optimizer", "sdca_ops",
-           "loss_scale", "loss_scale_optimizer", "apply_ops")
+           "loss_scale", "loss_scale_optimizer", "apply_ops", "checkpoint",
+           "checkpoint_manager")
 
 
 def load_all() -> None:
