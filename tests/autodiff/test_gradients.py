@@ -321,3 +321,60 @@ def test_recompute_grad_matches_the_plain_gradient(sess):
         err = compute_gradient_error(x, [2, 2], y, [2, 2],
                                      x_init_value=np.array([[1.0, 2.0], [0.5, -0.3]]))
     assert err < 1e-6
+
+
+def test_stop_gradients_at_while_loop_outputs(sess):
+    """A loop output among stop_gradients passes nothing back through the loop; the
+    loop's other outputs still do (TF's walk stops at that Exit)."""
+    x = tf.constant(2.0)
+    _, a, b = tf.while_loop(lambda i, a, b: i < 2,
+                            lambda i, a, b: (i + 1, a * x, b * x * x), (0, x, x))
+    # a = x^3, b = x^5
+    assert tf.gradients(a, x, stop_gradients=[a]) == [None]
+    assert sess.run(tf.gradients(a + b, x, stop_gradients=[a])[0]) == \
+        pytest.approx(5 * 2.0 ** 4)
+    assert sess.run(tf.gradients(a + b, x, stop_gradients=[b])[0]) == \
+        pytest.approx(3 * 2.0 ** 2)
+    assert tf.gradients(a * b, x, stop_gradients=[a, b]) == [None]
+
+
+def test_custom_gradient_with_nested_arguments_and_results(sess):
+    """As TF's graph-mode custom_gradient: arguments and results may be nested; grad_fn
+    takes the flattened result gradients and returns one gradient per argument tensor."""
+    @tf.custom_gradient
+    def pair_product(xs):
+        def grad(dy):
+            return [dy * 10.0, dy * 100.0]
+        return xs[0] * xs[1], grad
+
+    @tf.custom_gradient
+    def scaled(x):
+        def grad(da, db):  # dict results flatten in key order
+            return da * 2.0 + db * 5.0
+        return {"a": x * 2.0, "b": x * 3.0}, grad
+    x, y = tf.constant(3.0), tf.constant(4.0)
+    z = pair_product([x, y])
+    assert sess.run(z) == 12.0
+    assert sess.run(tf.gradients(z, [x, y])) == [10.0, 100.0]
+    out = scaled(x)
+    assert isinstance(out, dict) and sess.run(out) == {"a": 6.0, "b": 9.0}
+    assert sess.run(tf.gradients(out["a"] + out["b"], x)) == [7.0]
+    assert sess.run(tf.gradients(out["b"], x)) == [5.0]
+
+
+def test_gradient_override_map_takes_strings_only(graph):
+    with pytest.raises(TypeError, match="op_type_map must be a dictionary mapping strings "
+                                        "to strings"):
+        with graph.gradient_override_map({"Identity": 3}):
+            pass
+    with pytest.raises(TypeError, match="op_type_map"):
+        with graph.gradient_override_map([("Identity", "Other")]):
+            pass
+
+
+def test_argument_error_messages_are_tf_ones(graph):
+    x = tf.constant([1.0, 2.0])
+    with pytest.raises(ValueError, match="^Unknown value for unconnected_gradients: 'foo'$"):
+        tf.gradients(x * 2, x, unconnected_gradients="foo")
+    with pytest.raises(ValueError, match="^Length mismatch. Passed 1 grad_ys for 2 ys$"):
+        tf.gradients([x * 2, x], x, grad_ys=[tf.constant([1.0, 1.0])])

@@ -59,7 +59,8 @@ def test_finalized_graph_refuses_new_collection_items(graph):
 
 def test_gradients_argument_errors(graph):
     x = tf.constant([1.0, 2.0])
-    with pytest.raises(ValueError, match="Invalid aggregation_method"):
+    with pytest.raises(ValueError, match=r"Invalid `aggregation_method` specified 99. "
+                                         r"Accepted values are \[0, 1, 2\]."):
         tf.gradients(x * 2, x, aggregation_method=99)
     with tf.Graph().as_default():
         y = tf.constant(1.0)

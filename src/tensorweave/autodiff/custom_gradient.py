@@ -11,6 +11,7 @@ import inspect
 import itertools
 from typing import Callable
 
+from tensorweave.framework import nest
 from tensorweave.framework import registry as _reg
 from tensorweave.framework.graph import Tensor, get_default_graph
 from tensorweave.framework.op_builder import convert_to_tensor
@@ -42,7 +43,9 @@ class RegisterGradient:
 def custom_gradient(f: Callable) -> Callable:
     """Decorator for a function `f(*x) -> (y, grad_fn)` whose gradient is `grad_fn(*dy)`.
 
-    `grad_fn` returns one gradient per input tensor of `f`. When `y` depends on
+    The arguments `x` and the result `y` may be nested structures of tensors; `grad_fn`
+    takes one gradient per tensor of `y` (flattened) and returns one per tensor of `x`
+    (any nesting, flattened in the same order). When `y` depends on
     variables other than through `x`, `grad_fn` must take a keyword argument
     `variables`: it is called with the list of those variables (sorted by name) and
     returns (input gradients, one gradient per variable), as in TF1. Nothing flows
@@ -61,16 +64,17 @@ def custom_gradient(f: Callable) -> Callable:
             raise ValueError("The custom_gradient decorator currently supports keywords "
                              "arguments only when eager execution is enabled.")
         from tensorweave.ops.control_flow.structure import identity_n
-        args = [convert_to_tensor(a) for a in args]
+        # (nested) arguments are converted leaf by leaf, as TF does
+        args = nest.map_structure(convert_to_tensor, args)
+        flat_args = nest.flatten(args)
         before = _all_variables()
         result, grad_fn = f(*args)
         if any(_is_ref_variable(v) for k, v in _all_variables().items() if k not in before):
             raise TypeError("All variables used by a function wrapped with @custom_gradient "
                             "must be `ResourceVariable`s. Ensure that no `variable_scope` "
                             "is created with `use_resource=False`.")
-        flat = list(result) if isinstance(result, (list, tuple)) else [result]
-        flat = [convert_to_tensor(r) for r in flat]
-        variables = _dependent_variables(args, flat)
+        flat = [convert_to_tensor(r) for r in nest.flatten(result)]
+        variables = _dependent_variables(flat_args, flat)
         params = inspect.signature(grad_fn).parameters.values()
         takes_variables = any(p.name == "variables" or p.kind is p.VAR_KEYWORD
                               for p in params)
@@ -89,21 +93,18 @@ def custom_gradient(f: Callable) -> Callable:
                                      "@custom_gradient grad_fn.")
             else:
                 in_grads, var_grads = grad_fn(*grads[:n_out]), []
-            in_grads = list(in_grads) if isinstance(in_grads, (list, tuple)) else [in_grads]
-            if len(in_grads) != len(args):
+            in_grads = nest.flatten(in_grads)
+            if len(in_grads) != len(flat_args):
                 raise ValueError("custom_gradient function expected to return %d gradients, "
-                                 "but returned %d instead." % (len(args), len(in_grads)))
+                                 "but returned %d instead." % (len(flat_args), len(in_grads)))
             return [None] * n_out + in_grads + var_grads
 
         _reg.gradient(name)(_grad)
         # the variables' values enter too, so that their gradients reach them
         values = [convert_to_tensor(v) for v in variables]
         with get_default_graph().gradient_override_map({"IdentityN": name}):
-            outs = identity_n(flat + args + values)
-        outs = outs[:n_out]
-        if isinstance(result, (list, tuple)):
-            return type(result)(outs) if not hasattr(result, "_fields") else type(result)(*outs)
-        return outs[0]
+            outs = identity_n(flat + flat_args + values)
+        return nest.pack_sequence_as(result, list(outs[:n_out]))
     return decorated
 
 

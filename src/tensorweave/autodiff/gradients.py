@@ -208,13 +208,13 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients",
       ValueError: `grad_ys` does not match `ys`, ys and xs of different graphs, an
         unknown aggregation_method, or arguments are malformed.
     """
-    if aggregation_method not in (None, AggregationMethod.ADD_N,
-                                  AggregationMethod.EXPERIMENTAL_TREE,
-                                  AggregationMethod.EXPERIMENTAL_ACCUMULATE_N):
-        raise ValueError("Invalid aggregation_method specified %s." % aggregation_method)
+    methods = (AggregationMethod.ADD_N, AggregationMethod.EXPERIMENTAL_TREE,
+               AggregationMethod.EXPERIMENTAL_ACCUMULATE_N)
+    if aggregation_method is not None and aggregation_method not in methods:
+        raise ValueError("Invalid `aggregation_method` specified %s. Accepted values are %s."
+                         % (aggregation_method, list(methods)))
     ys, xs_t, grad_ys, stop_ops = _arguments(ys, xs, grad_ys, stop_gradients)
-    unconnected = UnconnectedGradients(getattr(unconnected_gradients, "value",
-                                               unconnected_gradients))
+    unconnected = _unconnected_mode(unconnected_gradients)
     graph = _graph_of(ys + xs_t) or get_default_graph()
     for t in ys + xs_t:
         if t.graph is not graph:
@@ -235,6 +235,14 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients",
                       colocate_gradients_with_ops, gate_gradients, call)
         # outside the call's name scope, as TF makes them: the zeros of unconnected xs
         return _results(grads, xs_t, unconnected)
+
+
+def _unconnected_mode(value) -> UnconnectedGradients:
+    """`gradients`' unconnected_gradients argument (a string or the enum) as the enum."""
+    try:
+        return UnconnectedGradients(getattr(value, "value", value))
+    except ValueError:
+        raise ValueError("Unknown value for unconnected_gradients: %r" % (value,)) from None
 
 
 def nested_gradients(call: GradientCall, ys: List[Tensor], xs: List[Tensor],
@@ -265,7 +273,8 @@ def _arguments(ys, xs, grad_ys, stop_gradients) -> tuple:
     else:
         grad_ys = list(grad_ys) if isinstance(grad_ys, (list, tuple)) else [grad_ys]
         if len(grad_ys) != len(ys):
-            raise ValueError("Passed %d grad_ys for %d ys" % (len(grad_ys), len(ys)))
+            raise ValueError("Length mismatch. Passed %d grad_ys for %d ys"
+                             % (len(grad_ys), len(ys)))
     stop_gradients = ([] if stop_gradients is None else list(stop_gradients)
                       if isinstance(stop_gradients, (list, tuple)) else [stop_gradients])
     return ys, xs_t, grad_ys, {convert_to_tensor(s)._op for s in stop_gradients}
@@ -362,6 +371,9 @@ def _backprop(graph, between: set, grads: Dict[Tensor, list], stop_ops: set,
         if isinstance(op, Operation):
             has_grad = any(g is not None for g in out_grads)
         else:
+            # a stopped loop output (its Exit among stop_gradients) passes nothing back
+            out_grads = [None if t._op in stop_ops else g
+                         for t, g in zip(op._outputs, out_grads)]
             # a while loop reached only through integer outputs (its iteration count)
             # passes no gradient back, as in TF, unless its pushed values have some
             has_grad = any(g is not None for t, g in zip(op._outputs, out_grads)

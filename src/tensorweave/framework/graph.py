@@ -847,6 +847,15 @@ class Graph:
     # --- gradient overrides -----------------------------------------------------------
     @contextlib.contextmanager
     def gradient_override_map(self, op_type_map: Dict[str, str]):
+        """Ops of the types `op_type_map` names, created within, take the gradient
+        registered under the type it maps them to.
+
+        Raises:
+          TypeError: `op_type_map` is not a dict from strings to strings.
+        """
+        if not isinstance(op_type_map, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in op_type_map.items()):
+            raise TypeError("op_type_map must be a dictionary mapping strings to strings")
         saved = dict(self._gradient_override_map)
         self._gradient_override_map.update(op_type_map)
         try:

@@ -38,6 +38,36 @@ def test_creation_op_and_static_shapes(graph):
     assert lengths.dtype == tf.int64 and lengths.shape.as_list() == [None]
 
 
+def test_run_time_name_is_the_op_name_made_unique(sess):
+    """TF names a run-time array after its creating op (or tensor_array_name), with a
+    unique suffix; errors name it."""
+    by_op = tf.TensorArray(tf.float32, size=1, name="arr")
+    by_attr = tf.TensorArray(tf.float32, size=1, tensor_array_name="given")
+    for ta, prefix in ((by_op, "arr"), (by_attr, "given")):
+        with pytest.raises(errors.InvalidArgumentError,
+                           match=r"^TensorArray %s_\d+: Could not read from TensorArray "
+                                 r"index 0" % prefix):
+            sess.run(ta.read(0))
+
+def test_gather_shape_leads_with_the_number_of_indices_for_a_declared_shape(graph):
+    """TF's shape function: with the element shape given at creation, a gather's static
+    shape is [number of indices] + that shape, also inside loops and conds; a shape
+    inferred from writes gives [None] + it (test above). Values recorded from TF 2.21."""
+    ta = tf.TensorArray(tf.float32, size=3, element_shape=[2])
+    assert ta.gather([0, 1, 1]).shape.as_list() == [3, 2]
+    assert ta.gather(tf.placeholder(tf.int32)).shape.as_list() == [None, 2]
+    in_loop = []
+
+    def body(i, t):
+        in_loop.append(t.gather([0, 2]).shape.as_list())
+        return i + 1, t
+    tf.while_loop(lambda i, t: i < 1, body, (0, ta))
+    assert in_loop == [[2, 2]]
+    g = tf.cond(tf.constant(True), lambda: ta.gather([0, 1, 2, 0]),
+                lambda: ta.gather([1, 1, 1, 1]))
+    assert g.shape.as_list() == [4, 2]
+
+
 def test_names_follow_tf(graph):
     ta = tf.TensorArray(tf.float32, size=2, name="bar")
     assert ta.handle.name == "bar:0"

@@ -32,7 +32,8 @@ consumes the pushing loop's iteration count), so the gradients are pushed by the
 the pushing loop is differentiated. A loop nested in another runs once per outer
 iteration, so its gradient stacks are made per outer iteration too and their handles
 travel between the outer backward loops the same way (`_push_gradient`). Not supported
-(LookupError): nesting more than one deep, and values inside a tf.cond in the loop.
+(TypeError, TF's class for the higher-order loop gradients it lacks): nesting more than one
+deep, and values inside a tf.cond in the loop.
 
 State: what one gradient computation shares (the backward loop being built, the LoopNodes,
 pushed gradients waiting for their loop) is its GradientCall (autodiff/gradient_call.py),
@@ -484,8 +485,9 @@ def _while_grad(node: LoopNode, exit_grads: list, call: GradientCall) -> list:
     own = loop.grad_state  # set when `loop` is itself a backward loop
     if own is not None and own.cond_pivots:
         # values of a backward cond exist only in the iterations that took its side,
-        # and pushes of them would not line up with unconditional pops
-        raise LookupError(
+        # and pushes of them would not line up with unconditional pops (TypeError: TF's
+        # class for the second-order loop gradients it does not support)
+        raise TypeError(
             "Second-order gradients through a tf.cond inside tf.while_loop %s are not "
             "supported." % own.forward.name)
     n_vars = len(loop.enters)
@@ -673,7 +675,7 @@ def _push_gradient(bw: BackwardLoop, pushed: tuple, v: Tensor, d) -> tuple:
     and gives each to the matching run of L's next backward loop."""
     pusher, t = pushed
     if _in_cond(t._op, pusher):
-        raise LookupError(
+        raise TypeError(
             "Second-order gradients through a tf.cond inside tf.while_loop %s (value %s) "
             "are not supported." % (pusher.name, t.name))
     outer = cf.enclosing_loop(pusher.outer)
@@ -686,7 +688,7 @@ def _push_gradient(bw: BackwardLoop, pushed: tuple, v: Tensor, d) -> tuple:
     host = cf.enclosing_loop(loop.outer)
     if host is None or cf.enclosing_loop(outer.outer) is not None or \
             cf.enclosing_loop(host.outer) is not None:
-        raise LookupError(
+        raise TypeError(
             "Higher-order gradients through tf.while_loops nested more than one deep (%s "
             "inside %s) are not supported." % (pusher.name, outer.name))
     # `host` is the backward loop of M's backward loop: the gradients of `bw`'s body,

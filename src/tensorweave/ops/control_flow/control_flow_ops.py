@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Optional
 
 from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors
 from tensorweave.framework import graph as _graph
 from tensorweave.framework import nest
 from tensorweave.framework.api_export import tf_export
@@ -73,6 +74,10 @@ register_op("ControlTrigger", stateful=True)
 
 @kernel("Switch")
 def _switch_kernel(ctx, data, pred):
+    if getattr(pred, "ndim", 0) != 0:  # a fed predicate escapes the build-time check
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "The second input must be a scalar, but it has shape %s"
+            % list(pred.shape))
     return (DEAD, data) if pred else (data, DEAD)
 
 
@@ -477,8 +482,8 @@ def cond(pred, true_fn: Callable = None, false_fn: Callable = None, strict: bool
     Raises:
       TypeError: a branch is missing or not callable, `pred` is a Python bool, or the
         branch structures differ in type.
-      ValueError: a branch returns None, or the branches return different structures
-        or dtypes.
+      ValueError: a branch returns None or nothing (an empty structure), or the
+        branches return different structures or dtypes.
     """
     true_fn = true_fn if true_fn is not None else fn1
     false_fn = false_fn if false_fn is not None else fn2
@@ -489,6 +494,14 @@ def cond(pred, true_fn: Callable = None, false_fn: Callable = None, strict: bool
             raise TypeError("'%s' must be callable." % arg)
     if isinstance(pred, bool):
         raise TypeError("'pred' must not be a Python bool.")
+    return _cond(pred, true_fn, false_fn, strict, name)
+
+
+def _cond(pred, true_fn: Callable, false_fn: Callable, strict: bool, name: Optional[str],
+          mismatch_error: Optional[Callable[[], Exception]] = None):
+    """`cond` on checked callables. `mismatch_error`, when given, makes the exception
+    raised for branches whose results differ in structure or dtype (`switch_case`
+    words it in terms of its branches)."""
     g = _graph.get_default_graph()
     with _graph.name_scope(name, "cond", [pred]) as scope:
         pred = convert_to_tensor(pred)
@@ -519,29 +532,42 @@ def cond(pred, true_fn: Callable = None, false_fn: Callable = None, strict: bool
         _cond_side_effects.check(scope.rstrip("/"), pred_id, built)
         (r_t, flat_t, rebuild), (r_f, flat_f, _) = results
         try:
-            nest.assert_same_structure(r_t, r_f)
-        except (ValueError, TypeError) as e:
-            raise type(e)("true_fn and false_fn must return the same structure: %s" % e)
-        try:
-            _assert_same_composites(r_t, r_f)
-        except ValueError as e:
-            raise ValueError("Incompatible return values of 'true_fn' and 'false_fn': %s"
-                             % e) from None
+            _check_branch_results(r_t, r_f, flat_t, flat_f)
+        except (ValueError, TypeError):
+            if mismatch_error is None:
+                raise
+            raise mismatch_error() from None
         merged = []
         for t, f in zip(flat_t, flat_f):
-            if t.dtype.base_dtype is not f.dtype.base_dtype:
-                raise ValueError("Outputs of true_fn and false_fn must have the same type: "
-                                 "%s, %s" % (t.dtype.name, f.dtype.name))
             m, _ = merge([f, t], name="Merge")
             m._op._cond_pred = pred_id  # what the Merge's gradient switches on
             merged.append(m)
-        if not merged:
-            return None if r_t in (None, [], ()) else r_t
         out = rebuild(merged)
         # TF unpacks singletons all the way down, a namedtuple of one field too
         while not strict and isinstance(out, (list, tuple)) and len(out) == 1:
             out = out[0]
         return out
+
+
+def _check_branch_results(r_t, r_f, flat_t: List[Tensor], flat_f: List[Tensor]) -> None:
+    """Raises TF's cond errors unless the branch results `r_t`, `r_f` (flattened to
+    `flat_t`, `flat_f`) have one structure, at least one tensor, and equal dtypes."""
+    try:
+        nest.assert_same_structure(r_t, r_f)
+    except (ValueError, TypeError) as e:
+        raise type(e)("true_fn and false_fn must return the same structure: %s" % e)
+    try:
+        _assert_same_composites(r_t, r_f)
+    except ValueError as e:
+        raise ValueError("Incompatible return values of 'true_fn' and 'false_fn': %s"
+                         % e) from None
+    if not flat_t:
+        raise ValueError("'true_fn' and 'false_fn' must return at least one result.")
+    for t, f in zip(flat_t, flat_f):
+        if t.dtype.base_dtype is not f.dtype.base_dtype:
+            raise ValueError("Outputs of 'true_fn' and 'false_fn' must have the same "
+                             "type(s). Received %s from 'true_fn' and %s from "
+                             "'false_fn'." % (t.dtype.name, f.dtype.name))
 
 
 def _identity(t: Tensor, name) -> Tensor:
@@ -554,7 +580,8 @@ def case(pred_fn_pairs, default: Callable = None, exclusive: bool = False,
     """The result of the first callable whose predicate is true (TF1 `tf.case`).
 
     Args:
-      pred_fn_pairs: list of (boolean scalar tensor, callable) pairs, or a dict.
+      pred_fn_pairs: list of (boolean scalar tensor, callable) pairs, or a dict (its
+        pairs are tested in the order of the predicates' names, as TF's graph mode).
       default: callable for when no predicate holds (when None, the last pair's
         callable is the default, guarded as TF's: a run where no predicate holds fails).
       exclusive: if True, a run where more than one predicate holds fails with
@@ -566,23 +593,17 @@ def case(pred_fn_pairs, default: Callable = None, exclusive: bool = False,
       The selected callable's result.
 
     Raises:
-      TypeError: malformed pairs.
+      TypeError: malformed pairs, or a predicate that is not a bool Tensor.
+      ValueError: no pairs.
       InvalidArgumentError (at run time): no predicate holds and there is no default;
         with `exclusive`, more than one holds.
     """
-    if isinstance(pred_fn_pairs, dict):
-        pred_fn_pairs = list(pred_fn_pairs.items())
-    pairs = list(pred_fn_pairs)
-    for p in pairs:
-        if not isinstance(p, tuple) or len(p) != 2:
-            raise TypeError("Each entry in pred_fn_pairs must be a 2-tuple")
-        if not callable(p[1]):
-            raise TypeError("fn for pred %s must be callable." % getattr(p[0], "name", p[0]))
+    pairs = _checked_case_pairs(pred_fn_pairs)
     guard_last = default is None
     if not pairs:  # TF fails too, a default or not
         raise ValueError("pred_fn_pairs must not be empty")
     with _graph.name_scope(name, "case", [p for p, _ in pairs]):
-        preds = [convert_to_tensor(p) for p, _ in pairs]
+        preds = [p for p, _ in pairs]
         if guard_last:
             # TF's default action: the last callable, run only when its predicate holds
             last_pred, last_fn = preds[-1], pairs[-1][1]
@@ -595,21 +616,49 @@ def case(pred_fn_pairs, default: Callable = None, exclusive: bool = False,
                                            "True:", _stack(all_preds)])
                 with _graph.control_dependencies([check]):
                     return last_fn()
-        deps = []
-        if exclusive and len(preds) > 1:
-            from tensorweave.ops.debug import check_ops
-            from tensorweave.ops.math import math_ops, reduction_ops
-            count = reduction_ops.reduce_sum(math_ops.cast(_stack(preds), _dt.int32))
-            deps.append(check_ops.assert_less_equal(
-                count, 1, message="Input error: exclusive=True: more than 1 conditions (%s) "
-                "evaluated as True:" % ", ".join(p.name for p in preds)))
         fn = default
         for p, (_, f) in reversed(list(zip(preds, pairs))):
             fn = _case_branch(p, f, fn, strict)
-        if deps:
-            with _graph.control_dependencies(deps):
+        if exclusive:
+            with _graph.control_dependencies([_assert_at_most_one_true(preds)]):
                 return fn()
         return fn()
+
+
+def _checked_case_pairs(pred_fn_pairs) -> list:
+    """`case`'s (bool Tensor, callable) pairs, with TF's checks; a dict's pairs are
+    ordered by predicate name, as TF orders them in graph mode."""
+    if not isinstance(pred_fn_pairs, (list, tuple, dict)):
+        raise TypeError("'pred_fn_pairs' must be a list, tuple, or dict. Received: %s"
+                        % type(pred_fn_pairs))
+    if isinstance(pred_fn_pairs, dict):
+        pred_fn_pairs = sorted(pred_fn_pairs.items(),
+                               key=lambda pair: getattr(pair[0], "name", ""))
+    for pair in pred_fn_pairs:
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise TypeError("Each entry in 'pred_fn_pairs' must be a 2-tuple. Received %s."
+                            % (pair,))
+        pred, fn = pair
+        if not isinstance(pred, Tensor):
+            raise TypeError("pred must be a Tensor, got: %s" % (pred,))
+        if pred.dtype.base_dtype is not _dt.bool:
+            raise TypeError("pred must be Tensor of type bool: %s" % pred.name)
+        if not callable(fn):
+            raise TypeError("fn for pred %s must be callable." % pred.name)
+    return list(pred_fn_pairs)
+
+
+def _assert_at_most_one_true(preds) -> Operation:
+    """An Assert that fails the run when more than one of `preds` holds; its message
+    names the predicates and shows their values (TF's)."""
+    from tensorweave.ops.debug.debug_ops import Assert
+    from tensorweave.ops.math import math_binary, math_ops, reduction_ops
+    stacked = _stack(preds)
+    count = reduction_ops.reduce_sum(math_ops.cast(stacked, _dt.int32))
+    message = ("Input error: exclusive=True: more than 1 conditions (%s) evaluated as True:"
+               % ", ".join(p.name for p in preds))
+    return Assert(math_binary.less_equal(count, 1), [message, stacked],
+                  summarize=len(preds))
 
 
 @tf_export("switch_case")
@@ -648,8 +697,17 @@ def switch_case(branch_index, branch_fns, default: Optional[Callable] = None,
     with _graph.name_scope(name, "switch_case", [branch_index]):
         fn = actions[-1]  # an index matching no key (or the last key) runs this one
         for key in reversed(range(len(actions) - 1)):
-            fn = _case_branch(math_binary.equal(branch_index, key), actions[key], fn, False)
+            fn = _case_branch(math_binary.equal(branch_index, key), actions[key], fn, False,
+                              _switch_case_mismatch(key))
         return fn()
+
+
+def _switch_case_mismatch(key: int) -> Callable[[], TypeError]:
+    """The error for branches `key` and `key + 1` of a switch_case returning
+    different structures or dtypes (TF's wording)."""
+    return lambda: TypeError(
+        "branches[%d] and branches[%d] arguments to tf.switch_case must have the same "
+        "number, type, and overall structure of return values." % (key, key + 1))
 
 
 def _indexed_branches(branch_fns) -> list:
@@ -682,8 +740,8 @@ def _stack(ts):
     return array_ops.stack(ts)
 
 
-def _case_branch(pred, fn, otherwise, strict):
-    return lambda: cond(pred, fn, otherwise, strict=strict)
+def _case_branch(pred, fn, otherwise, strict, mismatch_error=None):
+    return lambda: _cond(pred, fn, otherwise, strict, None, mismatch_error)
 
 
 # --- while_loop ----------------------------------------------------------------------------
@@ -736,19 +794,22 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
         variable whose shape changes beyond its shape invariant.
     """
     if not callable(cond):
-        raise TypeError("cond must be callable.")
+        raise TypeError("'cond' must be callable.")
     if not callable(body):
-        raise TypeError("body must be callable.")
+        raise TypeError("'body' must be callable.")
     if parallel_iterations < 1:
-        raise TypeError("parallel_iterations must be a positive integer.")
+        raise TypeError("'parallel_iterations' must be a positive integer.")
     if not nest.flatten(loop_vars) and not isinstance(loop_vars, (list, tuple, dict)):
-        raise ValueError("No loop variables provided")
+        raise ValueError("'loop_vars' must be provided.")
     g = _graph.get_default_graph()
     with _graph.name_scope(name, "while", nest.flatten(loop_vars)) as scope:
         user_vars = loop_vars
         if maximum_iterations is not None:
             counter = convert_to_tensor(0, dtype=_dt.int32, name="iteration_counter")
             max_it = convert_to_tensor(maximum_iterations, name="maximum_iterations")
+            if max_it.shape.rank not in (None, 0):
+                raise ValueError("'maximum_iterations' must be a scalar. Received shape: %s"
+                                 % (tuple(max_it.shape.as_list()),))
             if max_it.dtype.base_dtype is not _dt.int32:
                 from tensorweave.ops.math import math_ops
                 max_it = math_ops.cast(max_it, _dt.int32)
@@ -777,7 +838,7 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
                 shape_invariants = (TensorShape([]), shape_invariants)
         flat, rebuild = _to_tensors(loop_vars, "loop_vars")
         if not flat:
-            raise ValueError("No loop variables provided")
+            raise ValueError("'loop_vars' must be provided.")
         invariants, sparse_shapes = _flat_invariants(loop_vars, shape_invariants, flat)
         ctx = WhileContext(g, scope[:-1] if scope.endswith("/") else scope,
                            parallel_iterations, back_prop, swap_memory)
@@ -889,7 +950,8 @@ def _component_invariants(v, s) -> tuple:
     from tensorweave.framework.sparse_tensor import SparseTensor
     from tensorweave.ops.data_flow.tensor_array_class import TensorArray
     if isinstance(v, TensorArray):
-        return [TensorShape([])], None
+        # the loop carries its flow, a scalar: an invariant is checked against that (TF)
+        return [TensorShape(s) if s is not None else TensorShape([])], None
     if isinstance(v, SparseTensor):
         if s is None:
             dense = v.shape

@@ -26,6 +26,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
+from tensorweave.framework.graph import Tensor
 from tensorweave.framework.registry import REQUIRED, TypeAttr, kernel, not_differentiable, \
     register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
@@ -33,7 +34,7 @@ from tensorweave.runtime.values import element
 
 __all__ = ["TensorArrayResource", "lookup_tensor_array"]
 
-_NAMES = itertools.count()  # TF names an unnamed array "TensorArray_<n>"
+_NAMES = itertools.count()  # the suffix making each run-time array's name unique
 
 # per-element states
 _UNWRITTEN, _WRITTEN, _READ, _CLEARED = 0, 1, 2, 3
@@ -296,10 +297,23 @@ def _flow_shape(op):
 
 def _gather_shape(op):
     _vector_input(op, 1)
-    es = op._get_attr("element_shape")
+    declared = _declared_element_shape(op.inputs[0])
+    es = op._get_attr("element_shape") if declared is None else declared
     if es.ndims is None:
         return unknown_shape()
-    return TensorShape([None]).concatenate(es)
+    # one element per index (TF): the number of indices leads
+    return op.inputs[1].shape.with_rank(1).concatenate(es)
+
+
+def _declared_element_shape(handle: Tensor) -> Optional[TensorShape]:
+    """The element shape the TensorArrayV3 op creating `handle` was given, or None
+    when the handle does not come from one. As TF's handle data, it follows the
+    handle through loop and cond plumbing; the shape inferred from writes is not it."""
+    op = handle.op
+    while op.type in ("Enter", "Identity", "Switch", "Merge", "NextIteration", "Exit") \
+            and op.inputs:
+        op = op.inputs[0].op
+    return op._get_attr("element_shape") if op.type == "TensorArrayV3" else None
 
 
 def _scatter_shape(op):
@@ -366,7 +380,8 @@ def _tensor_array_kernel(ctx, size):
     n = _scalar_int(ctx.op, size, "size")
     if n < 0:
         raise errors.InvalidArgumentError(None, ctx.op, "Size should be >= 0.")
-    name = a["tensor_array_name"] or "TensorArray_%d" % next(_NAMES)
+    # TF's run-time name: the given name, or the creating op's, made unique
+    name = "%s_%d" % (a["tensor_array_name"] or ctx.op.name, next(_NAMES))
     ta = TensorArrayResource(name, a["dtype"], n, a["dynamic_size"], a["clear_after_read"],
                              _dims_of(a["element_shape"]), a["identical_element_shapes"])
     return ta, _FLOW
