@@ -232,6 +232,14 @@ class _FrameState:
             self.tag_id = zlib.crc32(self.path.encode()) % 0x7FFFFFFF + 1
 
 
+def _predicate_error(op, pred, it: _Iter) -> errors.OpError:
+    """The error of a Switch run inline whose predicate is not a scalar (a fed one
+    escapes the build-time check): the Switch kernel's."""
+    exc = errors.InvalidArgumentError(None, op, "The second input must be a scalar, but "
+                                      "it has shape %s" % list(getattr(pred, "shape", ())))
+    return kernel_error(op, exc, loop_iterations(it))
+
+
 def loop_iterations(it: _Iter) -> tuple:
     """(frame name, iteration) of `it` and of each enclosing loop iteration, innermost
     first (an error's provenance, runtime/provenance.py); () in the root frame."""
@@ -593,7 +601,12 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
                 continue
             if kd == SWITCH and not it.dead:
                 v = it.inputs[base]
-                if it.inputs[base + 1]:
+                try:
+                    taken = True if it.inputs[base + 1] else False
+                except ValueError:  # a fed predicate of several values
+                    error[0] = _predicate_error(ops[k], it.inputs[base + 1], it)
+                    break
+                if taken:
                     finish_two(k, it, DEAD, v)
                 else:
                     finish_two(k, it, v, DEAD)
@@ -608,7 +621,12 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
             else:
                 args = it.inputs[base:base + n_data[k]]
             if kd == SWITCH:
-                finish(k, it, (DEAD, args[0]) if args[1] else (args[0], DEAD), False)
+                try:
+                    taken = True if args[1] else False
+                except ValueError:
+                    error[0] = _predicate_error(ops[k], args[1], it)
+                    break
+                finish(k, it, (DEAD, args[0]) if taken else (args[0], DEAD), False)
             elif kd in (ENTER, EXIT, NEXT, FORWARD):
                 finish(k, it, (args[0],), False)
             elif kd == TRIGGER:

@@ -22,13 +22,18 @@ def test_cond_dtype_mismatch_message_names_both_dtypes(graph):
         tf.cond(tf.constant(True), lambda: tf.constant(3.0), lambda: tf.constant(1))
 
 
-def test_cond_with_a_fed_vector_predicate_fails_at_run_time(sess):
+@pytest.mark.parametrize("executor", ["structured", "tagged"])
+def test_cond_with_a_fed_vector_predicate_fails_at_run_time(graph, monkeypatch, executor):
+    # the tagged executor runs Switch inline, without its kernel
+    monkeypatch.setenv("TW_EXECUTOR", executor)
     p = tf.placeholder(tf.bool)
     y = tf.cond(p, lambda: tf.constant(1.0), lambda: tf.constant(2.0))
-    assert sess.run(y, {p: True}) == 1.0
-    with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=r"The second input must be a scalar, but it has shape \[2\]"):
-        sess.run(y, {p: [True, False]})
+    with tf.Session() as sess:
+        assert sess.run(y, {p: True}) == 1.0
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"The second input must be a scalar, but it has shape "
+                                 r"\[2\]"):
+            sess.run(y, {p: [True, False]})
 
 
 # --- case -----------------------------------------------------------------------------------
