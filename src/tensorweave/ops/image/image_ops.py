@@ -413,7 +413,7 @@ def rot90(image, k=1, name: Optional[str] = None) -> Tensor:
         known = static_value(k)
         if known is not None:
             return _rot90_static(image, known % 4)
-        from tensorweave.ops.control_flow.control_flow_ops import case
+        from tensorweave.ops.control_flow.case_ops import case
         k = math_binary.floormod(convert_to_tensor(k, _dt.int32, name="k"), 4)
         branches = [(math_binary.equal(k, i), (lambda i=i: _rot90_static(image, i)))
                     for i in (1, 2, 3)]
