@@ -59,9 +59,7 @@ REASONS = [
     ("", "Module", "tf.Module is a TF2 object-based API"),
     ("", "function", "tf.function traces Python into graphs (TF2 API)"),
     ("", "*Spec", _TYPE_SPECS),
-    ("", "RaggedTensor*", "ragged tensors are not implemented"),
-    ("", "ragged*", "ragged tensors are not implemented"),
-    ("ragged", "*", "ragged tensors are not implemented"),
+    ("", "ragged_fill_empty_rows*", _RAW_OPS),
     ("", "GradientTape", "eager execution: tensorweave is graph mode only"),
     ("", "wrap_function", "TF2 functions (tf.function) are not implemented"),
     ("", "type_spec_from_value", _TYPE_SPECS),
@@ -75,7 +73,6 @@ REASONS = [
     ("train", "ClusterDef", _PROTO_CLASSES),
     ("train", "JobDef", _PROTO_CLASSES),
     ("train", "ServerDef", _PROTO_CLASSES),
-    ("train", "Checkpoint*", "object-based checkpoints (TF2 API)"),
     ("train.experimental", "*", "object-based checkpoint sharding and Python state (TF2 "
      "checkpoints)"),
     ("*", "*webp", "codecs TF added in 2.x (WebP, JPEG XL) are not implemented"),
@@ -100,7 +97,8 @@ REASONS = [
     ("data.experimental", "snapshot", "dataset snapshots on disk (TF2)"),
     ("data.experimental", "enable_debug_mode", "TF2's eager tf.data debug mode"),
     ("data.experimental", "get_model_proto", "TF2's tf.data autotuning model"),
-    ("data.experimental", "dense_to_ragged_batch", "ragged tensors are not implemented"),
+    ("data.experimental", "dense_to_ragged_batch", "tf.data has no RaggedTensor elements "
+                                                   "(RaggedTensor is graph-op only)"),
     ("data", "NumpyIterator", "iterates a dataset eagerly (TF2)"),
     ("feature_column", "sequence_*", "sequence columns are read by Keras' SequenceFeatures "
      "(TF2) or tf.contrib's sequence_input_layer, neither of which TF1's core has"),

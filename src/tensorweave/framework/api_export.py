@@ -99,3 +99,26 @@ def _fill(root: types.ModuleType, parts: List[str], ns: str) -> None:
         if (target.__name__, leaf) not in _INSTALLED:
             setattr(target, leaf, obj)
             _INSTALLED.add((target.__name__, leaf))
+
+
+def replace_export(original: Any, replacement: Any) -> List[str]:
+    """Exports `replacement` under every public name of `original` (and sets it where
+    those names are already installed): how a composite type routes the public ops to
+    its own version (TF's dispatch: `tf.add` of a RaggedTensor). Returns the names.
+
+    Raises:
+      ValueError: `original` is not exported.
+    """
+    names = []
+    for ns, table in _EXPORTS.items():
+        for leaf, (obj, where) in list(table.items()):
+            if obj is original:
+                table[leaf] = (replacement, where)
+                names.append("%s.%s" % (ns, leaf) if ns else leaf)
+    if not names:
+        raise ValueError("replace_export: %r is not exported" % (original,))
+    for module_name, leaf in _INSTALLED:
+        module = sys.modules.get(module_name)
+        if module is not None and module.__dict__.get(leaf) is original:
+            setattr(module, leaf, replacement)
+    return names

@@ -9,7 +9,7 @@ import importlib
 # Families import each other's modules at the top or inside functions; the order here
 # only decides which registers first.
 FAMILIES = ("array", "control_flow", "math", "indexing", "nn", "random", "debug", "state",
-            "io", "data_flow", "string", "sparse", "linalg", "image", "summary")
+            "io", "data_flow", "string", "sparse", "linalg", "image", "summary", "ragged")
 
 
 def load_all() -> None:

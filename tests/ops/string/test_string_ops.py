@@ -215,8 +215,8 @@ def test_string_split_rank_errors(graph):
         tf.string_split([["abc"]])
     with pytest.raises(ValueError):
         tf.string_split(["ab"], delimiter=[","])
-    with pytest.raises(ValueError, match="RaggedTensor"):
-        tf.string_split(["ab"], result_type="RaggedTensor")
+    with pytest.raises(ValueError, match="result_type must be 'RaggedTensor' or"):
+        tf.string_split(["ab"], result_type="Dense")
 
 
 def test_strings_split_v1(sess):

@@ -221,11 +221,10 @@ def _string_ngrams_kernel(ctx, data, splits):
 @tf_export("strings.ngrams")
 def ngrams(data, ngram_width, separator: str = " ", pad_values=None, padding_width=None,
            preserve_short_sequences: bool = False, name: Optional[str] = None) -> Tensor:
-    """The n-grams of the innermost dimension of a dense string Tensor (TF1).
+    """The n-grams of the innermost dimension of a string Tensor or RaggedTensor (TF1).
 
     Args:
-      data: a string Tensor of rank >= 1 (RaggedTensors are not available in
-        tensorweave).
+      data: a string Tensor or RaggedTensor of rank >= 1.
       ngram_width: an int or a list of ints; each width's n-grams follow the previous.
       separator: the string between the joined strings.
       pad_values: None (no padding), one string for both ends, or a (left, right) pair.
@@ -235,13 +234,12 @@ def ngrams(data, ngram_width, separator: str = " ", pad_values=None, padding_wid
       name: op name scope.
 
     Returns:
-      A string Tensor data.shape[:-1] + [number of n-grams per row].
+      A string Tensor data.shape[:-1] + [number of n-grams per row]; a RaggedTensor
+      for RaggedTensor data.
 
     Raises:
       ValueError: bad padding arguments, or `data` of rank 0.
     """
-    from tensorweave.ops.array import array_ops
-    from tensorweave.ops.string.string_unicode_ops import uniform_rows
     if pad_values is None:
         left = right = ""
     elif isinstance(pad_values, (list, tuple)):
@@ -260,16 +258,26 @@ def ngrams(data, ngram_width, separator: str = " ", pad_values=None, padding_wid
         [int(w) for w in ngram_width]
     if any(w < 1 for w in widths):
         raise ValueError("All ngram_widths must be greater than 0. Got %s" % (ngram_width,))
+    attrs = {"separator": separator, "ngram_widths": widths, "left_pad": left,
+             "right_pad": right,
+             "pad_width": -1 if padding_width is None else int(padding_width),
+             "preserve_short_sequences": bool(preserve_short_sequences)}
+    from tensorweave.ops.ragged.ragged_tensor import RaggedTensor
+    if isinstance(data, RaggedTensor):
+        return _ragged_ngrams(data, attrs, name)
+    return _dense_ngrams(data, attrs, name)
+
+
+def _dense_ngrams(data, attrs: dict, name) -> Tensor:
+    """ngrams of the innermost dimension of a dense Tensor."""
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.string.string_unicode_ops import uniform_rows
     with name_scope(name, "StringNGrams", [data]):
         data = convert_to_tensor(data, dtype=_dt.string, name="data")
         if data.shape.ndims == 0:
             raise ValueError("Data must have rank>0")
         flat, splits, shape = uniform_rows(data)
-        op = apply_op("StringNGrams", [flat, splits],
-                      {"separator": separator, "ngram_widths": widths,
-                       "left_pad": left, "right_pad": right,
-                       "pad_width": -1 if padding_width is None else int(padding_width),
-                       "preserve_short_sequences": bool(preserve_short_sequences)})
+        op = apply_op("StringNGrams", [flat, splits], attrs)
         from tensorweave.ops.array.array_join_ops import concat
         out_shape = concat([shape[:-1], convert_to_tensor(np.array([-1], np.int64))], 0)
         out = array_ops.reshape(op.outputs[0], out_shape)
@@ -278,27 +286,43 @@ def ngrams(data, ngram_width, separator: str = " ", pad_values=None, padding_wid
         return out
 
 
+def _ragged_ngrams(data, attrs: dict, name):
+    """ngrams of a RaggedTensor: of its innermost rows (ragged or uniform)."""
+    from tensorweave.ops.ragged.ragged_tensor import RaggedTensor
+    flat = data.flat_values
+    if flat.shape.ndims != 1:  # the innermost dimension is uniform: dense n-grams of it
+        return data.with_flat_values(_dense_ngrams(flat, attrs, name))
+    with name_scope(name, "StringNGrams", [flat]):
+        splits = data.nested_row_splits
+        grams, new_splits = apply_op("StringNGrams", [flat, splits[-1]], attrs).outputs
+        return RaggedTensor.from_nested_row_splits(grams, splits[:-1] + (new_splits,),
+                                                   validate=False)
+
+
 @tf_export("strings.bytes_split")
 def bytes_split(input, name: Optional[str] = None) -> Tensor:  # noqa: A002
-    """The bytes of a scalar string as a 1-D string Tensor (TF1 `tf.strings.bytes_split`).
+    """The bytes of each string (TF1 `tf.strings.bytes_split`).
 
     Args:
-      input: a scalar string Tensor (TF returns a RaggedTensor for ranked input; tensorweave
-        has no RaggedTensor, so ranked input raises).
+      input: a string Tensor of known rank.
       name: op name scope.
 
     Returns:
-      A 1-D string Tensor, one byte per entry.
+      A 1-D string Tensor, one byte per entry, for a scalar; for input of rank R a
+      RaggedTensor of rank R + 1 (one row of bytes per string).
 
     Raises:
-      ValueError: `input` is not statically a scalar.
+      ValueError: `input` of unknown rank.
     """
     from tensorweave.ops.array import array_ops
     from tensorweave.ops.string.string_ops import string_split
     with name_scope(name, "BytesSplit", [input]):
         x = convert_op_input(input, _dt.string, "StringSplit", "input", name="input")
-        if x.shape.ndims != 0:
-            raise ValueError("tf.strings.bytes_split of a Tensor of rank %s returns a "
-                             "RaggedTensor, which tensorweave does not have: only scalar "
-                             "input is supported" % x.shape.ndims)
-        return string_split(array_ops.reshape(x, [1]), sep="").values
+        rank = x.shape.ndims
+        if rank is None:
+            raise ValueError("input must have a statically-known rank.")
+        if rank == 0:
+            return string_split(array_ops.reshape(x, [1]), sep="").values
+        from tensorweave.ops.ragged.ragged_conversion_ops import with_uniform_outer_dims
+        rows = string_split(array_ops.reshape(x, [-1]), sep="", result_type="RaggedTensor")
+        return with_uniform_outer_dims(rows, array_ops.shape(x, out_type=_dt.int64), rank)

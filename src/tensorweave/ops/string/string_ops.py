@@ -128,12 +128,12 @@ def string_split(source, sep=None, skip_empty: bool = True, delimiter=None,
         splits into single bytes. Defaults to " ".
       skip_empty: drop empty tokens.
       delimiter: deprecated alias of `sep`.
-      result_type: "SparseTensor" (RaggedTensor is not available in tensorweave).
+      result_type: "SparseTensor" or "RaggedTensor".
       name: name scope.
 
     Returns:
       A SparseTensor of shape [len(source), max tokens]: indices [n, 2] (row, position),
-      the tokens as values.
+      the tokens as values; or a RaggedTensor of one row of tokens per string.
 
     Raises:
       ValueError: `source` is not a vector, or an unknown `result_type`.
@@ -148,13 +148,21 @@ def string_split(source, sep=None, skip_empty: bool = True, delimiter=None,
         op = apply_op("StringSplit", [convert_to_tensor(source, dtype=_dt.string),
                                       convert_to_tensor(delimiter, dtype=_dt.string)],
                       {"skip_empty": bool(skip_empty)}, name="StringSplit")
+        if result_type == "RaggedTensor":
+            return _tokens_as_ragged(op.outputs)
         return SparseTensor(*op.outputs)
 
 
 def _check_result_type(result_type):
-    if result_type != "SparseTensor":
-        raise ValueError("result_type %r is not supported by tensorweave: only "
-                         "'SparseTensor' (there is no RaggedTensor)" % (result_type,))
+    if result_type not in ("SparseTensor", "RaggedTensor"):
+        raise ValueError("result_type must be 'RaggedTensor' or 'SparseTensor'.")
+
+
+def _tokens_as_ragged(outputs, strings_shape=None, strings_rank: int = 1):
+    """The (indices, values, dense_shape) of a split as a RaggedTensor of rows."""
+    from tensorweave.ops.ragged.ragged_conversion_ops import from_split_tokens
+    indices, values, shape = outputs
+    return from_split_tokens(indices, values, shape[0], strings_shape, strings_rank)
 
 
 @tf_export("strings.split")
@@ -168,7 +176,8 @@ def strings_split(input=None, sep=None, maxsplit: int = -1,  # noqa: A002
     Returns:
       A SparseTensor of tokens, shape [len(input), max tokens]; a scalar is split as a
       vector of one string, and for input of rank R > 1 the tokens of each string are
-      the last of R + 1 dimensions (TF's ragged split, made sparse).
+      the last of R + 1 dimensions. With result_type="RaggedTensor", the same tokens as
+      a RaggedTensor of rank R + 1 (one row per string).
     """
     if input is not None and source is not None:
         raise ValueError("Cannot specify both 'input' and 'source'")
@@ -182,6 +191,12 @@ def strings_split(input=None, sep=None, maxsplit: int = -1,  # noqa: A002
         op = apply_op("StringSplitV2", [flat, convert_to_tensor(sep or "", dtype=_dt.string)],
                       {"maxsplit": int(maxsplit)}, name="StringSplitV2")
         indices, values, shape = op.outputs
+        if result_type == "RaggedTensor":
+            if rank is None:
+                raise ValueError("tf.strings.split with result_type='RaggedTensor' needs "
+                                 "input of known rank")
+            return _tokens_as_ragged(op.outputs, array_ops.shape(strings, out_type=_dt.int64),
+                                     max(rank, 1))
         if rank is None or rank <= 1:
             return SparseTensor(indices, values, shape)
         # the row of each token back to its string's coordinates

@@ -1,10 +1,10 @@
 """Unicode text: UnicodeTranscode, UnicodeDecode, UnicodeDecodeWithOffsets, UnicodeEncode
 and the builders `tf.strings.unicode_*` over them.
 
-TensorFlow returns RaggedTensors from decoding a ranked string tensor; tensorweave has
-none, so `unicode_decode` and `unicode_split` (and their `_with_offsets` forms) take a
-scalar string and return dense vectors, and raise for ranked input. `unicode_encode`
-takes a dense code point tensor and encodes its innermost dimension, as TF does.
+`unicode_decode` and `unicode_split` (and their `_with_offsets` forms) return a dense
+vector for a scalar string and, as TF, a RaggedTensor of one row per string for ranked
+input. `unicode_encode` encodes the innermost dimension of a dense or ragged code point
+tensor, as TF does.
 `unicode_script` needs the Unicode script property, which Python does not ship, and is
 not provided.
 """
@@ -186,35 +186,41 @@ def _decode_offsets_kernel(ctx, x):
     return _decode_rows(ctx, x)
 
 
-def _scalar_only(x: Tensor, what: str) -> None:
-    if x.shape.ndims != 0:
-        raise ValueError("tf.strings.%s of a Tensor of rank %s returns a RaggedTensor, which "
-                         "tensorweave does not have: only a scalar string is supported"
-                         % (what, x.shape.ndims))
-
-
 def _decode_builder(op_type, what, input, input_encoding, errors, replacement_char,
-                    replace_control_characters, name):
+                    replace_control_characters, name) -> list:
+    """The decoded code points (and offsets): vectors for a scalar string, else
+    RaggedTensors of one row per string, shaped as the input plus a ragged dimension."""
     _check_args(errors)
     with name_scope(name, what, [input]):
         x = convert_op_input(input, _dt.string, op_type, "input", name="input")
-        _scalar_only(x, what)
+        rank = x.shape.ndims
+        if rank is None:
+            raise ValueError("Rank of `input` must be statically known.")
         from tensorweave.ops.array import array_ops
-        return apply_op(op_type, [array_ops.reshape(x, [-1])],
-                        {"input_encoding": input_encoding, "errors": errors,
-                         "replacement_char": int(replacement_char),
-                         "replace_control_characters": bool(replace_control_characters)},
-                        name=op_type).outputs
+        outputs = apply_op(op_type, [array_ops.reshape(x, [-1])],
+                           {"input_encoding": input_encoding, "errors": errors,
+                            "replacement_char": int(replacement_char),
+                            "replace_control_characters": bool(replace_control_characters)},
+                           name=op_type).outputs
+        splits, parts = outputs[0], outputs[1:]
+        if rank == 0:
+            return parts
+        from tensorweave.ops.ragged.ragged_conversion_ops import with_uniform_outer_dims
+        from tensorweave.ops.ragged.ragged_tensor import RaggedTensor
+        shape = array_ops.shape(x, out_type=_dt.int64)
+        return [with_uniform_outer_dims(RaggedTensor.from_row_splits(p, splits,
+                                                                     validate=False),
+                                        shape, rank) for p in parts]
 
 
 @tf_export("strings.unicode_decode")
 def unicode_decode(input, input_encoding: str, errors: str = "replace",  # noqa: A002
                    replacement_char: int = 65533, replace_control_characters: bool = False,
                    name: Optional[str] = None) -> Tensor:
-    """The code points of a scalar string (TF1 `tf.strings.unicode_decode`).
+    """The code points of each string (TF1 `tf.strings.unicode_decode`).
 
     Args:
-      input: a scalar string Tensor (ranked input needs RaggedTensors: not supported).
+      input: a string Tensor of known rank.
       input_encoding: the codec of `input` ("UTF-8", "UTF-16-BE", ...).
       errors: "replace", "ignore" or "strict".
       replacement_char: the code point for invalid input.
@@ -222,13 +228,14 @@ def unicode_decode(input, input_encoding: str, errors: str = "replace",  # noqa:
       name: op name scope.
 
     Returns:
-      An int32 vector of code points.
+      An int32 vector of code points for a scalar; for input of rank R a RaggedTensor
+      of rank R + 1 (one row of code points per string).
 
     Raises:
-      ValueError: ranked input.
+      ValueError: input of unknown rank.
     """
     return _decode_builder("UnicodeDecode", "unicode_decode", input, input_encoding, errors,
-                           replacement_char, replace_control_characters, name)[1]
+                           replacement_char, replace_control_characters, name)[0]
 
 
 @tf_export("strings.unicode_decode_with_offsets")
@@ -239,15 +246,16 @@ def unicode_decode_with_offsets(input, input_encoding: str,  # noqa: A002
     """`unicode_decode` and the byte offset where each character starts (TF1).
 
     Returns:
-      `(codepoints, offsets)`: an int32 and an int64 vector.
+      `(codepoints, offsets)`: int32 and int64, vectors or RaggedTensors as in
+      `unicode_decode`.
 
     Raises:
-      ValueError: ranked input (see `unicode_decode`).
+      ValueError: input of unknown rank.
     """
     outs = _decode_builder("UnicodeDecodeWithOffsets", "unicode_decode_with_offsets", input,
                            input_encoding, errors, replacement_char,
                            replace_control_characters, name)
-    return outs[1], outs[2]
+    return outs[0], outs[1]
 
 
 # --- UnicodeEncode ----------------------------------------------------------------------
@@ -279,20 +287,24 @@ def unicode_encode(input, output_encoding: str, errors: str = "replace",  # noqa
     """Encodes the innermost dimension of a dense code point tensor as strings (TF1).
 
     Args:
-      input: an int32 Tensor of rank >= 1 of code points.
+      input: an int32 Tensor or RaggedTensor of rank >= 1 of code points.
       output_encoding: "UTF-8", "UTF-16-BE" or "UTF-32-BE".
       errors: "replace", "ignore" or "strict" for invalid code points.
       replacement_char: the code point that replaces invalid ones.
       name: op name scope.
 
     Returns:
-      A string Tensor of shape input.shape[:-1].
+      A string Tensor of shape input.shape[:-1] (a RaggedTensor where ragged
+      dimensions remain).
 
     Raises:
       ValueError: a bad encoding or `errors`, or a scalar input.
     """
     from tensorweave.ops.array import array_ops
+    from tensorweave.ops.ragged.ragged_tensor import RaggedTensor
     _check_args(errors, output_encoding)
+    if isinstance(input, RaggedTensor):
+        return _encode_ragged(input, output_encoding, errors, replacement_char, name)
     with name_scope(name, "UnicodeEncode", [input]):
         x = convert_op_input(input, _dt.int32, "UnicodeEncode", "input_values", name="input")
         if x.shape.ndims == 0:
@@ -308,6 +320,26 @@ def unicode_encode(input, output_encoding: str, errors: str = "replace",  # noqa
         return out
 
 
+def _encode_ragged(rt, output_encoding: str, errors: str, replacement_char: int, name):
+    """unicode_encode of a RaggedTensor: its innermost rows, each one string."""
+    from tensorweave.ops.ragged.ragged_tensor import RaggedTensor
+    flat = rt.flat_values
+    if flat.shape.ndims != 1:  # the innermost dimension is uniform: encode it densely
+        return rt.with_flat_values(unicode_encode(flat, output_encoding, errors,
+                                                  replacement_char, name))
+    with name_scope(name, "UnicodeEncode", [flat]):
+        splits = rt.nested_row_splits
+        strings = apply_op("UnicodeEncode",
+                           [convert_op_input(flat, _dt.int32, "UnicodeEncode",
+                                             "input_values"), splits[-1]],
+                           {"errors": errors, "output_encoding": output_encoding,
+                            "replacement_char": int(replacement_char)},
+                           name="UnicodeEncode").outputs[0]
+        if len(splits) == 1:
+            return strings
+        return RaggedTensor.from_nested_row_splits(strings, splits[:-1], validate=False)
+
+
 def uniform_rows(x: Tensor):
     """A Tensor [..., width] of rank >= 1 as rows of one length: (its values flattened,
     the int64 row splits [0, width, 2 * width, ...], its int64 shape)."""
@@ -321,8 +353,11 @@ def uniform_rows(x: Tensor):
 
 
 # --- unicode_split --------------------------------------------------------------------------
-def _split_chars(points: Tensor, output_encoding: str) -> Tensor:
+def _split_chars(points, output_encoding: str):
+    """Each code point encoded as a string (a RaggedTensor's flat values, row by row)."""
     from tensorweave.ops.array import array_ops
+    if not isinstance(points, Tensor):
+        return points.with_flat_values(_split_chars(points.flat_values, output_encoding))
     from tensorweave.ops.math import math_ops
     n = array_ops.size(points, out_type=_dt.int64)
     return apply_op("UnicodeEncode", [points, math_ops.range(n + 1)],
@@ -339,14 +374,15 @@ def unicode_split(input, input_encoding: str, errors: str = "replace",  # noqa: 
     """The characters of a scalar string, each as a string (TF1 `tf.strings.unicode_split`).
 
     Args:
-      input: a scalar string Tensor (ranked input needs RaggedTensors: not supported).
+      input: a string Tensor of known rank.
       input_encoding: the codec of `input`.
       errors: "replace", "ignore" or "strict".
       replacement_char: the code point for invalid input.
       name: op name scope.
 
     Returns:
-      A string vector, one character (in `input_encoding` when it is a UTF) per entry.
+      A string vector, one character (in `input_encoding` when it is a UTF) per entry,
+      for a scalar; a RaggedTensor of one row of characters per string otherwise.
     """
     points = unicode_decode(input, input_encoding, errors, replacement_char, name=name)
     return _split_chars(points, _utf_out(input_encoding))
@@ -359,7 +395,8 @@ def unicode_split_with_offsets(input, input_encoding: str,  # noqa: A002
     """`unicode_split` and the byte offset where each character starts (TF1).
 
     Returns:
-      `(chars, offsets)`: a string and an int64 vector.
+      `(chars, offsets)`: string and int64, vectors or RaggedTensors as in
+      `unicode_split`.
     """
     points, offsets = unicode_decode_with_offsets(input, input_encoding, errors,
                                                   replacement_char, name=name)

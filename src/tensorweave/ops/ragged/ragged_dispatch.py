@@ -1,0 +1,143 @@
+"""The public ops that accept RaggedTensors (TF's ragged dispatch), as one table.
+
+Each row names public ops and how a RaggedTensor argument is handled: elementwise ops
+run on `flat_values` and keep the row partition, reductions go to
+ragged_reduction_ops, concat and stack to ragged_array_ops. The exported function is
+replaced by a wrapper (api_export.replace_export) that calls the original whenever no
+RaggedTensor is among the arguments, so dense programs see no change but one check.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Callable
+
+from tensorweave.framework import api_export
+from tensorweave.ops.ragged.ragged_array_ops import ragged_concat, ragged_stack
+from tensorweave.ops.ragged.ragged_math_ops import elementwise_binary
+from tensorweave.ops.ragged.ragged_reduction_ops import reduce as ragged_reduce
+from tensorweave.ops.ragged.ragged_tensor import RaggedTensor
+
+UNARY = ("abs", "negative", "sign", "square", "sqrt", "rsqrt", "exp", "math.expm1", "log",
+         "log1p", "sin", "cos", "tan", "tanh", "sigmoid", "math.erf", "floor", "ceil",
+         "round", "reciprocal", "logical_not", "cast", "saturate_cast", "is_nan",
+         "is_finite", "is_inf", "zeros_like", "ones_like", "clip_by_value",
+         "to_float", "to_double", "to_int32", "to_int64", "nn.relu", "nn.relu6",
+         "nn.elu", "nn.selu", "math.softplus", "nn.softsign", "strings.length",
+         "strings.substr", "string_to_number", "as_string", "strings.regex_replace",
+         "strings.to_number", "strings.strip", "math.imag", "math.real", "conj")
+BINARY = ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "floormod",
+          "realdiv", "pow", "maximum", "minimum", "squared_difference", "equal",
+          "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
+          "logical_or", "logical_xor", "math.divide_no_nan", "math.xdivy", "atan2")
+REDUCTIONS = {"reduce_sum": "sum", "reduce_prod": "prod", "reduce_max": "max",
+              "reduce_min": "min", "reduce_mean": "mean", "reduce_any": "any",
+              "reduce_all": "all"}
+
+
+def _any_ragged(args, kwargs) -> bool:
+    """Whether a RaggedTensor is among the arguments or in a list or tuple of them
+    (concat's and stack's `values`): the check a dense call pays, before any binding."""
+    for a in args:
+        if isinstance(a, RaggedTensor) or type(a) in (list, tuple) and any(
+                isinstance(v, RaggedTensor) for v in a):
+            return True
+    return bool(kwargs) and _any_ragged(tuple(kwargs.values()), None)
+
+
+@functools.lru_cache(maxsize=None)
+def _signature(fn: Callable) -> inspect.Signature:
+    """`fn`'s signature, read on the first ragged call (not at import)."""
+    return inspect.signature(fn)
+
+
+def _unary(original: Callable) -> Callable:
+    @functools.wraps(original)
+    def op(*args, **kwargs):
+        first = None if args else next(iter(_signature(original).parameters))
+        x = args[0] if args else kwargs.get(first)
+        if not isinstance(x, RaggedTensor):
+            return original(*args, **kwargs)
+        if args:
+            args = (x.flat_values,) + args[1:]
+        else:
+            kwargs = dict(kwargs, **{first: x.flat_values})
+        return x.with_flat_values(original(*args, **kwargs))
+    return op
+
+
+def _binary(original: Callable) -> Callable:
+    @functools.wraps(original)
+    def op(*args, **kwargs):
+        if not _any_ragged(args, kwargs):
+            return original(*args, **kwargs)
+        bound = _signature(original).bind(*args, **kwargs)
+        names = list(bound.arguments)
+        x, y = bound.arguments[names[0]], bound.arguments[names[1]]
+        if not isinstance(x, RaggedTensor) and not isinstance(y, RaggedTensor):
+            return original(*args, **kwargs)
+        rest = {k: v for k, v in bound.arguments.items() if k not in names[:2]}
+        return elementwise_binary(lambda a, b: original(a, b, **rest), x, y)
+    return op
+
+
+def _reduction(original: Callable, kind: str) -> Callable:
+    @functools.wraps(original)
+    def op(*args, **kwargs):
+        if not _any_ragged(args, kwargs):
+            return original(*args, **kwargs)
+        arguments = _signature(original).bind(*args, **kwargs).arguments
+        x = arguments.get("input_tensor")
+        if not isinstance(x, RaggedTensor):
+            return original(*args, **kwargs)
+        axis = arguments.get("axis", arguments.get("reduction_indices"))
+        keepdims = arguments.get("keepdims", arguments.get("keep_dims"))
+        return ragged_reduce(kind, x, axis, keepdims, arguments.get("name"),
+                             scope="Ragged" + original.__name__.title().replace("_", ""))
+    return op
+
+
+def _joining(original: Callable, ragged_version: Callable) -> Callable:
+    @functools.wraps(original)
+    def op(*args, **kwargs):
+        if not _any_ragged(args, kwargs):
+            return original(*args, **kwargs)
+        arguments = _signature(original).bind(*args, **kwargs).arguments
+        values = arguments.get("values")
+        if not isinstance(values, (list, tuple)) or \
+                not any(isinstance(v, RaggedTensor) for v in values):
+            return original(*args, **kwargs)
+        return ragged_version(values, arguments.get("axis", 0),
+                              arguments.get("name"))
+    return op
+
+
+def _exported(name: str):
+    ns, _, leaf = name.rpartition(".")
+    return api_export.exported(ns).get(leaf)
+
+
+def _install(name: str, make: Callable) -> None:
+    original = _exported(name)
+    if original is None:
+        raise ValueError("ragged dispatch: tf.%s is not exported" % name)
+    if getattr(original, "_ragged_dispatch", False):
+        return  # routed already under another of its names (tf.div / tf.divide)
+    wrapper = make(original)
+    wrapper._ragged_dispatch = True
+    api_export.replace_export(original, wrapper)
+
+
+def install_dispatch() -> None:
+    """Routes the public ops of the tables above to their ragged versions."""
+    for name in UNARY:
+        _install(name, _unary)
+    for name in BINARY:
+        _install(name, _binary)
+    for name, kind in REDUCTIONS.items():
+        _install(name, lambda original, kind=kind: _reduction(original, kind))
+    _install("concat", lambda original: _joining(original, ragged_concat))
+    _install("stack", lambda original: _joining(original, ragged_stack))
+
+
+install_dispatch()
