@@ -195,3 +195,102 @@ def test_saver_def_parse_from_string_reads_tf_bytes():
             saver_def.keep_checkpoint_every_n_hours, saver_def.version) == (
         "save/Const:0", "save/Identity:0", "save/restore_all", 3, True, 2.5, 2)
     assert saver_def.SerializeToString() == data
+
+
+# --- import_scope: made unique as TF does; each import holds its own variables -----------
+def _two_value_checkpoint(tmp_path):
+    with tf.Graph().as_default():
+        v = tf.Variable([1.0, 2.0], name="v")
+        tf.add_to_collection("doubled", v * 2.0)
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run(v.initializer)
+            return saver.save(sess, str(tmp_path / "m"))
+
+
+def test_import_scope_taken_is_made_unique_and_collections_follow(tmp_path):
+    # TF 2.21 (tf.compat.v1, v2 behaviour disabled): a taken "a" imports as "a_1", and the
+    # variables and collections name the renamed nodes
+    path = _two_value_checkpoint(tmp_path)
+    with tf.Graph().as_default():
+        with tf.name_scope("a"):
+            tf.constant(0.0, name="c")
+        saver = tf.train.import_meta_graph(path + ".meta", import_scope="a")
+        assert [v.name for v in tf.global_variables()] == ["a_1/v:0"]
+        assert [t.name for t in tf.get_collection("doubled")] == ["a_1/mul:0"]
+        with tf.Session() as sess:
+            saver.restore(sess, path)
+            np.testing.assert_array_equal(sess.run(tf.get_collection("doubled")[0]), [2.0, 4.0])
+
+
+def test_importing_twice_under_one_scope_gives_two_models(tmp_path):
+    path = _two_value_checkpoint(tmp_path)
+    with tf.Graph().as_default():
+        first = tf.train.import_meta_graph(path + ".meta", import_scope="m")
+        second = tf.train.import_meta_graph(path + ".meta", import_scope="m")
+        assert sorted(v.name for v in tf.global_variables()) == ["m/v:0", "m_1/v:0"]
+        with tf.Session() as sess:
+            second.restore(sess, path)
+            # as TF1's reference variables: restoring one copy leaves the other alone
+            assert list(sess.run(tf.report_uninitialized_variables())) == [b"m/v"]
+            first.restore(sess, path)
+            m, m_1 = tf.global_variables()
+            sess.run(m.assign([5.0, 5.0]))
+            np.testing.assert_array_equal(sess.run(m_1), [1.0, 2.0])
+
+
+def test_import_under_an_outer_name_scope(tmp_path):
+    path = _two_value_checkpoint(tmp_path)
+    with tf.Graph().as_default():
+        with tf.name_scope("outer"):
+            saver = tf.train.import_meta_graph(path + ".meta", import_scope="a")
+        assert [v.name for v in tf.global_variables()] == ["outer/a/v:0"]
+        with tf.Session() as sess:
+            saver.restore(sess, path)
+            np.testing.assert_array_equal(sess.run(tf.get_collection("doubled")[0]), [2.0, 4.0])
+
+
+def test_export_scope_variables_import_twice_as_separate_variables():
+    with tf.Graph().as_default():
+        with tf.variable_scope("net"):
+            tf.get_variable("v", initializer=tf.constant([1.0, 2.0]))
+        mg = tf.train.export_meta_graph(export_scope="net")
+    with tf.Graph().as_default():
+        tf.train.import_meta_graph(mg, import_scope="m1")
+        tf.train.import_meta_graph(mg, import_scope="m2")
+        m1, m2 = tf.global_variables()
+        with tf.Session() as sess:
+            sess.run(m1.initializer)
+            assert list(sess.run(tf.report_uninitialized_variables())) == [b"m2/v"]
+
+
+def test_importing_twice_without_scope_names_the_first_duplicate_by_name():
+    # TF walks a Saver's variables sorted by name: "b" is reported before "w"
+    with tf.Graph().as_default():
+        tf.Variable(1.0, name="w")
+        tf.Variable(2.0, name="b")
+        tf.train.Saver()
+        mg = tf.train.export_meta_graph()
+    with tf.Graph().as_default():
+        tf.train.import_meta_graph(mg)
+        with pytest.raises(ValueError, match="At least two variables have the same name: b$"):
+            tf.train.import_meta_graph(mg)
+
+
+def test_collection_defs_read_as_tf_protobuf_messages(graph):
+    # TF 2.21 export_meta_graph: what each collection's oneof "kind" holds
+    v = tf.Variable(1.0, name="v")
+    tf.add_to_collection("outs", v * 2.0)
+    tf.add_to_collection("mystr", "hello")
+    tf.add_to_collection("myint", 3)
+    mg = tf.train.export_meta_graph()
+    kinds = {k: cd.WhichOneof("kind") for k, cd in mg.collection_def.items()}
+    assert kinds == {"variables": "bytes_list", "trainable_variables": "bytes_list",
+                     "outs": "node_list", "mystr": "bytes_list", "myint": "int64_list"}
+    assert list(mg.collection_def["outs"].node_list.value) == ["mul:0"]
+    assert list(mg.collection_def["myint"].int64_list.value) == [3]
+    assert mg.collection_def["outs"].HasField("node_list")
+    assert not mg.collection_def["outs"].HasField("bytes_list")
+    from tensorboard.compat.proto import variable_pb2
+    vd = variable_pb2.VariableDef.FromString(mg.collection_def["variables"].bytes_list.value[0])
+    assert (vd.variable_name, vd.initializer_name) == ("v:0", "v/Assign")

@@ -412,7 +412,7 @@ def test_recovered_checkpoints_beyond_max_to_keep_go_one_per_save(tmp_path):
 def test_unsupported_arguments(graph):
     tf.Variable(1.0)
     with pytest.raises(NotImplementedError, match="write_version"):
-        tf.train.Saver(write_version=1)
+        tf.train.Saver(write_version=3)  # V1 (1) and V2 (2) only
     saver = tf.train.Saver(defer_build=True)
     with tf.Session() as sess:
         with pytest.raises(RuntimeError, match="build"):
@@ -447,3 +447,63 @@ def test_an_unparseable_checkpoint_state_file_is_ignored(tmp_path, caplog):
     state = tf.train.get_checkpoint_state(str(tmp_path))
     assert state.last_preserved_timestamp == 0.0  # proto3's unset float
     assert "last_preserved_timestamp" not in str(state)
+
+
+def test_save_into_a_file_as_directory_is_a_value_error(graph, tmp_path):
+    tf.Variable(1.0, name="v")
+    saver = tf.train.Saver()
+    (tmp_path / "file").write_text("x")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        with pytest.raises(ValueError, match="Parent directory of .*file/m doesn't exist, "
+                                             "can't save"):
+            saver.save(sess, str(tmp_path / "file" / "m"))
+
+
+@pytest.mark.parametrize("as_dict", [False, True])
+def test_var_list_may_name_a_variable_by_its_tensor(tmp_path, as_dict):
+    # TF1: "v:0" is the reference variable's own tensor, accepted in a list or a dict
+    with tf.Graph().as_default() as g:
+        v = tf.Variable([1.0, 2.0], name="v")
+        handle = g.get_tensor_by_name("v:0")
+        saver = tf.train.Saver({"x": handle} if as_dict else [handle])
+        with tf.Session() as sess:
+            sess.run(v.initializer)
+            path = saver.save(sess, str(tmp_path / "m"))
+            sess.run(v.assign([7.0, 7.0]))
+            saver.restore(sess, path)
+            np.testing.assert_array_equal(sess.run(v), [1.0, 2.0])
+    assert tf.train.list_variables(path) == [("x" if as_dict else "v", [2])]
+
+
+def test_var_list_dict_of_a_plain_tensor_is_a_type_error(graph):
+    tf.Variable(1.0, name="v")
+    with pytest.raises(TypeError, match="names_to_saveables must be a dict mapping string "
+                                        "names to Tensors/Variables. Not a variable"):
+        tf.train.Saver({"t": tf.constant([5.0])})
+
+
+def test_restore_from_what_is_no_checkpoint(tmp_path):
+    # TF 2.21: a directory or another file at save_path "exists" (TF's TF1-checkpoint
+    # test), and opening it as a checkpoint table is a DataLossError; an index file is
+    # a table without the variables, a NotFoundError led by TF's restore hint
+    with tf.Graph().as_default():
+        v = tf.Variable(1.0, name="v")
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run(v.initializer)
+            path = saver.save(sess, str(tmp_path / "m"))
+            (tmp_path / "junk").write_text("xxxxxxxx")
+            for bad in [str(tmp_path), str(tmp_path / "junk"),
+                        path + ".data-00000-of-00001"]:
+                assert tf.train.checkpoint_exists(bad)
+                with pytest.raises(tf.errors.DataLossError,
+                                   match="Unable to open table file .*perhaps your file is "
+                                         "in a different file format"):
+                    saver.restore(sess, bad)
+            with pytest.raises(tf.errors.NotFoundError,
+                               match="^Restoring from checkpoint failed. This is most likely "
+                                     "due to a Variable name"):
+                saver.restore(sess, path + ".index")
+    with pytest.raises(tf.errors.DataLossError, match="Unable to open table file .*junk"):
+        tf.train.list_variables(str(tmp_path / "junk"))

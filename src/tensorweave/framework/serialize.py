@@ -352,6 +352,16 @@ def _is_back_edge(node: NodeDef, dep: Optional[NodeDef]) -> bool:
     return node.op == "Merge" and dep is not None and dep.op == "NextIteration"
 
 
+def _ref_style_handles(graph_def: GraphDef) -> set:
+    """The handles of our variables made as TF1 reference variables (REF_VARIABLE_ATTR,
+    shared_name = node name): like a VariableV2 with no shared_name, each names its
+    resource after its node, so that two imports under two scopes hold two variables."""
+    from tensorweave.framework.ref_variables import REF_VARIABLE_ATTR
+    return {n.name for n in graph_def.node
+            if n.op == "VarHandleOp" and n.attr.get(REF_VARIABLE_ATTR)
+            and n.attr.get("shared_name") == n.name}
+
+
 @tf_export("import_graph_def", "graph_util.import_graph_def")
 def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
                      return_elements: Optional[List[str]] = None, name: Optional[str] = None,
@@ -399,6 +409,7 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
         unshared_vars = {n.name for n in graph_def.node if n.op in ("VariableV2", "Variable")
                          and not n.attr.get("shared_name")}
         graph_def = ref_variables.to_resource_variables(graph_def)
+    unshared_vars |= _ref_style_handles(graph_def)
     input_map = dict(input_map or {})
     names = {n.name for n in graph_def.node}
     for k in input_map:

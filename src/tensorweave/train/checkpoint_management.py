@@ -196,11 +196,11 @@ def get_checkpoint_state(checkpoint_dir: str, latest_filename: Optional[str] = N
 
 @tf_export("train.checkpoint_exists")
 def checkpoint_exists(checkpoint_prefix: str) -> bool:
-    """Whether a checkpoint exists at `checkpoint_prefix` (its index file, or for a
-    pattern, any file matching it)."""
+    """Whether a checkpoint exists at `checkpoint_prefix` (its index file, or, as TF
+    tests for a TF1 checkpoint, anything matching the pattern, a directory included)."""
     if _fmt.checkpoint_exists(checkpoint_prefix):
         return True
-    return any(file_io.isfile(p) for p in file_io.glob(checkpoint_prefix))
+    return bool(file_io.glob(checkpoint_prefix))
 
 
 @tf_export("train.latest_checkpoint")
@@ -237,9 +237,12 @@ def get_checkpoint_mtimes(checkpoint_prefixes) -> List[float]:
 @tf_export("train.remove_checkpoint")
 def remove_checkpoint(checkpoint_prefix: str, checkpoint_format_version: int = 2,
                       meta_graph_suffix: str = "meta") -> None:
-    """Deletes the files of the checkpoint `checkpoint_prefix` (index, data, meta graph)."""
+    """Deletes the files of the checkpoint `checkpoint_prefix` (index, data, meta graph;
+    for the V1 format, the files the prefix or pattern names)."""
     paths = [_fmt.index_file(checkpoint_prefix),
-             "%s.%s" % (checkpoint_prefix, meta_graph_suffix)]
+             meta_graph_filename(checkpoint_prefix, meta_graph_suffix)]
+    if checkpoint_format_version == 1:
+        paths += file_io.glob(checkpoint_prefix)
     paths += file_io.glob(glob.escape(checkpoint_prefix) + ".data-?????-of-?????")
     # the previous checkpoint an interrupted save kept (ops/io/checkpoint_format.py)
     backup = _fmt.backup_prefix(checkpoint_prefix)

@@ -52,6 +52,7 @@ from tensorweave.framework import graph_def_proto as _gp
 from tensorweave.framework import registry as _reg
 from tensorweave.framework import serialize as _ser
 from tensorweave.framework.api_export import tf_export
+from tensorweave.framework.ref_variables import REF_VARIABLE_ATTR
 from tensorweave.train.queue_runner import QueueRunner, QueueRunnerDef
 
 FORMAT = "tensorweave.MetaGraphDef"
@@ -216,6 +217,38 @@ class CollectionDef:
             value = [float(v) for v in value]
         return cls(kind, value)
 
+    def to_proto(self):
+        """TF's `CollectionDef` message: variables, savers and queue runners as a
+        bytes_list of their serialized messages, as TF writes them."""
+        meta_graph_pb2, _, variable_pb2 = _pbs()
+        out = meta_graph_pb2.CollectionDef()
+        if self.kind in ("node_list", "int64_list", "float_list", "bytes_list", "any_list"):
+            getattr(out, self.kind).value.extend(self.value)
+        elif self.kind == "queue_runners":
+            out.bytes_list.value.extend(QueueRunnerDef(**d).SerializeToString()
+                                        for d in self.value)
+        elif self.kind == "variables":
+            out.bytes_list.value.extend(
+                variable_pb2.VariableDef(**{k: d[k] for k in _VARIABLE_FIELDS if k in d})
+                .SerializeToString() for d in self.value)
+        else:  # savers
+            out.bytes_list.value.extend(SaverDef._from_json(d).SerializeToString()
+                                        for d in self.value)
+        return out
+
+    # TF's protobuf view, for programs that read an exported collection the way TF
+    # hands it to them: `cd.WhichOneof("kind")`, `cd.node_list.value`, ...
+    def WhichOneof(self, oneof_group: str):  # noqa: N802 - TF's protobuf method name
+        return self.to_proto().WhichOneof(oneof_group)
+
+    def HasField(self, field: str) -> bool:  # noqa: N802
+        return self.to_proto().HasField(field)
+
+    def __getattr__(self, name: str):
+        if name in ("node_list", "bytes_list", "int64_list", "float_list", "any_list"):
+            return getattr(self.to_proto(), name)
+        raise AttributeError("'CollectionDef' object has no attribute %r" % name)
+
     def __repr__(self):
         return "CollectionDef(%s, %r)" % (self.kind, self.value)
 
@@ -283,7 +316,7 @@ class MetaGraphDef:
 
     def to_proto(self):
         """The `MetaGraphDef` protobuf message (see the module docstring)."""
-        meta_graph_pb2, _, variable_pb2 = _pbs()
+        meta_graph_pb2 = _pbs()[0]
         proto = meta_graph_pb2.MetaGraphDef()
         info, mi = self.meta_info_def, proto.meta_info_def
         mi.meta_graph_version = info.meta_graph_version
@@ -302,27 +335,7 @@ class MetaGraphDef:
         if self.saver_def is not None:
             proto.saver_def.CopyFrom(self.saver_def.to_proto())
         for key, cd in self.collection_def.items():
-            out = proto.collection_def[key]
-            if cd.kind == "node_list":
-                out.node_list.value.extend(cd.value)
-            elif cd.kind == "int64_list":
-                out.int64_list.value.extend(cd.value)
-            elif cd.kind == "float_list":
-                out.float_list.value.extend(cd.value)
-            elif cd.kind == "bytes_list":
-                out.bytes_list.value.extend(cd.value)
-            elif cd.kind == "any_list":
-                out.any_list.value.extend(cd.value)
-            elif cd.kind == "queue_runners":
-                out.bytes_list.value.extend(QueueRunnerDef(**d).SerializeToString()
-                                            for d in cd.value)
-            elif cd.kind == "variables":
-                out.bytes_list.value.extend(
-                    variable_pb2.VariableDef(**{k: d[k] for k in _VARIABLE_FIELDS if k in d})
-                    .SerializeToString() for d in cd.value)
-            else:  # savers
-                out.bytes_list.value.extend(SaverDef._from_json(d).SerializeToString()
-                                            for d in cd.value)
+            proto.collection_def[key].CopyFrom(cd.to_proto())
         for key, sig in self.signature_def.items():
             proto.signature_def[key].CopyFrom(sig)
         for asset in self.asset_file_def:
@@ -479,6 +492,10 @@ def _scoped_graph_def(graph_def: _ser.GraphDef, scope: Optional[str], clear_devi
         if scope and "_class" in attrs:
             attrs["_class"] = ["loc:@" + (_strip_scope(c[5:], scope) or c[5:])
                                for c in attrs["_class"]]
+        if scope and attrs.get(REF_VARIABLE_ATTR) and attrs.get("shared_name") == nd.name:
+            # a TF1-style variable's resource is named after its node (as a VariableV2
+            # with no shared_name): it follows the node out of the scope
+            attrs["shared_name"] = name
         if strip_default_attrs:
             attrs = _without_defaults(nd.op, attrs)
         nodes.append(_ser.NodeDef(name, nd.op, inputs, "" if clear_devices else nd.device,
@@ -680,13 +697,14 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
     if clear_devices:
         graph_def = _scoped_graph_def(graph_def, None, True, False)
     g = _graph.get_default_graph()
+    scope = _import_scope_name(g, import_scope)
     # return_elements are only checked to exist: TF returns the Saver alone
     _ser.import_graph_def(graph_def, input_map=input_map, return_elements=return_elements,
                           name=import_scope or "")
     variables_by_name: Dict[str, Variable] = {}
     for key, cd in sorted(mg.collection_def.items()):
         try:
-            items = _import_collection(g, cd, import_scope, variables_by_name, Variable,
+            items = _import_collection(g, cd, scope, variables_by_name, Variable,
                                        VariableDef, Saver)
         except (KeyError, ValueError) as e:
             _log.warning("Cannot import collection %s: %s", key, e)
@@ -697,7 +715,7 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
             g.add_to_collection(key, item)
     saver = None
     if mg.saver_def is not None:
-        saver = Saver(saver_def=mg.saver_def, name=import_scope)
+        saver = Saver(saver_def=mg.saver_def, name=scope)
     elif g.get_collection(_graph.GraphKeys.GLOBAL_VARIABLES) or \
             g.get_collection(_graph.GraphKeys.SAVEABLE_OBJECTS):
         saver = Saver()
@@ -705,6 +723,17 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
         _log.info("Saver not created because there are no variables in the graph to "
                   "restore")
     return saver
+
+
+def _import_scope_name(g, import_scope: Optional[str]) -> Optional[str]:
+    """The scope the imported nodes will get: as TF, `import_scope` made unique the way
+    the name scope of `import_graph_def` makes it ("a" is "a_1" once "a" is taken), or
+    re-entered as written when it ends with "/"."""
+    if not import_scope:
+        return import_scope
+    if import_scope.endswith("/"):
+        return import_scope[:-1]
+    return g.unique_name(import_scope, mark_as_used=False)
 
 
 def _saveables_of(ops: list) -> list:

@@ -141,6 +141,22 @@ def _slice_pairs(name: Optional[str], shards) -> List[Tuple[str, object, str]]:
     return out
 
 
+def _restore_error(e: errors.OpError) -> errors.OpError:
+    """`e` of a failed restore, of the same class, its message led by TF's hint."""
+    prefix = _NOT_FOUND_PREFIX if isinstance(e, errors.NotFoundError) else _MISMATCH_PREFIX
+    return type(e)(None, e.op, prefix + e.message)
+
+
+def _variable_of(item):
+    """The Variable whose handle tensor `item` is ("v:0", which names a TF1 reference
+    variable and so may stand for it in a var_list), else `item` itself."""
+    from tensorweave.ops.state.variables import _variables_of_handle_ops
+    op = getattr(item, "op", None)
+    if isinstance(item, _graph.Tensor) and op is not None and op.type == "VarHandleOp":
+        return _variables_of_handle_ops(op.graph).get(op, item)
+    return item
+
+
 def _saveables(var_list) -> List:
     """The saveables of `var_list` (list or dict), sorted by name; ValueError on a name
     used twice (the shards of a partitioned variable share its name, each with its slice
@@ -153,12 +169,16 @@ def _saveables(var_list) -> List:
             if not isinstance(name, str):
                 raise TypeError("var_list keys must be strings (checkpoint names), got %r"
                                 % (name,))
+            v = _variable_of(v)
+            if isinstance(v, _graph.Tensor):
+                raise TypeError("names_to_saveables must be a dict mapping string names to "
+                                "Tensors/Variables. Not a variable: %s" % (v,))
             if isinstance(v, (PartitionedVariable, list, tuple)):
                 pairs.extend(_slice_pairs(name, v))
             else:        # one shard named here is saved whole, as TF1 does
                 pairs.append((name, v, ""))
     else:
-        for v in var_list:
+        for v in map(_variable_of, var_list):
             if isinstance(v, PartitionedVariable):
                 pairs.extend(_slice_pairs(None, v))
             elif isinstance(v, Variable) and v._get_save_slice_info() is not None:
@@ -175,7 +195,8 @@ def _saveables(var_list) -> List:
         raise ValueError("Mixing slices and non-slices with the same name: %s"
                          % next(n for n, _, spec in pairs if n in sliced and not spec))
     out, seen, seen_objs = [], set(), set()
-    for name, v, spec in pairs:
+    # by name, as TF walks them: a duplicate is reported by its first name in that order
+    for name, v, spec in sorted(pairs, key=lambda p: (p[0], p[2])):
         if isinstance(v, Variable):
             s = _VariableSaveable(v, name, spec)
         elif hasattr(v, "specs") and hasattr(v, "restore"):
@@ -198,13 +219,20 @@ def _string_vector(values: List[str], name: str):
     return constant(list(values), dtype=_dt.string, shape=[len(values)], name=name)
 
 
-def _add_save(g, filename, saveables, op_name: str = "SaveV2", checkpoint_format=None):
+def _add_save(g, filename, saveables, version: int = SaverDef.V2, checkpoint_format=None):
+    """The save op of `saveables`: TF's SaveV2, or for the V1 format its SaveSlices
+    (named "save", as TF names it)."""
     from tensorweave.ops.io import io_ops
     specs = [s for sv in saveables for s in sv.specs]
-    with g.name_scope(op_name) as scope:
+    v1 = version == SaverDef.V1
+    with g.name_scope("save" if v1 else "SaveV2") as scope:
         names = _string_vector([s.name for s in specs], "tensor_names")
-        slices = _string_vector([s.slice_spec for s in specs], "shape_and_slices")
-        return io_ops.save_v2(filename, names, slices, [s.tensor for s in specs], name=scope,
+        slices = _string_vector([s.slice_spec for s in specs],
+                                "shapes_and_slices" if v1 else "shape_and_slices")
+        tensors = [s.tensor for s in specs]
+        if v1:
+            return io_ops.save_slices(filename, names, slices, tensors, name=scope)
+        return io_ops.save_v2(filename, names, slices, tensors, name=scope,
                               checkpoint_format=checkpoint_format)
 
 
@@ -261,8 +289,10 @@ class Saver:
       defer_build: build the ops only when `build()` is called.
       allow_empty: with no variables, build a Saver that does nothing instead of raising.
       write_version: None or tf.train.SaverDef.V2: TensorFlow's V2 format (a tensor
-        bundle, which real TensorFlow restores), as TF1 writes by default. `restore` also
-        reads tensorweave's earlier format. TF's V1 format is not supported.
+        bundle, which real TensorFlow restores), as TF1 writes by default;
+        tf.train.SaverDef.V1: TF1's deprecated V1 format (one file named by the prefix;
+        ops/io/tensor_slice_v1.py). `restore` reads either, and tensorweave's earlier
+        format.
       pad_step_number: name checkpoints "<prefix>-00000100" instead of "<prefix>-100".
       save_relative_paths: write paths relative to the directory in the state file.
       filename: the default prefix when none is fed (TF's; `save` always feeds one).
@@ -282,9 +312,13 @@ class Saver:
         if builder is not None:
             raise NotImplementedError("Saver(builder=...) is not supported by tensorweave; "
                                       "the save/restore graph is built from SaveV2/RestoreV2")
-        if write_version not in (None, SaverDef.V2):
-            raise NotImplementedError("Only checkpoint format V2 (write_version=2) is "
-                                      "supported; got write_version=%r" % (write_version,))
+        if write_version not in (None, SaverDef.V1, SaverDef.V2):
+            raise NotImplementedError("Only checkpoint formats V1 and V2 (write_version=1 "
+                                      "or 2) are supported; got write_version=%r"
+                                      % (write_version,))
+        if write_version == SaverDef.V1:
+            _log.warning("Saving in the V1 format is deprecated (as in TensorFlow); "
+                         "consider write_version=tf.train.SaverDef.V2")
         if defer_build and var_list is not None:
             raise ValueError("If `var_list` is provided then build cannot be deferred. Either "
                              "set defer_build=False or var_list=None.")
@@ -299,7 +333,7 @@ class Saver:
         self._pad_step_number = pad_step_number
         self._save_relative_paths = save_relative_paths
         self._filename = filename
-        self._write_version = SaverDef.V2
+        self._write_version = SaverDef.V2 if write_version is None else write_version
         self._checkpoint_format = None  # SaveV2's default: TF's V2 bundle
         self.saver_def = saver_def
         self._is_built = False
@@ -356,7 +390,7 @@ class Saver:
             if self._sharded:
                 save_tensor, restore_op = self._build_sharded(g, filename, saveables)
             else:
-                save = _add_save(g, filename, saveables,
+                save = _add_save(g, filename, saveables, self._write_version,
                                  checkpoint_format=self._checkpoint_format)
                 save_tensor = with_dependencies([save], filename, name="control_dependency")
                 assigns = _add_restore(g, filename, saveables, self._reshape,
@@ -380,14 +414,21 @@ class Saver:
         for i, (device, svs) in enumerate(groups):
             with g.device(device):
                 prefix = io_ops.sharded_filename(filename, i, n)
-                save = _add_save(g, prefix, svs, checkpoint_format=self._checkpoint_format)
+                save = _add_save(g, prefix, svs, self._write_version,
+                                 checkpoint_format=self._checkpoint_format)
                 shard_prefixes.append(with_dependencies([save], prefix))
         with g.device(groups[0][0]):
-            merge = io_ops.merge_v2_checkpoints(array_ops.stack(shard_prefixes), filename,
-                                                delete_old_dirs=True)
-            # an Identity after the merge: TF names the sharded save tensor save/Identity
-            with g.control_dependencies([merge]):
-                save_tensor = identity(filename)
+            if self._write_version == SaverDef.V1:
+                # V1 shards stay separate files: the checkpoint is their pattern
+                with g.control_dependencies(shard_prefixes):
+                    save_tensor = io_ops.sharded_filespec(filename, n)
+            else:
+                merge = io_ops.merge_v2_checkpoints(array_ops.stack(shard_prefixes),
+                                                    filename, delete_old_dirs=True)
+                # an Identity after the merge: TF names the sharded save tensor
+                # save/Identity
+                with g.control_dependencies([merge]):
+                    save_tensor = identity(filename)
         for device, svs in groups:
             with g.device(device):
                 assigns = _add_restore(g, filename, svs, self._reshape,
@@ -529,9 +570,11 @@ class Saver:
         from tensorweave.platform import file_io  # local disk, or a URL via fsspec
         if not file_io.parent_dir_usable(save_path_parent or "."):
             # as TF's single-file save: one missing directory level is created (a fresh
-            # train_dir), more is an error, as is any for a sharded save
+            # train_dir), more is an error, as is any for a sharded save or a file in
+            # the way
             grand = os.path.dirname(save_path_parent)
             if self._sharded or not save_path_parent or \
+                    file_io.exists(save_path_parent) or \
                     not file_io.parent_dir_usable(grand or "."):
                 raise ValueError("Parent directory of %s doesn't exist, can't save."
                                  % save_path)
@@ -582,7 +625,8 @@ class Saver:
           ValueError: `save_path` is None or not a checkpoint.
           NotFoundError: a variable is missing from the checkpoint (close names listed).
           InvalidArgumentError: a dtype or shape differs (the variable and both named).
-          DataLossError: the checkpoint is damaged.
+          DataLossError: the checkpoint is damaged, or `save_path` names a file or
+            directory that is no checkpoint (as TF, which opens it as a TF1 checkpoint).
         """
         if self._is_empty:
             return
@@ -592,15 +636,16 @@ class Saver:
         if not _cm.checkpoint_exists(save_path):
             raise ValueError("The passed save_path is not a valid checkpoint: " + save_path)
         _log.info("Restoring parameters from %s", save_path)
-        self._check_against(_bundle.open_checkpoint(save_path))
+        try:  # e.g. "m.index": TF finds a file there, then fails to read a checkpoint
+            reader = _bundle.open_checkpoint(save_path)
+        except errors.NotFoundError as e:
+            raise _restore_error(e) from None
+        self._check_against(reader)
         sd = self.saver_def
         try:
             sess.run(sd.restore_op_name, {sd.filename_tensor_name: save_path})
-        except errors.NotFoundError as e:
-            raise errors.NotFoundError(None, e.op, _NOT_FOUND_PREFIX + e.message) from None
-        except errors.InvalidArgumentError as e:
-            raise errors.InvalidArgumentError(None, e.op, _MISMATCH_PREFIX + e.message) \
-                from None
+        except (errors.NotFoundError, errors.InvalidArgumentError) as e:
+            raise _restore_error(e) from None
 
     def _check_against(self, reader: _fmt.CheckpointReader) -> None:
         if self._expectations is None:

@@ -321,3 +321,24 @@ def test_assigning_another_dtype_is_a_type_error_for_reference_style(graph):
         with pytest.raises(ValueError):
             update(res)
     assert ref.assign(np.array([1, 2])).dtype == tf.float32  # values still convert
+
+
+# --- synchronization / aggregation arguments -----------------------------------------------
+@pytest.mark.parametrize("kwargs, what", [({"aggregation": "sum"}, "aggregation"),
+                                          ({"synchronization": 9}, "synchronization")])
+def test_bad_sync_or_aggregation_names_the_variable(graph, kwargs, what):
+    with pytest.raises(ValueError, match="Invalid variable %s mode: .* for variable: v$" % what):
+        tf.get_variable("v", [1], **kwargs)
+
+
+def test_sync_and_aggregation_accept_members_and_values(graph):
+    v = tf.get_variable("v", [1], synchronization=tf.VariableSynchronization.ON_READ,
+                        aggregation=tf.VariableAggregation.SUM.value)
+    assert v.aggregation is tf.VariableAggregation.SUM and not v.trainable
+
+
+def test_initializer_and_explicit_dtype_mismatch_message(graph):
+    # TF 2.21's message, dtypes as str() shows them
+    with pytest.raises(ValueError, match="Initializer type '<dtype: 'float32'>' and explicit "
+                                         "dtype '<dtype: 'int32'>' don't match."):
+        tf.get_variable("v", initializer=tf.constant([1.0, 2.0]), dtype=tf.int32)

@@ -1,4 +1,5 @@
-"""SaveV2 / RestoreV2 / MergeV2Checkpoints: checkpoints as graph ops (OSDI §4.3).
+"""SaveV2 / RestoreV2 / MergeV2Checkpoints (and TF1's V1 SaveSlices, Save and
+ShardedFilespec): checkpoints as graph ops (OSDI §4.3).
 
 "Save writes one or more tensors to a checkpoint file, and Restore reads one or more
 tensors from a checkpoint file" (§4.3): checkpointing is ordinary dataflow, so a Saver
@@ -6,10 +7,12 @@ tensors from a checkpoint file" (§4.3): checkpointing is ordinary dataflow, so 
 guarantees (checksums, atomic writes) are in ops/io/tensor_bundle.py (TF's V2 format,
 which SaveV2 writes) and ops/io/checkpoint_format.py (tensorweave's earlier format,
 written when the SaveV2 op has the attr `_checkpoint_format: "tensorweave"`); RestoreV2
-and MergeV2Checkpoints take either.
+and MergeV2Checkpoints take either. SaveSlices and Save write TF1's V1 format
+(ops/io/tensor_slice_v1.py), which RestoreV2 reads too, as TF's does.
 
 TF1 exports these ops only as `tf.raw_ops`; their builders here are internal
-(`save_v2`, `restore_v2`, `merge_v2_checkpoints`, `sharded_filename`).
+(`save_v2`, `restore_v2`, `merge_v2_checkpoints`, `sharded_filename`, `save_slices`,
+`sharded_filespec`).
 """
 from __future__ import annotations
 
@@ -92,26 +95,34 @@ register_op("SaveV2", inputs=["prefix: string", "tensor_names: string",
             attrs={"dtypes": TypeListAttr()}, shape=_save_shape, stateful=True)
 
 
-@kernel("SaveV2", cheap=False)
-def _save_v2_kernel(ctx, prefix, tensor_names, shape_and_slices, *tensors):
-    prefix = _scalar_str(prefix, "prefix", ctx.op)
+def _save_entries(ctx, tensor_names, shape_and_slices, tensors, dtypes) -> List[tuple]:
+    """(name, slice spec, array, dtype) of each tensor a save op writes, its inputs
+    checked; `shape_and_slices` None: every tensor whole."""
     names = _str_list(tensor_names, "tensor_names", ctx.op)
-    specs = _str_list(shape_and_slices, "shape_and_slices", ctx.op)
+    specs = [""] * len(names) if shape_and_slices is None else \
+        _str_list(shape_and_slices, "shape_and_slices", ctx.op)
     if not (len(names) == len(specs) == len(tensors)):
         raise errors.InvalidArgumentError(
             None, ctx.op, "Got %d tensor names, %d shape_and_slices and %d tensors; they must "
             "be equal in number" % (len(names), len(specs), len(tensors)))
-    try:
-        fmt = _bundle.write_format(ctx.attrs)
-    except ValueError as e:
-        raise errors.InvalidArgumentError(None, ctx.op, str(e)) from None
     entries = []
-    for name, spec, value, dt in zip(names, specs, tensors, ctx.attrs["dtypes"]):
+    for name, spec, value, dt in zip(names, specs, tensors, dtypes):
         try:
             _fmt.parse_shape_and_slice(spec)
         except ValueError as e:
             raise errors.InvalidArgumentError(None, ctx.op, str(e)) from None
         entries.append((name, spec, np.asarray(value), _dt.as_dtype(dt)))
+    return entries
+
+
+@kernel("SaveV2", cheap=False)
+def _save_v2_kernel(ctx, prefix, tensor_names, shape_and_slices, *tensors):
+    prefix = _scalar_str(prefix, "prefix", ctx.op)
+    try:
+        fmt = _bundle.write_format(ctx.attrs)
+    except ValueError as e:
+        raise errors.InvalidArgumentError(None, ctx.op, str(e)) from None
+    entries = _save_entries(ctx, tensor_names, shape_and_slices, tensors, ctx.attrs["dtypes"])
     try:
         if fmt == _bundle.BUNDLE_FORMAT:
             _bundle.write(prefix, entries)
@@ -296,3 +307,71 @@ def sharded_filename(basename, shard, num_shards, name: Optional[str] = None):
     """"<basename>-<shard:05d>-of-<num_shards:05d>" (TF raw op ShardedFilename)."""
     return apply_op("ShardedFilename", [basename, shard, num_shards],
                     name=name or "ShardedFilename").outputs[0]
+
+
+# --- TF1's V1 format: SaveSlices, Save, ShardedFilespec ----------------------------------
+def _save_slices_shape(op):
+    _scalar_input(op.inputs[0], "filename")
+    return []
+
+
+register_op("SaveSlices", inputs=["filename: string", "tensor_names: string",
+                                  "shapes_and_slices: string", "data: T"],
+            attrs={"T": TypeListAttr()}, shape=_save_slices_shape, stateful=True)
+register_op("Save", inputs=["filename: string", "tensor_names: string", "data: T"],
+            attrs={"T": TypeListAttr()}, shape=_save_slices_shape, stateful=True)
+
+
+def _write_v1(ctx, filename, entries) -> list:
+    from tensorweave.ops.io import tensor_slice_v1
+    path = _scalar_str(filename, "filename", ctx.op)
+    try:
+        tensor_slice_v1.write(path, entries)
+    except errors.OpError as e:
+        raise type(e)(None, ctx.op, e.message) from None
+    except OSError as e:
+        raise os_error(e, "Failed to write checkpoint %s" % path) from None
+    return []
+
+
+@kernel("SaveSlices", cheap=False)
+def _save_slices_kernel(ctx, filename, tensor_names, shapes_and_slices, *data):
+    return _write_v1(ctx, filename, _save_entries(ctx, tensor_names, shapes_and_slices, data,
+                                                  ctx.attrs["T"]))
+
+
+@kernel("Save", cheap=False)
+def _save_kernel(ctx, filename, tensor_names, *data):
+    return _write_v1(ctx, filename, _save_entries(ctx, tensor_names, None, data,
+                                                  ctx.attrs["T"]))
+
+
+not_differentiable("SaveSlices")
+not_differentiable("Save")
+
+
+def save_slices(filename, tensor_names, shapes_and_slices, data,
+                name: Optional[str] = None):
+    """Saves `data` to the V1 checkpoint file `filename` (TF raw op SaveSlices)."""
+    return apply_op("SaveSlices", [filename, tensor_names, shapes_and_slices, list(data)],
+                    {"T": [t.dtype for t in data]}, name=name or "SaveSlices")
+
+
+register_op("ShardedFilespec", inputs=["basename: string", "num_shards: int32"],
+            outputs=["filename: string"], shape=lambda op: TensorShape([]))
+
+
+@kernel("ShardedFilespec")
+def _sharded_filespec_kernel(ctx, basename, num_shards):
+    spec = "%s-?????-of-%05d" % (_scalar_str(basename, "basename", ctx.op), int(num_shards))
+    return np.array(spec.encode(), dtype=object)
+
+
+not_differentiable("ShardedFilespec")
+
+
+def sharded_filespec(basename, num_shards, name: Optional[str] = None):
+    """"<basename>-?????-of-<num_shards:05d>", the pattern of a sharded V1 checkpoint's
+    files (TF raw op ShardedFilespec)."""
+    return apply_op("ShardedFilespec", [basename, num_shards],
+                    name=name or "ShardedFilespec").outputs[0]

@@ -198,10 +198,10 @@ def _decode_strings(buf: bytes, count: int, what: str) -> np.ndarray:
 
 
 # --- reading -----------------------------------------------------------------------------
-def is_bundle(prefix: str) -> bool:
-    """Whether `<prefix>.index` is an SSTable (a TF bundle), by its magic number."""
+def _is_sstable(path: str) -> bool:
+    """Whether the file `path` is an SSTable, by its magic number."""
     try:
-        with file_io.open_file(_fmt.index_file(prefix), "rb") as f:
+        with file_io.open_file(path, "rb") as f:
             size = file_io.size_of(f)
             if size < sstable.FOOTER_SIZE:
                 return False
@@ -211,12 +211,42 @@ def is_bundle(prefix: str) -> bool:
         return False
 
 
+def is_bundle(prefix: str) -> bool:
+    """Whether `<prefix>.index` is an SSTable (a TF bundle), by its magic number."""
+    return _is_sstable(_fmt.index_file(prefix))
+
+
+def _check_not_a_table(prefix: str) -> None:
+    """With no `<prefix>.index`, TF opens `prefix` itself as a TF1 (V1) checkpoint table:
+    a directory or a file that is no table there (say the directory of the checkpoints,
+    or a data shard) is a DataLossError, not a missing checkpoint."""
+    if file_io.exists(_fmt.index_file(prefix)) or not file_io.exists(prefix):
+        return
+    if file_io.isdir(prefix):
+        reason = "Is a directory"
+    elif not _is_sstable(prefix):
+        reason = "not an SSTable"
+    else:
+        return
+    raise errors.DataLossError(None, None, "Unable to open table file %s: %s: perhaps your "
+                               "file is in a different file format and you need to use a "
+                               "different restore operator?" % (prefix, reason))
+
+
 def open_checkpoint(prefix: str):
-    """A reader of the checkpoint `prefix` in either format (NotFoundError if none); of
+    """A reader of the checkpoint `prefix` in any format: a TF bundle, a TF1 V1
+    checkpoint (ops/io/tensor_slice_v1.py) or ours (NotFoundError if none,
+    DataLossError when `prefix` names a file or directory that is no checkpoint); of
     the checkpoint a save to `prefix` replaces while that save is being committed
     (checkpoint_format.readable_prefix)."""
+    from tensorweave.ops.io import tensor_slice_v1
     prefix = _fmt.readable_prefix(prefix)
-    return BundleReader(prefix) if is_bundle(prefix) else _fmt.CheckpointReader(prefix)
+    if is_bundle(prefix):
+        return BundleReader(prefix)
+    _check_not_a_table(prefix)
+    if tensor_slice_v1.v1_files(prefix):
+        return tensor_slice_v1.V1Reader(prefix)
+    return _fmt.CheckpointReader(prefix)
 
 
 def _shape_of(proto) -> List[int]:

@@ -208,7 +208,7 @@ def _default_initializer(name, dtype):
         return init_ops.GlorotUniform()
     if dtype.is_integer or dtype.is_bool or dtype is _dt.string:
         return init_ops.Zeros()
-    raise ValueError("An initializer for variable %s of %s is required" % (name, dtype.name))
+    raise ValueError("An initializer for variable %s of %s is required" % (name, dtype))
 
 
 def _needs_no_arguments(fn) -> bool:
@@ -344,7 +344,7 @@ class VariableScope:
                 init_dtype = convert_to_tensor(initializer).dtype.base_dtype
                 if init_dtype is not _dt.as_dtype(dtype):
                     raise ValueError("Initializer type '%s' and explicit dtype '%s' don't "
-                                     "match." % (init_dtype.name, _dt.as_dtype(dtype).name))
+                                     "match." % (init_dtype, _dt.as_dtype(dtype)))
             if initializer is None:
                 initializer = self._initializer
             if constraint is None:

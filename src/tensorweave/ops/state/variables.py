@@ -896,12 +896,20 @@ class _init_scope:
         return False
 
 
+def _as_enum(enum_type, value, what: str, name):
+    """`value` (a member, its value, or None for the default) as a member of
+    `enum_type`; a ValueError naming the variable, as TF's, for anything else."""
+    try:
+        return enum_type(getattr(value, "value", value) if value is not None else 0)
+    except ValueError:
+        raise ValueError("Invalid variable %s mode: %s for variable: %s"
+                         % (what, value, name)) from None
+
+
 def _validate_sync_agg_trainable(synchronization, aggregation, trainable, name):
-    synchronization = VariableSynchronization(
-        getattr(synchronization, "value", synchronization) if synchronization is not None
-        else 0)
-    aggregation = VariableAggregation(getattr(aggregation, "value", aggregation)
-                                      if aggregation is not None else 0)
+    synchronization = _as_enum(VariableSynchronization, synchronization, "synchronization",
+                               name)
+    aggregation = _as_enum(VariableAggregation, aggregation, "aggregation", name)
     if trainable is None:  # TF1 accepts an explicitly trainable ON_READ variable (TF2 not)
         trainable = synchronization is not VariableSynchronization.ON_READ
     return synchronization, aggregation, trainable
