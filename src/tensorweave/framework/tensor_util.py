@@ -51,7 +51,8 @@ def register_static_value(op_type: str):
 
 
 def constant_value(tensor, partial: bool = False) -> Optional[np.ndarray]:
-    """The value of `tensor` if it can be computed at graph-build time, else None."""
+    """The value of `tensor` if it can be computed at graph-build time, else None; with
+    `partial`, a stacked value comes back with None for the entries not known."""
     if not isinstance(tensor, Tensor):
         if isinstance(tensor, (np.ndarray, np.generic, int, float, list, tuple)):
             return np.asarray(tensor)
@@ -67,9 +68,17 @@ def constant_value(tensor, partial: bool = False) -> Optional[np.ndarray]:
             v = _kernel_value(tensor) if fn is None else fn(op, tensor.value_index)
     except (ValueError, TypeError, IndexError, RecursionError):
         return None
+    if v is None and partial and op.type == "Pack" and op._get_attr("axis") == 0:
+        return _partial_pack_value(op)
     if v is not None and op.type != "Const" and np.size(v) <= _MAX_EVALUATED_ELEMENTS:
         _KNOWN[tensor] = np.array(v)
     return v
+
+
+def _partial_pack_value(op) -> np.ndarray:
+    """TF's partial value of a Pack: an object array holding None for each entry not
+    known at build time (`tf.pad` reads its paddings so)."""
+    return np.array([constant_value(t, partial=True) for t in op.inputs], dtype=object)
 
 
 get_static_value = constant_value

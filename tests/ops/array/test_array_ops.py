@@ -92,6 +92,10 @@ STATIC = [
      'Shape must be at least rank 3 but is rank 2'),
     ('concat_8', lambda: tf.concat([P([]), P([])], I()), ValueError,
      "Can't concatenate scalars (use tf.stack instead)"),
+    ('concat_8b', lambda: tf.concat([P([]), P([])], 0), ValueError,
+     "Can't concatenate scalars (use tf.stack instead)"),
+    ('concat_8c', lambda: tf.concat([], 0), ValueError,
+     "List argument 'values' to 'ConcatV2' Op with length 0 shorter than minimum length 2."),
     ('concat_9', lambda: tf.concat([P([2,3])], 0), None, 'Identity float32 (2, 3)'),
     ('concat_10', lambda: tf.concat([P(None), P(None)], 0), None, 'ConcatV2 float32 <unknown>'),
     ('concat_11', lambda: tf.concat([P([2,3,4]), P([2,5,4])], -2), None,
@@ -100,6 +104,10 @@ STATIC = [
      '[Split float32 (2, 4); Split float32 (2, 4); Split float32 (2, 4)]'),
     ('split_2', lambda: tf.split(P([6,4]), 4), ValueError,
      'Dimension size must be evenly divisible by 4 but is 6'),
+    ('split_2z', lambda: tf.split(P([6,4]), 0), ValueError,
+     "Attr 'num_split' of 'Split' Op passed 0 less than minimum 1."),
+    ('split_2v', lambda: tf.split(P([6,4]), tf.placeholder(tf.int32, [None]), num=0), ValueError,
+     "Attr 'num_split' of 'SplitV' Op passed 0 less than minimum 1."),
     ('split_3', lambda: tf.split(P([6,4]), 2, axis=-1), None,
      '[Split float32 (6, 2); Split float32 (6, 2)]'),
     ('split_4', lambda: tf.split(P([None,4]), 2), None,
@@ -317,6 +325,16 @@ RUN = [
     ('t4', lambda: tf.transpose(P(None), tf.placeholder(tf.int32)), lambda: [A, [2, 0, 1]],
      'float32[4, 2, 3] [ 0., 4., 8.,12.,16.,20., 1., 5., 9.,13.,17.,21., 2.,'
      ' 6.,10.,14.,18.,22., 3., 7.,11.,15.,19.,23.]'),
+    # TF's kernel counts a negative perm entry from the end
+    ('t4n', lambda: tf.transpose(P(None), tf.placeholder(tf.int32)), lambda: [A, [-1, 0, 1]],
+     'float32[4, 2, 3] [ 0., 4., 8.,12.,16.,20., 1., 5., 9.,13.,17.,21., 2.,'
+     ' 6.,10.,14.,18.,22., 3., 7.,11.,15.,19.,23.]'),
+    ('t4m', lambda: tf.transpose(P(None), tf.placeholder(tf.int32)), lambda: [A, [-1, 2, 0]],
+     'InvalidArgumentError',
+     '1 is missing from {2,2,0}.'),
+    ('t4o', lambda: tf.transpose(P(None), tf.placeholder(tf.int32)), lambda: [A, [-4, 0, 1]],
+     'InvalidArgumentError',
+     '-1 is out of range [0 .. 3)'),
     ('t5', lambda: tf.transpose(tf.constant([[1+2j, 3j]]), conjugate=True), lambda: [],
      'complex128[2, 1] [1.-2.j,0.-3.j]'),
     ('t6', lambda: tf.transpose(P(None)), lambda: [A],
@@ -570,6 +588,19 @@ def test_forward_values_match_numpy_over_dtypes(sess, dtype):
         assert t.shape.is_compatible_with(out.shape), t
 
 
+def test_pad_static_shape_from_a_partly_known_stacked_paddings(sess):
+    # TF1 reads the known entries of a stacked paddings tensor (get_static_value partial)
+    n = tf.placeholder(tf.int32, [])
+    x = tf.placeholder(tf.float32, [2, 4])
+    paddings = tf.stack([[n, 1], [0, 3]])
+    y = tf.pad(x, paddings)
+    assert y.shape.as_list() == [None, 7]
+    assert sess.run(y, {x: np.ones((2, 4)), n: 2}).shape == (5, 7)
+    value = tf.get_static_value(paddings, partial=True)
+    assert value.dtype == object and value.shape == (2, 2)
+    assert value[0, 0] is None and value.tolist()[1] == [0, 3]
+
+
 def test_pad_with_constant_values_and_bool_string_constants(sess):
     x = np.arange(6, dtype=np.int64).reshape(2, 3)
     out = sess.run(tf.pad(x, [[1, 0], [0, 2]], constant_values=-7))
@@ -591,6 +622,13 @@ def test_fill_zeros_ones_values_and_dtypes(sess):
     assert outs[3].dtype == np.float16 and outs[3].shape == (30, 40)
     np.testing.assert_array_equal(outs[4], np.ones(3, np.int32))
     assert outs[5].tolist() == [b"", b""]
+
+
+@pytest.mark.parametrize("shape", [[-1], [2, -1], [2000, -1]])
+def test_zeros_and_ones_of_a_negative_dimension_fail_like_fill(graph, shape):
+    for make in (tf.zeros, tf.ones):
+        with pytest.raises(ValueError, match="Fill dimensions must be >= 0"):
+            make(shape)
 
 
 def test_meshgrid_values_match_numpy(sess):
@@ -697,10 +735,20 @@ def test_builders_make_the_same_op_types_as_tf1(graph):
 def test_argument_errors(graph):
     with pytest.raises(ValueError, match="Must specify an axis argument"):
         tf.expand_dims(P([2]))
-    with pytest.raises(ValueError, match="Cannot specify both 'axis' and 'dim'"):
+    # TF names the deprecated argument first
+    with pytest.raises(ValueError, match=r"^Cannot specify both 'dim' and 'axis'\.$"):
         tf.expand_dims(P([2]), 0, dim=0)
-    with pytest.raises(ValueError, match="Cannot specify both 'axis' and 'squeeze_dims'"):
+    with pytest.raises(ValueError, match=r"^Cannot specify both 'squeeze_dims' and 'axis'\.$"):
         tf.squeeze(P([1]), [0], squeeze_dims=[0])
+    for num in (-1, -2):
+        with pytest.raises(ValueError, match="Attr 'num' of 'Unpack' Op passed %d less than "
+                                             "minimum 0." % num):
+            tf.unstack(P([None, 3]), num=num)
+    for make in (lambda: tf.tile(P([2]), [[1]]), lambda: tf.reshape(P([2]), [[2]])):
+        with pytest.raises(ValueError, match="Shape must be rank 1 but is rank 2"):
+            make()
+    with pytest.raises(ValueError, match="Input must be scalar but has rank 1"):
+        tf.one_hot([1], [3])
     with pytest.raises(ValueError, match="Rank-0 tensors are not supported"):
         tf.split(P([4]), I([]))
     with pytest.raises(ValueError, match="not in range"):

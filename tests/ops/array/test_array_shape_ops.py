@@ -31,6 +31,8 @@ def test_broadcast_shapes(sess):
     assert sess.run(d).tolist() == [2, 4, 3]
     d64 = tf.broadcast_dynamic_shape(np.array([5], np.int64), np.array([1, 1], np.int64))
     assert sess.run(d64).tolist() == [1, 5] and d64.dtype == tf.int64
+    with pytest.raises(TypeError, match="Input 's1' of 'BroadcastArgs' Op has type int64"):
+        tf.broadcast_dynamic_shape(tf.constant([2, 1]), tf.constant([5], tf.int64))
     p = tf.placeholder(tf.int32, [None])
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"Incompatible shapes: \[2,3\]"):
         sess.run(tf.broadcast_dynamic_shape(p, [4]), {p: [2, 3]})

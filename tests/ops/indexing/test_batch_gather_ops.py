@@ -24,3 +24,11 @@ def test_unknown_rank_and_gradient(sess):
     p = tf.constant(p0)
     out = tf.batch_gather(p, [[2, 0], [1, 1]])
     assert compute_gradient_error(p, [2, 3], out, [2, 2], x_init_value=p0) < 1e-6
+
+
+def test_static_shape_takes_the_batch_dims_of_indices(sess):
+    # TF 2.21: params [?, 3, ?] with indices [2, 3, 2] give [2, 3, 2]
+    p = tf.placeholder(tf.float32, [None, 3, None])
+    out = tf.batch_gather(p, np.zeros((2, 3, 2), np.int32))
+    assert out.shape.as_list() == [2, 3, 2]
+    assert sess.run(out, {p: np.ones((2, 3, 4))}).shape == (2, 3, 2)

@@ -105,3 +105,63 @@ def test_gather_nd_batch_dims_gradient(graph):
     with tf.Session():
         assert compute_gradient_error(x, [2, 3, 4], y, [2, 2],
                                       x_init_value=np.random.rand(2, 3, 4)) < 1e-6
+
+
+def _reference_gradient(params_shape, indices, b, a, weights):
+    """d sum(weights * gather(params)) / d params: each output weight added to the params
+    element it was taken from (found by gathering element numbers)."""
+    ids = _reference(np.arange(np.prod(params_shape)).reshape(params_shape), indices, b, a)
+    grad = np.zeros(int(np.prod(params_shape)))
+    np.add.at(grad, ids.ravel(), weights.ravel())
+    return grad.reshape(params_shape)
+
+
+@pytest.mark.parametrize("b,a,ishape,bound", [c for c in CASES if c[0] >= 0])
+def test_gradient_with_unknown_ranks_and_a_fed_axis(sess, b, a, ishape, bound):
+    # TF builds this gradient from run-time shapes, so no rank needs to be known
+    rng = np.random.RandomState(2)
+    x0 = rng.randn(2, 3, 4, 5)
+    indices = rng.randint(0, bound, ishape)
+    x = tf.placeholder(tf.float64)
+    i = tf.placeholder(tf.int32)
+    axis = tf.placeholder(tf.int32, [])
+    y = tf.gather(x, i, batch_dims=b, axis=axis)
+    nb = b + len(ishape) if b < 0 else b
+    w = rng.randn(*_reference(x0, indices, nb, a).shape)
+    grad = tf.gradients(tf.reduce_sum(y * w), x)[0]
+    got = sess.run(grad, {x: x0, i: indices, axis: a})
+    np.testing.assert_allclose(got, _reference_gradient(x0.shape, indices, nb, a, w))
+    # a negative axis counts from the end of the run-time rank
+    got = sess.run(grad, {x: x0, i: indices, axis: a - 4})
+    np.testing.assert_allclose(got, _reference_gradient(x0.shape, indices, nb, a, w))
+
+
+def test_gradient_with_negative_batch_dims_needs_the_indices_rank(graph):
+    x = tf.placeholder(tf.float32, [2, 3, 4])
+    y = tf.gather(x, tf.placeholder(tf.int32), batch_dims=-1, axis=2)
+    with pytest.raises(ValueError, match="Currently, it is unsupported to take the gradient "
+                                         "of tf.gather when batch_dims < 0 and the rank of "
+                                         "the indices is unknown"):
+        tf.gradients(y, x)
+
+
+def test_static_shape_with_a_fed_axis_keeps_the_rank(graph):
+    y = tf.gather(tf.placeholder(tf.float32, [2, 3, 4]), tf.placeholder(tf.int32, [2, 2]),
+                  batch_dims=1, axis=tf.placeholder(tf.int32, []))
+    assert y.shape.as_list() == [None, None, None]
+
+
+def test_run_time_batch_dims_errors_name_the_limit(sess):
+    p = tf.placeholder(tf.float32)
+    i = tf.placeholder(tf.int32)
+    x = np.zeros((2, 3, 4), np.float32)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"batch_dims \(3\) must be less than rank\(params\) \(3\)\."):
+        sess.run(tf.gather(p, i, axis=2, batch_dims=-1), {p: x, i: np.zeros((2, 3, 4, 1))})
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"Expected batch_dims in the range \[-2, 2\], but got 3"):
+        sess.run(tf.gather(p, i, axis=2, batch_dims=3), {p: x, i: np.zeros((2, 3))})
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"batch_dims \(2\) must be less than or equal to axis \(1\)\."):
+        sess.run(tf.gather(p, i, axis=tf.placeholder_with_default(1, []), batch_dims=2),
+                 {p: x, i: np.zeros((2, 3), np.int32)})

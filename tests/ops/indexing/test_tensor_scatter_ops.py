@@ -51,7 +51,8 @@ def test_tensor_scatter_does_not_touch_its_input(sess):
 
 
 def test_tensor_scatter_errors(sess):
-    with pytest.raises(ValueError, match="do not fit"):
+    with pytest.raises(ValueError, match=r"Dimensions \[1,2\) of input\[shape=\[4,3\]\] = "
+                                         r"\[3\] must match dimensions \[1,2\) of updates"):
         tf.tensor_scatter_nd_update(_T, _IDX, np.zeros((3, 2), np.float32))
     p = tf.placeholder(tf.int32, [None, None])
     with pytest.raises(tf.errors.InvalidArgumentError,

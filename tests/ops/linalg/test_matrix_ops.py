@@ -195,6 +195,10 @@ def test_eye(sess):
     np.testing.assert_array_equal(sess.run(e), np.broadcast_to(np.eye(2, 3), (4, 2, 3)))
     n = tf.placeholder(tf.int32, [])
     np.testing.assert_array_equal(sess.run(tf.eye(n, 2), {n: 3}), np.eye(3, 2))
+    # a batch_shape list may hold a tensor (TF 2.21's static shape: [None, 3, 3])
+    b = tf.eye(3, batch_shape=[n])
+    assert b.shape.as_list() == [None, 3, 3]
+    np.testing.assert_array_equal(sess.run(b, {n: 2}), np.broadcast_to(np.eye(3), (2, 3, 3)))
 
 
 def test_matrix_transpose_and_adjoint(sess):
@@ -219,3 +223,13 @@ def test_trace(sess):
     assert y.op.name == "Trace" and y.op.type == "Sum" and y.shape.as_list() == [2]
     np.testing.assert_allclose(sess.run(y), np.trace(x0, axis1=1, axis2=2))
     assert tf.trace is tf.linalg.trace
+
+
+def test_set_diag_of_unknown_rank_input_takes_batch_dims_from_the_diagonal(sess):
+    # TF 2.21's static shapes: the diagonal's batch dims, then two unknown dims
+    x = tf.placeholder(tf.float32)
+    assert tf.matrix_set_diag(x, tf.ones([2, 3])).shape.as_list() == [2, None, None]
+    assert tf.linalg.set_diag(x, tf.ones([2, 2, 3]), k=(0, 1)).shape.as_list() == \
+        [2, None, None]
+    got = sess.run(tf.matrix_set_diag(x, tf.ones([2, 3])), {x: np.zeros((2, 3, 4))})
+    np.testing.assert_array_equal(got, np.broadcast_to(np.eye(3, 4), (2, 3, 4)))

@@ -303,6 +303,11 @@ def test_argmax_errors(sess):
         tf.argmax(x, [1])
     with pytest.raises(TypeError, match="output_type"):
         tf.argmax(x, 1, output_type=tf.float32)
+    for complex_dtype in (tf.complex64, tf.complex128):  # TF has no complex ArgMax/ArgMin
+        with pytest.raises(TypeError, match="DataType %s not in list" % complex_dtype.name):
+            tf.argmax(tf.constant([1, 2], complex_dtype))
+        with pytest.raises(TypeError, match="DataType %s not in list" % complex_dtype.name):
+            tf.argmin(tf.constant([1, 2], complex_dtype))
     ax = tf.placeholder(tf.int32)
     c = tf.constant(np.ones((2, 3), np.float32))
     with pytest.raises(tf.errors.InvalidArgumentError,

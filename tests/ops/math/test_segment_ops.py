@@ -157,6 +157,9 @@ def test_unsorted_segment_shapes_and_errors(sess):
         tf.unsorted_segment_sum(q, P(tf.int32, [5]), 7)
     with pytest.raises(ValueError, match="Shape must be rank 0 but is rank 1"):
         tf.unsorted_segment_sum(q, iv, [7])
+    with pytest.raises(ValueError, match="Dimension size, given by scalar input 2, must be "
+                                         "non-negative but is -1"):
+        tf.unsorted_segment_sum(q, iv, -1)
     with pytest.raises(tf.errors.InvalidArgumentError, match=re.escape(
             "segment_ids[1] = 5 is out of range [0, 3)")):
         sess.run(tf.unsorted_segment_sum([1.0, 2, 3], [0, 5, 1], 3))

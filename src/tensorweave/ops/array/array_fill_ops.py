@@ -107,7 +107,8 @@ def _filled(shape, value, dtype: _dt.DType, name: str) -> Tensor:
                 dims = shape.as_list()
             else:
                 dims = [int(d) for d in np.asarray(shape).reshape(-1).tolist()]
-            if int(np.prod(dims, dtype=np.int64)) < 1000:
+            # a negative dimension goes on to Fill, whose shape function reports it
+            if min(dims, default=0) >= 0 and int(np.prod(dims, dtype=np.int64)) < 1000:
                 return constant(value, dtype=dtype, shape=dims, name=name)
             big = any(d >= 2 ** 31 for d in dims)
             shape = constant(dims, dtype=_dt.int64 if big else _dt.int32)

@@ -42,16 +42,11 @@ def _concat_shape(op):
     if rank is not None:
         for s in shapes:
             _u.with_rank(s, rank)
+    if rank == 0:
+        raise ValueError("Can't concatenate scalars (use tf.stack instead)")
     axis = _u.const_int(axis_t)
     if axis is None:
-        r = next((len(s) for s in shapes if s is not None), None)
-        if r is None:
-            return unknown_shape()
-        if r == 0:
-            raise ValueError("Can't concatenate scalars (use tf.stack instead)")
-        for s in shapes:
-            _u.with_rank(s, r)
-        return unknown_shape(r)
+        return unknown_shape() if rank is None else unknown_shape(rank)
     min_rank = -axis if axis < 0 else axis + 1
 
     def parts(s):
@@ -178,6 +173,9 @@ def concat(values, axis, name: str = "concat") -> Tensor:
     """
     if not isinstance(values, (list, tuple)):
         values = [values]
+    if not values:
+        raise ValueError("List argument 'values' to 'ConcatV2' Op with length 0 shorter than "
+                         "minimum length 2.")
     if len(values) == 1:
         from tensorweave.ops.control_flow import structure
         with name_scope(name):
@@ -328,10 +326,12 @@ def split(value, num_or_size_splits, axis=0, num: Optional[int] = None,
       A list of Tensors.
 
     Raises:
-      ValueError: `num` is needed and cannot be inferred, or a rank-0 size tensor.
+      ValueError: `num` is needed and cannot be inferred, a rank-0 size tensor, or fewer
+        than one piece.
     """
     if isinstance(num_or_size_splits, (int, np.integer)) and \
             not isinstance(num_or_size_splits, bool):
+        _check_num_split("Split", int(num_or_size_splits))
         return list(apply_op("Split", [axis, value], {"num_split": int(num_or_size_splits)},
                              name=name).outputs)
     if hasattr(num_or_size_splits, "value") and not isinstance(num_or_size_splits, Tensor):
@@ -346,8 +346,15 @@ def split(value, num_or_size_splits, axis=0, num: Optional[int] = None,
         if num is None:
             raise ValueError("Cannot infer argument `num` from shape %s"
                              % (num_or_size_splits,))
+    _check_num_split("SplitV", num)
     return list(apply_op("SplitV", [value, size_splits, axis], {"num_split": num},
                          name=name).outputs)
+
+
+def _check_num_split(op_type: str, num_split: int) -> None:
+    if num_split < 1:
+        raise ValueError("Attr 'num_split' of '%s' Op passed %d less than minimum 1."
+                         % (op_type, num_split))
 
 
 # --- Pack, Unpack -----------------------------------------------------------------------
@@ -519,6 +526,8 @@ def unstack(value, num: Optional[int] = None, axis: int = 0,
             num = s[axis].value
         if num is None:
             raise ValueError("Cannot infer argument `num` from shape %s" % (s,))
+    if num < 0:
+        raise ValueError("Attr 'num' of 'Unpack' Op passed %d less than minimum 0." % num)
     return list(apply_op("Unpack", [value], {"num": num, "axis": axis}, name=name).outputs)
 
 

@@ -386,7 +386,7 @@ def _expand_dims_grad(op, grad):
 
 def _lookup_deprecated(name, value, old_name, old_value):
     if value is not None and old_value is not None:
-        raise ValueError("Cannot specify both '%s' and '%s'" % (name, old_name))
+        raise ValueError("Cannot specify both '%s' and '%s'." % (old_name, name))
     return value if value is not None else old_value
 
 
@@ -534,7 +534,8 @@ def _check_perm(ctx, x, perm):
     if perm.shape[0] != r:
         raise _invalid(ctx, "transpose expects a vector of size %d. But input(1) is a vector "
                        "of size %d" % (r, perm.shape[0]))
-    p = [int(v) for v in perm.tolist()]
+    # like TF's kernel, a negative entry counts from the end (the shape function agrees)
+    p = [int(v) + r if int(v) < 0 else int(v) for v in perm.tolist()]
     for d in p:
         if d < 0 or d >= r:
             raise _invalid(ctx, "%d is out of range [0 .. %d)" % (d, r))

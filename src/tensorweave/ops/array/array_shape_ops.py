@@ -122,12 +122,10 @@ def broadcast_dynamic_shape(shape_x, shape_y) -> Tensor:
       A 1-D Tensor of the same type.
 
     Raises:
+      TypeError: shapes of two different types.
       InvalidArgumentError (at run time): the shapes do not broadcast.
     """
-    shape_x = convert_to_tensor(shape_x)
-    return apply_op("BroadcastArgs", [shape_x, convert_to_tensor(shape_y,
-                                                                 dtype=shape_x.dtype)],
-                    name="BroadcastArgs").outputs[0]
+    return apply_op("BroadcastArgs", [shape_x, shape_y], name="BroadcastArgs").outputs[0]
 
 
 @tf_export("broadcast_static_shape")

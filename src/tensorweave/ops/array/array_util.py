@@ -43,7 +43,8 @@ def const_ints(t) -> Optional[List[int]]:
 def shape_from_tensor(t) -> TensorShape:
     """TF's MakeShapeFromShapeTensor: the (partial) shape a 1-D shape tensor describes."""
     if t.shape.ndims is not None and t.shape.ndims > 1:
-        raise ValueError("Shape must be at most rank 1 but is rank %d" % t.shape.ndims)
+        # TF's message names rank 1 though a scalar is allowed too
+        raise ValueError("Shape must be rank 1 but is rank %d" % t.shape.ndims)
     v = tensor_util.constant_value(t)
     if v is not None:
         for d in np.asarray(v).reshape(-1).tolist():

@@ -33,5 +33,10 @@ def batch_gather(params, indices, name: Optional[str] = None) -> Tensor:
         if indices.shape.ndims is None:
             raise ValueError("batch_gather does not allow indices with unknown shape.")
         batch_dims = indices.shape.ndims - 1
-        return indexing_gather.gather(params, indices, axis=batch_dims,
-                                      batch_dims=batch_dims)
+        out = indexing_gather.gather(params, indices, axis=batch_dims,
+                                     batch_dims=batch_dims)
+        # TF1's batch_gather also takes the batch dims it knows from `indices`
+        if out.shape.ndims is not None:
+            out.set_shape(indices.shape[:batch_dims].concatenate(
+                [None] * (out.shape.ndims - batch_dims)))
+        return out

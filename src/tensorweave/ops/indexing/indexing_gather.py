@@ -51,28 +51,30 @@ def _gather_shape(op):
 
 
 def _batch_gather_shape(p, i, a, batch_dims):
-    if a is None or p.ndims is None or i.ndims is None:
+    if p.ndims is None or i.ndims is None:
         return unknown_shape()
-    b = _normalized_batch_dims(batch_dims, i.ndims, ValueError)
-    a = _normalized_axis(int(a), p.ndims, b, ValueError)
+    b = _normalized_batch_dims(batch_dims, i.ndims)
+    if a is None:  # the rank is known all the same
+        return unknown_shape(p.ndims + i.ndims - 1 - b)
+    a = _normalized_axis(int(a), p.ndims, b)
     return TensorShape(p.as_list()[:a] + i.as_list()[b:] + p.as_list()[a + 1:])
 
 
-def _normalized_batch_dims(batch_dims: int, indices_rank: int, error) -> int:
+def _normalized_batch_dims(batch_dims: int, indices_rank: int) -> int:
     b = batch_dims + indices_rank if batch_dims < 0 else batch_dims
     if not 0 <= b <= indices_rank:
-        raise error("batch_dims (%d) must be in [-%d, %d] (the rank of indices)"
-                    % (batch_dims, indices_rank, indices_rank))
+        raise ValueError("batch_dims (%d) must be in [-%d, %d] (the rank of indices)"
+                         % (batch_dims, indices_rank, indices_rank))
     return b
 
 
-def _normalized_axis(a: int, params_rank: int, b: int, error) -> int:
+def _normalized_axis(a: int, params_rank: int, b: int) -> int:
     if not -params_rank <= a < params_rank:
-        raise error("axis (%d) must be in [-%d, %d) (the rank of params)"
-                    % (a, params_rank, params_rank))
+        raise ValueError("axis (%d) must be in [-%d, %d) (the rank of params)"
+                         % (a, params_rank, params_rank))
     a %= params_rank
     if a < b:
-        raise error("batch_dims (%d) must be less than or equal to axis (%d)" % (b, a))
+        raise ValueError("batch_dims (%d) must be less than or equal to axis (%d)" % (b, a))
     return a
 
 
@@ -95,6 +97,22 @@ def _batch_gather(ctx, params, indices, a: int, b: int):
     return out.transpose(perm).reshape(batch + mid + idx_shape + rest)
 
 
+def _checked_batch_dims(ctx, batch_dims: int, a: int, params_rank: int,
+                        indices_rank: int) -> int:
+    """batch_dims counted from the front, checked at run time with TF's messages."""
+    if not -indices_rank <= batch_dims <= indices_rank:
+        raise invalid(ctx, "Expected batch_dims in the range [%d, %d], but got %d"
+                      % (-indices_rank, indices_rank, batch_dims))
+    b = batch_dims + indices_rank if batch_dims < 0 else batch_dims
+    if b >= params_rank:
+        raise invalid(ctx, "batch_dims (%d) must be less than rank(params) (%d)."
+                      % (b, params_rank))
+    if a < b:
+        raise invalid(ctx, "batch_dims (%d) must be less than or equal to axis (%d)."
+                      % (b, a))
+    return b
+
+
 register_op("GatherV2", inputs=["params: Tparams", "indices: Tindices", "axis: Taxis"],
             outputs=["output: Tparams"],
             attrs={"Tparams": TypeAttr(), "Tindices": TypeAttr(_GATHER_INDEX_TYPES),
@@ -111,10 +129,7 @@ def _gather_kernel(ctx, params, indices, axis):
     a %= r
     batch_dims = ctx.attrs["batch_dims"]
     if batch_dims != 0:
-        def error(message):
-            return invalid(ctx, message)
-        b = _normalized_batch_dims(batch_dims, indices.ndim, error)
-        _normalized_axis(a, r, b, error)
+        b = _checked_batch_dims(ctx, batch_dims, a, r, indices.ndim)
         for d in range(b):
             if params.shape[d] != indices.shape[d]:
                 raise invalid(ctx, "params.shape[%d]: %d should be equal to indices.shape[%d]: "
@@ -134,82 +149,102 @@ def _gather_kernel(ctx, params, indices, axis):
 @gradient("GatherV2")
 def _gather_grad(op, grad):
     params, indices, axis = op.inputs
-    a = tensor_util.constant_value(axis)
-    if a is None:
-        raise ValueError("The gradient of gather needs a constant axis; op %s has a computed "
-                         "axis." % op.name)
-    a = int(a)
-    if op._get_attr("batch_dims") != 0:
-        return [_batch_gather_grad(op, grad, a), None, None]
-    p = params.shape
-    if a < 0:
-        if p.ndims is None:
-            raise ValueError("The gradient of gather with a negative axis needs params of known "
-                             "rank (op %s)." % op.name)
-        a += p.ndims
+    if tensor_util.constant_value(axis) == 0:  # a literal 0, as in TF: whole rows
+        return [_rows_gradient(params, indices, grad), None, None]
+    b = op._get_attr("batch_dims")
+    if b < 0:
+        if indices.shape.ndims is None:
+            raise ValueError(
+                "Currently, it is unsupported to take the gradient of tf.gather when "
+                "batch_dims < 0 and the rank of the indices is unknown. Please pass a "
+                "positive batch_dims or use tf.ensure_shape to update the shape of indices "
+                "when calling tf.gather. Got batch_dims=%d and indices=%s" % (b, indices))
+        b += indices.shape.ndims
+    return [_dense_gather_grad(params, indices, axis, grad, b), None, None]
+
+
+def _rows_gradient(params: Tensor, indices: Tensor, grad) -> IndexedSlices:
+    """The gradient of a gather along axis 0: the output gradient's rows, sent back to
+    the params rows they came from (sparse)."""
     params_shape = shape_tensor(params)
     if isinstance(grad, IndexedSlices):  # a gather of this gather's rows
-        if a == 0 and indices.shape.ndims == 1:
-            return [IndexedSlices(grad.values, gather(indices, grad.indices), params_shape),
-                    None, None]
+        if indices.shape.ndims == 1:
+            return IndexedSlices(grad.values, gather(indices, grad.indices), params_shape)
         grad = convert_to_tensor(grad)
-    if a == 0:
-        values, flat_indices = grad, indices
-        if indices.shape.ndims != 1:
-            from tensorweave.ops.array import array_ops
-            flat_indices = array_ops.reshape(indices, [-1])
-            values = array_ops.reshape(grad, _merged_shape(params, 0, params_shape))
-        return [IndexedSlices(values, flat_indices, params_shape), None, None]
-    # Other axes: move the gathered axis to the front, sum rows with the same index, move
-    # it back.
+    if indices.shape.ndims == 1:
+        return IndexedSlices(grad, indices, params_shape)
     from tensorweave.ops.array import array_ops
-    from tensorweave.ops.math.segment_ops import unsorted_segment_sum
-    if p.ndims is None:
-        raise ValueError("The gradient of gather along axis %d needs params of known rank "
-                         "(op %s)." % (a, op.name))
-    rank = p.ndims
-    values = array_ops.reshape(grad, _merged_shape(params, a, params_shape))
-    perm = [a] + list(range(a)) + list(range(a + 1, rank))
-    values = array_ops.transpose(values, perm)
-    flat_indices = indices if indices.shape.ndims == 1 else array_ops.reshape(indices, [-1])
-    num = p[a].value if p[a].value is not None else params_shape[a]
-    summed = unsorted_segment_sum(values, flat_indices, num)
-    inverse = list(range(1, a + 1)) + [0] + list(range(a + 1, rank))
-    return [array_ops.transpose(summed, inverse), None, None]
+    return IndexedSlices(array_ops.reshape(grad, _merged_shape(params, 0, params_shape)),
+                         array_ops.reshape(indices, [-1]), params_shape)
 
 
-def _batch_gather_grad(op, grad, a: int) -> Tensor:
-    """Dense gradient of a batched gather: the gathered axis is moved next to the batch
-    dimensions, (batch, index) pairs become rows of the flattened params, and the rows of
-    the output gradient are summed into them."""
+def _dense_gather_grad(params: Tensor, indices: Tensor, axis: Tensor, grad,
+                       b: int) -> Tensor:
+    """Dense gradient of a gather along any axis with `b` (>= 0) batch dimensions; the
+    axis and the ranks may be known only at run time.
+
+    The output gradient B + M + I + R (B the batch dims, M those up to the axis, I the
+    other index dims, R the rest) is reshaped to B + M + [m] + R, its gathered axis moved
+    next to B, and its rows summed into the params rows they came from (the params
+    flattened to [K * n, M..., R...], K batch entries of n rows each).
+    """
     from tensorweave.ops.array import array_ops
     from tensorweave.ops.math import reduction_ops
     from tensorweave.ops.math.segment_ops import unsorted_segment_sum
-    params, indices = op.inputs[0], op.inputs[1]
-    p_rank, i_rank = params.shape.ndims, indices.shape.ndims
-    if p_rank is None or i_rank is None:
-        raise ValueError("The gradient of gather with batch_dims needs params and indices of "
-                         "known rank (op %s)." % op.name)
-    b = _normalized_batch_dims(op._get_attr("batch_dims"), i_rank, ValueError)
-    a = _normalized_axis(a, p_rank, b, ValueError)
-    n_m, n_i, n_r = a - b, i_rank - b, p_rank - a - 1
-    # grad: B + M + I + R  ->  B + I + M + R
-    perm = list(range(b)) + list(range(b + n_m, b + n_m + n_i)) + \
-        list(range(b, b + n_m)) + list(range(b + n_m + n_i, b + n_m + n_i + n_r))
-    values = array_ops.transpose(grad, perm)
     params_shape = shape_tensor(params)
-    # params moved to B + [N] + M + R
-    moved = list(range(b)) + [a] + list(range(b, a)) + list(range(a + 1, p_rank))
-    moved_shape = gather(params_shape, moved)
+    rank, a = _rank_and_axis(params, axis)
+    values = array_ops.reshape(convert_to_tensor(grad), array_ops.concat(
+        [params_shape[:a], [-1], params_shape[a + 1:]], 0))
+    # params dimension order with the gathered axis right after the batch dims
+    moved = _joined([list(range(b)), [a], _dim_range(b, a), _dim_range(a + 1, rank)])
+    values = array_ops.transpose(values, moved)
+    values = array_ops.reshape(values, array_ops.concat(
+        [[-1], shape_tensor(values)[b + 1:]], 0))
     k = reduction_ops.reduce_prod(params_shape[:b]) if b else 1
     n = params_shape[a]
-    tail = moved_shape[b + 1:]
-    values = array_ops.reshape(values, array_ops.concat([[-1], tail], 0))
-    idx = array_ops.reshape(_batch_rows(indices, k, n), [-1])
-    summed = unsorted_segment_sum(values, idx, k * n)
-    dense = array_ops.reshape(summed, moved_shape)
-    inverse = [moved.index(d) for d in range(p_rank)]
-    return array_ops.transpose(dense, inverse)
+    rows = array_ops.reshape(_batch_rows(indices, k, n), [-1])
+    summed = unsorted_segment_sum(values, rows, k * n)
+    dense = array_ops.reshape(summed, gather(params_shape, moved))
+    out = array_ops.transpose(dense, array_ops.invert_permutation(moved))
+    out.set_shape(params.shape)
+    return out
+
+
+def _rank_and_axis(params: Tensor, axis: Tensor):
+    """The rank of params and the gather axis counted from the front: ints when known
+    at build time, else int32 tensors."""
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.math import math_binary, math_ops
+    rank = params.shape.ndims
+    a = tensor_util.constant_value(axis)
+    if rank is not None and a is not None:
+        return rank, int(a) % rank
+    if rank is None:
+        rank = array_ops.rank(params)
+    a = int(a) if a is not None else math_ops.cast(axis, _dt.int32)
+    return rank, math_binary.floormod(a, rank)
+
+
+def _dim_range(start, limit):
+    """Dimension numbers [start, limit): a list when both ends are ints, else a tensor."""
+    if isinstance(start, int) and isinstance(limit, int):
+        return list(range(start, limit))
+    from tensorweave.ops.math import math_ops
+    return math_ops.range(start, limit)
+
+
+def _joined(parts) -> Tensor:
+    """One int32 vector of dimension numbers from parts that are 1-D tensors or lists
+    (of ints, or holding a scalar tensor); a constant when all are known."""
+    def known(part):
+        return isinstance(part, list) and not any(isinstance(v, Tensor) for v in part)
+
+    if all(known(p) for p in parts):
+        return convert_to_tensor(np.asarray(sum(parts, []), dtype=np.int32))
+    from tensorweave.ops.array import array_ops
+    vectors = [np.asarray(p, dtype=np.int32) if known(p) else
+               p if isinstance(p, Tensor) else array_ops.stack(p) for p in parts]
+    return array_ops.concat(vectors, 0)
 
 
 def _batch_rows(indices: Tensor, k, n) -> Tensor:
@@ -258,16 +293,20 @@ def gather(params, indices, validate_indices=None, name: Optional[str] = None, a
 
     Raises:
       ValueError: the axis is out of range of params' rank, or batch_dims out of range
-        of indices' rank or above the axis.
+        of indices' rank or above a non-zero axis (with a constant axis 0, batch_dims is
+        ignored, as in TF1).
       InvalidArgumentError (at run time): an index out of range, or batch dimensions that
         differ.
     """
     del validate_indices
     if axis is None:
         axis = batch_dims
-    if batch_dims == 0 and tensor_util.constant_value(axis) == 0 and \
-            hasattr(params, "sparse_read"):
-        return params.sparse_read(indices, name=name)
+    if tensor_util.constant_value(axis) == 0:
+        # TF1 drops batch_dims when the axis is a constant 0 (its plain-gather path):
+        # programs that pass both get an ordinary gather, not an error
+        batch_dims = 0
+        if hasattr(params, "sparse_read"):
+            return params.sparse_read(indices, name=name)
     return apply_op("GatherV2", [params, indices, axis], {"batch_dims": int(batch_dims)},
                     name=name or "GatherV2").outputs[0]
 
@@ -333,7 +372,12 @@ def _gather_nd_kernel(ctx, params, indices):
 @gradient("GatherNd")
 def _gather_nd_grad(op, grad):
     params, indices = op.inputs
-    return [scatter_nd(indices, grad, shape_tensor(params, indices.dtype)), None]
+    params_shape = shape_tensor(params, indices.dtype)
+    if indices.shape.ndims == 2 and indices.shape[-1].value == 1:
+        # whole rows of params, as TF1 gives them: sparse, so optimizers update only those
+        from tensorweave.ops.array import array_ops
+        return [IndexedSlices(grad, array_ops.squeeze(indices, axis=[-1]), params_shape), None]
+    return [scatter_nd(indices, grad, params_shape), None]
 
 
 @tf_export("gather_nd", "manip.gather_nd")
@@ -416,6 +460,18 @@ def _scatter_nd_shape(op):
     out = tensor_util.constant_value_as_shape(shape)
     if i.ndims is None or u.ndims is None or out.ndims is None or i[-1].value is None:
         return out
+    check_scatter_shapes(i, u, out)
+    return out
+
+
+def check_scatter_shapes(i: TensorShape, u: TensorShape, out: TensorShape) -> None:
+    """Checks that updates `u` fit indices `i` [..., K] into a tensor of shape `out`
+    (all three of known rank, K known), with TF's message naming the parts that differ.
+
+    Raises:
+      ValueError: the leading dimensions of `u` differ from those of `i`, or its trailing
+        ones from out[K:].
+    """
     outer = i.ndims - 1
     k = i[-1].value
     try:
@@ -433,7 +489,6 @@ def _scatter_nd_shape(op):
                              k, out.ndims, partial_shape_str(out), partial_shape_str(out[k:]),
                              outer, u.ndims, partial_shape_str(u), partial_shape_str(u[outer:]),
                              e)) from None
-    return out
 
 
 register_op("ScatterNd", inputs=["indices: Tindices", "updates: T", "shape: Tindices"],
@@ -532,8 +587,10 @@ def _one_hot_shape(op):
     axis = op._get_attr("axis")
     if axis < -1:
         raise ValueError("axis must be >= -1")
-    with_rank(depth.shape, 0)
     d = tensor_util.constant_value(depth)
+    if d is not None and np.ndim(d) != 0:
+        raise ValueError("Input must be scalar but has rank %d" % np.ndim(d))
+    with_rank(depth.shape, 0)
     if d is not None and int(d) < 0:
         raise ValueError("Dimension size, given by scalar input 1, must be non-negative but "
                          "is %d" % int(d))

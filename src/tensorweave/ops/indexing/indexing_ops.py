@@ -34,6 +34,8 @@ newaxis = None
 export(newaxis, "newaxis")
 
 _INDEX_TYPES = (_dt.int32, _dt.int64)
+# StridedSlice alone also takes int16 index tensors (its gradient does not)
+_SLICE_INDEX_TYPES = (_dt.int16,) + _INDEX_TYPES
 _pyslice = builtins.slice  # `slice` below is tf.slice
 
 
@@ -101,24 +103,25 @@ def _slice_shape(op):
     inp, begin, size = op.inputs
     n = merge_shapes(with_rank(begin.shape, 1), with_rank(size.shape, 1))[0].value
     in_shape = with_rank(inp.shape, n) if n is not None else inp.shape
-    b = tensor_util.constant_value(begin)
     s = tensor_util.constant_value(size)
-    if s is not None:
-        for v in s.reshape(-1).tolist():
-            if v < -1:
-                raise ValueError("Invalid value in tensor used for shape: %d" % v)
-    if b is not None and s is not None:
-        dims = []
-        for i, (bi, si) in enumerate(zip(b.tolist(), s.tolist())):
-            if si != -1:
-                dims.append(si)
-            else:
-                d = in_shape[i].value if in_shape.ndims is not None else None
-                dims.append(None if d is None else d - bi)
-        return TensorShape(dims)
-    if s is not None:
-        return TensorShape([None if v == -1 else v for v in s.tolist()])
-    return unknown_shape(n) if n is not None else unknown_shape()
+    if s is None:
+        # a partly known size still gives its known entries (a -1 among them unknown)
+        sizes = tensor_util.constant_value_as_shape(size)
+        return sizes if sizes.ndims is not None else unknown_shape(in_shape.ndims)
+    for v in s.reshape(-1).tolist():
+        if v < -1:
+            raise ValueError("Invalid value in tensor used for shape: %d" % v)
+    # the known entries of begin size the -1 dimensions of known input size
+    b = tensor_util.constant_value_as_shape(begin)
+    dims = []
+    for i, si in enumerate(s.tolist()):
+        d = in_shape[i].value if in_shape.ndims is not None else None
+        bi = b[i].value if b.ndims is not None else None
+        if si == -1 and d is not None and bi is not None and bi > d:
+            raise ValueError("Negative dimension size caused by subtracting %d from %d"
+                             % (bi, d))
+        dims.append(si if si != -1 else None if d is None or bi is None else d - bi)
+    return TensorShape(dims)
 
 
 register_op("Slice", inputs=["input: T", "begin: Index", "size: Index"], outputs=["output: T"],
@@ -161,6 +164,8 @@ def _slice_grad(op, grad):
         from tensorweave.ops.array import array_ops
         strides = array_ops.ones_like(begin)
     dx = strided_slice_grad(shape_tensor(x, index_type), begin, end, strides, grad)
+    if begin.shape.ndims == 1:  # x's rank, known from begin's length
+        dx.set_shape(unknown_shape(begin.shape[0].value))
     return [dx, None, None]
 
 
@@ -215,6 +220,8 @@ def _expand_spec(rank: int, n: int, ellipsis_mask: int, new_axis_mask: int,
     if _ELLIPSIS not in kinds:
         kinds.append(_ELLIPSIS)  # an implicit ellipsis ends every spec
     consumed = sum(1 for k in kinds if k in (_SHRINK, _RANGE))
+    if consumed and rank == 0:
+        raise ValueError("Attempting to slice scalar input.")
     if consumed > rank:
         raise ValueError("Index out of range using input dim %d; input has only %d dims"
                          % (rank, rank))
@@ -237,9 +244,16 @@ def _spec_args(attrs) -> tuple:
     return (attrs["ellipsis_mask"], attrs["new_axis_mask"], attrs["shrink_axis_mask"])
 
 
-def _shrink_index(b: int, d: int, dim: int, stride: int) -> int:
-    if stride < 0:
-        raise ValueError("only stride 1 allowed on non-range indexing.")
+def _check_shrink_strides(spec, strides, dims) -> None:
+    """Raises TF's error for a shrunk axis (of those in `spec` of known size in `dims`)
+    with a negative stride. The shape function checks them all before any bounds (an
+    axis of unknown size waits for the run)."""
+    for kind, i, dim in spec:
+        if kind == _SHRINK and strides[i] < 0 and dims[dim] is not None:
+            raise ValueError("only stride 1 allowed on non-range indexing.")
+
+
+def _shrink_index(b: int, d: int, dim: int) -> int:
     x = b + d if b < 0 else b
     if not 0 <= x < d:
         raise ValueError("slice index %d of dimension %d out of bounds." % (x, dim))
@@ -282,6 +296,7 @@ def _strided_slice_shape(op):
         if si == 0:
             raise ValueError("strides[%d] must be non-zero" % i)
     spec = _expand_spec(in_shape.ndims, n, *_spec_args(attrs))
+    _check_shrink_strides(spec, s, in_shape.as_list())
     bmask, emask = attrs["begin_mask"], attrs["end_mask"]
     dims: List[Optional[int]] = []
     for kind, i, dim in spec:
@@ -293,10 +308,8 @@ def _strided_slice_shape(op):
             dims.append(d)
             continue
         if kind == _SHRINK:
-            if s[i] < 0:
-                raise ValueError("only stride 1 allowed on non-range indexing.")
             if d is not None and b is not None:
-                _shrink_index(int(b[i]), d, dim, s[i])
+                _shrink_index(int(b[i]), d, dim)
             continue
         bm, em = bool(bmask >> i & 1), bool(emask >> i & 1)
         if d is None:
@@ -314,7 +327,7 @@ _MASK_ATTRS = {"begin_mask": 0, "end_mask": 0, "ellipsis_mask": 0, "new_axis_mas
                "shrink_axis_mask": 0}
 register_op("StridedSlice", inputs=["input: T", "begin: Index", "end: Index", "strides: Index"],
             outputs=["output: T"],
-            attrs={"T": TypeAttr(), "Index": TypeAttr(_INDEX_TYPES), **_MASK_ATTRS},
+            attrs={"T": TypeAttr(), "Index": TypeAttr(_SLICE_INDEX_TYPES), **_MASK_ATTRS},
             shape=_strided_slice_shape)
 
 
@@ -341,7 +354,9 @@ def _numpy_index(ctx, shape, begin, end, strides) -> tuple:
             elif kind == _FULL:
                 index.append(_pyslice(None))
             elif kind == _SHRINK:
-                index.append(_shrink_index(b[i], shape[dim], dim, s[i]))
+                # at run time TF checks axis by axis: stride, then bounds
+                _check_shrink_strides([(kind, i, dim)], s, shape)
+                index.append(_shrink_index(b[i], shape[dim], dim))
             else:
                 index.append(_pyslice(None if bmask >> i & 1 else b[i],
                                    None if emask >> i & 1 else e[i], s[i]))
@@ -435,8 +450,8 @@ def strided_slice(input_, begin, end, strides=None, begin_mask: int = 0, end_mas
 
     Args:
       input_: a Tensor.
-      begin, end: 1-D int32/int64 tensors.
-      strides: 1-D int32/int64 tensor, non-zero entries (default all ones).
+      begin, end: 1-D int16/int32/int64 tensors.
+      strides: 1-D tensor of the same type, non-zero entries (default all ones).
       begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask: int bit masks.
       var: accepted for compatibility with TF1 (variable slices); unused.
       name: op name.
@@ -476,7 +491,7 @@ def _check_index(idx) -> None:
     ok = False
     if dtype is not None and not isinstance(idx, (list, tuple)):
         try:
-            ok = _dt.as_dtype(dtype) in _INDEX_TYPES
+            ok = _dt.as_dtype(dtype) in _SLICE_INDEX_TYPES
         except TypeError:
             ok = False
         shape = getattr(idx, "shape", None)
@@ -492,13 +507,14 @@ def _is_tensor_like(v) -> bool:
 
 
 def _index_dtype(values) -> _dt.DType:
-    """int64 if any entry needs it (an int64 tensor or a large int), else int32."""
-    for v in values:
-        if _is_tensor_like(v):
-            if convert_to_tensor(v).dtype == _dt.int64:
-                return _dt.int64
-        elif not -2**31 <= int(v) < 2**31:
-            return _dt.int64
+    """The index type of a slice spec: int64 if any entry needs it (an int64 tensor or a
+    large int), int16 if its only tensors are int16 and its ints fit, else int32."""
+    tensor_types = {convert_to_tensor(v).dtype for v in values if _is_tensor_like(v)}
+    ints = [int(v) for v in values if not _is_tensor_like(v)]
+    if _dt.int64 in tensor_types or any(not -2**31 <= v < 2**31 for v in ints):
+        return _dt.int64
+    if tensor_types == {_dt.int16} and all(-2**15 <= v < 2**15 for v in ints):
+        return _dt.int16
     return _dt.int32
 
 
@@ -522,7 +538,7 @@ def _slice_helper(tensor, slice_spec, var=None):
     """`tensor[slice_spec]`: NumPy-style basic indexing built from one StridedSlice.
 
     Supports ints (negative ones count from the end), slices with steps, `...`,
-    `tf.newaxis` and scalar int32/int64 tensors; a boolean tensor or array is a
+    `tf.newaxis` and scalar int16/int32/int64 tensors; a boolean tensor or array is a
     `boolean_mask`.
 
     Raises:
@@ -534,7 +550,8 @@ def _slice_helper(tensor, slice_spec, var=None):
             isinstance(slice_spec, np.ndarray) and slice_spec.dtype == np.bool_):
         from tensorweave.ops.indexing import indexing_select
         return indexing_select.boolean_mask(tensor, slice_spec)
-    if not isinstance(slice_spec, tuple):
+    # TF1 reads a list like a tuple: `x[[0, 1]]` is `x[0, 1]`, not a gather
+    if not isinstance(slice_spec, (list, tuple)):
         slice_spec = (slice_spec,)
     begin, end, strides = [], [], []
     begin_mask = end_mask = ellipsis_mask = new_axis_mask = shrink_axis_mask = 0

@@ -9,13 +9,12 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor
-from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
 from tensorweave.framework.shapes import with_rank_at_least
 from tensorweave.ops.indexing.indexing_gather import _check_nd_indices, _flat_rows, \
-    gather_nd, scatter_nd
-from tensorweave.ops.indexing.indexing_ops import invalid, merge_shapes, shape_str, \
-    shape_tensor
+    check_scatter_shapes, gather_nd, scatter_nd
+from tensorweave.ops.indexing.indexing_ops import invalid, shape_str, shape_tensor
 
 
 def _tensor_scatter_shape(op):
@@ -24,16 +23,11 @@ def _tensor_scatter_shape(op):
     t, u = tensor.shape, updates.shape
     if i.ndims is None or u.ndims is None or t.ndims is None or i[-1].value is None:
         return t
-    outer, k = i.ndims - 1, i[-1].value
+    k = i[-1].value
     if k > t.ndims:
         raise ValueError("Index innermost dimension length must be <= tensor rank; saw: "
                          "%d vs. %d" % (k, t.ndims))
-    try:
-        merge_shapes(i[:outer], u[:outer])
-        merge_shapes(t[k:], u[outer:])
-    except ValueError as e:
-        raise ValueError("Dimensions of indices[shape=%s], updates[shape=%s] and "
-                         "tensor[shape=%s] do not fit: %s" % (i, u, t, e)) from None
+    check_scatter_shapes(i, u, t)
     return t
 
 
@@ -125,11 +119,7 @@ gradient("TensorScatterMin")(_min_max_grad)
 
 def _builder(op_type: str, what: str, py_name: str):
     def build(tensor, indices, updates, name: Optional[str] = None) -> Tensor:
-        tensor = convert_to_tensor(tensor, name="tensor")
-        return apply_op(op_type, [tensor, indices,
-                                  convert_to_tensor(updates, dtype=tensor.dtype,
-                                                    name="updates")],
-                        name=name or op_type).outputs[0]
+        return apply_op(op_type, [tensor, indices, updates], name=name or op_type).outputs[0]
     build.__doc__ = """A copy of `tensor` with `updates` %s at `indices` (TF1).
 
     Args:

@@ -248,9 +248,12 @@ def _matrix_set_diag_shape(op):
     k = _static_k(op.inputs[2])
     if inp.ndims is not None:
         inp = with_rank_at_least(inp, 2)
-    if inp.ndims is None or diag.ndims is None or k is None:
+    if diag.ndims is None or k is None:
         return inp
     lower, upper = k
+    if inp.ndims is None:  # the batch dims come from the diagonal
+        batch = diag.as_list()[:-1 if lower == upper else -2]
+        return TensorShape(batch + [None, None])
     diag = with_rank(diag, inp.ndims - (1 if lower == upper else 0))
     out = inp.as_list()
     batch_rank = inp.ndims - 2
@@ -715,7 +718,9 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dt.float32,
     dtype = _dt.as_dtype(dtype)
     with _graph.name_scope(name, "eye", [num_rows, num_columns, batch_shape]):
         is_square = num_columns is None
-        static = all(not isinstance(v, Tensor) for v in (num_rows, num_columns, batch_shape))
+        # a batch_shape list may hold tensors too
+        static = not any(array_fill_ops._contains_tensor(v)
+                         for v in (num_rows, num_columns, batch_shape))
         if static:
             batch = [] if batch_shape is None else [int(v) for v in batch_shape]
             rows = int(num_rows)

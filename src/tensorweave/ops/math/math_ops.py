@@ -40,14 +40,14 @@ def _cast_array(x, dst: _dt.DType):
     if x.dtype == np_dst:
         return x
     if dst is _dt.string or kind == "O":
-        raise NotImplementedError("Cast %s to %s is not supported"
-                                  % (_dt.as_dtype(x.dtype).name, dst.name))
+        raise NotImplementedError("Cast %s to %s is not supported" % (
+            _dt.type_string(_dt.as_dtype(x.dtype)), _dt.type_string(dst)))
+    if kind == "c" and not dst.is_complex:
+        x = x.real  # to bool as well: TF's 1j is False
     if dst is _dt.bool:
         return x != 0
     if kind in "biu":  # integers and bools convert without floating-point errors
         return x.astype(np_dst)
-    if x.dtype.kind == "c" and not dst.is_complex:
-        x = x.real
     with np.errstate(all="ignore"):
         return x.astype(np_dst)
 

@@ -43,7 +43,8 @@ def _arg_shape(op) -> TensorShape:
 
 def _register_arg(op_type: str, np_fn, loser: float) -> None:
     register_op(op_type, inputs=["input: T", "dimension: Tidx"], outputs=["output: output_type"],
-                attrs={"T": TypeAttr(_dt.NUMBERS + (_dt.bool,)),
+                # TF registers no complex ArgMax/ArgMin: complex inputs fail at build time
+                attrs={"T": TypeAttr(_dt.REAL_NUMBERS + (_dt.bool,)),
                        "Tidx": TypeAttr(_INDEX_TYPES + (_dt.int16,), default=_dt.int32),
                        "output_type": TypeAttr((_dt.int16, _dt.uint16, _dt.int32, _dt.int64),
                                                default=_dt.int64)},
@@ -103,7 +104,7 @@ def argmax(input, axis=None, name: Optional[str] = None, dimension=None,  # noqa
     Ties resolve to the smallest index.
 
     Args:
-      input: a numeric or bool tensor.
+      input: a real numeric or bool tensor.
       axis: the axis to reduce (int or scalar int tensor); defaults to 0.
       name: a name for the operation.
       dimension: the deprecated name of `axis`.

@@ -294,6 +294,9 @@ def _unsorted_segment_shape(op):
     for a, b in zip(data.dims[:ids.ndims], ids.dims):
         merge_dims(a, b)
     n = tensor_util.constant_value(op.inputs[2])
+    if n is not None and int(n) < 0:
+        raise ValueError("Dimension size, given by scalar input 2, must be non-negative but "
+                         "is %d" % int(n))
     return TensorShape([None if n is None else int(n)] + data.as_list()[ids.ndims:])
 
 
