@@ -135,3 +135,22 @@ def test_a_gradient_of_the_wrong_shape_is_a_value_error(graph):
         y = tf.identity(x)
     with pytest.raises(ValueError, match="Incompatible shapes between op input"):
         tf.gradients(y, x)
+
+
+def test_fetched_indexed_slices_unpack_and_composites_pass_through_identity(sess):
+    """TF's IndexedSlicesValue is a namedtuple; tf.identity of a SparseTensor or of
+    IndexedSlices is one of the same kind, each component through an Identity (the
+    names TF 2.21 gives)."""
+    w = tf.Variable([1.0, 2.0], name="w")
+    grad = tf.gradients(tf.reduce_sum(tf.gather(w, [0, 1, 0])), w)[0]
+    sess.run(w.initializer)
+    values, indices, dense_shape = sess.run(grad)
+    assert values.tolist() == [1.0, 1.0, 1.0] and indices.tolist() == [0, 1, 0]
+    assert dense_shape.tolist() == [2]
+    sp = tf.identity(tf.SparseTensor([[0, 0]], [1.0], [2, 2]), name="ignored")
+    assert isinstance(sp, tf.SparseTensor)
+    assert [sp.indices.name, sp.values.name, sp.dense_shape.name] == [
+        "Identity:0", "Identity_1:0", "Identity_2:0"]
+    slices = tf.identity(grad)
+    assert isinstance(slices, tf.IndexedSlices)
+    np.testing.assert_array_equal(sess.run(slices).values, values)

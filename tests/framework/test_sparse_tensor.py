@@ -139,8 +139,6 @@ def test_convert_to_tensor_refuses_sparse(graph):
     sp = tf.SparseTensor([[0, 0]], [1.0], [2, 2])
     with pytest.raises(TypeError, match="Failed to convert elements of SparseTensor"):
         tf.convert_to_tensor(sp)
-    with pytest.raises(TypeError):
-        tf.identity(sp)
     assert tf.convert_to_tensor_or_sparse_tensor(sp) is sp
     assert isinstance(tf.convert_to_tensor_or_sparse_tensor(
         tf.SparseTensorValue([[0]], [1.0], [1])), tf.SparseTensor)

@@ -7,6 +7,7 @@ tensor converts them through the registered conversion function.
 """
 from __future__ import annotations
 
+import collections
 import warnings
 from typing import Optional
 
@@ -73,6 +74,14 @@ class IndexedSlices:
                         "tf.IndexedSlicesValue or a (values, indices, dense_shape) tuple, "
                         "got %r" % (value,))
 
+    def _identity_for(self, name=None) -> "IndexedSlices":
+        """tf.identity of IndexedSlices: each component through an Identity (TF's
+        composite rule, which drops `name`)."""
+        from tensorweave.ops.control_flow.structure import identity
+        return IndexedSlices(identity(self._values), identity(self._indices),
+                             None if self._dense_shape is None else
+                             identity(self._dense_shape))
+
     def __neg__(self):
         from tensorweave.ops.math import math_unary
         return IndexedSlices(math_unary.negative(self._values), self._indices,
@@ -84,23 +93,21 @@ class IndexedSlices:
             "" if self._dense_shape is None else ", dense_shape=%s" % self._dense_shape)
 
 
-class IndexedSlicesValue:
-    """The value of an IndexedSlices fetched by `Session.run`."""
+class IndexedSlicesValue(collections.namedtuple("IndexedSlicesValue",
+                                                 ["values", "indices", "dense_shape"])):
+    """The value of an IndexedSlices fetched by `Session.run`: a namedtuple, as TF's
+    (`values, indices, dense_shape = sess.run(grad)`)."""
 
-    def __init__(self, values: np.ndarray, indices: np.ndarray, dense_shape=None):
-        self.values = values
-        self.indices = indices
-        self.dense_shape = dense_shape
+    __slots__ = ()
+
+    def __new__(cls, values: np.ndarray, indices: np.ndarray, dense_shape=None):
+        return super().__new__(cls, values, indices, dense_shape)
 
     def to_dense(self) -> np.ndarray:
         """The dense array these slices stand for (duplicate rows summed)."""
         out = np.zeros(self.dense_shape, dtype=self.values.dtype)
         np.add.at(out, self.indices, self.values)
         return out
-
-    def __repr__(self):
-        return "IndexedSlicesValue(values=%r, indices=%r, dense_shape=%r)" % (
-            self.values, self.indices, self.dense_shape)
 
 
 def as_indexed_slices(x, optimize: bool = True) -> IndexedSlices:

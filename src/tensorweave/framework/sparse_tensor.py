@@ -101,6 +101,13 @@ class SparseTensor:
                     out.append(op)
         return out
 
+    def _identity_for(self, name=None) -> "SparseTensor":
+        """tf.identity of a SparseTensor: each component through an Identity (TF's
+        composite rule, which drops `name`)."""
+        from tensorweave.ops.control_flow.structure import identity
+        return SparseTensor(identity(self._indices), identity(self._values),
+                            identity(self._dense_shape))
+
     def eval(self, feed_dict=None, session=None) -> SparseTensorValue:
         """Runs the graph to compute this sparse tensor (a SparseTensorValue)."""
         from tensorweave.runtime.session import _run_using_default_session
