@@ -414,6 +414,39 @@ def test_reserved_metric_names(tmp_path):
                             'Estimator already defines a default metric with the same name.')
 
 
+
+def test_evaluate_keras_metrics(tmp_path):
+    """Keras Metrics in eval_metric_ops accumulate over all batches like tf.metrics
+    (values as TF 2.15 gave: p = 0.5 x over x = 1..4, labels 1, 0, 1, 1)."""
+    x = np.array([[1.], [2.], [3.], [4.]], np.float32)
+    y = np.array([[1.], [0.], [1.], [1.]], np.float32)
+
+    def fn(features, labels, mode):
+        w = tf.get_variable("w", [1, 1], initializer=tf.constant_initializer(0.5))
+        pred = tf.matmul(features["x"], w)
+        loss = tf.reduce_mean(tf.square(pred - labels))
+        mean, acc, mse = (tf.keras.metrics.Mean(), tf.keras.metrics.BinaryAccuracy(),
+                          tf.keras.metrics.MeanSquaredError())
+        mean.update_state(pred)
+        acc.update_state(labels, tf.sigmoid(pred))
+        mse.update_state(labels, pred)
+        return tf.estimator.EstimatorSpec(
+            mode, loss=loss, train_op=tf.assign_add(tf.train.get_global_step(), 1),
+            eval_metric_ops={"mean_p": mean, "acc": acc, "mse": mse,
+                             "tf_mean": tf.metrics.mean(pred)})
+
+    est = estimator(tmp_path, fn=fn)
+    results = est.evaluate(
+        lambda: tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(2))
+    pred = 0.5 * x
+    expected = {"mean_p": pred.mean(), "tf_mean": pred.mean(),
+                "acc": np.mean((1 / (1 + np.exp(-pred)) > 0.5) == y),
+                "mse": np.mean((pred - y) ** 2), "loss": np.mean((pred - y) ** 2)}
+    assert sorted(results) == sorted(list(expected) + ["global_step"])
+    for key, value in expected.items():
+        np.testing.assert_allclose(results[key], value, rtol=1e-6)
+
+
 # --- predict -------------------------------------------------------------------------
 
 def test_predict_yields_examples_or_batches(tmp_path):

@@ -388,3 +388,175 @@ def test_supervised_input_receiver_checks(graph):
         export_lib.SupervisedInputReceiver(x, {"y": 3}, x)
     with pytest.raises(ValueError, match="^receiver_tensor keys must be strings: 1.$"):
         export_lib.SupervisedInputReceiver(x, x, {1: x})
+
+
+# --- EvalOutput -----------------------------------------------------------------------------
+def test_eval_output_prefixes_keys_and_splits_metrics(graph):
+    """TF 2.15: keys get their group's prefix unless they already start with it, and a
+    metric becomes '<key>/value' and '<key>/update_op' outputs of one eval signature."""
+    x = tf.placeholder(tf.float32, [None], name="x")
+    c = tf.constant(1.0)
+    out = E.EvalOutput(loss={"loss": tf.reduce_sum(x), "other": c, "lossy": c},
+                       predictions={"p": x * 2, "predictionsX": c},
+                       metrics={"mean": tf.metrics.mean(x), ("a", "b"): (c, c)})
+    assert isinstance(out, E.ExportOutput)
+    assert sorted(out.loss) == ["loss", "loss/other", "lossy"]
+    assert sorted(out.predictions) == ["predictions/p", "predictionsX"]
+    assert sorted(out.metrics) == ["metrics/a/b/update_op", "metrics/a/b/value",
+                                   "metrics/mean/update_op", "metrics/mean/value"]
+    assert out.metrics["metrics/mean/update_op"].name == "mean/update_op:0"
+    sig = out.as_signature_def({"x": x})
+    assert sig.method_name == "tensorflow/supervised/eval"
+    assert {k: v.name for k, v in sig.inputs.items()} == {"x": "x:0"}
+    assert sorted(sig.outputs) == sorted(list(out.loss) + list(out.predictions)
+                                         + list(out.metrics))
+
+
+def test_eval_output_single_values_and_op_wrapper(graph):
+    """A bare tensor is keyed by its group's name; an update Operation is exported as an
+    empty float32 constant that runs it."""
+    x = tf.placeholder(tf.float32, [None], name="x")
+    v = tf.Variable(0.0)
+    out = E.EvalOutput(predictions=x, metrics=(tf.reduce_mean(x), v.assign_add(1.0).op))
+    assert out.loss is None
+    assert sorted(out.predictions) == ["predictions"]
+    wrapper = out.metrics["metrics/update_op"]
+    assert wrapper.op.name == "metric_op_wrapper" and wrapper.dtype == tf.float32
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(wrapper).shape == (0,)
+        assert sess.run(v) == 1.0
+    assert E.EvalOutput().metrics is None
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda: E.EvalOutput(loss=3.0), "loss output value must be a Tensor; got 3.0."),
+    (lambda: E.EvalOutput(predictions={1: tf.constant(1.0)}),
+     "predictions output key must be a string; got 1."),
+    (lambda: E.EvalOutput(metrics={"m": (1.0, tf.no_op())}),
+     "metrics/m output value must be a Tensor; got 1.0."),
+    (lambda: E.EvalOutput(metrics={"m": (tf.constant(1.0), 3)}),
+     "metrics/m update_op must be a Tensor or Operation; got 3."),
+    (lambda: E.EvalOutput(metrics={3: (tf.constant(1.0), tf.no_op())}),
+     "metrics output key must be a string; got 3."),
+    (lambda: E.EvalOutput(loss=tf.constant(1.0)).as_signature_def({}),
+     "tensorflow/supervised/eval `inputs` cannot be None or empty."),
+])
+def test_eval_output_errors(graph, build, message):
+    with pytest.raises(ValueError) as err:
+        build()
+    assert str(err.value) == message
+
+
+def test_eval_output_is_not_a_serving_signature(graph, tmp_path):
+    """Estimator.export_saved_model keeps only servable signatures: the eval one goes."""
+    def model_fn(features, labels, mode):
+        y = features["x"] * tf.get_variable("w", [], initializer=tf.ones_initializer())
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            return tf.estimator.EstimatorSpec(mode, predictions=y, export_outputs={
+                "serving_default": E.PredictOutput(y), "ev": E.EvalOutput(loss=y)})
+        return tf.estimator.EstimatorSpec(
+            mode, loss=tf.reduce_mean(y),
+            train_op=tf.assign_add(tf.train.get_global_step(), 1))
+    est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path / "model"))
+    est.train(lambda: ({"x": tf.constant([1.0])}, tf.constant([1.0])), steps=1)
+    export_dir = est.export_saved_model(str(tmp_path / "export"),
+                                        E.build_raw_serving_input_receiver_fn(
+                                            {"x": tf.placeholder(tf.float32, [None])}))
+    with tf.Graph().as_default(), tf.Session() as sess:
+        meta = tf.saved_model.loader.load(sess, ["serve"], export_dir)
+        assert sorted(meta.signature_def) == ["serving_default"]
+
+
+# --- TRAIN and EVAL exports -------------------------------------------------------------------
+def _supervised_estimator(tmp_path):
+    """w = 1.5 after one SGD step of 0 learning rate; the model_fn also makes its train op
+    and metric in EVAL (as many model_fns do)."""
+    def model_fn(features, labels, mode):
+        w = tf.get_variable("w", [1, 1], initializer=tf.constant_initializer(1.5))
+        pred = tf.matmul(features["x"], w)
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            return tf.estimator.EstimatorSpec(mode, predictions={"p": pred})
+        loss = tf.reduce_mean(tf.square(pred - labels))
+        return tf.estimator.EstimatorSpec(
+            mode, loss=loss, predictions={"p": pred},
+            train_op=tf.train.GradientDescentOptimizer(0.0).minimize(
+                loss, tf.train.get_global_step()),
+            eval_metric_ops={"mae": tf.metrics.mean_absolute_error(labels, pred)})
+    est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path / "model"))
+    est.train(lambda: ({"x": tf.constant([[1.0]])}, tf.constant([[1.0]])), steps=1)
+    return est
+
+
+def _receiver_fns():
+    supervised = tf.estimator.experimental.build_raw_supervised_input_receiver_fn(
+        {"x": tf.placeholder(tf.float32, [None, 1])}, tf.placeholder(tf.float32, [None, 1]))
+    serving = E.build_raw_serving_input_receiver_fn(
+        {"x": tf.placeholder(tf.float32, [None, 1])})
+    return supervised, serving
+
+
+def _load(export_dir, tags, signature_key=None):
+    """(tags, {signature key: (method, inputs, outputs)}, collection keys, outputs run)."""
+    x = np.array([[1.0], [2.0], [3.0]], np.float32)
+    y = np.array([[2.0], [4.0], [5.0]], np.float32)
+    with tf.Graph().as_default() as g, tf.Session() as sess:
+        meta = tf.saved_model.loader.load(sess, tags, export_dir)
+        signatures = {k: (v.method_name, sorted(v.inputs), sorted(v.outputs))
+                      for k, v in meta.signature_def.items()}
+        values = None
+        if signature_key:
+            sig = meta.signature_def[signature_key]
+            feed = {g.get_tensor_by_name(sig.inputs[k].name): x if k == "x" else y
+                    for k in sig.inputs}
+            values = sess.run({k: g.get_tensor_by_name(v.name)
+                               for k, v in sig.outputs.items()
+                               if not k.endswith("update_op")}, feed)
+        collections = sorted(k for k in meta.collection_def if k.startswith("saved_model"))
+        return list(meta.meta_info_def.tags), signatures, collections, values
+
+
+def test_export_all_saved_models_writes_a_meta_graph_per_mode(tmp_path):
+    """As TF 2.15: one variables/ for all; 'train' and 'eval' signatures of the loss,
+    predictions and metrics; the train op in its collection."""
+    est = _supervised_estimator(tmp_path)
+    supervised, serving = _receiver_fns()
+    M = tf.estimator.ModeKeys
+    export_dir = est.experimental_export_all_saved_models(
+        str(tmp_path / "export"), {M.TRAIN: supervised, M.EVAL: supervised,
+                                   M.PREDICT: serving})
+    assert sorted(os.listdir(export_dir)) == [b"saved_model.pb", b"variables"]
+    supervised_outputs = ["loss", "metrics/mae/update_op", "metrics/mae/value",
+                          "predictions/p"]
+    tags, signatures, collections, values = _load(export_dir, ["train"], "train")
+    assert tags == ["train"]
+    assert signatures == {"train": ("tensorflow/supervised/training", ["label", "x"],
+                                    supervised_outputs)}
+    assert collections == ["saved_model_main_op", "saved_model_train_op"]
+    pred = 1.5 * np.array([[1.0], [2.0], [3.0]])
+    np.testing.assert_allclose(values["predictions/p"], pred)
+    np.testing.assert_allclose(values["loss"], np.mean((pred - [[2], [4], [5]]) ** 2),
+                               rtol=1e-6)
+    tags, signatures, _, values = _load(export_dir, ["eval"], "eval")
+    assert signatures == {"eval": ("tensorflow/supervised/eval", ["label", "x"],
+                                   supervised_outputs)}
+    assert values["metrics/mae/value"] == 0.0  # no update run yet
+    tags, signatures, collections, values = _load(export_dir, ["serve"], "serving_default")
+    assert signatures == {"serving_default": ("tensorflow/serving/predict", ["x"], ["p"])}
+    assert collections == ["saved_model_main_op"]
+    np.testing.assert_allclose(values["p"], pred)
+
+
+def test_export_saved_model_of_one_mode_and_errors(tmp_path):
+    est = _supervised_estimator(tmp_path)
+    supervised, serving = _receiver_fns()
+    export_dir = est.export_saved_model(str(tmp_path / "e"), supervised,
+                                        experimental_mode=tf.estimator.ModeKeys.EVAL)
+    assert _load(export_dir, ["eval"])[0] == ["eval"]
+    for receivers, keys in [({}, "[]"), ({tf.estimator.ModeKeys.TRAIN: None}, "['train']")]:
+        with pytest.raises(ValueError) as e:
+            est.experimental_export_all_saved_models(str(tmp_path / "e"), receivers)
+        assert str(e.value) == "No valid modes for exporting found. Got dict_keys(%s)." % keys
+    with pytest.raises(ValueError) as e:
+        est.export_saved_model(str(tmp_path / "e"), serving, experimental_mode="foo")
+    assert str(e.value) == "No valid modes for exporting found. Got dict_keys(['foo'])."

@@ -79,6 +79,30 @@ def test_metric_values_must_be_pairs(parts):
     assert spec.eval_metric_ops == {"m": (loss, op)}
 
 
+
+def test_keras_metrics_become_value_and_update_pairs(parts):
+    """TF 2.15: a Keras Metric in eval_metric_ops becomes (result(), its update op) and
+    its variables join LOCAL_VARIABLES and METRIC_VARIABLES."""
+    metric = tf.keras.metrics.Mean(name="mm")
+    update = metric.update_state(tf.constant([1.0, 3.0]))
+    spec = Spec(M.EVAL, loss=parts["loss"], eval_metric_ops={"m": metric})
+    value, update_op = spec.eval_metric_ops["m"]
+    assert update_op is update
+    assert isinstance(value, tf.Tensor)
+    for key in (tf.GraphKeys.LOCAL_VARIABLES, tf.GraphKeys.METRIC_VARIABLES):
+        assert set(map(id, metric.variables)) <= set(map(id, tf.get_collection(key)))
+    with tf.Session() as sess:
+        sess.run(tf.local_variables_initializer())
+        sess.run(update_op)
+        assert sess.run(value) == 2.0
+
+
+def test_a_keras_metric_never_updated_is_refused(parts):
+    with pytest.raises(ValueError) as e:
+        Spec(M.EVAL, loss=parts["loss"], eval_metric_ops={"m": tf.keras.metrics.Mean()})
+    assert str(e.value) == 'Please call update_state(...) on the "mean" metric'
+
+
 def test_loss_must_be_a_scalar_and_one_element_is_reshaped(parts):
     two = tf.constant([1.0, 2.0])
     with pytest.raises(ValueError) as e:

@@ -63,6 +63,18 @@ def test_mean_weighs_values_across_updates(sess):
                                               sample_weight=[1.0, 2.0])), 17.0)
 
 
+
+def test_updates_keeps_one_op_per_update_state_call(sess):
+    """TF Keras records the op of each update_state call (also through __call__) in
+    `updates` once, even where a subclass's update_state calls its base's."""
+    mse = M.MeanSquaredError()
+    assert mse.updates == []
+    first = mse.update_state([[1.0]], [[3.0]])
+    mse([[0.0]], [[1.0]])
+    assert len(mse.updates) == 2 and mse.updates[0] is first
+    assert M.Mean().updates == []
+
+
 def test_mean_wrappers_and_rmse(sess):
     y_true = np.array([[0.0, 1.0], [1.0, 1.0], [0.0, 0.0]], np.float32)
     y_pred = np.array([[0.2, 0.6], [0.9, 0.4], [0.7, 0.1]], np.float32)

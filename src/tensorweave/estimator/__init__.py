@@ -4,6 +4,7 @@
   model_fn.py        EstimatorSpec (what a model_fn returns, checked as TF checks it)
   run_config.py      RunConfig (with the cluster read from TF_CONFIG)
   estimator.py       Estimator: train, evaluate, predict, export_saved_model
+  saved_model_export.py  how an Estimator writes the SavedModel of each mode
   training.py        TrainSpec, EvalSpec, train_and_evaluate
   export.py          tf.estimator.export: serving receivers, ExportOutputs, signature helpers;
                      experimental.build_raw_supervised_input_receiver_fn

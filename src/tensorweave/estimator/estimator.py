@@ -617,108 +617,73 @@ class Estimator:
     def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
                            assets_extra=None, as_text: bool = False, checkpoint_path=None,
                            experimental_mode=ModeKeys.PREDICT) -> bytes:
-        """Writes a SavedModel of model_fn(PREDICT) over the receiver of
+        """Writes a SavedModel of model_fn(`experimental_mode`) over the receiver of
         `serving_input_receiver_fn`, with the variables of `checkpoint_path` (default:
         the latest), into a new timestamped directory under `export_dir_base`.
 
         Args:
           export_dir_base: the directory the timestamped export directory is made in.
-          serving_input_receiver_fn: returns a `tf.estimator.export.ServingInputReceiver`.
+          serving_input_receiver_fn: returns a `tf.estimator.export.ServingInputReceiver`
+            (TRAIN and EVAL: a supervised receiver, with labels).
           assets_extra: dict of destination (relative to assets.extra) -> source file.
           as_text: write saved_model.pbtxt instead of saved_model.pb.
           checkpoint_path: the checkpoint to export.
-          experimental_mode: only ModeKeys.PREDICT is supported.
+          experimental_mode: the mode of the graph exported (see
+            `experimental_export_all_saved_models`).
 
         Returns:
           The export directory (bytes).
 
         Raises:
-          ValueError: no receiver fn, no checkpoint, or variables missing from it.
+          ValueError: no receiver fn, no checkpoint, an unknown mode, or variables
+            missing from the checkpoint.
         """
         if not serving_input_receiver_fn:
             raise ValueError("An input_receiver_fn must be defined.")
-        if experimental_mode != ModeKeys.PREDICT:
-            raise ValueError("export_saved_model(experimental_mode=%r) is not supported: "
-                             "tensorweave exports the PREDICT graph only." % experimental_mode)
-        return self._export(export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
-                            checkpoint_path, strip_default_attrs=True)
+        return self._export_all(export_dir_base,
+                                {experimental_mode: serving_input_receiver_fn},
+                                assets_extra, as_text, checkpoint_path,
+                                strip_default_attrs=True)
+
+    def experimental_export_all_saved_models(self, export_dir_base, input_receiver_fn_map,
+                                             assets_extra=None, as_text: bool = False,
+                                             checkpoint_path=None) -> bytes:
+        """Writes one SavedModel with a MetaGraphDef per mode of `input_receiver_fn_map`
+        (TRAIN tagged 'train', EVAL 'eval', PREDICT 'serve'), sharing the variables of
+        `checkpoint_path` (default: the latest).
+
+        Args:
+          export_dir_base: the directory the timestamped export directory is made in.
+          input_receiver_fn_map: ModeKeys -> input receiver fn (supervised receivers for
+            TRAIN and EVAL, a serving one for PREDICT).
+          assets_extra, as_text, checkpoint_path: as for export_saved_model.
+
+        Returns:
+          The export directory (bytes).
+
+        Raises:
+          ValueError: no mode with a receiver fn, no checkpoint, or variables missing
+            from the checkpoint.
+        """
+        return self._export_all(export_dir_base, input_receiver_fn_map, assets_extra,
+                                as_text, checkpoint_path, strip_default_attrs=True)
 
     def export_savedmodel(self, export_dir_base, serving_input_receiver_fn,
                           assets_extra=None, as_text: bool = False, checkpoint_path=None,
                           strip_default_attrs: bool = False) -> bytes:
-        """TF1's name of export_saved_model (deprecated there; same behaviour)."""
+        """TF1's name of export_saved_model (deprecated there; PREDICT only)."""
         if not serving_input_receiver_fn:
             raise ValueError("An input_receiver_fn must be defined.")
-        return self._export(export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
-                            checkpoint_path, strip_default_attrs=strip_default_attrs)
+        return self._export_all(export_dir_base,
+                                {ModeKeys.PREDICT: serving_input_receiver_fn},
+                                assets_extra, as_text, checkpoint_path, strip_default_attrs)
 
-    def _export(self, export_dir_base, receiver_fn, assets_extra, as_text, checkpoint_path,
-                strip_default_attrs) -> bytes:
-        from tensorweave.estimator import export as _export_lib
-        from tensorweave.platform import gfile
-        from tensorweave.saved_model.builder import SavedModelBuilder
-        if not checkpoint_path:
-            checkpoint_path = self.latest_checkpoint()
-        if not checkpoint_path:
-            if not self._warm_start_settings:
-                raise ValueError("Couldn't find trained model at {}.".format(self._model_dir))
-            checkpoint_path = self._warm_start_settings.ckpt_to_initialize_from
-            if os.path.isdir(checkpoint_path):
-                checkpoint_path = _ckpt.latest_checkpoint(checkpoint_path)
-        export_dir = _export_lib.get_timestamped_export_dir(export_dir_base)
-        temp_dir = _export_lib.get_temp_export_dir(export_dir)
-        builder = SavedModelBuilder(temp_dir)
-        self._add_predict_meta_graph(builder, receiver_fn, checkpoint_path,
-                                     strip_default_attrs)
-        builder.save(as_text)
-        if assets_extra:
-            extra = os.path.join(os.fsdecode(temp_dir), "assets.extra")
-            for dest, source in assets_extra.items():
-                target = os.path.join(extra, dest)
-                gfile.MakeDirs(os.path.dirname(target))
-                gfile.Copy(source, target)
-        gfile.Rename(os.fsdecode(temp_dir), os.fsdecode(export_dir))
-        return export_dir
-
-    def _add_predict_meta_graph(self, builder, receiver_fn, checkpoint_path,
-                                strip_default_attrs) -> None:
-        from tensorweave.estimator import export as _export_lib
-        from tensorweave.ops.random.random_ops import set_random_seed
-        from tensorweave.runtime.session import Session
-        from tensorweave.saved_model import constants as tag_constants
-        from tensorweave.train.monitored_session import Scaffold
-        from tensorweave.train.meta_graph import SaverDef
-        from tensorweave.train.saver import Saver
-        with Graph().as_default() as g:
-            self._create_global_step(g)
-            set_random_seed(self._config.tf_random_seed)
-            receiver = receiver_fn()
-            spec = self._call_model_fn(receiver.features, getattr(receiver, "labels", None),
-                                       ModeKeys.PREDICT, self.config)
-            signatures = _export_lib.build_all_signature_defs(
-                receiver.receiver_tensors, spec.export_outputs,
-                getattr(receiver, "receiver_tensors_alternatives", None), serving_only=True)
-            with Session(config=self._session_config) as session:
-                local_init = spec.scaffold.local_init_op
-                if local_init is None:
-                    local_init = Scaffold.default_local_init_op()
-                # a SavedModel is for TensorFlow Serving too: its variables in TF's V2
-                # format (the Saver reads the model_dir's checkpoint in either format)
-                saver = spec.scaffold.saver or Saver(sharded=True,
-                                                     write_version=SaverDef.V2)
-                try:
-                    saver.restore(session, checkpoint_path)
-                except errors.NotFoundError as e:
-                    raise ValueError(
-                        "Could not load all requested variables from checkpoint. Please make "
-                        "sure your model_fn does not expect variables that were not saved in "
-                        "the checkpoint.\n\nEncountered error with mode `{}` while restoring "
-                        "checkpoint from: `{}`. Full Traceback:\n\n{}".format(
-                            ModeKeys.PREDICT, checkpoint_path, e)) from None
-                builder.add_meta_graph_and_variables(
-                    session, [tag_constants.SERVING], signature_def_map=signatures,
-                    assets_collection=get_collection(GraphKeys.ASSET_FILEPATHS),
-                    main_op=local_init, saver=saver, strip_default_attrs=strip_default_attrs)
+    def _export_all(self, export_dir_base, receiver_fn_map, assets_extra, as_text,
+                    checkpoint_path, strip_default_attrs) -> bytes:
+        from tensorweave.estimator import saved_model_export
+        return saved_model_export.export_all_saved_models(
+            self, export_dir_base, receiver_fn_map, assets_extra, as_text, checkpoint_path,
+            strip_default_attrs)
 
 
 def _extract_keys(predictions, predict_keys):

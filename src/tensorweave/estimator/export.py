@@ -335,6 +335,157 @@ class PredictOutput(ExportOutput):
         return _sig.predict_signature_def(receiver_tensors, self._outputs)
 
 
+SUPERVISED_TRAIN_METHOD_NAME = "tensorflow/supervised/training"
+SUPERVISED_EVAL_METHOD_NAME = "tensorflow/supervised/eval"
+
+
+class _SupervisedOutput(ExportOutput):
+    """The output of supervised training or evaluation: loss, predictions and metrics,
+    exported as one signature of the subclass's `_METHOD_NAME`.
+
+    Each output key is prefixed with its group ("loss/", "predictions/", "metrics/")
+    unless it already starts with the group's name; a metric becomes two outputs,
+    "<key>/value" and "<key>/update_op".
+    """
+
+    LOSS_NAME = "loss"
+    PREDICTIONS_NAME = "predictions"
+    METRICS_NAME = "metrics"
+    METRIC_VALUE_SUFFIX = "value"
+    METRIC_UPDATE_SUFFIX = "update_op"
+
+    def __init__(self, loss=None, predictions=None, metrics=None):
+        self._loss = self._prefixed_outputs(loss, self.LOSS_NAME)
+        self._predictions = self._prefixed_outputs(predictions, self.PREDICTIONS_NAME)
+        self._metrics = None if metrics is None else self._metric_outputs(metrics)
+
+    @property
+    def loss(self) -> Optional[Dict[str, Tensor]]:
+        return self._loss
+
+    @property
+    def predictions(self) -> Optional[Dict[str, Tensor]]:
+        return self._predictions
+
+    @property
+    def metrics(self) -> Optional[Dict[str, Tensor]]:
+        return self._metrics
+
+    def _prefix_key(self, key: str, group: str) -> str:
+        # TF keeps a key that merely starts with the group's name ("lossy") as it is
+        return key if key.startswith(group) else group + self._SEPARATOR_CHAR + key
+
+    def _prefixed_outputs(self, outputs, group: str):
+        if outputs is None:
+            return None
+        checked = self._wrap_and_check_outputs(outputs, group)
+        return {self._prefix_key(key, group): value for key, value in checked.items()}
+
+    def _metric_outputs(self, metrics) -> Dict[str, Tensor]:
+        if not isinstance(metrics, dict):
+            metrics = {self.METRICS_NAME: metrics}
+        outputs = {}
+        for key, metric in metrics.items():
+            value, update = _metric_value_and_update(metric)
+            key = self._prefix_key(self._check_output_key(key, self.METRICS_NAME),
+                                   self.METRICS_NAME)
+            if not isinstance(value, Tensor):
+                raise ValueError("{} output value must be a Tensor; got {}.".format(
+                    key, value))
+            if not isinstance(update, (Tensor, Operation)):
+                raise ValueError("{} update_op must be a Tensor or Operation; got {}."
+                                 .format(key, update))
+            outputs[key + self._SEPARATOR_CHAR + self.METRIC_VALUE_SUFFIX] = value
+            outputs[key + self._SEPARATOR_CHAR + self.METRIC_UPDATE_SUFFIX] = \
+                _update_as_tensor(update)
+        return outputs
+
+    def as_signature_def(self, receiver_tensors):
+        if not receiver_tensors:
+            raise ValueError("{} `inputs` cannot be None or empty."
+                             .format(self._METHOD_NAME))
+        outputs = {}
+        for group in (self._loss, self._predictions, self._metrics):
+            outputs.update(group or {})
+        return _sig.build_signature_def(
+            {key: _sig.build_tensor_info(t) for key, t in receiver_tensors.items()},
+            {key: _sig.build_tensor_info(t) for key, t in outputs.items()},
+            self._METHOD_NAME)
+
+
+class TrainOutput(_SupervisedOutput):
+    """The output of supervised training ('tensorflow/supervised/training' signature);
+    see `EvalOutput` for the arguments."""
+
+    _METHOD_NAME = SUPERVISED_TRAIN_METHOD_NAME
+
+
+@tf_export("estimator.export.EvalOutput")
+class EvalOutput(_SupervisedOutput):
+    """The output of a supervised evaluation: loss, predictions and metrics, exported
+    as one 'tensorflow/supervised/eval' signature.
+
+    Args:
+      loss: a Tensor or a dict of string to Tensor.
+      predictions: a Tensor or a dict of string to Tensor.
+      metrics: a (value, update_op) pair, a Keras `Metric`, or a dict of string to
+        either.
+
+    Raises:
+      ValueError: a key is not a string, a value or metric value is not a Tensor, or
+        an update_op is neither a Tensor nor an Operation.
+    """
+
+    _METHOD_NAME = SUPERVISED_EVAL_METHOD_NAME
+
+
+# the signature key and the MetaGraphDef tags of the export of each mode
+_SIGNATURE_KEY_OF_MODE = {"train": "train", "eval": "eval",
+                          "infer": _c.DEFAULT_SERVING_SIGNATURE_DEF_KEY}
+EXPORT_TAG_MAP = {"train": [_c.TRAINING], "eval": ["eval"], "infer": [_c.SERVING]}
+
+
+def export_outputs_for_mode(mode: str, serving_export_outputs=None, predictions=None,
+                            loss=None, metrics=None) -> dict:
+    """The export outputs of a model_fn's spec in `mode`: its serving ones (PREDICT), or
+    one TrainOutput (TRAIN) or EvalOutput (EVAL) of its loss, predictions and metrics.
+
+    Raises:
+      ValueError: an unknown mode.
+    """
+    if mode not in _SIGNATURE_KEY_OF_MODE:
+        raise ValueError("Export output type not found for mode: {}. Expected one of: {}."
+                         .format(mode, list(_SIGNATURE_KEY_OF_MODE)))
+    if mode == "infer":
+        return get_export_outputs(serving_export_outputs, predictions)
+    output_class = TrainOutput if mode == "train" else EvalOutput
+    return {_SIGNATURE_KEY_OF_MODE[mode]: output_class(loss=loss, predictions=predictions,
+                                                       metrics=metrics)}
+
+
+def _metric_value_and_update(metric):
+    """(value, update_op) of a metric pair or of a Keras Metric (its one update)."""
+    if isinstance(metric, tuple):
+        value, update = metric
+        return value, update
+    updates = metric.updates
+    if len(updates) != 1:
+        raise ValueError("A Keras Metric exported in an EvalOutput must have exactly one "
+                         "update op; {} has {}.".format(metric, len(updates)))
+    return metric.result(), updates[0]
+
+
+def _update_as_tensor(update):
+    """A SignatureDef holds tensors only: an update Operation becomes an empty float
+    constant that runs it (TF's 'metric_op_wrapper')."""
+    if isinstance(update, Tensor):
+        return update
+    from tensorweave.framework.graph import control_dependencies
+    from tensorweave.ops.array.constant_op import constant
+    with control_dependencies([update]):
+        return constant([], name="metric_op_wrapper")
+
+
 # --- helpers for Estimator.export_saved_model --------------------------------------------
 def get_export_outputs(export_outputs, predictions) -> dict:
     """`export_outputs` checked, or a PredictOutput of `predictions` by default; a

@@ -93,20 +93,44 @@ def _check_predictions(predictions, mode):
     return predictions
 
 
-def _check_metric_ops(eval_metric_ops):
+def _check_metric_ops(eval_metric_ops) -> dict:
+    """eval_metric_ops checked, with each Keras `Metric` as its (result, update op) pair
+    and its variables put in LOCAL_VARIABLES and METRIC_VARIABLES (so that evaluation
+    initializes them), as TF's EstimatorSpec does."""
+    from tensorweave.keras.metrics import Metric
     if eval_metric_ops is None:
         return {}
     if not isinstance(eval_metric_ops, dict):
         raise TypeError("eval_metric_ops must be a dict, given: {}".format(eval_metric_ops))
     for key, value in eval_metric_ops.items():
-        if not isinstance(value, tuple) or len(value) != 2:
+        if isinstance(value, Metric):
+            if not value.updates:
+                raise ValueError('Please call update_state(...) on the "{}" metric'
+                                 .format(value.name))
+        elif not isinstance(value, tuple) or len(value) != 2:
             raise TypeError("Values of eval_metric_ops must be (metric_value, update_op) "
                             "tuples, given: {} for key: {}".format(value, key))
-        for part in value:
+    checked = {key: (value.result(), value.updates[0]) if isinstance(value, Metric) else value
+               for key, value in eval_metric_ops.items()}
+    for key, value in eval_metric_ops.items():
+        parts = value.updates + [checked[key][0]] if isinstance(value, Metric) else value
+        for part in parts:
             if part is not None and getattr(part, "graph", None) is not get_default_graph():
                 raise ValueError(_NOT_DEFAULT_GRAPH.format(
                     "eval_metric_ops", "{0}: {1}".format(key, getattr(part, "name", part))))
-    return eval_metric_ops
+    _add_metric_variables([v for value in eval_metric_ops.values()
+                           if isinstance(value, Metric) for v in value.variables])
+    return checked
+
+
+def _add_metric_variables(variables: list) -> None:
+    from tensorweave.framework.graph import GraphKeys, add_to_collection, get_collection
+    for key in (GraphKeys.LOCAL_VARIABLES, GraphKeys.METRIC_VARIABLES):
+        present = set(map(id, get_collection(key)))
+        for variable in variables:
+            if id(variable) not in present:
+                add_to_collection(key, variable)
+                present.add(id(variable))
 
 
 def _check_hooks(hooks) -> tuple:

@@ -435,8 +435,8 @@ class TPUEstimator(_estimator.Estimator):
         return spec
 
     # --- export --------------------------------------------------------------------------
-    def _export(self, export_dir_base, receiver_fn, assets_extra, as_text, checkpoint_path,
-                strip_default_attrs) -> bytes:
+    def _export_all(self, export_dir_base, receiver_fn_map, assets_extra, as_text,
+                    checkpoint_path, strip_default_attrs) -> bytes:
         if not self._export_to_cpu and not self._export_to_tpu:
             raise ValueError("One of export_to_cpu and export_to_tpu must be true.")
         if not self._export_to_cpu:
@@ -450,5 +450,5 @@ class TPUEstimator(_estimator.Estimator):
                 "metagraph (tags ['serve', 'tpu']) that TensorFlow adds for "
                 "export_to_tpu=True needs TPU ops, which tensorweave does not have. Pass "
                 "export_to_tpu=False to silence this warning.")
-        return super()._export(export_dir_base, receiver_fn, assets_extra, as_text,
-                               checkpoint_path, strip_default_attrs)
+        return super()._export_all(export_dir_base, receiver_fn_map, assets_extra, as_text,
+                                   checkpoint_path, strip_default_attrs)

@@ -12,6 +12,7 @@ reports it.
 """
 from __future__ import annotations
 
+import types
 import weakref
 
 from typing import Optional
@@ -193,6 +194,16 @@ def metric_of_result(value):
         return None
 
 
+def _recording_updates(update_state):
+    """`update_state` (a Metric's unbound method) that also records its update op."""
+    def recording_update_state(metric, *args, **kwargs):
+        update_op = update_state(metric, *args, **kwargs)
+        if update_op is not None:
+            metric._updates.append(update_op)
+        return update_op
+    return recording_update_state
+
+
 @tf_export("keras.metrics.Metric")
 class Metric:
     """Base class of the stateful metrics: subclasses make their state with
@@ -202,6 +213,14 @@ class Metric:
       name: the metric's name (default: the snake-cased class name).
       dtype: the dtype of its state and result (default floatx()).
     """
+
+    def __new__(cls, *args, **kwargs):
+        metric = super().__new__(cls)
+        # as TF Keras's update_state_wrapper: each update op is kept in `updates`, where
+        # an Estimator's EstimatorSpec finds the op of a Metric in eval_metric_ops
+        metric._updates = []
+        metric.update_state = types.MethodType(_recording_updates(cls.update_state), metric)
+        return metric
 
     def __init__(self, name: Optional[str] = None, dtype=None, **kwargs):
         if kwargs:
@@ -245,6 +264,11 @@ class Metric:
         return list(self._variables)
 
     weights = variables
+
+    @property
+    def updates(self) -> list:
+        """The update ops made by the calls of update_state (graph mode)."""
+        return list(self._updates)
 
     def update_state(self, *args, **kwargs):
         raise NotImplementedError("Must be implemented in subclasses.")

@@ -2,6 +2,8 @@
 columns, each an Estimator whose model_fn joins a logits function with a head.
 
   head.py                 the v1 heads: binary logistic, multi-class softmax, regression
+  heads_v2.py             tf.estimator.Head and its BinaryClass, MultiClass, Regression,
+                          LogisticRegression and PoissonRegression heads
   optimizers.py           get_optimizer_instance: optimizer names -> instances
   linear.py               LinearClassifier, LinearRegressor, LinearEstimator
   linear_sdca.py          LinearSDCA: stochastic dual coordinate ascent for them
@@ -18,6 +20,7 @@ from tensorweave.estimator.canned import baseline  # noqa: F401
 from tensorweave.estimator.canned import dnn  # noqa: F401
 from tensorweave.estimator.canned import dnn_linear_combined  # noqa: F401
 from tensorweave.estimator.canned import head  # noqa: F401
+from tensorweave.estimator.canned import heads_v2  # noqa: F401
 from tensorweave.estimator.canned import kmeans  # noqa: F401
 from tensorweave.estimator.canned import linear  # noqa: F401
 from tensorweave.estimator.canned import optimizers  # noqa: F401

@@ -57,6 +57,13 @@ class MetricKeys:
     ACCURACY_AT_THRESHOLD = "accuracy/positive_threshold_%g"
     PRECISION_AT_THRESHOLD = "precision/positive_threshold_%g"
     RECALL_AT_THRESHOLD = "recall/positive_threshold_%g"
+    # the per-class metrics of a multi-label head, by class id or by label name
+    PROBABILITY_MEAN_AT_CLASS = "probability_mean/class%d"
+    AUC_AT_CLASS = "auc/class%d"
+    AUC_PR_AT_CLASS = "auc_precision_recall/class%d"
+    PROBABILITY_MEAN_AT_NAME = "probability_mean/%s"
+    AUC_AT_NAME = "auc/%s"
+    AUC_PR_AT_NAME = "auc_precision_recall/%s"
 
 
 LossSpec = collections.namedtuple(
@@ -95,8 +102,16 @@ def _check_vocabulary(label_vocabulary, error_class, expected: str) -> None:
 
 
 # --- tensor checks ------------------------------------------------------------------------
-def _check_logits_final_dim(logits, expected_dim: int):
-    """`logits` as float32, checked to be `[D0, ..., DN, expected_dim]`."""
+# how the v1 heads word a static logits-dimension mismatch (the v2 heads leave out "=%s")
+_V1_LOGITS_DIM_MESSAGE = "logits shape must be [D0, D1, ... DN, logits_dimension=%s], got %s."
+
+
+def _check_logits_final_dim(logits, expected_dim: int,
+                            static_message: str = _V1_LOGITS_DIM_MESSAGE):
+    """`logits` as float32, checked to be `[D0, ..., DN, expected_dim]`.
+
+    `static_message` % (expected_dim, static shape) is the ValueError of a static
+    mismatch."""
     with tf.name_scope(None, "logits", (logits,)) as scope:
         logits = tf.cast(logits, tf.float32)
         logits_shape = tf.shape(logits)
@@ -107,8 +122,7 @@ def _check_logits_final_dim(logits, expected_dim: int):
             static = logits.shape
             if static.ndims is not None and static.dims[-1].value is not None:
                 if static.dims[-1].value != expected_dim:
-                    raise ValueError("logits shape must be [D0, D1, ... DN, "
-                                     "logits_dimension=%s], got %s." % (expected_dim, static))
+                    raise ValueError(static_message % (expected_dim, static))
                 return logits
             assert_dim = tf.debugging.assert_equal(
                 expected_dim, logits_shape[-1], data=[logits_shape],
@@ -118,14 +132,27 @@ def _check_logits_final_dim(logits, expected_dim: int):
                 return tf.identity(logits, name=scope)
 
 
-def _check_dense_labels(labels, logits, expected_dim: int):
+LabelMessages = collections.namedtuple("LabelMessages", ["none", "mismatched_dim", "shape"])
+
+# the v1 heads' wording; the v2 heads (tensorweave.estimator.heads) differ in a few words
+_V1_LABEL_MESSAGES = LabelMessages(
+    none="You must provide a labels Tensor. Given: None. Suggested troubleshooting steps: "
+         "Check that your data contain your label feature. Check that your input_fn "
+         "properly parses and returns labels.",
+    mismatched_dim="Mismatched label shape. Expected labels dimension=%s.  Received %s. "
+                   "Suggested Fix:If your classifier expects one-hot encoding label,check "
+                   "your n_classes argument to the estimator and/or the shape of your "
+                   "label. Otherwise, check the shape of your label.",
+    shape="labels shape must be [D0, D1, ... DN, {}]. Suggested Fix: check your n_classes "
+          "argument to the estimator and/or the shape of your label.")
+
+
+def _check_dense_labels(labels, logits, expected_dim: int,
+                        messages: LabelMessages = _V1_LABEL_MESSAGES):
     """`labels` checked to be `[D0, ..., DN, expected_dim]` for logits `[D0, ..., DN, _]`;
     labels `[D0, ..., DN]` are reshaped to `[D0, ..., DN, 1]`."""
     if labels is None:
-        raise ValueError("You must provide a labels Tensor. Given: None. Suggested "
-                         "troubleshooting steps: Check that your data contain your label "
-                         "feature. Check that your input_fn properly parses and returns "
-                         "labels.")
+        raise ValueError(messages.none)
     with tf.name_scope(None, "labels", (labels, logits)) as scope:
         labels = tf.convert_to_tensor_or_sparse_tensor(labels)
         if isinstance(labels, tf.SparseTensor):
@@ -141,21 +168,14 @@ def _check_dense_labels(labels, logits, expected_dim: int):
             labels = tf.expand_dims(labels, -1)
         labels_shape = tf.shape(labels)
         logits_shape = tf.shape(logits)
-        err_msg = ("labels shape must be [D0, D1, ... DN, {}]. Suggested Fix: check your "
-                   "n_classes argument to the estimator and/or the shape of your label."
-                   .format(expected_dim))
+        err_msg = messages.shape.format(expected_dim)
         assert_rank = tf.debugging.assert_rank_at_least(labels, 2, message=err_msg)
         with tf.control_dependencies([assert_rank]):
             static = labels.shape
             if static.ndims is not None:
                 last = static.dims[-1].value
                 if last is not None and last != expected_dim:
-                    raise ValueError(
-                        "Mismatched label shape. Expected labels dimension=%s.  Received %s. "
-                        "Suggested Fix:If your classifier expects one-hot encoding label,"
-                        "check your n_classes argument to the estimator and/or the shape of "
-                        "your label. Otherwise, check the shape of your label."
-                        % (expected_dim, last))
+                    raise ValueError(messages.mismatched_dim % (expected_dim, last))
             expected_shape = tf.concat([logits_shape[:-1], [expected_dim]], axis=0)
             assert_dim = tf.debugging.assert_equal(
                 expected_shape, labels_shape, message=err_msg,
@@ -165,9 +185,11 @@ def _check_dense_labels(labels, logits, expected_dim: int):
                 return tf.identity(labels, name=scope)
 
 
-def _get_weights(features: Dict, weight_column, logits, allow_per_logit: bool = False):
+def _get_weights(features: Dict, weight_column, logits, allow_per_logit: bool = False,
+                 column_type: type = DenseColumn, column_type_name: str = "_DenseColumn"):
     """The example weights of `weight_column` (1. without one), float32 and shaped to
-    broadcast against the per-example loss `[D0, ..., DN, 1]`."""
+    broadcast against the per-example loss `[D0, ..., DN, 1]`. A weight column that is
+    no `column_type` is a TypeError (the v2 heads take numeric columns only)."""
     if allow_per_logit:
         err_msg = ("weights shape must be [D0, D1, ... DN], [D0, D1, ... DN, 1] or "
                    "[D0, D1, ... DN, logits_dimension]")
@@ -178,9 +200,9 @@ def _get_weights(features: Dict, weight_column, logits, allow_per_logit: bool = 
             return 1.
         if isinstance(weight_column, str):
             weight_column = tf.feature_column.numeric_column(key=weight_column, shape=(1,))
-        if not isinstance(weight_column, DenseColumn):
-            raise TypeError("Weight column must be either a string or _DenseColumn. "
-                            "Given type: {}.".format(type(weight_column)))
+        if not isinstance(weight_column, column_type):
+            raise TypeError("Weight column must be either a string or {}. Given type: {}."
+                            .format(column_type_name, type(weight_column)))
         weights = weight_column._get_dense_tensor(_LazyBuilder(features))
         if not (weights.dtype.is_floating or weights.dtype.is_integer):
             raise ValueError("Weight column should be castable to float. Given dtype: {}"
@@ -208,12 +230,15 @@ def _get_weights(features: Dict, weight_column, logits, allow_per_logit: bool = 
             return tf.identity(weights, name=scope)
 
 
-def _assert_range(labels, n_classes: int, message: Optional[str] = None):
-    """`labels`, with asserts that each is in [0, n_classes - 1]."""
-    with tf.name_scope(None, "assert_range", (labels,)):
+def _assert_range(labels, n_classes: int, message: Optional[str] = None,
+                  less_message: str = "Labels must <= n_classes - 1",
+                  scope: str = "assert_range"):
+    """`labels`, with asserts that each is in [0, n_classes - 1] (`message`, else
+    `less_message` or "Labels must >= 0", when one fails)."""
+    with tf.name_scope(None, scope, (labels,)):
         assert_less = tf.debugging.assert_less_equal(
             labels, tf.convert_to_tensor(n_classes - 1, dtype=labels.dtype),
-            message=message or "Labels must <= n_classes - 1")
+            message=message or less_message)
         assert_greater = tf.debugging.assert_non_negative(
             labels, message=message or "Labels must >= 0")
         with tf.control_dependencies((assert_less, assert_greater)):
@@ -239,6 +264,24 @@ def _call_loss_fn(loss_fn: Callable, labels, logits, features: Dict, expected_di
 
 
 # --- shared pieces of the classification heads --------------------------------------------
+def class_ids_of(labels, label_vocabulary):
+    """A multi-class head's labels as class ids: integer labels as they are, string
+    labels looked up in `label_vocabulary` (TF's checks of the labels' dtype).
+
+    Raises:
+      ValueError: integer labels were expected and are not, or string labels were.
+    """
+    if label_vocabulary is None:
+        if not labels.dtype.is_integer:
+            raise ValueError("Labels dtype should be integer. Instead got {}."
+                             .format(labels.dtype))
+        return labels
+    if labels.dtype != tf.string:
+        raise ValueError("Labels dtype should be string if there is a vocabulary. "
+                         "Instead got {}".format(labels.dtype))
+    return _class_id_lookup(labels, label_vocabulary)
+
+
 def _class_id_lookup(labels, label_vocabulary):
     """String labels -> their position in the vocabulary (-1 when absent, which
     `_assert_range` then rejects), TF's index_table_from_tensor."""
@@ -558,17 +601,7 @@ class _MultiClassHead(_Head):
                 PREDICT_SERVING_KEY: export.PredictOutput(predictions)}
 
     def _label_ids(self, labels):
-        if self._label_vocabulary is None:
-            if not labels.dtype.is_integer:
-                raise ValueError("Labels dtype should be integer. Instead got {}."
-                                 .format(labels.dtype))
-            label_ids = labels
-        else:
-            if labels.dtype != tf.string:
-                raise ValueError("Labels dtype should be string if there is a vocabulary. "
-                                 "Instead got {}".format(labels.dtype))
-            label_ids = _class_id_lookup(labels, self._label_vocabulary)
-        return _assert_range(label_ids, self._n_classes)
+        return _assert_range(class_ids_of(labels, self._label_vocabulary), self._n_classes)
 
     def create_loss(self, features: Dict, mode: str, logits, labels) -> LossSpec:
         """The sparse softmax cross entropy of `logits` against class ids in [0,
