@@ -288,7 +288,8 @@ def test_bad_graph_defs_raise_value_error(graph):
         tf.import_graph_def(gd)
     gd = graph_pb2.GraphDef()
     node = gd.node.add(name="n", op="NoSuchOp")
-    with pytest.raises(ValueError, match="Op type not registered 'NoSuchOp'"):
+    # TF raises NotFoundError (not ValueError) for an unregistered op type
+    with pytest.raises(tf.errors.NotFoundError, match="Op type not registered 'NoSuchOp'"):
         tf.import_graph_def(gd)
     cyclic = graph_pb2.GraphDef()
     cyclic.node.add(name="a", op="Identity", input=["b"]).attr["T"].type = types_pb2.DT_FLOAT

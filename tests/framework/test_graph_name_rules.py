@@ -2,6 +2,8 @@
 classes, the constants a reduction over all axes and an assign make (so that
 `get_tensor_by_name("Const:0")` finds what TF's would), and a finalized graph's
 collections."""
+import re
+
 import numpy as np
 import pytest
 
@@ -72,12 +74,20 @@ def test_name_scopes_check_their_names_as_tf(graph):
     with pytest.raises(TypeError, match="must be a string"):
         with tf.name_scope(3):
             pass
-    with pytest.raises(ValueError, match="not a valid scope name"):
+    # TF's messages, which quote its patterns
+    with pytest.raises(ValueError, match=re.escape(
+            "'-x' is not a valid root scope name. A root scope name has to match the "
+            r"following pattern: ^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")):
         with tf.name_scope("-x"):  # at the top a scope starts as an op name must
             pass
     with tf.name_scope("a"):
         with tf.name_scope("-x") as inner:  # below the top any character will do
             assert inner == "a/-x/"
+        with pytest.raises(ValueError, match=re.escape(
+                "'a b' is not a valid scope name. A scope name has to match the following "
+                r"pattern: ^[A-Za-z0-9_.\\/>-]*$")):
+            with tf.name_scope("a b"):
+                pass
     with tf.name_scope(b"bytes") as scope:
         assert scope == "bytes/"
 

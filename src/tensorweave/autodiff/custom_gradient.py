@@ -14,7 +14,9 @@ from typing import Callable
 from tensorweave.framework import nest
 from tensorweave.framework import registry as _reg
 from tensorweave.framework.graph import Tensor, get_default_graph
+from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_builder import convert_to_tensor
+from tensorweave.framework.sparse_tensor import SparseTensor
 
 _custom_ids = itertools.count()
 
@@ -202,5 +204,8 @@ def recompute_grad(f: Callable) -> Callable:
 
 
 def is_tensor(x) -> bool:
-    """True if `x` is a graph tensor-like object (TF1 `tf.is_tensor`)."""
-    return isinstance(x, Tensor) or hasattr(x, "_as_graph_element")
+    """True if `x` is a graph tensor-like object (TF1 `tf.is_tensor`): a Tensor, a
+    variable, or a composite of tensors (SparseTensor, IndexedSlices, RaggedTensor)."""
+    from tensorweave.ops.ragged.ragged_tensor import RaggedTensor  # ops import autodiff
+    return isinstance(x, (Tensor, SparseTensor, IndexedSlices, RaggedTensor)) or \
+        hasattr(x, "_as_graph_element")

@@ -69,8 +69,10 @@ class OpError(Exception):
 
 
 def _make(name: str, code: int):
-    def __init__(self, node_def=None, op=None, message="", *args):
+    # node_def, op and message are required, as in TF (`AbortedError("x")` is a TypeError)
+    def __init__(self, node_def, op, message, *args):
         OpError.__init__(self, node_def, op, message, code)
+    __init__.__qualname__ = name + ".__init__"  # named in TypeErrors, as TF's are
     cls = type(name, (OpError,), {"__init__": __init__, "__doc__": "TF error code %d." % code})
     return cls
 

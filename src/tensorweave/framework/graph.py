@@ -16,11 +16,12 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from tensorweave.framework import device_spec as _dev
 from tensorweave.framework import dtypes as _dt
-from tensorweave.framework.shapes import TensorShape, unknown_shape
+from tensorweave.framework.shapes import TensorShape, as_shape, unknown_shape
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_VALID_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/>]*$")
-_VALID_SCOPE = re.compile(r"^[A-Za-z0-9_.\-/>]*$")
+# TF's patterns, written as TF writes them: its error messages quote them
+_VALID_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
+_VALID_SCOPE = re.compile(r"^[A-Za-z0-9_.\\/>-]*$")
 _CLEAR_DEVICE = object()  # the device-stack entry of `tf.device(None)`
 
 
@@ -127,8 +128,16 @@ class Tensor:
         return self._shape
 
     def set_shape(self, shape) -> None:
-        """Merges `shape` into the static shape; ValueError if incompatible."""
-        self._shape = self._shape.merge_with(shape)
+        """Merges `shape` into the static shape.
+
+        Raises:
+          ValueError: `shape` is not compatible with the static shape (TF's message,
+            which names the first dimension that differs).
+        """
+        try:
+            self._shape = self._shape.merge_with(shape)
+        except ValueError:
+            raise ValueError(_shape_merge_error(self._shape, as_shape(shape))) from None
 
     def consumers(self) -> List["Operation"]:
         return list(self._consumers)
@@ -259,6 +268,14 @@ def _attr_value_of(value):
     return value
 
 
+def _plain_attr(value):
+    """An attr value given as TF's AttrValue message decoded, any other as it is."""
+    if hasattr(value, "WhichOneof"):
+        from tensorweave.framework.graph_def_proto import attr_from_proto
+        return attr_from_proto(value)
+    return value
+
+
 class Operation:
     """A node of the graph: an op type, named inputs/outputs and attrs."""
 
@@ -345,17 +362,24 @@ class Operation:
         return self._traceback
 
     def get_attr(self, name: str) -> Any:
-        """The value of attr `name` as TF gives it: a string attr as bytes (a list of
-        them as a list of bytes), other attrs as they are.
+        """The value of attr `name` as TF gives it: a string attr as bytes, a shape attr
+        as a `TensorShapeProto` (a list of either as a list of them), other attrs as
+        they are.
 
         Raises:
           ValueError: the op has no such attr.
         """
         value = self._get_attr(name)
+        if type(value) is list and value:
+            if all(type(v) is str for v in value):
+                return [v.encode() for v in value]
+            if all(type(v) is TensorShape for v in value):
+                return [v.as_proto() for v in value]
+            return value
         if type(value) is str:
             return value.encode()
-        if type(value) is list and value and all(type(v) is str for v in value):
-            return [v.encode() for v in value]
+        if type(value) is TensorShape:
+            return value.as_proto()
         return value
 
     def _get_attr(self, name: str) -> Any:
@@ -552,7 +576,8 @@ class Graph:
         else:
             name = self.unique_name(name)
         if not _VALID_NAME.match(name):
-            raise ValueError("'%s' is not a valid node name" % name)
+            raise ValueError("`%s` is not a valid node name. Accepted names conform to "
+                             "Regex /%r/" % (name, _VALID_NAME))
         control_inputs = self._current_control_inputs(inputs) if self._control_stack else ()
         op = Operation(self, op_type, name, inputs, output_dtypes, attrs, op_def,
                        control_inputs, "", location)
@@ -609,12 +634,25 @@ class Graph:
 
     def create_op(self, op_type, inputs, dtypes=None, input_types=None, name=None,
                   attrs=None, op_def=None, compute_shapes=True, compute_device=True):
-        """TF1's low-level Graph.create_op; prefer the op builders."""
-        from tensorweave.framework.op_builder import apply_op
+        """TF1's low-level Graph.create_op; prefer the op builders.
+
+        `attrs` values may be TF's AttrValue messages (as TF requires them) or plain
+        values. With `dtypes` the op is made as given, then its static shapes are
+        inferred (as TF always does, whatever `compute_shapes` says).
+        """
+        from tensorweave.framework import registry
+        from tensorweave.framework.op_builder import apply_op, infer_shapes
+        attrs = {k: _plain_attr(v) for k, v in (attrs or {}).items()}
         if dtypes is None:
-            return apply_op(op_type, list(inputs), dict(attrs or {}), name=name)
+            return apply_op(op_type, list(inputs), attrs, name=name)
+        if not isinstance(op_def, registry.OpDef):  # None, or TF's OpDef message
+            try:
+                op_def = registry.get_op_def(op_type)
+            except ValueError:
+                op_def = None  # an op type of no kernel: made, but not runnable
         op = self._create_op_raw(op_type, list(inputs), [_dt.as_dtype(d) for d in dtypes],
-                                 dict(attrs or {}), op_def, name)
+                                 attrs, op_def, name)
+        infer_shapes(op)
         return op
 
     def _add_op(self, op: Operation) -> None:
@@ -665,8 +703,12 @@ class Graph:
                 new = name[:-1]
             else:
                 # at the top, a scope starts as an op name must ("-x" is refused)
-                if not (_VALID_SCOPE if old else _VALID_NAME).match(name):
-                    raise ValueError("'%s' is not a valid scope name" % name)
+                pattern, kind = (_VALID_SCOPE, "scope") if old else (_VALID_NAME,
+                                                                     "root scope")
+                if not pattern.match(name):
+                    raise ValueError("'%s' is not a valid %s name. A %s name has to match "
+                                     "the following pattern: %s"
+                                     % (name, kind, kind, pattern.pattern))
                 new = self.unique_name(name)
         else:
             new = ""
@@ -793,6 +835,8 @@ class Graph:
         for c in control_inputs:
             if not isinstance(c, (Tensor, Operation)) and hasattr(c, "_as_graph_element"):
                 c = c._as_graph_element()  # as TF's as_graph_element (Mirrored values)
+            if isinstance(c, (Tensor, Operation)):
+                self.as_graph_element(c)  # TF's check and message for another graph's
             if isinstance(c, Tensor):
                 c = c.op
             elif not isinstance(c, Operation):
@@ -928,7 +972,8 @@ class Graph:
                     idx = int(idx)
                 except ValueError:
                     raise ValueError("The name '%s' looks a like a Tensor name, but is not a "
-                                     "valid one." % obj) from None
+                                     "valid one. Tensor names must be of the form "
+                                     "\"<op_name>:<output_index>\"." % obj) from None
                 op = self._ops_by_name.get(op_name)
                 if op is None:
                     raise KeyError("The name '%s' refers to a Tensor which does not exist. The "
@@ -1069,16 +1114,38 @@ def upstream_ops(ops, fed=frozenset()) -> set:
     return seen
 
 
+def _shape_merge_error(have: TensorShape, given: TensorShape) -> str:
+    """TF's message for two static shapes that do not merge (of its C++ shape merge)."""
+    if have.ndims != given.ndims:
+        return "Shapes must be equal rank, but are %d and %d" % (have.ndims, given.ndims)
+
+    def brackets(shape):
+        return "[%s]" % ",".join("?" if d is None else str(d) for d in shape.as_list())
+    for i, (a, b) in enumerate(zip(have.as_list(), given.as_list())):
+        if a is not None and b is not None and a != b:
+            return ("Dimension %d in both shapes must be equal, but are %d and %d. Shapes "
+                    "are %s and %s." % (i, a, b, brackets(have), brackets(given)))
+    return "Shapes %s and %s are not compatible" % (have, given)
+
+
 def _graph_of(values) -> Graph:
+    """The graph of the graph elements among `values` (else the default graph), as
+    TF picks the graph an op is built in.
+
+    Raises:
+      ValueError: two of `values` are from different graphs.
+    """
+    found, first = None, None
     for v in values:
-        if isinstance(v, Tensor):
-            return v.graph
-        if isinstance(v, Operation):
-            return v.graph
-        g = getattr(v, "graph", None)
-        if isinstance(g, Graph):
-            return g
-    return get_default_graph()
+        g = v.graph if isinstance(v, (Tensor, Operation)) else getattr(v, "graph", None)
+        if not isinstance(g, Graph):
+            continue
+        if found is None:
+            found, first = g, v
+        elif g is not found:
+            raise ValueError("%s must be from the same graph as %s (graphs are %s and %s)."
+                             % (v, first, g, found))
+    return found if found is not None else get_default_graph()
 
 
 # --- module-level TF1 helpers operating on the default graph -----------------------------

@@ -25,7 +25,8 @@ def _as_proto(graph_def):
         return graph_def
     if isinstance(graph_def, _ser.GraphDef):
         return _gp.graph_def_to_proto(graph_def)
-    raise TypeError("graph_def must be a graph_pb2.GraphDef proto.")
+    raise TypeError("graph_def must be a graph_pb2.GraphDef proto, but got type %s."
+                    % type(graph_def))
 
 
 def _node_name(s: str) -> str:
@@ -52,7 +53,8 @@ def extract_sub_graph(graph_def, dest_nodes: List[str]):
     """
     graph_def = _as_proto(graph_def)
     if isinstance(dest_nodes, str) or not all(isinstance(n, str) for n in dest_nodes):
-        raise TypeError("dest_nodes must be an iterable of strings.")
+        raise TypeError("dest_nodes must be an iterable of strings, but got type %s."
+                        % type(dest_nodes))
     by_name = {n.name: n for n in graph_def.node}
     for d in dest_nodes:
         if d not in by_name:

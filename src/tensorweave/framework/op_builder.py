@@ -15,7 +15,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import op_callbacks as _op_callbacks
 from tensorweave.framework import registry as _reg
-from tensorweave.framework.graph import Operation, Tensor, _graph_of
+from tensorweave.framework.graph import Operation, Tensor, _graph_of, get_default_graph
 from tensorweave.framework.shapes import Dimension, TensorShape
 
 _constant_builder: Optional[Callable] = None  # set by ops/array/constant_op.py
@@ -229,12 +229,14 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
               for v in (value if spec.is_list and isinstance(value, (list, tuple))
                         else [value])]
     g = _graph_of(values)
+    # as TF, an op is built in its inputs' graph, with that graph's scopes
+    in_graph = g.as_default() if g is not get_default_graph() else contextlib.nullcontext()
     scope = contextlib.nullcontext()
     if any(_dtype_hint(v) is None for v in values):
         if not (name and name.endswith("/")):  # "x/" is a scope the caller already opened
             name = g.unique_name(name or op_type) + "/"
         scope = g.name_scope(name)
-    with scope:
+    with in_graph, scope:
         try:
             flat = _convert_inputs(op_type, op_def, specs, inputs, attrs)
         except TypeError:
@@ -329,8 +331,14 @@ def _convert_inputs(op_type, op_def, specs, inputs, attrs) -> List[Tensor]:
 
 def output_dtypes(op_def, attrs: Dict[str, Any]) -> List[_dt.DType]:
     """The output dtypes of an op of `op_def` with (complete) `attrs`."""
+    return arg_dtypes(op_def.outputs, attrs)
+
+
+def arg_dtypes(specs, attrs: Dict[str, Any]) -> List[_dt.DType]:
+    """The dtypes of the flattened args `specs` (an op's inputs or outputs) given the
+    op's (complete) `attrs`."""
     out: List[_dt.DType] = []
-    for spec in op_def.outputs:
+    for spec in specs:
         if spec.number_attr is not None:
             dt = attrs[spec.type_attr] if spec.type_attr else spec.dtype
             out.extend([_dt.as_dtype(dt)] * attrs[spec.number_attr])

@@ -315,7 +315,7 @@ def _topological(nodes: List[NodeDef]) -> List[NodeDef]:
         seen = set()
         for n in nodes:
             if n.name in seen:
-                raise ValueError("Duplicate node name in GraphDef: '%s'" % n.name)
+                raise ValueError("Node '%s' is not unique" % n.name)  # TF's message
             seen.add(n.name)
     order: List[NodeDef] = []
     state: Dict[str, int] = {}  # 1: on the stack, 2: emitted
@@ -394,11 +394,13 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
       The list of `return_elements` (None when not given).
 
     Raises:
-      ValueError: an unknown op type, a cycle that is not a while loop, an input naming
-        a missing node, an input_map key that names nothing in `graph_def`, a reference
-        variable use with no resource form, or a malformed GraphDef.
+      ValueError: a cycle that is not a while loop, an input naming a missing node, an
+        input_map key that names nothing in `graph_def` or maps a tensor of another
+        dtype, a missing return element, a reference variable use with no resource
+        form, or a malformed GraphDef.
+      NotFoundError: a node's op type is not registered.
     """
-    from tensorweave.framework.op_builder import infer_shapes, output_dtypes
+    from tensorweave.framework.op_builder import arg_dtypes, infer_shapes, output_dtypes
     if not isinstance(graph_def, GraphDef):
         from tensorweave.framework import graph_def_proto
         graph_def = graph_def_proto.as_graph_def_object(graph_def)
@@ -410,26 +412,17 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
                          and not n.attr.get("shared_name")}
         graph_def = ref_variables.to_resource_variables(graph_def)
     unshared_vars |= _ref_style_handles(graph_def)
-    input_map = dict(input_map or {})
-    names = {n.name for n in graph_def.node}
-    for k in input_map:
-        base = parse_input(k)[0]
-        if base not in names:
-            raise ValueError("Attempted to map inputs that were not found in graph_def: [%s]"
-                             % k)
+    input_map = _checked_input_map(input_map, {n.name for n in graph_def.node})
     g = get_default_graph()
     created: Dict[str, Operation] = {}
     by_name = {n.name: n for n in graph_def.node}
     back_edges = []  # (Merge op, input index, NextIteration node, output index)
     with g.name_scope(name if name is not None else "import") as scope:
+        input_map = _converted_input_map(g, input_map)
         order = _topological(graph_def.node)
         new_names = _imported_names(g, scope, order)
         for nd in order:
-            try:
-                op_def = _reg.get_op_def(nd.op)
-            except ValueError:
-                raise ValueError("Op type not registered '%s' in binary (node '%s')"
-                                 % (nd.op, nd.name)) from None
+            op_def = _registered_op_def(nd)
             inputs, controls, loop_inputs = [], [], []
             for s in nd.input:
                 src, idx = parse_input(s)
@@ -440,8 +433,7 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
                 key = "%s:%d" % (src, idx)
                 mapped = input_map.get(key, input_map.get(src) if idx == 0 else None)
                 if mapped is not None:
-                    from tensorweave.framework.op_builder import convert_to_tensor
-                    inputs.append(convert_to_tensor(mapped))
+                    inputs.append(mapped)
                 elif src not in created and _is_back_edge(nd, by_name.get(src)):
                     loop_inputs.append((len(inputs), src, idx))
                     inputs.append(None)  # set below, once the loop body exists
@@ -458,8 +450,8 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
                     d = default.default if isinstance(default, (_reg.TypeAttr,
                                                                 _reg.TypeListAttr)) else default
                     if d is _reg.REQUIRED:
-                        raise ValueError("Node '%s' (op %s) lacks required attr '%s'"
-                                         % (nd.name, nd.op, k))
+                        raise ValueError("NodeDef missing attr '%s' from Op<name=%s>; "
+                                         "NodeDef: {{node %s}}" % (k, nd.op, new_names[nd.name]))
                     attrs[k] = d
             if loop_inputs:  # a stand-in of the same dtype until then
                 stand_in = next((t for t in inputs if t is not None), None)
@@ -467,6 +459,7 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
                     raise ValueError("Merge node '%s' has only NextIteration inputs" % nd.name)
                 inputs = [stand_in if t is None else t for t in inputs]
             full = new_names[nd.name]
+            _check_input_dtypes(inputs, arg_dtypes(op_def.inputs, attrs), full, nd.op)
             if nd.name in unshared_vars and nd.op == "VarHandleOp":
                 attrs["shared_name"] = full
             with (g.control_dependencies(controls) if controls else contextlib.nullcontext()):
@@ -486,6 +479,7 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
             back_edges.extend((op, i, src, idx) for i, src, idx in loop_inputs)
         for op, i, src, idx in back_edges:
             op._update_input(i, _lookup(created, src, by_name[src])._outputs[idx])
+    _check_input_map_outputs(input_map, created)
     if any(op._type in ("Enter", "RefEnter", "Merge", "RefMerge") for op in created.values()):
         # loops and conds differentiate again (their contexts, from the graph's shape)
         from tensorweave.ops.control_flow import imported_contexts
@@ -495,11 +489,109 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
     out = []
     for r in return_elements:
         src, idx = parse_input(r)
-        op = created.get(src)
-        if op is None:
-            raise ValueError("Requested return_element %r not found in graph_def." % r)
-        out.append(op if ":" not in r else op._outputs[idx])
+        out.append(_return_element(created, r))
     return out
+
+
+def _return_element(created: Dict[str, Operation], requested: str):
+    """The imported Operation ("op") or Tensor ("op:N") that `requested` names."""
+    src, idx = parse_input(requested)
+    op = created.get(src)
+    if ":" not in requested:
+        if op is None:
+            raise ValueError("Requested return node '%s' not found in graph def" % requested)
+        return op
+    if op is None:
+        raise ValueError("Requested return tensor '%s' not found in graph def" % requested)
+    if idx >= len(op._outputs):
+        raise ValueError("Invalid return output %d of node '%s', which has %d output(s)"
+                         % (idx, src, len(op._outputs)))
+    return op._outputs[idx]
+
+
+def _registered_op_def(nd: NodeDef):
+    """The OpDef of node `nd`'s op.
+
+    Raises:
+      NotFoundError: the op type is not registered (TF's class and message).
+    """
+    try:
+        return _reg.get_op_def(nd.op)
+    except ValueError:
+        import socket
+        from tensorweave.framework import errors
+        raise errors.NotFoundError(
+            None, None, "Op type not registered '%s' in binary running on %s. Make sure "
+            "the Op and Kernel are registered in the binary running in this process "
+            "(node '%s')." % (nd.op, socket.gethostname(), nd.name)) from None
+
+
+def _converted_input_map(g: Graph, input_map: Dict[str, Any]) -> Dict[str, Any]:
+    """`input_map` with its values made Tensors as TF makes them (constants under the
+    "_inputs" scope); Operations, which replace control inputs, stay as they are."""
+    from tensorweave.framework.op_builder import convert_to_tensor
+
+    def kept(key, value):
+        return isinstance(value, Tensor) or (key.startswith("^") and
+                                             isinstance(value, Operation))
+    if all(kept(k, v) for k, v in input_map.items()):
+        return input_map
+    with g.name_scope("_inputs"):
+        return {k: v if kept(k, v) else convert_to_tensor(v) for k, v in input_map.items()}
+
+
+def _checked_input_map(input_map, names: set) -> Dict[str, Any]:
+    """`input_map` as a dict, checked as TF checks it.
+
+    Raises:
+      TypeError: it is not a dict of string keys.
+      ValueError: a key names no node of the GraphDef (`names`).
+    """
+    if input_map is None:
+        return {}
+    if not isinstance(input_map, dict):
+        raise TypeError("Argument `input_map` must be a dictionary. Obtained %s"
+                        % type(input_map).__name__)
+    if not all(isinstance(k, str) for k in input_map):
+        raise TypeError("All keys for argument `input_map` must be strings. Obtained keys: "
+                        "%s" % list(input_map))
+    missing = [k for k in input_map if parse_input(k)[0] not in names]
+    if missing:
+        raise _unmapped_error(missing)
+    return dict(input_map)
+
+
+def _check_input_map_outputs(input_map: Dict[str, Any], created: Dict[str, Operation]) -> None:
+    """Raises TF's ValueError for input_map keys naming an output their node lacks."""
+    missing = []
+    for key in input_map:
+        src, idx = parse_input(key)
+        if idx is not None and idx >= len(created[src]._outputs):
+            missing.append(key)
+    if missing:
+        raise _unmapped_error(missing)
+
+
+def _unmapped_error(keys: List[str]) -> ValueError:
+    return ValueError("Attempted to map inputs that were not found in graph_def: [%s]"
+                      % ", ".join(keys))
+
+
+def _check_input_dtypes(inputs: List[Tensor], want: list, node: str, op_type: str) -> None:
+    """Raises TF's ValueError where a node has not as many inputs as its op takes, or an
+    input (from the GraphDef or from input_map) has not the dtype its op takes there."""
+    from tensorweave.framework.dtypes import type_string
+    if len(inputs) != len(want):
+        raise ValueError("NodeDef expected inputs '%s' do not match %d inputs specified; "
+                         "Op<name=%s>; NodeDef: {{node %s}}"
+                         % (", ".join(type_string(d) for d in want), len(inputs), op_type,
+                            node))
+    for i, (t, expected) in enumerate(zip(inputs, want)):
+        have, expected = t.dtype.base_dtype, expected.base_dtype
+        if have != expected:
+            raise ValueError("Input %d of node %s was passed %s from %s incompatible with "
+                             "expected %s." % (i, node, type_string(have), t.name,
+                                               type_string(expected)))
 
 
 def _name_and_prefixes(names) -> set:
@@ -552,5 +644,5 @@ def _imported_names(g: Graph, scope: str, nodes: List[NodeDef]) -> Dict[str, str
 def _lookup(created: Dict[str, Operation], src: str, nd: NodeDef) -> Operation:
     op = created.get(src)
     if op is None:
-        raise ValueError("Node '%s': input '%s' is not a node of the GraphDef" % (nd.name, src))
+        raise ValueError("Node '%s': Unknown input node '%s'" % (nd.name, src))
     return op

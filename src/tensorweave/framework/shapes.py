@@ -28,7 +28,9 @@ class Dimension:
             try:
                 v = int(value.__index__())
             except AttributeError:
-                raise TypeError("Dimension value must be integer or None, got %r" % (value,))
+                raise TypeError("Dimension value must be integer or None or have an "
+                                "__index__ method, got value '%r' with type '%r'"
+                                % (value, type(value)))
             if v < 0:
                 raise ValueError("Dimension %d must be >= 0" % v)
             self._value = v
@@ -118,6 +120,15 @@ class Dimension:
 
     def __rfloordiv__(self, other):
         return self._arith(other, lambda a, b: b // a)
+
+    def __truediv__(self, other):
+        # as TF: a Dimension divides only with //, and says so
+        raise TypeError("unsupported operand type(s) for /: 'Dimension' and '%s', please "
+                        "use // instead" % type(other).__name__)
+
+    def __rtruediv__(self, other):
+        raise TypeError("unsupported operand type(s) for /: '%s' and 'Dimension', please "
+                        "use // instead" % type(other).__name__)
 
     def __mod__(self, other):
         return self._arith(other, lambda a, b: a % b)

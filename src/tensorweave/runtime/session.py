@@ -153,20 +153,41 @@ def get_default_session() -> Optional["BaseSession"]:
     return st[-1] if st else None
 
 
+# TF's messages for Tensor.eval() and Operation.run() without a usable session:
+# (no default session, default session of another graph, given session of another graph)
+_NO_SESSION_MESSAGES = {
+    "tensor": (
+        "Cannot evaluate tensor using `eval()`: No default session is registered. Use "
+        "`with sess.as_default()` or pass an explicit session to `eval(session=sess)`",
+        "Cannot use the default session to evaluate tensor: the tensor's graph is "
+        "different from the session's graph. Pass an explicit session to "
+        "`eval(session=sess)`.",
+        "Cannot use the given session to evaluate tensor: the tensor's graph is different "
+        "from the session's graph."),
+    "operation": (
+        "Cannot execute operation using `run()`: No default session is registered. Use "
+        "`with sess.as_default():` or pass an explicit session to `run(session=sess)`",
+        "Cannot use the default session to execute operation: the operation's graph is "
+        "different from the session's graph. Pass an explicit session to "
+        "run(session=sess).",
+        "Cannot use the given session to execute operation: the operation's graph is "
+        "different from the session's graph."),
+}
+
+
 def _run_using_default_session(obj, feed_dict, graph, session):
+    """Runs `obj` (for `Tensor.eval()` or `Operation.run()`) in `session`, else in the
+    default session."""
+    none, other_default, other_given = _NO_SESSION_MESSAGES[
+        "operation" if isinstance(obj, Operation) else "tensor"]
     if session is None:
         session = get_default_session()
         if session is None:
-            raise ValueError("Cannot evaluate tensor using `eval()`: No default session is "
-                             "registered. Use `with sess.as_default()` or pass an explicit "
-                             "session to `eval(session=sess)`")
+            raise ValueError(none)
         if session.graph is not graph:
-            raise ValueError("Cannot use the default session to evaluate tensor: the "
-                             "tensor's graph is different from the session's graph. Pass "
-                             "an explicit session to `eval(session=sess)`.")
+            raise ValueError(other_default)
     elif session.graph is not graph:
-        raise ValueError("Cannot use the given session to evaluate tensor: the tensor's "
-                         "graph is different from the session's graph.")
+        raise ValueError(other_given)
     return session.run(obj, feed_dict)
 
 
@@ -267,6 +288,28 @@ def _owned(v):
     return v
 
 
+def _with_fed_values(fetched: List[Tensor], feeds: tuple, values: list, out: list) -> list:
+    """`out`, the values of `fetched`, with each fed tensor's value replaced by its fed
+    array, as TF returns a tensor that is fed and fetched (so a 0-d feed comes back as a
+    0-d array, not as a NumPy scalar)."""
+    fed = dict(zip(feeds, values))
+    if not any(t in fed for t in fetched):
+        return out
+    return [fed.get(t, v) for t, v in zip(fetched, out)]
+
+
+def _target_string(target) -> str:
+    """A session target (str, bytes or None) as a str.
+
+    Raises:
+      TypeError: `target` is not a string.
+    """
+    if target is not None and not isinstance(target, (str, bytes)):
+        raise TypeError("Argument `target` must be a string, but got \"%s\""
+                        % type(target).__name__)
+    return target.decode() if isinstance(target, bytes) else (target or "")
+
+
 class BaseSession:
     """A session on the local runtime; see `Session`."""
 
@@ -274,9 +317,9 @@ class BaseSession:
 
     def __init__(self, target: str = "", graph: Optional[Graph] = None,
                  config: Optional[ConfigProto] = None):
-        target = target.decode() if isinstance(target, bytes) else (target or "")
+        target = _target_string(target)
         if config is not None and not isinstance(config, ConfigProto):
-            raise TypeError("Argument `config` must be a tf.ConfigProto, but got %s"
+            raise TypeError("Argument `config` must be a tf.ConfigProto, but got \"%s\""
                             % type(config).__name__)
         config = session_config(config)  # tf.config's settings when None, as in TF
         self._master = None
@@ -291,7 +334,8 @@ class BaseSession:
                                 " (a task of a cluster)" % (target,))
         self._graph = graph if graph is not None else get_default_graph()
         if not isinstance(self._graph, Graph):
-            raise TypeError("graph must be a tf.Graph, but got %s" % type(self._graph))
+            raise TypeError("Argument `graph` must be a tf.Graph, but got \"%s\""
+                            % type(self._graph).__name__)
         self._config = config
         self._target = target
         self._device_manager = self._master.devices if self._master is not None else \
@@ -340,8 +384,9 @@ class BaseSession:
         return self._graph.as_graph_def()
 
     @property
-    def sess_str(self) -> str:
-        return self._target
+    def sess_str(self) -> bytes:
+        """The session's target, as bytes (as TF gives it)."""
+        return self._target.encode()
 
     def list_devices(self):
         """The devices of this session, as TF1's `_DeviceAttributes` (name, device_type,
@@ -500,7 +545,8 @@ class BaseSession:
                                  "(Tensor %s is not an element of this graph.)"
                                  % (fetches, fetches))
             plan = self._get_plan((fetches,), (), feeds)
-            return self._execute(plan, values, options, run_metadata)[0]
+            out = self._execute(plan, values, options, run_metadata)[0]
+            return values[feeds.index(fetches)] if fetches in feeds else out
         if type(fetches) is Operation:
             plan = self._get_plan((), (fetches,), feeds)
             self._execute(plan, values, options, run_metadata)
@@ -518,6 +564,8 @@ class BaseSession:
                 self._mappers[key] = mapper
         plan = self._get_plan(tuple(mapper.tensors), tuple(mapper.targets), feeds)
         out = self._execute(plan, values, options, run_metadata)
+        if feeds:
+            out = _with_fed_values(mapper.tensors, feeds, values, out)
         return mapper.build(out)
 
     def _check_graph_not_empty(self) -> None:
@@ -681,7 +729,7 @@ class BaseSession:
             container); None clears all.
           config: accepted for compatibility.
         """
-        target = target.decode() if isinstance(target, bytes) else (target or "")
+        target = _target_string(target)
         if target.startswith("grpc://"):
             from tensorweave.distribute.master import Master
             Master.reset(target, containers, config)
