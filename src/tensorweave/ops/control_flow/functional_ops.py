@@ -89,7 +89,9 @@ def map_fn(fn: Callable, elems, dtype=None, parallel_iterations: Optional[int] =
       swap_memory: swap saved intermediates to host memory.
       infer_shape: whether the outputs must all have the same shape.
       name: name scope (default "map").
-      fn_output_signature: TF 2's name of `dtype` (dtypes only; not both).
+      fn_output_signature: TF 2's name of `dtype` (not both). A tf.RaggedTensorSpec
+        in either says `fn` returns ragged rows; RaggedTensor elems are mapped row by
+        row (ragged_map_ops).
 
     Returns:
       The stacked results, in the structure of `dtype` (or of `elems`).
@@ -110,9 +112,15 @@ def map_fn(fn: Callable, elems, dtype=None, parallel_iterations: Optional[int] =
             "To perform a map on the values of a sparse tensor use either "
             "SparseTensor(input.indices, fn(input.values), input.dense_shape) or "
             "SparseTensor(input.indices, map_fn(fn, input.values), input.dense_shape)")
-    from tensorweave.ops.control_flow import control_flow_ops
     if parallel_iterations is None:
         parallel_iterations = 10
+
+    def run_loop(fn_flat, elems_flat, out_dtypes, row_shapes=None):
+        return _map_loop(fn_flat, elems_flat, out_dtypes, row_shapes, parallel_iterations,
+                         back_prop, swap_memory, infer_shape)
+    from tensorweave.ops.ragged import ragged_map_ops
+    if ragged_map_ops.involves_ragged(elems, dtype):
+        return ragged_map_ops.map_fn(fn, elems, dtype, run_loop, name)
     in_flatten, in_pack, out_flatten, out_pack = _in_out_structure(elems, dtype)
     elems_flat = in_flatten(elems)
     if not elems_flat:
@@ -121,34 +129,54 @@ def map_fn(fn: Callable, elems, dtype=None, parallel_iterations: Optional[int] =
     with _graph.name_scope(name, "map", elems_flat):
         elems_flat = [convert_to_tensor(e, name="elem") for e in elems_flat]
         dtype = dtype or in_pack([e.dtype for e in elems_flat])
-        dtype_flat = out_flatten(dtype)
-        static_shape = elems_flat[0].shape
-        if static_shape.ndims is not None and static_shape.ndims < 1:
-            if len(elems_flat) == 1:
-                raise ValueError("elems must be a 1+ dimensional Tensor, not a scalar")
-            raise ValueError("elements in elems must be 1+ dimensional Tensors, not scalars")
-        n = _leading_size(elems_flat)
-        elems_ta = _unstacked(elems_flat, n, with_element_shape=False)
-        accs_ta = [TensorArray(dtype=dt, size=n, dynamic_size=False, infer_shape=infer_shape)
-                   for dt in dtype_flat]
-        structure = dtype
+        check_elements_rank(elems_flat)
 
-        def compute(i, tas):
-            packed = in_pack([ta.read(i) for ta in elems_ta])
-            out = fn(packed)
-            nest.assert_same_structure(structure, out)
-            flat = out_flatten(out)
-            tas = [ta.write(i, v) for ta, v in zip(tas, flat)]
-            return (i + 1, tas)
-
-        i0 = convert_to_tensor(0, name="Const")
-        _, r_a = control_flow_ops.while_loop(
-            lambda i, _: i < n, compute, (i0, accs_ta),
-            parallel_iterations=parallel_iterations, back_prop=back_prop,
-            swap_memory=swap_memory, maximum_iterations=n)
-        results_flat = [r.stack() for r in r_a]
+        def fn_flat(element_flat):
+            out = fn(in_pack(element_flat))
+            nest.assert_same_structure(dtype, out)
+            return out_flatten(out)
+        results_flat = run_loop(fn_flat, elems_flat, out_flatten(dtype))
         _set_leading(results_flat, _static_leading_dim(elems_flat))
         return out_pack(results_flat)
+
+
+def check_elements_rank(elems_flat) -> None:
+    """map_fn's check that the elements have a first dimension to unstack.
+
+    Raises:
+      ValueError: the first element is a scalar.
+    """
+    static_shape = elems_flat[0].shape
+    if static_shape.ndims is not None and static_shape.ndims < 1:
+        if len(elems_flat) == 1:
+            raise ValueError("elems must be a 1+ dimensional Tensor, not a scalar")
+        raise ValueError("elements in elems must be 1+ dimensional Tensors, not scalars")
+
+
+def _map_loop(fn_flat: Callable, elems_flat, out_dtypes, row_shapes, parallel_iterations,
+              back_prop, swap_memory, infer_shape):
+    """The results of `fn_flat` (element i's tensors -> output tensors) over every
+    element: output k stacked, or concatenated where `row_shapes[k]` is a TensorShape
+    (outputs whose first dimension differs from element to element: ragged rows; the
+    shape is that of every row, so that no rows concatenate too)."""
+    from tensorweave.ops.control_flow import control_flow_ops
+    row_shapes = row_shapes or [None] * len(out_dtypes)
+    n = _leading_size(elems_flat)
+    elems_ta = _unstacked(elems_flat, n, with_element_shape=False)
+    accs_ta = [TensorArray(dtype=dt, size=n, dynamic_size=False,
+                           infer_shape=infer_shape and rows is None, element_shape=rows)
+               for dt, rows in zip(out_dtypes, row_shapes)]
+
+    def compute(i, tas):
+        flat = fn_flat([ta.read(i) for ta in elems_ta])
+        return (i + 1, [ta.write(i, v) for ta, v in zip(tas, flat)])
+
+    i0 = convert_to_tensor(0, name="Const")
+    _, r_a = control_flow_ops.while_loop(
+        lambda i, _: i < n, compute, (i0, accs_ta),
+        parallel_iterations=parallel_iterations, back_prop=back_prop,
+        swap_memory=swap_memory, maximum_iterations=n)
+    return [r.stack() if rows is None else r.concat() for r, rows in zip(r_a, row_shapes)]
 
 
 @tf_export("scan")

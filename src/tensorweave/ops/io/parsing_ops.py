@@ -23,7 +23,7 @@ from tensorweave.framework.registry import REQUIRED, TypeListAttr, kernel, \
     not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, as_shape
 from tensorweave.framework.sparse_tensor import SparseTensor
-from tensorweave.ops.io import example_wire
+from tensorweave.ops.io import example_wire, ragged_feature
 
 
 # --- the protos, loaded on first use ---------------------------------------------------
@@ -138,6 +138,13 @@ class SparseFeature(collections.namedtuple(
 
     def __new__(cls, index_key, value_key, dtype, size, already_sorted=False):
         return super().__new__(cls, index_key, value_key, dtype, size, already_sorted)
+
+
+def _sparse_keys_of(key: str, f) -> List[str]:
+    """The sparse (VarLen) keys a plain feature reads: none for a dense one."""
+    if isinstance(f, SparseFeature):
+        return _index_keys(f) + [f.value_key]
+    return [key] if isinstance(f, VarLenFeature) else []
 
 
 def _index_keys(f: SparseFeature) -> List[str]:
@@ -599,21 +606,23 @@ def parse_example(serialized, features, name: Optional[str] = None, example_name
       serialized: 1-D string tensor of serialized Examples.
       features: dict key -> FixedLenFeature (dense [batch] + shape result),
         FixedLenSequenceFeature (dense [batch, max steps] + shape, padded with its
-        default value), VarLenFeature (SparseTensor [batch, max values] result) or
-        SparseFeature (SparseTensor [batch] + size result).
+        default value), VarLenFeature (SparseTensor [batch, max values] result),
+        SparseFeature (SparseTensor [batch] + size result) or tf.io.RaggedFeature
+        (RaggedTensor [batch, (rows...)] result; see ragged_feature.py).
       name: name scope.
       example_names: optional 1-D string tensor naming the examples in error messages.
 
     Returns:
-      A dict key -> Tensor or SparseTensor.
+      A dict key -> Tensor, SparseTensor or RaggedTensor.
 
     Raises:
       ValueError / TypeError: bad feature descriptions (a FixedLenSequenceFeature must
-        allow missing).
+        allow missing; a RaggedFeature's keys may not be sparse or dense keys too).
       InvalidArgumentError (at run time): unparsable bytes, a required feature missing, a
         feature of the wrong type or length.
     """
-    plain, composite = _with_sparse_features(features)
+    to_parse, ragged = ragged_feature.split_ragged(features, VarLenFeature, _sparse_keys_of)
+    plain, composite = _with_sparse_features(to_parse)
     sparse, dense = _split_features(plain)
     with name_scope(name, "ParseExample", [serialized, example_names]):
         serialized = convert_to_tensor(serialized, dtype=_dt.string, name="serialized")
@@ -629,7 +638,8 @@ def parse_example(serialized, features, name: Optional[str] = None, example_name
                        "dense_shapes": [s for _, _, s, _ in dense]},
                       name="ParseExample")
     # (outside the scope, as TF names the SparseMerge ops)
-    return _merge_sparse_features(_results(sparse, dense, op.outputs), features, composite)
+    result = _merge_sparse_features(_results(sparse, dense, op.outputs), to_parse, composite)
+    return ragged_feature.merge_ragged(result, features, ragged, serialized.shape)
 
 
 @tf_export("parse_single_example", "io.parse_single_example")
@@ -643,7 +653,8 @@ def parse_single_example(serialized, features, name: Optional[str] = None,
     Args:
       serialized: scalar string tensor.
       features: dict key -> FixedLenFeature, FixedLenSequenceFeature (a [steps] + shape
-        result), VarLenFeature or SparseFeature.
+        result), VarLenFeature, SparseFeature or tf.io.RaggedFeature (a RaggedTensor of
+        its partitions; a 1-D Tensor without partitions).
       name: name scope.
       example_names: accepted for compatibility (a scalar name).
 
@@ -653,7 +664,8 @@ def parse_single_example(serialized, features, name: Optional[str] = None,
     Raises:
       ValueError: `serialized` is not a scalar, or bad feature descriptions.
     """
-    plain, composite = _with_sparse_features(features)
+    to_parse, ragged = ragged_feature.split_ragged(features, VarLenFeature, _sparse_keys_of)
+    plain, composite = _with_sparse_features(to_parse)
     sparse, dense = _split_features(plain)
     with name_scope(name, "ParseSingleExample", [serialized, example_names]):
         serialized = convert_to_tensor(serialized, dtype=_dt.string, name="serialized")
@@ -666,5 +678,6 @@ def parse_single_example(serialized, features, name: Optional[str] = None,
                        "sparse_types": [t for _, t in sparse],
                        "dense_shapes": [s for _, _, s, _ in dense]},
                       name="ParseSingleExample")
-        return _merge_sparse_features(_results(sparse, dense, op.outputs), features,
-                                      composite)
+        result = _merge_sparse_features(_results(sparse, dense, op.outputs), to_parse,
+                                        composite)
+        return ragged_feature.merge_ragged(result, features, ragged, None)

@@ -2,7 +2,8 @@
 
 Each row names public ops and how a RaggedTensor argument is handled: elementwise ops
 run on `flat_values` and keep the row partition, reductions go to
-ragged_reduction_ops, concat and stack to ragged_array_ops. The exported function is
+ragged_reduction_ops, concat and stack to ragged_array_ops, gather, where, tile and the
+other array ops (and the unsorted segment ops) to ragged_array_dispatch. The exported function is
 replaced by a wrapper (api_export.replace_export) that calls the original whenever no
 RaggedTensor is among the arguments, so dense programs see no change but one check.
 """
@@ -13,6 +14,7 @@ import inspect
 from typing import Callable
 
 from tensorweave.framework import api_export
+from tensorweave.ops.ragged import ragged_array_dispatch
 from tensorweave.ops.ragged.ragged_array_ops import ragged_concat, ragged_stack
 from tensorweave.ops.ragged.ragged_math_ops import elementwise_binary
 from tensorweave.ops.ragged.ragged_reduction_ops import reduce as ragged_reduce
@@ -25,11 +27,15 @@ UNARY = ("abs", "negative", "sign", "square", "sqrt", "rsqrt", "exp", "math.expm
          "to_float", "to_double", "to_int32", "to_int64", "nn.relu", "nn.relu6",
          "nn.elu", "nn.selu", "math.softplus", "nn.softsign", "strings.length",
          "strings.substr", "string_to_number", "as_string", "strings.regex_replace",
-         "strings.to_number", "strings.strip", "math.imag", "math.real", "conj")
+         "strings.to_number", "strings.strip", "math.imag", "math.real", "conj",
+         "one_hot", "nn.dropout", "bitcast")
 BINARY = ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "floormod",
           "realdiv", "pow", "maximum", "minimum", "squared_difference", "equal",
           "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
           "logical_or", "logical_xor", "math.divide_no_nan", "math.xdivy", "atan2")
+SEGMENT_OPS = ("math.unsorted_segment_sum", "math.unsorted_segment_prod",
+               "math.unsorted_segment_max", "math.unsorted_segment_min",
+               "math.unsorted_segment_mean", "math.unsorted_segment_sqrt_n")
 REDUCTIONS = {"reduce_sum": "sum", "reduce_prod": "prod", "reduce_max": "max",
               "reduce_min": "min", "reduce_mean": "mean", "reduce_any": "any",
               "reduce_all": "all"}
@@ -112,6 +118,16 @@ def _joining(original: Callable, ragged_version: Callable) -> Callable:
     return op
 
 
+def _routed(original: Callable, ragged_version: Callable) -> Callable:
+    """Calls `ragged_version`, which takes the same arguments, when one is ragged."""
+    @functools.wraps(original)
+    def op(*args, **kwargs):
+        if not _any_ragged(args, kwargs):
+            return original(*args, **kwargs)
+        return ragged_version(*args, **kwargs)
+    return op
+
+
 def _exported(name: str):
     ns, _, leaf = name.rpartition(".")
     return api_export.exported(ns).get(leaf)
@@ -138,6 +154,11 @@ def install_dispatch() -> None:
         _install(name, lambda original, kind=kind: _reduction(original, kind))
     _install("concat", lambda original: _joining(original, ragged_concat))
     _install("stack", lambda original: _joining(original, ragged_stack))
+    for name, ragged_version in ragged_array_dispatch.routed_ops():
+        _install(name, lambda original, fn=ragged_version: _routed(original, fn))
+    for name in SEGMENT_OPS:
+        _install(name, lambda original: _routed(original, functools.partial(
+            ragged_array_dispatch.unsorted_segment, original)))
 
 
 install_dispatch()

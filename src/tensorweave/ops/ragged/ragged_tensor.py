@@ -349,6 +349,11 @@ class RaggedTensor:
     def numpy(self):
         raise ValueError("numpy() is only supported in eager mode.")
 
+    def _identity_for(self, name: Optional[str] = None) -> "RaggedTensor":
+        """tf.identity of each part (the hook structure.identity calls)."""
+        from tensorweave.ops.ragged import ragged_array_dispatch
+        return ragged_array_dispatch.identity(self, name)
+
     def consumers(self):
         return self.flat_values.consumers()
 

@@ -34,6 +34,10 @@ def convert_partition(value, name: str, dtype=None) -> Tensor:
     Raises:
       ValueError: `value` is not of rank 1 or not of an integer splits dtype (as TF).
     """
+    if dtype is None and isinstance(value, (list, tuple)) and \
+            any(isinstance(v, Tensor) for v in value):
+        # TF packs a list holding tensors at the int64 hint ([1, tf.size(x) - 1])
+        value = [cast(v, _dt.int64) if isinstance(v, Tensor) else v for v in value]
     t = convert_to_tensor(value, dtype=dtype, name=name,
                           dtype_hint=None if dtype is not None else _dt.int64)
     if t.dtype.base_dtype not in SPLITS_DTYPES:
