@@ -53,3 +53,25 @@ def test_placeholder_with_default_converts_its_input_in_its_own_scope(sess):
     with pytest.raises(ValueError, match=r"Dimension 0 in both shapes must be equal, but are "
                                          r"2 and 3. Shapes are \[2\] and \[3\]."):
         tf.placeholder_with_default([1.0, 2.0], shape=[3], name="bad")
+
+
+@pytest.mark.parametrize("make", [
+    lambda: tf.constant(None, tf.float32),
+    lambda: tf.convert_to_tensor(None, tf.float32),
+    lambda: tf.constant(1.0) - None,  # labels of None in a model_fn's loss
+    lambda: tf.add(tf.constant(1.0), None),
+    lambda: tf.constant(None, tf.bool),
+])
+def test_none_with_a_dtype_is_refused_not_nan(graph, make):
+    # TF 2.21's class and message; NumPy would make NaN of it
+    with pytest.raises(ValueError, match="None values not supported"):
+        make()
+
+
+@pytest.mark.parametrize("value, dtype", [([1.0, None], tf.float32),
+                                          ([[1, 2], [3, None]], tf.int32),
+                                          ([None], tf.string)])
+def test_none_inside_a_list_with_a_dtype_is_a_type_error(graph, value, dtype):
+    with pytest.raises(TypeError, match="Expected %s, but got None of type 'NoneType'."
+                       % dtype.name):
+        tf.constant(value, dtype)

@@ -33,6 +33,16 @@ def _const_value(op, index):
     return op._get_attr("value")
 
 
+def _holds_none(value) -> bool:
+    """Whether a nested list holds a None (which NumPy would make NaN, or an object, of
+    where TF refuses it). Only a list NumPy cannot make numbers of is scanned."""
+    try:
+        raw = np.asarray(value)
+    except ValueError:  # ragged: the conversion proper says so
+        return False
+    return raw.dtype == object and any(v is None for v in raw.reshape(-1).tolist())
+
+
 def _numpy_dtype_name(value) -> str:
     try:
         return np.asarray(value).dtype.name
@@ -43,6 +53,10 @@ def _numpy_dtype_name(value) -> str:
 def _to_array(value, dtype: Optional[_dt.DType], allow_cast: bool) -> np.ndarray:
     if dtype is None:
         dtype = _dt.dtype_of_value(value)
+    elif value is None:  # NumPy would make NaN of it
+        raise ValueError("None values not supported.")
+    elif isinstance(value, (list, tuple)) and _holds_none(value):
+        raise TypeError("Expected %s, but got None of type 'NoneType'." % dtype.name)
     if not dtype.is_numpy_compatible:  # resource, variant: no constant holds one (TF)
         raise TypeError("`dtype` %s is not compatible with %r of dtype %s."
                         % (dtype, value, _numpy_dtype_name(value)))
