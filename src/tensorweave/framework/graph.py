@@ -1137,9 +1137,14 @@ def _graph_of(values) -> Graph:
     """
     found, first = None, None
     for v in values:
-        g = v.graph if isinstance(v, (Tensor, Operation)) else getattr(v, "graph", None)
-        if not isinstance(g, Graph):
-            continue
+        if isinstance(v, Tensor):  # (the attributes, not the properties: op building's
+            g = v._op._graph        # hot path)
+        elif isinstance(v, Operation):
+            g = v._graph
+        else:
+            g = getattr(v, "graph", None)
+            if not isinstance(g, Graph):
+                continue
         if found is None:
             found, first = g, v
         elif g is not found:

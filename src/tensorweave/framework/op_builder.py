@@ -229,14 +229,14 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
               for v in (value if spec.is_list and isinstance(value, (list, tuple))
                         else [value])]
     g = _graph_of(values)
-    # as TF, an op is built in its inputs' graph, with that graph's scopes
-    in_graph = g.as_default() if g is not get_default_graph() else contextlib.nullcontext()
-    scope = contextlib.nullcontext()
+    scope = _NO_SCOPE
     if any(_dtype_hint(v) is None for v in values):
         if not (name and name.endswith("/")):  # "x/" is a scope the caller already opened
             name = g.unique_name(name or op_type) + "/"
         scope = g.name_scope(name)
-    with in_graph, scope:
+    if g is not get_default_graph():  # as TF, an op is built in its inputs' graph
+        scope = _within(g, scope)
+    with scope:
         try:
             flat = _convert_inputs(op_type, op_def, specs, inputs, attrs)
         except TypeError:
@@ -270,11 +270,22 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
                             "allowed values: %s" % (_param_of(op_def, k), v.name,
                                                     ", ".join(a.name for a in allowed)))
     # 4. outputs.
-    op = g._create_op_raw(op_type, flat, output_dtypes(op_def, attrs), attrs, op_def, name)
+    op = g._create_op_raw(op_type, flat, arg_dtypes(op_def.outputs, attrs), attrs, op_def,
+                          name)
     infer_shapes(op)
     if _op_callbacks._STATE.callbacks:
         _op_callbacks.invoke(op)
     return op
+
+
+_NO_SCOPE = contextlib.nullcontext()  # reusable: apply_op enters it for most ops
+
+
+@contextlib.contextmanager
+def _within(g, scope):
+    """`g` as the default graph (with its scopes), then `scope`."""
+    with g.as_default(), scope:
+        yield
 
 
 def _read_reference_tensors(inputs: list) -> Optional[list]:
