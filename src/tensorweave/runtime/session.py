@@ -293,8 +293,6 @@ def _with_fed_values(fetched: List[Tensor], feeds: tuple, values: list, out: lis
     array, as TF returns a tensor that is fed and fetched (so a 0-d feed comes back as a
     0-d array, not as a NumPy scalar)."""
     fed = dict(zip(feeds, values))
-    if not any(t in fed for t in fetched):
-        return out
     return [fed.get(t, v) for t, v in zip(fetched, out)]
 
 
@@ -546,7 +544,9 @@ class BaseSession:
                                  % (fetches, fetches))
             plan = self._get_plan((fetches,), (), feeds)
             out = self._execute(plan, values, options, run_metadata)[0]
-            return values[feeds.index(fetches)] if fetches in feeds else out
+            if feeds and id(fetches) in map(id, feeds):  # (no Tensor.__eq__ calls)
+                return values[feeds.index(fetches)]
+            return out
         if type(fetches) is Operation:
             plan = self._get_plan((), (fetches,), feeds)
             self._execute(plan, values, options, run_metadata)
@@ -564,7 +564,7 @@ class BaseSession:
                 self._mappers[key] = mapper
         plan = self._get_plan(tuple(mapper.tensors), tuple(mapper.targets), feeds)
         out = self._execute(plan, values, options, run_metadata)
-        if feeds:
+        if feeds and not set(map(id, feeds)).isdisjoint(map(id, mapper.tensors)):
             out = _with_fed_values(mapper.tensors, feeds, values, out)
         return mapper.build(out)
 
