@@ -97,8 +97,6 @@ REASONS = [
     ("data.experimental", "snapshot", "dataset snapshots on disk (TF2)"),
     ("data.experimental", "enable_debug_mode", "TF2's eager tf.data debug mode"),
     ("data.experimental", "get_model_proto", "TF2's tf.data autotuning model"),
-    ("data.experimental", "dense_to_ragged_batch", "tf.data has no RaggedTensor elements "
-                                                   "(RaggedTensor is graph-op only)"),
     ("data", "NumpyIterator", "iterates a dataset eagerly (TF2)"),
     ("feature_column", "sequence_*", "sequence columns are read by Keras' SequenceFeatures "
      "(TF2) or tf.contrib's sequence_input_layer, neither of which TF1's core has"),

@@ -101,3 +101,13 @@ def test_dense_to_sparse_batch(sess, drain):
     with pytest.raises(tf.errors.DataLossError, match=r"Input element had shape \(\[3\]\) "
                                                       r"that is larger than the row shape"):
         sess.run(nxt)
+
+
+def test_windows_of_sparse_components(drain):
+    # values recorded from TF 2.21
+    ds = tf.data.Dataset.from_tensor_slices(
+        tf.SparseTensor([[0, 0], [1, 1], [2, 0]], [1, 2, 3], [3, 2]))
+    batches = ds.window(2).flat_map(lambda w: w.batch(2))
+    assert tf.data.get_output_classes(batches) is tf.SparseTensor
+    assert [_triple(v) for v in drain(batches)] == [
+        ([[0, 0], [1, 1]], [1, 2], [2, 2]), ([[0, 0]], [3], [1, 2])]

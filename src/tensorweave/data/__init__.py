@@ -25,6 +25,8 @@ pipeline, iterators as device resources.
   file_cache.py    Dataset.cache(filename)
   parallel_map.py  Dataset.map with num_parallel_calls (threads, input order)
   prefetch.py      Dataset.prefetch (a thread reads ahead)
+  ragged_elements.py  RaggedTensor components (their leaf, run-time value and ops)
+  ragged_batching.py  dense_to_ragged_batch and Dataset.ragged_batch
   padding.py       per-component shapes nested as elements are; padded_batch's padded
                    shapes and padding values
 
@@ -32,8 +34,8 @@ Imported on first access of `tf.data` (tensorweave/__init__.py).
 """
 from tensorweave.data import (  # noqa: F401
     cardinality, dataset_ops, experimental, generators, grouping, iterator_checkpoint,
-    iterator_ops, lookup_tables, optional_ops, options, parallel_map, prefetch, readers,
-    resampling, sources, transforms)
+    iterator_ops, lookup_tables, optional_ops, options, parallel_map, prefetch,
+    ragged_batching, readers, resampling, sources, transforms)
 
 import sys as _sys  # noqa: E402
 

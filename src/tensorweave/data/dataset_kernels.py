@@ -15,8 +15,8 @@ from tensorweave.framework.api_export import export
 from tensorweave.framework.registry import TypeAttr, TypeListAttr, kernel, \
     not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape
-from tensorweave.data.pipeline import FixedLengthRecords, Once, Range, Records, Slices, \
-    SparseComponent, component_rows
+from tensorweave.data.pipeline import COMPOSITES, FixedLengthRecords, Once, Range, \
+    Records, Slices, SparseComponent, component_rows
 from tensorweave.data.pipeline_batching import Batch, PaddedBatch, Unbatch, Windows
 from tensorweave.data.pipeline_transforms import Cache, Concatenate, Filter, FlatMap, \
     Interleave, Map, Repeat, Shuffle, Skip, Take, Zip
@@ -200,7 +200,7 @@ def int_arg(x) -> int:
 
 
 def _components(ctx, components):
-    return [c if isinstance(c, (np.ndarray, SparseComponent)) else np.asarray(c)
+    return [c if isinstance(c, (np.ndarray,) + COMPOSITES) else np.asarray(c)
             for c in components]
 
 
@@ -208,7 +208,7 @@ def _components(ctx, components):
 def _slices_kernel(ctx, *components):
     comps = _components(ctx, components)
     for c in comps:
-        if not isinstance(c, SparseComponent) and c.ndim == 0:
+        if not isinstance(c, COMPOSITES) and c.ndim == 0:
             raise errors.InvalidArgumentError(None, ctx.op, "Unbatching a tensor is only "
                                               "supported for rank >= 1")
         if component_rows(c) != component_rows(comps[0]):

@@ -34,7 +34,9 @@ A SparseTensor component (a parse_example of VarLenFeatures, say) travels as one
 component holding its three arrays; its structure leaf is a SparseSpec (values dtype,
 dense shape), and functions and get_next see a SparseTensor again. Batching stacks such
 components (a new first dimension, as TF), unbatch and from_tensor_slices take their
-rows; padded_batch of them is a TypeError, as in TF. `window` makes elements whose
+rows; padded_batch of them is a TypeError, as in TF. A RaggedTensor component travels
+the same way (data/ragged_elements.py: a RaggedSpec leaf; a batch is a RaggedTensor of
+one more ragged dimension, as TF 2.x's). `window` makes elements whose
 components are datasets in the same way (a DatasetSpec leaf, a Dataset again in
 functions).
 
@@ -78,6 +80,8 @@ from tensorweave.data.dataset_kernels import AUTOTUNE, captured_inputs, cpu_core
     register_function, runs_functions, unique
 from tensorweave.data.padding import flat_padding_values, flatten_shapes, padded_shape, \
     padding_value
+from tensorweave.data import ragged_elements
+from tensorweave.data.ragged_elements import RaggedSpec
 
 
 # --- functions traced into the graph ----------------------------------------------------------
@@ -204,12 +208,12 @@ class ElementSpec:
         self._types = list(types)
         self._shapes = [TensorShape(s) for s in shapes]
 
-    def _leaves(self, dense, sparse) -> object:
-        """The structure with each component's `dense(k)`, or `sparse(spec)` for a
-        SparseTensor's."""
+    def _leaves(self, dense, composite) -> object:
+        """The structure with each component's `dense(k)`, or `composite(spec)` for a
+        SparseTensor's or RaggedTensor's."""
         leaves = nest.flatten(self._structure)
         return nest.pack_sequence_as(self._structure, [
-            sparse(m) if isinstance(m, SparseSpec) else
+            composite(m) if isinstance(m, COMPOSITE_SPECS) else
             m if isinstance(m, DatasetSpec) else dense(k)  # as TF: the spec for all three
             for k, m in enumerate(leaves)])
 
@@ -223,8 +227,10 @@ class ElementSpec:
 
     @property
     def output_classes(self):
+        """Tensor, SparseTensor, or (as TF) a RaggedTensor's tf.RaggedTensorSpec."""
         from tensorweave.framework.sparse_tensor import SparseTensor
-        return self._leaves(lambda k: _graph.Tensor, lambda m: SparseTensor)
+        return self._leaves(lambda k: _graph.Tensor, lambda m: m.spec if
+                            isinstance(m, RaggedSpec) else SparseTensor)
 
 
 @tf_export("data.Dataset")
@@ -261,8 +267,12 @@ class Dataset(ElementSpec):
 
     @property
     def element_spec(self):
-        """(shape, dtype) pairs in the element's structure."""
-        return nest.pack_sequence_as(self._structure, list(zip(self._shapes, self._types)))
+        """(shape, dtype) pairs in the element's structure (a tf.RaggedTensorSpec for a
+        RaggedTensor component)."""
+        return nest.pack_sequence_as(self._structure, [
+            m.spec if isinstance(m, RaggedSpec) else pair
+            for m, pair in zip(nest.flatten(self._structure),
+                               zip(self._shapes, self._types))])
 
     def _derive(self, op_type: str, inputs, attrs=None, structure=None, types=None,
                 shapes=None, others=()) -> "Dataset":
@@ -290,8 +300,8 @@ class Dataset(ElementSpec):
         """
         structure, flat = structure_of(tensors)
         leaves = nest.flatten(structure)
-        # a SparseTensor's dense shape stands for its component's
-        full = [m.shape if isinstance(m, SparseSpec) else t.shape
+        # a SparseTensor's dense shape (a RaggedTensor's shape) stands for its component's
+        full = [m.shape if isinstance(m, COMPOSITE_SPECS) else t.shape
                 for m, t in zip(leaves, flat)]
         for s in full:
             if s.ndims == 0:
@@ -300,13 +310,11 @@ class Dataset(ElementSpec):
         if len(dims) > 1:
             raise ValueError("Dimensions %s in the components of from_tensor_slices must be "
                              "equal" % sorted(dims))
-        shapes = [TensorShape([]) if isinstance(m, SparseSpec) else
+        shapes = [TensorShape([]) if isinstance(m, COMPOSITE_SPECS) else
                   s[1:] if s.ndims is not None else unknown_shape()
                   for m, s in zip(leaves, full)]
-        structure = nest.map_structure(lambda m: SparseSpec(m.dtype, m.shape[1:] if
-                                                            m.shape.ndims else m.shape)
-                                       if isinstance(m, SparseSpec) else m, structure)
-        return _source("TensorSliceDataset", flat, structure, [t.dtype for t in flat], shapes)
+        return _source("TensorSliceDataset", flat, _unbatched_leaves(structure),
+                       [t.dtype for t in flat], shapes)
 
     @staticmethod
     def from_tensors(tensors) -> "Dataset":
@@ -410,6 +418,13 @@ class Dataset(ElementSpec):
         shorter unless `drop_remainder`)."""
         return batched(self, batch_size, drop_remainder, "BatchDatasetV2")
 
+    def ragged_batch(self, batch_size, drop_remainder: bool = False,
+                     row_splits_dtype=_dt.int64, name: Optional[str] = None) -> "Dataset":
+        """Batches as `batch` makes them, dense components of varying shape batched
+        into RaggedTensors (data/ragged_batching.py)."""
+        from tensorweave.data.ragged_batching import ragged_batch
+        return ragged_batch(self, batch_size, drop_remainder, row_splits_dtype)
+
     def shuffle(self, buffer_size, seed: Optional[int] = None,
                 reshuffle_each_iteration: Optional[bool] = None) -> "Dataset":
         """The elements in a random order drawn through a buffer of `buffer_size`."""
@@ -437,10 +452,13 @@ class Dataset(ElementSpec):
           ValueError: a padded shape of another rank than its component, or smaller
             than a static dimension.
         """
-        if any(isinstance(m, SparseSpec) for m in nest.flatten(self._structure)):
-            raise TypeError("`padded_batch` is only supported for datasets that produce "
-                            "tensor elements but type spec of elements in the input dataset "
-                            "is not a subclass of TensorSpec: a SparseTensor component")
+        for m in nest.flatten(self._structure):
+            if isinstance(m, COMPOSITE_SPECS):
+                raise TypeError(
+                    "`padded_batch` is only supported for datasets that produce tensor "
+                    "elements but type spec of elements in the input dataset is not a "
+                    "subclass of TensorSpec: %s" % ("`%r`." % m.spec if isinstance(
+                        m, RaggedSpec) else "a SparseTensor component"))
         if padded_shapes is None:
             padded_shapes = self.output_shapes
         padded = [padded_shape(g) for g in flatten_shapes(self._structure, padded_shapes)]
@@ -471,15 +489,12 @@ class Dataset(ElementSpec):
         the next `size` elements `stride` apart (fewer at the end unless
         `drop_remainder`). An element of the result has the input's structure with a
         Dataset in place of each component (read it with flat_map, e.g.
-        `ds.window(3).flat_map(lambda w: w.batch(3))`).
-
-        Raises:
-          TypeError: SparseTensor components.
+        `ds.window(3).flat_map(lambda w: w.batch(3))`); a SparseTensor or RaggedTensor
+        component's dataset has elements of that kind.
         """
-        if any(isinstance(m, SparseSpec) for m in nest.flatten(self._structure)):
-            raise TypeError("Dataset.window of SparseTensor components is not supported "
-                            "by tensorweave")
-        leaves = [DatasetSpec(0, [t], [s]) for t, s in zip(self._types, self._shapes)]
+        leaves = [DatasetSpec(m if isinstance(m, COMPOSITE_SPECS) else 0, [t], [s])
+                  for m, t, s in zip(nest.flatten(self._structure), self._types,
+                                     self._shapes)]
         structure = nest.pack_sequence_as(self._structure, leaves)
         return self._derive("WindowDataset", [
             _count(size), _count(size if shift is None else shift), _count(stride),
@@ -502,10 +517,7 @@ class Dataset(ElementSpec):
             raise ValueError("`unbatch()` is only supported for datasets of elements whose "
                              "components have a matching leading dimension. Encountered "
                              "both %d and %d." % tuple(firsts[:2]))
-        structure = nest.map_structure(lambda m: SparseSpec(m.dtype, m.shape[1:] if
-                                                            m.shape.ndims else m.shape)
-                                       if isinstance(m, SparseSpec) else m, self._structure)
-        return self._derive("UnbatchDataset", [], structure=structure,
+        return self._derive("UnbatchDataset", [], structure=_unbatched_leaves(self._structure),
                             shapes=[s if t == _dt.variant else s[1:] if s.ndims else s
                                     for s, t in zip(self._shapes, self._types)])
 
@@ -695,6 +707,9 @@ def _lists_as_tensors(x):
         return convert_to_tensor(x)
     if isinstance(x, SparseTensorValue):
         return SparseTensor.from_value(x)
+    from tensorweave.ops.ragged import ragged_tensor, ragged_tensor_value
+    if isinstance(x, ragged_tensor_value.RaggedTensorValue):
+        return ragged_tensor.convert_to_tensor_or_ragged_tensor(x)
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         return type(x)(*[_lists_as_tensors(v) for v in x])
     if isinstance(x, tuple):
@@ -714,10 +729,12 @@ def structure_of(tensors):
     tensors = _lists_as_tensors(tensors)
     from tensorweave.framework.sparse_tensor import SparseTensor
     # each leaf is converted once: a NumPy array becomes one Const in the graph, as in TF
+    from tensorweave.ops.ragged.ragged_tensor import RaggedTensor
+    composites = (SparseTensor, RaggedTensor)
     tensors = nest.map_structure(
-        lambda t: t if isinstance(t, SparseTensor) else convert_to_tensor(t), tensors)
+        lambda t: t if isinstance(t, composites) else convert_to_tensor(t), tensors)
     for t in nest.flatten(tensors):
-        if isinstance(t, SparseTensor):
+        if isinstance(t, composites):
             continue
         if t.dtype == _dt.variant or t.dtype == _dt.resource:
             raise TypeError("tf.data components must be tensors of data, got %s" % t)
@@ -743,6 +760,25 @@ class SparseSpec:
 
     def __repr__(self):
         return "SparseSpec(%s, %s)" % (self.dtype.name, self.shape)
+
+    def batched(self, dim: Optional[int]) -> "SparseSpec":
+        """The leaf of a batch of these (first dimension `dim`)."""
+        return SparseSpec(self.dtype, TensorShape([dim]).concatenate(self.shape))
+
+    def unbatched(self) -> "SparseSpec":
+        """The leaf of a row of this."""
+        return SparseSpec(self.dtype, self.shape[1:] if self.shape.ndims else self.shape)
+
+
+# the leaves of components that are one variant at run time and a composite tensor in
+# functions and get_next
+COMPOSITE_SPECS = (SparseSpec, RaggedSpec)
+
+
+def _unbatched_leaves(structure):
+    """`structure` with each composite leaf that of one of its rows."""
+    return nest.map_structure(lambda m: m.unbatched() if isinstance(m, COMPOSITE_SPECS)
+                              else m, structure)
 
 
 class DatasetSpec:
@@ -770,12 +806,17 @@ class DatasetSpec:
 
 
 def flatten_element(element):
-    """(structure, flat component tensors): SparseTensors and Datasets become one variant
-    component each, with a SparseSpec or DatasetSpec leaf."""
+    """(structure, flat component tensors): SparseTensors, RaggedTensors and Datasets
+    become one variant component each, with a SparseSpec, RaggedSpec or DatasetSpec leaf."""
     from tensorweave.framework.sparse_tensor import SparseTensor
+    from tensorweave.ops.ragged.ragged_tensor import RaggedTensor
     leaves, flat = [], []
     for x in nest.flatten(element):
-        if isinstance(x, Dataset):
+        if isinstance(x, RaggedTensor):
+            leaf, component = ragged_elements.encode_ragged(x)
+            flat.append(component)
+            leaves.append(leaf)
+        elif isinstance(x, Dataset):
             flat.append(x._variant)
             leaves.append(DatasetSpec(x._structure, x._types, x._shapes))
         elif isinstance(x, SparseTensor):
@@ -791,7 +832,7 @@ def flatten_element(element):
 
 def pack_element(structure, tensors):
     """The element of `structure` from its flat component tensors (a SparseTensor again
-    for each SparseSpec leaf)."""
+    for each SparseSpec leaf, a RaggedTensor for each RaggedSpec)."""
     from tensorweave.framework.sparse_tensor import SparseTensor
     out = []
     for leaf, t in zip(nest.flatten(structure), tensors):
@@ -807,6 +848,8 @@ def pack_element(structure, tensors):
             indices.set_shape([None, leaf.shape.ndims])
             dense_shape.set_shape([leaf.shape.ndims])
             t = SparseTensor(indices, values, dense_shape)
+        elif isinstance(leaf, RaggedSpec):
+            t = ragged_elements.decode(t, leaf)
         elif isinstance(leaf, DatasetSpec):
             t = Dataset(t, leaf.structure, leaf.types, leaf.shapes)
         out.append(t)
@@ -825,7 +868,7 @@ def read_element(op_type: str, inputs, spec: "ElementSpec", name: str):
 
 def element_structure(output_types, output_shapes=None, output_classes=None):
     """(structure, flat types, flat shapes) of an iterator's declared elements; a leaf
-    whose class is SparseTensor is one variant component."""
+    whose class is SparseTensor (or a tf.RaggedTensorSpec) is one variant component."""
     from tensorweave.framework.sparse_tensor import SparseTensor
     types = [_dt.as_dtype(t) for t in nest.flatten(output_types)]
     if output_shapes is None:
@@ -834,11 +877,12 @@ def element_structure(output_types, output_shapes=None, output_classes=None):
         shapes = [TensorShape(s) for s in flatten_shapes(output_types, output_shapes)]
     classes = [None] * len(types) if output_classes is None else \
         nest.flatten(output_classes)
-    leaves = [SparseSpec(t, s) if c is SparseTensor else 0
+    leaves = [SparseSpec(t, s) if c is SparseTensor else
+              ragged_elements.as_ragged_spec(c, t, s) or 0
               for t, s, c in zip(types, shapes, classes)]
-    flat_types = [_dt.variant if isinstance(m, SparseSpec) else t
+    flat_types = [_dt.variant if isinstance(m, COMPOSITE_SPECS) else t
                   for m, t in zip(leaves, types)]
-    flat_shapes = [TensorShape([]) if isinstance(m, SparseSpec) else s
+    flat_shapes = [TensorShape([]) if isinstance(m, COMPOSITE_SPECS) else s
                    for m, s in zip(leaves, shapes)]
     return nest.pack_sequence_as(output_types, leaves), flat_types, flat_shapes
 
@@ -880,8 +924,8 @@ def batched(ds: Dataset, batch_size, drop_remainder, op_type: str) -> Dataset:
     static = _batch_dim(size, drop_remainder)
     shapes = [s if t == _dt.variant else TensorShape([static]).concatenate(s)
               for s, t in zip(ds._shapes, ds._types)]
-    structure = nest.map_structure(lambda m: SparseSpec(m.dtype, TensorShape(
-        [static]).concatenate(m.shape)) if isinstance(m, SparseSpec) else m, ds._structure)
+    structure = nest.map_structure(lambda m: m.batched(static) if isinstance(
+        m, COMPOSITE_SPECS) else m, ds._structure)
     return ds._derive(op_type, [size, convert_to_tensor(drop_remainder, _dt.bool)],
                       structure=structure, shapes=shapes)
 

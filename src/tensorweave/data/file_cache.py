@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 from tensorweave.framework import errors
-from tensorweave.data.pipeline import DatasetValue, SparseComponent
+from tensorweave.data.pipeline import COMPOSITES, DatasetValue
 
 SUFFIX = ".tw-cache"
 _TEMPORARIES = itertools.count()
@@ -85,9 +85,10 @@ class FileCache(DatasetValue):
 
     def _encoded(self, component) -> bytes:
         from tensorweave.distribute import wire
-        if isinstance(component, (SparseComponent, DatasetValue)):
+        if isinstance(component, COMPOSITES + (DatasetValue,)):
+            kind = {"SparseComponent": "SparseTensor", "RaggedComponent": "RaggedTensor"}
             raise errors.UnimplementedError(
                 None, self.op, "Dataset.cache(filename) of %s components is not supported "
-                "by tensorweave (cache() in memory is)" % (
-                    "SparseTensor" if isinstance(component, SparseComponent) else "dataset"))
+                "by tensorweave (cache() in memory is)"
+                % kind.get(type(component).__name__, "dataset"))
         return wire.encode_tensor(np.asarray(component))

@@ -2,10 +2,11 @@
 iterator's pass reads them (dataset_ops.py has the overview).
 
 An element is a list of component values (NumPy arrays, or a SparseComponent for a
-SparseTensor); `read(value, ctx, with_errors)` yields them in order. This module has what
-every value shares (the pass's context and seeds, the DatasetValue base, ElementError
-and its rules) and the sources (slices, ranges, records of files); the transformations
-are in pipeline_transforms.py and pipeline_batching.py.
+SparseTensor, a RaggedComponent for a RaggedTensor); `read(value, ctx, with_errors)`
+yields them in order. This module has what every value shares (the pass's context and
+seeds, the DatasetValue base, ElementError and its rules) and the sources (slices,
+ranges, records of files); the transformations are in pipeline_transforms.py and
+pipeline_batching.py.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.runtime.values import element
+from tensorweave.data.ragged_elements import RaggedComponent
 
 if TYPE_CHECKING:
     from tensorweave.data.dataset_ops import DatasetFunction
@@ -162,13 +164,13 @@ def sub_dataset(ctx, node, fn: "DatasetFunction", element) -> DatasetValue:
 
 
 def component_rows(c) -> int:
-    """The first dimension of a component (an array or a SparseComponent)."""
-    return c.rows() if isinstance(c, SparseComponent) else np.shape(c)[0]
+    """The first dimension of a component (an array or a composite component)."""
+    return c.rows() if isinstance(c, COMPOSITES) else np.shape(c)[0]
 
 
 def component_row(c, i: int):
     # element(): a row of a string vector is a 0-d object array, not NumPy's bare bytes
-    return c.row(i) if isinstance(c, SparseComponent) else element(c[i])
+    return c.row(i) if isinstance(c, COMPOSITES) else element(c[i])
 
 
 class Slices(DatasetValue):
@@ -183,7 +185,7 @@ class Slices(DatasetValue):
             yield [component_row(c, i) for c in self.components]
 
     def blocks(self, ctx):
-        if any(isinstance(c, SparseComponent) for c in self.components):
+        if any(isinstance(c, COMPOSITES) for c in self.components):
             return None
         return iter([[np.asarray(c) for c in self.components]])
 
@@ -329,3 +331,7 @@ class SparseComponent:
         return SparseComponent(np.concatenate(indices).reshape(-1, rank + 1),
                                np.concatenate([np.asarray(p.values) for p in parts]),
                                np.concatenate([[len(parts)], shape]))
+
+
+# the run-time values of composite components: each has rows(), row(i) and stack(parts)
+COMPOSITES = (SparseComponent, RaggedComponent)

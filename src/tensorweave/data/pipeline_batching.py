@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweave.framework import errors
-from tensorweave.data.pipeline import DatasetValue, ElementError, SparseComponent, \
+from tensorweave.data.pipeline import COMPOSITES, DatasetValue, ElementError, \
     component_row, component_rows, read
 
 
@@ -119,8 +119,8 @@ def _joined(parts):
 def stack(ctx, batch):
     out = []
     for j in range(len(batch[0])):
-        if isinstance(batch[0][j], SparseComponent):
-            out.append(SparseComponent.stack([e[j] for e in batch]))
+        if isinstance(batch[0][j], COMPOSITES):
+            out.append(type(batch[0][j]).stack([e[j] for e in batch]))
             continue
         parts = [np.asarray(e[j]) for e in batch]
         first = parts[0].shape

@@ -46,6 +46,8 @@ not_differentiable("StopGradient")
 
 def stop_gradient(input, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """Forwards `input`; gradients do not flow through it (TF1 `tf.stop_gradient`)."""
+    if hasattr(input, "_stop_gradient_for"):  # a composite (RaggedTensor): its values
+        return input._stop_gradient_for(name)
     return apply_op("StopGradient", [input], name=name or "StopGradient")._outputs[0]
 
 

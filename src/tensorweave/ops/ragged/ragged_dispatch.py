@@ -3,7 +3,10 @@
 Each row names public ops and how a RaggedTensor argument is handled: elementwise ops
 run on `flat_values` and keep the row partition, reductions go to
 ragged_reduction_ops, concat and stack to ragged_array_ops, gather, where, tile and the
-other array ops (and the unsorted segment ops) to ragged_array_dispatch. The exported function is
+other array ops (and the unsorted segment ops) to ragged_array_dispatch, split and reshape
+to ragged_split_ops, matmul to ragged_matmul, strings.reduce_join to
+ragged_reduction_ops (tf.stop_gradient, imported directly by the package, reaches the
+flat values through RaggedTensor._stop_gradient_for). The exported function is
 replaced by a wrapper (api_export.replace_export) that calls the original whenever no
 RaggedTensor is among the arguments, so dense programs see no change but one check.
 """
@@ -14,10 +17,10 @@ import inspect
 from typing import Callable
 
 from tensorweave.framework import api_export
-from tensorweave.ops.ragged import ragged_array_dispatch
+from tensorweave.ops.ragged import ragged_array_dispatch, ragged_matmul, ragged_split_ops
 from tensorweave.ops.ragged.ragged_array_ops import ragged_concat, ragged_stack
 from tensorweave.ops.ragged.ragged_math_ops import elementwise_binary
-from tensorweave.ops.ragged.ragged_reduction_ops import reduce as ragged_reduce
+from tensorweave.ops.ragged.ragged_reduction_ops import reduce as ragged_reduce, reduce_join
 from tensorweave.ops.ragged.ragged_tensor import RaggedTensor
 
 UNARY = ("abs", "negative", "sign", "square", "sqrt", "rsqrt", "exp", "math.expm1", "log",
@@ -155,6 +158,11 @@ def install_dispatch() -> None:
     _install("concat", lambda original: _joining(original, ragged_concat))
     _install("stack", lambda original: _joining(original, ragged_stack))
     for name, ragged_version in ragged_array_dispatch.routed_ops():
+        _install(name, lambda original, fn=ragged_version: _routed(original, fn))
+    for name, ragged_version in (("split", ragged_split_ops.split),
+                                 ("reshape", ragged_split_ops.reshape),
+                                 ("matmul", ragged_matmul.matmul),
+                                 ("strings.reduce_join", reduce_join)):
         _install(name, lambda original, fn=ragged_version: _routed(original, fn))
     for name in SEGMENT_OPS:
         _install(name, lambda original: _routed(original, functools.partial(

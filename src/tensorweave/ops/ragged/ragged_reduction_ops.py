@@ -5,11 +5,12 @@ a segment of `values`; along axis 0 the segments are the positions within the ro
 When the values are themselves ragged, the rows of one segment combine elementwise
 into a row as long as the longest of them (`_segment_reduce`). Axes inside the values
 recurse into them. Empty rows give the reduction's identity: 0 for sum, 1 for prod,
-the lowest/highest value for max/min, NaN for mean, as in TF.
+the lowest/highest value for max/min, NaN for mean, as in TF. tf.strings.reduce_join
+is the same walk with UnsortedSegmentJoin (an empty row joins to "").
 """
 from __future__ import annotations
 
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Tuple
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.graph import Tensor, name_scope
@@ -26,6 +27,7 @@ from tensorweave.ops.ragged.ragged_conversion_ops import value_positions
 from tensorweave.ops.ragged.ragged_tensor import RaggedTensor
 
 # reduction -> (its unsorted segment op, its dense reduction)
+Reducer = Tuple[Callable, Callable]
 _KINDS = {
     "sum": (segment_ops.unsorted_segment_sum, reduction_ops.reduce_sum),
     "prod": (segment_ops.unsorted_segment_prod, reduction_ops.reduce_prod),
@@ -42,8 +44,7 @@ def reduce(kind: str, rt: RaggedTensor, axis=None, keepdims=None,
       A Tensor, or a RaggedTensor where ragged dimensions remain.
 
     Raises:
-      ValueError: an axis out of range or not constant, or keepdims=True with a ragged
-        result (not supported).
+      ValueError: an axis out of range or not constant.
     """
     with name_scope(name, scope, [rt.flat_values]):
         axes = _normalized_axes(rt, axis)
@@ -51,11 +52,34 @@ def reduce(kind: str, rt: RaggedTensor, axis=None, keepdims=None,
             result = _mean(rt, axes)
         elif kind in ("any", "all"):
             as_int = rt.with_flat_values(cast(rt.flat_values, _dt.int32))
-            result = _reduce_axes("sum" if kind == "any" else "prod", as_int, axes)
+            result = _reduce_axes(_KINDS["sum" if kind == "any" else "prod"], as_int, axes)
             result = _map(result, lambda t: cast(t, _dt.bool))
         else:
-            result = _reduce_axes(kind, rt, axes)
+            result = _reduce_axes(_KINDS[kind], rt, axes)
         return _keep_dims(result, axes, rt.shape.rank) if keepdims else result
+
+
+def reduce_join(inputs, axis=None, keep_dims=None, separator: str = "",
+                name: Optional[str] = None, reduction_indices=None, keepdims=None):
+    """tf.strings.reduce_join of a RaggedTensor of strings: the strings of each row of
+    the reduced axes joined with `separator`, in row-major order (as TF's).
+
+    Returns:
+      A Tensor, or a RaggedTensor where ragged dimensions remain.
+
+    Raises:
+      ValueError: an axis out of range or not constant.
+    """
+    from tensorweave.ops.string import string_ngram_ops, string_ops
+    axis = reduction_indices if axis is None else axis
+    keep = keepdims if keepdims is not None else keep_dims
+    joiner = (lambda data, ids, n: string_ngram_ops.unsorted_segment_join(
+                  data, ids, n, separator=separator),
+              lambda x, axis=None: string_ops.reduce_join(x, axis=axis, separator=separator))
+    with name_scope(name, "RaggedReduceJoin", [inputs.flat_values]):
+        axes = _normalized_axes(inputs, axis)
+        result = _reduce_axes(joiner, inputs, axes)
+        return _keep_dims(result, axes, inputs.shape.rank) if keep else result
 
 
 def _normalized_axes(rt: RaggedTensor, axis) -> Optional[List[int]]:
@@ -76,19 +100,20 @@ def _normalized_axes(rt: RaggedTensor, axis) -> Optional[List[int]]:
     return sorted(set(out), reverse=True)
 
 
-def _reduce_axes(kind: str, rt: RaggedTensor, axes):
+def _reduce_axes(reducer: Reducer, rt: RaggedTensor, axes):
+    """`reducer` ((unsorted segment op, dense reduction)) over `axes` (None: all)."""
     if axes is None:
-        return _KINDS[kind][1](rt.flat_values)
+        return reducer[1](rt.flat_values)
     result = rt
     for axis in axes:  # innermost first, so the outer axes keep their numbers
-        result = _reduce_one(kind, result, axis)
+        result = _reduce_one(reducer, result, axis)
     return result
 
 
-def _reduce_one(kind: str, x, axis: int):
+def _reduce_one(reducer: Reducer, x, axis: int):
+    segment_op, dense_op = reducer
     if not isinstance(x, RaggedTensor):
-        return _KINDS[kind][1](x, axis=axis)
-    segment_op = _KINDS[kind][0]
+        return dense_op(x, axis=axis)
     if axis == 0:
         _, cols = value_positions(x)
         longest = _longest(x)
@@ -96,7 +121,7 @@ def _reduce_one(kind: str, x, axis: int):
     if axis == 1:
         rowids = cast(x.value_rowids(), _dt.int64)
         return _segment_reduce(segment_op, x.values, rowids, x.nrows(out_type=_dt.int64))
-    return x.with_values(_reduce_one(kind, x.values, axis - 1))
+    return x.with_values(_reduce_one(reducer, x.values, axis - 1))
 
 
 def _longest(rt: RaggedTensor) -> Tensor:
@@ -126,9 +151,9 @@ def _mean(rt: RaggedTensor, axes):
     """sum / count, in float64 for integer values (as TF's ragged reduce_mean)."""
     flat = rt.flat_values
     float_type = flat.dtype if flat.dtype.is_floating else _dt.float64
-    total = _reduce_axes("sum", rt.with_flat_values(cast(flat, float_type)), axes)
+    total = _reduce_axes(_KINDS["sum"], rt.with_flat_values(cast(flat, float_type)), axes)
     ones = rt.with_flat_values(ones_like(flat, dtype=float_type))
-    count = _reduce_axes("sum", ones, axes)
+    count = _reduce_axes(_KINDS["sum"], ones, axes)
     if isinstance(total, RaggedTensor):
         return total.with_flat_values(total.flat_values / count.flat_values)
     return total / count
@@ -139,11 +164,12 @@ def _map(x, fn):
 
 
 def _keep_dims(result, axes, rank: int):
-    if isinstance(result, RaggedTensor):
-        raise ValueError("keepdims=True for a reduction with a ragged result is not "
-                         "supported")
+    """`result` with a dimension of size 1 for each reduced axis (a ragged result as
+    TF's: tf.expand_dims of the RaggedTensor)."""
     if axes is None:
         return reshape(result, [1] * rank)
+    from tensorweave.ops.ragged.ragged_array_dispatch import expand_dims as ragged_expand
     for axis in sorted(axes):
-        result = expand_dims(result, axis)
+        result = ragged_expand(result, axis) if isinstance(result, RaggedTensor) else \
+            expand_dims(result, axis)
     return result

@@ -354,6 +354,12 @@ class RaggedTensor:
         from tensorweave.ops.ragged import ragged_array_dispatch
         return ragged_array_dispatch.identity(self, name)
 
+    def _stop_gradient_for(self, name: Optional[str] = None) -> "RaggedTensor":
+        """tf.stop_gradient of the flat values, the row partition kept (the hook
+        structure.stop_gradient calls; TF dispatches it as an elementwise op)."""
+        from tensorweave.ops.control_flow.structure import stop_gradient
+        return self.with_flat_values(stop_gradient(self.flat_values, name))
+
     def consumers(self):
         return self.flat_values.consumers()
 
