@@ -316,3 +316,97 @@ def test_build_tensor_info_of_a_variable(graph):
     assert [d.size for d in info.tensor_shape.dim] == [2, 3]
     with pytest.raises(TypeError, match="expects a Tensor or SparseTensor"):
         tf.saved_model.build_tensor_info(3.0)
+
+
+# --- probe round: differences from TF 2.21 found by running both -------------------------
+def _save_matmul_model(export_dir, **builder_kwargs):
+    x = tf.placeholder(tf.float32, [None, 2], name="x")
+    w = tf.Variable([[1.0], [2.0]], name="w")
+    tf.matmul(x, w, name="y")
+    with tf.Session() as sess:
+        sess.run(w.initializer)
+        b = tf.saved_model.builder.SavedModelBuilder(export_dir)
+        b.add_meta_graph_and_variables(sess, ["serve"], **builder_kwargs)
+        b.save()
+
+
+@pytest.mark.parametrize("strip", [True, False])
+def test_strip_default_attrs_is_recorded_in_the_meta_info(graph, tmp_path, strip):
+    # TF 2.21 writes meta_info_def.stripped_default_attrs = strip, and leaves MatMul's
+    # default-valued transpose_a/transpose_b out of the graph when stripping
+    export = str(tmp_path / "m")
+    _save_matmul_model(export, strip_default_attrs=strip)
+    with tf.Session(graph=tf.Graph()) as sess:
+        mg = tf.saved_model.loader.load(sess, ["serve"], export)
+        y = sess.run("y:0", {"x:0": [[3.0, 4.0]]})
+    assert mg.meta_info_def.stripped_default_attrs is strip
+    matmul = [n for n in mg.graph_def.node if n.name == "y"][0]
+    assert ("transpose_a" in matmul.attr) is not strip
+    np.testing.assert_allclose(y, [[11.0]])
+
+
+def test_export_meta_graph_records_stripped_default_attrs(graph, tmp_path):
+    from tensorboard.compat.proto import meta_graph_pb2
+    tf.matmul([[1.0]], [[2.0]], name="y")
+    path = str(tmp_path / "g.meta")
+    tf.train.export_meta_graph(path, strip_default_attrs=True)
+    written = meta_graph_pb2.MetaGraphDef.FromString(open(path, "rb").read())
+    assert written.meta_info_def.stripped_default_attrs
+    assert not tf.train.export_meta_graph().to_proto().meta_info_def.stripped_default_attrs
+
+
+def test_builder_on_a_file_raises_tf_not_found(tmp_path):
+    # TF lists the path as a directory: NotFoundError "Could not find directory <path>"
+    path = tmp_path / "a_file"
+    path.write_text("x")
+    with pytest.raises(tf.errors.NotFoundError, match="Could not find directory .*a_file"):
+        tf.saved_model.builder.SavedModelBuilder(str(path))
+
+
+def test_unknown_keyword_arguments_are_type_errors(graph, tmp_path):
+    # TF passes load's **saver_kwargs on to import_meta_graph, whose callee rejects an
+    # unknown keyword with Python's TypeError
+    export = str(tmp_path / "m")
+    _save_matmul_model(export)
+    with tf.Session(graph=tf.Graph()) as sess:
+        with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+            tf.saved_model.loader.load(sess, ["serve"], export, bogus=True)
+    meta_graph = tf.train.export_meta_graph()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        tf.train.import_meta_graph(meta_graph, bogus=1)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        tf.train.export_meta_graph(bogus=1)
+
+
+def test_signature_dtype_errors_use_tf_wording(graph):
+    # TF 2.21: "... Found tensors of type <dtype>" in the classification checks, "...
+    # Found tensors with type <dtype>." in the regression ones (TF prints the enum; the
+    # dtype's name is what it stands for)
+    examples = tf.placeholder(tf.string, [None])
+    ints = tf.placeholder(tf.int32, [None])
+    floats = tf.placeholder(tf.float32, [None])
+    with pytest.raises(ValueError, match=r"^Regression input tensors must be of type "
+                       r"string. Found tensors with type float32.$"):
+        tf.saved_model.regression_signature_def(floats, floats)
+    with pytest.raises(ValueError, match=r"^Regression output tensors must be of type "
+                       r"float. Found tensors with type int32.$"):
+        tf.saved_model.regression_signature_def(examples, ints)
+    with pytest.raises(ValueError, match=r"^Classification classes must be of type string "
+                       r"Tensor. Found tensors of type int32.$"):
+        tf.saved_model.classification_signature_def(examples, ints, None)
+
+
+def test_a_model_with_functional_control_flow_names_the_tf1_switch(tmp_path):
+    # TF 2.21 with only disable_eager_execution() writes tf.while_loop as a While op
+    # calling library functions, which tensorweave does not run: the error says how the
+    # writer gets TF1's Enter/Exit form instead
+    from tensorweave.saved_model import saved_model_file
+    saved = saved_model_file.saved_model_class()(saved_model_schema_version=1)
+    meta_graph = saved.meta_graphs.add()
+    meta_graph.meta_info_def.tags.append("serve")
+    meta_graph.graph_def.library.function.add().signature.name = "while_body_9"
+    (tmp_path / "saved_model.pb").write_bytes(saved.SerializeToString())
+    with tf.Session(graph=tf.Graph()) as sess:
+        with pytest.raises(ValueError, match=r"function library \(while_body_9\).*"
+                           r"disable_control_flow_v2\(\)"):
+            tf.saved_model.loader.load(sess, ["serve"], str(tmp_path))

@@ -410,8 +410,13 @@ def graph_def_from_proto(proto) -> "_ser.GraphDef":
         no tensorweave form.
     """
     if len(proto.library.function):
+        # TF 2.x writes even a compat.v1 program's tf.cond/tf.while_loop as functional
+        # If/While ops: name the way to get the TF1 form tensorweave reads
         raise ValueError("GraphDef has a function library (%s); graphs with functions are "
-                         "not supported by tensorweave"
+                         "not supported by tensorweave. A TF 2.x program writes "
+                         "tf.cond/tf.while_loop as If/While functions unless it calls "
+                         "tf.compat.v1.disable_control_flow_v2() (or disable_v2_behavior()) "
+                         "before building the graph"
                          % ", ".join(f.signature.name for f in proto.library.function))
     return _ser.GraphDef([node_def_from_proto(n) for n in proto.node],
                          _ser.VersionDef(proto.versions.producer,

@@ -15,6 +15,7 @@ import os
 from typing import Dict, Optional
 
 from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
 from tensorweave.platform import file_io
@@ -34,6 +35,7 @@ class SavedModelBuilder:
 
     Raises:
       AssertionError: `export_dir` exists and is not empty.
+      NotFoundError: `export_dir` is a file.
     """
 
     def __init__(self, export_dir):
@@ -41,6 +43,10 @@ class SavedModelBuilder:
             saved_model_schema_version=_c.SAVED_MODEL_SCHEMA_VERSION)
         self._export_dir = file_io.fspath(export_dir)
         if file_io.exists(self._export_dir):
+            if not file_io.isdir(self._export_dir):
+                # TF lists the path as a directory, which fails with its NotFoundError
+                raise errors.NotFoundError(None, None, "Could not find directory %s"
+                                           % self._export_dir)
             if file_io.listdir(self._export_dir):
                 raise AssertionError(
                     "Export directory %s already exists, and isn't empty. Please choose "

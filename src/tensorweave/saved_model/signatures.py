@@ -187,16 +187,21 @@ def regression_signature_def(examples, predictions):
                          "`examples` of type %s." % type(examples))
     if predictions is None:
         raise ValueError("Regression `predictions` cannot be None.")
-    _require(examples, _dt.string, "Regression input tensors must be of type string.")
-    _require(predictions, _dt.float32, "Regression output tensors must be of type float.")
+    _require(examples, _dt.string, "Regression input tensors must be of type string.",
+             found="with")
+    _require(predictions, _dt.float32, "Regression output tensors must be of type float.",
+             found="with")
     return build_signature_def({_c.REGRESS_INPUTS: build_tensor_info(examples)},
                                {_c.REGRESS_OUTPUTS: build_tensor_info(predictions)},
                                _c.REGRESS_METHOD_NAME)
 
 
-def _require(tensor, dtype, message: str) -> None:
+def _require(tensor, dtype, message: str, found: str = "of") -> None:
+    """Raises ValueError(`message` and the dtype found) when `tensor` is not `dtype`;
+    `found` is TF's wording, "of type" in the classification checks, "with type" in the
+    regression ones."""
     if tensor.dtype.base_dtype != dtype:
-        raise ValueError("%s Found tensors of type %s." % (message, tensor.dtype.name))
+        raise ValueError("%s Found tensors %s type %s." % (message, found, tensor.dtype.name))
 
 
 @tf_export("saved_model.is_valid_signature",

@@ -256,12 +256,14 @@ class CollectionDef:
 class MetaInfoDef:
     def __init__(self, meta_graph_version: str = "", tensorflow_version: str = "",
                  stripped_op_list: Optional[List[str]] = None, tags: Optional[List[str]] = None,
-                 any_info: Optional[str] = None):
+                 any_info: Optional[str] = None, stripped_default_attrs: bool = False):
         self.meta_graph_version = meta_graph_version
         self.tensorflow_version = tensorflow_version
         self.stripped_op_list = list(stripped_op_list or [])
         self.tags = list(tags or [])
         self.any_info = any_info
+        # tells an importer to add the attrs left out back with their op's defaults
+        self.stripped_default_attrs = stripped_default_attrs
 
     def _to_json(self) -> dict:
         d = {"meta_graph_version": self.meta_graph_version,
@@ -269,12 +271,15 @@ class MetaInfoDef:
              "stripped_op_list": self.stripped_op_list, "tags": self.tags}
         if self.any_info is not None:
             d["any_info"] = self.any_info
+        if self.stripped_default_attrs:
+            d["stripped_default_attrs"] = True
         return d
 
     @classmethod
     def _from_json(cls, d: dict) -> "MetaInfoDef":
         return cls(d.get("meta_graph_version", ""), d.get("tensorflow_version", ""),
-                   d.get("stripped_op_list"), d.get("tags"), d.get("any_info"))
+                   d.get("stripped_op_list"), d.get("tags"), d.get("any_info"),
+                   d.get("stripped_default_attrs", False))
 
 
 @tf_export("MetaGraphDef")
@@ -321,6 +326,7 @@ class MetaGraphDef:
         info, mi = self.meta_info_def, proto.meta_info_def
         mi.meta_graph_version = info.meta_graph_version
         mi.tensorflow_version = info.tensorflow_version
+        mi.stripped_default_attrs = info.stripped_default_attrs
         mi.tags.extend(info.tags)
         # written with the private ops lowered to standard TF ops, which the op list names
         graph_def = _lowering.lower_private_ops(self.graph_def)
@@ -353,7 +359,8 @@ class MetaGraphDef:
         _, saver_pb2, variable_pb2 = _pbs()
         mi = proto.meta_info_def
         info = MetaInfoDef(mi.meta_graph_version, mi.tensorflow_version,
-                           [op.name for op in mi.stripped_op_list.op], list(mi.tags))
+                           [op.name for op in mi.stripped_op_list.op], list(mi.tags),
+                           stripped_default_attrs=mi.stripped_default_attrs)
         saver = SaverDef.from_proto(proto.saver_def) if proto.HasField("saver_def") else None
         collections = {}
         for key, cd in proto.collection_def.items():
@@ -598,9 +605,11 @@ def export_meta_graph(filename: Optional[str] = None, meta_info_def=None, graph_
     Raises:
       ValueError: `graph_def` and `graph` both given, or a node in `export_scope` has an
         input outside it.
+      TypeError: an unknown keyword argument.
     """
-    if kwargs:
-        raise ValueError("Unrecognized keyword arguments: %s" % sorted(kwargs))
+    if kwargs:  # a TypeError, as calling TF's with an unknown keyword is
+        raise TypeError("export_meta_graph() got an unexpected keyword argument '%s'"
+                        % sorted(kwargs)[0])
     if save_debug_info:
         raise NotImplementedError("export_meta_graph(save_debug_info=True) is not supported "
                                   "by tensorweave: GraphDebugInfo files are not written")
@@ -625,7 +634,8 @@ def export_meta_graph(filename: Optional[str] = None, meta_info_def=None, graph_
     if meta_info_def is None:
         import tensorweave
         meta_info_def = MetaInfoDef(tensorflow_version=tensorweave.__version__,
-                                    stripped_op_list=sorted({n.op for n in graph_def.node}))
+                                    stripped_op_list=sorted({n.op for n in graph_def.node}),
+                                    stripped_default_attrs=strip_default_attrs)
     if saver_def is not None and export_scope:
         saver_def = SaverDef(**{k: getattr(saver_def, k) for k in SaverDef._FIELDS})
         for field in ("filename_tensor_name", "save_tensor_name", "restore_op_name"):
@@ -681,13 +691,17 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
       A Saver (from the SaverDef, or a new one when the graph has variables but no
       SaverDef), or None when there is nothing to save. As in TF, only the Saver, also
       with `return_elements` (get the elements from the graph by name).
+
+    Raises:
+      TypeError: an unknown keyword argument.
     """
     from tensorweave.ops.state.variables import Variable, VariableDef
     from tensorweave.train.saver import Saver
     input_map = kwargs.pop("input_map", None)
     return_elements = kwargs.pop("return_elements", None)
-    if kwargs:
-        raise ValueError("Unrecognized keyword arguments: %s" % sorted(kwargs))
+    if kwargs:  # a TypeError, as calling TF's with an unknown keyword is
+        raise TypeError("import_meta_graph() got an unexpected keyword argument '%s'"
+                        % sorted(kwargs)[0])
     mg = meta_graph_or_file
     if _gp.is_message(mg, "MetaGraphDef"):
         mg = MetaGraphDef.from_proto(mg)
