@@ -836,3 +836,13 @@ def test_not_differentiable_ops_give_no_gradient(graph):
     for y in (tf.cast(apply_rank(x), tf.float64), tf.zeros_like(tf.identity(x)) + 0.0,
               tf.ones_like(x)):
         assert tf.gradients(y, x)[0] is None
+
+
+def test_stack_gives_python_values_the_dtype_of_the_tensors(sess):
+    # TF's Pack infers its type from the tensors among the values
+    x = tf.constant(3, tf.int64)
+    y = tf.stack([2, x])
+    assert y.dtype == tf.int64
+    np.testing.assert_array_equal(sess.run(y), np.array([2, 3], np.int64))
+    with pytest.raises(TypeError):
+        tf.stack([2.5, x])

@@ -437,7 +437,10 @@ def stack(values, axis: int = 0, name: str = "stack") -> Tensor:
             return convert_to_tensor(values, name=name)
         except (TypeError, ValueError):
             pass
-    first = convert_to_tensor(values[0], name=name)
+    # a Python value takes the dtype of the tensors among `values` where it can, as
+    # TF's Pack infers its type attr (tf.stack([2, int64_tensor]) is int64)
+    hint = next((v.dtype.base_dtype for v in values if isinstance(v, Tensor)), None)
+    first = convert_to_tensor(values[0], name=name, dtype_hint=hint)
     if first.shape.ndims is not None:
         n = first.shape.ndims + 1
         if axis < -n or axis >= n:
