@@ -8,7 +8,7 @@ module only re-exports the public names; the code lives in the subpackages.
 __tensorweave_version__ = "0.1.0"
 __version__ = "1.15.5"
 VERSION = __version__
-GRAPH_DEF_VERSION = 1
+GRAPH_DEF_VERSION = 134  # TF 1.15's: graphs record it as versions.producer
 
 import sys as _sys  # noqa: E402
 

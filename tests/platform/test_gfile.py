@@ -431,3 +431,36 @@ def test_local_paths_are_cleaned_as_tf_cleans_them(tmp_path, sess):
     with pytest.raises(tf.errors.NotFoundError) as info:   # the message keeps the spelling
         tf.gfile.Remove(os.path.join(d, "n") + "/")
     assert info.value.message == "%s/n/; No such file or directory" % d
+
+
+def test_glob_with_a_trailing_slash_after_a_wildcard(tmp_path, monkeypatch):
+    # as TF 2.21: "d/*/" matches d's entries, files too, named without the slash
+    os.makedirs(str(tmp_path / "d" / "a" / "b"))
+    for name in ("d/f1", "d/a/f2"):
+        (tmp_path / name).write_bytes(b"x")
+    monkeypatch.chdir(tmp_path)
+    assert sorted(tf.gfile.Glob("d/*/")) == ["d/a", "d/f1"]
+    assert sorted(tf.gfile.Glob("d/a/*/")) == ["d/a/b", "d/a/f2"]
+    assert sorted(tf.io.gfile.glob("./d/*/")) == ["./d/a", "./d/f1"]
+    assert sorted(tf.gfile.Glob(str(tmp_path) + "/d/*/")) == [
+        str(tmp_path) + "/d/a", str(tmp_path) + "/d/f1"]
+    # no wildcard: the path as given when its cleaned form exists ("f1/" is the file f1)
+    assert tf.gfile.Glob("d/a/") == ["d/a/"]
+    assert tf.gfile.Glob("d/f1/") == ["d/f1/"]
+    assert tf.gfile.Glob("d//a") == ["d//a"]
+    assert tf.gfile.Glob("d/a/../f1") == ["d/a/../f1"]
+    assert tf.gfile.Glob("d/nosuch/") == [] and tf.gfile.Glob("") == []
+
+
+def test_walk_reports_a_missing_top_to_onerror(tmp_path):
+    # TF documents onerror for a failed listing; without onerror nothing is yielded
+    missing = str(tmp_path / "nosuch")
+    seen = []
+    assert list(tf.io.gfile.walk(missing, onerror=seen.append)) == []
+    assert [type(e) for e in seen] == [tf.errors.NotFoundError]
+    assert list(tf.io.gfile.walk(missing)) == []
+    seen.clear()
+    (tmp_path / "d").mkdir()
+    assert list(tf.io.gfile.walk(str(tmp_path / "d"), onerror=seen.append)) == [
+        (str(tmp_path / "d"), [], [])]
+    assert seen == []

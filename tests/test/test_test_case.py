@@ -324,3 +324,144 @@ def test_assert_equal_graph_def():
             _graph_def(lambda: tf.constant(1.0, name="a")), _graph_def(ab))
     with pytest.raises(TypeError):
         tf.test.assert_equal_graph_def("x", _graph_def(ab))
+
+
+
+def _graph_def_message(build_actual, build_expected):
+    with pytest.raises(AssertionError) as info:
+        tf.test.assert_equal_graph_def(_graph_def(build_actual), _graph_def(build_expected))
+    return str(info.value)
+
+
+# (actual, expected, the attribute summaries TF 2.21's message holds for them)
+_ATTR_SUMMARIES = [
+    (lambda: tf.constant(1, name="a"), lambda: tf.constant(2, name="a"),
+     "Tensor<type: int32 shape: [] values: 1>", "Tensor<type: int32 shape: [] values: 2>"),
+    (lambda: tf.constant([0.1, 1e10, 3.0], name="a"),
+     lambda: tf.constant([1.5, 2.0], name="a"),
+     "Tensor<type: float shape: [3] values: 0.1 1e+10 3>",
+     "Tensor<type: float shape: [2] values: 1.5 2>"),
+    (lambda: tf.constant(list(range(10)), name="a"),
+     lambda: tf.constant([[1, 2, 3], [4, 5, 6]], name="a"),
+     "Tensor<type: int32 shape: [10] values: 0 1 2...>",
+     "Tensor<type: int32 shape: [2,3] values: [1 2 3]...>"),
+    (lambda: tf.constant([[1, 2, 3, 4, 5]], name="a"),
+     lambda: tf.constant(np.arange(8, dtype=np.int32).reshape(2, 2, 2), name="a"),
+     "Tensor<type: int32 shape: [1,5] values: [1 2 3...]...>",
+     "Tensor<type: int32 shape: [2,2,2] values: [[0 1][2...]]...>"),
+    (lambda: tf.constant(["a", "b\n"], name="a"), lambda: tf.constant("cd", name="a"),
+     "Tensor<type: string shape: [2] values: a b\\n>",
+     "Tensor<type: string shape: [] values: cd>"),
+    (lambda: tf.constant(True, name="a"), lambda: tf.constant(False, name="a"),
+     "Tensor<type: bool shape: [] values: 1>", "Tensor<type: bool shape: [] values: 0>"),
+    (lambda: tf.constant([1.0 / 3], tf.float64, name="a"),
+     lambda: tf.constant([0.1], tf.float64, name="a"),
+     "Tensor<type: double shape: [1] values: 0.33333333333333331>",
+     "Tensor<type: double shape: [1] values: 0.1>"),
+    (lambda: tf.constant([0.1], tf.float16, name="a"),
+     lambda: tf.constant([0.2], tf.float16, name="a"),
+     "Tensor<type: half shape: [1] values: 0.0999755859>",
+     "Tensor<type: half shape: [1] values: 0.199951172>"),
+    (lambda: tf.placeholder(tf.float32, [2, None], name="p"),
+     lambda: tf.placeholder(tf.int32, None, name="p"), "DT_FLOAT", "DT_INT32"),
+]
+
+
+def test_assert_equal_graph_def_summarizes_attributes_as_tf():
+    for actual, expected, actual_text, expected_text in _ATTR_SUMMARIES:
+        message = _graph_def_message(actual, expected)
+        assert message.endswith("with value: %s that does not match expected: %s" % (
+            actual_text, expected_text)), message
+    shapes = _graph_def_message(lambda: tf.placeholder(tf.float32, [2, None], name="p"),
+                                lambda: tf.placeholder(tf.float32, None, name="p"))
+    assert shapes.endswith("value: [2,?] that does not match expected: <unknown>")
+    conv = [lambda s, p: tf.nn.conv2d(tf.zeros([1, 4, 4, 1], name="x"),
+                                      tf.zeros([2, 2, 1, 1], name="f"), s, p, name="c")]
+    strides = _graph_def_message(lambda: conv[0]([1, 1, 1, 1], "SAME"),
+                                 lambda: conv[0]([1, 2, 2, 1], "SAME"))
+    assert strides.endswith("value: [1, 1, 1, 1] that does not match expected: [1, 2, 2, 1]")
+    padding = _graph_def_message(lambda: conv[0]([1, 1, 1, 1], "SAME"),
+                                 lambda: conv[0]([1, 1, 1, 1], "VALID"))
+    assert padding.endswith('value: "SAME" that does not match expected: "VALID"')
+    alpha = _graph_def_message(lambda: tf.nn.leaky_relu(tf.zeros([1], name="x"), 0.25, name="l"),
+                               lambda: tf.nn.leaky_relu(tf.zeros([1], name="x"), 0.5, name="l"))
+    assert alpha.endswith("value: 0.25 that does not match expected: 0.5")
+    types = _graph_def_message(lambda: tf.FIFOQueue(2, [tf.float32, tf.int32], name="q"),
+                               lambda: tf.FIFOQueue(2, [tf.float32, tf.int64], name="q"))
+    assert types.endswith("value: [DT_FLOAT, DT_INT32] that does not match expected: "
+                          "[DT_FLOAT, DT_INT64]")
+
+class ProtoVersionAndCaptureCases(tf.test.TestCase):
+    __test__ = False
+
+    def test_graph_def_with_versions(self):
+        g = tf.Graph()
+        with g.as_default():
+            tf.constant(1.0, name="c")
+        node = g.as_graph_def().node[0]
+        text = 'node { name: "c" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }'
+        text += ' attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { }'
+        text += ' float_val: 1.0 } } } }'
+        gd = tf.GraphDef()
+        gd.node.add().CopyFrom(node)
+        gd.versions.producer = tf.GRAPH_DEF_VERSION
+        self.assertProtoEqualsVersion(text, gd)
+        self.assertEqual(g.as_graph_def().versions.producer, tf.GRAPH_DEF_VERSION)
+
+    def test_wrong_producer_fails(self):
+        gd = tf.GraphDef()
+        gd.versions.producer = 7
+        self.assertProtoEqualsVersion("", gd, producer=7)
+        self.assertProtoEqualsVersion("", gd)  # expects tf.GRAPH_DEF_VERSION: fails
+
+    def test_capture_writes_to_a_stream(self):
+        path = os.path.join(self.get_temp_dir(), "stream.txt")
+        with open(path, "w") as stream:
+            stream.write("before\n")
+            with self.captureWritesToStream(stream) as captured:
+                stream.write("inside\n")
+                os.write(stream.fileno(), b"raw\n")
+            stream.write("after\n")
+        self.assertEqual(captured.contents(), "raw\ninside\n")
+        with open(path) as f:
+            self.assertEqual(f.read(), "before\nafter\n")
+
+
+def test_assert_proto_equals_version_and_capture_writes_to_stream():
+    outcome, result = run_case(ProtoVersionAndCaptureCases)
+    outcome.pop("test_session")  # TestCase.test_session, skipped as in TF
+    assert outcome == {"test_graph_def_with_versions": "ok",
+                       "test_wrong_producer_fails": "fail",
+                       "test_capture_writes_to_a_stream": "ok"}, result.errors
+    assert "versions" in failure_text(result, "test_wrong_producer_fails")
+    assert tf.GRAPH_DEF_VERSION == 134  # TF 1.15's, the producer its graphs carry
+
+
+class SeedCases(tf.test.TestCase):
+    __test__ = False
+    seen = []
+
+    def test_draw(self):
+        with self.cached_session() as sess:
+            SeedCases.seen.append((tf.get_default_graph().seed,
+                                   sess.run(tf.random_uniform([3]))))
+
+
+class UnseededCases(tf.test.TestCase):
+    __test__ = False
+    _set_default_seed = False
+
+    def test_graph_seed(self):
+        self.assertIsNone(tf.get_default_graph().seed)
+
+
+def test_set_up_seeds_the_default_graph():
+    # TF's setUp calls set_random_seed(DEFAULT_GRAPH_SEED): random ops repeat across runs
+    SeedCases.seen.clear()
+    run_case(SeedCases)
+    run_case(SeedCases)
+    (seed1, draw1), (seed2, draw2) = SeedCases.seen
+    assert seed1 == seed2 == 87654321
+    np.testing.assert_array_equal(draw1, draw2)
+    outcome, _ = run_case(UnseededCases)
+    assert outcome["test_graph_seed"] == "ok"

@@ -32,45 +32,113 @@ def _dense(value, x_shape):
     return np.asarray(value)
 
 
+def _real_size(shape, dtype) -> int:
+    """How many reals a tensor of `shape` and `dtype` holds (a complex counts twice)."""
+    return int(np.prod(shape)) * (2 if dtype.is_complex else 1)
+
+
 def _jacobians(sess, x: Tensor, x_shape, y: Tensor, y_shape, x_value: np.ndarray,
                delta: float, feed: dict):
     """(theoretical, numeric) Jacobians of y with respect to x; a complex x or y counts
     as twice as many reals (real and imaginary parts interleaved), as in TF1."""
     from tensorweave.autodiff.gradients import gradients
     from tensorweave.ops.array.constant_op import placeholder
-    x_real = x.dtype.real_dtype.as_numpy_dtype
-    y_real = y.dtype.real_dtype.as_numpy_dtype
-    x_size = int(np.prod(x_shape)) * (2 if x.dtype.is_complex else 1)
-    y_size = int(np.prod(y_shape)) * (2 if y.dtype.is_complex else 1)
     dy = placeholder(y.dtype, shape=y_shape, name="compute_gradient_dy")
     dx = gradients(y, x, grad_ys=dy)[0]
-    theoretical = np.zeros((x_size, y_size), dtype=x_real)
-    if dx is not None:
-        fetch = dx if isinstance(dx, Tensor) else [dx.values, dx.indices]
-        seed = np.zeros(y_shape, dtype=y.dtype.as_numpy_dtype)
-        seed_flat = seed.reshape(-1).view(y_real)  # a real view: imaginary parts too
-        for col in range(y_size):
-            seed_flat[:] = 0
-            seed_flat[col] = 1
-            out = sess.run(fetch, {**feed, x: x_value, dy: seed})
-            if isinstance(dx, IndexedSlices):
-                out = _dense(IndexedSlices(out[0], out[1]), x_shape)
-            out = np.ascontiguousarray(out, dtype=x.dtype.as_numpy_dtype)
-            theoretical[:, col] = out.reshape(-1).view(x_real)
-    numeric = np.zeros((x_size, y_size), dtype=x_real)
+    theoretical = _theoretical_jacobian(sess, x, x_shape, dx, dy, y_shape, x_value, feed)
+    numeric = _numeric_jacobian(sess, x, x_shape, y, y_shape, x_value, delta, feed)
+    return theoretical, numeric
+
+
+def _theoretical_jacobian(sess, x: Tensor, x_shape, dx, dy: Tensor, y_shape,
+                          x_value: np.ndarray, feed: dict) -> np.ndarray:
+    """The backpropagated Jacobian: one column per real component of y, found by feeding
+    a one-hot `dy`."""
+    x_real = x.dtype.real_dtype.as_numpy_dtype
+    theoretical = np.zeros((_real_size(x_shape, x.dtype), _real_size(y_shape, dy.dtype)),
+                           dtype=x_real)
+    if dx is None:
+        # TF1 asserts here; a zero Jacobian instead lets the numeric one show whether
+        # y really does not depend on x (ops such as Floor have no gradient by design)
+        return theoretical
+    fetch = dx if isinstance(dx, Tensor) else [dx.values, dx.indices]
+    seed = np.zeros(y_shape, dtype=dy.dtype.as_numpy_dtype)
+    seed_flat = seed.reshape(-1).view(dy.dtype.real_dtype.as_numpy_dtype)  # imag parts too
+    for col in range(theoretical.shape[1]):
+        seed_flat[:] = 0
+        seed_flat[col] = 1
+        out = sess.run(fetch, {**feed, x: x_value, dy: seed})
+        if isinstance(dx, IndexedSlices):
+            out = _dense(IndexedSlices(out[0], out[1]), x_shape)
+        out = np.ascontiguousarray(out, dtype=x.dtype.as_numpy_dtype)
+        theoretical[:, col] = out.reshape(-1).view(x_real)
+    return theoretical
+
+
+def _numeric_real(dtype) -> type:
+    """The NumPy real type a numeric Jacobian is computed in for `dtype`."""
+    return np.float32 if dtype.base_dtype.name == "bfloat16" else \
+        dtype.real_dtype.as_numpy_dtype
+
+
+def _numeric_jacobian(sess, x: Tensor, x_shape, y: Tensor, y_shape, x_value: np.ndarray,
+                      delta: float, feed: dict) -> np.ndarray:
+    """Central differences of y, one row per real component of x. The difference is
+    taken in y's own dtype, as TF1 does, so a float16 check sees float16 rounding;
+    bfloat16, too coarse for that, counts as float32 there and in the result, as in TF1."""
+    x_real = x.dtype.real_dtype.as_numpy_dtype
+    y_real = _numeric_real(y.dtype)
+    y_wide = y.dtype.as_numpy_dtype if y.dtype.is_complex else y_real
+    scale = np.asarray(2 * delta, dtype=y_real)[()]
+    numeric = np.zeros((_real_size(x_shape, x.dtype), _real_size(y_shape, y.dtype)),
+                       dtype=_numeric_real(x.dtype))
     x_work = np.array(x_value, dtype=x.dtype.as_numpy_dtype).reshape(x_shape)
     flat = x_work.reshape(-1).view(x_real)
-    wide = np.complex128 if y.dtype.is_complex else np.float64
-    for row in range(x_size):
+    for row in range(numeric.shape[0]):
         orig = flat[row]
         flat[row] = orig + delta
-        y_pos = np.array(sess.run(y, {**feed, x: x_work.copy()}), dtype=wide)
+        y_pos = np.asarray(sess.run(y, {**feed, x: x_work.copy()}))
         flat[row] = orig - delta
-        y_neg = np.array(sess.run(y, {**feed, x: x_work.copy()}), dtype=wide)
+        y_neg = np.asarray(sess.run(y, {**feed, x: x_work.copy()}))
         flat[row] = orig
-        diff = ((y_pos - y_neg) / (2 * delta)).reshape(-1)
-        numeric[row, :] = diff.view(np.float64) if y.dtype.is_complex else diff
-    return theoretical, numeric
+        diff = np.ascontiguousarray((y_pos.astype(y_wide) - y_neg.astype(y_wide)) / scale,
+                                    dtype=y_wide)
+        numeric[row, :] = diff.reshape(-1).view(y_real)
+    return numeric
+
+
+# the dtypes TF1's checker accepts for x and y
+_CHECKABLE = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128")
+
+
+def _check_dtype(t: Tensor, role: str) -> None:
+    """Rejects an x or y that cannot be differentiated: TypeError for y, which TF1 meets
+    building a float seed of y's dtype, AssertionError for x, as TF1's assertion."""
+    if t.dtype.base_dtype.name in _CHECKABLE:
+        return
+    message = "compute_gradient does not support type %s for %s (%s)" % (
+        t.dtype.base_dtype.name, role, t.name)
+    if role == "y":
+        raise TypeError(message)
+    raise AssertionError(message)
+
+
+def _initial_value(x: Tensor, x_shape, init, rng: np.random.RandomState) -> np.ndarray:
+    """The point to check `x` at: `init` when given (its shape must be `x_shape`, as TF1
+    asserts), else uniform in [0, 1) for the real and for the imaginary parts.
+
+    The random point comes from a fixed-seed generator, so a check gives the same
+    numbers on every run (TF1 drew from NumPy's global generator)."""
+    _check_dtype(x, "x")
+    dtype = x.dtype.as_numpy_dtype
+    if init is not None:
+        assert list(np.shape(init)) == list(x_shape), \
+            "x_shape = %s, init_data shape = %s" % (x_shape, list(np.shape(init)))
+        return np.asarray(init, dtype=dtype)
+    value = rng.random_sample(x_shape).astype(dtype)
+    if x.dtype.is_complex:
+        value.imag = rng.random_sample(x_shape)
+    return value
 
 
 def compute_gradient(x, x_shape, y, y_shape, x_init_value=None, delta: float = 1e-3,
@@ -102,12 +170,10 @@ def compute_gradient(x, x_shape, y, y_shape, x_init_value=None, delta: float = 1
         shapes = x_shape if isinstance(x, (list, tuple)) else [x_shape]
         inits = (x_init_value if isinstance(x, (list, tuple)) else [x_init_value]) \
             if x_init_value is not None else [None] * len(xs)
+        _check_dtype(y, "y")
         rng = np.random.RandomState(1)
-        values = []
-        for xi, shape, init in zip(xs, shapes, inits):
-            if init is None:
-                init = rng.random_sample(shape).astype(xi.dtype.as_numpy_dtype)
-            values.append(np.asarray(init, dtype=xi.dtype.as_numpy_dtype).reshape(shape))
+        values = [_initial_value(xi, shape, init, rng)
+                  for xi, shape, init in zip(xs, shapes, inits)]
         results = []
         for i, (xi, shape) in enumerate(zip(xs, shapes)):
             # as TF, each x is checked with only itself fed (the others keep their graph

@@ -223,6 +223,13 @@ def glob(pattern: str) -> List[str]:
     if is_local(pattern):
         prefix = _FILE_SCHEME if pattern.startswith(_FILE_SCHEME) else ""
         local = _strip_scheme(pattern)   # matches keep the pattern's spelling, as in TF
+        if not _has_wildcard(local):
+            # TF looks the cleaned path up ("f/" is the file f) and answers as given
+            return [pattern] if local and os.path.exists(_local(local)) else []
+        if local.endswith("/") and not local.endswith("//"):
+            # TF matches the last component without its slash: "d/*/" finds d's files
+            # too, named without a trailing slash
+            local = local[:-1]
         found = _glob.glob(local, include_hidden=True)
         if _matches_from_cwd(local):
             prefix += "./"
@@ -234,6 +241,10 @@ def glob(pattern: str) -> List[str]:
         head = pattern[:len(pattern) - len(p)]
         return [head + f for f in found]
     return [fs.unstrip_protocol(f) for f in found]
+
+
+def _has_wildcard(pattern: str) -> bool:
+    return any(c in pattern for c in "*?[")
 
 
 def _matches_from_cwd(pattern: str) -> bool:

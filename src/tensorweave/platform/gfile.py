@@ -401,7 +401,15 @@ def Walk(top, in_order: bool = True) -> Iterator[Tuple[str, List[str], List[str]
 @tf_export("io.gfile.walk")
 def walk(top, topdown: bool = True, onerror=None):
     """tf.io.gfile.walk: Walk with `topdown`; `onerror(error)` is called with a
-    tf.errors.OpError instead of raising it, when given."""
+    tf.errors.OpError instead of raising it, when given, and with the NotFoundError of
+    listing a `top` that is no directory (TF documents this; TF's own code then fails
+    with an UnboundLocalError)."""
+    if onerror is not None and not IsDirectory(top):
+        try:
+            ListDirectory(top)
+        except errors.NotFoundError as e:
+            onerror(e)
+            return
     try:
         yield from Walk(top, in_order=topdown)
     except errors.OpError as e:

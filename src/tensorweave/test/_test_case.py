@@ -8,6 +8,7 @@ skips `super().setUp()` still works.
 """
 import contextlib
 import math
+import os
 import random
 import re
 import tempfile
@@ -77,6 +78,18 @@ class _CheckedThread:
                                "running when the test finished.")
 
 
+class CapturedWrites:
+    """The writes TestCase.captureWritesToStream captured, kept in a file."""
+
+    def __init__(self, capture_location: str):
+        self.capture_location = capture_location
+
+    def contents(self) -> str:
+        """Everything captured so far, as one string."""
+        with open(self.capture_location) as f:
+            return f.read()
+
+
 class TestCase(absltest.TestCase):
     """TF1's `tf.test.TestCase` for graph mode."""
 
@@ -86,6 +99,8 @@ class TestCase(absltest.TestCase):
     _cached_config = None
     _tempdir = None
     _threads = ()
+    # setUp gives the default graph TF's default seed; a subclass may turn that off
+    _set_default_seed = True
 
     def __init__(self, methodName="runTest"):
         super().__init__(methodName)
@@ -99,6 +114,9 @@ class TestCase(absltest.TestCase):
         random.seed(_DEFAULT_SEED)
         np.random.seed(_DEFAULT_SEED)
         reset_default_graph()
+        if self._set_default_seed:  # random ops give the same values on every run, as TF
+            from tensorweave.ops.random.random_ops import set_random_seed
+            set_random_seed(_DEFAULT_SEED)
         # A test method named test_session is TF's deprecated session helper, not a test.
         if self.id().endswith(".test_session"):
             self.skipTest("Not a test.")
@@ -496,6 +514,38 @@ class TestCase(absltest.TestCase):
         if expected != validate_message:
             self.assertMultiLineEqual(text_format.MessageToString(expected),
                                       text_format.MessageToString(validate_message), msg)
+
+    def assertProtoEqualsVersion(self, expected, actual, producer=None, min_consumer=None,
+                                 msg=None):
+        """assertProtoEquals for a GraphDef: `expected` (text format) gets the versions
+        entry this library writes (producer tf.GRAPH_DEF_VERSION, min_consumer
+        tf.GRAPH_DEF_VERSION_MIN_CONSUMER unless given) in front of it."""
+        import tensorweave
+        if producer is None:
+            producer = tensorweave.GRAPH_DEF_VERSION
+        if min_consumer is None:
+            min_consumer = tensorweave.GRAPH_DEF_VERSION_MIN_CONSUMER
+        expected = "versions { producer: %d min_consumer: %d };\n%s" % (
+            producer, min_consumer, expected)
+        self.assertProtoEquals(expected, actual, msg=msg)
+
+    @contextlib.contextmanager
+    def captureWritesToStream(self, stream):
+        """Captures what is written to `stream` (one with a file descriptor, such as
+        sys.stdout or sys.stderr, so writes from C code and subprocesses count too)
+        inside the block; yields a CapturedWrites whose contents() returns them."""
+        stream.flush()
+        fd = stream.fileno()
+        tmp_fd, tmp_path = tempfile.mkstemp(dir=self.get_temp_dir())
+        saved_fd = os.dup(fd)
+        os.dup2(tmp_fd, fd)
+        try:
+            yield CapturedWrites(tmp_path)
+        finally:
+            stream.flush()  # what Python buffered inside the block belongs to it
+            os.close(tmp_fd)
+            os.dup2(saved_fd, fd)
+            os.close(saved_fd)
 
     @contextlib.contextmanager
     def assertRaisesWithPredicateMatch(self, exception_type, expected_err_re_or_predicate):
