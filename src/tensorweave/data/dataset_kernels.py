@@ -4,8 +4,6 @@ functions traced for them (a function attr names a DatasetFunction of the op's g
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
@@ -16,13 +14,10 @@ from tensorweave.framework.registry import TypeAttr, TypeListAttr, kernel, \
     not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.data.pipeline import COMPOSITES, FixedLengthRecords, Once, Range, \
-    Records, Slices, SparseComponent, component_rows
+    Records, Slices, SparseComponent, TracedFunction, component_rows
 from tensorweave.data.pipeline_batching import Batch, PaddedBatch, Unbatch, Windows
 from tensorweave.data.pipeline_transforms import Cache, Concatenate, Filter, FlatMap, \
     Interleave, Map, Repeat, Shuffle, Skip, Take, Zip
-
-if TYPE_CHECKING:
-    from tensorweave.data.dataset_ops import DatasetFunction
 
 # the parallelism the runtime chooses (cycle_length, num_parallel_calls, buffer_size)
 AUTOTUNE = export(-1, "data.AUTOTUNE", "data.experimental.AUTOTUNE")
@@ -46,10 +41,10 @@ _FUNCTIONS = "_tw_dataset_functions"
 class _FunctionKey(str):
     """A function attr's value (the key naming the function in its graph), carrying the
     function itself while its op is built (for its captured inputs)."""
-    function: DatasetFunction
+    function: TracedFunction
 
 
-def register_function(fn: DatasetFunction) -> str:
+def register_function(fn: TracedFunction) -> str:
     """A key naming `fn` in its graph (the op's `f` attr)."""
     table = fn.graph.__dict__.setdefault(_FUNCTIONS, {})
     key = _FunctionKey("%s_%d" % (fn.inputs[0].op.name.rsplit("/", 1)[0] if fn.inputs
@@ -96,7 +91,7 @@ def function_kernel(op_type: str):
     return deco
 
 
-def function_of(ctx, key: str) -> DatasetFunction:
+def function_of(ctx, key: str) -> TracedFunction:
     fn = ctx.op.graph.__dict__.get(_FUNCTIONS, {}).get(key)
     if fn is None:
         raise errors.FailedPreconditionError(

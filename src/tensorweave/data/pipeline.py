@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import abc
 import threading
-from typing import List, Optional, TYPE_CHECKING
+from typing import List, Optional, Protocol
 
 import numpy as np
 
@@ -20,8 +20,20 @@ from tensorweave.framework import errors
 from tensorweave.runtime.values import element
 from tensorweave.data.ragged_elements import RaggedComponent
 
-if TYPE_CHECKING:
-    from tensorweave.data.dataset_ops import DatasetFunction
+
+class TracedFunction(Protocol):
+    """What the pipeline values and the kernels use of a function traced for a dataset
+    op (dataset_ops.DatasetFunction): its graph, argument placeholders and captured
+    tensors, and a run per element."""
+
+    graph: object
+    inputs: list
+    captures: list
+
+    def feed_of(self, components, outer: Optional[dict] = None) -> dict: ...
+
+    def run(self, ctx, components, outer: Optional[dict] = None) -> list: ...
+
 
 class PipelineContext:
     """What a pipeline's elements use of a kernel context: the op that started it (for
@@ -158,7 +170,7 @@ def _bind(value: DatasetValue, feed: dict) -> DatasetValue:
     return value
 
 
-def sub_dataset(ctx, node, fn: "DatasetFunction", element) -> DatasetValue:
+def sub_dataset(ctx, node, fn: TracedFunction, element) -> DatasetValue:
     """The dataset `fn` gives for `element`, its functions able to read the argument."""
     return _bind(fn.run(ctx, element, node.feed)[0], fn.feed_of(element, node.feed))
 

@@ -5,15 +5,12 @@ overview for what each yields).
 from __future__ import annotations
 
 import itertools
-from typing import Optional, TYPE_CHECKING
+from typing import Optional
 
 import numpy as np
 
 from tensorweave.data.pipeline import END_OF_INPUT, DatasetValue, ElementError, applied, \
-    component_rows, pass_context, read, sub_dataset
-
-if TYPE_CHECKING:
-    from tensorweave.data.dataset_ops import DatasetFunction
+    TracedFunction, component_rows, pass_context, read, sub_dataset
 
 
 class Zip(DatasetValue):
@@ -222,7 +219,7 @@ class Cache(DatasetValue):
 
 
 class FlatMap(DatasetValue):
-    def __init__(self, source, fn: "DatasetFunction", key: str = "FlatMapDataset"):
+    def __init__(self, source, fn: TracedFunction, key: str = "FlatMapDataset"):
         self.source, self.fn, self.key = source, fn, key
 
     def elements(self, ctx):
@@ -248,7 +245,7 @@ class Interleave(DatasetValue):
     that failed is that turn's error, and the slot takes the next one after it), and an
     exhausted one is emptied."""
 
-    def __init__(self, source, fn: "DatasetFunction", cycle: int, block: int,
+    def __init__(self, source, fn: TracedFunction, cycle: int, block: int,
                  read_ahead: bool = False, key: str = "InterleaveDataset"):
         self.source, self.fn, self.cycle, self.block = source, fn, cycle, block
         self.read_ahead, self.key = read_ahead, key
@@ -308,7 +305,7 @@ class Interleave(DatasetValue):
 
 
 class Map(DatasetValue):
-    def __init__(self, source, fn: "DatasetFunction"):
+    def __init__(self, source, fn: TracedFunction):
         self.source, self.fn = source, fn
 
     def elements(self, ctx):
@@ -330,7 +327,7 @@ class Map(DatasetValue):
 
 
 class Filter(DatasetValue):
-    def __init__(self, source, fn: "DatasetFunction"):
+    def __init__(self, source, fn: TracedFunction):
         self.source, self.fn = source, fn
 
     def elements(self, ctx):
