@@ -7,7 +7,7 @@ classes. protobuf is imported here, so callers build their schemas lazily.
 """
 from __future__ import annotations
 
-from typing import Dict, Sequence
+from typing import Dict, Optional, Sequence
 
 
 def message_classes(files: Sequence, names: Sequence[str]) -> Dict[str, type]:
@@ -33,6 +33,22 @@ def default_pool_message_classes(files: Sequence, names: Sequence[str]) -> Dict[
         except KeyError:
             pool.Add(f)
     return _classes(pool, names)
+
+
+def add_field(message, name: str, number: int, ftype: int, type_name: Optional[str] = None,
+              repeated: bool = False, oneof: Optional[int] = None):
+    """Adds field `name` to the DescriptorProto `message`: of FieldDescriptorProto type
+    `ftype` (`type_name` for a message or enum), optional or `repeated`, in the oneof at
+    index `oneof`. Returns the field."""
+    from google.protobuf import descriptor_pb2
+    label = descriptor_pb2.FieldDescriptorProto
+    fd = message.field.add(name=name, number=number, type=ftype,
+                           label=label.LABEL_REPEATED if repeated else label.LABEL_OPTIONAL)
+    if type_name:
+        fd.type_name = type_name
+    if oneof is not None:
+        fd.oneof_index = oneof
+    return fd
 
 
 def _classes(pool, names: Sequence[str]) -> Dict[str, type]:

@@ -65,20 +65,13 @@ def protos():
 def _build_protos():
     from google.protobuf import descriptor_pb2
     from tensorboard.compat.proto import tensor_shape_pb2, types_pb2, versions_pb2
-    from tensorweave.framework.proto_classes import default_pool_message_classes
+    from tensorweave.framework.proto_classes import add_field as field, \
+        default_pool_message_classes
     F = descriptor_pb2.FieldDescriptorProto
     f = descriptor_pb2.FileDescriptorProto(name="tensorweave/ops/io/tensor_bundle.proto",
                                            package="tensorweave.bundle", syntax="proto3")
     f.dependency.extend([tensor_shape_pb2.DESCRIPTOR.name, types_pb2.DESCRIPTOR.name,
                          versions_pb2.DESCRIPTOR.name])
-
-    def field(msg, fname, number, ftype, type_name=None, repeated=False, oneof=None):
-        fd = msg.field.add(name=fname, number=number, type=ftype,
-                           label=F.LABEL_REPEATED if repeated else F.LABEL_OPTIONAL)
-        if type_name:
-            fd.type_name = type_name
-        if oneof is not None:
-            fd.oneof_index = oneof
 
     sl = f.message_type.add(name="TensorSliceProto")
     ext = sl.nested_type.add(name="Extent")
@@ -198,7 +191,7 @@ def _decode_strings(buf: bytes, count: int, what: str) -> np.ndarray:
 
 
 # --- reading -----------------------------------------------------------------------------
-def _is_sstable(path: str) -> bool:
+def is_sstable(path: str) -> bool:
     """Whether the file `path` is an SSTable, by its magic number."""
     try:
         with file_io.open_file(path, "rb") as f:
@@ -213,7 +206,7 @@ def _is_sstable(path: str) -> bool:
 
 def is_bundle(prefix: str) -> bool:
     """Whether `<prefix>.index` is an SSTable (a TF bundle), by its magic number."""
-    return _is_sstable(_fmt.index_file(prefix))
+    return is_sstable(_fmt.index_file(prefix))
 
 
 def _check_not_a_table(prefix: str) -> None:
@@ -224,7 +217,7 @@ def _check_not_a_table(prefix: str) -> None:
         return
     if file_io.isdir(prefix):
         reason = "Is a directory"
-    elif not _is_sstable(prefix):
+    elif not is_sstable(prefix):
         reason = "not an SSTable"
     else:
         return

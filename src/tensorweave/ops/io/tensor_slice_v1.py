@@ -47,7 +47,8 @@ def _build_protos():
     from google.protobuf import descriptor_pb2
     from tensorboard.compat.proto import (tensor_pb2, tensor_shape_pb2, types_pb2,
                                           versions_pb2)
-    from tensorweave.framework.proto_classes import default_pool_message_classes
+    from tensorweave.framework.proto_classes import add_field, \
+        default_pool_message_classes
     _bundle.protos()  # TensorSliceProto, in the default pool
     F = descriptor_pb2.FieldDescriptorProto
     f = descriptor_pb2.FileDescriptorProto(name="tensorweave/ops/io/tensor_slice_v1.proto",
@@ -60,10 +61,7 @@ def _build_protos():
     def message(name, *fields):
         msg = f.message_type.add(name=name)
         for number, (fname, ftype, type_name, repeated) in enumerate(fields, start=1):
-            fd = msg.field.add(name=fname, number=number, type=ftype,
-                               label=F.LABEL_REPEATED if repeated else F.LABEL_OPTIONAL)
-            if type_name:
-                fd.type_name = type_name
+            add_field(msg, fname, number, ftype, type_name, repeated)
 
     message("SavedSliceMeta", ("name", F.TYPE_STRING, None, False),
             ("shape", F.TYPE_MESSAGE, ".tensorboard.TensorShapeProto", False),
@@ -86,7 +84,7 @@ def v1_files(pattern: str) -> List[str]:
     """The files of the V1 checkpoint `pattern` (a path, or a sharded save's pattern):
     the SSTables it matches, [] when it is no V1 checkpoint."""
     paths = sorted(p for p in file_io.glob(pattern) if file_io.isfile(p))
-    if not paths or not all(_bundle._is_sstable(p) for p in paths):
+    if not paths or not all(_bundle.is_sstable(p) for p in paths):
         return []
     return paths
 
