@@ -27,6 +27,7 @@ from tensorweave.ops.math.math_ops import cast
 from tensorweave.ops.math.reduction_ops import reduce_max
 from tensorweave.ops.array.array_join_ops import concat, stack
 from tensorweave.ops.ragged import row_partition as rp
+from tensorweave.ops.ragged.ragged_tensor_value import NestedRows, RaggedTensorValue
 
 
 def _convert_values(values, name: str = "values"):
@@ -38,7 +39,7 @@ def _convert_values(values, name: str = "values"):
 
 
 @tf_export("RaggedTensor")
-class RaggedTensor:
+class RaggedTensor(NestedRows):
     """Rows of different lengths over a Tensor of values (TF1 `tf.RaggedTensor`).
 
     Build one with a factory classmethod (`from_row_splits`, `from_row_lengths`,
@@ -199,28 +200,6 @@ class RaggedTensor:
     graph = property(lambda self: self._row_splits.graph)
 
     @property
-    def flat_values(self) -> Tensor:
-        """The innermost values: a dense Tensor."""
-        values = self._values
-        while isinstance(values, RaggedTensor):
-            values = values.values
-        return values
-
-    @property
-    def nested_row_splits(self) -> Tuple[Tensor, ...]:
-        """The row_splits of each ragged dimension, outermost first."""
-        out, rt = [], self
-        while isinstance(rt, RaggedTensor):
-            out.append(rt.row_splits)
-            rt = rt.values
-        return tuple(out)
-
-    @property
-    def ragged_rank(self) -> int:
-        """The number of ragged dimensions."""
-        return len(self.nested_row_splits)
-
-    @property
     def shape(self) -> TensorShape:
         """The static shape: [nrows] + None for each ragged dimension + inner dims."""
         nrows = dimension_value(self._row_splits.shape[0])
@@ -369,14 +348,12 @@ class RaggedTensor:
 
     @staticmethod
     def _fetch_rebuild(vals):
-        from tensorweave.ops.ragged.ragged_tensor_value import RaggedTensorValue
         return RaggedTensorValue(vals[0], vals[1])
 
     def _feed_components(self) -> List[Tensor]:
         return [self.flat_values] + list(self.nested_row_splits)
 
     def _split_feed(self, value) -> list:
-        from tensorweave.ops.ragged.ragged_tensor_value import RaggedTensorValue
         if not isinstance(value, RaggedTensorValue):
             raise TypeError("The value of a feed for a RaggedTensor must be a "
                             "tf.compat.v1.ragged.RaggedTensorValue, got %r" % (value,))
@@ -413,13 +390,11 @@ def _partition_name(scope: str) -> str:
 
 def is_ragged(value) -> bool:
     """True for a RaggedTensor or a RaggedTensorValue."""
-    from tensorweave.ops.ragged.ragged_tensor_value import RaggedTensorValue
     return isinstance(value, (RaggedTensor, RaggedTensorValue))
 
 
 def convert_to_tensor_or_ragged_tensor(value, dtype=None, name: Optional[str] = None):
     """A RaggedTensor as is, a RaggedTensorValue as constants, anything else as a Tensor."""
-    from tensorweave.ops.ragged.ragged_tensor_value import RaggedTensorValue
     if isinstance(value, RaggedTensor):
         if dtype is not None and not _dt.as_dtype(dtype).is_compatible_with(value.dtype):
             raise ValueError("Tensor conversion requested dtype %s for RaggedTensor with "

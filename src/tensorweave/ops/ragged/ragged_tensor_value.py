@@ -5,15 +5,41 @@ RaggedTensorValue) and `row_splits`. It is also what a ragged placeholder is fed
 """
 from __future__ import annotations
 
-from typing import Tuple
-
 import numpy as np
 
 from tensorweave.framework.api_export import tf_export
 
 
 @tf_export("ragged.RaggedTensorValue")
-class RaggedTensorValue:
+class NestedRows:
+    """What a ragged value (a RaggedTensor, or its fetched RaggedTensorValue) derives
+    from its nesting: `_values` is another of its kind or the dense innermost values,
+    `_row_splits` the rows' boundaries."""
+
+    @property
+    def flat_values(self):
+        """The innermost values (a dense Tensor, or an array for a value)."""
+        values = self._values
+        while isinstance(values, NestedRows):
+            values = values._values
+        return values
+
+    @property
+    def nested_row_splits(self) -> tuple:
+        """The row_splits of each ragged dimension, outermost first."""
+        out, rt = [], self
+        while isinstance(rt, NestedRows):
+            out.append(rt._row_splits)
+            rt = rt._values
+        return tuple(out)
+
+    @property
+    def ragged_rank(self) -> int:
+        """The number of ragged dimensions."""
+        return len(self.nested_row_splits)
+
+
+class RaggedTensorValue(NestedRows):
     """A RaggedTensor's value: NumPy `values` split into rows by `row_splits` (TF1).
 
     Args:
@@ -40,27 +66,6 @@ class RaggedTensorValue:
     values = property(lambda self: self._values, doc="The concatenated rows.")
     row_splits = property(lambda self: self._row_splits, doc="The row boundaries.")
     row_splits_dtype = property(lambda self: self._row_splits.dtype)
-
-    @property
-    def flat_values(self) -> np.ndarray:
-        """The innermost values array."""
-        values = self._values
-        while isinstance(values, RaggedTensorValue):
-            values = values.values
-        return values
-
-    @property
-    def nested_row_splits(self) -> Tuple[np.ndarray, ...]:
-        """The row_splits of each ragged dimension, outermost first."""
-        out, rt = [], self
-        while isinstance(rt, RaggedTensorValue):
-            out.append(rt.row_splits)
-            rt = rt.values
-        return tuple(out)
-
-    @property
-    def ragged_rank(self) -> int:
-        return len(self.nested_row_splits)
 
     @property
     def dtype(self) -> np.dtype:
