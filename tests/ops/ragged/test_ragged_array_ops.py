@@ -3,11 +3,7 @@ recorded from TF 2.21 compat.v1 graph mode)."""
 import pytest
 
 import tensorweave as tf
-
-
-def _run(sess, x):
-    value = sess.run(x)
-    return value.to_list() if hasattr(value, "to_list") else value.tolist()
+from ragged_fetch import fetched as _run
 
 
 def test_range(sess):

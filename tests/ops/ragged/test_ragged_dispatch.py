@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from ragged_fetch import fetched as _run
 from tensorweave.framework import api_export
 
 
@@ -20,13 +21,6 @@ def r2():
 @pytest.fixture
 def ri():
     return tf.ragged.constant([[[1, 2], [3, 4]], [[5, 6]]], ragged_rank=1)
-
-
-def _run(sess, x):
-    value = sess.run(x)
-    if hasattr(value, "to_list"):
-        return value.to_list()
-    return value.tolist() if isinstance(value, np.ndarray) else value
 
 
 def test_every_name_of_an_op_is_routed_once():

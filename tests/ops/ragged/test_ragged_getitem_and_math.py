@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from ragged_fetch import fetched as _run
 
 
 @pytest.fixture
@@ -13,11 +14,6 @@ def rt():
 @pytest.fixture
 def rt2():
     return tf.ragged.constant([[[1, 2], [3]], [], [[4, 5, 6]]])
-
-
-def _run(sess, x):
-    value = sess.run(x)
-    return value.to_list() if hasattr(value, "to_list") else value.tolist()
 
 
 def test_rows_and_row_slices(sess, rt, rt2):

@@ -3,10 +3,7 @@ graph mode)."""
 import pytest
 
 import tensorweave as tf
-
-
-def _run(sess, x):
-    return sess.run(x).to_list()
+from ragged_fetch import fetched as _run
 
 
 def test_stack_dynamic_partitions(sess):

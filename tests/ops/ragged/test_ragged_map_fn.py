@@ -5,18 +5,12 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from ragged_fetch import fetched as _run
 
 
 @pytest.fixture
 def rt():
     return tf.ragged.constant([[1, 2, 3], [], [4, 5]])
-
-
-def _run(sess, x):
-    value = sess.run(x)
-    if hasattr(value, "to_list"):
-        return value.to_list()
-    return value.tolist() if isinstance(value, np.ndarray) else value
 
 
 def test_dense_results_of_ragged_rows(sess, rt):

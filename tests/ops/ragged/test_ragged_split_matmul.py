@@ -2,17 +2,10 @@
 RaggedTensors, and reductions with keepdims and a ragged result (ragged_split_ops.py,
 ragged_matmul.py, ragged_reduction_ops.py): values and errors recorded from TF 2.21's
 compat.v1 graph mode."""
-import numpy as np
 import pytest
 
 import tensorweave as tf
-
-
-def _run(sess, x):
-    value = sess.run(x)
-    if hasattr(value, "to_list"):
-        return value.to_list()
-    return value.tolist() if isinstance(value, np.ndarray) else value
+from ragged_fetch import fetched as _run
 
 
 ROWS = [[1., 2.], [3.], [], [4., 5., 6.]]
