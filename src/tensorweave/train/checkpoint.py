@@ -210,8 +210,10 @@ def _walk(root, session=None) -> _oc.ObjectGraph:
         return _oc.ObjectGraph(root)
 
 
-def _initializers(variables) -> List:
-    return [v.initializer for v in variables]
+def _initialize(session, variables) -> None:
+    """Runs the initializers of `variables` (none: no run)."""
+    if variables:
+        session.run([v.initializer for v in variables])
 
 
 class CheckpointLoadStatus:
@@ -355,9 +357,7 @@ class CheckpointLoadStatus:
         session = _session_or_default(session, "restore a checkpoint")
         restored = self._restore(session)
         graph = _walk(self.root, session)
-        rest = [v for v in graph.variables() if id(v) not in restored]
-        if rest:
-            session.run(_initializers(rest))
+        _initialize(session, [v for v in graph.variables() if id(v) not in restored])
 
 
 class InitializationOnlyStatus:
@@ -396,9 +396,7 @@ class InitializationOnlyStatus:
           RuntimeError: no session given and no default session.
         """
         session = _session_or_default(session, "initialize variables")
-        variables = _walk(self.root, session).variables()
-        if variables:
-            session.run(_initializers(variables))
+        _initialize(session, _walk(self.root, session).variables())
 
 
 class NameBasedSaverStatus:
@@ -471,7 +469,5 @@ class NameBasedSaverStatus:
           RuntimeError: no session given and no default session.
         """
         session = _session_or_default(session, "restore a checkpoint")
-        variables = _walk(self.root, session).variables()
-        if variables:
-            session.run(_initializers(variables))
+        _initialize(session, _walk(self.root, session).variables())
         self.run_restore_ops(session)
