@@ -75,50 +75,51 @@ def _unary(original: Callable) -> Callable:
     return op
 
 
-def _binary(original: Callable) -> Callable:
+def _bound(original: Callable, on_ragged: Callable) -> Callable:
+    """`original`, unless a RaggedTensor is among the arguments: then `on_ragged` of the
+    arguments bound by name, or `original` again where it gives NotImplemented (the
+    RaggedTensor is not where this op takes one)."""
     @functools.wraps(original)
     def op(*args, **kwargs):
-        if not _any_ragged(args, kwargs):
-            return original(*args, **kwargs)
-        bound = _signature(original).bind(*args, **kwargs)
-        names = list(bound.arguments)
-        x, y = bound.arguments[names[0]], bound.arguments[names[1]]
-        if not isinstance(x, RaggedTensor) and not isinstance(y, RaggedTensor):
-            return original(*args, **kwargs)
-        rest = {k: v for k, v in bound.arguments.items() if k not in names[:2]}
-        return elementwise_binary(lambda a, b: original(a, b, **rest), x, y)
+        if _any_ragged(args, kwargs):
+            result = on_ragged(_signature(original).bind(*args, **kwargs).arguments)
+            if result is not NotImplemented:
+                return result
+        return original(*args, **kwargs)
     return op
 
 
+def _binary(original: Callable) -> Callable:
+    def on_ragged(arguments):
+        names = list(arguments)
+        x, y = arguments[names[0]], arguments[names[1]]
+        if not isinstance(x, RaggedTensor) and not isinstance(y, RaggedTensor):
+            return NotImplemented
+        rest = {k: v for k, v in arguments.items() if k not in names[:2]}
+        return elementwise_binary(lambda a, b: original(a, b, **rest), x, y)
+    return _bound(original, on_ragged)
+
+
 def _reduction(original: Callable, kind: str) -> Callable:
-    @functools.wraps(original)
-    def op(*args, **kwargs):
-        if not _any_ragged(args, kwargs):
-            return original(*args, **kwargs)
-        arguments = _signature(original).bind(*args, **kwargs).arguments
+    def on_ragged(arguments):
         x = arguments.get("input_tensor")
         if not isinstance(x, RaggedTensor):
-            return original(*args, **kwargs)
+            return NotImplemented
         axis = arguments.get("axis", arguments.get("reduction_indices"))
         keepdims = arguments.get("keepdims", arguments.get("keep_dims"))
         return ragged_reduce(kind, x, axis, keepdims, arguments.get("name"),
                              scope="Ragged" + original.__name__.title().replace("_", ""))
-    return op
+    return _bound(original, on_ragged)
 
 
 def _joining(original: Callable, ragged_version: Callable) -> Callable:
-    @functools.wraps(original)
-    def op(*args, **kwargs):
-        if not _any_ragged(args, kwargs):
-            return original(*args, **kwargs)
-        arguments = _signature(original).bind(*args, **kwargs).arguments
+    def on_ragged(arguments):
         values = arguments.get("values")
         if not isinstance(values, (list, tuple)) or \
                 not any(isinstance(v, RaggedTensor) for v in values):
-            return original(*args, **kwargs)
-        return ragged_version(values, arguments.get("axis", 0),
-                              arguments.get("name"))
-    return op
+            return NotImplemented
+        return ragged_version(values, arguments.get("axis", 0), arguments.get("name"))
+    return _bound(original, on_ragged)
 
 
 def _routed(original: Callable, ragged_version: Callable) -> Callable:
