@@ -101,24 +101,30 @@ def _fill(root: types.ModuleType, parts: List[str], ns: str) -> None:
             _INSTALLED.add((target.__name__, leaf))
 
 
-def replace_export(original: Any, replacement: Any) -> List[str]:
-    """Exports `replacement` under every public name of `original` (and sets it where
-    those names are already installed): how a composite type routes the public ops to
-    its own version (TF's dispatch: `tf.add` of a RaggedTensor). Returns the names.
+def replace_exports(replacements: Dict[int, Any]) -> None:
+    """Exports each replacement under every public name of the object it replaces
+    (`replacements`: id of the exported object -> its replacement), in one pass over the
+    export table, and sets it where those names are already installed: how a composite
+    type routes the public ops to its own versions (TF's dispatch: `tf.add` of a
+    RaggedTensor).
 
     Raises:
-      ValueError: `original` is not exported.
+      ValueError: an object to replace is not exported.
     """
-    names = []
-    for ns, table in _EXPORTS.items():
-        for leaf, (obj, where) in list(table.items()):
-            if obj is original:
+    found = set()
+    for table in _EXPORTS.values():
+        for leaf, (obj, where) in table.items():
+            replacement = replacements.get(id(obj))
+            if replacement is not None:
                 table[leaf] = (replacement, where)
-                names.append("%s.%s" % (ns, leaf) if ns else leaf)
-    if not names:
-        raise ValueError("replace_export: %r is not exported" % (original,))
+                found.add(id(obj))
+    if len(found) != len(replacements):
+        raise ValueError("replace_exports: an object to replace is not exported (%d of "
+                         "%d are)" % (len(found), len(replacements)))
     for module_name, leaf in _INSTALLED:
         module = sys.modules.get(module_name)
-        if module is not None and module.__dict__.get(leaf) is original:
+        if module is None:
+            continue
+        replacement = replacements.get(id(module.__dict__.get(leaf)))
+        if replacement is not None:
             setattr(module, leaf, replacement)
-    return names

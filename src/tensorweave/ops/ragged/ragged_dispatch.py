@@ -7,7 +7,7 @@ other array ops (and the unsorted segment ops) to ragged_array_dispatch, split a
 to ragged_split_ops, matmul to ragged_matmul, strings.reduce_join to
 ragged_reduction_ops (tf.stop_gradient, imported directly by the package, reaches the
 flat values through RaggedTensor._stop_gradient_for). The exported function is
-replaced by a wrapper (api_export.replace_export) that calls the original whenever no
+replaced by a wrapper (api_export.replace_exports) that calls the original whenever no
 RaggedTensor is among the arguments, so dense programs see no change but one check.
 """
 from __future__ import annotations
@@ -137,19 +137,21 @@ def _exported(name: str):
     return api_export.exported(ns).get(leaf)
 
 
-def _install(name: str, make: Callable) -> None:
-    original = _exported(name)
-    if original is None:
-        raise ValueError("ragged dispatch: tf.%s is not exported" % name)
-    if getattr(original, "_ragged_dispatch", False):
-        return  # routed already under another of its names (tf.div / tf.divide)
-    wrapper = make(original)
-    wrapper._ragged_dispatch = True
-    api_export.replace_export(original, wrapper)
-
-
 def install_dispatch() -> None:
-    """Routes the public ops of the tables above to their ragged versions."""
+    """Routes the public ops of the tables above to their ragged versions (the export
+    table rewritten once, for all of them)."""
+    wrappers = {}  # id of the exported op -> its wrapper
+
+    def _install(name: str, make: Callable) -> None:
+        original = _exported(name)
+        if original is None:
+            raise ValueError("ragged dispatch: tf.%s is not exported" % name)
+        if id(original) in wrappers or getattr(original, "_ragged_dispatch", False):
+            return  # routed already under another of its names (tf.div / tf.divide)
+        wrapper = make(original)
+        wrapper._ragged_dispatch = True
+        wrappers[id(original)] = wrapper
+
     for name in UNARY:
         _install(name, _unary)
     for name in BINARY:
@@ -168,6 +170,7 @@ def install_dispatch() -> None:
     for name in SEGMENT_OPS:
         _install(name, lambda original: _routed(original, functools.partial(
             ragged_array_dispatch.unsorted_segment, original)))
+    api_export.replace_exports(wrappers)
 
 
 install_dispatch()
