@@ -12,16 +12,9 @@ import time
 from typing import List, Optional
 
 from tensorweave.framework.api_export import tf_export
-from tensorweave.platform import file_io
 from tensorweave.train import checkpoint_management
 
 _log = logging.getLogger("tensorflow")
-
-
-def _delete_matching(pattern: str) -> None:
-    for path in file_io.glob(pattern):
-        _log.info("Deleting %s", path)
-        file_io.remove(path)
 
 
 def _default_session():
@@ -205,8 +198,7 @@ class CheckpointManager:
             if hours and timestamp - hours * 3600.0 >= self._last_preserved_timestamp:
                 self._last_preserved_timestamp = timestamp  # kept for good, unlisted
                 continue
-            _delete_matching(path + ".index")
-            _delete_matching(path + ".data-?????-of-?????")
+            checkpoint_management.remove_checkpoint(path)
 
     def _record_state(self) -> None:
         paths = list(self._maybe_delete.keys())
