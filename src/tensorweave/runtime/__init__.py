@@ -33,7 +33,9 @@ Which executor runs what (one plan type each, each with its own `run`):
   TAGGED         TaggedPlan       control flow with kernels that must     tagged.run_tagged
                                   wait while others run, or heavy
                                   kernels overlapping across iterations
-                                  (parallel_iterations); tagged tokens
+                                  (parallel_iterations); tagged tokens;
+                                  runs of cheap nodes scheduled as one
+                                  generated function each (islands.py)
 
   A step placed on several devices: partition.py splits it into one step graph per
   device (_Send/_Recv pairs on cross-device edges, send_recv_ops.py, exchanging values
@@ -54,7 +56,8 @@ Where to change things:
   * which executor a step gets, which kernels go to the pool: policy.py;
   * the per-step kernel call and the dataflow scheduler: executor.py (run_steps is the
     one hot loop; keep per-step work there to a tuple unpack, a call and a store);
-  * loop compilation and the generated code: frames.py (LoopProgram._generate);
+  * loop compilation and the generated code: frames.py (LoopProgram._generate); the
+    tagged executor's islands: islands.py (fuse_islands);
   * tracing: every executor records into executor.StepTrace (a record per kernel
     execution, with frame name and iteration inside loops; nothing runs when tracing is
     off, and a loop's traced variant is generated on first use); step_stats.py turns

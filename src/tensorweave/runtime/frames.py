@@ -325,7 +325,7 @@ class LoopProgram:
         source = "\n".join(lines) + "\n"
         filename = "<tensorweave while loop %s #%d%s>" % (
             self.frame.name, next(_loop_ids), " traced" if traced else "")
-        _register_source(self, filename, source)
+        register_source(self, filename, source)
         ns: Dict[str, object] = {}
         exec(compile(source, filename, "exec"), ns)
         for sl, v in self.presets:
@@ -334,7 +334,7 @@ class LoopProgram:
         return ns["make"](fail, time.perf_counter, rec, **args), source, filename
 
 
-def _register_source(owner, filename: str, source: str) -> None:
+def register_source(owner, filename: str, source: str) -> None:
     """Makes `source` the text of `filename` for tracebacks (linecache) while `owner`
     lives. linecache.checkcache keeps entries whose mtime is None."""
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -360,7 +360,7 @@ def _traced_loop_step(child: LoopProgram, guarded: bool):
     return run
 
 
-def _const_value(n):
+def const_value(n):
     """The value of a Const preset in a loop frame, as its device keeps it
     (Node.device_values: a GPU's copy, not the host value). A numeric scalar on a
     host-memory device becomes a NumPy scalar (what ufuncs return anyway): arithmetic
@@ -577,7 +577,7 @@ class StructuredCompiler:
                 if m.type == "Const" and all(loop_live(c) for c in m.control_inputs):
                     s = alloc(1)
                     slot_of[(id(m), 0)] = s
-                    prog.presets.append((s, _const_value(m)))
+                    prog.presets.append((s, const_value(m)))
                     roles[id(m)] = "const"
             for e in frame.enters:
                 roles[id(e)] = "enter"

@@ -32,8 +32,10 @@ NextIteration value of iteration i exists (non-strict execution).
 
 All bookkeeping runs on the calling thread; kernels that are not cheap
 (policy.kernel_weight) run on the session's thread pool and asynchronous kernels call
-back, both through one completion queue, as in runtime/executor.run_dataflow. A traced
-run records each kernel execution with its frame name and iteration number.
+back, both through one completion queue, as in runtime/executor.run_dataflow. An
+untraced run schedules each island (islands.py: a cheap node with the cheap nodes fed
+only by it) as one node. A traced run records each kernel execution with its frame name
+and iteration number.
 """
 from __future__ import annotations
 
@@ -46,6 +48,7 @@ from typing import Dict, List, Optional
 
 from tensorweave.framework import errors
 from tensorweave.runtime import frames as _frames
+from tensorweave.runtime import islands as _islands
 from tensorweave.runtime import policy as _policy
 from tensorweave.runtime import send_recv_ops as _sr
 from tensorweave.runtime.executor import StepState, StepTrace, _next_done, kernel_error
@@ -96,6 +99,13 @@ class TaggedProgram:
         # a `_Send` that does not narrow, a `_Recv` that does not copy: its rendezvous
         # key less the ";frame:iter" (the executor runs them itself), else None
         self.xfer: List[Optional[str]] = []
+        # the untraced form (islands.fuse_islands), None when nothing fuses; in it, an
+        # island root's line numbers -> the member op a failure on that line names
+        self.fused: Optional["TaggedProgram"] = None
+        self.island_ops: Dict[int, tuple] = {}
+        self.islands: Dict[int, List[int]] = {}  # root -> its members, root first
+        self.const_values: Dict[int, object] = {}  # Const node -> its value (islands)
+        self.plain_identities: set = set()  # Identity nodes without control inputs
 
     @property
     def uses_pool(self) -> bool:
@@ -146,6 +156,10 @@ def compile_tagged(sg, binder, policy) -> TaggedProgram:
         prog.frame_key.append(fkey(frame_of[id(n)]) if kind == ENTER else None)
         if kind == FEED:
             prog.feeds.append(k)
+        elif n.type == "Const":
+            prog.const_values[k] = _frames.const_value(n)
+        elif n.type == "Identity" and not n.control_inputs:
+            prog.plain_identities.add(k)
     prog.n_in_total = in_total
     pending0 = [0] * len(order)
     for k, n in enumerate(order):
@@ -184,6 +198,7 @@ def compile_tagged(sg, binder, policy) -> TaggedProgram:
     for k in prog.feeds:
         feed_nodes[order[k].feed_index] = k
     prog.feeds = [feed_nodes[i] for i in range(len(feed_nodes))]
+    prog.fused = _islands.fuse_islands(prog)
     return prog
 
 
@@ -279,6 +294,8 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
     waiting when nothing is ready and `done_q` is empty, so that one thread can run
     several partitions in turn (partitioned_plan); resumed with `send(True)` it waits
     for the next completion, with `send(False)` it looks again."""
+    if trace is None and prog.fused is not None:
+        prog = prog.fused  # islands run as one node each (islands.py)
     kind, fns, ctxs, cheap, is_async, ops = (prog.kind, prog.fn, prog.ctx, prog.cheap,
                                              prog.is_async, prog.op)
     in_base, n_data, out_edges, ctrl_out = (prog.in_base, prog.n_data, prog.out_edges,
@@ -489,6 +506,13 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
     caller = get_ident()
     timed = trace is not None  # times are taken for the trace only
 
+    island_ops = prog.island_ops
+
+    def op_of(k, exc):
+        """The op a kernel failure at node `k` names (a member's, in an island)."""
+        island = island_ops.get(k)
+        return ops[k] if island is None else _islands.failed_op(island, ops[k], exc)
+
     def run_remote(k, it, args):
         t0 = clock()
         try:
@@ -583,7 +607,7 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
                 except BaseException as e:  # noqa: B036
                     if isinstance(e, (KeyboardInterrupt, SystemExit)):
                         raise
-                    error[0] = kernel_error(ops[k], e, loop_iterations(it))
+                    error[0] = kernel_error(op_of(k, e), e, loop_iterations(it))
                     break
                 if len(out_edges[k]) == 1:
                     finish_one(k, it, r)
@@ -684,7 +708,7 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
                 except BaseException as e:  # noqa: B036
                     if isinstance(e, (KeyboardInterrupt, SystemExit)):
                         raise
-                    error[0] = kernel_error(ops[k], e, loop_iterations(it))
+                    error[0] = kernel_error(op_of(k, e), e, loop_iterations(it))
                     break
                 if trace is not None:
                     record(k, it, r, t0, clock())

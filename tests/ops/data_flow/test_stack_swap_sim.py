@@ -138,3 +138,14 @@ def test_host_memory_device_keeps_explicit_accounting():
     st.pop(None)
     st.pop(None)
     assert dev.allocator.bytes_in_use == 0 and dev.host_allocator.bytes_in_use == 0
+
+
+def test_tagged_executor_peak_does_not_grow_with_iterations(monkeypatch):
+    # on the tagged executor up to parallel_iterations (10) iterations are alive at
+    # once, each holding its loop value until it completes: the peak is bounded by
+    # that window, not by the iteration count
+    monkeypatch.setenv("TW_EXECUTOR", "tagged")
+    peaks = [_grad_of_loop(n, True, _SIM)[1]["peak"] for n in (30, 100)]
+    assert max(peaks) <= (2 * 10 + 4) * ELEM
+    no_swap = _grad_of_loop(100, False, _SIM)[1]["peak"]
+    assert no_swap >= 100 * ELEM
