@@ -165,6 +165,8 @@ register_op("ZerosLike", inputs=["x: T"], outputs=["y: T"],
 
 @kernel("ZerosLike")
 def _zeros_like_kernel(ctx, x):
+    if not hasattr(x, "dtype"):  # a variant value (a TensorList) makes its own zeros
+        return x.zeros_like()
     if x.dtype == object:
         return np.full(x.shape, b"", dtype=object)
     return ctx.xp.zeros_like(x)

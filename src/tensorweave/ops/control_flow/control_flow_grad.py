@@ -134,10 +134,14 @@ def node_of(op: Operation, call: GradientCall):
 
 
 def _differentiable(t: Tensor) -> bool:
-    """Floating values, and handles of variables (their reads are differentiable)."""
+    """Floating values, handles of variables (their reads are differentiable) and
+    TensorLists (variants whose gradient is a list)."""
     d = t._dtype.base_dtype
     if d is _dt.resource:
         return resource_variable_ops.handle_source(t)._op._type == "VarHandleOp"
+    if d is _dt.variant:
+        from tensorweave.ops.data_flow.list_ops import static_list
+        return static_list(t)[0] is not None
     return d.is_floating or d.is_complex
 
 

@@ -1,9 +1,9 @@
 """Data-flow resources shared by steps: queues, TensorArrays, stacks, accumulators,
-lookup tables and mutexes (tf.CriticalSection).
+lookup tables, mutexes (tf.CriticalSection) and TF 2.x's TensorLists.
 
 Importing the package registers every op of the family (its modules, in order).
 """
 from tensorweave.ops.data_flow import (  # noqa: F401
     queue_resources, queue_ops, queue_classes, tensor_array_ops, tensor_array_class,
     tensor_array_grad, stack_ops, session_ops, accumulator_ops, lookup_ops,
-    vocabulary_table, mutex_ops, critical_section)
+    vocabulary_table, mutex_ops, critical_section, tensor_list, list_ops, list_ops_grad)

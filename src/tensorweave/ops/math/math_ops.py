@@ -225,13 +225,17 @@ def _add_n_shape(op):
 
 
 register_op("AddN", inputs=["inputs: N * T"], outputs=["sum: T"],
-            attrs={"T": TypeAttr(_NUMBERS)}, shape=_add_n_shape)
+            attrs={"T": TypeAttr(_NUMBERS + (_dt.variant,))}, shape=_add_n_shape)
 
 
 @kernel("AddN")
 def _add_n_kernel(ctx, *xs):
     first = xs[0]
     if len(xs) == 1:
+        return first
+    if not hasattr(first, "dtype"):  # variant values (TensorLists) add themselves
+        for x in xs[1:]:
+            first = first.add(x, ctx.op)
         return first
     shape = np.shape(first)
     for i, x in enumerate(xs[1:], 1):
