@@ -282,9 +282,10 @@ def test_bad_graph_defs_raise_value_error(graph):
         tf.import_graph_def(b"\x80garbage")
     with pytest.raises(TypeError, match="graph_def must be a GraphDef proto"):
         tf.import_graph_def(3)
-    gd = graph_pb2.GraphDef()
-    gd.library.function.add().signature.name = "my_fn"
-    with pytest.raises(ValueError, match="function library \\(my_fn\\)"):
+    gd = graph_pb2.GraphDef()  # a functional op calling a function the library lacks
+    gd.node.add(name="c", op="PartitionedCall").attr["f"].func.name = "my_fn"
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Function 'my_fn' called by "
+                       "node 'c' is not in the GraphDef's function library"):
         tf.import_graph_def(gd)
     gd = graph_pb2.GraphDef()
     node = gd.node.add(name="n", op="NoSuchOp")

@@ -396,17 +396,26 @@ def test_signature_dtype_errors_use_tf_wording(graph):
         tf.saved_model.classification_signature_def(examples, ints, None)
 
 
-def test_a_model_with_functional_control_flow_names_the_tf1_switch(tmp_path):
-    # TF 2.21 with only disable_eager_execution() writes tf.while_loop as a While op
-    # calling library functions, which tensorweave does not run: the error says how the
-    # writer gets TF1's Enter/Exit form instead
+def test_a_model_whose_while_calls_a_missing_function(tmp_path):
+    # TF 2.x writes tf.while_loop as a While op calling library functions, which the
+    # import lowers (tests/framework/test_functional_import.py loads such a SavedModel);
+    # a function the library lacks is TF's InvalidArgumentError, naming it
     from tensorweave.saved_model import saved_model_file
     saved = saved_model_file.saved_model_class()(saved_model_schema_version=1)
     meta_graph = saved.meta_graphs.add()
     meta_graph.meta_info_def.tags.append("serve")
-    meta_graph.graph_def.library.function.add().signature.name = "while_body_9"
+    gd = meta_graph.graph_def
+    gd.library.function.add().signature.name = "helper"
+    gd.node.add(name="i", op="Const").attr["dtype"].type = 3  # DT_INT32
+    gd.node[0].attr["value"].tensor.dtype = 3
+    gd.node[0].attr["value"].tensor.int_val.append(0)
+    loop = gd.node.add(name="while", op="While", input=["i"])
+    loop.attr["T"].list.type.append(3)
+    loop.attr["cond"].func.name = "while_cond_8"
+    loop.attr["body"].func.name = "while_body_9"
     (tmp_path / "saved_model.pb").write_bytes(saved.SerializeToString())
     with tf.Session(graph=tf.Graph()) as sess:
-        with pytest.raises(ValueError, match=r"function library \(while_body_9\).*"
-                           r"disable_control_flow_v2\(\)"):
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"Function 'while_cond_8' called by node 'while' is not "
+                                 r"in the GraphDef's function library \(it holds: helper\)"):
             tf.saved_model.loader.load(sess, ["serve"], str(tmp_path))

@@ -11,9 +11,10 @@ standard ops TF builds for them (graph_def_lowering.py), unless `lower=False`: t
 partition graphs and the graphs sent to tensorweave's own workers keep them.
 
 `graph_def_from_proto` turns such a message (written by TF or by us) into the GraphDef
-of `framework/serialize.py`, whose nodes carry decoded attr values; `import_graph_def`
-and `graph_from_proto` import from there. The JSON form of serialize.py stays the
-readable debug form.
+of `framework/serialize.py`, whose nodes carry decoded attr values and whose `library`
+holds the decoded FunctionDefs (function_library.py) that TF 2.x's functional ops call;
+`import_graph_def` and `graph_from_proto` import from there. The JSON form of
+serialize.py stays the readable debug form.
 
 The protobuf modules are imported inside functions: `import tensorweave` does not load
 them.
@@ -25,6 +26,7 @@ from typing import Any, Optional
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import function_library as _flib
 from tensorweave.framework import graph_def_lowering as _lowering
 from tensorweave.framework import registry as _reg
 from tensorweave.framework import serialize as _ser
@@ -242,6 +244,8 @@ def attr_to_proto(v: Any, av, node: str = "?", key: str = "?") -> None:
         av.s = v
     elif isinstance(v, np.ndarray):
         array_to_tensor_proto(v, av.tensor)
+    elif isinstance(v, _flib.AttrPlaceholder):
+        av.placeholder = v.name
     elif isinstance(v, FuncAttr):
         av.func.name = v.name
         for k, x in v.attr.items():
@@ -293,8 +297,10 @@ def attr_from_proto(av, as_bytes: bool = False) -> Any:
     """The attr value an `AttrValue` holds. Strings decode to `str` when they are UTF-8
     (unless `as_bytes`: the op declares a bytes attr); an unset value gives None."""
     kind = av.WhichOneof("value")
-    if kind is None or kind == "placeholder":
+    if kind is None:
         return None
+    if kind == "placeholder":  # only in a FunctionDef's body: the caller's attr "$name"
+        return _flib.AttrPlaceholder(av.placeholder)
     if kind == "type":
         return dtype_from_enum(av.type)
     if kind == "shape":
@@ -343,8 +349,10 @@ def node_def_to_proto(nd: "_ser.NodeDef", proto) -> None:
 
 
 def graph_def_to_proto(graph_def: "_ser.GraphDef", lower: bool = True):
-    """The `tensorflow.GraphDef` message of one of our GraphDefs; with `lower`, its
-    private ops lowered to standard TF ops (graph_def_lowering.py)."""
+    """The `tensorflow.GraphDef` message of one of our GraphDefs (its function library
+    included); with `lower`, its private ops lowered to standard TF ops
+    (graph_def_lowering.py)."""
+    library = graph_def.library
     if lower:
         graph_def = _lowering.lower_private_ops(graph_def)
     graph_pb2 = _pb()[0]
@@ -353,7 +361,34 @@ def graph_def_to_proto(graph_def: "_ser.GraphDef", lower: bool = True):
     out.versions.min_consumer = TF_MIN_CONSUMER
     for nd in graph_def.node:
         node_def_to_proto(nd, out.node.add())
+    for fdef in (library.functions.values() if library else ()):
+        function_def_to_proto(fdef, out.library.function.add())
     return out
+
+
+def _arg_def_to_proto(arg: "_flib.ArgDef", proto) -> None:
+    proto.name = arg.name
+    if arg.dtype is not None:
+        proto.type = arg.dtype.as_datatype_enum
+    proto.type_attr = arg.type_attr
+    proto.number_attr = arg.number_attr
+    proto.type_list_attr = arg.type_list_attr
+
+
+def function_def_to_proto(fdef: "_flib.FunctionDef", proto) -> None:
+    """Fills a `FunctionDef` message from one of function_library's FunctionDefs."""
+    proto.signature.name = fdef.name
+    for arg in fdef.input_args:
+        _arg_def_to_proto(arg, proto.signature.input_arg.add())
+    for arg in fdef.output_args:
+        _arg_def_to_proto(arg, proto.signature.output_arg.add())
+    proto.signature.control_output.extend(sorted(fdef.control_ret))
+    for nd in fdef.nodes:
+        node_def_to_proto(nd, proto.node_def.add())
+    proto.ret.update(fdef.ret)
+    proto.control_ret.update(fdef.control_ret)
+    for k, v in fdef.attr.items():
+        attr_to_proto(v, proto.attr[k], fdef.name, k)
 
 
 def graph_to_proto(graph, from_version: Optional[int] = None, add_shapes: bool = False,
@@ -403,24 +438,32 @@ def node_def_from_proto(proto) -> "_ser.NodeDef":
 
 
 def graph_def_from_proto(proto) -> "_ser.GraphDef":
-    """Our GraphDef (decoded attrs) of a `tensorflow.GraphDef` message.
+    """Our GraphDef (decoded attrs, and its function library) of a `tensorflow.GraphDef`
+    message.
 
     Raises:
-      ValueError: the GraphDef holds a function library (not supported) or a value with
-        no tensorweave form.
+      ValueError: a value with no tensorweave form.
     """
-    if len(proto.library.function):
-        # TF 2.x writes even a compat.v1 program's tf.cond/tf.while_loop as functional
-        # If/While ops: name the way to get the TF1 form tensorweave reads
-        raise ValueError("GraphDef has a function library (%s); graphs with functions are "
-                         "not supported by tensorweave. A TF 2.x program writes "
-                         "tf.cond/tf.while_loop as If/While functions unless it calls "
-                         "tf.compat.v1.disable_control_flow_v2() (or disable_v2_behavior()) "
-                         "before building the graph"
-                         % ", ".join(f.signature.name for f in proto.library.function))
+    library = _flib.FunctionLibrary([function_def_from_proto(f)
+                                     for f in proto.library.function])
     return _ser.GraphDef([node_def_from_proto(n) for n in proto.node],
                          _ser.VersionDef(proto.versions.producer,
-                                         proto.versions.min_consumer))
+                                         proto.versions.min_consumer), library)
+
+
+def _arg_def_from_proto(arg) -> "_flib.ArgDef":
+    return _flib.ArgDef(arg.name, dtype_from_enum(arg.type) if arg.type else None,
+                        arg.type_attr, arg.number_attr, arg.type_list_attr)
+
+
+def function_def_from_proto(proto) -> "_flib.FunctionDef":
+    """The `FunctionDef` (function_library.py) of a `tensorflow.FunctionDef` message."""
+    sig = proto.signature
+    return _flib.FunctionDef(
+        sig.name, [_arg_def_from_proto(a) for a in sig.input_arg],
+        [_arg_def_from_proto(a) for a in sig.output_arg],
+        [node_def_from_proto(n) for n in proto.node_def], dict(proto.ret),
+        dict(proto.control_ret), {k: attr_from_proto(v) for k, v in proto.attr.items()})
 
 
 def parse_graph_def(data) -> "_ser.GraphDef":

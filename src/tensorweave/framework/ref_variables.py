@@ -212,5 +212,5 @@ def to_resource_variables(graph_def: "_ser.GraphDef") -> "_ser.GraphDef":
         for i in var_inputs:
             inputs[i] = read(data[i], "%s/read_%s" % (nd.name, i), controls)
         out.append(_ser.NodeDef(nd.name, nd.op, inputs + controls, nd.device, nd.attr))
-    return _ser.GraphDef(out, graph_def.versions)
+    return _ser.GraphDef(out, graph_def.versions, graph_def.library)
 

@@ -103,16 +103,20 @@ class GraphDef:
     """
 
     def __init__(self, node: Optional[List[NodeDef]] = None,
-                 versions: Optional[VersionDef] = None):  # noqa: F811
+                 versions: Optional[VersionDef] = None,  # noqa: F811
+                 library=None):
         self.node = node or []
         self.versions = versions or VersionDef()
+        # the FunctionDefs its functional ops call (function_library.FunctionLibrary);
+        # only GraphDefs decoded from TF's protobuf have one, the JSON form does not
+        self.library = library
 
     def SerializeToString(self) -> bytes:  # noqa: N802 - TF's protobuf method name
         return json.dumps(self._to_json(), sort_keys=True, separators=(",", ":")).encode()
 
     def ParseFromString(self, data: bytes) -> None:  # noqa: N802
         other = GraphDef.FromString(data)
-        self.node, self.versions = other.node, other.versions
+        self.node, self.versions, self.library = other.node, other.versions, other.library
 
     @staticmethod
     def FromString(data) -> "GraphDef":  # noqa: N802
@@ -388,7 +392,10 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
     TF1 reference variables (VariableV2, Assign, Apply*, ...) import as the resource
     variables that compute the same (framework/ref_variables.py). Graphs with TF1 while
     loops import: a Merge's input from a NextIteration (the loop's back edge) is set
-    once the loop body exists. Any other cycle is an error.
+    once the loop body exists. Any other cycle is an error. TF 2.x's functional ops
+    (If, While, Case, PartitionedCall, calls of library functions) are lowered to
+    tf.cond / tf.while_loop / tf.switch_case and inlined calls of the GraphDef's function
+    library (framework/functional_lowering.py), under their node's name.
 
     Returns:
       The list of `return_elements` (None when not given).
@@ -399,8 +406,8 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
         dtype, a missing return element, a reference variable use with no resource
         form, or a malformed GraphDef.
       NotFoundError: a node's op type is not registered.
+      InvalidArgumentError: a functional op calls a function the library lacks.
     """
-    from tensorweave.framework.op_builder import arg_dtypes, infer_shapes, output_dtypes
     if not isinstance(graph_def, GraphDef):
         from tensorweave.framework import graph_def_proto
         graph_def = graph_def_proto.as_graph_def_object(graph_def)
@@ -414,71 +421,18 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
     unshared_vars |= _ref_style_handles(graph_def)
     input_map = _checked_input_map(input_map, {n.name for n in graph_def.node})
     g = get_default_graph()
-    created: Dict[str, Operation] = {}
-    by_name = {n.name: n for n in graph_def.node}
-    back_edges = []  # (Merge op, input index, NextIteration node, output index)
     with g.name_scope(name if name is not None else "import") as scope:
         input_map = _converted_input_map(g, input_map)
         order = _topological(graph_def.node)
         new_names = _imported_names(g, scope, order)
-        for nd in order:
-            op_def = _registered_op_def(nd)
-            inputs, controls, loop_inputs = [], [], []
-            for s in nd.input:
-                src, idx = parse_input(s)
-                if idx is None:
-                    mapped = input_map.get(s)
-                    controls.append(mapped if mapped is not None else _lookup(created, src, nd))
-                    continue
-                key = "%s:%d" % (src, idx)
-                mapped = input_map.get(key, input_map.get(src) if idx == 0 else None)
-                if mapped is not None:
-                    inputs.append(mapped)
-                elif src not in created and _is_back_edge(nd, by_name.get(src)):
-                    loop_inputs.append((len(inputs), src, idx))
-                    inputs.append(None)  # set below, once the loop body exists
-                else:
-                    op = _lookup(created, src, nd)
-                    if idx >= len(op._outputs):
-                        raise ValueError("Node '%s': input '%s' names output %d of '%s', which "
-                                         "has %d outputs" % (nd.name, s, idx, src,
-                                                             len(op._outputs)))
-                    inputs.append(op._outputs[idx])
-            attrs = {k: v for k, v in nd.attr.items() if k not in ("_class", "_output_shapes")}
-            for k, default in op_def.attrs.items():
-                if k not in attrs:
-                    d = default.default if isinstance(default, (_reg.TypeAttr,
-                                                                _reg.TypeListAttr)) else default
-                    if d is _reg.REQUIRED:
-                        raise ValueError("NodeDef missing attr '%s' from Op<name=%s>; "
-                                         "NodeDef: {{node %s}}" % (k, nd.op, new_names[nd.name]))
-                    attrs[k] = d
-            if loop_inputs:  # a stand-in of the same dtype until then
-                stand_in = next((t for t in inputs if t is not None), None)
-                if stand_in is None:
-                    raise ValueError("Merge node '%s' has only NextIteration inputs" % nd.name)
-                inputs = [stand_in if t is None else t for t in inputs]
-            full = new_names[nd.name]
-            _check_input_dtypes(inputs, arg_dtypes(op_def.inputs, attrs), full, nd.op)
-            if nd.name in unshared_vars and nd.op == "VarHandleOp":
-                attrs["shared_name"] = full
-            with (g.control_dependencies(controls) if controls else contextlib.nullcontext()):
-                op = g._create_op_raw(nd.op, inputs, output_dtypes(op_def, attrs), attrs,
-                                      op_def, full + "/")
-            g._names_in_use.setdefault(full.lower(), 1)
-            if nd.device:
-                op._set_device(nd.device)
-            colocation = nd.attr.get("_class")
-            if colocation:  # a renamed node's new name, as TF rewrites "_class"
-                op._colocation = [new_names.get(c[len("loc:@"):], scope + c[len("loc:@"):])
-                                  for c in colocation if c.startswith("loc:@")]
-            infer_shapes(op)
-            if loop_inputs:  # the value changes each iteration: unknown, as TF imports it
-                op._outputs[0]._shape = TensorShape(None)
-            created[nd.name] = op
-            back_edges.extend((op, i, src, idx) for i, src, idx in loop_inputs)
-        for op, i, src, idx in back_edges:
-            op._update_input(i, _lookup(created, src, by_name[src])._outputs[idx])
+        importer = NodeImporter(g, input_map, graph_def.library, scope, new_names,
+                                unshared_vars)
+        lowers = importer.lowers_any(order)
+        if lowers:
+            # the ops the lowering builds take other names than the GraphDef's nodes
+            _reserve_names(g, new_names.values())
+        importer.import_nodes(order, lowers)
+    created = importer.created
     _check_input_map_outputs(input_map, created)
     if any(op._type in ("Enter", "RefEnter", "Merge", "RefMerge") for op in created.values()):
         # loops and conds differentiate again (their contexts, from the graph's shape)
@@ -491,6 +445,157 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
         src, idx = parse_input(r)
         out.append(_return_element(created, r))
     return out
+
+
+class NodeImporter:
+    """Creates the ops of GraphDef nodes in a graph: one import, or one function body
+    that framework/functional_lowering.py imports in place of a functional op.
+
+    Attributes:
+      created: {node name: the Operation made for it}.
+    """
+
+    def __init__(self, g: Graph, input_map: Dict[str, Any], library, scope: str,
+                 new_names: Dict[str, str], unshared_vars=frozenset()):
+        self.graph = g
+        self.input_map = input_map
+        if library is None:
+            from tensorweave.framework.function_library import FunctionLibrary
+            library = FunctionLibrary()
+        self.library = library
+        self.scope = scope
+        self.new_names = new_names  # nodes missing here take a fresh name when made
+        self.unshared_vars = unshared_vars
+        self.created: Dict[str, Operation] = {}
+        from tensorweave.framework import op_builder  # (op_builder imports this module)
+        self._op_builder = op_builder
+
+    def lowers_any(self, nodes: List[NodeDef]) -> bool:
+        """Whether some of `nodes` are functional ops that the import lowers."""
+        from tensorweave.framework import functional_lowering
+        return any(functional_lowering.is_functional(n, self.library) for n in nodes)
+
+    def import_body(self, nodes: List[NodeDef], args: Dict[str, Tensor]
+                    ) -> Dict[str, Operation]:
+        """Imports a function body's `nodes` (function_library.instantiate's notation)
+        under the current name scope, its input args read from `args`."""
+        scope = self.graph.get_name_scope()
+        body = NodeImporter(self.graph, args, self.library, scope + "/" if scope else "", {})
+        body.import_nodes(_topological(nodes))
+        return body.created
+
+    def import_nodes(self, order: List[NodeDef], lowers: Optional[bool] = None) -> None:
+        """Creates the ops of `order` (topologically sorted, but for loop back edges);
+        `lowers`: whether some are functional ops (`lowers_any`), when known."""
+        by_name = {n.name: n for n in order}
+        back_edges = []  # (Merge op, input index, NextIteration node, output index)
+        if lowers is None:
+            lowers = self.lowers_any(order)
+        if lowers:
+            from tensorweave.framework import functional_lowering
+        for nd in order:
+            inputs, controls, loop_inputs = self._inputs(nd, by_name)
+            if lowers:
+                if functional_lowering.is_functional(nd, self.library):
+                    self.created[nd.name] = functional_lowering.lower_node(
+                        self, nd, inputs, controls, self._name_of(nd))
+                    continue
+            op = self.create(nd, inputs, controls, loop_inputs)
+            self.created[nd.name] = op
+            back_edges.extend((op, i, src, idx) for i, src, idx in loop_inputs)
+        for op, i, src, idx in back_edges:
+            op._update_input(i, _lookup(self.created, src, by_name[src])._outputs[idx])
+
+    def _name_of(self, nd: NodeDef) -> str:
+        name = self.new_names.get(nd.name)
+        if name is None:
+            name = self.new_names[nd.name] = self.graph.unique_name(nd.name)
+        return name
+
+    def _inputs(self, nd: NodeDef, by_name: Dict[str, NodeDef]):
+        """(data inputs, control inputs, loop back edges) of `nd`; a back edge's input is
+        None until the loop body exists."""
+        created, input_map = self.created, self.input_map
+        inputs, controls, loop_inputs = [], [], []
+        for s in nd.input:
+            src, idx = parse_input(s)
+            if idx is None:
+                mapped = input_map.get(s)
+                controls.append(mapped if mapped is not None else _lookup(created, src, nd))
+                continue
+            key = "%s:%d" % (src, idx)
+            mapped = input_map.get(key, input_map.get(src) if idx == 0 else None)
+            if mapped is not None:
+                inputs.append(mapped)
+            elif src not in created and _is_back_edge(nd, by_name.get(src)):
+                loop_inputs.append((len(inputs), src, idx))
+                inputs.append(None)  # set by import_nodes, once the loop body exists
+            else:
+                op = _lookup(created, src, nd)
+                if idx >= len(op._outputs):
+                    raise ValueError("Node '%s': input '%s' names output %d of '%s', which "
+                                     "has %d outputs" % (nd.name, s, idx, src,
+                                                         len(op._outputs)))
+                inputs.append(op._outputs[idx])
+        return inputs, controls, loop_inputs
+
+    def create(self, nd: NodeDef, inputs: List[Tensor], controls: list,
+               loop_inputs=()) -> Operation:
+        """Creates the op of `nd` with these `inputs` and `controls`; `loop_inputs`
+        are its loop back edges (None in `inputs` until the loop body exists)."""
+        ob = self._op_builder
+        g = self.graph
+        op_def = registered_op_def(nd)
+        full = self._name_of(nd)
+        attrs = _complete_attrs(nd, op_def, full)
+        if loop_inputs:  # a stand-in of the same dtype until then
+            stand_in = next((t for t in inputs if t is not None), None)
+            if stand_in is None:
+                raise ValueError("Merge node '%s' has only NextIteration inputs" % nd.name)
+            inputs = [stand_in if t is None else t for t in inputs]
+        _check_input_dtypes(inputs, ob.arg_dtypes(op_def.inputs, attrs), full, nd.op)
+        if nd.name in self.unshared_vars and nd.op == "VarHandleOp":
+            attrs["shared_name"] = full
+        with (g.control_dependencies(controls) if controls else contextlib.nullcontext()):
+            op = g._create_op_raw(nd.op, inputs, ob.output_dtypes(op_def, attrs), attrs,
+                                  op_def, full + "/")
+        g._names_in_use.setdefault(full.lower(), 1)
+        if nd.device:
+            op._set_device(nd.device)
+        colocation = nd.attr.get("_class")
+        if colocation:  # a renamed node's new name, as TF rewrites "_class"
+            op._colocation = [self.new_names.get(c[len("loc:@"):], self.scope +
+                                                 c[len("loc:@"):])
+                              for c in colocation if c.startswith("loc:@")]
+        ob.infer_shapes(op)
+        if loop_inputs:  # the value changes each iteration: unknown, as TF imports it
+            op._outputs[0]._shape = TensorShape(None)
+        return op
+
+
+def _complete_attrs(nd: NodeDef, op_def, full: str) -> Dict[str, Any]:
+    """`nd`'s attrs with its op's defaults (and without "_class", "_output_shapes").
+
+    Raises:
+      ValueError: a required attr is missing (TF's message).
+    """
+    attrs = {k: v for k, v in nd.attr.items() if k not in ("_class", "_output_shapes")}
+    for k, default in op_def.attrs.items():
+        if k not in attrs:
+            d = default.default if isinstance(default, (_reg.TypeAttr,
+                                                        _reg.TypeListAttr)) else default
+            if d is _reg.REQUIRED:
+                raise ValueError("NodeDef missing attr '%s' from Op<name=%s>; "
+                                 "NodeDef: {{node %s}}" % (k, nd.op, full))
+            attrs[k] = d
+    return attrs
+
+
+def _reserve_names(g: Graph, names) -> None:
+    """Marks `names` and their scopes as used in `g`, so that ops made by builders
+    (the lowering of functional ops) take other names."""
+    for n in _name_and_prefixes(names):
+        g._names_in_use.setdefault(n.lower(), 1)
 
 
 def _return_element(created: Dict[str, Operation], requested: str):
@@ -509,7 +614,7 @@ def _return_element(created: Dict[str, Operation], requested: str):
     return op._outputs[idx]
 
 
-def _registered_op_def(nd: NodeDef):
+def registered_op_def(nd: NodeDef):
     """The OpDef of node `nd`'s op.
 
     Raises:

@@ -353,8 +353,7 @@ class MetaGraphDef:
         """Our MetaGraphDef of a `MetaGraphDef` protobuf message (written by TF or us).
 
         Raises:
-          ValueError: the graph holds a function library, or a value with no
-            tensorweave form.
+          ValueError: the graph holds a value with no tensorweave form.
         """
         _, saver_pb2, variable_pb2 = _pbs()
         mi = proto.meta_info_def
