@@ -1,8 +1,9 @@
 """tf.data in graph mode (TF1 1.4-1.15 programs): datasets as ops whose values describe a
 pipeline, iterators as device resources.
 
-  dataset_ops.py   Dataset (sources and transformations), TFRecordDataset,
-                   TextLineDataset, functions traced for map/filter
+  dataset_ops.py   Dataset (sources and transformations), element structures,
+                   functions traced for map/filter
+  file_datasets.py TFRecordDataset, FixedLengthRecordDataset, TextLineDataset
   iterator_ops.py  Iterator, make_one_shot_iterator, make_initializable_iterator
   iterator_checkpoint.py  make_saveable_from_iterator: an iterator's position in
                    a Saver's checkpoints (a pass is a function of its seed: restores
@@ -33,7 +34,7 @@ pipeline, iterators as device resources.
 Imported on first access of `tf.data` (tensorweave/__init__.py).
 """
 from tensorweave.data import (  # noqa: F401
-    cardinality, dataset_ops, experimental, generators, grouping, iterator_checkpoint,
+    cardinality, dataset_ops, experimental, file_datasets, generators, grouping, iterator_checkpoint,
     iterator_ops, lookup_tables, optional_ops, options, parallel_map, prefetch,
     ragged_batching, readers, resampling, sources, transforms)
 

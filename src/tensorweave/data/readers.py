@@ -15,6 +15,7 @@ from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.data import dataset_ops as _ds
 from tensorweave.data import dataset_kernels as _kernels
+from tensorweave.data import file_datasets as _files
 from tensorweave.data import pipeline as _pipe
 from tensorweave.data.dataset_ops import Dataset
 from tensorweave.data.experimental import ignore_errors as _ignore_errors
@@ -58,7 +59,7 @@ class CsvDataset(Dataset):
         from tensorweave.ops.array.array_ops import reshape
         names = reshape(convert_to_tensor(filenames, _dt.string), [-1])
         lines = Dataset.from_tensor_slices(names).flat_map(
-            lambda f: _ds.TextLineDataset(f, compression_type).skip(skip))
+            lambda f: _files.TextLineDataset(f, compression_type).skip(skip))
         rows = lines.map(lambda line: tuple(decode_csv(
             line, defaults, field_delim=field_delim, use_quote_delim=use_quote_delim,
             na_value=na_value, select_cols=select_cols)))
@@ -219,7 +220,7 @@ def make_batched_features_dataset(file_pattern, batch_size, features: dict,
     if label_key is not None and label_key not in features:
         raise ValueError("The `label_key` provided (%s) must be one of the `features` "
                          "keys: %s." % (label_key, features.keys()))
-    reader = reader or _ds.TFRecordDataset
+    reader = reader or _files.TFRecordDataset
     extra = list(reader_args or [])
     files = Dataset.list_files(file_pattern, shuffle=shuffle, seed=shuffle_seed)
     records = files.interleave(lambda f: reader(f, *extra),
