@@ -2,19 +2,14 @@
 composite builders conv1d, conv3d_transpose and convolution.
 
 The kernels work channels-last with any number of spatial dimensions and lower the
-convolution to one matrix product, as conv_ops.py does in 2-D: the im2col matrix is a
-strided view of the padded input (one row per output position, one column per
-(tap, in_channel)), the input gradient adds each tap's product into a strided slice of
-the padded input gradient. The helpers here (windows, padding, patches, taps) are shared
-with depthwise_ops.py and pooling_nd_ops.py.
+convolution to matrix products (conv_nd_gemm.py). The attr, shape and kernel-argument
+helpers here are shared with depthwise_ops.py and pooling_nd_ops.py.
 """
 from __future__ import annotations
 
-import itertools
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors, tensor_util
@@ -23,6 +18,8 @@ from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, kernel, register_op
 from tensorweave.framework.shapes import TensorShape
+from tensorweave.ops.nn.conv_nd_gemm import (conv_nd, conv_nd_backprop_filter,
+                                             conv_nd_backprop_input)
 from tensorweave.ops.nn.conv_ops import (Window, _check_enum, _compute_dtype, _get_sequence,
                                          channels_back, channels_last, channels_last_shape,
                                          conv2d, lookup_renamed, make_window,
@@ -37,72 +34,6 @@ _FORMATS_3D = ("NDHWC", "NCDHW")
 def spatial_axes(data_format: str, rank: int) -> List[int]:
     """The axes of the spatial dimensions of a tensor of `rank` in `data_format`."""
     return list(range(2, rank)) if data_format.startswith("NC") else list(range(1, rank - 1))
-
-
-def pad_nd(x: np.ndarray, wins: Sequence[Window], value=0) -> np.ndarray:
-    """x padded in every spatial dimension by its window's pads."""
-    if not any(w.pad_before or w.pad_after for w in wins):
-        return x
-    out = np.full((x.shape[0],) + tuple(w.padded for w in wins) + (x.shape[-1],), value,
-                  dtype=x.dtype)
-    out[(slice(None),) + tuple(slice(w.pad_before, w.pad_before + w.size)
-                               for w in wins)] = x
-    return out
-
-
-def unpad_nd(xp: np.ndarray, wins: Sequence[Window]) -> np.ndarray:
-    """The inverse of pad_nd: the unpadded window of a padded [N, *spatial, C] array."""
-    if not any(w.pad_before or w.pad_after for w in wins):
-        return xp
-    return np.ascontiguousarray(xp[(slice(None),) + tuple(
-        slice(w.pad_before, w.pad_before + w.size) for w in wins)])
-
-
-def patches(xp: np.ndarray, wins: Sequence[Window]) -> np.ndarray:
-    """A read-only view [batch, *outs, *ks, channels] of every window of padded `xp`."""
-    st = xp.strides
-    shape = (xp.shape[0],) + tuple(w.out for w in wins) + tuple(w.k for w in wins) + \
-        (xp.shape[-1],)
-    strides = (st[0],) + tuple(st[i + 1] * w.stride for i, w in enumerate(wins)) + \
-        tuple(st[i + 1] * w.dilation for i, w in enumerate(wins)) + (st[-1],)
-    return as_strided(xp, shape, strides, writeable=False)
-
-
-def taps(wins: Sequence[Window]):
-    """(flat tap index, index tuple into a padded array) for every tap, row-major."""
-    for flat, ks in enumerate(itertools.product(*(range(w.k) for w in wins))):
-        yield flat, (slice(None),) + tuple(w.tap(k) for w, k in zip(wins, ks))
-
-
-def conv_nd(x: np.ndarray, w: np.ndarray, wins: Sequence[Window]) -> np.ndarray:
-    """Channels-last convolution of x [n, *sp, ci] with w [*ks, ci, co]."""
-    ci, co = w.shape[-2:]
-    cols = patches(pad_nd(x, wins), wins).reshape(-1, w[..., 0].size)
-    out = np.matmul(cols, w.reshape(-1, co))
-    return out.reshape((x.shape[0],) + tuple(win.out for win in wins) + (co,))
-
-
-def conv_nd_backprop_filter(x: np.ndarray, filter_shape, dy: np.ndarray,
-                            wins: Sequence[Window]) -> np.ndarray:
-    """The filter gradient of conv_nd: patches of the padded input times `dy`."""
-    co = filter_shape[-1]
-    cols = patches(pad_nd(x, wins), wins).reshape(-1, int(np.prod(filter_shape[:-1])))
-    return np.matmul(cols.T, dy.reshape(-1, co)).reshape(tuple(filter_shape))
-
-
-def conv_nd_backprop_input(input_shape, w: np.ndarray, dy: np.ndarray,
-                           wins: Sequence[Window]) -> np.ndarray:
-    """The input gradient of conv_nd: each tap's `dy @ w[tap].T` added into a strided
-    slice of the padded input gradient, then unpadded."""
-    ci, co = w.shape[-2:]
-    n = input_shape[0]
-    dxp = np.zeros((n,) + tuple(win.padded for win in wins) + (ci,), dtype=dy.dtype)
-    dy2 = dy.reshape(-1, co)
-    w_taps = w.reshape(-1, ci, co)
-    outs = (n,) + tuple(win.out for win in wins) + (ci,)
-    for flat, index in taps(wins):
-        dxp[index] += np.matmul(dy2, w_taps[flat].T).reshape(outs)
-    return unpad_nd(dxp, wins)
 
 
 # --- attrs and shapes ---------------------------------------------------------------------

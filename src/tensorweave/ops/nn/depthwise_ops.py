@@ -21,8 +21,9 @@ from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, kernel, register_op
 from tensorweave.framework.shapes import TensorShape
+from tensorweave.ops.nn.conv_nd_gemm import pad_nd, taps, unpad_nd
 from tensorweave.ops.nn.conv_nd_ops import (channels_back, channels_last, channels_last_shape,
-                                            check_rank, pad_nd, sizes_arg, taps, unpad_nd)
+                                            check_rank, sizes_arg)
 from tensorweave.ops.nn.conv_ops import (_compute_dtype, _conv_attrs, _spatial_axes,
                                          check_window_attrs, conv2d, explicit_pairs,
                                          lookup_renamed, make_window, rank4,

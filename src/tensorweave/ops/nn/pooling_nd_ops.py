@@ -21,9 +21,10 @@ from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape
+from tensorweave.ops.nn.conv_nd_gemm import pad_nd, taps, unpad_nd
 from tensorweave.ops.nn.conv_nd_ops import (channels_back, channels_last, channels_last_shape,
-                                            check_nd_attrs, check_rank, dims_of_rank, pad_nd,
-                                            sizes_arg, spatial_axes, taps, unpad_nd)
+                                            check_nd_attrs, check_rank, dims_of_rank,
+                                            sizes_arg, spatial_axes)
 from tensorweave.ops.nn.conv_ops import (_check_enum, _get_sequence, make_window,
                                          shape_tensor, window_output_size)
 from tensorweave.ops.nn.pooling_ops import (_half_to_float, _lowest, avg_pool, max_pool,

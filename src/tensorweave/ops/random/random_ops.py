@@ -356,27 +356,64 @@ def _categorical_draws(ctx, logits, num_samples, generator):
     out_np = ctx.attrs["output_dtype"].as_numpy_dtype
     if batch == 0 or n == 0:
         return np.zeros((batch, n), dtype=out_np)
+    cdf, empty = _row_cdfs(logits)
+    gen, lock = generator()
+    with lock:
+        u = gen.random((batch, n))
+    # row i is searched as the interval (i, i + 1]: the cdf and the draws of row i are
+    # offset by i (in float64, rounding included: the draws are those of a single
+    # search over every row's offset cdf, which is how they were first defined)
+    offset = np.arange(batch, dtype=np.float64)[:, None]
+    if classes <= _COUNTED_CLASSES:
+        idx = _count_at_most(cdf + offset, u + offset)
+    else:
+        flat = np.searchsorted((cdf + offset).ravel(), (u + offset).ravel(), side="right")
+        idx = flat.reshape(batch, n) - (np.arange(batch) * classes)[:, None]
+    # a draw rounded up to i + 1 counts the whole row (and the next row's zeros): the last
+    # class, as in the single search
+    idx = np.minimum(idx, classes - 1, dtype=out_np)
+    idx[empty] = classes
+    return idx
+
+
+# rows of at most this many classes count the cdf values at or below each draw, one
+# vectorized comparison per class (0.4 ms for [1000, 10] x 100 draws), instead of a
+# binary search per draw (3.7 ms: ~35 ns each, mostly mispredicted branches); the two
+# cost the same near 64 classes
+_COUNTED_CLASSES = 64
+
+
+def _row_cdfs(logits: np.ndarray):
+    """(cdf [batch, classes] float64, empty [batch] bool) of the softmax of each row.
+
+    TF's kernel: a non-finite logit has probability 0 (the max is taken over the finite
+    ones), and a row with none finite (`empty`, its cdf all zeros) draws the
+    out-of-range class num_classes. Rows with every logit finite (the usual case) skip
+    the masking, which changes no value."""
     lg = logits.astype(np.float64)
-    # TF's kernel: a non-finite logit has probability 0 (the max is taken over the
-    # finite ones), and a row with none finite draws the out-of-range class num_classes
     finite = np.isfinite(lg)
-    top = np.max(np.where(finite, lg, -np.inf), axis=1, keepdims=True)
-    with np.errstate(invalid="ignore", over="ignore"):
-        probs = np.where(finite, np.exp(lg - np.where(np.isfinite(top), top, 0.0)), 0.0)
+    with np.errstate(invalid="ignore", over="ignore"):  # huge float64 logits: exp(-inf)
+        if finite.all():
+            probs = np.exp(lg - np.max(lg, axis=1, keepdims=True))
+        else:
+            top = np.max(np.where(finite, lg, -np.inf), axis=1, keepdims=True)
+            probs = np.where(finite, np.exp(lg - np.where(np.isfinite(top), top, 0.0)), 0.0)
     cdf = np.cumsum(probs, axis=1)
     total = cdf[:, -1:]
     empty = total[:, 0] == 0
     cdf /= np.where(empty[:, None], 1.0, total)
-    gen, lock = generator()
-    with lock:
-        u = gen.random((batch, n))
-    # one searchsorted for all rows: row i lives in the interval (i, i + 1]
-    offset = np.arange(batch, dtype=np.float64)[:, None]
-    flat = np.searchsorted((cdf + offset).ravel(), (u + offset).ravel(), side="right")
-    idx = flat.reshape(batch, n) - (np.arange(batch) * classes)[:, None]
-    idx = np.minimum(idx, classes - 1)
-    idx[empty] = classes
-    return idx.astype(out_np)
+    return cdf, empty
+
+
+def _count_at_most(cdf: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """[batch, n]: how many of row i's cdf values are <= each draw of row i (what a
+    right-sided search finds), by one comparison per class; at most 255 classes."""
+    counts = np.zeros(draws.shape, dtype=np.uint8)
+    below = np.empty(draws.shape, dtype=bool)
+    for j in range(cdf.shape[1]):
+        np.less_equal(cdf[:, j:j + 1], draws, out=below)
+        counts += below.view(np.uint8)
+    return counts
 
 
 not_differentiable("Multinomial")
