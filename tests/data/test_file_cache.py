@@ -60,3 +60,42 @@ def test_what_the_file_cache_refuses(sess, tmp_path, drain):
         f.write(b"\xff")
     with pytest.raises(tf.errors.DataLossError):
         drain(tf.data.Dataset.range(3).cache(prefix))
+
+
+def _ragged_elements(calls):
+    """(x, rows of lengths 0..x as a float RaggedTensor, int32 row_splits, ragged rank 2)
+    from a generator that records each pass in `calls`."""
+    def gen():
+        calls.append(1)
+        for i in range(3):
+            yield i
+    def parts(x):
+        rows = tf.ragged.range(tf.range(x + 1), row_splits_dtype=tf.int32)
+        lengths = tf.cast(tf.stack([tf.constant(1, tf.int64), x]), tf.int32)
+        nested = tf.RaggedTensor.from_row_lengths(rows, lengths, validate=False)
+        return x, tf.cast(rows, tf.float32), nested
+    return tf.data.Dataset.from_generator(gen, tf.int64).map(parts)
+
+
+def _as_lists(elements):
+    return [(int(x), r.to_list(), n.to_list(), r.row_splits.dtype, n.ragged_rank)
+            for x, r, n in elements]
+
+
+def test_ragged_components_are_cached(graph, tmp_path, drain):
+    calls = []
+    prefix = str(tmp_path / "r")
+    ds = _ragged_elements(calls).cache(prefix)
+    first = _as_lists(drain(ds))
+    want = [(0, [[]], [[[]], []], np.int32, 2),
+            (1, [[], [0.0]], [[[]], [[0]]], np.int32, 2),
+            (2, [[], [0.0], [0.0, 1.0]], [[[]], [[0], [0, 1]]], np.int32, 2)]
+    assert first == want and calls == [1]
+    assert os.listdir(str(tmp_path)) == ["r.tw-cache"]
+    assert _as_lists(drain(_ragged_elements(calls).cache(prefix))) == want
+    assert calls == [1]  # the second pass read the file, not the generator
+    rows = tf.data.Dataset.from_tensor_slices(tf.ragged.constant([[1, 2], [], [3]]))
+    drain(rows.cache(str(tmp_path / "rows")))  # ragged rank 0 components: dense rows
+    again = drain(tf.data.Dataset.range(1).flat_map(lambda _: rows).cache(
+        str(tmp_path / "rows")).batch(3))
+    assert [v.to_list() for v in again] == [[[1, 2], [], [3]]]

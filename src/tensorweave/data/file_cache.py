@@ -4,12 +4,14 @@ processes.
 
 The file is `<filename>.tw-cache`, a TFRecord file with one record per element: its
 components in the wire form of distribute/wire.py (dtype, shape, raw bytes; nothing
-pickled), each record checksummed. It is tensorweave's own format, not TensorFlow's
-tensor bundle, so the two do not share cache files. A pass writes to a temporary file
-of its own and renames it into place only when the input is exhausted, so a partial
-pass (a `take`, an error, a killed process) never leaves a cache that later passes
-would trust; two concurrent first passes each write their own and the last rename
-wins, with the same elements.
+pickled), each record checksummed. A RaggedTensor component is its flat values followed
+by its row splits; the record's JSON header then lists, per component, null (a dense
+one) or [ragged rank, row_splits dtype] (a header without that list: all dense). It is
+tensorweave's own format, not TensorFlow's tensor bundle, so the two do not share cache
+files. A pass writes to a temporary file of its own and renames it into place only when
+the input is exhausted, so a partial pass (a `take`, an error, a killed process) never
+leaves a cache that later passes would trust; two concurrent first passes each write
+their own and the last rename wins, with the same elements.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.data.pipeline import COMPOSITES, DatasetValue
+from tensorweave.data.ragged_elements import RaggedComponent
 
 SUFFIX = ".tw-cache"
 _TEMPORARIES = itertools.count()
@@ -52,13 +55,12 @@ class FileCache(DatasetValue):
                 record = reader.read()
                 if record is None:
                     return
-                _, tensors = wire.unpack(record)
-                yield [np.array(wire.decode_tensor(t)[0]) for t in tensors]
+                meta, tensors = wire.unpack(record)
+                yield _decoded(meta, [np.array(wire.decode_tensor(t)[0]) for t in tensors])
         finally:
             reader.close()
 
     def _write_through(self, ctx, path: str):
-        from tensorweave.distribute import wire
         from tensorweave.ops.io import record_io
         from tensorweave.platform import file_io
         temporary = "%s.tmp-%d-%d" % (path, os.getpid(), next(_TEMPORARIES))
@@ -70,7 +72,7 @@ class FileCache(DatasetValue):
         done = False
         try:
             for element in self.source.elements(ctx):
-                writer.write(wire.pack({}, [self._encoded(c) for c in element]))
+                writer.write(self._record(element))
                 yield element
             writer.close()
             file_io.replace(temporary, path)
@@ -83,12 +85,38 @@ class FileCache(DatasetValue):
                 except OSError:
                     pass
 
-    def _encoded(self, component) -> bytes:
+    def _record(self, element) -> bytes:
+        """One element as a record: its arrays, and the layout where one is ragged."""
         from tensorweave.distribute import wire
-        if isinstance(component, COMPOSITES + (DatasetValue,)):
-            kind = {"SparseComponent": "SparseTensor", "RaggedComponent": "RaggedTensor"}
-            raise errors.UnimplementedError(
-                None, self.op, "Dataset.cache(filename) of %s components is not supported "
-                "by tensorweave (cache() in memory is)"
-                % kind.get(type(component).__name__, "dataset"))
-        return wire.encode_tensor(np.asarray(component))
+        layout, arrays = [], []
+        for component in element:
+            if isinstance(component, RaggedComponent):
+                layout.append([component.ragged_rank, component.splits_dtype.name])
+                arrays += [component.flat_values] + list(component.splits)
+                continue
+            if isinstance(component, COMPOSITES + (DatasetValue,)):
+                kind = "SparseTensor" if isinstance(component, COMPOSITES) else "dataset"
+                raise errors.UnimplementedError(
+                    None, self.op, "Dataset.cache(filename) of %s components is not "
+                    "supported by tensorweave (cache() in memory is)" % kind)
+            layout.append(None)
+            arrays.append(np.asarray(component))
+        meta = {"layout": layout} if any(layout) else {}
+        return wire.pack(meta, [wire.encode_tensor(a) for a in arrays])
+
+
+def _decoded(meta: dict, arrays: list) -> list:
+    """The components of a record: `arrays` regrouped by the record's layout."""
+    layout = meta.get("layout") or [None] * len(arrays)
+    components, at = [], 0
+    for entry in layout:
+        if entry is None:
+            components.append(arrays[at])
+            at += 1
+            continue
+        ragged_rank, splits_dtype = entry
+        count = max(ragged_rank, 0)
+        components.append(RaggedComponent(arrays[at], arrays[at + 1:at + 1 + count],
+                                          np.dtype(splits_dtype), ragged_rank))
+        at += 1 + count
+    return components

@@ -49,6 +49,10 @@ def test_map_flat_values(sess):
     other = tf.ragged.constant([[1.0], [2.0, 3.0], [4.0, 5.0]])
     with pytest.raises(tf.errors.InvalidArgumentError, match="identical ragged splits"):
         sess.run(tf.ragged.map_flat_values(tf.add, rt, other))
+    nested = tf.RaggedTensor.from_nested_row_lengths([1., 2., 3.], [[2, 1], [1, 1, 1]])
+    with pytest.raises(ValueError, match="All ragged inputs must have the same "
+                                         "ragged_rank"):   # TF 2.21's message
+        tf.ragged.map_flat_values(tf.add, nested, nested.values)
 
 
 def test_stack_and_concat(sess):

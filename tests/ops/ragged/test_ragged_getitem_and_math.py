@@ -37,8 +37,10 @@ def test_indexing_errors(graph, rt):
         rt[:, 0]
     with pytest.raises(ValueError, match="slice index 5 of dimension 0 out of bounds"):
         rt[5]
-    with pytest.raises(ValueError, match="Ellipsis"):
-        rt[..., 0]
+    with pytest.raises(ValueError, match="Cannot index into an inner ragged dimension"):
+        rt[..., 0]     # TF 2.21: the Ellipsis expands to `:`, then 0 is on a ragged dim
+    with pytest.raises(ValueError, match="Multiple ellipses"):
+        rt[..., ...]
 
 
 def test_binary_operators(sess, rt):
@@ -58,10 +60,12 @@ def test_binary_operators(sess, rt):
 
 
 def test_mismatched_partitions(sess, rt, rt2):
-    with pytest.raises(tf.errors.InvalidArgumentError, match="identical ragged splits"):
+    # TF 2.21: both fail at run time (rows [2, 0, 3] vs [1, 2, 2]; rt padded to
+    # [1, 3, (r)] against rt2's ragged dimension 1)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="incompatible"):
         sess.run(rt + tf.ragged.constant([[1], [2, 3], [4, 5]]))
-    with pytest.raises(ValueError, match="same ragged_rank"):
-        rt + rt2
+    with pytest.raises(tf.errors.InvalidArgumentError, match="incompatible"):
+        sess.run(rt + rt2)
 
 
 def test_elementwise_gradient_matches_numeric(sess):

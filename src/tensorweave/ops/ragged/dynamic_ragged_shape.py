@@ -17,7 +17,8 @@ from tensorweave.framework.op_builder import convert_to_tensor, \
 from tensorweave.framework.shapes import dimension_value
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.math.math_ops import cast
-from tensorweave.ops.ragged.ragged_tensor import RaggedTensor
+from tensorweave.ops.ragged.ragged_tensor import RaggedTensor, \
+    nested_uniform_row_lengths
 
 
 class DynamicRaggedShape:
@@ -30,6 +31,8 @@ class DynamicRaggedShape:
         self._static = rt.shape
         self._ragged_rank = rt.ragged_rank
         self._row_splits = tuple(cast(s, self._dtype) for s in rt.nested_row_splits)
+        # per row partition: its uniform_row_length, None where the rows differ
+        self._uniform_lengths = nested_uniform_row_lengths(rt)
         self._inner_shape = array_ops.shape(rt.flat_values, out_type=self._dtype)
 
     dtype = property(lambda self: self._dtype, doc="The dtype of the dimensions.")
@@ -59,11 +62,14 @@ class DynamicRaggedShape:
         if index < -rank:
             raise IndexError("Index is too small: %d<%d" % (index, -rank))
         index = index + rank if index < 0 else index
-        if 1 <= index <= self._ragged_rank:
-            raise ValueError("Index %d is not uniform" % index)
         static = dimension_value(self._static[index])
         if static is not None:
             return convert_to_tensor(static, dtype=self._dtype)
+        if 1 <= index <= self._ragged_rank:
+            length = self._uniform_lengths[index - 1]
+            if length is None:
+                raise ValueError("Index %d is not uniform" % index)
+            return cast(length, self._dtype)
         if index == 0:
             return array_ops.size(self._row_splits[0], out_type=self._dtype) - 1
         return self._inner_shape[index - self._ragged_rank]

@@ -32,10 +32,10 @@ from tensorweave.ops.ragged.dynamic_ragged_shape import ragged_shape
 from tensorweave.ops.ragged.ragged_conversion_ops import _value_indices as scalar_indices, \
     from_tensor
 from tensorweave.ops.ragged.ragged_array_ops import _normalized_axis, aligned, \
-    gather_rows, ragged_concat, ragged_range_values
-from tensorweave.ops.ragged.ragged_math_ops import _dense_on_flat as dense_on_flat
+    gather_rows, one_inner_row, one_outer_row, ragged_concat, ragged_range_values
+from tensorweave.ops.ragged import ragged_broadcast
 from tensorweave.ops.ragged.ragged_tensor import RaggedTensor, \
-    convert_to_tensor_or_ragged_tensor
+    nested_uniform_row_lengths, convert_to_tensor_or_ragged_tensor
 
 _INDEX_DTYPES = (_dt.int32, _dt.int64)
 
@@ -44,12 +44,14 @@ def _ragged_or_dense(value, name: str, dtype=None):
     return convert_to_tensor_or_ragged_tensor(value, dtype=dtype, name=name)
 
 
-def _rebuilt(flat_values, nested_splits):
+def _rebuilt(flat_values, nested_splits, uniform_lengths=None):
     """flat_values under `nested_splits` (outermost first; none: flat_values itself),
-    without validation ops."""
+    without validation ops; `uniform_lengths` (one per splits, or None) kept."""
     result = flat_values
-    for splits in reversed(list(nested_splits)):
-        result = RaggedTensor(result, splits, internal=True)
+    nested_splits = list(nested_splits)
+    lengths = uniform_lengths or [None] * len(nested_splits)
+    for splits, length in reversed(list(zip(nested_splits, lengths))):
+        result = RaggedTensor(result, splits, internal=True, uniform_row_length=length)
     return result
 
 
@@ -129,13 +131,13 @@ def where(condition, x=None, y=None, name: Optional[str] = None):
 
 
 def where_v2_ragged(condition, x=None, y=None, name: Optional[str] = None):
-    """tf.where_v2 with ragged operands: the RaggedTensors share one row partition and
-    dense operands broadcast against it (as in ragged elementwise ops).
+    """tf.where_v2 with ragged operands: condition, x and y broadcast to one ragged shape
+    as in ragged elementwise ops (ragged_broadcast).
 
     Raises:
-      ValueError: only one of x and y given, or a dense operand that varies along a
-        ragged dimension.
-      InvalidArgumentError (run time): the row partitions differ.
+      ValueError: only one of x and y given, or RaggedTensors of one ragged rank whose
+        flat_values have different static lengths (TF's check).
+      InvalidArgumentError (run time): the shapes do not broadcast.
     """
     if x is None and y is None:
         return where(condition, name=name)
@@ -144,13 +146,10 @@ def where_v2_ragged(condition, x=None, y=None, name: Optional[str] = None):
     with name_scope(name, "RaggedWhere", [condition, x, y]):
         operands = [_ragged_or_dense(v, n) for v, n in
                     ((condition, "condition"), (x, "x"), (y, "y"))]
-        ragged = iter(_aligned_values(
-            [v for v in operands if isinstance(v, RaggedTensor)]))
-        operands = [next(ragged) if isinstance(v, RaggedTensor) else v for v in operands]
-        template = next(v for v in operands if isinstance(v, RaggedTensor))
-        flats = [v.flat_values if isinstance(v, RaggedTensor) else
-                 dense_on_flat(template, v) for v in operands]
-        return template.with_flat_values(where_v2(*flats))
+        ragged = [v for v in operands if isinstance(v, RaggedTensor)]
+        for rank in {rt.ragged_rank for rt in ragged}:
+            _check_flat_sizes([rt for rt in ragged if rt.ragged_rank == rank])
+        return ragged_broadcast.elementwise(lambda values: where_v2(*values), operands)
 
 
 def _aligned_values(rts: List[RaggedTensor]) -> List[RaggedTensor]:
@@ -159,11 +158,15 @@ def _aligned_values(rts: List[RaggedTensor]) -> List[RaggedTensor]:
     Raises:
       ValueError: flat_values of different static lengths.
     """
+    _check_flat_sizes(rts)
+    return aligned(rts)
+
+
+def _check_flat_sizes(rts: List[RaggedTensor]) -> None:
     sizes = {dimension_value(rt.flat_values.shape[0]) for rt in rts} - {None}
     if len(sizes) > 1:
         raise ValueError("Input RaggedTensors' flat_values must all have the same "
                          "outer-dimension size.  Got sizes: %s" % (sizes,))
-    return aligned(rts)
 
 
 def _true_coordinates(condition) -> Tensor:
@@ -207,7 +210,8 @@ def identity(input, name: Optional[str] = None) -> RaggedTensor:  # noqa: A002
     """tf.identity of every part of a RaggedTensor (flat_values and each row_splits)."""
     with name_scope(name, "RaggedIdentity", [input]):
         return _rebuilt(dense_identity(input.flat_values),
-                        [dense_identity(s) for s in input.nested_row_splits])
+                        [dense_identity(s) for s in input.nested_row_splits],
+                        nested_uniform_row_lengths(input))
 
 
 # --- expand_dims, squeeze ------------------------------------------------------------------------
@@ -231,12 +235,7 @@ def _expand(rt, axis: int):
         return array_ops.expand_dims(rt, axis)
     if axis >= 2:
         return rt.with_values(_expand(rt.values, axis - 1))
-    nrows = rt.nrows()
-    if axis == 0:  # one row holding every row
-        splits = stack([convert_to_tensor(0, dtype=nrows.dtype), nrows])
-    else:  # each row alone in a row of its own
-        splits = range_op(nrows + 1, dtype=nrows.dtype)
-    return RaggedTensor(rt, splits, internal=True)
+    return one_outer_row(rt) if axis == 0 else one_inner_row(rt)
 
 
 def squeeze(input, axis=None, name: Optional[str] = None,  # noqa: A002
@@ -448,5 +447,6 @@ def add_n(inputs, name: Optional[str] = None) -> RaggedTensor:
 def routed_ops() -> List[tuple]:
     """(public name, ragged version) for each op this module serves, for the table."""
     return [("shape", ragged_shape), ("size", size), ("rank", rank), ("gather", gather),
-            ("where", where), ("where_v2", where_v2_ragged), ("expand_dims", expand_dims), ("squeeze", squeeze),
-            ("tile", tile), ("add_n", add_n), ("reverse", reverse), ("cumsum", cumsum)]
+            ("where", where), ("where_v2", where_v2_ragged), ("expand_dims", expand_dims),
+            ("squeeze", squeeze), ("tile", tile), ("add_n", add_n), ("reverse", reverse),
+            ("cumsum", cumsum)]

@@ -58,6 +58,21 @@ def gather_rows(params, indices: Tensor):
     return RaggedTensor(values, splits, internal=True)
 
 
+# --- new dimensions of size 1 -------------------------------------------------------------------
+def one_outer_row(rt: RaggedTensor) -> RaggedTensor:
+    """`rt` as the one row of a new outer dimension (uniform_row_length nrows)."""
+    nrows = rt.nrows()
+    splits = stack_scalars([0, nrows])
+    return RaggedTensor(rt, splits, internal=True, uniform_row_length=nrows)
+
+
+def one_inner_row(rt: RaggedTensor) -> RaggedTensor:
+    """`rt` with a dimension of size 1 (uniform_row_length 1) after its rows."""
+    one = convert_to_tensor(1, rt.row_splits.dtype)
+    splits = range_op(rt.nrows() + 1, dtype=rt.row_splits.dtype)
+    return RaggedTensor(rt, splits, internal=True, uniform_row_length=one)
+
+
 # --- tf.ragged.range and the segment id conversions ------------------------------------------
 _RANGE_DTYPES = (_dt.int32, _dt.int64, _dt.float32, _dt.float64)
 
@@ -158,9 +173,7 @@ def aligned(rts: Sequence[RaggedTensor]) -> List[RaggedTensor]:
     """
     first = rts[0]
     if any(rt.ragged_rank != first.ragged_rank for rt in rts):
-        raise ValueError("Ragged elementwise ops and map_flat_values need inputs of the "
-                         "same ragged_rank (broadcasting between ragged ranks %s is not "
-                         "supported)" % sorted({rt.ragged_rank for rt in rts}))
+        raise ValueError("All ragged inputs must have the same ragged_rank.")
     asserts = []
     for rt in rts[1:]:
         for a, b in zip(first.nested_row_splits, rt.nested_row_splits):

@@ -4,15 +4,20 @@ What TF's ragged indexing supports in graph mode, built from gathers: an int pic
 one row (a Tensor or a RaggedTensor one rank lower); a slice on the rows, any step,
 gathers rows; inside the rows, a slice on a ragged dimension slices every row (a step
 other than 1 is not supported, as in TF), `:` keeps a dimension, and an int on a ragged
-dimension is TF's ValueError. Uniform inner dimensions take any dense index.
+dimension is TF's ValueError. A dimension with a uniform_row_length takes an int too.
+Uniform inner dimensions take any dense index. An Ellipsis stands for as many `:` as
+the rank needs; tf.newaxis adds a uniform dimension of size 1 (a row partition with
+uniform_row_length 1 above the inner dimensions, a dense new axis inside them).
 """
 from __future__ import annotations
 
 from tensorweave.framework import dtypes as _dt
-from tensorweave.framework.graph import Tensor, name_scope
+from tensorweave.framework.graph import Tensor, control_dependencies, name_scope
 from tensorweave.framework.op_builder import convert_to_tensor
+from tensorweave.framework.shapes import dimension_value
 from tensorweave.ops.math.math_binary import maximum, minimum
 from tensorweave.ops.math.math_ops import cast, range as range_op
+from tensorweave.ops.debug import check_ops
 from tensorweave.ops.indexing.indexing_select import where_v2
 from tensorweave.ops.ragged.ragged_tensor import RaggedTensor
 from tensorweave.ops.ragged import ragged_array_ops
@@ -24,15 +29,34 @@ def getitem(rt: RaggedTensor, key):
     """rt[key] for an int, slice, or tuple of them (see the module docstring).
 
     Raises:
-      ValueError: an int on an inner ragged dimension, too many indices, or an index
-        kind TF's ragged indexing does not support here (Ellipsis, tf.newaxis inside).
+      ValueError: an int on an inner ragged dimension, too many indices, more than one
+        Ellipsis, or a slice step other than 1 on a ragged dimension.
       TypeError: an index that is not an int, a slice, or an integer scalar Tensor.
     """
-    key = key if isinstance(key, tuple) else (key,)
-    if len(key) > rt.shape.rank if rt.shape.rank is not None else False:
-        raise ValueError("Too many indices for RaggedTensor")
+    key = _expanded(rt, key if isinstance(key, tuple) else (key,))
     with name_scope(None, "RaggedGetItem", [rt.flat_values]):
         return _getitem(rt, key)
+
+
+def _expanded(rt: RaggedTensor, key: tuple) -> tuple:
+    """`key` with its Ellipsis replaced by the `:` slices that fill the rank.
+
+    Raises:
+      ValueError: more than one Ellipsis, or more indices than rt has dimensions.
+    """
+    ellipses = sum(1 for k in key if k is Ellipsis)
+    if ellipses > 1:
+        raise ValueError("Multiple ellipses in slice spec not allowed")
+    indexed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    rank = rt.shape.rank
+    if rank is not None and indexed > rank:
+        raise ValueError("Too many indices for RaggedTensor")
+    if not ellipses:
+        return key
+    if rank is None:
+        raise ValueError("RaggedTensor indexing with Ellipsis needs a known rank")
+    at = key.index(Ellipsis)
+    return key[:at] + (_FULL,) * (rank - indexed) + key[at + 1:]
 
 
 def _getitem(rt: RaggedTensor, key: tuple):
@@ -41,14 +65,15 @@ def _getitem(rt: RaggedTensor, key: tuple):
     row_key, inner = key[0], key[1:]
     _check_supported(row_key)
     if row_key is None:
-        if inner:
-            raise ValueError("RaggedTensor indexing: tf.newaxis followed by more indices "
-                             "is not supported")
-        splits = ragged_array_ops.stack_scalars([0, rt.nrows()])
-        return RaggedTensor.from_row_splits(rt, splits, validate=False)
+        value = _getitem(rt, inner)
+        return ragged_array_ops.one_outer_row(value) if isinstance(value, RaggedTensor) \
+            else value[None]
     if isinstance(row_key, slice):
         nrows = rt.nrows(out_type=_dt.int64)
         rows = ragged_array_ops.gather_rows(rt, range_op(nrows, dtype=_dt.int64)[row_key])
+        if rt.uniform_row_length is not None:
+            rows = RaggedTensor(rows.values, rows.row_splits, internal=True,
+                                uniform_row_length=rt.uniform_row_length)
         return _inside_rows(rows, inner)
     row = _one_row(rt, row_key)
     if not inner:
@@ -57,8 +82,6 @@ def _getitem(rt: RaggedTensor, key: tuple):
 
 
 def _check_supported(k) -> None:
-    if k is Ellipsis:
-        raise ValueError("RaggedTensor indexing with Ellipsis (...) is not supported")
     if k is None or isinstance(k, slice):
         return
     if isinstance(k, Tensor):
@@ -88,13 +111,30 @@ def _inside_rows(rt: RaggedTensor, key: tuple):
     k0, rest = key[0], key[1:]
     _check_supported(k0)
     if k0 is None:
-        raise ValueError("RaggedTensor indexing: tf.newaxis inside the rows is not "
-                         "supported")
+        return ragged_array_ops.one_inner_row(_inside_rows(rt, rest))
     if not isinstance(k0, slice):
-        raise ValueError("Cannot index into an inner ragged dimension.")
+        if rt.uniform_row_length is None:
+            raise ValueError("Cannot index into an inner ragged dimension.")
+        return _keep_rows(_one_per_row(rt, k0), rest)
     if k0 != _FULL:
         rt = _slice_each_row(rt, k0)
     return rt.with_values(_keep_rows(rt.values, rest))
+
+
+def _one_per_row(rt: RaggedTensor, index):
+    """Value `index` of each row of rt, whose rows all have rt.uniform_row_length.
+
+    Raises:
+      InvalidArgumentError (run time): index out of [-length, length).
+    """
+    length = rt.uniform_row_length
+    index = cast(convert_to_tensor(index), length.dtype)
+    message = "Index out of bounds when indexing into a ragged tensor"   # TF's
+    in_range = check_ops.assert_less(index, length, message=message)
+    above = check_ops.assert_greater_equal(index, -length, message=message)
+    with control_dependencies([in_range, above]):
+        offset = where_v2(index < 0, index + length, index)
+    return ragged_array_ops.gather_rows(rt.values, rt.row_starts() + offset)
 
 
 def _keep_rows(values, key: tuple):
@@ -116,9 +156,28 @@ def _slice_each_row(rt: RaggedTensor, k: slice) -> RaggedTensor:
     last = maximum(_clip_offset(k.stop, lengths, default_to_end=True), first)
     taken = ragged_array_ops.ragged_range_values(starts + first, starts + last)
     new_values = ragged_array_ops.gather_rows(rt.values, taken)
-    return RaggedTensor.from_row_lengths(new_values, cast(last - first,
-                                                          rt.row_splits.dtype),
-                                         validate=False)
+    result = RaggedTensor.from_row_lengths(new_values, cast(last - first,
+                                                            rt.row_splits.dtype),
+                                           validate=False)
+    return _with_sliced_length(result, rt, k)
+
+
+def _with_sliced_length(result: RaggedTensor, rt: RaggedTensor, k: slice) -> RaggedTensor:
+    """`result` keeping rt's uniform_row_length, cut to the slice `k` (a constant where
+    the length and k's bounds are)."""
+    if rt.uniform_row_length is None:
+        return result
+    length = dimension_value(rt.shape[1])  # the constant uniform_row_length, if any
+    if length is not None and all(b is None or isinstance(b, int)
+                                  for b in (k.start, k.stop)):
+        kept = convert_to_tensor(len(range(length)[k]), rt.row_splits.dtype)
+    else:
+        length = cast(rt.uniform_row_length, _dt.int64)
+        first = _clip_offset(k.start, length, default_to_end=False)
+        last = maximum(_clip_offset(k.stop, length, default_to_end=True), first)
+        kept = cast(last - first, rt.row_splits.dtype)
+    return RaggedTensor(result.values, result.row_splits, internal=True,
+                        uniform_row_length=kept)
 
 
 def _clip_offset(bound, lengths: Tensor, default_to_end: bool) -> Tensor:

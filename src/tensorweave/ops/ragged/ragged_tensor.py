@@ -21,6 +21,7 @@ from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import convert_to_tensor, \
     register_tensor_conversion_function
 from tensorweave.framework.shapes import TensorShape, dimension_value
+from tensorweave.framework.tensor_util import constant_value
 from tensorweave.ops.array.array_ops import shape as shape_op
 from tensorweave.ops.math.math_binary import maximum
 from tensorweave.ops.math.math_ops import cast
@@ -47,7 +48,8 @@ class RaggedTensor(NestedRows):
     the constructor itself is private, as in TF.
     """
 
-    def __init__(self, values, row_splits, internal: bool = False):
+    def __init__(self, values, row_splits, internal: bool = False,
+                 uniform_row_length: Optional[Tensor] = None):
         if not internal:
             raise ValueError("RaggedTensor constructor is private; please use one of the "
                              "factory methods instead (e.g., "
@@ -60,6 +62,9 @@ class RaggedTensor(NestedRows):
                              % (values.row_splits.dtype.name, row_splits.dtype.name))
         self._values = values
         self._row_splits = row_splits
+        # a scalar Tensor when every row has this length (from_uniform_row_length,
+        # tf.newaxis, broadcasting): the dimension is then uniform in `shape`
+        self._uniform_row_length = uniform_row_length
 
     # --- factories ------------------------------------------------------------------
     @classmethod
@@ -124,6 +129,37 @@ class RaggedTensor(NestedRows):
             return rp.rowids_to_splits(ids, nrows, nvals, "from_value_rowids", validate)
         return cls._from_parts(values, value_rowids, "RaggedFromValueRowIds", name,
                                validate, build)
+
+    @classmethod
+    def from_uniform_row_length(cls, values, uniform_row_length, nrows=None,
+                                validate: bool = True,
+                                name: Optional[str] = None) -> "RaggedTensor":
+        """Rows of `uniform_row_length` consecutive values each: a uniform dimension
+        (static in `shape` when the length is a constant).
+
+        Args:
+          values: the rows' values, a Tensor or RaggedTensor of nrows * length rows.
+          uniform_row_length: an int32/int64 scalar, the length of every row.
+          nrows: the number of rows; needed only when uniform_row_length is 0.
+          validate: add the run-time check that length * nrows equals the number of
+            values.
+          name: the name scope.
+
+        Returns:
+          A RaggedTensor whose `uniform_row_length` is the given length.
+
+        Raises:
+          ValueError: the length is not an int32/int64 scalar or is negative, or
+            constant length, nrows and number of values do not agree.
+          InvalidArgumentError (run time, validate=True): they do not agree.
+        """
+        with name_scope(name, "RaggedFromUniformRowLength", [values, uniform_row_length,
+                                                              nrows]):
+            values = _convert_values(values)
+            length = rp.convert_uniform_length(uniform_row_length, values)
+            nvals = rp.nvals_of(values, length.dtype)
+            splits, nrows = rp.uniform_length_to_splits(length, nrows, nvals, validate)
+            return cls(values, splits, internal=True, uniform_row_length=length)
 
     @classmethod
     def from_nested_row_splits(cls, flat_values, nested_row_splits,
@@ -197,6 +233,9 @@ class RaggedTensor(NestedRows):
                           doc="Row i is values[row_splits[i]:row_splits[i + 1]].")
     dtype = property(lambda self: self.flat_values.dtype, doc="The dtype of the values.")
     row_splits_dtype = property(lambda self: self._row_splits.dtype)
+    uniform_row_length = property(
+        lambda self: self._uniform_row_length,
+        doc="The length of every row (a scalar Tensor), or None when rows differ.")
     graph = property(lambda self: self._row_splits.graph)
 
     @property
@@ -206,7 +245,14 @@ class RaggedTensor(NestedRows):
         nrows = nrows - 1 if nrows is not None else None
         values_shape = self._values.shape
         inner = values_shape[1:] if values_shape.rank is not None else TensorShape(None)
-        return TensorShape([nrows, None]).concatenate(inner)
+        return TensorShape([nrows, self._static_row_length()]).concatenate(inner)
+
+    def _static_row_length(self) -> Optional[int]:
+        """The constant uniform row length, None for ragged rows or an unknown length."""
+        if self._uniform_row_length is None:
+            return None
+        value = constant_value(self._uniform_row_length)
+        return None if value is None else int(value)
 
     def get_shape(self) -> TensorShape:
         return self.shape
@@ -234,8 +280,12 @@ class RaggedTensor(NestedRows):
             return self._with_levels_above(axis, lengths)
 
     def _with_levels_above(self, axis: int, inner):
-        splits = self.nested_row_splits[:axis - 1]
-        return RaggedTensor.from_nested_row_splits(inner, splits, validate=False)
+        """`inner` under this tensor's row partitions of the dimensions above `axis`."""
+        lengths = nested_uniform_row_lengths(self)
+        for level in reversed(range(axis - 1)):
+            inner = RaggedTensor(inner, self.nested_row_splits[level], internal=True,
+                                 uniform_row_length=lengths[level])
+        return inner
 
     def value_rowids(self, name: Optional[str] = None) -> Tensor:
         """The row index of each value."""
@@ -287,11 +337,12 @@ class RaggedTensor(NestedRows):
         new_values = _convert_values(new_values)
         new_values.shape.with_rank_at_least(1)
         self._values.shape[:1].assert_is_compatible_with(new_values.shape[:1])
-        splits = self._row_splits
+        splits, length = self._row_splits, self._uniform_row_length
         if isinstance(new_values, RaggedTensor) and \
                 new_values.row_splits.dtype != splits.dtype:
             splits = cast(splits, new_values.row_splits.dtype)
-        return RaggedTensor(new_values, splits, internal=True)
+            length = None if length is None else cast(length, splits.dtype)
+        return RaggedTensor(new_values, splits, internal=True, uniform_row_length=length)
 
     def with_flat_values(self, new_values) -> "RaggedTensor":
         """The nested row partition over new flat values (as many as `flat_values`)."""
@@ -307,7 +358,10 @@ class RaggedTensor(NestedRows):
         values = self._values
         if isinstance(values, RaggedTensor):
             values = values.with_row_splits_dtype(dtype)
-        return RaggedTensor(values, cast(self._row_splits, dtype), internal=True)
+        length = self._uniform_row_length
+        return RaggedTensor(values, cast(self._row_splits, dtype), internal=True,
+                            uniform_row_length=None if length is None else cast(length,
+                                                                                dtype))
 
     # --- conversions --------------------------------------------------------------------
     def to_tensor(self, default_value=None, name: Optional[str] = None, shape=None) -> Tensor:
@@ -386,6 +440,16 @@ def _partition_name(scope: str) -> str:
              "RaggedFromRowStarts": "row_starts", "RaggedFromRowLimits": "row_limits",
              "RaggedFromValueRowIds": "value_rowids"}
     return names[scope]
+
+
+def nested_uniform_row_lengths(rt: RaggedTensor) -> List[Optional[Tensor]]:
+    """The uniform_row_length of each ragged dimension of rt, outermost first (None
+    where the rows differ in length)."""
+    lengths = []
+    while isinstance(rt, RaggedTensor):
+        lengths.append(rt.uniform_row_length)
+        rt = rt.values
+    return lengths
 
 
 def is_ragged(value) -> bool:

@@ -20,6 +20,8 @@ from tensorweave.ops.array.array_ops import shape as shape_op
 from tensorweave.ops.array.array_rearrange_ops import repeat
 from tensorweave.ops.control_flow.structure import identity
 from tensorweave.ops.debug import check_ops
+from tensorweave.ops.debug.debug_ops import Assert
+from tensorweave.ops.math.math_binary import equal, maximum
 from tensorweave.ops.math.math_ops import cast, range as range_op
 from tensorweave.ops.math.scan_ops import cumsum
 from tensorweave.ops.math.segment_ops import unsorted_segment_sum
@@ -175,3 +177,69 @@ def _check_static_nrows(value_rowids: Tensor, nrows: Tensor) -> None:
     if ids is not None and n is not None and ids.size and int(n) < int(ids[-1]) + 1:
         raise ValueError("Expected nrows >= value_rowids[-1] + 1; got nrows=%d, "
                          "value_rowids[-1]=%d" % (int(n), int(ids[-1])))
+
+
+# --- uniform row lengths -------------------------------------------------------------------
+def convert_uniform_length(value, values) -> Tensor:
+    """`value` as an int32/int64 scalar of `values`' row_splits dtype where it is ragged.
+
+    Raises:
+      ValueError: not an int32/int64 scalar, or a negative constant.
+    """
+    dtype = values.row_splits.dtype if hasattr(values, "row_splits") else None
+    t = convert_to_tensor(value, name="UniformRowLength",
+                          dtype_hint=None if isinstance(value, Tensor) else _dt.int64)
+    if t.dtype.base_dtype not in SPLITS_DTYPES:
+        raise ValueError("UniformRowLength must have dtype int32 or int64")
+    t.shape.with_rank(0)
+    static = constant_value(t)
+    if static is not None and int(static) < 0:
+        raise ValueError("uniform_row_length must be nonnegative; got %d" % int(static))
+    return cast(t, dtype) if dtype is not None and dtype != t.dtype else t
+
+
+def uniform_length_to_splits(length: Tensor, nrows, nvals: Tensor, validate: bool):
+    """(row_splits [0, length, 2 * length, ...], nrows) for rows of one `length`.
+
+    nrows defaults to nvals // length (0 when length is 0).
+
+    Raises:
+      ValueError: constant length, nrows and nvals with length * nrows != nvals.
+    """
+    if nrows is None:
+        nrows = _uniform_nrows(length, nvals)
+    else:
+        nrows = convert_to_tensor(nrows, dtype=length.dtype, name="nrows")
+        _check_static_uniform(length, nrows, nvals)
+    splits = range_op(nrows + 1, dtype=length.dtype) * length
+    static_nrows = constant_value(nrows)
+    if static_nrows is not None:
+        splits.set_shape([int(static_nrows) + 1])
+    if not validate:
+        return splits, nrows
+    nvals = cast(nvals, length.dtype)
+    # a run-time check, as TF's, even where the parts are constants
+    agree = Assert(equal(length * nrows, nvals),
+                   ["uniform_row_length", length, "times nrows", nrows,
+                    "must equal nvals", nvals])
+    asserts = [check_ops.assert_non_negative(length, message="uniform_row_length must be "
+                                                             "nonnegative"), agree]
+    return _checked(splits, asserts), nrows
+
+
+def _uniform_nrows(length: Tensor, nvals: Tensor) -> Tensor:
+    n, total = constant_value(length), constant_value(nvals)
+    if n is not None and total is not None:
+        return convert_to_tensor(0 if int(n) == 0 else int(total) // int(n),
+                                 dtype=length.dtype)
+    one = convert_to_tensor(1, length.dtype)
+    nvals = cast(nvals, length.dtype)
+    return nvals // maximum(length, one) * cast(length > 0 * one, length.dtype)
+
+
+def _check_static_uniform(length: Tensor, nrows: Tensor, nvals: Tensor) -> None:
+    n, rows, total = constant_value(length), constant_value(nrows), constant_value(nvals)
+    if n is not None and rows is not None and total is not None and \
+            int(n) * int(rows) != int(total):
+        raise ValueError("uniform_row_length=%d times nrows=%d must equal nvals=%d"
+                         % (int(n), int(rows), int(total)))
