@@ -299,7 +299,13 @@ def _seed_gradients(ys: List[Tensor], grad_ys: list) -> Dict[Tensor, list]:
             gy = _ones_like(y, "grad_ys_%d" % i)
         else:
             gy = _as_tensor_or_slices(gy)
-            if isinstance(gy, Tensor) and gy.dtype.base_dtype is not y.dtype.base_dtype:
+            if isinstance(gy, Tensor) and y.dtype.base_dtype is _dt.resource:
+                # the gradient of a variable's handle is one of its value (TF's rule):
+                # a while loop's gradient seeds a resource loop variable so
+                if gy.dtype.base_dtype is _dt.resource:
+                    raise TypeError("Input gradient %s for resource tensor %s should not "
+                                    "be a resource" % (gy, y))
+            elif isinstance(gy, Tensor) and gy.dtype.base_dtype is not y.dtype.base_dtype:
                 raise TypeError("Gradient type %s generated for op %s does not match "
                                 "the dtype %s of ys" % (gy.dtype.name, y.name,
                                                         y.dtype.name))

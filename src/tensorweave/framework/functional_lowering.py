@@ -10,7 +10,8 @@ tensorweave's builders, so that both executors, partitioning and tf.gradients se
 ordinary ops:
 
     If, StatelessIf        tf.cond(input 0, then_branch(*rest), else_branch(*rest))
-    Case, StatelessCase    tf.switch_case(input 0, [branch(*rest) for branches])
+    Case, StatelessCase    tf.switch_case(input 0, [branch(*rest) for branches]),
+                           singleton results kept as lists
     While, StatelessWhile  tf.while_loop(cond, body, all inputs, output_shapes as the
                            shape invariants, parallel_iterations)
     calls                  the callee's body imported in place (inlined)
@@ -26,7 +27,7 @@ device applies to every lowered op.
 from __future__ import annotations
 
 import contextlib
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import function_library as _flib
@@ -168,18 +169,18 @@ def _lower_if(importer, nd, inputs: List[Tensor], base: str) -> Lowered:
                   _branch(importer, _func_attr(nd, "then_branch"), args, nd.name),
                   _branch(importer, _func_attr(nd, "else_branch"), args, nd.name),
                   strict=True, name=base)
-    return _results(result)
+    return _holding_declared_shapes(nd, _results(result))
 
 
 def _lower_case(importer, nd, inputs: List[Tensor], base: str) -> Lowered:
-    from tensorweave.ops.control_flow.case_ops import switch_case
+    from tensorweave.ops.control_flow.case_ops import switch_case_chain
     branches = nd.attr.get("branches") or []
     if not branches:
         raise ValueError("Node '%s' (op %s) has no branches" % (nd.name, nd.op))
     args = inputs[1:]
-    result = switch_case(inputs[0], [_branch(importer, f, args, nd.name) for f in branches],
-                         name=base)
-    return _results(result)
+    result = switch_case_chain(
+        inputs[0], [_branch(importer, f, args, nd.name) for f in branches], True, base)
+    return _holding_declared_shapes(nd, _results(result))
 
 
 def _lower_while(importer, nd, inputs: List[Tensor], base: str) -> Lowered:
@@ -190,26 +191,57 @@ def _lower_while(importer, nd, inputs: List[Tensor], base: str) -> Lowered:
         outputs, _ = call_function(importer, cond_f, list(loop_vars), nd.name)
         return _as_bool(outputs[0], nd.name)
 
-    shapes = nd.attr.get("output_shapes") or None
-    if shapes is not None and len(shapes) != len(inputs):
-        shapes = None  # not one per loop variable: the loop infers them
-    if shapes is not None:
-        shapes = [TensorShape(s) for s in shapes]
+    shapes = _declared_shapes(nd, len(inputs))
+    invariants = None if shapes is None else [
+        _invariant(t, shape) for t, shape in zip(inputs, shapes)]
 
     def body(*loop_vars):
+        # TF's While op holds each body output to its output_shapes entry too
         outputs = call_function(importer, body_f, list(loop_vars), nd.name)[0]
-        for t, shape in zip(outputs, shapes or ()):
-            # TF's While op holds each body output to its output_shapes entry, which
-            # tensorweave's shape functions may not infer (a value popped from a
-            # TensorList): take it as known
-            if t.shape.is_compatible_with(shape):
-                t.set_shape(shape)
+        _hold(outputs, shapes)
         return outputs
 
-    result = while_loop(cond, body, list(inputs), shape_invariants=shapes,
-                        parallel_iterations=nd.attr.get("parallel_iterations", 10),
-                        name=base, return_same_structure=True)
-    return list(result), []
+    result = list(while_loop(cond, body, list(inputs), shape_invariants=invariants,
+                             parallel_iterations=nd.attr.get("parallel_iterations", 10),
+                             name=base, return_same_structure=True))
+    return _hold(result, shapes), []
+
+
+def _declared_shapes(nd, count: int) -> Optional[List[TensorShape]]:
+    """The output_shapes attr of a functional node with `count` outputs (None when it
+    does not give one shape per output: shape functions infer them then)."""
+    shapes = nd.attr.get("output_shapes") or None
+    if shapes is None or len(shapes) != count:
+        return None
+    return [TensorShape(s) for s in shapes]
+
+
+def _hold(tensors: List[Tensor], shapes: Optional[List[TensorShape]]) -> List[Tensor]:
+    """`tensors` given the shapes their functional node declares: TF's shape refiner
+    may know more than tensorweave's shape functions infer (a value popped from a
+    TensorList, zeros of a variable's shape)."""
+    for t, shape in zip(tensors, shapes or ()):
+        if t.shape.is_compatible_with(shape):
+            t.set_shape(shape)
+    return tensors
+
+
+def _holding_declared_shapes(nd, lowered: Lowered) -> Lowered:
+    outputs, effects = lowered
+    return _hold(outputs, _declared_shapes(nd, len(outputs))), effects
+
+
+def _invariant(loop_input: Tensor, shape: TensorShape) -> TensorShape:
+    """The shape invariant of a loop variable whose While op output shape is `shape`.
+
+    TF takes output_shapes as given; tf.while_loop wants an invariant no more specific
+    than the initial value (TF's shape refiner may know more of an input than
+    tensorweave's shape functions: a zeros of a computed shape): the most specific
+    shape compatible with both then, the outputs taking `shape` after the loop.
+    """
+    if shape.is_compatible_with(loop_input.shape):
+        return shape.most_specific_compatible_shape(loop_input.shape)
+    return shape  # incompatible: while_loop reports it
 
 
 def _lower_call(importer, nd, inputs: List[Tensor], base: str) -> Lowered:

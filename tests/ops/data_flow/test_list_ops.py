@@ -166,6 +166,50 @@ def test_zeros_like_and_add_n_of_lists(sess):
     np.testing.assert_array_equal(out[3], [[1, 2]])
 
 
+
+def _scalar_shape():
+    return tf.constant([], tf.int32)  # [] alone would be a float tensor, as in TF
+
+
+def _variant_item(lst, index):
+    return R.TensorListGetItem(input_handle=lst, index=index, element_shape=_scalar_shape(),
+                               element_dtype=tf.variant)
+
+
+def test_list_of_lists_holds_the_inner_lists(sess):
+    # TF's gradient of a nested while loop keeps each inner loop's accumulators (lists)
+    # in lists of the outer loop: elements that are scalar variants. Values: TF 2.21's
+    a, b = _from([[1.0, 2.0]]), _from([[3.0, 4.0], [5.0, 6.0]])
+    outer = _empty(_scalar_shape(), dtype=tf.variant)
+    outer = R.TensorListPushBack(input_handle=outer, tensor=a)
+    outer = R.TensorListPushBack(input_handle=outer, tensor=b)
+    rest, last = R.TensorListPopBack(input_handle=outer, element_shape=_scalar_shape(),
+                                     element_dtype=tf.variant)
+    replaced = R.TensorListSetItem(input_handle=outer, index=0, item=b)
+    out = sess.run([_stack(last), _stack(_variant_item(rest, 0)),
+                    R.TensorListLength(input_handle=rest),
+                    _stack(_variant_item(tf.add_n([outer, outer]), 1)),
+                    _stack(_variant_item(tf.zeros_like(outer), 0)),
+                    _stack(_variant_item(replaced, 0))])
+    np.testing.assert_array_equal(out[0], [[3, 4], [5, 6]])
+    np.testing.assert_array_equal(out[1], [[1, 2]])
+    assert out[2] == 1
+    np.testing.assert_array_equal(out[3], [[6, 8], [10, 12]])
+    np.testing.assert_array_equal(out[4], [[0, 0]])
+    np.testing.assert_array_equal(out[5], [[3, 4], [5, 6]])
+
+
+def test_list_of_optionals(sess):
+    # TF's gradient of a cond inside a loop keeps the cond's intermediates as optionals
+    # in a list
+    opt = R.OptionalFromValue(components=[tf.constant([1.5, 2.5])])
+    lst = R.TensorListPushBack(input_handle=_empty(_scalar_shape(), dtype=tf.variant),
+                               tensor=opt)
+    _, popped = R.TensorListPopBack(input_handle=lst, element_shape=_scalar_shape(),
+                                    element_dtype=tf.variant)
+    value, = R.OptionalGetValue(optional=popped, output_types=[F32], output_shapes=[[2]])
+    np.testing.assert_array_equal(sess.run(value), [1.5, 2.5])
+
 # --- run-time errors (messages as TF 2.21's) ------------------------------------------------
 _RUN_ERRORS = [
     (lambda: R.TensorListGetItem(input_handle=_reserve(), index=5, element_shape=[2],

@@ -3,7 +3,7 @@ predicate or branch key, with TF's argument checks, guards and errors.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, List, Optional
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import graph as _graph
@@ -131,12 +131,20 @@ def switch_case(branch_index, branch_fns, default: Optional[Callable] = None,
     actions = _indexed_branches(branch_fns)
     if default is not None:
         actions.append(default)
+    return switch_case_chain(branch_index, actions, False, name)
+
+
+def switch_case_chain(branch_index: Tensor, actions: List[Callable], strict: bool,
+                      name: str):
+    """`actions[branch_index]()`, the last action for an index out of range, as a chain
+    of conds (`strict`: as cond's, whether singletons stay lists). Functional Case ops
+    of imported graphs lower to it with strict=True (their outputs are always a list)."""
     from tensorweave.ops.math import math_binary
     with _graph.name_scope(name, "switch_case", [branch_index]):
         fn = actions[-1]  # an index matching no key (or the last key) runs this one
         for key in reversed(range(len(actions) - 1)):
-            fn = _case_branch(math_binary.equal(branch_index, key), actions[key], fn, False,
-                              _switch_case_mismatch(key))
+            fn = _case_branch(math_binary.equal(branch_index, key), actions[key], fn,
+                              strict, _switch_case_mismatch(key))
         return fn()
 
 

@@ -23,7 +23,7 @@ from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable,
 from tensorweave.framework.shapes import TensorShape, unknown_shape
 from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape
 from tensorweave.ops.data_flow.tensor_list import TensorList, dims_str, fully_defined, \
-    compatible, get_list, merge_dims, shape_from_tensor
+    compatible, get_list, merge_dims, shape_from_tensor, as_element, element_dims
 
 __all__ = ["static_list"]
 
@@ -63,12 +63,21 @@ def element_shape_input(op, i: int) -> TensorShape:
     return constant_value_as_shape(t)
 
 
+def _passes_list(t) -> bool:
+    """Whether `t` is its op's first input's list, passed on or updated (PopBack's item,
+    its output 1, is not: in a list of lists it is another list)."""
+    op = t.op
+    return (op.type in _PASSES_LIST and bool(op.inputs)
+            and not (op.type == "TensorListPopBack" and t.value_index != 0))
+
+
 def static_list(t) -> Tuple[Optional[_dt.DType], TensorShape]:
     """(element dtype, element shape) of the list tensor `t` as far as they are known
     when the graph is built; (None, unknown) where the list comes from elsewhere."""
-    op, hops = t.op, 0
-    while op.type in _PASSES_LIST and op.inputs and hops < 10000:
-        op, hops = op.inputs[0].op, hops + 1
+    hops = 0
+    while _passes_list(t) and hops < 10000:
+        t, hops = t.op.inputs[0], hops + 1
+    op = t.op
     if op.type not in _MAKES_LIST:
         return None, unknown_shape()
     shape_at, rows_at = _MAKES_LIST[op.type]
@@ -301,7 +310,7 @@ def _merge_set_shapes(ctx, lst: TensorList, shape, indices=None):
     picked = lst.tensors if indices is None else [lst.tensors[i] for i in indices]
     for t in picked:
         if t is not None:
-            shape = merge_dims(shape, t.shape, ctx.op)
+            shape = merge_dims(shape, element_dims(t), ctx.op)
     return shape
 
 
@@ -587,11 +596,11 @@ def _set_item_kernel(ctx, handle, index, item):
         tensors.extend([None] * (i + 1 - len(tensors)))
     if i < 0 or i >= len(tensors):
         _fail(ctx, "Trying to modify element %d in a list with %d elements." % (i, len(lst)))
-    value = ctx.xp.asarray(item)
-    if not compatible(lst.element_shape, value.shape):
+    value = as_element(ctx.xp, item)
+    if not compatible(lst.element_shape, element_dims(value)):
         _fail(ctx, "Tried to set a tensor with incompatible shape at a list index. Item "
               "element shape: %s list shape: %s"
-              % (dims_str(value.shape), dims_str(lst.element_shape)))
+              % (dims_str(element_dims(value)), dims_str(lst.element_shape)))
     tensors[i] = value
     return lst.replace(tensors)
 
@@ -599,10 +608,10 @@ def _set_item_kernel(ctx, handle, index, item):
 @kernel("TensorListPushBack")
 def _push_back_kernel(ctx, handle, tensor):
     lst = get_list(ctx.op, handle)
-    value = ctx.xp.asarray(tensor)
-    if not compatible(lst.element_shape, value.shape):
+    value = as_element(ctx.xp, tensor)
+    if not compatible(lst.element_shape, element_dims(value)):
         _fail(ctx, "Tried to append a tensor with incompatible shape to a list. Op element "
-              "shape: %s list shape: %s" % (dims_str(value.shape),
+              "shape: %s list shape: %s" % (dims_str(element_dims(value)),
                                             dims_str(lst.element_shape)))
     _check_dtype(ctx, lst)  # after the shape, as TF checks them
     if lst.max_num_elements != -1 and len(lst) >= lst.max_num_elements:

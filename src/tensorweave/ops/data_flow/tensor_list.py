@@ -7,7 +7,8 @@ the element arrays of its input (TF mutates a list only when it owns the only re
 to it, which is the same thing seen from outside). It holds:
   * `tensors`: a tuple with one array per element, or None for an element not set yet
     (TF's DT_INVALID tensor; Reserve and resizes make them). A read of such an element
-    gives zeros of the element shape when that shape is known (list_ops.py).
+    gives zeros of the element shape when that shape is known (list_ops.py). A list of
+    variants holds the values themselves (TensorLists, optionals: scalars), not arrays.
   * `element_dtype`: the DType every element has.
   * `element_shape`: the partial shape every element must have: a tuple of ints and
     Nones, or None for an unknown rank.
@@ -18,6 +19,7 @@ PartialTensorShape::DebugString does, so error messages match TF's.
 """
 from __future__ import annotations
 
+import numbers
 from typing import Optional, Sequence, Tuple
 
 import numpy as np
@@ -28,7 +30,7 @@ from tensorweave.ops.data_flow.tensor_array_ops import _compatible, _dims_str, \
     _fully_defined
 
 __all__ = ["TensorList", "dims_str", "merge_dims", "shape_from_tensor", "compatible",
-           "fully_defined", "get_list"]
+           "fully_defined", "get_list", "as_element", "element_dims"]
 
 Dims = Optional[Tuple[Optional[int], ...]]  # a partial shape; None: unknown rank
 
@@ -63,7 +65,8 @@ class TensorList:
 
     def zeros_like(self) -> "TensorList":
         """TF's ZerosLike of a list: zeros in place of every set element."""
-        return self.replace(None if t is None else np.zeros_like(t) for t in self.tensors)
+        return self.replace(None if t is None else _zeros_like_element(t)
+                            for t in self.tensors)
 
     def add(self, other: "TensorList", op) -> "TensorList":
         """TF's AddN of two lists (gradient aggregation): the element-wise sums, an
@@ -92,11 +95,18 @@ class TensorList:
         return TensorList(sums, self.element_dtype, shape, self.max_num_elements)
 
 
+def _zeros_like_element(t):
+    # a variant element (a TensorList) makes its own zeros, as for ZerosLike
+    return np.zeros_like(t) if hasattr(t, "dtype") else t.zeros_like()
+
+
 def _add_elements(a, b, op):
     if a is None:
         return b
     if b is None:
         return a
+    if not hasattr(a, "dtype"):  # variants (TensorLists) add themselves, as for AddN
+        return a.add(b, op)
     if a.shape != b.shape:
         raise errors.InvalidArgumentError(
             None, op, "Trying to add two tensors with incompatible element shapes. One is "
@@ -151,6 +161,20 @@ def shape_from_tensor(op, value) -> Dims:
         raise errors.InvalidArgumentError(
             None, op, "Dimension %d must be >= -1" % min(dims))
     return tuple(None if d == -1 else int(d) for d in dims)
+
+
+def as_element(xp, value):
+    """`value` as a list holds it: an array, or a variant value (a TensorList, an
+    optional) as it is. TF's gradients keep variants in lists: a nested while loop's
+    accumulators, the optionals of a cond's intermediates inside a loop."""
+    if hasattr(value, "dtype") or isinstance(value, (numbers.Number, bytes, str, list, tuple)):
+        return xp.asarray(value)
+    return value
+
+
+def element_dims(element) -> Tuple[int, ...]:
+    """The shape of a list element (a variant element is a scalar)."""
+    return tuple(element.shape) if hasattr(element, "shape") else ()
 
 
 def get_list(op, value) -> TensorList:
