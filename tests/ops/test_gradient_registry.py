@@ -557,6 +557,11 @@ TABLE = {
     "SparseToDense": Row(
         lambda v, d: tf.sparse_to_dense([[0, 1], [1, 2]], [2, 3], v, d),
         [(2,), ()]),
+    "RaggedTensorToTensor": Row(
+        lambda v, d: tf.raw_ops.RaggedTensorToTensor(
+            shape=_c([-1, 3, 2], tf.int64), values=v, default_value=d,
+            row_partition_tensors=[_c([0, 1, 3], tf.int64)],
+            row_partition_types=["ROW_SPLITS"]), [(3, 2), (2,)]),
     # rearranging, shapes, tensor scatters, sparse (helper H9)
     "Roll": Row(lambda x: tf.roll(x, [1, -1], [0, 1]), [(2, 3)]),
     "SpaceToDepth": Row(lambda x: tf.space_to_depth(x, 2), [(1, 2, 4, 1)]),

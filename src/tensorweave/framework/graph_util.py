@@ -235,6 +235,13 @@ def convert_variables_to_constants(sess, input_graph_def, output_node_names: Lis
     # the ops a frozen variable's handle passes through (cond, while_loop, identity)
     # carry its value instead
     carried = _handle_carriers(graph_def, {n: dtypes[n] for n in resources})
+    handles = resources | set(carried)
+    identity_n = _identity_n_carriers(graph_def, {**{n: dtypes[n] for n in resources},
+                                                  **carried})
+
+    def reads_handle(s: str) -> bool:
+        return _node_name(s) in handles or _output_slot(s) in identity_n.get(_node_name(s), ())
+
     out = type(graph_def)()
     out.versions.CopyFrom(graph_def.versions)
     out.library.CopyFrom(graph_def.library)
@@ -248,7 +255,8 @@ def convert_variables_to_constants(sess, input_graph_def, output_node_names: Lis
             _gp.array_to_tensor_proto(value, new.attr["value"].tensor)
             if n.device:
                 new.device = n.device
-        elif n.op == "ReadVariableOp" and _node_name(n.input[0]) in (names | set(carried)):
+        elif n.op == "ReadVariableOp" and (_node_name(n.input[0]) in names or
+                                           reads_handle(n.input[0])):
             new.name, new.op = n.name, "Identity"
             new.input.extend(n.input)
             new.attr["T"].type = n.attr["dtype"].type
@@ -257,11 +265,14 @@ def convert_variables_to_constants(sess, input_graph_def, output_node_names: Lis
         elif n.name in carried:
             new.CopyFrom(n)
             new.attr["T"].type = carried[n.name]
-        elif n.op == "ResourceGather" and _node_name(n.input[0]) in (resources |
-                                                                    set(carried)):
+        elif n.name in identity_n:
+            new.CopyFrom(n)
+            for slot, dtype in identity_n[n.name].items():
+                new.attr["T"].list.type[slot] = dtype
+        elif n.op == "ResourceGather" and reads_handle(n.input[0]):
             _gather_of_value(n, new, out)
         else:
-            direct = [s for s in n.input if _node_name(s) in resources | set(carried)]
+            direct = [s for s in n.input if not s.startswith("^") and reads_handle(s)]
             if direct:
                 raise ValueError("Cannot freeze: node '%s' (op %s) uses the resource "
                                  "variable '%s' directly; only ReadVariableOp reads are "
@@ -287,6 +298,26 @@ def _handle_carriers(graph_def, handles: dict) -> dict:
     for name in handles:
         del carried[name]
     return carried
+
+
+def _identity_n_carriers(graph_def, handles: dict) -> dict:
+    """{IdentityN node: {slot: value dtype}}: the IdentityN nodes (the outputs of a
+    functional While or If, lowered on import) passing on a frozen variable's handle,
+    from `handles` ({node carrying a handle: value dtype}), slot by slot."""
+    out = {}
+    for n in graph_def.node:
+        if n.op == "IdentityN":
+            slots = {i: handles[_node_name(s)] for i, s in enumerate(n.input)
+                     if not s.startswith("^") and _node_name(s) in handles}
+            if slots:
+                out[n.name] = slots
+    return out
+
+
+def _output_slot(s: str) -> int:
+    """The output index an input string ("node", "node:2") reads."""
+    name = _node_name(s)
+    return 0 if name == s else int(s.rpartition(":")[2])
 
 
 def _gather_of_value(node, new, out) -> None:

@@ -19,8 +19,8 @@ from tensorweave.framework.api_export import tf_export  # noqa: F401
 from tensorweave.framework.graph import Tensor
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
-from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_differentiable, \
-    register_op
+from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel, \
+    not_differentiable, register_op
 from tensorweave.framework.shapes import broadcast_shapes
 from tensorweave.ops.math import math_unary
 from tensorweave.ops.math.math_grad_util import unbroadcast
@@ -390,6 +390,10 @@ def _make_equality_kernel(compute: Callable) -> Callable:
     return run
 
 
+# TF's OpDef defaults T here only; a SavedModel's functions omit attrs left at defaults
+_DEFAULT_T = {"NextAfter": _dt.float32}
+
+
 def register_rows(rows: Sequence[Row]) -> None:
     """Registers each row's op, kernel and gradient (or not_differentiable)."""
     for row in rows:
@@ -398,7 +402,7 @@ def register_rows(rows: Sequence[Row]) -> None:
             register_op(row.op_type, inputs=["x: bool", "y: bool"], outputs=["z: bool"],
                         shape=_broadcast_shape)
         else:
-            attrs["T"] = TypeAttr(row.allowed)
+            attrs["T"] = TypeAttr(row.allowed, default=_DEFAULT_T.get(row.op_type, REQUIRED))
             register_op(row.op_type, inputs=["x: T", "y: T"],
                         outputs=["z: bool" if row.out is _dt.bool else "z: T"], attrs=attrs,
                         shape=_equality_shape if row.attrs else _broadcast_shape)

@@ -19,8 +19,8 @@ from tensorweave.framework.api_export import tf_export  # noqa: F401
 from tensorweave.framework.graph import Tensor
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
-from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_differentiable, \
-    register_op
+from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel, \
+    not_differentiable, register_op
 
 FLOATS = _dt.FLOATS
 COMPLEX = _dt.COMPLEX
@@ -316,6 +316,10 @@ def _make_grad(fn: Callable) -> Callable:
     return run
 
 
+# TF's OpDef defaults T here only; a SavedModel's functions omit attrs left at defaults
+_DEFAULT_T = {"Conj": _dt.complex64}
+
+
 def register_rows(rows: Sequence[Row]) -> None:
     """Registers each row's op, kernel and gradient (or not_differentiable)."""
     for row in rows:
@@ -326,8 +330,10 @@ def register_rows(rows: Sequence[Row]) -> None:
             register_op(row.op_type, inputs=["x: T"], outputs=["y: bool"],
                         attrs={"T": TypeAttr(row.allowed)}, shape=_same_shape)
         else:
+            default = _DEFAULT_T.get(row.op_type, REQUIRED)
             register_op(row.op_type, inputs=["x: T"], outputs=["y: T"],
-                        attrs={"T": TypeAttr(row.allowed)}, shape=_same_shape)
+                        attrs={"T": TypeAttr(row.allowed, default=default)},
+                        shape=_same_shape)
         kernel(row.op_type)(_make_kernel(row.compute))
         if row.grad is None:
             not_differentiable(row.op_type)

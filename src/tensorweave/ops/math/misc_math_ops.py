@@ -1,4 +1,5 @@
-"""Small tf.math functions: bincount (op Bincount), and compositions: polyval,
+"""Small tf.math functions: bincount (ops Bincount and TF 2's DenseBincount, which
+tf.RaggedTensor row partitions use inside TF 2 SavedModels), and compositions: polyval,
 zero_fraction, is_non_decreasing, is_strictly_increasing."""
 from __future__ import annotations
 
@@ -50,6 +51,67 @@ def _bincount_kernel(ctx, arr, size, weights):
 
 
 not_differentiable("Bincount")
+
+
+# --- DenseBincount: Bincount with int64 values, 2-D (per-row) counts, binary output ------
+_INDEX_TYPES = (_dt.int32, _dt.int64)
+
+
+def _dense_bincount_shape(op):
+    arr = op.inputs[0].shape
+    with_rank(op.inputs[1].shape, 0)
+    size = tensor_util.constant_value(op.inputs[1])
+    if size is not None and int(size) < 0:
+        raise ValueError("size (%d) must be non-negative" % int(size))
+    if arr.ndims is None:
+        return TensorShape(None)
+    if arr.ndims > 2:
+        raise ValueError("Shape must be at most rank 2 but is rank %d" % arr.ndims)
+    bins = None if size is None else int(size)
+    return TensorShape([bins] if arr.ndims <= 1 else [arr.dims[0].value, bins])
+
+
+register_op("DenseBincount", inputs=["input: Tidx", "size: Tidx", "weights: T"],
+            outputs=["output: T"],
+            attrs={"Tidx": TypeAttr(_INDEX_TYPES),
+                   "T": TypeAttr((_dt.int32, _dt.int64, _dt.float32, _dt.float64)),
+                   "binary_output": False},
+            shape=_dense_bincount_shape)
+
+
+@kernel("DenseBincount")
+def _dense_bincount_kernel(ctx, arr, size, weights):
+    size = int(size)
+    if size < 0:
+        raise errors.InvalidArgumentError(None, ctx.op,
+                                          "size (%d) must be non-negative" % size)
+    if weights.size and weights.shape != arr.shape:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "`weights` must be the same shape as `arr` or a length-0 `Tensor`, "
+            "in which case it acts as all weights equal to 1. Received %s"
+            % list(weights.shape))
+    if arr.size and arr.min() < 0:
+        raise errors.InvalidArgumentError(None, ctx.op, "Input arr must be non-negative!")
+    rows = arr if arr.ndim == 2 else arr.reshape(1, -1)
+    if ctx.attrs["binary_output"]:  # presence of each value, whatever the weights
+        counts = _row_counts(rows, size, None) != 0
+    else:
+        counts = _row_counts(rows, size, weights.reshape(rows.shape) if weights.size else None)
+    out_shape = (rows.shape[0], size) if arr.ndim == 2 else (size,)
+    return counts.reshape(out_shape).astype(weights.dtype)
+
+
+def _row_counts(rows: np.ndarray, size: int, weights: Optional[np.ndarray]) -> np.ndarray:
+    """[rows, size]: per row, the (weighted) count of each value below `size`."""
+    counts = np.zeros((rows.shape[0], size), np.float64 if weights is not None else np.int64)
+    for i, row in enumerate(rows):
+        keep = row < size  # values at or beyond size are dropped
+        w = weights[i][keep] if weights is not None else None
+        counts[i] = np.bincount(row[keep], weights=w, minlength=size)[:size]
+    return counts
+
+
+not_differentiable("DenseBincount")
 
 
 @tf_export("math.bincount", "bincount")

@@ -128,12 +128,17 @@ def _half_to_float(dtype: np.dtype) -> np.dtype:
 _POOL_ATTRS = {"ksize": [1, 1, 1, 1], "strides": [1, 1, 1, 1], "padding": "VALID",
                "data_format": "NHWC"}
 _MAX_POOL_ATTRS = {"T": TypeAttr(_MAX_POOL_TYPES), **_POOL_ATTRS, "explicit_paddings": []}
+# TF's MaxPool and MaxPoolGrad default T to float32 (a SavedModel's functions omit it);
+# MaxPoolGradGrad has no default
+_MAX_POOL_DEFAULT_ATTRS = {**_MAX_POOL_ATTRS, "T": TypeAttr(_MAX_POOL_TYPES,
+                                                            default=_dt.float32)}
 _AVG_POOL_ATTRS = {"T": TypeAttr(_AVG_POOL_TYPES), **_POOL_ATTRS}
 
-register_op("MaxPool", inputs=["input: T"], outputs=["output: T"], attrs=_MAX_POOL_ATTRS,
+register_op("MaxPool", inputs=["input: T"], outputs=["output: T"],
+            attrs=_MAX_POOL_DEFAULT_ATTRS,
             shape=_pool_shape)
 register_op("MaxPoolGrad", inputs=["orig_input: T", "orig_output: T", "grad: T"],
-            outputs=["output: T"], attrs=_MAX_POOL_ATTRS,
+            outputs=["output: T"], attrs=_MAX_POOL_DEFAULT_ATTRS,
             shape=lambda op: TensorShape(rank4(op.inputs[0].shape)))
 register_op("MaxPoolGradGrad", inputs=["orig_input: T", "orig_output: T", "grad: T"],
             outputs=["output: T"], attrs=_MAX_POOL_ATTRS,

@@ -236,6 +236,54 @@ def _full_int_v2_kernel(ctx, shape, key, counter, alg):
     return bits.astype(ctx.attrs["dtype"].as_numpy_dtype)
 
 
+# --- seed -> (key, counter, alg): how TF 2's tf.random.stateless_* feed the V2 ops ---------
+def _seed_shape(op):
+    stateless_random_ops._check_seed_shape(op, 0)
+    return [TensorShape([1]), TensorShape([2])]
+
+
+register_op("StatelessRandomGetKeyCounter", inputs=["seed: Tseed"],
+            outputs=["key: uint64", "counter: uint64"],
+            attrs={"Tseed": TypeAttr((_dt.int32, _dt.int64), default=_dt.int64)},
+            shape=_seed_shape)
+register_op("StatelessRandomGetKeyCounterAlg", inputs=["seed: Tseed"],
+            outputs=["key: uint64", "counter: uint64", "alg: int32"],
+            attrs={"Tseed": TypeAttr((_dt.int32, _dt.int64), default=_dt.int64)},
+            shape=lambda op: _seed_shape(op) + [TensorShape([])])
+register_op("StatelessRandomGetAlg", outputs=["alg: int32"],
+            shape=lambda op: TensorShape([]))
+for _op_type in ("StatelessRandomGetKeyCounter", "StatelessRandomGetKeyCounterAlg",
+                 "StatelessRandomGetAlg"):
+    not_differentiable(_op_type)
+
+
+def _key_counter_of_seed(ctx, seed):
+    """key [s0], counter [0, s1] of the seed (s0, s1): distinct seeds, distinct streams.
+    TF scrambles the seed first; its values differ from ours anyway (module docstring)."""
+    seed = np.asarray(seed)
+    if seed.shape != (2,):
+        raise errors.InvalidArgumentError(None, ctx.op, "seed must have shape [2], not [%s]"
+                                          % ",".join(str(d) for d in seed.shape))
+    words = seed.astype(np.int64).astype(np.uint64)  # two's complement, as TF reads them
+    return np.array([words[0]], np.uint64), np.array([0, words[1]], np.uint64)
+
+
+@kernel("StatelessRandomGetKeyCounter")
+def _get_key_counter_kernel(ctx, seed):
+    return _key_counter_of_seed(ctx, seed)
+
+
+@kernel("StatelessRandomGetKeyCounterAlg")
+def _get_key_counter_alg_kernel(ctx, seed):
+    return _key_counter_of_seed(ctx, seed) + (np.int32(Algorithm.PHILOX.value),)
+
+
+@kernel("StatelessRandomGetAlg")
+def _get_alg_kernel(ctx):
+    # the algorithm TF picks on CPU
+    return np.int32(Algorithm.PHILOX.value)
+
+
 # --- StatefulRandomBinomial -----------------------------------------------------------------
 register_op("StatefulRandomBinomial",
             inputs=["resource: resource", "algorithm: int64", "shape: S", "counts: T",

@@ -57,18 +57,26 @@ def _shaped(seed_index: int):
     return shape_fn
 
 
-def _declare(op_type: str, inputs, types, default=None, param_attr=None, shape_attr="T"):
+def _declare(op_type: str, inputs, types, default=None, param_attr=None, shape_attr="T",
+             param_default=None):
     """A stateless op `(shape, seed, *inputs) -> output: dtype` of the given shape, with
-    TF's attr names: `shape_attr` types the shape, `param_attr` the float-or-int
-    parameter inputs."""
-    attrs = {"dtype": TypeAttr(types, default=default) if default else TypeAttr(types),
-             shape_attr: TypeAttr(_INT_TYPES),
+    TF's attr names and defaults: `shape_attr` types the shape, `param_attr` the
+    float-or-int parameter inputs."""
+    # the defaults matter on import: a SavedModel's functions omit attrs left at them.
+    # TF defaults a shape type attr named T (to int32) exactly where dtype has a default
+    shape_default = _dt.int32 if default and shape_attr == "T" else None
+    attrs = {"dtype": _type_attr(types, default), shape_attr: _type_attr(_INT_TYPES,
+                                                                        shape_default),
              "Tseed": TypeAttr(_INT_TYPES, default=_dt.int64)}
     if param_attr:
-        attrs[param_attr] = TypeAttr(_PARAM_TYPES)
+        attrs[param_attr] = _type_attr(_PARAM_TYPES, param_default)
     register_op(op_type, inputs=["shape: %s" % shape_attr, "seed: Tseed"] + inputs,
                 outputs=["output: dtype"], attrs=attrs, shape=_shaped(1))
     not_differentiable(op_type)
+
+
+def _type_attr(types, default) -> TypeAttr:
+    return TypeAttr(types, default=default) if default else TypeAttr(types)
 
 
 # --- uniform, normal, truncated normal, integers -------------------------------------------
@@ -157,7 +165,7 @@ def _broadcast_params(ctx, dims, *params):
 
 
 _declare("StatelessRandomBinomial", ["counts: T", "probs: T"], _PARAM_TYPES,
-         default=_dt.int64, param_attr="T", shape_attr="S")
+         default=_dt.int64, param_attr="T", shape_attr="S", param_default=_dt.float64)
 _declare("StatelessRandomGammaV2", ["alpha: dtype"], (_dt.float16, _dt.float32, _dt.float64))
 _declare("StatelessRandomPoisson", ["lam: Rtype"], _PARAM_TYPES, param_attr="Rtype")
 _declare("StatelessParameterizedTruncatedNormal",
