@@ -312,6 +312,71 @@ def test_saved_model_frozen_graph_and_files_are_lowered(tmp_path):
                                    pred)
 
 
+
+def _tf_reads(nodes) -> dict:
+    """{variable name: its "<v>/Read/ReadVariableOp" nodes} of written nodes."""
+    out = {}
+    for n in nodes:
+        if n.input and n.name == n.input[0] + "/Read/ReadVariableOp":
+            out.setdefault(n.name[:-len("/Read/ReadVariableOp")], []).append(n)
+    return out
+
+
+def _variables_graph():
+    g = tf.Graph()
+    with g.as_default():
+        with tf.device("/cpu:0"):
+            tf.Variable([[1.0, 2.0]], name="ref")
+        tf.get_variable("res", initializer=[3.0], use_resource=True)
+        tf.get_variable("ints", initializer=[4, 5], use_resource=False)
+    return g
+
+
+def test_reference_variables_are_written_with_tfs_read(tmp_path):
+    # TF's convert_variables_to_constants fetches "<v>/Read/ReadVariableOp:0" of every
+    # VarHandleOp of a session that loaded our meta graph or SavedModel
+    g = _variables_graph()
+    with g.as_default():
+        path = str(tmp_path / "model.meta")
+        written = tf.train.export_meta_graph(path).to_proto().graph_def.node
+    for nodes in (written, g.as_graph_def().node):
+        reads = _tf_reads(nodes)
+        assert sorted(reads) == ["ints", "ref", "res"]
+        by_name = {n.name: n for n in nodes}
+        for var, (read,) in reads.items():
+            assert read.op == "ReadVariableOp" and list(read.input) == [var]
+            assert read.attr["dtype"] == by_name[var].attr["dtype"]
+            assert read.device == by_name[var].device
+        assert by_name["ref/Read/ReadVariableOp"].device.endswith("CPU:0")
+        assert by_name["ints/Read/ReadVariableOp"].attr["dtype"].type == \
+            tf.int32.as_datatype_enum
+        # TF1's names stay: the read "v/read" that sess.run(v) fetches
+        assert by_name["ref/read"].op == "ReadVariableOp"
+    # read back here and written again: still one such read each, holding the value
+    with tf.Graph().as_default() as g2:
+        tf.train.import_meta_graph(path)
+        again = tf.train.export_meta_graph().to_proto().graph_def.node
+        assert {k: len(v) for k, v in _tf_reads(again).items()} == \
+            {"ints": 1, "ref": 1, "res": 1}
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            np.testing.assert_array_equal(sess.run("ref/Read/ReadVariableOp:0"),
+                                          [[1.0, 2.0]])
+            np.testing.assert_array_equal(sess.run("ints/Read/ReadVariableOp:0"), [4, 5])
+            frozen = tf.graph_util.convert_variables_to_constants(
+                sess, g2.as_graph_def(), ["ref/read"])
+    assert "ref/Read/ReadVariableOp" not in {n.name for n in frozen.node}
+
+
+def test_partial_graph_gets_tfs_read_once():
+    g = _variables_graph()
+    start = g.get_operations()[-1]._id  # what Graph.version should say (TF's op id)
+    with g.as_default():
+        tf.Variable(1.0, name="late")
+    nodes = g.as_graph_def(from_version=start).node
+    assert sorted(_tf_reads(nodes)) == ["late"]
+    assert _tf_reads(g.as_graph_def().node).keys() == {"ints", "late", "ref", "res"}
+
 def test_written_op_types_are_tensorflow_ops(tmp_path):
     written = set()
     for g in (_asserts_graph(), _model_graph()):

@@ -318,6 +318,19 @@ def test_save_weights_writes_what_tf_writes(keras_graph, tmp_path):
         assert 'model_checkpoint_path: "dense2"' in f.read()  # relative, as TF writes it
 
 
+
+def test_save_weights_makes_the_prefix_directories(keras_graph, tmp_path):
+    # as TF 2.15's Keras (its checkpoint writer makes them): checked there by hand
+    model = fixture_model()
+    prefix = str(tmp_path / "run" / "ckpt" / "w")
+    model.save_weights(prefix)
+    assert tf.train.get_checkpoint_state(str(tmp_path / "run" / "ckpt")) \
+        .model_checkpoint_path == prefix
+    again = fixture_model()
+    again.load_weights(prefix).assert_consumed()
+    for a, b in zip(again.get_weights(), model.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
 def test_round_trips_of_functional_and_subclassed_models(keras_graph, tmp_path):
     x = K.Input((4,))
     inner = K.Sequential([L.Dense(3, input_shape=(4,)), L.BatchNormalization()],

@@ -228,7 +228,14 @@ def test_export_meta_graph_of_a_graph_def_proto(graph):
     _model()
     mg = tf.train.export_meta_graph(graph_def=graph.as_graph_def(), export_scope=None,
                                     clear_devices=True)
-    assert [n.name for n in mg.graph_def.node] == [op.name for op in graph.get_operations()]
+    # the graph's ops, each reference variable's handle followed by the read TF's
+    # tooling fetches (graph_def_lowering.py)
+    want = []
+    for op in graph.get_operations():
+        want.append(op.name)
+        if op.name in ("W", "global_step"):
+            want.append(op.name + "/Read/ReadVariableOp")
+    assert [n.name for n in mg.graph_def.node] == want
     handle = [n for n in mg.graph_def.node if n.name == "W"][0]
     assert handle.attr["dtype"] == tf.float32 and handle.attr["shape"].as_list() == [3, 2]
     assert mg.to_proto().graph_def == graph.as_graph_def()
@@ -345,3 +352,74 @@ def test_variables_in_other_collections_are_written_by_name():
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             assert sess.run(tf.get_collection("outs")) == [1.0, 2.0]
+
+
+def _partitioned_model():
+    with tf.variable_scope("outer"):
+        pv = tf.get_variable("pv", [10, 2], partitioner=tf.fixed_size_partitioner(3),
+                             initializer=tf.random_uniform_initializer(seed=1))
+    return pv
+
+
+def test_partitions_are_written_with_their_save_slice_info(tmp_path):
+    # TF reads a partition's place from the VariableDef's save_slice_info_def: without
+    # it, a Saver TF builds in the imported graph saves "outer/pv/part_0", ... as
+    # separate keys instead of slices of "outer/pv"
+    with tf.Graph().as_default():
+        _partitioned_model()
+        proto = tf.train.export_meta_graph().to_proto()
+        scoped = tf.train.export_meta_graph(export_scope="outer").to_proto()
+    defs = [variable_pb2.VariableDef.FromString(b)
+            for b in proto.collection_def["variables"].bytes_list.value]
+    slices = [(d.variable_name, d.save_slice_info_def.full_name,
+               list(d.save_slice_info_def.full_shape), list(d.save_slice_info_def.var_offset),
+               list(d.save_slice_info_def.var_shape)) for d in defs]
+    assert slices == [("outer/pv/part_0:0", "outer/pv", [10, 2], [0, 0], [4, 2]),
+                      ("outer/pv/part_1:0", "outer/pv", [10, 2], [4, 0], [3, 2]),
+                      ("outer/pv/part_2:0", "outer/pv", [10, 2], [7, 0], [3, 2])]
+    (first, *_) = [variable_pb2.VariableDef.FromString(b)
+                   for b in scoped.collection_def["variables"].bytes_list.value]
+    assert (first.variable_name, first.save_slice_info_def.full_name) == \
+        ("pv/part_0:0", "pv")
+
+
+def test_partitions_keep_their_slices_through_a_meta_graph(tmp_path):
+    with tf.Graph().as_default():
+        pv = _partitioned_model()
+        path = str(tmp_path / "m.meta")
+        tf.train.export_meta_graph(path, as_text=True)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            want = sess.run(tf.convert_to_tensor(pv))
+            tf.train.Saver().save(sess, str(tmp_path / "m"))
+    with tf.Graph().as_default(), tf.Session() as sess:
+        tf.train.import_meta_graph(path, import_scope="imp")
+        parts = tf.global_variables()
+        assert [v._get_save_slice_info().full_name for v in parts] == ["imp/outer/pv"] * 3
+        assert [v._get_save_slice_info().spec for v in parts] == \
+            ["10 2 0,4:0,2", "10 2 4,3:0,2", "10 2 7,3:0,2"]
+        # a Saver built here saves (and restores) the logical variable's slices
+        saver = tf.train.Saver({"outer/pv": parts})
+        saver.restore(sess, str(tmp_path / "m"))
+        np.testing.assert_array_equal(np.concatenate(sess.run(parts)), want)
+        saver.save(sess, str(tmp_path / "again"))
+    assert tf.train.list_variables(str(tmp_path / "again")) == [("outer/pv", [10, 2])]
+
+
+def test_tf_written_partitions_import_with_their_slices():
+    # TF 2.21's Saver wrote the .meta next to its checkpoint (make_partitioned_fixture.py)
+    prefix = os.path.join(os.path.dirname(__file__), "..", "fixtures", "tf1", "partitioned",
+                          "model.ckpt")
+    emb = np.arange(14, dtype=np.float32).reshape(7, 2) / 4
+    with tf.Graph().as_default(), tf.Session() as sess:
+        tf.train.import_meta_graph(prefix + ".meta").restore(sess, prefix)
+        parts = [v for v in tf.global_variables() if v.op.name.startswith("emb/")]
+        assert [v._get_save_slice_info().spec for v in parts] == \
+            ["7 2 0,3:0,2", "7 2 3,2:0,2", "7 2 5,2:0,2"]
+        np.testing.assert_array_equal(np.concatenate(sess.run(parts)), emb)
+        # a Saver built from the imported collections restores the logical variables
+        tf.train.Saver().restore(sess, prefix)
+        again = tf.train.export_meta_graph().to_proto()
+    defs = [variable_pb2.VariableDef.FromString(b)
+            for b in again.collection_def["variables"].bytes_list.value]
+    assert sorted({d.save_slice_info_def.full_name for d in defs}) == ["emb", "scope/cols"]

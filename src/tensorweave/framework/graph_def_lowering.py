@@ -31,6 +31,12 @@ input worker processes) skip it. The readable JSON form (serialize.py) is not lo
 
 `NOT_LOWERED` lists the private ops with no reasonable standard-op form; a graph
 holding one is written as it is (with a warning): TensorFlow cannot load it.
+
+A TF1 reference variable is a VarHandleOp here (marked REF_VARIABLE_ATTR) whose read
+keeps TF1's name "v/read". TensorFlow's tooling takes every VarHandleOp for a resource
+variable and fetches its read by the name TF gives it ("v/Read/ReadVariableOp":
+`convert_variables_to_constants`, and so freeze_graph, on a session that loaded our meta
+graph or SavedModel), so the written form adds that read next to each such handle.
 """
 from __future__ import annotations
 
@@ -42,6 +48,7 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import registry as _reg
 from tensorweave.framework import serialize as _ser
+from tensorweave.framework.ref_variables import REF_VARIABLE_ATTR
 from tensorweave.framework.shapes import TensorShape, broadcast_shapes
 
 _log = logging.getLogger("tensorflow")
@@ -66,8 +73,9 @@ _warned: set = set()  # the NOT_LOWERED op types already warned about
 
 def lower_private_ops(graph_def: "_ser.GraphDef", shape_of: Optional[ShapeOf] = None,
                       reserved: Iterable[str] = ()) -> "_ser.GraphDef":
-    """`graph_def` with each private node replaced by standard TF ops (see the module
-    docstring); `graph_def` itself when it has none. A pure function, but for the
+    """`graph_def` with each private node replaced by standard TF ops, and TF's read
+    added next to each reference variable's handle (see the module docstring);
+    `graph_def` itself when there is nothing to do. A pure function, but for the
     warning logged once per NOT_LOWERED op type it meets.
 
     Args:
@@ -78,13 +86,19 @@ def lower_private_ops(graph_def: "_ser.GraphDef", shape_of: Optional[ShapeOf] = 
       reserved: further names the helper nodes must not take (the graph's other nodes
         when `graph_def` holds only some of them).
     """
-    if not any(nd.op in _RULES or nd.op in NOT_LOWERED for nd in graph_def.node):
+    taken = {nd.name for nd in graph_def.node}.union(reserved)
+    unread = {nd.name for nd in graph_def.node if _lacks_tf_read(nd, taken)}
+    if not unread and not any(nd.op in _RULES or nd.op in NOT_LOWERED
+                              for nd in graph_def.node):
         return graph_def
-    names = _ser.UniqueNames({nd.name for nd in graph_def.node}.union(reserved))
+    names = _ser.UniqueNames(taken.union(_tf_read_name(n) for n in unread))
     shapes = _Shapes(graph_def, shape_of)
     out: List[_ser.NodeDef] = []
     for nd in graph_def.node:
         rule = _RULES.get(nd.op)
+        if nd.name in unread:
+            out.extend((nd, _tf_read_of(nd)))
+            continue
         if rule is None:
             if nd.op in NOT_LOWERED and nd.op not in _warned:
                 _warned.add(nd.op)
@@ -97,6 +111,27 @@ def lower_private_ops(graph_def: "_ser.GraphDef", shape_of: Optional[ShapeOf] = 
         rule(b)
         out.extend(b.nodes)
     return _ser.GraphDef(out, graph_def.versions)
+
+
+def _tf_read_name(handle_name: str) -> str:
+    return handle_name + "/Read/ReadVariableOp"
+
+
+def _lacks_tf_read(nd: "_ser.NodeDef", taken) -> bool:
+    """Whether `nd` is a reference variable's handle with no read named as TF names a
+    resource variable's."""
+    return nd.op == "VarHandleOp" and bool(nd.attr.get(REF_VARIABLE_ATTR)) and \
+        _tf_read_name(nd.name) not in taken
+
+
+def _tf_read_of(handle: "_ser.NodeDef") -> "_ser.NodeDef":
+    """The read TF's ResourceVariable makes of its handle: "v/Read/ReadVariableOp", on
+    the handle's device."""
+    attrs = {"dtype": handle.attr["dtype"]}
+    if "_output_shapes" in handle.attr:
+        attrs["_output_shapes"] = [handle.attr["shape"]]
+    return _ser.NodeDef(_tf_read_name(handle.name), "ReadVariableOp", [handle.name],
+                        handle.device, attrs)
 
 
 def lowered_op_types() -> frozenset:

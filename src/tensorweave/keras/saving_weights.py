@@ -67,6 +67,8 @@ def save_weights(model, filepath, overwrite: bool = True, save_format=None, opti
     from tensorweave.ops.io import tensor_bundle
     graph = ObjectGraph(model)
     values = backend.batch_get_value(graph.variables())
+    # as TF's checkpoint writer: the prefix's missing directories are made
+    os.makedirs(os.path.dirname(filepath) or ".", exist_ok=True)
     tensor_bundle.write(filepath, graph.bundle_entries(values, with_root_alias=True))
     from tensorweave.train import checkpoint_management
     checkpoint_management.update_checkpoint_state_internal(

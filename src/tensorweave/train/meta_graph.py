@@ -21,7 +21,8 @@ read, and `repr()` shows it, as the readable debug form:
 
 Collection kinds: "node_list" (tensor and operation names), "variables" (one VariableDef
 object per variable: variable_name, initial_value_name, initializer_name, snapshot_name,
-trainable, is_resource), "savers" (SaverDef objects), "int64_list", "float_list",
+trainable, is_resource, and a partition's save_slice_info_def: full_name, full_shape,
+var_offset, var_shape), "savers" (SaverDef objects), "int64_list", "float_list",
 "bytes_list" (base64), "queue_runners" (one QueueRunnerDef object per QueueRunner:
 queue_name, enqueue_op_name, close_op_name, cancel_op_name,
 queue_closed_exception_types). A collection whose items have none of these forms is
@@ -63,8 +64,24 @@ _VARIABLE_KEYS = ("variables", "trainable_variables", "local_variables", "model_
                   "moving_average_variables", "metric_variables", "global_step",
                   "concatenated_variables")
 _CONTEXT_KEYS = ("cond_context", "while_context")
-_VARIABLE_FIELDS = ("variable_name", "initial_value_name", "initializer_name",
-                    "snapshot_name", "trainable", "is_resource")
+_VARIABLE_NAMES_FIELDS = ("variable_name", "initial_value_name", "initializer_name",
+                          "snapshot_name", "trainable", "is_resource")
+# and a partition's SaveSliceInfoDef, a dict of its fields here
+_VARIABLE_FIELDS = _VARIABLE_NAMES_FIELDS + ("save_slice_info_def",)
+
+
+def _set_fields(variable_def: dict) -> dict:
+    """A VariableDef's fields without those not set (save_slice_info_def None)."""
+    return {k: v for k, v in variable_def.items() if v is not None}
+
+
+def _slice_def_fields(variable_def) -> Optional[dict]:
+    """A VariableDef message's SaveSliceInfoDef as a dict (None when it has none)."""
+    if not variable_def.HasField("save_slice_info_def"):
+        return None
+    sd = variable_def.save_slice_info_def
+    return {"full_name": sd.full_name, "full_shape": list(sd.full_shape),
+            "var_offset": list(sd.var_offset), "var_shape": list(sd.var_shape)}
 
 
 def _pbs():
@@ -229,7 +246,8 @@ class CollectionDef:
                                         for d in self.value)
         elif self.kind == "variables":
             out.bytes_list.value.extend(
-                variable_pb2.VariableDef(**{k: d[k] for k in _VARIABLE_FIELDS if k in d})
+                variable_pb2.VariableDef(**{k: d[k] for k in _VARIABLE_FIELDS
+                                            if d.get(k) is not None})
                 .SerializeToString() for d in self.value)
         else:  # savers
             out.bytes_list.value.extend(SaverDef._from_json(d).SerializeToString()
@@ -375,7 +393,9 @@ class MetaGraphDef:
                 defs = []
                 for b in values:
                     vd = variable_pb2.VariableDef.FromString(b)
-                    defs.append({k: getattr(vd, k) for k in _VARIABLE_FIELDS})
+                    d = {k: getattr(vd, k) for k in _VARIABLE_NAMES_FIELDS}
+                    d["save_slice_info_def"] = _slice_def_fields(vd)
+                    defs.append(_set_fields(d))
                 collections[key] = CollectionDef("variables", defs)
             elif kind == "bytes_list" and key == "queue_runners":
                 collections[key] = CollectionDef("queue_runners", [
@@ -540,7 +560,8 @@ def _collection_def(key: str, items: list, scope: Optional[str]) -> Optional[Col
         return None
     if key in _VARIABLE_COLLECTIONS and all(isinstance(x, Variable) for x in items):
         defs = [x.to_proto(export_scope=scope) for x in items]
-        return CollectionDef("variables", [vars(d) for d in defs if d is not None])
+        return CollectionDef("variables", [_set_fields(vars(d)) for d in defs
+                                           if d is not None])
     if all(isinstance(x, (_graph.Tensor, _graph.Operation, Variable)) for x in items):
         # as TF: a variable in another collection is its tensor's name ("v:0")
         names = [_strip_scope(x.name, scope) for x in items]

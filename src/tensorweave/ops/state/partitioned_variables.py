@@ -140,18 +140,37 @@ class SaveSliceInfo:
       full_shape: the logical variable's shape.
       var_offset: the shard's offset in each dimension.
       var_shape: the shard's shape.
-      save_slice_info_def, import_scope: not supported (must be None).
+      save_slice_info_def: instead of the four above, a SaveSliceInfoDef (the message,
+        or its fields as a dict) as a MetaGraphDef's VariableDef holds it.
+      import_scope: the scope prepended to the def's full_name.
     """
 
     def __init__(self, full_name=None, full_shape=None, var_offset=None, var_shape=None,
                  save_slice_info_def=None, import_scope=None):
         if save_slice_info_def is not None:
-            raise NotImplementedError("SaveSliceInfo(save_slice_info_def=...) is not "
-                                      "supported by tensorweave")
+            d = save_slice_info_def
+            field = d.get if isinstance(d, dict) else lambda k: getattr(d, k)
+            full_name = field("full_name")
+            if import_scope:
+                full_name = import_scope + "/" + full_name
+            full_shape, var_offset, var_shape = (
+                [int(n) for n in field(k)] for k in ("full_shape", "var_offset", "var_shape"))
         self.full_name = full_name
         self.full_shape = full_shape
         self.var_offset = var_offset
         self.var_shape = var_shape
+
+    def _to_def(self, export_scope: Optional[str] = None) -> Optional[dict]:
+        """The SaveSliceInfoDef fields TF writes in a VariableDef (None when the logical
+        variable is outside `export_scope`)."""
+        full_name = self.full_name
+        if export_scope:
+            if not full_name.startswith(export_scope + "/"):
+                return None
+            full_name = full_name[len(export_scope) + 1:]
+        return {"full_name": full_name, "full_shape": [int(n) for n in self.full_shape],
+                "var_offset": [int(n) for n in self.var_offset],
+                "var_shape": [int(n) for n in self.var_shape]}
 
     @property
     def spec(self) -> str:

@@ -58,13 +58,17 @@ class VariableDef:
     """The fields of TF's VariableDef proto that name a variable's graph elements."""
 
     def __init__(self, variable_name="", initial_value_name="", initializer_name="",
-                 snapshot_name="", trainable=True, is_resource=True):
+                 snapshot_name="", trainable=True, is_resource=True,
+                 save_slice_info_def=None):
         self.variable_name = variable_name
         self.initial_value_name = initial_value_name
         self.initializer_name = initializer_name
         self.snapshot_name = snapshot_name
         self.trainable = trainable
         self.is_resource = is_resource
+        # a partition's place in its logical variable: the SaveSliceInfoDef fields
+        # (full_name, full_shape, var_offset, var_shape) as a dict, or None
+        self.save_slice_info_def = save_slice_info_def
 
     def __repr__(self):
         return "VariableDef(%s)" % ", ".join("%s=%r" % kv for kv in vars(self).items())
@@ -323,6 +327,10 @@ class Variable(metaclass=_VariableMeta):
         self._feeds_reads = bool(self._handle.op._attrs.get(REF_VARIABLE_ATTR)) or \
             not getattr(variable_def, "is_resource", True)
         self._update_reads = set()
+        slice_def = getattr(variable_def, "save_slice_info_def", None)
+        if slice_def:  # a partition (TF writes the message only for partitions)
+            self._save_slice_info = self.SaveSliceInfo(save_slice_info_def=slice_def,
+                                                       import_scope=import_scope)
         _variables_of_handle_ops(g)[self._handle.op] = self
 
     # --- properties -------------------------------------------------------------------
@@ -675,7 +683,9 @@ class Variable(metaclass=_VariableMeta):
             if self._initial_value is not None else "",
             initializer_name=strip(self._initializer_op.name)
             if self._initializer_op is not None else "",
-            snapshot_name=strip(self._graph_element.name), trainable=self._trainable)
+            snapshot_name=strip(self._graph_element.name), trainable=self._trainable,
+            save_slice_info_def=self._save_slice_info._to_def(export_scope)
+            if self._save_slice_info is not None else None)
 
     @staticmethod
     def from_proto(variable_def, import_scope: Optional[str] = None) -> "Variable":
