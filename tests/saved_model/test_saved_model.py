@@ -419,3 +419,20 @@ def test_a_model_whose_while_calls_a_missing_function(tmp_path):
                            match=r"Function 'while_cond_8' called by node 'while' is not "
                                  r"in the GraphDef's function library \(it holds: helper\)"):
             tf.saved_model.loader.load(sess, ["serve"], str(tmp_path))
+
+
+def test_tf1_saved_model_namespaces_hold_tfs_names_only():
+    # TF 2.21's tf.compat.v1.saved_model.builder / loader / constants (implementation
+    # modules named like them used to show their imports and helpers here)
+    def public(ns):
+        return sorted(n for n in dir(ns) if not n.startswith("_"))
+    assert public(tf.saved_model.builder) == ["SavedModelBuilder"]
+    assert public(tf.saved_model.loader) == ["load", "maybe_saved_model_directory"]
+    assert public(tf.saved_model.constants) == [
+        "ASSETS_DIRECTORY", "ASSETS_KEY", "DEBUG_DIRECTORY", "DEBUG_INFO_FILENAME_PB",
+        "LEGACY_INIT_OP_KEY", "MAIN_OP_KEY", "SAVED_MODEL_FILENAME_PB",
+        "SAVED_MODEL_FILENAME_PBTXT", "SAVED_MODEL_SCHEMA_VERSION", "VARIABLES_DIRECTORY",
+        "VARIABLES_FILENAME"]
+    from tensorweave.saved_model import builder, loader
+    assert builder.SavedModelBuilder is tf.saved_model.Builder
+    assert loader.load is tf.saved_model.load

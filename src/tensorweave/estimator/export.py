@@ -21,7 +21,7 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.framework.sparse_tensor import SparseTensor
-from tensorweave.saved_model import constants as _c
+from tensorweave.saved_model import names as _c
 from tensorweave.saved_model import signatures as _sig
 
 _log = logging.getLogger("tensorflow")

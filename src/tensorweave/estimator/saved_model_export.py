@@ -36,7 +36,7 @@ def export_all_saved_models(estimator, export_dir_base, receiver_fn_map: Dict,
         the checkpoint.
     """
     from tensorweave.platform import gfile
-    from tensorweave.saved_model.builder import SavedModelBuilder
+    from tensorweave.saved_model.writer import SavedModelBuilder
     checkpoint_path = _checkpoint_to_export(estimator, checkpoint_path)
     export_dir = export_lib.get_timestamped_export_dir(export_dir_base)
     temp_dir = export_lib.get_temp_export_dir(export_dir)
@@ -135,7 +135,7 @@ def _restore(saver, session, checkpoint_path, mode: str) -> None:
 def _add_train_op(train_op) -> None:
     """Puts the train op (None in PREDICT) in the SavedModel's train op collection, as
     TF's builder does for Estimator exports."""
-    from tensorweave.saved_model import constants
+    from tensorweave.saved_model import names as constants
     if train_op is None:
         return
     if not isinstance(train_op, (Tensor, Operation)):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from tensorweave.platform import file_io
-from tensorweave.saved_model import constants as _c
+from tensorweave.saved_model import names as _c
 
 _message_class = None
 

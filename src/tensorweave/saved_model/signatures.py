@@ -12,7 +12,7 @@ from tensorweave.framework import graph as _graph
 from tensorweave.framework import graph_def_proto as _gp
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.sparse_tensor import SparseTensor
-from tensorweave.saved_model import constants as _c
+from tensorweave.saved_model import names as _c
 
 
 def _meta_graph_pb2():

@@ -14,7 +14,7 @@ from typing import Dict, Optional
 
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
-from tensorweave.saved_model import constants as _c
+from tensorweave.saved_model import names as _c
 from tensorweave.saved_model import saved_model_file as _file
 from tensorweave.saved_model import signatures as _sig
 
