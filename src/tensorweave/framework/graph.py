@@ -501,6 +501,8 @@ class Graph:
         # tf.debugging.enable_check_numerics (ops/debug/check_numerics_callback.py): each
         # checked output -> its CheckNumericsV2, which new ops take as input instead
         self._checked_outputs: Optional[Dict[Tensor, Tensor]] = None
+        # (thread id, user location) while an import creates ops (_fix_op_location)
+        self._fixed_location = None
 
     # --- ids and versions -------------------------------------------------------------
     def _next_id(self) -> int:
@@ -563,7 +565,11 @@ class Graph:
         ctx = self._control_flow_context
         if ctx is not None:
             inputs = ctx.resolve_inputs(inputs)
-        location = _user_location()
+        fixed = self._fixed_location
+        if fixed is not None and fixed[0] == threading.get_ident():
+            location = fixed[1]
+        else:
+            location = _user_location()
         if self._has_while:
             from tensorweave.ops.control_flow.control_flow_ops import check_frame_of_input
             for t in inputs:
@@ -600,6 +606,23 @@ class Graph:
             op._control_flow_context = ctx
             ctx.add_op(op)
         return op
+
+    def _fix_op_location(self):
+        """Gives the ops this thread creates, until `_release_op_location(saved)`, the
+        location they would all get anyway: the innermost user frame above the function
+        calling this (found once: an import creates thousands of ops from one call).
+
+        Returns:
+          What `_release_op_location` restores (an outer fix stays in force).
+        """
+        saved = self._fixed_location
+        if saved is None or saved[0] != threading.get_ident():
+            # (not a context manager: _user_location's frame count starts at our caller)
+            self._fixed_location = (threading.get_ident(), _user_location())
+        return saved
+
+    def _release_op_location(self, saved) -> None:
+        self._fixed_location = saved
 
     @contextlib.contextmanager
     def _attr_scope(self, attr_map: Dict[str, Any]):

@@ -21,6 +21,7 @@ them.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Optional
 
 import numpy as np
@@ -75,15 +76,24 @@ class FuncAttr:
 
 
 # --- dtypes, shapes, tensors -------------------------------------------------------------
+# DataType enum -> DType, filled as enums are met: decoding a GraphDef asks this for
+# nearly every node, and `as_dtype`'s general dispatch costs more than the lookup
+_DTYPE_OF_ENUM = {}
+
+
 def dtype_from_enum(enum: int) -> _dt.DType:
     """The DType of a `DataType` enum value; reference types (DT_*_REF) give their base."""
-    if enum > _REF_OFFSET:
-        enum -= _REF_OFFSET
+    found = _DTYPE_OF_ENUM.get(enum)
+    if found is not None:
+        return found
+    base = enum - _REF_OFFSET if enum > _REF_OFFSET else enum
     try:
-        return _dt.as_dtype(enum)
+        found = _dt.as_dtype(base)
     except (TypeError, ValueError, KeyError):
         raise ValueError("GraphDef uses DataType enum %d, which tensorweave does not "
-                         "support" % enum) from None
+                         "support" % base) from None
+    _DTYPE_OF_ENUM[enum] = found
+    return found
 
 
 def shape_to_proto(shape: TensorShape, proto) -> None:
@@ -97,9 +107,20 @@ def shape_to_proto(shape: TensorShape, proto) -> None:
 
 
 def shape_from_proto(proto) -> TensorShape:
+    """The TensorShape of a `TensorShapeProto` (negative sizes are unknown dims)."""
     if proto.unknown_rank:
-        return TensorShape(None)
-    return TensorShape([None if d.size < 0 else d.size for d in proto.dim])
+        return _UNKNOWN_SHAPE
+    return _shape_of_sizes(tuple([d.size for d in proto.dim]))
+
+
+_UNKNOWN_SHAPE = TensorShape(None)
+
+
+@functools.lru_cache(maxsize=4096)
+def _shape_of_sizes(sizes: tuple) -> TensorShape:
+    # TensorShapes are immutable, and a GraphDef repeats the same few shapes in many
+    # attrs ("shape", "_output_shapes", ...): one object per distinct shape
+    return TensorShape([None if d < 0 else d for d in sizes])
 
 
 # DataType -> the repeated field that holds its values when tensor_content is empty
@@ -422,18 +443,36 @@ def graph_to_proto(graph, from_version: Optional[int] = None, add_shapes: bool =
     return out
 
 
+# op type -> (its OpDef, the attrs of it whose default is bytes); the OpDef is kept to
+# notice a re-registration
+_BYTES_ATTRS = {}
+
+
 def _bytes_attrs(op_type: str) -> frozenset:
-    """The attrs of `op_type` whose default is bytes (kept as bytes on import)."""
-    try:
-        attrs = _reg.get_op_def(op_type).attrs
-    except ValueError:
+    """The attrs of `op_type` whose default is bytes (kept as bytes on import).
+
+    Only the ops registered so far are looked at: the libraries registered on first use
+    (registry._LAZY_OP_MODULES) declare no bytes attr, and a GraphDef's TF1 reference
+    ops (VariableV2, Assign, ...), which no library registers, must not load them."""
+    op_def = _reg.find_op_def(op_type)
+    if op_def is None:
         return frozenset()
-    return frozenset(k for k, d in attrs.items() if isinstance(d, bytes))
+    cached = _BYTES_ATTRS.get(op_type)
+    if cached is None or cached[0] is not op_def:
+        cached = _BYTES_ATTRS[op_type] = (op_def, frozenset(
+            k for k, d in op_def.attrs.items() if isinstance(d, bytes)))
+    return cached[1]
 
 
 def node_def_from_proto(proto) -> "_ser.NodeDef":
-    as_bytes = _bytes_attrs(proto.op)
-    attrs = {k: attr_from_proto(v, k in as_bytes) for k, v in proto.attr.items()}
+    """Our NodeDef (decoded attr values) of a `tensorflow.NodeDef` message."""
+    attr = proto.attr
+    if attr:
+        as_bytes = _bytes_attrs(proto.op)
+        # (keys then lookups: the protobuf map's items() iterates in Python)
+        attrs = {k: attr_from_proto(attr[k], k in as_bytes) for k in attr}
+    else:
+        attrs = {}
     return _ser.NodeDef(proto.name, proto.op, list(proto.input), proto.device, attrs)
 
 
@@ -469,7 +508,7 @@ def function_def_from_proto(proto) -> "_flib.FunctionDef":
 def parse_graph_def(data) -> "_ser.GraphDef":
     """Our GraphDef of serialized bytes: tensorweave JSON, a binary `tensorflow.GraphDef`
     or its protobuf text form."""
-    from google.protobuf import message, text_format
+    from google.protobuf import message
     if isinstance(data, str):
         data = data.encode()
     data = bytes(data)
@@ -480,6 +519,7 @@ def parse_graph_def(data) -> "_ser.GraphDef":
     try:
         proto.ParseFromString(data)
     except message.DecodeError:
+        from google.protobuf import text_format  # (loaded only for the text form)
         try:
             text_format.Parse(data.decode("utf-8"), proto)
         except (UnicodeDecodeError, text_format.ParseError) as e:

@@ -355,8 +355,12 @@ def arg_dtypes(specs, attrs: Dict[str, Any]) -> List[_dt.DType]:
             out.extend([_dt.as_dtype(dt)] * attrs[spec.number_attr])
         elif spec.type_list_attr is not None:
             out.extend(_dt.as_dtype(d) for d in attrs[spec.type_list_attr])
+        elif spec.type_attr:
+            dt = attrs[spec.type_attr]
+            # most attrs hold a DType already: as_dtype's dispatch only for the others
+            out.append(dt if type(dt) is _dt.DType else _dt.as_dtype(dt))
         else:
-            out.append(_dt.as_dtype(attrs[spec.type_attr]) if spec.type_attr else spec.dtype)
+            out.append(spec.dtype)
     return out
 
 

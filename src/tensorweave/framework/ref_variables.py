@@ -120,13 +120,14 @@ def to_resource_variables(graph_def: "_ser.GraphDef") -> "_ser.GraphDef":
     for nd in graph_def.node:
         controls = [s for s in nd.input if s.startswith("^")]
         data = [s for s in nd.input if not s.startswith("^")]
-        var_inputs = [i for i, s in enumerate(data) if _ser.parse_input(s)[0] in variables]
-        for s in data:
-            if _ser.parse_input(s)[0] in updates and (nd.op in _ASSIGNS or nd.op in _SCATTERS or
-                                            _resource_op(nd.op) is not None):
+        sources = [_ser.parse_input(s)[0] for s in data]  # (parsed once, read below)
+        var_inputs = [i for i, src in enumerate(sources) if src in variables]
+        for src in sources:
+            if src in updates and (nd.op in _ASSIGNS or nd.op in _SCATTERS or
+                                   _resource_op(nd.op) is not None):
                 raise ValueError("Cannot import node '%s' (op %s): it updates the reference "
                                  "output of '%s', which tensorweave has no form for"
-                                 % (nd.name, nd.op, _ser.parse_input(s)[0]))
+                                 % (nd.name, nd.op, src))
         if nd.op in REF_VARIABLE_OPS:
             attrs = {k: nd.attr[k] for k in ("dtype", "shape", "container", "shared_name")
                      if k in nd.attr}
@@ -141,7 +142,7 @@ def to_resource_variables(graph_def: "_ser.GraphDef") -> "_ser.GraphDef":
                              "variable's passed through control flow has no tensorweave "
                              "form" % (nd.name, nd.op))
         if not var_inputs:
-            alias_inputs = [i for i, s in enumerate(data) if _ser.parse_input(s)[0] in read_aliases]
+            alias_inputs = [i for i, src in enumerate(sources) if src in read_aliases]
             if alias_inputs and controls:
                 # TF's "W/read" forwards W's buffer: a consumer ordered after an update
                 # (EMA's `control_dependencies([train_op])`) sees the updated value;

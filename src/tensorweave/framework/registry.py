@@ -132,6 +132,12 @@ def register_op(name: str, inputs: Sequence[str] = (), outputs: Sequence[str] = 
 _LAZY_OP_MODULES = ("tensorweave.data", "tensorweave.ops.clustering_ops")
 
 
+def find_op_def(name: str) -> Optional[OpDef]:
+    """The OpDef registered under `name` so far, or None; unlike get_op_def, a miss
+    does not import the libraries registered on first use."""
+    return _OPS.get(name)
+
+
 def get_op_def(name: str) -> OpDef:
     op_def = _OPS.get(name)
     if op_def is None:

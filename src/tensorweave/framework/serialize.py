@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import gc
 import json
 import math
 from typing import Any, Dict, List, Optional
@@ -267,8 +268,10 @@ def graph_to_graph_def(graph: Graph, add_shapes: bool = False) -> GraphDef:
 # --- GraphDef -> graph -------------------------------------------------------------------
 def parse_input(s: str):
     """("op", index) for a data input, ("op", None) for a control input."""
-    if s.startswith("^"):
+    if s[:1] == "^":
         return s[1:], None
+    if ":" not in s:  # the common "op" form, before the general split
+        return s, 0
     name, _, idx = s.rpartition(":")
     if name and idx.isdigit():
         return name, int(idx)
@@ -321,6 +324,8 @@ def _topological(nodes: List[NodeDef]) -> List[NodeDef]:
             if n.name in seen:
                 raise ValueError("Node '%s' is not unique" % n.name)  # TF's message
             seen.add(n.name)
+    if _in_order(nodes, by_name):
+        return list(nodes)  # what the walk below gives for them, found in one pass
     order: List[NodeDef] = []
     state: Dict[str, int] = {}  # 1: on the stack, 2: emitted
     for root in nodes:
@@ -337,9 +342,10 @@ def _topological(nodes: List[NodeDef]) -> List[NodeDef]:
                 continue
             state[n.name] = 1
             stack.append((n, True))
+            merge = n.op == "Merge"  # (only a Merge has back edges: _is_back_edge)
             for s in n.input:
                 dep = by_name.get(parse_input(s)[0])
-                if dep is None or _is_back_edge(n, dep):
+                if dep is None or merge and _is_back_edge(n, dep):
                     continue
                 st = state.get(dep.name)
                 if st == 1:
@@ -348,6 +354,22 @@ def _topological(nodes: List[NodeDef]) -> List[NodeDef]:
                 if not st:
                     stack.append((dep, False))
     return order
+
+
+def _in_order(nodes: List[NodeDef], by_name: Dict[str, NodeDef]) -> bool:
+    """Whether every node of `nodes` comes after the nodes it reads (loop back edges
+    aside), as in the GraphDefs TF writes."""
+    seen = set()
+    for n in nodes:
+        merge = n.op == "Merge"
+        for s in n.input:
+            src = parse_input(s)[0]
+            if src not in seen:
+                dep = by_name.get(src)
+                if dep is not None and not (merge and _is_back_edge(n, dep)):
+                    return False
+        seen.add(n.name)
+    return True
 
 
 def _is_back_edge(node: NodeDef, dep: Optional[NodeDef]) -> bool:
@@ -408,6 +430,27 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
       NotFoundError: a node's op type is not registered.
       InvalidArgumentError: a functional op calls a function the library lacks.
     """
+    with gc_paused():
+        return _import_graph_def(graph_def, input_map, return_elements, name)
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pauses Python's cyclic garbage collector (if it runs) for the block: an import
+    makes tens of thousands of objects that all live on, and the collections their
+    allocations would set off (each one walking every older object) cost a quarter to
+    a third of the import; one pass after it covers them."""
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _import_graph_def(graph_def, input_map, return_elements, name):
     if not isinstance(graph_def, GraphDef):
         from tensorweave.framework import graph_def_proto
         graph_def = graph_def_proto.as_graph_def_object(graph_def)
@@ -421,17 +464,21 @@ def import_graph_def(graph_def, input_map: Optional[Dict[str, Any]] = None,
     unshared_vars |= _ref_style_handles(graph_def)
     input_map = _checked_input_map(input_map, {n.name for n in graph_def.node})
     g = get_default_graph()
-    with g.name_scope(name if name is not None else "import") as scope:
-        input_map = _converted_input_map(g, input_map)
-        order = _topological(graph_def.node)
-        new_names = _imported_names(g, scope, order)
-        importer = NodeImporter(g, input_map, graph_def.library, scope, new_names,
-                                unshared_vars)
-        lowers = importer.lowers_any(order)
-        if lowers:
-            # the ops the lowering builds take other names than the GraphDef's nodes
-            _reserve_names(g, new_names.values())
-        importer.import_nodes(order, lowers)
+    location = g._fix_op_location()
+    try:
+        with g.name_scope(name if name is not None else "import") as scope:
+            input_map = _converted_input_map(g, input_map)
+            order = _topological(graph_def.node)
+            new_names = _imported_names(g, scope, order)
+            importer = NodeImporter(g, input_map, graph_def.library, scope, new_names,
+                                    unshared_vars)
+            lowers = importer.lowers_any(order)
+            if lowers:
+                # the ops the lowering builds take other names than the GraphDef's nodes
+                _reserve_names(g, new_names.values())
+            importer.import_nodes(order, lowers)
+    finally:
+        g._release_op_location(location)
     created = importer.created
     _check_input_map_outputs(input_map, created)
     if any(op._type in ("Enter", "RefEnter", "Merge", "RefMerge") for op in created.values()):
@@ -556,9 +603,12 @@ class NodeImporter:
         _check_input_dtypes(inputs, ob.arg_dtypes(op_def.inputs, attrs), full, nd.op)
         if nd.name in self.unshared_vars and nd.op == "VarHandleOp":
             attrs["shared_name"] = full
-        with (g.control_dependencies(controls) if controls else contextlib.nullcontext()):
-            op = g._create_op_raw(nd.op, inputs, ob.output_dtypes(op_def, attrs), attrs,
-                                  op_def, full + "/")
+        dtypes = ob.output_dtypes(op_def, attrs)
+        if controls:
+            with g.control_dependencies(controls):
+                op = g._create_op_raw(nd.op, inputs, dtypes, attrs, op_def, full + "/")
+        else:
+            op = g._create_op_raw(nd.op, inputs, dtypes, attrs, op_def, full + "/")
         g._names_in_use.setdefault(full.lower(), 1)
         if nd.device:
             op._set_device(nd.device)
@@ -692,8 +742,8 @@ def _check_input_dtypes(inputs: List[Tensor], want: list, node: str, op_type: st
                          % (", ".join(type_string(d) for d in want), len(inputs), op_type,
                             node))
     for i, (t, expected) in enumerate(zip(inputs, want)):
-        have, expected = t.dtype.base_dtype, expected.base_dtype
-        if have != expected:
+        have = t.dtype  # (our DTypes are their own base_dtype: no reference dtypes)
+        if have is not expected and have != expected:
             raise ValueError("Input %d of node %s was passed %s from %s incompatible with "
                              "expected %s." % (i, node, type_string(have), t.name,
                                                type_string(expected)))

@@ -183,6 +183,8 @@ class TensorShape:
     def __init__(self, dims=None):
         if dims is None:
             self._dims = None
+        elif type(dims) is list or type(dims) is tuple:  # the common case, checked first
+            self._dims = tuple(map(as_dimension, dims))
         elif isinstance(dims, TensorShape):
             self._dims = dims._dims
         elif isinstance(dims, (int, Dimension)) and not isinstance(dims, bool):

@@ -427,11 +427,12 @@ class MetaGraphDef:
         data = bytes(data)
         if data.lstrip()[:1] == b"{":
             return cls._from_json_bytes(data)
-        from google.protobuf import message, text_format
+        from google.protobuf import message
         proto = _pbs()[0].MetaGraphDef()
         try:
             proto.ParseFromString(data)
         except message.DecodeError:
+            from google.protobuf import text_format  # (loaded only for the text form)
             try:
                 text_format.Parse(data.decode("utf-8"), proto)
             except (UnicodeDecodeError, text_format.ParseError) as e:
@@ -715,6 +716,12 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
     Raises:
       TypeError: an unknown keyword argument.
     """
+    with _ser.gc_paused():  # (decoding and importing make many objects that live on)
+        return _import_meta_graph(meta_graph_or_file, clear_devices, import_scope, kwargs)
+
+
+def _import_meta_graph(meta_graph_or_file, clear_devices: bool, import_scope: Optional[str],
+                       kwargs: dict):
     from tensorweave.ops.state.variables import Variable, VariableDef
     from tensorweave.train.saver import Saver
     input_map = kwargs.pop("input_map", None)
