@@ -172,6 +172,12 @@ def test_as_graph_def_is_tf_protobuf_message(graph):
     assert isinstance(gd, graph_pb2.GraphDef)
     assert [n.name for n in gd.node] == ["one", "two"]
     assert [n.name for n in graph.as_graph_def(from_version=v0).node] == ["two"]
+    # ops with several outputs (whose tensors are numbered too) count once, as in TF
+    v1 = graph.version
+    tf.split(tf.constant([1.0, 2.0, 3.0, 4.0], name="four"), 4, name="split")
+    assert graph.version == v1 + 3  # split's size_splits/axis const, the value, Split
+    assert [n.name for n in graph.as_graph_def(from_version=v1).node] == [
+        "four", "split/split_dim", "split"]
     text = text_format.MessageToString(gd)
     assert 'name: "two"' in text and "DT_FLOAT" in text
     again = graph_pb2.GraphDef()

@@ -282,7 +282,7 @@ class Operation:
     __slots__ = ("_graph", "_name", "_type", "_inputs", "_control_inputs", "_outputs",
                  "_attrs", "_device", "_traceback", "_id", "_op_def", "_control_outputs",
                  "_control_flow_context", "_colocation", "_gradient_override", "_cond_pred",
-                 "__weakref__")
+                 "_seq", "__weakref__")
 
     def __init__(self, graph, op_type, name, inputs, output_dtypes, attrs, op_def,
                  control_inputs, device, location):
@@ -683,6 +683,7 @@ class Graph:
         self._ops_by_name[op._name] = op
         self._last_id = len(self._ops)
         self._version += 1
+        op._seq = self._version  # the graph's `version` once it was added (TF's op id)
 
     def _check_name(self, name: str) -> None:
         if name in self._ops_by_name:

@@ -431,7 +431,7 @@ def graph_to_proto(graph, from_version: Optional[int] = None, add_shapes: bool =
     out.versions.producer = TF_PRODUCER
     out.versions.min_consumer = TF_MIN_CONSUMER
     ops = graph._ops if from_version is None else [op for op in graph._ops
-                                                   if op._id > from_version]
+                                                   if op._seq > from_version]
     nodes = [_ser.node_def_of(op, add_shapes) for op in ops]
     if lower:
         def shape_of(name, index):
