@@ -62,6 +62,10 @@ def fuse_islands(prog):
     fused.island_ops = {}
     fused.islands = islands
     fetch_port: Dict[tuple, tuple] = {}
+    # every island's function in one generated module: one compile() for the program
+    lines: List[str] = []
+    line_ops: Dict[int, object] = {}
+    args: Dict[str, object] = {}
     for root, mem in islands.items():
         inside = set(mem)
         ports, edges, ctrl = [], [], []
@@ -75,10 +79,17 @@ def fuse_islands(prog):
                     ports.append((m, port))
                     edges.append(out)
             ctrl.extend(d for d in prog.ctrl_out[m] if d not in inside)
-        fn, filename, line_ops = _compile(prog, mem, ports, producers, NORMAL)
-        fused.fn[root] = fn
+        _generate(prog, mem, ports, producers, NORMAL, lines, line_ops, args)
         fused.out_edges[root] = edges
         fused.ctrl_out[root] = ctrl
+    filename = "<tensorweave islands %s #%d>" % (
+        getattr(prog.op[next(iter(islands))], "name", ""), next(_island_ids))
+    source = "\n".join(lines) + "\n"
+    _frames.register_source(prog, filename, source)
+    ns: Dict[str, object] = dict(args)
+    exec(compile(source, filename, "exec"), ns)
+    for root in islands:
+        fused.fn[root] = ns["island%d" % root]
         fused.island_ops[root] = (filename, line_ops)
     fused.fetch = [fetch_port.get(f, f) for f in prog.fetch]
     fused.two_ports = [tuple(e) if len(e) == 2 else None for e in fused.out_edges]
@@ -86,15 +97,17 @@ def fuse_islands(prog):
     return fused
 
 
-def _compile(prog, mem: List[int], ports: List[tuple], producers, normal: int):
-    """The island's function `run(ctx, *root_inputs)`: its members in order, returning
-    the values of `ports` ((member, port) pairs; one value when there is one port, a
-    tuple otherwise); its file name and the op of each of its lines. A value no later
-    member reads is dropped where its last reader ran, so a device's memory holds what
-    it would hold with the members run one by one."""
+def _generate(prog, mem: List[int], ports: List[tuple], producers, normal: int,
+              lines: List[str], line_ops: Dict[int, object], args: Dict[str, object]):
+    """Appends to `lines` the island's function `island<root>(ctx, *root_inputs)`: its
+    members in order, returning the values of `ports` ((member, port) pairs; one value
+    when there is one port, a tuple otherwise). `line_ops` gets the op of each line that
+    calls a kernel, `args` the module globals the function reads (kernels, contexts,
+    constants, all named by node index). A value no later member reads is dropped where
+    its last reader ran, so a device's memory holds what it would hold with the members
+    run one by one."""
     root = mem[0]
     local = {}  # (member, port) -> the expression of its value
-    args: Dict[str, object] = {}
     stmts = []  # (member, its variable, the expression assigned, variables it reads)
     for m in mem:
         if m == root:
@@ -125,29 +138,20 @@ def _compile(prog, mem: List[int], ports: List[tuple], producers, normal: int):
         last_read[var] = j
         for r in reads:
             last_read[r] = j
-    roots_args = ", ".join(["_ctx"] + ["a%d" % j for j in range(prog.n_data[root])])
-    lines = ["def make(%s):" % ", ".join(sorted(args)), "    def run(%s):" % roots_args]
-    line_ops = {}
+    lines.append("def island%d(%s):" % (root, ", ".join(
+        ["_ctx"] + ["a%d" % j for j in range(prog.n_data[root])])))
     for j, (m, var, expr, reads) in enumerate(stmts):
-        lines.append("        %s = %s" % (var, expr))
+        lines.append("    %s = %s" % (var, expr))
         if expr.startswith("f"):
             line_ops[len(lines)] = prog.op[m]
         done = sorted(v for v in reads | {var} if last_read.get(v) == j and
                       v not in returned and v.startswith("v"))
         if done:
-            lines.append("        del " + ", ".join(done))
+            lines.append("    del " + ", ".join(done))
     if len(ports) == 1:
-        lines.append("        return " + local[ports[0]])
+        lines.append("    return " + local[ports[0]])
     else:
-        lines.append("        return (%s)" % "".join(local[p] + ", " for p in ports))
-    lines.append("    return run")
-    source = "\n".join(lines) + "\n"
-    filename = "<tensorweave island %s #%d>" % (
-        getattr(prog.op[root], "name", root), next(_island_ids))
-    _frames.register_source(prog, filename, source)
-    ns: Dict[str, object] = {}
-    exec(compile(source, filename, "exec"), ns)
-    return ns["make"](**args), filename, line_ops
+        lines.append("    return (%s)" % "".join(local[p] + ", " for p in ports))
 
 
 def failed_op(island, default_op, exc: BaseException):
