@@ -31,12 +31,18 @@ register_op("Bincount", inputs=["arr: int32", "size: int32", "weights: T"],
             shape=_bincount_shape)
 
 
-@kernel("Bincount")
-def _bincount_kernel(ctx, arr, size, weights):
+def _bins(ctx, size) -> int:
+    """The `size` input of Bincount / DenseBincount: the number of bins (TF's error)."""
     size = int(size)
     if size < 0:
         raise errors.InvalidArgumentError(None, ctx.op,
                                           "size (%d) must be non-negative" % size)
+    return size
+
+
+@kernel("Bincount")
+def _bincount_kernel(ctx, arr, size, weights):
+    size = _bins(ctx, size)
     if weights.size and weights.shape != arr.shape:
         raise errors.InvalidArgumentError(
             None, ctx.op, "If weights are passed, they must have the same shape (%s) as arr "
@@ -81,10 +87,7 @@ register_op("DenseBincount", inputs=["input: Tidx", "size: Tidx", "weights: T"],
 
 @kernel("DenseBincount")
 def _dense_bincount_kernel(ctx, arr, size, weights):
-    size = int(size)
-    if size < 0:
-        raise errors.InvalidArgumentError(None, ctx.op,
-                                          "size (%d) must be non-negative" % size)
+    size = _bins(ctx, size)
     if weights.size and weights.shape != arr.shape:
         raise errors.InvalidArgumentError(
             None, ctx.op, "`weights` must be the same shape as `arr` or a length-0 `Tensor`, "
