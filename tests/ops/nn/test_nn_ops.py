@@ -640,6 +640,31 @@ def test_relu_grads_multiply_by_the_mask_as_tensorflow(sess):
     assert relu.dtype == np.float32
 
 
+def test_relu_grad_keeps_signed_zeros_and_nan_features_as_tensorflow(sess):
+    # values recorded from TensorFlow 2.21: a non-positive or NaN feature multiplies the
+    # gradient by 0 (a negative gradient gives -0.0)
+    from tensorweave.framework.op_builder import apply_op
+    g = np.array([1, -2, np.inf, np.nan, 3, -4], np.float32)
+    f = np.array([1, 0, -1, 2, np.nan, -0.0], np.float32)
+    got = sess.run(apply_op("ReluGrad", [tf.constant(g), tf.constant(f)]).outputs[0])
+    np.testing.assert_array_equal(got, [1, 0, np.nan, np.nan, 0, 0])
+    zeros = got == 0
+    np.testing.assert_array_equal(np.signbit(got[zeros]), [1, 0, 1])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64", "int32", "int8"])
+def test_relu_grad_dtypes(sess, dtype):
+    from tensorweave.framework.op_builder import apply_op
+    rs = np.random.RandomState(0)
+    np_dtype = tf.as_dtype(dtype).as_numpy_dtype
+    g = rs.randint(-5, 6, (3, 7, 5)).astype(np_dtype)
+    f = rs.randint(-2, 3, (3, 7, 5)).astype(np_dtype)
+    got = sess.run(apply_op("ReluGrad", [tf.constant(g), tf.constant(f)]).outputs[0])
+    assert got.dtype == np_dtype
+    want = g.astype(np.float64) * (f.astype(np.float64) > 0)
+    np.testing.assert_array_equal(got.astype(np.float64), want)
+
+
 def test_l2_normalize_of_complex_values(sess):
     x0 = np.array([[1 + 1j, 2 - 1j], [0.5j, 3.0]], np.complex128)
     got = sess.run(tf.nn.l2_normalize(tf.constant(x0), axis=1))

@@ -22,6 +22,7 @@ from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape
+from tensorweave.ops.nn.max_pool_tiles import max_pool_grad_tiled, tiles_exactly
 from tensorweave.ops.nn.conv_ops import (Window, _check_enum, _convert_padding, _get_sequence,
                                       _spatial_axes, channels_back, channels_last,
                                       channels_last_shape, check_window_attrs, explicit_pairs,
@@ -182,6 +183,16 @@ def _max_pool_grad_kernel(ctx, x, y, dy):
     if dyn.shape[1:3] != (wh.out, ww.out) or dyn.shape[0] != xn.shape[0]:
         raise errors.InvalidArgumentError(None, ctx.op, "Expected grad shape to be %s, but "
                                           "got %s" % (list(y.shape), list(dy.shape)))
+    if tiles_exactly(wh, ww) and xn.dtype.kind in "fiu":
+        dx = max_pool_grad_tiled(xn, dyn, wh, ww)
+        if dx is not None:
+            return channels_back(dx, fmt)
+    return channels_back(_max_pool_grad_nhwc(xn, dyn, wh, ww), fmt)
+
+
+def _max_pool_grad_nhwc(xn: np.ndarray, dyn: np.ndarray, wh: Window,
+                        ww: Window) -> np.ndarray:
+    """The general path of MaxPoolGrad: any windows, padding or overlap, NaN inputs."""
     # The maximum is recomputed from orig_input (as TF's CPU kernel), so ties and the
     # choice of window element do not depend on orig_output.
     pooled, xp = _max_pool_nhwc(xn, wh, ww)
@@ -189,14 +200,14 @@ def _max_pool_grad_kernel(ctx, x, y, dy):
     # windows that tile the input exactly write every element once: no zero fill needed
     tiles = (wh.stride, ww.stride) == (wh.k, ww.k) and \
         xp.shape[1:3] == (wh.out * wh.k, ww.out * ww.k)
-    dxp = (np.empty if tiles else np.zeros)(xp.shape, dtype=dy.dtype)
+    dxp = (np.empty if tiles else np.zeros)(xp.shape, dtype=dyn.dtype)
     # (multiplying by the mask is several times faster than np.where / copyto(where=))
     for rows, cols, mask in _first_max_masks(xp, pooled, wh, ww):
         if overlap:
             dxp[:, rows, cols] += dyn * mask
         else:
             np.multiply(dyn, mask, out=dxp[:, rows, cols])
-    return channels_back(_unpad(dxp, xn.shape, wh, ww), fmt)
+    return _unpad(dxp, xn.shape, wh, ww)
 
 
 @kernel("MaxPoolGradGrad", cheap=False)
