@@ -12,7 +12,8 @@ general path (noisy machine), at the cost of one more input-sized buffer.
 Tap t wins over the taps before it only if it is strictly greater than their maximum,
 so among equal maxima the first wins, as TF's CPU kernel. A NaN would break that scan;
 the window maxima propagate NaN (np.maximum), so an input with any NaN is detected
-cheaply and handed back to the general path, where NaN never wins (as fmax).
+cheaply and handed back to the general path, which follows TF's NaN rule (see
+pooling_ops.winning_taps).
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def _first_max(taps: Sequence[np.ndarray]) -> Tuple[np.ndarray, List[np.ndarray]
     return best, masks
 
 
-def _route(dy: np.ndarray, mask: np.ndarray, out: np.ndarray) -> None:
+def route(dy: np.ndarray, mask: np.ndarray, out: np.ndarray) -> None:
     """out = dy where mask else 0, exactly: AND with an all-ones/all-zeros mask (a
     multiply would turn an infinite gradient of a losing tap into NaN; np.where and
     copyto(where=) are ~15x slower on such irregular masks)."""
@@ -82,6 +83,6 @@ def max_pool_grad_tiled(x: np.ndarray, dy: np.ndarray, wh: Window,
     flat_dy = np.ascontiguousarray(dy).reshape(-1)
     routed = taps  # the taps are no longer needed: route the gradient into their rows
     for t, mask in enumerate(masks):
-        _route(flat_dy, mask, routed[t])
+        route(flat_dy, mask, routed[t])
     grid = routed.reshape(wh.k, ww.k, n * wh.out, ww.out, c).transpose(2, 0, 3, 1, 4)
     return np.ascontiguousarray(grid).reshape(x.shape)

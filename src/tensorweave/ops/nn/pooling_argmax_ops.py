@@ -3,7 +3,9 @@ ops of its gradients (MaxPoolGradWithArgmax, MaxPoolGradGradWithArgmax).
 
 An argmax is a flat index into the NHWC input, `(y * width + x) * channels + c`, plus
 `b * height * width * channels` with `include_batch_in_index`. As in TF's CPU kernel, a
-window's argmax is its first maximum in row-major window order, and padding never wins.
+window's argmax is its first real cell in row-major window order unless a later cell
+is strictly greater (a NaN first cell keeps it, a later NaN never takes it), and the
+output is the argmax cell's value: NaN or -inf where TF's MaxPool gives the lowest value.
 The gradient scatters each output's gradient to its argmax (several outputs may share
 one input); its own gradient gathers from there, and the gather's gradient scatters
 again.
@@ -22,9 +24,9 @@ from tensorweave.framework.graph import name_scope
 from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape
-from tensorweave.ops.nn.conv_ops import check_four_positive, make_window, rank4, \
+from tensorweave.ops.nn.conv_ops import check_four_positive, make_window, pad_nhwc, rank4, \
     window_output_size
-from tensorweave.ops.nn.pooling_ops import _first_max_masks, _max_pool_nhwc
+from tensorweave.ops.nn.pooling_ops import _lowest, winning_taps
 
 _ARGMAX_TYPES = (_dt.int32, _dt.int64)
 _ATTRS = {"ksize": [1, 1, 1, 1], "strides": [1, 1, 1, 1], "padding": "VALID",
@@ -71,10 +73,8 @@ def _windows(ctx, x):
 
 def _argmax(x: np.ndarray, wh, ww, with_batch: bool, dtype) -> tuple:
     """(pooled, flat argmax of each output) of NHWC `x`."""
-    pooled, xp = _max_pool_nhwc(x, wh, ww)
-    tap = np.zeros(pooled.shape, dtype=np.int64)
-    for k, (_, _, first) in enumerate(_first_max_masks(xp, pooled, wh, ww)):
-        tap[first] = k
+    tap, pooled = winning_taps(pad_nhwc(x, wh, ww, _lowest(x.dtype)), wh, ww)
+    tap = tap.astype(np.int64)
     n, h, w, c = x.shape
     rows = (np.arange(wh.out) * wh.stride - wh.pad_before)[:, None, None] + tap // ww.k
     cols = (np.arange(ww.out) * ww.stride - ww.pad_before)[None, :, None] + tap % ww.k

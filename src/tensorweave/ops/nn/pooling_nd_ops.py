@@ -3,9 +3,9 @@
 
 The 3-D kernels loop over the taps of the window, each tap a strided slice of the padded
 channels-last input covering every output position at once, as the 2-D kernels of
-pooling_ops.py do: max pooling pads with the lowest value and routes its gradient to the
-first maximum of each window (row-major window order); average pooling divides by the
-number of real (unpadded) elements of each window.
+pooling_ops.py do. Max pooling follows TF's CPU kernels, NaN included (see
+`_max_pool_nd` and `_max_masks`): they differ from the 2-D ones. Average pooling divides
+by the number of real (unpadded) elements of each window.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from tensorweave.ops.nn.conv_nd_ops import (channels_back, channels_last, channe
                                             sizes_arg, spatial_axes)
 from tensorweave.ops.nn.conv_ops import (_check_enum, _get_sequence, make_window,
                                          shape_tensor, window_output_size)
-from tensorweave.ops.nn.pooling_ops import (_half_to_float, _lowest, avg_pool, max_pool,
+from tensorweave.ops.nn.pooling_ops import (_half_to_float, avg_pool, max_pool,
                                             register_max_pool_routing_gradients)
 
 _TYPES = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
@@ -83,26 +83,38 @@ def _windows(ctx, in_cl):
             for i, a in enumerate(spatial_axes(fmt, 5))]
 
 
-def _max_pool_nd(x, wins):
-    """(pooled, padded input) of a channels-last array."""
-    xp = pad_nd(x, wins, _lowest(x.dtype))
-    fmax = np.fmax if x.dtype.kind == "f" else np.maximum  # NaN never wins, as TF
+def _max_pool_nd(x, wins, lowest=None):
+    """(pooled, padded input) of a channels-last array, as TF's CPU MaxPool3D (an Eigen
+    reduction): padding holds the lowest finite value (`lowest`, by default x's), and
+    the running maximum takes each cell of the window in row-major order unless the cell
+    is smaller than it. A NaN cell is thus taken (NaN compares false) and the next cell
+    replaces it: whether a window gives NaN depends on where its NaN are, as in TF."""
+    xp = pad_nd(x, wins, _dt.as_dtype(x.dtype).min if lowest is None else lowest)
     out = None
     for _, index in taps(wins):
-        out = xp[index].copy() if out is None else fmax(out, xp[index], out=out)
+        cell = xp[index]
+        if out is None:
+            out = cell.copy()
+            continue
+        after_nan = np.isnan(out)
+        np.maximum(out, cell, out=out)
+        np.copyto(out, cell, where=after_nan)
     return out, xp
 
 
 def _max_masks(xp, y, wins, first_only: bool):
-    """Yields (index, mask): mask marks the outputs whose maximum this tap equals, or
-    with `first_only` whose first maximum it is. TF's 3-D MaxPool3DGrad sends a window's
-    gradient to every tied maximum, its MaxPool3DGradGrad reads the first one only."""
+    """Yields (index, mask): mask marks the outputs this tap routes to. TF's MaxPool3DGrad
+    sends a window's gradient to every cell within 1e-5 of its maximum (none when the
+    maximum is NaN or infinite: the difference is NaN); its MaxPool3DGradGrad reads the
+    first cell equal to the maximum only."""
     free = np.ones(y.shape, dtype=bool)
     for _, index in taps(wins):
-        hit = xp[index] == y
         if first_only:
-            hit &= free
+            hit = (xp[index] == y) & free
             free &= ~hit
+        else:
+            with np.errstate(invalid="ignore", over="ignore"):
+                hit = np.abs(xp[index] - y) < 1e-5
         yield index, hit
 
 
@@ -126,8 +138,8 @@ def _pooled_input(ctx, x):
 def _max_pool3d_kernel(ctx, x):
     fmt, xc, wins = _pooled_input(ctx, x)
     ct = _half_to_float(x.dtype) if x.dtype.kind == "f" else x.dtype
-    return channels_back(_max_pool_nd(xc.astype(ct, copy=False), wins)[0].astype(
-        x.dtype, copy=False), fmt)
+    pooled, _ = _max_pool_nd(xc.astype(ct, copy=False), wins, _dt.as_dtype(x.dtype).min)
+    return channels_back(pooled.astype(x.dtype, copy=False), fmt)
 
 
 @kernel("MaxPool3DGrad", cheap=False)

@@ -3,15 +3,18 @@ AvgPoolGrad).
 
 Kernels loop over the kh*kw taps of the window, each tap a strided slice of the padded
 NHWC input covering every output position at once (4 slices for a 2x2 pool).
-Max pooling pads with the lowest value so padding never wins; its gradient goes to the
-first maximum of each window in row-major window order, as TF's CPU kernel does.
+Max pooling follows TF's CPU kernels on NaN: the forward maximum ignores NaN and never
+goes below the dtype's lowest finite value (an all-NaN or all -inf window gives that
+lowest value); the gradient (and MaxPoolWithArgmax's argmax) goes to each window's first
+real (unpadded) cell in row-major window order unless a later cell is strictly greater,
+so a NaN first cell keeps it and a later NaN never takes it.
 Average pooling with SAME padding divides by the number of real (unpadded) elements of
 each window. max_pool_v2/avg_pool_v2 dispatch on the input's rank to the 1-D and 3-D
 builders of pooling_nd_ops.py.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Optional, Tuple
 
 import numpy as np
 
@@ -22,7 +25,7 @@ from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape
-from tensorweave.ops.nn.max_pool_tiles import max_pool_grad_tiled, tiles_exactly
+from tensorweave.ops.nn.max_pool_tiles import max_pool_grad_tiled, route, tiles_exactly
 from tensorweave.ops.nn.conv_ops import (Window, _check_enum, _convert_padding, _get_sequence,
                                       _spatial_axes, channels_back, channels_last,
                                       channels_last_shape, check_window_attrs, explicit_pairs,
@@ -78,20 +81,84 @@ def _taps(wh: Window, ww: Window):
     return [(i * ww.k + j, wh.tap(i), ww.tap(j)) for i in range(wh.k) for j in range(ww.k)]
 
 
+def _is_float(dtype: np.dtype) -> bool:
+    return dtype.kind == "f" or dtype.name == "bfloat16"
+
+
 def _lowest(dtype: np.dtype):
-    return -np.inf if dtype.kind == "f" or dtype.name == "bfloat16" else \
-        np.iinfo(dtype).min
+    """The padding value of max pooling: below every real value but NaN."""
+    return -np.inf if _is_float(dtype) else np.iinfo(dtype).min
 
 
 def _max_pool_nhwc(x: np.ndarray, wh: Window, ww: Window):
-    """(pooled, padded input)."""
+    """(pooled, padded input): TF's forward MaxPool, which ignores NaN (fmax) and starts
+    from the dtype's lowest finite value, so an all-NaN or all -inf window gives it."""
     xp = pad_nhwc(x, wh, ww, _lowest(x.dtype))
     taps = _taps(wh, ww)
-    fmax = np.fmax if x.dtype.kind == "f" else np.maximum  # fmax: NaN never wins, as TF
+    fmax = np.fmax if _is_float(x.dtype) else np.maximum
     out = xp[:, taps[0][1], taps[0][2]].copy()
     for _, rows, cols in taps[1:]:
         fmax(out, xp[:, rows, cols], out=out)
+    if _is_float(x.dtype) and out.size:
+        lowest = np.array(_dt.as_dtype(x.dtype).min, dtype=x.dtype)
+        if not out.min() >= lowest:  # a NaN or -inf maximum: rare, so check first
+            fmax(out, lowest, out=out)
     return out, xp
+
+
+def _first_real_offsets(win: Window) -> np.ndarray:
+    """[out]: the offset in each window of its first real (unpadded) position."""
+    offsets = win.pad_before - np.arange(win.out) * win.stride
+    return np.clip(offsets, 0, win.k - 1)
+
+
+def winning_taps(xp: np.ndarray, wh: Window,
+                 ww: Window) -> Tuple[np.ndarray, np.ndarray]:
+    """The cell of each window that TF's CPU MaxPoolGrad and MaxPoolWithArgmax pick.
+
+    TF scans a window from its first real cell and moves on only to a strictly greater
+    cell. A NaN first cell thus keeps the window (NaN compares false): it is replaced by
+    +inf in the running maximum, which nothing beats; later NaN never win (fmax).
+
+    Args:
+      xp: the NHWC input padded by the windows' pads (padding below every real value).
+      wh: the H window.
+      ww: the W window.
+
+    Returns:
+      (tap, value), both of the pooled shape: the picked tap (row-major window index,
+      int8 or int32) and its value (NaN where the first real cell is NaN).
+    """
+    r0, c0 = _first_real_offsets(wh), _first_real_offsets(ww)
+    taps = _taps(wh, ww)
+    if r0.any() or c0.any():  # padding before some windows: gather their first cells
+        rows = np.arange(wh.out) * wh.stride + r0
+        cols = np.arange(ww.out) * ww.stride + c0
+        best = xp[:, rows[:, None], cols[None, :]]  # (a copy)
+    else:  # tap 0 starts every window: the scan goes on from tap 1
+        best = xp[:, taps[0][1], taps[0][2]].copy()
+        taps = taps[1:]
+    floats = _is_float(xp.dtype)
+    first_nan = np.isnan(best) if floats else None
+    has_first_nan = floats and first_nan.any()
+    if has_first_nan:
+        best[first_nan] = np.inf
+    tap_type = np.int8 if wh.k * ww.k <= 127 else np.int32
+    tap = np.empty(best.shape, dtype=tap_type)
+    tap[...] = (r0[:, None] * ww.k + c0[None, :]).astype(tap_type)[:, :, None]
+    bigger = np.fmax if floats else np.maximum
+    beats = np.empty(best.shape, dtype=bool)
+    beaten_to = np.empty(best.shape, dtype=tap_type)
+    for t, rows_t, cols_t in taps:
+        values = xp[:, rows_t, cols_t]
+        np.greater(values, best, out=beats)
+        bigger(best, values, out=best)
+        # taps come in increasing order: the last tap to beat the maximum is the largest
+        np.multiply(beats.view(np.int8), tap_type(t), out=beaten_to)
+        np.maximum(tap, beaten_to, out=tap)
+    if has_first_nan:
+        best[first_nan] = np.nan
+    return tap, best
 
 
 def _first_max_masks(xp: np.ndarray, y: np.ndarray, wh: Window, ww: Window):
@@ -192,21 +259,25 @@ def _max_pool_grad_kernel(ctx, x, y, dy):
 
 def _max_pool_grad_nhwc(xn: np.ndarray, dyn: np.ndarray, wh: Window,
                         ww: Window) -> np.ndarray:
-    """The general path of MaxPoolGrad: any windows, padding or overlap, NaN inputs."""
-    # The maximum is recomputed from orig_input (as TF's CPU kernel), so ties and the
+    """The general path of MaxPoolGrad: any windows, padding or overlap."""
+    # The winners are recomputed from orig_input (as TF's CPU kernel), so ties and the
     # choice of window element do not depend on orig_output.
-    pooled, xp = _max_pool_nhwc(xn, wh, ww)
+    xp = pad_nhwc(xn, wh, ww, _lowest(xn.dtype))
+    tap, _ = winning_taps(xp, wh, ww)
     overlap = wh.stride < wh.k or ww.stride < ww.k
     # windows that tile the input exactly write every element once: no zero fill needed
     tiles = (wh.stride, ww.stride) == (wh.k, ww.k) and \
         xp.shape[1:3] == (wh.out * wh.k, ww.out * ww.k)
     dxp = (np.empty if tiles else np.zeros)(xp.shape, dtype=dyn.dtype)
-    # (multiplying by the mask is several times faster than np.where / copyto(where=))
-    for rows, cols, mask in _first_max_masks(xp, pooled, wh, ww):
+    routed = np.empty(dyn.shape, dtype=dyn.dtype) if overlap else None
+    mask = np.empty(tap.shape, dtype=bool)
+    for t, rows, cols in _taps(wh, ww):
+        np.equal(tap, t, out=mask)
         if overlap:
-            dxp[:, rows, cols] += dyn * mask
+            route(dyn, mask, routed)
+            dxp[:, rows, cols] += routed
         else:
-            np.multiply(dyn, mask, out=dxp[:, rows, cols])
+            route(dyn, mask, dxp[:, rows, cols])
     return _unpad(dxp, xn.shape, wh, ww)
 
 
