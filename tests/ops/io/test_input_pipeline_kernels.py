@@ -8,7 +8,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.ops.io import record_io
-from tensorweave.ops.string.string_decode_ops import _parse_plain_numbers
+from tensorweave.ops.string.number_parsing import parse_plain_numbers
 
 
 # --- RandomShuffleQueue order ---------------------------------------------------------------
@@ -50,7 +50,7 @@ _INT_RE = re.compile(rb"[+-]?[0-9]+\Z")
 
 
 def _reference_parse(fields, np_dtype):
-    """What `_parse_plain_numbers` must return: every field a plain decimal (at most 15
+    """What `parse_plain_numbers` must return: every field a plain decimal (at most 15
     digits for floats, 18 for integers, in range) and its correctly rounded value; else
     None."""
     is_float = np_dtype.kind == "f"
@@ -100,7 +100,7 @@ def test_plain_number_parser_matches_reference(np_dtype):
         if lengths.min() == 0:
             continue
         want = _reference_parse(fields, np_dtype)
-        got = _parse_plain_numbers(buf, starts, lengths, np_dtype)
+        got = parse_plain_numbers(buf, starts, lengths, np_dtype)
         checked += 1
         assert (got is None) == (want is None), fields
         if want is not None:

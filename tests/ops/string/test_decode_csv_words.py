@@ -1,11 +1,11 @@
-"""DecodeCSV's word-at-a-time parser of plain decimals (_parse_plain_numbers) at the
+"""DecodeCSV's word-at-a-time parser of plain decimals (parse_plain_numbers) at the
 edges of its 8-byte words: signs, dots and digits on either side of a boundary, fields of
 1 to 24 bytes, against Python's own parse and through the op against the exact path."""
 import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.ops.string.string_decode_ops import _parse_plain_numbers
+from tensorweave.ops.string.number_parsing import parse_plain_numbers
 
 
 def _fields_at_word_edges(is_float):
@@ -25,7 +25,7 @@ def _parse(fields, np_dtype):
     text = b",".join(fields)
     lengths = np.array([len(f) for f in fields])
     starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1]))
-    return _parse_plain_numbers(np.frombuffer(text, np.uint8), starts, lengths,
+    return parse_plain_numbers(np.frombuffer(text, np.uint8), starts, lengths,
                                 np.dtype(np_dtype))
 
 

@@ -1,16 +1,13 @@
-"""String decoding ops: DecodeCSV (tf.io.decode_csv), DecodeRaw (tf.io.decode_raw), and
-the number parser shared with StringToNumber.
+"""String decoding ops: DecodeCSV (tf.io.decode_csv) and DecodeRaw (tf.io.decode_raw).
 
 Strings are NumPy object arrays of bytes. Kernels parse whole columns with NumPy where
 the input allows it (no quotes, no underscores, plain decimal numbers) and fall back to
 a strict per-element parser only to handle the rest and to name the first bad entry.
-Every path parses floats to float64 first; float32 results are then rounded as if from
-the decimal itself (`_to_float`), as TensorFlow's strtof does.
+The number parsers (shared with StringToNumber) live in number_parsing.py.
 """
 from __future__ import annotations
 
-import re
-from typing import Callable, List, Optional, Tuple
+from typing import List, Optional
 
 import numpy as np
 
@@ -21,123 +18,9 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, TypeListAttr, kernel, \
     not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
+from tensorweave.ops.string.number_parsing import parse_numbers, parse_plain_numbers, \
+    to_float
 from tensorweave.runtime.values import string_items
-
-# --- number parsing (shared with StringToNumber) ------------------------------------------
-_INT_RE = re.compile(rb"\s*[+-]?\d+\s*\Z")
-_HEX_FLOAT_RE = re.compile(rb"\s*[+-]?0[xX][0-9a-fA-F]*\.?[0-9a-fA-F]*([pP][+-]?\d+)?\s*\Z")
-
-
-def _parse_one(s: bytes, np_dtype: np.dtype):
-    """One number as C's strtol/strtod would accept it (whole string, surrounding
-    whitespace allowed), or None."""
-    if b"_" in s:
-        return None
-    if np_dtype.kind in "iu":
-        if not _INT_RE.match(s):
-            return None
-        v = int(s)
-        info = np.iinfo(np_dtype)
-        return v if info.min <= v <= info.max else None
-    try:
-        return float(s)
-    except ValueError:
-        if _HEX_FLOAT_RE.match(s):
-            try:
-                return float.fromhex(s.decode("ascii").strip())
-            except ValueError:
-                return None
-        return None
-
-
-_LOW29 = np.uint64((1 << 29) - 1)   # the float64 significand bits float32 drops
-_HALF29 = np.uint64(1 << 28)        # ... when they are exactly half a float32 ulp
-
-
-def _nearest_float32(text: bytes, guess: np.float32) -> np.float32:
-    """The float32 nearest the decimal `text` (ties to even), `guess` being at most an
-    ulp away; `guess` itself for text Fraction does not read (hex floats) and for an
-    overflow (inf, as before)."""
-    from fractions import Fraction  # lazy: needed only for the rare halfway values
-    if not np.isfinite(guess):
-        return guess
-    try:
-        exact = Fraction(text.decode("ascii").strip())
-    except (ValueError, UnicodeDecodeError, ZeroDivisionError):
-        return guess
-    best = None
-    for c in (np.nextafter(guess, np.float32(-np.inf)), guess,
-              np.nextafter(guess, np.float32(np.inf))):
-        if np.isfinite(c):
-            key = (abs(Fraction(float(c)) - exact), int(np.float32(c).view(np.uint32)) & 1)
-            if best is None or key < best[0]:
-                best = (key, c)
-    return guess if best is None else best[1]
-
-
-def _to_float(values: np.ndarray, np_dtype: np.dtype, text_at: Callable[[int], bytes],
-              tiny: bool = True) -> np.ndarray:
-    """`values` (float64: the double nearest each decimal) as `np_dtype`. For float32
-    that rounds twice, decimal -> float64 -> float32, which differs from rounding the
-    decimal once (strtof, as TensorFlow does) only where the double lies exactly
-    halfway between two float32 values (or in float32's subnormal range, unless `tiny`
-    is False: the caller knows no value lies there): those few are rounded again from
-    their exact decimal, `text_at(flat index)`."""
-    with np.errstate(over="ignore"):
-        out = values.astype(np_dtype, order="C")
-    if np_dtype != np.float32 or not out.size:
-        return out
-    v = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)  # flat: C order
-    halfway = (v.view(np.uint64) & _LOW29) == _HALF29
-    if tiny:
-        mag = np.abs(v)
-        halfway |= (mag < 2.0 ** -126) & (mag > 0)
-    suspect = np.flatnonzero(halfway)
-    flat = out.reshape(-1)  # a view: `out` is C-contiguous
-    for i in suspect.tolist():
-        flat[i] = _nearest_float32(text_at(i), flat[i])
-    return out
-
-
-def parse_numbers(items: List[bytes], np_dtype) -> Tuple[np.ndarray, Optional[int]]:
-    """Parses `items` as numbers of `np_dtype`.
-
-    Returns:
-      (values, first_bad): first_bad is the index of the first unparsable entry, or None.
-    """
-    np_dtype = np.dtype(np_dtype)
-    n = len(items)
-    if not n:
-        return np.zeros(0, np_dtype), None
-    joined = b"".join(items)
-    # NumPy would accept "1_0", and an |S array drops trailing NULs ("1\0" -> "1"); TF
-    # accepts neither
-    if b"_" not in joined and b"\0" not in joined:
-        try:
-            raw = np.array(items, dtype="S")
-            if np_dtype.kind in "iu":
-                wide = raw.astype(np.int64)
-                info = np.iinfo(np_dtype)
-                if np_dtype.kind == "u" or np_dtype.itemsize < 8:
-                    if wide.min() >= max(info.min, -2 ** 63) and wide.max() <= min(info.max,
-                                                                                  2 ** 63 - 1):
-                        return wide.astype(np_dtype), None
-                else:
-                    return wide, None
-            else:
-                return _to_float(raw.astype(np.float64), np_dtype, items.__getitem__), None
-        except (ValueError, OverflowError):
-            pass
-    is_float = np_dtype.kind == "f"
-    out = np.zeros(n, np.float64 if is_float else np_dtype)
-    for i, s in enumerate(items):
-        v = _parse_one(s, np_dtype)
-        if v is None:
-            with np.errstate(over="ignore"):
-                return out.astype(np_dtype), i
-        out[i] = v
-    return (_to_float(out, np_dtype, items.__getitem__) if is_float else out), None
-
 
 # --- DecodeCSV ----------------------------------------------------------------------------
 _CSV_TYPES = (_dt.float32, _dt.float64, _dt.int32, _dt.int64, _dt.string)
@@ -247,7 +130,7 @@ def _decode_complete_rows(rows, defaults, na: bytes, shape):
                     return None
                 parsed = wide.astype(np_dtype)
             else:
-                parsed = _to_float(block.astype(np.float64), np_dtype, block.flat.__getitem__)
+                parsed = to_float(block.astype(np.float64), np_dtype, block.flat.__getitem__)
         except (ValueError, OverflowError):
             return None
         for j, c in enumerate(cols):
@@ -255,118 +138,9 @@ def _decode_complete_rows(rows, defaults, na: bytes, shape):
     return outs
 
 
-_POW10_FLOAT = np.array([10.0 ** k for k in range(16)])  # exact powers of ten
-_POW10_INT = np.array([10 ** k for k in range(9)], np.uint64)
-_U64 = np.dtype("<u8")   # byte k of a word is the k-th character (on any host)
-_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
-_NIBBLES = np.uint64(0x0F0F0F0F0F0F0F0F)
-
-
-def _field_words(buf: np.ndarray, starts: np.ndarray, count: int) -> List[np.ndarray]:
-    """Word w (w < count) of every field: its bytes 8w..8w+7 as a little-endian uint64,
-    zero past the end of the text; one gather of unaligned words per w."""
-    padded = np.zeros(len(buf) + 8 * count, np.uint8)
-    padded[:len(buf)] = buf
-    words = np.ndarray((len(padded) - 7,), _U64, padded, 0, (1,))  # a word at every byte
-    return [words[starts + 8 * w] for w in range(count)]
-
-
-def _as_word(flags: np.ndarray) -> np.ndarray:
-    """An [n, 8] bool matrix as n words with byte k 0x01 where flags[:, k]."""
-    return flags.view(np.uint8).reshape(-1).view(_U64)
-
-
-def _eight_digits(v: np.ndarray) -> np.ndarray:
-    """The integer spelled by the digit values in the bytes of `v` (byte 0 the most
-    significant), in three multiplications of pairs of lanes."""
-    v = ((v & _NIBBLES) * np.uint64(10 * 256 + 1)) >> np.uint64(8)
-    v = ((v & np.uint64(0x00FF00FF00FF00FF)) * np.uint64(100 * 65536 + 1)) >> np.uint64(16)
-    return ((v & np.uint64(0x0000FFFF0000FFFF)) * np.uint64(10000 * 2 ** 32 + 1)) >> \
-        np.uint64(32)
-
-
-def _parse_plain_numbers(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
-                         np_dtype: np.dtype) -> Optional[np.ndarray]:
-    """Parses the fields buf[starts[i]:starts[i] + lengths[i]] (lengths >= 1) with NumPy
-    word arithmetic, or None unless every field is a plain decimal: `[+-]digits` for
-    integers, `[+-]digits[.digits]` (either side may be empty) for floats, at most 15
-    digits for floats (18 for integers). Those values are exact: the digits form an
-    integer below 2**53 and 10**k is exact for k <= 22, so one IEEE division gives the
-    correctly rounded double, as strtod would.
-
-    Each field is cut into 8-byte words (at most 3). Bytes are classified as a [n, 8]
-    matrix per word; then, within each word, the digit values are packed together (the
-    sign and the dot squeezed out), aligned to the word's end and read as one integer
-    by lane arithmetic; the words' integers are then joined."""
-    width = int(lengths.max())
-    if width > 24:
-        return None
-    n, is_float = len(starts), np_dtype.kind == "f"
-    words = _field_words(buf, starts, -(-width // 8))
-    sizes = lengths.astype(np.uint64)
-    counts, digit_words, dot_words = [], [], []
-    for w, word in enumerate(words):
-        chars = word.view(np.uint8).reshape(n, 8)
-        # 0xFF in the bytes of the field: a shift of 64 or more gives 0 in NumPy
-        left = np.uint64(8 * (w + 1)) - np.minimum(sizes, np.uint64(8 * (w + 1)))
-        valid = (_ALL >> (left * np.uint64(8))).astype(_U64).view(np.uint8).reshape(n, 8)
-        valid = valid != 0
-        is_digit = chars - np.uint8(48) < 10   # wraps for bytes below "0"
-        is_digit &= valid
-        allowed = is_digit | ~valid
-        if w == 0:
-            first = chars[:, 0]
-            negative = first == 45
-            allowed[:, 0] |= negative | (first == 43)
-        if is_float:
-            is_dot = chars == 46
-            is_dot &= valid
-            allowed |= is_dot
-            dot_words.append(_as_word(is_dot))
-        if not allowed.all():
-            return None
-        digit_words.append(_as_word(is_digit))
-        counts.append(np.bitwise_count(digit_words[-1]))
-    ndigits = counts[0] if len(counts) == 1 else sum(counts)
-    if ndigits.min() == 0 or ndigits.max() > (15 if is_float else 18):
-        return None
-    if is_float and (sum(np.bitwise_count(d) for d in dot_words)).max() > 1:
-        return None
-    mantissa = fraction = seen = None
-    sign_bits = (negative | (first == 43)).astype(np.uint64) * np.uint64(8)
-    for w, word in enumerate(words):
-        digits = digit_words[w]
-        value = word & (digits * np.uint64(0xFF))   # the digits' bytes, others 0
-        if is_float:  # squeeze out the dot: the bytes after it move down by one
-            dot = dot_words[w]
-            below = dot - np.uint64(1)   # bytes before the dot; all if there is none
-            value = (value & below) | ((value >> np.uint64(8)) & ~below)
-            after = np.bitwise_count(digits & ~below)   # this word's digits after it
-            fraction = after if w == 0 else fraction + after + \
-                np.where(seen, counts[w], np.uint8(0))
-            seen = dot != 0 if w == 0 else seen | (dot != 0)
-        if w == 0:
-            value >>= sign_bits   # squeeze out the sign
-        value <<= (np.uint64(8) - counts[w].astype(np.uint64)) * np.uint64(8)
-        value = _eight_digits(value)
-        mantissa = value if w == 0 else mantissa * _POW10_INT[counts[w]] + value
-    if not is_float:
-        values = mantissa.astype(np.int64)
-        np.negative(values, out=values, where=negative)
-        info = np.iinfo(np_dtype)
-        if values.min() < info.min or values.max() > info.max:
-            return None
-        return values.astype(np_dtype)
-    values = mantissa / _POW10_FLOAT[fraction]
-    np.negative(values, out=values, where=negative)
-    # at most 15 digits: a value that is not 0 is at least 1e-15, far from subnormal
-    return _to_float(values, np_dtype,
-                     lambda i: buf[starts[i]:starts[i] + lengths[i]].tobytes(), tiny=False)
-
-
 def _decode_plain_records(flat: List[bytes], defaults, delim: bytes, na: bytes, shape):
     """DecodeCSV without splitting records in Python: the fields are located in the
-    joined records with NumPy and numeric columns parsed by `_parse_plain_numbers`.
+    joined records with NumPy and numeric columns parsed by `parse_plain_numbers`.
     None when anything needs the general path (wrong field counts, missing or NA
     fields, numbers in other notations, bad values and their messages)."""
     ncols, nrec = len(defaults), len(flat)
@@ -395,7 +169,7 @@ def _decode_plain_records(flat: List[bytes], defaults, delim: bytes, na: bytes, 
             continue
         # a run of adjacent columns is a slice (no gather)
         pick = slice(cols[0], cols[-1] + 1) if cols[-1] - cols[0] + 1 == len(cols) else cols
-        parsed = _parse_plain_numbers(buf, starts[:, pick].ravel(), lengths[:, pick].ravel(),
+        parsed = parse_plain_numbers(buf, starts[:, pick].ravel(), lengths[:, pick].ravel(),
                                       np_dtype)
         if parsed is None:
             return None

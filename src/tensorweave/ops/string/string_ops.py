@@ -22,7 +22,7 @@ from tensorweave.framework.op_builder import apply_op, convert_op_input, convert
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, broadcast_shapes, unknown_shape
 from tensorweave.framework.sparse_tensor import SparseTensor
-from tensorweave.ops.string.string_decode_ops import parse_numbers
+from tensorweave.ops.string.number_parsing import parse_numbers
 from tensorweave.platform import file_io
 from tensorweave.runtime.values import string_items, string_scalar
 
