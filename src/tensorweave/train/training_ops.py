@@ -272,19 +272,32 @@ def _apply_adam_kernel(ctx, var, m, v, beta1_power, beta2_power, lr, beta1, beta
     nesterov = ctx.attrs["use_nesterov"]
 
     def update(w, m_, v_):
-        alpha = lr * xp.sqrt(1 - beta2_power) / (1 - beta1_power)
-        m_ += (grad - m_) * (1 - beta1)
-        v_ += (grad * grad - v_) * (1 - beta2)
+        # the same operations in the same order as written out in the docstring of
+        # resource_apply_adam, with the temporaries reused (out=): tiny variables make
+        # allocations a visible part of the step
+        # [()]: hyperparameters combined with each other as NumPy scalars, whose
+        # arithmetic is several times cheaper than 0-d arrays' and rounds the same (in
+        # the variable's dtype); with arrays they stay 0-d arrays, the cheaper operand
+        b1, b2 = beta1[()], beta2[()]
+        alpha = lr[()] * xp.sqrt(1 - beta2_power[()]) / (1 - beta1_power[()])
+        tmp = xp.empty_like(m_)  # an array even for 0-d variables
+        xp.subtract(grad, m_, out=tmp)
+        tmp *= 1 - b1
+        m_ += tmp
+        xp.multiply(grad, grad, out=tmp)
+        tmp -= v_
+        tmp *= 1 - b2
+        v_ += tmp
         if nesterov:
-            step = m_ * beta1
-            step += grad * (1 - beta1)
-            step *= alpha
+            xp.multiply(m_, beta1, out=tmp)
+            tmp += grad * (1 - b1)
+            tmp *= alpha
         else:
-            step = m_ * alpha
+            xp.multiply(m_, alpha, out=tmp)
         denom = xp.sqrt(v_)
         denom += epsilon
-        step /= denom
-        w -= step
+        tmp /= denom
+        w -= tmp
     _apply_in_place(ctx, [var, m, v], ["grad", "m", "v"], grad, scalars, update)
 
 

@@ -221,6 +221,17 @@ def _split_axis(ctx, x, split_dim):
     return d + r if d < 0 else d
 
 
+def _split_views(x, sizes, axis: int) -> list:
+    """Views of `x` cut along `axis` into pieces of `sizes` (what xp.split returns, by
+    plain slicing: split's own setup costs more than the slices for small tensors)."""
+    lead = (slice(None),) * axis
+    pieces, start = [], 0
+    for size in sizes:
+        pieces.append(x[lead + (slice(start, start + size),)])
+        start += size
+    return pieces
+
+
 @kernel("Split")
 def _split_kernel(ctx, split_dim, x):
     d = _split_axis(ctx, x, split_dim)
@@ -229,7 +240,7 @@ def _split_kernel(ctx, split_dim, x):
         raise _invalid(ctx, "Number of ways to split should evenly divide the split dimension, "
                        "but got split_dim %d (size = %d) and num_split %d"
                        % (d, x.shape[d], n))
-    return ctx.xp.split(x, n, axis=d)
+    return _split_views(x, [x.shape[d] // n] * n, d)
 
 
 @gradient("Split")
@@ -301,7 +312,7 @@ def _split_v_kernel(ctx, x, size_splits, split_dim):
     if any(s < 0 for s in sizes):
         raise _invalid(ctx, "Split size at index %d must be >= 0. Got: %d"
                        % (next(i for i, s in enumerate(sizes) if s < 0), min(sizes)))
-    return ctx.xp.split(x, np.cumsum(sizes[:-1]).tolist(), axis=d)
+    return _split_views(x, sizes, d)
 
 
 @gradient("SplitV")
@@ -398,7 +409,10 @@ def _pack_kernel(ctx, *values):
         # one copy into a new leading axis, then moved into place: np.stack's Python
         # work per input costs more than the copy when many small inputs are packed.
         # Not for strings: np.array of 0-d object arrays holds the arrays as elements
-        return np.ascontiguousarray(np.moveaxis(np.array(values), 0, a))
+        packed = np.array(values)
+        if a == 0 or a == -r:  # already in place (and contiguous)
+            return packed
+        return np.ascontiguousarray(np.moveaxis(packed, 0, a))
     return ctx.xp.stack(values, axis=a)
 
 

@@ -284,8 +284,11 @@ def _broadcast_to_kernel(ctx, x, shape):
         if d != t and d != 1:
             raise _invalid(ctx, "Incompatible shapes: %s vs. %s"
                            % (_dims_text(in_shape), _dims_text(target)))
-    # Materialize (TF does too): a read-only stride-0 view would leak to fetches.
-    return ctx.xp.array(ctx.xp.broadcast_to(x, target))
+    # Materialize (TF does too): a read-only stride-0 view would leak to fetches. Filling
+    # an empty array broadcasts the same way, without broadcast_to's Python-level setup.
+    out = ctx.xp.empty(target, dtype=x.dtype)
+    out[...] = x
+    return out
 
 
 @gradient("BroadcastTo")
