@@ -123,3 +123,24 @@ def test_passes_never_change_results(graph):
     with tf.Session() as s1, tf.Session(config=cfg) as s2:
         for u, v in zip(s1.run(fetch, feed), s2.run(fetch, feed)):
             np.testing.assert_array_equal(u, v)
+
+
+def test_fold_through_gated_constants_keeps_their_control_inputs(sess):
+    # gate_gradients' tuple(): an Identity of a constant with control inputs, then a
+    # Reshape and a Mul of constants; they fold into one Const that still waits for
+    # the assign the Identity waited for
+    v = tf.Variable(1.0, name="v")
+    sess.run(v.initializer)
+    bump = v.assign_add(1.0, name="bump")
+    with tf.control_dependencies([bump]):
+        gated = tf.identity(tf.constant([2.0, 3.0]), name="gated")
+    y = tf.reshape(gated, [2, 1], name="r") * tf.constant(10.0, name="ten")
+    sg = fold(step_graph([y]), sess)
+    y_node = next(n for n in sg.nodes if n.name == y.op.name)
+    assert y_node.type == "Const" and not y_node.inputs
+    assert [c.name for c in y_node.control_inputs] == ["bump"]
+    np.testing.assert_array_equal(y_node.value[0], [[20.0], [30.0]])
+    np.testing.assert_array_equal(sess.run(y), [[20.0], [30.0]])
+    assert sess.run(v) == 2.0  # the gated constant still ran the assign first
+    sess.run(y)
+    assert sess.run(v) == 3.0

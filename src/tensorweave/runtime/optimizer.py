@@ -205,13 +205,16 @@ def eliminate_common_subexpressions(sg: StepGraph) -> StepGraph:
 
 def fold_constants(sg: StepGraph, run_kernel: Callable[[Node, list], list]) -> StepGraph:
     """Evaluates stateless nodes whose data inputs are all constants; they become Const
-    nodes (keeping their control inputs, so ordering is unchanged)."""
+    nodes. A folded node keeps its control inputs and takes over those of its constant
+    inputs, so it still runs after everything its inputs waited for: a constant chain
+    behind gradient gating (gate_gradients' Identities with control inputs, then the
+    Reshape/BroadcastTo of a sum's gradient) folds to one gated Const, as Grappler's."""
     for n in sg.nodes:
         if n.type == "Const" and n.value is None:
             n.value = [n.attrs["value"]]
         if n.stateful or n.type in _NO_FOLD or not n.inputs or n.n_out == 0:
             continue
-        if not all(p.type == "Const" and not p.control_inputs for p, _ in n.inputs):
+        if not all(p.type == "Const" for p, _ in n.inputs):
             continue
         if not _reg.has_kernel(n.type, "CPU"):
             continue
@@ -221,7 +224,11 @@ def fold_constants(sg: StepGraph, run_kernel: Callable[[Node, list], list]) -> S
             continue
         if any(getattr(o, "size", 0) > _MAX_FOLD_ELEMENTS for o in outs):
             continue
+        control = list(n.control_inputs)
+        for p, _ in n.inputs:
+            control.extend(c for c in p.control_inputs if c not in control)
         n.type = "Const"
         n.value = list(outs)
         n.inputs = []
+        n.control_inputs = control
     return sg
