@@ -144,3 +144,30 @@ def test_fold_through_gated_constants_keeps_their_control_inputs(sess):
     assert sess.run(v) == 2.0  # the gated constant still ran the assign first
     sess.run(y)
     assert sess.run(v) == 3.0
+
+
+def test_gated_identities_hand_their_control_inputs_to_their_readers(sess):
+    # gate_gradients' tuple(): Identity(grad) with control inputs on the group; the
+    # Identity goes, its readers wait for what it waited for
+    v = tf.Variable(1.0, name="v")
+    sess.run(v.initializer)
+    x = tf.placeholder(tf.float32, name="x")
+    bump = v.assign_add(1.0, name="bump")
+    doubled = x * 2.0
+    with tf.control_dependencies([bump]):
+        gated = tf.identity(doubled, name="gated")
+    twice = tf.identity(gated, name="twice")  # a chain of them
+    out = tf.add(twice, 1.0, name="out")
+    with tf.control_dependencies([twice]):
+        after = tf.identity(x, name="after")  # ordered after the gated identity
+    sg = opt.remove_dead_noops(step_graph([out, after], feeds=[x]))
+    names = {n.name for n in sg.nodes}
+    assert {"gated", "twice"}.isdisjoint(names)
+    out_node = next(n for n in sg.nodes if n.name == "out")
+    assert out_node.inputs[0][0].name == "mul"
+    assert [c.name for c in out_node.control_inputs] == ["bump"]
+    after_node = next(n for n in sg.nodes if n.name == "after")
+    assert {c.name for c in after_node.control_inputs} == {"mul", "bump"}
+    got_out, got_after = sess.run([out, after], {x: 3.0})
+    assert got_out == 7.0 and got_after == 3.0
+    assert sess.run(v) == 2.0  # the readers still ran the assign first

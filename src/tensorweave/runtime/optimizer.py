@@ -119,14 +119,21 @@ def _replace_refs(sg: StepGraph, mapping: Dict[Tuple[int, int], Tuple[Node, int]
 
 def remove_dead_noops(sg: StepGraph) -> StepGraph:
     """Removes NoOps with no inputs (they order nothing) and forwards Identities that
-    are not fetched, have no control inputs and stay on their input's device."""
+    are not fetched and stay on their input's device. An Identity with control inputs
+    (gate_gradients' tuple() makes one per gradient) hands them to its readers, which
+    then wait for them as the Identity did (TF's dependency optimizer does the same)."""
     mapping: Dict[Tuple[int, int], Tuple[Node, int]] = {}
+    gates: Dict[Tuple[int, int], List[Node]] = {}  # forwarded output -> what it waited for
     ctrl: Dict[int, List[Node]] = {}
     kept = []
     for n in sg.nodes:  # topological order: inputs were rewritten already
+        waits = list(n.control_inputs)
+        if gates:
+            for p, i in n.inputs:
+                waits.extend(gates.get((id(p), i), ()))
         n.inputs = [mapping.get((id(p), i), (p, i)) for p, i in n.inputs]
         new_ctrl: List[Node] = []
-        for c in n.control_inputs:
+        for c in waits:
             for r in ctrl.get(id(c), (c,)):
                 if r not in new_ctrl:
                     new_ctrl.append(r)
@@ -137,10 +144,12 @@ def remove_dead_noops(sg: StepGraph) -> StepGraph:
         if n.type == "NoOp" and not n.inputs:
             ctrl[id(n)] = list(n.control_inputs)
             continue
-        if n.type == "Identity" and not n.control_inputs and n.inputs[0][0].device == n.device:
+        if n.type == "Identity" and n.inputs[0][0].device == n.device:
             src = n.inputs[0]
             mapping[(id(n), 0)] = src
-            ctrl[id(n)] = [src[0]]
+            if n.control_inputs:
+                gates[(id(n), 0)] = list(n.control_inputs)
+            ctrl[id(n)] = [src[0]] + [c for c in n.control_inputs if c is not src[0]]
             continue
         kept.append(n)
     sg.nodes = kept
