@@ -439,7 +439,7 @@ def gc_paused():
     """Pauses Python's cyclic garbage collector (if it runs) for the block: an import
     makes tens of thousands of objects that all live on, and the collections their
     allocations would set off (each one walking every older object) cost a quarter to
-    a third of the import; one pass after it covers them."""
+    a third of the import; the collector's next pass after the block covers them."""
     paused = gc.isenabled()
     if paused:
         gc.disable()
