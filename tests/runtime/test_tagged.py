@@ -37,6 +37,25 @@ def test_program_tables(graph, sess):
     assert tagged.run_tagged(prog, [], None) == [8.0]
 
 
+
+def test_control_nodes_forwarded_inline_are_the_plain_ones(graph, sess):
+    # Merge, Switch and NextIteration without control edges or fetched outputs are
+    # forwarded as they become ready; a fetched Switch output is not
+    x = tf.placeholder(tf.float32, [])
+    i, s = tf.while_loop(lambda i, s: i < 5, lambda i, s: (i + 1, s + x), [0, 1.0],
+                         parallel_iterations=1)
+    sw = tf.raw_ops.Switch(data=s, pred=x > 0.0)
+    sg = plan_module.prune([s, sw[1]], [], [x])
+    plan_module.place(sg, sess._device_manager, False)
+    prog = tagged.compile_tagged(sg, sess._binder, P.ExecutionPolicy(2))
+    inline = {prog.op[k].type for k, f in enumerate(prog.inline) if f}
+    assert inline == {"Merge", "Switch", "NextIteration"}
+    fetched_switch = next(k for k, _ in prog.fetch if prog.op[k].type == "Switch")
+    assert not prog.inline[fetched_switch]
+    # parallel_iterations=1 defers each NextIteration value until its iteration ends
+    assert tagged.run_tagged(prog, [2.0], None) == [11.0, 11.0]
+    assert tagged.run_tagged(prog, [-1.0], None)[0] == -4.0
+
 @pytest.mark.parametrize("forced", [None, "tagged"])
 def test_waiting_kernel_in_a_loop(graph, monkeypatch, forced):
     # one dequeue and nothing else that could end a wait: it waits in place on the

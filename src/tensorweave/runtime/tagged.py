@@ -99,6 +99,9 @@ class TaggedProgram:
         # a `_Send` that does not narrow, a `_Recv` that does not copy: its rendezvous
         # key less the ";frame:iter" (the executor runs them itself), else None
         self.xfer: List[Optional[str]] = []
+        # Merge, Switch and NextIteration nodes without control edges or fetched outputs:
+        # an untraced run forwards their values the moment they are ready (`send`)
+        self.inline: List[bool] = []
         # the untraced form (islands.fuse_islands), None when nothing fuses; in it, an
         # island root's line numbers -> the member op a failure on that line names
         self.fused: Optional["TaggedProgram"] = None
@@ -198,6 +201,11 @@ def compile_tagged(sg, binder, policy) -> TaggedProgram:
     for k in prog.feeds:
         feed_nodes[order[k].feed_index] = k
     prog.feeds = [feed_nodes[i] for i in range(len(feed_nodes))]
+    fetched = {k for k, _ in prog.fetch}
+    plain_pending = {MERGE: 0, SWITCH: 2, NEXT: 1}
+    prog.inline = [plain_pending.get(prog.kind[k]) == prog.pending0[k]
+                   and not prog.ctrl_out[k] and k not in fetched
+                   for k in range(len(order))]
     prog.fused = _islands.fuse_islands(prog)
     return prog
 
@@ -300,6 +308,10 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
                                              prog.is_async, prog.op)
     in_base, n_data, out_edges, ctrl_out = (prog.in_base, prog.n_data, prog.out_edges,
                                             prog.ctrl_out)
+    in_end, two_ports = prog.in_end, prog.two_ports
+    # Merge, Switch and NextIteration forwarded as they become ready, untraced: each
+    # is one of the orders the executor could pick, and saves a trip through `ready`
+    inline = prog.inline if trace is None else prog.slow
     state = state or StepState()
     ready: deque = deque()
     interleaved = done_q is not None
@@ -325,47 +337,84 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
         it.outstanding += 1
         ready.append((k, it))
 
-    def arrive(dst, it, slot, v):
-        if kind[dst] == MERGE:
-            if dst in it.merge_live:
-                return
-            if v is DEAD:
-                c = it.merge_dead.get(dst, 0) + 1
-                it.merge_dead[dst] = c
-                if c == n_data[dst] and it.pending[dst] == 0:
-                    it.merge_live[dst] = -1
-                    schedule(dst, it)
-                return
-            it.inputs[slot] = v
-            it.merge_live.setdefault(-dst - 1, slot - in_base[dst])  # first live input
-            if it.pending[dst] == 0:
-                it.merge_live[dst] = it.merge_live.pop(-dst - 1)
+    def arrive_merge(dst, it, slot, v):
+        if dst in it.merge_live:
+            return
+        if v is DEAD:
+            c = it.merge_dead.get(dst, 0) + 1
+            it.merge_dead[dst] = c
+            if c == n_data[dst] and it.pending[dst] == 0:
+                it.merge_live[dst] = -1
                 schedule(dst, it)
             return
         it.inputs[slot] = v
-        if v is DEAD:
-            it.dead[dst] = True
-        p = it.pending[dst] - 1
-        it.pending[dst] = p
-        if p == 0:
+        if inline[dst]:  # no control inputs: ready with its first live input
+            i = it.merge_live[dst] = slot - in_base[dst]
+            e0, e1 = two_ports[dst]
+            if e0:
+                send(e0, it, v)
+            if e1:
+                send(e1, it, merge_index(i))
+            return
+        it.merge_live.setdefault(-dst - 1, slot - in_base[dst])  # first live input
+        if it.pending[dst] == 0:
+            it.merge_live[dst] = it.merge_live.pop(-dst - 1)
             schedule(dst, it)
 
     def send(edges, it, v):
         for dst, slot in edges:
             kd = kind[dst]
             if kd == MERGE:
-                arrive(dst, it, slot, v)
+                arrive_merge(dst, it, slot, v)
                 continue
             it.inputs[slot] = v
             p = it.pending[dst] - 1
             it.pending[dst] = p
             if v is DEAD:
-                it.dead[dst] = True
                 if kd == EXIT:
-                    continue  # a dead Exit of a running loop does nothing (propagate)
+                    # a dead Exit of a running loop does nothing (propagate); not
+                    # marked, so the iteration's live nodes keep the fast path
+                    continue
+                it.dead[dst] = True
             if p == 0:
+                if inline[dst]:
+                    if kd == NEXT:
+                        if v is not DEAD:  # a dead one ends the loop: dropped
+                            next_iteration(dst, it, v)
+                        continue
+                    if not it.dead.get(dst) and switch_now(dst, it):
+                        continue
                 it.outstanding += 1
                 ready.append((dst, it))
+
+    def switch_now(k, it) -> bool:
+        """Forwards a live Switch's input (False: its predicate is not a scalar, the
+        main loop raises that)."""
+        base = in_base[k]
+        try:
+            taken = True if it.inputs[base + 1] else False
+        except ValueError:
+            return False
+        e0, e1 = two_ports[k]
+        v = it.inputs[base]
+        if e0:
+            send(e0, it, DEAD if taken else v)
+        if e1:
+            send(e1, it, v if taken else DEAD)
+        return True
+
+    def next_iteration(k, it, v):
+        """A live NextIteration value of `it`: to the next iteration, created if the
+        frame's parallel_iterations allow, else deferred until the oldest completes."""
+        fs = it.frame
+        nxt = fs.iters.get(it.number + 1)
+        if nxt is None:
+            if fs.live_iters < fs.pi and fs.next_number == it.number + 1:
+                nxt = new_iter(fs)
+            else:
+                fs.deferred.append((k, v))
+                return
+        send(out_edges[k][0], nxt, v)
 
     def control(k, it, dead):
         for dst in ctrl_out[k]:
@@ -425,17 +474,8 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
                     control(k, pit, False)
             return  # a dead Exit of a running loop is no event for the parent
         elif kd == NEXT:
-            v = outs[0]
-            if v is not DEAD:
-                nxt = fs.iters.get(it.number + 1)
-                if nxt is None:
-                    if fs.live_iters < fs.pi and fs.next_number == it.number + 1:
-                        nxt = new_iter(fs)
-                    else:
-                        fs.deferred.append((k, v))
-                        nxt = None
-                if nxt is not None:
-                    send(out_edges[k][0], nxt, v)
+            if outs[0] is not DEAD:
+                next_iteration(k, it, outs[0])
         else:
             for port, edges in enumerate(out_edges[k]):
                 if edges:
@@ -573,7 +613,6 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
     rdv = getattr(state, "rendezvous", None)
     # plain transfers through an in-process rendezvous, untraced: run here (no kernel)
     xfer = prog.xfer if trace is None and type(rdv) is LocalRendezvous else prog.slow
-    in_end, two_ports = prog.in_end, prog.two_ports
     popleft = ready.popleft
 
     def xkey_of(it):
