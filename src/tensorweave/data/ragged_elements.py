@@ -12,7 +12,9 @@ TF 2.x batches them), and unbatch or from_tensor_slices take their rows, one rag
 dimension fewer. A component of ragged rank 0 (a row of a ragged rank 1 tensor) is a
 dense Tensor in functions and get_next, as TF's, but batches into a RaggedTensor; the
 rows of that one have ragged rank -1 (TF's too): dense Tensors again, whose batch is a
-dense stack of them (ragged rank 0).
+dense stack of them (ragged rank 0). A ragged dimension the leaf's static shape knows
+is rebuilt uniform (its uniform_row_length that constant), as TF's RaggedTensorSpec
+does, so rows of one length stay uniform through batch, unbatch and functions.
 """
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
-from tensorweave.framework.op_builder import apply_op
+from tensorweave.framework.graph import name_scope
+from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, \
     register_op
 from tensorweave.framework.shapes import TensorShape
@@ -191,9 +194,10 @@ def encode(value, spec: RaggedSpec):
         splits, values = list(value.nested_row_splits), value.flat_values
     else:
         splits, values = [], value
-    return apply_op("RaggedTensorToVariant", [splits, values], {
-        "RAGGED_RANK": spec.ragged_rank, "Tvalues": spec.dtype,
-        "Tsplits": spec.row_splits_dtype}, name="RaggedTensorToVariant").outputs[0]
+    with name_scope(None, "RaggedToVariant", []):
+        return apply_op("RaggedTensorToVariant", [splits, values], {
+            "RAGGED_RANK": spec.ragged_rank, "Tvalues": spec.dtype,
+            "Tsplits": spec.row_splits_dtype}, name="RaggedTensorToVariant").outputs[0]
 
 
 def encode_ragged(rt: RaggedTensor) -> Tuple[RaggedSpec, object]:
@@ -204,22 +208,33 @@ def encode_ragged(rt: RaggedTensor) -> Tuple[RaggedSpec, object]:
 
 def decode(component, spec: RaggedSpec):
     """The RaggedTensor (dense Tensor for ragged rank 0 or below) of a variant component,
-    with `spec`'s static shape."""
+    with `spec`'s static shape: as TF's, each ragged dimension the shape knows is uniform
+    (its `uniform_row_length` that constant), so a uniform dimension survives a dataset.
+    """
     ragged_rank = max(spec.ragged_rank, 0)
-    op = apply_op("RaggedTensorFromVariant", [component], {
-        "input_ragged_rank": ragged_rank, "output_ragged_rank": ragged_rank,
-        "Tvalues": spec.dtype, "Tsplits": spec.row_splits_dtype},
-        name="RaggedTensorFromVariant")
+    with name_scope(None, "RaggedFromVariant", [component]):
+        op = apply_op("RaggedTensorFromVariant", [component], {
+            "input_ragged_rank": ragged_rank, "output_ragged_rank": ragged_rank,
+            "Tvalues": spec.dtype, "Tsplits": spec.row_splits_dtype},
+            name="RaggedTensorFromVariant")
     *splits, values = op.outputs
     shape = spec.shape
     if not splits:
         values.set_shape(shape)
         return values
+    known = shape.as_list() if shape.ndims is not None else []
+    dims = known + [None] * (ragged_rank + 1 - len(known))  # outer and ragged dims
     if shape.ndims is not None:
         values.set_shape(TensorShape([None]).concatenate(shape[ragged_rank + 1:]))
-    nrows = shape.as_list()[0] if shape.ndims is not None else None
-    splits[0].set_shape([None if nrows is None else nrows + 1])
-    return RaggedTensor.from_nested_row_splits(values, splits, validate=False)
+    if dims[0] is not None:
+        splits[0].set_shape([dims[0] + 1])
+    lengths = [None if size is None else convert_to_tensor(size, dtype=s.dtype)
+               for size, s in zip(dims[1:], splits)]  # outermost first, as TF's
+    rt = values
+    for level in reversed(range(ragged_rank)):  # innermost ragged dimension first
+        rt = RaggedTensor(rt, splits[level], internal=True,
+                          uniform_row_length=lengths[level])
+    return rt
 
 
 def as_ragged_spec(cls_or_spec, dtype, shape) -> Optional[RaggedSpec]:
