@@ -134,6 +134,13 @@ def _cast_target(dtype):
 _POOL = {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": "VALID"}
 _POOL_INPUT = np.linspace(-1.5, 1.5, 16)[[5, 12, 0, 9, 14, 3, 7, 10, 1, 15, 8, 4, 11, 6, 2,
                                          13]].reshape(1, 4, 4, 1)
+
+
+def _pool_window():
+    """_POOL's ksize and strides as the int32 inputs of the V2 pooling ops."""
+    return [_c(_POOL["ksize"], tf.int32), _c(_POOL["strides"], tf.int32)]
+
+
 _POOL3D = {"ksize": [1, 2, 2, 2, 1], "strides": [1, 2, 2, 2, 1], "padding": "VALID"}
 _POOL3D_INPUT = np.linspace(-1.5, 1.5, 32)[np.random.RandomState(3).permutation(32)].reshape(
     1, 2, 4, 4, 1)
@@ -403,6 +410,14 @@ TABLE = {
         lambda g: _raw("MaxPoolGradGrad", [_c(_POOL_INPUT, g.dtype),
                                                tf.nn.max_pool(_c(_POOL_INPUT, g.dtype), **_POOL),
                                                g], _POOL), [(1, 4, 4, 1)]),
+    # the V2 ops take the window as int32 inputs (ops/nn/pooling_v2_ops.py)
+    "MaxPoolV2": Row(lambda x: _raw("MaxPoolV2", [x, *_pool_window()], {"padding": "VALID"}),
+                     [(1, 4, 4, 1)], _distinct),
+    "MaxPoolGradV2": Row(
+        lambda g: _raw("MaxPoolGradV2", [_c(_POOL_INPUT, g.dtype),
+                                         tf.nn.max_pool(_c(_POOL_INPUT, g.dtype), **_POOL), g,
+                                         *_pool_window()], {"padding": "VALID"}),
+        [(1, 2, 2, 1)]),
     "Dilation2D": Row(
         lambda x, k: tf.nn.dilation2d(x, k, [1, 1, 1, 1], [1, 1, 1, 1], "SAME"),
         [(1, 3, 3, 2), (2, 2, 2)], _distinct),
@@ -651,6 +666,9 @@ EXCLUDED = {
     **{op: ("TF registers no gradient for it: its gradient raises LookupError",
             ["ops/io/test_audio_features.py::test_no_gradient_as_in_tf"])
        for op in ("AudioSpectrogram", "Mfcc")},
+    "MaxPoolGradGradV2": ("TF registers no gradient for it: its gradient raises LookupError",
+                          ["ops/nn/test_pooling_v2_ops.py::"
+                           "test_grad_grad_v2_has_no_gradient_as_tensorflow"]),
     "RandomPoissonV2": ("TF registers no gradient for it: its gradient raises LookupError",
                         ["ops/random/test_random_gamma_ops.py::"
                          "test_random_poisson_has_no_gradient"]),

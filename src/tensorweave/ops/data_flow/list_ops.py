@@ -22,8 +22,9 @@ from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable,
     register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
 from tensorweave.framework.tensor_util import constant_value, constant_value_as_shape
-from tensorweave.ops.data_flow.tensor_list import TensorList, dims_str, fully_defined, \
-    compatible, get_list, merge_dims, shape_from_tensor, as_element, element_dims
+from tensorweave.ops.data_flow.element_shapes import compatible, dims_str, fully_defined
+from tensorweave.ops.data_flow.tensor_list import TensorList, get_list, merge_dims, \
+    shape_from_tensor, as_element, element_dims
 
 __all__ = ["static_list"]
 

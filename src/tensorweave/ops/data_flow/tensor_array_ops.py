@@ -30,6 +30,7 @@ from tensorweave.framework.graph import Tensor
 from tensorweave.framework.registry import REQUIRED, TypeAttr, kernel, not_differentiable, \
     register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
+from tensorweave.ops.data_flow.element_shapes import compatible, dims_str, fully_defined
 from tensorweave.runtime.values import element
 
 __all__ = ["TensorArrayResource", "lookup_tensor_array"]
@@ -44,18 +45,6 @@ def _dims_of(shape: TensorShape) -> Optional[Tuple[Optional[int], ...]]:
     return None if shape.ndims is None else tuple(shape.as_list())
 
 
-def _dims_str(dims) -> str:
-    if dims is None:
-        return "<unknown>"
-    return "[%s]" % ",".join("?" if d is None else str(d) for d in dims)
-
-
-def _compatible(dims, shape: tuple) -> bool:
-    if dims is None or dims == shape:  # the common cases, without the loop below
-        return True
-    return len(dims) == len(shape) and all(d is None or d == s for d, s in zip(dims, shape))
-
-
 def _merge_dims(a, b):
     """Merges two partial shapes (tuples or None); None where they are incompatible."""
     if a is None:
@@ -65,10 +54,6 @@ def _merge_dims(a, b):
     if len(a) != len(b):
         return None
     return tuple(x if x is not None else y for x, y in zip(a, b))
-
-
-def _fully_defined(dims) -> bool:
-    return dims is not None and all(d is not None for d in dims)
 
 
 class TensorArrayResource:
@@ -133,11 +118,11 @@ class TensorArrayResource:
                        "is: %d" % (index, size))
         if index >= size:
             self._grow(index + 1)
-        if not _compatible(self.element_shape, value.shape):
+        if not compatible(self.element_shape, value.shape):
             self._fail(op, "Could not write to TensorArray index %d because the value shape "
                        "is %s which is incompatible with the TensorArray's inferred element "
                        "shape: %s (consider setting infer_shape=False)."
-                       % (index, _dims_str(value.shape), _dims_str(self.element_shape)))
+                       % (index, dims_str(value.shape), dims_str(self.element_shape)))
         if self.identical_element_shapes:
             self.element_shape = tuple(value.shape)
         state = self.states[index]
@@ -152,14 +137,14 @@ class TensorArrayResource:
             if old.shape != value.shape:
                 self._fail(op, "Could not aggregate to TensorArray index %d because the "
                            "existing shape is %s but the new input shape is %s."
-                           % (index, _dims_str(old.shape), _dims_str(value.shape)))
+                           % (index, dims_str(old.shape), dims_str(value.shape)))
             value = old + value  # a new array: neither input is mutated
         elif self.multiple_writes_aggregate and self.shapes[index] is not None and \
                 self.shapes[index] != tuple(value.shape):
             # a gradient array checks against its forward element's shape
             self._fail(op, "Could not aggregate to TensorArray index %d because the "
                        "existing shape is %s but the new input shape is %s."
-                       % (index, _dims_str(self.shapes[index]), _dims_str(value.shape)))
+                       % (index, dims_str(self.shapes[index]), dims_str(value.shape)))
         self.values[index] = value
         self.states[index] = _WRITTEN
         self.shapes[index] = tuple(value.shape)
@@ -179,17 +164,17 @@ class TensorArrayResource:
             return np.zeros(self.shapes[index], dtype=self.dtype.as_numpy_dtype)
         if state == _UNWRITTEN:
             # TF 2.21 (checked): an unwritten element of known shape reads as zeros
-            if not self.multiple_writes_aggregate and not _fully_defined(self.element_shape):
+            if not self.multiple_writes_aggregate and not fully_defined(self.element_shape):
                 self._fail(op, "Could not read from TensorArray index %d because it has not "
                            "yet been written to." % index)
-            if not _fully_defined(self.element_shape):
+            if not fully_defined(self.element_shape):
                 self._fail(op, "Could not read from TensorArray index %d.  Furthermore, the "
                            "element shape is not fully defined: %s.  It is possible you are "
                            "working with a resizeable TensorArray and stop_gradients is not "
                            "allowing the gradients to be written.  If you set the full "
                            "element_shape property on the forward TensorArray, the proper "
                            "all-zeros tensor will be returned instead of incurring this "
-                           "error." % (index, _dims_str(self.element_shape)))
+                           "error." % (index, dims_str(self.element_shape)))
             return np.zeros(self.element_shape, dtype=self.dtype.as_numpy_dtype)
         value = self.values[index]
         if self.clear_after_read:
@@ -262,7 +247,7 @@ def _scalar_int(op, t, what: str) -> int:
     a = t if hasattr(t, "ndim") else np.asarray(t)  # a host or GPU array, or a scalar
     if a.ndim != 0:
         raise errors.InvalidArgumentError(None, op, "%s must be a scalar, got shape %s"
-                                          % (what, _dims_str(a.shape)))
+                                          % (what, dims_str(a.shape)))
     return int(a)
 
 
@@ -429,18 +414,18 @@ def _read_kernel(ctx, handle, index, flow):
 def _stack_elements(ctx, ta: TensorArrayResource, elements, lead_shape) -> np.ndarray:
     if not elements:
         es = _merge_dims(ta.element_shape, _dims_of(ctx.attrs["element_shape"]))
-        if not _fully_defined(es):
+        if not fully_defined(es):
             raise errors.UnimplementedError(
                 None, ctx.op, "TensorArray has size zero, but element shape %s is not fully "
                 "defined. Currently only static shapes are supported when packing "
-                "zero-size TensorArrays." % _dims_str(es))
+                "zero-size TensorArrays." % dims_str(es))
         return np.zeros(tuple(lead_shape) + tuple(es), dtype=ta.dtype.as_numpy_dtype)
     first = elements[0].shape
     for i, e in enumerate(elements):
         if e.shape != first:
             raise errors.InvalidArgumentError(
                 None, ctx.op, "TensorArray has inconsistent shapes.  Index 0 has shape: %s "
-                "but index %d has shape: %s" % (_dims_str(first), i, _dims_str(e.shape)))
+                "but index %d has shape: %s" % (dims_str(first), i, dims_str(e.shape)))
     return np.stack(elements)
 
 
@@ -451,7 +436,7 @@ def _gather_kernel(ctx, handle, indices, flow):
     idx = ctx.xp.asarray(indices)
     if idx.ndim != 1:
         raise errors.InvalidArgumentError(None, ctx.op, "indices must be a vector, but "
-                                          "saw shape: %s" % _dims_str(idx.shape))
+                                          "saw shape: %s" % dims_str(idx.shape))
     return _stack_elements(ctx, ta, ta.read_many(ctx.op, idx.tolist()), (0,))
 
 
@@ -463,7 +448,7 @@ def _scatter_kernel(ctx, handle, indices, value, flow):
     value = ctx.xp.asarray(value)
     if idx.ndim != 1:
         raise errors.InvalidArgumentError(None, ctx.op, "Expected indices to be a vector, "
-                                          "but received shape: %s" % _dims_str(idx.shape))
+                                          "but received shape: %s" % dims_str(idx.shape))
     if value.ndim == 0 or value.shape[0] != idx.shape[0]:
         raise errors.InvalidArgumentError(
             None, ctx.op, "Expected len(indices) == values.shape[0], but saw: %d vs. %s"
@@ -490,11 +475,11 @@ def _concat_kernel(ctx, handle, flow):
     if not elements:
         es = ta.element_shape[1:] if ta.element_shape is not None else None
         es = _merge_dims(es, _dims_of(ctx.attrs["element_shape_except0"]))
-        if not _fully_defined(es):
+        if not fully_defined(es):
             raise errors.UnimplementedError(
                 None, ctx.op, "TensorArray has size zero, but element_shape_except0 %s is "
                 "not fully defined. Currently only static shapes are supported when "
-                "concatenating zero-size TensorArrays." % _dims_str(es))
+                "concatenating zero-size TensorArrays." % dims_str(es))
         return (np.zeros((0,) + tuple(es), dtype=ta.dtype.as_numpy_dtype),
                 np.zeros((0,), np.int64))
     rest = None
@@ -509,7 +494,7 @@ def _concat_kernel(ctx, handle, flow):
             raise errors.InvalidArgumentError(
                 None, ctx.op, "TensorArray has inconsistent shapes.  Index 0 has (excepting "
                 "dimension 0) shape: %s but index %d has (excepting dimension 0) shape: %s"
-                % (_dims_str(rest), i, _dims_str(e.shape[1:])))
+                % (dims_str(rest), i, dims_str(e.shape[1:])))
     lengths = np.array([e.shape[0] for e in elements], dtype=np.int64)
     return np.concatenate(elements, axis=0), lengths
 
@@ -525,12 +510,12 @@ def _split_kernel(ctx, handle, value, lengths, flow):
                                           "vector, but received shape: []")
     if lengths.ndim != 1:
         raise errors.InvalidArgumentError(None, ctx.op, "Expected lengths to be a vector, "
-                                          "received shape: %s" % _dims_str(lengths.shape))
+                                          "received shape: %s" % dims_str(lengths.shape))
     total = int(lengths.sum())
     if np.any(lengths < 0) or total != value.shape[0]:
         raise errors.InvalidArgumentError(
             None, ctx.op, "Expected sum of lengths to be equal to values.shape[0], but sum "
-            "of lengths is %d and value's shape is: %s" % (total, _dims_str(value.shape)))
+            "of lengths is %d and value's shape is: %s" % (total, dims_str(value.shape)))
     size = ta.size()
     if not ta.dynamic_size and size != lengths.shape[0]:
         raise errors.InvalidArgumentError(

@@ -14,8 +14,7 @@ to it, which is the same thing seen from outside). It holds:
     Nones, or None for an unknown rank.
   * `max_num_elements`: the most elements PushBack may make (-1: no limit).
 
-Partial shapes travel as such tuples here; `dims_str` prints them as TF's
-PartialTensorShape::DebugString does, so error messages match TF's.
+Partial shapes travel as such tuples here (element_shapes.py, shared with TensorArrays).
 """
 from __future__ import annotations
 
@@ -26,17 +25,10 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
-from tensorweave.ops.data_flow.tensor_array_ops import _compatible, _dims_str, \
-    _fully_defined
+from tensorweave.ops.data_flow.element_shapes import Dims, dims_str
 
-__all__ = ["TensorList", "dims_str", "merge_dims", "shape_from_tensor", "compatible",
-           "fully_defined", "get_list", "as_element", "element_dims"]
-
-Dims = Optional[Tuple[Optional[int], ...]]  # a partial shape; None: unknown rank
-
-dims_str = _dims_str
-compatible = _compatible
-fully_defined = _fully_defined
+__all__ = ["TensorList", "merge_dims", "shape_from_tensor", "get_list", "as_element",
+           "element_dims"]
 
 
 class TensorList:

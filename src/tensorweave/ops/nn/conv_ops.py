@@ -112,9 +112,10 @@ class Window:
         return self.size + self.pad_before + self.pad_after
 
     def tap(self, i: int) -> slice:
-        """The padded-input positions that tap i of every window reads."""
+        """The padded-input positions that tap i of every window reads (none for an empty
+        output, whose stop would otherwise be negative: counted from the end)."""
         start = i * self.dilation
-        return slice(start, start + (self.out - 1) * self.stride + 1, self.stride)
+        return slice(start, start + max((self.out - 1) * self.stride + 1, 0), self.stride)
 
 
 def window_output_size(size: Optional[int], k: Optional[int], stride: int, dilation: int,

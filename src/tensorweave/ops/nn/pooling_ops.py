@@ -14,7 +14,7 @@ builders of pooling_nd_ops.py.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional, Tuple
+from typing import Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -37,37 +37,45 @@ _AVG_POOL_TYPES = _dt.FLOATS
 
 
 # --- geometry ----------------------------------------------------------------------------
-def _pool_shape_of(op, input_shape: TensorShape) -> TensorShape:
-    """The pooled shape of `input_shape`: every dimension is windowed (as TF infers)."""
-    padding, fmt = check_window_attrs(op, names=("ksize", "strides"))
+def pooled_shape(input_shape: TensorShape, ksize: Sequence[int], strides: Sequence[int],
+                 padding: str, explicit_paddings: Sequence[int] = ()) -> TensorShape:
+    """The pooled shape of the rank-4 `input_shape`, `explicit_paddings` (8 ints) read
+    for EXPLICIT padding only. As TF infers, every dimension but the batch is windowed
+    (the kernels reject a batch window)."""
     dims = rank4(input_shape)
-    ksize, strides = op._get_attr("ksize"), op._get_attr("strides")
     pads = [(0, 0)] * 4
     if padding == "EXPLICIT":
-        flat = list(op._get_attr("explicit_paddings"))
+        flat = list(explicit_paddings)
         pads = [(flat[2 * a], flat[2 * a + 1]) for a in range(4)]
-    return TensorShape([window_output_size(d, k, s, 1, padding, p)
-                        for d, k, s, p in zip(dims, ksize, strides, pads)])
+    return TensorShape(dims[:1] + [window_output_size(d, k, s, 1, padding, p) for d, k, s, p
+                                   in zip(dims[1:], ksize[1:], strides[1:], pads[1:])])
+
+
+def _pool_shape_of(op, input_shape: TensorShape) -> TensorShape:
+    padding, _ = check_window_attrs(op, names=("ksize", "strides"))
+    explicit = op._get_attr("explicit_paddings") if padding == "EXPLICIT" else ()
+    return pooled_shape(input_shape, op._get_attr("ksize"), op._get_attr("strides"), padding,
+                        explicit)
 
 
 def _pool_shape(op):
     return _pool_shape_of(op, op.inputs[0].shape)
 
 
-def _pool_windows(ctx, in_nhwc):
-    """The H and W windows of a pooling kernel; batch/depth pooling is rejected."""
-    attrs = ctx.attrs
+def _pool_windows(op, attrs, in_nhwc):
+    """The H and W windows of a pooling kernel of `op` with the window attrs `attrs`;
+    batch/depth pooling is rejected."""
     fmt = attrs["data_format"]
     ksize, strides = list(attrs["ksize"]), list(attrs["strides"])
     h_ax, w_ax = _spatial_axes(fmt)
     d_ax = 1 if fmt == "NCHW" else 3
     if ksize[0] != 1 or strides[0] != 1:
-        raise errors.UnimplementedError(None, ctx.op, "Pooling is not yet supported on the "
+        raise errors.UnimplementedError(None, op, "Pooling is not yet supported on the "
                                         "batch dimension.")
     if ksize[d_ax] != 1 or strides[d_ax] != 1:
-        raise errors.UnimplementedError(None, ctx.op, "Pooling across the depth dimension "
-                                        "is not supported by tensorweave (ksize %s, strides "
-                                        "%s)" % (ksize, strides))
+        raise errors.UnimplementedError(None, op, "Pooling across the depth dimension is "
+                                        "not supported by tensorweave (ksize %s, strides %s)"
+                                        % (ksize, strides))
     ph, pw = explicit_pairs(attrs, fmt) if attrs.get("padding") == "EXPLICIT" else \
         ((0, 0), (0, 0))
     pad = attrs["padding"]
@@ -219,36 +227,40 @@ register_op("AvgPoolGrad", inputs=["orig_input_shape: int32", "grad: T"],
                 op.inputs[0]))))
 
 
-def _check_input(ctx, x) -> None:
+def _check_input(op, x) -> None:
     if x.ndim != 4:
-        raise errors.InvalidArgumentError(None, ctx.op, "input must be 4-dimensional: %s"
+        raise errors.InvalidArgumentError(None, op, "input must be 4-dimensional: %s"
                                           % list(x.shape))
 
 
-def _pooled_input(ctx, x):
+def _pooled_input(op, attrs, x):
     """(data_format, `x` as NHWC, H window, W window) for the kernels of MaxPool and
     AvgPool."""
-    _check_input(ctx, x)
-    fmt = ctx.attrs["data_format"]
+    _check_input(op, x)
+    fmt = attrs["data_format"]
     xn = channels_last(x, fmt)
-    wh, ww = _pool_windows(ctx, xn.shape)
+    wh, ww = _pool_windows(op, attrs, xn.shape)
     return fmt, xn, wh, ww
 
 
-@kernel("MaxPool", cheap=False)
-def _max_pool_kernel(ctx, x):
-    fmt, xn, wh, ww = _pooled_input(ctx, x)
+# The max-pooling kernel bodies take the window attrs (ksize, strides, padding,
+# data_format, explicit_paddings) as an argument: MaxPool* read them from the op's attrs,
+# MaxPool*V2 (pooling_v2_ops.py) from its ksize and strides inputs.
+def max_pool_values(op, attrs: dict, x: np.ndarray) -> np.ndarray:
+    """MaxPool of `x` under the window attrs `attrs`, for the kernel of `op`."""
+    fmt, xn, wh, ww = _pooled_input(op, attrs, x)
     return channels_back(_max_pool_nhwc(xn, wh, ww)[0], fmt)
 
 
-@kernel("MaxPoolGrad", cheap=False)
-def _max_pool_grad_kernel(ctx, x, y, dy):
-    _check_input(ctx, x)
-    fmt = ctx.attrs["data_format"]
+def max_pool_grad_values(op, attrs: dict, x: np.ndarray, y: np.ndarray,
+                         dy: np.ndarray) -> np.ndarray:
+    """MaxPoolGrad: `dy` routed to the cell of `x` each window picks."""
+    _check_input(op, x)
+    fmt = attrs["data_format"]
     xn, dyn = channels_last(x, fmt), channels_last(dy, fmt)
-    wh, ww = _pool_windows(ctx, xn.shape)
+    wh, ww = _pool_windows(op, attrs, xn.shape)
     if dyn.shape[1:3] != (wh.out, ww.out) or dyn.shape[0] != xn.shape[0]:
-        raise errors.InvalidArgumentError(None, ctx.op, "Expected grad shape to be %s, but "
+        raise errors.InvalidArgumentError(None, op, "Expected grad shape to be %s, but "
                                           "got %s" % (list(y.shape), list(dy.shape)))
     if tiles_exactly(wh, ww) and xn.dtype.kind in "fiu":
         dx = max_pool_grad_tiled(xn, dyn, wh, ww)
@@ -281,16 +293,17 @@ def _max_pool_grad_nhwc(xn: np.ndarray, dyn: np.ndarray, wh: Window,
     return _unpad(dxp, xn.shape, wh, ww)
 
 
-@kernel("MaxPoolGradGrad", cheap=False)
-def _max_pool_grad_grad_kernel(ctx, x, y, ddx):
-    _check_input(ctx, x)
-    fmt = ctx.attrs["data_format"]
+def max_pool_grad_grad_values(op, attrs: dict, x: np.ndarray, y: np.ndarray,
+                              ddx: np.ndarray) -> np.ndarray:
+    """MaxPoolGradGrad: `ddx` gathered from the first maximum of each window."""
+    _check_input(op, x)
+    fmt = attrs["data_format"]
     xn, ddxn = channels_last(x, fmt), channels_last(ddx, fmt)
     if ddxn.shape != xn.shape:
-        raise errors.InvalidArgumentError(None, ctx.op, "grad must have the shape of "
+        raise errors.InvalidArgumentError(None, op, "grad must have the shape of "
                                           "orig_input: %s vs %s" % (list(ddx.shape),
                                                                     list(x.shape)))
-    wh, ww = _pool_windows(ctx, xn.shape)
+    wh, ww = _pool_windows(op, attrs, xn.shape)
     pooled, xp = _max_pool_nhwc(xn, wh, ww)
     gp = pad_nhwc(ddxn, wh, ww, 0)
     out = np.zeros(pooled.shape, dtype=ddx.dtype)
@@ -299,9 +312,24 @@ def _max_pool_grad_grad_kernel(ctx, x, y, ddx):
     return channels_back(out, fmt)
 
 
+@kernel("MaxPool", cheap=False)
+def _max_pool_kernel(ctx, x):
+    return max_pool_values(ctx.op, ctx.attrs, x)
+
+
+@kernel("MaxPoolGrad", cheap=False)
+def _max_pool_grad_kernel(ctx, x, y, dy):
+    return max_pool_grad_values(ctx.op, ctx.attrs, x, y, dy)
+
+
+@kernel("MaxPoolGradGrad", cheap=False)
+def _max_pool_grad_grad_kernel(ctx, x, y, ddx):
+    return max_pool_grad_grad_values(ctx.op, ctx.attrs, x, y, ddx)
+
+
 @kernel("AvgPool", cheap=False)
 def _avg_pool_kernel(ctx, x):
-    fmt, xn, wh, ww = _pooled_input(ctx, x)
+    fmt, xn, wh, ww = _pooled_input(ctx.op, ctx.attrs, x)
     ct = _half_to_float(x.dtype)
     xp = pad_nhwc(xn.astype(ct, copy=False), wh, ww, 0)
     taps = _taps(wh, ww)
@@ -321,7 +349,7 @@ def _avg_pool_grad_kernel(ctx, orig_input_shape, dy):
                                           "4-element vector, got %s" % shape.tolist())
     in_shape = channels_last_shape(shape, fmt)
     dyn = channels_last(dy, fmt)
-    wh, ww = _pool_windows(ctx, in_shape)
+    wh, ww = _pool_windows(ctx.op, ctx.attrs, in_shape)
     if dyn.shape != (in_shape[0], wh.out, ww.out, in_shape[3]):
         raise errors.InvalidArgumentError(None, ctx.op, "grad shape %s does not match the "
                                           "pooled shape of %s" % (list(dy.shape),
@@ -354,23 +382,35 @@ def _max_pool_grad(op, grad):
                      name="MaxPoolGrad").outputs[0]]
 
 
+def max_pool_routing_gradient(adjoint: str, attrs: Callable[[Operation], dict]) -> Callable:
+    """The gradient function of a max pool's gradient op or gradient-of-gradient op.
+
+    MaxPoolGrad (scatter each window's gradient to its first maximum) and MaxPoolGradGrad
+    (gather from there) are linear in `grad` and each other's adjoint; the routing is
+    piecewise constant in orig_input and orig_output, whose gradients are zero.
+
+    Args:
+      adjoint: the op type of the adjoint op, which the gradient builds.
+      attrs: `attrs(op)` gives the attrs the adjoint takes.
+
+    Returns:
+      fn(op, grad) for an op of inputs (orig_input, orig_output, grad, *window): the
+      window inputs (ksize and strides of the V2 ops) get None.
+    """
+    def routing_gradient(op, grad):
+        x, y, _, *window = op.inputs
+        routed = apply_op(adjoint, [x, y, grad, *window], attrs(op), name=adjoint)
+        return [_zeros_like(x), _zeros_like(y), routed.outputs[0]] + [None] * len(window)
+    return routing_gradient
+
+
 def register_max_pool_routing_gradients(grad_type: str, grad_grad_type: str,
                                         attrs: Callable[[Operation], dict]) -> None:
     """Registers the gradients of a max pool's gradient op and of its gradient-of-gradient
-    op: MaxPoolGrad (scatter each window's gradient to its first maximum) and
-    MaxPoolGradGrad (gather from there) are linear in `grad` and each other's adjoint;
-    the routing is piecewise constant in orig_input and orig_output, whose gradients are
-    zero. `attrs(op)` gives the attrs both ops take."""
-    adjoints = {grad_type: grad_grad_type, grad_grad_type: grad_type}
-
-    def routing_gradient(op, grad):
-        x, y, _ = op.inputs
-        adjoint = adjoints[op.type]
-        return [_zeros_like(x), _zeros_like(y),
-                apply_op(adjoint, [x, y, grad], attrs(op), name=adjoint).outputs[0]]
-
-    gradient(grad_type)(routing_gradient)
-    gradient(grad_grad_type)(routing_gradient)
+    op, each the other (see max_pool_routing_gradient). `attrs(op)` gives the attrs both
+    ops take."""
+    gradient(grad_type)(max_pool_routing_gradient(grad_grad_type, attrs))
+    gradient(grad_grad_type)(max_pool_routing_gradient(grad_type, attrs))
 
 
 register_max_pool_routing_gradients("MaxPoolGrad", "MaxPoolGradGrad", _pool_attrs)
