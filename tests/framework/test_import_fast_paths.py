@@ -241,3 +241,53 @@ def test_topological_keeps_an_ordered_graph_def_and_sorts_others():
         serialize._topological(_chain([("a", ["b"]), ("b", ["a"])]))
     with pytest.raises(ValueError, match="GraphDef has a cycle through node 'a'"):
         serialize._topological(_chain([("a", ["a"])]))
+
+
+# --- the library functions of TF 2.x functional ops (function_library.py) ---------------
+def _library_function(name, nodes, outputs):
+    """A FunctionDef of one float32 input "x" returning `outputs` ({output arg: ref})."""
+    from tensorweave.framework import function_library as flib
+    return flib.FunctionDef(name, [flib.ArgDef("x", tf.float32)],
+                            [flib.ArgDef(k, tf.float32) for k in outputs], nodes, outputs)
+
+
+def test_instantiate_names_output_0_by_its_node_and_counts_list_outputs():
+    from tensorweave.framework import function_library as flib
+    nodes = [serialize.NodeDef("u", "Unique", ["x"], attr={"T": tf.float32}),
+             serialize.NodeDef("s", "Split", ["d:output:0", "u:y:0"],
+                               attr={"T": tf.float32, "num_split": 3}),
+             serialize.NodeDef("d", "Const", [], attr={"dtype": tf.int32}),
+             serialize.NodeDef("a", "AddV2", ["s:output:2", "u:y:0", "^u"],
+                               attr={"T": tf.float32})]
+    fdef = _library_function("f", nodes, {"out": "a:z:0", "first": "s:output:0"})
+    library = flib.FunctionLibrary([fdef])
+    for _ in range(2):  # the second time, from the cached offsets of Unique and AddV2
+        inst = flib.instantiate(fdef, {}, library)
+        assert [n.input for n in inst.nodes] == [["x"], ["d", "u"], [], ["s:2", "u", "^u"]]
+        assert inst.outputs == [("a", 0), ("s", 0)]
+    assert fdef.nodes[1].input == ["d:output:0", "u:y:0"]  # the library's stays as it is
+
+
+def test_a_library_function_is_decoded_when_first_read():
+    from tensorweave.framework import function_library as flib
+    decoded = []
+
+    def decode():
+        decoded.append(1)
+        return [serialize.NodeDef("n", "Neg", ["x"], attr={"T": tf.float32})]
+    fdef = _library_function("f", decode, {"y": "n:y:0"})
+    assert not decoded
+    library = flib.FunctionLibrary([fdef])
+    flib.instantiate(fdef, {}, library)
+    flib.instantiate(fdef, {}, library)
+    assert decoded == [1] and [n.op for n in fdef.nodes] == ["Neg"]
+    gd = tf.GraphDef()
+    gd.ParseFromString(open(os.path.join(FIXTURES, "nested_loop_grad.pb"), "rb").read())
+    ours = gp.as_graph_def_object(gd)
+    assert all(callable(f._nodes) for f in ours.library.functions.values())
+    with tf.Graph().as_default():
+        tf.import_graph_def(ours, name="")
+    # the loops' forward functions, which only the rewritten ones replace, stay undecoded
+    called = {n for n, f in ours.library.functions.items() if not callable(f._nodes)}
+    assert called and "while_body_601" not in called and "while_body_601_rewritten" in called
+    assert len(ours.library.functions["while_body_601"].nodes) == 11  # read: decoded

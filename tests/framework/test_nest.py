@@ -69,3 +69,29 @@ def test_pack_sequence_as_keeps_the_dicts_key_order():
     d["z"], d["c"] = 1, 2
     rebuilt = tf.nest.pack_sequence_as(d, [5, 6])
     assert list(rebuilt.items()) == [("z", 6), ("c", 5)] and rebuilt.default_factory is list
+
+
+def test_flat_lists_and_tuples_of_leaves(graph):
+    """A list or tuple of leaves takes nest's shortcut (nest.is_flat): the same results
+    as the general walk, composites walked into only when asked."""
+    from tensorweave.framework import nest
+    sp = tf.SparseTensor([[0, 0]], [1.0], [2, 2])
+    t = tf.constant(1.0)
+    assert nest.is_flat([t, 1, None]) and nest.is_flat((t,)) and nest.is_flat([])
+    assert nest.is_flat([sp, t]) and not nest.is_flat([sp, t], expand_composites=True)
+    assert not nest.is_flat([t, [t]]) and not nest.is_flat(Point(t, t))
+    assert tf.nest.flatten([sp, t]) == [sp, t]
+    assert tf.nest.flatten([sp, t], expand_composites=True) == [
+        sp.indices, sp.values, sp.dense_shape, t]
+    packed = tf.nest.pack_sequence_as((sp, t), [sp.indices, sp.values * 2, sp.dense_shape, t],
+                                      expand_composites=True)
+    assert type(packed) is tuple and isinstance(packed[0], tf.SparseTensor)
+    assert tf.nest.pack_sequence_as((1, 2), [3, 4]) == (3, 4)
+    assert tf.nest.pack_sequence_as([1, 2], (3, 4)) == [3, 4]
+    with pytest.raises(ValueError, match="Structure had 2 elements, but flat_sequence had 1"):
+        tf.nest.pack_sequence_as([1, 2], [3])
+
+    class Leaf:  # a type nest has not seen yet: the general walk, then the shortcut
+        pass
+    leaves = [Leaf(), Leaf()]
+    assert tf.nest.flatten(leaves) == leaves and nest.is_flat(leaves)

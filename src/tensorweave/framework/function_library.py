@@ -9,17 +9,20 @@ that stands for one of the caller's attrs, TF's "$T", is an `AttrPlaceholder`), 
 body nodes the call must run). framework/graph_def_proto.py decodes them.
 
 `instantiate` turns a FunctionDef into what the importer reads: body nodes whose data
-inputs are "node:i" (TF writes "node:output_arg:index" inside functions), input args
-by name, placeholders bound to the caller's attrs. framework/functional_lowering.py
-imports such bodies in place of the functional ops.
+inputs are "node:i" or "node" (TF writes "node:output_arg:index" inside functions),
+input args by name, placeholders bound to the caller's attrs.
+framework/functional_lowering.py imports such bodies in place of the functional ops.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Union
+
+import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import registry as _reg
 from tensorweave.framework import serialize as _ser
+from tensorweave.framework.shapes import TensorShape
 
 # The functional ops: the output arg (a list, the only one) of each
 FUNCTIONAL_OPS = {
@@ -59,19 +62,35 @@ class ArgDef:
 
 
 class FunctionDef:
-    """One decoded FunctionDef (see the module docstring)."""
+    """One decoded FunctionDef (see the module docstring).
+
+    `nodes` may be given as a function returning them: the body is then decoded when
+    first read (a GraphDef's library often holds functions no node calls: TF 2.x keeps
+    a loop's forward functions next to the rewritten ones its gradient calls).
+    """
 
     def __init__(self, name: str, input_args: List[ArgDef], output_args: List[ArgDef],
-                 nodes: List["_ser.NodeDef"], ret: Dict[str, str],
-                 control_ret: Optional[Dict[str, str]] = None,
+                 nodes: Union[List["_ser.NodeDef"], Callable[[], List["_ser.NodeDef"]]],
+                 ret: Dict[str, str], control_ret: Optional[Dict[str, str]] = None,
                  attr: Optional[Dict[str, Any]] = None):
         self.name = name
         self.input_args = input_args
         self.output_args = output_args
-        self.nodes = nodes
+        self._nodes = nodes
         self.ret = dict(ret)
         self.control_ret = dict(control_ret or {})
         self.attr = dict(attr or {})
+
+    @property
+    def nodes(self) -> List["_ser.NodeDef"]:
+        """The body's NodeDefs (decoded on first read when given as a function)."""
+        if callable(self._nodes):
+            self._nodes = self._nodes()
+        return self._nodes
+
+    @nodes.setter
+    def nodes(self, nodes: List["_ser.NodeDef"]) -> None:
+        self._nodes = nodes
 
     def __repr__(self):
         return "<FunctionDef %s(%s) -> (%s)>" % (
@@ -83,7 +102,8 @@ class Instance:
     """A FunctionDef bound to a caller's attrs, in the importer's notation.
 
     Attributes:
-      nodes: the body NodeDefs, data inputs as "node:i" or an input arg's name.
+      nodes: the body NodeDefs, data inputs as "node:i" ("node" for output 0) or an
+        input arg's name.
       arg_names: the input args' names, in signature order.
       outputs: for each output arg, (body node, output index), or (input arg, None).
       control_outputs: the body nodes the call must run (its control_ret).
@@ -139,13 +159,14 @@ def instantiate(fdef: FunctionDef, bindings: Dict[str, Any],
             raise ValueError("Function '%s': list-typed arg '%s' is not supported by "
                              "tensorweave's import of function libraries"
                              % (fdef.name, arg.name))
-    nodes = [_ser.NodeDef(n.name, n.op, n.input, n.device,
-                          {k: _bound(v, bindings, fdef.name, k) for k, v in n.attr.items()})
+    nodes = [_ser.NodeDef(n.name, n.op, None, n.device,
+                          {k: v if type(v) in _PLAIN_ATTR_TYPES else
+                           _bound(v, bindings, fdef.name, k) for k, v in n.attr.items()})
              for n in fdef.nodes]
     offsets = {n.name: _output_offsets(n, library) for n in nodes}
     args = {a.name for a in fdef.input_args}
-    for n in nodes:
-        n.input = [_flat_input(s, offsets, args, fdef.name, n.name) for s in n.input]
+    for n, template in zip(nodes, fdef.nodes):
+        n.input = [_flat_input(s, offsets, args, fdef.name, n.name) for s in template.input]
     outputs = []
     for arg in fdef.output_args:
         ref = fdef.ret.get(arg.name)
@@ -156,6 +177,11 @@ def instantiate(fdef: FunctionDef, bindings: Dict[str, Any],
         outputs.append((src, None if src in args else index))
     controls = [fdef.control_ret[k] for k in sorted(fdef.control_ret)]
     return Instance(nodes, [a.name for a in fdef.input_args], outputs, controls)
+
+
+# attr values that never refer to the caller's attrs (most of them): kept as they are
+_PLAIN_ATTR_TYPES = frozenset((bool, int, float, str, bytes, np.ndarray, _dt.DType,
+                               TensorShape))
 
 
 def _bound(value, bindings: Dict[str, Any], function: str, key: str):
@@ -182,11 +208,22 @@ def _output_offsets(node: "_ser.NodeDef", library: FunctionLibrary) -> Dict[str,
         fdef = library.lookup(node.op, node.name)
         return {a.name: i for i, a in enumerate(fdef.output_args)}
     op_def = _ser.registered_op_def(node)
+    fixed = _FIXED_OFFSETS.get(op_def)
+    if fixed is not None:
+        return fixed
+    if not any(spec.is_list for spec in op_def.outputs):  # the same for every node
+        fixed = {spec.name: i for i, spec in enumerate(op_def.outputs)}
+        _FIXED_OFFSETS[op_def] = fixed
+        return fixed
     offsets, start = {}, 0
     for spec in op_def.outputs:
         offsets[spec.name] = start
         start += _arg_length(spec, node, op_def)
     return offsets
+
+
+# OpDef -> its output offsets, for ops without list outputs (read-only dicts)
+_FIXED_OFFSETS: Dict[Any, Dict[str, int]] = {}
 
 
 def _arg_length(spec, node: "_ser.NodeDef", op_def) -> int:
@@ -207,7 +244,8 @@ def _arg_length(spec, node: "_ser.NodeDef", op_def) -> int:
 def _flat_input(ref: str, offsets: Dict[str, Dict[str, int]], args: set,
                 function: str, user: str) -> str:
     """A body input reference in the importer's notation: "node:output_arg:index"
-    becomes "node:<flat index>"; args and control inputs stay as they are."""
+    becomes "node:<flat index>" ("node" for output 0, which the importer reads the
+    quickest); args and control inputs stay as they are."""
     if ref.startswith("^") or ref in args:
         return ref
     parts = ref.split(":")
@@ -215,6 +253,7 @@ def _flat_input(ref: str, offsets: Dict[str, Dict[str, int]], args: set,
         node, arg, index = parts
         start = offsets[node].get(arg)
         if start is not None:
-            return "%s:%d" % (node, start + int(index))
+            flat = start + int(index)
+            return "%s:%d" % (node, flat) if flat else node
     raise ValueError("Function '%s': '%s' (used by '%s') names no input arg nor output of "
                      "a node of the function" % (function, ref, user))

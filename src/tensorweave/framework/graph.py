@@ -571,7 +571,7 @@ class Graph:
         else:
             location = _user_location()
         if self._has_while:
-            from tensorweave.ops.control_flow.control_flow_ops import check_frame_of_input
+            check_frame_of_input = _check_frame_of_input or _load_check_frame_of_input()
             for t in inputs:
                 check_frame_of_input(t, name or op_type, ctx, location)
         if name is None:
@@ -1150,6 +1150,18 @@ def _shape_merge_error(have: TensorShape, given: TensorShape) -> str:
             return ("Dimension %d in both shapes must be equal, but are %d and %d. Shapes "
                     "are %s and %s." % (i, a, b, brackets(have), brackets(given)))
     return "Shapes %s and %s are not compatible" % (have, given)
+
+
+# ops/control_flow's check_frame_of_input, once loaded (that module imports this one; an
+# import statement per op costs more than the check)
+_check_frame_of_input = None
+
+
+def _load_check_frame_of_input():
+    global _check_frame_of_input
+    from tensorweave.ops.control_flow.control_flow_ops import check_frame_of_input
+    _check_frame_of_input = check_frame_of_input
+    return check_frame_of_input
 
 
 def _graph_of(values) -> Graph:

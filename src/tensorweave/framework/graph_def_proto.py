@@ -22,6 +22,7 @@ them.
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any, Optional
 
 import numpy as np
@@ -203,7 +204,7 @@ def tensor_proto_to_array(proto) -> np.ndarray:
     typed value fields, where fewer values than elements repeat the last one (as TF)."""
     dt = dtype_from_enum(proto.dtype)
     shape = tuple(d.size for d in proto.tensor_shape.dim)
-    size = int(np.prod(shape, dtype=np.int64))
+    size = math.prod(shape)  # (NumPy's prod costs more than decoding a scalar)
     if dt is _dt.string:
         vals = _decode_string_content(proto.tensor_content, size) if proto.tensor_content \
             else list(proto.string_val)
@@ -496,12 +497,13 @@ def _arg_def_from_proto(arg) -> "_flib.ArgDef":
 
 
 def function_def_from_proto(proto) -> "_flib.FunctionDef":
-    """The `FunctionDef` (function_library.py) of a `tensorflow.FunctionDef` message."""
+    """The `FunctionDef` (function_library.py) of a `tensorflow.FunctionDef` message;
+    its body is decoded when first read."""
     sig = proto.signature
     return _flib.FunctionDef(
         sig.name, [_arg_def_from_proto(a) for a in sig.input_arg],
         [_arg_def_from_proto(a) for a in sig.output_arg],
-        [node_def_from_proto(n) for n in proto.node_def], dict(proto.ret),
+        lambda: [node_def_from_proto(n) for n in proto.node_def], dict(proto.ret),
         dict(proto.control_ret), {k: attr_from_proto(v) for k, v in proto.attr.items()})
 
 

@@ -39,6 +39,34 @@ def is_sequence(x: Any) -> bool:
     return nested
 
 
+_COMPOSITE_TYPES: tuple = ()  # (SparseTensor, IndexedSlices), once imported
+
+
+def _composite_types() -> tuple:
+    global _COMPOSITE_TYPES
+    if not _COMPOSITE_TYPES:
+        from tensorweave.framework.indexed_slices import IndexedSlices
+        from tensorweave.framework.sparse_tensor import SparseTensor
+        _COMPOSITE_TYPES = (SparseTensor, IndexedSlices)
+    return _COMPOSITE_TYPES
+
+
+def is_flat(structure: Any, expand_composites: bool = False) -> bool:
+    """Whether `structure` is a list or tuple of leaves only (composites count as
+    leaves unless `expand_composites`): flattening or packing it needs no walk. Loop
+    variables and fetches mostly are (checked once per type of element, not per leaf)."""
+    t = type(structure)
+    if t is not list and t is not tuple:
+        return False
+    for leaf_type in {type(x) for x in structure}:
+        nested = _NESTED_TYPES.get(leaf_type)
+        if nested is None or nested:  # unknown types take the general walk once
+            return False
+        if expand_composites and issubclass(leaf_type, _composite_types()):
+            return False
+    return True
+
+
 def _is_namedtuple(x) -> bool:
     return isinstance(x, tuple) and hasattr(x, "_fields")
 
@@ -89,6 +117,8 @@ def children(x) -> list:
 def flatten(structure: Any, expand_composites: bool = False) -> List[Any]:
     """The leaves of `structure` in order (a non-sequence is its own single leaf; with
     `expand_composites`, a composite's leaves are its component tensors)."""
+    if is_flat(structure, expand_composites):
+        return list(structure)
     if expand_composites:
         structure = _expanded(structure)
     if not is_sequence(structure):
@@ -138,6 +168,8 @@ def pack_sequence_as(structure: Any, flat_sequence, expand_composites: bool = Fa
       ValueError: the number of values does not match the number of leaves.
     """
     flat_sequence = list(flat_sequence)
+    if is_flat(structure, expand_composites) and len(structure) == len(flat_sequence):
+        return _rebuild(structure, flat_sequence)
     n = len(flatten(structure, expand_composites))
     if n != len(flat_sequence):
         raise ValueError("Could not pack sequence. Structure had %d elements, but "

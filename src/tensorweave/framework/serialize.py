@@ -565,13 +565,17 @@ class NodeImporter:
         created, input_map = self.created, self.input_map
         inputs, controls, loop_inputs = [], [], []
         for s in nd.input:
-            src, idx = parse_input(s)
+            # ("op", the common form of output 0, without parse_input's general split)
+            src, idx = (s, 0) if ":" not in s and s[:1] != "^" else parse_input(s)
             if idx is None:
                 mapped = input_map.get(s)
                 controls.append(mapped if mapped is not None else _lookup(created, src, nd))
                 continue
-            key = "%s:%d" % (src, idx)
-            mapped = input_map.get(key, input_map.get(src) if idx == 0 else None)
+            mapped = None
+            if input_map:
+                mapped = input_map.get("%s:%d" % (src, idx))
+                if mapped is None and idx == 0:
+                    mapped = input_map.get(src)
             if mapped is not None:
                 inputs.append(mapped)
             elif src not in created and _is_back_edge(nd, by_name.get(src)):
@@ -735,7 +739,7 @@ def _unmapped_error(keys: List[str]) -> ValueError:
 def _check_input_dtypes(inputs: List[Tensor], want: list, node: str, op_type: str) -> None:
     """Raises TF's ValueError where a node has not as many inputs as its op takes, or an
     input (from the GraphDef or from input_map) has not the dtype its op takes there."""
-    from tensorweave.framework.dtypes import type_string
+    type_string = _dt.type_string
     if len(inputs) != len(want):
         raise ValueError("NodeDef expected inputs '%s' do not match %d inputs specified; "
                          "Op<name=%s>; NodeDef: {{node %s}}"

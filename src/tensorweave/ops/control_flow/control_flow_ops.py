@@ -19,6 +19,7 @@ The executor's view of these ops (deadness, frames, iterations) is in runtime/fr
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Callable, Dict, List, Optional
 
 from tensorweave.framework import dtypes as _dt
@@ -27,29 +28,33 @@ from tensorweave.framework import graph as _graph
 from tensorweave.framework import nest
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Operation, Tensor
-from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.framework.registry import REQUIRED, kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape, with_rank
 from tensorweave.ops.control_flow import cond_side_effects as _cond_side_effects
+from tensorweave.ops.control_flow.primitive_builder import make_primitive as _primitive
 from tensorweave.runtime.values import DEAD, merge_index
 
 # --- the primitives -------------------------------------------------------------------
 
 
+# (these read op._inputs: builders make hundreds of these ops for one imported loop)
 def _same_shape(op):
-    return op.inputs[0].shape
+    return op._inputs[0]._shape
 
 
 def _switch_shape(op):
-    with_rank(op.inputs[1].shape, 0)
-    s = op.inputs[0].shape
+    with_rank(op._inputs[1]._shape, 0)
+    s = op._inputs[0]._shape
     return [s, s]
 
 
 def _merge_shape(op):
-    shapes = [t.shape for t in op.inputs]
+    shapes = [t._shape for t in op._inputs]
     out = shapes[0]
     for s in shapes[1:]:
+        if s is out:  # a loop's Merge, made of its Enter twice
+            continue
         if out.rank is None or s.rank is None or out.rank != s.rank:
             out = unknown_shape()
             break
@@ -110,13 +115,13 @@ not_differentiable("ControlTrigger")
 def switch(data, pred, name: Optional[str] = None):
     """(output_false, output_true): `data` on the side `pred` selects; the other side
     is dead (EuroSys §4.1)."""
-    op = apply_op("Switch", [data, pred], name=name or "Switch")
+    op = _primitive("Switch", [data, pred], name or "Switch")
     return op._outputs[0], op._outputs[1]
 
 
 def merge(inputs, name: Optional[str] = None):
     """(output, value_index): forwards whichever input is live."""
-    op = apply_op("Merge", [list(inputs)], name=name or "Merge")
+    op = _primitive("Merge", list(inputs), name or "Merge")
     return op._outputs[0], op._outputs[1]
 
 
@@ -154,6 +159,9 @@ def _location(op: Operation) -> str:
 
 def check_frame_of_input(t: Tensor, new_op_name: str, ctx, location) -> None:
     """Raises ValueError when `t` comes from inside a loop that the new op is not in."""
+    made_in = t._op._control_flow_context
+    if made_in is None or made_in is ctx:  # the root frame, or the new op's own context
+        return  # (most inputs: whatever loop `t` is in is then one the new op is in)
     src_loop = while_context_of(t._op)
     if src_loop is None:
         return
@@ -194,7 +202,7 @@ class ControlFlowContext:
 
     def resolve(self, t: Tensor) -> Tensor:
         """The tensor to use inside this context for `t`."""
-        if self.contains(t._op):
+        if _context_chain_has(t._op._control_flow_context, self):  # (self.contains)
             return t
         v = self._values.get(t)
         if v is None:
@@ -205,7 +213,9 @@ class ControlFlowContext:
         return v
 
     def resolve_inputs(self, inputs: List[Tensor]) -> List[Tensor]:
-        return [self.resolve(t) for t in inputs]
+        # (an input made in this very context stays: the common case, checked first)
+        return [t if t._op._control_flow_context is self else self.resolve(t)
+                for t in inputs]
 
     def _import(self, t: Tensor) -> Tensor:
         raise NotImplementedError("%s must say how a value enters it" % type(self).__name__)
@@ -230,7 +240,7 @@ class CondContext(ControlFlowContext):
         self.name = name
 
     def _import(self, t: Tensor) -> Tensor:
-        with _outer_context(self), self.graph.control_dependencies(None):
+        with _outer_context(self), _without_control_dependencies(self.graph):
             return switch(t, self.pred, name="Switch")[self.branch]
 
 
@@ -301,9 +311,11 @@ class WhileContext(ControlFlowContext):
         # as in TF, a control input from the pivot runs it only where the body (or the
         # predicate) runs. (A dequeue in a body would otherwise take one element too
         # many on an executor that runs iterations as dataflow.)
-        if op._inputs and not op._control_inputs and self.pivot is not None and all(
-                t._op._type in ("Enter", "RefEnter") and t._op._attrs.get("is_constant")
-                for t in op._inputs):
+        inputs = op._inputs
+        if inputs and not op._control_inputs and self.pivot is not None and \
+                inputs[0]._op._type in ("Enter", "RefEnter") and all(
+                    t._op._type in ("Enter", "RefEnter") and t._op._attrs.get("is_constant")
+                    for t in inputs):
             op._control_inputs.append(self.pivot._op)
             self.pivot._op._control_outputs.append(op)
 
@@ -362,13 +374,23 @@ def _outer_context(ctx: ControlFlowContext) -> building_in:
     return building_in(ctx.graph, ctx.outer)
 
 
+_NO_CHANGE = contextlib.nullcontext()
+
+
+def _without_control_dependencies(graph):
+    """`graph.control_dependencies(None)`, or nothing to enter when none are active
+    (the common case: builders here enter a value per loop variable or captured
+    tensor)."""
+    return graph.control_dependencies(None) if graph._control_stack else _NO_CHANGE
+
+
 def enter(t: Tensor, ctx: WhileContext, is_constant: bool, name: str = "Enter") -> Tensor:
     """`t` (from ctx's outer context) entered into the frame of `ctx`."""
     # control dependencies of the op being built do not apply to its captured inputs
-    with _outer_context(ctx), ctx.graph.control_dependencies(None):
-        op = apply_op("Enter", [t], {"frame_name": ctx.name, "is_constant": is_constant,
-                                     "parallel_iterations": ctx.parallel_iterations},
-                      name=name)
+    with _outer_context(ctx), _without_control_dependencies(ctx.graph):
+        op = _primitive("Enter", [t], name, {
+            "frame_name": ctx.name, "is_constant": is_constant,
+            "parallel_iterations": ctx.parallel_iterations})
     op._control_flow_context = ctx
     ctx.enter_ops.append(op)
     return op._outputs[0]
@@ -426,9 +448,13 @@ def _to_tensors(structure, what: str, pivot: Optional[Tensor] = None):
         else:
             out.append(convert_to_tensor(v))
 
+    plain = nest.is_flat(structure, expand_composites=True)
+
     def rebuild(values, shapes: Optional[list] = None):
         from tensorweave.framework.sparse_tensor import SparseTensor
         vals = [tas[i]._with_flow(v) if i in tas else v for i, v in enumerate(values)]
+        if plain:  # a list or tuple of leaves: no composite to rebuild
+            return nest.pack_sequence_as(structure, vals)
         # (wrapped: a lone composite is not a sequence to nest, yet has several leaves)
         packed = nest.pack_sequence_as([structure], vals, expand_composites=True)[0]
         sparse = [(new, old) for new, old in zip(nest.flatten(packed), nest.flatten(structure))
@@ -572,7 +598,7 @@ def _check_branch_results(r_t, r_f, flat_t: List[Tensor], flat_f: List[Tensor]) 
 
 
 def _identity(t: Tensor, name) -> Tensor:
-    return apply_op("Identity", [t], name=name or "Identity")._outputs[0]
+    return _primitive("Identity", [t], name or "Identity")._outputs[0]
 
 
 # --- while_loop ----------------------------------------------------------------------------
@@ -691,7 +717,7 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
             c = convert_to_tensor(_call(cond, rebuild(ctx.merges, sparse_shapes)))
             if c.dtype.base_dtype is not _dt.bool:
                 raise TypeError("cond must return a boolean tensor, got %s" % c.dtype.name)
-            ctx.pred = apply_op("LoopCond", [c], name="LoopCond")._outputs[0]
+            ctx.pred = _primitive("LoopCond", [c], "LoopCond")._outputs[0]
             ctx.cond_ids = (first_id, g._id_counter)
             ctx.switches = [switch(m, ctx.pred, name="Switch") for m in ctx.merges]
             ctx.body_inputs = [_identity(s[1], "Identity") for s in ctx.switches]
@@ -721,10 +747,10 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
                         "use the `shape_invariants` argument of tf.while_loop to specify a "
                         "less-specific shape." % (e._op.inputs[0].name,
                                                   e._op.inputs[0].shape, b.shape))
-                nxt = apply_op("NextIteration", [b], name="NextIteration")._outputs[0]
+                nxt = _primitive("NextIteration", [b], "NextIteration")._outputs[0]
                 m._op._update_input(1, nxt)
             # an Exit belongs to the loop's context; its output lives outside the loop
-            ctx.exits = [apply_op("Exit", [s[0]], name="Exit")._outputs[0]
+            ctx.exits = [_primitive("Exit", [s[0]], "Exit")._outputs[0]
                          for s in ctx.switches]
         g._while_contexts.append(ctx)
         out = rebuild_result(ctx.exits)
@@ -777,6 +803,8 @@ def _component_invariants(v, s) -> tuple:
     SparseTensor's invariant is the shape of its `dense_shape` (default: its rank), and
     its indices and values may change their count every iteration; an IndexedSlices'
     is that of its values (default: the components' own shapes)."""
+    if type(v) is Tensor:  # the common case, first
+        return [TensorShape(s) if s is not None else None], None
     from tensorweave.framework.indexed_slices import IndexedSlices
     from tensorweave.framework.sparse_tensor import SparseTensor
     from tensorweave.ops.data_flow.tensor_array_class import TensorArray

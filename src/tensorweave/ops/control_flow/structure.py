@@ -12,7 +12,7 @@ from tensorweave.framework.registry import (TypeListAttr, gradient, kernel, not_
                                              register_op)
 
 register_op("Identity", inputs=["input: T"], outputs=["output: T"],
-            shape=lambda op: op.inputs[0].shape)
+            shape=lambda op: op._inputs[0]._shape)  # (attributes: a hot path)
 
 
 @kernel("Identity")
