@@ -1,11 +1,11 @@
 """Executing the plans of steps without control flow (OSDI §3.1, white paper §3.1), and
 what every executor shares: tracing, step state, the error of a failed kernel.
 
-* `run_steps` - the one per-step kernel call: lowered steps `(fn, ctx, ins, out, n_out,
-  free)` in plan order over one flat value list; per node a tuple unpack, one call and a
-  store, dead values dropped right after their last reader. SequentialPlan.run (and the
-  structured executor's root frame) is this loop; so is the first phase of a dataflow
-  step.
+* `run_steps` - the one per-step kernel call: lowered steps (`lowered`: `(fn, ctx, ins,
+  out, n_out, free)` and how to gather the inputs) in plan order over one flat value
+  list; per node a tuple unpack, one call and a store, dead values dropped right after
+  their last reader. SequentialPlan.run (and the structured executor's root frame) is
+  this loop; so is the first phase of a dataflow step.
 * `run_dataflow` - pending-count scheduling (`_schedule`): cheap kernels run inline on
   the calling thread, pool kernels on the session's inter-op pool (NumPy releases the
   GIL, so two big matmuls overlap on two cores), asynchronous kernels call back when
@@ -27,6 +27,7 @@ import queue
 import threading
 import time
 from collections import deque
+from operator import itemgetter
 from typing import List, Optional
 
 import numpy as np
@@ -229,22 +230,29 @@ class RunEnv:
             self.pool = None
 
 
+def lowered(fn, ctx, ins: tuple, out: int, n_out: int, free: tuple) -> tuple:
+    """The tuple `run_steps` walks for one step: `(fn, ctx, ins, out, n_out, free)`
+    followed by the number of inputs and, for three or more, an `itemgetter` of them
+    (a C call where a list comprehension would run a Python frame per kernel)."""
+    n_in = len(ins)
+    return (fn, ctx, ins, out, n_out, free, n_in, itemgetter(*ins) if n_in > 2 else None)
+
+
 def run_steps(flat, ops, vals: list) -> None:
-    """Runs lowered steps `(fn, ctx, ins, out, n_out, free)` in order over the value
-    list `vals`: per node a tuple unpack, one call and a store. The one per-step kernel
-    call of the untraced sequential and dataflow executors."""
+    """Runs lowered steps (`lowered`) in order over the value list `vals`: per node a
+    tuple unpack, one call and a store. The one per-step kernel call of the untraced
+    sequential and dataflow executors."""
     k = 0
     try:
-        for fn, ctx, ins, out, n_out, free in flat:
-            n = len(ins)
-            if n == 0:
-                r = fn(ctx)
-            elif n == 1:
+        for fn, ctx, ins, out, n_out, free, n, gather in flat:
+            if n == 1:
                 r = fn(ctx, vals[ins[0]])
             elif n == 2:
                 r = fn(ctx, vals[ins[0]], vals[ins[1]])
+            elif n == 0:
+                r = fn(ctx)
             else:
-                r = fn(ctx, *[vals[i] for i in ins])
+                r = fn(ctx, *gather(vals))
             if n_out == 1:
                 vals[out] = r
             elif n_out:

@@ -134,7 +134,8 @@ class _FlatPlan(Plan):
         self.n_slots = n_slots
         self.feed_slots = feed_slots
         self.fetch_slots = fetch_slots
-        self.flat = tuple((s.fn, s.ctx, s.ins, s.out, s.n_out, s.free) for s in self.steps)
+        self.flat = tuple(_ex.lowered(s.fn, s.ctx, s.ins, s.out, s.n_out, s.free)
+                          for s in self.steps)
         self.ops = tuple(s.op for s in self.steps)
 
 
@@ -210,7 +211,8 @@ class DataflowPlan(_FlatPlan):
         self.needs_pool = any(s.on_pool for s in self.steps)
         self.inline = not self.needs_pool
         self.flat = tuple(
-            (_ex.inline_async(s), s.ctx, (self.state_slot,) + s.ins, s.out, s.n_out, s.free)
+            _ex.lowered(_ex.inline_async(s), s.ctx, (self.state_slot,) + s.ins, s.out,
+                        s.n_out, s.free)
             if s.is_async else f for f, s in zip(self.flat, self.steps))
 
     # run(feed_values, env, options=None, trace=None): executor.run_dataflow itself is

@@ -12,10 +12,16 @@ from tensorweave.framework import errors
 
 
 class ResourceManager:
-    """Thread-safe map (container, name) -> resource object."""
+    """Thread-safe map (container, name) -> resource object.
+
+    Invariant: `generation` grows whenever a resource is removed (`delete`, `clear`), so
+    a lookup cached together with the generation it was made in stays valid as long as
+    the generation is unchanged (a handle caches the variable it names this way).
+    """
 
     def __init__(self, device_name: str):
         self.device_name = device_name
+        self.generation = 0
         self._containers: Dict[str, Dict[str, object]] = {}
         self._lock = threading.Lock()
 
@@ -37,6 +43,7 @@ class ResourceManager:
 
     def delete(self, container: str, name: str) -> None:
         with self._lock:
+            self.generation += 1
             self._containers.get(container, {}).pop(name, None)
 
     def clear(self, containers: Optional[Iterable[str]] = None) -> None:
@@ -44,6 +51,7 @@ class ResourceManager:
         `release()` method (an iterator with a file half written) is released now
         rather than whenever the garbage collector reaches it."""
         with self._lock:
+            self.generation += 1
             if containers is None:
                 dropped = list(self._containers.values())
                 self._containers.clear()

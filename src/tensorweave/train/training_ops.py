@@ -27,7 +27,10 @@ owner of its array, else a copy, so a read in flight keeps its snapshot) and pub
 """
 from __future__ import annotations
 
+import sys
 from typing import Optional
+
+import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
@@ -38,6 +41,8 @@ _FLOATS = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
 
 
 _RV = None  # tensorweave.ops.state.resource_variable_ops, imported on first use
+_getrefcount = sys.getrefcount
+_ndarray = np.ndarray
 
 
 def _load_rv():
@@ -104,17 +109,15 @@ def lock_variables(ctx, handles, scalars) -> tuple:
     value) pairs) checked, the variables `handles` looked up and locked in input order,
     each checked to be initialized and of the op's type `T`. Returns (resources, locks)
     with the locks held (on an error they are released): the caller releases them with
-    `release(locks)`. Kept lean: it runs once per variable per training step."""
+    `release(locks)`. Kept lean (no call per variable beyond the lock's own): it runs
+    once per variable per training step."""
     rv = _RV or _load_rv()
     for name, value in scalars:
         if value.ndim != 0:
             raise errors.InvalidArgumentError(None, ctx.op, "%s is not a scalar: %s"
                                               % (name, _shape_str(value.shape)))
-    resources = [rv.lookup_variable(h, ctx.op) for h in handles]
-    locks = []
-    for r in resources:
-        if r.lock not in locks:
-            locks.append(r.lock)
+    resources = rv.lookup_variables(handles, ctx.op)
+    locks = list({r.lock: None for r in resources})  # each lock once, in input order
     for lock in locks:
         lock.acquire()
     try:
@@ -143,17 +146,17 @@ def _apply_in_place(ctx, handles, names, grad, scalars, update) -> None:
     hyperparameters first (lock_variables); then publishes the arrays."""
     resources, locks = lock_variables(ctx, handles, scalars)
     try:
+        shape = grad.shape
         for r, name in zip(resources, names):
-            if r.value.shape != grad.shape:
+            if r.value.shape != shape:
                 raise errors.InvalidArgumentError(
                     None, ctx.op, "var and %s do not have the same shape%s %s"
-                    % (name, _shape_str(r.value.shape), _shape_str(grad.shape)))
-        arrays = [r.writable_value() for r in resources]
+                    % (name, _shape_str(r.value.shape), _shape_str(shape)))
+        arrays = _RV.writable_values(resources)
         try:
             update(*arrays)
         finally:
-            for r, arr in zip(resources, arrays):
-                r.publish(arr)
+            _RV.publish_values(resources, arrays)
     finally:
         release(locks)
 
@@ -165,12 +168,17 @@ _register("ResourceApplyGradientDescent", ["var"], ["alpha", "delta"])
 @kernel("ResourceApplyGradientDescent")
 def _apply_gradient_descent_kernel(ctx, var, alpha, delta):
     # The most frequent update of all, so written out rather than through
-    # _apply_in_place: one variable, one scalar, the same checks in the same order.
+    # _apply_in_place: one variable, one scalar, the same checks in the same order, the
+    # variable's lookup and writable_value()/publish() inlined.
     if alpha.ndim != 0:
         raise errors.InvalidArgumentError(None, ctx.op, "alpha is not a scalar: %s"
                                           % _shape_str(alpha.shape))
     rv = _RV or _load_rv()
-    r = rv.lookup_variable(var, ctx.op)
+    cached = var.cached
+    if cached is not None and cached[0] == var.manager.generation:
+        r = cached[1]()
+    else:
+        r = rv.lookup_variable(var, ctx.op)
     with r.lock:
         if r.value is None:
             rv.current_value(r, var, ctx.op)  # raises FailedPrecondition
@@ -182,11 +190,20 @@ def _apply_gradient_descent_kernel(ctx, var, alpha, delta):
             raise errors.InvalidArgumentError(
                 None, ctx.op, "var and delta do not have the same shape%s %s"
                 % (_shape_str(r.value.shape), _shape_str(delta.shape)))
-        w = r.writable_value()
-        try:
-            w -= delta * alpha
-        finally:
-            r.publish(w)
+        if type(r.value) is _ndarray and _getrefcount(r.value) <= 2 and \
+                r.value.flags.owndata:
+            w = r.value  # sole owner (see VariableResource.writable_value)
+            w.setflags(True)  # (positional: cheaper than write=)
+            try:
+                w -= delta * alpha
+            finally:
+                w.setflags(False)
+        else:
+            w = r.writable_value()
+            try:
+                w -= delta * alpha
+            finally:
+                r.publish(w)
 
 
 def resource_apply_gradient_descent(var, alpha, delta, use_locking: bool = False,
@@ -238,7 +255,7 @@ def _apply_adagrad_kernel(ctx, var, accum, lr, grad):
     update_slots = ctx.attrs["update_slots"]
 
     def update(w, a):
-        step = xp.empty_like(a)  # one scratch array (an array even for 0-d variables)
+        step = xp.empty(a.shape, a.dtype)  # one scratch array (an array even for 0-d)
         if update_slots:
             xp.multiply(grad, grad, out=step)
             a += step
@@ -280,7 +297,7 @@ def _apply_adam_kernel(ctx, var, m, v, beta1_power, beta2_power, lr, beta1, beta
         # the variable's dtype); with arrays they stay 0-d arrays, the cheaper operand
         b1, b2 = beta1[()], beta2[()]
         alpha = lr[()] * xp.sqrt(1 - beta2_power[()]) / (1 - beta1_power[()])
-        tmp = xp.empty_like(m_)  # an array even for 0-d variables
+        tmp = xp.empty(m_.shape, m_.dtype)  # an array even for 0-d variables
         xp.subtract(grad, m_, out=tmp)
         tmp *= 1 - b1
         m_ += tmp

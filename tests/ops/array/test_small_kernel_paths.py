@@ -91,3 +91,55 @@ def test_pack_matches_numpy_stack(axis):
     want = np.stack(parts, axis=axis)
     assert got.shape == want.shape and np.array_equal(got, want)
     assert got.flags.c_contiguous
+
+
+def test_broadcast_to_bad_shapes_are_invalid_argument():
+    with tf.Graph().as_default():
+        shape = tf.placeholder(tf.int32, None)
+        y = tf.broadcast_to(tf.constant([1.0, 2.0]), shape)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Dimension -3 must be >= 0"):
+            _run(y, {shape: [-3, 2]})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="must be rank 1 but is rank 2"):
+            _run(y, {shape: [[2, 2]]})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="no greater than rank"):
+            _run(y, {shape: []})
+        assert _run(y, {shape: [3, 2]}).tolist() == [[1.0, 2.0]] * 3
+
+
+def test_pack_of_scalars_and_mismatched_shapes():
+    with tf.Graph().as_default():
+        xs = [tf.reduce_sum(tf.constant([k, 1.0])) for k in range(3)]  # 0-d results
+        assert _run(tf.stack(xs)).tolist() == [1.0, 2.0, 3.0]
+        a, b = tf.placeholder(tf.float32, None), tf.placeholder(tf.float32, None)
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"values\[0\].shape = \[2\] != values\[1\].shape = \[3\]"):
+            _run(tf.stack([a, b]), {a: [1.0, 2.0], b: [1.0, 2.0, 3.0]})
+
+
+@pytest.mark.parametrize("target", [[4, 12], [-1, 6], [2, -1, 3], [48]])
+def test_reshape_matches_numpy(target):
+    with tf.Graph().as_default():
+        shape = tf.placeholder(tf.int32, [None])
+        got = _run(tf.reshape(tf.constant(X), shape), {shape: target})
+    assert np.array_equal(got, X.reshape(target))
+
+
+def test_reshape_errors_and_empty_inputs():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, None)
+        shape = tf.placeholder(tf.int32, [None])
+        y = tf.reshape(x, shape)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Input to reshape is a "
+                           "tensor with 48 values, but the requested shape has 10"):
+            _run(y, {x: X, shape: [2, 5]})
+        assert _run(y, {x: np.zeros((0, 3)), shape: [4, 0]}).shape == (4, 0)
+        assert _run(y, {x: 2.5, shape: [1, 1]}).tolist() == [[2.5]]
+
+
+@pytest.mark.parametrize("value", [X.astype(np.float32), X[:, ::2].astype(np.int64),
+                                   np.array([True]), np.float64(2.5)])
+def test_zeros_like_gives_fresh_zeros(value):
+    with tf.Graph().as_default():
+        got = _run(tf.zeros_like(tf.constant(value)))
+    assert got.shape == np.shape(value) and got.dtype == np.asarray(value).dtype
+    assert not np.any(got)

@@ -68,10 +68,10 @@ def test_large_product_switches_blas_threads_with_contention(monkeypatch):
             pass
     assert calls == [1]  # switched once
     contention.contended = False
-    with blas.large_product(blas._SPLIT_MACS):
+    with blas.large_product(blas.SPLIT_MACS):
         # another product is in flight: the count changes only when none runs
         contention.contended = True
-        with blas.large_product(blas._SPLIT_MACS):
+        with blas.large_product(blas.SPLIT_MACS):
             pass
         contention.contended = False
     assert calls == [1, 3] and blas._IN_FLIGHT == 0
@@ -93,11 +93,11 @@ def test_no_switch_while_a_product_runs(monkeypatch):
     monkeypatch.setattr(blas, "_SWITCH", switch)
     monkeypatch.setattr(blas, "_CONTENTION", contention)
     monkeypatch.setattr(blas, "_LOCK", threading.Lock())
-    with blas.large_product(blas._SPLIT_MACS):
+    with blas.large_product(blas.SPLIT_MACS):
         contention.contended, contention.next_poll = True, float("inf")
-        with blas.large_product(blas._SPLIT_MACS):
+        with blas.large_product(blas.SPLIT_MACS):
             assert calls == []  # the outer product is still running
-    with blas.large_product(blas._SPLIT_MACS):
+    with blas.large_product(blas.SPLIT_MACS):
         assert calls == [1]
 
 
@@ -106,3 +106,39 @@ def test_proc_stat_reading_grows_with_time():
     first = blas._machine_busy_seconds()
     sum(i * i for i in range(200000))  # some CPU work
     assert blas._machine_busy_seconds() >= first > 0
+
+
+def test_matmul_that_blas_splits_goes_to_one_thread_under_contention(monkeypatch):
+    """A float32 product below LARGE_PRODUCT_MACS that OpenBLAS still splits (a DNN's
+    gradient product) takes the contention check too: split while a core is busy
+    elsewhere, it waited a time slice for its late share (1-12 ms against 25 us)."""
+    import numpy as np
+
+    import tensorweave as tf
+    calls = []
+
+    class FakeLib:
+        def get_num_threads(self):
+            return 2
+
+        def set_num_threads(self, n):
+            calls.append(n)
+
+    switch = blas._ThreadSwitch()
+    switch.looked, switch.lib = True, FakeLib()
+    contention = blas._Contention(clock=_Clock(), sample=lambda: (0.0, 0.0))
+    contention.contended, contention.next_poll = True, float("inf")
+    monkeypatch.setattr(blas, "_SWITCH", switch)
+    monkeypatch.setattr(blas, "_CONTENTION", contention)
+    monkeypatch.setattr(blas, "_LOCK", threading.Lock())
+    rs = np.random.RandomState(0)
+    a, b = rs.randn(64, 172).astype(np.float32), rs.randn(172, 64).astype(np.float32)
+    assert blas.SPLIT_MACS <= 64 * 172 * 64 < blas.LARGE_PRODUCT_MACS
+    with tf.Graph().as_default():
+        small = tf.matmul(tf.constant(a[:8, :8]), tf.constant(b[:8, :8]))
+        with tf.Session() as sess:
+            np.testing.assert_allclose(sess.run(small), a[:8, :8] @ b[:8, :8], rtol=1e-5)
+            assert calls == []  # a product BLAS runs on one thread checks nothing
+            got = sess.run(tf.matmul(tf.constant(a), tf.constant(b)))
+    assert calls == [1]
+    np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4)

@@ -395,9 +395,10 @@ register_op("Pack", inputs=["values: N * T"], outputs=["output: T"], attrs={"axi
 
 @kernel("Pack")
 def _pack_kernel(ctx, *values):
-    first = np.shape(values[0])
+    # (a NumPy array's own shape: np.shape's dispatch costs more per input than the copy)
+    first = values[0].shape if type(values[0]) is np.ndarray else np.shape(values[0])
     for i, v in enumerate(values[1:], 1):
-        if np.shape(v) != first:
+        if (v.shape if type(v) is np.ndarray else np.shape(v)) != first:
             raise _invalid(ctx, "Shapes of all inputs must match: values[0].shape = %s != "
                            "values[%d].shape = %s" % (_dims_text(first), i,
                                                       _dims_text(np.shape(v))))

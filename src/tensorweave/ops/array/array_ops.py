@@ -272,11 +272,13 @@ register_op("Reshape", inputs=["tensor: T", "shape: Tshape"], outputs=["output: 
 
 @kernel("Reshape")
 def _reshape_kernel(ctx, x, sizes):
-    if sizes.ndim == 1 and np.size(x):
+    host = type(x) is np.ndarray
+    if sizes.ndim == 1 and (x.size if host else np.size(x)):
         # Fast path: for non-empty inputs NumPy accepts exactly the shapes TF does; the
-        # checks below only produce TF's messages (and TF's zero-size rules).
+        # checks below only produce TF's messages (and TF's zero-size rules). A NumPy
+        # array reshapes by its method: np.reshape's dispatch costs more than the work.
         try:
-            return ctx.xp.reshape(x, sizes.tolist())
+            return x.reshape(sizes.tolist()) if host else ctx.xp.reshape(x, sizes.tolist())
         except ValueError:
             pass
     if sizes.ndim > 1:

@@ -269,12 +269,15 @@ register_op("BroadcastTo", inputs=["input: T", "shape: Tidx"], outputs=["output:
 
 @kernel("BroadcastTo")
 def _broadcast_to_kernel(ctx, x, shape):
-    if np.ndim(shape) != 1:
-        raise _invalid(ctx, "Shape must be rank 1 but is rank %d" % np.ndim(shape))
-    target = [int(d) for d in shape.tolist()]
-    if any(d < 0 for d in target):
+    # no Python-level helper on the usual path: a gradient of a sum broadcasts once
+    # per variable per training step
+    rank = shape.ndim if type(shape) is np.ndarray else np.ndim(shape)
+    if rank != 1:
+        raise _invalid(ctx, "Shape must be rank 1 but is rank %d" % rank)
+    target = shape.tolist()  # Python ints (shape is int32 or int64)
+    if target and min(target) < 0:
         raise _invalid(ctx, "Dimension %d must be >= 0" % min(target))
-    in_shape = tuple(np.shape(x))
+    in_shape = x.shape if type(x) is np.ndarray else tuple(np.shape(x))
     if len(in_shape) > len(target):
         raise _invalid(ctx, "Rank of input (%d) must be no greater than rank of output shape "
                        "(%d)." % (len(in_shape), len(target)))

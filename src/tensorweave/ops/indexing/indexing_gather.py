@@ -2,6 +2,7 @@
 family)."""
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 import numpy as np
@@ -17,9 +18,9 @@ from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_diffe
     register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
 from tensorweave.runtime.values import element
-from tensorweave.ops.indexing.indexing_ops import (debug_index, invalid, merge_shapes, partial_shape_str,
-                                          shape_str, shape_tensor, with_rank,
-                                          with_rank_at_least)
+from tensorweave.ops.indexing.indexing_ops import (debug_index, invalid, merge_shapes, outside,
+                                          partial_shape_str, shape_str, shape_tensor,
+                                          with_rank, with_rank_at_least)
 
 _GATHER_INDEX_TYPES = (_dt.int16, _dt.int32, _dt.int64)
 _INDEX_TYPES = (_dt.int32, _dt.int64)
@@ -135,15 +136,16 @@ def _gather_kernel(ctx, params, indices, axis):
                 raise invalid(ctx, "params.shape[%d]: %d should be equal to indices.shape[%d]: "
                               "%d" % (d, params.shape[d], d, indices.shape[d]))
     limit = params.shape[a]
-    if indices.size and (indices.min() < 0 or indices.max() >= limit):
+    if outside(indices, limit):
         bad = (indices < 0) | (indices >= limit)
         k = _first_bad(bad)
         raise invalid(ctx, "indices%s = %d is not in [0, %d)" % (
             debug_index(indices.shape, k), indices.reshape(-1)[k], limit))
     if batch_dims != 0:
         return _batch_gather(ctx, params, indices, a, b)
-    # a scalar index into a vector: one element, which NumPy gives bare for a string array
-    return element(ctx.xp.take(params, indices, axis=a))
+    # a scalar index into a vector: one element, which NumPy gives bare for a string
+    # array (the method, not np.take's Python-level wrapper)
+    return element(params.take(indices, axis=a))
 
 
 @gradient("GatherV2")
@@ -360,7 +362,7 @@ def _gather_nd_kernel(ctx, params, indices):
         raise invalid(ctx, "index innermost dimension length must be <= params rank; saw: %d "
                       "vs. %d" % (k, params.ndim))
     batch_shape = indices.shape[:-1]
-    idx = indices.reshape(int(np.prod(batch_shape, dtype=np.int64)), k)
+    idx = indices.reshape(math.prod(batch_shape), k)  # (np.prod: a Python-level call)
     limits = params.shape[:k]
     _check_nd_indices(ctx, idx, batch_shape, limits, "param shape", params.shape)
     inner = params.shape[k:]

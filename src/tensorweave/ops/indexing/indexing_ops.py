@@ -98,6 +98,20 @@ def invalid(ctx, message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, ctx.op, message)
 
 
+_lowest, _highest = np.minimum.reduce, np.maximum.reduce
+
+
+def outside(indices, limit: int) -> bool:
+    """Whether any of the integer `indices` lies outside [0, limit). NumPy arrays are
+    reduced by the ufuncs themselves (ndarray.min/max pass through a Python-level
+    wrapper each, a visible cost in small index kernels that run every step)."""
+    if indices.size == 0:
+        return False
+    if type(indices) is np.ndarray:
+        return bool(_lowest(indices, axis=None) < 0 or _highest(indices, axis=None) >= limit)
+    return bool(indices.min() < 0 or indices.max() >= limit)
+
+
 # --- Slice -------------------------------------------------------------------------------
 def _slice_shape(op):
     inp, begin, size = op.inputs
@@ -365,10 +379,27 @@ def _numpy_index(ctx, shape, begin, end, strides) -> tuple:
     return tuple(index)
 
 
+def _remembered_index(ctx, shape, begin, end, strides) -> tuple:
+    """`_numpy_index`, remembered by the node for the next run when its spec cannot
+    change: `begin`, `end` and `strides` are then the very read-only arrays of the last
+    run (constants), and `shape` is the same. Most slices of a training step are
+    `tf.shape(x)[0]` or `x[:, k]` with constant specs; this saves their parsing."""
+    memo = ctx.state["index"] if "index" in ctx.state else None
+    if memo is not None and memo[0] is begin and memo[1] is end and memo[2] is strides \
+            and memo[3] == shape and not (begin.flags.writeable or end.flags.writeable
+                                          or strides.flags.writeable):
+        return memo[4]
+    index = _numpy_index(ctx, shape, begin, end, strides)
+    if type(begin) is type(end) is type(strides) is np.ndarray and not (
+            begin.flags.writeable or end.flags.writeable or strides.flags.writeable):
+        ctx.state["index"] = (begin, end, strides, shape, index)
+    return index
+
+
 @kernel("StridedSlice")
 def _strided_slice_kernel(ctx, x, begin, end, strides):
     # every axis shrunk: one element, which NumPy gives bare for a string array
-    return element(x[_numpy_index(ctx, x.shape, begin, end, strides)])
+    return element(x[_remembered_index(ctx, x.shape, begin, end, strides)])
 
 
 @tensor_util.register_static_value("StridedSlice")

@@ -30,6 +30,10 @@ register_op("Where", inputs=["input: T"], outputs=["index: int64"],
 def _where_kernel(ctx, x):
     if x.ndim == 0:  # TF's kernel has no coordinates of a scalar
         raise invalid(ctx, "WhereOp : Unhandled input dimensions: 0")
+    if type(x) is np.ndarray:
+        # what np.argwhere computes (the nonzero coordinates, transposed), without its
+        # Python-level layers: the kernel runs once per sparse feature per step
+        return np.array(x.nonzero()).T.astype(np.int64, copy=False)
     return ctx.xp.argwhere(x).astype(np.int64, copy=False)
 
 

@@ -34,7 +34,7 @@ from typing import Optional
 # well below it; 128^3)
 LARGE_PRODUCT_MACS = 1 << 21
 # OpenBLAS runs products below this size (64^3) on one thread whatever its setting
-_SPLIT_MACS = 1 << 18
+SPLIT_MACS = 1 << 18
 
 _NO_WAIT = contextlib.nullcontext()
 
@@ -177,6 +177,6 @@ def large_product(macs: int):
     """A context to hold around a matrix product of `macs` multiply-adds: for one BLAS
     may split, the contention check and the thread switch (see the module docstring),
     and the shared lock for a large one while BLAS is multi-threaded; else a no-op."""
-    if _LOCK is None or macs < _SPLIT_MACS:
+    if _LOCK is None or macs < SPLIT_MACS:
         return _NO_WAIT
     return _Product(macs >= LARGE_PRODUCT_MACS)

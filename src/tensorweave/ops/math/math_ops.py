@@ -233,6 +233,9 @@ def _add_n_kernel(ctx, *xs):
     first = xs[0]
     if len(xs) == 1:
         return first
+    if type(first) is np.ndarray and len(xs) == 2 and type(xs[1]) is np.ndarray and \
+            first.shape == xs[1].shape:
+        return np.add(first, xs[1])  # the usual sum of two gradients, with no other call
     if not hasattr(first, "dtype"):  # variant values (TensorLists) add themselves
         for x in xs[1:]:
             first = first.add(x, ctx.op)

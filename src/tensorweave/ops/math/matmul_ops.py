@@ -17,7 +17,7 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
 from tensorweave.framework import shapes as _shapes
 from tensorweave.framework.shapes import Dimension, TensorShape, unknown_shape
-from tensorweave.ops.math.blas import LARGE_PRODUCT_MACS, large_product
+from tensorweave.ops.math.blas import SPLIT_MACS, large_product
 
 MATMUL_TYPES = (_dt.bfloat16, _dt.float16, _dt.float32, _dt.float64, _dt.int32, _dt.int64,
                 _dt.uint8, _dt.uint16, _dt.uint32, _dt.uint64, _dt.complex64, _dt.complex128)
@@ -70,9 +70,11 @@ def _matmul_kernel(ctx, a, b):
     dt = a.dtype
     macs = x.shape[0] * x.shape[1] * y.shape[1]
     if (dt is _F32 or dt is _F64) and b.dtype is dt and x.ndim == 2 == y.ndim:
-        # one BLAS call: less dispatch overhead than matmul; a small product (the hot
-        # case of loops over small matrices) skips even the no-op context
-        if macs < LARGE_PRODUCT_MACS:
+        # one BLAS call: less dispatch overhead than matmul; a product OpenBLAS runs on
+        # one thread (the hot case of loops over small matrices) skips even the no-op
+        # context. One it splits must not: under contention it must go to one thread
+        # (a [64, 172] x [172, 64] gradient product took 1-12 ms split, 25 us not)
+        if macs < SPLIT_MACS:
             return ctx.xp.dot(x, y)
         with large_product(macs):
             return ctx.xp.dot(x, y)

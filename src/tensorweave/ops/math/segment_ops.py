@@ -8,6 +8,7 @@ No Python loop runs over elements.
 """
 from __future__ import annotations
 
+import math
 from typing import List, Optional
 
 import ml_dtypes
@@ -22,7 +23,7 @@ from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel,
 from tensorweave.framework.shapes import TensorShape, unknown_shape
 from tensorweave.ops.indexing.indexing_gather import gather
 from tensorweave.ops.indexing.indexing_ops import (debug_index, invalid, merge_dims, merge_shapes,
-                                          shape_str, shape_tensor, with_rank,
+                                          outside, shape_str, shape_tensor, with_rank,
                                           with_rank_at_least)
 from tensorweave.ops.indexing.indexing_select import where_v2
 
@@ -45,7 +46,7 @@ def _segment_reduce(kind: str, ids: np.ndarray, rows: np.ndarray, num: int) -> n
       [num] + rows.shape[1:] array of rows.dtype.
     """
     inner = rows.shape[1:]
-    width = int(np.prod(inner, dtype=np.int64))
+    width = math.prod(inner)
     dtype = rows.dtype
     if width == 1:
         flat_ids = ids.astype(np.intp, copy=False)
@@ -317,12 +318,12 @@ def _register_unsorted(op_type: str, kind: str, types) -> None:
                           % (shape_str(data.shape), shape_str(ids.shape)))
         flat_ids = ids.reshape(-1)
         rows = data.reshape((flat_ids.size,) + data.shape[ids.ndim:])
-        if flat_ids.size and flat_ids.max() >= num:
-            k = int(np.flatnonzero(flat_ids >= num)[0])
-            raise invalid(ctx, "segment_ids%s = %d is out of range [0, %d)"
-                          % (debug_index(ids.shape, k), int(flat_ids[k]), num))
-        if flat_ids.size and flat_ids.min() < 0:  # negative ids are dropped
-            keep = flat_ids >= 0
+        if outside(flat_ids, num):  # (one test for the usual ids, all in range)
+            if flat_ids.max() >= num:
+                k = int(np.flatnonzero(flat_ids >= num)[0])
+                raise invalid(ctx, "segment_ids%s = %d is out of range [0, %d)"
+                              % (debug_index(ids.shape, k), int(flat_ids[k]), num))
+            keep = flat_ids >= 0  # negative ids are dropped
             flat_ids, rows = flat_ids[keep], rows[keep]
         return _segment_reduce(kind, flat_ids, rows, num)
 

@@ -15,6 +15,7 @@ from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_diffe
     register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
 from tensorweave.ops.array import array_util as _u
+from tensorweave.ops.indexing.indexing_ops import outside
 from tensorweave.ops.sparse import sparse_util as _su
 
 _INDEX = TypeAttr(_u.INDEX_TYPES, default=_dt.int32)
@@ -43,12 +44,11 @@ def _check(ctx, data, indices, ids):
         raise _su.invalid(ctx, "segment_ids and indices should have same size.")
     if data.ndim < 1:
         raise _su.invalid(ctx, "Shape must be at least rank 1")
-    bad = np.flatnonzero((indices < 0) | (indices >= data.shape[0]))
-    if bad.size:
-        i = int(bad[0])
+    if outside(indices, data.shape[0]):
+        i = int(np.flatnonzero((indices < 0) | (indices >= data.shape[0]))[0])
         raise _su.invalid(ctx, "Bad: indices[%d] == %d out of range [0, %d)"
                           % (i, int(indices[i]), data.shape[0]))
-    if ids.size and (np.diff(ids) < 0).any():
+    if ids.size and (ids[1:] < ids[:-1]).any():
         raise _su.invalid(ctx, "segment ids are not increasing")
 
 
@@ -94,9 +94,9 @@ def _scaled_grad_kernel(kind: str):
         rows = int(output_dim0)
         if indices.shape != ids.shape or indices.ndim != 1:
             raise _su.invalid(ctx, "segment_ids and indices should have same size.")
-        if ids.size and (ids.min() < 0 or ids.max() >= grad.shape[0]):
+        if outside(ids, grad.shape[0]):
             raise _su.invalid(ctx, "Segment id out of range [0, %d)" % grad.shape[0])
-        if indices.size and (indices.min() < 0 or indices.max() >= rows):
+        if outside(indices, rows):
             raise _su.invalid(ctx, "Index out of range [0, %d)" % rows)
         count = np.bincount(ids, minlength=grad.shape[0]).astype(np.float64)
         scale = np.maximum(count, 1.0) if kind != "Sum" else np.ones_like(count)

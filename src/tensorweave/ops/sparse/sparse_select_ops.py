@@ -58,6 +58,10 @@ def _fill_empty_rows_kernel(ctx, indices, values, shape, default):
     counts = np.bincount(rows, minlength=n_rows)
     empty = counts == 0
     new_rows = np.flatnonzero(empty)
+    if not new_rows.size and indices.dtype == np.int64 and (rows[1:] >= rows[:-1]).all():
+        # every row has entries, already in row order (a batch of ids): nothing to insert
+        # or reorder, and the stable sort below would return them as they are
+        return indices, values, empty, np.arange(indices.shape[0], dtype=np.int64)
     filled = np.zeros((new_rows.size, indices.shape[1]), np.int64)
     filled[:, 0] = new_rows
     all_idx = np.concatenate([indices, filled]).astype(np.int64)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import weakref
 from typing import Optional
 
 import numpy as np
@@ -47,6 +48,7 @@ from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel,
     not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, as_shape, unknown_shape
 from tensorweave.ops.array import array_ops
+from tensorweave.ops.indexing.indexing_ops import outside
 
 _INDEX_TYPES = (_dt.int32, _dt.int64)
 
@@ -56,14 +58,20 @@ class ResourceHandle:
     """The run-time value of a resource tensor: names a resource in one device's
     ResourceManager (`manager`), so kernels find it wherever the handle flows. `shape` is
     the variable's declared (static) shape; `ref_style` says the variable stands for a TF1
-    reference variable, whose validated assignments keep its current shape."""
+    reference variable, whose validated assignments keep its current shape. `cached` is
+    (manager generation, weak reference to the variable) of the last successful
+    `lookup_variable`, or None: one tuple, stored in one assignment, so concurrent
+    lookups never pair a generation with another generation's variable. Weak, so that
+    a destroyed or reset variable's memory is freed at once; while the generation is
+    unchanged the manager still holds the variable, so the reference is alive."""
 
-    __slots__ = ("container", "name", "manager", "dtype", "shape", "ref_style")
+    __slots__ = ("container", "name", "manager", "dtype", "shape", "ref_style", "cached")
 
     def __init__(self, container: str, name: str, manager, dtype: _dt.DType,
                  shape: TensorShape, ref_style: bool = False):
         self.container, self.name, self.manager = container, name, manager
         self.dtype, self.shape, self.ref_style = dtype, shape, ref_style
+        self.cached = None
 
     def __repr__(self):
         return "<ResourceHandle %s/%s on %s>" % (self.container or "localhost", self.name,
@@ -73,7 +81,7 @@ class ResourceHandle:
 class VariableResource:
     """A variable's state: its dtype, current value (see the module invariants), lock."""
 
-    __slots__ = ("dtype", "value", "lock", "name")
+    __slots__ = ("dtype", "value", "lock", "name", "__weakref__")
 
     def __init__(self, dtype: _dt.DType, name: str):
         self.dtype = dtype
@@ -84,21 +92,57 @@ class VariableResource:
     def sole_owner(self) -> bool:
         """True when `value` is referenced only by this resource (call under `lock`)."""
         # 2 = the slot of this object + getrefcount's own argument.
-        return sys.getrefcount(self.value) <= 2
+        return _getrefcount(self.value) <= 2
 
     def writable_value(self) -> np.ndarray:
         """The array to update (call under `lock`): `value` itself, made writable, when
         the resource is its only owner, else a private copy. Pass it to `publish`."""
-        if self.sole_owner() and self.value.flags.owndata:
+        # sole_owner() inlined (it runs once per variable per training step); the test
+        # must come before any local name binds the value
+        if _getrefcount(self.value) <= 2 and self.value.flags.owndata:
             arr = self.value
-            _set_writeable(arr, True)
+            if type(arr) is np.ndarray:
+                arr.setflags(True)  # positional: half the cost of write=
+            else:
+                _set_writeable(arr, True)
             return arr
         return _copy(self.value)
 
     def publish(self, arr: np.ndarray) -> None:
         """Installs `arr` (read-only from now on) as the value (call under `lock`)."""
-        _set_writeable(arr, False)
+        if type(arr) is np.ndarray:
+            arr.setflags(False)
+        else:
+            _set_writeable(arr, False)
         self.value = arr
+
+
+_getrefcount = sys.getrefcount
+
+
+def writable_values(resources) -> list:
+    """`writable_value()` of each variable (all locked by the caller), in one call: the
+    update kernels of optimizers run once per variable per training step. A variable
+    listed twice gets its own array first and a copy second (the list holds the first),
+    as with successive `writable_value()` calls."""
+    arrays = [r.value if _getrefcount(r.value) <= 2 and r.value.flags.owndata
+              else _copy(r.value) for r in resources]
+    for arr in arrays:
+        if type(arr) is np.ndarray:
+            arr.setflags(True)
+        else:
+            _set_writeable(arr, True)
+    return arrays
+
+
+def publish_values(resources, arrays) -> None:
+    """`publish(array)` of each variable (all locked by the caller), in one call."""
+    for r, arr in zip(resources, arrays):
+        if type(arr) is np.ndarray:
+            arr.setflags(False)
+        else:
+            _set_writeable(arr, False)
+        r.value = arr
 
 
 def _copy(value):
@@ -112,20 +156,41 @@ def _set_writeable(arr, flag: bool) -> None:
     # only NumPy arrays can be made read-only; a GPU value is guarded by contract alone
     if type(arr) is np.ndarray or (isinstance(arr, np.ndarray)
                                    and not hasattr(arr, "__cuda_array_interface__")):
-        arr.setflags(write=flag)
+        arr.setflags(flag)
 
 
 def lookup_variable(handle: ResourceHandle, op) -> VariableResource:
-    """The variable `handle` names, or FailedPreconditionError if it does not exist."""
+    """The variable `handle` names, or FailedPreconditionError if it does not exist.
+    Hot kernels inline the cache test of the first two lines."""
+    cached = handle.cached
+    if cached is not None and cached[0] == handle.manager.generation:
+        return cached[1]()
+    return _lookup_and_cache(handle, op)
+
+
+def _lookup_and_cache(handle: ResourceHandle, op) -> VariableResource:
+    """`lookup_variable` through the resource manager; caches the variable found in the
+    handle, with the manager's generation read before the lookup (a removal racing with
+    the lookup then invalidates the entry, never leaves a stale one valid)."""
+    manager = handle.manager
+    generation = manager.generation
     try:
-        var = handle.manager.lookup(handle.container, handle.name)
+        var = manager.lookup(handle.container, handle.name)
     except errors.NotFoundError:
         raise errors.FailedPreconditionError(None, op, _uninitialized_message(handle)) \
             from None
     if not isinstance(var, VariableResource):
         raise errors.InvalidArgumentError(None, op, "Resource %s/%s is not a variable"
                                           % (handle.container or "localhost", handle.name))
+    handle.cached = (generation, weakref.ref(var))
     return var
+
+
+def lookup_variables(handles, op) -> list:
+    """`lookup_variable` of each handle, in one call (update kernels of several
+    variables run once per variable per training step)."""
+    return [c[1]() if (c := h.cached) is not None and c[0] == h.manager.generation
+            else _lookup_and_cache(h, op) for h in handles]
 
 
 def _uninitialized_message(handle: ResourceHandle) -> str:
@@ -204,7 +269,8 @@ register_op("VarHandleOp", outputs=["resource: resource"],
 
 @kernel("VarHandleOp")
 def _var_handle_kernel(ctx):
-    h = ctx.state.get("handle")
+    state = ctx.state
+    h = state["handle"] if "handle" in state else None  # no call: one runs per variable
     if h is None or h.manager is not ctx.resources:
         a = ctx.attrs
         h = ResourceHandle(a["container"], a["shared_name"] or ctx.op.name, ctx.resources,
@@ -234,7 +300,11 @@ register_op("ReadVariableOp", inputs=["resource: resource"], outputs=["value: dt
 
 @kernel("ReadVariableOp")
 def _read_kernel(ctx, handle):
-    var = lookup_variable(handle, ctx.op)
+    cached = handle.cached  # lookup_variable inlined: a read runs once per variable
+    if cached is not None and cached[0] == handle.manager.generation:
+        var = cached[1]()
+    else:
+        var = _lookup_and_cache(handle, ctx.op)
     with var.lock:
         value = var.value
     if value is None:
@@ -454,7 +524,7 @@ register_op("ResourceGather", inputs=["resource: resource", "indices: Tindices"]
 
 
 def _check_indices(ctx, indices: np.ndarray, n: int) -> None:
-    if indices.size and (indices.min() < 0 or indices.max() >= n):
+    if outside(indices, n):
         flat = indices.reshape(-1)
         bad = int(np.flatnonzero((flat < 0) | (flat >= n))[0])
         raise errors.InvalidArgumentError(
