@@ -96,6 +96,22 @@ def _hermitian(a):
                                                            dtype=a.dtype)
 
 
+def _empty_stats():
+    """The empty float32 statistics a fused batch norm takes in training."""
+    return _c([], tf.float32)
+
+
+def _fused_batch_norm_grad(grad_type: str, forward: str):
+    """Builds `grad_type`(dy, x, scale) in training, fed the batch statistics `forward`
+    computes from x (so that central differences follow them, as the gradient does)."""
+    def build(dy, x, scale):
+        offset = _c([0.0, 0.0], tf.float32)
+        stats = _raw(forward, [x, scale, offset, _empty_stats(), _empty_stats()],
+                     output=None)[3:]
+        return _raw(grad_type, [dy, x, scale] + list(stats), output=None)[:3]
+    return build
+
+
 # --- the table ------------------------------------------------------------------------------
 
 
@@ -376,6 +392,7 @@ TABLE = {
         [(2, 3)]),
     "BiasAdd": Row(tf.nn.bias_add, [(2, 3), (3,)]),
     "BiasAddGrad": Row(lambda g: _raw("BiasAddGrad", [g]), [(2, 3)]),
+    "BiasAddV1": Row(lambda v, b: _raw("BiasAddV1", [v, b]), [(2, 3), (3,)]),
     # convolution and pooling
     "Conv2D": Row(lambda x, f: tf.nn.conv2d(x, f, [1, 1, 1, 1], "VALID"),
                   [(1, 3, 3, 2), (2, 2, 2, 2)]),
@@ -521,11 +538,39 @@ TABLE = {
     "SelectV2": Row(lambda t, e: tf.where_v2([True, False, True], t, e),
                     [(2, 3), (3,)]),
     "TopKV2": Row(lambda x: tf.nn.top_k(x, 2).values, [(2, 4)], _distinct),
+    "TopK": Row(lambda x: _raw("TopK", [x], {"k": 2}), [(2, 4)], _distinct),
     # normalization and CTC (ops/nn/norm_ops.py, ctc_ops.py): float32 only, as in TF
     "LRN": Row(lambda x: tf.nn.lrn(x, 2, 1.2, 0.4, 0.75), [(1, 2, 2, 6)],
                dtypes=(tf.float32,)),
     "FusedBatchNormV3": Row(lambda x, s, o: tf.nn.fused_batch_norm(x, s, o)[0],
                             [(3, 2, 2, 2), (2,), (2,)], _pos, dtypes=(tf.float32,)),
+    # the TF 1.x forms (ops/nn/batch_norm_ops.py); the ...Grad ops' second derivatives
+    # follow the batch statistics, so in training their reserve inputs come from x
+    "FusedBatchNorm": Row(lambda x, s, o: _raw("FusedBatchNorm",
+                                               [x, s, o, _empty_stats(), _empty_stats()]),
+                          [(3, 2, 2, 2), (2,), (2,)], _pos, dtypes=(tf.float32,)),
+    "FusedBatchNormV2": Row(
+        lambda x, s, o: _raw("FusedBatchNormV2", [x, s, o, _c([0.1, -0.2], tf.float32),
+                                                  _c([1.0, 0.5], tf.float32)],
+                             {"is_training": False, "data_format": "NCHW"}),
+        [(2, 2, 3, 2), (2,), (2,)], dtypes=(tf.float32,)),
+    "FusedBatchNormGrad": Row(
+        _fused_batch_norm_grad("FusedBatchNormGrad", "FusedBatchNorm"),
+        [(3, 2, 2, 2), (3, 2, 2, 2), (2,)], [_unit, _any, _pos], dtypes=(tf.float32,)),
+    "FusedBatchNormGradV2": Row(
+        lambda dy, x, s: _raw("FusedBatchNormGradV2",
+                              [dy, x, s, _c([0.1, -0.2], tf.float32),
+                               _c([1.0, 0.5], tf.float32)],
+                              {"is_training": False, "data_format": "NCHW"}, output=None)[:3],
+        [(2, 2, 3, 2), (2, 2, 3, 2), (2,)], dtypes=(tf.float32,)),
+    "FusedBatchNormGradV3": Row(
+        _fused_batch_norm_grad("FusedBatchNormGradV3", "FusedBatchNormV3"),
+        [(3, 2, 2, 2), (3, 2, 2, 2), (2,)], [_unit, _any, _pos], dtypes=(tf.float32,)),
+    "BatchNormWithGlobalNormalization": Row(
+        lambda t, m, v, b, g: _raw("BatchNormWithGlobalNormalization", [t, m, v, b, g],
+                                   {"variance_epsilon": 0.001,
+                                    "scale_after_normalization": True}),
+        [(2, 1, 2, 3), (3,), (3,), (3,), (3,)], [_any, _any, _pos, _any, _any]),
     "CTCLoss": Row(lambda x: tf.nn.ctc_loss(
         tf.SparseTensor([[0, 0], [0, 1], [1, 0]], [1, 1, 0], [2, 2]), x, [4, 3]),
         [(4, 2, 3)]),
@@ -666,6 +711,10 @@ EXCLUDED = {
     **{op: ("TF registers no gradient for it: its gradient raises LookupError",
             ["ops/io/test_audio_features.py::test_no_gradient_as_in_tf"])
        for op in ("AudioSpectrogram", "Mfcc")},
+    **{op: ("TF registers no gradient for it: its gradient raises LookupError",
+            ["ops/nn/test_legacy_nn_ops.py::test_gradient_ops_have_no_gradient_as_tensorflow"])
+       for op in ("LRNGrad", "BatchNormWithGlobalNormalizationGrad", "Conv3DBackpropInput",
+                  "Conv3DBackpropFilter")},
     "MaxPoolGradGradV2": ("TF registers no gradient for it: its gradient raises LookupError",
                           ["ops/nn/test_pooling_v2_ops.py::"
                            "test_grad_grad_v2_has_no_gradient_as_tensorflow"]),

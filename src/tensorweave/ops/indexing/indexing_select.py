@@ -408,7 +408,7 @@ def unique_with_counts(x, out_idx=_dt.int32,
 
 # --- TopKV2 ------------------------------------------------------------------------------
 TopKOutput = collections.namedtuple("TopKV2", ["values", "indices"])
-_TOPK_TYPES = (_dt.float32, _dt.float64, _dt.int32, _dt.uint8, _dt.int16, _dt.int8, _dt.int64,
+TOP_K_TYPES = (_dt.float32, _dt.float64, _dt.int32, _dt.uint8, _dt.int16, _dt.int8, _dt.int64,
                _dt.bfloat16, _dt.uint16, _dt.float16, _dt.uint32, _dt.uint64)
 
 
@@ -432,11 +432,11 @@ def _top_k_shape(op):
 
 
 register_op("TopKV2", inputs=["input: T", "k: int32"], outputs=["values: T", "indices: int32"],
-            attrs={"T": TypeAttr(_TOPK_TYPES), "sorted": True}, shape=_top_k_shape)
+            attrs={"T": TypeAttr(TOP_K_TYPES), "sorted": True}, shape=_top_k_shape)
 
 
 @kernel("TopKV2")
-def _top_k_kernel(ctx, x, k):
+def top_k_kernel(ctx, x, k):
     xp = ctx.xp
     k = int(k)
     if k < 0:
@@ -488,7 +488,7 @@ def _top_k_indices_partitioned(key: np.ndarray, k: int) -> np.ndarray:
 
 
 @gradient("TopKV2")
-def _top_k_grad(op, grad, _):
+def top_k_gradient(op, grad, _):
     from tensorweave.ops.array import array_ops
     from tensorweave.ops.math import math_binary, math_ops, reduction_ops
     x, indices = op.inputs[0], op.outputs[1]

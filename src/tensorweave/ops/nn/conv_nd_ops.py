@@ -1,5 +1,7 @@
-"""N-d convolution: Conv3D, Conv3DBackpropInputV2, Conv3DBackpropFilterV2, and the
-composite builders conv1d, conv3d_transpose and convolution.
+"""N-d convolution: Conv3D, Conv3DBackpropInputV2, Conv3DBackpropFilterV2 (and their V1
+forms, which take the input or filter itself instead of its shape, have no data_format
+and no gradient, as in TF), and the composite builders conv1d, conv3d_transpose and
+convolution.
 
 The kernels work channels-last with any number of spatial dimensions and lower the
 convolution to matrix products (conv_nd_gemm.py). The attr, shape and kernel-argument
@@ -16,8 +18,9 @@ from tensorweave.framework import errors, tensor_util
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
-from tensorweave.framework.registry import TypeAttr, kernel, register_op
+from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape
+from tensorweave.ops.math.quantize_ops import no_gradient
 from tensorweave.ops.nn.conv_nd_gemm import (conv_nd, conv_nd_backprop_filter,
                                              conv_nd_backprop_input)
 from tensorweave.ops.nn.conv_ops import (Window, _check_enum, _compute_dtype, _get_sequence,
@@ -37,10 +40,17 @@ def spatial_axes(data_format: str, rank: int) -> List[int]:
 
 
 # --- attrs and shapes ---------------------------------------------------------------------
+def data_format_attr(attrs: dict, channels_last: str) -> str:
+    """The data_format attr of an op or kernel; `channels_last` for an op without one
+    (the V1 backprop ops, channels last only)."""
+    return attrs.get("data_format", channels_last)
+
+
 def check_nd_attrs(op, rank: int, formats, names=("strides", "dilations")) -> Tuple[str, str]:
     """Checks an N-d op's padding, data_format and `names` list attrs (rank entries,
-    1 on the batch and channel dimensions) at build time; returns (padding, data_format)."""
-    padding, fmt = op._get_attr("padding"), op._get_attr("data_format")
+    1 on the batch and channel dimensions) at build time; returns (padding, data_format).
+    An op without a data_format attr is in the first (channels-last) of `formats`."""
+    padding, fmt = op._get_attr("padding"), data_format_attr(op.attrs, formats[0])
     _check_enum(op.type, "padding", padding, ("SAME", "VALID"))
     _check_enum(op.type, "data_format", fmt, formats)
     for name in names:
@@ -93,6 +103,13 @@ def _conv3d_backprop_filter_shape(op):
     return TensorShape(dims_of_rank(tensor_util.constant_value_as_shape(op.inputs[1]), 5))
 
 
+def _conv3d_backprop_v1_shape(op):
+    # the shape of the input (Conv3DBackpropInput) or filter (...Filter) it is given
+    check_nd_attrs(op, 5, _FORMATS_3D)
+    given = op.inputs[0] if op.type == "Conv3DBackpropInput" else op.inputs[1]
+    return TensorShape(dims_of_rank(given.shape, 5))
+
+
 _CONV3D_ATTRS = {"T": TypeAttr(_CONV3D_TYPES), "strides": [1] * 5, "padding": "VALID",
                  "data_format": "NDHWC", "dilations": [1] * 5}
 
@@ -107,6 +124,13 @@ register_op("Conv3DBackpropFilterV2",
             inputs=["input: T", "filter_sizes: int32", "out_backprop: T"],
             outputs=["output: T"], attrs=dict(_CONV3D_ATTRS),
             shape=_conv3d_backprop_filter_shape)
+# the V1 forms (deprecated at GraphDef version 10): no bfloat16, no data_format
+for _v1 in ("Conv3DBackpropInput", "Conv3DBackpropFilter"):
+    register_op(_v1, inputs=["input: T", "filter: T", "out_backprop: T"],
+                outputs=["output: T"],
+                attrs={"T": TypeAttr((_dt.float16, _dt.float32, _dt.float64)),
+                       "strides": REQUIRED, "padding": REQUIRED, "dilations": [1] * 5},
+                shape=_conv3d_backprop_v1_shape)
 
 
 # --- kernels ------------------------------------------------------------------------------
@@ -134,7 +158,7 @@ def conv_windows(ctx, in_cl, ks: Sequence[int]) -> List[Window]:
     """The windows of a channels-last input of shape `in_cl` for a filter of spatial
     sizes `ks`, from the op's strides/dilations/padding attrs."""
     attrs = ctx.attrs
-    axes = spatial_axes(attrs["data_format"], len(in_cl))
+    axes = spatial_axes(data_format_attr(attrs, "NDHWC"), len(in_cl))
     strides, dilations = attrs["strides"], attrs.get("dilations") or [1] * len(in_cl)
     return [make_window(in_cl[i + 1], int(k), int(strides[a]), int(dilations[a]),
                         attrs["padding"]) for i, (a, k) in enumerate(zip(axes, ks))]
@@ -170,12 +194,11 @@ def _conv3d_kernel(ctx, x, w):
     return channels_back(out.astype(x.dtype, copy=False), fmt)
 
 
-@kernel("Conv3DBackpropInputV2", cheap=False)
-def _conv3d_backprop_input_kernel(ctx, input_sizes, w, dy):
+def _conv3d_backprop_input(ctx, input_sizes: Tuple[int, ...], w, dy):
     check_rank(ctx, "filter", w, 5)
     check_rank(ctx, "out_backprop", dy, 5)
-    fmt = ctx.attrs["data_format"]
-    in_cl = channels_last_shape(sizes_arg(ctx, input_sizes, 5, "input_sizes"), fmt)
+    fmt = data_format_attr(ctx.attrs, "NDHWC")
+    in_cl = channels_last_shape(input_sizes, fmt)
     _check_depth(ctx, in_cl[-1], w.shape[3])
     dyc = channels_last(dy, fmt)
     wins = conv_windows(ctx, in_cl, w.shape[:3])
@@ -186,12 +209,21 @@ def _conv3d_backprop_input_kernel(ctx, input_sizes, w, dy):
     return channels_back(dx.astype(dy.dtype, copy=False), fmt)
 
 
-@kernel("Conv3DBackpropFilterV2", cheap=False)
-def _conv3d_backprop_filter_kernel(ctx, x, filter_sizes, dy):
+@kernel("Conv3DBackpropInputV2", cheap=False)
+def _conv3d_backprop_input_kernel(ctx, input_sizes, w, dy):
+    return _conv3d_backprop_input(ctx, sizes_arg(ctx, input_sizes, 5, "input_sizes"), w, dy)
+
+
+@kernel("Conv3DBackpropInput", cheap=False)
+def _conv3d_backprop_input_v1_kernel(ctx, x, w, dy):
+    check_rank(ctx, "input", x, 5)
+    return _conv3d_backprop_input(ctx, x.shape, w, dy)
+
+
+def _conv3d_backprop_filter(ctx, x, f_shape: Tuple[int, ...], dy):
     check_rank(ctx, "input", x, 5)
     check_rank(ctx, "out_backprop", dy, 5)
-    fmt = ctx.attrs["data_format"]
-    f_shape = sizes_arg(ctx, filter_sizes, 5, "filter_sizes")
+    fmt = data_format_attr(ctx.attrs, "NDHWC")
     xc, dyc = channels_last(x, fmt), channels_last(dy, fmt)
     _check_depth(ctx, xc.shape[-1], f_shape[3])
     wins = conv_windows(ctx, xc.shape, f_shape[:3])
@@ -202,9 +234,24 @@ def _conv3d_backprop_filter_kernel(ctx, x, filter_sizes, dy):
     return dw.astype(x.dtype, copy=False)
 
 
+@kernel("Conv3DBackpropFilterV2", cheap=False)
+def _conv3d_backprop_filter_kernel(ctx, x, filter_sizes, dy):
+    return _conv3d_backprop_filter(ctx, x, sizes_arg(ctx, filter_sizes, 5, "filter_sizes"),
+                                   dy)
+
+
+@kernel("Conv3DBackpropFilter", cheap=False)
+def _conv3d_backprop_filter_v1_kernel(ctx, x, w, dy):
+    check_rank(ctx, "filter", w, 5)
+    return _conv3d_backprop_filter(ctx, x, w.shape, dy)
+
+
 # --- gradients ----------------------------------------------------------------------------
 register_conv_gradients("Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2",
                         ("strides", "padding", "data_format", "dilations"))
+# TF registers no gradient for the V1 forms: tf.gradients through them raises LookupError
+gradient("Conv3DBackpropInput")(no_gradient)
+gradient("Conv3DBackpropFilter")(no_gradient)
 
 
 # --- builders -----------------------------------------------------------------------------

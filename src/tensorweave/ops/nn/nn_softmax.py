@@ -1,4 +1,6 @@
-"""Softmax, LogSoftmax, BiasAdd and InTopKV2 (part of the nn family)."""
+"""Softmax, LogSoftmax, BiasAdd (and the channels-last-only BiasAddV1), InTopKV2 and
+the attr-k forms InTopK and TopK, which TF 1.x graphs still hold (part of the nn family;
+TopKV2 is in ops/indexing/indexing_select.py)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -10,9 +12,12 @@ from tensorweave.framework import errors
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
-from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_differentiable, \
-    register_op
+from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel, \
+    not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
+# TopK shares TopKV2's kernel, gradient and types (indexing_select.py)
+from tensorweave.ops.indexing.indexing_select import TOP_K_TYPES, top_k_gradient, \
+    top_k_kernel
 from tensorweave.ops.nn.nn_ops import compute_dtype, merge_dims, with_rank, with_rank_at_least
 
 
@@ -154,9 +159,14 @@ def _channel_axis(data_format: str) -> int:
     return 1 if data_format == "NCHW" else -1
 
 
+def _bias_format(op) -> str:
+    # BiasAddV1 has no data_format attr: it is channels-last only
+    return "NHWC" if op.type == "BiasAddV1" else op._get_attr("data_format")
+
+
 def _bias_add_shape(op) -> TensorShape:
     value, bias = op.inputs[0].shape, op.inputs[1].shape
-    fmt = op._get_attr("data_format")
+    fmt = _bias_format(op)
     bias = with_rank(bias, 1)
     value = with_rank_at_least(value, 3 if fmt == "NCHW" else 2)
     if value.ndims is None:
@@ -181,6 +191,8 @@ register_op("BiasAdd", inputs=["value: T", "bias: T"], outputs=["output: T"],
 register_op("BiasAddGrad", inputs=["out_backprop: T"], outputs=["output: T"],
             attrs={"T": TypeAttr(_dt.NUMBERS), "data_format": "NHWC"},
             shape=_bias_add_grad_shape)
+register_op("BiasAddV1", inputs=["value: T", "bias: T"], outputs=["output: T"],
+            attrs={"T": TypeAttr(_dt.NUMBERS)}, shape=_bias_add_shape)
 
 
 def _check_bias_input(ctx, value, fmt: str, what: str) -> int:
@@ -195,8 +207,9 @@ def _check_bias_input(ctx, value, fmt: str, what: str) -> int:
 
 
 @kernel("BiasAdd")
+@kernel("BiasAddV1")
 def _bias_add_kernel(ctx, value, bias):
-    fmt = ctx.attrs["data_format"]
+    fmt = ctx.attrs.get("data_format", "NHWC")  # BiasAddV1: channels last
     axis = _check_bias_input(ctx, value, fmt, "Input")
     if bias.ndim != 1:
         raise errors.InvalidArgumentError(
@@ -235,6 +248,15 @@ def _bias_add_grad_gradient(op, grad):
                      {"data_format": op._get_attr("data_format")}, name="BiasAdd").outputs[0]]
 
 
+@gradient("BiasAddV1")
+def _bias_add_v1_gradient(op, grad):
+    # TF's _BiasAddGradV1: the bias gets the sum over every axis but the last
+    from tensorweave.ops.array import array_ops
+    from tensorweave.ops.math import math_ops
+    from tensorweave.ops.math.reduction_ops import reduce_sum
+    return [grad, reduce_sum(grad, math_ops.range(array_ops.rank(grad) - 1))]
+
+
 def _normalize_data_format(data_format) -> str:
     if data_format is None:
         return "NHWC"
@@ -271,17 +293,22 @@ def bias_add(value, bias, data_format=None, name: Optional[str] = None) -> Tenso
                     name=name or "BiasAdd").outputs[0]
 
 
-# --- InTopKV2 ------------------------------------------------------------------------------
+# --- InTopKV2 and InTopK (k an attr) -------------------------------------------------------
 def _in_top_k_shape(op) -> TensorShape:
     predictions = with_rank(op.inputs[0].shape, 2)
     targets = with_rank(op.inputs[1].shape, 1)
-    with_rank(op.inputs[2].shape, 0)
+    if op.type == "InTopKV2":
+        with_rank(op.inputs[2].shape, 0)
     return TensorShape([merge_dims(predictions.as_list()[0], targets.as_list()[0])])
 
 
 register_op("InTopKV2", inputs=["predictions: float32", "targets: T", "k: T"],
             outputs=["precision: bool"],
             attrs={"T": TypeAttr((_dt.int32, _dt.int64), default=_dt.int32)},
+            shape=_in_top_k_shape)
+register_op("InTopK", inputs=["predictions: float32", "targets: T"],
+            outputs=["precision: bool"],
+            attrs={"k": REQUIRED, "T": TypeAttr((_dt.int32, _dt.int64), default=_dt.int32)},
             shape=_in_top_k_shape)
 
 
@@ -308,7 +335,13 @@ def _in_top_k_kernel(ctx, predictions, targets, k):
     return valid & finite_rows & (more_probable < int(k))
 
 
+@kernel("InTopK")
+def _in_top_k_attr_kernel(ctx, predictions, targets):
+    return _in_top_k_kernel(ctx, predictions, targets, ctx.attrs["k"])
+
+
 not_differentiable("InTopKV2")
+not_differentiable("InTopK")
 
 
 @tf_export("nn.in_top_k", "math.in_top_k")
@@ -333,3 +366,34 @@ def in_top_k(predictions, targets, k, name: Optional[str] = None) -> Tensor:
         targets = convert_to_tensor(targets, name="targets")
         return apply_op("InTopKV2", [predictions, targets, k],
                         name=name or "InTopKV2").outputs[0]
+
+
+# --- TopK: TopKV2 with k an attr (deprecated at GraphDef version 7) ------------------------
+def _top_k_attr_shape(op):
+    x = with_rank_at_least(op.inputs[0].shape, 1)
+    k = op._get_attr("k")
+    if k < 0:
+        raise ValueError("Attr 'k' of 'TopK' Op with value %d must be at least minimum 0" % k)
+    if x.ndims is None:
+        return [unknown_shape(), unknown_shape()]
+    last = x.as_list()[-1]
+    if last is not None and last < k:
+        raise ValueError("input must have last dimension >= k = %d but is %d" % (k, last))
+    out = TensorShape(x.as_list()[:-1] + [k])
+    return [out, out]
+
+
+register_op("TopK", inputs=["input: T"], outputs=["values: T", "indices: int32"],
+            attrs={"k": REQUIRED, "sorted": True, "T": TypeAttr(TOP_K_TYPES)},
+            shape=_top_k_attr_shape)
+
+
+@kernel("TopK")
+def _top_k_attr_kernel(ctx, x):
+    return top_k_kernel(ctx, x, ctx.attrs["k"])
+
+
+@gradient("TopK")
+def _top_k_attr_gradient(op, values_grad, indices_grad):
+    # TopKV2's gradient (TF registers _TopKGrad for both), less the entry of its k input
+    return top_k_gradient(op, values_grad, indices_grad)[:1]
