@@ -18,7 +18,7 @@ def test_get_next_as_optional_has_no_value_at_the_end(sess):
     it = tf.data.make_initializable_iterator(tf.data.Dataset.range(2))
     opt = X.get_next_as_optional(it)
     has, value = opt.has_value(), opt.get_value()
-    assert opt.element_spec == (tf.TensorShape([]), tf.int64)
+    assert repr(opt.element_spec) == "TensorSpec(shape=(), dtype=tf.int64, name=None)"
     assert value.dtype == tf.int64 and has.dtype == tf.bool
     sess.run(it.initializer)
     # one run reads one element, shared by has_value and get_value
@@ -57,14 +57,20 @@ def test_from_value_and_empty(sess):
     assert full.value_structure == full.element_spec
 
 
-def test_empty_takes_tensorspec_like_leaves():
-    class Spec:  # what a TensorSpec offers
-        shape, dtype = tf.TensorShape([3]), tf.float32
-    opt = X.Optional.empty({"x": Spec(), "y": (tf.TensorShape([]), tf.int64)})
-    assert opt.element_spec == {"x": (tf.TensorShape([3]), tf.float32),
-                                "y": (tf.TensorShape([]), tf.int64)}
-    with pytest.raises(TypeError, match="TensorSpecs or \\(shape, dtype\\) pairs"):
-        X.Optional.empty([3])
+def test_empty_takes_tf_specs(sess):
+    # TF 2.21: Optional.empty({...}).element_spec gives back these specs
+    spec = {"x": tf.TensorSpec([3]), "y": tf.SparseTensorSpec([2, None], tf.int64),
+            "z": tf.RaggedTensorSpec([2, None], tf.int32)}
+    opt = X.Optional.empty(spec)
+    assert opt.element_spec == spec
+    value = opt.get_value()
+    assert isinstance(value["y"], tf.SparseTensor) and value["y"].dtype == tf.int64
+    assert isinstance(value["z"], tf.RaggedTensor) and value["x"].shape.as_list() == [3]
+    assert not sess.run(opt.has_value())
+    # tensorweave refuses what is not a spec when the optional is made (TF fails later)
+    for not_specs in ([3], (tf.TensorShape([]), tf.int64)):
+        with pytest.raises(TypeError, match="must nest tf.TensorSpec"):
+            X.Optional.empty(not_specs)
 
 
 def test_a_while_loop_reads_a_dataset_to_its_end(sess):

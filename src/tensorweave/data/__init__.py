@@ -21,6 +21,8 @@ pipeline, iterators as device resources.
   options.py       tf.data.Options (Dataset.with_options) and its option tree
   cardinality.py   tf.data.experimental.cardinality and assert_cardinality
   optional_ops.py  tf.data.experimental.Optional (get_next_as_optional is an iterator's)
+  structure.py     tf.data.experimental.get_structure (a dataset's or iterator's
+                   element_spec) and TF 1.x's TensorStructure constructors of specs
   lookup_tables.py lookup tables filled from datasets (DatasetInitializer,
                    table_from_dataset, index_table_from_dataset)
   file_cache.py    Dataset.cache(filename)
@@ -36,7 +38,7 @@ Imported on first access of `tf.data` (tensorweave/__init__.py).
 from tensorweave.data import (  # noqa: F401
     cardinality, dataset_ops, experimental, file_datasets, generators, grouping, iterator_checkpoint,
     iterator_ops, lookup_tables, optional_ops, options, parallel_map, prefetch,
-    ragged_batching, readers, resampling, sources, transforms)
+    ragged_batching, readers, resampling, sources, structure, transforms)
 
 import sys as _sys  # noqa: E402
 

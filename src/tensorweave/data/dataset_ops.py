@@ -76,6 +76,8 @@ from tensorweave.framework import nest
 from tensorweave.framework.api_export import export, tf_export
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.shapes import TensorShape, unknown_shape
+from tensorweave.framework.tensor_spec import SparseTensorSpec, TensorSpec, TypeSpec, \
+    shape_repr
 from tensorweave.runtime.values import element
 from tensorweave.data.dataset_kernels import AUTOTUNE, captured_inputs, \
     register_function, runs_functions, unique
@@ -212,11 +214,7 @@ class ElementSpec:
     def _leaves(self, dense, composite) -> object:
         """The structure with each component's `dense(k)`, or `composite(spec)` for a
         SparseTensor's or RaggedTensor's."""
-        leaves = nest.flatten(self._structure)
-        return nest.pack_sequence_as(self._structure, [
-            composite(m) if isinstance(m, COMPOSITE_SPECS) else
-            m if isinstance(m, DatasetSpec) else dense(k)  # as TF: the spec for all three
-            for k, m in enumerate(leaves)])
+        return map_leaves(self._structure, dense, composite)
 
     @property
     def output_types(self):
@@ -232,6 +230,13 @@ class ElementSpec:
         from tensorweave.framework.sparse_tensor import SparseTensor
         return self._leaves(lambda k: _graph.Tensor, lambda m: m.spec if
                             isinstance(m, RaggedSpec) else SparseTensor)
+
+    @property
+    def element_spec(self):
+        """The type of an element, as TF's: a tf.TensorSpec per dense component, a
+        tf.SparseTensorSpec, tf.RaggedTensorSpec or DatasetSpec per composite one, in the
+        element's structure."""
+        return element_spec_of(self._structure, self._types, self._shapes)
 
 
 @tf_export("data.Dataset")
@@ -265,15 +270,6 @@ class Dataset(ElementSpec):
         out = Dataset(self._variant, self._structure, self._types, self._shapes)
         out._options = self.options().merge(options)
         return out
-
-    @property
-    def element_spec(self):
-        """(shape, dtype) pairs in the element's structure (a tf.RaggedTensorSpec for a
-        RaggedTensor component)."""
-        return nest.pack_sequence_as(self._structure, [
-            m.spec if isinstance(m, RaggedSpec) else pair
-            for m, pair in zip(nest.flatten(self._structure),
-                               zip(self._shapes, self._types))])
 
     def _derive(self, op_type: str, inputs, attrs=None, structure=None, types=None,
                 shapes=None, others=()) -> "Dataset":
@@ -358,7 +354,7 @@ class Dataset(ElementSpec):
         Raises:
           TypeError: a list, or a leaf that is not a Dataset.
         """
-        if _has_list(datasets):  # tf.data's nest takes a list for a leaf, not a nesting
+        if has_list(datasets):  # tf.data's nest takes a list for a leaf, not a nesting
             raise TypeError("The argument to `Dataset.zip()` must be a (nested) structure "
                             "of `Dataset` objects. Python `list` is not supported, please "
                             "use a `tuple` instead.")
@@ -639,8 +635,9 @@ class Dataset(ElementSpec):
         return dataset
 
     @staticmethod
-    def from_generator(generator: Callable, output_types, output_shapes=None,
-                       args=None) -> "Dataset":
+    def from_generator(generator: Callable, output_types=None, output_shapes=None,
+                       args=None, output_signature=None,
+                       name: Optional[str] = None) -> "Dataset":
         """The elements `generator(*args)` yields, called again by each initialization of
         an iterator (data/generators.py).
 
@@ -649,6 +646,9 @@ class Dataset(ElementSpec):
           output_types: the elements' structure of dtypes.
           output_shapes: their static shapes (default unknown).
           args: tensors (or values) passed to `generator`, evaluated by the initializer.
+          output_signature: instead of `output_types` and `output_shapes`, the
+            elements' structure of tf.TensorSpec.
+          name: unused (TF names the dataset's ops with it).
 
         Returns:
           A Dataset. An element that does not convert to `output_types` or fit
@@ -656,10 +656,15 @@ class Dataset(ElementSpec):
           generator with UnknownError.
 
         Raises:
-          TypeError: `generator` is not callable.
+          TypeError: `generator` is not callable, neither `output_types` nor
+            `output_signature` is given, or both are, or `output_signature` holds
+            something else than specs.
+          NotImplementedError: `output_signature` holds another spec than tf.TensorSpec
+            (a tf.SparseTensorSpec, say).
         """
         from tensorweave.data import generators
-        return generators.from_generator(generator, output_types, output_shapes, args)
+        return generators.from_generator(generator, output_types, output_shapes, args,
+                                         output_signature)
 
     def shard(self, num_shards, index) -> "Dataset":
         """Every `num_shards`-th element, from element `index` on (the elements of one of
@@ -762,6 +767,11 @@ class SparseSpec:
     def __repr__(self):
         return "SparseSpec(%s, %s)" % (self.dtype.name, self.shape)
 
+    @property
+    def spec(self) -> SparseTensorSpec:
+        """The tf.SparseTensorSpec TF gives for this component (element_spec)."""
+        return SparseTensorSpec(self.shape, self.dtype)
+
     def batched(self, dim: Optional[int]) -> "SparseSpec":
         """The leaf of a batch of these (first dimension `dim`)."""
         return SparseSpec(self.dtype, TensorShape([dim]).concatenate(self.shape))
@@ -782,12 +792,14 @@ def _unbatched_leaves(structure):
                               else m, structure)
 
 
-class DatasetSpec:
+class DatasetSpec(TypeSpec):
     """The structure leaf of a component that is itself a dataset (a window's, or what a
     map function returns): that dataset's element structure, dtypes and shapes (the
-    component is one variant tensor)."""
+    component is one variant tensor). It is TF's tf.data.DatasetSpec for the properties
+    of the datasets that hold it (output_classes, element_spec)."""
 
     __slots__ = ("structure", "types", "shapes")
+    value_type = property(lambda self: Dataset, doc="tf.data.Dataset.")
 
     def __init__(self, structure, types, shapes):
         self.structure, self.types = structure, list(types)
@@ -799,11 +811,31 @@ class DatasetSpec:
     def __hash__(self):
         return hash(("DatasetSpec", tuple(t.name for t in self.types)))
 
-    def __repr__(self):
-        return "DatasetSpec(%s, %s)" % (
-            nest.pack_sequence_as(self.structure, [t.name for t in self.types]),
-            nest.pack_sequence_as(self.structure, [tuple(x.as_list()) if x.ndims is not
-                                                   None else None for x in self.shapes]))
+    @property
+    def element_spec(self):
+        """The type of the dataset's elements (as `Dataset.element_spec`)."""
+        return element_spec_of(self.structure, self.types, self.shapes)
+
+    def __repr__(self):  # TF's: the element spec, and the shape of a dataset (a scalar)
+        return "DatasetSpec(%r, %s)" % (self.element_spec, shape_repr(TensorShape([])))
+
+
+def map_leaves(structure, dense, composite) -> object:
+    """`structure` (an element structure) with each dense component's leaf replaced by
+    `dense(k)` (k: its index among the components), a SparseTensor's or RaggedTensor's
+    by `composite(leaf)`; a dataset's leaf stays (as TF: its spec for all properties)."""
+    leaves = nest.flatten(structure)
+    return nest.pack_sequence_as(structure, [
+        composite(m) if isinstance(m, COMPOSITE_SPECS) else
+        m if isinstance(m, DatasetSpec) else dense(k)
+        for k, m in enumerate(leaves)])
+
+
+def element_spec_of(structure, types, shapes):
+    """The element spec of an element structure and its components' `types` and
+    `shapes`: a tf.TensorSpec per dense component, a composite's tf spec."""
+    return map_leaves(structure, lambda k: TensorSpec(shapes[k], types[k]),
+                      lambda m: m.spec)
 
 
 def flatten_element(element):
@@ -894,13 +926,14 @@ def _source(op_type, flat, structure, types, shapes) -> Dataset:
     return Dataset(op.outputs[0], structure, types, shapes)
 
 
-def _has_list(structure) -> bool:
+def has_list(structure) -> bool:
+    """Whether `structure` holds a list (tf.data's nest takes a list for a leaf)."""
     if isinstance(structure, list):
         return True
     if isinstance(structure, dict):
-        return any(_has_list(v) for v in structure.values())
+        return any(has_list(v) for v in structure.values())
     if isinstance(structure, tuple):
-        return any(_has_list(v) for v in structure)
+        return any(has_list(v) for v in structure)
     return False
 
 

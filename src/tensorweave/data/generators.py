@@ -20,6 +20,7 @@ from tensorweave.framework import nest
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeListAttr, kernel
 from tensorweave.framework.shapes import TensorShape
+from tensorweave.framework.tensor_spec import TensorSpec, TypeSpec
 from tensorweave.data import dataset_ops as _ds
 from tensorweave.data import dataset_kernels as _kernels
 from tensorweave.data import padding as _padding
@@ -34,12 +35,18 @@ _kernels.dataset_op("GeneratorDataset", ["args: Targs"], {"Targs": TypeListAttr(
                                                      "generator": ""})
 
 
-def from_generator(generator: Callable, output_types, output_shapes=None,
-                   args=None) -> Dataset:
+def from_generator(generator: Callable, output_types, output_shapes=None, args=None,
+                   output_signature=None) -> Dataset:
     """See Dataset.from_generator."""
     from tensorweave.framework import graph as _graph
     if not callable(generator):
         raise TypeError("`generator` must be a Python callable.")
+    if output_signature is not None:
+        output_types, output_shapes = _types_and_shapes(output_signature, output_types,
+                                                        output_shapes)
+    elif output_types is None:
+        raise TypeError("To specify the output signature you need to provide either the "
+                        "`output_signature` argument or the `output_types` argument.")
     types = [_dt.as_dtype(t) for t in nest.flatten(output_types)]
     if output_shapes is None:
         shapes = [TensorShape(None)] * len(types)
@@ -57,10 +64,37 @@ def from_generator(generator: Callable, output_types, output_shapes=None,
     return Dataset(op.outputs[0], structure, types, shapes)
 
 
+def _types_and_shapes(output_signature, output_types, output_shapes):
+    """(output_types, output_shapes) of a from_generator's `output_signature`, a
+    structure of tf.TensorSpec.
+
+    Raises:
+      TypeError: `output_types` or `output_shapes` is given too, or a leaf is no spec.
+      NotImplementedError: a leaf is another spec (tf.SparseTensorSpec, ...).
+    """
+    for given, arg in ((output_types, "output_types"), (output_shapes, "output_shapes")):
+        if given is not None:
+            raise TypeError("The `%s` argument can not be used together with the "
+                            "`output_signature` argument." % arg)
+    if _ds.has_list(output_signature):  # as TF's: a list is a leaf of an element
+        raise TypeError("`output_signature` must contain objects that are subclass of "
+                        "`tf.TypeSpec` but found %s which is not." % list)
+    for spec in nest.flatten(output_signature):
+        if not isinstance(spec, TypeSpec):
+            raise TypeError("`output_signature` must contain objects that are subclass of "
+                            "`tf.TypeSpec` but found %s which is not." % type(spec))
+        if not isinstance(spec, TensorSpec):
+            raise NotImplementedError(
+                "Dataset.from_generator: an `output_signature` component of %r is not "
+                "supported (tensorweave's generators yield dense components: "
+                "tf.TensorSpec only)" % (spec,))
+    return (nest.map_structure(lambda spec: spec.dtype, output_signature),
+            nest.map_structure(lambda spec: spec.shape, output_signature))
+
+
 def _spec_text(types, shapes, structure) -> str:
-    specs = ["TensorSpec(shape=%s, dtype=tf.%s, name=None)" % (
-        tuple(s.as_list()) if s.ndims is not None else "<unknown>", t.name)
-        for t, s in zip(types, shapes)]
+    """The element spec TF's errors print, its strings unquoted."""
+    specs = [repr(TensorSpec(s, t)) for t, s in zip(types, shapes)]
     return str(nest.pack_sequence_as(structure, specs)).replace("'", "")
 
 

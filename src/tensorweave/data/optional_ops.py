@@ -11,7 +11,6 @@ import typing
 
 import numpy as np
 
-from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework import graph as _graph
 from tensorweave.framework import nest
@@ -20,6 +19,9 @@ from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import TypeListAttr, kernel, not_differentiable, \
     register_op
 from tensorweave.framework.shapes import TensorShape
+from tensorweave.framework.sparse_tensor import SparseTensor
+from tensorweave.framework.tensor_spec import SparseTensorSpec, TensorSpec
+from tensorweave.ops.ragged.ragged_tensor_spec import RaggedTensorSpec
 from tensorweave.data import dataset_ops as _ds
 
 
@@ -92,36 +94,23 @@ def _get_next_as_optional_kernel(ctx, iterator):
         return OptionalValue(None)
 
 
-def _is_spec_leaf(x) -> bool:
-    """A leaf of an element spec: a TensorSpec-like object, or the (shape, dtype) pair
-    `Dataset.element_spec` gives."""
-    if hasattr(x, "dtype") and hasattr(x, "shape"):
-        return True
-    return isinstance(x, tuple) and len(x) == 2 and isinstance(x[1], _dt.DType)
-
-
 def _spec_structure(element_spec):
-    """(structure, flat types, flat shapes) of an element spec."""
-    leaves = []
+    """(structure, flat types, flat shapes) of an element spec: TensorSpecs,
+    SparseTensorSpecs and RaggedTensorSpecs in a structure.
 
-    def walk(x):
-        if _is_spec_leaf(x):
-            leaves.append((TensorShape(x[0]), x[1]) if isinstance(x, tuple) else
-                          (TensorShape(x.shape), _dt.as_dtype(x.dtype)))
-            return 0
-        if isinstance(x, dict):
-            return type(x)((k, walk(v)) for k, v in x.items())
-        if isinstance(x, (tuple, list)) and not hasattr(x, "_fields"):
-            return type(x)(walk(v) for v in x)
-        if isinstance(x, tuple):
-            return type(x)(*[walk(v) for v in x])
-        raise TypeError("An element spec must nest TensorSpecs or (shape, dtype) pairs, got "
-                        "%r" % (x,))
-
-    structure = walk(element_spec)
-    # nest orders dict leaves by key: the flat lists follow that order
-    order = nest.flatten(nest.pack_sequence_as(structure, list(range(len(leaves)))))
-    return structure, [leaves[k][1] for k in order], [leaves[k][0] for k in order]
+    Raises:
+      TypeError: a leaf is something else.
+    """
+    for leaf in nest.flatten(element_spec):
+        if not isinstance(leaf, (TensorSpec, SparseTensorSpec, RaggedTensorSpec)):
+            raise TypeError("An element spec must nest tf.TensorSpec, tf.SparseTensorSpec "
+                            "or tf.RaggedTensorSpec values, got %r" % (leaf,))
+    classes = nest.map_structure(lambda s: SparseTensor if isinstance(s, SparseTensorSpec)
+                                 else s if isinstance(s, RaggedTensorSpec) else None,
+                                 element_spec)
+    return _ds.element_structure(nest.map_structure(lambda s: s.dtype, element_spec),
+                                 nest.map_structure(lambda s: s.shape, element_spec),
+                                 classes)
 
 
 @tf_export("data.experimental.Optional")
@@ -147,7 +136,8 @@ class Optional(_ds.ElementSpec):
     @staticmethod
     def empty(element_spec) -> "Optional":
         """An optional with no value, whose value would be of `element_spec` (as
-        `Dataset.element_spec` or TensorSpecs give it).
+        `Dataset.element_spec` gives it: tf.TensorSpec, tf.SparseTensorSpec and
+        tf.RaggedTensorSpec values in a structure).
 
         Raises:
           TypeError: `element_spec` nests something else than specs.
@@ -159,12 +149,8 @@ class Optional(_ds.ElementSpec):
     # TF 1.x's names for the same
     none_from_structure = empty
 
-    @property
-    def element_spec(self):
-        """(shape, dtype) pairs in the value's structure."""
-        return nest.pack_sequence_as(self._structure, list(zip(self._shapes, self._types)))
-
-    value_structure = element_spec
+    # TF 1.x's name for element_spec
+    value_structure = _ds.ElementSpec.element_spec
 
     def has_value(self, name: typing.Optional[str] = None) -> _graph.Tensor:
         """A scalar bool tensor: whether the optional holds a value."""

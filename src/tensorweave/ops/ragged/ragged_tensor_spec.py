@@ -8,17 +8,13 @@ from typing import Optional
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.api_export import tf_export
-from tensorweave.framework.shapes import TensorShape, as_shape
+from tensorweave.framework.shapes import as_shape
+from tensorweave.framework.tensor_spec import TypeSpec, shape_repr
 from tensorweave.ops.ragged.ragged_tensor import RaggedTensor
 
 
-def shape_repr(shape: TensorShape) -> str:
-    """TF 2.x's repr of a TensorShape ("TensorShape([2, None])")."""
-    return "TensorShape(%s)" % (shape.as_list() if shape.rank is not None else None)
-
-
 @tf_export("RaggedTensorSpec")
-class RaggedTensorSpec:
+class RaggedTensorSpec(TypeSpec):
     """The type of a RaggedTensor (TF `tf.RaggedTensorSpec`).
 
     Args:

@@ -1,0 +1,55 @@
+"""tf.data.experimental's structure helpers: `get_structure` (the element spec of a
+dataset, iterator or optional) and TF 1.x's names of specs (`Structure`: tf.TypeSpec;
+`TensorStructure`, `SparseTensorStructure`, `RaggedTensorStructure`: constructors taking
+the dtype first, as TF 1.14 wrote them).
+"""
+from __future__ import annotations
+
+from tensorweave.framework import dtypes as _dt
+from tensorweave.framework.api_export import export, tf_export
+from tensorweave.framework.tensor_spec import SparseTensorSpec, TensorSpec, TypeSpec
+from tensorweave.ops.ragged.ragged_tensor_spec import RaggedTensorSpec
+
+
+@tf_export("data.experimental.get_structure")
+def get_structure(dataset_or_iterator):
+    """The type of the elements of a dataset or iterator (its `element_spec`):
+    tf.TensorSpec, tf.SparseTensorSpec and tf.RaggedTensorSpec values in the elements'
+    structure.
+
+    Args:
+      dataset_or_iterator: a tf.data.Dataset or tf.data.Iterator.
+
+    Returns:
+      The element spec.
+
+    Raises:
+      TypeError: `dataset_or_iterator` is neither.
+    """
+    try:
+        return dataset_or_iterator.element_spec
+    except AttributeError:
+        raise TypeError("Invalid `dataset_or_iterator`. `dataset_or_iterator` must be a "
+                        "`tf.data.Dataset` or tf.data.Iterator object, but got %s."
+                        % type(dataset_or_iterator)) from None
+
+
+export(TypeSpec, "data.experimental.Structure")
+
+
+@tf_export("data.experimental.TensorStructure")
+def tensor_structure(dtype, shape) -> TensorSpec:
+    """TF 1.x's `tf.TensorSpec(shape, dtype)`."""
+    return TensorSpec(shape, dtype)
+
+
+@tf_export("data.experimental.SparseTensorStructure")
+def sparse_tensor_structure(dtype, shape) -> SparseTensorSpec:
+    """TF 1.x's `tf.SparseTensorSpec(shape, dtype)`."""
+    return SparseTensorSpec(shape, dtype)
+
+
+@tf_export("data.experimental.RaggedTensorStructure")
+def ragged_tensor_structure(dtype, shape, ragged_rank: int) -> RaggedTensorSpec:
+    """TF 1.x's `tf.RaggedTensorSpec(shape, dtype, ragged_rank)` (int64 row splits)."""
+    return RaggedTensorSpec(shape, dtype, ragged_rank, _dt.int64)
