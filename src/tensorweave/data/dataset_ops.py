@@ -84,6 +84,7 @@ from tensorweave.data.dataset_kernels import AUTOTUNE, captured_inputs, \
 from tensorweave.data.padding import flat_padding_values, flatten_shapes, padded_shape, \
     padding_value
 from tensorweave.data import ragged_elements
+from tensorweave.data.structure import joinable, joined_shapes
 from tensorweave.data.ragged_elements import RaggedSpec
 
 
@@ -204,12 +205,15 @@ def spec_attrs(types, shapes) -> dict:
 
 class ElementSpec:
     """What an element is, for datasets and iterators: `_structure` (the nesting, leaves
-    0), `_types` and `_shapes` (one per component)."""
+    0), `_types`, `_shapes` and `_names` (one per component; a name is that of the
+    component's tf.TensorSpec, given by from_generator's `output_signature` or
+    Optional.empty's spec, else None)."""
 
-    def _set_spec(self, structure, types, shapes) -> None:
+    def _set_spec(self, structure, types, shapes, names=None) -> None:
         self._structure = structure
         self._types = list(types)
         self._shapes = [TensorShape(s) for s in shapes]
+        self._names = list(names) if names is not None else [None] * len(self._types)
 
     def _leaves(self, dense, composite) -> object:
         """The structure with each component's `dense(k)`, or `composite(spec)` for a
@@ -236,7 +240,7 @@ class ElementSpec:
         """The type of an element, as TF's: a tf.TensorSpec per dense component, a
         tf.SparseTensorSpec, tf.RaggedTensorSpec or DatasetSpec per composite one, in the
         element's structure."""
-        return element_spec_of(self._structure, self._types, self._shapes)
+        return element_spec_of(self._structure, self._types, self._shapes, self._names)
 
 
 @tf_export("data.Dataset")
@@ -247,9 +251,10 @@ class Dataset(ElementSpec):
 
     _options = None  # a tf.data.Options set by with_options, carried to derived datasets
 
-    def __init__(self, variant: _graph.Tensor, structure, types, shapes, inputs=()):
+    def __init__(self, variant: _graph.Tensor, structure, types, shapes, inputs=(),
+                 names=None):
         self._variant = variant
-        self._set_spec(structure, types, shapes)
+        self._set_spec(structure, types, shapes, names)
         for source in inputs:  # a dataset made from others has their options, merged
             if source._options is not None:
                 self._options = source._options if self._options is None else \
@@ -267,15 +272,19 @@ class Dataset(ElementSpec):
         Raises:
           TypeError: `options` is not a `tf.data.Options`.
         """
-        out = Dataset(self._variant, self._structure, self._types, self._shapes)
+        out = Dataset(self._variant, self._structure, self._types, self._shapes,
+                      names=self._names)
         out._options = self.options().merge(options)
         return out
 
     def _derive(self, op_type: str, inputs, attrs=None, structure=None, types=None,
-                shapes=None, others=()) -> "Dataset":
+                shapes=None, others=(), names=None) -> "Dataset":
         """A dataset of op `op_type` on this one, `inputs` and attrs, of this one's
         element spec where not given; `others`: the other datasets it reads (their
-        options carry over too)."""
+        options carry over too). The components' spec names are this one's when it
+        keeps this one's spec (as TF's unchanged-structure datasets), else `names`."""
+        if names is None and structure is None and types is None and shapes is None:
+            names = self._names
         structure = self._structure if structure is None else structure
         types = self._types if types is None else types
         shapes = self._shapes if shapes is None else shapes
@@ -285,7 +294,8 @@ class Dataset(ElementSpec):
             inputs.append(captured)
         op = apply_op(op_type, inputs, dict(spec_attrs(types, shapes), **(attrs or {})),
                       name=op_type)
-        return Dataset(op.outputs[0], structure, types, shapes, [self] + list(others))
+        return Dataset(op.outputs[0], structure, types, shapes, [self] + list(others),
+                       names)
 
     # -- sources --
     @staticmethod
@@ -368,7 +378,8 @@ class Dataset(ElementSpec):
         shapes = [s for d in flat for s in d._shapes]
         op = apply_op("ZipDataset", [[d._variant for d in flat]], spec_attrs(types, shapes),
                       name="ZipDataset")
-        return Dataset(op.outputs[0], structure, types, shapes, flat)
+        return Dataset(op.outputs[0], structure, types, shapes, flat,
+                       [n for d in flat for n in d._names])
 
     # -- transformations --
     def concatenate(self, dataset: "Dataset") -> "Dataset":
@@ -377,20 +388,12 @@ class Dataset(ElementSpec):
         Raises:
           TypeError: the two have different element structures or types.
         """
-        try:
-            nest.assert_same_structure(self._structure, dataset._structure)
-            same = self._types == dataset._types and nest.flatten(
-                self._structure) == nest.flatten(dataset._structure)
-        except (ValueError, TypeError):  # other nestings or dict keys
-            same = False
-        if not same:
-            raise TypeError("Incompatible dataset elements:\n  %s vs.\n  %s" % (
-                self.output_types, dataset.output_types))
-        shapes = [a.most_specific_compatible_shape(b) if hasattr(
-            a, "most_specific_compatible_shape") else (a if a == b else unknown_shape())
-            for a, b in zip(self._shapes, dataset._shapes)]
-        return self._derive("ConcatenateDataset", [dataset._variant], shapes=shapes,
-                            others=[dataset])
+        if not joinable(self, dataset):
+            raise TypeError("Incompatible dataset elements:\n  %s vs.   %s" % (
+                self.element_spec, dataset.element_spec))
+        return self._derive("ConcatenateDataset", [dataset._variant],
+                            shapes=joined_shapes([self, dataset]), others=[dataset],
+                            names=self._names)
 
     def repeat(self, count=None) -> "Dataset":
         """The elements `count` times (None or -1: forever)."""
@@ -447,7 +450,7 @@ class Dataset(ElementSpec):
 
         Raises:
           ValueError: a padded shape of another rank than its component, or smaller
-            than a static dimension.
+            than a static dimension; no `padded_shapes` for a component of unknown rank.
         """
         for m in nest.flatten(self._structure):
             if isinstance(m, COMPOSITE_SPECS):
@@ -457,6 +460,10 @@ class Dataset(ElementSpec):
                     "subclass of TensorSpec: %s" % ("`%r`." % m.spec if isinstance(
                         m, RaggedSpec) else "a SparseTensor component"))
         if padded_shapes is None:
+            for k, shape in enumerate(self._shapes):
+                if shape.ndims is None:
+                    raise ValueError("You must provide `padded_shapes` argument because "
+                                     "component %d has unknown rank." % k)
             padded_shapes = self.output_shapes
         padded = [padded_shape(g) for g in flatten_shapes(self._structure, padded_shapes)]
         flat_shapes = [shape for shape, _ in padded]
@@ -535,7 +542,7 @@ class Dataset(ElementSpec):
         fn = self._dataset_function(map_func, "flat_map_fn")
         return self._derive("FlatMapDataset", [], {"f": register_function(fn)},
                             structure=fn.dataset._structure, types=fn.dataset._types,
-                            shapes=fn.dataset._shapes)
+                            shapes=fn.dataset._shapes, names=fn.dataset._names)
 
     def interleave(self, map_func: Callable, cycle_length=None, block_length=None,
                    num_parallel_calls=None) -> "Dataset":
@@ -550,7 +557,7 @@ class Dataset(ElementSpec):
                 "f": register_function(fn),
                 "read_ahead": num_parallel_calls not in (None, 1)},
             structure=fn.dataset._structure, types=fn.dataset._types,
-            shapes=fn.dataset._shapes)
+            shapes=fn.dataset._shapes, names=fn.dataset._names)
 
     def _dataset_function(self, map_func: Callable, name: str) -> "DatasetFunction":
         fn = DatasetFunction(map_func, self._structure, self._types, self._shapes, name,
@@ -647,13 +654,16 @@ class Dataset(ElementSpec):
           output_shapes: their static shapes (default unknown).
           args: tensors (or values) passed to `generator`, evaluated by the initializer.
           output_signature: instead of `output_types` and `output_shapes`, the
-            elements' structure of tf.TensorSpec.
+            elements' structure of tf.TensorSpec (their names stay in element_spec).
           name: unused (TF names the dataset's ops with it).
 
         Returns:
-          A Dataset. An element that does not convert to `output_types` or fit
-          `output_shapes` fails its get_next with InvalidArgumentError; an exception in the
-          generator with UnknownError.
+          A Dataset. A yielded element is converted as TF does: cast with NumPy (1.5
+          becomes 1 for int64) unless it is one component of unknown rank (then 1.5
+          fails). An element that does not convert to `output_types` or fit
+          `output_shapes` fails its get_next with InvalidArgumentError (a number for a
+          string with InternalError); an exception in the generator with py_func's
+          classes.
 
         Raises:
           TypeError: `generator` is not callable, neither `output_types` nor
@@ -798,12 +808,13 @@ class DatasetSpec(TypeSpec):
     component is one variant tensor). It is TF's tf.data.DatasetSpec for the properties
     of the datasets that hold it (output_classes, element_spec)."""
 
-    __slots__ = ("structure", "types", "shapes")
+    __slots__ = ("structure", "types", "shapes", "names")
     value_type = property(lambda self: Dataset, doc="tf.data.Dataset.")
 
-    def __init__(self, structure, types, shapes):
+    def __init__(self, structure, types, shapes, names=None):
         self.structure, self.types = structure, list(types)
         self.shapes = [TensorShape(x) for x in shapes]
+        self.names = list(names) if names is not None else [None] * len(self.types)
 
     def __eq__(self, other):
         return isinstance(other, DatasetSpec) and other.types == self.types
@@ -814,7 +825,7 @@ class DatasetSpec(TypeSpec):
     @property
     def element_spec(self):
         """The type of the dataset's elements (as `Dataset.element_spec`)."""
-        return element_spec_of(self.structure, self.types, self.shapes)
+        return element_spec_of(self.structure, self.types, self.shapes, self.names)
 
     def __repr__(self):  # TF's: the element spec, and the shape of a dataset (a scalar)
         return "DatasetSpec(%r, %s)" % (self.element_spec, shape_repr(TensorShape([])))
@@ -831,10 +842,12 @@ def map_leaves(structure, dense, composite) -> object:
         for k, m in enumerate(leaves)])
 
 
-def element_spec_of(structure, types, shapes):
-    """The element spec of an element structure and its components' `types` and
-    `shapes`: a tf.TensorSpec per dense component, a composite's tf spec."""
-    return map_leaves(structure, lambda k: TensorSpec(shapes[k], types[k]),
+def element_spec_of(structure, types, shapes, names=None):
+    """The element spec of an element structure and its components' `types`, `shapes`
+    and spec `names` (None: unnamed): a tf.TensorSpec per dense component, a composite's
+    tf spec."""
+    return map_leaves(structure, lambda k: TensorSpec(shapes[k], types[k],
+                                                      names[k] if names else None),
                       lambda m: m.spec)
 
 
@@ -851,7 +864,7 @@ def flatten_element(element):
             leaves.append(leaf)
         elif isinstance(x, Dataset):
             flat.append(x._variant)
-            leaves.append(DatasetSpec(x._structure, x._types, x._shapes))
+            leaves.append(DatasetSpec(x._structure, x._types, x._shapes, x._names))
         elif isinstance(x, SparseTensor):
             flat.append(apply_op("SparseTensorToVariant", [x.indices, x.values,
                                                            x.dense_shape],
@@ -884,7 +897,7 @@ def pack_element(structure, tensors):
         elif isinstance(leaf, RaggedSpec):
             t = ragged_elements.decode(t, leaf)
         elif isinstance(leaf, DatasetSpec):
-            t = Dataset(t, leaf.structure, leaf.types, leaf.shapes)
+            t = Dataset(t, leaf.structure, leaf.types, leaf.shapes, names=leaf.names)
         out.append(t)
     return nest.pack_sequence_as(structure, out)
 

@@ -33,6 +33,7 @@ from tensorweave.data import pipeline as _pipe
 from tensorweave.data import pipeline_batching as _batching
 from tensorweave.data.dataset_ops import Dataset
 from tensorweave.data.pipeline import DatasetValue
+from tensorweave.data.structure import joinable, joined_shapes
 from tensorweave.data.padding import flat_padding_values, flatten_shapes, padded_shape, \
     padding_value
 
@@ -241,10 +242,10 @@ def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset: bool =
     first = datasets[0]
     op = apply_op("ChooseFromDatasets", [choice_dataset._variant,
                                          [d._variant for d in datasets]],
-                  dict(_ds.spec_attrs(first._types, first._shapes),
+                  dict(_ds.spec_attrs(first._types, joined_shapes(datasets)),
                        stop_on_empty_dataset=bool(stop_on_empty_dataset)),
                   name="ChooseFromDatasets")
-    return Dataset(op.outputs[0], first._structure, first._types, first._shapes, datasets)
+    return _joined(op, datasets)
 
 
 @tf_export("data.experimental.sample_from_datasets")
@@ -280,10 +281,10 @@ def sample_from_datasets(datasets, weights=None, seed: typing.Optional[int] = No
                                                            _dt.int64),
                                          convert_to_tensor(0 if s2 is None else s2,
                                                            _dt.int64)],
-                  dict(_ds.spec_attrs(first._types, first._shapes),
+                  dict(_ds.spec_attrs(first._types, joined_shapes(datasets)),
                        stop_on_empty_dataset=bool(stop_on_empty_dataset)),
                   name="SampleFromDatasets")
-    return Dataset(op.outputs[0], first._structure, first._types, first._shapes, datasets)
+    return _joined(op, datasets)
 
 
 def _weighted_choices(weights: Dataset, n: int, seed) -> Dataset:
@@ -310,14 +311,28 @@ def _weighted_choices(weights: Dataset, n: int, seed) -> Dataset:
 
 
 def _check_same(datasets) -> None:
+    """TF's check that `datasets` have a common element spec.
+
+    Raises:
+      ValueError: no datasets.
+      TypeError: two differ in nesting, dtypes or spec names.
+    """
     if not datasets:
         raise ValueError("`datasets` must be a non-empty list of datasets.")
     first = datasets[0]
-    for d in datasets[1:]:
-        if d._types != first._types or nest.flatten(d._structure) != nest.flatten(
-                first._structure):
-            raise TypeError("All datasets must have the same type structure, got %s and %s"
-                            % (first.output_types, d.output_types))
+    for k, d in enumerate(datasets[1:], 1):
+        if not joinable(first, d):
+            raise TypeError("Invalid `datasets`. `datasets` must have compatible element "
+                            "specs.\n Dataset 0 element_spec=%s.\nDataset %d element_spec="
+                            "%s." % (first.element_spec, k, d.element_spec))
+
+
+def _joined(op, datasets) -> Dataset:
+    """The dataset of `op`, whose elements are those of `datasets` (checked by
+    _check_same): of their common element spec, as TF's."""
+    first = datasets[0]
+    return Dataset(op.outputs[0], first._structure, first._types,
+                   joined_shapes(datasets), datasets, first._names)
 
 
 @tf_export("data.experimental.get_single_element")

@@ -3,9 +3,10 @@ reaches them.
 
 The generator function is kept with the graph (like the traced dataset functions; a
 GraphDef does not carry it). Each initialization of an iterator calls it again with
-`args` (evaluated by the initializer, strings as bytes, as TF passes them) and checks
-each yielded element against the declared structure, dtypes and shapes with TF's rules
-and errors.
+`args` (evaluated by the initializer, strings as bytes, as TF passes them) and converts
+each yielded element to the declared structure, dtypes and shapes with TF's rules and
+errors (see _Signature: NumPy casts, or convert_to_tensor's checks for a lone component
+of unknown rank).
 """
 from __future__ import annotations
 
@@ -17,10 +18,10 @@ import numpy as np
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework import nest
-from tensorweave.framework.op_builder import apply_op, convert_to_tensor
+from tensorweave.framework.op_builder import apply_op, as_numpy, convert_to_tensor
 from tensorweave.framework.registry import TypeListAttr, kernel
 from tensorweave.framework.shapes import TensorShape
-from tensorweave.framework.tensor_spec import TensorSpec, TypeSpec
+from tensorweave.framework.tensor_spec import TensorSpec, TypeSpec, shape_text
 from tensorweave.data import dataset_ops as _ds
 from tensorweave.data import dataset_kernels as _kernels
 from tensorweave.data import padding as _padding
@@ -41,9 +42,11 @@ def from_generator(generator: Callable, output_types, output_shapes=None, args=N
     from tensorweave.framework import graph as _graph
     if not callable(generator):
         raise TypeError("`generator` must be a Python callable.")
+    names = None
     if output_signature is not None:
         output_types, output_shapes = _types_and_shapes(output_signature, output_types,
                                                         output_shapes)
+        names = [spec.name for spec in nest.flatten(output_signature)]
     elif output_types is None:
         raise TypeError("To specify the output signature you need to provide either the "
                         "`output_signature` argument or the `output_types` argument.")
@@ -53,15 +56,16 @@ def from_generator(generator: Callable, output_types, output_shapes=None, args=N
     else:
         shapes = [TensorShape(s) for s in _padding.flatten_shapes(
             nest.pack_sequence_as(output_types, [0] * len(types)), output_shapes)]
-    structure = nest.pack_sequence_as(output_types, [0] * len(types))
+    signature = _Signature(nest.pack_sequence_as(output_types, [0] * len(types)), types,
+                           shapes, names)
     arg_tensors = [convert_to_tensor(a, name="generator_arg") for a in (args or ())]
     table = _graph.get_default_graph().__dict__.setdefault(_GENERATORS, {})
     key = "generator_%d" % next(_KEYS)
-    table[key] = (generator, structure, types, shapes)
+    table[key] = (generator, signature)
     op = apply_op("GeneratorDataset", [arg_tensors], dict(
         _ds.spec_attrs(types, shapes), Targs=[t.dtype for t in arg_tensors], generator=key),
         name="GeneratorDataset")
-    return Dataset(op.outputs[0], structure, types, shapes)
+    return Dataset(op.outputs[0], signature.structure, types, shapes, names=names)
 
 
 def _types_and_shapes(output_signature, output_types, output_shapes):
@@ -92,10 +96,86 @@ def _types_and_shapes(output_signature, output_types, output_shapes):
             nest.map_structure(lambda spec: spec.shape, output_signature))
 
 
-def _spec_text(types, shapes, structure) -> str:
-    """The element spec TF's errors print, its strings unquoted."""
-    specs = [repr(TensorSpec(s, t)) for t, s in zip(types, shapes)]
-    return str(nest.pack_sequence_as(structure, specs)).replace("'", "")
+class _Signature:
+    """What a generator's elements are declared to be: their `structure` (leaves 0) and
+    each component's dtype, static shape and spec name (None: unnamed)."""
+
+    def __init__(self, structure, types, shapes, names=None):
+        self.structure, self.types, self.shapes = structure, types, shapes
+        self.names = names or [None] * len(types)
+        # TF converts a yielded element with NumPy casts (1.5 -> 1 for int64, "5" -> 5)
+        # unless it is one component of unknown rank (or nothing): then with
+        # convert_to_tensor's checks (1.5 for int64 fails)
+        self.casts = bool(types) if nest.is_sequence(structure) else \
+            shapes[0].rank is not None
+
+    def converted(self, element) -> list:
+        """The component arrays of a yielded `element`.
+
+        Raises:
+          TypeError: with TF's message, `element` does not convert or has another shape.
+          _UnsupportedObject: a string component holds a number (on the NumPy path).
+        """
+        arrays = self._cast(element) if self.casts else self._checked(element)
+        for a, s in zip(arrays, self.shapes):
+            if not s.is_compatible_with(TensorShape(a.shape)):
+                raise TypeError("`generator` yielded an element of shape %s where an "
+                                "element of shape %s was expected."
+                                % (tuple(a.shape), shape_text(s)))
+        return arrays
+
+    def _mismatch(self, element, expected) -> TypeError:
+        return TypeError("`generator` yielded an element that did not match the expected "
+                         "structure. The expected structure was %s, but the yielded "
+                         "element was %s." % (expected, element))
+
+    def _cast(self, element) -> list:
+        try:
+            flat = _flatten_like(self.structure, element)
+        except (TypeError, ValueError):
+            raise self._mismatch(element, nest.pack_sequence_as(
+                self.structure, self.types)) from None
+        return [_numpy_cast(v, t) for v, t in zip(flat, self.types)]
+
+    def _checked(self, element) -> list:
+        from tensorweave.ops.array.constant_op import _to_array
+        try:
+            flat = _flatten_like(self.structure, element)
+            return [_to_array(v, t, allow_cast=False) for v, t in zip(flat, self.types)]
+        except (TypeError, ValueError, OverflowError) as e:
+            specs = [TensorSpec(s, t, n) for t, s, n in zip(self.types, self.shapes,
+                                                            self.names)]
+            mismatch = self._mismatch(element, nest.pack_sequence_as(self.structure,
+                                                                     specs))
+            raise TypeError("%s (%s)" % (mismatch, e)) from None
+
+
+class _UnsupportedObject(TypeError):
+    """A string component that holds something else than bytes or str: TF's py_func
+    fails on it with an InternalError."""
+
+
+def _numpy_cast(value, dtype: _dt.DType) -> np.ndarray:
+    """`value` as TF's NumPy path converts a yielded component: np.asarray, then a C cast
+    (1.5 -> 1, 2**40 wraps into int32, "5" -> 5); strings as object arrays of bytes.
+
+    Raises:
+      TypeError: with TF's message, the cast fails.
+      OverflowError: a Python int too large for int64 (TF's UnknownError).
+      _UnsupportedObject: a string component holds something else than bytes or str.
+    """
+    try:
+        array = np.asarray(value).astype(dtype.as_numpy_dtype)
+    except (TypeError, ValueError) as e:
+        raise TypeError("`generator` yielded an element that could not be converted to the "
+                        "expected type. The expected type was %s, but the yielded element "
+                        "was %s." % (dtype.name, value)) from e
+    if dtype is not _dt.string:
+        return array
+    for v in array.reshape(-1):
+        if not isinstance(v, (bytes, str)):
+            raise _UnsupportedObject("Unsupported object type %s" % type(v).__name__)
+    return as_numpy(array, _dt.string)
 
 
 def _flatten_like(structure, element) -> list:
@@ -119,27 +199,18 @@ def _flatten_like(structure, element) -> list:
 
 
 class _Generated(DatasetValue):
-    def __init__(self, op, generator, structure, types, shapes, args):
-        self.op, self.generator, self.args = op, generator, args
-        self.structure, self.types, self.shapes = structure, types, shapes
+    def __init__(self, op, generator, signature: _Signature, args):
+        self.op, self.generator, self.signature, self.args = op, generator, signature, args
 
     def _converted(self, element) -> list:
-        from tensorweave.ops.array.constant_op import _to_array
-        expected = _spec_text(self.types, self.shapes, self.structure)
         try:
-            flat = _flatten_like(self.structure, element)
-            arrays = [_to_array(v, t, allow_cast=False) for v, t in zip(flat, self.types)]
-        except (TypeError, ValueError) as e:
-            raise errors.InvalidArgumentError(None, self.op, (
-                "TypeError: `generator` yielded an element that did not match the expected "
-                "structure. The expected structure was %s, but the yielded element was %s. "
-                "(%s)" % (expected, element, e))) from None
-        for a, s in zip(arrays, self.shapes):
-            if not s.is_compatible_with(TensorShape(a.shape)):
-                raise errors.InvalidArgumentError(None, self.op, (
-                    "TypeError: `generator` yielded an element of shape %s where an element "
-                    "of shape %s was expected." % (tuple(a.shape), tuple(s.as_list()))))
-        return arrays
+            return self.signature.converted(element)
+        except _UnsupportedObject as e:
+            raise errors.InternalError(None, self.op, str(e)) from None
+        except TypeError as e:
+            raise errors.InvalidArgumentError(None, self.op, "TypeError: %s" % e) from None
+        except Exception as e:  # noqa: BLE001 - NumPy's OverflowError: py_func's classes
+            raise _generator_error(self.op, e) from None
 
     def elements(self, ctx):
         return self._generated(False)
@@ -163,7 +234,7 @@ class _Generated(DatasetValue):
                 raise _generator_error(self.op, e) from e
             try:
                 yield self._converted(element)
-            except errors.InvalidArgumentError as e:
+            except (errors.InvalidArgumentError, errors.InternalError) as e:
                 if not with_errors:
                     raise
                 yield _pipe.ElementError(e)
@@ -191,6 +262,5 @@ def _generator_kernel(ctx, *args):
             None, ctx.op, "The generator of %s is not in this graph: Dataset.from_generator "
                           "keeps the Python function with the graph that built the dataset, "
                           "and a GraphDef does not carry it" % ctx.op.name)
-    generator, structure, types, shapes = entry
-    return _Generated(ctx.op, generator, structure, types, shapes,
-                      [_python_arg(a) for a in args])
+    generator, signature = entry
+    return _Generated(ctx.op, generator, signature, [_python_arg(a) for a in args])

@@ -78,7 +78,8 @@ def group_by_window(key_func: Callable, reduce_func: Callable, window_size=None,
         key_fn = _key_function(key_func, ds)
 
         def reduce_window(key, variant):
-            return reduce_func(key, Dataset(variant, ds._structure, ds._types, ds._shapes))
+            return reduce_func(key, Dataset(variant, ds._structure, ds._types, ds._shapes,
+                                            names=ds._names))
         reduce_fn = _key_arg_function(reduce_window, [_dt.variant], [_SCALAR], "reduce_func")
         if reduce_fn.dataset is None:
             got = reduce_fn.outputs[0] if len(reduce_fn.outputs) == 1 else \
@@ -99,7 +100,8 @@ def group_by_window(key_func: Callable, reduce_func: Callable, window_size=None,
             "key_func": _kernels.register_function(key_fn),
             "reduce_func": _kernels.register_function(reduce_fn),
             "window_size_func": _kernels.register_function(size_fn)},
-            structure=out._structure, types=out._types, shapes=out._shapes)
+            structure=out._structure, types=out._types, shapes=out._shapes,
+            names=out._names)
     return apply
 
 

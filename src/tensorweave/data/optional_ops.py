@@ -119,9 +119,9 @@ class Optional(_ds.ElementSpec):
     tensor: built by `Optional.from_value`, `Optional.empty` or `get_next_as_optional`,
     read by `has_value()` and `get_value()`."""
 
-    def __init__(self, variant: _graph.Tensor, structure, types, shapes):
+    def __init__(self, variant: _graph.Tensor, structure, types, shapes, names=None):
         self._variant_tensor = variant
-        self._set_spec(structure, types, shapes)
+        self._set_spec(structure, types, shapes, names)
 
     @staticmethod
     def from_value(value) -> "Optional":
@@ -143,8 +143,11 @@ class Optional(_ds.ElementSpec):
           TypeError: `element_spec` nests something else than specs.
         """
         structure, types, shapes = _spec_structure(element_spec)
+        # a TensorSpec's name stays in the optional's element_spec (TF's)
+        names = [s.name if isinstance(s, TensorSpec) else None
+                 for s in nest.flatten(element_spec)]
         return Optional(apply_op("OptionalNone", [], name="OptionalNone").outputs[0],
-                        structure, types, shapes)
+                        structure, types, shapes, names)
 
     # TF 1.x's names for the same
     none_from_structure = empty

@@ -1,11 +1,13 @@
 """tf.data.experimental's structure helpers: `get_structure` (the element spec of a
 dataset, iterator or optional) and TF 1.x's names of specs (`Structure`: tf.TypeSpec;
 `TensorStructure`, `SparseTensorStructure`, `RaggedTensorStructure`: constructors taking
-the dtype first, as TF 1.14 wrote them).
+the dtype first, as TF 1.14 wrote them); and the common element spec of datasets that
+one dataset reads in turn (concatenate, sample_from_datasets, choose_from_datasets).
 """
 from __future__ import annotations
 
 from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import nest
 from tensorweave.framework.api_export import export, tf_export
 from tensorweave.framework.tensor_spec import SparseTensorSpec, TensorSpec, TypeSpec
 from tensorweave.ops.ragged.ragged_tensor_spec import RaggedTensorSpec
@@ -53,3 +55,25 @@ def sparse_tensor_structure(dtype, shape) -> SparseTensorSpec:
 def ragged_tensor_structure(dtype, shape, ragged_rank: int) -> RaggedTensorSpec:
     """TF 1.x's `tf.RaggedTensorSpec(shape, dtype, ragged_rank)` (int64 row splits)."""
     return RaggedTensorSpec(shape, dtype, ragged_rank, _dt.int64)
+
+
+def joinable(a, b) -> bool:
+    """Whether the elements of `a` and `b` (datasets, or other ElementSpecs) have a
+    common spec (TF's most_specific_common_supertype is not None): the same nesting,
+    composites, dtypes and spec names; their shapes may differ."""
+    try:
+        nest.assert_same_structure(a._structure, b._structure)
+    except (ValueError, TypeError):  # other nestings or dict keys
+        return False
+    return a._types == b._types and a._names == b._names and \
+        nest.flatten(a._structure) == nest.flatten(b._structure)
+
+
+def joined_shapes(specs) -> list:
+    """The component shapes of the common spec of joinable `specs`: the dimensions they
+    all agree on."""
+    shapes = list(specs[0]._shapes)
+    for spec in specs[1:]:
+        shapes = [a.most_specific_compatible_shape(b) for a, b in zip(shapes, spec._shapes)]
+    return shapes
+

@@ -16,6 +16,7 @@ from tensorweave.framework import nest
 from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import convert_to_tensor
 from tensorweave.framework.shapes import TensorShape
+from tensorweave.framework.tensor_spec import TensorSpec
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.math.math_ops import range as range_op
 from tensorweave.ops.ragged.ragged_array_ops import gather_rows
@@ -123,19 +124,12 @@ def _check_matches(spec: RaggedTensorSpec, value) -> None:
         (not ragged or value.row_splits.dtype == spec.row_splits_dtype)
     if matches:
         return
-    got = repr(RaggedTensorSpec.from_value(value)) if ragged else \
-        "TensorSpec(shape=%s, dtype=%r, name=None)" % (_tuple_shape(value), value.dtype)
+    got = RaggedTensorSpec.from_value(value) if ragged else \
+        TensorSpec(value.shape, value.dtype)
     raise ValueError("Error in map_fn:\n  Expected `fn` to return a:\n    %r\n  But it "
-                     "returned a:\n    %s\n    (value=%s)\n  To fix, update the "
+                     "returned a:\n    %r\n    (value=%s)\n  To fix, update the "
                      "`fn_output_signature` (or `dtype`) argument to `map_fn`."
                      % (spec, got, value))
-
-
-def _tuple_shape(value: Tensor) -> str:
-    """A shape as TF's TensorSpec repr writes it: (1, None), (None,), ()."""
-    if value.shape.rank is None:
-        return "<unknown>"
-    return str(tuple(value.shape.as_list()))
 
 
 def _decoded(spec, results, count: TensorShape):
