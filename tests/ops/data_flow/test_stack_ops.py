@@ -143,3 +143,18 @@ def test_not_differentiable():
         assert get_gradient(t) == (True, None)
     assert set(stack_ops.__all__) >= {"stack_v2", "stack_push_v2", "stack_pop_v2",
                                       "stack_close_v2"}
+
+
+def test_closed_stack_refuses_push_and_pop_before_other_checks():
+    dev = Device("CPU", 0)
+    s = StackResource("s", tf.float32, 1, dev)
+    s.push(None, np.zeros(4, np.float32), swap=False)
+    assert dev.allocator.bytes_in_use == 16
+    s.close()
+    assert dev.allocator.bytes_in_use == 0
+    # a pop of the empty closed stack says closed, not empty (TF's kernels check it first)
+    with pytest.raises(errors.InvalidArgumentError, match=r"Stack\[s\] has already been closed"):
+        s.push(None, np.zeros(4, np.float32), swap=False)
+    with pytest.raises(errors.InvalidArgumentError, match=r"Stack\[s\] has already been closed"):
+        s.pop(None)
+    assert dev.allocator.bytes_in_use == 0 and s.bytes_held == 0

@@ -58,6 +58,9 @@ def test_large_product_switches_blas_threads_with_contention(monkeypatch):
     lock = threading.Lock()
     monkeypatch.setattr(blas, "_LOCK", lock)
     assert blas.large_product(1 << 10) is blas._NO_WAIT  # BLAS never splits it
+    # OpenBLAS splits only products of more than 64^3 multiply-adds (interface/gemm.c)
+    assert blas.large_product(64 ** 3) is blas._NO_WAIT
+    assert blas.large_product(64 ** 3 + 1) is not blas._NO_WAIT
     with blas.large_product(blas.LARGE_PRODUCT_MACS):
         assert lock.locked() and calls == []  # a large product takes its turn
     assert not lock.locked()

@@ -314,3 +314,25 @@ def test_complex_abs_gradient(sess):
     x = tf.constant([3 + 4j, 0j], tf.complex128)
     g = tf.gradients(tf.abs(x), x)[0]
     np.testing.assert_allclose(sess.run(g), [0.6 + 0.8j, 0])
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex64])
+def test_fused_grad_kernels_values_and_dtype(sess, dtype):
+    """TanhGrad/SigmoidGrad/SqrtGrad/RsqrtGrad/ReciprocalGrad against their formulas, in
+    the input's dtype (float32/float64 arrays skip the conversion calls; float16 and
+    0-d inputs take them)."""
+    rs = np.random.RandomState(3)
+    y = rs.uniform(0.2, 0.9, (4, 5)).astype(dtype)
+    dy = rs.uniform(-1, 1, (4, 5)).astype(dtype)
+    wide = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+    y64, dy64 = y.astype(wide), dy.astype(wide)
+    refs = {"TanhGrad": dy64 * (1 - y64 * y64), "SigmoidGrad": dy64 * y64 * (1 - y64),
+            "SqrtGrad": 0.5 * dy64 / y64, "RsqrtGrad": -0.5 * dy64 * y64 ** 3,
+            "ReciprocalGrad": -dy64 * y64 * y64}
+    tol = 2e-3 if dtype == np.float16 else 1e-5
+    for name, ref in refs.items():
+        op = getattr(tf.raw_ops, name)
+        got, got0 = sess.run([op(y=y, dy=dy), op(y=y[0, 0], dy=dy[0, 0])])
+        assert got.dtype == dtype and got0.dtype == dtype and got0.shape == ()
+        np.testing.assert_allclose(got, ref.astype(dtype), rtol=tol, atol=tol)
+        np.testing.assert_allclose(got0, ref[0, 0].astype(dtype), rtol=tol, atol=tol)

@@ -118,6 +118,33 @@ def test_matmul_run_errors(sess):
         sess.run(tf.matmul(w, z), {w: np.ones((2, 3, 3)), z: np.ones((3, 3, 3))})
 
 
+def test_matmul_run_rank_errors(sess):
+    # TF 2.21's messages (its text says ">= 2" for a rank-3 input too)
+    u, v = tf.placeholder(tf.float32), tf.placeholder(tf.float32)
+    for ta in (False, True):
+        prod = tf.raw_ops.MatMul(a=u, b=v, transpose_a=ta)  # tf.matmul: BatchMatMulV2
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"In\[0\] ndims must be >= 2"):
+            sess.run(prod, {u: np.ones((2, 3, 4)), v: np.ones((4, 2))})
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"In\[1\] ndims must be >= 2"):
+            sess.run(prod, {u: np.ones((4, 4)), v: np.ones(4)})
+
+
+@pytest.mark.parametrize("n", [63, 64, 65])
+def test_matmul_at_blas_split_threshold(sess, monkeypatch, n):
+    """Products of at most 64^3 multiply-adds (OpenBLAS runs them on one thread) take no
+    BLAS context; larger ones do. Both compute the product."""
+    from tensorweave.ops.math import blas, matmul_ops
+    entered = []
+    real = matmul_ops.large_product
+    monkeypatch.setattr(matmul_ops, "large_product",
+                        lambda macs: (entered.append(macs), real(macs))[1])
+    a = np.random.RandomState(0).randn(n, n).astype(np.float32)
+    b = np.random.RandomState(1).randn(n, n).astype(np.float32)
+    got = sess.run(tf.matmul(a, b, transpose_b=True))
+    np.testing.assert_allclose(got, a.astype(np.float64) @ b.T, rtol=1e-4, atol=1e-4)
+    assert entered == ([] if n ** 3 < blas.SPLIT_MACS else [n ** 3])
+
+
 def test_matmul_does_not_mutate_inputs(sess):
     a = np.random.rand(3, 3).astype(np.float32)
     keep = a.copy()

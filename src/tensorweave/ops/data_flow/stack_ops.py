@@ -66,6 +66,9 @@ class StackResource:
         self.device = device
         # the device allocator charges arrays while they live: no explicit accounting
         self._tracked = device is not None and device.allocator.tracking
+        # the allocator a push charges and a pop credits explicitly (None: no device, or
+        # one that tracks its arrays itself)
+        self._charged = None if device is None or self._tracked else device.allocator
         self.elements: List[list] = []
         self.closed = False
         self.bytes_held = 0
@@ -84,56 +87,81 @@ class StackResource:
         raise errors.InvalidArgumentError(
             None, op, "Stack[%s] has already been closed." % self.name)
 
+    # push and pop run once per loop iteration per saved value: acquire/release under
+    # try/finally cost about half a with block
     def push(self, op, value: np.ndarray, swap: bool) -> None:
         nbytes = value.nbytes if type(value) is np.ndarray else \
             int(getattr(value, "nbytes", 0))
-        dev = self.device
-        with self.lock:
-            if self.closed:
-                self._raise_closed(op)
+        lock = self.lock
+        lock.acquire()
+        try:
             elements = self.elements
-            if 0 <= self.max_size <= len(elements):
-                raise errors.InvalidArgumentError(
-                    None, op, "Stack[%s] overflowed its max_size (%d)"
-                    % (self.name, self.max_size))
+            if self.closed or 0 <= self.max_size <= len(elements):
+                self._refuse_push(op)
             if swap:
-                if dev is not None:
-                    value = dev.swap_out(value)
-                    dev.host_allocator.allocate(nbytes)
-                self.swapped_bytes += nbytes
+                value = self._swap_out(value, nbytes)
+            elif self._charged is not None:
+                self._charged.allocate(nbytes)
             elif self._tracked:
-                dev.allocator.track(value, op)
-            elif dev is not None:
-                dev.allocator.allocate(nbytes)
+                self.device.allocator.track(value, op)
             elements.append([value, nbytes, swap])
             held = self.bytes_held + nbytes
             self.bytes_held = held
             if held > self.peak_bytes:
                 self.peak_bytes = held
+        finally:
+            lock.release()
+
+    def _refuse_push(self, op) -> None:
+        if self.closed:
+            self._raise_closed(op)
+        raise errors.InvalidArgumentError(
+            None, op, "Stack[%s] overflowed its max_size (%d)" % (self.name, self.max_size))
+
+    def _swap_out(self, value, nbytes: int):
+        """`value` as kept on the host, charged there (lock held)."""
+        dev = self.device
+        if dev is not None:
+            value = dev.swap_out(value)
+            dev.host_allocator.allocate(nbytes)
+        self.swapped_bytes += nbytes
+        return value
 
     def pop(self, op) -> np.ndarray:
-        dev = self.device
-        with self.lock:
-            if self.closed:
-                self._raise_closed(op)
+        lock = self.lock
+        lock.acquire()
+        try:
             elements = self.elements
-            if not elements:
-                raise errors.InvalidArgumentError(
-                    None, op, "Stack[%s] is empty when calling Pop()." % self.name)
+            if self.closed or not elements:
+                self._refuse_pop(op)
             value, nbytes, on_host = elements.pop()
             self.bytes_held -= nbytes
             if on_host:
-                self.sync_swap_ins += 1
-                self.swapped_bytes -= nbytes
-                if dev is not None:
-                    value = dev.swap_in(value)
-                    dev.host_allocator.deallocate(nbytes)
-                    if self._tracked:
-                        dev.allocator.track(value, op)
-            elif dev is not None and not self._tracked:
-                dev.allocator.deallocate(nbytes)
+                value = self._swap_in(value, nbytes, op)
+            elif self._charged is not None:
+                self._charged.deallocate(nbytes)
             if elements and elements[-1][2]:
                 self._prefetch(elements[-1], op)
+        finally:
+            lock.release()
+        return value
+
+    def _refuse_pop(self, op) -> None:
+        if self.closed:
+            self._raise_closed(op)
+        raise errors.InvalidArgumentError(
+            None, op, "Stack[%s] is empty when calling Pop()." % self.name)
+
+    def _swap_in(self, value, nbytes: int, op):
+        """A popped element still on the host, brought back by its pop (lock held)."""
+        self.sync_swap_ins += 1
+        self.swapped_bytes -= nbytes
+        dev = self.device
+        if dev is not None:
+            value = dev.swap_in(value)
+            dev.host_allocator.deallocate(nbytes)
+            if self._tracked:
+                dev.allocator.track(value, op)
         return value
 
     def _prefetch(self, entry: list, op=None) -> None:

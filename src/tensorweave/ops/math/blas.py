@@ -33,8 +33,10 @@ from typing import Optional
 # products with at least this many multiply-adds use BLAS's threads (OpenBLAS splits
 # well below it; 128^3)
 LARGE_PRODUCT_MACS = 1 << 21
-# OpenBLAS runs products below this size (64^3) on one thread whatever its setting
-SPLIT_MACS = 1 << 18
+# the smallest product OpenBLAS may split: it runs one of at most 64^3 multiply-adds
+# (SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD, compared with <= in interface/gemm.c)
+# on one thread whatever its setting, so a 64x64 product needs no context
+SPLIT_MACS = (1 << 18) + 1
 
 _NO_WAIT = contextlib.nullcontext()
 

@@ -455,7 +455,10 @@ def _make_fused_kernel(compute: Callable) -> Callable:
     # the executors run kernels with floating-point errors ignored (as TF computes inf/NaN
     # silently), so no errstate here: entering one costs more than the op at small sizes
     def run(ctx, y, dy):
-        return ctx.xp.asarray(compute(y, dy)).astype(y.dtype, copy=False)
+        z = compute(y, dy)
+        if type(z) is np.ndarray and z.dtype is y.dtype:
+            return z  # the hot case (float arrays): no conversion calls
+        return ctx.xp.asarray(z).astype(y.dtype, copy=False)
     return run
 
 

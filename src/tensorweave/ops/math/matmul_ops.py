@@ -59,17 +59,29 @@ register_op("MatMul", inputs=["a: T", "b: T"], outputs=["product: T"],
             shape=_matmul_shape)
 
 
+def _not_multipliable(ctx, a, b) -> errors.InvalidArgumentError:
+    """TF's error for MatMul inputs of the wrong rank or sizes (TF 2.21's text: it says
+    ">= 2" for a rank-3 input too)."""
+    for k, v in enumerate((a, b)):
+        if v.ndim != 2:
+            return errors.InvalidArgumentError(None, ctx.op,
+                                               "In[%d] ndims must be >= 2" % k)
+    return errors.InvalidArgumentError(
+        None, ctx.op, "Matrix size-incompatible: In[0]: %s, In[1]: %s"
+        % (_size_str(a.shape), _size_str(b.shape)))
+
+
 @kernel("MatMul", cheap=False)
 def _matmul_kernel(ctx, a, b):
-    x = a.T if ctx.attrs["transpose_a"] else a
-    y = b.T if ctx.attrs["transpose_b"] else b
-    if x.shape[1] != y.shape[0]:
-        raise errors.InvalidArgumentError(
-            None, ctx.op, "Matrix size-incompatible: In[0]: %s, In[1]: %s"
-            % (_size_str(a.shape), _size_str(b.shape)))
+    attrs = ctx.attrs
+    x = a.T if attrs["transpose_a"] else a
+    y = b.T if attrs["transpose_b"] else b
+    xs, ys = x.shape, y.shape
+    if x.ndim != 2 or y.ndim != 2 or xs[1] != ys[0]:
+        raise _not_multipliable(ctx, a, b)
     dt = a.dtype
-    macs = x.shape[0] * x.shape[1] * y.shape[1]
-    if (dt is _F32 or dt is _F64) and b.dtype is dt and x.ndim == 2 == y.ndim:
+    macs = xs[0] * xs[1] * ys[1]
+    if (dt is _F32 or dt is _F64) and b.dtype is dt:
         # one BLAS call: less dispatch overhead than matmul; a product OpenBLAS runs on
         # one thread (the hot case of loops over small matrices) skips even the no-op
         # context. One it splits must not: under contention it must go to one thread
