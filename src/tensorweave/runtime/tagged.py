@@ -44,6 +44,7 @@ import threading
 import time
 import zlib
 from collections import deque
+from functools import partial
 from typing import Dict, List, Optional
 
 from tensorweave.framework import errors
@@ -261,6 +262,12 @@ def _predicate_error(op, pred, it: _Iter) -> errors.OpError:
     exc = errors.InvalidArgumentError(None, op, "The second input must be a scalar, but "
                                       "it has shape %s" % list(getattr(pred, "shape", ())))
     return kernel_error(op, exc, loop_iterations(it))
+
+
+def _recv_arrived(put, k: int, it: _Iter, value, is_dead: bool, error) -> None:
+    """The rendezvous callback of a `_Recv` the tagged executor waits for: its value
+    (DEAD for a dead one) or error, as an asynchronous kernel's completion."""
+    put((k, it, DEAD if is_dead else value, error, 0.0, 0.0, None))
 
 
 def loop_iterations(it: _Iter) -> tuple:
@@ -706,10 +713,15 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
                     error[0] = kernel_error(ops[k], e, loop_iterations(it))
                     break
                 finish_one(k, it, None)
-            elif xfer[k] and (entry := rdv.take(xfer[k] + (it.xkey or xkey_of(it)))) \
-                    is not None:
-                # a `_Recv` whose value is there (else its kernel waits for it)
-                if entry[1] or it.dead.get(k):
+            elif xfer[k]:
+                # a `_Recv`: what its kernel does, its value taken here when it is there,
+                # else delivered through done_q by the Send (no kernel, no frame state)
+                key = xfer[k] + (it.xkey or xkey_of(it))
+                entry = rdv.take(key)
+                if entry is None:
+                    outstanding_remote[0] += 1
+                    rdv.recv_async(key, partial(_recv_arrived, done_q.put, k, it))
+                elif entry[1] or it.dead.get(k):
                     finish(k, it, (DEAD,), True)
                 else:
                     finish_one(k, it, entry[0])
