@@ -56,6 +56,7 @@ def paths(monkeypatch):
         results = []
         for min_batch in (1, 10 ** 9):
             monkeypatch.setattr(parsing_ops, "_WIRE_MIN_BATCH", min_batch)
+            monkeypatch.setattr(parsing_ops, "_WIRE_MIN_READS", min_batch)
             with tf.Graph().as_default(), tf.Session() as sess:
                 s = tf.placeholder(tf.string, [None])
                 out = tf.io.parse_example(s, features)
@@ -63,7 +64,7 @@ def paths(monkeypatch):
                     results.append(sess.run(out, {s: np.array(serialized, dtype=object)}))
                 except tf.errors.OpError as e:
                     results.append((type(e), e.message))
-        return results[0], results[1], taken[0]
+        return results[0], results[1], taken[-1]  # (this run's)
     return run
 
 
@@ -219,4 +220,131 @@ def test_corrupted_bytes_never_give_other_values(paths, seed):
             b.insert(at, rs.randint(256))
         batch[k] = bytes(b)
         fast, exact, _ = paths(batch, _FEATURES)
+        _assert_same(fast, exact)
+
+
+def _padded_varint(n: int, size: int) -> bytes:
+    """`n` as a varint of `size` bytes (continuation bits on zero bytes: still valid)."""
+    out = bytearray(_varint(n))
+    out[-1] |= 0x80
+    out += b"\x80" * (size - len(out) - 1) + b"\x00"
+    return bytes(out)
+
+
+def test_a_padded_length_is_read_up_to_five_bytes(paths):
+    key, feature = b"w", _ints([5, 300])
+    entry = _ld(1, key) + _varint(2 << 3 | 2) + _padded_varint(len(feature), 5) + feature
+    batch = [_GOOD] * 4 + [_example(_ld(1, entry))] + [_GOOD] * 4
+    fast, exact, taken = paths(batch, _V)
+    assert taken
+    _assert_same(fast, exact)
+    np.testing.assert_array_equal(fast["w"].values, [5] * 4 + [5, 300] + [5] * 4)
+    entry = _ld(1, key) + _varint(2 << 3 | 2) + _padded_varint(len(feature), 6) + feature
+    batch[4] = _example(_ld(1, entry))
+    fast, exact, taken = paths(batch, _V)
+    assert not taken  # (six bytes: left to the exact path)
+    _assert_same(fast, exact)
+
+
+_KEYS = [b"", b"a", b"a\0", b"abcdefgh", b"abcdefghi", b"abcdefgh_long_key_1",
+         b"abcdefgh_long_key_2", "ключ_длинный_ключ".encode()]
+_UNREQUESTED = [b"abcdefgh_long_key_3", b"b", b"abcdefgh\0", "ключ_длинный_ключ!".encode()]
+
+
+def test_keys_are_told_apart_by_every_byte_and_their_length(paths):
+    # keys sharing 8-byte words, differing past them or by a trailing NUL: each entry's
+    # values are its key's index, so a key read as another shows in the values
+    rs = np.random.RandomState(7)
+    batch, expected = [], {k: [] for k in _KEYS}
+    for _ in range(12):
+        keys = [k for k in _KEYS + _UNREQUESTED if rs.rand() < 0.7]
+        rs.shuffle(keys)
+        batch.append(_example(*[_entry(k, _ints([(_KEYS + _UNREQUESTED).index(k)]))
+                                for k in keys]))
+        for k in _KEYS:
+            expected[k].append([_KEYS.index(k)] if k in keys else [])
+    features = {k.decode(): tf.io.VarLenFeature(tf.int64) for k in _KEYS}
+    fast, exact, taken = paths(batch, features)
+    assert taken
+    _assert_same(fast, exact)
+    for k in _KEYS:
+        np.testing.assert_array_equal(fast[k.decode()].values, sum(expected[k], []))
+
+
+def test_long_lists_and_values_of_every_dtype(paths):
+    # lengths of 2 and 3 bytes, floats at every alignment, values of every varint size
+    rs = np.random.RandomState(3)
+    floats = [rs.randn(int(rs.choice([0, 3, 40000]))).astype(np.float32) for _ in range(9)]
+    ints = [rs.randint(-2 ** 63, 2 ** 63 - 1, size=rs.randint(0, 300), dtype=np.int64)
+            >> rs.randint(0, 63) for _ in range(9)]
+    texts = [[bytes(rs.randint(0, 256, n).astype(np.uint8)) for n in rs.randint(0, 400, 3)]
+             for _ in range(9)]
+    dense = [rs.randn(3000).astype(np.float32) for _ in range(9)]
+    batch = [_example(_entry(b"f", _floats(f)), _entry(b"i", _ints(i.tolist())),
+                      _entry(b"pad" * (k % 4), _ld(1, _ld(1, b"x" * k))),
+                      _entry(b"t", _ld(1, b"".join(_ld(1, t) for t in ts))),
+                      _entry(b"d", _floats(d)))
+             for k, (f, i, ts, d) in enumerate(zip(floats, ints, texts, dense))]
+    features = {"f": tf.io.VarLenFeature(tf.float32), "i": tf.io.VarLenFeature(tf.int64),
+                "t": tf.io.VarLenFeature(tf.string),
+                "d": tf.io.FixedLenFeature([3000], tf.float32)}
+    fast, exact, taken = paths(batch, features)
+    assert taken
+    _assert_same(fast, exact)
+    np.testing.assert_array_equal(fast["f"].values, np.concatenate(floats))
+    np.testing.assert_array_equal(fast["i"].values, np.concatenate(ints))
+    assert fast["t"].values.tolist() == sum(texts, [])
+    np.testing.assert_array_equal(fast["d"], np.stack(dense))
+
+
+def test_batches_of_few_feature_reads_take_the_exact_path(monkeypatch):
+    calls = []
+    monkeypatch.setattr(example_wire, "gather", lambda *a: calls.append(a))
+    with tf.Graph().as_default(), tf.Session() as sess:
+        s = tf.placeholder(tf.string, [None])
+        out = tf.io.parse_example(s, _V)
+        for n in (8, 63, 64):  # 2 features: 128 reads from 64 examples on
+            sess.run(out, {s: np.array([_GOOD] * n, dtype=object)})
+    assert [len(a[0]) for a in calls] == [64]
+
+
+def test_colliding_key_hashes_leave_the_batch_to_the_exact_path(paths, monkeypatch):
+    # with every hash equal, keys can no longer be told apart by hash: the reader must
+    # not guess (without the guard, every key would be read as one slot's key)
+    monkeypatch.setattr(example_wire, "_key_hashes",
+                        lambda words, lengths: np.zeros(len(lengths), np.uint64))
+    example_wire._plan.cache_clear()
+    try:
+        fast, exact, taken = paths([_GOOD] * 10, _V)
+    finally:
+        example_wire._plan.cache_clear()
+    assert not taken
+    _assert_same(fast, exact)
+
+
+def _long_example(rs) -> bytes:
+    """Lists long enough for lengths of 2 and 3 bytes, keys of several words."""
+    return _example(
+        _entry(b"f", _floats(rs.randn(int(rs.choice([0, 40, 5000]))))),
+        _entry(b"a_rather_long_key_name", _ints(rs.randint(-300, 300, rs.randint(0, 90)).tolist())),
+        _entry(b"t", _ld(1, b"".join(_ld(1, b"z" * int(n)) for n in rs.randint(0, 200, 2)))))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_corrupted_long_lists_never_give_other_values(paths, seed):
+    rs = np.random.RandomState(200 + seed)
+    base = [_long_example(rs) for _ in range(8)]
+    features = {"f": tf.io.VarLenFeature(tf.float32), "t": tf.io.VarLenFeature(tf.string),
+                "a_rather_long_key_name": tf.io.VarLenFeature(tf.int64)}
+    fast, exact, taken = paths(base, features)
+    assert taken
+    _assert_same(fast, exact)
+    for _ in range(15):
+        batch = list(base)
+        k = rs.randint(len(batch))
+        b = bytearray(batch[k])
+        at = rs.randint(min(len(b), 40)) if rs.rand() < 0.5 else rs.randint(len(b))
+        b[at] = rs.randint(256)  # (the headers are near the start of each entry)
+        batch[k] = bytes(b)
+        fast, exact, _ = paths(batch, features)
         _assert_same(fast, exact)
