@@ -3,6 +3,8 @@ pipeline, iterators as device resources.
 
   dataset_ops.py   Dataset (sources and transformations), element structures,
                    functions traced for map/filter
+  dataset_methods.py  Dataset's methods that forward to a tf.data.experimental twin
+                   (scan, unique, group_by_window, cardinality, counter, ...)
   file_datasets.py TFRecordDataset, FixedLengthRecordDataset, TextLineDataset
   iterator_ops.py  Iterator, make_one_shot_iterator, make_initializable_iterator
   iterator_checkpoint.py  make_saveable_from_iterator: an iterator's position in

@@ -84,6 +84,7 @@ from tensorweave.data.dataset_kernels import AUTOTUNE, captured_inputs, \
 from tensorweave.data.padding import flat_padding_values, flatten_shapes, padded_shape, \
     padding_value
 from tensorweave.data import ragged_elements
+from tensorweave.data.dataset_methods import TwinMethods
 from tensorweave.data.structure import joinable, joined_shapes
 from tensorweave.data.ragged_elements import RaggedSpec
 
@@ -244,10 +245,12 @@ class ElementSpec:
 
 
 @tf_export("data.Dataset")
-class Dataset(ElementSpec):
+class Dataset(ElementSpec, TwinMethods):
     """A pipeline of elements (TF1 `tf.data.Dataset` in graph mode; see the module
     docstring). Built by the static constructors and transformations below; read through
-    an iterator (`make_one_shot_iterator`, `make_initializable_iterator`)."""
+    an iterator (`make_one_shot_iterator`, `make_initializable_iterator`). The methods
+    that are a tf.data.experimental twin under another name come from TwinMethods
+    (dataset_methods.py)."""
 
     _options = None  # a tf.data.Options set by with_options, carried to derived datasets
 

@@ -172,14 +172,17 @@ def dense_to_sparse_batch(batch_size, row_shape) -> Callable:
     a DataLossError when read.
 
     Raises:
-      ValueError: a dataset of more than one component, or an element rank other than
-        `row_shape`'s.
+      TypeError: a dataset of more than one component.
+      ValueError: an element rank other than `row_shape`'s.
     """
     row = [int(d) for d in row_shape]
 
     def apply(ds: Dataset) -> Dataset:
         if len(ds._types) != 1 or isinstance(ds._structure, (tuple, list, dict)):
-            raise ValueError("dense_to_sparse_batch needs a dataset of single tensors")
+            raise TypeError("`dense_to_sparse_batch` requires an input dataset whose "
+                            "elements have a single component, but the given dataset has "
+                            "the following component types: (%s)."
+                            % ", ".join(repr(t) for t in ds._types))
         if ds._shapes[0].ndims is not None and ds._shapes[0].ndims != len(row):
             raise ValueError("Dimension %d of row_shape %s and the element rank %d differ"
                              % (len(row), row, ds._shapes[0].ndims))
@@ -197,13 +200,17 @@ def unique() -> Callable:
     string component).
 
     Raises:
-      TypeError: elements of several components or another dtype.
+      TypeError: elements of several components or another dtype than int32, int64 or
+        string.
     """
     def apply(ds: Dataset) -> Dataset:
-        if len(ds._types) != 1 or not (ds._types[0].is_integer or
-                                       ds._types[0] == _dt.string):
-            raise TypeError("`tf.data.experimental.unique()` only supports datasets with a "
-                            "single `tf.int32`, `tf.int64`, or `tf.string` component.")
+        if len(ds._types) != 1:  # TF finds it when the iterator starts; we, now
+            raise TypeError("`tf.data.Dataset.unique` only supports datasets with a single "
+                            "`tf.int32`, `tf.int64`, or `tf.string` component.")
+        if ds._types[0] not in (_dt.int32, _dt.int64, _dt.string):
+            raise TypeError("`tf.data.Dataset.unique` does not support type %s -- only "
+                            "`tf.int32`, `tf.int64`, and `tf.string` are supported."
+                            % ds._types[0])
         return _derive_simple(ds, "UniqueDataset")
     return apply
 
