@@ -138,10 +138,10 @@ class _Signature:
         return [_numpy_cast(v, t) for v, t in zip(flat, self.types)]
 
     def _checked(self, element) -> list:
-        from tensorweave.ops.array.constant_op import _to_array
+        from tensorweave.ops.array.constant_op import constant_array
         try:
             flat = _flatten_like(self.structure, element)
-            return [_to_array(v, t, allow_cast=False) for v, t in zip(flat, self.types)]
+            return [constant_array(v, t, allow_cast=False) for v, t in zip(flat, self.types)]
         except (TypeError, ValueError, OverflowError) as e:
             specs = [TensorSpec(s, t, n) for t, s, n in zip(self.types, self.shapes,
                                                             self.names)]

@@ -195,8 +195,8 @@ def make_tensor_proto(values, dtype=None, shape=None, verify_shape: bool = False
         # tf.constant's conversion: TF's dtype inference (Python floats as float32, ints
         # that fit as int32, NumPy values keep theirs) and its type checks (no float
         # into an integer dtype, no int into bool)
-        from tensorweave.ops.array.constant_op import _to_array
-        arr = _to_array(values, dtype, True)
+        from tensorweave.ops.array.constant_op import constant_array
+        arr = constant_array(values, dtype, True)
     given = None
     if shape is not None:
         shape = [int(d) for d in shape]

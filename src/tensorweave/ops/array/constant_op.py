@@ -50,7 +50,14 @@ def _numpy_dtype_name(value) -> str:
         return type(value).__name__
 
 
-def _to_array(value, dtype: Optional[_dt.DType], allow_cast: bool) -> np.ndarray:
+def constant_array(value, dtype: Optional[_dt.DType], allow_cast: bool) -> np.ndarray:
+    """`value` as the array tf.constant would hold (TF's conversion rules and errors:
+    `allow_cast` lets a value of another type become `dtype`, as tf.constant allows and
+    convert_to_tensor does not).
+
+    Raises:
+      TypeError, ValueError: as tf.constant for a value it does not take.
+    """
     if dtype is None:
         dtype = _dt.dtype_of_value(value)
     elif value is None:  # NumPy would make NaN of it
@@ -128,7 +135,7 @@ def constant(value, dtype=None, shape=None, name: str = "Const", verify_shape: b
       ValueError: `value` does not fit `shape`.
     """
     dtype = _dt.as_dtype(dtype) if dtype is not None else None
-    arr = _to_array(value, dtype, allow_cast)
+    arr = constant_array(value, dtype, allow_cast)
     if shape is not None:
         shape = as_shape(shape).as_list() if not isinstance(shape, (list, tuple)) else \
             [int(d) for d in shape]

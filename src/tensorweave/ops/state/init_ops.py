@@ -109,8 +109,8 @@ class Constant(Initializer):
         if dtype is _dt.string:
             arr = np.asarray(self.value, dtype=object)
         else:  # TF converts as tf.constant does: no Python float into an integer dtype
-            from tensorweave.ops.array.constant_op import _to_array
-            arr = _to_array(self.value, dtype, True)
+            from tensorweave.ops.array.constant_op import constant_array
+            arr = constant_array(self.value, dtype, True)
         n = int(np.prod(shape)) if shape else 1
         if verify and list(arr.shape) != shape:
             raise TypeError("Expected Tensor's shape: %s, got %s." % (tuple(shape), arr.shape))
