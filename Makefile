@@ -34,6 +34,8 @@ bench: $(STAMP)
 	$(PY) benchmarks/kernels_conv3d_multinomial.py benchmarks/out/extra_kernels_conv3d_multinomial.json
 	$(PY) benchmarks/import_time.py benchmarks/out/extra_import_time.json
 	$(PY) benchmarks/string_linalg_kernels.py benchmarks/out/extra_string_linalg_kernels.json
+	$(PY) benchmarks/small_kernels.py benchmarks/out/extra_small_kernels.json
+	$(PY) benchmarks/parse_example.py benchmarks/out/extra_parse_example.json
 	$(PY) benchmarks/data_pipeline.py benchmarks/out/extra_data_pipeline.json
 	$(PY) benchmarks/feature_columns.py benchmarks/out/extra_feature_columns.json
 	$(PY) benchmarks/lm_softmax.py benchmarks/out/extra_lm_softmax.json
