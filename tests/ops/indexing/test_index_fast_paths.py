@@ -123,3 +123,41 @@ def test_where_coordinates_match_numpy(graph, sess, shape):
         got = sess.run(coords, {x: xv})
         assert got.dtype == np.int64 and got.shape == (int(np.count_nonzero(xv)), len(shape))
         np.testing.assert_array_equal(got, np.argwhere(xv))
+
+
+def _first_appearance_unique(items: list):
+    """Unique's (y, idx, count) by a plain loop: y in order of first appearance, equal
+    values (0.0 and -0.0 among them) one entry, each NaN an entry of its own."""
+    y, idx = [], []
+    for v in items:
+        at = next((k for k, u in enumerate(y) if u is v or u == v), None)
+        if at is None:
+            at = len(y)
+            y.append(v)
+        idx.append(at)
+    return y, idx, [idx.count(k) for k in range(len(y))]
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, np.float32, np.float64,
+                                   object])
+def test_small_unique_matches_a_first_appearance_loop(graph, sess, dtype):
+    rs = np.random.RandomState(5)
+    x = tf.placeholder(tf.string if dtype is object else tf.as_dtype(dtype), [None])
+    y, idx, count = tf.unique_with_counts(x, out_idx=tf.int64)
+    plain = tf.unique(x)  # (Unique skips the counts)
+    cases = [rs.randint(0, 50, 64), rs.randint(0, 200, 300), np.zeros(0), np.full(9, 3)]
+    if dtype in (np.float32, np.float64):
+        cases.append(np.array([0.0, np.nan, -0.0, np.nan, 1.5, 0.0, np.inf, 1.5]))
+    for case in cases:
+        value = np.array([b"s%d" % v for v in case.tolist()], object) if dtype is object \
+            else case.astype(dtype)
+        got, got_plain = sess.run([[y, idx, count], plain], {x: value})
+        want_y, want_idx, want_count = _first_appearance_unique(value.tolist())
+        np.testing.assert_array_equal(got[0], np.array(want_y, value.dtype))
+        assert got[0].dtype == value.dtype
+        if value.dtype.kind == "f":  # the first of 0.0 and -0.0 is the one kept
+            np.testing.assert_array_equal(np.signbit(got[0]), np.signbit(want_y))
+        assert got[1].tolist() == want_idx and got[1].dtype == np.int64
+        assert got[2].tolist() == want_count
+        np.testing.assert_array_equal(got_plain.y, got[0])
+        assert got_plain.idx.tolist() == want_idx and got_plain.idx.dtype == np.int32

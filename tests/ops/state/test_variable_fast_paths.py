@@ -149,3 +149,24 @@ def test_cached_lookup_does_not_keep_a_destroyed_variable_alive(graph, sess):
     sess.run(destroy)
     gc.collect()
     assert alive() is None
+
+
+@pytest.mark.parametrize("rows,width", [(5, 3), (40, 8), (300, 8), (200, 64)])
+def test_resource_scatter_add_and_sub_apply_updates_in_order(graph, sess, rows, width):
+    # small updates go to ufunc.at alone, large ones to the first-occurrence split: both
+    # must add each row's updates in their order, repeated and out-of-order ids included
+    rs = np.random.RandomState(rows)
+    start = rs.randn(rows, width).astype(np.float32)
+    v = tf.get_variable("v", initializer=start, use_resource=True)
+    idx = tf.placeholder(tf.int32, [None])
+    upd = tf.placeholder(tf.float32, [None, width])
+    add, sub = tf.scatter_add(v, idx, upd), tf.scatter_sub(v, idx, upd)
+    sess.run(v.initializer)
+    want = start.copy()
+    for n, op, sign in ((rows, add, 1), (2 * rows, sub, -1), (1, add, 1), (0, sub, -1)):
+        ids = rs.randint(0, rows, n).astype(np.int32)
+        values = (rs.randn(n, width) * 1e3).astype(np.float32)
+        sess.run(op, {idx: ids, upd: values})
+        for i, row in zip(ids.tolist(), values):
+            want[i] = want[i] + row if sign > 0 else want[i] - row
+        np.testing.assert_array_equal(sess.run(v), want)

@@ -19,6 +19,20 @@ def test_fast_buckets_equal_tensorflows(sess):
     assert unknown.shape.as_list() == [4, None]
 
 
+@pytest.mark.parametrize("num_buckets", [1, 7, 1000, 2 ** 62 + 3, 2 ** 63 - 1])
+def test_fast_buckets_are_the_unsigned_fingerprint_modulo_n(sess, num_buckets):
+    # the remainder is taken over the whole array as uint64: fingerprints at or above
+    # 2**63 (about half of them) must not turn negative or lose bits on the way
+    from farmhash import Fingerprint64
+    words = np.array([b"w%d" % k for k in range(40)] + [b""], object).reshape(41, 1)
+    x = tf.placeholder(tf.string, [None, 1])
+    got = sess.run(tf.strings.to_hash_bucket_fast(x, num_buckets), {x: words})
+    want = [[Fingerprint64(w) % num_buckets] for (w,) in words.tolist()]
+    assert any(Fingerprint64(w) >= 2 ** 63 for (w,) in words.tolist())
+    assert got.dtype == np.int64 and got.tolist() == want
+    assert sess.run(tf.strings.to_hash_bucket_fast(x, 5), {x: words[:0]}).shape == (0, 1)
+
+
 def test_strong_buckets_equal_tensorflows(sess):
     out = tf.strings.to_hash_bucket_strong(["hello", "abc"], 1000, [1, 2])
     assert sess.run(out).tolist() == [622, 917]

@@ -348,6 +348,26 @@ def test_as_string_other_types(sess):
     assert t.shape.as_list() == [None, 3] and t.dtype == tf.string
 
 
+@pytest.mark.parametrize("dtype", [tf.int8, tf.int16, tf.int32, tf.int64, tf.uint8,
+                                   tf.uint16, tf.uint32, tf.uint64])
+@pytest.mark.parametrize("width,fill", [(-1, ""), (6, "0"), (6, "-"), (3, "+"), (-1, " "),
+                                        (22, "#")])
+def test_as_string_of_integers_is_printf_d(sess, dtype, width, fill):
+    # integers are formatted straight to bytes: the same text as the str format encoded,
+    # at both ends of each type's range, with each flag, and in the input's shape
+    fmt = "%" + fill + (str(width) if width > -1 else "") + "d"
+    info = np.iinfo(dtype.as_numpy_dtype)
+    rs = np.random.RandomState(dtype.size)
+    drawn = rs.randint(info.min, info.max, 7, dtype=dtype.as_numpy_dtype).tolist()
+    value = np.array([info.min, info.max, 0, 7, info.max - 1] + drawn,
+                     dtype.as_numpy_dtype).reshape(3, 4)
+    x = tf.placeholder(dtype, [None, 4])
+    got = sess.run(tf.as_string(x, width=width, fill=fill), {x: value})
+    assert got.shape == (3, 4) and got.dtype == object
+    assert got.tolist() == [[(fmt % v).encode() for v in row] for row in value.tolist()]
+    assert sess.run(tf.as_string(x), {x: value[:0]}).shape == (0, 4)
+
+
 @pytest.mark.parametrize("value,kwargs,fragment", [
     ([1.5], {"width": 12, "fill": "x"}, 'Fill argument not supported: "x"'),
     ([1.5], {"fill": "ab"}, "Fill string must be one or fewer characters"),

@@ -336,9 +336,11 @@ def _check_nd_indices(ctx, idx: np.ndarray, batch_shape, limits, what: str, shap
     """Raises TF's error for the first row of `idx` outside `limits`."""
     if not idx.size:
         return
-    bad = ((idx < 0) | (idx >= np.asarray(limits, dtype=np.int64))).any(axis=1)
-    if bad.any():
-        k = int(np.flatnonzero(bad)[0])
+    bad = (idx < 0) | (idx >= np.array(limits, dtype=np.int64))
+    # (one reduction over all entries by the ufunc itself: ndarray.any's wrapper and a
+    # per-row reduction cost more than the test, and indices are almost always valid)
+    if np.logical_or.reduce(bad, axis=None):
+        k = int(np.flatnonzero(bad.any(axis=1))[0])
         raise invalid(ctx, "indices%s = [%s] does not index into %s %s" % (
             debug_index(batch_shape, k), ", ".join(str(int(v)) for v in idx[k]), what,
             shape_str(shape)) + (", node name: %s" % ctx.op.name if what == "param shape"
@@ -501,7 +503,7 @@ register_op("ScatterNd", inputs=["indices: Tindices", "updates: T", "shape: Tind
 
 @kernel("ScatterNd")
 def _scatter_nd_kernel(ctx, indices, updates, shape):
-    shape = tuple(int(d) for d in shape.tolist())
+    shape = tuple(shape.tolist())  # (Python ints: the index types are integers)
     if indices.ndim < 1:
         raise invalid(ctx, "Indices shape must have rank at least one. Found:%s"
                       % shape_str(indices.shape))
@@ -515,7 +517,7 @@ def _scatter_nd_kernel(ctx, indices, updates, shape):
         raise invalid(ctx, "Dimensions [%d,%d) of input[shape=%s] must match dimensions [%d,%d) "
                       "of updates[shape=%s]" % (k, len(shape), shape_str(shape), outer,
                                                 updates.ndim, shape_str(updates.shape)))
-    idx = indices.reshape(int(np.prod(indices.shape[:-1], dtype=np.int64)), k)
+    idx = indices.reshape(math.prod(indices.shape[:-1]), k)  # (np.prod: a Python-level call)
     _check_nd_indices(ctx, idx, indices.shape[:-1], shape[:k], "shape", shape)
     inner = shape[k:]
     xp = ctx.xp

@@ -319,8 +319,9 @@ def _object_array(items: list) -> np.ndarray:
     return out
 
 
-def _unique(ctx, x):
-    """(y, idx, count) with y in order of first appearance."""
+def _unique(ctx, x, with_counts: bool = True):
+    """(y, idx, count) with y in order of first appearance; count is None unless
+    `with_counts` (Unique drops it)."""
     if x.ndim != 1:
         raise invalid(ctx, "unique expects a 1D vector.")
     out_idx = ctx.attrs["out_idx"].as_numpy_dtype
@@ -328,27 +329,31 @@ def _unique(ctx, x):
         # a dict keeps first appearances in order: for the ids of a batch this beats
         # np.unique's sort and its argument handling several times (NaNs stay distinct,
         # 0.0 and -0.0 one value, as in np.unique)
-        first = {}
-        idx = np.fromiter((first.setdefault(v, len(first)) for v in x.tolist()),
-                          dtype=out_idx, count=x.size)
-        y = np.array(list(first), dtype=x.dtype) if x.dtype != object else \
-            _object_array(list(first))
-        return y, idx, np.bincount(idx, minlength=len(first)).astype(out_idx)
+        # (dict.fromkeys and map over a bound method: no Python-level call per item)
+        items = x.tolist()
+        first = list(dict.fromkeys(items))
+        position = dict(zip(first, range(len(first))))
+        idx = np.array(list(map(position.__getitem__, items)), dtype=out_idx)
+        y = np.array(first, dtype=x.dtype) if x.dtype != object else _object_array(first)
+        return y, idx, _counts(idx, len(first), out_idx, with_counts)
     if x.dtype.kind in "iu":
         lo, hi = int(x.min()), int(x.max())
         if hi - lo <= 4 * x.size:
-            return _unique_small_range(x, lo, hi, out_idx)
+            return _unique_small_range(x, lo, hi, out_idx, with_counts)
     kwargs = {} if x.dtype == object else {"equal_nan": False}
     _, first, inverse = np.unique(x, return_index=True, return_inverse=True, **kwargs)
     order = np.argsort(first, kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
     idx = rank[inverse.reshape(-1)]
-    count = np.bincount(idx, minlength=order.size)
-    return x[first[order]], idx.astype(out_idx), count.astype(out_idx)
+    return x[first[order]], idx.astype(out_idx), _counts(idx, order.size, out_idx, with_counts)
 
 
-def _unique_small_range(x: np.ndarray, lo: int, hi: int, out_idx):
+def _counts(idx: np.ndarray, n: int, out_idx, wanted: bool) -> Optional[np.ndarray]:
+    return np.bincount(idx, minlength=n).astype(out_idx) if wanted else None
+
+
+def _unique_small_range(x: np.ndarray, lo: int, hi: int, out_idx, with_counts: bool):
     """`_unique` of integers spanning a range not much longer than `x` (ids, tokens):
     a table over the range replaces sorting. The first appearance of each value is
     the smallest position holding it (np.minimum.at over a table of positions)."""
@@ -360,13 +365,13 @@ def _unique_small_range(x: np.ndarray, lo: int, hi: int, out_idx):
     rank = np.empty(hi - lo + 1, dtype=np.intp)
     rank[present[order]] = np.arange(order.size)
     idx = rank[offsets]
-    count = np.bincount(idx, minlength=order.size)
-    return x[first_at[present[order]]], idx.astype(out_idx), count.astype(out_idx)
+    return (x[first_at[present[order]]], idx.astype(out_idx),
+            _counts(idx, order.size, out_idx, with_counts))
 
 
 @kernel("Unique")
 def _unique_kernel(ctx, x):
-    y, idx, _ = _unique(ctx, x)
+    y, idx, _ = _unique(ctx, x, with_counts=False)
     return y, idx
 
 

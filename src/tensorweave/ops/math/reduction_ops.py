@@ -244,9 +244,11 @@ def _highest(dtype):
 
 
 def _prod(xp, x, ax, keep):
+    # NumPy's multiply.reduce is np.prod without its Python wrapper
+    prod = np.multiply.reduce if xp is np else xp.prod
     if x.dtype in _LOW_PRECISION:
-        return xp.prod(x, axis=ax, dtype=np.float32, keepdims=keep).astype(x.dtype)
-    return xp.prod(x, axis=ax, dtype=x.dtype, keepdims=keep)
+        return prod(x, axis=ax, dtype=np.float32, keepdims=keep).astype(x.dtype)
+    return prod(x, axis=ax, dtype=x.dtype, keepdims=keep)
 
 
 _register_reduction("Sum", _dt.NUMBERS, _sum)

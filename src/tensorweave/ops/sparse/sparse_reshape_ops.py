@@ -38,7 +38,8 @@ not_differentiable("SparseReshape")
 
 
 def _resolve_shape(ctx, shape, new_shape):
-    dense = int(np.prod(shape, dtype=np.int64))
+    # (multiply.reduce: np.prod without its Python wrapper; int64 products wrap as TF's)
+    dense = int(np.multiply.reduce(shape, dtype=np.int64))
     new = [int(d) for d in new_shape.tolist()]
     unknown = [i for i, d in enumerate(new) if d == -1]
     if len(unknown) > 1:
@@ -47,7 +48,7 @@ def _resolve_shape(ctx, shape, new_shape):
     bad = [i for i, d in enumerate(new) if d < -1]
     if bad:
         raise _su.invalid(ctx, "size %d must be non-negative, not %d" % (bad[0], new[bad[0]]))
-    known = int(np.prod([d for d in new if d != -1], dtype=np.int64))
+    known = int(np.multiply.reduce([d for d in new if d != -1], dtype=np.int64))
     if unknown:
         if known == 0 or dense % known:
             raise _su.invalid(ctx, "Input to reshape is a SparseTensor with %d dense values, "

@@ -35,7 +35,9 @@ def _segment_shape(op):
     return TensorShape([rows]).concatenate(data.shape.with_rank_at_least(1)[1:])
 
 
-def _check(ctx, data, indices, ids):
+def _check(ctx, data, indices, ids) -> bool:
+    """Raises TF's error for bad inputs; returns whether the segment ids rise strictly
+    (one row per segment)."""
     if indices.ndim != 1:
         raise _su.invalid(ctx, "indices should be a vector.")
     if ids.ndim != 1:
@@ -48,13 +50,16 @@ def _check(ctx, data, indices, ids):
         i = int(np.flatnonzero((indices < 0) | (indices >= data.shape[0]))[0])
         raise _su.invalid(ctx, "Bad: indices[%d] == %d out of range [0, %d)"
                           % (i, int(indices[i]), data.shape[0]))
-    if ids.size and (ids[1:] < ids[:-1]).any():
+    if ids.size < 2 or (ids[1:] > ids[:-1]).all():
+        return True
+    if (ids[1:] < ids[:-1]).any():
         raise _su.invalid(ctx, "segment ids are not increasing")
+    return False
 
 
 def _segment_kernel(kind: str):
     def body(ctx, data, indices, ids, num=None):
-        _check(ctx, data, indices, ids)
+        one_row_each = _check(ctx, data, indices, ids)
         n = int(ids[-1]) + 1 if ids.size else 0
         if num is not None:
             n_given = int(num)
@@ -66,6 +71,12 @@ def _segment_kernel(kind: str):
         elif ids.size and ids[0] < 0:
             raise _su.invalid(ctx, "segment ids must be >= 0")
         out = np.zeros((n,) + data.shape[1:], dtype=data.dtype)
+        if one_row_each:
+            # one row per segment (one id per example): each output row is 0 + its data
+            # row (the 0 + turns -0.0 into 0.0, as the sum does) and every count is 1,
+            # so the mean's and sqrt-n's division by 1 leaves it as it is
+            out[ids] = data[indices] + data.dtype.type(0)
+            return ctx.xp.asarray(out)
         np.add.at(out, ids, data[indices])
         if kind != "Sum":
             count = np.bincount(ids, minlength=n).astype(np.float64)
@@ -98,13 +109,17 @@ def _scaled_grad_kernel(kind: str):
             raise _su.invalid(ctx, "Segment id out of range [0, %d)" % grad.shape[0])
         if outside(indices, rows):
             raise _su.invalid(ctx, "Index out of range [0, %d)" % rows)
-        count = np.bincount(ids, minlength=grad.shape[0]).astype(np.float64)
-        scale = np.maximum(count, 1.0) if kind != "Sum" else np.ones_like(count)
-        if kind == "SqrtN":
-            scale = np.sqrt(scale)
-        part = grad[ids] / scale[ids].reshape((-1,) + (1,) * (grad.ndim - 1))
+        part = grad[ids]
+        count = np.bincount(ids, minlength=grad.shape[0])
+        if kind != "Sum" and count.size and count.max() > 1:
+            # (with no segment of more than one row every scale is 1: nothing to divide)
+            scale = np.maximum(count.astype(np.float64), 1.0)
+            if kind == "SqrtN":
+                scale = np.sqrt(scale)
+            part = part / scale[ids].reshape((-1,) + (1,) * (grad.ndim - 1))
+            part = part.astype(grad.dtype)
         out = np.zeros((rows,) + grad.shape[1:], dtype=grad.dtype)
-        np.add.at(out, indices, part.astype(grad.dtype))
+        np.add.at(out, indices, part)
         return ctx.xp.asarray(out)
     return body
 

@@ -16,6 +16,7 @@ from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_diffe
     register_op
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.framework.sparse_tensor import SparseTensor
+from tensorweave.ops.indexing.indexing_ops import outside
 from tensorweave.ops.sparse import sparse_util as _su
 
 
@@ -50,9 +51,8 @@ def _fill_empty_rows_kernel(ctx, indices, values, shape, default):
         raise _su.invalid(ctx, "Dense shape cannot be empty.")
     n_rows = int(shape[0])
     rows = indices[:, 0]
-    bad = (rows < 0) | (rows >= n_rows)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if outside(rows, n_rows):  # (one test for the usual rows, all in range)
+        i = int(np.flatnonzero((rows < 0) | (rows >= n_rows))[0])
         raise _su.invalid(ctx, "indices(%d, 0) is invalid: %d >= %d" % (i, int(rows[i]),
                                                                      n_rows))
     counts = np.bincount(rows, minlength=n_rows)

@@ -606,14 +606,22 @@ def _update_at(arr, idx, upd):
     arr[idx] = upd
 
 
+_SMALL_SCATTER = 1024  # updated elements (NumPy 2's ufunc.at is quick on small inputs)
+
+
+def _row_size(arr: np.ndarray) -> int:
+    return arr.size // arr.shape[0] if arr.shape[0] else 0
+
+
 def _accumulate_at(ufunc):
     """`ufunc.at(arr, idx, upd)` (a repeated index is applied again, in order), with the
     first occurrence of each index done by fancy indexing: several times faster than
     `ufunc.at` alone for an embedding update of a few hundred rows, and the same result
-    to the bit (each row still sees its updates in their original order)."""
+    to the bit (each row still sees its updates in their original order). Below
+    _SMALL_SCATTER updated elements `ufunc.at` alone is the faster."""
     def at(arr, idx, upd):
         flat = idx.reshape(-1)
-        if flat.size < 2:
+        if flat.size < 2 or flat.size * _row_size(arr) < _SMALL_SCATTER:
             ufunc.at(arr, idx, upd)
             return
         rows = upd if upd.ndim == 0 else upd.reshape((flat.size,) + arr.shape[1:])

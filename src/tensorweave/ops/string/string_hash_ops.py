@@ -34,7 +34,10 @@ def _same_shape(op):
 
 
 def _buckets(values: Sequence[int], n: int, shape) -> np.ndarray:
-    return np.fromiter((v % n for v in values), np.int64, len(values)).reshape(shape)
+    """The unsigned 64-bit hashes `values` modulo `n`, as int64 of `shape` (the remainder
+    taken by NumPy over the whole array rather than per item)."""
+    hashes = np.array(values, dtype=np.uint64)
+    return (hashes % np.uint64(n)).astype(np.int64).reshape(shape)
 
 
 def _strings(x: np.ndarray) -> list:
@@ -83,7 +86,7 @@ def _hash_bucket_kernel(ctx, x):
 @kernel("StringToHashBucketFast")
 def _hash_bucket_fast_kernel(ctx, x):
     fp = _fingerprint64()
-    return _buckets([fp(s) for s in _strings(x)], ctx.attrs["num_buckets"], x.shape)
+    return _buckets(list(map(fp, _strings(x))), ctx.attrs["num_buckets"], x.shape)
 
 
 @kernel("StringToHashBucketStrong")

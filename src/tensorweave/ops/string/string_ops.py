@@ -382,6 +382,11 @@ def _as_string_kernel(ctx, x):
     elif dtype is _dt.string:
         out = [(fmt % v.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
                for v in flat.tolist()]
+    elif dtype.is_integer:
+        # an integer's printf output is ASCII: formatting straight to bytes saves a
+        # decode of the format and an encode per item
+        byte_fmt = fmt.encode()
+        out = [byte_fmt % v for v in flat.tolist()]
     elif dtype.is_complex:
         out = [("(%s,%s)" % (_printf(fmt, v.real), _printf(fmt, v.imag))).encode()
                for v in flat.tolist()]
