@@ -270,7 +270,20 @@ def apply_op(op_type: str, inputs: List[Any], attrs: Optional[Dict[str, Any]] = 
                             "allowed values: %s" % (_param_of(op_def, k), v.name,
                                                     ", ".join(a.name for a in allowed)))
     # 4. outputs.
-    op = g._create_op_raw(op_type, flat, arg_dtypes(op_def.outputs, attrs), attrs, op_def,
+    return create_op(g, op_type, flat, attrs, op_def, name)
+
+
+def create_op(g, op_type: str, inputs: List[Tensor], attrs: Dict[str, Any], op_def,
+              name: Optional[str]) -> Operation:
+    """The op of `op_type` in `g` with converted `inputs` and complete `attrs` (every
+    attr set, type attrs as DTypes): its outputs' dtypes from `attrs`, its static
+    shapes inferred, then the op callbacks (apply_op's last step, and builders' that
+    skip its conversions).
+
+    Raises:
+      ValueError: incompatible static shapes (from the shape function).
+    """
+    op = g._create_op_raw(op_type, inputs, arg_dtypes(op_def.outputs, attrs), attrs, op_def,
                           name)
     infer_shapes(op)
     if _op_callbacks._STATE.callbacks:

@@ -565,8 +565,7 @@ class NodeImporter:
         created, input_map = self.created, self.input_map
         inputs, controls, loop_inputs = [], [], []
         for s in nd.input:
-            # ("op", the common form of output 0, without parse_input's general split)
-            src, idx = (s, 0) if ":" not in s and s[:1] != "^" else parse_input(s)
+            src, idx = parse_input(s)
             if idx is None:
                 mapped = input_map.get(s)
                 controls.append(mapped if mapped is not None else _lookup(created, src, nd))

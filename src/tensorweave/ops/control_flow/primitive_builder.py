@@ -13,7 +13,6 @@ from typing import Optional
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import op_builder
-from tensorweave.framework import op_callbacks as _op_callbacks
 from tensorweave.framework.graph import Operation, Tensor, get_default_graph
 from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import get_op_def
@@ -48,12 +47,7 @@ def make_primitive(op_type: str, inputs: list, name: str,
         full["T"] = dtype
     if op_type == "Merge":
         full["N"] = len(inputs)
-    op = g._create_op_raw(op_type, inputs, op_builder.arg_dtypes(op_def.outputs, full),
-                          full, op_def, name)
-    op_builder.infer_shapes(op)
-    if _op_callbacks._STATE.callbacks:
-        _op_callbacks.invoke(op)
-    return op
+    return op_builder.create_op(g, op_type, inputs, full, op_def, name)
 
 
 def _direct_dtype(op_type: str, op_def, inputs: list, g) -> Optional[_dt.DType]:

@@ -97,24 +97,11 @@ class VariableResource:
     def writable_value(self) -> np.ndarray:
         """The array to update (call under `lock`): `value` itself, made writable, when
         the resource is its only owner, else a private copy. Pass it to `publish`."""
-        # sole_owner() inlined (it runs once per variable per training step); the test
-        # must come before any local name binds the value
-        if _getrefcount(self.value) <= 2 and self.value.flags.owndata:
-            arr = self.value
-            if type(arr) is np.ndarray:
-                arr.setflags(True)  # positional: half the cost of write=
-            else:
-                _set_writeable(arr, True)
-            return arr
-        return _copy(self.value)
+        return writable_values((self,))[0]
 
     def publish(self, arr: np.ndarray) -> None:
         """Installs `arr` (read-only from now on) as the value (call under `lock`)."""
-        if type(arr) is np.ndarray:
-            arr.setflags(False)
-        else:
-            _set_writeable(arr, False)
-        self.value = arr
+        publish_values((self,), (arr,))
 
 
 _getrefcount = sys.getrefcount
@@ -125,6 +112,8 @@ def writable_values(resources) -> list:
     update kernels of optimizers run once per variable per training step. A variable
     listed twice gets its own array first and a copy second (the list holds the first),
     as with successive `writable_value()` calls."""
+    # sole_owner() inlined: 2 = the resource's slot + getrefcount's own argument, so the
+    # test comes before any local name binds the value
     arrays = [r.value if _getrefcount(r.value) <= 2 and r.value.flags.owndata
               else _copy(r.value) for r in resources]
     for arr in arrays:
