@@ -96,3 +96,60 @@ def test_traced_run_records_every_member(graph, sess):
     # the members of the body's island ran (and were recorded) once per iteration
     assert names.count("while/mul") == 3 and names.count("while/sub") == 3
     assert names.count("while/Less") == 4
+
+
+def test_islands_of_one_loop_body_merge(graph, sess):
+    """A loop variable's add reads the pivot's constant: its island merges with the
+    pivot's, whose entries are Switch outputs of the same predicate."""
+    n = tf.placeholder(tf.int32, [], name="n")
+    i, a = tf.while_loop(lambda i, a: i < n, lambda i, a: (i + 1, a + 1.5),
+                         [tf.constant(0), tf.constant(0.25)])
+    prog = compiled(sess, [i, a], [n])
+    islands = island_names(prog)
+    assert set(islands["while/Identity"]) == {
+        "while/Identity", "while/add/y", "while/add", "while/Identity_1", "while/add_1/y",
+        "while/add_1"}
+    root = next(r for r in prog.fused.islands if prog.op[r].name == "while/Identity")
+    assert prog.fused.n_data[root] == 2 and root in prog.fused.mixed
+    got = sess.run([i, a], {n: 7})
+    assert int(got[0]) == 7 and float(got[1]) == 0.25 + 7 * 1.5
+    assert [int(v) for v in sess.run([i], {n: 0})] == [0]
+
+
+def _mixed_liveness_graph():
+    """Two Switches of one predicate `p` whose data differ in liveness when `q` is False:
+    their outputs feed the entries of one merged island."""
+    from tensorweave.ops.control_flow.control_flow_ops import merge, switch
+    p = tf.placeholder(tf.bool, [], name="p")
+    q = tf.placeholder(tf.bool, [], name="q")
+    d1 = tf.constant(2.0, name="d1")
+    d2 = switch(tf.constant(5.0, name="d2"), q, name="gate")[1]  # dead when q is False
+    id1 = tf.identity(switch(d1, p, name="s1")[1], name="id1")
+    id2 = tf.identity(switch(d2, p, name="s2")[1], name="id2")
+    y1, y2 = tf.add(id1, id1, name="y1"), tf.multiply(id2, id2, name="y2")
+    z = tf.add(y1, y2, name="z")  # reads both islands: they merge
+    fallback = switch(tf.constant(-1.0), q, name="fallback")[0]  # live when q is False
+    x = tf.placeholder(tf.float32, [], name="x")  # outside: the island's control edges
+    with tf.control_dependencies([y1]):          # leave it
+        after_y1 = tf.identity(x, name="after_y1")
+    with tf.control_dependencies([y2]):
+        after_y2 = tf.identity(x, name="after_y2")
+    outs = [y1, merge([z, fallback])[0], after_y1,
+            merge([after_y2, switch(tf.constant(-9.0), q)[0]])[0]]
+    return p, q, x, outs
+
+
+def test_merged_island_with_entries_of_different_liveness(graph, sess):
+    p, q, x, outs = _mixed_liveness_graph()
+    prog = compiled(sess, outs, [p, q, x])
+    merged = [r for r, ms in prog.fused.islands.items()
+              if {"id1", "id2", "z"} <= {prog.op[m].name for m in ms}]
+    assert merged and len(prog.fused.mixed[merged[0]][1]) == 2  # y1's and y2's
+    # all live; one entry dead (its members dead, the other's live, control edges
+    # dead or live with their member); all dead (p False: the fetches are dead)
+    def run(p_value, q_value):
+        return [float(v) for v in sess.run(outs, {p: p_value, q: q_value, x: 3.0})]
+    assert run(True, True) == [4.0, 29.0, 3.0, 3.0]
+    assert run(True, False) == [4.0, -1.0, 3.0, -9.0]
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        sess.run(outs[0], {p: False, q: True, x: 3.0})  # a dead fetch: the branch not taken

@@ -108,6 +108,9 @@ class TaggedProgram:
         self.fused: Optional["TaggedProgram"] = None
         self.island_ops: Dict[int, tuple] = {}
         self.islands: Dict[int, List[int]] = {}  # root -> its members, root first
+        # an island with several entries -> (its dead-aware function, the control
+        # successors outside it of each member that has some)
+        self.mixed: Dict[int, tuple] = {}
         self.const_values: Dict[int, object] = {}  # Const node -> its value (islands)
         self.plain_identities: set = set()  # Identity nodes without control inputs
 
@@ -423,8 +426,8 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
                 return
         send(out_edges[k][0], nxt, v)
 
-    def control(k, it, dead):
-        for dst in ctrl_out[k]:
+    def control(k, it, dead, dsts=None):
+        for dst in ctrl_out[k] if dsts is None else dsts:
             if dead and kind[dst] not in (TRIGGER, MERGE):
                 it.dead[dst] = True
             p = it.pending[dst] - 1
@@ -627,6 +630,33 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
         it.xkey = ";%d:%d" % (fs.tag_id, it.number) if fs.tag_id else ";0:0"
         return it.xkey
 
+    mixed = prog.mixed
+
+    def run_mixed(k, it) -> bool:
+        """An island with several entries whose inputs are not all live or all dead:
+        its dead-aware form, each member's deadness sent on (False: it failed)."""
+        fn, ctrl_groups = mixed[k]
+        try:
+            outs, dead = fn(ctxs[k], *it.inputs[in_base[k]:in_end[k]])
+        except BaseException as e:  # noqa: B036
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                raise
+            error[0] = kernel_error(op_of(k, e), e, loop_iterations(it))
+            return False
+        for port, edges in enumerate(out_edges[k]):
+            if edges:
+                send(edges, it, outs[port])
+        if fetch_set and it.frame.parent_iter is None:
+            for port, v in enumerate(outs):
+                if (k, port) in fetch_set:
+                    fetched[(k, port)] = v
+        for dsts, member_dead in zip(ctrl_groups, dead):
+            control(k, it, member_dead, dsts)
+        it.outstanding -= 1
+        if not it.outstanding and not it.n_children:
+            maybe_done(it.frame, it)
+        return True
+
     def finish_two(k, it, v0, v1):
         """finish() of a live Switch or Merge (no frame effects)."""
         e0, e1 = two_ports[k]
@@ -683,6 +713,11 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
                 continue
             if kd != TRIGGER and it.dead.get(k):
                 if kd < SEND:
+                    if k in mixed and not all(
+                            v is DEAD for v in it.inputs[base:base + n_data[k]]):
+                        if not run_mixed(k, it):
+                            break
+                        continue
                     finish(k, it, (DEAD,) * len(out_edges[k]), True)
                     continue
                 # a transfer runs dead (EuroSys §4.4): a Send sends the dead value on,
