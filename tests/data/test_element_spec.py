@@ -154,11 +154,3 @@ def test_from_generator_output_signature(sess):
 def test_from_generator_signature_errors(graph, kwargs, match):
     with pytest.raises(TypeError, match=match):
         tf.data.Dataset.from_generator(lambda: iter([1]), **kwargs)
-
-
-def test_from_generator_refuses_composite_signatures(graph):
-    # TF accepts these (its generators may yield SparseTensorValues); tensorweave's yield
-    # dense components only, and says so
-    with pytest.raises(NotImplementedError, match="SparseTensorSpec.*not supported"):
-        tf.data.Dataset.from_generator(lambda: iter([]),
-                                       output_signature=tf.SparseTensorSpec([3], tf.int32))

@@ -92,7 +92,7 @@ def test_dense_to_sparse_batch(sess, drain):
     assert fixed.output_shapes.as_list() == [None, 4]
     assert [_triple(v) for v in drain(fixed)] == [  # TF 2.21's batches
         ([[1, 0]], [1], [2, 4]), ([[0, 0], [0, 1]], [2, 2], [2, 4]), ([[0, 0]], [4], [1, 4])]
-    widest = ds.apply(X.dense_to_sparse_batch(2, [-1]))
+    widest = ds.apply(X.dense_to_sparse_batch(2, [None]))
     assert [v.dense_shape.tolist() for v in drain(widest)] == [[2, 1], [2, 2], [1, 1]]
     over = tf.data.Dataset.range(5).map(lambda x: tf.fill([x], x)).apply(
         X.dense_to_sparse_batch(2, [2]))

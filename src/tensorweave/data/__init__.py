@@ -17,6 +17,10 @@ pipeline, iterators as device resources.
   readers.py       tf.data.experimental's file readers: CsvDataset, make_csv_dataset,
                    make_batched_features_dataset
   generators.py    Dataset.from_generator
+  generator_specs.py  from_generator's composite output_signature (tf.SparseTensorSpec,
+                   tf.RaggedTensorSpec)
+  rebatching.py    Dataset.rebatch (one size or a list of sizes in turn)
+  sparse_batching.py  tf.data.experimental.dense_to_sparse_batch (Dataset.sparse_batch)
   sources.py       tf.data.experimental.from_list and RandomDataset
   resampling.py    tf.data.experimental.rejection_resample
   transforms.py    Dataset.shard and Dataset.reduce
@@ -38,9 +42,10 @@ pipeline, iterators as device resources.
 Imported on first access of `tf.data` (tensorweave/__init__.py).
 """
 from tensorweave.data import (  # noqa: F401
-    cardinality, dataset_ops, experimental, file_datasets, generators, grouping, iterator_checkpoint,
-    iterator_ops, lookup_tables, optional_ops, options, parallel_map, prefetch,
-    ragged_batching, readers, resampling, sources, structure, transforms)
+    cardinality, dataset_ops, experimental, file_datasets, generators, grouping,
+    iterator_checkpoint, iterator_ops, lookup_tables, optional_ops, options, parallel_map,
+    prefetch, ragged_batching, readers, rebatching, resampling, sources, sparse_batching,
+    structure, transforms)
 
 import sys as _sys  # noqa: E402
 

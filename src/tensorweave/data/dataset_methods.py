@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-import numpy as np
-
 from tensorweave.framework import dtypes as _dt
 
 
@@ -175,11 +173,12 @@ class TwinMethods:
         `[batch, *row_shape]` (tf.data.experimental.dense_to_sparse_batch).
 
         Raises:
-          TypeError: a dataset of more than one component.
-          ValueError: an element rank other than `row_shape`'s.
+          TypeError: a dataset of more than one component, or a `row_shape` that is no
+            shape.
+          ValueError: a `row_shape` of unknown rank or of a negative dimension.
         """
-        from tensorweave.data import experimental
-        return self.apply(experimental.dense_to_sparse_batch(batch_size, row_shape))
+        from tensorweave.data import sparse_batching
+        return self.apply(sparse_batching.dense_to_sparse_batch(batch_size, row_shape))
 
     def take_while(self, predicate: Callable, name: Optional[str] = None):
         """The elements up to the first for which `predicate` gives False
@@ -203,29 +202,20 @@ class TwinMethods:
         return self.apply(experimental.unique())
 
     def rebatch(self, batch_size, drop_remainder: bool = False, name: Optional[str] = None):
-        """The elements of the batches regrouped into batches of `batch_size` (across
-        the input's batch boundaries: TF's rebatch with one batch size, which is
-        unbatch().batch(batch_size, drop_remainder)).
+        """The rows of this dataset's batches regrouped into batches of `batch_size`
+        across the input's batch boundaries (data/rebatching.py).
 
         Args:
-          batch_size: the int64 size of the new batches.
-          drop_remainder: whether a last batch shorter than `batch_size` is dropped
-            (the batches' first dimension is then `batch_size` statically).
+          batch_size: an int64 scalar, or a vector of sizes used in turn.
+          drop_remainder: whether a last batch shorter than its size is dropped.
           name: unused.
 
         Returns:
           A Dataset of the new batches.
 
         Raises:
-          ValueError: elements with a scalar component (not batches).
-          NotImplementedError: `batch_size` is a list of sizes.
+          ValueError: as TF's, sizes of rank 2 or more, scalar components, or
+            components whose known batch dimensions differ.
         """
-        if np.ndim(batch_size) != 0:
-            raise NotImplementedError("rebatch: a list of batch sizes is not supported, "
-                                      "only one batch size.")
-        if any(s.ndims == 0 for s, t in zip(self._shapes, self._types)
-               if t != _dt.variant):
-            raise ValueError("Invalid `batch_sizes`. Expected dataset with rank of >= 1 but "
-                             "found a dataset with scalar elements. Fix the issue by adding "
-                             "the `batch` transformation to the dataset.")
-        return self.unbatch().batch(batch_size, drop_remainder)
+        from tensorweave.data import rebatching
+        return rebatching.rebatch(self, batch_size, drop_remainder)

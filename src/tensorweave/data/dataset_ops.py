@@ -54,8 +54,8 @@ element (or a batch that cannot be made, a generator's element of the wrong type
 ElementError that every transformation hands on in TF's way (a batch or window holding
 one fails whole; zip fails that step; interleave, flat_map, concatenate, cache, scan,
 grouping and the others pass it through and go on); ignore_errors drops those that
-reach it. The few that do not (dense_to_sparse_batch, group_by_reducer,
-sample_from_datasets) end the pass at the error.
+reach it. The few that do not (group_by_reducer, sample_from_datasets) end the pass
+at the error.
 
 Where the parts are: this module has the Dataset classes, element structures and traced
 functions (what a program builds); file_datasets.py the datasets of files (TFRecord, text
@@ -657,23 +657,26 @@ class Dataset(ElementSpec, TwinMethods):
           output_shapes: their static shapes (default unknown).
           args: tensors (or values) passed to `generator`, evaluated by the initializer.
           output_signature: instead of `output_types` and `output_shapes`, the
-            elements' structure of tf.TensorSpec (their names stay in element_spec).
+            elements' structure of tf.TensorSpec (their names stay in element_spec),
+            tf.SparseTensorSpec and tf.RaggedTensorSpec (the generator yields
+            tf.SparseTensorValue and tf.ragged.RaggedTensorValue for those).
           name: unused (TF names the dataset's ops with it).
 
         Returns:
           A Dataset. A yielded element is converted as TF does: cast with NumPy (1.5
           becomes 1 for int64) unless it is one component of unknown rank (then 1.5
-          fails). An element that does not convert to `output_types` or fit
-          `output_shapes` fails its get_next with InvalidArgumentError (a number for a
-          string with InternalError); an exception in the generator with py_func's
-          classes.
+          fails), or without casts where the signature holds composite specs
+          (data/generator_specs.py). An element that does not convert or fit fails its
+          get_next with InvalidArgumentError (a number for a string with
+          InternalError); an exception in the generator with py_func's classes.
 
         Raises:
           TypeError: `generator` is not callable, neither `output_types` nor
-            `output_signature` is given, or both are, or `output_signature` holds
-            something else than specs.
-          NotImplementedError: `output_signature` holds another spec than tf.TensorSpec
-            (a tf.SparseTensorSpec, say).
+            `output_signature` is given, or both are, `output_signature` holds
+            something else than specs, or the elements have no component.
+          ValueError: the elements nest only empty structures (`((), {})`).
+          NotImplementedError: `output_signature` holds another kind of spec (a
+            tf.data.DatasetSpec, say).
         """
         from tensorweave.data import generators
         return generators.from_generator(generator, output_types, output_shapes, args,

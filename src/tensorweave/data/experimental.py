@@ -1,10 +1,11 @@
 """tf.data.experimental: the transformations TF1 programs apply with `dataset.apply(...)`
 (shuffle_and_repeat, map_and_batch, parallel_interleave, unbatch, enumerate_dataset,
 ignore_errors, take_while, unique, scan, bucket_by_sequence_length,
-dense_to_sparse_batch, parse_example_dataset, copy_to_device, prefetch_to_device),
+parse_example_dataset, copy_to_device, prefetch_to_device),
 dataset combinators (choose_from_datasets, sample_from_datasets, Counter),
 get_single_element and TFRecordWriter. Readers of files (CSV, Example records) are in
-readers.py, keyed grouping in grouping.py, the other sources in sources.py.
+readers.py, keyed grouping in grouping.py, the other sources in sources.py,
+dense_to_sparse_batch in sparse_batching.py.
 
 The fused transformations of TF (map_and_batch, shuffle_and_repeat,
 parallel_interleave) are their plain compositions here. map_and_batch's parallelism goes
@@ -161,36 +162,6 @@ def take_while(predicate: Callable) -> Callable:
             raise ValueError("`predicate` return type must be convertible to a scalar "
                              "boolean tensor. Was %s." % (fn.outputs,))
         return ds._derive("TakeWhileDataset", [], {"predicate": _kernels.register_function(fn)})
-    return apply
-
-
-@tf_export("data.experimental.dense_to_sparse_batch")
-def dense_to_sparse_batch(batch_size, row_shape) -> Callable:
-    """Batches of `batch_size` elements as one SparseTensor of dense shape
-    `[batch, *row_shape]` holding every value of each element at its position (a -1 in
-    `row_shape`: the batch's largest size there); an element larger than `row_shape` is
-    a DataLossError when read.
-
-    Raises:
-      TypeError: a dataset of more than one component.
-      ValueError: an element rank other than `row_shape`'s.
-    """
-    row = [int(d) for d in row_shape]
-
-    def apply(ds: Dataset) -> Dataset:
-        if len(ds._types) != 1 or isinstance(ds._structure, (tuple, list, dict)):
-            raise TypeError("`dense_to_sparse_batch` requires an input dataset whose "
-                            "elements have a single component, but the given dataset has "
-                            "the following component types: (%s)."
-                            % ", ".join(repr(t) for t in ds._types))
-        if ds._shapes[0].ndims is not None and ds._shapes[0].ndims != len(row):
-            raise ValueError("Dimension %d of row_shape %s and the element rank %d differ"
-                             % (len(row), row, ds._shapes[0].ndims))
-        spec = _ds.SparseSpec(ds._types[0], [None] + [d if d >= 0 else None for d in row])
-        return ds._derive("DenseToSparseBatchDataset", [
-            convert_to_tensor(batch_size, _dt.int64, name="batch_size"),
-            convert_to_tensor(row, _dt.int64, name="row_shape")],
-            structure=spec, types=[_dt.variant], shapes=[TensorShape([])])
     return apply
 
 
@@ -387,8 +358,6 @@ class TFRecordWriter:
 
 # --- the ops and their values -------------------------------------------------------------
 _kernels.dataset_op("IgnoreErrorsDataset", ["input_dataset: variant"], {"log_warning": False})
-_kernels.dataset_op("DenseToSparseBatchDataset", ["input_dataset: variant", "batch_size: int64",
-                                             "row_shape: int64"])
 _kernels.dataset_op("TakeWhileDataset", ["input_dataset: variant"], {"predicate": ""},
                functions=True)
 _kernels.dataset_op("UniqueDataset", ["input_dataset: variant"])
@@ -407,37 +376,6 @@ register_op("DatasetToTFRecord", inputs=["input_dataset: variant", "filename: st
                                          "compression_type: string"], stateful=True)
 not_differentiable("DatasetToSingleElement")
 not_differentiable("DatasetToTFRecord")
-
-
-class _DenseToSparseBatch(DatasetValue):
-    def __init__(self, source, size: int, row: list, op):
-        self.source, self.size, self.row, self.op = source, size, row, op
-
-    def elements(self, ctx):
-        import itertools
-        it = self.source.elements(ctx)
-        while True:
-            batch = [np.asarray(e[0]) for e in itertools.islice(it, self.size)]
-            if not batch:
-                return
-            yield [self._sparse(batch)]
-
-    def _sparse(self, batch) -> "_pipe.SparseComponent":
-        shape = []
-        for k, d in enumerate(self.row):
-            sizes = [a.shape[k] for a in batch]
-            shape.append(max(sizes) if d < 0 else d)
-        for a in batch:
-            if any(n > s for n, s in zip(a.shape, shape)):
-                raise errors.DataLossError(None, self.op, (
-                    "Input element had shape ([%s]) that is larger than the row shape "
-                    "([%s])." % (",".join(map(str, a.shape)), ",".join(map(str, shape)))))
-        indices = [np.concatenate([np.full((a.size, 1), b, np.int64),
-                                   np.argwhere(np.ones(a.shape, bool))], axis=1)
-                   for b, a in enumerate(batch)]
-        return _pipe.SparseComponent(np.concatenate(indices).reshape(-1, len(shape) + 1),
-                                   np.concatenate([a.reshape(-1) for a in batch]),
-                                   [len(batch)] + shape)
 
 
 class _TakeWhile(DatasetValue):
@@ -786,15 +724,6 @@ class _Buckets(DatasetValue):
             for k, batch in enumerate(buckets):
                 if batch:
                     yield self._emit(ctx, k, batch)
-
-
-@kernel("DenseToSparseBatchDataset")
-def _dense_to_sparse_batch_kernel(ctx, d, batch_size, row_shape):
-    size = int(np.asarray(batch_size))
-    if size <= 0:
-        raise errors.InvalidArgumentError(None, ctx.op, "Batch size must be greater than "
-                                          "zero.")
-    return _DenseToSparseBatch(d, size, np.asarray(row_shape).reshape(-1).tolist(), ctx.op)
 
 
 @_kernels.function_kernel("ScanDataset")

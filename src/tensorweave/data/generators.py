@@ -6,7 +6,8 @@ GraphDef does not carry it). Each initialization of an iterator calls it again w
 `args` (evaluated by the initializer, strings as bytes, as TF passes them) and converts
 each yielded element to the declared structure, dtypes and shapes with TF's rules and
 errors (see _Signature: NumPy casts, or convert_to_tensor's checks for a lone component
-of unknown rank).
+of unknown rank; an `output_signature` holding tf.SparseTensorSpec or
+tf.RaggedTensorSpec is TF's other path, generator_specs.SpecSignature).
 """
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ from tensorweave.data import dataset_kernels as _kernels
 from tensorweave.data import padding as _padding
 from tensorweave.data import pipeline as _pipe
 from tensorweave.data.dataset_ops import Dataset
+from tensorweave.data.generator_specs import COMPOSITE_TYPE_SPECS, InvalidSplits, \
+    SpecSignature, flatten_like
 from tensorweave.data.pipeline import DatasetValue
 
 _GENERATORS = "_tw_dataset_generators"
@@ -42,39 +45,57 @@ def from_generator(generator: Callable, output_types, output_shapes=None, args=N
     from tensorweave.framework import graph as _graph
     if not callable(generator):
         raise TypeError("`generator` must be a Python callable.")
-    names = None
-    if output_signature is not None:
-        output_types, output_shapes = _types_and_shapes(output_signature, output_types,
-                                                        output_shapes)
-        names = [spec.name for spec in nest.flatten(output_signature)]
-    elif output_types is None:
-        raise TypeError("To specify the output signature you need to provide either the "
-                        "`output_signature` argument or the `output_types` argument.")
-    types = [_dt.as_dtype(t) for t in nest.flatten(output_types)]
-    if output_shapes is None:
-        shapes = [TensorShape(None)] * len(types)
-    else:
-        shapes = [TensorShape(s) for s in _padding.flatten_shapes(
-            nest.pack_sequence_as(output_types, [0] * len(types)), output_shapes)]
-    signature = _Signature(nest.pack_sequence_as(output_types, [0] * len(types)), types,
-                           shapes, names)
+    signature = _signature(output_types, output_shapes, output_signature)
+    _check_has_components(signature)
     arg_tensors = [convert_to_tensor(a, name="generator_arg") for a in (args or ())]
     table = _graph.get_default_graph().__dict__.setdefault(_GENERATORS, {})
     key = "generator_%d" % next(_KEYS)
     table[key] = (generator, signature)
     op = apply_op("GeneratorDataset", [arg_tensors], dict(
-        _ds.spec_attrs(types, shapes), Targs=[t.dtype for t in arg_tensors], generator=key),
-        name="GeneratorDataset")
-    return Dataset(op.outputs[0], signature.structure, types, shapes, names=names)
+        _ds.spec_attrs(signature.types, signature.shapes),
+        Targs=[t.dtype for t in arg_tensors], generator=key), name="GeneratorDataset")
+    return Dataset(op.outputs[0], signature.structure, signature.types, signature.shapes,
+                   names=signature.names)
 
 
-def _types_and_shapes(output_signature, output_types, output_shapes):
-    """(output_types, output_shapes) of a from_generator's `output_signature`, a
-    structure of tf.TensorSpec.
+def _signature(output_types, output_shapes, output_signature):
+    """The declared elements: a _Signature for dense ones, a SpecSignature for an
+    `output_signature` holding composite specs (TF converts those by another path).
+
+    Raises:
+      TypeError: as TF's, neither `output_types` nor `output_signature` is given, or
+        both are, or `output_signature` holds something else than specs.
+    """
+    if output_signature is not None:
+        _check_signature(output_signature, output_types, output_shapes)
+        specs = nest.flatten(output_signature)
+        if not all(isinstance(s, TensorSpec) for s in specs):
+            return SpecSignature(output_signature)
+        output_types = nest.map_structure(lambda spec: spec.dtype, output_signature)
+        output_shapes = nest.map_structure(lambda spec: spec.shape, output_signature)
+        names = [spec.name for spec in specs]
+    elif output_types is None:
+        raise TypeError("To specify the output signature you need to provide either the "
+                        "`output_signature` argument or the `output_types` argument.")
+    else:
+        names = None
+    types = [_dt.as_dtype(t) for t in nest.flatten(output_types)]
+    structure = nest.pack_sequence_as(output_types, [0] * len(types))
+    if output_shapes is None:
+        shapes = [TensorShape(None)] * len(types)
+    else:
+        shapes = [TensorShape(s) for s in _padding.flatten_shapes(structure, output_shapes)]
+    return _Signature(structure, types, shapes, names)
+
+
+def _check_signature(output_signature, output_types, output_shapes) -> None:
+    """Raises TypeError (TF's) unless `output_signature` is a structure of tf.TypeSpec
+    given alone.
 
     Raises:
       TypeError: `output_types` or `output_shapes` is given too, or a leaf is no spec.
-      NotImplementedError: a leaf is another spec (tf.SparseTensorSpec, ...).
+      NotImplementedError: a leaf is a spec of another kind than tf.TensorSpec,
+        tf.SparseTensorSpec and tf.RaggedTensorSpec.
     """
     for given, arg in ((output_types, "output_types"), (output_shapes, "output_shapes")):
         if given is not None:
@@ -87,13 +108,32 @@ def _types_and_shapes(output_signature, output_types, output_shapes):
         if not isinstance(spec, TypeSpec):
             raise TypeError("`output_signature` must contain objects that are subclass of "
                             "`tf.TypeSpec` but found %s which is not." % type(spec))
-        if not isinstance(spec, TensorSpec):
+        if not isinstance(spec, (TensorSpec,) + COMPOSITE_TYPE_SPECS):
             raise NotImplementedError(
                 "Dataset.from_generator: an `output_signature` component of %r is not "
-                "supported (tensorweave's generators yield dense components: "
-                "tf.TensorSpec only)" % (spec,))
-    return (nest.map_structure(lambda spec: spec.dtype, output_signature),
-            nest.map_structure(lambda spec: spec.shape, output_signature))
+                "supported (tensorweave's generators yield tf.TensorSpec, "
+                "tf.SparseTensorSpec and tf.RaggedTensorSpec components)" % (spec,))
+
+
+def _check_has_components(signature) -> None:
+    """Raises as TF does for elements of no component: TF's generator function then
+    returns its py_func op instead of tensors, which TF refuses.
+
+    Raises:
+      TypeError: the element structure is empty itself (`()`, `{}`).
+      ValueError: it nests only empty structures (`((), {})`).
+    """
+    if signature.types:
+        return
+    structure = signature.structure
+    members = structure.values() if isinstance(structure, dict) else structure
+    if not list(members):
+        raise TypeError("Unsupported return value from function passed to "
+                        "Dataset.from_generator(): the generator's py_func op (the "
+                        "element structure %r has no component)." % (structure,))
+    raise ValueError("Could not pack sequence. Argument `structure` had 0 elements, but "
+                     "argument `flat_sequence` had 1 elements. Received structure: %r, "
+                     "flat_sequence: [the generator's py_func op]." % (structure,))
 
 
 class _Signature:
@@ -131,7 +171,7 @@ class _Signature:
 
     def _cast(self, element) -> list:
         try:
-            flat = _flatten_like(self.structure, element)
+            flat = flatten_like(self.structure, element)
         except (TypeError, ValueError):
             raise self._mismatch(element, nest.pack_sequence_as(
                 self.structure, self.types)) from None
@@ -140,7 +180,7 @@ class _Signature:
     def _checked(self, element) -> list:
         from tensorweave.ops.array.constant_op import constant_array
         try:
-            flat = _flatten_like(self.structure, element)
+            flat = flatten_like(self.structure, element)
             return [constant_array(v, t, allow_cast=False) for v, t in zip(flat, self.types)]
         except (TypeError, ValueError, OverflowError) as e:
             specs = [TensorSpec(s, t, n) for t, s, n in zip(self.types, self.shapes,
@@ -178,26 +218,6 @@ def _numpy_cast(value, dtype: _dt.DType) -> np.ndarray:
     return as_numpy(array, _dt.string)
 
 
-def _flatten_like(structure, element) -> list:
-    """The leaves of `element` as `structure` nests them (a leaf may be any value).
-
-    Raises:
-      TypeError: `element` nests differently.
-    """
-    if isinstance(structure, dict):
-        if not isinstance(element, dict) or set(element) != set(structure):
-            raise TypeError("expected a dict with keys %s" % sorted(structure))
-        return [v for k in sorted(structure) for v in _flatten_like(structure[k],
-                                                                    element[k])]
-    if nest.is_sequence(structure):
-        # TF's flatten_up_to: a list where a tuple is expected nests differently
-        if not isinstance(element, type(structure)) or len(element) != len(structure):
-            raise TypeError("expected a %s of %d" % (type(structure).__name__,
-                                                     len(structure)))
-        return [v for sub, e in zip(structure, element) for v in _flatten_like(sub, e)]
-    return [element]
-
-
 class _Generated(DatasetValue):
     def __init__(self, op, generator, signature: _Signature, args):
         self.op, self.generator, self.signature, self.args = op, generator, signature, args
@@ -207,6 +227,9 @@ class _Generated(DatasetValue):
             return self.signature.converted(element)
         except _UnsupportedObject as e:
             raise errors.InternalError(None, self.op, str(e)) from None
+        except InvalidSplits as e:  # TF's RaggedTensorToVariant fails in its py_func
+            raise errors.UnknownError(None, self.op, "InvalidArgumentError: %s" % e) \
+                from None
         except TypeError as e:
             raise errors.InvalidArgumentError(None, self.op, "TypeError: %s" % e) from None
         except Exception as e:  # noqa: BLE001 - NumPy's OverflowError: py_func's classes

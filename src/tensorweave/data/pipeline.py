@@ -313,7 +313,10 @@ class SparseComponent:
     __slots__ = ("indices", "values", "dense_shape")
 
     def __init__(self, indices, values, dense_shape):
-        self.indices = np.asarray(indices, np.int64).reshape(-1, np.size(dense_shape))
+        rank, indices = np.size(dense_shape), np.asarray(indices, np.int64)
+        # a scalar's indices are (values, 0): -1 cannot stand for their count
+        self.indices = indices.reshape(-1, rank) if rank else \
+            indices.reshape(np.size(values), 0)
         self.values, self.dense_shape = values, np.asarray(dense_shape, np.int64)
 
     def rows(self) -> int:

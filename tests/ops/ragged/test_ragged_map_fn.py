@@ -141,3 +141,26 @@ def test_partition_lists_holding_tensors_pack_at_int64():
     assert rows.row_splits.dtype == tf.int64
     assert tf.RaggedTensor.from_row_lengths([1, 2, 3], tf.constant([1, 2])) \
         .row_splits.dtype == tf.int32
+
+
+def test_ragged_tensor_spec_compatibility():
+    # TF 2.21's answers: dtype, ragged rank and row_splits dtype must be equal, shapes
+    # compatible; a TensorSpec never is; a RaggedTensor is taken by its spec
+    spec = tf.RaggedTensorSpec([None, None], tf.int64)
+    others = [tf.RaggedTensorSpec([2, None], tf.int64),
+              tf.RaggedTensorSpec([2, None, None], tf.int64),
+              tf.RaggedTensorSpec([2, None], tf.int32),
+              tf.RaggedTensorSpec([2, None], tf.int64, row_splits_dtype=tf.int32),
+              tf.TensorSpec([2, 2], tf.int64),
+              tf.RaggedTensorSpec([3], tf.int64, ragged_rank=0),
+              tf.ragged.constant([[1], [2, 3]], dtype=tf.int64)]
+    assert [spec.is_compatible_with(o) for o in others] == \
+        [True, False, False, False, False, False, True]
+    three_rows = tf.ragged.constant([[1], [2, 3], []], dtype=tf.int64)
+    assert not tf.RaggedTensorSpec([2, None], tf.int64).is_compatible_with(three_rows)
+
+
+def test_ragged_tensor_value_is_the_exported_class():
+    value = tf.ragged.RaggedTensorValue(np.array([1, 2, 3]), np.array([0, 2, 3]))
+    assert value.to_list() == [[1, 2], [3]]
+    assert not isinstance(tf.ragged.constant([[1]]), tf.ragged.RaggedTensorValue)

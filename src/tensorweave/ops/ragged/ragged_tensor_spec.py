@@ -71,6 +71,20 @@ class RaggedTensorSpec(TypeSpec):
         """The spec of a RaggedTensor."""
         return cls(value.shape, value.dtype, value.ragged_rank, value.row_splits.dtype)
 
+    def is_compatible_with(self, spec_or_value) -> bool:
+        """Whether `spec_or_value` (a RaggedTensorSpec or a RaggedTensor) has this spec's
+        dtype, ragged rank and row_splits dtype and a shape compatible with its shape.
+
+        Returns:
+          A Python bool (False for anything of another kind).
+        """
+        other = self.from_value(spec_or_value) if isinstance(spec_or_value, RaggedTensor) \
+            else spec_or_value
+        return type(other) is type(self) and self._dtype == other._dtype and \
+            (self._ragged_rank, self._row_splits_dtype) == \
+            (other._ragged_rank, other._row_splits_dtype) and \
+            self._shape.is_compatible_with(other._shape)
+
     def _key(self):
         return (self._shape.as_list() if self._shape.rank is not None else None,
                 self._dtype, self._ragged_rank, self._row_splits_dtype)

@@ -10,7 +10,6 @@ import numpy as np
 from tensorweave.framework.api_export import tf_export
 
 
-@tf_export("ragged.RaggedTensorValue")
 class NestedRows:
     """What a ragged value (a RaggedTensor, or its fetched RaggedTensorValue) derives
     from its nesting: `_values` is another of its kind or the dense innermost values,
@@ -39,6 +38,7 @@ class NestedRows:
         return len(self.nested_row_splits)
 
 
+@tf_export("ragged.RaggedTensorValue")
 class RaggedTensorValue(NestedRows):
     """A RaggedTensor's value: NumPy `values` split into rows by `row_splits` (TF1).
 
