@@ -704,6 +704,8 @@ EXCLUDED = {
                      "test_py_function_in_a_dataset_map_and_its_gradient"]),
     "MatrixLogarithm": ("TF registers no gradient for it: its gradient raises LookupError",
                         ["ops/linalg/test_matrix_roots_ops.py::test_logm_has_no_gradient"]),
+    "BatchFunction": ("TF registers no gradient for it: its gradient raises LookupError",
+                      ["ops/data_flow/test_batch_ops.py::test_no_gradient_as_tensorflow"]),
     **{op: ("TF registers no gradient for it: its gradient raises LookupError",
             ["ops/sparse/test_sparse_math_ops.py::"
              "test_reductions_without_gradient_raise_lookup_error"])

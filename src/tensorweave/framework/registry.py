@@ -207,6 +207,8 @@ HOST_ONLY_MODULES: Dict[str, str] = {
     "tensorweave.ops.image.codec_ops": "image codecs run on the host",
     "tensorweave.ops.data_flow.queue_ops": "queues live in host memory",
     "tensorweave.ops.data_flow.lookup_ops": "lookup tables live in host memory",
+    "tensorweave.ops.data_flow.batch_ops": "batched functions run on the host (TF's "
+                                           "BatchFunction has a CPU kernel only)",
     "tensorweave.data": "tf.data pipelines run on the host",
     "tensorweave.ops.data_flow.session_ops": "session tensor handles live in host memory",
     "tensorweave.ops.control_flow.script_ops": "Python functions run on the host",

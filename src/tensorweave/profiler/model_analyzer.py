@@ -153,7 +153,9 @@ def _variable_shape(op, outs) -> Optional[tuple]:
     return outs[0] if outs else None
 
 
-def _build_tree(graph, run_meta) -> _Node:
+def op_nodes(graph, run_meta) -> Dict[str, "_Node"]:
+    """{op name: its node}: the op's types and statistics (float_ops, parameters, and
+    from `run_meta` run counts, times and bytes), in the graph's op order."""
     from tensorweave.framework.graph import GraphKeys
     trainable = {v.op.name for v in graph.get_collection(GraphKeys.TRAINABLE_VARIABLES)}
     recorded = _recorded(run_meta)
@@ -161,6 +163,11 @@ def _build_tree(graph, run_meta) -> _Node:
     for op in graph.get_operations():
         node = nodes[op.name] = _Node(op.name, op)
         _op_stats(node, op, trainable, recorded)
+    return nodes
+
+
+def _build_tree(graph, run_meta) -> _Node:
+    nodes = op_nodes(graph, run_meta)
     root = _Node(ROOT)
     for name in sorted(nodes):  # parents (prefixes) sort before their children
         node = nodes[name]
@@ -268,7 +275,7 @@ def _sorted(nodes: list, order_by: str) -> list:
     return sorted(nodes, key=lambda n: (-getattr(n, field), n.name))
 
 
-def _scope_view(graph, run_meta, opts: dict) -> GraphNodeProto:
+def scope_view(graph, run_meta, opts: dict) -> GraphNodeProto:
     root = _build_tree(graph, run_meta)
     view = _View(opts)
     _total_everything(root, view)
@@ -384,7 +391,7 @@ def profile(graph=None, run_meta=None, op_log=None, cmd: str = "scope",
         options = ProfileOptionBuilder.trainable_variables_parameter()
     opts = dict(options)
     if cmd == "scope":
-        result = _scope_view(graph, run_meta, opts)
+        result = scope_view(graph, run_meta, opts)
     elif cmd == "op":
         result = _op_view(graph, run_meta, opts)
     else:
@@ -459,7 +466,7 @@ class Profiler:
 
     def profile_name_scope(self, options) -> GraphNodeProto:
         """The scope view (profile(cmd='scope')) over the added steps."""
-        result = _scope_view(self._graph, self._run_meta(options), dict(options))
+        result = scope_view(self._graph, self._run_meta(options), dict(options))
         _emit(result, "scope", options)
         return result
 
@@ -480,7 +487,17 @@ class Profiler:
                          "profile_operations")
 
     def advise(self, options):
-        raise ValueError("tf.profiler.Profiler.advise is not supported by tensorweave")
+        """The advisor's checkers (tf.profiler.advise) over the added steps.
+
+        Args:
+          options: {checker name: its options}, as tf.profiler.advise's.
+
+        Returns:
+          An AdviceProto.
+        """
+        from tensorweave.profiler import advisor
+        steps = [self._steps[k] for k in sorted(self._steps)]
+        return advisor.run_checkers(self._graph, steps, options or {})
 
     def serialize_to_string(self):
         raise ValueError("tf.profiler.Profiler.serialize_to_string is not supported by "
