@@ -12,13 +12,22 @@ per (session, op) in `ctx.state`, keyed by (seed, seed2), so
   * in the deterministic mode (runtime/determinism.py) an op with no seeds at all is
     seeded by its name instead of OS entropy.
 
+RandomUniform, RandomUniformInt, RandomStandardNormal and TruncatedNormal give TF's CPU
+values bit for bit (philox.py): the stream is Philox4x32-10 keyed by `seed` with
+`seed2` in the counter's high half, and each kernel call reserves 256 blocks per value
+(TF's GuardedPhiloxRandom), so successive runs continue exactly as TF's do. Equal seed
+attrs give equal values; note that an op seed derived from the graph seed alone
+(`get_seed`) is not the one TF derives. RandomShuffle and Multinomial (and the ops of
+the other modules that draw from `_generator`) use NumPy's Philox4x64 generator: TF's
+distributions, not TF's values.
+
 Random ops are stateful, so the optimizer never folds or merges them.
 """
 from __future__ import annotations
 
 import threading
 import weakref
-from typing import Optional, Tuple
+from typing import Callable, Optional, Tuple
 
 import numpy as np
 
@@ -29,6 +38,7 @@ from tensorweave.framework.graph import Tensor, get_default_graph, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import Dimension, TensorShape
+from tensorweave.ops.random import philox
 from tensorweave.runtime import determinism as _determinism
 
 DEFAULT_GRAPH_SEED = 87654321
@@ -111,27 +121,65 @@ def _seed_attrs(seed: Optional[int]) -> dict:
 _INIT_LOCK = threading.Lock()
 
 
+def _op_seeds(ctx) -> Optional[Tuple[int, int]]:
+    """The op's (seed, seed2) attrs; in the deterministic mode an op with neither is
+    seeded by its name; None: nondeterministic (seeded from OS entropy)."""
+    seed, seed2 = ctx.attrs["seed"], ctx.attrs["seed2"]
+    if seed == 0 and seed2 == 0 and _determinism.of_session(ctx.session):
+        seed, seed2 = _determinism.name_seed(ctx.op.name)
+    if seed == 0 and seed2 == 0:
+        return None
+    return int(seed), int(seed2)
+
+
 def _generator(ctx):
-    """The (generator, lock) of this op in this session, created on first use."""
+    """The (NumPy generator, lock) of this op in this session, created on first use."""
     state = ctx.state
     gen = state.get("gen")
     if gen is None:
         with _INIT_LOCK:
             gen = state.get("gen")
             if gen is None:
-                seed, seed2 = ctx.attrs["seed"], ctx.attrs["seed2"]
-                if seed == 0 and seed2 == 0 and _determinism.of_session(ctx.session):
-                    # the deterministic mode: seeded by the op's name
-                    seed, seed2 = _determinism.name_seed(ctx.op.name)
-                if seed == 0 and seed2 == 0:
+                seeds = _op_seeds(ctx)
+                if seeds is None:
                     bitgen = np.random.Philox()  # OS entropy: nondeterministic
                 else:
-                    key = ((int(seed) & 0xFFFFFFFFFFFFFFFF) << 64) | \
-                        (int(seed2) & 0xFFFFFFFFFFFFFFFF)
+                    key = ((seeds[0] & 0xFFFFFFFFFFFFFFFF) << 64) | \
+                        (seeds[1] & 0xFFFFFFFFFFFFFFFF)
                     bitgen = np.random.Philox(key=key)
                 state["lock"] = threading.Lock()
                 state["gen"] = gen = np.random.Generator(bitgen)
     return gen, state["lock"]
+
+
+class _PhiloxStream:
+    """One op's TF generator in one session (TF's GuardedPhiloxRandom): a key and the
+    counter of the next free block; `reserve` hands out disjoint ranges under a lock."""
+
+    def __init__(self, seeds: Optional[Tuple[int, int]]):
+        if seeds is None:   # TF draws both seeds at random
+            seeds = tuple(int(w) for w in np.random.SeedSequence().generate_state(2, np.uint64))
+        self.key, self._counter = philox.key_counter_of_seeds(*seeds)
+        self._lock = threading.Lock()
+
+    def reserve(self, n_values: int) -> philox.Counter:
+        """The counter for a kernel call drawing `n_values` values; the next call starts
+        256 blocks per value further on."""
+        with self._lock:
+            counter = self._counter
+            self._counter = philox.skip(counter, n_values * philox.SKIP_PER_OUTPUT)
+        return counter
+
+
+def _philox_draw(ctx, n_values: int) -> Tuple[philox.Key, philox.Counter]:
+    """(key, counter) of this op's Philox stream for a kernel call drawing `n_values`."""
+    stream = ctx.state.get("philox")
+    if stream is None:
+        with _INIT_LOCK:
+            stream = ctx.state.get("philox")
+            if stream is None:
+                stream = ctx.state["philox"] = _PhiloxStream(_op_seeds(ctx))
+    return stream.key, stream.reserve(n_values)
 
 
 def _shape_from(shape) -> Tuple[int, ...]:
@@ -164,25 +212,16 @@ def _check_scalar_input(op, index: int, what: str) -> None:
 
 _FLOAT_TYPES = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
 _INT_TYPES = (_dt.int32, _dt.int64)
-_MANTISSA_BITS = {_dt.float16: 10, _dt.bfloat16: 7}
 
 
-def _uniform01(gen, dims, dtype: _dt.DType) -> np.ndarray:
-    """Uniform values in [0, 1) of `dtype` (exactly representable, never 1)."""
-    if dtype is _dt.float32:
-        return gen.random(dims, dtype=np.float32)
-    if dtype is _dt.float64:
-        return gen.random(dims)
-    bits = _MANTISSA_BITS[dtype]
-    k = gen.integers(0, 1 << bits, size=dims, dtype=np.int32)
-    return (k.astype(np.float32) * np.float32(2.0 ** -bits)).astype(dtype.as_numpy_dtype)
+def _num_values(dims) -> int:
+    return int(np.prod(dims)) if dims else 1
 
 
-def _standard_normal(gen, n: int, dtype: _dt.DType) -> np.ndarray:
-    """`n` standard normal draws in float32 or float64 (the working precision)."""
-    if dtype is _dt.float64:
-        return gen.standard_normal(n)
-    return gen.standard_normal(n, dtype=np.float32)
+def philox_values(sample: Callable, key, counter, dims, dtype: _dt.DType) -> np.ndarray:
+    """TF's values of shape `dims` and `dtype` of the float distribution `sample`
+    (`philox.uniform`, `normal` or `truncated_normal`) from the stream (key, counter)."""
+    return sample(key, counter, _num_values(dims), dtype.as_numpy_dtype).reshape(dims)
 
 
 def _declare_float_sampler(op_type: str) -> None:
@@ -202,9 +241,8 @@ _declare_float_sampler("RandomUniform")
 @kernel("RandomUniform")
 def _random_uniform_kernel(ctx, shape):
     dims = _shape_from(shape)
-    gen, lock = _generator(ctx)
-    with lock:
-        return _uniform01(gen, dims, ctx.attrs["dtype"])
+    key, counter = _philox_draw(ctx, _num_values(dims))
+    return philox_values(philox.uniform, key, counter, dims, ctx.attrs["dtype"])
 
 
 def _random_uniform_int_shape(op):
@@ -240,12 +278,9 @@ def _checked_int_bounds(dims, minval, maxval) -> Tuple[int, int, int]:
 def _random_uniform_int_kernel(ctx, shape, minval, maxval):
     dims = _shape_from(shape)
     lo, hi, n = _checked_int_bounds(dims, minval, maxval)
-    out_np = ctx.attrs["Tout"].as_numpy_dtype
-    if n == 0:
-        return np.zeros(dims, dtype=out_np)
-    gen, lock = _generator(ctx)
-    with lock:
-        return gen.integers(lo, hi, size=dims, dtype=out_np)
+    key, counter = _philox_draw(ctx, n)
+    return philox.uniform_int(key, counter, n, lo, hi,
+                              ctx.attrs["Tout"].as_numpy_dtype).reshape(dims)
 
 
 not_differentiable("RandomUniformInt")
@@ -256,37 +291,20 @@ _declare_float_sampler("RandomStandardNormal")
 _declare_float_sampler("TruncatedNormal")
 
 
-def _normal_values(gen, dims, dtype: _dt.DType, truncated: bool) -> np.ndarray:
-    """Standard normal values of `dtype` and shape `dims` drawn from `gen`; `truncated`:
-    those beyond two standard deviations are drawn again."""
-    n = int(np.prod(dims)) if dims else 1
-    x = _standard_normal(gen, n, dtype)
-    if truncated:
-        # resample the draws beyond two standard deviations (about 4.6% each round)
-        bad = np.flatnonzero(np.abs(x) > 2.0)
-        while bad.size:
-            x[bad] = _standard_normal(gen, bad.size, dtype)
-            bad = bad[np.abs(x[bad]) > 2.0]
-    return x.reshape(dims).astype(dtype.as_numpy_dtype, copy=False)
-
-
-def _normal_draws(ctx, shape, truncated: bool) -> np.ndarray:
-    """The values of the op's dtype and shape input from its generator (see
-    `_normal_values`)."""
+def _normal_draws(ctx, shape, sample: Callable) -> np.ndarray:
     dims = _shape_from(shape)
-    gen, lock = _generator(ctx)
-    with lock:
-        return _normal_values(gen, dims, ctx.attrs["dtype"], truncated)
+    key, counter = _philox_draw(ctx, _num_values(dims))
+    return philox_values(sample, key, counter, dims, ctx.attrs["dtype"])
 
 
 @kernel("RandomStandardNormal")
 def _random_standard_normal_kernel(ctx, shape):
-    return _normal_draws(ctx, shape, truncated=False)
+    return _normal_draws(ctx, shape, philox.normal)
 
 
 @kernel("TruncatedNormal")
 def _truncated_normal_kernel(ctx, shape):
-    return _normal_draws(ctx, shape, truncated=True)
+    return _normal_draws(ctx, shape, philox.truncated_normal)
 
 
 # --- RandomShuffle -------------------------------------------------------------------

@@ -5,8 +5,13 @@ The state is an int64 vector: for Philox `[counter_lo, counter_hi, key]`, for Th
 `[counter, key]`. Each draw of n values runs RngReadAndSkip, which returns the state and
 advances the variable's counter by 256 n (TF's skip, so `g.state` moves exactly as in TF),
 then hands key and counter to a StatelessRandom*V2 op, whose values are a function of
-(key, counter): NumPy's Philox keyed by `key` and started at `counter`. The
-distributions are TF's; the values are not TF's bit for bit (as for every random op).
+(key, counter). For Philox (and AUTO_SELECT, Philox on CPU) the V2 ops give TF's values
+bit for bit (philox.py), so a Generator's draws are TF's, run after run (when its draws
+run one after another: the order of two draws in one step is unspecified, here as in
+TF). TF's CPU kernels do not implement ThreeFry; here a ThreeFry state draws from
+Philox keyed by its key with its one-word counter: deterministic, not ThreeFry's
+values. StatefulRandomBinomial draws from NumPy's Philox4x64 generator: TF's
+distribution, not TF's values.
 """
 from __future__ import annotations
 
@@ -23,10 +28,9 @@ from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape
-from tensorweave.ops.random import stateless_random_ops
+from tensorweave.ops.random import philox, stateless_random_ops
 from tensorweave.ops.random.random_ops import _FLOAT_TYPES, _INT_TYPES, \
-    _check_scalar_input, _checked_int_bounds, _normal_values, _shape_from, _shape_input_fn, \
-    _uniform01
+    _check_scalar_input, _checked_int_bounds, _shape_from, _shape_input_fn, philox_values
 
 _FULL_INT_TYPES = (_dt.int32, _dt.int64, _dt.uint32, _dt.uint64)
 _BINOMIAL_TYPES = (_dt.float16, _dt.float32, _dt.float64, _dt.int32, _dt.int64)
@@ -152,8 +156,9 @@ def _rng_read_and_skip_kernel(ctx, handle, alg, delta):
 
 
 # --- StatelessRandom*V2: values from (key, counter) ------------------------------------------
-def _key_counter_generator(ctx, key, counter, alg) -> np.random.Generator:
-    """NumPy's Philox keyed by `key` and started at `counter`."""
+def _key_counter_words(ctx, key, counter, alg):
+    """The 64-bit key and the counter words of the algorithm (1 or 2, low first) of the
+    op's inputs, checked."""
     alg = int(alg)
     if alg not in _COUNTER_SIZE:
         raise errors.InvalidArgumentError(None, ctx.op, "Unsupported algorithm id: %d" % alg)
@@ -162,9 +167,22 @@ def _key_counter_generator(ctx, key, counter, alg) -> np.random.Generator:
         raise errors.InvalidArgumentError(
             None, ctx.op, "key must have 1 element and counter at least %d, got %d and %d"
             % (_COUNTER_SIZE[alg], key.size, counter.size))
+    return int(key[0]), [int(c) for c in counter[:_COUNTER_SIZE[alg]]]
+
+
+def _key_counter_generator(ctx, key, counter, alg) -> np.random.Generator:
+    """NumPy's Philox keyed by `key` and started at `counter`."""
+    key, counter = _key_counter_words(ctx, key, counter, alg)
     words = np.zeros(4, np.uint64)
-    words[:_COUNTER_SIZE[alg]] = counter[:_COUNTER_SIZE[alg]]
-    return np.random.Generator(np.random.Philox(key=int(key[0]), counter=words))
+    words[:len(counter)] = counter
+    return np.random.Generator(np.random.Philox(key=key, counter=words))
+
+
+def _philox_stream(ctx, key, counter, alg):
+    """TF's Philox (key, counter) of the op's inputs; a ThreeFry one-word counter is
+    the low half (see the module docstring)."""
+    key, counter = _key_counter_words(ctx, key, counter, alg)
+    return philox.key_counter_of_words(key, (counter + [0])[:2])
 
 
 def _key_counter_shape(op) -> TensorShape:
@@ -200,40 +218,39 @@ _declare_v2("StatelessRandomUniformIntV2", _FULL_INT_TYPES, None,
 _declare_v2("StatelessRandomUniformFullIntV2", _FULL_INT_TYPES, _dt.uint64)
 
 
+def _float_v2(ctx, sample, shape, key, counter, alg) -> np.ndarray:
+    return philox_values(sample, *_philox_stream(ctx, key, counter, alg), _shape_from(shape),
+                         ctx.attrs["dtype"])
+
+
 @kernel("StatelessRandomUniformV2")
 def _uniform_v2_kernel(ctx, shape, key, counter, alg):
-    gen = _key_counter_generator(ctx, key, counter, alg)
-    return _uniform01(gen, _shape_from(shape), ctx.attrs["dtype"])
+    return _float_v2(ctx, philox.uniform, shape, key, counter, alg)
 
 
 @kernel("StatelessRandomNormalV2")
 def _normal_v2_kernel(ctx, shape, key, counter, alg):
-    gen = _key_counter_generator(ctx, key, counter, alg)
-    return _normal_values(gen, _shape_from(shape), ctx.attrs["dtype"], truncated=False)
+    return _float_v2(ctx, philox.normal, shape, key, counter, alg)
 
 
 @kernel("StatelessTruncatedNormalV2")
 def _truncated_normal_v2_kernel(ctx, shape, key, counter, alg):
-    gen = _key_counter_generator(ctx, key, counter, alg)
-    return _normal_values(gen, _shape_from(shape), ctx.attrs["dtype"], truncated=True)
+    return _float_v2(ctx, philox.truncated_normal, shape, key, counter, alg)
 
 
 @kernel("StatelessRandomUniformIntV2")
 def _uniform_int_v2_kernel(ctx, shape, key, counter, alg, minval, maxval):
     dims = _shape_from(shape)
     lo, hi, n = _checked_int_bounds(dims, minval, maxval)
-    out_np = ctx.attrs["dtype"].as_numpy_dtype
-    if n == 0:
-        return np.zeros(dims, out_np)
-    return _key_counter_generator(ctx, key, counter, alg).integers(lo, hi, size=dims,
-                                                                   dtype=out_np)
+    values = philox.uniform_int(*_philox_stream(ctx, key, counter, alg), n, lo, hi,
+                                ctx.attrs["dtype"].as_numpy_dtype)
+    return values.reshape(dims)
 
 
 @kernel("StatelessRandomUniformFullIntV2")
 def _full_int_v2_kernel(ctx, shape, key, counter, alg):
-    gen = _key_counter_generator(ctx, key, counter, alg)
-    bits = gen.bit_generator.random_raw(_shape_from(shape))  # uint64, wrapped to the dtype
-    return bits.astype(ctx.attrs["dtype"].as_numpy_dtype)
+    return stateless_random_ops.full_int_values(ctx, _shape_from(shape),
+                                                *_philox_stream(ctx, key, counter, alg))
 
 
 # --- seed -> (key, counter, alg): how TF 2's tf.random.stateless_* feed the V2 ops ---------
@@ -258,14 +275,11 @@ for _op_type in ("StatelessRandomGetKeyCounter", "StatelessRandomGetKeyCounterAl
 
 
 def _key_counter_of_seed(ctx, seed):
-    """key [s0], counter [0, s1] of the seed (s0, s1): distinct seeds, distinct streams.
-    TF scrambles the seed first; its values differ from ours anyway (module docstring)."""
-    seed = np.asarray(seed)
-    if seed.shape != (2,):
-        raise errors.InvalidArgumentError(None, ctx.op, "seed must have shape [2], not [%s]"
-                                          % ",".join(str(d) for d in seed.shape))
-    words = seed.astype(np.int64).astype(np.uint64)  # two's complement, as TF reads them
-    return np.array([words[0]], np.uint64), np.array([0, words[1]], np.uint64)
+    """TF's key [1] and counter [2] (uint64) of the seed: the Philox stream of the
+    stateless ops (philox.key_counter_of_stateless_seed) as 64-bit words."""
+    (k0, k1), (c0, c1, c2, c3) = stateless_random_ops._philox_of_seed(ctx, seed)
+    return (np.array([k0 | k1 << 32], np.uint64),
+            np.array([c0 | c1 << 32, c2 | c3 << 32], np.uint64))
 
 
 @kernel("StatelessRandomGetKeyCounter")

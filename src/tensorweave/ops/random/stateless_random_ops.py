@@ -5,9 +5,12 @@ Each op is a pure function of its inputs: the values are determined by the int32
 same values in every run, session and process, and different seeds give independent
 streams. The ops are not stateful: the optimizer may fold or merge them.
 
-The bits come from NumPy's Philox generator keyed by the two seed values. TF also uses
-Philox but draws and transforms its bits differently, so the values are not equal to
-TF's bit for bit; the distributions are the same.
+The uniform, normal, truncated normal and integer ops give TF's CPU values bit for bit
+(philox.py): TF turns the seed into a Philox key and counter by one Philox block
+(`philox.key_counter_of_stateless_seed`) and fills the output as its stateful kernels
+do; `split` and `fold_in`, built on them, give TF's seeds. The categorical, binomial,
+gamma, Poisson and parameterized truncated normal ops draw from NumPy's Philox4x64
+generator keyed by the two seed values: TF's distributions, not TF's values.
 """
 from __future__ import annotations
 
@@ -22,9 +25,10 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
+from tensorweave.ops.random import philox
 from tensorweave.ops.random.random_ops import _FLOAT_TYPES, _INT_TYPES, _categorical_draws, \
-    _multinomial_shape, _normal_values, _shape_from, _shape_input_fn, _shape_tensor, \
-    _uniform01
+    _multinomial_shape, _num_values, _shape_from, _shape_input_fn, _shape_tensor, \
+    philox_values
 
 _FULL_INT_TYPES = (_dt.int32, _dt.int64, _dt.uint32, _dt.uint64)
 _PARAM_TYPES = (_dt.float16, _dt.float32, _dt.float64, _dt.int32, _dt.int64)
@@ -40,14 +44,23 @@ def _check_seed_shape(op, index: int) -> None:
             raise ValueError("Dimension must be 2 but is %d" % s[0].value)
 
 
-def _seeded(ctx, seed):
-    """A (generator, lock) pair keyed by the seed tensor, fresh for every call."""
+def _checked_seed(ctx, seed) -> np.ndarray:
     seed = np.asarray(seed)
     if seed.shape != (2,):
         raise errors.InvalidArgumentError(None, ctx.op, "seed must have shape [2], not [%s]"
                                           % ",".join(str(d) for d in seed.shape))
-    lo, hi = (int(v) & 0xFFFFFFFFFFFFFFFF for v in seed.tolist())
+    return seed
+
+
+def _seeded(ctx, seed):
+    """A NumPy (generator, lock) pair keyed by the seed tensor, fresh for every call."""
+    lo, hi = (int(v) & 0xFFFFFFFFFFFFFFFF for v in _checked_seed(ctx, seed).tolist())
     return np.random.Generator(np.random.Philox(key=(lo << 64) | hi)), threading.Lock()
+
+
+def _philox_of_seed(ctx, seed):
+    """TF's Philox (key, counter) of the seed tensor."""
+    return philox.key_counter_of_stateless_seed(_checked_seed(ctx, seed).tolist())
 
 
 def _shaped(seed_index: int):
@@ -89,47 +102,51 @@ _declare("StatelessRandomUniformFullInt", [], _FULL_INT_TYPES, default=_dt.uint6
 
 @kernel("StatelessRandomUniform")
 def _uniform_kernel(ctx, shape, seed):
-    gen, _ = _seeded(ctx, seed)
-    return _uniform01(gen, _shape_from(shape), ctx.attrs["dtype"])
-
-
-def _normal(ctx, shape, seed, truncated: bool):
-    dims = _shape_from(shape)
-    dtype = ctx.attrs["dtype"]
-    gen, _ = _seeded(ctx, seed)
-    return _normal_values(gen, dims, dtype, truncated)
+    return philox_values(philox.uniform, *_philox_of_seed(ctx, seed), _shape_from(shape),
+                         ctx.attrs["dtype"])
 
 
 @kernel("StatelessRandomNormal")
 def _normal_kernel(ctx, shape, seed):
-    return _normal(ctx, shape, seed, truncated=False)
+    return philox_values(philox.normal, *_philox_of_seed(ctx, seed), _shape_from(shape),
+                         ctx.attrs["dtype"])
 
 
 @kernel("StatelessTruncatedNormal")
 def _truncated_normal_kernel(ctx, shape, seed):
-    return _normal(ctx, shape, seed, truncated=True)
+    return philox_values(philox.truncated_normal, *_philox_of_seed(ctx, seed), _shape_from(shape),
+                         ctx.attrs["dtype"])
+
+
+def _uniform_int_values(ctx, dims, key, counter, minval, maxval) -> np.ndarray:
+    """TF's integers in [minval, maxval) of the op's dtype and shape `dims` from the
+    stream (key, counter), after TF's checks of the bounds."""
+    if np.ndim(minval) != 0 or np.ndim(maxval) != 0:
+        raise errors.InvalidArgumentError(None, ctx.op, "minval and maxval must be scalars")
+    n = _num_values(dims)
+    lo, hi = int(minval), int(maxval)
+    if n > 0 and lo >= hi:
+        raise errors.InvalidArgumentError(None, ctx.op, "Need minval < maxval, got %d >= %d"
+                                          % (lo, hi))
+    values = philox.uniform_int(key, counter, n, lo, hi, ctx.attrs["dtype"].as_numpy_dtype)
+    return values.reshape(dims)
 
 
 @kernel("StatelessRandomUniformInt")
 def _uniform_int_kernel(ctx, shape, seed, minval, maxval):
-    dims = _shape_from(shape)
-    if np.ndim(minval) != 0 or np.ndim(maxval) != 0:
-        raise errors.InvalidArgumentError(None, ctx.op, "minval and maxval must be scalars")
-    out_np = ctx.attrs["dtype"].as_numpy_dtype
-    if int(np.prod(dims)) == 0:
-        return np.zeros(dims, out_np)
-    if int(minval) >= int(maxval):
-        raise errors.InvalidArgumentError(None, ctx.op, "Need minval < maxval, got %d >= %d"
-                                          % (int(minval), int(maxval)))
-    gen, _ = _seeded(ctx, seed)
-    return gen.integers(int(minval), int(maxval), size=dims, dtype=out_np)
+    return _uniform_int_values(ctx, _shape_from(shape), *_philox_of_seed(ctx, seed), minval,
+                              maxval)
+
+
+def full_int_values(ctx, dims, key, counter) -> np.ndarray:
+    """TF's integers over the whole range of the op's dtype, of shape `dims`."""
+    return philox.full_int(key, counter, _num_values(dims),
+                           ctx.attrs["dtype"].as_numpy_dtype).reshape(dims)
 
 
 @kernel("StatelessRandomUniformFullInt")
 def _full_int_kernel(ctx, shape, seed):
-    gen, _ = _seeded(ctx, seed)
-    bits = gen.bit_generator.random_raw(_shape_from(shape))  # uint64, wrapped to the dtype
-    return bits.astype(ctx.attrs["dtype"].as_numpy_dtype)
+    return full_int_values(ctx, _shape_from(shape), *_philox_of_seed(ctx, seed))
 
 
 # --- categorical -------------------------------------------------------------------------
@@ -247,7 +264,7 @@ def stateless_random_uniform(shape, seed, minval=0, maxval=None, dtype=_dt.float
     """Deterministic uniform values in [minval, maxval) from a seed of shape [2].
 
     For integer dtypes `maxval` is required, and `minval = maxval = None` gives the full
-    range of the dtype. Values are not TF's bit for bit (see the module docstring).
+    range of the dtype. The values are TF's (see the module docstring).
 
     Args:
       shape: 1-D integer Tensor or Python list: the output shape.
@@ -309,7 +326,7 @@ def _scaled(op_type, default_name, shape, seed, mean, stddev, dtype, name) -> Te
 @tf_export("random.stateless_normal")
 def stateless_random_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dt.float32,
                             name: Optional[str] = None, alg="auto_select") -> Tensor:
-    """Deterministic normal values from a seed of shape [2] (not TF's bit for bit).
+    """Deterministic normal values from a seed of shape [2] (TF's values).
 
     Args:
       shape: 1-D integer Tensor or Python list: the output shape.
@@ -332,7 +349,7 @@ def stateless_random_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dt.float32
 def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dt.float32,
                                name: Optional[str] = None, alg="auto_select") -> Tensor:
     """Deterministic normal values within two standard deviations of the mean, from a
-    seed of shape [2] (not TF's bit for bit).
+    seed of shape [2] (TF's values).
 
     Args:
       shape: 1-D integer Tensor or Python list: the output shape.
@@ -528,7 +545,8 @@ def split(seed, num: int = 2, alg="auto_select") -> Tensor:
 
 @tf_export("random.fold_in")
 def fold_in(seed, data, alg="auto_select") -> Tensor:
-    """Folds the integer `data` into `seed`: a new seed, deterministic in both.
+    """Folds the integer `data` into `seed`: a new seed, deterministic in both (TF's:
+    `[a full-range integer drawn from seed, data]`, of the dtype of `data`).
 
     Args:
       seed: int32/int64 Tensor of shape [2].
@@ -536,14 +554,11 @@ def fold_in(seed, data, alg="auto_select") -> Tensor:
       alg: accepted for compatibility.
 
     Returns:
-      A Tensor `[2]` of the dtype of `seed`.
+      A Tensor `[2]` of the dtype of `data`.
     """
     from tensorweave.ops.array.array_join_ops import stack
-    from tensorweave.ops.math.math_ops import cast
     del alg
-    seed = _seed_tensor(seed)
-    first = stateless_random_uniform([1], seed=seed, dtype=seed.dtype, minval=None,
-                                     maxval=None)[0]
-    data = cast(convert_to_tensor(data, name="data"), seed.dtype)
-    return stateless_random_uniform([2], seed=stack([first, data]), dtype=seed.dtype,
-                                    minval=None, maxval=None)
+    data = convert_to_tensor(data, name="data")
+    drawn = stateless_random_uniform([], seed=_seed_tensor(seed), dtype=data.dtype,
+                                     minval=None, maxval=None)
+    return stack([drawn, data])

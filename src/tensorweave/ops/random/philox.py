@@ -1,0 +1,309 @@
+"""TensorFlow's random numbers: the Philox4x32-10 generator and TF's sample transforms.
+
+TF's CPU random kernels draw 128-bit blocks (four uint32 words) from Philox4x32-10, keyed
+by a 64-bit key (two words) with a 128-bit counter (four words, low first), and turn the
+words into samples by fixed recipes. This module reproduces both bit for bit, vectorized
+in NumPy: block i of a stream is Philox(key, counter + i), so many blocks come from one
+call.
+
+The output layout is TF's `FillPhiloxRandom`: the output is cut into groups of
+`kResultElementCount` samples; group g of a fixed-cost distribution (uniform, integers,
+normal) is made from block g, and group g of the truncated normal, which rejects samples,
+from words read in order starting at block `g * 256 * group / 4`. The values therefore do
+not depend on how TF shards the work over threads.
+
+The normal distributions use TF's Box-Muller on glibc's libm (TF calls `logf`/`sincosf`,
+`log`/`sincos`): the float32 functions are evaluated by glibc's algorithms (those of ARM's
+optimized-routines, glibc >= 2.28, FMA build) in `libm_float32.py`; the float64 ones are
+the platform's libm through `math.log` and NumPy's `sin`/`cos`.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence, Tuple
+
+import numpy as np
+
+from tensorweave.ops.random import libm_float32
+
+Key = Tuple[int, int]
+Counter = Tuple[int, int, int, int]
+
+_WORD = 0xFFFFFFFF
+_M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)   # round multipliers
+_W0, _W1 = 0x9E3779B9, 0xBB67AE85                           # key increments (Weyl)
+_LOW = np.uint64(_WORD)
+_SHIFT = np.uint64(32)
+_ROUNDS = 10
+# blocks reserved per output value by the stateful kernels and per truncated-normal
+# output (TF's multiplier: "do not change it just here")
+SKIP_PER_OUTPUT = 256
+
+
+# --- the generator -------------------------------------------------------------------------
+def key_counter_of_seeds(seed: int, seed2: int) -> Tuple[Key, Counter]:
+    """TF's `PhiloxRandom(seed, seed2)`: the key is `seed`, the high half of the counter
+    `seed2` (both 64-bit, two's complement)."""
+    seed &= (1 << 64) - 1
+    seed2 &= (1 << 64) - 1
+    return (seed & _WORD, seed >> 32), (0, 0, seed2 & _WORD, seed2 >> 32)
+
+
+def skip(counter: Counter, count: int) -> Counter:
+    """TF's `PhiloxRandom::Skip(count)`: the counter moved on by `count` blocks (its
+    carry from word 1 into words 2-3 included)."""
+    c0, c1, c2, c3 = counter
+    count_lo, count_hi = count & _WORD, (count >> 32) & _WORD
+    c0 = (c0 + count_lo) & _WORD
+    if c0 < count_lo:
+        count_hi = (count_hi + 1) & _WORD
+    c1 = (c1 + count_hi) & _WORD
+    if c1 < count_hi:
+        c2 = (c2 + 1) & _WORD
+        if c2 == 0:
+            c3 = (c3 + 1) & _WORD
+    return c0, c1, c2, c3
+
+
+# blocks per pass of the generator: its arrays stay in the L2 cache (3x faster than one
+# pass); the normal transforms, with more temporaries of float64, take fewer at a time
+# (their arrays below 128 KiB, which malloc would map and unmap at each allocation)
+_CHUNK = 16384
+_NORMAL_CHUNK = 8192
+
+
+def blocks(key: Key, counter: Counter, offsets: np.ndarray) -> np.ndarray:
+    """The Philox4x32-10 blocks at `counter + offsets` (128-bit sums), as uint32 `[n, 4]`."""
+    offsets = np.asarray(offsets, dtype=np.uint64).ravel()
+    out = np.empty((offsets.size, 4), dtype=np.uint32)
+    for start in range(0, offsets.size, _CHUNK):
+        _fill_blocks(key, counter, offsets[start:start + _CHUNK], out[start:start + _CHUNK])
+    return out
+
+
+def _fill_blocks(key: Key, counter: Counter, offsets: np.ndarray, out: np.ndarray) -> None:
+    """Writes the blocks at `counter + offsets` into `out`. The words are held in uint64
+    so that each 32x32-bit product is exact; its high and low halves are the round's
+    outputs."""
+    low = offsets + np.uint64(counter[0] | counter[1] << 32)
+    high = (low < offsets).astype(np.uint64)       # the carry out of the low 64 bits
+    high += np.uint64(counter[2] | counter[3] << 32)
+    c0, c1 = low & _LOW, low >> _SHIFT
+    c2, c3 = high & _LOW, high >> _SHIFT
+    p0, p1 = np.empty_like(c0), np.empty_like(c0)
+    k0, k1 = key
+    for _ in range(_ROUNDS):
+        np.multiply(c0, _M0, out=p0)
+        np.multiply(c2, _M1, out=p1)
+        np.right_shift(p1, _SHIFT, out=c0)
+        c0 ^= c1
+        c0 ^= np.uint64(k0)
+        np.right_shift(p0, _SHIFT, out=c2)
+        c2 ^= c3
+        c2 ^= np.uint64(k1)
+        np.bitwise_and(p1, _LOW, out=c1)
+        np.bitwise_and(p0, _LOW, out=c3)
+        k0, k1 = (k0 + _W0) & _WORD, (k1 + _W1) & _WORD
+    for i, word in enumerate((c0, c1, c2, c3)):
+        out[:, i] = word
+
+
+def words(key: Key, counter: Counter, n_blocks: int) -> np.ndarray:
+    """The first `n_blocks` blocks of the stream, flat: `4 * n_blocks` uint32 words."""
+    return blocks(key, counter, np.arange(n_blocks, dtype=np.uint64)).ravel()
+
+
+# --- uniform -------------------------------------------------------------------------------
+def _unit_float32(w: np.ndarray) -> np.ndarray:
+    """[0, 1) from the low 23 bits: the float 1.mantissa minus 1 (TF's Uint32ToFloat)."""
+    return ((w & np.uint32(0x7FFFFF)) | np.uint32(0x3F800000)).view(np.float32) - np.float32(1)
+
+
+def _unit_float64(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """[0, 1) from 20 bits of `hi` and all of `lo` (TF's Uint64ToDouble)."""
+    mantissa = (hi.astype(np.uint64) & np.uint64(0xFFFFF)) << _SHIFT | lo.astype(np.uint64)
+    return (mantissa | np.uint64(0x3FF0000000000000)).view(np.float64) - 1.0
+
+
+def _unit_16bit(w: np.ndarray, np_dtype, mantissa_bits: int, one_bits: int) -> np.ndarray:
+    """[0, 1) of a 16-bit float from the low mantissa bits of each word."""
+    bits = (w & np.uint32((1 << mantissa_bits) - 1)).astype(np.uint16) | np.uint16(one_bits)
+    return bits.view(np_dtype) - np_dtype.type(1)
+
+
+def uniform(key: Key, counter: Counter, n: int, dtype) -> np.ndarray:
+    """`n` uniform values in [0, 1) of `dtype` (float16/bfloat16/float32/float64).
+
+    Every type takes one word per value but float64, which takes two."""
+    np_dtype = np.dtype(dtype)
+    if np_dtype == np.float64:
+        w = words(key, counter, -(-n // 2))
+        return _unit_float64(w[0::2], w[1::2])[:n]
+    w = words(key, counter, -(-n // 4))[:n]
+    if np_dtype == np.float32:
+        return _unit_float32(w)
+    if np_dtype == np.float16:
+        return _unit_16bit(w, np_dtype, 10, 0x3C00)
+    return _unit_16bit(w, np_dtype, 7, 0x3F80)   # bfloat16
+
+
+# --- integers ------------------------------------------------------------------------------
+def _words_64(key: Key, counter: Counter, n: int) -> np.ndarray:
+    """`n` uint64 values, each two words (low word first)."""
+    w = words(key, counter, -(-n // 2)).astype(np.uint64)
+    return (w[0::2] | w[1::2] << _SHIFT)[:n]
+
+
+def uniform_int(key: Key, counter: Counter, n: int, lo: int, hi: int, dtype) -> np.ndarray:
+    """`n` integers in [lo, hi) of int32/int64 (also uint32/uint64): `lo + bits % range`,
+    bits one word for 32-bit types, two for 64-bit ones (TF's biased modulo)."""
+    np_dtype = np.dtype(dtype)
+    if np_dtype.itemsize == 4:
+        bits = words(key, counter, -(-n // 4))[:n]
+        span = np.uint32((hi - lo) & _WORD)
+        unsigned = np.uint32
+    else:
+        bits = _words_64(key, counter, n)
+        span = np.uint64((hi - lo) & ((1 << 64) - 1))
+        unsigned = np.uint64
+    # the sum wraps in the unsigned type, then is read as the signed one (TF's SignedAdd)
+    mask = (1 << (8 * np_dtype.itemsize)) - 1
+    return ((bits % span) + unsigned(lo & mask)).view(np_dtype)
+
+
+def full_int(key: Key, counter: Counter, n: int, dtype) -> np.ndarray:
+    """`n` integers over the whole range of int32/uint32 (one word each) or int64/uint64
+    (two words each)."""
+    np_dtype = np.dtype(dtype)
+    if np_dtype.itemsize == 4:
+        return words(key, counter, -(-n // 4))[:n].view(np_dtype)
+    return _words_64(key, counter, n).view(np_dtype)
+
+
+# --- normal --------------------------------------------------------------------------------
+_EPSILON_32 = np.float32(1.0e-7)   # TF's floor on the Box-Muller radius draw
+_EPSILON_64 = 1.0e-7
+_TWO_PI = 2.0 * math.pi
+
+
+def _box_muller_float32(x0: np.ndarray, x1: np.ndarray) -> np.ndarray:
+    """TF's BoxMullerFloat of word pairs: `[n, 2]` float32 (sin, cos) values."""
+    u1 = np.maximum(_unit_float32(x0), _EPSILON_32)
+    # float(2 * M_PI * u) with M_PI a double: the product is taken in double
+    v1 = (_TWO_PI * _unit_float32(x1).astype(np.float64)).astype(np.float32)
+    radius = np.sqrt(np.float32(-2) * libm_float32.logf(u1))
+    sin, cos = libm_float32.sincosf(v1)
+    return np.stack([sin * radius, cos * radius], axis=-1)
+
+
+def _box_muller_float64(x0, x1, x2, x3) -> np.ndarray:
+    """TF's BoxMullerDouble of word quadruples: `[n, 2]` float64 (sin, cos) values."""
+    u1 = np.maximum(_unit_float64(x0, x1), _EPSILON_64)
+    v1 = _TWO_PI * _unit_float64(x2, x3)
+    # glibc's log through `math` (NumPy's SIMD log differs in the last bit)
+    log = np.fromiter(map(math.log, u1.tolist()), dtype=np.float64, count=u1.size)
+    radius = np.sqrt(-2.0 * log)
+    return np.stack([np.sin(v1) * radius, np.cos(v1) * radius], axis=-1)
+
+
+def _normal_pairs(block: np.ndarray, np_dtype) -> np.ndarray:
+    """The normal values of blocks `[n, 4]`: `[n, 4]` in float32 working precision (two
+    pairs of words per block) or `[n, 2]` in float64 (one quadruple)."""
+    if np_dtype == np.float64:
+        return _box_muller_float64(*block.T)
+    return _box_muller_float32(block[:, 0::2], block[:, 1::2]).reshape(len(block), 4)
+
+
+def normal(key: Key, counter: Counter, n: int, dtype) -> np.ndarray:
+    """`n` standard normal values of `dtype` (16-bit floats are computed in float32 and
+    rounded, as TF does)."""
+    np_dtype = np.dtype(dtype)
+    per_block = 2 if np_dtype == np.float64 else 4
+    n_blocks = -(-n // per_block)
+    out = np.empty((n_blocks, per_block), dtype=np_dtype)
+    for start in range(0, n_blocks, _NORMAL_CHUNK):
+        offsets = np.arange(start, min(start + _NORMAL_CHUNK, n_blocks), dtype=np.uint64)
+        out[start:start + offsets.size] = _normal_pairs(blocks(key, counter, offsets),
+                                                        np_dtype)
+    return out.ravel()[:n]
+
+
+def truncated_normal(key: Key, counter: Counter, n: int, dtype) -> np.ndarray:
+    """`n` standard normal values of `dtype` within (-2, 2), by TF's rejection.
+
+    Group g (4 values; 2 for float64) reads its words in order from block
+    `g * 256 * group / 4` on, one Box-Muller pair (quadruple for float64) at a time, and
+    keeps the values of magnitude below 2 until the group is full."""
+    np_dtype = np.dtype(dtype)
+    group = 2 if np_dtype == np.float64 else 4
+    n_groups = -(-n // group)
+    out = np.empty((n_groups, group), dtype=np.float64 if group == 2 else np.float32)
+    for start in range(0, n_groups, _NORMAL_CHUNK):
+        stop = min(start + _NORMAL_CHUNK, n_groups)
+        out[start:stop] = _truncated_groups(key, counter, start, stop, np_dtype)
+    return out.ravel()[:n].astype(np_dtype, copy=False)
+
+
+def _truncated_groups(key: Key, counter: Counter, start: int, stop: int,
+                      np_dtype) -> np.ndarray:
+    """Groups [start, stop) of the truncated normal. A block holds as many normals as a
+    group: all groups draw their first block at once, and its kept values, moved to the
+    front by a table of the keep patterns, are the group when all are kept (five times
+    in six). The others draw their next blocks until full."""
+    group = 2 if np_dtype == np.float64 else 4
+    first_block = np.arange(start, stop, dtype=np.uint64) * np.uint64(
+        SKIP_PER_OUTPUT * group // 4)
+    values = _normal_pairs(blocks(key, counter, first_block), np_dtype)
+    pattern = np.packbits(np.abs(values) < 2, axis=1, bitorder="little")[:, 0]
+    kept_first, kept_count = _KEEP_PATTERNS[group]
+    out = np.take_along_axis(values, kept_first[pattern], axis=1)
+    filled = kept_count[pattern]
+    active = np.flatnonzero(filled < group)
+    step = 1
+    while active.size:
+        values = _normal_pairs(blocks(key, counter, first_block[active] + np.uint64(step)),
+                               np_dtype)
+        kept = np.abs(values) < 2
+        slot = np.cumsum(kept, axis=1)
+        slot += filled[active, None] - 1
+        rows, cols = np.nonzero(kept & (slot < group))
+        out[active[rows], slot[rows, cols]] = values[rows, cols]
+        filled[active] = np.minimum(slot[:, -1] + 1, group)
+        active = active[filled[active] < group]
+        step += 1
+    return out
+
+
+def _keep_pattern_tables(width: int):
+    """For each pattern of kept values in a block of `width` (bit i: value i kept): the
+    order that puts the kept values first (in order), and their number."""
+    patterns = range(1 << width)
+    first = [[i for i in range(width) if p >> i & 1] + [i for i in range(width)
+                                                         if not p >> i & 1]
+             for p in patterns]
+    return np.array(first, dtype=np.intp), np.array([bin(p).count("1") for p in patterns])
+
+
+_KEEP_PATTERNS = {width: _keep_pattern_tables(width) for width in (2, 4)}
+
+
+# --- seeds of the stateless ops ------------------------------------------------------------
+_STATELESS_KEY = (0x3EC8F720, 0x02461E29)
+
+
+def key_counter_of_stateless_seed(seed: Sequence[int]) -> Tuple[Key, Counter]:
+    """The (key, counter) TF derives from a stateless op's seed `[s0, s1]` (int32 values
+    are sign-extended to 64 bits): one Philox block of the counter (s0, s1) under a fixed
+    key gives the new key (words 0-1) and the counter's high half (words 2-3)."""
+    s0, s1 = (int(s) & ((1 << 64) - 1) for s in seed)
+    mix = blocks(_STATELESS_KEY, (s0 & _WORD, s0 >> 32, s1 & _WORD, s1 >> 32),
+                 np.zeros(1, np.uint64))[0]
+    return (int(mix[0]), int(mix[1])), (0, 0, int(mix[2]), int(mix[3]))
+
+
+def key_counter_of_words(key: int, counter: Sequence[int]) -> Tuple[Key, Counter]:
+    """(key, counter) of the 64-bit key and the two 64-bit counter words (low first) of
+    the StatelessRandom*V2 ops."""
+    key &= (1 << 64) - 1
+    lo, hi = (int(c) & ((1 << 64) - 1) for c in counter)
+    return (key & _WORD, key >> 32), (lo & _WORD, lo >> 32, hi & _WORD, hi >> 32)
