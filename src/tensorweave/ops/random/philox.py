@@ -76,21 +76,29 @@ def blocks(key: Key, counter: Counter, offsets: np.ndarray) -> np.ndarray:
     """The Philox4x32-10 blocks at `counter + offsets` (128-bit sums), as uint32 `[n, 4]`."""
     offsets = np.asarray(offsets, dtype=np.uint64).ravel()
     out = np.empty((offsets.size, 4), dtype=np.uint32)
+    # one set of word arrays for every chunk: fresh arrays of a chunk's size would be
+    # mapped and faulted in by malloc at each chunk, which costs as much as the rounds
+    scratch = np.empty((6, min(offsets.size, _CHUNK)), np.uint64)
     for start in range(0, offsets.size, _CHUNK):
-        _fill_blocks(key, counter, offsets[start:start + _CHUNK], out[start:start + _CHUNK])
+        chunk = offsets[start:start + _CHUNK]
+        _fill_blocks(key, counter, chunk, out[start:start + _CHUNK],
+                     scratch[:, :chunk.size])
     return out
 
 
-def _fill_blocks(key: Key, counter: Counter, offsets: np.ndarray, out: np.ndarray) -> None:
-    """Writes the blocks at `counter + offsets` into `out`. The words are held in uint64
-    so that each 32x32-bit product is exact; its high and low halves are the round's
-    outputs."""
-    low = offsets + np.uint64(counter[0] | counter[1] << 32)
-    high = (low < offsets).astype(np.uint64)       # the carry out of the low 64 bits
-    high += np.uint64(counter[2] | counter[3] << 32)
-    c0, c1 = low & _LOW, low >> _SHIFT
-    c2, c3 = high & _LOW, high >> _SHIFT
-    p0, p1 = np.empty_like(c0), np.empty_like(c0)
+def _fill_blocks(key: Key, counter: Counter, offsets: np.ndarray, out: np.ndarray,
+                 scratch: np.ndarray) -> None:
+    """Writes the blocks at `counter + offsets` into `out`, working in `scratch` (six
+    uint64 rows of the chunk's size). The words are held in uint64 so that each
+    32x32-bit product is exact; its high and low halves are the round's outputs."""
+    c0, c1, c2, c3, p0, p1 = scratch
+    np.add(offsets, np.uint64(counter[0] | counter[1] << 32), out=p0)  # the low 64 bits
+    np.copyto(p1, p0 < offsets)                                          # their carry out
+    p1 += np.uint64(counter[2] | counter[3] << 32)
+    np.bitwise_and(p0, _LOW, out=c0)
+    np.right_shift(p0, _SHIFT, out=c1)
+    np.bitwise_and(p1, _LOW, out=c2)
+    np.right_shift(p1, _SHIFT, out=c3)
     k0, k1 = key
     for _ in range(_ROUNDS):
         np.multiply(c0, _M0, out=p0)
