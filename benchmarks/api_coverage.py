@@ -47,7 +47,6 @@ NAMESPACES = (
 _PROTO_CLASSES = ("protocol buffer classes: ClusterSpec.as_cluster_def() returns TF's "
                   "ClusterDef message; exporting the classes would load protobuf when "
                   "tensorweave is imported")
-_TYPE_SPECS = "TypeSpecs belong to TF2's composite tensors"
 _RAW_OPS = ("raw ops of TF 2.x exported at the top level (Conv, CheckPinned, "
             "RandomIndexShuffle); no TF1 program has them")
 _SHARDING = "tf.distribute input sharding (TF2)"
@@ -58,11 +57,9 @@ REASONS = [
     ("", "*eager*", "eager execution: tensorweave is graph mode only"),
     ("", "Module", "tf.Module is a TF2 object-based API"),
     ("", "function", "tf.function traces Python into graphs (TF2 API)"),
-    ("", "*Spec", _TYPE_SPECS),
     ("", "ragged_fill_empty_rows*", _RAW_OPS),
     ("", "GradientTape", "eager execution: tensorweave is graph mode only"),
     ("", "wrap_function", "TF2 functions (tf.function) are not implemented"),
-    ("", "type_spec_from_value", _TYPE_SPECS),
     ("*", "*fftnd", "N-d FFTs TF added after 2.x; the 1-3-D FFTs are there"),
     ("*", "approx_*", "TPU-oriented approximate top-k"),
     ("random*", "Algorithm", "TF2 eager random generators"),
@@ -85,9 +82,6 @@ REASONS = [
     ("quantization", "*", "quantized ops are not implemented"),
     ("quantization.experimental", "*", "TF2's SavedModel quantizer"),
     ("strings", "*unicode*", "Unicode scripts and ICU-backed ops are not implemented"),
-    ("data", "*Spec", _TYPE_SPECS),
-    ("data.experimental", "*Structure", _TYPE_SPECS),
-    ("data.experimental", "get_structure", _TYPE_SPECS),
     ("data.experimental", "*_variant", "datasets as variant tensors passed to TF2 "
      "functions"),
     ("data.experimental", "SHARD_HINT", _SHARDING),

@@ -23,6 +23,7 @@ from tensorweave.framework import errors  # noqa: E402,F401
 from tensorweave.framework import serialize as _serialize  # noqa: E402,F401
 from tensorweave.framework import sparse_tensor as _sparse_tensor  # noqa: E402,F401
 from tensorweave.framework import tensor_spec as _tensor_spec  # noqa: E402,F401
+from tensorweave.framework import type_spec_from_value as _type_spec_from_value  # noqa
 from tensorweave.framework.graph import (  # noqa: E402,F401
     Graph, GraphKeys, Operation, Tensor, add_to_collection, add_to_collections,
     colocate_with, container, control_dependencies, device, get_collection, get_collection_ref,

@@ -29,6 +29,8 @@ pipeline, iterators as device resources.
   optional_ops.py  tf.data.experimental.Optional (get_next_as_optional is an iterator's)
   structure.py     tf.data.experimental.get_structure (a dataset's or iterator's
                    element_spec) and TF 1.x's TensorStructure constructors of specs
+  dataset_spec.py  tf.data.DatasetSpec (also the structure leaf of a component that is
+                   a dataset)
   lookup_tables.py lookup tables filled from datasets (DatasetInitializer,
                    table_from_dataset, index_table_from_dataset)
   file_cache.py    Dataset.cache(filename)
@@ -42,10 +44,10 @@ pipeline, iterators as device resources.
 Imported on first access of `tf.data` (tensorweave/__init__.py).
 """
 from tensorweave.data import (  # noqa: F401
-    cardinality, dataset_ops, experimental, file_datasets, generators, grouping,
-    iterator_checkpoint, iterator_ops, lookup_tables, optional_ops, options, parallel_map,
-    prefetch, ragged_batching, readers, rebatching, resampling, sources, sparse_batching,
-    structure, transforms)
+    cardinality, dataset_ops, dataset_spec, experimental, file_datasets, generators,
+    grouping, iterator_checkpoint, iterator_ops, lookup_tables, optional_ops, options,
+    parallel_map, prefetch, ragged_batching, readers, rebatching, resampling, sources,
+    sparse_batching, structure, transforms)
 
 import sys as _sys  # noqa: E402
 

@@ -283,10 +283,9 @@ def _shuffle_kernel(ctx, d, buffer_size, seed, seed2):
     if int_arg(buffer_size) <= 0:
         raise errors.InvalidArgumentError(None, ctx.op, "buffer_size must be greater than "
                                           "zero.")
-    s, s2 = int_arg(seed), int_arg(seed2)
-    return Shuffle(d, int_arg(buffer_size), None if s == 0 and s2 == 0 else
-                    (s * 1000003 + s2) % 2 ** 32, ctx.attrs["reshuffle_each_iteration"],
-                    ctx.op.name)
+    seeds = int_arg(seed), int_arg(seed2)   # (0, 0): unseeded
+    return Shuffle(d, int_arg(buffer_size), None if seeds == (0, 0) else seeds,
+                   ctx.attrs["reshuffle_each_iteration"], ctx.op.name)
 
 
 function_kernel("MapDataset")(lambda ctx, d: Map(d, function_of(ctx, ctx.attrs["f"])))

@@ -54,8 +54,7 @@ element (or a batch that cannot be made, a generator's element of the wrong type
 ElementError that every transformation hands on in TF's way (a batch or window holding
 one fails whole; zip fails that step; interleave, flat_map, concatenate, cache, scan,
 grouping and the others pass it through and go on); ignore_errors drops those that
-reach it. The few that do not (group_by_reducer, sample_from_datasets) end the pass
-at the error.
+reach it. Those that do not (group_by_reducer) end the pass at the error.
 
 Where the parts are: this module has the Dataset classes, element structures and traced
 functions (what a program builds); file_datasets.py the datasets of files (TFRecord, text
@@ -76,8 +75,8 @@ from tensorweave.framework import nest
 from tensorweave.framework.api_export import export, tf_export
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.shapes import TensorShape, unknown_shape
-from tensorweave.framework.tensor_spec import SparseTensorSpec, TensorSpec, TypeSpec, \
-    shape_repr
+from tensorweave.framework.tensor_spec import SparseTensorSpec, TensorSpec
+from tensorweave.framework.type_spec_from_value import register_converter
 from tensorweave.runtime.values import element
 from tensorweave.data.dataset_kernels import AUTOTUNE, captured_inputs, \
     register_function, runs_functions, unique
@@ -85,7 +84,8 @@ from tensorweave.data.padding import flat_padding_values, flatten_shapes, padded
     padding_value
 from tensorweave.data import ragged_elements
 from tensorweave.data.dataset_methods import TwinMethods
-from tensorweave.data.structure import joinable, joined_shapes
+from tensorweave.data.dataset_spec import DatasetSpec
+from tensorweave.data.structure import joinable, joined_shapes, joined_structure
 from tensorweave.data.ragged_elements import RaggedSpec
 
 
@@ -395,6 +395,7 @@ class Dataset(ElementSpec, TwinMethods):
             raise TypeError("Incompatible dataset elements:\n  %s vs.   %s" % (
                 self.element_spec, dataset.element_spec))
         return self._derive("ConcatenateDataset", [dataset._variant],
+                            structure=joined_structure([self, dataset]),
                             shapes=joined_shapes([self, dataset]), others=[dataset],
                             names=self._names)
 
@@ -430,7 +431,9 @@ class Dataset(ElementSpec, TwinMethods):
 
     def shuffle(self, buffer_size, seed: Optional[int] = None,
                 reshuffle_each_iteration: Optional[bool] = None) -> "Dataset":
-        """The elements in a random order drawn through a buffer of `buffer_size`."""
+        """The elements in a random order drawn through a buffer of `buffer_size`: TF's
+        order for the same (graph seed, op seed), each pass of a `repeat` reshuffled
+        unless `reshuffle_each_iteration` is False."""
         from tensorweave.ops.random.random_ops import get_seed
         if isinstance(seed, _graph.Tensor):  # the op seed, of the graph's (or the default)
             s1, _ = get_seed(0)
@@ -499,7 +502,7 @@ class Dataset(ElementSpec, TwinMethods):
         `ds.window(3).flat_map(lambda w: w.batch(3))`); a SparseTensor or RaggedTensor
         component's dataset has elements of that kind.
         """
-        leaves = [DatasetSpec(m if isinstance(m, COMPOSITE_SPECS) else 0, [t], [s])
+        leaves = [dataset_spec_of(m if isinstance(m, COMPOSITE_SPECS) else 0, [t], [s])
                   for m, t, s in zip(nest.flatten(self._structure), self._types,
                                      self._shapes)]
         structure = nest.pack_sequence_as(self._structure, leaves)
@@ -808,33 +811,11 @@ def _unbatched_leaves(structure):
                               else m, structure)
 
 
-class DatasetSpec(TypeSpec):
-    """The structure leaf of a component that is itself a dataset (a window's, or what a
-    map function returns): that dataset's element structure, dtypes and shapes (the
-    component is one variant tensor). It is TF's tf.data.DatasetSpec for the properties
-    of the datasets that hold it (output_classes, element_spec)."""
-
-    __slots__ = ("structure", "types", "shapes", "names")
-    value_type = property(lambda self: Dataset, doc="tf.data.Dataset.")
-
-    def __init__(self, structure, types, shapes, names=None):
-        self.structure, self.types = structure, list(types)
-        self.shapes = [TensorShape(x) for x in shapes]
-        self.names = list(names) if names is not None else [None] * len(self.types)
-
-    def __eq__(self, other):
-        return isinstance(other, DatasetSpec) and other.types == self.types
-
-    def __hash__(self):
-        return hash(("DatasetSpec", tuple(t.name for t in self.types)))
-
-    @property
-    def element_spec(self):
-        """The type of the dataset's elements (as `Dataset.element_spec`)."""
-        return element_spec_of(self.structure, self.types, self.shapes, self.names)
-
-    def __repr__(self):  # TF's: the element spec, and the shape of a dataset (a scalar)
-        return "DatasetSpec(%r, %s)" % (self.element_spec, shape_repr(TensorShape([])))
+def dataset_spec_of(structure, types, shapes, names=None) -> DatasetSpec:
+    """The tf.data.DatasetSpec of a dataset of this element structure and components'
+    `types`, `shapes` and spec `names`."""
+    return DatasetSpec.with_parts(element_spec_of(structure, types, shapes, names),
+                                  structure, types, shapes, names)
 
 
 def map_leaves(structure, dense, composite) -> object:
@@ -870,7 +851,7 @@ def flatten_element(element):
             leaves.append(leaf)
         elif isinstance(x, Dataset):
             flat.append(x._variant)
-            leaves.append(DatasetSpec(x._structure, x._types, x._shapes, x._names))
+            leaves.append(DatasetSpec.from_value(x))
         elif isinstance(x, SparseTensor):
             flat.append(apply_op("SparseTensorToVariant", [x.indices, x.values,
                                                            x.dense_shape],
@@ -991,3 +972,6 @@ def _batch_dim(size: _graph.Tensor, drop_remainder) -> Optional[int]:
         drop_remainder = constant_value(drop_remainder)
     return _graph_static_int(size) if drop_remainder is not None and \
         bool(drop_remainder) else None
+
+
+register_converter(Dataset, DatasetSpec.from_value, allow_subclass=True)

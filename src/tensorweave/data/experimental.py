@@ -34,7 +34,7 @@ from tensorweave.data import pipeline as _pipe
 from tensorweave.data import pipeline_batching as _batching
 from tensorweave.data.dataset_ops import Dataset
 from tensorweave.data.pipeline import DatasetValue
-from tensorweave.data.structure import joinable, joined_shapes
+from tensorweave.data.structure import joinable, joined_shapes, joined_structure
 from tensorweave.data.padding import flat_padding_values, flatten_shapes, padded_shape, \
     padding_value
 
@@ -230,62 +230,82 @@ def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset: bool =
 def sample_from_datasets(datasets, weights=None, seed: typing.Optional[int] = None,
                          stop_on_empty_dataset: bool = False) -> Dataset:
     """Elements drawn from `datasets` at random with probabilities `weights` (default
-    uniform); an exhausted dataset drops out (the others' weights renormalized), or with
-    `stop_on_empty_dataset` ends the dataset.
+    uniform); an exhausted dataset is passed over when drawn (or, with
+    `stop_on_empty_dataset`, ends the dataset).
 
+    TF's composition, so TF's draws: the k-th choice is a `stateless_categorical` draw
+    from `log(weights)` seeded by values 2k and 2k + 1 of `Dataset.random(seed)`.
     `weights` may also be a dataset of weight vectors, one for each element drawn.
 
     Raises:
-      TypeError: the datasets' elements differ.
-      ValueError: `weights` of another length than `datasets`.
+      TypeError: the datasets' elements differ, or the weights are not float32/float64.
+      ValueError: no datasets, or `weights` of another length than `datasets`.
     """
     datasets = list(datasets)
     _check_same(datasets)
     if isinstance(weights, Dataset):
-        return choose_from_datasets(datasets, _weighted_choices(weights, len(datasets),
-                                                                seed),
+        return choose_from_datasets(datasets, _varying_weight_choices(weights, seed),
                                     stop_on_empty_dataset)
-    w = np.ones(len(datasets)) if weights is None else np.asarray(weights, np.float64)
-    if w.ndim == 1 and len(w) != len(datasets):
-        raise ValueError("Invalid `weights`. `weights` should have the same length as "
-                         "`datasets` but got `len(weights)=%d` vs. `len(datasets)=%d`."
-                         % (len(w), len(datasets)))
-    from tensorweave.ops.random.random_ops import get_seed
-    s1, s2 = get_seed(seed)
-    first = datasets[0]
-    op = apply_op("SampleFromDatasets", [[d._variant for d in datasets],
-                                         convert_to_tensor(w, _dt.float64),
-                                         convert_to_tensor(0 if s1 is None else s1,
-                                                           _dt.int64),
-                                         convert_to_tensor(0 if s2 is None else s2,
-                                                           _dt.int64)],
-                  dict(_ds.spec_attrs(first._types, joined_shapes(datasets)),
+    datasets, logits = _constant_logits(datasets, weights)
+    if len(datasets) == 1:
+        return datasets[0]
+    return _sampled(datasets, logits, Dataset.random(seed), stop_on_empty_dataset)
+
+
+def _sampled(datasets: list, logits, random: Dataset, stop_on_empty_dataset: bool):
+    """TF's `choose_from_datasets(datasets, random.batch(2).map(draw))`, `draw` the
+    stateless categorical draw from `logits` seeded by the pair, as one op whose kernel
+    makes many draws at once (a map would run a function per element, 50x slower)."""
+    from tensorweave.ops.math.math_ops import cast
+    op = apply_op("SampleFromDatasets", [random._variant, cast(logits, _dt.float64),
+                                         [d._variant for d in datasets]],
+                  dict(_ds.spec_attrs(datasets[0]._types, joined_shapes(datasets)),
                        stop_on_empty_dataset=bool(stop_on_empty_dataset)),
                   name="SampleFromDatasets")
     return _joined(op, datasets)
 
 
-def _weighted_choices(weights: Dataset, n: int, seed) -> Dataset:
-    """The indices drawn, one for each weight vector of `weights`, with probabilities
-    proportional to it (a uniform draw from a seeded random dataset, through the
-    cumulative weights)."""
-    from tensorweave.ops.math.math_binary import floormod, less_equal, minimum
-    from tensorweave.ops.math.math_ops import cast
-    from tensorweave.ops.math.reduction_ops import reduce_sum
-    from tensorweave.ops.math.scan_ops import cumsum
-    if weights._types[0] not in (_dt.float32, _dt.float64) or len(weights._types) != 1:
+def _constant_logits(datasets: list, weights):
+    """(datasets, logits [n]) of fixed `weights`, as TF's: Python weights drop the
+    datasets they weigh 0 (all 0: an empty dataset)."""
+    from tensorweave.framework.graph import Tensor
+    from tensorweave.ops.math.math_unary import log
+    if weights is None:
+        return datasets, convert_to_tensor([1.0] * len(datasets))
+    if isinstance(weights, Tensor):
+        if not weights.shape.is_compatible_with([len(datasets)]):
+            raise ValueError("Invalid `weights`. The shape of `weights` should be compatible "
+                             "with `[len(datasets)]` but is %s." % weights.shape)
+    else:
+        if len(datasets) != len(weights):
+            raise ValueError("Invalid `weights`. `weights` should have the same length as "
+                             "`datasets` but got `len(weights)=%d` vs. `len(datasets)=%d`."
+                             % (len(weights), len(datasets)))
+        kept = [(d, w) for d, w in zip(datasets, weights) if w > 0]
+        datasets, weights = ([d for d, _ in kept], [w for _, w in kept]) if kept else \
+            ([datasets[0].take(0)], [1.0])
+    weights = convert_to_tensor(weights, name="weights")
+    if weights.dtype not in (_dt.float32, _dt.float64):
+        raise TypeError("Invalid `weights`. `weights` type must be either `tf.float32` or "
+                        "`tf.float64` but is %s." % weights.dtype)
+    return datasets, log(weights, name="logits")
+
+
+def _draw_one(logits, seed):
+    """The class a `stateless_categorical` draw from `logits` [1, n] picks, a scalar."""
+    from tensorweave.ops.array.array_ops import squeeze
+    from tensorweave.ops.random.stateless_random_ops import stateless_categorical
+    return squeeze(stateless_categorical(logits, 1, seed), axis=[0, 1])
+
+
+def _varying_weight_choices(weights: Dataset, seed) -> Dataset:
+    """The index drawn for each weight vector of `weights` (TF's composition)."""
+    from tensorweave.ops.math.math_unary import log
+    if len(weights._types) != 1 or weights._types[0] not in (_dt.float32, _dt.float64):
         raise TypeError("`weights` must be a dataset of `tf.float32` or `tf.float64` "
                         "vectors, got %s." % (weights.output_types,))
-
-    def choose(w, draw):
-        w = cast(w, _dt.float64)
-        cdf = cumsum(w) / reduce_sum(w)
-        # the random dataset's values are 32-bit, as TF's
-        u = cast(floormod(draw, 2 ** 32), _dt.float64) / float(2 ** 32)
-        below = reduce_sum(cast(less_equal(cdf, u), _dt.int64))
-        return minimum(below, np.int64(n - 1))
-
-    return Dataset.zip((weights, Dataset.random(seed))).map(choose)
+    logits = weights.map(lambda w: log([w], name="logits"))
+    return Dataset.zip((logits, Dataset.random(seed).batch(2))).map(_draw_one)
 
 
 def _check_same(datasets) -> None:
@@ -309,7 +329,7 @@ def _joined(op, datasets) -> Dataset:
     """The dataset of `op`, whose elements are those of `datasets` (checked by
     _check_same): of their common element spec, as TF's."""
     first = datasets[0]
-    return Dataset(op.outputs[0], first._structure, first._types,
+    return Dataset(op.outputs[0], joined_structure(datasets), first._types,
                    joined_shapes(datasets), datasets, first._names)
 
 
@@ -364,9 +384,9 @@ _kernels.dataset_op("UniqueDataset", ["input_dataset: variant"])
 _kernels.dataset_op("ChooseFromDatasets", ["selector_input_dataset: variant",
                                       "data_input_datasets: N * variant"],
                {"N": 1, "stop_on_empty_dataset": False})
-_kernels.dataset_op("SampleFromDatasets", ["input_datasets: N * variant", "weights: double",
-                                      "seed: int64", "seed2: int64"],
-               {"N": 1, "stop_on_empty_dataset": False})
+_kernels.dataset_op("SampleFromDatasets", ["random_dataset: variant", "logits: double",
+                                           "input_datasets: N * variant"],
+                    {"N": 1, "stop_on_empty_dataset": False})
 register_op("DatasetToSingleElement", inputs=["dataset: variant"],
             outputs=["components: output_types"],
             attrs={"output_types": TypeListAttr(), "output_shapes": []},
@@ -431,49 +451,59 @@ class _Choose(DatasetValue):
         return self._chosen(ctx, True)
 
     def _chosen(self, ctx, with_errors: bool):
-        its = [_pipe.read(d, ctx, with_errors) for d in self.inputs]
-        done = [False] * len(its)
-        for choice in _pipe.read(self.selector, ctx, with_errors):
-            if isinstance(choice, _pipe.ElementError):
-                yield choice
-                continue
-            k = int(np.asarray(choice[0]))
-            if not 0 <= k < len(its):
-                raise errors.InvalidArgumentError(
-                    None, ctx.op, "Selector index out of range: %d >= %d" % (k, len(its)))
-            if done[k]:
-                continue
-            try:
-                yield next(its[k])
-            except StopIteration:
-                done[k] = True
-                if self.stop or all(done):
-                    return
+        choices = (c if isinstance(c, _pipe.ElementError) else int(np.asarray(c[0]))
+                   for c in _pipe.read(self.selector, ctx, with_errors))
+        return _directed(ctx, [_pipe.read(d, ctx, with_errors) for d in self.inputs],
+                         choices, self.stop)
+
+
+def _directed(ctx, inputs: list, choices, stop: bool):
+    """TF's DirectedInterleave: for each choice k, the next element of `inputs[k]`; an
+    exhausted input is passed over when chosen (or, with `stop`, ends it all)."""
+    done = [False] * len(inputs)
+    for k in choices:
+        if isinstance(k, _pipe.ElementError):
+            yield k
+            continue
+        if not 0 <= k < len(inputs):
+            raise errors.InvalidArgumentError(
+                None, ctx.op, "Selector index out of range: %d >= %d" % (k, len(inputs)))
+        if done[k]:
+            continue
+        try:
+            yield next(inputs[k])
+        except StopIteration:
+            done[k] = True
+            if stop or all(done):
+                return
 
 
 class _Sample(DatasetValue):
-    """`seed` None: draws that derive from the pass's seed (iterator checkpoints)."""
+    """TF's sample_from_datasets of fixed weights: choice k is the class TF's
+    StatelessMultinomial(logits, 1) draws seeded by values 2k and 2k + 1 of `random`
+    (a RandomDataset), computed for many choices at once."""
 
-    def __init__(self, inputs, weights, seed, stop: bool,
-                 key: str = "SampleFromDatasets"):
-        self.inputs, self.weights, self.seed, self.stop = inputs, weights, seed, stop
-        self.key = key
+    _PAIRS = 256   # choices computed at a time
+
+    def __init__(self, random, logits: np.ndarray, inputs, stop: bool):
+        self.random, self.logits, self.inputs, self.stop = random, logits, inputs, stop
 
     def elements(self, ctx):
-        ctx = _pipe.pass_context(ctx)
-        call = ctx.calls(self.key)
-        rs = np.random.RandomState(ctx.seed_for(self.key, call) % 2 ** 32
-                                   if self.seed is None else self.seed)
-        its = [d.elements(ctx) for d in self.inputs]
-        w = np.array(self.weights, np.float64)
-        while w.sum() > 0:
-            k = int(rs.choice(len(its), p=w / w.sum()))
-            try:
-                yield next(its[k])
-            except StopIteration:
-                if self.stop:
-                    return
-                w[k] = 0.0
+        return self._sampled(ctx, False)
+
+    def elements_with_errors(self, ctx):
+        return self._sampled(ctx, True)
+
+    def _sampled(self, ctx, with_errors: bool):
+        return _directed(ctx, [_pipe.read(d, ctx, with_errors) for d in self.inputs],
+                         self._choices(ctx), self.stop)
+
+    def _choices(self, ctx):
+        from tensorweave.ops.random.tf_sampling import categorical_of_seeds
+        values = (int(v[0]) for v in self.random.elements(ctx))
+        while True:
+            seeds = np.fromiter(values, np.int64, 2 * self._PAIRS).reshape(-1, 2)
+            yield from categorical_of_seeds(self.logits, seeds).tolist()
 
 
 class _IgnoreErrors(DatasetValue):
@@ -523,19 +553,9 @@ _kernels.function_kernel("TakeWhileDataset")(lambda ctx, d: _TakeWhile(d, _kerne
 kernel("UniqueDataset")(lambda ctx, d: _Unique(d))
 kernel("ChooseFromDatasets")(lambda ctx, selector, *inputs: _Choose(
     selector, list(inputs), ctx.attrs["stop_on_empty_dataset"]))
-
-
-@kernel("SampleFromDatasets")
-def _sample_kernel(ctx, *args):
-    *inputs, weights, seed, seed2 = args
-    w = np.asarray(weights, np.float64).reshape(-1)
-    if w.size != len(inputs) or (w < 0).any():
-        raise errors.InvalidArgumentError(None, ctx.op, "weights must be %d non-negative "
-                                          "numbers, got %s" % (len(inputs), w.tolist()))
-    s1, s2 = int(np.asarray(seed)), int(np.asarray(seed2))
-    return _Sample(list(inputs), w, None if s1 == 0 and s2 == 0 else
-                   (s1 * 1000003 + s2) % 2 ** 32, ctx.attrs["stop_on_empty_dataset"],
-                   ctx.op.name)
+kernel("SampleFromDatasets")(lambda ctx, random, logits, *inputs: _Sample(
+    random, np.asarray(logits, np.float64).reshape(-1), list(inputs),
+    ctx.attrs["stop_on_empty_dataset"]))
 
 
 @kernel("DatasetToSingleElement")

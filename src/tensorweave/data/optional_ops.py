@@ -20,7 +20,9 @@ from tensorweave.framework.registry import TypeListAttr, kernel, not_differentia
     register_op
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.framework.sparse_tensor import SparseTensor
+from tensorweave.framework.composite_specs import OptionalSpec
 from tensorweave.framework.tensor_spec import SparseTensorSpec, TensorSpec
+from tensorweave.framework.type_spec_from_value import register_converter
 from tensorweave.ops.ragged.ragged_tensor_spec import RaggedTensorSpec
 from tensorweave.data import dataset_ops as _ds
 
@@ -165,3 +167,6 @@ class Optional(_ds.ElementSpec):
         optional has none."""
         return _ds.read_element("OptionalGetValue", [self._variant_tensor], self,
                                 name or "OptionalGetValue")
+
+
+register_converter(Optional, OptionalSpec.from_value, allow_subclass=True)

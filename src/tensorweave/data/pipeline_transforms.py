@@ -5,12 +5,13 @@ overview for what each yields).
 from __future__ import annotations
 
 import itertools
-from typing import Optional
+from typing import Optional, Tuple
 
 import numpy as np
 
 from tensorweave.data.pipeline import END_OF_INPUT, DatasetValue, ElementError, applied, \
     TracedFunction, component_rows, pass_context, read, sub_dataset
+from tensorweave.ops.random import philox
 
 
 class Zip(DatasetValue):
@@ -150,13 +151,19 @@ class Skip(DatasetValue):
 
 
 class Shuffle(DatasetValue):
-    """`seed` None: an unseeded shuffle, whose orders derive from the pass's seed (so a
-    restored iterator goes on with the same ones); `key` names it in the pass."""
+    """TF's ShuffleDataset, its orders included: `seeds` (seed, seed2) give TF's; None,
+    an unseeded shuffle, whose orders derive from the pass's seed (so a restored
+    iterator goes on with the same ones); `key` names it in the pass.
 
-    def __init__(self, source, buffer_size: int, seed: Optional[int], reshuffle: bool,
-                 key: str = "ShuffleDataset"):
+    Each pass over the input draws from Philox(seed, seed2) of its own: with
+    `reshuffle`, the two words 2k and 2k + 1 of Philox(seeds) for the k-th pass (TF's
+    RandomSeedGenerator, made afresh with the dataset, so an iterator initialized again
+    starts again at k = 0), else `seeds` themselves."""
+
+    def __init__(self, source, buffer_size: int, seeds: Optional[Tuple[int, int]],
+                 reshuffle: bool, key: str = "ShuffleDataset"):
         self.source, self.buffer_size, self.reshuffle = source, buffer_size, reshuffle
-        self.seed, self.key = seed, key
+        self.seeds, self.key = seeds, key
 
     def elements(self, ctx):
         return self._shuffled(ctx, self.source.elements)
@@ -164,31 +171,46 @@ class Shuffle(DatasetValue):
     def elements_with_errors(self, ctx):
         return self._shuffled(ctx, self.source.elements_with_errors)
 
+    def _pass_seeds(self, ctx) -> Tuple[int, int]:
+        """The (seed, seed2) of this pass over the input."""
+        epoch = ctx.calls(self.key) if self.reshuffle else 0
+        if self.seeds is None:
+            return ctx.seed_for(self.key, epoch), 0
+        if not self.reshuffle:
+            return self.seeds
+        return philox.seed_generator_seeds(*self.seeds, epoch)
+
     def _shuffled(self, ctx, inputs):
         ctx = pass_context(ctx)
-        epoch = ctx.calls(self.key) if self.reshuffle else 0
-        rs = np.random.RandomState(ctx.seed_for(self.key, epoch) % 2 ** 32
-                                   if self.seed is None else
-                                   (self.seed + 7919 * epoch) % 2 ** 32)
-        # as TF's: an element is handed out as soon as the buffer is full, and the next
-        # input element, read on the next call, fills the hole it left
-        buffer, hole = [], None
+        draw = philox.WordStream(*philox.key_counter_of_seeds(*self._pass_seeds(ctx)))
+        # TF's ring buffer: input elements [first, end) at index % size. An element is
+        # handed out as soon as the buffer is full, chosen among them by the next word;
+        # the first one takes its place, and the next input element, read on the next
+        # call, the first one's
+        size = self.buffer_size
+        buffer, first, end = [None] * size, 0, 0
         for e in inputs(ctx):
             if isinstance(e, ElementError):  # handed on when met, as TF's buffer fill
                 yield e
                 continue
-            if hole is None:
-                buffer.append(e)
-            else:
-                buffer[hole], hole = e, None
-            if len(buffer) < self.buffer_size:
-                continue
-            hole = rs.randint(len(buffer))
-            yield buffer[hole]
-        if hole is not None:
-            buffer.pop(hole)
-        while buffer:
-            yield buffer.pop(rs.randint(len(buffer)))
+            buffer[end % size] = e
+            end += 1
+            if end - first == size:
+                yield _take_one(buffer, first, end, draw)
+                first += 1
+        while first < end:
+            yield _take_one(buffer, first, end, draw)
+            first += 1
+
+
+def _take_one(buffer: list, first: int, end: int, draw):
+    """TF's choice from the ring buffer's elements [first, end): the element at
+    `first + word % count`, whose slot then takes the first element."""
+    size = len(buffer)
+    index = (first + draw() % (end - first)) % size
+    chosen = buffer[index]
+    buffer[index], buffer[first % size] = buffer[first % size], None
+    return chosen
 
 
 class Cache(DatasetValue):

@@ -19,6 +19,7 @@ from tensorweave.data import dataset_kernels as _kernels
 from tensorweave.data import pipeline as _pipe
 from tensorweave.data.dataset_ops import Dataset
 from tensorweave.data.pipeline import DatasetValue
+from tensorweave.ops.random import philox
 
 _kernels.dataset_op("ListDataset", ["tensors: Tinput_types"], {"Tinput_types": TypeListAttr()})
 _kernels.dataset_op("RandomDataset", ["seed: int64", "seed2: int64"],
@@ -70,38 +71,47 @@ def from_list(elements, name: typing.Optional[str] = None) -> Dataset:
     return Dataset(op.outputs[0], structure, types, shapes)
 
 
-_BLOCK = 1024
+_BLOCKS = 256   # Philox blocks drawn at a time: 1024 values
 
 
 class _Random(DatasetValue):
-    """`seed` None: a sequence that derives from the pass's seed (so a restored iterator
+    """TF's values: the words of Philox(seed, seed2), as int64 (TF's SingleSampleAdapter);
+    with `rerandomize`, pass k draws from the k-th seeds of TF's RandomSeedGenerator.
+    `seeds` None: a sequence that derives from the pass's seed (so a restored iterator
     goes on with it, iterator_checkpoint.py); `key` names it in the pass."""
 
-    def __init__(self, seed: typing.Optional[int], rerandomize: bool,
+    def __init__(self, seeds: typing.Optional[typing.Tuple[int, int]], rerandomize: bool,
                  key: str = "RandomDataset"):
-        self.seed, self.rerandomize, self.key = seed, rerandomize, key
+        self.seeds, self.rerandomize, self.key = seeds, rerandomize, key
 
     def elements(self, ctx):
         ctx = _pipe.pass_context(ctx)
         call = ctx.calls(self.key) if self.rerandomize else 0
-        seed = ctx.seed_for(self.key) if self.seed is None else self.seed
-        rng = np.random.Generator(np.random.Philox(key=seed + call))
+        if self.seeds is None:
+            seeds = ctx.seed_for(self.key), call
+        elif self.rerandomize:
+            seeds = philox.seed_generator_seeds(*self.seeds, call)
+        else:
+            seeds = self.seeds
+        key, counter = philox.key_counter_of_seeds(*seeds)
         while True:
-            for v in rng.integers(0, 2 ** 32, size=_BLOCK, dtype=np.int64):
+            for v in philox.words(key, counter, _BLOCKS).astype(np.int64):
                 yield [v]
+            counter = philox.skip(counter, _BLOCKS)
 
 
 @kernel("RandomDataset")
 def _random_kernel(ctx, seed, seed2):
-    s1, s2 = int(np.asarray(seed)), int(np.asarray(seed2))
+    seeds = int(np.asarray(seed)), int(np.asarray(seed2))
     # no seed: one of the pass (drawn from the OS when an iterator starts)
-    key = None if s1 == 0 and s2 == 0 else (s1 % 2 ** 32) << 32 | (s2 % 2 ** 32)
-    return _Random(key, ctx.attrs["rerandomize_each_iteration"], ctx.op.name)
+    return _Random(None if seeds == (0, 0) else seeds, ctx.attrs["rerandomize_each_iteration"],
+                   ctx.op.name)
 
 
 @tf_export("data.experimental.RandomDataset")
 class RandomDataset(Dataset):
-    """An endless dataset of random int64 values, uniform over [0, 2**32).
+    """An endless dataset of random int64 values, uniform over [0, 2**32): TF's values
+    for the same (graph seed, op seed).
 
     Args:
       seed: the op seed (with the graph seed, as `tf.set_random_seed` sets it): the same

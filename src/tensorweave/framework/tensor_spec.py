@@ -31,7 +31,7 @@ def shape_text(shape: TensorShape) -> str:
     return "<unknown>" if shape.rank is None else str(tuple(shape.as_list()))
 
 
-def _is_subshape(shape: TensorShape, of: TensorShape) -> bool:
+def is_subshape(shape: TensorShape, of: TensorShape) -> bool:
     """Whether every tensor of `shape` has shape `of` (TF's TensorShape.is_subtype_of):
     `of` has an unknown rank, or the same rank with each dimension unknown or equal."""
     if of.rank is None:
@@ -101,7 +101,7 @@ class _ShapedSpec(TypeSpec):
         """
         return type(other) is type(self) and self._dtype == other._dtype and \
             (not self._name or self._name == other._name) and \
-            _is_subshape(self._shape, other._shape)
+            is_subshape(self._shape, other._shape)
 
     def most_specific_common_supertype(self, others: Iterable) -> Optional["_ShapedSpec"]:
         """The most specific spec of which this spec and each of `others` are subtypes:
@@ -120,6 +120,11 @@ class _ShapedSpec(TypeSpec):
                 return None
             shape = shape.most_specific_compatible_shape(other._shape)
         return self._with_shape(shape)
+
+    def _batch(self, batch_size: Optional[int]) -> "_ShapedSpec":
+        """The spec of `batch_size` such values stacked (tf.type_spec_from_value of a
+        list of them): a new first dimension, no name."""
+        return type(self)(TensorShape([batch_size]).concatenate(self._shape), self._dtype)
 
     def most_specific_compatible_type(self, other) -> "_ShapedSpec":
         """The most specific spec compatible with both this spec and `other` (TF's older

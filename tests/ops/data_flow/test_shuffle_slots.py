@@ -6,6 +6,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.ops.data_flow.queue_resources import _draw
+from tensorweave.ops.random import philox
 
 
 def _script(rng, steps):
@@ -59,15 +60,18 @@ def test_interleaved_batches_follow_the_draw_order(graph, trial, swap_remove_ord
 
 
 def test_draw_swaps_the_last_item_into_the_drawn_place():
-    rng = np.random.default_rng([3, 4])
+    key, counter = philox.key_counter_of_seeds(3, 4)
     items = list("abcdefgh")
-    u = np.random.default_rng([3, 4]).random(3)
+    w = philox.words(key, counter, 1).tolist()
     want, rest = [], list(items)
     for i in range(3):
-        j = int(u[i] * len(rest))
+        j = w[i] % len(rest)
         want.append(rest[j])
         rest[j] = rest[-1]
         rest.pop()
-    assert _draw(rng, items, 3) == want
+    words = philox.WordStream(key, counter)
+    assert _draw(words, items, 3) == want
     assert items == rest
-    assert _draw(rng, items, 0) == [] and items == rest
+    assert _draw(words, items, 0) == [] and items == rest
+    # the next draw takes the next word
+    assert _draw(words, items, 1) == [rest[w[3] % len(rest)]]

@@ -2,7 +2,6 @@
 import subprocess
 import sys
 import threading
-import types
 
 import numpy as np
 import pytest
@@ -260,71 +259,6 @@ def test_multinomial_frequencies(sess):
         freq = np.bincount(v[row], minlength=3) / 20000
         np.testing.assert_allclose(freq, p[row], atol=0.015)
     assert not (v[1] == 1).any()
-
-
-def _reference_draws(logits, u):
-    """Inverse-CDF draws, row by row: the float64 softmax cdf of row i and the draws of row
-    i, both offset by i, searched right-sided (the kernel's definition); rows with no
-    finite logit draw num_classes."""
-    lg = np.asarray(logits, np.float64)
-    out = np.empty(u.shape, np.int64)
-    for i, row in enumerate(lg):
-        finite = np.isfinite(row)
-        if not finite.any():
-            out[i] = row.size
-            continue
-        probs = np.where(finite, np.exp(np.where(finite, row, 0) - row[finite].max()), 0.0)
-        cdf = np.cumsum(probs)
-        cdf /= cdf[-1]
-        out[i] = np.minimum(np.searchsorted(cdf + i, u[i] + i, side="right"), row.size - 1)
-    return out
-
-
-def test_multinomial_draws_are_pinned(sess):
-    # recorded from the kernel before it was vectorized: a seed's samples never change
-    small = np.array([[0.0, 1.0, 2.0], [-1.0, 0.5, -np.inf], [3.0, 3.0, 3.0]], np.float32)
-    big = np.log(np.linspace(1, 2, 100))[None, :].repeat(2, 0).astype(np.float32)
-    big[1] = big[1][::-1]
-    assert sess.run(tf.multinomial(small, 12, seed=7)).tolist() == [
-        [2, 2, 2, 1, 1, 2, 2, 1, 2, 2, 2, 2], [1, 1, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1],
-        [2, 0, 1, 1, 2, 1, 0, 1, 0, 0, 2, 2]]
-    assert sess.run(tf.multinomial(big, 12, seed=7)).tolist() == [
-        [95, 99, 98, 33, 15, 92, 69, 17, 59, 48, 94, 84],
-        [53, 47, 6, 21, 56, 21, 9, 2, 81, 30, 25, 45]]
-
-
-class _FixedDraws:
-    """A generator whose uniform draws are given."""
-
-    def __init__(self, u):
-        self.u = u
-
-    def random(self, shape):
-        assert shape == self.u.shape
-        return self.u.copy()
-
-
-@pytest.mark.parametrize("counted", [64, 0])  # counting per class; one binary search
-@pytest.mark.parametrize("batch,classes", [(50, 3), (9, 64), (4, 65), (3, 300)])
-def test_multinomial_search_forms_match_the_reference(monkeypatch, counted, batch, classes):
-    monkeypatch.setattr(random_ops, "_COUNTED_CLASSES", counted)
-    rng = np.random.RandomState(classes)
-    logits = rng.randn(batch, classes) * 3
-    logits[0, ::2] = -np.inf
-    logits[1] = -np.inf  # an empty row
-    logits[2, 0] = np.nan
-    cdf, _ = random_ops._row_cdfs(logits)
-    # uniform draws, draws at each cdf value and its neighbours, and draws that round up
-    # to the next row's offset
-    u = np.concatenate([rng.random_sample((batch, 40)), cdf, np.nextafter(cdf, 0),
-                        np.nextafter(cdf, 2), np.full((batch, 2), 1 - 2.0 ** -53)], axis=1)
-    u = np.minimum(u, 1 - 2.0 ** -53)
-    ctx = types.SimpleNamespace(attrs={"output_dtype": tf.int32})
-    got = random_ops._categorical_draws(ctx, logits, np.int32(u.shape[1]),
-                                        lambda: (_FixedDraws(u), threading.Lock()))
-    assert got.dtype == np.int32
-    np.testing.assert_array_equal(got, _reference_draws(logits, u))
-    assert (got[1] == classes).all()
 
 
 def test_categorical_dtype_and_empty(sess):

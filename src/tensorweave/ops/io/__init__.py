@@ -1,5 +1,6 @@
 """I/O: the checkpoint formats (tensorweave's and TF's tensor bundle) and
-SaveV2/RestoreV2, TFRecord files, readers, tf.train.Example and SequenceExample parsing, and
+SaveV2/RestoreV2, TFRecord files, readers (LMDB databases through the optional `lmdb`
+package: lmdb_io), tf.train.Example and SequenceExample parsing, and
 decoding compressed or JSON strings (decode_ops), WAV audio (audio_ops), speech features
 (audio_features: AudioSpectrogram, Mfcc), and protocol buffer messages as tensors
 (proto_ops).

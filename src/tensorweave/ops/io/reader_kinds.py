@@ -25,7 +25,7 @@ from typing import List, Optional, Tuple
 import numpy as np
 
 from tensorweave.framework import errors
-from tensorweave.ops.io import record_io
+from tensorweave.ops.io import lmdb_io, record_io
 
 _SUSPENDED = object()
 
@@ -444,6 +444,27 @@ class TFRecordReaderResource(ReaderResource):
         offsets, values, at_end = self._reader.read_many(limit)
         key = self.work.replace(b"%", b"%%") + b":%d"
         return list(map(key.__mod__, offsets)), values, at_end
+
+
+class LMDBReaderResource(ReaderResource):
+    """The records of LMDB databases (lmdb_io.py), each from its first key to its last
+    in key order; a record's key and value are the database's own (TF 1.x's)."""
+
+    type_name = "LMDBReader"
+
+    def __init__(self):
+        super().__init__()
+        self._database = None
+
+    def on_work_started(self) -> None:
+        self._database = lmdb_io.Database(self.work)
+
+    def on_work_finished(self) -> None:
+        self._database.close()
+        self._database = None
+
+    def read_records(self, limit):
+        return self._database.read(limit)
 
 
 class WholeFileReaderResource(ReaderResource):

@@ -1,4 +1,5 @@
-"""Readers driven by a filename queue: TextLine, FixedLengthRecord, TFRecord, Identity, WholeFile.
+"""Readers driven by a filename queue: TextLine, FixedLengthRecord, TFRecord, Identity,
+WholeFile, LMDB.
 
 The I/O subgraph of OSDI §3.2: a reader is a stateful resource (like a variable, §3.1)
 that turns "work units" (file names dequeued from a queue) into (key, value) records.
@@ -7,7 +8,8 @@ container and shared_name, else the op name); ReaderReadV2 / ReaderReadUpToV2 an
 other ops that change the reader are asynchronous kernels: when the current file is
 exhausted they ask the queue for the next one with `dequeue_async` and hold no thread
 while the queue is empty. The reader state and its request pipeline are in
-reader_kinds.py.
+reader_kinds.py. LMDBReader, whose TF op has a `Ref(string)` handle only, keeps TF's
+op name with a resource handle (tensorweave has no reference dtypes).
 """
 from __future__ import annotations
 
@@ -20,10 +22,10 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import REQUIRED, kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape
-from tensorweave.ops.io import record_io
+from tensorweave.ops.io import lmdb_io, record_io
 from tensorweave.ops.io.reader_kinds import FixedLengthRecordReaderResource, \
-    IdentityReaderResource, ReaderResource, TextLineReaderResource, TFRecordReaderResource, \
-    WholeFileReaderResource, _Request
+    IdentityReaderResource, LMDBReaderResource, ReaderResource, TextLineReaderResource, \
+    TFRecordReaderResource, WholeFileReaderResource, _Request
 
 _SCALAR = TensorShape([])
 
@@ -75,6 +77,11 @@ def _make_tf_record(ctx):
     return TFRecordReaderResource(compression)
 
 
+def _make_lmdb(ctx):
+    lmdb_io.lmdb_module()  # without the package, the reader's first run says so
+    return LMDBReaderResource()
+
+
 def _as_str(v) -> str:
     return v.decode("utf-8") if isinstance(v, bytes) else str(v)
 
@@ -88,6 +95,7 @@ _READER_KINDS = {
     "TFRecordReaderV2": ({"compression_type": ""}, _make_tf_record),
     "IdentityReaderV2": ({}, lambda ctx: IdentityReaderResource()),
     "WholeFileReaderV2": ({}, lambda ctx: WholeFileReaderResource()),
+    "LMDBReader": ({}, _make_lmdb),
 }
 
 
@@ -394,6 +402,32 @@ class TFRecordReader(ReaderBase):
         compression = record_io.TFRecordOptions.get_compression_type_string(options)
         super().__init__(_reader_op("TFRecordReaderV2", {"compression_type": compression},
                                     name))
+
+
+@tf_export("LMDBReader")
+class LMDBReader(ReaderBase):
+    """A Reader that outputs the records from a LMDB file.
+
+    A work unit names an LMDB database: its data file, or a directory holding
+    data.mdb. The records of each come in key order; a record's key and value are the
+    database's own (ops/io/lmdb_io.py).
+
+    Args:
+      name: a name for the operation (optional).
+      options: a LMDBRecordOptions object (optional); unused, as in TF.
+
+    Raises:
+      ImportError: the `lmdb` package is not installed (`pip install
+        'tensorweave[lmdb]'`).
+    """
+
+    def __init__(self, name: Optional[str] = None, options=None):
+        del options  # TF takes it and does not use it
+        try:
+            lmdb_io.lmdb_module()
+        except errors.UnimplementedError as e:
+            raise ImportError(e.message) from None
+        super().__init__(_reader_op("LMDBReader", {}, name))
 
 
 @tf_export("IdentityReader")

@@ -8,13 +8,17 @@ from typing import Optional
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework.api_export import tf_export
-from tensorweave.framework.shapes import as_shape
-from tensorweave.framework.tensor_spec import TypeSpec, shape_repr
+from tensorweave.framework.graph import Tensor
+from tensorweave.framework.serialized_spec import SerializedSpec
+from tensorweave.framework.shapes import TensorShape, as_shape
+from tensorweave.framework.tensor_spec import TensorSpec
+from tensorweave.framework.type_spec_from_value import register_converter
 from tensorweave.ops.ragged.ragged_tensor import RaggedTensor
+from tensorweave.ops.ragged.ragged_tensor_value import RaggedTensorValue
 
 
 @tf_export("RaggedTensorSpec")
-class RaggedTensorSpec(TypeSpec):
+class RaggedTensorSpec(SerializedSpec):
     """The type of a RaggedTensor (TF `tf.RaggedTensorSpec`).
 
     Args:
@@ -67,38 +71,41 @@ class RaggedTensorSpec(TypeSpec):
     value_type = property(lambda self: RaggedTensor, doc="RaggedTensor.")
 
     @classmethod
-    def from_value(cls, value: RaggedTensor) -> "RaggedTensorSpec":
-        """The spec of a RaggedTensor."""
-        return cls(value.shape, value.dtype, value.ragged_rank, value.row_splits.dtype)
+    def from_value(cls, value) -> "RaggedTensorSpec":
+        """The spec of a RaggedTensor or tf.ragged.RaggedTensorValue."""
+        return cls(value.shape, _dt.as_dtype(value.values.dtype), value.ragged_rank,
+                   _dt.as_dtype(value.row_splits.dtype))
 
     def is_compatible_with(self, spec_or_value) -> bool:
-        """Whether `spec_or_value` (a RaggedTensorSpec or a RaggedTensor) has this spec's
-        dtype, ragged rank and row_splits dtype and a shape compatible with its shape.
+        """Whether `spec_or_value` (a spec, or a value tf.type_spec_from_value takes) is
+        a RaggedTensorSpec of this dtype, ragged rank and row_splits dtype and a shape
+        compatible with this shape; with ragged_rank 0, a tf.TensorSpec or Tensor of
+        such a shape and dtype is too (TF's).
 
         Returns:
-          A Python bool (False for anything of another kind).
+          A Python bool.
         """
-        other = self.from_value(spec_or_value) if isinstance(spec_or_value, RaggedTensor) \
-            else spec_or_value
-        return type(other) is type(self) and self._dtype == other._dtype and \
-            (self._ragged_rank, self._row_splits_dtype) == \
-            (other._ragged_rank, other._row_splits_dtype) and \
-            self._shape.is_compatible_with(other._shape)
+        if self._ragged_rank == 0 and self._flat_values_spec is None and \
+                isinstance(spec_or_value, (Tensor, TensorSpec)):
+            return TensorSpec(self._shape, self._dtype).is_compatible_with(spec_or_value)
+        return super().is_compatible_with(spec_or_value)
 
-    def _key(self):
-        return (self._shape.as_list() if self._shape.rank is not None else None,
-                self._dtype, self._ragged_rank, self._row_splits_dtype)
+    def _serialize(self) -> tuple:
+        head = (self._shape, self._dtype, self._ragged_rank, self._row_splits_dtype)
+        return head if self._flat_values_spec is None else head + (self._flat_values_spec,)
 
-    def __eq__(self, other) -> bool:
-        return type(other) is type(self) and self._key() == other._key()
+    def _batch(self, batch_size) -> "RaggedTensorSpec":
+        """The spec of `batch_size` such values stacked: one more ragged dimension.
 
-    def __ne__(self, other) -> bool:
-        return not self == other
+        Raises:
+          ValueError: the spec has a flat_values_spec (TF's).
+        """
+        if self._flat_values_spec is not None:
+            raise ValueError("Customized value_type is not supported.")
+        return RaggedTensorSpec(TensorShape([batch_size]).concatenate(self._shape),
+                                self._dtype, self._ragged_rank + 1,
+                                self._row_splits_dtype)
 
-    def __hash__(self) -> int:
-        return hash(repr(self))
 
-    def __repr__(self) -> str:
-        return "RaggedTensorSpec(%s, %r, %d, %r)" % (
-            shape_repr(self._shape), self._dtype, self._ragged_rank,
-            self._row_splits_dtype)
+register_converter(RaggedTensor, RaggedTensorSpec.from_value)
+register_converter(RaggedTensorValue, RaggedTensorSpec.from_value)

@@ -116,9 +116,51 @@ def _fill_blocks(key: Key, counter: Counter, offsets: np.ndarray, out: np.ndarra
         out[:, i] = word
 
 
+def seed_generator_seeds(seed: int, seed2: int, k: int) -> Tuple[int, int]:
+    """The k-th (seed, seed2) pair that TF's tf.data RandomSeedGenerator seeded (seed,
+    seed2) hands out (one per pass of a reshuffling or rerandomizing dataset): words
+    2k and 2k + 1 of Philox(seed, seed2)."""
+    pair = words(*key_counter_of_seeds(seed, seed2), k // 2 + 1)[2 * k:2 * k + 2]
+    return int(pair[0]), int(pair[1])
+
+
 def words(key: Key, counter: Counter, n_blocks: int) -> np.ndarray:
     """The first `n_blocks` blocks of the stream, flat: `4 * n_blocks` uint32 words."""
     return blocks(key, counter, np.arange(n_blocks, dtype=np.uint64)).ravel()
+
+
+class WordStream:
+    """The words of a stream one at a time, in order (TF's SingleSampleAdapter over a
+    PhiloxRandom), drawn a chunk of blocks at a time."""
+
+    _CHUNK_BLOCKS = 64
+
+    def __init__(self, key: Key, counter: Counter):
+        self._key, self._counter = key, counter
+        self._words: list = []
+        self._next = 0
+
+    def __call__(self) -> int:
+        if self._next == len(self._words):
+            self._refill()
+        self._next += 1
+        return self._words[self._next - 1]
+
+    def take(self, n: int) -> list:
+        """The next `n` words (the missing ones drawn in one pass)."""
+        out = self._words[self._next:self._next + n]
+        self._next += len(out)
+        missing = n - len(out)
+        if missing:
+            self._refill(max(-(-missing // 4), self._CHUNK_BLOCKS))
+            out += self._words[:missing]
+            self._next = missing
+        return out
+
+    def _refill(self, n_blocks: int = _CHUNK_BLOCKS) -> None:
+        self._words = words(self._key, self._counter, n_blocks).tolist()
+        self._counter = skip(self._counter, n_blocks)
+        self._next = 0
 
 
 # --- uniform -------------------------------------------------------------------------------
@@ -307,6 +349,23 @@ def key_counter_of_stateless_seed(seed: Sequence[int]) -> Tuple[Key, Counter]:
     mix = blocks(_STATELESS_KEY, (s0 & _WORD, s0 >> 32, s1 & _WORD, s1 >> 32),
                  np.zeros(1, np.uint64))[0]
     return (int(mix[0]), int(mix[1])), (0, 0, int(mix[2]), int(mix[3]))
+
+
+def stateless_first_doubles(seeds: np.ndarray) -> np.ndarray:
+    """For each stateless seed `[s0, s1]` of `seeds` [n, 2] (integers, sign-extended),
+    the first float64 uniform of TF's stream of that seed (words 0-1 of its first
+    block): what a stateless op drawing one double draws, for n seeds at once. `blocks`
+    runs elementwise on uint64 arrays of keys and counters, one chunk at a time."""
+    seeds = np.asarray(seeds).astype(np.int64).view(np.uint64).reshape(-1, 2)
+    out = np.empty(len(seeds))
+    for start in range(0, len(seeds), _CHUNK):
+        s0, s1 = seeds[start:start + _CHUNK].T
+        zeros = np.zeros(s0.size, np.uint64)
+        mix = blocks(_STATELESS_KEY, (s0 & _LOW, s0 >> _SHIFT, s1 & _LOW, s1 >> _SHIFT),
+                     zeros).astype(np.uint64)
+        first = blocks((mix[:, 0], mix[:, 1]), (zeros, zeros, mix[:, 2], mix[:, 3]), zeros)
+        out[start:start + s0.size] = _unit_float64(first[:, 0], first[:, 1])
+    return out
 
 
 def key_counter_of_words(key: int, counter: Sequence[int]) -> Tuple[Key, Counter]:

@@ -12,13 +12,15 @@ per (session, op) in `ctx.state`, keyed by (seed, seed2), so
   * in the deterministic mode (runtime/determinism.py) an op with no seeds at all is
     seeded by its name instead of OS entropy.
 
-RandomUniform, RandomUniformInt, RandomStandardNormal and TruncatedNormal give TF's CPU
-values bit for bit (philox.py): the stream is Philox4x32-10 keyed by `seed` with
-`seed2` in the counter's high half, and each kernel call reserves 256 blocks per value
-(TF's GuardedPhiloxRandom), so successive runs continue exactly as TF's do. Equal seed
-attrs give equal values; note that an op seed derived from the graph seed alone
-(`get_seed`) is not the one TF derives. RandomShuffle and Multinomial (and the ops of
-the other modules that draw from `_generator`) use NumPy's Philox4x64 generator: TF's
+RandomUniform, RandomUniformInt, RandomStandardNormal, TruncatedNormal, RandomShuffle
+and Multinomial give TF's CPU values bit for bit (philox.py, tf_sampling.py): the
+stream is Philox4x32-10 keyed by `seed` with `seed2` in the counter's high half, and
+each kernel call reserves the blocks TF's does (256 per value, one word per step for
+RandomShuffle: TF's GuardedPhiloxRandom), so successive runs continue exactly as TF's
+do. Multinomial's values also depend, as TF's, on the session's intra-op thread count
+(tf_sampling.shards). Equal seed attrs give equal values; note that an op seed derived
+from the graph seed alone (`get_seed`) is not the one TF derives. The ops of the other
+modules that draw from `_generator` use NumPy's Philox4x64 generator: TF's
 distributions, not TF's values.
 
 Random ops are stateful, so the optimizer never folds or merges them.
@@ -38,7 +40,7 @@ from tensorweave.framework.graph import Tensor, get_default_graph, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import Dimension, TensorShape
-from tensorweave.ops.random import philox
+from tensorweave.ops.random import philox, tf_sampling
 from tensorweave.runtime import determinism as _determinism
 
 DEFAULT_GRAPH_SEED = 87654321
@@ -162,24 +164,30 @@ class _PhiloxStream:
         self.key, self._counter = philox.key_counter_of_seeds(*seeds)
         self._lock = threading.Lock()
 
-    def reserve(self, n_values: int) -> philox.Counter:
-        """The counter for a kernel call drawing `n_values` values; the next call starts
-        256 blocks per value further on."""
+    def reserve(self, n_blocks: int) -> philox.Counter:
+        """The counter for a kernel call using `n_blocks` blocks; the next call starts
+        that many blocks further on."""
         with self._lock:
             counter = self._counter
-            self._counter = philox.skip(counter, n_values * philox.SKIP_PER_OUTPUT)
+            self._counter = philox.skip(counter, n_blocks)
         return counter
 
 
-def _philox_draw(ctx, n_values: int) -> Tuple[philox.Key, philox.Counter]:
-    """(key, counter) of this op's Philox stream for a kernel call drawing `n_values`."""
+def _philox_blocks(ctx, n_blocks: int) -> Tuple[philox.Key, philox.Counter]:
+    """(key, counter) of this op's Philox stream for a kernel call using `n_blocks`."""
     stream = ctx.state.get("philox")
     if stream is None:
         with _INIT_LOCK:
             stream = ctx.state.get("philox")
             if stream is None:
                 stream = ctx.state["philox"] = _PhiloxStream(_op_seeds(ctx))
-    return stream.key, stream.reserve(n_values)
+    return stream.key, stream.reserve(n_blocks)
+
+
+def _philox_draw(ctx, n_values: int) -> Tuple[philox.Key, philox.Counter]:
+    """(key, counter) for a kernel call drawing `n_values` values: TF reserves 256
+    blocks per value (GuardedPhiloxRandom::ReserveRandomOutputs)."""
+    return _philox_blocks(ctx, n_values * philox.SKIP_PER_OUTPUT)
 
 
 def _shape_from(shape) -> Tuple[int, ...]:
@@ -315,12 +323,11 @@ register_op("RandomShuffle", inputs=["value: T"], outputs=["output: T"],
 
 @kernel("RandomShuffle")
 def _random_shuffle_kernel(ctx, value):
-    if np.ndim(value) == 0 or value.shape[0] <= 1:
+    if np.size(value) <= 1 or value.shape[0] <= 1:   # TF returns it, reserving nothing
         return value
-    gen, lock = _generator(ctx)
-    with lock:
-        perm = gen.permutation(value.shape[0])
-    return value[perm]
+    rows = value.shape[0]
+    key, counter = _philox_blocks(ctx, tf_sampling.shuffle_blocks(rows))
+    return value[tf_sampling.shuffle_permutation(key, counter, rows)]
 
 
 not_differentiable("RandomShuffle")
@@ -352,12 +359,14 @@ register_op("Multinomial", inputs=["logits: T", "num_samples: int32"],
 
 @kernel("Multinomial")
 def _multinomial_kernel(ctx, logits, num_samples):
-    return _categorical_draws(ctx, logits, num_samples, lambda: _generator(ctx))
+    return _categorical_draws(ctx, logits, num_samples, lambda batch, n: _philox_draw(
+        ctx, tf_sampling.multinomial_outputs(batch, n)))
 
 
-def _categorical_draws(ctx, logits, num_samples, generator):
+def _categorical_draws(ctx, logits, num_samples, stream):
     """`[batch, num_samples]` class indices drawn from the rows of `logits` (the
-    Multinomial kernels); `generator()` gives the (generator, lock) to draw with."""
+    Multinomial kernels); `stream(batch, num_samples)` gives the (key, counter) to draw
+    from, called only when something is drawn."""
     if logits.ndim != 2:
         raise errors.InvalidArgumentError(None, None, "logits should be a matrix, got shape [%s]"
                                           % ",".join(str(d) for d in logits.shape))
@@ -374,64 +383,9 @@ def _categorical_draws(ctx, logits, num_samples, generator):
     out_np = ctx.attrs["output_dtype"].as_numpy_dtype
     if batch == 0 or n == 0:
         return np.zeros((batch, n), dtype=out_np)
-    cdf, empty = _row_cdfs(logits)
-    gen, lock = generator()
-    with lock:
-        u = gen.random((batch, n))
-    # row i is searched as the interval (i, i + 1]: the cdf and the draws of row i are
-    # offset by i (in float64, rounding included: the draws are those of a single
-    # search over every row's offset cdf, which is how they were first defined)
-    offset = np.arange(batch, dtype=np.float64)[:, None]
-    if classes <= _COUNTED_CLASSES:
-        idx = _count_at_most(cdf + offset, u + offset)
-    else:
-        flat = np.searchsorted((cdf + offset).ravel(), (u + offset).ravel(), side="right")
-        idx = flat.reshape(batch, n) - (np.arange(batch) * classes)[:, None]
-    # a draw rounded up to i + 1 counts the whole row (and the next row's zeros): the last
-    # class, as in the single search
-    idx = np.minimum(idx, classes - 1, dtype=out_np)
-    idx[empty] = classes
-    return idx
-
-
-# rows of at most this many classes count the cdf values at or below each draw, one
-# vectorized comparison per class (0.4 ms for [1000, 10] x 100 draws), instead of a
-# binary search per draw (3.7 ms: ~35 ns each, mostly mispredicted branches); the two
-# cost the same near 64 classes
-_COUNTED_CLASSES = 64
-
-
-def _row_cdfs(logits: np.ndarray):
-    """(cdf [batch, classes] float64, empty [batch] bool) of the softmax of each row.
-
-    TF's kernel: a non-finite logit has probability 0 (the max is taken over the finite
-    ones), and a row with none finite (`empty`, its cdf all zeros) draws the
-    out-of-range class num_classes. Rows with every logit finite (the usual case) skip
-    the masking, which changes no value."""
-    lg = logits.astype(np.float64)
-    finite = np.isfinite(lg)
-    with np.errstate(invalid="ignore", over="ignore"):  # huge float64 logits: exp(-inf)
-        if finite.all():
-            probs = np.exp(lg - np.max(lg, axis=1, keepdims=True))
-        else:
-            top = np.max(np.where(finite, lg, -np.inf), axis=1, keepdims=True)
-            probs = np.where(finite, np.exp(lg - np.where(np.isfinite(top), top, 0.0)), 0.0)
-    cdf = np.cumsum(probs, axis=1)
-    total = cdf[:, -1:]
-    empty = total[:, 0] == 0
-    cdf /= np.where(empty[:, None], 1.0, total)
-    return cdf, empty
-
-
-def _count_at_most(cdf: np.ndarray, draws: np.ndarray) -> np.ndarray:
-    """[batch, n]: how many of row i's cdf values are <= each draw of row i (what a
-    right-sided search finds), by one comparison per class; at most 255 classes."""
-    counts = np.zeros(draws.shape, dtype=np.uint8)
-    below = np.empty(draws.shape, dtype=bool)
-    for j in range(cdf.shape[1]):
-        np.less_equal(cdf[:, j:j + 1], draws, out=below)
-        counts += below.view(np.uint8)
-    return counts
+    key, counter = stream(batch, n)
+    return tf_sampling.categorical(key, counter, logits, n,
+                                   tf_sampling.intra_op_threads(ctx.session), out_np)
 
 
 not_differentiable("Multinomial")

@@ -5,12 +5,13 @@ Each op is a pure function of its inputs: the values are determined by the int32
 same values in every run, session and process, and different seeds give independent
 streams. The ops are not stateful: the optimizer may fold or merge them.
 
-The uniform, normal, truncated normal and integer ops give TF's CPU values bit for bit
-(philox.py): TF turns the seed into a Philox key and counter by one Philox block
-(`philox.key_counter_of_stateless_seed`) and fills the output as its stateful kernels
-do; `split` and `fold_in`, built on them, give TF's seeds. The categorical, binomial,
-gamma, Poisson and parameterized truncated normal ops draw from NumPy's Philox4x64
-generator keyed by the two seed values: TF's distributions, not TF's values.
+The uniform, normal, truncated normal, integer and categorical ops give TF's CPU values
+bit for bit (philox.py, tf_sampling.py): TF turns the seed into a Philox key and
+counter by one Philox block (`philox.key_counter_of_stateless_seed`) and fills the
+output as its stateful kernels do; `split` and `fold_in`, built on them, give TF's
+seeds. The binomial, gamma, Poisson and parameterized truncated normal ops draw from
+NumPy's Philox4x64 generator keyed by the two seed values: TF's distributions, not TF's
+values.
 """
 from __future__ import annotations
 
@@ -166,8 +167,8 @@ not_differentiable("StatelessMultinomial")
 
 @kernel("StatelessMultinomial")
 def _multinomial_kernel(ctx, logits, num_samples, seed):
-    pair = _seeded(ctx, seed)
-    return _categorical_draws(ctx, logits, num_samples, lambda: pair)
+    key_counter = _philox_of_seed(ctx, seed)   # the seed is checked first, as in TF
+    return _categorical_draws(ctx, logits, num_samples, lambda batch, n: key_counter)
 
 
 # --- parameterized distributions: values of `shape`, parameters broadcast to it ---------------
