@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/string_linalg_kernels.py benchmarks/out/extra_string_linalg_kernels.json
 	$(PY) benchmarks/small_kernels.py benchmarks/out/extra_small_kernels.json
 	$(PY) benchmarks/parse_example.py benchmarks/out/extra_parse_example.json
+	$(PY) benchmarks/random_ops.py benchmarks/out/extra_random_ops.json
 	$(PY) benchmarks/data_pipeline.py benchmarks/out/extra_data_pipeline.json
 	$(PY) benchmarks/feature_columns.py benchmarks/out/extra_feature_columns.json
 	$(PY) benchmarks/lm_softmax.py benchmarks/out/extra_lm_softmax.json
