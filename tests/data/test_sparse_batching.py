@@ -11,21 +11,9 @@ D = tf.data.Dataset
 E = tf.data.experimental.dense_to_sparse_batch
 
 
-def _read(sess, dataset, limit=20):
-    """(indices, values, dense_shape) lists of each batch (an error's class and message
-    in its place)."""
-    nxt = tf.data.make_one_shot_iterator(dataset).get_next()
-    out = []
-    for _ in range(limit):
-        try:
-            v = sess.run(nxt)
-        except tf.errors.OutOfRangeError:
-            return out
-        except tf.errors.OpError as e:
-            out.append((type(e), e.message))
-            continue
-        out.append((v.indices.tolist(), v.values.tolist(), v.dense_shape.tolist()))
-    raise AssertionError("more than %d elements" % limit)
+def _triple(v):
+    """(indices, values, dense_shape) lists of a batch."""
+    return v.indices.tolist(), v.values.tolist(), v.dense_shape.tolist()
 
 
 def _ramps(lengths):
@@ -38,31 +26,31 @@ def _maybe_scalar(lengths):
         lambda x: tf.placeholder_with_default(tf.fill(tf.fill([x], 1), x), None))
 
 
-def test_scalar_elements(sess):
+def test_scalar_elements(outcomes):
     ds = D.range(5).apply(E(2, []))
     assert repr(ds.element_spec) == "SparseTensorSpec(TensorShape([None]), tf.int64)"
-    assert _read(sess, ds) == [([[0], [1]], [0, 1], [2]), ([[0], [1]], [2, 3], [2]),
+    assert outcomes(_triple, ds) == [([[0], [1]], [0, 1], [2]), ([[0], [1]], [2, 3], [2]),
                                ([[0]], [4], [1])]
     strings = D.from_tensor_slices(["a", "b", "c"]).apply(E(2, []))
-    assert _read(sess, strings) == [([[0], [1]], [b"a", b"b"], [2]), ([[0]], [b"c"], [1])]
+    assert outcomes(_triple, strings) == [([[0], [1]], [b"a", b"b"], [2]), ([[0]], [b"c"], [1])]
     unknown = D.range(3).map(lambda x: tf.placeholder_with_default(
         tf.cast(x, tf.float32), None)).apply(E(2, []))
-    assert _read(sess, unknown) == [([[0], [1]], [0., 1.], [2]), ([[0]], [2.], [1])]
+    assert outcomes(_triple, unknown) == [([[0], [1]], [0., 1.], [2]), ([[0]], [2.], [1])]
 
 
-def test_unknown_row_dimensions_take_the_batch_largest(sess):
+def test_unknown_row_dimensions_take_the_batch_largest(outcomes):
     ds = _ramps([0, 1, 2, 3]).apply(E(2, [None]))
     assert repr(ds.element_spec) == "SparseTensorSpec(TensorShape([None, None]), tf.int64)"
-    assert _read(sess, ds) == [([[1, 0]], [1], [2, 1]),
+    assert outcomes(_triple, ds) == [([[1, 0]], [1], [2, 1]),
                                ([[0, 0], [0, 1], [1, 0], [1, 1], [1, 2]], [2, 2, 3, 3, 3],
                                 [2, 3])]
     matrices = D.range(3).map(lambda x: tf.fill([2, x], x)).apply(E(2, (2, None)))
-    assert _read(sess, matrices) == [
+    assert outcomes(_triple, matrices) == [
         ([[1, 0, 0], [1, 1, 0]], [1, 1], [2, 2, 1]),
         ([[0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 1]], [2, 2, 2, 2], [1, 2, 2])]
     empty = _ramps([0, 0, 0]).apply(E(2, [None]))
-    assert _read(sess, empty) == [([], [], [2, 0]), ([], [], [1, 0])]
-    assert _read(sess, _ramps([0, 1, 2, 3]).apply(E(3, tf.TensorShape([3])))) == [
+    assert outcomes(_triple, empty) == [([], [], [2, 0]), ([], [], [1, 0])]
+    assert outcomes(_triple, _ramps([0, 1, 2, 3]).apply(E(3, tf.TensorShape([3])))) == [
         ([[1, 0], [2, 0], [2, 1]], [1, 2, 2], [3, 3]), ([[0, 0], [0, 1], [0, 2]], [3, 3, 3],
                                                         [1, 3])]
 
@@ -95,15 +83,15 @@ def test_unknown_row_dimensions_take_the_batch_largest(sess):
         (tf.errors.DataLossError,
          "Input element had shape ([2,2]) that is larger than the row shape ([1,?]).")]),
 ])
-def test_an_element_that_does_not_fit_fails_alone(sess, make, values):
+def test_an_element_that_does_not_fit_fails_alone(outcomes, make, values):
     # the elements read for its batch are dropped; the next batch starts after it
-    assert _read(sess, make()) == values
+    assert outcomes(_triple, make()) == values
 
 
-def test_an_input_error_fails_one_get_next(sess):
+def test_an_input_error_fails_one_get_next(outcomes):
     ds = D.range(6).map(lambda x: tf.debugging.check_numerics(
         1.0 / tf.cast(x - 2, tf.float32), "boom")).apply(E(2, []))
-    values = _read(sess, ds)
+    values = outcomes(_triple, ds)
     assert values[0] == ([[0], [1]], [-0.5, -1.0], [2])
     assert values[1][0] is tf.errors.InvalidArgumentError and "boom" in values[1][1]
     assert values[2][:2] == ([[0], [1]], [1.0, 0.5])
@@ -125,6 +113,6 @@ def test_row_shape_errors(graph, row_shape, error, message):
     assert str(info.value) == message
 
 
-def test_sparse_batch_method_takes_the_same_row_shapes(sess):
+def test_sparse_batch_method_takes_the_same_row_shapes(outcomes):
     ds = _ramps([1, 2]).sparse_batch(2, [None])
-    assert _read(sess, ds) == [([[0, 0], [1, 0], [1, 1]], [1, 2, 2], [2, 2])]
+    assert outcomes(_triple, ds) == [([[0, 0], [1, 0], [1, 1]], [1, 2, 2], [2, 2])]
