@@ -188,3 +188,49 @@ def test_initializer_as_variable_initial_value(graph, sess):
     sess.run(tf.global_variables_initializer())
     assert sess.run(v).tolist() == [1.0, 2.0] and sess.run(w).tolist() == [1.0, 1.0, 1.0]
     assert w.initial_value.op.name.startswith("w/Initializer/")
+
+
+# TF 2.21's values (compat.v1, graph mode) of get_variable(name, [3, 2], initializer=...)
+# with these seeds: the random ops draw TF's own streams (ops/random/philox.py)
+_TF_INITIAL_VALUES = {
+    "glorot_uniform": (lambda: tf.glorot_uniform_initializer(seed=5),
+        [-0.24469774961471558, 0.3586111068725586, -0.6749897599220276,
+         0.4514387845993042, 1.0147840976715088, -0.3805944323539734]),
+    "glorot_normal": (lambda: tf.glorot_normal_initializer(seed=6),
+        [0.47275611758232117, 0.48229703307151794, 0.2645586133003235,
+         0.2125082165002823, 0.7929878234863281, -0.6612980365753174]),
+    "he_normal": (lambda: tf.initializers.he_normal(seed=7),
+        [-0.04357648268342018, -1.1175005435943604, 1.0830936431884766,
+         1.0866072177886963, 0.6651952266693115, 0.5301443338394165]),
+    "lecun_uniform": (lambda: tf.initializers.lecun_uniform(seed=8),
+        [0.5630178451538086, 0.7495503425598145, 0.6651911735534668,
+         -0.3419826030731201, -0.26437854766845703, -0.5062947273254395]),
+    "variance_scaling_fan_avg_uniform": (
+        lambda: tf.variance_scaling_initializer(2.0, "fan_avg", "uniform", seed=9),
+        [-0.13971984386444092, -0.5763700604438782, -1.4055894613265991,
+         -0.0889136791229248, -1.173284888267517, 0.6572306156158447]),
+    "truncated_normal": (lambda: tf.truncated_normal_initializer(0.5, 0.1, seed=10),
+        [0.66368567943573, 0.600188136100769, 0.6257539987564087,
+         0.5450119376182556, 0.5027710795402527, 0.411935955286026]),
+    "random_normal": (lambda: tf.random_normal_initializer(1.0, 2.0, seed=11),
+        [3.8078856468200684, -2.379255771636963, 0.5773190259933472,
+         3.3003158569335938, 4.024887561798096, 1.8568925857543945]),
+    "random_uniform": (lambda: tf.random_uniform_initializer(-3, 3, seed=12),
+        [0.8169150352478027, 2.544548988342285, 1.057663917541504,
+         0.012750864028930664, 2.766897201538086, 2.3140335083007812]),
+    "orthogonal": (lambda: tf.orthogonal_initializer(seed=13),
+        [0.4796895980834961, -0.6774966716766357, 0.5407829880714417,
+         0.728699803352356, 0.6909786462783813, -0.09997449815273285]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_TF_INITIAL_VALUES))
+def test_seeded_initializers_give_tensorflows_values(graph, sess, name):
+    make, want = _TF_INITIAL_VALUES[name]
+    v = tf.get_variable(name, [3, 2], initializer=make())
+    sess.run(v.initializer)
+    got = sess.run(v).ravel()
+    if name == "orthogonal":  # a QR factorization: TF's LAPACK and NumPy's round apart
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+    else:
+        np.testing.assert_array_equal(got, np.array(want, np.float32))
