@@ -234,3 +234,31 @@ def test_seeded_initializers_give_tensorflows_values(graph, sess, name):
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
     else:
         np.testing.assert_array_equal(got, np.array(want, np.float32))
+
+
+def test_graph_seed_alone_gives_tensorflows_values(graph, sess):
+    """Only tf.set_random_seed: the op seeds TF 2.x derives (a count per graph) and so
+    its values, for default initializers, dropout, draws and shuffles (TF 2.21's)."""
+    tf.set_random_seed(1)
+    x = tf.placeholder(tf.float32, [None, 4])
+    w = tf.get_variable("w", [4, 3])  # glorot_uniform
+    b = tf.get_variable("b", [3], initializer=tf.zeros_initializer())
+    y = tf.nn.dropout(tf.matmul(x, w) + b, keep_prob=0.5)
+    v = tf.get_variable("v", [3, 2], initializer=tf.truncated_normal_initializer())
+    r = tf.random_uniform([2])
+    s = tf.random_shuffle(tf.range(6))
+    sess.run(tf.global_variables_initializer())
+    want_w = [0.5790013074874878, -0.780328094959259, 0.7252606153488159,
+              -0.6124204993247986, -0.808956503868103, 0.08389914035797119,
+              0.006909608840942383, 0.7866178750991821, 0.31395256519317627,
+              0.7927229404449463, -0.6991933584213257, 0.6540447473526001]
+    want_v = [-1.0467792749404907, 0.8397045731544495, 1.235836386680603,
+              0.3037427067756653, 0.38869091868400574, 1.236704707145691]
+    np.testing.assert_array_equal(sess.run(w).ravel(), np.array(want_w, np.float32))
+    np.testing.assert_array_equal(sess.run(v).ravel(), np.array(want_v, np.float32))
+    np.testing.assert_array_equal(sess.run(r), np.array([0.7787855863571167,
+                                                         0.8011977672576904], np.float32))
+    assert sess.run(s).tolist() == [2, 4, 3, 5, 0, 1]
+    np.testing.assert_array_equal(
+        sess.run(y, {x: np.ones([2, 4])}).ravel(),
+        np.array([0.0, 0.0, 0.0, 0.0, -3.003720283508301, 3.554314136505127], np.float32))

@@ -18,10 +18,11 @@ stream is Philox4x32-10 keyed by `seed` with `seed2` in the counter's high half,
 each kernel call reserves the blocks TF's does (256 per value, one word per step for
 RandomShuffle: TF's GuardedPhiloxRandom), so successive runs continue exactly as TF's
 do. Multinomial's values also depend, as TF's, on the session's intra-op thread count
-(tf_sampling.shards). Equal seed attrs give equal values; note that an op seed derived
-from the graph seed alone (`get_seed`) is not the one TF derives. The ops of the other
-modules that draw from `_generator` use NumPy's Philox4x64 generator: TF's
-distributions, not TF's values.
+(tf_sampling.shards). Equal seed attrs give equal values, and the op seeds derived from
+the graph seed alone are TF 2.x's (a count per graph, `_next_derived_seed`; TF 1.x took
+the graph's op count instead), so `tf.set_random_seed` alone gives TF's values too. The
+ops of the other modules that draw from `_generator` use NumPy's Philox4x64 generator:
+TF's distributions, not TF's values.
 
 Random ops are stateful, so the optimizer never folds or merges them.
 """
