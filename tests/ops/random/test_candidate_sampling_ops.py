@@ -83,7 +83,8 @@ def test_fixed_unigram_from_vocab_file(sess, tmp_path):
 
 def test_fixed_unigram_errors(sess):
     bad = tf.random.fixed_unigram_candidate_sampler(TRUE, 2, 2, False, 9, unigrams=[1., 2.])
-    with pytest.raises(tf.errors.InvalidArgumentError, match="range_max 9"):
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match="range is 9 must be equal to weights size  2"):
         sess.run(bad)
     none = tf.random.fixed_unigram_candidate_sampler(TRUE, 2, 2, False, 2)
     with pytest.raises(tf.errors.InvalidArgumentError, match="vocab_file or unigrams"):

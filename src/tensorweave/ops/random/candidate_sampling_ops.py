@@ -7,14 +7,16 @@ expected counts follow TF's formulas: without `unique`, `p * num_sampled`; with
 log1p(-p))`, where `num_tries` is the number of draws it took to find `num_sampled`
 distinct classes (or `p * num_sampled` when no draw was rejected).
 
-Seeds follow TF1's graph/op seed rules (`random_ops.get_seed`); each op keeps its
-generator (and, for the learned unigram sampler, its class counts) per session in
-`ctx.state`. The random streams are NumPy's Philox, so values differ from TF's while the
-distributions are the same.
+Seeds follow TF1's graph/op seed rules (`random_ops.get_seed`) and the values are TF's
+CPU kernels' bit for bit: each call reserves 512 blocks per sampled class of the op's
+Philox4x32-10 stream (TF's GuardedPhiloxRandom, kept per session in `ctx.state` with,
+for the learned unigram sampler, its class weights), and range_samplers.py draws from
+their words as TF's RangeSamplers do, expected counts included.
 """
 from __future__ import annotations
 
 import collections
+import threading
 from typing import Optional, Sequence
 
 import numpy as np
@@ -24,7 +26,8 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import REQUIRED, kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, with_rank
-from tensorweave.ops.random.random_ops import _INIT_LOCK, _generator, _seed_attrs
+from tensorweave.ops.random import range_samplers
+from tensorweave.ops.random.random_ops import _INIT_LOCK, _philox_blocks, _seed_attrs
 
 CandidateSamplerResult = collections.namedtuple(
     "CandidateSamplerResult",
@@ -32,6 +35,7 @@ CandidateSamplerResult = collections.namedtuple(
 AccidentalHitsResult = collections.namedtuple("AccidentalHitsResult",
                                               ["indices", "ids", "weights"])
 
+_MAX_INT32 = 2 ** 31 - 1
 _SAMPLER_ATTRS = {"num_true": REQUIRED, "num_sampled": REQUIRED, "unique": REQUIRED,
                   "range_max": REQUIRED, "seed": 0, "seed2": 0}
 
@@ -55,58 +59,14 @@ def _declare(op_type: str, extra_attrs: Optional[dict] = None) -> None:
     not_differentiable(op_type)
 
 
-# --- distributions: (probabilities of given classes, draws) -----------------------------
-class _LogUniform:
-    """P(k) = (log(k + 2) - log(k + 1)) / log(range_max + 1)."""
-
-    def __init__(self, range_max: int):
-        self.range_max = range_max
-        self.log_range = np.log1p(float(range_max))
-
-    def prob(self, k: np.ndarray) -> np.ndarray:
-        k = k.astype(np.float64)
-        return (np.log(k + 2.0) - np.log(k + 1.0)) / self.log_range
-
-    def sample(self, gen, n: int) -> np.ndarray:
-        v = np.exp(gen.random(n) * self.log_range) - 1.0
-        return v.astype(np.int64) % self.range_max
-
-
-class _Uniform:
-    def __init__(self, range_max: int):
-        self.range_max = range_max
-
-    def prob(self, k: np.ndarray) -> np.ndarray:
-        return np.full(k.shape, 1.0 / self.range_max)
-
-    def sample(self, gen, n: int) -> np.ndarray:
-        return gen.integers(0, self.range_max, size=n, dtype=np.int64)
-
-
-class _Weighted:
-    """P(k) = weights[k] / sum(weights)."""
-
-    def __init__(self, weights: np.ndarray):
-        self.range_max = weights.size
-        self.p = weights / weights.sum()
-        self.cdf = np.cumsum(self.p)
-        self.positive = int(np.count_nonzero(weights > 0))
-
-    def prob(self, k: np.ndarray) -> np.ndarray:
-        inside = (k >= 0) & (k < self.range_max)
-        return np.where(inside, self.p[np.clip(k, 0, self.range_max - 1)], 0.0)
-
-    def sample(self, gen, n: int) -> np.ndarray:
-        idx = np.searchsorted(self.cdf, gen.random(n) * self.cdf[-1], side="right")
-        return np.minimum(idx, self.range_max - 1).astype(np.int64)
-
-
 def _check_true_classes(ctx, true_classes) -> None:
     num_true = ctx.attrs["num_true"]
-    if true_classes.ndim != 2 or true_classes.shape[1] != num_true:
+    if true_classes.ndim != 2:
+        raise errors.InvalidArgumentError(None, ctx.op, "true_classes must be a matrix")
+    if true_classes.shape[1] != num_true:
         raise errors.InvalidArgumentError(
-            None, ctx.op, "true_classes must be a matrix of shape [batch_size, %d], got [%s]"
-            % (num_true, ",".join(str(d) for d in true_classes.shape)))
+            None, ctx.op, "true_classes must have num_true columns, expected: %d was: %d"
+            % (true_classes.shape[1], num_true))
 
 
 def _check_in_range(ctx, true_classes, range_max: int) -> None:
@@ -119,40 +79,22 @@ def _check_in_range(ctx, true_classes, range_max: int) -> None:
             % (range_max, true_classes.flat[outside[0]]))
 
 
-def _sample_batch(ctx, dist, true_classes):
-    """Draws the candidates and computes both expected counts (TF's RangeSampler)."""
-    a = ctx.attrs
-    n, unique = a["num_sampled"], a["unique"]
+def _sample_batch(ctx, sampler, true_classes):
+    """TF's BaseCandidateSamplerOp: checks, reserves 512 blocks of the op's stream per
+    sampled class, and draws from their words (range_samplers)."""
+    n, unique = ctx.attrs["num_sampled"], ctx.attrs["unique"]
     _check_true_classes(ctx, true_classes)
-    if unique and n > dist.range_max:
+    if unique and n > sampler.range:
         raise errors.InvalidArgumentError(None, ctx.op, "Sampler's range is too small.")
-    _check_in_range(ctx, true_classes, dist.range_max)
-    if unique and n > getattr(dist, "positive", n):
+    _check_in_range(ctx, true_classes, sampler.range)
+    if unique and n > getattr(sampler, "positive", n):   # TF would draw forever
         raise errors.InvalidArgumentError(
             None, ctx.op, "Cannot sample %d unique candidates: only %d classes have a "
-            "positive probability" % (n, dist.positive))
-    gen, lock = _generator(ctx)
-    with lock:
-        if not unique:
-            sampled, tries = dist.sample(gen, n), n
-        else:
-            draws = np.zeros(0, np.int64)
-            while True:
-                draws = np.concatenate([draws, dist.sample(gen, max(2 * n, 64))])
-                _, first = np.unique(draws, return_index=True)
-                if first.size >= n:
-                    first = np.sort(first)[:n]
-                    break
-            sampled = draws[first]
-            tries = int(first[-1]) + 1 if n else 0
-
-    def expected(p):
-        if tries == n:
-            return (p * n).astype(np.float32)
-        return (-np.expm1(tries * np.log1p(-p))).astype(np.float32)
-
-    return (sampled, expected(dist.prob(true_classes.astype(np.int64))),
-            expected(dist.prob(sampled)))
+            "positive probability" % (n, sampler.positive))
+    key, counter = _philox_blocks(ctx, range_samplers.BLOCKS_PER_SAMPLE * n)
+    sampled, true_expected, sampled_expected = range_samplers.sample_batch(
+        sampler, range_samplers.WordReader(key, counter), n, unique, true_classes.ravel())
+    return sampled, true_expected.reshape(true_classes.shape), sampled_expected
 
 
 # --- the ops -----------------------------------------------------------------------------
@@ -165,27 +107,43 @@ _declare("FixedUnigramCandidateSampler",
           "shard": 0, "unigrams": []})
 
 
+def _range_max(ctx, unigram: bool = False) -> int:
+    """The range_max attr, checked as TF's kernel construction does."""
+    range_max = ctx.attrs["range_max"]
+    if range_max <= 0:
+        raise errors.InvalidArgumentError(None, ctx.op, "range_max must be positive")
+    if unigram and range_max >= _MAX_INT32:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "range_max must be less than %d for unigram samplers, got %d"
+            % (_MAX_INT32, range_max))
+    return range_max
+
+
 @kernel("UniformCandidateSampler")
 def _uniform_kernel(ctx, true_classes):
-    return _sample_batch(ctx, _Uniform(ctx.attrs["range_max"]), true_classes)
+    return _sample_batch(ctx, range_samplers.UniformSampler(_range_max(ctx)), true_classes)
 
 
 @kernel("LogUniformCandidateSampler")
 def _log_uniform_kernel(ctx, true_classes):
-    return _sample_batch(ctx, _LogUniform(ctx.attrs["range_max"]), true_classes)
+    return _sample_batch(ctx, range_samplers.LogUniformSampler(_range_max(ctx)),
+                         true_classes)
 
 
 def _learned_kernel(ctx, true_classes):
-    """Unigram counts learned from the true classes seen so far: every class starts at
-    weight 1 and gains 1 per occurrence among `true_classes`, after the draw."""
+    """Unigram weights learned from the true classes seen so far in this session: every
+    class starts at weight 1 and gains 1 per occurrence among `true_classes`, after the
+    draw (TF's UnigramSampler)."""
     with _INIT_LOCK:
-        counts = ctx.state.get("counts")
-        if counts is None:
-            counts = ctx.state["counts"] = np.ones(ctx.attrs["range_max"])
-    result = _sample_batch(ctx, _Weighted(counts.copy()), true_classes)  # checks the range
-    _, lock = _generator(ctx)
+        if "weights" not in ctx.state:
+            ctx.state["weights"] = np.ones(_range_max(ctx, unigram=True), np.int64)
+            ctx.state["weights_lock"] = threading.Lock()
+    weights, lock = ctx.state["weights"], ctx.state["weights_lock"]
     with lock:
-        np.add.at(counts, true_classes.ravel(), 1.0)
+        sampler = range_samplers.UnigramSampler(weights.copy())
+    result = _sample_batch(ctx, sampler, true_classes)   # checks the classes' range
+    with lock:
+        range_samplers.learned_update(weights, true_classes)
     return result
 
 
@@ -205,40 +163,36 @@ def _read_vocab_counts(path: str) -> list:
     return counts
 
 
-def _fixed_unigram_weights(ctx) -> np.ndarray:
-    """TF's FixedUnigramSampler weights: reserved ids (weight 0) then `unigrams ** distortion`,
-    keeping only the ids `id % num_shards == shard`. As in TF, the unigram ids are counted
-    on from the number of reserved ids this shard keeps."""
+def _fixed_unigram_sampler(ctx) -> range_samplers.FixedUnigramSampler:
+    """TF's FixedUnigramSampler of the op's attrs: reserved ids (weight 0) then
+    `unigrams ** distortion` of the ids of this shard (see
+    `range_samplers.fixed_unigram_weights`)."""
     a = ctx.attrs
-    shards, shard = a["num_shards"], a["shard"]
+    if not a["vocab_file"] and not a["unigrams"]:
+        raise errors.InvalidArgumentError(None, ctx.op,
+                                          "Must provide either vocab_file or unigrams.")
     if a["vocab_file"] and a["unigrams"]:
-        raise errors.InvalidArgumentError(None, ctx.op, "Only one of vocab_file and unigrams "
-                                          "may be specified")
-    if a["vocab_file"]:
-        unigrams = _read_vocab_counts(a["vocab_file"])
-    elif a["unigrams"]:
-        unigrams = list(a["unigrams"])
-    else:
-        raise errors.InvalidArgumentError(None, ctx.op, "Must specify either vocab_file or "
-                                          "unigrams")
-    reserved = np.arange(a["num_reserved_ids"])
-    n_reserved = int(np.count_nonzero(reserved % shards == shard))
-    ids = n_reserved + np.arange(len(unigrams))
-    kept = np.asarray(unigrams, np.float64)[ids % shards == shard]
-    weights = np.concatenate([np.zeros(n_reserved), kept ** a["distortion"]])
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "Must only provide one of vocab_file and unigrams.")
+    counts = _read_vocab_counts(a["vocab_file"]) if a["vocab_file"] else a["unigrams"]
+    weights = range_samplers.fixed_unigram_weights(
+        counts, a["distortion"], a["num_reserved_ids"], a["num_shards"], a["shard"])
     if weights.size != a["range_max"]:
         raise errors.InvalidArgumentError(
-            None, ctx.op, "range_max %d does not match the number of classes of this shard "
-            "(%d)" % (a["range_max"], weights.size))
-    return weights
+            None, ctx.op, "range is %d must be equal to weights size  %d"
+            % (a["range_max"], weights.size))
+    return range_samplers.FixedUnigramSampler(weights)
 
 
 @kernel("FixedUnigramCandidateSampler")
 def _fixed_unigram_kernel(ctx, true_classes):
-    dist = ctx.state.get("dist")
-    if dist is None:
-        dist = ctx.state["dist"] = _Weighted(_fixed_unigram_weights(ctx))
-    return _sample_batch(ctx, dist, true_classes)
+    sampler = ctx.state.get("sampler")
+    if sampler is None:
+        with _INIT_LOCK:
+            sampler = ctx.state.get("sampler")
+            if sampler is None:
+                sampler = ctx.state["sampler"] = _fixed_unigram_sampler(ctx)
+    return _sample_batch(ctx, sampler, true_classes)
 
 
 @kernel("AllCandidateSampler")
@@ -287,9 +241,22 @@ def _accidental_hits_kernel(ctx, true_classes, sampled):
 
 
 # --- builders ----------------------------------------------------------------------------
+# the attrs with a minimum in TF's op definitions, in their order there
+_ATTR_MINIMUMS = (("num_true", 1), ("num_sampled", 1), ("range_max", 1), ("num_shards", 1),
+                  ("shard", 0))
+
+
+def _check_minimums(op_type: str, attrs: dict) -> None:
+    for attr, minimum in _ATTR_MINIMUMS:
+        if attrs.get(attr, minimum) < minimum:
+            raise ValueError("Attr '%s' of '%s' Op passed %d less than minimum %d."
+                             % (attr, op_type, attrs[attr], minimum))
+
+
 def _sampler(op_type: str, true_classes, attrs: dict, seed, name) -> CandidateSamplerResult:
     # apply_op converts Python values to int64 and, as TF, refuses a tensor of another
     # type with a TypeError
+    _check_minimums(op_type, attrs)
     attrs.update(_seed_attrs(seed))
     op = apply_op(op_type, [true_classes], attrs, name=name or op_type)
     return CandidateSamplerResult(*op.outputs)
@@ -320,6 +287,7 @@ _ARGS_DOC = """
 
     Raises:
       TypeError: `true_classes` is a Tensor of another type than int64.
+      ValueError: an int argument below TF's minimum (1; `shard`: 0).
 """
 
 
@@ -392,6 +360,7 @@ def fixed_unigram_candidate_sampler(true_classes, num_true: int, num_sampled: in
 
     Raises:
       TypeError: `true_classes` is a Tensor of another type than int64.
+      ValueError: an int argument below TF's minimum (1; `shard`: 0).
     """
     attrs = _common(num_true, num_sampled, unique, range_max)
     attrs.update(vocab_file=str(vocab_file), distortion=float(distortion),
@@ -420,6 +389,7 @@ def all_candidate_sampler(true_classes, num_true: int, num_sampled: int, unique:
 
     Raises:
       TypeError: `true_classes` is a Tensor of another type than int64.
+      ValueError: an int argument below TF's minimum (1; `shard`: 0).
     """
     return _sampler("AllCandidateSampler", true_classes,
                     _common(num_true, num_sampled, unique), seed, name)
