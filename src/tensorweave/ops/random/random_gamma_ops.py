@@ -1,8 +1,8 @@
 """Gamma and Poisson sampling ops (TF1 `tf.random_gamma`, `tf.random_poisson`).
 
-Both follow the seeds and per-session generators of `random_ops`: the samples come from
-NumPy's Philox stream, so the distributions equal TF's but the values do not. Output
-shape = `shape + alpha.shape` (`shape + lam.shape`).
+Both follow the seeds and per-session Philox streams of `random_ops` and give TF's CPU
+values bit for bit (`tf_distributions`). Output shape = `shape + alpha.shape`
+(`shape + lam.shape`).
 
 The gamma sample is differentiable with respect to `alpha` by implicit
 reparameterization (TF's RandomGammaGrad): a sample x = F^-1(u; alpha) with u held
@@ -15,14 +15,17 @@ from typing import Optional
 import numpy as np
 
 from tensorweave.framework import dtypes as _dt
+from tensorweave.framework import errors
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_differentiable, \
     register_op
 from tensorweave.framework.shapes import TensorShape, broadcast_shapes
-from tensorweave.ops.random.random_ops import _INT_TYPES, _generator, _seed_attrs, \
-    _shape_from, _shape_input_fn
+from tensorweave.ops.random import tf_distributions
+from tensorweave.ops.random.tf_distributions import from_float64
+from tensorweave.ops.random.random_ops import _INT_TYPES, _num_values, _philox_draw, \
+    _seed_attrs, _shape_from, _shape_input_fn
 
 _GAMMA_TYPES = (_dt.float16, _dt.float32, _dt.float64)
 _POISSON_TYPES = (_dt.float16, _dt.float32, _dt.float64, _dt.int32, _dt.int64)
@@ -45,15 +48,14 @@ register_op("RandomGamma", inputs=["shape: S", "alpha: T"], outputs=["output: T"
 
 @kernel("RandomGamma")
 def _random_gamma_kernel(ctx, shape, alpha):
-    dims = _shape_from(shape) + tuple(alpha.shape)
-    gen, lock = _generator(ctx)
-    a = np.broadcast_to(alpha.astype(np.float64), dims)
-    with lock, np.errstate(invalid="ignore"):
-        x = gen.standard_gamma(np.where(a > 0, a, 1.0))
-    # as TF's kernel: alpha < 0 gives NaN, and samples are at least the smallest normal
-    # number of the dtype (what alpha = 0, or a tiny alpha, draws)
-    x = np.where(a > 0, x, np.where(a == 0, 0.0, np.nan))
-    return np.maximum(x, np.finfo(alpha.dtype).tiny).astype(alpha.dtype, copy=False)
+    sample_dims = _shape_from(shape)
+    dims = sample_dims + tuple(alpha.shape)
+    if _num_values(dims) == 0:   # TF returns before reserving any samples
+        return np.zeros(dims, alpha.dtype)
+    num_samples = _num_values(sample_dims)
+    key, counter = _philox_draw(ctx, num_samples * alpha.size)
+    x = tf_distributions.gamma(key, counter, alpha.astype(np.float64), num_samples)
+    return from_float64(x, alpha.dtype).reshape(dims)
 
 
 register_op("RandomGammaGrad", inputs=["alpha: T", "sample: T"], outputs=["output: T"],
@@ -149,13 +151,18 @@ def _random_poisson_grad(op, grad):
 
 @kernel("RandomPoissonV2")
 def _random_poisson_kernel(ctx, shape, rate):
-    dims = _shape_from(shape) + tuple(rate.shape)
-    lam = np.broadcast_to(rate.astype(np.float64), dims)
-    gen, lock = _generator(ctx)
-    with lock:
-        # a rate <= 0 draws 0, as TF's kernel does
-        x = gen.poisson(np.where(lam > 0, lam, 0.0)).astype(np.float64)
-    return x.astype(ctx.attrs["dtype"].as_numpy_dtype)
+    sample_dims = _shape_from(shape)
+    dims = sample_dims + tuple(rate.shape)
+    out_type = ctx.attrs["dtype"].as_numpy_dtype
+    if _num_values(dims) == 0:   # TF returns before reserving any samples
+        return np.zeros(dims, out_type)
+    if np.isnan(rate).any():   # TF's rejection loop never ends on a NaN rate
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "RandomPoissonV2: a rate is NaN, which has no Poisson sample")
+    num_samples = _num_values(sample_dims)
+    key, counter = _philox_draw(ctx, num_samples * rate.size)
+    x = tf_distributions.poisson(key, counter, rate.astype(np.float64), num_samples)
+    return from_float64(x, out_type).reshape(dims)
 
 
 @tf_export("random_poisson", "random.poisson")

@@ -9,13 +9,13 @@ The uniform, normal, truncated normal, integer and categorical ops give TF's CPU
 bit for bit (philox.py, tf_sampling.py): TF turns the seed into a Philox key and
 counter by one Philox block (`philox.key_counter_of_stateless_seed`) and fills the
 output as its stateful kernels do; `split` and `fold_in`, built on them, give TF's
-seeds. The binomial, gamma, Poisson and parameterized truncated normal ops draw from
-NumPy's Philox4x64 generator keyed by the two seed values: TF's distributions, not TF's
-values.
+seeds. The binomial, gamma, Poisson and parameterized truncated normal ops give TF's
+values too (tf_distributions.py: TF's rejection samplers; the truncated normal's values
+depend on TF's split of the outputs over the session's intra-op threads, which is
+reproduced).
 """
 from __future__ import annotations
 
-import threading
 from typing import Optional
 
 import numpy as np
@@ -26,7 +26,8 @@ from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
-from tensorweave.ops.random import philox
+from tensorweave.ops.random import philox, tf_distributions, tf_sampling
+from tensorweave.ops.random.tf_distributions import from_float64
 from tensorweave.ops.random.random_ops import _FLOAT_TYPES, _INT_TYPES, _categorical_draws, \
     _multinomial_shape, _num_values, _shape_from, _shape_input_fn, _shape_tensor, \
     philox_values
@@ -51,12 +52,6 @@ def _checked_seed(ctx, seed) -> np.ndarray:
         raise errors.InvalidArgumentError(None, ctx.op, "seed must have shape [2], not [%s]"
                                           % ",".join(str(d) for d in seed.shape))
     return seed
-
-
-def _seeded(ctx, seed):
-    """A NumPy (generator, lock) pair keyed by the seed tensor, fresh for every call."""
-    lo, hi = (int(v) & 0xFFFFFFFFFFFFFFFF for v in _checked_seed(ctx, seed).tolist())
-    return np.random.Generator(np.random.Philox(key=(lo << 64) | hi)), threading.Lock()
 
 
 def _philox_of_seed(ctx, seed):
@@ -193,58 +188,87 @@ _declare("StatelessParameterizedTruncatedNormal",
 
 @kernel("StatelessRandomBinomial")
 def _binomial_kernel(ctx, shape, seed, counts, probs):
+    _checked_seed(ctx, seed)
+    try:
+        counts, probs = np.broadcast_arrays(counts, probs)
+    except ValueError:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "counts and probs must have compatible batch dimensions: %s vs. %s"
+            % (list(np.shape(counts)), list(np.shape(probs)))) from None
     dims = _shape_from(shape)
-    n, p = _broadcast_params(ctx, dims, counts, probs)
-    if np.any(n < 0) or np.any((p < 0) | (p > 1)):
-        raise errors.InvalidArgumentError(None, ctx.op, "counts must be >= 0 and probs in "
-                                          "[0, 1]")
-    gen, _ = _seeded(ctx, seed)
-    return gen.binomial(np.floor(n).astype(np.int64), p).astype(
-        ctx.attrs["dtype"].as_numpy_dtype)
+    _check_ends_with(ctx, dims, counts.shape)
+    out_type = ctx.attrs["dtype"].as_numpy_dtype
+    if _num_values(dims) == 0:
+        return np.zeros(dims, out_type)
+    if not np.all(np.isfinite(counts) | ~((probs > 0) & (probs < 1))):
+        # TF's inversion never ends on these: sum of waiting times > NaN or inf
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "StatelessRandomBinomial: counts must be finite where 0 < probs < 1")
+    key, counter = _philox_of_seed(ctx, seed)
+    x = tf_distributions.binomial(key, counter, counts, probs,
+                                  _num_values(dims) // max(counts.size, 1))
+    with np.errstate(invalid="ignore"):
+        return from_float64(x, out_type).reshape(dims)
+
+
+def _check_ends_with(ctx, dims, param_shape) -> None:
+    if len(param_shape) > len(dims) or dims[len(dims) - len(param_shape):] != param_shape:
+        raise errors.InvalidArgumentError(None, ctx.op,
+                                          "Shape passed in must end with broadcasted shape.")
+
+
+def _per_parameter(ctx, shape, seed, param, sample):
+    """TF's stateless gamma/Poisson kernels: `param`'s shape must end `shape`; its value
+    i gets the `shape.size / param.size` samples at flat positions `s * param.size + i`,
+    drawn by `sample(key, counter, param, samples_per_param)` from the seed's stream."""
+    dims = _shape_from(shape)
+    key, counter = _philox_of_seed(ctx, seed)
+    out_type = ctx.attrs["dtype"].as_numpy_dtype
+    if _num_values(dims) == 0:   # TF returns before looking at the parameters
+        return np.zeros(dims, out_type)
+    param = np.asarray(param)
+    _check_ends_with(ctx, dims, param.shape)
+    x = sample(key, counter, param.astype(np.float64), _num_values(dims) // param.size)
+    return from_float64(x, out_type).reshape(dims)
 
 
 @kernel("StatelessRandomGammaV2")
 def _gamma_kernel(ctx, shape, seed, alpha):
-    dims = _shape_from(shape)
-    (a,) = _broadcast_params(ctx, dims, alpha)
-    gen, _ = _seeded(ctx, seed)
-    x = gen.standard_gamma(np.where(a > 0, a, 1.0))
-    return np.where(a > 0, x, np.nan).astype(ctx.attrs["dtype"].as_numpy_dtype)
+    return _per_parameter(ctx, shape, seed, alpha, tf_distributions.gamma)
 
 
 @kernel("StatelessRandomPoisson")
 def _poisson_kernel(ctx, shape, seed, lam):
-    dims = _shape_from(shape)
-    (rate,) = _broadcast_params(ctx, dims, lam)
-    if np.any(rate < 0):
-        raise errors.InvalidArgumentError(None, ctx.op, "lam must be non-negative")
-    gen, _ = _seeded(ctx, seed)
-    return gen.poisson(rate).astype(ctx.attrs["dtype"].as_numpy_dtype)
+    if np.isnan(lam).any():   # TF's rejection loop never ends on a NaN rate
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "StatelessRandomPoisson: a rate is NaN, which has no Poisson sample")
+    return _per_parameter(ctx, shape, seed, lam, tf_distributions.poisson)
 
 
 @kernel("StatelessParameterizedTruncatedNormal")
 def _param_truncated_normal_kernel(ctx, shape, seed, means, stddevs, minvals, maxvals):
-    """Inverse-CDF sampling of N(mean, stddev) restricted to [minval, maxval]; intervals
-    on the positive side are mirrored to the negative one, where the CDF is accurate."""
-    from tensorweave.ops.math.special_math_ops import _erfc, _ndtri
+    _checked_seed(ctx, seed)
+    try:
+        params = np.broadcast_arrays(means, stddevs, minvals, maxvals)
+    except ValueError:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "means, stddevs, minvals, maxvals must have compatible batch "
+            "dimensions: %s" % " vs. ".join(str(list(np.shape(p)))
+                                            for p in (means, stddevs, minvals, maxvals))
+        ) from None
     dims = _shape_from(shape)
-    mu, sd, lo, hi = _broadcast_params(ctx, dims, means, stddevs, minvals, maxvals)
-    if np.any(sd <= 0) or np.any(lo >= hi):
-        raise errors.InvalidArgumentError(None, ctx.op, "stddevs must be positive and "
-                                          "minvals < maxvals")
-    a, b = (lo - mu) / sd, (hi - mu) / sd
-    flip = a > 0
-    a, b = np.where(flip, -b, a), np.where(flip, -a, b)
-
-    def cdf(x):
-        return 0.5 * _erfc(-x / np.sqrt(2.0))
-
-    gen, _ = _seeded(ctx, seed)
-    ca, cb = cdf(a), cdf(b)
-    z = _ndtri(ca + gen.random(dims) * (cb - ca))
-    z = np.clip(z, a, b)
-    z = np.where(flip, -z, z)
-    return (mu + sd * z).astype(ctx.attrs["dtype"].as_numpy_dtype)
+    _check_ends_with(ctx, dims, params[0].shape)
+    out_type = ctx.attrs["dtype"].as_numpy_dtype
+    num_elements = _num_values(dims)
+    if num_elements == 0:
+        return np.zeros(dims, out_type)
+    key, counter = _philox_of_seed(ctx, seed)
+    batches = np.stack([p.ravel() for p in params], axis=1)
+    shards = tf_sampling.shards(num_elements, tf_distributions.truncated_normal_cost(out_type),
+                                tf_sampling.intra_op_threads(ctx.session))
+    x = tf_distributions.parameterized_truncated_normal(
+        key, counter, batches, num_elements // len(batches), out_type, shards)
+    return x.reshape(dims)
 
 
 # --- builders ------------------------------------------------------------------------------
@@ -423,8 +447,8 @@ def stateless_random_binomial(shape, seed, counts, probs, output_dtype=_dt.int32
     probability `probs`), from a seed of shape [2].
 
     Args:
-      shape: 1-D integer Tensor or Python list: the output shape; `counts` and `probs`
-        broadcast to it.
+      shape: 1-D integer Tensor or Python list: the output shape; it must end with the
+        broadcast shape of `counts` and `probs`.
       seed: int32/int64 Tensor of shape [2].
       counts: the numbers of trials (float or int).
       probs: the success probabilities, of the type of `counts`.
@@ -482,7 +506,8 @@ def stateless_random_poisson(shape, seed, lam, dtype=_dt.int32,
     """Deterministic Poisson draws with rates `lam`, from a seed of shape [2].
 
     Args:
-      shape: 1-D integer Tensor or Python list: the output shape; `lam` broadcasts to it.
+      shape: 1-D integer Tensor or Python list: the output shape; it must end with the
+        shape of `lam`.
       seed: int32/int64 Tensor of shape [2].
       lam: the rates (float or int).
       dtype: the type of the result (float16/32/64, int32, int64).
@@ -506,10 +531,12 @@ def stateless_parameterized_truncated_normal(shape, seed, means=0.0, stddevs=1.0
     seed of shape [2].
 
     Args:
-      shape: 1-D integer Tensor or Python list: the output shape; the parameters
-        broadcast to it.
+      shape: 1-D integer Tensor or Python list: the output shape; it must end with the
+        broadcast shape of the parameters.
       seed: int32/int64 Tensor of shape [2].
-      means, stddevs, minvals, maxvals: float Tensors (the dtype of `means`).
+      means, stddevs, minvals, maxvals: float Tensors (the dtype of `means`); at run
+        time stddevs must be positive, minvals < maxvals, and one bound finite
+        (InvalidArgumentError).
       name: name scope of the ops.
 
     Returns:
