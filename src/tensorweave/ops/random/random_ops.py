@@ -21,9 +21,10 @@ do. Multinomial's values also depend, as TF's, on the session's intra-op thread 
 (tf_sampling.shards). Equal seed attrs give equal values, and the op seeds derived from
 the graph seed alone are TF 2.x's (a count per graph, `_next_derived_seed`; TF 1.x took
 the graph's op count instead), so `tf.set_random_seed` alone gives TF's values too. The
-candidate samplers (candidate_sampling_ops.py, range_samplers.py) give TF's values as
-well; the ops of the other modules that draw from `_generator` use NumPy's Philox4x64
-generator: TF's distributions, not TF's values.
+candidate samplers (range_samplers.py) and gamma, Poisson, binomial and the
+parameterized truncated normal (tf_distributions.py) give TF's values as well; the ops
+that still draw from `_generator` (fractional pooling, sample_distorted_bounding_box)
+use NumPy's Philox4x64 generator: TF's distributions, not TF's values.
 
 Random ops are stateful, so the optimizer never folds or merges them.
 """
