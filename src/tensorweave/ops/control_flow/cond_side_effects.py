@@ -43,7 +43,7 @@ _NO_SIDE_EFFECT = frozenset((
     "GuaranteeConst", "Timestamp", "ControlTrigger", "_Recv", "_Send",
     "ReaderNumRecordsProducedV2", "ReaderNumWorkUnitsCompletedV2",
     "ReaderSerializeStateV2", "GetSessionTensor", "Multinomial", "TruncatedNormal",
-    "RandomShuffle", "SampleDistortedBoundingBoxV2",
+    "RandomShuffle", "SampleDistortedBoundingBoxV2", "SampleDistortedBoundingBox",
     # writes of a TensorArray are seen only through its flow value, which whatever reads
     # the array needs first (a branch reading an unstacked input: tf.nn.raw_rnn's
     # documented loop_fn)

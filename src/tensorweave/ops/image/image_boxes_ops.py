@@ -1,5 +1,6 @@
 """Bounding boxes on images: drawing them (DrawBoundingBoxesV2) and sampling a distorted
-crop that covers them (SampleDistortedBoundingBoxV2). Non-max suppression is in
+crop that covers them (SampleDistortedBoundingBox, V2 and stateless: TF's values, the
+search in distorted_crop_sampler.py). Non-max suppression is in
 nms_ops.py. Neither op is differentiable.
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import (TypeAttr, kernel, not_differentiable,
                                              register_op)
 from tensorweave.framework.shapes import TensorShape, with_rank
+from tensorweave.ops.image import distorted_crop_sampler
 
 # --- DrawBoundingBoxesV2 ------------------------------------------------------------------
 # TF's default palette (RGBA), used in turn by the boxes when no colors are given
@@ -120,77 +122,62 @@ def _check_dim(shape: TensorShape, axis: int, size: int) -> None:
 
 
 def _sample_distorted_shape(op):
-    """TF's checks: image_size [3], bounding_boxes [batch, N, 4], a scalar coverage."""
+    """TF's checks: image_size [3], bounding_boxes [batch, N, 4], a scalar coverage (V2
+    and stateless), a seed [2] (stateless)."""
     image_size = with_rank(op.inputs[0].shape, 1)
     boxes = with_rank(op.inputs[1].shape, 3)
-    with_rank(op.inputs[2].shape, 0)
+    if len(op.inputs) > 2:
+        with_rank(op.inputs[2].shape, 0)
+    if len(op.inputs) > 3:
+        _check_dim(with_rank(op.inputs[3].shape, 1), 0, 2)
     _check_dim(image_size, 0, 3)
     _check_dim(boxes, 2, 4)
     return [TensorShape([3]), TensorShape([3]), TensorShape([1, 1, 4])]
 
 
+_SAMPLE_ATTRS = {"T": TypeAttr(_SIZE_TYPES), "aspect_ratio_range": [0.75, 1.33],
+                 "area_range": [0.05, 1.0], "max_attempts": 100,
+                 "use_image_if_no_bounding_boxes": False}
+_SAMPLE_OUTPUTS = ["begin: T", "size: T", "bboxes: float"]
 register_op("SampleDistortedBoundingBoxV2",
             inputs=["image_size: T", "bounding_boxes: float", "min_object_covered: float"],
-            outputs=["begin: T", "size: T", "bboxes: float"],
-            attrs={"T": TypeAttr(_SIZE_TYPES), "seed": 0, "seed2": 0,
-                   "aspect_ratio_range": [0.75, 1.33], "area_range": [0.05, 1.0],
-                   "max_attempts": 100, "use_image_if_no_bounding_boxes": False},
+            outputs=_SAMPLE_OUTPUTS, attrs=dict(_SAMPLE_ATTRS, seed=0, seed2=0),
             shape=_sample_distorted_shape, stateful=True)
-not_differentiable("SampleDistortedBoundingBoxV2")
+register_op("SampleDistortedBoundingBox", inputs=["image_size: T", "bounding_boxes: float"],
+            outputs=_SAMPLE_OUTPUTS,
+            attrs=dict(_SAMPLE_ATTRS, seed=0, seed2=0, min_object_covered=0.1),
+            shape=_sample_distorted_shape, stateful=True)
+register_op("StatelessSampleDistortedBoundingBox",
+            inputs=["image_size: T", "bounding_boxes: float", "min_object_covered: float",
+                    "seed: Tseed"],
+            outputs=_SAMPLE_OUTPUTS,
+            attrs=dict(_SAMPLE_ATTRS, Tseed=TypeAttr((_dt.int32, _dt.int64))),
+            shape=_sample_distorted_shape)
+for _op_type in ("SampleDistortedBoundingBoxV2", "SampleDistortedBoundingBox",
+                 "StatelessSampleDistortedBoundingBox"):
+    not_differentiable(_op_type)
 
 
-def _random_crops(gen, n: int, height: int, width: int, ratio_range, area_range):
-    """`n` candidate crops (y, x, h, w) and whether each is valid: an aspect ratio and an
-    area drawn uniformly, the height rounded and the offset drawn uniformly."""
-    total = float(height * width)
-    # drawn as TF does, low + (high - low) * u, so a decreasing range works too
-    ratio = ratio_range[0] + (ratio_range[1] - ratio_range[0]) * gen.random(n)
-    min_area, max_area = area_range[0] * total, area_range[1] * total
-    lo = np.rint(np.sqrt(min_area / ratio))
-    hi = np.rint(np.sqrt(max_area / ratio))
-    hi = np.where(np.rint(hi * ratio) > width, np.floor((width + 0.5 - 1e-7) / ratio), hi)
-    hi = np.minimum(hi, height)
-    lo = np.minimum(lo, hi)
-    h = lo + np.floor(gen.random(n) * (hi - lo + 1))
-    w = np.rint(h * ratio)
-    area = h * w
-    grow = area < min_area
-    h = np.where(grow, h + 1, h)
-    w = np.where(grow, np.rint(h * ratio), w)
-    area = h * w
-    shrink = area > max_area
-    h = np.where(shrink, h - 1, h)
-    w = np.where(shrink, np.rint(h * ratio), w)
-    area = h * w
-    ok = (area >= min_area) & (area <= max_area) & (w <= width) & (h <= height) & \
-        (w > 0) & (h > 0)
-    y = np.floor(gen.random(n) * np.maximum(height - h + 1, 1))
-    x = np.floor(gen.random(n) * np.maximum(width - w + 1, 1))
-    return np.stack([y, x, h, w], 1).astype(np.int64), ok
+def _image_height_width(ctx, image_size):
+    """(height, width) of TF's checked `image_size` (its depth unused)."""
+    size = np.asarray(image_size)
+    if size.ndim != 1 or size.size != 3:
+        raise errors.InvalidArgumentError(None, ctx.op, "image_size must contain 3 elements, "
+                                          "got shape %s" % list(size.shape))
+    dims = []
+    for what, value in (("height", int(size[0])), ("width", int(size[1]))):
+        if not 0 <= value < 2 ** 31 - 1:   # TF reads them as uint64 against int32 max
+            raise errors.InvalidArgumentError(None, ctx.op, "image %s cannot be >= int32 max"
+                                              % what)
+        dims.append(value)
+    return dims[0], dims[1]
 
 
-@kernel("SampleDistortedBoundingBoxV2")
-def _sample_distorted_kernel(ctx, image_size, bounding_boxes, min_object_covered):
-    from tensorweave.ops.random import random_ops
-    a = ctx.attrs
-    size = np.asarray(image_size).reshape(-1)
-    if size.shape != (3,) or size[0] <= 0 or size[1] <= 0:
-        raise errors.InvalidArgumentError(None, ctx.op, "image_size must contain 3 elements "
-                                          "with positive height and width, got %s"
-                                          % size.tolist())
-    height, width = int(size[0]), int(size[1])
-    boxes = np.asarray(bounding_boxes, np.float32).reshape(-1, 4)
-    if boxes.size and ((boxes < 0) | (boxes > 1)).any():
-        raise errors.InvalidArgumentError(None, ctx.op, "All bounding box coordinates must "
-                                          "be in [0.0, 1.0]: %s" % boxes.tolist())
-    covered = float(min_object_covered)
-    if covered < 0:
-        raise errors.InvalidArgumentError(None, ctx.op, "min_object_covered must be "
-                                          "non-negative: %s" % covered)
-    # TF's checks: positive ranges and areas at most 1; a decreasing range is allowed
-    # (ratios are then drawn from [max, min]; an area range no crop can meet gives the
-    # whole image)
-    ratio_range, area_range = a["aspect_ratio_range"], a["area_range"]
+def _check_ranges(ctx) -> None:
+    """TF's checks of the attrs: positive ranges and areas at most 1 (a decreasing range
+    is allowed: ratios are then drawn from [max, min]; an area range no crop can meet
+    gives the whole image)."""
+    ratio_range, area_range = ctx.attrs["aspect_ratio_range"], ctx.attrs["area_range"]
     if len(ratio_range) != 2:
         raise errors.InvalidArgumentError(None, ctx.op, "Aspect ratio range field must "
                                           "specify 2 dimensions")
@@ -206,39 +193,89 @@ def _sample_distorted_kernel(ctx, image_size, bounding_boxes, min_object_covered
     if not (area_range[0] <= 1 and area_range[1] <= 1):
         raise errors.InvalidArgumentError(None, ctx.op, "Area range must be less than or "
                                           "equal to 1.0: [%g, %g]" % tuple(area_range))
-    if not boxes.size:
-        if not a["use_image_if_no_bounding_boxes"]:
-            raise errors.InvalidArgumentError(
-                None, ctx.op, "No bounding boxes provided as input. One must enable "
-                "use_image_if_no_bounding_boxes if you wish to not provide any bounding "
-                "boxes.")
-        boxes = np.array([[0.0, 0.0, 1.0, 1.0]], np.float32)
-    # boxes in pixels: x truncated as TF's integer rectangles
-    py0 = np.trunc(boxes[:, 0] * height)
-    px0 = np.trunc(boxes[:, 1] * width)
-    py1 = np.trunc(boxes[:, 2] * height)
-    px1 = np.trunc(boxes[:, 3] * width)
-    box_area = (py1 - py0) * (px1 - px0)
-    gen, lock = random_ops._generator(ctx)
-    with lock:
-        crops, ok = _random_crops(gen, max(int(a["max_attempts"]), 1), height, width,
-                                  ratio_range, area_range)
-    y, x, h, w = (crops[:, i:i + 1].astype(np.float64) for i in range(4))
-    ih = np.maximum(np.minimum(y + h, py1) - np.maximum(y, py0), 0)
-    iw = np.maximum(np.minimum(x + w, px1) - np.maximum(x, px0), 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        frac = np.where(box_area > 0, ih * iw / box_area, -1.0)
-    good = ok & (frac >= covered).any(axis=1)
-    if good.any():
-        cy, cx, ch, cw = crops[int(np.argmax(good))]
-    else:  # no attempt worked: the whole image
-        cy, cx, ch, cw = 0, 0, height, width
+    if ctx.attrs["max_attempts"] <= 0:
+        raise errors.InvalidArgumentError(None, ctx.op, "Max attempts must be positive: %d"
+                                          % ctx.attrs["max_attempts"])
+
+
+def _checked_boxes(ctx, bounding_boxes, height: int, width: int):
+    """The boxes as TF's pixel rectangles; the whole image when there are none and
+    `use_image_if_no_bounding_boxes` allows it."""
+    boxes = np.asarray(bounding_boxes, np.float32)
+    if boxes.ndim != 3 or boxes.shape[-1] != 4:
+        raise errors.InvalidArgumentError(None, ctx.op, "input boxes must be 3-dimensional "
+                                          "[batch, num_boxes, coords] with 4 coords, got "
+                                          "shape %s" % list(boxes.shape))
+    boxes = boxes.reshape(-1, 4)
+    outside = ~((boxes >= 0) & (boxes <= 1))
+    if outside.any():
+        raise errors.InvalidArgumentError(None, ctx.op, "All bounding box coordinates must "
+                                          "be in [0.0, 1.0]: %s" % boxes[outside][0])
+    if boxes.size:
+        return distorted_crop_sampler.pixel_boxes(boxes, width, height)
+    if not ctx.attrs["use_image_if_no_bounding_boxes"]:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "No bounding boxes provided as input. One must enable "
+            "use_image_if_no_bounding_boxes if you wish to not provide any bounding "
+            "boxes.")
+    return [distorted_crop_sampler.Rect(0, 0, width, height)]
+
+
+def _checked_covered(ctx, min_object_covered) -> float:
+    if np.ndim(min_object_covered) != 0:
+        raise errors.InvalidArgumentError(None, ctx.op, "min_object_covered must be 0-D, got "
+                                          "shape %s" % list(np.shape(min_object_covered)))
+    covered = float(np.float32(min_object_covered))
+    if not covered >= 0:
+        raise errors.InvalidArgumentError(None, ctx.op, "Min object covered must be "
+                                          "non-negative: %s" % covered)
+    return covered
+
+
+def _distorted_box(ctx, image_size, bounding_boxes, covered: float, stream):
+    """TF's (begin, size, bboxes) of the kernels; `stream()` gives the (key, counter) of
+    the draws, taken before the checks of the inputs as TF reserves it."""
+    _check_ranges(ctx)
+    key, counter = stream()
+    height, width = _image_height_width(ctx, image_size)
+    boxes = _checked_boxes(ctx, bounding_boxes, height, width)
+    a = ctx.attrs
+    crop = distorted_crop_sampler.sample_crop(
+        key, counter, width, height, boxes, covered, a["aspect_ratio_range"], a["area_range"],
+        a["max_attempts"])
     dtype = np.asarray(image_size).dtype
-    begin = np.array([cy, cx, 0], dtype)
-    size_out = np.array([ch, cw, -1], dtype)
-    bbox = np.array([[[cy / height, cx / width, (cy + ch) / height, (cx + cw) / width]]],
-                    np.float32)
-    return begin, size_out, bbox
+    begin = np.array([crop.min_y, crop.min_x, 0], dtype)
+    size = np.array([crop.max_y - crop.min_y, crop.max_x - crop.min_x, -1], dtype)
+    with np.errstate(invalid="ignore", divide="ignore"):   # a 0-pixel image: NaN, as TF
+        bbox = np.array([crop.min_y, crop.min_x, crop.max_y, crop.max_x], np.float32) / \
+            np.array([height, width, height, width], np.float32)
+    return begin, size, bbox.reshape(1, 1, 4)
+
+
+def _stateful_stream(ctx):
+    """The op's Philox stream: TF reserves one block per attempt per run."""
+    from tensorweave.ops.random import random_ops
+    return lambda: random_ops._philox_blocks(ctx, ctx.attrs["max_attempts"])
+
+
+@kernel("SampleDistortedBoundingBoxV2")
+def _sample_distorted_kernel(ctx, image_size, bounding_boxes, min_object_covered):
+    covered = _checked_covered(ctx, min_object_covered)
+    return _distorted_box(ctx, image_size, bounding_boxes, covered, _stateful_stream(ctx))
+
+
+@kernel("SampleDistortedBoundingBox")
+def _sample_distorted_v1_kernel(ctx, image_size, bounding_boxes):
+    covered = _checked_covered(ctx, ctx.attrs["min_object_covered"])
+    return _distorted_box(ctx, image_size, bounding_boxes, covered, _stateful_stream(ctx))
+
+
+@kernel("StatelessSampleDistortedBoundingBox")
+def _stateless_distorted_kernel(ctx, image_size, bounding_boxes, min_object_covered, seed):
+    from tensorweave.ops.random import stateless_random_ops
+    covered = _checked_covered(ctx, min_object_covered)
+    return _distorted_box(ctx, image_size, bounding_boxes, covered,
+                          lambda: stateless_random_ops._philox_of_seed(ctx, seed))
 
 
 # TF returns the op's outputs as a namedtuple named after the op

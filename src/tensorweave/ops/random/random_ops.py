@@ -23,8 +23,8 @@ the graph seed alone are TF 2.x's (a count per graph, `_next_derived_seed`; TF 1
 the graph's op count instead), so `tf.set_random_seed` alone gives TF's values too. The
 candidate samplers (range_samplers.py) and gamma, Poisson, binomial and the
 parameterized truncated normal (tf_distributions.py) give TF's values as well; the ops
-that still draw from `_generator` (fractional pooling, sample_distorted_bounding_box)
-use NumPy's Philox4x64 generator: TF's distributions, not TF's values.
+that still draw from `_generator` (fractional pooling) use NumPy's Philox4x64
+generator: TF's distributions, not TF's values.
 
 Random ops are stateful, so the optimizer never folds or merges them.
 """

@@ -10,8 +10,12 @@ bit for bit (philox.py), so a Generator's draws are TF's, run after run (when it
 run one after another: the order of two draws in one step is unspecified, here as in
 TF). TF's CPU kernels do not implement ThreeFry; here a ThreeFry state draws from
 Philox keyed by its key with its one-word counter: deterministic, not ThreeFry's
-values. StatefulRandomBinomial draws from NumPy's Philox4x64 generator: TF's
-distribution, not TF's values.
+values. StatefulRandomBinomial runs TF's binomial sampler (that of
+StatelessRandomBinomial) on the state's key and counter, and moves the counter on by
+TF's reservation (Philox only, as TF's kernel). TF's kernel loses that move when the
+variable's buffer is shared (its first run after the initializer, or a run beside a read
+of the state): here the state always moves, as it does in TF once the buffer is not
+shared (after any other draw, or `g.skip(0)`).
 """
 from __future__ import annotations
 
@@ -30,7 +34,8 @@ from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable,
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.ops.random import philox, stateless_random_ops
 from tensorweave.ops.random.random_ops import _FLOAT_TYPES, _INT_TYPES, \
-    _check_scalar_input, _checked_int_bounds, _shape_from, _shape_input_fn, philox_values
+    _check_scalar_input, _checked_int_bounds, _num_values, _shape_from, _shape_input_fn, \
+    philox_values
 
 _FULL_INT_TYPES = (_dt.int32, _dt.int64, _dt.uint32, _dt.uint64)
 _BINOMIAL_TYPES = (_dt.float16, _dt.float32, _dt.float64, _dt.int32, _dt.int64)
@@ -170,14 +175,6 @@ def _key_counter_words(ctx, key, counter, alg):
     return int(key[0]), [int(c) for c in counter[:_COUNTER_SIZE[alg]]]
 
 
-def _key_counter_generator(ctx, key, counter, alg) -> np.random.Generator:
-    """NumPy's Philox keyed by `key` and started at `counter`."""
-    key, counter = _key_counter_words(ctx, key, counter, alg)
-    words = np.zeros(4, np.uint64)
-    words[:len(counter)] = counter
-    return np.random.Generator(np.random.Philox(key=key, counter=words))
-
-
 def _philox_stream(ctx, key, counter, alg):
     """TF's Philox (key, counter) of the op's inputs; a ThreeFry one-word counter is
     the low half (see the module docstring)."""
@@ -309,22 +306,30 @@ register_op("StatefulRandomBinomial",
 not_differentiable("StatefulRandomBinomial")
 
 
+def _binomial_reserve(dims, param_rank: int) -> int:
+    """The blocks TF's StatefulRandomBinomial moves the counter on by: 256 per value of
+    its reservation `num_batches * 200 * (samples_per_batch + 3) / 4` (the batches the
+    trailing `param_rank` dimensions, the samples per batch the leading ones), not the
+    blocks it draws (256 per BTRS value, 42 per inversion value)."""
+    split = len(dims) - param_rank
+    samples_per_batch, num_batches = _num_values(dims[:split]), _num_values(dims[split:])
+    return num_batches * 200 * (samples_per_batch + 3) // 4 * _SKIP_PER_VALUE
+
+
 @kernel("StatefulRandomBinomial")
 def _stateful_binomial_kernel(ctx, handle, algorithm, shape, counts, probs):
-    dims = _shape_from(shape)
-    try:
-        n, p = (np.broadcast_to(np.asarray(v, np.float64), dims) for v in (counts, probs))
-    except ValueError:
-        raise errors.InvalidArgumentError(
-            None, ctx.op, "counts and probs must broadcast to the shape [%s]"
-            % ",".join(str(d) for d in dims)) from None
+    counts, probs, dims = stateless_random_ops.binomial_params(ctx, shape, counts, probs)
+    if np.ndim(algorithm) != 0:
+        raise errors.InvalidArgumentError(None, ctx.op, "algorithm must be of shape [], not "
+                                          "%s" % list(np.shape(algorithm)))
     alg = int(algorithm)
-    state = _read_and_skip(ctx, handle, alg, int(np.prod(dims)) * _SKIP_PER_VALUE)
-    counter_size = _COUNTER_SIZE[alg]
-    gen = _key_counter_generator(ctx, state[counter_size:counter_size + 1].view(np.uint64),
-                                 state[:counter_size].view(np.uint64), alg)
-    return gen.binomial(np.floor(n).astype(np.int64), p).astype(
-        ctx.attrs["dtype"].as_numpy_dtype)
+    if alg != Algorithm.PHILOX.value:   # TF's kernel takes Philox only
+        raise errors.InvalidArgumentError(None, ctx.op, "Unsupported algorithm id: %d" % alg)
+    state = _read_and_skip(ctx, handle, alg, _binomial_reserve(dims, counts.ndim))
+    if _num_values(dims) == 0:
+        return np.zeros(dims, ctx.attrs["dtype"].as_numpy_dtype)
+    key, counter = philox.key_counter_of_words(int(state[2]), state[:2].tolist())
+    return stateless_random_ops.binomial_values(ctx, dims, counts, probs, key, counter)
 
 
 # --- NonDeterministicInts: the state of from_non_deterministic_state --------------------------

@@ -189,6 +189,15 @@ _declare("StatelessParameterizedTruncatedNormal",
 @kernel("StatelessRandomBinomial")
 def _binomial_kernel(ctx, shape, seed, counts, probs):
     _checked_seed(ctx, seed)
+    counts, probs, dims = binomial_params(ctx, shape, counts, probs)
+    if _num_values(dims) == 0:
+        return np.zeros(dims, ctx.attrs["dtype"].as_numpy_dtype)
+    return binomial_values(ctx, dims, counts, probs, *_philox_of_seed(ctx, seed))
+
+
+def binomial_params(ctx, shape, counts, probs):
+    """(counts, probs, dims) of TF's binomial kernels, checked: the parameters broadcast
+    together, and the output shape `dims` ends with their shape."""
     try:
         counts, probs = np.broadcast_arrays(counts, probs)
     except ValueError:
@@ -197,18 +206,22 @@ def _binomial_kernel(ctx, shape, seed, counts, probs):
             % (list(np.shape(counts)), list(np.shape(probs)))) from None
     dims = _shape_from(shape)
     _check_ends_with(ctx, dims, counts.shape)
-    out_type = ctx.attrs["dtype"].as_numpy_dtype
-    if _num_values(dims) == 0:
-        return np.zeros(dims, out_type)
+    return counts, probs, dims
+
+
+def binomial_values(ctx, dims, counts, probs, key: philox.Key,
+                    counter: philox.Counter) -> np.ndarray:
+    """TF's binomial draws of shape `dims` (at least one value) from the stream (key,
+    counter), in the op's output type: parameter b's samples at the flat positions
+    `s * counts.size + b`."""
     if not np.all(np.isfinite(counts) | ~((probs > 0) & (probs < 1))):
         # TF's inversion never ends on these: sum of waiting times > NaN or inf
         raise errors.InvalidArgumentError(
-            None, ctx.op, "StatelessRandomBinomial: counts must be finite where 0 < probs < 1")
-    key, counter = _philox_of_seed(ctx, seed)
+            None, ctx.op, "%s: counts must be finite where 0 < probs < 1" % ctx.op.type)
     x = tf_distributions.binomial(key, counter, counts, probs,
                                   _num_values(dims) // max(counts.size, 1))
     with np.errstate(invalid="ignore"):
-        return from_float64(x, out_type).reshape(dims)
+        return from_float64(x, ctx.attrs["dtype"].as_numpy_dtype).reshape(dims)
 
 
 def _check_ends_with(ctx, dims, param_shape) -> None:
