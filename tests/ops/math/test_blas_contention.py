@@ -14,6 +14,29 @@ class _Clock:
         return self.now
 
 
+def _fake_blas(monkeypatch, threads: int = 2):
+    """blas with a fake OpenBLAS (starting at `threads` threads) and a contention check
+    that polls nothing: returns (the thread counts set, in order; the contention, whose
+    `contended` the test sets; the large-product lock)."""
+    calls = []
+
+    class FakeLib:
+        def get_num_threads(self):
+            return threads
+
+        def set_num_threads(self, n):
+            calls.append(n)
+
+    switch = blas._ThreadSwitch()
+    switch.looked, switch.lib = True, FakeLib()
+    contention = blas._Contention(clock=_Clock(), sample=lambda: (0.0, 0.0))
+    lock = threading.Lock()
+    monkeypatch.setattr(blas, "_SWITCH", switch)
+    monkeypatch.setattr(blas, "_CONTENTION", contention)
+    monkeypatch.setattr(blas, "_LOCK", lock)
+    return calls, contention, lock
+
+
 def test_contention_is_what_other_processes_used_over_the_interval():
     clock, samples = _Clock(), []
     state = {"busy": 1000.0, "own": 50.0}
@@ -41,22 +64,8 @@ def test_no_proc_stat_means_no_contention():
 
 
 def test_large_product_switches_blas_threads_with_contention(monkeypatch):
-    calls = []
-
-    class FakeLib:
-        def get_num_threads(self):
-            return 3  # a limit the program set: restored when contention ends
-
-        def set_num_threads(self, n):
-            calls.append(n)
-
-    switch = blas._ThreadSwitch()
-    switch.looked, switch.lib = True, FakeLib()
-    contention = blas._Contention(clock=_Clock(), sample=lambda: (0.0, 0.0))
-    monkeypatch.setattr(blas, "_SWITCH", switch)
-    monkeypatch.setattr(blas, "_CONTENTION", contention)
-    lock = threading.Lock()
-    monkeypatch.setattr(blas, "_LOCK", lock)
+    # 3: a limit the program set, restored when contention ends
+    calls, contention, lock = _fake_blas(monkeypatch, threads=3)
     assert blas.large_product(1 << 10) is blas._NO_WAIT  # BLAS never splits it
     # OpenBLAS splits only products of more than 64^3 multiply-adds (interface/gemm.c)
     assert blas.large_product(64 ** 3) is blas._NO_WAIT
@@ -81,21 +90,7 @@ def test_large_product_switches_blas_threads_with_contention(monkeypatch):
 
 
 def test_no_switch_while_a_product_runs(monkeypatch):
-    calls = []
-
-    class FakeLib:
-        def get_num_threads(self):
-            return 2
-
-        def set_num_threads(self, n):
-            calls.append(n)
-
-    switch = blas._ThreadSwitch()
-    switch.looked, switch.lib = True, FakeLib()
-    contention = blas._Contention(clock=_Clock(), sample=lambda: (0.0, 0.0))
-    monkeypatch.setattr(blas, "_SWITCH", switch)
-    monkeypatch.setattr(blas, "_CONTENTION", contention)
-    monkeypatch.setattr(blas, "_LOCK", threading.Lock())
+    calls, contention, _ = _fake_blas(monkeypatch)
     with blas.large_product(blas.SPLIT_MACS):
         contention.contended, contention.next_poll = True, float("inf")
         with blas.large_product(blas.SPLIT_MACS):
@@ -118,22 +113,8 @@ def test_matmul_that_blas_splits_goes_to_one_thread_under_contention(monkeypatch
     import numpy as np
 
     import tensorweave as tf
-    calls = []
-
-    class FakeLib:
-        def get_num_threads(self):
-            return 2
-
-        def set_num_threads(self, n):
-            calls.append(n)
-
-    switch = blas._ThreadSwitch()
-    switch.looked, switch.lib = True, FakeLib()
-    contention = blas._Contention(clock=_Clock(), sample=lambda: (0.0, 0.0))
+    calls, contention, _ = _fake_blas(monkeypatch)
     contention.contended, contention.next_poll = True, float("inf")
-    monkeypatch.setattr(blas, "_SWITCH", switch)
-    monkeypatch.setattr(blas, "_CONTENTION", contention)
-    monkeypatch.setattr(blas, "_LOCK", threading.Lock())
     rs = np.random.RandomState(0)
     a, b = rs.randn(64, 172).astype(np.float32), rs.randn(172, 64).astype(np.float32)
     assert blas.SPLIT_MACS <= 64 * 172 * 64 < blas.LARGE_PRODUCT_MACS
