@@ -203,7 +203,7 @@ def _scalar_poisson(rate, gen):
         if k < 0 or (us < 0.013 and v > us):
             continue
         s = math.log(v * inv_alpha / (a / (us * us) + b))
-        if s <= -rate + k * math.log(rate) - tf_distributions._LGAMMA(k + 1):
+        if s <= -rate + k * math.log(rate) - tf_distributions._lgamma()(k + 1):
             return k
 
 

@@ -17,7 +17,8 @@ library's over the 2**23 arguments TF's Box-Muller can pass them
 """
 from __future__ import annotations
 
-from typing import Tuple
+import functools
+from typing import Callable, Optional, Tuple
 
 import numpy as np
 
@@ -138,3 +139,21 @@ def _sincos_poly(x: np.ndarray, x2: np.ndarray) -> Tuple[np.ndarray, np.ndarray]
     cos += x2 * c1
     cos += c0
     return sin, cos
+
+
+@functools.lru_cache(maxsize=None)
+def c_function(name: str, restype: str, arity: int) -> Optional[Callable]:
+    """The C math library's function `name` of `arity` arguments, all and its result of
+    the ctypes type `restype` ("c_float", "c_double"), for values that must be the C
+    library's to the last bit; None where the library cannot be loaded. Loaded on first
+    use (finding the library runs a subprocess: not at import)."""
+    import ctypes
+    import ctypes.util
+    try:
+        fn = getattr(ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6"), name)
+    except (OSError, AttributeError):
+        return None
+    c_type = getattr(ctypes, restype)
+    fn.restype, fn.argtypes = c_type, [c_type] * arity
+    return fn
+

@@ -24,15 +24,12 @@ first rejected try (about one in 2**32 / range), whose draw is then made again.
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import functools
 import math
 from typing import Tuple
 
 import numpy as np
 
-from tensorweave.ops.random import philox
+from tensorweave.ops.random import libm_float32, philox
 # philox's word-to-[0, 1) transforms (TF's Uint32ToFloat and Uint64ToDouble)
 from tensorweave.ops.random.philox import _unit_float32, _unit_float64
 
@@ -111,19 +108,9 @@ def exact_uniform(words: WordReader, n: int, count: int, width: int,
 
 
 # --- the C library's float functions ----------------------------------------------------
-@functools.lru_cache(maxsize=None)
-def _libm_float_function(name: str, arity: int):
-    """The C library's float32 function `name` (TF calls it through std::)."""
-    libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-    function = getattr(libm, name)
-    function.restype = ctypes.c_float
-    function.argtypes = [ctypes.c_float] * arity
-    return function
-
-
 def _libm_float32(name: str, *args: np.ndarray) -> np.ndarray:
     """The float32 function `name` of the C library applied elementwise."""
-    function = _libm_float_function(name, len(args))
+    function = libm_float32.c_function(name, "c_float", len(args))
     columns = [np.asarray(a, np.float32).ravel().tolist() for a in args]
     out = np.fromiter(map(function, *columns), np.float32, count=len(columns[0]))
     return out.reshape(np.shape(args[0]))

@@ -20,8 +20,6 @@ CPython's lgamma, may differ by an ulp).
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import math
 
 from typing import Optional
@@ -184,17 +182,9 @@ def _accepts(u: np.ndarray, x: np.ndarray, v: np.ndarray, d: np.ndarray) -> np.n
 
 
 # --- Poisson -------------------------------------------------------------------------------
-def _libm_lgamma():
+def _lgamma():
     """glibc's lgamma (CPython's `math.lgamma` is its own, which differs in last bits)."""
-    try:
-        fn = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6").lgamma
-    except (OSError, AttributeError):
-        return math.lgamma
-    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_double]
-    return fn
-
-
-_LGAMMA = _libm_lgamma()
+    return libm_float32.c_function("lgamma", "c_double", 1) or math.lgamma
 
 
 def poisson(key: philox.Key, counter: philox.Counter, rate: np.ndarray,
@@ -265,7 +255,7 @@ def _hormann_test(v, u_shifted, k, a, b, inv_alpha, rate, log_rate) -> np.ndarra
     """Step 2 of the transformed rejection: log(v * alpha^-1 / G'(u)) <= log f(k)."""
     with np.errstate(all="ignore"):
         s = libm(math.log, v * inv_alpha / (a / (u_shifted * u_shifted) + b), np.log)
-        lgamma = np.fromiter(map(_LGAMMA, (k + 1).tolist()), np.float64, count=k.size)
+        lgamma = np.fromiter(map(_lgamma(), (k + 1).tolist()), np.float64, count=k.size)
         t = -rate + k * log_rate - lgamma
     return s <= t
 
@@ -407,7 +397,7 @@ class _TypedMath:
                 return math.exp(x)
             except OverflowError:
                 return math.inf
-        return self.t(_EXPF(float(x)))
+        return self.t(_expf(float(x)))
 
     def log(self, x):
         if not x > 0:
@@ -431,17 +421,10 @@ class _TypedMath:
         return list(philox._normal_pairs(block, np.dtype(np.float32))[0].astype(self.t))
 
 
-def _libm_expf():
+def _expf(x: float) -> float:
     """glibc's expf (TF's Eigen calls the C library's for a scalar float)."""
-    try:
-        fn = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6").expf
-    except (OSError, AttributeError):
-        return lambda x: float(np.exp(np.float32(x)))
-    fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
-    return fn
-
-
-_EXPF = _libm_expf()
+    fn = libm_float32.c_function("expf", "c_float", 1)
+    return fn(x) if fn is not None else float(np.exp(np.float32(x)))
 
 
 # TF's cost estimate of one output (cycles: a batch's set-up and two rounds of the uniform
