@@ -83,7 +83,9 @@ def fuse_islands(prog):
         setattr(fused, name, list(getattr(prog, name)))
     fused.island_ops = {}
     fused.islands = islands
-    fused.mixed = {}
+    # an island of several entries -> its members' control successors outside it (a
+    # list per member that has some), sent on by its dead-aware form
+    ctrl_of_mixed: Dict[int, List[List[int]]] = {}
     fetch_port: Dict[tuple, tuple] = {}
     # every island's function in one generated module: one compile() for the program
     lines: List[str] = []
@@ -110,7 +112,7 @@ def fuse_islands(prog):
         if len(entries[root]) > 1:
             _generate(prog, mem, entry_args, ports, producers, lines, line_ops, args,
                       dead_aware=[m for m, _ in ctrl_groups])
-            fused.mixed[root] = [dsts for _, dsts in ctrl_groups]
+            ctrl_of_mixed[root] = [dsts for _, dsts in ctrl_groups]
         fused.out_edges[root] = edges
         fused.ctrl_out[root] = ctrl
     filename = "<tensorweave islands %s #%d>" % (
@@ -122,8 +124,8 @@ def fuse_islands(prog):
     for root in islands:
         fused.fn[root] = ns["island%d" % root]
         fused.island_ops[root] = (filename, line_ops)
-        if root in fused.mixed:
-            fused.mixed[root] = (ns["island%d_mixed" % root], fused.mixed[root])
+    fused.mixed = {root: (ns["island%d_mixed" % root], groups)
+                   for root, groups in ctrl_of_mixed.items()}
     fused.fetch = [fetch_port.get(f, f) for f in prog.fetch]
     fused.two_ports = [tuple(e) if len(e) == 2 else None for e in fused.out_edges]
     fused.fused = None
