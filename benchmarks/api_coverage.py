@@ -72,8 +72,7 @@ REASONS = [
     ("train", "ServerDef", _PROTO_CLASSES),
     ("train.experimental", "*", "object-based checkpoint sharding and Python state (TF2 "
      "checkpoints)"),
-    ("*", "*webp", "codecs TF added in 2.x (WebP, JPEG XL) are not implemented"),
-    ("*", "*jxl", "codecs TF added in 2.x (WebP, JPEG XL) are not implemented"),
+    ("*", "*jxl", "the JPEG XL codec TF added in 2.x is not implemented"),
     ("", "load_*_library", "loads compiled TensorFlow kernels; no C++ ABI here"),
     ("", "load_library", "loads compiled TensorFlow kernels; no C++ ABI here"),
     ("", "*quantiz*", "quantized ops are not implemented"),

@@ -245,3 +245,76 @@ def test_decode_image_to_float_rounds_as_tf(sess):
         png, (IMAGE.astype(np.float32) * 257) * np.float32(1.0 / 65535))
     bmp = sess.run(tf.image.decode_image(_read("rgb.bmp"), dtype=tf.float32))
     np.testing.assert_array_equal(bmp, IMAGE.astype(np.float32) * np.float32(1.0 / 255))
+
+
+# --- WebP: files written by Pillow, decoded by TF 2.21 (fixtures/make_fixtures.py webp) ---
+WEBP = np.load(os.path.join(FIXTURES, "webp_expected.npz"))
+WEBP_FILES = ["rgb_lossy", "rgba_lossy", "anim_rgba"]
+
+
+@pytest.mark.parametrize("key", WEBP_FILES)
+def test_webp_decodes_to_tfs_pixels_by_every_op(sess, key):
+    data = _read(key + ".webp")
+    got = sess.run({"webp": tf.io.decode_webp(data), "image": tf.io.decode_image(data),
+                    "first": tf.io.decode_image(data, expand_animations=False),
+                    "png_op": tf.io.decode_png(data)})
+    for name, value in got.items():
+        want = WEBP["%s_%s" % (key, name) if name != "webp" else key]
+        assert value.dtype == np.uint8 and value.shape == want.shape, (key, name)
+        np.testing.assert_array_equal(value, want, err_msg="%s %s" % (key, name))
+    # the lossless animation's frames are the pixels Pillow was given
+    if key == "anim_rgba":
+        assert not np.array_equal(got["webp"][0], got["webp"][1])
+
+
+def test_webp_channels_must_be_the_files_own(sess):
+    rgb, rgba, anim = (_read(k + ".webp") for k in WEBP_FILES)
+    assert sess.run(tf.io.decode_webp(rgb, channels=3)).shape == (1, 13, 19, 3)
+    assert sess.run(tf.image.decode_webp(rgba, channels=4)).shape == (1, 13, 19, 4)
+    assert tf.io.decode_webp(rgb, channels=3).shape.as_list() == [None, None, None, 3]
+    assert tf.io.decode_webp(rgb).shape.as_list() == [None, None, None, None]
+    # TF 2.21's messages, run by run
+    cases = [(tf.io.decode_webp(rgb, channels=4), "Number of channels requested does not "
+              "match input"),
+             (tf.io.decode_webp(rgba, channels=3), "Number of channels requested"),
+             (tf.io.decode_webp(rgb, channels=1), "WebP only supports 3 or 4 channels"),
+             (tf.io.decode_webp(rgb, channels=2), "`channels` must be 0, 1, 3 or 4 but got 2"),
+             (tf.io.decode_image(anim, channels=3), "WebP Animation must be 4 channel RGBA"),
+             (tf.io.decode_image(rgb, dtype=tf.float32), "WebP only supports uint8 for dtype"),
+             (tf.io.decode_image(rgb, dtype=tf.float64), "WebP only supports uint8 for dtype"),
+             (tf.io.decode_webp(b""), "Input is empty."),
+             (tf.io.decode_png(b""), "Input is empty."),
+             (tf.io.decode_webp(b"RIFF\0\0\0\0WEBPVP8 " + b"\0" * 20),
+              "Failed to decode WebP header."),
+             (tf.io.decode_webp(b"garbage"), "Unknown image file format")]
+    for tensor, message in cases:
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+            sess.run(tensor)
+    with pytest.raises(ValueError, match="rank 0"):
+        tf.io.decode_webp([rgb])
+
+
+def test_webp_of_an_rgb_animation_is_refused(sess):
+    """TF reads WebP animations as RGBA only (its own decoder aborts the process on an
+    RGB one with channels=0; tensorweave raises TF's error for channels=3)."""
+    from PIL import Image
+    import io
+    frames = [Image.fromarray(np.full((4, 5, 3), v, np.uint8)) for v in (10, 200)]
+    buf = io.BytesIO()
+    frames[0].save(buf, format="WEBP", save_all=True, append_images=frames[1:],
+                   lossless=True)
+    for channels, message in ((0, "Number of channels requested"),
+                              (3, "WebP Animation must be 4 channel RGBA"),
+                              (4, "Number of channels requested")):
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+            sess.run(tf.io.decode_webp(buf.getvalue(), channels=channels))
+
+
+def test_decode_webp_reads_other_formats_as_decode_image(sess):
+    png = _read("rgb.png")
+    np.testing.assert_array_equal(sess.run(tf.io.decode_webp(png)), EXPECTED["rgb_png"])
+
+
+def test_jpeg_xl_is_refused_as_unsupported(sess):
+    with pytest.raises(tf.errors.UnimplementedError, match="JPEG XL"):
+        sess.run(tf.io.decode_image(b"\xff\x0a" + b"\0" * 30))

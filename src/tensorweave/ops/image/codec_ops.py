@@ -1,5 +1,5 @@
-"""Image codecs through Pillow: DecodeJpeg, DecodePng, DecodeBmp, DecodeGif, DecodeImage,
-EncodeJpeg, EncodePng (part of the image family).
+"""Image codecs through Pillow: DecodeJpeg, DecodePng, DecodeBmp, DecodeGif, DecodeWebP,
+DecodeImage, EncodeJpeg, EncodePng (part of the image family).
 
 As TF 2's kernels do, every decoder reads any of the formats (the format is taken from
 the data, not the op). Channel conversions follow TF: RGB to gray with libpng's
@@ -8,6 +8,12 @@ fixed-point weights (libjpeg's own luma for JPEG), 8-bit to 16-bit by multiplyin
 importing tensorweave does not load it; 16-bit color PNGs, which Pillow reads and writes
 as 8-bit only, go through png16_codec. JPEG pixels come from Pillow's libjpeg and can
 differ by a few levels from TF's build of libjpeg-turbo.
+
+WebP follows TF 2.x's decoder: no channel conversion (the channels asked for must be the
+file's, 3 or 4, and an animation's must be RGBA), uint8 only, and every frame
+[frames, h, w, c] whichever op decodes it but DecodeImage with expand_animations=False
+(its first frame). Pillow decodes through libwebp, as TF does, and gives TF's pixels
+for lossy and lossless files.
 """
 from __future__ import annotations
 
@@ -26,9 +32,11 @@ from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable,
 from tensorweave.framework.shapes import TensorShape, unknown_shape, with_rank
 from tensorweave.ops.image import png16_codec
 
-_UNKNOWN_FORMAT = "Unknown image file format. One of JPEG, PNG, GIF, BMP required."
+_UNKNOWN_FORMAT = "Unknown image file format. One of JPEG, PNG, GIF, BMP, WebP required."
 _SIGNATURES = ((b"\xff\xd8\xff", "JPEG"), (b"\x89PNG\r\n\x1a\n", "PNG"), (b"GIF87a", "GIF"),
                (b"GIF89a", "GIF"), (b"BM", "BMP"))
+# JPEG XL: a bare codestream, or the ISO BMFF container's signature box
+_JPEG_XL = (b"\xff\x0a", b"\x00\x00\x00\x0cJXL \x0d\x0a\x87\x0a")
 
 
 def _invalid(ctx, message: str) -> errors.InvalidArgumentError:
@@ -46,6 +54,8 @@ def _format_of(data: bytes) -> Optional[str]:
     for signature, fmt in _SIGNATURES:
         if data.startswith(signature):
             return fmt
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "WEBP"
     return None
 
 
@@ -142,14 +152,50 @@ def _pillow_frames(ctx, data: bytes, fmt: str, channels: int, ratio: int, animat
         raise _invalid(ctx, "Invalid %s data: %s" % (fmt, reason)) from None
 
 
+def _webp_frames(ctx, data: bytes, channels: int, dtype: np.dtype) -> np.ndarray:
+    """The frames of a WebP image, [frames, h, w, c] uint8, with TF's checks: the
+    channels asked for must be the file's (TF converts none), 3 or 4."""
+    from PIL import Image
+    if channels == 1:
+        raise _invalid(ctx, "WebP only supports 3 or 4 channels")
+    if dtype != np.uint8:
+        raise _invalid(ctx, "WebP only supports uint8 for dtype")
+    try:
+        image = Image.open(io.BytesIO(data))
+    except (OSError, ValueError, SyntaxError):
+        raise _invalid(ctx, "Failed to decode WebP header.") from None
+    have = 4 if image.mode == "RGBA" else 3
+    n_frames = getattr(image, "n_frames", 1)
+    if n_frames > 1 and channels == 3:
+        raise _invalid(ctx, "WebP Animation must be 4 channel RGBA")
+    if channels not in (0, have) or (n_frames > 1 and have != 4):
+        raise _invalid(ctx, "Number of channels requested does not match input")
+    frames = []
+    try:
+        for i in range(n_frames):
+            image.seek(i)
+            frames.append(np.asarray(image.convert("RGBA" if have == 4 else "RGB")))
+    except (OSError, ValueError, EOFError):
+        raise _invalid(ctx, "Failed to decode WebP image.") from None
+    return np.stack(frames)
+
+
 def _decode(ctx, data: bytes, channels: int, dtype: np.dtype, animations: bool,
             ratio: int = 1, still_gifs_only: bool = False, dct_method: str = "",
-            fancy_upscaling: bool = True) -> np.ndarray:
+            fancy_upscaling: bool = True, webp_expand: bool = True) -> np.ndarray:
     if channels not in (0, 1, 3, 4):
         raise _invalid(ctx, "`channels` must be 0, 1, 3 or 4 but got %d" % channels)
+    if not data:
+        raise _invalid(ctx, "Input is empty.")
     fmt = _format_of(data)
     if fmt is None:
+        if data.startswith(_JPEG_XL):
+            raise errors.UnimplementedError(None, ctx.op, "%s: JPEG XL images are not "
+                                            "supported" % ctx.op.type)
         raise _invalid(ctx, _UNKNOWN_FORMAT)
+    if fmt == "WEBP":
+        frames = _webp_frames(ctx, data, channels, dtype)
+        return frames if webp_expand else frames[0]
     if fmt == "BMP" and channels not in (0, 3, 4):
         raise _invalid(ctx, "`channels` must be 0, 3 or 4 for BMP, but got %d" % channels)
     if fmt == "GIF" and channels not in (0, 3):
@@ -205,6 +251,10 @@ register_op("DecodeBmp", inputs=["contents: string"], outputs=["image: uint8"],
 register_op("DecodeGif", inputs=["contents: string"], outputs=["image: uint8"],
             shape=lambda op: (with_rank(op.inputs[0].shape, 0),
                               TensorShape([None, None, None, 3]))[1])
+register_op("DecodeWebP", inputs=["contents: string"], outputs=["image: dtype"],
+            attrs={"channels": 0, "dtype": TypeAttr((_dt.uint8,), default=_dt.uint8)},
+            shape=lambda op: (with_rank(op.inputs[0].shape, 0), TensorShape(
+                [None, None, None, op._get_attr("channels") or None]))[1])
 
 
 def _decode_image_shape(op):
@@ -248,8 +298,8 @@ def _decode_png_kernel(ctx, contents):
 def _decode_bmp_kernel(ctx, contents):
     data = _contents(ctx, contents)
     fmt = _format_of(data)
-    # unlike decode_png and decode_jpeg, TF's DecodeBmp accepts only BMP data
-    if fmt not in (None, "BMP"):
+    # unlike decode_png and decode_jpeg, TF's DecodeBmp accepts only BMP (and WebP) data
+    if fmt not in (None, "BMP", "WEBP"):
         raise _invalid(ctx, "Trying to decode %s format using DecodeBmp op. Use `decode_%s` "
                        "or `decode_image` instead." % (fmt, fmt.lower()))
     return _decode(ctx, data, ctx.attrs["channels"], np.uint8, False)
@@ -261,10 +311,17 @@ def _decode_gif_kernel(ctx, contents):
     return frames if frames.ndim == 4 else frames[None]
 
 
+@kernel("DecodeWebP")
+def _decode_webp_kernel(ctx, contents):
+    # TF's one image kernel: other formats are decoded too, as decode_image does
+    return _decode(ctx, _contents(ctx, contents), ctx.attrs["channels"], np.uint8, True)
+
+
 @kernel("DecodeImage")
 def _decode_image_kernel(ctx, contents):
+    expand = ctx.attrs["expand_animations"]
     return _decode(ctx, _contents(ctx, contents), ctx.attrs["channels"],
-                   ctx.attrs["dtype"].as_numpy_dtype, ctx.attrs["expand_animations"])
+                   ctx.attrs["dtype"].as_numpy_dtype, expand, webp_expand=expand)
 
 
 # --- encoders -------------------------------------------------------------------------------
@@ -364,8 +421,8 @@ def _encode_jpeg_kernel(ctx, image):
     return np.array(buf.getvalue(), dtype=object)
 
 
-for _op in ("DecodeJpeg", "DecodePng", "DecodeBmp", "DecodeGif", "DecodeImage",
-            "EncodePng", "EncodeJpeg"):
+for _op in ("DecodeJpeg", "DecodePng", "DecodeBmp", "DecodeGif", "DecodeWebP",
+            "DecodeImage", "EncodePng", "EncodeJpeg"):
     not_differentiable(_op)
 
 
@@ -448,10 +505,31 @@ def decode_gif(contents, name: Optional[str] = None) -> Tensor:
     return apply_op("DecodeGif", [contents], name=name or "DecodeGif").outputs[0]
 
 
+@tf_export("image.decode_webp", "io.decode_webp")
+def decode_webp(contents, channels: int = 0, dtype=_dt.uint8,
+                name: Optional[str] = None) -> Tensor:
+    """Decodes a WebP image (still or animated) to uint8 [frames, h, w, channels].
+
+    Args:
+      contents: a scalar string Tensor, the encoded image.
+      channels: 0 (as stored), 3 (RGB) or 4 (RGBA); it must be the file's own (no
+        conversion), and 4 for an animation.
+      dtype: uint8.
+      name: op name.
+
+    Returns:
+      A uint8 Tensor [num_frames, height, width, channels] (one frame for a still
+      image). Other formats are decoded as decode_image decodes them.
+    """
+    return apply_op("DecodeWebP", [contents], {"channels": int(channels),
+                                               "dtype": _dt.as_dtype(dtype)},
+                    name=name or "DecodeWebP").outputs[0]
+
+
 @tf_export("image.decode_image", "io.decode_image")
 def decode_image(contents, channels=None, dtype=_dt.uint8, name: Optional[str] = None,
                  expand_animations: bool = True) -> Tensor:
-    """Decodes a JPEG, PNG, GIF or BMP image, whatever the format.
+    """Decodes a JPEG, PNG, GIF, BMP or WebP image, whatever the format.
 
     Args:
       contents: a scalar string Tensor, the encoded image.
@@ -459,11 +537,12 @@ def decode_image(contents, channels=None, dtype=_dt.uint8, name: Optional[str] =
       dtype: the result type; integer and float images are scaled as
         convert_image_dtype does.
       name: name scope.
-      expand_animations: GIFs give all frames [frames, h, w, 3] (so the static rank is
-        unknown); if False, the first frame only.
+      expand_animations: GIFs and WebP images give all frames [frames, h, w, c] (so
+        the static rank is unknown); if False, the first frame only.
 
     Returns:
-      A Tensor of `dtype`: [h, w, channels], or [frames, h, w, 3] for an animated GIF.
+      A Tensor of `dtype`: [h, w, channels], or [frames, h, w, c] for an animated GIF
+      and any WebP image (WebP: uint8 only).
     """
     dtype = _dt.as_dtype(dtype)
     with _graph.name_scope(name, "decode_image", [contents]):
