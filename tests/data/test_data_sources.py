@@ -57,16 +57,45 @@ def test_random_dataset_values_and_seeds(sess):
                 _values(sess, X.RandomDataset(), 50)).all()
 
 
+def _initialized_twice(dataset) -> list:
+    """The elements of `dataset` read through an initializable iterator, initialized
+    twice in one session: one list for each initialization."""
+    it = tf.data.make_initializable_iterator(dataset)
+    nxt = it.get_next()
+    runs = []
+    with tf.Session() as sess:
+        for _ in range(2):
+            sess.run(it.initializer)
+            runs.append([int(sess.run(nxt)) for _ in range(6)])
+    return runs
+
+
 def test_rerandomize_each_iteration(drain):
     same = drain(tf.data.Dataset.random(seed=7).take(3).repeat(2))
     assert same[:3] == same[3:]
-    new = drain(tf.data.Dataset.random(seed=7, rerandomize_each_iteration=True)
-                .take(3).repeat(2))
-    assert new[:3] != new[3:] and new[:3] != same[:3]
+    with pytest.warns(UserWarning, match="only supported for repeat-based epochs"):
+        rerandomized = tf.data.Dataset.random(seed=7, rerandomize_each_iteration=True)
+    first, again = _initialized_twice(rerandomized.take(3).repeat(2))
     # TF 2.21's values (an initializable iterator): each pass takes its seeds from the
-    # dataset's, even the first
+    # dataset's, even the first; initialized again, the iterator starts again from pass 0
     assert same == [1992159687, 3200305987, 237021325] * 2
-    assert new == [3796837372, 101266603, 2298337980, 2134240549, 2631225618, 892156681]
+    assert first == again == [3796837372, 101266603, 2298337980, 2134240549, 2631225618,
+                              892156681]
+
+
+def test_rerandomized_random_refuses_a_one_shot_iterator():
+    # TF's graph: RandomDatasetV2 reads a DummySeedGenerator, a stateful op that a
+    # one-shot iterator cannot capture (TF 2.21's ValueError, when the iterator is made)
+    with pytest.warns(UserWarning):
+        ds = tf.data.Dataset.random(seed=7, rerandomize_each_iteration=True)
+    assert ds._variant.op.type == "RandomDatasetV2"
+    assert ds._variant.op.inputs[2].op.type == "DummySeedGenerator"
+    with pytest.raises(ValueError, match=r"^Cannot capture a stateful node \(name:"
+                       r"DummySeedGenerator, type:DummySeedGenerator\) by value.: A likely "
+                       r"cause of this error is that the dataset for which you are calling "
+                       r"`make_one_shot_iterator\(\)` captures a stateful object"):
+        tf.data.make_one_shot_iterator(ds)
+    assert tf.data.Dataset.random(seed=7)._variant.op.type == "RandomDataset"
 
 
 def test_graph_seed_makes_the_sequence_repeatable():

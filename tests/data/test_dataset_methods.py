@@ -115,8 +115,11 @@ def test_sample_from_datasets(drain):
     assert sorted(_values(drain(seeded))) == [0, 1, 2, 10, 11, 12]
     with pytest.raises(ValueError, match=r"`len\(weights\)=1` vs. `len\(datasets\)=2`"):
         D.sample_from_datasets(inputs(), weights=[1.])
-    with pytest.raises(NotImplementedError, match="rerandomize_each_iteration"):
-        D.sample_from_datasets(inputs(), seed=5, rerandomize_each_iteration=True)
+    # rerandomize_each_iteration is the method's alone (its orders: test_sampling_orders)
+    not_rerandomized = D.sample_from_datasets(inputs(), seed=5, rerandomize_each_iteration=False)
+    assert _values(drain(not_rerandomized)) == _values(drain(seeded))
+    with pytest.raises(TypeError, match="rerandomize_each_iteration"):
+        X.sample_from_datasets(inputs(), seed=5, rerandomize_each_iteration=True)
 
 
 def test_from_sparse_tensor_slices(drain):

@@ -49,18 +49,16 @@ class TwinMethods:
         """Elements drawn from `datasets` at random with probabilities `weights`
         (tf.data.experimental.sample_from_datasets).
 
+        With `rerandomize_each_iteration`, each pass of a `repeat` draws anew; an
+        iterator initialized again starts again from the first pass's draws, and a
+        one-shot iterator refuses the dataset (TF's seed generator is a stateful op).
+
         Raises:
-          NotImplementedError: `rerandomize_each_iteration` is True (new draws for each
-            epoch of a seeded sample: graph-mode TF cannot make a one-shot iterator of it
-            either).
           TypeError, ValueError: as tf.data.experimental.sample_from_datasets.
         """
-        if rerandomize_each_iteration:
-            raise NotImplementedError("sample_from_datasets: rerandomize_each_iteration=True "
-                                      "is not supported.")
         from tensorweave.data import experimental
-        return experimental.sample_from_datasets(datasets, weights, seed,
-                                                 stop_on_empty_dataset)
+        return experimental.sampled_datasets(datasets, weights, seed, stop_on_empty_dataset,
+                                             rerandomize_each_iteration)
 
     @staticmethod
     def from_sparse_tensor_slices(sparse_tensor):

@@ -241,15 +241,30 @@ def sample_from_datasets(datasets, weights=None, seed: typing.Optional[int] = No
       TypeError: the datasets' elements differ, or the weights are not float32/float64.
       ValueError: no datasets, or `weights` of another length than `datasets`.
     """
+    return sampled_datasets(datasets, weights, seed, stop_on_empty_dataset)
+
+
+def sampled_datasets(datasets, weights=None, seed: typing.Optional[int] = None,
+                     stop_on_empty_dataset: bool = False,
+                     rerandomize_each_iteration: typing.Optional[bool] = None) -> Dataset:
+    """`sample_from_datasets` with `Dataset.sample_from_datasets`'s
+    `rerandomize_each_iteration`: the seeds are those of
+    `Dataset.random(seed, rerandomize_each_iteration)`, so each pass of a `repeat` draws
+    anew (see sources.RandomDataset).
+
+    Raises:
+      As `sample_from_datasets`.
+    """
     datasets = list(datasets)
     _check_same(datasets)
     if isinstance(weights, Dataset):
-        return choose_from_datasets(datasets, _varying_weight_choices(weights, seed),
-                                    stop_on_empty_dataset)
+        choices = _varying_weight_choices(weights, seed, rerandomize_each_iteration)
+        return choose_from_datasets(datasets, choices, stop_on_empty_dataset)
     datasets, logits = _constant_logits(datasets, weights)
     if len(datasets) == 1:
         return datasets[0]
-    return _sampled(datasets, logits, Dataset.random(seed), stop_on_empty_dataset)
+    return _sampled(datasets, logits, Dataset.random(seed, rerandomize_each_iteration),
+                    stop_on_empty_dataset)
 
 
 def _sampled(datasets: list, logits, random: Dataset, stop_on_empty_dataset: bool):
@@ -298,14 +313,18 @@ def _draw_one(logits, seed):
     return squeeze(stateless_categorical(logits, 1, seed), axis=[0, 1])
 
 
-def _varying_weight_choices(weights: Dataset, seed) -> Dataset:
-    """The index drawn for each weight vector of `weights` (TF's composition)."""
+def _varying_weight_choices(weights: Dataset, seed, rerandomize: typing.Optional[bool]
+                            ) -> Dataset:
+    """The index drawn for each weight vector of `weights`, seeded by pairs of values of
+    `Dataset.random(seed, rerandomize)`, made after the logits as TF's (with a graph
+    seed only, the op seed counts the ops made before)."""
     from tensorweave.ops.math.math_unary import log
     if len(weights._types) != 1 or weights._types[0] not in (_dt.float32, _dt.float64):
         raise TypeError("`weights` must be a dataset of `tf.float32` or `tf.float64` "
                         "vectors, got %s." % (weights.output_types,))
     logits = weights.map(lambda w: log([w], name="logits"))
-    return Dataset.zip((logits, Dataset.random(seed).batch(2))).map(_draw_one)
+    random = Dataset.random(seed, rerandomize)
+    return Dataset.zip((logits, random.batch(2))).map(_draw_one)
 
 
 def _check_same(datasets) -> None:

@@ -403,9 +403,11 @@ def _check_capturable(variant) -> None:
                              "initializer." % (op.name, op.type))
         if _is_state(op):
             raise ValueError("Cannot capture a stateful node (name:%s, type:%s) by value.: "
-                             "a one-shot iterator's dataset cannot capture a stateful "
-                             "object, such as a tf.Variable or a lookup table; use "
-                             "make_initializable_iterator() instead." % (op.name, op.type))
+                             "A likely cause of this error is that the dataset for which "
+                             "you are calling `make_one_shot_iterator()` captures a "
+                             "stateful object, such as a `tf.Variable` or "
+                             "`tf.lookup.StaticHashTable`, which is not supported. Use "
+                             "`make_initializable_iterator()` instead." % (op.name, op.type))
 
 
 def _data_upstream(op) -> list:

@@ -1,10 +1,15 @@
 """tf.data.experimental's sources beyond Dataset's own: `from_list` (elements given one by
 one, of shapes that may differ) and `RandomDataset` (an endless stream of random int64
 values, also `Dataset.random`).
+
+A rerandomizing RandomDataset is TF's graph: RandomDatasetV2 reading the handle of a
+DummySeedGenerator, a stateful op, so that a one-shot iterator refuses it as TF's does
+(its dataset is captured by value); the kernel makes the seeds of each pass itself.
 """
 from __future__ import annotations
 
 import typing
+import warnings
 
 import numpy as np
 
@@ -12,7 +17,8 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import nest
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
-from tensorweave.framework.registry import TypeListAttr, kernel
+from tensorweave.framework.registry import TypeListAttr, kernel, \
+    not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.data import dataset_ops as _ds
 from tensorweave.data import dataset_kernels as _kernels
@@ -24,6 +30,12 @@ from tensorweave.ops.random import philox
 _kernels.dataset_op("ListDataset", ["tensors: Tinput_types"], {"Tinput_types": TypeListAttr()})
 _kernels.dataset_op("RandomDataset", ["seed: int64", "seed2: int64"],
                {"rerandomize_each_iteration": False})
+_kernels.dataset_op("RandomDatasetV2", ["seed: int64", "seed2: int64",
+                                        "seed_generator: resource"],
+                    {"rerandomize_each_iteration": False})
+register_op("DummySeedGenerator", outputs=["handle: resource"],
+            shape=lambda op: TensorShape([]), stateful=True)
+not_differentiable("DummySeedGenerator")
 
 
 class _List(DatasetValue):
@@ -108,6 +120,20 @@ def _random_kernel(ctx, seed, seed2):
                    ctx.op.name)
 
 
+@kernel("RandomDatasetV2")
+def _random_v2_kernel(ctx, seed, seed2, seed_generator):
+    # the generator is an input only for its place in the graph (what a one-shot iterator
+    # refuses): the seeds of each pass are the dataset's own (_Random)
+    return _random_kernel(ctx, seed, seed2)
+
+
+class _DummySeedGenerator:
+    """The value of TF's DummySeedGenerator handle: a generator that hands out nothing."""
+
+
+kernel("DummySeedGenerator")(lambda ctx: _DummySeedGenerator())
+
+
 @tf_export("data.experimental.RandomDataset")
 class RandomDataset(Dataset):
     """An endless dataset of random int64 values, uniform over [0, 2**32): TF's values
@@ -117,8 +143,9 @@ class RandomDataset(Dataset):
       seed: the op seed (with the graph seed, as `tf.set_random_seed` sets it): the same
         seeds give the same sequence; None and no graph seed: a new one each time the
         dataset is created.
-      rerandomize_each_iteration: a new sequence on each pass over the dataset (a
-        `repeat`, or each initialization of an iterator), else the same one.
+      rerandomize_each_iteration: a new sequence on each pass of a `repeat`, else the
+        same one (an iterator initialized again starts again from the first; a
+        one-shot iterator refuses it, as TF's).
       name: the op's name.
     """
 
@@ -128,10 +155,19 @@ class RandomDataset(Dataset):
         from tensorweave.ops.random.random_ops import get_seed
         s1, s2 = get_seed(seed)
         s1, s2 = (0, 0) if s1 is None else (s1, s2)
-        op = apply_op("RandomDataset", [convert_to_tensor(s1, _dt.int64),
-                                        convert_to_tensor(s2, _dt.int64)],
-                      dict(_ds.spec_attrs([_dt.int64], [TensorShape([])]),
-                           rerandomize_each_iteration=bool(rerandomize_each_iteration)),
-                      name=name or "RandomDataset")
+        seeds = [convert_to_tensor(s1, _dt.int64), convert_to_tensor(s2, _dt.int64)]
+        attrs = _ds.spec_attrs([_dt.int64], [TensorShape([])])
+        if rerandomize_each_iteration:
+            # TF's warning under TF1 behaviour (disable_v2_behavior), tensorweave's only one
+            warnings.warn("In TF 1, the `rerandomize_each_iteration=True` option is only "
+                          "supported for repeat-based epochs.")
+            generator = apply_op("DummySeedGenerator", [], {}, name="DummySeedGenerator")
+            op = apply_op("RandomDatasetV2", seeds + [generator.outputs[0]],
+                          dict(attrs, rerandomize_each_iteration=True),
+                          name=name or "RandomDatasetV2")
+        else:
+            op = apply_op("RandomDataset", seeds,
+                          dict(attrs, rerandomize_each_iteration=False),
+                          name=name or "RandomDataset")
         super().__init__(op.outputs[0], 0, [_dt.int64], [TensorShape([])])
 
