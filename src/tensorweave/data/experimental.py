@@ -421,13 +421,7 @@ class _TakeWhile(DatasetValue):
     def __init__(self, source, fn):
         self.source, self.fn = source, fn
 
-    def elements(self, ctx):
-        return self._taken(ctx, False)
-
-    def elements_with_errors(self, ctx):
-        return self._taken(ctx, True)
-
-    def _taken(self, ctx, with_errors: bool):
+    def _elements(self, ctx, with_errors: bool):
         for e in _pipe.read(self.source, ctx, with_errors):
             if isinstance(e, _pipe.ElementError):
                 yield e
@@ -441,13 +435,7 @@ class _Unique(DatasetValue):
     def __init__(self, source):
         self.source = source
 
-    def elements(self, ctx):
-        return self._unique(ctx, False)
-
-    def elements_with_errors(self, ctx):
-        return self._unique(ctx, True)
-
-    def _unique(self, ctx, with_errors: bool):
+    def _elements(self, ctx, with_errors: bool):
         seen = set()
         for e in _pipe.read(self.source, ctx, with_errors):
             if isinstance(e, _pipe.ElementError):
@@ -463,13 +451,7 @@ class _Choose(DatasetValue):
     def __init__(self, selector, inputs, stop: bool):
         self.selector, self.inputs, self.stop = selector, inputs, stop
 
-    def elements(self, ctx):
-        return self._chosen(ctx, False)
-
-    def elements_with_errors(self, ctx):
-        return self._chosen(ctx, True)
-
-    def _chosen(self, ctx, with_errors: bool):
+    def _elements(self, ctx, with_errors: bool):
         choices = (c if isinstance(c, _pipe.ElementError) else int(np.asarray(c[0]))
                    for c in _pipe.read(self.selector, ctx, with_errors))
         return _directed(ctx, [_pipe.read(d, ctx, with_errors) for d in self.inputs],
@@ -507,13 +489,7 @@ class _Sample(DatasetValue):
     def __init__(self, random, logits: np.ndarray, inputs, stop: bool):
         self.random, self.logits, self.inputs, self.stop = random, logits, inputs, stop
 
-    def elements(self, ctx):
-        return self._sampled(ctx, False)
-
-    def elements_with_errors(self, ctx):
-        return self._sampled(ctx, True)
-
-    def _sampled(self, ctx, with_errors: bool):
+    def _elements(self, ctx, with_errors: bool):
         return _directed(ctx, [_pipe.read(d, ctx, with_errors) for d in self.inputs],
                          self._choices(ctx), self.stop)
 
@@ -540,7 +516,11 @@ class _IgnoreErrors(DatasetValue):
 
 
 def _passes_errors_on(value: DatasetValue) -> bool:
-    return type(value).elements_with_errors is not DatasetValue.elements_with_errors
+    """Whether `value` reads its input with errors on an iterator's pass: it defines
+    `_elements` or `elements_with_errors`, not `elements` alone (DatasetValue)."""
+    kind = type(value)
+    return kind._elements is not DatasetValue._elements or \
+        kind.elements_with_errors is not DatasetValue.elements_with_errors
 
 
 def _skip_errors_below_enders(value: DatasetValue) -> None:
@@ -700,13 +680,7 @@ class _Scan(DatasetValue):
     def __init__(self, source, fn, state):
         self.source, self.fn, self.state = source, fn, list(state)
 
-    def elements(self, ctx):
-        return self._scanned(ctx, False)
-
-    def elements_with_errors(self, ctx):
-        return self._scanned(ctx, True)
-
-    def _scanned(self, ctx, with_errors: bool):
+    def _elements(self, ctx, with_errors: bool):
         state = list(self.state)
         n = len(state)
         for e in _pipe.read(self.source, ctx, with_errors):
@@ -736,13 +710,7 @@ class _Buckets(DatasetValue):
                       for s in shapes]
         return _batching.pad_batch(ctx, batch, shapes, self.values)
 
-    def elements(self, ctx):
-        return self._bucketed(ctx, False)
-
-    def elements_with_errors(self, ctx):
-        return self._bucketed(ctx, True)
-
-    def _bucketed(self, ctx, with_errors: bool):
+    def _elements(self, ctx, with_errors: bool):
         import bisect
         buckets = [[] for _ in self.sizes]
         for e in _pipe.read(self.source, ctx, with_errors):

@@ -235,15 +235,9 @@ class _Generated(DatasetValue):
         except Exception as e:  # noqa: BLE001 - NumPy's OverflowError: py_func's classes
             raise _generator_error(self.op, e) from None
 
-    def elements(self, ctx):
-        return self._generated(False)
-
-    def elements_with_errors(self, ctx):
-        # an element that does not convert fails alone: the generator goes on (TF's);
-        # an exception the generator raises ends it
-        return self._generated(True)
-
-    def _generated(self, with_errors: bool):
+    def _elements(self, ctx, with_errors: bool):
+        # with errors, an element that does not convert fails alone: the generator goes
+        # on (TF's); an exception the generator raises ends it
         try:
             source = iter(self.generator(*self.args))
         except Exception as e:  # noqa: BLE001 - the user's code: reported as TF does

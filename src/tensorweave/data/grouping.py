@@ -222,13 +222,7 @@ class _GroupByWindow(DatasetValue):
         args = [np.int64(key), _Window(window)]
         return _pipe.read(_pipe.sub_dataset(ctx, self, self.reduce_fn, args), ctx, with_errors)
 
-    def elements(self, ctx):
-        return self._grouped(ctx, False)
-
-    def elements_with_errors(self, ctx):
-        return self._grouped(ctx, True)
-
-    def _grouped(self, ctx, with_errors: bool):
+    def _elements(self, ctx, with_errors: bool):
         ctx = _pipe.pass_context(ctx)
         # the windows' datasets read in contexts of their own, named by this pass over
         # the input and the window's number in it (their randomness, if any, replays)

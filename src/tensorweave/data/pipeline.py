@@ -10,7 +10,6 @@ pipeline_batching.py.
 """
 from __future__ import annotations
 
-import abc
 import threading
 from typing import List, Optional, Protocol
 
@@ -102,7 +101,7 @@ def pass_context(ctx) -> PipelineContext:
     return ctx if isinstance(ctx, PipelineContext) else PipelineContext(ctx)
 
 
-class DatasetValue(abc.ABC):
+class DatasetValue:
     """A dataset's run-time value. `elements(ctx)` iterates over its elements, each a list
     of arrays (the flattened components); a new call starts again from the start.
 
@@ -114,9 +113,9 @@ class DatasetValue(abc.ABC):
     # with tf.data.experimental.ignore_errors: functions drop the elements they fail on
     skip_errors = False
 
-    @abc.abstractmethod
     def elements(self, ctx):
         """A new iterator over the elements, each a list of component arrays."""
+        return self._elements(ctx, False)
 
     def elements_after(self, ctx, n: int):
         """A new iterator over the elements after the first `n`, exactly as
@@ -141,10 +140,23 @@ class DatasetValue(abc.ABC):
     def elements_with_errors(self, ctx):
         """`elements(ctx)`, except that an element a function fails on is an
         ElementError in its place and the pass goes on, as TF's iterators go on after
-        an error: what an iterator reads. Transformations that pass an error through
-        override this (most do, reading their inputs with `read`); elsewhere an error
-        ends the pass."""
+        an error: what an iterator reads."""
+        return self._elements(ctx, True)
+
+    def _elements(self, ctx, with_errors: bool):
+        """`elements_with_errors(ctx)` when `with_errors`, else `elements(ctx)`: what a
+        subclass defines, or else `elements` alone. Transformations that pass an error
+        through define this (most do, reading their inputs with `read`); one that
+        defines only `elements` (a source, an input read whole) ends its pass at an
+        error, its elements_with_errors being its elements."""
         return self.elements(ctx)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # each of the two calls the other here: a subclass must define one
+        if cls.elements is DatasetValue.elements and \
+                cls._elements is DatasetValue._elements:
+            raise TypeError("%s defines neither elements nor _elements" % cls.__name__)
 
 
 END_OF_INPUT = object()
@@ -284,7 +296,13 @@ class FixedLengthRecords(DatasetValue):
 def read(value: DatasetValue, ctx, with_errors: bool):
     """`value`'s elements, each failed one an ElementError in its place when
     `with_errors` (an iterator's pass) and raised otherwise."""
-    return value.elements_with_errors(ctx) if with_errors else value.elements(ctx)
+    return reader(value, with_errors)(ctx)
+
+
+def reader(value: DatasetValue, with_errors: bool):
+    """What `read` calls with the pass's context: `value.elements_with_errors` or
+    `value.elements` (for a transformation that takes its input as a function)."""
+    return value.elements_with_errors if with_errors else value.elements
 
 
 def applied(node: DatasetValue, ctx, inputs, errors_as_elements: bool):

@@ -19,21 +19,14 @@ class Batch(DatasetValue):
         self.source, self.size, self.drop = source, size, drop_remainder
         self.whole = whole
 
-    def elements(self, ctx):
+    def _elements(self, ctx, with_errors: bool):
         blocks = self.source.blocks(ctx)
-        if blocks is not None:
+        if blocks is not None:  # no function below: no errors
             yield from _batches_of_blocks(blocks, self.size, self.drop)
             return
-        for batch in _row_batches(self.source.elements(ctx), self.size, self.drop):
-            yield stack(ctx, batch)
-
-    def elements_with_errors(self, ctx):
-        if self.source.blocks(ctx) is not None:  # no function below: no errors
-            yield from self.elements(ctx)
-            return
-        for batch in _row_batches(self.source.elements_with_errors(ctx), self.size,
+        for batch in _row_batches(read(self.source, ctx, with_errors), self.size,
                                   self.drop, self.whole):
-            yield _combined(batch, lambda b: stack(ctx, b))
+            yield _combined(batch, lambda b: stack(ctx, b), with_errors)
 
     def elements_after(self, ctx, n: int):
         # the batches after the first n are those of the input after its first n * size
@@ -47,10 +40,12 @@ class Batch(DatasetValue):
             yield stack(ctx, batch)
 
 
-def _combined(batch, combine):
-    """`combine(batch)`, or an ElementError in its place: a batch that cannot be made
-    (elements of different shapes) fails its get_next, and the pass goes on with the
-    next batch, as TF's."""
+def _combined(batch, combine, with_errors: bool):
+    """`combine(batch)`; with errors, an ElementError in its place where it fails: a
+    batch that cannot be made (elements of different shapes) fails its get_next, and
+    the pass goes on with the next batch, as TF's."""
+    if not with_errors:
+        return combine(batch)
     if isinstance(batch, ElementError):
         return batch
     try:
@@ -139,14 +134,11 @@ class PaddedBatch(DatasetValue):
         self.source, self.size, self.drop = source, size, drop_remainder
         self.shapes, self.values = shapes, values
 
-    def elements(self, ctx):
-        for batch in _row_batches(self.source.elements(ctx), self.size, self.drop):
-            yield pad_batch(ctx, batch, self.shapes, self.values)
-
-    def elements_with_errors(self, ctx):
-        for batch in _row_batches(self.source.elements_with_errors(ctx), self.size,
+    def _elements(self, ctx, with_errors: bool):
+        for batch in _row_batches(read(self.source, ctx, with_errors), self.size,
                                   self.drop):
-            yield _combined(batch, lambda b: pad_batch(ctx, b, self.shapes, self.values))
+            yield _combined(batch, lambda b: pad_batch(ctx, b, self.shapes, self.values),
+                            with_errors)
 
     def elements_after(self, ctx, n: int):
         for batch in _row_batches(self.source.elements_after(ctx, n * self.size),
@@ -196,15 +188,9 @@ class Windows(DatasetValue):
         self.source, self.size, self.shift, self.stride, self.drop = \
             source, size, shift, stride, drop
 
-    def elements(self, ctx):
-        return self._windows(ctx, False)
-
-    def elements_with_errors(self, ctx):
-        # a failed input element is kept in its place: a window holding one fails with
-        # its error, and the next windows go on (TF keeps each element's status)
-        return self._windows(ctx, True)
-
-    def _windows(self, ctx, with_errors: bool):
+    def _elements(self, ctx, with_errors: bool):
+        # with errors, a failed input element is kept in its place: a window holding one
+        # fails with its error, and the next windows go on (TF keeps each element's status)
         span = (self.size - 1) * self.stride + 1  # input elements one window covers
         buffered, first = [], 0  # elements from input index `first` on
         inputs = read(self.source, ctx, with_errors)
@@ -236,13 +222,7 @@ class Unbatch(DatasetValue):
     def __init__(self, source):
         self.source = source
 
-    def elements(self, ctx):
-        return self._rows_of(ctx, False)
-
-    def elements_with_errors(self, ctx):
-        return self._rows_of(ctx, True)
-
-    def _rows_of(self, ctx, with_errors: bool):
+    def _elements(self, ctx, with_errors: bool):
         for e in read(self.source, ctx, with_errors):
             if isinstance(e, ElementError):
                 yield e

@@ -10,7 +10,7 @@ from typing import Optional, Tuple
 import numpy as np
 
 from tensorweave.data.pipeline import END_OF_INPUT, DatasetValue, ElementError, applied, \
-    TracedFunction, component_rows, pass_context, read, sub_dataset
+    TracedFunction, component_rows, pass_context, read, reader, sub_dataset
 from tensorweave.ops.random import philox
 
 
@@ -21,13 +21,7 @@ class Zip(DatasetValue):
     def __init__(self, inputs):
         self.inputs = inputs
 
-    def elements(self, ctx):
-        return self._zipped(ctx, False)
-
-    def elements_with_errors(self, ctx):
-        return self._zipped(ctx, True)
-
-    def _zipped(self, ctx, with_errors: bool):
+    def _elements(self, ctx, with_errors: bool):
         for parts in zip(*(read(d, ctx, with_errors) for d in self.inputs)):
             failed = [p for p in parts if isinstance(p, ElementError)]
             yield failed[0] if failed else [c for p in parts for c in p]
@@ -41,26 +35,17 @@ class Concatenate(DatasetValue):
     def __init__(self, first, second):
         self.first, self.second = first, second
 
-    def elements(self, ctx):
-        yield from self.first.elements(ctx)
-        yield from self.second.elements(ctx)
-
-    def elements_with_errors(self, ctx):
-        yield from self.first.elements_with_errors(ctx)
-        yield from self.second.elements_with_errors(ctx)
+    def _elements(self, ctx, with_errors: bool):
+        yield from read(self.first, ctx, with_errors)
+        yield from read(self.second, ctx, with_errors)
 
 
 class Repeat(DatasetValue):
     def __init__(self, source, count: int):
         self.source, self.count = source, count
 
-    def elements(self, ctx):
-        return self._repeated(ctx, self.source.elements)
-
-    def elements_with_errors(self, ctx):
-        return self._repeated(ctx, self.source.elements_with_errors)
-
-    def _repeated(self, ctx, inputs):
+    def _elements(self, ctx, with_errors: bool):
+        inputs = reader(self.source, with_errors)
         epochs = itertools.count() if self.count < 0 else range(self.count)
         for _ in epochs:
             empty = True
@@ -90,11 +75,8 @@ class Take(DatasetValue):
     def __init__(self, source, count: int):
         self.source, self.count = source, count
 
-    def elements(self, ctx):
-        return self._taken(lambda: self.source.elements(ctx), self.count)
-
-    def elements_with_errors(self, ctx):
-        return self._taken(lambda: self.source.elements_with_errors(ctx), self.count)
+    def _elements(self, ctx, with_errors: bool):
+        return self._taken(lambda: read(self.source, ctx, with_errors), self.count)
 
     def elements_after(self, ctx, n: int):
         skipped = n if self.count < 0 else min(n, self.count)
@@ -165,11 +147,8 @@ class Shuffle(DatasetValue):
         self.source, self.buffer_size, self.reshuffle = source, buffer_size, reshuffle
         self.seeds, self.key = seeds, key
 
-    def elements(self, ctx):
-        return self._shuffled(ctx, self.source.elements)
-
-    def elements_with_errors(self, ctx):
-        return self._shuffled(ctx, self.source.elements_with_errors)
+    def _elements(self, ctx, with_errors: bool):
+        return self._shuffled(ctx, reader(self.source, with_errors))
 
     def _pass_seeds(self, ctx) -> Tuple[int, int]:
         """The (seed, seed2) of this pass over the input."""
@@ -220,13 +199,7 @@ class Cache(DatasetValue):
     def __init__(self, source):
         self.source = source
 
-    def elements(self, ctx):
-        return self._cached(ctx, False)
-
-    def elements_with_errors(self, ctx):
-        return self._cached(ctx, True)
-
-    def _cached(self, ctx, with_errors: bool):
+    def _elements(self, ctx, with_errors: bool):
         ctx = pass_context(ctx)
         state = ctx.state_of(self)  # the pass's cache: a restored pass fills its own
         if "cached" in state:
@@ -244,13 +217,7 @@ class FlatMap(DatasetValue):
     def __init__(self, source, fn: TracedFunction, key: str = "FlatMapDataset"):
         self.source, self.fn, self.key = source, fn, key
 
-    def elements(self, ctx):
-        return self._flattened(ctx, False)
-
-    def elements_with_errors(self, ctx):
-        return self._flattened(ctx, True)
-
-    def _flattened(self, ctx, with_errors: bool):
+    def _elements(self, ctx, with_errors: bool):
         ctx = pass_context(ctx)
         call = ctx.calls(self.key)
         for k, e in enumerate(read(self.source, ctx, with_errors)):
@@ -282,13 +249,7 @@ class Interleave(DatasetValue):
             value = Prefetch(value, self.block)
         return read(value, ctx, with_errors)
 
-    def elements(self, ctx):
-        return self._interleaved(ctx, False)
-
-    def elements_with_errors(self, ctx):
-        return self._interleaved(ctx, True)
-
-    def _interleaved(self, ctx, with_errors: bool):
+    def _elements(self, ctx, with_errors: bool):
         ctx = pass_context(ctx)
         call = ctx.calls(self.key)
         inputs = enumerate(read(self.source, ctx, with_errors))
@@ -330,11 +291,8 @@ class Map(DatasetValue):
     def __init__(self, source, fn: TracedFunction):
         self.source, self.fn = source, fn
 
-    def elements(self, ctx):
-        return self._mapped(ctx, self.source.elements)
-
-    def elements_with_errors(self, ctx):
-        return self._mapped(ctx, self.source.elements_with_errors, True)
+    def _elements(self, ctx, with_errors: bool):
+        return self._mapped(ctx, reader(self.source, with_errors), with_errors)
 
     def elements_after(self, ctx, n: int):
         if self.skip_errors:  # the elements dropped decide which input elements to skip
@@ -352,14 +310,8 @@ class Filter(DatasetValue):
     def __init__(self, source, fn: TracedFunction):
         self.source, self.fn = source, fn
 
-    def elements(self, ctx):
-        return self._filtered(ctx, self.source.elements)
-
-    def elements_with_errors(self, ctx):
-        return self._filtered(ctx, self.source.elements_with_errors, True)
-
-    def _filtered(self, ctx, inputs, errors_as_elements: bool = False):
-        for item in applied(self, ctx, inputs, errors_as_elements):
+    def _elements(self, ctx, with_errors: bool):
+        for item in applied(self, ctx, reader(self.source, with_errors), with_errors):
             if isinstance(item, ElementError):
                 yield item
             elif bool(np.asarray(item[1][0])):

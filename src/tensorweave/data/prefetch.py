@@ -16,7 +16,7 @@ import weakref
 
 from tensorweave.framework import errors
 from tensorweave.framework.registry import kernel
-from tensorweave.data.pipeline import DatasetValue
+from tensorweave.data.pipeline import DatasetValue, reader
 
 _END = object()
 _POLL_S = 0.05  # how often a blocked producer looks whether the consumer has gone
@@ -36,14 +36,11 @@ class Prefetch(DatasetValue):
         self.source = source
         self.buffer_size = 2 if buffer_size < 0 else max(int(buffer_size), 1)
 
-    def elements(self, ctx):
+    def _elements(self, ctx, with_errors: bool):
         """Starts the reading thread now (so an interleave's open inputs all read ahead)
         and returns the generator that hands out what it reads. A generator dropped
         before its first element still stops the thread (a finalizer on it)."""
-        return self._read_ahead(ctx, self.source.elements)
-
-    def elements_with_errors(self, ctx):
-        return self._read_ahead(ctx, self.source.elements_with_errors)
+        return self._read_ahead(ctx, reader(self.source, with_errors))
 
     def elements_after(self, ctx, n: int):
         return self._read_ahead(ctx, lambda c: self.source.elements_after(c, n))

@@ -120,13 +120,7 @@ class Rebatch(DatasetValue):
         self.source, self.sizes, self.drop, self.op = source, sizes, drop, op
         self.shapes, self.types = shapes, types
 
-    def elements(self, ctx):
-        return self._batches(ctx, False)
-
-    def elements_with_errors(self, ctx):
-        return self._batches(ctx, True)
-
-    def _batches(self, ctx, with_errors: bool):
+    def _elements(self, ctx, with_errors: bool):
         inputs = read(self.source, ctx, with_errors)
         current, offset, k = None, 0, 0  # the input batch being cut, its next row
         ended = False  # the input said it has no more: so does this (TF's)

@@ -72,13 +72,7 @@ class DenseToSparseBatch(DatasetValue):
     def __init__(self, source, size: int, row: List[int], op):
         self.source, self.size, self.row, self.op = source, size, row, op
 
-    def elements(self, ctx):
-        return self._batches(ctx, False)
-
-    def elements_with_errors(self, ctx):
-        return self._batches(ctx, True)
-
-    def _batches(self, ctx, with_errors: bool):
+    def _elements(self, ctx, with_errors: bool):
         batch = []
         for e in read(self.source, ctx, with_errors):
             failed = e if isinstance(e, ElementError) else None
