@@ -1,8 +1,8 @@
 """tf.nn.fractional_max_pool / fractional_avg_pool and their gradient ops
-(ops/nn/fractional_pool_ops.py): outputs and gradients against TensorFlow 2.21's for
-the same pooling sequences (bit for bit) and a loop-by-loop reference, the structure of
-the drawn sequences (TF's algorithm, our random numbers), seeds, numeric gradient
-checks, static shapes and TF's errors."""
+(ops/nn/fractional_pool_ops.py): the pooling sequences and outputs against TensorFlow
+2.21's for the same seeds, outputs and gradients against TF's for the same sequences
+(bit for bit) and against a loop-by-loop reference, the structure of the drawn
+sequences, seeds, numeric gradient checks, static shapes and TF's errors."""
 import numpy as np
 import pytest
 
@@ -10,6 +10,8 @@ import tensorweave as tf
 from tensorweave.autodiff.gradient_checker import compute_gradient_error
 from tensorweave.framework.op_builder import apply_op
 from tensorweave.ops.nn import fractional_pool_ops
+from tensorweave.ops.random import philox
+from tensorweave.runtime import determinism
 
 
 def _ties(shape, dtype):
@@ -355,7 +357,8 @@ def test_random_sequences_vary_and_cover_the_arrangements(sess):
                                                                  None), [1, 2.5, 1, 1])[1]
     seen = {tuple(sess.run(rows)) for _ in range(200)}
     assert len(seen) == 6
-    pseudo = tf.nn.fractional_max_pool(np.zeros((1, 100, 4, 1)), [1, 1.7, 1, 1],
+    pseudo = tf.nn.fractional_max_pool(tf.placeholder_with_default(np.zeros((1, 100, 4, 1)),
+                                                                   None), [1, 1.7, 1, 1],
                                        pseudo_random=True)[1]
     assert len({tuple(sess.run(pseudo)) for _ in range(20)}) > 1
 
@@ -374,7 +377,8 @@ def test_deterministic_seeds_repeat_the_sequences():
 
     def draw(runs=2, **kwargs):
         with tf.Graph().as_default():
-            seqs = tf.nn.fractional_max_pool(x, [1, 1.7, 1.3, 1], **kwargs)[1:]
+            value = tf.placeholder_with_default(x, None)   # not a constant: never folded
+            seqs = tf.nn.fractional_max_pool(value, [1, 1.7, 1.3, 1], **kwargs)[1:]
             with tf.Session() as sess:
                 return [tuple(np.concatenate(sess.run(seqs))) for _ in range(runs)]
 
@@ -382,7 +386,7 @@ def test_deterministic_seeds_repeat_the_sequences():
     assert seeded[0] == seeded[1] == draw(deterministic=True, seed=5, seed2=7)[0]
     assert draw(deterministic=True, seed=6, seed2=7)[0] != seeded[0]
     assert draw(deterministic=True, seed=5, seed2=0, pseudo_random=True)[0] != seeded[0]
-    # no seeds: fixed per op and session (TF draws them when the kernel is made)
+    # no seeds: fixed per op and plan (TF draws them when the kernel is made)
     first, second = draw(deterministic=True), draw(deterministic=True)
     assert first[0] == first[1] and second[0] == second[1] and first[0] != second[0]
     assert len(set(draw(runs=5))) > 1  # not deterministic: new sequences at every run
@@ -391,12 +395,215 @@ def test_deterministic_seeds_repeat_the_sequences():
 def test_deterministic_mode_repeats_unseeded_sequences():
     def draw():
         with tf.Graph().as_default():
-            seqs = tf.nn.fractional_avg_pool(np.zeros((1, 60, 60, 1)), [1, 1.5, 1.5, 1])[1:]
+            value = tf.placeholder_with_default(np.zeros((1, 60, 60, 1)), None)
+            seqs = tf.nn.fractional_avg_pool(value, [1, 1.5, 1.5, 1])[1:]
             config = tf.ConfigProto(experimental={"deterministic": True})
             with tf.Session(config=config) as sess:
                 return [np.concatenate(sess.run(seqs)).tolist() for _ in range(2)]
     first = draw()
     assert first == draw() and first[0] != first[1]
+
+
+def test_a_constant_is_pooled_once_per_plan_as_tensorflow_folds_it(graph):
+    # TF 2.21: FractionalMaxPool and FractionalAvgPool are not stateful, so Grappler folds
+    # a pool of a constant: a non-deterministic one repeats its sequences at every run of
+    # the same fetches, and other fetches (folded anew) draw other sequences
+    x = np.zeros((1, 40, 40, 1), np.float32)
+    for pool in POOLS.values():
+        _, rows, cols = pool(x, [1, 1.5, 1.5, 1])
+        with tf.Session() as sess:
+            alone = {tuple(sess.run(rows)) for _ in range(3)}
+            with_cols = {tuple(sess.run([rows, cols])[0]) for _ in range(3)}
+        assert len(alone) == 1 and len(with_cols) == 1 and alone != with_cols
+
+
+def test_unseeded_deterministic_seeds_are_fixed_per_set_of_fetches(sess):
+    # TF 2.21 (the op is not stateful: a kernel per set of fetches and feeds, each
+    # drawing its seeds): rows repeat over runs of the same fetches, and rows fetched
+    # alone differ from rows fetched with cols
+    x = tf.placeholder(tf.float32, [1, 40, 40, 1])
+    _, rows, cols = tf.nn.fractional_max_pool(x, [1, 1.5, 1.5, 1], deterministic=True)
+    feed = {x: np.zeros((1, 40, 40, 1))}
+    alone = {tuple(sess.run(rows, feed)) for _ in range(3)}
+    with_cols = {tuple(sess.run([rows, cols], feed)[0]) for _ in range(3)}
+    assert len(alone) == 1 and len(with_cols) == 1 and alone != with_cols
+
+
+def test_identical_pools_are_merged_as_in_tensorflow(sess):
+    # TF 2.21: two identical non-deterministic pools of one input draw the same
+    # sequences (Grappler merges them); a third with other attrs draws its own
+    x = tf.placeholder(tf.float32, [1, 40, 40, 1])
+    a, b, c = (tf.nn.fractional_max_pool(x, [1, 1.5, 1.5, 1], overlapping=o)[1]
+               for o in (False, False, True))
+    got = sess.run([tf.identity(a), tf.identity(b), tf.identity(c)],
+                   {x: np.zeros((1, 40, 40, 1))})
+    assert got[0].tolist() == got[1].tolist() != got[2].tolist()
+
+
+# --- TensorFlow's draws ------------------------------------------------------------------
+# TensorFlow 2.21 (2.15 draws the same): in a tf.Graph, tf.compat.v1.nn.fractional_max_pool
+# and fractional_avg_pool(_smooth((1,) + size + (1,), np.float32) (batch 2 for (50, 31)),
+# [1.0] + ratio + [1.0], pseudo_random, overlapping, deterministic=True, seed=seed,
+# seed2=seed2), both run twice in one session: both ops, both runs and both values of
+# `overlapping` gave these rows and cols. (5, 5) pools its rows to 1 cell, (100, 64)
+# reserves 23 blocks for its rows; seed2=-3 and seed=2**40 + 11 use all 64 bits.
+SEQUENCE_CASES = [
+    dict(size=(9, 7), ratio=[1.44, 1.73], seed=1, seed2=2, pseudo_random=False,
+         rows=[0, 1, 3, 4, 6, 7, 9],
+         cols=[0, 2, 4, 6, 7]),
+    dict(size=(50, 31), ratio=[1.7, 1.3], seed=5, seed2=7, pseudo_random=False,
+         rows=[
+             0, 1, 2, 3, 5, 6, 8, 10, 12, 14, 16, 18, 19, 21, 23, 25, 26, 28, 30, 32, 34, 36, 38,
+             40, 42, 44, 45, 47, 49, 50],
+         cols=[
+             0, 1, 3, 4, 5, 6, 8, 9, 11, 12, 14, 16, 17, 19, 20, 21, 23, 24, 26, 27, 28, 29, 30,
+             31]),
+    dict(size=(100, 64), ratio=[1.1, 2.0], seed=123456789, seed2=-3, pseudo_random=False,
+         rows=[
+             0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 13, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
+             26, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
+             48, 49, 51, 52, 53, 54, 55, 56, 57, 59, 60, 61, 62, 63, 64, 66, 67, 68, 69, 70, 71,
+             72, 73, 74, 75, 77, 78, 79, 81, 82, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95,
+             96, 97, 98, 99, 100],
+         cols=[
+             0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42,
+             44, 46, 48, 50, 52, 54, 56, 58, 60, 62, 64]),
+    dict(size=(17, 23), ratio=[3.7, 6.5], seed=1099511627787, seed2=0, pseudo_random=False,
+         rows=[0, 4, 8, 12, 17],
+         cols=[0, 7, 15, 23]),
+    dict(size=(5, 5), ratio=[3.0, 2.5], seed=0, seed2=9, pseudo_random=False,
+         rows=[0, 5],
+         cols=[0, 2, 5]),
+    dict(size=(9, 7), ratio=[1.44, 1.73], seed=1, seed2=2, pseudo_random=True,
+         rows=[0, 1, 3, 4, 6, 7, 9],
+         cols=[0, 2, 3, 5, 7]),
+    dict(size=(50, 31), ratio=[1.7, 1.3], seed=5, seed2=7, pseudo_random=True,
+         rows=[
+             0, 2, 4, 5, 7, 9, 11, 12, 14, 16, 17, 19, 21, 23, 24, 26, 28, 30, 31, 33, 35, 36, 38,
+             40, 42, 43, 45, 47, 49, 50],
+         cols=[
+             0, 2, 3, 4, 6, 7, 8, 10, 11, 12, 14, 15, 17, 18, 19, 21, 22, 23, 25, 26, 27, 29, 30,
+             31]),
+    dict(size=(100, 64), ratio=[1.1, 2.0], seed=123456789, seed2=-3, pseudo_random=True,
+         rows=[
+             0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 22, 23, 24,
+             25, 26, 27, 28, 30, 31, 32, 33, 34, 35, 36, 37, 38, 40, 41, 42, 43, 44, 45, 46, 47,
+             48, 50, 51, 52, 53, 54, 55, 56, 57, 58, 60, 61, 62, 63, 64, 65, 66, 67, 68, 70, 71,
+             72, 73, 74, 75, 76, 77, 78, 80, 81, 82, 83, 84, 85, 86, 87, 88, 90, 91, 92, 93, 94,
+             95, 96, 97, 98, 100],
+         cols=[
+             0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42,
+             44, 46, 48, 50, 52, 54, 56, 58, 60, 62, 64]),
+    dict(size=(17, 23), ratio=[3.7, 6.5], seed=1099511627787, seed2=0, pseudo_random=True,
+         rows=[0, 4, 9, 13, 17],
+         cols=[0, 8, 15, 23]),
+    dict(size=(5, 5), ratio=[3.0, 2.5], seed=0, seed2=9, pseudo_random=True,
+         rows=[0, 5],
+         cols=[0, 3, 5]),
+]
+
+# TF 2.21, as above: the outputs of the (17, 23) case (max, avg) for (pseudo_random,
+# overlapping)
+OUTPUTS_17x23 = {
+    (False, False): (
+        [2.5837462, 2.9762142, 2.952428, 2.8810704, 2.9286423, 2.9048562, 2.8334985, 2.8572845,
+         2.6372647, 2.9821606, 2.9583747, 2.9345887],
+        [-0.26079568, 0.12097371, 0.15498018, 0.036528386, 0.04329783, -0.110195756, -0.094718955,
+         -0.034378104, -0.00037166476, -0.060229357, -0.11238847, 0.2591179]),
+    (False, True): (
+        [2.9286423, 2.9762142, 2.952428, 2.9286423, 2.9286423, 2.9048562, 2.9821606, 2.8572845,
+         2.7859266, 2.9821606, 2.9583747, 2.9345887],
+        [-0.035678886, 0.20740005, 0.11714568, -0.038354803, 0.10472414, -0.03553023, -0.19103071,
+         0.0020482275, 0.11179385, -0.19370663, 0.03270567, 0.2591179]),
+    (True, False): (
+        [2.7799802, 2.9762142, 2.952428, 2.9286423, 2.8572845, 2.9048562, 2.9821606, 2.8097126,
+         2.7859266, 2.5659068, 2.9583747, 2.9345887],
+        [-0.07284442, -0.03928926, 0.15498018, -0.038354803, 0.12377175, -0.03553023, -0.15386519,
+         -0.0131672025, 0.07395935, -0.23154116, 0.06987118, 0.18378347]),
+    (True, True): (
+        [2.9286423, 2.9762142, 2.952428, 2.9286423, 2.8572845, 2.9048562, 2.9821606, 2.9583747,
+         2.7859266, 2.9108028, 2.9583747, 2.9345887],
+        [0.0427486, 0.03582756, 0.11714568, 0.010571513, 0.14531715, -0.09836473, -0.02160555,
+         0.10480674, 0.03612487, -0.061446957, 0.17746532, 0.18378347]),
+}
+
+
+@pytest.mark.parametrize("overlapping", [False, True])
+@pytest.mark.parametrize("case", range(len(SEQUENCE_CASES)))
+def test_sequences_are_tensorflows(case, overlapping):
+    rec = SEQUENCE_CASES[case]
+    x = np.zeros((1,) + rec["size"] + (1,), np.float32)
+    with tf.Graph().as_default():
+        seqs = [pool(x, [1.0] + rec["ratio"] + [1.0], rec["pseudo_random"], overlapping,
+                     deterministic=True, seed=rec["seed"], seed2=rec["seed2"])[1:]
+                for pool in POOLS.values()]
+        with tf.Session() as sess:
+            runs = [sess.run(seqs) for _ in range(2)]   # later runs restart, as TF's
+    for run in runs:
+        for rows, cols in run:
+            assert rows.tolist() == rec["rows"] and cols.tolist() == rec["cols"]
+
+
+@pytest.mark.parametrize("pseudo_random,overlapping", sorted(OUTPUTS_17x23))
+def test_outputs_are_tensorflows(graph, pseudo_random, overlapping):
+    x = _smooth((1, 17, 23, 1), np.float32)
+    outs = [pool(x, [1.0, 3.7, 6.5, 1.0], pseudo_random, overlapping, deterministic=True,
+                 seed=2 ** 40 + 11, seed2=0).output for pool in POOLS.values()]
+    with tf.Session() as sess:
+        got = sess.run(outs)
+    for out, want in zip(got, OUTPUTS_17x23[pseudo_random, overlapping]):
+        np.testing.assert_array_equal(out.reshape(-1), np.array(want, np.float32))
+
+
+def test_the_graph_seed_does_not_seed_the_v1_ops(graph):
+    # TF 2.21: after tf.set_random_seed(7), tf.compat.v1.nn.fractional_max_pool gets
+    # seed = seed2 = 0 and deterministic False, and draws new sequences at every run
+    tf.set_random_seed(7)
+    x = tf.placeholder(tf.float32, [1, 40, 40, 1])
+    out, rows, _ = tf.nn.fractional_max_pool(x, [1, 1.5, 1.5, 1])
+    assert [out.op.get_attr(a) for a in ("seed", "seed2", "deterministic")] == [0, 0, False]
+    with tf.Session() as sess:
+        seen = {tuple(sess.run(rows, {x: np.zeros((1, 40, 40, 1))})) for _ in range(5)}
+    assert len(seen) > 1
+
+
+@pytest.mark.parametrize("pseudo_random", [False, True])
+def test_unseeded_runs_continue_one_stream(pseudo_random):
+    # TF seeds every run of a non-deterministic op afresh; here the runs of one plan
+    # continue one stream, seeded by the op's name in the deterministic mode: the first
+    # run draws what a deterministic op of those seeds draws (TF's, tested above), the
+    # second from the blocks after those the first reserved
+    x = np.zeros((1, 50, 31, 1), np.float32)
+    ratio = [1.0, 1.7, 1.3, 1.0]
+    seeds = determinism.name_seed("pool")
+    with tf.Graph().as_default():
+        drawn = tf.nn.fractional_max_pool(tf.placeholder_with_default(x, None), ratio,
+                                          pseudo_random, name="pool")[1:]
+        fixed = tf.nn.fractional_max_pool(x, ratio, pseudo_random, deterministic=True,
+                                          seed=seeds[0], seed2=seeds[1])[1:]
+        config = tf.ConfigProto(experimental={"deterministic": True})
+        with tf.Session(config=config) as sess:
+            first, second, want_first = sess.run(drawn), sess.run(drawn), sess.run(fixed)
+    for got, want in zip(first, want_first):
+        np.testing.assert_array_equal(got, want)
+    key, counter = philox.key_counter_of_seeds(*seeds)
+    row_blocks = fractional_pool_ops.sequence_blocks(29, pseudo_random)
+    counter = philox.skip(counter, row_blocks + fractional_pool_ops.sequence_blocks(
+        23, pseudo_random))
+    want_second = (
+        fractional_pool_ops.pooling_sequence(50, 29, key, counter, pseudo_random),
+        fractional_pool_ops.pooling_sequence(31, 23, key, philox.skip(counter, row_blocks),
+                                             pseudo_random))
+    for got, want in zip(second, want_second):
+        np.testing.assert_array_equal(got, want)
+    assert first[0].tolist() != second[0].tolist()
+
+
+def test_sequence_blocks_are_tensorflows_reservations():
+    # ReserveSamples32(2) for the pseudo-random u, ReserveSamples32(cells) for a shuffle
+    assert [fractional_pool_ops.sequence_blocks(m, True) for m in (1, 4, 90)] == [1, 1, 1]
+    assert [fractional_pool_ops.sequence_blocks(m, False) for m in (1, 4, 5, 90)] == [
+        1, 1, 2, 23]
 
 
 # --- gradients --------------------------------------------------------------------------

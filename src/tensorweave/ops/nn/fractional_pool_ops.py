@@ -13,18 +13,33 @@ are drawn per run, one for the rows then one for the columns, as TF's kernel doe
     uniformly from [0, u_max), u_max keeping the first cell at most k + 1 long and the
     last at least k long (Graham's construction, shifted to start at 0).
 
-The draws come from NumPy's Philox, not TF's stream, so the sequences differ from TF's
-for equal seeds; everything that follows from a pair of sequences (outputs, gradients)
-is TF's to the bit: the max is the plain maximum of a cell, the average sums a cell in
-row-major order in the input's type and divides by the cell's size (truncating for
-integers), the max gradient goes to the first maximum of a cell in row-major order and
-is added in the input's type in output order, and the average gradient adds each
-output's share in float64 in output order before one cast back, as TF's CPU kernels do.
+The draws are TF's CPU kernel's, bit for bit: both sequences come from one Philox4x32-10
+stream (ops/random/philox.py), the rows from its first blocks and the columns from the
+blocks after those the rows reserved (one block for a pseudo-random sequence, whose u is
+TF's RandDouble of the block's first two words; one word per cell for a random one,
+whose cells are put in place by TF's Fisher-Yates, tf_sampling.shuffle_permutation).
+Everything that follows from a pair of sequences (outputs, gradients) is TF's to the
+bit too: the max is the plain maximum of a cell, the average sums a cell in row-major
+order in the input's type and divides by the cell's size (truncating for integers), the
+max gradient goes to the first maximum of a cell in row-major order and is added in the
+input's type in output order, and the average gradient adds each output's share in
+float64 in output order before one cast back, as TF's CPU kernels do.
 
-Seeds: `deterministic=True` fixes the sequences: from (seed, seed2), or from seeds drawn
-once per op and session when both are 0; otherwise every run draws new ones and both
-seeds must be 0 (TF's rule). The ops are stateful so the optimizer never folds or merges
-a draw.
+Seeds: `deterministic=True` restarts the stream Philox(seed, seed2) at every run, as TF's
+kernel does, so every run gives TF's sequences for those seeds; when both seeds are 0
+they are drawn once per op and plan (TF draws them when it makes the kernel, once per
+set of fetches and feeds for an op that is not stateful; the deterministic mode derives
+them from the op's name). Otherwise both seeds must be 0 (TF's rule) and TF seeds every
+run from fresh entropy, which no program can reproduce: here the op keeps one stream
+per plan (fresh seeds, or its name's in the deterministic mode) and each run draws its
+blocks from it. `tf.set_random_seed` does not
+enter: TF1's `fractional_max_pool` passes its seed arguments as they are.
+
+As in TF the ops are not stateful, so the plan's optimizer treats them as TF's Grappler
+does: it folds a pool of a constant input when it builds a plan (a plan per set of
+fetches and feeds, with a kernel state of its own), so a non-deterministic pool of a
+constant repeats its sequences at every run of the same fetches, and it merges identical
+pools of the same input (both draw the same sequences).
 """
 from __future__ import annotations
 
@@ -41,7 +56,8 @@ from tensorweave.framework.registry import (REQUIRED, TypeAttr, gradient, kernel
                                             not_differentiable, register_op)
 from tensorweave.framework.shapes import TensorShape, unknown_shape
 from tensorweave.ops.nn.conv_ops import rank4
-from tensorweave.ops.random.random_ops import _generator
+from tensorweave.ops.random import philox, tf_sampling
+from tensorweave.ops.random.random_ops import _philox_blocks
 from tensorweave.runtime import determinism as _determinism
 
 _TYPES = (_dt.float32, _dt.float64, _dt.int32, _dt.int64)
@@ -74,67 +90,81 @@ def _tap(start: np.ndarray, length: np.ndarray, t: int) -> np.ndarray:
 
 
 # --- pooling sequences ---------------------------------------------------------------------
-def pooling_sequence(size: int, cells: int, rng: np.random.Generator,
+def sequence_blocks(cells: int, pseudo_random: bool) -> int:
+    """Philox blocks TF reserves for one sequence of `cells` cells: two words for the
+    pseudo-random u, one word per cell for the shuffle (ReserveSamples32)."""
+    return 1 if pseudo_random else -(-cells // 4)
+
+
+def pooling_sequence(size: int, cells: int, key: philox.Key, counter: philox.Counter,
                      pseudo_random: bool) -> np.ndarray:
-    """A pooling sequence of `cells + 1` int64 boundaries cutting an axis of `size`.
+    """TF's pooling sequence of `cells + 1` int64 boundaries cutting an axis of `size`,
+    drawn from the Philox stream (key, counter).
 
     Args:
       size: the input length n (>= cells).
       cells: the output length m (>= 1).
-      rng: where the randomness comes from.
+      key: the stream's key.
+      counter: the counter of the first block reserved for this sequence.
       pseudo_random: Graham's pseudo-random construction instead of a shuffle.
 
     Returns:
-      a[0] = 0 < a[1] < ... < a[m] = n, every step n // m or n // m + 1.
+      a[0] = 0 < a[1] < ... < a[m] = n, every step n // m or n // m + 1 (TF does not
+      guard the pseudo-random u = 0, a 2**-52 chance, which with an integral n / m makes
+      the first step n // m - 1: so neither does this).
     """
     k = size // cells
     if not pseudo_random:
         steps = np.full(cells, k, dtype=np.int64)
         steps[:size % cells] += 1
-        rng.shuffle(steps)
+        if cells > 1:   # TF's Fisher-Yates of the steps, one word per swap
+            steps = steps[tf_sampling.shuffle_permutation(key, counter, cells)]
         return np.concatenate([[0], np.cumsum(steps)]).astype(np.int64)
     alpha = size / cells
     # u_max1 keeps a[1] - a[0] <= k + 1, u_max2 keeps a[m] - a[m-1] >= k (TF's bounds)
     u_max = min((k + 2) / alpha - 1, (size + 1 - k) / alpha - (cells - 1))
-    u = rng.random() * u_max
-    if u == 0.0:
-        # u = 0 with an integral alpha would make the first step k - 1 (a 2**-53 chance)
-        u = u_max / 2
+    u = float(philox.uniform(key, counter, 1, np.float64)[0]) * u_max
     seq = np.empty(cells + 1, dtype=np.int64)
     seq[0], seq[cells] = 0, size
     seq[1:cells] = np.ceil(alpha * (np.arange(1, cells) + u)).astype(np.int64) - 1
     return seq
 
 
-def _deterministic_rng(ctx) -> np.random.Generator:
-    """A generator restarted at every run from the op's seeds, so the sequences repeat."""
+def _deterministic_seeds(ctx) -> tuple:
+    """The (seed, seed2) of a deterministic op: its attrs, or when both are 0 seeds
+    drawn once per op and plan (`ctx.state`), as TF's kernel draws them when it is made
+    (derived from the op's name in the deterministic mode)."""
     seed, seed2 = ctx.attrs["seed"], ctx.attrs["seed2"]
-    if seed == 0 and seed2 == 0:
-        # TF draws the seeds once per kernel (per op and session); the deterministic
-        # mode derives them from the op's name instead
-        seeds = ctx.state.get("seeds")
-        if seeds is None:
-            if _determinism.of_session(ctx.session):
-                seeds = _determinism.name_seed(ctx.op.name)
-            else:
-                seeds = tuple(int(s) for s in np.random.SeedSequence().generate_state(2))
-            seeds = ctx.state.setdefault("seeds", seeds)
-        seed, seed2 = seeds
-    key = ((int(seed) & 0xFFFFFFFFFFFFFFFF) << 64) | (int(seed2) & 0xFFFFFFFFFFFFFFFF)
-    return np.random.Generator(np.random.Philox(key=key))
+    if seed or seed2:
+        return seed, seed2
+    seeds = ctx.state.get("seeds")
+    if seeds is None:
+        if _determinism.of_session(ctx.session):
+            seeds = _determinism.name_seed(ctx.op.name)
+        else:
+            entropy = np.random.SeedSequence().generate_state(2, np.uint64)
+            seeds = tuple(int(s) for s in entropy)   # TF's two New64()
+        seeds = ctx.state.setdefault("seeds", seeds)
+    return seeds
 
 
 def _sequences(ctx, height: int, width: int, rows: int, cols: int) -> tuple:
-    """(row sequence, column sequence) of one run, rows drawn first as in TF."""
+    """(row sequence, column sequence) of one run, the rows drawn first from the blocks
+    at the start of the run's stream, the columns from the blocks after them.
+
+    A deterministic op restarts Philox(seed, seed2) at every run, as TF's kernel does
+    (a new generator per run), so every run draws the same sequences. Otherwise both
+    seeds are 0 and TF seeds each run from fresh entropy; here the op keeps one stream
+    per plan from fresh seeds (from its name in the deterministic mode) and each run
+    reserves the blocks it uses, so runs differ, reproducibly in that mode."""
     pseudo = ctx.attrs["pseudo_random"]
+    row_blocks = sequence_blocks(rows, pseudo)
     if ctx.attrs["deterministic"]:
-        rng = _deterministic_rng(ctx)
-        return (pooling_sequence(height, rows, rng, pseudo),
-                pooling_sequence(width, cols, rng, pseudo))
-    rng, lock = _generator(ctx)  # both seeds are 0: fresh entropy, continued per session
-    with lock:
-        return (pooling_sequence(height, rows, rng, pseudo),
-                pooling_sequence(width, cols, rng, pseudo))
+        key, counter = philox.key_counter_of_seeds(*_deterministic_seeds(ctx))
+    else:
+        key, counter = _philox_blocks(ctx, row_blocks + sequence_blocks(cols, pseudo))
+    return (pooling_sequence(height, rows, key, counter, pseudo),
+            pooling_sequence(width, cols, key, philox.skip(counter, row_blocks), pseudo))
 
 
 # --- pooling given the sequences -----------------------------------------------------------
@@ -272,7 +302,7 @@ def _fractional_pool_shape(op) -> list:
 
 for _op_type in _KINDS:
     register_op(_op_type, inputs=["value: T"], outputs=_POOL_OUTPUTS, attrs=_POOL_ATTRS,
-                shape=_fractional_pool_shape, stateful=True)
+                shape=_fractional_pool_shape)
 
 
 def _pool_geometry(ctx, x) -> tuple:
@@ -469,7 +499,7 @@ def fractional_max_pool(value, pooling_ratio: Sequence[float], pseudo_random: bo
         cell: with sequence [0, 2, 4] and values [20, 5, 16, 3, 7], the result is
         [20, 16].
       deterministic: use the same sequences at every run (from the seeds, or from
-        seeds drawn once per op and session when both are 0).
+        seeds drawn once per op and set of fetches and feeds when both are 0).
       seed: the sequences' seed; must be 0 unless `deterministic`.
       seed2: a second seed, likewise.
       name: name of the op.

@@ -22,9 +22,8 @@ do. Multinomial's values also depend, as TF's, on the session's intra-op thread 
 the graph seed alone are TF 2.x's (a count per graph, `_next_derived_seed`; TF 1.x took
 the graph's op count instead), so `tf.set_random_seed` alone gives TF's values too. The
 candidate samplers (range_samplers.py) and gamma, Poisson, binomial and the
-parameterized truncated normal (tf_distributions.py) give TF's values as well; the ops
-that still draw from `_generator` (fractional pooling) use NumPy's Philox4x64
-generator: TF's distributions, not TF's values.
+parameterized truncated normal (tf_distributions.py) give TF's values as well, and so
+do the pooling sequences of fractional pooling (ops/nn/fractional_pool_ops.py).
 
 Random ops are stateful, so the optimizer never folds or merges them.
 """
@@ -135,26 +134,6 @@ def _op_seeds(ctx) -> Optional[Tuple[int, int]]:
     if seed == 0 and seed2 == 0:
         return None
     return int(seed), int(seed2)
-
-
-def _generator(ctx):
-    """The (NumPy generator, lock) of this op in this session, created on first use."""
-    state = ctx.state
-    gen = state.get("gen")
-    if gen is None:
-        with _INIT_LOCK:
-            gen = state.get("gen")
-            if gen is None:
-                seeds = _op_seeds(ctx)
-                if seeds is None:
-                    bitgen = np.random.Philox()  # OS entropy: nondeterministic
-                else:
-                    key = ((seeds[0] & 0xFFFFFFFFFFFFFFFF) << 64) | \
-                        (seeds[1] & 0xFFFFFFFFFFFFFFFF)
-                    bitgen = np.random.Philox(key=key)
-                state["lock"] = threading.Lock()
-                state["gen"] = gen = np.random.Generator(bitgen)
-    return gen, state["lock"]
 
 
 class _PhiloxStream:
