@@ -48,6 +48,7 @@ _ops.load_all()
 train.load_all()
 from tensorweave.train import meta_graph as _meta_graph  # noqa: E402,F401
 from tensorweave.framework import graph_util as _graph_util  # noqa: E402,F401
+from tensorweave.framework import quantize_training as _quantize_training  # noqa: E402,F401
 from tensorweave.framework import framework_lib as _framework_lib  # noqa: E402,F401
 from tensorweave.framework import behavior as _behavior  # noqa: E402,F401
 from tensorweave.framework import jit as _jit  # noqa: E402,F401

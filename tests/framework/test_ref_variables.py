@@ -72,7 +72,8 @@ def test_rewrite_node_by_node():
     assert nodes["v/Assign"].input == ["v", "^v/Assign/update"]
     assert nodes["doubled"].input == ["doubled/read_0", "two", "^gate"]
     assert nodes["doubled/read_0"].op == "ReadVariableOp"
-    assert nodes["doubled/read_0"].input == ["v", "^gate"]  # reads when Mul would
+    # reads when Mul would: after its control inputs and its other data inputs
+    assert nodes["doubled/read_0"].input == ["v", "^gate", "^two"]
     assert nodes["inc/update"].op == "AssignAddVariableOp"
     assert nodes["scatter/update"].op == "ResourceScatterAdd"
     assert nodes["scatter/update"].attr["Tindices"] == tf.int32
@@ -92,6 +93,28 @@ def test_rewritten_graph_runs_like_reference_variables():
             np.testing.assert_array_equal(sess.run("inc:0"), [2, 4, 6])
             np.testing.assert_array_equal(sess.run("scatter:0"), [12, 4, 26])
             np.testing.assert_array_equal(sess.run("v/read:0"), [12, 4, 26])
+
+
+def test_read_for_an_op_is_skipped_with_its_dead_input():
+    # Sub(v, Switch:1) with v uninitialized and the predicate false: TF1 reads the
+    # reference inside Sub, which the dead Switch output skips, so the run succeeds;
+    # Merge gives the false branch, 3.0 (TF 2.21 on this GraphDef gives 3.0)
+    F = types_pb2.DT_FLOAT
+    gd = graph_pb2.GraphDef()
+    _node(gd, "v", "VariableV2", dtype=F).attr["shape"].shape.SetInParent()  # a scalar
+    _node(gd, "p", "Placeholder", dtype=types_pb2.DT_BOOL)
+    _node(gd, "x", "Const", dtype=F, value=np.array(3, np.float32))
+    _node(gd, "s", "Switch", ["x", "p"], T=F)
+    _node(gd, "d", "Sub", ["v", "s:1"], T=F)
+    _node(gd, "e", "Mul", ["d", "x"], T=F)
+    _node(gd, "f", "Sub", ["v", "e"], T=F)
+    _node(gd, "m", "Merge", ["s", "f"], T=F).attr["N"].i = 2
+    with tf.Graph().as_default():
+        tf.import_graph_def(gd, name="")
+        with tf.Session() as sess:
+            assert sess.run("m:0", {"p:0": False}) == 3.0
+            with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized"):
+                sess.run("m:0", {"p:0": True})
 
 
 def test_apply_gradient_descent_becomes_its_resource_form():

@@ -17,8 +17,10 @@ right things:
                                           "A/update" and A a read of its first variable
     Scatter<Update|Add|...> A          -> ResourceScatter<...> "A/update" and A a read
     any other op C reading W           -> C reads W through a ReadVariableOp "C/read_W<i>"
-                                          that carries C's control inputs, so it reads
-                                          when C would have read the reference
+                                          that carries C's control inputs and waits
+                                          for C's other data inputs, so it reads when
+                                          C would have read the reference (and not
+                                          when a dead input skips C)
 
     RefSwitch / RefMerge / RefEnter /  -> Switch / Merge / Enter / ... of the handle
     RefExit / RefNextIteration /          (T = resource): its outputs stand for W, and
@@ -107,6 +109,7 @@ def to_resource_variables(graph_def: "_ser.GraphDef") -> "_ser.GraphDef":
                 _ser.parse_input(data[0])[0] in variables:
             read_aliases[nd.name] = data[0]
     ops_by_name = {nd.name: nd.op for nd in graph_def.node}
+    switch_types = {nd.name: nd.attr.get("T") for nd in graph_def.node if nd.op in _SWITCHES}
     names = _ser.UniqueNames(n.name for n in graph_def.node)
     updates = set()  # names of rewritten updates: their output is a value now
     out: List[_ser.NodeDef] = []
@@ -210,8 +213,31 @@ def to_resource_variables(graph_def: "_ser.GraphDef") -> "_ser.GraphDef":
             updates.add(nd.name)
             continue
         inputs = list(data)
+        # TF1 reads the reference inside the op, so only when the op runs: the read
+        # waits for the op's other data inputs and, as the op, is skipped when one of
+        # them is dead (a moving average's Sub(W, Switch:1) on its first step)
+        after = controls + _gates(nd, data, var_inputs, switch_types, names, out)
         for i in var_inputs:
-            inputs[i] = read(data[i], "%s/read_%s" % (nd.name, i), controls)
+            inputs[i] = read(data[i], "%s/read_%s" % (nd.name, i), after)
         out.append(_ser.NodeDef(nd.name, nd.op, inputs + controls, nd.device, nd.attr))
     return _ser.GraphDef(out, graph_def.versions, graph_def.library)
+
+
+def _gates(nd: "_ser.NodeDef", data: List[str], var_inputs: List[int], switch_types: dict,
+           names: "_ser.UniqueNames", out: List["_ser.NodeDef"]) -> List[str]:
+    """Control inputs that make a variable read for node `nd` wait for, and die with,
+    `nd`'s data inputs that are not variables: each input's node, or for a Switch output
+    (whose two outputs differ in deadness) an Identity of that output, added to `out`."""
+    gates = []
+    for i, s in enumerate(data):
+        if i in var_inputs:
+            continue
+        src = _ser.parse_input(s)[0]
+        if src in switch_types:
+            gate = _ser.NodeDef(names.fresh("%s/gate_%d" % (nd.name, i)), "Identity", [s],
+                                nd.device, {"T": switch_types[src]})
+            out.append(gate)
+            src = gate.name
+        gates.append("^" + src)
+    return gates
 
