@@ -117,6 +117,29 @@ def test_read_for_an_op_is_skipped_with_its_dead_input():
                 sess.run("m:0", {"p:0": True})
 
 
+def test_fetching_a_variable_without_a_plain_read_gives_its_value():
+    # "v:0" of a TF1 graph is the ref tensor: its fetch is the value at the end of the
+    # run, also where every read of v waits on a control input (no read stands for it)
+    F = types_pb2.DT_FLOAT
+    gd = graph_pb2.GraphDef()
+    _node(gd, "v", "VariableV2", dtype=F, shape=[2])
+    _node(gd, "c", "Const", dtype=F, value=np.array([1.5, 2.5], np.float32))
+    _node(gd, "gate", "NoOp")
+    _node(gd, "assign", "Assign", ["v", "c"], T=F)
+    _node(gd, "scaled", "Mul", ["v", "c", "^gate"], T=F)
+    _node(gd, "inc", "AssignAdd", ["v", "c"], T=F)
+    with tf.Graph().as_default():
+        tf.import_graph_def(gd, name="")
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized"):
+                sess.run("v:0")
+            sess.run("assign")
+            np.testing.assert_array_equal(sess.run("v:0"), [1.5, 2.5])
+            np.testing.assert_array_equal(sess.run("scaled:0"), [2.25, 6.25])
+            # the value after the run's update, as TF1's fetch of the ref tensor
+            np.testing.assert_array_equal(sess.run(["inc:0", "v:0"])[1], [3.0, 5.0])
+
+
 def test_apply_gradient_descent_becomes_its_resource_form():
     with tf.Graph().as_default():
         tf.import_graph_def(_ref_graph(), name="")

@@ -7,8 +7,11 @@ and a fetched variable shows every update of the run, whatever the order its rea
 in. tensorweave's reads copy the value when they run; for a fetched read of a variable
 made as a TF1 reference variable (its handle carries REF_VARIABLE_ATTR) that the same
 run also updates, the session fetches the variable's handle as well and reads the value
-once the run is over (`LateReadPlan`). Reads of resource variables (`use_resource=True`) keep
-TF's resource semantics: the value when the read ran.
+once the run is over (`LateReadPlan`). A fetch of such a variable's handle itself ("v:0"
+of an imported graph where no plain read stands for it, as after a rewrite whose reads
+all wait on control inputs) reads the value after the run too, whether or not the run
+writes it. Reads of resource variables (`use_resource=True`) keep TF's resource
+semantics: the value when the read ran.
 
 Found when a plan is built (`late_reads`), so a run pays nothing unless a fetched
 reference variable is also written by that run. Local sessions only: a distributed
@@ -30,8 +33,10 @@ _READS = frozenset(("ReadVariableOp", "ResourceGather", "ResourceGatherNd", "Var
 
 def _ref_read_handle(t: Tensor) -> Optional[Tensor]:
     """The handle of the TF1 reference variable `t` is a plain read of (through
-    identities, which forward the buffer in TF1), else None."""
+    identities, which forward the buffer in TF1) or is itself, else None."""
     op = t._op
+    if op._type == "VarHandleOp":
+        return t if op._attrs.get(REF_VARIABLE_ATTR) else None
     while op._type == "Identity" and op._inputs:
         op = op._inputs[0]._op
     if op._type != "ReadVariableOp":
@@ -44,11 +49,12 @@ def _ref_read_handle(t: Tensor) -> Optional[Tensor]:
 
 def late_reads(fetches: Tuple[Tensor, ...], targets, feeds) -> List[Tuple[int, Tensor]]:
     """(fetch index, variable handle) of each fetch that must read its variable after
-    the run: a read of a TF1 reference variable that an op of the same run writes."""
+    the run: a read of a TF1 reference variable that an op of the same run writes, or
+    the variable's handle itself (its value is what the fetch gives)."""
     candidates = [(i, h) for i, h in ((i, _ref_read_handle(t)) for i, t in
                                       enumerate(fetches)) if h is not None]
-    if not candidates:
-        return []
+    if not candidates or all(fetches[i] is h for i, h in candidates):
+        return candidates
     from tensorweave.ops.state.resource_variable_ops import FORWARDING_OPS, handle_source
     written = set()
     for op in upstream_ops([t._op for t in fetches] + list(targets), set(feeds)):
@@ -57,7 +63,7 @@ def late_reads(fetches: Tuple[Tensor, ...], targets, feeds) -> List[Tuple[int, T
         for t in op._inputs:
             if t._dtype.name == "resource":
                 written.add(handle_source(t)._op)
-    return [(i, h) for i, h in candidates if h._op in written]
+    return [(i, h) for i, h in candidates if h._op in written or fetches[i] is h]
 
 
 class LateReadPlan:
