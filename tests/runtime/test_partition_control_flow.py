@@ -422,3 +422,59 @@ def test_a_dead_control_edge_across_devices_keeps_its_target_dead(graph, pred):
                 sess.run(c, {p: pred, x: 3.0}, **_OPTS)
         else:
             assert sess.run(c, {p: pred, x: 3.0}, **_OPTS) == 42.0
+
+
+def test_interleaved_partitions_wake_for_a_value_another_thread_sends(graph):
+    """Partitions that take turns on one thread (a task's share of a loop spanning
+    tasks) wait for values sent from other threads: the turn goes to whichever gets
+    one. Here cpu:0 plays the other task, on a thread of its own: it sends the
+    predicate to cpu:1 and cpu:2 at once, the counter to cpu:2 only after a delay;
+    cpu:1 waits for cpu:2's value meanwhile, so only cpu:2's queue gets the late one."""
+    import threading
+    import time
+    from tensorweave.runtime import tagged as _tagged
+    from tensorweave.runtime.rendezvous import LocalRendezvous
+    from tensorweave.runtime.send_recv_ops import TransferStepState
+
+    def late(i):
+        time.sleep(0.05)
+        return i
+
+    with tf.device("/cpu:0"):
+        n = tf.placeholder(tf.int32, [], name="n")
+
+        def body(i, acc):
+            delayed = tf.reshape(tf.py_func(late, [i], tf.int32, stateful=True), [])
+            with tf.device("/cpu:2"):
+                x = tf.cast(delayed, tf.float32) * 2.0
+            with tf.device("/cpu:1"):
+                y = x + 1.0
+            return i + 1, acc + y
+        r = tf.while_loop(lambda i, acc: i < n, body, [0, 0.0])
+    with tf.Session(config=_config(3)) as sess:
+        assert sess.run(r, {n: 3}, **_OPTS) == (3, 9.0)  # (0*2+1) + (1*2+1) + (2*2+1)
+        plan = sess._get_plan(tuple(r), (), (n,))
+        devices = [d.name.rsplit(":", 1)[1] for d in plan.devices]
+        remote = devices.index("0")
+        # cpu:1 first: the turn the runner gave when none could go on was the first's
+        local = [devices.index("1"), devices.index("2")]
+        mine = PartitionedPlan([plan.plans[k] for k in local],
+                               [plan.devices[k] for k in local], [(), ()], [],
+                               [plan.step_graphs[k] for k in local])
+        assert mine.interleaved
+        rdv = LocalRendezvous()
+        result = []
+
+        def other_task():
+            state = TransferStepState(rdv, time.monotonic() + 10)
+            result.append(_tagged.run_tagged(plan.plans[remote].program, [3],
+                                             sess._env.pool, None, state))
+        thread = threading.Thread(target=other_task)
+        thread.start()
+        try:
+            mine.run([], sess._env, options=tf.RunOptions(timeout_in_ms=5000),
+                     rendezvous=rdv)
+        finally:
+            rdv.abort(tf.errors.CancelledError(None, None, "test over"))
+            thread.join(10)
+    assert [tuple(v) for v in result] == [(3, 9.0)]

@@ -192,24 +192,25 @@ class PartitionedPlan(Plan):
     def _run_interleaved(self, feed_values, env, trace, state, results, failures):
         """Runs the tagged partitions in turn on the calling thread: each runs until it
         waits for a Recv (a Send in another partition completes it on this thread);
-        when none can go on, the first waits (deadline, abort). No thread hand-off per
-        transfer: a loop split across devices costs what its kernels cost."""
+        when none can go on, the thread waits for the next completion of any of them
+        (a value another task or thread sent may be for any partition), until the
+        deadline. No thread hand-off per transfer: a loop split across devices costs
+        what its kernels cost."""
         n = len(self.plans)
-        queues = [queue.SimpleQueue() for _ in range(n)]
+        wake = _Wakeup()
+        queues = [_WakingQueue(wake) for _ in range(n)]
         gens = {}
         for k in range(n):
             feeds = [feed_values[g] for g in self.feed_indices[k]]
             gens[k] = _tagged.tagged_steps(self.plans[k].program, feeds, env.pool, trace,
                                            state, queues[k])
         started = set()
-        block = None
+        overdue = None  # past the deadline: it takes the timeout (tagged._next_done)
         while gens:
             for k in list(gens):
-                if block is not None and k != block:
-                    continue
                 try:
                     if k in started:
-                        gens[k].send(block == k)
+                        gens[k].send(k == overdue)
                     else:
                         started.add(k)
                         next(gens[k])
@@ -221,9 +222,8 @@ class PartitionedPlan(Plan):
                     failures.append((k, e))
                     state.cancel(errors.CancelledError(
                         None, None, "Step cancelled: %s" % getattr(e, "message", e)))
-            block = None
-            if gens and all(queues[k].empty() for k in gens):
-                block = next(iter(gens))  # nothing to do: it waits for its next event
+            if gens and not wake.wait_for_any([queues[k] for k in gens], state):
+                overdue = next(iter(gens))
 
     def _run_on_runner(self, k, feed_values, env, options, trace, state, results, failures,
                        finished):
@@ -248,6 +248,50 @@ class PartitionedPlan(Plan):
             return err
         return type(err)(err.node_def, err.op, "%s\n\t [[partition on device %s]]"
                          % (err.message, device))
+
+
+class _Wakeup:
+    """What the interleaving thread waits on when no partition can go on: a put into
+    any partition's queue (from a Send of another thread or task, an abort) ends the
+    wait. Only a waiting thread is signalled, so a put costs one test otherwise."""
+
+    __slots__ = ("waiting", "_signal")
+
+    def __init__(self):
+        self.waiting = False
+        self._signal = threading.Semaphore(0)
+
+    def notify(self) -> None:
+        self.waiting = False
+        self._signal.release()
+
+    def wait_for_any(self, queues: list, state) -> bool:
+        """Returns at once when one of `queues` has a completion, else waits for the
+        next put into any of them; False once the step's deadline has passed."""
+        self.waiting = True
+        # a put before `waiting` was set signalled nothing: it is in its queue
+        if not all(q.empty() for q in queues):
+            self.waiting = False
+            return True
+        if state.deadline is None or state.cancelled is not None:
+            got = self._signal.acquire()
+        else:
+            got = self._signal.acquire(
+                timeout=max(0.0, state.deadline - time.monotonic()))
+        self.waiting = False
+        return got
+
+
+class _WakingQueue(queue.SimpleQueue):
+    """A partition's completion queue that also ends the interleaving thread's wait."""
+
+    def __init__(self, wake: _Wakeup):
+        self._wake = wake
+
+    def put(self, item, block: bool = True, timeout=None) -> None:
+        queue.SimpleQueue.put(self, item)
+        if self._wake.waiting:
+            self._wake.notify()
 
 
 def _maybe_dead_or_in_frame(sg: _opt.StepGraph, frame_of, root) -> set:
