@@ -8,4 +8,4 @@ from tensorweave.ops.nn import (  # noqa: F401
     nn_ops, nn_softmax, nn_impl, nn_losses, conv_ops, pooling_ops, pooling_v2_ops,
     embedding_ops, conv_nd_ops, depthwise_ops, pooling_nd_ops, pooling_argmax_ops,
     morphology_ops, norm_ops, batch_norm_ops, ctc_ops, ctc_beam_search, nn_stats,
-    sampled_loss_ops, fractional_pool_ops)
+    sampled_loss_ops, fractional_pool_ops, stateless_dropout)
