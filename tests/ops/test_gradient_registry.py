@@ -821,6 +821,14 @@ EXCLUDED = {
     **{op: ("TF registers no gradient for it: its gradient raises LookupError",
             ["ops/math/test_quantize_ops.py::test_quantize_ops_have_no_gradient"])
        for op in ("QuantizeV2", "Dequantize", "QuantizedConcat")},
+    **{op: ("TF registers no gradient for it: its gradient raises LookupError",
+            ["ops/nn/test_quantized_nn_ops.py::test_quantized_nn_ops_have_no_gradient"])
+       for op in ("QuantizedMaxPool", "QuantizedAvgPool", "QuantizedRelu", "QuantizedRelu6",
+                  "QuantizedReluX", "QuantizedConv2D", "QuantizedBiasAdd")},
+    **{op: ("TF registers no gradient for it: its gradient raises LookupError",
+            ["ops/math/test_quantized_math_ops.py::test_quantized_math_ops_have_no_gradient"])
+       for op in ("QuantizedMatMul", "Requantize", "RequantizationRange",
+                  "QuantizeDownAndShrinkRange")},
 }
 
 

@@ -131,13 +131,22 @@ _VAL_FIELDS = {
     "bool": "bool_val", "string": "string_val", "float16": "half_val",
     "bfloat16": "half_val", "uint32": "uint32_val", "uint64": "uint64_val",
     "complex64": "scomplex_val", "complex128": "dcomplex_val",
+    **{name: "int_val" for name in ("qint8", "quint8", "qint16", "quint16", "qint32")},
 }
 
 
 # the dtypes TF writes as raw `tensor_content` (when more than one value is stored); the
 # others, and single values, go in their typed `*_val` field
 _CONTENT_TYPES = frozenset(["float16", "float32", "float64", "int8", "int16", "int32",
-                            "int64", "uint8", "uint32", "uint64"])
+                            "int64", "uint8", "uint32", "uint64", "qint8", "quint8", "qint16",
+                            "quint16", "qint32"])
+
+
+def _plain_numpy_dtype(dt) -> np.dtype:
+    """The NumPy type of a dtype's values in a TensorProto: a quantized type's integers
+    (its arrays are structured, one integer field)."""
+    np_dt = np.dtype(dt.as_numpy_dtype)
+    return np.dtype(np_dt[0]) if np_dt.names else np_dt
 
 
 def array_to_tensor_proto(arr: np.ndarray, proto, values: Optional[np.ndarray] = None,
@@ -154,11 +163,14 @@ def array_to_tensor_proto(arr: np.ndarray, proto, values: Optional[np.ndarray] =
     proto.tensor_shape.SetInParent()  # a scalar's shape is set, and empty
     for d in arr.shape:
         proto.tensor_shape.dim.add().size = d
+    if arr.dtype.names:  # a quantized array: its integers
+        arr = arr.view(arr.dtype[0])
+        values = None if values is None else np.asarray(values).view(arr.dtype)
     flat = arr.reshape(-1) if values is None else np.asarray(values, arr.dtype).reshape(-1)
     if dt is _dt.string:
         proto.string_val.extend(x if isinstance(x, bytes) else str(x).encode() for x in flat)
         return
-    np_dt = np.dtype(dt.as_numpy_dtype)
+    np_dt = _plain_numpy_dtype(dt)
     if content or (values is None and arr.size > 1 and dt.name in _CONTENT_TYPES):
         proto.tensor_content = np.ascontiguousarray(arr,
                                                     dtype=np_dt.newbyteorder("<")).tobytes()
@@ -212,7 +224,7 @@ def tensor_proto_to_array(proto) -> np.ndarray:
         flat[:] = _filled(vals, size, b"")
         arr = flat.reshape(shape)
     else:
-        np_dt = np.dtype(dt.as_numpy_dtype)
+        np_dt = _plain_numpy_dtype(dt)
         if proto.tensor_content:
             raw = np.frombuffer(proto.tensor_content, dtype=np_dt.newbyteorder("<"))
             if raw.size != size:
@@ -230,6 +242,8 @@ def tensor_proto_to_array(proto) -> np.ndarray:
                 vals = vals.reshape(-1, 2) if vals.size else vals.reshape(0, 2)
                 vals = vals[:, 0] + 1j * vals[:, 1]
             arr = _filled(vals.astype(np_dt), size, np_dt.type(0)).astype(np_dt).reshape(shape)
+        if dt.is_quantized:
+            arr = arr.view(dt.as_numpy_dtype)
     arr.setflags(write=False)
     return arr
 
