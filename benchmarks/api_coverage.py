@@ -48,7 +48,7 @@ _PROTO_CLASSES = ("protocol buffer classes: ClusterSpec.as_cluster_def() returns
                   "ClusterDef message; exporting the classes would load protobuf when "
                   "tensorweave is imported")
 _RAW_OPS = ("raw ops of TF 2.x exported at the top level (Conv, CheckPinned, "
-            "RandomIndexShuffle); no TF1 program has them")
+            "RaggedFillEmptyRows); no TF1 program has them")
 _SHARDING = "tf.distribute input sharding (TF2)"
 REASONS = [
     ("*", "*_v2", "TF2-only variant kept in compat.v1; TF1 programs use the v1 name"),
@@ -65,7 +65,6 @@ REASONS = [
     ("random*", "Algorithm", "TF2 eager random generators"),
     ("random*", "*Generator*", "TF2 eager random generators"),
     ("random*", "*_generator", "TF2 eager random generators"),
-    ("random.experimental", "*", "TF2's stateless random API additions"),
     ("summary", "*", "TF2 summary writer ops"),
     ("train", "ClusterDef", _PROTO_CLASSES),
     ("train", "JobDef", _PROTO_CLASSES),
@@ -77,7 +76,6 @@ REASONS = [
     ("", "load_library", "loads compiled TensorFlow kernels; no C++ ABI here"),
     ("", "*quantiz*", "quantized ops are not implemented"),
     ("", "dequantize", "quantized ops are not implemented"),
-    ("nn", "*quantized*", "quantized ops are not implemented"),
     ("quantization", "*", "quantized ops are not implemented"),
     ("quantization.experimental", "*", "TF2's SavedModel quantizer"),
     ("strings", "*unicode*", "Unicode scripts and ICU-backed ops are not implemented"),
@@ -101,7 +99,6 @@ REASONS = [
     ("saved_model.experimental", "*", "object-based SavedModels of tf.Module/tf.function "
      "(TF2 API)"),
     ("", "conv", _RAW_OPS), ("", "check_pinned", _RAW_OPS),
-    ("", "random_index_shuffle", _RAW_OPS),
     ("autograph*", "*", "AutoGraph converts Python control flow for tf.function (TF2 API)"),
     ("config", "experimental_connect_to_*", "connects an eager context to remote TF2 workers"),
     ("config", "*functions*eagerly", "tf.function (TF2 API)"),
@@ -126,7 +123,6 @@ REASONS = [
     ("lite*", "*", "TensorFlow Lite conversion and its interpreter (a mobile runtime) are "
      "out of scope"),
     ("mlir*", "*", "MLIR conversion passes of TF's compiler"),
-    ("nn.experimental", "*", "dropout variants TF added in 2.x"),
     ("sysconfig", "*", "build flags of TF's C++ library for compiling custom ops; there "
      "is no C++ library here"),
     ("test.experimental", "sync_devices", "synchronizes TF2's eager devices"),
