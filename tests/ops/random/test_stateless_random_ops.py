@@ -191,3 +191,32 @@ def test_binomial_counts_follow_the_type_of_probs(sess):
     assert x[:, 0].max() <= 10 and x[:, 1].max() <= 20 and x.min() >= 0
     # mean 5 and 2, standard errors about 0.035 and 0.03: 0.3 is about ten of them
     np.testing.assert_allclose(x.mean(axis=0), [5.0, 2.0], atol=0.3)
+
+
+_ALG_BUILDERS = {
+    "uniform": lambda alg: tf.random.stateless_uniform([4], SEED, alg=alg),
+    "normal": lambda alg: tf.random.stateless_normal([4], SEED, alg=alg),
+    "truncated": lambda alg: tf.random.stateless_truncated_normal([4], SEED, alg=alg),
+    "split": lambda alg: tf.random.split(SEED, 3, alg=alg),
+    "fold_in": lambda alg: tf.random.fold_in(SEED, 7, alg=alg),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_ALG_BUILDERS))
+def test_alg_is_checked_as_tf_checks_it(sess, kind):
+    # TF 2.21's messages (tf.random.stateless_uniform([3], seed=[1, 2], alg=...))
+    build = _ALG_BUILDERS[kind]
+    with pytest.raises(ValueError, match="got unsupported value bad. Supported values are "
+                       "philox for the Philox algorithm"):
+        build("bad")
+    with pytest.raises(ValueError, match="got unsupported value 0. Supported values are 1 "
+                       "for the Philox algorithm, 2 for the ThreeFry"):
+        build(0)
+    with pytest.raises(TypeError, match=r"Can't convert argument `alg` \(of value 1.5"):
+        build(1.5)
+    # Philox by any of its names (TF's CPU picks it for auto_select too); ThreeFry, which
+    # TF's CPU kernels lack, draws the Philox values here (the module docstring)
+    values = [sess.run(build(alg)) for alg in ("auto_select", "Philox", "AUTO-SELECT", 1, 3,
+                                               tf.random.Algorithm.PHILOX, "threefry")]
+    for v in values[1:]:
+        np.testing.assert_array_equal(v, values[0])

@@ -96,7 +96,7 @@ def stateless_dropout(x, rate, seed, rng_alg=None, noise_shape=None,
         point, or a seed whose shape is not [2].
     """
     from tensorweave.ops.random.stateless_random_ops import stateless_random_uniform
-    from tensorweave.ops.random.stateless_shuffle_ops import alg_id
+    from tensorweave.ops.random.stateless_random_ops import alg_id
 
     def sampler(shape, dtype):
         alg = "auto_select" if rng_alg is None else rng_alg

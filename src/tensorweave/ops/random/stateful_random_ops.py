@@ -55,25 +55,6 @@ _STATE_SIZE = {1: 3, 2: 2, 3: 3}    # AUTO_SELECT is Philox
 _COUNTER_SIZE = {1: 2, 2: 1, 3: 2}
 
 
-def _alg_to_int(alg) -> int:
-    """The algorithm id of an `Algorithm`, its lower-case name or its id.
-
-    Raises:
-      ValueError: an unknown algorithm.
-    """
-    if isinstance(alg, Algorithm):
-        return alg.value
-    if isinstance(alg, str):
-        by_name = {a.name.lower(): a.value for a in Algorithm}
-        if alg.lower() in by_name:
-            return by_name[alg.lower()]
-    elif isinstance(alg, (int, np.integer)) and int(alg) in _STATE_SIZE:
-        return int(alg)
-    raise ValueError("Argument `alg` got unsupported value %s. Supported values are philox "
-                     "for the Philox algorithm, threefry for the ThreeFry algorithm, and "
-                     "auto_select for auto-selection." % (alg,))
-
-
 def _as_signed(word: int) -> int:
     """A 64-bit word as the int64 holding its bits."""
     word &= _WORD - 1
@@ -372,14 +353,14 @@ class Generator:
           seed: the seed.
           alg: `tf.random.Algorithm`, "philox", "threefry" or their ids (default Philox).
         """
-        alg = _alg_to_int(alg if alg is not None else Algorithm.PHILOX)
+        alg = stateless_random_ops.alg_id(alg if alg is not None else Algorithm.PHILOX)
         return cls(state=_state_from_seed(seed, alg), alg=alg)
 
     @classmethod
     def from_non_deterministic_state(cls, alg=None) -> "Generator":
         """A generator whose state is drawn from OS entropy when its variable is
         initialized."""
-        alg = _alg_to_int(alg if alg is not None else Algorithm.PHILOX)
+        alg = stateless_random_ops.alg_id(alg if alg is not None else Algorithm.PHILOX)
         state = apply_op("NonDeterministicInts", [np.array([_STATE_SIZE[alg]], np.int64)],
                          {"dtype": _dt.int64}).outputs[0]
         return cls(state=state, alg=alg)
@@ -392,7 +373,7 @@ class Generator:
         Raises:
           ValueError: `key` or `counter` of the wrong shape.
         """
-        alg = _alg_to_int(alg)
+        alg = stateless_random_ops.alg_id(alg)
         return cls(state=_key_counter_state(key, counter, alg), alg=alg)
 
     def __init__(self, copy_from: Optional["Generator"] = None, state=None, alg=None):
@@ -417,7 +398,7 @@ class Generator:
             return
         if state is None or alg is None:
             raise ValueError("`state` and `alg` must be given together.")
-        self._alg = _alg_to_int(alg)
+        self._alg = stateless_random_ops.alg_id(alg)
         if isinstance(state, Variable):
             _check_state_shape(state.shape, self._alg)
             self._state_var = state
@@ -636,7 +617,7 @@ def create_rng_state(seed, alg) -> np.ndarray:
     Raises:
       ValueError: an unknown algorithm.
     """
-    return _state_from_seed(seed, _alg_to_int(alg))
+    return _state_from_seed(seed, stateless_random_ops.alg_id(alg))
 
 
 # TF's other names of the seed helpers

@@ -13,6 +13,11 @@ seeds. The binomial, gamma, Poisson and parameterized truncated normal ops give 
 values too (tf_distributions.py: TF's rejection samplers; the truncated normal's values
 depend on TF's split of the outputs over the session's intra-op threads, which is
 reproduced).
+
+`alg` is checked as TF checks it (ValueError, TypeError), and every algorithm draws from
+Philox: "auto_select" is Philox on TF's CPU too, and TF's CPU kernels have no ThreeFry
+(they fail at run time), so "threefry" gives the Philox values, as a ThreeFry
+tf.random.Generator does here (stateful_random_ops.py).
 """
 from __future__ import annotations
 
@@ -285,6 +290,38 @@ def _param_truncated_normal_kernel(ctx, shape, seed, means, stddevs, minvals, ma
 
 
 # --- builders ------------------------------------------------------------------------------
+# the `alg` ids of tf.random.Algorithm
+PHILOX, THREEFRY, AUTO_SELECT = 1, 2, 3
+
+
+def alg_id(alg) -> int:
+    """TF's `convert_alg_to_int` followed by its check of the id.
+
+    Raises:
+      TypeError: `alg` of another type than int, str or Algorithm.
+      ValueError: an unknown algorithm.
+    """
+    from tensorweave.ops.random.stateful_random_ops import Algorithm
+    if isinstance(alg, Algorithm):
+        return alg.value
+    if isinstance(alg, str):
+        names = {"philox": PHILOX, "threefry": THREEFRY, "autoselect": AUTO_SELECT}
+        canonical = alg.strip().lower().replace("-", "").replace("_", "")
+        if canonical in names:
+            return names[canonical]
+        raise ValueError("Argument `alg` got unsupported value %s. Supported values are "
+                         "philox for the Philox algorithm, threefry for the ThreeFry "
+                         "algorithm, and auto_select for auto-selection." % alg)
+    if isinstance(alg, (int, np.integer)) and not isinstance(alg, bool):
+        if int(alg) in (PHILOX, THREEFRY, AUTO_SELECT):
+            return int(alg)
+        raise ValueError("Argument `alg` got unsupported value %s. Supported values are 1 "
+                         "for the Philox algorithm, 2 for the ThreeFry algorithm, and 3 for "
+                         "auto-selection." % alg)
+    raise TypeError("Can't convert argument `alg` (of value %s and type %s) to int."
+                    % (alg, type(alg)))
+
+
 _UNIFORM_TYPES = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64, _dt.int32, _dt.int64,
                   _dt.uint32, _dt.uint64)
 
@@ -312,16 +349,18 @@ def stateless_random_uniform(shape, seed, minval=0, maxval=None, dtype=_dt.float
       dtype: float16, bfloat16, float32, float64, int32, int64 (uint32/uint64 for the
         full range).
       name: name scope of the ops.
-      alg: accepted for compatibility ("auto_select", "philox", "threefry"); one
-        algorithm is used.
+      alg: "auto_select", "philox" or "threefry" (or a tf.random.Algorithm, or its
+        id); see the module docstring for ThreeFry.
 
     Returns:
       A Tensor of `shape` and `dtype`.
 
     Raises:
-      ValueError: an integer dtype with only one of minval/maxval given.
+      ValueError: an integer dtype with only one of minval/maxval given, or an unknown
+        `alg`.
+      TypeError: an `alg` that is no string, integer or tf.random.Algorithm.
     """
-    del alg
+    alg_id(alg)  # TF's check of the algorithm; all draw Philox (module docstring)
     dtype = _dt.as_dtype(dtype)
     if dtype not in _UNIFORM_TYPES:
         raise ValueError("Argument `dtype` got invalid value %r. Accepted dtypes are (%s)."
@@ -373,12 +412,16 @@ def stateless_random_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dt.float32
       stddev: the standard deviation.
       dtype: a floating dtype.
       name: name scope of the ops.
-      alg: accepted for compatibility.
+      alg: "auto_select", "philox" or "threefry" (or a tf.random.Algorithm, or its
+        id); see the module docstring for ThreeFry.
 
     Returns:
       A Tensor of `shape` and `dtype`.
+
+    Raises:
+      ValueError, TypeError: an unknown `alg`, as TF's.
     """
-    del alg
+    alg_id(alg)  # TF's check of the algorithm; all draw Philox (module docstring)
     return _scaled("StatelessRandomNormal", "stateless_random_normal", shape, seed, mean,
                    stddev, dtype, name)
 
@@ -396,12 +439,16 @@ def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dt.floa
       stddev: its standard deviation.
       dtype: a floating dtype.
       name: name scope of the ops.
-      alg: accepted for compatibility.
+      alg: "auto_select", "philox" or "threefry" (or a tf.random.Algorithm, or its
+        id); see the module docstring for ThreeFry.
 
     Returns:
       A Tensor of `shape` and `dtype`.
+
+    Raises:
+      ValueError, TypeError: an unknown `alg`, as TF's.
     """
-    del alg
+    alg_id(alg)  # TF's check of the algorithm; all draw Philox (module docstring)
     return _scaled("StatelessTruncatedNormal", "stateless_truncated_normal", shape, seed,
                    mean, stddev, dtype, name)
 
@@ -573,12 +620,16 @@ def split(seed, num: int = 2, alg="auto_select") -> Tensor:
     Args:
       seed: int32/int64 Tensor of shape [2].
       num: the number of seeds to make.
-      alg: accepted for compatibility.
+      alg: "auto_select", "philox" or "threefry" (or a tf.random.Algorithm, or its
+        id); see the module docstring for ThreeFry.
 
     Returns:
       A Tensor `[num, 2]` of the dtype of `seed`.
+
+    Raises:
+      ValueError, TypeError: an unknown `alg`, as TF's.
     """
-    del alg
+    alg_id(alg)  # TF's check of the algorithm; all draw Philox (module docstring)
     seed = _seed_tensor(seed)
     return stateless_random_uniform([num, 2], seed=seed, dtype=seed.dtype, minval=None,
                                     maxval=None)
@@ -592,13 +643,17 @@ def fold_in(seed, data, alg="auto_select") -> Tensor:
     Args:
       seed: int32/int64 Tensor of shape [2].
       data: an int32/int64 scalar.
-      alg: accepted for compatibility.
+      alg: "auto_select", "philox" or "threefry" (or a tf.random.Algorithm, or its
+        id); see the module docstring for ThreeFry.
 
     Returns:
       A Tensor `[2]` of the dtype of `data`.
+
+    Raises:
+      ValueError, TypeError: an unknown `alg`, as TF's.
     """
     from tensorweave.ops.array.array_join_ops import stack
-    del alg
+    alg_id(alg)  # TF's check of the algorithm; all draw Philox (module docstring)
     data = convert_to_tensor(data, name="data")
     drawn = stateless_random_uniform([], seed=_seed_tensor(seed), dtype=data.dtype,
                                      minval=None, maxval=None)

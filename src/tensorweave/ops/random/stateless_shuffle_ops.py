@@ -23,9 +23,10 @@ from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_diffe
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.ops.math.quantize_ops import no_gradient
 from tensorweave.ops.random import philox, simon_shuffle, tf_sampling
+from tensorweave.ops.random.stateless_random_ops import AUTO_SELECT as _AUTO_SELECT, \
+    PHILOX as _PHILOX, THREEFRY as _THREEFRY, alg_id
 
 _INDEX_TYPES = (_dt.int32, _dt.uint32, _dt.int64, _dt.uint64)
-_PHILOX, _THREEFRY, _AUTO_SELECT = 1, 2, 3
 _SEED_PAD = 498247692   # TF's first seed word of index_shuffle's three
 
 
@@ -246,34 +247,6 @@ def _stateless_shuffle_kernel(ctx, value, key, counter, alg):
     if value.size <= 1 or value.shape[0] <= 1:   # TF returns the input as it is
         return value
     return value[tf_sampling.shuffle_permutation(key, counter, value.shape[0])]
-
-
-def alg_id(alg) -> int:
-    """TF's `convert_alg_to_int` followed by its check of the id.
-
-    Raises:
-      TypeError: `alg` of another type than int, str or Algorithm.
-      ValueError: an unknown algorithm.
-    """
-    from tensorweave.ops.random.stateful_random_ops import Algorithm
-    if isinstance(alg, Algorithm):
-        return alg.value
-    if isinstance(alg, str):
-        names = {"philox": _PHILOX, "threefry": _THREEFRY, "autoselect": _AUTO_SELECT}
-        canonical = alg.strip().lower().replace("-", "").replace("_", "")
-        if canonical in names:
-            return names[canonical]
-        raise ValueError("Argument `alg` got unsupported value %s. Supported values are "
-                         "philox for the Philox algorithm, threefry for the ThreeFry "
-                         "algorithm, and auto_select for auto-selection." % alg)
-    if isinstance(alg, (int, np.integer)) and not isinstance(alg, bool):
-        if int(alg) in (_PHILOX, _THREEFRY, _AUTO_SELECT):
-            return int(alg)
-        raise ValueError("Argument `alg` got unsupported value %s. Supported values are 1 "
-                         "for the Philox algorithm, 2 for the ThreeFry algorithm, and 3 for "
-                         "auto-selection." % alg)
-    raise TypeError("Can't convert argument `alg` (of value %s and type %s) to int."
-                    % (alg, type(alg)))
 
 
 def key_counter_alg(seed, alg) -> tuple:
