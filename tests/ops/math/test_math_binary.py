@@ -136,6 +136,17 @@ def test_string_add_concatenates(sess):
     assert tf.add(tf.constant([1.0]), 1.0).op.type == "AddV2"
 
 
+def test_two_scalar_strings_added_feed_string_ops(sess):
+    # a scalar sum is a string tensor like any other (it was a bare bytes object, which
+    # string kernels failed on with an InternalError)
+    joined = tf.constant("ab") + tf.constant("c1")
+    got = sess.run([joined, tf.strings.length(joined), tf.strings.upper(joined),
+                    tf.strings.regex_replace(joined, "b", "-")])
+    assert got == [b"abc1", 4, b"ABC1", b"a-c1"]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="could not correctly convert"):
+        sess.run(tf.strings.to_number(joined))
+
+
 @pytest.mark.parametrize("dtype", FLOATS + INTS + COMPLEX + [ml_dtypes.bfloat16, np.uint8])
 def test_raw_add_op_adds_numbers_in_their_dtype(sess, dtype):
     # the Add op (imported graphs; tf.add builds AddV2 for numbers) is numeric addition

@@ -135,7 +135,9 @@ def _mul_no_nan(x, y):
 def _add(x, y):
     # Add (the op of imported graphs; tf.add builds AddV2) also concatenates strings
     if getattr(x, "dtype", None) is None or x.dtype.kind in "OSU":
-        return np.add(np.asarray(x, dtype=object), np.asarray(y, dtype=object))
+        out = np.add(np.asarray(x, dtype=object), np.asarray(y, dtype=object))
+        # two scalars give a bare bytes object: a string tensor's value is an array
+        return out if type(out) is np.ndarray else np.array(out, dtype=object)
     return operator.add(x, y)
 
 
