@@ -35,7 +35,10 @@ def test_encode_is_tfs_bytes_and_decodes_back(sess):
     enc = sess.run(tf.audio.encode_wav(SAMPLES, 16000))
     assert enc[:44].hex() == TF_HEADER and len(enc) == 56
     assert np.frombuffer(enc[44:], "<i2").tolist() == [16384, -8192, 32767, -32768, 3, 32767]
-    audio, rate = sess.run(tf.audio.decode_wav(enc))
+    decoded = tf.audio.decode_wav(enc)
+    # TF's namedtuple: wav_decoder.audio / .sample_rate (speech_commands' input code)
+    assert type(decoded).__name__ == "DecodeWav" and decoded.audio is decoded[0]
+    audio, rate = sess.run([decoded.audio, decoded.sample_rate])
     assert rate == 16000 and audio.dtype == np.float32
     np.testing.assert_array_equal(audio, np.array([[16384, -8192], [32767, -32768],
                                                    [3, 32767]]) / 32768.0)

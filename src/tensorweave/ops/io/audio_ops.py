@@ -10,12 +10,12 @@ each sample as round(x * 32768) clamped to the int16 range.
 """
 from __future__ import annotations
 
+import collections
 import struct
 from typing import Optional
 
 import numpy as np
 
-from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.op_builder import apply_op
@@ -143,9 +143,12 @@ def _encode_wav_kernel(ctx, audio, sample_rate):
     return np.array(header + body, dtype=object)
 
 
+DecodeWavOutput = collections.namedtuple("DecodeWav", ["audio", "sample_rate"])
+
+
 @tf_export("audio.decode_wav")
 def decode_wav(contents, desired_channels: int = -1, desired_samples: int = -1,
-               name: Optional[str] = None):
+               name: Optional[str] = None) -> DecodeWavOutput:
     """Decodes a 16-bit PCM WAV file (see the module docstring).
 
     Args:
@@ -155,7 +158,8 @@ def decode_wav(contents, desired_channels: int = -1, desired_samples: int = -1,
       name: the op's name.
 
     Returns:
-      (audio, sample_rate): float32 [samples, channels] and an int32 scalar.
+      A namedtuple DecodeWav (audio, sample_rate): float32 [samples, channels] and an
+      int32 scalar.
 
     Raises:
       InvalidArgumentError (at run time): not a 16-bit PCM WAV file, or truncated.
@@ -163,7 +167,7 @@ def decode_wav(contents, desired_channels: int = -1, desired_samples: int = -1,
     op = apply_op("DecodeWav", [contents], {"desired_channels": desired_channels,
                                             "desired_samples": desired_samples},
                   name=name or "DecodeWav")
-    return op.outputs[0], op.outputs[1]
+    return DecodeWavOutput(*op.outputs)
 
 
 @tf_export("audio.encode_wav")
