@@ -38,6 +38,22 @@ def test_assign_functions(graph, sess):
     assert r.assign(1.0, name="set").op.control_inputs[0].name == "set"
 
 
+def test_an_update_of_an_updates_result_runs_after_it(graph, sess):
+    # TF1's assign returns the variable's reference: updating it updates the variable,
+    # after the first update (its input); tf.assign_add(tf.assign(v, x), y) is x + y
+    v = _var(sess, [1.0, 2.0], np.float32)
+    chained = tf.assign_add(tf.assign(v, [3.0, 4.0]), [1.0, 1.0])
+    assert sess.run(chained).tolist() == [4.0, 5.0] and sess.run(v).tolist() == [4.0, 5.0]
+    again = tf.assign_sub(tf.assign_add(v, [1.0, 1.0]), [0.5, 0.5])
+    assert sess.run(again).tolist() == [4.5, 5.5]
+    rows = tf.scatter_update(tf.assign(v, [0.0, 0.0]), [1], [9.0])
+    assert sess.run(rows).tolist() == [0.0, 9.0]
+    # a resource variable's update gives a value, not a reference: TF refuses too
+    r = tf.Variable([1.0], use_resource=True)
+    with pytest.raises(TypeError, match="requires a tf.Variable"):
+        tf.assign_add(tf.assign(r, [2.0]), [1.0])
+
+
 # --- scatter ---------------------------------------------------------------------------
 def test_scatter_ops_values(graph, sess):
     base = np.arange(12, dtype=np.float32).reshape(4, 3) + 1.0

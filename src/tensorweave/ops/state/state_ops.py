@@ -6,6 +6,7 @@ it).
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Optional
 
 from tensorweave.framework import graph as _graph
@@ -15,14 +16,25 @@ from tensorweave.ops.state import resource_variable_ops as rv
 
 
 def _variable(ref, fn_name: str):
-    from tensorweave.ops.state.variables import Variable, variable_of_ref_tensor
+    """The variable `ref` stands for, and a context to build its update in: a Variable,
+    its TF1 reference tensor (`g.get_tensor_by_name("w:0")`), or the result of an update
+    of a TF1 reference variable (TF1's assign returns the variable's reference), after
+    which the new update is ordered, as TF1's update ran after the one it reads."""
+    from tensorweave.ops.state.variables import Variable, variable_of_ref_tensor, \
+        variable_updated_by
     if isinstance(ref, Variable):
-        return ref
+        return ref, _NO_ORDER
     var = variable_of_ref_tensor(ref)
-    if var is not None:  # `g.get_tensor_by_name("w:0")`: TF1's reference tensor of `w`
-        return var
+    if var is not None:
+        return var, _NO_ORDER
+    var = variable_updated_by(ref)
+    if var is not None:
+        return var, _graph.control_dependencies([ref.op])
     raise TypeError("%s requires a tf.Variable as `ref`, got %r (tensorweave has no "
                     "reference tensors)" % (fn_name, ref))
+
+
+_NO_ORDER = contextlib.nullcontext()
 
 
 @tf_export("assign")
@@ -47,30 +59,36 @@ def assign(ref, value, validate_shape: Optional[bool] = None, use_locking=None,
       TypeError: `ref` is not a Variable; for a TF1 reference variable, `value` is a
         tensor of another dtype.
     """
-    v = _variable(ref, "assign")
-    return v._assign(value, validate_shape is not False, name, True)
+    v, order = _variable(ref, "assign")
+    with order:
+        return v._assign(value, validate_shape is not False, name, True)
 
 
 @tf_export("assign_add")
 def assign_add(ref, value, use_locking=None, name: Optional[str] = None):
     """Adds `value` to the variable `ref`, atomically; returns the new value."""
-    return _variable(ref, "assign_add").assign_add(value, use_locking=use_locking, name=name)
+    v, order = _variable(ref, "assign_add")
+    with order:
+        return v.assign_add(value, use_locking=use_locking, name=name)
 
 
 @tf_export("assign_sub")
 def assign_sub(ref, value, use_locking=None, name: Optional[str] = None):
     """Subtracts `value` from the variable `ref`, atomically; returns the new value."""
-    return _variable(ref, "assign_sub").assign_sub(value, use_locking=use_locking, name=name)
+    v, order = _variable(ref, "assign_sub")
+    with order:
+        return v.assign_sub(value, use_locking=use_locking, name=name)
 
 
 def _scatter(fn_name, builder):
     def scatter(ref, indices, updates, use_locking: bool = True,
                 name: Optional[str] = None):
-        v = _variable(ref, fn_name)
+        v, order = _variable(ref, fn_name)
         # TF1's op name: "ScatterUpdate", ... (the new value carries it, see _updated)
         tf1_name = "".join(part.capitalize() for part in fn_name.split("_"))
-        return v._updated(lambda u, n: builder(v.handle, indices, u, name=n), tf1_name,
-                          name, True, updates, value_name="updates")
+        with order:
+            return v._updated(lambda u, n: builder(v.handle, indices, u, name=n), tf1_name,
+                              name, True, updates, value_name="updates")
     scatter.__name__ = fn_name
     scatter.__qualname__ = fn_name
     return scatter
@@ -111,10 +129,11 @@ for _fn, _verb in ((scatter_update, "Sets"), (scatter_add, "Adds to"),
 def _scatter_nd(fn_name, builder):
     def scatter_nd(ref, indices, updates, use_locking: bool = True,
                    name: Optional[str] = None):
-        v = _variable(ref, fn_name)
+        v, order = _variable(ref, fn_name)
         tf1_name = "".join(part.capitalize() for part in fn_name.split("_"))
-        return v._scatter_nd(builder, tf1_name, indices, updates, name,
-                             use_locking=use_locking)
+        with order:
+            return v._scatter_nd(builder, tf1_name, indices, updates, name,
+                                 use_locking=use_locking)
     scatter_nd.__name__ = fn_name
     scatter_nd.__qualname__ = fn_name
     scatter_nd.__doc__ = """Applies sparse updates at n-d `indices` of the variable `ref`
@@ -138,8 +157,8 @@ def count_up_to(ref, limit: int, name: Optional[str] = None):
     Raises:
       OutOfRangeError (at run time): the variable already equals `limit`.
     """
-    v = _variable(ref, "count_up_to")
-    with _graph.name_scope(name, "CountUpTo"):
+    v, order = _variable(ref, "count_up_to")
+    with order, _graph.name_scope(name, "CountUpTo"):
         return rv.resource_count_up_to(v.handle, limit, T=v.dtype)
 
 
@@ -171,8 +190,8 @@ def batch_scatter_update(ref, indices, updates, use_locking: bool = True,
     """
     from tensorweave.ops.array import array_ops
     from tensorweave.ops.math import math_ops
-    v = _variable(ref, "batch_scatter_update")
-    with _graph.name_scope(name):
+    v, order = _variable(ref, "batch_scatter_update")
+    with order, _graph.name_scope(name):
         indices = convert_to_tensor(indices, name="indices")
         indices_shape = array_ops.shape(indices)
         rank = indices.shape.ndims

@@ -735,6 +735,22 @@ def variable_of_ref_tensor(t) -> Optional["Variable"]:
     return var if var is not None and var._feeds_reads else None
 
 
+def variable_updated_by(t) -> Optional["Variable"]:
+    """The TF1 reference variable whose update `t` is the result of (the value after
+    assign, assign_add, scatter_update, ...: TF1's reference output of the update op),
+    else None."""
+    if not isinstance(t, Tensor):
+        return None
+    op = t._op
+    if op._type != "ReadVariableOp" or not op._inputs or \
+            op._inputs[0]._op._type != "VarHandleOp":
+        return None
+    var = _variable_of_handle_op(op._inputs[0]._op)
+    if var is None or not var._feeds_reads or op._name not in var._update_reads:
+        return None
+    return var
+
+
 def variable_fed_by(t) -> Optional["Variable"]:
     """The TF1 reference variable a feed of `t` stands for: `t` its handle tensor
     (`v:0`) or one of its plain reads (TF1's `v/read:0`, which every reader of a
