@@ -102,7 +102,9 @@ class DatasetFunction:
         # summaries made in a function stay in it, as in TF's function graph (merge_all
         # must not fetch a per-element op)
         summaries = list(g.get_collection_ref(_graph.GraphKeys.SUMMARIES))
-        with _graph.name_scope(name):
+        from tensorweave.ops.random.random_ops import function_seed_count
+        # TF traces the function into a graph of its own, whose op seeds count apart
+        with _graph.name_scope(name), function_seed_count(g):
             self.inputs = [_placeholder(t, s, "arg%d" % k)
                            for k, (t, s) in enumerate(zip(in_types, in_shapes))]
             element = pack_element(in_structure, self.inputs)

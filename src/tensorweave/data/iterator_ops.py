@@ -385,6 +385,10 @@ def make_one_shot_iterator(dataset: Dataset) -> Iterator:
         a one-shot iterator's dataset by value: use an initializable iterator).
     """
     _check_capturable(dataset._variant)
+    from tensorweave.ops.random.random_ops import get_seed
+    # TF's takes an op seed (the graph seed of the function it rebuilds the dataset in,
+    # which changes nothing already built): later ops derive theirs after it
+    get_seed(None)
     handle = apply_op("OneShotDatasetIterator", [dataset._variant],
                       {"output_types": dataset._types, "output_shapes": dataset._shapes},
                       name="OneShotIterator").outputs[0]

@@ -29,6 +29,7 @@ Random ops are stateful, so the optimizer never folds or merges them.
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
 from typing import Callable, Optional, Tuple
@@ -67,6 +68,24 @@ def _next_derived_seed(graph) -> int:
         count = _DERIVED_SEED_COUNTS.get(graph, 0)
         _DERIVED_SEED_COUNTS[graph] = count + 1
     return count
+
+
+@contextlib.contextmanager
+def function_seed_count(graph):
+    """A block that traces a function into `graph` (a tf.data function): the op seeds
+    derived from the graph seed inside it count from 0 on their own and leave the
+    graph's count as it was, as in TF, where such a function is a graph of its own
+    (with the outer graph's seed)."""
+    with _COUNTS_LOCK:
+        outer = _DERIVED_SEED_COUNTS.pop(graph, None)
+    try:
+        yield
+    finally:
+        with _COUNTS_LOCK:
+            if outer is None:
+                _DERIVED_SEED_COUNTS.pop(graph, None)
+            else:
+                _DERIVED_SEED_COUNTS[graph] = outer
 
 
 @tf_export("get_seed", "random.get_seed")
