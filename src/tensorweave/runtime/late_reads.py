@@ -6,15 +6,17 @@ over. So `sess.run([train_op, global_step])` gives the step after train_op's inc
 and a fetched variable shows every update of the run, whatever the order its read ran
 in. tensorweave's reads copy the value when they run; for a fetched read of a variable
 made as a TF1 reference variable (its handle carries REF_VARIABLE_ATTR) that the same
-run also updates, the session fetches the variable's handle as well and reads the value
-once the run is over (`LateReadPlan`). A fetch of such a variable's handle itself ("v:0"
+run also updates, or that another thread may update while the run waits (it has a
+kernel that waits: a queue's dequeue, an accumulator's take; SyncReplicasOptimizer's
+workers fetch the global step the chief advances so), the session fetches the
+variable's handle as well and reads the value once the run is over (`LateReadPlan`). A fetch of such a variable's handle itself ("v:0"
 of an imported graph where no plain read stands for it, as after a rewrite whose reads
 all wait on control inputs) reads the value after the run too, whether or not the run
 writes it. Reads of resource variables (`use_resource=True`) keep TF's resource
 semantics: the value when the read ran.
 
 Found when a plan is built (`late_reads`), so a run pays nothing unless a fetched
-reference variable is also written by that run. Local sessions only: a distributed
+reference variable is also written by that run, or the run may wait. Local sessions only: a distributed
 master's plans read variables where they live.
 """
 from __future__ import annotations
@@ -50,7 +52,8 @@ def _ref_read_handle(t: Tensor) -> Optional[Tensor]:
 def late_reads(fetches: Tuple[Tensor, ...], targets, feeds) -> List[Tuple[int, Tensor]]:
     """(fetch index, variable handle) of each fetch that must read its variable after
     the run: a read of a TF1 reference variable that an op of the same run writes, or
-    the variable's handle itself (its value is what the fetch gives)."""
+    any such read when the run has a kernel that waits (other threads' updates land
+    meanwhile), or the variable's handle itself (its value is what the fetch gives)."""
     candidates = [(i, h) for i, h in ((i, _ref_read_handle(t)) for i, t in
                                       enumerate(fetches)) if h is not None]
     if not candidates or all(fetches[i] is h for i, h in candidates):
@@ -58,12 +61,24 @@ def late_reads(fetches: Tuple[Tensor, ...], targets, feeds) -> List[Tuple[int, T
     from tensorweave.ops.state.resource_variable_ops import FORWARDING_OPS, handle_source
     written = set()
     for op in upstream_ops([t._op for t in fetches] + list(targets), set(feeds)):
+        if _waits(op._type):
+            return candidates
         if op._type in _READS or op._type in FORWARDING_OPS:  # a forwarded handle: its
             continue                                       # users write, or not
         for t in op._inputs:
             if t._dtype.name == "resource":
                 written.add(handle_source(t)._op)
     return [(i, h) for i, h in candidates if h._op in written or fetches[i] is h]
+
+
+def _waits(op_type: str) -> bool:
+    """Whether `op_type`'s kernel may wait for another step (an asynchronous kernel:
+    queue and barrier ops, accumulator takes, transfers)."""
+    from tensorweave.framework import errors, registry
+    try:
+        return registry.get_kernel(op_type).is_async
+    except errors.NotFoundError:  # no CPU kernel (an accelerator's op): not known to wait
+        return False
 
 
 class LateReadPlan:

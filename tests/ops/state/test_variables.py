@@ -286,6 +286,30 @@ def test_fetched_reads_of_reference_variables_show_the_runs_updates(graph, sess)
     assert sess.run(gs) == 4
 
 
+def test_a_fetched_variable_shows_updates_made_while_its_run_waits(graph, sess):
+    # TF 2.21 gives [1, 5]: the run waits on the queue while another thread's run sets
+    # v, and the fetch of v is copied when the run is over (SyncReplicasOptimizer's
+    # workers fetch the global step the chief advances so)
+    import threading
+    import time
+    v = tf.Variable(0)
+    q = tf.FIFOQueue(1, tf.int32)
+    dequeued = q.dequeue()
+    with tf.control_dependencies([tf.assign(v, 5)]):
+        enqueue = q.enqueue(1)
+    sess.run(v.initializer)
+
+    def other_thread():
+        time.sleep(0.2)
+        sess.run(enqueue)
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    try:
+        assert sess.run([dequeued, v], options=tf.RunOptions(timeout_in_ms=20000)) == [1, 5]
+    finally:
+        thread.join(20)
+
+
 def test_mutating_a_fetched_value_does_not_change_the_variable(graph, sess):
     v = tf.Variable([1.0, 2.0])
     sess.run(v.initializer)
