@@ -201,6 +201,22 @@ def test_ys_without_a_default_gradient_raise_type_error(graph):
         tf.gradients(tf.as_string(x), x)
 
 
+def test_gradients_with_respect_to_a_reference_variables_read(sess):
+    # TF1: every use reads the one "v/read" tensor, so a gradient w.r.t. v.value(),
+    # convert_to_tensor(v) or "v/read:0" is the variable's (TF 2.21: [2, 4] each); a
+    # resource variable's own reads are separate tensors, so a new read gets None
+    v = tf.Variable([1.0, 2.0], name="v")
+    loss = tf.reduce_sum(v * v)
+    reads = [v.value(), tf.convert_to_tensor(v),
+             tf.get_default_graph().get_tensor_by_name("v/read:0")]
+    grads = tf.gradients(loss, reads)
+    r = tf.Variable([1.0, 2.0], use_resource=True)
+    assert tf.gradients(tf.reduce_sum(r * r), r.value()) == [None]
+    sess.run(tf.global_variables_initializer())
+    for g in sess.run(grads):
+        np.testing.assert_array_equal(g, [2.0, 4.0])
+
+
 def test_hessians_and_unconnected_zeros_of_a_variable(sess):
     # the shape of the value, not of the handle (TF: [[6, 0], [0, 12]], float32 zeros)
     v = tf.Variable([1.0, 2.0])

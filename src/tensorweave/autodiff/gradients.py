@@ -327,6 +327,14 @@ def _results(grads: Dict[Tensor, list], xs: List[Tensor],
 
 def _x_tensor(x) -> Tensor:
     if isinstance(x, Tensor):
+        if x._op._type == "ReadVariableOp":
+            # a plain read of a TF1 reference variable (`v.value()`, "v/read:0") is
+            # the tensor every use of the variable reads in TF1: here each use has a
+            # read of its own, so the variable's handle stands for all of them
+            from tensorweave.ops.state.variables import variable_fed_by
+            var = variable_fed_by(x)
+            if var is not None:
+                return var.handle
         return x
     handle = getattr(x, "handle", None)  # resource variables: differentiate the handle
     if isinstance(handle, Tensor):
