@@ -127,3 +127,20 @@ def test_test_src_dir_path(monkeypatch):
     monkeypatch.setenv("TEST_SRCDIR", "/a")
     monkeypatch.setenv("TEST_WORKSPACE", "ws")
     assert tf.test.test_src_dir_path("core/platform") == "/a/ws/tensorflow/core/platform"
+
+
+def test_tf_test_mock_is_unittest_mock_loaded_on_first_use():
+    # TF1 programs patch with tf.test.mock.patch(...); importing tensorweave does not
+    # load unittest.mock (it loads asyncio)
+    import subprocess
+    import sys
+    code = ("import sys, unittest.mock as m, tensorweave as tf; "
+            "loaded = 'unittest.mock' in sys.modules; "
+            "print(tf.test.mock is m, 'mock' in dir(tf.test))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120).stdout.split()
+    assert out == ["True", "True"]
+    fresh = subprocess.run([sys.executable, "-c", "import sys, tensorweave; "
+                            "print('unittest.mock' in sys.modules)"],
+                           capture_output=True, text=True, check=True, timeout=120)
+    assert fresh.stdout.strip() == "False"

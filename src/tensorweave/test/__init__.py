@@ -21,7 +21,8 @@ __all__ = ["Benchmark", "StubOutForTesting", "TestCase", "assert_equal_graph_def
            "benchmark_config", "compute_gradient", "compute_gradient_error",
            "disable_with_predicate", "get_temp_dir", "gpu_device_name", "is_built_with_cuda",
            "is_built_with_gpu_support", "is_built_with_rocm", "is_built_with_xla",
-           "is_cpu_target_available", "is_gpu_available", "main", "test_src_dir_path"]
+           "is_cpu_target_available", "is_gpu_available", "main", "mock",
+           "test_src_dir_path"]
 
 
 def is_gpu_available(cuda_only: bool = False, min_cuda_compute_capability=None) -> bool:
@@ -138,11 +139,14 @@ def __getattr__(name):
     if name in ("Benchmark", "benchmark_config"):
         from tensorweave.test import _benchmark
         return getattr(_benchmark, name)
+    if name == "mock":  # TF1's tf.test.mock is unittest.mock (which loads asyncio)
+        import unittest.mock
+        return unittest.mock
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 def __dir__():
-    return sorted(set(globals()) | {"TestCase", "Benchmark", "benchmark_config"})
+    return sorted(set(globals()) | {"TestCase", "Benchmark", "benchmark_config", "mock"})
 
 
 def main(argv=None) -> None:
