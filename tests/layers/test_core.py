@@ -414,3 +414,13 @@ def test_losses_list_add_loss_first_then_weight_regularizers(graph):
     dense(y)
     assert [t.op.type for t in dense.get_losses_for(None)] == ["L2Loss"]
     assert [t.name for t in dense.get_losses_for(y)] == ["dense/ActivityRegularizer/truediv:0"]
+
+
+def test_supports_masking_as_tf():
+    # TF 2.15's tf.layers (Keras 2's legacy layers): Dense, Dropout and
+    # BatchNormalization pass masks on, the convolutions, pooling and Flatten do not
+    expected = {tf.layers.Dense(3): True, tf.layers.Dropout(0.5): True,
+                tf.layers.BatchNormalization(): True, tf.layers.Flatten(): False,
+                tf.layers.Conv2D(2, 3): False, tf.layers.MaxPooling2D(2, 2): False}
+    assert {type(layer).__name__: layer.supports_masking for layer in expected} == \
+        {type(layer).__name__: want for layer, want in expected.items()}

@@ -115,6 +115,7 @@ class Dense(KernelLayer):
             raise ValueError("Received an invalid value for `units`, expected a positive "
                              "integer. Received: units=%s" % (units,))
         self.input_spec = InputSpec(min_ndim=2)
+        self.supports_masking = True  # as TF's (Keras 2's) Dense
 
     def build(self, input_shape):
         dtype = self._dtype or _dt.float32
@@ -208,6 +209,7 @@ class Dropout(Layer):
         self.rate = rate
         self.noise_shape = noise_shape
         self.seed = seed
+        self.supports_masking = True
 
     def get_config(self) -> dict:
         return self._config_with(("rate", "noise_shape", "seed"))

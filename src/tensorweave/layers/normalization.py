@@ -123,6 +123,7 @@ class BatchNormalization(Layer):
                  virtual_batch_size=None, adjustment=None, name: Optional[str] = None,
                  **kwargs):
         super().__init__(name=name, trainable=trainable, **kwargs)
+        self.supports_masking = True
         if renorm:
             renorm_clipping = dict(renorm_clipping or {})
             keys = ["rmax", "rmin", "dmax"]
