@@ -976,3 +976,18 @@ def test_a_slice_of_a_known_value_is_known_at_build_time(graph):
     p = tf.placeholder(tf.float32, [None, 4])
     assert tf.reshape(p, tf.stack([tf.shape(p)[0], 2, 2])).shape.as_list() == [None, 2, 2]
     assert tf.get_static_value(tf.constant([5, 6, 7])[::-2]).tolist() == [7, 5]
+
+
+def test_top_k_index_type_and_an_int64_k(sess):
+    # TF 2.21's TopKV2: indices of `index_type` (int16/int32/int64), k of type Tk
+    x = tf.constant([[3.0, 1.0, 2.0, 5.0]])
+    for index_type in (tf.int16, tf.int32, tf.int64):
+        v, i = tf.math.top_k(x, tf.constant(2, tf.int64), index_type=index_type)
+        assert i.dtype == index_type and i.op.get_attr("Tk") == tf.int64
+        values, indices = sess.run([v, i])
+        assert values.tolist() == [[5.0, 3.0]] and indices.tolist() == [[3, 0]]
+        assert indices.dtype == index_type.as_numpy_dtype
+    # the gradient scatters through indices of any of those types
+    v, _ = tf.nn.top_k(x, 2, index_type=tf.int64)
+    (g,) = tf.gradients(tf.reduce_sum(v * [1.0, 10.0]), x)
+    assert sess.run(g).tolist() == [[10.0, 0.0, 0.0, 1.0]]

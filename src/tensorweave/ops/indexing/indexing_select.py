@@ -436,8 +436,12 @@ def _top_k_shape(op):
     return [out, out]
 
 
-register_op("TopKV2", inputs=["input: T", "k: int32"], outputs=["values: T", "indices: int32"],
-            attrs={"T": TypeAttr(TOP_K_TYPES), "sorted": True}, shape=_top_k_shape)
+_TOP_K_INDEX_TYPES = (_dt.int16, _dt.int32, _dt.int64)
+register_op("TopKV2", inputs=["input: T", "k: Tk"], outputs=["values: T", "indices: index_type"],
+            attrs={"T": TypeAttr(TOP_K_TYPES), "sorted": True,
+                   "Tk": TypeAttr(_TOP_K_INDEX_TYPES, default=_dt.int32),
+                   "index_type": TypeAttr(_TOP_K_INDEX_TYPES, default=_dt.int32)},
+            shape=_top_k_shape)
 
 
 @kernel("TopKV2")
@@ -461,7 +465,9 @@ def top_k_kernel(ctx, x, k):
     else:
         indices = (n - 1) - _descending_order(key, xp)[..., :k]
     values = xp.take_along_axis(x, indices, axis=-1)
-    return values, indices.astype(np.int32)
+    # TopK (TF1's, k an attr) has int32 indices only
+    index_type = ctx.attrs.get("index_type", _dt.int32)
+    return values, indices.astype(index_type.as_numpy_dtype)
 
 
 def _descending_order(key, xp=np):
@@ -498,6 +504,8 @@ def top_k_gradient(op, grad, _):
     from tensorweave.ops.math import math_binary, math_ops, reduction_ops
     x, indices = op.inputs[0], op.outputs[1]
     in_shape = shape_tensor(x)
+    if indices.dtype != in_shape.dtype:  # index_type int16/int64
+        indices = math_ops.cast(indices, in_shape.dtype)
     ind_shape = shape_tensor(indices)
     n = in_shape[-1]
     ind_2d = array_ops.reshape(indices, array_ops.stack([-1, ind_shape[-1]]))
@@ -511,7 +519,8 @@ def top_k_gradient(op, grad, _):
 
 
 @tf_export("math.top_k", "nn.top_k")
-def top_k(input, k=1, sorted: bool = True, name: Optional[str] = None) -> TopKOutput:  # noqa
+def top_k(input, k=1, sorted: bool = True, index_type=_dt.int32,  # noqa: A002
+          name: Optional[str] = None) -> TopKOutput:
     """The `k` largest entries of the last dimension and their indices (TF1
     `tf.nn.top_k`).
 
@@ -519,15 +528,19 @@ def top_k(input, k=1, sorted: bool = True, name: Optional[str] = None) -> TopKOu
 
     Args:
       input: a real Tensor of rank >= 1 whose last dimension has at least k entries.
-      k: scalar int32, the number of entries to find.
+      k: scalar int16/int32/int64, the number of entries to find.
       sorted: if True the k entries are in descending order (always the case here).
+      index_type: the type of the indices: int16, int32 or int64.
       name: op name.
 
     Returns:
-      A namedtuple (values, indices) of shape input.shape[:-1] + [k]; indices are int32.
+      A namedtuple (values, indices) of shape input.shape[:-1] + [k]; indices of
+      `index_type`.
 
     Raises:
       ValueError: k < 0 or larger than a statically known last dimension.
     """
-    op = apply_op("TopKV2", [input, k], {"sorted": bool(sorted)}, name=name or "TopKV2")
+    op = apply_op("TopKV2", [input, k], {"sorted": bool(sorted),
+                                         "index_type": _dt.as_dtype(index_type)},
+                  name=name or "TopKV2")
     return TopKOutput(*op.outputs)
