@@ -17,7 +17,7 @@ from tensorweave.layers.core import (FUNCTION_DOC, KernelLayer, export_layer,
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.array.array_join_ops import concat, stack
 from tensorweave.ops.array.array_pad_ops import pad
-from tensorweave.ops.nn.conv_nd_ops import conv1d, conv3d, conv3d_transpose
+from tensorweave.ops.nn.conv_nd_ops import conv1d, conv1d_transpose, conv3d, conv3d_transpose
 from tensorweave.ops.nn.conv_ops import conv2d, conv2d_transpose
 from tensorweave.ops.nn.nn_softmax import bias_add
 from tensorweave.ops.state import init_ops
@@ -390,9 +390,9 @@ conv3d_layer = _conv_function(Conv3D, 3, "conv3d")
 
 # --- transposed convolutions ----------------------------------------------------------------
 class _ConvTranspose(_Conv):
-    """Conv2DTranspose / Conv3DTranspose: the transpose (input gradient) of a convolution;
-    kernel [*kernel_size, filters, in_channels]. As TF's, Conv3DTranspose takes a
-    dilation_rate but ignores it."""
+    """Conv2DTranspose / Conv3DTranspose (and Keras' Conv1DTranspose, rank 1): the
+    transpose (input gradient) of a convolution; kernel [*kernel_size, filters,
+    in_channels]. As TF's, Conv3DTranspose takes a dilation_rate but ignores it."""
 
     def __init__(self, rank, filters, kernel_size, strides=1, padding="valid",
                  data_format="channels_last", output_padding=None, **kwargs):
@@ -430,7 +430,7 @@ class _ConvTranspose(_Conv):
     def _output_length(self, i: int, length):
         """The output length along spatial axis i of an input length (an int, a scalar
         tensor, or None)."""
-        dilation = self.dilation_rate[i] if self.rank == 2 else 1
+        dilation = self.dilation_rate[i] if self.rank != 3 else 1
         output_padding = None if self.output_padding is None else self.output_padding[i]
         return deconv_output_length(length, self.kernel_size[i], self.padding,
                                     self.strides[i], dilation, output_padding)
@@ -446,6 +446,11 @@ class _ConvTranspose(_Conv):
         output_shape = stack(with_batch_and_channels(out, first, dynamic[0], self.filters))
         strides = with_batch_and_channels(self.strides, first)
         fmt = spatial_format(self.rank, first)
+        if self.rank == 1:
+            return conv1d_transpose(inputs, self.kernel, output_shape, strides,
+                                    padding=self.padding.upper(), data_format=fmt,
+                                    dilations=with_batch_and_channels(self.dilation_rate,
+                                                                      first))
         if self.rank == 3:
             return conv3d_transpose(inputs, self.kernel, output_shape, strides,
                                     padding=self.padding.upper(), data_format=fmt)

@@ -107,7 +107,10 @@ class Layer(layers_base.Layer):
         self._conditional_losses: set = set()
         self._callable_losses: List = []
         self._metrics: List = []  # the Metric objects of `add_metric`
+        if dtype is None and utils.v2_dtype_behavior_enabled():
+            dtype = backend.floatx()
         self._dtype = None if dtype is None else tf.as_dtype(dtype).base_dtype
+        self._autocast = bool(kwargs.get("autocast", utils.v2_dtype_behavior_enabled()))
         self._inbound_nodes: List = []
         self._outbound_nodes: List = []
         self._call_spec = None
@@ -608,7 +611,7 @@ class Layer(layers_base.Layer):
             input_spec_lib.assert_input_compatibility(self.input_spec, inputs, self.name)
             with tf.name_scope(self._name_scope()):
                 self._maybe_build(inputs)
-                outputs = self.call(inputs, *args, **kwargs)
+                outputs = self.call(self._maybe_cast_inputs(inputs), *args, **kwargs)
                 if outputs is None:
                     raise ValueError("A layer's `call` method should return a Tensor or a "
                                      "list of Tensors, not None (layer: " + self.name + ").")
@@ -625,6 +628,19 @@ class Layer(layers_base.Layer):
         finally:
             context.frames.pop()
         return outputs
+
+    def _maybe_cast_inputs(self, inputs):
+        """With autocast (the V2 dtype behavior), the floating tensors of `inputs` cast
+        to a floating layer dtype; else `inputs`."""
+        if not (self._autocast and self._dtype is not None and self._dtype.is_floating):
+            return inputs
+
+        def cast(x):
+            if isinstance(x, (tf.Tensor, tf.SparseTensor)) and x.dtype.is_floating and \
+                    x.dtype.base_dtype != self._dtype:
+                return tf.cast(x, self._dtype)
+            return x
+        return tf.nest.map_structure(cast, inputs)
 
     def _maybe_build(self, inputs) -> None:
         if self.built:

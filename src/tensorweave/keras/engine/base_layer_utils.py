@@ -10,6 +10,7 @@ import threading
 import numpy as np
 
 import tensorweave as tf
+from tensorweave.framework.api_export import tf_export
 from tensorweave.ops.state.variables import VariableAggregation, VariableSynchronization
 
 
@@ -102,3 +103,30 @@ def to_tensor(x):
 
 
 
+
+
+# Keras' V2_DTYPE_BEHAVIOR, off in TF1: a Keras layer without a dtype takes its first
+# input's. Enabled, layers made afterwards default to floatx and cast floating inputs to
+# their dtype ("autocast").
+_v2_dtype_behavior = False
+
+
+def v2_dtype_behavior_enabled() -> bool:
+    """Whether Keras layers made now default to floatx and autocast their inputs."""
+    return _v2_dtype_behavior
+
+
+@tf_export("keras.layers.enable_v2_dtype_behavior")
+def enable_v2_dtype_behavior() -> None:
+    """Makes the Keras layers made from now on default to the floatx dtype and cast
+    their floating inputs to their dtype, as TF 2's."""
+    global _v2_dtype_behavior
+    _v2_dtype_behavior = True
+
+
+@tf_export("keras.layers.disable_v2_dtype_behavior")
+def disable_v2_dtype_behavior() -> None:
+    """Restores TF1's dtype behavior for the Keras layers made from now on: a layer
+    without a dtype takes its first input's, and inputs are not cast."""
+    global _v2_dtype_behavior
+    _v2_dtype_behavior = False

@@ -8,4 +8,5 @@ from tensorweave.keras.layers import (  # noqa: F401
 from tensorweave.keras.layers import recurrent, recurrent_cells, wrappers  # noqa: F401
 from tensorweave.keras.layers import regularization  # noqa: F401
 from tensorweave.keras.layers import (  # noqa: F401
-    attention, convolutional_recurrent, einsum_dense)
+    attention, convolutional_recurrent, einsum_dense, image_preprocessing,
+    locally_connected, preprocessing_categorical, preprocessing_normalization)

@@ -1,4 +1,4 @@
-"""Keras convolution layers: Conv1D/2D/3D (also grouped), Conv2DTranspose/Conv3DTranspose,
+"""Keras convolution layers: Conv1D/2D/3D (also grouped), Conv1D/2D/3DTranspose,
 SeparableConv1D/2D (and their Convolution* aliases), DepthwiseConv1D/2D.
 
 They reuse the tf.layers convolutions' `build`/`call` with Keras' arguments: string
@@ -198,10 +198,11 @@ def _transpose_class(base, rank: int, name: str):
                 bias_constraint=bias_constraint, output_padding=output_padding,
                 dilation_rate=dilation_rate, **kwargs)
             resolve_identifiers(self)
-            self._keras_checks(filters, padding, causal_allowed=False)
+            # Keras' Conv1DTranspose is a Conv1D: its constructor takes 'causal'
+            self._keras_checks(filters, padding, causal_allowed=rank == 1)
 
         def get_config(self) -> dict:
-            names = _CONV_CONFIG if rank == 2 else \
+            names = _CONV_CONFIG if rank != 3 else \
                 tuple(n for n in _CONV_CONFIG if n != "dilation_rate")  # as Keras
             config = layer_config(self, Layer.get_config(self), names)
             config["output_padding"] = self.output_padding
@@ -218,7 +219,7 @@ def _transpose_class(base, rank: int, name: str):
       output_padding: extra output size per axis (less than the stride), or None.
       data_format: 'channels_last' or 'channels_first' (None: the backend default).
       dilation_rate: an int or a tuple of {rank} ints (Conv3DTranspose ignores it, as
-        Keras').
+        Keras'); not with strides > 1.
       activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
       bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint: as Conv.
       **kwargs: the base Layer's.
@@ -229,8 +230,18 @@ def _transpose_class(base, rank: int, name: str):
     return ConvTranspose
 
 
+class _Conv1DTransposeBase(layers_conv._ConvTranspose):
+    """The rank-1 transposed convolution under Keras' Conv1DTranspose (TF1's tf.layers
+    has none)."""
+
+    def __init__(self, filters, kernel_size, **kwargs):
+        super().__init__(1, filters, kernel_size, **kwargs)
+
+
+Conv1DTranspose = _transpose_class(_Conv1DTransposeBase, 1, "Conv1DTranspose")
 Conv2DTranspose = _transpose_class(layers_conv.Conv2DTranspose, 2, "Conv2DTranspose")
 Conv3DTranspose = _transpose_class(layers_conv.Conv3DTranspose, 3, "Conv3DTranspose")
+export(Conv1DTranspose, "keras.layers.Conv1DTranspose", "keras.layers.Convolution1DTranspose")
 export(Conv2DTranspose, "keras.layers.Conv2DTranspose", "keras.layers.Convolution2DTranspose")
 export(Conv3DTranspose, "keras.layers.Conv3DTranspose", "keras.layers.Convolution3DTranspose")
 

@@ -1,4 +1,5 @@
-"""Keras core layers: Dense, Dropout, Flatten, Activation, Reshape, Lambda, Masking.
+"""Keras core layers: Dense, Dropout, Flatten, Activation, Reshape, Lambda, Masking,
+Identity.
 
 Dense and Flatten reuse the tf.layers layers' `build`/`call` with Keras' arguments
 (string identifiers, Keras defaults) and checks; the others are Keras' own.
@@ -353,3 +354,16 @@ class Masking(Layer):
 
     def get_config(self) -> dict:
         return layer_config(self, Layer.get_config(self), ("mask_value",))
+
+
+@tf_export("keras.layers.Identity")
+class Identity(Layer):
+    """The identity: returns its input (each tensor of a nested structure through
+    `tf.identity`).
+
+    Args:
+      **kwargs: the base Layer's.
+    """
+
+    def call(self, inputs):
+        return tf.nest.map_structure(tf.identity, inputs)

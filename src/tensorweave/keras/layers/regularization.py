@@ -1,6 +1,6 @@
-"""Keras regularization layers beyond Dropout (core.py): GaussianNoise, GaussianDropout
-(active in training only, the identity in inference), SpatialDropout1D/2D/3D (dropping
-whole feature maps) and ActivityRegularization (an L1/L2 activity loss). All pass masks
+"""Keras regularization layers beyond Dropout (core.py): GaussianNoise, GaussianDropout,
+AlphaDropout (active in training only, the identity in inference), SpatialDropout1D/2D/3D
+(dropping whole feature maps) and ActivityRegularization (an L1/L2 activity loss). All pass masks
 through."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 
 import tensorweave as tf
 from tensorweave.framework.api_export import tf_export
-from tensorweave.keras import backend_ops, regularizers
+from tensorweave.keras import backend_nn, backend_ops, regularizers
 from tensorweave.keras.engine.base_layer import Layer
 from tensorweave.keras.engine.input_spec import InputSpec
 from tensorweave.keras.layers.core import Dropout
@@ -75,6 +75,54 @@ class GaussianDropout(Layer):
 
     def compute_output_shape(self, input_shape):
         return tf.TensorShape(input_shape)
+
+    def get_config(self) -> dict:
+        return layer_config(self, Layer.get_config(self), ("rate", "seed"))
+
+
+# SELU's constants: -alpha * scale is the value SELU tends to at -infinity
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+@tf_export("keras.layers.AlphaDropout")
+class AlphaDropout(Layer):
+    """Dropout for SELU networks: in training (for 0 < rate < 1) each element is set,
+    with probability `rate`, to SELU's negative saturation value alpha' =
+    -alpha * scale, then the whole is mapped by `a * x + b`, with a and b chosen to keep
+    a zero mean and unit variance; in inference the identity.
+
+    Args:
+      rate: the drop probability.
+      noise_shape: the shape of the keep/drop mask (None: the input's).
+      seed: the op seed (None: a random one, as Keras').
+      **kwargs: the base Layer's.
+    """
+
+    def __init__(self, rate, noise_shape=None, seed: Optional[int] = None, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+        self.rate = rate
+        self.noise_shape = noise_shape
+        self.seed = seed
+
+    def call(self, inputs, training=None):
+        if not 0 < self.rate < 1:
+            return inputs
+        rate = self.rate
+
+        def dropped():
+            shape = tf.shape(inputs) if self.noise_shape is None else self.noise_shape
+            alpha_p = -_SELU_ALPHA * _SELU_SCALE
+            kept = tf.cast(backend_nn.random_uniform(shape, seed=self.seed) >= rate,
+                           inputs.dtype)
+            a = ((1 - rate) * (1 + rate * alpha_p ** 2)) ** -0.5
+            b = -a * alpha_p * rate
+            return a * (inputs * kept + alpha_p * (1 - kept)) + b
+        return backend_ops.in_train_phase(dropped, inputs, training=training)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
 
     def get_config(self) -> dict:
         return layer_config(self, Layer.get_config(self), ("rate", "seed"))

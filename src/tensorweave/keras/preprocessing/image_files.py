@@ -289,8 +289,23 @@ def _smart_resize_graph(tf, img, size, interpolation: str):
         start, extent = tf.stack([0, top, left, 0]), tf.stack([-1, crop_height, crop_width, -1])
     else:
         start, extent = tf.stack([top, left, 0]), tf.stack([crop_height, crop_width, -1])
-    img = tf.slice(img, start, extent)
-    batched = img if rank == 4 else img[None]
+    return resize_v2(tf.slice(img, start, extent), size, interpolation)
+
+
+def resize_v2(images, size: Sequence[int], interpolation: str):
+    """TF 2's `tf.image.resize(images, size, method=interpolation)` for the methods of
+    `_SMART_RESIZE_METHODS`: half-pixel centers, no antialiasing; float32 except for
+    'nearest' (the images' dtype).
+
+    Args:
+      images: a Tensor of rank 3 (one image) or 4 (a batch), channels last.
+      size: (height, width).
+      interpolation: 'bilinear', 'nearest', 'bicubic' or 'area'.
+    """
+    import tensorweave as tf
+
+    rank = images.shape.ndims
+    batched = images if rank == 4 else images[None]
     new_size = tf.constant(list(size), dtype="int32")
     if interpolation == "nearest":
         out = tf.image.resize_nearest_neighbor(batched, new_size, half_pixel_centers=True)
