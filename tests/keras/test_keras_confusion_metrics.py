@@ -2,7 +2,7 @@
 references computed here: confusion counts over several weighted batches, Precision and
 Recall with top_k and class_id, ROC and PR AUCs (trapezoids over the same thresholds, the
 interpolated PR formula and a numeric integral of it, multi-label, label weights), the
-metrics at a fixed rate, MeanIoU; reset, configs, get/deserialize, constructor errors,
+metrics at a fixed rate, the IoU metrics; reset, configs, get/deserialize, constructor errors,
 and AUC in compile/fit/evaluate."""
 import numpy as np
 import pytest
@@ -366,6 +366,81 @@ def test_mean_iou(sess):
                       "ignore_class": 0, "sparse_y_true": True, "sparse_y_pred": True,
                       "axis": -1}
     assert M.MeanIoU.from_config(config).get_config() == config
+
+
+def _np_iou(y_true, y_pred, num_classes, target_ids, weights=None):
+    matrix = np.zeros((num_classes, num_classes))
+    np.add.at(matrix, (y_true.ravel(), y_pred.ravel()),
+              1.0 if weights is None else weights.ravel())
+    tp = np.diag(matrix)
+    union = (matrix.sum(0) + matrix.sum(1) - tp)[target_ids]
+    tp = tp[target_ids]
+    return (tp[union > 0] / union[union > 0]).sum() / max((union > 0).sum(), 1)
+
+
+YT_CLS = np.array([0, 1, 2, 2, 1, 0], np.int32)
+YP_CLS = np.array([0, 2, 2, 1, 1, 1], np.int32)
+W_CLS = np.array([1.0, 0.5, 2.0, 1.0, 0.0, 3.0], np.float32)
+SCORES = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.0, 0.1, 0.9], [0.2, 0.5, 0.3],
+                   [0.3, 0.4, 0.3], [0.2, 0.7, 0.1]], np.float32)
+
+
+def test_iou_family_match_numpy_and_tf(sess):
+    yt_b = np.array([0, 1, 1, 0, 1], np.float32)
+    yp_b = np.array([0.2, 0.6, 0.4, 0.7, 0.9], np.float32)
+    w_b = np.array([1, 2, 1, 1, 0.5], np.float32)
+    one_hot = np.eye(3, dtype=np.float32)[YT_CLS]
+    metrics = [M.IoU(3, [0, 2]), M.IoU(3, [1], ignore_class=0), M.BinaryIoU(),
+               M.BinaryIoU([1], threshold=0.3), M.OneHotIoU(3, [0, 1]), M.OneHotMeanIoU(3),
+               M.OneHotMeanIoU(3, sparse_y_pred=True)]
+    _run(metrics[0].update_state(YT_CLS, YP_CLS),
+         metrics[0].update_state(YT_CLS[::-1], YP_CLS, W_CLS),
+         metrics[1].update_state(YT_CLS, YP_CLS), metrics[2].update_state(yt_b, yp_b),
+         metrics[3].update_state(yt_b, yp_b, w_b), metrics[4].update_state(one_hot, SCORES),
+         metrics[5].update_state(one_hot, SCORES, W_CLS),
+         metrics[6].update_state(one_hot, YP_CLS))
+    got = _run(*[m.result() for m in metrics])
+    keep = YT_CLS != 0
+    both_true = np.concatenate([YT_CLS, YT_CLS[::-1]])
+    expected = [
+        _np_iou(both_true, np.tile(YP_CLS, 2), 3, [0, 2], np.concatenate([np.ones(6), W_CLS])),
+        _np_iou(YT_CLS[keep], YP_CLS[keep], 3, [1]),
+        _np_iou(yt_b.astype(int), (yp_b > 0.5).astype(int), 2, [0, 1]),
+        _np_iou(yt_b.astype(int), (yp_b > 0.3).astype(int), 2, [1], w_b),
+        _np_iou(YT_CLS, SCORES.argmax(-1), 3, [0, 1]),
+        _np_iou(YT_CLS, SCORES.argmax(-1), 3, [0, 1, 2], W_CLS),
+        _np_iou(YT_CLS, YP_CLS, 3, [0, 1, 2])]
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+    # TF 2.15 (compat.v1 graph mode), the same updates
+    np.testing.assert_allclose(got, [0.39743590354919434, 0.3333333432674408,
+                                     0.4166666865348816, 0.7777777910232544, 0.375,
+                                     0.2738095223903656, 0.3611111342906952], rtol=1e-6)
+
+
+def test_iou_family_configs_and_errors(sess):
+    iou, binary, one_hot, one_hot_mean = (M.IoU(3, [0, 2]), M.BinaryIoU(),
+                                          M.OneHotIoU(3, [1]), M.OneHotMeanIoU(4))
+    assert [m.name for m in (iou, binary, one_hot, one_hot_mean)] == [
+        "io_u", "binary_io_u", "one_hot_io_u", "one_hot_mean_io_u"]
+    # TF 2.15's configs
+    assert iou.get_config() == {
+        "name": "io_u", "dtype": "float32", "num_classes": 3, "target_class_ids": [0, 2],
+        "ignore_class": None, "sparse_y_true": True, "sparse_y_pred": True, "axis": -1}
+    assert binary.get_config() == {"target_class_ids": [0, 1], "threshold": 0.5,
+                                   "name": "binary_io_u", "dtype": "float32"}
+    assert one_hot.get_config() == {
+        "num_classes": 3, "target_class_ids": [1], "name": "one_hot_io_u",
+        "dtype": "float32", "ignore_class": None, "sparse_y_pred": False, "axis": -1}
+    assert one_hot_mean.get_config() == {
+        "num_classes": 4, "name": "one_hot_mean_io_u", "dtype": "float32",
+        "ignore_class": None, "sparse_y_pred": False, "axis": -1}
+    for metric in (iou, binary, one_hot, one_hot_mean):
+        restored = M.deserialize(M.serialize(metric))
+        assert type(restored) is type(metric)
+        assert restored.get_config() == metric.get_config()
+    with pytest.raises(ValueError, match=r"Target class id 3 is out of range, which is "
+                       r"\[0, 3\)."):
+        M.IoU(3, [3])
 
 
 # --- state, configs, errors ---------------------------------------------------------------

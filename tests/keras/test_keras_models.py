@@ -283,9 +283,9 @@ def test_unsupported_apis_raise(graph):
     with pytest.raises(NotImplementedError, match=r"Model.save\('x', save_format='tf'\): "
                                                   r".*SavedModel"):
         m.save("x", save_format="tf")
-    with pytest.raises(AttributeError, match="tf.keras.optimizers.Ftrl is not supported.*"
+    with pytest.raises(AttributeError, match="tf.keras.optimizers.AdamW is not supported.*"
                                              "Adam"):
-        K.optimizers.Ftrl  # noqa: B018
+        K.optimizers.AdamW  # noqa: B018
 
 
 def test_training_with_a_tf_train_optimizer(sess):

@@ -119,6 +119,23 @@ def np_nadam(lr, b1=0.9, b2=0.999, eps=1e-7, schedule_decay=0.004):
     return run
 
 
+def np_ftrl(lr, power=-0.5, initial=0.1, l1=0.0, l2=0.0, shrinkage=0.0, beta=0.0):
+    def run(w, grads):
+        accum, linear = np.full_like(w, initial), np.zeros_like(w)
+        l2_adjusted = l2 + beta / (2 * lr)
+        out = []
+        for g in grads:
+            new_accum = accum + g * g
+            sigma = (new_accum ** -power - accum ** -power) / lr
+            linear = linear + g + 2 * shrinkage * w - sigma * w
+            quadratic = new_accum ** -power / lr + 2 * l2_adjusted
+            w = np.where(np.abs(linear) > l1, (np.sign(linear) * l1 - linear) / quadratic, 0.0)
+            accum = new_accum
+            out.append(w)
+        return out
+    return run
+
+
 CASES = {
     "sgd": (lambda: O.SGD(0.1), np_sgd(0.1)),
     "momentum": (lambda: O.SGD(0.1, momentum=0.9), np_sgd(0.1, 0.9)),
@@ -134,6 +151,15 @@ CASES = {
     "adadelta": (lambda: O.Adadelta(1.0, rho=0.9), np_adadelta(1.0, rho=0.9)),
     "adamax": (lambda: O.Adamax(0.1), np_adamax(0.1)),
     "nadam": (lambda: O.Nadam(0.1), np_nadam(0.1)),
+    "ftrl": (lambda: O.Ftrl(0.1), np_ftrl(0.1)),
+    "ftrl_l1_l2_beta": (lambda: O.Ftrl(0.2, learning_rate_power=-0.7,
+                                       l1_regularization_strength=0.05,
+                                       l2_regularization_strength=0.1, beta=0.2,
+                                       initial_accumulator_value=0.3),
+                        np_ftrl(0.2, -0.7, 0.3, l1=0.05, l2=0.1, beta=0.2)),
+    "ftrl_shrinkage": (lambda: O.Ftrl(0.2, l1_regularization_strength=0.01,
+                                      l2_shrinkage_regularization_strength=0.1),
+                       np_ftrl(0.2, l1=0.01, shrinkage=0.1)),
 }
 
 
@@ -168,6 +194,7 @@ ROW_WISE = {  # sparse updates that touch only the gradient's rows, as TF's spar
     "adagrad": (lambda: O.Adagrad(0.1), np_adagrad(0.1)),
     "adadelta": (lambda: O.Adadelta(1.0), np_adadelta(1.0)),
     "adamax": (lambda: O.Adamax(0.1), np_adamax(0.1)),
+    "ftrl": (lambda: O.Ftrl(0.1, l1_regularization_strength=0.01), np_ftrl(0.1, l1=0.01)),
 }
 DENSE_LIKE = {  # sparse updates equal to the dense update of the scattered gradient
     "sgd": (lambda: O.SGD(0.1), np_sgd(0.1)),
@@ -347,8 +374,8 @@ def test_configs_and_get():
         O.Adagrad(initial_accumulator_value=-1.0)
     with pytest.raises(NotImplementedError, match="gradient_aggregator"):
         O.SGD(gradient_aggregator=lambda gv: gv)
-    with pytest.raises(AttributeError, match="Ftrl is not supported"):
-        O.Ftrl  # noqa: B018
+    with pytest.raises(AttributeError, match="AdamW is not supported"):
+        O.AdamW  # noqa: B018  (not in TF 2.15's compat.v1 tf.keras.optimizers)
 
 
 def test_tf_train_optimizer_in_compile_matches_numpy():
@@ -370,3 +397,42 @@ def test_tf_train_optimizer_in_compile_matches_numpy():
         got = np.concatenate([v.ravel() for v in model.get_weights()])
         np.testing.assert_allclose(got, params, rtol=1e-5)
         assert K.backend.get_value(model.optimizer.iterations) == 2
+
+
+def test_ftrl_matches_tf_and_checks_its_arguments(keras_graph):
+    v = K.backend.variable([[1.0, -2.0], [0.5, 3.0]])
+    e = K.backend.variable([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    loss = tf.reduce_sum(v * v * tf.constant([[1., 2.], [3., 4.]])) + \
+        tf.reduce_sum(tf.gather(e, [0, 2, 0]) ** 2)
+    opt = O.Ftrl(0.2, learning_rate_power=-0.7, initial_accumulator_value=0.3,
+                 l1_regularization_strength=0.05, l2_regularization_strength=0.1, beta=0.2)
+    updates = opt.get_updates(loss, [v, e])
+    sess = K.backend.get_session()
+    for _ in range(3):
+        sess.run(updates)
+    # TF 2.15: the same Ftrl(...).get_updates(loss, [v, e]) run 3 times
+    np.testing.assert_allclose(sess.run(v), [[0.5188383460044861, -1.751297116279602],
+                                             [0.2072553187608719, 2.860605239868164]],
+                               rtol=2e-6)
+    np.testing.assert_allclose(sess.run(e), [[0.6864916682243347, 1.751297116279602],
+                                             [3.0, 4.0],
+                                             [4.704587936401367, 5.724544525146484]],
+                               rtol=2e-6)
+    assert [w.name for w in opt.weights] == [
+        "Ftrl/iter:0", "Ftrl/Variable/accumulator:0", "Ftrl/Variable/linear:0",
+        "Ftrl/Variable_1/accumulator:0", "Ftrl/Variable_1/linear:0"]
+    assert O.get("ftrl").get_config() == {  # TF 2.15
+        "name": "Ftrl", "learning_rate": 0.001, "decay": 0.0,
+        "initial_accumulator_value": 0.1, "learning_rate_power": -0.5,
+        "l1_regularization_strength": 0.0, "l2_regularization_strength": 0.0, "beta": 0.0,
+        "l2_shrinkage_regularization_strength": 0.0}
+    restored = O.Ftrl.from_config(opt.get_config())
+    assert restored.get_config() == pytest.approx(opt.get_config())
+    for key in ("initial_accumulator_value", "l1_regularization_strength",
+                "l2_regularization_strength", "l2_shrinkage_regularization_strength"):
+        with pytest.raises(ValueError, match="`%s` needs to be positive or zero. Received: "
+                           "%s=-1." % (key, key)):
+            O.Ftrl(**{key: -1})
+    with pytest.raises(ValueError, match="`learning_rate_power` needs to be negative or "
+                       "zero. Received: learning_rate_power=0.5."):
+        O.Ftrl(learning_rate_power=0.5)

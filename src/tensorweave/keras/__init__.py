@@ -30,10 +30,13 @@ learning phase, helpers).
                               saving_model_hdf5.py)
   optimizer_v2.py, optimizers.py  tf.keras.optimizers: the legacy OptimizerV2 classes TF's
                               graph mode uses (SGD, Adam, RMSprop, Adagrad, Adadelta,
-                              Adamax, Nadam), and the wrapper of tf.train optimizers
+                              Adamax, Nadam, Ftrl), and the wrapper of tf.train optimizers
+  learning_rate_schedule.py   tf.keras.optimizers.schedules: ExponentialDecay, ...,
+                              CosineDecayRestarts, serialize/deserialize
   metrics.py                  tf.keras.metrics: metric functions and stateful Metrics
   metrics_confusion.py        the confusion-matrix Metrics: TruePositives, ..., Precision,
-                              Recall, AUC, SensitivityAtSpecificity, ..., MeanIoU
+                              Recall, AUC, SensitivityAtSpecificity, ..., IoU, MeanIoU, ...
+  metrics_scores.py           FBetaScore, F1Score, R2Score, MeanRelativeError
   callbacks.py                tf.keras.callbacks: History, EarlyStopping, CSVLogger,
                               ModelCheckpoint, ...
   utils.py                    tf.keras.utils: to_categorical, normalize, get_source_inputs
@@ -66,6 +69,7 @@ from tensorweave.keras import (  # noqa: F401
     regularizers)
 from tensorweave.keras import layers, models, optimizers, utils  # noqa: F401
 from tensorweave.keras import callbacks, metrics, metrics_confusion  # noqa: F401
+from tensorweave.keras import learning_rate_schedule, metrics_scores  # noqa: F401
 from tensorweave.keras import backend_math, backend_nn  # noqa: F401
 from tensorweave.keras import preprocessing  # noqa: F401
 from tensorweave.keras import applications, data_utils  # noqa: F401

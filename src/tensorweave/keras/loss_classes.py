@@ -131,7 +131,8 @@ def _loss_class(name: str, fn, default_name: str, doc: str, **defaults):
             arguments[key] = value
         for key, value in kwargs.items():
             if key not in defaults:
-                raise TypeError("%s got an unexpected keyword argument '%s'" % (cls_name, key))
+                raise TypeError("%s.__init__() got an unexpected keyword argument '%s'"
+                                % (cls_name, key))
             arguments[key] = value
         LossFunctionWrapper.__init__(self, fn, reduction=reduction, name=name, **arguments)
 
@@ -178,3 +179,13 @@ LogCosh = _loss_class("LogCosh", losses.log_cosh, "log_cosh", "Log of the cosh o
 CosineSimilarity = _loss_class("CosineSimilarity", losses.cosine_similarity,
                                "cosine_similarity", "Negated cosine similarity.", axis=-1)
 Huber = _loss_class("Huber", huber, "huber_loss", "Huber loss.", delta=1.0)
+BinaryFocalCrossentropy = _loss_class(
+    "BinaryFocalCrossentropy", losses.binary_focal_crossentropy, "binary_focal_crossentropy",
+    "Binary crossentropy weighted by (1 - p_t)**gamma, optionally class-balanced by alpha.",
+    apply_class_balancing=False, alpha=0.25, gamma=2.0, from_logits=False,
+    label_smoothing=0.0, axis=-1)
+CategoricalFocalCrossentropy = _loss_class(
+    "CategoricalFocalCrossentropy", losses.categorical_focal_crossentropy,
+    "categorical_focal_crossentropy",
+    "Categorical crossentropy weighted by alpha * (1 - p)**gamma per class.", alpha=0.25,
+    gamma=2.0, from_logits=False, label_smoothing=0.0, axis=-1)

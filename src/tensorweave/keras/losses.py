@@ -4,11 +4,12 @@ The crossentropies take `from_logits`; given the output of a Keras softmax or si
 (or a Softmax/Sigmoid op) they use its input as logits, as TF's Keras does."""
 from __future__ import annotations
 
+import warnings
 from typing import Optional
 
 import tensorweave as tf
 from tensorweave.framework.api_export import tf_export
-from tensorweave.keras import backend, backend_ops, serialization
+from tensorweave.keras import backend, backend_nn, backend_ops, serialization
 
 
 def _prepare(y_true, y_pred):
@@ -100,9 +101,7 @@ def categorical_crossentropy(y_true, y_pred, from_logits: bool = False,
     Raises:
       ValueError: a bool axis.
     """
-    if isinstance(axis, bool):
-        raise ValueError("`axis` must be of type `int`. Received: axis=%s of type %s"
-                         % (axis, type(axis)))
+    _check_int_axis(axis)
     y_true, y_pred = _prepare(y_true, y_pred)
     if label_smoothing:
         smoothing = tf.convert_to_tensor(label_smoothing, dtype=y_pred.dtype)
@@ -132,12 +131,72 @@ def binary_crossentropy(y_true, y_pred, from_logits: bool = False,
     predicted probabilities (logits with `from_logits`); labels are smoothed toward 0.5
     by `label_smoothing`."""
     y_true, y_pred = _prepare(y_true, y_pred)
-    if label_smoothing:
-        smoothing = tf.convert_to_tensor(label_smoothing, dtype=y_pred.dtype)
-        y_true = y_true * (1.0 - smoothing) + 0.5 * smoothing
+    y_true = _smooth_binary(y_true, label_smoothing, y_pred.dtype)
     return backend_ops.mean(backend_ops.binary_crossentropy(y_true, y_pred,
                                                             from_logits=from_logits),
                             axis=axis)
+
+
+def _check_int_axis(axis) -> None:
+    if isinstance(axis, bool):
+        raise ValueError("`axis` must be of type `int`. Received: axis=%s of type %s"
+                         % (axis, type(axis)))
+
+
+def _smooth_binary(y_true, label_smoothing, dtype):
+    """Labels squeezed toward 0.5 by `label_smoothing`."""
+    if not label_smoothing:
+        return y_true
+    smoothing = tf.convert_to_tensor(label_smoothing, dtype=dtype)
+    return y_true * (1.0 - smoothing) + 0.5 * smoothing
+
+
+def _smooth_categorical(y_true, label_smoothing, dtype):
+    """Labels moved toward uniform over the last axis by `label_smoothing`."""
+    if not label_smoothing:
+        return y_true
+    smoothing = tf.convert_to_tensor(label_smoothing, dtype=dtype)
+    num_classes = tf.cast(tf.shape(y_true)[-1], dtype)
+    return y_true * (1.0 - smoothing) + (smoothing / num_classes)
+
+
+@tf_export("keras.losses.binary_focal_crossentropy")
+def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing: bool = False,
+                              alpha: float = 0.25, gamma: float = 2.0,
+                              from_logits: bool = False, label_smoothing: float = 0.0,
+                              axis: int = -1):
+    """The mean over `axis` of the binary crossentropy weighted by `(1 - p_t)**gamma`
+    (p_t: the probability of the true label), and with `apply_class_balancing` by
+    `alpha` for positives and `1 - alpha` for negatives; labels are smoothed toward 0.5
+    by `label_smoothing`."""
+    y_true, y_pred = _prepare(y_true, y_pred)
+    y_true = _smooth_binary(y_true, label_smoothing, y_pred.dtype)
+    focal = backend_nn.binary_focal_crossentropy(
+        y_true, y_pred, apply_class_balancing=apply_class_balancing, alpha=alpha,
+        gamma=gamma, from_logits=from_logits)
+    return backend_ops.mean(focal, axis=axis)
+
+
+@tf_export("keras.losses.categorical_focal_crossentropy")
+def categorical_focal_crossentropy(y_true, y_pred, alpha: float = 0.25, gamma: float = 2.0,
+                                   from_logits: bool = False, label_smoothing: float = 0.0,
+                                   axis: int = -1):
+    """The categorical crossentropy along `axis` with each class's term weighted by
+    `alpha * (1 - p)**gamma`; labels are smoothed toward uniform by `label_smoothing`.
+
+    Raises:
+      ValueError: a bool axis.
+    """
+    _check_int_axis(axis)
+    y_true, y_pred = _prepare(y_true, y_pred)
+    if y_pred.shape.ndims and y_pred.shape.as_list()[-1] == 1:
+        warnings.warn("In loss categorical_focal_crossentropy, expected y_pred.shape to be "
+                      "(batch_size, num_classes) with num_classes > 1. Received: "
+                      "y_pred.shape=%s. Consider using 'binary_crossentropy' if you only "
+                      "have 2 classes." % (y_pred.shape,), SyntaxWarning, stacklevel=2)
+    y_true = _smooth_categorical(y_true, label_smoothing, y_pred.dtype)
+    return backend_nn.categorical_focal_crossentropy(y_true, y_pred, alpha=alpha, gamma=gamma,
+                                                     from_logits=from_logits, axis=axis)
 
 
 @tf_export("keras.losses.kl_divergence", "keras.losses.kld", "keras.losses.KLD",
@@ -171,7 +230,8 @@ _ALL_OBJECTS = {f.__name__: f for f in (
     mean_squared_error, mean_absolute_error, mean_absolute_percentage_error,
     mean_squared_logarithmic_error, hinge, squared_hinge, categorical_hinge, log_cosh,
     categorical_crossentropy, sparse_categorical_crossentropy, binary_crossentropy,
-    kl_divergence, poisson, cosine_similarity)}
+    binary_focal_crossentropy, categorical_focal_crossentropy, kl_divergence, poisson,
+    cosine_similarity)}
 _ALL_OBJECTS.update(mse=mean_squared_error, MSE=mean_squared_error, mae=mean_absolute_error,
                     MAE=mean_absolute_error, mape=mean_absolute_percentage_error,
                     MAPE=mean_absolute_percentage_error,

@@ -179,6 +179,15 @@ _LOSS_FUNCTIONS = {
 }
 for _name, _fn in _LOSS_FUNCTIONS.items():
     export(_fn, "keras.metrics." + _name)
+# more loss functions in tf.keras.metrics, which Keras 2.15's `get` does not find by name
+# (`cosine` is the loss: the negated similarity)
+for _name, _fn in {"cosine": losses.cosine_similarity,
+                   "cosine_proximity": losses.cosine_similarity,
+                   "kl_divergence": losses.kl_divergence,
+                   "binary_focal_crossentropy": losses.binary_focal_crossentropy,
+                   "categorical_focal_crossentropy": losses.categorical_focal_crossentropy
+                   }.items():
+    export(_fn, "keras.metrics." + _name)
 
 
 # --- Metric classes -----------------------------------------------------------------------
@@ -596,6 +605,7 @@ _ALL_OBJECTS = dict(_LOSS_FUNCTIONS)
 _ALL_OBJECTS.update({f.__name__: f for f in (
     accuracy, binary_accuracy, categorical_accuracy, sparse_categorical_accuracy,
     top_k_categorical_accuracy, sparse_top_k_categorical_accuracy, cosine_similarity)})
+_ALL_OBJECTS["cosine_proximity"] = cosine_similarity  # Keras 2.15's `get`: the similarity
 _ALL_OBJECTS.update({c.__name__: c for c in (
     Mean, Sum, MeanMetricWrapper, Accuracy, BinaryAccuracy, CategoricalAccuracy,
     SparseCategoricalAccuracy, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy,

@@ -1,6 +1,7 @@
 """`tf.keras.metrics`: the confusion-matrix metrics as TF 2.15's Keras has them in graph
 mode: the counts (TruePositives, ...), Precision and Recall, the metrics at a fixed
-sensitivity, specificity, precision or recall, AUC, and MeanIoU.
+sensitivity, specificity, precision or recall, AUC, and the IoU metrics (IoU, BinaryIoU,
+OneHotIoU, MeanIoU, OneHotMeanIoU).
 
 Each keeps weighted confusion counts in variables with one entry per threshold
 ('true_positives', ... of shape [thresholds], or [thresholds, labels] for a multi-label
@@ -591,29 +592,16 @@ class AUC(_ConfusionMetric):
         return config
 
 
-@tf_export("keras.metrics.MeanIoU")
-class MeanIoU(Metric):
-    """The mean over classes of the intersection over union, tp / (tp + fp + fn), of
-    integer class predictions, from a weighted confusion matrix
-    ('total_confusion_matrix', [num_classes, num_classes]); classes that never occur
-    in labels or predictions are left out of the mean.
-
-    Args:
-      num_classes: the number of classes.
-      name: default 'mean_io_u'.
-      dtype: default floatx().
-      ignore_class: a label whose examples are not counted.
-      sparse_y_true: labels are class ids (else scores whose argmax along `axis` is).
-      sparse_y_pred: predictions are class ids (else scores, as above).
-      axis: the class axis of non-sparse labels or predictions.
-    """
+class _IoUBase(Metric):
+    """A weighted confusion matrix of integer class predictions
+    ('total_confusion_matrix', [num_classes, num_classes]: rows are labels, columns
+    predictions), the state of the IoU metrics."""
 
     def __init__(self, num_classes: int, name: Optional[str] = None, dtype=None,
                  ignore_class: Optional[int] = None, sparse_y_true: bool = True,
                  sparse_y_pred: bool = True, axis: int = -1):
         super().__init__(name=name or _unique_name(self), dtype=dtype)
         self.num_classes, self.ignore_class, self.axis = num_classes, ignore_class, axis
-        self.target_class_ids = list(range(num_classes))
         self.sparse_y_true, self.sparse_y_pred = sparse_y_true, sparse_y_pred
         self.total_cm = self.add_weight("total_confusion_matrix",
                                         shape=(num_classes, num_classes))
@@ -645,13 +633,128 @@ class MeanIoU(Metric):
                                           weights=sample_weight, dtype=self.dtype)
         return self.total_cm.assign_add(matrix)
 
+
+@tf_export("keras.metrics.IoU")
+class IoU(_IoUBase):
+    """The mean over `target_class_ids` of the intersection over union, tp / (tp + fp +
+    fn), from the weighted confusion matrix of integer class predictions; classes that
+    never occur in labels or predictions are left out of the mean.
+
+    Args:
+      num_classes: the number of classes.
+      target_class_ids: the classes whose IoU is averaged.
+      name: default 'io_u'.
+      dtype: default floatx().
+      ignore_class: a label whose examples are not counted.
+      sparse_y_true: labels are class ids (else scores whose argmax along `axis` is).
+      sparse_y_pred: predictions are class ids (else scores, as above).
+      axis: the class axis of non-sparse labels or predictions.
+
+    Raises:
+      ValueError: a target class id >= num_classes.
+    """
+
+    def __init__(self, num_classes: int, target_class_ids: Sequence[int],
+                 name: Optional[str] = None, dtype=None, ignore_class: Optional[int] = None,
+                 sparse_y_true: bool = True, sparse_y_pred: bool = True, axis: int = -1):
+        super().__init__(num_classes, name=name, dtype=dtype, ignore_class=ignore_class,
+                         sparse_y_true=sparse_y_true, sparse_y_pred=sparse_y_pred,
+                         axis=axis)
+        if max(target_class_ids) >= num_classes:
+            raise ValueError("Target class id %s is out of range, which is [0, %s)."
+                             % (max(target_class_ids), num_classes))
+        self.target_class_ids = list(target_class_ids)
+
     def result(self):
         true_positives = tf.linalg.tensor_diag_part(self.total_cm)
         union = tf.reduce_sum(self.total_cm, 0) + tf.reduce_sum(self.total_cm, 1) - \
             true_positives
-        present = tf.reduce_sum(tf.cast(tf.not_equal(union, 0), self.dtype))
+        target_ids = tf.constant(self.target_class_ids, tf.int32)
+        true_positives = tf.gather(true_positives, target_ids)
+        union = tf.gather(union, target_ids)
+        present = tf.reduce_sum(tf.cast(tf.greater(union, 1e-9), self.dtype))
         iou = tf.math.divide_no_nan(true_positives, union)
         return tf.math.divide_no_nan(tf.reduce_sum(iou), present)
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "dtype": self.dtype, "num_classes": self.num_classes,
+                "target_class_ids": self.target_class_ids,
+                "ignore_class": self.ignore_class, "sparse_y_true": self.sparse_y_true,
+                "sparse_y_pred": self.sparse_y_pred, "axis": self.axis}
+
+
+@tf_export("keras.metrics.BinaryIoU")
+class BinaryIoU(IoU):
+    """The IoU of binary predictions: a prediction above `threshold` is class 1.
+
+    Args:
+      target_class_ids: the classes averaged: (0,), (1,) or (0, 1).
+      threshold: the decision threshold (default 0.5).
+      name: default 'binary_io_u'.
+      dtype: default floatx().
+    """
+
+    def __init__(self, target_class_ids: Sequence[int] = (0, 1), threshold: float = 0.5,
+                 name: Optional[str] = None, dtype=None):
+        super().__init__(2, target_class_ids, name=name, dtype=dtype)
+        self.threshold = threshold
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        """The op adding the confusion matrix of `y_pred > threshold` against the labels
+        (0/1) to the state."""
+        y_pred = tf.cast(y_pred, self.dtype)
+        y_pred = tf.cast(y_pred > self.threshold, y_pred.dtype)
+        return super().update_state(y_true, y_pred, sample_weight)
+
+    def get_config(self) -> dict:
+        return {"target_class_ids": self.target_class_ids, "threshold": self.threshold,
+                "name": self.name, "dtype": self.dtype}
+
+
+@tf_export("keras.metrics.OneHotIoU")
+class OneHotIoU(IoU):
+    """IoU of one-hot labels against class scores (their argmax along `axis`).
+
+    Args:
+      num_classes, target_class_ids, ignore_class, axis: as IoU's.
+      name: default 'one_hot_io_u'.
+      dtype: default floatx().
+      sparse_y_pred: predictions are class ids.
+    """
+
+    def __init__(self, num_classes: int, target_class_ids: Sequence[int],
+                 name: Optional[str] = None, dtype=None, ignore_class: Optional[int] = None,
+                 sparse_y_pred: bool = False, axis: int = -1):
+        super().__init__(num_classes, target_class_ids, name=name, dtype=dtype,
+                         ignore_class=ignore_class, sparse_y_true=False,
+                         sparse_y_pred=sparse_y_pred, axis=axis)
+
+    def get_config(self) -> dict:
+        return {"num_classes": self.num_classes, "target_class_ids": self.target_class_ids,
+                "name": self.name, "dtype": self.dtype, "ignore_class": self.ignore_class,
+                "sparse_y_pred": self.sparse_y_pred, "axis": self.axis}
+
+
+@tf_export("keras.metrics.MeanIoU")
+class MeanIoU(IoU):
+    """The IoU averaged over all `num_classes` classes.
+
+    Args:
+      num_classes: the number of classes.
+      name: default 'mean_io_u'.
+      dtype: default floatx().
+      ignore_class: a label whose examples are not counted.
+      sparse_y_true: labels are class ids (else scores whose argmax along `axis` is).
+      sparse_y_pred: predictions are class ids (else scores, as above).
+      axis: the class axis of non-sparse labels or predictions.
+    """
+
+    def __init__(self, num_classes: int, name: Optional[str] = None, dtype=None,
+                 ignore_class: Optional[int] = None, sparse_y_true: bool = True,
+                 sparse_y_pred: bool = True, axis: int = -1):
+        super().__init__(num_classes, list(range(num_classes)), name=name, dtype=dtype,
+                         ignore_class=ignore_class, sparse_y_true=sparse_y_true,
+                         sparse_y_pred=sparse_y_pred, axis=axis)
 
     def get_config(self) -> dict:
         return {"num_classes": self.num_classes, "name": self.name, "dtype": self.dtype,
@@ -659,8 +762,31 @@ class MeanIoU(Metric):
                 "sparse_y_pred": self.sparse_y_pred, "axis": self.axis}
 
 
+@tf_export("keras.metrics.OneHotMeanIoU")
+class OneHotMeanIoU(MeanIoU):
+    """MeanIoU of one-hot labels against class scores (their argmax along `axis`).
+
+    Args:
+      num_classes, ignore_class, axis: as MeanIoU's.
+      name: default 'one_hot_mean_io_u'.
+      dtype: default floatx().
+      sparse_y_pred: predictions are class ids.
+    """
+
+    def __init__(self, num_classes: int, name: Optional[str] = None, dtype=None,
+                 ignore_class: Optional[int] = None, sparse_y_pred: bool = False,
+                 axis: int = -1):
+        super().__init__(num_classes, name=name, dtype=dtype, ignore_class=ignore_class,
+                         sparse_y_true=False, sparse_y_pred=sparse_y_pred, axis=axis)
+
+    def get_config(self) -> dict:
+        return {"num_classes": self.num_classes, "name": self.name, "dtype": self.dtype,
+                "ignore_class": self.ignore_class, "sparse_y_pred": self.sparse_y_pred,
+                "axis": self.axis}
+
+
 # tf.keras.metrics.get / deserialize find them by class name
 metrics._ALL_OBJECTS.update({cls.__name__: cls for cls in (
     TruePositives, FalsePositives, TrueNegatives, FalseNegatives, Precision, Recall,
     SensitivityAtSpecificity, SpecificityAtSensitivity, PrecisionAtRecall,
-    RecallAtPrecision, AUC, MeanIoU)})
+    RecallAtPrecision, AUC, IoU, BinaryIoU, OneHotIoU, MeanIoU, OneHotMeanIoU)})

@@ -7,7 +7,9 @@ As TF's Keras runs it in graph mode:
 * hyperparameters given as Python numbers become float32 variables ('learning_rate',
   'decay', 'beta_1', ...) when first needed, so `optimizer.lr = 0.01` or
   `K.set_value(optimizer.lr, 0.01)` changes them between steps (`lr` is an alias of
-  `learning_rate`); callables are called when the update is built;
+  `learning_rate`); callables are called when the update is built; a
+  `LearningRateSchedule` learning rate is called with `iterations` (and stays the
+  schedule when read as `optimizer.lr`; configs hold its serialized form);
 * `iterations` is an int64 variable ('iter') that every apply increments after the
   variable updates; `decay` divides the learning rate by `1 + decay * iterations`;
 * slots are variables '<variable>/<slot>' made on the first apply; `weights` holds
@@ -30,6 +32,7 @@ from typing import Optional
 import tensorweave as tf
 from tensorweave.framework.api_export import tf_export
 from tensorweave.keras import backend, initializers
+from tensorweave.keras import learning_rate_schedule as schedules
 from tensorweave.keras.engine import base_layer_utils
 from tensorweave.train.optimizer import _deduplicate_indexed_slices
 
@@ -152,7 +155,8 @@ class OptimizerV2:
             self._hyper[name] = value
             return
         previous = self._hyper[name]
-        if callable(previous) or isinstance(previous, (tf.Tensor, int, float)):
+        if callable(previous) or isinstance(previous, (tf.Tensor, int, float)) or \
+                isinstance(value, schedules.LearningRateSchedule):
             self._hyper[name] = value
         else:
             backend.set_value(previous, value)
@@ -163,6 +167,8 @@ class OptimizerV2:
         if not self._hypers_created:
             self._create_hypers()
         value = self._hyper[name]
+        if isinstance(value, schedules.LearningRateSchedule):
+            return value
         if callable(value):
             value = value()
         if dtype:
@@ -207,6 +213,8 @@ class OptimizerV2:
         """The learning rate in `var_dtype`, divided by `1 + decay * iterations` when the
         optimizer has a decay."""
         lr_t = self._get_hyper("learning_rate", var_dtype)
+        if isinstance(lr_t, schedules.LearningRateSchedule):
+            lr_t = tf.cast(lr_t(self.iterations), var_dtype)
         if self._initial_decay > 0.0:
             local_step = tf.cast(self.iterations, var_dtype)
             decay_t = tf.cast(self._initial_decay, var_dtype)
@@ -215,6 +223,8 @@ class OptimizerV2:
 
     def _serialize_hyperparameter(self, name: str):
         value = self._hyper[name]
+        if isinstance(value, schedules.LearningRateSchedule):
+            return schedules.serialize(value)
         if callable(value):
             return value()
         if _is_tensor_or_variable(value):
@@ -476,10 +486,14 @@ class OptimizerV2:
 
     @classmethod
     def from_config(cls, config: dict, custom_objects=None):
-        """The optimizer `cls(**config)` ('lr' read as 'learning_rate')."""
+        """The optimizer `cls(**config)` ('lr' read as 'learning_rate', a serialized
+        schedule deserialized)."""
         config = dict(config)
         if "lr" in config:
             config["learning_rate"] = config.pop("lr")
+        if isinstance(config.get("learning_rate"), dict):
+            config["learning_rate"] = schedules.deserialize(config["learning_rate"],
+                                                            custom_objects=custom_objects)
         return cls(**config)
 
 

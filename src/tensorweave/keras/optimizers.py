@@ -1,4 +1,4 @@
-"""`tf.keras.optimizers`: SGD, Adam, RMSprop, Adagrad, Adadelta, Adamax and Nadam as
+"""`tf.keras.optimizers`: SGD, Adam, RMSprop, Adagrad, Adadelta, Adamax, Nadam and Ftrl as
 TF 2.15's Keras has them in graph mode (the legacy OptimizerV2 classes, also under
 `tf.keras.optimizers.legacy`), with `get`, `serialize` and `deserialize`.
 
@@ -20,6 +20,7 @@ from tensorweave.keras import backend, serialization
 from tensorweave.keras.optimizer_v2 import OptimizerV2, TFOptimizer
 from tensorweave.train import optimizers as tf1_optimizers
 from tensorweave.train import training_ops
+from tensorweave.train.optimizers_adaptive import ftrl_step
 
 _ops = tf1_optimizers  # read/gather/assign/scatter helpers on resource variables
 
@@ -640,9 +641,104 @@ class Nadam(OptimizerV2):
         return config
 
 
+# --- Ftrl ---------------------------------------------------------------------------------
+@tf_export("keras.optimizers.Ftrl", "keras.optimizers.legacy.Ftrl")
+class Ftrl(OptimizerV2):
+    """FTRL-Proximal (TF's ApplyFtrl, ApplyFtrlV2 with l2 shrinkage; the step of
+    tf.train.FtrlOptimizer), the L2 strength raised by `beta / (2 * learning_rate)`.
+
+    Args:
+      learning_rate: a float, tensor or callable (default 0.001).
+      learning_rate_power: <= 0 (default -0.5).
+      initial_accumulator_value: the accumulators' start (0.1), >= 0.
+      l1_regularization_strength, l2_regularization_strength: >= 0.
+      name: the name scope (default 'Ftrl').
+      l2_shrinkage_regularization_strength: >= 0, a penalty on the magnitude of the
+        weights added to the gradient.
+      beta: the L2 strength added as beta / (2 * learning_rate).
+      **kwargs: clipvalue, clipnorm, global_clipnorm, decay, lr.
+
+    Raises:
+      ValueError: an argument out of its range.
+    """
+
+    def __init__(self, learning_rate=0.001, learning_rate_power=-0.5,
+                 initial_accumulator_value=0.1, l1_regularization_strength=0.0,
+                 l2_regularization_strength=0.0, name: str = "Ftrl",
+                 l2_shrinkage_regularization_strength=0.0, beta=0.0, **kwargs):
+        super().__init__(name, **kwargs)
+        for what, value in (("initial_accumulator_value", initial_accumulator_value),
+                            ("l1_regularization_strength", l1_regularization_strength),
+                            ("l2_regularization_strength", l2_regularization_strength),
+                            ("l2_shrinkage_regularization_strength",
+                             l2_shrinkage_regularization_strength)):
+            if value < 0.0:
+                raise ValueError("`%s` needs to be positive or zero. Received: %s=%s."
+                                 % (what, what, value))
+        if learning_rate_power > 0.0:
+            raise ValueError("`learning_rate_power` needs to be negative or zero. Received: "
+                             "learning_rate_power=%s." % learning_rate_power)
+        self._set_learning_rate_and_decay(learning_rate, kwargs)
+        self._set_hyper("learning_rate_power", learning_rate_power)
+        self._set_hyper("l1_regularization_strength", l1_regularization_strength)
+        self._set_hyper("l2_regularization_strength", l2_regularization_strength)
+        self._set_hyper("beta", beta)
+        self._initial_accumulator_value = initial_accumulator_value
+        self._l2_shrinkage_regularization_strength = l2_shrinkage_regularization_strength
+
+    def _create_slots(self, var_list) -> None:
+        for var in var_list:
+            init = tf.constant_initializer(self._initial_accumulator_value,
+                                           dtype=var.dtype.base_dtype)
+            self.add_slot(var, "accumulator", init)
+            self.add_slot(var, "linear")
+
+    def _prepare_local(self, var_device, var_dtype, apply_state) -> None:
+        super()._prepare_local(var_device, var_dtype, apply_state)
+        c = apply_state[(var_device, var_dtype)]
+        for key in ("learning_rate_power", "l1_regularization_strength",
+                    "l2_regularization_strength", "beta"):
+            c[key] = tf.identity(self._get_hyper(key, var_dtype))
+        c["adjusted_l2"] = c["l2_regularization_strength"] + c["beta"] / (2.0 * c["lr_t"])
+        c["l2_shrinkage"] = tf.cast(self._l2_shrinkage_regularization_strength, var_dtype)
+
+    def _update(self, grad, var, apply_state, indices=None):
+        c = self._coefficients(var, apply_state)
+        shrinkage = c["l2_shrinkage"] if self._l2_shrinkage_regularization_strength > 0 \
+            else None
+
+        def step(w, accum, linear):
+            return ftrl_step(grad, w, accum, linear, c["lr_t"],
+                             c["l1_regularization_strength"], c["adjusted_l2"],
+                             c["learning_rate_power"], shrinkage)
+        slots = [self.get_slot(var, "accumulator"), self.get_slot(var, "linear")]
+        return _apply_rows(var, slots, step, indices)
+
+    def _resource_apply_dense(self, grad, var, apply_state=None):
+        return self._update(grad, var, apply_state)
+
+    def _resource_apply_sparse(self, grad, var, indices, apply_state=None):
+        return self._update(grad, var, apply_state, indices)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(
+            learning_rate=self._serialize_hyperparameter("learning_rate"),
+            decay=self._initial_decay,
+            initial_accumulator_value=self._initial_accumulator_value,
+            learning_rate_power=self._serialize_hyperparameter("learning_rate_power"),
+            l1_regularization_strength=self._serialize_hyperparameter(
+                "l1_regularization_strength"),
+            l2_regularization_strength=self._serialize_hyperparameter(
+                "l2_regularization_strength"),
+            beta=self._serialize_hyperparameter("beta"),
+            l2_shrinkage_regularization_strength=self._l2_shrinkage_regularization_strength)
+        return config
+
+
 # --- get / serialize / deserialize --------------------------------------------------------
 _ALL_CLASSES = {"adadelta": Adadelta, "adagrad": Adagrad, "adam": Adam, "adamax": Adamax,
-                "nadam": Nadam, "rmsprop": RMSprop, "sgd": SGD}
+                "ftrl": Ftrl, "nadam": Nadam, "rmsprop": RMSprop, "sgd": SGD}
 
 
 @tf_export("keras.optimizers.serialize")
@@ -690,7 +786,7 @@ def get(identifier, **kwargs):
 
 
 def __getattr__(name: str):
-    # names of tf.keras.optimizers that tensorweave does not have (Ftrl, schedules, ...)
+    # names that TF 2.15's compat.v1 tf.keras.optimizers does not have either (AdamW, ...)
     if name.startswith("__"):
         raise AttributeError(name)
     raise AttributeError(

@@ -196,6 +196,23 @@ class AdamOptimizer(Optimizer):
 
 
 # --- FTRL ---------------------------------------------------------------------------------
+def ftrl_step(grad, w, accum, linear, lr, l1, l2, lr_power, l2_shrinkage=None):
+    """(new w, new accum, new linear) of one FTRL step (TF's ApplyFtrl kernel, ApplyFtrlV2
+    with an `l2_shrinkage`): `lr_power` -0.5 as a Python number takes square roots."""
+    g_shrunk = grad if l2_shrinkage is None else grad + 2.0 * l2_shrinkage * w
+    new_accum = accum + grad * grad
+    if isinstance(lr_power, (int, float)) and lr_power == -0.5:
+        new_root, old_root = math_unary.sqrt(new_accum), math_unary.sqrt(accum)
+    else:
+        new_root = math_binary.pow(new_accum, -lr_power)
+        old_root = math_binary.pow(accum, -lr_power)
+    new_linear = linear + g_shrunk - (new_root - old_root) / lr * w
+    quadratic = new_root / lr + 2.0 * l2
+    x = (math_unary.sign(new_linear) * l1 - new_linear) / quadratic
+    keep = math_binary.greater(math_unary.abs(new_linear), l1)
+    return indexing_select.where(keep, x, array_ops.zeros_like(x)), new_accum, new_linear
+
+
 @tf_export("train.FtrlOptimizer")
 class FtrlOptimizer(Optimizer):
     """FTRL-Proximal (McMahan et al. 2013), as TF1's ApplyFtrlV2 computes it:
@@ -271,19 +288,10 @@ class FtrlOptimizer(Optimizer):
         lr, l1, l2, shrink = (o.hyper(t, var) for t in (
             self._learning_rate_tensor, self._l1_tensor, self._l2_tensor,
             self._l2_shrinkage_tensor))
-        g_shrunk = grad + 2.0 * shrink * w if self._l2_shrinkage > 0 else grad
-        new_accum = accum + grad * grad
-        if self._learning_rate_power == -0.5:
-            new_root, old_root = math_unary.sqrt(new_accum), math_unary.sqrt(accum)
-        else:
-            p = -o.hyper(self._lr_power_tensor, var)
-            new_root, old_root = math_binary.pow(new_accum, p), math_binary.pow(accum, p)
-        new_linear = linear + g_shrunk - (new_root - old_root) / lr * w
-        quadratic = new_root / lr + 2.0 * l2
-        x = (math_unary.sign(new_linear) * l1 - new_linear) / quadratic
-        keep = math_binary.greater(math_unary.abs(new_linear), l1)
-        new_w = indexing_select.where(keep, x, array_ops.zeros_like(x))
-        return new_w, new_accum, new_linear
+        lr_power = (self._learning_rate_power if self._learning_rate_power == -0.5
+                    else o.hyper(self._lr_power_tensor, var))
+        return ftrl_step(grad, w, accum, linear, lr, l1, l2, lr_power,
+                         shrink if self._l2_shrinkage > 0 else None)
 
     def _apply_dense(self, grad, var):
         o = _ops()
