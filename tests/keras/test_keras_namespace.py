@@ -54,6 +54,12 @@ def test_utils():
     K = tf.keras
     np.testing.assert_array_equal(K.utils.to_categorical([[1], [0], [2]]), np.eye(3)[[1, 0, 2]])
     assert K.utils.to_categorical([1, 0], num_classes=4).shape == (2, 4)
+    # TF 2.15's to_ordinal: class c as c ones of num_classes - 1 entries
+    assert K.utils.to_ordinal([[1], [0], [3]]).tolist() == [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0],
+                                                           [1.0, 1.0, 1.0]]
+    ints = K.utils.to_ordinal([2, 0], 4, dtype="int32")
+    assert ints.dtype == np.int32 and ints.tolist() == [[1, 1, 0], [0, 0, 0]]
+    assert K.utils.to_ordinal([[0, 1], [2, 1]]).shape == (2, 2, 2)
     np.testing.assert_allclose(K.utils.normalize(np.array([[3.0, 4.0], [0.0, 0.0]])),
                                [[0.6, 0.8], [0.0, 0.0]])
     with tf.Graph().as_default():

@@ -21,21 +21,36 @@ for _name in ("get_custom_objects", "register_keras_serializable", "get_register
     export(getattr(serialization, _name), "keras.utils." + _name)
 
 
-@tf_export("keras.utils.to_categorical")
-def to_categorical(y, num_classes: Optional[int] = None, dtype: str = "float32") -> np.ndarray:
-    """One-hot rows of the integer class vector `y` (a trailing axis of size 1 is
-    dropped); `num_classes` defaults to max(y) + 1."""
+def _class_vector(y, num_classes: Optional[int]):
+    """(the classes of `y` flattened, the leading shape of the result, the class count):
+    a trailing axis of size 1 of `y` is dropped, the count defaults to max(y) + 1."""
     y = np.array(y, dtype="int")
     input_shape = y.shape
     if input_shape and input_shape[-1] == 1 and len(input_shape) > 1:
         input_shape = tuple(input_shape[:-1])
     y = y.reshape(-1)
-    if not num_classes:
-        num_classes = np.max(y) + 1
+    return y, input_shape, int(num_classes) if num_classes else int(np.max(y)) + 1
+
+
+@tf_export("keras.utils.to_categorical")
+def to_categorical(y, num_classes: Optional[int] = None, dtype: str = "float32") -> np.ndarray:
+    """One-hot rows of the integer class vector `y` (a trailing axis of size 1 is
+    dropped); `num_classes` defaults to max(y) + 1."""
+    y, input_shape, num_classes = _class_vector(y, num_classes)
     n = y.shape[0]
     categorical = np.zeros((n, num_classes), dtype=dtype)
     categorical[np.arange(n), y] = 1
     return np.reshape(categorical, input_shape + (num_classes,))
+
+
+@tf_export("keras.utils.to_ordinal")
+def to_ordinal(y, num_classes: Optional[int] = None, dtype: str = "float32") -> np.ndarray:
+    """Ordinal rows of the integer class vector `y`: class c becomes c ones followed by
+    zeros, `num_classes - 1` entries (a trailing axis of size 1 of `y` is dropped;
+    `num_classes` defaults to max(y) + 1)."""
+    y, input_shape, num_classes = _class_vector(y, num_classes)
+    ordinal = (y[:, None] > np.arange(num_classes - 1)).astype(dtype)
+    return np.reshape(ordinal, input_shape + (num_classes - 1,))
 
 
 @tf_export("keras.utils.normalize")
