@@ -735,10 +735,9 @@ def variable_of_ref_tensor(t) -> Optional["Variable"]:
     return var if var is not None and var._feeds_reads else None
 
 
-def variable_updated_by(t) -> Optional["Variable"]:
-    """The TF1 reference variable whose update `t` is the result of (the value after
-    assign, assign_add, scatter_update, ...: TF1's reference output of the update op),
-    else None."""
+def _ref_variable_read(t) -> Optional[tuple]:
+    """(read op, variable) when `t` is a ReadVariableOp's value of a variable made as
+    a TF1 reference variable, else None."""
     if not isinstance(t, Tensor):
         return None
     op = t._op
@@ -746,9 +745,16 @@ def variable_updated_by(t) -> Optional["Variable"]:
             op._inputs[0]._op._type != "VarHandleOp":
         return None
     var = _variable_of_handle_op(op._inputs[0]._op)
-    if var is None or not var._feeds_reads or op._name not in var._update_reads:
-        return None
-    return var
+    return (op, var) if var is not None and var._feeds_reads else None
+
+
+def variable_updated_by(t) -> Optional["Variable"]:
+    """The TF1 reference variable whose update `t` is the result of (the value after
+    assign, assign_add, scatter_update, ...: TF1's reference output of the update op),
+    else None."""
+    read = _ref_variable_read(t)
+    return read[1] if read is not None and read[0]._name in read[1]._update_reads \
+        else None
 
 
 def variable_fed_by(t) -> Optional["Variable"]:
@@ -756,16 +762,13 @@ def variable_fed_by(t) -> Optional["Variable"]:
     (`v:0`) or one of its plain reads (TF1's `v/read:0`, which every reader of a
     reference variable consumes), else None. Feeding such a tensor feeds all the
     variable's reads."""
-    if not isinstance(t, Tensor):
-        return None
-    op = t._op
-    if op._type == "ReadVariableOp" and op._inputs and \
-            op._inputs[0]._op._type == "VarHandleOp":
-        var = _variable_of_handle_op(op._inputs[0]._op)
-        if var is None or op._name in var._update_reads or \
-                op._control_flow_context is not None:
+    if isinstance(t, Tensor) and t._op._type == "ReadVariableOp":
+        read = _ref_variable_read(t)
+        if read is None:
             return None
-        return var if var._feeds_reads else None
+        op, var = read
+        plain = op._name not in var._update_reads and op._control_flow_context is None
+        return var if plain else None
     return variable_of_ref_tensor(t)
 
 
