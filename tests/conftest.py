@@ -160,3 +160,20 @@ def _install_spread(device_count, devices):
 
     _graph.Graph.__init__ = spread_graph_init
     _session.BaseSession.__init__ = spread_session_init
+
+
+@pytest.fixture
+def numpy_kernels(monkeypatch):
+    """Runs the test on the NumPy kernels even where oneDNN is installed (ops/onednn.py)."""
+    from tensorweave.ops import onednn
+    monkeypatch.setattr(onednn, "library", lambda: None)
+
+
+@pytest.fixture(params=["installed", "numpy"])
+def conv_kernels(request, monkeypatch):
+    """Runs the test on the kernels this install uses (oneDNN's where it is installed,
+    ops/onednn.py), then again on the NumPy ones."""
+    if request.param == "numpy":
+        from tensorweave.ops import onednn
+        monkeypatch.setattr(onednn, "library", lambda: None)
+    return request.param

@@ -34,6 +34,7 @@ def _fake_blas(monkeypatch, threads: int = 2):
     monkeypatch.setattr(blas, "_SWITCH", switch)
     monkeypatch.setattr(blas, "_CONTENTION", contention)
     monkeypatch.setattr(blas, "_LOCK", lock)
+    monkeypatch.setattr(blas, "_ONE_POOL", False)  # oneDNN may have been loaded already
     return calls, contention, lock
 
 
@@ -126,3 +127,17 @@ def test_matmul_that_blas_splits_goes_to_one_thread_under_contention(monkeypatch
             got = sess.run(tf.matmul(tf.constant(a), tf.constant(b)))
     assert calls == [1]
     np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_onednn_leaves_blas_on_one_thread(monkeypatch):
+    # once oneDNN's pool does the large products, OpenBLAS's threads stay at one even
+    # without contention, and no large product waits for the shared lock
+    calls, contention, lock = _fake_blas(monkeypatch, threads=2)
+    blas.leave_threads_to_onednn()
+    assert calls == [1]
+    with blas.large_product(blas.LARGE_PRODUCT_MACS):
+        assert not lock.locked()
+    contention.contended = False
+    with blas.large_product(blas.LARGE_PRODUCT_MACS):
+        pass
+    assert calls == [1] and blas._IN_FLIGHT == 0

@@ -10,6 +10,8 @@ from tensorweave.ops.nn import conv_nd_gemm
 from tensorweave.ops.nn.conv_ops import make_window
 
 RNG = np.random.RandomState(7)
+# this module tests the NumPy lowering; ops/onednn.py has its own tests (test_onednn.py)
+pytestmark = pytest.mark.usefixtures("numpy_kernels")
 
 
 # --- references (float64, per-tap sums over an explicitly padded input) ------------------

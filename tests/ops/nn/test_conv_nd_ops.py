@@ -8,6 +8,9 @@ import pytest
 import tensorweave as tf
 from tensorweave.autodiff.gradient_checker import compute_gradient_error
 
+# every test runs on the installed kernels (oneDNN's where present) and on NumPy's
+pytestmark = pytest.mark.usefixtures("conv_kernels")
+
 
 # --- references ------------------------------------------------------------------------
 def _geometry(size, k, stride, rate, padding):

@@ -12,6 +12,9 @@ import pytest
 import tensorweave as tf
 from tensorweave.autodiff.gradient_checker import compute_gradient_error
 
+# every test runs on the installed kernels (oneDNN's where present) and on NumPy's
+pytestmark = pytest.mark.usefixtures("conv_kernels")
+
 
 # --- direct-loop references (NHWC) ------------------------------------------------------
 def _geometry(size, k, stride, dilation, padding, pair=None):

@@ -28,6 +28,9 @@ import tensorweave as tf
 from tensorweave.ops.nn.conv_ops import make_window
 from tensorweave.ops.nn.max_pool_tiles import max_pool_grad_tiled
 
+# every test runs on the installed kernels (oneDNN's where present) and on NumPy's
+pytestmark = pytest.mark.usefixtures("conv_kernels")
+
 N, I = np.nan, np.inf
 L = type("Lowest", (), {"__repr__": lambda self: "L"})()  # stands for the dtype's lowest
 

@@ -11,6 +11,9 @@ from tensorweave.ops.nn import pooling_ops
 from tensorweave.ops.nn.conv_ops import Window
 from tensorweave.ops.nn.max_pool_tiles import max_pool_grad_tiled, tiles_exactly
 
+# every test runs on the installed kernels (oneDNN's where present) and on NumPy's
+pytestmark = pytest.mark.usefixtures("conv_kernels")
+
 
 def ref_max_pool_grad(x, dy, k, s, padding):
     """TF's CPU MaxPoolGrad as direct loops (NHWC, NaN-free input): each window's

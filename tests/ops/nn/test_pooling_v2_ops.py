@@ -13,6 +13,9 @@ from tensorboard.compat.proto import graph_pb2
 import tensorweave as tf
 from tensorweave.autodiff.gradient_checker import compute_gradient_error
 
+# every test runs on the installed kernels (oneDNN's where present) and on NumPy's
+pytestmark = pytest.mark.usefixtures("conv_kernels")
+
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "tf1")
 RAW = tf.raw_ops
 

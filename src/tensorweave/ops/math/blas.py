@@ -21,6 +21,11 @@ program's own NumPy products follow it too). When BLAS is pinned to one thread
 (OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS = 1, or one CPU), nothing
 waits and nothing is switched: concurrent products are then the only way to use the
 cores.
+
+While oneDNN runs this process's convolutions and large float32 products
+(ops/onednn.py), OpenBLAS stays on one thread: oneDNN's OpenMP threads and OpenBLAS's
+both spin for a while after each call, and on two cores each pool's spinning threads
+halve the other's speed (cnn_train 48 ms with both pools against 30-36 ms with one).
 """
 from __future__ import annotations
 
@@ -149,7 +154,7 @@ class _Product:
     def __enter__(self):
         global _IN_FLIGHT
         with _STATE:
-            contended = _CONTENTION.poll()
+            contended = _CONTENTION.poll() or _ONE_POOL
             if contended != _SWITCH.single and _IN_FLIGHT == 0:
                 _SWITCH.to_single(contended)
             _IN_FLIGHT += 1
@@ -170,6 +175,7 @@ class _Product:
 
 
 _CONTENTION = _Contention()
+_ONE_POOL = False  # set once oneDNN's threads do the large products
 _SWITCH = _ThreadSwitch()
 _STATE = threading.Lock()  # guards the poll, the switch and the count below
 _IN_FLIGHT = 0
@@ -182,3 +188,13 @@ def large_product(macs: int):
     if _LOCK is None or macs < SPLIT_MACS:
         return _NO_WAIT
     return _Product(macs >= LARGE_PRODUCT_MACS)
+
+
+def leave_threads_to_onednn() -> None:
+    """Keeps OpenBLAS on one thread from now on: oneDNN's pool does the large products
+    (see the module docstring)."""
+    global _ONE_POOL
+    with _STATE:
+        _ONE_POOL = True
+        if _IN_FLIGHT == 0 and _LOCK is not None and not _SWITCH.single:
+            _SWITCH.to_single(True)

@@ -17,7 +17,8 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
 from tensorweave.framework import shapes as _shapes
 from tensorweave.framework.shapes import Dimension, TensorShape, unknown_shape
-from tensorweave.ops.math.blas import SPLIT_MACS, large_product
+from tensorweave.ops import onednn
+from tensorweave.ops.math.blas import LARGE_PRODUCT_MACS, SPLIT_MACS, large_product
 
 MATMUL_TYPES = (_dt.bfloat16, _dt.float16, _dt.float32, _dt.float64, _dt.int32, _dt.int64,
                 _dt.uint8, _dt.uint16, _dt.uint32, _dt.uint64, _dt.complex64, _dt.complex128)
@@ -88,6 +89,10 @@ def _matmul_kernel(ctx, a, b):
         # (a [64, 172] x [172, 64] gradient product took 1-12 ms split, 25 us not)
         if macs < SPLIT_MACS:
             return ctx.xp.dot(x, y)
+        if macs >= LARGE_PRODUCT_MACS and dt is _F32 and ctx.xp is np:
+            out = onednn.matmul(x, y)  # None where oneDNN is missing (ops/onednn.py)
+            if out is not None:
+                return out
         with large_product(macs):
             return ctx.xp.dot(x, y)
     with large_product(macs):

@@ -31,6 +31,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from tensorweave.ops.math.blas import large_product
+from tensorweave.ops import onednn
 from tensorweave.ops.nn.conv_ops import _IM2COL_CHUNK_BYTES, Window
 
 # inputs with at most this many channels use the channels-first (transposed) layout;
@@ -187,6 +188,9 @@ class Columns:
 # --- convolution and its gradients -------------------------------------------------------------
 def conv_nd(x: np.ndarray, w: np.ndarray, wins: Sequence[Window]) -> np.ndarray:
     """Channels-last convolution of x [n, *sp, ci] with w [*ks, ci, co]."""
+    fast = onednn.conv(x, w, wins)
+    if fast is not None:
+        return fast
     co = w.shape[-1]
     cols = Columns(x, wins)
     plan = cols.plan
@@ -203,6 +207,9 @@ def conv_nd_backprop_filter(x: np.ndarray, filter_shape, dy: np.ndarray,
                             wins: Sequence[Window]) -> np.ndarray:
     """The filter gradient of conv_nd: the im2col matrix's transpose times `dy`, summed
     over the blocks."""
+    fast = onednn.conv_backprop_filter(x, filter_shape, dy, wins)
+    if fast is not None:
+        return fast
     co = filter_shape[-1]
     cols = Columns(x, wins)
     plan = cols.plan
@@ -219,6 +226,9 @@ def conv_nd_backprop_filter(x: np.ndarray, filter_shape, dy: np.ndarray,
 def conv_nd_backprop_input(input_shape, w: np.ndarray, dy: np.ndarray,
                            wins: Sequence[Window]) -> np.ndarray:
     """The input gradient of conv_nd, of the channels-last shape `input_shape`."""
+    fast = onednn.conv_backprop_input(input_shape, w, dy, wins)
+    if fast is not None:
+        return fast
     if w.shape[-2] <= _FEW_CHANNELS:
         return _backprop_input_few_channels(input_shape, w, dy, wins)
     return _backprop_input_by_tap(input_shape, w, dy, wins)

@@ -31,6 +31,7 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.ops.math.blas import large_product
+from tensorweave.ops import onednn
 
 _CONV_TYPES = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64, _dt.int32)
 _PADDINGS = ("SAME", "VALID", "EXPLICIT")
@@ -240,6 +241,9 @@ def _batch_chunks(xp: np.ndarray, wh: Window, ww: Window):
 
 def conv2d_nhwc(x: np.ndarray, w: np.ndarray, wh: Window, ww: Window) -> np.ndarray:
     """The 2-D convolution of NHWC `x` with `w` [kh, kw, ci, co] over the windows `wh`, `ww`."""
+    fast = onednn.conv(x, w, (wh, ww))
+    if fast is not None:
+        return fast
     kh, kw, ci, co = w.shape
     n = x.shape[0]
     xp = pad_nhwc(x, wh, ww)
@@ -255,6 +259,9 @@ def conv2d_nhwc(x: np.ndarray, w: np.ndarray, wh: Window, ww: Window) -> np.ndar
 def conv2d_backprop_filter_nhwc(x: np.ndarray, filter_shape, dy: np.ndarray, wh: Window,
                                 ww: Window) -> np.ndarray:
     """The filter gradient of conv2d_nhwc, of shape `filter_shape`."""
+    fast = onednn.conv_backprop_filter(x, filter_shape, dy, (wh, ww))
+    if fast is not None:
+        return fast
     kh, kw, ci, co = filter_shape
     xp = pad_nhwc(x, wh, ww)
     dw = None
@@ -270,6 +277,9 @@ def conv2d_backprop_filter_nhwc(x: np.ndarray, filter_shape, dy: np.ndarray, wh:
 def conv2d_backprop_input_nhwc(input_shape, w: np.ndarray, dy: np.ndarray, wh: Window,
                                ww: Window) -> np.ndarray:
     """The input gradient of conv2d_nhwc, of the NHWC shape `input_shape`."""
+    fast = onednn.conv_backprop_input(input_shape, w, dy, (wh, ww))
+    if fast is not None:
+        return fast
     n, h, wd, ci = input_shape
     kh, kw, _, co = w.shape
     dxp = np.zeros((n, wh.padded, ww.padded, ci), dtype=dy.dtype)

@@ -25,6 +25,7 @@ from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape
+from tensorweave.ops import onednn
 from tensorweave.ops.nn.max_pool_tiles import max_pool_grad_tiled, route, tiles_exactly
 from tensorweave.ops.nn.conv_ops import (Window, _check_enum, _convert_padding, _get_sequence,
                                       _spatial_axes, channels_back, channels_last,
@@ -249,6 +250,9 @@ def _pooled_input(op, attrs, x):
 def max_pool_values(op, attrs: dict, x: np.ndarray) -> np.ndarray:
     """MaxPool of `x` under the window attrs `attrs`, for the kernel of `op`."""
     fmt, xn, wh, ww = _pooled_input(op, attrs, x)
+    fast = onednn.pool(xn, (wh, ww), "max")
+    if fast is not None:
+        return channels_back(fast, fmt)
     return channels_back(_max_pool_nhwc(xn, wh, ww)[0], fmt)
 
 
@@ -262,6 +266,9 @@ def max_pool_grad_values(op, attrs: dict, x: np.ndarray, y: np.ndarray,
     if dyn.shape[1:3] != (wh.out, ww.out) or dyn.shape[0] != xn.shape[0]:
         raise errors.InvalidArgumentError(None, op, "Expected grad shape to be %s, but "
                                           "got %s" % (list(y.shape), list(dy.shape)))
+    fast = onednn.max_pool_grad(xn, dyn, (wh, ww))
+    if fast is not None:
+        return channels_back(fast, fmt)
     if tiles_exactly(wh, ww) and xn.dtype.kind in "fiu":
         dx = max_pool_grad_tiled(xn, dyn, wh, ww)
         if dx is not None:
@@ -331,6 +338,9 @@ def _max_pool_grad_grad_kernel(ctx, x, y, ddx):
 def _avg_pool_kernel(ctx, x):
     fmt, xn, wh, ww = _pooled_input(ctx.op, ctx.attrs, x)
     ct = _half_to_float(x.dtype)
+    fast = onednn.pool(xn.astype(ct, copy=False), (wh, ww), "avg")
+    if fast is not None:
+        return channels_back(fast.astype(x.dtype, copy=False), fmt)
     xp = pad_nhwc(xn.astype(ct, copy=False), wh, ww, 0)
     taps = _taps(wh, ww)
     out = xp[:, taps[0][1], taps[0][2]].copy()
@@ -355,6 +365,9 @@ def _avg_pool_grad_kernel(ctx, orig_input_shape, dy):
                                           "pooled shape of %s" % (list(dy.shape),
                                                                   shape.tolist()))
     ct = _half_to_float(dy.dtype)
+    fast = onednn.avg_pool_grad(in_shape, dyn.astype(ct, copy=False), (wh, ww))
+    if fast is not None:
+        return channels_back(fast.astype(dy.dtype, copy=False), fmt)
     share = dyn.astype(ct) / _window_counts(wh, ww, ct)
     dxp = np.zeros((in_shape[0], wh.padded, ww.padded, in_shape[3]), dtype=ct)
     for _, rows, cols in _taps(wh, ww):

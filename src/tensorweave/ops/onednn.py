@@ -1,0 +1,610 @@
+"""float32 convolutions and matrix products through oneDNN, where its library is installed
+(the `onednn` extra).
+
+TensorFlow's CPU convolutions and products are oneDNN's (its x86 builds enable them by
+default). On the machines we measure, oneDNN's AVX-512 kernels run the second convolution
+of `cnn_train` two to three times faster than the best NumPy lowering (4.8-5.0 ms per
+pass against 8.8-11.3 ms): NumPy must build an im2col matrix and hand it to OpenBLAS,
+whose kernels reach about half the core's peak on these shapes. Its products are 10-20%
+faster than OpenBLAS's from about a million multiply-adds (figures in
+benchmarks/RESULTS.md).
+
+The library comes from Intel's `onednn-cpu-gomp` wheel (libdnnl.so.3, OpenMP threads) and
+is called through its C API with ctypes; nothing is compiled here. Everything is
+optional: where the library cannot be loaded, or a call is one this module does not take
+(another dtype, an empty tensor, a geometry oneDNN rejects), the functions return None
+and the caller runs its NumPy kernel. `TW_ONEDNN=0` turns the path off.
+
+Layouts: arrays stay channels last ([n, *spatial, c], filters [*ks, ci, co]) and are
+described to oneDNN by their strides, in its logical order (n, c, *spatial) and
+(o, i, *ks); matrices (transposed views too) likewise. The filter (or filter gradient)
+goes through a reorder into (out of) the layout the primitive picked.
+
+Threads: each call runs on all of OpenMP's threads, so calls take turns (one lock). Once
+the library is loaded, OpenBLAS stays on one thread (ops/math/blas.py): two pools whose
+idle threads spin would each slow the other. Primitives are built once per geometry for
+OpenMP's thread count, which is fixed, so the filter gradient's reduction order, hence
+its bits, is the same from run to run (runtime/determinism.py).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import threading
+from collections import OrderedDict
+from typing import Optional, Sequence
+
+import numpy as np
+
+from tensorweave.ops.math import blas
+from tensorweave.ops.math.blas import large_product
+
+# --- the C API's constants (oneDNN v3, include/oneapi/dnnl/dnnl_*types.h) ---------------
+_F32 = 3                          # dnnl_f32
+_FORMAT_ANY = 1                   # dnnl_format_tag_any
+_CPU = 1                          # dnnl_cpu
+_IN_ORDER = 1                     # dnnl_stream_in_order
+_FORWARD_TRAINING = 64            # dnnl_forward_training
+_CONVOLUTION_DIRECT = 1           # dnnl_convolution_direct
+_QUERY_WEIGHTS_MD, _QUERY_DIFF_WEIGHTS_MD = 131, 132
+_ARG_SRC, _ARG_DST, _ARG_WEIGHTS = 1, 17, 33
+_ARG_DIFF_SRC, _ARG_DIFF_DST, _ARG_DIFF_WEIGHTS = 129, 145, 161
+_MAX_NDIMS = 12
+
+_Dims = ctypes.c_int64 * _MAX_NDIMS
+_handle = ctypes.c_void_p
+
+
+class _ExecArg(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_int), ("memory", _handle)]
+
+
+class OneDNNError(RuntimeError):
+    """A oneDNN call failed in a way that is not "this case is not implemented"."""
+
+
+def _dims(values: Sequence[int]) -> _Dims:
+    out = _Dims()
+    for i, v in enumerate(values):
+        out[i] = int(v)
+    return out
+
+
+def _library_paths():
+    """Where the wheels put libdnnl.so.3: `<prefix>/lib` of the environment that holds them."""
+    try:
+        from importlib import metadata
+        for dist in ("onednn-cpu-gomp", "onednn"):
+            try:
+                files = metadata.distribution(dist).files or []
+            except metadata.PackageNotFoundError:
+                continue
+            for f in files:
+                if f.name == "libdnnl.so.3":
+                    yield str(f.locate())
+    except Exception:  # a broken metadata tree: fall through to the prefixes
+        pass
+    for prefix in (sys.prefix, sys.base_prefix):
+        yield os.path.join(prefix, "lib", "libdnnl.so.3")
+
+
+class _Step:
+    """One primitive with the memory objects of its arguments, made once: a call only
+    points them at its arrays (calls take turns under _EXEC_LOCK, so sharing is safe)."""
+
+    __slots__ = ("prim", "mems", "packed")
+
+    def __init__(self, lib: "_Library", prim: _handle, args):
+        self.prim = prim
+        self.mems = []
+        for _, md in args:
+            mem = _handle()
+            lib.check(lib.lib.dnnl_memory_create(ctypes.byref(mem), md, lib.engine, None),
+                      "memory")
+            self.mems.append(mem)
+        self.packed = (_ExecArg * len(args))(
+            *[_ExecArg(arg, mem) for (arg, _), mem in zip(args, self.mems)])
+
+    def run(self, lib: "_Library", *pointers: int) -> None:
+        """Executes on the arrays at `pointers` (in the order of the step's arguments)."""
+        c = lib.lib
+        for mem, ptr in zip(self.mems, pointers):
+            c.dnnl_memory_set_data_handle(mem, ptr)
+        lib.check(c.dnnl_primitive_execute(self.prim, lib.stream, len(self.mems),
+                                           self.packed), "execution")
+        lib.check(c.dnnl_stream_wait(lib.stream), "stream wait")
+
+    def destroy(self, lib: "_Library") -> None:
+        lib.lib.dnnl_primitive_destroy(self.prim)
+        for mem in self.mems:
+            lib.lib.dnnl_memory_destroy(mem)
+
+
+class _Library:
+    """The loaded library, its CPU engine and the one stream the calls share."""
+
+    def __init__(self, lib: ctypes.CDLL):
+        self.lib = lib
+        for name in ("dnnl_engine_create", "dnnl_stream_create",
+                     "dnnl_memory_desc_create_with_strides", "dnnl_memory_desc_create_with_tag",
+                     "dnnl_memory_desc_clone", "dnnl_primitive_create",
+                     "dnnl_primitive_desc_destroy", "dnnl_reorder_primitive_desc_create",
+                     "dnnl_convolution_forward_primitive_desc_create",
+                     "dnnl_convolution_backward_data_primitive_desc_create",
+                     "dnnl_convolution_backward_weights_primitive_desc_create",
+                     "dnnl_matmul_primitive_desc_create",
+                     "dnnl_pooling_forward_primitive_desc_create",
+                     "dnnl_pooling_backward_primitive_desc_create"):
+            getattr(lib, name).restype = ctypes.c_int
+        lib.dnnl_primitive_desc_query_md.restype = _handle
+        lib.dnnl_primitive_desc_query_md.argtypes = [_handle, ctypes.c_int, ctypes.c_int]
+        lib.dnnl_memory_desc_clone.argtypes = [ctypes.POINTER(_handle), _handle]
+        lib.dnnl_memory_desc_get_size.restype = ctypes.c_size_t
+        lib.dnnl_memory_desc_get_size.argtypes = [_handle]
+        lib.dnnl_memory_create.restype = ctypes.c_int
+        lib.dnnl_memory_create.argtypes = [ctypes.POINTER(_handle), _handle, _handle, _handle]
+        lib.dnnl_memory_set_data_handle.restype = ctypes.c_int
+        lib.dnnl_memory_set_data_handle.argtypes = [_handle, ctypes.c_size_t]
+        lib.dnnl_primitive_execute.restype = ctypes.c_int
+        lib.dnnl_primitive_execute.argtypes = [_handle, _handle, ctypes.c_int,
+                                               ctypes.POINTER(_ExecArg)]
+        lib.dnnl_stream_wait.restype = ctypes.c_int
+        lib.dnnl_stream_wait.argtypes = [_handle]
+        for name in ("dnnl_memory_destroy", "dnnl_memory_desc_destroy",
+                     "dnnl_primitive_destroy"):
+            getattr(lib, name).argtypes = [_handle]
+        self.engine = _handle()
+        self.check(lib.dnnl_engine_create(ctypes.byref(self.engine), _CPU, 0), "engine")
+        self.stream = _handle()
+        self.check(lib.dnnl_stream_create(ctypes.byref(self.stream), self.engine, _IN_ORDER),
+                   "stream creation")
+
+    def check(self, status: int, what: str) -> None:
+        if status != 0:
+            raise OneDNNError("oneDNN %s failed with status %d" % (what, status))
+
+    def strided_md(self, dims: Sequence[int], strides: Sequence[int]) -> _handle:
+        md = _handle()
+        self.check(self.lib.dnnl_memory_desc_create_with_strides(
+            ctypes.byref(md), len(dims), _dims(dims), _F32, _dims(strides)), "memory desc")
+        return md
+
+    def any_md(self, dims: Sequence[int]) -> _handle:
+        md = _handle()
+        self.check(self.lib.dnnl_memory_desc_create_with_tag(
+            ctypes.byref(md), len(dims), _dims(dims), _F32, _FORMAT_ANY), "memory desc")
+        return md
+
+    def step(self, pd: _handle, args) -> _Step:
+        """The primitive of `pd` (which the caller still owns) as a _Step on
+        [(arg id, memory desc)]."""
+        prim = _handle()
+        self.check(self.lib.dnnl_primitive_create(ctypes.byref(prim), pd), "primitive")
+        return _Step(self, prim, args)
+
+    def reorder(self, src_md: _handle, dst_md: _handle) -> _Step:
+        pd = _handle()
+        self.check(self.lib.dnnl_reorder_primitive_desc_create(
+            ctypes.byref(pd), src_md, self.engine, dst_md, self.engine, None), "reorder")
+        try:
+            return self.step(pd, [(_ARG_SRC, src_md), (_ARG_DST, dst_md)])
+        finally:
+            self.lib.dnnl_primitive_desc_destroy(pd)
+
+
+_LOAD_LOCK = threading.Lock()
+_LOADED: Optional[_Library] = None
+_LOOKED = False
+
+
+def library() -> Optional[_Library]:
+    """The oneDNN library, loaded on first use; None where it is missing or turned off."""
+    global _LOADED, _LOOKED
+    if _LOOKED:
+        return _LOADED
+    with _LOAD_LOCK:
+        if not _LOOKED:
+            if os.environ.get("TW_ONEDNN", "1").strip() not in ("0", "false", "False"):
+                for path in _library_paths():
+                    if os.path.exists(path):
+                        try:
+                            _LOADED = _Library(ctypes.CDLL(path))
+                        except (OSError, AttributeError, OneDNNError):
+                            _LOADED = None
+                        break
+                if _LOADED is not None:
+                    blas.leave_threads_to_onednn()
+            _LOOKED = True
+    return _LOADED
+
+
+def available() -> bool:
+    """Whether float32 convolutions and large float32 products run through oneDNN here."""
+    return library() is not None
+
+
+# --- the primitives, cached by geometry ------------------------------------------------------
+_CACHE: "OrderedDict[tuple, object]" = OrderedDict()
+_CACHE_SIZE = 64
+_EXEC_LOCK = threading.Lock()  # one oneDNN call at a time (each uses every thread)
+
+
+def _cached(lib: _Library, key: tuple, build):
+    """The primitive of `key`, built by `build()` on a miss (None: oneDNN does not take
+    it). Called with _EXEC_LOCK held, so evicting the oldest entry is safe."""
+    try:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
+    except KeyError:
+        pass
+    entry = _CACHE[key] = build()
+    while len(_CACHE) > _CACHE_SIZE:
+        _, old = _CACHE.popitem(last=False)
+        if old is not None:
+            old.destroy(lib)
+    return entry
+
+
+def _contiguous_strides(shape: Sequence[int]) -> list:
+    strides = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    return strides
+
+
+def _channels_last_md(lib: _Library, shape: Sequence[int]) -> _handle:
+    """[n, *spatial, c] contiguous, described in oneDNN's (n, c, *spatial) order."""
+    st = _contiguous_strides(shape)
+    return lib.strided_md([shape[0], shape[-1]] + list(shape[1:-1]),
+                          [st[0], st[-1]] + st[1:-1])
+
+
+def _filter_md(lib: _Library, shape: Sequence[int]) -> _handle:
+    """[*ks, ci, co] contiguous, described in oneDNN's (o, i, *ks) order."""
+    st = _contiguous_strides(shape)
+    return lib.strided_md([shape[-1], shape[-2]] + list(shape[:-2]),
+                          [st[-1], st[-2]] + st[:-2])
+
+
+def _geometry(wins) -> Optional[tuple]:
+    """oneDNN's strides, dilations (minus one), left and right pads; None where TF's
+    window does not describe the same output size (oneDNN checks it exactly)."""
+    for w in wins:
+        eff = (w.k - 1) * w.dilation + 1
+        if w.out <= 0 or w.size <= 0 or w.pad_before < 0 or w.pad_after < 0 or \
+                (w.size + w.pad_before + w.pad_after - eff) // w.stride + 1 != w.out:
+            return None
+    return (tuple(w.stride for w in wins), tuple(w.dilation - 1 for w in wins),
+            tuple(w.pad_before for w in wins), tuple(w.pad_after for w in wins))
+
+
+# --- convolutions ----------------------------------------------------------------------------
+class _Conv:
+    """One pass of a convolution: the filter's reorder into (or, for the filter
+    gradient, out of) the primitive's layout, the primitive, and the buffer between."""
+
+    __slots__ = ("kind", "main", "w_reorder", "w_buf", "mds")
+
+    def destroy(self, lib: _Library) -> None:
+        self.main.destroy(lib)
+        self.w_reorder.destroy(lib)
+        for md in self.mds:
+            lib.lib.dnnl_memory_desc_destroy(md)
+
+    def run(self, lib: _Library, act: np.ndarray, other: np.ndarray, out: np.ndarray) -> None:
+        """forward: act=x, other=w, out=y; data: act=dy, other=w, out=dx;
+        filter: act=x, other=dy, out=dw."""
+        buf = self.w_buf.ctypes.data
+        if self.kind == "filter":
+            self.main.run(lib, act.ctypes.data, other.ctypes.data, buf)
+            self.w_reorder.run(lib, buf, out.ctypes.data)
+        else:
+            self.w_reorder.run(lib, other.ctypes.data, buf)
+            self.main.run(lib, act.ctypes.data, buf, out.ctypes.data)
+
+
+def _build_conv(lib: _Library, kind: str, x_shape, w_shape, y_shape,
+                geometry) -> Optional[_Conv]:
+    """The primitive of one convolution pass ("forward", "data" or "filter"); None where
+    oneDNN has no implementation for it."""
+    c = lib.lib
+    strides, dilates, left, right = (_dims(v) for v in geometry)
+    x_md, y_md = _channels_last_md(lib, x_shape), _channels_last_md(lib, y_shape)
+    user_w = _filter_md(lib, w_shape)
+    w_any = lib.any_md([w_shape[-1], w_shape[-2]] + list(w_shape[:-2]))
+    mds = [x_md, y_md, user_w]
+    fwd, pd = _handle(), _handle()
+    conv = None
+    try:
+        status = c.dnnl_convolution_forward_primitive_desc_create(
+            ctypes.byref(fwd), lib.engine, _FORWARD_TRAINING, _CONVOLUTION_DIRECT,
+            x_md, w_any, None, y_md, strides, dilates, left, right, None)
+        if status != 0:  # not implemented here (or arguments it refuses): NumPy's
+            return None
+        if kind == "forward":
+            pd, fwd = fwd, _handle()
+        elif kind == "data":
+            status = c.dnnl_convolution_backward_data_primitive_desc_create(
+                ctypes.byref(pd), lib.engine, _CONVOLUTION_DIRECT, x_md, w_any, y_md,
+                strides, dilates, left, right, fwd, None)
+        else:
+            status = c.dnnl_convolution_backward_weights_primitive_desc_create(
+                ctypes.byref(pd), lib.engine, _CONVOLUTION_DIRECT, x_md, w_any, None, y_md,
+                strides, dilates, left, right, fwd, None)
+        if status != 0:
+            return None
+        query = _QUERY_DIFF_WEIGHTS_MD if kind == "filter" else _QUERY_WEIGHTS_MD
+        prim_w = _handle()
+        lib.check(c.dnnl_memory_desc_clone(ctypes.byref(prim_w),
+                                           c.dnnl_primitive_desc_query_md(pd, query, 0)),
+                  "memory desc clone")
+        mds.append(prim_w)
+        conv = _Conv()
+        conv.kind, conv.mds = kind, mds
+        conv.w_buf = np.empty(c.dnnl_memory_desc_get_size(prim_w) // 4 + 1, np.float32)
+        if kind == "forward":
+            conv.w_reorder = lib.reorder(user_w, prim_w)
+            args = [(_ARG_SRC, x_md), (_ARG_WEIGHTS, prim_w), (_ARG_DST, y_md)]
+        elif kind == "data":
+            conv.w_reorder = lib.reorder(user_w, prim_w)
+            args = [(_ARG_DIFF_DST, y_md), (_ARG_WEIGHTS, prim_w), (_ARG_DIFF_SRC, x_md)]
+        else:
+            conv.w_reorder = lib.reorder(prim_w, user_w)
+            args = [(_ARG_SRC, x_md), (_ARG_DIFF_DST, y_md), (_ARG_DIFF_WEIGHTS, prim_w)]
+        conv.main = lib.step(pd, args)
+        return conv
+    finally:
+        if conv is None:
+            for md in mds:
+                c.dnnl_memory_desc_destroy(md)
+        c.dnnl_memory_desc_destroy(w_any)
+        for handle in (fwd, pd):
+            if handle:
+                c.dnnl_primitive_desc_destroy(handle)
+
+
+def _run_conv(kind: str, x_shape, w_shape, y_shape, wins, act, other, out) -> bool:
+    """Runs one pass into `out`; False where oneDNN does not take this convolution."""
+    lib = library()
+    if lib is None:
+        return False
+    geometry = _geometry(wins)
+    if geometry is None:
+        return False
+    key = (kind, x_shape, w_shape, geometry)
+    macs = int(np.prod(y_shape)) * int(np.prod(w_shape[:-1]))
+    with large_product(macs), _EXEC_LOCK:
+        conv = _cached(lib, key, lambda: _build_conv(lib, kind, x_shape, w_shape, y_shape,
+                                                     geometry))
+        if conv is None:
+            return False
+        conv.run(lib, act, other, out)
+    return True
+
+
+def _takes(*arrays: np.ndarray) -> bool:
+    return all(a.dtype == np.float32 and a.size > 0 for a in arrays)
+
+
+def conv(x: np.ndarray, w: np.ndarray, wins) -> Optional[np.ndarray]:
+    """The channels-last convolution of x [n, *spatial, ci] with w [*ks, ci, co] over
+    `wins` (conv_ops.Window per spatial dimension), or None where oneDNN does not take it."""
+    if not _takes(x, w):
+        return None
+    x, w = np.ascontiguousarray(x), np.ascontiguousarray(w)
+    y = np.empty((x.shape[0],) + tuple(win.out for win in wins) + (w.shape[-1],), np.float32)
+    return y if _run_conv("forward", x.shape, w.shape, y.shape, wins, x, w, y) else None
+
+
+def conv_backprop_input(input_shape, w: np.ndarray, dy: np.ndarray,
+                        wins) -> Optional[np.ndarray]:
+    """The input gradient of `conv`, of the channels-last `input_shape`, or None."""
+    if not _takes(w, dy) or 0 in input_shape:
+        return None
+    w, dy = np.ascontiguousarray(w), np.ascontiguousarray(dy)
+    dx = np.empty(tuple(input_shape), np.float32)
+    return dx if _run_conv("data", dx.shape, w.shape, dy.shape, wins, dy, w, dx) else None
+
+
+def conv_backprop_filter(x: np.ndarray, filter_shape, dy: np.ndarray,
+                         wins) -> Optional[np.ndarray]:
+    """The filter gradient of `conv`, of shape `filter_shape` ([*ks, ci, co]), or None."""
+    if not _takes(x, dy):
+        return None
+    x, dy = np.ascontiguousarray(x), np.ascontiguousarray(dy)
+    dw = np.empty(tuple(filter_shape), np.float32)
+    return dw if _run_conv("filter", x.shape, dw.shape, dy.shape, wins, x, dy, dw) else None
+
+
+# --- matrix products ------------------------------------------------------------------------
+class _MatMul:
+    """One matrix-product primitive and its operands' descriptors."""
+
+    __slots__ = ("main", "mds")
+
+    def destroy(self, lib: _Library) -> None:
+        self.main.destroy(lib)
+        for md in self.mds:
+            lib.lib.dnnl_memory_desc_destroy(md)
+
+
+def _build_matmul(lib: _Library, x: np.ndarray, y: np.ndarray) -> Optional[_MatMul]:
+    mds = [lib.strided_md(a.shape, [st // 4 for st in a.strides]) for a in (x, y)]
+    mds.append(lib.strided_md((x.shape[0], y.shape[1]), (y.shape[1], 1)))
+    pd = _handle()
+    status = lib.lib.dnnl_matmul_primitive_desc_create(ctypes.byref(pd), lib.engine,
+                                                       mds[0], mds[1], None, mds[2], None)
+    if status != 0:  # not implemented here: NumPy's
+        for md in mds:
+            lib.lib.dnnl_memory_desc_destroy(md)
+        return None
+    try:
+        mm = _MatMul()
+        mm.mds = mds
+        mm.main = lib.step(pd, [(_ARG_SRC, mds[0]), (_ARG_WEIGHTS, mds[1]),
+                                (_ARG_DST, mds[2])])
+        return mm
+    finally:
+        lib.lib.dnnl_primitive_desc_destroy(pd)
+
+
+def matmul(x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
+    """The float32 product of the matrices x [m, k] and y [k, n] (transposed views are
+    read in place), or None where oneDNN does not take it."""
+    lib = library()
+    if lib is None or x.dtype != np.float32 or y.dtype != np.float32 or \
+            x.ndim != 2 or y.ndim != 2 or x.size == 0 or y.size == 0:
+        return None
+    strides = x.strides + y.strides
+    if any(st % 4 or st < 0 for st in strides):
+        return None
+    out = np.empty((x.shape[0], y.shape[1]), np.float32)
+    with large_product(x.shape[0] * x.shape[1] * y.shape[1]), _EXEC_LOCK:
+        mm = _cached(lib, ("matmul", x.shape, y.shape, strides),
+                     lambda: _build_matmul(lib, x, y))
+        if mm is None:
+            return None
+        mm.main.run(lib, x.ctypes.data, y.ctypes.data, out.ctypes.data)
+    return out
+
+
+# --- pooling ---------------------------------------------------------------------------------
+_POOLING_ALGS = {"max": 0x1ff, "avg": 0x3ff}  # dnnl_pooling_max, _avg_exclude_padding
+_FORWARD_INFERENCE = 96
+_ARG_WORKSPACE = 64
+_QUERY_WORKSPACE_MD = 135
+
+
+class _Pool:
+    """A pooling primitive; for a gradient, the forward one that records the winners
+    (max) and the backward one that routes the gradient to them."""
+
+    __slots__ = ("forward", "backward", "mds", "workspace")
+
+    def destroy(self, lib: _Library) -> None:
+        for step in (self.forward, self.backward):
+            if step is not None:
+                step.destroy(lib)
+        for md in self.mds:
+            lib.lib.dnnl_memory_desc_destroy(md)
+
+
+def _build_pool(lib: _Library, kind: str, grad: bool, x_shape, y_shape,
+                wins) -> Optional[_Pool]:
+    c = lib.lib
+    strides, _, left, right = (_dims(v) for v in _geometry(wins))
+    kernel = _dims([w.k for w in wins])
+    no_dilation = _dims([0] * len(wins))
+    x_md, y_md = _channels_last_md(lib, x_shape), _channels_last_md(lib, y_shape)
+    pool = _Pool()
+    pool.mds, pool.forward, pool.backward, pool.workspace = [x_md, y_md], None, None, None
+    fwd, bwd = _handle(), _handle()
+    built = False
+    try:
+        prop = _FORWARD_TRAINING if grad and kind == "max" else _FORWARD_INFERENCE
+        status = c.dnnl_pooling_forward_primitive_desc_create(
+            ctypes.byref(fwd), lib.engine, prop, _POOLING_ALGS[kind], x_md, y_md, strides,
+            kernel, no_dilation, left, right, None)
+        if status != 0:
+            return None
+        args = [(_ARG_SRC, x_md), (_ARG_DST, y_md)]
+        ws_md = None
+        if prop == _FORWARD_TRAINING:
+            ws_md = _handle()
+            lib.check(c.dnnl_memory_desc_clone(
+                ctypes.byref(ws_md), c.dnnl_primitive_desc_query_md(fwd, _QUERY_WORKSPACE_MD,
+                                                                    0)), "memory desc clone")
+            pool.mds.append(ws_md)
+            pool.workspace = np.empty(c.dnnl_memory_desc_get_size(ws_md), np.uint8)
+            args.append((_ARG_WORKSPACE, ws_md))
+        if not grad or kind == "max":
+            pool.forward = lib.step(fwd, args)
+        if grad:
+            status = c.dnnl_pooling_backward_primitive_desc_create(
+                ctypes.byref(bwd), lib.engine, _POOLING_ALGS[kind], x_md, y_md, strides,
+                kernel, no_dilation, left, right, fwd, None)
+            if status != 0:
+                return None
+            args = [(_ARG_DIFF_DST, y_md), (_ARG_DIFF_SRC, x_md)]
+            if ws_md is not None:
+                args.append((_ARG_WORKSPACE, ws_md))
+            pool.backward = lib.step(bwd, args)
+        built = True
+        return pool
+    finally:
+        if not built:
+            pool.destroy(lib)
+        for handle in (fwd, bwd):
+            if handle:
+                c.dnnl_primitive_desc_destroy(handle)
+
+
+def _pool_entry(lib: _Library, kind: str, grad: bool, x_shape, y_shape, wins):
+    geometry = _geometry(wins)
+    if geometry is None or any(w.dilation != 1 for w in wins):
+        return None
+    return _cached(lib, ("pool", kind, grad, x_shape, geometry, tuple(w.k for w in wins)),
+                   lambda: _build_pool(lib, kind, grad, x_shape, y_shape, wins))
+
+
+def _has_nan(x: np.ndarray) -> bool:
+    """Whether `x` may hold a NaN (one summing pass; an overflow answers yes too)."""
+    return bool(np.isnan(np.add.reduce(x, axis=None)))
+
+
+def pool(x: np.ndarray, wins, kind: str) -> Optional[np.ndarray]:
+    """MaxPool ("max") or AvgPool ("avg", padding excluded from the count) of the
+    channels-last float32 `x` over `wins`, or None where oneDNN does not take it.
+
+    oneDNN's max starts from the lowest finite float and takes only strictly greater
+    values, so NaN is skipped and an all -inf (or all NaN) window gives the lowest
+    finite float: TF's rule for MaxPool (pooling_ops._max_pool_nhwc)."""
+    lib = library()
+    if lib is None or not _takes(x):
+        return None
+    x = np.ascontiguousarray(x)
+    y = np.empty((x.shape[0],) + tuple(w.out for w in wins) + (x.shape[-1],), np.float32)
+    with _EXEC_LOCK:
+        entry = _pool_entry(lib, kind, False, x.shape, y.shape, wins)
+        if entry is None:
+            return None
+        entry.forward.run(lib, x.ctypes.data, y.ctypes.data)
+    return y
+
+
+def max_pool_grad(x: np.ndarray, dy: np.ndarray, wins) -> Optional[np.ndarray]:
+    """MaxPoolGrad: `dy` routed to the first maximum of each window of `x` (row-major,
+    as TF's kernel), or None. An input with a NaN goes to NumPy: TF keeps a window
+    whose first cell is NaN on that cell (pooling_ops.winning_taps), oneDNN does not."""
+    lib = library()
+    if lib is None or not _takes(x, dy) or _has_nan(x):
+        return None
+    x, dy = np.ascontiguousarray(x), np.ascontiguousarray(dy)
+    dx = np.empty(x.shape, np.float32)
+    with _EXEC_LOCK:
+        entry = _pool_entry(lib, "max", True, x.shape, dy.shape, wins)
+        if entry is None:
+            return None
+        ws = entry.workspace.ctypes.data
+        pooled = np.empty(dy.shape, np.float32)  # (held: oneDNN writes through its address)
+        # the forward pass again, for the winners (TF's kernel recomputes them too)
+        entry.forward.run(lib, x.ctypes.data, pooled.ctypes.data, ws)
+        entry.backward.run(lib, dy.ctypes.data, dx.ctypes.data, ws)
+    return dx
+
+
+def avg_pool_grad(input_shape, dy: np.ndarray, wins) -> Optional[np.ndarray]:
+    """AvgPoolGrad: each window's gradient shared among its real (unpadded) cells, or None."""
+    lib = library()
+    if lib is None or not _takes(dy) or 0 in input_shape:
+        return None
+    dy = np.ascontiguousarray(dy)
+    dx = np.empty(tuple(input_shape), np.float32)
+    with _EXEC_LOCK:
+        entry = _pool_entry(lib, "avg", True, dx.shape, dy.shape, wins)
+        if entry is None:
+            return None
+        entry.backward.run(lib, dy.ctypes.data, dx.ctypes.data)
+    return dx
+

@@ -1,0 +1,275 @@
+"""ops/onednn.py: oneDNN's float32 convolutions and products against float64 NumPy
+references, its fallbacks, its cache and its threads. Skipped where the library is not
+installed (the `onednn` extra); the kernels then run on NumPy, which the conv tests
+cover either way."""
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.ops import onednn
+from tensorweave.ops.math import blas
+from tensorweave.ops.nn.conv_ops import make_window
+
+pytestmark = pytest.mark.skipif(not onednn.available(),
+                                reason="oneDNN is not installed (the `onednn` extra)")
+RNG = np.random.RandomState(11)
+
+
+# --- float64 references: one product per filter tap over an explicitly padded input ------
+def _taps(w_shape, strides, dilations, outs):
+    for tap in np.ndindex(*w_shape[:-2]):
+        yield tap, (slice(None),) + tuple(
+            slice(t * d, t * d + s * (o - 1) + 1, s)
+            for t, s, d, o in zip(tap, strides, dilations, outs))
+
+
+def _outs(padded_shape, w_shape, strides, dilations):
+    return [(p - ((k - 1) * d + 1)) // s + 1
+            for p, k, s, d in zip(padded_shape, w_shape[:-2], strides, dilations)]
+
+
+def ref_conv(x, w, strides, dilations, pads):
+    xp = np.pad(x.astype(np.float64), [(0, 0)] + list(pads) + [(0, 0)])
+    outs = _outs(xp.shape[1:-1], w.shape, strides, dilations)
+    y = np.zeros([x.shape[0]] + outs + [w.shape[-1]])
+    for tap, index in _taps(w.shape, strides, dilations, outs):
+        y += xp[index] @ w[tap].astype(np.float64)
+    return y
+
+
+def ref_backprop_input(x_shape, w, dy, strides, dilations, pads):
+    padded = [n + a + b for n, (a, b) in zip(x_shape[1:-1], pads)]
+    dxp = np.zeros([x_shape[0]] + padded + [x_shape[-1]])
+    for tap, index in _taps(w.shape, strides, dilations, dy.shape[1:-1]):
+        dxp[index] += dy.astype(np.float64) @ w[tap].astype(np.float64).T
+    return dxp[(slice(None),) + tuple(slice(a, a + n) for n, (a, _) in
+                                      zip(x_shape[1:-1], pads))]
+
+
+def ref_backprop_filter(x, w_shape, dy, strides, dilations, pads):
+    xp = np.pad(x.astype(np.float64), [(0, 0)] + list(pads) + [(0, 0)])
+    dw = np.zeros(w_shape)
+    for tap, index in _taps(w_shape, strides, dilations, dy.shape[1:-1]):
+        dw[tap] = np.tensordot(xp[index], dy.astype(np.float64),
+                               axes=(list(range(dy.ndim - 1)),) * 2)
+    return dw
+
+
+# (input shape, filter shape, strides, dilations, padding, explicit pads)
+CASES = [
+    ([2, 9, 8, 3], [3, 3, 3, 4], [1, 1], [1, 1], "SAME", None),
+    ([1, 10, 7, 1], [5, 5, 1, 5], [2, 2], [1, 1], "SAME", None),      # uneven SAME pads
+    ([2, 11, 11, 2], [3, 3, 2, 3], [1, 1], [2, 2], "VALID", None),    # dilated
+    ([2, 8, 9, 4], [2, 3, 4, 6], [2, 1], [1, 1], "EXPLICIT", [(1, 2), (0, 3)]),
+    ([3, 14, 14, 32], [5, 5, 32, 64], [1, 1], [1, 1], "SAME", None),  # cnn_train's 2nd
+    ([2, 6, 5, 7], [1, 1, 7, 3], [1, 1], [1, 1], "VALID", None),      # 1x1
+    ([2, 5, 6, 7, 3], [3, 3, 3, 3, 4], [1, 2, 1], [1, 1, 1], "SAME", None),   # Conv3D
+    ([1, 6, 6, 6, 2], [2, 2, 2, 2, 3], [2, 1, 1], [1, 1, 2], "VALID", None),
+]
+
+
+def _windows(x_shape, w_shape, strides, dilations, padding, pads):
+    return [make_window(n, k, s, d, padding, pads[i] if pads else (0, 0))
+            for i, (n, k, s, d) in enumerate(zip(x_shape[1:-1], w_shape[:-2], strides,
+                                                 dilations))]
+
+
+@pytest.mark.parametrize("x_shape,w_shape,strides,dilations,padding,pads", CASES)
+def test_convolution_and_its_gradients_match_float64_references(
+        x_shape, w_shape, strides, dilations, padding, pads):
+    x = RNG.randn(*x_shape).astype(np.float32)
+    w = RNG.randn(*w_shape).astype(np.float32)
+    wins = _windows(x_shape, w_shape, strides, dilations, padding, pads)
+    geometry = [(win.pad_before, win.pad_after) for win in wins]
+    y = onednn.conv(x, w, wins)
+    want = ref_conv(x, w, strides, dilations, geometry)
+    assert y.dtype == np.float32 and y.shape == want.shape
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
+    dy = RNG.randn(*y.shape).astype(np.float32)
+    dx = onednn.conv_backprop_input(x_shape, w, dy, wins)
+    np.testing.assert_allclose(dx, ref_backprop_input(x_shape, w, dy, strides, dilations,
+                                                      geometry), rtol=1e-4, atol=1e-4)
+    dw = onednn.conv_backprop_filter(x, w_shape, dy, wins)
+    np.testing.assert_allclose(dw, ref_backprop_filter(x, w_shape, dy, strides, dilations,
+                                                       geometry), rtol=1e-4, atol=1e-3)
+    # the adjoint identities tie the three passes together independently of the references
+    dot = float(np.vdot(y.astype(np.float64), dy))
+    assert np.isclose(np.vdot(x.astype(np.float64), dx), dot, rtol=1e-4, atol=1e-3)
+    assert np.isclose(np.vdot(w.astype(np.float64), dw), dot, rtol=1e-4, atol=1e-3)
+
+
+def test_what_onednn_does_not_take_falls_back():
+    x = RNG.randn(1, 5, 5, 2)
+    w = RNG.randn(3, 3, 2, 2)
+    wins = _windows(x.shape, w.shape, [1, 1], [1, 1], "SAME", None)
+    assert onednn.conv(x, w, wins) is None  # float64 runs on NumPy
+    x32, w32 = x.astype(np.float32), w.astype(np.float32)
+    assert onednn.conv(x32[:0], w32, wins) is None  # empty batch
+    # a window whose output size oneDNN would compute differently
+    bad = _windows(x.shape, w.shape, [1, 1], [1, 1], "SAME", None)
+    bad[0].out += 1
+    assert onednn.conv(x32, w32, bad) is None
+    assert onednn.matmul(np.ones((4, 3)), np.ones((3, 2))) is None
+    assert onednn.matmul(np.ones((4, 3), np.float32)[::-1], np.ones((3, 2), np.float32)) \
+        is None  # a negative stride
+
+
+@pytest.mark.parametrize("m,k,n", [(100, 784, 100), (3, 5, 7), (64, 3136, 256)])
+def test_matmul_reads_transposed_views_in_place(m, k, n):
+    a = RNG.randn(m, k).astype(np.float32)
+    b = RNG.randn(k, n).astype(np.float32)
+    want = a.astype(np.float64) @ b
+    for x, y in [(a, b), (np.asfortranarray(a), b), (a.T.copy().T, b.T.copy().T),
+                 (a[:, :], np.asfortranarray(b))]:
+        got = onednn.matmul(x, y)
+        assert got.dtype == np.float32 and got.flags.c_contiguous
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+def test_large_float32_matmul_ops_use_onednn(sess, monkeypatch):
+    calls = []
+    real = onednn.matmul
+    monkeypatch.setattr(onednn, "matmul", lambda x, y: calls.append(x.shape) or real(x, y))
+    a = RNG.randn(200, 300).astype(np.float32)
+    b = RNG.randn(200, 100).astype(np.float32)
+    got = sess.run(tf.matmul(a, b, transpose_a=True))
+    np.testing.assert_allclose(got, a.T.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+    small = sess.run(tf.matmul(a[:8, :8], b[:8, :8]))  # too small to split: NumPy's
+    np.testing.assert_allclose(small, a[:8, :8] @ b[:8, :8], rtol=1e-5)
+    assert calls == [(300, 200)]
+
+
+def test_the_cache_evicts_and_rebuilds(monkeypatch):
+    monkeypatch.setattr(onednn, "_CACHE_SIZE", 2)
+    w = RNG.randn(3, 3, 2, 4).astype(np.float32)
+    for _ in range(2):
+        for size in (5, 6, 7, 8):
+            x = RNG.randn(1, size, size, 2).astype(np.float32)
+            wins = _windows(x.shape, w.shape, [1, 1], [1, 1], "SAME", None)
+            np.testing.assert_allclose(onednn.conv(x, w, wins),
+                                       ref_conv(x, w, [1, 1], [1, 1], [(1, 1), (1, 1)]),
+                                       rtol=1e-4, atol=1e-4)
+            assert len(onednn._CACHE) <= 2
+
+
+def test_calls_from_many_threads_take_turns_and_stay_right():
+    problems, errors = [], []
+    for size in (6, 9, 12, 15):
+        x = RNG.randn(2, size, size, 3).astype(np.float32)
+        w = RNG.randn(3, 3, 3, 5).astype(np.float32)
+        wins = _windows(x.shape, w.shape, [1, 1], [1, 1], "SAME", None)
+        problems.append((x, w, wins, ref_conv(x, w, [1, 1], [1, 1], [(1, 1), (1, 1)])))
+
+    def work(x, w, wins, want):
+        try:
+            for _ in range(20):
+                np.testing.assert_allclose(onednn.conv(x, w, wins), want, rtol=1e-4,
+                                           atol=1e-4)
+        except Exception as e:  # reported below
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=p) for p in problems]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors and not any(t.is_alive() for t in threads)
+
+
+def test_the_filter_gradient_is_the_same_bits_every_run():
+    x = RNG.randn(16, 14, 14, 32).astype(np.float32)
+    dy = RNG.randn(16, 14, 14, 64).astype(np.float32)
+    wins = _windows(x.shape, [5, 5, 32, 64], [1, 1], [1, 1], "SAME", None)
+    first = onednn.conv_backprop_filter(x, [5, 5, 32, 64], dy, wins)
+    for _ in range(3):
+        np.testing.assert_array_equal(onednn.conv_backprop_filter(x, [5, 5, 32, 64], dy,
+                                                                  wins), first)
+
+
+def test_loading_leaves_blas_on_one_thread():
+    # this process loaded the library (the skip condition): OpenBLAS's pool is idle
+    assert blas._ONE_POOL
+
+
+def test_tw_onednn_0_turns_the_path_off():
+    code = ("import numpy as np, tensorweave as tf\n"
+            "from tensorweave.ops import onednn\n"
+            "from tensorweave.ops.math import blas\n"
+            "x = np.ones((1, 4, 4, 1), np.float32)\n"
+            "w = np.ones((3, 3, 1, 1), np.float32)\n"
+            "with tf.Session() as s:\n"
+            "    y = s.run(tf.nn.conv2d(x, w, 1, 'SAME'))\n"
+            "print(onednn.available(), blas._ONE_POOL, int(y.sum()))\n")
+    env = dict(os.environ, TW_ONEDNN="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    # 4 corners x 4 + 8 edges x 6 + 4 inner x 9
+    assert out.stdout.split() == ["False", "False", "100"]
+
+
+# --- pooling: against the NumPy kernels (pooling_ops), TF's rules for ties and NaN -------
+def _pool_windows(shape, k, s, padding):
+    return tuple(make_window(n, k, s, 1, padding) for n in shape[1:3])
+
+
+POOLS = [((4, 28, 28, 32), 2, 2, "SAME"), ((2, 7, 9, 3), 3, 2, "SAME"),
+         ((2, 7, 9, 3), 3, 1, "VALID"), ((1, 5, 5, 2), 2, 2, "SAME"),
+         ((2, 6, 6, 1), 3, 2, "VALID")]
+
+
+@pytest.mark.parametrize("shape,k,s,padding", POOLS)
+@pytest.mark.parametrize("ties", [False, True])
+def test_max_pool_and_its_gradient_pick_the_first_maximum(shape, k, s, padding, ties):
+    from tensorweave.ops.nn import pooling_ops
+    x = RNG.rand(*shape).astype(np.float32)
+    if ties:  # few distinct values: most windows hold their maximum several times
+        x = np.round(x * 2).astype(np.float32)
+    wins = _pool_windows(shape, k, s, padding)
+    want, _ = pooling_ops._max_pool_nhwc(x, *wins)
+    np.testing.assert_array_equal(onednn.pool(x, wins, "max"), want)
+    dy = RNG.rand(*want.shape).astype(np.float32)
+    np.testing.assert_allclose(onednn.max_pool_grad(x, dy, wins),
+                               pooling_ops._max_pool_grad_nhwc(x, dy, *wins), rtol=1e-6)
+
+
+def test_max_pool_follows_tf_nan_and_inf_rule():
+    from tensorweave.ops.nn import pooling_ops
+    for trial in range(40):
+        shape = (2, 6, 6, [1, 3, 16, 32][trial % 4])
+        x = RNG.randn(*shape).astype(np.float32)
+        x[RNG.rand(*shape) < 0.3] = np.nan
+        x[RNG.rand(*shape) < 0.1] = -np.inf
+        wins = _pool_windows(shape, 2 + trial % 2, 1 + trial % 3 // 2,
+                             ["SAME", "VALID"][trial % 5 // 3])
+        want, _ = pooling_ops._max_pool_nhwc(x, *wins)
+        np.testing.assert_array_equal(onednn.pool(x, wins, "max"), want)
+        dy = RNG.rand(*want.shape).astype(np.float32)
+        assert onednn.max_pool_grad(x, dy, wins) is None  # NaN: TF's rule is NumPy's
+
+
+@pytest.mark.parametrize("shape,k,s,padding", POOLS)
+def test_avg_pool_and_its_gradient_count_real_cells_only(shape, k, s, padding):
+    x = RNG.randn(*shape).astype(np.float32)
+    wins = _pool_windows(shape, k, s, padding)
+    pads = [(w.pad_before, w.pad_after) for w in wins]
+    ones = np.ones((k, k, 1, 1))
+    counts = ref_conv(np.ones(shape[:3] + (1,)), ones, [s, s], [1, 1], pads)
+    want = np.stack([ref_conv(x[..., c:c + 1], ones, [s, s], [1, 1], pads)[..., 0]
+                     for c in range(shape[3])], axis=-1) / counts
+    y = onednn.pool(x, wins, "avg")
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+    dy = RNG.randn(*y.shape).astype(np.float32)
+    dx = onednn.avg_pool_grad(shape, dy, wins)
+    # the adjoint of the average: <avg(x), dy> = <x, dx>
+    assert np.isclose(np.vdot(y.astype(np.float64), dy), np.vdot(x.astype(np.float64), dx),
+                      rtol=1e-4)
+    share = dy / counts
+    want_dx = sum(ref_backprop_input(shape[:3] + (1,), ones, share[..., c:c + 1], [s, s],
+                                     [1, 1], pads)[..., 0:1] * np.eye(shape[3])[c]
+                  for c in range(shape[3]))
+    np.testing.assert_allclose(dx, want_dx, rtol=1e-5, atol=1e-6)
