@@ -273,3 +273,64 @@ def test_avg_pool_and_its_gradient_count_real_cells_only(shape, k, s, padding):
                                      [1, 1], pads)[..., 0:1] * np.eye(shape[3])[c]
                   for c in range(shape[3]))
     np.testing.assert_allclose(dx, want_dx, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("x_shape,k,multiplier,strides,dilations,padding", [
+    ([2, 9, 8, 3], 3, 2, [1, 1], [1, 1], "SAME"),
+    ([1, 10, 7, 4], 5, 1, [2, 2], [1, 1], "SAME"),
+    ([2, 11, 11, 2], 3, 3, [1, 1], [2, 2], "VALID"),
+])
+def test_depthwise_convolution_is_one_convolution_per_channel(x_shape, k, multiplier,
+                                                              strides, dilations, padding):
+    c = x_shape[-1]
+    x = RNG.randn(*x_shape).astype(np.float32)
+    w = RNG.randn(k, k, c, multiplier).astype(np.float32)
+    wins = _windows(x_shape, [k, k, 1, 1], strides, dilations, padding, None)
+    pads = [(win.pad_before, win.pad_after) for win in wins]
+    y = onednn.conv(x, w, wins, depthwise=True)
+    # output channel ch * multiplier + q is channel ch convolved with w[..., ch, q]
+    want = np.concatenate([ref_conv(x[..., ch:ch + 1], w[:, :, ch:ch + 1, :], strides,
+                                    dilations, pads) for ch in range(c)], axis=-1)
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
+    dy = RNG.randn(*y.shape).astype(np.float32)
+    dx = onednn.conv_backprop_input(x_shape, w, dy, wins, depthwise=True)
+    dw = onednn.conv_backprop_filter(x, w.shape, dy, wins, depthwise=True)
+    for ch in range(c):
+        part = dy[..., ch * multiplier:(ch + 1) * multiplier]
+        np.testing.assert_allclose(
+            dx[..., ch:ch + 1], ref_backprop_input(x_shape[:-1] + [1], w[:, :, ch:ch + 1],
+                                                   part, strides, dilations, pads),
+            rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(
+            dw[:, :, ch:ch + 1], ref_backprop_filter(x[..., ch:ch + 1], [k, k, 1, multiplier],
+                                                     part, strides, dilations, pads),
+            rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("x_shape,y_shape", [([4, 30, 40], [4, 40, 20]), ([3, 1, 30, 40],
+                                                                          [5, 40, 20]),
+                                             ([30, 40], [6, 40, 20]), ([2, 30, 40], [40, 20])])
+def test_batched_matmul_broadcasts_as_numpy(x_shape, y_shape):
+    x = RNG.randn(*x_shape).astype(np.float32)
+    y = RNG.randn(*y_shape).astype(np.float32)
+    want = np.matmul(x.astype(np.float64), y)
+    np.testing.assert_allclose(onednn.matmul(x, y), want, rtol=1e-4, atol=1e-4)
+    # adjoint views, as BatchMatMulV2's adj_x / adj_y pass them
+    xt = np.ascontiguousarray(np.swapaxes(x, -1, -2))
+    np.testing.assert_allclose(onednn.matmul(np.swapaxes(xt, -1, -2), y), want, rtol=1e-4,
+                               atol=1e-4)
+
+
+def test_batch_matmul_op_uses_onednn_for_large_products(sess, monkeypatch):
+    calls = []
+    real = onednn.matmul
+    monkeypatch.setattr(onednn, "matmul", lambda x, y: calls.append(x.shape) or real(x, y))
+    a = RNG.randn(8, 64, 96).astype(np.float32)
+    b = RNG.randn(8, 64, 80).astype(np.float32)
+    got = sess.run(tf.matmul(a, b, adjoint_a=True))
+    np.testing.assert_allclose(got, np.matmul(np.swapaxes(a, 1, 2).astype(np.float64), b),
+                               rtol=1e-4, atol=1e-3)
+    empty = sess.run(tf.matmul(np.zeros((2, 3, 0), np.float32), np.zeros((2, 0, 4),
+                                                                         np.float32)))
+    np.testing.assert_array_equal(empty, np.zeros((2, 3, 4)))
+    assert calls == [(8, 96, 64)]

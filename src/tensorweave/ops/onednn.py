@@ -45,10 +45,11 @@ _F32 = 3                          # dnnl_f32
 _FORMAT_ANY = 1                   # dnnl_format_tag_any
 _CPU = 1                          # dnnl_cpu
 _IN_ORDER = 1                     # dnnl_stream_in_order
-_FORWARD_TRAINING = 64            # dnnl_forward_training
+_FORWARD_TRAINING, _FORWARD_INFERENCE = 64, 96
 _CONVOLUTION_DIRECT = 1           # dnnl_convolution_direct
-_QUERY_WEIGHTS_MD, _QUERY_DIFF_WEIGHTS_MD = 131, 132
-_ARG_SRC, _ARG_DST, _ARG_WEIGHTS = 1, 17, 33
+_POOLING_ALGS = {"max": 0x1ff, "avg": 0x3ff}  # dnnl_pooling_max, _avg_exclude_padding
+_QUERY_WEIGHTS_MD, _QUERY_DIFF_WEIGHTS_MD, _QUERY_WORKSPACE_MD = 131, 132, 135
+_ARG_SRC, _ARG_DST, _ARG_WEIGHTS, _ARG_WORKSPACE = 1, 17, 33, 64
 _ARG_DIFF_SRC, _ARG_DIFF_DST, _ARG_DIFF_WEIGHTS = 129, 145, 161
 _MAX_NDIMS = 12
 
@@ -260,11 +261,15 @@ def _channels_last_md(lib: _Library, shape: Sequence[int]) -> _handle:
                           [st[0], st[-1]] + st[1:-1])
 
 
-def _filter_md(lib: _Library, shape: Sequence[int]) -> _handle:
-    """[*ks, ci, co] contiguous, described in oneDNN's (o, i, *ks) order."""
+def _filter_dims(shape: Sequence[int], depthwise: bool) -> tuple:
+    """oneDNN's logical dims of a filter [*ks, ci, co] and their strides in it: (o, i,
+    *ks), or for a depthwise filter [*ks, channels, multiplier] the grouped (g, o, i, *ks)
+    with one group per channel (output channel g * multiplier + o, as TF's)."""
     st = _contiguous_strides(shape)
-    return lib.strided_md([shape[-1], shape[-2]] + list(shape[:-2]),
-                          [st[-1], st[-2]] + st[:-2])
+    ks, sks = list(shape[:-2]), st[:-2]
+    if depthwise:
+        return [shape[-2], shape[-1], 1] + ks, [st[-2], st[-1], 1] + sks
+    return [shape[-1], shape[-2]] + ks, [st[-1], st[-2]] + sks
 
 
 def _geometry(wins) -> Optional[tuple]:
@@ -304,15 +309,16 @@ class _Conv:
             self.main.run(lib, act.ctypes.data, buf, out.ctypes.data)
 
 
-def _build_conv(lib: _Library, kind: str, x_shape, w_shape, y_shape,
-                geometry) -> Optional[_Conv]:
+def _build_conv(lib: _Library, kind: str, x_shape, w_shape, y_shape, geometry,
+                depthwise: bool) -> Optional[_Conv]:
     """The primitive of one convolution pass ("forward", "data" or "filter"); None where
     oneDNN has no implementation for it."""
     c = lib.lib
     strides, dilates, left, right = (_dims(v) for v in geometry)
     x_md, y_md = _channels_last_md(lib, x_shape), _channels_last_md(lib, y_shape)
-    user_w = _filter_md(lib, w_shape)
-    w_any = lib.any_md([w_shape[-1], w_shape[-2]] + list(w_shape[:-2]))
+    w_dims, w_strides = _filter_dims(w_shape, depthwise)
+    user_w = lib.strided_md(w_dims, w_strides)
+    w_any = lib.any_md(w_dims)
     mds = [x_md, y_md, user_w]
     fwd, pd = _handle(), _handle()
     conv = None
@@ -364,7 +370,8 @@ def _build_conv(lib: _Library, kind: str, x_shape, w_shape, y_shape,
                 c.dnnl_primitive_desc_destroy(handle)
 
 
-def _run_conv(kind: str, x_shape, w_shape, y_shape, wins, act, other, out) -> bool:
+def _run_conv(kind: str, x_shape, w_shape, y_shape, wins, act, other, out,
+              depthwise: bool = False) -> bool:
     """Runs one pass into `out`; False where oneDNN does not take this convolution."""
     lib = library()
     if lib is None:
@@ -372,11 +379,11 @@ def _run_conv(kind: str, x_shape, w_shape, y_shape, wins, act, other, out) -> bo
     geometry = _geometry(wins)
     if geometry is None:
         return False
-    key = (kind, x_shape, w_shape, geometry)
+    key = (kind, x_shape, w_shape, geometry, depthwise)
     macs = int(np.prod(y_shape)) * int(np.prod(w_shape[:-1]))
     with large_product(macs), _EXEC_LOCK:
         conv = _cached(lib, key, lambda: _build_conv(lib, kind, x_shape, w_shape, y_shape,
-                                                     geometry))
+                                                     geometry, depthwise))
         if conv is None:
             return False
         conv.run(lib, act, other, out)
@@ -387,34 +394,40 @@ def _takes(*arrays: np.ndarray) -> bool:
     return all(a.dtype == np.float32 and a.size > 0 for a in arrays)
 
 
-def conv(x: np.ndarray, w: np.ndarray, wins) -> Optional[np.ndarray]:
+def conv(x: np.ndarray, w: np.ndarray, wins, depthwise: bool = False) -> Optional[np.ndarray]:
     """The channels-last convolution of x [n, *spatial, ci] with w [*ks, ci, co] over
-    `wins` (conv_ops.Window per spatial dimension), or None where oneDNN does not take it."""
+    `wins` (conv_ops.Window per spatial dimension), or None where oneDNN does not take it.
+    `depthwise`: w is [*ks, ci, multiplier], each input channel convolved on its own
+    (DepthwiseConv2dNative), giving ci * multiplier channels."""
     if not _takes(x, w):
         return None
     x, w = np.ascontiguousarray(x), np.ascontiguousarray(w)
-    y = np.empty((x.shape[0],) + tuple(win.out for win in wins) + (w.shape[-1],), np.float32)
-    return y if _run_conv("forward", x.shape, w.shape, y.shape, wins, x, w, y) else None
+    co = w.shape[-1] * (w.shape[-2] if depthwise else 1)
+    y = np.empty((x.shape[0],) + tuple(win.out for win in wins) + (co,), np.float32)
+    return y if _run_conv("forward", x.shape, w.shape, y.shape, wins, x, w, y,
+                          depthwise) else None
 
 
-def conv_backprop_input(input_shape, w: np.ndarray, dy: np.ndarray,
-                        wins) -> Optional[np.ndarray]:
+def conv_backprop_input(input_shape, w: np.ndarray, dy: np.ndarray, wins,
+                        depthwise: bool = False) -> Optional[np.ndarray]:
     """The input gradient of `conv`, of the channels-last `input_shape`, or None."""
     if not _takes(w, dy) or 0 in input_shape:
         return None
     w, dy = np.ascontiguousarray(w), np.ascontiguousarray(dy)
     dx = np.empty(tuple(input_shape), np.float32)
-    return dx if _run_conv("data", dx.shape, w.shape, dy.shape, wins, dy, w, dx) else None
+    return dx if _run_conv("data", dx.shape, w.shape, dy.shape, wins, dy, w, dx,
+                           depthwise) else None
 
 
-def conv_backprop_filter(x: np.ndarray, filter_shape, dy: np.ndarray,
-                         wins) -> Optional[np.ndarray]:
+def conv_backprop_filter(x: np.ndarray, filter_shape, dy: np.ndarray, wins,
+                         depthwise: bool = False) -> Optional[np.ndarray]:
     """The filter gradient of `conv`, of shape `filter_shape` ([*ks, ci, co]), or None."""
     if not _takes(x, dy):
         return None
     x, dy = np.ascontiguousarray(x), np.ascontiguousarray(dy)
     dw = np.empty(tuple(filter_shape), np.float32)
-    return dw if _run_conv("filter", x.shape, dw.shape, dy.shape, wins, x, dy, dw) else None
+    return dw if _run_conv("filter", x.shape, dw.shape, dy.shape, wins, x, dy, dw,
+                           depthwise) else None
 
 
 # --- matrix products ------------------------------------------------------------------------
@@ -429,9 +442,10 @@ class _MatMul:
             lib.lib.dnnl_memory_desc_destroy(md)
 
 
-def _build_matmul(lib: _Library, x: np.ndarray, y: np.ndarray) -> Optional[_MatMul]:
+def _build_matmul(lib: _Library, x: np.ndarray, y: np.ndarray,
+                  out_shape) -> Optional[_MatMul]:
     mds = [lib.strided_md(a.shape, [st // 4 for st in a.strides]) for a in (x, y)]
-    mds.append(lib.strided_md((x.shape[0], y.shape[1]), (y.shape[1], 1)))
+    mds.append(lib.strided_md(out_shape, _contiguous_strides(out_shape)))
     pd = _handle()
     status = lib.lib.dnnl_matmul_primitive_desc_create(ctypes.byref(pd), lib.engine,
                                                        mds[0], mds[1], None, mds[2], None)
@@ -450,19 +464,28 @@ def _build_matmul(lib: _Library, x: np.ndarray, y: np.ndarray) -> Optional[_MatM
 
 
 def matmul(x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
-    """The float32 product of the matrices x [m, k] and y [k, n] (transposed views are
-    read in place), or None where oneDNN does not take it."""
+    """np.matmul of float32 x [..., m, k] and y [..., k, n] whose batch dimensions
+    broadcast (transposed views are read in place), or None where oneDNN does not take
+    it."""
     lib = library()
     if lib is None or x.dtype != np.float32 or y.dtype != np.float32 or \
-            x.ndim != 2 or y.ndim != 2 or x.size == 0 or y.size == 0:
+            x.ndim < 2 or y.ndim < 2 or x.size == 0 or y.size == 0 or \
+            x.shape[-1] != y.shape[-2]:
+        return None
+    ndim = max(x.ndim, y.ndim)
+    x = x.reshape((1,) * (ndim - x.ndim) + x.shape)  # views: oneDNN wants equal ranks
+    y = y.reshape((1,) * (ndim - y.ndim) + y.shape)
+    try:
+        batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+    except ValueError:
         return None
     strides = x.strides + y.strides
     if any(st % 4 or st < 0 for st in strides):
         return None
-    out = np.empty((x.shape[0], y.shape[1]), np.float32)
-    with large_product(x.shape[0] * x.shape[1] * y.shape[1]), _EXEC_LOCK:
+    out = np.empty(batch + (x.shape[-2], y.shape[-1]), np.float32)
+    with large_product(out.size * x.shape[-1]), _EXEC_LOCK:
         mm = _cached(lib, ("matmul", x.shape, y.shape, strides),
-                     lambda: _build_matmul(lib, x, y))
+                     lambda: _build_matmul(lib, x, y, out.shape))
         if mm is None:
             return None
         mm.main.run(lib, x.ctypes.data, y.ctypes.data, out.ctypes.data)
@@ -470,12 +493,6 @@ def matmul(x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
 
 
 # --- pooling ---------------------------------------------------------------------------------
-_POOLING_ALGS = {"max": 0x1ff, "avg": 0x3ff}  # dnnl_pooling_max, _avg_exclude_padding
-_FORWARD_INFERENCE = 96
-_ARG_WORKSPACE = 64
-_QUERY_WORKSPACE_MD = 135
-
-
 class _Pool:
     """A pooling primitive; for a gradient, the forward one that records the winners
     (max) and the backward one that routes the gradient to them."""

@@ -9,6 +9,9 @@ import pytest
 import tensorweave as tf
 from tensorweave.ops.nn import depthwise_ops
 
+# every test runs on the installed kernels (oneDNN's where present) and on NumPy's
+pytestmark = pytest.mark.usefixtures("conv_kernels")
+
 RNG = np.random.RandomState(0)
 
 

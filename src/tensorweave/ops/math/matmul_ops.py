@@ -173,6 +173,11 @@ def _batch_matmul_kernel(ctx, a, b):
         raise errors.InvalidArgumentError(
             None, ctx.op, "Matrix size-incompatible: In[0]: %s, In[1]: %s"
             % (_size_str(a.shape), _size_str(b.shape)))
+    if x.dtype is _F32 and y.dtype is _F32 and xp is np and \
+            x.size * y.shape[-1] >= LARGE_PRODUCT_MACS:
+        out = onednn.matmul(x, y)  # None where oneDNN is missing (ops/onednn.py)
+        if out is not None:
+            return out
     try:
         out = xp.matmul(_as_float32(x), _as_float32(y))
     except ValueError:

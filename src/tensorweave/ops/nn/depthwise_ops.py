@@ -21,6 +21,7 @@ from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, kernel, register_op
 from tensorweave.framework.shapes import TensorShape
+from tensorweave.ops import onednn
 from tensorweave.ops.nn.conv_nd_gemm import pad_nd, taps, unpad_nd
 from tensorweave.ops.nn.conv_nd_ops import (channels_back, channels_last, channels_last_shape,
                                             check_rank, sizes_arg)
@@ -176,6 +177,10 @@ def _depthwise_kernel(ctx, x, w):
         out[...] = 0
         return out
     ct = _compute_dtype(x.dtype)
+    fast = onednn.conv(xc.astype(ct, copy=False), w.astype(ct, copy=False), wins,
+                       depthwise=True)
+    if fast is not None:
+        return channels_back(fast, fmt).astype(x.dtype, copy=False)
     xp = np.ascontiguousarray(pad_nd(xc.astype(ct, copy=False), wins))
     rows = _weight_rows(w.astype(ct, copy=False), ww.out)
     out5 = _split_channels(out, fmt, m)
@@ -205,6 +210,10 @@ def _depthwise_backprop_input_kernel(ctx, input_sizes, w, dy):
     n, c, m = in_cl[0], w.shape[2], w.shape[3]
     _check_dy(ctx, dyc.shape, wins, n, c * m)
     ct = _compute_dtype(dy.dtype)
+    fast = onednn.conv_backprop_input(tuple(in_cl), w.astype(ct, copy=False),
+                                      dyc.astype(ct, copy=False), wins, depthwise=True)
+    if fast is not None:
+        return channels_back(fast, fmt).astype(dy.dtype, copy=False)
     dxp = np.zeros((n, wins[0].padded, wins[1].padded, c), dtype=ct)
     if dy.size:
         dy_m = _multiplier_major(dy, fmt, m, ct)
@@ -229,6 +238,10 @@ def _depthwise_backprop_filter_kernel(ctx, x, filter_sizes, dy):
     n, c, m = xc.shape[0], f_shape[2], f_shape[3]
     _check_dy(ctx, dyc.shape, wins, n, c * m)
     ct = _compute_dtype(x.dtype)
+    fast = onednn.conv_backprop_filter(xc.astype(ct, copy=False), tuple(f_shape),
+                                       dyc.astype(ct, copy=False), wins, depthwise=True)
+    if fast is not None:
+        return fast.astype(x.dtype, copy=False)
     dw = np.zeros((f_shape[0] * f_shape[1], c, m), dtype=ct)
     if dy.size:
         xp = np.ascontiguousarray(pad_nd(xc.astype(ct, copy=False), wins))
