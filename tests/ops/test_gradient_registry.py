@@ -396,6 +396,9 @@ TABLE = {
     # convolution and pooling
     "Conv2D": Row(lambda x, f: tf.nn.conv2d(x, f, [1, 1, 1, 1], "VALID"),
                   [(1, 3, 3, 2), (2, 2, 2, 2)]),
+    "_FusedConv2D": Row(lambda x, f, b: apply_op("_FusedConv2D", [x, f, [b]], {
+        "strides": [1, 1, 1, 1], "padding": "SAME", "fused_ops": ["BiasAdd", "Relu"]},
+        name="fused").outputs[0], [(1, 3, 3, 2), (2, 2, 2, 2), (2,)]),
     "Conv2DBackpropInput": Row(
         lambda f, dy: tf.nn.conv2d_backprop_input([1, 3, 3, 2], f, dy, [1, 1, 1, 1],
                                                       "VALID"),

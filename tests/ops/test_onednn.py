@@ -250,6 +250,12 @@ def test_max_pool_follows_tf_nan_and_inf_rule():
         np.testing.assert_array_equal(onednn.pool(x, wins, "max"), want)
         dy = RNG.rand(*want.shape).astype(np.float32)
         assert onednn.max_pool_grad(x, dy, wins) is None  # NaN: TF's rule is NumPy's
+    big = RNG.rand(4, 28, 28, 32).astype(np.float32)
+    wins = _pool_windows(big.shape, 2, 2, "SAME")
+    dy = RNG.rand(4, 14, 14, 32).astype(np.float32)
+    assert onednn.max_pool_grad(big, dy, wins) is not None
+    big[3, 27, 27, 31] = np.nan  # a single NaN, the last element
+    assert onednn.max_pool_grad(big, dy, wins) is None
 
 
 @pytest.mark.parametrize("shape,k,s,padding", POOLS)

@@ -66,6 +66,12 @@ NOT_LOWERED = {
     "_Recv": "runtime only: partition graphs (never lowered)",
 }
 
+# private ops TensorFlow registers itself: written as they are, and TF loads them
+TF_OWN_PRIVATE = {
+    "_FusedConv2D": "Grappler's remapper makes it (Conv2D + BiasAdd [+ Relu]); TF has the "
+                    "op and its CPU kernel",
+}
+
 _SCALAR = TensorShape([])
 _UNKNOWN = TensorShape(None)
 _warned: set = set()  # the NOT_LOWERED op types already warned about

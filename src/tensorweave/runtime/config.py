@@ -500,7 +500,7 @@ class RunMetadata(_Message):
 def optimizations_enabled(config) -> Dict[str, bool]:
     """Which plan-time graph optimizations a ConfigProto asks for."""
     if config is None:
-        return {"cse": True, "fold": True, "prune_noops": True}
+        return {"cse": True, "fold": True, "prune_noops": True, "remap": True}
     go = config.graph_options
     oo = go.optimizer_options
     level_on = oo.opt_level != OptimizerOptions.L0
@@ -508,4 +508,5 @@ def optimizations_enabled(config) -> Dict[str, bool]:
     return {"cse": level_on and oo.do_common_subexpression_elimination,
             "fold": level_on and oo.do_constant_folding,
             "prune_noops": rewrite_on and go.rewrite_options.dependency_optimization
-            != RewriterConfig.OFF}
+            != RewriterConfig.OFF,
+            "remap": rewrite_on and go.rewrite_options.remapping != RewriterConfig.OFF}

@@ -7,7 +7,9 @@ results:
                             (TF's dependency optimizer does the same);
   * `eliminate_common_subexpressions` - identical stateless nodes are merged;
   * `fold_constants`     - stateless nodes whose inputs are all constants are evaluated
-                            once, with the same kernels the executor would use.
+                            once, with the same kernels the executor would use;
+  * `fuse_conv_bias_relu` - Conv2D, then its bias, then ReLU become one _FusedConv2D
+                            node (Grappler's remapper does the same).
 """
 from __future__ import annotations
 
@@ -240,4 +242,97 @@ def fold_constants(sg: StepGraph, run_kernel: Callable[[Node, list], list]) -> S
         n.value = list(outs)
         n.inputs = []
         n.control_inputs = control
+    return sg
+
+
+# --- remapping: Conv2D -> bias -> Relu as one _FusedConv2D (Grappler's remapper) -------------
+_BIAS_ADDS = ("BiasAdd", "Add", "AddV2")
+
+
+def _static_shape(node: Node, index: int):
+    """The graph's static shape of output `index` of `node` (None when it has no op)."""
+    return node.op.outputs[index].shape if node.op is not None else None
+
+
+def _bias_of(add: Node, conv_at: int) -> Optional[Tuple[Node, int]]:
+    """The bias input of `add` (whose input `conv_at` is a Conv2D) when it adds one value
+    per output channel, NHWC: a BiasAdd, or an Add of a vector as long as the filter's
+    last dimension (so the sum has the convolution's shape)."""
+    bias = add.inputs[1 - conv_at]
+    if add.type == "BiasAdd":
+        return bias if conv_at == 0 and add.attrs.get("data_format", "NHWC") == "NHWC" \
+            else None
+    shape = _static_shape(*bias)
+    filt = _static_shape(*add.inputs[conv_at][0].inputs[1])
+    if shape is None or filt is None or shape.ndims != 1 or filt.ndims != 4:
+        return None
+    channels = filt.as_list()[3]
+    return bias if channels is not None and shape.as_list() == [channels] else None
+
+
+def fuse_conv_bias_relu(sg: StepGraph, fusable: Callable[[Node], bool]) -> StepGraph:
+    """Fuses Conv2D -> bias -> Relu (or Conv2D -> bias) into one _FusedConv2D node,
+    named and placed as the chain's last node, whose kernel adds the bias and applies
+    ReLU while each block of the result is in cache (oneDNN's post-ops): two passes over
+    the activations and their two intermediate arrays go.
+
+    A chain is fused only where nothing else reads its intermediates (no other data or
+    control reader, not fetched or targeted), all of it is on one device, and
+    `fusable(conv)` allows it (float32 NHWC on a device with the fused kernel). The
+    gradient ops read the convolution's inputs and the Relu's output, which stay."""
+    readers: Dict[Tuple[int, int], int] = {}
+    control_readers = set()
+    for n in sg.nodes:
+        for p, i in n.inputs:
+            readers[(id(p), i)] = readers.get((id(p), i), 0) + 1
+        control_readers.update(id(c) for c in n.control_inputs)
+    for p, i in sg.fetches:
+        readers[(id(p), i)] = readers.get((id(p), i), 0) + 1
+    only_reader: Dict[Tuple[int, int], Node] = {}
+    for n in sg.nodes:
+        for p, i in n.inputs:
+            if readers[(id(p), i)] == 1:
+                only_reader[(id(p), i)] = n
+
+    def inner(n: Node) -> bool:  # an intermediate the fused node may swallow
+        return not n.keep and id(n) not in control_readers and \
+            readers.get((id(n), 0), 0) == 1 and n.n_out == 1
+
+    replaced: Dict[int, Node] = {}  # id(last node of a chain) -> its fused node
+    dropped = set()
+    for add in sg.nodes:
+        if add.type not in _BIAS_ADDS or len(add.inputs) != 2:
+            continue
+        at = next((k for k, (p, i) in enumerate(add.inputs)
+                   if p.type == "Conv2D" and i == 0), None)
+        if at is None:
+            continue
+        conv = add.inputs[at][0]
+        if not inner(conv) or conv.device is not add.device or not fusable(conv):
+            continue
+        bias = _bias_of(add, at)
+        if bias is None:
+            continue
+        relu = only_reader.get((id(add), 0)) if inner(add) else None
+        if relu is not None and (relu.type != "Relu" or relu.device is not add.device):
+            relu = None
+        last = relu or add
+        chain = [conv, add] + ([relu] if relu else [])
+        fused = Node(last.op, "_FusedConv2D",
+                     {**conv.attrs, "num_args": 1, "epsilon": 0.0001, "leakyrelu_alpha": 0.2,
+                      "fused_ops": ["BiasAdd", "Relu"] if relu else ["BiasAdd"]},
+                     1, last.name, False, last.device)
+        fused.inputs = [conv.inputs[0], conv.inputs[1], bias]
+        for n in chain:
+            fused.control_inputs.extend(c for c in n.control_inputs
+                                        if c not in fused.control_inputs)
+        fused.keep = last.keep
+        replaced[id(last)] = fused
+        dropped.update(id(n) for n in chain[:-1])
+    if not replaced:
+        return sg
+    sg.nodes = [replaced.get(id(n), n) for n in sg.nodes if id(n) not in dropped]
+    _replace_refs(sg, {(k, 0): (f, 0) for k, f in replaced.items()},
+                  {k: [f] for k, f in replaced.items()})
+    sg.targets = [replaced.get(id(n), n) for n in sg.targets]
     return sg

@@ -24,6 +24,7 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
+from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import registry as _reg
 from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.runtime import determinism as _determinism
@@ -416,7 +417,16 @@ def optimize(sg: _opt.StepGraph, binder: KernelBinder, opts: Dict[str, bool]):
         sg = _opt.fold_constants(sg, binder.run_for_folding)
         if opts.get("prune_noops"):
             sg = _drop_unused(sg)
+    if opts.get("remap"):
+        sg = _opt.fuse_conv_bias_relu(sg, _fusable_conv)
     return sg
+
+
+def _fusable_conv(n: _opt.Node) -> bool:
+    """Whether a Conv2D node may become a _FusedConv2D: float32 NHWC on a CPU device (the
+    fused kernel is NumPy's and oneDNN's)."""
+    return n.attrs.get("data_format", "NHWC") == "NHWC" and \
+        n.attrs.get("T") == _dt.float32 and n.device.device_type == "CPU"
 
 
 def _lower_control_flow(sg, binder, policy, executor: str) -> Plan:

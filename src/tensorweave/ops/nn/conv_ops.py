@@ -459,6 +459,11 @@ _CONV_ATTRS = {"T": TypeAttr(_CONV_TYPES), "strides": [1, 1, 1, 1], "use_cudnn_o
 
 register_op("Conv2D", inputs=["input: T", "filter: T"], outputs=["output: T"],
             attrs=dict(_CONV_ATTRS), shape=_conv2d_shape)
+register_op("_FusedConv2D", inputs=["input: T", "filter: T", "args: num_args * T"],
+            outputs=["output: T"],
+            attrs={**_CONV_ATTRS, "fused_ops": [], "epsilon": 0.0001,
+                   "leakyrelu_alpha": 0.2},
+            shape=_conv2d_shape)
 register_op("Conv2DBackpropInput",
             inputs=["input_sizes: int32", "filter: T", "out_backprop: T"],
             outputs=["output: T"], attrs=dict(_CONV_ATTRS),
@@ -472,16 +477,54 @@ register_op("Conv2DBackpropFilter",
 # --- kernels -----------------------------------------------------------------------------
 @kernel("Conv2D", cheap=False)
 def _conv2d_kernel(ctx, x, w):
+    fmt, xn, w, wins = _conv2d_operands(ctx, x, w)
+    return channels_back(_conv2d_values(xn, w, wins).astype(x.dtype, copy=False), fmt)
+
+
+def _conv2d_operands(ctx, x, w):
+    """(data_format, x as NHWC, w, (H window, W window)), both in the compute dtype."""
     _check_rank4(ctx, "input", x)
     _check_rank4(ctx, "filter", w)
     fmt = ctx.attrs["data_format"]
     xn = channels_last(x, fmt)
-    wh, ww = _conv_windows(ctx, xn.shape, w.shape)
+    wins = _conv_windows(ctx, xn.shape, w.shape)
     ct = _compute_dtype(x.dtype)
-    xn, w = xn.astype(ct, copy=False), w.astype(ct, copy=False)
-    parts = [conv2d_nhwc(xn[..., i], w[..., o], wh, ww)
+    return fmt, xn.astype(ct, copy=False), w.astype(ct, copy=False), wins
+
+
+def _conv2d_values(xn: np.ndarray, w: np.ndarray, wins) -> np.ndarray:
+    """The NHWC convolution, group by group (one group for a plain convolution)."""
+    parts = [conv2d_nhwc(xn[..., i], w[..., o], *wins)
              for i, o in _group_slices(xn.shape[3], w.shape)]
-    out = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=3)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=3)
+
+
+# _FusedConv2D: what Grappler's remapper (and runtime/optimizer.py's
+# fuse_conv_bias_relu) makes of Conv2D -> BiasAdd [-> Relu]; fused_ops -> apply ReLU
+_FUSED_EPILOGUES = {("BiasAdd",): False, ("BiasAdd", "Relu"): True}
+
+
+@kernel("_FusedConv2D", cheap=False)
+def _fused_conv2d_kernel(ctx, x, w, *args):
+    fused = tuple(ctx.attrs["fused_ops"])
+    if fused not in _FUSED_EPILOGUES or len(args) != 1:
+        raise errors.UnimplementedError(
+            None, ctx.op, "_FusedConv2D with fused_ops %s and %d arguments is not supported "
+            "(BiasAdd, optionally followed by Relu, with one bias)" % (list(fused), len(args)))
+    fmt, xn, w, wins = _conv2d_operands(ctx, x, w)
+    bias = args[0]
+    if bias.shape != (w.shape[3],):
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "Must provide as many biases as the last dimension of the input "
+            "tensor: %s vs. %s" % (list(bias.shape), [w.shape[3]]))
+    relu = _FUSED_EPILOGUES[fused]
+    bias = bias.astype(xn.dtype, copy=False)
+    out = onednn.conv_bias(xn, w, bias, wins, relu) if xn.shape[3] == w.shape[2] else None
+    if out is None:
+        out = _conv2d_values(xn, w, wins)
+        out += bias
+        if relu:
+            np.maximum(out, 0, out=out)
     return channels_back(out.astype(x.dtype, copy=False), fmt)
 
 
@@ -587,6 +630,28 @@ def register_conv_gradients(forward: str, backprop_input: str, backprop_filter: 
 register_conv_gradients("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter",
                         ("strides", "padding", "explicit_paddings", "data_format",
                          "dilations", "use_cudnn_on_gpu"))
+
+
+@gradient("_FusedConv2D")
+def _fused_conv2d_grad(op, grad):
+    """The gradient of the chain the op stands for (TF registers none: Grappler fuses
+    after the gradients are built): ReluGrad, then the bias's and the Conv2D's."""
+    fused = tuple(op._get_attr("fused_ops"))
+    if fused not in _FUSED_EPILOGUES:
+        raise LookupError("No gradient defined for _FusedConv2D with fused_ops %s"
+                          % list(fused))
+    if _FUSED_EPILOGUES[fused]:
+        grad = apply_op("ReluGrad", [grad, op.outputs[0]], name="ReluGrad").outputs[0]
+    x, w = op.inputs[0], op.inputs[1]
+    attrs = {k: op._get_attr(k) for k in ("strides", "padding", "explicit_paddings",
+                                          "data_format", "dilations", "use_cudnn_on_gpu")}
+    dx = apply_op("Conv2DBackpropInput", [shape_tensor(x), w, grad], attrs,
+                  name="Conv2DBackpropInput").outputs[0]
+    dw = apply_op("Conv2DBackpropFilter", [x, shape_tensor(w), grad], attrs,
+                  name="Conv2DBackpropFilter").outputs[0]
+    db = apply_op("BiasAddGrad", [grad], {"data_format": attrs["data_format"]},
+                  name="BiasAddGrad").outputs[0]
+    return [dx, dw, db]
 
 
 # --- builders ----------------------------------------------------------------------------

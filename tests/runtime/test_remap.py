@@ -1,0 +1,200 @@
+"""Remapping (runtime/optimizer.py, fuse_conv_bias_relu): Conv2D -> bias -> Relu becomes
+one _FusedConv2D node, as Grappler's remapper does, without changing results; and the
+_FusedConv2D kernel (ops/nn/conv_ops.py), on oneDNN and on NumPy."""
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.framework import errors
+from tensorweave.framework.op_builder import apply_op
+from tensorweave.runtime import optimizer as opt
+from tensorweave.runtime import plan as plan_module
+
+RNG = np.random.RandomState(5)
+
+
+def fused(sg):
+    return opt.fuse_conv_bias_relu(sg, lambda n: True)
+
+
+def step_graph(fetches, targets=(), feeds=()):
+    return plan_module.prune(list(fetches), list(targets), list(feeds))
+
+
+def _conv(x, channels_in, channels_out, name):
+    w = tf.constant(RNG.randn(3, 3, channels_in, channels_out).astype(np.float32),
+                    name=name + "_w")
+    return tf.nn.conv2d(x, w, strides=[1, 1, 1, 1], padding="SAME", name=name)
+
+
+def test_two_layers_become_two_fused_nodes_named_after_their_relus(graph):
+    x = tf.placeholder(tf.float32, [2, 8, 8, 3], name="x")
+    b1 = tf.constant(RNG.randn(4).astype(np.float32))
+    y = tf.nn.relu(_conv(x, 3, 4, "conv1") + b1, name="relu1")
+    b2 = tf.constant(RNG.randn(5).astype(np.float32))
+    z = tf.nn.relu(tf.nn.bias_add(_conv(y, 4, 5, "conv2"), b2), name="relu2")
+    sg = fused(step_graph([z], feeds=[x]))
+    kinds = sorted(n.type for n in sg.nodes)
+    assert kinds.count("_FusedConv2D") == 2
+    assert not {"Conv2D", "Add", "AddV2", "BiasAdd", "Relu"} & set(kinds)
+    first, second = [n for n in sg.nodes if n.type == "_FusedConv2D"]
+    assert (first.name, second.name) == ("relu1", "relu2")
+    assert first.attrs["fused_ops"] == ["BiasAdd", "Relu"] and first.attrs["num_args"] == 1
+    assert second.inputs[0] == (first, 0)  # the second layer reads the fused first
+    assert sg.fetches == [(second, 0)]
+
+
+def test_a_bias_without_relu_fuses_alone(graph):
+    x = tf.placeholder(tf.float32, [1, 5, 5, 2], name="x")
+    out = tf.add(tf.constant(np.ones(3, np.float32)), _conv(x, 2, 3, "c"), name="out")
+    sg = fused(step_graph([tf.nn.sigmoid(out)], feeds=[x]))
+    node = next(n for n in sg.nodes if n.type == "_FusedConv2D")
+    assert node.name == "out" and node.attrs["fused_ops"] == ["BiasAdd"]
+    assert "Sigmoid" in {n.type for n in sg.nodes}
+
+
+def test_chains_whose_intermediates_have_other_readers_stay(graph):
+    x = tf.placeholder(tf.float32, [1, 5, 5, 2], name="x")
+    bias = tf.constant(np.ones(3, np.float32))
+    conv = _conv(x, 2, 3, "c")
+    fetched_conv = tf.nn.relu(conv + bias)
+    sg = fused(step_graph([fetched_conv, conv], feeds=[x]))  # the conv itself fetched
+    assert "_FusedConv2D" not in {n.type for n in sg.nodes}
+    conv2 = _conv(x, 2, 3, "c2")
+    added = conv2 + bias
+    twice = tf.nn.relu(added) + added  # the sum read twice: conv + bias fuse, not Relu
+    sg = fused(step_graph([twice], feeds=[x]))
+    node = next(n for n in sg.nodes if n.type == "_FusedConv2D")
+    assert node.attrs["fused_ops"] == ["BiasAdd"] and "Relu" in {n.type for n in sg.nodes}
+    conv3 = _conv(x, 2, 3, "c3")
+    with tf.control_dependencies([conv3]):  # a control reader of the conv
+        marker = tf.constant(1.0)
+    sg = fused(step_graph([tf.nn.relu(conv3 + bias), marker], feeds=[x]))
+    assert "_FusedConv2D" not in {n.type for n in sg.nodes}
+
+
+@pytest.mark.parametrize("bias_shape", [[1], [5, 5, 3], []])
+def test_only_a_bias_per_output_channel_fuses(graph, bias_shape):
+    x = tf.placeholder(tf.float32, [1, 5, 5, 2], name="x")
+    out = tf.nn.relu(_conv(x, 2, 3, "c") + tf.constant(np.ones(bias_shape, np.float32)))
+    sg = fused(step_graph([out], feeds=[x]))
+    assert "_FusedConv2D" not in {n.type for n in sg.nodes}
+
+
+def test_readers_of_the_relu_and_its_control_edges_follow_the_fused_node(graph):
+    x = tf.placeholder(tf.float32, [1, 5, 5, 2], name="x")
+    relu = tf.nn.relu(_conv(x, 2, 3, "c") + tf.constant(np.ones(3, np.float32)))
+    with tf.control_dependencies([relu]):
+        after = tf.identity(x, name="after")
+    total = tf.reduce_sum(relu, name="total")
+    sg = fused(step_graph([total, after], feeds=[x]))
+    node = next(n for n in sg.nodes if n.type == "_FusedConv2D")
+    by_name = {n.name: n for n in sg.nodes}
+    assert by_name["total"].inputs[0] == (node, 0)
+    assert node in by_name["after"].control_inputs
+
+
+def test_plans_fuse_only_float32_nhwc_on_the_cpu(graph):
+    x64 = tf.placeholder(tf.float64, [1, 5, 5, 2])
+    w64 = tf.constant(np.ones((3, 3, 2, 3)))
+    relu64 = tf.nn.relu(tf.nn.conv2d(x64, w64, 1, "SAME") + tf.constant(np.ones(3)))
+    sg = step_graph([relu64], feeds=[x64])
+    with tf.Session() as sess:
+        plan_module.place(sg, sess._device_manager, True)
+    sg = opt.fuse_conv_bias_relu(sg, plan_module._fusable_conv)
+    assert "_FusedConv2D" not in {n.type for n in sg.nodes}
+
+
+def _cnn_step(remap: bool):
+    """Three SGD steps of a two-layer CNN; the variables after them."""
+    g = tf.Graph()
+    with g.as_default():
+        rs = np.random.RandomState(0)
+        x = tf.constant(rs.rand(4, 12, 12, 1).astype(np.float32))
+        w1 = tf.Variable(rs.randn(5, 5, 1, 8).astype(np.float32) * 0.2)
+        b1 = tf.Variable(rs.randn(8).astype(np.float32) * 0.1)
+        w2 = tf.Variable(rs.randn(3, 3, 8, 4).astype(np.float32) * 0.2)
+        b2 = tf.Variable(rs.randn(4).astype(np.float32) * 0.1)
+        h = tf.nn.relu(tf.nn.conv2d(x, w1, 1, "SAME") + b1)
+        h = tf.nn.max_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
+        h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(h, w2, 1, "SAME"), b2))
+        loss = tf.reduce_sum(tf.square(h - 0.5))
+        train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+        config = tf.ConfigProto()
+        if not remap:
+            config.graph_options.rewrite_options.remapping = 2  # RewriterConfig.OFF
+        meta = tf.RunMetadata()
+        with tf.Session(config=config) as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(3):
+                sess.run(train, options=tf.RunOptions(output_partition_graphs=True),
+                         run_metadata=meta)
+            values = sess.run([w1, b1, w2, b2, loss])
+    ops = {node.op for pg in meta.partition_graphs for node in pg.node}
+    return values, ops
+
+
+@pytest.mark.usefixtures("conv_kernels")
+def test_fused_training_steps_give_the_unfused_values():
+    fused_values, fused_ops = _cnn_step(remap=True)
+    plain_values, plain_ops = _cnn_step(remap=False)
+    assert "_FusedConv2D" in fused_ops and "_FusedConv2D" not in plain_ops
+    for a, b in zip(fused_values, plain_values):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.usefixtures("conv_kernels")
+@pytest.mark.parametrize("fused_ops,relu", [(["BiasAdd"], False), (["BiasAdd", "Relu"], True)])
+def test_fused_conv2d_kernel(sess, fused_ops, relu):
+    x = RNG.randn(2, 7, 6, 3).astype(np.float32)
+    w = RNG.randn(3, 2, 3, 5).astype(np.float32)
+    b = RNG.randn(5).astype(np.float32)
+    op = apply_op("_FusedConv2D", [x, w, [b]], dict(strides=[1, 2, 1, 1], padding="SAME",
+                                                    fused_ops=fused_ops), name="fused")
+    want = sess.run(tf.nn.conv2d(x, w, [1, 2, 1, 1], "SAME")) + b
+    if relu:
+        want = np.maximum(want, 0)
+    got = sess.run(op.outputs[0])
+    assert op.outputs[0].shape.as_list() == [2, 4, 6, 5]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_fused_conv2d_kernel_errors(sess):
+    x = np.ones((1, 4, 4, 2), np.float32)
+    w = np.ones((2, 2, 2, 3), np.float32)
+    elu = apply_op("_FusedConv2D", [x, w, [np.ones(3, np.float32)]],
+                   dict(padding="SAME", strides=[1, 1, 1, 1], fused_ops=["BiasAdd", "Elu"]),
+                   name="elu").outputs[0]
+    with pytest.raises(errors.UnimplementedError, match="fused_ops"):
+        sess.run(elu)
+    short = apply_op("_FusedConv2D", [x, w, [np.ones(2, np.float32)]],
+                     dict(padding="SAME", strides=[1, 1, 1, 1], fused_ops=["BiasAdd"]),
+                     name="short").outputs[0]
+    with pytest.raises(errors.InvalidArgumentError, match="as many biases"):
+        sess.run(short)
+
+
+@pytest.mark.parametrize("fused_ops", [["BiasAdd"], ["BiasAdd", "Relu"]])
+@pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
+def test_fused_conv2d_gradient_matches_numeric(graph, fused_ops, data_format):
+    from tensorweave.autodiff.gradient_checker import compute_gradient_error
+    xs = [2, 5, 4, 3] if data_format == "NHWC" else [2, 3, 5, 4]
+    x = tf.constant(RNG.randn(*xs))
+    w = tf.constant(RNG.randn(3, 2, 3, 4))
+    b = tf.constant(RNG.randn(4))
+    y = apply_op("_FusedConv2D", [x, w, [b]],
+                 dict(strides=[1, 1, 1, 1], padding="SAME", fused_ops=fused_ops,
+                      data_format=data_format), name="fused").outputs[0]
+    with tf.Session():
+        for t in (x, w, b):
+            err = compute_gradient_error(t, t.shape.as_list(), y, y.shape.as_list())
+            assert err < 1e-6, (t, err)
+
+
+def test_fused_conv2d_without_a_gradient_rule_says_so(graph):
+    op = apply_op("_FusedConv2D", [np.ones((1, 3, 3, 1)), np.ones((2, 2, 1, 1)),
+                                   [np.ones(1)]],
+                  dict(strides=[1, 1, 1, 1], padding="SAME", fused_ops=["BiasAdd", "Elu"]),
+                  name="elu")
+    with pytest.raises(LookupError, match="fused_ops"):
+        tf.gradients(op.outputs[0], op.inputs[0])
