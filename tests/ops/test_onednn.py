@@ -340,3 +340,33 @@ def test_batch_matmul_op_uses_onednn_for_large_products(sess, monkeypatch):
                                                                          np.float32)))
     np.testing.assert_array_equal(empty, np.zeros((2, 3, 4)))
     assert calls == [(8, 96, 64)]
+
+
+# --- ReLU on large arrays ----------------------------------------------------------------
+def test_relu_and_its_gradient_on_large_arrays():
+    n = onednn.ELTWISE_MIN_SIZE + 17
+    x = RNG.randn(n).astype(np.float32)
+    g = RNG.randn(n).astype(np.float32)
+    x[:6] = [-np.inf, np.inf, -0.0, 0.0, -1.0, 1.0]
+    g[:6] = [np.inf, np.nan, np.nan, np.inf, np.nan, np.inf]
+    y = onednn.relu(x)
+    np.testing.assert_array_equal(y, np.maximum(x, np.float32(0)))
+    assert not np.signbit(y).any()  # +0 for negative inputs, as max(x, 0)
+    with np.errstate(invalid="ignore"):
+        want = g * (x > 0)  # TF's ReluGrad: an inf or NaN gradient at x <= 0 gives NaN
+    np.testing.assert_array_equal(onednn.relu_grad(g, x), want)
+    assert onednn.relu(x[:1000]) is None  # small: NumPy's one pass is as fast
+    x[7] = np.nan  # oneDNN's ReLU does not follow TF's NaN rule: NumPy's does
+    assert onednn.relu(x) is None and onednn.relu_grad(g, x) is None
+
+
+def test_relu_ops_keep_tf_nan_rule_on_large_inputs(sess):
+    x = RNG.randn(1 << 19).astype(np.float32)
+    g = RNG.randn(1 << 19).astype(np.float32)
+    x[5] = np.nan
+    xt = tf.constant(x)
+    y = tf.nn.relu(xt)
+    dx = tf.gradients(y, xt, grad_ys=tf.constant(g))[0]
+    got_y, got_dx = sess.run([y, dx])
+    assert np.isnan(got_y[5]) and got_dx[5] == 0  # TF: Relu(NaN) = NaN, no gradient
+    np.testing.assert_array_equal(np.delete(got_y, 5), np.maximum(np.delete(x, 5), 0))

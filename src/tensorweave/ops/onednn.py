@@ -142,6 +142,14 @@ class _Library:
                      "dnnl_primitive_attr_create", "dnnl_post_ops_create",
                      "dnnl_primitive_attr_set_post_ops"):
             getattr(lib, name).restype = ctypes.c_int
+        lib.dnnl_eltwise_forward_primitive_desc_create.restype = ctypes.c_int
+        lib.dnnl_eltwise_forward_primitive_desc_create.argtypes = [
+            ctypes.POINTER(_handle), _handle, ctypes.c_int, ctypes.c_int, _handle, _handle,
+            ctypes.c_float, ctypes.c_float, _handle]
+        lib.dnnl_eltwise_backward_primitive_desc_create.restype = ctypes.c_int
+        lib.dnnl_eltwise_backward_primitive_desc_create.argtypes = [
+            ctypes.POINTER(_handle), _handle, ctypes.c_int, _handle, _handle, _handle,
+            ctypes.c_float, ctypes.c_float, _handle, _handle]
         lib.dnnl_post_ops_append_eltwise.restype = ctypes.c_int
         lib.dnnl_post_ops_append_eltwise.argtypes = [_handle, ctypes.c_int, ctypes.c_float,
                                                      ctypes.c_float]
@@ -674,3 +682,86 @@ def avg_pool_grad(input_shape, dy: np.ndarray, wins) -> Optional[np.ndarray]:
         entry.backward.run(lib, dy.ctypes.data, dx.ctypes.data)
     return dx
 
+
+
+# --- ReLU on large arrays ----------------------------------------------------------------------
+# Below this many values NumPy's one pass is as fast as a call here (about 8 us of
+# overhead); above it oneDNN's kernel runs on every core: on cnn_train's first activation
+# (1.6M values) Relu 0.08 ms against NumPy's 0.60, ReluGrad 0.43 against 0.99.
+ELTWISE_MIN_SIZE = 1 << 18
+
+
+class _Eltwise:
+    """ReLU's forward and backward primitives over `size` contiguous values."""
+
+    __slots__ = ("forward", "backward", "mds")
+
+    def destroy(self, lib: _Library) -> None:
+        self.forward.destroy(lib)
+        self.backward.destroy(lib)
+        for md in self.mds:
+            lib.lib.dnnl_memory_desc_destroy(md)
+
+
+def _build_relu(lib: _Library, size: int) -> Optional[_Eltwise]:
+    c = lib.lib
+    md = lib.strided_md([size], [1])
+    fwd, bwd = _handle(), _handle()
+    try:
+        if c.dnnl_eltwise_forward_primitive_desc_create(
+                ctypes.byref(fwd), lib.engine, _FORWARD_TRAINING, _ELTWISE_RELU, md, md, 0.0,
+                0.0, None) != 0 or c.dnnl_eltwise_backward_primitive_desc_create(
+                ctypes.byref(bwd), lib.engine, _ELTWISE_RELU, md, md, md, 0.0, 0.0, fwd,
+                None) != 0:
+            c.dnnl_memory_desc_destroy(md)
+            return None
+        relu = _Eltwise()
+        relu.mds = [md]
+        relu.forward = lib.step(fwd, [(_ARG_SRC, md), (_ARG_DST, md)])
+        relu.backward = lib.step(bwd, [(_ARG_SRC, md), (_ARG_DIFF_DST, md), (_ARG_DIFF_SRC, md)])
+        return relu
+    finally:
+        for handle in (fwd, bwd):
+            if handle:
+                c.dnnl_primitive_desc_destroy(handle)
+
+
+def _relu_entry(x: np.ndarray):
+    """The library and ReLU primitives for `x`, or (None, None) where oneDNN does not
+    take it: small, not float32 or not contiguous, or holding a NaN (oneDNN's ReLU gives
+    0 for NaN and passes the gradient of a NaN feature; TF gives NaN and 0)."""
+    lib = library()
+    if lib is None or x.dtype != np.float32 or x.size < ELTWISE_MIN_SIZE or \
+            not x.flags.c_contiguous or _has_nan(x):
+        return None, None
+    return lib, x.size
+
+
+def relu(x: np.ndarray) -> Optional[np.ndarray]:
+    """max(x, 0) of a large float32 array on every core, or None."""
+    lib, size = _relu_entry(x)
+    if lib is None:
+        return None
+    y = np.empty_like(x)
+    with _EXEC_LOCK:
+        entry = _cached(lib, ("relu", size), lambda: _build_relu(lib, size))
+        if entry is None:
+            return None
+        entry.forward.run(lib, x.ctypes.data, y.ctypes.data)
+    return y
+
+
+def relu_grad(grad: np.ndarray, features: np.ndarray) -> Optional[np.ndarray]:
+    """grad * (features > 0) (TF's ReluGrad) of large float32 arrays on every core, or
+    None."""
+    lib, size = _relu_entry(features)
+    if lib is None or grad.dtype != np.float32 or grad.shape != features.shape or \
+            not grad.flags.c_contiguous:
+        return None
+    out = np.empty_like(grad)
+    with _EXEC_LOCK:
+        entry = _cached(lib, ("relu", size), lambda: _build_relu(lib, size))
+        if entry is None:
+            return None
+        entry.backward.run(lib, features.ctypes.data, grad.ctypes.data, out.ctypes.data)
+    return out

@@ -20,6 +20,7 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel, register_op
 from tensorweave.framework import shapes as _shapes
 from tensorweave.framework.shapes import TensorShape
+from tensorweave.ops import onednn
 
 _SELU_SCALE = 1.0507009873554804934193349852946
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -85,6 +86,10 @@ _ZEROS = {np.dtype(t): _zeros_block(t) for t in (np.float32, np.float64)}
 
 
 def _relu_kernel(ctx, x):
+    if type(x) is np.ndarray and x.size >= onednn.ELTWISE_MIN_SIZE:
+        out = onednn.relu(x)  # every core (ops/onednn.py); None without oneDNN or on NaN
+        if out is not None:
+            return out
     zeros = _ZEROS.get(x.dtype) if type(x) is np.ndarray and x.size > _ZEROS_BLOCK else None
     if zeros is None or not x.flags.c_contiguous:
         return ctx.xp.maximum(x, _zero(x))
@@ -102,6 +107,10 @@ def _relu_grad_kernel(ctx, g, f):
     # also several times faster than a select on data whose sign is random
     if g.shape != f.shape or g.dtype != f.dtype:
         return ctx.xp.multiply(g, f > 0, dtype=g.dtype)
+    if type(f) is np.ndarray and f.size >= onednn.ELTWISE_MIN_SIZE:
+        out = onednn.relu_grad(g, f)  # every core (ops/onednn.py); None on NaN features
+        if out is not None:
+            return out
     # the mask written as 0/1 of g's dtype, then a same-dtype multiply in place: ~15%
     # faster than multiplying by a bool mask (a casting loop), and no bool temporary
     out = ctx.xp.greater(f, _zero(f), out=ctx.xp.empty_like(g))
