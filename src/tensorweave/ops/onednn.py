@@ -726,42 +726,33 @@ def _build_relu(lib: _Library, size: int) -> Optional[_Eltwise]:
                 c.dnnl_primitive_desc_destroy(handle)
 
 
-def _relu_entry(x: np.ndarray):
-    """The library and ReLU primitives for `x`, or (None, None) where oneDNN does not
-    take it: small, not float32 or not contiguous, or holding a NaN (oneDNN's ReLU gives
-    0 for NaN and passes the gradient of a NaN feature; TF gives NaN and 0)."""
+def _run_relu(features: np.ndarray, direction: str, *operands: np.ndarray):
+    """ReLU's `direction` ("forward": max(x, 0); "backward": grad * (x > 0)) over the
+    features and `operands` (the gradient), into a new array; None where oneDNN does not
+    take it: small, not float32 or not contiguous, or features holding a NaN (oneDNN's
+    ReLU gives 0 for NaN and passes the gradient of a NaN feature; TF gives NaN and 0)."""
     lib = library()
-    if lib is None or x.dtype != np.float32 or x.size < ELTWISE_MIN_SIZE or \
-            not x.flags.c_contiguous or _has_nan(x):
-        return None, None
-    return lib, x.size
-
-
-def relu(x: np.ndarray) -> Optional[np.ndarray]:
-    """max(x, 0) of a large float32 array on every core, or None."""
-    lib, size = _relu_entry(x)
-    if lib is None:
+    arrays = (features,) + operands
+    if lib is None or features.size < ELTWISE_MIN_SIZE or \
+            any(a.dtype != np.float32 or a.shape != features.shape or
+                not a.flags.c_contiguous for a in arrays) or _has_nan(features):
         return None
-    y = np.empty_like(x)
+    out = np.empty_like(features)
+    size = features.size
     with _EXEC_LOCK:
         entry = _cached(lib, ("relu", size), lambda: _build_relu(lib, size))
         if entry is None:
             return None
-        entry.forward.run(lib, x.ctypes.data, y.ctypes.data)
-    return y
+        getattr(entry, direction).run(lib, *(a.ctypes.data for a in arrays + (out,)))
+    return out
+
+
+def relu(x: np.ndarray) -> Optional[np.ndarray]:
+    """max(x, 0) of a large float32 array on every core, or None."""
+    return _run_relu(x, "forward")
 
 
 def relu_grad(grad: np.ndarray, features: np.ndarray) -> Optional[np.ndarray]:
     """grad * (features > 0) (TF's ReluGrad) of large float32 arrays on every core, or
     None."""
-    lib, size = _relu_entry(features)
-    if lib is None or grad.dtype != np.float32 or grad.shape != features.shape or \
-            not grad.flags.c_contiguous:
-        return None
-    out = np.empty_like(grad)
-    with _EXEC_LOCK:
-        entry = _cached(lib, ("relu", size), lambda: _build_relu(lib, size))
-        if entry is None:
-            return None
-        entry.backward.run(lib, features.ctypes.data, grad.ctypes.data, out.ctypes.data)
-    return out
+    return _run_relu(features, "backward", grad)
