@@ -115,6 +115,16 @@ def test_what_onednn_does_not_take_falls_back():
     bad[0].out += 1
     assert onednn.conv(x32, w32, bad) is None
     assert onednn.matmul(np.ones((4, 3)), np.ones((3, 2))) is None
+
+    class Device(np.ndarray):
+        """Stands for an array of another library (CuPy on the GPU shares these kernel
+        bodies): float32, but not a NumPy array."""
+    other = x32.view(Device)
+    assert onednn.conv(other, w32, wins) is None
+    assert onednn.pool(other, wins, "max") is None
+    assert onednn.matmul(other[0, 0], w32[0, 0]) is None
+    big = np.ones(onednn.ELTWISE_MIN_SIZE, np.float32).view(Device)
+    assert onednn.relu(big) is None
     assert onednn.matmul(np.ones((4, 3), np.float32)[::-1], np.ones((3, 2), np.float32)) \
         is None  # a negative stride
 

@@ -434,8 +434,11 @@ def _run_conv(kind: str, x_shape, w_shape, y_shape, wins, act, other, out,
     return True
 
 
-def _takes(*arrays: np.ndarray) -> bool:
-    return all(a.dtype == np.float32 and a.size > 0 for a in arrays)
+def _takes(*arrays) -> bool:
+    """Whether oneDNN takes these operands: non-empty float32 NumPy arrays (a kernel body
+    that also serves the CuPy GPU passes CuPy arrays, which stay with it)."""
+    return all(type(a) is np.ndarray and a.dtype == np.float32 and a.size > 0
+               for a in arrays)
 
 
 def conv(x: np.ndarray, w: np.ndarray, wins, depthwise: bool = False) -> Optional[np.ndarray]:
@@ -524,8 +527,7 @@ def matmul(x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
     broadcast (transposed views are read in place), or None where oneDNN does not take
     it."""
     lib = library()
-    if lib is None or x.dtype != np.float32 or y.dtype != np.float32 or \
-            x.ndim < 2 or y.ndim < 2 or x.size == 0 or y.size == 0 or \
+    if lib is None or not _takes(x, y) or x.ndim < 2 or y.ndim < 2 or \
             x.shape[-1] != y.shape[-2]:
         return None
     ndim = max(x.ndim, y.ndim)
@@ -733,9 +735,9 @@ def _run_relu(features: np.ndarray, direction: str, *operands: np.ndarray):
     ReLU gives 0 for NaN and passes the gradient of a NaN feature; TF gives NaN and 0)."""
     lib = library()
     arrays = (features,) + operands
-    if lib is None or features.size < ELTWISE_MIN_SIZE or \
-            any(a.dtype != np.float32 or a.shape != features.shape or
-                not a.flags.c_contiguous for a in arrays) or _has_nan(features):
+    if lib is None or features.size < ELTWISE_MIN_SIZE or not _takes(*arrays) or \
+            any(a.shape != features.shape or not a.flags.c_contiguous for a in arrays) or \
+            _has_nan(features):
         return None
     out = np.empty_like(features)
     size = features.size
