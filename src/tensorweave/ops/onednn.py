@@ -323,10 +323,8 @@ class _Conv:
             self.w_reorder.run(lib, buf, out.ctypes.data)
             return
         self.w_reorder.run(lib, other.ctypes.data, buf)
-        if bias is None:
-            self.main.run(lib, act.ctypes.data, buf, out.ctypes.data)
-        else:
-            self.main.run(lib, act.ctypes.data, buf, out.ctypes.data, bias.ctypes.data)
+        extra = () if bias is None else (bias.ctypes.data,)
+        self.main.run(lib, act.ctypes.data, buf, out.ctypes.data, *extra)
 
 
 def _relu_attr(lib: _Library) -> _handle:
@@ -334,12 +332,16 @@ def _relu_attr(lib: _Library) -> _handle:
     c = lib.lib
     attr, post = _handle(), _handle()
     lib.check(c.dnnl_primitive_attr_create(ctypes.byref(attr)), "attr")
-    lib.check(c.dnnl_post_ops_create(ctypes.byref(post)), "post-ops")
     try:
+        lib.check(c.dnnl_post_ops_create(ctypes.byref(post)), "post-ops")
         lib.check(c.dnnl_post_ops_append_eltwise(post, _ELTWISE_RELU, 0.0, 0.0), "post-op")
         lib.check(c.dnnl_primitive_attr_set_post_ops(attr, post), "post-ops")
+    except OneDNNError:
+        c.dnnl_primitive_attr_destroy(attr)
+        raise
     finally:
-        c.dnnl_post_ops_destroy(post)
+        if post:
+            c.dnnl_post_ops_destroy(post)
     return attr
 
 
@@ -441,30 +443,25 @@ def _takes(*arrays) -> bool:
                for a in arrays)
 
 
-def conv(x: np.ndarray, w: np.ndarray, wins, depthwise: bool = False) -> Optional[np.ndarray]:
+def conv(x: np.ndarray, w: np.ndarray, wins, depthwise: bool = False,
+         bias: Optional[np.ndarray] = None, relu: bool = False) -> Optional[np.ndarray]:
     """The channels-last convolution of x [n, *spatial, ci] with w [*ks, ci, co] over
     `wins` (conv_ops.Window per spatial dimension), or None where oneDNN does not take it.
     `depthwise`: w is [*ks, ci, multiplier], each input channel convolved on its own
-    (DepthwiseConv2dNative), giving ci * multiplier channels."""
-    if not _takes(x, w):
+    (DepthwiseConv2dNative), giving ci * multiplier channels. `bias` (one value per
+    output channel) is added, then ReLU applied where `relu`, in the same pass (TF's
+    _FusedConv2D with fused_ops BiasAdd, or BiasAdd and Relu)."""
+    co = w.shape[-1] * (w.shape[-2] if depthwise else 1)
+    if not _takes(x, w, *(() if bias is None else (bias,))) or \
+            bias is not None and bias.shape != (co,):
         return None
     x, w = np.ascontiguousarray(x), np.ascontiguousarray(w)
-    co = w.shape[-1] * (w.shape[-2] if depthwise else 1)
+    epilogue = ""
+    if bias is not None:
+        bias, epilogue = np.ascontiguousarray(bias), "bias_relu" if relu else "bias"
     y = np.empty((x.shape[0],) + tuple(win.out for win in wins) + (co,), np.float32)
-    return y if _run_conv("forward", x.shape, w.shape, y.shape, wins, x, w, y,
-                          depthwise) else None
-
-
-def conv_bias(x: np.ndarray, w: np.ndarray, bias: np.ndarray, wins,
-              relu: bool) -> Optional[np.ndarray]:
-    """`conv(x, w, wins) + bias`, then ReLU where `relu`, in one pass (TF's _FusedConv2D
-    with fused_ops BiasAdd or BiasAdd, Relu), or None."""
-    if not _takes(x, w, bias) or bias.shape != (w.shape[-1],):
-        return None
-    x, w, bias = np.ascontiguousarray(x), np.ascontiguousarray(w), np.ascontiguousarray(bias)
-    y = np.empty((x.shape[0],) + tuple(win.out for win in wins) + (w.shape[-1],), np.float32)
-    return y if _run_conv("forward", x.shape, w.shape, y.shape, wins, x, w, y, bias=bias,
-                          epilogue="bias_relu" if relu else "bias") else None
+    return y if _run_conv("forward", x.shape, w.shape, y.shape, wins, x, w, y, depthwise,
+                          bias, epilogue) else None
 
 
 def conv_backprop_input(input_shape, w: np.ndarray, dy: np.ndarray, wins,

@@ -519,7 +519,8 @@ def _fused_conv2d_kernel(ctx, x, w, *args):
             "tensor: %s vs. %s" % (list(bias.shape), [w.shape[3]]))
     relu = _FUSED_EPILOGUES[fused]
     bias = bias.astype(xn.dtype, copy=False)
-    out = onednn.conv_bias(xn, w, bias, wins, relu) if xn.shape[3] == w.shape[2] else None
+    out = onednn.conv(xn, w, wins, bias=bias, relu=relu) if xn.shape[3] == w.shape[2] \
+        else None
     if out is None:
         out = _conv2d_values(xn, w, wins)
         out += bias
