@@ -515,6 +515,9 @@ def test_gradient_of_initial_state_through_unrolled_steps():
 
 
 def test_a_few_training_steps_reduce_the_loss_with_regularizers_and_constraints():
+    # a graph seed: from unseeded initial weights, 5 epochs raise the loss about once in
+    # 40 (seed 34 of 0-39 does)
+    tf.set_random_seed(0)
     x_value, _ = data(16, np.float32)
     y_value = np.random.RandomState(17).uniform(-1, 1, size=(B, 2)).astype(np.float32)
     x = K.Input((T, D))

@@ -78,7 +78,7 @@ def test_policy_reads_config_and_environment():
 
 def test_every_kernel_is_cheap_in_the_mode():
     class HeavyKernel:
-        cheap = False
+        cheap, threaded = False, None
     plain = _policy.ExecutionPolicy(inter_op_threads=4)
     det = _policy.ExecutionPolicy(inter_op_threads=4, deterministic=True)
     assert _policy.kernel_weight(HeavyKernel(), 1e12, plain) == _policy.HEAVY

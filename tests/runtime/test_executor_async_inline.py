@@ -221,8 +221,10 @@ def test_step_cancelled_from_outside_fails_even_when_inline(graph, scheduled):
     assert scheduled == []
 
 
-def test_pool_plans_complete_synchronous_kernels_in_the_scheduler(graph, scheduled):
+def test_pool_plans_complete_synchronous_kernels_in_the_scheduler(graph, scheduled,
+                                                                   numpy_kernels):
     # two heavy independent matmuls: the plan uses the thread pool from its first step
+    # (NumPy's: oneDNN's float32 products run inline, policy.kernel_weight)
     m = tf.placeholder(tf.float32, [600, 600])
     m2 = tf.placeholder(tf.float32, [600, 600])
     heavy = [tf.matmul(m, m), tf.matmul(m2, m)]  # independent, at the same depth

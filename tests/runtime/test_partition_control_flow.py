@@ -160,7 +160,8 @@ def _matmul_loop(width, spread=True, parallel_iterations=10, unsized=False):
 @pytest.mark.parametrize("width", [2, 3])
 @pytest.mark.parametrize("n_iter", [0, 1, 5])
 @pytest.mark.parametrize("unsized", [False, True])
-def test_a_loop_body_spanning_devices_equals_one_device_bit_for_bit(width, n_iter, unsized):
+def test_a_loop_body_spanning_devices_equals_one_device_bit_for_bit(width, n_iter, unsized,
+                                                                    numpy_kernels):
     with tf.Graph().as_default():
         n, r = _matmul_loop(width, spread=False, unsized=unsized)
         with tf.Session(config=_config(width)) as sess:
@@ -285,7 +286,8 @@ def test_the_gradient_of_a_loop_spanning_devices_equals_one_device():
 
 
 @pytest.mark.parametrize("threaded", [False, True])
-def test_an_error_in_one_partitions_loop_body_aborts_the_others(graph, threaded):
+def test_an_error_in_one_partitions_loop_body_aborts_the_others(graph, threaded,
+                                                                 numpy_kernels):
     with tf.device("/cpu:0"):
         x = tf.placeholder(tf.float32, [], name="x")
         n = tf.placeholder(tf.int32, [], name="n")

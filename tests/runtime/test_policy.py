@@ -22,8 +22,8 @@ def _choice(fetches, threads=2, feeds=(), forced=None, targets=()):
 
 
 class _KD:
-    def __init__(self, cheap):
-        self.cheap = cheap
+    def __init__(self, cheap, threaded=None):
+        self.cheap, self.threaded = cheap, threaded
 
 
 def test_policy_from_config_and_environment():
@@ -57,6 +57,32 @@ def test_kernel_weight_is_the_one_definition_of_cheap():
     assert registry.get_kernel("MatMul").cheap is False
 
 
+def test_kernels_on_every_core_run_inline(graph, monkeypatch):
+    # oneDNN's kernels (float32 convolutions, pools, products) spread their work over
+    # every core: the pool would only overlap them with kernels that take their cores
+    from tensorweave.ops import onednn
+    monkeypatch.setattr(onednn, "library", lambda: object())   # "installed"
+    pol = P.ExecutionPolicy(2, heavy_flops=100.0)
+    on_cores = _KD(False, threaded=onednn.runs_float32)
+    assert P.kernel_weight(on_cores, 1e9, pol, {"T": tf.float32}) == P.CHEAP
+    assert P.kernel_weight(on_cores, 1e9, pol, {"T": tf.float64}) == P.HEAVY
+    assert P.kernel_weight(on_cores, 0.0, pol, {"T": tf.float64}) == P.UNSIZED
+    for dtype, executor in ((tf.float32, P.SEQUENTIAL), (tf.float64, P.DATAFLOW)):
+        x = tf.placeholder(dtype, [500, 500])
+        assert _choice([tf.matmul(x, x) + tf.matmul(x, x, transpose_b=True)]) == executor
+        loop = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, tf.matmul(a, x)),
+                             [0, x])
+        assert _choice([loop[1]]) == (P.STRUCTURED if dtype == tf.float32 else P.TAGGED)
+    img = tf.placeholder(tf.float32, [64, 28, 28, 32])
+    filt = tf.placeholder(tf.float32, [5, 5, 32, 64])
+    conv = tf.nn.conv2d(img, filt, [1, 1, 1, 1], "SAME")
+    dx, dw = tf.gradients(tf.nn.max_pool(conv, [1, 2, 2, 1], [1, 2, 2, 1], "SAME"),
+                          [img, filt])
+    assert _choice([dx, dw]) == P.SEQUENTIAL
+    monkeypatch.setattr(onednn, "library", lambda: None)      # the NumPy kernels
+    assert _choice([dx, dw]) == P.DATAFLOW
+
+
 def test_static_cost_of_matmul_and_unknown_shapes(graph):
     a = tf.placeholder(tf.float32, [10, 20])
     b = tf.placeholder(tf.float32, [20, 30])
@@ -76,7 +102,7 @@ def test_rule_sequential_for_plain_steps(graph):
     assert _choice([tf.matmul(tf.matmul(x, x), x)]) == P.SEQUENTIAL
 
 
-def test_rule_dataflow_for_overlapping_heavy_kernels(graph):
+def test_rule_dataflow_for_overlapping_heavy_kernels(graph, numpy_kernels):
     x = tf.placeholder(tf.float32, [500, 500])
     y = tf.placeholder(tf.float32, [500, 500])
     both = tf.matmul(x, x) + tf.matmul(y, y)
@@ -92,7 +118,7 @@ def test_rule_dataflow_for_asynchronous_kernels(graph):
     assert _choice([q.dequeue()], threads=1) == P.DATAFLOW
 
 
-def test_rules_for_control_flow(graph):
+def test_rules_for_control_flow(graph, numpy_kernels):
     x = tf.placeholder(tf.float32, [500, 500])
     cheap_loop = tf.while_loop(lambda i: i < 3, lambda i: i + 1, [0])
     assert _choice([cheap_loop]) == P.STRUCTURED
@@ -121,7 +147,7 @@ def test_one_waiting_kernel_waits_in_place_unless_the_step_could_end_a_wait(grap
     assert _choice([waits[1], signal], threads=1) == P.TAGGED
 
 
-def test_rule_tagged_for_heavy_kernels_that_overlap_within_an_iteration(graph):
+def test_rule_tagged_for_heavy_kernels_that_overlap_within_an_iteration(graph, numpy_kernels):
     # parallel_iterations=1, but each iteration holds two independent heavy matmuls:
     # they can overlap on the pool (EuroSys Figure 12 with pi=1)
     x = tf.placeholder(tf.float32, [500, 500])

@@ -14,9 +14,10 @@ from tensorweave.runtime import policy as _policy
 
 
 @pytest.fixture
-def every_kernel_heavy(monkeypatch):
+def every_kernel_heavy(monkeypatch, numpy_kernels):
     """Sessions whose policy makes every sized kernel HEAVY, so small graphs with
-    parallel branches or loops run on the thread pool."""
+    parallel branches or loops run on the thread pool (on the NumPy kernels: oneDNN's
+    float32 products run inline, policy.kernel_weight)."""
     made = _policy.ExecutionPolicy.from_config.__func__
 
     def from_config(cls, config, environ=None):

@@ -160,18 +160,26 @@ class KernelDef:
     never bare bytes nor an |S array (runtime/values.py). `cheap` kernels run inline on
     the scheduling thread; others may go to the inter-op thread pool. `is_async` kernels
     take `(ctx, step, done, *inputs)` and call `done(outputs_or_exception)` when finished
-    instead of returning."""
+    instead of returning. `threaded(attrs)`, where given, says whether the kernel of a
+    node with those attrs spreads its own work over every core (oneDNN's kernels do): the
+    policy runs such a kernel inline, as overlapping it with others only makes them
+    share its cores (runtime/policy.kernel_weight)."""
 
-    __slots__ = ("op_type", "device_type", "fn", "cheap", "is_async", "where")
+    __slots__ = ("op_type", "device_type", "fn", "cheap", "is_async", "threaded", "where")
 
-    def __init__(self, op_type, device_type, fn, cheap, is_async, where):
+    def __init__(self, op_type, device_type, fn, cheap, is_async, where, threaded=None):
         self.op_type, self.device_type, self.fn = op_type, device_type, fn
         self.cheap, self.is_async, self.where = cheap, is_async, where
+        self.threaded = threaded
 
 
 def kernel(op_type: str, devices: Sequence[str] = ("CPU",), cheap: bool = True,
-           is_async: bool = False) -> Callable:
-    """Decorator registering `fn` as the kernel of `op_type` on each device type."""
+           is_async: bool = False,
+           threaded: Optional[Callable[[dict], bool]] = None) -> Callable:
+    """Decorator registering `fn` as the kernel of `op_type` on each device type.
+
+    `threaded`: see KernelDef; it holds for the CPU only (an accelerator's copy of the
+    kernel runs elsewhere)."""
     where = _caller()
 
     def deco(fn):
@@ -180,7 +188,8 @@ def kernel(op_type: str, devices: Sequence[str] = ("CPU",), cheap: bool = True,
             if key in _KERNELS:
                 raise ValueError("Kernel for %s on %s registered twice: first at %s, again at %s"
                                  % (op_type, dev, _KERNELS[key].where, where))
-            _KERNELS[key] = KernelDef(op_type, dev, fn, cheap, is_async, where)
+            _KERNELS[key] = KernelDef(op_type, dev, fn, cheap, is_async, where,
+                                      threaded if dev == "CPU" else None)
             for acc in ACCELERATOR_TYPES:
                 _MIRRORED.pop((op_type, acc), None)
         return fn

@@ -37,6 +37,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from tensorweave.framework import dtypes as _dt
 from tensorweave.ops.math import blas
 from tensorweave.ops.math.blas import large_product
 
@@ -239,6 +240,12 @@ def library() -> Optional[_Library]:
 def available() -> bool:
     """Whether float32 convolutions and large float32 products run through oneDNN here."""
     return library() is not None
+
+
+def runs_float32(attrs: dict) -> bool:
+    """`threaded` of the kernels that call here (framework/registry.KernelDef): a node of
+    dtype float32 (attr "T") runs on oneDNN's threads, which take every core."""
+    return attrs.get("T") == _dt.float32 and available()
 
 
 # --- the primitives, cached by geometry ------------------------------------------------------

@@ -482,7 +482,7 @@ def lower(sg: _opt.StepGraph, binder: KernelBinder, policy: _policy.ExecutionPol
     ins_of = [tuple(slot_of[id(p)] + i for p, i in n.inputs) for n in run_nodes]
     frees = free_lists(ins_of, set(fetch_slots))
     bound = [binder.bind(n) for n in run_nodes]
-    weights = [_policy.kernel_weight(kd, _policy.static_cost(n), policy)
+    weights = [_policy.kernel_weight(kd, _policy.static_cost(n), policy, n.attrs)
                for n, (_, _, kd) in zip(run_nodes, bound)]
     # the pool is used only where heavy kernels can overlap; otherwise a step waiting on
     # a queue still needs the dataflow executor, but its heavy kernels run inline

@@ -107,18 +107,24 @@ class ExecutionPolicy:
                                        self.forced_executor, self.deterministic))
 
 
-def kernel_weight(kernel_def, cost: float, policy: ExecutionPolicy) -> str:
-    """The one definition of a cheap kernel: CHEAP, HEAVY or UNSIZED.
+def kernel_weight(kernel_def, cost: float, policy: ExecutionPolicy,
+                  attrs: Optional[dict] = None) -> str:
+    """The one definition of a cheap kernel: CHEAP, HEAVY or UNSIZED, for the kernel
+    `kernel_def` of a node of static cost `cost` (`static_cost`) and attrs `attrs`.
 
-    A kernel is CHEAP if its registration says so (`kernel(cheap=True)`, the default) or
-    its static cost is known and below the heavy threshold; HEAVY if its static cost is
-    at least the threshold; UNSIZED otherwise (registered heavy, shapes unknown). Only
-    HEAVY kernels justify an executor with a thread pool (`choose_executor`); on such an
-    executor both HEAVY and UNSIZED kernels run on the pool. In the deterministic mode
-    every kernel is CHEAP: nothing runs on the pool.
+    A kernel is CHEAP if its registration says so (`kernel(cheap=True)`, the default),
+    its static cost is known and below the heavy threshold, or it spreads its own work
+    over every core (`KernelDef.threaded`: oneDNN's convolutions, pools and products):
+    the pool could only overlap such a kernel with others that then take its cores from
+    it (on cnn_train, 30-36 ms a step against 25-27 run inline). It is HEAVY if its
+    static cost is at least the threshold, UNSIZED otherwise (registered heavy, shapes
+    unknown). Only HEAVY kernels justify an executor with a thread pool
+    (`choose_executor`); on such an executor both HEAVY and UNSIZED kernels run on the
+    pool. In the deterministic mode every kernel is CHEAP: nothing runs on the pool.
     """
-    if kernel_def is None or kernel_def.cheap or 0.0 < cost < policy.heavy_flops or \
-            policy.deterministic:
+    if kernel_def is None or kernel_def.cheap or policy.deterministic or \
+            0.0 < cost < policy.heavy_flops or \
+            (kernel_def.threaded is not None and kernel_def.threaded(attrs or {})):
         return CHEAP
     return HEAVY if cost >= policy.heavy_flops else UNSIZED
 
@@ -128,7 +134,7 @@ def node_weight(n, policy: ExecutionPolicy) -> str:
     if n.type in ("_Feed", "Const") or n.type in CONTROL_FLOW_OPS:
         return CHEAP
     return kernel_weight(_reg.get_kernel(n.type, n.device.device_type), static_cost(n),
-                         policy)
+                         policy, n.attrs)
 
 
 def is_async_node(n) -> bool:

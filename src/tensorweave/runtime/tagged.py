@@ -141,8 +141,8 @@ def compile_tagged(sg, binder, policy) -> TaggedProgram:
         prog.kind.append(kind)
         if kind in (NORMAL, TRIGGER, FORWARD, SWITCH, MERGE, SEND, RECV):
             fn, ctx, kd = binder.bind(n) if n.type != "_Feed" else (None, None, None)
-            cheap = _policy.kernel_weight(kd, _policy.static_cost(n), policy) == \
-                _policy.CHEAP
+            cheap = _policy.kernel_weight(kd, _policy.static_cost(n), policy,
+                                          n.attrs) == _policy.CHEAP
             is_async = kd is not None and kd.is_async
         else:
             fn, ctx, cheap, is_async = None, None, True, False

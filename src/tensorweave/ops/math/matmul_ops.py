@@ -72,7 +72,7 @@ def _not_multipliable(ctx, a, b) -> errors.InvalidArgumentError:
         % (_size_str(a.shape), _size_str(b.shape)))
 
 
-@kernel("MatMul", cheap=False)
+@kernel("MatMul", cheap=False, threaded=onednn.runs_float32)
 def _matmul_kernel(ctx, a, b):
     attrs = ctx.attrs
     x = a.T if attrs["transpose_a"] else a
@@ -160,7 +160,7 @@ def _adjoint(xp, x):
     return xp.conj(x) if x.dtype.kind == "c" else x
 
 
-@kernel("BatchMatMulV2", cheap=False)
+@kernel("BatchMatMulV2", cheap=False, threaded=onednn.runs_float32)
 def _batch_matmul_kernel(ctx, a, b):
     xp = ctx.xp
     if a.ndim < 2 or b.ndim < 2:

@@ -20,6 +20,7 @@ from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape
+from tensorweave.ops import onednn
 from tensorweave.ops.math.quantize_ops import no_gradient
 from tensorweave.ops.nn.conv_nd_gemm import (conv_nd, conv_nd_backprop_filter,
                                              conv_nd_backprop_input)
@@ -181,7 +182,7 @@ def _check_depth(ctx, in_depth: int, filter_in: int) -> None:
             "convolution is not supported)" % (in_depth, filter_in))
 
 
-@kernel("Conv3D", cheap=False)
+@kernel("Conv3D", cheap=False, threaded=onednn.runs_float32)
 def _conv3d_kernel(ctx, x, w):
     check_rank(ctx, "input", x, 5)
     check_rank(ctx, "filter", w, 5)
@@ -209,12 +210,12 @@ def _conv3d_backprop_input(ctx, input_sizes: Tuple[int, ...], w, dy):
     return channels_back(dx.astype(dy.dtype, copy=False), fmt)
 
 
-@kernel("Conv3DBackpropInputV2", cheap=False)
+@kernel("Conv3DBackpropInputV2", cheap=False, threaded=onednn.runs_float32)
 def _conv3d_backprop_input_kernel(ctx, input_sizes, w, dy):
     return _conv3d_backprop_input(ctx, sizes_arg(ctx, input_sizes, 5, "input_sizes"), w, dy)
 
 
-@kernel("Conv3DBackpropInput", cheap=False)
+@kernel("Conv3DBackpropInput", cheap=False, threaded=onednn.runs_float32)
 def _conv3d_backprop_input_v1_kernel(ctx, x, w, dy):
     check_rank(ctx, "input", x, 5)
     return _conv3d_backprop_input(ctx, x.shape, w, dy)
@@ -234,13 +235,13 @@ def _conv3d_backprop_filter(ctx, x, f_shape: Tuple[int, ...], dy):
     return dw.astype(x.dtype, copy=False)
 
 
-@kernel("Conv3DBackpropFilterV2", cheap=False)
+@kernel("Conv3DBackpropFilterV2", cheap=False, threaded=onednn.runs_float32)
 def _conv3d_backprop_filter_kernel(ctx, x, filter_sizes, dy):
     return _conv3d_backprop_filter(ctx, x, sizes_arg(ctx, filter_sizes, 5, "filter_sizes"),
                                    dy)
 
 
-@kernel("Conv3DBackpropFilter", cheap=False)
+@kernel("Conv3DBackpropFilter", cheap=False, threaded=onednn.runs_float32)
 def _conv3d_backprop_filter_v1_kernel(ctx, x, w, dy):
     check_rank(ctx, "filter", w, 5)
     return _conv3d_backprop_filter(ctx, x, w.shape, dy)

@@ -475,7 +475,7 @@ register_op("Conv2DBackpropFilter",
 
 
 # --- kernels -----------------------------------------------------------------------------
-@kernel("Conv2D", cheap=False)
+@kernel("Conv2D", cheap=False, threaded=onednn.runs_float32)
 def _conv2d_kernel(ctx, x, w):
     fmt, xn, w, wins = _conv2d_operands(ctx, x, w)
     return channels_back(_conv2d_values(xn, w, wins).astype(x.dtype, copy=False), fmt)
@@ -504,7 +504,7 @@ def _conv2d_values(xn: np.ndarray, w: np.ndarray, wins) -> np.ndarray:
 _FUSED_EPILOGUES = {("BiasAdd",): False, ("BiasAdd", "Relu"): True}
 
 
-@kernel("_FusedConv2D", cheap=False)
+@kernel("_FusedConv2D", cheap=False, threaded=onednn.runs_float32)
 def _fused_conv2d_kernel(ctx, x, w, *args):
     fused = tuple(ctx.attrs["fused_ops"])
     if fused not in _FUSED_EPILOGUES or len(args) != 1:
@@ -540,7 +540,7 @@ def _group_slices(in_depth: int, filter_shape) -> list:
             for g in range(groups)]
 
 
-@kernel("Conv2DBackpropInput", cheap=False)
+@kernel("Conv2DBackpropInput", cheap=False, threaded=onednn.runs_float32)
 def _conv2d_backprop_input_kernel(ctx, input_sizes, w, dy):
     _check_rank4(ctx, "filter", w)
     _check_rank4(ctx, "out_backprop", dy)
@@ -559,7 +559,7 @@ def _conv2d_backprop_input_kernel(ctx, input_sizes, w, dy):
     return channels_back(dx.astype(dy.dtype, copy=False), fmt)
 
 
-@kernel("Conv2DBackpropFilter", cheap=False)
+@kernel("Conv2DBackpropFilter", cheap=False, threaded=onednn.runs_float32)
 def _conv2d_backprop_filter_kernel(ctx, x, filter_sizes, dy):
     _check_rank4(ctx, "input", x)
     _check_rank4(ctx, "out_backprop", dy)

@@ -162,7 +162,7 @@ def _tap_rows(win, i: int, rows: slice) -> slice:
     return slice(start, start + (rows.stop - rows.start - 1) * win.stride + 1, win.stride)
 
 
-@kernel("DepthwiseConv2dNative", cheap=False)
+@kernel("DepthwiseConv2dNative", cheap=False, threaded=onednn.runs_float32)
 def _depthwise_kernel(ctx, x, w):
     check_rank(ctx, "input", x, 4)
     check_rank(ctx, "filter", w, 4)
@@ -199,7 +199,7 @@ def _depthwise_kernel(ctx, x, w):
     return out
 
 
-@kernel("DepthwiseConv2dNativeBackpropInput", cheap=False)
+@kernel("DepthwiseConv2dNativeBackpropInput", cheap=False, threaded=onednn.runs_float32)
 def _depthwise_backprop_input_kernel(ctx, input_sizes, w, dy):
     check_rank(ctx, "filter", w, 4)
     check_rank(ctx, "out_backprop", dy, 4)
@@ -227,7 +227,7 @@ def _depthwise_backprop_input_kernel(ctx, input_sizes, w, dy):
     return channels_back(unpad_nd(dxp, wins).astype(dy.dtype, copy=False), fmt)
 
 
-@kernel("DepthwiseConv2dNativeBackpropFilter", cheap=False)
+@kernel("DepthwiseConv2dNativeBackpropFilter", cheap=False, threaded=onednn.runs_float32)
 def _depthwise_backprop_filter_kernel(ctx, x, filter_sizes, dy):
     check_rank(ctx, "input", x, 4)
     check_rank(ctx, "out_backprop", dy, 4)

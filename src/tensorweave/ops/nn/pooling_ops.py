@@ -319,12 +319,12 @@ def max_pool_grad_grad_values(op, attrs: dict, x: np.ndarray, y: np.ndarray,
     return channels_back(out, fmt)
 
 
-@kernel("MaxPool", cheap=False)
+@kernel("MaxPool", cheap=False, threaded=onednn.runs_float32)
 def _max_pool_kernel(ctx, x):
     return max_pool_values(ctx.op, ctx.attrs, x)
 
 
-@kernel("MaxPoolGrad", cheap=False)
+@kernel("MaxPoolGrad", cheap=False, threaded=onednn.runs_float32)
 def _max_pool_grad_kernel(ctx, x, y, dy):
     return max_pool_grad_values(ctx.op, ctx.attrs, x, y, dy)
 
@@ -334,7 +334,7 @@ def _max_pool_grad_grad_kernel(ctx, x, y, ddx):
     return max_pool_grad_grad_values(ctx.op, ctx.attrs, x, y, ddx)
 
 
-@kernel("AvgPool", cheap=False)
+@kernel("AvgPool", cheap=False, threaded=onednn.runs_float32)
 def _avg_pool_kernel(ctx, x):
     fmt, xn, wh, ww = _pooled_input(ctx.op, ctx.attrs, x)
     ct = _half_to_float(x.dtype)
@@ -350,7 +350,7 @@ def _avg_pool_kernel(ctx, x):
     return channels_back(out.astype(x.dtype, copy=False), fmt)
 
 
-@kernel("AvgPoolGrad", cheap=False)
+@kernel("AvgPoolGrad", cheap=False, threaded=onednn.runs_float32)
 def _avg_pool_grad_kernel(ctx, orig_input_shape, dy):
     fmt = ctx.attrs["data_format"]
     shape = np.asarray(orig_input_shape).reshape(-1)
