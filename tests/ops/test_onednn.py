@@ -222,6 +222,23 @@ def test_tw_onednn_0_turns_the_path_off():
     assert out.stdout.split() == ["False", "False", "100"]
 
 
+def test_its_kernels_run_inline_when_its_threads_take_every_core():
+    # policy.kernel_weight: a float32 kernel here is `threaded` (not overlapped on the
+    # inter-op pool) only while OpenMP runs a thread per core, its default
+    code = ("import tensorweave as tf\n"
+            "from tensorweave.ops import onednn\n"
+            "print(onednn.runs_float32({'T': tf.float32}), "
+            "onednn.runs_float32({'T': tf.float64}))\n")
+    cores = len(os.sched_getaffinity(0))
+    for threads, want in ((cores, ["True", "False"]),
+                          (max(1, cores - 1), ["True" if cores == 1 else "False", "False"])):
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split() == want, threads
+
+
 # --- pooling: against the NumPy kernels (pooling_ops), TF's rules for ties and NaN -------
 def _pool_windows(shape, k, s, padding):
     return tuple(make_window(n, k, s, 1, padding) for n in shape[1:3])
@@ -380,3 +397,51 @@ def test_relu_ops_keep_tf_nan_rule_on_large_inputs(sess):
     got_y, got_dx = sess.run([y, dx])
     assert np.isnan(got_y[5]) and got_dx[5] == 0  # TF: Relu(NaN) = NaN, no gradient
     np.testing.assert_array_equal(np.delete(got_y, 5), np.maximum(np.delete(x, 5), 0))
+
+
+# --- GradientDescent's update of a large variable ------------------------------------------
+def test_subtract_scaled_has_numpys_bits_and_falls_back():
+    n = onednn.ELTWISE_MIN_SIZE + 5
+    x = RNG.randn(n).astype(np.float32)
+    y = (RNG.randn(n) * 1e3).astype(np.float32)
+    x[:4] = [np.inf, np.nan, 1.0, -0.0]
+    y[:4] = [1.0, 1.0, np.inf, 0.0]
+    alpha = np.array(0.37, np.float32)
+    before = x.copy()
+    got = onednn.subtract_scaled(x, y, alpha)
+    with np.errstate(invalid="ignore"):
+        want = x - y * alpha  # the product rounded, then the difference
+    np.testing.assert_array_equal(got, want)
+    assert got is not x and np.array_equal(x, before, equal_nan=True)  # a new array
+    assert onednn.subtract_scaled(x[:1000], y[:1000], alpha) is None  # small
+    assert onednn.subtract_scaled(x.astype(np.float64), y.astype(np.float64),
+                                  alpha.astype(np.float64)) is None
+    wide = np.stack([x, x], axis=1)
+    assert onednn.subtract_scaled(wide[:, 0], y, alpha) is None      # not contiguous
+    assert onednn.subtract_scaled(x, y[:-1], alpha[()] * np.ones(1, np.float32)) is None
+
+
+def test_gradient_descent_on_a_large_variable_publishes_a_new_value(sess, monkeypatch):
+    from tensorweave.train import training_ops
+    made = []
+
+    def counted(x, y, alpha):
+        made.append(onednn.subtract_scaled(x, y, alpha))
+        return made[-1]
+    monkeypatch.setattr(training_ops, "_subtract_scaled", counted)
+    shape = (700, 400)  # 280,000 values: above ELTWISE_MIN_SIZE
+    w0 = RNG.randn(*shape).astype(np.float32)
+    g0 = RNG.randn(*shape).astype(np.float32)
+    w = tf.Variable(w0)
+    lr = tf.placeholder(tf.float32, [])
+    update = tf.train.GradientDescentOptimizer(lr).apply_gradients(
+        [(tf.constant(g0), w)])
+    sess.run(w.initializer)
+    held = sess.run(w.value())  # a value read before the update keeps its contents
+    sess.run(update, {lr: 0.25})
+    sess.run(update, {lr: 0.5})  # the scale is given at each call
+    want = (w0 - g0 * np.float32(0.25)) - g0 * np.float32(0.5)
+    got = sess.run(w)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(held, w0)
+    assert len(made) == 2 and all(m is not None for m in made)

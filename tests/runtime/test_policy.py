@@ -61,7 +61,14 @@ def test_kernels_on_every_core_run_inline(graph, monkeypatch):
     # oneDNN's kernels (float32 convolutions, pools, products) spread their work over
     # every core: the pool would only overlap them with kernels that take their cores
     from tensorweave.ops import onednn
-    monkeypatch.setattr(onednn, "library", lambda: object())   # "installed"
+
+    class Installed:
+        every_core = True
+
+        def takes_every_core(self):
+            return self.every_core
+    lib = Installed()
+    monkeypatch.setattr(onednn, "library", lambda: lib)
     pol = P.ExecutionPolicy(2, heavy_flops=100.0)
     on_cores = _KD(False, threaded=onednn.runs_float32)
     assert P.kernel_weight(on_cores, 1e9, pol, {"T": tf.float32}) == P.CHEAP
@@ -79,6 +86,8 @@ def test_kernels_on_every_core_run_inline(graph, monkeypatch):
     dx, dw = tf.gradients(tf.nn.max_pool(conv, [1, 2, 2, 1], [1, 2, 2, 1], "SAME"),
                           [img, filt])
     assert _choice([dx, dw]) == P.SEQUENTIAL
+    lib.every_core = False  # OMP_NUM_THREADS below the core count: the pool has cores
+    assert _choice([dx, dw]) == P.DATAFLOW
     monkeypatch.setattr(onednn, "library", lambda: None)      # the NumPy kernels
     assert _choice([dx, dw]) == P.DATAFLOW
 

@@ -16,7 +16,9 @@ of interleaved rounds: MLP variables 21.6 vs 21.8 us, cnn_train's eight variable
 (the variable owns its array and is updated in place) but the in-place subtraction (0.12
 ms alone, with one inter-op thread) sharing the two cores with the BLAS threads of the
 convolution gradients running at the same time; inside that step the fused W3 update
-measures 0.22 ms, the Mul and AssignSubVariableOp it replaces 0.12 + 0.93 ms. Sparse
+measures 0.22 ms, the Mul and AssignSubVariableOp it replaces 0.12 + 0.93 ms. Since
+oneDNN runs the products, a large float32 variable's update goes to it too, into a new
+array (onednn.subtract_scaled says why not in place). Sparse
 updates stay compositions of ResourceGather / ResourceScatter*, which touch only the
 gathered rows. tests/train/test_optimizers.py checks each kernel against its composite
 formula.
@@ -36,6 +38,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
+from tensorweave.ops import onednn
 
 _FLOATS = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
 
@@ -43,6 +46,8 @@ _FLOATS = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
 _RV = None  # tensorweave.ops.state.resource_variable_ops, imported on first use
 _getrefcount = sys.getrefcount
 _ndarray = np.ndarray
+_subtract_scaled = onednn.subtract_scaled
+_LARGE = onednn.ELTWISE_MIN_SIZE
 
 
 def _load_rv():
@@ -190,6 +195,12 @@ def _apply_gradient_descent_kernel(ctx, var, alpha, delta):
             raise errors.InvalidArgumentError(
                 None, ctx.op, "var and delta do not have the same shape%s %s"
                 % (_shape_str(r.value.shape), _shape_str(delta.shape)))
+        if r.value.size >= _LARGE:
+            # a large float32 variable: into a new array, on every core (ops/onednn.py)
+            new = _subtract_scaled(r.value, delta, alpha)
+            if new is not None:
+                r.publish(new)
+                return
         if type(r.value) is _ndarray and _getrefcount(r.value) <= 2 and \
                 r.value.flags.owndata:
             w = r.value  # sole owner (see VariableResource.writable_value)
