@@ -8,7 +8,8 @@ TensorArray's flow, so with parallel_iterations > 1 the executor may run the mat
 several iterations at once; with parallel_iterations = 1 they run one after the other,
 like an out-of-graph loop driven by one thread.
 
-BLAS is pinned to one thread (set below, before NumPy is imported) and the session has
+BLAS and OpenMP (oneDNN's threads, where the `onednn` extra runs the float32 products) are
+pinned to one thread (set below, before NumPy is imported) and the session has
 inter_op_parallelism_threads=2, so any speedup comes from the executor overlapping
 iterations on the two cores, not from a multi-threaded matmul. The figure of merit is the
 ratio of median step times pi=1 / pi=10; the ceiling is what two Python threads calling
@@ -34,6 +35,7 @@ import numpy as np  # noqa: E402
 
 import tensorweave as tf  # noqa: E402
 from results import write_extra  # noqa: E402 (benchmarks/ is the script's path)
+from tensorweave.ops import onednn  # noqa: E402
 
 N, ITERS = 1000, 16
 THREADS = 2
@@ -209,9 +211,10 @@ def main(out_path: str) -> None:
     if ref is not None:
         figures["TensorFlow, same loop (1 intra-op, %d inter-op threads)" % THREADS] = (
             "pi=1 %.1f ms, pi=10 %.1f ms: speedup %.2fx (tensorweave %.2fx); step time "
-            "ratio tensorweave / TensorFlow at pi=10: %.2f (the matmuls: OpenBLAS here, "
+            "ratio tensorweave / TensorFlow at pi=10: %.2f (the matmuls: %s here, "
             "oneDNN there)" % (ref[1] * 1e3, ref[10] * 1e3, ref[1] / ref[10],
-                               med[1] / med[10], med[10] / ref[10]))
+                               med[1] / med[10], med[10] / ref[10],
+                               "oneDNN" if onednn.available() else "OpenBLAS"))
     write_extra(out_path, "Parallel loop iterations (EuroSys 2018 Figure 12)",
                 "python benchmarks/parallel_iterations.py "
                 "benchmarks/out/extra_parallel_iterations.json", figures)

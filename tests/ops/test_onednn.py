@@ -164,7 +164,7 @@ def test_the_cache_evicts_and_rebuilds(monkeypatch):
             np.testing.assert_allclose(onednn.conv(x, w, wins),
                                        ref_conv(x, w, [1, 1], [1, 1], [(1, 1), (1, 1)]),
                                        rtol=1e-4, atol=1e-4)
-            assert len(onednn._CACHE) <= 2
+            assert all(len(lane.cache) <= 2 for lane in onednn._LANES)
 
 
 def test_calls_from_many_threads_take_turns_and_stay_right():
@@ -188,6 +188,38 @@ def test_calls_from_many_threads_take_turns_and_stay_right():
     for t in threads:
         t.join(timeout=60)
     assert not errors and not any(t.is_alive() for t in threads)
+
+
+def test_lanes_run_calls_at_once_each_on_its_own_primitives(monkeypatch):
+    # with OMP_NUM_THREADS below the core count, calls need not take turns: a second
+    # turn taken while the first is held gets a lane of its own
+    lib = onednn.library()
+    monkeypatch.setattr(lib, "lanes", 2)
+    monkeypatch.setattr(onednn, "_LANES", [])
+    monkeypatch.setattr(onednn, "_FREE_LANES", [])
+    x = RNG.randn(2, 9, 9, 3).astype(np.float32)
+    w = RNG.randn(3, 3, 3, 5).astype(np.float32)
+    wins = _windows(x.shape, w.shape, [1, 1], [1, 1], "SAME", None)
+    want = ref_conv(x, w, [1, 1], [1, 1], [(1, 1), (1, 1)])
+    try:
+        with onednn._turn(lib) as first:
+            got = onednn.conv(x, w, wins)  # runs on the second lane
+            with onednn._turn(lib) as second:
+                assert second is not first and len(onednn._LANES) == 2
+                third = []
+                waiter = threading.Thread(target=lambda: third.append(onednn.conv(x, w, wins)))
+                waiter.start()
+                waiter.join(0.2)
+                assert waiter.is_alive()  # both lanes held: it waits its turn
+            waiter.join(30)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(third[0], want, rtol=1e-4, atol=1e-4)
+        assert len(onednn._LANES) == 2 and second.cache and not first.cache
+    finally:
+        for lane in onednn._LANES:
+            for entry in lane.cache.values():
+                if entry is not None:
+                    entry.destroy(lib)
 
 
 def test_the_filter_gradient_is_the_same_bits_every_run():
@@ -225,13 +257,15 @@ def test_tw_onednn_0_turns_the_path_off():
 def test_its_kernels_run_inline_when_its_threads_take_every_core():
     # policy.kernel_weight: a float32 kernel here is `threaded` (not overlapped on the
     # inter-op pool) only while OpenMP runs a thread per core, its default
+    # and calls take turns on one lane while its threads take every core, else on as
+    # many lanes as the cores hold
     code = ("import tensorweave as tf\n"
             "from tensorweave.ops import onednn\n"
             "print(onednn.runs_float32({'T': tf.float32}), "
-            "onednn.runs_float32({'T': tf.float64}))\n")
+            "onednn.runs_float32({'T': tf.float64}), onednn.library().lanes)\n")
     cores = len(os.sched_getaffinity(0))
-    for threads, want in ((cores, ["True", "False"]),
-                          (max(1, cores - 1), ["True" if cores == 1 else "False", "False"])):
+    for threads, want in ((cores, ["True", "False", "1"]),
+                          (1, ["True" if cores == 1 else "False", "False", str(cores)])):
         env = dict(os.environ, OMP_NUM_THREADS=str(threads))
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, timeout=120)

@@ -20,7 +20,9 @@ described to oneDNN by their strides, in its logical order (n, c, *spatial) and
 (o, i, *ks); matrices (transposed views too) likewise. The filter (or filter gradient)
 goes through a reorder into (out of) the layout the primitive picked.
 
-Threads: each call runs on all of OpenMP's threads, so calls take turns (one lock). Once
+Threads: each call runs on all of OpenMP's threads, so calls take turns (`_turn`: one
+lane at a time; with OMP_NUM_THREADS below the core count, as many lanes as the cores
+hold, so that kernels the inter-op pool overlaps run at once). Once
 the library is loaded, OpenBLAS stays on one thread (ops/math/blas.py): two pools whose
 idle threads spin would each slow the other. Primitives are built once per geometry for
 OpenMP's thread count, which is fixed, so the filter gradient's reduction order, hence
@@ -97,7 +99,8 @@ def _library_paths():
 
 class _Step:
     """One primitive with the memory objects of its arguments, made once: a call only
-    points them at its arrays (calls take turns under _EXEC_LOCK, so sharing is safe)."""
+    points them at its arrays (a step belongs to one lane, which serves one call at a
+    time, so sharing is safe)."""
 
     __slots__ = ("prim", "mems", "packed")
 
@@ -112,19 +115,29 @@ class _Step:
         self.packed = (_ExecArg * len(args))(
             *[_ExecArg(arg, mem) for (arg, _), mem in zip(args, self.mems)])
 
-    def run(self, lib: "_Library", *pointers: int) -> None:
-        """Executes on the arrays at `pointers` (in the order of the step's arguments)."""
+    def run(self, lane: "_Lane", *pointers: int) -> None:
+        """Executes on the arrays at `pointers` (in the order of the step's arguments)
+        on the stream of `lane`, the lane the step was built for."""
+        lib = lane.lib
         c = lib.lib
         for mem, ptr in zip(self.mems, pointers):
             c.dnnl_memory_set_data_handle(mem, ptr)
-        lib.check(c.dnnl_primitive_execute(self.prim, lib.stream, len(self.mems),
+        lib.check(c.dnnl_primitive_execute(self.prim, lane.stream, len(self.mems),
                                            self.packed), "execution")
-        lib.check(c.dnnl_stream_wait(lib.stream), "stream wait")
+        lib.check(c.dnnl_stream_wait(lane.stream), "stream wait")
 
     def destroy(self, lib: "_Library") -> None:
         lib.lib.dnnl_primitive_destroy(self.prim)
         for mem in self.mems:
             lib.lib.dnnl_memory_destroy(mem)
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # (not on Linux: the wheel is Linux-only)
+        return os.cpu_count() or 1
 
 
 class _Library:
@@ -183,18 +196,16 @@ class _Library:
             self.openmp = None
         self.engine = _handle()
         self.check(lib.dnnl_engine_create(ctypes.byref(self.engine), _CPU, 0), "engine")
-        self.stream = _handle()
-        self.check(lib.dnnl_stream_create(ctypes.byref(self.stream), self.engine, _IN_ORDER),
-                   "stream creation")
+        # calls at once: one while OpenMP's threads take every core (each call uses them
+        # all), else as many as the cores hold (OMP_NUM_THREADS=1: one per core, for the
+        # kernels the inter-op pool overlaps, policy.kernel_weight)
+        threads = self.openmp.omp_get_max_threads() if self.openmp is not None else 1
+        self.lanes = 1 if self.takes_every_core() else max(1, _cores() // max(1, threads))
 
     def takes_every_core(self) -> bool:
         """Whether OpenMP, the wheel's thread runtime (libgomp, loaded with the library),
         runs as many threads as this process may use cores (its default)."""
-        try:
-            cores = len(os.sched_getaffinity(0))
-        except AttributeError:  # (not on Linux: the wheel is Linux-only)
-            cores = os.cpu_count() or 1
-        return self.openmp is not None and self.openmp.omp_get_max_threads() >= cores
+        return self.openmp is not None and self.openmp.omp_get_max_threads() >= _cores()
 
     def check(self, status: int, what: str) -> None:
         if status != 0:
@@ -270,26 +281,70 @@ def runs_float32(attrs: dict) -> bool:
     return lib is not None and lib.takes_every_core()
 
 
-# --- the primitives, cached by geometry ------------------------------------------------------
-_CACHE: "OrderedDict[tuple, object]" = OrderedDict()
+# --- lanes: turns at oneDNN, each with its stream and its primitives -----------------------
 _CACHE_SIZE = 64
-_EXEC_LOCK = threading.Lock()  # one oneDNN call at a time (each uses every thread)
 
 
-def _cached(lib: _Library, key: tuple, build):
-    """The primitive of `key`, built by `build()` on a miss (None: oneDNN does not take
-    it). Called with _EXEC_LOCK held, so evicting the oldest entry is safe."""
-    try:
-        _CACHE.move_to_end(key)
-        return _CACHE[key]
-    except KeyError:
-        pass
-    entry = _CACHE[key] = build()
-    while len(_CACHE) > _CACHE_SIZE:
-        _, old = _CACHE.popitem(last=False)
-        if old is not None:
-            old.destroy(lib)
-    return entry
+class _Lane:
+    """A turn at oneDNN: a stream and the primitives built for it, cached by geometry (an
+    LRU of _CACHE_SIZE, destroyed on eviction). Each primitive keeps its memory objects,
+    so a lane serves one call at a time (`_turn`)."""
+
+    __slots__ = ("lib", "stream", "cache")
+
+    def __init__(self, lib: _Library):
+        self.lib = lib
+        self.stream = _handle()
+        lib.check(lib.lib.dnnl_stream_create(ctypes.byref(self.stream), lib.engine,
+                                             _IN_ORDER), "stream creation")
+        self.cache: "OrderedDict[tuple, object]" = OrderedDict()
+
+    def cached(self, key: tuple, build):
+        """The primitive of `key`, built by `build()` on a miss (None: oneDNN does not
+        take it)."""
+        cache = self.cache
+        try:
+            cache.move_to_end(key)
+            return cache[key]
+        except KeyError:
+            pass
+        entry = cache[key] = build()
+        while len(cache) > _CACHE_SIZE:
+            _, old = cache.popitem(last=False)
+            if old is not None:
+                old.destroy(self.lib)
+        return entry
+
+
+_LANES: list = []        # every lane made
+_FREE_LANES: list = []
+_TURNS = threading.Condition()
+
+
+class _turn:
+    """`with _turn(lib) as lane:` a free lane, made if fewer than `lib.lanes` exist, else
+    waited for."""
+
+    __slots__ = ("lib", "lane")
+
+    def __init__(self, lib: _Library):
+        self.lib = lib
+
+    def __enter__(self) -> _Lane:
+        with _TURNS:
+            while not _FREE_LANES:
+                if len(_LANES) < self.lib.lanes:
+                    _LANES.append(_Lane(self.lib))
+                    _FREE_LANES.append(_LANES[-1])
+                    break
+                _TURNS.wait()
+            self.lane = _FREE_LANES.pop()
+        return self.lane
+
+    def __exit__(self, *exc) -> None:
+        with _TURNS:
+            _FREE_LANES.append(self.lane)
+            _TURNS.notify()
 
 
 def _contiguous_strides(shape: Sequence[int]) -> list:
@@ -342,18 +397,18 @@ class _Conv:
         for md in self.mds:
             lib.lib.dnnl_memory_desc_destroy(md)
 
-    def run(self, lib: _Library, act: np.ndarray, other: np.ndarray, out: np.ndarray,
+    def run(self, lane: _Lane, act: np.ndarray, other: np.ndarray, out: np.ndarray,
             bias: Optional[np.ndarray] = None) -> None:
         """forward: act=x, other=w, out=y (and the bias of a fused forward pass);
         data: act=dy, other=w, out=dx; filter: act=x, other=dy, out=dw."""
         buf = self.w_buf.ctypes.data
         if self.kind == "filter":
-            self.main.run(lib, act.ctypes.data, other.ctypes.data, buf)
-            self.w_reorder.run(lib, buf, out.ctypes.data)
+            self.main.run(lane, act.ctypes.data, other.ctypes.data, buf)
+            self.w_reorder.run(lane, buf, out.ctypes.data)
             return
-        self.w_reorder.run(lib, other.ctypes.data, buf)
+        self.w_reorder.run(lane, other.ctypes.data, buf)
         extra = () if bias is None else (bias.ctypes.data,)
-        self.main.run(lib, act.ctypes.data, buf, out.ctypes.data, *extra)
+        self.main.run(lane, act.ctypes.data, buf, out.ctypes.data, *extra)
 
 
 def _relu_attr(lib: _Library) -> _handle:
@@ -456,12 +511,12 @@ def _run_conv(kind: str, x_shape, w_shape, y_shape, wins, act, other, out,
         return False
     key = (kind, x_shape, w_shape, geometry, depthwise, epilogue)
     macs = int(np.prod(y_shape)) * int(np.prod(w_shape[:-1]))
-    with large_product(macs), _EXEC_LOCK:
-        conv = _cached(lib, key, lambda: _build_conv(lib, kind, x_shape, w_shape, y_shape,
-                                                     geometry, depthwise, epilogue))
+    with large_product(macs), _turn(lib) as lane:
+        conv = lane.cached(key, lambda: _build_conv(lib, kind, x_shape, w_shape, y_shape,
+                                                    geometry, depthwise, epilogue))
         if conv is None:
             return False
-        conv.run(lib, act, other, out, bias)
+        conv.run(lane, act, other, out, bias)
     return True
 
 
@@ -567,12 +622,12 @@ def matmul(x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
     if any(st % 4 or st < 0 for st in strides):
         return None
     out = np.empty(batch + (x.shape[-2], y.shape[-1]), np.float32)
-    with large_product(out.size * x.shape[-1]), _EXEC_LOCK:
-        mm = _cached(lib, ("matmul", x.shape, y.shape, strides),
-                     lambda: _build_matmul(lib, x, y, out.shape))
+    with large_product(out.size * x.shape[-1]), _turn(lib) as lane:
+        mm = lane.cached(("matmul", x.shape, y.shape, strides),
+                         lambda: _build_matmul(lib, x, y, out.shape))
         if mm is None:
             return None
-        mm.main.run(lib, x.ctypes.data, y.ctypes.data, out.ctypes.data)
+        mm.main.run(lane, x.ctypes.data, y.ctypes.data, out.ctypes.data)
     return out
 
 
@@ -641,12 +696,12 @@ def _build_pool(lib: _Library, kind: str, grad: bool, x_shape, y_shape,
                 c.dnnl_primitive_desc_destroy(handle)
 
 
-def _pool_entry(lib: _Library, kind: str, grad: bool, x_shape, y_shape, wins):
+def _pool_entry(lane: _Lane, kind: str, grad: bool, x_shape, y_shape, wins):
     geometry = _geometry(wins)
     if geometry is None or any(w.dilation != 1 for w in wins):
         return None
-    return _cached(lib, ("pool", kind, grad, x_shape, geometry, tuple(w.k for w in wins)),
-                   lambda: _build_pool(lib, kind, grad, x_shape, y_shape, wins))
+    return lane.cached(("pool", kind, grad, x_shape, geometry, tuple(w.k for w in wins)),
+                       lambda: _build_pool(lane.lib, kind, grad, x_shape, y_shape, wins))
 
 
 def _has_nan(x: np.ndarray) -> bool:
@@ -667,11 +722,11 @@ def pool(x: np.ndarray, wins, kind: str) -> Optional[np.ndarray]:
         return None
     x = np.ascontiguousarray(x)
     y = np.empty((x.shape[0],) + tuple(w.out for w in wins) + (x.shape[-1],), np.float32)
-    with _EXEC_LOCK:
-        entry = _pool_entry(lib, kind, False, x.shape, y.shape, wins)
+    with _turn(lib) as lane:
+        entry = _pool_entry(lane, kind, False, x.shape, y.shape, wins)
         if entry is None:
             return None
-        entry.forward.run(lib, x.ctypes.data, y.ctypes.data)
+        entry.forward.run(lane, x.ctypes.data, y.ctypes.data)
     return y
 
 
@@ -684,15 +739,15 @@ def max_pool_grad(x: np.ndarray, dy: np.ndarray, wins) -> Optional[np.ndarray]:
         return None
     x, dy = np.ascontiguousarray(x), np.ascontiguousarray(dy)
     dx = np.empty(x.shape, np.float32)
-    with _EXEC_LOCK:
-        entry = _pool_entry(lib, "max", True, x.shape, dy.shape, wins)
+    with _turn(lib) as lane:
+        entry = _pool_entry(lane, "max", True, x.shape, dy.shape, wins)
         if entry is None:
             return None
         ws = entry.workspace.ctypes.data
         pooled = np.empty(dy.shape, np.float32)  # (held: oneDNN writes through its address)
         # the forward pass again, for the winners (TF's kernel recomputes them too)
-        entry.forward.run(lib, x.ctypes.data, pooled.ctypes.data, ws)
-        entry.backward.run(lib, dy.ctypes.data, dx.ctypes.data, ws)
+        entry.forward.run(lane, x.ctypes.data, pooled.ctypes.data, ws)
+        entry.backward.run(lane, dy.ctypes.data, dx.ctypes.data, ws)
     return dx
 
 
@@ -703,11 +758,11 @@ def avg_pool_grad(input_shape, dy: np.ndarray, wins) -> Optional[np.ndarray]:
         return None
     dy = np.ascontiguousarray(dy)
     dx = np.empty(tuple(input_shape), np.float32)
-    with _EXEC_LOCK:
-        entry = _pool_entry(lib, "avg", True, dx.shape, dy.shape, wins)
+    with _turn(lib) as lane:
+        entry = _pool_entry(lane, "avg", True, dx.shape, dy.shape, wins)
         if entry is None:
             return None
-        entry.backward.run(lib, dy.ctypes.data, dx.ctypes.data)
+        entry.backward.run(lane, dy.ctypes.data, dx.ctypes.data)
     return dx
 
 
@@ -767,11 +822,11 @@ def _run_relu(features: np.ndarray, direction: str, *operands: np.ndarray):
         return None
     out = np.empty_like(features)
     size = features.size
-    with _EXEC_LOCK:
-        entry = _cached(lib, ("relu", size), lambda: _build_relu(lib, size))
+    with _turn(lib) as lane:
+        entry = lane.cached(("relu", size), lambda: _build_relu(lib, size))
         if entry is None:
             return None
-        getattr(entry, direction).run(lib, *(a.ctypes.data for a in arrays + (out,)))
+        getattr(entry, direction).run(lane, *(a.ctypes.data for a in arrays + (out,)))
     return out
 
 
@@ -842,10 +897,10 @@ def subtract_scaled(x: np.ndarray, y: np.ndarray, alpha: np.ndarray) -> Optional
     out = np.empty(x.shape, np.float32)
     scale = np.array([alpha], np.float32)  # (held: oneDNN reads it through its address)
     size = x.size
-    with _EXEC_LOCK:
-        entry = _cached(lib, ("subtract_scaled", size),
-                        lambda: _build_subtract_scaled(lib, size))
+    with _turn(lib) as lane:
+        entry = lane.cached(("subtract_scaled", size),
+                            lambda: _build_subtract_scaled(lib, size))
         if entry is None:
             return None
-        entry.step.run(lib, x.ctypes.data, y.ctypes.data, out.ctypes.data, scale.ctypes.data)
+        entry.step.run(lane, x.ctypes.data, y.ctypes.data, out.ctypes.data, scale.ctypes.data)
     return out
