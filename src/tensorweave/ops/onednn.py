@@ -141,7 +141,8 @@ def _cores() -> int:
 
 
 class _Library:
-    """The loaded library, its CPU engine and the one stream the calls share."""
+    """The loaded library, its CPU engine, OpenMP's runtime and how many calls may run at
+    once (`lanes`, each with its own stream: `_turn`)."""
 
     def __init__(self, lib: ctypes.CDLL):
         self.lib = lib
