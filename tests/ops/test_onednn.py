@@ -273,6 +273,42 @@ def test_its_kernels_run_inline_when_its_threads_take_every_core():
         assert out.stdout.split() == want, threads
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+def test_a_forked_child_convolves_on_numpy_instead_of_hanging():
+    # libgomp hangs at a forked child's first parallel region once the parent has run
+    # one: the child of a process that loaded oneDNN runs NumPy's kernels
+    code = (
+        "import os, sys, time\n"
+        "import numpy as np\n"
+        "import tensorweave as tf\n"
+        "from tensorweave.ops import onednn\n"
+        "x = np.random.RandomState(0).rand(4, 12, 12, 8).astype(np.float32)\n"
+        "w = np.random.RandomState(1).rand(3, 3, 8, 16).astype(np.float32)\n"
+        "with tf.Session() as s:\n"
+        "    y = s.run(tf.nn.conv2d(x, w, 1, 'SAME'))\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    with tf.Session() as s:\n"
+        "        y2 = s.run(tf.nn.conv2d(x, w, 1, 'SAME'))\n"
+        "    os._exit(0 if not onednn.available() and np.allclose(y, y2, rtol=1e-5)\n"
+        "             else 3)\n"
+        "deadline = time.time() + 60\n"
+        "while time.time() < deadline:\n"
+        "    done, status = os.waitpid(pid, os.WNOHANG)\n"
+        "    if done:\n"
+        "        print('exit', os.waitstatus_to_exitcode(status))\n"
+        "        break\n"
+        "    time.sleep(0.05)\n"
+        "else:\n"
+        "    os.kill(pid, 9)\n"
+        "    os.waitpid(pid, 0)\n"
+        "    print('hung')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["exit", "0"]
+
+
 # --- pooling: against the NumPy kernels (pooling_ops), TF's rules for ties and NaN -------
 def _pool_windows(shape, k, s, padding):
     return tuple(make_window(n, k, s, 1, padding) for n in shape[1:3])

@@ -267,6 +267,24 @@ def library() -> Optional[_Library]:
     return _LOADED
 
 
+def _forget_in_child() -> None:
+    """After a fork, in the child of a process that loaded the library: OpenMP's
+    threads did not survive the fork, and libgomp hangs at the child's first parallel
+    region once the parent has run one, so the child runs NumPy's kernels (a child of
+    a process that had not loaded it loads its own)."""
+    global _LOADED, _LOOKED, _LOAD_LOCK, _TURNS
+    if _LOADED is None:
+        _LOAD_LOCK = threading.Lock()  # (a lock held by a thread that is gone)
+        return
+    _LOADED, _LOOKED = None, True
+    _LOAD_LOCK, _TURNS = threading.Lock(), threading.Condition()
+    del _LANES[:], _FREE_LANES[:]
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
 def available() -> bool:
     """Whether float32 convolutions and large float32 products run through oneDNN here."""
     return library() is not None
