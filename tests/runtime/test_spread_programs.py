@@ -2,9 +2,8 @@
 run with their ops spread round-robin over 3 CPU devices, and over CPU:0 and the
 simulated accelerator, and still pass (tests/conftest.py, --spread-devices).
 
-Each mode runs the curated modules in one pytest subprocess (about 13 s each on the
-2-core development machine) (the option patches Session
-and Graph for the whole process). `test_spreading_is_active` is part of each run: it
+Each mode runs the curated modules in one pytest subprocess (the option patches Session
+and Graph for the whole process); two modes run at once (`spread_runs`). `test_spreading_is_active` is part of each run: it
 proves the programs really ran partitioned."""
 import os
 import subprocess
@@ -93,10 +92,24 @@ def _run(mode):
     return proc.returncode, proc.stdout[-4000:] + proc.stderr[-2000:]
 
 
+@pytest.fixture(scope="module")
+def spread_runs(request):
+    """The selected modes' subprocess runs, two at a time (each is one Python process,
+    mostly on one core: about 30 s apiece on the 2-core development machine, 97 s one
+    after the other), started when the first of them is asked for."""
+    from concurrent.futures import ThreadPoolExecutor
+    modes = [item.callspec.params["mode"] for item in request.session.items
+             if getattr(item, "originalname", None) == "test_programs_pass_with_their_ops_spread"]
+    pool = ThreadPoolExecutor(max_workers=2)
+    runs = {mode: pool.submit(_run, mode) for mode in dict.fromkeys(modes)}
+    yield runs
+    pool.shutdown(wait=True)  # (each run ends by itself or at its timeout)
+
+
 @pytest.mark.parametrize("mode", ["cpu3", "sim", "accelerator"])
 def test_programs_pass_with_their_ops_spread(mode, request):
     if _spread_mode(request):
         pytest.skip("already spread (the subprocess itself)")
-    rc, out = _run(mode)
+    rc, out = request.getfixturevalue("spread_runs")[mode].result()
     assert rc == 0, out
     assert " passed" in out and "test_spread_programs" not in out, out  # probe ran
