@@ -20,6 +20,15 @@ pytestmark = pytest.mark.skipif(not onednn.available(),
 RNG = np.random.RandomState(11)
 
 
+def _python(code: str, **environ: str) -> list:
+    """The words `code` prints in a fresh interpreter with `environ` added (it must exit
+    0 within two minutes)."""
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, **environ),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
 # --- float64 references: one product per filter tap over an explicitly padded input ------
 def _taps(w_shape, strides, dilations, outs):
     for tap in np.ndindex(*w_shape[:-2]):
@@ -246,12 +255,8 @@ def test_tw_onednn_0_turns_the_path_off():
             "with tf.Session() as s:\n"
             "    y = s.run(tf.nn.conv2d(x, w, 1, 'SAME'))\n"
             "print(onednn.available(), blas._ONE_POOL, int(y.sum()))\n")
-    env = dict(os.environ, TW_ONEDNN="0")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
     # 4 corners x 4 + 8 edges x 6 + 4 inner x 9
-    assert out.stdout.split() == ["False", "False", "100"]
+    assert _python(code, TW_ONEDNN="0") == ["False", "False", "100"]
 
 
 def test_its_kernels_run_inline_when_its_threads_take_every_core():
@@ -266,11 +271,7 @@ def test_its_kernels_run_inline_when_its_threads_take_every_core():
     cores = len(os.sched_getaffinity(0))
     for threads, want in ((cores, ["True", "False", "1"]),
                           (1, ["True" if cores == 1 else "False", "False", str(cores)])):
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                             text=True, timeout=120)
-        assert out.returncode == 0, out.stderr
-        assert out.stdout.split() == want, threads
+        assert _python(code, OMP_NUM_THREADS=str(threads)) == want, threads
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
@@ -303,10 +304,7 @@ def test_a_forked_child_convolves_on_numpy_instead_of_hanging():
         "    os.kill(pid, 9)\n"
         "    os.waitpid(pid, 0)\n"
         "    print('hung')\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["exit", "0"]
+    assert _python(code) == ["exit", "0"]
 
 
 # --- pooling: against the NumPy kernels (pooling_ops), TF's rules for ties and NaN -------

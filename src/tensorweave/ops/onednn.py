@@ -650,12 +650,16 @@ def matmul(x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
     return out
 
 
-# --- pooling ---------------------------------------------------------------------------------
-class _Pool:
-    """A pooling primitive; for a gradient, the forward one that records the winners
-    (max) and the backward one that routes the gradient to them."""
+class _Passes:
+    """A forward and (or) a backward step with the memory descriptors they share, as
+    cached for pooling (a gradient's forward step records the winners in `workspace`),
+    ReLU and GradientDescent's update."""
 
     __slots__ = ("forward", "backward", "mds", "workspace")
+
+    def __init__(self, mds: list, forward: Optional[_Step] = None,
+                 backward: Optional[_Step] = None):
+        self.mds, self.forward, self.backward, self.workspace = mds, forward, backward, None
 
     def destroy(self, lib: _Library) -> None:
         for step in (self.forward, self.backward):
@@ -665,15 +669,15 @@ class _Pool:
             lib.lib.dnnl_memory_desc_destroy(md)
 
 
+# --- pooling ---------------------------------------------------------------------------------
 def _build_pool(lib: _Library, kind: str, grad: bool, x_shape, y_shape,
-                wins) -> Optional[_Pool]:
+                wins) -> Optional[_Passes]:
     c = lib.lib
     strides, _, left, right = (_dims(v) for v in _geometry(wins))
     kernel = _dims([w.k for w in wins])
     no_dilation = _dims([0] * len(wins))
     x_md, y_md = _channels_last_md(lib, x_shape), _channels_last_md(lib, y_shape)
-    pool = _Pool()
-    pool.mds, pool.forward, pool.backward, pool.workspace = [x_md, y_md], None, None, None
+    pool = _Passes([x_md, y_md])
     fwd, bwd = _handle(), _handle()
     built = False
     try:
@@ -785,7 +789,6 @@ def avg_pool_grad(input_shape, dy: np.ndarray, wins) -> Optional[np.ndarray]:
     return dx
 
 
-
 # --- ReLU on large arrays ----------------------------------------------------------------------
 # Below this many values NumPy's one pass is as fast as a call here (about 8 us of
 # overhead); above it oneDNN's kernel runs on every core: on cnn_train's first activation
@@ -793,19 +796,8 @@ def avg_pool_grad(input_shape, dy: np.ndarray, wins) -> Optional[np.ndarray]:
 ELTWISE_MIN_SIZE = 1 << 18
 
 
-class _Eltwise:
+def _build_relu(lib: _Library, size: int) -> Optional[_Passes]:
     """ReLU's forward and backward primitives over `size` contiguous values."""
-
-    __slots__ = ("forward", "backward", "mds")
-
-    def destroy(self, lib: _Library) -> None:
-        self.forward.destroy(lib)
-        self.backward.destroy(lib)
-        for md in self.mds:
-            lib.lib.dnnl_memory_desc_destroy(md)
-
-
-def _build_relu(lib: _Library, size: int) -> Optional[_Eltwise]:
     c = lib.lib
     md = lib.strided_md([size], [1])
     fwd, bwd = _handle(), _handle()
@@ -817,11 +809,9 @@ def _build_relu(lib: _Library, size: int) -> Optional[_Eltwise]:
                 None) != 0:
             c.dnnl_memory_desc_destroy(md)
             return None
-        relu = _Eltwise()
-        relu.mds = [md]
-        relu.forward = lib.step(fwd, [(_ARG_SRC, md), (_ARG_DST, md)])
-        relu.backward = lib.step(bwd, [(_ARG_SRC, md), (_ARG_DIFF_DST, md), (_ARG_DIFF_SRC, md)])
-        return relu
+        return _Passes([md], lib.step(fwd, [(_ARG_SRC, md), (_ARG_DST, md)]),
+                       lib.step(bwd, [(_ARG_SRC, md), (_ARG_DIFF_DST, md),
+                                      (_ARG_DIFF_SRC, md)]))
     finally:
         for handle in (fwd, bwd):
             if handle:
@@ -861,23 +851,12 @@ def relu_grad(grad: np.ndarray, features: np.ndarray) -> Optional[np.ndarray]:
 
 
 # --- GradientDescent's update of a large variable -------------------------------------------
-class _SubtractScaled:
+def _build_subtract_scaled(lib: _Library, size: int) -> Optional[_Passes]:
     """x - alpha * y over `size` contiguous values, alpha given at each call (a runtime
     scale of the second operand), with NumPy's bits (the product is rounded, then the
     difference: no fused multiply-add)."""
-
-    __slots__ = ("step", "mds")
-
-    def destroy(self, lib: _Library) -> None:
-        self.step.destroy(lib)
-        for md in self.mds:
-            lib.lib.dnnl_memory_desc_destroy(md)
-
-
-def _build_subtract_scaled(lib: _Library, size: int) -> Optional[_SubtractScaled]:
     c = lib.lib
-    entry = _SubtractScaled()
-    entry.mds, entry.step = [lib.strided_md([size], [1]), lib.strided_md([1], [1])], None
+    entry = _Passes([lib.strided_md([size], [1]), lib.strided_md([1], [1])])
     md, scale_md = entry.mds
     attr, pd = _handle(), _handle()
     lib.check(c.dnnl_primitive_attr_create(ctypes.byref(attr)), "attr")
@@ -885,16 +864,16 @@ def _build_subtract_scaled(lib: _Library, size: int) -> Optional[_SubtractScaled
         if c.dnnl_primitive_attr_set_scales_mask(attr, _ARG_SRC_1, 0) == 0 and \
                 c.dnnl_binary_primitive_desc_create(ctypes.byref(pd), lib.engine, _BINARY_SUB,
                                                     md, md, md, attr) == 0:
-            entry.step = lib.step(pd, [(_ARG_SRC, md), (_ARG_SRC_1, md), (_ARG_DST, md),
-                                       (_ARG_ATTR_SCALES | _ARG_SRC_1, scale_md)])
+            entry.forward = lib.step(pd, [(_ARG_SRC, md), (_ARG_SRC_1, md), (_ARG_DST, md),
+                                          (_ARG_ATTR_SCALES | _ARG_SRC_1, scale_md)])
     finally:
         if pd:
             c.dnnl_primitive_desc_destroy(pd)
         c.dnnl_primitive_attr_destroy(attr)
-        if entry.step is None:
+        if entry.forward is None:
             for m in entry.mds:
                 c.dnnl_memory_desc_destroy(m)
-    return entry if entry.step is not None else None
+    return entry if entry.forward is not None else None
 
 
 def subtract_scaled(x: np.ndarray, y: np.ndarray, alpha: np.ndarray) -> Optional[np.ndarray]:
@@ -921,5 +900,6 @@ def subtract_scaled(x: np.ndarray, y: np.ndarray, alpha: np.ndarray) -> Optional
                             lambda: _build_subtract_scaled(lib, size))
         if entry is None:
             return None
-        entry.step.run(lane, x.ctypes.data, y.ctypes.data, out.ctypes.data, scale.ctypes.data)
+        entry.forward.run(lane, x.ctypes.data, y.ctypes.data, out.ctypes.data,
+                          scale.ctypes.data)
     return out
