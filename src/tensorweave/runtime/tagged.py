@@ -34,8 +34,10 @@ All bookkeeping runs on the calling thread; kernels that are not cheap
 (policy.kernel_weight) run on the session's thread pool and asynchronous kernels call
 back, both through one completion queue, as in runtime/executor.run_dataflow. An
 untraced run schedules each island (islands.py: a cheap node with the cheap nodes fed
-only by it) as one node. A traced run records each kernel execution with its frame name
-and iteration number.
+only by it) as one node, and inside loop frames passes values through code written for
+the program (routes.py: each node's consumers spelled out) instead of the generic
+`send`. A traced run takes the generic path and records each kernel execution with its
+frame name and iteration number.
 """
 from __future__ import annotations
 
@@ -51,6 +53,7 @@ from tensorweave.framework import errors
 from tensorweave.runtime import frames as _frames
 from tensorweave.runtime import islands as _islands
 from tensorweave.runtime import policy as _policy
+from tensorweave.runtime import routes as _routes
 from tensorweave.runtime import send_recv_ops as _sr
 from tensorweave.runtime.executor import StepState, StepTrace, _next_done, kernel_error
 from tensorweave.runtime.rendezvous import LocalRendezvous
@@ -113,6 +116,10 @@ class TaggedProgram:
         self.mixed: Dict[int, tuple] = {}
         self.const_values: Dict[int, object] = {}  # Const node -> its value (islands)
         self.plain_identities: set = set()  # Identity nodes without control inputs
+        self.in_loop: List[bool] = []  # in a loop frame (an Enter too, not an Exit)
+        # the untraced form's generated value passing in loop frames (routes.py), None
+        # when it has no loop frame
+        self.make_routes = None
 
     @property
     def uses_pool(self) -> bool:
@@ -161,6 +168,7 @@ def compile_tagged(sg, binder, policy) -> TaggedProgram:
         prog.parallel_iterations.append(int(n.attrs.get("parallel_iterations", 10))
                                         if kind == ENTER else 0)
         prog.frame_key.append(fkey(frame_of[id(n)]) if kind == ENTER else None)
+        prog.in_loop.append(frame_of[id(n)] is not root)
         if kind == FEED:
             prog.feeds.append(k)
         elif n.type == "Const":
@@ -211,26 +219,27 @@ def compile_tagged(sg, binder, policy) -> TaggedProgram:
                    and not prog.ctrl_out[k] and k not in fetched
                    for k in range(len(order))]
     prog.fused = _islands.fuse_islands(prog)
+    untraced = prog.fused or prog
+    untraced.make_routes = _routes.generate(untraced)
     return prog
 
 
 class _Iter:
+    """One iteration of a frame instance (the root frame's only one included), made by
+    `tagged_steps`'s `new_iter` once per iteration (no __init__: a call less):
+
+    frame, number: its frame instance and iteration number;
+    inputs, pending: the input slots and pending input counts of the program's nodes;
+    dead: node -> True, the node has a dead input;
+    merge_live: merge -> the index of its live input (-1: all were dead);
+    merge_dead: merge -> the number of its dead inputs;
+    outstanding: nodes scheduled or running; children, n_children: the child frame
+    instances started in it (frame key -> state);
+    xstate, xkey: the InFrameState its transfers get and what their keys end with
+    (";frame:iter"), made on first use.
+    """
     __slots__ = ("frame", "number", "inputs", "pending", "dead", "merge_live",
                  "merge_dead", "outstanding", "children", "n_children", "xstate", "xkey")
-
-    def __init__(self, frame: "_FrameState", number: int, prog: TaggedProgram):
-        self.frame = frame
-        self.number = number
-        self.inputs = [None] * prog.n_in_total
-        self.pending = list(prog.pending0)
-        self.dead: Dict[int, bool] = {}
-        self.merge_live: Dict[int, int] = {}   # merge -> index of its live input (or -1)
-        self.merge_dead: Dict[int, int] = {}
-        self.outstanding = 0
-        self.children: Dict[str, "_FrameState"] = {}
-        self.n_children = 0
-        self.xstate = None  # the InFrameState its transfers get (made on first use)
-        self.xkey = None  # what its transfers' keys end with (";frame:iter", ditto)
 
 
 class _FrameState:
@@ -319,6 +328,7 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
     in_base, n_data, out_edges, ctrl_out = (prog.in_base, prog.n_data, prog.out_edges,
                                             prog.ctrl_out)
     in_end, two_ports = prog.in_end, prog.two_ports
+    n_in_total, pending0 = prog.n_in_total, prog.pending0
     # Merge, Switch and NextIteration forwarded as they become ready, untraced: each
     # is one of the orders the executor could pick, and saves a trip through `ready`
     inline = prog.inline if trace is None else prog.slow
@@ -333,14 +343,28 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
     error: List[Optional[errors.OpError]] = [None]
 
     def new_iter(fs: _FrameState) -> _Iter:
-        it = _Iter(fs, fs.next_number, prog)
+        it = _Iter()
+        it.frame = fs
+        it.number = fs.next_number
+        it.inputs = [None] * n_in_total
+        it.pending = pending0[:]
+        it.dead = {}
+        it.merge_live = {}
+        it.merge_dead = {}
+        it.outstanding = it.n_children = 0
+        it.children = {}
+        it.xstate = it.xkey = None
         fs.iters[it.number] = it
         fs.next_number += 1
         fs.live_iters += 1
         for k in prog.sources.get(fs.key, ()):
             schedule(k, it)
         for k, v in fs.invariants:
-            send(out_edges[k][0], it, v)
+            deliver = invariant_fns[k]
+            if deliver is None:
+                send(out_edges[k][0], it, v)
+            else:
+                deliver(it, v)
         return it
 
     def schedule(k, it):
@@ -596,6 +620,8 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
                 # a dead value received, or a Recv with a dead control input: dead,
                 # also for what it orders
                 finish(k, it, (DEAD,), True)
+            elif routes[k] is not None:
+                routes[k](it, r)
             elif len(out_edges[k]) == 1:
                 finish_one(k, it, r)
             else:
@@ -609,15 +635,6 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
         n = len(out_edges[k])
         return (r,) if n == 1 else tuple(r) if r is not None else (None,) * n
 
-    root = _FrameState(prog.root_key, "", None, 1, 0)
-    rit = new_iter(root)
-    # every feed is outstanding until it is delivered: the root iteration must not
-    # complete after the first one when nothing else is ready yet (a step without
-    # source nodes)
-    rit.outstanding += len(prog.feeds)
-    for k, v in zip(prog.feeds, feed_values):
-        finish(k, rit, (v,), False)
-
     # cheap synchronous kernels, untraced: the common case, run first
     fast = prog.fast if trace is None else prog.slow
     rdv = getattr(state, "rendezvous", None)
@@ -629,6 +646,28 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
         fs = it.frame
         it.xkey = ";%d:%d" % (fs.tag_id, it.number) if fs.tag_id else ";0:0"
         return it.xkey
+
+    def wait_remote(k, it, key):
+        """A `_Recv` whose value is not there yet: delivered through done_q."""
+        outstanding_remote[0] += 1
+        rdv.recv_async(key, partial(_recv_arrived, done_q.put, k, it))
+
+    # the generated value passing of loop frames (routes.py), untraced
+    if prog.make_routes is not None and trace is None:
+        runs, routes, invariant_fns = prog.make_routes(
+            ready.append, send, arrive_merge, new_iter, maybe_done, control, finish,
+            rdv if xfer is prog.xfer else None, xkey_of, wait_remote)
+    else:
+        runs = routes = invariant_fns = [None] * len(kind)
+
+    root = _FrameState(prog.root_key, "", None, 1, 0)
+    rit = new_iter(root)
+    # every feed is outstanding until it is delivered: the root iteration must not
+    # complete after the first one when nothing else is ready yet (a step without
+    # source nodes)
+    rit.outstanding += len(prog.feeds)
+    for k, v in zip(prog.feeds, feed_values):
+        finish(k, rit, (v,), False)
 
     mixed = prog.mixed
 
@@ -677,6 +716,16 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
     while True:
         while ready and error[0] is None:
             k, it = popleft()
+            run = runs[k]
+            if run is not None and not it.dead:
+                try:
+                    run(it)  # the kernel or transfer, then its outputs (routes.py)
+                except BaseException as e:  # noqa: B036
+                    if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                        raise
+                    error[0] = kernel_error(op_of(k, e), e, loop_iterations(it))
+                    break
+                continue
             if fast[k] and not it.dead:
                 try:
                     r = fns[k](ctxs[k], *it.inputs[in_base[k]:in_end[k]])
@@ -747,17 +796,21 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
                         raise
                     error[0] = kernel_error(ops[k], e, loop_iterations(it))
                     break
-                finish_one(k, it, None)
+                if routes[k] is not None:
+                    routes[k](it, None)
+                else:
+                    finish_one(k, it, None)
             elif xfer[k]:
                 # a `_Recv`: what its kernel does, its value taken here when it is there,
                 # else delivered through done_q by the Send (no kernel, no frame state)
                 key = xfer[k] + (it.xkey or xkey_of(it))
                 entry = rdv.take(key)
                 if entry is None:
-                    outstanding_remote[0] += 1
-                    rdv.recv_async(key, partial(_recv_arrived, done_q.put, k, it))
+                    wait_remote(k, it, key)
                 elif entry[1] or it.dead.get(k):
                     finish(k, it, (DEAD,), True)
+                elif routes[k] is not None:
+                    routes[k](it, entry[0])
                 else:
                     finish_one(k, it, entry[0])
             elif is_async[k]:
