@@ -6,6 +6,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.runtime import plan as plan_module
+from tensorweave.runtime import routes as routes_module
 from tensorweave.runtime import policy as P
 from tensorweave.runtime import tagged
 
@@ -13,6 +14,7 @@ from tensorweave.runtime import tagged
 @pytest.fixture(autouse=True)
 def _tagged(monkeypatch):
     monkeypatch.setenv("TW_EXECUTOR", "tagged")
+    monkeypatch.setattr(tagged, "ROUTES_AFTER", 0)  # routes from the first run
 
 
 def compiled(sess, fetches, feeds=()):
@@ -36,7 +38,7 @@ def test_tables_cover_the_loop_frames_only(graph, sess):
     out = tf.identity(a) * 2.0  # root frame
     prog = compiled(sess, [i, out], [n, x]).fused
     calls = []
-    runs, routes, invariants = prog.make_routes(
+    runs, routes, invariants = routes_module.generate(prog)(
         calls.append, *([lambda *a: None] * 6), None, lambda it: "", lambda *a: None)
     names = {prog.op[k].name for k, fn in enumerate(runs) if fn is not None}
     # the predicate's island, the counter's, the body's kernels; none of the root frame
@@ -60,8 +62,25 @@ def test_no_loop_frame_no_routes(graph, sess):
     x = tf.placeholder(tf.float32, [3])
     y = tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2.0, lambda: x - 1.0)
     prog = compiled(sess, [y], [x])
-    assert (prog.fused or prog).make_routes is None
+    assert routes_module.generate(prog.fused or prog) is None
     np.testing.assert_array_equal(sess.run(y, {x: [1.0, 2.0, -1.0]}), [2.0, 4.0, -2.0])
+
+
+def test_routes_are_written_once_the_loops_ran_enough_iterations(graph, sess, monkeypatch):
+    monkeypatch.setattr(tagged, "ROUTES_AFTER", 30)
+    n = tf.placeholder(tf.int32, [])
+    i, a = tf.while_loop(lambda i, a: i < n, lambda i, a: (i + 1, a + 2.0),
+                         [tf.constant(0), tf.constant(0.0)])
+    sess.run([i, a], {n: 20})
+    (plan,) = sess._plans.values()
+    prog = plan.program.fused
+    assert prog.make_routes is None and prog.iterations == 21  # the last tests the end
+    traced(sess, [i, a], {n: 50})  # traced runs neither count nor take routes
+    assert prog.make_routes is None and prog.iterations == 21
+    assert [float(v) for v in sess.run([i, a], {n: 20})] == [20.0, 40.0]
+    assert prog.make_routes is None and prog.iterations == 42
+    assert [float(v) for v in sess.run([i, a], {n: 7})] == [7.0, 14.0]  # routed
+    assert prog.make_routes is not None
 
 
 def _nested_program():

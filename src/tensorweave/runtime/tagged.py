@@ -117,9 +117,10 @@ class TaggedProgram:
         self.const_values: Dict[int, object] = {}  # Const node -> its value (islands)
         self.plain_identities: set = set()  # Identity nodes without control inputs
         self.in_loop: List[bool] = []  # in a loop frame (an Enter too, not an Exit)
-        # the untraced form's generated value passing in loop frames (routes.py), None
-        # when it has no loop frame
+        # the untraced form's value passing in loop frames written out (routes.py):
+        # made once its runs have made ROUTES_AFTER loop iterations (`iterations`)
         self.make_routes = None
+        self.iterations = 0
 
     @property
     def uses_pool(self) -> bool:
@@ -219,9 +220,14 @@ def compile_tagged(sg, binder, policy) -> TaggedProgram:
                    and not prog.ctrl_out[k] and k not in fetched
                    for k in range(len(order))]
     prog.fused = _islands.fuse_islands(prog)
-    untraced = prog.fused or prog
-    untraced.make_routes = _routes.generate(untraced)
     return prog
+
+
+# Loop iterations of a program's untraced runs before its routes are written (routes.py):
+# writing and compiling them costs about as much as the generic path spends on 100-200
+# iterations (20 ms for a 270-node LSTM step), which a step that runs once, or a short
+# loop, would not win back.
+ROUTES_AFTER = 200
 
 
 class _Iter:
@@ -547,6 +553,7 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
         pit = fs.parent_iter
         if pit is None:
             return
+        iterations[0] += fs.next_number
         for x in prog.exits_of.get(fs.key, ()):
             if x not in fs.exits_live:
                 send(out_edges[x][0], pit, DEAD)
@@ -653,6 +660,9 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
         rdv.recv_async(key, partial(_recv_arrived, done_q.put, k, it))
 
     # the generated value passing of loop frames (routes.py), untraced
+    iterations = [0]  # of the loop frames that completed (ROUTES_AFTER)
+    if trace is None and prog.make_routes is None and prog.iterations >= ROUTES_AFTER:
+        prog.make_routes = _routes.generate(prog)  # (a concurrent run may also: the same)
     if prog.make_routes is not None and trace is None:
         runs, routes, invariant_fns = prog.make_routes(
             ready.append, send, arrive_merge, new_iter, maybe_done, control, finish,
@@ -881,5 +891,7 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
     if rit.outstanding or rit.n_children:
         raise errors.InternalError(None, None, "The step ended with work still pending "
                                    "(a loop or cond that can never complete).")
+    if trace is None:
+        prog.iterations += iterations[0]
     return [fetched.get(f, DEAD) for f in prog.fetch]
 
