@@ -184,3 +184,34 @@ def test_partitioned_loop_transfers_through_routes(graph, monkeypatch):
         a += b
     assert [int(got[0]), float(got[1]), float(got[2])] == [7, a, b]
     assert [float(x) for x in generic[1:]] == [a, b]
+
+
+def test_concurrent_runs_of_one_routed_program(graph, sess):
+    import threading
+    n = tf.placeholder(tf.int32, [])
+    start = tf.placeholder(tf.float32, [])
+    i, a = tf.while_loop(lambda i, a: i < n, lambda i, a: (i + 1, a * 0.5 + 1.0),
+                         [tf.constant(0), start])
+    sess.run([i, a], {n: 1, start: 0.0})  # one plan, routed from here on (ROUTES_AFTER 0)
+
+    def want(count, s):
+        for _ in range(count):
+            s = np.float32(s * np.float32(0.5) + np.float32(1.0))
+        return s
+    failures = []
+
+    def worker(seed):
+        rs = np.random.RandomState(seed)
+        for _ in range(30):
+            count, s = int(rs.randint(0, 40)), float(rs.randint(-50, 50))
+            got = sess.run([i, a], {n: count, start: s})
+            if int(got[0]) != count or float(got[1]) != want(count, np.float32(s)):
+                failures.append((count, s, got))
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads) and not failures
+    (plan,) = sess._plans.values()
+    assert plan.program.fused.make_routes is not None
