@@ -163,23 +163,30 @@ class KernelDef:
     instead of returning. `threaded(attrs)`, where given, says whether the kernel of a
     node with those attrs spreads its own work over every core (oneDNN's kernels do): the
     policy runs such a kernel inline, as overlapping it with others only makes them
-    share its cores (runtime/policy.kernel_weight)."""
+    share its cores (runtime/policy.kernel_weight). `bare_single`: the op has list outputs
+    ("N * T") and the kernel already returns (or passes to `done`) the value itself, not
+    a one-element list, when the node has one output, so the executor calls it without
+    an unwrapping wrapper (runtime/plan.py)."""
 
-    __slots__ = ("op_type", "device_type", "fn", "cheap", "is_async", "threaded", "where")
+    __slots__ = ("op_type", "device_type", "fn", "cheap", "is_async", "threaded", "where",
+                 "bare_single")
 
-    def __init__(self, op_type, device_type, fn, cheap, is_async, where, threaded=None):
+    def __init__(self, op_type, device_type, fn, cheap, is_async, where, threaded=None,
+                 bare_single=False):
         self.op_type, self.device_type, self.fn = op_type, device_type, fn
         self.cheap, self.is_async, self.where = cheap, is_async, where
         self.threaded = threaded
+        self.bare_single = bare_single
 
 
 def kernel(op_type: str, devices: Sequence[str] = ("CPU",), cheap: bool = True,
            is_async: bool = False,
-           threaded: Optional[Callable[[dict], bool]] = None) -> Callable:
+           threaded: Optional[Callable[[dict], bool]] = None,
+           bare_single: bool = False) -> Callable:
     """Decorator registering `fn` as the kernel of `op_type` on each device type.
 
-    `threaded`: see KernelDef; it holds for the CPU only (an accelerator's copy of the
-    kernel runs elsewhere)."""
+    `threaded`, `bare_single`: see KernelDef; `threaded` holds for the CPU only (an
+    accelerator's copy of the kernel runs elsewhere)."""
     where = _caller()
 
     def deco(fn):
@@ -189,7 +196,7 @@ def kernel(op_type: str, devices: Sequence[str] = ("CPU",), cheap: bool = True,
                 raise ValueError("Kernel for %s on %s registered twice: first at %s, again at %s"
                                  % (op_type, dev, _KERNELS[key].where, where))
             _KERNELS[key] = KernelDef(op_type, dev, fn, cheap, is_async, where,
-                                      threaded if dev == "CPU" else None)
+                                      threaded if dev == "CPU" else None, bare_single)
             for acc in ACCELERATOR_TYPES:
                 _MIRRORED.pop((op_type, acc), None)
         return fn
@@ -269,7 +276,8 @@ def _mirrored_kernel(op_type: str, device_type: str) -> Optional["KernelDef"]:
     if k is not None and device_type in ACCELERATOR_TYPES and \
             host_only_reason(op_type) is None and \
             (device_type != "GPU" or op_type in _gpu_kernel_ops()):
-        mirrored = KernelDef(op_type, device_type, k.fn, k.cheap, k.is_async, k.where)
+        mirrored = KernelDef(op_type, device_type, k.fn, k.cheap, k.is_async, k.where,
+                             bare_single=k.bare_single)
     _MIRRORED[key] = mirrored
     return mirrored
 

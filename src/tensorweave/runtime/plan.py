@@ -539,7 +539,8 @@ def _unwrap(r):
 def _kernel_fn(kd, n: _opt.Node):
     """The kernel function the executor calls for node `n`."""
     op_def = n.op._op_def if n.op is not None else None
-    if n.n_out == 1 and op_def is not None and not op_def.simple_outputs:
+    if n.n_out == 1 and op_def is not None and not op_def.simple_outputs and \
+            not kd.bare_single:
         return _single_of_list(kd.fn, kd.is_async)
     return kd.fn
 

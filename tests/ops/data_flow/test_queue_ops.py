@@ -679,3 +679,30 @@ def test_padding_fifo_pads_across_enqueued_batches(sess):
     ints, floats = sess.run(q.dequeue_many(3))
     assert ints.tolist() == [[1, 0, 0], [2, 0, 0], [3, 3, 3]]
     assert floats.tolist() == [[1, 1], [2, 2], [3, 3]]
+
+
+def test_one_component_dequeues_are_called_without_an_unwrapping_wrapper():
+    from tensorweave.framework import registry
+    from tensorweave.runtime import plan as plan_module
+    with tf.Graph().as_default():
+        q1 = tf.FIFOQueue(10, [tf.float32], shapes=[[2]])
+        q2 = tf.FIFOQueue(10, [tf.float32, tf.int32], shapes=[[], []])
+        fill = [q1.enqueue_many([[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]]),
+                q2.enqueue_many([[1.0, 2.0], [7, 8]])]
+        one, many, up_to = q1.dequeue(), q1.dequeue_many(1), q1.dequeue_up_to(1)
+        pair = q2.dequeue()
+        sg = plan_module.prune([one, many, up_to] + list(pair), [], [])
+        for node in sg.nodes:
+            if node.type.startswith("QueueDequeue"):
+                kd = registry.get_kernel(node.type, "CPU")
+                fn = plan_module._kernel_fn(kd, node)
+                # the kernel hands one component's array itself (and two as a list)
+                assert fn is kd.fn, node.name
+        with tf.Session() as sess:
+            sess.run(fill)
+            # one run each: the three dequeues of q1 are unordered within a run
+            got = [sess.run(one), sess.run(many), sess.run(up_to)] + sess.run(list(pair))
+    np.testing.assert_array_equal(got[0], [1.0, 2.0])
+    np.testing.assert_array_equal(got[1], [[3.0, 4.0]])
+    np.testing.assert_array_equal(got[2], [[5.0, 6.0]])
+    assert float(got[3]) == 1.0 and int(got[4]) == 7

@@ -253,7 +253,8 @@ def _register_enqueue(op_type: str, many: bool) -> None:
 
 
 def _register_dequeue(op_type: str, what: Optional[str], allow_smaller: bool) -> None:
-    @kernel(op_type, is_async=True)
+    # a queue of one component hands the array itself (`single`): no unwrapping needed
+    @kernel(op_type, is_async=True, bare_single=True)
     def _dequeue(ctx, state, done, handle, *n):
         q = _queue_of(ctx, handle)
         count = _count(n[0], what) if n else None
