@@ -42,7 +42,8 @@ _route_ids = itertools.count()
 def generate(prog) -> Optional[Callable]:
     """The `make(ready_append, send, arrive_merge, new_iter, maybe_done, control,
     finish, rdv, xkey_of, wait_remote)` of `prog` (an untraced tagged.TaggedProgram:
-    the first six are the run's closures of those names, `rdv` its in-process
+    the first seven are the run's closures of those names (`ready_append`: its ready
+    queue's append), `rdv` its in-process
     rendezvous or None, `wait_remote(k, it, key)` waits for a `_Recv`'s value),
     returning the three tables (runs, routes, invariants) indexed by node (None where
     the generic path runs); None when `prog` has no loop frame."""
@@ -52,6 +53,9 @@ def generate(prog) -> Optional[Callable]:
 
 
 class _Writer:
+    """Writes the source of one program's `make` (the node kinds come from tagged.py,
+    imported here: tagged imports this module)."""
+
     def __init__(self, prog):
         from tensorweave.runtime import tagged as t
         self.t = t
