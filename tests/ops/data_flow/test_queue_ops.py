@@ -706,3 +706,40 @@ def test_one_component_dequeues_are_called_without_an_unwrapping_wrapper():
     np.testing.assert_array_equal(got[1], [[3.0, 4.0]])
     np.testing.assert_array_equal(got[2], [[5.0, 6.0]])
     assert float(got[3]) == 1.0 and int(got[4]) == 7
+
+
+@pytest.mark.parametrize("make", [
+    lambda: tf.FIFOQueue(4, [tf.float32, tf.int32], shapes=[[2], []]),
+    lambda: tf.PaddingFIFOQueue(4, [tf.float32, tf.int32], shapes=[[None], []])])
+def test_single_dequeues_across_blocks_with_an_enqueuer_waiting_and_after_close(make):
+    # single dequeues take their element from the front block directly unless a waiter
+    # is involved: the same elements in the same order either way
+    with tf.Graph().as_default():
+        q = make()
+        xs = tf.placeholder(tf.float32, [None, 2])
+        ks = tf.placeholder(tf.int32, [None])
+        fill = q.enqueue_many([xs, ks])
+        x, k = q.dequeue()
+        size = q.size()
+        close = q.close()
+        with tf.Session() as sess:
+            rows = np.arange(12, dtype=np.float32).reshape(6, 2)
+            sess.run(fill, {xs: rows[:3], ks: [0, 1, 2]})  # one block of 3
+            sess.run(fill, {xs: rows[3:4], ks: [3]})  # a block of 1: the queue is full
+            # a block of 2 waits for room (an enqueuer waiting: the general path)
+            waiting = threading.Thread(target=sess.run, args=(fill, {xs: rows[4:], ks: [4, 5]}))
+            waiting.start()
+            res = _res(sess, q)
+            _wait_until(lambda: len(res._enqueuers) == 1, "the enqueue to wait")
+            got = [sess.run([x, k]) for _ in range(2)]  # room for the waiting rows
+            waiting.join(WAIT)
+            assert not waiting.is_alive() and not res._enqueuers
+            got += [sess.run([x, k]) for _ in range(2)]
+            sess.run(close)
+            got += [sess.run([x, k]) for _ in range(2)]  # a closed queue still drains
+            assert sess.run(size) == 0
+            with pytest.raises(tf.errors.OutOfRangeError):
+                sess.run([x, k])
+    for j, (xv, kv) in enumerate(got):
+        np.testing.assert_array_equal(xv, rows[j])
+        assert int(kv) == j and np.asarray(kv).shape == ()

@@ -126,6 +126,11 @@ class QueueResource:
         self._dequeuers: deque = deque()
         self._fixed = [s if s is not None and None not in s else None for s in self.shapes]
         self._init_storage()
+        # the blocks storage below, not an ordered variant's: a single dequeue may take
+        # its element straight from the front block (`_dequeue`)
+        cls = type(self)
+        self._plain = cls._take is QueueResource._take and \
+            cls._reserve is QueueResource._reserve and cls._size is QueueResource._size
 
     # --- storage (overridden by the ordered variants) -----------------------------------
     def _init_storage(self):
@@ -279,6 +284,23 @@ class QueueResource:
 
     def _dequeue(self, state, done, n, allow_smaller, single) -> None:
         """dequeue_async; `single` hands a one-component result as the array itself."""
+        if n is None and self._plain:
+            # the common case of a loop dequeuing one element: there is one, nobody waits
+            # ahead of us, no enqueuer waits for room (else the general path below)
+            out = None
+            with self._lock:
+                if self._count and not self._dequeuers and not self._enqueuers:
+                    block, f = self._blocks[0], self._front
+                    if f + 1 < _rows(block):
+                        self._front = f + 1
+                    else:
+                        self._blocks.popleft()
+                        self._front = 0
+                    self._count -= 1
+                    out = [c[f, ...] for c in block]  # views, as `_take` + `_result` give
+            if out is not None:
+                done(result=out[0] if single else out)
+                return
         if n is not None:
             try:
                 self._check_many()
