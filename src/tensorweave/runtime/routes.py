@@ -131,17 +131,23 @@ class _Writer:
     # -- the functions ------------------------------------------------------------------
 
     def merge(self, k: int) -> None:
-        """A forwarded Merge's live input `v` at `slot` (its input `i`): the first wins."""
-        out = self.lines
-        out.append("    def merge_%d(it, v, slot, i):" % k)
-        out.append("        if %d in it.merge_live:" % k)
-        out.append("            return")
-        out.append("        inputs, pending = it.inputs, it.pending")
-        out.append("        inputs[slot] = v")
-        out.append("        it.merge_live[%d] = i" % k)
-        self.send_live(k, 0, "v", "it", 2, inline=False)
-        self.send_live(k, 1, "MI[i]", "it", 2, inline=False)
-        self.control(k, "it", 2)
+        """`merge_<k>(it, v, slot, i)`: a forwarded Merge's live input `v` at `slot`
+        (its input `i`)."""
+        self.lines.append("    def merge_%d(it, v, slot, i):" % k)
+        self.lines.append("        inputs, pending = it.inputs, it.pending")
+        self.merge_body(k, "v", "slot", "i", 2)
+
+    def merge_body(self, k: int, v: str, slot: str, i: str, depth: int) -> None:
+        """A forwarded Merge taking the live value `v` at `slot` (its input `i`) unless
+        a value came first, its consumers written out below (calls under them)."""
+        pad = "    " * depth
+        self.lines.extend([pad + "if %d not in it.merge_live:" % k,
+                           pad + "    inputs[%s] = %s" % (slot, v),
+                           pad + "    it.merge_live[%d] = %s" % (k, i)])
+        self.send_live(k, 0, v, depth + 1, inline=False)
+        self.send_live(k, 1, "MI[%s]" % i, depth + 1, inline=False)
+        self.control(k, depth + 1)
+        self.lines.append(pad + "    pass")
 
     def switch(self, k: int) -> None:
         """A forwarded Switch whose inputs have arrived, live: False when its predicate
@@ -178,14 +184,14 @@ class _Writer:
         out.append(pad + "    %s = inputs[%d]" % (v, base))
         out.append(pad + "    if %s:" % taken)
         depth = len(pad) // 4 + 2
-        self.send_dead(k, 0, "it", depth)
-        self.send_live(k, 1, v, "it", depth, inline=False)
+        self.send_dead(k, 0, depth)
+        self.send_live(k, 1, v, depth, inline=False)
         out.append(pad + "        pass")
         out.append(pad + "    else:")
-        self.send_live(k, 0, v, "it", depth, inline=False)
-        self.send_dead(k, 1, "it", depth)
+        self.send_live(k, 0, v, depth, inline=False)
+        self.send_dead(k, 1, depth)
         out.append(pad + "        pass")
-        self.control(k, "it", depth - 1)
+        self.control(k, depth - 1)
 
     def next_iteration(self, k: int) -> None:
         """A forwarded NextIteration's live value: to the next iteration, created if the
@@ -200,12 +206,12 @@ class _Writer:
         out.append("                nxt = new_iter(fs)")
         out.append("            else:")
         out.append("                fs.deferred.append((%d, v))" % k)
-        self.control(k, "it", 4)
+        self.control(k, 4)
         out.append("                return")
-        self.control(k, "it", 2)
+        self.control(k, 2)
         out.append("        it = nxt")
         out.append("        inputs, pending = it.inputs, it.pending")
-        self.send_live(k, 0, "v", "it", 2)
+        self.send_live(k, 0, "v", 2)
 
     def route(self, k: int, run: bool) -> None:
         """`run_<k>(it)` (the kernel, then its outputs) or `route_<k>(it, v)`."""
@@ -223,7 +229,7 @@ class _Writer:
             out.append("    def route_%d(it, v):" % k)
             out.append("        inputs, pending = it.inputs, it.pending")
         if n_out == 1:
-            self.send_live(k, 0, "v", "it", 2)
+            self.send_live(k, 0, "v", 2)
         else:
             out.append("        if v is None:")
             out.append("            v = (None,) * %d" % n_out)
@@ -231,8 +237,8 @@ class _Writer:
             for port in range(n_out):
                 if p.out_edges[k][port]:
                     out.append("        v%d = v[%d] if n > %d else None" % (port, port, port))
-                    self.send_live(k, port, "v%d" % port, "it", 2)
-        self.control(k, "it", 2)
+                    self.send_live(k, port, "v%d" % port, 2)
+        self.control(k, 2)
         self.finished(2)
 
     def invariant(self, k: int) -> None:
@@ -243,7 +249,7 @@ class _Writer:
         out.append("        if v is DEAD:")
         out.append("            return send(E%d_0, it, v)" % k)
         out.append("        inputs, pending = it.inputs, it.pending")
-        self.send_live(k, 0, "v", "it", 2, inline=False)
+        self.send_live(k, 0, "v", 2, inline=False)
 
     def transfer(self, k: int) -> None:
         """A plain `_Send` or `_Recv` of a live iteration, as tagged.py's main loop runs
@@ -263,8 +269,8 @@ class _Writer:
             out.append("            return finish(%d, it, (DEAD,), True)" % k)
             out.append("        inputs, pending = it.inputs, it.pending")
             out.append("        v = entry[0]")
-            self.send_live(k, 0, "v", "it", 2)
-        self.control(k, "it", 2)
+            self.send_live(k, 0, "v", 2)
+        self.control(k, 2)
         self.finished(2)
 
     def finished(self, depth: int) -> None:
@@ -274,93 +280,72 @@ class _Writer:
                            pad + "if not o and not it.n_children:",
                            pad + "    maybe_done(it.frame, it)"])
 
-    def control(self, k: int, it: str, depth: int) -> None:
+    def control(self, k: int, depth: int) -> None:
         """A live node's control successors told (tagged.py's `control`)."""
         if self.prog.ctrl_out[k]:
-            self.lines.append("    " * depth + "control(%d, %s, False)" % (k, it))
+            self.lines.append("    " * depth + "control(%d, it, False)" % k)
 
     # -- one value to its consumers -----------------------------------------------------
 
-    def send_dead(self, k: int, port: int, it: str, depth: int) -> None:
+    def send_dead(self, k: int, port: int, depth: int) -> None:
         """The code passing a dead value of (k, port) on (`send` for a dead value): an
         Exit ignores it while its loop runs, a NextIteration drops it, any other
         consumer is marked dead and, once ready, goes through the ready queue."""
         t, p, out = self.t, self.prog, self.lines
         pad = "    " * depth
-        inputs, pending = _slots(it)
         for dst, slot in p.out_edges[k][port]:
             kd = p.kind[dst]
             if kd == t.MERGE:
-                out.append(pad + "arrive_merge(%d, %s, %d, DEAD)" % (dst, it, slot))
+                out.append(pad + "arrive_merge(%d, it, %d, DEAD)" % (dst, slot))
                 continue
-            out.append(pad + "%s[%d] = DEAD" % (inputs, slot))
+            out.append(pad + "inputs[%d] = DEAD" % slot)
             if p.pending0[dst] != 1:
-                out.append(pad + "p = %s[%d] - 1" % (pending, dst))
-                out.append(pad + "%s[%d] = p" % (pending, dst))
+                out.extend([pad + "p = pending[%d] - 1" % dst, pad + "pending[%d] = p" % dst])
             if kd == t.EXIT:
                 continue
-            out.append(pad + "%s.dead[%d] = True" % (it, dst))
+            out.append(pad + "it.dead[%d] = True" % dst)
             if kd == t.NEXT and p.inline[dst]:
                 continue  # the loop's end: nothing goes on
             inner = pad
             if p.pending0[dst] != 1:
                 out.append(pad + "if p == 0:")
                 inner = pad + "    "
-            out.append(inner + "%s.outstanding += 1" % it)
-            out.append(inner + "ready_append((%d, %s))" % (dst, it))
+            out.extend([inner + "it.outstanding += 1", inner + "ready_append((%d, it))" % dst])
 
-    def send_live(self, k: int, port: int, v: str, it: str, depth: int,
-                  inline: bool = True) -> None:
-        """The code passing the live value `v` of (k, port) to its consumers in
-        iteration `it` (tagged.py's `send` for a live value, consumer by consumer). With
-        `inline`, a forwarded Merge or Switch consumer is written out in place (one
-        level: calls below it)."""
+    def send_live(self, k: int, port: int, v: str, depth: int, inline: bool = True) -> None:
+        """The code passing the live value `v` of (k, port) to its consumers in the
+        function's iteration `it` (its `inputs` and `pending` bound: tagged.py's `send`
+        for a live value, consumer by consumer). With `inline`, a forwarded Merge or
+        Switch consumer is written out in place (one level: calls below it)."""
         t, p, out = self.t, self.prog, self.lines
         pad = "    " * depth
-        inputs, pending = _slots(it)
         for dst, slot in p.out_edges[k][port]:
             kd = p.kind[dst]
-            if kd == t.MERGE and dst in self.merges and inline and it == "it":
+            if kd == t.MERGE and dst in self.merges:
                 i = slot - p.in_base[dst]
-                out.append(pad + "if %d not in it.merge_live:" % dst)
-                out.append(pad + "    inputs[%d] = %s" % (slot, v))
-                out.append(pad + "    it.merge_live[%d] = %d" % (dst, i))
-                self.send_live(dst, 0, v, it, depth + 1, inline=False)
-                self.send_live(dst, 1, "MI[%d]" % i, it, depth + 1, inline=False)
-                self.control(dst, it, depth + 1)
-                out.append(pad + "    pass")
+                if inline:
+                    self.merge_body(dst, v, str(slot), str(i), depth)
+                else:
+                    out.append(pad + "merge_%d(it, %s, %d, %d)" % (dst, v, slot, i))
                 continue
             if kd == t.MERGE:
-                if dst in self.merges:
-                    out.append(pad + "merge_%d(%s, %s, %d, %d)"
-                               % (dst, it, v, slot, slot - p.in_base[dst]))
-                else:
-                    out.append(pad + "arrive_merge(%d, %s, %d, %s)" % (dst, it, slot, v))
+                out.append(pad + "arrive_merge(%d, it, %d, %s)" % (dst, slot, v))
                 continue
-            out.append(pad + "%s[%d] = %s" % (inputs, slot, v))
+            out.append(pad + "inputs[%d] = %s" % (slot, v))
             inner = pad
             if p.pending0[dst] != 1:
-                out.append(pad + "p = %s[%d] - 1" % (pending, dst))
-                out.append(pad + "%s[%d] = p" % (pending, dst))
-                out.append(pad + "if p == 0:")
+                out.extend([pad + "p = pending[%d] - 1" % dst, pad + "pending[%d] = p" % dst,
+                            pad + "if p == 0:"])
                 inner = pad + "    "
             if dst in self.nexts:
-                out.append(inner + "next_%d(%s, %s)" % (dst, it, v))
-            elif dst in self.switches and inline and it == "it":
+                out.append(inner + "next_%d(it, %s)" % (dst, v))
+            elif dst in self.switches and inline:
                 self.switch_body(dst, inner, schedule=True)
             elif dst in self.switches:
-                out.append(inner + "if (%s.dead and %s.dead.get(%d)) or not switch_%d(%s):"
-                           % (it, it, dst, dst, it))
-                out.append(inner + "    %s.outstanding += 1" % it)
-                out.append(inner + "    ready_append((%d, %s))" % (dst, it))
+                out.append(inner + "if (it.dead and it.dead.get(%d)) or not switch_%d(it):"
+                           % (dst, dst))
+                out.extend([inner + "    it.outstanding += 1",
+                            inner + "    ready_append((%d, it))" % dst])
             else:
-                out.append(inner + "%s.outstanding += 1" % it)
-                out.append(inner + "ready_append((%d, %s))" % (dst, it))
-
-
-def _slots(it: str) -> tuple:
-    """The expressions of iteration `it`'s input slots and pending counts: the
-    function's locals for its own iteration (`it`), else attributes."""
-    if it == "it":
-        return "inputs", "pending"
-    return it + ".inputs", it + ".pending"
+                out.extend([inner + "it.outstanding += 1",
+                            inner + "ready_append((%d, it))" % dst])

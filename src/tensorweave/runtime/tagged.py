@@ -121,6 +121,7 @@ class TaggedProgram:
         # made once its runs have made ROUTES_AFTER loop iterations (`iterations`)
         self.make_routes = None
         self.iterations = 0
+        self.no_routes: tuple = ()  # a None per node: the tables of a run without them
 
     @property
     def uses_pool(self) -> bool:
@@ -219,6 +220,7 @@ def compile_tagged(sg, binder, policy) -> TaggedProgram:
     prog.inline = [plain_pending.get(prog.kind[k]) == prog.pending0[k]
                    and not prog.ctrl_out[k] and k not in fetched
                    for k in range(len(order))]
+    prog.no_routes = (None,) * len(order)
     prog.fused = _islands.fuse_islands(prog)
     return prog
 
@@ -668,7 +670,7 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
             ready.append, send, arrive_merge, new_iter, maybe_done, control, finish,
             rdv if xfer is prog.xfer else None, xkey_of, wait_remote)
     else:
-        runs = routes = invariant_fns = [None] * len(kind)
+        runs = routes = invariant_fns = prog.no_routes
 
     root = _FrameState(prog.root_key, "", None, 1, 0)
     rit = new_iter(root)
