@@ -203,6 +203,18 @@ def test_word_stream_hands_out_the_streams_words_in_order():
     assert got == philox.words(key, counter, 178).tolist()[:711]
 
 
+def test_word_stream_read_for_long_draws_larger_chunks_of_the_same_words():
+    key, counter = (7, 9), (0xFFFFFF00, 0xFFFFFFFF, 3, 0)
+    stream = philox.WordStream(key, counter)
+    got, chunks = [], []
+    for _ in range(200):   # a shuffle queue's dequeue_many(100), 200 times
+        got += stream.take(100)
+        chunks.append(stream._chunk)
+    assert got == philox.words(key, counter, 5000).tolist()
+    assert chunks[-1] == philox.WordStream._MAX_CHUNK_BLOCKS   # grown from 64 blocks
+    assert len(set(chunks)) > 2
+
+
 def test_stateless_first_doubles_are_each_seeds_first_uniform():
     rng = np.random.RandomState(4)
     seeds = np.concatenate([rng.randint(-2 ** 62, 2 ** 62, (40, 2)), [[-1, 5], [0, 0]],

@@ -131,14 +131,21 @@ def words(key: Key, counter: Counter, n_blocks: int) -> np.ndarray:
 
 class WordStream:
     """The words of a stream one at a time, in order (TF's SingleSampleAdapter over a
-    PhiloxRandom), drawn a chunk of blocks at a time."""
+    PhiloxRandom), drawn a chunk of blocks at a time.
+
+    A pass of the generator costs about 60 NumPy calls whatever its size, so a stream
+    read for long (a shuffle queue draws one word per element) draws larger chunks: each
+    refill doubles the chunk, from 64 blocks up to 1024. The words are the same (block i
+    is Philox(key, counter + i) whatever the chunks)."""
 
     _CHUNK_BLOCKS = 64
+    _MAX_CHUNK_BLOCKS = 1024
 
     def __init__(self, key: Key, counter: Counter):
         self._key, self._counter = key, counter
         self._words: list = []
         self._next = 0
+        self._chunk = self._CHUNK_BLOCKS
 
     def __call__(self) -> int:
         if self._next == len(self._words):
@@ -152,15 +159,17 @@ class WordStream:
         self._next += len(out)
         missing = n - len(out)
         if missing:
-            self._refill(max(-(-missing // 4), self._CHUNK_BLOCKS))
+            self._refill(max(-(-missing // 4), self._chunk))
             out += self._words[:missing]
             self._next = missing
         return out
 
-    def _refill(self, n_blocks: int = _CHUNK_BLOCKS) -> None:
+    def _refill(self, n_blocks: int = 0) -> None:
+        n_blocks = n_blocks or self._chunk
         self._words = words(self._key, self._counter, n_blocks).tolist()
         self._counter = skip(self._counter, n_blocks)
         self._next = 0
+        self._chunk = min(2 * self._chunk, self._MAX_CHUNK_BLOCKS)
 
 
 # --- uniform -------------------------------------------------------------------------------
