@@ -20,7 +20,9 @@ idle, so no other workload's threads run during it), then runs WARMUP steps unme
 Side by side: the same program then runs under TensorFlow (TF_PYTHON, default
 ~/.cache/tensorweave-bench-tf/bin/python; skipped if missing) in its own interpreter,
 with `tensorflow.compat.v1` in place of tensorweave, and the figures add TensorFlow's
-ratios and tensorweave's mean step over TensorFlow's for each pipeline.
+ratios and tensorweave's mean step over TensorFlow's for each pipeline. Where tensorweave
+reads through input worker processes (train/input_processes.py: by default for decode_csv
+on any machine), a block also waits until those processes are idle.
 Writes an extra-figures JSON for results.py.
 
 Usage: [TF_PYTHON=...] python benchmarks/input_pipeline.py OUT_JSON
@@ -93,6 +95,37 @@ def decode_raw_records(filenames):
     return values[:, :FEATURES], tf.cast(values[:, FEATURES], tf.int64)
 
 
+def _children_cpu_ticks() -> dict:
+    """{pid: CPU ticks used} of this process's child processes (Linux; {} elsewhere)."""
+    me, out = os.getpid(), {}
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return out
+    for pid in pids:
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                fields = f.read().rsplit(") ", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == me:
+            out[int(pid)] = int(fields[11]) + int(fields[12])
+    return out
+
+
+def wait_for_idle_children(deadline: float, quiet: float = 0.03) -> None:
+    """Until no child process (tensorweave's input workers, which read ahead into their
+    pipes after the queue is full) used CPU for `quiet` seconds, or `deadline`: a block
+    must not share the CPU with another workload's reading."""
+    last = _children_cpu_ticks()
+    while last and time.monotonic() < deadline:
+        time.sleep(quiet)
+        now = _children_cpu_ticks()
+        if now == last:
+            return
+        last = now
+
+
 class Workload:
     """One session running the training step; pipelines also own their threads."""
 
@@ -113,12 +146,16 @@ class Workload:
                 self.threads = tf.train.start_queue_runners(self.sess, self.coord)
 
     def wait_until_full(self, timeout: float = 10.0) -> None:
-        """Until the batch queue is full: the reading threads are blocked, idle."""
+        """Until the batch queue is full: the reading threads are blocked, idle (and
+        input worker processes, which read ahead of the queue, too: see
+        `wait_for_idle_children`)."""
         if self.size is None:
             return
         deadline = time.monotonic() + timeout
         while self.size() < CAPACITY and time.monotonic() < deadline:
             time.sleep(0.001)
+        wait_for_idle_children(deadline)
+
 
     def block(self) -> tuple:
         """(median, mean) step time of STEPS steps after WARMUP unmeasured ones."""

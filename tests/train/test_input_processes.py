@@ -27,21 +27,59 @@ def _csv_files(directory, files=3, rows=10):
 
 @pytest.fixture(autouse=True)
 def _places_for_workers(monkeypatch):
-    """Workers on any machine (by default a 2-core one, like CI's, gets none)."""
+    """Four places for workers on any machine (by default a 2-core one, like CI's, has
+    none but the two for parsing subgraphs), and no extra places for parsing."""
     import threading
     monkeypatch.setattr(input_processes, "_WORKERS", threading.BoundedSemaphore(4))
+    monkeypatch.setattr(input_processes, "_PARSING_WORKERS", threading.BoundedSemaphore(0))
 
 
 def test_places_for_workers_by_cores_and_setting(monkeypatch):
     monkeypatch.delenv(input_processes.ENV, raising=False)
-    for cores, places in ((1, 0), (2, 0), (4, 2), (16, 14)):
+    for cores, places, parsing in ((1, 0, 0), (2, 0, 2), (4, 2, 2), (16, 14, 2)):
         monkeypatch.setattr(os, "cpu_count", lambda: cores)
         assert input_processes._worker_places() == places
+        assert input_processes._parsing_places() == parsing
     monkeypatch.setenv(input_processes.ENV, "1")
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     assert input_processes._worker_places() == 2
+    assert input_processes._parsing_places() == 0
     monkeypatch.setenv(input_processes.ENV, "0")
     assert input_processes._worker_places() == 0 and not input_processes.enabled()
+    assert input_processes._parsing_places() == 0
+
+
+def test_only_parsing_subgraphs_take_the_places_for_parsing(tmp_path, monkeypatch):
+    """With no general place (a 2-core machine's default) and two for parsing: the two
+    threads of a decode_csv runner each get a worker, a decode_raw runner none; every
+    record arrives once either way, and the places are given back."""
+    import threading
+    made = _feeders(monkeypatch)
+    general, parsing = threading.BoundedSemaphore(0), threading.BoundedSemaphore(2)
+    monkeypatch.setattr(input_processes, "_WORKERS", general)
+    monkeypatch.setattr(input_processes, "_PARSING_WORKERS", parsing)
+    paths = _csv_files(tmp_path, files=4, rows=30)
+    record_path = str(tmp_path / "r.tfrecord")
+    _tfrecords(record_path, [[float(i), -float(i)] for i in range(40)])
+    with tf.Graph().as_default():
+        files = tf.train.string_input_producer(paths, shuffle=False, num_epochs=1)
+        _, lines = tf.TextLineReader().read_up_to(files, 7)
+        ids, _ = tf.decode_csv(lines, [[0], [0.0]])
+        csv_batch = tf.train.batch([ids], 8, num_threads=2, enqueue_many=True,
+                                   allow_smaller_final_batch=True)
+        got = np.concatenate(_run_to_the_end(csv_batch))
+    assert len(made) == 2
+    assert sorted(got.tolist()) == [100 * k + i for k in range(4) for i in range(30)]
+    with tf.Graph().as_default():
+        files = tf.train.string_input_producer([record_path], shuffle=False, num_epochs=1)
+        _, record = tf.TFRecordReader().read(files)
+        values = tf.reshape(tf.decode_raw(record, tf.float32), [2])
+        raw_batch = tf.train.batch([values], 8, num_threads=2,
+                                   allow_smaller_final_batch=True)
+        got = np.concatenate(_run_to_the_end(raw_batch))
+    assert len(made) == 2  # no worker for decode_raw
+    assert sorted(got[:, 0].tolist()) == [float(i) for i in range(40)]
+    assert all(parsing.acquire(blocking=False) for _ in range(2))
 
 
 def _feeders(monkeypatch):

@@ -22,8 +22,11 @@ that uses any other state (variables, tables, random ops, py_func), a reader who
 handle has other users (its counters, serialize_state), a shared reader, a session on a
 cluster target and the deterministic mode keep the thread, as do the threads beyond the
 places for workers: by default one per core beyond the two the training process keeps
-busy (`_worker_places`; none on a 2-core machine, where they did not pay).
-`TW_INPUT_PROCESSES=1` allows them on any machine, `=0` turns them off.
+busy (`_worker_places`), and two more for subgraphs that parse text (`_PARSING`: CSV
+fields, Example protos, numbers in strings), whose per-record work is heavy enough to
+pay for a worker even on a 2-core machine (`_parsing_places`).
+`TW_INPUT_PROCESSES=1` allows one per core (at least two) for any subgraph, `=0` turns
+them off.
 """
 from __future__ import annotations
 
@@ -39,6 +42,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework import registry as _reg
 from tensorweave.framework.graph import upstream_ops
+from tensorweave.ops.math import blas
 
 _log = logging.getLogger("tensorflow")
 
@@ -54,13 +58,24 @@ _HARMLESS = frozenset({"Assert", "_AssertCompare", "_AssertNear", "_AssertRank",
                        "CheckNumerics", "Print", "PrintV2", "ControlTrigger",
                        "GuaranteeConst", "Timestamp"})
 _HARMLESS_PREFIXES = ("TensorArray", "Stack")
+# Ops that parse text or protos record by record: their subgraphs may take the extra
+# places of `_parsing_places`.
+_PARSING = frozenset({"DecodeCSV", "StringToNumber", "ParseExample", "ParseExampleV2",
+                      "ParseSingleExample", "ParseSequenceExample",
+                      "ParseSequenceExampleV2", "ParseSingleSequenceExample",
+                      "DecodeJSONExample", "ParseTensor"})
 # Places for worker processes alive at once in this process (made on first use; see
 # `_worker_places`): a runner's threads beyond them run their op in this process.
 _WORKERS: Optional[threading.BoundedSemaphore] = None
+# The extra places only subgraphs that parse text may take (`_parsing_places`).
+_PARSING_WORKERS: Optional[threading.BoundedSemaphore] = None
 _WORKERS_LOCK = threading.Lock()
 _MAX_ROWS = 64       # single elements stacked per message
 _MAX_WAIT = 0.02     # seconds a started batch of single elements may wait for more
 _PIPE_BYTES = 1 << 20
+# seconds an enqueue waits for room before the worker counts as idle for BLAS (ops/math/
+# blas.py); a queue the training steps drain frees room sooner
+_IDLE_AFTER = 0.005
 
 
 def enabled() -> bool:
@@ -72,11 +87,11 @@ def _worker_places() -> int:
     """How many worker processes may run at once. A worker pays for itself only with a
     core of its own: the training process keeps two busy (its steps, and NumPy's BLAS
     threads, which spin between products). On a 2-core machine the in-process threads
-    were as fast or faster (TFRecord mean-step ratio 1.64 against 1.84 with workers,
-    CSV 3.02 against 3.12); on 16 cores the workers won (1.40 against 1.74, and 1.58
-    against 3.81; benchmarks/RESULTS.md). So by default one per core beyond two;
-    TW_INPUT_PROCESSES=1 allows one per core (at least two) whatever the machine, =0
-    none."""
+    were as fast or faster for TFRecord + decode_raw (mean-step ratio 1.64 against 1.84
+    with workers); on 16 cores the workers won (1.40 against 1.74, and 1.58 against
+    3.81 for CSV; benchmarks/RESULTS.md). So by default one per core beyond two, and
+    `_parsing_places` more for subgraphs that parse text; TW_INPUT_PROCESSES=1 allows
+    one per core (at least two) whatever the machine, =0 none."""
     cores = os.cpu_count() or 1
     setting = os.environ.get(ENV, "")
     if setting == "0":
@@ -86,13 +101,42 @@ def _worker_places() -> int:
     return max(0, cores - 2)
 
 
-def _take_place() -> bool:
-    global _WORKERS
-    if _WORKERS is None:
+def _parsing_places() -> int:
+    """How many more worker processes subgraphs that parse text may run, beyond
+    `_worker_places`: two by default (none on one core). Parsing holds the GIL for
+    most of a record's work (decode_csv about 2 us a record here), so in threads it
+    serializes with the training steps, which then wait for data: on a 2-core machine,
+    with the two reading threads of shuffle_batch(num_threads=2), the mean step over
+    a step fed from memory went from about 3.3 (CSV + decode_csv, threads) to 2.0
+    (workers), and from 2.5 to 1.9 for TFRecords of Examples + parse_example; one
+    worker and one thread gave 3.1 (the thread still holds the GIL). A TFRecord +
+    decode_raw subgraph (0.4 us a record) gains nothing from a worker there (1.7-1.8
+    threads, 1.9-2.0 workers) and keeps the general places. TW_INPUT_PROCESSES set:
+    none beyond `_worker_places`."""
+    if os.environ.get(ENV, "") in ("0", "1"):
+        return 0
+    return 2 if (os.cpu_count() or 1) >= 2 else 0
+
+
+def _semaphores() -> tuple:
+    global _WORKERS, _PARSING_WORKERS
+    if _WORKERS is None or _PARSING_WORKERS is None:
         with _WORKERS_LOCK:
             if _WORKERS is None:
                 _WORKERS = threading.BoundedSemaphore(_worker_places())
-    return _WORKERS.acquire(blocking=False)
+            if _PARSING_WORKERS is None:
+                _PARSING_WORKERS = threading.BoundedSemaphore(_parsing_places())
+    return _WORKERS, _PARSING_WORKERS
+
+
+def _take_place(parses: bool):
+    """A place for one worker process (the semaphore to give it back to), or None."""
+    general, parsing = _semaphores()
+    if general.acquire(blocking=False):
+        return general
+    if parses and parsing.acquire(blocking=False):
+        return parsing
+    return None
 
 
 class Producer:
@@ -104,15 +148,18 @@ class Producer:
       work_queue: the filename queue op (its handle tensor is `work_queue.outputs[0]`).
       target: the handle tensor of the queue the enqueue op fills.
       many: whether the enqueue op takes a batch (QueueEnqueueManyV2).
+      parses: whether the subgraph parses text (an op of `_PARSING`).
     """
 
-    def __init__(self, enqueue_op, graph_def: bytes, work_queue, many: bool):
+    def __init__(self, enqueue_op, graph_def: bytes, work_queue, many: bool,
+                 parses: bool = False):
         self.enqueue_op = enqueue_op
         self.graph_def = graph_def
         self.fetches = [t.name for t in enqueue_op.inputs[1:]]
         self.work_queue = work_queue
         self.target = enqueue_op.inputs[0]
         self.many = many
+        self.parses = parses
 
 
 def producer_of(enqueue_op) -> Optional[Producer]:
@@ -140,7 +187,8 @@ def producer_of(enqueue_op) -> Optional[Producer]:
             continue
         if _reg.get_op_def(op.type).stateful:
             return None
-    return Producer(enqueue_op, _subgraph(enqueue_op, queue), queue, many)
+    return Producer(enqueue_op, _subgraph(enqueue_op, queue), queue, many,
+                    parses=any(op.type in _PARSING for op in ops))
 
 
 def _subgraph(enqueue_op, queue) -> bytes:
@@ -169,12 +217,13 @@ def feeder_for(sess, enqueue_op) -> Optional["ProcessFeeder"]:
     if determinism.of_session(sess):
         return None
     producer = producer_of(enqueue_op)
-    if producer is None or not _take_place():
+    place = None if producer is None else _take_place(producer.parses)
+    if place is None:
         return None
     try:
-        return ProcessFeeder(sess, producer)
+        return ProcessFeeder(sess, producer, place)
     except BaseException as e:
-        _WORKERS.release()
+        place.release()
         if not isinstance(e, OSError):
             raise
         # no way to start a process here: the thread runs the op
@@ -206,13 +255,13 @@ class ProcessFeeder:
     subgraph hands the op back to this process: `step()` then runs the op itself.
     """
 
-    def __init__(self, sess, producer: Producer):
+    def __init__(self, sess, producer: Producer, place: threading.BoundedSemaphore):
         import subprocess  # here: `import tensorweave` does not need it
         from tensorweave.train.process_channel import Channel
         self._sess = sess
         self._op = producer.enqueue_op
         self._fallback = None
-        self._holds_place = True  # one of _WORKERS, taken by feeder_for
+        self._place = place  # the semaphore feeder_for took this worker's place from
         target, units = sess.run([producer.target, producer.work_queue.outputs[0]])
         self._target, self._units = target.queue, units.queue
         self._work_error: Optional[errors.OpError] = None
@@ -245,6 +294,9 @@ class ProcessFeeder:
                 self._raise_stopped()
             kind = meta.get("kind")
             if kind == "data":
+                # the worker is busy on a core: BLAS stops splitting products now (ops/
+                # math/blas.py), not at its next reading of the machine's load
+                blas.note_helper_work()
                 return self._enqueue(arrays)
             if kind == "work":
                 self._units.dequeue_async(self._state, self._answer)
@@ -277,7 +329,11 @@ class ProcessFeeder:
             box.append(exc)
             finished.set()
         self._target.enqueue_async(self._state, arrays, done, many=True)
-        finished.wait()
+        if not finished.wait(_IDLE_AFTER):
+            # no room for a while: training has data, and the worker stops once the
+            # pipe is full too; BLAS may split products again
+            blas.note_helper_work(busy=False)
+            finished.wait()
         if box[0] is not None:
             raise type(box[0])(None, self._op, box[0].message)
 
@@ -325,9 +381,9 @@ class ProcessFeeder:
         self._give_place_back()
 
     def _give_place_back(self) -> None:
-        if self._holds_place:
-            self._holds_place = False
-            _WORKERS.release()
+        place, self._place = self._place, None
+        if place is not None:
+            place.release()
 
 
 def _grow_pipe(f) -> None:

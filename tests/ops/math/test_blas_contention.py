@@ -141,3 +141,33 @@ def test_onednn_leaves_blas_on_one_thread(monkeypatch):
     with blas.large_product(blas.LARGE_PRODUCT_MACS):
         pass
     assert calls == [1] and blas._IN_FLIGHT == 0
+
+
+def test_helper_work_counts_as_contention_at_once_and_for_a_while(monkeypatch):
+    """An input worker's batch makes BLAS contended without a reading of /proc/stat;
+    it lasts HELPER_WORK_SECONDS, and a report that the helpers wait ends it."""
+    clock, samples = _Clock(), []
+    c = blas._Contention(interval=0.5, clock=clock,
+                         sample=lambda: (samples.append(1), (1000.0, 50.0))[1])
+    monkeypatch.setattr(blas, "_CONTENTION", c)
+    assert c.poll() is False and len(samples) == 1
+    blas.note_helper_work()
+    clock.now += 0.01
+    assert c.poll() is True and len(samples) == 1   # no reading needed
+    clock.now += blas.HELPER_WORK_SECONDS
+    assert c.poll() is False                        # it lapsed; the reading says idle
+    blas.note_helper_work()
+    assert c.poll() is True
+    blas.note_helper_work(busy=False)
+    assert c.poll() is False
+
+
+def test_helper_work_switches_blas_to_one_thread(monkeypatch):
+    calls, contention, lock = _fake_blas(monkeypatch)
+    contention.next_poll = float("inf")             # no reading: only the helpers' word
+    blas.note_helper_work()
+    with blas.large_product(blas.LARGE_PRODUCT_MACS):
+        assert calls == [1] and not lock.locked()
+    blas.note_helper_work(busy=False)
+    with blas.large_product(blas.LARGE_PRODUCT_MACS):
+        assert calls == [1, 2] and lock.locked()

@@ -17,7 +17,11 @@ and an LSTM step 16-41 ms against 5-9 ms. So every half second at most, a produc
 OpenBLAS would split reads /proc/stat: while other processes (or the hypervisor's
 steal) take more than a third of a core, OpenBLAS is set to one thread, and back to its
 own count when they stop (threadpoolctl sets it; the setting is the process's, so the
-program's own NumPy products follow it too). When BLAS is pinned to one thread
+program's own NumPy products follow it too). This process's own input worker processes
+(train/input_processes.py) say when they hand over work (`note_helper_work`): BLAS then
+counts as contended at once, for 50 ms after each, rather than from the next reading
+(0.5-1 s later, when a 2-core machine has spent that time with OpenBLAS's spinning
+thread and the workers on one core). When BLAS is pinned to one thread
 (OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS = 1, or one CPU), nothing
 waits and nothing is switched: concurrent products are then the only way to use the
 cores.
@@ -76,13 +80,15 @@ def _machine_busy_seconds() -> Optional[float]:
 
 class _Contention:
     """Whether other processes took more than `threshold` cores over the last interval
-    (polled at most every `interval` seconds; the reading stays until the next poll)."""
+    (polled at most every `interval` seconds; the reading stays until the next poll), or
+    whether this process's helper processes reported work until `helpers_until`."""
 
     def __init__(self, interval: float = 0.5, threshold: float = 1 / 3,
                  clock=time.monotonic, sample=None):
         self.interval = interval
         self.threshold = threshold
         self.clock = clock
+        self.helpers_until = 0.0
         # (CPU seconds of every process, CPU seconds of this one)
         self.sample = sample or (lambda: (_machine_busy_seconds(), time.process_time()))
         self.next_poll = 0.0
@@ -91,6 +97,8 @@ class _Contention:
 
     def poll(self) -> bool:
         now = self.clock()
+        if now < self.helpers_until:
+            return True
         if now < self.next_poll:
             return self.contended
         self.next_poll = now + self.interval
@@ -188,6 +196,19 @@ def large_product(macs: int):
     if _LOCK is None or macs < SPLIT_MACS:
         return _NO_WAIT
     return _Product(macs >= LARGE_PRODUCT_MACS)
+
+
+# how long a report of helper work counts as contention: input workers report each batch
+# they hand over, every few milliseconds while they keep up with training
+HELPER_WORK_SECONDS = 0.05
+
+
+def note_helper_work(busy: bool = True) -> None:
+    """Tells BLAS that a helper process of this one (an input worker) has just handed
+    over work (`busy`): products BLAS may split count as contended for
+    HELPER_WORK_SECONDS (see the module docstring); or that the helpers are about to
+    wait (not `busy`: the queue they fill is full), which ends that at once."""
+    _CONTENTION.helpers_until = _CONTENTION.clock() + HELPER_WORK_SECONDS if busy else 0.0
 
 
 def leave_threads_to_onednn() -> None:
