@@ -17,6 +17,10 @@ idle, so no other workload's threads run during it), then runs WARMUP steps unme
   * median: of the block's median step time (a typical step);
   * mean: of the block's mean step time, i.e. throughput: a pipeline that cannot keep up
     shows here (steps that wait for data), not in the median.
+A block starts from a full queue and idle readers, so it also measures how fast reading
+resumes. After the rounds, each workload runs SUSTAINED steps in one go (the in-memory
+one before and after the pipelines, its mean of both the reference): the sustained
+mean-step ratio, what a long training run sees.
 Side by side: the same program then runs under TensorFlow (TF_PYTHON, default
 ~/.cache/tensorweave-bench-tf/bin/python; skipped if missing) in its own interpreter,
 with `tensorflow.compat.v1` in place of tensorweave, and the figures add TensorFlow's
@@ -52,6 +56,7 @@ FEATURES, HIDDEN, CLASSES, BATCH = 64, 256, 10, 100
 RECORDS_PER_FILE, FILES = 5000, 4
 CAPACITY = 20 * BATCH
 ROUNDS, STEPS, WARMUP = 7, 150, 40
+SUSTAINED = 3000
 
 
 def write_files(directory: str):
@@ -170,6 +175,16 @@ class Workload:
             times.append(clock() - t0)
         return statistics.median(times), statistics.mean(times)
 
+    def sustained(self) -> float:
+        """The mean step time of SUSTAINED steps run back to back (after WARMUP)."""
+        run = self.run
+        for _ in range(WARMUP):
+            run()
+        t0 = time.perf_counter()
+        for _ in range(SUSTAINED):
+            run()
+        return (time.perf_counter() - t0) / SUSTAINED
+
     def close(self) -> None:
         if self.coord is not None:
             self.coord.request_stop()
@@ -199,7 +214,8 @@ def pipeline(paths: list, decode):
 
 
 def measure() -> dict:
-    """{workload: [(median, mean) per round]} of this interpreter's implementation."""
+    """{workload: [(median, mean) per round], "sustained": {workload: mean step}} of this
+    interpreter's implementation."""
     with tempfile.TemporaryDirectory() as d:
         csv_paths, record_paths = write_files(d)
         loads = [Workload("memory", in_memory),
@@ -212,6 +228,12 @@ def measure() -> dict:
                     for other in loads:
                         other.wait_until_full()
                     results[w.name].append(w.block())
+            sustained = {}
+            for w in loads + loads[:1]:
+                for other in loads:
+                    other.wait_until_full()
+                sustained.setdefault(w.name, []).append(w.sustained())
+            results["sustained"] = {k: statistics.mean(v) for k, v in sustained.items()}
         finally:
             for w in loads:
                 w.close()
@@ -238,6 +260,8 @@ def _ratio(results: dict, name: str, k: int) -> float:
 def main(out_path: str) -> None:
     results = measure()
     theirs = tensorflow_results()
+    sustained = results.pop("sustained")
+    theirs_sustained = theirs.pop("sustained", None)
 
     def figure(name):
         med = statistics.median(b[0] for b in results[name])
@@ -252,6 +276,12 @@ def main(out_path: str) -> None:
             text += ("; TensorFlow: mean-step ratio %.2f, mean step %.3f ms; "
                      "tensorweave / TensorFlow mean step %.2f"
                      % (_ratio(theirs, name, 1), tf_mean * 1e3, mean / tf_mean))
+        text += "; sustained mean-step ratio %.2f (%.3f ms)" % (
+            sustained[name] / sustained["memory"], sustained[name] * 1e3)
+        if theirs_sustained:
+            text += ", TensorFlow's %.2f (%.3f ms), tensorweave / TensorFlow %.2f" % (
+                theirs_sustained[name] / theirs_sustained["memory"],
+                theirs_sustained[name] * 1e3, sustained[name] / theirs_sustained[name])
         return text
     figures = {
         "step time, batches fed from memory": figure("memory"),

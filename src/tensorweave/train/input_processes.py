@@ -104,15 +104,16 @@ def _worker_places() -> int:
 def _parsing_places() -> int:
     """How many more worker processes subgraphs that parse text may run, beyond
     `_worker_places`: two by default (none on one core). Parsing holds the GIL for
-    most of a record's work (decode_csv about 2 us a record here), so in threads it
-    serializes with the training steps, which then wait for data: on a 2-core machine,
-    with the two reading threads of shuffle_batch(num_threads=2), the mean step over
-    a step fed from memory went from about 3.3 (CSV + decode_csv, threads) to 2.0
-    (workers), and from 2.5 to 1.9 for TFRecords of Examples + parse_example; one
-    worker and one thread gave 3.1 (the thread still holds the GIL). A TFRecord +
-    decode_raw subgraph (0.4 us a record) gains nothing from a worker there (1.7-1.8
-    threads, 1.9-2.0 workers) and keeps the general places. TW_INPUT_PROCESSES set:
-    none beyond `_worker_places`."""
+    most of a record's work (decode_csv about 1.4 us a record), so in threads it
+    serializes with the training steps, which then wait for data. On a 2-core machine,
+    with the two reading threads of shuffle_batch(num_threads=2)
+    (benchmarks/input_pipeline.py, sustained mean step over the step fed from memory):
+    CSV + decode_csv 2.80-2.85 in threads, 1.68-1.86 in workers (TensorFlow's own
+    1.91); TFRecords of Examples + parse_example about 2.5 against 1.9; one worker and
+    one thread gave 3.1 (the thread still holds the GIL). A TFRecord + decode_raw
+    subgraph (0.4 us a record) gains nothing from a worker there (1.7 threads, 1.9-2.0
+    workers) and keeps the general places. TW_INPUT_PROCESSES set: none beyond
+    `_worker_places`."""
     if os.environ.get(ENV, "") in ("0", "1"):
         return 0
     return 2 if (os.cpu_count() or 1) >= 2 else 0

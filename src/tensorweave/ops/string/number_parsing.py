@@ -219,9 +219,8 @@ def _parse_one_layout(buf: np.ndarray, starts: np.ndarray, width: int,
     ("%.5f" of values of one magnitude) has. Each field is one word: the layout is
     checked for all fields by a few whole-word operations (the digits' bytes all in
     '0'-'9' at once), the dot squeezed out by one fixed shift and the digits read by
-    lane arithmetic, so the cost per field is about a third of the general path's.
+    lane arithmetic, so the cost per field is about half the general path's.
     None when some field does not follow the first one's layout."""
-    n = len(starts)
     first = bytes(buf[int(starts[0]):int(starts[0]) + width])
     signed = first[:1] in (b"+", b"-")
     dot = first.find(b".")
