@@ -49,6 +49,12 @@ def test_places_for_workers_by_cores_and_setting(monkeypatch):
     assert input_processes._parsing_places() == 0
 
 
+def test_the_parsing_ops_are_registered_and_stateless():
+    from tensorweave.framework import registry
+    for op_type in input_processes._PARSING:
+        assert not registry.get_op_def(op_type).stateful, op_type
+
+
 def test_only_parsing_subgraphs_take_the_places_for_parsing(tmp_path, monkeypatch):
     """With no general place (a 2-core machine's default) and two for parsing: the two
     threads of a decode_csv runner each get a worker, a decode_raw runner none; every

@@ -61,9 +61,8 @@ _HARMLESS_PREFIXES = ("TensorArray", "Stack")
 # Ops that parse text or protos record by record: their subgraphs may take the extra
 # places of `_parsing_places`.
 _PARSING = frozenset({"DecodeCSV", "StringToNumber", "ParseExample", "ParseExampleV2",
-                      "ParseSingleExample", "ParseSequenceExample",
-                      "ParseSequenceExampleV2", "ParseSingleSequenceExample",
-                      "DecodeJSONExample", "ParseTensor"})
+                      "ParseSingleExample", "ParseSequenceExampleV2", "DecodeJSONExample",
+                      "ParseTensor"})
 # Places for worker processes alive at once in this process (made on first use; see
 # `_worker_places`): a runner's threads beyond them run their op in this process.
 _WORKERS: Optional[threading.BoundedSemaphore] = None
