@@ -206,6 +206,34 @@ def _eight_digits(v: np.ndarray) -> np.ndarray:
         np.uint64(32)
 
 
+_ZERO_DIGITS = np.uint64(0x3030303030303030)   # "00000000"
+_PAST_NINE = np.uint64(0x4646464646464646)     # added to a digit byte: below 0x80
+_TOP_BITS = np.uint64(0x8080808080808080)
+
+
+def _signed_values(mantissa: np.ndarray, negative: Optional[np.ndarray], divisor,
+                   np_dtype: np.dtype, text_at: Callable[[int], bytes]
+                   ) -> Optional[np.ndarray]:
+    """The fields' values of `np_dtype` from the integers their digits spell
+    (`mantissa`), their signs (`negative`: True where "-"; None: no sign) and, for
+    floats, the powers of ten to divide by (`divisor`; None: 1); None for an integer
+    out of the dtype's range. `text_at(i)`: field i's text (`to_float`)."""
+    if np_dtype.kind != "f":
+        values = mantissa.astype(np.int64)
+        if negative is not None:
+            np.negative(values, out=values, where=negative)
+        info = np.iinfo(np_dtype)
+        if values.min() < info.min or values.max() > info.max:
+            return None
+        return values.astype(np_dtype)
+    # exact integers below 2**53 over an exact power of ten: one correct rounding
+    values = mantissa.astype(np.float64) if divisor is None else mantissa / divisor
+    if negative is not None:
+        values.view(_U64)[...] |= negative.astype(_U64) << np.uint64(63)   # the sign bit
+    # at most 15 digits: a value that is not 0 is at least 1e-15, far from subnormal
+    return to_float(values, np_dtype, text_at, tiny=False)
+
+
 def _bytes_word(byte: int, positions) -> int:
     """A word holding `byte` at each of `positions` (byte k: bits 8k..8k+7)."""
     return sum(byte << (8 * k) for k in positions)
@@ -236,9 +264,8 @@ def _parse_one_layout(buf: np.ndarray, starts: np.ndarray, width: int,
     digits = (word & keep) | np.uint64(_bytes_word(0x30, list(special) + list(range(width, 8))))
     # every byte in '0'-'9': adding 0x46 sets no byte's top bit, nor does taking 0x30
     # away (a byte outside the range sets its own top bit; see `parse_plain_numbers`)
-    tops = np.uint64(0x8080808080808080)
-    bad = (digits + np.uint64(0x4646464646464646)) | (digits - np.uint64(0x3030303030303030))
-    bad &= tops
+    bad = (digits + _PAST_NINE) | (digits - _ZERO_DIGITS)
+    bad &= _TOP_BITS
     if bad.any():
         return None
     if dot >= 0 and ((word >> np.uint64(8 * dot)) & np.uint64(0xFF) != 46).any():
@@ -249,28 +276,16 @@ def _parse_one_layout(buf: np.ndarray, starts: np.ndarray, width: int,
         negative = sign == 45
         if not (negative | (sign == 43)).all():
             return None
-    value = digits - np.uint64(0x3030303030303030)   # the digit values, 0 elsewhere
+    value = digits - _ZERO_DIGITS   # the digit values, 0 elsewhere
     if dot >= 0:  # the bytes after the dot move down by one
         below = np.uint64((1 << (8 * dot)) - 1)
         value = (value & below) | ((value >> np.uint64(8)) & ~below)
     if signed:
         value >>= np.uint64(8)
     mantissa = _eight_digits(value << np.uint64(8 * (8 - ndigits)))
-    if np_dtype.kind != "f":
-        values = mantissa.astype(np.int64)
-        if negative is not None:
-            np.negative(values, out=values, where=negative)
-        info = np.iinfo(np_dtype)
-        if values.min() < info.min or values.max() > info.max:
-            return None
-        return values.astype(np_dtype)
-    values = mantissa.astype(np.float64)
-    if dot >= 0 and width - dot - 1:
-        values /= _POW10_FLOAT[width - dot - 1]   # exact integers: one correct rounding
-    if negative is not None:
-        values.view(_U64)[...] |= negative.astype(_U64) << np.uint64(63)   # the sign bit
-    return to_float(values, np_dtype,
-                    lambda i: buf[starts[i]:starts[i] + width].tobytes(), tiny=False)
+    fraction = width - dot - 1 if dot >= 0 else 0
+    return _signed_values(mantissa, negative, _POW10_FLOAT[fraction] if fraction else None,
+                          np_dtype, lambda i: buf[starts[i]:starts[i] + width].tobytes())
 
 
 def parse_plain_numbers(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
@@ -342,15 +357,5 @@ def parse_plain_numbers(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray
         value <<= (np.uint64(8) - counts[w].astype(np.uint64)) * np.uint64(8)
         value = _eight_digits(value)
         mantissa = value if w == 0 else mantissa * _POW10_INT[counts[w]] + value
-    if not is_float:
-        flip = negative.astype(np.int64)
-        values = (mantissa.astype(np.int64) ^ -flip) + flip   # two's complement negation
-        info = np.iinfo(np_dtype)
-        if values.min() < info.min or values.max() > info.max:
-            return None
-        return values.astype(np_dtype)
-    values = mantissa / _POW10_FLOAT[fraction]
-    values.view(_U64)[...] |= negative.astype(_U64) << np.uint64(63)   # the sign bit
-    # at most 15 digits: a value that is not 0 is at least 1e-15, far from subnormal
-    return to_float(values, np_dtype,
-                     lambda i: buf[starts[i]:starts[i] + lengths[i]].tobytes(), tiny=False)
+    return _signed_values(mantissa, negative, _POW10_FLOAT[fraction] if is_float else None,
+                          np_dtype, lambda i: buf[starts[i]:starts[i] + lengths[i]].tobytes())
