@@ -38,6 +38,49 @@ def test_program_tables(graph, sess):
 
 
 
+def test_an_iteration_holds_the_tables_of_its_frame_only(graph, sess):
+    # a loop nested in a loop, a sibling loop and 60 nodes outside every loop: each
+    # node is numbered in its home frame's block (inner frames first), its input slots
+    # within that frame, so a loop's iterations do not grow with the rest of the step
+    def inner(j, t):
+        return tf.while_loop(lambda k, u: k < 3,
+                             lambda k, u: (k + 1, u + tf.cast(k, tf.float32)), [0, t])[1]
+    _, outer = tf.while_loop(lambda j, t: j < 4, lambda j, t: (j + 1, inner(j, t) * 0.5),
+                             [0, 1.0])
+    _, sibling = tf.while_loop(lambda i, s: i < 5, lambda i, s: (i + 1, s + 2.0), [0, 0.0])
+    x = tf.constant(1.0)
+    for _ in range(30):
+        x = x * 1.5 + 1.0
+    sg = plan_module.prune([outer, sibling, x], [], [])
+    plan_module.place(sg, sess._device_manager, False)
+    prog = tagged.compile_tagged(sg, sess._binder, P.ExecutionPolicy(2))
+    for program in (prog, prog.fused):
+        n = len(program.kind)
+        homes = program.home
+        blocks = [h for j, h in enumerate(homes) if j == 0 or homes[j - 1] != h]
+        assert len(blocks) == len(set(blocks)) == 4  # contiguous, one per frame
+        assert blocks[-1] == program.root_key
+        for key in blocks[:-1]:
+            assert program.frame_nodes[key] <= n - 60  # the root's nodes are not in it
+        for key in blocks:
+            mine = [k for k in range(n) if homes[k] == key]
+            assert program.frame_nodes[key] == max(mine) + 1
+            used = [s for k in mine for s in range(program.in_base[k], program.in_end[k])]
+            assert len(used) == len(set(used))
+            assert all(s < program.frame_slots[key] for s in used)
+        # an Enter lives in the frame its value comes from, an Exit in the loop it leaves
+        for k in range(n):
+            if program.kind[k] == tagged.ENTER:
+                assert homes[k] != program.frame_key[k]
+    t = 1.0
+    for j in range(4):
+        t = (t + 3.0) * 0.5  # the inner loop adds 0 + 1 + 2
+    want_x = 1.0
+    for _ in range(30):
+        want_x = want_x * 1.5 + 1.0
+    assert tagged.run_tagged(prog, [], None) == pytest.approx([t, 10.0, want_x])
+
+
 def test_control_nodes_forwarded_inline_are_the_plain_ones(graph, sess):
     # Merge, Switch and NextIteration without control edges or fetched outputs are
     # forwarded as they become ready; a fetched Switch output is not

@@ -44,12 +44,13 @@ def fuse_islands(prog):
     from tensorweave.runtime.tagged import FORWARD
     n = len(prog.kind)
     producers: List[List[int]] = [[] for _ in range(n)]
-    source_of: Dict[int, tuple] = {}  # input slot -> (producer, port)
+    # (node, input slot) -> (producer, port); slots are numbered within each frame
+    source_of: Dict[tuple, tuple] = {}
     for k in range(n):
         for port, port_edges in enumerate(prog.out_edges[k]):
             for dst, slot in port_edges:
                 producers[dst].append(k)
-                source_of[slot] = (k, port)
+                source_of[(dst, slot)] = (k, port)
         for dst in prog.ctrl_out[k]:
             producers[dst].append(k)
     merger = _Merger(prog, producers, source_of)
@@ -81,6 +82,7 @@ def fuse_islands(prog):
     fused = copy.copy(prog)
     for name in ("fn", "out_edges", "ctrl_out", "in_base", "n_data", "in_end", "pending0"):
         setattr(fused, name, list(getattr(prog, name)))
+    fused.frame_slots = dict(prog.frame_slots)
     fused.island_ops = {}
     fused.islands = islands
     # an island of several entries -> its members' control successors outside it (a
@@ -135,7 +137,7 @@ def fuse_islands(prog):
 class _Merger:
     """Decides whether islands read by one node may merge into one (module docstring)."""
 
-    def __init__(self, prog, producers: List[List[int]], source_of: Dict[int, tuple]):
+    def __init__(self, prog, producers: List[List[int]], source_of: Dict[tuple, tuple]):
         self.prog = prog
         self.producers = producers
         self.source_of = source_of
@@ -150,10 +152,10 @@ class _Merger:
                 if prog.n_data[e] == 0 or prog.pending0[e] != prog.n_data[e]:
                     return False  # no data input, or control inputs
                 for slot in range(prog.in_base[e], prog.in_end[e]):
-                    s, port = source_of[slot]
+                    s, port = source_of[(e, slot)]
                     if prog.kind[s] != SWITCH:
                         return False
-                    key = (source_of.get(prog.in_base[s] + 1), port)
+                    key = (source_of.get((s, prog.in_base[s] + 1)), port)
                     if branch is None:
                         branch = key
                     elif key != branch:
@@ -190,16 +192,17 @@ class _Merger:
 
 def _entry_args(fused, root: int, entries: List[int], source_of) -> Dict[int, List[str]]:
     """The argument names of each entry's inputs in the island's function. Several
-    entries get one range of input slots, at the end of the step's slots: the edges that
-    fed them now feed the island's root there."""
+    entries get one range of input slots, at the end of their frame's slots: the edges
+    that fed them now feed the island's root there."""
     if len(entries) == 1:
         return {root: ["a%d" % j for j in range(fused.n_data[root])]}
-    base, names, copied = fused.n_in_total, {}, set()
+    home = fused.home[root]
+    base, names, copied = fused.frame_slots[home], {}, set()
     j = 0
     for e in entries:
         names[e] = []
         for slot in range(fused.in_base[e], fused.in_end[e]):
-            p, port = source_of[slot]
+            p, port = source_of[(e, slot)]
             if p not in copied:
                 copied.add(p)
                 fused.out_edges[p] = [list(pe) for pe in fused.out_edges[p]]
@@ -209,7 +212,7 @@ def _entry_args(fused, root: int, entries: List[int], source_of) -> Dict[int, Li
             j += 1
     fused.in_base[root], fused.n_data[root] = base, j
     fused.in_end[root], fused.pending0[root] = base + j, j
-    fused.n_in_total = base + j
+    fused.frame_slots[home] = base + j
     return names
 
 
