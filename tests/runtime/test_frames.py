@@ -7,6 +7,8 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.framework import errors
+from tensorweave.framework.op_builder import apply_op
+from tensorweave.framework.registry import kernel, not_differentiable, register_op
 from tensorweave.runtime import frames
 
 
@@ -134,3 +136,49 @@ def test_generated_source_leaves_linecache_with_its_program(graph):
     gc.collect()
     left = [k for k in linecache.cache if k.startswith("<tensorweave while loop")]
     assert not set(names) & set(left)
+
+
+def test_loop_value_makes_0d_numeric_arrays_numpy_scalars():
+    from tensorweave.runtime.values import DEAD, loop_value
+    for dtype in (np.bool_, np.int8, np.int32, np.uint16, np.float16, np.float32,
+                  np.float64, np.complex64):
+        v = loop_value(np.array(3, dtype))
+        assert type(v) is dtype and v == dtype(3)
+    strings = np.empty((), object)
+    strings[()] = b"s"
+    for kept in (strings, np.zeros((1,), np.float32), np.zeros((2, 2)), DEAD, None, 3):
+        assert loop_value(kept) is kept
+
+
+SEEN_TYPES = []
+register_op("TestRecordValueType", inputs=["x: float32"], outputs=["y: float32"],
+            stateful=True, shape=lambda op: op.inputs[0].shape)
+not_differentiable("TestRecordValueType")
+
+
+@kernel("TestRecordValueType")
+def _record_value_type(ctx, x):
+    SEEN_TYPES.append(type(x))
+    return x
+
+
+@pytest.mark.parametrize("executor", [None, "tagged"])
+def test_fed_scalars_enter_loops_as_numpy_scalars(monkeypatch, executor):
+    # a fed bound and a fed step are 0-d arrays; inside the loop each op on them would
+    # be a ufunc call per iteration: they enter as NumPy scalars, and the results are
+    # the same (a fed scalar fetched is still the 0-d array fed)
+    if executor:
+        monkeypatch.setenv("TW_EXECUTOR", executor)
+    else:
+        monkeypatch.delenv("TW_EXECUTOR", raising=False)
+    del SEEN_TYPES[:]
+    n = tf.placeholder(tf.int32, [])
+    step = tf.placeholder(tf.float32, [])
+    r = tf.while_loop(lambda i, a: i < n, lambda i, a: (
+        i + 1, a + apply_op("TestRecordValueType", [step]).outputs[0] * 0.5), [0, 0.0])
+    with tf.Session() as sess:
+        got = sess.run(r, {n: 5, step: np.float32(3.0)})
+        fed = sess.run([r, n], {n: 2, step: 1.0})[1]
+    assert got == (5, 7.5)
+    assert type(fed) is np.ndarray and fed.shape == () and fed == 2
+    assert SEEN_TYPES == [np.float32] * 7

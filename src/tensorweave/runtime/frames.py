@@ -43,7 +43,7 @@ from tensorweave.runtime import optimizer as _opt
 from tensorweave.runtime import provenance as _provenance
 from tensorweave.runtime import executor as _ex
 from tensorweave.runtime.executor import kernel_error
-from tensorweave.runtime.values import DEAD
+from tensorweave.runtime.values import DEAD, loop_value
 
 
 class NotStructured(Exception):
@@ -276,7 +276,7 @@ class LoopProgram:
         for sl, _ in self.presets:
             lines.append("        v%d = p%d" % (sl, sl))
         for sl, e in zip(self.enter_slots, enters):
-            lines.append("        v%d = %s" % (sl, e))
+            lines.append("        v%d = _loop_value(%s)" % (sl, e))
         for m, e in self.merge_init:
             lines.append("        v%d = v%d" % (m, e))
         lines.append("        _it = 0")  # the iteration, for errors (and the trace)
@@ -326,7 +326,7 @@ class LoopProgram:
         filename = "<tensorweave while loop %s #%d%s>" % (
             self.frame.name, next(_loop_ids), " traced" if traced else "")
         register_source(self, filename, source)
-        ns: Dict[str, object] = {}
+        ns: Dict[str, object] = {"_loop_value": loop_value}
         exec(compile(source, filename, "exec"), ns)
         for sl, v in self.presets:
             args["p%d" % sl] = v

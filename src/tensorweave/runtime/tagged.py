@@ -57,7 +57,7 @@ from tensorweave.runtime import routes as _routes
 from tensorweave.runtime import send_recv_ops as _sr
 from tensorweave.runtime.executor import StepState, StepTrace, _next_done, kernel_error
 from tensorweave.runtime.rendezvous import LocalRendezvous
-from tensorweave.runtime.values import DEAD, merge_index
+from tensorweave.runtime.values import DEAD, loop_value, merge_index
 
 
 NORMAL, SWITCH, MERGE, ENTER, EXIT, NEXT, TRIGGER, FEED, FORWARD, SEND, RECV = range(11)
@@ -526,7 +526,7 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
         fs = it.frame
         if kd == ENTER:
             child = child_frame(k, it)
-            v = outs[0]
+            v = loop_value(outs[0])
             child.enters_left -= 1
             if prog.is_constant[k]:
                 child.invariants.append((k, v))
