@@ -206,3 +206,52 @@ def test_kernel_error_in_a_loop_names_its_op(graph, monkeypatch):
             sess.run(a, {x: np.ones((2, 3), np.float32), m: np.ones((2, 2), np.float32)})
         assert executors(sess) == [P.TAGGED]
     assert e.value.op.name == "while/body_mm"
+
+
+def test_new_iterations_start_from_the_delivered_invariants(graph, monkeypatch):
+    # invariants read by plain ops, by a cond's Switch (whose predicate changes each
+    # iteration) and by an inner loop's Enter: once every Enter has arrived, a new
+    # iteration copies tables with them delivered, and the results are the same
+    made = []
+
+    class Recorded(tagged._FrameState):
+        __slots__ = ()
+
+        def __init__(self, *args):
+            super().__init__(*args)
+            made.append(self)
+    monkeypatch.setattr(tagged, "_FrameState", Recorded)
+    monkeypatch.setenv("TW_EXECUTOR", "tagged")
+    ws = [tf.constant(float(j + 1)) for j in range(4)]
+    m = tf.constant(2.0)
+    x = tf.placeholder(tf.float32, [])
+
+    def body(i, a):
+        for w in ws:
+            a = a + w
+        a = tf.cond(tf.equal(i % 2, 0), lambda: a * m, lambda: a - m)
+        return i + 1, tf.while_loop(lambda k, u: k < 2, lambda k, u: (k + 1, u + m),
+                                    [0, a])[1]
+    _, r = tf.while_loop(lambda i, a: i < 6, body, [0, x])
+    # the loop in a branch not taken: its Enters are dead
+    skipped = tf.cond(x > 100.0, lambda: tf.while_loop(
+        lambda i, a: i < 3, lambda i, a: (i + 1, a + m), [0, x])[1], lambda: x - 1.0)
+    want = 0.5
+    for i in range(6):
+        want += 10.0
+        want = want * 2.0 if i % 2 == 0 else want - 2.0
+        want += 4.0
+    with tf.Session() as sess:
+        for _ in range(2):
+            del made[:]
+            got, other = sess.run([r, skipped], {x: 0.5})
+            assert got == pytest.approx(want) and other == -0.5
+            outer = [f for f in made if f.parent_iter is not None and f.pi == 10 and
+                     f.next_number == 7]
+            assert len(outer) == 1 and len(outer[0].invariants) == 5
+            inputs, pending, ready = outer[0].template
+            # the inner loop's Enter of m is ready with m alone: started in each one
+            assert sum(v is not None for v in inputs) >= 5 and len(ready) == 1
+            # (an inner loop may make all its iterations before m's Enter runs: they
+            # get it as they did before)
+            assert len([f for f in made if f.next_number == 3]) == 6

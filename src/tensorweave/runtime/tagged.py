@@ -271,9 +271,9 @@ class _Iter:
     counts of its frame's nodes (indexed by node: a prefix, see `_by_home_frame`);
     dead: node -> True, the node has a dead input;
     merge_live: merge -> the index of its live input (-1: all were dead);
-    merge_dead: merge -> the number of its dead inputs;
+    merge_dead: merge -> the number of its dead inputs (None until one arrives);
     outstanding: nodes scheduled or running; children, n_children: the child frame
-    instances started in it (frame key -> state);
+    instances started in it (frame key -> state; None until one starts);
     xstate, xkey: the InFrameState its transfers get and what their keys end with
     (";frame:iter"), made on first use.
     """
@@ -284,7 +284,7 @@ class _Iter:
 class _FrameState:
     __slots__ = ("key", "name", "parent_iter", "iters", "next_number", "live_iters", "pi",
                  "invariants", "enters_left", "deferred", "exits_live", "path", "tag_id",
-                 "n_slots", "n_nodes", "sources")
+                 "n_slots", "n_nodes", "sources", "template")
 
     def __init__(self, key: str, name: str, parent_iter: Optional[_Iter], pi: int,
                  n_enters: int, prog: "TaggedProgram"):
@@ -294,6 +294,10 @@ class _FrameState:
         self.n_slots = prog.frame_slots.get(key, 0)
         self.n_nodes = prog.frame_nodes.get(key, 0)
         self.sources = prog.sources.get(key, ())
+        # a new iteration's tables with the loop invariants delivered: None until every
+        # Enter has arrived, then made by `new_iter` (False where it cannot be, and in
+        # the root frame, which has one iteration)
+        self.template = None if parent_iter is not None else False
         self.parent_iter = parent_iter
         self.iters: Dict[int, _Iter] = {}
         self.next_number = 0
@@ -390,19 +394,29 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
         it = _Iter()
         it.frame = fs
         it.number = fs.next_number
-        it.inputs = [None] * fs.n_slots
-        it.pending = pending0[:fs.n_nodes]
+        template = fs.template
+        if template is None and not fs.enters_left:
+            template = fs.template = invariant_template(fs)
+        if template:
+            it.inputs = template[0][:]
+            it.pending = template[1][:]
+        else:
+            it.inputs = [None] * fs.n_slots
+            it.pending = pending0[:fs.n_nodes]
         it.dead = {}
         it.merge_live = {}
-        it.merge_dead = {}
+        it.merge_dead = it.children = None
         it.outstanding = it.n_children = 0
-        it.children = {}
         it.xstate = it.xkey = None
         fs.iters[it.number] = it
         fs.next_number += 1
         fs.live_iters += 1
         for k in fs.sources:
             schedule(k, it)
+        if template:
+            for k in template[2]:
+                schedule(k, it)
+            return it
         for k, v in fs.invariants:
             deliver = invariant_fns[k]
             if deliver is None:
@@ -410,6 +424,28 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
             else:
                 deliver(it, v)
         return it
+
+    def invariant_template(fs: _FrameState):
+        """(inputs, pending counts, nodes ready) of a new iteration of `fs` once its
+        loop invariants are delivered, as `send` delivers them, for `new_iter` to copy
+        (with many invariants, a loop's weights, their delivery was most of the cost
+        of starting an iteration); False when a delivery does more than fill a slot,
+        count down and make a node ready: a dead invariant, or one read by a Merge or
+        by a node forwarded the moment it is ready."""
+        inputs, pending, ready_nodes = [None] * fs.n_slots, pending0[:fs.n_nodes], []
+        for k, v in fs.invariants:
+            if v is DEAD:
+                return False
+            for dst, slot in out_edges[k][0]:
+                if kind[dst] == MERGE:
+                    return False
+                inputs[slot] = v
+                pending[dst] -= 1
+                if pending[dst] == 0:
+                    if inline[dst]:
+                        return False
+                    ready_nodes.append(dst)
+        return inputs, pending, tuple(ready_nodes)
 
     def schedule(k, it):
         it.outstanding += 1
@@ -419,6 +455,8 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
         if dst in it.merge_live:
             return
         if v is DEAD:
+            if it.merge_dead is None:
+                it.merge_dead = {}
             c = it.merge_dead.get(dst, 0) + 1
             it.merge_dead[dst] = c
             if c == n_data[dst] and it.pending[dst] == 0:
@@ -505,7 +543,7 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
                     if -dst - 1 in it.merge_live:
                         it.merge_live[dst] = it.merge_live.pop(-dst - 1)
                         schedule(dst, it)
-                    elif it.merge_dead.get(dst, 0) == n_data[dst]:
+                    elif it.merge_dead and it.merge_dead.get(dst, 0) == n_data[dst]:
                         it.merge_live[dst] = -1
                         schedule(dst, it)
                 else:
@@ -513,10 +551,12 @@ def tagged_steps(prog: TaggedProgram, feed_values, pool, trace: Optional[StepTra
 
     def child_frame(k, it) -> _FrameState:
         name = prog.frame_key[k]
-        fs = it.children.get(name)
+        fs = it.children.get(name) if it.children else None
         if fs is None:
             fs = _FrameState(name, prog.frame_names[name], it, prog.parallel_iterations[k],
                              prog.n_enters[name], prog)
+            if it.children is None:
+                it.children = {}
             it.children[name] = fs
             it.n_children += 1
         return fs
