@@ -40,7 +40,8 @@ def _want(width, n):
 
 
 @pytest.mark.parametrize("width", [2, 3])
-def test_a_loop_split_across_cpu_devices_runs_as_one_program(graph, width):
+def test_a_loop_split_across_cpu_devices_runs_as_one_program(graph, width, monkeypatch):
+    monkeypatch.delenv("TW_EXECUTOR", raising=False)  # (forcing the tagged one keeps parts)
     n, r, total = _split_loop(width)
     meta = tf.RunMetadata()
     with tf.Session(config=tf.ConfigProto(device_count={"CPU": 3})) as sess:
