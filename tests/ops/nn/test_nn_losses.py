@@ -428,3 +428,41 @@ def test_sparse_xent_checks_shapes_at_run_time_when_unknown(sess):
     with pytest.raises(tf.errors.InvalidArgumentError,
                        match="`labels.shape` must equal `logits.shape` except"):
         sess.run(loss, {labels: [[0, 1, 1]], logits: np.zeros((3, 1, 3))})
+
+
+# --- many short rows: the row maxima are taken column-wise (nn_softmax.last_axis_max) ------
+def test_last_axis_max_is_numpys_max_on_every_layout():
+    from tensorweave.ops.nn.nn_softmax import last_axis_max
+    rs = np.random.RandomState(3)
+    for shape in [(100, 10), (1000, 3), (40, 64), (8, 10), (100, 65), (6, 20, 7), (50, 1)]:
+        x = rs.randn(*shape).astype(np.float32)
+        x.reshape(-1, shape[-1])[::7, 0] = np.nan    # a NaN row maximum is NaN
+        x.reshape(-1, shape[-1])[1::9, :] = -np.inf  # an all -inf row
+        for view in (x, x[::-1], np.asfortranarray(x)):
+            got = last_axis_max(np, view)
+            np.testing.assert_array_equal(got, view.max(axis=-1, keepdims=True))
+            assert got.shape == view.shape[:-1] + (1,) and got.dtype == view.dtype
+
+
+def test_softmax_and_losses_over_many_short_rows_match_numpy(sess):
+    rs = np.random.RandomState(4)
+    lg = (rs.randn(200, 10) * 4).astype(np.float32)
+    lg[3, 2] = 80.0  # a large logit: the maximum must be subtracted
+    dist = _distributions(200, 10).astype(np.float32)
+    ids = rs.randint(0, 10, 200)
+    x = tf.placeholder(tf.float32, [None, 10])
+    p = tf.placeholder(tf.float32, [None, 10])
+    k = tf.placeholder(tf.int64, [None])
+    want_log = _np_log_softmax(lg)
+    out = sess.run([tf.nn.softmax(x), tf.nn.log_softmax(x),
+                    tf.nn.softmax_cross_entropy_with_logits_v2(labels=p, logits=x),
+                    tf.nn.sparse_softmax_cross_entropy_with_logits(labels=k, logits=x)],
+                   {x: lg, p: dist, k: ids})
+    np.testing.assert_allclose(out[0], np.exp(want_log), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(out[1], want_log, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out[2], -(dist * want_log).sum(-1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out[3], -want_log[np.arange(200), ids], rtol=1e-5, atol=1e-6)
+    nan_row = lg.copy()
+    nan_row[5, 1] = np.nan
+    got = sess.run(tf.nn.softmax(x), {x: nan_row})
+    assert np.isnan(got[5]).all() and np.isfinite(np.delete(got, 5, axis=0)).all()

@@ -16,7 +16,7 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape, broadcast_shapes
 from tensorweave.ops.nn.nn_ops import compute_dtype, merge_dims, with_rank
-from tensorweave.ops.nn.nn_softmax import axis_argument, dims_text
+from tensorweave.ops.nn.nn_softmax import axis_argument, dims_text, last_axis_max
 
 
 # --- SoftmaxCrossEntropyWithLogits -----------------------------------------------------------
@@ -33,7 +33,7 @@ register_op("SoftmaxCrossEntropyWithLogits", inputs=["features: T", "labels: T"]
 
 
 def _log_softmax_rows(xp, features):
-    shifted = features - features.max(axis=-1, keepdims=True)
+    shifted = features - last_axis_max(xp, features)
     return shifted - xp.log(xp.exp(shifted).sum(axis=-1, keepdims=True))
 
 
@@ -259,7 +259,7 @@ def _sparse_xent_kernel(ctx, features, labels):
     # softmax in place in one temporary (a language model's [batch, vocabulary] logits
     # are the largest tensor of its step): loss = log(sum(exp(f - max))) - (f - max)[label]
     work = features.astype(compute_dtype(features), copy=False)
-    top = work.max(axis=-1, keepdims=True)
+    top = last_axis_max(xp, work)
     backprop = work - top
     rows = xp.arange(batch)
     picked = backprop[rows, labels]

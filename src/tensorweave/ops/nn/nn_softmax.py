@@ -32,13 +32,31 @@ register_op("LogSoftmax", inputs=["logits: T"], outputs=["logsoftmax: T"],
             attrs={"T": TypeAttr(_dt.FLOATS)}, shape=_softmax_shape)
 
 
+# rows at most this long, at least _MANY_ROWS of them: their maxima are taken column-wise
+_SHORT_ROW, _MANY_ROWS = 64, 32
+
+
+def last_axis_max(xp, x: np.ndarray) -> np.ndarray:
+    """`x.max(axis=-1, keepdims=True)`. NumPy reduces the last axis of a C-contiguous
+    array one row at a time, which for many short rows (a classifier's [batch, classes]
+    logits) costs more than the values: the maximum of the transposed copy reduces every
+    row at once ([100, 10]: 4.8 -> 1.7 us; [1000, 10]: 40 -> 4.4 us), and a maximum is
+    the same value in any order (NaN included)."""
+    n = x.shape[-1] if x.ndim else 0
+    if xp is np and x.ndim >= 2 and 0 < n <= _SHORT_ROW and x.size >= _MANY_ROWS * n \
+            and x.flags.c_contiguous:
+        rows = np.ascontiguousarray(x.reshape(-1, n).T)
+        return np.maximum.reduce(rows, axis=0).reshape(x.shape[:-1] + (1,))
+    return x.max(axis=-1, keepdims=True)
+
+
 def softmax_last_axis(xp, x: np.ndarray, log: bool) -> np.ndarray:
     """softmax (or log-softmax) of `x` over its last axis, computed in at least float32
     with the row maximum subtracted first."""
     if x.size == 0:
         return x.copy()
     work = x.astype(compute_dtype(x), copy=False)
-    shifted = work - work.max(axis=-1, keepdims=True)
+    shifted = work - last_axis_max(xp, work)
     if log:
         out = shifted - xp.log(xp.exp(shifted).sum(axis=-1, keepdims=True))
     else:  # in place: `shifted` is this kernel's own array
