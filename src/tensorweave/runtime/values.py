@@ -45,7 +45,8 @@ def merge_index(i: int):
     return _MERGE_INDEX[i] if i < len(_MERGE_INDEX) else np.int32(i)
 
 
-# the dtype kinds of NumPy scalars with operators of their own: bool, integers, floats
+# the dtype kinds of NumPy scalars with operators of their own: bool, integers, floats,
+# complex
 _SCALAR_KINDS = frozenset("biufc")
 
 
