@@ -399,6 +399,10 @@ TABLE = {
     "_FusedConv2D": Row(lambda x, f, b: apply_op("_FusedConv2D", [x, f, [b]], {
         "strides": [1, 1, 1, 1], "padding": "SAME", "fused_ops": ["BiasAdd", "Relu"]},
         name="fused").outputs[0], [(1, 3, 3, 2), (2, 2, 2, 2), (2,)]),
+    "_FusedConv3D": Row(lambda x, f, b: apply_op("_FusedConv3D", [x, f, [b]], {
+        "strides": [1] * 5, "padding": "SAME", "fused_ops": ["BiasAdd", "Relu"]},
+        name="fused").outputs[0], [(1, 2, 3, 2, 2), (2, 2, 1, 2, 2), (2,)],
+        dtypes=(tf.float32,)),  # TF's types, no float64 to check the 16-bit ones against
     "Conv2DBackpropInput": Row(
         lambda f, dy: tf.nn.conv2d_backprop_input([1, 3, 3, 2], f, dy, [1, 1, 1, 1],
                                                       "VALID"),

@@ -105,20 +105,13 @@ def test_plans_fuse_only_float32_nhwc_on_the_cpu(graph):
     assert "_FusedConv2D" not in {n.type for n in sg.nodes}
 
 
-def _cnn_step(remap: bool):
-    """Three SGD steps of a two-layer CNN; the variables after them."""
+def _three_steps(build, remap: bool):
+    """Three SGD steps of the model `build()` makes (its loss and variables) in a new
+    graph, with the remapper on or off; the variables and loss after them, and the op
+    types the partition graphs ran."""
     g = tf.Graph()
     with g.as_default():
-        rs = np.random.RandomState(0)
-        x = tf.constant(rs.rand(4, 12, 12, 1).astype(np.float32))
-        w1 = tf.Variable(rs.randn(5, 5, 1, 8).astype(np.float32) * 0.2)
-        b1 = tf.Variable(rs.randn(8).astype(np.float32) * 0.1)
-        w2 = tf.Variable(rs.randn(3, 3, 8, 4).astype(np.float32) * 0.2)
-        b2 = tf.Variable(rs.randn(4).astype(np.float32) * 0.1)
-        h = tf.nn.relu(tf.nn.conv2d(x, w1, 1, "SAME") + b1)
-        h = tf.nn.max_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
-        h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(h, w2, 1, "SAME"), b2))
-        loss = tf.reduce_sum(tf.square(h - 0.5))
+        loss, variables = build(np.random.RandomState(0))
         train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
         config = tf.ConfigProto()
         if not remap:
@@ -129,18 +122,35 @@ def _cnn_step(remap: bool):
             for _ in range(3):
                 sess.run(train, options=tf.RunOptions(output_partition_graphs=True),
                          run_metadata=meta)
-            values = sess.run([w1, b1, w2, b2, loss])
+            values = sess.run(variables + [loss])
     ops = {node.op for pg in meta.partition_graphs for node in pg.node}
     return values, ops
 
 
-@pytest.mark.usefixtures("conv_kernels")
-def test_fused_training_steps_give_the_unfused_values():
-    fused_values, fused_ops = _cnn_step(remap=True)
-    plain_values, plain_ops = _cnn_step(remap=False)
-    assert "_FusedConv2D" in fused_ops and "_FusedConv2D" not in plain_ops
+def _assert_fusing_keeps_the_values(build, fused_type: str) -> None:
+    fused_values, fused_ops = _three_steps(build, remap=True)
+    plain_values, plain_ops = _three_steps(build, remap=False)
+    assert fused_type in fused_ops and fused_type not in plain_ops
     for a, b in zip(fused_values, plain_values):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _cnn(rs):
+    """A two-layer CNN."""
+    x = tf.constant(rs.rand(4, 12, 12, 1).astype(np.float32))
+    w1 = tf.Variable(rs.randn(5, 5, 1, 8).astype(np.float32) * 0.2)
+    b1 = tf.Variable(rs.randn(8).astype(np.float32) * 0.1)
+    w2 = tf.Variable(rs.randn(3, 3, 8, 4).astype(np.float32) * 0.2)
+    b2 = tf.Variable(rs.randn(4).astype(np.float32) * 0.1)
+    h = tf.nn.relu(tf.nn.conv2d(x, w1, 1, "SAME") + b1)
+    h = tf.nn.max_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
+    h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(h, w2, 1, "SAME"), b2))
+    return tf.reduce_sum(tf.square(h - 0.5)), [w1, b1, w2, b2]
+
+
+@pytest.mark.usefixtures("conv_kernels")
+def test_fused_training_steps_give_the_unfused_values():
+    _assert_fusing_keeps_the_values(_cnn, "_FusedConv2D")
 
 
 @pytest.mark.usefixtures("conv_kernels")
@@ -198,3 +208,117 @@ def test_fused_conv2d_without_a_gradient_rule_says_so(graph):
                   name="elu")
     with pytest.raises(LookupError, match="fused_ops"):
         tf.gradients(op.outputs[0], op.inputs[0])
+
+
+# --- Conv3D -> bias [-> Relu] -> _FusedConv3D ----------------------------------------------
+def _conv3d(x, channels_in, channels_out, name):
+    w = tf.constant(RNG.randn(2, 3, 3, channels_in, channels_out).astype(np.float32),
+                    name=name + "_w")
+    return tf.nn.conv3d(x, w, strides=[1] * 5, padding="SAME", name=name)
+
+
+def test_conv3d_chains_become_fused_conv3d_nodes(graph):
+    x = tf.placeholder(tf.float32, [2, 4, 6, 6, 3], name="x")
+    y = tf.nn.relu(_conv3d(x, 3, 4, "conv1") + tf.constant(RNG.randn(4).astype(np.float32)),
+                   name="relu1")
+    z = tf.nn.bias_add(_conv3d(y, 4, 2, "conv2"), tf.constant(np.ones(2, np.float32)),
+                       name="biased")
+    sg = fused(step_graph([z], feeds=[x]))
+    kinds = [n.type for n in sg.nodes]
+    assert kinds.count("_FusedConv3D") == 2 and "_FusedConv2D" not in kinds
+    assert not {"Conv3D", "Add", "AddV2", "BiasAdd", "Relu"} & set(kinds)
+    first, second = [n for n in sg.nodes if n.type == "_FusedConv3D"]
+    assert (first.name, first.attrs["fused_ops"]) == ("relu1", ["BiasAdd", "Relu"])
+    assert (second.name, second.attrs["fused_ops"]) == ("biased", ["BiasAdd"])
+    assert second.inputs[0] == (first, 0)
+
+
+def test_a_conv3d_bias_must_match_its_output_channels(graph):
+    x = tf.placeholder(tf.float32, [1, 3, 4, 4, 2], name="x")
+    out = tf.nn.relu(_conv3d(x, 2, 3, "c") + tf.constant(np.ones([4, 4, 3], np.float32)))
+    sg = fused(step_graph([out], feeds=[x]))
+    assert "_FusedConv3D" not in {n.type for n in sg.nodes}
+
+
+def test_plans_fuse_conv3d_only_channels_last(graph):
+    x = tf.placeholder(tf.float32, [1, 2, 3, 4, 4])
+    w = tf.constant(np.ones((1, 2, 2, 2, 3), np.float32))
+    out = tf.nn.relu(tf.nn.bias_add(tf.nn.conv3d(x, w, [1] * 5, "SAME",
+                                                 data_format="NCDHW"),
+                                    tf.constant(np.ones(3, np.float32)), data_format="NCHW"))
+    sg = step_graph([out], feeds=[x])
+    with tf.Session() as sess:
+        plan_module.place(sg, sess._device_manager, True)
+    sg = opt.fuse_conv_bias_relu(sg, plan_module._fusable_conv)
+    assert "_FusedConv3D" not in {n.type for n in sg.nodes}
+
+
+def _video(rs):
+    """A Conv3D block: bias, ReLU, average pool."""
+    x = tf.constant(rs.rand(2, 4, 8, 8, 3).astype(np.float32))
+    w = tf.Variable(rs.randn(3, 3, 3, 3, 4).astype(np.float32) * 0.2)
+    b = tf.Variable(rs.randn(4).astype(np.float32) * 0.1)
+    h = tf.nn.relu(tf.nn.conv3d(x, w, [1] * 5, "SAME") + b)
+    h = tf.nn.avg_pool3d(h, [1, 2, 2, 2, 1], [1, 2, 2, 2, 1], "SAME")
+    return tf.reduce_sum(tf.square(h - 0.5)), [w, b]
+
+
+@pytest.mark.usefixtures("conv_kernels")
+def test_fused_conv3d_training_steps_give_the_unfused_values():
+    _assert_fusing_keeps_the_values(_video, "_FusedConv3D")
+
+
+@pytest.mark.usefixtures("conv_kernels")
+@pytest.mark.parametrize("fused_ops,relu", [(["BiasAdd"], False), (["BiasAdd", "Relu"], True)])
+def test_fused_conv3d_kernel(sess, fused_ops, relu):
+    x = RNG.randn(2, 3, 5, 4, 3).astype(np.float32)
+    w = RNG.randn(2, 3, 2, 3, 5).astype(np.float32)
+    b = RNG.randn(5).astype(np.float32)
+    op = apply_op("_FusedConv3D", [x, w, [b]], dict(strides=[1, 1, 2, 1, 1], padding="SAME",
+                                                    fused_ops=fused_ops), name="fused")
+    # the reference: each output position's window times the filter, by explicit loops
+    # SAME pads one after in depth and width, one on each side in height
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 1), (1, 1), (0, 1), (0, 0)])
+    want = np.zeros((2, 3, 3, 4, 5))
+    for d, h, c in np.ndindex(3, 3, 4):
+        patch = xp[:, d:d + 2, 2 * h:2 * h + 3, c:c + 2, :]
+        want[:, d, h, c] = np.tensordot(patch, w, axes=([1, 2, 3, 4], [0, 1, 2, 3]))
+    want += b
+    if relu:
+        want = np.maximum(want, 0)
+    assert op.outputs[0].shape.as_list() == [2, 3, 3, 4, 5]
+    np.testing.assert_allclose(sess.run(op.outputs[0]), want, rtol=1e-4, atol=1e-4)
+
+
+def test_fused_conv3d_kernel_errors(sess):
+    x = np.ones((1, 2, 4, 4, 2), np.float32)
+    w = np.ones((1, 2, 2, 2, 3), np.float32)
+    elu = apply_op("_FusedConv3D", [x, w, [np.ones(3, np.float32)]],
+                   dict(padding="SAME", strides=[1] * 5, fused_ops=["BiasAdd", "Elu"]),
+                   name="elu").outputs[0]
+    with pytest.raises(errors.UnimplementedError, match="_FusedConv3D with fused_ops"):
+        sess.run(elu)
+    short = apply_op("_FusedConv3D", [x, w, [np.ones(2, np.float32)]],
+                     dict(padding="SAME", strides=[1] * 5, fused_ops=["BiasAdd"]),
+                     name="short").outputs[0]
+    with pytest.raises(errors.InvalidArgumentError, match="as many biases"):
+        sess.run(short)
+
+
+@pytest.mark.parametrize("fused_ops", [["BiasAdd"], ["BiasAdd", "Relu"]])
+def test_fused_conv3d_gradient_matches_numeric(graph, fused_ops):
+    from tensorweave.autodiff.gradient_checker import compute_gradient_error
+    # float32 (TF's types for the op); small products and biases of +-1 keep every
+    # value away from ReLU's kink, and the channel of -1 checks that ReLU gates
+    values = [RNG.randn(1, 3, 4, 3, 2).astype(np.float32) * 0.1,
+              RNG.randn(2, 2, 3, 2, 3).astype(np.float32) * 0.1,
+              np.array([1.0, -1.0, 0.5], np.float32)]
+    x, w, b = (tf.constant(v) for v in values)
+    y = apply_op("_FusedConv3D", [x, w, [b]],
+                 dict(strides=[1, 1, 1, 1, 1], padding="SAME", fused_ops=fused_ops),
+                 name="fused").outputs[0]
+    with tf.Session():
+        for t, v in zip((x, w, b), values):
+            err = compute_gradient_error(t, list(v.shape), y, y.shape.as_list(),
+                                         x_init_value=v, delta=1e-2)
+            assert err < 1e-3, (t, err)

@@ -70,6 +70,8 @@ NOT_LOWERED = {
 TF_OWN_PRIVATE = {
     "_FusedConv2D": "Grappler's remapper makes it (Conv2D + BiasAdd [+ Relu]); TF has the "
                     "op and its CPU kernel",
+    "_FusedConv3D": "Grappler's remapper makes it (Conv3D + BiasAdd [+ Relu]); TF has the "
+                    "op and its CPU kernel",
 }
 
 _SCALAR = TensorShape([])

@@ -8,8 +8,9 @@ results:
   * `eliminate_common_subexpressions` - identical stateless nodes are merged;
   * `fold_constants`     - stateless nodes whose inputs are all constants are evaluated
                             once, with the same kernels the executor would use;
-  * `fuse_conv_bias_relu` - Conv2D, then its bias, then ReLU become one _FusedConv2D
-                            node (Grappler's remapper does the same).
+  * `fuse_conv_bias_relu` - Conv2D (Conv3D), then its bias, then ReLU become one
+                            _FusedConv2D (_FusedConv3D) node (Grappler's remapper
+                            does the same).
 """
 from __future__ import annotations
 
@@ -247,6 +248,8 @@ def fold_constants(sg: StepGraph, run_kernel: Callable[[Node, list], list]) -> S
 
 # --- remapping: Conv2D -> bias -> Relu as one _FusedConv2D (Grappler's remapper) -------------
 _BIAS_ADDS = ("BiasAdd", "Add", "AddV2")
+# convolution type -> (its fused type, the filter's rank); TF has both fused ops
+FUSED_CONVS = {"Conv2D": ("_FusedConv2D", 4), "Conv3D": ("_FusedConv3D", 5)}
 
 
 def _static_shape(node: Node, index: int):
@@ -255,30 +258,32 @@ def _static_shape(node: Node, index: int):
 
 
 def _bias_of(add: Node, conv_at: int) -> Optional[Tuple[Node, int]]:
-    """The bias input of `add` (whose input `conv_at` is a Conv2D) when it adds one value
-    per output channel, NHWC: a BiasAdd, or an Add of a vector as long as the filter's
-    last dimension (so the sum has the convolution's shape)."""
+    """The bias input of `add` (whose input `conv_at` is a convolution) when it adds one
+    value per output channel, channels last: a BiasAdd, or an Add of a vector as long as
+    the filter's last dimension (so the sum has the convolution's shape)."""
     bias = add.inputs[1 - conv_at]
     if add.type == "BiasAdd":
         return bias if conv_at == 0 and add.attrs.get("data_format", "NHWC") == "NHWC" \
             else None
+    conv = add.inputs[conv_at][0]
     shape = _static_shape(*bias)
-    filt = _static_shape(*add.inputs[conv_at][0].inputs[1])
-    if shape is None or filt is None or shape.ndims != 1 or filt.ndims != 4:
+    filt = _static_shape(*conv.inputs[1])
+    if shape is None or filt is None or shape.ndims != 1 or \
+            filt.ndims != FUSED_CONVS[conv.type][1]:
         return None
-    channels = filt.as_list()[3]
+    channels = filt.as_list()[-1]
     return bias if channels is not None and shape.as_list() == [channels] else None
 
 
 def fuse_conv_bias_relu(sg: StepGraph, fusable: Callable[[Node], bool]) -> StepGraph:
-    """Fuses Conv2D -> bias -> Relu (or Conv2D -> bias) into one _FusedConv2D node,
-    named and placed as the chain's last node, whose kernel adds the bias and applies
+    """Fuses Conv2D -> bias -> Relu (or Conv2D -> bias) into one _FusedConv2D node, and
+    Conv3D's chains into a _FusedConv3D, named and placed as the chain's last node, whose kernel adds the bias and applies
     ReLU while each block of the result is in cache (oneDNN's post-ops): two passes over
     the activations and their two intermediate arrays go.
 
     A chain is fused only where nothing else reads its intermediates (no other data or
     control reader, not fetched or targeted), all of it is on one device, and
-    `fusable(conv)` allows it (float32 NHWC on a device with the fused kernel). The
+    `fusable(conv)` allows it (float32 channels last on a device with the fused kernel). The
     gradient ops read the convolution's inputs and the Relu's output, which stay."""
     readers: Dict[Tuple[int, int], int] = {}
     control_readers = set()
@@ -304,7 +309,7 @@ def fuse_conv_bias_relu(sg: StepGraph, fusable: Callable[[Node], bool]) -> StepG
         if add.type not in _BIAS_ADDS or len(add.inputs) != 2:
             continue
         at = next((k for k, (p, i) in enumerate(add.inputs)
-                   if p.type == "Conv2D" and i == 0), None)
+                   if p.type in FUSED_CONVS and i == 0), None)
         if at is None:
             continue
         conv = add.inputs[at][0]
@@ -318,7 +323,7 @@ def fuse_conv_bias_relu(sg: StepGraph, fusable: Callable[[Node], bool]) -> StepG
             relu = None
         last = relu or add
         chain = [conv, add] + ([relu] if relu else [])
-        fused = Node(last.op, "_FusedConv2D",
+        fused = Node(last.op, FUSED_CONVS[conv.type][0],
                      {**conv.attrs, "num_args": 1, "epsilon": 0.0001, "leakyrelu_alpha": 0.2,
                       "fused_ops": ["BiasAdd", "Relu"] if relu else ["BiasAdd"]},
                      1, last.name, False, last.device)

@@ -423,9 +423,10 @@ def optimize(sg: _opt.StepGraph, binder: KernelBinder, opts: Dict[str, bool]):
 
 
 def _fusable_conv(n: _opt.Node) -> bool:
-    """Whether a Conv2D node may become a _FusedConv2D: float32 NHWC on a CPU device (the
-    fused kernel is NumPy's and oneDNN's)."""
-    return n.attrs.get("data_format", "NHWC") == "NHWC" and \
+    """Whether a Conv2D (Conv3D) node may become a _FusedConv2D (_FusedConv3D): float32
+    channels last on a CPU device (the fused kernels are NumPy's and oneDNN's)."""
+    channels_last = "NHWC" if n.type == "Conv2D" else "NDHWC"
+    return n.attrs.get("data_format", channels_last) == channels_last and \
         n.attrs.get("T") == _dt.float32 and n.device.device_type == "CPU"
 
 

@@ -252,6 +252,46 @@ def test_pool3d_gradients(graph):
 
 
 @pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_avg_pool3d_gradient_of_float32(sess, padding):
+    """AvgPool3DGrad (oneDNN's where installed) against the transposed reference: the
+    pool is linear, so the gradient is the matrix of ref_pool's unit responses, transposed,
+    times dy."""
+    shape, ks, strides = (2, 3, 5, 4, 2), [2, 3, 2], [1, 2, 2]
+    x = tf.placeholder(tf.float32, shape)
+    y = tf.nn.avg_pool3d(x, [1] + ks + [1], [1] + strides + [1], padding)
+    dy = RNG.randn(*y.shape.as_list()).astype(np.float32)
+    (dx,) = tf.gradients(y, [x], dy)
+    unit = np.eye(int(np.prod(shape))).reshape((-1,) + shape)
+    jacobian = np.stack([ref_pool(u, ks, strides, padding, "avg").ravel() for u in unit])
+    got = sess.run(dx, {x: np.zeros(shape, np.float32)})
+    np.testing.assert_allclose(got, (jacobian @ dy.ravel()).reshape(shape), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_max_pool3d_of_nan_and_minus_inf_follows_tf_eigen_kernel(sess):
+    """A window of -inf gives -inf and a NaN in a window's last cell NaN (TF's Eigen
+    MaxPool3D; with oneDNN TF gives the lowest float and skips NaN): such inputs stay on
+    the NumPy kernel, on any install."""
+    x = np.arange(16, dtype=np.float32).reshape(1, 2, 2, 4, 1)
+    x[0, 1, 1, 1, 0] = np.nan                      # the last cell of the first window
+    x[..., 2:, :] = -np.inf                         # the second window all -inf
+    y = sess.run(tf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 2, 2, 2, 1], "VALID"))
+    assert np.isnan(y[0, 0, 0, 0, 0]) and y[0, 0, 0, 1, 0] == -np.inf
+
+
+def test_float32_pool3d_runs_on_onednn_where_installed(sess, monkeypatch, conv_kernels):
+    from tensorweave.ops import onednn
+    if conv_kernels == "numpy" or not onednn.available():
+        pytest.skip("oneDNN's kernels are not in use")
+    calls = []
+    real = onednn.pool
+    monkeypatch.setattr(onednn, "pool", lambda *a: calls.append(a[-1]) or real(*a))
+    x = RNG.randn(1, 4, 4, 4, 3).astype(np.float32)
+    sess.run([tf.nn.max_pool3d(x, 2, 2, "SAME"), tf.nn.avg_pool3d(x, 2, 2, "SAME")])
+    assert sorted(calls) == ["avg", "max"]
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
 def test_pool1d(sess, padding):
     x = RNG.randn(2, 7, 3)
     mx = tf.nn.max_pool1d(x, 3, 2, padding)

@@ -25,10 +25,11 @@ from tensorweave.ops.math.quantize_ops import no_gradient
 from tensorweave.ops.nn.conv_nd_gemm import (conv_nd, conv_nd_backprop_filter,
                                              conv_nd_backprop_input)
 from tensorweave.ops.nn.conv_ops import (Window, _check_enum, _compute_dtype, _get_sequence,
-                                         channels_back, channels_last, channels_last_shape,
-                                         conv2d, lookup_renamed, make_window,
+                                         add_bias_relu, channels_back, channels_last,
+                                         channels_last_shape, conv2d, fused_epilogue,
+                                         lookup_renamed, make_window,
                                          register_conv_gradients,
-                                         window_output_size)
+                                         register_fused_conv_gradient, window_output_size)
 
 _CONV3D_TYPES = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
 _FORMATS_3D = ("NDHWC", "NCDHW")
@@ -116,6 +117,13 @@ _CONV3D_ATTRS = {"T": TypeAttr(_CONV3D_TYPES), "strides": [1] * 5, "padding": "V
 
 register_op("Conv3D", inputs=["input: T", "filter: T"], outputs=["output: T"],
             attrs=dict(_CONV3D_ATTRS), shape=_conv3d_shape)
+# what Grappler's remapper (and runtime/optimizer.py) makes of Conv3D -> bias [-> Relu]
+register_op("_FusedConv3D", inputs=["input: T", "filter: T", "args: num_args * T"],
+            outputs=["output: T"],
+            attrs={**_CONV3D_ATTRS, "T": TypeAttr((_dt.float16, _dt.bfloat16, _dt.float32)),
+                   "padding_list": [], "fused_ops": [], "epsilon": 0.0001,
+                   "leakyrelu_alpha": 0.2},
+            shape=_conv3d_shape)
 register_op("Conv3DBackpropInputV2",
             inputs=["input_sizes: Tshape", "filter: T", "out_backprop: T"],
             outputs=["output: T"],
@@ -182,8 +190,8 @@ def _check_depth(ctx, in_depth: int, filter_in: int) -> None:
             "convolution is not supported)" % (in_depth, filter_in))
 
 
-@kernel("Conv3D", cheap=False, threaded=onednn.runs_float32)
-def _conv3d_kernel(ctx, x, w):
+def _conv3d_operands(ctx, x, w):
+    """(data_format, x channels last, w, windows), both in the compute dtype."""
     check_rank(ctx, "input", x, 5)
     check_rank(ctx, "filter", w, 5)
     fmt = ctx.attrs["data_format"]
@@ -191,7 +199,23 @@ def _conv3d_kernel(ctx, x, w):
     _check_depth(ctx, xc.shape[-1], w.shape[3])
     wins = conv_windows(ctx, xc.shape, w.shape[:3])
     ct = _compute_dtype(x.dtype)
-    out = conv_nd(xc.astype(ct, copy=False), w.astype(ct, copy=False), wins)
+    return fmt, xc.astype(ct, copy=False), w.astype(ct, copy=False), wins
+
+
+@kernel("Conv3D", cheap=False, threaded=onednn.runs_float32)
+def _conv3d_kernel(ctx, x, w):
+    fmt, xc, w, wins = _conv3d_operands(ctx, x, w)
+    return channels_back(conv_nd(xc, w, wins).astype(x.dtype, copy=False), fmt)
+
+
+@kernel("_FusedConv3D", cheap=False, threaded=onednn.runs_float32)
+def _fused_conv3d_kernel(ctx, x, w, *args):
+    fmt, xc, w, wins = _conv3d_operands(ctx, x, w)
+    bias, relu = fused_epilogue(ctx, args, w.shape[4])
+    bias = bias.astype(xc.dtype, copy=False)
+    out = onednn.conv(xc, w, wins, bias=bias, relu=relu)
+    if out is None:
+        out = add_bias_relu(conv_nd(xc, w, wins), bias, relu)
     return channels_back(out.astype(x.dtype, copy=False), fmt)
 
 
@@ -250,6 +274,9 @@ def _conv3d_backprop_filter_v1_kernel(ctx, x, w, dy):
 # --- gradients ----------------------------------------------------------------------------
 register_conv_gradients("Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2",
                         ("strides", "padding", "data_format", "dilations"))
+register_fused_conv_gradient("_FusedConv3D", "Conv3DBackpropInputV2",
+                             "Conv3DBackpropFilterV2",
+                             ("strides", "padding", "data_format", "dilations"))
 # TF registers no gradient for the V1 forms: tf.gradients through them raises LookupError
 gradient("Conv3DBackpropInput")(no_gradient)
 gradient("Conv3DBackpropFilter")(no_gradient)

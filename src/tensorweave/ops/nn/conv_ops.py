@@ -499,33 +499,45 @@ def _conv2d_values(xn: np.ndarray, w: np.ndarray, wins) -> np.ndarray:
     return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=3)
 
 
-# _FusedConv2D: what Grappler's remapper (and runtime/optimizer.py's
-# fuse_conv_bias_relu) makes of Conv2D -> BiasAdd [-> Relu]; fused_ops -> apply ReLU
+# _FusedConv2D and _FusedConv3D: what Grappler's remapper (and runtime/optimizer.py's
+# fuse_conv_bias_relu) makes of a convolution -> BiasAdd [-> Relu]; fused_ops -> apply ReLU
 _FUSED_EPILOGUES = {("BiasAdd",): False, ("BiasAdd", "Relu"): True}
+
+
+def fused_epilogue(ctx, args, channels: int):
+    """(bias, relu) of a fused convolution: its one bias argument, checked against the
+    `channels` of the result, and whether ReLU follows."""
+    fused = tuple(ctx.attrs["fused_ops"])
+    if fused not in _FUSED_EPILOGUES or len(args) != 1:
+        raise errors.UnimplementedError(
+            None, ctx.op, "%s with fused_ops %s and %d arguments is not supported (BiasAdd, "
+            "optionally followed by Relu, with one bias)" % (ctx.op.type, list(fused),
+                                                             len(args)))
+    bias = args[0]
+    if bias.shape != (channels,):
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "Must provide as many biases as the last dimension of the input "
+            "tensor: %s vs. %s" % (list(bias.shape), [channels]))
+    return bias, _FUSED_EPILOGUES[fused]
+
+
+def add_bias_relu(out: np.ndarray, bias: np.ndarray, relu: bool) -> np.ndarray:
+    """The epilogue in place on `out` (channels last), where oneDNN did not run it."""
+    out += bias
+    if relu:
+        np.maximum(out, 0, out=out)
+    return out
 
 
 @kernel("_FusedConv2D", cheap=False, threaded=onednn.runs_float32)
 def _fused_conv2d_kernel(ctx, x, w, *args):
-    fused = tuple(ctx.attrs["fused_ops"])
-    if fused not in _FUSED_EPILOGUES or len(args) != 1:
-        raise errors.UnimplementedError(
-            None, ctx.op, "_FusedConv2D with fused_ops %s and %d arguments is not supported "
-            "(BiasAdd, optionally followed by Relu, with one bias)" % (list(fused), len(args)))
     fmt, xn, w, wins = _conv2d_operands(ctx, x, w)
-    bias = args[0]
-    if bias.shape != (w.shape[3],):
-        raise errors.InvalidArgumentError(
-            None, ctx.op, "Must provide as many biases as the last dimension of the input "
-            "tensor: %s vs. %s" % (list(bias.shape), [w.shape[3]]))
-    relu = _FUSED_EPILOGUES[fused]
+    bias, relu = fused_epilogue(ctx, args, w.shape[3])
     bias = bias.astype(xn.dtype, copy=False)
     out = onednn.conv(xn, w, wins, bias=bias, relu=relu) if xn.shape[3] == w.shape[2] \
         else None
     if out is None:
-        out = _conv2d_values(xn, w, wins)
-        out += bias
-        if relu:
-            np.maximum(out, 0, out=out)
+        out = add_bias_relu(_conv2d_values(xn, w, wins), bias, relu)
     return channels_back(out.astype(x.dtype, copy=False), fmt)
 
 
@@ -633,26 +645,35 @@ register_conv_gradients("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter",
                          "dilations", "use_cudnn_on_gpu"))
 
 
-@gradient("_FusedConv2D")
-def _fused_conv2d_grad(op, grad):
-    """The gradient of the chain the op stands for (TF registers none: Grappler fuses
-    after the gradients are built): ReluGrad, then the bias's and the Conv2D's."""
-    fused = tuple(op._get_attr("fused_ops"))
-    if fused not in _FUSED_EPILOGUES:
-        raise LookupError("No gradient defined for _FusedConv2D with fused_ops %s"
-                          % list(fused))
-    if _FUSED_EPILOGUES[fused]:
-        grad = apply_op("ReluGrad", [grad, op.outputs[0]], name="ReluGrad").outputs[0]
-    x, w = op.inputs[0], op.inputs[1]
-    attrs = {k: op._get_attr(k) for k in ("strides", "padding", "explicit_paddings",
-                                          "data_format", "dilations", "use_cudnn_on_gpu")}
-    dx = apply_op("Conv2DBackpropInput", [shape_tensor(x), w, grad], attrs,
-                  name="Conv2DBackpropInput").outputs[0]
-    dw = apply_op("Conv2DBackpropFilter", [x, shape_tensor(w), grad], attrs,
-                  name="Conv2DBackpropFilter").outputs[0]
-    db = apply_op("BiasAddGrad", [grad], {"data_format": attrs["data_format"]},
-                  name="BiasAddGrad").outputs[0]
-    return [dx, dw, db]
+def register_fused_conv_gradient(fused_type: str, backprop_input: str,
+                                 backprop_filter: str, attr_names: Sequence[str]) -> None:
+    """Registers the gradient of a fused convolution: that of the chain it stands for
+    (TF registers none: Grappler fuses after the gradients are built), ReluGrad, then
+    the bias's and the convolution's, which share the attrs `attr_names`."""
+    @gradient(fused_type)
+    def _fused_conv_grad(op, grad):
+        fused = tuple(op._get_attr("fused_ops"))
+        if fused not in _FUSED_EPILOGUES:
+            raise LookupError("No gradient defined for %s with fused_ops %s"
+                              % (fused_type, list(fused)))
+        if _FUSED_EPILOGUES[fused]:
+            grad = apply_op("ReluGrad", [grad, op.outputs[0]], name="ReluGrad").outputs[0]
+        x, w = op.inputs[0], op.inputs[1]
+        attrs = {k: op._get_attr(k) for k in attr_names}
+        dx = apply_op(backprop_input, [shape_tensor(x), w, grad], attrs,
+                      name=backprop_input).outputs[0]
+        dw = apply_op(backprop_filter, [x, shape_tensor(w), grad], attrs,
+                      name=backprop_filter).outputs[0]
+        # BiasAddGrad's NHWC is any channels-last layout, NCHW any channels-first one
+        bias_format = "NCHW" if attrs["data_format"].startswith("NC") else "NHWC"
+        db = apply_op("BiasAddGrad", [grad], {"data_format": bias_format},
+                      name="BiasAddGrad").outputs[0]
+        return [dx, dw, db]
+
+
+register_fused_conv_gradient("_FusedConv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter",
+                             ("strides", "padding", "explicit_paddings", "data_format",
+                              "dilations", "use_cudnn_on_gpu"))
 
 
 # --- builders ----------------------------------------------------------------------------

@@ -6,6 +6,12 @@ channels-last input covering every output position at once, as the 2-D kernels o
 pooling_ops.py do. Max pooling follows TF's CPU kernels, NaN included (see
 `_max_pool_nd` and `_max_masks`): they differ from the 2-D ones. Average pooling divides
 by the number of real (unpadded) elements of each window.
+
+float32 average pooling, its gradient and max pooling of finite values run on oneDNN's
+kernels (ops/onednn.py) where it is there. TF's own builds differ on max pooling's
+non-finite values: with oneDNN (the default on x86) NaN is skipped and a window of -inf
+gives the lowest finite float, its Eigen kernels do as `_max_pool_nd`; so an input with
+a NaN or -inf stays on `_max_pool_nd`, the same result whichever kernel runs.
 """
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ from tensorweave.framework.graph import Tensor, name_scope
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape
+from tensorweave.ops import onednn
 from tensorweave.ops.nn.conv_nd_gemm import pad_nd, taps, unpad_nd
 from tensorweave.ops.nn.conv_nd_ops import (channels_back, channels_last, channels_last_shape,
                                             check_nd_attrs, check_rank, dims_of_rank,
@@ -134,11 +141,16 @@ def _pooled_input(ctx, x):
     return fmt, xc, _windows(ctx, xc.shape)
 
 
-@kernel("MaxPool3D", cheap=False)
+@kernel("MaxPool3D", cheap=False, threaded=onednn.runs_float32)
 def _max_pool3d_kernel(ctx, x):
     fmt, xc, wins = _pooled_input(ctx, x)
     ct = _half_to_float(x.dtype) if x.dtype.kind == "f" else x.dtype
-    pooled, _ = _max_pool_nd(xc.astype(ct, copy=False), wins, _dt.as_dtype(x.dtype).min)
+    xc = xc.astype(ct, copy=False)
+    # the minimum is NaN or -inf where the kernels could differ (module docstring)
+    pooled = onednn.pool(xc, wins, "max") if ct == np.float32 and xc.size and \
+        np.isfinite(np.minimum.reduce(xc, axis=None)) else None
+    if pooled is None:
+        pooled, _ = _max_pool_nd(xc, wins, _dt.as_dtype(x.dtype).min)
     return channels_back(pooled.astype(x.dtype, copy=False), fmt)
 
 
@@ -172,10 +184,13 @@ def _max_pool3d_grad_grad_kernel(ctx, x, y, ddx):
     return channels_back(out, fmt)
 
 
-@kernel("AvgPool3D", cheap=False)
+@kernel("AvgPool3D", cheap=False, threaded=onednn.runs_float32)
 def _avg_pool3d_kernel(ctx, x):
     fmt, xc, wins = _pooled_input(ctx, x)
     ct = _half_to_float(x.dtype)
+    fast = onednn.pool(xc.astype(ct, copy=False), wins, "avg")
+    if fast is not None:
+        return channels_back(fast.astype(x.dtype, copy=False), fmt)
     xp = pad_nd(xc.astype(ct, copy=False), wins, 0)
     out = None
     for _, index in taps(wins):
@@ -184,7 +199,7 @@ def _avg_pool3d_kernel(ctx, x):
     return channels_back(out.astype(x.dtype, copy=False), fmt)
 
 
-@kernel("AvgPool3DGrad", cheap=False)
+@kernel("AvgPool3DGrad", cheap=False, threaded=onednn.runs_float32)
 def _avg_pool3d_grad_kernel(ctx, orig_input_shape, dy):
     fmt = ctx.attrs["data_format"]
     in_cl = channels_last_shape(sizes_arg(ctx, orig_input_shape, 5, "orig_input_shape"), fmt)
@@ -195,6 +210,9 @@ def _avg_pool3d_grad_kernel(ctx, orig_input_shape, dy):
                                           "pooled shape of %s" % (list(dy.shape),
                                                                   list(in_cl)))
     ct = _half_to_float(dy.dtype)
+    fast = onednn.avg_pool_grad(in_cl, dyc.astype(ct, copy=False), wins)
+    if fast is not None:
+        return channels_back(fast.astype(dy.dtype, copy=False), fmt)
     share = dyc.astype(ct) / _window_counts(wins, ct)
     dxp = np.zeros((in_cl[0],) + tuple(w.padded for w in wins) + (in_cl[-1],), dtype=ct)
     for _, index in taps(wins):
