@@ -452,7 +452,27 @@ def test_relu_and_its_gradient_on_large_arrays():
     np.testing.assert_array_equal(onednn.relu_grad(g, x), want)
     assert onednn.relu(x[:1000]) is None  # small: NumPy's one pass is as fast
     x[7] = np.nan  # oneDNN's ReLU does not follow TF's NaN rule: NumPy's does
-    assert onednn.relu(x) is None and onednn.relu_grad(g, x) is None
+    assert onednn.relu(x) is None
+
+
+def test_relu_gradient_takes_nan_features_bit_for_bit():
+    """The gradient is the clip to [0, inf]'s: TF's grad * (x > 0) at NaN and every
+    other special value, so NaN features stay on oneDNN (its ReLU gradient would pass
+    the gradient of a NaN)."""
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 1e-45, -1e-45,
+                        3e38], np.float32)
+    n = onednn.ELTWISE_MIN_SIZE + 17
+    x, g = RNG.randn(2, n).astype(np.float32)
+    pairs = np.meshgrid(special, special)
+    x[:100], g[:100] = pairs[0].ravel(), pairs[1].ravel()
+    x[-100:], g[-100:] = pairs[0].ravel(), pairs[1].ravel()  # the tail too
+    got = onednn.relu_grad(g, x)
+    if not onednn.available():
+        assert got is None
+        return
+    with np.errstate(invalid="ignore"):
+        want = g * (x > 0).astype(np.float32)
+    assert onednn._RELU_AGREES and got.view(np.uint32).tolist() == want.view(np.uint32).tolist()
 
 
 def test_relu_ops_keep_tf_nan_rule_on_large_inputs(sess):

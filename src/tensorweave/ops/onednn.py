@@ -31,6 +31,7 @@ its bits, is the same from run to run (runtime/determinism.py).
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import sys
 import threading
@@ -56,6 +57,7 @@ _ARG_SRC, _ARG_DST, _ARG_WEIGHTS, _ARG_WORKSPACE = 1, 17, 33, 64
 _ARG_BIAS = 41
 _ARG_DIFF_SRC, _ARG_DIFF_DST, _ARG_DIFF_WEIGHTS = 129, 145, 161
 _ELTWISE_RELU = 0x20              # dnnl_eltwise_relu (a post-op of the forward pass)
+_ELTWISE_CLIP = 0x2e              # dnnl_eltwise_clip: its gradient is grad * (lo < x <= hi)
 _BINARY_SUB = 0x1fff5             # dnnl_binary_sub
 _ARG_SRC_1, _ARG_ATTR_SCALES = 2, 4096
 _MAX_NDIMS = 12
@@ -794,45 +796,94 @@ def avg_pool_grad(input_shape, dy: np.ndarray, wins) -> Optional[np.ndarray]:
 # overhead); above it oneDNN's kernel runs on every core: on cnn_train's first activation
 # (1.6M values) Relu 0.08 ms against NumPy's 0.60, ReluGrad 0.43 against 0.99.
 ELTWISE_MIN_SIZE = 1 << 18
+# Whether this library's ReLU passes give TF's values on the probe of special values
+# (`_relu_passes_agree`, run once per process); None until it has run.
+_RELU_AGREES: Optional[bool] = None
 
 
-def _build_relu(lib: _Library, size: int) -> Optional[_Passes]:
-    """ReLU's forward and backward primitives over `size` contiguous values."""
+def _relu_passes(lib: _Library, size: int) -> Optional[_Passes]:
+    """ReLU's passes over `size` contiguous values:
+      forward: oneDNN's ReLU, max(x, 0) but for NaN, which it turns into 0 (TF keeps
+        NaN; the caller sends such features to NumPy);
+      backward: the gradient of clipping to [0, inf] at x, grad * (0 < x <= inf), which
+        is TF's grad * (x > 0) at every value, NaN and the infinities included (oneDNN's
+        ReLU gradient passes the gradient of a NaN feature)."""
     c = lib.lib
     md = lib.strided_md([size], [1])
-    fwd, bwd = _handle(), _handle()
+    passes = _Passes([md])
+    fwd, hint, bwd = _handle(), _handle(), _handle()
+    built = False
     try:
         if c.dnnl_eltwise_forward_primitive_desc_create(
                 ctypes.byref(fwd), lib.engine, _FORWARD_TRAINING, _ELTWISE_RELU, md, md, 0.0,
-                0.0, None) != 0 or c.dnnl_eltwise_backward_primitive_desc_create(
-                ctypes.byref(bwd), lib.engine, _ELTWISE_RELU, md, md, md, 0.0, 0.0, fwd,
-                None) != 0:
-            c.dnnl_memory_desc_destroy(md)
+                0.0, None) != 0 or c.dnnl_eltwise_forward_primitive_desc_create(
+                    ctypes.byref(hint), lib.engine, _FORWARD_TRAINING, _ELTWISE_CLIP, md, md,
+                    0.0, math.inf, None) != 0 or \
+                c.dnnl_eltwise_backward_primitive_desc_create(
+                    ctypes.byref(bwd), lib.engine, _ELTWISE_CLIP, md, md, md, 0.0, math.inf,
+                    hint, None) != 0:
             return None
-        return _Passes([md], lib.step(fwd, [(_ARG_SRC, md), (_ARG_DST, md)]),
-                       lib.step(bwd, [(_ARG_SRC, md), (_ARG_DIFF_DST, md),
-                                      (_ARG_DIFF_SRC, md)]))
+        passes.forward = lib.step(fwd, [(_ARG_SRC, md), (_ARG_DST, md)])
+        passes.backward = lib.step(bwd, [(_ARG_SRC, md), (_ARG_DIFF_DST, md),
+                                         (_ARG_DIFF_SRC, md)])
+        built = True
+        return passes
     finally:
-        for handle in (fwd, bwd):
+        if not built:
+            passes.destroy(lib)
+        for handle in (fwd, hint, bwd):
             if handle:
                 c.dnnl_primitive_desc_destroy(handle)
+
+
+def _relu_passes_agree(lane: _Lane) -> bool:
+    """Whether `_relu_passes` give NumPy's max(x, 0) (for x not NaN) and grad * (x > 0)
+    bit for bit on every pair of special values (NaN, the infinities, signed zeros,
+    denormals), over a length with a vector body and a tail. The values at NaN are the
+    kernels' detail, not oneDNN's contract, so they are checked rather than assumed."""
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 1e-45, -1e-45,
+                        3e38], np.float32)
+    x, grad = (np.tile(a.ravel(), 11)[:1037] for a in np.meshgrid(special, special))
+    passes = _relu_passes(lane.lib, x.size)
+    if passes is None:
+        return False
+    try:
+        finite = np.nan_to_num(x, nan=-2.0, posinf=np.inf, neginf=-np.inf)
+        y, dx = np.empty_like(x), np.empty_like(x)
+        passes.forward.run(lane, finite.ctypes.data, y.ctypes.data)
+        passes.backward.run(lane, x.ctypes.data, grad.ctypes.data, dx.ctypes.data)
+    finally:
+        passes.destroy(lane.lib)
+    with np.errstate(invalid="ignore"):
+        want_dx = grad * (x > 0).astype(np.float32)
+    want_y = np.maximum(finite, np.float32(0))
+    return np.array_equal(y.view(np.uint32), want_y.view(np.uint32)) and \
+        np.array_equal(dx.view(np.uint32), want_dx.view(np.uint32))
+
+
+def _build_relu(lane: _Lane, size: int) -> Optional[_Passes]:
+    global _RELU_AGREES
+    if _RELU_AGREES is None:
+        _RELU_AGREES = _relu_passes_agree(lane)
+    return _relu_passes(lane.lib, size) if _RELU_AGREES else None
 
 
 def _run_relu(features: np.ndarray, direction: str, *operands: np.ndarray):
     """ReLU's `direction` ("forward": max(x, 0); "backward": grad * (x > 0)) over the
     features and `operands` (the gradient), into a new array; None where oneDNN does not
-    take it: small, not float32 or not contiguous, or features holding a NaN (oneDNN's
-    ReLU gives 0 for NaN and passes the gradient of a NaN feature; TF gives NaN and 0)."""
+    take it: small, not float32 or not contiguous, features holding a NaN in the forward
+    direction (`_relu_passes`), or passes that would not give TF's values
+    (`_relu_passes_agree`)."""
     lib = library()
     arrays = (features,) + operands
     if lib is None or features.size < ELTWISE_MIN_SIZE or not _takes(*arrays) or \
             any(a.shape != features.shape or not a.flags.c_contiguous for a in arrays) or \
-            _has_nan(features):
+            direction == "forward" and _has_nan(features):
         return None
     out = np.empty_like(features)
     size = features.size
     with _turn(lib) as lane:
-        entry = lane.cached(("relu", size), lambda: _build_relu(lib, size))
+        entry = lane.cached(("relu", size), lambda: _build_relu(lane, size))
         if entry is None:
             return None
         getattr(entry, direction).run(lane, *(a.ctypes.data for a in arrays + (out,)))

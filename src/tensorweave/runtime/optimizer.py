@@ -277,9 +277,10 @@ def _bias_of(add: Node, conv_at: int) -> Optional[Tuple[Node, int]]:
 
 def fuse_conv_bias_relu(sg: StepGraph, fusable: Callable[[Node], bool]) -> StepGraph:
     """Fuses Conv2D -> bias -> Relu (or Conv2D -> bias) into one _FusedConv2D node, and
-    Conv3D's chains into a _FusedConv3D, named and placed as the chain's last node, whose kernel adds the bias and applies
-    ReLU while each block of the result is in cache (oneDNN's post-ops): two passes over
-    the activations and their two intermediate arrays go.
+    Conv3D's chains into a _FusedConv3D, named and placed as the chain's last node,
+    whose kernel adds the bias and applies ReLU while each block of the result is in
+    cache (oneDNN's post-ops): two passes over the activations and their two
+    intermediate arrays go.
 
     A chain is fused only where nothing else reads its intermediates (no other data or
     control reader, not fetched or targeted), all of it is on one device, and
