@@ -404,11 +404,14 @@ def feeds_to_device(sg: _opt.StepGraph) -> tuple:
 
 
 def optimize(sg: _opt.StepGraph, binder: KernelBinder, opts: Dict[str, bool]):
-    """The placed step graph `sg` after the graph optimizations `opts` asks for (steps
-    without control flow only). Deterministic: tasks that optimize the same placed step
-    graph get the same nodes and names (distributed workers rely on it)."""
+    """The placed step graph `sg` after the graph optimizations `opts` asks for (in
+    steps with control flow, the remapping only). Deterministic: tasks that optimize the
+    same placed step graph get the same nodes and names (distributed workers rely on
+    it)."""
     if any(n.type in CONTROL_FLOW_OPS for n in sg.nodes):
-        return sg
+        # a fused chain is joined by plain edges, so it lies in one frame and one branch,
+        # and is dead exactly when one of its inputs is
+        return _opt.fuse_conv_bias_relu(sg, _fusable_conv) if opts.get("remap") else sg
     if opts.get("prune_noops"):
         sg = _opt.remove_dead_noops(sg)
     if opts.get("cse"):
