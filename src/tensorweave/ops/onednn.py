@@ -60,6 +60,11 @@ _ELTWISE_RELU = 0x20              # dnnl_eltwise_relu (a post-op of the forward 
 _ELTWISE_CLIP = 0x2e              # dnnl_eltwise_clip: its gradient is grad * (lo < x <= hi)
 _BINARY_SUB = 0x1fff5             # dnnl_binary_sub
 _ARG_SRC_1, _ARG_ATTR_SCALES = 2, 4096
+_ARG_MEAN, _ARG_VARIANCE, _ARG_SCALE, _ARG_SHIFT = 49, 50, 51, 52
+_ARG_DIFF_SCALE, _ARG_DIFF_SHIFT = 255, 256
+_BACKWARD = 128                   # dnnl_backward: the gradients of data and parameters
+_USE_GLOBAL_STATS, _USE_SCALE, _USE_SHIFT = 0x1, 0x2, 0x4
+_LRN_ACROSS_CHANNELS = 0xaff      # dnnl_lrn_across_channels
 _MAX_NDIMS = 12
 
 _Dims = ctypes.c_int64 * _MAX_NDIMS
@@ -161,6 +166,22 @@ class _Library:
                      "dnnl_primitive_attr_create", "dnnl_post_ops_create",
                      "dnnl_primitive_attr_set_post_ops", "dnnl_binary_primitive_desc_create"):
             getattr(lib, name).restype = ctypes.c_int
+        lib.dnnl_lrn_forward_primitive_desc_create.restype = ctypes.c_int
+        lib.dnnl_lrn_forward_primitive_desc_create.argtypes = [
+            ctypes.POINTER(_handle), _handle, ctypes.c_int, ctypes.c_int, _handle, _handle,
+            ctypes.c_int64, ctypes.c_float, ctypes.c_float, ctypes.c_float, _handle]
+        lib.dnnl_lrn_backward_primitive_desc_create.restype = ctypes.c_int
+        lib.dnnl_lrn_backward_primitive_desc_create.argtypes = [
+            ctypes.POINTER(_handle), _handle, ctypes.c_int, _handle, _handle, _handle,
+            ctypes.c_int64, ctypes.c_float, ctypes.c_float, ctypes.c_float, _handle, _handle]
+        lib.dnnl_batch_normalization_forward_primitive_desc_create.restype = ctypes.c_int
+        lib.dnnl_batch_normalization_forward_primitive_desc_create.argtypes = [
+            ctypes.POINTER(_handle), _handle, ctypes.c_int, _handle, _handle, ctypes.c_float,
+            ctypes.c_uint, _handle]
+        lib.dnnl_batch_normalization_backward_primitive_desc_create.restype = ctypes.c_int
+        lib.dnnl_batch_normalization_backward_primitive_desc_create.argtypes = [
+            ctypes.POINTER(_handle), _handle, ctypes.c_int, _handle, _handle, _handle,
+            ctypes.c_float, ctypes.c_uint, _handle, _handle]
         lib.dnnl_eltwise_forward_primitive_desc_create.restype = ctypes.c_int
         lib.dnnl_eltwise_forward_primitive_desc_create.argtypes = [
             ctypes.POINTER(_handle), _handle, ctypes.c_int, ctypes.c_int, _handle, _handle,
@@ -899,6 +920,188 @@ def relu_grad(grad: np.ndarray, features: np.ndarray) -> Optional[np.ndarray]:
     """grad * (features > 0) (TF's ReluGrad) of large float32 arrays on every core, or
     None."""
     return _run_relu(features, "backward", grad)
+
+
+# --- batch normalization ---------------------------------------------------------------------
+# Below this many values NumPy's passes cost about as much as a call here.
+BATCH_NORM_MIN_SIZE = 1 << 15
+
+
+def _normalized_md(lib: _Library, shape: Sequence[int], axis: int) -> _handle:
+    """A contiguous array of `shape` whose channels are on `axis`, described in oneDNN's
+    (n, c, *spatial) order."""
+    st = _contiguous_strides(shape)
+    rest = [i for i in range(1, len(shape)) if i != axis]
+    return lib.strided_md([shape[0], shape[axis]] + [shape[i] for i in rest],
+                          [st[0], st[axis]] + [st[i] for i in rest])
+
+
+def _build_batch_norm(lib: _Library, shape, axis: int, epsilon: float,
+                      training: bool) -> Optional[_Passes]:
+    """FusedBatchNorm's passes over float32 x of `shape`: forward (x, scale, shift ->
+    y, and the batch's mean and biased variance in training; the given ones otherwise)
+    and backward (dx, d_scale, d_shift, with the statistics' own derivatives in
+    training, as TF's FusedBatchNormGrad)."""
+    c = lib.lib
+    md, vec = _normalized_md(lib, shape, axis), lib.strided_md([shape[axis]], [1])
+    passes = _Passes([md, vec])
+    flags = _USE_SCALE | _USE_SHIFT | (0 if training else _USE_GLOBAL_STATS)
+    fwd, bwd = _handle(), _handle()
+    built = False
+    try:
+        if c.dnnl_batch_normalization_forward_primitive_desc_create(
+                ctypes.byref(fwd), lib.engine, _FORWARD_TRAINING, md, md, epsilon, flags,
+                None) != 0 or c.dnnl_batch_normalization_backward_primitive_desc_create(
+                    ctypes.byref(bwd), lib.engine, _BACKWARD, md, md, md, epsilon, flags, fwd,
+                    None) != 0:
+            return None
+        passes.forward = lib.step(fwd, [(_ARG_SRC, md), (_ARG_SCALE, vec), (_ARG_SHIFT, vec),
+                                        (_ARG_MEAN, vec), (_ARG_VARIANCE, vec),
+                                        (_ARG_DST, md)])
+        passes.backward = lib.step(bwd, [(_ARG_SRC, md), (_ARG_MEAN, vec),
+                                         (_ARG_VARIANCE, vec), (_ARG_DIFF_DST, md),
+                                         (_ARG_SCALE, vec), (_ARG_DIFF_SRC, md),
+                                         (_ARG_DIFF_SCALE, vec), (_ARG_DIFF_SHIFT, vec)])
+        built = True
+        return passes
+    finally:
+        if not built:
+            passes.destroy(lib)
+        for handle in (fwd, bwd):
+            if handle:
+                c.dnnl_primitive_desc_destroy(handle)
+
+
+def _batch_norm_passes(lane: _Lane, shape, axis: int, epsilon: float, training: bool):
+    return lane.cached(("batch_norm", shape, axis, epsilon, training),
+                       lambda: _build_batch_norm(lane.lib, shape, axis, epsilon, training))
+
+
+def _takes_batch_norm(x: np.ndarray, vectors) -> bool:
+    return x.size >= BATCH_NORM_MIN_SIZE and _takes(x, *vectors) and \
+        all(v.ndim == 1 and v.flags.c_contiguous for v in vectors)
+
+
+def batch_norm(x: np.ndarray, scale: np.ndarray, offset: np.ndarray, epsilon: float,
+               axis: int, mean: Optional[np.ndarray] = None,
+               variance: Optional[np.ndarray] = None):
+    """FusedBatchNorm of float32 x with channels on `axis`: (y, mean, variance used), with
+    the batch's mean and biased variance where `mean` is None (training), or None where
+    oneDNN does not take it."""
+    lib = library()
+    training = mean is None
+    vectors = (scale, offset) + (() if training else (mean, variance))
+    if lib is None or not _takes_batch_norm(x, vectors):
+        return None
+    x = np.ascontiguousarray(x)
+    y = np.empty_like(x)
+    if training:
+        mean, variance = (np.empty(x.shape[axis], np.float32) for _ in range(2))
+    with _turn(lib) as lane:
+        entry = _batch_norm_passes(lane, x.shape, axis, float(epsilon), training)
+        if entry is None:
+            return None
+        entry.forward.run(lane, *(a.ctypes.data for a in (x, scale, offset, mean, variance,
+                                                          y)))
+    return y, mean, variance
+
+
+def batch_norm_grad(dy: np.ndarray, x: np.ndarray, scale: np.ndarray, mean: np.ndarray,
+                    variance: np.ndarray, epsilon: float, axis: int, training: bool):
+    """FusedBatchNormGrad of float32 arrays with channels on `axis`: (dx, d_scale,
+    d_offset), or None where oneDNN does not take it."""
+    lib = library()
+    if lib is None or dy.shape != x.shape or not _takes(dy) or \
+            not _takes_batch_norm(x, (scale, mean, variance)):
+        return None
+    x, dy = np.ascontiguousarray(x), np.ascontiguousarray(dy)
+    dx = np.empty_like(x)
+    d_scale, d_offset = (np.empty(x.shape[axis], np.float32) for _ in range(2))
+    with _turn(lib) as lane:
+        entry = _batch_norm_passes(lane, x.shape, axis, float(epsilon), training)
+        if entry is None:
+            return None
+        entry.backward.run(lane, *(a.ctypes.data for a in (x, mean, variance, dy, scale, dx,
+                                                           d_scale, d_offset)))
+    return dx, d_scale, d_offset
+
+
+# --- local response normalization ------------------------------------------------------------
+def _build_lrn(lib: _Library, shape, radius: int, bias: float, alpha: float,
+               beta: float) -> Optional[_Passes]:
+    """LRN's passes over float32 NHWC x of `shape`: forward (recording its workspace) and
+    backward. TF's window is 2 * radius + 1 channels, clipped at the edges, and its alpha
+    multiplies the window's sum where oneDNN's multiplies the window's mean."""
+    c = lib.lib
+    md = _channels_last_md(lib, shape)
+    passes = _Passes([md])
+    size = 2 * radius + 1
+    params = (size, alpha * size, beta, bias)
+    fwd, bwd = _handle(), _handle()
+    built = False
+    try:
+        if c.dnnl_lrn_forward_primitive_desc_create(
+                ctypes.byref(fwd), lib.engine, _FORWARD_TRAINING, _LRN_ACROSS_CHANNELS, md, md,
+                *params, None) != 0 or c.dnnl_lrn_backward_primitive_desc_create(
+                    ctypes.byref(bwd), lib.engine, _LRN_ACROSS_CHANNELS, md, md, md, *params,
+                    fwd, None) != 0:
+            return None
+        ws_md = _handle()
+        lib.check(c.dnnl_memory_desc_clone(
+            ctypes.byref(ws_md), c.dnnl_primitive_desc_query_md(fwd, _QUERY_WORKSPACE_MD, 0)),
+            "memory desc clone")
+        passes.mds.append(ws_md)
+        passes.workspace = np.empty(max(c.dnnl_memory_desc_get_size(ws_md), 1), np.uint8)
+        passes.forward = lib.step(fwd, [(_ARG_SRC, md), (_ARG_DST, md),
+                                        (_ARG_WORKSPACE, ws_md)])
+        passes.backward = lib.step(bwd, [(_ARG_SRC, md), (_ARG_DIFF_DST, md),
+                                         (_ARG_WORKSPACE, ws_md), (_ARG_DIFF_SRC, md)])
+        built = True
+        return passes
+    finally:
+        if not built:
+            passes.destroy(lib)
+        for handle in (fwd, bwd):
+            if handle:
+                c.dnnl_primitive_desc_destroy(handle)
+
+
+def _run_lrn(x: np.ndarray, attrs: tuple, dy: Optional[np.ndarray]) -> Optional[np.ndarray]:
+    """LRN of float32 NHWC `x` (`attrs`: depth_radius, bias, alpha, beta), or with `dy`
+    its input gradient (the forward pass again, for the workspace); None where oneDNN
+    does not take it."""
+    lib = library()
+    arrays = (x,) if dy is None else (x, dy)
+    # (a window of one channel, radius 0, crashes oneDNN 3.2's kernel: NumPy's takes it)
+    if lib is None or x.ndim != 4 or attrs[0] < 1 or not _takes(*arrays) or \
+            dy is not None and dy.shape != x.shape:
+        return None
+    x = np.ascontiguousarray(x)
+    y = np.empty_like(x)
+    key = ("lrn", x.shape) + attrs
+    with _turn(lib) as lane:
+        entry = lane.cached(key, lambda: _build_lrn(lib, x.shape, *attrs))
+        if entry is None:
+            return None
+        ws = entry.workspace.ctypes.data
+        entry.forward.run(lane, x.ctypes.data, y.ctypes.data, ws)
+        if dy is None:
+            return y
+        dy = np.ascontiguousarray(dy)
+        entry.backward.run(lane, x.ctypes.data, dy.ctypes.data, ws, y.ctypes.data)
+    return y  # (the input gradient, written over the recomputed output)
+
+
+def lrn(x: np.ndarray, radius: int, bias: float, alpha: float,
+        beta: float) -> Optional[np.ndarray]:
+    """TF's LRN over the last axis of float32 4-D `x`, or None."""
+    return _run_lrn(x, (int(radius), float(bias), float(alpha), float(beta)), None)
+
+
+def lrn_grad(dy: np.ndarray, x: np.ndarray, radius: int, bias: float, alpha: float,
+             beta: float) -> Optional[np.ndarray]:
+    """TF's LRNGrad: the input gradient of `lrn` at `x` for output gradient `dy`, or None."""
+    return _run_lrn(x, (int(radius), float(bias), float(alpha), float(beta)), dy)
 
 
 # --- GradientDescent's update of a large variable -------------------------------------------

@@ -93,9 +93,10 @@ def test_the_4d_versions_reject_5d_formats_as_tensorflow(graph, op_type):
         tf.get_default_graph().create_op(op_type, inputs, attrs={"data_format": "NDHWC"})
 
 
-def test_forward_gradients_agree_with_tensorflows_gradient_ops(graph, sess):
-    # the forward ops' gradients are graph ops (GPU kernels, twice differentiable); the
-    # gradient ops imported graphs run give the same values
+def test_forward_gradients_are_tensorflows_gradient_ops(graph, sess):
+    # as TF's: the gradient op of each forward op's version, whose values are those of
+    # TF's composite formula (_BatchNormGrad, here in graph ops) and of LRNGrad's formula
+    from tensorweave.ops.nn.batch_norm_ops import _backprop_graph
     rs = np.random.RandomState(7)
     xv = rs.randn(2, 3, 3, 3).astype(np.float32)
     dyv = rs.randn(2, 3, 3, 3).astype(np.float32)
@@ -111,22 +112,22 @@ def test_forward_gradients_agree_with_tensorflows_gradient_ops(graph, sess):
         for training in (True, False):
             outs = _fused(forward, x, scale, offset, v, var, epsilon=0.001,
                           is_training=training)
-            composite = tf.gradients(outs[0], [x, scale, offset], grad_ys=dy)
-            assert composite[0].op.type != grad_type
-            stats = list(outs[3:5]) if training else [v, var]
-            extra = [outs[5]] if forward == "FusedBatchNormV3" else []
-            fused = tf.get_default_graph().create_op(
-                grad_type, [dy, x, scale] + stats + extra,
-                attrs={"epsilon": 0.001, "data_format": "NHWC", "is_training": training})
-            got, want = sess.run([composite, fused.outputs[:3]])
+            grads = tf.gradients(outs[0], [x, scale, offset], grad_ys=dy)
+            assert {g.op.type for g in grads} == {grad_type}
+            composite = _backprop_graph(dy, x, scale, v, var, 0.001, "NHWC", training)
+            got, want = sess.run([grads, composite])
             for g, w in zip(got, want):
                 np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-5)
-    lrn = tf.nn.lrn(x, 2)
-    composite = tf.gradients(lrn, x, grad_ys=dy)[0]
-    assert composite.op.type != "LRNGrad"
-    fused = RAW.LRNGrad(input_grads=dy, input_image=x, output_image=lrn, depth_radius=2)
-    got, want = sess.run([composite, fused])
-    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+    lrn = tf.nn.lrn(x, 2, bias=1.0, alpha=1.0, beta=0.5)
+    grad = tf.gradients(lrn, x, grad_ys=dy)[0]
+    assert grad.op.type == "LRNGrad"
+    # dx_j = g_j N_j^-beta - 2 alpha beta x_j sum_{d in window(j)} g_d y_d / N_d
+    x64, g64 = xv.astype(np.float64), dyv.astype(np.float64)
+    windows = [slice(max(d - 2, 0), d + 3) for d in range(3)]
+    norm = 1.0 + np.stack([(x64[..., w] ** 2).sum(-1) for w in windows], -1)
+    inner = g64 * x64 * norm ** -1.5
+    want = g64 * norm ** -0.5 - x64 * np.stack([inner[..., w].sum(-1) for w in windows], -1)
+    np.testing.assert_allclose(sess.run(grad), want, rtol=2e-5, atol=2e-5)
     bn = RAW.BatchNormWithGlobalNormalization(t=x, m=v, v=v, beta=v, gamma=v,
                                               variance_epsilon=0.1,
                                               scale_after_normalization=True)

@@ -202,3 +202,79 @@ def test_batch_normalization_op_names_are_tfs(graph):
                   if op.name.startswith("batchnorm/")) == [
         "batchnorm/Rsqrt", "batchnorm/add", "batchnorm/add/y", "batchnorm/add_1",
         "batchnorm/mul", "batchnorm/mul_1", "batchnorm/mul_2", "batchnorm/sub"]
+
+
+# --- the oneDNN kernels (ops/onednn.py) and NumPy's, on the same cases ----------------------
+def _bn_gradient_reference(g, x, scale, mean, var, eps, axis, training):
+    """dx, d_scale, d_offset of batch normalization in float64 (TF's formula)."""
+    axes = tuple(i for i in range(x.ndim) if i != axis)
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    g, x = g.astype(np.float64), x.astype(np.float64)
+    rstd = 1 / np.sqrt(var.astype(np.float64) + eps)
+    xhat = (x - mean.reshape(shape)) * rstd.reshape(shape)
+    d_offset, d_scale = g.sum(axes), (g * xhat).sum(axes)
+    if training:
+        n = x.size / x.shape[axis]
+        g = g - (d_offset / n).reshape(shape) - xhat * (d_scale / n).reshape(shape)
+    return g * (scale * rstd).reshape(shape), d_scale, d_offset
+
+
+@pytest.mark.usefixtures("conv_kernels")
+@pytest.mark.parametrize("is_training", [True, False])
+@pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
+def test_fused_batch_norm_of_large_inputs_and_its_gradient(sess, is_training, data_format):
+    # 32768 values and more go to oneDNN's kernels where they are installed
+    rng = np.random.RandomState(8)
+    shape = (8, 16, 16, 32) if data_format == "NHWC" else (8, 32, 16, 16)
+    axis = 3 if data_format == "NHWC" else 1
+    x0 = (rng.randn(*shape) * 2 + 0.5).astype(np.float32)
+    g0 = rng.randn(*shape).astype(np.float32)
+    scale = rng.uniform(0.5, 1.5, 32).astype(np.float32)
+    offset = rng.randn(32).astype(np.float32)
+    axes = tuple(i for i in range(4) if i != axis)
+    if is_training:
+        mean, var = x0.astype(np.float64).mean(axes), x0.astype(np.float64).var(axes)
+        kw = {}
+    else:
+        mean, var = rng.randn(32).astype(np.float32), rng.uniform(0.5, 2, 32).astype(np.float32)
+        kw = {"mean": mean, "variance": var}
+    x = tf.constant(x0)
+    y, batch_mean, batch_var = tf.nn.fused_batch_norm(
+        x, scale, offset, epsilon=1e-3, data_format=data_format, is_training=is_training, **kw)
+    grads = tf.gradients(y, [x], grad_ys=tf.constant(g0))
+    d_scale, d_offset = tf.gradients(y, [batch_mean.op.inputs[1], batch_mean.op.inputs[2]],
+                                     grad_ys=tf.constant(g0))
+    got = sess.run([y, batch_mean, batch_var, grads[0], d_scale, d_offset])
+    np.testing.assert_allclose(got[0], _bn_reference(x0, scale, offset, mean, var, 1e-3, axis),
+                               rtol=1e-4, atol=1e-4)
+    n = x0.size // 32
+    want_var = var * n / (n - 1) if is_training else var
+    np.testing.assert_allclose(got[1], mean, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[2], want_var, rtol=1e-5, atol=1e-5)
+    want = _bn_gradient_reference(g0, x0, scale, mean, var, 1e-3, axis, is_training)
+    for a, b in zip(got[3:], want):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=2e-3)
+
+
+@pytest.mark.usefixtures("conv_kernels")
+@pytest.mark.parametrize("radius", [0, 2, 40])
+def test_lrn_and_its_gradient(sess, radius):
+    # radius 0 stays on NumPy's kernel (a one-channel window crashes oneDNN 3.2's)
+    rng = np.random.RandomState(9)
+    x0 = rng.randn(4, 6, 5, 24).astype(np.float32)
+    g0 = rng.randn(4, 6, 5, 24).astype(np.float32)
+    x = tf.constant(x0)
+    y = tf.nn.lrn(x, radius, bias=1.0, alpha=0.3, beta=0.75)
+    dx = tf.gradients(y, x, grad_ys=tf.constant(g0))[0]
+    got_y, got_dx = sess.run([y, dx])
+    np.testing.assert_allclose(got_y, _lrn_reference(x0, radius, 1.0, 0.3, 0.75), rtol=1e-5,
+                               atol=1e-6)
+    # the gradient by central differences of the float64 reference, at a sample of points
+    x64 = x0.astype(np.float64)
+    for i in list(np.ndindex(x0.shape))[::97]:
+        step = np.zeros_like(x64)
+        step[i] = 1e-5
+        want = ((_lrn_reference(x64 + step, radius, 1.0, 0.3, 0.75) -
+                 _lrn_reference(x64 - step, radius, 1.0, 0.3, 0.75)) * g0).sum() / 2e-5
+        assert abs(got_dx[i] - want) < 1e-4 * max(1.0, abs(want)), (i, got_dx[i], want)

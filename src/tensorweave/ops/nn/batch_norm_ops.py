@@ -4,12 +4,17 @@
 
 The three forward versions share one kernel and differ only in their signatures (V1:
 all float32; V2: 16-bit x with float32 statistics; V3: a sixth, empty reserve output
-and 5-D formats); likewise the three gradient versions, which imported graphs run. The
-gradient of a forward op is TF's composite formula (_BatchNormGrad) in graph ops rather
-than TF's gradient op: it recomputes the batch statistics from x in training (the given
-ones in inference), runs on the GPU wherever the forward op does, and can be
-differentiated again; the gradient of a gradient op is that formula's derivative, as in
-TF. All of them compute in float32 whatever their 16-bit input type, as TF's kernels do.
+and 5-D formats); likewise the three gradient versions. The gradient of a forward op is
+TF's: its gradient op, fed the batch statistics the forward op saved (training) or the
+given ones (inference); the gradient of a gradient op is the derivative of TF's
+composite formula (_BatchNormGrad), which recomputes the batch statistics from x in
+training, as in TF. All of them compute in float32 whatever their 16-bit input type, as
+TF's kernels do; large float32 ones run on oneDNN's batch normalization (ops/onednn.py),
+the kernels TF's x86 builds use.
+
+The gradient ops are not yet in the GPU kernel table (framework/gpu_kernels.py is
+written by a survey on a GPU machine, not run since the gradient moved to them): until
+it is, on a GPU they are placed on the CPU.
 """
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel, \
     register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
+from tensorweave.ops import onednn
 from tensorweave.ops.math.quantize_ops import no_gradient
 from tensorweave.ops.nn.nn_ops import compute_dtype, merge_dims, with_rank
 
@@ -143,13 +149,18 @@ def _fused_batch_norm_values(ctx, x, scale, offset, mean, variance) -> tuple:
     eps = np.float32(ctx.attrs["epsilon"])
     work = x.astype(np.float32, copy=False)
     reduce_axes = tuple(i for i in range(x.ndim) if i != axis)
+    fast = onednn.batch_norm(work, scale, offset, eps, axis,
+                             *(() if training else (mean, variance)))
     if training:
         count = x.size // max(channels, 1)
-        batch_mean = work.mean(axis=reduce_axes, dtype=np.float32) if count else \
-            xp.full(channels, np.nan, np.float32)
-        centered = work - _per_channel(xp, batch_mean, x.ndim, axis)
-        batch_var = (centered * centered).mean(axis=reduce_axes, dtype=np.float32) if count \
-            else xp.full(channels, np.nan, np.float32)
+        if fast is not None:
+            y, batch_mean, batch_var = fast
+        else:
+            batch_mean = work.mean(axis=reduce_axes, dtype=np.float32) if count else \
+                xp.full(channels, np.nan, np.float32)
+            centered = work - _per_channel(xp, batch_mean, x.ndim, axis)
+            batch_var = (centered * centered).mean(axis=reduce_axes, dtype=np.float32) \
+                if count else xp.full(channels, np.nan, np.float32)
         unbiased = batch_var * np.float32(count / max(count - 1, 1))
         if factor != 1:
             running_mean = (1 - factor) * mean + factor * batch_mean
@@ -159,22 +170,27 @@ def _fused_batch_norm_values(ctx, x, scale, offset, mean, variance) -> tuple:
         used_mean, used_var = batch_mean, batch_var
     else:
         used_mean, used_var = mean, variance
-        centered = work - _per_channel(xp, mean, x.ndim, axis)
+        if fast is not None:
+            y = fast[0]
+        else:
+            centered = work - _per_channel(xp, mean, x.ndim, axis)
         running_mean, running_var = mean.copy(), variance.copy()
-    inv = scale * (1.0 / xp.sqrt(used_var + eps)).astype(np.float32)
-    y = centered * _per_channel(xp, inv, x.ndim, axis) + _per_channel(xp, offset, x.ndim, axis)
+    if fast is None:
+        inv = scale * (1.0 / xp.sqrt(used_var + eps)).astype(np.float32)
+        y = centered * _per_channel(xp, inv, x.ndim, axis) + \
+            _per_channel(xp, offset, x.ndim, axis)
     return (y.astype(x.dtype, copy=False), running_mean.astype(np.float32),
             running_var.astype(np.float32), used_mean.astype(np.float32),
             used_var.astype(np.float32), xp.zeros(0, np.float32))
 
 
-@kernel("FusedBatchNormV3")
+@kernel("FusedBatchNormV3", cheap=False, threaded=onednn.runs_float32)
 def _fused_batch_norm_v3_kernel(ctx, x, scale, offset, mean, variance):
     return _fused_batch_norm_values(ctx, x, scale, offset, mean, variance)
 
 
-@kernel("FusedBatchNorm")
-@kernel("FusedBatchNormV2")
+@kernel("FusedBatchNorm", cheap=False, threaded=onednn.runs_float32)
+@kernel("FusedBatchNormV2", cheap=False, threaded=onednn.runs_float32)
 def _fused_batch_norm_kernel(ctx, x, scale, offset, mean, variance):
     # V1 and V2 have no third reserve output
     return _fused_batch_norm_values(ctx, x, scale, offset, mean, variance)[:5]
@@ -184,16 +200,27 @@ def _fused_batch_norm_kernel(ctx, x, scale, offset, mean, variance):
 @gradient("FusedBatchNormV2")
 @gradient("FusedBatchNormV3")
 def _fused_batch_norm_grad(op, grad, *_):
-    # only the gradient of y flows back (as TF1). Built of graph ops rather than TF's
-    # FusedBatchNormGrad* op (which imported graphs run: the same formula, in
-    # _fused_batch_norm_grad_kernel): those ops have GPU kernels wherever the forward
-    # op has one, and can be differentiated again.
+    # TF's _BaseFusedBatchNormGrad: only the gradient of y flows back (as TF1), through
+    # the gradient op of the forward op's version, fed the saved batch statistics in
+    # training and the given ones in inference (whose data format the kernel takes
+    # as it is: TF transposes NCHW to NHWC there for its GPU kernel)
     from tensorweave.ops.array import array_ops
     if grad is None:
         grad = array_ops.zeros_like(op.outputs[0])
-    return _backprop_graph(grad, op.inputs[0], op.inputs[1], op.inputs[3], op.inputs[4],
-                           op._get_attr("epsilon"), op._get_attr("data_format"),
-                           op._get_attr("is_training")) + [None, None]
+    training = op._get_attr("is_training")
+    statistics = op.outputs[3:5] if training else op.inputs[3:5]
+    grad_type = _GRAD_OPS[op.type]
+    inputs = [grad, op.inputs[0], op.inputs[1]] + list(statistics)
+    if grad_type == "FusedBatchNormGradV3":
+        inputs.append(op.outputs[5])
+    attrs = {"epsilon": op._get_attr("epsilon"), "data_format": op._get_attr("data_format"),
+             "is_training": training}
+    dx, d_scale, d_offset = apply_op(grad_type, inputs, attrs, name=grad_type).outputs[:3]
+    return [dx, d_scale, d_offset, None, None]
+
+
+_GRAD_OPS = {"FusedBatchNorm": "FusedBatchNormGrad", "FusedBatchNormV2": "FusedBatchNormGradV2",
+             "FusedBatchNormV3": "FusedBatchNormGradV3"}
 
 
 # --- FusedBatchNormGrad, FusedBatchNormGradV2, FusedBatchNormGradV3 ------------------------
@@ -235,9 +262,9 @@ register_op("FusedBatchNormGradV3",
             shape=_fused_batch_norm_grad_shape)
 
 
-@kernel("FusedBatchNormGrad")
-@kernel("FusedBatchNormGradV2")
-@kernel("FusedBatchNormGradV3")
+@kernel("FusedBatchNormGrad", cheap=False, threaded=onednn.runs_float32)
+@kernel("FusedBatchNormGradV2", cheap=False, threaded=onednn.runs_float32)
+@kernel("FusedBatchNormGradV3", cheap=False, threaded=onednn.runs_float32)
 def _fused_batch_norm_grad_kernel(ctx, dy, x, scale, mean, variance, *_):
     """dx, d_scale, d_offset from the saved batch statistics (training: TF's formula with
     the batch mean and biased variance) or the given ones (inference); two empty
@@ -253,6 +280,13 @@ def _fused_batch_norm_grad_kernel(ctx, dy, x, scale, mean, variance, *_):
                                    ("reserve_space_2", variance)])
     reduce_axes = tuple(i for i in range(x.ndim) if i != axis)
     g = dy.astype(np.float32, copy=False)
+    fast = onednn.batch_norm_grad(g, x.astype(np.float32, copy=False), scale, mean, variance,
+                                  np.float32(ctx.attrs["epsilon"]), axis,
+                                  ctx.attrs["is_training"])
+    empty = xp.zeros(0, np.float32)
+    if fast is not None:
+        dx, d_scale, d_offset = fast
+        return dx.astype(x.dtype, copy=False), d_scale, d_offset, empty, empty
     rstd = (1.0 / xp.sqrt(variance + np.float32(ctx.attrs["epsilon"]))).astype(np.float32)
     xhat = (x.astype(np.float32, copy=False) - _per_channel(xp, mean, x.ndim, axis)) * \
         _per_channel(xp, rstd, x.ndim, axis)
@@ -263,7 +297,6 @@ def _fused_batch_norm_grad_kernel(ctx, dy, x, scale, mean, variance, *_):
         g = g - _per_channel(xp, d_offset / count, x.ndim, axis) - \
             xhat * _per_channel(xp, d_scale / count, x.ndim, axis)
     dx = g * _per_channel(xp, scale * rstd, x.ndim, axis)
-    empty = xp.zeros(0, np.float32)
     return dx.astype(x.dtype, copy=False), d_scale, d_offset, empty, empty
 
 

@@ -1,10 +1,11 @@
 """Local response normalization: LRN and its gradient op LRNGrad (part of the nn family;
 fused batch normalization is in batch_norm_ops.py).
 
-Both compute in float32 whatever their 16-bit input type, as TF's kernels do. LRN's
-gradient is LRNGrad's formula in graph ops rather than TF's LRNGrad op, so that it runs on
-the GPU where LRN does and can be differentiated again; LRNGrad itself (imported graphs)
-has no gradient, as in TF.
+Both compute in float32 whatever their 16-bit input type, as TF's kernels do; float32
+ones run on oneDNN's LRN (ops/onednn.py), the kernels TF's x86 builds use. LRN's gradient
+is TF's LRNGrad op, which has no gradient, as in TF. (LRNGrad is not yet in the GPU
+kernel table, framework/gpu_kernels.py, written by a survey on a GPU machine: until it
+is, on a GPU it is placed on the CPU.)
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape
+from tensorweave.ops import onednn
 from tensorweave.ops.math.quantize_ops import no_gradient
 from tensorweave.ops.nn.nn_ops import with_rank
 
@@ -29,6 +31,8 @@ _HALF_FLOAT = (_dt.float16, _dt.bfloat16, _dt.float32)
 def _lrn_shape(op) -> TensorShape:
     return with_rank(op.inputs[0].shape, 4)
 
+
+_LRN_ATTRS = ("depth_radius", "bias", "alpha", "beta")
 
 register_op("LRN", inputs=["input: T"], outputs=["output: T"],
             attrs={"T": TypeAttr(_HALF_FLOAT, default=_dt.float32), "depth_radius": 5,
@@ -48,7 +52,11 @@ def _window_sum(xp, a: np.ndarray, radius: int) -> np.ndarray:
     return out
 
 
-@kernel("LRN")
+def _lrn_attrs(attrs: dict) -> tuple:
+    return tuple(attrs[k] for k in _LRN_ATTRS)
+
+
+@kernel("LRN", cheap=False, threaded=onednn.runs_float32)
 def _lrn_kernel(ctx, x):
     if x.ndim != 4:
         raise errors.InvalidArgumentError(None, ctx.op, "input must be 4-dimensional")
@@ -56,14 +64,14 @@ def _lrn_kernel(ctx, x):
     if radius < 0:
         raise errors.InvalidArgumentError(
             None, ctx.op, "depth_radius = %d must be non-negative" % radius)
+    fast = onednn.lrn(x, *_lrn_attrs(ctx.attrs))
+    if fast is not None:
+        return fast
     work = x.astype(np.float32, copy=False)
     norm = ctx.attrs["bias"] + ctx.attrs["alpha"] * _window_sum(ctx.xp, work * work,
                                                                min(radius, x.shape[-1]))
     out = work * norm ** np.float32(-ctx.attrs["beta"])
     return out.astype(x.dtype, copy=False)
-
-
-_LRN_ATTRS = ("depth_radius", "bias", "alpha", "beta")
 
 
 def _lrn_grad_shape(op) -> TensorShape:
@@ -80,7 +88,7 @@ register_op("LRNGrad", inputs=["input_grads: T", "input_image: T", "output_image
             shape=_lrn_grad_shape)
 
 
-@kernel("LRNGrad")
+@kernel("LRNGrad", cheap=False, threaded=onednn.runs_float32)
 def _lrn_grad_kernel(ctx, grads, x, y):
     # y_d = x_d N_d^-beta, N_d = bias + alpha sum_{j in window(d)} x_j^2, so
     # dx_j = g_j N_j^-beta - 2 alpha beta x_j sum_{d in window(j)} g_d y_d / N_d
@@ -91,6 +99,10 @@ def _lrn_grad_kernel(ctx, grads, x, y):
         raise errors.InvalidArgumentError(
             None, ctx.op, "input_grads, input_image, and out_image should have the same "
             "shape")
+    # (oneDNN recomputes the output; NumPy's formula reads output_image as given)
+    fast = onednn.lrn_grad(grads, x, *_lrn_attrs(ctx.attrs))
+    if fast is not None:
+        return fast
     radius = min(ctx.attrs["depth_radius"], x.shape[-1])
     alpha, beta = np.float32(ctx.attrs["alpha"]), np.float32(ctx.attrs["beta"])
     g, work, out = (a.astype(np.float32, copy=False) for a in (grads, x, y))
@@ -100,33 +112,12 @@ def _lrn_grad_kernel(ctx, grads, x, y):
     return dx.astype(x.dtype, copy=False)
 
 
-def _window_sum_graph(a: Tensor, radius: int) -> Tensor:
-    """_window_sum in graph ops (differentiable): differences of a cumulative sum."""
-    from tensorweave.ops.array import array_ops
-    from tensorweave.ops.math.scan_ops import cumsum
-    padded = array_ops.pad(a, [[0, 0], [0, 0], [0, 0], [radius + 1, radius]])
-    total = cumsum(padded, axis=3)
-    return total[..., 2 * radius + 1:] - total[..., :-(2 * radius + 1)]
-
-
 @gradient("LRN")
 def _lrn_grad(op, grad):
-    # LRNGrad's formula (imported graphs run that op) in graph ops, which have GPU
-    # kernels where LRN has one and can be differentiated again:
-    # y_d = x_d N_d^-beta, N_d = bias + alpha sum_{j in window(d)} x_j^2, so
-    # dx_j = g_j N_j^-beta - 2 alpha beta x_j sum_{d in window(j)} g_d y_d / N_d
-    from tensorweave.ops.math import math_binary, math_ops
-    radius = op._get_attr("depth_radius")
-    bias, alpha, beta = op._get_attr("bias"), op._get_attr("alpha"), op._get_attr("beta")
-    dtype = op.inputs[0].dtype
-
-    def f32(t):
-        return t if dtype == _dt.float32 else math_ops.cast(t, _dt.float32)
-    x, y, g = f32(op.inputs[0]), f32(op.outputs[0]), f32(grad)
-    norm = bias + alpha * _window_sum_graph(x * x, radius)
-    dx = g * math_binary.pow(norm, -beta) - \
-        (2.0 * alpha * beta) * x * _window_sum_graph(g * y / norm, radius)
-    return [dx if dtype == _dt.float32 else math_ops.cast(dx, dtype)]
+    # TF's _LRNGrad: the LRNGrad op of the input, the output and the output's gradient
+    attrs = {k: op._get_attr(k) for k in _LRN_ATTRS}
+    return [apply_op("LRNGrad", [grad, op.inputs[0], op.outputs[0]], attrs,
+                     name="LRNGrad").outputs[0]]
 
 
 # TF registers no gradient for LRNGrad: tf.gradients through it raises LookupError
