@@ -872,6 +872,39 @@ def test_fused_adam_equals_composite(graph, sess):
                     h[0], h[1], h[2], b1p, b2p, 0.01, 0.9, 0.999, 1e-8, g), composite, 2)
 
 
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_adam_of_a_large_variable_in_chunks_has_the_whole_updates_bits(nesterov,
+                                                                       monkeypatch):
+    """A variable of more than split_work.MIN_SPLIT values is updated chunk by chunk,
+    half of the chunks on a helper thread: each value sees the same operations, so the
+    bits are those of the update of the whole array at once."""
+    from tensorweave.ops.math import blas, split_work
+    rs = np.random.RandomState(3)
+    n = split_work.MIN_SPLIT + 3 * split_work.CHUNK + 17  # a short last chunk
+    w0, g0 = rs.randn(2, n).astype(np.float32)
+
+    def three_steps():
+        with tf.Graph().as_default():
+            w, m, v = (tf.Variable(a) for a in (w0, np.zeros_like(w0), np.zeros_like(w0)))
+            train = training_ops.resource_apply_adam(
+                w.handle, m.handle, v.handle, 0.9, 0.999, 0.01, 0.9, 0.999, 1e-8,
+                tf.constant(g0), use_nesterov=nesterov)
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                for _ in range(3):
+                    sess.run(train)
+                return sess.run(w)
+    calls = []
+    real = split_work.in_chunks
+    monkeypatch.setattr(blas, "machine_contended", lambda: False)  # the helper takes part
+    monkeypatch.setattr(split_work, "in_chunks", lambda *a: calls.append(1) or real(*a))
+    chunked = three_steps()
+    monkeypatch.setattr(split_work, "in_chunks", lambda *a: False)  # the whole array
+    whole = three_steps()
+    assert len(calls) == 3 and chunked.view(np.uint32).tolist() == whole.view(np.uint32).tolist()
+    assert not np.array_equal(chunked, w0)
+
+
 def test_fused_kernel_errors(graph, sess):
     v = tf.Variable(np.ones((2, 2), np.float32))
     acc = tf.Variable(np.ones((2, 2), np.float32))

@@ -39,6 +39,7 @@ from tensorweave.framework import errors
 from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
 from tensorweave.ops import onednn
+from tensorweave.ops.math import split_work
 
 _FLOATS = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
 
@@ -299,26 +300,21 @@ def _apply_adam_kernel(ctx, var, m, v, beta1_power, beta2_power, lr, beta1, beta
                ("beta1", beta1), ("beta2", beta2), ("epsilon", epsilon)]
     nesterov = ctx.attrs["use_nesterov"]
 
-    def update(w, m_, v_):
+    def update_part(w, m_, v_, g, alpha, b1, b2):
         # the same operations in the same order as written out in the docstring of
         # resource_apply_adam, with the temporaries reused (out=): tiny variables make
         # allocations a visible part of the step
-        # [()]: hyperparameters combined with each other as NumPy scalars, whose
-        # arithmetic is several times cheaper than 0-d arrays' and rounds the same (in
-        # the variable's dtype); with arrays they stay 0-d arrays, the cheaper operand
-        b1, b2 = beta1[()], beta2[()]
-        alpha = lr[()] * xp.sqrt(1 - beta2_power[()]) / (1 - beta1_power[()])
         tmp = xp.empty(m_.shape, m_.dtype)  # an array even for 0-d variables
-        xp.subtract(grad, m_, out=tmp)
+        xp.subtract(g, m_, out=tmp)
         tmp *= 1 - b1
         m_ += tmp
-        xp.multiply(grad, grad, out=tmp)
+        xp.multiply(g, g, out=tmp)
         tmp -= v_
         tmp *= 1 - b2
         v_ += tmp
         if nesterov:
             xp.multiply(m_, beta1, out=tmp)
-            tmp += grad * (1 - b1)
+            tmp += g * (1 - b1)
             tmp *= alpha
         else:
             xp.multiply(m_, alpha, out=tmp)
@@ -326,6 +322,18 @@ def _apply_adam_kernel(ctx, var, m, v, beta1_power, beta2_power, lr, beta1, beta
         denom += epsilon
         tmp /= denom
         w -= tmp
+
+    def update(w, m_, v_):
+        # [()]: hyperparameters combined with each other as NumPy scalars, whose
+        # arithmetic is several times cheaper than 0-d arrays' and rounds the same (in
+        # the variable's dtype); with arrays they stay 0-d arrays, the cheaper operand
+        b1, b2 = beta1[()], beta2[()]
+        alpha = lr[()] * xp.sqrt(1 - beta2_power[()]) / (1 - beta1_power[()])
+        # a large variable chunk by chunk, on two cores where one is free (each value's
+        # operations are the same, so are its bits)
+        if w.size < split_work.CHUNK or not split_work.in_chunks(
+                lambda *parts: update_part(*parts, alpha, b1, b2), (w, m_, v_, grad)):
+            update_part(w, m_, v_, grad, alpha, b1, b2)
     _apply_in_place(ctx, [var, m, v], ["grad", "m", "v"], grad, scalars, update)
 
 

@@ -198,6 +198,13 @@ def large_product(macs: int):
     return _Product(macs >= LARGE_PRODUCT_MACS)
 
 
+def machine_contended() -> bool:
+    """Whether other processes (or this one's input workers) take the CPU now, as the
+    products BLAS may split see it (see the module docstring)."""
+    with _STATE:
+        return _CONTENTION.poll()
+
+
 # how long a report of helper work counts as contention: input workers report each batch
 # they hand over, every few milliseconds while they keep up with training
 HELPER_WORK_SECONDS = 0.05
