@@ -551,6 +551,9 @@ TABLE = {
                dtypes=(tf.float32,)),
     "FusedBatchNormV3": Row(lambda x, s, o: tf.nn.fused_batch_norm(x, s, o)[0],
                             [(3, 2, 2, 2), (2,), (2,)], _pos, dtypes=(tf.float32,)),
+    "_FusedBatchNormEx": Row(lambda x, s, o: apply_op("_FusedBatchNormEx", [
+        x, s, o, _empty_stats(), _empty_stats(), []], {"activation_mode": "Relu"},
+        name="fused").outputs[0], [(3, 2, 2, 2), (2,), (2,)], _pos, dtypes=(tf.float32,)),
     # the TF 1.x forms (ops/nn/batch_norm_ops.py); the ...Grad ops' second derivatives
     # follow the batch statistics, so in training their reserve inputs come from x
     "FusedBatchNorm": Row(lambda x, s, o: _raw("FusedBatchNorm",

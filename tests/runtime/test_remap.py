@@ -367,3 +367,101 @@ def test_chains_in_loops_and_branches_fuse_with_the_unfused_values(executor, mon
     assert fused_ran and not plain_ran
     for a, b in zip(fused_values, plain_values):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+# --- FusedBatchNormV3 -> Relu -> _FusedBatchNormEx --------------------------------------------
+def _bn_relu(x, channels, name, **kw):
+    scale = tf.constant(RNG.uniform(0.5, 1.5, channels).astype(np.float32))
+    offset = tf.constant(RNG.randn(channels).astype(np.float32))
+    y, mean, var = tf.nn.fused_batch_norm(x, scale, offset, name=name + "_bn", **kw)
+    return tf.nn.relu(y, name=name), mean, var
+
+
+def test_a_training_batch_norm_and_its_relu_become_one_node(graph):
+    x = tf.placeholder(tf.float32, [2, 4, 4, 3], name="x")
+    out, mean, var = _bn_relu(x, 3, "act")
+    total = tf.reduce_sum(out) + tf.reduce_sum(mean) + tf.reduce_sum(var)
+    sg = opt.fuse_batch_norm_relu(step_graph([total], feeds=[x]), lambda n: True)
+    kinds = [n.type for n in sg.nodes]
+    assert "_FusedBatchNormEx" in kinds and not {"FusedBatchNormV3", "Relu"} & set(kinds)
+    node = next(n for n in sg.nodes if n.type == "_FusedBatchNormEx")
+    assert node.name == "act" and node.attrs["activation_mode"] == "Relu"
+    assert node.attrs["num_side_inputs"] == 0 and node.n_out == 6
+    read = sorted(i for n in sg.nodes for p, i in n.inputs if p is node)
+    assert read == [0, 1, 2]  # y, and the statistics the sums read
+
+
+def test_batch_norms_whose_y_others_read_or_in_inference_stay(graph):
+    x = tf.placeholder(tf.float32, [2, 4, 4, 3], name="x")
+    out, _, _ = _bn_relu(x, 3, "a")
+    also_y = out.op.inputs[0] * 2.0  # y read by the Relu and by another op
+    inference, _, _ = _bn_relu(x, 3, "b", mean=np.zeros(3, np.float32),
+                               variance=np.ones(3, np.float32), is_training=False)
+    sg = opt.fuse_batch_norm_relu(step_graph([out, also_y, inference], feeds=[x]),
+                                  lambda n: True)
+    assert "_FusedBatchNormEx" not in {n.type for n in sg.nodes}
+
+
+def _bn_layer(rs):
+    """A batch-normalized ReLU layer over a convolution (its output fetched too)."""
+    x = tf.constant(rs.randn(8, 16, 16, 3).astype(np.float32))  # 32768 values a channel
+    w = tf.Variable(rs.randn(3, 3, 3, 16).astype(np.float32) * 0.2)
+    scale = tf.Variable(rs.uniform(0.5, 1.5, 16).astype(np.float32))
+    offset = tf.Variable(rs.randn(16).astype(np.float32) * 0.1)
+    y, mean, _ = tf.nn.fused_batch_norm(tf.nn.conv2d(x, w, 1, "SAME"), scale, offset)
+    out = tf.nn.relu(y)
+    return tf.reduce_sum(tf.square(out - 0.5)) + tf.reduce_sum(mean), [w, scale, offset, out]
+
+
+@pytest.mark.usefixtures("conv_kernels")
+def test_fused_batch_norm_relu_training_gives_the_unfused_values():
+    _assert_fusing_keeps_the_values(_bn_layer, "_FusedBatchNormEx")
+
+
+def test_a_nan_in_the_batch_stays_nan_through_the_fused_relu(sess):
+    x0 = np.random.RandomState(5).randn(8, 16, 16, 16).astype(np.float32)
+    x0[3, 4, 5, 6] = np.nan  # channel 6: NaN statistics, so NaN everywhere (TF's Relu)
+    scale, offset = np.ones(16, np.float32), np.zeros(16, np.float32)
+    op = apply_op("_FusedBatchNormEx", [x0, scale, offset, np.zeros(0, np.float32),
+                                        np.zeros(0, np.float32), []],
+                  {"activation_mode": "Relu", "epsilon": 0.001}, name="ex")
+    y = sess.run(op.outputs[0])
+    assert np.isnan(y[..., 6]).all() and not np.isnan(np.delete(y, 6, axis=3)).any()
+
+
+@pytest.mark.usefixtures("conv_kernels")
+@pytest.mark.parametrize("mode", ["Identity", "Relu"])
+@pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
+def test_fused_batch_norm_ex_kernel(sess, mode, data_format):
+    rs = np.random.RandomState(6)
+    x0 = (rs.randn(8, 16, 16, 16) * 2 + 0.3).astype(np.float32)
+    scale, offset = rs.uniform(0.5, 1.5, 16).astype(np.float32), rs.randn(16).astype(np.float32)
+    xin = x0 if data_format == "NHWC" else np.ascontiguousarray(np.moveaxis(x0, 3, 1))
+    op = apply_op("_FusedBatchNormEx", [xin, scale, offset, np.zeros(0, np.float32),
+                                        np.zeros(0, np.float32), []],
+                  {"activation_mode": mode, "epsilon": 0.001, "data_format": data_format},
+                  name="ex")
+    y, mean, var = sess.run(op.outputs[:3])
+    x64 = x0.astype(np.float64)
+    m, v = x64.mean((0, 1, 2)), x64.var((0, 1, 2))
+    want = (x64 - m) / np.sqrt(v + 0.001) * scale + offset
+    if mode == "Relu":
+        want = np.maximum(want, 0)
+    if data_format == "NCHW":
+        y = np.moveaxis(y, 1, 3)
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(mean, m, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(var, v * x0[..., 0].size / (x0[..., 0].size - 1), rtol=1e-4)
+
+
+def test_fused_batch_norm_ex_kernel_errors(sess):
+    x = np.ones((1, 2, 2, 2), np.float32)
+    args = [x, np.ones(2, np.float32), np.zeros(2, np.float32), np.zeros(0, np.float32),
+            np.zeros(0, np.float32)]
+    elu = apply_op("_FusedBatchNormEx", args + [[]], {"activation_mode": "Elu"}, name="elu")
+    with pytest.raises(errors.UnimplementedError, match="activation_mode Elu"):
+        sess.run(elu.outputs[0])
+    side = apply_op("_FusedBatchNormEx", args + [[x]],
+                    {"activation_mode": "Relu", "num_side_inputs": 1}, name="side")
+    with pytest.raises(errors.UnimplementedError, match="1 side inputs"):
+        sess.run(side.outputs[0])

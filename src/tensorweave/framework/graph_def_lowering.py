@@ -72,6 +72,8 @@ TF_OWN_PRIVATE = {
                     "op and its CPU kernel",
     "_FusedConv3D": "Grappler's remapper makes it (Conv3D + BiasAdd [+ Relu]); TF has the "
                     "op and its CPU kernel",
+    "_FusedBatchNormEx": "Grappler's remapper makes it (FusedBatchNormV3 + Relu); TF has "
+                         "the op and its CPU kernel",
 }
 
 _SCALAR = TensorShape([])

@@ -63,7 +63,7 @@ _ARG_SRC_1, _ARG_ATTR_SCALES = 2, 4096
 _ARG_MEAN, _ARG_VARIANCE, _ARG_SCALE, _ARG_SHIFT = 49, 50, 51, 52
 _ARG_DIFF_SCALE, _ARG_DIFF_SHIFT = 255, 256
 _BACKWARD = 128                   # dnnl_backward: the gradients of data and parameters
-_USE_GLOBAL_STATS, _USE_SCALE, _USE_SHIFT = 0x1, 0x2, 0x4
+_USE_GLOBAL_STATS, _USE_SCALE, _USE_SHIFT, _FUSE_NORM_RELU = 0x1, 0x2, 0x4, 0x8
 _LRN_ACROSS_CHANNELS = 0xaff      # dnnl_lrn_across_channels
 _MAX_NDIMS = 12
 
@@ -936,32 +936,45 @@ def _normalized_md(lib: _Library, shape: Sequence[int], axis: int) -> _handle:
                           [st[0], st[axis]] + [st[i] for i in rest])
 
 
-def _build_batch_norm(lib: _Library, shape, axis: int, epsilon: float,
-                      training: bool) -> Optional[_Passes]:
+def _build_batch_norm(lib: _Library, shape, axis: int, epsilon: float, training: bool,
+                      relu: bool) -> Optional[_Passes]:
     """FusedBatchNorm's passes over float32 x of `shape`: forward (x, scale, shift ->
     y, and the batch's mean and biased variance in training; the given ones otherwise)
     and backward (dx, d_scale, d_shift, with the statistics' own derivatives in
-    training, as TF's FusedBatchNormGrad)."""
+    training, as TF's FusedBatchNormGrad). With `relu`, the forward pass only, ReLU
+    applied to y in the same pass (its mask goes to `workspace`, which nothing reads:
+    the gradient stays ReluGrad's and FusedBatchNormGrad's, as in TF)."""
     c = lib.lib
     md, vec = _normalized_md(lib, shape, axis), lib.strided_md([shape[axis]], [1])
     passes = _Passes([md, vec])
-    flags = _USE_SCALE | _USE_SHIFT | (0 if training else _USE_GLOBAL_STATS)
+    flags = _USE_SCALE | _USE_SHIFT | (0 if training else _USE_GLOBAL_STATS) | \
+        (_FUSE_NORM_RELU if relu else 0)
     fwd, bwd = _handle(), _handle()
     built = False
     try:
+        create_backward = c.dnnl_batch_normalization_backward_primitive_desc_create
         if c.dnnl_batch_normalization_forward_primitive_desc_create(
                 ctypes.byref(fwd), lib.engine, _FORWARD_TRAINING, md, md, epsilon, flags,
-                None) != 0 or c.dnnl_batch_normalization_backward_primitive_desc_create(
+                None) != 0 or not relu and create_backward(
                     ctypes.byref(bwd), lib.engine, _BACKWARD, md, md, md, epsilon, flags, fwd,
                     None) != 0:
             return None
-        passes.forward = lib.step(fwd, [(_ARG_SRC, md), (_ARG_SCALE, vec), (_ARG_SHIFT, vec),
-                                        (_ARG_MEAN, vec), (_ARG_VARIANCE, vec),
-                                        (_ARG_DST, md)])
-        passes.backward = lib.step(bwd, [(_ARG_SRC, md), (_ARG_MEAN, vec),
-                                         (_ARG_VARIANCE, vec), (_ARG_DIFF_DST, md),
-                                         (_ARG_SCALE, vec), (_ARG_DIFF_SRC, md),
-                                         (_ARG_DIFF_SCALE, vec), (_ARG_DIFF_SHIFT, vec)])
+        args = [(_ARG_SRC, md), (_ARG_SCALE, vec), (_ARG_SHIFT, vec), (_ARG_MEAN, vec),
+                (_ARG_VARIANCE, vec), (_ARG_DST, md)]
+        if relu:
+            ws_md = _handle()
+            lib.check(c.dnnl_memory_desc_clone(
+                ctypes.byref(ws_md), c.dnnl_primitive_desc_query_md(fwd, _QUERY_WORKSPACE_MD,
+                                                                    0)), "memory desc clone")
+            passes.mds.append(ws_md)
+            passes.workspace = np.empty(max(c.dnnl_memory_desc_get_size(ws_md), 1), np.uint8)
+            args.append((_ARG_WORKSPACE, ws_md))
+        passes.forward = lib.step(fwd, args)
+        if not relu:
+            passes.backward = lib.step(bwd, [(_ARG_SRC, md), (_ARG_MEAN, vec),
+                                             (_ARG_VARIANCE, vec), (_ARG_DIFF_DST, md),
+                                             (_ARG_SCALE, vec), (_ARG_DIFF_SRC, md),
+                                             (_ARG_DIFF_SCALE, vec), (_ARG_DIFF_SHIFT, vec)])
         built = True
         return passes
     finally:
@@ -972,9 +985,11 @@ def _build_batch_norm(lib: _Library, shape, axis: int, epsilon: float,
                 c.dnnl_primitive_desc_destroy(handle)
 
 
-def _batch_norm_passes(lane: _Lane, shape, axis: int, epsilon: float, training: bool):
-    return lane.cached(("batch_norm", shape, axis, epsilon, training),
-                       lambda: _build_batch_norm(lane.lib, shape, axis, epsilon, training))
+def _batch_norm_passes(lane: _Lane, shape, axis: int, epsilon: float, training: bool,
+                       relu: bool = False):
+    return lane.cached(("batch_norm", shape, axis, epsilon, training, relu),
+                       lambda: _build_batch_norm(lane.lib, shape, axis, epsilon, training,
+                                                 relu))
 
 
 def _takes_batch_norm(x: np.ndarray, vectors) -> bool:
@@ -984,10 +999,10 @@ def _takes_batch_norm(x: np.ndarray, vectors) -> bool:
 
 def batch_norm(x: np.ndarray, scale: np.ndarray, offset: np.ndarray, epsilon: float,
                axis: int, mean: Optional[np.ndarray] = None,
-               variance: Optional[np.ndarray] = None):
+               variance: Optional[np.ndarray] = None, relu: bool = False):
     """FusedBatchNorm of float32 x with channels on `axis`: (y, mean, variance used), with
     the batch's mean and biased variance where `mean` is None (training), or None where
-    oneDNN does not take it."""
+    oneDNN does not take it. With `relu`, y is max(y, 0) (oneDNN's: 0 for NaN)."""
     lib = library()
     training = mean is None
     vectors = (scale, offset) + (() if training else (mean, variance))
@@ -998,11 +1013,12 @@ def batch_norm(x: np.ndarray, scale: np.ndarray, offset: np.ndarray, epsilon: fl
     if training:
         mean, variance = (np.empty(x.shape[axis], np.float32) for _ in range(2))
     with _turn(lib) as lane:
-        entry = _batch_norm_passes(lane, x.shape, axis, float(epsilon), training)
+        entry = _batch_norm_passes(lane, x.shape, axis, float(epsilon), training, relu)
         if entry is None:
             return None
-        entry.forward.run(lane, *(a.ctypes.data for a in (x, scale, offset, mean, variance,
-                                                          y)))
+        arrays = (x, scale, offset, mean, variance, y) + \
+            ((entry.workspace,) if relu else ())
+        entry.forward.run(lane, *(a.ctypes.data for a in arrays))
     return y, mean, variance
 
 

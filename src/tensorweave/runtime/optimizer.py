@@ -10,7 +10,9 @@ results:
                             once, with the same kernels the executor would use;
   * `fuse_conv_bias_relu` - Conv2D (Conv3D), then its bias, then ReLU become one
                             _FusedConv2D (_FusedConv3D) node (Grappler's remapper
-                            does the same).
+                            does the same);
+  * `fuse_batch_norm_relu` - a training FusedBatchNormV3, then ReLU, become one
+                            _FusedBatchNormEx node (likewise).
 """
 from __future__ import annotations
 
@@ -340,5 +342,62 @@ def fuse_conv_bias_relu(sg: StepGraph, fusable: Callable[[Node], bool]) -> StepG
     sg.nodes = [replaced.get(id(n), n) for n in sg.nodes if id(n) not in dropped]
     _replace_refs(sg, {(k, 0): (f, 0) for k, f in replaced.items()},
                   {k: [f] for k, f in replaced.items()})
+    sg.targets = [replaced.get(id(n), n) for n in sg.targets]
+    return sg
+
+
+def _readers(sg: StepGraph) -> Tuple[Dict[Tuple[int, int], List[Node]], set]:
+    """(node id, output) -> its data readers (a fetch counts as a None reader), and the
+    ids of nodes some node waits for (control readers)."""
+    readers: Dict[Tuple[int, int], List[Node]] = {}
+    control_readers = set()
+    for n in sg.nodes:
+        for p, i in n.inputs:
+            readers.setdefault((id(p), i), []).append(n)
+        control_readers.update(id(c) for c in n.control_inputs)
+    for p, i in sg.fetches:
+        readers.setdefault((id(p), i), []).append(None)
+    return readers, control_readers
+
+
+def fuse_batch_norm_relu(sg: StepGraph, fusable: Callable[[Node], bool]) -> StepGraph:
+    """Fuses a training FusedBatchNormV3 whose y only a Relu reads, and that Relu, into
+    one _FusedBatchNormEx node (activation_mode "Relu"), named and placed as the Relu,
+    whose kernel applies ReLU in the normalization's pass (oneDNN's fused ReLU): a pass
+    over the activations and an intermediate array go. The batch statistics and
+    reserves are the fused node's outputs 1-5, for whatever read them; the gradient
+    (ReluGrad of the Relu's output, FusedBatchNormGradV3) is unchanged, as in TF, whose
+    remapper fuses the forward ops only on the CPU.
+
+    A pair is fused only where the normalization is not fetched, targeted or waited for,
+    both are on one device, and `fusable(bn)` allows it (float32, NHWC or NCHW, on a
+    device with the fused kernel)."""
+    readers, control_readers = _readers(sg)
+    replaced: Dict[int, Node] = {}  # id(Relu) -> its fused node
+    mapping: Dict[Tuple[int, int], Tuple[Node, int]] = {}
+    dropped = set()
+    for relu in sg.nodes:
+        if relu.type != "Relu" or len(relu.inputs) != 1:
+            continue
+        bn, i = relu.inputs[0]
+        if bn.type != "FusedBatchNormV3" or i != 0 or bn.keep or id(bn) in control_readers \
+                or readers.get((id(bn), 0)) != [relu] or bn.device is not relu.device or \
+                not bn.attrs.get("is_training", True) or not fusable(bn):
+            continue
+        fused = Node(relu.op, "_FusedBatchNormEx",
+                     {**bn.attrs, "num_side_inputs": 0, "activation_mode": "Relu"}, 6,
+                     relu.name, False, relu.device)
+        fused.inputs = list(bn.inputs)
+        fused.control_inputs = list(bn.control_inputs) + \
+            [c for c in relu.control_inputs if c not in bn.control_inputs]
+        fused.keep = relu.keep
+        replaced[id(relu)] = fused
+        dropped.add(id(bn))
+        mapping[(id(relu), 0)] = (fused, 0)
+        mapping.update({(id(bn), k): (fused, k) for k in range(1, 6)})
+    if not replaced:
+        return sg
+    sg.nodes = [replaced.get(id(n), n) for n in sg.nodes if id(n) not in dropped]
+    _replace_refs(sg, mapping, {k: [f] for k, f in replaced.items()})
     sg.targets = [replaced.get(id(n), n) for n in sg.targets]
     return sg

@@ -411,7 +411,7 @@ def optimize(sg: _opt.StepGraph, binder: KernelBinder, opts: Dict[str, bool]):
     if any(n.type in CONTROL_FLOW_OPS for n in sg.nodes):
         # a fused chain is joined by plain edges, so it lies in one frame and one branch,
         # and is dead exactly when one of its inputs is
-        return _opt.fuse_conv_bias_relu(sg, _fusable_conv) if opts.get("remap") else sg
+        return _remap(sg) if opts.get("remap") else sg
     if opts.get("prune_noops"):
         sg = _opt.remove_dead_noops(sg)
     if opts.get("cse"):
@@ -421,8 +421,13 @@ def optimize(sg: _opt.StepGraph, binder: KernelBinder, opts: Dict[str, bool]):
         if opts.get("prune_noops"):
             sg = _drop_unused(sg)
     if opts.get("remap"):
-        sg = _opt.fuse_conv_bias_relu(sg, _fusable_conv)
+        sg = _remap(sg)
     return sg
+
+
+def _remap(sg: _opt.StepGraph) -> _opt.StepGraph:
+    return _opt.fuse_batch_norm_relu(_opt.fuse_conv_bias_relu(sg, _fusable_conv),
+                                     _fusable_batch_norm)
 
 
 def _fusable_conv(n: _opt.Node) -> bool:
@@ -430,6 +435,14 @@ def _fusable_conv(n: _opt.Node) -> bool:
     channels last on a CPU device (the fused kernels are NumPy's and oneDNN's)."""
     channels_last = "NHWC" if n.type == "Conv2D" else "NDHWC"
     return n.attrs.get("data_format", channels_last) == channels_last and \
+        n.attrs.get("T") == _dt.float32 and n.device.device_type == "CPU"
+
+
+def _fusable_batch_norm(n: _opt.Node) -> bool:
+    """Whether a FusedBatchNormV3 node may become a _FusedBatchNormEx: float32 NHWC or
+    NCHW (the fused op's formats) on a CPU device (the fused kernel is NumPy's and
+    oneDNN's)."""
+    return n.attrs.get("data_format", "NHWC") in ("NHWC", "NCHW") and \
         n.attrs.get("T") == _dt.float32 and n.device.device_type == "CPU"
 
 

@@ -79,7 +79,10 @@ def _fused_batch_norm_shape(op) -> List[TensorShape]:
     channels = _merge_channels(op, x.as_list()[axis], checked)
     vec = TensorShape([channels])
     shapes = [_with_channels(x, axis, channels), vec, vec, vec, vec]
-    return shapes + [unknown_shape()] if op.type == "FusedBatchNormV3" else shapes
+    return shapes + [unknown_shape()] if op.type in _SIX_OUTPUTS else shapes
+
+
+_SIX_OUTPUTS = ("FusedBatchNormV3", "_FusedBatchNormEx")
 
 
 _FORWARD_ATTRS = {"epsilon": 0.0001, "exponential_avg_factor": 1.0, "data_format": "NHWC",
@@ -106,6 +109,15 @@ def _register_forward(name: str, stats: str, x_types, third_reserve: bool) -> No
 _register_forward("FusedBatchNorm", "T", (_dt.float32,), False)
 _register_forward("FusedBatchNormV2", "U", _HALF_FLOAT, False)
 _register_forward("FusedBatchNormV3", "U", _HALF_FLOAT, True)
+# what Grappler's remapper (and runtime/optimizer.py's fuse_batch_norm_relu) makes of a
+# FusedBatchNormV3 whose y only a Relu reads; side inputs are not supported
+register_op("_FusedBatchNormEx",
+            inputs=["x: T", "scale: U", "offset: U", "mean: U", "variance: U",
+                    "side_input: num_side_inputs * T"],
+            outputs=[o.format(U="U") for o in _FORWARD_OUTPUTS] + ["reserve_space_3: U"],
+            attrs={"T": TypeAttr(_HALF_FLOAT), "U": TypeAttr((_dt.float32,)),
+                   **_FORWARD_ATTRS, "num_side_inputs": 0, "activation_mode": "Identity"},
+            shape=_fused_batch_norm_shape)
 
 
 def _per_channel(xp, v: np.ndarray, ndim: int, axis: int) -> np.ndarray:
@@ -134,9 +146,10 @@ def _check_vectors(ctx, channels: int, vectors) -> None:
                 "x, got %d and %d" % (what, v.size, channels))
 
 
-def _fused_batch_norm_values(ctx, x, scale, offset, mean, variance) -> tuple:
+def _fused_batch_norm_values(ctx, x, scale, offset, mean, variance,
+                             relu: bool = False) -> tuple:
     """y, the running mean and variance, and the mean and variance used (the six
-    outputs of FusedBatchNormV3, the last an empty reserve)."""
+    outputs of FusedBatchNormV3, the last an empty reserve); with `relu`, max(y, 0)."""
     xp = ctx.xp
     fmt, axis = _check_layout(ctx, x)
     channels = x.shape[axis]
@@ -149,8 +162,16 @@ def _fused_batch_norm_values(ctx, x, scale, offset, mean, variance) -> tuple:
     eps = np.float32(ctx.attrs["epsilon"])
     work = x.astype(np.float32, copy=False)
     reduce_axes = tuple(i for i in range(x.ndim) if i != axis)
-    fast = onednn.batch_norm(work, scale, offset, eps, axis,
-                             *(() if training else (mean, variance)))
+    fast = onednn.batch_norm(work, scale, offset, eps, axis, relu=True) \
+        if relu and training else None
+    if fast is not None and not (np.isfinite(fast[1]).all() and np.isfinite(fast[2]).all()):
+        # x holds a NaN or an infinity, so y may hold NaN, which oneDNN's ReLU turns into
+        # 0 and TF's Relu keeps (finite statistics mean a finite y)
+        fast = None
+    applied = fast is not None
+    if fast is None:
+        fast = onednn.batch_norm(work, scale, offset, eps, axis,
+                                 *(() if training else (mean, variance)))
     if training:
         count = x.size // max(channels, 1)
         if fast is not None:
@@ -179,6 +200,8 @@ def _fused_batch_norm_values(ctx, x, scale, offset, mean, variance) -> tuple:
         inv = scale * (1.0 / xp.sqrt(used_var + eps)).astype(np.float32)
         y = centered * _per_channel(xp, inv, x.ndim, axis) + \
             _per_channel(xp, offset, x.ndim, axis)
+    if relu and not applied:
+        y = xp.maximum(y, np.float32(0))  # TF's Relu (NaN stays NaN)
     return (y.astype(x.dtype, copy=False), running_mean.astype(np.float32),
             running_var.astype(np.float32), used_mean.astype(np.float32),
             used_var.astype(np.float32), xp.zeros(0, np.float32))
@@ -187,6 +210,20 @@ def _fused_batch_norm_values(ctx, x, scale, offset, mean, variance) -> tuple:
 @kernel("FusedBatchNormV3", cheap=False, threaded=onednn.runs_float32)
 def _fused_batch_norm_v3_kernel(ctx, x, scale, offset, mean, variance):
     return _fused_batch_norm_values(ctx, x, scale, offset, mean, variance)
+
+
+_ACTIVATIONS = {"Identity": False, "Relu": True}  # _FusedBatchNormEx's: apply ReLU
+
+
+@kernel("_FusedBatchNormEx", cheap=False, threaded=onednn.runs_float32)
+def _fused_batch_norm_ex_kernel(ctx, x, scale, offset, mean, variance, *side_inputs):
+    mode = ctx.attrs["activation_mode"]
+    if side_inputs or mode not in _ACTIVATIONS:
+        raise errors.UnimplementedError(
+            None, ctx.op, "_FusedBatchNormEx with activation_mode %s and %d side inputs is "
+            "not supported (Identity or Relu, no side input)" % (mode, len(side_inputs)))
+    return _fused_batch_norm_values(ctx, x, scale, offset, mean, variance,
+                                    relu=_ACTIVATIONS[mode])
 
 
 @kernel("FusedBatchNorm", cheap=False, threaded=onednn.runs_float32)
@@ -207,6 +244,27 @@ def _fused_batch_norm_grad(op, grad, *_):
     from tensorweave.ops.array import array_ops
     if grad is None:
         grad = array_ops.zeros_like(op.outputs[0])
+    return _backprop_op(op, grad)
+
+
+@gradient("_FusedBatchNormEx")
+def _fused_batch_norm_ex_grad(op, grad, *_):
+    # the gradient of the pair it stands for (TF registers none: Grappler fuses after the
+    # gradients are built): ReluGrad of the output, then FusedBatchNormV3's
+    from tensorweave.ops.array import array_ops
+    mode = op._get_attr("activation_mode")
+    if mode not in _ACTIVATIONS or op._get_attr("num_side_inputs"):
+        raise LookupError("No gradient defined for _FusedBatchNormEx with activation_mode "
+                          "%s and side inputs" % mode)
+    if grad is None:
+        grad = array_ops.zeros_like(op.outputs[0])
+    if _ACTIVATIONS[mode]:
+        grad = apply_op("ReluGrad", [grad, op.outputs[0]], name="ReluGrad").outputs[0]
+    return _backprop_op(op, grad)
+
+
+def _backprop_op(op, grad) -> list:
+    """The gradients of a forward op's inputs for `grad` of its y: its gradient op's."""
     training = op._get_attr("is_training")
     statistics = op.outputs[3:5] if training else op.inputs[3:5]
     grad_type = _GRAD_OPS[op.type]
@@ -220,7 +278,8 @@ def _fused_batch_norm_grad(op, grad, *_):
 
 
 _GRAD_OPS = {"FusedBatchNorm": "FusedBatchNormGrad", "FusedBatchNormV2": "FusedBatchNormGradV2",
-             "FusedBatchNormV3": "FusedBatchNormGradV3"}
+             "FusedBatchNormV3": "FusedBatchNormGradV3",
+             "_FusedBatchNormEx": "FusedBatchNormGradV3"}
 
 
 # --- FusedBatchNormGrad, FusedBatchNormGradV2, FusedBatchNormGradV3 ------------------------
