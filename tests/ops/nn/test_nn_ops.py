@@ -84,6 +84,22 @@ def test_leaky_relu_alpha_and_integer_input(sess):
     np.testing.assert_allclose(sess.run(y), [-0.4, 3.0])
 
 
+@pytest.mark.parametrize("alpha", [0.0, 0.01, 0.2, 1.0, 1.5, -0.3])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_leaky_relu_is_tfs_select_bit_for_bit(sess, alpha, dtype):
+    # features > 0 ? features : features * alpha, at NaN, the infinities, signed zeros and
+    # denormals too, whichever way the kernel computes it for this alpha
+    special = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 1e-45, -1e-45, 3e38, -7.5]
+    x = np.concatenate([np.array(special), np.random.RandomState(1).randn(500) * 100])
+    with np.errstate(over="ignore"):
+        x = x.astype(dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = np.where(x > 0, x, x * x.dtype.type(alpha))
+    got = sess.run(tf.nn.leaky_relu(x, alpha=alpha))
+    bits = {2: np.uint16, 4: np.uint32, 8: np.uint64}[x.itemsize]
+    assert got.view(bits).tolist() == want.view(bits).tolist()
+
+
 def test_softplus_and_elu_are_stable_for_large_inputs(sess):
     x = np.array([-1000.0, -100.0, 0.0, 100.0, 1000.0], np.float32)
     out = sess.run(tf.nn.softplus(x))
