@@ -73,6 +73,42 @@ def test_chains_whose_intermediates_have_other_readers_stay(graph):
     assert "_FusedConv2D" not in {n.type for n in sg.nodes}
 
 
+def test_shape_readers_of_the_convolution_read_the_fused_node(graph):
+    # the bias add's gradient reads the convolution's shape where the batch size is not
+    # static: that reader does not keep the chain apart, and gets the fused node's shape
+    x = tf.placeholder(tf.float32, [None, 5, 5, 2], name="x")
+    w = tf.constant(RNG.randn(3, 3, 2, 3).astype(np.float32))
+    b = tf.Variable(np.ones(3, np.float32))
+    conv = tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME")
+    out = tf.nn.relu(conv + b, name="out")
+    db = tf.gradients(tf.reduce_sum(out), b)[0]
+    sg = fused(step_graph([out, db], feeds=[x]))
+    node = next(n for n in sg.nodes if n.type == "_FusedConv2D")
+    shapes = [n for n in sg.nodes if n.type == "Shape" and n.inputs[0][0] is node]
+    assert node.name == "out" and shapes and "Conv2D" not in {n.type for n in sg.nodes}
+    assert all(sg.nodes.index(n) > sg.nodes.index(node) for n in shapes)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        x0 = RNG.randn(4, 5, 5, 2).astype(np.float32)
+        got_out, got_db, got_shape = sess.run([out, db, tf.shape(conv)], {x: x0})
+        want = np.maximum(sess.run(conv, {x: x0}) + 1.0, 0)
+    np.testing.assert_allclose(got_out, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got_db, (want > 0).sum((0, 1, 2)), rtol=1e-6)
+    assert got_shape.tolist() == [4, 5, 5, 3]
+
+
+def test_a_shape_reader_before_the_chains_end_keeps_it_apart(graph):
+    x = tf.placeholder(tf.float32, [None, 5, 5, 2], name="x")
+    conv = _conv(x, 2, 3, "c")
+    out = tf.nn.relu(conv + tf.constant(np.ones(3, np.float32)))
+    sg = step_graph([out, tf.shape(conv)], feeds=[x])
+    shape = next(n for n in sg.nodes if n.type == "Shape")
+    sg.nodes.remove(shape)  # right after the convolution: still a dataflow order
+    sg.nodes.insert(next(k for k, n in enumerate(sg.nodes) if n.type == "Conv2D") + 1, shape)
+    sg = fused(sg)
+    assert "_FusedConv2D" not in {n.type for n in sg.nodes}
+
+
 @pytest.mark.parametrize("bias_shape", [[1], [5, 5, 3], []])
 def test_only_a_bias_per_output_channel_fuses(graph, bias_shape):
     x = tf.placeholder(tf.float32, [1, 5, 5, 2], name="x")

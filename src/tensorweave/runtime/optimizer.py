@@ -277,6 +277,11 @@ def _bias_of(add: Node, conv_at: int) -> Optional[Tuple[Node, int]]:
     return bias if channels is not None and shape.as_list() == [channels] else None
 
 
+# ops that read only the shape of their input: the shape of a fused chain's output is its
+# convolution's, so they may read that instead
+_SHAPE_READERS = frozenset({"Shape", "Size", "Rank"})
+
+
 def fuse_conv_bias_relu(sg: StepGraph, fusable: Callable[[Node], bool]) -> StepGraph:
     """Fuses Conv2D -> bias -> Relu (or Conv2D -> bias) into one _FusedConv2D node, and
     Conv3D's chains into a _FusedConv3D, named and placed as the chain's last node,
@@ -285,28 +290,25 @@ def fuse_conv_bias_relu(sg: StepGraph, fusable: Callable[[Node], bool]) -> StepG
     intermediate arrays go.
 
     A chain is fused only where nothing else reads its intermediates (no other data or
-    control reader, not fetched or targeted), all of it is on one device, and
-    `fusable(conv)` allows it (float32 channels last on a device with the fused kernel). The
-    gradient ops read the convolution's inputs and the Relu's output, which stay."""
-    readers: Dict[Tuple[int, int], int] = {}
-    control_readers = set()
-    for n in sg.nodes:
-        for p, i in n.inputs:
-            readers[(id(p), i)] = readers.get((id(p), i), 0) + 1
-        control_readers.update(id(c) for c in n.control_inputs)
-    for p, i in sg.fetches:
-        readers[(id(p), i)] = readers.get((id(p), i), 0) + 1
-    only_reader: Dict[Tuple[int, int], Node] = {}
-    for n in sg.nodes:
-        for p, i in n.inputs:
-            if readers[(id(p), i)] == 1:
-                only_reader[(id(p), i)] = n
+    control reader, not fetched or targeted) but ops that read their shape only (the
+    gradient of the bias add takes the convolution's shape where the batch size is not
+    static), which then read the fused node's (the same shape) and must come after it;
+    all of it is on one device, and `fusable(conv)` allows it (float32 channels last on
+    a device with the fused kernel). The gradient ops read the convolution's inputs and
+    the Relu's output, which stay."""
+    readers, control_readers = _readers(sg)
+    position = {id(n): k for k, n in enumerate(sg.nodes)}
+
+    def data_readers(n: Node) -> list:
+        return [r for r in readers.get((id(n), 0), ()) if r is None or
+                r.type not in _SHAPE_READERS]
 
     def inner(n: Node) -> bool:  # an intermediate the fused node may swallow
         return not n.keep and id(n) not in control_readers and \
-            readers.get((id(n), 0), 0) == 1 and n.n_out == 1
+            len(data_readers(n)) == 1 and n.n_out == 1
 
     replaced: Dict[int, Node] = {}  # id(last node of a chain) -> its fused node
+    mapping: Dict[Tuple[int, int], Tuple[Node, int]] = {}
     dropped = set()
     for add in sg.nodes:
         if add.type not in _BIAS_ADDS or len(add.inputs) != 2:
@@ -321,11 +323,14 @@ def fuse_conv_bias_relu(sg: StepGraph, fusable: Callable[[Node], bool]) -> StepG
         bias = _bias_of(add, at)
         if bias is None:
             continue
-        relu = only_reader.get((id(add), 0)) if inner(add) else None
+        relu = data_readers(add)[0] if inner(add) else None
         if relu is not None and (relu.type != "Relu" or relu.device is not add.device):
             relu = None
         last = relu or add
         chain = [conv, add] + ([relu] if relu else [])
+        if any(position[id(r)] < position[id(last)] for n in chain[:-1]
+               for r in readers.get((id(n), 0), ()) if r is not None and r not in chain):
+            continue  # a shape reader before the fused node's place
         fused = Node(last.op, FUSED_CONVS[conv.type][0],
                      {**conv.attrs, "num_args": 1, "epsilon": 0.0001, "leakyrelu_alpha": 0.2,
                       "fused_ops": ["BiasAdd", "Relu"] if relu else ["BiasAdd"]},
@@ -334,14 +339,14 @@ def fuse_conv_bias_relu(sg: StepGraph, fusable: Callable[[Node], bool]) -> StepG
         for n in chain:
             fused.control_inputs.extend(c for c in n.control_inputs
                                         if c not in fused.control_inputs)
+            mapping[(id(n), 0)] = (fused, 0)
         fused.keep = last.keep
         replaced[id(last)] = fused
         dropped.update(id(n) for n in chain[:-1])
     if not replaced:
         return sg
     sg.nodes = [replaced.get(id(n), n) for n in sg.nodes if id(n) not in dropped]
-    _replace_refs(sg, {(k, 0): (f, 0) for k, f in replaced.items()},
-                  {k: [f] for k, f in replaced.items()})
+    _replace_refs(sg, mapping, {k: [f] for k, f in replaced.items()})
     sg.targets = [replaced.get(id(n), n) for n in sg.targets]
     return sg
 
