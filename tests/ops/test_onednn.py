@@ -533,3 +533,25 @@ def test_gradient_descent_on_a_large_variable_publishes_a_new_value(sess, monkey
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(held, w0)
     assert len(made) == 2 and all(m is not None for m in made)
+
+
+# --- Adam's update of a large variable ---------------------------------------------------------
+def test_adam_gives_numpys_bits_into_new_arrays():
+    n = onednn.ELTWISE_MIN_SIZE + 29
+    rs = np.random.RandomState(4)
+    w, m, g = rs.randn(3, n).astype(np.float32)
+    v = np.abs(rs.randn(n)).astype(np.float32)
+    w[:4], g[:4], m[:4] = [0.0, -0.0, 1e-45, 3e38], [-0.0, 0.0, np.inf, 1.0], [0.0] * 4
+    before = [a.copy() for a in (w, m, v, g)]
+    alpha, c1, c2, eps = (np.float32(x) for x in (3e-4, 0.1, 0.001, 1e-7))
+    got = onednn.adam(w, m, v, g, alpha, c1, c2, eps)
+    with np.errstate(all="ignore"):
+        m2 = m + (g - m) * c1
+        v2 = v + (g * g - v) * c2
+        w2 = w - (m2 * alpha) / (np.sqrt(v2) + eps)
+    for a, b in zip(got, (w2, m2, v2)):
+        assert a is not w and a.view(np.uint32).tolist() == b.view(np.uint32).tolist()
+    for a, b in zip((w, m, v, g), before):  # the inputs are left as they were
+        assert a.view(np.uint32).tolist() == b.view(np.uint32).tolist()
+    assert onednn.adam(w[:1000], m[:1000], v[:1000], g[:1000], alpha, c1, c2, eps) is None
+    assert onednn.adam(w, m, v, g.astype(np.float64), alpha, c1, c2, eps) is None

@@ -873,11 +873,12 @@ def test_fused_adam_equals_composite(graph, sess):
 
 
 @pytest.mark.parametrize("nesterov", [False, True])
-def test_adam_of_a_large_variable_in_chunks_has_the_whole_updates_bits(nesterov,
-                                                                       monkeypatch):
-    """A variable of more than split_work.MIN_SPLIT values is updated chunk by chunk,
-    half of the chunks on a helper thread: each value sees the same operations, so the
-    bits are those of the update of the whole array at once."""
+def test_adam_of_a_large_variable_has_the_whole_numpy_updates_bits(nesterov, monkeypatch):
+    """A large float32 variable is updated on oneDNN's threads into new arrays (without
+    Nesterov, where oneDNN is installed), else chunk by chunk with half of the chunks
+    on a helper thread: each value sees the same operations either way, so the bits
+    are those of NumPy's update of the whole array at once."""
+    from tensorweave.ops import onednn
     from tensorweave.ops.math import blas, split_work
     rs = np.random.RandomState(3)
     n = split_work.MIN_SPLIT + 3 * split_work.CHUNK + 17  # a short last chunk
@@ -893,16 +894,31 @@ def test_adam_of_a_large_variable_in_chunks_has_the_whole_updates_bits(nesterov,
                 sess.run(tf.global_variables_initializer())
                 for _ in range(3):
                     sess.run(train)
-                return sess.run(w)
-    calls = []
-    real = split_work.in_chunks
+                return sess.run([w, m, v])
+    calls = {"onednn": 0, "chunks": 0}
+    real_adam, real_chunks = onednn.adam, split_work.in_chunks
+
+    def counted(name, fn):
+        def call(*a):
+            out = fn(*a)
+            calls[name] += out is not None and out is not False
+            return out
+        return call
     monkeypatch.setattr(blas, "machine_contended", lambda: False)  # the helper takes part
-    monkeypatch.setattr(split_work, "in_chunks", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(onednn, "adam", counted("onednn", real_adam))
+    monkeypatch.setattr(split_work, "in_chunks", counted("chunks", real_chunks))
+    default = three_steps()
+    on_onednn = calls["onednn"]
+    monkeypatch.setattr(onednn, "adam", lambda *a: None)
     chunked = three_steps()
+    assert calls["chunks"] >= 3
     monkeypatch.setattr(split_work, "in_chunks", lambda *a: False)  # the whole array
     whole = three_steps()
-    assert len(calls) == 3 and chunked.view(np.uint32).tolist() == whole.view(np.uint32).tolist()
-    assert not np.array_equal(chunked, w0)
+    assert on_onednn == (3 if onednn.available() and not nesterov else 0)
+    for a, b, c in zip(default, chunked, whole):
+        assert a.view(np.uint32).tolist() == c.view(np.uint32).tolist()
+        assert b.view(np.uint32).tolist() == c.view(np.uint32).tolist()
+    assert not np.array_equal(whole[0], w0)
 
 
 def test_fused_kernel_errors(graph, sess):

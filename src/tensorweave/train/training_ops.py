@@ -146,10 +146,12 @@ def release(locks) -> None:
         lock.release()
 
 
-def _apply_in_place(ctx, handles, names, grad, scalars, update) -> None:
+def _apply_in_place(ctx, handles, names, grad, scalars, update, replace=None) -> None:
     """Runs `update(*arrays)` on writable arrays of the variables `handles`, with every
     variable locked (in input order) and validated against `grad` and the scalar
-    hyperparameters first (lock_variables); then publishes the arrays."""
+    hyperparameters first (lock_variables); then publishes the arrays. `replace`, where
+    given, is tried first on the variables' values as they are: new arrays it returns
+    are published instead (None: `update` runs)."""
     resources, locks = lock_variables(ctx, handles, scalars)
     try:
         shape = grad.shape
@@ -158,6 +160,10 @@ def _apply_in_place(ctx, handles, names, grad, scalars, update) -> None:
                 raise errors.InvalidArgumentError(
                     None, ctx.op, "var and %s do not have the same shape%s %s"
                     % (name, _shape_str(r.value.shape), _shape_str(shape)))
+        new = replace(*[r.value for r in resources]) if replace is not None else None
+        if new is not None:
+            _RV.publish_values(resources, new)
+            return
         arrays = _RV.writable_values(resources)
         try:
             update(*arrays)
@@ -334,7 +340,16 @@ def _apply_adam_kernel(ctx, var, m, v, beta1_power, beta2_power, lr, beta1, beta
         if w.size < split_work.CHUNK or not split_work.in_chunks(
                 lambda *parts: update_part(*parts, alpha, b1, b2), (w, m_, v_, grad)):
             update_part(w, m_, v_, grad, alpha, b1, b2)
-    _apply_in_place(ctx, [var, m, v], ["grad", "m", "v"], grad, scalars, update)
+
+    def replace(w, m_, v_):
+        # a large float32 variable: into new arrays, on oneDNN's threads, with the bits
+        # of `update` (ops/onednn.py checks them)
+        if nesterov or w.size < _LARGE:
+            return None
+        b1, b2 = beta1[()], beta2[()]
+        alpha = lr[()] * xp.sqrt(1 - beta2_power[()]) / (1 - beta1_power[()])
+        return onednn.adam(w, m_, v_, grad, alpha, 1 - b1, 1 - b2, epsilon[()])
+    _apply_in_place(ctx, [var, m, v], ["grad", "m", "v"], grad, scalars, update, replace)
 
 
 def resource_apply_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon,
