@@ -196,3 +196,28 @@ def test_short_last_axis_sums_are_numpys_bits(sess, dtype, width):
     mean = sess.run(tf.reduce_mean(p, axis=[3]), {p: x})
     if dtype in (np.float32, np.float64):
         np.testing.assert_array_equal(mean, np.add.reduce(x, axis=-1) / width)
+
+
+@pytest.mark.parametrize("op_type,values", [
+    ("Sum", np.array([[1.5, -0.0], [np.nan, 3e38]], np.float32)),
+    ("Mean", np.array([[7, -3], [0, 1]], np.int32)),
+    ("Prod", np.array([1 + 2j, -0.0], np.complex64)),
+    ("Max", np.array([np.nan, -np.inf], np.float64)),
+    ("Min", np.array([[np.inf, 2.0]], np.float16)),
+    ("Any", np.array([True, False])),
+    ("All", np.array([[False, True]])),
+])
+@pytest.mark.parametrize("keep_dims", [False, True])
+def test_a_reduction_over_no_axis_is_its_input(sess, op_type, values, keep_dims):
+    # each value reduced alone: the input itself, not a copy (TF forwards the buffer)
+    from tensorweave.framework import registry
+    fn = registry.get_kernel(op_type).fn
+
+    class Ctx:
+        xp = np
+        attrs = {"keep_dims": keep_dims}
+    assert fn(Ctx(), values, np.zeros(0, np.int32)) is values
+    reduce = getattr(tf, "reduce_" + op_type.lower())
+    got = sess.run(reduce(tf.constant(values), axis=[], keepdims=keep_dims))
+    assert got.dtype == values.dtype and got.shape == values.shape
+    np.testing.assert_array_equal(got, values)

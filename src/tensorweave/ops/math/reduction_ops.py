@@ -106,7 +106,10 @@ def _register_reduction(op_type: str, allowed, reduce_fn, input_dtype=None) -> N
                 attrs=attrs, shape=_reduction_shape)
 
     def _kernel(ctx, x, axes):
-        out = reduce_fn(ctx.xp, x, _kernel_axes(ctx, x, axes), ctx.attrs["keep_dims"])
+        ax = _kernel_axes(ctx, x, axes)
+        # no axis: each value reduced alone is itself (TF forwards the input's buffer);
+        # NumPy would copy it (the bias add's gradient sums its larger side over none)
+        out = reduce_fn(ctx.xp, x, ax, ctx.attrs["keep_dims"]) if ax else x
         # a full reduction gives a NumPy scalar: the kernel returns arrays
         return out if type(out) is np.ndarray else ctx.xp.asarray(out)
     kernel(op_type)(_kernel)
