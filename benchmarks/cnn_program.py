@@ -1,7 +1,7 @@
-"""A whole TF1 convolutional training program, end to end, side by side with TensorFlow
+"""Whole TF1 convolutional training programs, end to end, side by side with TensorFlow
 (issue 18: "a real convolutional program runs slower end to end than under TensorFlow").
 
-The program is written as the TF1 CIFAR-10 tutorial's users wrote theirs, in
+"cifar" is written as the TF1 CIFAR-10 tutorial's users wrote theirs, in
 `tf.compat.v1` graph mode with nothing but tf.nn, tf.train and tf.summary (TensorFlow
 2.21's Keras 3 has no tf.compat.v1.layers): a 5x5 convolution with fused batch
 normalization (its moving averages updated through UPDATE_OPS), ReLU, a 3x3 stride-2 max
@@ -9,10 +9,13 @@ pool and LRN; a second convolution with a bias, ReLU, LRN and max pool; two dens
 with dropout whose rate a tf.cond switches on a `training` placeholder; sparse softmax
 cross entropy plus L2 weight decay; Adam; scalar summaries written every 20 steps and a
 checkpoint at the end. Batches of 64 32x32x3 images are fed from NumPy (feed_dict).
+"mnist" is TF1's Deep MNIST tutorial as published (two 5x5 convolutions with biases and
+ReLU, 2x2 max pools, a 3136x1024 dense layer, dropout fed a keep probability, softmax
+cross entropy, Adam at 1e-4), batches of 50 fed from NumPy, the input of batch size None.
 
 Figures: the median training step, and the program's wall time from process start
-(interpreter, imports, graph construction, STEPS steps with their summaries, an
-evaluation and the checkpoint), each as tensorweave / TensorFlow.
+(interpreter, imports, graph construction, STEPS steps, an evaluation, and for "cifar"
+its summaries and the checkpoint), each as tensorweave / TensorFlow.
 
 Usage: [TF_PYTHON=...] python benchmarks/cnn_program.py [OUT_JSON]
 """
@@ -27,7 +30,7 @@ BENCH_DIR = os.path.join(HERE, "..", "..", "shared", "bench")
 SRC = os.path.join(HERE, "..", "src")
 STEPS = 150
 
-_CHILD = r"""  # after results.CHILD_PREAMBLE (the implementation is imported)
+_CIFAR = r"""  # after results.CHILD_PREAMBLE (the implementation is imported)
 rs = np.random.RandomState(0)
 N, B = 2048, 64
 images = rs.rand(N, 32, 32, 3).astype(np.float32)
@@ -103,7 +106,62 @@ with tf.Session() as sess:
     out["accuracy"] = float(sess.run(accuracy, {x: images[:512], y: labels[:512]}))
     saver.save(sess, os.path.join(logdir, "model.ckpt"), global_step=step)
     writer.close()
+"""
+
+_MNIST = r"""  # after results.CHILD_PREAMBLE (the implementation is imported)
+rs = np.random.RandomState(0)
+N, B = 2000, 50
+images = rs.rand(N, 784).astype(np.float32)
+onehot = np.eye(10, dtype=np.float32)[rs.randint(0, 10, N)]
+x = tf.placeholder(tf.float32, [None, 784])
+y_ = tf.placeholder(tf.float32, [None, 10])
+keep_prob = tf.placeholder(tf.float32)
+
+
+def weight_variable(shape):
+    return tf.Variable(tf.truncated_normal(shape, stddev=0.1))
+
+
+def bias_variable(shape):
+    return tf.Variable(tf.constant(0.1, shape=shape))
+
+
+def conv2d(x, W):
+    return tf.nn.conv2d(x, W, strides=[1, 1, 1, 1], padding="SAME")
+
+
+def max_pool_2x2(x):
+    return tf.nn.max_pool(x, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="SAME")
+
+
+x_image = tf.reshape(x, [-1, 28, 28, 1])
+h_pool1 = max_pool_2x2(tf.nn.relu(conv2d(x_image, weight_variable([5, 5, 1, 32])) +
+                                  bias_variable([32])))
+h_pool2 = max_pool_2x2(tf.nn.relu(conv2d(h_pool1, weight_variable([5, 5, 32, 64])) +
+                                  bias_variable([64])))
+h_fc1 = tf.nn.relu(tf.matmul(tf.reshape(h_pool2, [-1, 7 * 7 * 64]),
+                             weight_variable([7 * 7 * 64, 1024])) + bias_variable([1024]))
+y_conv = tf.matmul(tf.nn.dropout(h_fc1, keep_prob), weight_variable([1024, 10])) + \
+    bias_variable([10])
+cross_entropy = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=y_,
+                                                                       logits=y_conv))
+train = tf.train.AdamOptimizer(1e-4).minimize(cross_entropy)
+accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(y_conv, 1), tf.argmax(y_, 1)),
+                                  tf.float32))
+times = []
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for i in range(P["steps"]):
+        j = (i * B) % N
+        t0 = time.perf_counter()
+        sess.run(train, {x: images[j:j + B], y_: onehot[j:j + B], keep_prob: 0.5})
+        times.append(time.perf_counter() - t0)
+    out["accuracy"] = float(sess.run(accuracy, {x: images[:500], y_: onehot[:500],
+                                                keep_prob: 1.0}))
+"""
+
 # the wall time since this process started (Linux: its start time after boot, in ticks)
+_TAIL = r"""
 with open("/proc/self/stat") as f:
     started = int(f.read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
 with open("/proc/uptime") as f:
@@ -111,23 +169,29 @@ with open("/proc/uptime") as f:
 out["step_ms"] = float(np.median(times[5:])) * 1e3
 print("@@" + json.dumps(out))
 """
+PROGRAMS = {"cifar": _CIFAR, "mnist": _MNIST}
 
 
 def main(argv) -> None:
     params = {"bench": BENCH_DIR, "src": SRC, "steps": STEPS}
-    ours = run_child(_CHILD, sys.executable, "tensorweave", params)
     python = tf_python()
-    ref = run_child(_CHILD, python, "tensorflow", params) if os.path.exists(python) else None
-    figures = {"setup": "%d training steps of batch 64, summaries every 20, a checkpoint; "
-                        "the step is a median, the wall time is from process start" % STEPS}
-    figures.update(side_by_side_figures(ours, ref, [("step_ms", "training step")]))
-    figures.update(side_by_side_figures(ours, ref, [("wall_s", "the program end to end")],
-                                        unit="s"))
+    figures = {"setup": "%d training steps each (cifar: batch 64, summaries every 20, a "
+                        "checkpoint; mnist: the tutorial's batch 50); the step is a median, "
+                        "the wall time is from process start" % STEPS}
+    results = {}
+    for name, program in PROGRAMS.items():
+        ours = run_child(program + _TAIL, sys.executable, "tensorweave", params)
+        ref = run_child(program + _TAIL, python, "tensorflow", params) \
+            if os.path.exists(python) else None
+        figures.update(side_by_side_figures(ours, ref, [("step_ms", name + ": training step")]))
+        figures.update(side_by_side_figures(ours, ref, [("wall_s", name + ": end to end")],
+                                            unit="s"))
+        results[name] = {"tensorweave": ours, "TensorFlow": ref}
     write_extra(argv[1] if len(argv) > 1 else os.devnull,
-                "A TF1 convolutional training program, side by side with TensorFlow",
+                "TF1 convolutional training programs, side by side with TensorFlow",
                 "TF_PYTHON=~/.cache/tensorweave-bench-tf/bin/python python "
                 "benchmarks/cnn_program.py benchmarks/out/extra_cnn_program.json", figures,
-                results={"tensorweave": ours, "TensorFlow": ref})
+                results=results)
 
 
 if __name__ == "__main__":
