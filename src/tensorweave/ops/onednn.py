@@ -697,6 +697,30 @@ class _Passes:
             lib.lib.dnnl_memory_desc_destroy(md)
 
 
+def _release(lib: _Library, passes: _Passes, built: bool, *pds: _handle) -> None:
+    """A builder's cleanup: the memory descriptors of `passes` unless they were built
+    into steps, and the primitive descriptors `pds` (a primitive keeps what it needs)."""
+    if not built:
+        passes.destroy(lib)
+    for pd in pds:
+        if pd:
+            lib.lib.dnnl_primitive_desc_destroy(pd)
+
+
+def _workspace(lib: _Library, passes: _Passes, pd: _handle) -> _handle:
+    """The workspace memory descriptor of the forward primitive `pd` (the winners of a
+    max pool, an LRN's norms, a fused ReLU's mask), held by `passes` with the array
+    it points at (`passes.workspace`)."""
+    c = lib.lib
+    ws_md = _handle()
+    lib.check(c.dnnl_memory_desc_clone(
+        ctypes.byref(ws_md), c.dnnl_primitive_desc_query_md(pd, _QUERY_WORKSPACE_MD, 0)),
+        "memory desc clone")
+    passes.mds.append(ws_md)
+    passes.workspace = np.empty(max(c.dnnl_memory_desc_get_size(ws_md), 1), np.uint8)
+    return ws_md
+
+
 # --- pooling ---------------------------------------------------------------------------------
 def _build_pool(lib: _Library, kind: str, grad: bool, x_shape, y_shape,
                 wins) -> Optional[_Passes]:
@@ -718,12 +742,7 @@ def _build_pool(lib: _Library, kind: str, grad: bool, x_shape, y_shape,
         args = [(_ARG_SRC, x_md), (_ARG_DST, y_md)]
         ws_md = None
         if prop == _FORWARD_TRAINING:
-            ws_md = _handle()
-            lib.check(c.dnnl_memory_desc_clone(
-                ctypes.byref(ws_md), c.dnnl_primitive_desc_query_md(fwd, _QUERY_WORKSPACE_MD,
-                                                                    0)), "memory desc clone")
-            pool.mds.append(ws_md)
-            pool.workspace = np.empty(c.dnnl_memory_desc_get_size(ws_md), np.uint8)
+            ws_md = _workspace(lib, pool, fwd)
             args.append((_ARG_WORKSPACE, ws_md))
         if not grad or kind == "max":
             pool.forward = lib.step(fwd, args)
@@ -740,11 +759,7 @@ def _build_pool(lib: _Library, kind: str, grad: bool, x_shape, y_shape,
         built = True
         return pool
     finally:
-        if not built:
-            pool.destroy(lib)
-        for handle in (fwd, bwd):
-            if handle:
-                c.dnnl_primitive_desc_destroy(handle)
+        _release(lib, pool, built, fwd, bwd)
 
 
 def _pool_entry(lane: _Lane, kind: str, grad: bool, x_shape, y_shape, wins):
@@ -855,11 +870,7 @@ def _relu_passes(lib: _Library, size: int) -> Optional[_Passes]:
         built = True
         return passes
     finally:
-        if not built:
-            passes.destroy(lib)
-        for handle in (fwd, hint, bwd):
-            if handle:
-                c.dnnl_primitive_desc_destroy(handle)
+        _release(lib, passes, built, fwd, hint, bwd)
 
 
 def _relu_passes_agree(lane: _Lane) -> bool:
@@ -967,13 +978,7 @@ def _build_batch_norm(lib: _Library, shape, axis: int, epsilon: float, training:
         args = [(_ARG_SRC, md), (_ARG_SCALE, vec), (_ARG_SHIFT, vec), (_ARG_MEAN, vec),
                 (_ARG_VARIANCE, vec), (_ARG_DST, md)]
         if relu:
-            ws_md = _handle()
-            lib.check(c.dnnl_memory_desc_clone(
-                ctypes.byref(ws_md), c.dnnl_primitive_desc_query_md(fwd, _QUERY_WORKSPACE_MD,
-                                                                    0)), "memory desc clone")
-            passes.mds.append(ws_md)
-            passes.workspace = np.empty(max(c.dnnl_memory_desc_get_size(ws_md), 1), np.uint8)
-            args.append((_ARG_WORKSPACE, ws_md))
+            args.append((_ARG_WORKSPACE, _workspace(lib, passes, fwd)))
         passes.forward = lib.step(fwd, args)
         if not relu:
             passes.backward = lib.step(bwd, [(_ARG_SRC, md), (_ARG_MEAN, vec),
@@ -983,11 +988,7 @@ def _build_batch_norm(lib: _Library, shape, axis: int, epsilon: float, training:
         built = True
         return passes
     finally:
-        if not built:
-            passes.destroy(lib)
-        for handle in (fwd, bwd):
-            if handle:
-                c.dnnl_primitive_desc_destroy(handle)
+        _release(lib, passes, built, fwd, bwd)
 
 
 def _batch_norm_passes(lane: _Lane, shape, axis: int, epsilon: float, training: bool,
@@ -1067,12 +1068,7 @@ def _build_lrn(lib: _Library, shape, radius: int, bias: float, alpha: float,
                     ctypes.byref(bwd), lib.engine, _LRN_ACROSS_CHANNELS, md, md, md, *params,
                     fwd, None) != 0:
             return None
-        ws_md = _handle()
-        lib.check(c.dnnl_memory_desc_clone(
-            ctypes.byref(ws_md), c.dnnl_primitive_desc_query_md(fwd, _QUERY_WORKSPACE_MD, 0)),
-            "memory desc clone")
-        passes.mds.append(ws_md)
-        passes.workspace = np.empty(max(c.dnnl_memory_desc_get_size(ws_md), 1), np.uint8)
+        ws_md = _workspace(lib, passes, fwd)
         passes.forward = lib.step(fwd, [(_ARG_SRC, md), (_ARG_DST, md),
                                         (_ARG_WORKSPACE, ws_md)])
         passes.backward = lib.step(bwd, [(_ARG_SRC, md), (_ARG_DIFF_DST, md),
@@ -1080,11 +1076,7 @@ def _build_lrn(lib: _Library, shape, radius: int, bias: float, alpha: float,
         built = True
         return passes
     finally:
-        if not built:
-            passes.destroy(lib)
-        for handle in (fwd, bwd):
-            if handle:
-                c.dnnl_primitive_desc_destroy(handle)
+        _release(lib, passes, built, fwd, bwd)
 
 
 def _run_lrn(x: np.ndarray, attrs: tuple, dy: Optional[np.ndarray]) -> Optional[np.ndarray]:

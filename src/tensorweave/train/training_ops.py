@@ -329,12 +329,16 @@ def _apply_adam_kernel(ctx, var, m, v, beta1_power, beta2_power, lr, beta1, beta
         tmp /= denom
         w -= tmp
 
+    def hyperparameters():
+        # (once lock_variables has checked them) [()]: combined with each other as NumPy
+        # scalars, whose arithmetic is several times cheaper than 0-d arrays' and rounds
+        # the same (in the variable's dtype); with arrays they stay 0-d arrays, the
+        # cheaper operand
+        return beta1[()], beta2[()], \
+            lr[()] * xp.sqrt(1 - beta2_power[()]) / (1 - beta1_power[()])
+
     def update(w, m_, v_):
-        # [()]: hyperparameters combined with each other as NumPy scalars, whose
-        # arithmetic is several times cheaper than 0-d arrays' and rounds the same (in
-        # the variable's dtype); with arrays they stay 0-d arrays, the cheaper operand
-        b1, b2 = beta1[()], beta2[()]
-        alpha = lr[()] * xp.sqrt(1 - beta2_power[()]) / (1 - beta1_power[()])
+        b1, b2, alpha = hyperparameters()
         # a large variable chunk by chunk, on two cores where one is free (each value's
         # operations are the same, so are its bits)
         if w.size < split_work.CHUNK or not split_work.in_chunks(
@@ -346,8 +350,7 @@ def _apply_adam_kernel(ctx, var, m, v, beta1_power, beta2_power, lr, beta1, beta
         # of `update` (ops/onednn.py checks them)
         if nesterov or w.size < _LARGE:
             return None
-        b1, b2 = beta1[()], beta2[()]
-        alpha = lr[()] * xp.sqrt(1 - beta2_power[()]) / (1 - beta1_power[()])
+        b1, b2, alpha = hyperparameters()
         return onednn.adam(w, m_, v_, grad, alpha, 1 - b1, 1 - b2, epsilon[()])
     _apply_in_place(ctx, [var, m, v], ["grad", "m", "v"], grad, scalars, update, replace)
 

@@ -8,7 +8,9 @@ the second core (1.0 ms on two cores; TensorFlow's Eigen takes 0.56 ms with its 
 pool). The helper is used only while the machine has a core to spare: not on one core,
 and not while ops/math/blas.py counts it as contended (other processes, or this one's
 input workers, taking the CPU), where a helper waiting for a core would make the whole
-update wait for it.
+update wait for it. (Right after products on oneDNN, whose OpenMP threads spin on the
+other core a while, the helper gains little: where oneDNN is installed, Adam's large
+float32 updates run on its threads instead, ops/onednn.adam.)
 """
 from __future__ import annotations
 
