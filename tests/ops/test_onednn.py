@@ -555,3 +555,13 @@ def test_adam_gives_numpys_bits_into_new_arrays():
         assert a.view(np.uint32).tolist() == b.view(np.uint32).tolist()
     assert onednn.adam(w[:1000], m[:1000], v[:1000], g[:1000], alpha, c1, c2, eps) is None
     assert onednn.adam(w, m, v, g.astype(np.float64), alpha, c1, c2, eps) is None
+
+
+# --- 3-D pooling (ops/nn/pooling_nd_ops.py) ---------------------------------------------------
+def test_float32_pool3d_runs_on_onednn(sess, monkeypatch):
+    calls = []
+    real = onednn.pool
+    monkeypatch.setattr(onednn, "pool", lambda *a: calls.append(a[-1]) or real(*a))
+    x = RNG.randn(1, 4, 4, 4, 3).astype(np.float32)
+    sess.run([tf.nn.max_pool3d(x, 2, 2, "SAME"), tf.nn.avg_pool3d(x, 2, 2, "SAME")])
+    assert sorted(calls) == ["avg", "max"]

@@ -1134,12 +1134,13 @@ class _Chain:
 
 
 def _binary_step(lib: _Library, alg: int, md: _handle, post: Sequence[tuple],
-                 scale_md: Optional[_handle] = None,
+                 scale_md: Optional[_handle] = None, scaled: int = _ARG_SRC,
                  src1_md: Optional[_handle] = None) -> Optional[_Step]:
     """A binary primitive dst = src0 `alg` src1 over `md` (src1 broadcast from `src1_md`
     where given), then the binary post-ops `post` ((alg, src1 md) each: dst = dst alg
-    src1), with a runtime scale of src0 where `scale_md` is given; None where oneDNN
-    does not build it."""
+    src1), with a runtime scale of operand `scaled` (_ARG_SRC or _ARG_SRC_1) where
+    `scale_md` is given; None where oneDNN does not build it. Its arguments, in order:
+    src0, src1, dst, each post-op's src1, the scale."""
     src1_md = md if src1_md is None else src1_md
     c = lib.lib
     attr, ops, pd = _handle(), _handle(), _handle()
@@ -1149,7 +1150,7 @@ def _binary_step(lib: _Library, alg: int, md: _handle, post: Sequence[tuple],
         for op_alg, src1 in post:
             lib.check(c.dnnl_post_ops_append_binary(ops, op_alg, src1), "post-op")
         lib.check(c.dnnl_primitive_attr_set_post_ops(attr, ops), "post-ops")
-        if scale_md is not None and c.dnnl_primitive_attr_set_scales_mask(attr, _ARG_SRC,
+        if scale_md is not None and c.dnnl_primitive_attr_set_scales_mask(attr, scaled,
                                                                           0) != 0:
             return None
         if c.dnnl_binary_primitive_desc_create(ctypes.byref(pd), lib.engine, alg, md, src1_md,
@@ -1159,7 +1160,7 @@ def _binary_step(lib: _Library, alg: int, md: _handle, post: Sequence[tuple],
             [(_ARG_POST_OP_BASE * (k + 1) | _ARG_SRC_1, src1) for k, (_, src1) in
              enumerate(post)]
         if scale_md is not None:
-            args.append((_ARG_ATTR_SCALES | _ARG_SRC, scale_md))
+            args.append((_ARG_ATTR_SCALES | scaled, scale_md))
         return lib.step(pd, args)
     finally:
         for handle, destroy in ((pd, c.dnnl_primitive_desc_destroy),
@@ -1299,25 +1300,14 @@ def _build_subtract_scaled(lib: _Library, size: int) -> Optional[_Passes]:
     """x - alpha * y over `size` contiguous values, alpha given at each call (a runtime
     scale of the second operand), with NumPy's bits (the product is rounded, then the
     difference: no fused multiply-add)."""
-    c = lib.lib
     entry = _Passes([lib.strided_md([size], [1]), lib.strided_md([1], [1])])
     md, scale_md = entry.mds
-    attr, pd = _handle(), _handle()
-    lib.check(c.dnnl_primitive_attr_create(ctypes.byref(attr)), "attr")
-    try:
-        if c.dnnl_primitive_attr_set_scales_mask(attr, _ARG_SRC_1, 0) == 0 and \
-                c.dnnl_binary_primitive_desc_create(ctypes.byref(pd), lib.engine, _BINARY_SUB,
-                                                    md, md, md, attr) == 0:
-            entry.forward = lib.step(pd, [(_ARG_SRC, md), (_ARG_SRC_1, md), (_ARG_DST, md),
-                                          (_ARG_ATTR_SCALES | _ARG_SRC_1, scale_md)])
-    finally:
-        if pd:
-            c.dnnl_primitive_desc_destroy(pd)
-        c.dnnl_primitive_attr_destroy(attr)
-        if entry.forward is None:
-            for m in entry.mds:
-                c.dnnl_memory_desc_destroy(m)
-    return entry if entry.forward is not None else None
+    entry.forward = _binary_step(lib, _BINARY_SUB, md, [], scale_md=scale_md,
+                                 scaled=_ARG_SRC_1)
+    if entry.forward is None:
+        entry.destroy(lib)
+        return None
+    return entry
 
 
 def subtract_scaled(x: np.ndarray, y: np.ndarray, alpha: np.ndarray) -> Optional[np.ndarray]:

@@ -343,6 +343,14 @@ def fuse_conv_bias_relu(sg: StepGraph, fusable: Callable[[Node], bool]) -> StepG
         fused.keep = last.keep
         replaced[id(last)] = fused
         dropped.update(id(n) for n in chain[:-1])
+    return _swap_in(sg, replaced, dropped, mapping)
+
+
+def _swap_in(sg: StepGraph, replaced: Dict[int, Node], dropped: set,
+             mapping: Dict[Tuple[int, int], Tuple[Node, int]]) -> StepGraph:
+    """`sg` with each fused node in the place of the chain's last node (`replaced`: its
+    id -> the fused node), the other nodes of the chains (`dropped` ids) gone, and every
+    reader of their outputs reading the fused node's (`mapping`)."""
     if not replaced:
         return sg
     sg.nodes = [replaced.get(id(n), n) for n in sg.nodes if id(n) not in dropped]
@@ -400,9 +408,4 @@ def fuse_batch_norm_relu(sg: StepGraph, fusable: Callable[[Node], bool]) -> Step
         dropped.add(id(bn))
         mapping[(id(relu), 0)] = (fused, 0)
         mapping.update({(id(bn), k): (fused, k) for k in range(1, 6)})
-    if not replaced:
-        return sg
-    sg.nodes = [replaced.get(id(n), n) for n in sg.nodes if id(n) not in dropped]
-    _replace_refs(sg, mapping, {k: [f] for k, f in replaced.items()})
-    sg.targets = [replaced.get(id(n), n) for n in sg.targets]
-    return sg
+    return _swap_in(sg, replaced, dropped, mapping)

@@ -279,18 +279,6 @@ def test_max_pool3d_of_nan_and_minus_inf_follows_tf_eigen_kernel(sess):
     assert np.isnan(y[0, 0, 0, 0, 0]) and y[0, 0, 0, 1, 0] == -np.inf
 
 
-def test_float32_pool3d_runs_on_onednn_where_installed(sess, monkeypatch, conv_kernels):
-    from tensorweave.ops import onednn
-    if conv_kernels == "numpy" or not onednn.available():
-        pytest.skip("oneDNN's kernels are not in use")
-    calls = []
-    real = onednn.pool
-    monkeypatch.setattr(onednn, "pool", lambda *a: calls.append(a[-1]) or real(*a))
-    x = RNG.randn(1, 4, 4, 4, 3).astype(np.float32)
-    sess.run([tf.nn.max_pool3d(x, 2, 2, "SAME"), tf.nn.avg_pool3d(x, 2, 2, "SAME")])
-    assert sorted(calls) == ["avg", "max"]
-
-
 @pytest.mark.parametrize("padding", ["SAME", "VALID"])
 def test_pool1d(sess, padding):
     x = RNG.randn(2, 7, 3)
