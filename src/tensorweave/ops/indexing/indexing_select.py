@@ -16,6 +16,7 @@ from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_differentiable, \
     register_op
 from tensorweave.framework.shapes import TensorShape, broadcast_shapes, unknown_shape
+from tensorweave.ops.select_bits import select
 from tensorweave.ops.indexing.indexing_gather import gather, scatter_nd
 from tensorweave.ops.indexing.indexing_ops import invalid, merge_shapes, shape_str, shape_tensor, \
     with_rank, with_rank_at_least
@@ -81,7 +82,7 @@ def _select_kernel(ctx, cond, t, e):
                           "and shape.  Input 0: %s != input %d: %s" % (
                               ctx.op.name if ctx.op is not None else "Select",
                               shape_str(cond.shape), k, shape_str(other.shape)))
-    return xp.where(cond, t, e)
+    return select(cond, t, e, xp)
 
 
 @gradient("Select")
@@ -136,7 +137,7 @@ register_op("SelectV2", inputs=["condition: bool", "t: T", "e: T"], outputs=["ou
 @kernel("SelectV2")
 def _select_v2_kernel(ctx, cond, t, e):
     try:
-        return ctx.xp.where(cond, t, e)
+        return select(cond, t, e, ctx.xp)
     except ValueError:
         raise invalid(ctx, "condition %s, then %s, and else %s must be broadcastable" % (
             shape_str(cond.shape), shape_str(t.shape), shape_str(e.shape))) from None

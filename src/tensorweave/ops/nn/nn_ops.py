@@ -21,6 +21,7 @@ from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel,
 from tensorweave.framework import shapes as _shapes
 from tensorweave.framework.shapes import TensorShape
 from tensorweave.ops import onednn
+from tensorweave.ops.select_bits import select
 
 _SELU_SCALE = 1.0507009873554804934193349852946
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -133,12 +134,12 @@ def _leaky_relu_kernel(ctx, x):
         # NaN) and 4x cheaper than NumPy's where on a mask
         out = ctx.xp.multiply(x, alpha)
         return ctx.xp.maximum(x, out, out=out)
-    return ctx.xp.where(x > 0, x, x * alpha)
+    return select(x > 0, x, x * alpha, ctx.xp)
 
 
 def _leaky_relu_grad_kernel(ctx, g, f):
     alpha = g.dtype.type(ctx.attrs["alpha"])
-    return ctx.xp.where(f > 0, g, g * alpha)
+    return select(f > 0, g, g * alpha, ctx.xp)
 
 
 def _expm1_of_negative_part(xp, x):
@@ -148,24 +149,25 @@ def _expm1_of_negative_part(xp, x):
 
 def _elu_kernel(ctx, x):
     xp = ctx.xp
-    return xp.where(x < 0, _expm1_of_negative_part(xp, x), x).astype(x.dtype, copy=False)
+    return select(x < 0, _expm1_of_negative_part(xp, x), x, xp).astype(x.dtype, copy=False)
 
 
 def _elu_grad_kernel(ctx, g, y):
-    out = ctx.xp.where(y < 0, g * (y + y.dtype.type(1)), g)
+    out = select(y < 0, g * (y + y.dtype.type(1)), g, ctx.xp)
     return out.astype(g.dtype, copy=False)
 
 
 def _selu_kernel(ctx, x):
     xp = ctx.xp
     neg = (_SELU_SCALE * _SELU_ALPHA) * _expm1_of_negative_part(xp, x)
-    return xp.where(x < 0, neg, _SELU_SCALE * x.astype(neg.dtype)).astype(x.dtype, copy=False)
+    return select(x < 0, neg, _SELU_SCALE * x.astype(neg.dtype), xp).astype(x.dtype,
+                                                                             copy=False)
 
 
 def _selu_grad_kernel(ctx, g, y):
     work = compute_dtype(y)
     g32, y32 = g.astype(work, copy=False), y.astype(work, copy=False)
-    out = ctx.xp.where(y32 < 0, g32 * (y32 + _SELU_SCALE * _SELU_ALPHA), g32 * _SELU_SCALE)
+    out = select(y32 < 0, g32 * (y32 + _SELU_SCALE * _SELU_ALPHA), g32 * _SELU_SCALE, ctx.xp)
     return out.astype(g.dtype, copy=False)
 
 
