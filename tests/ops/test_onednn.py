@@ -537,7 +537,7 @@ def test_gradient_descent_on_a_large_variable_publishes_a_new_value(sess, monkey
 
 # --- Adam's update of a large variable ---------------------------------------------------------
 def test_adam_gives_numpys_bits_into_new_arrays():
-    n = onednn.ELTWISE_MIN_SIZE + 29
+    n = onednn.ADAM_MIN_SIZE + 29
     rs = np.random.RandomState(4)
     w, m, g = rs.randn(3, n).astype(np.float32)
     v = np.abs(rs.randn(n)).astype(np.float32)
@@ -553,7 +553,8 @@ def test_adam_gives_numpys_bits_into_new_arrays():
         assert a is not w and a.view(np.uint32).tolist() == b.view(np.uint32).tolist()
     for a, b in zip((w, m, v, g), before):  # the inputs are left as they were
         assert a.view(np.uint32).tolist() == b.view(np.uint32).tolist()
-    assert onednn.adam(w[:1000], m[:1000], v[:1000], g[:1000], alpha, c1, c2, eps) is None
+    k = onednn.ADAM_MIN_SIZE - 1
+    assert onednn.adam(w[:k], m[:k], v[:k], g[:k], alpha, c1, c2, eps) is None
     assert onednn.adam(w, m, v, g.astype(np.float64), alpha, c1, c2, eps) is None
 
 

@@ -348,7 +348,7 @@ def _apply_adam_kernel(ctx, var, m, v, beta1_power, beta2_power, lr, beta1, beta
     def replace(w, m_, v_):
         # a large float32 variable: into new arrays, on oneDNN's threads, with the bits
         # of `update` (ops/onednn.py checks them)
-        if nesterov or w.size < _LARGE:
+        if nesterov or w.size < onednn.ADAM_MIN_SIZE:
             return None
         b1, b2, alpha = hyperparameters()
         return onednn.adam(w, m_, v_, grad, alpha, 1 - b1, 1 - b2, epsilon[()])
