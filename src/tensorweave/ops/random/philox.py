@@ -19,6 +19,7 @@ the platform's libm through `math.log` and NumPy's `sin`/`cos`.
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Sequence, Tuple
 
@@ -78,42 +79,57 @@ def blocks(key: Key, counter: Counter, offsets: np.ndarray) -> np.ndarray:
     out = np.empty((offsets.size, 4), dtype=np.uint32)
     # one set of word arrays for every chunk: fresh arrays of a chunk's size would be
     # mapped and faulted in by malloc at each chunk, which costs as much as the rounds
-    scratch = np.empty((6, min(offsets.size, _CHUNK)), np.uint64)
+    scratch = np.empty((3, 2, min(offsets.size, _CHUNK)), np.uint64)
     for start in range(0, offsets.size, _CHUNK):
         chunk = offsets[start:start + _CHUNK]
         _fill_blocks(key, counter, chunk, out[start:start + _CHUNK],
-                     scratch[:, :chunk.size])
+                     scratch[:, :, :chunk.size])
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _round_keys(key: Key) -> np.ndarray:
+    """The keys of the ten rounds as `_fill_blocks` XORs them, [round, 2, 1] uint64: each
+    round's (k0, k1) in the row order of that round's output (see there)."""
+    k0, k1 = key
+    out = np.empty((_ROUNDS, 2, 1), np.uint64)
+    for r in range(_ROUNDS):
+        out[r, :, 0] = (k1, k0) if r % 2 == 0 else (k0, k1)
+        k0, k1 = (k0 + _W0) & _WORD, (k1 + _W1) & _WORD
+    return out
+
+
+# the round multipliers as columns against the pair of words they multiply, in the two
+# row orders the pairs take in turn
+_MULTIPLIERS = (np.array([[_M0], [_M1]], np.uint64), np.array([[_M1], [_M0]], np.uint64))
 
 
 def _fill_blocks(key: Key, counter: Counter, offsets: np.ndarray, out: np.ndarray,
                  scratch: np.ndarray) -> None:
-    """Writes the blocks at `counter + offsets` into `out`, working in `scratch` (six
-    uint64 rows of the chunk's size). The words are held in uint64 so that each
-    32x32-bit product is exact; its high and low halves are the round's outputs."""
-    c0, c1, c2, c3, p0, p1 = scratch
-    np.add(offsets, np.uint64(counter[0] | counter[1] << 32), out=p0)  # the low 64 bits
-    np.copyto(p1, p0 < offsets)                                          # their carry out
-    p1 += np.uint64(counter[2] | counter[3] << 32)
-    np.bitwise_and(p0, _LOW, out=c0)
-    np.right_shift(p0, _SHIFT, out=c1)
-    np.bitwise_and(p1, _LOW, out=c2)
-    np.right_shift(p1, _SHIFT, out=c3)
-    k0, k1 = key
-    for _ in range(_ROUNDS):
-        np.multiply(c0, _M0, out=p0)
-        np.multiply(c2, _M1, out=p1)
-        np.right_shift(p1, _SHIFT, out=c0)
-        c0 ^= c1
-        c0 ^= np.uint64(k0)
-        np.right_shift(p0, _SHIFT, out=c2)
-        c2 ^= c3
-        c2 ^= np.uint64(k1)
-        np.bitwise_and(p1, _LOW, out=c1)
-        np.bitwise_and(p0, _LOW, out=c3)
-        k0, k1 = (k0 + _W0) & _WORD, (k1 + _W1) & _WORD
-    for i, word in enumerate((c0, c1, c2, c3)):
-        out[:, i] = word
+    """Writes the blocks at `counter + offsets` into `out`, working in `scratch` (three
+    pairs of uint64 rows of the chunk's size). The words are held in uint64 so that each
+    32x32-bit product is exact; its high and low halves are the round's outputs.
+
+    A round's two products are one operation: the pair (c0, c2) times (M0, M1). Their
+    high halves are the next (c2, c0) before the XORs and their low halves the next
+    (c3, c1), so the pairs' row order flips each round, and the multipliers and keys
+    follow it; only the XOR with the old (c1, c3) reads a reversed view. A pass over
+    few blocks costs its NumPy calls: 64 blocks 53 -> 42 us."""
+    even, odd, prod = scratch                # rows (c0, c2), (c1, c3) in the round's order
+    low, high = prod                         # the counter's low and high 64 bits first
+    np.add(offsets, np.uint64(counter[0] | counter[1] << 32), out=low)
+    np.copyto(high, low < offsets)           # the carry out of the low half
+    high += np.uint64(counter[2] | counter[3] << 32)
+    np.bitwise_and(prod, _LOW, out=even)
+    np.right_shift(prod, _SHIFT, out=odd)
+    for r, round_key in enumerate(_round_keys(key)):
+        np.multiply(even, _MULTIPLIERS[r % 2], prod)
+        np.right_shift(prod, _SHIFT, even)
+        even ^= odd[::-1]
+        even ^= round_key
+        np.bitwise_and(prod, _LOW, odd)
+    # after an even number of rounds the rows are in their first order again
+    out[:, 0], out[:, 1], out[:, 2], out[:, 3] = even[0], odd[0], even[1], odd[1]
 
 
 def seed_generator_seeds(seed: int, seed2: int, k: int) -> Tuple[int, int]:
