@@ -46,6 +46,20 @@ def test_blocks_are_the_blocks_of_successive_counters():
     assert np.array_equal(philox.words(key, counter, 3), many[:3].ravel())
 
 
+def test_blocks_of_per_block_keys_are_each_keys_block():
+    """A key of arrays (one key per block, as per-seed stateless kernels pass) gives each
+    block its own key's block; numpy scalars and 0-d arrays count as one key."""
+    k0 = np.array([1, 0xFFFFFFFF, 0x12345678], np.uint64)
+    k1 = np.array([2, 0xFFFFFFFF, 0x9ABCDEF0], np.uint64)
+    counter = (5, 0, 0, 0)
+    many = philox.blocks((k0, k1), counter, np.arange(3, dtype=np.uint64))
+    singles = [philox.blocks((int(a), int(b)), counter, np.array([i], np.uint64))[0]
+               for i, (a, b) in enumerate(zip(k0, k1))]
+    assert np.array_equal(many, np.array(singles))
+    scalar = philox.blocks((np.uint32(7), np.array(9, np.uint64)), counter, np.arange(2))
+    assert np.array_equal(scalar, philox.blocks((7, 9), counter, np.arange(2)))
+
+
 def test_skip_follows_tf_carries():
     assert philox.skip((1, 2, 3, 4), 5) == (6, 2, 3, 4)
     assert philox.skip((0xFFFFFFFF, 0, 0, 0), 1) == (0, 1, 0, 0)

@@ -87,11 +87,23 @@ def blocks(key: Key, counter: Counter, offsets: np.ndarray) -> np.ndarray:
     return out
 
 
-@functools.lru_cache(maxsize=64)
-def _round_keys(key: Key) -> np.ndarray:
-    """The keys of the ten rounds as `_fill_blocks` XORs them, [round, 2, 1] uint64: each
-    round's (k0, k1) in the row order of that round's output (see there)."""
+def _round_keys(key: Key):
+    """The keys of the ten rounds as `_fill_blocks` XORs them, each round's (k0, k1) in
+    the row order of that round's output (see there): columns [2, 1] for a key of two
+    integers (cached), rows [2, n] for a key of per-block words (arrays)."""
     k0, k1 = key
+    if np.ndim(k0) == 0 and np.ndim(k1) == 0:
+        return _scalar_round_keys(int(k0), int(k1))
+    k0, k1 = np.asarray(k0, np.uint64), np.asarray(k1, np.uint64)
+    out = []
+    for r in range(_ROUNDS):
+        out.append(np.stack((k1, k0) if r % 2 == 0 else (k0, k1)))
+        k0, k1 = (k0 + np.uint64(_W0)) & _LOW, (k1 + np.uint64(_W1)) & _LOW
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _scalar_round_keys(k0: int, k1: int) -> np.ndarray:
     out = np.empty((_ROUNDS, 2, 1), np.uint64)
     for r in range(_ROUNDS):
         out[r, :, 0] = (k1, k0) if r % 2 == 0 else (k0, k1)
