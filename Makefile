@@ -34,6 +34,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/kernels_conv3d_multinomial.py benchmarks/out/extra_kernels_conv3d_multinomial.json
 	$(PY) benchmarks/cnn_blocks.py benchmarks/out/extra_cnn_blocks.json
 	$(PY) benchmarks/cnn_program.py benchmarks/out/extra_cnn_program.json
+	$(PY) benchmarks/dense_programs.py benchmarks/out/extra_dense_programs.json
 	$(PY) benchmarks/import_time.py benchmarks/out/extra_import_time.json
 	$(PY) benchmarks/string_linalg_kernels.py benchmarks/out/extra_string_linalg_kernels.json
 	$(PY) benchmarks/small_kernels.py benchmarks/out/extra_small_kernels.json

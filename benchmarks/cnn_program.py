@@ -172,14 +172,15 @@ print("@@" + json.dumps(out))
 PROGRAMS = {"cifar": _CIFAR, "mnist": _MNIST}
 
 
-def main(argv) -> None:
+def run_programs(programs: dict, title: str, command: str, setup: str, argv) -> None:
+    """Runs each program (source after results.CHILD_PREAMBLE, ending in `_TAIL`) under
+    tensorweave and, where TF_PYTHON's interpreter exists, TensorFlow, and writes the
+    step and wall-time figures as tensorweave / TensorFlow."""
     params = {"bench": BENCH_DIR, "src": SRC, "steps": STEPS}
     python = tf_python()
-    figures = {"setup": "%d training steps each (cifar: batch 64, summaries every 20, a "
-                        "checkpoint; mnist: the tutorial's batch 50); the step is a median, "
-                        "the wall time is from process start" % STEPS}
+    figures = {"setup": setup}
     results = {}
-    for name, program in PROGRAMS.items():
+    for name, program in programs.items():
         ours = run_child(program + _TAIL, sys.executable, "tensorweave", params)
         ref = run_child(program + _TAIL, python, "tensorflow", params) \
             if os.path.exists(python) else None
@@ -187,11 +188,17 @@ def main(argv) -> None:
         figures.update(side_by_side_figures(ours, ref, [("wall_s", name + ": end to end")],
                                             unit="s"))
         results[name] = {"tensorweave": ours, "TensorFlow": ref}
-    write_extra(argv[1] if len(argv) > 1 else os.devnull,
-                "TF1 convolutional training programs, side by side with TensorFlow",
-                "TF_PYTHON=~/.cache/tensorweave-bench-tf/bin/python python "
-                "benchmarks/cnn_program.py benchmarks/out/extra_cnn_program.json", figures,
+    write_extra(argv[1] if len(argv) > 1 else os.devnull, title, command, figures,
                 results=results)
+
+
+def main(argv) -> None:
+    run_programs(PROGRAMS, "TF1 convolutional training programs, side by side with TensorFlow",
+                 "TF_PYTHON=~/.cache/tensorweave-bench-tf/bin/python python "
+                 "benchmarks/cnn_program.py benchmarks/out/extra_cnn_program.json",
+                 "%d training steps each (cifar: batch 64, summaries every 20, a "
+                 "checkpoint; mnist: the tutorial's batch 50); the step is a median, "
+                 "the wall time is from process start" % STEPS, argv)
 
 
 if __name__ == "__main__":
