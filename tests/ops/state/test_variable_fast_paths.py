@@ -170,3 +170,24 @@ def test_resource_scatter_add_and_sub_apply_updates_in_order(graph, sess, rows, 
         for i, row in zip(ids.tolist(), values):
             want[i] = want[i] + row if sign > 0 else want[i] - row
         np.testing.assert_array_equal(sess.run(v), want)
+
+
+@pytest.mark.parametrize("shape", [(50,), (50, 16)])
+def test_resource_scatter_sub_of_heavily_repeated_ids_is_subtract_ats(graph, sess, shape):
+    """A Zipf-distributed batch (word2vec's): one id repeated dozens of times, others
+    once; each row's updates are subtracted one after another, in their order, as
+    np.subtract.at does, special values included."""
+    rs = np.random.RandomState(7)
+    start = (rs.randn(*shape) * 10).astype(np.float32)
+    start.ravel()[:3] = [np.inf, -0.0, 1e-45]
+    ids = (np.minimum(rs.zipf(1.3, 400), shape[0]) - 1).astype(np.int32)
+    values = (rs.randn(*((400,) + shape[1:])) * 1e3).astype(np.float32)
+    values.ravel()[:2] = [0.0, -np.inf]
+    v = tf.get_variable("v", initializer=start, use_resource=True)
+    sess.run(v.initializer)
+    sess.run(tf.scatter_sub(v, ids, values))
+    want = start.copy()
+    with np.errstate(all="ignore"):
+        np.subtract.at(want, ids, values)
+    assert np.bincount(ids).max() > 30
+    assert sess.run(v).tobytes() == want.tobytes()
