@@ -58,6 +58,23 @@ def test_expm1f_is_the_c_librarys():
         assert _mismatches(fdlibm_float32.expm1f(x), c_expm1f(x), x) == []
 
 
+def test_common_branch_with_a_few_others():
+    """A sampler's arguments: all in each function's unreduced branch but for a few,
+    which go to the C library one by one (or every branch at once when many)."""
+    _needs_glibcs_algorithms()
+    c_log1pf, c_expm1f = _c("log1pf"), _c("expm1f")
+    rs = np.random.RandomState(5)
+    for few in (0, 3, fdlibm_float32._FEW + 5):
+        x = -(rs.rand(150 + few) * 0.2).astype(np.float32)
+        x[:few] = -(rs.rand(few) * 0.9 + 0.05).astype(np.float32)   # some reduced ones
+        x[few:few + 2] = [-1e-30, -0.0]
+        y = np.float32(40) * x
+        y[-3:] = [np.inf, 1.5, 20.0]   # outside both vectorized branches of expm1f
+        with np.errstate(all="ignore"):
+            assert _mismatches(fdlibm_float32.log1pf(x), c_log1pf(x), x) == []
+            assert _mismatches(fdlibm_float32.expm1f(y), c_expm1f(y), y) == []
+
+
 def test_shapes_and_dtypes():
     x = -np.linspace(0, 0.9, 12, dtype=np.float32).reshape(3, 4)
     for fn in (fdlibm_float32.log1pf, fdlibm_float32.expm1f):

@@ -9,8 +9,10 @@ rounded), so word2vec's nce_loss called them through ctypes value by value: abou
 
 These are the algorithms of glibc's `s_log1pf.c` and `s_expm1f.c` (float versions of
 fdlibm's, by Sun Microsystems: see THIRD_PARTY_NOTICES.md), every float operation in
-float32 in the C source's order, each branch evaluated for the whole array and the
-results selected. Whether they give this process's C library's bits is checked once,
+float32 in the C source's order. The branch that a sampler's arguments take (no
+argument reduction) is evaluated on its values alone; the other values, when more than a
+few, go through every branch at once with the results selected, else through the C
+library itself. Whether they give this process's C library's bits is checked once,
 on a sample of every branch (`agree_with_c_library`); the callers keep the C library
 where they do not (another libm, or a newer glibc whose versions differ).
 """
@@ -47,6 +49,49 @@ def log1pf(x: np.ndarray) -> np.ndarray:
     """glibc's `log1pf` of each float32 value of `x` (any value)."""
     x = np.asarray(x, np.float32)
     shape, x = x.shape, x.ravel()
+    hx = x.view(np.int32)
+    # -0.2929 < x < 0.41422 and |x| >= 2**-29 (a sampler's -p but for tiny p): f is x
+    near = ((hx > 0x30FFFFFF) & (hx < 0x3ED413D7)) | \
+        ((hx <= -0x416A09E1) & (hx > -0x4F000001))
+    return _by_branch(x, near, _log1pf_near, _log1pf_any, "log1pf").reshape(shape)
+
+
+# at most this many values outside the common branch go to the C library one by one
+# (0.2 us each) rather than through every branch at once (about 55 us whatever the size)
+_FEW = 256
+
+
+def _by_branch(x: np.ndarray, common: np.ndarray, common_fn, any_fn, c_name: str):
+    """`common_fn` of the values of the flat `x` where `common`, the function of the
+    others by `any_fn` (every branch at once) or, when they are few, by the C library."""
+    if common.all():
+        return common_fn(x)
+    out = np.empty_like(x)
+    rest = ~common
+    others = x[rest]
+    c_fn = libm_float32.c_function(c_name, "c_float", 1) if others.size <= _FEW else None
+    out[rest] = any_fn(others) if c_fn is None else \
+        np.fromiter(map(c_fn, others.tolist()), np.float32, count=others.size)
+    if common.any():
+        out[common] = common_fn(x[common])
+    return out
+
+
+def _log1pf_near(f: np.ndarray) -> np.ndarray:
+    """`log1pf` where no reduction is needed (k = 0): f - (f^2/2 - s (f^2/2 + R(s^2)))
+    with s = f / (2 + f)."""
+    with np.errstate(all="ignore"):
+        hfsq = _HALF * f * f
+        s = f / (_TWO + f)
+        z = s * s
+        r = _LP[6] * z
+        for p in _LP[5::-1]:
+            r = z * (p + r)
+        return f - (hfsq - s * (hfsq + r))
+
+
+def _log1pf_any(x: np.ndarray) -> np.ndarray:
+    """`log1pf` of the flat float32 `x`, every branch evaluated for every value."""
     hx = x.view(np.int32)
     ax = hx & 0x7FFFFFFF
     with np.errstate(all="ignore"):
@@ -93,13 +138,35 @@ def log1pf(x: np.ndarray) -> np.ndarray:
         out = np.where(at_most_minus_one,
                        np.where(x == -_ONE, np.float32(-np.inf), (x - x) / (x - x)), out)
         out = np.where(hx >= 0x7F800000, x + x, out)   # +inf and NaN of the plus sign
-    return out.astype(np.float32, copy=False).reshape(shape)
+    return out.astype(np.float32, copy=False)
 
 
 def expm1f(x: np.ndarray) -> np.ndarray:
     """glibc's `expm1f` of each float32 value of `x` (any value)."""
     x = np.asarray(x, np.float32)
     shape, x = x.shape, x.ravel()
+    # 2**-25 <= |x| <= ln2 / 2 (a sampler's expected counts but for frequent classes):
+    # not reduced (k = 0)
+    magnitude = x.view(np.uint32) & np.uint32(0x7FFFFFFF)
+    primary = (magnitude >= 0x33000000) & (magnitude <= 0x3EB17218)
+    return _by_branch(x, primary, _expm1f_primary, _expm1f_any, "expm1f").reshape(shape)
+
+
+def _expm1f_primary(x: np.ndarray) -> np.ndarray:
+    """`expm1f` of arguments that need no reduction (k = 0)."""
+    hfx = _HALF * x
+    hxs = x * hfx
+    r1 = _Q[4] * hxs
+    for q in _Q[3::-1]:
+        r1 = hxs * (q + r1)
+    r1 = _ONE + r1
+    t = np.float32(3) - r1 * hfx
+    e = hxs * ((r1 - t) / (np.float32(6) - x * t))
+    return x - (x * e - hxs)
+
+
+def _expm1f_any(x: np.ndarray) -> np.ndarray:
+    """`expm1f` of the flat float32 `x`, every branch evaluated for every value."""
     word = x.view(np.uint32)
     negative = word >= 0x80000000
     hx = word & 0x7FFFFFFF
@@ -154,7 +221,7 @@ def expm1f(x: np.ndarray) -> np.ndarray:
                        out)
         out = np.where(hx == 0x7F800000, np.where(negative, -_ONE, x), out)
         out = np.where(hx > 0x7F800000, x + x, out)
-    return out.astype(np.float32, copy=False).reshape(shape)
+    return out.astype(np.float32, copy=False)
 
 
 _AGREE: Optional[bool] = None

@@ -123,10 +123,11 @@ def _map_float64(function, x: np.ndarray) -> np.ndarray:
                        count=x.size).reshape(x.shape)
 
 
-# from this many values glibc's float functions vectorized (about 110 us whatever the
-# size up to a few hundred values) beat the C library's called once per value (0.22 us
-# each): 512 values 145 against 215 us, 2048 values 196 against 840 us
-_VECTORIZED_FROM = 320
+# from this many values glibc's float functions vectorized (about 25 us for the values
+# of a sampler, which take one branch of each function but for a few) beat the C
+# library's called once per value (0.2 us each): word2vec's 192 values 33 against 82 us,
+# 512 values 43 against 214 us
+_VECTORIZED_FROM = 48
 
 
 def expected_counts(p: np.ndarray, num_sampled: int, num_tries: int) -> np.ndarray:
