@@ -77,17 +77,22 @@ def _by_branch(x: np.ndarray, common: np.ndarray, common_fn, any_fn, c_name: str
     return out
 
 
+def _log1pf_terms(f: np.ndarray):
+    """(f^2 / 2, s, R) of the reduced argument f: s = f / (2 + f), R the polynomial in
+    s^2 (log1p(f) = f - (f^2/2 - s (f^2/2 + R)))."""
+    hfsq = _HALF * f * f
+    s = f / (_TWO + f)
+    z = s * s
+    r = _LP[6] * z
+    for p in _LP[5::-1]:
+        r = z * (p + r)
+    return hfsq, s, r
+
+
 def _log1pf_near(f: np.ndarray) -> np.ndarray:
-    """`log1pf` where no reduction is needed (k = 0): f - (f^2/2 - s (f^2/2 + R(s^2)))
-    with s = f / (2 + f)."""
-    with np.errstate(all="ignore"):
-        hfsq = _HALF * f * f
-        s = f / (_TWO + f)
-        z = s * s
-        r = _LP[6] * z
-        for p in _LP[5::-1]:
-            r = z * (p + r)
-        return f - (hfsq - s * (hfsq + r))
+    """`log1pf` where no reduction is needed (k = 0)."""
+    hfsq, s, r = _log1pf_terms(f)
+    return f - (hfsq - s * (hfsq + r))
 
 
 def _log1pf_any(x: np.ndarray) -> np.ndarray:
@@ -116,12 +121,7 @@ def _log1pf_any(x: np.ndarray) -> np.ndarray:
         k[near] = 0
         hu[near] = 1
         kf = k.astype(np.float32)
-        hfsq = _HALF * f * f
-        s = f / (_TWO + f)
-        z = s * s
-        r = _LP[6] * z
-        for p in _LP[5::-1]:
-            r = z * (p + r)
+        hfsq, s, r = _log1pf_terms(f)
         out = np.where(k == 0, f - (hfsq - s * (hfsq + r)),
                        kf * _LN2_HI - ((hfsq - (s * (hfsq + r) + (kf * _LN2_LO + c))) - f))
         flat = hu == 0                        # |f| < 2**-20
@@ -152,16 +152,21 @@ def expm1f(x: np.ndarray) -> np.ndarray:
     return _by_branch(x, primary, _expm1f_primary, _expm1f_any, "expm1f").reshape(shape)
 
 
-def _expm1f_primary(x: np.ndarray) -> np.ndarray:
-    """`expm1f` of arguments that need no reduction (k = 0)."""
-    hfx = _HALF * x
-    hxs = x * hfx
+def _expm1f_terms(r: np.ndarray):
+    """(r^2 / 2, e) of the reduced argument r: expm1(r) = r - (r e - r^2 / 2)."""
+    hfx = _HALF * r
+    hxs = r * hfx
     r1 = _Q[4] * hxs
     for q in _Q[3::-1]:
         r1 = hxs * (q + r1)
     r1 = _ONE + r1
     t = np.float32(3) - r1 * hfx
-    e = hxs * ((r1 - t) / (np.float32(6) - x * t))
+    return hxs, hxs * ((r1 - t) / (np.float32(6) - r * t))
+
+
+def _expm1f_primary(x: np.ndarray) -> np.ndarray:
+    """`expm1f` of arguments that need no reduction (k = 0)."""
+    hxs, e = _expm1f_terms(x)
     return x - (x * e - hxs)
 
 
@@ -184,14 +189,7 @@ def _expm1f_any(x: np.ndarray) -> np.ndarray:
         r = np.where(reduced, r, x)
         c = np.where(reduced, c, np.float32(0))
         k = np.where(reduced, k, 0)
-        hfx = _HALF * r
-        hxs = r * hfx
-        r1 = _Q[4] * hxs
-        for q in _Q[3::-1]:
-            r1 = hxs * (q + r1)
-        r1 = _ONE + r1
-        t = np.float32(3) - r1 * hfx
-        e = hxs * ((r1 - t) / (np.float32(6) - r * t))
+        hxs, e = _expm1f_terms(r)
         out = r - (r * e - hxs)                 # k == 0
         e = r * (e - c) - c
         e -= hxs
