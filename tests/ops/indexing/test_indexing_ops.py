@@ -869,10 +869,16 @@ def test_unique_random_against_numpy(sess):
 
 @pytest.mark.parametrize("low,high,dtype", [(0, 20, np.int32), (-300, 300, np.int64),
                                             (0, 10 ** 9, np.int64), (0, 256, np.uint8),
-                                            (-100, 101, np.int8), (-20000, 20000, np.int16)])
+                                            (-100, 101, np.int8), (-20000, 20000, np.int16),
+                                            (-2 ** 63, 2 ** 63 - 1, np.int64),
+                                            (0, 2 ** 64 - 1, np.uint64)])
 def test_unique_with_counts_of_long_integer_vectors(sess, low, high, dtype):
-    # long vectors: a table over a short value range, a sort for a long one
-    v = np.random.RandomState(4).randint(low, high, size=3000).astype(dtype)
+    # long vectors: one sort of (value, position) keys where they fit in 62 bits, else
+    # np.unique (the full int64 and uint64 ranges; repeats drawn in on purpose)
+    rs = np.random.RandomState(4)
+    v = rs.randint(low, high, size=3000, dtype=np.int64 if dtype != np.uint64 else
+                   np.uint64).astype(dtype)
+    v[rs.randint(0, 3000, 1000)] = v[rs.randint(0, 3000, 1000)]
     y, idx, count = sess.run(tf.unique_with_counts(v, out_idx=tf.int64))
     first = {}
     for i, x in enumerate(v.tolist()):

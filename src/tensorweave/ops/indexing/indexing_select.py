@@ -311,7 +311,9 @@ register_op("UniqueWithCounts", inputs=["x: T"], outputs=["y: T", "idx: out_idx"
             attrs={"out_idx": _OUT_IDX}, shape=_unique_shape)
 
 
-_SMALL_UNIQUE = 512
+# below this many elements a dict of first appearances beats sorting (128 ids: 14.9 us
+# against 13.9; 16 ids: 3.1 against 12.5)
+_SMALL_UNIQUE = 127
 
 
 def _object_array(items: list) -> np.ndarray:
@@ -339,8 +341,8 @@ def _unique(ctx, x, with_counts: bool = True):
         return y, idx, _counts(idx, len(first), out_idx, with_counts)
     if x.dtype.kind in "iu":
         lo, hi = int(x.min()), int(x.max())
-        if hi - lo <= 4 * x.size:
-            return _unique_small_range(x, lo, hi, out_idx, with_counts)
+        if hi < 1 << 63 and (hi - lo).bit_length() + (x.size - 1).bit_length() <= 62:
+            return _unique_integers(x, lo, out_idx, with_counts)
     kwargs = {} if x.dtype == object else {"equal_nan": False}
     _, first, inverse = np.unique(x, return_index=True, return_inverse=True, **kwargs)
     order = np.argsort(first, kind="stable")
@@ -354,20 +356,38 @@ def _counts(idx: np.ndarray, n: int, out_idx, wanted: bool) -> Optional[np.ndarr
     return np.bincount(idx, minlength=n).astype(out_idx) if wanted else None
 
 
-def _unique_small_range(x: np.ndarray, lo: int, hi: int, out_idx, with_counts: bool):
-    """`_unique` of integers spanning a range not much longer than `x` (ids, tokens):
-    a table over the range replaces sorting. The first appearance of each value is
-    the smallest position holding it (np.minimum.at over a table of positions)."""
-    offsets = x.astype(np.intp) - lo  # (in x's own dtype, x - lo could wrap)
-    first_at = np.full(hi - lo + 1, x.size, dtype=np.intp)
-    np.minimum.at(first_at, offsets, np.arange(x.size, dtype=np.intp))
-    present = np.flatnonzero(first_at < x.size)
-    order = np.argsort(first_at[present], kind="stable")  # by first appearance
-    rank = np.empty(hi - lo + 1, dtype=np.intp)
-    rank[present[order]] = np.arange(order.size)
-    idx = rank[offsets]
-    return (x[first_at[present[order]]], idx.astype(out_idx),
-            _counts(idx, order.size, out_idx, with_counts))
+def _unique_integers(x: np.ndarray, lo: int, out_idx, with_counts: bool):
+    """`_unique` of integers whose offsets from `lo` and positions fit together in 62
+    bits: each element's key is its offset shifted above its position, so one sort of
+    the keys (NumPy's vectorized quicksort of int64) orders the elements by value and,
+    among equal values, by position, as a stable sort would; the first of each run is
+    that value's first appearance, and the runs are put in order of first appearance by
+    a second sort of (first position, run) keys. 5120 ids of 100,000 (an
+    embedding_lookup_sparse batch): 614 us with a dict, 445 us with np.unique, 68 us."""
+    n = x.size
+    shift = max(1, (n - 1).bit_length())
+    key = x.astype(np.int64)
+    key -= lo
+    key <<= shift
+    key |= np.arange(n, dtype=np.int64)
+    key.sort()
+    position = key & ((1 << shift) - 1)
+    key >>= shift                                   # the sorted offsets
+    starts = np.empty(n, dtype=bool)
+    starts[0] = True
+    np.not_equal(key[1:], key[:-1], out=starts[1:])
+    run = np.cumsum(starts) - 1                     # each sorted element's run
+    first = position[starts]                        # each run's first appearance
+    runs = first.size
+    run_shift = max(1, (runs - 1).bit_length())
+    by_first = first << run_shift
+    by_first |= np.arange(runs, dtype=np.int64)
+    by_first.sort()
+    rank = np.empty(runs, dtype=np.int64)
+    rank[by_first & ((1 << run_shift) - 1)] = np.arange(runs)
+    idx = np.empty(n, dtype=out_idx)
+    idx[position] = rank[run]
+    return x[by_first >> run_shift], idx, _counts(idx, runs, out_idx, with_counts)
 
 
 @kernel("Unique")
