@@ -85,7 +85,9 @@ def _mlp_training(optimizer):
     lambda: tf.train.GradientDescentOptimizer(0.1),
     lambda: tf.train.MomentumOptimizer(0.1, 0.9),
     lambda: tf.train.AdamOptimizer(0.01),
-], ids=["sgd", "momentum", "adam"])
+    lambda: tf.train.RMSPropOptimizer(0.01, momentum=0.5),
+    lambda: tf.train.RMSPropOptimizer(0.01, centered=True),
+], ids=["sgd", "momentum", "adam", "rmsprop", "rmsprop_centered"])
 def test_training_on_the_gpu_matches_the_cpu(graph, make_opt):
     fetches, feed = _mlp_training(make_opt())
     on_gpu = _run(fetches, feed, steps=20)[0]

@@ -1150,3 +1150,39 @@ def test_subclass_with_tf1_helpers_matches_recorded_tensorflow(graph, sess):
     np.testing.assert_allclose(sess.run(e), [[0.6, 0.6], [1.0, 1.0], [0.8, 0.8]], rtol=1e-6)
     assert sess.run(opt._get_non_slot_variable("pw", graph=graph)) == 0.125
     np.testing.assert_array_equal(sess.run(opt.get_slot(w, "two")), [2.0, 2.0])
+
+
+@pytest.mark.parametrize("centered", [False, True])
+def test_rmsprop_dense_update_is_tfs_fused_kernel(centered):
+    """TF1's RMSPropOptimizer builds ResourceApply[Centered]RMSProp for a dense gradient;
+    its kernel (in place, chunk by chunk for a large variable) gives the bits of TF's
+    functor written out in NumPy, float32 throughout."""
+    from tensorweave.ops.math import split_work
+    rs = np.random.RandomState(2)
+    n = 2 * split_work.CHUNK + 37   # chunks, and a short last one
+    w0, x = (rs.randn(n).astype(np.float32) for _ in range(2))
+    lr, rho, mom, eps = (np.float32(v) for v in (0.01, 0.9, 0.5, 1e-6))
+    with tf.Graph().as_default() as g:
+        w = tf.Variable(w0)
+        loss = tf.reduce_sum(tf.square(w * x))
+        train = tf.train.RMSPropOptimizer(0.01, decay=0.9, momentum=0.5, epsilon=1e-6,
+                                          centered=centered).minimize(loss)
+        kind = "ResourceApplyCenteredRMSProp" if centered else "ResourceApplyRMSProp"
+        assert [op.type for op in g.get_operations() if op.type.endswith("RMSProp")] == \
+            [kind]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(3):
+                sess.run(train)
+            got = sess.run(w)
+    want, ms, mg, mo = w0.copy(), np.ones_like(w0), np.zeros_like(w0), np.zeros_like(w0)
+    for _ in range(3):
+        grad = np.float32(2) * (want * x) * x
+        ms = ms + (grad * grad - ms) * (np.float32(1) - rho)
+        denom = ms + eps
+        if centered:
+            mg = mg + (grad - mg) * (np.float32(1) - rho)
+            denom = ms - mg * mg + eps
+        mo = mo * mom + grad * lr / np.sqrt(denom)
+        want = want - mo
+    assert got.tobytes() == want.tobytes()

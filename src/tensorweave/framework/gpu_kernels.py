@@ -31,6 +31,9 @@ MOVES_VALUES = frozenset({
     # what the GPU tests train with
     "ResourceApplyGradientDescent", "ResourceApplyMomentum", "ResourceApplyAdam",
     "ResourceApplyAdagrad",
+    # RMSProp's dense update (its NumPy formula runs as written on CuPy; before the
+    # optimizer built it, its composition's ops were all here)
+    "ResourceApplyRMSProp", "ResourceApplyCenteredRMSProp",
     "RandomUniform", "RandomStandardNormal", "TruncatedNormal",
 })
 

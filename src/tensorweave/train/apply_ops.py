@@ -3,10 +3,11 @@ kernels of the optimizers whose updates tensorweave builds from variable ops (Ad
 RMSProp, FTRL, AdagradDA, the proximal ones), the sparse Momentum and Adagrad ones, and
 those of tf.keras's optimizers (AdagradV2, KerasMomentum, AdaMax, AdamWithAmsgrad).
 
-tensorweave's own optimizers do not build these ops (optimizers.py composes their
-updates); a graph TensorFlow wrote does, so they exist for meta graphs imported to resume
-training (a reference-variable ApplyX / SparseApplyX becomes the resource op here, see
-framework/ref_variables.py), and for `tf.raw_ops`.
+tensorweave's own optimizers build only the dense RMSProp ones (`resource_apply_rms_prop`
+and the centered one, as TF1's RMSPropOptimizer does); the others' updates are composed
+(optimizers.py). A graph TensorFlow wrote builds any of them, so they exist for meta
+graphs imported to resume training (a reference-variable ApplyX / SparseApplyX becomes
+the resource op here, see framework/ref_variables.py), and for `tf.raw_ops`.
 
 Each algorithm is one formula over the arrays of the variable and its slots, updated in
 place: the dense kernel runs it on the whole arrays, the sparse kernel on the rows named
@@ -22,7 +23,9 @@ import numpy as np
 
 from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
+from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
+from tensorweave.ops.math import split_work
 from tensorweave.train import training_ops
 
 _INDEX_TYPES = (_dt.int32, _dt.int64)
@@ -124,10 +127,26 @@ def _adadelta(xp, arrays, grad, s, attrs):
 
 
 def _rms_prop(xp, arrays, grad, s, attrs):
-    var, ms, mom = arrays
-    ms += (grad * grad - ms) * (1 - s["rho"])
-    mom[...] = mom * s["momentum"] + s["lr"] * grad / xp.sqrt(ms + s["epsilon"])
-    var -= mom
+    """TF's functor, its operations in its order, in place and (NumPy) chunk by chunk:
+    two temporaries in the cache instead of eight arrays (a [784, 256] variable's update
+    227 -> 187 us alone). RMSPropOptimizer builds it for every dense update."""
+    keep, momentum, lr, eps = 1 - s["rho"], s["momentum"], s["lr"], s["epsilon"]
+
+    def update(var, ms, mom, grad):
+        tmp, step = xp.empty(ms.shape, ms.dtype), xp.empty(ms.shape, ms.dtype)  # 0-d too
+        xp.multiply(grad, grad, out=tmp)
+        tmp -= ms
+        tmp *= keep
+        ms += tmp
+        xp.add(ms, eps, out=tmp)
+        xp.sqrt(tmp, out=tmp)
+        xp.multiply(grad, lr, out=step)
+        step /= tmp
+        mom *= momentum
+        mom += step
+        var -= mom
+    if xp is not np or not split_work.in_chunks(update, (*arrays, grad)):
+        update(*arrays, grad)
 
 
 def _centered_rms_prop(xp, arrays, grad, s, attrs):
@@ -311,6 +330,24 @@ def _dense_and_sparse(name: str, var_names, dense_inputs, sparse_inputs, formula
 
 
 _FTRL_ATTRS = {"multiply_linear_by_lr": False}
+
+
+def resource_apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad,
+                            use_locking: bool = False, name: Optional[str] = None):
+    """TF's ResourceApplyRMSProp, in place: ms += (grad^2 - ms) (1 - rho);
+    mom = mom momentum + grad lr / sqrt(ms + epsilon); var -= mom."""
+    return apply_op("ResourceApplyRMSProp", [var, ms, mom, lr, rho, momentum, epsilon, grad],
+                    {"use_locking": use_locking}, name=name or "ResourceApplyRMSProp")
+
+
+def resource_apply_centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad,
+                                     use_locking: bool = False, name: Optional[str] = None):
+    """TF's ResourceApplyCenteredRMSProp: RMSProp whose denominator also subtracts the
+    squared running mean mg of the gradient (mg += (grad - mg) (1 - rho))."""
+    return apply_op("ResourceApplyCenteredRMSProp",
+                    [var, mg, ms, mom, lr, rho, momentum, epsilon, grad],
+                    {"use_locking": use_locking},
+                    name=name or "ResourceApplyCenteredRMSProp")
 
 _dense_and_sparse("ProximalGradientDescent", ["var"], ["alpha", "l1", "l2", "delta"],
                   ["alpha", "l1", "l2", "grad", "indices"], _proximal_gradient_descent)

@@ -1,15 +1,16 @@
 """RMSProp, Adam and FTRL, written from primitive ops and Variables (see `optimizers`).
 
-Adam's dense update uses the fused `ResourceApplyAdam` kernel of `training_ops` (measured
-faster than its composition of ~17 ops per variable); everything else here is composed
-of ordinary variable ops.
+The dense updates of Adam and RMSProp are TF1's fused kernels (`ResourceApplyAdam` of
+`training_ops`, `ResourceApply[Centered]RMSProp` of `apply_ops`), measured faster than
+their compositions of 10-17 ops per variable; everything else here is composed of
+ordinary variable ops.
 """
 from __future__ import annotations
 
 from tensorweave.framework import graph as _graph
 from tensorweave.framework.api_export import tf_export
 from tensorweave.framework.op_builder import convert_to_tensor
-from tensorweave.train import training_ops
+from tensorweave.train import apply_ops, training_ops
 from tensorweave.train.optimizer import Optimizer, hyper_tensor
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.indexing import indexing_select
@@ -83,15 +84,20 @@ class RMSPropOptimizer(Optimizer):
                 self.get_slot(var, "momentum"))
 
     def _apply_dense(self, grad, var):
+        # TF1's fused ResourceApplyRMSProp / ResourceApplyCenteredRMSProp, in place: one
+        # kernel where the composition took about ten ops and three assignments (a TF1
+        # autoencoder's step with two [784, 256] variables 2.38 -> 2.17 ms)
         o = _ops()
         ms, mg, mom = self._slots_of(var)
-        new_ms, new_mg, new_mom = self._step(grad, var, o.read(ms),
-                                             o.read(mg) if mg is not None else None,
-                                             o.read(mom))
-        updates = [o.assign(ms, new_ms), o.assign(mom, new_mom), o.assign_sub(var, new_mom)]
-        if mg is not None:
-            updates.append(o.assign(mg, new_mg))
-        return o.group(*updates)
+        hypers = [o.hyper(t, var) for t in (self._learning_rate_tensor, self._decay_tensor,
+                                            self._momentum_tensor, self._epsilon_tensor)]
+        if mg is None:
+            return apply_ops.resource_apply_rms_prop(
+                var.handle, ms.handle, mom.handle, *hypers, grad,
+                use_locking=self._use_locking)
+        return apply_ops.resource_apply_centered_rms_prop(
+            var.handle, mg.handle, ms.handle, mom.handle, *hypers, grad,
+            use_locking=self._use_locking)
 
     def _resource_apply_sparse(self, grad, var, indices):
         o = _ops()
