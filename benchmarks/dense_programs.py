@@ -10,6 +10,11 @@ variable lists, both run in one session.run; batches of 64 fed from NumPy.
 "word2vec" is TF1's word2vec_basic: a 50,000 x 128 embedding, nce_loss with 64
 log-uniform sampled classes, GradientDescent at 1.0 (sparse updates of the embedding
 and of the NCE weights); skip-gram batches of 128 fed from NumPy.
+"ftrl" is a TF1 logistic regression over sparse features: 20 ids of 100,000 per example
+through embedding_lookup_sparse (sum), sigmoid cross entropy, FtrlOptimizer with L1;
+batches of 256 fed.
+"autoencoder" is a TF1 MNIST-sized autoencoder 784-256-64-256-784 of sigmoid dense
+layers, mean squared error and RMSPropOptimizer (1e-3); batches of 128 fed.
 
 Figures: the median training step, and the program's wall time from process start, as
 tensorweave / TensorFlow.
@@ -96,7 +101,66 @@ with tf.Session() as sess:
     out["loss"] = float(sess.run(loss, {inputs: centre[:B], labels: context[:B, None]}))
 """
 
-PROGRAMS = {"gan": _GAN, "word2vec": _WORD2VEC}
+_FTRL = r"""  # after results.CHILD_PREAMBLE (the implementation is imported)
+rs = np.random.RandomState(0)
+V, B, K = 100000, 256, 20
+N = 4096
+all_ids = rs.randint(0, V, (N, K)).astype(np.int64)
+all_labels = rs.randint(0, 2, N).astype(np.float32)
+tf.set_random_seed(1)
+ids = tf.placeholder(tf.int64, [B * K])
+labels = tf.placeholder(tf.float32, [B])
+w = tf.get_variable("w", [V, 1], initializer=tf.zeros_initializer())
+b = tf.get_variable("b", [], initializer=tf.zeros_initializer())
+coords = np.stack([np.repeat(np.arange(B), K), np.tile(np.arange(K), B)], 1)
+features = tf.SparseTensor(indices=coords.astype(np.int64), values=ids, dense_shape=[B, K])
+logits = tf.reshape(tf.nn.embedding_lookup_sparse(w, features, None, combiner="sum"),
+                    [B]) + b
+loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=labels,
+                                                              logits=logits))
+train = tf.train.FtrlOptimizer(0.1, l1_regularization_strength=0.01).minimize(loss)
+times = []
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for i in range(P["steps"]):
+        j = (i * B) % (N - B)
+        t0 = time.perf_counter()
+        sess.run(train, {ids: all_ids[j:j + B].ravel(), labels: all_labels[j:j + B]})
+        times.append(time.perf_counter() - t0)
+    out["loss"] = float(sess.run(loss, {ids: all_ids[:B].ravel(), labels: all_labels[:B]}))
+"""
+
+_AUTOENCODER = r"""  # after results.CHILD_PREAMBLE (the implementation is imported)
+rs = np.random.RandomState(0)
+N, B = 2048, 128
+images = rs.rand(N, 784).astype(np.float32)
+tf.set_random_seed(1)
+x = tf.placeholder(tf.float32, [None, 784])
+
+
+def dense(v, n, name):
+    w = tf.get_variable(name, [int(v.shape[-1]), n],
+                        initializer=tf.random_normal_initializer(stddev=0.05))
+    b = tf.get_variable(name + "_b", [n], initializer=tf.zeros_initializer())
+    return tf.nn.sigmoid(tf.matmul(v, w) + b)
+
+
+code = dense(dense(x, 256, "enc1"), 64, "enc2")
+reconstruction = dense(dense(code, 256, "dec1"), 784, "dec2")
+loss = tf.reduce_mean(tf.square(reconstruction - x))
+train = tf.train.RMSPropOptimizer(1e-3).minimize(loss)
+times = []
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for i in range(P["steps"]):
+        j = (i * B) % N
+        t0 = time.perf_counter()
+        sess.run(train, {x: images[j:j + B]})
+        times.append(time.perf_counter() - t0)
+    out["loss"] = float(sess.run(loss, {x: images[:B]}))
+"""
+
+PROGRAMS = {"gan": _GAN, "word2vec": _WORD2VEC, "ftrl": _FTRL, "autoencoder": _AUTOENCODER}
 
 
 def main(argv) -> None:
@@ -105,7 +169,8 @@ def main(argv) -> None:
                  "TF_PYTHON=~/.cache/tensorweave-bench-tf/bin/python python "
                  "benchmarks/dense_programs.py benchmarks/out/extra_dense_programs.json",
                  "%d training steps each (gan: batch 64, two Adams; word2vec: batch 128, "
-                 "nce_loss of 64 samples); the step is a median, the wall time is from "
+                 "nce_loss of 64 samples; ftrl: batch 256 of 20 sparse ids; autoencoder: "
+                 "batch 128, RMSProp); the step is a median, the wall time is from "
                  "process start" % STEPS, argv)
 
 
