@@ -60,6 +60,26 @@ def test_blocks_of_per_block_keys_are_each_keys_block():
     assert np.array_equal(scalar, philox.blocks((7, 9), counter, np.arange(2)))
 
 
+def test_few_blocks_in_python_are_the_numpy_passes_blocks(monkeypatch):
+    """Up to _FEW_BLOCKS blocks are computed with Python integers; they are the blocks
+    of the vectorized rounds, carries across all four counter words included."""
+    rs = np.random.RandomState(11)
+    cases = []
+    for t in range(300):
+        key = (int(rs.randint(0, 2 ** 32, dtype=np.uint64)),
+               np.uint32(rs.randint(0, 2 ** 32, dtype=np.uint64)))
+        counter = (0xFFFFFFFF,) * 4 if t % 5 == 0 else \
+            tuple(int(v) for v in rs.randint(0, 2 ** 32, 4, dtype=np.uint64))
+        offsets = rs.randint(0, 2 ** 40, rs.randint(0, philox._FEW_BLOCKS + 1)).astype(np.uint64)
+        cases.append((key, counter, offsets))
+    few = [(philox.blocks(k, c, o), philox.words(k, c, o.size)) for k, c, o in cases]
+    monkeypatch.setattr(philox, "_FEW_BLOCKS", -1)
+    for (k, c, o), (b, w) in zip(cases, few):
+        want = philox.blocks(k, c, o)
+        assert b.dtype == want.dtype and b.shape == want.shape and np.array_equal(b, want)
+        assert np.array_equal(w, philox.words(k, c, o.size))
+
+
 def test_skip_follows_tf_carries():
     assert philox.skip((1, 2, 3, 4), 5) == (6, 2, 3, 4)
     assert philox.skip((0xFFFFFFFF, 0, 0, 0), 1) == (0, 1, 0, 0)

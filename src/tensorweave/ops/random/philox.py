@@ -73,9 +73,17 @@ _CHUNK = 16384
 _NORMAL_CHUNK = 8192
 
 
+# up to this many blocks are computed with Python integers: a pass of NumPy calls costs
+# about 40 us whatever its size, one block in Python about 5 us (a scalar draw inside a
+# tf.map_fn body, such as random_flip_left_right's, makes one pass per iteration)
+_FEW_BLOCKS = 4
+
+
 def blocks(key: Key, counter: Counter, offsets: np.ndarray) -> np.ndarray:
     """The Philox4x32-10 blocks at `counter + offsets` (128-bit sums), as uint32 `[n, 4]`."""
     offsets = np.asarray(offsets, dtype=np.uint64).ravel()
+    if offsets.size <= _FEW_BLOCKS and _scalar_key(key):
+        return _few_blocks(key, counter, offsets.tolist())
     out = np.empty((offsets.size, 4), dtype=np.uint32)
     # one set of word arrays for every chunk: fresh arrays of a chunk's size would be
     # mapped and faulted in by malloc at each chunk, which costs as much as the rounds
@@ -85,6 +93,43 @@ def blocks(key: Key, counter: Counter, offsets: np.ndarray) -> np.ndarray:
         _fill_blocks(key, counter, chunk, out[start:start + _CHUNK],
                      scratch[:, :, :chunk.size])
     return out
+
+
+_INT_TYPES = (int, np.integer)
+
+
+def _scalar_key(key: Key) -> bool:
+    return isinstance(key[0], _INT_TYPES) and isinstance(key[1], _INT_TYPES)
+
+
+def _few_blocks(key: Key, counter: Counter, offsets) -> np.ndarray:
+    """The blocks at `counter + offset` for each of the Python ints `offsets`, computed
+    with Python integers (`_fill_blocks`' rounds), as uint32 `[n, 4]`."""
+    keys = _python_round_keys(int(key[0]), int(key[1]))
+    base = counter[0] | counter[1] << 32 | counter[2] << 64 | counter[3] << 96
+    m0, m1, word = _M0_INT, _M1_INT, _WORD
+    out = []
+    for offset in offsets:
+        c = (base + offset) & _COUNTER_MASK
+        c0, c1, c2, c3 = c & word, (c >> 32) & word, (c >> 64) & word, c >> 96
+        for k0, k1 in keys:
+            p0, p1 = m0 * c0, m1 * c2
+            c0, c1, c2, c3 = (p1 >> 32) ^ c1 ^ k0, p1 & word, (p0 >> 32) ^ c3 ^ k1, p0 & word
+        out += (c0, c1, c2, c3)
+    return np.array(out, dtype=np.uint32).reshape(-1, 4)
+
+
+_M0_INT, _M1_INT = int(_M0), int(_M1)
+_COUNTER_MASK = (1 << 128) - 1
+
+
+@functools.lru_cache(maxsize=64)
+def _python_round_keys(k0: int, k1: int) -> tuple:
+    out = []
+    for _ in range(_ROUNDS):
+        out.append((k0, k1))
+        k0, k1 = (k0 + _W0) & _WORD, (k1 + _W1) & _WORD
+    return tuple(out)
 
 
 def _round_keys(key: Key):
@@ -154,6 +199,8 @@ def seed_generator_seeds(seed: int, seed2: int, k: int) -> Tuple[int, int]:
 
 def words(key: Key, counter: Counter, n_blocks: int) -> np.ndarray:
     """The first `n_blocks` blocks of the stream, flat: `4 * n_blocks` uint32 words."""
+    if n_blocks <= _FEW_BLOCKS and _scalar_key(key):
+        return _few_blocks(key, counter, range(n_blocks)).ravel()
     return blocks(key, counter, np.arange(n_blocks, dtype=np.uint64)).ravel()
 
 
