@@ -2,9 +2,10 @@
 
 Unsorted segment kernels share one reduction (`_segment_reduce`): rows of the data are
 combined into their segment with an unbuffered ufunc (`np.add.at`, `np.maximum.at`)
-over flat element positions, or `np.bincount` for float sums. Sorted segment ops
-validate their ids and reduce each run of equal ids as one slice (`ufunc.reduceat`).
-No Python loop runs over elements.
+over flat element positions, or for large float sums row by row in groups
+(ops/group_fold.py); either way a segment's rows are added one after another in their
+order, as TF's CPU kernel loops. Sorted segment ops validate their ids and reduce each
+run of equal ids as one slice (`ufunc.reduceat`). No Python loop runs over elements.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel, register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
+from tensorweave.ops.group_fold import fold_in_groups
 from tensorweave.ops.indexing.indexing_gather import gather
 from tensorweave.ops.indexing.indexing_ops import (debug_index, invalid, merge_dims, merge_shapes,
                                           outside, shape_str, shape_tensor, with_rank,
@@ -31,6 +33,11 @@ _INDEX_TYPES = (_dt.int32, _dt.int64)
 
 
 # --- the shared reduction ----------------------------------------------------------------
+# summed values from which float segment sums go row by row in groups (`fold_in_groups`)
+# rather than element by element (np.add.at)
+_GROUPED_SUM = 4096
+
+
 def _segment_reduce(kind: str, ids: np.ndarray, rows: np.ndarray, num: int) -> np.ndarray:
     """Combines rows[i] into out[ids[i]] for ids in [0, num) (any order; sorted ids take
     `_sorted_segment_reduce`).
@@ -48,6 +55,15 @@ def _segment_reduce(kind: str, ids: np.ndarray, rows: np.ndarray, num: int) -> n
     inner = rows.shape[1:]
     width = math.prod(inner)
     dtype = rows.dtype
+    if kind == "sum" and dtype.kind in "fc" and ids.size * width >= _GROUPED_SUM:
+        # each segment's rows added one after another in their order, as TF's kernel
+        # loops: an embedding gradient's duplicates summed by Adam's deduplication (6400
+        # rows of 128 into 5,500 segments), 1.85 -> N ms with np.bincount in float64
+        index, summed = fold_in_groups(
+            np.add, lambda index: np.zeros((index.size,) + inner, dtype), ids, rows)
+        out = np.zeros((num,) + inner, dtype)
+        out[index] = summed
+        return out
     if width == 1:
         flat_ids = ids.astype(np.intp, copy=False)
     else:
@@ -55,11 +71,8 @@ def _segment_reduce(kind: str, ids: np.ndarray, rows: np.ndarray, num: int) -> n
     values = rows.reshape(-1)
     size = num * width
     if kind == "sum":
-        if dtype in (np.float32, np.float64):
-            out = np.bincount(flat_ids, weights=values, minlength=size).astype(dtype, copy=False)
-        else:
-            out = np.zeros(size, dtype=dtype)
-            np.add.at(out, flat_ids, values)
+        out = np.zeros(size, dtype=dtype)
+        np.add.at(out, flat_ids, values)
     elif kind == "prod":
         out = np.ones(size, dtype=dtype)
         np.multiply.at(out, flat_ids, values)
