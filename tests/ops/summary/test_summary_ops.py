@@ -345,3 +345,20 @@ def test_merge_of_nothing_and_a_summary_without_a_name_raise(graph):
         tf.summary.merge([])
     with pytest.raises(ValueError, match=r"At least one of name \(None\) and default_name"):
         tf.summary.scalar(None, 1.0)
+
+
+def test_histogram_buckets_are_a_binary_search_of_tfs_limits():
+    """summary_ops.bucket_of (a table over the top bits of |v|, one comparison) is the
+    binary search of TF's default limits, on limits themselves, their neighbours, zeros,
+    subnormals and random values of every magnitude."""
+    from tensorweave.ops.summary import summary_ops
+    limits = summary_ops.default_bucket_limits()
+    rs = np.random.RandomState(0)
+    with np.errstate(all="ignore"):
+        values = np.concatenate([
+            rs.randn(50000) * 10.0 ** rs.uniform(-320, 300, 50000),
+            limits, np.nextafter(limits, np.inf), np.nextafter(limits, -np.inf),
+            [0.0, -0.0, 5e-324, -5e-324, 1e-12, -1e-12, 1e20, -1e20]])
+    values = values[np.isfinite(values)]
+    np.testing.assert_array_equal(summary_ops.bucket_of(values),
+                                  np.searchsorted(limits, values, side="right"))

@@ -11,6 +11,7 @@ buckets: limits growing by 10% from 1e-12 to 1e20, mirrored for negative values,
 from __future__ import annotations
 
 import functools
+import math
 import sys
 from typing import List, Optional, Sequence
 
@@ -86,6 +87,40 @@ def default_bucket_limits() -> np.ndarray:
     return limits
 
 
+def bucket_of(values: np.ndarray) -> np.ndarray:
+    """`np.searchsorted(default_bucket_limits(), values, side="right")` of finite float64
+    values, without a binary search (which mispredicts a branch at most of its eleven
+    levels: 32K activations 774 us). The positive limits are 10% apart, so a table over
+    the top 16 bits of |v| (its exponent and 5 mantissa bits: cells 3% wide) gives the
+    last limit <= the cell's start, and one comparison with the next limit settles the
+    index: about 150 us."""
+    pos, first_limit = _bucket_table()
+    top = pos.size - 1
+    a = np.abs(values)
+    k = first_limit[a.view(np.int64) >> 47]
+    k += pos[np.minimum(k + 1, top)] <= a
+    # side="right" over [-pos reversed, 0, pos]: v > 0 passes every negative limit, zero
+    # and the positive ones <= v; v < 0 passes the negative limits -p <= v, i.e. all but
+    # the p < |v| (k + 1 of them, less one where |v| is a limit); v == 0 passes the
+    # negative limits and zero
+    n = pos.size
+    negative = n - k - 1 + ((k >= 0) & (pos[np.maximum(k, 0)] == a))
+    return np.where(values > 0, n + 2 + k, np.where(values < 0, negative, n + 1))
+
+
+@functools.lru_cache(maxsize=1)
+def _bucket_table():
+    """(positive limits, for each value of the top 16 bits of a positive double the
+    index of the last positive limit <= the smallest double with those bits, -1 for
+    none)."""
+    limits = default_bucket_limits()
+    pos = limits[limits.size // 2 + 1:]
+    starts = (np.arange(1 << 16, dtype=np.int64) << 47).view(np.float64)
+    with np.errstate(invalid="ignore"):
+        table = np.searchsorted(pos, starts, side="right").astype(np.intp) - 1
+    return pos, table
+
+
 def fill_histogram(values: np.ndarray, histo) -> None:
     """Fills a `HistogramProto` with the finite float64 `values` as TF does: bucket i
     counts the values v with limit[i-1] <= v < limit[i]; a run of empty buckets is
@@ -99,8 +134,7 @@ def fill_histogram(values: np.ndarray, histo) -> None:
     # TF adds the values one by one; cumsum keeps that order (and so its rounding).
     histo.sum = float(np.cumsum(values)[-1]) if n else 0.0
     histo.sum_squares = float(np.cumsum(values * values)[-1]) if n else 0.0
-    counts = np.bincount(np.searchsorted(limits, values, side="right"),
-                         minlength=limits.size).astype(np.float64)
+    counts = np.bincount(bucket_of(values), minlength=limits.size).astype(np.float64)
     full = counts > 0
     keep = full | np.append(full[1:], True)   # non-empty, or the last of an empty run
     histo.bucket_limit.extend(limits[keep].tolist())
