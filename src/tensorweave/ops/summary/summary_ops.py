@@ -11,7 +11,6 @@ buckets: limits growing by 10% from 1e-12 to 1e20, mirrored for negative values,
 from __future__ import annotations
 
 import functools
-import math
 import sys
 from typing import List, Optional, Sequence
 
