@@ -192,9 +192,13 @@ class TableResource:
             get = self.entries.get
             np_value = self.value_dtype.as_numpy_dtype
             if not self.value_shape and default.shape == ():
-                miss = default.item()
-                out = np.array([get(k, miss) for k in flat],
-                               dtype=object if np_value is object else np_value)
+                # (map over the bound get: no Python-level call per key)
+                found = map(get, flat, itertools.repeat(default.item(), len(flat)))
+                if np_value is object:
+                    out = np.empty(len(flat), dtype=object)
+                    out[:] = list(found)
+                else:
+                    out = np.fromiter(found, dtype=np_value, count=len(flat))
                 return out.reshape(lead)
             rows = [get(k) for k in flat]
         # a default per key (TF's dynamic_default_values) or one for all keys
