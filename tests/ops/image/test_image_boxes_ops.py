@@ -338,3 +338,29 @@ def test_sample_distorted_bounding_box_ignores_the_graph_seed():
     assert draws(seed=2) == draws(seed=2)
     assert draws(seed2=9) == draws(seed2=9)
     assert draws() != draws()
+
+
+def test_greedy_selection_in_blocks_is_the_candidate_by_candidate_one():
+    """_greedy_nms settles candidates a block at a time; the selection is the one of
+    visiting every candidate in score order (ties, corners either way round, zero and
+    full thresholds, an overlaps matrix)."""
+    from tensorweave.ops.image import nms_ops
+    rs = np.random.RandomState(0)
+    for t in range(120):
+        n = rs.randint(0, 300)
+        corner = rs.rand(n, 2).astype(np.float32) * rs.choice([10, 100])
+        boxes = np.concatenate([corner, corner + rs.rand(n, 2).astype(np.float32) * 20], 1)
+        if t % 3 == 0:
+            boxes = boxes[:, [2, 3, 0, 1]]
+        scores = rs.rand(n).astype(np.float32)
+        if t % 4 == 0:
+            scores = np.round(scores * 5) / 5   # ties: the lower index first
+        args = (scores, rs.randint(0, 150), float(rs.choice([0.0, 0.3, 0.5, 1.0])),
+                float(rs.choice([-np.inf, 0.2])))
+        overlaps = rs.rand(n, n).astype(np.float32)
+        for sim in (nms_ops.iou_similarity(boxes), nms_ops.overlaps_similarity(overlaps)):
+            def one_by_one(i, js, sim=sim):   # the same similarity, no .pairwise
+                return sim(i, js)
+            got = nms_ops._greedy_nms(sim, *args)[0]
+            want = nms_ops._greedy_nms(one_by_one, *args)[0]
+            assert got.tolist() == want.tolist()

@@ -30,7 +30,7 @@ from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, with_rank
 from tensorweave.ops.array.array_pad_ops import _int_attr
-from tensorweave.ops.image.nms_ops import _greedy_nms, _iou_with
+from tensorweave.ops.image.nms_ops import _greedy_nms, iou_similarity
 
 # the largest log-scale a decoded side may take (TF's bbox_xform_clip default)
 _BBOX_XFORM_CLIP = np.float32(np.log(1000.0 / 16.0))
@@ -117,7 +117,7 @@ def _image_proposals(scores, deltas, anchors, info, nms_threshold, pre_nms_topn,
     # the boxes are already in score order: NMS ranks them by position, so that equal or
     # infinite scores keep that order
     ranks = np.arange(len(boxes), 0, -1).astype(np.float32)
-    selected, _ = _greedy_nms(lambda i, js: _iou_with(boxes, i, js), ranks, post_nms_topn,
+    selected, _ = _greedy_nms(iou_similarity(boxes), ranks, post_nms_topn,
                               nms_threshold, 0.0)
     return boxes[selected], kept_scores[selected]
 
