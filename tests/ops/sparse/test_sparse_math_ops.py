@@ -232,3 +232,25 @@ def test_dense_matmul_and_add_gradients():
                                   x_init_value=[v0, d0]) < 1e-8
     r = tf.sparse_reduce_sum(sp, [1])
     assert compute_gradient_error(v, [3], r, [3], x_init_value=v0) < 1e-8
+
+
+@pytest.mark.parametrize("adjoint_a", [False, True])
+def test_sparse_dense_matmul_adds_products_in_entry_order(sess, adjoint_a):
+    """Each output row is 0 + its products one after another in the entries' order (TF's
+    loop), bit for bit what np.add.at gives; unsorted and repeated indices included."""
+    rs = np.random.RandomState(5)
+    n, rows, inner = 3000, 40, 500
+    idx = np.stack([rs.randint(0, rows, n), rs.randint(0, inner, n)], 1).astype(np.int64)
+    vals = (rs.randn(n) * 10).astype(np.float32)
+    vals[:3] = [-0.0, np.inf, 1e-45]
+    shape = [rows, inner] if not adjoint_a else [inner, rows]
+    if adjoint_a:
+        idx = idx[:, ::-1].copy()
+    b = rs.randn(inner if not adjoint_a else inner, 8).astype(np.float32)
+    got = sess.run(tf.sparse_tensor_dense_matmul(tf.SparseTensor(idx, vals, shape), b,
+                                                 adjoint_a=adjoint_a))
+    r, c = (idx[:, 0], idx[:, 1]) if not adjoint_a else (idx[:, 1], idx[:, 0])
+    want = np.zeros((rows, 8), np.float32)
+    with np.errstate(invalid="ignore"):
+        np.add.at(want, r, vals[:, None] * b[c])
+    assert got.tobytes() == want.tobytes()
