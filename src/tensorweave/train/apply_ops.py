@@ -349,6 +349,7 @@ def resource_apply_centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilo
                     {"use_locking": use_locking},
                     name=name or "ResourceApplyCenteredRMSProp")
 
+
 _dense_and_sparse("ProximalGradientDescent", ["var"], ["alpha", "l1", "l2", "delta"],
                   ["alpha", "l1", "l2", "grad", "indices"], _proximal_gradient_descent)
 _dense_and_sparse("ProximalAdagrad", ["var", "accum"], ["lr", "l1", "l2", "grad"],

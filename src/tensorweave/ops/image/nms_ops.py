@@ -70,29 +70,12 @@ def overlaps_similarity(overlaps: np.ndarray):
 
 def _greedy_nms(similarity, scores: np.ndarray, max_output: int, threshold: float,
                 score_threshold: float):
-    """(selected indices, their scores) of hard NMS; `similarity(i, js)` -> array."""
+    """(selected indices, their scores) of hard NMS; `similarity.pairwise(rows, cols)`
+    -> [len(rows), len(cols)] (iou_similarity, overlaps_similarity)."""
     scores = scores.astype(np.float32)
     order = np.argsort(-scores, kind="stable")
     order = order[scores[order] > score_threshold]
-    if hasattr(similarity, "pairwise"):
-        idx = _greedy_in_blocks(similarity.pairwise, order, max_output, threshold)
-        return idx, scores[idx]
-    active = np.ones(len(order), dtype=bool)
-    selected = []
-    pos = 0
-    while len(selected) < max_output:
-        while pos < len(order) and not active[pos]:
-            pos += 1
-        if pos >= len(order):
-            break
-        best = order[pos]
-        selected.append(best)
-        active[pos] = False
-        rest = np.nonzero(active)[0]
-        if rest.size:
-            sim = similarity(best, order[rest])
-            active[rest[sim > threshold]] = False
-    idx = np.asarray(selected, dtype=np.int64)
+    idx = _greedy_in_blocks(similarity.pairwise, order, max_output, threshold)
     return idx, scores[idx]
 
 

@@ -125,6 +125,11 @@ _COUNTER_MASK = (1 << 128) - 1
 
 @functools.lru_cache(maxsize=64)
 def _python_round_keys(k0: int, k1: int) -> tuple:
+    return _key_schedule(k0, k1)
+
+
+def _key_schedule(k0: int, k1: int) -> tuple:
+    """The ten rounds' (k0, k1): the key bumped by the Weyl constants each round."""
     out = []
     for _ in range(_ROUNDS):
         out.append((k0, k1))
@@ -150,9 +155,8 @@ def _round_keys(key: Key):
 @functools.lru_cache(maxsize=64)
 def _scalar_round_keys(k0: int, k1: int) -> np.ndarray:
     out = np.empty((_ROUNDS, 2, 1), np.uint64)
-    for r in range(_ROUNDS):
-        out[r, :, 0] = (k1, k0) if r % 2 == 0 else (k0, k1)
-        k0, k1 = (k0 + _W0) & _WORD, (k1 + _W1) & _WORD
+    for r, (a, b) in enumerate(_key_schedule(k0, k1)):
+        out[r, :, 0] = (b, a) if r % 2 == 0 else (a, b)
     return out
 
 

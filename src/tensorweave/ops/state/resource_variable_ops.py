@@ -636,8 +636,8 @@ def _accumulate_at(ufunc):
     return at
 
 
-# repeated occurrences from which `fold_in_groups` beats subtract.at for them (a
-# handful, as in 512 ids drawn from 100,000, cost subtract.at little)
+# repeated occurrences from which `fold_in_groups` beats ufunc.at for them (a
+# handful, as in 512 ids drawn from 100,000, cost ufunc.at little)
 _MANY_REPEATS = 32
 
 

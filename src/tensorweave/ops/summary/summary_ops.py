@@ -92,7 +92,7 @@ def bucket_of(values: np.ndarray) -> np.ndarray:
     levels: 32K activations 774 us). The positive limits are 10% apart, so a table over
     the top 16 bits of |v| (its exponent and 5 mantissa bits: cells 3% wide) gives the
     last limit <= the cell's start, and one comparison with the next limit settles the
-    index: about 150 us."""
+    index: 197 us."""
     pos, first_limit = _bucket_table()
     top = pos.size - 1
     a = np.abs(values)
