@@ -60,9 +60,10 @@ def test_blocks_of_per_block_keys_are_each_keys_block():
     assert np.array_equal(scalar, philox.blocks((7, 9), counter, np.arange(2)))
 
 
-def test_few_blocks_in_python_are_the_numpy_passes_blocks(monkeypatch):
-    """Up to _FEW_BLOCKS blocks are computed with Python integers; they are the blocks
-    of the vectorized rounds, carries across all four counter words included."""
+def test_blocks_in_python_are_the_numpy_passes_blocks(monkeypatch):
+    """Up to _FEW_BLOCKS blocks are computed with Python integers one by one, up to
+    _LANES_MOST as lanes of Python integers; they are the blocks of the vectorized
+    rounds, carries across all four counter words included."""
     rs = np.random.RandomState(11)
     cases = []
     for t in range(300):
@@ -70,10 +71,14 @@ def test_few_blocks_in_python_are_the_numpy_passes_blocks(monkeypatch):
                np.uint32(rs.randint(0, 2 ** 32, dtype=np.uint64)))
         counter = (0xFFFFFFFF,) * 4 if t % 5 == 0 else \
             tuple(int(v) for v in rs.randint(0, 2 ** 32, 4, dtype=np.uint64))
-        offsets = rs.randint(0, 2 ** 40, rs.randint(0, philox._FEW_BLOCKS + 1)).astype(np.uint64)
+        edges = (0, philox._FEW_BLOCKS, philox._FEW_BLOCKS + 1, philox._LANES_MOST)
+        size = edges[t % 4] if t % 3 == 0 else rs.randint(0, philox._LANES_MOST + 1)
+        offsets = rs.randint(0, 2 ** 40, size).astype(np.uint64)
         cases.append((key, counter, offsets))
     few = [(philox.blocks(k, c, o), philox.words(k, c, o.size)) for k, c, o in cases]
+    assert {o.size for _, _, o in cases} >= {0, philox._FEW_BLOCKS, philox._LANES_MOST}
     monkeypatch.setattr(philox, "_FEW_BLOCKS", -1)
+    monkeypatch.setattr(philox, "_LANES_MOST", -1)
     for (k, c, o), (b, w) in zip(cases, few):
         want = philox.blocks(k, c, o)
         assert b.dtype == want.dtype and b.shape == want.shape and np.array_equal(b, want)
@@ -250,6 +255,47 @@ def test_stateful_ops_give_tfs_values_run_after_run(case):
     for values, expected in zip(runs, (first, second)):
         assert values.dtype == _NP_TYPES[dtype] and values.shape == (n,)
         assert _as_recorded(values[indices]).tolist() == expected
+
+
+def _call_by_call(sample, n: int, calls: int, *args) -> list:
+    """The values of `calls` runs of a stateful op seeded (1, 7) drawing `n` values: run
+    k's stream starts 256 blocks per value after run k-1's (TF's reserve)."""
+    key, counter = philox.key_counter_of_seeds(1, 7)
+    out = []
+    for _ in range(calls):
+        out.append(sample(key, counter, n, *args).tolist())
+        counter = philox.skip(counter, n * philox.SKIP_PER_OUTPUT)
+    return out
+
+
+@pytest.mark.parametrize("kind,dtype,n", [
+    ("u", "float32", 1), ("u", "float64", 3), ("u", "float16", 5), ("u", "float32", 16),
+    ("i", "int32", 3), ("i", "int64", 2), ("n", "float32", 1), ("n", "float64", 4),
+    ("n", "float16", 7)])
+def test_few_value_draws_computed_ahead_are_the_call_by_call_values(kind, dtype, n):
+    # 300 runs: the calls computed ahead are refilled with 8, 16, ... 256 calls
+    samples = {"u": (philox.uniform, dtype), "n": (philox.normal, dtype),
+               "i": (philox.uniform_int, -3, 1000, dtype)}
+    expected = _call_by_call(samples[kind][0], n, 300, *samples[kind][1:])
+    with tf.Graph().as_default():
+        tf.set_random_seed(1)
+        x = _stateful_op(kind, dtype, n)
+        with tf.Session() as sess:
+            got = [sess.run(x).tolist() for _ in range(300)]
+    assert got == expected
+
+
+def test_draws_ahead_give_back_their_counters_when_the_shape_changes(graph):
+    tf.set_random_seed(1)
+    shape = tf.placeholder(tf.int32, [1])
+    x = tf.random_uniform(shape, seed=7)
+    sizes = [1] * 12 + [3] * 20 + [1] * 3 + [5000] + [1] * 30 + [2, 1, 2, 1] + [4] * 9
+    key, counter = philox.key_counter_of_seeds(1, 7)
+    with tf.Session() as sess:
+        for size in sizes:
+            got = sess.run(x, {shape: [size]})
+            assert got.tolist() == philox.uniform(key, counter, size, np.float32).tolist()
+            counter = philox.skip(counter, size * philox.SKIP_PER_OUTPUT)
 
 
 def test_random_uniform_5x3_is_tfs(graph):

@@ -73,17 +73,22 @@ _CHUNK = 16384
 _NORMAL_CHUNK = 8192
 
 
-# up to this many blocks are computed with Python integers: a pass of NumPy calls costs
-# about 40 us whatever its size, one block in Python about 5 us (a scalar draw inside a
-# tf.map_fn body, such as random_flip_left_right's, makes one pass per iteration)
-_FEW_BLOCKS = 4
+# up to this many blocks are computed with Python integers one block at a time, up to
+# `_LANES_MOST` as lanes of Python integers (`_lane_blocks`), more in NumPy passes: a pass
+# of NumPy calls costs about 42 us whatever its size up to a few hundred blocks, one
+# block in Python about 4 us, the lanes 8 us for 4 blocks, 19 for 64, 33 for 128 (a scalar
+# draw inside a tf.map_fn body makes a pass per iteration, a sampler one per step)
+_FEW_BLOCKS = 2
+_LANES_MOST = 128
 
 
 def blocks(key: Key, counter: Counter, offsets: np.ndarray) -> np.ndarray:
     """The Philox4x32-10 blocks at `counter + offsets` (128-bit sums), as uint32 `[n, 4]`."""
     offsets = np.asarray(offsets, dtype=np.uint64).ravel()
-    if offsets.size <= _FEW_BLOCKS and _scalar_key(key):
-        return _few_blocks(key, counter, offsets.tolist())
+    if offsets.size <= _LANES_MOST and _scalar_key(key):
+        if offsets.size <= _FEW_BLOCKS:
+            return _few_blocks(key, counter, offsets.tolist())
+        return _lane_blocks(key, counter, offsets)
     out = np.empty((offsets.size, 4), dtype=np.uint32)
     # one set of word arrays for every chunk: fresh arrays of a chunk's size would be
     # mapped and faulted in by malloc at each chunk, which costs as much as the rounds
@@ -121,6 +126,38 @@ def _few_blocks(key: Key, counter: Counter, offsets) -> np.ndarray:
 
 _M0_INT, _M1_INT = int(_M0), int(_M1)
 _COUNTER_MASK = (1 << 128) - 1
+# a 1 at the bottom of each 64-bit lane, and the low 32 bits of each lane set
+_LANE_ONES = sum(1 << (64 * i) for i in range(_LANES_MOST))
+_LANE_LOWS = _LANE_ONES * _WORD
+
+
+def _lane_blocks(key: Key, counter: Counter, offsets: np.ndarray) -> np.ndarray:
+    """`blocks` for a scalar key, the n blocks' words each held in a 64-bit lane of one
+    Python integer per word: a 32-bit word times a 32-bit multiplier fills its lane
+    without carrying into the next, so a round is a dozen integer operations on all
+    blocks at once (shifts move a lane's high half down, masks cut lanes apart)."""
+    n = offsets.size
+    low = offsets + np.uint64(counter[0] | counter[1] << 32)
+    high = (low < offsets).astype(np.uint64)   # the carry out of the low half
+    high += np.uint64(counter[2] | counter[3] << 32)
+    unused = 64 * (_LANES_MOST - n)
+    ones, lows = _LANE_ONES >> unused, _LANE_LOWS >> unused
+    low_words = int.from_bytes(low.astype("<u8", copy=False).tobytes(), "little")
+    high_words = int.from_bytes(high.astype("<u8", copy=False).tobytes(), "little")
+    c0, c1 = low_words & lows, (low_words >> 32) & lows
+    c2, c3 = high_words & lows, (high_words >> 32) & lows
+    m0, m1 = _M0_INT, _M1_INT
+    for k0, k1 in _python_round_keys(int(key[0]), int(key[1])):
+        p0, p1 = m0 * c0, m1 * c2
+        c0, c1, c2, c3 = (((p1 >> 32) ^ c1 ^ k0 * ones) & lows, p1 & lows,
+                          ((p0 >> 32) ^ c3 ^ k1 * ones) & lows, p0 & lows)
+    # a lane of (c0 | c1 << 32) is the words c0, c1 in little-endian order
+    out = np.empty((n, 4), np.uint32)
+    out[:, :2] = np.frombuffer((c0 | c1 << 32).to_bytes(8 * n, "little"),
+                               "<u4").reshape(n, 2)
+    out[:, 2:] = np.frombuffer((c2 | c3 << 32).to_bytes(8 * n, "little"),
+                               "<u4").reshape(n, 2)
+    return out
 
 
 @functools.lru_cache(maxsize=64)
@@ -208,6 +245,16 @@ def words(key: Key, counter: Counter, n_blocks: int) -> np.ndarray:
     return blocks(key, counter, np.arange(n_blocks, dtype=np.uint64)).ravel()
 
 
+def call_words(key: Key, counter: Counter, step: int, calls: int, n_blocks: int) -> np.ndarray:
+    """The words of `calls` kernel calls reading `n_blocks` blocks each, call k's blocks
+    starting at `counter + k * step`: uint32 `[calls, 4 * n_blocks]`."""
+    if calls == 1:
+        return words(key, counter, n_blocks).reshape(1, -1)
+    offsets = (np.arange(calls, dtype=np.uint64)[:, None] * np.uint64(step)
+               + np.arange(n_blocks, dtype=np.uint64)).ravel()
+    return blocks(key, counter, offsets).reshape(calls, 4 * n_blocks)
+
+
 class WordStream:
     """The words of a stream one at a time, in order (TF's SingleSampleAdapter over a
     PhiloxRandom), drawn a chunk of blocks at a time.
@@ -269,15 +316,24 @@ def _unit_16bit(w: np.ndarray, np_dtype, mantissa_bits: int, one_bits: int) -> n
     return bits.view(np_dtype) - np_dtype.type(1)
 
 
+def uniform_blocks(n: int, dtype) -> int:
+    """Blocks `uniform` reads for `n` values: a word per value, two for float64."""
+    return -(-n // 2) if np.dtype(dtype) == np.float64 else -(-n // 4)
+
+
 def uniform(key: Key, counter: Counter, n: int, dtype) -> np.ndarray:
     """`n` uniform values in [0, 1) of `dtype` (float16/bfloat16/float32/float64).
 
     Every type takes one word per value but float64, which takes two."""
+    return uniform_of_words(words(key, counter, uniform_blocks(n, dtype)), n, dtype)
+
+
+def uniform_of_words(w: np.ndarray, n: int, dtype) -> np.ndarray:
+    """The `n` uniform values of each row of words `[..., 4 * uniform_blocks(n)]`."""
     np_dtype = np.dtype(dtype)
     if np_dtype == np.float64:
-        w = words(key, counter, -(-n // 2))
-        return _unit_float64(w[0::2], w[1::2])[:n]
-    w = words(key, counter, -(-n // 4))[:n]
+        return _unit_float64(w[..., 0::2], w[..., 1::2])[..., :n]
+    w = w[..., :n]
     if np_dtype == np.float32:
         return _unit_float32(w)
     if np_dtype == np.float16:
@@ -288,20 +344,36 @@ def uniform(key: Key, counter: Counter, n: int, dtype) -> np.ndarray:
 # --- integers ------------------------------------------------------------------------------
 def _words_64(key: Key, counter: Counter, n: int) -> np.ndarray:
     """`n` uint64 values, each two words (low word first)."""
-    w = words(key, counter, -(-n // 2)).astype(np.uint64)
-    return (w[0::2] | w[1::2] << _SHIFT)[:n]
+    return _pairs_64(words(key, counter, -(-n // 2)))[:n]
+
+
+def _pairs_64(w: np.ndarray) -> np.ndarray:
+    """uint64 values of the word pairs along the last axis (low word first)."""
+    w = w.astype(np.uint64)
+    return w[..., 0::2] | w[..., 1::2] << _SHIFT
+
+
+def uniform_int_blocks(n: int, dtype) -> int:
+    """Blocks `uniform_int` reads for `n` values: a word per 32-bit value, two per 64-bit."""
+    return -(-n // 4) if np.dtype(dtype).itemsize == 4 else -(-n // 2)
 
 
 def uniform_int(key: Key, counter: Counter, n: int, lo: int, hi: int, dtype) -> np.ndarray:
     """`n` integers in [lo, hi) of int32/int64 (also uint32/uint64): `lo + bits % range`,
     bits one word for 32-bit types, two for 64-bit ones (TF's biased modulo)."""
+    return uniform_int_of_words(words(key, counter, uniform_int_blocks(n, dtype)),
+                                n, lo, hi, dtype)
+
+
+def uniform_int_of_words(w: np.ndarray, n: int, lo: int, hi: int, dtype) -> np.ndarray:
+    """The `n` integers of each row of words `[..., 4 * uniform_int_blocks(n)]`."""
     np_dtype = np.dtype(dtype)
     if np_dtype.itemsize == 4:
-        bits = words(key, counter, -(-n // 4))[:n]
+        bits = w[..., :n]
         span = np.uint32((hi - lo) & _WORD)
         unsigned = np.uint32
     else:
-        bits = _words_64(key, counter, n)
+        bits = _pairs_64(w)[..., :n]
         span = np.uint64((hi - lo) & ((1 << 64) - 1))
         unsigned = np.uint64
     # the sum wraps in the unsigned type, then is read as the signed one (TF's SignedAdd)
@@ -350,6 +422,18 @@ def _normal_pairs(block: np.ndarray, np_dtype) -> np.ndarray:
     if np_dtype == np.float64:
         return _box_muller_float64(*block.T)
     return _box_muller_float32(block[:, 0::2], block[:, 1::2]).reshape(len(block), 4)
+
+
+def normal_blocks(n: int, dtype) -> int:
+    """Blocks `normal` reads for `n` values: four values a block, two in float64."""
+    return -(-n // 2) if np.dtype(dtype) == np.float64 else -(-n // 4)
+
+
+def normal_of_words(w: np.ndarray, n: int, dtype) -> np.ndarray:
+    """The `n` normal values of each row of words `[calls, 4 * normal_blocks(n)]`."""
+    np_dtype = np.dtype(dtype)
+    values = _normal_pairs(w.reshape(-1, 4), np_dtype).reshape(len(w), -1)[:, :n]
+    return values.astype(np_dtype, copy=False)
 
 
 def normal(key: Key, counter: Counter, n: int, dtype) -> np.ndarray:

@@ -30,9 +30,10 @@ Random ops are stateful, so the optimizer never folds or merges them.
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 import weakref
-from typing import Callable, Optional, Tuple
+from typing import Callable, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -155,6 +156,24 @@ def _op_seeds(ctx) -> Optional[Tuple[int, int]]:
     return int(seed), int(seed2)
 
 
+# A kernel drawing a few values per call with the same shape call after call (a scalar
+# draw in a tf.map_fn or while_loop body: random_flip_left_right, random_crop's offsets)
+# gets its next calls' values computed in one vectorized pass, at their own counters, so
+# the values are those of call-by-call draws: a pass costs about what one call's Python
+# rounds cost (8 us), and the calls ahead double from 8 to 256 while the shape holds.
+_AHEAD_MAX_BLOCKS = 4
+_AHEAD_FIRST, _AHEAD_MOST = 8, 256
+
+
+class _Ahead(NamedTuple):
+    """Values computed for the stream's next calls of one signature."""
+    signature: tuple
+    values: np.ndarray     # [calls, n]: call k's values, k from `start`
+    start: philox.Counter  # the counter of call 0
+    step: int              # blocks reserved per call
+    taken: list            # [calls taken so far]
+
+
 class _PhiloxStream:
     """One op's TF generator in one session (TF's GuardedPhiloxRandom): a key and the
     counter of the next free block; `reserve` hands out disjoint ranges under a lock."""
@@ -164,24 +183,69 @@ class _PhiloxStream:
             seeds = tuple(int(w) for w in np.random.SeedSequence().generate_state(2, np.uint64))
         self.key, self._counter = philox.key_counter_of_seeds(*seeds)
         self._lock = threading.Lock()
+        self._ahead: Optional[_Ahead] = None
+        self._last_signature: Optional[tuple] = None
 
     def reserve(self, n_blocks: int) -> philox.Counter:
         """The counter for a kernel call using `n_blocks` blocks; the next call starts
         that many blocks further on."""
         with self._lock:
+            self._give_back_ahead()
+            self._last_signature = None
             counter = self._counter
             self._counter = philox.skip(counter, n_blocks)
         return counter
 
+    def draw(self, n_values: int, n_blocks: int, signature: tuple,
+             of_words: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """The values of a kernel call drawing `n_values` values (TF reserves 256 blocks
+        each) from its first `n_blocks` blocks: `of_words(words [calls, 4 * n_blocks])`
+        gives each call's values `[calls, n]`; `signature` says which values those are
+        (the same signature, the same function of the words)."""
+        step = n_values * philox.SKIP_PER_OUTPUT
+        with self._lock:
+            ahead = self._ahead
+            if ahead is not None and ahead.signature == signature:
+                k = ahead.taken[0]
+                if k < len(ahead.values):
+                    ahead.taken[0] = k + 1
+                    return ahead.values[k]
+                calls = min(2 * len(ahead.values), _AHEAD_MOST)
+                self._ahead = None
+            else:
+                self._give_back_ahead()
+                repeated = signature == self._last_signature and n_blocks <= _AHEAD_MAX_BLOCKS
+                calls = _AHEAD_FIRST if repeated else 1
+            self._last_signature = signature
+            counter = self._counter
+            self._counter = philox.skip(counter, calls * step)
+            values = of_words(philox.call_words(self.key, counter, step, calls, n_blocks))
+            if calls > 1:
+                self._ahead = _Ahead(signature, values, counter, step, [1])
+        # each row is handed out once: a consumer writing into it changes no other call's
+        return values[0]
 
-def _philox_blocks(ctx, n_blocks: int) -> Tuple[philox.Key, philox.Counter]:
-    """(key, counter) of this op's Philox stream for a kernel call using `n_blocks`."""
+    def _give_back_ahead(self) -> None:
+        """Drops the values computed ahead; the calls not taken get their counters back."""
+        ahead = self._ahead
+        if ahead is not None:
+            self._counter = philox.skip(ahead.start, ahead.taken[0] * ahead.step)
+            self._ahead = None
+
+
+def _philox_stream(ctx) -> _PhiloxStream:
     stream = ctx.state.get("philox")
     if stream is None:
         with _INIT_LOCK:
             stream = ctx.state.get("philox")
             if stream is None:
                 stream = ctx.state["philox"] = _PhiloxStream(_op_seeds(ctx))
+    return stream
+
+
+def _philox_blocks(ctx, n_blocks: int) -> Tuple[philox.Key, philox.Counter]:
+    """(key, counter) of this op's Philox stream for a kernel call using `n_blocks`."""
+    stream = _philox_stream(ctx)
     return stream.key, stream.reserve(n_blocks)
 
 
@@ -224,7 +288,7 @@ _INT_TYPES = (_dt.int32, _dt.int64)
 
 
 def _num_values(dims) -> int:
-    return int(np.prod(dims)) if dims else 1
+    return math.prod(dims)
 
 
 def philox_values(sample: Callable, key, counter, dims, dtype: _dt.DType) -> np.ndarray:
@@ -247,10 +311,28 @@ def _declare_float_sampler(op_type: str) -> None:
 _declare_float_sampler("RandomUniform")
 
 
+def _few_values(ctx, dims, kind: str, n_blocks: int, of_words: Callable,
+                *params) -> Optional[np.ndarray]:
+    """The values of a call drawing at most `_AHEAD_MAX_BLOCKS` blocks, through the
+    stream's draws ahead (`_PhiloxStream.draw`); None for a larger draw."""
+    if n_blocks > _AHEAD_MAX_BLOCKS:
+        return None
+    n = _num_values(dims)
+    return _philox_stream(ctx).draw(
+        n, n_blocks, (kind, n) + params,
+        lambda w: of_words(w, n, *params)).reshape(dims)
+
+
 @kernel("RandomUniform")
 def _random_uniform_kernel(ctx, shape):
     dims = _shape_from(shape)
-    key, counter = _philox_draw(ctx, _num_values(dims))
+    dtype = ctx.attrs["dtype"].as_numpy_dtype
+    n = _num_values(dims)
+    few = _few_values(ctx, dims, "uniform", philox.uniform_blocks(n, dtype),
+                      philox.uniform_of_words, dtype)
+    if few is not None:
+        return few
+    key, counter = _philox_draw(ctx, n)
     return philox_values(philox.uniform, key, counter, dims, ctx.attrs["dtype"])
 
 
@@ -276,7 +358,7 @@ def _checked_int_bounds(dims, minval, maxval) -> Tuple[int, int, int]:
                 None, None, "%s must be 0-D, got shape [%s]"
                 % (what, ",".join(str(d) for d in np.shape(v))))
     lo, hi = int(minval), int(maxval)
-    n = int(np.prod(dims)) if dims else 1
+    n = math.prod(dims)
     if n > 0 and lo >= hi:
         raise errors.InvalidArgumentError(None, None, "Need minval < maxval, got %d >= %d"
                                           % (lo, hi))
@@ -287,9 +369,13 @@ def _checked_int_bounds(dims, minval, maxval) -> Tuple[int, int, int]:
 def _random_uniform_int_kernel(ctx, shape, minval, maxval):
     dims = _shape_from(shape)
     lo, hi, n = _checked_int_bounds(dims, minval, maxval)
+    dtype = ctx.attrs["Tout"].as_numpy_dtype
+    few = _few_values(ctx, dims, "uniform_int", philox.uniform_int_blocks(n, dtype),
+                      philox.uniform_int_of_words, lo, hi, dtype)
+    if few is not None:
+        return few
     key, counter = _philox_draw(ctx, n)
-    return philox.uniform_int(key, counter, n, lo, hi,
-                              ctx.attrs["Tout"].as_numpy_dtype).reshape(dims)
+    return philox.uniform_int(key, counter, n, lo, hi, dtype).reshape(dims)
 
 
 not_differentiable("RandomUniformInt")
@@ -308,7 +394,11 @@ def _normal_draws(ctx, shape, sample: Callable) -> np.ndarray:
 
 @kernel("RandomStandardNormal")
 def _random_standard_normal_kernel(ctx, shape):
-    return _normal_draws(ctx, shape, philox.normal)
+    dims = _shape_from(shape)
+    dtype = ctx.attrs["dtype"].as_numpy_dtype
+    few = _few_values(ctx, dims, "normal", philox.normal_blocks(_num_values(dims), dtype),
+                      philox.normal_of_words, dtype)
+    return few if few is not None else _normal_draws(ctx, shape, philox.normal)
 
 
 @kernel("TruncatedNormal")
