@@ -7,6 +7,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.framework import errors
 from tensorweave.framework.op_builder import apply_op
+from tensorweave.ops.math import reduction_ops
 from tensorweave.runtime import optimizer as opt
 from tensorweave.runtime import plan as plan_module
 
@@ -481,3 +482,124 @@ def test_fused_batch_norm_ex_kernel_errors(sess):
                     {"activation_mode": "Relu", "num_side_inputs": 1}, name="side")
     with pytest.raises(errors.UnimplementedError, match="1 side inputs"):
         sess.run(side.outputs[0])
+
+
+# --- Sum(Cast(bool)) -> _CountTrue ------------------------------------------------------
+def test_a_sum_of_a_cast_of_bool_becomes_one_count_node(graph):
+    x = tf.placeholder(tf.float32, [4, 300], name="x")
+    count = tf.reduce_sum(tf.cast(x > 0.5, tf.float32), 1, name="count")
+    sg = opt.fuse_count_true(step_graph([count], feeds=[x]), lambda n: True)
+    kinds = [n.type for n in sg.nodes]
+    assert "_CountTrue" in kinds and not {"Cast", "Sum"} & set(kinds)
+    node = next(n for n in sg.nodes if n.type == "_CountTrue")
+    assert node.name == "count" and node.inputs[0][0].type == "Greater"
+    assert node.attrs["T"] == tf.float32 and sg.fetches == [(node, 0)]
+
+
+def test_casts_others_read_or_wait_for_stay(graph):
+    x = tf.placeholder(tf.float32, [4, 300], name="x")
+    fetched = tf.cast(x > 0.5, tf.float32)
+    read_twice = tf.cast(x > 0.1, tf.float32)
+    waited = tf.cast(x > 0.2, tf.float32)
+    with tf.control_dependencies([waited]):
+        marker = tf.constant(1.0)
+    sums = [tf.reduce_sum(c) for c in (fetched, read_twice, waited)]
+    sg = opt.fuse_count_true(step_graph(sums + [fetched, read_twice * 2.0, marker],
+                                        feeds=[x]), lambda n: True)
+    assert "_CountTrue" not in {n.type for n in sg.nodes}
+
+
+def test_plans_count_only_casts_of_bool_to_exact_types_on_the_cpu(graph):
+    x = tf.placeholder(tf.float32, [4, 300])
+    halves = tf.reduce_sum(tf.cast(x > 0.5, tf.float16))     # counts above 2048 round
+    of_ints = tf.reduce_sum(tf.cast(tf.cast(x, tf.int32), tf.float32))
+    sg = step_graph([halves, of_ints], feeds=[x])
+    with tf.Session() as sess:
+        plan_module.place(sg, sess._device_manager, True)
+    sg = opt.fuse_count_true(sg, plan_module._fusable_count)
+    assert "_CountTrue" not in {n.type for n in sg.nodes}
+
+
+_COUNT_CASES = [(t, a, k) for t in (np.float32, np.float64, np.int32, np.int64)
+                for a, k in (((2,), False), ((1, 2), True), ((0,), False), (None, False),
+                             ((-1,), True))]
+
+
+def _counts(remap: bool, values: np.ndarray):
+    """Sums of casts of `values > 0.3` over several axes to several types, run with the
+    remapper on or off: the sums and the op types the partition graphs ran."""
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, values.shape)
+        mask = x > 0.3
+        axes = tf.placeholder(tf.int32, [None])
+        sums = [tf.reduce_sum(tf.cast(mask, t), a, keepdims=k) for t, a, k in _COUNT_CASES]
+        sums.append(tf.reduce_sum(tf.cast(mask, tf.float32), axes))
+        config = tf.ConfigProto()
+        if not remap:
+            config.graph_options.rewrite_options.remapping = 2  # RewriterConfig.OFF
+        meta = tf.RunMetadata()
+        with tf.Session(config=config) as sess:
+            out = sess.run(sums, {x: values, axes: [0, 2]},
+                           options=tf.RunOptions(output_partition_graphs=True),
+                           run_metadata=meta)
+    return out, {node.op for pg in meta.partition_graphs for node in pg.node}
+
+
+@pytest.mark.parametrize("shape", [(3, 4, 520), (2, 3, 5), (2, 2, 255 * 8 * 2 + 16)])
+def test_counts_are_the_sums_values(shape):
+    values = np.random.RandomState(3).rand(*shape).astype(np.float32)
+    counted, fused_ops = _counts(True, values)
+    summed, plain_ops = _counts(False, values)
+    assert "_CountTrue" in fused_ops and "_CountTrue" not in plain_ops
+    mask = values > 0.3
+    expected = [np.sum(mask, axis=a, keepdims=k).astype(t) for t, a, k in _COUNT_CASES]
+    expected.append(np.sum(mask, axis=(0, 2)).astype(np.float32))
+    for got, plain, want in zip(counted, summed, expected):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert np.array_equal(got, want) and np.array_equal(plain, want)
+
+
+def test_counts_beyond_the_types_exact_integers_are_cast_and_summed(monkeypatch):
+    # float32 counts past 2**24 are no longer exact: the kernel sums the cast values,
+    # rounding as the Sum does (checked here with a lower limit)
+    monkeypatch.setitem(reduction_ops._EXACT_COUNT, np.dtype(np.float32), 100)
+    values = np.random.RandomState(4).rand(2, 3, 520).astype(np.float32)
+    counted, fused_ops = _counts(True, values)
+    summed, _ = _counts(False, values)
+    assert "_CountTrue" in fused_ops
+    for got, plain in zip(counted, summed):
+        assert got.dtype == plain.dtype and np.array_equal(got, plain)
+
+
+@pytest.mark.parametrize("shape,axes", [
+    ((200, 5120), (1,)), ((3, 4, 512), (1, 2)), ((7, 1000), (1,)), ((5, 6), (0,)),
+    ((2, 300, 8), (2,)), ((4, 255 * 8 * 3 + 16), (1,)), ((3, 255 * 8), (1,)), ((0, 512), (1,)),
+    ((4, 512), (0, 1))])
+def test_count_true_counts_like_numpy(shape, axes):
+    rs = np.random.RandomState(len(shape) + shape[-1])
+    x = rs.rand(*shape) > rs.rand()
+    for keep in (False, True):
+        for arr in (x, np.asfortranarray(x)):
+            got = reduction_ops.count_true(arr, axes, keep)
+            want = np.sum(arr, axis=axes, keepdims=keep)
+            assert got.dtype == np.int64 and got.shape == want.shape
+            assert np.array_equal(got, want)
+
+
+def test_auc_runs_counted_and_gives_the_summed_values():
+    def auc(remap):
+        rs = np.random.RandomState(6)
+        with tf.Graph().as_default():
+            labels = tf.placeholder(tf.bool, [512])
+            scores = tf.placeholder(tf.float32, [512])
+            feed = {labels: rs.rand(512) > 0.6, scores: rs.rand(512).astype(np.float32)}
+            value, update = tf.metrics.auc(labels, scores, num_thresholds=300)
+            config = tf.ConfigProto()
+            if not remap:
+                config.graph_options.rewrite_options.remapping = 2
+            with tf.Session(config=config) as sess:
+                sess.run(tf.local_variables_initializer())
+                for _ in range(3):
+                    sess.run(update, feed)
+                return sess.run(value)
+    assert auc(True) == auc(False)

@@ -12,7 +12,10 @@ results:
                             _FusedConv2D (_FusedConv3D) node (Grappler's remapper
                             does the same);
   * `fuse_batch_norm_relu` - a training FusedBatchNormV3, then ReLU, become one
-                            _FusedBatchNormEx node (likewise).
+                            _FusedBatchNormEx node (likewise);
+  * `fuse_count_true`    - a Sum of a Cast of bool that only Sums read becomes a
+                            _CountTrue node (not Grappler's: the counts without the
+                            cast array, the same values).
 """
 from __future__ import annotations
 
@@ -408,4 +411,39 @@ def fuse_batch_norm_relu(sg: StepGraph, fusable: Callable[[Node], bool]) -> Step
         dropped.add(id(bn))
         mapping[(id(relu), 0)] = (fused, 0)
         mapping.update({(id(bn), k): (fused, k) for k in range(1, 6)})
+    return _swap_in(sg, replaced, dropped, mapping)
+
+
+def fuse_count_true(sg: StepGraph, fusable: Callable[[Node], bool]) -> StepGraph:
+    """Fuses a Cast of bool whose output only Sums read (one or more: common
+    subexpressions merge equal casts), and each of those Sums, into a _CountTrue node
+    named and placed as the Sum (ops/math/reduction_ops.py: the counts of True values,
+    which are the sums' values). A Cast is fused only where it is not fetched, targeted
+    or waited for, its Sums are on its device, and `fusable(cast)` allows it (a type
+    the counts are exact in, on a device with the kernel)."""
+    readers, control_readers = _readers(sg)
+    replaced: Dict[int, Node] = {}  # id(Sum) -> its fused node
+    mapping: Dict[Tuple[int, int], Tuple[Node, int]] = {}
+    dropped = set()
+    for cast in sg.nodes:
+        if cast.type != "Cast" or cast.keep or id(cast) in control_readers:
+            continue
+        sums = readers.get((id(cast), 0), [])
+        if not sums or not all(
+                total is not None and total.type == "Sum" and len(total.inputs) == 2 and
+                total.inputs[0] == (cast, 0) and total.inputs[1] != (cast, 0) and
+                total.device is cast.device for total in sums) or not fusable(cast):
+            continue
+        for total in sums:
+            fused = Node(total.op, "_CountTrue",
+                         {"T": total.attrs["T"], "Tidx": total.attrs["Tidx"],
+                          "keep_dims": total.attrs["keep_dims"]}, 1, total.name, False,
+                         total.device)
+            fused.inputs = [cast.inputs[0], total.inputs[1]]
+            fused.control_inputs = list(cast.control_inputs) + \
+                [c for c in total.control_inputs if c not in cast.control_inputs]
+            fused.keep = total.keep
+            replaced[id(total)] = fused
+            mapping[(id(total), 0)] = (fused, 0)
+        dropped.add(id(cast))
     return _swap_in(sg, replaced, dropped, mapping)

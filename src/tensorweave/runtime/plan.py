@@ -426,8 +426,9 @@ def optimize(sg: _opt.StepGraph, binder: KernelBinder, opts: Dict[str, bool]):
 
 
 def _remap(sg: _opt.StepGraph) -> _opt.StepGraph:
-    return _opt.fuse_batch_norm_relu(_opt.fuse_conv_bias_relu(sg, _fusable_conv),
-                                     _fusable_batch_norm)
+    sg = _opt.fuse_batch_norm_relu(_opt.fuse_conv_bias_relu(sg, _fusable_conv),
+                                   _fusable_batch_norm)
+    return _opt.fuse_count_true(sg, _fusable_count)
 
 
 def _fusable_conv(n: _opt.Node) -> bool:
@@ -444,6 +445,13 @@ def _fusable_batch_norm(n: _opt.Node) -> bool:
     oneDNN's)."""
     return n.attrs.get("data_format", "NHWC") in ("NHWC", "NCHW") and \
         n.attrs.get("T") == _dt.float32 and n.device.device_type == "CPU"
+
+
+def _fusable_count(cast: _opt.Node) -> bool:
+    """Whether a Cast node and the Sum reading it may become a _CountTrue: a cast of bool
+    to a type _CountTrue takes, on a CPU device (the counting kernel is NumPy's)."""
+    return cast.attrs.get("SrcT") == _dt.bool and cast.device.device_type == "CPU" and \
+        cast.attrs.get("DstT") in _reg.get_op_def("_CountTrue").attrs["T"].allowed
 
 
 def _lower_control_flow(sg, binder, policy, executor: str) -> Plan:

@@ -267,6 +267,75 @@ not_differentiable("Any")
 not_differentiable("All")
 
 
+# --- counting: Sum(Cast(bool)) ------------------------------------------------------------
+# What the step-graph pass `fuse_count_true` (runtime/optimizer.py) makes of a Sum whose
+# input is a Cast of bool that nothing else reads (tf.metrics.auc's confusion counts,
+# `reduce_sum(cast(correct, float32))`): the counts without the float array as large as
+# the input (41 MB for AUC's 200 thresholds of 51,200 predictions, 7.6 ms of the cast and
+# sum against 0.3 ms of counting). A sum of zeros and ones is exact in any order while the
+# count fits the type's integers, so the counts are the sum's bits; beyond that the
+# kernel casts and sums.
+_COUNT_TYPES = (_dt.float32, _dt.float64, _dt.int32, _dt.int64)
+_EXACT_COUNT = {np.dtype(np.float32): 1 << 24, np.dtype(np.float64): 1 << 53,
+                np.dtype(np.int32): (1 << 31) - 1, np.dtype(np.int64): (1 << 63) - 1}
+
+register_op("_CountTrue", inputs=["input: bool", "reduction_indices: Tidx"],
+            outputs=["output: T"],
+            attrs={"T": TypeAttr(_COUNT_TYPES), "Tidx": TypeAttr(_INDEX_TYPES, default=_dt.int32),
+                   "keep_dims": False},
+            shape=_reduction_shape)
+not_differentiable("_CountTrue")
+
+
+@kernel("_CountTrue")
+def _count_true_kernel(ctx, x, axes):
+    ax = _kernel_axes(ctx, x, axes)
+    dtype = np.dtype(ctx.attrs["T"].as_numpy_dtype)
+    keep = ctx.attrs["keep_dims"]
+    reduced = 1
+    for a in ax:
+        reduced *= x.shape[a]
+    if ctx.xp is not np or not ax or reduced > _EXACT_COUNT[dtype]:
+        values = x.astype(dtype)
+        return _sum(ctx.xp, values, ax, keep) if ax else values
+    return count_true(x, ax, keep).astype(dtype)
+
+
+# a byte lane of a uint64 sum holds the ones of at most 255 words
+_LANE_WORDS = 255
+_LANE_MIN_ROW = 256   # shorter rows are counted by NumPy's sum of bytes
+
+
+def count_true(x: np.ndarray, ax: tuple, keep: bool = False) -> np.ndarray:
+    """The number of True values of the bool array `x` over the axes `ax`, as int64.
+
+    Rows reduced along contiguous trailing axes are read 8 values a word: the words of
+    up to 255 of them summed as uint64 keep each byte's count in its byte (a 1 adds 1 to
+    its byte, whose total stays below 256), so the row's count is the sum of the bytes
+    of a few words (a [200, 51200] count: 0.2 ms against 1.2 for a sum of bytes)."""
+    trailing = sorted(ax) == list(range(x.ndim - len(ax), x.ndim))
+    row = 1
+    for a in ax:
+        row *= x.shape[a]
+    if not (trailing and x.flags.c_contiguous and row % 8 == 0 and row >= _LANE_MIN_ROW):
+        return np.add.reduce(x.view(np.uint8), axis=ax, dtype=np.int64, keepdims=keep)
+    kept = x.shape[:x.ndim - len(ax)]
+    outer = x.size // row
+    words = x.reshape(outer, row).view(np.uint64)
+    n_words = words.shape[1]
+    full = n_words - n_words % _LANE_WORDS
+    counts = np.zeros(outer, np.int64)
+    if full:
+        lanes = np.add.reduce(words[:, :full].reshape(outer, -1, _LANE_WORDS), axis=2)
+        counts += np.add.reduce(lanes.view(np.uint8).reshape(outer, -1), axis=1,
+                                dtype=np.int64)
+    if full < n_words:
+        lanes = np.add.reduce(words[:, full:], axis=1)
+        counts += np.add.reduce(lanes.view(np.uint8).reshape(outer, 8), axis=1,
+                                dtype=np.int64)
+    return counts.reshape(kept + (1,) * len(ax) if keep else kept)
+
+
 # --- builders -----------------------------------------------------------------------------
 def _resolve(axis, reduction_indices, keepdims, keep_dims):
     if axis is not None and reduction_indices is not None:
