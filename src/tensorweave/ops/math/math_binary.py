@@ -51,7 +51,7 @@ def _is_int(a) -> bool:
 
 def _check_divisor(x, y):
     # as TF, only divisions that are computed fail: an empty result divides nothing
-    if np.any(y == 0) and np.size(x) != 0:
+    if np.count_nonzero(y == 0) and np.size(x) != 0:   # (np.any's wrapper: 1.3 us more)
         raise _IntegerDivisionByZero
 
 

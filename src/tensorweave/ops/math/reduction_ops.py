@@ -259,9 +259,21 @@ _register_reduction("Mean", _dt.NUMBERS, _mean)
 _register_reduction("Prod", _dt.NUMBERS, _prod)
 _register_reduction("Max", _dt.REAL_NUMBERS, _extreme(np.max, _lowest))
 _register_reduction("Min", _dt.REAL_NUMBERS, _extreme(np.min, _highest))
-_register_reduction("Any", None, lambda xp, x, ax, keep: xp.any(x, axis=ax, keepdims=keep),
+
+
+def _logical_reduction(ufunc, name: str):
+    """Any/All: NumPy's logical ufunc's reduce, without np.any's Python wrapper (half of
+    a small reduction's time); other array modules' any/all."""
+    def reduce(xp, x, ax, keep):
+        if xp is np:
+            return ufunc.reduce(x, axis=ax, keepdims=keep)
+        return getattr(xp, name)(x, axis=ax, keepdims=keep)
+    return reduce
+
+
+_register_reduction("Any", None, _logical_reduction(np.logical_or, "any"),
                     input_dtype=_dt.bool)
-_register_reduction("All", None, lambda xp, x, ax, keep: xp.all(x, axis=ax, keepdims=keep),
+_register_reduction("All", None, _logical_reduction(np.logical_and, "all"),
                     input_dtype=_dt.bool)
 not_differentiable("Any")
 not_differentiable("All")

@@ -261,10 +261,10 @@ def _shape_from(shape) -> Tuple[int, ...]:
         raise errors.InvalidArgumentError(
             None, None, "shape must be a vector of {int32,int64}, got shape [%s]"
             % ",".join(str(d) for d in shape.shape))
-    dims = tuple(int(d) for d in shape.tolist())
-    for d in dims:
-        if d < 0:
-            raise errors.InvalidArgumentError(None, None, "Dimension %d must be >= 0" % d)
+    dims = tuple(shape.tolist())   # Python ints
+    if dims and min(dims) < 0:
+        raise errors.InvalidArgumentError(None, None, "Dimension %d must be >= 0"
+                                          % next(d for d in dims if d < 0))
     return dims
 
 
@@ -353,7 +353,7 @@ def _checked_int_bounds(dims, minval, maxval) -> Tuple[int, int, int]:
     """(minval, maxval, number of values) of a uniform integer draw, after TF's checks:
     scalar bounds, and minval < maxval unless nothing is drawn."""
     for what, v in (("minval", minval), ("maxval", maxval)):
-        if np.ndim(v) != 0:
+        if v.ndim != 0:
             raise errors.InvalidArgumentError(
                 None, None, "%s must be 0-D, got shape [%s]"
                 % (what, ",".join(str(d) for d in np.shape(v))))
