@@ -950,6 +950,39 @@ def test_use_locking_reaches_fused_kernels(graph):
     assert [op.get_attr("use_locking") for op in fused] == [False, True] * 4
 
 
+def test_sparse_adagrad_is_tfs_fused_op_with_the_dense_updates_bits():
+    # TF1's AdagradOptimizer updates sparse gradients with one ResourceSparseApplyAdagrad
+    # (after summing repeated rows); its rows get the bits a dense update of the
+    # gradient scattered into zeros gives them, and the other rows stay as they were
+    rs = np.random.RandomState(8)
+    init = rs.rand(50, 6).astype(np.float32)
+    ids = np.array([7, 3, 41, 3, 19, 7, 7])
+    rows = rs.randn(len(ids), 6).astype(np.float32)
+
+    def three_steps(sparse):
+        with tf.Graph().as_default() as g:
+            v = tf.Variable(init, use_resource=True)
+            if sparse:
+                grad = tf.IndexedSlices(tf.constant(rows), tf.constant(ids),
+                                        tf.constant([50, 6]))
+            else:
+                grad = tf.unsorted_segment_sum(rows, ids, 50)   # the same sums, row order
+            train = tf.train.AdagradOptimizer(0.37).apply_gradients([(grad, v)])
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                for _ in range(3):
+                    sess.run(train)
+                types = {op.type for op in g.get_operations()}
+                return sess.run(v), types
+    sparse, sparse_types = three_steps(True)
+    dense, dense_types = three_steps(False)
+    assert "ResourceSparseApplyAdagrad" in sparse_types
+    assert "ResourceApplyAdagrad" in dense_types
+    assert sparse.tobytes() == dense.tobytes()
+    untouched = np.setdiff1d(np.arange(50), ids)
+    assert sparse[untouched].tobytes() == init[untouched].tobytes()
+
+
 def test_adagrad_da_dense_and_sparse_against_numpy(sess):
     """TF1's ApplyAdagradDA / SparseApplyAdagradDA: with T = global step + 1,
     var = -lr * shrink(g, l1 T) / (l2 T lr + sqrt(gg)) (figures equal to TF 2.21's for

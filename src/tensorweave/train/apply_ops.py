@@ -65,10 +65,12 @@ def _momentum(xp, arrays, grad, s, attrs):
 
 
 def _adagrad(xp, arrays, grad, s, attrs):
+    # the dense kernel's operations in its order (training_ops.ResourceApplyAdagrad), so
+    # that a row updated sparsely gets the bits a dense update gives it
     var, accum = arrays
     if attrs["update_slots"]:
         accum += grad * grad
-    var -= s["lr"] * grad / xp.sqrt(accum)
+    var -= grad / xp.sqrt(accum) * s["lr"]
 
 
 def _adagrad_v2(xp, arrays, grad, s, attrs):
@@ -182,17 +184,25 @@ def _ftrl(xp, arrays, grad, s, attrs):
 
 
 # --- sparse updates -----------------------------------------------------------------------
-def _occurrence_rounds(indices: np.ndarray) -> List[np.ndarray]:
-    """The positions of `indices` split into rounds in which no index repeats, the k-th
-    occurrence of every index in round k (so one index's rows apply in order)."""
+def _occurrence_rounds(indices: np.ndarray, n_rows: int) -> List[Optional[np.ndarray]]:
+    """The positions of `indices` (in [0, n_rows)) split into rounds in which no index
+    repeats, the k-th occurrence of every index in round k (so one index's rows apply in
+    order); [None] when no index repeats (one round of every position)."""
     n = indices.shape[0]
     if n == 0:
         return []
+    if n_rows <= 64 * n:
+        # a flag per row is cheaper than a sort (deduplicated gradients: the optimizers'
+        # sparse updates)
+        seen = np.zeros(n_rows, bool)
+        seen[indices] = True
+        if np.count_nonzero(seen) == n:
+            return [None]
     order = np.argsort(indices, kind="stable")
     sorted_indices = indices[order]
     starts_group = np.r_[True, sorted_indices[1:] != sorted_indices[:-1]]
     if starts_group.all():  # no repeats: one round
-        return [np.arange(n)]
+        return [None]
     group_start = np.maximum.accumulate(np.where(starts_group, np.arange(n), 0))
     occurrence = np.empty(n, np.int64)
     occurrence[order] = np.arange(n) - group_start
@@ -237,10 +247,10 @@ def _apply_rows_in_place(ctx, handles, names, grad, indices, scalars, update) ->
         _check_rows(ctx, resources, names, grad, host_indices)
         arrays = [r.writable_value() for r in resources]
         try:
-            for positions in _occurrence_rounds(host_indices):
-                rows_at = host_indices[positions]
+            for positions in _occurrence_rounds(host_indices, arrays[0].shape[0]):
+                rows_at = host_indices if positions is None else host_indices[positions]
                 rows = [a[rows_at] for a in arrays]
-                update(rows, grad[positions])
+                update(rows, grad if positions is None else grad[positions])
                 for a, row in zip(arrays, rows):
                     a[rows_at] = row
         finally:

@@ -228,10 +228,9 @@ class AdagradOptimizer(_AccumulatorOptimizer):
 
     def _resource_apply_sparse(self, grad, var, indices):
         accum = self.get_slot(var, "accumulator")
-        lr = hyper(self._learning_rate_tensor, var)
-        accum_update = scatter_add(accum, indices, grad * grad)
-        rows = gather(accum, indices, after=accum_update)
-        return scatter_sub(var, indices, grad * lr * math_unary.rsqrt(rows))
+        return training_ops.resource_sparse_apply_adagrad(
+            var.handle, accum.handle, hyper(self._learning_rate_tensor, var), grad, indices,
+            use_locking=self._use_locking)
 
 
 # --- Adadelta -----------------------------------------------------------------------------

@@ -292,6 +292,15 @@ def resource_apply_adagrad(var, accum, lr, grad, use_locking: bool = False,
                     name=name or "ResourceApplyAdagrad")
 
 
+def resource_sparse_apply_adagrad(var, accum, lr, grad, indices, use_locking: bool = False,
+                                  update_slots: bool = True, name: Optional[str] = None):
+    """Adagrad on the rows `indices` (in order, a repeated index updated again):
+    accum[i] += grad**2; var[i] -= lr * grad / sqrt(accum[i]), in place (apply_ops.py)."""
+    return apply_op("ResourceSparseApplyAdagrad", [var, accum, lr, grad, indices],
+                    {"use_locking": use_locking, "update_slots": update_slots},
+                    name=name or "ResourceSparseApplyAdagrad")
+
+
 # --- Adam ---------------------------------------------------------------------------------
 _register("ResourceApplyAdam", ["var", "m", "v"],
           ["beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "grad"],
