@@ -950,10 +950,14 @@ def test_use_locking_reaches_fused_kernels(graph):
     assert [op.get_attr("use_locking") for op in fused] == [False, True] * 4
 
 
-def test_sparse_adagrad_is_tfs_fused_op_with_the_dense_updates_bits():
-    # TF1's AdagradOptimizer updates sparse gradients with one ResourceSparseApplyAdagrad
-    # (after summing repeated rows); its rows get the bits a dense update of the
-    # gradient scattered into zeros gives them, and the other rows stay as they were
+@pytest.mark.parametrize("make,kind", [
+    (lambda: tf.train.AdagradOptimizer(0.37), "Adagrad"),
+    (lambda: tf.train.MomentumOptimizer(0.37, 0.9), "Momentum"),
+    (lambda: tf.train.MomentumOptimizer(0.37, 0.9, use_nesterov=True), "Momentum")])
+def test_sparse_updates_are_tfs_fused_ops_with_the_dense_updates_bits(make, kind):
+    # TF1's AdagradOptimizer and MomentumOptimizer update sparse gradients with one
+    # ResourceSparseApply<X> (after summing repeated rows); its rows get the bits a dense
+    # update of the gradient scattered into zeros gives them, and the other rows stay
     rs = np.random.RandomState(8)
     init = rs.rand(50, 6).astype(np.float32)
     ids = np.array([7, 3, 41, 3, 19, 7, 7])
@@ -967,7 +971,7 @@ def test_sparse_adagrad_is_tfs_fused_op_with_the_dense_updates_bits():
                                         tf.constant([50, 6]))
             else:
                 grad = tf.unsorted_segment_sum(rows, ids, 50)   # the same sums, row order
-            train = tf.train.AdagradOptimizer(0.37).apply_gradients([(grad, v)])
+            train = make().apply_gradients([(grad, v)])
             with tf.Session() as sess:
                 sess.run(tf.global_variables_initializer())
                 for _ in range(3):
@@ -976,8 +980,8 @@ def test_sparse_adagrad_is_tfs_fused_op_with_the_dense_updates_bits():
                 return sess.run(v), types
     sparse, sparse_types = three_steps(True)
     dense, dense_types = three_steps(False)
-    assert "ResourceSparseApplyAdagrad" in sparse_types
-    assert "ResourceApplyAdagrad" in dense_types
+    assert "ResourceSparseApply" + kind in sparse_types
+    assert "ResourceApply" + kind in dense_types
     assert sparse.tobytes() == dense.tobytes()
     untouched = np.setdiff1d(np.arange(50), ids)
     assert sparse[untouched].tobytes() == init[untouched].tobytes()

@@ -172,12 +172,10 @@ class MomentumOptimizer(Optimizer):
 
     def _resource_apply_sparse(self, grad, var, indices):
         accum = self.get_slot(var, "momentum")
-        lr = hyper(self._learning_rate_tensor, var)
-        momentum = hyper(self._momentum_tensor, var)
-        rows = gather(accum, indices) * momentum + grad
-        accum_update = scatter_update(accum, indices, rows)
-        step = grad * lr + rows * (momentum * lr) if self._use_nesterov else rows * lr
-        return group(accum_update, scatter_sub(var, indices, step))
+        return training_ops.resource_sparse_apply_momentum(
+            var.handle, accum.handle, hyper(self._learning_rate_tensor, var), grad, indices,
+            hyper(self._momentum_tensor, var), use_locking=self._use_locking,
+            use_nesterov=self._use_nesterov)
 
 
 # --- Adagrad ------------------------------------------------------------------------------

@@ -263,6 +263,16 @@ def resource_apply_momentum(var, accum, lr, grad, momentum, use_locking: bool = 
                     name=name or "ResourceApplyMomentum")
 
 
+def resource_sparse_apply_momentum(var, accum, lr, grad, indices, momentum,
+                                   use_locking: bool = False, use_nesterov: bool = False,
+                                   name: Optional[str] = None):
+    """Momentum on the rows `indices` (in order, a repeated index updated again), with
+    `resource_apply_momentum`'s formulas, in place (apply_ops.py)."""
+    return apply_op("ResourceSparseApplyMomentum", [var, accum, lr, grad, indices, momentum],
+                    {"use_locking": use_locking, "use_nesterov": use_nesterov},
+                    name=name or "ResourceSparseApplyMomentum")
+
+
 # --- Adagrad ------------------------------------------------------------------------------
 _register("ResourceApplyAdagrad", ["var", "accum"], ["lr", "grad"], {"update_slots": True})
 
