@@ -473,3 +473,21 @@ def test_unlowerable_op_is_written_with_a_warning(caplog):
         nodes = g.as_graph_def().node
     assert "_BatchedNonMaxSuppressionPadded" in _private(nodes)
     assert "TensorFlow cannot load this graph" in caplog.text
+
+
+def test_a_count_is_written_as_the_cast_and_sum_it_fuses():
+    # _CountTrue is made by the remapper (runtime/optimizer.fuse_count_true) in step
+    # graphs; a graph holding one is written as the Cast of bool and the Sum
+    from tensorweave.framework.op_builder import apply_op
+    values = np.random.RandomState(1).rand(3, 300).astype(np.float32)
+    with tf.Graph().as_default() as g:
+        x = tf.placeholder(tf.float32, [3, 300], name="x")
+        apply_op("_CountTrue", [x > 0.5, tf.constant([1])], {"T": tf.float32},
+                 name="count")
+    written = g.as_graph_def()
+    ops = {n.name: n.op for n in written.node}
+    assert ops["count"] == "Sum" and ops["count/Cast"] == "Cast"
+    assert set(ops.values()) <= TF_OP_TYPES
+    with tf.Session(graph=_imported(written)) as sess:
+        got = sess.run("count:0", {"x:0": values})
+    assert got.dtype == np.float32 and got.tolist() == np.sum(values > 0.5, axis=1).tolist()

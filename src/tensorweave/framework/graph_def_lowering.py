@@ -386,7 +386,20 @@ def _lower_read_or_default(b: _Builder) -> None:
     b.final("Merge", [false_value, true_value], {"T": dtype, "N": 2}, [shape, _SCALAR])
 
 
+def _lower_count_true(b: _Builder) -> None:
+    """The Cast of bool and the Sum that runtime/optimizer.fuse_count_true made one
+    _CountTrue node of (partition graphs show it); the Sum keeps the node's name."""
+    x, axes = b.data
+    dtype = b.attr("T")
+    cast = b.helper("Cast", "Cast", [x], {"SrcT": _dt.bool, "DstT": dtype, "Truncate": False},
+                    [b.shape(x)])
+    b.final("Sum", [cast, axes], {"T": dtype, "Tidx": b.attr("Tidx"),
+                                  "keep_dims": b.attr("keep_dims")},
+            [b.out_shape(0)], b.controls)
+
+
 _RULES: Dict[str, Callable[[_Builder], None]] = {
+    "_CountTrue": _lower_count_true,
     "_AssertCompare": _lower_assert_compare,
     "_AssertNear": _lower_assert_near,
     "_AssertRank": _lower_assert_rank,
