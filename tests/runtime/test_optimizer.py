@@ -171,3 +171,100 @@ def test_gated_identities_hand_their_control_inputs_to_their_readers(sess):
     got_out, got_after = sess.run([out, after], {x: 3.0})
     assert got_out == 7.0 and got_after == 3.0
     assert sess.run(v) == 2.0  # the readers still ran the assign first
+
+
+# --- shapes known statically, and folding in steps with control flow ---------------------
+def test_materialize_shapes_of_fully_known_shapes_only(sess):
+    x = tf.placeholder(tf.float32, [2, 3, 4], name="x")
+    y = tf.nn.relu(x, name="y")
+    partial = tf.placeholder(tf.float32, [None, 3], name="partial")
+    # the raw ops: tf.shape and friends already return constants for known shapes
+    shape = tf.raw_ops.Shape(input=y)
+    size = tf.raw_ops.Size(input=y, out_type=tf.int64)
+    rank = tf.raw_ops.Rank(input=y)
+    unknown = tf.raw_ops.Shape(input=partial)
+    sg = opt.materialize_shapes(step_graph([shape, size, rank, unknown], feeds=[x, partial]))
+    by_name = {n.name: n for n in sg.nodes}
+    relu = by_name["y"]
+    for t, want, dtype in ((shape, [2, 3, 4], np.int32), (size, 24, np.int64),
+                           (rank, 3, np.int32)):
+        node = by_name[t.op.name]
+        assert node.type == "Const" and node.inputs == [] and node.control_inputs == [relu]
+        assert node.value[0].dtype == dtype and node.value[0].tolist() == want
+    assert by_name[unknown.op.name].type == "Shape"
+
+
+def test_shapes_of_control_flow_outputs_are_not_materialized(graph):
+    x = tf.placeholder(tf.float32, [2, 3])
+    pred = tf.placeholder(tf.bool, [])
+    switch_false, switch_true = tf.raw_ops.Switch(data=x, pred=pred)
+    shape = tf.raw_ops.Shape(input=switch_true)
+    sg = opt.materialize_shapes(step_graph([shape], feeds=[x, pred]))
+    assert next(n for n in sg.nodes if n.name == shape.op.name).type == "Shape"
+
+
+def _run_with_folding(build, fold: bool):
+    """The values `build()` fetches, run with constant folding on or off, and the op types
+    the partition graphs ran."""
+    with tf.Graph().as_default():
+        fetches, feed = build()
+        config = tf.ConfigProto()
+        if not fold:
+            config.graph_options.optimizer_options.opt_level = tf.OptimizerOptions.L0
+        meta = tf.RunMetadata()
+        with tf.Session(config=config) as sess:
+            sess.run(tf.global_variables_initializer())
+            values = sess.run(fetches, feed, options=tf.RunOptions(
+                output_partition_graphs=True), run_metadata=meta)
+    return values, [node.op for pg in meta.partition_graphs for node in pg.node]
+
+
+def _standardized_images():
+    rs = np.random.RandomState(2)
+    images = tf.placeholder(tf.float32, [6, 8, 8, 3])
+    out = tf.map_fn(tf.image.per_image_standardization, images)
+    return out, {images: rs.rand(6, 8, 8, 3).astype(np.float32)}
+
+
+def _cond_in_a_loop():
+    # a branch computes with the shape of a loop variable (the raw ops: tf.shape of a
+    # known shape is a constant already); the loop counts to 5 through both branches
+    x = tf.placeholder(tf.float32, [4, 5])
+
+    def body(i, m, acc):
+        size = tf.cast(tf.raw_ops.Size(input=m), tf.float32)
+        step = tf.cond(i % 2 > 0, lambda: tf.reduce_sum(m) / size,
+                       lambda: tf.cast(tf.reduce_prod(tf.raw_ops.Shape(input=m * 2.0)), tf.float32))
+        return i + 1, m + 1.0, acc + step
+    _, _, total = tf.while_loop(lambda i, m, acc: i < 5, body,
+                                [tf.constant(0), x, tf.constant(0.0)])
+    return total, {x: np.arange(20, dtype=np.float32).reshape(4, 5)}
+
+
+@pytest.mark.parametrize("executor", ["default", "tagged"])
+@pytest.mark.parametrize("build,gone", [(_standardized_images, {"Prod", "Rsqrt", "Range"}),
+                                        (_cond_in_a_loop, {"Shape", "Size", "Prod"})])
+def test_folding_in_loops_and_branches_keeps_the_values(build, gone, executor, monkeypatch):
+    if executor == "tagged":
+        monkeypatch.setenv("TW_EXECUTOR", "tagged")
+    folded, folded_ops = _run_with_folding(build, True)
+    plain, plain_ops = _run_with_folding(build, False)
+    assert np.array_equal(folded, plain)
+    # the shape arithmetic is gone from the loop's body and branches
+    assert gone <= set(plain_ops) and not gone & set(folded_ops)
+
+
+def test_folded_loop_values_against_numpy():
+    total = _run_with_folding(_cond_in_a_loop, True)[0]
+    x = np.arange(20, dtype=np.float32)
+    # i = 0, 2, 4: the element count (20); i = 1, 3: the mean of x + i
+    assert total == 3 * 20.0 + np.float32((x + 1).sum() / 20) + np.float32((x + 3).sum() / 20)
+    images = _standardized_images  # values against NumPy's formula
+    with tf.Graph().as_default():
+        out, feed = images()
+        with tf.Session() as sess:
+            got = sess.run(out, feed)
+    values = list(feed.values())[0]
+    mean = values.mean(axis=(1, 2, 3), keepdims=True)
+    std = np.maximum(values.std(axis=(1, 2, 3), keepdims=True), 1 / np.sqrt(192))
+    np.testing.assert_allclose(got, (values - mean) / std, rtol=1e-5, atol=1e-6)

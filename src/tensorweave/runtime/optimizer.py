@@ -6,6 +6,8 @@ results:
   * `remove_dead_noops`  - NoOps and Identities that order nothing are removed
                             (TF's dependency optimizer does the same);
   * `eliminate_common_subexpressions` - identical stateless nodes are merged;
+  * `materialize_shapes` - Shape, Size and Rank of values whose static shapes are
+                            fully known become constants (Grappler's MaterializeShapes);
   * `fold_constants`     - stateless nodes whose inputs are all constants are evaluated
                             once, with the same kernels the executor would use;
   * `fuse_conv_bias_relu` - Conv2D (Conv3D), then its bias, then ReLU become one
@@ -23,7 +25,9 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import registry as _reg
+from tensorweave.runtime.policy import CONTROL_FLOW_OPS
 
 # Ops never folded: their value depends on more than their inputs, or folding them
 # would only copy memory.
@@ -220,6 +224,40 @@ def eliminate_common_subexpressions(sg: StepGraph) -> StepGraph:
     return sg
 
 
+# what a shape op's value is, from the static shape's dimensions
+_SHAPE_VALUES = {"Shape": lambda dims: dims, "Size": lambda dims: int(np.prod(dims)),
+                 "Rank": len}
+
+
+def materialize_shapes(sg: StepGraph) -> StepGraph:
+    """Shape, Size and Rank nodes whose input has a fully known static shape become Const
+    nodes, as Grappler's MaterializeShapes makes them, so that the arithmetic on them
+    folds (a tf.map_fn body's per_image_standardization and random_crop recomputed their
+    image's size every iteration). The constant keeps a control input from the input's
+    node, so it still runs in that node's frame and branch, after it; inputs made by a
+    control-flow op (whose outputs differ in liveness) are left alone, and so are shape
+    ops placed on accelerators (whose outputs stay in host memory, where a constant's
+    would not)."""
+    for n in sg.nodes:
+        value_of = _SHAPE_VALUES.get(n.type)
+        if value_of is None or len(n.inputs) != 1 or n.n_out != 1 or \
+                getattr(n.device, "device_type", "CPU") != "CPU":
+            continue
+        p, i = n.inputs[0]
+        if p.type in CONTROL_FLOW_OPS:
+            continue
+        shape = _static_shape(p, i)
+        if shape is None or not shape.is_fully_defined():
+            continue
+        out_type = n.attrs.get("out_type", _dt.int32)
+        n.type = "Const"
+        n.value = [np.array(value_of(shape.as_list()), dtype=out_type.as_numpy_dtype)]
+        n.inputs = []
+        if p not in n.control_inputs:
+            n.control_inputs = [p] + n.control_inputs
+    return sg
+
+
 def fold_constants(sg: StepGraph, run_kernel: Callable[[Node, list], list]) -> StepGraph:
     """Evaluates stateless nodes whose data inputs are all constants; they become Const
     nodes. A folded node keeps its control inputs and takes over those of its constant
@@ -229,7 +267,8 @@ def fold_constants(sg: StepGraph, run_kernel: Callable[[Node, list], list]) -> S
     for n in sg.nodes:
         if n.type == "Const" and n.value is None:
             n.value = [n.attrs["value"]]
-        if n.stateful or n.type in _NO_FOLD or not n.inputs or n.n_out == 0:
+        if n.stateful or n.type in _NO_FOLD or n.type in CONTROL_FLOW_OPS or \
+                not n.inputs or n.n_out == 0:
             continue
         if not all(p.type == "Const" for p, _ in n.inputs):
             continue

@@ -410,14 +410,19 @@ def optimize(sg: _opt.StepGraph, binder: KernelBinder, opts: Dict[str, bool]):
     it)."""
     if any(n.type in CONTROL_FLOW_OPS for n in sg.nodes):
         # a fused chain is joined by plain edges, so it lies in one frame and one branch,
-        # and is dead exactly when one of its inputs is
+        # and is dead exactly when one of its inputs is; a folded node keeps its inputs'
+        # control inputs (a constant in a loop body or branch has the pivot's), so it
+        # stays in its frame and branch. Common subexpressions are not merged (equal
+        # nodes of two frames are not one value), nor unread nodes dropped.
+        if opts.get("fold"):
+            sg = _opt.fold_constants(_opt.materialize_shapes(sg), binder.run_for_folding)
         return _remap(sg) if opts.get("remap") else sg
     if opts.get("prune_noops"):
         sg = _opt.remove_dead_noops(sg)
     if opts.get("cse"):
         sg = _opt.eliminate_common_subexpressions(sg)
     if opts.get("fold"):
-        sg = _opt.fold_constants(sg, binder.run_for_folding)
+        sg = _opt.fold_constants(_opt.materialize_shapes(sg), binder.run_for_folding)
         if opts.get("prune_noops"):
             sg = _drop_unused(sg)
     if opts.get("remap"):

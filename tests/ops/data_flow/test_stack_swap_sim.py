@@ -147,9 +147,10 @@ def test_host_memory_device_keeps_explicit_accounting():
 def test_tagged_executor_peak_does_not_grow_with_iterations(monkeypatch):
     # on the tagged executor up to parallel_iterations (10) iterations are alive at
     # once, each holding its loop value until it completes: the peak is bounded by
-    # that window, not by the iteration count
+    # that window, not by the iteration count (plus one element: the gradient's seed,
+    # ones shaped as the loop's output, is a folded constant held on the device)
     monkeypatch.setenv("TW_EXECUTOR", "tagged")
     peaks = [_grad_of_loop(n, True, _SIM)[1]["peak"] for n in (30, 100)]
-    assert max(peaks) <= (2 * 10 + 4) * ELEM
+    assert max(peaks) <= (2 * 10 + 5) * ELEM
     no_swap = _grad_of_loop(100, False, _SIM)[1]["peak"]
     assert no_swap >= 100 * ELEM
