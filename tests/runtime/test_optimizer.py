@@ -268,3 +268,78 @@ def test_folded_loop_values_against_numpy():
     mean = values.mean(axis=(1, 2, 3), keepdims=True)
     std = np.maximum(values.std(axis=(1, 2, 3), keepdims=True), 1 / np.sqrt(192))
     np.testing.assert_allclose(got, (values - mean) / std, rtol=1e-5, atol=1e-6)
+
+
+# --- assigned temporaries kept rather than copied --------------------------------------------
+def _marked(sg):
+    return sorted(n.name for n in sg.nodes if n.type == "AssignVariableOp" and
+                  n.attrs.get(opt.TEMPORARY_VALUE_ATTR))
+
+
+def test_assigns_of_unshared_fresh_results_are_marked(graph):
+    x = tf.placeholder(tf.float32, [3], name="x")
+    v = tf.Variable(tf.zeros([3]), use_resource=True)
+    doubled = x * 2.0
+    kept = v.assign(doubled, name="kept", read_value=False)
+    fetched = x + 1.0
+    shared = v.assign(fetched, name="fetched_too", read_value=False)
+    read_twice = x - 1.0
+    twice = v.assign(read_twice, name="read_twice", read_value=False)
+    viewed = v.assign(tf.identity(x * 3.0), name="through_identity", read_value=False)
+    fed = v.assign(x, name="fed", read_value=False)
+    sg = opt.mark_assigned_temporaries(step_graph(
+        [fetched, read_twice * 2.0], targets=[kept, shared, twice, viewed, fed], feeds=[x]))
+    assert _marked(sg) == ["kept"]
+    # the graph's own op keeps its attrs (the step graph's node has a copy)
+    assert opt.TEMPORARY_VALUE_ATTR not in kept._attrs
+
+
+def test_a_kept_temporary_is_read_only_and_copied_on_write(sess):
+    x = tf.placeholder(tf.float32, [4])
+    v = tf.Variable(tf.zeros([4]), use_resource=True)
+    assign = v.assign(x * 2.0, read_value=False)
+    bump = v.assign_add(tf.ones([4]), read_value=False)
+    sess.run(v.initializer)
+    sess.run(assign, {x: np.arange(4, dtype=np.float32)})
+    before = sess.run(v.read_value())
+    np.testing.assert_array_equal(before, [0, 2, 4, 6])
+    sess.run(bump)
+    # the value fetched before the update in place is unchanged (copy on write)
+    np.testing.assert_array_equal(before, [0, 2, 4, 6])
+    np.testing.assert_array_equal(sess.run(v.read_value()), [1, 3, 5, 7])
+
+
+def test_a_fed_value_is_never_kept(sess):
+    x = tf.placeholder(tf.float32, [3])
+    v = tf.Variable(tf.zeros([3]), use_resource=True)
+    doubled = x * 2.0
+    assign = v.assign(doubled, read_value=False)
+    sess.run(v.initializer)
+    mine = np.array([1.0, 2.0, 3.0], np.float32)
+    sess.run(assign, {doubled: mine})   # the Mul's output fed: the caller's array
+    assert mine.flags.writeable
+    mine[0] = 99.0
+    np.testing.assert_array_equal(sess.run(v.read_value()), [1, 2, 3])
+
+
+def test_sparse_adam_steps_keep_their_values(monkeypatch):
+    # TF1 Adam's sparse update assigns m * beta1 and v * beta2 to the slots: kept, not
+    # copied; the variables are those of steps that copy
+    def three_steps():
+        rs = np.random.RandomState(5)
+        with tf.Graph().as_default():
+            tf.set_random_seed(2)
+            emb = tf.get_variable("emb", [40, 6])
+            ids = tf.placeholder(tf.int64, [9])
+            loss = tf.reduce_sum(tf.square(tf.nn.embedding_lookup(emb, ids)))
+            train = tf.train.AdamOptimizer(0.1).minimize(loss)
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                for _ in range(3):
+                    sess.run(train, {ids: rs.randint(0, 40, 9)})
+                return sess.run(tf.global_variables())
+    kept = three_steps()
+    monkeypatch.setattr(opt, "_FRESH_OUTPUT_OPS", frozenset())
+    copied = three_steps()
+    for a, b in zip(kept, copied):
+        assert np.asarray(a).tobytes() == np.asarray(b).tobytes()

@@ -17,7 +17,10 @@ results:
                             _FusedBatchNormEx node (likewise);
   * `fuse_count_true`    - a Sum of a Cast of bool that only Sums read becomes a
                             _CountTrue node (not Grappler's: the counts without the
-                            cast array, the same values).
+                            cast array, the same values);
+  * `mark_assigned_temporaries` - an AssignVariableOp whose value a fresh elementwise
+                            result made for it alone is told it may keep that array
+                            instead of a copy (TF's executor forwards such buffers).
 """
 from __future__ import annotations
 
@@ -486,3 +489,27 @@ def fuse_count_true(sg: StepGraph, fusable: Callable[[Node], bool]) -> StepGraph
             mapping[(id(total), 0)] = (fused, 0)
         dropped.add(id(cast))
     return _swap_in(sg, replaced, dropped, mapping)
+
+
+# kernels whose output is always a fresh array of their own, never an input or a view of
+# one (NumPy's binary operators)
+_FRESH_OUTPUT_OPS = frozenset({"Mul", "AddV2", "Sub", "RealDiv"})
+TEMPORARY_VALUE_ATTR = "_value_is_temporary"
+
+
+def mark_assigned_temporaries(sg: StepGraph) -> StepGraph:
+    """Gives each AssignVariableOp whose value input only it reads (not fetched either),
+    made by a kernel of `_FRESH_OUTPUT_OPS`, the attr TEMPORARY_VALUE_ATTR: the kernel
+    may then keep that array as the variable's value, read-only, where it would copy it
+    (TF1 Adam's sparse update assigns `m * beta1` to its slot before a scatter_add: a
+    copy of the whole slot each step). The attr goes on a copy of the attrs (they are
+    the graph op's own dict)."""
+    readers, _ = _readers(sg)
+    for n in sg.nodes:
+        if n.type != "AssignVariableOp" or len(n.inputs) != 2:
+            continue
+        producer, i = n.inputs[1]
+        if producer.type in _FRESH_OUTPUT_OPS and readers.get((id(producer), i)) == [n] \
+                and producer.device is n.device:
+            n.attrs = dict(n.attrs, **{TEMPORARY_VALUE_ATTR: True})
+    return sg

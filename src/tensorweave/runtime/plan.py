@@ -416,7 +416,7 @@ def optimize(sg: _opt.StepGraph, binder: KernelBinder, opts: Dict[str, bool]):
         # nodes of two frames are not one value), nor unread nodes dropped.
         if opts.get("fold"):
             sg = _opt.fold_constants(_opt.materialize_shapes(sg), binder.run_for_folding)
-        return _remap(sg) if opts.get("remap") else sg
+        return _opt.mark_assigned_temporaries(_remap(sg) if opts.get("remap") else sg)
     if opts.get("prune_noops"):
         sg = _opt.remove_dead_noops(sg)
     if opts.get("cse"):
@@ -427,7 +427,7 @@ def optimize(sg: _opt.StepGraph, binder: KernelBinder, opts: Dict[str, bool]):
             sg = _drop_unused(sg)
     if opts.get("remap"):
         sg = _remap(sg)
-    return sg
+    return _opt.mark_assigned_temporaries(sg)
 
 
 def _remap(sg: _opt.StepGraph) -> _opt.StepGraph:

@@ -421,7 +421,15 @@ def _assign_kernel(ctx, handle, value):
         raise errors.InvalidArgumentError(
             None, ctx.op, "Trying to assign to variable with tensor with wrong shape. "
             "Expected %s got %s" % (_shape_str(handle.shape.as_list()), _shape_str(value.shape)))
-    new = _owned_copy(value)
+    if ctx.attrs.get("_value_is_temporary") and type(value) is np.ndarray and \
+            value.flags.owndata and value.flags.c_contiguous and \
+            value.dtype == dtype.as_numpy_dtype:
+        # a fresh result nothing else reads (runtime/optimizer.mark_assigned_temporaries):
+        # kept, read-only, rather than copied
+        value.setflags(write=False)
+        new = value
+    else:
+        new = _owned_copy(value)
     with var.lock:
         old = var.value
         if validate and handle.ref_style and old is not None and old.shape != new.shape:
