@@ -363,11 +363,21 @@ register_op("ReverseV2", inputs=["tensor: T", "axis: Tidx"], outputs=["output: T
 def _reverse_kernel(ctx, x, axis):
     if np.ndim(axis) != 1:
         raise _invalid(ctx, "'dims' must be 1-dimension, not %d" % np.ndim(axis))
-    r = np.ndim(x)
-    axes = _canonical_axes([int(a) for a in axis.tolist()], r, lambda m: _invalid(ctx, m))
-    if not axes:
-        return x
-    return x[tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(r))]
+    key = (np.ndim(x), *axis.tolist())
+    index = _REVERSE_INDEX.get(key)
+    if index is None:
+        r = key[0]
+        axes = _canonical_axes(list(key[1:]), r, lambda m: _invalid(ctx, m))
+        index = tuple(slice(None, None, -1) if i in axes else slice(None)
+                      for i in range(r)) if axes else ()
+        if len(_REVERSE_INDEX) < 256:   # a program reverses along few axes
+            _REVERSE_INDEX[key] = index
+    return x[index] if index else x
+
+
+# (rank, *axis) -> the index reversing those axes (() for none), for axes that passed
+# the checks
+_REVERSE_INDEX: dict = {}
 
 
 @gradient("ReverseV2")
