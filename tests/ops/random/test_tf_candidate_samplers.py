@@ -155,6 +155,23 @@ def test_alias_table_gives_each_class_its_weight():
     np.testing.assert_allclose(freq, weights / weights.sum(), atol=0.012)
 
 
+def test_log_uniform_probabilities_looked_up_are_the_computed_ones(monkeypatch):
+    # ranges up to _TABLE_MOST look each class up in a table computed once: the same
+    # float32 bits as computing them per call (the formula against float64 too)
+    rs = np.random.RandomState(4)
+    for range_max in (1, 30, 50000):
+        classes = rs.randint(0, range_max, (7, 3))
+        looked_up = range_samplers.LogUniformSampler(range_max).probability(classes)
+        with monkeypatch.context() as m:
+            m.setattr(range_samplers, "_TABLE_MOST", 0)
+            computed = range_samplers.LogUniformSampler(range_max).probability(classes)
+        assert looked_up.dtype == np.float32 and looked_up.shape == classes.shape
+        assert looked_up.tobytes() == computed.tobytes()
+        np.testing.assert_allclose(
+            looked_up, np.log((classes + 2.0) / (classes + 1.0)) / np.log(range_max + 1.0),
+            rtol=1e-6)
+
+
 def test_expected_counts_formulas():
     p = np.array([0.5, 0.01, 1e-6, 0.0], np.float32)
     np.testing.assert_array_equal(range_samplers.expected_counts(p, 8, 8),
