@@ -194,6 +194,17 @@ def test_materialize_shapes_of_fully_known_shapes_only(sess):
     assert by_name[unknown.op.name].type == "Shape"
 
 
+def test_sizes_beyond_the_output_type_are_left_to_the_kernel(graph):
+    x = tf.placeholder(tf.float32, [70000, 70000])
+    size = tf.raw_ops.Size(input=tf.nn.relu(x))   # 4.9e9 elements: past int32
+    wide = tf.raw_ops.Size(input=tf.nn.relu(x), out_type=tf.int64)
+    sg = opt.materialize_shapes(step_graph([size, wide], feeds=[x]))
+    by_name = {n.name: n for n in sg.nodes}
+    assert by_name[size.op.name].type == "Size"
+    assert by_name[wide.op.name].type == "Const"
+    assert by_name[wide.op.name].value[0] == 70000 * 70000
+
+
 def test_shapes_of_control_flow_outputs_are_not_materialized(graph):
     x = tf.placeholder(tf.float32, [2, 3])
     pred = tf.placeholder(tf.bool, [])

@@ -252,9 +252,12 @@ def materialize_shapes(sg: StepGraph) -> StepGraph:
         shape = _static_shape(p, i)
         if shape is None or not shape.is_fully_defined():
             continue
-        out_type = n.attrs.get("out_type", _dt.int32)
+        out_type = n.attrs.get("out_type", _dt.int32).as_numpy_dtype
+        value = np.array(value_of(shape.as_list()), dtype=np.int64)
+        if value.size and (value.max() > np.iinfo(out_type).max):
+            continue   # the kernel reports the overflow at run time
         n.type = "Const"
-        n.value = [np.array(value_of(shape.as_list()), dtype=out_type.as_numpy_dtype)]
+        n.value = [value.astype(out_type)]
         n.inputs = []
         if p not in n.control_inputs:
             n.control_inputs = [p] + n.control_inputs
