@@ -90,7 +90,6 @@ tf.summary.scalar("accuracy", accuracy)
 summaries = tf.summary.merge_all()
 saver = tf.train.Saver()
 logdir = tempfile.mkdtemp()
-times = []
 with tf.Session() as sess:
     sess.run(tf.global_variables_initializer())
     writer = tf.summary.FileWriter(logdir, sess.graph)
@@ -148,18 +147,28 @@ cross_entropy = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=y_
 train = tf.train.AdamOptimizer(1e-4).minimize(cross_entropy)
 accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(y_conv, 1), tf.argmax(y_, 1)),
                                   tf.float32))
-times = []
 with tf.Session() as sess:
     sess.run(tf.global_variables_initializer())
-    for i in range(P["steps"]):
-        j = (i * B) % N
-        t0 = time.perf_counter()
-        sess.run(train, {x: images[j:j + B], y_: onehot[j:j + B], keep_prob: 0.5})
-        times.append(time.perf_counter() - t0)
+    timed_steps(sess, train, lambda j: {x: images[j:j + B], y_: onehot[j:j + B],
+                                        keep_prob: 0.5}, N)
     out["accuracy"] = float(sess.run(accuracy, {x: images[:500], y_: onehot[:500],
                                                 keep_prob: 1.0}))
 """
 
+# before each program: its step times, and the loop that times most programs' steps
+_HEAD = r"""
+times = []
+
+
+def timed_steps(sess, train, feed_of, span):
+    # P["steps"] runs of `train`, each timed into `times`; run i is fed feed_of(j) for
+    # the batch offset j = i * B % span (B: the program's batch size)
+    for i in range(P["steps"]):
+        feed = feed_of(i * B % span)
+        t0 = time.perf_counter()
+        sess.run(train, feed)
+        times.append(time.perf_counter() - t0)
+"""
 # the wall time since this process started (Linux: its start time after boot, in ticks)
 _TAIL = r"""
 with open("/proc/self/stat") as f:
@@ -173,7 +182,8 @@ PROGRAMS = {"cifar": _CIFAR, "mnist": _MNIST}
 
 
 def run_programs(programs: dict, title: str, command: str, setup: str, argv) -> None:
-    """Runs each program (source after results.CHILD_PREAMBLE, ending in `_TAIL`) under
+    """Runs each program (source after results.CHILD_PREAMBLE and `_HEAD`, ending in
+    `_TAIL`) under
     tensorweave and, where TF_PYTHON's interpreter exists, TensorFlow, and writes the
     step and wall-time figures as tensorweave / TensorFlow."""
     params = {"bench": BENCH_DIR, "src": SRC, "steps": STEPS}
@@ -181,8 +191,9 @@ def run_programs(programs: dict, title: str, command: str, setup: str, argv) -> 
     figures = {"setup": setup}
     results = {}
     for name, program in programs.items():
-        ours = run_child(program + _TAIL, sys.executable, "tensorweave", params)
-        ref = run_child(program + _TAIL, python, "tensorflow", params) \
+        code = _HEAD + program + _TAIL
+        ours = run_child(code, sys.executable, "tensorweave", params)
+        ref = run_child(code, python, "tensorflow", params) \
             if os.path.exists(python) else None
         figures.update(side_by_side_figures(ours, ref, [("step_ms", name + ": training step")]))
         figures.update(side_by_side_figures(ours, ref, [("wall_s", name + ": end to end")],

@@ -61,14 +61,9 @@ d_vars = [v for v in tf.trainable_variables() if v.name.startswith("D/")]
 g_vars = [v for v in tf.trainable_variables() if v.name.startswith("G/")]
 train = [tf.train.AdamOptimizer(2e-4, 0.5).minimize(d_loss, var_list=d_vars),
          tf.train.AdamOptimizer(2e-4, 0.5).minimize(g_loss, var_list=g_vars)]
-times = []
 with tf.Session() as sess:
     sess.run(tf.global_variables_initializer())
-    for i in range(P["steps"]):
-        j = (i * B) % N
-        t0 = time.perf_counter()
-        sess.run(train, {z: noise[j:j + B], real: real_images[j:j + B]})
-        times.append(time.perf_counter() - t0)
+    timed_steps(sess, train, lambda j: {z: noise[j:j + B], real: real_images[j:j + B]}, N)
     out["losses"] = [float(v) for v in sess.run([d_loss, g_loss],
                                                  {z: noise[:B], real: real_images[:B]})]
 """
@@ -90,14 +85,10 @@ loss = tf.reduce_mean(tf.nn.nce_loss(weights=nce_weights, biases=nce_biases,
                                      labels=labels, inputs=embed, num_sampled=SAMPLED,
                                      num_classes=V))
 train = tf.train.GradientDescentOptimizer(1.0).minimize(loss)
-times = []
 with tf.Session() as sess:
     sess.run(tf.global_variables_initializer())
-    for i in range(P["steps"]):
-        j = (i * B) % (centre.size - B)
-        t0 = time.perf_counter()
-        sess.run(train, {inputs: centre[j:j + B], labels: context[j:j + B, None]})
-        times.append(time.perf_counter() - t0)
+    timed_steps(sess, train, lambda j: {inputs: centre[j:j + B],
+                                        labels: context[j:j + B, None]}, centre.size - B)
     out["loss"] = float(sess.run(loss, {inputs: centre[:B], labels: context[:B, None]}))
 """
 
@@ -119,14 +110,10 @@ logits = tf.reshape(tf.nn.embedding_lookup_sparse(w, features, None, combiner="s
 loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=labels,
                                                               logits=logits))
 train = tf.train.FtrlOptimizer(0.1, l1_regularization_strength=0.01).minimize(loss)
-times = []
 with tf.Session() as sess:
     sess.run(tf.global_variables_initializer())
-    for i in range(P["steps"]):
-        j = (i * B) % (N - B)
-        t0 = time.perf_counter()
-        sess.run(train, {ids: all_ids[j:j + B].ravel(), labels: all_labels[j:j + B]})
-        times.append(time.perf_counter() - t0)
+    timed_steps(sess, train, lambda j: {ids: all_ids[j:j + B].ravel(),
+                                        labels: all_labels[j:j + B]}, N - B)
     out["loss"] = float(sess.run(loss, {ids: all_ids[:B].ravel(), labels: all_labels[:B]}))
 """
 
@@ -149,14 +136,9 @@ code = dense(dense(x, 256, "enc1"), 64, "enc2")
 reconstruction = dense(dense(code, 256, "dec1"), 784, "dec2")
 loss = tf.reduce_mean(tf.square(reconstruction - x))
 train = tf.train.RMSPropOptimizer(1e-3).minimize(loss)
-times = []
 with tf.Session() as sess:
     sess.run(tf.global_variables_initializer())
-    for i in range(P["steps"]):
-        j = (i * B) % N
-        t0 = time.perf_counter()
-        sess.run(train, {x: images[j:j + B]})
-        times.append(time.perf_counter() - t0)
+    timed_steps(sess, train, lambda j: {x: images[j:j + B]}, N)
     out["loss"] = float(sess.run(loss, {x: images[:B]}))
 """
 
