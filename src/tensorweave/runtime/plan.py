@@ -405,25 +405,22 @@ def feeds_to_device(sg: _opt.StepGraph) -> tuple:
 
 def optimize(sg: _opt.StepGraph, binder: KernelBinder, opts: Dict[str, bool]):
     """The placed step graph `sg` after the graph optimizations `opts` asks for (in
-    steps with control flow, the remapping only). Deterministic: tasks that optimize the
-    same placed step graph get the same nodes and names (distributed workers rely on
-    it)."""
-    if any(n.type in CONTROL_FLOW_OPS for n in sg.nodes):
-        # a fused chain is joined by plain edges, so it lies in one frame and one branch,
-        # and is dead exactly when one of its inputs is; a folded node keeps its inputs'
-        # control inputs (a constant in a loop body or branch has the pivot's), so it
-        # stays in its frame and branch. Common subexpressions are not merged (equal
-        # nodes of two frames are not one value), nor unread nodes dropped.
-        if opts.get("fold"):
-            sg = _opt.fold_constants(_opt.materialize_shapes(sg), binder.run_for_folding)
-        return _opt.mark_assigned_temporaries(_remap(sg) if opts.get("remap") else sg)
-    if opts.get("prune_noops"):
+    steps with control flow, folding and remapping only). Deterministic: tasks that
+    optimize the same placed step graph get the same nodes and names (distributed
+    workers rely on it)."""
+    # With control flow, a fused chain is joined by plain edges, so it lies in one frame
+    # and one branch, and is dead exactly when one of its inputs is; a folded node keeps
+    # its inputs' control inputs (a constant in a loop body or branch has the pivot's),
+    # so it stays in its frame and branch. Common subexpressions are not merged there
+    # (equal nodes of two frames are not one value), nor unread nodes dropped.
+    plain = not any(n.type in CONTROL_FLOW_OPS for n in sg.nodes)
+    if plain and opts.get("prune_noops"):
         sg = _opt.remove_dead_noops(sg)
-    if opts.get("cse"):
+    if plain and opts.get("cse"):
         sg = _opt.eliminate_common_subexpressions(sg)
     if opts.get("fold"):
         sg = _opt.fold_constants(_opt.materialize_shapes(sg), binder.run_for_folding)
-        if opts.get("prune_noops"):
+        if plain and opts.get("prune_noops"):
             sg = _drop_unused(sg)
     if opts.get("remap"):
         sg = _remap(sg)
