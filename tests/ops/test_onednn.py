@@ -134,8 +134,11 @@ def test_what_onednn_does_not_take_falls_back():
     assert onednn.matmul(other[0, 0], w32[0, 0]) is None
     big = np.ones(onednn.ELTWISE_MIN_SIZE, np.float32).view(Device)
     assert onednn.relu(big) is None
-    assert onednn.matmul(np.ones((4, 3), np.float32)[::-1], np.ones((3, 2), np.float32)) \
-        is None  # a negative stride
+    # a negative stride: the batched primitive does not take it; a matrix is copied
+    flipped = np.arange(12, dtype=np.float32).reshape(4, 3)[::-1]
+    assert onednn.matmul(flipped[None], np.ones((1, 3, 2), np.float32)) is None
+    np.testing.assert_array_equal(onednn.matmul(flipped, np.ones((3, 2), np.float32)),
+                                  flipped.sum(1, keepdims=True).repeat(2, 1))
 
 
 @pytest.mark.parametrize("m,k,n", [(100, 784, 100), (3, 5, 7), (64, 3136, 256)])
@@ -148,6 +151,61 @@ def test_matmul_reads_transposed_views_in_place(m, k, n):
         got = onednn.matmul(x, y)
         assert got.dtype == np.float32 and got.flags.c_contiguous
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+def test_sgemm_reads_every_matrix_layout_and_read_only_arrays(monkeypatch):
+    # rows evenly spaced (slices of wider matrices), transposed views, columns taken
+    # every other (copied), reversed rows (copied), read-only operands; the second
+    # operand transposed goes to the primitive instead
+    gemms = []
+    real = onednn._gemm
+    monkeypatch.setattr(onednn, "_gemm", lambda *a: gemms.append(1) or real(*a))
+    m, k, n = 33, 70, 45
+    a = RNG.randn(m, k).astype(np.float32)
+    b = RNG.randn(k, n).astype(np.float32)
+    wide_a = RNG.randn(m, k + 9).astype(np.float32)
+    wide_a[:, :k] = a
+    tall_at = RNG.randn(k, m + 4).astype(np.float32)
+    tall_at[:, :m] = a.T
+    spread_b = np.zeros((k, 2 * n), np.float32)
+    spread_b[:, ::2] = b
+    frozen_a = a.copy()
+    frozen_a.flags.writeable = False
+    firsts = [a, np.asfortranarray(a), wide_a[:, :k], tall_at[:, :m].T, np.ascontiguousarray(a[::-1])[::-1],
+              frozen_a]
+    seconds = [b, spread_b[:, ::2], np.ascontiguousarray(b[::-1])[::-1]]
+    want = a.astype(np.float64) @ b
+    for x in firsts:
+        for y in seconds:
+            got = onednn.matmul(x, y)
+            assert got.flags.c_contiguous and got.dtype == np.float32
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert len(gemms) == len(firsts) * len(seconds)
+    np.testing.assert_allclose(onednn.matmul(a, np.asfortranarray(b)), want, rtol=1e-4,
+                               atol=1e-4)
+    assert len(gemms) == len(firsts) * len(seconds)  # a transposed y: the primitive's
+    x = np.full((40, 30), np.nan, np.float32)
+    x[1:] = 1.0
+    got = onednn.matmul(x, np.ones((30, 20), np.float32))  # NaN propagates, C is not read
+    assert np.isnan(got[0]).all() and (got[1:] == 30).all()
+
+
+def test_large_float32_products_use_sgemm_unless_the_second_is_transposed(sess,
+                                                                          monkeypatch):
+    shapes = []
+    real = onednn._gemm
+    monkeypatch.setattr(onednn, "_gemm", lambda lib, x, y, b: shapes.append(x.shape) or
+                        real(lib, x, y, b))
+    a = RNG.randn(64, 512).astype(np.float32)
+    b = RNG.randn(512, 96).astype(np.float32)
+    want = a.astype(np.float64) @ b
+    assert 64 * 512 * 96 >= blas.LARGE_PRODUCT_MACS
+    np.testing.assert_allclose(sess.run(tf.matmul(a, b)), want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(sess.run(tf.matmul(a.T.copy(), b, transpose_a=True)), want,
+                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(sess.run(tf.matmul(a, b.T.copy(), transpose_b=True)), want,
+                               rtol=1e-4, atol=1e-4)  # the primitive's
+    assert shapes == [(64, 512), (64, 512)]
 
 
 def test_large_float32_matmul_ops_use_onednn(sess, monkeypatch):

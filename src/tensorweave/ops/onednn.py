@@ -214,6 +214,10 @@ class _Library:
                                                ctypes.POINTER(_ExecArg)]
         lib.dnnl_stream_wait.restype = ctypes.c_int
         lib.dnnl_stream_wait.argtypes = [_handle]
+        lib.dnnl_sgemm.restype = ctypes.c_int
+        lib.dnnl_sgemm.argtypes = [ctypes.c_char, ctypes.c_char] + [ctypes.c_int64] * 3 + [
+            ctypes.c_float, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+            ctypes.c_int64, ctypes.c_float, ctypes.c_void_p, ctypes.c_int64]
         for name in ("dnnl_memory_destroy", "dnnl_memory_desc_destroy",
                      "dnnl_primitive_destroy", "dnnl_post_ops_destroy",
                      "dnnl_primitive_attr_destroy"):
@@ -650,6 +654,49 @@ def _build_matmul(lib: _Library, x: np.ndarray, y: np.ndarray,
         lib.lib.dnnl_primitive_desc_destroy(pd)
 
 
+def _gemm_operand(a: np.ndarray) -> Optional[tuple]:
+    """(transposed, leading dimension) of a float32 matrix as row-major BLAS reads it
+    in place (rows, or a transposed view's columns, evenly spaced), or None."""
+    rows, cols = a.shape
+    if a.flags.c_contiguous:
+        return b"N", cols
+    if a.flags.f_contiguous:
+        return b"T", rows
+    s0, s1 = a.strides
+    if s1 == 4 and s0 % 4 == 0 and s0 >= 4 * cols:
+        return b"N", s0 // 4
+    if s0 == 4 and s1 % 4 == 0 and s1 >= 4 * rows:
+        return b"T", s1 // 4
+    return None
+
+
+def _gemm(lib: _Library, x: np.ndarray, y: np.ndarray, b: tuple) -> Optional[np.ndarray]:
+    """x [m, k] @ y [k, n] by oneDNN's sgemm, which has no primitive to build or look
+    up: 10-30% faster than the matmul primitive on the products MatMul hands here
+    (benchmarks/RESULTS.md, twenty-fourth stop). `b`: y's _gemm_operand."""
+    a = _gemm_operand(x)
+    if a is None:
+        x, a = np.ascontiguousarray(x), (b"N", x.shape[1])
+    (m, k), n = x.shape, y.shape[1]
+    out = np.empty((m, n), np.float32)
+    with _turn(lib):  # (OpenBLAS is not involved: no large_product)
+        status = lib.lib.dnnl_sgemm(a[0], b[0], m, n, k, 1.0, _address(x), a[1],
+                                    _address(y), b[1], 0.0, _address(out), n)
+    return out if status == 0 else None
+
+
+def _address(a: np.ndarray) -> int:
+    """The address of a's first element: through the buffer protocol where it is
+    writable and contiguous (0.25 us), else `a.ctypes.data` (0.75 us)."""
+    if a.flags.writeable:
+        try:
+            return ctypes.addressof(ctypes.c_char.from_buffer(a if a.flags.c_contiguous
+                                                              else a.T))
+        except (TypeError, ValueError, BufferError):
+            pass
+    return a.ctypes.data
+
+
 def matmul(x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
     """np.matmul of float32 x [..., m, k] and y [..., k, n] whose batch dimensions
     broadcast (transposed views are read in place), or None where oneDNN does not take
@@ -658,6 +705,15 @@ def matmul(x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
     if lib is None or not _takes(x, y) or x.ndim < 2 or y.ndim < 2 or \
             x.shape[-1] != y.shape[-2]:
         return None
+    if x.ndim == 2 and y.ndim == 2:
+        b = _gemm_operand(y)
+        if b is None:
+            y, b = np.ascontiguousarray(y), (b"N", y.shape[1])
+        # sgemm reads a transposed y slowly where x has few rows and many columns
+        # ([32, 1024] x [256, 1024]^T: 207 us against the primitive's 54): the primitive
+        # takes those
+        if b[0] == b"N":
+            return _gemm(lib, x, y, b)
     ndim = max(x.ndim, y.ndim)
     x = x.reshape((1,) * (ndim - x.ndim) + x.shape)  # views: oneDNN wants equal ranks
     y = y.reshape((1,) * (ndim - y.ndim) + y.shape)
