@@ -7,7 +7,9 @@ of `cnn_train` two to three times faster than the best NumPy lowering (4.8-5.0 m
 pass against 8.8-11.3 ms): NumPy must build an im2col matrix and hand it to OpenBLAS,
 whose kernels reach about half the core's peak on these shapes. Its products are 10-20%
 faster than OpenBLAS's from about a million multiply-adds (figures in
-benchmarks/RESULTS.md).
+benchmarks/RESULTS.md). A product of two matrices goes through its sgemm, which has no
+primitive to look up (10-30% faster again); batched products, and those whose second
+operand is a transposed view, which sgemm reads slowly, through its matmul primitive.
 
 The library comes from Intel's `onednn-cpu-gomp` wheel (libdnnl.so.3, OpenMP threads) and
 is called through its C API with ctypes; nothing is compiled here. Everything is
