@@ -65,6 +65,20 @@ def test_non_max_suppression(sess):
     assert all(_SCORES[i] > 0.3 for i in t)
 
 
+@pytest.mark.parametrize("thr", [0.0, 0.3, 0.7])
+def test_non_max_suppression_over_many_blocks_of_candidates(sess, thr):
+    # 300 boxes in clusters: suppressions within a block of candidates, chains of them (a
+    # suppressed box suppresses nothing), and across blocks; tied scores
+    rs = np.random.RandomState(3)
+    centers = rs.uniform(0, 10, (40, 2))[rs.randint(0, 40, 300)]
+    corners = centers + rs.uniform(-0.4, 0.4, (300, 2))
+    boxes = np.concatenate([corners, corners + rs.uniform(0.3, 1.0, (300, 2))],
+                           1).astype(np.float32)
+    scores = rs.randint(0, 50, 300).astype(np.float32)
+    got = sess.run(tf.image.non_max_suppression(boxes, scores, 250, thr))
+    assert got.tolist() == _reference_nms(boxes, scores, 250, thr)
+
+
 def test_documented_example(sess):
     boxes = [[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, -0.1, 1, 0.9], [0, 10, 1, 11],
              [0, 10.1, 1, 11.1], [0, 100, 1, 101]]

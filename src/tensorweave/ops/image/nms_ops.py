@@ -86,7 +86,9 @@ def _greedy_in_blocks(pairwise, order: np.ndarray, max_output: int,
     [selected, block] similarity, the rest are settled in order with one [block, block]
     similarity (a selected candidate suppresses the later ones above the threshold).
     The same selection as visiting every candidate, without a pass over all the others
-    per selected box (2000 boxes to 100: 3.75 -> 0.28 ms a step, TensorFlow 0.21)."""
+    per selected box (2000 boxes to 100: 3.75 -> 0.28 ms a step, TensorFlow 0.21). The
+    block's suppressions are listed once as (earlier, later) pairs and its candidates
+    settled in Python lists: a NumPy update per selected box cost more than the rest."""
     selected: list = []
     if max_output <= 0:
         return np.asarray(selected, dtype=np.int64)
@@ -95,14 +97,19 @@ def _greedy_in_blocks(pairwise, order: np.ndarray, max_output: int,
         alive = np.ones(block.size, dtype=bool)
         if selected:
             alive &= ~(pairwise(np.asarray(selected), block) > threshold).any(axis=0)
-        within = pairwise(block, block) > threshold
-        for a in np.flatnonzero(alive).tolist():
-            if not alive[a]:
+        earlier, later = np.nonzero(np.triu(pairwise(block, block) > threshold, 1))
+        suppresses: dict = {}
+        for a, b in zip(earlier.tolist(), later.tolist()):
+            suppresses.setdefault(a, []).append(b)
+        alive_list = alive.tolist()
+        for a, candidate in enumerate(block.tolist()):
+            if not alive_list[a]:
                 continue
-            selected.append(int(block[a]))
+            selected.append(candidate)
             if len(selected) >= max_output:
                 return np.asarray(selected, dtype=np.int64)
-            alive[a + 1:] &= ~within[a, a + 1:]
+            for b in suppresses.get(a, ()):
+                alive_list[b] = False
     return np.asarray(selected, dtype=np.int64)
 
 
