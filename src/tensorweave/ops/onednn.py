@@ -8,7 +8,7 @@ pass against 8.8-11.3 ms): NumPy must build an im2col matrix and hand it to Open
 whose kernels reach about half the core's peak on these shapes. Its products are 10-20%
 faster than OpenBLAS's from about a million multiply-adds (figures in
 benchmarks/RESULTS.md). A product of two matrices goes through its sgemm, which has no
-primitive to look up (10-30% faster again); batched products, and those whose second
+primitive to look up (10-30% faster again on most shapes); batched products, and those whose second
 operand is a transposed view, which sgemm reads slowly, through its matmul primitive.
 
 The library comes from Intel's `onednn-cpu-gomp` wheel (libdnnl.so.3, OpenMP threads) and
@@ -674,7 +674,7 @@ def _gemm_operand(a: np.ndarray) -> Optional[tuple]:
 
 def _gemm(lib: _Library, x: np.ndarray, y: np.ndarray, b: tuple) -> Optional[np.ndarray]:
     """x [m, k] @ y [k, n] by oneDNN's sgemm, which has no primitive to build or look
-    up: 10-30% faster than the matmul primitive on the products MatMul hands here
+    up: 10-30% faster than the matmul primitive on most products MatMul hands here
     (benchmarks/RESULTS.md, twenty-fourth stop). `b`: y's _gemm_operand."""
     a = _gemm_operand(x)
     if a is None:
