@@ -40,6 +40,34 @@ def test_fold_in_groups_is_ufunc_at(ufunc):
         assert np.array_equal(index, np.unique(ids))
 
 
+def test_a_fold_from_zero_is_add_at_into_zeros():
+    # start_of None: the first rows plus zero in place of a zeroed array (-0.0 rows
+    # become +0.0 as 0 + -0.0 does)
+    for num, ids, rows in _cases(4, 150):
+        want = np.zeros((num,) + rows.shape[1:], rows.dtype)
+        with np.errstate(all="ignore"):
+            np.add.at(want, ids, rows)
+            index, out = group_fold.fold_in_groups(np.add, None, ids, rows)
+        assert out.dtype == rows.dtype
+        assert want[index].tobytes() == out.tobytes()
+
+
+def test_segment_sums_of_deduplicated_ids_are_add_at(sess):
+    # TF1's deduplication of an embedding gradient (unique, then unsorted_segment_sum
+    # into as many segments as ids): every segment has rows, its sums are the output
+    rs = np.random.RandomState(5)
+    ids = rs.randint(0, 3000, 6400)
+    _, inverse = np.unique(ids, return_inverse=True)
+    data = (rs.randn(6400, 32) * 100).astype(np.float32)
+    data[:4, 0] = [-0.0, np.inf, np.nan, -0.0]
+    want = np.zeros((inverse.max() + 1, 32), np.float32)
+    with np.errstate(all="ignore"):
+        np.add.at(want, inverse, data)
+    got = sess.run(tf.math.unsorted_segment_sum(data, inverse.astype(np.int32),
+                                                int(inverse.max()) + 1))
+    assert got.tobytes() == want.tobytes()
+
+
 def test_stable_order_is_a_stable_argsort():
     rs = np.random.RandomState(2)
     for ids in (rs.randint(0, 5, 1000), rs.randint(-2 ** 40, 2 ** 40, 300),

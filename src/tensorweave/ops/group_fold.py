@@ -27,7 +27,8 @@ def fold_in_groups(ufunc, start_of, ids: np.ndarray, rows: np.ndarray, order=Non
 
     Args:
       ufunc: a binary NumPy ufunc (np.add, np.subtract).
-      start_of: maps the sorted distinct ids to the starting rows, [n_ids, ...].
+      start_of: maps the sorted distinct ids to the starting rows, [n_ids, ...]; None
+        for rows of zeros (with np.add: sums from zero).
       ids: 1-D integer ids, one per row.
       rows: [len(ids), ...] rows of the result's dtype.
       order: `stable_order(ids)` where the caller has it.
@@ -44,8 +45,14 @@ def fold_in_groups(ufunc, start_of, ids: np.ndarray, rows: np.ndarray, order=Non
     starts = np.flatnonzero(first)
     index = ordered[starts]
     counts = np.diff(np.append(starts, ordered.size))
-    out = start_of(index)
-    ufunc(out, rows[order[starts]], out=out)
+    if start_of is None:
+        # folds from zero (np.add): 0 + row is the row but for -0.0, which becomes +0.0;
+        # adding zero to the gathered rows in place spares a zeroed array
+        out = rows[order[starts]]
+        ufunc(out, out.dtype.type(0), out=out)
+    else:
+        out = start_of(index)
+        ufunc(out, rows[order[starts]], out=out)
     j = 1
     while True:
         more = np.flatnonzero(counts > j)

@@ -59,8 +59,9 @@ def _segment_reduce(kind: str, ids: np.ndarray, rows: np.ndarray, num: int) -> n
         # each segment's rows added one after another in their order, as TF's kernel
         # loops: an embedding gradient's duplicates summed by Adam's deduplication (6400
         # rows of 128 into 5,500 segments): 4.35 ms with np.bincount in float64, 0.44 ms
-        index, summed = fold_in_groups(
-            np.add, lambda index: np.zeros((index.size,) + inner, dtype), ids, rows)
+        index, summed = fold_in_groups(np.add, None, ids, rows)
+        if index.size == num:  # every segment has rows (deduplication's unique ids)
+            return summed
         out = np.zeros((num,) + inner, dtype)
         out[index] = summed
         return out
