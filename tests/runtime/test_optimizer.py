@@ -298,11 +298,80 @@ def test_assigns_of_unshared_fresh_results_are_marked(graph):
     twice = v.assign(read_twice, name="read_twice", read_value=False)
     viewed = v.assign(tf.identity(x * 3.0), name="through_identity", read_value=False)
     fed = v.assign(x, name="fed", read_value=False)
-    sg = opt.mark_assigned_temporaries(step_graph(
+    sg = opt.mark_temporaries(step_graph(
         [fetched, read_twice * 2.0], targets=[kept, shared, twice, viewed, fed], feeds=[x]))
     assert _marked(sg) == ["kept"]
     # the graph's own op keeps its attrs (the step graph's node has a copy)
     assert opt.TEMPORARY_VALUE_ATTR not in kept._attrs
+
+
+def _in_place(sg):
+    return sorted((n.name, n.attrs[opt.IN_PLACE_ATTR]) for n in sg.nodes
+                  if opt.IN_PLACE_ATTR in n.attrs)
+
+
+def test_elementwise_ops_on_unshared_fresh_results_are_marked(graph):
+    # (shapes not known statically, or large: a value known to be small is not marked)
+    x = tf.placeholder(tf.float32, [None], name="x")
+    v = tf.Variable(tf.zeros([3]), use_resource=True, validate_shape=False)
+    small = tf.sqrt(tf.zeros([3]) * 2.0, name="small")
+    big = tf.sqrt(tf.zeros([256, 128]) * 2.0, name="big")
+    first = tf.sqrt(x * 2.0, name="first")             # the product's array: its own
+    second = tf.add(3.0, x - 1.0, name="second")         # its second input
+    fetched = x + 4.0
+    reread = tf.exp(fetched, name="reread")              # the sum is fetched too
+    shared = x * 5.0
+    twice = tf.subtract(shared, tf.tanh(shared), name="twice")  # read by two nodes
+    on_a_feed = tf.negative(x, name="on_a_feed")
+    on_a_variable = tf.square(v.read_value(), name="on_a_variable")
+    through_identity = tf.log(tf.identity(x * 6.0), name="through_identity")
+    sg = opt.mark_temporaries(step_graph(
+        [first, second, fetched, reread, twice, on_a_feed, on_a_variable,
+         through_identity, small, big], feeds=[x]))
+    assert _in_place(sg) == [("big", 0), ("first", 0), ("second", 1), ("twice", 1)]
+    assert opt.IN_PLACE_ATTR not in first.op._attrs
+
+
+def test_in_place_results_are_numpys_and_spare_their_inputs(sess):
+    # arrays of 64K values: large enough to be written in place
+    rs = np.random.RandomState(0)
+    xv = rs.rand(256, 256).astype(np.float32)
+    fed = xv.copy()
+    x = tf.placeholder(tf.float32, [256, 256])
+    doubled = x * 2.0
+    chain = tf.maximum(tf.tanh(tf.sqrt(doubled) + 1.0) / 3.0, 0.25) - x
+    kept = x * 3.0
+    uses_kept = tf.exp(kept) * 0.5
+    _, looped = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, tf.sqrt(a * 2.0)),
+                              [tf.constant(0), x])
+    got = sess.run([chain, doubled * 1.0, kept, uses_kept, looped], {x: fed})
+    want_chain = np.maximum(np.tanh(np.sqrt(xv * np.float32(2)) + np.float32(1)) /
+                            np.float32(3), np.float32(0.25)) - xv
+    looped_want = xv
+    for _ in range(3):
+        looped_want = np.sqrt(looped_want * np.float32(2))
+    assert got[0].tobytes() == want_chain.tobytes()
+    assert got[1].tobytes() == (xv * np.float32(2)).tobytes()
+    assert got[2].tobytes() == (xv * np.float32(3)).tobytes()   # fetched: not written
+    assert got[3].tobytes() == (np.exp(xv * np.float32(3)) * np.float32(0.5)).tobytes()
+    assert got[4].tobytes() == looped_want.tobytes()
+    assert fed.tobytes() == xv.tobytes()                         # a feed: never written
+
+
+def test_in_place_ops_lower_the_step_peak(graph, monkeypatch):
+    # x * 2 -> sqrt -> + 1 on 1M floats (4 MiB each; the feed is the caller's memory):
+    # written in place, the step holds one temporary; with new arrays, two at once
+    x = tf.placeholder(tf.float32, [1 << 20])
+    out = tf.reduce_sum(tf.sqrt(x * 2.0) + 1.0)
+    fd = {x: np.ones(1 << 20, np.float32)}
+    config = tf.ConfigProto(device_memory_limit_mb={"CPU": 1.5 * 4})
+    with tf.Session(config=config) as sess:
+        np.testing.assert_allclose(sess.run(out, fd), (np.sqrt(2.0) + 1.0) * (1 << 20),
+                                   rtol=1e-6)
+    monkeypatch.setattr(opt, "mark_temporaries", lambda sg: sg)  # nothing marked
+    with tf.Session(config=config) as sess:
+        with pytest.raises(tf.errors.ResourceExhaustedError):
+            sess.run(out, fd)
 
 
 def test_a_kept_temporary_is_read_only_and_copied_on_write(sess):

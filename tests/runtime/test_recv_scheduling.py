@@ -9,7 +9,8 @@ import tensorweave as tf
 from tensorweave.runtime import recv_scheduling
 from tensorweave.runtime.partitioned_plan import PartitionedPlan
 
-SIZE = 1 << 16            # float32 elements per transferred tensor (256 KiB)
+SIZE = 1 << 14            # float32 elements per transferred tensor (64 KiB: below the
+                          # size from which elementwise ops write into their inputs)
 NBYTES = SIZE * 4
 STAGES = 6
 _TRACE = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)

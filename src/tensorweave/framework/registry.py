@@ -166,27 +166,30 @@ class KernelDef:
     share its cores (runtime/policy.kernel_weight). `bare_single`: the op has list outputs
     ("N * T") and the kernel already returns (or passes to `done`) the value itself, not
     a one-element list, when the node has one output, so the executor calls it without
-    an unwrapping wrapper (runtime/plan.py)."""
+    an unwrapping wrapper (runtime/plan.py). `in_place`: the kernel's variant for nodes
+    the plan marked as owning an input array (runtime/optimizer.mark_temporaries), which
+    may write its result there; the others keep `fn`, with no test per call."""
 
     __slots__ = ("op_type", "device_type", "fn", "cheap", "is_async", "threaded", "where",
-                 "bare_single")
+                 "bare_single", "in_place")
 
     def __init__(self, op_type, device_type, fn, cheap, is_async, where, threaded=None,
-                 bare_single=False):
+                 bare_single=False, in_place=None):
         self.op_type, self.device_type, self.fn = op_type, device_type, fn
         self.cheap, self.is_async, self.where = cheap, is_async, where
         self.threaded = threaded
         self.bare_single = bare_single
+        self.in_place = in_place
 
 
 def kernel(op_type: str, devices: Sequence[str] = ("CPU",), cheap: bool = True,
            is_async: bool = False,
            threaded: Optional[Callable[[dict], bool]] = None,
-           bare_single: bool = False) -> Callable:
+           bare_single: bool = False, in_place: Optional[Callable] = None) -> Callable:
     """Decorator registering `fn` as the kernel of `op_type` on each device type.
 
-    `threaded`, `bare_single`: see KernelDef; `threaded` holds for the CPU only (an
-    accelerator's copy of the kernel runs elsewhere)."""
+    `threaded`, `bare_single`, `in_place`: see KernelDef; `threaded` and `in_place` hold
+    for the CPU only (an accelerator's copy of the kernel runs elsewhere)."""
     where = _caller()
 
     def deco(fn):
@@ -195,8 +198,10 @@ def kernel(op_type: str, devices: Sequence[str] = ("CPU",), cheap: bool = True,
             if key in _KERNELS:
                 raise ValueError("Kernel for %s on %s registered twice: first at %s, again at %s"
                                  % (op_type, dev, _KERNELS[key].where, where))
+            cpu = dev == "CPU"
             _KERNELS[key] = KernelDef(op_type, dev, fn, cheap, is_async, where,
-                                      threaded if dev == "CPU" else None, bare_single)
+                                      threaded if cpu else None, bare_single,
+                                      in_place if cpu else None)
             for acc in ACCELERATOR_TYPES:
                 _MIRRORED.pop((op_type, acc), None)
         return fn

@@ -18,9 +18,10 @@ results:
   * `fuse_count_true`    - a Sum of a Cast of bool that only Sums read becomes a
                             _CountTrue node (not Grappler's: the counts without the
                             cast array, the same values);
-  * `mark_assigned_temporaries` - an AssignVariableOp whose value a fresh elementwise
-                            result made for it alone is told it may keep that array
-                            instead of a copy (TF's executor forwards such buffers).
+  * `mark_temporaries`   - an AssignVariableOp whose value a fresh elementwise result
+                            made for it alone is told it may keep that array instead
+                            of a copy, an elementwise op that it may write its result
+                            into such an input (TF's executor forwards such buffers).
 """
 from __future__ import annotations
 
@@ -496,23 +497,55 @@ def fuse_count_true(sg: StepGraph, fusable: Callable[[Node], bool]) -> StepGraph
 
 # kernels whose output is always a fresh array of their own, never an input or a view of
 # one (NumPy's binary operators)
-_FRESH_OUTPUT_OPS = frozenset({"Mul", "AddV2", "Sub", "RealDiv"})
+# kernels whose output is an array of their own (never an input, a view of one, or a
+# value kept from run to run); the elementwise ones of them may write it into an input
+_IN_PLACE_OPS = frozenset({"Mul", "AddV2", "Sub", "RealDiv", "Maximum", "Minimum", "Neg",
+                           "Square", "Sqrt", "Exp", "Log", "Tanh"})
+_FRESH_OUTPUT_OPS = _IN_PLACE_OPS
 TEMPORARY_VALUE_ATTR = "_value_is_temporary"
+IN_PLACE_ATTR = "_overwrite_input"  # (plan.py binds such nodes to KernelDef.in_place)
+# below this many values a new array costs no more than writing in place
+IN_PLACE_MIN_SIZE = 1 << 15
 
 
-def mark_assigned_temporaries(sg: StepGraph) -> StepGraph:
-    """Gives each AssignVariableOp whose value input only it reads (not fetched either),
-    made by a kernel of `_FRESH_OUTPUT_OPS`, the attr TEMPORARY_VALUE_ATTR: the kernel
-    may then keep that array as the variable's value, read-only, where it would copy it
-    (TF1 Adam's sparse update assigns `m * beta1` to its slot before a scatter_add: a
-    copy of the whole slot each step). The attr goes on a copy of the attrs (they are
-    the graph op's own dict)."""
+def mark_temporaries(sg: StepGraph) -> StepGraph:
+    """Marks the nodes that may take over an input array, a result of a kernel of
+    `_FRESH_OUTPUT_OPS` on their device that no other node reads (nor a fetch), as
+    TF's executor forwards such buffers:
+      * an AssignVariableOp gets the attr TEMPORARY_VALUE_ATTR: its kernel may keep
+        that array as the variable's value, read-only, where it would copy it (TF1
+        Adam's sparse update assigns `m * beta1` to its slot before a scatter_add: a
+        copy of the whole slot each step);
+      * an elementwise op of `_IN_PLACE_OPS` gets IN_PLACE_ATTR, the index of such an
+        input: its kernel may write its result into that array (TF1 sparse Adam's
+        passes over whole slots: a fresh array written is a third more memory traffic
+        than the one just read).
+    The attrs go on copies of the attrs (they are the graph op's own dicts)."""
     readers, _ = _readers(sg)
     for n in sg.nodes:
-        if n.type != "AssignVariableOp" or len(n.inputs) != 2:
-            continue
-        producer, i = n.inputs[1]
-        if producer.type in _FRESH_OUTPUT_OPS and readers.get((id(producer), i)) == [n] \
-                and producer.device is n.device:
-            n.attrs = dict(n.attrs, **{TEMPORARY_VALUE_ATTR: True})
+        if n.type == "AssignVariableOp" and len(n.inputs) == 2:
+            if _sole_fresh_input(n, 1, readers):
+                n.attrs = dict(n.attrs, **{TEMPORARY_VALUE_ATTR: True})
+        elif n.type in _IN_PLACE_OPS:
+            for k in range(len(n.inputs)):
+                if _sole_fresh_input(n, k, readers) and not _statically_small(n.inputs[k]):
+                    n.attrs = dict(n.attrs, **{IN_PLACE_ATTR: k})
+                    break
     return sg
+
+
+def _statically_small(edge) -> bool:
+    """Whether the value of `edge` (a (Node, output) pair) has a fully known static
+    shape of fewer than IN_PLACE_MIN_SIZE values: its node keeps its plain kernel, with
+    no test per call (a map_fn body of small images calls it thousands of times)."""
+    producer, i = edge
+    if producer.op is None:
+        return False
+    shape = producer.op._outputs[i].shape
+    return shape.is_fully_defined() and shape.num_elements() < IN_PLACE_MIN_SIZE
+
+
+def _sole_fresh_input(n: Node, k: int, readers) -> bool:
+    producer, i = n.inputs[k]
+    return producer.type in _FRESH_OUTPUT_OPS and readers.get((id(producer), i)) == [n] \
+        and producer.device is n.device

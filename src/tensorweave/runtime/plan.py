@@ -424,7 +424,7 @@ def optimize(sg: _opt.StepGraph, binder: KernelBinder, opts: Dict[str, bool]):
             sg = _drop_unused(sg)
     if opts.get("remap"):
         sg = _remap(sg)
-    return _opt.mark_assigned_temporaries(sg)
+    return _opt.mark_temporaries(sg)
 
 
 def _remap(sg: _opt.StepGraph) -> _opt.StepGraph:
@@ -565,6 +565,8 @@ def _unwrap(r):
 
 def _kernel_fn(kd, n: _opt.Node):
     """The kernel function the executor calls for node `n`."""
+    if kd.in_place is not None and _opt.IN_PLACE_ATTR in n.attrs:
+        return kd.in_place
     op_def = n.op._op_def if n.op is not None else None
     if n.n_out == 1 and op_def is not None and not op_def.simple_outputs and \
             not kd.bare_single:

@@ -23,6 +23,8 @@ from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel,
     not_differentiable, register_op
 from tensorweave.framework.shapes import broadcast_shapes
 from tensorweave.ops.math import math_unary
+from tensorweave.ops.math.math_unary import can_overwrite
+from tensorweave.runtime.optimizer import IN_PLACE_ATTR
 from tensorweave.ops.math.math_grad_util import unbroadcast
 
 FLOATS = _dt.FLOATS
@@ -381,6 +383,26 @@ def _incompatible(x, y) -> str:
                                                   ",".join(map(str, np.shape(y))))
 
 
+# the ufuncs of rows whose kernels may write their result into an input array the plan
+# marked as the node's own (runtime/optimizer.mark_temporaries; floats only)
+_IN_PLACE_UFUNCS = {operator.add: np.add, operator.sub: np.subtract,
+                    operator.mul: np.multiply, _truediv: np.true_divide,
+                    np.maximum: np.maximum, np.minimum: np.minimum}
+
+
+def _make_in_place_kernel(ufunc, plain: Callable) -> Callable:
+    """The KernelDef.in_place variant of a binary row's kernel `plain`: the node's attr
+    names the input it owns."""
+    def run(ctx, x, y):
+        if ctx.attrs[IN_PLACE_ATTR] == 0:
+            if can_overwrite(x, y):
+                return ufunc(x, y, out=x)
+        elif can_overwrite(y, x):
+            return ufunc(x, y, out=y)
+        return plain(ctx, x, y)
+    return run
+
+
 def _make_equality_kernel(compute: Callable) -> Callable:
     def run(ctx, x, y):
         if not _broadcastable(x, y):
@@ -411,7 +433,10 @@ def register_rows(rows: Sequence[Row]) -> None:
         if row.attrs:
             kernel(row.op_type)(_make_equality_kernel(row.compute))
         else:
-            kernel(row.op_type)(_make_kernel(row.compute))
+            plain = _make_kernel(row.compute)
+            ufunc = _IN_PLACE_UFUNCS.get(row.compute)
+            kernel(row.op_type, in_place=None if ufunc is None else
+                   _make_in_place_kernel(ufunc, plain))(plain)
         if row.grad is None:
             not_differentiable(row.op_type)
         else:

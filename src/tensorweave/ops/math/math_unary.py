@@ -21,6 +21,7 @@ from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_builder import apply_op, convert_to_tensor
 from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel, \
     not_differentiable, register_op
+from tensorweave.runtime.optimizer import IN_PLACE_MIN_SIZE
 
 FLOATS = _dt.FLOATS
 COMPLEX = _dt.COMPLEX
@@ -300,6 +301,30 @@ _TABLE = [
 ]
 
 
+_IN_PLACE_UFUNCS = frozenset([np.negative, np.square, np.sqrt, np.exp, np.log, np.tanh])
+
+
+def can_overwrite(target, other=None) -> bool:
+    """Whether an elementwise ufunc of float `target` (and `other`, of its dtype, of its
+    shape or a single value) may write its result into `target`, an array the plan
+    marked as the node's own (runtime/optimizer.mark_temporaries): a writable NumPy
+    array of its own memory, of IN_PLACE_MIN_SIZE values or more, shaped and typed as
+    the result."""
+    return type(target) is np.ndarray and target.size >= IN_PLACE_MIN_SIZE and \
+        target.dtype.kind == "f" and target.flags.writeable and target.flags.owndata and \
+        (other is None or type(other) is np.ndarray and other.dtype == target.dtype and
+         (other.shape == target.shape or other.size == 1 and other.ndim <= target.ndim))
+
+
+def _make_in_place_kernel(ufunc, plain: Callable) -> Callable:
+    """The KernelDef.in_place variant of a unary row's kernel `plain`."""
+    def run(ctx, x):
+        if can_overwrite(x):
+            return ufunc(x, out=x)
+        return plain(ctx, x)
+    return run
+
+
 def _make_kernel(compute: Callable) -> Callable:
     def run(ctx, x):
         try:
@@ -334,7 +359,10 @@ def register_rows(rows: Sequence[Row]) -> None:
             register_op(row.op_type, inputs=["x: T"], outputs=["y: T"],
                         attrs={"T": TypeAttr(row.allowed, default=default)},
                         shape=_same_shape)
-        kernel(row.op_type)(_make_kernel(row.compute))
+        plain = _make_kernel(row.compute)
+        in_place = _make_in_place_kernel(row.compute, plain) \
+            if row.compute in _IN_PLACE_UFUNCS else None
+        kernel(row.op_type, in_place=in_place)(plain)
         if row.grad is None:
             not_differentiable(row.op_type)
         else:

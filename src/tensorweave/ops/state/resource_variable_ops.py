@@ -424,7 +424,7 @@ def _assign_kernel(ctx, handle, value):
     if ctx.attrs.get("_value_is_temporary") and type(value) is np.ndarray and \
             value.flags.owndata and value.flags.c_contiguous and \
             value.dtype == dtype.as_numpy_dtype:
-        # a fresh result nothing else reads (runtime/optimizer.mark_assigned_temporaries):
+        # a fresh result nothing else reads (runtime/optimizer.mark_temporaries):
         # kept, read-only, rather than copied
         value.setflags(write=False)
         new = value
