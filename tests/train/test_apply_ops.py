@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.train import apply_ops
 
 V0 = np.array([[1.0, -2.0], [0.5, 0.3], [-0.7, 1.2], [0.1, 0.0]], np.float32)
 G = np.array([[0.5, -1.0], [2.0, 0.1], [-0.3, 0.4]], np.float32)   # sparse gradient rows
@@ -336,3 +337,32 @@ def test_resuming_training_from_a_tensorflow_meta_graph(kind):
                 np.testing.assert_allclose(sess.run(variables[name]),
                                            expected[kind + "/" + name], rtol=1e-5,
                                            atol=1e-6, err_msg=name)
+
+
+def _rounds_reference(indices):
+    seen, rounds = {}, []
+    for pos, i in enumerate(indices.tolist()):
+        k = seen[i] = seen.get(i, -1) + 1
+        if k == len(rounds):
+            rounds.append([])
+        rounds[k].append(pos)
+    return rounds
+
+
+@pytest.mark.parametrize("n_rows", [50, 25_000, apply_ops._FLAG_ROWS + 1, 10 ** 7])
+def test_occurrence_rounds_split_repeats_in_order(n_rows):
+    # a flag per row (up to _FLAG_ROWS rows, or 64 per index) or a sort: the k-th
+    # occurrence of each index in round k; [None] for one round of every position
+    rs = np.random.RandomState(n_rows % 1000)
+    for n in (1, 7, 256, 3000):
+        for repeats in (False, True):
+            if repeats:
+                indices = rs.randint(0, min(n_rows, max(2, n // 3)), n)
+            else:
+                indices = rs.choice(n_rows, min(n, n_rows), replace=False)
+            got = apply_ops._occurrence_rounds(indices, n_rows)
+            want = _rounds_reference(indices)
+            if len(want) == 1:
+                assert got == [None]
+            else:
+                assert [r.tolist() for r in got] == want
