@@ -80,13 +80,23 @@ def hash64(data: bytes, seed: int = _HASH64_SEED) -> int:
 
 @kernel("StringToHashBucket")
 def _hash_bucket_kernel(ctx, x):
+    if ctx.attrs["num_buckets"] == 1:
+        return _one_bucket(x)
     return _buckets([hash64(s) for s in _strings(x)], ctx.attrs["num_buckets"], x.shape)
 
 
 @kernel("StringToHashBucketFast")
 def _hash_bucket_fast_kernel(ctx, x):
+    if ctx.attrs["num_buckets"] == 1:
+        return _one_bucket(x)
     fp = _fingerprint64()
     return _buckets(list(map(fp, _strings(x))), ctx.attrs["num_buckets"], x.shape)
+
+
+def _one_bucket(x: np.ndarray) -> np.ndarray:
+    """Every string's bucket when there is one: no hash needed (a vocabulary table with
+    TF1's usual num_oov_buckets=1 hashes every key it looks up: 2048 keys, 117 us)."""
+    return np.zeros(x.shape, np.int64)
 
 
 @kernel("StringToHashBucketStrong")
