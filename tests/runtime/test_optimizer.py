@@ -356,6 +356,12 @@ def test_in_place_results_are_numpys_and_spare_their_inputs(sess):
     assert got[3].tobytes() == (np.exp(xv * np.float32(3)) * np.float32(0.5)).tobytes()
     assert got[4].tobytes() == looped_want.tobytes()
     assert fed.tobytes() == xv.tobytes()                         # a feed: never written
+    # an intermediate fed in place of its op: the caller's array, never written either
+    mine = rs.rand(256, 256).astype(np.float32)
+    theirs = mine.copy()
+    out = sess.run(tf.sqrt(doubled) + 1.0, {doubled: mine})
+    assert mine.tobytes() == theirs.tobytes()
+    assert out.tobytes() == (np.sqrt(theirs) + np.float32(1)).tobytes()
 
 
 def test_in_place_ops_lower_the_step_peak(graph, monkeypatch):
