@@ -234,6 +234,17 @@ def test_the_cache_evicts_and_rebuilds(monkeypatch):
             assert all(len(lane.cache) <= 2 for lane in onednn._LANES)
 
 
+def _all_at_once(work, argsets, errors: list) -> None:
+    """Runs `work(*args)` for each of `argsets` on a thread of its own, all at once;
+    `work` appends what fails to `errors`."""
+    threads = [threading.Thread(target=work, args=args) for args in argsets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors and not any(t.is_alive() for t in threads)
+
+
 def test_calls_from_many_threads_take_turns_and_stay_right():
     problems, errors = [], []
     for size in (6, 9, 12, 15):
@@ -249,12 +260,27 @@ def test_calls_from_many_threads_take_turns_and_stay_right():
                                            atol=1e-4)
         except Exception as e:  # reported below
             errors.append(e)
-    threads = [threading.Thread(target=work, args=p) for p in problems]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    assert not errors and not any(t.is_alive() for t in threads)
+    _all_at_once(work, problems, errors)
+
+
+def test_sgemm_calls_from_many_threads_stay_right():
+    # products on sgemm and on the primitive (a transposed second operand) at once from
+    # four threads: each takes its turn
+    cases = []
+    for k in (64, 96, 128, 160):
+        a = RNG.randn(48, k).astype(np.float32)
+        b = RNG.randn(k, 72).astype(np.float32)
+        cases.append((a, b, np.asfortranarray(b), a.astype(np.float64) @ b))
+    errors = []
+
+    def work(a, b, bt, want):
+        try:
+            for _ in range(30):
+                np.testing.assert_allclose(onednn.matmul(a, b), want, rtol=1e-4, atol=1e-3)
+                np.testing.assert_allclose(onednn.matmul(a, bt), want, rtol=1e-4, atol=1e-3)
+        except Exception as e:  # reported below
+            errors.append(e)
+    _all_at_once(work, cases, errors)
 
 
 def test_lanes_run_calls_at_once_each_on_its_own_primitives(monkeypatch):
