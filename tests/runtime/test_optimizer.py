@@ -425,7 +425,7 @@ def test_sparse_adam_steps_keep_their_values(monkeypatch):
                     sess.run(train, {ids: rs.randint(0, 40, 9)})
                 return sess.run(tf.global_variables())
     kept = three_steps()
-    monkeypatch.setattr(opt, "_FRESH_OUTPUT_OPS", frozenset())
+    monkeypatch.setattr(opt, "_FRESH_ELEMENTWISE_OPS", frozenset())
     copied = three_steps()
     for a, b in zip(kept, copied):
         assert np.asarray(a).tobytes() == np.asarray(b).tobytes()

@@ -495,13 +495,11 @@ def fuse_count_true(sg: StepGraph, fusable: Callable[[Node], bool]) -> StepGraph
     return _swap_in(sg, replaced, dropped, mapping)
 
 
-# kernels whose output is always a fresh array of their own, never an input or a view of
-# one (NumPy's binary operators)
-# kernels whose output is an array of their own (never an input, a view of one, or a
-# value kept from run to run); the elementwise ones of them may write it into an input
-_IN_PLACE_OPS = frozenset({"Mul", "AddV2", "Sub", "RealDiv", "Maximum", "Minimum", "Neg",
-                           "Square", "Sqrt", "Exp", "Log", "Tanh"})
-_FRESH_OUTPUT_OPS = _IN_PLACE_OPS
+# elementwise kernels whose output is an array of their own (never a value another node
+# holds, a view of one, or a value kept from run to run); each may also write its result
+# into such an input (KernelDef.in_place)
+_FRESH_ELEMENTWISE_OPS = frozenset({"Mul", "AddV2", "Sub", "RealDiv", "Maximum", "Minimum",
+                                    "Neg", "Square", "Sqrt", "Exp", "Log", "Tanh"})
 TEMPORARY_VALUE_ATTR = "_value_is_temporary"
 IN_PLACE_ATTR = "_overwrite_input"  # (plan.py binds such nodes to KernelDef.in_place)
 # below this many values a new array costs no more than writing in place
@@ -510,13 +508,13 @@ IN_PLACE_MIN_SIZE = 1 << 15
 
 def mark_temporaries(sg: StepGraph) -> StepGraph:
     """Marks the nodes that may take over an input array, a result of a kernel of
-    `_FRESH_OUTPUT_OPS` on their device that no other node reads (nor a fetch), as
+    `_FRESH_ELEMENTWISE_OPS` on their device that no other node reads (nor a fetch), as
     TF's executor forwards such buffers:
       * an AssignVariableOp gets the attr TEMPORARY_VALUE_ATTR: its kernel may keep
         that array as the variable's value, read-only, where it would copy it (TF1
         Adam's sparse update assigns `m * beta1` to its slot before a scatter_add: a
         copy of the whole slot each step);
-      * an elementwise op of `_IN_PLACE_OPS` gets IN_PLACE_ATTR, the index of such an
+      * a node of `_FRESH_ELEMENTWISE_OPS` gets IN_PLACE_ATTR, the index of such an
         input: its kernel may write its result into that array (TF1 sparse Adam's
         passes over whole slots: a fresh array written is a third more memory traffic
         than the one just read).
@@ -526,7 +524,7 @@ def mark_temporaries(sg: StepGraph) -> StepGraph:
         if n.type == "AssignVariableOp" and len(n.inputs) == 2:
             if _sole_fresh_input(n, 1, readers):
                 n.attrs = dict(n.attrs, **{TEMPORARY_VALUE_ATTR: True})
-        elif n.type in _IN_PLACE_OPS:
+        elif n.type in _FRESH_ELEMENTWISE_OPS:
             for k in range(len(n.inputs)):
                 if _sole_fresh_input(n, k, readers) and not _statically_small(n.inputs[k]):
                     n.attrs = dict(n.attrs, **{IN_PLACE_ATTR: k})
@@ -547,5 +545,5 @@ def _statically_small(edge) -> bool:
 
 def _sole_fresh_input(n: Node, k: int, readers) -> bool:
     producer, i = n.inputs[k]
-    return producer.type in _FRESH_OUTPUT_OPS and readers.get((id(producer), i)) == [n] \
-        and producer.device is n.device
+    return producer.type in _FRESH_ELEMENTWISE_OPS and producer.device is n.device and \
+        readers.get((id(producer), i)) == [n]

@@ -23,9 +23,9 @@ from tensorweave.framework.registry import REQUIRED, TypeAttr, gradient, kernel,
     not_differentiable, register_op
 from tensorweave.framework.shapes import broadcast_shapes
 from tensorweave.ops.math import math_unary
+from tensorweave.ops.math.math_grad_util import unbroadcast
 from tensorweave.ops.math.math_unary import can_overwrite
 from tensorweave.runtime.optimizer import IN_PLACE_ATTR
-from tensorweave.ops.math.math_grad_util import unbroadcast
 
 FLOATS = _dt.FLOATS
 COMPLEX = _dt.COMPLEX
