@@ -8,8 +8,9 @@ pass against 8.8-11.3 ms): NumPy must build an im2col matrix and hand it to Open
 whose kernels reach about half the core's peak on these shapes. Its products are 10-20%
 faster than OpenBLAS's from about a million multiply-adds (figures in
 benchmarks/RESULTS.md). A product of two matrices goes through its sgemm, which has no
-primitive to look up (10-30% faster again on most shapes); batched products, and those whose second
-operand is a transposed view, which sgemm reads slowly, through its matmul primitive.
+primitive to look up (10-30% faster again on most shapes); batched products, and those
+whose second operand is a transposed view, which sgemm reads slowly, go through its
+matmul primitive.
 
 The library comes from Intel's `onednn-cpu-gomp` wheel (libdnnl.so.3, OpenMP threads) and
 is called through its C API with ctypes; nothing is compiled here. Everything is
@@ -689,7 +690,7 @@ def _gemm(lib: _Library, x: np.ndarray, y: np.ndarray, b: tuple) -> Optional[np.
 
 def _address(a: np.ndarray) -> int:
     """The address of a's first element: through the buffer protocol where it is
-    writable and contiguous (0.25 us), else `a.ctypes.data` (0.75 us)."""
+    writable and contiguous in either order (0.25 us), else `a.ctypes.data` (0.75 us)."""
     if a.flags.writeable:
         try:
             return ctypes.addressof(ctypes.c_char.from_buffer(a if a.flags.c_contiguous
