@@ -536,11 +536,9 @@ def _statically_small(edge) -> bool:
     """Whether the value of `edge` (a (Node, output) pair) has a fully known static
     shape of fewer than IN_PLACE_MIN_SIZE values: its node keeps its plain kernel, with
     no test per call (a map_fn body of small images calls it thousands of times)."""
-    producer, i = edge
-    if producer.op is None:
-        return False
-    shape = producer.op._outputs[i].shape
-    return shape.is_fully_defined() and shape.num_elements() < IN_PLACE_MIN_SIZE
+    shape = _static_shape(*edge)
+    return shape is not None and shape.is_fully_defined() and \
+        shape.num_elements() < IN_PLACE_MIN_SIZE
 
 
 def _sole_fresh_input(n: Node, k: int, readers) -> bool:

@@ -25,6 +25,7 @@ from tensorweave.framework import dtypes as _dt
 from tensorweave.framework import errors
 from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import TypeAttr, kernel, not_differentiable, register_op
+from tensorweave.ops.group_fold import stable_order
 from tensorweave.ops.math import split_work
 from tensorweave.train import training_ops
 
@@ -203,7 +204,7 @@ def _occurrence_rounds(indices: np.ndarray, n_rows: int) -> List[Optional[np.nda
         seen[indices] = True
         if np.count_nonzero(seen) == n:
             return [None]
-    order = np.argsort(indices, kind="stable")
+    order = stable_order(indices)
     sorted_indices = indices[order]
     starts_group = np.empty(n, bool)
     starts_group[0] = True

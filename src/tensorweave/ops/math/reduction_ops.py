@@ -9,6 +9,7 @@ and with a few int32 ops otherwise.
 """
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 import numpy as np
@@ -304,10 +305,8 @@ def _count_true_kernel(ctx, x, axes):
     ax = _kernel_axes(ctx, x, axes)
     dtype = np.dtype(ctx.attrs["T"].as_numpy_dtype)
     keep = ctx.attrs["keep_dims"]
-    reduced = 1
-    for a in ax:
-        reduced *= x.shape[a]
-    if ctx.xp is not np or not ax or reduced > _EXACT_COUNT[dtype]:
+    if ctx.xp is not np or not ax or \
+            math.prod(x.shape[a] for a in ax) > _EXACT_COUNT[dtype]:
         values = x.astype(dtype)
         return _sum(ctx.xp, values, ax, keep) if ax else values
     return count_true(x, ax, keep).astype(dtype)
@@ -326,9 +325,7 @@ def count_true(x: np.ndarray, ax: tuple, keep: bool = False) -> np.ndarray:
     its byte, whose total stays below 256), so the row's count is the sum of the bytes
     of a few words (a [200, 51200] count: 0.2 ms against 1.2 for a sum of bytes)."""
     trailing = sorted(ax) == list(range(x.ndim - len(ax), x.ndim))
-    row = 1
-    for a in ax:
-        row *= x.shape[a]
+    row = math.prod(x.shape[a] for a in ax)
     if not (trailing and x.flags.c_contiguous and row % 8 == 0 and row >= _LANE_MIN_ROW):
         return np.add.reduce(x.view(np.uint8), axis=ax, dtype=np.int64, keepdims=keep)
     kept = x.shape[:x.ndim - len(ax)]

@@ -316,8 +316,9 @@ def _unit_16bit(w: np.ndarray, np_dtype, mantissa_bits: int, one_bits: int) -> n
     return bits.view(np_dtype) - np_dtype.type(1)
 
 
-def uniform_blocks(n: int, dtype) -> int:
-    """Blocks `uniform` reads for `n` values: a word per value, two for float64."""
+def value_blocks(n: int, dtype) -> int:
+    """Blocks `uniform` and `normal` read for `n` values of `dtype`: four values a block,
+    two in float64."""
     return -(-n // 2) if np.dtype(dtype) == np.float64 else -(-n // 4)
 
 
@@ -325,11 +326,11 @@ def uniform(key: Key, counter: Counter, n: int, dtype) -> np.ndarray:
     """`n` uniform values in [0, 1) of `dtype` (float16/bfloat16/float32/float64).
 
     Every type takes one word per value but float64, which takes two."""
-    return uniform_of_words(words(key, counter, uniform_blocks(n, dtype)), n, dtype)
+    return uniform_of_words(words(key, counter, value_blocks(n, dtype)), n, dtype)
 
 
 def uniform_of_words(w: np.ndarray, n: int, dtype) -> np.ndarray:
-    """The `n` uniform values of each row of words `[..., 4 * uniform_blocks(n)]`."""
+    """The `n` uniform values of each row of words `[..., 4 * value_blocks(n)]`."""
     np_dtype = np.dtype(dtype)
     if np_dtype == np.float64:
         return _unit_float64(w[..., 0::2], w[..., 1::2])[..., :n]
@@ -424,13 +425,8 @@ def _normal_pairs(block: np.ndarray, np_dtype) -> np.ndarray:
     return _box_muller_float32(block[:, 0::2], block[:, 1::2]).reshape(len(block), 4)
 
 
-def normal_blocks(n: int, dtype) -> int:
-    """Blocks `normal` reads for `n` values: four values a block, two in float64."""
-    return -(-n // 2) if np.dtype(dtype) == np.float64 else -(-n // 4)
-
-
 def normal_of_words(w: np.ndarray, n: int, dtype) -> np.ndarray:
-    """The `n` normal values of each row of words `[calls, 4 * normal_blocks(n)]`."""
+    """The `n` normal values of each row of words `[calls, 4 * value_blocks(n)]`."""
     np_dtype = np.dtype(dtype)
     values = _normal_pairs(w.reshape(-1, 4), np_dtype).reshape(len(w), -1)[:, :n]
     return values.astype(np_dtype, copy=False)

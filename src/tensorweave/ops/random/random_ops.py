@@ -311,13 +311,13 @@ def _declare_float_sampler(op_type: str) -> None:
 _declare_float_sampler("RandomUniform")
 
 
-def _few_values(ctx, dims, kind: str, n_blocks: int, of_words: Callable,
+def _few_values(ctx, dims, n: int, kind: str, n_blocks: int, of_words: Callable,
                 *params) -> Optional[np.ndarray]:
-    """The values of a call drawing at most `_AHEAD_MAX_BLOCKS` blocks, through the
-    stream's draws ahead (`_PhiloxStream.draw`); None for a larger draw."""
+    """The `n` values (shaped `dims`) of a call drawing at most `_AHEAD_MAX_BLOCKS`
+    blocks, through the stream's draws ahead (`_PhiloxStream.draw`); None for a larger
+    draw."""
     if n_blocks > _AHEAD_MAX_BLOCKS:
         return None
-    n = _num_values(dims)
     return _philox_stream(ctx).draw(
         n, n_blocks, (kind, n) + params,
         lambda w: of_words(w, n, *params)).reshape(dims)
@@ -328,7 +328,7 @@ def _random_uniform_kernel(ctx, shape):
     dims = _shape_from(shape)
     dtype = ctx.attrs["dtype"].as_numpy_dtype
     n = _num_values(dims)
-    few = _few_values(ctx, dims, "uniform", philox.uniform_blocks(n, dtype),
+    few = _few_values(ctx, dims, n, "uniform", philox.value_blocks(n, dtype),
                       philox.uniform_of_words, dtype)
     if few is not None:
         return few
@@ -370,7 +370,7 @@ def _random_uniform_int_kernel(ctx, shape, minval, maxval):
     dims = _shape_from(shape)
     lo, hi, n = _checked_int_bounds(dims, minval, maxval)
     dtype = ctx.attrs["Tout"].as_numpy_dtype
-    few = _few_values(ctx, dims, "uniform_int", philox.uniform_int_blocks(n, dtype),
+    few = _few_values(ctx, dims, n, "uniform_int", philox.uniform_int_blocks(n, dtype),
                       philox.uniform_int_of_words, lo, hi, dtype)
     if few is not None:
         return few
@@ -396,7 +396,8 @@ def _normal_draws(ctx, shape, sample: Callable) -> np.ndarray:
 def _random_standard_normal_kernel(ctx, shape):
     dims = _shape_from(shape)
     dtype = ctx.attrs["dtype"].as_numpy_dtype
-    few = _few_values(ctx, dims, "normal", philox.normal_blocks(_num_values(dims), dtype),
+    n = _num_values(dims)
+    few = _few_values(ctx, dims, n, "normal", philox.value_blocks(n, dtype),
                       philox.normal_of_words, dtype)
     return few if few is not None else _normal_draws(ctx, shape, philox.normal)
 

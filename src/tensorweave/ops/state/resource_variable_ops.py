@@ -50,6 +50,7 @@ from tensorweave.framework.shapes import TensorShape, as_shape, unknown_shape
 from tensorweave.ops.array import array_ops
 from tensorweave.ops.group_fold import fold_in_groups, stable_order
 from tensorweave.ops.indexing.indexing_ops import outside
+from tensorweave.runtime.optimizer import TEMPORARY_VALUE_ATTR
 
 _INDEX_TYPES = (_dt.int32, _dt.int64)
 
@@ -421,7 +422,7 @@ def _assign_kernel(ctx, handle, value):
         raise errors.InvalidArgumentError(
             None, ctx.op, "Trying to assign to variable with tensor with wrong shape. "
             "Expected %s got %s" % (_shape_str(handle.shape.as_list()), _shape_str(value.shape)))
-    if ctx.attrs.get("_value_is_temporary") and type(value) is np.ndarray and \
+    if ctx.attrs.get(TEMPORARY_VALUE_ATTR) and type(value) is np.ndarray and \
             value.flags.owndata and value.flags.c_contiguous and \
             value.dtype == dtype.as_numpy_dtype:
         # a fresh result nothing else reads (runtime/optimizer.mark_temporaries):
