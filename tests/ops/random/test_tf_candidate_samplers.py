@@ -99,6 +99,31 @@ def test_sampled_losses_equal_tfs_within_float_rounding():
             np.testing.assert_allclose(run[name], values, rtol=2e-6, err_msg=name)
 
 
+@pytest.mark.parametrize("sample, sampler, n, unique", [
+    (tf.nn.log_uniform_candidate_sampler, range_samplers.LogUniformSampler(50000), 64, True),
+    (tf.nn.uniform_candidate_sampler, range_samplers.UniformSampler(1000), 5, False),
+    # 60 distinct classes of 64 take about 170 draws: words past the first blocks
+    (tf.nn.uniform_candidate_sampler, range_samplers.UniformSampler(64), 60, True)])
+def test_sampler_words_computed_ahead_are_the_call_by_call_ones(sample, sampler, n, unique):
+    # 130 runs: the words computed ahead are refilled with 8, 16, 32 and 64 calls; each
+    # run's values are those of a reader of its own reservation (512 blocks a class)
+    true_classes = np.array([[3], [40], [63]], np.int64)
+    key, counter = philox.key_counter_of_seeds(1, 7)
+    with tf.Graph().as_default():
+        tf.set_random_seed(1)
+        out = sample(tf.constant(true_classes), 1, n, unique, sampler.range, seed=7)
+        with tf.Session() as sess:
+            for _ in range(130):
+                got = sess.run(out)
+                want = range_samplers.sample_batch(
+                    sampler, range_samplers.WordReader(key, counter), n, unique,
+                    true_classes.ravel())
+                assert got.sampled_candidates.tolist() == want[0].tolist()
+                np.testing.assert_array_equal(got.true_expected_count.ravel(), want[1])
+                np.testing.assert_array_equal(got.sampled_expected_count, want[2])
+                counter = philox.skip(counter, range_samplers.BLOCKS_PER_SAMPLE * n)
+
+
 # --- the pieces against sequential references ------------------------------------------
 KEY, COUNTER = philox.key_counter_of_seeds(87654321, 4)
 
@@ -170,6 +195,21 @@ def test_log_uniform_probabilities_looked_up_are_the_computed_ones(monkeypatch):
         np.testing.assert_allclose(
             looked_up, np.log((classes + 2.0) / (classes + 1.0)) / np.log(range_max + 1.0),
             rtol=1e-6)
+
+
+@pytest.mark.parametrize("sampler", [range_samplers.LogUniformSampler(50000),
+                                     range_samplers.LogUniformSampler(30),
+                                     range_samplers.UniformSampler(1000)])
+def test_log1p_of_minus_p_looked_up_is_the_c_librarys(sampler):
+    # the expected counts' log1pf(-p) per class, from a table (log-uniform) or one value
+    # (uniform): the C library's float32 bits, through ctypes one value at a time
+    classes = np.random.RandomState(5).randint(0, sampler.range, 200)
+    got = sampler.log1p_neg(classes)
+    p = sampler.probability(classes)
+    want = range_samplers._libm_float32("log1pf", -p)
+    assert got.dtype == np.float32 and got.shape == classes.shape
+    assert got.tobytes() == want.tobytes()
+    np.testing.assert_allclose(got, np.log1p(-p.astype(np.float64)), rtol=1e-6)
 
 
 def test_expected_counts_formulas():

@@ -27,7 +27,7 @@ from tensorweave.framework.op_builder import apply_op
 from tensorweave.framework.registry import REQUIRED, kernel, not_differentiable, register_op
 from tensorweave.framework.shapes import TensorShape, with_rank
 from tensorweave.ops.random import range_samplers
-from tensorweave.ops.random.random_ops import _INIT_LOCK, _philox_blocks, _seed_attrs
+from tensorweave.ops.random.random_ops import _INIT_LOCK, _philox_stream, _seed_attrs
 
 CandidateSamplerResult = collections.namedtuple(
     "CandidateSamplerResult",
@@ -91,9 +91,14 @@ def _sample_batch(ctx, sampler, true_classes):
         raise errors.InvalidArgumentError(
             None, ctx.op, "Cannot sample %d unique candidates: only %d classes have a "
             "positive probability" % (n, sampler.positive))
-    key, counter = _philox_blocks(ctx, range_samplers.BLOCKS_PER_SAMPLE * n)
+    # the words a call reads first come from the stream, which computes the next calls'
+    # along with them (a sampler's call reads the same stretch of its reservation)
+    stream = _philox_stream(ctx)
+    counter, first = stream.call_words(range_samplers.BLOCKS_PER_SAMPLE * n,
+                                       range_samplers.WordReader.FIRST_BLOCKS)
     sampled, true_expected, sampled_expected = range_samplers.sample_batch(
-        sampler, range_samplers.WordReader(key, counter), n, unique, true_classes.ravel())
+        sampler, range_samplers.WordReader(stream.key, counter, first), n, unique,
+        true_classes.ravel())
     return sampled, true_expected.reshape(true_classes.shape), sampled_expected
 
 

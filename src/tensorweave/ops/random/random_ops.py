@@ -161,8 +161,11 @@ def _op_seeds(ctx) -> Optional[Tuple[int, int]]:
 # gets its next calls' values computed in one vectorized pass, at their own counters, so
 # the values are those of call-by-call draws: a pass costs about what one call's Python
 # rounds cost (8 us), and the calls ahead double from 8 to 256 while the shape holds.
+# A candidate sampler's words (64 blocks a call, 20 us a pass) likewise, up to
+# _AHEAD_MOST_WORD_BLOCKS blocks ahead (64 calls: 2 us a call).
 _AHEAD_MAX_BLOCKS = 4
 _AHEAD_FIRST, _AHEAD_MOST = 8, 256
+_AHEAD_MOST_WORD_BLOCKS = 4096
 
 
 class _Ahead(NamedTuple):
@@ -172,6 +175,10 @@ class _Ahead(NamedTuple):
     start: philox.Counter  # the counter of call 0
     step: int              # blocks reserved per call
     taken: list            # [calls taken so far]
+
+
+def _unchanged(words: np.ndarray) -> np.ndarray:
+    return words
 
 
 class _PhiloxStream:
@@ -202,20 +209,34 @@ class _PhiloxStream:
         each) from its first `n_blocks` blocks: `of_words(words [calls, 4 * n_blocks])`
         gives each call's values `[calls, n]`; `signature` says which values those are
         (the same signature, the same function of the words)."""
-        step = n_values * philox.SKIP_PER_OUTPUT
+        most = _AHEAD_MOST if n_blocks <= _AHEAD_MAX_BLOCKS else 1
+        return self._call(n_values * philox.SKIP_PER_OUTPUT, n_blocks, signature,
+                          of_words, most)[1]
+
+    def call_words(self, step: int, n_blocks: int) -> Tuple[philox.Counter, np.ndarray]:
+        """(counter, words) of a kernel call reserving `step` blocks: its counter and
+        the words of its first `n_blocks` blocks (uint32 [4 * n_blocks]), the next
+        calls' computed ahead when the sizes repeat."""
+        return self._call(step, n_blocks, ("words", step, n_blocks), _unchanged,
+                          max(1, _AHEAD_MOST_WORD_BLOCKS // n_blocks))
+
+    def _call(self, step: int, n_blocks: int, signature: tuple,
+              of_words: Callable[[np.ndarray], np.ndarray], most: int):
+        """(counter, values) of a kernel call reserving `step` blocks whose values are
+        `of_words` of its first `n_blocks` blocks' words, from the values computed
+        ahead (up to `most` calls) where the signature repeats."""
         with self._lock:
             ahead = self._ahead
             if ahead is not None and ahead.signature == signature:
                 k = ahead.taken[0]
                 if k < len(ahead.values):
                     ahead.taken[0] = k + 1
-                    return ahead.values[k]
-                calls = min(2 * len(ahead.values), _AHEAD_MOST)
+                    return philox.skip(ahead.start, k * step), ahead.values[k]
+                calls = min(2 * len(ahead.values), most)
                 self._ahead = None
             else:
                 self._give_back_ahead()
-                repeated = signature == self._last_signature and n_blocks <= _AHEAD_MAX_BLOCKS
-                calls = _AHEAD_FIRST if repeated else 1
+                calls = min(_AHEAD_FIRST, most) if signature == self._last_signature else 1
             self._last_signature = signature
             counter = self._counter
             self._counter = philox.skip(counter, calls * step)
@@ -223,7 +244,7 @@ class _PhiloxStream:
             if calls > 1:
                 self._ahead = _Ahead(signature, values, counter, step, [1])
         # each row is handed out once: a consumer writing into it changes no other call's
-        return values[0]
+        return counter, values[0]
 
     def _give_back_ahead(self) -> None:
         """Drops the values computed ahead; the calls not taken get their counters back."""

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -46,18 +46,21 @@ class WordReader:
     """The words of one kernel call's stream in order, from (key, counter): `peek` shows
     the next ones, `skip` consumes them. Words are drawn a batch of blocks at a time."""
 
-    _MIN_BLOCKS = 64
+    FIRST_BLOCKS = 64  # the blocks drawn first, and at least at each refill
 
-    def __init__(self, key: philox.Key, counter: philox.Counter):
+    def __init__(self, key: philox.Key, counter: philox.Counter,
+                 first: Optional[np.ndarray] = None):
         self._key, self._counter = key, counter
-        self._words = np.empty(0, np.uint32)   # the words drawn so far, from the first
+        # the words drawn so far, from the first (`first`: those of the first blocks,
+        # drawn by the caller)
+        self._words = np.empty(0, np.uint32) if first is None else first
         self._next = 0                          # the first word not consumed
 
     def peek(self, n: int) -> np.ndarray:
         """The next `n` words (uint32), not consumed."""
         missing = self._next + n - self._words.size
         if missing > 0:
-            self._draw(max(-(-missing // 4), self._MIN_BLOCKS, self._words.size // 4))
+            self._draw(max(-(-missing // 4), self.FIRST_BLOCKS, self._words.size // 4))
         return self._words[self._next:self._next + n]
 
     def skip(self, n: int) -> None:
@@ -131,16 +134,25 @@ def _map_float64(function, x: np.ndarray) -> np.ndarray:
 _VECTORIZED_FROM = 48
 
 
-def expected_counts(p: np.ndarray, num_sampled: int, num_tries: int) -> np.ndarray:
+def _c_library_function(name: str, x: np.ndarray) -> np.ndarray:
+    """The C library's float32 `name` (log1pf or expm1f) of each value of x: glibc's
+    algorithm vectorized where it gives the C library's bits, else through ctypes."""
+    if x.size >= _VECTORIZED_FROM and fdlibm_float32.agree_with_c_library():
+        return getattr(fdlibm_float32, name)(x)
+    return _libm_float32(name, x)
+
+
+def expected_counts(p: np.ndarray, num_sampled: int, num_tries: int,
+                    log1p_neg: Optional[np.ndarray] = None) -> np.ndarray:
     """TF's ExpectedCountHelper of float32 probabilities `p`: `p * num_sampled` when
     every try was kept, else `1 - (1 - p) ** num_tries` as `-expm1f(tries * log1pf(-p))`,
-    all in float32."""
+    all in float32. `log1p_neg`: `log1pf(-p)` where the caller has it."""
     p = np.asarray(p, np.float32)
     if num_tries == num_sampled:
         return p * np.float32(num_sampled)
-    if p.size >= _VECTORIZED_FROM and fdlibm_float32.agree_with_c_library():
-        return -fdlibm_float32.expm1f(np.float32(num_tries) * fdlibm_float32.log1pf(-p))
-    return -_libm_float32("expm1f", np.float32(num_tries) * _libm_float32("log1pf", -p))
+    if log1p_neg is None:
+        log1p_neg = _c_library_function("log1pf", -p)
+    return -_c_library_function("expm1f", np.float32(num_tries) * log1p_neg)
 
 
 # --- the samplers ------------------------------------------------------------------------
@@ -155,6 +167,11 @@ class UniformSampler:
 
     def probability(self, classes: np.ndarray) -> np.ndarray:
         return np.full(classes.shape, 1.0 / self.range, np.float32)
+
+    def log1p_neg(self, classes: np.ndarray) -> Optional[np.ndarray]:
+        """log1pf(-p) of each class (one value for all)."""
+        p = np.float32(1.0 / self.range)
+        return np.full(classes.shape, _libm_float32("log1pf", -p), np.float32)
 
 
 class LogUniformSampler:
@@ -176,6 +193,12 @@ class LogUniformSampler:
             return _log_uniform_probabilities(self.range)[classes]
         return _log_uniform_probability(classes.astype(np.float64), self.range)
 
+    def log1p_neg(self, classes: np.ndarray) -> Optional[np.ndarray]:
+        """log1pf(-p) of each class, looked up (None above _TABLE_MOST classes)."""
+        if self.range <= _TABLE_MOST:
+            return _log_uniform_log1p_neg(self.range)[classes]
+        return None
+
 
 def _log_uniform_probability(k: np.ndarray, range_max: int) -> np.ndarray:
     """float32 `log((k + 2) / (k + 1)) / log(range_max + 1)` of the float64 classes `k`,
@@ -192,6 +215,15 @@ _TABLE_MOST = 1 << 20
 @functools.lru_cache(maxsize=4)
 def _log_uniform_probabilities(range_max: int) -> np.ndarray:
     table = _log_uniform_probability(np.arange(range_max, dtype=np.float64), range_max)
+    table.setflags(write=False)
+    return table
+
+
+# and `log1pf(-p)` of each, the expected counts' per-class part (word2vec's 192 values:
+# 17 us a call)
+@functools.lru_cache(maxsize=4)
+def _log_uniform_log1p_neg(range_max: int) -> np.ndarray:
+    table = _c_library_function("log1pf", -_log_uniform_probabilities(range_max))
     table.setflags(write=False)
     return table
 
@@ -213,6 +245,9 @@ class UnigramSampler:
     def probability(self, classes: np.ndarray) -> np.ndarray:
         # float(weight) / total, the total converted to float as TF's int32
         return self._weights[classes].astype(np.float32) / np.float32(self._total)
+
+    def log1p_neg(self, classes: np.ndarray) -> Optional[np.ndarray]:
+        return None   # computed from the probabilities
 
 
 def learned_update(weights: np.ndarray, true_classes: np.ndarray) -> None:
@@ -242,6 +277,9 @@ class FixedUnigramSampler:
         inside = (classes >= 0) & (classes < self.range)
         weight = self._weights[np.where(inside, classes, 0)]
         return np.where(inside, weight / self._total, np.float32(0))
+
+    def log1p_neg(self, classes: np.ndarray) -> Optional[np.ndarray]:
+        return None   # computed from the probabilities
 
 
 def _alias_table(weights: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -290,9 +328,9 @@ def sample_batch(sampler, words: WordReader, num_sampled: int, unique: bool,
         sampled, tries = sampler.sample(words, num_sampled), num_sampled
     # both sets of counts in one pass: each call of the float functions has a fixed cost
     n_true = true_classes.size
-    counts = expected_counts(np.concatenate([sampler.probability(true_classes),
-                                             sampler.probability(sampled)]),
-                             num_sampled, tries)
+    classes = np.concatenate([true_classes, sampled])
+    counts = expected_counts(sampler.probability(classes), num_sampled, tries,
+                             sampler.log1p_neg(classes) if tries != num_sampled else None)
     return sampled, counts[:n_true], counts[n_true:]
 
 
