@@ -207,6 +207,41 @@ def test_clear_after_read(sess):
     assert sess.run([keep.read(0), keep.read(0)]) == [3.0, 3.0]
 
 
+def test_scatter_and_gather_of_many_elements_keep_each_elements_state(sess):
+    # scatters of distinct unwritten indices and gathers of distinct written ones are
+    # done at once: each element ends written / cleared / read as one by one
+    x = np.arange(24, dtype=np.float32).reshape(6, 4)
+    ta = tf.TensorArray(tf.float32, size=8).scatter([5, 0, 3, 1, 2, 4], x)
+    g = ta.gather([4, 0, 5])
+    np.testing.assert_array_equal(sess.run(g), x[[5, 1, 0]])
+    _run_error(sess, ta.write(3, tf.zeros([4])).flow, errors.InvalidArgumentError,
+               "Could not write to TensorArray index 3 because it has already been written")
+    with tf.control_dependencies([g]):
+        again = ta.read(0)
+    _run_error(sess, again, errors.InvalidArgumentError,
+               "Could not read index 0 twice because it was cleared after a previous read")
+    with tf.control_dependencies([g]):
+        other = ta.read(2)
+    np.testing.assert_array_equal(sess.run(other), x[4])
+    _run_error(sess, ta.gather([1, 1]), errors.InvalidArgumentError,
+               "Could not read index 1 twice because it was cleared after a previous read")
+    _run_error(sess, ta.scatter([7, 7], x[:2]).flow, errors.InvalidArgumentError,
+               "Could not write to TensorArray index 7 because it has already been written")
+    # an unwritten element of the known shape reads as zeros (TF 2.21)
+    np.testing.assert_array_equal(sess.run(ta.gather([6, 0])), [np.zeros(4), x[1]])
+    # the element shape the scatter inferred holds for later writes
+    _run_error(sess, ta.write(7, tf.placeholder_with_default([1., 2.], [None])).flow,
+               errors.InvalidArgumentError, "inferred element shape: [4]")
+    keep = tf.TensorArray(tf.float32, size=6, clear_after_read=False).scatter(
+        [5, 0, 3, 1, 2, 4], x)
+    both = [keep.gather([2, 2, 0]), keep.gather([2, 0])]
+    np.testing.assert_array_equal(sess.run(both[0]), x[[4, 4, 1]])
+    with tf.control_dependencies([both[0]]):
+        late = keep.write(2, tf.zeros([4])).flow
+    _run_error(sess, late, errors.InvalidArgumentError,
+               "Could not write to TensorArray index 2 because it has already been read.")
+
+
 def test_write_after_read_raises(sess):
     ta = tf.TensorArray(tf.float32, size=2, clear_after_read=False).write(0, 1.0)
     r = ta.read(0)

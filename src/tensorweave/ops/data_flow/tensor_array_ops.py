@@ -39,6 +39,7 @@ _NAMES = itertools.count()  # the suffix making each run-time array's name uniqu
 
 # per-element states
 _UNWRITTEN, _WRITTEN, _READ, _CLEARED = 0, 1, 2, 3
+_HOLDING_VALUES = frozenset((_WRITTEN, _READ))
 
 def _dims_of(shape: TensorShape) -> Optional[Tuple[Optional[int], ...]]:
     """A TensorShape as a tuple of ints/None, or None for unknown rank."""
@@ -190,20 +191,61 @@ class TensorArrayResource:
             self._check_open(op)
             self._write_locked(op, index, value)
 
-    def write_many(self, op, indices, values) -> None:
+    def write_many(self, op, indices: List[int], values, shape: Optional[tuple] = None
+                   ) -> None:
+        """Writes values[k] at indices[k], in order; `shape`: every value's shape, where
+        the caller knows it is one (the rows of one array)."""
         with self.lock:
             self._check_open(op)
+            if shape is not None and self._write_rows(indices, values, shape):
+                return
             for i, v in zip(indices, values):
                 self._write_locked(op, int(i), v)
+
+    def _write_rows(self, indices: List[int], values, shape: tuple) -> bool:
+        """Writes values of one shape at distinct unwritten indices within the size at
+        once (TensorArrayScatter's usual case, unstack: 128 rows 60 -> 15 us), checked
+        as `_write_locked` checks each; False, with nothing written, where a write would
+        need its other cases (growth, a repeat, aggregation, a failure)."""
+        size, states = len(self.values), self.states
+        if not indices or self.multiple_writes_aggregate or min(indices) < 0 or \
+                max(indices) >= size or not compatible(self.element_shape, shape) or \
+                len(set(indices)) != len(indices) or \
+                set(map(states.__getitem__, indices)) != {_UNWRITTEN}:
+            return False
+        if self.identical_element_shapes:
+            self.element_shape = tuple(shape)
+        stored, shapes, shape = self.values, self.shapes, tuple(shape)
+        for i, v in zip(indices, values):
+            stored[i] = v
+            states[i] = _WRITTEN
+            shapes[i] = shape
+        return True
 
     def read(self, op, index: int) -> np.ndarray:
         with self.lock:
             self._check_open(op)
             return self._read_locked(op, index)
 
-    def read_many(self, op, indices) -> List[np.ndarray]:
+    def read_many(self, op, indices: List[int]) -> List[np.ndarray]:
         with self.lock:
             self._check_open(op)
+            size, states = len(self.values), self.states
+            # distinct written indices within the size (a gather's or stack's usual
+            # case) read at once, as `_read_locked` reads each
+            if indices and min(indices) >= 0 and max(indices) < size and \
+                    set(map(states.__getitem__, indices)) <= _HOLDING_VALUES and \
+                    (not self.clear_after_read or len(set(indices)) == len(indices)):
+                stored = self.values
+                out = [stored[i] for i in indices]
+                if self.clear_after_read:
+                    for i in indices:
+                        stored[i] = None
+                        states[i] = _CLEARED
+                else:
+                    for i in indices:
+                        states[i] = _READ
+                return out
             return [self._read_locked(op, int(i)) for i in indices]
 
     def size(self) -> int:
@@ -421,11 +463,12 @@ def _stack_elements(ctx, ta: TensorArrayResource, elements, lead_shape) -> np.nd
                 "zero-size TensorArrays." % dims_str(es))
         return np.zeros(tuple(lead_shape) + tuple(es), dtype=ta.dtype.as_numpy_dtype)
     first = elements[0].shape
-    for i, e in enumerate(elements):
-        if e.shape != first:
-            raise errors.InvalidArgumentError(
-                None, ctx.op, "TensorArray has inconsistent shapes.  Index 0 has shape: %s "
-                "but index %d has shape: %s" % (dims_str(first), i, dims_str(e.shape)))
+    shapes = [e.shape for e in elements]
+    if shapes.count(first) != len(shapes):
+        i = next(k for k, shape in enumerate(shapes) if shape != first)
+        raise errors.InvalidArgumentError(
+            None, ctx.op, "TensorArray has inconsistent shapes.  Index 0 has shape: %s "
+            "but index %d has shape: %s" % (dims_str(first), i, dims_str(shapes[i])))
     if not first or type(elements[0]) is not np.ndarray:
         return np.stack(elements)
     # the same copy as np.stack without its view per element (128 images: 56 -> 32 us)
@@ -466,7 +509,7 @@ def _scatter_kernel(ctx, handle, indices, value, flow):
     rows = list(value)
     if value.ndim == 1 and value.dtype == object:  # a string vector's rows: bare bytes
         rows = [element(v) for v in rows]
-    ta.write_many(ctx.op, idx.tolist(), rows)
+    ta.write_many(ctx.op, idx.tolist(), rows, value.shape[1:])
     return flow
 
 
