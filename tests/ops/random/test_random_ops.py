@@ -232,6 +232,32 @@ def test_truncated_normal_within_two_stddev(sess):
     assert abs(v.std() - 0.5 * 0.8796) < 0.01
 
 
+def test_unseeded_float_draws_have_the_distributions_and_continue(sess):
+    # no seeds at all: NumPy's generator draws them (random_ops' docstring); the same
+    # distributions and checks as the seeded draws above, a new stream per session and
+    # new values per run
+    ops = [tf.random_uniform([40000]), tf.random_uniform([20000], -2.0, 6.0, tf.float64),
+           tf.random_normal([40000], mean=3.0, stddev=2.0),
+           tf.truncated_normal([40000], mean=1.0, stddev=0.5),
+           tf.truncated_normal([20000], dtype=tf.float64),
+           tf.random_uniform([500], dtype=tf.float16)]
+    u, u64, n, t, t64, h = first = sess.run(ops)
+    assert [v.dtype for v in first] == [np.float32, np.float64, np.float32, np.float32,
+                                        np.float64, np.float16]
+    assert u.min() >= 0 and u.max() < 1 and abs(u.mean() - 0.5) < 0.01
+    assert abs(u.std() - np.sqrt(1 / 12)) < 0.01
+    assert u64.min() >= -2 and u64.max() < 6 and abs(u64.mean() - 2.0) < 0.08
+    assert abs(n.mean() - 3.0) < 0.05 and abs(n.std() - 2.0) < 0.05
+    assert t.min() > 0.0 and t.max() < 2.0 and abs(t.mean() - 1.0) < 0.01
+    assert abs(t.std() - 0.5 * 0.8796) < 0.01
+    assert np.abs(t64).max() < 2 and abs(t64.std() - 0.8796) < 0.015
+    assert h.min() >= 0 and h.max() < 1
+    again = sess.run(ops)
+    assert not any(np.array_equal(a, b) for a, b in zip(first, again))
+    with tf.Session() as other:
+        assert not np.array_equal(other.run(ops[0]), u)
+
+
 def test_half_normal_dtype(sess):
     v = sess.run(tf.truncated_normal([100], dtype=tf.float16, seed=9))
     assert v.dtype == np.float16 and np.abs(v).max() <= 2

@@ -12,8 +12,15 @@ per (session, op) in `ctx.state`, keyed by (seed, seed2), so
   * in the deterministic mode (runtime/determinism.py) an op with no seeds at all is
     seeded by its name instead of OS entropy.
 
-RandomUniform, RandomUniformInt, RandomStandardNormal, TruncatedNormal, RandomShuffle
-and Multinomial give TF's CPU values bit for bit (philox.py, tf_sampling.py): the
+An op with no seeds at all (outside the deterministic mode) has values TF's only in
+distribution: TF seeds its stream at random. RandomUniform, RandomStandardNormal and
+TruncatedNormal of float32 and float64 then draw from NumPy's PCG64 generator (uniform
+floats on [0, 1), normals, normals redrawn until below 2 in magnitude), whose C loops
+are 3-6 times faster than Philox in NumPy passes: an unseeded dropout mask of
+[256, 512] takes 0.18 ms instead of 0.55-1.1.
+
+With seeds, RandomUniform, RandomUniformInt, RandomStandardNormal, TruncatedNormal,
+RandomShuffle and Multinomial give TF's CPU values bit for bit (philox.py, tf_sampling.py): the
 stream is Philox4x32-10 keyed by `seed` with `seed2` in the counter's high half, and
 each kernel call reserves the blocks TF's does (256 per value, one word per step for
 RandomShuffle: TF's GuardedPhiloxRandom), so successive runs continue exactly as TF's
@@ -186,8 +193,12 @@ class _PhiloxStream:
     counter of the next free block; `reserve` hands out disjoint ranges under a lock."""
 
     def __init__(self, seeds: Optional[Tuple[int, int]]):
+        # an unseeded op's float draws: NumPy's generator (see the module docstring)
+        self.unseeded: Optional[np.random.Generator] = None
         if seeds is None:   # TF draws both seeds at random
-            seeds = tuple(int(w) for w in np.random.SeedSequence().generate_state(2, np.uint64))
+            entropy = np.random.SeedSequence()
+            seeds = tuple(int(w) for w in entropy.generate_state(2, np.uint64))
+            self.unseeded = np.random.Generator(np.random.PCG64(entropy))
         self.key, self._counter = philox.key_counter_of_seeds(*seeds)
         self._lock = threading.Lock()
         self._ahead: Optional[_Ahead] = None
@@ -344,10 +355,35 @@ def _few_values(ctx, dims, n: int, kind: str, n_blocks: int, of_words: Callable,
         lambda w: of_words(w, n, *params)).reshape(dims)
 
 
+_GENERATOR_DTYPES = (np.float32, np.float64)
+
+
+def _unseeded_generator(ctx, dtype) -> Optional[np.random.Generator]:
+    """The NumPy generator of an op with no seeds drawing float32 or float64 values,
+    else None (the values are TF's, from Philox)."""
+    if dtype not in _GENERATOR_DTYPES:
+        return None
+    return _philox_stream(ctx).unseeded
+
+
+def _truncated_standard_normal(generator: np.random.Generator, dims, dtype) -> np.ndarray:
+    """Standard normals with those of magnitude 2 or more drawn again (TF's truncation)."""
+    out = generator.standard_normal(dims, dtype)
+    flat = out.reshape(-1)
+    redraw = np.flatnonzero(np.abs(flat) >= 2)
+    while redraw.size:
+        flat[redraw] = generator.standard_normal(redraw.size, dtype)
+        redraw = redraw[np.abs(flat[redraw]) >= 2]
+    return out
+
+
 @kernel("RandomUniform")
 def _random_uniform_kernel(ctx, shape):
     dims = _shape_from(shape)
     dtype = ctx.attrs["dtype"].as_numpy_dtype
+    generator = _unseeded_generator(ctx, dtype)
+    if generator is not None:
+        return generator.random(dims, dtype)
     n = _num_values(dims)
     few = _few_values(ctx, dims, n, "uniform", philox.value_blocks(n, dtype),
                       philox.uniform_of_words, dtype)
@@ -417,6 +453,9 @@ def _normal_draws(ctx, shape, sample: Callable) -> np.ndarray:
 def _random_standard_normal_kernel(ctx, shape):
     dims = _shape_from(shape)
     dtype = ctx.attrs["dtype"].as_numpy_dtype
+    generator = _unseeded_generator(ctx, dtype)
+    if generator is not None:
+        return generator.standard_normal(dims, dtype)
     n = _num_values(dims)
     few = _few_values(ctx, dims, n, "normal", philox.value_blocks(n, dtype),
                       philox.normal_of_words, dtype)
@@ -425,6 +464,10 @@ def _random_standard_normal_kernel(ctx, shape):
 
 @kernel("TruncatedNormal")
 def _truncated_normal_kernel(ctx, shape):
+    dtype = ctx.attrs["dtype"].as_numpy_dtype
+    generator = _unseeded_generator(ctx, dtype)
+    if generator is not None:
+        return _truncated_standard_normal(generator, _shape_from(shape), dtype)
     return _normal_draws(ctx, shape, philox.truncated_normal)
 
 
