@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.ops.sparse import sparse_math_ops
 from tensorweave.test import compute_gradient_error
 
 _IA, _VA = [[0, 0], [0, 2], [1, 1]], [1.0, 2.0, 3.0]
@@ -156,9 +157,29 @@ def test_softmax(sess):
     assert compute_gradient_error(v, [5], y, [5], x_init_value=vals) < 1e-7
 
 
+@pytest.fixture(params=["scipy", "numpy"])
+def product_path(request, monkeypatch):
+    """SparseTensorDenseMatMul through SciPy's CSR product (where installed) and through
+    its NumPy fold: the same values."""
+    if request.param == "numpy":
+        monkeypatch.setattr(sparse_math_ops, "_SCIPY_SPARSE", False)
+        yield request.param
+        return
+    pytest.importorskip("scipy.sparse")
+    products, csr_product = [], sparse_math_ops._csr_product
+
+    def counted(*args):
+        out = csr_product(*args)
+        products.append(out is not None)
+        return out
+    monkeypatch.setattr(sparse_math_ops, "_csr_product", counted)
+    yield request.param
+    assert products and all(products)   # the products went through SciPy
+
+
 @pytest.mark.parametrize("adj_a,adj_b", [(False, False), (True, False), (False, True),
                                          (True, True)])
-def test_sparse_dense_matmul(sess, adj_a, adj_b):
+def test_sparse_dense_matmul(sess, adj_a, adj_b, product_path):
     a_dense = _dense(sess.run(_a(tf.float64)))
     inner = 2 if adj_a else 3
     b = np.arange(inner * 2.0).reshape((2, inner) if adj_b else (inner, 2))
@@ -173,7 +194,7 @@ def test_sparse_dense_matmul(sess, adj_a, adj_b):
     assert err < 1e-8
 
 
-def test_sparse_dense_matmul_shapes_and_errors(sess):
+def test_sparse_dense_matmul_shapes_and_errors(sess, product_path):
     sp = tf.sparse.placeholder(tf.float32, [None, 3])
     assert tf.sparse.matmul(sp, tf.zeros([3, 4])).shape.as_list() == [None, 4]
     with pytest.raises(ValueError, match="Dimensions must be equal"):
@@ -235,7 +256,7 @@ def test_dense_matmul_and_add_gradients():
 
 
 @pytest.mark.parametrize("adjoint_a", [False, True])
-def test_sparse_dense_matmul_adds_products_in_entry_order(sess, adjoint_a):
+def test_sparse_dense_matmul_adds_products_in_entry_order(sess, adjoint_a, product_path):
     """Each output row is 0 + its products one after another in the entries' order (TF's
     loop), bit for bit what np.add.at gives; unsorted and repeated indices included."""
     rs = np.random.RandomState(5)
