@@ -52,7 +52,35 @@ def test_a_fold_from_zero_is_add_at_into_zeros():
         assert want[index].tobytes() == out.tobytes()
 
 
-def test_segment_sums_of_deduplicated_ids_are_add_at(sess):
+def test_sums_in_order_through_scipy_are_add_at_into_zeros():
+    # SciPy's CSR product with weights of one: the fold's bits, empty ids zero
+    pytest.importorskip("scipy.sparse")
+    taken = 0
+    for num, ids, rows in _cases(6, 150):
+        want = np.zeros((num,) + rows.shape[1:], rows.dtype)
+        with np.errstate(all="ignore"):
+            np.add.at(want, ids, rows)
+            got = group_fold.sums_in_order(ids, rows, num)
+        if rows.dtype not in (np.float32, np.float64):
+            assert got is None   # SciPy's products take float32/64 and complex
+            continue
+        taken += 1
+        assert got.dtype == rows.dtype and got.shape == want.shape
+        assert got.tobytes() == want.tobytes()
+    assert taken > 50
+
+
+@pytest.fixture(params=["scipy", "fold"])
+def sum_path(request, monkeypatch):
+    """Segment sums through SciPy (where installed) and through the fold alone."""
+    if request.param == "scipy":
+        pytest.importorskip("scipy.sparse")
+    else:
+        monkeypatch.setattr(group_fold, "_SCIPY_SPARSE", False)
+    return request.param
+
+
+def test_segment_sums_of_deduplicated_ids_are_add_at(sess, sum_path):
     # TF1's deduplication of an embedding gradient (unique, then unsorted_segment_sum
     # into as many segments as ids): every segment has rows, its sums are the output
     rs = np.random.RandomState(5)
@@ -76,7 +104,7 @@ def test_stable_order_is_a_stable_argsort():
         assert np.array_equal(group_fold.stable_order(ids), np.argsort(ids, kind="stable"))
 
 
-def test_large_segment_sums_and_scatters_are_sequential(sess):
+def test_large_segment_sums_and_scatters_are_sequential(sess, sum_path):
     """UnsortedSegmentSum of many float rows and ResourceScatterAdd/Sub with many
     repeated ids, through sessions: each segment's rows added in their order, as TF's
     loop does (np.add.at's bits; no float64 accumulation)."""

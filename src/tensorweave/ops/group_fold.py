@@ -12,8 +12,16 @@ row), or row by row for an add of single values (whose `reduce` sums pairwise) a
 half floats (whose `reduce` accumulates in float32).
 Each element sees the same operations in the same order as with `ufunc.at`, so the bits
 are its bits (tests compare them over random and Zipf-distributed ids).
+
+Sums from zero have a faster way where SciPy is installed (the `special` or `test`
+extra): `entry_order_product`, SciPy's CSR product, whose C loop adds each output row's
+products one after another from zero, in the entries' order. With weights of one (1 * x
+is x) it sums rows as the fold does, bit for bit: 6400 rows of 128 into 2000 segments
+473 -> 185 us; SparseTensorDenseMatMul is that product itself.
 """
 from __future__ import annotations
+
+from typing import Optional
 
 import numpy as np
 
@@ -97,3 +105,43 @@ def stable_order(ids: np.ndarray) -> np.ndarray:
             key &= (1 << shift) - 1
             return key
     return np.argsort(ids, kind="stable")
+
+
+_SCIPY_SPARSE = None   # scipy.sparse once imported; False where SciPy is missing
+# the dtypes of SciPy's CSR products (others: None)
+_CSR_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64,
+                                               np.complex128))
+
+
+def entry_order_product(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, m: int,
+                        k: int, b: np.ndarray) -> Optional[np.ndarray]:
+    """The [m, k] matrix of entries `vals` at (rows, cols) times the [k, n] matrix b,
+    each output row `0 + v0 * b[c0] + v1 * b[c1] + ...` over its entries in their order
+    (repeated positions included), through SciPy; None where SciPy is missing or does
+    not take the dtype (vals and b of one dtype)."""
+    global _SCIPY_SPARSE
+    if b.dtype not in _CSR_DTYPES or vals.dtype != b.dtype:
+        return None
+    if _SCIPY_SPARSE is None:
+        try:
+            from scipy import sparse as _SCIPY_SPARSE
+        except ImportError:
+            _SCIPY_SPARSE = False
+    sparse = _SCIPY_SPARSE
+    if sparse is False:
+        return None
+    order = stable_order(rows)   # the entries by row, in their order within a row
+    indptr = np.zeros(m + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
+    a = sparse.csr_matrix((vals[order], cols[order], indptr), shape=(m, k))
+    return np.asarray(a @ b)
+
+
+def sums_in_order(ids: np.ndarray, rows: np.ndarray, num: int) -> Optional[np.ndarray]:
+    """[num, ...] sums from zero of `rows` by `ids` in [0, num), each id's rows added
+    in their order (`fold_in_groups(np.add, None, ...)`'s bits, empty ids 0), through
+    `entry_order_product`; None where that is not taken."""
+    n = ids.size
+    flat = rows.reshape(n, -1)
+    out = entry_order_product(ids, np.arange(n), np.ones(n, rows.dtype), num, n, flat)
+    return None if out is None else out.reshape((num,) + rows.shape[1:])

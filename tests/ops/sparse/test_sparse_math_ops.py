@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.ops import group_fold
 from tensorweave.ops.sparse import sparse_math_ops
 from tensorweave.test import compute_gradient_error
 
@@ -162,17 +163,17 @@ def product_path(request, monkeypatch):
     """SparseTensorDenseMatMul through SciPy's CSR product (where installed) and through
     its NumPy fold: the same values."""
     if request.param == "numpy":
-        monkeypatch.setattr(sparse_math_ops, "_SCIPY_SPARSE", False)
+        monkeypatch.setattr(group_fold, "_SCIPY_SPARSE", False)
         yield request.param
         return
     pytest.importorskip("scipy.sparse")
-    products, csr_product = [], sparse_math_ops._csr_product
+    products, csr_product = [], sparse_math_ops.entry_order_product
 
     def counted(*args):
         out = csr_product(*args)
         products.append(out is not None)
         return out
-    monkeypatch.setattr(sparse_math_ops, "_csr_product", counted)
+    monkeypatch.setattr(sparse_math_ops, "entry_order_product", counted)
     yield request.param
     assert products and all(products)   # the products went through SciPy
 

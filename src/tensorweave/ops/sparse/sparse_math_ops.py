@@ -16,7 +16,7 @@ from tensorweave.framework.registry import TypeAttr, gradient, kernel, not_diffe
     register_op
 from tensorweave.framework.shapes import TensorShape, unknown_shape
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
-from tensorweave.ops.group_fold import fold_in_groups, stable_order
+from tensorweave.ops.group_fold import entry_order_product, fold_in_groups
 from tensorweave.ops.sparse import sparse_util as _su
 
 _SPARSE_IN = ["a_indices: int64", "a_values: T", "a_shape: int64"]
@@ -645,36 +645,6 @@ register_op("SparseTensorDenseMatMul",
             shape=_sparse_matmul_shape)
 
 
-# SciPy's CSR product, where SciPy is installed (the `special` or `test` extra): its
-# loop adds each output row's products one after another from zero, in the entries'
-# order, as TF's kernel and the fold below do (the same bits), in C: [1024, 50,000] x
-# [50,000, 64] of 20,000 entries 2.3 -> 0.33 ms, its adjoint product 1.8 -> 1.6 ms
-_CSR_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64,
-                                               np.complex128))
-
-
-_SCIPY_SPARSE = None   # scipy.sparse once imported; False where SciPy is missing
-
-
-def _csr_product(rows, cols, vals, m: int, k: int, b) -> Optional[np.ndarray]:
-    """The [m, k] matrix of entries (rows, cols, vals) times b, through SciPy; None
-    where SciPy is missing."""
-    global _SCIPY_SPARSE
-    if _SCIPY_SPARSE is None:
-        try:
-            from scipy import sparse as _SCIPY_SPARSE
-        except ImportError:
-            _SCIPY_SPARSE = False
-    sparse = _SCIPY_SPARSE
-    if sparse is False:
-        return None
-    order = stable_order(rows)   # the entries by row, in their order within a row
-    indptr = np.zeros(m + 1, np.int64)
-    np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
-    a = sparse.csr_matrix((vals[order], cols[order], indptr), shape=(m, k))
-    return np.asarray(a @ b)
-
-
 @kernel("SparseTensorDenseMatMul", cheap=False)
 def _sparse_matmul_kernel(ctx, a_idx, a_val, a_shape, b):
     xp = ctx.xp
@@ -703,8 +673,10 @@ def _sparse_matmul_kernel(ctx, a_idx, a_val, a_shape, b):
         i = int(bad_m[0])
         raise _su.invalid(ctx, "m (%d) from index[%d,%d] out of bounds (>=%d)"
                           % (int(rows[i]), i, 1 if adj_a else 0, m))
-    if xp is np and rows.size >= 2 and b.dtype in _CSR_DTYPES:
-        out = _csr_product(rows, cols, vals, m, k, b_eff)
+    if xp is np and rows.size >= 2:
+        # SciPy's CSR product: these sums in C (ops/group_fold.py): [1024, 50,000] x
+        # [50,000, 64] of 20,000 entries 2.3 -> 0.33 ms, its adjoint 1.8 -> 1.6 ms
+        out = entry_order_product(rows, cols, vals, m, k, b_eff)
         if out is not None:
             return out
     out = xp.zeros((m, b_eff.shape[1]), dtype=b.dtype)
