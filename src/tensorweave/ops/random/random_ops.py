@@ -20,11 +20,11 @@ are 3-6 times faster than Philox in NumPy passes: an unseeded dropout mask of
 [256, 512] takes 0.18 ms instead of 0.55-1.1.
 
 With seeds, RandomUniform, RandomUniformInt, RandomStandardNormal, TruncatedNormal,
-RandomShuffle and Multinomial give TF's CPU values bit for bit (philox.py, tf_sampling.py): the
-stream is Philox4x32-10 keyed by `seed` with `seed2` in the counter's high half, and
-each kernel call reserves the blocks TF's does (256 per value, one word per step for
-RandomShuffle: TF's GuardedPhiloxRandom), so successive runs continue exactly as TF's
-do. Multinomial's values also depend, as TF's, on the session's intra-op thread count
+RandomShuffle and Multinomial give TF's CPU values bit for bit (philox.py,
+tf_sampling.py): the stream is Philox4x32-10 keyed by `seed` with `seed2` in the
+counter's high half, and each kernel call reserves the blocks TF's does (256 per value,
+one word per step for RandomShuffle: TF's GuardedPhiloxRandom), so successive runs
+continue exactly as TF's do. Multinomial's values also depend, as TF's, on the session's intra-op thread count
 (tf_sampling.shards). Equal seed attrs give equal values, and the op seeds derived from
 the graph seed alone are TF 2.x's (a count per graph, `_next_derived_seed`; TF 1.x took
 the graph's op count instead), so `tf.set_random_seed` alone gives TF's values too. The
