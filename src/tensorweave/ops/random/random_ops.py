@@ -222,27 +222,29 @@ class _PhiloxStream:
         (the same signature, the same function of the words)."""
         most = _AHEAD_MOST if n_blocks <= _AHEAD_MAX_BLOCKS else 1
         return self._call(n_values * philox.SKIP_PER_OUTPUT, n_blocks, signature,
-                          of_words, most)[1]
+                          of_words, most)[2]
 
     def call_words(self, step: int, n_blocks: int) -> Tuple[philox.Counter, np.ndarray]:
         """(counter, words) of a kernel call reserving `step` blocks: its counter and
         the words of its first `n_blocks` blocks (uint32 [4 * n_blocks]), the next
         calls' computed ahead when the sizes repeat."""
-        return self._call(step, n_blocks, ("words", step, n_blocks), _unchanged,
-                          max(1, _AHEAD_MOST_WORD_BLOCKS // n_blocks))
+        start, k, words = self._call(step, n_blocks, ("words", step, n_blocks), _unchanged,
+                                     max(1, _AHEAD_MOST_WORD_BLOCKS // n_blocks))
+        return philox.skip(start, k * step), words
 
     def _call(self, step: int, n_blocks: int, signature: tuple,
               of_words: Callable[[np.ndarray], np.ndarray], most: int):
-        """(counter, values) of a kernel call reserving `step` blocks whose values are
+        """(start, k, values) of a kernel call reserving `step` blocks whose values are
         `of_words` of its first `n_blocks` blocks' words, from the values computed
-        ahead (up to `most` calls) where the signature repeats."""
+        ahead (up to `most` calls) where the signature repeats: the call is the k-th of
+        those drawn from the counter `start`."""
         with self._lock:
             ahead = self._ahead
             if ahead is not None and ahead.signature == signature:
                 k = ahead.taken[0]
                 if k < len(ahead.values):
                     ahead.taken[0] = k + 1
-                    return philox.skip(ahead.start, k * step), ahead.values[k]
+                    return ahead.start, k, ahead.values[k]
                 calls = min(2 * len(ahead.values), most)
                 self._ahead = None
             else:
@@ -255,7 +257,7 @@ class _PhiloxStream:
             if calls > 1:
                 self._ahead = _Ahead(signature, values, counter, step, [1])
         # each row is handed out once: a consumer writing into it changes no other call's
-        return counter, values[0]
+        return counter, 0, values[0]
 
     def _give_back_ahead(self) -> None:
         """Drops the values computed ahead; the calls not taken get their counters back."""
@@ -343,14 +345,14 @@ def _declare_float_sampler(op_type: str) -> None:
 _declare_float_sampler("RandomUniform")
 
 
-def _few_values(ctx, dims, n: int, kind: str, n_blocks: int, of_words: Callable,
-                *params) -> Optional[np.ndarray]:
+def _few_values(stream: _PhiloxStream, dims, n: int, kind: str, n_blocks: int,
+                of_words: Callable, *params) -> Optional[np.ndarray]:
     """The `n` values (shaped `dims`) of a call drawing at most `_AHEAD_MAX_BLOCKS`
     blocks, through the stream's draws ahead (`_PhiloxStream.draw`); None for a larger
     draw."""
     if n_blocks > _AHEAD_MAX_BLOCKS:
         return None
-    return _philox_stream(ctx).draw(
+    return stream.draw(
         n, n_blocks, (kind, n) + params,
         lambda w: of_words(w, n, *params)).reshape(dims)
 
@@ -358,12 +360,10 @@ def _few_values(ctx, dims, n: int, kind: str, n_blocks: int, of_words: Callable,
 _GENERATOR_DTYPES = (np.float32, np.float64)
 
 
-def _unseeded_generator(ctx, dtype) -> Optional[np.random.Generator]:
+def _unseeded_generator(stream: _PhiloxStream, dtype) -> Optional[np.random.Generator]:
     """The NumPy generator of an op with no seeds drawing float32 or float64 values,
     else None (the values are TF's, from Philox)."""
-    if dtype not in _GENERATOR_DTYPES:
-        return None
-    return _philox_stream(ctx).unseeded
+    return stream.unseeded if dtype in _GENERATOR_DTYPES else None
 
 
 def _truncated_standard_normal(generator: np.random.Generator, dims, dtype) -> np.ndarray:
@@ -381,11 +381,12 @@ def _truncated_standard_normal(generator: np.random.Generator, dims, dtype) -> n
 def _random_uniform_kernel(ctx, shape):
     dims = _shape_from(shape)
     dtype = ctx.attrs["dtype"].as_numpy_dtype
-    generator = _unseeded_generator(ctx, dtype)
+    stream = _philox_stream(ctx)
+    generator = _unseeded_generator(stream, dtype)
     if generator is not None:
         return generator.random(dims, dtype)
     n = _num_values(dims)
-    few = _few_values(ctx, dims, n, "uniform", philox.value_blocks(n, dtype),
+    few = _few_values(stream, dims, n, "uniform", philox.value_blocks(n, dtype),
                       philox.uniform_of_words, dtype)
     if few is not None:
         return few
@@ -427,8 +428,9 @@ def _random_uniform_int_kernel(ctx, shape, minval, maxval):
     dims = _shape_from(shape)
     lo, hi, n = _checked_int_bounds(dims, minval, maxval)
     dtype = ctx.attrs["Tout"].as_numpy_dtype
-    few = _few_values(ctx, dims, n, "uniform_int", philox.uniform_int_blocks(n, dtype),
-                      philox.uniform_int_of_words, lo, hi, dtype)
+    few = _few_values(_philox_stream(ctx), dims, n, "uniform_int",
+                      philox.uniform_int_blocks(n, dtype), philox.uniform_int_of_words,
+                      lo, hi, dtype)
     if few is not None:
         return few
     key, counter = _philox_draw(ctx, n)
@@ -453,11 +455,12 @@ def _normal_draws(ctx, shape, sample: Callable) -> np.ndarray:
 def _random_standard_normal_kernel(ctx, shape):
     dims = _shape_from(shape)
     dtype = ctx.attrs["dtype"].as_numpy_dtype
-    generator = _unseeded_generator(ctx, dtype)
+    stream = _philox_stream(ctx)
+    generator = _unseeded_generator(stream, dtype)
     if generator is not None:
         return generator.standard_normal(dims, dtype)
     n = _num_values(dims)
-    few = _few_values(ctx, dims, n, "normal", philox.value_blocks(n, dtype),
+    few = _few_values(stream, dims, n, "normal", philox.value_blocks(n, dtype),
                       philox.normal_of_words, dtype)
     return few if few is not None else _normal_draws(ctx, shape, philox.normal)
 
@@ -465,7 +468,7 @@ def _random_standard_normal_kernel(ctx, shape):
 @kernel("TruncatedNormal")
 def _truncated_normal_kernel(ctx, shape):
     dtype = ctx.attrs["dtype"].as_numpy_dtype
-    generator = _unseeded_generator(ctx, dtype)
+    generator = _unseeded_generator(_philox_stream(ctx), dtype)
     if generator is not None:
         return _truncated_standard_normal(generator, _shape_from(shape), dtype)
     return _normal_draws(ctx, shape, philox.truncated_normal)
