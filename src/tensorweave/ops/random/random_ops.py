@@ -24,13 +24,14 @@ RandomShuffle and Multinomial give TF's CPU values bit for bit (philox.py,
 tf_sampling.py): the stream is Philox4x32-10 keyed by `seed` with `seed2` in the
 counter's high half, and each kernel call reserves the blocks TF's does (256 per value,
 one word per step for RandomShuffle: TF's GuardedPhiloxRandom), so successive runs
-continue exactly as TF's do. Multinomial's values also depend, as TF's, on the session's intra-op thread count
-(tf_sampling.shards). Equal seed attrs give equal values, and the op seeds derived from
-the graph seed alone are TF 2.x's (a count per graph, `_next_derived_seed`; TF 1.x took
-the graph's op count instead), so `tf.set_random_seed` alone gives TF's values too. The
-candidate samplers (range_samplers.py) and gamma, Poisson, binomial and the
-parameterized truncated normal (tf_distributions.py) give TF's values as well, and so
-do the pooling sequences of fractional pooling (ops/nn/fractional_pool_ops.py).
+continue exactly as TF's do. Multinomial's values also depend, as TF's, on the session's
+intra-op thread count (tf_sampling.shards). Equal seed attrs give equal values, and the
+op seeds derived from the graph seed alone are TF 2.x's (a count per graph,
+`_next_derived_seed`; TF 1.x took the graph's op count instead), so `tf.set_random_seed`
+alone gives TF's values too. The candidate samplers (range_samplers.py) and gamma,
+Poisson, binomial and the parameterized truncated normal (tf_distributions.py) give TF's
+values as well, and so do the pooling sequences of fractional pooling
+(ops/nn/fractional_pool_ops.py).
 
 Random ops are stateful, so the optimizer never folds or merges them.
 """
