@@ -110,17 +110,24 @@ def _split(shape, axis: int) -> Tuple[int, int, int]:
             int(np.prod(shape[axis + 1:], dtype=np.int64)))
 
 
-def _gather(xp, x, axis: int, idx):
-    """np.take(x, idx, axis) as [outer, len(idx) * inner]."""
+def _gather(xp, x, axis: int, idx, out=None):
+    """np.take(x, idx, axis) as [outer, len(idx) * inner], into the C-contiguous NumPy
+    array `out` of that size where given (then `out` is returned, reshaped)."""
     outer, size, inner = _split(x.shape, axis)
     block = inner * x.dtype.itemsize
+    # (a take into `out` in mode "raise" would go through a buffer; the indices are the
+    # taps', within the axis)
+    into = {} if out is None else {"out": out.reshape(outer, len(idx) * inner),
+                                   "mode": "clip"}
     if inner > 1 and block < 16 and block & (block - 1):
         # np.take copies blocks of 1, 2, 4, 8, 16 or 32 bytes by assignment, others with a
         # memmove each (an RGB pixel of float32: 12 bytes, 1.5x slower than taking its 3
         # floats one by one): take single elements instead
         flat = (idx[:, None] * inner + np.arange(inner)).ravel()
-        return xp.take(x.reshape(outer, size * inner), xp.asarray(flat), axis=1)
-    taken = xp.take(x.reshape(outer, size, inner), xp.asarray(idx), axis=1)
+        return xp.take(x.reshape(outer, size * inner), xp.asarray(flat), axis=1, **into)
+    if into:
+        into["out"] = into["out"].reshape(outer, len(idx), inner)
+    taken = xp.take(x.reshape(outer, size, inner), xp.asarray(idx), axis=1, **into)
     return taken.reshape(outer, len(idx) * inner)
 
 
@@ -144,9 +151,10 @@ def _weighted_sum(xp, x, axis: int, idx, weights):
     return out.reshape(_resized_shape(x.shape, axis, idx.shape[1]))
 
 
-def _lerp(xp, x, axis: int, lower, upper, frac):
+def _lerp(xp, x, axis: int, lower, upper, frac, dest=None):
     """TF's lerp along `axis` in float32: x[lower] + (x[upper] - x[lower]) * frac (x of any
-    real type, each element cast to float32 as it is read, as TF does)."""
+    real type, each element cast to float32 as it is read, as TF does); into the float32
+    array `dest` of the result's size where given."""
     inner = _split(x.shape, axis)[2]
     a = _gather(xp, x, axis, lower).astype(np.float32, copy=False)
     if np.array_equal(lower, upper):  # every position on the grid: x[upper] is a again
@@ -155,7 +163,7 @@ def _lerp(xp, x, axis: int, lower, upper, frac):
         out = _gather(xp, x, axis, upper).astype(np.float32, copy=False)
         out -= a
     out *= _spread(xp, frac, inner)
-    out += a
+    out = xp.add(out, a, out=out if dest is None else dest.reshape(out.shape))
     return out.reshape(_resized_shape(x.shape, axis, len(lower)))
 
 
@@ -221,15 +229,21 @@ _CHUNK_ELEMENTS = 1 << 19
 
 
 def _by_chunks(xp, fn, x, out_shape, dtype):
-    """fn over slices of the batch of x, gathered into one output of out_shape."""
+    """fn(chunk, dest) over slices of the batch of x, gathered into one output of
+    out_shape: `dest` is the chunk's slice of the output (NumPy; else None), which fn
+    may write its result into (a pass fewer: 32 images of 64x64x3 to 128x128 bilinear
+    1.93-2.06 -> 1.80-1.83 ms) or leave for its result to be copied into."""
     n = x.shape[0]
     per_image = max(int(np.prod(x.shape[1:])), int(np.prod(out_shape[1:])), 1)
     step = max(1, _CHUNK_ELEMENTS // per_image)
     if step >= n:
-        return fn(x)
+        return fn(x, None)
     out = xp.empty(out_shape, dtype)
     for start in range(0, n, step):
-        out[start:start + step] = fn(x[start:start + step])
+        part = out[start:start + step]
+        result = fn(x[start:start + step], part if xp is np else None)
+        if xp is not np or not np.may_share_memory(result, part):
+            part[...] = result
     return out
 
 
@@ -239,13 +253,13 @@ def _resize(xp, method, images, out_h, out_w, align, half):
     cols = _taps(method, in_w, out_w, align, half)
     nearest = method == "ResizeNearestNeighbor"
 
-    def resize(chunk):
+    def resize(chunk, dest):
         if method == "ResizeBilinear":
-            return _resize_bilinear(xp, chunk, rows, cols)
+            return _resize_bilinear(xp, chunk, rows, cols, dest)
         if nearest:  # a pure gather, any dtype
             out = _gather(xp, chunk, 1, rows[0][0]).reshape(
                 _resized_shape(chunk.shape, 1, out_h))
-            return _gather(xp, out, 2, cols[0][0]).reshape(
+            return _gather(xp, out, 2, cols[0][0], dest).reshape(
                 _resized_shape(out.shape, 2, out_w))
         work = chunk.astype(np.float32, copy=False)
         return _weighted_sum(xp, _weighted_sum(xp, work, 1, *rows), 2, *cols)
@@ -254,10 +268,11 @@ def _resize(xp, method, images, out_h, out_w, align, half):
                       images.dtype if nearest else np.float32)
 
 
-def _resize_bilinear(xp, images, rows, cols):
+def _resize_bilinear(xp, images, rows, cols, dest=None):
     """TF's ResizeBilinear: per output pixel top = tl + (tr - tl) * x_lerp, bottom alike,
     then top + (bottom - top) * y_lerp. The width lerp of an input row is the same for
-    every output row that reads it, so it is done once per row read, then the height lerp."""
+    every output row that reads it, so it is done once per row read, then the height lerp
+    (into `dest` where given)."""
     (top, bottom), y_lerp = rows[0], rows[1][1]
     used = np.unique(np.concatenate([top, bottom]))
     if used.size < images.shape[1]:  # e.g. halving: only every other row is read
@@ -266,7 +281,7 @@ def _resize_bilinear(xp, images, rows, cols):
         top, bottom = np.searchsorted(used, top), np.searchsorted(used, bottom)
     (left, right), x_lerp = cols[0], cols[1][1]
     across = _lerp(xp, images, 2, left, right, x_lerp)
-    return _lerp(xp, across, 1, top, bottom, y_lerp)
+    return _lerp(xp, across, 1, top, bottom, y_lerp, dest)
 
 
 def _resize_adjoint(xp, method, grads, in_h, in_w, align, half):
@@ -274,7 +289,7 @@ def _resize_adjoint(xp, method, grads, in_h, in_w, align, half):
     rows = _transpose_taps(*_taps(method, in_h, out_h, align, half), in_h)
     cols = _transpose_taps(*_taps(method, in_w, out_w, align, half), in_w)
 
-    def adjoint(chunk):
+    def adjoint(chunk, dest):
         return _adjoint_axis(xp, _adjoint_axis(xp, chunk, 2, *cols), 1, *rows)
     return _by_chunks(xp, adjoint, grads, (grads.shape[0], in_h, in_w, grads.shape[3]),
                       grads.dtype)
