@@ -235,6 +235,11 @@ def test_bilinear_batches_in_chunks(sess, monkeypatch, size, align, half):
                                                 half_pixel_centers=half))
         np.testing.assert_array_equal(
             out, _bilinear(images.astype(np.float32), size, align, half))
+        # the chunks' last pass writes into the output (nearest: any dtype, kept)
+        near = sess.run(tf.image.resize_nearest_neighbor(images, size, align_corners=align,
+                                                         half_pixel_centers=half))
+        assert near.dtype == images.dtype
+        np.testing.assert_array_equal(near, _nearest(images, size, align, half))
 
 
 @pytest.mark.parametrize("method", ["bilinear", "nearest_neighbor", "bicubic", "area"])
