@@ -213,9 +213,10 @@ class TensorArrayResource:
                 len(set(indices)) != len(indices) or \
                 set(map(states.__getitem__, indices)) != {_UNWRITTEN}:
             return False
+        shape = tuple(shape)
         if self.identical_element_shapes:
-            self.element_shape = tuple(shape)
-        stored, shapes, shape = self.values, self.shapes, tuple(shape)
+            self.element_shape = shape
+        stored, shapes = self.values, self.shapes
         for i, v in zip(indices, values):
             stored[i] = v
             states[i] = _WRITTEN

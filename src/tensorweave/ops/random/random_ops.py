@@ -378,21 +378,32 @@ def _truncated_standard_normal(generator: np.random.Generator, dims, dtype) -> n
     return out
 
 
-@kernel("RandomUniform")
-def _random_uniform_kernel(ctx, shape):
+def _float_values(ctx, shape, unseeded: Callable, kind: str,
+                  of_words: Optional[Callable], sample: Callable) -> np.ndarray:
+    """The values of a float sampler's call (RandomUniform, RandomStandardNormal,
+    TruncatedNormal), shaped by its `shape` input: `unseeded(generator, dims, dtype)` for
+    an op with no seeds; else TF's, from the stream's draws ahead for a few values (where
+    `of_words` gives them) or `sample(key, counter, n, dtype)`."""
     dims = _shape_from(shape)
     dtype = ctx.attrs["dtype"].as_numpy_dtype
     stream = _philox_stream(ctx)
     generator = _unseeded_generator(stream, dtype)
     if generator is not None:
-        return generator.random(dims, dtype)
+        return unseeded(generator, dims, dtype)
     n = _num_values(dims)
-    few = _few_values(stream, dims, n, "uniform", philox.value_blocks(n, dtype),
-                      philox.uniform_of_words, dtype)
-    if few is not None:
-        return few
-    key, counter = _philox_draw(ctx, n)
-    return philox_values(philox.uniform, key, counter, dims, ctx.attrs["dtype"])
+    if of_words is not None:
+        few = _few_values(stream, dims, n, kind, philox.value_blocks(n, dtype), of_words,
+                          dtype)
+        if few is not None:
+            return few
+    counter = stream.reserve(n * philox.SKIP_PER_OUTPUT)
+    return philox_values(sample, stream.key, counter, dims, ctx.attrs["dtype"])
+
+
+@kernel("RandomUniform")
+def _random_uniform_kernel(ctx, shape):
+    return _float_values(ctx, shape, np.random.Generator.random, "uniform",
+                         philox.uniform_of_words, philox.uniform)
 
 
 def _random_uniform_int_shape(op):
@@ -446,33 +457,16 @@ _declare_float_sampler("RandomStandardNormal")
 _declare_float_sampler("TruncatedNormal")
 
 
-def _normal_draws(ctx, shape, sample: Callable) -> np.ndarray:
-    dims = _shape_from(shape)
-    key, counter = _philox_draw(ctx, _num_values(dims))
-    return philox_values(sample, key, counter, dims, ctx.attrs["dtype"])
-
-
 @kernel("RandomStandardNormal")
 def _random_standard_normal_kernel(ctx, shape):
-    dims = _shape_from(shape)
-    dtype = ctx.attrs["dtype"].as_numpy_dtype
-    stream = _philox_stream(ctx)
-    generator = _unseeded_generator(stream, dtype)
-    if generator is not None:
-        return generator.standard_normal(dims, dtype)
-    n = _num_values(dims)
-    few = _few_values(stream, dims, n, "normal", philox.value_blocks(n, dtype),
-                      philox.normal_of_words, dtype)
-    return few if few is not None else _normal_draws(ctx, shape, philox.normal)
+    return _float_values(ctx, shape, np.random.Generator.standard_normal, "normal",
+                         philox.normal_of_words, philox.normal)
 
 
 @kernel("TruncatedNormal")
 def _truncated_normal_kernel(ctx, shape):
-    dtype = ctx.attrs["dtype"].as_numpy_dtype
-    generator = _unseeded_generator(_philox_stream(ctx), dtype)
-    if generator is not None:
-        return _truncated_standard_normal(generator, _shape_from(shape), dtype)
-    return _normal_draws(ctx, shape, philox.truncated_normal)
+    return _float_values(ctx, shape, _truncated_standard_normal, "truncated_normal", None,
+                         philox.truncated_normal)
 
 
 # --- RandomShuffle -------------------------------------------------------------------

@@ -246,9 +246,6 @@ class UnigramSampler:
         # float(weight) / total, the total converted to float as TF's int32
         return self._weights[classes].astype(np.float32) / np.float32(self._total)
 
-    def log1p_neg(self, classes: np.ndarray) -> Optional[np.ndarray]:
-        return None   # computed from the probabilities
-
 
 def learned_update(weights: np.ndarray, true_classes: np.ndarray) -> None:
     """Adds 1 to the weight of each true class in order, as TF's Update: only as many as
@@ -277,9 +274,6 @@ class FixedUnigramSampler:
         inside = (classes >= 0) & (classes < self.range)
         weight = self._weights[np.where(inside, classes, 0)]
         return np.where(inside, weight / self._total, np.float32(0))
-
-    def log1p_neg(self, classes: np.ndarray) -> Optional[np.ndarray]:
-        return None   # computed from the probabilities
 
 
 def _alias_table(weights: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -329,8 +323,11 @@ def sample_batch(sampler, words: WordReader, num_sampled: int, unique: bool,
     # both sets of counts in one pass: each call of the float functions has a fixed cost
     n_true = true_classes.size
     classes = np.concatenate([true_classes, sampled])
+    # samplers of fixed probabilities look up log1pf(-p) (`log1p_neg`); the learned and
+    # fixed unigram ones have none, the counts compute it
+    lookup = getattr(sampler, "log1p_neg", None)
     counts = expected_counts(sampler.probability(classes), num_sampled, tries,
-                             sampler.log1p_neg(classes) if tries != num_sampled else None)
+                             lookup(classes) if lookup and tries != num_sampled else None)
     return sampled, counts[:n_true], counts[n_true:]
 
 
