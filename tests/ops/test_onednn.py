@@ -190,12 +190,24 @@ def test_sgemm_reads_every_matrix_layout_and_read_only_arrays(monkeypatch):
     assert np.isnan(got[0]).all() and (got[1:] == 30).all()
 
 
+def test_sgemm_plans_rows_and_columns_of_one_whatever_their_strides():
+    # a dimension of one may have any stride (a vector's row or column views): its
+    # matrix is still read in place
+    v = RNG.randn(300).astype(np.float32)
+    b = RNG.randn(300, 40).astype(np.float32)
+    gemm = onednn._Sgemm(onednn.library(), one_thread=False)
+    for x, y in [(v[None, :], b), (b.T, v[:, None]), (v[None, :], v[:, None])]:
+        assert gemm.plan((x.shape, x.strides, y.shape, y.strides)) is not None
+        np.testing.assert_allclose(gemm(x, y), x.astype(np.float64) @ y, rtol=1e-4,
+                                   atol=1e-4)
+
+
 def test_large_float32_products_use_sgemm_unless_the_second_is_transposed(sess,
                                                                           monkeypatch):
     shapes = []
     real = onednn._gemm
-    monkeypatch.setattr(onednn, "_gemm", lambda lib, x, y, b: shapes.append(x.shape) or
-                        real(lib, x, y, b))
+    monkeypatch.setattr(onednn, "_gemm", lambda lib, x, y: shapes.append(x.shape) or
+                        real(lib, x, y))
     a = RNG.randn(64, 512).astype(np.float32)
     b = RNG.randn(512, 96).astype(np.float32)
     want = a.astype(np.float64) @ b
@@ -219,6 +231,131 @@ def test_large_float32_matmul_ops_use_onednn(sess, monkeypatch):
     small = sess.run(tf.matmul(a[:8, :8], b[:8, :8]))  # too small to split: NumPy's
     np.testing.assert_allclose(small, a[:8, :8] @ b[:8, :8], rtol=1e-5)
     assert calls == [(300, 200)]
+
+
+def _one_thread_gemm():
+    lib = onednn.library()
+    if lib.openmp is None:
+        pytest.skip("OpenMP's runtime is not loadable here")
+    return onednn._Sgemm(lib, one_thread=True)
+
+
+def test_one_thread_products_read_their_layouts_in_place_or_decline():
+    gemm = _one_thread_gemm()
+    threads = onednn.library().openmp.omp_get_max_threads()
+    m, k, n = 70, 96, 130
+    a = RNG.randn(m, k).astype(np.float32)
+    b = RNG.randn(k, n).astype(np.float32)
+    want = a.astype(np.float64) @ b
+
+    def in_wider(matrix, extra):  # a view of `matrix` whose rows lie `extra` apart
+        wider = RNG.randn(matrix.shape[0], matrix.shape[1] + extra).astype(np.float32)
+        wider[:, :matrix.shape[1]] = matrix
+        return wider[:, :matrix.shape[1]]
+    wide_a, tall_at = in_wider(a, 5), in_wider(a.T, 3).T
+    wide_b, tall_bt = in_wider(b, 7), in_wider(b.T, 2).T
+    frozen_a = a.copy()
+    frozen_a.flags.writeable = False
+    firsts = [a, np.asfortranarray(a), wide_a, tall_at, frozen_a]
+    seconds = [b, wide_b, np.asfortranarray(b), tall_bt]  # transposed: 130 columns
+    for x in firsts:
+        for y in seconds:
+            for _ in range(2):  # the geometry's plan is made, then reused
+                got = gemm(x, y)
+                assert got.dtype == np.float32 and got.flags.c_contiguous
+                np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert len(gemm.plans) == len({(x.shape, x.strides, y.shape, y.strides)
+                                   for x in firsts for y in seconds})
+    # declined (NumPy's kernel runs): layouts sgemm cannot read in place, and those where
+    # it is not faster than OpenBLAS (a vector, a few columns, a transposed y of fewer
+    # than 128 columns)
+    for x, y in [(a[:, ::2], b[::2]), (a[::-1], b), (a[:, :0], b[:0]), (a[:1], b),
+                 (a, b[:, :7]), (a, np.asfortranarray(b[:, :127]))]:
+        assert gemm(x, y) is None
+    np.testing.assert_allclose(gemm(a, b[:, :127]), want[:, :127], rtol=1e-4, atol=1e-4)
+    x = np.full((40, 30), np.nan, np.float32)
+    x[1:] = 1.0
+    got = gemm(x, np.ones((30, 20), np.float32))  # NaN propagates, C is not read
+    assert np.isnan(got[0]).all() and (got[1:] == 30).all()
+    # OpenMP's thread count is this thread's own setting, back after each call
+    assert onednn.library().openmp.omp_get_max_threads() == threads
+
+
+def test_one_thread_products_keep_a_bounded_plan_cache(monkeypatch):
+    monkeypatch.setattr(onednn, "_PLANS_MOST", 3)
+    gemm = _one_thread_gemm()
+    for size in range(20, 30):
+        x = RNG.randn(size, 8).astype(np.float32)
+        y = RNG.randn(8, size).astype(np.float32)
+        np.testing.assert_allclose(gemm(x, y), x.astype(np.float64) @ y, rtol=1e-4,
+                                   atol=1e-4)
+        assert len(gemm.plans) <= 3
+
+
+def test_one_thread_products_from_many_threads_stay_right():
+    gemm = _one_thread_gemm()
+    cases = []
+    for k in (64, 80, 96, 112):
+        a = RNG.randn(72, k).astype(np.float32)
+        b = RNG.randn(k, 90).astype(np.float32)
+        cases.append((a, b, a.astype(np.float64) @ b))
+    errors = []
+
+    def work(a, b, want):
+        try:
+            for _ in range(50):
+                np.testing.assert_allclose(gemm(a, b), want, rtol=1e-4, atol=1e-3)
+                np.testing.assert_allclose(gemm(np.asfortranarray(a), b), want, rtol=1e-4,
+                                           atol=1e-3)
+        except Exception as e:  # reported below
+            errors.append(e)
+    _all_at_once(work, cases, errors)
+
+
+@pytest.mark.parametrize("isa,cores,outruns", [
+    (0xe7, ["Haswell"], True),          # AVX-512 CPU, OpenBLAS held to AVX2 kernels
+    (0x27, ["Zen"], True),
+    (0xe7, ["SkylakeX"], False),        # OpenBLAS's own AVX-512 kernels
+    (0xe7, ["Haswell", "SapphireRapids"], False),
+    (0x7, ["Haswell"], False),          # an AVX2 CPU: the same kernels' width
+    (0xe7, [], False),                  # OpenBLAS's core not known (another BLAS)
+])
+def test_the_one_thread_path_is_taken_where_onednn_outruns_openblas(isa, cores, outruns):
+    assert onednn._outruns_openblas(isa, cores) is outruns
+
+
+def test_mid_size_float32_matmul_ops_take_the_one_thread_path(sess, monkeypatch):
+    gemm = _one_thread_gemm()
+    taken = []
+
+    def recorded(x, y):
+        out = gemm(x, y)
+        taken.append((x.flags.c_contiguous, out is not None))
+        return out
+    monkeypatch.setattr(onednn, "_ONE_THREAD_LOOKED", True)
+    monkeypatch.setattr(onednn, "_ONE_THREAD", recorded)
+    a = RNG.randn(100, 64).astype(np.float32)
+    b = RNG.randn(64, 256).astype(np.float32)
+    want = a.astype(np.float64) @ b
+    assert blas.SPLIT_MACS <= 100 * 64 * 256 < blas.LARGE_PRODUCT_MACS
+    for got in sess.run([tf.matmul(a, b), tf.matmul(a.T.copy(), b, transpose_a=True),
+                         tf.matmul(a, b.T.copy(), transpose_b=True),
+                         tf.matmul(a.T.copy(), b.T.copy(), True, True)]):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    # every layout on sgemm (in the graph's order or not: sorted)
+    assert sorted(taken) == [(False, True), (False, True), (True, True), (True, True)]
+    # a transposed second operand of fewer than 128 columns: NumPy's
+    got = sess.run(tf.matmul(a, b[:, :100].T.copy(), transpose_b=True))
+    np.testing.assert_allclose(got, want[:, :100], rtol=1e-4, atol=1e-4)
+    assert taken[4:] == [(True, False)]
+    np.testing.assert_allclose(sess.run(tf.matmul(a[:64], b[:, :64])),
+                               a[:64] @ b[:, :64], rtol=1e-5)  # 64^3: NumPy's
+    np.testing.assert_allclose(sess.run(tf.matmul(a.astype(np.float64), b.astype(np.float64))),
+                               want, rtol=1e-10)  # float64: NumPy's
+    assert len(taken) == 5
+    monkeypatch.setattr(onednn, "_ONE_THREAD", None)  # where it does not outrun OpenBLAS
+    np.testing.assert_allclose(sess.run(tf.matmul(a, b)), want, rtol=1e-4, atol=1e-4)
+    assert len(taken) == 5
 
 
 def test_the_cache_evicts_and_rebuilds(monkeypatch):

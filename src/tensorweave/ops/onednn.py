@@ -10,7 +10,10 @@ faster than OpenBLAS's from about a million multiply-adds (figures in
 benchmarks/RESULTS.md). A product of two matrices goes through its sgemm, which has no
 primitive to look up (10-30% faster again on most shapes); batched products, and those
 whose second operand is a transposed view, which sgemm reads slowly, go through its
-matmul primitive.
+matmul primitive. Where oneDNN's kernels are wider than OpenBLAS's (AVX-512 against
+AVX2: a CPU OpenBLAS's build does not know, or OPENBLAS_CORETYPE set to an older core),
+the smaller products too (above 64^3 multiply-adds; OpenBLAS runs them on one thread) go
+to sgemm, on the calling thread alone: 0.4-0.8x OpenBLAS's time.
 
 The library comes from Intel's `onednn-cpu-gomp` wheel (libdnnl.so.3, OpenMP threads) and
 is called through its C API with ctypes; nothing is compiled here. Everything is
@@ -236,6 +239,8 @@ class _Library:
         # all), else as many as the cores hold (OMP_NUM_THREADS=1: one per core, for the
         # kernels the inter-op pool overlaps, policy.kernel_weight)
         threads = self.openmp.omp_get_max_threads() if self.openmp is not None else 1
+        self.threads = threads
+        self.shared_sgemm = None  # _Sgemm on all of OpenMP's threads, made on first use
         self.lanes = 1 if self.takes_every_core() else max(1, _cores() // max(1, threads))
 
     def takes_every_core(self) -> bool:
@@ -307,11 +312,12 @@ def _forget_in_child() -> None:
     threads did not survive the fork, and libgomp hangs at the child's first parallel
     region once the parent has run one, so the child runs NumPy's kernels (a child of
     a process that had not loaded it loads its own)."""
-    global _LOADED, _LOOKED, _LOAD_LOCK, _TURNS
+    global _LOADED, _LOOKED, _LOAD_LOCK, _TURNS, _ONE_THREAD, _ONE_THREAD_LOOKED
     if _LOADED is None:
         _LOAD_LOCK = threading.Lock()  # (a lock held by a thread that is gone)
         return
     _LOADED, _LOOKED = None, True
+    _ONE_THREAD, _ONE_THREAD_LOOKED = None, True
     _LOAD_LOCK, _TURNS = threading.Lock(), threading.Condition()
     del _LANES[:], _FREE_LANES[:]
 
@@ -665,7 +671,16 @@ def _gemm_operand(a: np.ndarray) -> Optional[tuple]:
         return b"N", cols
     if a.flags.f_contiguous:
         return b"T", rows
-    s0, s1 = a.strides
+    return _strided_operand(rows, cols, a.strides)
+
+
+def _strided_operand(rows: int, cols: int, strides: tuple) -> Optional[tuple]:
+    """`_gemm_operand` of a float32 [rows, cols] matrix from its strides alone."""
+    s0, s1 = strides
+    if rows == 1:  # (a dimension of one may have any stride)
+        s0 = 4 * cols
+    if cols == 1:
+        s1 = 4
     if s1 == 4 and s0 % 4 == 0 and s0 >= 4 * cols:
         return b"N", s0 // 4
     if s0 == 4 and s1 % 4 == 0 and s1 >= 4 * rows:
@@ -673,31 +688,153 @@ def _gemm_operand(a: np.ndarray) -> Optional[tuple]:
     return None
 
 
-def _gemm(lib: _Library, x: np.ndarray, y: np.ndarray, b: tuple) -> Optional[np.ndarray]:
-    """x [m, k] @ y [k, n] by oneDNN's sgemm, which has no primitive to build or look
-    up: 10-30% faster than the matmul primitive on most products MatMul hands here
-    (benchmarks/RESULTS.md, twenty-fourth stop). `b`: y's _gemm_operand."""
-    a = _gemm_operand(x)
-    if a is None:
-        x, a = np.ascontiguousarray(x), (b"N", x.shape[1])
-    (m, k), n = x.shape, y.shape[1]
-    out = np.empty((m, n), np.float32)
-    with _turn(lib):  # (OpenBLAS is not involved: no large_product)
-        status = lib.lib.dnnl_sgemm(a[0], b[0], m, n, k, 1.0, _address(x), a[1],
-                                    _address(y), b[1], 0.0, _address(out), n)
-    return out if status == 0 else None
+def _gemm(lib: _Library, x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
+    """x [m, k] @ y [k, n] by oneDNN's sgemm on all of OpenMP's threads, which has no
+    primitive to build or look up: 10-30% faster than the matmul primitive on most
+    products MatMul hands here (benchmarks/RESULTS.md, twenty-fourth stop). y must be
+    readable untransposed in place; x is copied where it is not readable in place."""
+    if _gemm_operand(x) is None:
+        x = np.ascontiguousarray(x)
+    if lib.shared_sgemm is None:
+        lib.shared_sgemm = _Sgemm(lib, one_thread=False)
+    return lib.shared_sgemm(x, y)
 
 
-def _address(a: np.ndarray) -> int:
-    """The address of a's first element: through the buffer protocol where it is
-    writable and contiguous in either order (0.25 us), else `a.ctypes.data` (0.75 us)."""
-    if a.flags.writeable:
-        try:
-            return ctypes.addressof(ctypes.c_char.from_buffer(a if a.flags.c_contiguous
-                                                              else a.T))
-        except (TypeError, ValueError, BufferError):
-            pass
-    return a.ctypes.data
+# --- sgemm with its arguments planned ---------------------------------------------------------
+# OpenBLAS's core names (threadpoolctl's "architecture") whose kernels are AVX-512 ones
+_OPENBLAS_AVX512_CORES = frozenset(("skylakex", "cooperlake", "sapphirerapids"))
+_AVX512_CORE_BIT = 0x20  # set in dnnl_cpu_isa_avx512_core (0x27) and in every ISA above it
+_PLANS_MOST = 256
+_UNPLANNED = object()
+
+
+class _Sgemm:
+    """oneDNN's sgemm with the arguments of each geometry made once (a bare call takes
+    3.1 us for a 64^3 product on one thread; ctypes' conversions of its 13 arguments
+    added 0.7 us, and the checks and wrapping before plans 3.5 more): on the calling
+    thread alone (`one_thread`: OpenMP's thread count, a per-thread setting, set to one
+    around the call), else on all of OpenMP's threads, taking turns (`_turn`)."""
+
+    def __init__(self, lib: _Library, one_thread: bool):
+        self.lib = lib
+        self.one_thread = one_thread
+        self.sgemm = ctypes.CDLL(lib.lib._name).dnnl_sgemm  # a handle without argtypes
+        self.sgemm.restype = ctypes.c_int
+        self.set_threads = lib.openmp.omp_set_num_threads if one_thread else None
+        self.plans: dict = {}
+
+    def plan(self, key: tuple) -> Optional[tuple]:
+        """The sgemm arguments of (x.shape, x.strides, y.shape, y.strides), the result's
+        shape and whether x and y are read through their transposes; None where sgemm
+        cannot read an operand in place, or is slow: on all threads, a transposed y
+        ([32, 1024] x [256, 1024]^T: 207 us against the matmul primitive's 54); on one
+        thread, where it is not faster than OpenBLAS: a vector (m of 1), a few columns
+        (n below 8), or a transposed y of fewer than 128 columns (up to 3.7x slower:
+        [16, 1024] x [64, 1024]^T 90 us against 25; from 128 columns 0.2-0.9x
+        OpenBLAS's time, untransposed 0.4-0.8x at any n: benchmarks/RESULTS.md)."""
+        (m, k), xst, (_, n), yst = key
+        a = _strided_operand(m, k, xst)
+        b = _strided_operand(k, n, yst)
+        if a is None or b is None or not (m and k and n):
+            return None
+        if self.one_thread:
+            if m < 2 or n < 8 or (b[0] == b"T" and n < 128):
+                return None
+        elif b[0] == b"T":
+            return None
+        i64 = ctypes.c_int64
+        return (ctypes.c_char(a[0]), ctypes.c_char(b[0]), i64(m), i64(n), i64(k),
+                ctypes.c_float(1.0), i64(a[1]), i64(b[1]), ctypes.c_float(0.0), i64(n),
+                (m, n), a[0] == b"T", b[0] == b"T")
+
+    def __call__(self, x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
+        key = (x.shape, x.strides, y.shape, y.strides)
+        plan = self.plans.get(key, _UNPLANNED)
+        if plan is _UNPLANNED:
+            if len(self.plans) >= _PLANS_MOST:
+                self.plans.clear()
+            plan = self.plans[key] = self.plan(key)
+        if plan is None:
+            return None
+        ta, tb, m, n, k, one, lda, ldb, zero, ldc, shape, xt, yt = plan
+        out = np.empty(shape, np.float32)
+        a, b, c = _pointer(x.T if xt else x), _pointer(y.T if yt else y), _pointer(out)
+        if self.one_thread:
+            self.set_threads(1)
+            try:
+                status = self.sgemm(ta, tb, m, n, k, one, a, lda, b, ldb, zero, c, ldc)
+            finally:
+                self.set_threads(self.lib.threads)
+        else:
+            with _turn(self.lib):  # (OpenBLAS is not involved: no large_product)
+                status = self.sgemm(ta, tb, m, n, k, one, a, lda, b, ldb, zero, c, ldc)
+        return out if status == 0 else None
+
+
+def _pointer(a: np.ndarray):
+    """A ctypes argument pointing at a's first element: by reference to a byte over its
+    buffer where it is writable and C-contiguous (0.3 us), else from `a.ctypes` (0.8)."""
+    try:
+        return ctypes.byref(ctypes.c_char.from_buffer(a))
+    except (TypeError, ValueError, BufferError):
+        return ctypes.c_void_p(a.ctypes.data)
+
+
+def _outruns_openblas(isa: int, openblas_cores: Sequence[str]) -> bool:
+    """Whether oneDNN, at its effective ISA `isa` (dnnl_cpu_isa_t), runs AVX-512 kernels
+    where NumPy's OpenBLAS, at the core names `openblas_cores`, does not (a CPU its build
+    does not know, or OPENBLAS_CORETYPE set to an older core): then its sgemm takes a
+    product of more than 64^3 multiply-adds in about half OpenBLAS's time on one thread
+    (benchmarks/RESULTS.md). False where OpenBLAS's core is not known."""
+    cores = [core.lower() for core in openblas_cores]
+    return bool(isa & _AVX512_CORE_BIT) and bool(cores) and \
+        not any(core in _OPENBLAS_AVX512_CORES for core in cores)
+
+
+def _effective_isa(lib: _Library) -> int:
+    """oneDNN's effective ISA (dnnl_cpu_isa_t); 0 where the library cannot say."""
+    try:
+        query = lib.lib.dnnl_get_effective_cpu_isa
+    except AttributeError:
+        return 0
+    query.restype = ctypes.c_int
+    return query()
+
+
+def _openblas_cores() -> list:
+    """The core names of the OpenBLAS libraries loaded (threadpoolctl's "architecture");
+    [] where threadpoolctl is missing or reads none."""
+    try:
+        from threadpoolctl import threadpool_info
+        return [str(info.get("architecture") or "") for info in threadpool_info()
+                if info.get("internal_api") == "openblas"]
+    except Exception:  # no threadpoolctl, or it cannot read a library
+        return []
+
+
+_ONE_THREAD: Optional[_Sgemm] = None
+_ONE_THREAD_LOOKED = False
+
+
+def _one_thread_gemm() -> Optional[_Sgemm]:
+    global _ONE_THREAD, _ONE_THREAD_LOOKED
+    if not _ONE_THREAD_LOOKED:
+        lib = library()
+        if lib is not None and lib.openmp is not None and \
+                _outruns_openblas(_effective_isa(lib), _openblas_cores()):
+            _ONE_THREAD = _Sgemm(lib, one_thread=True)
+        _ONE_THREAD_LOOKED = True
+    return _ONE_THREAD
+
+
+def matmul_one_thread(x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
+    """x [m, k] @ y [k, n] of float32 matrices (transposed views are read in place) by
+    oneDNN's sgemm on the calling thread alone, where its kernels outrun NumPy's OpenBLAS
+    (`_outruns_openblas`); None elsewhere, and for the operands where OpenBLAS is as
+    fast or sgemm cannot read them in place (`_Sgemm.plan`). For the products
+    OpenBLAS runs on one thread (MatMul below blas.LARGE_PRODUCT_MACS)."""
+    gemm = _ONE_THREAD if _ONE_THREAD_LOOKED else _one_thread_gemm()
+    return None if gemm is None else gemm(x, y)
 
 
 def matmul(x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
@@ -712,11 +849,8 @@ def matmul(x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
         b = _gemm_operand(y)
         if b is None:
             y, b = np.ascontiguousarray(y), (b"N", y.shape[1])
-        # sgemm reads a transposed y slowly where x has few rows and many columns
-        # ([32, 1024] x [256, 1024]^T: 207 us against the primitive's 54): the primitive
-        # takes those
-        if b[0] == b"N":
-            return _gemm(lib, x, y, b)
+        if b[0] == b"N":  # a transposed y: the primitive's (`_Sgemm.plan`)
+            return _gemm(lib, x, y)
     ndim = max(x.ndim, y.ndim)
     x = x.reshape((1,) * (ndim - x.ndim) + x.shape)  # views: oneDNN wants equal ranks
     y = y.reshape((1,) * (ndim - y.ndim) + y.shape)

@@ -133,7 +133,11 @@ def test_matmul_run_rank_errors(sess):
 def test_matmul_at_blas_split_threshold(sess, monkeypatch, n):
     """Products of at most 64^3 multiply-adds (OpenBLAS runs them on one thread) take no
     BLAS context; larger ones do. Both compute the product."""
+    from tensorweave.ops import onednn
     from tensorweave.ops.math import blas, matmul_ops
+    # NumPy's product (where oneDNN's kernels outrun OpenBLAS's, they take it instead)
+    monkeypatch.setattr(onednn, "_ONE_THREAD_LOOKED", True)
+    monkeypatch.setattr(onednn, "_ONE_THREAD", None)
     entered = []
     real = matmul_ops.large_product
     monkeypatch.setattr(matmul_ops, "large_product",

@@ -89,8 +89,11 @@ def _matmul_kernel(ctx, a, b):
         # (a [64, 172] x [172, 64] gradient product took 1-12 ms split, 25 us not)
         if macs < SPLIT_MACS:
             return ctx.xp.dot(x, y)
-        if macs >= LARGE_PRODUCT_MACS and dt is _F32 and ctx.xp is np:
-            out = onednn.matmul(x, y)  # None where oneDNN is missing (ops/onednn.py)
+        if dt is _F32 and ctx.xp is np:
+            # None where oneDNN is missing (ops/onednn.py); below LARGE_PRODUCT_MACS,
+            # also where its kernels do not outrun OpenBLAS's on one thread
+            out = onednn.matmul(x, y) if macs >= LARGE_PRODUCT_MACS else \
+                onednn.matmul_one_thread(x, y)
             if out is not None:
                 return out
         with large_product(macs):
