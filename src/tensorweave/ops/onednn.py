@@ -724,28 +724,23 @@ class _Sgemm:
         self.plans: dict = {}
 
     def plan(self, key: tuple) -> Optional[tuple]:
-        """The sgemm arguments of (x.shape, x.strides, y.shape, y.strides), the result's
-        shape and whether x and y are read through their transposes; None where sgemm
-        cannot read an operand in place, or is slow: on all threads, a transposed y
-        ([32, 1024] x [256, 1024]^T: 207 us against the matmul primitive's 54); on one
-        thread, where it is not faster than OpenBLAS: a vector (m of 1), a few columns
-        (n below 8), or a transposed y of fewer than 128 columns (up to 3.7x slower:
-        [16, 1024] x [64, 1024]^T 90 us against 25; from 128 columns 0.2-0.9x
-        OpenBLAS's time, untransposed 0.4-0.8x at any n: benchmarks/RESULTS.md)."""
-        (m, k), xst, (_, n), yst = key
-        a = _strided_operand(m, k, xst)
-        b = _strided_operand(k, n, yst)
-        if a is None or b is None or not (m and k and n):
+        """`_sgemm_arguments` of (x.shape, x.strides, y.shape, y.strides), or None where
+        sgemm is slow: on all threads, a transposed y ([32, 1024] x [256, 1024]^T: 207
+        us against the matmul primitive's 54); on one thread, where it is not faster
+        than OpenBLAS: a vector (m of 1), a few columns (n below 8), or a transposed y
+        of fewer than 128 columns (up to 3.7x slower: [16, 1024] x [64, 1024]^T 90 us
+        against 25; from 128 columns 0.2-0.9x OpenBLAS's time, untransposed 0.4-0.8x at
+        any n: benchmarks/mid_products.py)."""
+        arguments = _sgemm_arguments(key)
+        if arguments is None:
             return None
+        m, n, transposed_y = key[0][0], key[2][1], arguments[-1]
         if self.one_thread:
-            if m < 2 or n < 8 or (b[0] == b"T" and n < 128):
+            if m < 2 or n < 8 or (transposed_y and n < 128):
                 return None
-        elif b[0] == b"T":
+        elif transposed_y:
             return None
-        i64 = ctypes.c_int64
-        return (ctypes.c_char(a[0]), ctypes.c_char(b[0]), i64(m), i64(n), i64(k),
-                ctypes.c_float(1.0), i64(a[1]), i64(b[1]), ctypes.c_float(0.0), i64(n),
-                (m, n), a[0] == b"T", b[0] == b"T")
+        return arguments
 
     def __call__(self, x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
         key = (x.shape, x.strides, y.shape, y.strides)
@@ -769,6 +764,21 @@ class _Sgemm:
             with _turn(self.lib):  # (OpenBLAS is not involved: no large_product)
                 status = self.sgemm(ta, tb, m, n, k, one, a, lda, b, ldb, zero, c, ldc)
         return out if status == 0 else None
+
+
+def _sgemm_arguments(key: tuple) -> Optional[tuple]:
+    """sgemm's arguments for float32 operands of (x.shape, x.strides, y.shape, y.strides)
+    (addresses left out), the result's shape and whether x and y are read through their
+    transposes; None where sgemm cannot read an operand in place, or one is empty."""
+    (m, k), xst, (_, n), yst = key
+    a = _strided_operand(m, k, xst)
+    b = _strided_operand(k, n, yst)
+    if a is None or b is None or not (m and k and n):
+        return None
+    i64 = ctypes.c_int64
+    return (ctypes.c_char(a[0]), ctypes.c_char(b[0]), i64(m), i64(n), i64(k),
+            ctypes.c_float(1.0), i64(a[1]), i64(b[1]), ctypes.c_float(0.0), i64(n),
+            (m, n), a[0] == b"T", b[0] == b"T")
 
 
 def _pointer(a: np.ndarray):
