@@ -118,6 +118,30 @@ def test_string_feeds_are_bytes_and_the_callers_array_is_untouched():
     assert _run(tf.string, np.array([b"a", b"bc"]), [None], consume=True).tolist() == [1, 2]
 
 
+@pytest.mark.parametrize("value, in_bulk", [
+    (np.array(["w1", "", "abc", "a\x00b", "x" * 40]), True),   # ASCII
+    (np.array([["ab", "c"], ["", "def"]]), True),               # any rank
+    (np.array([["ab", "c"], ["", "def"]]).T, True),             # not contiguous
+    (np.array("scalar"), True),                                 # rank 0
+    (np.array([], dtype="U3"), True),                           # empty
+    (np.array(["héllo", "wörld", "日本"]), False),               # UTF-8: one by one
+    (np.array(["big", "endian"], dtype=">U6"), False),          # not native
+    (np.array([b"a", b"", b"b\x00c"]), True),                   # bytes
+])
+def test_fixed_width_string_arrays_are_fed_as_their_elements_utf8_encoded(value, in_bulk):
+    from tensorweave.runtime.values import _fixed_width_strings, string_array
+    assert (_fixed_width_strings(value) is not None) is in_bulk
+    got = string_array(value)
+    want = [x.encode("utf-8") if isinstance(x, str) else x
+            for x in value.reshape(-1).tolist()]
+    assert got.dtype == object and got.shape == value.shape
+    assert all(type(x) is bytes for x in got.reshape(-1).tolist())
+    assert got.reshape(-1).tolist() == want
+    shape = [None] * value.ndim
+    fed = _run(tf.string, value, shape, consume=True)
+    np.testing.assert_array_equal(fed, np.array([len(x) for x in want]).reshape(value.shape))
+
+
 def test_a_feed_key_from_another_graph_is_a_type_error():
     other = tf.Graph()
     with other.as_default():
