@@ -240,8 +240,12 @@ class _Library:
         # kernels the inter-op pool overlaps, policy.kernel_weight)
         threads = self.openmp.omp_get_max_threads() if self.openmp is not None else 1
         self.threads = threads
-        self.shared_sgemm = None  # _Sgemm on all of OpenMP's threads, made on first use
         self.lanes = 1 if self.takes_every_core() else max(1, _cores() // max(1, threads))
+        self.shared_sgemm = _Sgemm(self, one_thread=False)
+        # the products OpenBLAS runs on one thread, where oneDNN's kernels outrun its own
+        self.one_thread_sgemm = _Sgemm(self, one_thread=True) \
+            if self.openmp is not None and \
+            _outruns_openblas(_effective_isa(self), _openblas_cores()) else None
 
     def takes_every_core(self) -> bool:
         """Whether OpenMP, the wheel's thread runtime (libgomp, loaded with the library),
@@ -312,12 +316,11 @@ def _forget_in_child() -> None:
     threads did not survive the fork, and libgomp hangs at the child's first parallel
     region once the parent has run one, so the child runs NumPy's kernels (a child of
     a process that had not loaded it loads its own)."""
-    global _LOADED, _LOOKED, _LOAD_LOCK, _TURNS, _ONE_THREAD, _ONE_THREAD_LOOKED
+    global _LOADED, _LOOKED, _LOAD_LOCK, _TURNS
     if _LOADED is None:
         _LOAD_LOCK = threading.Lock()  # (a lock held by a thread that is gone)
         return
     _LOADED, _LOOKED = None, True
-    _ONE_THREAD, _ONE_THREAD_LOOKED = None, True
     _LOAD_LOCK, _TURNS = threading.Lock(), threading.Condition()
     del _LANES[:], _FREE_LANES[:]
 
@@ -695,8 +698,6 @@ def _gemm(lib: _Library, x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
     readable untransposed in place; x is copied where it is not readable in place."""
     if _gemm_operand(x) is None:
         x = np.ascontiguousarray(x)
-    if lib.shared_sgemm is None:
-        lib.shared_sgemm = _Sgemm(lib, one_thread=False)
     return lib.shared_sgemm(x, y)
 
 
@@ -822,28 +823,14 @@ def _openblas_cores() -> list:
         return []
 
 
-_ONE_THREAD: Optional[_Sgemm] = None
-_ONE_THREAD_LOOKED = False
-
-
-def _one_thread_gemm() -> Optional[_Sgemm]:
-    global _ONE_THREAD, _ONE_THREAD_LOOKED
-    if not _ONE_THREAD_LOOKED:
-        lib = library()
-        if lib is not None and lib.openmp is not None and \
-                _outruns_openblas(_effective_isa(lib), _openblas_cores()):
-            _ONE_THREAD = _Sgemm(lib, one_thread=True)
-        _ONE_THREAD_LOOKED = True
-    return _ONE_THREAD
-
-
 def matmul_one_thread(x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
     """x [m, k] @ y [k, n] of float32 matrices (transposed views are read in place) by
     oneDNN's sgemm on the calling thread alone, where its kernels outrun NumPy's OpenBLAS
     (`_outruns_openblas`); None elsewhere, and for the operands where OpenBLAS is as
     fast or sgemm cannot read them in place (`_Sgemm.plan`). For the products
     OpenBLAS runs on one thread (MatMul below blas.LARGE_PRODUCT_MACS)."""
-    gemm = _ONE_THREAD if _ONE_THREAD_LOOKED else _one_thread_gemm()
+    lib = library()
+    gemm = None if lib is None else lib.one_thread_sgemm
     return None if gemm is None else gemm(x, y)
 
 
