@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import threading
+import types
 
 import numpy as np
 import pytest
@@ -241,7 +242,7 @@ def _one_thread_gemm():
 
 def test_one_thread_products_read_their_layouts_in_place_or_decline():
     gemm = _one_thread_gemm()
-    threads = onednn.library().openmp.omp_get_max_threads()
+    lib = onednn.library()
     m, k, n = 70, 96, 130
     a = RNG.randn(m, k).astype(np.float32)
     b = RNG.randn(k, n).astype(np.float32)
@@ -276,8 +277,14 @@ def test_one_thread_products_read_their_layouts_in_place_or_decline():
     x[1:] = 1.0
     got = gemm(x, np.ones((30, 20), np.float32))  # NaN propagates, C is not read
     assert np.isnan(got[0]).all() and (got[1:] == 30).all()
-    # OpenMP's thread count is this thread's own setting, back after each call
-    assert onednn.library().openmp.omp_get_max_threads() == threads
+    # OpenMP's thread count, this thread's own setting, stays at one for the next
+    # product on this thread alone, until a call on every thread takes its turn
+    assert lib.openmp.omp_get_max_threads() == 1
+    with onednn._turn(lib):
+        assert lib.openmp.omp_get_max_threads() == lib.threads
+    np.testing.assert_allclose(lib.shared_sgemm(a, b), want, rtol=1e-4, atol=1e-4)
+    assert lib.openmp.omp_get_max_threads() == lib.threads
+    assert lib.threads >= 1 and lib.takes_every_core() == (lib.threads >= onednn._cores())
 
 
 def test_one_thread_products_keep_a_bounded_plan_cache(monkeypatch):
@@ -331,7 +338,8 @@ def test_mid_size_float32_matmul_ops_take_the_one_thread_path(sess, monkeypatch)
         out = gemm(x, y)
         taken.append((x.flags.c_contiguous, out is not None))
         return out
-    monkeypatch.setattr(onednn.library(), "one_thread_sgemm", recorded)
+    monkeypatch.setattr(onednn.library(), "one_thread_sgemm",
+                        types.SimpleNamespace(product=recorded))
     a = RNG.randn(100, 64).astype(np.float32)
     b = RNG.randn(64, 256).astype(np.float32)
     want = a.astype(np.float64) @ b

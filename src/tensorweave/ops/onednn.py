@@ -250,7 +250,7 @@ class _Library:
     def takes_every_core(self) -> bool:
         """Whether OpenMP, the wheel's thread runtime (libgomp, loaded with the library),
         runs as many threads as this process may use cores (its default)."""
-        return self.openmp is not None and self.openmp.omp_get_max_threads() >= _cores()
+        return self.openmp is not None and self.threads >= _cores()
 
     def check(self, status: int, what: str) -> None:
         if status != 0:
@@ -394,6 +394,9 @@ class _turn:
         self.lib = lib
 
     def __enter__(self) -> _Lane:
+        if _THREAD_COUNT.one:  # a one-thread product ran on this thread last
+            self.lib.openmp.omp_set_num_threads(self.lib.threads)
+            _THREAD_COUNT.one = False
         with _TURNS:
             while not _FREE_LANES:
                 if len(_LANES) < self.lib.lanes:
@@ -698,7 +701,7 @@ def _gemm(lib: _Library, x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
     readable untransposed in place; x is copied where it is not readable in place."""
     if _gemm_operand(x) is None:
         x = np.ascontiguousarray(x)
-    return lib.shared_sgemm(x, y)
+    return lib.shared_sgemm.product(x, y)
 
 
 # --- sgemm with its arguments planned ---------------------------------------------------------
@@ -706,15 +709,25 @@ def _gemm(lib: _Library, x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
 _OPENBLAS_AVX512_CORES = frozenset(("skylakex", "cooperlake", "sapphirerapids"))
 _AVX512_CORE_BIT = 0x20  # set in dnnl_cpu_isa_avx512_core (0x27) and in every ISA above it
 _PLANS_MOST = 256
-_UNPLANNED = object()
+
+
+class _ThreadCount(threading.local):
+    """Whether this thread's OpenMP thread count (a per-thread setting) is one: a
+    one-thread product leaves it so, for the next one on this thread, and a turn at
+    every thread (`_turn`) sets it back first. A product of 64^3 takes 3 us; setting
+    the count and back took 0.25 us of it."""
+    one = False
+
+
+_THREAD_COUNT = _ThreadCount()
 
 
 class _Sgemm:
     """oneDNN's sgemm with the arguments of each geometry made once (a bare call takes
-    3.1 us for a 64^3 product on one thread; ctypes' conversions of its 13 arguments
+    3 us for a 64^3 product on one thread; ctypes' conversions of its 13 arguments
     added 0.7 us, and the checks and wrapping before plans 3.5 more): on the calling
-    thread alone (`one_thread`: OpenMP's thread count, a per-thread setting, set to one
-    around the call), else on all of OpenMP's threads, taking turns (`_turn`)."""
+    thread alone (`one_thread`: OpenMP's thread count set to one, `_ThreadCount`), else
+    on all of OpenMP's threads, taking turns (`_turn`)."""
 
     def __init__(self, lib: _Library, one_thread: bool):
         self.lib = lib
@@ -723,6 +736,7 @@ class _Sgemm:
         self.sgemm.restype = ctypes.c_int
         self.set_threads = lib.openmp.omp_set_num_threads if one_thread else None
         self.plans: dict = {}
+        self.product = self._product_function()
 
     def plan(self, key: tuple) -> Optional[tuple]:
         """`_sgemm_arguments` of (x.shape, x.strides, y.shape, y.strides), or None where
@@ -744,27 +758,39 @@ class _Sgemm:
         return arguments
 
     def __call__(self, x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
-        key = (x.shape, x.strides, y.shape, y.strides)
-        plan = self.plans.get(key, _UNPLANNED)
-        if plan is _UNPLANNED:
-            if len(self.plans) >= _PLANS_MOST:
-                self.plans.clear()
-            plan = self.plans[key] = self.plan(key)
-        if plan is None:
-            return None
-        ta, tb, m, n, k, one, lda, ldb, zero, ldc, shape, xt, yt = plan
-        out = np.empty(shape, np.float32)
-        a, b, c = _pointer(x.T if xt else x), _pointer(y.T if yt else y), _pointer(out)
-        if self.one_thread:
-            self.set_threads(1)
-            try:
-                status = self.sgemm(ta, tb, m, n, k, one, a, lda, b, ldb, zero, c, ldc)
-            finally:
-                self.set_threads(self.lib.threads)
-        else:
-            with _turn(self.lib):  # (OpenBLAS is not involved: no large_product)
-                status = self.sgemm(ta, tb, m, n, k, one, a, lda, b, ldb, zero, c, ldc)
-        return out if status == 0 else None
+        return self.product(x, y)
+
+    def _product_function(self):
+        """`product(x, y)`: x @ y, or None where the plan of its geometry declines it. A
+        closure over what it uses: the path of every product in a loop of small
+        matrices, where an attribute lookup or a bound method costs a tenth of a us."""
+        plans, make_plan, sgemm, set_threads = self.plans, self.plan, self.sgemm, \
+            self.set_threads
+        count, empty, f32, pointer = _THREAD_COUNT, np.empty, np.float32, _pointer
+        lib, one_thread = self.lib, self.one_thread
+
+        def product(x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
+            key = (x.shape, x.strides, y.shape, y.strides)
+            plan = plans.get(key)
+            if plan is None:
+                if len(plans) >= _PLANS_MOST:
+                    plans.clear()
+                plan = plans[key] = make_plan(key) or False
+            if plan is False:
+                return None
+            ta, tb, m, n, k, one, lda, ldb, zero, ldc, shape, xt, yt = plan
+            out = empty(shape, f32)
+            a, b, c = pointer(x.T if xt else x), pointer(y.T if yt else y), pointer(out)
+            if one_thread:
+                if not count.one:
+                    set_threads(1)
+                    count.one = True
+                status = sgemm(ta, tb, m, n, k, one, a, lda, b, ldb, zero, c, ldc)
+            else:
+                with _turn(lib):  # (OpenBLAS is not involved: no large_product)
+                    status = sgemm(ta, tb, m, n, k, one, a, lda, b, ldb, zero, c, ldc)
+            return out if status == 0 else None
+        return product
 
 
 def _sgemm_arguments(key: tuple) -> Optional[tuple]:
@@ -831,7 +857,7 @@ def matmul_one_thread(x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
     OpenBLAS runs on one thread (MatMul below blas.LARGE_PRODUCT_MACS)."""
     lib = library()
     gemm = None if lib is None else lib.one_thread_sgemm
-    return None if gemm is None else gemm(x, y)
+    return None if gemm is None else gemm.product(x, y)
 
 
 def matmul(x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
