@@ -332,6 +332,59 @@ def test_elementwise_ops_on_unshared_fresh_results_are_marked(graph):
     assert opt.IN_PLACE_ATTR not in first.op._attrs
 
 
+def test_products_pools_and_relus_are_fresh_results_relu_grad_takes_over(graph):
+    x = tf.placeholder(tf.float32, [None, None], name="x")
+    product = tf.matmul(x, x)
+    scaled = tf.multiply(product, 2.0, name="scaled")            # the product's array
+    relu = tf.nn.relu(x)
+    shifted = tf.add(relu, 1.0, name="shifted")                  # the ReLU's array
+    images = tf.placeholder(tf.float32, [None, None, None, None], name="images")
+    pooled = tf.nn.max_pool(images, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+    routed = tf.gradients(pooled, images, grad_ys=tf.ones_like(pooled) * 3.0)[0]
+    masked = tf.raw_ops.ReluGrad(gradients=routed, features=images, name="masked")
+    on_features = tf.raw_ops.ReluGrad(gradients=x, features=tf.matmul(x, x),
+                                      name="on_features")   # never over the features
+    fetched = tf.matmul(x, x)
+    spared = tf.raw_ops.ReluGrad(gradients=fetched, features=x, name="spared")
+    sg = opt.mark_temporaries(step_graph([scaled, shifted, masked, on_features, fetched,
+                                          spared], feeds=[x, images]))
+    assert [m for m in _in_place(sg) if m[0] in ("scaled", "shifted", "masked",
+                                                  "on_features", "spared")] == \
+        [("masked", 0), ("scaled", 0), ("shifted", 0)]
+
+
+def test_relu_grad_in_place_gives_the_plain_kernels_bits(sess, monkeypatch):
+    # 512 x 1024 values: oneDNN's passes (ELTWISE_MIN_SIZE), written into the gradient
+    # where the plan marked it as the node's own; the plain kernel where not
+    from tensorweave.ops import onednn
+    rs = np.random.RandomState(3)
+    av = rs.randn(512, 64).astype(np.float32)
+    bv = rs.randn(64, 1024).astype(np.float32)
+    fv = rs.randn(512, 1024).astype(np.float32)
+    a, b, f = (tf.placeholder(tf.float32, v.shape) for v in (av, bv, fv))
+    calls = []
+    real = onednn.relu_grad
+    monkeypatch.setattr(onednn, "relu_grad", lambda g, feat, into_grad=False: calls.append(
+        into_grad) or real(g, feat, into_grad))
+    product = tf.matmul(a, b)
+    in_place = tf.raw_ops.ReluGrad(gradients=product, features=f)
+    fetched = tf.matmul(a, b)
+    spared = tf.raw_ops.ReluGrad(gradients=fetched, features=f)
+    fd = {a: av, b: bv, f: fv}
+    got, got_spared, got_fetched = sess.run([in_place, spared, fetched], fd)
+    gv = np.dot(av, bv)
+    np.testing.assert_allclose(got_fetched, gv, rtol=1e-4, atol=1e-4)
+    assert got.tobytes() == (got_fetched * (fv > 0)).astype(np.float32).tobytes()
+    assert got_spared.tobytes() == got.tobytes()
+    if onednn.available():
+        assert sorted(calls) == [False, True]
+    # a NaN among the features masks its gradient (NaN > 0 is false), as in TF
+    fv[0, :3] = np.nan
+    got = sess.run(in_place, fd)
+    assert got.tobytes() == (got_fetched * (fv > 0)).astype(np.float32).tobytes()
+    assert (got[0, :3] == 0).all()
+
+
 def test_in_place_results_are_numpys_and_spare_their_inputs(sess):
     # arrays of 64K values: large enough to be written in place
     rs = np.random.RandomState(0)
@@ -425,7 +478,7 @@ def test_sparse_adam_steps_keep_their_values(monkeypatch):
                     sess.run(train, {ids: rs.randint(0, 40, 9)})
                 return sess.run(tf.global_variables())
     kept = three_steps()
-    monkeypatch.setattr(opt, "_FRESH_ELEMENTWISE_OPS", frozenset())
+    monkeypatch.setattr(opt, "_FRESH_OUTPUT_OPS", frozenset())
     copied = three_steps()
     for a, b in zip(kept, copied):
         assert np.asarray(a).tobytes() == np.asarray(b).tobytes()

@@ -1125,19 +1125,21 @@ def _build_relu(lane: _Lane, size: int) -> Optional[_Passes]:
     return _relu_passes(lane.lib, size) if _RELU_AGREES else None
 
 
-def _run_relu(features: np.ndarray, direction: str, *operands: np.ndarray):
+def _run_relu(features: np.ndarray, direction: str, *operands: np.ndarray,
+              out: Optional[np.ndarray] = None):
     """ReLU's `direction` ("forward": max(x, 0); "backward": grad * (x > 0)) over the
-    features and `operands` (the gradient), into a new array; None where oneDNN does not
-    take it: small, not float32 or not contiguous, features holding a NaN in the forward
-    direction (`_relu_passes`), or passes that would not give TF's values
-    (`_relu_passes_agree`)."""
+    features and `operands` (the gradient), into `out` (one of them, or None: a new
+    array); None, having written nothing, where oneDNN does not take it: small, not
+    float32 or not contiguous, features holding a NaN in the forward direction
+    (`_relu_passes`), or passes that would not give TF's values (`_relu_passes_agree`)."""
     lib = library()
     arrays = (features,) + operands
     if lib is None or features.size < ELTWISE_MIN_SIZE or not _takes(*arrays) or \
             any(a.shape != features.shape or not a.flags.c_contiguous for a in arrays) or \
             direction == "forward" and _has_nan(features):
         return None
-    out = np.empty_like(features)
+    if out is None:
+        out = np.empty_like(features)
     size = features.size
     with _turn(lib) as lane:
         entry = lane.cached(("relu", size), lambda: _build_relu(lane, size))
@@ -1152,10 +1154,11 @@ def relu(x: np.ndarray) -> Optional[np.ndarray]:
     return _run_relu(x, "forward")
 
 
-def relu_grad(grad: np.ndarray, features: np.ndarray) -> Optional[np.ndarray]:
+def relu_grad(grad: np.ndarray, features: np.ndarray,
+              into_grad: bool = False) -> Optional[np.ndarray]:
     """grad * (features > 0) (TF's ReluGrad) of large float32 arrays on every core, or
-    None."""
-    return _run_relu(features, "backward", grad)
+    None; with `into_grad`, written into `grad` (oneDNN's passes run in place)."""
+    return _run_relu(features, "backward", grad, out=grad if into_grad else None)
 
 
 # --- batch normalization ---------------------------------------------------------------------

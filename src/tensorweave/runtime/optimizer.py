@@ -495,11 +495,16 @@ def fuse_count_true(sg: StepGraph, fusable: Callable[[Node], bool]) -> StepGraph
     return _swap_in(sg, replaced, dropped, mapping)
 
 
-# elementwise kernels whose output is an array of their own (never a value another node
-# holds, a view of one, or a value kept from run to run); each may also write its result
-# into such an input (KernelDef.in_place)
-_FRESH_ELEMENTWISE_OPS = frozenset({"Mul", "AddV2", "Sub", "RealDiv", "Maximum", "Minimum",
-                                    "Neg", "Square", "Sqrt", "Exp", "Log", "Tanh"})
+# elementwise kernels that may write their result into an input array that is a fresh
+# result no other node reads (KernelDef.in_place)
+_IN_PLACE_OPS = frozenset({"Mul", "AddV2", "Sub", "RealDiv", "Maximum", "Minimum", "Neg",
+                           "Square", "Sqrt", "Exp", "Log", "Tanh", "ReluGrad"})
+# the inputs an op of _IN_PLACE_OPS may write into where not all (oneDNN's ReLU passes
+# write a gradient over the incoming one, never over the features)
+_IN_PLACE_INPUTS = {"ReluGrad": (0,)}
+# kernels whose output is an array of their own: never a value another node holds, a view
+# of one, or a value kept from run to run
+_FRESH_OUTPUT_OPS = _IN_PLACE_OPS | {"MatMul", "Relu", "MaxPoolGrad"}
 TEMPORARY_VALUE_ATTR = "_value_is_temporary"
 IN_PLACE_ATTR = "_overwrite_input"  # (plan.py binds such nodes to KernelDef.in_place)
 # below this many values a new array costs no more than writing in place
@@ -508,13 +513,13 @@ IN_PLACE_MIN_SIZE = 1 << 15
 
 def mark_temporaries(sg: StepGraph) -> StepGraph:
     """Marks the nodes that may take over an input array, a result of a kernel of
-    `_FRESH_ELEMENTWISE_OPS` on their device that no other node reads (nor a fetch), as
+    `_FRESH_OUTPUT_OPS` on their device that no other node reads (nor a fetch), as
     TF's executor forwards such buffers:
       * an AssignVariableOp gets the attr TEMPORARY_VALUE_ATTR: its kernel may keep
         that array as the variable's value, read-only, where it would copy it (TF1
         Adam's sparse update assigns `m * beta1` to its slot before a scatter_add: a
         copy of the whole slot each step);
-      * a node of `_FRESH_ELEMENTWISE_OPS` gets IN_PLACE_ATTR, the index of such an
+      * a node of `_IN_PLACE_OPS` gets IN_PLACE_ATTR, the index of such an
         input: its kernel may write its result into that array (TF1 sparse Adam's
         passes over whole slots: a fresh array written is a third more memory traffic
         than the one just read).
@@ -524,8 +529,8 @@ def mark_temporaries(sg: StepGraph) -> StepGraph:
         if n.type == "AssignVariableOp" and len(n.inputs) == 2:
             if _sole_fresh_input(n, 1, readers):
                 n.attrs = dict(n.attrs, **{TEMPORARY_VALUE_ATTR: True})
-        elif n.type in _FRESH_ELEMENTWISE_OPS:
-            for k in range(len(n.inputs)):
+        elif n.type in _IN_PLACE_OPS:
+            for k in _IN_PLACE_INPUTS.get(n.type, range(len(n.inputs))):
                 if _sole_fresh_input(n, k, readers) and not _statically_small(n.inputs[k]):
                     n.attrs = dict(n.attrs, **{IN_PLACE_ATTR: k})
                     break
@@ -543,5 +548,5 @@ def _statically_small(edge) -> bool:
 
 def _sole_fresh_input(n: Node, k: int, readers) -> bool:
     producer, i = n.inputs[k]
-    return producer.type in _FRESH_ELEMENTWISE_OPS and producer.device is n.device and \
+    return producer.type in _FRESH_OUTPUT_OPS and producer.device is n.device and \
         readers.get((id(producer), i)) == [n]
