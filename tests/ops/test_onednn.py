@@ -287,6 +287,25 @@ def test_one_thread_products_read_their_layouts_in_place_or_decline():
     assert lib.threads >= 1 and lib.takes_every_core() == (lib.threads >= onednn._cores())
 
 
+def test_read_only_operands_keep_their_address_while_they_live():
+    # a variable's value is read-only: its address is taken once, and forgotten with it
+    gemm = _one_thread_gemm()
+    a = RNG.randn(100, 64).astype(np.float32)
+    w = RNG.randn(64, 256).astype(np.float32)
+    w.flags.writeable = False
+    for _ in range(2):
+        np.testing.assert_allclose(gemm(a, w), a.astype(np.float64) @ w, rtol=1e-4,
+                                   atol=1e-4)
+    assert id(w) in onednn._READ_ONLY_ADDRESSES
+    view = w[:, :128]  # a view: its address is taken each time, not kept
+    np.testing.assert_allclose(gemm(a, view), a.astype(np.float64) @ view, rtol=1e-4,
+                               atol=1e-4)
+    assert id(view) not in onednn._READ_ONLY_ADDRESSES
+    key = id(w)
+    del w, view
+    assert key not in onednn._READ_ONLY_ADDRESSES
+
+
 def test_one_thread_products_keep_a_bounded_plan_cache(monkeypatch):
     monkeypatch.setattr(onednn, "_PLANS_MOST", 3)
     gemm = _one_thread_gemm()
