@@ -395,9 +395,6 @@ class _turn:
         self.lib = lib
 
     def __enter__(self) -> _Lane:
-        if _THREAD_COUNT.one:  # a one-thread product ran on this thread last
-            self.lib.openmp.omp_set_num_threads(self.lib.threads)
-            _THREAD_COUNT.one = False
         with _TURNS:
             while not _FREE_LANES:
                 if len(_LANES) < self.lib.lanes:
@@ -712,23 +709,12 @@ _AVX512_CORE_BIT = 0x20  # set in dnnl_cpu_isa_avx512_core (0x27) and in every I
 _PLANS_MOST = 256
 
 
-class _ThreadCount(threading.local):
-    """Whether this thread's OpenMP thread count (a per-thread setting) is one: a
-    one-thread product leaves it so, for the next one on this thread, and a turn at
-    every thread (`_turn`) sets it back first. A product of 64^3 takes 3 us; setting
-    the count and back took 0.25 us of it."""
-    one = False
-
-
-_THREAD_COUNT = _ThreadCount()
-
-
 class _Sgemm:
     """oneDNN's sgemm with the arguments of each geometry made once (a bare call takes
     3 us for a 64^3 product on one thread; ctypes' conversions of its 13 arguments
     added 0.7 us, and the checks and wrapping before plans 3.5 more): on the calling
-    thread alone (`one_thread`: OpenMP's thread count set to one, `_ThreadCount`), else
-    on all of OpenMP's threads, taking turns (`_turn`)."""
+    thread alone (`one_thread`: OpenMP's thread count, a per-thread setting, set to one
+    around the call), else on all of OpenMP's threads, taking turns (`_turn`)."""
 
     def __init__(self, lib: _Library, one_thread: bool):
         self.lib = lib
@@ -767,7 +753,7 @@ class _Sgemm:
         matrices, where an attribute lookup or a bound method costs a tenth of a us."""
         plans, make_plan, sgemm, set_threads = self.plans, self.plan, self.sgemm, \
             self.set_threads
-        count, empty, f32, pointer = _THREAD_COUNT, np.empty, np.float32, _pointer
+        empty, f32, pointer = np.empty, np.float32, _pointer
         lib, one_thread = self.lib, self.one_thread
 
         def product(x: np.ndarray, y: np.ndarray) -> Optional[np.ndarray]:
@@ -783,10 +769,13 @@ class _Sgemm:
             out = empty(shape, f32)
             a, b, c = pointer(x.T if xt else x), pointer(y.T if yt else y), pointer(out)
             if one_thread:
-                if not count.one:
-                    set_threads(1)
-                    count.one = True
-                status = sgemm(ta, tb, m, n, k, one, a, lda, b, ldb, zero, c, ldc)
+                # (back after the call: the setting is the thread's, which other users of
+                # this OpenMP runtime share; leaving it at one saved 0.25 us a call)
+                set_threads(1)
+                try:
+                    status = sgemm(ta, tb, m, n, k, one, a, lda, b, ldb, zero, c, ldc)
+                finally:
+                    set_threads(lib.threads)
             else:
                 with _turn(lib):  # (OpenBLAS is not involved: no large_product)
                     status = sgemm(ta, tb, m, n, k, one, a, lda, b, ldb, zero, c, ldc)
