@@ -23,7 +23,6 @@ from tensorweave.framework.shapes import TensorShape
 from tensorweave.ops import onednn
 from tensorweave.ops.math.math_unary import can_overwrite
 from tensorweave.ops.select_bits import select
-from tensorweave.runtime.optimizer import IN_PLACE_ATTR
 
 _SELU_SCALE = 1.0507009873554804934193349852946
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -124,9 +123,9 @@ def _relu_grad_in_place(ctx, g, f):
     """ReluGrad writing into `g` where the plan marked it as the node's own
     (runtime/optimizer.mark_temporaries): on oneDNN's passes, where a new array would
     be as much memory again to write (cnn_train's first ReluGrad, 6.4 MB: 0.32 -> 0.22
-    ms); elsewhere the plain kernel."""
-    if ctx.attrs[IN_PLACE_ATTR] == 0 and g.shape == f.shape and g.dtype == f.dtype and \
-            can_overwrite(g) and f.size >= onednn.ELTWISE_MIN_SIZE:
+    ms; the plan marks the gradient alone, and the passes check the shapes, types and
+    size they take); elsewhere the plain kernel."""
+    if can_overwrite(g):
         out = onednn.relu_grad(g, f, into_grad=True)
         if out is not None:
             return out
