@@ -2,6 +2,7 @@
 references, its fallbacks, its cache and its threads. Skipped where the library is not
 installed (the `onednn` extra); the kernels then run on NumPy, which the conv tests
 cover either way."""
+import ctypes
 import os
 import subprocess
 import sys
@@ -299,6 +300,19 @@ def test_read_only_operands_keep_their_address_while_they_live():
     key = id(w)
     del w, view
     assert key not in onednn._READ_ONLY_ADDRESSES
+
+
+def test_pointers_address_the_first_element_of_every_kind_of_operand():
+    def address(arg):
+        return arg.value if isinstance(arg, ctypes.c_void_p) else ctypes.addressof(arg._obj)
+    owner = RNG.randn(8, 6).astype(np.float32)
+    frozen = owner.copy()
+    frozen.flags.writeable = False
+    batch = frozen[2:5]  # a read-only view, as a dequeued batch is
+    for a in (owner, owner[1:], owner.T, frozen, batch, frozen[:, 1:]):
+        assert address(onednn._pointer(a)) == a.ctypes.data
+    assert id(frozen) in onednn._READ_ONLY_ADDRESSES
+    assert id(batch) not in onednn._READ_ONLY_ADDRESSES
 
 
 def test_one_thread_products_keep_a_bounded_plan_cache(monkeypatch):

@@ -198,8 +198,9 @@ def test_word_stream_hands_out_the_streams_words_in_order():
     assert got == philox.words(key, counter, 150).tolist()
     # single words and runs of words, within a chunk and past it
     stream = philox.WordStream(key, counter)
-    got = [stream() for _ in range(5)] + stream.take(3) + stream.take(700) + [stream()] + \
-        stream.take(0) + stream.take(2)
+    got = [stream() for _ in range(5)] + stream.take(3).tolist() + \
+        stream.take(700).tolist() + [stream()] + stream.take(0).tolist() + \
+        stream.take(2).tolist()
     assert got == philox.words(key, counter, 178).tolist()[:711]
 
 
@@ -208,7 +209,7 @@ def test_word_stream_read_for_long_draws_larger_chunks_of_the_same_words():
     stream = philox.WordStream(key, counter)
     got, chunks = [], []
     for _ in range(200):   # a shuffle queue's dequeue_many(100), 200 times
-        got += stream.take(100)
+        got += stream.take(100).tolist()
         chunks.append(stream._chunk)
     assert got == philox.words(key, counter, 5000).tolist()
     assert chunks[-1] == philox.WordStream._MAX_CHUNK_BLOCKS   # grown from 64 blocks

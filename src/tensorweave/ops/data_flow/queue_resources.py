@@ -483,7 +483,7 @@ def _draw(words: philox.WordStream, items: list, k: int) -> list:
     # play as moving the last one into its place, and the drawn ones at the end in
     # reverse order (one swap per draw)
     last = n - 1
-    taken = np.array(words.take(k), dtype=np.uint32) % np.arange(n, n - k, -1, dtype=np.uint32)
+    taken = words.take(k) % np.arange(n, n - k, -1, dtype=np.uint32)
     for j in taken.tolist():
         items[j], items[last] = items[last], items[j]
         last -= 1

@@ -262,14 +262,15 @@ class WordStream:
     A pass of the generator costs about 60 NumPy calls whatever its size, so a stream
     read for long (a shuffle queue draws one word per element) draws larger chunks: each
     refill doubles the chunk, from 64 blocks up to 1024. The words are the same (block i
-    is Philox(key, counter + i) whatever the chunks)."""
+    is Philox(key, counter + i) whatever the chunks). A chunk stays a uint32 array:
+    `take` hands out views of it, with no conversion per word."""
 
     _CHUNK_BLOCKS = 64
     _MAX_CHUNK_BLOCKS = 1024
 
     def __init__(self, key: Key, counter: Counter):
         self._key, self._counter = key, counter
-        self._words: list = []
+        self._words = np.empty(0, np.uint32)  # never written: taken words are views
         self._next = 0
         self._chunk = self._CHUNK_BLOCKS
 
@@ -277,22 +278,23 @@ class WordStream:
         if self._next == len(self._words):
             self._refill()
         self._next += 1
-        return self._words[self._next - 1]
+        return int(self._words[self._next - 1])
 
-    def take(self, n: int) -> list:
-        """The next `n` words (the missing ones drawn in one pass)."""
-        out = self._words[self._next:self._next + n]
-        self._next += len(out)
-        missing = n - len(out)
-        if missing:
-            self._refill(max(-(-missing // 4), self._chunk))
-            out += self._words[:missing]
-            self._next = missing
-        return out
+    def take(self, n: int) -> np.ndarray:
+        """The next `n` words (uint32; the missing ones drawn in one pass)."""
+        start, words_ = self._next, self._words
+        if start + n <= len(words_):
+            self._next = start + n
+            return words_[start:start + n]
+        left = words_[start:]
+        missing = n - len(left)
+        self._refill(max(-(-missing // 4), self._chunk))
+        self._next = missing
+        return np.concatenate([left, self._words[:missing]])
 
     def _refill(self, n_blocks: int = 0) -> None:
         n_blocks = n_blocks or self._chunk
-        self._words = words(self._key, self._counter, n_blocks).tolist()
+        self._words = words(self._key, self._counter, n_blocks)
         self._counter = skip(self._counter, n_blocks)
         self._next = 0
         self._chunk = min(2 * self._chunk, self._MAX_CHUNK_BLOCKS)

@@ -407,7 +407,7 @@ class _TypedMath:
         return self.t(libm_float32.logf(np.array([x], np.float32))[0])
 
     def uniform(self, stream: philox.WordStream) -> list:
-        words = np.array(stream.take(4), np.uint32)
+        words = stream.take(4)
         if self.is_double:
             return philox._unit_float64(words[0::2], words[1::2]).tolist()
         if self.t is np.float16:
@@ -415,7 +415,7 @@ class _TypedMath:
         return list(philox._unit_float32(words))
 
     def normal(self, stream: philox.WordStream) -> list:
-        block = np.array(stream.take(4), np.uint32)[None]
+        block = stream.take(4)[None]
         if self.is_double:
             return philox._normal_pairs(block, np.dtype(np.float64))[0].tolist()
         return list(philox._normal_pairs(block, np.dtype(np.float32))[0].astype(self.t))
