@@ -259,6 +259,21 @@ def test_moments_and_norm(sess):
     np.testing.assert_allclose(got[3], x.var())
     with pytest.raises(TypeError, match="integer"):
         tf.math.reduce_variance(np.array([1, 2], np.int32))
+    # TF's order: the mean first, so a bad axis is the ValueError even for integers
+    with pytest.raises(ValueError, match="Invalid reduction dimension 2"):
+        tf.math.reduce_std(np.array([[1, 2]], np.int32), axis=2)
+
+
+def test_variance_squares_deviations_as_tf_does(sess):
+    # real: Square(x - mean), no Abs before it (TF 2.21's graph); complex: conj(d) * d
+    with tf.Graph().as_default():
+        tf.math.reduce_variance(tf.placeholder(tf.float32, [3, 4]), 1)
+        types = [op.type for op in tf.get_default_graph().get_operations()]
+    assert "Square" in types and "Abs" not in types
+    z = np.array([[1 + 2j, 3 - 1j], [0.5j, 2]], np.complex64)
+    got = sess.run(tf.math.reduce_variance(z, 0))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, np.var(z, 0), rtol=1e-6)
 
 
 # --- argmax / argmin ---------------------------------------------------------------------------
@@ -301,6 +316,12 @@ def test_argmax_errors(sess):
         tf.argmax(x, 1, dimension=1)
     with pytest.raises(TypeError, match="axis must be int"):
         tf.argmax(x, [1])
+    # TF checks argmin's Python axis only in the op: a list is the shape function's
+    # ValueError, a float the op's TypeError
+    with pytest.raises(ValueError, match="Shape must be rank 0 but is rank 1"):
+        tf.argmin(x, [1])
+    with pytest.raises(TypeError, match="DataType float32 not in list"):
+        tf.argmin(x, 1.0)
     with pytest.raises(TypeError, match="output_type"):
         tf.argmax(x, 1, output_type=tf.float32)
     for complex_dtype in (tf.complex64, tf.complex128):  # TF has no complex ArgMax/ArgMin

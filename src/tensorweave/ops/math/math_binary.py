@@ -43,6 +43,12 @@ class _IntegerDivisionByZero(Exception):
     pass
 
 
+class _UncheckedDivisionByZero(Exception):
+    """An integer TruncateDiv or TruncateMod by zero: TF's kernels for these two do not
+    check their divisor, and its binary-op kernel reports the failure as an internal
+    error (TF 2.21), not Div's and FloorDiv's InvalidArgumentError."""
+
+
 class _NegativeIntegerPower(Exception):
     pass
 
@@ -51,15 +57,16 @@ def _is_int(a) -> bool:
     return a.dtype.kind in "iu"
 
 
-def _check_divisor(x, y):
+def _check_divisor(x, y, error=_IntegerDivisionByZero):
     # as TF, only divisions that are computed fail: an empty result divides nothing
     if np.count_nonzero(y == 0) and np.size(x) != 0:   # (np.any's wrapper: 1.3 us more)
-        raise _IntegerDivisionByZero
+        raise error
 
 
 # --- NumPy computations (the executor silences NumPy floating-point warnings) ------------
 def _truediv(x, y):
     if _is_int(x):
+        _check_divisor(x, y)
         return _truncatediv(x, y)
     return np.true_divide(x, y)
 
@@ -85,7 +92,7 @@ def _floormod(x, y):
 def _truncatediv(x, y):
     if not _is_int(x):
         return np.trunc(np.true_divide(x, y))
-    _check_divisor(x, y)
+    _check_divisor(x, y, _UncheckedDivisionByZero)
     q = np.floor_divide(x, y)
     if x.dtype.kind == "u":
         return q
@@ -96,7 +103,7 @@ def _truncatediv(x, y):
 
 def _truncatemod(x, y):
     if _is_int(x):
-        _check_divisor(x, y)
+        _check_divisor(x, y, _UncheckedDivisionByZero)
     return np.fmod(x, y)
 
 
@@ -360,6 +367,10 @@ def _make_kernel(compute: Callable) -> Callable:
         except _IntegerDivisionByZero:
             raise errors.InvalidArgumentError(None, ctx.op, "Integer division by zero") \
                 from None
+        except _UncheckedDivisionByZero:
+            raise errors.InternalError(
+                None, ctx.op, "Unexpected error in binary operator (only integer div and "
+                "mod should have errors)") from None
         except _NegativeIntegerPower:
             raise errors.InvalidArgumentError(
                 None, ctx.op, "Integers to negative integer powers are not allowed") from None

@@ -533,19 +533,15 @@ def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=_dt.int64,
         return math_ops.cast(reduce_sum(nonzero, axis=axis, keepdims=keep), dtype=dtype)
 
 
-def _moments_input(input_tensor):
-    x = convert_to_tensor(input_tensor)
-    if x.dtype.is_integer or x.dtype.is_bool:
-        raise TypeError("Input must be either real or complex. Received integer type %s."
-                        % x.dtype.name)
-    return x
-
-
 @tf_export("math.reduce_variance")
 def reduce_variance(input_tensor, axis=None, keepdims: bool = False,
                     name: Optional[str] = None) -> Tensor:
     """Computes the variance of elements across dimensions (TF `tf.math.reduce_variance`):
     mean(|x - mean(x)|^2) over `axis`.
+
+    As TF's graph: the mean over `axis` first (so a bad axis raises its ValueError
+    before the type check), then the squares of the deviations, `conj(d) * d` for
+    complex input.
 
     Args:
       input_tensor: a floating-point or complex tensor.
@@ -558,12 +554,20 @@ def reduce_variance(input_tensor, axis=None, keepdims: bool = False,
 
     Raises:
       TypeError: integer or bool input.
+      ValueError: an axis out of range, known when the graph is built.
     """
-    from tensorweave.ops.math import math_binary, math_unary
+    from tensorweave.ops.math import complex_ops, math_binary, math_unary
     with name_scope(name, "reduce_variance", [input_tensor]):
-        x = _moments_input(input_tensor)
+        x = convert_to_tensor(input_tensor)
         means = reduce_mean(x, axis=axis, keepdims=True)
-        squared = math_unary.square(math_unary.abs(math_binary.subtract(x, means)))
+        if means.dtype.is_integer or means.dtype.is_bool:
+            raise TypeError("Input must be either real or complex. Received integer "
+                            "type %s." % means.dtype.name)
+        diff = math_binary.subtract(x, means)
+        if diff.dtype.is_complex:
+            squared = complex_ops.real(math_binary.multiply(math_unary.conj(diff), diff))
+        else:
+            squared = math_unary.square(diff)
         return reduce_mean(squared, axis=axis, keepdims=keepdims)
 
 

@@ -90,8 +90,12 @@ def _arg(op_type, input, axis, name, dimension, output_type):  # noqa: A002
         axis = 0
     if not (isinstance(axis, Tensor) or hasattr(axis, "_as_graph_element")):
         if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
-            raise TypeError("axis must be int or Tensor with integer datatype")
-        axis = np.int64(axis) if not -2**31 <= int(axis) < 2**31 else np.int32(axis)
+            # TF checks argmax's Python axis only: argmin's goes to the op, whose
+            # shape function rejects a list (ValueError)
+            if op_type == "ArgMax":
+                raise TypeError("axis must be int or Tensor with integer datatype")
+        else:
+            axis = np.int64(axis) if not -2**31 <= int(axis) < 2**31 else np.int32(axis)
     return apply_op(op_type, [input, axis], {"output_type": output_type},
                     name=name or op_type).outputs[0]
 
