@@ -26,7 +26,7 @@ Side by side: the same program then runs under TensorFlow (TF_PYTHON, default
 with `tensorflow.compat.v1` in place of tensorweave, and the figures add TensorFlow's
 ratios and tensorweave's mean step over TensorFlow's for each pipeline. Where tensorweave
 reads through input worker processes (train/input_processes.py: by default for decode_csv
-on any machine), a block also waits until those processes are idle.
+and TFRecord readers on any machine), a block also waits until those processes are idle.
 Writes an extra-figures JSON for results.py.
 
 Usage: [TF_PYTHON=...] python benchmarks/input_pipeline.py OUT_JSON

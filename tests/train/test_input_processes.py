@@ -28,45 +28,52 @@ def _csv_files(directory, files=3, rows=10):
 @pytest.fixture(autouse=True)
 def _places_for_workers(monkeypatch):
     """Four places for workers on any machine (by default a 2-core one, like CI's, has
-    none but the two for parsing subgraphs), and no extra places for parsing."""
+    none but the four for subgraphs of per-record work), and no extra places."""
     import threading
     monkeypatch.setattr(input_processes, "_WORKERS", threading.BoundedSemaphore(4))
-    monkeypatch.setattr(input_processes, "_PARSING_WORKERS", threading.BoundedSemaphore(0))
+    monkeypatch.setattr(input_processes, "_PER_RECORD_WORKERS",
+                        threading.BoundedSemaphore(0))
 
 
 def test_places_for_workers_by_cores_and_setting(monkeypatch):
     monkeypatch.delenv(input_processes.ENV, raising=False)
-    for cores, places, parsing in ((1, 0, 0), (2, 0, 2), (4, 2, 2), (16, 14, 2)):
+    for cores, places, extra in ((1, 0, 0), (2, 0, 4), (4, 2, 4), (16, 14, 4)):
         monkeypatch.setattr(os, "cpu_count", lambda: cores)
         assert input_processes._worker_places() == places
-        assert input_processes._parsing_places() == parsing
+        assert input_processes._per_record_places() == extra
     monkeypatch.setenv(input_processes.ENV, "1")
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     assert input_processes._worker_places() == 2
-    assert input_processes._parsing_places() == 0
+    assert input_processes._per_record_places() == 0
     monkeypatch.setenv(input_processes.ENV, "0")
     assert input_processes._worker_places() == 0 and not input_processes.enabled()
-    assert input_processes._parsing_places() == 0
+    assert input_processes._per_record_places() == 0
 
 
-def test_the_parsing_ops_are_registered_and_stateless():
+def test_the_per_record_ops_are_readers_or_registered_and_stateless():
     from tensorweave.framework import registry
-    for op_type in input_processes._PARSING:
-        assert not registry.get_op_def(op_type).stateful, op_type
+    for op_type in input_processes._PER_RECORD:
+        assert op_type in input_processes._READERS or \
+            not registry.get_op_def(op_type).stateful, op_type
 
 
-def test_only_parsing_subgraphs_take_the_places_for_parsing(tmp_path, monkeypatch):
-    """With no general place (a 2-core machine's default) and two for parsing: the two
-    threads of a decode_csv runner each get a worker, a decode_raw runner none; every
-    record arrives once either way, and the places are given back."""
+def test_only_per_record_subgraphs_take_the_extra_places(tmp_path, monkeypatch):
+    """With no general place (a 2-core machine's default) and two extra ones: the two
+    threads of a decode_csv runner each get a worker, and so do those of a TFRecord
+    runner (its framing and CRCs are checked record by record); a fixed-length record
+    runner gets none. Every record arrives once either way, and the places are given
+    back."""
     import threading
     made = _feeders(monkeypatch)
-    general, parsing = threading.BoundedSemaphore(0), threading.BoundedSemaphore(2)
+    general, extra = threading.BoundedSemaphore(0), threading.BoundedSemaphore(2)
     monkeypatch.setattr(input_processes, "_WORKERS", general)
-    monkeypatch.setattr(input_processes, "_PARSING_WORKERS", parsing)
+    monkeypatch.setattr(input_processes, "_PER_RECORD_WORKERS", extra)
     paths = _csv_files(tmp_path, files=4, rows=30)
     record_path = str(tmp_path / "r.tfrecord")
     _tfrecords(record_path, [[float(i), -float(i)] for i in range(40)])
+    fixed_path = str(tmp_path / "r.bin")
+    with open(fixed_path, "wb") as f:
+        f.write(np.array([[i, -i] for i in range(40)], np.float32).tobytes())
     with tf.Graph().as_default():
         files = tf.train.string_input_producer(paths, shuffle=False, num_epochs=1)
         _, lines = tf.TextLineReader().read_up_to(files, 7)
@@ -76,16 +83,20 @@ def test_only_parsing_subgraphs_take_the_places_for_parsing(tmp_path, monkeypatc
         got = np.concatenate(_run_to_the_end(csv_batch))
     assert len(made) == 2
     assert sorted(got.tolist()) == [100 * k + i for k in range(4) for i in range(30)]
-    with tf.Graph().as_default():
-        files = tf.train.string_input_producer([record_path], shuffle=False, num_epochs=1)
-        _, record = tf.TFRecordReader().read(files)
-        values = tf.reshape(tf.decode_raw(record, tf.float32), [2])
-        raw_batch = tf.train.batch([values], 8, num_threads=2,
-                                   allow_smaller_final_batch=True)
-        got = np.concatenate(_run_to_the_end(raw_batch))
-    assert len(made) == 2  # no worker for decode_raw
-    assert sorted(got[:, 0].tolist()) == [float(i) for i in range(40)]
-    assert all(parsing.acquire(blocking=False) for _ in range(2))
+    def fixed_length_reader():
+        return tf.FixedLengthRecordReader(8)
+    for make_reader, path, workers in ((tf.TFRecordReader, record_path, 4),
+                                       (fixed_length_reader, fixed_path, 4)):
+        with tf.Graph().as_default():
+            files = tf.train.string_input_producer([path], shuffle=False, num_epochs=1)
+            _, record = make_reader().read(files)
+            values = tf.reshape(tf.decode_raw(record, tf.float32), [2])
+            raw_batch = tf.train.batch([values], 8, num_threads=2,
+                                       allow_smaller_final_batch=True)
+            got = np.concatenate(_run_to_the_end(raw_batch))
+        assert len(made) == workers  # two more for TFRecords, none for fixed lengths
+        assert sorted(got[:, 0].tolist()) == [float(i) for i in range(40)]
+    assert all(extra.acquire(blocking=False) for _ in range(2))
 
 
 def _feeders(monkeypatch):

@@ -22,9 +22,10 @@ that uses any other state (variables, tables, random ops, py_func), a reader who
 handle has other users (its counters, serialize_state), a shared reader, a session on a
 cluster target and the deterministic mode keep the thread, as do the threads beyond the
 places for workers: by default one per core beyond the two the training process keeps
-busy (`_worker_places`), and two more for subgraphs that parse text (`_PARSING`: CSV
-fields, Example protos, numbers in strings), whose per-record work is heavy enough to
-pay for a worker even on a 2-core machine (`_parsing_places`).
+busy (`_worker_places`), and four more for subgraphs that do Python work record by
+record (`_PER_RECORD`: parsing CSV fields, Example protos or numbers in strings, or
+reading TFRecords, whose framing and CRC are checked record by record), heavy enough to
+pay for a worker even on a 2-core machine (`_per_record_places`).
 `TW_INPUT_PROCESSES=1` allows one per core (at least two) for any subgraph, `=0` turns
 them off.
 """
@@ -58,16 +59,17 @@ _HARMLESS = frozenset({"Assert", "_AssertCompare", "_AssertNear", "_AssertRank",
                        "CheckNumerics", "Print", "PrintV2", "ControlTrigger",
                        "GuaranteeConst", "Timestamp"})
 _HARMLESS_PREFIXES = ("TensorArray", "Stack")
-# Ops that parse text or protos record by record: their subgraphs may take the extra
-# places of `_parsing_places`.
-_PARSING = frozenset({"DecodeCSV", "StringToNumber", "ParseExample", "ParseExampleV2",
-                      "ParseSingleExample", "ParseSequenceExampleV2", "DecodeJSONExample",
-                      "ParseTensor"})
+# Ops that do Python work record by record (they parse text or protos, or check each
+# TFRecord's framing and CRC): their subgraphs may take the extra places of
+# `_per_record_places`.
+_PER_RECORD = frozenset({"DecodeCSV", "StringToNumber", "ParseExample", "ParseExampleV2",
+                         "ParseSingleExample", "ParseSequenceExampleV2",
+                         "DecodeJSONExample", "ParseTensor", "TFRecordReaderV2"})
 # Places for worker processes alive at once in this process (made on first use; see
 # `_worker_places`): a runner's threads beyond them run their op in this process.
 _WORKERS: Optional[threading.BoundedSemaphore] = None
-# The extra places only subgraphs that parse text may take (`_parsing_places`).
-_PARSING_WORKERS: Optional[threading.BoundedSemaphore] = None
+# The extra places only subgraphs of `_PER_RECORD` ops may take (`_per_record_places`).
+_PER_RECORD_WORKERS: Optional[threading.BoundedSemaphore] = None
 _WORKERS_LOCK = threading.Lock()
 _MAX_ROWS = 64       # single elements stacked per message
 _MAX_WAIT = 0.02     # seconds a started batch of single elements may wait for more
@@ -85,12 +87,11 @@ def enabled() -> bool:
 def _worker_places() -> int:
     """How many worker processes may run at once. A worker pays for itself only with a
     core of its own: the training process keeps two busy (its steps, and NumPy's BLAS
-    threads, which spin between products). On a 2-core machine the in-process threads
-    were as fast or faster for TFRecord + decode_raw (mean-step ratio 1.64 against 1.84
-    with workers); on 16 cores the workers won (1.40 against 1.74, and 1.58 against
-    3.81 for CSV; benchmarks/RESULTS.md). So by default one per core beyond two, and
-    `_parsing_places` more for subgraphs that parse text; TW_INPUT_PROCESSES=1 allows
-    one per core (at least two) whatever the machine, =0 none."""
+    threads, which spin between products). On 16 cores the workers won (TFRecord +
+    decode_raw 1.40 against 1.74, CSV 1.58 against 3.81; benchmarks/RESULTS.md). So by
+    default one per core beyond two, and `_per_record_places` more for subgraphs of
+    `_PER_RECORD` ops; TW_INPUT_PROCESSES=1 allows one per core (at least two) whatever
+    the machine, =0 none."""
     cores = os.cpu_count() or 1
     setting = os.environ.get(ENV, "")
     if setting == "0":
@@ -100,42 +101,44 @@ def _worker_places() -> int:
     return max(0, cores - 2)
 
 
-def _parsing_places() -> int:
-    """How many more worker processes subgraphs that parse text may run, beyond
-    `_worker_places`: two by default (none on one core). Parsing holds the GIL for
-    most of a record's work (decode_csv about 1.4 us a record), so in threads it
-    serializes with the training steps, which then wait for data. On a 2-core machine,
-    with the two reading threads of shuffle_batch(num_threads=2)
-    (benchmarks/input_pipeline.py, sustained mean step over the step fed from memory):
-    CSV + decode_csv 2.80-2.85 in threads, 1.68-1.86 in workers (TensorFlow's own
-    1.91); TFRecords of Examples + parse_example about 2.5 against 1.9; one worker and
-    one thread gave 3.1 (the thread still holds the GIL). A TFRecord + decode_raw
-    subgraph (0.4 us a record) gains nothing from a worker there (1.7 threads, 1.9-2.0
-    workers) and keeps the general places. TW_INPUT_PROCESSES set: none beyond
-    `_worker_places`."""
+def _per_record_places() -> int:
+    """How many more worker processes subgraphs of `_PER_RECORD` ops may run, beyond
+    `_worker_places`: four by default (none on one core), the reading threads of two
+    shuffle_batch(num_threads=2) runners (a training and an evaluation pipeline); a
+    worker whose queue is full waits on its pipe and takes no CPU. Such work holds the
+    GIL record by record (decode_csv about 1.4 us a record, a TFRecord's framing and
+    CRC about 0.3), so in threads it serializes with the training steps, which then
+    wait for data. On a 2-core machine (benchmarks/input_pipeline.py, both pipelines in
+    one process; sustained mean step over the step fed from memory): CSV + decode_csv
+    2.80-2.85 in threads, 1.68-1.86 in workers (TensorFlow's own 1.91); TFRecords of
+    Examples + parse_example about 2.5 against 1.9; TFRecord + decode_raw 1.81-2.29 in
+    threads, 1.64-1.78 in workers (three rounds each; before the training step's
+    products moved to oneDNN the threads had won, 1.7 against 1.9-2.0). One worker and
+    one thread gave 3.1 for CSV (the thread still holds the GIL). TW_INPUT_PROCESSES
+    set: none beyond `_worker_places`."""
     if os.environ.get(ENV, "") in ("0", "1"):
         return 0
-    return 2 if (os.cpu_count() or 1) >= 2 else 0
+    return 4 if (os.cpu_count() or 1) >= 2 else 0
 
 
 def _semaphores() -> tuple:
-    global _WORKERS, _PARSING_WORKERS
-    if _WORKERS is None or _PARSING_WORKERS is None:
+    global _WORKERS, _PER_RECORD_WORKERS
+    if _WORKERS is None or _PER_RECORD_WORKERS is None:
         with _WORKERS_LOCK:
             if _WORKERS is None:
                 _WORKERS = threading.BoundedSemaphore(_worker_places())
-            if _PARSING_WORKERS is None:
-                _PARSING_WORKERS = threading.BoundedSemaphore(_parsing_places())
-    return _WORKERS, _PARSING_WORKERS
+            if _PER_RECORD_WORKERS is None:
+                _PER_RECORD_WORKERS = threading.BoundedSemaphore(_per_record_places())
+    return _WORKERS, _PER_RECORD_WORKERS
 
 
-def _take_place(parses: bool):
+def _take_place(per_record: bool):
     """A place for one worker process (the semaphore to give it back to), or None."""
-    general, parsing = _semaphores()
+    general, extra = _semaphores()
     if general.acquire(blocking=False):
         return general
-    if parses and parsing.acquire(blocking=False):
-        return parsing
+    if per_record and extra.acquire(blocking=False):
+        return extra
     return None
 
 
@@ -148,18 +151,19 @@ class Producer:
       work_queue: the filename queue op (its handle tensor is `work_queue.outputs[0]`).
       target: the handle tensor of the queue the enqueue op fills.
       many: whether the enqueue op takes a batch (QueueEnqueueManyV2).
-      parses: whether the subgraph parses text (an op of `_PARSING`).
+      per_record: whether the subgraph does Python work record by record (an op of
+        `_PER_RECORD`).
     """
 
     def __init__(self, enqueue_op, graph_def: bytes, work_queue, many: bool,
-                 parses: bool = False):
+                 per_record: bool = False):
         self.enqueue_op = enqueue_op
         self.graph_def = graph_def
         self.fetches = [t.name for t in enqueue_op.inputs[1:]]
         self.work_queue = work_queue
         self.target = enqueue_op.inputs[0]
         self.many = many
-        self.parses = parses
+        self.per_record = per_record
 
 
 def producer_of(enqueue_op) -> Optional[Producer]:
@@ -188,7 +192,7 @@ def producer_of(enqueue_op) -> Optional[Producer]:
         if _reg.get_op_def(op.type).stateful:
             return None
     return Producer(enqueue_op, _subgraph(enqueue_op, queue), queue, many,
-                    parses=any(op.type in _PARSING for op in ops))
+                    per_record=any(op.type in _PER_RECORD for op in ops))
 
 
 def _subgraph(enqueue_op, queue) -> bytes:
@@ -217,7 +221,7 @@ def feeder_for(sess, enqueue_op) -> Optional["ProcessFeeder"]:
     if determinism.of_session(sess):
         return None
     producer = producer_of(enqueue_op)
-    place = None if producer is None else _take_place(producer.parses)
+    place = None if producer is None else _take_place(producer.per_record)
     if place is None:
         return None
     try:
