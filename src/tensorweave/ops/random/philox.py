@@ -270,7 +270,7 @@ class WordStream:
 
     def __init__(self, key: Key, counter: Counter):
         self._key, self._counter = key, counter
-        self._words = np.empty(0, np.uint32)  # never written: taken words are views
+        self._words = np.empty(0, np.uint32)
         self._next = 0
         self._chunk = self._CHUNK_BLOCKS
 
@@ -282,11 +282,11 @@ class WordStream:
 
     def take(self, n: int) -> np.ndarray:
         """The next `n` words (uint32; the missing ones drawn in one pass)."""
-        start, words_ = self._next, self._words
-        if start + n <= len(words_):
+        start, chunk = self._next, self._words
+        if start + n <= len(chunk):
             self._next = start + n
-            return words_[start:start + n]
-        left = words_[start:]
+            return chunk[start:start + n]
+        left = chunk[start:]
         missing = n - len(left)
         self._refill(max(-(-missing // 4), self._chunk))
         self._next = missing
@@ -295,6 +295,7 @@ class WordStream:
     def _refill(self, n_blocks: int = 0) -> None:
         n_blocks = n_blocks or self._chunk
         self._words = words(self._key, self._counter, n_blocks)
+        self._words.flags.writeable = False  # `take` hands out views of it
         self._counter = skip(self._counter, n_blocks)
         self._next = 0
         self._chunk = min(2 * self._chunk, self._MAX_CHUNK_BLOCKS)
