@@ -807,9 +807,9 @@ _READ_ONLY_ADDRESSES: dict = {}
 def _pointer(a: np.ndarray):
     """A ctypes argument pointing at a's first element: that of a read-only array kept
     while it lives (0.1 us); by reference to a byte over its buffer where it is
-    writable and C-contiguous (0.3 us); else from `a.ctypes` (0.8; a read-only view,
-    such as a dequeued batch, goes there without the failed attempt at its buffer,
-    0.5 more)."""
+    writable and C-contiguous (0.3 us); else from `a.ctypes` (0.8 us: a read-only view,
+    such as a dequeued batch, goes straight there; trying its buffer first cost 0.5
+    more)."""
     kept = _READ_ONLY_ADDRESSES.get(id(a))
     if kept is not None and kept[0]() is a:
         return kept[1]

@@ -67,7 +67,7 @@ def _check_divisor(x, y, error=_IntegerDivisionByZero):
 def _truediv(x, y):
     if _is_int(x):
         _check_divisor(x, y)
-        return _truncatediv(x, y)
+        return _truncated_quotient(x, y)
     return np.true_divide(x, y)
 
 
@@ -93,6 +93,11 @@ def _truncatediv(x, y):
     if not _is_int(x):
         return np.trunc(np.true_divide(x, y))
     _check_divisor(x, y, _UncheckedDivisionByZero)
+    return _truncated_quotient(x, y)
+
+
+def _truncated_quotient(x, y):
+    """x / y rounded toward zero, for integers y holds no zero in."""
     q = np.floor_divide(x, y)
     if x.dtype.kind == "u":
         return q
