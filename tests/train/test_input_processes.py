@@ -350,6 +350,27 @@ def test_channel_round_trips_numbers_strings_and_empty_arrays():
         a.recv()
 
 
+def test_a_buffered_channel_hands_out_messages_read_together_one_by_one():
+    # the training process reads its workers' pipes buffered: one read may take in
+    # several messages, and a large array may straddle the buffer's end
+    import io
+    from tensorweave.train.process_channel import Channel, ChannelClosed
+    r, w = os.pipe()
+    sender = Channel(None, open(w, "wb", buffering=0))
+    receiver = Channel(io.BufferedReader(open(r, "rb", buffering=0), 4096), None)
+    sent = [np.full((k, 300), k, np.float32) for k in (1, 5, 0, 3)]
+    for k, value in enumerate(sent):
+        sender.send({"kind": "data", "k": k}, [value, np.array([b"x" * k], object)])
+    sender._writer.close()
+    for k, value in enumerate(sent):
+        meta, (got, tag) = receiver.recv()
+        assert meta == {"kind": "data", "k": k}
+        assert got.shape == value.shape and (got == value).all()
+        assert tag.tolist() == [b"x" * k]
+    with pytest.raises(ChannelClosed):
+        receiver.recv()
+
+
 def test_threads_beyond_the_worker_cap_run_in_this_process(tmp_path, monkeypatch):
     """One worker allowed: of two threads one has a worker, the other runs the op here;
     every record arrives once, and the worker's place is given back at the end."""

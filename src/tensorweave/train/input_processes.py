@@ -31,6 +31,7 @@ them off.
 """
 from __future__ import annotations
 
+import io
 import logging
 import os
 import sys
@@ -274,7 +275,10 @@ class ProcessFeeder:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, env=_worker_env())
         self._state = sess._env.begin_service()
         _grow_pipe(self._proc.stdout)
-        self._chan = Channel(self._proc.stdout, self._proc.stdin)
+        # buffered: one read takes in what the pipe holds (often several batches), so a
+        # batch's header and arrays cost no read of their own, and no GIL hand-off each
+        self._chan = Channel(io.BufferedReader(self._proc.stdout, _PIPE_BYTES),
+                             self._proc.stdin)
         self._state.add_cancel_callback(lambda exc: self._stop_worker())
         self._chan.send({"kind": "setup", "fetches": producer.fetches,
                          "work_queue": producer.work_queue.name,
