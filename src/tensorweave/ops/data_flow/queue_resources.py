@@ -223,7 +223,7 @@ class QueueResource:
         return tuple(comps)
 
     def _check_many(self) -> None:
-        if any(s is None or None in s for s in self.shapes):
+        if None in self._fixed:  # a component whose shape is not fully defined
             raise errors.InvalidArgumentError(
                 None, None, "%s's DequeueMany and DequeueUpTo require the components to have "
                 "specified shapes." % self.kind)
