@@ -122,7 +122,7 @@ def _relu_grad_kernel(ctx, g, f):
 def _relu_grad_in_place(ctx, g, f):
     """ReluGrad writing into `g` where the plan marked it as the node's own
     (runtime/optimizer.mark_temporaries): on oneDNN's passes, where a new array would
-    be as much memory again to write (cnn_train's first ReluGrad, 6.4 MB: 0.32 -> 0.22
+    be as much memory again to write (cnn_train's first ReluGrad, 6.4 MB: 0.39 -> 0.21
     ms; the plan marks the gradient alone, and the passes check the shapes, types and
     size they take); elsewhere the plain kernel."""
     if can_overwrite(g):
