@@ -265,6 +265,37 @@ def test_folding_in_loops_and_branches_keeps_the_values(build, gone, executor, m
     assert gone <= set(plain_ops) and not gone & set(folded_ops)
 
 
+def _two_loops_with_one_body():
+    # two loops whose bodies are the same ops on the same value: nothing of one loop
+    # may stand for the other's (their Enters differ), and the body's repeated
+    # tanh(v * 2) is one value per iteration
+    x = tf.placeholder(tf.float32, [3])
+
+    def body(i, v):
+        return i + 1, tf.tanh(v * 2.0) + tf.tanh(v * 2.0)
+    outs = [tf.while_loop(lambda i, v: i < n, body, [tf.constant(0), x])[1] for n in (2, 3)]
+    return outs, {x: np.array([0.1, -0.2, 0.3], np.float32)}
+
+
+@pytest.mark.parametrize("executor", ["default", "tagged"])
+def test_cse_merges_within_a_loop_body_not_across_loops(executor, monkeypatch):
+    if executor == "tagged":
+        monkeypatch.setenv("TW_EXECUTOR", "tagged")
+    merged, merged_ops = _run_with_folding(_standardized_images, True)
+    plain, plain_ops = _run_with_folding(_standardized_images, False)
+    assert np.array_equal(merged, plain)
+    # the image's mean, taken by reduce_mean and again by reduce_std, is taken once
+    assert plain_ops.count("Mean") == 3 and merged_ops.count("Mean") == 2
+    (two, three), ops = _run_with_folding(_two_loops_with_one_body, True)
+    v = np.array([0.1, -0.2, 0.3], np.float32)
+    for n, got in ((2, two), (3, three)):
+        want = v.astype(np.float64)
+        for _ in range(n):
+            want = 2 * np.tanh(want * 2)
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+    assert ops.count("Tanh") == 2 and ops.count("Enter") >= 4
+
+
 def test_folded_loop_values_against_numpy():
     total = _run_with_folding(_cond_in_a_loop, True)[0]
     x = np.arange(20, dtype=np.float32)

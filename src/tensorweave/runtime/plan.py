@@ -405,19 +405,23 @@ def feeds_to_device(sg: _opt.StepGraph) -> tuple:
 
 def optimize(sg: _opt.StepGraph, binder: KernelBinder, opts: Dict[str, bool]):
     """The placed step graph `sg` after the graph optimizations `opts` asks for (in
-    steps with control flow, folding and remapping only). Deterministic: tasks that
-    optimize the same placed step graph get the same nodes and names (distributed
+    steps with control flow, NoOps and unread nodes are kept). Deterministic: tasks
+    that optimize the same placed step graph get the same nodes and names (distributed
     workers rely on it)."""
     # With control flow, a fused chain is joined by plain edges, so it lies in one frame
     # and one branch, and is dead exactly when one of its inputs is; a folded node keeps
     # its inputs' control inputs (a constant in a loop body or branch has the pivot's),
-    # so it stays in its frame and branch. Common subexpressions are not merged there
-    # (equal nodes of two frames are not one value), nor unread nodes dropped.
+    # so it stays in its frame and branch. Unread nodes are not dropped there.
     plain = not any(n.type in CONTROL_FLOW_OPS for n in sg.nodes)
     if plain and opts.get("prune_noops"):
         sg = _opt.remove_dead_noops(sg)
-    if plain and opts.get("cse"):
-        sg = _opt.eliminate_common_subexpressions(sg)
+    if opts.get("cse"):
+        # (With control flow, Consts of the root frame stay apart: merging one saves
+        # no kernel run, and a loop counter's initial Const merged into a Range's start
+        # made a loop split across devices read a TensorArray index twice:
+        # test_hessians_map_fn_of_scan under --spread-devices=sim. A loop body's Consts,
+        # with the pivot as control input, are merged, so the ops reading them can be.)
+        sg = _opt.eliminate_common_subexpressions(sg, free_constants=plain)
     if opts.get("fold"):
         sg = _opt.fold_constants(_opt.materialize_shapes(sg), binder.run_for_folding)
         if plain and opts.get("prune_noops"):
