@@ -394,6 +394,47 @@ def test_no_replica_or_pivot_transfer_where_the_loop_has_its_own(graph):
     assert stats[DEV % 2].count("loop/mul_2/y") == 3
 
 
+def test_a_pivot_the_predicate_does_not_read_is_transferred_not_replicated(graph):
+    # The gradient of a map_fn of scan: the inner loop's stacks hold the values of every
+    # outer iteration, so its forward counter starts in the next outer iteration only
+    # after the outer forward counter's Identity, which waits for this iteration's
+    # pushes. With that counter's start on another device, the edge cannot be taken
+    # from that device's control-loop replica (live with the predicate, which does not
+    # read the counter): the inner loops of two outer iterations would push onto one
+    # stack at once (found as a TensorArray index read twice).
+    def place(op):
+        return DEV % 1 if op.name.endswith("scan/while_grad/f_count/init") else DEV % 0
+    with tf.device(place):
+        e = tf.placeholder(tf.float64, [4, 3])
+        rows = tf.map_fn(lambda row: tf.reduce_sum(tf.scan(
+            lambda a, v: a * v + tf.sin(v), row,
+            initializer=tf.constant(1.0, tf.float64)) ** 2), e)
+        g = tf.gradients(tf.reduce_sum(rows), e)[0]
+    ev = np.arange(12.0).reshape(4, 3) * 0.1 + 0.2
+
+    def f(v):
+        total = 0.0
+        for row in v:
+            a = 1.0
+            for q in row:
+                a = a * q + np.sin(q)
+                total += a * a
+        return total
+    want = np.zeros_like(ev)
+    for k in range(ev.size):
+        d = np.zeros_like(ev)
+        d.flat[k] = 1e-6
+        want.flat[k] = (f(ev + d) - f(ev - d)) / 2e-6
+    md = tf.RunMetadata()
+    with tf.Session(config=_config(2)) as sess:
+        got = sess.run(g, {e: ev}, options=tf.RunOptions(
+            output_partition_graphs=True, timeout_in_ms=20000), run_metadata=md)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    names = [x.name for pg in md.partition_graphs for x in pg.node]
+    counter = "gradients/map/while_grad/f_count/Identity"
+    assert counter + "/_control_to_CPU_1" in names
+
+
 def test_frame_keys():
     from tensorweave.runtime.rendezvous import create_key, parse_key
     from tensorweave.runtime.send_recv_ops import frame_key

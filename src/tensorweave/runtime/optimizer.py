@@ -197,13 +197,12 @@ _NOT_MERGED = CONTROL_FLOW_OPS | {"Exit", "RefExit", "_Feed", "Placeholder",
                                   "PlaceholderWithDefault"}
 
 
-def eliminate_common_subexpressions(sg: StepGraph,
-                                    free_constants: bool = True) -> StepGraph:
-    """Merges stateless nodes with the same type, inputs, attrs and device; Consts
-    without control inputs only where `free_constants`. Also in steps with control flow: nodes with the same inputs
-    (data and control) are in the same frame and the same branch, so they compute the
-    same value in every iteration and are dead together (per_image_standardization in
-    a tf.map_fn body took its image's mean twice each iteration)."""
+def eliminate_common_subexpressions(sg: StepGraph) -> StepGraph:
+    """Merges stateless nodes with the same type, inputs, attrs and device. Also in
+    steps with control flow: nodes with the same inputs (data and control) are in the
+    same frame and the same branch, so they compute the same value in every iteration
+    and are dead together (per_image_standardization in a tf.map_fn body took its
+    image's mean twice each iteration)."""
     seen: Dict[tuple, Node] = {}
     mapping: Dict[Tuple[int, int], Tuple[Node, int]] = {}
     ctrl: Dict[int, List[Node]] = {}
@@ -212,8 +211,7 @@ def eliminate_common_subexpressions(sg: StepGraph,
         n.inputs = [mapping.get((id(p), i), (p, i)) for p, i in n.inputs]
         if ctrl:
             n.control_inputs = [ctrl.get(id(c), [c])[0] for c in n.control_inputs]
-        if n.stateful or n.type in _NOT_MERGED or \
-                (n.type == "Const" and not free_constants and not n.control_inputs):
+        if n.stateful or n.type in _NOT_MERGED:
             kept.append(n)
             continue
         ak = _attrs_key(n.attrs)

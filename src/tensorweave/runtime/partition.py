@@ -190,6 +190,7 @@ class _Builder:
         self.recv_source: Dict[int, _opt.Node] = {}  # id(Recv) -> the node it carries
         self.pivot_edges: list = []  # (copy of n, frame, n's device, x): see pivot_control
         self.pivots: Dict[Tuple[int, int], _opt.Node] = {}  # (frame, device) -> Identity
+        self.cond_merges: Dict[int, set] = {}  # id(frame) -> see _merges_the_predicate_reads
 
     def add(self, n: _opt.Node) -> None:
         self.nodes.setdefault(id(n.device), []).append(n)
@@ -257,9 +258,13 @@ class _Builder:
 
     def pivot_control(self, x: _opt.Node, n: _opt.Node, frame_of) -> bool:
         """Whether the control edge x -> n (x on another device) can be taken from n's
-        device's control-loop replica instead of a transfer: x is the pivot of n's loop
+        device's control-loop replica instead of a transfer: x is a pivot of n's loop
         frame (the Identity of the true side of a Switch on the frame's LoopCond), live
-        exactly when the replica's Identity is. Such edges are recorded in
+        exactly when the replica's Identity is, and of a loop variable the predicate
+        reads, so that it also runs no later than the replica's Identity (a forward
+        counter's Identity, which the predicate does not read, orders the stack pushes
+        of a gradient's iterations one after another: the replica's Identity would let
+        the next iteration's pushes run first). Such edges are recorded in
         `pivot_edges` and connected by _add_control_loops."""
         f = frame_of[id(x)]
         if f is None or f is not frame_of[id(n)] or f.parent is None or \
@@ -268,6 +273,12 @@ class _Builder:
         sw, port = x.inputs[0]
         if sw.type != "Switch" or port != 1 or sw.inputs[1][0].type != "LoopCond" or \
                 frame_of[id(sw.inputs[1][0])] is not f:
+            return False
+        merges = self.cond_merges.get(id(f))
+        if merges is None:
+            merges = self.cond_merges[id(f)] = _merges_the_predicate_reads(
+                sw.inputs[1][0], frame_of)
+        if id(sw.inputs[0][0]) not in merges:
             return False
         self.pivot_edges.append((self.copies[id(n)], f, n.device, x))
         return True
@@ -322,6 +333,23 @@ def frame_devices(sg: _opt.StepGraph, frame_of) -> Dict[int, list]:
             for p, _ in n.inputs:
                 add(frame_of[id(p)], n.device)
     return {k: sorted(v.values(), key=lambda d: order[id(d)]) for k, v in sets.items()}
+
+
+def _merges_the_predicate_reads(loop_cond: _opt.Node, frame_of) -> set:
+    """The ids of the Merges of `loop_cond`'s frame that its predicate reads within an
+    iteration (through data or control edges, not through a Merge's own inputs)."""
+    frame = frame_of[id(loop_cond)]
+    seen, merges, stack = set(), set(), [loop_cond]
+    while stack:
+        n = stack.pop()
+        if n.type in ("Merge", "RefMerge"):
+            merges.add(id(n))
+            continue
+        for p in [p for p, _ in n.inputs] + list(n.control_inputs):
+            if id(p) not in seen and frame_of.get(id(p)) is frame:
+                seen.add(id(p))
+                stack.append(p)
+    return merges
 
 
 def loop_cond_of(frame):

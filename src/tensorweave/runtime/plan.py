@@ -416,12 +416,7 @@ def optimize(sg: _opt.StepGraph, binder: KernelBinder, opts: Dict[str, bool]):
     if plain and opts.get("prune_noops"):
         sg = _opt.remove_dead_noops(sg)
     if opts.get("cse"):
-        # (With control flow, Consts of the root frame stay apart: merging one saves
-        # no kernel run, and a loop counter's initial Const merged into a Range's start
-        # made a loop split across devices read a TensorArray index twice:
-        # test_hessians_map_fn_of_scan under --spread-devices=sim. A loop body's Consts,
-        # with the pivot as control input, are merged, so the ops reading them can be.)
-        sg = _opt.eliminate_common_subexpressions(sg, free_constants=plain)
+        sg = _opt.eliminate_common_subexpressions(sg)
     if opts.get("fold"):
         sg = _opt.fold_constants(_opt.materialize_shapes(sg), binder.run_for_folding)
         if plain and opts.get("prune_noops"):
