@@ -265,6 +265,31 @@ def test_folding_in_loops_and_branches_keeps_the_values(build, gone, executor, m
     assert gone <= set(plain_ops) and not gone & set(folded_ops)
 
 
+@pytest.mark.parametrize("executor", ["default", "tagged"])
+def test_a_folded_op_of_several_outputs_in_a_loop_gives_each_its_value(executor,
+                                                                        monkeypatch):
+    # a Split of constants behind a cheap op of the body folds to a Const of two outputs
+    # in that op's island (the tagged executor's); the island handed out the first
+    # output's elements as the outputs
+    if executor == "tagged":
+        monkeypatch.setenv("TW_EXECUTOR", "tagged")
+
+    def build():
+        n = tf.placeholder(tf.int32, [])
+
+        def body(i, acc):
+            with tf.control_dependencies([i - 1]):
+                a, b = tf.split(tf.constant([1.0, 2.0, 3.0, 4.0]), 2)
+            return i + 1, acc * b + a
+        _, acc = tf.while_loop(lambda i, acc: i < n, body, [0, tf.constant([0.0, 1.0])])
+        return acc, {n: 3}
+    folded, folded_ops = _run_with_folding(build, True)
+    assert "Split" not in folded_ops
+    # acc * [3, 4] + [1, 2] three times from [0, 1]: [1, 6], [4, 26], [13, 106]
+    assert folded.tolist() == [13.0, 106.0]
+    assert np.array_equal(_run_with_folding(build, False)[0], folded)
+
+
 def _two_loops_with_one_body():
     # two loops whose bodies are the same ops on the same value: nothing of one loop
     # may stand for the other's (their Enters differ), and the body's repeated

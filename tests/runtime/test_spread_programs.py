@@ -35,6 +35,7 @@ PROGRAMS = [
     "tests/ops/control_flow/test_control_flow_ops.py",
     "tests/ops/control_flow/test_control_flow_grad.py",
     "tests/ops/control_flow/test_while_loop_structure.py",
+    "tests/ops/control_flow/test_imported_contexts.py",
     "tests/examples",
 ]
 

@@ -360,13 +360,14 @@ def _traced_loop_step(child: LoopProgram, guarded: bool):
     return run
 
 
-def const_value(n):
-    """The value of a Const preset in a loop frame, as its device keeps it
+def const_value(n, port: int = 0):
+    """The value of output `port` of a Const preset in a loop frame (a folded node of
+    several outputs is a Const of several), as its device keeps it
     (Node.device_values: a GPU's copy, not the host value). A numeric scalar on a
     host-memory device becomes a NumPy scalar (what ufuncs return anyway): arithmetic
     on NumPy scalars takes NumPy's scalar fast path, on 0-d arrays a full ufunc call
     (loop counters run such ops every iteration)."""
-    v = n.device_values()[0]
+    v = n.device_values()[port]
     if type(v) is np.ndarray and v.ndim == 0 and v.dtype.kind in "biufc":
         return v[()]
     return v
@@ -575,9 +576,10 @@ class StructuredCompiler:
                     roles.get(id(c.inputs[0][0])) == "machinery"
             for m in frame.members:
                 if m.type == "Const" and all(loop_live(c) for c in m.control_inputs):
-                    s = alloc(1)
-                    slot_of[(id(m), 0)] = s
-                    prog.presets.append((s, const_value(m)))
+                    s = alloc(m.n_out)
+                    for port in range(m.n_out):
+                        slot_of[(id(m), port)] = s + port
+                        prog.presets.append((s + port, const_value(m, port)))
                     roles[id(m)] = "const"
             for e in frame.enters:
                 roles[id(e)] = "enter"

@@ -119,7 +119,8 @@ class TaggedProgram:
         # an island with several entries -> (its dead-aware function, the control
         # successors outside it of each member that has some)
         self.mixed: Dict[int, tuple] = {}
-        self.const_values: Dict[int, object] = {}  # Const node -> its value (islands)
+        # Const node -> its value, a tuple of them for several outputs (islands)
+        self.const_values: Dict[int, object] = {}
         self.plain_identities: set = set()  # Identity nodes without control inputs
         self.in_loop: List[bool] = []  # in a loop frame (an Enter too, not an Exit)
         # the untraced form's value passing in loop frames written out (routes.py):
@@ -182,7 +183,8 @@ def compile_tagged(sg, binder, policy) -> TaggedProgram:
         if kind == FEED:
             prog.feeds.append(k)
         elif n.type == "Const":
-            prog.const_values[k] = _frames.const_value(n)
+            prog.const_values[k] = _frames.const_value(n) if n.n_out == 1 else \
+                tuple(_frames.const_value(n, port) for port in range(n.n_out))
         elif n.type == "Identity" and not n.control_inputs:
             prog.plain_identities.add(k)
     pending0 = [0] * len(order)
