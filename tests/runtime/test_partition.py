@@ -1,6 +1,9 @@
 """runtime/partition.py and runtime/partitioned_plan.py: one step over several devices."""
 import itertools
+import os
+import signal
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -370,6 +373,42 @@ def test_concurrent_runs_from_several_threads(graph):
             t.join(30)
         assert not any(t.is_alive() for t in threads)
         assert bad == []
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_runs_partitions_on_threads_of_its_own(graph):
+    # the parent's partition threads wait idle when it forks; none of them exists in
+    # the child, whose partitions handed to them would never run (a Saver's save in a
+    # forked child hung so)
+    counter = itertools.count()
+    with tf.device(lambda op: "/cpu:%d" % (next(counter) % 3)):
+        x = tf.placeholder(tf.float32, [4], name="x")
+        y = tf.reduce_sum(tf.square(x) + tf.sqrt(x) * 2.0 - x)
+    v = np.arange(4, dtype=np.float32)
+    want = np.sum(np.square(v) + np.sqrt(v) * np.float32(2.0) - v)
+    with tf.Session(config=_config()) as sess:
+        plan = _plan_of(sess, [y], [x])
+        assert isinstance(plan, PartitionedPlan) and plan.inline_order is None
+        assert sess.run(y, {x: v}) == want  # partitions 1 and 2 ran on runner threads
+    pid = os.fork()
+    if pid == 0:  # the child: a new session of the same graph, then out
+        code = 1
+        try:
+            with tf.Session(graph=graph, config=_config()) as child_sess:
+                code = 0 if child_sess.run(y, {x: v}) == want else 2
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 30
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child's step hung")
+        time.sleep(0.01)
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 def test_control_flow_over_several_devices_runs(graph):

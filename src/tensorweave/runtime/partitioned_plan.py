@@ -39,6 +39,7 @@ rescheduled (a gate that may be dead would make its Recv dead).
 """
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
@@ -97,8 +98,17 @@ class _Runners:
             with self._lock:
                 self._idle.append(q)
 
+    def forget_in_child(self) -> None:
+        """After a fork, in the child: the idle threads did not survive it (a partition
+        handed to one would never run, and its step would wait for it forever), and
+        the lock may be held by one of them."""
+        self._idle = []
+        self._lock = threading.Lock()
+
 
 _RUNNERS = _Runners()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_RUNNERS.forget_in_child)
 
 
 class PartitionedPlan(Plan):
