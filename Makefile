@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/parse_example.py benchmarks/out/extra_parse_example.json
 	$(PY) benchmarks/random_ops.py benchmarks/out/extra_random_ops.json
 	$(PY) benchmarks/data_pipeline.py benchmarks/out/extra_data_pipeline.json
+	$(PY) benchmarks/image_map_fn.py benchmarks/out/extra_image_map_fn.json
 	$(PY) benchmarks/feature_columns.py benchmarks/out/extra_feature_columns.json
 	$(PY) benchmarks/lm_softmax.py benchmarks/out/extra_lm_softmax.json
 	$(PY) benchmarks/embedding_step.py benchmarks/out/extra_embedding.json --ps

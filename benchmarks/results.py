@@ -201,16 +201,16 @@ def side_by_side_figures(ours: dict, ref, rows, unit: str = "ms") -> dict:
 
 
 def run_side_by_side(child: str, params: dict, setup: str, rows, title: str, command: str,
-                     out_path, reference_python: str = None) -> None:
+                     out_path, reference_python: str = None, unit: str = "ms") -> None:
     """Runs `child` under tensorweave, then under TensorFlow (`reference_python`, default
     tf_python(); left out when that interpreter is missing), and writes the figures of
-    `rows` (see side_by_side_figures) with `setup` as an extra-figures JSON at
-    `out_path` (None: printed only)."""
+    `rows` (see side_by_side_figures, in `unit`) with `setup` as an extra-figures JSON
+    at `out_path` (None: printed only)."""
     python = reference_python or tf_python()
     ours = run_child(child, sys.executable, "tensorweave", params)
     ref = run_child(child, python, "tensorflow", params) if os.path.exists(python) else None
     figures = {"setup": setup}
-    figures.update(side_by_side_figures(ours, ref, rows))
+    figures.update(side_by_side_figures(ours, ref, rows, unit))
     write_extra(out_path or os.devnull, title, command, figures,
                 results={"tensorweave": ours, "TensorFlow": ref})
 
