@@ -412,13 +412,11 @@ def test_a_pivot_the_predicate_does_not_read_is_transferred_not_replicated(graph
         g = tf.gradients(tf.reduce_sum(rows), e)[0]
     ev = np.arange(12.0).reshape(4, 3) * 0.1 + 0.2
 
-    def f(v):
-        total = 0.0
-        for row in v:
-            a = 1.0
-            for q in row:
-                a = a * q + np.sin(q)
-                total += a * a
+    def f(v):  # the scan of every row at once
+        a, total = np.ones(len(v)), 0.0
+        for column in v.T:
+            a = a * column + np.sin(column)
+            total += np.sum(a * a)
         return total
     want = np.zeros_like(ev)
     for k in range(ev.size):
