@@ -193,7 +193,7 @@ def _attrs_key(attrs) -> Optional[tuple]:
 
 # Never merged: the loop and branch machinery, whose nodes stand for their places in
 # the frame structure, not for values (Grappler's dedup leaves Enter and Exit alone)
-_NOT_MERGED = CONTROL_FLOW_OPS | {"Exit", "RefExit", "_Feed", "Placeholder",
+_NOT_MERGED = CONTROL_FLOW_OPS | {"RefExit", "_Feed", "Placeholder",
                                   "PlaceholderWithDefault"}
 
 
