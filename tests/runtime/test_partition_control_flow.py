@@ -433,6 +433,28 @@ def test_a_pivot_the_predicate_does_not_read_is_transferred_not_replicated(graph
     assert counter + "/_control_to_CPU_1" in names
 
 
+def test_a_pivot_the_predicate_does_not_read_is_replicated_where_no_state_follows(graph):
+    # the body's constants on CPU:1 wait for the pivot, the first loop variable's
+    # Identity, which the predicate does not read; nothing stateful depends on them, so
+    # running them with the replica's Identity changes nothing and costs no transfer
+    with tf.device("/cpu:0"):
+        n = tf.placeholder(tf.int32, [], name="n")
+
+        def body(a, i):
+            with tf.device("/cpu:1"):
+                a = (a * 2.0 + 1.0) * 0.5
+            return a, i + 1
+        r = tf.while_loop(lambda a, i: i < n, body, [1.0, 0], name="loop")
+    md = tf.RunMetadata()
+    with tf.Session(config=_config(2)) as sess:
+        got = sess.run(r, {n: 3}, options=tf.RunOptions(
+            output_partition_graphs=True, timeout_in_ms=20000), run_metadata=md)
+    assert got == (2.5, 3)  # a -> a + 0.5, three times from 1.0
+    names = [x.name for pg in md.partition_graphs for x in pg.node]
+    assert "loop/_cloop_CPU_1/Identity" in names
+    assert not [x for x in names if "_control_to_" in x]
+
+
 def test_frame_keys():
     from tensorweave.runtime.rendezvous import create_key, parse_key
     from tensorweave.runtime.send_recv_ops import frame_key

@@ -191,6 +191,7 @@ class _Builder:
         self.pivot_edges: list = []  # (copy of n, frame, n's device, x): see pivot_control
         self.pivots: Dict[Tuple[int, int], _opt.Node] = {}  # (frame, device) -> Identity
         self.cond_merges: Dict[int, set] = {}  # id(frame) -> see _merges_the_predicate_reads
+        self.feeding_state: set = set()  # see _feeding_stateful_ops (steps with loops)
 
     def add(self, n: _opt.Node) -> None:
         self.nodes.setdefault(id(n.device), []).append(n)
@@ -260,11 +261,12 @@ class _Builder:
         """Whether the control edge x -> n (x on another device) can be taken from n's
         device's control-loop replica instead of a transfer: x is a pivot of n's loop
         frame (the Identity of the true side of a Switch on the frame's LoopCond), live
-        exactly when the replica's Identity is, and of a loop variable the predicate
-        reads, so that it also runs no later than the replica's Identity (a forward
-        counter's Identity, which the predicate does not read, orders the stack pushes
-        of a gradient's iterations one after another: the replica's Identity would let
-        the next iteration's pushes run first). Such edges are recorded in
+        exactly when the replica's Identity is; and either of a loop variable the
+        predicate reads, so that it also runs no later than the replica's Identity, or
+        no stateful op depends on n, so that running n earlier changes nothing. (A
+        gradient's forward counter, which the predicate does not read, orders the stack
+        pushes of successive iterations through such an edge: taken from the replica,
+        it let the next iteration's pushes run first.) Such edges are recorded in
         `pivot_edges` and connected by _add_control_loops."""
         f = frame_of[id(x)]
         if f is None or f is not frame_of[id(n)] or f.parent is None or \
@@ -278,7 +280,7 @@ class _Builder:
         if merges is None:
             merges = self.cond_merges[id(f)] = _merges_the_predicate_reads(
                 sw.inputs[1][0], frame_of)
-        if id(sw.inputs[0][0]) not in merges:
+        if id(sw.inputs[0][0]) not in merges and id(n) in self.feeding_state:
             return False
         self.pivot_edges.append((self.copies[id(n)], f, n.device, x))
         return True
@@ -350,6 +352,19 @@ def _merges_the_predicate_reads(loop_cond: _opt.Node, frame_of) -> set:
                 seen.add(id(p))
                 stack.append(p)
     return merges
+
+
+def _feeding_stateful_ops(nodes) -> set:
+    """The ids of the nodes that a stateful node depends on (itself included), through
+    data and control edges, loop back edges too."""
+    out, stack = set(), [n for n in nodes if n.stateful]
+    while stack:
+        n = stack.pop()
+        if id(n) not in out:
+            out.add(id(n))
+            stack.extend(p for p, _ in n.inputs)
+            stack.extend(n.control_inputs)
+    return out
 
 
 def loop_cond_of(frame):
@@ -437,6 +452,7 @@ def partition(sg: _opt.StepGraph, compression: Optional[_dt.DType] = None) -> Pa
     if any(n.type in _CONTROL_FLOW_OPS for n in sg.nodes):
         from tensorweave.runtime import frames as _frames
         analyzed = _frames.analyze(sg.nodes)
+        b.feeding_state = _feeding_stateful_ops(sg.nodes)
     for n in order:
         c = b.copies[id(n)] = _copy(n)
         b.add(c)
