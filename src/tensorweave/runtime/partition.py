@@ -276,12 +276,13 @@ class _Builder:
         if sw.type != "Switch" or port != 1 or sw.inputs[1][0].type != "LoopCond" or \
                 frame_of[id(sw.inputs[1][0])] is not f:
             return False
-        merges = self.cond_merges.get(id(f))
-        if merges is None:
-            merges = self.cond_merges[id(f)] = _merges_the_predicate_reads(
-                sw.inputs[1][0], frame_of)
-        if id(sw.inputs[0][0]) not in merges and id(n) in self.feeding_state:
-            return False
+        if id(n) in self.feeding_state:
+            merges = self.cond_merges.get(id(f))
+            if merges is None:
+                merges = self.cond_merges[id(f)] = _merges_the_predicate_reads(
+                    sw.inputs[1][0], frame_of)
+            if id(sw.inputs[0][0]) not in merges:
+                return False
         self.pivot_edges.append((self.copies[id(n)], f, n.device, x))
         return True
 
